@@ -1,0 +1,273 @@
+"""Descriptions of the Tenstorrent devices tilefold targets: one place, used by everything.
+
+Reads: nothing. Writes: nothing. Provides :class:`Arch` values for Wormhole B0 (n150, n300)
+and Blackhole (p150, with the full 13×10 or the commonly usable 11×10 grid), and
+:func:`get_arch` to look one up by name.
+
+Published figures (grid, L1, DRAM banks and bandwidth, clock, NOC widths, DST capacity,
+FPU rate) come from Tenstorrent's board specifications and the TT-Metalium sources of
+ttnn 0.69 (``dev_mem_map.h`` for L1 sizes, the HAL for alignments). Per-operation cycle
+costs used by the simulator's cost model are in :mod:`tilefold.arch.costs`, each with
+where it comes from. Everything here is a *description*; what the simulator derives
+from it is a model, labelled as such.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tilefold.arch.costs import OpCosts, BLACKHOLE_COSTS, WORMHOLE_COSTS
+from tilefold.errors import ArchError
+
+KiB = 1024
+MiB = 1024 * KiB
+GiB = 1024 * MiB
+
+MATH_FIDELITY_PHASES = {"LoFi": 1, "HiFi2": 2, "HiFi3": 3, "HiFi4": 4}
+
+# Bits of a 64-bit NOC address: the local address, then x, then y (TT-Metalium's
+# NOC_ADDR_LOCAL_BITS = 36 and NOC_ADDR_NODE_ID_BITS = 6).
+NOC_ADDR_LOCAL_BITS = 36
+NOC_ADDR_NODE_ID_BITS = 6
+
+
+@dataclass(frozen=True)
+class Arch:
+    """One device (a chip or a board of chips) as tilefold sees it."""
+
+    name: str                       # "wormhole_b0" | "blackhole"
+    board: str                      # "n150" | "n300" | "p150"
+    grid: tuple[int, int]           # compute grid per chip, (x columns, y rows)
+    num_chips: int
+    l1_size: int                    # bytes of L1 per Tensix core
+    l1_unreserved_base: int         # first L1 byte the allocator may give to CBs and buffers
+    l1_alignment: int               # bytes
+    dram_alignment: int             # bytes
+    dram_banks: int                 # per chip
+    dram_bank_size: int             # bytes per bank
+    dram_bandwidth: float           # bytes/s for the whole board
+    noc_link_bytes_per_cycle: int
+    num_nocs: int
+    noc_max_burst: int              # bytes per NOC packet
+    clock_hz: float
+    fpu_flops_per_cycle_lofi: int   # per Tensix core
+    dst_tiles_16bit: int = 16       # DST capacity in 32×32 tiles, full-sync, 16-bit data
+    costs: OpCosts = field(default_factory=OpCosts)
+    max_runtime_args: int = 255
+    max_circular_buffers: int = 32
+
+    # -- derived figures --------------------------------------------------------------
+
+    @property
+    def num_cores(self) -> int:
+        return self.grid[0] * self.grid[1]
+
+    @property
+    def l1_free(self) -> int:
+        """Bytes of L1 available to circular buffers and L1 buffers on one core."""
+        return self.l1_size - self.l1_unreserved_base
+
+    def dst_capacity(self, fp32_dest_acc_en: bool = False, dst_full_sync_en: bool = False) -> int:
+        """Tiles of DST one ``tile_regs_acquire`` gives: 8 (bf16) / 4 (fp32) in the default
+        half-sync double buffering, 16 / 8 with full sync."""
+        tiles = self.dst_tiles_16bit // (2 if fp32_dest_acc_en else 1)
+        return tiles if dst_full_sync_en else tiles // 2
+
+    def fidelity_phases(self, math_fidelity: str) -> int:
+        try:
+            return MATH_FIDELITY_PHASES[math_fidelity]
+        except KeyError:
+            raise ArchError(
+                f"unknown math fidelity {math_fidelity!r}; use one of {', '.join(MATH_FIDELITY_PHASES)}"
+            ) from None
+
+    def matmul_tile_cycles(self, math_fidelity: str = "HiFi4") -> float:
+        """FPU cycles for one 32×32×32 tile matmul (2·32³ flops) at the given fidelity."""
+        return 2 * 32**3 / self.fpu_flops_per_cycle_lofi * self.fidelity_phases(math_fidelity)
+
+    def peak_flops(self, math_fidelity: str = "LoFi") -> float:
+        """Board FPU peak in flop/s over all chips' compute grids."""
+        per_core = self.fpu_flops_per_cycle_lofi * self.clock_hz / self.fidelity_phases(math_fidelity)
+        return per_core * self.num_cores * self.num_chips
+
+    @property
+    def dram_bandwidth_per_chip(self) -> float:
+        return self.dram_bandwidth / self.num_chips
+
+    @property
+    def dram_bank_bytes_per_cycle(self) -> float:
+        """Bandwidth of one DRAM bank in bytes per core clock cycle."""
+        return self.dram_bandwidth_per_chip / self.dram_banks / self.clock_hz
+
+    def alignment(self, buffer_type: str) -> int:
+        """Page alignment of a buffer type ("DRAM" or "L1")."""
+        kind = str(buffer_type).upper()
+        if kind == "DRAM":
+            return self.dram_alignment
+        if kind == "L1":
+            return self.l1_alignment
+        raise ArchError(f"unknown buffer type {buffer_type!r}; use DRAM or L1")
+
+    # -- NOC coordinates ----------------------------------------------------------------
+    # tilefold's simulated NOC numbers worker cores (x + 1, y + 1) and DRAM banks (0, bank)
+    # on the first NOC column; kernels only ever see coordinates the host computed with
+    # worker_core_from_logical_core, so any consistent numbering is faithful.
+
+    def worker_noc_coord(self, x: int, y: int) -> tuple[int, int]:
+        if not (0 <= x < self.grid[0] and 0 <= y < self.grid[1]):
+            raise ArchError(f"core ({x}, {y}) is outside the {self.grid[0]}x{self.grid[1]} grid of {self.board}")
+        return (x + 1, y + 1)
+
+    def logical_from_noc_coord(self, nx: int, ny: int) -> tuple[int, int] | None:
+        x, y = nx - 1, ny - 1
+        if 0 <= x < self.grid[0] and 0 <= y < self.grid[1]:
+            return (x, y)
+        return None
+
+    def dram_noc_coord(self, bank: int) -> tuple[int, int]:
+        return (0, bank + 1)
+
+    def dram_bank_from_noc_coord(self, nx: int, ny: int) -> int | None:
+        if nx == 0 and 1 <= ny <= self.dram_banks:
+            return ny - 1
+        return None
+
+    def describe(self) -> str:
+        gx, gy = self.grid
+        chips = f"{self.num_chips} chips of " if self.num_chips > 1 else ""
+        return (
+            f"{self.name} {self.board}: {chips}{gx}x{gy} Tensix cores at {self.clock_hz / 1e9:g} GHz, "
+            f"{self.l1_size // KiB} KiB L1 each, {self.dram_banks} DRAM banks, "
+            f"{self.dram_bandwidth / 1e9:g} GB/s DRAM"
+        )
+
+
+def noc_addr(x: int, y: int, local: int) -> int:
+    """Encode a 64-bit NOC address from a node's coordinates and a local address."""
+    return (((y << NOC_ADDR_NODE_ID_BITS) | x) << NOC_ADDR_LOCAL_BITS) | local
+
+
+def decode_noc_addr(addr: int) -> tuple[int, int, int]:
+    """Split a 64-bit NOC address into (x, y, local address)."""
+    local = addr & ((1 << NOC_ADDR_LOCAL_BITS) - 1)
+    node = addr >> NOC_ADDR_LOCAL_BITS
+    x = node & ((1 << NOC_ADDR_NODE_ID_BITS) - 1)
+    y = node >> NOC_ADDR_NODE_ID_BITS
+    return x, y, local
+
+
+def noc_multicast_addr(x0: int, y0: int, x1: int, y1: int, local: int) -> int:
+    """Encode a multicast NOC address for the rectangle (x0, y0)-(x1, y1), both inclusive."""
+    node = (((y1 << NOC_ADDR_NODE_ID_BITS | x1) << 2 * NOC_ADDR_NODE_ID_BITS) | (y0 << NOC_ADDR_NODE_ID_BITS) | x0)
+    return (node << NOC_ADDR_LOCAL_BITS) | local | (1 << 63)
+
+
+def decode_noc_multicast_addr(addr: int) -> tuple[int, int, int, int, int]:
+    """Split a multicast NOC address into (x0, y0, x1, y1, local)."""
+    local = addr & ((1 << NOC_ADDR_LOCAL_BITS) - 1)
+    node = (addr & ~(1 << 63)) >> NOC_ADDR_LOCAL_BITS
+    mask = (1 << NOC_ADDR_NODE_ID_BITS) - 1
+    x0, y0 = node & mask, (node >> NOC_ADDR_NODE_ID_BITS) & mask
+    x1, y1 = (node >> 2 * NOC_ADDR_NODE_ID_BITS) & mask, (node >> 3 * NOC_ADDR_NODE_ID_BITS) & mask
+    return x0, y0, x1, y1, local
+
+
+def is_multicast_addr(addr: int) -> bool:
+    return bool(addr >> 63)
+
+
+# Wormhole B0: 1464 KiB L1 (dev_mem_map.h MEM_L1_SIZE); 12 GDDR6 banks of 1 GiB; 1 GHz;
+# 32 B/cycle NOC links, two NOCs, 8 KiB max burst; n150 288 GB/s, n300 576 GB/s (two chips).
+# FPU: 4.096 TFLOP/s per core at LoFi and 1 GHz -> 4096 flop/cycle.
+# L1 below 100 KiB holds firmware, mailboxes and the kernel-config ring (model of
+# L1_UNRESERVED_BASE; the exact value depends on the dispatch configuration).
+_WORMHOLE = dict(
+    name="wormhole_b0",
+    l1_size=1464 * KiB,
+    l1_unreserved_base=100 * KiB,
+    l1_alignment=16,
+    dram_alignment=32,
+    dram_banks=12,
+    dram_bank_size=1 * GiB,
+    noc_link_bytes_per_cycle=32,
+    num_nocs=2,
+    noc_max_burst=8 * KiB,
+    clock_hz=1.0e9,
+    fpu_flops_per_cycle_lofi=4096,
+    costs=WORMHOLE_COSTS,
+)
+
+WORMHOLE_B0_N150 = Arch(board="n150", grid=(8, 8), num_chips=1, dram_bandwidth=288e9, **_WORMHOLE)
+WORMHOLE_B0_N300 = Arch(board="n300", grid=(8, 7), num_chips=2, dram_bandwidth=576e9, **_WORMHOLE)
+
+# Blackhole p150: 1536 KiB L1; 8 GDDR6 banks of 4 GiB (32 GB); 1.35 GHz; 64 B/cycle NOC,
+# 16 KiB max burst; 512 GB/s. FPU rate per core per cycle as Wormhole (664 TFLOPS
+# BLOCKFP8 over 140 cores at 1.35 GHz is about 3.5 kflop/cycle/core at LoFi-equivalent).
+_BLACKHOLE = dict(
+    name="blackhole",
+    board="p150",
+    num_chips=1,
+    l1_size=1536 * KiB,
+    l1_unreserved_base=100 * KiB,
+    l1_alignment=16,
+    dram_alignment=64,
+    dram_banks=8,
+    dram_bank_size=4 * GiB,
+    dram_bandwidth=512e9,
+    noc_link_bytes_per_cycle=64,
+    num_nocs=2,
+    noc_max_burst=16 * KiB,
+    clock_hz=1.35e9,
+    fpu_flops_per_cycle_lofi=4096,
+    costs=BLACKHOLE_COSTS,
+)
+
+BLACKHOLE_P150 = Arch(grid=(11, 10), **_BLACKHOLE)
+BLACKHOLE_P150_FULL = Arch(grid=(13, 10), **_BLACKHOLE)
+
+ARCHS: dict[str, Arch] = {
+    "wormhole_b0": WORMHOLE_B0_N150,
+    "wormhole_b0:n150": WORMHOLE_B0_N150,
+    "n150": WORMHOLE_B0_N150,
+    "wormhole_b0:n300": WORMHOLE_B0_N300,
+    "n300": WORMHOLE_B0_N300,
+    "blackhole": BLACKHOLE_P150,
+    "blackhole:p150": BLACKHOLE_P150,
+    "p150": BLACKHOLE_P150,
+    "blackhole:p150-full": BLACKHOLE_P150_FULL,
+    "p150-full": BLACKHOLE_P150_FULL,
+}
+
+DEFAULT_ARCH = WORMHOLE_B0_N150
+
+
+def get_arch(name: str | Arch | None = None) -> Arch:
+    """Look up a device by name: ``wormhole_b0`` (n150, the default), ``n300``,
+    ``blackhole`` (p150, 11×10 usable grid) or ``p150-full`` (13×10)."""
+    if name is None:
+        return DEFAULT_ARCH
+    if isinstance(name, Arch):
+        return name
+    key = str(name).strip().lower()
+    if key in ARCHS:
+        return ARCHS[key]
+    raise ArchError(f"unknown device {name!r}; use one of: wormhole_b0, n150, n300, blackhole, p150, p150-full")
+
+
+__all__ = [
+    "Arch",
+    "OpCosts",
+    "ARCHS",
+    "DEFAULT_ARCH",
+    "WORMHOLE_B0_N150",
+    "WORMHOLE_B0_N300",
+    "BLACKHOLE_P150",
+    "BLACKHOLE_P150_FULL",
+    "MATH_FIDELITY_PHASES",
+    "get_arch",
+    "noc_addr",
+    "decode_noc_addr",
+    "noc_multicast_addr",
+    "decode_noc_multicast_addr",
+    "is_multicast_addr",
+]

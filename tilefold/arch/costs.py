@@ -1,0 +1,79 @@
+"""Per-operation costs of the simulator's cost model, in core clock cycles.
+
+Reads: nothing. Writes: nothing. :mod:`tilefold.sim` charges every simulated API call one
+of these costs on its thread's clock.
+
+This is a model, not a measurement of a device. Where each number comes from:
+
+* **RISC-V API call overhead** (``riscv_call``, ``cb_op``): the dataflow and CB calls are a
+  few tens of RISC-V instructions at about one instruction per cycle (TT-Metalium's
+  ``dataflow_api.h``: pointer arithmetic and one or two memory-mapped register accesses).
+* **NOC** (``noc_issue``, ``noc_latency``): issuing a command writes about ten NOC command
+  registers; the round trip across a Wormhole NOC is a few hundred cycles for reads
+  (public TT-Metalium data-movement tech reports). Transfer time is the size divided by
+  the link width (:attr:`Arch.noc_link_bytes_per_cycle`), split into packets of at most
+  :attr:`Arch.noc_max_burst` bytes.
+* **DRAM** (``dram_latency``): GDDR6 access latency seen from a Tensix core, on top of
+  the NOC latency; bandwidth per bank is the board bandwidth divided by the banks
+  (:attr:`Arch.dram_bank_bytes_per_cycle`) and is shared by concurrent readers.
+* **FPU**: a 32×32×32 matmul is 65,536 flops at 4,096 flop/cycle (LoFi), times the number
+  of fidelity phases (HiFi2 ×2, HiFi3 ×3, HiFi4 ×4). An element-wise FPU tile op moves
+  1,024 values through the 16×16 face engine; ``fpu_eltwise_tile`` assumes four faces at
+  four cycles each plus setup.
+* **Unpack / pack**: one 32×32 tile moves at about 64 bytes/cycle through the unpacker
+  and packer; block-float formats add the exponent handling (``*_bfp`` costs).
+* **SFPU**: a 32-lane vector unit processes a tile in 32 rows of 32 values, with a cost
+  per row that depends on the function (about 4 cycles for simple arithmetic, 8 for
+  exp/log/recip style approximations, 16 for transcendental compositions like gelu).
+* **tilize / untilize**: the unpacker's tilize mode and the packer's untilize mode run at
+  about the unpack / pack rate.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# SFPU cycles per tile by function family (32 rows x cycles per row).
+_SFPU_SIMPLE = 32 * 4
+_SFPU_APPROX = 32 * 8
+_SFPU_COMPOSED = 32 * 16
+
+DEFAULT_SFPU_TILE_CYCLES: dict[str, int] = {
+    "copy": _SFPU_SIMPLE,
+    "add": _SFPU_SIMPLE, "sub": _SFPU_SIMPLE, "mul": _SFPU_SIMPLE, "rsub": _SFPU_SIMPLE,
+    "max": _SFPU_SIMPLE, "min": _SFPU_SIMPLE, "abs": _SFPU_SIMPLE, "neg": _SFPU_SIMPLE,
+    "relu": _SFPU_SIMPLE, "square": _SFPU_SIMPLE, "fill": _SFPU_SIMPLE, "floor": _SFPU_SIMPLE,
+    "ceil": _SFPU_SIMPLE, "where": _SFPU_SIMPLE, "clamp": _SFPU_SIMPLE, "compare": _SFPU_SIMPLE,
+    "exp": _SFPU_APPROX, "exp2": _SFPU_APPROX, "log": _SFPU_APPROX, "sqrt": _SFPU_APPROX,
+    "rsqrt": _SFPU_APPROX, "recip": _SFPU_APPROX, "div": _SFPU_APPROX, "sigmoid": _SFPU_APPROX,
+    "tanh": _SFPU_APPROX, "sin": _SFPU_APPROX, "cos": _SFPU_APPROX, "power": _SFPU_COMPOSED,
+    "gelu": _SFPU_COMPOSED, "silu": _SFPU_COMPOSED,
+}
+
+
+@dataclass(frozen=True)
+class OpCosts:
+    """Cycle costs of simulated operations (see the module docstring for their sources)."""
+
+    riscv_call: int = 8             # any dataflow API call not listed below
+    cb_op: int = 12                 # cb_reserve_back / push_back / wait_front / pop_front
+    noc_issue: int = 24             # issuing one NOC command
+    noc_latency: int = 180          # NOC round trip to another Tensix core
+    dram_latency: int = 320         # extra latency of a DRAM access
+    barrier: int = 8                # barrier / flush when nothing is outstanding
+    compute_call: int = 4           # init calls, tile_regs_* handshakes
+    unpack_bytes_per_cycle: int = 64
+    pack_bytes_per_cycle: int = 64
+    bfp_extra_per_tile: int = 16    # shared-exponent handling for bfp8_b / bfp4_b
+    fpu_eltwise_tile: int = 20      # add/sub/mul_tiles, including bcast variants
+    reduce_tile: int = 32
+    transpose_tile: int = 32
+    sfpu_tile: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_SFPU_TILE_CYCLES))
+
+    def sfpu(self, family: str) -> int:
+        return self.sfpu_tile.get(family, _SFPU_APPROX)
+
+
+WORMHOLE_COSTS = OpCosts()
+# Blackhole: wider NOC (64 B/cycle, in Arch) and the same Tensix pipeline costs per cycle.
+BLACKHOLE_COSTS = OpCosts()

@@ -1,0 +1,146 @@
+"""The error hierarchy of tilefold.
+
+Every mistake a user can make raises a subclass of :class:`TilefoldError` whose message
+names the user's file and line (when one is known) and says what to change. The command
+line prints such errors as one line, without a traceback; anything else is a bug in
+tilefold.
+
+Reads: nothing. Writes: nothing. Every other module raises these.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+
+@dataclass(frozen=True)
+class SourceLocation:
+    """A place in a user's source file (1-based line, 0 when the column is unknown)."""
+
+    file: str
+    line: int
+    column: int = 0
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
+class TilefoldError(Exception):
+    """Base of every error a user of tilefold can cause.
+
+    ``message`` says what is wrong and what to change; ``location`` is the user's
+    file:line when known. ``str(err)`` is ``"file:line: message"``.
+    """
+
+    def __init__(self, message: str, location: SourceLocation | None = None):
+        self.message = message
+        self.location = location
+        super().__init__(self.__str__())
+
+    def __str__(self) -> str:
+        if self.location is not None:
+            return f"{self.location}: {self.message}"
+        return self.message
+
+
+# --- layouts, formats, devices -------------------------------------------------------
+
+
+class LayoutError(TilefoldError, ValueError):
+    """A tensor layout, tile shape, data format or sharding that cannot be built."""
+
+
+class ArchError(TilefoldError, ValueError):
+    """An unknown device or a request the device description cannot answer."""
+
+
+# --- front ends and IR -----------------------------------------------------------------
+
+
+class KernelError(TilefoldError):
+    """Misuse of a kernel language (PyKernel, TT-Lang, TileLang) or an IR verifier failure."""
+
+
+class CompileError(TilefoldError):
+    """A pass of a lowering pipeline rejected the program (DST overflow, halo, ...)."""
+
+
+class PlanError(TilefoldError, ValueError):
+    """A ``tt.plan.json`` that breaks one of the plan rules."""
+
+
+# --- host program ------------------------------------------------------------------------
+
+
+class ProgramError(TilefoldError):
+    """A host Program a device would reject (CB clash, missing core range, too many args)."""
+
+
+# --- simulated device ------------------------------------------------------------------
+
+
+class SimulationError(TilefoldError):
+    """Base of the hazards the simulated device detects while running a program."""
+
+
+def _with_threads(message: str, threads: Iterable[str]) -> str:
+    lines = [message] + [f"  {t}" for t in threads]
+    return "\n".join(lines)
+
+
+class DeadlockError(SimulationError):
+    """Every thread is blocked; the message lists each thread, its line and what it waits for."""
+
+    def __init__(self, message: str, threads: Iterable[str] = (), location: SourceLocation | None = None):
+        self.threads = list(threads)
+        super().__init__(_with_threads(message, self.threads), location)
+
+
+class CircularBufferError(SimulationError):
+    """Misuse of the circular-buffer protocol (push without reserve, pop beyond wait, ...)."""
+
+
+class NocHazardError(SimulationError):
+    """Data used before its NOC transfer is guaranteed (missing barrier or flush)."""
+
+
+class L1OverflowError(SimulationError, ProgramError):
+    """Circular buffers and L1 buffers do not fit in a core's L1."""
+
+
+class DramAccessError(SimulationError):
+    """A NOC access outside every allocated DRAM (or L1) buffer."""
+
+
+class DstError(SimulationError):
+    """DST register misuse: index beyond capacity, use without acquire, pack without wait."""
+
+
+class RuntimeArgError(SimulationError, ProgramError):
+    """A runtime argument index out of range, or more than 255 runtime args on a core."""
+
+
+class SemaphoreError(SimulationError):
+    """A semaphore wait that can never be satisfied, or a semaphore id that does not exist."""
+
+
+__all__ = [
+    "SourceLocation",
+    "TilefoldError",
+    "LayoutError",
+    "ArchError",
+    "KernelError",
+    "CompileError",
+    "PlanError",
+    "ProgramError",
+    "SimulationError",
+    "DeadlockError",
+    "CircularBufferError",
+    "NocHazardError",
+    "L1OverflowError",
+    "DramAccessError",
+    "DstError",
+    "RuntimeArgError",
+    "SemaphoreError",
+]
