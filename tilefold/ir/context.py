@@ -1,0 +1,50 @@
+"""The MLIR context of tilefold: every dialect loaded, and text printing / parsing.
+
+Reads: MLIR text. Writes: MLIR text. ``parse_module`` and ``print_ir`` round-trip any
+module tilefold builds, with source locations when ``debuginfo`` is set.
+"""
+
+from __future__ import annotations
+
+import io
+from functools import cache
+
+from xdsl.context import Context
+from xdsl.dialects import affine, arith, builtin, func, memref, scf
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+
+# Front-end dialects register themselves here when their modules are imported.
+_EXTRA_DIALECTS: list = []
+
+
+def register_dialect(dialect) -> None:
+    """Make ``dialect`` known to every context created afterwards."""
+    if dialect not in _EXTRA_DIALECTS:
+        _EXTRA_DIALECTS.append(dialect)
+        make_context.cache_clear()
+
+
+@cache
+def make_context() -> Context:
+    from tilefold.ir.ttkernel import TTKernel
+
+    ctx = Context(allow_unregistered=False)
+    for dialect in (builtin.Builtin, func.Func, arith.Arith, scf.Scf, memref.MemRef, affine.Affine, TTKernel,
+                    *_EXTRA_DIALECTS):
+        ctx.load_dialect(dialect)
+    return ctx
+
+
+def parse_module(text: str, name: str = "<ir>") -> ModuleOp:
+    """Parse MLIR text (generic or custom form) into a module."""
+    return Parser(make_context(), text, name).parse_module()
+
+
+def print_ir(op: Operation, debuginfo: bool = False) -> str:
+    """MLIR text of ``op``; with ``debuginfo`` every op carries its ``loc(...)``."""
+    out = io.StringIO()
+    Printer(stream=out, print_debuginfo=debuginfo).print_op(op)
+    return out.getvalue() + "\n"

@@ -1,0 +1,426 @@
+"""The ``ttkernel`` dialect: one function per RISC-V kernel, in TT-Metalium API terms.
+
+Reads: the API table of :mod:`tilefold.ir.ttkernel_api`. Writes: xDSL op and type classes.
+
+Every row of the table becomes an op ``ttkernel.<name>`` whose operands are the API
+function's parameters in order and whose properties are its template parameters; it
+prints as ``ttkernel.cb_reserve_back(%cb, %n) : i32, i32``. A handful of ops that are not
+plain calls are defined by hand below (compile-time args, TensorAccessor construction,
+NOC coordinates of the core, L1 pointer access). Control flow and scalars use ``scf``,
+``arith`` and ``func``; a kernel is a ``func.func`` with the attribute
+``ttkernel.thread = "noc" | "compute"`` (compute kernels also carry
+``ttkernel.compute_config``).
+
+Each op verifies what is knowable from the op alone: it is used in a kernel of the right
+thread kind, a constant CB index is within 0–31, a constant DST index is within the DST
+capacity of the kernel's compute config. Whole-kernel checks (tile-register protocol) are
+in :mod:`tilefold.ir.verify`.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import (
+    BoolAttr,
+    DictionaryAttr,
+    Float32Type,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    StringAttr,
+    i1,
+    i32,
+    i64,
+)
+from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, SSAValue, TypeAttribute
+from xdsl.irdl import (
+    IRDLOperation,
+    ParsePropInAttrDict,
+    base,
+    irdl_attr_definition,
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    opt_prop_def,
+    prop_def,
+    result_def,
+)
+from xdsl.utils.exceptions import VerifyException
+
+from tilefold.ir.ttkernel_api import API, ApiFunction
+
+THREAD_ATTR = "ttkernel.thread"
+COMPUTE_CONFIG_ATTR = "ttkernel.compute_config"
+NUM_CIRCULAR_BUFFERS = 32
+
+
+@irdl_attr_definition
+class TensorAccessorArgsType(ParametrizedAttribute, TypeAttribute):
+    """Compile-time description of a buffer's distribution (``TensorAccessorArgs<N>()``)."""
+
+    name = "ttkernel.tensor_accessor_args"
+
+
+@irdl_attr_definition
+class TensorAccessorType(ParametrizedAttribute, TypeAttribute):
+    """A ``TensorAccessor``: args + base address + page size; maps page ids to NOC addresses."""
+
+    name = "ttkernel.tensor_accessor"
+
+
+_INT = base(IntegerType) | base(IndexType)
+_KIND_CONSTRAINT = {
+    "u32": _INT,
+    "i32": _INT,
+    "u64": _INT,
+    "l1_ptr": _INT,
+    "bool": base(IntegerType),
+    "f32": base(Float32Type),
+    "accessor": base(TensorAccessorType),
+}
+_RESULT_TYPE = {"u32": i32, "u64": i64, "i32": i32}
+
+
+# --- helpers shared by the verifiers ---------------------------------------------------
+
+
+def enclosing_kernel(op: Operation) -> func.FuncOp | None:
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, func.FuncOp):
+        parent = parent.parent_op()
+    return parent
+
+
+def kernel_thread(kernel: func.FuncOp) -> str | None:
+    attr = kernel.attributes.get(THREAD_ATTR)
+    return attr.data if isinstance(attr, StringAttr) else None
+
+
+def compute_config(kernel: func.FuncOp) -> dict:
+    """The compute config stored on a compute kernel, with defaults filled in."""
+    config = {"math_fidelity": "HiFi4", "fp32_dest_acc_en": False, "dst_full_sync_en": False,
+              "math_approx_mode": False}
+    attr = kernel.attributes.get(COMPUTE_CONFIG_ATTR)
+    if isinstance(attr, DictionaryAttr):
+        for key, value in attr.data.items():
+            if isinstance(value, StringAttr):
+                config[key] = value.data
+            elif isinstance(value, IntegerAttr):
+                config[key] = bool(value.value.data) if value.type == i1 else value.value.data
+    return config
+
+
+def compute_config_attr(math_fidelity="HiFi4", fp32_dest_acc_en=False, dst_full_sync_en=False,
+                        math_approx_mode=False) -> DictionaryAttr:
+    return DictionaryAttr({
+        "math_fidelity": StringAttr(math_fidelity),
+        "fp32_dest_acc_en": BoolAttr.from_bool(bool(fp32_dest_acc_en)),
+        "dst_full_sync_en": BoolAttr.from_bool(bool(dst_full_sync_en)),
+        "math_approx_mode": BoolAttr.from_bool(bool(math_approx_mode)),
+    })
+
+
+def dst_capacity(kernel: func.FuncOp) -> int:
+    """DST tiles per acquire for the kernel's compute config (Wormhole and Blackhole agree)."""
+    config = compute_config(kernel)
+    tiles = 16 // (2 if config["fp32_dest_acc_en"] else 1)
+    return tiles if config["dst_full_sync_en"] else tiles // 2
+
+
+def constant_int(value: SSAValue) -> int | None:
+    """The integer a value holds when it is an ``arith.constant``, else None."""
+    owner = value.owner
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+        return owner.value.value.data
+    return None
+
+
+def _check_thread(op: Operation, wanted: str) -> None:
+    if wanted == "any":
+        return
+    kernel = enclosing_kernel(op)
+    if kernel is None:
+        return
+    thread = kernel_thread(kernel)
+    if thread is not None and thread != wanted:
+        what = "a compute" if wanted == "compute" else "a data-movement"
+        raise VerifyException(
+            f"{op.name.removeprefix('ttkernel.')} is {what} API call but kernel @{kernel.sym_name.data} "
+            f"is a {'compute' if thread == 'compute' else 'data-movement'} kernel; move it to the "
+            f"{'compute' if wanted == 'compute' else 'reader or writer'} kernel"
+        )
+
+
+def _check_operands(op: Operation, fn: ApiFunction) -> None:
+    for param, value in zip(fn.params, op.operands):
+        c = constant_int(value)
+        if c is None:
+            continue
+        if param.name.endswith("cb") and not 0 <= c < NUM_CIRCULAR_BUFFERS:
+            raise VerifyException(
+                f"{fn.name}: circular buffer index {c} is outside 0-{NUM_CIRCULAR_BUFFERS - 1}"
+            )
+        if param.name.startswith("dst_") and fn.thread == "compute":
+            kernel = enclosing_kernel(op)
+            if kernel is not None:
+                capacity = dst_capacity(kernel)
+                if not 0 <= c < capacity:
+                    cfg = compute_config(kernel)
+                    raise VerifyException(
+                        f"{fn.name}: DST index {c} is beyond the {capacity} tiles one tile_regs_acquire gives "
+                        f"(fp32_dest_acc_en={cfg['fp32_dest_acc_en']}, dst_full_sync_en={cfg['dst_full_sync_en']})"
+                    )
+
+
+class ApiCallOp(IRDLOperation):
+    """Base of the generated ops: one TT-Metalium API call."""
+
+    @property
+    def api(self) -> ApiFunction:
+        """The API table row this op calls."""
+        return API[self.name.removeprefix("ttkernel.")]
+
+    def verify_(self) -> None:
+        _check_thread(self, self.api.thread)
+        _check_operands(self, self.api)
+
+    def template_values(self) -> dict[str, bool | str]:
+        """Template parameters with defaults filled in."""
+        values: dict[str, bool | str] = {}
+        for t in self.api.templates:
+            attr = self.properties.get(t.name)
+            if attr is None:
+                values[t.name] = t.default
+            elif isinstance(attr, StringAttr):
+                values[t.name] = attr.data
+            else:
+                values[t.name] = bool(attr.value.data)
+        return values
+
+
+def _class_name(name: str) -> str:
+    return "".join(part.capitalize() for part in name.split("_")) + "Op"
+
+
+def _make_op(fn: ApiFunction) -> type[ApiCallOp]:
+    fields: dict = {"name": f"ttkernel.{fn.name}", "__doc__": fn.doc or f"``{fn.cpp_function}``"}
+    for p in fn.params:
+        fields[p.name] = operand_def(_KIND_CONSTRAINT[p.kind])
+    for t in fn.templates:
+        fields[t.name] = opt_prop_def(BoolAttr if t.kind == "bool" else StringAttr)
+    if fn.result is not None:
+        fields["result"] = result_def(_KIND_CONSTRAINT[fn.result])
+    operands = " `,` ".join(f"${p.name}" for p in fn.params)
+    head = f"`(` {operands} `)` " if fn.params else "`(` `)` "
+    if fn.params and fn.result:
+        tail = "attr-dict `:` functional-type(operands, results)"
+    elif fn.params:
+        tail = "attr-dict `:` type(operands)"
+    elif fn.result:
+        tail = "attr-dict `:` type(results)"
+    else:
+        tail = "attr-dict"
+    fields["assembly_format"] = head + tail
+    fields["irdl_options"] = (ParsePropInAttrDict(),)
+    cls = type(_class_name(fn.name), (ApiCallOp,), fields)
+    cls.__module__ = __name__
+    return irdl_op_definition(cls)
+
+
+API_OPS: dict[str, type[ApiCallOp]] = {name: _make_op(fn) for name, fn in API.items()}
+globals().update({cls.__name__: cls for cls in API_OPS.values()})
+
+
+def result_type(kind: str) -> Attribute:
+    return _RESULT_TYPE[kind]
+
+
+def api_call(name: str, operands: list[SSAValue | Operation], templates: dict | None = None) -> ApiCallOp:
+    """Build the op for API function ``name`` (operands in the table's order)."""
+    cls = API_OPS[name]
+    fn = API[name]
+    properties: dict[str, Attribute] = {}
+    for t in fn.templates:
+        if templates and t.name in templates:
+            v = templates[t.name]
+            properties[t.name] = BoolAttr.from_bool(bool(v)) if t.kind == "bool" else StringAttr(str(v))
+    result_types = [result_type(fn.result)] if fn.result else []
+    return cls.create(operands=[SSAValue.get(o) for o in operands], result_types=result_types,
+                      properties=properties)
+
+
+# --- ops that are not plain calls ----------------------------------------------------------
+
+
+@irdl_op_definition
+class GetCompileTimeArgValOp(IRDLOperation):
+    """``get_compile_time_arg_val(index)``: a compile-time argument of the kernel."""
+
+    name = "ttkernel.get_compile_time_arg_val"
+    index = prop_def(IntegerAttr)
+    result = result_def(i32)
+    assembly_format = "`(` $index `)` attr-dict `:` type($result)"
+
+    def __init__(self, index: int):
+        super().__init__(properties={"index": IntegerAttr(index, i32)}, result_types=[i32])
+
+    @property
+    def arg_index(self) -> int:
+        return self.index.value.data
+
+    def verify_(self) -> None:
+        if self.arg_index < 0:
+            raise VerifyException(f"compile-time argument index {self.arg_index} is negative")
+
+
+@irdl_op_definition
+class TensorAccessorArgsOp(IRDLOperation):
+    """``TensorAccessorArgs<cta_offset>()`` or chained after ``prev`` with
+    ``TensorAccessorArgs<prev.next_compile_time_args_offset()>()``."""
+
+    name = "ttkernel.tensor_accessor_args"
+    prev = opt_operand_def(TensorAccessorArgsType)
+    cta_offset = opt_prop_def(IntegerAttr)
+    crta_offset = opt_prop_def(IntegerAttr)
+    result = result_def(TensorAccessorArgsType)
+    assembly_format = "`(` ($prev^)? `)` attr-dict `:` type($result)"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def __init__(self, cta_offset: int | None = None, prev: SSAValue | Operation | None = None,
+                 crta_offset: int | None = None):
+        props: dict[str, Attribute] = {}
+        if cta_offset is not None:
+            props["cta_offset"] = IntegerAttr(cta_offset, i32)
+        if crta_offset is not None:
+            props["crta_offset"] = IntegerAttr(crta_offset, i32)
+        super().__init__(operands=[[prev] if prev is not None else []], properties=props,
+                         result_types=[TensorAccessorArgsType()])
+
+    def verify_(self) -> None:
+        if (self.prev is None) == (self.cta_offset is None):
+            raise VerifyException(
+                "tensor_accessor_args needs exactly one of a compile-time offset or the previous accessor args"
+            )
+
+
+@irdl_op_definition
+class TensorAccessorOp(IRDLOperation):
+    """``TensorAccessor(args, bank_base_address, page_size)``."""
+
+    name = "ttkernel.tensor_accessor"
+    args = operand_def(TensorAccessorArgsType)
+    bank_base_address = operand_def(_INT)
+    page_size = operand_def(_INT)
+    result = result_def(TensorAccessorType)
+    assembly_format = "`(` $args `,` $bank_base_address `,` $page_size `)` attr-dict `:` type(operands)"
+
+    def __init__(self, args, bank_base_address, page_size):
+        super().__init__(operands=[args, bank_base_address, page_size], result_types=[TensorAccessorType()])
+
+
+@irdl_op_definition
+class MyXOp(IRDLOperation):
+    """``my_x[noc_index]``: this core's NOC x coordinate."""
+
+    name = "ttkernel.my_x"
+    result = result_def(i32)
+    assembly_format = "`(` `)` attr-dict `:` type($result)"
+
+    def __init__(self):
+        super().__init__(result_types=[i32])
+
+    def verify_(self) -> None:
+        _check_thread(self, "noc")
+
+
+@irdl_op_definition
+class MyYOp(IRDLOperation):
+    """``my_y[noc_index]``: this core's NOC y coordinate."""
+
+    name = "ttkernel.my_y"
+    result = result_def(i32)
+    assembly_format = "`(` `)` attr-dict `:` type($result)"
+
+    def __init__(self):
+        super().__init__(result_types=[i32])
+
+    def verify_(self) -> None:
+        _check_thread(self, "noc")
+
+
+_L1_WIDTHS = (8, 16, 32)
+
+
+@irdl_op_definition
+class L1LoadOp(IRDLOperation):
+    """``reinterpret_cast<volatile tt_l1_ptr uintW_t*>(addr)[index]``."""
+
+    name = "ttkernel.l1_load"
+    addr = operand_def(_INT)
+    index = operand_def(_INT)
+    width = prop_def(IntegerAttr)
+    result = result_def(i32)
+    assembly_format = "`(` $addr `,` $index `)` attr-dict `:` functional-type(operands, results)"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def __init__(self, addr, index, width: int = 32):
+        super().__init__(operands=[addr, index], properties={"width": IntegerAttr(width, i32)},
+                         result_types=[i32])
+
+    def verify_(self) -> None:
+        if self.width.value.data not in _L1_WIDTHS:
+            raise VerifyException(f"l1_load width must be one of {_L1_WIDTHS} bits")
+
+
+@irdl_op_definition
+class L1StoreOp(IRDLOperation):
+    """``reinterpret_cast<volatile tt_l1_ptr uintW_t*>(addr)[index] = value``."""
+
+    name = "ttkernel.l1_store"
+    addr = operand_def(_INT)
+    index = operand_def(_INT)
+    value = operand_def(_INT)
+    width = prop_def(IntegerAttr)
+    assembly_format = "`(` $addr `,` $index `,` $value `)` attr-dict `:` type(operands)"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def __init__(self, addr, index, value, width: int = 32):
+        super().__init__(operands=[addr, index, value], properties={"width": IntegerAttr(width, i32)})
+
+    def verify_(self) -> None:
+        if self.width.value.data not in _L1_WIDTHS:
+            raise VerifyException(f"l1_store width must be one of {_L1_WIDTHS} bits")
+
+
+SPECIAL_OP_CLASSES = (GetCompileTimeArgValOp, TensorAccessorArgsOp, TensorAccessorOp, MyXOp, MyYOp,
+                      L1LoadOp, L1StoreOp)
+
+TTKernel = Dialect(
+    "ttkernel",
+    [*API_OPS.values(), *SPECIAL_OP_CLASSES],
+    [TensorAccessorArgsType, TensorAccessorType],
+)
+
+__all__ = [
+    "TTKernel",
+    "API_OPS",
+    "ApiCallOp",
+    "api_call",
+    "GetCompileTimeArgValOp",
+    "TensorAccessorArgsOp",
+    "TensorAccessorOp",
+    "TensorAccessorArgsType",
+    "TensorAccessorType",
+    "MyXOp",
+    "MyYOp",
+    "L1LoadOp",
+    "L1StoreOp",
+    "THREAD_ATTR",
+    "COMPUTE_CONFIG_ATTR",
+    "compute_config",
+    "compute_config_attr",
+    "dst_capacity",
+    "kernel_thread",
+    "enclosing_kernel",
+    "constant_int",
+]

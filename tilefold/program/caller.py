@@ -1,0 +1,24 @@
+"""Where in the user's code a host object was created, for error messages.
+
+Reads: the Python call stack. Writes: nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from tilefold.errors import SourceLocation
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def user_location() -> SourceLocation | None:
+    """The first frame on the stack outside the tilefold package (the user's file:line)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        filename = os.path.abspath(frame.f_code.co_filename)
+        if not filename.startswith(_PACKAGE_DIR + os.sep):
+            return SourceLocation(frame.f_code.co_filename, frame.f_lineno)
+        frame = frame.f_back
+    return None

@@ -1,0 +1,302 @@
+"""The host-side Program: buffers, circular buffers, kernels, semaphores and their arguments.
+
+Reads: ttkernel functions (xDSL ``func.func`` ops, or objects with a ``.function`` such as a
+PyKernel kernel). Writes: a :class:`Program` that the C++ host emitter prints as ``main.cpp``
+and the simulator runs. :meth:`Program.validate` rejects what a device would reject: L1
+overflow on a core (CBs plus L1 buffers plus semaphores, aligned), clashing CB indices, a
+kernel without cores, two kernels on one RISC-V of a core, more than 255 runtime args,
+runtime args for a core the kernel does not run on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, StringAttr
+
+from tilefold.arch import Arch, get_arch
+from tilefold.arch.cores import CoreCoord, CoreRange, CoreRangeSet
+from tilefold.errors import L1OverflowError, ProgramError, RuntimeArgError
+from tilefold.ir.ttkernel import COMPUTE_CONFIG_ATTR, THREAD_ATTR, compute_config, compute_config_attr
+from tilefold.layout.formats import data_format
+from tilefold.program.args import BufferAddress, NocX, NocY, TensorAccessorArgsRef
+from tilefold.program.buffers import Buffer
+from tilefold.program.caller import user_location
+from tilefold.program.circular_buffers import CircularBuffer
+from tilefold.program.kernels import ComputeConfig, DataMovementConfig, Kernel, KernelConfig
+
+SEMAPHORE_SIZE = 16  # bytes of L1 per semaphore (one aligned uint32)
+U32_MAX = 2**32 - 1
+
+
+def core_range_set(cores) -> CoreRangeSet:
+    """A CoreRangeSet from a CoreRangeSet, CoreRange, CoreCoord, (x, y) or a list of those."""
+    if isinstance(cores, CoreRangeSet):
+        return cores
+    if isinstance(cores, (CoreRange, CoreCoord)):
+        return CoreRangeSet([cores])
+    if isinstance(cores, tuple) and len(cores) == 2 and all(isinstance(v, int) for v in cores):
+        return CoreRangeSet([CoreCoord(*cores)])
+    return CoreRangeSet(list(cores))
+
+
+@dataclass
+class Semaphore:
+    id: int
+    cores: CoreRangeSet
+    initial_value: int
+
+
+def _align(n: int, a: int) -> int:
+    return -(-n // a) * a
+
+
+@dataclass
+class Program:
+    """A TT-Metalium program under construction (``CreateProgram()``)."""
+
+    name: str = "program"
+    arch: Arch = field(default_factory=get_arch)
+    buffers: dict[str, Buffer] = field(default_factory=dict)
+    circular_buffers: list[CircularBuffer] = field(default_factory=list)
+    kernels: list[Kernel] = field(default_factory=list)
+    semaphores: list[Semaphore] = field(default_factory=list)
+    module: ModuleOp = field(default_factory=lambda: ModuleOp([]))
+
+    # -- buffers --------------------------------------------------------------------
+
+    def add_buffer(self, name: str, shape, dtype, layout: str = "TILE", buffer_type: str = "DRAM",
+                   tile=None, role: str = "input", memory_config=None, page_size: int | None = None) -> Buffer:
+        if name in self.buffers:
+            raise ProgramError(f"a buffer named {name!r} already exists; give each buffer its own name",
+                               user_location())
+        buf = Buffer(name, tuple(shape), data_format(dtype), layout, buffer_type, tile or (32, 32), role,
+                     memory_config, page_size, user_location())
+        self.buffers[name] = buf
+        return buf
+
+    def buffer(self, name: str) -> Buffer:
+        try:
+            return self.buffers[name]
+        except KeyError:
+            raise ProgramError(f"no buffer named {name!r}; the program has {', '.join(self.buffers) or 'none'}") \
+                from None
+
+    # -- circular buffers -------------------------------------------------------------
+
+    def create_circular_buffer(self, cores, index: int, page_size: int, num_pages: int, dtype,
+                               name: str = "", backing_buffer: Buffer | str | None = None) -> CircularBuffer:
+        """``CreateCircularBuffer(program, cores, CircularBufferConfig(num_pages * page_size,
+        {{index, format}}).set_page_size(index, page_size))``."""
+        loc = user_location()
+        if not 0 <= index < self.arch.max_circular_buffers:
+            raise ProgramError(f"circular buffer index {index} is outside 0-{self.arch.max_circular_buffers - 1}",
+                               loc)
+        if page_size <= 0 or num_pages <= 0:
+            raise ProgramError(f"circular buffer c_{index} needs a positive page size and page count "
+                               f"(got {page_size} B x {num_pages})", loc)
+        backing = backing_buffer.name if isinstance(backing_buffer, Buffer) else backing_buffer
+        cb = CircularBuffer(index, core_range_set(cores), page_size, num_pages, data_format(dtype), name,
+                            backing, loc)
+        self.circular_buffers.append(cb)
+        return cb
+
+    def circular_buffers_on(self, core: CoreCoord) -> list[CircularBuffer]:
+        return [cb for cb in self.circular_buffers if core in cb.cores]
+
+    # -- kernels --------------------------------------------------------------------
+
+    def _adopt_function(self, function) -> func.FuncOp:
+        fn = getattr(function, "function", function)
+        if not isinstance(fn, func.FuncOp):
+            raise ProgramError(f"a kernel must be a ttkernel function or a PyKernel kernel, not {type(function).__name__}",
+                               user_location())
+        for existing in self.module.ops:
+            if existing is fn:
+                return fn
+            if isinstance(existing, func.FuncOp) and existing.sym_name.data == fn.sym_name.data:
+                if existing.is_structurally_equivalent(fn):
+                    return existing
+                raise ProgramError(f"two different kernels are both named {fn.sym_name.data!r}; rename one",
+                                   user_location())
+        clone = fn.clone() if fn.parent is not None else fn
+        self.module.body.block.add_op(clone)
+        return clone
+
+    def create_kernel(self, function, cores, config: KernelConfig, compile_args: Iterable = (),
+                      defines: dict | None = None, name: str | None = None) -> Kernel:
+        """``CreateKernel(program, file, cores, config)``: place a kernel function on cores."""
+        loc = user_location()
+        fn = self._adopt_function(function)
+        thread = fn.attributes.get(THREAD_ATTR)
+        want = config.thread
+        if isinstance(thread, StringAttr) and thread.data != want:
+            raise ProgramError(f"kernel {fn.sym_name.data!r} is a {thread.data} kernel but was given a "
+                               f"{type(config).__name__}", loc)
+        fn.attributes[THREAD_ATTR] = StringAttr(want)
+        if isinstance(config, ComputeConfig):
+            if config.math_fidelity not in ("LoFi", "HiFi2", "HiFi3", "HiFi4"):
+                raise ProgramError(f"math_fidelity {config.math_fidelity!r} is not one of LoFi, HiFi2, HiFi3, HiFi4",
+                                   loc)
+            if COMPUTE_CONFIG_ATTR in fn.attributes:
+                stored = compute_config(fn)
+                wanted = dict(math_fidelity=config.math_fidelity, fp32_dest_acc_en=config.fp32_dest_acc_en,
+                              dst_full_sync_en=config.dst_full_sync_en, math_approx_mode=config.math_approx_mode)
+                if stored != wanted:
+                    raise ProgramError(f"compute kernel {fn.sym_name.data!r} was compiled for {stored} but is "
+                                       f"created with {wanted}; use one ComputeConfig per kernel function", loc)
+            fn.attributes[COMPUTE_CONFIG_ATTR] = compute_config_attr(
+                config.math_fidelity, config.fp32_dest_acc_en, config.dst_full_sync_en, config.math_approx_mode)
+        args = list(compile_args)
+        for a in args:
+            if not isinstance(a, TensorAccessorArgsRef) and not (isinstance(a, int) and 0 <= a <= U32_MAX):
+                raise ProgramError(f"compile-time argument {a!r} of kernel {fn.sym_name.data!r} is not a uint32 "
+                                   f"or a buffer's accessor_args", loc)
+        shared = [k for k in self.kernels if k.function is fn]
+        source_file = shared[0].source_file if shared else f"{fn.sym_name.data}.cpp"
+        kernel = Kernel(len(self.kernels), name or fn.sym_name.data, fn, core_range_set(cores), config, args,
+                        dict(defines or {}), source_file=source_file, defined_at=loc)
+        self.kernels.append(kernel)
+        return kernel
+
+    def set_runtime_args(self, kernel: Kernel, core, args: Iterable) -> None:
+        """``SetRuntimeArgs(program, kernel, core, args)``."""
+        loc = user_location()
+        core = core if isinstance(core, CoreCoord) else CoreCoord(*core)
+        values = list(args)
+        if core not in kernel.cores:
+            raise ProgramError(f"runtime args for core {core}, where kernel {kernel.name!r} does not run "
+                               f"(it runs on {kernel.cores})", loc)
+        if len(values) > self.arch.max_runtime_args:
+            raise RuntimeArgError(f"{len(values)} runtime args for kernel {kernel.name!r} on core {core}; "
+                                  f"at most {self.arch.max_runtime_args} are allowed", loc)
+        self._check_arg_values(kernel, values, loc)
+        kernel.runtime_args[core] = values
+
+    def set_common_runtime_args(self, kernel: Kernel, args: Iterable) -> None:
+        """``SetCommonRuntimeArgs(program, kernel, args)``."""
+        loc = user_location()
+        values = list(args)
+        if len(values) > self.arch.max_runtime_args:
+            raise RuntimeArgError(f"{len(values)} common runtime args for kernel {kernel.name!r}; at most "
+                                  f"{self.arch.max_runtime_args} are allowed", loc)
+        self._check_arg_values(kernel, values, loc)
+        kernel.common_runtime_args = values
+
+    def _check_arg_values(self, kernel, values, loc) -> None:
+        for v in values:
+            if isinstance(v, BufferAddress):
+                self.buffer(v.buffer)
+            elif isinstance(v, (NocX, NocY)):
+                continue
+            elif not (isinstance(v, int) and 0 <= v <= U32_MAX):
+                raise ProgramError(f"runtime argument {v!r} of kernel {kernel.name!r} is not a uint32, a buffer "
+                                   "address or a NOC coordinate", loc)
+
+    # -- semaphores -----------------------------------------------------------------
+
+    def create_semaphore(self, cores, initial_value: int = 0) -> int:
+        """``CreateSemaphore(program, cores, initial_value)``; returns the semaphore id."""
+        sem = Semaphore(len(self.semaphores), core_range_set(cores), int(initial_value))
+        self.semaphores.append(sem)
+        return sem.id
+
+    # -- queries ----------------------------------------------------------------------
+
+    def kernels_on(self, core: CoreCoord) -> list[Kernel]:
+        return [k for k in self.kernels if core in k.cores]
+
+    def all_cores(self) -> list[CoreCoord]:
+        cores = {c for k in self.kernels for c in k.cores}
+        return sorted(cores, key=lambda c: (c.y, c.x))
+
+    def l1_buffers_per_core(self) -> int:
+        """Bytes each core gives to L1 buffers (sharded shards, or interleaved pages per bank)."""
+        total = 0
+        for buf in self.buffers.values():
+            if buf.buffer_type != "L1":
+                continue
+            if buf.is_sharded:
+                total += _align(buf.buffer_layout().bytes_per_bank(self.arch), self.arch.l1_alignment)
+            else:
+                banks = self.arch.num_cores
+                total += -(-buf.num_pages // banks) * _align(buf.page_size, self.arch.l1_alignment)
+        return total
+
+    def l1_usage(self, core: CoreCoord) -> dict[str, int]:
+        """L1 bytes used on ``core``, by kind."""
+        cbs = sum(_align(cb.total_size, self.arch.l1_alignment)
+                  for cb in self.circular_buffers_on(core) if cb.backing_buffer is None)
+        sems = SEMAPHORE_SIZE * sum(1 for s in self.semaphores if core in s.cores)
+        return {"circular_buffers": cbs, "l1_buffers": self.l1_buffers_per_core(), "semaphores": sems}
+
+    # -- validation -------------------------------------------------------------------
+
+    def validate(self) -> None:
+        """Raise what a device would reject; see the module docstring."""
+        gx, gy = self.arch.grid
+        for k in self.kernels:
+            if k.cores.num_cores == 0:
+                raise ProgramError(f"kernel {k.name!r} has no cores; give CreateKernel a core range", k.defined_at)
+            for c in k.cores:
+                if not (0 <= c.x < gx and 0 <= c.y < gy):
+                    raise ProgramError(f"kernel {k.name!r} is placed on core {c}, outside the {gx}x{gy} grid of "
+                                       f"{self.arch.board}", k.defined_at)
+        for i, a in enumerate(self.kernels):
+            for b in self.kernels[i + 1:]:
+                if a.processor == b.processor and a.cores.intersects(b.cores):
+                    raise ProgramError(f"kernels {a.name!r} and {b.name!r} both run on {a.processor} of the same "
+                                       "cores; give them disjoint core ranges or different processors", b.defined_at)
+        for i, a in enumerate(self.circular_buffers):
+            for c in a.cores:
+                if not (0 <= c.x < gx and 0 <= c.y < gy):
+                    raise ProgramError(f"circular buffer c_{a.index} is placed on core {c}, outside the grid",
+                                       a.defined_at)
+            for b in self.circular_buffers[i + 1:]:
+                if a.index == b.index and a.cores.intersects(b.cores):
+                    raise ProgramError(f"circular buffer index c_{a.index} is created twice on the same cores; "
+                                       "use another index for the second one", b.defined_at)
+            if a.backing_buffer is not None:
+                backing = self.buffer(a.backing_buffer)
+                if backing.buffer_type != "L1":
+                    raise ProgramError(f"circular buffer c_{a.index} is backed by {backing.name!r}, which is not "
+                                       "an L1 buffer", a.defined_at)
+        for s in self.semaphores:
+            for c in s.cores:
+                if not (0 <= c.x < gx and 0 <= c.y < gy):
+                    raise ProgramError(f"semaphore {s.id} is placed on core {c}, outside the grid")
+        for k in self.kernels:
+            for core, args in k.runtime_args.items():
+                if core not in k.cores:
+                    raise ProgramError(f"runtime args for core {core}, where kernel {k.name!r} does not run",
+                                       k.defined_at)
+                if len(args) > self.arch.max_runtime_args:
+                    raise RuntimeArgError(f"{len(args)} runtime args for kernel {k.name!r} on core {core}; at most "
+                                          f"{self.arch.max_runtime_args}", k.defined_at)
+        self._validate_l1()
+
+    def _validate_l1(self) -> None:
+        budget = self.arch.l1_free
+        cores = {c for cb in self.circular_buffers for c in cb.cores} | set(self.all_cores())
+        for core in sorted(cores, key=lambda c: (c.y, c.x)):
+            usage = self.l1_usage(core)
+            total = sum(usage.values())
+            if total > budget:
+                cbs = sorted(self.circular_buffers_on(core), key=lambda cb: -cb.total_size)
+                biggest = ", ".join(f"c_{cb.index} {cb.total_size} B" for cb in cbs[:3])
+                where = cbs[0].defined_at if cbs else None
+                raise L1OverflowError(
+                    f"core {core} needs {total} B of L1 ({usage['circular_buffers']} B of circular buffers"
+                    f"{', largest ' + biggest if biggest else ''}; {usage['l1_buffers']} B of L1 buffers; "
+                    f"{usage['semaphores']} B of semaphores) but only {budget} B are free on {self.arch.board}; "
+                    "use fewer or smaller pages", where)
+
+    def describe(self) -> str:
+        lines = [f"program {self.name} on {self.arch.describe()}"]
+        lines += ["  " + b.describe() for b in self.buffers.values()]
+        lines += ["  " + cb.describe() for cb in self.circular_buffers]
+        for k in self.kernels:
+            lines.append(f"  kernel {k.name} ({k.processor}) on {k.cores.num_cores} cores: {k.cores}")
+        return "\n".join(lines)

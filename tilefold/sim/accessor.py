@@ -1,0 +1,82 @@
+"""TensorAccessor on the simulated device: page ids to (bank, local address).
+
+Reads: a kernel's compile-time args (the TensorAccessorArgs the host appended), a base
+address and a page size. Writes: nothing.
+
+``TensorAccessorArgs<N>()`` decodes the flags word at CTA[N] (Sharded = 1, IsDram = 2, ...),
+CTA[N + 1] (the aligned page size) and, for sharded buffers, rank, bank count, tensor and
+shard shapes and bank coordinates. ``TensorAccessor(args, base, page_size)`` then maps a page
+id the way the device does: interleaved ``bank = id % banks``,
+``address = base + (id / banks) * page_size + offset``; sharded per the decoded shard
+geometry. ``page_size`` is both the stride between a bank's pages and the size
+``noc_async_read_page`` moves, as in TT-Metalium.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from tilefold.errors import ProgramError
+
+FLAG_SHARDED = 1
+FLAG_IS_DRAM = 2
+
+
+@dataclass(frozen=True)
+class AccessorArgs:
+    """What ``TensorAccessorArgs<offset>()`` decoded from the compile-time args."""
+
+    offset: int
+    num_args: int
+    is_sharded: bool
+    is_dram: bool
+    aligned_page_size: int
+    sharded_spec: object = None   # decoded shard geometry (tilefold.layout.addressing), sharded only
+
+    @property
+    def next_compile_time_args_offset(self) -> int:
+        return self.offset + self.num_args
+
+
+def decode_accessor_args(compile_args: list[int], offset: int) -> AccessorArgs:
+    if offset < 0 or offset + 1 >= len(compile_args):
+        raise ProgramError(f"TensorAccessorArgs<{offset}>() reads compile-time args {offset} and {offset + 1} "
+                           f"but the kernel has {len(compile_args)}; append the buffer's TensorAccessorArgs there")
+    flags = compile_args[offset]
+    page = compile_args[offset + 1]
+    if flags & FLAG_SHARDED:
+        from tilefold.layout.addressing import decode_tensor_accessor_args
+
+        spec, nargs = decode_tensor_accessor_args(compile_args, offset)
+        return AccessorArgs(offset, nargs, True, bool(flags & FLAG_IS_DRAM), page, spec)
+    return AccessorArgs(offset, 2, False, bool(flags & FLAG_IS_DRAM), page)
+
+
+@dataclass
+class Accessor:
+    """``TensorAccessor(args, bank_base_address, page_size)``."""
+
+    args: AccessorArgs
+    base: int | np.ndarray
+    page_size: int
+    num_banks: int
+
+    def locate(self, page_id, offset=0):
+        """(bank index, local address) of ``page_id`` (ints or per-lane arrays)."""
+        if not self.args.is_sharded:
+            nb = self.num_banks
+            if page_id.__class__ is int:
+                return page_id % nb, self.base + (page_id // nb) * self.page_size + offset
+            page_id = np.asarray(page_id, dtype=np.int64)
+            return page_id % nb, self.base + (page_id // nb) * self.page_size + offset
+        from tilefold.layout.addressing import sharded_page_location
+
+        spec = self.args.sharded_spec
+        bank, slot = sharded_page_location(page_id, spec.tensor_shape, spec.shard_shape, spec.num_banks)
+        bank = np.asarray(bank, dtype=np.int64)
+        local = self.base + np.asarray(slot, dtype=np.int64) * self.page_size + offset
+        if page_id.__class__ is int:
+            return int(bank.ravel()[0]), int(np.asarray(local).ravel()[0])
+        return bank, local

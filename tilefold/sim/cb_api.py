@@ -1,0 +1,190 @@
+"""``cb_reserve_back`` / ``cb_push_back`` / ``cb_wait_front`` / ``cb_pop_front`` for a thread of lanes.
+
+Reads / writes: :class:`tilefold.sim.circular_buffers.CircularBufferState` of the lanes'
+cores. Used by data-movement and compute threads alike; a compute thread reserves and
+pushes on its packer clock and waits and pops on its unpacker clock (``_producer_clock`` /
+``_consumer_clock``). Blocking calls yield to the scheduler on the key ``("cb", index)``;
+pushes and pops wake the threads waiting on it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tilefold.errors import CircularBufferError, NocHazardError
+from tilefold.sim.lanes import uniform
+
+
+class CircularBufferApi:
+    def _producer_clock(self) -> np.ndarray:
+        return self.clock
+
+    def _consumer_clock(self) -> np.ndarray:
+        return self.clock
+
+    def _cb(self, cb, where: str):
+        cb = cb if cb.__class__ is int else uniform(cb, "circular buffer index")
+        st = self._cb_cache.get(cb)
+        if st is None:
+            if not 0 <= cb < self.arch.max_circular_buffers:
+                raise self.fail(CircularBufferError, f"{where}: circular buffer index {cb} is outside 0-31")
+            st = self.dev.cbs.states.get(cb)
+            if st is None or not st.configured[self.rows].all():
+                missing = self.dev.cbs._cores_missing(cb, self.rows)
+                raise self.fail(CircularBufferError, f"{where}: circular buffer c_{cb} is not configured on core "
+                                                     f"{missing}; create it with CreateCircularBuffer on these cores")
+            self._cb_cache[cb] = st
+        return cb, st
+
+    def _pages(self, n, what: str) -> int:
+        n = n if n.__class__ is int else uniform(n, what)
+        if n <= 0:
+            raise self.fail(CircularBufferError, f"{what} must be positive, got {n}")
+        return n
+
+    def _capacity(self, st):
+        return st.uniform_capacity if st.uniform_capacity is not None else st.capacity[self.rows]
+
+    def _check_step(self, st, cb: int, pos, n: int, call: str) -> None:
+        cap = self._capacity(st)
+        over = pos + n > cap
+        if np.any(over):
+            capv = int(np.max(cap))
+            posv = int(np.max(pos))
+            raise self.fail(CircularBufferError,
+                            f"{call}(c_{cb}, {n}) at page {posv} of {capv} runs past the end of the circular buffer; "
+                            f"make its page count a multiple of {n}", over)
+
+    # -- producer side ------------------------------------------------------------------
+
+    def cb_reserve_back(self, cb, num_pages) -> None:
+        cb, st = self._cb(cb, "cb_reserve_back")
+        n = self._pages(num_pages, "cb_reserve_back page count")
+        rows = self.rows
+        cap = self._capacity(st)
+        if np.any(n > cap):
+            raise self.fail(CircularBufferError, f"cb_reserve_back(c_{cb}, {n}) asks for more pages than the circular "
+                                                 f"buffer holds ({int(np.min(cap))}); it can never succeed")
+        self._check_step(st, cb, st.wr[rows], n, "cb_reserve_back")
+        self.block(("cb", cb), f"cb_reserve_back(c_{cb}, {n}): waiting for {n} free pages",
+                   lambda: bool(np.all(cap - (st.received[rows] - st.acked[rows]) >= n)))
+        # The slot of the n-th page was freed when the page `capacity` pages earlier was popped.
+        last = st.received[rows] + (n - 1)
+        earlier = last - cap
+        clock = self._producer_clock()
+        if np.any(earlier >= 0):
+            slot = last % cap
+            freed = st.pop_time[self.row_idx, slot]
+            self.sync_to(np.where(earlier >= 0, freed, 0.0), clock)
+        st.reserved[rows] = np.maximum(st.reserved[rows], n)
+        self.charge(self.costs.cb_op, clock, "cb_reserve_back")
+
+    def cb_push_back(self, cb, num_pages) -> None:
+        cb, st = self._cb(cb, "cb_push_back")
+        n = self._pages(num_pages, "cb_push_back page count")
+        rows = self.rows
+        reserved = st.reserved[rows]
+        if np.any(reserved < n):
+            raise self.fail(CircularBufferError,
+                            f"cb_push_back(c_{cb}, {n}) pushes pages that were not reserved (only "
+                            f"{int(np.min(reserved))} reserved); call cb_reserve_back(c_{cb}, {n}) first",
+                            reserved < n)
+        wr = st.wr[rows]
+        self._check_step(st, cb, wr, n, "cb_push_back")
+        self._check_pushed_data(cb, st, wr, n)
+        clock = self._producer_clock()
+        self.charge(self.costs.cb_op, clock, "cb_push_back")
+        self._stamp(st.push_time, wr, n, clock)
+        st.received[rows] += n
+        st.reserved[rows] -= n
+        cap = self._capacity(st)
+        st.wr[rows] = (wr + n) % cap
+        st.pack_seq[rows] = 0
+        self.dev.progress += 1
+        self.scheduler.notify(("cb", cb))
+
+    # -- consumer side ------------------------------------------------------------------
+
+    def cb_wait_front(self, cb, num_pages) -> None:
+        cb, st = self._cb(cb, "cb_wait_front")
+        n = self._pages(num_pages, "cb_wait_front page count")
+        rows = self.rows
+        cap = self._capacity(st)
+        if np.any(n > cap):
+            raise self.fail(CircularBufferError, f"cb_wait_front(c_{cb}, {n}) waits for more pages than the circular "
+                                                 f"buffer holds ({int(np.min(cap))}); it can never succeed")
+        self._check_step(st, cb, st.rd[rows], n, "cb_wait_front")
+        self.block(("cb", cb), f"cb_wait_front(c_{cb}, {n}): waiting for {n} pages to be pushed",
+                   lambda: bool(np.all(st.received[rows] - st.acked[rows] >= n)))
+        slot = (st.rd[rows] + (n - 1)) % cap
+        clock = self._consumer_clock()
+        self.sync_to(st.push_time[self.row_idx, slot], clock)
+        waited = st.waited[rows]
+        st.waited[rows] = np.maximum(waited, n)
+        self.charge(self.costs.cb_op, clock, "cb_wait_front")
+
+    def cb_pop_front(self, cb, num_pages) -> None:
+        cb, st = self._cb(cb, "cb_pop_front")
+        n = self._pages(num_pages, "cb_pop_front page count")
+        rows = self.rows
+        waited = st.waited[rows]
+        if np.any(waited < n):
+            raise self.fail(CircularBufferError,
+                            f"cb_pop_front(c_{cb}, {n}) pops pages that were not waited for (only {int(np.min(waited))} "
+                            f"waited); call cb_wait_front(c_{cb}, {n}) first", waited < n)
+        rd = st.rd[rows]
+        self._check_step(st, cb, rd, n, "cb_pop_front")
+        self._check_popped_data(cb, st, rd, n)
+        clock = self._consumer_clock()
+        self.charge(self.costs.cb_op, clock, "cb_pop_front")
+        self._stamp(st.pop_time, rd, n, clock)
+        st.acked[rows] += n
+        st.waited[rows] -= n
+        st.rd[rows] = (rd + n) % self._capacity(st)
+        self.dev.progress += 1
+        self.scheduler.notify(("cb", cb))
+
+    # -- helpers ------------------------------------------------------------------------
+
+    def _stamp(self, times: np.ndarray, pos, n: int, clock: np.ndarray) -> None:
+        p0 = pos[0] if isinstance(pos, np.ndarray) else pos
+        if isinstance(pos, np.ndarray) and not (pos == p0).all():
+            cols = pos[:, None] + np.arange(n)
+            times[self.row_idx[:, None], cols] = clock[:, None]
+        else:
+            times[self.rows, int(p0):int(p0) + n] = clock[:, None]
+
+    def _page_range(self, st, pos, n: int):
+        """Byte range [lo, hi) of ``n`` pages from page position ``pos`` (int or per-lane)."""
+        if st.uniform_base is not None and st.uniform_page_size is not None:
+            base, ps = st.uniform_base, st.uniform_page_size
+        else:
+            base, ps = st.base[self.rows], st.page_size[self.rows]
+        p = int(pos[0]) if isinstance(pos, np.ndarray) and (pos == pos[0]).all() else pos
+        lo = base + p * ps
+        return lo, lo + n * ps
+
+    def _check_pushed_data(self, cb: int, st, wr, n: int) -> None:
+        """A push hands data to the consumer: NOC reads into it must have completed."""
+        if not self.pending_reads:
+            return
+        lo, hi = self._page_range(st, wr, n)
+        for r_lo, r_hi, line in self.pending_reads:
+            if np.any((r_lo < hi) & (lo < r_hi)):
+                issued = self.location_of(line)
+                raise self.fail(NocHazardError,
+                                f"cb_push_back(c_{cb}, {n}) hands over pages that noc_async_read (at {issued}) may "
+                                "still be filling; call noc_async_read_barrier() before cb_push_back")
+
+    def _check_popped_data(self, cb: int, st, rd, n: int) -> None:
+        """A pop frees pages: NOC writes reading them must have left L1."""
+        if not self.pending_writes:
+            return
+        lo, hi = self._page_range(st, rd, n)
+        for w_lo, w_hi, line in self.pending_writes:
+            if np.any((w_lo < hi) & (lo < w_hi)):
+                issued = self.location_of(line)
+                raise self.fail(NocHazardError,
+                                f"cb_pop_front(c_{cb}, {n}) frees pages that noc_async_write (at {issued}) may still be "
+                                "reading; call noc_async_writes_flushed() or noc_async_write_barrier() before "
+                                "cb_pop_front")

@@ -1,0 +1,114 @@
+"""Circular buffers with TT-Metalium semantics, for every core at once.
+
+Reads: the allocation of a Program's CBs. Writes: CB state arrays (one entry per core).
+
+Per CB index and core: base address, page size, capacity in pages, pages pushed
+(``received``) and popped (``acked``), the write and read page positions, pages reserved by
+the producer and waited for by the consumer, and the sequential ``pack_tile`` position.
+``cb_reserve_back`` may proceed when ``capacity - (received - acked) >= n``;
+``cb_wait_front`` when ``received - acked >= n``. Each page slot remembers when it was
+pushed and when it was popped, so a consumer's clock after ``cb_wait_front`` is the time
+the producer pushed the page it needed, and a producer's after ``cb_reserve_back`` the time
+the consumer freed the slot: that is how waits synchronise producer and consumer clocks.
+
+Protocol misuse is a :class:`CircularBufferError`: reserving or waiting for more pages
+than the CB holds, pushing pages that were not reserved, popping pages that were not
+waited for, a push or pop that would run past the end of the CB (its capacity is not a
+multiple of the step), using a CB index not configured on the core, pages left at exit.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tilefold.arch.cores import CoreCoord
+from tilefold.errors import CircularBufferError
+from tilefold.sim.allocator import Allocation
+
+
+class CircularBufferState:
+    """State of one CB index on all cores of the program (arrays indexed by core row)."""
+
+    def __init__(self, index: int, ncores: int, max_pages: int):
+        self.index = index
+        n = ncores
+        self.configured = np.zeros(n, dtype=bool)
+        self.base = np.zeros(n, dtype=np.int64)
+        self.page_size = np.zeros(n, dtype=np.int64)
+        self.capacity = np.zeros(n, dtype=np.int64)
+        self.received = np.zeros(n, dtype=np.int64)
+        self.acked = np.zeros(n, dtype=np.int64)
+        self.wr = np.zeros(n, dtype=np.int64)        # write position, in pages from base
+        self.rd = np.zeros(n, dtype=np.int64)        # read position, in pages from base
+        self.reserved = np.zeros(n, dtype=np.int64)  # pages reserved and not yet pushed
+        self.waited = np.zeros(n, dtype=np.int64)    # pages waited for and not yet popped
+        self.pack_seq = np.zeros(n, dtype=np.int64)  # next tile of a sequential pack_tile
+        self.push_time = np.zeros((n, max(max_pages, 1)))
+        self.pop_time = np.zeros((n, max(max_pages, 1)))
+        # When every configured core has the same geometry, keep it as plain ints (fast path).
+        self.uniform_base: int | None = None
+        self.uniform_page_size: int | None = None
+        self.uniform_capacity: int | None = None
+
+
+class CircularBuffers:
+    """All CB indices of a program."""
+
+    def __init__(self, allocation: Allocation, core_rows: dict[CoreCoord, int]):
+        self.core_rows = core_rows
+        self.rows_core = {r: c for c, r in core_rows.items()}
+        ncores = len(core_rows)
+        by_index: dict[int, list] = {}
+        for cb in allocation.circular_buffers:
+            by_index.setdefault(cb.index, []).append(cb)
+        self.states: dict[int, CircularBufferState] = {}
+        for index, placements in by_index.items():
+            max_pages = max(p.num_pages for p in placements)
+            st = CircularBufferState(index, ncores, max_pages)
+            for p in placements:
+                rows = [core_rows[c] for c in p.cores if c in core_rows]
+                st.configured[rows] = True
+                st.base[rows] = p.address
+                st.page_size[rows] = p.page_size
+                st.capacity[rows] = p.num_pages
+            cfg = st.configured
+            if cfg.any():
+                for attr, uattr in (("base", "uniform_base"), ("page_size", "uniform_page_size"),
+                                    ("capacity", "uniform_capacity")):
+                    vals = getattr(st, attr)[cfg]
+                    if (vals == vals[0]).all():
+                        setattr(st, uattr, int(vals[0]))
+            self.states[index] = st
+        self.regions = sorted((p.address, p.address + p.page_size * p.num_pages, p.index)
+                              for p in allocation.circular_buffers)
+
+    def state(self, index: int, rows, where: str) -> CircularBufferState:
+        st = self.states.get(index)
+        if st is None or not st.configured[rows].all():
+            cores = self._cores_missing(index, rows)
+            raise CircularBufferError(f"{where}: circular buffer c_{index} is not configured on core "
+                                      f"{cores}; create it with CreateCircularBuffer on these cores")
+        return st
+
+    def _cores_missing(self, index: int, rows) -> str:
+        st = self.states.get(index)
+        idx = np.arange(len(self.core_rows))[rows]
+        missing = idx if st is None else idx[~st.configured[rows]]
+        return ", ".join(str(self.rows_core[int(r)]) for r in missing[:4])
+
+    def cb_at(self, addr: int) -> int | None:
+        """The CB index whose L1 range holds ``addr`` (CB addresses are the same on all cores)."""
+        for start, end, index in self.regions:
+            if start <= addr < end:
+                return index
+        return None
+
+    def leftovers(self) -> list[str]:
+        """Descriptions of pages pushed and never popped, per CB and core."""
+        out = []
+        for index, st in self.states.items():
+            left = st.received - st.acked
+            for row in np.nonzero(left)[0][:8]:
+                out.append(f"c_{index} on core {self.rows_core[int(row)]}: {int(left[row])} pages pushed and never "
+                           "popped")
+        return out

@@ -1,0 +1,507 @@
+"""The compute kernel API: DST, FPU and SFPU tile ops, matmul, reduce, tilize, pack.
+
+Reads: tiles from the lanes' circular buffers (only pages the kernel waited for). Writes:
+the DST register file (one per core, float32 values of the configured precision) and packed
+tiles into pages the kernel reserved. Numerics are in :mod:`tilefold.sim.tile_math`.
+
+DST follows the tile-register protocol at run time too: math ops write DST only between
+``tile_regs_acquire`` and ``tile_regs_commit``, ``pack_tile`` reads only between
+``tile_regs_wait`` and ``tile_regs_release``, indices stay within the capacity of the
+kernel's config (8 / 4 tiles half-sync for 16-bit / 32-bit DST, 16 / 8 full-sync), and a
+packed slot must have been written since the acquire (:class:`DstError`). A slot not yet
+written in the current acquire reads as zero, as after the packer clears DST on release.
+
+Timing: the three TRISCs are three clocks. The unpacker waits for and pops input pages and
+spends ``tile bytes / unpack rate`` per tile; math starts when its operands are unpacked and
+spends the FPU / SFPU cost; the packer starts after ``tile_regs_wait`` (the math commit) and
+reserves, fills and pushes output pages. ``tile_regs_acquire`` waits until the packer has
+released the DST half it is about to reuse (two halves in half-sync mode), so math and pack
+overlap as they do on the device.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tilefold.errors import CircularBufferError, DstError
+from tilefold.program import ComputeConfig
+from tilefold.sim import tile_math as tm
+from tilefold.sim.lanes import uniform
+
+RELEASED, ACQUIRED, COMMITTED, WAITED = "released", "acquired", "committed", "waited"
+DST_SLOTS = 16
+
+
+class ComputeApi:
+    """Mixed into the kernel context of compute threads."""
+
+    def _compute_init(self) -> None:
+        cfg = self.kernel.config if isinstance(self.kernel.config, ComputeConfig) else ComputeConfig()
+        self.fp32_dest = cfg.fp32_dest_acc_en
+        self.fidelity = cfg.math_fidelity
+        self.full_sync = cfg.dst_full_sync_en
+        self.dst_capacity = self.arch.dst_capacity(cfg.fp32_dest_acc_en, cfg.dst_full_sync_en)
+        self.unpack_clock = np.zeros(self.L)
+        self.math_clock = self.clock            # the thread's clock is the math engine's
+        self.pack_clock = np.zeros(self.L)
+        self.commit_time = np.zeros(self.L)
+        self.section_free = [np.zeros(self.L), np.zeros(self.L)]
+        self.section = 0
+        self.dst_state = RELEASED
+        self.dst_written = np.zeros(DST_SLOTS, dtype=bool)
+        self.dst = self.dev.dst
+        self.reduce_mode = ("SUM", "REDUCE_ROW")
+        self.engine_busy = np.zeros((3, self.L))
+
+    def _producer_clock(self) -> np.ndarray:
+        return self.pack_clock
+
+    def _consumer_clock(self) -> np.ndarray:
+        return self.unpack_clock
+
+    def charge(self, cycles, clock=None, name=None) -> None:
+        super().charge(cycles, clock, name)
+        engine = self.math_clock if clock is None else clock
+        for i, clk in enumerate((self.unpack_clock, self.math_clock, self.pack_clock)):
+            if clk is engine:
+                self.engine_busy[i] += cycles
+                break
+
+    def busy_cycles(self) -> np.ndarray:
+        """Busy time of the busiest of the unpack, math and pack engines."""
+        return self.engine_busy.max(axis=0)
+
+    def finish_clock(self) -> np.ndarray:
+        return np.maximum(np.maximum(self.unpack_clock, self.math_clock), self.pack_clock)
+
+    # -- small helpers ------------------------------------------------------------------
+
+    def _init_call(self, name: str) -> None:
+        self.charge(self.costs.compute_call, self.math_clock, name)
+
+    def _dst_index(self, idx, call: str) -> int:
+        i = idx if idx.__class__ is int else uniform(idx, "DST index")
+        if not 0 <= i < self.dst_capacity:
+            raise self.fail(DstError, f"{call} uses DST[{i}] but one tile_regs_acquire gives {self.dst_capacity} "
+                                      f"tiles (fp32_dest_acc_en={self.fp32_dest}, dst_full_sync_en={self.full_sync}); "
+                                      "use fewer tiles per acquire")
+        return i
+
+    def _math_slot(self, idx, call: str) -> int:
+        if self.dst_state != ACQUIRED:
+            raise self.fail(DstError, f"{call} writes DST while it is {self.dst_state}; call it between "
+                                      "tile_regs_acquire() and tile_regs_commit()")
+        return self._dst_index(idx, call)
+
+    def _read_slot(self, i: int, call: str) -> np.ndarray:
+        if not self.dst_written[i]:
+            raise self.fail(DstError, f"{call} reads DST[{i}], which nothing wrote since tile_regs_acquire")
+        return self.dst[self.rows, i]
+
+    def _write_slot(self, i: int, values: np.ndarray) -> None:
+        self.dst[self.rows, i] = tm.round_dst(values, self.fp32_dest)
+        self.dst_written[i] = True
+
+    def _cb_format(self, cb: int):
+        return self.dev.cb_formats[cb]
+
+    def _tile_bytes(self, cb: int, st, tile, call: str, count: int = 1):
+        """Raw bytes of ``count`` consecutive waited tiles of a CB from ``tile``: (lanes, count, tile_size)."""
+        t = tile if tile.__class__ is int else uniform(tile, "CB tile index")
+        waited = st.waited[self.rows]
+        if np.any(waited < t + count):
+            raise self.fail(CircularBufferError,
+                            f"{call} reads tile {t + count - 1} of c_{cb} but only {int(np.min(waited))} pages were "
+                            f"waited for; call cb_wait_front(c_{cb}, {t + count}) first", waited < t + count)
+        ps = st.uniform_page_size if st.uniform_page_size is not None else int(st.page_size[self.row_idx[0]])
+        base = st.uniform_base if st.uniform_base is not None else st.base[self.rows]
+        rd = st.rd[self.rows]
+        r0 = int(rd[0])
+        addr = base + (r0 if (rd == r0).all() else rd) * ps + t * ps
+        raw = self.dev.l1.read(self.rows, addr, ps * count)
+        return raw.reshape(self.L, count, ps)
+
+    def _unpack(self, cb, tile, call: str, count: int = 1, fpu: bool = True) -> np.ndarray:
+        """float32 values (lanes, count, 1024) of waited tiles, as the source registers hold them."""
+        cbi, st = self._cb(cb, call)
+        raw = self._tile_bytes(cbi, st, tile, call, count)
+        fmt = self._cb_format(cbi)
+        values = tm.unpack(raw, fmt)
+        if fpu:
+            values = tm.source_register(values, fmt)
+        elif not self.fp32_dest:
+            values = tm.round_bf16(values)
+        self._charge_unpack(raw.shape[-1] * count, fmt, count)
+        return values
+
+    def _charge_unpack(self, nbytes: int, fmt, tiles: int) -> None:
+        cycles = nbytes / self.costs.unpack_bytes_per_cycle
+        if fmt.is_block_float:
+            cycles += self.costs.bfp_extra_per_tile * tiles
+        self.charge(cycles, self.unpack_clock)
+        self.dev.counters.unpack_tiles += tiles * self.L
+
+    def _math(self, cycles: float, name: str, engine: str = "fpu", tiles: int = 1) -> None:
+        np.maximum(self.math_clock, self.unpack_clock, out=self.math_clock)
+        self.charge(cycles, self.math_clock, name)
+        c = self.dev.counters
+        if engine == "fpu":
+            c.fpu_tiles += tiles * self.L
+        else:
+            c.sfpu_tiles += tiles * self.L
+
+    # -- init calls (configuration only) -------------------------------------------------
+
+    def compute_kernel_hw_startup(self, in0_cb, in1_cb, out_cb) -> None:
+        self._init_call("compute_kernel_hw_startup")
+
+    def binary_op_init_common(self, in0_cb, in1_cb, out_cb) -> None:
+        self._init_call("binary_op_init_common")
+
+    def unary_op_init_common(self, in_cb, out_cb) -> None:
+        self._init_call("unary_op_init_common")
+
+    def init_sfpu(self, in_cb, out_cb) -> None:
+        self._init_call("init_sfpu")
+
+    def __getattr__(self, name: str):
+        # Every *_init / *_init_short / *_uninit / reconfig call only configures the engines.
+        if name.endswith(("_init", "_init_short", "_uninit")) or name.startswith(("reconfig_", "pack_reconfig_")) \
+                or name.startswith("copy_tile_to_dst_init"):
+            def configure(*args, **kwargs):
+                if name == "reduce_init":
+                    self.reduce_mode = (kwargs.get("pool_type", "SUM"), kwargs.get("reduce_dim", "REDUCE_ROW"))
+                self._init_call(name)
+            return configure
+        if name.endswith("_tile") and name[:-5] in tm.SFPU_UNARY:
+            return lambda dst_index, *params: self._sfpu_unary(name[:-5], dst_index, params)
+        if name.endswith("_tile") and name[:-5] in tm.SFPU_BINARY:
+            return lambda d0, d1, out: self._sfpu_binary(name[:-5], d0, d1, out)
+        raise AttributeError(name)
+
+    # -- tile registers -----------------------------------------------------------------
+
+    def tile_regs_acquire(self) -> None:
+        if self.dst_state != RELEASED:
+            raise self.fail(DstError, f"tile_regs_acquire while DST is {self.dst_state}; release it first")
+        self.dst_state = ACQUIRED
+        self.dst_written[:] = False
+        self.sync_to(self.section_free[self.section], self.math_clock)
+        self._init_call("tile_regs_acquire")
+
+    def tile_regs_commit(self) -> None:
+        if self.dst_state != ACQUIRED:
+            raise self.fail(DstError, f"tile_regs_commit while DST is {self.dst_state}; call tile_regs_acquire first")
+        self.dst_state = COMMITTED
+        np.maximum(self.math_clock, self.unpack_clock, out=self.math_clock)
+        self.commit_time = self.math_clock.copy()
+        self._init_call("tile_regs_commit")
+
+    def tile_regs_wait(self) -> None:
+        if self.dst_state != COMMITTED:
+            raise self.fail(DstError, f"tile_regs_wait while DST is {self.dst_state}; call tile_regs_commit first")
+        self.dst_state = WAITED
+        self.sync_to(self.commit_time, self.pack_clock)
+        self.charge(self.costs.compute_call, self.pack_clock, "tile_regs_wait")
+
+    def tile_regs_release(self) -> None:
+        if self.dst_state != WAITED:
+            raise self.fail(DstError, f"tile_regs_release while DST is {self.dst_state}; call tile_regs_wait first")
+        self.dst_state = RELEASED
+        self.section_free[self.section] = self.pack_clock.copy()
+        if not self.full_sync:
+            self.section ^= 1
+        self.charge(self.costs.compute_call, self.pack_clock, "tile_regs_release")
+
+    # -- moving tiles into DST --------------------------------------------------------------
+
+    def copy_tile(self, in_cb, in_tile_index, dst_index) -> None:
+        i = self._math_slot(dst_index, "copy_tile")
+        values = self._unpack(in_cb, in_tile_index, "copy_tile", fpu=False)[:, 0]
+        self._math(self.costs.fpu_eltwise_tile, "copy_tile")
+        self._write_slot(i, values)
+
+    def copy_dest_values(self, dst_in, dst_out) -> None:
+        src = self._dst_index(dst_in, "copy_dest_values")
+        dst = self._math_slot(dst_out, "copy_dest_values")
+        values = self._read_slot(src, "copy_dest_values").copy()
+        self._math(self.costs.sfpu("copy"), "copy_dest_values", "sfpu")
+        self._write_slot(dst, values)
+
+    # -- FPU element-wise and broadcasts -----------------------------------------------------
+
+    def _fpu_binary(self, op: str, bcast: str | None, in0_cb, in1_cb, in0_tile, in1_tile, dst_index, call):
+        i = self._math_slot(dst_index, call)
+        a = self._unpack(in0_cb, in0_tile, call)[:, 0]
+        b = self._unpack(in1_cb, in1_tile, call)[:, 0]
+        if bcast is not None:
+            rows = tm.faces_to_rows(b)
+            if bcast == "rows":
+                rows = np.broadcast_to(rows[:, :1, :], rows.shape)
+            elif bcast == "cols":
+                rows = np.broadcast_to(rows[:, :, :1], rows.shape)
+            else:
+                rows = np.broadcast_to(rows[:, :1, :1], rows.shape)
+            b = tm.rows_to_faces(np.ascontiguousarray(rows))
+        self._math(self.costs.fpu_eltwise_tile, call)
+        self._write_slot(i, tm.FPU_BINARY[op](a, b))
+
+    def add_tiles(self, a, b, ia, ib, dst):
+        self._fpu_binary("add", None, a, b, ia, ib, dst, "add_tiles")
+
+    def sub_tiles(self, a, b, ia, ib, dst):
+        self._fpu_binary("sub", None, a, b, ia, ib, dst, "sub_tiles")
+
+    def mul_tiles(self, a, b, ia, ib, dst):
+        self._fpu_binary("mul", None, a, b, ia, ib, dst, "mul_tiles")
+
+    def add_tiles_bcast_rows(self, a, b, ia, ib, dst):
+        self._fpu_binary("add", "rows", a, b, ia, ib, dst, "add_tiles_bcast_rows")
+
+    def add_tiles_bcast_cols(self, a, b, ia, ib, dst):
+        self._fpu_binary("add", "cols", a, b, ia, ib, dst, "add_tiles_bcast_cols")
+
+    def add_tiles_bcast_scalar(self, a, b, ia, ib, dst):
+        self._fpu_binary("add", "scalar", a, b, ia, ib, dst, "add_tiles_bcast_scalar")
+
+    def sub_tiles_bcast_cols(self, a, b, ia, ib, dst):
+        self._fpu_binary("sub", "cols", a, b, ia, ib, dst, "sub_tiles_bcast_cols")
+
+    def sub_tiles_bcast_scalar(self, a, b, ia, ib, dst):
+        self._fpu_binary("sub", "scalar", a, b, ia, ib, dst, "sub_tiles_bcast_scalar")
+
+    def mul_tiles_bcast_rows(self, a, b, ia, ib, dst):
+        self._fpu_binary("mul", "rows", a, b, ia, ib, dst, "mul_tiles_bcast_rows")
+
+    def mul_tiles_bcast_cols(self, a, b, ia, ib, dst):
+        self._fpu_binary("mul", "cols", a, b, ia, ib, dst, "mul_tiles_bcast_cols")
+
+    def mul_tiles_bcast_scalar(self, a, b, ia, ib, dst):
+        self._fpu_binary("mul", "scalar", a, b, ia, ib, dst, "mul_tiles_bcast_scalar")
+
+    # -- matmul -----------------------------------------------------------------------------
+
+    def _accumulate(self, first: int, count: int, product: np.ndarray) -> None:
+        """DST[first:first+count] += product (lanes, count, 1024), rounding to DST precision."""
+        written = self.dst_written[first:first + count]
+        current = self.dst[self.rows, first:first + count]
+        if not written.all():
+            current = np.where(written[None, :, None], current, np.float32(0))
+        self.dst[self.rows, first:first + count] = tm.round_dst(current + product, self.fp32_dest)
+        self.dst_written[first:first + count] = True
+
+    def matmul_tiles(self, in0_cb, in1_cb, in0_tile_index, in1_tile_index, dst_index) -> None:
+        self.matmul_block(in0_cb, in1_cb, in0_tile_index, in1_tile_index, dst_index, 0, 1, 1, 1,
+                          _call="matmul_tiles")
+
+    def matmul_block(self, in0_cb, in1_cb, in0_tile_index, in1_tile_index, dst_index, transpose, ct_dim, rt_dim,
+                     kt_dim, _call: str = "matmul_block") -> None:
+        ct, rt, kt = (uniform(v, "matmul block dimension") for v in (ct_dim, rt_dim, kt_dim))
+        first = self._math_slot(dst_index, _call)
+        self._dst_index(first + rt * ct - 1, _call)
+        i0 = uniform(in0_tile_index, "in0 tile index")
+        i1 = uniform(in1_tile_index, "in1 tile index")
+        # in0: rt tiles down the block (stride kt); in1: ct consecutive tiles.
+        span0 = (rt - 1) * kt + 1
+        a_all = self._unpack(in0_cb, i0, _call, span0)               # (L, span0, 1024)
+        a = a_all[:, ::kt][:, :rt] if kt > 1 else a_all[:, :rt]
+        b = self._unpack(in1_cb, i1, _call, ct)                       # (L, ct, 1024)
+        if uniform(transpose, "transpose flag"):
+            b = tm.rows_to_faces(tm.faces_to_rows(b).swapaxes(-1, -2).copy())
+        a, b = tm.apply_fidelity(a, b, self.fidelity)
+        prod = tm.faces_to_rows(a)[:, :, None] @ tm.faces_to_rows(b)[:, None]   # (L, rt, ct, 32, 32)
+        product = tm.rows_to_faces(prod).reshape(self.L, rt * ct, tm.TILE_ELEMS)
+        tiles = rt * ct
+        self._math(self.arch.matmul_tile_cycles(self.fidelity) * tiles, _call, tiles=tiles)
+        self.dev.counters.matmul_flops += 2 * 32 ** 3 * tiles * self.L
+        self._accumulate(first, tiles, product)
+
+    # -- reduce and transpose ---------------------------------------------------------------
+
+    def reduce_tile(self, in_cb, scaler_cb, in_tile_index, scaler_tile_index, dst_index,
+                    pool_type=None, reduce_dim=None) -> None:
+        pool = pool_type or self.reduce_mode[0]
+        dim = reduce_dim or self.reduce_mode[1]
+        i = self._math_slot(dst_index, "reduce_tile")
+        x = tm.faces_to_rows(self._unpack(in_cb, in_tile_index, "reduce_tile")[:, 0])
+        scaler = tm.faces_to_rows(self._unpack(scaler_cb, scaler_tile_index, "reduce_tile")[:, 0])[:, 0, 0]
+        x = x * scaler[:, None, None]
+        axis = {"REDUCE_ROW": 2, "REDUCE_COL": 1, "REDUCE_SCALAR": (1, 2)}[dim]
+        red = x.max(axis=axis) if pool == "MAX" else x.sum(axis=axis, dtype=np.float32)
+        written = self.dst_written[i]
+        cur = tm.faces_to_rows(self.dst[self.rows, i]) if written else np.zeros_like(x)
+        out = cur.copy()
+        if dim == "REDUCE_ROW":
+            out[:, :, 0] = np.maximum(cur[:, :, 0], red) if (pool == "MAX" and written) else \
+                (red if pool == "MAX" else cur[:, :, 0] + red)
+        elif dim == "REDUCE_COL":
+            out[:, 0, :] = np.maximum(cur[:, 0, :], red) if (pool == "MAX" and written) else \
+                (red if pool == "MAX" else cur[:, 0, :] + red)
+        else:
+            out[:, 0, 0] = np.maximum(cur[:, 0, 0], red) if (pool == "MAX" and written) else \
+                (red if pool == "MAX" else cur[:, 0, 0] + red)
+        self._math(self.costs.reduce_tile, "reduce_tile")
+        self._write_slot(i, tm.rows_to_faces(out))
+
+    def transpose_wh_tile(self, in_cb, in_tile_index, dst_index) -> None:
+        i = self._math_slot(dst_index, "transpose_wh_tile")
+        x = self._unpack(in_cb, in_tile_index, "transpose_wh_tile", fpu=False)[:, 0]
+        self._math(self.costs.transpose_tile, "transpose_wh_tile")
+        self._write_slot(i, tm.rows_to_faces(tm.faces_to_rows(x).swapaxes(-1, -2).copy()))
+
+    # -- SFPU -----------------------------------------------------------------------------
+
+    def _sfpu_unary(self, name: str, dst_index, params) -> None:
+        call = f"{name}_tile"
+        i = self._math_slot(dst_index, call)
+        fn, family = tm.SFPU_UNARY[name]
+        x = np.zeros((self.L, tm.TILE_ELEMS), np.float32) if name == "fill" else self._read_slot(i, call)
+        ps = [p if p.__class__ in (int, float) else uniform(p, f"{call} parameter") for p in params]
+        with np.errstate(all="ignore"):
+            y = fn(x, *ps)
+        self._math(self.costs.sfpu(family), call, "sfpu")
+        self._write_slot(i, np.asarray(y, dtype=np.float32))
+
+    def _sfpu_binary(self, name: str, d0, d1, out) -> None:
+        call = f"{name}_tile"
+        a = self._read_slot(self._dst_index(d0, call), call)
+        b = self._read_slot(self._dst_index(d1, call), call)
+        o = self._math_slot(out, call)
+        fn, family = tm.SFPU_BINARY[name]
+        with np.errstate(all="ignore"):
+            y = fn(a, b)
+        self._math(self.costs.sfpu(family), call, "sfpu")
+        self._write_slot(o, np.asarray(y, dtype=np.float32))
+
+    def where_tile(self, dst_condition, dst_true, dst_false, dst_out) -> None:
+        c = self._read_slot(self._dst_index(dst_condition, "where_tile"), "where_tile")
+        t = self._read_slot(self._dst_index(dst_true, "where_tile"), "where_tile")
+        f = self._read_slot(self._dst_index(dst_false, "where_tile"), "where_tile")
+        o = self._math_slot(dst_out, "where_tile")
+        self._math(self.costs.sfpu("where"), "where_tile", "sfpu")
+        self._write_slot(o, np.where(c != 0, t, f))
+
+    # -- pack -------------------------------------------------------------------------------
+
+    def _out_pages(self, cb, first_page, count: int, call: str):
+        """L1 address of output page ``first_page`` (relative to the write pointer) after checks."""
+        cbi, st = self._cb(cb, call)
+        reserved = st.reserved[self.rows]
+        if np.any(reserved < first_page + count):
+            raise self.fail(CircularBufferError,
+                            f"{call} writes page {first_page + count - 1} of c_{cbi} but only "
+                            f"{int(np.min(reserved))} pages are reserved; call cb_reserve_back(c_{cbi}, "
+                            f"{first_page + count}) first", reserved < first_page + count)
+        ps = st.uniform_page_size if st.uniform_page_size is not None else int(st.page_size[self.row_idx[0]])
+        base = st.uniform_base if st.uniform_base is not None else st.base[self.rows]
+        wr = st.wr[self.rows]
+        w0 = int(wr[0])
+        addr = base + (w0 if (wr == w0).all() else wr) * ps + first_page * ps
+        return cbi, st, addr, ps
+
+    def _pack_into(self, cb, first_page, values: np.ndarray, call: str) -> None:
+        count = values.shape[1]
+        cbi, st, addr, ps = self._out_pages(cb, first_page, count, call)
+        fmt = self._cb_format(cbi)
+        raw = tm.pack(values, fmt).reshape(self.L, -1)
+        if raw.shape[-1] != ps * count:
+            raise self.fail(CircularBufferError, f"{call}: c_{cbi} has {ps}-byte pages but a {fmt.ttnn_name} tile is "
+                                                 f"{raw.shape[-1] // count} bytes; size the CB pages for its format")
+        self.dev.l1.write(self.rows, addr, raw)
+        cycles = raw.shape[-1] / self.costs.pack_bytes_per_cycle
+        if fmt.is_block_float:
+            cycles += self.costs.bfp_extra_per_tile * count
+        self.charge(cycles, self.pack_clock, call)
+        self.dev.counters.pack_tiles += count * self.L
+
+    def pack_tile(self, dst_index, out_cb, out_tile_index=0, out_of_order_output=False) -> None:
+        if self.dst_state != WAITED:
+            raise self.fail(DstError, f"pack_tile while DST is {self.dst_state}; pack between tile_regs_wait() and "
+                                      "tile_regs_release()")
+        i = self._dst_index(dst_index, "pack_tile")
+        values = self._read_slot(i, "pack_tile")
+        cbi, st = self._cb(out_cb, "pack_tile")
+        if out_of_order_output:
+            page = out_tile_index if out_tile_index.__class__ is int else uniform(out_tile_index, "pack index")
+        else:
+            seq = st.pack_seq[self.rows]
+            page = int(seq[0]) if (seq == seq[0]).all() else uniform(seq)
+            st.pack_seq[self.rows] = seq + 1
+        self._pack_into(cbi, page, values[:, None], "pack_tile")
+
+    # -- tilize / untilize ------------------------------------------------------------------
+
+    def _whole_block(self, call: str) -> None:
+        if self.dst_state != RELEASED:
+            raise self.fail(DstError, f"{call} manages DST itself; call it while DST is released, not {self.dst_state}")
+
+    def tilize_block(self, in_cb, block, out_cb) -> None:
+        self._whole_block("tilize_block")
+        n = uniform(block, "tilize block size")
+        cbi, st = self._cb(in_cb, "tilize_block")
+        raw = self._tile_bytes(cbi, st, 0, "tilize_block", n).reshape(self.L, -1)
+        fmt = self._cb_format(cbi)
+        values = _rows_from_bytes(raw, fmt, n)                       # (L, 32, n*32)
+        self._charge_unpack(raw.shape[-1], fmt, n)
+        tiles = tm.row_major_to_tiles(values, n)
+        if not (self.fp32_dest and fmt.element_size == 4):
+            tiles = tm.round_bf16(tiles)
+        np.maximum(self.math_clock, self.unpack_clock, out=self.math_clock)
+        self.charge(self.costs.fpu_eltwise_tile * n, self.math_clock, "tilize_block")
+        np.maximum(self.pack_clock, self.math_clock, out=self.pack_clock)
+        seq = int(st_seq(self, out_cb))
+        self._pack_into(out_cb, seq, tiles, "tilize_block")
+        _advance_seq(self, out_cb, n)
+
+    def untilize_block(self, in_cb, block, out_cb) -> None:
+        self._whole_block("untilize_block")
+        n = uniform(block, "untilize block size")
+        tiles = self._unpack(in_cb, 0, "untilize_block", n, fpu=False)       # (L, n, 1024)
+        rows = tm.tiles_to_row_major(tiles)                                   # (L, 32, n*32)
+        np.maximum(self.math_clock, self.unpack_clock, out=self.math_clock)
+        self.charge(self.costs.fpu_eltwise_tile * n, self.math_clock, "untilize_block")
+        np.maximum(self.pack_clock, self.math_clock, out=self.pack_clock)
+        cbi, st = self._cb(out_cb, "untilize_block")
+        fmt = self._cb_format(cbi)
+        raw = _rows_to_bytes(rows, fmt)
+        seq = int(st_seq(self, out_cb))
+        _, _, addr, ps = self._out_pages(cbi, seq, n, "untilize_block")
+        if raw.shape[-1] != ps * n:
+            raise self.fail(CircularBufferError, f"untilize_block: {n} rows of {n * 32} {fmt.ttnn_name} values do not "
+                                                 f"fill {n} pages of c_{cbi} ({ps} B each)")
+        self.dev.l1.write(self.rows, addr, raw)
+        self.charge(raw.shape[-1] / self.costs.pack_bytes_per_cycle, self.pack_clock, "untilize_block")
+        self.dev.counters.pack_tiles += n * self.L
+        _advance_seq(self, cbi, n)
+
+
+def st_seq(ctx, cb) -> int:
+    cbi, st = ctx._cb(cb, "pack")
+    seq = st.pack_seq[ctx.rows]
+    return int(seq[0]) if (seq == seq[0]).all() else uniform(seq)
+
+
+def _advance_seq(ctx, cb, n: int) -> None:
+    cbi, st = ctx._cb(cb, "pack")
+    st.pack_seq[ctx.rows] += n
+
+
+def _rows_from_bytes(raw: np.ndarray, fmt, ntiles: int) -> np.ndarray:
+    """Row-major bytes of 32 rows × ntiles*32 values → float32 (lanes, 32, ntiles*32)."""
+    lanes = raw.shape[0]
+    if fmt.ttnn_name == "bfloat16":
+        vals = (np.ascontiguousarray(raw).view(np.uint16).astype(np.uint32) << 16).view(np.float32)
+    elif fmt.ttnn_name == "float32":
+        vals = np.ascontiguousarray(raw).view(np.float32)
+    else:
+        vals = np.ascontiguousarray(raw).view(fmt.numpy_dtype).astype(np.float32)
+    return vals.reshape(lanes, 32, ntiles * 32)
+
+
+def _rows_to_bytes(rows: np.ndarray, fmt) -> np.ndarray:
+    lanes = rows.shape[0]
+    if fmt.is_block_float:
+        raise CircularBufferError(f"untilize_block cannot write {fmt.ttnn_name}: block-float data exists only as tiles")
+    if fmt.ttnn_name == "bfloat16":
+        return rows.astype(tm._BF16).view(np.uint8).reshape(lanes, -1)
+    return rows.astype(fmt.numpy_dtype).view(np.uint8).reshape(lanes, -1)

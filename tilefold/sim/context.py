@@ -1,0 +1,244 @@
+"""The kernel context ``k``: what emitted kernel code calls, for one thread of lanes.
+
+Reads: the running device (memories, CBs, allocation) and one kernel's arguments.
+Writes: device state, through the API mixins of :mod:`tilefold.sim.cb_api`,
+:mod:`tilefold.sim.dataflow_api` and :mod:`tilefold.sim.compute_api`.
+
+This base holds what every thread needs: its lanes (the cores it stands for, as rows of
+the device's per-core arrays), runtime / common / compile-time arguments, the control-flow
+helpers the Python emitter prints (``k.range``, ``k.cond``, ``k.index`` ...), its clock
+(cycles, one per lane), and the user's file:line for error messages.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from dataclasses import dataclass
+
+import numpy as np
+
+from tilefold.arch.cores import CoreCoord
+from tilefold.errors import ProgramError, RuntimeArgError, SimulationError, SourceLocation
+from tilefold.sim.lanes import lane_values, uniform
+
+
+def _lane_range(lb, step: int, trips: int):
+    for j in range(trips):
+        yield lb + j * step
+
+
+@dataclass
+class TraceEvent:
+    name: str
+    start: np.ndarray | float
+    end: np.ndarray | float
+
+
+class KernelContext:
+    """Base of the per-thread kernel API object."""
+
+    role = "thread"  # "reader" / "writer" / "compute", set by subclasses
+
+    def __init__(self, device, kernel, cores: list[CoreCoord], pykernel, thread_name: str):
+        self.dev = device
+        self.arch = device.arch
+        self.costs = device.arch.costs
+        self.kernel = kernel
+        self.cores = cores
+        self.pykernel = pykernel
+        self.thread_name = thread_name
+        self.scheduler = None  # set by the scheduler
+        self.thread = None
+        rows = np.array([device.core_row(c) for c in cores], dtype=np.int64)
+        self.row_idx = rows
+        if rows.size and np.all(np.diff(rows) == 1):
+            self.rows = slice(int(rows[0]), int(rows[-1]) + 1)
+        else:
+            self.rows = rows
+        self.L = len(cores)
+        self.clock = np.zeros(self.L)
+        self.busy = np.zeros(self.L)
+        self.stall = np.zeros(self.L)
+        self.tracing = device.tracing
+        self.events: list[TraceEvent] = []
+        self.calls = 0
+        self.pending_reads: list = []    # (lo, hi, line) of NOC reads into this core's L1 not yet barriered
+        self.pending_writes: list = []   # (lo, hi, line) of NOC writes from this core's L1 not yet flushed
+        self._cb_cache: dict = {}
+        # arguments
+        per_core = [device.resolve_args(kernel.runtime_args.get(c, [])) for c in cores]
+        self.nargs = min((len(a) for a in per_core), default=0)
+        self.max_nargs = max((len(a) for a in per_core), default=0)
+        if self.max_nargs:
+            table = np.zeros((self.L, self.max_nargs), dtype=np.int64)
+            for i, a in enumerate(per_core):
+                table[i, :len(a)] = a
+            self.arg_values = [lane_values(table[:, i]) for i in range(self.max_nargs)]
+        else:
+            self.arg_values = []
+        self.common_args = device.resolve_args(kernel.common_runtime_args)
+        self.compile_args = device.expand_compile_args(kernel)
+
+    # -- where in the user's code ---------------------------------------------------------
+
+    def _kernel_line(self, frame=None) -> int | None:
+        frame = frame or sys._getframe(1)
+        filename = self.pykernel.filename
+        while frame is not None:
+            if frame.f_code.co_filename == filename:
+                return frame.f_lineno
+            frame = frame.f_back
+        return None
+
+    def where(self, frame=None) -> SourceLocation | None:
+        """The user's file:line of the kernel statement running now."""
+        line = self._kernel_line(frame or sys._getframe(1))
+        return self.pykernel.location_of_line(line) if line is not None else None
+
+    def describe_lane(self, lane: int = 0) -> str:
+        return f"{self.thread_name} on core {self.cores[lane]}"
+
+    def fail(self, cls: type[SimulationError], message: str, lanes=None) -> SimulationError:
+        """An error of class ``cls`` at the current kernel line, naming the core."""
+        lane = 0
+        if lanes is not None:
+            bad = np.nonzero(np.broadcast_to(lanes, (self.L,)))[0]
+            lane = int(bad[0]) if bad.size else 0
+        loc = self.where(sys._getframe(1))
+        return cls(f"{message} (kernel {self.kernel.name}, {self.describe_lane(lane)})", loc)
+
+    def line_of(self, frame_depth: int = 2) -> int:
+        """Generated-code line of the caller's caller (cheap; for remembering where a transfer started)."""
+        frame = sys._getframe(frame_depth)
+        return frame.f_lineno if frame.f_code.co_filename == self.pykernel.filename else (
+            self._kernel_line(frame) or 0)
+
+    def location_of(self, line: int) -> SourceLocation | None:
+        return self.pykernel.location_of_line(line)
+
+    # -- time ---------------------------------------------------------------------------
+
+    def charge(self, cycles, clock: np.ndarray | None = None, name: str | None = None) -> None:
+        clk = self.clock if clock is None else clock
+        if self.tracing and name is not None:
+            start = clk.copy()
+            clk += cycles
+            self.events.append(TraceEvent(name, start, clk.copy()))
+        else:
+            clk += cycles
+        self.busy += cycles
+
+    def sync_to(self, when, clock: np.ndarray | None = None) -> None:
+        """Advance the clock to ``when`` where it is behind (a wait), counting the stall."""
+        clk = self.clock if clock is None else clock
+        gap = np.maximum(when - clk, 0.0)
+        if gap.any():
+            self.stall += gap
+            clk += gap
+
+    def block(self, key, description: str, predicate) -> None:
+        """Yield to the scheduler until ``predicate()`` holds."""
+        while not predicate():
+            self.scheduler.block(self.thread, key, description)
+
+    # -- control-flow helpers the Python emitter prints ---------------------------------------
+
+    def range(self, lb, ub, step):
+        if lb.__class__ is int and ub.__class__ is int and step.__class__ is int:
+            return range(lb, ub, step)
+        step = uniform(step, "loop step")
+        if lb.__class__ is int and ub.__class__ is int:
+            return range(lb, ub, step)
+        # Bounds differ per lane: fine as long as every lane runs the same number of iterations.
+        trips = uniform((np.asarray(ub) - np.asarray(lb) + (step - 1)) // step, "loop trip count")
+        return _lane_range(lb, step, max(trips, 0))
+
+    def cond(self, c) -> bool:
+        if c.__class__ is bool:
+            return c
+        return bool(uniform(c, "branch condition"))
+
+    def index(self, i) -> int:
+        return i if i.__class__ is int else uniform(i, "array index")
+
+    @staticmethod
+    def select(c, a, b):
+        if isinstance(c, np.ndarray):
+            return np.where(c, a, b)
+        return a if c else b
+
+    @staticmethod
+    def to_int(c):
+        return c.astype(np.int64) if isinstance(c, np.ndarray) else int(c)
+
+    @staticmethod
+    def max(a, b):
+        return np.maximum(a, b) if isinstance(a, np.ndarray) or isinstance(b, np.ndarray) else max(a, b)
+
+    @staticmethod
+    def min(a, b):
+        return np.minimum(a, b) if isinstance(a, np.ndarray) or isinstance(b, np.ndarray) else min(a, b)
+
+    @staticmethod
+    def ceildiv(a, b):
+        return -(-a // b)
+
+    @staticmethod
+    def floordiv(a, b):
+        return a // b
+
+    @staticmethod
+    def divsi(a, b):
+        if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+            return (np.trunc(np.asarray(a) / np.asarray(b))).astype(np.int64)
+        return int(a / b) if b else a // b
+
+    @staticmethod
+    def remsi(a, b):
+        if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+            return np.fmod(a, b)
+        return int(math.fmod(a, b))
+
+    @staticmethod
+    def bitcast(value, to_type: str):
+        if to_type == "i32":
+            return int(np.float32(value).view(np.uint32))
+        if to_type == "f32":
+            return float(np.uint32(value).view(np.float32))
+        return value
+
+    # -- arguments ----------------------------------------------------------------------
+
+    def get_arg_val(self, arg_index):
+        i = arg_index if arg_index.__class__ is int else uniform(arg_index, "runtime argument index")
+        if 0 <= i < self.nargs:
+            return self.arg_values[i]
+        self.charge(self.costs.riscv_call)
+        raise self.fail(RuntimeArgError,
+                        f"get_arg_val({i}) reads runtime argument {i} but the core was given "
+                        f"{self.nargs} (indices 0-{self.nargs - 1}); pass it with SetRuntimeArgs")
+
+    def get_common_arg_val(self, arg_index):
+        i = arg_index if arg_index.__class__ is int else uniform(arg_index, "runtime argument index")
+        if 0 <= i < len(self.common_args):
+            return self.common_args[i]
+        n = len(self.common_args)
+        raise self.fail(RuntimeArgError,
+                        f"get_common_arg_val({i}) reads common runtime argument {i} but the kernel has {n}; "
+                        "pass it with SetCommonRuntimeArgs")
+
+    def get_compile_time_arg_val(self, index: int) -> int:
+        if 0 <= index < len(self.compile_args):
+            return self.compile_args[index]
+        raise ProgramError(f"get_compile_time_arg_val({index}) but kernel {self.kernel.name} has "
+                           f"{len(self.compile_args)} compile-time arguments; add it to the kernel's compile_args",
+                           self.where(sys._getframe(1)))
+
+    def get_absolute_logical_x(self):
+        xs = np.array([c.x for c in self.cores], dtype=np.int64)
+        return lane_values(xs)
+
+    def get_absolute_logical_y(self):
+        ys = np.array([c.y for c in self.cores], dtype=np.int64)
+        return lane_values(ys)

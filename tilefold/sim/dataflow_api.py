@@ -1,0 +1,527 @@
+"""The data-movement kernel API: NOC transfers, accessors, semaphores, L1 pointers.
+
+Reads / writes: the device's DRAM banks and cores' L1 (:class:`ByteMemory`), CB state,
+semaphore words. Every transfer copies real bytes at once, one numpy gather / scatter for
+all lanes, and is remembered as outstanding until the matching barrier: data from a
+``noc_async_read`` handed to a consumer before ``noc_async_read_barrier`` and L1 that an
+unflushed ``noc_async_write`` still reads being freed are hazards (see
+:mod:`tilefold.sim.cb_api`). Accesses outside every allocated DRAM or L1 region are
+:class:`DramAccessError`; writes into CB pages the producer did not reserve are
+:class:`CircularBufferError`.
+
+Cost model (cycles, from :mod:`tilefold.arch.costs`): issuing a transfer costs ``noc_issue``
+per packet of at most ``noc_max_burst`` bytes on the issuing thread; the data lands after
+the NOC latency plus the bytes over the link width, and for DRAM after the bank delivers it
+at its share of the board bandwidth (banks busy with other transfers delay it). Barriers
+advance the thread to the completion of its outstanding transfers.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tilefold.arch import NOC_ADDR_LOCAL_BITS, NOC_ADDR_NODE_ID_BITS
+from tilefold.errors import CircularBufferError, DramAccessError, NocHazardError, SemaphoreError
+from tilefold.sim.accessor import Accessor, AccessorArgs, decode_accessor_args
+from tilefold.sim.lanes import uniform
+
+_LOCAL_MASK = (1 << NOC_ADDR_LOCAL_BITS) - 1
+_NODE_MASK = (1 << NOC_ADDR_NODE_ID_BITS) - 1
+_MCAST_BIT = 1 << 63
+NODE_DRAM, NODE_CORE = 1, 2
+
+
+def _first(v):
+    return v if v.__class__ is int else int(np.asarray(v).flat[0])
+
+
+class DataflowApi:
+    """Mixed into the kernel context of reader and writer threads."""
+
+    def _dataflow_init(self) -> None:
+        self.read_done = np.zeros(self.L)
+        self.write_flushed = np.zeros(self.L)
+        self.write_done = np.zeros(self.L)
+        self.noc_index = getattr(self.kernel.config, "noc_index", 0)
+        self._spins = 0
+        self._spin_progress = -1
+
+    # -- CB pointers --------------------------------------------------------------------
+
+    def _cb_pointer(self, cb, pos_attr: str, call: str):
+        cb, st = self._cb(cb, call)
+        pos = getattr(st, pos_attr)[self.rows]
+        if st.uniform_base is not None and st.uniform_page_size is not None:
+            p0 = pos[0]
+            if (pos == p0).all():
+                value = st.uniform_base + int(p0) * st.uniform_page_size
+            else:
+                value = st.uniform_base + pos * st.uniform_page_size
+        else:
+            value = st.base[self.rows] + pos * st.page_size[self.rows]
+            value = uniform(value) if (value == value[0]).all() else value
+        self.charge(self.costs.riscv_call, None, call)
+        return value
+
+    def get_write_ptr(self, cb):
+        return self._cb_pointer(cb, "wr", "get_write_ptr")
+
+    def get_read_ptr(self, cb):
+        return self._cb_pointer(cb, "rd", "get_read_ptr")
+
+    def get_tile_size(self, cb):
+        cb, st = self._cb(cb, "get_tile_size")
+        return st.uniform_page_size if st.uniform_page_size is not None else st.page_size[self.rows]
+
+    # -- accessors and NOC addresses -----------------------------------------------------
+
+    def tensor_accessor_args(self, cta_offset=None, prev: AccessorArgs | None = None) -> AccessorArgs:
+        offset = prev.next_compile_time_args_offset if prev is not None else cta_offset
+        try:
+            return decode_accessor_args(self.compile_args, offset)
+        except Exception as exc:
+            from tilefold.errors import ProgramError, TilefoldError
+
+            if isinstance(exc, TilefoldError):
+                exc.location = exc.location or self.where()
+                raise
+            raise ProgramError(f"TensorAccessorArgs<{offset}>(): {exc}", self.where()) from None
+
+    def tensor_accessor(self, args: AccessorArgs, bank_base_address, page_size) -> Accessor:
+        page_size = page_size if page_size.__class__ is int else uniform(page_size, "accessor page size")
+        nbanks = self.arch.dram_banks if args.is_dram else self.arch.num_cores
+        if args.is_sharded and args.sharded_spec is not None:
+            nbanks = getattr(args.sharded_spec, "num_banks", nbanks)
+        return Accessor(args, bank_base_address, page_size, nbanks)
+
+    def _bank_coords(self, accessor: Accessor, bank):
+        """NOC (x, y) of bank indices (DRAM banks, or worker cores for L1 banks)."""
+        table = self.dev.dram_coords if accessor.args.is_dram else self.dev.l1_bank_coords
+        if accessor.args.is_sharded and hasattr(accessor.args.sharded_spec, "bank_coords"):
+            table = np.asarray(accessor.args.sharded_spec.bank_coords, dtype=np.int64)
+        if bank.__class__ is int:
+            x, y = table[bank]
+            return int(x), int(y)
+        return table[bank, 0], table[bank, 1]
+
+    def get_noc_addr(self, page_id, accessor: Accessor, offset=0):
+        bank, local = accessor.locate(page_id, offset)
+        x, y = self._bank_coords(accessor, bank)
+        self.charge(self.costs.riscv_call, None, "get_noc_addr")
+        return (((y << NOC_ADDR_NODE_ID_BITS) | x) << NOC_ADDR_LOCAL_BITS) | local
+
+    def get_noc_addr_xy(self, noc_x, noc_y, addr):
+        self.charge(self.costs.riscv_call, None, "get_noc_addr")
+        return (((noc_y << NOC_ADDR_NODE_ID_BITS) | noc_x) << NOC_ADDR_LOCAL_BITS) | addr
+
+    def get_noc_multicast_addr(self, noc_x_start, noc_y_start, noc_x_end, noc_y_end, addr):
+        node = (((noc_y_end << NOC_ADDR_NODE_ID_BITS | noc_x_end) << 2 * NOC_ADDR_NODE_ID_BITS)
+                | (noc_y_start << NOC_ADDR_NODE_ID_BITS) | noc_x_start)
+        self.charge(self.costs.riscv_call, None, "get_noc_multicast_addr")
+        return (node << NOC_ADDR_LOCAL_BITS) | addr | _MCAST_BIT
+
+    def my_x(self):
+        return self.dev.lane_noc_x(self)
+
+    def my_y(self):
+        return self.dev.lane_noc_y(self)
+
+    def _decode(self, noc_addr, call: str):
+        """(kind, rows, local) of a unicast NOC address; kind is NODE_DRAM or NODE_CORE."""
+        if noc_addr.__class__ is int:
+            if noc_addr & _MCAST_BIT:
+                raise self.fail(NocHazardError, f"{call} was given a multicast NOC address; use "
+                                                "noc_async_write_multicast")
+            node = noc_addr >> NOC_ADDR_LOCAL_BITS
+            x, y = node & _NODE_MASK, node >> NOC_ADDR_NODE_ID_BITS
+            kind, row = self.dev.node_kind[y & _NODE_MASK, x], self.dev.node_row[y & _NODE_MASK, x]
+            if kind == 0:
+                raise self.fail(DramAccessError, f"{call}: NOC address 0x{noc_addr:x} names node ({x}, {y}), which "
+                                                 "is neither a DRAM bank nor a worker core")
+            return int(kind), int(row), noc_addr & _LOCAL_MASK
+        a = np.asarray(noc_addr, dtype=np.int64)
+        node = a >> NOC_ADDR_LOCAL_BITS
+        x, y = node & _NODE_MASK, (node >> NOC_ADDR_NODE_ID_BITS) & _NODE_MASK
+        kinds = self.dev.node_kind[y, x]
+        if np.any(kinds == 0) or np.any(kinds != kinds[0]):
+            bad = kinds == 0
+            raise self.fail(DramAccessError, f"{call}: NOC addresses of the lanes name nodes that are not all DRAM "
+                                             "banks or all worker cores", bad if bad.any() else None)
+        rows = self.dev.node_row[y, x]
+        return int(kinds[0]), rows, a & _LOCAL_MASK
+
+    # -- bounds and CB-window checks ------------------------------------------------------
+
+    def _check_dram(self, local, nbytes: int, call: str) -> None:
+        regions = self.dev.allocation.dram_regions
+        if not regions.contains_all(local, nbytes):
+            bad = regions.first_outside(local, nbytes)
+            near = regions.nearest(bad)
+            hint = f"; the nearest buffer {near.name!r} spans 0x{near.start:x}-0x{near.end:x}" if near else ""
+            raise self.fail(DramAccessError, f"{call} accesses DRAM bytes 0x{bad:x}-0x{bad + nbytes:x}, outside "
+                                             f"every buffer{hint}")
+
+    def _check_remote_l1(self, rows, local, nbytes: int, call: str) -> None:
+        lo = self.dev.allocation.semaphore_base
+        if np.any(np.asarray(local) < lo) or np.any(np.asarray(local) + nbytes > self.arch.l1_size):
+            bad = _first(local)
+            raise self.fail(DramAccessError, f"{call} accesses L1 bytes 0x{bad:x}-0x{bad + nbytes:x} of another core, "
+                                             "outside its circular buffers, L1 buffers and semaphores")
+
+    def _check_local_write(self, addr, nbytes: int, call: str) -> None:
+        """A NOC read landing in this core's L1: inside the producer's reserved CB pages or an L1 buffer."""
+        first = _first(addr)
+        cb = self.dev.cbs.cb_at(first)
+        if cb is None:
+            region = self.dev.allocation.l1_regions[self.cores[0]].find(first, nbytes)
+            if region is None:
+                raise self.fail(DramAccessError, f"{call} writes L1 bytes 0x{first:x}-0x{first + nbytes:x}, which "
+                                                 "hold no circular buffer, L1 buffer or semaphore")
+            return
+        st = self.dev.cbs.states[cb]
+        rows = self.rows
+        base = st.uniform_base if st.uniform_base is not None else st.base[rows]
+        ps = st.uniform_page_size if st.uniform_page_size is not None else st.page_size[rows]
+        cap = self._capacity(st)
+        end = base + cap * ps
+        if np.any(np.asarray(addr) + nbytes > end):
+            raise self.fail(CircularBufferError, f"{call} writes {nbytes} B at 0x{first:x}, past the end of "
+                                                 f"circular buffer c_{cb}")
+        last_rel = ((np.asarray(addr) + nbytes - 1 - base) // ps - st.wr[rows]) % cap
+        if np.any(last_rel >= st.reserved[rows]):
+            raise self.fail(CircularBufferError,
+                            f"{call} writes page {int(np.max(last_rel))} after the write pointer of c_{cb} but only "
+                            f"{int(np.min(st.reserved[rows]))} pages are reserved; call cb_reserve_back first",
+                            last_rel >= st.reserved[rows])
+
+    def _check_local_source(self, addr, nbytes: int, call: str) -> None:
+        """L1 a NOC write reads from: must not still be filling from a NOC read."""
+        lo, hi = addr, addr + nbytes
+        for r_lo, r_hi, line in self.pending_reads:
+            if np.any((r_lo < hi) & (lo < r_hi)):
+                raise self.fail(NocHazardError, f"{call} sends L1 data that noc_async_read (at {self.location_of(line)}) "
+                                                "may still be filling; call noc_async_read_barrier() first")
+
+    # -- timing -------------------------------------------------------------------------
+
+    def _issue(self, nbytes: int, call: str) -> None:
+        packets = -(-nbytes // self.arch.noc_max_burst)
+        self.charge(self.costs.noc_issue * max(packets, 1), None, call)
+
+    def _dram_done(self, banks, nbytes: int) -> np.ndarray:
+        """Completion times of one transfer per lane to / from DRAM.
+
+        DRAM is a pool at the board's bandwidth shared by every concurrent transfer (requests
+        queue behind each other in time); each bank's bytes are also counted, so a bank that
+        serves more than its share bounds the run's estimate (see the device's perf report)."""
+        dev = self.dev
+        total = nbytes * self.L
+        if banks.__class__ is int:
+            dev.dram_bank_bytes[banks] += total
+        else:
+            dev.dram_bank_bytes += np.bincount(banks, minlength=dev.dram_bank_bytes.size) * nbytes
+        start = max(dev.dram_free, float(self.clock.min()))
+        dev.dram_free = start + total / dev.dram_bytes_per_cycle
+        link = nbytes / self.arch.noc_link_bytes_per_cycle
+        return np.maximum(self.clock + link, dev.dram_free) + (self.costs.noc_latency + self.costs.dram_latency)
+
+    def _core_done(self, nbytes: int) -> np.ndarray:
+        return self.clock + self.costs.noc_latency + nbytes / self.arch.noc_link_bytes_per_cycle
+
+    def _note_read(self, dst, nbytes: int, done: np.ndarray, line: int) -> None:
+        np.maximum(self.read_done, done, out=self.read_done)
+        pend = self.pending_reads
+        if pend and dst.__class__ is int:
+            lo, hi, ln = pend[-1]
+            if hi.__class__ is int and hi == dst:
+                pend[-1] = (lo, dst + nbytes, ln)
+                return
+        pend.append((dst, dst + nbytes, line))
+
+    def _note_write(self, src, nbytes: int, line: int, flushed: np.ndarray, done: np.ndarray) -> None:
+        np.maximum(self.write_flushed, flushed, out=self.write_flushed)
+        np.maximum(self.write_done, done, out=self.write_done)
+        pend = self.pending_writes
+        if pend and src.__class__ is int:
+            lo, hi, ln = pend[-1]
+            if hi.__class__ is int and hi == src:
+                pend[-1] = (lo, src + nbytes, ln)
+                return
+        pend.append((src, src + nbytes, line))
+        self.dev.progress += 1
+
+    # -- reads ----------------------------------------------------------------------------
+
+    def _read(self, kind: int, rows, local, dst, nbytes: int, call: str, line: int) -> None:
+        nbytes = nbytes if nbytes.__class__ is int else uniform(nbytes, "transfer size")
+        if nbytes <= 0:
+            return
+        self._check_local_write(dst, nbytes, call)
+        counters = self.dev.counters
+        if kind == NODE_DRAM:
+            self._check_dram(local, nbytes, call)
+            data = self.dev.dram.read(rows, local, nbytes)
+            counters.dram_read_bytes += nbytes * self.L
+            done = self._dram_done(rows, nbytes)
+        else:
+            self._check_remote_l1(rows, local, nbytes, call)
+            data = self.dev.l1.read(rows, local, nbytes)
+            done = self._core_done(nbytes)
+        self.dev.l1.write(self.rows, dst, data)
+        counters.noc_bytes += nbytes * self.L
+        self._issue(nbytes, call)
+        self._note_read(dst, nbytes, done, line)
+
+    def noc_async_read(self, src_noc_addr, dst_local_l1_addr, size) -> None:
+        kind, rows, local = self._decode(src_noc_addr, "noc_async_read")
+        self._read(kind, rows, local, dst_local_l1_addr, size, "noc_async_read", self.line_of())
+
+    def noc_async_read_page(self, page_id, accessor: Accessor, dst_local_l1_addr, offset=0) -> None:
+        bank, local = accessor.locate(page_id, offset)
+        kind = NODE_DRAM if accessor.args.is_dram else NODE_CORE
+        rows = bank if kind == NODE_DRAM else self.dev.l1_bank_rows[bank]
+        self._read(kind, rows, local, dst_local_l1_addr, accessor.page_size, "noc_async_read_page", self.line_of())
+
+    # -- writes ---------------------------------------------------------------------------
+
+    def _write(self, kind: int, rows, local, src, nbytes: int, call: str, line: int) -> None:
+        nbytes = nbytes if nbytes.__class__ is int else uniform(nbytes, "transfer size")
+        if nbytes <= 0:
+            return
+        self._check_local_source(src, nbytes, call)
+        data = self.dev.l1.read(self.rows, src, nbytes)
+        counters = self.dev.counters
+        flushed = self.clock + nbytes / self.arch.noc_link_bytes_per_cycle
+        if kind == NODE_DRAM:
+            self._check_dram(local, nbytes, call)
+            self.dev.dram.write(rows, local, data)
+            counters.dram_write_bytes += nbytes * self.L
+            done = self._dram_done(rows, nbytes)
+        else:
+            self._check_remote_l1(rows, local, nbytes, call)
+            self.dev.l1.write(rows, local, data)
+            done = self._core_done(nbytes)
+            self.scheduler.notify(("sem",))
+        counters.noc_bytes += nbytes * self.L
+        self._issue(nbytes, call)
+        self._note_write(src, nbytes, line, flushed, done)
+        self.dev.note_output_write(kind, local, nbytes * self.L)
+
+    def noc_async_write(self, src_local_l1_addr, dst_noc_addr, size) -> None:
+        kind, rows, local = self._decode(dst_noc_addr, "noc_async_write")
+        self._write(kind, rows, local, src_local_l1_addr, size, "noc_async_write", self.line_of())
+
+    def noc_async_write_page(self, page_id, accessor: Accessor, src_local_l1_addr, size=0, offset=0) -> None:
+        bank, local = accessor.locate(page_id, offset)
+        kind = NODE_DRAM if accessor.args.is_dram else NODE_CORE
+        rows = bank if kind == NODE_DRAM else self.dev.l1_bank_rows[bank]
+        nbytes = size if (size.__class__ is int and size) or (size.__class__ is not int) else accessor.page_size
+        self._write(kind, rows, local, src_local_l1_addr, nbytes, "noc_async_write_page", self.line_of())
+
+    def _multicast(self, src, dst_mcast, nbytes, num_dests, loopback: bool, call: str, words: bool = False) -> None:
+        nbytes = nbytes if nbytes.__class__ is int else uniform(nbytes, "transfer size")
+        line = self.line_of(3)
+        if not words:
+            self._check_local_source(src, nbytes, call)
+        for lane in range(self.L):
+            a = _first(dst_mcast) if dst_mcast.__class__ is int else int(np.asarray(dst_mcast)[lane])
+            if not a & _MCAST_BIT:
+                raise self.fail(NocHazardError, f"{call} needs a multicast address from get_noc_multicast_addr")
+            node = (a & ~_MCAST_BIT) >> NOC_ADDR_LOCAL_BITS
+            x0, y0 = node & _NODE_MASK, (node >> NOC_ADDR_NODE_ID_BITS) & _NODE_MASK
+            x1, y1 = (node >> 2 * NOC_ADDR_NODE_ID_BITS) & _NODE_MASK, (node >> 3 * NOC_ADDR_NODE_ID_BITS) & _NODE_MASK
+            local = a & _LOCAL_MASK
+            me = self.dev.core_row(self.cores[lane])
+            targets = [self.dev.node_row[y, x] for y in range(min(y0, y1), max(y0, y1) + 1)
+                       for x in range(min(x0, x1), max(x0, x1) + 1) if self.dev.node_kind[y, x] == NODE_CORE]
+            if not loopback:
+                targets = [t for t in targets if t != me]
+            want = num_dests if num_dests.__class__ is int else int(np.asarray(num_dests)[lane])
+            if want != len(targets):
+                raise self.fail(NocHazardError,
+                                f"{call}: num_dests is {want} but the rectangle ({x0},{y0})-({x1},{y1}) holds "
+                                f"{len(targets)} destination cores{'' if loopback else ' besides the sender'}")
+            s = _first(src) if src.__class__ is int else int(np.asarray(src)[lane])
+            data = self.dev.l1.read(np.array([me]), s, nbytes)
+            rows = np.array(targets, dtype=np.int64)
+            self._check_remote_l1(rows, local, nbytes, call)
+            if rows.size:
+                self.dev.l1.write(rows, local, np.repeat(data, rows.size, axis=0))
+            self.dev.counters.noc_bytes += nbytes * max(len(targets), 1)
+            if words:
+                self.dev.sem_time_note(rows, local, float(self.clock[lane] + self.costs.noc_latency))
+        done = self._core_done(nbytes)
+        self._issue(nbytes, call)
+        if not words:
+            self._note_write(src, nbytes, line, self.clock + nbytes / self.arch.noc_link_bytes_per_cycle, done)
+        self.dev.progress += 1
+        self.scheduler.notify(("sem",))
+
+    def noc_async_write_multicast(self, src_local_l1_addr, dst_noc_addr_multicast, size, num_dests,
+                                  linked=False) -> None:
+        self._multicast(src_local_l1_addr, dst_noc_addr_multicast, size, num_dests, False,
+                        "noc_async_write_multicast")
+
+    def noc_async_write_multicast_loopback_src(self, src_local_l1_addr, dst_noc_addr_multicast, size, num_dests,
+                                               linked=False) -> None:
+        self._multicast(src_local_l1_addr, dst_noc_addr_multicast, size, num_dests, True,
+                        "noc_async_write_multicast_loopback_src")
+
+    # -- barriers -------------------------------------------------------------------------
+
+    def noc_async_read_barrier(self) -> None:
+        self.sync_to(self.read_done)
+        self.pending_reads.clear()
+        self.charge(self.costs.barrier, None, "noc_async_read_barrier")
+
+    def noc_async_write_barrier(self) -> None:
+        self.sync_to(self.write_done)
+        self.pending_writes.clear()
+        self.charge(self.costs.barrier, None, "noc_async_write_barrier")
+
+    def noc_async_writes_flushed(self) -> None:
+        self.sync_to(self.write_flushed)
+        self.pending_writes.clear()
+        self.charge(self.costs.barrier, None, "noc_async_writes_flushed")
+
+    def noc_async_atomic_barrier(self) -> None:
+        self.sync_to(self.write_done)
+        self.charge(self.costs.barrier, None, "noc_async_atomic_barrier")
+
+    # -- semaphores -----------------------------------------------------------------------
+
+    def get_semaphore(self, semaphore_id):
+        sid = semaphore_id if semaphore_id.__class__ is int else uniform(semaphore_id, "semaphore id")
+        sems = self.dev.program.semaphores
+        if not 0 <= sid < len(sems):
+            raise self.fail(SemaphoreError, f"get_semaphore({sid}) but the program created {len(sems)} semaphores; "
+                                            "create it with CreateSemaphore")
+        missing = [c for c in self.cores if c not in sems[sid].cores]
+        if missing:
+            raise self.fail(SemaphoreError, f"semaphore {sid} does not exist on core {missing[0]}; create it on the "
+                                            "cores of this kernel")
+        self.charge(self.costs.riscv_call, None, "get_semaphore")
+        return self.dev.allocation.semaphore_address(sid)
+
+    def _sem_check(self, addr, call: str) -> None:
+        a = _first(addr)
+        base = self.dev.allocation.semaphore_base
+        if not (base <= a < base + 16 * max(len(self.dev.program.semaphores), 1)) or (a - base) % 16:
+            raise self.fail(SemaphoreError, f"{call} is given address 0x{a:x}, which is not a semaphore; use "
+                                            "get_semaphore(id)")
+
+    def noc_semaphore_set(self, sem_addr, value) -> None:
+        self._sem_check(sem_addr, "noc_semaphore_set")
+        self.dev.l1.write_u32(self.rows, sem_addr, value)
+        self.dev.sem_time_note(self.row_idx, sem_addr, self.clock)
+        self.charge(self.costs.riscv_call, None, "noc_semaphore_set")
+        self.dev.progress += 1
+        self.scheduler.notify(("sem",))
+
+    def _sem_wait(self, sem_addr, value, call: str, at_least: bool) -> None:
+        self._sem_check(sem_addr, call)
+        l1 = self.dev.l1
+        rows = self.rows
+
+        def ready():
+            cur = l1.read_u32(rows, sem_addr).astype(np.int64)
+            return bool(np.all(cur >= value) if at_least else np.all(cur == value))
+
+        self.block(("sem",), f"{call}(semaphore at 0x{_first(sem_addr):x}, {value}): waiting for the semaphore "
+                             f"to {'reach' if at_least else 'equal'} {value}", ready)
+        self.sync_to(self.dev.sem_time(self.row_idx, sem_addr))
+        self.charge(self.costs.riscv_call, None, call)
+
+    def noc_semaphore_wait(self, sem_addr, value) -> None:
+        self._sem_wait(sem_addr, value, "noc_semaphore_wait", False)
+
+    def noc_semaphore_wait_min(self, sem_addr, value) -> None:
+        self._sem_wait(sem_addr, value, "noc_semaphore_wait_min", True)
+
+    def noc_semaphore_inc(self, addr, incr) -> None:
+        kind, rows, local = self._decode(addr, "noc_semaphore_inc")
+        if kind != NODE_CORE:
+            raise self.fail(SemaphoreError, "noc_semaphore_inc must target a semaphore in a worker core's L1")
+        self._sem_check(local, "noc_semaphore_inc")
+        rows = np.broadcast_to(np.asarray(rows, dtype=np.int64), (self.L,))
+        words = self.dev.l1.data[:, _first(local):_first(local) + 4].view(np.uint32)[:, 0] \
+            if np.ndim(local) == 0 else None
+        if words is not None:
+            np.add.at(words, rows, np.uint32(incr) if np.ndim(incr) == 0 else np.asarray(incr, dtype=np.uint32))
+        else:
+            for lane in range(self.L):
+                cur = self.dev.l1.read_u32(np.array([rows[lane]]), int(local[lane]))
+                inc = incr if np.ndim(incr) == 0 else int(incr[lane])
+                self.dev.l1.write_u32(np.array([rows[lane]]), int(local[lane]), cur + inc)
+        self.dev.sem_time_note(rows, local, self.clock + self.costs.noc_latency)
+        self._issue(4, "noc_semaphore_inc")
+        self.dev.progress += 1
+        self.scheduler.notify(("sem",))
+
+    def noc_semaphore_set_remote(self, src_local_l1_addr, dst_noc_addr) -> None:
+        kind, rows, local = self._decode(dst_noc_addr, "noc_semaphore_set_remote")
+        value = self.dev.l1.read_u32(self.rows, src_local_l1_addr)
+        self.dev.l1.write_u32(rows, local, value)
+        self.dev.sem_time_note(rows, local, self.clock + self.costs.noc_latency)
+        self._issue(4, "noc_semaphore_set_remote")
+        self.dev.progress += 1
+        self.scheduler.notify(("sem",))
+
+    def noc_semaphore_set_multicast(self, src_local_l1_addr, dst_noc_addr_multicast, num_dests, linked=False):
+        self._multicast(src_local_l1_addr, dst_noc_addr_multicast, 4, num_dests, False,
+                        "noc_semaphore_set_multicast", words=True)
+
+    def noc_semaphore_set_multicast_loopback_src(self, src_local_l1_addr, dst_noc_addr_multicast, num_dests,
+                                                 linked=False):
+        self._multicast(src_local_l1_addr, dst_noc_addr_multicast, 4, num_dests, True,
+                        "noc_semaphore_set_multicast_loopback_src", words=True)
+
+    # -- L1 through pointers ----------------------------------------------------------------
+
+    def l1_load(self, addr, index, width: int):
+        index = index if index.__class__ is int else uniform(index, "L1 pointer index")
+        nbytes = width // 8
+        a = addr + index * nbytes
+        for r_lo, r_hi, line in self.pending_reads:
+            if np.any((r_lo < a + nbytes) & (a < r_hi)):
+                raise self.fail(NocHazardError, f"reading L1 at 0x{_first(a):x} that noc_async_read (at "
+                                                f"{self.location_of(line)}) may still be filling; call "
+                                                "noc_async_read_barrier() first")
+        raw = self.dev.l1.read(self.rows, a, nbytes)
+        dtype = {1: np.uint8, 2: np.uint16, 4: np.uint32}[nbytes]
+        values = raw.view(dtype)[:, 0].astype(np.int64)
+        self.charge(self.costs.riscv_call, None, "l1_load")
+        self._maybe_yield_spin()
+        first = values[0]
+        return int(first) if (values == first).all() else values
+
+    def l1_store(self, addr, index, value, width: int) -> None:
+        index = index if index.__class__ is int else uniform(index, "L1 pointer index")
+        nbytes = width // 8
+        a = addr + index * nbytes
+        for w_lo, w_hi, line in self.pending_writes:
+            if np.any((w_lo < a + nbytes) & (a < w_hi)):
+                raise self.fail(NocHazardError, f"writing L1 at 0x{_first(a):x} that noc_async_write (at "
+                                                f"{self.location_of(line)}) may still be reading; call "
+                                                "noc_async_writes_flushed() first")
+        dtype = {1: np.uint8, 2: np.uint16, 4: np.uint32}[nbytes]
+        vals = np.broadcast_to(np.asarray(value, dtype=np.int64) & ((1 << width) - 1), (self.L,)).astype(dtype)
+        self.dev.l1.write(self.rows, a, vals.view(np.uint8).reshape(self.L, nbytes))
+        self.charge(self.costs.riscv_call, None, "l1_store")
+        base = self.dev.allocation.semaphore_base
+        if base <= _first(a) < self.arch.l1_unreserved_base:
+            self.dev.sem_time_note(self.row_idx, a, self.clock)
+            self.dev.progress += 1
+            self.scheduler.notify(("sem",))
+
+    def _maybe_yield_spin(self) -> None:
+        """Let other threads run while this one polls L1; a poll that never sees progress is a hang."""
+        self._spins += 1
+        if self._spins % 64:
+            return
+        if self.dev.progress == self._spin_progress and self._spins > 200_000:
+            raise self.fail(SemaphoreError, "this kernel polls L1 in a loop that no other thread will ever change")
+        if self.dev.progress != self._spin_progress:
+            self._spin_progress = self.dev.progress
+            self._spins = 64
+        self.scheduler.yield_now(self.thread)

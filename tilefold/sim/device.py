@@ -1,0 +1,344 @@
+"""The simulated device: run a Program whose kernels are ttkernel IR, return outputs and an estimate.
+
+Reads: a :class:`~tilefold.program.Program` and host input arrays. Writes: a
+:class:`RunResult` with output arrays, detected hazards, a performance estimate and,
+on request, a Chrome trace.
+
+A run: validate the program; place buffers, CBs and semaphores (:mod:`.allocator`); write
+inputs to DRAM / L1 through the host transfer TT-NN uses (tilize and format conversion,
+:mod:`tilefold.layout.host`); emit each kernel function as Python
+(:mod:`tilefold.codegen.python`); group each kernel's cores into lanes
+(:mod:`.lanes`); run every reader, writer and compute thread concurrently
+(:mod:`.scheduler`); check what must hold at the end (no outstanding transfers, DST
+released, no pages left in CBs); read outputs back. A run that batched cores into lanes
+and hit a divergence or a deadlock is run again one core per thread, so what is reported
+never depends on batching.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from tilefold.arch import Arch, get_arch
+from tilefold.arch.cores import CoreCoord
+from tilefold.codegen.python import PythonKernel, emit_python
+from tilefold.errors import (
+    CircularBufferError,
+    DeadlockError,
+    ProgramError,
+    SemaphoreError,
+    SimulationError,
+)
+from tilefold.program import BufferAddress, NocX, NocY, Program, TensorAccessorArgsRef
+from tilefold.program.kernels import ComputeConfig, DataMovementConfig
+from tilefold.sim.allocator import DRAM_BASE, Allocation, allocate
+from tilefold.sim.cb_api import CircularBufferApi
+from tilefold.sim.circular_buffers import CircularBuffers
+from tilefold.sim.compute_api import ComputeApi
+from tilefold.sim.context import KernelContext
+from tilefold.sim.dataflow_api import NODE_CORE, NODE_DRAM, DataflowApi
+from tilefold.sim.lanes import Divergence, group_cores, steering_args
+from tilefold.sim.memory import ByteMemory
+from tilefold.sim.perf import Counters, PerfReport, ThreadPerf
+from tilefold.sim.scheduler import Scheduler, SimThread
+from tilefold.sim.tile_math import TILE_ELEMS
+
+
+class DataMovementContext(DataflowApi, CircularBufferApi, KernelContext):
+    def __init__(self, *args, role: str):
+        super().__init__(*args)
+        self.role = role
+        self._dataflow_init()
+
+
+class ComputeContext(ComputeApi, CircularBufferApi, KernelContext):
+    role = "compute"
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self._compute_init()
+
+
+@dataclass
+class RunResult:
+    """Outputs of a simulated run, the hazards it found and its performance estimate."""
+
+    outputs: dict[str, np.ndarray]
+    perf: PerfReport
+    hazards: list[SimulationError] = field(default_factory=list)
+    trace_path: Path | None = None
+    batched: bool = True
+
+    @property
+    def ok(self) -> bool:
+        return not self.hazards
+
+
+_KERNEL_CACHE: dict[int, tuple[object, PythonKernel]] = {}
+
+
+def python_kernel(function) -> PythonKernel:
+    """The emitted Python of a ttkernel function (cached per function object)."""
+    key = id(function)
+    hit = _KERNEL_CACHE.get(key)
+    if hit is not None and hit[0] is function:
+        return hit[1]
+    pk = emit_python(function)
+    _KERNEL_CACHE[key] = (function, pk)
+    return pk
+
+
+class _Run:
+    """Device state of one run attempt."""
+
+    def __init__(self, program: Program, arch: Arch, tracing: bool):
+        self.program = program
+        self.arch = arch
+        self.tracing = tracing
+        self.allocation: Allocation = allocate(program, arch)
+        gx, gy = arch.grid
+        self.ncores = gx * gy
+        self.core_rows = {CoreCoord(x, y): y * gx + x for y in range(gy) for x in range(gx)}
+        self.dram = ByteMemory(arch.dram_banks, self.allocation.dram_top - DRAM_BASE, base=DRAM_BASE)
+        self.l1 = ByteMemory(self.ncores, arch.l1_size)
+        self.cbs = CircularBuffers(self.allocation, self.core_rows)
+        self.cb_formats = {}
+        for cb in program.circular_buffers:
+            self.cb_formats.setdefault(cb.index, cb.data_format)
+        self.dst = np.zeros((self.ncores, 16, TILE_ELEMS), dtype=np.float32)
+        self.dram_free = 0.0
+        self.dram_bytes_per_cycle = arch.dram_bandwidth_per_chip / arch.clock_hz
+        self.dram_bank_bytes = np.zeros(arch.dram_banks)
+        self.counters = Counters()
+        self.progress = 0
+        self.output_bytes_written = 0
+        self._sem_times: dict[int, np.ndarray] = {}
+        # NOC node tables: (y, x) -> kind / row
+        self.node_kind = np.zeros((64, 64), dtype=np.int64)
+        self.node_row = np.zeros((64, 64), dtype=np.int64)
+        self.dram_coords = np.array([arch.dram_noc_coord(b) for b in range(arch.dram_banks)], dtype=np.int64)
+        for b, (x, y) in enumerate(self.dram_coords):
+            self.node_kind[y, x], self.node_row[y, x] = NODE_DRAM, b
+        cores = [CoreCoord(x, y) for y in range(gy) for x in range(gx)]
+        self.l1_bank_coords = np.array([arch.worker_noc_coord(c.x, c.y) for c in cores], dtype=np.int64)
+        self.l1_bank_rows = np.array([self.core_rows[c] for c in cores], dtype=np.int64)
+        for c, (x, y) in zip(cores, self.l1_bank_coords):
+            self.node_kind[y, x], self.node_row[y, x] = NODE_CORE, self.core_rows[c]
+
+    # -- what contexts ask of the device ---------------------------------------------------
+
+    def core_row(self, core: CoreCoord) -> int:
+        return self.core_rows[core]
+
+    def lane_noc_x(self, ctx):
+        xs = np.array([self.arch.worker_noc_coord(c.x, c.y)[0] for c in ctx.cores], dtype=np.int64)
+        return int(xs[0]) if (xs == xs[0]).all() else xs
+
+    def lane_noc_y(self, ctx):
+        ys = np.array([self.arch.worker_noc_coord(c.x, c.y)[1] for c in ctx.cores], dtype=np.int64)
+        return int(ys[0]) if (ys == ys[0]).all() else ys
+
+    def resolve_args(self, args) -> list[int]:
+        out = []
+        for a in args:
+            if isinstance(a, BufferAddress):
+                out.append(self.allocation.buffers[a.buffer].address)
+            elif isinstance(a, NocX):
+                out.append(self.arch.worker_noc_coord(a.core.x, a.core.y)[0])
+            elif isinstance(a, NocY):
+                out.append(self.arch.worker_noc_coord(a.core.x, a.core.y)[1])
+            else:
+                out.append(int(a))
+        return out
+
+    def expand_compile_args(self, kernel) -> list[int]:
+        out: list[int] = []
+        for a in kernel.compile_args:
+            if isinstance(a, TensorAccessorArgsRef):
+                out += accessor_compile_args(self.program.buffer(a.buffer), self.allocation, self.arch)
+            else:
+                out.append(int(a))
+        return out
+
+    def sem_time(self, rows, addr) -> np.ndarray:
+        a = int(np.asarray(addr).flat[0])
+        times = self._sem_times.get(a)
+        return np.zeros(np.size(rows)) if times is None else times[rows]
+
+    def sem_time_note(self, rows, addr, when) -> None:
+        a = int(np.asarray(addr).flat[0])
+        times = self._sem_times.setdefault(a, np.zeros(self.ncores))
+        np.maximum.at(times, np.asarray(rows, dtype=np.int64), np.broadcast_to(when, np.shape(rows)))
+
+    def note_output_write(self, kind: int, local, nbytes: int) -> None:
+        self.output_bytes_written += nbytes
+
+    # -- host transfers ----------------------------------------------------------------------
+
+    def _page_locations(self, name: str):
+        place = self.allocation.buffers[name]
+        buf = place.buffer
+        pages = np.arange(buf.num_pages, dtype=np.int64)
+        if buf.is_sharded:
+            bank, offset = buf.buffer_layout().page_location(pages, self.arch)
+            bank, local = np.asarray(bank, dtype=np.int64), place.address + np.asarray(offset, dtype=np.int64)
+        else:
+            bank = pages % place.num_banks
+            local = place.address + (pages // place.num_banks) * place.aligned_page_size
+        if place.is_dram:
+            return self.dram, bank, local
+        return self.l1, self.l1_bank_rows[bank], local
+
+    def write_buffer(self, name: str, array) -> None:
+        from tilefold.layout.host import to_device_pages
+
+        buf = self.program.buffer(name)
+        pages = to_device_pages(array, buf.data_format, buf.layout, buf.tile)
+        if pages.shape != (buf.num_pages, buf.page_size):
+            raise ProgramError(f"input {name!r} has shape {tuple(np.shape(array))}, which gives {pages.shape[0]} pages "
+                               f"of {pages.shape[1]} B; buffer {name!r} holds {buf.num_pages} pages of "
+                               f"{buf.page_size} B (shape {buf.shape})")
+        mem, rows, local = self._page_locations(name)
+        mem.write(rows, local, pages)
+
+    def read_buffer(self, name: str) -> np.ndarray:
+        from tilefold.layout.host import from_device_pages
+
+        buf = self.program.buffer(name)
+        mem, rows, local = self._page_locations(name)
+        pages = mem.read(rows, local, buf.page_size)
+        return from_device_pages(pages, buf.shape, buf.data_format, buf.layout, buf.tile)
+
+
+def accessor_compile_args(buffer, allocation: Allocation, arch: Arch) -> list[int]:
+    """``TensorAccessorArgs(buffer).append_to(args)``: the compile-time args of a buffer."""
+    from tilefold.layout.addressing import tensor_accessor_args
+
+    return list(tensor_accessor_args(buffer.buffer_layout(), arch))
+
+
+class Device:
+    """The simulated Tenstorrent device (Wormhole B0 n150 unless told otherwise)."""
+
+    def __init__(self, arch: str | Arch | None = None):
+        self.arch = get_arch(arch)
+
+    def run(self, program: Program, inputs: dict[str, np.ndarray] | None = None, *, trace: str | Path | None = None,
+            progress: bool | None = None, raise_on_hazard: bool = True, batch: bool = True) -> RunResult:
+        """Run ``program`` with ``inputs`` (buffer name → host array)."""
+        if program.arch is not self.arch and program.arch.name != self.arch.name:
+            raise ProgramError(f"program {program.name!r} was built for {program.arch.board} but the device is "
+                               f"{self.arch.board}; build it for this device")
+        program.validate()
+        inputs = dict(inputs or {})
+        for name, buf in program.buffers.items():
+            if buf.role in ("input", "inout") and name not in inputs:
+                raise ProgramError(f"no input data for buffer {name!r}; pass inputs={{{name!r}: array}}")
+        for name in inputs:
+            program.buffer(name)
+        try:
+            return self._attempt(program, inputs, trace, progress, raise_on_hazard, batch)
+        except Divergence:
+            return self._attempt(program, inputs, trace, progress, raise_on_hazard, False)
+        except (DeadlockError, SemaphoreError):
+            if not batch:
+                raise
+            return self._attempt(program, inputs, trace, progress, raise_on_hazard, False)
+
+    def _attempt(self, program, inputs, trace, progress, raise_on_hazard, batch) -> RunResult:
+        run = _Run(program, self.arch, tracing=trace is not None)
+        for name, array in inputs.items():
+            run.write_buffer(name, array)
+        contexts = self._contexts(run, batch)
+        threads = [SimThread(ctx, ctx.pykernel.function) for ctx in contexts]
+        bar = _Progress(run, program, progress)
+        scheduler = Scheduler(threads, bar.update)
+        hazards: list[SimulationError] = []
+        try:
+            scheduler.run(lambda t: None)
+            scheduler.finish_checks()
+            leftovers = run.cbs.leftovers()
+            if leftovers:
+                raise CircularBufferError("pages left in circular buffers when the program ended: "
+                                          + "; ".join(leftovers) + "; pop every page the consumer waits for")
+        except SimulationError as err:
+            if raise_on_hazard or isinstance(err, (DeadlockError, SemaphoreError)) and batch:
+                raise
+            hazards.append(err)
+        finally:
+            bar.close()
+        outputs = {name: run.read_buffer(name) for name, buf in program.buffers.items()
+                   if buf.role in ("output", "inout")}
+        perf = _perf_report(run, contexts, program)
+        trace_path = None
+        if trace is not None:
+            from tilefold.sim.trace import write_chrome_trace
+
+            write_chrome_trace(trace, contexts, self.arch.clock_hz)
+            trace_path = Path(trace)
+        return RunResult(outputs, perf, hazards, trace_path, batch)
+
+    def _contexts(self, run: _Run, batch: bool) -> list[KernelContext]:
+        contexts: list[KernelContext] = []
+        for kernel in run.program.kernels:
+            pk = python_kernel(kernel.function)
+            steering = steering_args(kernel.function)
+            runtime = {c: run.resolve_args(a) for c, a in kernel.runtime_args.items()}
+            for group in group_cores(kernel.cores.cores(), runtime, steering, batch):
+                if isinstance(kernel.config, ComputeConfig):
+                    ctx = ComputeContext(run, kernel, group, pk, f"compute kernel {kernel.name}")
+                else:
+                    role = "reader" if kernel.config.processor == "RISCV_0" else "writer"
+                    ctx = DataMovementContext(run, kernel, group, pk, f"{role} kernel {kernel.name}", role=role)
+                contexts.append(ctx)
+        return contexts
+
+
+def _perf_report(run: _Run, contexts, program: Program) -> PerfReport:
+    threads = []
+    end = 0.0
+    for ctx in contexts:
+        finish = ctx.finish_clock() if hasattr(ctx, "finish_clock") else ctx.clock
+        busy = ctx.busy_cycles() if hasattr(ctx, "busy_cycles") else ctx.busy
+        end = max(end, float(np.max(finish)) if finish.size else 0.0)
+        threads.append(ThreadPerf(ctx.kernel.name, ctx.role, list(ctx.cores), finish.copy(), busy.copy(),
+                                  np.maximum(finish - busy, 0.0)))
+    # No run can beat the busiest DRAM bank at its share of the bandwidth.
+    end = max(end, float(run.dram_bank_bytes.max()) / run.arch.dram_bank_bytes_per_cycle)
+    fidelities = [k.config.math_fidelity for k in program.kernels if isinstance(k.config, ComputeConfig)]
+    fidelity = fidelities[0] if fidelities else "HiFi4"
+    cores = len({c for k in program.kernels for c in k.cores})
+    return PerfReport(run.arch.board, run.arch.clock_hz, end, cores, run.counters, threads,
+                      run.arch.dram_bandwidth_per_chip, run.arch.peak_flops(fidelity) / run.arch.num_chips)
+
+
+class _Progress:
+    """A progress bar (bytes written to output buffers) once a run takes more than two seconds."""
+
+    def __init__(self, run: _Run, program: Program, enabled: bool | None):
+        self.run = run
+        self.total = sum(b.size for b in program.buffers.values() if b.role in ("output", "inout"))
+        self.enabled = sys.stderr.isatty() if enabled is None else enabled
+        self.start = time.monotonic()
+        self.bar = None
+
+    def update(self) -> None:
+        if not self.enabled:
+            return
+        if self.bar is None:
+            if time.monotonic() - self.start < 2.0:
+                return
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=self.total or None, unit="B", unit_scale=True, desc="simulating", leave=False)
+        self.bar.n = min(self.run.output_bytes_written, self.total) if self.total else self.run.output_bytes_written
+        self.bar.refresh()
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()

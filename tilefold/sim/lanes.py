@@ -1,0 +1,200 @@
+"""Lanes: one simulated thread standing for many cores that run the same kernel in step.
+
+Reads: ttkernel functions and a Program's runtime arguments. Writes: groups of cores.
+
+Cores that run one kernel with the same compile-time args and the same values of every
+runtime argument that steers control flow (loop bounds, branch conditions, CB page counts,
+transfer sizes, array indices) execute the same sequence of API calls; only addresses and
+page ids differ. The simulator runs such cores as one thread whose values are numpy
+arrays with one entry per core ("lanes"), so a large problem costs one Python step per
+tile per *group*, not per core. :func:`steering_args` finds, by a backward slice over the
+SSA graph, which runtime arguments steer; :func:`group_cores` splits a kernel's cores on
+their values. A value that must be the same on every lane but is not raises
+:class:`Divergence`, and the device reruns the program one core per thread.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.dialects import func, memref, scf
+from xdsl.ir import Block, BlockArgument, Operation, SSAValue
+
+from tilefold.arch.cores import CoreCoord
+from tilefold.ir.ttkernel import (
+    ApiCallOp,
+    GetCompileTimeArgValOp,
+    L1LoadOp,
+    L1StoreOp,
+    MyXOp,
+    MyYOp,
+    TensorAccessorArgsOp,
+    TensorAccessorOp,
+    constant_int,
+)
+
+
+class Divergence(Exception):
+    """A value that steers every lane of a thread differs between lanes (internal)."""
+
+
+# API parameters that may differ between lanes: addresses, page ids, coordinates, values.
+PER_LANE_PARAMS = frozenset({
+    "page_id", "src_noc_addr", "dst_noc_addr", "dst_local_l1_addr", "src_local_l1_addr", "addr", "offset",
+    "noc_x", "noc_y", "noc_x_start", "noc_y_start", "noc_x_end", "noc_y_end", "dst_noc_addr_multicast",
+    "value", "incr", "sem_addr",
+})
+
+
+@dataclass(frozen=True)
+class SteeringArgs:
+    """Which inputs of a kernel steer its control flow."""
+
+    runtime: frozenset[int]      # get_arg_val indices
+    per_core: bool               # steered by the core's coordinates, L1 contents or a computed arg index
+
+
+def _uses_to_steer(kernel: func.FuncOp) -> list[SSAValue]:
+    values: list[SSAValue] = []
+    for op in kernel.walk():
+        if isinstance(op, scf.ForOp):
+            values += _trip_count_inputs(op)
+        elif isinstance(op, scf.IfOp):
+            values.append(op.cond)
+        elif isinstance(op, scf.ConditionOp):
+            values.append(op.cond)
+        elif isinstance(op, (memref.LoadOp, memref.StoreOp)):
+            values += list(op.indices)
+        elif isinstance(op, ApiCallOp):
+            values += [v for p, v in zip(op.api.params, op.operands) if p.name not in PER_LANE_PARAMS]
+        elif isinstance(op, TensorAccessorOp):
+            values.append(op.page_size)
+        elif isinstance(op, (L1LoadOp, L1StoreOp)):
+            values.append(op.index)
+    return values
+
+
+def _trip_count_inputs(op: scf.ForOp) -> list[SSAValue]:
+    """What a loop's trip count depends on: for ``lb to lb + n`` only ``n`` (the bounds may
+    differ per lane while every lane runs the same number of iterations)."""
+    ub = op.ub.owner
+    if isinstance(ub, Operation) and ub.name == "arith.addi":
+        lhs, rhs = ub.operands
+        if lhs == op.lb:
+            return [rhs, op.step]
+        if rhs == op.lb:
+            return [lhs, op.step]
+    return [op.lb, op.ub, op.step]
+
+
+def _stores_to(alloca_result: SSAValue) -> list[SSAValue]:
+    return [use.operation.value for use in alloca_result.uses if isinstance(use.operation, memref.StoreOp)]
+
+
+def steering_args(kernel: func.FuncOp) -> SteeringArgs:
+    """Backward slice from every steering use to the kernel's inputs."""
+    runtime: set[int] = set()
+    per_core = False
+    seen: set[SSAValue] = set()
+    work = _uses_to_steer(kernel)
+    while work:
+        value = work.pop()
+        if value in seen:
+            continue
+        seen.add(value)
+        if isinstance(value, BlockArgument):
+            owner = value.owner.parent_op() if isinstance(value.owner, Block) else None
+            if isinstance(owner, scf.ForOp):
+                idx = value.index
+                if idx == 0:
+                    work += [owner.lb, owner.ub, owner.step]  # the induction variable itself steers
+                else:
+                    work.append(owner.iter_args[idx - 1])
+                    yield_op = owner.body.block.last_op
+                    work.append(yield_op.operands[idx - 1])
+            elif isinstance(owner, scf.WhileOp):
+                work += list(owner.arguments)
+                for region in (owner.before_region, owner.after_region):
+                    term = region.block.last_op
+                    work += list(term.operands)
+            continue
+        op: Operation = value.owner
+        if isinstance(op, ApiCallOp):
+            name = op.api.name
+            if name == "get_arg_val":
+                idx = constant_int(op.operands[0])
+                if idx is None:
+                    per_core = True
+                else:
+                    runtime.add(idx)
+            elif name in ("get_absolute_logical_x", "get_absolute_logical_y"):
+                per_core = True
+            elif name in ("get_common_arg_val", "get_write_ptr", "get_read_ptr", "get_tile_size", "get_semaphore"):
+                work += list(op.operands)
+            else:
+                per_core = True   # NOC addresses and the like steering control flow
+        elif isinstance(op, (MyXOp, MyYOp, L1LoadOp)):
+            per_core = True
+        elif isinstance(op, (GetCompileTimeArgValOp, TensorAccessorArgsOp)):
+            continue
+        elif isinstance(op, memref.LoadOp):
+            work += _stores_to(op.memref)
+            work += list(op.indices)
+        elif isinstance(op, (scf.IfOp, scf.ForOp, scf.WhileOp)):
+            work += _results_sources(op, value)
+        else:
+            work += list(op.operands)
+    return SteeringArgs(frozenset(runtime), per_core)
+
+
+def _results_sources(op: Operation, value: SSAValue) -> list[SSAValue]:
+    idx = list(op.results).index(value)
+    sources: list[SSAValue] = []
+    if isinstance(op, scf.IfOp):
+        sources.append(op.cond)
+        for region in (op.true_region, op.false_region):
+            if region.blocks:
+                sources.append(region.block.last_op.operands[idx])
+    elif isinstance(op, scf.ForOp):
+        sources += [op.lb, op.ub, op.step, op.iter_args[idx], op.body.block.last_op.operands[idx]]
+    elif isinstance(op, scf.WhileOp):
+        sources += list(op.arguments)
+        sources += list(op.before_region.block.last_op.operands)
+        sources += list(op.after_region.block.last_op.operands)
+    return sources
+
+
+def group_cores(cores: list[CoreCoord], runtime_args: dict[CoreCoord, list[int]], steering: SteeringArgs,
+                batch: bool) -> list[list[CoreCoord]]:
+    """Split ``cores`` (row-wise order) into groups that can run in step."""
+    if not batch or steering.per_core:
+        return [[c] for c in cores]
+    groups: dict[tuple, list[CoreCoord]] = {}
+    for core in cores:
+        args = runtime_args.get(core, [])
+        key = tuple(args[i] if i < len(args) else None for i in sorted(steering.runtime))
+        groups.setdefault(key, []).append(core)
+    return list(groups.values())
+
+
+def uniform(value, what: str = "value"):
+    """``value`` as one Python int when it is the same on every lane; else :class:`Divergence`."""
+    if value.__class__ is int:
+        return value
+    if isinstance(value, np.ndarray):
+        first = value.flat[0]
+        if (value == first).all():
+            return first.item()
+        raise Divergence(what)
+    if isinstance(value, (np.integer, np.bool_, bool)):
+        return int(value)
+    return value
+
+
+def lane_values(column: np.ndarray):
+    """A per-lane column as an int when all lanes agree, else an int64 array."""
+    first = column[0]
+    if (column == first).all():
+        return int(first)
+    return column.astype(np.int64)

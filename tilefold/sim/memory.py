@@ -1,0 +1,117 @@
+"""Device memories as byte arrays: DRAM banks and each core's L1.
+
+Reads / writes: numpy ``uint8`` arrays of shape (rows, bytes), one row per DRAM bank or per
+core. Every transfer moves equal-size byte ranges at one offset per lane; a sliding-window
+view of the array turns that into one fancy-indexing gather or scatter, so a NOC
+transfer for 64 cores is one numpy call. :class:`RegionMap` knows which address ranges
+are allocated (buffers, CBs, semaphores) so an access outside them is reported.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+
+class ByteMemory:
+    """``rows`` memories of ``size`` bytes each, addressed from ``base``."""
+
+    def __init__(self, rows: int, size: int, base: int = 0):
+        self.base = base
+        self.size = size
+        self.data = np.zeros((max(rows, 1), max(size, 1)), dtype=np.uint8)
+        self._windows: dict[int, np.ndarray] = {}
+
+    def _window(self, nbytes: int) -> np.ndarray:
+        win = self._windows.get(nbytes)
+        if win is None:
+            rows, size = self.data.shape
+            win = as_strided(self.data, shape=(rows, max(size - nbytes + 1, 1), nbytes),
+                             strides=(self.data.strides[0], 1, 1))
+            self._windows[nbytes] = win
+        return win
+
+    def read(self, rows, addr, nbytes: int) -> np.ndarray:
+        """Bytes [addr, addr + nbytes) of each row: shape (lanes, nbytes)."""
+        if addr.__class__ is int:
+            off = addr - self.base
+            block = self.data[rows, off:off + nbytes]
+            return block if block.ndim == 2 else block[None, :]
+        off = np.asarray(addr, dtype=np.int64) - self.base
+        return self._window(nbytes)[rows, off]
+
+    def write(self, rows, addr, data: np.ndarray) -> None:
+        """Store ``data`` (lanes, nbytes) at [addr, addr + nbytes) of each row."""
+        nbytes = data.shape[-1]
+        if addr.__class__ is int:
+            off = addr - self.base
+            self.data[rows, off:off + nbytes] = data
+        else:
+            off = np.asarray(addr, dtype=np.int64) - self.base
+            self._window(nbytes)[rows, off] = data
+
+    def read_u32(self, rows, addr) -> np.ndarray:
+        return self.read(rows, addr, 4).view(np.uint32)[:, 0]
+
+    def write_u32(self, rows, addr, values) -> None:
+        n = self.data[rows, 0].size if not isinstance(rows, (int, np.integer)) else 1
+        vals = np.broadcast_to(np.asarray(values, dtype=np.uint32), (n,)).copy()
+        self.write(rows, addr, vals.view(np.uint8).reshape(n, 4))
+
+
+@dataclass(frozen=True)
+class Region:
+    start: int
+    end: int        # exclusive
+    name: str
+
+
+class RegionMap:
+    """Sorted, non-overlapping allocated regions of one address space."""
+
+    def __init__(self):
+        self.regions: list[Region] = []
+        self._starts: list[int] = []
+
+    def add(self, start: int, size: int, name: str) -> None:
+        i = bisect.bisect_left(self._starts, start)
+        self._starts.insert(i, start)
+        self.regions.insert(i, Region(start, start + size, name))
+
+    def find(self, addr: int, nbytes: int) -> Region | None:
+        """The region holding all of [addr, addr + nbytes), or None."""
+        i = bisect.bisect_right(self._starts, addr) - 1
+        if i >= 0:
+            r = self.regions[i]
+            if addr + nbytes <= r.end:
+                return r
+        return None
+
+    def contains_all(self, addr, nbytes: int) -> bool:
+        if addr.__class__ is int:
+            return self.find(addr, nbytes) is not None
+        a = np.asarray(addr, dtype=np.int64).ravel()
+        starts = np.asarray(self._starts, dtype=np.int64)
+        ends = np.asarray([r.end for r in self.regions], dtype=np.int64)
+        if starts.size == 0:
+            return False
+        idx = np.searchsorted(starts, a, side="right") - 1
+        ok = idx >= 0
+        idx = np.maximum(idx, 0)
+        return bool(np.all(ok & (a + nbytes <= ends[idx])))
+
+    def first_outside(self, addr, nbytes: int) -> int:
+        """One address of ``addr`` (int or array) that is not inside a region."""
+        if addr.__class__ is int:
+            return addr
+        for a in np.asarray(addr).ravel():
+            if self.find(int(a), nbytes) is None:
+                return int(a)
+        return int(np.asarray(addr).ravel()[0])
+
+    def nearest(self, addr: int) -> Region | None:
+        i = bisect.bisect_right(self._starts, addr) - 1
+        return self.regions[i] if i >= 0 else (self.regions[0] if self.regions else None)

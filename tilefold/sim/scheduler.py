@@ -1,0 +1,153 @@
+"""Running kernel threads concurrently: greenlets, blocking, wake-ups, deadlock detection.
+
+Reads: kernel contexts and their Python kernels. Writes: nothing but the threads' effects.
+
+Each simulated thread (a reader, writer or compute kernel on a group of cores) is a
+greenlet running the emitted Python kernel. A blocking call (``cb_wait_front``,
+``cb_reserve_back``, ``noc_semaphore_wait``) that cannot proceed parks its thread on a key
+(``("cb", index)`` or ``("sem",)``) and switches back to the scheduler; pushes, pops and
+semaphore writes wake the threads parked on their key, which re-check their condition.
+When no thread can run and some are parked, that is a deadlock: the error lists every
+parked thread, the user's line it stopped at and what it waits for — detected, never a
+timeout.
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections import deque
+from typing import Callable
+
+import numpy as np
+from greenlet import greenlet
+
+from tilefold.errors import DeadlockError, SemaphoreError, SimulationError, TilefoldError
+from tilefold.sim.lanes import Divergence
+
+READY, RUNNING, BLOCKED, DONE = "ready", "running", "blocked", "done"
+
+
+class SimThread:
+    def __init__(self, ctx, function: Callable):
+        self.ctx = ctx
+        self.name = ctx.thread_name
+        self.state = READY
+        self.wait_key = None
+        self.wait_description = ""
+        self.greenlet = greenlet(run=lambda: function(ctx))
+
+    def location(self):
+        """The user's file:line where this thread is parked (or runs)."""
+        frame = self.greenlet.gr_frame
+        return self.ctx.where(frame) if frame is not None else None
+
+    def describe(self) -> str:
+        cores = self.ctx.cores
+        more = f" and {len(cores) - 1} more cores" if len(cores) > 1 else ""
+        loc = self.location()
+        at = f"{loc}: " if loc else ""
+        return f"{at}{self.name} on core {cores[0]}{more} — {self.wait_description}"
+
+
+class Scheduler:
+    def __init__(self, threads: list[SimThread], on_progress: Callable[[], None] | None = None):
+        self.threads = threads
+        self.ready: deque[SimThread] = deque(threads)
+        self.waiting: dict[object, list[SimThread]] = {}
+        self.main = greenlet.getcurrent()
+        self.on_progress = on_progress
+        for t in threads:
+            t.greenlet.parent = self.main
+            t.ctx.scheduler = self
+            t.ctx.thread = t
+
+    # -- called from kernel threads ----------------------------------------------------------
+
+    def block(self, thread: SimThread, key, description: str) -> None:
+        thread.state = BLOCKED
+        thread.wait_key = key
+        thread.wait_description = description
+        self.waiting.setdefault(key, []).append(thread)
+        self.main.switch()
+
+    def yield_now(self, thread: SimThread) -> None:
+        thread.state = READY
+        self.ready.append(thread)
+        self.main.switch()
+
+    def notify(self, key) -> None:
+        parked = self.waiting.pop(key, None)
+        if parked:
+            for t in parked:
+                if t.state == BLOCKED:
+                    t.state = READY
+                    self.ready.append(t)
+
+    # -- the loop ---------------------------------------------------------------------------
+
+    def run(self, on_thread_done: Callable[[SimThread], None]) -> None:
+        steps = 0
+        ready = self.ready
+        while ready:
+            t = ready.popleft()
+            if t.state != READY:
+                continue
+            t.state = RUNNING
+            try:
+                t.greenlet.switch()
+            except (TilefoldError, Divergence):
+                raise
+            except Exception as exc:  # a bug in the kernel code itself (e.g. division by zero)
+                raise self._kernel_exception(t, exc) from None
+            if t.greenlet.dead:
+                t.state = DONE
+                on_thread_done(t)
+            elif t.state == RUNNING:
+                t.state = READY
+                ready.append(t)
+            steps += 1
+            if self.on_progress is not None and not steps & 255:
+                self.on_progress()
+        parked = [t for t in self.threads if t.state == BLOCKED]
+        if parked:
+            self._deadlock(parked)
+
+    def _kernel_exception(self, thread: SimThread, exc: Exception) -> SimulationError:
+        loc = None
+        for frame, lineno in traceback.walk_tb(exc.__traceback__):
+            if frame.f_code.co_filename == thread.ctx.pykernel.filename:
+                loc = thread.ctx.pykernel.location_of_line(lineno)
+        return SimulationError(f"kernel {thread.ctx.kernel.name} ({thread.name} on core {thread.ctx.cores[0]}) "
+                               f"failed: {type(exc).__name__}: {exc}", loc)
+
+    def _deadlock(self, parked: list[SimThread]) -> None:
+        lines = [t.describe() for t in parked]
+        on_semaphore = [t for t in parked if t.wait_key == ("sem",)]
+        first = parked[0].location()
+        if on_semaphore and len(on_semaphore) == len(parked):
+            raise SemaphoreError("semaphore waits that can never be satisfied: every thread that could still set "
+                                 "them is finished or blocked\n" + "\n".join(f"  {l}" for l in lines), first)
+        raise DeadlockError("deadlock: every running thread is blocked", lines, first)
+
+    def finish_checks(self) -> None:
+        for t in self.threads:
+            ctx = t.ctx
+            for pending, what, fix in ((ctx.pending_reads, "noc_async_read", "noc_async_read_barrier()"),
+                                       (ctx.pending_writes, "noc_async_write", "noc_async_write_barrier()")):
+                if pending:
+                    line = pending[-1][2]
+                    loc = ctx.location_of(line)
+                    from tilefold.errors import NocHazardError
+
+                    raise NocHazardError(f"kernel {ctx.kernel.name} ({t.name} on core {ctx.cores[0]}) ended with "
+                                         f"{what} transfers outstanding (last issued at {loc}); call {fix} before "
+                                         "the kernel returns", loc)
+            if getattr(ctx, "dst_state", "released") != "released":
+                from tilefold.errors import DstError
+
+                raise DstError(f"compute kernel {ctx.kernel.name} on core {ctx.cores[0]} ended with DST "
+                               f"{ctx.dst_state}; every tile_regs_acquire needs a tile_regs_release")
+
+
+def lane_summary(values: np.ndarray) -> float:
+    return float(np.max(values)) if np.size(values) else 0.0

@@ -1,0 +1,211 @@
+"""Tile numerics of the simulated Tensix engine: unpack, DST precision, FPU / SFPU math, pack.
+
+Reads: tile bytes from L1 (one row of bytes per lane and tile). Writes: float32 DST values
+and packed tile bytes. All functions work on whole blocks (lanes × tiles × 1024 values);
+nothing loops over elements in Python.
+
+The model, as the hardware does it:
+
+* **Unpack** to float32: bfloat16 and bfloat8_b / bfloat4_b values are exact in float32.
+  The FPU's source registers hold 19-bit TF32, so float32 *inputs* of FPU ops (element-wise
+  and matmul) keep 10 mantissa bits (round to nearest even); ``copy_tile`` of float32 into
+  a 32-bit DST (``fp32_dest_acc_en``) is exact (unpack to DST).
+* **DST precision**: with ``fp32_dest_acc_en`` DST holds float32; otherwise every value
+  written to DST is rounded to bfloat16 (round to nearest even) — including each matmul
+  accumulation step, so K-loops accumulate in bfloat16 unless fp32 accumulation is on.
+* **Math fidelity** (matmul): HiFi4 and HiFi3 multiply full source mantissas; HiFi2 uses
+  the top 7 mantissa bits of in1 (srcA) and LoFi additionally the top 5 of in0 (srcB)
+  before multiplying. This approximates the phase split of the multiplier and is labelled
+  a model.
+* **Pack** from DST to the CB's format: bfloat16 with round to nearest even, float32 as is,
+  bfloat8_b / bfloat4_b with the shared-exponent algorithm of :mod:`tilefold.layout.formats`.
+* Values inside a 32×32 tile are kept in face order (the device byte order) except where
+  an op needs rows (matmul, transpose, reduce, broadcasts).
+"""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+
+from tilefold.layout import formats as _formats
+from tilefold.layout.formats import DataFormat
+
+TILE_ELEMS = 1024
+_BF16 = ml_dtypes.bfloat16
+
+
+def unpack(raw: np.ndarray, fmt: DataFormat) -> np.ndarray:
+    """Tile bytes (..., tile_size) → float32 values (..., 1024) in face order."""
+    lead = raw.shape[:-1]
+    if fmt is DataFormat.Float16_b:
+        u = np.ascontiguousarray(raw).view(np.uint16).astype(np.uint32) << 16
+        return u.view(np.float32).reshape(*lead, TILE_ELEMS)
+    if fmt is DataFormat.Float32:
+        return np.ascontiguousarray(raw).view(np.float32).reshape(*lead, TILE_ELEMS).copy()
+    if fmt.is_block_float:
+        flat = raw.reshape(-1, raw.shape[-1])
+        return _formats.unpack_tiles(flat, fmt).reshape(*lead, TILE_ELEMS)
+    if fmt in (DataFormat.UInt32, DataFormat.Int32):
+        return np.ascontiguousarray(raw).view(fmt.numpy_dtype).astype(np.float32).reshape(*lead, TILE_ELEMS)
+    if fmt is DataFormat.UInt16:
+        return np.ascontiguousarray(raw).view(np.uint16).astype(np.float32).reshape(*lead, TILE_ELEMS)
+    return np.ascontiguousarray(raw).astype(np.float32).reshape(*lead, TILE_ELEMS)
+
+
+def pack(values: np.ndarray, fmt: DataFormat) -> np.ndarray:
+    """float32 values (..., 1024) → tile bytes (..., tile_size) of ``fmt``."""
+    lead = values.shape[:-1]
+    if fmt is DataFormat.Float16_b:
+        return values.astype(_BF16).view(np.uint8).reshape(*lead, 2 * TILE_ELEMS)
+    if fmt is DataFormat.Float32:
+        return np.ascontiguousarray(values, dtype=np.float32).view(np.uint8).reshape(*lead, 4 * TILE_ELEMS)
+    if fmt.is_block_float:
+        flat = np.ascontiguousarray(values, dtype=np.float32).reshape(-1, TILE_ELEMS)
+        raw = _formats.pack_tiles(flat, fmt)
+        return raw.reshape(*lead, raw.shape[-1])
+    if fmt in (DataFormat.UInt32, DataFormat.Int32, DataFormat.UInt16, DataFormat.UInt8):
+        info = np.iinfo(fmt.numpy_dtype)
+        ints = np.clip(np.rint(values), info.min, info.max).astype(fmt.numpy_dtype)
+        return ints.view(np.uint8).reshape(*lead, -1)
+    raise ValueError(f"cannot pack to {fmt}")
+
+
+def round_bf16(values: np.ndarray) -> np.ndarray:
+    """Round float32 values to bfloat16 precision (nearest even), kept as float32."""
+    return values.astype(_BF16).astype(np.float32)
+
+
+def round_dst(values: np.ndarray, fp32_dest: bool) -> np.ndarray:
+    return values.astype(np.float32, copy=False) if fp32_dest else round_bf16(values)
+
+
+def _keep_mantissa_bits(values: np.ndarray, bits: int) -> np.ndarray:
+    """Round float32 values to ``bits`` explicit mantissa bits (nearest even)."""
+    drop = 23 - bits
+    u = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32)
+    finite = (u & 0x7F800000) != 0x7F800000
+    lsb = (u >> drop) & 1
+    rounded = (u + ((1 << (drop - 1)) - 1) + lsb) & ~np.uint32((1 << drop) - 1)
+    return np.where(finite, rounded, u).view(np.float32)
+
+
+def to_tf32(values: np.ndarray) -> np.ndarray:
+    return _keep_mantissa_bits(values, 10)
+
+
+def source_register(values: np.ndarray, fmt: DataFormat) -> np.ndarray:
+    """Values as the FPU's source registers hold them (float32 inputs become TF32)."""
+    return to_tf32(values) if fmt is DataFormat.Float32 else values
+
+
+def apply_fidelity(a: np.ndarray, b: np.ndarray, fidelity: str) -> tuple[np.ndarray, np.ndarray]:
+    """Operands of a matmul after the multiplier's fidelity phases (a = in0 / srcB, b = in1 / srcA)."""
+    if fidelity in ("HiFi4", "HiFi3"):
+        return a, b
+    b = _truncate_mantissa(b, 7)
+    if fidelity == "LoFi":
+        a = _truncate_mantissa(a, 5)
+    return a, b
+
+
+def _truncate_mantissa(values: np.ndarray, bits: int) -> np.ndarray:
+    u = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32)
+    return (u & ~np.uint32((1 << (23 - bits)) - 1)).view(np.float32)
+
+
+def faces_to_rows(tiles: np.ndarray) -> np.ndarray:
+    """(..., 1024) face order → (..., 32, 32) rows."""
+    lead = tiles.shape[:-1]
+    return tiles.reshape(*lead, 2, 2, 16, 16).swapaxes(-3, -2).reshape(*lead, 32, 32)
+
+
+def rows_to_faces(rows: np.ndarray) -> np.ndarray:
+    """(..., 32, 32) rows → (..., 1024) face order."""
+    lead = rows.shape[:-2]
+    return rows.reshape(*lead, 2, 16, 2, 16).swapaxes(-3, -2).reshape(*lead, TILE_ELEMS)
+
+
+def row_major_to_tiles(block: np.ndarray, ntiles: int) -> np.ndarray:
+    """(lanes, 32, ntiles*32) rows → (lanes, ntiles, 1024) tiles in face order (tilize)."""
+    lanes = block.shape[0]
+    t = block.reshape(lanes, 32, ntiles, 32).transpose(0, 2, 1, 3)
+    return rows_to_faces(t)
+
+
+def tiles_to_row_major(tiles: np.ndarray) -> np.ndarray:
+    """(lanes, ntiles, 1024) face order → (lanes, 32, ntiles*32) rows (untilize)."""
+    lanes, ntiles = tiles.shape[:2]
+    rows = faces_to_rows(tiles)                        # (lanes, ntiles, 32, 32)
+    return rows.transpose(0, 2, 1, 3).reshape(lanes, 32, ntiles * 32)
+
+
+def _bits_to_float(bits: int) -> np.float32:
+    return np.uint32(bits & 0xFFFFFFFF).view(np.float32)
+
+
+def _gelu(x):
+    return 0.5 * x * (1.0 + np.tanh(np.float32(0.7978845608) * (x + np.float32(0.044715) * x * x * x)))
+
+
+def _sigmoid(x):
+    with np.errstate(over="ignore"):
+        return 1.0 / (1.0 + np.exp(-x))
+
+
+# SFPU unary functions on float32 arrays: name -> (function(values, *params), cost family)
+SFPU_UNARY = {
+    "exp": (lambda x: np.exp(x), "exp"),
+    "exp2": (lambda x: np.exp2(x), "exp2"),
+    "log": (lambda x: np.log(x), "log"),
+    "sqrt": (lambda x: np.sqrt(x), "sqrt"),
+    "rsqrt": (lambda x: 1.0 / np.sqrt(x), "rsqrt"),
+    "recip": (lambda x: 1.0 / x, "recip"),
+    "square": (lambda x: x * x, "square"),
+    "tanh": (lambda x: np.tanh(x), "tanh"),
+    "sigmoid": (_sigmoid, "sigmoid"),
+    "relu": (lambda x: np.maximum(x, 0), "relu"),
+    "gelu": (_gelu, "gelu"),
+    "silu": (lambda x: x * _sigmoid(x), "silu"),
+    "sin": (lambda x: np.sin(x), "sin"),
+    "cos": (lambda x: np.cos(x), "cos"),
+    "abs": (lambda x: np.abs(x), "abs"),
+    "negative": (lambda x: -x, "neg"),
+    "floor": (lambda x: np.floor(x), "floor"),
+    "ceil": (lambda x: np.ceil(x), "ceil"),
+    "sign": (lambda x: np.sign(x), "compare"),
+    "fill": (lambda x, v: np.full_like(x, np.float32(v)), "fill"),
+    "clamp": (lambda x, lo, hi: np.clip(x, _bits_to_float(lo), _bits_to_float(hi)), "clamp"),
+    "unary_max": (lambda x, v: np.maximum(x, _bits_to_float(v)), "max"),
+    "unary_min": (lambda x, v: np.minimum(x, _bits_to_float(v)), "min"),
+    "power": (lambda x, e: np.power(x, np.float32(e)), "power"),
+    "add_unary": (lambda x, v: x + _bits_to_float(v), "add"),
+    "sub_unary": (lambda x, v: x - _bits_to_float(v), "sub"),
+    "mul_unary": (lambda x, v: x * _bits_to_float(v), "mul"),
+    "div_unary": (lambda x, v: x / _bits_to_float(v), "div"),
+    "rsub_unary": (lambda x, v: _bits_to_float(v) - x, "rsub"),
+}
+
+
+def _cmp(f):
+    return lambda a, b: f(a, b).astype(np.float32)
+
+
+SFPU_BINARY = {
+    "add_binary": (np.add, "add"),
+    "sub_binary": (np.subtract, "sub"),
+    "mul_binary": (np.multiply, "mul"),
+    "div_binary": (np.divide, "div"),
+    "rsub_binary": (lambda a, b: b - a, "rsub"),
+    "power_binary": (np.power, "power"),
+    "eq_binary": (_cmp(np.equal), "compare"),
+    "ne_binary": (_cmp(np.not_equal), "compare"),
+    "lt_binary": (_cmp(np.less), "compare"),
+    "gt_binary": (_cmp(np.greater), "compare"),
+    "le_binary": (_cmp(np.less_equal), "compare"),
+    "ge_binary": (_cmp(np.greater_equal), "compare"),
+    "binary_max": (np.maximum, "max"),
+    "binary_min": (np.minimum, "min"),
+}
+
+FPU_BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply}
