@@ -43,8 +43,17 @@ def parse_module(text: str, name: str = "<ir>") -> ModuleOp:
     return Parser(make_context(), text, name).parse_module()
 
 
+class _Printer(Printer):
+    """xDSL's printer, except that an op printing its own type in a custom format (such as
+    ``scf.while``) does not also print its location there: the location is printed once, after
+    the op, where the parser expects it."""
+
+    def print_operation_type(self, op: Operation) -> None:
+        self.print_function_type(op.operand_types, op.result_types)
+
+
 def print_ir(op: Operation, debuginfo: bool = False) -> str:
     """MLIR text of ``op``; with ``debuginfo`` every op carries its ``loc(...)``."""
     out = io.StringIO()
-    Printer(stream=out, print_debuginfo=debuginfo).print_op(op)
+    _Printer(stream=out, print_debuginfo=debuginfo).print_op(op)
     return out.getvalue() + "\n"

@@ -48,6 +48,8 @@ class ApiFunction:
     cpp_name: str | None = None          # C++ function when it differs from ``name`` (overloads)
     cpp_type_template: str | None = None  # a fixed leading template type, e.g. get_arg_val<uint32_t>
     doc: str = ""
+    # Shorter C++ overloads: (argument count, which given argument fills each parameter).
+    short_forms: tuple[tuple[int, tuple[int, ...]], ...] = ()
 
     @property
     def cpp_function(self) -> str:
@@ -134,7 +136,8 @@ _MATMUL_H = "api/compute/matmul.h"
 _FPU_TILE_ARGS = ("in0_cb", "in1_cb", "in0_tile_index", "in1_tile_index", "dst_index")
 
 COMPUTE_API: list[ApiFunction] = [
-    _cp("compute_kernel_hw_startup", ("in0_cb", "in1_cb", "out_cb"), "api/compute/compute_kernel_hw_startup.h"),
+    _cp("compute_kernel_hw_startup", ("in0_cb", "in1_cb", "out_cb"), "api/compute/compute_kernel_hw_startup.h",
+        short_forms=((2, (0, 0, 1)),), doc="compute_kernel_hw_startup(icb, ocb) is (icb, icb, ocb)."),
     _cp("binary_op_init_common", ("in0_cb", "in1_cb", "out_cb"), _ELTWISE_BINARY_H),
     _cp("unary_op_init_common", ("in_cb", "out_cb"), "api/compute/eltwise_unary/eltwise_unary.h"),
     _cp("init_sfpu", ("in_cb", "out_cb"), "api/compute/eltwise_unary/eltwise_unary.h"),

@@ -108,11 +108,12 @@ class Buffer:
         """The buffer's TensorAccessorArgs, for compile-time argument lists."""
         return TensorAccessorArgsRef(self.name)
 
-    def buffer_layout(self):
-        """The page placement of this buffer as :mod:`tilefold.layout.addressing` describes it."""
+    def buffer_layout(self, arch=None):
+        """The page placement of this buffer as :mod:`tilefold.layout.addressing` describes it
+        (checked against ``arch``'s grid and banks when given)."""
         from tilefold.layout.addressing import BufferLayout
 
-        distribution = self.memory_config.distribution(self) if self.is_sharded else None
+        distribution = self.memory_config.distribution(self, arch) if self.is_sharded else None
         return BufferLayout(self.buffer_type, self.page_size, self.num_pages, distribution)
 
     def describe(self) -> str:

@@ -64,6 +64,7 @@ class Program:
     kernels: list[Kernel] = field(default_factory=list)
     semaphores: list[Semaphore] = field(default_factory=list)
     module: ModuleOp = field(default_factory=lambda: ModuleOp([]))
+    _adopted: dict = field(default_factory=dict, repr=False)   # id(original function) -> its copy here
 
     # -- buffers --------------------------------------------------------------------
 
@@ -113,6 +114,9 @@ class Program:
         if not isinstance(fn, func.FuncOp):
             raise ProgramError(f"a kernel must be a ttkernel function or a PyKernel kernel, not {type(function).__name__}",
                                user_location())
+        adopted = self._adopted.get(id(fn))
+        if adopted is not None and adopted[0] is fn:
+            return adopted[1]
         for existing in self.module.ops:
             if existing is fn:
                 return fn
@@ -123,6 +127,7 @@ class Program:
                                    user_location())
         clone = fn.clone() if fn.parent is not None else fn
         self.module.body.block.add_op(clone)
+        self._adopted[id(fn)] = (fn, clone)
         return clone
 
     def create_kernel(self, function, cores, config: KernelConfig, compile_args: Iterable = (),

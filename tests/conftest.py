@@ -1,0 +1,16 @@
+"""Fixtures shared by all tests: the ``check-kernel`` runner (tests/checkkernel.py) on ``sys.path``."""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[0]))
+
+import checkkernel  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def check_kernel():
+    """The :mod:`checkkernel` module: ``check_kernels``, ``require_accepted``, ``accessor_compile_args``."""
+    return checkkernel

@@ -1,0 +1,58 @@
+"""``tilefold compile OP|SCRIPT.py -o DIR``: write the C++ project (kernels, main.cpp, CMake, data).
+
+Reads: an op name and its options, or a kernel script. Writes: the project folder; prints
+the op's summary (e.g. its work split) and the files written.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from tilefold.cli.targets import is_script, script_front_end
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("compile", help="write TT-Metalium C++ for an op or a kernel script",
+                       description="Compile a built-in op (tilize, untilize, eltwise, matmul, ...) or a kernel "
+                                   "script to a TT-Metalium project: kernels/*.cpp, main.cpp, CMakeLists.txt, data/.")
+    p.add_argument("target", help="an op name or a kernel script (.py)")
+    p.add_argument("-o", "--output", default=None, help="output folder (default build/<target>)")
+    p.add_argument("--arch", default=None, help="wormhole_b0 (default), n300, blackhole")
+    p.add_argument("--print-ir-after-all", action="store_true", help="print the IR after every pass")
+    p.add_argument("op_args", nargs=argparse.REMAINDER, help="options of the op (see tilefold compile OP --help)")
+    p.set_defaults(handler=run)
+
+
+def op_namespace(target: str, op_args: list[str], arch: str | None, prog: str):
+    from tilefold.ops import get_factory
+
+    factory = get_factory(target)
+    parser = argparse.ArgumentParser(prog=f"tilefold {prog} {target}", description=factory.description)
+    factory.add_arguments(parser)
+    args = parser.parse_args(op_args)
+    args.arch = arch
+    return factory, args
+
+
+def run(args) -> int:
+    out = Path(args.output or Path("build") / Path(args.target).stem)
+    if is_script(args.target):
+        paths = script_front_end(args.target).compile_script(args.target, out, args.print_ir_after_all)
+        print(f"wrote {len(paths)} files to {out}/")
+        return 0
+    from tilefold.codegen.cpp import write_project
+    from tilefold.ops import host_data
+
+    factory, op_args = op_namespace(args.target, args.op_args, args.arch, "compile")
+    instance = factory.build(op_args)
+    if args.print_ir_after_all:
+        from tilefold.ir.context import print_ir
+
+        print(print_ir(instance.program.module, debuginfo=True))
+    for line in instance.summary:
+        print(line)
+    paths = write_project(instance.program, out, host_data(instance))
+    names = sorted({p.name for p in paths if p.suffix in (".cpp", ".txt", ".hpp")})
+    print(f"wrote {', '.join(names)} and {sum(1 for p in paths if p.suffix == '.bin')} data files to {out}/")
+    return 0

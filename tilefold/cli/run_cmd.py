@@ -1,0 +1,48 @@
+"""``tilefold run OP|SCRIPT.py``: compile, simulate, check against numpy, report the estimate.
+
+Reads: an op name and its options, or a kernel script. Writes: the correctness of every
+output against the numpy reference, the estimated device time, cores used, DRAM traffic and
+the achieved fraction of DRAM bandwidth or FPU peak; with ``--trace``, a Chrome trace.
+Exits 1 when an output does not match.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from tilefold.cli.compile_cmd import op_namespace
+from tilefold.cli.targets import is_script, script_front_end
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("run", help="simulate an op or a kernel script and check it against numpy",
+                       description="Compile and run on the simulated device, compare with numpy, report the "
+                                   "cost model's estimate.")
+    p.add_argument("target", help="an op name or a kernel script (.py)")
+    p.add_argument("--arch", default=None, help="wormhole_b0 (default), n300, blackhole")
+    p.add_argument("--trace", default=None, metavar="OUT.json", help="write a Chrome / Perfetto trace")
+    p.add_argument("op_args", nargs=argparse.REMAINDER, help="options of the op (see tilefold run OP --help)")
+    p.set_defaults(handler=run)
+
+
+def run(args) -> int:
+    if is_script(args.target):
+        return script_front_end(args.target).run_script(args.target, args.arch, args.trace)
+    from tilefold.sim import Device
+
+    factory, op_args = op_namespace(args.target, args.op_args, args.arch, "run")
+    instance = factory.build(op_args)
+    for line in instance.summary:
+        print(line)
+    start = time.perf_counter()
+    result = Device(instance.program.arch).run(instance.program, instance.inputs, trace=args.trace)
+    wall = time.perf_counter() - start
+    comparisons = instance.check(result.outputs)
+    for c in comparisons:
+        print(c)
+    print(result.perf.summary())
+    print(f"simulated in {wall:.2f} s of host time")
+    if args.trace:
+        print(f"trace written to {args.trace} (open it in https://ui.perfetto.dev or chrome://tracing)")
+    return 0 if all(c.passed for c in comparisons) else 1

@@ -1,0 +1,48 @@
+"""What ``tilefold compile`` / ``run`` / ``sim`` are pointed at: a built-in op or a kernel script.
+
+Reads: the target argument and, for scripts, the script's source text. Writes: nothing.
+A ``.py`` target is handed to the front end it imports (TT-Lang, TileLang or PyKernel), each
+of which provides ``compile_script`` and ``run_script``; anything else names an op factory.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from pathlib import Path
+
+from tilefold.errors import TilefoldError
+
+_FRONT_ENDS = (
+    ("ttl", re.compile(r"^\s*(import\s+ttl\b|from\s+ttl\b|import\s+ttlang|from\s+ttlang|import\s+tilefold\.ttl|"
+                       r"from\s+tilefold\s+import\s+.*\bttl\b|from\s+tilefold\.ttl)", re.M),
+     "tilefold.frontend.ttl.script"),
+    ("tilelang", re.compile(r"^\s*(import\s+tilefold\.language|from\s+tilefold\s+import\s+language|"
+                            r"import\s+tilelang|from\s+tilelang)", re.M),
+     "tilefold.frontend.tilelang.script"),
+    ("pykernel", re.compile(r"^\s*(from\s+tilefold\.pykernel|import\s+tilefold\.pykernel|"
+                            r"from\s+tilefold\s+import\s+pykernel)", re.M),
+     "tilefold.frontend.pykernel.script"),
+)
+
+
+def is_script(target: str) -> bool:
+    return target.endswith(".py")
+
+
+def script_front_end(path: str):
+    """The front-end module that handles the script at ``path``."""
+    p = Path(path)
+    if not p.is_file():
+        raise TilefoldError(f"no such kernel script: {path}")
+    text = p.read_text()
+    for name, pattern, module in _FRONT_ENDS:
+        if pattern.search(text):
+            try:
+                return importlib.import_module(module)
+            except ModuleNotFoundError as exc:
+                if exc.name == module:
+                    raise TilefoldError(f"{path}: the {name} front end cannot compile scripts yet") from None
+                raise
+    raise TilefoldError(f"{path}: no tilefold front end imported; import tilefold.ttl, tilefold.language or "
+                        "tilefold.pykernel")

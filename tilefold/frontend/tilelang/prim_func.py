@@ -1,0 +1,160 @@
+"""``@T.prim_func``: a TileLang kernel as a Python function with typed tensor parameters.
+
+Reads: a Python function whose parameters are annotated ``T.Tensor(shape, dtype)`` /
+``T.Buffer(...)``. Writes: a :class:`PrimFunc`, whose ``tile`` IR is built on demand by
+:mod:`tilefold.frontend.tilelang.builder` (``.module()``, ``.ir()``).
+
+``T.annotate_tt_layout(prim_func, {"A": {...}})`` and ``T.annotate_tt_schedule(prim_func,
+{...})`` return an annotated copy (the form the Tenstorrent TileLang backend uses); the
+same calls inside the kernel body annotate it in place.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field, replace
+
+from xdsl.dialects.builtin import ModuleOp
+
+from tilefold.errors import KernelError, SourceLocation
+from tilefold.frontend.tilelang.types import TensorType
+from tilefold.program.caller import user_location
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    type: TensorType
+
+
+def _param_types(fn) -> list[Param]:
+    code = fn.__code__
+    where = SourceLocation(code.co_filename, code.co_firstlineno)
+    sig = inspect.signature(fn)
+    try:
+        annotations = inspect.get_annotations(fn, eval_str=True)
+    except Exception as exc:  # a string annotation naming something not in the module's globals
+        raise KernelError(f"cannot evaluate the parameter annotations of {fn.__name__!r} ({exc}); write them as "
+                          "T.Tensor((M, N), dtype) without `from __future__ import annotations`, or with names the "
+                          "module defines", where) from None
+    params = []
+    for p in sig.parameters.values():
+        if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            raise KernelError(f"parameter {p.name!r} of kernel {fn.__name__!r}: a kernel takes plain tensor "
+                              "parameters only", where)
+        ann = annotations.get(p.name)
+        if not isinstance(ann, TensorType):
+            raise KernelError(f"parameter {p.name!r} of kernel {fn.__name__!r} needs a type: annotate it with "
+                              f"T.Tensor((rows, cols), dtype)", where)
+        params.append(Param(p.name, ann))
+    if not params:
+        raise KernelError(f"kernel {fn.__name__!r} has no tensor parameters; give it its inputs and outputs", where)
+    return params
+
+
+@dataclass
+class PrimFunc:
+    """A TileLang kernel; compile it with :func:`tilefold.jit` or ``tilefold compile``."""
+
+    python_function: object
+    params: list[Param]
+    layout: dict = field(default_factory=dict)      # annotate_tt_layout given outside the body
+    schedule: dict = field(default_factory=dict)    # annotate_tt_schedule given outside the body
+
+    is_tilelang_prim_func = True
+
+    @property
+    def name(self) -> str:
+        return self.python_function.__name__
+
+    @property
+    def source_location(self) -> SourceLocation:
+        code = self.python_function.__code__
+        return SourceLocation(code.co_filename, code.co_firstlineno)
+
+    def module(self) -> ModuleOp:
+        """A fresh ``tile`` IR module of this kernel (each call builds a new one)."""
+        from tilefold.frontend.tilelang.builder import build_prim_func
+
+        return build_prim_func(self)
+
+    def ir(self, debuginfo: bool = False) -> str:
+        from tilefold.ir.context import print_ir
+
+        return print_ir(self.module(), debuginfo=debuginfo)
+
+    def with_layout(self, layout: dict, where: SourceLocation | None) -> PrimFunc:
+        merged = dict(self.layout)
+        for name, spec in layout.items():
+            merged[name] = (dict(spec), where)
+        return replace(self, layout=merged)
+
+    def with_schedule(self, schedule: dict, where: SourceLocation | None) -> PrimFunc:
+        return replace(self, schedule={**self.schedule, **schedule, "__loc__": where})
+
+    def __call__(self, *args, **kwargs):
+        raise KernelError(f"{self.name} is a TileLang kernel; run it with tilefold.jit({self.name})(*arrays)",
+                          user_location())
+
+    def __repr__(self) -> str:
+        params = ", ".join(f"{p.name}: {p.type!r}" for p in self.params)
+        return f"<T.prim_func {self.name}({params})>"
+
+
+def prim_func(fn=None, **_options):
+    """Decorator: make a TileLang kernel of a Python function with ``T.Tensor`` parameters."""
+    if fn is None:
+        return lambda f: prim_func(f)
+    if isinstance(fn, PrimFunc):
+        return fn
+    if not inspect.isfunction(fn):
+        raise KernelError(f"@T.prim_func decorates a def function, not {type(fn).__name__}", user_location())
+    return PrimFunc(fn, _param_types(fn))
+
+
+def layout_entries(layout, where) -> dict[str, dict]:
+    """``{name_or_buffer: {field: value}}`` → ``{name: {field: value}}``, checked."""
+    if not isinstance(layout, dict):
+        raise KernelError("annotate_tt_layout takes a dict {buffer: {memory=..., layout=..., nd_shard=...}}", where)
+    out = {}
+    for name, value in layout.items():
+        key = getattr(name, "name", name)
+        if not isinstance(key, str) or not isinstance(value, dict):
+            raise KernelError(f"annotate_tt_layout: entry {name!r} must map a tensor to a dict of layout fields "
+                              "(memory, layout, nd_shard, ...)", where)
+        out[key] = dict(value)
+    return out
+
+
+def annotate_tt_layout(func, layout=None, **kwargs):
+    """``annotate_tt_layout(prim_func, {"A": dict(memory="L1", layout="sharded", nd_shard=...)})``:
+    an annotated copy of the kernel. Inside a kernel body, ``T.annotate_tt_layout({A: {...}})``
+    or ``T.annotate_tt_layout(A, memory=..., ...)`` annotates in place."""
+    where = user_location()
+    if not isinstance(func, PrimFunc):
+        raise KernelError("annotate_tt_layout takes a @T.prim_func kernel first (or is called inside a kernel "
+                          "body)", where)
+    entries = layout_entries(layout if layout is not None else {}, where)
+    if kwargs:
+        raise KernelError(f"annotate_tt_layout(prim_func, layout) takes the layout as one dict, not keywords "
+                          f"{sorted(kwargs)}", where)
+    known = {p.name for p in func.params}
+    for name in entries:
+        if name not in known:
+            raise KernelError(f"annotate_tt_layout names {name!r}, which is not a parameter of {func.name} "
+                              f"({', '.join(sorted(known))})", where)
+    return func.with_layout(entries, where)
+
+
+def annotate_tt_schedule(func, schedule=None, **kwargs):
+    """``annotate_tt_schedule(prim_func, {"policy": "contiguous", "order": "row_major"})``: an
+    annotated copy of the kernel."""
+    where = user_location()
+    if not isinstance(func, PrimFunc):
+        raise KernelError("annotate_tt_schedule takes a @T.prim_func kernel first (or is called inside a kernel "
+                          "body)", where)
+    return func.with_schedule({**(schedule or {}), **kwargs}, where)
+
+
+annotate_tt_layout.__tile_intrinsic__ = "annotate_tt_layout"
+annotate_tt_schedule.__tile_intrinsic__ = "annotate_tt_schedule"

@@ -1,0 +1,222 @@
+"""What names in a TileLang kernel body stand for while it is being compiled.
+
+Reads: nothing. Writes: ``arith`` ops, through the builder that is active (:func:`active`).
+
+- :class:`Index` — an ``i32`` integer expression: a constant plus a linear combination of
+  symbols (block indices, loop variables, ``T.Parallel`` indices, or opaque values made by
+  ``//``, ``%`` or a product of two symbols). Linear forms are kept symbolic, so copy offsets
+  can be checked for tile alignment and simplified before any op is built; they support the
+  Python operators, so ``T.ceildiv`` and user helpers work on them.
+- :class:`BufferRef` — a global tensor parameter or a local (shared / fragment) buffer.
+- :class:`Region` — ``A[i, j]`` or ``A[a:b, c:d]``: a block of a buffer at element offsets.
+- :class:`Elem` — an ``f32`` element value inside ``T.Parallel`` (``i1`` for comparisons).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IntegerAttr, i32
+from xdsl.ir import SSAValue
+
+from tilefold.errors import KernelError
+from tilefold.layout.formats import DataFormat
+
+_BUILDERS: list = []
+
+
+def active():
+    """The builder of the kernel being compiled (for ops an :class:`Index` operation needs)."""
+    if not _BUILDERS:
+        raise KernelError("block indices and loop variables can only be used inside a kernel body")
+    return _BUILDERS[-1]
+
+
+def push_builder(builder) -> None:
+    _BUILDERS.append(builder)
+
+
+def pop_builder() -> None:
+    _BUILDERS.pop()
+
+
+@dataclass(eq=False)
+class Symbol:
+    """An ``i32`` SSA value an index expression depends on."""
+
+    value: SSAValue
+    name: str
+    kind: str          # "grid" | "loop" | "parallel" | "opaque"
+    extent: int | None = None
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+@dataclass(eq=False)
+class Index:
+    """``const + Σ coef · symbol`` over ``i32``."""
+
+    terms: dict[Symbol, int] = field(default_factory=dict)
+    const: int = 0
+
+    @staticmethod
+    def of(value) -> Index:
+        if isinstance(value, Index):
+            return value
+        if isinstance(value, Symbol):
+            return Index({value: 1})
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise KernelError(f"{value!r} is not an integer index")
+        return Index({}, int(value))
+
+    @property
+    def is_constant(self) -> bool:
+        return not self.terms
+
+    def symbols(self) -> list[Symbol]:
+        return list(self.terms)
+
+    def divisible_by(self, n: int) -> bool:
+        """True when the value is a multiple of ``n`` for every value of its symbols."""
+        return self.const % n == 0 and all(c % n == 0 for c in self.terms.values())
+
+    # -- arithmetic --------------------------------------------------------------------------
+
+    def _combine(self, other, sign: int) -> Index:
+        o = Index.of(other)
+        terms = dict(self.terms)
+        for s, c in o.terms.items():
+            terms[s] = terms.get(s, 0) + sign * c
+            if terms[s] == 0:
+                del terms[s]
+        return Index(terms, self.const + sign * o.const)
+
+    def __add__(self, other):
+        return self._combine(other, 1) if isinstance(other, (int, Index, Symbol)) else NotImplemented
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        return self._combine(other, -1) if isinstance(other, (int, Index, Symbol)) else NotImplemented
+
+    def __rsub__(self, other):
+        return Index.of(other)._combine(self, -1) if isinstance(other, int) else NotImplemented
+
+    def __neg__(self):
+        return Index({s: -c for s, c in self.terms.items()}, -self.const)
+
+    def __mul__(self, other):
+        if isinstance(other, bool):
+            return NotImplemented
+        if isinstance(other, int):
+            if other == 0:
+                return Index()
+            return Index({s: c * other for s, c in self.terms.items()}, self.const * other)
+        if isinstance(other, (Index, Symbol)):
+            o = Index.of(other)
+            if o.is_constant:
+                return self * o.const
+            if self.is_constant:
+                return o * self.const
+            return active().opaque_index("muli", self, o)
+        return NotImplemented
+
+    __rmul__ = __mul__
+
+    def __floordiv__(self, other):
+        if isinstance(other, int) and not isinstance(other, bool):
+            if other <= 0:
+                raise KernelError(f"index division by {other}; divide by a positive constant")
+            if self.divisible_by(other):
+                return Index({s: c // other for s, c in self.terms.items()}, self.const // other)
+            return active().opaque_index("divui", self, Index.of(other))
+        if isinstance(other, (Index, Symbol)):
+            o = Index.of(other)
+            if o.is_constant:
+                return self // o.const
+            return active().opaque_index("divui", self, o)
+        return NotImplemented
+
+    def __rfloordiv__(self, other):
+        if isinstance(other, int):
+            return Index.of(other) // self
+        return NotImplemented
+
+    def __mod__(self, other):
+        if isinstance(other, int) and not isinstance(other, bool):
+            if other <= 0:
+                raise KernelError(f"index modulo {other}; use a positive constant")
+            if self.is_constant:
+                return Index({}, self.const % other)
+            if self.divisible_by(other):
+                return Index()
+            return active().opaque_index("remui", self, Index.of(other))
+        if isinstance(other, (Index, Symbol)):
+            o = Index.of(other)
+            if o.is_constant:
+                return self % o.const
+            return active().opaque_index("remui", self, o)
+        return NotImplemented
+
+    def __bool__(self):
+        if self.is_constant:
+            return bool(self.const)
+        raise KernelError("a block index or loop variable has no value while the kernel is compiled; Python "
+                          "`if` / `and` / `or` cannot test it (use T.if_then_else inside T.Parallel)")
+
+    def __index__(self):
+        if self.is_constant:
+            return self.const
+        raise KernelError("a block index or loop variable is used where a Python integer is needed (a shape, a "
+                          "range bound); use a constant there")
+
+    def __repr__(self) -> str:
+        parts = [f"{c}*{s.name}" if c != 1 else s.name for s, c in self.terms.items()]
+        if self.const or not parts:
+            parts.append(str(self.const))
+        return " + ".join(parts)
+
+
+def constant(value: int) -> arith.ConstantOp:
+    return arith.ConstantOp(IntegerAttr(int(value), i32))
+
+
+@dataclass(eq=False)
+class BufferRef:
+    """A tensor of the kernel: a global parameter (``scope == "global"``) or a local buffer."""
+
+    name: str
+    shape: tuple[int, ...]
+    dtype: DataFormat
+    scope: str          # "global" | "shared" | "fragment"
+    value: SSAValue
+
+    @property
+    def is_global(self) -> bool:
+        return self.scope == "global"
+
+    def describe(self) -> str:
+        dims = "x".join(map(str, self.shape))
+        return f"{self.scope} buffer {self.name} ({dims})"
+
+
+@dataclass(eq=False)
+class Region:
+    """``buffer[starts...]`` (extents taken from the other side of a copy) or with slices."""
+
+    buffer: BufferRef
+    starts: list[Index]
+    extents: list[int | None]
+
+
+@dataclass(eq=False)
+class Elem:
+    """An element value inside ``T.Parallel`` (``f32``; ``i1`` for a comparison)."""
+
+    value: SSAValue
+    is_bool: bool = False
+
+
+__all__ = ["Symbol", "Index", "BufferRef", "Region", "Elem", "active", "push_builder", "pop_builder", "constant"]

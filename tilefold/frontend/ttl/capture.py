@@ -1,0 +1,81 @@
+"""What one call of a TT-Lang operation collects while its Python body runs.
+
+Reads: the operation's tensors, grid and device. Writes: an :class:`OperationCapture` holding
+the dataflow buffers, kernel functions and pipe nets the body creates, in creation order.
+
+The body of ``@ttl.operation`` is ordinary Python that runs once per call, on the host: it
+computes sizes from the tensors' shapes, makes dataflow buffers and pipe nets, and defines
+the kernel functions. Those calls find the operation they belong to with :func:`current`.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from tilefold.arch import Arch
+from tilefold.errors import KernelError, SourceLocation
+from tilefold.program.caller import user_location
+
+MAX_DATAFLOW_BUFFERS = 32
+
+
+@dataclass
+class TensorArgument:
+    """One tensor argument of the operation."""
+
+    index: int
+    name: str
+    tensor: object          # tilefold.ttnn.Tensor
+
+
+@dataclass
+class OperationCapture:
+    name: str
+    grid: tuple[int, int]           # (columns, rows)
+    arch: Arch
+    tensors: list[TensorArgument]
+    location: SourceLocation | None
+    dataflow_buffers: list = field(default_factory=list)
+    kernels: list = field(default_factory=list)
+    pipe_nets: list = field(default_factory=list)
+
+    def tensor_argument(self, tensor) -> TensorArgument | None:
+        for arg in self.tensors:
+            if arg.tensor is tensor:
+                return arg
+        return None
+
+    def add_dataflow_buffer(self, dfb) -> int:
+        """Register a dataflow buffer; returns its circular-buffer index."""
+        index = len(self.dataflow_buffers)
+        if index >= MAX_DATAFLOW_BUFFERS:
+            raise KernelError(f"this is dataflow buffer number {index + 1} of operation {self.name!r}, but a node "
+                              f"has at most {MAX_DATAFLOW_BUFFERS} (circular buffers c_0-c_31); reuse buffers or "
+                              "make fewer", dfb.location)
+        self.dataflow_buffers.append(dfb)
+        return index
+
+
+_STACK: list[OperationCapture] = []
+
+
+def current(what: str) -> OperationCapture:
+    """The operation whose body is running; ``what`` names the caller for the error message."""
+    if not _STACK:
+        raise KernelError(f"{what} can only be used inside the body of a @ttl.operation function",
+                          user_location())
+    return _STACK[-1]
+
+
+def active() -> OperationCapture | None:
+    return _STACK[-1] if _STACK else None
+
+
+@contextmanager
+def capturing(capture: OperationCapture):
+    _STACK.append(capture)
+    try:
+        yield capture
+    finally:
+        _STACK.pop()

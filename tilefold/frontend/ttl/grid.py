@@ -1,0 +1,144 @@
+"""The grid of a TT-Lang operation: ``grid=(columns, rows) | "full" | "auto"``, ``ttl.grid_size`` and ``ttl.node``.
+
+Reads: the ``grid`` argument of ``@ttl.operation`` and the device description. Writes: the grid as
+``(columns, rows)`` and, at operation scope, symbolic node coordinates.
+
+Coordinates follow TT-Lang: ``x`` is the column, ``y`` the row; ``grid_size(dims=1)`` flattens the
+grid (``columns * rows``), ``dims=3`` pads with 1; ``node(dims=1)`` is ``x + y * columns``, ``dims=3``
+pads with 0. Inside kernels the front end turns ``ttl.node`` into runtime values; in the
+operation's body it returns :class:`NodeExpression` objects, which support integer arithmetic and
+become runtime values where a kernel uses them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tilefold.arch import Arch
+from tilefold.errors import KernelError, SourceLocation
+from tilefold.frontend.ttl import capture
+from tilefold.program.caller import user_location
+
+FULL_GRID = ("full", "auto")
+
+
+def resolve_grid(grid, arch: Arch, location: SourceLocation | None) -> tuple[int, int]:
+    """``(columns, rows)`` of a ``grid`` argument on ``arch``."""
+    if isinstance(grid, str):
+        if grid not in FULL_GRID:
+            raise KernelError(f"@ttl.operation(grid={grid!r}): grid is 'full', 'auto' or (columns, rows)", location)
+        return tuple(arch.grid)
+    try:
+        dims = tuple(int(d) for d in grid)
+    except (TypeError, ValueError):
+        raise KernelError(f"@ttl.operation(grid={grid!r}): grid is 'full', 'auto' or a tuple (columns, rows) of "
+                          "positive integers", location) from None
+    if len(dims) != 2:
+        raise KernelError(f"@ttl.operation(grid={grid!r}) has {len(dims)} dimensions; a single-chip grid is "
+                          "2-D: give grid=(columns, rows)", location)
+    cols, rows = dims
+    if cols <= 0 or rows <= 0:
+        raise KernelError(f"@ttl.operation(grid={grid!r}): grid sizes must be positive", location)
+    gx, gy = arch.grid
+    if cols > gx or rows > gy:
+        raise KernelError(f"@ttl.operation(grid={grid!r}) does not fit the {gx}x{gy} compute grid of {arch.board}; "
+                          f"use at most ({gx}, {gy}) or grid='full'", location)
+    return cols, rows
+
+
+def grid_shape(grid: tuple[int, int], dims: int, location=None):
+    """``ttl.grid_size(dims)`` of a ``(columns, rows)`` grid."""
+    if not isinstance(dims, int) or dims < 1:
+        raise KernelError(f"grid_size(dims={dims!r}): dims must be a positive integer", location)
+    cols, rows = grid
+    if dims == 1:
+        return cols * rows
+    return (cols, rows) + (1,) * (dims - 2)
+
+
+def grid_size(dims: int = 2):
+    """The size of the operation's grid in ``dims`` dimensions."""
+    return grid_shape(capture.current("ttl.grid_size").grid, dims, user_location())
+
+
+# --- node coordinates at operation scope ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NodeExpression:
+    """An integer expression of the node's coordinates, built in an operation's body."""
+
+    op: str                      # "x", "y", "const", "+", "-", "*", "//", "%"
+    args: tuple = ()
+
+    def _wrap(self, other):
+        if isinstance(other, NodeExpression):
+            return other
+        if isinstance(other, int) and not isinstance(other, bool):
+            return NodeExpression("const", (other,))
+        raise KernelError(f"cannot combine the node coordinate with {other!r}; use integers", user_location())
+
+    def __add__(self, o):
+        return NodeExpression("+", (self, self._wrap(o)))
+
+    def __radd__(self, o):
+        return NodeExpression("+", (self._wrap(o), self))
+
+    def __sub__(self, o):
+        return NodeExpression("-", (self, self._wrap(o)))
+
+    def __rsub__(self, o):
+        return NodeExpression("-", (self._wrap(o), self))
+
+    def __mul__(self, o):
+        return NodeExpression("*", (self, self._wrap(o)))
+
+    def __rmul__(self, o):
+        return NodeExpression("*", (self._wrap(o), self))
+
+    def __floordiv__(self, o):
+        return NodeExpression("//", (self, self._wrap(o)))
+
+    def __mod__(self, o):
+        return NodeExpression("%", (self, self._wrap(o)))
+
+    def __bool__(self):
+        raise KernelError("the node's coordinates are only known on the device; compare them inside a kernel "
+                          "function, not in the operation's body", user_location())
+
+    __lt__ = __le__ = __gt__ = __ge__ = lambda self, other: self.__bool__()
+
+    def __index__(self):
+        raise KernelError("the node's coordinates are only known on the device; use them inside a kernel "
+                          "function (loops, slices), not as a Python integer in the operation's body",
+                          user_location())
+
+    def evaluate(self, leaf, arithmetic):
+        """Fold the expression with ``leaf(name)`` for x / y and ``arithmetic(op, a, b)``."""
+        if self.op in ("x", "y"):
+            return leaf(self.op)
+        if self.op == "const":
+            return self.args[0]
+        a, b = (arg.evaluate(leaf, arithmetic) for arg in self.args)
+        return arithmetic(self.op, a, b)
+
+
+def node_coordinates(grid: tuple[int, int], dims: int, x, y, arithmetic, location=None):
+    """``ttl.node(dims)`` from the coordinates ``x`` (column) and ``y`` (row)."""
+    if not isinstance(dims, int) or dims < 1:
+        raise KernelError(f"node(dims={dims!r}): dims must be a positive integer", location)
+    if dims == 1:
+        return arithmetic("+", x, arithmetic("*", y, grid[0]))
+    return (x, y) + (0,) * (dims - 2)
+
+
+def node(dims: int = 2):
+    """This node's coordinates; in an operation's body, symbolic (see :class:`NodeExpression`)."""
+    op = capture.current("ttl.node")
+    x, y = NodeExpression("x"), NodeExpression("y")
+
+    def arithmetic(kind, a, b):
+        a = a if isinstance(a, NodeExpression) else NodeExpression("const", (a,))
+        return NodeExpression(kind, (a, b if isinstance(b, NodeExpression) else NodeExpression("const", (b,))))
+
+    return node_coordinates(op.grid, dims, x, y, arithmetic, user_location())

@@ -1,0 +1,161 @@
+"""Runtime integers of a TT-Lang kernel: an SSA ``index`` value and, when known, its affine form.
+
+Reads: nothing. Writes: nothing; :class:`ScalarBuilder` asks its owner to emit ``arith`` ops.
+
+A kernel computes slice bounds such as ``a[row * 4:(row + 1) * 4, ...]`` from loop indices and
+the node's coordinates. The extent of a slice (``end - start``) must be a compile-time number,
+so every runtime integer carries an :class:`AffineForm` — ``constant + Σ coefficient · symbol``
+over the opaque runtime values it was built from (loop induction variables, node coordinates,
+loads of mutable variables). Sums, differences and products by constants keep the form; other
+operations (``//``, ``%``, products of two runtime values, ``min``) make a new symbol. Python
+ints stay Python ints: arithmetic on compile-time values is folded, never emitted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IndexType, IntegerAttr
+from xdsl.ir import SSAValue
+
+
+@dataclass(frozen=True)
+class AffineForm:
+    """``constant + Σ terms[symbol] · symbol``; symbols are SSA values."""
+
+    constant: int = 0
+    terms: tuple[tuple[int, int], ...] = ()      # (id of symbol, coefficient), sorted
+
+    @staticmethod
+    def symbol(value: SSAValue) -> AffineForm:
+        return AffineForm(0, ((id(value), 1),))
+
+    def _combine(self, other: AffineForm, sign: int) -> AffineForm:
+        terms = dict(self.terms)
+        for key, coeff in other.terms:
+            terms[key] = terms.get(key, 0) + sign * coeff
+        return AffineForm(self.constant + sign * other.constant,
+                          tuple(sorted((k, c) for k, c in terms.items() if c)))
+
+    def __add__(self, other: AffineForm) -> AffineForm:
+        return self._combine(other, 1)
+
+    def __sub__(self, other: AffineForm) -> AffineForm:
+        return self._combine(other, -1)
+
+    def scale(self, factor: int) -> AffineForm:
+        if factor == 0:
+            return AffineForm()
+        return AffineForm(self.constant * factor, tuple((k, c * factor) for k, c in self.terms))
+
+    @property
+    def is_constant(self) -> bool:
+        return not self.terms
+
+
+@dataclass
+class Scalar:
+    """A runtime integer of a kernel (``index``)."""
+
+    value: SSAValue
+    form: AffineForm = field(default_factory=AffineForm)
+
+    @staticmethod
+    def opaque(value: SSAValue) -> Scalar:
+        return Scalar(value, AffineForm.symbol(value))
+
+
+IntLike = int | Scalar
+
+
+def difference(a: IntLike, b: IntLike) -> int | None:
+    """``a - b`` when it is a compile-time number (both ints, or equal affine parts), else None."""
+    fa = AffineForm(a) if isinstance(a, int) else a.form
+    fb = AffineForm(b) if isinstance(b, int) else b.form
+    d = fa - fb
+    return d.constant if d.is_constant else None
+
+
+class ScalarBuilder:
+    """Integer arithmetic on ints and :class:`Scalar` values; ``emit(op)`` inserts an op."""
+
+    def __init__(self, emit):
+        self.emit = emit
+
+    def constant(self, value: int) -> SSAValue:
+        return self.emit(arith.ConstantOp(IntegerAttr(int(value), IndexType()))).result
+
+    def materialize(self, v: IntLike) -> SSAValue:
+        return v.value if isinstance(v, Scalar) else self.constant(v)
+
+    def add(self, a: IntLike, b: IntLike) -> IntLike:
+        if isinstance(a, int) and isinstance(b, int):
+            return a + b
+        if isinstance(b, int) and b == 0:
+            return a
+        if isinstance(a, int) and a == 0:
+            return b
+        op = self.emit(arith.AddiOp(self.materialize(a), self.materialize(b)))
+        return Scalar(op.result, _form(a) + _form(b))
+
+    def sub(self, a: IntLike, b: IntLike) -> IntLike:
+        if isinstance(a, int) and isinstance(b, int):
+            return a - b
+        if isinstance(b, int) and b == 0:
+            return a
+        op = self.emit(arith.SubiOp(self.materialize(a), self.materialize(b)))
+        return Scalar(op.result, _form(a) - _form(b))
+
+    def mul(self, a: IntLike, b: IntLike) -> IntLike:
+        if isinstance(a, int) and isinstance(b, int):
+            return a * b
+        if isinstance(a, int):
+            a, b = b, a
+        if isinstance(b, int):
+            if b == 1:
+                return a
+            if b == 0:
+                return 0
+            op = self.emit(arith.MuliOp(self.materialize(a), self.constant(b)))
+            return Scalar(op.result, a.form.scale(b))
+        op = self.emit(arith.MuliOp(a.value, b.value))
+        return Scalar.opaque(op.result)
+
+    def floordiv(self, a: IntLike, b: IntLike) -> IntLike:
+        if isinstance(a, int) and isinstance(b, int):
+            return a // b
+        if isinstance(b, int) and b == 1:
+            return a
+        op = self.emit(arith.DivUIOp(self.materialize(a), self.materialize(b)))
+        return Scalar.opaque(op.result)
+
+    def mod(self, a: IntLike, b: IntLike) -> IntLike:
+        if isinstance(a, int) and isinstance(b, int):
+            return a % b
+        op = self.emit(arith.RemUIOp(self.materialize(a), self.materialize(b)))
+        return Scalar.opaque(op.result)
+
+    def minimum(self, a: IntLike, b: IntLike) -> IntLike:
+        if isinstance(a, int) and isinstance(b, int):
+            return min(a, b)
+        op = self.emit(arith.MinSIOp(self.materialize(a), self.materialize(b)))
+        return Scalar.opaque(op.result)
+
+    def maximum(self, a: IntLike, b: IntLike) -> IntLike:
+        if isinstance(a, int) and isinstance(b, int):
+            return max(a, b)
+        op = self.emit(arith.MaxSIOp(self.materialize(a), self.materialize(b)))
+        return Scalar.opaque(op.result)
+
+    def compare(self, predicate: str, a: IntLike, b: IntLike):
+        """``a <pred> b`` (``slt``, ``sle``, ``sgt``, ``sge``, ``eq``, ``ne``): a bool when both are
+        compile-time, else an ``i1`` SSA value."""
+        if isinstance(a, int) and isinstance(b, int):
+            return {"slt": a < b, "sle": a <= b, "sgt": a > b, "sge": a >= b, "eq": a == b, "ne": a != b}[predicate]
+        op = self.emit(arith.CmpiOp(self.materialize(a), self.materialize(b), predicate))
+        return op.result
+
+
+def _form(v: IntLike) -> AffineForm:
+    return AffineForm(v) if isinstance(v, int) else v.form

@@ -1,0 +1,492 @@
+"""The ``tile`` dialect: TileLang-style kernels (a grid of blocks, shared / fragment buffers,
+tile operations) and the protocol-less tile ops the TileLang pipeline lowers them to.
+
+Reads: nothing. Writes: xDSL op classes, registered with :mod:`tilefold.ir.context` so that
+``parse_module`` reads them back.
+
+A kernel is a ``func.func`` whose arguments are the global tensors (``memref`` values, one
+per ``T.Tensor`` / ``T.Buffer`` parameter, named by the function attribute ``tile.params``)
+and whose attributes carry the ``tt.*`` metadata of the pipeline. Integer values (grid
+indices, loop variables, offsets) are ``i32``; element values inside ``tile.parallel`` are
+``f32``.
+
+Front-end ops (what ``tilefold.language`` builds):
+
+- ``tile.kernel`` — the block grid (``T.Kernel``); its block arguments are the block indices.
+- ``tile.alloc`` — a ``shared`` or ``fragment`` buffer (``T.alloc_shared`` / ``T.alloc_fragment``).
+- ``tile.copy`` — copy a block between a global tensor (at element ``offsets``) and a local
+  buffer, or between two local buffers (``T.copy``).
+- ``tile.gemm`` — ``C (+)= A @ B`` on local buffers (``T.gemm``).
+- ``tile.fill`` — every element of a local buffer set to a constant (``T.fill`` / ``T.clear``).
+- ``tile.reduce`` — sum or max of a 2-D buffer along ``dim`` into a 1-D buffer.
+- ``tile.parallel`` — an element-wise body over ``extents`` (``T.Parallel``), holding
+  ``tile.load`` / ``tile.store`` / ``tile.math`` and ``arith`` ops.
+- ``tile.for`` — a loop: ``serial`` (``T.serial``), ``pipelined`` (``T.Pipelined``, with
+  ``num_stages``) or ``persistent`` (a core's loop over its blocks, made by the pipeline).
+
+Pipeline ops (protocol-less until Stage D lowers them to ttkernel):
+
+- ``tile.runtime_arg`` — a named per-core runtime argument (``start_id``, ``Nt``, ``A_addr``...).
+- ``tile.read_block`` / ``tile.write_block`` — move ``rows × cols`` pages of a global tensor
+  (page of block tile (r, c) = ``first_page + r * row_stride + c``) into / out of a CB.
+- ``tile.stmt`` — one compute statement (its ``reads`` / ``writes`` name buffers).
+- ``tile.dst_section`` — math into DST (``math`` region), then packing out of DST (``pack``
+  region); ``mode`` says which tile-register calls it stands for.
+- ``tile.cb_event`` — where a CB version is waited for, popped, reserved or pushed.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DenseArrayBase,
+    BoolAttr,
+    FloatAttr,
+    IntegerAttr,
+    MemRefType,
+    StringAttr,
+    f32,
+    i32,
+)
+from xdsl.ir import Attribute, Block, Dialect, Region, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    ParsePropInAttrDict,
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    opt_prop_def,
+    prop_def,
+    region_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+)
+from xdsl.traits import NoTerminator, Pure
+from xdsl.utils.exceptions import VerifyException
+
+from tilefold.ir.context import register_dialect
+
+SCOPES = ("shared", "fragment")
+LOOP_KINDS = ("serial", "pipelined", "persistent")
+REDUCE_KINDS = ("sum", "max")
+DST_MODES = ("section", "open", "continue", "close")
+CB_EVENTS = ("consume", "release", "produce_begin", "produce_end")
+
+
+def int_array(values) -> DenseArrayBase:
+    return DenseArrayBase.from_list(i32, [int(v) for v in values])
+
+
+def int_list(attr: DenseArrayBase) -> list[int]:
+    return [int(v) for v in attr.get_values()]
+
+
+def str_array(values) -> ArrayAttr:
+    return ArrayAttr([StringAttr(str(v)) for v in values])
+
+
+def str_list(attr: ArrayAttr) -> list[str]:
+    return [a.data for a in attr.data]
+
+
+def _one_block(args=()) -> Region:
+    return Region(Block(arg_types=list(args)))
+
+
+def _check_choice(value: str, choices, what: str) -> None:
+    if value not in choices:
+        raise VerifyException(f"{what} must be one of {', '.join(choices)}, not {value!r}")
+
+
+# --- front-end ops ---------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class KernelOp(IRDLOperation):
+    """``with T.Kernel(gx, gy) as (bx, by)``: the body runs once per block of the grid."""
+
+    assembly_format = "attr-dict-with-keyword $body"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    name = "tile.kernel"
+    grid = prop_def(DenseArrayBase)
+    body = region_def("single_block")
+    traits = traits_def(NoTerminator())
+
+    def __init__(self, grid):
+        super().__init__(properties={"grid": int_array(grid)}, regions=[_one_block([i32] * len(grid))])
+
+    @property
+    def grid_shape(self) -> list[int]:
+        return int_list(self.grid)
+
+    def verify_(self) -> None:
+        if len(self.body.block.args) != len(self.grid_shape):
+            raise VerifyException("tile.kernel needs one block argument per grid dimension")
+
+
+@irdl_op_definition
+class AllocOp(IRDLOperation):
+    """A local buffer: ``shared`` (L1, usually filled by a copy) or ``fragment`` (computed)."""
+
+    assembly_format = "attr-dict `:` type($result)"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    name = "tile.alloc"
+    buffer_name = prop_def(StringAttr, prop_name="name")
+    scope = prop_def(StringAttr)
+    result = result_def(MemRefType)
+
+    def __init__(self, name: str, scope: str, memref_type: MemRefType):
+        super().__init__(properties={"name": StringAttr(name), "scope": StringAttr(scope)},
+                         result_types=[memref_type])
+
+    def verify_(self) -> None:
+        _check_choice(self.scope.data, SCOPES, "tile.alloc scope")
+
+
+@irdl_op_definition
+class CopyOp(IRDLOperation):
+    """Copy a block: global ``src[offsets...]`` → local ``dst``, local ``src`` → global
+    ``dst[offsets...]``, or local → local (no offsets). The block's shape is the local buffer's."""
+
+    assembly_format = "$src `,` $dst (`[` $offsets^ `]`)? attr-dict `:` type($src) `,` type($dst)"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    name = "tile.copy"
+    src = operand_def(MemRefType)
+    dst = operand_def(MemRefType)
+    offsets = var_operand_def(i32)
+
+    def __init__(self, src, dst, offsets=()):
+        super().__init__(operands=[src, dst, list(offsets)])
+
+
+@irdl_op_definition
+class GemmOp(IRDLOperation):
+    """``C = (clear_accum ? 0 : C) + op(A) @ op(B)`` on local buffers."""
+
+    assembly_format = "$a `,` $b `,` $c attr-dict `:` type($a) `,` type($b) `,` type($c)"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    name = "tile.gemm"
+    a = operand_def(MemRefType)
+    b = operand_def(MemRefType)
+    c = operand_def(MemRefType)
+    transpose_a = prop_def(BoolAttr)
+    transpose_b = prop_def(BoolAttr)
+    clear_accum = prop_def(BoolAttr)
+
+    def __init__(self, a, b, c, transpose_a=False, transpose_b=False, clear_accum=False):
+        super().__init__(operands=[a, b, c], properties={
+            "transpose_a": BoolAttr.from_bool(transpose_a), "transpose_b": BoolAttr.from_bool(transpose_b),
+            "clear_accum": BoolAttr.from_bool(clear_accum)})
+
+
+@irdl_op_definition
+class FillOp(IRDLOperation):
+    """Every element of a local buffer set to ``value``."""
+
+    assembly_format = "$buffer attr-dict `:` type($buffer)"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    name = "tile.fill"
+    buffer = operand_def(MemRefType)
+    value = prop_def(FloatAttr)
+
+    def __init__(self, buffer, value: float):
+        super().__init__(operands=[buffer], properties={"value": FloatAttr(float(value), f32)})
+
+    @property
+    def fill_value(self) -> float:
+        return float(self.value.value.data)
+
+
+@irdl_op_definition
+class ReduceOp(IRDLOperation):
+    """``dst = reduce(src, dim)`` (``clear``) or ``dst = combine(dst, reduce(src, dim))``."""
+
+    assembly_format = "$src `,` $dst attr-dict `:` type($src) `,` type($dst)"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    name = "tile.reduce"
+    src = operand_def(MemRefType)
+    dst = operand_def(MemRefType)
+    kind = prop_def(StringAttr)
+    dim = prop_def(IntegerAttr)
+    clear = prop_def(BoolAttr)
+
+    def __init__(self, src, dst, kind: str, dim: int, clear: bool = True):
+        super().__init__(operands=[src, dst], properties={
+            "kind": StringAttr(kind), "dim": IntegerAttr(dim, i32), "clear": BoolAttr.from_bool(clear)})
+
+    def verify_(self) -> None:
+        _check_choice(self.kind.data, REDUCE_KINDS, "tile.reduce kind")
+
+
+@irdl_op_definition
+class ParallelOp(IRDLOperation):
+    """``for i, j in T.Parallel(...)``: an element-wise body, one block argument per extent."""
+
+    assembly_format = "attr-dict-with-keyword $body"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    name = "tile.parallel"
+    extents = prop_def(DenseArrayBase)
+    body = region_def("single_block")
+    traits = traits_def(NoTerminator())
+
+    def __init__(self, extents):
+        super().__init__(properties={"extents": int_array(extents)}, regions=[_one_block([i32] * len(extents))])
+
+    @property
+    def shape(self) -> list[int]:
+        return int_list(self.extents)
+
+
+@irdl_op_definition
+class LoadOp(IRDLOperation):
+    """One element of a buffer, inside ``tile.parallel``."""
+
+    assembly_format = "$buffer `[` $indices `]` attr-dict `:` type($buffer)"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    name = "tile.load"
+    buffer = operand_def(MemRefType)
+    indices = var_operand_def(i32)
+    result = result_def(f32)
+    traits = traits_def(Pure())
+
+    def __init__(self, buffer, indices):
+        super().__init__(operands=[buffer, list(indices)], result_types=[f32])
+
+
+@irdl_op_definition
+class StoreOp(IRDLOperation):
+    """Write one element of a buffer, inside ``tile.parallel``."""
+
+    assembly_format = "$value `,` $buffer `[` $indices `]` attr-dict `:` type($buffer)"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    name = "tile.store"
+    value = operand_def(f32)
+    buffer = operand_def(MemRefType)
+    indices = var_operand_def(i32)
+
+    def __init__(self, value, buffer, indices):
+        super().__init__(operands=[value, buffer, list(indices)])
+
+
+@irdl_op_definition
+class MathOp(IRDLOperation):
+    """An element function with no ``arith`` op: ``exp``, ``log``, ``sqrt``, ``pow`` ..."""
+
+    assembly_format = "$fn `(` $args `)` attr-dict"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    name = "tile.math"
+    args = var_operand_def(f32)
+    fn = prop_def(StringAttr)
+    result = result_def(f32)
+    traits = traits_def(Pure())
+
+    def __init__(self, fn: str, args):
+        super().__init__(operands=[list(args)], properties={"fn": StringAttr(fn)}, result_types=[f32])
+
+
+@irdl_op_definition
+class ForOp(IRDLOperation):
+    """A loop ``for iv in range(lb, ub, step)`` of a kind: serial, pipelined or persistent."""
+
+    assembly_format = "$lb `to` $ub attr-dict-with-keyword $body"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    name = "tile.for"
+    lb = operand_def(i32)
+    ub = operand_def(i32)
+    step = prop_def(IntegerAttr)
+    kind = prop_def(StringAttr)
+    num_stages = opt_prop_def(IntegerAttr)
+    body = region_def("single_block")
+    traits = traits_def(NoTerminator())
+
+    def __init__(self, lb, ub, kind: str = "serial", step: int = 1, num_stages: int | None = None):
+        props: dict[str, Attribute] = {"step": IntegerAttr(step, i32), "kind": StringAttr(kind)}
+        if num_stages is not None:
+            props["num_stages"] = IntegerAttr(num_stages, i32)
+        super().__init__(operands=[lb, ub], properties=props, regions=[_one_block([i32])])
+
+    @property
+    def iv(self) -> SSAValue:
+        return self.body.block.args[0]
+
+    @property
+    def stages(self) -> int | None:
+        return None if self.num_stages is None else self.num_stages.value.data
+
+    def verify_(self) -> None:
+        _check_choice(self.kind.data, LOOP_KINDS, "tile.for kind")
+        if self.step.value.data <= 0:
+            raise VerifyException("tile.for step must be positive")
+
+
+# --- pipeline ops ------------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class RuntimeArgOp(IRDLOperation):
+    """A per-core runtime argument, by name; its index is fixed when kernel signatures are final."""
+
+    assembly_format = "$name attr-dict"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    name = "tile.runtime_arg"
+    arg_name = prop_def(StringAttr, prop_name="name")
+    result = result_def(i32)
+    traits = traits_def(Pure())
+
+    def __init__(self, name: str):
+        super().__init__(properties={"name": StringAttr(name)}, result_types=[i32])
+
+
+class _BlockTransfer(IRDLOperation):
+    """Shared fields of ``tile.read_block`` and ``tile.write_block``."""
+
+    assembly_format = "$first_page (`,` $accessor^ `:` type($accessor))? attr-dict"
+    irdl_options = (ParsePropInAttrDict(),)
+    first_page = operand_def(i32)
+    accessor = opt_operand_def()
+    buffer = prop_def(StringAttr)
+    cb = prop_def(IntegerAttr)
+    rows = prop_def(IntegerAttr)
+    cols = prop_def(IntegerAttr)
+    row_stride = prop_def(IntegerAttr)
+
+    def __init__(self, first_page, buffer: str, cb: int, rows: int, cols: int, row_stride: int, accessor=None):
+        super().__init__(operands=[first_page, [accessor] if accessor is not None else []], properties={
+            "buffer": StringAttr(buffer), "cb": IntegerAttr(cb, i32), "rows": IntegerAttr(rows, i32),
+            "cols": IntegerAttr(cols, i32), "row_stride": IntegerAttr(row_stride, i32)})
+
+    def geometry(self) -> tuple[int, int, int]:
+        return self.rows.value.data, self.cols.value.data, self.row_stride.value.data
+
+    @property
+    def cb_index(self) -> int:
+        return self.cb.value.data
+
+    @property
+    def buffer_name(self) -> str:
+        return self.buffer.data
+
+
+@irdl_op_definition
+class ReadBlockOp(_BlockTransfer):
+    """Read ``rows × cols`` pages of global ``buffer`` into the reserved pages of CB ``cb``."""
+
+    name = "tile.read_block"
+
+
+@irdl_op_definition
+class WriteBlockOp(_BlockTransfer):
+    """Write ``rows × cols`` waited pages of CB ``cb`` to global ``buffer``."""
+
+    name = "tile.write_block"
+
+
+@irdl_op_definition
+class StmtOp(IRDLOperation):
+    """One compute statement; ``reads`` / ``writes`` name the local buffers whose CB versions it
+    uses and defines."""
+
+    assembly_format = "attr-dict-with-keyword $body"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    name = "tile.stmt"
+    kind = prop_def(StringAttr)
+    reads = prop_def(ArrayAttr)
+    writes = prop_def(ArrayAttr)
+    body = region_def("single_block")
+    traits = traits_def(NoTerminator())
+
+    def __init__(self, kind: str, reads=(), writes=()):
+        super().__init__(properties={"kind": StringAttr(kind), "reads": str_array(reads),
+                                     "writes": str_array(writes)}, regions=[_one_block()])
+
+    @property
+    def read_names(self) -> list[str]:
+        return str_list(self.reads)
+
+    @property
+    def write_names(self) -> list[str]:
+        return str_list(self.writes)
+
+
+@irdl_op_definition
+class DstSectionOp(IRDLOperation):
+    """Math into DST, then packs out of it. ``section``: acquire, math, commit, wait, pack,
+    release; ``open``: acquire, math; ``continue``: math only; ``close``: math, commit, wait,
+    pack, release."""
+
+    assembly_format = "attr-dict-with-keyword `math` $math `pack` $pack"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    name = "tile.dst_section"
+    mode = prop_def(StringAttr)
+    math = region_def("single_block")
+    pack = region_def("single_block")
+    traits = traits_def(NoTerminator())
+
+    def __init__(self, mode: str = "section"):
+        super().__init__(properties={"mode": StringAttr(mode)}, regions=[_one_block(), _one_block()])
+
+    def verify_(self) -> None:
+        _check_choice(self.mode.data, DST_MODES, "tile.dst_section mode")
+
+
+@irdl_op_definition
+class CbEventOp(IRDLOperation):
+    """A point in the CB protocol of ``buffer``'s CB: ``consume`` (wait for ``pages``),
+    ``release`` (pop), ``produce_begin`` (reserve), ``produce_end`` (push)."""
+
+    assembly_format = "$kind attr-dict"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    name = "tile.cb_event"
+    kind = prop_def(StringAttr)
+    cb = prop_def(IntegerAttr)
+    pages = prop_def(IntegerAttr)
+    buffer = prop_def(StringAttr)
+
+    def __init__(self, kind: str, cb: int, pages: int, buffer: str):
+        super().__init__(properties={"kind": StringAttr(kind), "cb": IntegerAttr(cb, i32),
+                                     "pages": IntegerAttr(pages, i32), "buffer": StringAttr(buffer)})
+
+    @property
+    def event(self) -> str:
+        return self.kind.data
+
+    @property
+    def cb_index(self) -> int:
+        return self.cb.value.data
+
+    @property
+    def num_pages(self) -> int:
+        return self.pages.value.data
+
+    def verify_(self) -> None:
+        _check_choice(self.kind.data, CB_EVENTS, "tile.cb_event kind")
+
+
+TILE_OPS = [KernelOp, AllocOp, CopyOp, GemmOp, FillOp, ReduceOp, ParallelOp, LoadOp, StoreOp, MathOp, ForOp,
+            RuntimeArgOp, ReadBlockOp, WriteBlockOp, StmtOp, DstSectionOp, CbEventOp]
+
+Tile = Dialect("tile", TILE_OPS, [])
+register_dialect(Tile)
+
+__all__ = [
+    "Tile", "TILE_OPS", "KernelOp", "AllocOp", "CopyOp", "GemmOp", "FillOp", "ReduceOp", "ParallelOp", "LoadOp",
+    "StoreOp", "MathOp", "ForOp", "RuntimeArgOp", "ReadBlockOp", "WriteBlockOp", "StmtOp", "DstSectionOp",
+    "CbEventOp", "SCOPES", "LOOP_KINDS", "REDUCE_KINDS", "DST_MODES", "CB_EVENTS", "int_array", "int_list",
+    "str_array", "str_list",
+]

@@ -1,0 +1,179 @@
+"""What a program factory produces, how results are compared, and the registry of factories.
+
+Reads: command-line options of a factory. Writes: an :class:`OpInstance` — a Program, the
+host inputs to run it with, the numpy reference of its outputs and the tolerance to compare
+with. ``tilefold compile OP`` and ``tilefold run OP`` and the tests all go through this.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass, field
+from typing import Callable
+
+import ml_dtypes
+import numpy as np
+
+from tilefold.errors import LayoutError
+from tilefold.program import Program
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """How outputs are compared with the reference: exact bytes, ulps of a format, or
+    relative / absolute error with a minimum Pearson correlation (PCC)."""
+
+    exact: bool = False
+    max_ulp: float | None = None          # ulps of bfloat16 (when set)
+    rtol: float = 0.0
+    atol: float = 0.0
+    min_pcc: float | None = None
+
+
+EXACT = Tolerance(exact=True)
+
+
+@dataclass
+class Comparison:
+    name: str
+    passed: bool
+    max_abs_error: float
+    max_ulp: float
+    pcc: float
+    detail: str = ""
+
+    def __str__(self) -> str:
+        verdict = "PASS" if self.passed else "FAIL"
+        return (f"{self.name}: {verdict} (max abs error {self.max_abs_error:.3g}, max {self.max_ulp:g} bf16 ulp, "
+                f"PCC {self.pcc:.6f}){' — ' + self.detail if self.detail else ''}")
+
+
+def bf16_ulp_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Distance in bfloat16 units in the last place between two arrays of bf16-representable values."""
+    def ordered(x):
+        bits = np.asarray(x, dtype=np.float32).astype(ml_dtypes.bfloat16).view(np.uint16).astype(np.int64)
+        return np.where(bits & 0x8000, 0x8000 - (bits & 0x7FFF), bits + 0x8000)
+    return np.abs(ordered(a) - ordered(b))
+
+
+def pcc(a: np.ndarray, b: np.ndarray) -> float:
+    a = np.asarray(a, dtype=np.float64).ravel()
+    b = np.asarray(b, dtype=np.float64).ravel()
+    if a.size == 0:
+        return 1.0
+    if np.array_equal(a, b):
+        return 1.0
+    sa, sb = a.std(), b.std()
+    if sa == 0 or sb == 0:
+        return 1.0 if np.allclose(a, b) else 0.0
+    return float(np.corrcoef(a, b)[0, 1])
+
+
+def compare(name: str, actual: np.ndarray, expected: np.ndarray, tol: Tolerance) -> Comparison:
+    actual = np.asarray(actual, dtype=np.float32)
+    expected = np.asarray(expected, dtype=np.float32)
+    if actual.shape != expected.shape:
+        return Comparison(name, False, float("inf"), float("inf"), 0.0,
+                          f"shape {actual.shape} differs from the reference's {expected.shape}")
+    finite = np.isfinite(expected) & np.isfinite(actual)
+    same_nonfinite = np.array_equal(np.isnan(actual), np.isnan(expected)) and np.array_equal(
+        actual[np.isinf(expected)], expected[np.isinf(expected)])
+    err = np.abs(actual[finite] - expected[finite])
+    max_abs = float(err.max()) if err.size else 0.0
+    ulps = bf16_ulp_distance(actual[finite], expected[finite])
+    max_ulp = float(ulps.max()) if ulps.size else 0.0
+    corr = pcc(actual[finite], expected[finite])
+    if tol.exact:
+        ok = np.array_equal(actual.view(np.uint32), expected.view(np.uint32))
+        return Comparison(name, bool(ok), max_abs, max_ulp, corr, "" if ok else "outputs are not bit-identical")
+    ok = same_nonfinite
+    if tol.max_ulp is not None:
+        ok &= max_ulp <= tol.max_ulp
+    if tol.rtol or tol.atol:
+        ok &= bool(np.all(err <= tol.atol + tol.rtol * np.abs(expected[finite])))
+    if tol.min_pcc is not None:
+        ok &= corr >= tol.min_pcc
+    return Comparison(name, bool(ok), max_abs, max_ulp, corr)
+
+
+@dataclass
+class OpInstance:
+    """A built program with the data to run it and the reference to check it."""
+
+    name: str
+    program: Program
+    inputs: dict[str, np.ndarray]
+    reference: Callable[[dict[str, np.ndarray]], dict[str, np.ndarray]]
+    tolerance: dict[str, Tolerance] = field(default_factory=dict)
+    summary: list[str] = field(default_factory=list)   # e.g. the work split, printed by the CLI
+
+    def expected(self) -> dict[str, np.ndarray]:
+        return self.reference(self.inputs)
+
+    def check(self, outputs: dict[str, np.ndarray]) -> list[Comparison]:
+        expected = self.expected()
+        return [compare(name, outputs[name], expected[name], self.tolerance.get(name, EXACT)) for name in expected]
+
+
+@dataclass(frozen=True)
+class OpFactory:
+    """A named program factory the command line can build."""
+
+    name: str
+    description: str
+    add_arguments: Callable[[argparse.ArgumentParser], None]
+    build: Callable[[argparse.Namespace], OpInstance]
+
+
+REGISTRY: dict[str, OpFactory] = {}
+
+
+def register(factory: OpFactory) -> OpFactory:
+    REGISTRY[factory.name] = factory
+    return factory
+
+
+def parse_shape(text: str) -> tuple[int, ...]:
+    try:
+        shape = tuple(int(v) for v in str(text).replace("x", ",").split(",") if v.strip())
+    except ValueError:
+        raise LayoutError(f"--shape {text!r} is not a comma-separated list of sizes, e.g. 1,1,256,512") from None
+    if not shape or any(s <= 0 for s in shape):
+        raise LayoutError(f"--shape {text!r} needs positive sizes")
+    return shape
+
+
+def random_input(shape, dtype, seed: int = 0, low: float = -1.0, high: float = 1.0) -> np.ndarray:
+    """Random host data, already representable in ``dtype`` for bfloat16 (so the reference sees
+    exactly what the device gets)."""
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(low, high, size=shape).astype(np.float32)
+    from tilefold.layout.formats import DataFormat, data_format
+
+    fmt = data_format(dtype)
+    if fmt is DataFormat.Float16_b:
+        x = x.astype(ml_dtypes.bfloat16).astype(np.float32)
+    return x
+
+
+def host_data(instance: OpInstance):
+    """Input bytes and golden bytes (device page format) for the C++ host program of ``instance``."""
+    from tilefold.codegen.cpp import Golden, HostData
+    from tilefold.layout.host import to_device_pages
+
+    program = instance.program
+    inputs = {}
+    for name, array in instance.inputs.items():
+        buf = program.buffer(name)
+        inputs[name] = to_device_pages(array, buf.data_format, buf.layout, buf.tile)
+    outputs = {}
+    for name, array in instance.expected().items():
+        buf = program.buffer(name)
+        tol = instance.tolerance.get(name, EXACT)
+        golden = to_device_pages(array, buf.data_format, buf.layout, buf.tile)
+        if tol.exact:
+            outputs[name] = Golden(golden, rtol=0.0, atol=0.0, min_pcc=1.0)
+        else:
+            rtol = tol.rtol or (0.0079 * (tol.max_ulp or 1) if tol.max_ulp is not None else 0.01)
+            outputs[name] = Golden(golden, rtol=rtol, atol=tol.atol or 1e-6, min_pcc=tol.min_pcc or 0.999)
+    return HostData(inputs, outputs)
