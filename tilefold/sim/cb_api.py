@@ -15,6 +15,10 @@ from tilefold.errors import CircularBufferError, NocHazardError
 from tilefold.sim.lanes import uniform
 
 
+def _pages(n: int) -> str:
+    return f"{n} page" if n == 1 else f"{n} pages"
+
+
 class CircularBufferApi:
     def _producer_clock(self) -> np.ndarray:
         return self.clock
@@ -66,7 +70,7 @@ class CircularBufferApi:
             raise self.fail(CircularBufferError, f"cb_reserve_back(c_{cb}, {n}) asks for more pages than the circular "
                                                  f"buffer holds ({int(np.min(cap))}); it can never succeed")
         self._check_step(st, cb, st.wr[rows], n, "cb_reserve_back")
-        self.block(("cb", cb), f"cb_reserve_back(c_{cb}, {n}): waiting for {n} free pages",
+        self.block(("cb", cb), f"cb_reserve_back(c_{cb}, {n}): waiting for {_pages(n)} to be freed",
                    lambda: bool(np.all(cap - (st.received[rows] - st.acked[rows]) >= n)))
         # The slot of the n-th page was freed when the page `capacity` pages earlier was popped.
         last = st.received[rows] + (n - 1)
@@ -114,7 +118,7 @@ class CircularBufferApi:
             raise self.fail(CircularBufferError, f"cb_wait_front(c_{cb}, {n}) waits for more pages than the circular "
                                                  f"buffer holds ({int(np.min(cap))}); it can never succeed")
         self._check_step(st, cb, st.rd[rows], n, "cb_wait_front")
-        self.block(("cb", cb), f"cb_wait_front(c_{cb}, {n}): waiting for {n} pages to be pushed",
+        self.block(("cb", cb), f"cb_wait_front(c_{cb}, {n}): waiting for {_pages(n)} to be pushed",
                    lambda: bool(np.all(st.received[rows] - st.acked[rows] >= n)))
         slot = (st.rd[rows] + (n - 1)) % cap
         clock = self._consumer_clock()

@@ -106,7 +106,7 @@ class KernelContext:
             bad = np.nonzero(np.broadcast_to(lanes, (self.L,)))[0]
             lane = int(bad[0]) if bad.size else 0
         loc = self.where(sys._getframe(1))
-        return cls(f"{message} (kernel {self.kernel.name}, {self.describe_lane(lane)})", loc)
+        return cls(f"{message} ({self.describe_lane(lane)})", loc)
 
     def line_of(self, frame_depth: int = 2) -> int:
         """Generated-code line of the caller's caller (cheap; for remembering where a transfer started)."""
