@@ -42,6 +42,8 @@ class DataflowApi:
         self.read_done = np.zeros(self.L)
         self.write_flushed = np.zeros(self.L)
         self.write_done = np.zeros(self.L)
+        self.port_free = np.zeros(self.L)
+        self._lane_share = (np.arange(self.L) + 1.0) / self.L
         self.noc_index = getattr(self.kernel.config, "noc_index", 0)
         self._spins = 0
         self._spin_progress = -1
@@ -211,22 +213,32 @@ class DataflowApi:
     def _dram_done(self, banks, nbytes: int) -> np.ndarray:
         """Completion times of one transfer per lane to / from DRAM.
 
-        DRAM is a pool at the board's bandwidth shared by every concurrent transfer (requests
-        queue behind each other in time); each bank's bytes are also counted, so a bank that
-        serves more than its share bounds the run's estimate (see the device's perf report)."""
+        The lanes' bytes enter the chip's DRAM bandwidth pool (:mod:`.bandwidth`) when their
+        NOC port is free; each bank's bytes are also counted, so a bank that serves more than its
+        share bounds the run's estimate (see the device's perf report)."""
         dev = self.dev
         total = nbytes * self.L
         if banks.__class__ is int:
             dev.dram_bank_bytes[banks] += total
         else:
             dev.dram_bank_bytes += np.bincount(banks, minlength=dev.dram_bank_bytes.size) * nbytes
-        start = max(dev.dram_free, float(self.clock.min()))
-        dev.dram_free = start + total / dev.dram_bytes_per_cycle
-        link = nbytes / self.arch.noc_link_bytes_per_cycle
-        return np.maximum(self.clock + link, dev.dram_free) + (self.costs.noc_latency + self.costs.dram_latency)
+        port = self._port(nbytes)
+        start = float(port.min())
+        done = dev.dram_pool.transfer(start, total)
+        if self.L > 1:
+            # The cores' requests interleave in the DRAM queues: lane i's data is in after its
+            # share of the group's bytes, not after the whole group's.
+            done = start + (done - start) * self._lane_share
+        return np.maximum(port, done) + (self.costs.noc_latency + self.costs.dram_latency)
+
+    def _port(self, nbytes: int) -> np.ndarray:
+        """When each lane's NOC port has pushed ``nbytes`` (transfers from one core queue on its port)."""
+        start = np.maximum(self.clock, self.port_free)
+        self.port_free = start + nbytes / self.arch.noc_link_bytes_per_cycle
+        return self.port_free
 
     def _core_done(self, nbytes: int) -> np.ndarray:
-        return self.clock + self.costs.noc_latency + nbytes / self.arch.noc_link_bytes_per_cycle
+        return self._port(nbytes) + self.costs.noc_latency
 
     def _note_read(self, dst, nbytes: int, done: np.ndarray, line: int) -> None:
         np.maximum(self.read_done, done, out=self.read_done)
@@ -291,7 +303,6 @@ class DataflowApi:
         self._check_local_source(src, nbytes, call)
         data = self.dev.l1.read(self.rows, src, nbytes)
         counters = self.dev.counters
-        flushed = self.clock + nbytes / self.arch.noc_link_bytes_per_cycle
         if kind == NODE_DRAM:
             self._check_dram(local, nbytes, call)
             self.dev.dram.write(rows, local, data)
@@ -302,6 +313,7 @@ class DataflowApi:
             self.dev.l1.write(rows, local, data)
             done = self._core_done(nbytes)
             self.scheduler.notify(("sem",))
+        flushed = self.port_free.copy()
         counters.noc_bytes += nbytes * self.L
         self._issue(nbytes, call)
         self._note_write(src, nbytes, line, flushed, done)

@@ -37,6 +37,7 @@ from tilefold.errors import (
 from tilefold.program import BufferAddress, NocX, NocY, Program, TensorAccessorArgsRef
 from tilefold.program.kernels import ComputeConfig, DataMovementConfig
 from tilefold.sim.allocator import DRAM_BASE, Allocation, allocate
+from tilefold.sim.bandwidth import BandwidthPool
 from tilefold.sim.cb_api import CircularBufferApi
 from tilefold.sim.circular_buffers import CircularBuffers
 from tilefold.sim.compute_api import ComputeApi
@@ -111,8 +112,7 @@ class _Run:
         for cb in program.circular_buffers:
             self.cb_formats.setdefault(cb.index, cb.data_format)
         self.dst = np.zeros((self.ncores, 16, TILE_ELEMS), dtype=np.float32)
-        self.dram_free = 0.0
-        self.dram_bytes_per_cycle = arch.dram_bandwidth_per_chip / arch.clock_hz
+        self.dram_pool = BandwidthPool(arch.dram_bandwidth_per_chip / arch.clock_hz)
         self.dram_bank_bytes = np.zeros(arch.dram_banks)
         self.counters = Counters()
         self.progress = 0

@@ -43,7 +43,7 @@ class Divergence(Exception):
 PER_LANE_PARAMS = frozenset({
     "page_id", "src_noc_addr", "dst_noc_addr", "dst_local_l1_addr", "src_local_l1_addr", "addr", "offset",
     "noc_x", "noc_y", "noc_x_start", "noc_y_start", "noc_x_end", "noc_y_end", "dst_noc_addr_multicast",
-    "value", "incr", "sem_addr",
+    "value", "incr", "sem_addr", "accessor",
 })
 
 
