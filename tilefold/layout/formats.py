@@ -54,7 +54,8 @@ import ml_dtypes
 import numpy as np
 
 from tilefold.errors import LayoutError
-from tilefold.layout.tiles import FACE_WIDTH, TILE_32x32, TileShape, for_each_chunk, tile_shape
+from tilefold.layout.chunks import for_each_chunk
+from tilefold.layout.tiles import FACE_WIDTH, TILE_32x32, TileShape, tile_shape
 
 # The exponent section of a block-float tile is padded to the L1 alignment (16 bytes on
 # Wormhole and Blackhole).

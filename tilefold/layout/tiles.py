@@ -17,17 +17,14 @@ cores (numpy releases the GIL while it copies).
 
 from __future__ import annotations
 
-import os
-import threading
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
 from math import prod
-from typing import Callable
 
 import numpy as np
 
 from tilefold.errors import LayoutError
+from tilefold.layout.chunks import CHUNK_BYTES, for_each_chunk
 
 FACE_WIDTH = 16
 
@@ -395,47 +392,6 @@ def _output(out, shape, dtype, name: str) -> np.ndarray:
 
 
 # --- parallel copies ----------------------------------------------------------------------
-
-# Copies below this many bytes run on the calling thread.
-PARALLEL_MIN_BYTES = 4 << 20
-# Bytes each piece of a large copy moves (a few tile rows: stays in the CPU's L2 cache).
-CHUNK_BYTES = 2 << 20
-_pool: ThreadPoolExecutor | None = None
-_pool_pid = 0
-_POOL_PREFIX = "tilefold-layout"
-_pool_lock = threading.Lock()
-
-
-def worker_count() -> int:
-    """Threads used for large copies and conversions (the CPUs this process may use, ≤ 8)."""
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        cpus = os.cpu_count() or 1
-    return max(1, min(8, cpus))
-
-
-def for_each_chunk(count: int, chunk: int, work: Callable[[int, int], None], nbytes: int) -> None:
-    """Call ``work(start, stop)`` for consecutive ranges of ``range(count)`` of ``chunk``
-    items. Ranges run on a small thread pool when ``nbytes`` (the data touched) is large
-    and more than one CPU is available; ``work`` must only call numpy on disjoint data."""
-    starts = range(0, count, max(1, chunk))
-    workers = worker_count()
-    inside_pool = threading.current_thread().name.startswith(_POOL_PREFIX)
-    if workers == 1 or nbytes < PARALLEL_MIN_BYTES or len(starts) == 1 or inside_pool:
-        for start in starts:
-            work(start, min(start + chunk, count))
-        return
-    global _pool, _pool_pid
-    with _pool_lock:
-        if _pool is None or _pool_pid != os.getpid():     # a forked child needs its own threads
-            _pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix=_POOL_PREFIX)
-            _pool_pid = os.getpid()
-        pool = _pool
-    futures = [pool.submit(work, start, min(start + chunk, count)) for start in starts]
-    for future in futures:
-        future.result()
-
 
 def _permute_face_rows(dst: np.ndarray, src: np.ndarray, bands: int, tile: TileShape, tiles_c: int,
                        to_tiles: bool) -> None:
