@@ -4,11 +4,13 @@ Reads: a Program and an Arch. Writes: an :class:`Allocation` (addresses and regi
 
 As TT-Metalium does: an interleaved DRAM buffer takes the same address range in every
 bank (``ceil(pages / banks)`` aligned pages per bank); an interleaved L1 buffer the same
-range on every worker core (L1 banks are cores, numbered row-wise); L1 buffers are placed
-from the top of L1 downwards, circular buffers from the bottom of the unreserved region
-upwards, each CB at the same address on every core of its core range set; semaphores sit
-in the reserved region below the unreserved base. Overlap of the two L1 ranges is an
-:class:`L1OverflowError`.
+range on every worker core (L1 banks are cores, numbered row-wise); circular buffers are
+placed from the bottom of the unreserved region upwards, each CB at the same address on
+every core of its core range set; semaphores sit in the reserved region below the
+unreserved base. L1 buffers follow the circular buffers (TT-Metalium places them from the
+top of L1 down; any placement is faithful since kernels only see the addresses the host
+passes) so that the bytes a program uses form one range, ``semaphore_base`` to ``l1_top``, which is
+all the simulator backs with memory. Not fitting in L1 is an :class:`L1OverflowError`.
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ class Allocation:
     circular_buffers: list[CircularBufferPlacement] = field(default_factory=list)
     semaphore_base: int = 0
     dram_top: int = DRAM_BASE
+    l1_top: int = 0                 # end of the L1 range the program uses (from semaphore_base)
     dram_regions: RegionMap = field(default_factory=RegionMap)
     l1_regions: dict[CoreCoord, RegionMap] = field(default_factory=dict)
 
@@ -84,22 +87,6 @@ def allocate(program: Program, arch: Arch) -> Allocation:
         top = align(top + per_bank, arch.dram_alignment)
     alloc.dram_top = top
 
-    # L1 buffers, top down.
-    l1_top = arch.l1_size
-    for buf in program.buffers.values():
-        if buf.buffer_type != "L1":
-            continue
-        apage = align(buf.page_size, arch.l1_alignment)
-        if buf.is_sharded:
-            per_core = buf.buffer_layout().bytes_per_bank(arch)
-        else:
-            per_core = -(-buf.num_pages // len(grid_cores)) * apage
-        per_core = align(max(per_core, apage), arch.l1_alignment)
-        l1_top -= per_core
-        alloc.buffers[buf.name] = BufferPlacement(buf, l1_top, per_core, apage, False, len(grid_cores))
-        for core in grid_cores:
-            alloc.l1_regions[core].add(l1_top, per_core, buf.name)
-
     # Circular buffers, bottom up, one address for all cores of a CB.
     cb_top = {core: arch.l1_unreserved_base for core in grid_cores}
     for cb in program.circular_buffers:
@@ -109,15 +96,35 @@ def allocate(program: Program, arch: Arch) -> Allocation:
         else:
             address = align(max(cb_top[c] for c in cores), arch.l1_alignment)
             end = address + cb.total_size
-            if end > l1_top:
+            if end > arch.l1_size:
                 raise L1OverflowError(
                     f"circular buffer c_{cb.index} ({cb.total_size} B) does not fit in L1 on {cores[0]}: circular "
-                    f"buffers reach {end} B while L1 buffers start at {l1_top} B; use fewer or smaller pages",
-                    cb.defined_at)
+                    f"buffers reach {end} B of {arch.l1_size} B; use fewer or smaller pages", cb.defined_at)
             for c in cores:
                 cb_top[c] = end
                 alloc.l1_regions[c].add(address, cb.total_size, f"c_{cb.index}")
         alloc.circular_buffers.append(CircularBufferPlacement(cb.index, address, cores, cb.page_size, cb.num_pages))
+
+    # L1 buffers, after the circular buffers, at one address on every core.
+    l1_next = align(max(cb_top.values()), arch.l1_alignment)
+    for buf in program.buffers.values():
+        if buf.buffer_type != "L1":
+            continue
+        apage = align(buf.page_size, arch.l1_alignment)
+        if buf.is_sharded:
+            per_core = buf.buffer_layout().bytes_per_bank(arch)
+        else:
+            per_core = -(-buf.num_pages // len(grid_cores)) * apage
+        per_core = align(max(per_core, apage), arch.l1_alignment)
+        if l1_next + per_core > arch.l1_size:
+            raise L1OverflowError(f"L1 buffer {buf.name!r} ({per_core} B per core) does not fit in L1 after "
+                                  f"{l1_next - arch.l1_unreserved_base} B of circular buffers and earlier L1 buffers "
+                                  f"({arch.l1_size} B in all); make it smaller or put it in DRAM", buf.defined_at)
+        alloc.buffers[buf.name] = BufferPlacement(buf, l1_next, per_core, apage, False, len(grid_cores))
+        for core in grid_cores:
+            alloc.l1_regions[core].add(l1_next, per_core, buf.name)
+        l1_next += per_core
+    alloc.l1_top = l1_next
 
     # Semaphores in the reserved region.
     alloc.semaphore_base = arch.l1_unreserved_base - SEMAPHORE_BASE_BELOW_UNRESERVED

@@ -164,8 +164,8 @@ class DataflowApi:
                                              f"every buffer{hint}")
 
     def _check_remote_l1(self, rows, local, nbytes: int, call: str) -> None:
-        lo = self.dev.allocation.semaphore_base
-        if np.any(np.asarray(local) < lo) or np.any(np.asarray(local) + nbytes > self.arch.l1_size):
+        lo, hi = self.dev.allocation.semaphore_base, self.dev.allocation.l1_top
+        if np.any(np.asarray(local) < lo) or np.any(np.asarray(local) + nbytes > hi):
             bad = _first(local)
             raise self.fail(DramAccessError, f"{call} accesses L1 bytes 0x{bad:x}-0x{bad + nbytes:x} of another core, "
                                              "outside its circular buffers, L1 buffers and semaphores")
@@ -456,15 +456,12 @@ class DataflowApi:
             raise self.fail(SemaphoreError, "noc_semaphore_inc must target a semaphore in a worker core's L1")
         self._sem_check(local, "noc_semaphore_inc")
         rows = np.broadcast_to(np.asarray(rows, dtype=np.int64), (self.L,))
-        words = self.dev.l1.data[:, _first(local):_first(local) + 4].view(np.uint32)[:, 0] \
-            if np.ndim(local) == 0 else None
-        if words is not None:
-            np.add.at(words, rows, np.uint32(incr) if np.ndim(incr) == 0 else np.asarray(incr, dtype=np.uint32))
+        increments = np.broadcast_to(np.asarray(incr, dtype=np.int64), (self.L,))
+        if np.ndim(local) == 0:
+            self.dev.l1.add_u32(rows, int(local), increments)
         else:
             for lane in range(self.L):
-                cur = self.dev.l1.read_u32(np.array([rows[lane]]), int(local[lane]))
-                inc = incr if np.ndim(incr) == 0 else int(incr[lane])
-                self.dev.l1.write_u32(np.array([rows[lane]]), int(local[lane]), cur + inc)
+                self.dev.l1.add_u32(rows[lane:lane + 1], int(local[lane]), increments[lane:lane + 1])
         self.dev.sem_time_note(rows, local, self.clock + self.costs.noc_latency)
         self._issue(4, "noc_semaphore_inc")
         self.dev.progress += 1

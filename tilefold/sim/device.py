@@ -106,7 +106,8 @@ class _Run:
         self.ncores = gx * gy
         self.core_rows = {CoreCoord(x, y): y * gx + x for y in range(gy) for x in range(gx)}
         self.dram = ByteMemory(arch.dram_banks, self.allocation.dram_top - DRAM_BASE, base=DRAM_BASE)
-        self.l1 = ByteMemory(self.ncores, arch.l1_size)
+        self.l1 = ByteMemory(self.ncores, self.allocation.l1_top - self.allocation.semaphore_base,
+                             base=self.allocation.semaphore_base)
         self.cbs = CircularBuffers(self.allocation, self.core_rows)
         self.cb_formats = {}
         for cb in program.circular_buffers:

@@ -62,6 +62,14 @@ class ByteMemory:
         self.write(rows, addr, vals.view(np.uint8).reshape(n, 4))
 
 
+    def add_u32(self, rows: np.ndarray, addr: int, values) -> None:
+        """Atomically add ``values`` to the uint32 at ``addr`` of each row (rows may repeat)."""
+        off = addr - self.base
+        words = np.ascontiguousarray(self.data[:, off:off + 4]).view(np.uint32)[:, 0]
+        np.add.at(words, np.asarray(rows, dtype=np.int64), np.asarray(values, dtype=np.uint32))
+        self.data[:, off:off + 4] = words.view(np.uint8).reshape(-1, 4)
+
+
 @dataclass(frozen=True)
 class Region:
     start: int
