@@ -10,16 +10,17 @@ Reader   compile-time args: [stick_size, *TensorAccessorArgs(src)]
 Compute  compile-time args: [per_core_block_cnt, per_core_block_tile_cnt]
 Writer   compile-time args: [cb_id_out, *TensorAccessorArgs(dst)]; runtime args: [dst_addr, num_pages, start_id]
 
-``tilize_program`` is the host side (the program factory of seed 000): blocks of 32 sticks
-are split over a row of cores, the last core taking the remainder as a cliff core with its
-own compute kernel. Run this file to tilize a random tensor on the simulated device and
-compare it with the input.
+``tilize_program`` is the host side: the seed-000 program factory
+(:func:`tilefold.ops.tilize.tilize_multi_core_interleaved`, the one ``tilefold run tilize`` uses)
+placing these kernels. Blocks of 32 sticks are split over a row of cores, the last core taking
+the remainder as a cliff core with its own compute kernel. Run this file to tilize a random
+tensor on the simulated device and compare it with the input.
 """
 
 import numpy as np
 
-from tilefold.arch.cores import CoreCoord, CoreRange
-from tilefold.program import BufferAddress, ComputeConfig, DataMovementConfig, Program, TensorAccessorArgsRef
+from tilefold.ops.tilize import TilizeKernels, tilize_multi_core_interleaved
+from tilefold.program import Program
 from tilefold.pykernel import *
 
 TILE_HEIGHT = 32
@@ -71,7 +72,7 @@ def reader_unary_stick_layout_split_rows_interleaved():
 def tilize():
     per_core_block_cnt = get_compile_time_arg_val(0)
     per_core_block_tile_cnt = get_compile_time_arg_val(1)
-    compute_kernel_hw_startup(CB_IN, CB_IN, CB_OUT)
+    compute_kernel_hw_startup(CB_IN, CB_OUT)
     tilize_init(CB_IN, per_core_block_tile_cnt, CB_OUT)
     for b in range(per_core_block_cnt):
         cb_wait_front(CB_IN, per_core_block_tile_cnt)
@@ -107,40 +108,10 @@ KERNELS = (reader_unary_stick_layout_split_rows_interleaved, tilize, writer_unar
 
 
 def tilize_program(shape, dtype="bfloat16", num_cores=8) -> Program:
-    """Tilize a row-major (H, W) buffer ``src`` into the tile-layout buffer ``dst``."""
-    height, width = shape
-    program = Program("tilize")
-    src = program.add_buffer("src", shape, dtype, layout="ROW_MAJOR", role="input")
-    dst = program.add_buffer("dst", shape, dtype, layout="TILE", role="output")
-    ntiles_per_block = width // 32
-    nblocks = height // TILE_HEIGHT
-    per_core = -(-nblocks // num_cores)
-    ncores = -(-nblocks // per_core)
-    cliff = nblocks % per_core
-    cores = CoreRange(CoreCoord(0, 0), CoreCoord(ncores - 1, 0))
-    full_cores = CoreRange(CoreCoord(0, 0), CoreCoord(ncores - 1 - (cliff > 0), 0))   # cliff > 0 needs 2+ cores
-    tile_size = dst.page_size
-    program.create_circular_buffer(cores, int(CB_IN), tile_size, ntiles_per_block, dtype)
-    program.create_circular_buffer(cores, int(CB_OUT), tile_size, ntiles_per_block, dtype)
-    stick_size = src.page_size
-    reader = program.create_kernel(reader_unary_stick_layout_split_rows_interleaved, cores,
-                                   DataMovementConfig("RISCV_0"), [stick_size, TensorAccessorArgsRef("src")])
-    writer = program.create_kernel(writer_unary_interleaved_start_id, cores, DataMovementConfig("RISCV_1"),
-                                   [int(CB_OUT), TensorAccessorArgsRef("dst")])
-    config = ComputeConfig(fp32_dest_acc_en=dst.data_format.element_size == 4)
-    compute = program.create_kernel(tilize, full_cores, config, [per_core, ntiles_per_block])
-    if cliff:
-        # the cliff core runs the same function with its own block count (a second binary)
-        program.create_kernel(compute.function, CoreCoord(ncores - 1, 0), config, [cliff, ntiles_per_block],
-                              name="tilize_cliff")
-    for i in range(ncores):
-        blocks = cliff if cliff and i == ncores - 1 else per_core
-        first_block = i * per_core
-        program.set_runtime_args(reader, (i, 0), [BufferAddress("src"), blocks * TILE_HEIGHT, stick_size,
-                                                  ntiles_per_block, stick_size, 1, 0, 0, first_block * TILE_HEIGHT])
-        program.set_runtime_args(writer, (i, 0), [BufferAddress("dst"), blocks * ntiles_per_block,
-                                                  first_block * ntiles_per_block])
-    return program
+    """Tilize a row-major buffer ``src`` of ``shape`` into the tile-layout buffer ``dst`` on a
+    row of ``num_cores`` cores: the tilize program factory (:mod:`tilefold.ops.tilize`) placing
+    the three kernels above."""
+    return tilize_multi_core_interleaved(shape, dtype, grid=(num_cores, 1), kernels=TilizeKernels(*KERNELS))
 
 
 if __name__ == "__main__":

@@ -24,27 +24,44 @@ def add_parser(sub) -> None:
     p.set_defaults(handler=run)
 
 
-def op_namespace(target: str, op_args: list[str], arch: str | None, prog: str):
+def op_namespace(target: str, args: argparse.Namespace, prog: str, common: argparse.ArgumentParser):
+    """The op's factory and its parsed options. Options of ``tilefold compile/run`` itself
+    (``-o``, ``--arch``, ``--trace`` ...) may also come after the op's options; ``common``
+    parses those and they are set on ``args``."""
     from tilefold.ops import get_factory
 
     factory = get_factory(target)
     parser = argparse.ArgumentParser(prog=f"tilefold {prog} {target}", description=factory.description)
     factory.add_arguments(parser)
-    args = parser.parse_args(op_args)
-    args.arch = arch
-    return factory, args
+    op_args, rest = parser.parse_known_args(args.op_args)
+    if rest:
+        late = common.parse_args(rest)
+        for key, value in vars(late).items():
+            if value is not None and value is not False:
+                setattr(args, key, value)
+    op_args.arch = args.arch
+    return factory, op_args
+
+
+def _late_options() -> argparse.ArgumentParser:
+    late = argparse.ArgumentParser(prog="tilefold compile", add_help=False)
+    late.add_argument("-o", "--output", dest="output", default=None)
+    late.add_argument("--arch", default=None)
+    late.add_argument("--print-ir-after-all", action="store_true", dest="print_ir_after_all")
+    return late
 
 
 def run(args) -> int:
-    out = Path(args.output or Path("build") / Path(args.target).stem)
     if is_script(args.target):
+        out = Path(args.output or Path("build") / Path(args.target).stem)
         paths = script_front_end(args.target).compile_script(args.target, out, args.print_ir_after_all)
         print(f"wrote {len(paths)} files to {out}/")
         return 0
     from tilefold.codegen.cpp import write_project
     from tilefold.ops import host_data
 
-    factory, op_args = op_namespace(args.target, args.op_args, args.arch, "compile")
+    factory, op_args = op_namespace(args.target, args, "compile", _late_options())
+    out = Path(args.output or Path("build") / Path(args.target).stem)
     instance = factory.build(op_args)
     if args.print_ir_after_all:
         from tilefold.ir.context import print_ir

@@ -50,6 +50,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("tilefold: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # output piped into a command that stopped reading (e.g. head)
+        sys.stdout = open(os.devnull, "w")
+        return 0
     return int(result or 0)
 
 

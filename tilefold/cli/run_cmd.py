@@ -26,12 +26,19 @@ def add_parser(sub) -> None:
     p.set_defaults(handler=run)
 
 
+def _late_options() -> argparse.ArgumentParser:
+    late = argparse.ArgumentParser(prog="tilefold run", add_help=False)
+    late.add_argument("--arch", default=None)
+    late.add_argument("--trace", default=None)
+    return late
+
+
 def run(args) -> int:
     if is_script(args.target):
         return script_front_end(args.target).run_script(args.target, args.arch, args.trace)
     from tilefold.sim import Device
 
-    factory, op_args = op_namespace(args.target, args.op_args, args.arch, "run")
+    factory, op_args = op_namespace(args.target, args, "run", _late_options())
     instance = factory.build(op_args)
     for line in instance.summary:
         print(line)

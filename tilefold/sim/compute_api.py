@@ -105,26 +105,29 @@ class ComputeApi:
     def _cb_format(self, cb: int):
         return self.dev.cb_formats[cb]
 
-    def _tile_bytes(self, cb: int, st, tile, call: str, count: int = 1):
-        """Raw bytes of ``count`` consecutive waited tiles of a CB from ``tile``: (lanes, count, tile_size)."""
+    def _tile_bytes(self, cb: int, st, tile, call: str, count: int = 1, stride: int = 1):
+        """Raw bytes of ``count`` waited tiles of a CB, ``stride`` tiles apart from ``tile``:
+        (lanes, count, tile_size)."""
         t = tile if tile.__class__ is int else uniform(tile, "CB tile index")
+        span = (count - 1) * stride + 1
         waited = st.waited[self.rows]
-        if np.any(waited < t + count):
+        if np.any(waited < t + span):
             raise self.fail(CircularBufferError,
-                            f"{call} reads tile {t + count - 1} of c_{cb} but only {int(np.min(waited))} pages were "
-                            f"waited for; call cb_wait_front(c_{cb}, {t + count}) first", waited < t + count)
+                            f"{call} reads tile {t + span - 1} of c_{cb} but only {int(np.min(waited))} pages were "
+                            f"waited for; call cb_wait_front(c_{cb}, {t + span}) first", waited < t + span)
         ps = st.uniform_page_size if st.uniform_page_size is not None else int(st.page_size[self.row_idx[0]])
         base = st.uniform_base if st.uniform_base is not None else st.base[self.rows]
         rd = st.rd[self.rows]
         r0 = int(rd[0])
         addr = base + (r0 if (rd == r0).all() else rd) * ps + t * ps
-        raw = self.dev.l1.read(self.rows, addr, ps * count)
-        return raw.reshape(self.L, count, ps)
+        raw = self.dev.l1.read(self.rows, addr, ps * span).reshape(self.L, span, ps)
+        return raw[:, ::stride] if stride > 1 else raw
 
-    def _unpack(self, cb, tile, call: str, count: int = 1, fpu: bool = True) -> np.ndarray:
-        """float32 values (lanes, count, 1024) of waited tiles, as the source registers hold them."""
+    def _unpack(self, cb, tile, call: str, count: int = 1, fpu: bool = True, stride: int = 1) -> np.ndarray:
+        """float32 values (lanes, count, 1024) of waited tiles (``stride`` tiles apart), as the
+        source registers hold them."""
         cbi, st = self._cb(cb, call)
-        raw = self._tile_bytes(cbi, st, tile, call, count)
+        raw = self._tile_bytes(cbi, st, tile, call, count, stride)
         fmt = self._cb_format(cbi)
         values = tm.unpack(raw, fmt)
         if fpu:
@@ -302,9 +305,7 @@ class ComputeApi:
         i0 = uniform(in0_tile_index, "in0 tile index")
         i1 = uniform(in1_tile_index, "in1 tile index")
         # in0: rt tiles down the block (stride kt); in1: ct consecutive tiles.
-        span0 = (rt - 1) * kt + 1
-        a_all = self._unpack(in0_cb, i0, _call, span0)               # (L, span0, 1024)
-        a = a_all[:, ::kt][:, :rt] if kt > 1 else a_all[:, :rt]
+        a = self._unpack(in0_cb, i0, _call, rt, stride=kt)           # (L, rt, 1024)
         b = self._unpack(in1_cb, i1, _call, ct)                       # (L, ct, 1024)
         if uniform(transpose, "transpose flag"):
             b = tm.rows_to_faces(tm.faces_to_rows(b).swapaxes(-1, -2).copy())

@@ -46,7 +46,7 @@ def tilize_checks(tilize_project) -> dict:
     for kernel in program.kernels:
         if kernel.source_file not in names:
             names.append(kernel.source_file)
-            jobs.append((folder / "kernels" / kernel.source_file, "compute" if kernel.is_compute else "reader",
+            jobs.append((folder / kernel.source_file, "compute" if kernel.is_compute else "reader",
                          accessor_compile_args(program, kernel)))
     return dict(zip(names, check_kernels(jobs)))
 
@@ -59,7 +59,7 @@ def test_tilize_project_kernels_compile(tilize_checks, source):
 
 def test_tilize_reader_reads_like_the_seed(tilize_project):
     _, folder = tilize_project
-    reader = (folder / "kernels" / "reader_unary_stick_layout_split_rows_interleaved.cpp").read_text()
+    reader = (folder / "reader_unary_stick_layout_split_rows_interleaved.cpp").read_text()
     assert "base_src_noc_addr[j] = get_noc_addr(stick_id, s);  // tilize.py:" in reader
     assert "uint32_t l1_write_addr = get_write_ptr(0);" in reader
 

@@ -81,7 +81,7 @@ def test_host_uses_the_mesh_api_and_the_users_names():
                    ".math_fidelity = MathFidelity::HiFi4", ".noc = NOC::RISCV_1_default"):
         assert needed in text
     # the two compute kernels share one source file
-    assert text.count('PROJECT_DIR "/kernels/eltwise_add.cpp"') == 2
+    assert text.count('PROJECT_DIR "/eltwise_add.cpp"') == 2
     for deprecated in ("CreateDevice", "EnqueueProgram", "EnqueueWriteBuffer(", "CloseDevice", "InterleavedBufferConfig"):
         assert deprecated not in text
 
@@ -153,7 +153,7 @@ def test_write_project_lays_out_what_main_cpp_reads(tmp_path):
     paths = write_project(program, tmp_path / "eltwise_add", data)
     root = tmp_path / "eltwise_add"
     assert sorted(str(p.relative_to(root)) for p in paths) == sorted([
-        "kernels/reader_binary.cpp", "kernels/writer_tiles.cpp", "kernels/eltwise_add.cpp", "main.cpp",
+        "reader_binary.cpp", "writer_tiles.cpp", "eltwise_add.cpp", "main.cpp",
         "host_checks.hpp", "CMakeLists.txt", "data/a.bin", "data/b.bin", "data/out.golden.bin"])
     main = (root / "main.cpp").read_text()
     for relative in re.findall(r'PROJECT_DIR "/([^"]+)"', main):
@@ -174,7 +174,7 @@ def project_checks(tmp_path_factory) -> dict:
     for k in program.kernels:
         if k.source_file not in names:
             names.append(k.source_file)
-            jobs.append((folder / "kernels" / k.source_file, "compute" if k.is_compute else "reader",
+            jobs.append((folder / k.source_file, "compute" if k.is_compute else "reader",
                          accessor_compile_args(program, k)))
     assert jobs[0][2] == [2, 2048, 2, 2048]     # two DRAM interleaved accessors, pages aligned to 32 B
     return dict(zip(names, check_kernels(jobs)))

@@ -4,7 +4,7 @@ Reads: a project name. Writes: CMake text. The project is found, in order, as th
 ``TT-Metalium`` CMake package (``CMAKE_PREFIX_PATH`` / ``TT-Metalium_DIR``, or the build folders
 of ``$TT_METAL_HOME``), else as the headers and ``libtt_metal`` of a tt-metal build in
 ``$TT_METAL_HOME``; when neither exists, configuring stops with a message saying what to set.
-C++20, like TT-Metalium itself. ``PROJECT_DIR`` tells the program where ``kernels/`` and
+C++20, like TT-Metalium itself. ``PROJECT_DIR`` tells the program where the kernel sources and
 ``data/`` are.
 """
 
@@ -21,7 +21,7 @@ set(CMAKE_CXX_STANDARD 20)
 set(CMAKE_CXX_STANDARD_REQUIRED ON)
 
 add_executable(@NAME@ main.cpp)
-# Kernel sources (kernels/) and data files (data/) are read at run time from this folder.
+# Kernel sources (*.cpp next to main.cpp) and data files (data/) are read at run time from this folder.
 target_compile_definitions(@NAME@ PRIVATE PROJECT_DIR="${CMAKE_CURRENT_SOURCE_DIR}")
 
 # 1. The TT-Metalium CMake package: installed (CMAKE_PREFIX_PATH or TT-Metalium_DIR) or built in TT_METAL_HOME.

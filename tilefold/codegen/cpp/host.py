@@ -7,7 +7,7 @@ Reads: a :class:`~tilefold.program.Program` and its :class:`HostData`. Writes: t
 2. create every buffer (``MeshBuffer::create`` with ``ReplicatedBufferConfig`` and a
    ``DeviceLocalBufferConfig``; sharded buffers carry ``BufferShardingArgs``);
 3. write each input from ``data/<name>.bin`` (``EnqueueWriteMeshBuffer``);
-4. ``CreateProgram``, circular buffers, semaphores, kernels (``kernels/<file>.cpp``; compile-time
+4. ``CreateProgram``, circular buffers, semaphores, kernels (``<file>.cpp`` next to ``main.cpp``; compile-time
    arguments with ``TensorAccessorArgs(*buffer).append_to``), runtime arguments;
 5. run it as a ``MeshWorkload`` on the whole mesh and ``Finish``;
 6. read each output back (``EnqueueReadMeshBuffer``), save it as ``data/<name>.out.bin`` and
@@ -34,13 +34,12 @@ from tilefold.program.buffers import Buffer
 from tilefold.program.kernels import ComputeConfig, DataMovementConfig, Kernel
 
 INDENT = "    "
-KERNEL_DIR = "kernels"
 DATA_DIR = "data"
 
 
 def kernel_path(kernel: Kernel) -> str:
-    """Where the project keeps the kernel's source, relative to ``main.cpp``."""
-    return f"{KERNEL_DIR}/{kernel.source_file}"
+    """Where the project keeps the kernel's source, relative to ``main.cpp`` (next to it)."""
+    return kernel.source_file
 
 
 def input_path(name: str) -> str:
@@ -231,7 +230,7 @@ class HostPrinter:
         return [f"{type_name}{{", *[f + "," for f in fields[:-1]], fields[-1], "}"]
 
     def print_kernels(self) -> None:
-        self.section("Kernels: sources in kernels/, compile-time arguments, configuration.")
+        self.section("Kernels: sources next to main.cpp, compile-time arguments, configuration.")
         for kernel in self.program.kernels:
             name = self.kernel_names[kernel.id]
             n = kernel.cores.num_cores
@@ -336,7 +335,7 @@ class HostPrinter:
             "using namespace tt::tt_metal;",
             "",
             "#ifndef PROJECT_DIR",
-            '#define PROJECT_DIR "."  // the folder holding kernels/ and data/; CMakeLists.txt sets it',
+            '#define PROJECT_DIR "."  // the folder holding the kernel sources and data/; CMakeLists.txt sets it',
             "#endif",
             "",
             f'#include "{HOST_CHECKS_HEADER}"  // read_bytes, write_bytes, compare_output',

@@ -3,7 +3,7 @@
 Reads: a :class:`~tilefold.program.Program` (its kernel functions and host description) and
 :class:`HostData`. Writes, under ``out_dir``::
 
-    kernels/<function>.cpp      one per kernel function (kernels sharing a function share it)
+    <function>.cpp              one per kernel function (kernels sharing a function share it)
     main.cpp                    the host program (tilefold.codegen.cpp.host)
     host_checks.hpp             its file I/O and output checks (tilefold.codegen.cpp.host_checks)
     CMakeLists.txt              (tilefold.codegen.cpp.cmake)

@@ -15,7 +15,7 @@ using namespace tt;
 using namespace tt::tt_metal;
 
 #ifndef PROJECT_DIR
-#define PROJECT_DIR "."  // the folder holding kernels/ and data/; CMakeLists.txt sets it
+#define PROJECT_DIR "."  // the folder holding the kernel sources and data/; CMakeLists.txt sets it
 #endif
 
 #include "host_checks.hpp"  // read_bytes, write_bytes, compare_output
@@ -59,12 +59,12 @@ int main() {
     CreateCircularBuffer(program, CoreRange({0, 0}, {1, 0}),
         CircularBufferConfig(4096, {{16, tt::DataFormat::Float16_b}}).set_page_size(16, 2048));
 
-    // Kernels: sources in kernels/, compile-time arguments, configuration.
+    // Kernels: sources next to main.cpp, compile-time arguments, configuration.
     // reader: data movement on RISCV_0, 2 cores
     std::vector<uint32_t> reader_compile_args = {};
     TensorAccessorArgs(*a).append_to(reader_compile_args);
     TensorAccessorArgs(*b).append_to(reader_compile_args);
-    KernelHandle reader = CreateKernel(program, PROJECT_DIR "/kernels/reader_binary.cpp", CoreRange({0, 0}, {1, 0}),
+    KernelHandle reader = CreateKernel(program, PROJECT_DIR "/reader_binary.cpp", CoreRange({0, 0}, {1, 0}),
         DataMovementConfig{
             .processor = DataMovementProcessor::RISCV_0,
             .noc = NOC::RISCV_0_default,
@@ -73,7 +73,7 @@ int main() {
     // writer: data movement on RISCV_1, 2 cores
     std::vector<uint32_t> writer_compile_args = {16};
     TensorAccessorArgs(*out).append_to(writer_compile_args);
-    KernelHandle writer = CreateKernel(program, PROJECT_DIR "/kernels/writer_tiles.cpp", CoreRange({0, 0}, {1, 0}),
+    KernelHandle writer = CreateKernel(program, PROJECT_DIR "/writer_tiles.cpp", CoreRange({0, 0}, {1, 0}),
         DataMovementConfig{
             .processor = DataMovementProcessor::RISCV_1,
             .noc = NOC::RISCV_1_default,
@@ -81,7 +81,7 @@ int main() {
         });
     // compute: compute, 1 core
     std::vector<uint32_t> compute_compile_args = {5};
-    CreateKernel(program, PROJECT_DIR "/kernels/eltwise_add.cpp", CoreCoord{0, 0},
+    CreateKernel(program, PROJECT_DIR "/eltwise_add.cpp", CoreCoord{0, 0},
         ComputeConfig{
             .math_fidelity = MathFidelity::HiFi4,
             .fp32_dest_acc_en = false,
@@ -91,7 +91,7 @@ int main() {
         });
     // compute_cliff: compute, 1 core
     std::vector<uint32_t> compute_cliff_compile_args = {3};
-    CreateKernel(program, PROJECT_DIR "/kernels/eltwise_add.cpp", CoreCoord{1, 0},
+    CreateKernel(program, PROJECT_DIR "/eltwise_add.cpp", CoreCoord{1, 0},
         ComputeConfig{
             .math_fidelity = MathFidelity::HiFi4,
             .fp32_dest_acc_en = false,

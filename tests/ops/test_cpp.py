@@ -1,0 +1,125 @@
+"""The C++ every factory emits: snapshots reviewed like code, every kernel checked by check-kernel
+against the real TT-Metalium 0.69 headers with the compile-time args its host gives it, and the
+tilize example's kernels identical to the factory's."""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from checkkernel import accessor_compile_args, check_kernels, require_accepted
+from factory_helpers import build
+from tilefold.codegen.cpp import emit_kernel, project_files
+from tilefold.ops import host_data
+from tilefold.ops.kernels import tilize as tilize_compute
+from tilefold.ops.kernels import reader_unary_stick_layout_split_rows_interleaved as tilize_reader
+from tilefold.ops.kernels import writer_unary_interleaved_start_id as tile_writer
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "pykernel"
+HOST_STUB = Path(__file__).resolve().parents[1] / "codegen" / "cpp" / "host_api_stub"
+DEPRECATED = ("noc_async_read_tile", "noc_async_write_tile", "InterleavedAddrGen", "acquire_dst", "release_dst")
+
+PROGRAMS = {       # the options of ``tilefold compile OP``
+    "tilize": ("tilize", "--shape", "1,1,3232,64"),
+    "untilize": ("untilize", "--shape", "1,1,64,50"),
+    "eltwise_add": ("eltwise", "--op", "add", "--shape", "1,1,64,96"),
+    "eltwise_sub": ("eltwise", "--op", "sub", "--shape", "1,1,64,96", "--dtype", "float32"),
+    "eltwise_mul": ("eltwise", "--op", "mul", "--shape", "1,1,64,96"),
+    "matmul": ("matmul", "--shape", "128,512,192"),
+}
+SNAPSHOTS = [(op, f) for op in PROGRAMS for f in ("reader.cpp", "compute.cpp", "writer.cpp",
+                                                  "main.cpp")
+             if not (op in ("eltwise_sub", "eltwise_mul") and f != "compute.cpp")]
+
+
+@pytest.fixture(scope="module")
+def projects():
+    return {op: build(*argv) for op, argv in PROGRAMS.items()}
+
+
+@pytest.fixture(scope="module")
+def files(projects):
+    return {op: project_files(instance.program, host_data(instance)) for op, instance in projects.items()}
+
+
+@pytest.mark.parametrize("op, path", SNAPSHOTS, ids=[f"{op}-{Path(f).stem}" for op, f in SNAPSHOTS])
+def test_cpp_snapshot(op, path, files, cpp_snapshot):
+    assert files[op][path] == cpp_snapshot
+
+
+@pytest.mark.parametrize("op", PROGRAMS)
+def test_kernel_files_are_named_by_role(op, files):
+    kernels = sorted(p for p in files[op] if p.endswith(".cpp") and p != "main.cpp")
+    assert kernels == ["compute.cpp", "reader.cpp", "writer.cpp"]
+    for path in kernels:
+        text = files[op][path]
+        assert "void kernel_main() {" in text
+        assert not any(word in text for word in DEPRECATED)
+
+
+@pytest.fixture(scope="module")
+def checked(projects, tmp_path_factory) -> dict:
+    """check-kernel results of every kernel source of every factory, run in parallel once."""
+    folder = tmp_path_factory.mktemp("ops_kernels")
+    jobs, keys = [], []
+    for op, instance in projects.items():
+        program = instance.program
+        seen = set()
+        for kernel in program.kernels:
+            if kernel.source_file in seen:
+                continue
+            seen.add(kernel.source_file)
+            path = folder / f"{op}_{kernel.source_file}"
+            path.write_text(emit_kernel(kernel.function))
+            role = "compute" if kernel.is_compute else ("reader" if kernel.processor == "RISCV_0" else "writer")
+            jobs.append((path, role, accessor_compile_args(program, kernel)))
+            keys.append(f"{op}-{Path(kernel.source_file).stem}")
+    return dict(zip(keys, check_kernels(jobs)))
+
+
+CHECKS = [f"{op}-{role}" for op in PROGRAMS for role in ("reader", "compute", "writer")]
+
+
+@pytest.mark.parametrize("key", CHECKS)
+def test_kernel_passes_check_kernel(key, checked):
+    require_accepted(checked[key])
+
+
+def test_tilize_example_kernels_are_the_factory_kernels():
+    spec = importlib.util.spec_from_file_location("tilefold_ops_example_tilize", EXAMPLES / "tilize.py")
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+
+    def body(kernel):
+        return emit_kernel(kernel.function, source_comments=False).split("\n", 1)[1]
+
+    pairs = [(example.reader_unary_stick_layout_split_rows_interleaved, tilize_reader.reader),
+             (example.tilize, tilize_compute.compute),
+             (example.writer_unary_interleaved_start_id, tile_writer.writer)]
+    for mine, factory in pairs:
+        assert body(mine) == body(factory)
+    program = example.tilize_program((96, 64), "bfloat16", num_cores=2)
+    assert [k.name for k in program.kernels] == ["reader", "compute", "compute_cliff", "writer"]
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")
+def test_host_programs_type_check(files, tmp_path):
+    """Each factory's main.cpp compiles (syntax and types) against the host API declarations."""
+    def type_check(op):
+        folder = tmp_path / op
+        for relative, content in files[op].items():
+            path = folder / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(content) if isinstance(content, bytes) else path.write_text(content)
+        return subprocess.run(["g++", "-std=c++20", "-fsyntax-only", "-Wall", "-Werror", f"-I{HOST_STUB}",
+                               str(folder / "main.cpp")], capture_output=True, text=True)
+
+    ops = ["tilize", "untilize", "eltwise_add", "matmul"]
+    with ThreadPoolExecutor(len(ops)) as pool:
+        for op, result in zip(ops, pool.map(type_check, ops)):
+            assert result.returncode == 0, f"{op}: {result.stderr[-3000:]}"
