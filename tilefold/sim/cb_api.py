@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from tilefold.errors import CircularBufferError, NocHazardError
-from tilefold.sim.lanes import uniform
+from tilefold.sim.lanes import all_lanes, any_lane, uniform
 
 
 def _pages(n: int) -> str:
@@ -52,7 +52,7 @@ class CircularBufferApi:
     def _check_step(self, st, cb: int, pos, n: int, call: str) -> None:
         cap = self._capacity(st)
         over = pos + n > cap
-        if np.any(over):
+        if any_lane(over):
             capv = int(np.max(cap))
             posv = int(np.max(pos))
             raise self.fail(CircularBufferError,
@@ -66,17 +66,17 @@ class CircularBufferApi:
         n = self._pages(num_pages, "cb_reserve_back page count")
         rows = self.rows
         cap = self._capacity(st)
-        if np.any(n > cap):
+        if any_lane(n > cap):
             raise self.fail(CircularBufferError, f"cb_reserve_back(c_{cb}, {n}) asks for more pages than the circular "
                                                  f"buffer holds ({int(np.min(cap))}); it can never succeed")
         self._check_step(st, cb, st.wr[rows], n, "cb_reserve_back")
         self.block(("cb", cb), f"cb_reserve_back(c_{cb}, {n}): waiting for {_pages(n)} to be freed",
-                   lambda: bool(np.all(cap - (st.received[rows] - st.acked[rows]) >= n)))
+                   lambda: bool(all_lanes(cap - (st.received[rows] - st.acked[rows]) >= n)))
         # The slot of the n-th page was freed when the page `capacity` pages earlier was popped.
         last = st.received[rows] + (n - 1)
         earlier = last - cap
         clock = self._producer_clock()
-        if np.any(earlier >= 0):
+        if any_lane(earlier >= 0):
             slot = last % cap
             freed = st.pop_time[self.row_idx, slot]
             self.sync_to(np.where(earlier >= 0, freed, 0.0), clock)
@@ -88,7 +88,7 @@ class CircularBufferApi:
         n = self._pages(num_pages, "cb_push_back page count")
         rows = self.rows
         reserved = st.reserved[rows]
-        if np.any(reserved < n):
+        if any_lane(reserved < n):
             raise self.fail(CircularBufferError,
                             f"cb_push_back(c_{cb}, {n}) pushes pages that were not reserved (only "
                             f"{int(np.min(reserved))} reserved); call cb_reserve_back(c_{cb}, {n}) first",
@@ -99,6 +99,8 @@ class CircularBufferApi:
         clock = self._producer_clock()
         self.charge(self.costs.cb_op, clock, "cb_push_back")
         self._stamp(st.push_time, wr, n, clock)
+        self.dev.push_serial += 1
+        self._stamp(st.slot_version, wr, n, np.full(self.L, self.dev.push_serial))
         st.received[rows] += n
         st.reserved[rows] -= n
         cap = self._capacity(st)
@@ -114,12 +116,12 @@ class CircularBufferApi:
         n = self._pages(num_pages, "cb_wait_front page count")
         rows = self.rows
         cap = self._capacity(st)
-        if np.any(n > cap):
+        if any_lane(n > cap):
             raise self.fail(CircularBufferError, f"cb_wait_front(c_{cb}, {n}) waits for more pages than the circular "
                                                  f"buffer holds ({int(np.min(cap))}); it can never succeed")
         self._check_step(st, cb, st.rd[rows], n, "cb_wait_front")
         self.block(("cb", cb), f"cb_wait_front(c_{cb}, {n}): waiting for {_pages(n)} to be pushed",
-                   lambda: bool(np.all(st.received[rows] - st.acked[rows] >= n)))
+                   lambda: bool(all_lanes(st.received[rows] - st.acked[rows] >= n)))
         slot = (st.rd[rows] + (n - 1)) % cap
         clock = self._consumer_clock()
         self.sync_to(st.push_time[self.row_idx, slot], clock)
@@ -132,7 +134,7 @@ class CircularBufferApi:
         n = self._pages(num_pages, "cb_pop_front page count")
         rows = self.rows
         waited = st.waited[rows]
-        if np.any(waited < n):
+        if any_lane(waited < n):
             raise self.fail(CircularBufferError,
                             f"cb_pop_front(c_{cb}, {n}) pops pages that were not waited for (only {int(np.min(waited))} "
                             f"waited); call cb_wait_front(c_{cb}, {n}) first", waited < n)
@@ -174,7 +176,7 @@ class CircularBufferApi:
             return
         lo, hi = self._page_range(st, wr, n)
         for r_lo, r_hi, line in self.pending_reads:
-            if np.any((r_lo < hi) & (lo < r_hi)):
+            if any_lane((r_lo < hi) & (lo < r_hi)):
                 issued = self.location_of(line)
                 raise self.fail(NocHazardError,
                                 f"cb_push_back(c_{cb}, {n}) hands over pages that noc_async_read (at {issued}) may "
@@ -186,7 +188,7 @@ class CircularBufferApi:
             return
         lo, hi = self._page_range(st, rd, n)
         for w_lo, w_hi, line in self.pending_writes:
-            if np.any((w_lo < hi) & (lo < w_hi)):
+            if any_lane((w_lo < hi) & (lo < w_hi)):
                 issued = self.location_of(line)
                 raise self.fail(NocHazardError,
                                 f"cb_pop_front(c_{cb}, {n}) frees pages that noc_async_write (at {issued}) may still be "

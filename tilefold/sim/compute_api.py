@@ -26,7 +26,7 @@ import numpy as np
 from tilefold.errors import CircularBufferError, DstError
 from tilefold.program import ComputeConfig
 from tilefold.sim import tile_math as tm
-from tilefold.sim.lanes import uniform
+from tilefold.sim.lanes import all_lanes, any_lane, uniform
 
 RELEASED, ACQUIRED, COMMITTED, WAITED = "released", "acquired", "committed", "waited"
 DST_SLOTS = 16
@@ -49,9 +49,10 @@ class ComputeApi:
         self.section = 0
         self.dst_state = RELEASED
         self.dst_written = np.zeros(DST_SLOTS, dtype=bool)
-        self.dst = self.dev.dst
+        self.dst = self.dev.dst32 if self.fp32_dest else self.dev.dst16   # storing rounds to DST precision
         self.reduce_mode = ("SUM", "REDUCE_ROW")
-        self.engine_busy = np.zeros((3, self.L))
+        self.engine_busy = [0.0, 0.0, 0.0]   # unpack, math, pack
+        self._operand_cache: dict = {}
 
     def _producer_clock(self) -> np.ndarray:
         return self.pack_clock
@@ -61,15 +62,12 @@ class ComputeApi:
 
     def charge(self, cycles, clock=None, name=None) -> None:
         super().charge(cycles, clock, name)
-        engine = self.math_clock if clock is None else clock
-        for i, clk in enumerate((self.unpack_clock, self.math_clock, self.pack_clock)):
-            if clk is engine:
-                self.engine_busy[i] += cycles
-                break
+        engine = 0 if clock is self.unpack_clock else 2 if clock is self.pack_clock else 1
+        self.engine_busy[engine] += cycles
 
     def busy_cycles(self) -> np.ndarray:
         """Busy time of the busiest of the unpack, math and pack engines."""
-        return self.engine_busy.max(axis=0)
+        return np.full(self.L, max(self.engine_busy))
 
     def finish_clock(self) -> np.ndarray:
         return np.maximum(np.maximum(self.unpack_clock, self.math_clock), self.pack_clock)
@@ -94,12 +92,13 @@ class ComputeApi:
         return self._dst_index(idx, call)
 
     def _read_slot(self, i: int, call: str) -> np.ndarray:
+        """float32 values (lanes, 1024) of a DST slot written since the acquire."""
         if not self.dst_written[i]:
             raise self.fail(DstError, f"{call} reads DST[{i}], which nothing wrote since tile_regs_acquire")
-        return self.dst[self.rows, i]
+        return self.dst[self.rows, i].astype(np.float32)
 
     def _write_slot(self, i: int, values: np.ndarray) -> None:
-        self.dst[self.rows, i] = tm.round_dst(values, self.fp32_dest)
+        self.dst[self.rows, i] = values   # rounds to bfloat16 (nearest even) in a 16-bit DST
         self.dst_written[i] = True
 
     def _cb_format(self, cb: int):
@@ -111,7 +110,7 @@ class ComputeApi:
         t = tile if tile.__class__ is int else uniform(tile, "CB tile index")
         span = (count - 1) * stride + 1
         waited = st.waited[self.rows]
-        if np.any(waited < t + span):
+        if any_lane(waited < t + span):
             raise self.fail(CircularBufferError,
                             f"{call} reads tile {t + span - 1} of c_{cb} but only {int(np.min(waited))} pages were "
                             f"waited for; call cb_wait_front(c_{cb}, {t + span}) first", waited < t + span)
@@ -287,10 +286,11 @@ class ComputeApi:
     def _accumulate(self, first: int, count: int, product: np.ndarray) -> None:
         """DST[first:first+count] += product (lanes, count, 1024), rounding to DST precision."""
         written = self.dst_written[first:first + count]
-        current = self.dst[self.rows, first:first + count]
-        if not written.all():
-            current = np.where(written[None, :, None], current, np.float32(0))
-        self.dst[self.rows, first:first + count] = tm.round_dst(current + product, self.fp32_dest)
+        if written.all():
+            product += self.dst[self.rows, first:first + count]
+        elif written.any():
+            product += np.where(written[None, :, None], self.dst[self.rows, first:first + count], np.float32(0))
+        self.dst[self.rows, first:first + count] = product   # rounds to DST precision
         self.dst_written[first:first + count] = True
 
     def matmul_tiles(self, in0_cb, in1_cb, in0_tile_index, in1_tile_index, dst_index) -> None:
@@ -302,20 +302,54 @@ class ComputeApi:
         ct, rt, kt = (uniform(v, "matmul block dimension") for v in (ct_dim, rt_dim, kt_dim))
         first = self._math_slot(dst_index, _call)
         self._dst_index(first + rt * ct - 1, _call)
-        i0 = uniform(in0_tile_index, "in0 tile index")
-        i1 = uniform(in1_tile_index, "in1 tile index")
-        # in0: rt tiles down the block (stride kt); in1: ct consecutive tiles.
-        a = self._unpack(in0_cb, i0, _call, rt, stride=kt)           # (L, rt, 1024)
-        b = self._unpack(in1_cb, i1, _call, ct)                       # (L, ct, 1024)
-        if uniform(transpose, "transpose flag"):
-            b = tm.rows_to_faces(tm.faces_to_rows(b).swapaxes(-1, -2).copy())
-        a, b = tm.apply_fidelity(a, b, self.fidelity)
-        prod = tm.faces_to_rows(a)[:, :, None] @ tm.faces_to_rows(b)[:, None]   # (L, rt, ct, 32, 32)
-        product = tm.rows_to_faces(prod).reshape(self.L, rt * ct, tm.TILE_ELEMS)
+        flip = bool(uniform(transpose, "transpose flag"))
+        # in0: rt tiles down the block (kt apart) as one (rt*32, 32) matrix; in1: ct consecutive
+        # tiles side by side as one (32, ct*32) matrix; their product is the whole output block.
+        a = self._matmul_operand(in0_cb, in0_tile_index, rt, kt, "in0", False, _call)
+        b = self._matmul_operand(in1_cb, in1_tile_index, ct, 1, "in1", flip, _call)
+        block = a @ b                                                       # (L, rt*32, ct*32)
+        product = block.reshape(self.L, rt, 2, 16, ct, 2, 16).transpose(0, 1, 4, 2, 5, 3, 6)
         tiles = rt * ct
         self._math(self.arch.matmul_tile_cycles(self.fidelity) * tiles, _call, tiles=tiles)
         self.dev.counters.matmul_flops += 2 * 32 ** 3 * tiles * self.L
-        self._accumulate(first, tiles, product)
+        self._accumulate(first, tiles, product.reshape(self.L, tiles, tm.TILE_ELEMS))
+
+    def _slot_versions(self, st, pages: np.ndarray) -> np.ndarray:
+        """Versions (lanes, n) of the page slots ``pages`` after the read pointer."""
+        cap = self._capacity(st)
+        rd = st.rd[self.rows]
+        r0 = int(rd[0])
+        if isinstance(cap, int) and (rd == r0).all():
+            return st.slot_version[self.rows][:, (r0 + pages) % cap]
+        cap = np.broadcast_to(cap, (self.L,))
+        return st.slot_version[self.row_idx[:, None], (rd[:, None] + pages) % cap[:, None]]
+
+    def _matmul_operand(self, cb, tile, count: int, stride: int, role: str, transpose: bool, call: str):
+        """A matmul operand block as the multiplier sees it (source-register precision, fidelity):
+        in0 → (lanes, count*32, 32) rows stacked, in1 → (lanes, 32, count*32) side by side.
+        Kept per CB page slots and their versions, so a block reused by several sub-blocks is
+        unpacked once; the unpacker is charged for every use, as on the device."""
+        cbi, st = self._cb(cb, call)
+        t = tile if tile.__class__ is int else uniform(tile, "CB tile index")
+        versions = self._slot_versions(st, t + stride * np.arange(count))
+        key = (cbi, role, t, count, stride, transpose)
+        hit = self._operand_cache.get(key)
+        fmt = self._cb_format(cbi)
+        ps = st.uniform_page_size if st.uniform_page_size is not None else int(st.page_size[self.row_idx[0]])
+        if hit is not None and hit[0].shape == versions.shape and (hit[0] == versions).all() and \
+                (st.waited[self.rows] >= t + (count - 1) * stride + 1).all():
+            self._charge_unpack(ps * count, fmt, count)
+            return hit[1]
+        tiles = self._unpack(cbi, t, call, count, stride=stride)                   # (L, count, 1024) faces
+        rows = tm.faces_to_rows(tiles)                                                # (L, count, 32, 32)
+        if role == "in1":
+            rows = rows.swapaxes(-1, -2) if transpose else rows
+            operand = tm.fidelity_in1(rows.transpose(0, 2, 1, 3).reshape(self.L, 32, count * 32), self.fidelity)
+        else:
+            operand = tm.fidelity_in0(rows.reshape(self.L, count * 32, 32), self.fidelity)
+        operand = np.ascontiguousarray(operand)
+        self._operand_cache[key] = (versions.copy(), operand)
+        return operand
 
     # -- reduce and transpose ---------------------------------------------------------------
 
@@ -330,7 +364,7 @@ class ComputeApi:
         axis = {"REDUCE_ROW": 2, "REDUCE_COL": 1, "REDUCE_SCALAR": (1, 2)}[dim]
         red = x.max(axis=axis) if pool == "MAX" else x.sum(axis=axis, dtype=np.float32)
         written = self.dst_written[i]
-        cur = tm.faces_to_rows(self.dst[self.rows, i]) if written else np.zeros_like(x)
+        cur = tm.faces_to_rows(self.dst[self.rows, i].astype(np.float32)) if written else np.zeros_like(x)
         out = cur.copy()
         if dim == "REDUCE_ROW":
             out[:, :, 0] = np.maximum(cur[:, :, 0], red) if (pool == "MAX" and written) else \
@@ -388,7 +422,7 @@ class ComputeApi:
         """L1 address of output page ``first_page`` (relative to the write pointer) after checks."""
         cbi, st = self._cb(cb, call)
         reserved = st.reserved[self.rows]
-        if np.any(reserved < first_page + count):
+        if any_lane(reserved < first_page + count):
             raise self.fail(CircularBufferError,
                             f"{call} writes page {first_page + count - 1} of c_{cbi} but only "
                             f"{int(np.min(reserved))} pages are reserved; call cb_reserve_back(c_{cbi}, "
@@ -420,7 +454,9 @@ class ComputeApi:
             raise self.fail(DstError, f"pack_tile while DST is {self.dst_state}; pack between tile_regs_wait() and "
                                       "tile_regs_release()")
         i = self._dst_index(dst_index, "pack_tile")
-        values = self._read_slot(i, "pack_tile")
+        if not self.dst_written[i]:
+            raise self.fail(DstError, f"pack_tile reads DST[{i}], which nothing wrote since tile_regs_acquire")
+        values = self.dst[self.rows, i]     # bfloat16 or float32, as DST holds it
         cbi, st = self._cb(out_cb, "pack_tile")
         if out_of_order_output:
             page = out_tile_index if out_tile_index.__class__ is int else uniform(out_tile_index, "pack index")

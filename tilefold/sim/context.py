@@ -58,7 +58,7 @@ class KernelContext:
             self.rows = rows
         self.L = len(cores)
         self.clock = np.zeros(self.L)
-        self.busy = np.zeros(self.L)
+        self.busy = 0.0          # cycles of work; the same on every lane (same calls, same costs)
         self.stall = np.zeros(self.L)
         self.tracing = device.tracing
         self.events: list[TraceEvent] = []
@@ -118,6 +118,9 @@ class KernelContext:
         return self.pykernel.location_of_line(line)
 
     # -- time ---------------------------------------------------------------------------
+
+    def busy_cycles(self) -> np.ndarray:
+        return np.full(self.L, self.busy)
 
     def charge(self, cycles, clock: np.ndarray | None = None, name: str | None = None) -> None:
         clk = self.clock if clock is None else clock

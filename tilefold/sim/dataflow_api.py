@@ -23,7 +23,7 @@ import numpy as np
 from tilefold.arch import NOC_ADDR_LOCAL_BITS, NOC_ADDR_NODE_ID_BITS
 from tilefold.errors import CircularBufferError, DramAccessError, NocHazardError, SemaphoreError
 from tilefold.sim.accessor import Accessor, AccessorArgs, decode_accessor_args
-from tilefold.sim.lanes import uniform
+from tilefold.sim.lanes import all_lanes, any_lane, uniform
 
 _LOCAL_MASK = (1 << NOC_ADDR_LOCAL_BITS) - 1
 _NODE_MASK = (1 << NOC_ADDR_NODE_ID_BITS) - 1
@@ -145,7 +145,7 @@ class DataflowApi:
         node = a >> NOC_ADDR_LOCAL_BITS
         x, y = node & _NODE_MASK, (node >> NOC_ADDR_NODE_ID_BITS) & _NODE_MASK
         kinds = self.dev.node_kind[y, x]
-        if np.any(kinds == 0) or np.any(kinds != kinds[0]):
+        if any_lane(kinds == 0) or any_lane(kinds != kinds[0]):
             bad = kinds == 0
             raise self.fail(DramAccessError, f"{call}: NOC addresses of the lanes name nodes that are not all DRAM "
                                              "banks or all worker cores", bad if bad.any() else None)
@@ -165,7 +165,7 @@ class DataflowApi:
 
     def _check_remote_l1(self, rows, local, nbytes: int, call: str) -> None:
         lo, hi = self.dev.allocation.semaphore_base, self.dev.allocation.l1_top
-        if np.any(np.asarray(local) < lo) or np.any(np.asarray(local) + nbytes > hi):
+        if any_lane(np.asarray(local) < lo) or any_lane(np.asarray(local) + nbytes > hi):
             bad = _first(local)
             raise self.fail(DramAccessError, f"{call} accesses L1 bytes 0x{bad:x}-0x{bad + nbytes:x} of another core, "
                                              "outside its circular buffers, L1 buffers and semaphores")
@@ -186,11 +186,11 @@ class DataflowApi:
         ps = st.uniform_page_size if st.uniform_page_size is not None else st.page_size[rows]
         cap = self._capacity(st)
         end = base + cap * ps
-        if np.any(np.asarray(addr) + nbytes > end):
+        if any_lane(np.asarray(addr) + nbytes > end):
             raise self.fail(CircularBufferError, f"{call} writes {nbytes} B at 0x{first:x}, past the end of "
                                                  f"circular buffer c_{cb}")
         last_rel = ((np.asarray(addr) + nbytes - 1 - base) // ps - st.wr[rows]) % cap
-        if np.any(last_rel >= st.reserved[rows]):
+        if any_lane(last_rel >= st.reserved[rows]):
             raise self.fail(CircularBufferError,
                             f"{call} writes page {int(np.max(last_rel))} after the write pointer of c_{cb} but only "
                             f"{int(np.min(st.reserved[rows]))} pages are reserved; call cb_reserve_back first",
@@ -200,7 +200,7 @@ class DataflowApi:
         """L1 a NOC write reads from: must not still be filling from a NOC read."""
         lo, hi = addr, addr + nbytes
         for r_lo, r_hi, line in self.pending_reads:
-            if np.any((r_lo < hi) & (lo < r_hi)):
+            if any_lane((r_lo < hi) & (lo < r_hi)):
                 raise self.fail(NocHazardError, f"{call} sends L1 data that noc_async_read (at {self.location_of(line)}) "
                                                 "may still be filling; call noc_async_read_barrier() first")
 
@@ -437,7 +437,7 @@ class DataflowApi:
 
         def ready():
             cur = l1.read_u32(rows, sem_addr).astype(np.int64)
-            return bool(np.all(cur >= value) if at_least else np.all(cur == value))
+            return bool(all_lanes(cur >= value) if at_least else all_lanes(cur == value))
 
         self.block(("sem",), f"{call}(semaphore at 0x{_first(sem_addr):x}, {value}): waiting for the semaphore "
                              f"to {'reach' if at_least else 'equal'} {value}", ready)
@@ -492,7 +492,7 @@ class DataflowApi:
         nbytes = width // 8
         a = addr + index * nbytes
         for r_lo, r_hi, line in self.pending_reads:
-            if np.any((r_lo < a + nbytes) & (a < r_hi)):
+            if any_lane((r_lo < a + nbytes) & (a < r_hi)):
                 raise self.fail(NocHazardError, f"reading L1 at 0x{_first(a):x} that noc_async_read (at "
                                                 f"{self.location_of(line)}) may still be filling; call "
                                                 "noc_async_read_barrier() first")
@@ -509,7 +509,7 @@ class DataflowApi:
         nbytes = width // 8
         a = addr + index * nbytes
         for w_lo, w_hi, line in self.pending_writes:
-            if np.any((w_lo < a + nbytes) & (a < w_hi)):
+            if any_lane((w_lo < a + nbytes) & (a < w_hi)):
                 raise self.fail(NocHazardError, f"writing L1 at 0x{_first(a):x} that noc_async_write (at "
                                                 f"{self.location_of(line)}) may still be reading; call "
                                                 "noc_async_writes_flushed() first")

@@ -47,7 +47,7 @@ from tilefold.sim.lanes import Divergence, group_cores, steering_args
 from tilefold.sim.memory import ByteMemory
 from tilefold.sim.perf import Counters, PerfReport, ThreadPerf
 from tilefold.sim.scheduler import Scheduler, SimThread
-from tilefold.sim.tile_math import TILE_ELEMS
+from tilefold.sim.tile_math import BF16, TILE_ELEMS
 
 
 class DataMovementContext(DataflowApi, CircularBufferApi, KernelContext):
@@ -112,11 +112,14 @@ class _Run:
         self.cb_formats = {}
         for cb in program.circular_buffers:
             self.cb_formats.setdefault(cb.index, cb.data_format)
-        self.dst = np.zeros((self.ncores, 16, TILE_ELEMS), dtype=np.float32)
+        # DST as the hardware holds it: 16-bit (bfloat16) or, with fp32_dest_acc_en, 32-bit values.
+        self.dst16 = np.zeros((self.ncores, 16, TILE_ELEMS), dtype=BF16)
+        self.dst32 = np.zeros((self.ncores, 16, TILE_ELEMS), dtype=np.float32)
         self.dram_pool = BandwidthPool(arch.dram_bandwidth_per_chip / arch.clock_hz)
         self.dram_bank_bytes = np.zeros(arch.dram_banks)
         self.counters = Counters()
         self.progress = 0
+        self.push_serial = 0            # numbers every cb_push_back (page slot versions)
         self.output_bytes_written = 0
         self._sem_times: dict[int, np.ndarray] = {}
         # NOC node tables: (y, x) -> kind / row
@@ -305,7 +308,7 @@ def _perf_report(run: _Run, contexts, program: Program) -> PerfReport:
     end = 0.0
     for ctx in contexts:
         finish = ctx.finish_clock() if hasattr(ctx, "finish_clock") else ctx.clock
-        busy = ctx.busy_cycles() if hasattr(ctx, "busy_cycles") else ctx.busy
+        busy = ctx.busy_cycles()
         end = max(end, float(np.max(finish)) if finish.size else 0.0)
         threads.append(ThreadPerf(ctx.kernel.name, ctx.role, list(ctx.cores), finish.copy(), busy.copy(),
                                   np.maximum(finish - busy, 0.0)))

@@ -192,6 +192,16 @@ def uniform(value, what: str = "value"):
     return value
 
 
+def any_lane(x) -> bool:
+    """``np.any`` for a per-lane array or a plain bool, without numpy's dispatch overhead."""
+    return bool(x.any()) if x.__class__ is np.ndarray else bool(x)
+
+
+def all_lanes(x) -> bool:
+    """``np.all`` for a per-lane array or a plain bool, without numpy's dispatch overhead."""
+    return bool(x.all()) if x.__class__ is np.ndarray else bool(x)
+
+
 def lane_values(column: np.ndarray):
     """A per-lane column as an int when all lanes agree, else an int64 array."""
     first = column[0]

@@ -32,15 +32,14 @@ from tilefold.layout import formats as _formats
 from tilefold.layout.formats import DataFormat
 
 TILE_ELEMS = 1024
-_BF16 = ml_dtypes.bfloat16
+BF16 = _BF16 = ml_dtypes.bfloat16
 
 
 def unpack(raw: np.ndarray, fmt: DataFormat) -> np.ndarray:
     """Tile bytes (..., tile_size) → float32 values (..., 1024) in face order."""
     lead = raw.shape[:-1]
     if fmt is DataFormat.Float16_b:
-        u = np.ascontiguousarray(raw).view(np.uint16).astype(np.uint32) << 16
-        return u.view(np.float32).reshape(*lead, TILE_ELEMS)
+        return np.ascontiguousarray(raw).view(_BF16).astype(np.float32).reshape(*lead, TILE_ELEMS)
     if fmt is DataFormat.Float32:
         return np.ascontiguousarray(raw).view(np.float32).reshape(*lead, TILE_ELEMS).copy()
     if fmt.is_block_float:
@@ -54,10 +53,12 @@ def unpack(raw: np.ndarray, fmt: DataFormat) -> np.ndarray:
 
 
 def pack(values: np.ndarray, fmt: DataFormat) -> np.ndarray:
-    """float32 values (..., 1024) → tile bytes (..., tile_size) of ``fmt``."""
+    """float32 (or bfloat16) values (..., 1024) → tile bytes (..., tile_size) of ``fmt``."""
     lead = values.shape[:-1]
     if fmt is DataFormat.Float16_b:
-        return values.astype(_BF16).view(np.uint8).reshape(*lead, 2 * TILE_ELEMS)
+        return np.ascontiguousarray(values, dtype=_BF16).view(np.uint8).reshape(*lead, 2 * TILE_ELEMS)
+    if values.dtype != np.float32:
+        values = values.astype(np.float32)
     if fmt is DataFormat.Float32:
         return np.ascontiguousarray(values, dtype=np.float32).view(np.uint8).reshape(*lead, 4 * TILE_ELEMS)
     if fmt.is_block_float:
@@ -99,14 +100,14 @@ def source_register(values: np.ndarray, fmt: DataFormat) -> np.ndarray:
     return to_tf32(values) if fmt is DataFormat.Float32 else values
 
 
-def apply_fidelity(a: np.ndarray, b: np.ndarray, fidelity: str) -> tuple[np.ndarray, np.ndarray]:
-    """Operands of a matmul after the multiplier's fidelity phases (a = in0 / srcB, b = in1 / srcA)."""
-    if fidelity in ("HiFi4", "HiFi3"):
-        return a, b
-    b = _truncate_mantissa(b, 7)
-    if fidelity == "LoFi":
-        a = _truncate_mantissa(a, 5)
-    return a, b
+def fidelity_in0(a: np.ndarray, fidelity: str) -> np.ndarray:
+    """in0 (srcB) of a matmul as the multiplier uses it: LoFi keeps 5 mantissa bits."""
+    return _truncate_mantissa(a, 5) if fidelity == "LoFi" else a
+
+
+def fidelity_in1(b: np.ndarray, fidelity: str) -> np.ndarray:
+    """in1 (srcA) of a matmul as the multiplier uses it: below HiFi3, 7 mantissa bits."""
+    return b if fidelity in ("HiFi4", "HiFi3") else _truncate_mantissa(b, 7)
 
 
 def _truncate_mantissa(values: np.ndarray, bits: int) -> np.ndarray:

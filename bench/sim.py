@@ -1,0 +1,111 @@
+"""Simulator speed: wall time of a simulated run as a ratio to the same math in numpy.
+
+Run with ``.venv/bin/python bench/sim.py``. Measured in one run, best of a few repetitions:
+
+* eltwise add of two 4096×4096 bfloat16 tensors on the 8×8 Wormhole grid, against numpy adding
+  the same bfloat16 values in float32 and rounding to bfloat16 (what the device computes);
+* matmul of 512×512×512 bfloat16 on one core (the single-core factory), against numpy doing what
+  the device does: 32-wide K slices multiplied in float32 and accumulated with a bfloat16
+  rounding after each slice (the table also shows plain float32 ``a @ b`` for reference).
+
+The simulated time includes writing the inputs to the device (tilize, format conversion) and
+reading the outputs back. Prints a table, then one JSON line with ``eltwise_vs_numpy`` and
+``matmul_vs_numpy`` (time ratios, lower is better).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import ml_dtypes
+import numpy as np
+
+from tilefold.ops.eltwise import eltwise_binary_multi_core
+from tilefold.ops.matmul import matmul_config, matmul_single_core
+from tilefold.sim import Device
+
+BF16 = ml_dtypes.bfloat16
+
+
+def best(fn, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def bf16_values(shape, seed):
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32).astype(BF16)
+
+
+def eltwise():
+    shape = (4096, 4096)
+    a, b = bf16_values(shape, 1), bf16_values(shape, 2)
+    program = eltwise_binary_multi_core(shape, "add", "bfloat16")
+    inputs = {"src0": a.astype(np.float32), "src1": b.astype(np.float32)}
+    device = Device()
+    result = {}
+
+    def simulate():
+        result["out"] = device.run(program, inputs, progress=False).outputs["dst"]
+
+    def numpy_same_math():
+        return (a.astype(np.float32) + b.astype(np.float32)).astype(BF16)
+
+    sim = best(simulate, 2)
+    ref = best(numpy_same_math, 5)
+    assert np.array_equal(result["out"], numpy_same_math().astype(np.float32)), "simulated eltwise add is wrong"
+    return sim, ref
+
+
+def matmul():
+    n = 512
+    a, b = bf16_values((n, n), 3), bf16_values((n, n), 4)
+    config = matmul_config(n, n, n, "bfloat16")
+    program = matmul_single_core(config)
+    inputs = {"src0": a.astype(np.float32), "src1": b.astype(np.float32)}
+    device = Device()
+    result = {}
+
+    def simulate():
+        result["out"] = device.run(program, inputs, progress=False).outputs["dst"]
+
+    a32, b32 = a.astype(np.float32), b.astype(np.float32)
+
+    def numpy_same_math():
+        acc = np.zeros((n, n), np.float32)
+        for k in range(0, n, 32):
+            acc = (acc + a32[:, k:k + 32] @ b32[k:k + 32]).astype(BF16).astype(np.float32)
+        return acc
+
+    def numpy_plain():
+        return a.astype(np.float32) @ b.astype(np.float32)
+
+    sim = best(simulate, 3)
+    ref = best(numpy_same_math, 5)
+    plain = best(numpy_plain, 5)
+    exact = a32.astype(np.float64) @ b32.astype(np.float64)
+    assert np.corrcoef(result["out"].ravel(), exact.ravel())[0, 1] > 0.9999, "simulated matmul is wrong"
+    return sim, ref, plain
+
+
+def main() -> None:
+    e_sim, e_ref = eltwise()
+    m_sim, m_ref, m_plain = matmul()
+    rows = [
+        ("eltwise add 4096x4096 bf16, 8x8 cores", e_sim, e_ref, "bf16 add in numpy"),
+        ("matmul 512^3 bf16, 1 core", m_sim, m_ref, "K-sliced bf16 accumulation in numpy"),
+        ("matmul 512^3 bf16, 1 core", m_sim, m_plain, "plain float32 a @ b"),
+    ]
+    print(f"{'workload':42} {'simulated s':>12} {'numpy s':>9} {'ratio':>7}  numpy does")
+    for name, sim, ref, what in rows:
+        print(f"{name:42} {sim:12.3f} {ref:9.4f} {sim / ref:7.1f}  {what}")
+    print(json.dumps({"eltwise_vs_numpy": round(e_sim / e_ref, 2), "matmul_vs_numpy": round(m_sim / m_ref, 2),
+                      "matmul_vs_plain_float32_matmul": round(m_sim / m_plain, 2)}))
+
+
+if __name__ == "__main__":
+    main()
