@@ -15,7 +15,7 @@ Thread kinds: ``noc`` (BRISC / NCRISC data movement), ``compute`` (TRISC), ``any
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 
 @dataclass(frozen=True)

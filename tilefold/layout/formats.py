@@ -614,7 +614,6 @@ def _unpack_block_float(raw: np.ndarray, fmt: DataFormat, tile: TileShape) -> np
     chunk_tiles = max(1, BLOCK_FLOAT_CHUNK_ROWS // face_rows)
 
     def work(lo: int, hi: int) -> None:
-        n = (hi - lo) * tile.elements
         body = raw[lo:hi, exp_bytes:]
         if bits == 7:
             codes = np.ascontiguousarray(body).reshape(-1)

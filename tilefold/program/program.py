@@ -25,7 +25,7 @@ from tilefold.program.args import BufferAddress, NocX, NocY, TensorAccessorArgsR
 from tilefold.program.buffers import Buffer
 from tilefold.program.caller import user_location
 from tilefold.program.circular_buffers import CircularBuffer
-from tilefold.program.kernels import ComputeConfig, DataMovementConfig, Kernel, KernelConfig
+from tilefold.program.kernels import ComputeConfig, Kernel, KernelConfig
 
 SEMAPHORE_SIZE = 16  # bytes of L1 per semaphore (one aligned uint32)
 U32_MAX = 2**32 - 1

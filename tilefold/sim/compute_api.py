@@ -26,7 +26,7 @@ import numpy as np
 from tilefold.errors import CircularBufferError, DstError
 from tilefold.program import ComputeConfig
 from tilefold.sim import tile_math as tm
-from tilefold.sim.lanes import all_lanes, any_lane, uniform
+from tilefold.sim.lanes import any_lane, uniform
 
 RELEASED, ACQUIRED, COMMITTED, WAITED = "released", "acquired", "committed", "waited"
 DST_SLOTS = 16

@@ -35,7 +35,7 @@ from tilefold.errors import (
     SimulationError,
 )
 from tilefold.program import BufferAddress, NocX, NocY, Program, TensorAccessorArgsRef
-from tilefold.program.kernels import ComputeConfig, DataMovementConfig
+from tilefold.program.kernels import ComputeConfig
 from tilefold.sim.allocator import DRAM_BASE, Allocation, allocate
 from tilefold.sim.bandwidth import BandwidthPool
 from tilefold.sim.cb_api import CircularBufferApi
