@@ -6,3 +6,15 @@ C++ out, and run the very same lowered program on a simulated Wormhole or Blackh
 """
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str):
+    # ``@tilefold.jit`` (TileLang-style kernels) without importing the compiler at ``import tilefold``.
+    if name == "jit":
+        from tilefold.frontend.tilelang.jit import jit
+
+        return jit
+    raise AttributeError(f"module 'tilefold' has no attribute {name!r}")
+
+
+__all__ = ["jit", "__version__"]

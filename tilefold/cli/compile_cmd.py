@@ -51,8 +51,17 @@ def _late_options() -> argparse.ArgumentParser:
     return late
 
 
+def late_options(args: argparse.Namespace, common: argparse.ArgumentParser) -> None:
+    """Options of the command itself given after a script target (``tilefold compile x.py -o DIR``)."""
+    late = common.parse_args(args.op_args)
+    for key, value in vars(late).items():
+        if value is not None and value is not False:
+            setattr(args, key, value)
+
+
 def run(args) -> int:
     if is_script(args.target):
+        late_options(args, _late_options())
         out = Path(args.output or Path("build") / Path(args.target).stem)
         paths = script_front_end(args.target).compile_script(args.target, out, args.print_ir_after_all)
         print(f"wrote {len(paths)} files to {out}/")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from tilefold.cli.compile_cmd import op_namespace
+from tilefold.cli.compile_cmd import late_options, op_namespace
 from tilefold.cli.targets import is_script, script_front_end
 
 
@@ -35,6 +35,7 @@ def _late_options() -> argparse.ArgumentParser:
 
 def run(args) -> int:
     if is_script(args.target):
+        late_options(args, _late_options())
         return script_front_end(args.target).run_script(args.target, args.arch, args.trace)
     from tilefold.sim import Device
 

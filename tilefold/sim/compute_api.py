@@ -53,6 +53,10 @@ class ComputeApi:
         self.reduce_mode = ("SUM", "REDUCE_ROW")
         self.engine_busy = [0.0, 0.0, 0.0]   # unpack, math, pack
         self._operand_cache: dict = {}
+        # Matmul sub-blocks accumulating in DST, kept row-major between matmul_block calls
+        # (first DST slot -> PendingMatmul) and written into DST's face order once, when anything
+        # else uses their slots (at the latest at tile_regs_commit).
+        self._pending_matmul: dict[int, PendingMatmul] = {}
 
     def _producer_clock(self) -> np.ndarray:
         return self.pack_clock
@@ -78,6 +82,13 @@ class ComputeApi:
         self.charge(self.costs.compute_call, self.math_clock, name)
 
     def _dst_index(self, idx, call: str) -> int:
+        """A DST index within capacity, with any matmul block pending on it written into DST."""
+        i = self._dst_in_range(idx, call)
+        if self._pending_matmul:
+            self._flush_matmul(i, i + 1)
+        return i
+
+    def _dst_in_range(self, idx, call: str) -> int:
         i = idx if idx.__class__ is int else uniform(idx, "DST index")
         if not 0 <= i < self.dst_capacity:
             raise self.fail(DstError, f"{call} uses DST[{i}] but one tile_regs_acquire gives {self.dst_capacity} "
@@ -195,6 +206,8 @@ class ComputeApi:
         if self.dst_state != ACQUIRED:
             raise self.fail(DstError, f"tile_regs_commit while DST is {self.dst_state}; call tile_regs_acquire first")
         self.dst_state = COMMITTED
+        if self._pending_matmul:
+            self._flush_matmul()
         np.maximum(self.math_clock, self.unpack_clock, out=self.math_clock)
         self.commit_time = self.math_clock.copy()
         self._init_call("tile_regs_commit")
@@ -283,15 +296,31 @@ class ComputeApi:
 
     # -- matmul -----------------------------------------------------------------------------
 
-    def _accumulate(self, first: int, count: int, product: np.ndarray) -> None:
-        """DST[first:first+count] += product (lanes, count, 1024), rounding to DST precision."""
+    def _flush_matmul(self, lo: int = 0, hi: int = DST_SLOTS) -> None:
+        """Write pending matmul blocks overlapping DST slots [lo, hi) into DST (face order)."""
+        for first, block in list(self._pending_matmul.items()):
+            if first < hi and lo < first + block.tiles:
+                del self._pending_matmul[first]
+                acc = block.value()
+                tiles = acc.reshape(self.L, block.rt, 2, 16, block.ct, 2, 16).transpose(0, 1, 4, 2, 5, 3, 6)
+                self.dst[self.rows, first:first + block.tiles] = tiles.reshape(self.L, block.tiles, tm.TILE_ELEMS)
+
+    def _pending_block(self, first: int, rt: int, ct: int) -> "PendingMatmul":
+        """The running block of DST[first:first + rt*ct], started from what DST holds there."""
+        block = self._pending_matmul.get(first)
+        if block is not None and (block.rt, block.ct) == (rt, ct):
+            return block
+        count = rt * ct
+        self._flush_matmul(first, first + count)
         written = self.dst_written[first:first + count]
-        if written.all():
-            product += self.dst[self.rows, first:first + count]
-        elif written.any():
-            product += np.where(written[None, :, None], self.dst[self.rows, first:first + count], np.float32(0))
-        self.dst[self.rows, first:first + count] = product   # rounds to DST precision
-        self.dst_written[first:first + count] = True
+        acc = None
+        if written.any():
+            tiles = self.dst[self.rows, first:first + count].astype(np.float32)
+            tiles[:, ~written] = 0
+            acc = tiles.reshape(self.L, rt, ct, 2, 2, 16, 16).transpose(0, 1, 3, 5, 2, 4, 6).reshape(
+                self.L, rt * 32, ct * 32)
+        block = self._pending_matmul[first] = PendingMatmul(rt, ct, acc)
+        return block
 
     def matmul_tiles(self, in0_cb, in1_cb, in0_tile_index, in1_tile_index, dst_index) -> None:
         self.matmul_block(in0_cb, in1_cb, in0_tile_index, in1_tile_index, dst_index, 0, 1, 1, 1,
@@ -300,19 +329,21 @@ class ComputeApi:
     def matmul_block(self, in0_cb, in1_cb, in0_tile_index, in1_tile_index, dst_index, transpose, ct_dim, rt_dim,
                      kt_dim, _call: str = "matmul_block") -> None:
         ct, rt, kt = (uniform(v, "matmul block dimension") for v in (ct_dim, rt_dim, kt_dim))
-        first = self._math_slot(dst_index, _call)
-        self._dst_index(first + rt * ct - 1, _call)
+        if self.dst_state != ACQUIRED:
+            raise self.fail(DstError, f"{_call} writes DST while it is {self.dst_state}; call it between "
+                                      "tile_regs_acquire() and tile_regs_commit()")
+        first = self._dst_in_range(dst_index, _call)
+        self._dst_in_range(first + rt * ct - 1, _call)
         flip = bool(uniform(transpose, "transpose flag"))
         # in0: rt tiles down the block (kt apart) as one (rt*32, 32) matrix; in1: ct consecutive
         # tiles side by side as one (32, ct*32) matrix; their product is the whole output block.
         a = self._matmul_operand(in0_cb, in0_tile_index, rt, kt, "in0", False, _call)
         b = self._matmul_operand(in1_cb, in1_tile_index, ct, 1, "in1", flip, _call)
-        block = a @ b                                                       # (L, rt*32, ct*32)
-        product = block.reshape(self.L, rt, 2, 16, ct, 2, 16).transpose(0, 1, 4, 2, 5, 3, 6)
+        self._pending_block(first, rt, ct).add(a @ b, self.fp32_dest)
         tiles = rt * ct
+        self.dst_written[first:first + tiles] = True
         self._math(self.arch.matmul_tile_cycles(self.fidelity) * tiles, _call, tiles=tiles)
         self.dev.counters.matmul_flops += 2 * 32 ** 3 * tiles * self.L
-        self._accumulate(first, tiles, product.reshape(self.L, tiles, tm.TILE_ELEMS))
 
     def _slot_versions(self, st, pages: np.ndarray) -> np.ndarray:
         """Versions (lanes, n) of the page slots ``pages`` after the read pointer."""
@@ -510,6 +541,24 @@ class ComputeApi:
         self.charge(raw.shape[-1] / self.costs.pack_bytes_per_cycle, self.pack_clock, "untilize_block")
         self.dev.counters.pack_tiles += n * self.L
         _advance_seq(self, cbi, n)
+
+
+class PendingMatmul:
+    """An rt×ct output block accumulating in DST, row-major (lanes, rt*32, ct*32). Each K step's
+    sum is rounded to DST precision (bfloat16 in a 16-bit DST) as storing it into DST would:
+    rounding is element-wise, so keeping the block row-major until it is read changes nothing."""
+
+    def __init__(self, rt: int, ct: int, acc: np.ndarray | None):
+        self.rt, self.ct, self.tiles = rt, ct, rt * ct
+        self.acc = acc
+
+    def add(self, product: np.ndarray, fp32_dest: bool) -> None:
+        if self.acc is not None:
+            product += self.acc
+        self.acc = product if fp32_dest else tm.round_bf16(product)
+
+    def value(self) -> np.ndarray:
+        return self.acc
 
 
 def st_seq(ctx, cb) -> int:

@@ -256,6 +256,13 @@ class Device:
 
     def _attempt(self, program, inputs, trace, progress, raise_on_hazard, batch) -> RunResult:
         run = _Run(program, self.arch, tracing=trace is not None)
+        try:
+            return self._run(run, program, inputs, trace, progress, raise_on_hazard, batch)
+        finally:
+            run.dram.release()
+            run.l1.release()
+
+    def _run(self, run, program, inputs, trace, progress, raise_on_hazard, batch) -> RunResult:
         for name, array in inputs.items():
             run.write_buffer(name, array)
         contexts = self._contexts(run, batch)
