@@ -4,7 +4,8 @@ Kernels are ``@T.prim_func`` functions over a grid of blocks (``T.Kernel``) with
 fragment buffers and tile operations (``T.copy``, ``T.gemm``, ``T.Parallel`` ...). The
 modules: :mod:`.types` (dtypes, ``T.Tensor``), :mod:`.api` (the primitives),
 :mod:`.prim_func` (the decorator and layout annotations), :mod:`.source` and
-:mod:`.values` (what the builder reads and computes with), :mod:`.builder` (AST → ``tile``
-IR), :mod:`.compiler` (the pipeline, the Program, the artifacts), :mod:`.jit`
-(``@tilefold.jit``) and :mod:`.scripts` (``tilefold compile`` / ``run`` on a .py file).
+:mod:`.values` (what the builder reads and computes with), :mod:`.builder` and
+:mod:`.primitives` (AST → ``tile`` IR), :mod:`.compiler` (the pipeline, the Program, the
+artifacts, a simulated run), :mod:`.jit` (``@tilefold.jit``) and :mod:`.script`
+(``tilefold compile`` / ``run`` on a .py file).
 """

@@ -17,7 +17,7 @@ from tilefold.errors import KernelError, SourceLocation
 from tilefold.layout.formats import DataFormat
 
 _DTYPES = {
-    "float": DataFormat.Float32, "float32": DataFormat.Float32, "fp32": DataFormat.Float32,
+    "float": DataFormat.Float32, "float32": DataFormat.Float32, "fp32": DataFormat.Float32, "f32": DataFormat.Float32,
     "bfloat16": DataFormat.Float16_b, "bf16": DataFormat.Float16_b,
     "float16": DataFormat.Float16_b, "half": DataFormat.Float16_b, "fp16": DataFormat.Float16_b,
 }

@@ -1,0 +1,247 @@
+"""Misuse of tilefold.language: one clear error at the user's file:line, never a traceback."""
+
+import pytest
+from tilelang_helpers import expect_error
+
+import tilefold.language as T
+from tilefold.errors import CompileError, KernelError, TilefoldError
+from tilefold.frontend.tilelang.compiler import compile_prim_func
+
+
+def build(prim):
+    return lambda: prim.module()
+
+
+def compile_(prim):
+    return lambda: compile_prim_func(prim)
+
+
+def test_unknown_primitive():
+    @T.prim_func
+    def k(A: T.Tensor((64, 64), "bfloat16"), B: T.Tensor((64, 64), "bfloat16")):
+        with T.Kernel(1, 1) as (bx, by):
+            a = T.alloc_shared((64, 64), "bfloat16")
+            T.copy(A[0, 0], a)
+            T.swizzle_everything(a)  # error
+            T.copy(a, B[0, 0])
+
+    expect_error(build(k), KernelError, k, "unknown TileLang primitive T.swizzle_everything")
+
+
+def test_copy_region_not_tile_aligned():
+    @T.prim_func
+    def k(A: T.Tensor((256, 256), "bfloat16"), B: T.Tensor((256, 256), "bfloat16")):
+        with T.Kernel(4, 4) as (bx, by):
+            a = T.alloc_shared((64, 64), "bfloat16")
+            T.copy(A[by * 48, bx * 64], a)  # error
+            T.copy(a, B[by * 64, bx * 64])
+
+    expect_error(build(k), KernelError, k, "T.copy region of A starts at 48*by", "not tile-aligned")
+
+
+def test_local_buffer_not_whole_tiles():
+    @T.prim_func
+    def k(A: T.Tensor((64, 64), "bfloat16")):
+        with T.Kernel(1) as bx:
+            a = T.alloc_shared((48, 64), "bfloat16")  # error
+            T.copy(A[0, 0], a)
+
+    expect_error(build(k), KernelError, k, "shape (48, 64) is not made of whole 32x32 tiles", "(64, 64)")
+
+
+def test_copy_extent_must_match_the_buffer():
+    @T.prim_func
+    def k(A: T.Tensor((128, 128), "bfloat16"), B: T.Tensor((128, 128), "bfloat16")):
+        with T.Kernel(1) as bx:
+            a = T.alloc_shared((64, 64), "bfloat16")
+            T.copy(A[0:64, 0:32], a)  # error
+            T.copy(a, B[0, 0])
+
+    expect_error(build(k), KernelError, k, "extent 32 in dim 1", "needs 64")
+
+
+def test_gemm_shape_mismatch():
+    @T.prim_func
+    def k(A: T.Tensor((64, 64), "bfloat16"), B: T.Tensor((64, 64), "bfloat16"), C: T.Tensor((64, 64), "bfloat16")):
+        with T.Kernel(1, 1) as (bx, by):
+            a = T.alloc_shared((64, 32), "bfloat16")
+            b = T.alloc_shared((64, 64), "bfloat16")
+            c = T.alloc_fragment((64, 64), "float32")
+            T.gemm(a, b, c)  # error
+
+    expect_error(build(k), KernelError, k, "T.gemm shape mismatch", "A's K (32) must equal B's K (64)")
+
+
+def test_gemm_output_shape_mismatch():
+    @T.prim_func
+    def k(A: T.Tensor((64, 64), "bfloat16")):
+        with T.Kernel(1, 1) as (bx, by):
+            a = T.alloc_shared((64, 32), "bfloat16")
+            b = T.alloc_shared((32, 64), "bfloat16")
+            c = T.alloc_fragment((32, 64), "float32")
+            T.gemm(a, b, c)  # error
+
+    expect_error(build(k), KernelError, k, "A @ B is 64x64 but C c is 32x64")
+
+
+def test_while_loop_is_unsupported():
+    @T.prim_func
+    def k(A: T.Tensor((64, 64), "bfloat16")):
+        with T.Kernel(1) as bx:
+            n = 0
+            while n < 2:  # error
+                n += 1
+
+    expect_error(build(k), KernelError, k, "while loops are not supported")
+
+
+def test_if_on_a_block_index_is_unsupported():
+    @T.prim_func
+    def k(A: T.Tensor((64, 64), "bfloat16"), B: T.Tensor((64, 64), "bfloat16")):
+        with T.Kernel(2) as bx:
+            a = T.alloc_shared((32, 64), "bfloat16")
+            if bx == 1:  # error
+                T.copy(A[32, 0], a)
+
+    expect_error(build(k), KernelError, k, "comparing block indices")
+
+
+def test_element_store_outside_parallel():
+    @T.prim_func
+    def k(A: T.Tensor((64, 64), "bfloat16")):
+        with T.Kernel(1) as bx:
+            a = T.alloc_fragment((64, 64), "bfloat16")
+            a[0, 0] = 1.0  # error
+
+    expect_error(build(k), KernelError, k, "element store into a outside T.Parallel")
+
+
+def test_copy_inside_parallel():
+    @T.prim_func
+    def k(A: T.Tensor((64, 64), "bfloat16")):
+        with T.Kernel(1) as bx:
+            a = T.alloc_shared((64, 64), "bfloat16")
+            for i, j in T.Parallel(64, 64):
+                T.copy(A[0, 0], a)  # error
+
+    expect_error(build(k), KernelError, k, "T.copy inside T.Parallel")
+
+
+def test_loop_bound_must_be_constant():
+    @T.prim_func
+    def k(A: T.Tensor((64, 64), "bfloat16")):
+        with T.Kernel(2) as bx:
+            for k in T.serial(bx + 1):  # error
+                pass
+
+    expect_error(build(k), KernelError, k, "T.serial bound must be a Python integer constant")
+
+
+def test_undefined_name():
+    @T.prim_func
+    def k(A: T.Tensor((64, 64), "bfloat16")):
+        with T.Kernel(1) as bx:
+            T.clear(no_such_buffer)  # noqa: F821  # error
+
+    expect_error(build(k), KernelError, k, "name 'no_such_buffer' is not defined")
+
+
+def test_reduce_output_length():
+    @T.prim_func
+    def k(A: T.Tensor((64, 64), "bfloat16")):
+        with T.Kernel(1) as bx:
+            a = T.alloc_shared((64, 128), "bfloat16")
+            m = T.alloc_fragment((128,), "float32")
+            T.reduce_max(a, m, dim=1)  # error
+
+    expect_error(build(k), KernelError, k, "gives 64 values but m has shape (128,)")
+
+
+def test_parallel_index_must_be_the_loop_indices():
+    @T.prim_func
+    def k(A: T.Tensor((64, 64), "bfloat16"), B: T.Tensor((64, 64), "bfloat16")):
+        with T.Kernel(1) as bx:
+            a = T.alloc_shared((64, 64), "bfloat16")
+            b = T.alloc_fragment((64, 64), "bfloat16")
+            T.copy(A[0, 0], a)
+            for i, j in T.Parallel(64, 64):
+                b[i, j] = a[j, i]  # error
+            T.copy(b, B[0, 0])
+
+    expect_error(compile_(k), CompileError, k, "T.Parallel reads a with an index that is not [i, j]")
+
+
+def test_loop_carried_block_is_rejected():
+    @T.prim_func
+    def k(A: T.Tensor((64, 64), "bfloat16"), B: T.Tensor((64, 64), "bfloat16")):
+        with T.Kernel(1) as bx:
+            a = T.alloc_shared((64, 64), "bfloat16")
+            acc = T.alloc_fragment((64, 64), "float32")
+            T.clear(acc)
+            for s in T.serial(2):
+                T.copy(A[0, 0], a)
+                for i, j in T.Parallel(64, 64):  # error
+                    acc[i, j] = acc[i, j] + a[i, j]
+            T.copy(acc, B[0, 0])
+
+    expect_error(compile_(k), CompileError, k, "acc is read at the start of this loop body and updated in it")
+
+
+def test_read_after_write_of_a_global_in_a_loop():
+    @T.prim_func
+    def k(A: T.Tensor((64, 64), "bfloat16")):
+        with T.Kernel(1) as bx:
+            a = T.alloc_shared((64, 64), "bfloat16")
+            b = T.alloc_fragment((64, 64), "bfloat16")
+            for s in T.serial(2):
+                T.copy(A[0, 0], a)  # error
+                for i, j in T.Parallel(64, 64):
+                    b[i, j] = a[i, j] * 2.0
+                T.copy(b, A[0, 0])
+
+    expect_error(compile_(k), CompileError, k, "A is both read and written by this kernel")
+
+
+def test_too_many_dst_values():
+    @T.prim_func
+    def k(A: T.Tensor((32, 32), "float32"), B: T.Tensor((32, 32), "float32")):
+        with T.Kernel(1) as bx:
+            a = T.alloc_shared((32, 32), "float32")
+            b = T.alloc_fragment((32, 32), "float32")
+            T.copy(A[0, 0], a)
+            for i, j in T.Parallel(32, 32):  # error
+                b[i, j] = a[i, j] * 1.5 + (a[i, j] * 2.5 + (a[i, j] * 3.5 + (a[i, j] * 4.5 + a[i, j] * 5.5)))
+            T.copy(b, B[0, 0])
+
+    expect_error(compile_(k), CompileError, k, "needs more than the 4 DST tiles")
+
+
+def test_annotation_of_an_unknown_tensor():
+    @T.prim_func
+    def k(A: T.Tensor((64, 64), "bfloat16")):
+        with T.Kernel(1) as bx:
+            T.annotate_tt_layout({"Z": {"memory": "L1"}})  # error
+
+    expect_error(build(k), KernelError, k, "names 'Z', which is not a tensor parameter")
+
+
+def test_primitives_outside_a_kernel_say_so():
+    with pytest.raises(KernelError) as info:
+        T.copy(1, 2)
+    assert "use it inside the body of a @T.prim_func kernel" in str(info.value)
+    assert str(info.value).startswith(__file__)
+
+
+def test_parameters_need_tensor_types():
+    with pytest.raises(KernelError) as info:
+        @T.prim_func
+        def k(A, B: T.Tensor((32, 32), "bfloat16")):
+            pass
+    assert "parameter 'A' of kernel 'k' needs a type" in str(info.value)
+
+
+def test_unsupported_dtype():
+    with pytest.raises(KernelError) as info:
+        T.Tensor((32, 32), "int8")
+    assert "dtype 'int8' is not supported" in str(info.value)
+    assert isinstance(info.value, TilefoldError)

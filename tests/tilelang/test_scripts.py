@@ -1,0 +1,108 @@
+"""`tilefold compile` / `tilefold run` on TileLang scripts, IR dumps, and the jit callable."""
+
+import json
+
+import numpy as np
+import pytest
+from tilelang_helpers import EXAMPLES, load_example, random_bf16
+
+from tilefold.codegen.plan import load_tt_plan
+from tilefold.errors import KernelError
+from tilefold.frontend.tilelang.compiler import compile_prim_func
+from tilefold.frontend.tilelang.script import compile_script, run_script
+from tilefold.passes.pipelines import TILELANG
+
+
+def test_compile_script_writes_the_artifacts(tmp_path):
+    written = compile_script(EXAMPLES / "matmul_256.py", tmp_path)
+    names = {p.relative_to(tmp_path).as_posix() for p in written}
+    for required in ("reader.cpp", "compute.cpp", "writer.cpp", "main.cpp",
+                     "CMakeLists.txt", "tt.plan.json", "data/A.bin", "data/B.bin", "data/C.golden.bin"):
+        assert required in names
+    main = (tmp_path / "main.cpp").read_text()
+    assert '"/reader.cpp"' in main and "TensorAccessorArgs(*A).append_to" in main
+    assert "SetRuntimeArgs(program, reader, CoreCoord{7, 7}" in main
+    plan = load_tt_plan(tmp_path / "tt.plan.json", params=["A", "B", "C"], grid_tiles=[8, 8])
+    assert len(plan["work_partition"]) == 64
+    assert (tmp_path / "data" / "A.bin").stat().st_size == 64 * 2048
+
+
+def test_compile_script_with_several_kernels(tmp_path):
+    written = compile_script(EXAMPLES / "elementwise.py", tmp_path)
+    assert {p.relative_to(tmp_path).parts[0] for p in written} == {"ADD", "FUSED", "add_tiles"}
+    assert all((tmp_path / name / "tt.plan.json").exists() for name in ("ADD", "FUSED", "add_tiles"))
+
+
+def test_print_ir_after_all(capsys, tmp_path):
+    compile_script(EXAMPLES / "matmul_256.py", tmp_path, print_ir_after_all=True)
+    out = capsys.readouterr().out
+    dumps = [line.split("After ")[1].split(" //")[0] for line in out.splitlines() if "IR Dump After" in line]
+    assert dumps == list(TILELANG)
+    assert "tile.gemm" in out and "ttkernel.matmul_block" in out
+
+
+def test_compile_script_without_kernels(tmp_path):
+    script = tmp_path / "empty.py"
+    script.write_text("import tilefold.language as T\n")
+    with pytest.raises(KernelError) as info:
+        compile_script(script, tmp_path / "out")
+    assert str(info.value).startswith(f"{script}:1: ") and "defines no kernel" in str(info.value)
+
+
+def test_run_script(capsys):
+    assert run_script(EXAMPLES / "matmul_256.py", arch="blackhole") == 0
+    assert "PASS" in capsys.readouterr().out
+
+
+def test_run_script_reports_a_failed_check(tmp_path, capsys):
+    script = tmp_path / "bad.py"
+    script.write_text("assert 1 + 1 == 3\n")
+    assert run_script(script) == 1
+    assert f"{script}:1: check failed" in capsys.readouterr().err
+
+
+def test_jit_inputs_only_all_arrays_and_errors():
+    kernel = load_example("elementwise").ADD
+    a, b = random_bf16((256, 512), 30), random_bf16((256, 512), 31)
+    c = kernel(a, b)
+    out = np.zeros((256, 512), np.float32)
+    returned = kernel(a, b, out)
+    assert returned is out
+    np.testing.assert_array_equal(out, c.astype(np.float32))
+    with pytest.raises(KernelError) as info:
+        kernel(a[:, :256], b[:, :256])
+    assert "argument 'A' of add has shape (256, 256); the kernel takes (256, 512)" in str(info.value)
+    assert str(info.value).startswith(__file__)
+    with pytest.raises(KernelError):
+        kernel(a)
+
+
+def test_jit_factory_compiles_once_per_shape():
+    matmul = load_example("gemm").matmul
+    assert matmul(64, 64, 64, 32, 32, 32) is matmul(64, 64, 64, 32, 32, 32)
+    assert matmul(64, 64, 64, 32, 32, 32) is not matmul(96, 64, 64, 32, 32, 32)
+
+
+def test_jit_accepts_torch_tensors():
+    torch = pytest.importorskip("torch")
+    kernel = load_example("elementwise").ADD
+    a = torch.randn(256, 512, dtype=torch.bfloat16)
+    b = torch.randn(256, 512, dtype=torch.bfloat16)
+    c = kernel(a, b)
+    assert isinstance(c, torch.Tensor) and c.dtype == torch.bfloat16
+    assert torch.equal(c, a + b)
+
+
+def test_compiled_kernel_rejects_wrong_inputs():
+    compiled = compile_prim_func(load_example("matmul_256").matmul_256x256)
+    from tilefold.errors import ProgramError
+
+    with pytest.raises(ProgramError) as info:
+        compiled.simulate({"A": np.zeros((256, 256))})
+    assert "needs input 'B'" in str(info.value)
+    assert json.dumps(compiled.plan())
+
+
+def test_examples_run():
+    for name in ("gemm", "elementwise", "softmax", "matmul_256"):
+        load_example(name).main()

@@ -1,0 +1,177 @@
+"""Compile a ``@T.prim_func``: the TileLang pipeline, the host Program, the artifacts, a run.
+
+Reads: a :class:`PrimFunc`. Writes: a :class:`CompiledKernel` holding the lowered module
+(the TileLang function with its ``tt.*`` metadata and the ``@reader`` / ``@compute`` /
+``@writer`` kernels) and the :class:`~tilefold.program.Program`; it runs on the simulated
+device (host arrays of the tensors' logical shapes are padded to the device shapes and
+results cropped back) and writes the TT-Metalium project: ``reader.cpp``, ``compute.cpp``,
+``writer.cpp``, ``main.cpp``, ``CMakeLists.txt``, ``host_checks.hpp``, ``data/*.bin``,
+``tt.plan.json`` and the lowered IR (``<kernel>.mlir``).
+
+With ``print_ir_after_all`` the module is printed after every pass, each dump headed
+``// -----// IR Dump After <pass> //----- //`` as MLIR tools do.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+
+from tilefold.arch import ARCHS, Arch, get_arch
+from tilefold.errors import ProgramError
+from tilefold.ir.context import make_context, print_ir
+from tilefold.layout.formats import DataFormat
+from tilefold.passes.pipelines import build_pipeline
+from tilefold.passes.tilelang.attributes import get_attr, kernel_function, param_names
+from tilefold.passes.tilelang.build_program import build_program
+from tilefold.program import Program
+
+
+def arch_key(arch: Arch) -> str:
+    """A name :func:`get_arch` maps back to ``arch`` (the passes take device names)."""
+    return next((key for key, value in ARCHS.items() if value is arch), arch.name)
+
+
+def run_pipeline(module: ModuleOp, arch: Arch, print_ir_after_all: bool = False,
+                 stream: TextIO | None = None) -> ModuleOp:
+    """Run every pass of the TileLang pipeline on ``module`` (in place)."""
+    ctx = make_context()
+    out = stream or sys.stdout
+    for p in build_pipeline("tilelang", arch_key(arch)):
+        p.apply(ctx, module)
+        module.verify()
+        if print_ir_after_all:
+            out.write(f"// -----// IR Dump After {p.name} //----- //\n")
+            out.write(print_ir(module))
+    return module
+
+
+@dataclass
+class Tensor:
+    """A kernel parameter as the host sees it."""
+
+    name: str
+    shape: tuple[int, ...]          # logical
+    padded_shape: tuple[int, ...]   # on the device
+    data_format: DataFormat
+    role: str                       # input | output | inout | unused
+
+
+@dataclass
+class CompiledKernel:
+    """A TileLang kernel lowered for one device."""
+
+    prim: object
+    arch: Arch
+    module: ModuleOp
+    program: Program
+    tensors: list[Tensor] = field(default_factory=list)
+    last_result: object = None
+
+    @property
+    def name(self) -> str:
+        return self.prim.name
+
+    @property
+    def function(self) -> func.FuncOp:
+        return kernel_function(self.module)
+
+    def kernel_sources(self) -> dict[str, str]:
+        """``{"reader.cpp": ..., "compute.cpp": ..., "writer.cpp": ...}``."""
+        from tilefold.codegen.cpp import emit_kernel
+
+        return {k.source_file: emit_kernel(k.function) for k in self.program.kernels}
+
+    def plan(self) -> dict:
+        from tilefold.codegen.plan import emit_tt_plan
+
+        return emit_tt_plan(self.function)
+
+    def ir(self) -> str:
+        return print_ir(self.module)
+
+    # -- running ----------------------------------------------------------------------------------
+
+    def device_inputs(self, arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """Host arrays of the logical shapes → zero-padded float32 arrays of the device shapes."""
+        out = {}
+        for t in self.tensors:
+            if t.role not in ("input", "inout"):
+                continue
+            if t.name not in arrays:
+                raise ProgramError(f"kernel {self.name} needs input {t.name!r} of shape {t.shape}")
+            a = np.asarray(arrays[t.name], dtype=np.float32)
+            if a.shape != t.shape:
+                raise ProgramError(f"input {t.name!r} of kernel {self.name} has shape {a.shape}; the kernel was "
+                                   f"compiled for {t.shape}")
+            padded = np.zeros(t.padded_shape, np.float32)
+            padded[tuple(slice(0, s) for s in t.shape)] = a
+            out[t.name] = padded
+        return out
+
+    def simulate(self, arrays: dict[str, np.ndarray], trace=None) -> dict[str, np.ndarray]:
+        """Run on the simulated device; outputs (float32, logical shapes) by parameter name."""
+        from tilefold.sim import Device
+
+        result = Device(self.arch).run(self.program, self.device_inputs(arrays), trace=trace)
+        self.last_result = result
+        crop = {t.name: tuple(slice(0, s) for s in t.shape) for t in self.tensors}
+        return {name: np.ascontiguousarray(value[crop[name]]) for name, value in result.outputs.items()}
+
+    # -- artifacts --------------------------------------------------------------------------------
+
+    def host_data(self, arrays: dict[str, np.ndarray] | None = None, seed: int = 0):
+        """Input bytes and golden output bytes for ``main.cpp``: the given inputs (or seeded
+        random ones) and the simulated device's outputs for them."""
+        from tilefold.codegen.cpp import Golden, HostData
+        from tilefold.layout.host import to_device_pages
+
+        rng = np.random.default_rng(seed)
+        arrays = dict(arrays or {})
+        for t in self.tensors:
+            if t.role in ("input", "inout") and t.name not in arrays:
+                arrays[t.name] = rng.standard_normal(t.shape).astype(np.float32)
+        device_inputs = self.device_inputs(arrays)
+        from tilefold.sim import Device
+
+        result = Device(self.arch).run(self.program, device_inputs)
+        inputs = {n: to_device_pages(a, self.program.buffer(n).data_format).tobytes()
+                  for n, a in device_inputs.items()}
+        goldens = {n: Golden(to_device_pages(a, self.program.buffer(n).data_format).tobytes())
+                   for n, a in result.outputs.items()}
+        return HostData(inputs, goldens)
+
+    def write(self, out_dir, arrays: dict[str, np.ndarray] | None = None) -> list[Path]:
+        """Write the TT-Metalium project and ``tt.plan.json`` into ``out_dir``."""
+        from tilefold.codegen.cpp import write_project
+        from tilefold.codegen.plan import emit_tt_plan
+
+        root = Path(out_dir)
+        paths = write_project(self.program, root, self.host_data(arrays))
+        plan = root / "tt.plan.json"
+        emit_tt_plan(self.function, plan)
+        ir = root / f"{self.name}.mlir"
+        ir.write_text(print_ir(self.module))
+        return paths + [plan, ir]
+
+
+def compile_prim_func(prim, arch=None, print_ir_after_all: bool = False, stream: TextIO | None = None
+                      ) -> CompiledKernel:
+    """Lower ``prim`` through the TileLang pipeline and build its host Program."""
+    arch = get_arch(arch)
+    module = prim.module()
+    run_pipeline(module, arch, print_ir_after_all, stream)
+    program = build_program(module, arch)
+    host = kernel_function(module)
+    roles = get_attr(host, "tt.global_roles")
+    tensors = []
+    for p, name in zip(prim.params, param_names(host)):
+        entry = get_attr(host, f"tt.buffer.{name}")
+        tensors.append(Tensor(name, p.type.shape, tuple(entry["padded_shape"]), p.type.dtype, roles[name]))
+    return CompiledKernel(prim, arch, module, program, tensors)

@@ -1,0 +1,93 @@
+"""``tilefold compile`` / ``tilefold run`` for a Python file written with ``tilefold.language``.
+
+Reads: a .py file. :func:`compile_script` imports it and compiles every kernel it defines at
+module level with concrete shapes — ``@T.prim_func`` functions and ``tilefold.jit`` kernels
+(a jitted factory called with its sizes, ``GEMM = matmul(256, 256, 256, 128, 128, 64)``) —
+writing each one's TT-Metalium project, ``tt.plan.json`` and lowered IR (into ``out_dir``,
+or ``out_dir/<name>`` when there are several). :func:`run_script` runs the file as a
+program (its ``if __name__ == "__main__":`` part), with the jitted kernels running on the
+chosen simulated device and writing a trace when asked.
+Writes: the artifacts, and what the script prints.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import runpy
+import sys
+import traceback
+from itertools import count
+from pathlib import Path
+
+from tilefold.errors import KernelError, SourceLocation, TilefoldError
+from tilefold.frontend.tilelang.compiler import compile_prim_func
+from tilefold.frontend.tilelang.jit import JITKernel, default_device
+from tilefold.frontend.tilelang.prim_func import PrimFunc
+
+_serial = count()
+
+
+def _load(path: Path):
+    if not path.is_file():
+        raise KernelError(f"no such file: {path}")
+    name = f"tilefold_script_{path.stem}_{next(_serial)}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except TilefoldError:
+        raise
+    except SyntaxError as exc:
+        raise KernelError(f"cannot parse {path}: {exc.msg}", SourceLocation(str(path), exc.lineno or 0)) from None
+    return module
+
+
+def script_kernels(module) -> dict[str, PrimFunc]:
+    """Module-level kernels with concrete shapes, by variable name."""
+    found: dict[str, PrimFunc] = {}
+    for name, value in vars(module).items():
+        if name.startswith("_"):
+            continue
+        if isinstance(value, JITKernel):
+            value = value.prim
+        if isinstance(value, PrimFunc) and all(value is not v for v in found.values()):
+            found[name] = value
+    return found
+
+
+def compile_script(path, out_dir, print_ir_after_all: bool = False, arch=None) -> list[Path]:
+    """Compile every kernel of the script; returns the files written."""
+    path = Path(path)
+    kernels = script_kernels(_load(path))
+    if not kernels:
+        raise KernelError(f"{path} defines no kernel with concrete shapes at module level; add a @T.prim_func with "
+                          "fixed shapes, or instantiate a jitted factory (KERNEL = matmul(256, 256, 256, 64, 64, "
+                          "32))", SourceLocation(str(path), 1))
+    written: list[Path] = []
+    root = Path(out_dir)
+    for name, prim in kernels.items():
+        if print_ir_after_all:
+            print(f"// ===== {name}: {prim.name} =====")
+        compiled = compile_prim_func(prim, arch, print_ir_after_all=print_ir_after_all)
+        target = root if len(kernels) == 1 else root / name
+        written += compiled.write(target)
+    return written
+
+
+def run_script(path, arch=None, trace=None) -> int:
+    """Run the script as ``__main__`` on the simulated device; 0 when it finishes, 1 when a
+    check in it fails (the failure is printed)."""
+    path = Path(path)
+    if not path.is_file():
+        raise KernelError(f"no such file: {path}")
+    with default_device(arch, trace):
+        try:
+            runpy.run_path(str(path), run_name="__main__")
+        except AssertionError:
+            frame = traceback.extract_tb(sys.exc_info()[2])[-1]
+            print(f"{frame.filename}:{frame.lineno}: check failed: {frame.line}", file=sys.stderr)
+            return 1
+        except SystemExit as exc:
+            return int(exc.code or 0) if not isinstance(exc.code, str) else 1
+    return 0

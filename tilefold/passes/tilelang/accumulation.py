@@ -1,0 +1,66 @@
+"""How a ``tile.gemm`` accumulates: over a K loop from zero, once from zero, or onto C's value.
+
+Reads: a ``tile.gemm``, its block and enclosing loop, the ops before them that touch its
+accumulator C. Writes: nothing. Shared by :mod:`.lower_shared_to_cb` (does the gemm read
+C's previous value?) and :mod:`.lower_tt_tile_intrinsics` (which form to lower to).
+
+- ``loop``: the gemm sits in a serial / pipelined loop that touches C nowhere else, and C
+  was last cleared before the loop (``T.clear`` / ``T.fill(C, 0)``, absorbed) or never
+  written: C = Σ_k A_k @ B_k, defined when the loop ends.
+- ``single``: a gemm from zero outside such a loop (``clear_accum=True``, or C cleared just
+  before): C = A @ B.
+- ``update``: anything else: C = C + A @ B, reading C's previous value.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.ir import Operation, SSAValue
+
+from tilefold.ir import tile
+
+
+@dataclass
+class Accumulation:
+    gemm: tile.GemmOp
+    kind: str                           # "loop" | "single" | "update"
+    loop: tile.ForOp | None = None      # the K loop of a "loop" accumulation
+    clear: tile.FillOp | None = None    # the clear it absorbs
+
+
+def touches(op: Operation, value: SSAValue) -> bool:
+    return any(value in o.operands for o in op.walk())
+
+
+def previous_touch(op: Operation, value: SSAValue) -> Operation | None:
+    """The last op before ``op`` in its block that uses ``value`` (directly or nested)."""
+    prev = op.prev_op
+    while prev is not None:
+        if touches(prev, value):
+            return prev
+        prev = prev.prev_op
+    return None
+
+
+def _is_clear(op: Operation | None, value: SSAValue) -> bool:
+    return isinstance(op, tile.FillOp) and op.buffer == value and op.fill_value == 0.0
+
+
+def analyze(gemm: tile.GemmOp) -> Accumulation:
+    c = gemm.c
+    if gemm.clear_accum.value.data:
+        return Accumulation(gemm, "single")
+    parent = gemm.parent_op()
+    if isinstance(parent, tile.ForOp) and parent.kind.data in ("serial", "pipelined"):
+        others = [o for o in parent.walk() if o is not gemm and c in o.operands]
+        if not others:
+            prev = previous_touch(parent, c)
+            if prev is None or _is_clear(prev, c):
+                return Accumulation(gemm, "loop", parent, prev if prev is not None else None)
+    prev = previous_touch(gemm, c)
+    if prev is None and not isinstance(parent, tile.ForOp):
+        return Accumulation(gemm, "single")
+    if _is_clear(prev, c):
+        return Accumulation(gemm, "single", clear=prev)
+    return Accumulation(gemm, "update")

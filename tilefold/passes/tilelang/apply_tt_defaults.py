@@ -1,0 +1,51 @@
+"""apply_tt_defaults: the default Tenstorrent schedule and shard metadata (seed 001, Phase 2).
+
+Reads: ``tt.user_schedule`` (from ``annotate_tt_schedule``), if any.
+Writes: ``tt.schedule`` = ``{"policy": "contiguous", "order": "row_major"}`` with the user's
+fields applied, and ``tt.shard`` = ``{"layout": "tiled", "interleaved": true,
+"tile_shape": [32, 32]}`` unless already present.
+Errors: an unknown schedule field, policy or order (:class:`CompileError` at the
+annotation's line).
+"""
+
+from __future__ import annotations
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+
+from tilefold.errors import CompileError
+from tilefold.passes.tilelang.attributes import get_attr, kernel_function, location_of, set_attr
+
+POLICIES = ("contiguous",)
+ORDERS = ("row_major", "match_shard")
+DEFAULT_SCHEDULE = {"policy": "contiguous", "order": "row_major"}
+DEFAULT_SHARD = {"layout": "tiled", "interleaved": True, "tile_shape": [32, 32]}
+
+
+class ApplyTTDefaults(ModulePass):
+    """Default ``tt.schedule`` / ``tt.shard`` (see the module docstring)."""
+
+    name = "apply_tt_defaults"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        kernel = kernel_function(op)
+        user = get_attr(kernel, "tt.user_schedule", {})
+        where = location_of(user)
+        schedule = dict(DEFAULT_SCHEDULE)
+        for key, value in user.items():
+            if key == "loc":
+                continue
+            if key not in schedule:
+                raise CompileError(f"annotate_tt_schedule: unknown field {key!r}; use policy ({', '.join(POLICIES)}) "
+                                   f"and order ({', '.join(ORDERS)})", where)
+            schedule[key] = value
+        if schedule["policy"] not in POLICIES:
+            raise CompileError(f"annotate_tt_schedule: policy {schedule['policy']!r} is not one of "
+                               f"{', '.join(POLICIES)}", where)
+        if schedule["order"] not in ORDERS:
+            raise CompileError(f"annotate_tt_schedule: order {schedule['order']!r} is not one of {', '.join(ORDERS)} "
+                               "(block_linear is reserved for a future rasterization pass)", where)
+        set_attr(kernel, "tt.schedule", get_attr(kernel, "tt.schedule", {}) or schedule)
+        if "tt.shard" not in kernel.attributes:
+            set_attr(kernel, "tt.shard", DEFAULT_SHARD)

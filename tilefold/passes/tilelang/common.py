@@ -1,0 +1,162 @@
+"""What the TileLang passes share: buffers by name, op placement, errors at the user's line.
+
+Reads: the kernel function (its parameters, ``tile.alloc`` ops and ``tt.*`` attributes).
+Writes: ops, through :func:`insert_before` / :func:`insert_after`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import MemRefType, UnknownLoc
+from xdsl.ir import Block, BlockArgument, Operation, SSAValue
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from tilefold.errors import CompileError
+from tilefold.frontend.tilelang.types import format_of_memref
+from tilefold.ir import tile
+from tilefold.ir.locations import source_location
+from tilefold.layout.formats import DataFormat
+from tilefold.passes.tilelang.attributes import param_names
+
+TILE = 32
+
+
+def compile_error(op: Operation | None, message: str) -> CompileError:
+    """A CompileError at the user's line of ``op``."""
+    return CompileError(message, source_location(op))
+
+
+@dataclass
+class BufferInfo:
+    """A global parameter or a local buffer of the kernel."""
+
+    name: str
+    shape: tuple[int, ...]
+    data_format: DataFormat
+    scope: str                 # "global" | "shared" | "fragment"
+    value: SSAValue
+    op: Operation | None = None  # the tile.alloc of a local buffer
+
+    @property
+    def is_global(self) -> bool:
+        return self.scope == "global"
+
+    @property
+    def tiles(self) -> tuple[int, ...]:
+        """Shape in tiles: (rows, cols) of a 2-D buffer, (n,) of a 1-D one."""
+        return tuple(max(1, s // TILE) for s in self.shape)
+
+    @property
+    def num_tiles(self) -> int:
+        n = 1
+        for t in self.tiles:
+            n *= t
+        return n
+
+
+def buffers(kernel: func.FuncOp) -> dict[str, BufferInfo]:
+    """Every buffer of the kernel by name: parameters first, then ``tile.alloc`` ops."""
+    out: dict[str, BufferInfo] = {}
+    for name, arg in zip(param_names(kernel), kernel.body.block.args):
+        mtype = arg.type
+        out[name] = BufferInfo(name, tuple(mtype.get_shape()), format_of_memref(mtype), "global", arg)
+    for op in kernel.walk():
+        if isinstance(op, tile.AllocOp):
+            mtype = op.result.type
+            out[op.buffer_name.data] = BufferInfo(op.buffer_name.data, tuple(mtype.get_shape()),
+                                                  format_of_memref(mtype), op.scope.data, op.result, op)
+    return out
+
+
+def buffer_name(value: SSAValue, kernel: func.FuncOp) -> str:
+    """The name of the buffer a memref value is."""
+    if isinstance(value, BlockArgument) and value.owner is kernel.body.block:
+        return param_names(kernel)[value.index]
+    owner = value.owner
+    if isinstance(owner, tile.AllocOp):
+        return owner.buffer_name.data
+    raise compile_error(owner if isinstance(owner, Operation) else None, "a buffer operand is neither a kernel "
+                                                                          "parameter nor a tile.alloc")
+
+
+def is_global(value: SSAValue, kernel: func.FuncOp) -> bool:
+    return isinstance(value, BlockArgument) and value.owner is kernel.body.block
+
+
+def memref_shape(value: SSAValue) -> tuple[int, ...]:
+    mtype = value.type
+    assert isinstance(mtype, MemRefType)
+    return tuple(mtype.get_shape())
+
+
+def insert_before(anchor: Operation, op: Operation) -> Operation:
+    """Insert ``op`` before ``anchor``; an op without a location takes the anchor's."""
+    Rewriter.insert_op(op, InsertPoint.before(anchor))
+    if isinstance(op.location, UnknownLoc):
+        op.location = anchor.location
+    return op
+
+
+def insert_after(anchor: Operation, op: Operation) -> Operation:
+    """Insert ``op`` after ``anchor``; an op without a location takes the anchor's."""
+    Rewriter.insert_op(op, InsertPoint.after(anchor))
+    if isinstance(op.location, UnknownLoc):
+        op.location = anchor.location
+    return op
+
+
+def append(block: Block, op: Operation, loc_from: Operation | None = None) -> Operation:
+    block.add_op(op)
+    if loc_from is not None:
+        op.location = loc_from.location
+    return op
+
+
+class Inserter:
+    """Places ops one after another before an anchor, giving them the anchor's location."""
+
+    def __init__(self, anchor: Operation | None = None, block: Block | None = None, loc_from: Operation | None = None):
+        self.anchor = anchor
+        self.block = block
+        self.loc_from = loc_from or anchor
+
+    def __call__(self, op: Operation) -> Operation:
+        if self.anchor is not None:
+            Rewriter.insert_op(op, InsertPoint.before(self.anchor))
+        else:
+            self.block.add_op(op)
+        if self.loc_from is not None:
+            op.location = self.loc_from.location
+        return op
+
+
+def persistent_loop(kernel: func.FuncOp) -> tile.ForOp | None:
+    for op in kernel.body.block.ops:
+        if isinstance(op, tile.ForOp) and op.kind.data == "persistent":
+            return op
+    return None
+
+
+def kernel_op(kernel: func.FuncOp) -> tile.KernelOp | None:
+    for op in kernel.body.block.ops:
+        if isinstance(op, tile.KernelOp):
+            return op
+    return None
+
+
+def remove_dead_arith(kernel) -> None:
+    """Drop ``arith`` ops whose results nothing uses (every arith op here is free of side effects)."""
+    changed = True
+    while changed:
+        changed = False
+        for o in list(kernel.walk()):
+            if o.name.startswith("arith.") and all(not r.uses for r in o.results):
+                Rewriter.erase_op(o)
+                changed = True
+
+
+__all__ = ["TILE", "compile_error", "BufferInfo", "buffers", "buffer_name", "is_global", "memref_shape",
+           "insert_before", "insert_after", "append", "Inserter", "persistent_loop",
+           "kernel_op", "remove_dead_arith"]

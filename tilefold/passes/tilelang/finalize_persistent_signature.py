@@ -1,0 +1,69 @@
+"""finalize_persistent_signature (Stage E1): each kernel's runtime-argument list, by index.
+
+Reads: ``tile.runtime_arg`` ops in the device kernels, ``tt.runtime_args`` (the canonical
+per-core arguments: ``start_id, count, Mt, Kt, Nt`` and, for local_shard, ``Sm, Sn, Gy, Gx,
+sy, sx``).
+Writes: every kernel takes the canonical arguments first, at the same indices, then the
+base addresses of the tensors it moves (``<name>_addr``) in order of first use; each
+``tile.runtime_arg`` becomes ``ttkernel.get_arg_val(index)``, and each kernel records its
+list as ``tt.runtime_arg_names``. The kernels are then tidied: constants folded
+(canonicalization), repeated values shared (CSE), and unused index arithmetic and
+runtime-argument reads dropped (every kernel keeps the same argument list).
+Errors: more than 255 runtime arguments.
+"""
+
+from __future__ import annotations
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.transforms.canonicalize import CanonicalizePass
+from xdsl.transforms.common_subexpression_elimination import cse
+
+from tilefold.errors import CompileError
+from tilefold.ir import tile
+from tilefold.ir.locations import source_location
+from tilefold.ir.ttkernel import ApiCallOp, api_call
+from tilefold.passes.tilelang.affine import constant_op
+from tilefold.passes.tilelang.attributes import get_attr, kernel_function, set_attr
+from tilefold.passes.tilelang.common import remove_dead_arith
+from tilefold.passes.tilelang.configure_tensor_accessor import device_kernels
+
+MAX_RUNTIME_ARGS = 255
+
+
+class FinalizePersistentSignature(ModulePass):
+    """Runtime-argument indices of the device kernels (see the module docstring)."""
+
+    name = "finalize_persistent_signature"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        canonical = get_attr(kernel_function(op), "tt.runtime_args")
+        for kernel in device_kernels(op):
+            uses = [o for o in kernel.walk() if isinstance(o, tile.RuntimeArgOp)]
+            names = list(canonical)
+            for use in uses:
+                name = use.arg_name.data
+                if name not in names:
+                    names.append(name)
+            if len(names) > MAX_RUNTIME_ARGS:
+                raise CompileError(f"kernel @{kernel.sym_name.data} needs {len(names)} runtime arguments; at most "
+                                   f"{MAX_RUNTIME_ARGS} are allowed", source_location(kernel))
+            for use in uses:
+                index = constant_op(names.index(use.arg_name.data))
+                call = api_call("get_arg_val", [index.result])
+                call.results[0].name_hint = use.result.name_hint
+                Rewriter.insert_op(index, InsertPoint.before(use))
+                index.location = use.location
+                call.location = use.location
+                Rewriter.replace_op(use, call)
+            set_attr(kernel, "tt.runtime_arg_names", names)
+        CanonicalizePass().apply(ctx, op)
+        for kernel in device_kernels(op):
+            cse(kernel)
+            remove_dead_arith(kernel)
+            for unused in [o for o in kernel.walk() if isinstance(o, ApiCallOp) and o.api.name == "get_arg_val"
+                           and not o.results[0].uses]:
+                Rewriter.erase_op(unused)
+            remove_dead_arith(kernel)

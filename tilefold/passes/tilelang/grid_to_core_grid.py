@@ -1,0 +1,99 @@
+"""grid_to_core_grid (Stage B2): the grid of blocks → a persistent loop on each core.
+
+Reads: ``tile.kernel``, ``tt.partition_mode``, ``tt.grid_axes``.
+Writes: the kernel body becomes
+
+    %start = tile.runtime_arg "start_id"   %count = tile.runtime_arg "count"   ...
+    tile.for %i = 0 to %count {kind = "persistent"}:
+        tid = start + i
+        global:       m = tid / Nt                  n = tid % Nt
+        local_shard:  m = sy * Sm + tid / Sn        n = sx * Sn + tid % Sn
+        <the block body, with the M block index replaced by m and the N one by n>
+
+so each core walks its own blocks and recovers (m, n) from the block id; every
+``tile.alloc`` moves to the top of the function (a buffer is a circular buffer that lives as
+long as the program). Also writes ``tt.core_grid`` [x, y] (the device's worker grid the core
+ranges lie on) and ``tt.logical_grid`` (the ``T.Kernel`` grid).
+Errors: none.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from tilefold.arch import get_arch
+from tilefold.ir import tile
+from tilefold.passes.tilelang.affine import constant_op
+from tilefold.passes.tilelang.attributes import get_attr, kernel_function, set_attr
+from tilefold.passes.tilelang.common import Inserter, kernel_op
+
+
+@dataclass(frozen=True)
+class GridToCoreGrid(ModulePass):
+    """The block grid → a persistent per-core loop (see the module docstring)."""
+
+    name = "grid_to_core_grid"
+    arch: str = "wormhole_b0"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        arch = get_arch(self.arch)
+        kernel = kernel_function(op)
+        grid_op = kernel_op(kernel)
+        if grid_op is None:
+            return
+        mode = get_attr(kernel, "tt.partition_mode")
+        axes = get_attr(kernel, "tt.grid_axes")
+        for alloc in [o for o in grid_op.walk() if isinstance(o, tile.AllocOp)]:
+            alloc.detach()
+            Rewriter.insert_op(alloc, InsertPoint.before(grid_op))
+        at = Inserter(grid_op)
+
+        def arg(name: str):
+            value = at(tile.RuntimeArgOp(name)).result
+            value.name_hint = name
+            return value
+
+        start, count = arg("start_id"), arg("count")
+        if mode == "local_shard":
+            sm, sn, sy, sx = arg("Sm"), arg("Sn"), arg("sy"), arg("sx")
+        else:
+            nt = arg("Nt")
+        zero = at(constant_op(0)).result
+        loop = at(tile.ForOp(zero, count, "persistent"))
+        loop.iv.name_hint = "i"
+        body = Inserter(block=loop.body.block, loc_from=grid_op)
+        tid = body(arith.AddiOp(start, loop.iv)).result
+        tid.name_hint = "tid"
+        if mode == "local_shard":
+            m = body(arith.AddiOp(body(arith.MuliOp(sy, sm)), body(arith.DivUIOp(tid, sn)))).result
+            n = body(arith.AddiOp(body(arith.MuliOp(sx, sn)), body(arith.RemUIOp(tid, sn)))).result
+        elif axes["n"] < 0:
+            m, n = tid, None
+        elif axes["m"] < 0:
+            m, n = None, tid
+        else:
+            m = body(arith.DivUIOp(tid, nt)).result
+            n = body(arith.RemUIOp(tid, nt)).result
+        if m is not None and m is not tid:
+            m.name_hint = "m"
+        if n is not None and n is not tid:
+            n.name_hint = "n"
+        grid_args = list(grid_op.body.block.args)
+        values = []
+        for d, a in enumerate(grid_args):
+            if d == axes["m"]:
+                values.append(m)
+            elif d == axes["n"]:
+                values.append(n)
+            else:
+                values.append(zero)
+        Rewriter.inline_block(grid_op.body.block, InsertPoint.at_end(loop.body.block), values)
+        set_attr(kernel, "tt.logical_grid", grid_op.grid_shape)
+        set_attr(kernel, "tt.core_grid", list(arch.grid))
+        Rewriter.erase_op(grid_op)

@@ -1,0 +1,54 @@
+"""Circular buffers the lowering adds on its own: constant tiles and matmul partials.
+
+Reads: ``tt.cb.*``. Writes: a ``tile.alloc`` at the top of the kernel and its ``tt.cb.<name>``
+(with a free index, compute-internal range first); for a constant tile also the
+``tile.fill`` that makes it, before the persistent loop, so it is computed once per core.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import func
+
+from tilefold.frontend.tilelang.types import memref_type
+from tilefold.ir import tile
+from tilefold.layout.formats import DataFormat
+from tilefold.passes.tilelang.attributes import get_attr, set_attr
+from tilefold.passes.tilelang.common import TILE, compile_error, insert_before, persistent_loop
+
+NUM_CBS = 32
+
+
+def cb_entries(kernel: func.FuncOp) -> dict[str, dict]:
+    prefix = "tt.cb."
+    return {k[len(prefix):]: get_attr(kernel, k) for k in kernel.attributes if k.startswith(prefix)}
+
+
+def free_index(kernel: func.FuncOp, start: int = 24) -> int:
+    used = {cb["index"] for cb in cb_entries(kernel).values() if "index" in cb}
+    for index in list(range(start, NUM_CBS)) + list(range(0, start)):
+        if index not in used:
+            return index
+    raise compile_error(kernel, f"the kernel needs more than {NUM_CBS} circular buffers; use fewer local buffers")
+
+
+def add_buffer(kernel: func.FuncOp, name: str, shape: tuple[int, int], fmt: DataFormat, pages: int,
+               producer: str = "compute", consumer: str = "compute") -> tile.AllocOp:
+    """A new compute-internal buffer with its CB."""
+    loop = persistent_loop(kernel)
+    alloc = tile.AllocOp(name, "fragment", memref_type(shape, fmt, "fragment"))
+    alloc.result.name_hint = name
+    insert_before(loop, alloc)
+    set_attr(kernel, f"tt.cb.{name}", {
+        "page_size": fmt.tile_size(TILE, TILE), "depth": pages, "data_format": fmt.value,
+        "block_tiles": [shape[0] // TILE, shape[1] // TILE], "index": free_index(kernel), "producer": producer,
+        "consumer": consumer, "scope": "fragment"})
+    return alloc
+
+
+def constant_tile(kernel: func.FuncOp, name: str, value: float, fmt: DataFormat = DataFormat.Float16_b) -> str:
+    """A one-tile CB holding ``value`` everywhere (made once, before the persistent loop)."""
+    if f"tt.cb.{name}" in kernel.attributes:
+        return name
+    alloc = add_buffer(kernel, name, (TILE, TILE), fmt, 1)
+    insert_before(persistent_loop(kernel), tile.FillOp(alloc.result, value))
+    return name

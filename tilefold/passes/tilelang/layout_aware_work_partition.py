@@ -1,0 +1,199 @@
+"""layout_aware_work_partition (Stage B1): which blocks each core computes, from buffer residency.
+
+Reads: the ``tile.kernel`` grid; the kernel's output writes (``tile.copy`` to a global
+tensor, or ``tile.store`` into one), whose row / column offsets say which block index
+walks the output's rows (M) and which its columns (N); the K loop (the top-level
+``tile.for`` holding a ``tile.gemm``, else the first top-level loop); ``tt.buffer.*``;
+``tt.schedule``.
+
+Writes, with work counted in output blocks (one block = ``tt.block_tiles`` tiles; a block
+of one tile is seed 001's "tile"):
+
+- ``tt.partition_mode``: ``local_shard`` when a tensor is sharded in L1 — each core then
+  computes the blocks of its own shard, the cores are the shard grid, and runtime args
+  carry the shard geometry — else ``global``: blocks in row-major order split into
+  contiguous runs over the cores in row-major order (the first ``blocks % cores`` cores
+  take one more).
+- ``tt.grid_tiles`` [Mt, Nt], ``tt.block_tiles`` [rows, cols], ``tt.grid_axes``
+  {m, n} (which ``T.Kernel`` dimension indexes M / N, -1 for none), ``tt.shard_grid``
+  [Gy, Gx], ``tt.local_shape_tiles`` [Sm, Sn] (in blocks; [1, 1] and [Mt, Nt] in global
+  mode), ``tt.core_ranges`` [[x0, y0, x1, y1] ...], ``tt.runtime_args`` (names:
+  ``start_id, count, Mt, Kt, Nt`` and in local_shard mode ``Sm, Sn, Gy, Gx, sy, sx``) and
+  ``tt.core_runtime_args`` [[x, y, value...] ...] in that order; ``tt.k_elems``, the K
+  extent in elements of a matmul (for the plan).
+
+Errors: an L1-sharded tensor whose shards are not whole output blocks or do not tile the
+block grid.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+
+from tilefold.arch import get_arch
+from tilefold.arch.cores import CoreCoord, CoreRangeSet
+from tilefold.errors import CompileError
+from tilefold.ir import tile
+from tilefold.passes.tilelang.affine import affine_of, trip_count
+from tilefold.passes.tilelang.attributes import get_attr, kernel_function, location_of, param_names, set_attr
+from tilefold.passes.tilelang.common import TILE, buffer_name, compile_error, is_global, kernel_op, memref_shape
+
+GLOBAL_ARGS = ["start_id", "count", "Mt", "Kt", "Nt"]
+SHARD_ARGS = ["Sm", "Sn", "Gy", "Gx", "sy", "sx"]
+
+
+def output_writes(kernel, grid_op: tile.KernelOp) -> list[tuple]:
+    """(op, global name, row offset, col offset, block rows, block cols) of every output write."""
+    writes = []
+    for op in grid_op.walk():
+        if isinstance(op, tile.CopyOp) and op.offsets and is_global(op.dst, kernel):
+            rows, cols = memref_shape(op.src)[-2:]
+            writes.append((op, buffer_name(op.dst, kernel), op.offsets[-2], op.offsets[-1], rows, cols))
+        elif isinstance(op, tile.StoreOp) and is_global(op.buffer, kernel) and len(op.indices) >= 2:
+            par = op.parent_op()
+            shape = par.shape if isinstance(par, tile.ParallelOp) and len(par.shape) == 2 else [TILE, TILE]
+            writes.append((op, buffer_name(op.buffer, kernel), op.indices[-2], op.indices[-1], shape[0], shape[1]))
+    return writes
+
+
+def grid_axes(grid_op: tile.KernelOp, writes) -> tuple[int, int]:
+    """(m_dim, n_dim): the grid dimension indexing output rows / columns (-1: none)."""
+    args = list(grid_op.body.block.args)
+    m_dim = n_dim = -1
+    if writes:
+        _, _, row, col, _, _ = writes[0]
+        for d, arg in enumerate(args):
+            in_row = affine_of(row).coefficient(arg) != 0
+            in_col = affine_of(col).coefficient(arg) != 0
+            if in_row and in_col:
+                raise compile_error(writes[0][0], f"block index {arg.name_hint or d} offsets both the rows and the "
+                                                  "columns of the output; use one block index per output axis")
+            if in_row and m_dim < 0:
+                m_dim = d
+            elif in_col and n_dim < 0:
+                n_dim = d
+    unused = [d for d in range(len(args)) if d not in (m_dim, n_dim)]
+    if len(args) == 2:
+        if m_dim < 0 and n_dim < 0:
+            m_dim, n_dim = 1, 0            # TileLang's convention: bx walks columns, by rows
+        elif m_dim < 0:
+            m_dim = unused[0]
+        elif n_dim < 0:
+            n_dim = unused[0]
+    elif m_dim < 0 and n_dim < 0:
+        m_dim = 0
+    return m_dim, n_dim
+
+
+def k_extent(grid_op: tile.KernelOp) -> tuple[int, int | None]:
+    """(K-loop trips, K in elements of the matmul) of the block body; (1, None) without a K loop."""
+    loops = [op for op in grid_op.body.block.ops if isinstance(op, tile.ForOp)]
+    for loop in loops:
+        gemms = [o for o in loop.walk() if isinstance(o, tile.GemmOp)]
+        if gemms:
+            trips = trip_count(loop) or 1
+            return trips, trips * memref_shape(gemms[0].a)[1]
+    gemms = [o for o in grid_op.walk() if isinstance(o, tile.GemmOp)]
+    k_elems = memref_shape(gemms[0].a)[1] if gemms else None
+    return ((trip_count(loops[0]) or 1) if loops else 1), k_elems
+
+
+def split_contiguous(units: int, cores: int) -> list[tuple[int, int]]:
+    """(start, count) per core: contiguous runs, the first ``units % cores`` cores one longer."""
+    base, extra = divmod(units, cores)
+    out, start = [], 0
+    for i in range(cores):
+        count = base + (1 if i < extra else 0)
+        out.append((start, count))
+        start += count
+    return out
+
+
+@dataclass(frozen=True)
+class LayoutAwareWorkPartition(ModulePass):
+    """Per-core work assignment and runtime args (see the module docstring)."""
+
+    name = "layout_aware_work_partition"
+    arch: str = "wormhole_b0"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        arch = get_arch(self.arch)
+        kernel = kernel_function(op)
+        grid_op = kernel_op(kernel)
+        if grid_op is None:
+            raise CompileError("layout_aware_work_partition needs the tile.kernel grid; run it before "
+                               "grid_to_core_grid")
+        grid = grid_op.grid_shape
+        writes = output_writes(kernel, grid_op)
+        m_dim, n_dim = grid_axes(grid_op, writes)
+        mt = grid[m_dim] if m_dim >= 0 else 1
+        nt = grid[n_dim] if n_dim >= 0 else 1
+        block = [writes[0][4] // TILE, writes[0][5] // TILE] if writes else [1, 1]
+        kt, k_elems = k_extent(grid_op)
+        sharded = self._l1_sharded(kernel, writes)
+        if sharded is None:
+            mode = "global"
+            ncores = min(mt * nt, arch.num_cores)
+            gx = arch.grid[0]
+            cores = [CoreCoord(i % gx, i // gx) for i in range(ncores)]
+            args = [[start, count, mt, kt, nt] for start, count in split_contiguous(mt * nt, ncores)]
+            names = list(GLOBAL_ARGS)
+            shard_grid, local = [1, 1], [mt, nt]
+        else:
+            mode = "local_shard"
+            (gy, gx_s), (sm, sn) = self._shard_geometry(kernel, sharded, mt, nt, block)
+            cores = [CoreCoord(sx, sy) for sy in range(gy) for sx in range(gx_s)]
+            args = [[0, sm * sn, mt, kt, nt, sm, sn, gy, gx_s, c.y, c.x] for c in cores]
+            names = GLOBAL_ARGS + SHARD_ARGS
+            shard_grid, local = [gy, gx_s], [sm, sn]
+        ranges = CoreRangeSet.from_cores(cores)
+        set_attr(kernel, "tt.partition_mode", mode)
+        set_attr(kernel, "tt.grid_tiles", [mt, nt])
+        set_attr(kernel, "tt.block_tiles", block)
+        set_attr(kernel, "tt.grid_axes", {"m": m_dim, "n": n_dim})
+        set_attr(kernel, "tt.shard_grid", shard_grid)
+        set_attr(kernel, "tt.local_shape_tiles", local)
+        set_attr(kernel, "tt.core_ranges", [[r.start.x, r.start.y, r.end.x, r.end.y] for r in ranges.ranges])
+        set_attr(kernel, "tt.runtime_args", names)
+        set_attr(kernel, "tt.core_runtime_args", [[c.x, c.y, *a] for c, a in zip(cores, args)])
+        if k_elems is not None:
+            set_attr(kernel, "tt.k_elems", k_elems)
+
+    def _l1_sharded(self, kernel, writes) -> str | None:
+        written = [w[1] for w in writes]
+        candidates = [n for n in param_names(kernel)
+                      if get_attr(kernel, f"tt.buffer.{n}")["memory"] == "L1"
+                      and get_attr(kernel, f"tt.buffer.{n}")["layout"] == "sharded"]
+        if not candidates:
+            return None
+        outputs = [n for n in candidates if n in written]
+        return (outputs or candidates)[0]
+
+    def _shard_geometry(self, kernel, name: str, mt: int, nt: int, block: list[int]):
+        entry = get_attr(kernel, f"tt.buffer.{name}")
+        where = location_of(get_attr(kernel, "tt.user_layout", {}).get(name))
+        nd = entry["nd_shard"]
+        gy, gx = nd["projected_grid"]
+        st_m, st_n = nd["projected_shard_tiles"]
+        padded = entry["padded_shape"]
+        rows_t = 1
+        for d in padded[:-1]:
+            rows_t *= d
+        rows_t //= TILE
+        cols_t = padded[-1] // TILE
+        if rows_t != mt * block[0] or cols_t != nt * block[1]:
+            raise CompileError(f"{name} is sharded in L1, so each core computes its own shard, but its "
+                               f"{rows_t}x{cols_t} tiles are not the {mt}x{nt} grid of {block[0]}x{block[1]}-tile "
+                               "output blocks; shard the output (or a tensor of the output's shape)", where)
+        if st_m % block[0] or st_n % block[1]:
+            raise CompileError(f"the L1 shards of {name} ({st_m}x{st_n} tiles) are not whole {block[0]}x{block[1]}-"
+                               "tile output blocks; make each shard a multiple of the block", where)
+        sm, sn = st_m // block[0], st_n // block[1]
+        if gy * sm != mt or gx * sn != nt:
+            raise CompileError(f"the {gy}x{gx} L1 shards of {name} do not tile its {mt}x{nt} output blocks evenly; "
+                               "choose a grid that divides the tensor", where)
+        return (gy, gx), (sm, sn)

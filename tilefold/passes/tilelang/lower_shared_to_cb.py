@@ -1,0 +1,259 @@
+"""lower_shared_to_cb (Stage C1): local buffers → circular buffers; block copies → page transfers.
+
+Reads: ``tile.alloc`` buffers and every op that defines or uses them, ``tt.cb.*`` (from
+propagate_tt_layout), ``tt.buffer.*``.
+
+Each local buffer becomes one circular buffer. Its producer and consumer come from the
+dataflow, never from names: a buffer filled by ``T.copy`` from a global tensor is produced
+by the reader kernel, one written by a compute op (fill, gemm, reduce, an element store,
+a local copy) by the compute kernel; one copied to a global tensor is consumed by the
+writer, one read by compute ops by the compute kernel. A buffer that compute reads *and*
+that is copied out (or that is copied out twice) gets a separate output buffer
+``<name>_out`` and a local copy into it, so that every CB has one consumer.
+
+Writes:
+
+- ``tt.cb.<name>`` = {index, page_size, data_format, depth, block_tiles, producer,
+  consumer, scope}: indices by role in the TT-Metalium convention — reader-filled CBs from
+  c_0, writer-drained CBs from c_16, compute-internal CBs from c_24 (then any free index);
+  compute-internal CBs hold one block of the buffer's own dtype.
+- ``tile.read_block`` / ``tile.write_block`` in place of global↔local ``tile.copy``:
+  ``first_page`` = the page (tile) id of the block's first tile, ``row_stride`` = tiles
+  per row of the (padded) tensor.
+- ``tt.global_roles`` = {name: input | output | inout | unused}.
+- ``tt.compute_config`` = the compute kernel's ComputeConfig: HiFi4, and DST in float32
+  (``fp32_dest_acc_en``) when a buffer that compute produces is float32.
+
+Errors: a buffer filled both by ``T.copy`` and by compute; a tensor read after it is
+written in the same kernel (reader and writer run concurrently); more than 32 CBs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+
+from tilefold.frontend.tilelang.types import memref_type
+from tilefold.ir import tile
+from tilefold.layout.formats import DataFormat
+from tilefold.passes.tilelang.accumulation import analyze
+from tilefold.passes.tilelang.affine import Affine, affine_of, materialize
+from tilefold.passes.tilelang.attributes import get_attr, kernel_function, param_names, set_attr
+from tilefold.passes.tilelang.buffer_layouts import entry_format
+from tilefold.passes.tilelang.common import (
+    TILE,
+    Inserter,
+    buffer_name,
+    buffers,
+    compile_error,
+    insert_before,
+    is_global,
+    memref_shape,
+    persistent_loop,
+    remove_dead_arith,
+)
+
+NUM_CBS = 32
+FIRST_INDEX = {"input": 0, "output": 16, "intermediate": 24}
+
+
+@dataclass
+class Flow:
+    """Who defines and who uses one local buffer."""
+
+    copy_in: list = field(default_factory=list)
+    compute_defs: list = field(default_factory=list)
+    compute_uses: list = field(default_factory=list)
+    copy_out: list = field(default_factory=list)
+
+
+def compute_defs_uses(op) -> tuple[list, list]:
+    """(defined, used) memref operands of a compute op."""
+    if isinstance(op, tile.FillOp):
+        return [op.buffer], []
+    if isinstance(op, tile.GemmOp):
+        uses = [op.a, op.b] + ([op.c] if analyze(op).kind == "update" else [])
+        return [op.c], uses
+    if isinstance(op, tile.ReduceOp):
+        return [op.dst], [op.src] + ([] if op.clear.value.data else [op.dst])
+    if isinstance(op, tile.CopyOp) and not op.offsets:
+        return [op.dst], [op.src]
+    if isinstance(op, tile.ParallelOp):
+        defs = [o.buffer for o in op.walk() if isinstance(o, tile.StoreOp)]
+        uses = [o.buffer for o in op.walk() if isinstance(o, tile.LoadOp)]
+        return list(dict.fromkeys(defs)), list(dict.fromkeys(uses))
+    return [], []
+
+
+def flows(kernel: func.FuncOp) -> dict[str, Flow]:
+    out: dict[str, Flow] = {}
+    for name, info in buffers(kernel).items():
+        if not info.is_global:
+            out[name] = Flow()
+    for op in kernel.walk():
+        if isinstance(op, tile.CopyOp) and op.offsets:
+            if is_global(op.src, kernel):
+                out[buffer_name(op.dst, kernel)].copy_in.append(op)
+            else:
+                out[buffer_name(op.src, kernel)].copy_out.append(op)
+            continue
+        defs, uses = compute_defs_uses(op)
+        for v in defs:
+            if not is_global(v, kernel):
+                out[buffer_name(v, kernel)].compute_defs.append(op)
+        for v in uses:
+            if not is_global(v, kernel):
+                out[buffer_name(v, kernel)].compute_uses.append(op)
+    return out
+
+
+def compute_config(kernel: func.FuncOp, cbs: dict[str, dict]) -> dict:
+    """The compute kernel's config: DST holds float32 (``fp32_dest_acc_en``) when a buffer that
+    compute produces is float32 (a float32 fragment, e.g. a gemm accumulator)."""
+    infos = buffers(kernel)
+    fp32 = any(cb["producer"] == "compute" and infos[name].data_format is DataFormat.Float32
+               for name, cb in cbs.items())
+    return {"math_fidelity": "HiFi4", "fp32_dest_acc_en": fp32, "dst_full_sync_en": False,
+            "math_approx_mode": False}
+
+
+def page_offset(copy: tile.CopyOp, glob, padded: list[int]) -> tuple[Affine, int]:
+    """(first page as a linear form, tiles per row) of the block a copy moves."""
+    rank = len(padded)
+    tiles = [p for p in padded[:-2]] + [padded[-2] // TILE, padded[-1] // TILE]
+    strides = [1] * rank
+    for d in range(rank - 2, -1, -1):
+        strides[d] = strides[d + 1] * tiles[d + 1]
+    page = Affine()
+    for d, offset in enumerate(copy.offsets):
+        form = affine_of(offset)
+        if d >= rank - 2:
+            form = Affine({v: c // TILE for v, c in form.terms.items()}, form.const // TILE)
+        page = page + form.scaled(strides[d])
+    return page, tiles[-1]
+
+
+class LowerSharedToCB(ModulePass):
+    """Local buffers → CBs with dataflow roles; copies → page transfers (see the module docstring)."""
+
+    name = "lower_shared_to_cb"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        kernel = kernel_function(op)
+        self._split_shared_outputs(kernel)
+        self._check_global_hazards(kernel)
+        cbs = self._assign(kernel)
+        for name, cb in cbs.items():
+            set_attr(kernel, f"tt.cb.{name}", cb)
+        self._lower_copies(kernel, cbs)
+        remove_dead_arith(kernel)
+
+    # -- one consumer per CB ------------------------------------------------------------------------
+
+    def _split_shared_outputs(self, kernel: func.FuncOp) -> None:
+        infos = buffers(kernel)
+        names = set(infos)
+        entry = persistent_loop(kernel)
+        for name, flow in flows(kernel).items():
+            if not flow.copy_out or (not flow.compute_uses and len(flow.copy_out) == 1):
+                continue
+            for copy in flow.copy_out:
+                glob_fmt = entry_format(get_attr(kernel, f"tt.buffer.{buffer_name(copy.dst, kernel)}"))
+                out, n = f"{name}_out", 1
+                while out in names:
+                    out, n = f"{name}_out{n}", n + 1
+                names.add(out)
+                shape = memref_shape(copy.src)
+                alloc = tile.AllocOp(out, "fragment", memref_type(shape, glob_fmt, "fragment"))
+                alloc.result.name_hint = out
+                insert_before(entry, alloc).location = infos[name].op.location
+                insert_before(copy, tile.CopyOp(copy.src, alloc.result))
+                copy.operands[0] = alloc.result
+
+    def _check_global_hazards(self, kernel: func.FuncOp) -> None:
+        body = persistent_loop(kernel).body.block
+        by_global: dict[str, list] = {}
+        for op in kernel.walk():
+            if isinstance(op, tile.CopyOp) and op.offsets:
+                glob = op.src if is_global(op.src, kernel) else op.dst
+                by_global.setdefault(buffer_name(glob, kernel), []).append(op)
+        for name, copies in by_global.items():
+            reads = [c for c in copies if is_global(c.src, kernel)]
+            writes = [c for c in copies if not is_global(c.src, kernel)]
+            if not reads or not writes:
+                continue
+            first = [affine_of(v) for v in copies[0].offsets]
+            for c in copies:
+                same = all(a.same_as(affine_of(v)) for a, v in zip(first, c.offsets))
+                if c.parent_block() is not body or not same:
+                    raise compile_error(c, f"{name} is both read and written by this kernel at different blocks or in "
+                                           "a loop; the reader and writer kernels run concurrently, so a block may be "
+                                           "read before or after it is written. Write the result to its own tensor")
+
+    # -- CB indices -----------------------------------------------------------------------------------
+
+    def _assign(self, kernel: func.FuncOp) -> dict[str, dict]:
+        infos = buffers(kernel)
+        known = {name: get_attr(kernel, f"tt.cb.{name}", None) for name in infos if not infos[name].is_global}
+        used: set[int] = set()
+        cbs: dict[str, dict] = {}
+        order = [op.buffer_name.data for op in kernel.walk() if isinstance(op, tile.AllocOp)]
+        flow_of = flows(kernel)
+        for name in order:
+            flow, info = flow_of[name], infos[name]
+            if flow.copy_in and flow.compute_defs:
+                raise compile_error(flow.compute_defs[0], f"{name} is filled by T.copy and also written by a compute "
+                                                          "op; write the computed values into a separate fragment")
+            producer = "reader" if flow.copy_in else "compute"
+            consumer = "writer" if flow.copy_out else ("compute" if flow.compute_uses else "none")
+            role = "input" if producer == "reader" else ("output" if consumer == "writer" else "intermediate")
+            index = self._next_index(role, used, info.op)
+            used.add(index)
+            base = known.get(name) if (flow.copy_in or flow.copy_out) else None
+            if base is None:
+                fmt = info.data_format
+                blocks = 1
+                if consumer == "writer":
+                    fmt = entry_format(get_attr(kernel, f"tt.buffer.{buffer_name(flow.copy_out[0].dst, kernel)}"))
+                    blocks = 2
+                base = {"page_size": fmt.tile_size(TILE, TILE), "depth": blocks * info.num_tiles,
+                        "data_format": fmt.value, "block_tiles": list(info.tiles) if len(info.tiles) == 2
+                        else [info.tiles[0], 1]}
+            cbs[name] = {**base, "index": index, "producer": producer, "consumer": consumer, "scope": info.scope}
+        roles = {}
+        for name in param_names(kernel):
+            read = any(isinstance(o, tile.CopyOp) and o.offsets and o.src == infos[name].value for o in kernel.walk())
+            written = any(isinstance(o, tile.CopyOp) and o.offsets and o.dst == infos[name].value
+                          for o in kernel.walk())
+            roles[name] = "inout" if read and written else "input" if read else "output" if written else "unused"
+        set_attr(kernel, "tt.global_roles", roles)
+        set_attr(kernel, "tt.compute_config", compute_config(kernel, cbs))
+        return cbs
+
+    def _next_index(self, role: str, used: set[int], op) -> int:
+        start = FIRST_INDEX[role]
+        for index in list(range(start, NUM_CBS)) + list(range(0, start)):
+            if index not in used:
+                return index
+        raise compile_error(op, f"the kernel needs more than {NUM_CBS} circular buffers; use fewer local buffers")
+
+    # -- copies ---------------------------------------------------------------------------------------
+
+    def _lower_copies(self, kernel: func.FuncOp, cbs: dict[str, dict]) -> None:
+        for copy in [o for o in kernel.walk() if isinstance(o, tile.CopyOp) and o.offsets]:
+            reading = is_global(copy.src, kernel)
+            glob, local = (copy.src, copy.dst) if reading else (copy.dst, copy.src)
+            gname, lname = buffer_name(glob, kernel), buffer_name(local, kernel)
+            padded = get_attr(kernel, f"tt.buffer.{gname}")["padded_shape"]
+            page, row_stride = page_offset(copy, glob, padded)
+            first = materialize(page, Inserter(copy))
+            rows, cols = (s // TILE for s in memref_shape(local))
+            cls = tile.ReadBlockOp if reading else tile.WriteBlockOp
+            new = cls(first, gname, cbs[lname]["index"], rows, cols, row_stride)
+            new.location = copy.location
+            Rewriter.replace_op(copy, new)

@@ -1,0 +1,272 @@
+"""An element-wise expression of one ``T.Parallel`` body → SFPU ops on DST tiles, with DST slots.
+
+Reads: the ``f32`` ops of a parallel body (``tile.load`` leaves, ``arith.constant`` /
+``addf`` / ``subf`` / ``mulf`` / ``divf`` / ``negf`` / ``maximumf`` / ``minimumf`` /
+``cmpf`` / ``select``, ``tile.math``) and what each load stands for (:class:`Leaf`).
+Writes: ttkernel ops for one tile, through an ``emit`` callback, and the DST slot of each
+stored value.
+
+Every value lives in a DST slot from its first use to its last: a block tile is loaded
+with ``copy_tile``; a row / column vector is broadcast into a full tile by an FPU
+broadcast add onto a zero tile (``add_tiles_bcast_cols`` / ``_rows``); a constant needed
+as a tile is ``fill_tile``. Operations on a value and a constant use the SFPU's scalar
+forms (``add_unary_tile``, ``mul_unary_tile``, ``rsub_unary_tile``, ``unary_max_tile``,
+``relu_tile`` for max(x, 0), ``recip_tile`` for 1 / x, ``power_tile`` for integer
+powers); two values use the binary SFPU ops (``add_binary_tile``, ``gt_binary_tile``,
+``binary_max_tile``, ``where_tile`` ...), writing into an operand's slot at its last use.
+A unary op works in place, after ``copy_dest_values`` when the operand is used again.
+Slots are reused as soon as a value is dead.
+
+Errors: more values alive at once than DST holds, and element operations with no SFPU form.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, f32, i1, i32
+from xdsl.ir import Operation, SSAValue
+
+from tilefold.errors import CompileError
+from tilefold.ir import tile
+from tilefold.ir.locations import source_location
+from tilefold.ir.ttkernel import api_call
+
+UNARY_TILE = {"exp": "exp", "exp2": "exp2", "log": "log", "sqrt": "sqrt", "rsqrt": "rsqrt", "abs": "abs",
+              "tanh": "tanh", "sigmoid": "sigmoid", "sin": "sin", "cos": "cos", "floor": "floor", "ceil": "ceil"}
+BINARY_TILE = {"arith.addf": "add_binary_tile", "arith.subf": "sub_binary_tile", "arith.mulf": "mul_binary_tile",
+               "arith.divf": "div_binary_tile", "arith.maximumf": "binary_max_tile",
+               "arith.minimumf": "binary_min_tile"}
+COMPARE_TILE = {"ogt": "gt_binary_tile", "oge": "ge_binary_tile", "olt": "lt_binary_tile", "ole": "le_binary_tile",
+                "oeq": "eq_binary_tile", "one": "ne_binary_tile"}
+_PREDICATES = {1: "oeq", 2: "ogt", 3: "oge", 4: "olt", 5: "ole", 6: "one"}
+
+
+@dataclass(frozen=True)
+class Leaf:
+    """What a ``tile.load`` reads: a block tile (``tile``), or a vector broadcast along rows
+    (``col``: one value per row, indexed by i) or columns (``row``: one per column)."""
+
+    buffer: str
+    cb: int
+    kind: str
+
+
+def _is_element(value: SSAValue) -> bool:
+    return value.type in (f32, i1)
+
+
+def float_bits(value: float) -> int:
+    return int(np.float32(value).view(np.uint32))
+
+
+def float_constant(value: SSAValue) -> float | None:
+    owner = value.owner
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, FloatAttr):
+        return float(owner.value.value.data)
+    return None
+
+
+class SfpuTile:
+    """Emits the math of one output tile; see the module docstring."""
+
+    def __init__(self, capacity: int, emit: Callable[[Operation], Operation], leaf_index: Callable[[str], SSAValue],
+                 leaves: dict[SSAValue, Leaf], zero_cb: int | None, where: Operation):
+        self.capacity = capacity
+        self.emit = emit
+        self.leaf_index = leaf_index
+        self.leaves = leaves
+        self.zero_cb = zero_cb
+        self.anchor = where
+        self.slot: dict[object, int] = {}
+        self.free = list(range(capacity))
+        self.uses: dict[object, int] = {}
+        self.live_peak = 0
+        self._consts: dict[int, SSAValue] = {}
+
+    # -- values -------------------------------------------------------------------------------
+
+    def key(self, value: SSAValue):
+        """Loads of the same leaf are one value."""
+        leaf = self.leaves.get(value)
+        return ("leaf", leaf) if leaf is not None else value
+
+    def i32(self, n: int) -> SSAValue:
+        if n not in self._consts:
+            self._consts[n] = self.emit(arith.ConstantOp(IntegerAttr(n, i32))).result
+        return self._consts[n]
+
+    def allocate(self) -> int:
+        if not self.free:
+            raise CompileError(f"this T.Parallel body needs more than the {self.capacity} DST tiles one "
+                               "tile_regs_acquire gives; split it into several T.Parallel loops",
+                               source_location(self.anchor))
+        s = self.free.pop(0)
+        self.live_peak = max(self.live_peak, self.capacity - len(self.free))
+        return s
+
+    def release(self, k) -> None:
+        self.uses[k] -= 1
+        if self.uses[k] == 0 and k in self.slot:
+            self.free.append(self.slot.pop(k))
+            self.free.sort()
+
+    def materialize(self, value: SSAValue) -> int:
+        """The slot holding ``value``, loading a leaf or filling a constant on first use."""
+        k = self.key(value)
+        if k in self.slot:
+            return self.slot[k]
+        const = float_constant(value)
+        leaf = self.leaves.get(value)
+        if const is None and leaf is None:
+            raise CompileError("an element value is used before it is computed", source_location(self.anchor))
+        s = self.allocate()
+        if const is not None:
+            self.emit(api_call("fill_tile", [self.i32(s), self.emit(arith.ConstantOp(FloatAttr(const, f32))).result]))
+        else:
+            self.load_leaf(leaf, s)
+        self.slot[k] = s
+        return s
+
+    def load_leaf(self, leaf: Leaf, s: int) -> None:
+        index = self.leaf_index(leaf.kind)
+        if leaf.kind == "tile":
+            self.emit(api_call("copy_tile", [self.i32(leaf.cb), index, self.i32(s)]))
+            return
+        name = "add_tiles_bcast_cols" if leaf.kind == "col" else "add_tiles_bcast_rows"
+        self.emit(api_call(name, [self.i32(self.zero_cb), self.i32(leaf.cb), self.i32(0), index, self.i32(s)]))
+
+    def writable(self, value: SSAValue) -> int:
+        """A slot holding ``value`` that this op may overwrite (a copy when it is used again)."""
+        k = self.key(value)
+        s = self.materialize(value)
+        if self.uses[k] == 1:
+            self.uses[k] = 0
+            del self.slot[k]
+            return s
+        d = self.allocate()
+        self.emit(api_call("copy_dest_values", [self.i32(s), self.i32(d)]))
+        self.release(k)
+        return d
+
+    # -- the body --------------------------------------------------------------------------------
+
+    def run(self, ops: list[Operation], stores: list[tuple[SSAValue, object]]) -> list[tuple[int, object]]:
+        """Emit the math of ``ops``; return (slot, target) for each stored value."""
+        for op in ops:
+            for operand in op.operands:
+                if _is_element(operand):
+                    k = self.key(operand)
+                    self.uses[k] = self.uses.get(k, 0) + 1
+        for value, _ in stores:
+            k = self.key(value)
+            self.uses[k] = self.uses.get(k, 0) + 1
+        for op in ops:
+            if isinstance(op, (tile.LoadOp, arith.ConstantOp)) or not op.results or not _is_element(op.results[0]):
+                continue
+            self.operation(op)
+        return [(self.materialize(value), target) for value, target in stores]
+
+    def operation(self, op: Operation) -> None:
+        result = op.results[0]
+        name = op.name
+        args = list(op.operands)
+        consts = [float_constant(a) for a in args]
+        if name in ("arith.addf", "arith.subf", "arith.mulf", "arith.divf", "arith.maximumf", "arith.minimumf") \
+                and (consts[0] is None) != (consts[1] is None):
+            self.scalar(op, name, args, consts)
+            return
+        if name == "arith.negf":
+            self.unary("negative_tile", args[0], result)
+            return
+        if name == "tile.math":
+            fn = op.fn.data
+            if fn == "pow":
+                exponent = consts[1]
+                if exponent is not None and float(exponent).is_integer() and exponent >= 0:
+                    self.unary("power_tile", args[0], result, [self.i32(int(exponent))])
+                else:
+                    self.binary("power_binary_tile", args[0], args[1], result)
+                return
+            self.unary(f"{UNARY_TILE[fn]}_tile", args[0], result)
+            return
+        if name == "arith.mulf" and self.key(args[0]) == self.key(args[1]):
+            self.release(self.key(args[1]))
+            self.unary("square_tile", args[0], result)
+            return
+        if name in BINARY_TILE:
+            self.binary(BINARY_TILE[name], args[0], args[1], result)
+            return
+        if name == "arith.cmpf":
+            predicate = _PREDICATES.get(op.predicate.value.data)
+            if predicate is None:
+                raise CompileError("this comparison has no SFPU form; use < <= > >= == !=", source_location(op))
+            self.binary(COMPARE_TILE[predicate], args[0], args[1], result)
+            return
+        if name == "arith.select":
+            self.where(args, result)
+            return
+        raise CompileError(f"{name} has no SFPU form inside T.Parallel", source_location(op))
+
+    def unary(self, fn: str, arg: SSAValue, result: SSAValue, extra: list | None = None) -> None:
+        s = self.writable(arg)
+        self.emit(api_call(fn, [self.i32(s), *(extra or [])]))
+        self.slot[self.key(result)] = s
+
+    def binary(self, fn: str, a: SSAValue, b: SSAValue, result: SSAValue) -> None:
+        ka, kb = self.key(a), self.key(b)
+        sa, sb = self.materialize(a), self.materialize(b)
+        self.release(ka)
+        self.release(kb)
+        dead = [s for k, s in ((ka, sa), (kb, sb)) if k not in self.slot]
+        if dead:
+            out = dead[0]
+            self.free.remove(out)
+        else:
+            out = self.allocate()
+        self.emit(api_call(fn, [self.i32(sa), self.i32(sb), self.i32(out)]))
+        self.slot[self.key(result)] = out
+
+    def scalar(self, op: Operation, name: str, args: list[SSAValue], consts: list[float | None]) -> None:
+        result = op.results[0]
+        const_first = consts[0] is not None
+        c = consts[0] if const_first else consts[1]
+        x = args[1] if const_first else args[0]
+        if name == "arith.addf":
+            self.unary("add_unary_tile", x, result, [self.i32(float_bits(c))])
+        elif name == "arith.mulf":
+            self.unary("mul_unary_tile", x, result, [self.i32(float_bits(c))])
+        elif name == "arith.subf":
+            fn = "rsub_unary_tile" if const_first else "sub_unary_tile"
+            self.unary(fn, x, result, [self.i32(float_bits(c))])
+        elif name == "arith.divf":
+            if const_first:
+                self.unary("recip_tile", x, result)
+                if c != 1.0:
+                    self.emit(api_call("mul_unary_tile", [self.i32(self.slot[self.key(result)]),
+                                                          self.i32(float_bits(c))]))
+            else:
+                self.unary("div_unary_tile", x, result, [self.i32(float_bits(c))])
+        elif name in ("arith.maximumf", "arith.minimumf"):
+            if name == "arith.maximumf" and c == 0.0:
+                self.unary("relu_tile", x, result)
+            else:
+                fn = "unary_max_tile" if name == "arith.maximumf" else "unary_min_tile"
+                self.unary(fn, x, result, [self.i32(float_bits(c))])
+
+    def where(self, args: list[SSAValue], result: SSAValue) -> None:
+        keys = [self.key(a) for a in args]
+        slots = [self.materialize(a) for a in args]
+        for k in dict.fromkeys(keys):
+            for _ in range(keys.count(k)):
+                self.release(k)
+        out = next((s for k, s in zip(keys, slots) if k not in self.slot and s in self.free), None)
+        if out is not None:
+            self.free.remove(out)
+        else:
+            out = self.allocate()
+        self.emit(api_call("where_tile", [*(self.i32(s) for s in slots), self.i32(out)]))
+        self.slot[self.key(result)] = out
