@@ -284,7 +284,8 @@ class BlockOp(IRDLOperation):
         return attr.value.data
 
     @property
-    def dims(self) -> tuple[int, ...]:
+    def dim_list(self) -> tuple[int, ...]:
+        """The ``dims`` of a broadcast or reduction (normalized, non-negative)."""
         attr = self.properties.get("dims")
         return tuple(attr.get_values()) if attr is not None else ()
 
@@ -744,6 +745,20 @@ class PackTileOp(IRDLOperation):
 
 
 @irdl_op_definition
+class DstTileOp(IRDLOperation):
+    """``ttl.dst_tile {dst_idx}``: the tile a previous loop left in a DST slot (a reduction's result)."""
+
+    name = "ttl.dst_tile"
+    dst_idx = prop_def(IntegerAttr)
+    result = result_def(TileType)
+    assembly_format = "attr-dict `:` type($result)"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def __init__(self, dst_idx: int, tile: TileType):
+        super().__init__(properties={"dst_idx": IntegerAttr(dst_idx, i32)}, result_types=[tile])
+
+
+@irdl_op_definition
 class MatmulBlockOp(IRDLOperation):
     """``ttl.matmul_block %a, %b, %a_tile, %b_tile {rt, ct, kt, dst_idx}``: rt×ct output tiles in DST
     from one K step (``matmul_block``)."""
@@ -833,6 +848,23 @@ class WaitOp(IRDLOperation):
 
 
 @irdl_op_definition
+class GroupWaitOp(IRDLOperation):
+    """``ttl.group_wait {kinds = ["read", "write"]}``: wait for every transfer of a ``ttl.GroupTransfer``."""
+
+    name = "ttl.group_wait"
+    kinds = prop_def(ArrayAttr)
+    assembly_format = "attr-dict"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def __init__(self, kinds):
+        super().__init__(properties={"kinds": ArrayAttr([StringAttr(k) for k in sorted(kinds)])})
+
+    @property
+    def kind_names(self) -> list[str]:
+        return [k.data for k in self.kinds.data]
+
+
+@irdl_op_definition
 class NodeCoordOp(IRDLOperation):
     """``ttl.node_coord {dim}``: this node's logical coordinate (0 = x / column, 1 = y / row)."""
 
@@ -908,8 +940,8 @@ class PipeRecvOp(_PipeOp):
 
 STRUCTURAL_OPS = (BindCBOp, CBReserveOp, CBWaitOp, CBPushOp, CBPopOp, StoreOp, AttachCBOp, BlockSliceOp, ComputeOp,
                   YieldOp, LinearizedIndexOp, CopyTileOp, CopyDstOp, InitSFPUOp, TileRegsAcquireOp,
-                  TileRegsCommitOp, TileRegsWaitOp, TileRegsReleaseOp, PackTileOp, MatmulBlockOp, TensorOp,
-                  TensorSliceOp, CopyOp, WaitOp, NodeCoordOp, PipeCountOp, PipeSendOp, PipeRecvOp)
+                  TileRegsCommitOp, TileRegsWaitOp, TileRegsReleaseOp, PackTileOp, DstTileOp, MatmulBlockOp, TensorOp,
+                  TensorSliceOp, CopyOp, WaitOp, GroupWaitOp, NodeCoordOp, PipeCountOp, PipeSendOp, PipeRecvOp)
 
 TTL = Dialect("ttl", [*STRUCTURAL_OPS, *BLOCK_OPS.values(), *TILE_OP_CLASSES.values()],
               [CircularBufferType, TransferType, DstType])
@@ -917,6 +949,9 @@ TTL = Dialect("ttl", [*STRUCTURAL_OPS, *BLOCK_OPS.values(), *TILE_OP_CLASSES.val
 # attribute names shared by the passes
 DST_FOOTPRINT_ATTR = "ttl.dst_footprint"
 DST_SUBBLOCK_ATTR = "ttl.dst_subblock"
+DST_OUTPUT_INDEX_ATTR = "ttl.dst_output_index"
+OPERAND_ATTR = "ttl.operand"
+SUBBLOCK_LOOP_ATTR = "ttl.subblock_loop"
 CB_INDEX_ATTR = "ttl.cb_index"
 CB_TILE_OFFSET_ATTR = "ttl.cb_tile_offset"
 CB_TABLE_ATTR = "ttl.circular_buffers"

@@ -1,0 +1,396 @@
+"""Invalid TT-Lang programs: each gives one tilefold error at the user's line, saying what to change.
+
+The line each error must point at is marked ``# error`` in the test.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import tilefold.ttl as ttl
+from tilefold.errors import CompileError, KernelError, L1OverflowError
+from ttl_helpers import expect_error, tile_tensor, zeros
+
+
+def tensors(n=2, shape=(64, 64)):
+    return [tile_tensor(shape, seed=i) for i in range(n - 1)] + [zeros(shape)]
+
+
+def copy_kernels(x_dfb, y_dfb, x, y, rows=1):
+    """A reader and a writer moving ``rows`` single-tile blocks between tensors and two buffers."""
+
+    @ttl.datamovement()
+    def read():
+        for r in range(rows):
+            with x_dfb.reserve() as blk:
+                ttl.copy(x[r, 0], blk).wait()
+
+    @ttl.datamovement()
+    def write():
+        for r in range(rows):
+            with y_dfb.wait() as blk:
+                ttl.copy(blk, y[r, 0]).wait()
+
+
+def test_three_dimensional_grid():
+    @ttl.operation(grid=(2, 2, 2))  # error
+    def op(x, y):
+        pass
+
+    expect_error(lambda: op(*tensors()), test_three_dimensional_grid, KernelError, "3 dimensions",
+                 "grid=(columns, rows)")
+
+
+def test_grid_larger_than_the_device():
+    @ttl.operation(grid=(9, 2))  # error
+    def op(x, y):
+        pass
+
+    expect_error(lambda: op(*tensors()), test_grid_larger_than_the_device, KernelError, "8x8", "grid='full'")
+
+
+@pytest.mark.parametrize("count", [0, 33])
+def test_block_count_outside_1_to_32(count):
+    def run():
+        @ttl.operation(grid=(1, 1))
+        def op(x, y):
+            ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=count)  # error
+
+        op(*tensors())
+
+    expect_error(run, test_block_count_outside_1_to_32, KernelError, f"block_count={count}", "from 1 to 32")
+
+
+def test_shape_mismatch_without_broadcast():
+    @ttl.operation(grid=(1, 1))
+    def op(x, w, y):
+        x_dfb = ttl.make_dataflow_buffer_like(x, shape=(2, 2))
+        w_dfb = ttl.make_dataflow_buffer_like(w, shape=(2, 1))
+        y_dfb = ttl.make_dataflow_buffer_like(y, shape=(2, 2))
+
+        @ttl.compute()
+        def compute():
+            with x_dfb.wait() as a, w_dfb.wait() as b, y_dfb.reserve() as out:
+                out.store(a * b)  # error
+
+    expect_error(lambda: op(*tensors(3)), test_shape_mismatch_without_broadcast, KernelError,
+                 "shapes 2x2 and 2x1", "ttl.math.broadcast")
+
+
+def test_copy_of_a_slice_into_a_block_of_another_shape():
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        x_dfb = ttl.make_dataflow_buffer_like(x, shape=(2, 2))
+
+        @ttl.datamovement()
+        def read():
+            with x_dfb.reserve() as blk:
+                xf = ttl.copy(x[0:2, 0], blk)  # error
+                xf.wait()
+
+    expect_error(lambda: op(*tensors()), test_copy_of_a_slice_into_a_block_of_another_shape, KernelError,
+                 "2x1 tiles", "is 2x2", "same shape")
+
+
+def test_transfer_never_waited():
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1))
+
+        @ttl.datamovement()
+        def read():
+            for r in range(2):
+                with x_dfb.reserve() as blk:
+                    xf = ttl.copy(x[r, 0], blk)  # error
+
+    expect_error(lambda: op(*tensors()), test_transfer_never_waited, KernelError, "never waited", ".wait()")
+
+
+def test_kernel_with_parameters():
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        @ttl.compute()
+        def compute(a_blk):  # error
+            pass
+
+    expect_error(lambda: op(*tensors()), test_kernel_with_parameters, KernelError, "takes parameters (a_blk)",
+                 "take none")
+
+
+def test_with_on_something_that_is_not_a_buffer_block():
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1))
+
+        @ttl.compute()
+        def compute():
+            with x_dfb as blk:  # error
+                pass
+
+    expect_error(lambda: op(*tensors()), test_with_on_something_that_is_not_a_buffer_block, KernelError,
+                 "dfb.reserve() or dfb.wait()", "x_dfb")
+
+
+def test_more_than_32_dataflow_buffers():
+    def run():
+        @ttl.operation(grid=(1, 1))
+        def op(x, y):
+            for _ in range(33):
+                ttl.make_dataflow_buffer_like(x, shape=(1, 1))  # error
+
+        op(*tensors())
+
+    expect_error(run, test_more_than_32_dataflow_buffers, KernelError, "number 33", "at most 32")
+
+
+def test_l1_overflow():
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        x_dfb = ttl.make_dataflow_buffer_like(x, shape=(16, 16), block_count=2)  # error
+        y_dfb = ttl.make_dataflow_buffer_like(y, shape=(16, 16), block_count=2)
+
+        @ttl.compute()
+        def compute():
+            with x_dfb.wait() as a, y_dfb.reserve() as b:
+                b.store(a)
+
+        @ttl.datamovement()
+        def read():
+            with x_dfb.reserve() as blk:
+                ttl.copy(x[0:16, 0:16], blk).wait()
+
+        @ttl.datamovement()
+        def write():
+            with y_dfb.wait() as blk:
+                ttl.copy(blk, y[0:16, 0:16]).wait()
+
+    expect_error(lambda: op(*tensors(shape=(512, 512))), test_l1_overflow, L1OverflowError, "x_dfb 1048576 B",
+                 "smaller blocks")
+
+
+def test_store_into_a_waited_block():
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1))
+
+        @ttl.compute()
+        def compute():
+            with x_dfb.wait() as blk:
+                blk.store(ttl.math.exp(blk))  # error
+
+    expect_error(lambda: op(*tensors()), test_store_into_a_waited_block, KernelError, "obtained with wait()",
+                 "reserve()")
+
+
+def test_copy_into_a_waited_block_before_reading_it():
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1))
+
+        @ttl.datamovement()
+        def write():
+            with x_dfb.wait() as blk:
+                ttl.copy(y[0, 0], blk).wait()  # error
+
+    expect_error(lambda: op(*tensors()), test_copy_into_a_waited_block_before_reading_it, KernelError,
+                 "has not been read", "destroy")
+
+
+def test_producer_pushes_more_blocks_than_the_consumer_takes():
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1))
+        y_dfb = ttl.make_dataflow_buffer_like(y, shape=(1, 1))
+
+        @ttl.compute()
+        def compute():
+            for _ in range(2):
+                with x_dfb.wait() as a, y_dfb.reserve() as b:
+                    b.store(a)
+
+        @ttl.datamovement()
+        def read():
+            for r in range(2):
+                with x_dfb.reserve() as blk:
+                    ttl.copy(x[r, 0], blk).wait()
+            with x_dfb.reserve() as blk:
+                ttl.copy(x[0, 1], blk).wait()  # error
+
+        @ttl.datamovement()
+        def write():
+            for r in range(2):
+                with y_dfb.wait() as blk:
+                    ttl.copy(blk, y[r, 0]).wait()
+
+    expect_error(lambda: op(*tensors()), test_producer_pushes_more_blocks_than_the_consumer_takes, KernelError,
+                 "receives 3 blocks", "takes only 2")
+
+
+def test_producer_pushes_more_than_taken_on_some_nodes_is_caught_by_the_simulator():
+    """Counts that depend on the node are not known before running: the simulated device finds the
+    extra block left in the buffer (detected, not hung)."""
+    from tilefold.errors import SimulationError
+
+    @ttl.operation(grid=(2, 1))
+    def op(x, y):
+        x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1))
+        y_dfb = ttl.make_dataflow_buffer_like(y, shape=(1, 1))
+
+        @ttl.compute()
+        def compute():
+            with x_dfb.wait() as a, y_dfb.reserve() as b:
+                b.store(a)
+
+        @ttl.datamovement()
+        def read():
+            col, _ = ttl.node(dims=2)
+            for r in range(col + 1):
+                with x_dfb.reserve() as blk:
+                    ttl.copy(x[r, col], blk).wait()
+
+        @ttl.datamovement()
+        def write():
+            col, _ = ttl.node(dims=2)
+            with y_dfb.wait() as blk:
+                ttl.copy(blk, y[0, col]).wait()
+
+    with pytest.raises(SimulationError) as info:
+        op(*tensors())
+    assert "left in circular buffers" in str(info.value) or "deadlock" in str(info.value)
+
+
+def test_dst_overflow_names_the_line_and_the_tile_count():
+    @ttl.operation(grid=(1, 1), fp32_dest_acc_en=True)
+    def op(x, y):
+        x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1))
+        y_dfb = ttl.make_dataflow_buffer_like(y, shape=(1, 1))
+        copy_kernels(x_dfb, y_dfb, x, y)
+
+        @ttl.compute()
+        def compute():
+            with x_dfb.wait() as a, y_dfb.reserve() as b:
+                b.store((a + 1.0) * (a + 2.0) + (a + 3.0) * (a + 4.0) * ((a + 5.0) - (a + 6.0)))  # error
+
+    expect_error(lambda: op(*tensors()), test_dst_overflow_names_the_line_and_the_tile_count, CompileError,
+                 "DST tiles for each output tile", "gives 4")
+
+
+def test_block_math_in_a_data_movement_kernel():
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1))
+
+        @ttl.datamovement()
+        def read():
+            with x_dfb.wait() as blk:
+                z = blk + blk  # error
+
+    expect_error(lambda: op(*tensors()), test_block_math_in_a_data_movement_kernel, KernelError,
+                 "computed by the compute kernel")
+
+
+def test_block_never_released():
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1))
+
+        @ttl.datamovement()
+        def read():
+            blk = x_dfb.reserve()  # error
+            ttl.copy(x[0, 0], blk).wait()
+
+    expect_error(lambda: op(*tensors()), test_block_never_released, KernelError, "never released", "blk.push()")
+
+
+def test_push_while_the_copy_into_the_block_is_in_flight():
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1))
+
+        @ttl.datamovement()
+        def read():
+            blk = x_dfb.reserve()
+            xf = ttl.copy(x[0, 0], blk)
+            blk.push()  # error
+            xf.wait()
+
+    expect_error(lambda: op(*tensors()), test_push_while_the_copy_into_the_block_is_in_flight, KernelError,
+                 "still writing it", "wait()")
+
+
+def test_slice_extent_must_be_known_at_compile_time():
+    @ttl.operation(grid=(2, 1))
+    def op(x, y):
+        x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1))
+
+        @ttl.datamovement()
+        def read():
+            col, _ = ttl.node(dims=2)
+            with x_dfb.reserve() as blk:
+                ttl.copy(x[0:col, 0], blk).wait()  # error
+
+    expect_error(lambda: op(*tensors()), test_slice_extent_must_be_known_at_compile_time, KernelError,
+                 "not a compile-time number")
+
+
+def test_slice_outside_the_tensor():
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 2))
+
+        @ttl.datamovement()
+        def read():
+            with x_dfb.reserve() as blk:
+                ttl.copy(x[0, 1:3], blk).wait()  # error
+
+    expect_error(lambda: op(*tensors()), test_slice_outside_the_tensor, KernelError, "outside the tensor")
+
+
+def test_matmul_inner_dimensions_must_agree():
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        x_dfb = ttl.make_dataflow_buffer_like(x, shape=(2, 1))
+        y_dfb = ttl.make_dataflow_buffer_like(y, shape=(2, 2))
+
+        @ttl.compute()
+        def compute():
+            with x_dfb.wait() as a, y_dfb.reserve() as out:
+                out.store(a @ a)  # error
+
+    expect_error(lambda: op(*tensors()), test_matmul_inner_dimensions_must_agree, KernelError, "(M, K) @ (K, N)")
+
+
+def test_copy_in_a_compute_kernel():
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1))
+
+        @ttl.compute()
+        def compute():
+            with x_dfb.reserve() as blk:
+                ttl.copy(x[0, 0], blk).wait()  # error
+
+    expect_error(lambda: op(*tensors()), test_copy_in_a_compute_kernel, KernelError, "@ttl.datamovement()")
+
+
+def test_unsupported_statement():
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        @ttl.datamovement()
+        def read():
+            while True:  # error
+                pass
+
+    expect_error(lambda: op(*tensors()), test_unsupported_statement, KernelError, "while loops are not supported")
+
+
+def test_an_operation_is_called_with_device_tensors():
+    import numpy as np
+
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        pass
+
+    with pytest.raises(KernelError) as info:
+        op(np.zeros((32, 32)), zeros((32, 32)))
+    assert "argument 'x' is ndarray" in str(info.value)

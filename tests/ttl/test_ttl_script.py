@@ -1,0 +1,77 @@
+"""Scripts written for TT-Lang's tools run unchanged: ``tilefold sim`` (run_script) gives them
+``import ttl`` / ``import ttnn``; ``tilefold compile`` (compile_script) writes a project per operation
+call with the IR after every pass."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from tilefold.errors import KernelError
+from tilefold.frontend.ttl.script import compile_script, run_script, tt_lang_modules
+
+SCRIPTS = Path(__file__).parent / "scripts"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "ttl"
+
+
+def test_tt_lang_style_script_runs_with_its_own_imports(capsys):
+    assert run_script(SCRIPTS / "tt_lang_style_eltwise.py") == 0
+    out = capsys.readouterr().out
+    assert "PASSED 0.0" in out
+    assert "ttl.operation tutorial_operation on a 2x2 grid of n150, simulated:" in out
+    assert "estimated device time (cost model)" in out
+
+
+def test_modules_are_restored_after_the_script():
+    before = sys.modules.get("ttl")
+    with tt_lang_modules():
+        import ttl
+        import ttnn
+
+        assert ttl.make_dataflow_buffer_like and ttnn.from_numpy
+    assert sys.modules.get("ttl") is before
+
+
+def test_run_on_blackhole(capsys):
+    assert run_script(EXAMPLES / "eltwise_single_tile.py", arch="blackhole") == 0
+    assert "of p150" in capsys.readouterr().out
+
+
+def test_compile_writes_a_project_and_the_ir_after_every_pass(tmp_path):
+    paths = compile_script(EXAMPLES / "seed003_add_multitile.py", tmp_path, print_ir_after_all=False)
+    names = {p.relative_to(tmp_path).as_posix() for p in paths}
+    folder = "add_multitile_kernel"
+    for kernel in ("add_compute.cpp", "dm_read.cpp", "dm_write.cpp"):
+        assert any(n.startswith(folder) and n.endswith(kernel) for n in names), names
+    for expected in ("main.cpp", "CMakeLists.txt", "data/lhs.bin", "data/rhs.bin", "data/out.golden.bin",
+                     "ir/00-ttl.mlir", "ir/03-ttl-assign-dst.mlir", "ir/08-lower-affine.mlir"):
+        assert f"{folder}/{expected}" in names
+    assert "ttl.dst_footprint = 2" in (tmp_path / folder / "ir" / "03-ttl-assign-dst.mlir").read_text()
+    main = (tmp_path / folder / "main.cpp").read_text()
+    assert "CreateCircularBuffer" in main and "EnqueueMeshWorkload" in main
+
+
+def test_print_ir_after_all_prints_every_stage(tmp_path, capsys):
+    compile_script(EXAMPLES / "seed003_add_multitile.py", tmp_path, print_ir_after_all=True)
+    err = capsys.readouterr().err
+    for stage in ("convert-ttl-to-compute", "ttl-assign-dst", "ttl-lower-to-loops", "lower-affine"):
+        assert f"// -----// IR Dump After {stage} //----- //" in err
+
+
+def test_compile_of_a_script_without_an_operation(tmp_path):
+    script = tmp_path / "nothing.py"
+    script.write_text("import ttl\nx = 1\n")
+    with pytest.raises(KernelError) as info:
+        compile_script(script, tmp_path / "out")
+    assert "ran no TT-Lang operation" in str(info.value)
+
+
+def test_tutorials_of_the_tt_lang_simulator_if_torch_is_installed(tmp_path):
+    torch = pytest.importorskip("torch")
+    del torch
+    script = tmp_path / "torch_script.py"
+    script.write_text((SCRIPTS / "tt_lang_style_eltwise.py").read_text()
+                      .replace("import numpy as np", "import numpy as np\nimport torch"))
+    assert run_script(script) == 0

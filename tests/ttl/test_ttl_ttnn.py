@@ -1,0 +1,85 @@
+"""The host tensor module (tilefold.ttnn): data types round like the device, layouts, devices."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import tilefold.ttnn as ttnn
+from tilefold.errors import LayoutError
+from tilefold.layout.formats import DataFormat
+
+
+def test_bfloat16_rounds_to_nearest_even():
+    # 1 + 2**-8 lies halfway between two bfloat16 values: it rounds to the even one (1.0);
+    # 1 + 3 * 2**-8 rounds up to 1 + 2**-6.
+    t = ttnn.from_numpy(np.array([1 + 2 ** -8, 1 + 3 * 2 ** -8], dtype=np.float32), dtype=ttnn.bfloat16)
+    np.testing.assert_array_equal(ttnn.to_numpy(t), [1.0, 1 + 2 ** -6])
+
+
+def test_bfloat8_b_shares_one_exponent_per_16_values():
+    values = np.zeros((32, 32), dtype=np.float32)
+    values[0, 0], values[0, 1] = 1.0, 0.01      # same face row: 0.01 loses its bits below 2**-6 of 1.0
+    values[1, 0] = 0.01                         # another row keeps its own exponent
+    t = ttnn.from_numpy(values, dtype=ttnn.bfloat8_b, layout=ttnn.TILE_LAYOUT)
+    got = ttnn.to_numpy(t)
+    assert got[0, 0] == 1.0
+    assert got[0, 1] == pytest.approx(np.round(0.01 * 64) / 64)
+    assert got[1, 0] == pytest.approx(0.01, rel=0.01)
+
+
+def test_bfloat8_b_needs_tile_layout():
+    with pytest.raises(LayoutError):
+        ttnn.from_numpy(np.ones((32, 32), dtype=np.float32), dtype=ttnn.bfloat8_b, layout=ttnn.ROW_MAJOR_LAYOUT)
+
+
+def test_default_data_types_of_numpy_arrays():
+    assert ttnn.from_numpy(np.ones((2, 2), dtype=np.float32)).dtype is ttnn.float32
+    assert ttnn.from_numpy(np.ones((2, 2), dtype=ml_dtypes.bfloat16)).dtype is ttnn.bfloat16
+    assert ttnn.from_numpy(np.ones((2, 2), dtype=np.int32)).dtype is ttnn.int32
+
+
+def test_tensor_properties():
+    t = ttnn.zeros((40, 70), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, memory_config=ttnn.L1_MEMORY_CONFIG)
+    assert tuple(t.shape) == (40, 70) and tuple(t.padded_shape) == (64, 96)
+    assert t.dtype.data_format is DataFormat.Float16_b and t.layout is ttnn.TILE_LAYOUT
+    assert t.memory_config() is ttnn.L1_MEMORY_CONFIG
+
+
+def test_host_operations_round_each_result():
+    a = ttnn.from_numpy(np.full((2, 2), 1 + 2 ** -7, dtype=np.float32), dtype=ttnn.bfloat16)
+    b = ttnn.from_numpy(np.full((2, 2), 1 + 2 ** -7, dtype=np.float32), dtype=ttnn.bfloat16)
+    product = ttnn.to_numpy(ttnn.multiply(a, b))         # (1 + 2**-7)**2 = 1 + 2**-6 + 2**-14 -> 1 + 2**-6
+    np.testing.assert_array_equal(product, np.full((2, 2), 1 + 2 ** -6, dtype=np.float32))
+    # 2 + 2**-7 is halfway between the bfloat16 values 2 and 2 + 2**-6: it rounds to the even one
+    np.testing.assert_array_equal(ttnn.to_numpy(ttnn.add(a, 1.0)), np.full((2, 2), 2.0))
+    np.testing.assert_array_equal(ttnn.to_numpy(ttnn.relu(ttnn.subtract(a, 2.0))), np.zeros((2, 2)))
+    np.testing.assert_allclose(ttnn.to_numpy(ttnn.matmul(a, b)), np.full((2, 2), 2 * (1 + 2 ** -7) ** 2), rtol=4e-3)
+
+
+def test_devices_open_and_close():
+    device = ttnn.open_device(device_id=0)
+    grid = device.compute_with_storage_grid_size()
+    assert (grid.x, grid.y) == (8, 8)
+    ttnn.close_device(device)
+    assert not device.is_open
+
+
+def test_torch_round_trip_when_torch_is_installed():
+    torch = pytest.importorskip("torch")
+    x = torch.rand((32, 32), dtype=torch.bfloat16)
+    t = ttnn.from_torch(x, layout=ttnn.TILE_LAYOUT)
+    assert t.dtype is ttnn.bfloat16
+    assert torch.equal(ttnn.to_torch(t), x)
+
+
+def test_to_torch_without_torch_says_what_to_use():
+    try:
+        import torch  # noqa: F401
+        pytest.skip("torch is installed")
+    except ImportError:
+        pass
+    with pytest.raises(LayoutError) as info:
+        ttnn.to_torch(ttnn.zeros((2, 2)))
+    assert "to_numpy" in str(info.value)

@@ -1,0 +1,88 @@
+"""Helpers of the TT-Lang tests: examples, running the pipeline, FileCheck, expected error lines."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import inspect
+import io
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+from filecheck.matcher import Matcher
+from filecheck.options import Options
+
+from tilefold.arch import get_arch
+from tilefold.errors import TilefoldError
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples" / "ttl"
+
+
+def load_example(name: str):
+    """Import ``examples/ttl/<name>.py`` (once per process)."""
+    module_name = f"tilefold_example_ttl_{name}"
+    if module_name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(module_name, EXAMPLES / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[module_name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[module_name]
+
+
+def filecheck(text: str, checks: str) -> None:
+    """Match ``text`` against FileCheck ``checks`` (CHECK, CHECK-NEXT, CHECK-SAME, CHECK-NOT ...)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        check_file, input_file = Path(tmp, "checks"), Path(tmp, "input")
+        check_file.write_text(checks)
+        input_file.write_text(text)
+        stderr = io.StringIO()
+        with contextlib.redirect_stderr(stderr):
+            matcher = Matcher.from_opts(Options(match_filename=str(check_file), input_file=str(input_file)))
+            code = matcher.run()
+    if code != 0:
+        pytest.fail(f"FileCheck failed:\n{stderr.getvalue()}\n--- input ---\n{text}")
+
+
+def marked_line(function, marker: str = "# error") -> int:
+    """The line of ``function``'s source (a test function) that ends with ``marker``."""
+    lines, start = inspect.getsourcelines(function)
+    hits = [start + i for i, line in enumerate(lines) if line.rstrip().endswith(marker)]
+    assert len(hits) == 1, f"expected one line marked {marker!r} in {function.__name__}, found {len(hits)}"
+    return hits[0]
+
+
+def expect_error(run, test, error=TilefoldError, *fragments: str):
+    """``run()`` raises one ``error`` whose message starts with this file's line marked ``# error`` in
+    ``test`` and contains every fragment."""
+    with pytest.raises(error) as info:
+        run()
+    message = str(info.value)
+    line = marked_line(test)
+    assert message.startswith(f"{inspect.getsourcefile(test)}:{line}: "), message
+    for fragment in fragments:
+        assert fragment in message, f"{fragment!r} not in {message!r}"
+    return info.value
+
+
+def compiled(operation, *tensors):
+    """The CompiledOperation (lowered module, Program, IR after each pass) of one call."""
+    from tilefold.frontend.ttl.runner import compile_built
+
+    return compile_built(operation.build(tensors, {}), get_arch(None))
+
+
+def tile_tensor(shape, seed=0, dtype="bfloat16", scale=1.0):
+    import tilefold.ttnn as ttnn
+
+    values = (np.random.default_rng(seed).standard_normal(shape) * scale).astype(np.float32)
+    return ttnn.from_numpy(values, dtype=getattr(ttnn, dtype), layout=ttnn.TILE_LAYOUT)
+
+
+def zeros(shape, dtype="bfloat16"):
+    import tilefold.ttnn as ttnn
+
+    return ttnn.zeros(shape, dtype=getattr(ttnn, dtype), layout=ttnn.TILE_LAYOUT)

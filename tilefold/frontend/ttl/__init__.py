@@ -1,0 +1,20 @@
+"""TT-Lang, the front end with explicit dataflow: ``@ttl.operation`` with compute and data movement kernels.
+
+Reads: Python functions written in the TT-Lang programming model (TT-Lang 1.x): an operation
+over device tensors whose body makes dataflow buffers and pipe nets and defines one
+``@ttl.compute()`` and up to two ``@ttl.datamovement()`` kernel functions. Writes: ``ttl`` IR
+(:mod:`tilefold.ir.ttl`) for the seed-003 pipeline, a :class:`~tilefold.program.Program`, runs
+on the simulated device and TT-Metalium projects.
+
+Modules: :mod:`.api` (the names scripts use), :mod:`.operation` (the operation and one call of
+it), :mod:`.capture` (what the body creates), :mod:`.grid`, :mod:`.dataflow_buffers`,
+:mod:`.pipes`, :mod:`.kernels`, :mod:`.math_api` (the block functions); building kernels:
+:mod:`.builder` (statements), :mod:`.expressions`, :mod:`.scalars`, :mod:`.variables`,
+:mod:`.values`, :mod:`.acquisition`, :mod:`.block_states`, :mod:`.block_expressions`,
+:mod:`.data_movement`; after the pipeline: :mod:`.program_builder`, :mod:`.runner`;
+:mod:`.session` (device and output settings) and :mod:`.script` (``tilefold sim`` /
+``compile`` / ``run`` of a script).
+"""
+
+from tilefold.frontend.ttl.api import *  # noqa: F401,F403
+from tilefold.frontend.ttl.api import __all__  # noqa: F401

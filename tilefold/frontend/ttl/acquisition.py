@@ -1,0 +1,99 @@
+"""Acquiring and releasing blocks of dataflow buffers in a kernel.
+
+Reads: ``dfb.reserve()``, ``dfb.wait()``, ``blk.push()``, ``blk.pop()`` (and ``dfb.push()`` /
+``dfb.pop()``, which release the oldest block). Writes: ``ttl.cb_reserve`` / ``ttl.cb_wait`` (with
+the number of blocks of the same buffer end already held, ``depth``) and ``ttl.cb_push`` /
+``ttl.cb_pop``.
+
+A kernel may hold several blocks of one buffer end at once; they are released oldest first,
+as the circular buffer's FIFO requires. A compute kernel addresses tiles relative to the FIFO's
+pointers, so it may not use a block after an older block of the same end was released.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from tilefold.frontend.ttl.block_states import BlockState
+from tilefold.frontend.ttl.values import Block
+from tilefold.ir import ttl
+
+
+class AcquisitionBuilder:
+    """Mixin of :class:`~.builder.KernelBuilder`."""
+
+    def _ends(self, dfb) -> dict:
+        return self.held.setdefault(dfb.index, {"reserve": [], "wait": []})
+
+    def acquire(self, dfb, kind: str, node: ast.AST) -> Block:
+        if dfb.hidden:
+            raise self.error(f"{dfb.name} is managed by the compiler", node)
+        held = self._ends(dfb)[kind]
+        depth = len(held)
+        if (depth + 1) * 1 > dfb.block_count:
+            raise self.error(f"{dfb.name}.{kind}() would hold {depth + 1} blocks of a buffer with block_count="
+                             f"{dfb.block_count}; it could never succeed — release a block first or raise "
+                             "block_count", node)
+        cb = self.cb_value(dfb)
+        self.node = node
+        cls = ttl.CBReserveOp if kind == "reserve" else ttl.CBWaitOp
+        op = self.emit(cls(cb, depth))
+        name = self.pending_name(node) or f"{dfb.name}_blk"
+        op.result.name_hint = name
+        status = BlockState(name, kind, self.kind, self.location(node))
+        block = Block(dfb, op.result, status, depth)
+        held.append(block)
+        return block
+
+    def pending_name(self, node: ast.AST) -> str | None:
+        """The name a ``with ... as NAME`` or ``NAME = ...`` statement binds the value to."""
+        stmt = self.current_statement()
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
+                and stmt.value is node:
+            return stmt.targets[0].id
+        if isinstance(stmt, ast.With):
+            for item in stmt.items:
+                if item.context_expr is node and isinstance(item.optional_vars, ast.Name):
+                    return item.optional_vars.id
+        return None
+
+    def current_statement(self):
+        return getattr(self, "_statement", None)
+
+    def check_position(self, block: Block, node: ast.AST) -> None:
+        """In a compute kernel a block's tiles are addressed from the FIFO pointer: it must still be
+        at the position it was acquired at."""
+        if self.kind != "compute":
+            return
+        held = self._ends(block.dfb)[block.acquired]
+        position = next((i for i, b in enumerate(held) if b is block), None)
+        if position is not None and position != block.depth:
+            raise self.error(f"{block.name} is used after an older block of {block.dfb.name} was released; in a "
+                             "compute kernel release blocks of one buffer after you are done with the younger ones",
+                             node)
+
+    def release(self, block: Block, node: ast.AST) -> None:
+        held = self._ends(block.dfb)[block.acquired]
+        verb = "push" if block.acquired == "reserve" else "pop"
+        if block.status.released:
+            raise self.error(f"{block.name} was already released; each block is {verb}ed once", node)
+        if not held or held[0] is not block:
+            raise self.error(f"{block.name} is released before an older block of {block.dfb.name}; blocks of one "
+                             f"buffer are {verb}ed in the order they were acquired", node)
+        self.before_release(block, node)
+        block.status.release(self.location(node))
+        self.node = node
+        cls = ttl.CBPushOp if block.acquired == "reserve" else ttl.CBPopOp
+        self.emit(cls(self.cb_value(block.dfb)))
+        held.pop(0)
+
+    def release_oldest(self, dfb, kind: str, node: ast.AST) -> None:
+        end = "reserve" if kind == "push" else "wait"
+        held = self._ends(dfb)[end]
+        if not held:
+            raise self.error(f"{dfb.name}.{kind}() but no block of {dfb.name} is held from "
+                             f"{end}(); call {dfb.name}.{end}() first", node)
+        self.release(held[0], node)
+
+    def before_release(self, block: Block, node: ast.AST) -> None:
+        """Hook: materialize pending values into a block before it is released."""

@@ -1,0 +1,466 @@
+"""Block expressions in a compute kernel: operators, ``ttl.math`` functions, ``store`` and accumulators.
+
+Reads: operands that are blocks, block expressions and Python numbers. Writes: block-level
+``ttl`` ops (``ttl.add``, ``ttl.mul_scalar``, ``ttl.exp``, ``ttl.matmul``, ``ttl.bcast``,
+``ttl.reduce_sum``, ``ttl.fill`` ...) on ``tensor<r x c x !ttcore.tile<...>>`` values and
+``ttl.store`` into reserved blocks. Fusing and scheduling them on the Tensix engine is the
+pipeline's job (``convert-ttl-to-compute`` and after).
+
+Shapes are in tiles. Element-wise operands must have the same shape — a block of another shape
+must be broadcast explicitly with ``ttl.math.broadcast``; ``a @ b`` needs ``(M, K) @ (K, N)``;
+``reduce_sum`` / ``reduce_max`` over ``dims`` give 1 in those dims; ``broadcast`` expands dims of
+size 1. A block expression variable whose value crosses loop iterations (``y += a @ b`` in a
+loop) becomes an :class:`~.values.Accumulator` kept in a dataflow buffer of its own; a reserved
+block accumulated into in a loop (``y_blk += ...``) is accumulated the same way and stored into
+the block when the loop ends.
+
+Errors: shape mismatches, block math in a data movement kernel, a block read before it is
+written, a store into a waited block, unknown keywords of the block functions.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+
+from tilefold.frontend.ttl.acquisition import AcquisitionBuilder
+from tilefold.frontend.ttl.dataflow_buffers import hidden_dataflow_buffer
+from tilefold.frontend.ttl.math_api import BINARY, UNARY
+from tilefold.frontend.ttl.scalars import Scalar
+from tilefold.frontend.ttl.values import Accumulator, Block, BlockExpression
+from tilefold.ir import ttl
+from tilefold.layout.formats import DataFormat
+
+_OPERATOR_NAMES = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div"}
+_SCALAR_OPS = {ast.Add: "add_scalar", ast.Sub: "sub_scalar", ast.Mult: "mul_scalar", ast.Div: "div_scalar"}
+
+
+def _number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _shape_text(shape) -> str:
+    return "x".join(str(s) for s in shape)
+
+
+class BlockExpressionBuilder(AcquisitionBuilder):
+    """Mixin of :class:`~.builder.KernelBuilder`."""
+
+    # -- operands ---------------------------------------------------------------------------
+
+    def require_compute(self, node, what: str) -> None:
+        if self.kind != "compute":
+            raise self.error(f"{what} is computed by the compute kernel; a data movement kernel moves blocks with "
+                             "ttl.copy", node)
+
+    def operand(self, value, node) -> BlockExpression:
+        """A block or block expression as an SSA tensor value (reading it)."""
+        if isinstance(value, BlockExpression):
+            return value
+        if isinstance(value, Block):
+            self.require_compute(node, f"reading {value.name}")
+            self.check_position(value, node)
+            if value.acquired == "reserve":
+                if value.accumulator is not None:
+                    return self.accumulator_read(value.accumulator, node)
+                value.status.read(self.location(node))     # raises when nothing was stored yet
+                return BlockExpression(value.stored, value.shape, value.data_format)
+            value.status.read(self.location(node))
+            return BlockExpression(value.value, value.shape, value.data_format)
+        raise self.error(f"{self.describe(value)} is not a block or a block expression", node)
+
+    @staticmethod
+    def result_format(*operands: BlockExpression) -> DataFormat:
+        if any(o.data_format is DataFormat.Float32 for o in operands):
+            return DataFormat.Float32
+        return DataFormat.Float16_b
+
+    def make(self, name: str, operands: list[BlockExpression], shape, node, params=None, dims=None,
+             fmt: DataFormat | None = None) -> BlockExpression:
+        fmt = fmt or self.result_format(*operands)
+        result_type = ttl.block_type(shape, ttl.tile_type(fmt))
+        self.node = node
+        op = self.emit(ttl.make_block_op(name, [o.value for o in operands], result_type, params, dims))
+        return BlockExpression(op.result, tuple(shape), fmt)
+
+    def same_shape(self, a: BlockExpression, b: BlockExpression, node, what: str) -> None:
+        if a.shape != b.shape:
+            raise self.error(f"{what}: the operands have shapes {_shape_text(a.shape)} and {_shape_text(b.shape)} "
+                             "(in tiles); they must match — broadcast the smaller one with "
+                             "ttl.math.broadcast(x, dims=[...], shape=...)", node)
+
+    # -- operators ----------------------------------------------------------------------------
+
+    def block_binary(self, op: type, left, right, node):
+        self.require_compute(node, "block arithmetic")
+        if op is ast.MatMult:
+            a, b = self.operand(left, node), self.operand(right, node)
+            return self.matmul(a, b, node)
+        if op is ast.Pow:
+            if not (isinstance(right, int) and not isinstance(right, bool) and right >= 0):
+                raise self.error("a block can only be raised to a non-negative integer power (x ** 2)", node)
+            a = self.operand(left, node)
+            if right == 2:
+                return self.make("square", [a], a.shape, node)
+            if right == 1:
+                return a
+            return self.make("power", [a], a.shape, node, {"exponent": float(right)})
+        if _number(left) or _number(right):
+            if isinstance(left, Scalar) or isinstance(right, Scalar):
+                raise self.error("a block cannot be combined with a runtime integer", node)
+            return self.scalar_binary(op, left, right, node)
+        if op not in _OPERATOR_NAMES:
+            raise self.error(f"blocks support + - * / @ and ** with an integer; not {ast.unparse(node)[:40]}", node)
+        return self.block_binary_named(_OPERATOR_NAMES[op], left, right, node)
+
+    def block_binary_named(self, name: str, left, right, node):
+        self.require_compute(node, "block arithmetic")
+        if _number(left) or _number(right):
+            table = {"max": "max_scalar", "min": "min_scalar"}
+            if name in table:
+                block, number = (right, left) if _number(left) else (left, right)
+                a = self.operand(block, node)
+                return self.make(table[name], [a], a.shape, node, {"value": float(number)})
+            raise self.error(f"{name} of a block and a number is not supported; use a block for both", node)
+        a, b = self.operand(left, node), self.operand(right, node)
+        self.same_shape(a, b, node, f"element-wise {name}")
+        return self.make(name, [a, b], a.shape, node)
+
+    def scalar_binary(self, op: type, left, right, node):
+        if op not in _SCALAR_OPS:
+            raise self.error(f"a block and a number combine with + - * /; not {ast.unparse(node)[:40]}", node)
+        if _number(right):
+            a = self.operand(left, node)
+            if op is ast.Div and right == 0:
+                raise self.error("division of a block by zero", node)
+            return self.make(_SCALAR_OPS[op], [a], a.shape, node, {"value": float(right)})
+        a = self.operand(right, node)
+        if op is ast.Add or op is ast.Mult:
+            return self.make(_SCALAR_OPS[op], [a], a.shape, node, {"value": float(left)})
+        if op is ast.Sub:
+            return self.make("rsub_scalar", [a], a.shape, node, {"value": float(left)})
+        recip = self.make("recip", [a], a.shape, node)
+        return self.make("mul_scalar", [recip], a.shape, node, {"value": float(left)})
+
+    def block_unary(self, name: str, value, node):
+        self.require_compute(node, f"ttl.math.{name}")
+        a = self.operand(value, node)
+        return self.make(name, [a], a.shape, node)
+
+    def matmul(self, a: BlockExpression, b: BlockExpression, node) -> BlockExpression:
+        if len(a.shape) != 2 or len(b.shape) != 2:
+            raise self.error(f"a @ b multiplies 2-D blocks; the operands have shapes {_shape_text(a.shape)} and "
+                             f"{_shape_text(b.shape)}", node)
+        if a.shape[1] != b.shape[0]:
+            raise self.error(f"a @ b needs (M, K) @ (K, N); the operands have shapes {_shape_text(a.shape)} and "
+                             f"{_shape_text(b.shape)} (in tiles)", node)
+        return self.make("matmul", [a, b], (a.shape[0], b.shape[1]), node)
+
+    # -- ttl.math / ttl.block functions -----------------------------------------------------------
+
+    def block_function(self, fn, args, kwargs, node):
+        self.require_compute(node, f"ttl.{fn.namespace}.{fn.name}")
+        name = fn.name
+        if name in UNARY:
+            self._arity(fn, args, kwargs, 1, node)
+            return self.block_unary(UNARY[name], args[0], node)
+        if name in BINARY:
+            self._arity(fn, args, kwargs, 2, node)
+            return self.block_binary_named(BINARY[name], args[0], args[1], node)
+        handler = getattr(self, f"fn_{name}")
+        return handler(fn, args, kwargs, node)
+
+    def _arity(self, fn, args, kwargs, n: int, node, allowed: tuple[str, ...] = ()) -> None:
+        unknown = set(kwargs) - set(allowed)
+        if unknown:
+            raise self.error(f"ttl.{fn.namespace}.{fn.name}() got unexpected keyword(s) {', '.join(sorted(unknown))}",
+                             node)
+        if len(args) != n:
+            raise self.error(f"ttl.{fn.namespace}.{fn.name}() takes {n} positional argument(s), got {len(args)}", node)
+
+    def _kw(self, fn, args, kwargs, names: tuple[str, ...], node) -> dict:
+        """Bind positional and keyword arguments to ``names``."""
+        if len(args) > len(names):
+            raise self.error(f"ttl.{fn.namespace}.{fn.name}() takes at most {len(names)} arguments", node)
+        bound = dict(zip(names, args))
+        for k, v in kwargs.items():
+            if k not in names:
+                raise self.error(f"ttl.{fn.namespace}.{fn.name}() got an unexpected keyword {k!r}", node)
+            if k in bound:
+                raise self.error(f"ttl.{fn.namespace}.{fn.name}() got {k!r} twice", node)
+            bound[k] = v
+        return bound
+
+    def fn_max(self, fn, args, kwargs, node):
+        self._arity(fn, args, kwargs, 2, node)
+        return self.block_binary_named("max", args[0], args[1], node)
+
+    def fn_min(self, fn, args, kwargs, node):
+        self._arity(fn, args, kwargs, 2, node)
+        return self.block_binary_named("min", args[0], args[1], node)
+
+    def fn_clamp(self, fn, args, kwargs, node):
+        b = self._kw(fn, args, kwargs, ("expr", "min", "max"), node)
+        a = self.operand(b.get("expr"), node)
+        lo, hi = b.get("min"), b.get("max")
+        if not (_number(lo) and _number(hi)):
+            raise self.error("ttl.math.clamp(x, min, max) needs numbers for min and max", node)
+        return self.make("clamp", [a], a.shape, node, {"min": float(lo), "max": float(hi)})
+
+    def fn_hardtanh(self, fn, args, kwargs, node):
+        b = self._kw(fn, args, kwargs, ("expr", "min", "max"), node)
+        return self.fn_clamp(fn, [b.get("expr"), b.get("min", -1.0), b.get("max", 1.0)], {}, node)
+
+    def fn_pow(self, fn, args, kwargs, node):
+        b = self._kw(fn, args, kwargs, ("expr", "exponent"), node)
+        return self.block_binary(ast.Pow, b.get("expr"), b.get("exponent"), node)
+
+    def fn_rsub(self, fn, args, kwargs, node):
+        b = self._kw(fn, args, kwargs, ("expr", "value"), node)
+        return self.scalar_binary(ast.Sub, b.get("value"), b.get("expr"), node)
+
+    def fn_relu_max(self, fn, args, kwargs, node):
+        b = self._kw(fn, args, kwargs, ("expr", "upper_limit"), node)
+        return self.block_unary("relu", self.block_binary_named("min", b["expr"], b["upper_limit"], node), node)
+
+    def fn_relu_min(self, fn, args, kwargs, node):
+        b = self._kw(fn, args, kwargs, ("expr", "lower_limit"), node)
+        return self.block_unary("relu", self.block_binary_named("max", b["expr"], b["lower_limit"], node), node)
+
+    def fn_where(self, fn, args, kwargs, node):
+        b = self._kw(fn, args, kwargs, ("condition", "true_value", "false_value"), node)
+        ops = [self.operand(b.get(k), node) for k in ("condition", "true_value", "false_value")]
+        self.same_shape(ops[0], ops[1], node, "ttl.math.where")
+        self.same_shape(ops[0], ops[2], node, "ttl.math.where")
+        return self.make("where", ops, ops[0].shape, node, fmt=self.result_format(ops[1], ops[2]))
+
+    def fn_transpose(self, fn, args, kwargs, node):
+        self._arity(fn, args, kwargs, 1, node)
+        a = self.operand(args[0], node)
+        if len(a.shape) != 2:
+            raise self.error(f"ttl.math.transpose needs a 2-D block, not {_shape_text(a.shape)}", node)
+        return self.make("transpose", [a], (a.shape[1], a.shape[0]), node)
+
+    def _target_shape(self, fn, bound: dict, node, rank_of=None) -> tuple[int, ...]:
+        shape = bound.get("shape")
+        out = bound.get("out_blk")
+        if shape is None and isinstance(out, Block):
+            shape = out.shape
+        if shape is None:
+            raise self.error(f"ttl.{fn.namespace}.{fn.name}() needs the result shape: shape=(rows, cols) or the "
+                             "output block", node)
+        try:
+            shape = tuple(int(s) for s in shape)
+        except (TypeError, ValueError):
+            raise self.error(f"ttl.{fn.namespace}.{fn.name}(shape={shape!r}): shape is a tuple of compile-time "
+                             "integers", node) from None
+        if any(s <= 0 for s in shape):
+            raise self.error(f"ttl.{fn.namespace}.{fn.name}(shape={shape!r}): sizes must be positive", node)
+        return shape
+
+    @staticmethod
+    def _normalize_dims(dims, rank: int):
+        if isinstance(dims, int):
+            dims = [dims]
+        out = []
+        for d in dims:
+            if not isinstance(d, int) or not -rank <= d < rank:
+                return None
+            out.append(d % rank)
+        return sorted(set(out))
+
+    def fn_fill(self, fn, args, kwargs, node):
+        # fill(value, shape=...), fill(out_blk, value) or fill(value, out_blk)
+        values = list(args)
+        bound: dict = {}
+        for v in values:
+            if isinstance(v, Block):
+                bound["out_blk"] = v
+            elif _number(v):
+                bound["value"] = v
+            elif isinstance(v, tuple):
+                bound["shape"] = v
+            else:
+                raise self.error(f"ttl.{fn.namespace}.fill: unexpected argument {self.describe(v)}", node)
+        for k, v in kwargs.items():
+            if k not in ("value", "shape", "out_blk"):
+                raise self.error(f"ttl.{fn.namespace}.fill() got an unexpected keyword {k!r}", node)
+            bound[k] = v
+        if not _number(bound.get("value")):
+            raise self.error(f"ttl.{fn.namespace}.fill needs a number to fill with", node)
+        shape = self._target_shape(fn, bound, node)
+        if len(shape) < 2:
+            raise self.error(f"ttl.{fn.namespace}.fill(shape={shape}) needs at least 2 dimensions (tiles)", node)
+        return self.make("fill", [], shape, node, {"value": float(bound["value"])}, fmt=DataFormat.Float16_b)
+
+    def _shaped_arguments(self, fn, args, kwargs, node) -> dict:
+        """Bind ``(expr, [out_blk | dims | shape | scaler]...)`` by the kind of each positional value."""
+        if not args:
+            raise self.error(f"ttl.{fn.namespace}.{fn.name}() needs a block expression", node)
+        bound: dict = {"expr": args[0]}
+        for v in args[1:]:
+            if isinstance(v, Block) and "out_blk" not in bound and fn.name == "broadcast":
+                key = "out_blk"
+            elif isinstance(v, (Block, BlockExpression)):
+                key = "scaler"
+            elif isinstance(v, list) or (isinstance(v, int) and not isinstance(v, bool)):
+                key = "dims"
+            elif isinstance(v, tuple):
+                key = "shape" if "dims" in bound or fn.name != "broadcast" or len(args) > 2 else "dims"
+            else:
+                raise self.error(f"ttl.{fn.namespace}.{fn.name}(): unexpected argument {self.describe(v)}", node)
+            if key in bound:
+                raise self.error(f"ttl.{fn.namespace}.{fn.name}(): {key} given twice", node)
+            bound[key] = v
+        for k, v in kwargs.items():
+            if k not in ("dims", "shape", "out_blk", "scaler"):
+                raise self.error(f"ttl.{fn.namespace}.{fn.name}() got an unexpected keyword {k!r}", node)
+            if k in bound:
+                raise self.error(f"ttl.{fn.namespace}.{fn.name}(): {k} given twice", node)
+            bound[k] = v
+        return bound
+
+    def fn_broadcast(self, fn, args, kwargs, node):
+        bound = self._shaped_arguments(fn, args, kwargs, node)
+        a = self.operand(bound["expr"], node)
+        target = self._target_shape(fn, bound, node)
+        if len(target) != len(a.shape):
+            raise self.error(f"ttl.{fn.namespace}.broadcast: the block has {len(a.shape)} dimensions but the target "
+                             f"shape {_shape_text(target)} has {len(target)}", node)
+        dims = self._normalize_dims(bound.get("dims"), len(a.shape)) if bound.get("dims") is not None else None
+        if not dims:
+            raise self.error(f"ttl.{fn.namespace}.broadcast needs dims=[...] naming the dimensions to broadcast "
+                             f"(indices of a {len(a.shape)}-D block)", node)
+        for d in dims:
+            if a.shape[d] != 1:
+                raise self.error(f"ttl.{fn.namespace}.broadcast along dimension {d}: the block has {a.shape[d]} tiles "
+                                 "there; only a dimension of size 1 can be broadcast", node)
+        for d, (s, t) in enumerate(zip(a.shape, target)):
+            if d not in dims and s != t:
+                raise self.error(f"ttl.{fn.namespace}.broadcast: dimension {d} is {s} in the block but {t} in the "
+                                 "target shape and is not broadcast", node)
+        return self.make("bcast", [a], target, node, dims=tuple(dims))
+
+    def _reduce(self, kind: str, fn, args, kwargs, node):
+        bound = self._shaped_arguments(fn, args, kwargs, node)
+        if bound.get("scaler") is not None:
+            raise self.error(f"ttl.math.{kind}: a scaler block is not supported; scale the result instead", node)
+        a = self.operand(bound["expr"], node)
+        rank = len(a.shape)
+        dims = self._normalize_dims(bound.get("dims"), rank) if bound.get("dims") is not None else None
+        if not dims:
+            raise self.error(f"ttl.math.{kind} needs dims=[...] naming the dimensions to reduce (indices of a "
+                             f"{rank}-D block)", node)
+        if not ({rank - 1, rank - 2} & set(dims)):
+            raise self.error(f"ttl.math.{kind} over dims {dims} only: reduce over the last two dimensions (rows or "
+                             "columns of tiles)", node)
+        result = tuple(1 if d in dims else s for d, s in enumerate(a.shape))
+        if bound.get("shape") is not None:
+            shape = self._target_shape(fn, bound, node)
+            if shape != result:
+                raise self.error(f"ttl.math.{kind}: reducing a {_shape_text(a.shape)} block over dims {dims} gives "
+                                 f"{_shape_text(result)}, not {_shape_text(shape)}", node)
+        return self.make(kind, [a], result, node, dims=tuple(dims))
+
+    def fn_reduce_sum(self, fn, args, kwargs, node):
+        return self._reduce("reduce_sum", fn, args, kwargs, node)
+
+    def fn_reduce_max(self, fn, args, kwargs, node):
+        return self._reduce("reduce_max", fn, args, kwargs, node)
+
+    # -- store --------------------------------------------------------------------------------
+
+    def store(self, block: Block, value, node) -> None:
+        self.require_compute(node, f"{block.name}.store()")
+        if isinstance(value, Block) and value is block:
+            raise self.error(f"{block.name}.store({block.name}) stores a block into itself", node)
+        if _number(value):
+            raise self.error(f"{block.name}.store() takes a block expression; for a constant use "
+                             f"ttl.math.fill({value}, shape={block.shape})", node)
+        v = self.operand(value, node)
+        if v.shape != block.shape:
+            raise self.error(f"{block.name}.store(): the expression has shape {_shape_text(v.shape)} but the block "
+                             f"is {_shape_text(block.shape)} (in tiles); they must match", node)
+        if not block.dfb.is_tiled:
+            raise self.error(f"{block.name} belongs to a row-major buffer; compute kernels work on tiled blocks",
+                             node)
+        self.check_position(block, node)
+        block.status.store(self.location(node))
+        if block.accumulator is not None:
+            self.accumulator_assign(block.accumulator, v, node)
+            return
+        self.node = node
+        self.emit(ttl.StoreOp(v.value, block.value))
+        block.stored = v.value
+
+    def accumulate_into_block(self, block: Block, op: type, operand) -> None:
+        node = self.node
+        self.require_compute(node, f"{block.name} += ...")
+        if block.acquired != "reserve":
+            raise self.error(f"{block.name} was obtained with wait(); accumulate into a block from reserve()", node)
+        if block.stored is None and block.accumulator is None:
+            raise self.error(f"{block.name} has no value yet; store() into it before accumulating into it", node)
+        current = self.operand(block, node)
+        self.store(block, self.binary(op, current, operand, node), node)
+
+    # -- accumulators ---------------------------------------------------------------------------
+
+    def _accumulator_format(self, value: BlockExpression) -> DataFormat:
+        if self.options.get("fp32_dest_acc_en") or value.data_format is DataFormat.Float32:
+            return DataFormat.Float32
+        return DataFormat.Float16_b
+
+    def make_accumulator(self, name: str, value: BlockExpression, node) -> Accumulator:
+        fmt = self._accumulator_format(value)
+        dfb = hidden_dataflow_buffer(value.shape, fmt, f"{name} (accumulator)", self.location(node))
+        cb = self.cb_value(dfb)
+        acc = Accumulator(dfb, cb, name, self.location(node))
+        region = next(r for r in reversed(self.regions) if r.kind in ("loop", "function"))
+        region.accumulators.append(acc)
+        self.accumulator_assign(acc, value, node)
+        return acc
+
+    def accumulator_assign(self, acc: Accumulator, value, node) -> None:
+        v = self.operand(value, node)
+        if v.shape != acc.dfb.shape:
+            raise self.error(f"{acc.name} holds a {_shape_text(acc.dfb.shape)} block; it cannot take a value of shape "
+                             f"{_shape_text(v.shape)}", node)
+        self.node = node
+        new = self.emit(ttl.CBReserveOp(acc.cb))
+        new.result.name_hint = f"{acc.dfb.ir_name}_next"
+        self.emit(ttl.StoreOp(v.value, new.result))
+        if acc.holds:
+            self.emit(ttl.CBPopOp(acc.cb))
+        self.emit(ttl.CBPushOp(acc.cb))
+        acc.holds = True
+
+    def accumulator_read(self, acc: Accumulator, node) -> BlockExpression:
+        if not acc.holds:
+            raise self.error(f"{acc.name} has no value here", node)
+        self.node = node
+        op = self.emit(ttl.CBWaitOp(acc.cb))
+        op.result.name_hint = acc.dfb.ir_name
+        return BlockExpression(op.result, acc.dfb.shape, acc.dfb.data_format)
+
+    def promote_block(self, block: Block, stmt) -> Block:
+        """A reserved block accumulated into in a loop: keep its value in an accumulator."""
+        if block.acquired != "reserve" or block.stored is None:
+            raise self.error(f"{block.name} is assigned in this loop; only a reserved block that already holds a "
+                             "value can be accumulated into across loop iterations", stmt)
+        value = BlockExpression(block.stored, block.shape, block.data_format)
+        block.accumulator = self.make_accumulator(block.name, value, stmt)
+        return block
+
+    def finish_block_accumulation(self, block: Block, stmt) -> None:
+        """After the loop: store the accumulated value into the block and free the accumulator."""
+        acc = block.accumulator
+        block.accumulator = None
+        value = self.accumulator_read(acc, stmt)
+        self.node = stmt
+        self.emit(ttl.StoreOp(value.value, block.value))
+        block.stored = None
+        self.emit(ttl.CBPopOp(acc.cb))
+        acc.holds = False
+
+
+__all__ = ["BlockExpressionBuilder", "math"]

@@ -1,0 +1,114 @@
+"""The life cycle of a block, checked while a kernel is built (TT-Lang's block states).
+
+Reads: what a kernel does with a block, in program order. Writes: the block's new state, or
+one :class:`KernelError` at the user's line saying what is wrong and what to do instead.
+
+States: **MW** (must be written: reserved, holds garbage), **MR** (must be read: waited for, or
+written), **RW** (read at least once; may be read again or overwritten), **NAW** (no access while
+a ``ttl.copy`` writes it), **ROR** (read only while ``n`` copies read it), **OS** (out of scope:
+pushed or popped). A compute kernel's packer writes only reserved pages, so a compute kernel may
+not store into a block it obtained with ``wait()``; a data-movement kernel may overwrite a waited
+block only after reading it (RW), never before (MR) — that would destroy data it was sent.
+"""
+
+from __future__ import annotations
+
+from tilefold.errors import KernelError, SourceLocation
+
+MW, MR, RW, NAW, ROR, OS = "MW", "MR", "RW", "NAW", "ROR", "OS"
+
+
+class BlockState:
+    """The state of one acquired block."""
+
+    def __init__(self, name: str, acquired: str, kernel_kind: str, location: SourceLocation):
+        self.name = name
+        self.acquired = acquired          # "reserve" | "wait"
+        self.kernel_kind = kernel_kind    # "compute" | "datamovement"
+        self.location = location
+        self.state = MW if acquired == "reserve" else MR
+        self.readers = 0                  # copies reading the block (ROR)
+        self.writer_line: SourceLocation | None = None
+
+    def _gone(self, where: SourceLocation) -> None:
+        if self.state == OS:
+            raise KernelError(f"{self.name} was already released (pushed or popped); acquire a new block with "
+                              "reserve() or wait()", where)
+
+    # -- compute kernels ----------------------------------------------------------------------
+
+    def store(self, where: SourceLocation) -> None:
+        self._gone(where)
+        if self.acquired == "wait":
+            raise KernelError(f"{self.name} was obtained with wait(): a compute kernel can only store into a block "
+                              f"obtained with reserve() (the packer writes reserved pages); reserve a block of an "
+                              f"output buffer and store into it", where)
+        self.state = MR
+
+    def read(self, where: SourceLocation) -> None:
+        self._gone(where)
+        if self.state == MW:
+            raise KernelError(f"{self.name} is read before anything was written into it (it was reserved at "
+                              f"{self.location}); store() into it or copy data into it first", where)
+        if self.state == NAW:
+            raise KernelError(f"{self.name} is read while ttl.copy (at {self.writer_line}) is still writing it; call "
+                              "wait() on that transfer first", where)
+        if self.state == MR:
+            self.state = RW
+
+    # -- data movement ------------------------------------------------------------------------
+
+    def copy_into(self, where: SourceLocation) -> None:
+        self._gone(where)
+        if self.state == NAW:
+            raise KernelError(f"{self.name} is already being written by ttl.copy at {self.writer_line}; wait() on "
+                              "that transfer before copying into the block again", where)
+        if self.state == ROR:
+            raise KernelError(f"{self.name} is being read by a ttl.copy that has not been waited for; wait() on it "
+                              "before overwriting the block", where)
+        if self.acquired == "wait" and self.state == MR:
+            raise KernelError(f"{self.name} was obtained with wait() and has not been read: copying into it would "
+                              "destroy the data it was sent; read it first, or copy into a block obtained with "
+                              "reserve()", where)
+        self.state = NAW
+        self.writer_line = where
+
+    def copy_from(self, where: SourceLocation) -> None:
+        self._gone(where)
+        if self.state == MW:
+            raise KernelError(f"{self.name} is sent before anything was written into it (it was reserved at "
+                              f"{self.location}); copy data into it and wait() for that first", where)
+        if self.state == NAW:
+            raise KernelError(f"{self.name} is sent while ttl.copy (at {self.writer_line}) is still writing it; "
+                              "wait() on that transfer first", where)
+        self.state = ROR
+        self.readers += 1
+
+    def transfer_done(self, into: bool) -> None:
+        if into:
+            self.state = MR
+        else:
+            self.readers -= 1
+            if self.readers == 0:
+                self.state = RW
+
+    # -- release ------------------------------------------------------------------------------
+
+    def release(self, where: SourceLocation) -> None:
+        self._gone(where)
+        verb = "pushed" if self.acquired == "reserve" else "popped"
+        if self.state == NAW:
+            raise KernelError(f"{self.name} is {verb} while ttl.copy (at {self.writer_line}) is still writing it: "
+                              "that transfer is never waited for before the block is released; call .wait() on it "
+                              "first", where)
+        if self.state == ROR:
+            raise KernelError(f"{self.name} is {verb} while a ttl.copy still reads it: that transfer is never "
+                              "waited for before the block is released; call .wait() on it first", where)
+        if self.acquired == "reserve" and self.state == MW:
+            raise KernelError(f"{self.name} is pushed but nothing was written into it; store() into it (compute) or "
+                              "copy into it and wait() (data movement) before it is pushed", where)
+        self.state = OS
+
+    @property
+    def released(self) -> bool:
+        return self.state == OS

@@ -1,0 +1,516 @@
+"""A TT-Lang kernel function → a ``func.func`` of ``ttl`` ops (the input of the seed-003 pipeline).
+
+Reads: a :class:`~tilefold.frontend.ttl.kernels.KernelDefinition`, the source of its function, and
+the :class:`~tilefold.frontend.ttl.capture.OperationCapture` it belongs to (tensors, dataflow
+buffers, pipe nets, grid). Writes: ``func.func @<name>() attributes {ttkernel.thread = "compute" |
+"noc", ttl.kernel_role = "compute" | "datamovement"}`` whose ops carry the user's file:line.
+
+The function body is not run; it is walked statement by statement:
+
+* ``for ... in range(...)`` → ``scf.for`` over ``index`` (iterating a Python list or tuple unrolls);
+* ``if`` on a compile-time value keeps the branch taken, on a runtime value → ``scf.if``;
+* ``with dfb.reserve() as blk`` / ``with dfb.wait() as blk`` → ``ttl.cb_reserve`` / ``ttl.cb_wait``
+  and, at the end of the block, ``ttl.cb_push`` / ``ttl.cb_pop`` (``with ttl.signpost(...)`` is a
+  plain block);
+* names assigned in a loop or branch and needed after it (:mod:`.variables`) are kept in storage:
+  runtime integers in a ``memref.alloca``, block expressions in an accumulator buffer;
+* a ``def`` inside the kernel is a pipe condition body, built where ``net.if_src`` / ``net.if_dst``
+  calls it; a Python helper function called with runtime values is built inline (:mod:`.helpers`).
+
+Expressions are built by the mixins :class:`~.expressions.ExpressionBuilder` (Python values and
+runtime integers), :class:`~.block_expressions.BlockExpressionBuilder` (block math, ``store``,
+accumulators) and :class:`~.data_movement.DataMovementBuilder` (tensor slices, ``ttl.copy``,
+transfers, pipes).
+
+Errors: one :class:`KernelError` at the user's line for anything a TT-Lang kernel cannot do:
+unsupported statements, blocks used against their life cycle (:mod:`.block_states`), a
+transfer never waited, a block never released, blocks held across loop iterations, ...
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from xdsl.dialects import func, memref, scf
+from xdsl.dialects.builtin import FunctionType, IndexType, StringAttr
+from xdsl.ir import Block as IRBlock
+from xdsl.ir import Operation, Region as IRRegion, SSAValue
+
+from tilefold.errors import KernelError, SourceLocation
+from tilefold.frontend.pykernel.source import MISSING, FunctionSource
+from tilefold.frontend.ttl.block_expressions import BlockExpressionBuilder
+from tilefold.frontend.ttl.data_movement import DataMovementBuilder
+from tilefold.frontend.ttl.expressions import ExpressionBuilder
+from tilefold.frontend.ttl.helpers import HelperInliner
+from tilefold.frontend.ttl.scalars import Scalar, ScalarBuilder
+from tilefold.frontend.ttl.values import (
+    Accumulator,
+    Block,
+    BlockExpression,
+    LocalFunction,
+    MutableScalar,
+)
+from tilefold.frontend.ttl.variables import carried_names
+from tilefold.ir import ttl
+from tilefold.ir.locations import file_line_loc
+from tilefold.ir.ttkernel import THREAD_ATTR
+
+THREADS = {"compute": "compute", "datamovement": "noc"}
+
+
+class Scope:
+    """Names of a function being built; nested functions read through to their parent."""
+
+    def __init__(self, parent: Scope | None = None, carried: set[str] | None = None):
+        self.parent = parent
+        self.names: dict[str, object] = {}
+        self.carried = carried or set()
+
+    def lookup(self, name: str):
+        scope = self
+        while scope is not None:
+            if name in scope.names:
+                return scope.names[name]
+            scope = scope.parent
+        return MISSING
+
+
+@dataclass
+class Region:
+    """A statement list being built: the function body, a loop body, a branch or a with body."""
+
+    kind: str                     # "function" | "loop" | "branch" | "with"
+    node: ast.AST
+    transfers: list = field(default_factory=list)
+    accumulators: list = field(default_factory=list)
+
+
+class KernelBuilder(HelperInliner, DataMovementBuilder, BlockExpressionBuilder, ExpressionBuilder):
+    """Builds one kernel function; use :func:`build_kernel`."""
+
+    def __init__(self, definition, operation, options: dict):
+        self.definition = definition
+        self.operation = operation
+        self.options = options
+        self.kind = definition.kind
+        self.source = FunctionSource.of(definition.function, "kernel function")
+        self.scalars = ScalarBuilder(self.emit)
+        self.node: ast.AST = self.source.tree
+        self.block: IRBlock | None = None
+        self.prologue: list[Operation] = []
+        self.regions: list[Region] = []
+        self.cbs: dict[int, SSAValue] = {}            # dataflow buffer index -> ttl.bind_cb result
+        self.tensors: dict[int, SSAValue] = {}        # operation tensor index -> ttl.tensor result
+        self.node_coords: tuple[Scalar, Scalar] | None = None
+        self.held: dict[int, dict[str, list[Block]]] = {}
+        self.pipe_uses: list = []                     # (net, kind, dfb, location) for cross-kernel checks
+        self.function_stack: list[ast.FunctionDef] = [self.source.tree]
+        self.read_tensors: set[int] = set()
+        self.written_tensors: set[int] = set()
+
+    # -- building ---------------------------------------------------------------------------
+
+    def build(self) -> func.FuncOp:
+        tree = self.source.tree
+        body = IRBlock()
+        kernel = func.FuncOp(self.definition.name, FunctionType.from_lists([], []), IRRegion(body))
+        kernel.location = self.source.loc(tree)
+        kernel.attributes[THREAD_ATTR] = StringAttr(THREADS[self.kind])
+        kernel.attributes[ttl.KERNEL_ROLE_ATTR] = StringAttr(self.kind)
+        self.block = body
+        scope = Scope(carried=carried_names(tree))
+        self.statements(tree.body, scope, Region("function", tree))
+        self.check_all_released(tree.body[-1] if tree.body else tree)
+        self.node = tree.body[-1] if tree.body else tree
+        self.emit(func.ReturnOp())
+        first = body.first_op
+        for op in self.prologue:
+            body.insert_op_before(op, first)
+        return kernel
+
+    # -- emitting -----------------------------------------------------------------------------
+
+    def location(self, node: ast.AST | None = None) -> SourceLocation:
+        return self.source.location(node if node is not None else self.node)
+
+    def error(self, message: str, node: ast.AST | None = None) -> KernelError:
+        return KernelError(message, self.location(node))
+
+    def emit(self, op: Operation) -> Operation:
+        """Append ``op`` at the insertion point, stamped with the current statement's line."""
+        where = self.location()
+        op.location = file_line_loc(where.file, where.line, where.column)
+        self.block.add_op(op)
+        return op
+
+    def emit_prologue(self, op: Operation, node: ast.AST | None = None) -> Operation:
+        """An op placed at the start of the kernel (it must dominate every use)."""
+        where = self.location(node)
+        op.location = file_line_loc(where.file, where.line, where.column)
+        self.prologue.append(op)
+        return op
+
+    def cb_value(self, dfb) -> SSAValue:
+        """The ``ttl.bind_cb`` of a dataflow buffer in this kernel."""
+        if dfb.index not in self.cbs:
+            element = ttl.tile_type(dfb.data_format) if dfb.is_tiled else ttl.scalar_type(dfb.data_format)
+            cb_type = ttl.CircularBufferType(dfb.shape, element, dfb.block_count)
+            op = self.emit_prologue(ttl.BindCBOp(dfb.index, cb_type, dfb.name), None)
+            op.result.name_hint = dfb.ir_name
+            self.cbs[dfb.index] = op.result
+        return self.cbs[dfb.index]
+
+    # -- statements ---------------------------------------------------------------------------
+
+    def statements(self, stmts: list[ast.stmt], scope: Scope, region: Region) -> None:
+        self.regions.append(region)
+        for stmt in stmts:
+            self.node = stmt
+            self._statement = stmt
+            handler = getattr(self, f"stmt_{type(stmt).__name__}", None)
+            if handler is None:
+                raise self.error(_unsupported_statement(stmt), stmt)
+            handler(stmt, scope)
+        self.end_region(region, stmts[-1] if stmts else region.node)
+        self.regions.pop()
+
+    def end_region(self, region: Region, last: ast.AST) -> None:
+        """Checks and releases at the end of a statement list."""
+        self.node = last
+        if region.kind in ("loop", "function", "branch"):
+            ends = {"loop": "the end of the loop iteration", "function": "the kernel ends",
+                    "branch": "the end of this branch"}
+            for t in region.transfers:
+                if not t.waited and t.group is None:
+                    raise KernelError("this transfer is never waited for; call .wait() on it (or add it to a "
+                                      f"ttl.GroupTransfer and call wait_all()) before {ends[region.kind]}", t.location)
+        if region.kind in ("loop", "function"):
+            for acc in region.accumulators:
+                if acc.holds:
+                    self.emit(ttl.CBPopOp(acc.cb))
+                    acc.holds = False
+        else:
+            parent = self.regions[-2] if len(self.regions) > 1 else None
+            if parent is not None:
+                if region.kind == "with":
+                    parent.transfers.extend(region.transfers)
+                parent.accumulators.extend(region.accumulators)
+
+    def stmt_Pass(self, stmt, scope) -> None:
+        pass
+
+    def stmt_Expr(self, stmt: ast.Expr, scope) -> None:
+        value = stmt.value
+        if isinstance(value, ast.Constant):
+            return      # a docstring or a string used as a comment
+        if not isinstance(value, ast.Call):
+            raise self.error(f"this expression ({ast.unparse(value)[:40]}) has no effect; assign it or remove it",
+                             stmt)
+        self.evaluate(value, scope)
+
+    def stmt_Return(self, stmt: ast.Return, scope) -> None:
+        if stmt.value is not None and not (isinstance(stmt.value, ast.Constant) and stmt.value.value is None):
+            raise self.error("a kernel function returns nothing; write results into blocks and copy them to "
+                             "tensors instead", stmt)
+        if stmt is not self.function_stack[-1].body[-1]:
+            raise self.error("return is only allowed as the last statement of a kernel function", stmt)
+
+    def stmt_FunctionDef(self, stmt: ast.FunctionDef, scope) -> None:
+        if stmt.decorator_list:
+            raise self.error(f"{stmt.name} is decorated; functions inside a kernel are pipe condition bodies and "
+                             "take no decorators", stmt)
+        scope.names[stmt.name] = LocalFunction(stmt, scope)
+
+    def stmt_Assign(self, stmt: ast.Assign, scope) -> None:
+        value = self.evaluate(stmt.value, scope)
+        for target in stmt.targets:
+            self.assign(target, value, scope)
+
+    def stmt_AnnAssign(self, stmt: ast.AnnAssign, scope) -> None:
+        if stmt.value is None:
+            return
+        self.assign(stmt.target, self.evaluate(stmt.value, scope), scope)
+
+    def stmt_AugAssign(self, stmt: ast.AugAssign, scope) -> None:
+        if not isinstance(stmt.target, ast.Name):
+            raise self.error("only a plain name can be the target of an augmented assignment", stmt)
+        current = self.read_name(stmt.target.id, scope, stmt.target)
+        operand = self.evaluate(stmt.value, scope)
+        if isinstance(current, Block):
+            self.accumulate_into_block(current, type(stmt.op), operand)
+            return
+        result = self.binary(type(stmt.op), current, operand, stmt)
+        self.assign(stmt.target, result, scope)
+
+    def assign(self, target: ast.expr, value, scope: Scope) -> None:
+        if isinstance(target, ast.Name):
+            self.bind(target.id, value, scope, target)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            if not isinstance(value, (tuple, list)) or len(value) != len(target.elts):
+                raise self.error(f"cannot unpack {self.describe(value)} into {len(target.elts)} names", target)
+            for t, v in zip(target.elts, value):
+                self.assign(t, v, scope)
+        else:
+            raise self.error(f"assignment to {ast.unparse(target)} is not supported in a kernel; assign to a name",
+                             target)
+
+    def bind(self, name: str, value, scope: Scope, node: ast.AST) -> None:
+        """``name = value``, through storage when the name is kept in storage."""
+        current = scope.names.get(name, MISSING)
+        if isinstance(current, Unassigned):
+            if _is_int(value) or isinstance(value, Scalar):
+                slot = self.emit_prologue(memref.AllocaOp.get(IndexType(), shape=[]), node)
+                slot.memref.name_hint = name
+                current = scope.names[name] = MutableScalar(slot.memref, name)
+            else:
+                scope.names[name] = value
+                return
+        if isinstance(current, MutableScalar):
+            v = self.as_int(value, node, f"{name} holds a runtime integer")
+            self.node = node
+            self.emit(memref.StoreOp.get(self.scalars.materialize(v), current.slot, []))
+            return
+        if isinstance(current, Accumulator):
+            self.accumulator_assign(current, value, node)
+            return
+        if isinstance(value, (Scalar,)) and value.value.name_hint is None:
+            value.value.name_hint = name
+        scope.names[name] = value
+
+    def read_name(self, name: str, scope: Scope, node: ast.AST):
+        value = scope.lookup(name)
+        if value is MISSING:
+            value = self.source.lookup(name)
+        if value is MISSING or isinstance(value, Unassigned):
+            raise self.error(f"name {name!r} is not defined here", node)
+        self.check_visible(name, value, node)
+        if isinstance(value, MutableScalar):
+            self.node = node
+            load = self.emit(memref.LoadOp.get(value.slot, []))
+            return Scalar.opaque(load.res)
+        if isinstance(value, Accumulator):
+            return self.accumulator_read(value, node)
+        return value
+
+    def check_visible(self, name: str, value, node: ast.AST) -> None:
+        """A runtime value computed inside a loop or branch cannot be used after it."""
+        ssa = value.value if isinstance(value, (Scalar, BlockExpression, Block)) else None
+        if ssa is None:
+            return
+        owner = ssa.owner
+        owner_block = owner.parent_block() if isinstance(owner, Operation) else owner
+        if owner_block is None:          # a prologue op (node coordinates), placed at the kernel's start
+            return
+        block = self.block
+        while block is not None:
+            if block is owner_block:
+                return
+            parent = block.parent_op()
+            block = parent.parent_block() if parent is not None else None
+        raise self.error(f"{name} gets its value inside a loop or branch that has ended; give {name} a value before "
+                         "the loop (or the if) so that it carries over", node)
+
+    # -- promotion of carried names -------------------------------------------------------------
+
+    def promote(self, stmt: ast.stmt, scope: Scope) -> list:
+        """Before a runtime loop or branch: give storage to the carried names it assigns."""
+        from tilefold.frontend.ttl.variables import writes
+
+        promoted = []
+        names = (writes(stmt) - (writes(stmt.target) if isinstance(stmt, ast.For) else set())) & scope.carried
+        for name in sorted(names):
+            current = scope.names.get(name, MISSING)
+            if isinstance(current, (MutableScalar, Accumulator)):
+                continue
+            if current is MISSING:
+                scope.names[name] = Unassigned(name)
+            elif isinstance(current, (int, Scalar)) and not isinstance(current, bool):
+                slot = self.emit_prologue(memref.AllocaOp.get(IndexType(), shape=[]), stmt)
+                slot.memref.name_hint = name
+                self.node = stmt
+                self.emit(memref.StoreOp.get(self.scalars.materialize(current), slot.memref, []))
+                scope.names[name] = MutableScalar(slot.memref, name)
+            elif isinstance(current, BlockExpression):
+                scope.names[name] = self.make_accumulator(name, current, stmt)
+            elif isinstance(current, Block):
+                promoted.append((name, self.promote_block(current, stmt)))
+            elif isinstance(current, (float, bool, str, tuple)):
+                raise self.error(f"{name} is assigned inside this {'loop' if isinstance(stmt, ast.For) else 'branch'} "
+                                 "and used afterwards, but it holds a Python value that cannot change at run time; "
+                                 "compute it before the loop", stmt)
+        return promoted
+
+    # -- loops ----------------------------------------------------------------------------------
+
+    def stmt_For(self, stmt: ast.For, scope: Scope) -> None:
+        if stmt.orelse:
+            raise self.error("for ... else is not supported in a kernel", stmt)
+        iterable = stmt.iter
+        if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "range" \
+                and self.source.lookup("range") is range and scope.lookup("range") is MISSING:
+            args = [self.as_int(self.evaluate(a, scope), a, "range() bounds") for a in iterable.args]
+            if iterable.keywords or not 1 <= len(args) <= 3:
+                raise self.error("range() takes 1 to 3 positional arguments", iterable)
+            lb, ub, step = (0, args[0], 1) if len(args) == 1 else (args[0], args[1], args[2] if len(args) == 3 else 1)
+            if not isinstance(step, int) or step <= 0:
+                raise self.error("the step of range() in a kernel must be a positive compile-time integer", iterable)
+            self.runtime_loop(stmt, scope, lb, ub, step)
+            return
+        values = self.evaluate(iterable, scope)
+        if not isinstance(values, (list, tuple)):
+            raise self.error(f"a kernel loops with for ... in range(...) (or over a Python list); "
+                             f"{ast.unparse(iterable)[:40]} is {self.describe(values)}", iterable)
+        for v in values:       # unrolled
+            self.assign(stmt.target, v, scope)
+            self.statements(stmt.body, scope, Region("with", stmt))
+
+    def runtime_loop(self, stmt: ast.For, scope: Scope, lb, ub, step: int) -> None:
+        self.node = stmt
+        promoted = self.promote(stmt, scope)
+        held_before = self.held_snapshot()
+        lb_v, ub_v = self.scalars.materialize(lb), self.scalars.materialize(ub)
+        step_v = self.scalars.constant(step)
+        body = IRBlock(arg_types=[IndexType()])
+        iv = body.args[0]
+        if isinstance(stmt.target, ast.Name) and stmt.target.id != "_":
+            iv.name_hint = stmt.target.id
+        loop = self.emit(scf.ForOp(lb_v, ub_v, step_v, [], body))
+        outer = self.block
+        self.block = body
+        self.assign(stmt.target, Scalar.opaque(iv), scope)
+        self.statements(stmt.body, scope, Region("loop", stmt))
+        self.check_held(held_before, stmt, "loop iteration")
+        self.node = stmt.body[-1]
+        self.emit(scf.YieldOp())
+        self.block = outer
+        self.node = stmt
+        for name, block in promoted:
+            self.finish_block_accumulation(block, stmt)
+        del loop
+
+    def stmt_While(self, stmt, scope) -> None:
+        raise self.error("while loops are not supported in a TT-Lang kernel; use for ... in range(...)", stmt)
+
+    # -- branches -------------------------------------------------------------------------------
+
+    def stmt_If(self, stmt: ast.If, scope: Scope) -> None:
+        cond = self.condition(self.evaluate(stmt.test, scope), stmt.test)
+        if isinstance(cond, bool):
+            chosen = stmt.body if cond else stmt.orelse
+            if chosen:
+                self.statements(chosen, scope, Region("with", stmt))
+            return
+        self.node = stmt
+        promoted = self.promote(stmt, scope)
+        if promoted:
+            raise self.error("a block cannot be accumulated into inside a runtime if; accumulate in a loop or "
+                             "store the result of an expression", stmt)
+        held_before = self.held_snapshot()
+        then_block, else_block = IRBlock(), IRBlock()
+        self.emit(scf.IfOp(cond, [], [then_block], [else_block]))
+        outer = self.block
+        for branch, stmts in ((then_block, stmt.body), (else_block, stmt.orelse)):
+            self.block = branch
+            if stmts:
+                self.statements(stmts, scope, Region("branch", stmt))
+                self.check_held(held_before, stmt, "branch of this if")
+            self.node = stmt
+            self.emit(scf.YieldOp())
+        self.block = outer
+
+    # -- with -----------------------------------------------------------------------------------
+
+    def stmt_With(self, stmt: ast.With, scope: Scope) -> None:
+        acquired: list[Block] = []
+        for item in stmt.items:
+            self.node = item.context_expr
+            value = self.evaluate(item.context_expr, scope)
+            if value is SIGNPOST:
+                if item.optional_vars is not None:
+                    self.assign(item.optional_vars, None, scope)
+                continue
+            if not isinstance(value, Block):
+                raise self.error(f"with needs a block from a dataflow buffer — dfb.reserve() or dfb.wait() — or "
+                                 f"ttl.signpost(name); {ast.unparse(item.context_expr)[:40]} is "
+                                 f"{self.describe(value)}", item.context_expr)
+            acquired.append(value)
+            if item.optional_vars is not None:
+                self.assign(item.optional_vars, value, scope)
+        self.statements(stmt.body, scope, Region("with", stmt))
+        self.node = stmt.body[-1]
+        for blk in reversed(acquired):
+            if not blk.status.released:
+                self.release(blk, stmt.body[-1])
+
+    # -- held blocks ----------------------------------------------------------------------------
+
+    def held_snapshot(self) -> dict:
+        return {k: {e: list(v) for e, v in ends.items()} for k, ends in self.held.items()}
+
+    def check_held(self, before: dict, stmt: ast.stmt, what: str) -> None:
+        for index, ends in self.held.items():
+            for end, blocks in ends.items():
+                old = before.get(index, {}).get(end, [])
+                if [id(b) for b in blocks] != [id(b) for b in old]:
+                    extra = [b for b in blocks if all(b is not o for o in old)]
+                    gone = [b for b in old if all(b is not n for n in blocks)]
+                    if extra:
+                        b = extra[0]
+                        verb = "pushed" if b.acquired == "reserve" else "popped"
+                        raise KernelError(f"{b.name} is acquired in this {what} but not {verb} before it ends; "
+                                          f"use 'with {b.dfb.name}.{b.acquired}() as {b.name}:' or call "
+                                          f"{b.name}.{'push' if b.acquired == 'reserve' else 'pop'}() in the same "
+                                          f"{what}", b.status.location)
+                    b = gone[0]
+                    raise self.error(f"{b.name} was acquired before this {what} but is released inside it; acquire "
+                                     f"and release a block in the same {what}", stmt)
+
+    def check_all_released(self, last: ast.AST) -> None:
+        for ends in self.held.values():
+            for blocks in ends.values():
+                if blocks:
+                    b = blocks[0]
+                    verb = "push" if b.acquired == "reserve" else "pop"
+                    raise KernelError(f"{b.name} is never released; call {b.name}.{verb}() or use 'with "
+                                      f"{b.dfb.name}.{b.acquired}() as {b.name}:'", b.status.location)
+
+
+SIGNPOST = object()
+
+
+class Unassigned:
+    """A carried name that has no value yet; its first value decides how it is stored."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _unsupported_statement(stmt: ast.stmt) -> str:
+    kind = type(stmt).__name__
+    hints = {
+        "Break": "break is not supported in a kernel; bound the loop with range() instead",
+        "Continue": "continue is not supported in a kernel; use if around the rest of the loop body",
+        "Global": "global is not supported in a kernel",
+        "Nonlocal": "nonlocal is not supported in a kernel; return nothing from pipe bodies and use blocks",
+        "Try": "try is not supported in a kernel",
+        "Raise": "raise is not supported in a kernel",
+        "Assert": "assert is not supported in a kernel",
+        "Delete": "del is not supported in a kernel",
+        "Import": "import modules in the operation's file, not inside a kernel",
+        "ImportFrom": "import modules in the operation's file, not inside a kernel",
+        "ClassDef": "classes cannot be defined inside a kernel",
+        "AsyncFunctionDef": "async functions are not supported in a kernel",
+        "Match": "match is not supported in a kernel; use if / elif",
+    }
+    return hints.get(kind, f"{kind} statements are not supported in a TT-Lang kernel")
+
+
+def build_kernel(definition, operation, options: dict) -> tuple[func.FuncOp, KernelBuilder]:
+    """Build one kernel function into ttl IR."""
+    builder = KernelBuilder(definition, operation, options)
+    return builder.build(), builder

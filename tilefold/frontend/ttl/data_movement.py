@@ -1,0 +1,277 @@
+"""Data movement in a kernel: tensor slices, ``ttl.copy``, transfers and pipes.
+
+Reads: ``tensor[...]`` of the operation's tensors (indices in tiles for a tiled tensor, in
+elements for a row-major one), ``ttl.copy(src, dst)``, ``xf.wait()``, ``ttl.GroupTransfer``,
+``net.if_src(body)`` / ``net.if_dst(body)``. Writes: ``ttl.tensor``, ``ttl.tensor_slice``,
+``ttl.copy``, ``ttl.wait``, ``ttl.group_wait``, ``ttl.pipe_count`` + ``scf.if`` around each pipe
+body, ``ttl.pipe_send`` / ``ttl.pipe_recv``.
+
+A pipe body runs once for every pipe of the net the node takes part in: the front end unrolls it
+as many times as the busiest node needs and guards each copy with the node's pipe count.
+
+Errors: a slice whose extent is not a compile-time number or that leaves the tensor, a copy
+between a slice and a block of different shapes, data types or layouts, a copy in a compute
+kernel, a transfer waited twice or outside the loop iteration that started it, a pipe used on
+the wrong side.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from xdsl.dialects import scf
+from xdsl.ir import Block as IRBlock
+
+from tilefold.frontend.ttl.pipes import PipeNet
+from tilefold.frontend.ttl.scalars import Scalar, difference
+from tilefold.frontend.ttl.values import (
+    Block,
+    GroupTransfer,
+    LocalFunction,
+    PipeIdentity,
+    TensorSlice,
+    Transfer,
+)
+from tilefold.ir import ttl
+from tilefold.layout.formats import data_format
+
+TILE = 32
+
+
+def tensor_units(tensor) -> tuple[int, ...]:
+    """The shape of a tensor in its shape unit: tiles in the last two dims of a tiled tensor."""
+    shape = tuple(int(s) for s in tensor.shape)
+    if not _is_tiled(tensor):
+        return shape
+    if len(shape) == 1:
+        shape = (1,) + shape
+    return shape[:-2] + (-(-shape[-2] // TILE), -(-shape[-1] // TILE))
+
+
+def _is_tiled(tensor) -> bool:
+    return "TILE" in str(getattr(tensor.layout, "name", tensor.layout)).upper()
+
+
+def _strip(shape) -> tuple[int, ...]:
+    shape = tuple(shape)
+    while len(shape) > 1 and shape[0] == 1:
+        shape = shape[1:]
+    return shape
+
+
+def _shape_text(shape) -> str:
+    return "x".join(str(s) for s in shape)
+
+
+class DataMovementBuilder:
+    """Mixin of :class:`~.builder.KernelBuilder`."""
+
+    def require_datamovement(self, node, what: str) -> None:
+        if self.kind != "datamovement":
+            raise self.error(f"{what} can only be used in a @ttl.datamovement() kernel; the compute kernel works on "
+                             "blocks that data movement kernels fill and drain", node)
+
+    # -- tensors ----------------------------------------------------------------------------
+
+    def tensor_value(self, argument, node):
+        if argument.index not in self.tensors:
+            tensor = argument.tensor
+            fmt = data_format(getattr(tensor.dtype, "name", tensor.dtype))
+            element = ttl.tile_type(fmt) if _is_tiled(tensor) else ttl.scalar_type(fmt)
+            op = self.emit_prologue(ttl.TensorOp(argument.index, argument.name,
+                                                 ttl.block_type(tensor_units(tensor), element)), node)
+            op.result.name_hint = argument.name
+            self.tensors[argument.index] = op.result
+        return self.tensors[argument.index]
+
+    def tensor_slice(self, argument, index, node) -> TensorSlice:
+        self.require_datamovement(node, f"slicing tensor {argument.name}")
+        units = tensor_units(argument.tensor)
+        entries = list(index) if isinstance(index, tuple) else [index]
+        unit = "tiles" if _is_tiled(argument.tensor) else "elements"
+        if len(entries) > len(units):
+            raise self.error(f"{argument.name}[...] has {len(entries)} indices but the tensor has {len(units)} "
+                             f"dimensions ({_shape_text(units)} {unit})", node)
+        entries += [slice(None)] * (len(units) - len(entries))
+        offsets, sizes = [], []
+        for d, (entry, dim) in enumerate(zip(entries, units)):
+            if isinstance(entry, slice):
+                if entry.step not in (None, 1):
+                    raise self.error(f"{argument.name}[...]: slices of a tensor are contiguous; drop the step", node)
+                start = 0 if entry.start is None else self.as_int(entry.start, node, "a slice start")
+                stop = dim if entry.stop is None else self.as_int(entry.stop, node, "a slice end")
+                size = difference(stop, start)
+                if size is None:
+                    raise self.error(f"{argument.name}[...]: the extent of dimension {d} ({ast.unparse(node)[:60]}) "
+                                     "is not a compile-time number; write slices as start:start + size", node)
+                if size <= 0:
+                    raise self.error(f"{argument.name}[...]: dimension {d} selects {size} {unit}; a slice selects at "
+                                     "least one", node)
+            else:
+                start = self.as_int(entry, node, f"index {d} of {argument.name}[...]")
+                size = 1
+            if isinstance(start, int) and (start < 0 or start + size > dim):
+                raise self.error(f"{argument.name}[...]: {unit} {start}..{start + size - 1} of dimension {d} are "
+                                 f"outside the tensor ({dim} {unit}; shape {_shape_text(units)})", node)
+            offsets.append(start)
+            sizes.append(size)
+        return TensorSlice(argument, self.tensor_value(argument, node), offsets, tuple(sizes), self.location(node))
+
+    # -- copy ------------------------------------------------------------------------------------
+
+    def call_copy(self, args, kwargs, node):
+        self.require_datamovement(node, "ttl.copy")
+        if kwargs or len(args) != 2:
+            raise self.error("ttl.copy(src, dst) takes two arguments", node)
+        src, dst = args
+        if isinstance(src, TensorSlice) and isinstance(dst, Block):
+            return self.copy_slice(src, dst, node, "read")
+        if isinstance(src, Block) and isinstance(dst, TensorSlice):
+            return self.copy_slice(dst, src, node, "write")
+        if isinstance(src, Block) and isinstance(dst, PipeIdentity):
+            return self.copy_pipe(dst, src, node, "send")
+        if isinstance(src, PipeIdentity) and isinstance(dst, Block):
+            return self.copy_pipe(src, dst, node, "recv")
+        raise self.error(f"ttl.copy copies a tensor slice into a block, a block into a tensor slice, or a block "
+                         f"through a pipe; not {self.describe(src)} into {self.describe(dst)}", node)
+
+    def copy_slice(self, piece: TensorSlice, block: Block, node, kind: str) -> Transfer:
+        tensor = piece.argument.tensor
+        name = piece.argument.name
+        if _is_tiled(tensor) != block.dfb.is_tiled:
+            raise self.error(f"ttl.copy between {name} ({'tiled' if _is_tiled(tensor) else 'row-major'}) and "
+                             f"{block.name} ({'tiled' if block.dfb.is_tiled else 'row-major'}); make the buffer "
+                             f"like {name}", node)
+        fmt = data_format(getattr(tensor.dtype, "name", tensor.dtype))
+        if fmt is not block.dfb.data_format:
+            raise self.error(f"ttl.copy between {name} ({fmt.ttnn_name}) and {block.name} "
+                             f"({block.dfb.data_format.ttnn_name}); a copy does not convert data types — make the "
+                             f"buffer like {name}", node)
+        if _strip(piece.sizes) != _strip(block.shape):
+            unit = "tiles" if block.dfb.is_tiled else "elements"
+            raise self.error(f"ttl.copy: the slice of {name} is {_shape_text(piece.sizes)} {unit} but {block.name} "
+                             f"is {_shape_text(block.shape)}; the slice and the block must have the same shape", node)
+        if not block.dfb.is_tiled:
+            width = tensor_units(tensor)[-1]
+            if piece.sizes[-1] != width or (isinstance(piece.offsets[-1], int) and piece.offsets[-1] != 0):
+                raise self.error(f"ttl.copy of a row-major slice of {name} must cover whole rows (all {width} "
+                                 "elements of the last dimension)", node)
+        self.check_position(block, node)
+        if kind == "read":
+            block.status.copy_into(self.location(node))
+            self.read_tensors.add(piece.argument.index)
+        else:
+            block.status.copy_from(self.location(node))
+            self.written_tensors.add(piece.argument.index)
+        self.node = node
+        offsets = [self.scalars.materialize(o) for o in piece.offsets]
+        slice_op = self.emit(ttl.TensorSliceOp(piece.tensor_value, offsets, piece.sizes))
+        src, dst = (slice_op.result, block.value) if kind == "read" else (block.value, slice_op.result)
+        op = self.emit(ttl.CopyOp(src, dst))
+        return self.new_transfer(op.result, kind, block, node)
+
+    def copy_pipe(self, pipe: PipeIdentity, block: Block, node, kind: str) -> Transfer:
+        role = "src" if kind == "send" else "dst"
+        if pipe.role != role:
+            side = "net.if_src" if kind == "send" else "net.if_dst"
+            raise self.error(f"this pipe was given to net.if_{pipe.role}'s body; "
+                             f"{'sending into' if kind == 'send' else 'receiving from'} a pipe belongs in {side}'s "
+                             "body", node)
+        if kind == "send":
+            block.status.copy_from(self.location(node))
+        else:
+            block.status.copy_into(self.location(node))
+        self.node = node
+        cls = ttl.PipeSendOp if kind == "send" else ttl.PipeRecvOp
+        op = self.emit(cls(block.value, pipe.net.index, pipe.slot))
+        self.pipe_uses.append((pipe.net, kind, block.dfb, self.location(node)))
+        return self.new_transfer(op.result, kind, block, node)
+
+    def new_transfer(self, value, kind: str, block: Block, node) -> Transfer:
+        value.name_hint = self.pending_name(node) or "xf"
+        t = Transfer(value, kind, block, self.location(node))
+        self.regions[-1].transfers.append(t)
+        return t
+
+    # -- waiting ---------------------------------------------------------------------------------
+
+    def _dominates(self, value) -> bool:
+        block = value.owner.parent_block() if hasattr(value.owner, "parent_block") else None
+        current = self.block
+        while current is not None:
+            if current is block:
+                return True
+            parent = current.parent_op()
+            current = parent.parent_block() if parent is not None else None
+        return False
+
+    def transfer_wait(self, t: Transfer, node) -> None:
+        if t.waited:
+            raise self.error("this transfer was already waited for; wait() once per transfer", node)
+        if t.group is not None:
+            raise self.error("this transfer belongs to a ttl.GroupTransfer; call wait_all() on the group", node)
+        if not self._dominates(t.value):
+            raise self.error(f"wait() for the transfer started at {t.location} must be called in the same loop "
+                             "iteration or branch that started it", node)
+        self.node = node
+        self.emit(ttl.WaitOp(t.value))
+        t.waited = True
+        t.block.status.transfer_done(t.into_block)
+
+    def group_add(self, group: GroupTransfer, t, node) -> None:
+        if not isinstance(t, Transfer):
+            raise self.error(f"GroupTransfer.add() takes a transfer handle from ttl.copy, not {self.describe(t)}", node)
+        if group.waited:
+            raise self.error("GroupTransfer.add() after wait_all(); make a new ttl.GroupTransfer", node)
+        if t.kind not in ("read", "write"):
+            raise self.error("pipe transfers cannot join a GroupTransfer; wait() on them", node)
+        if t.waited or t.group is not None:
+            raise self.error("this transfer was already waited for or added to a group", node)
+        t.group = group
+        group.transfers.append(t)
+        group.kinds.add(t.kind)
+
+    def group_wait(self, group: GroupTransfer, node) -> None:
+        if group.waited:
+            raise self.error("wait_all() was already called on this GroupTransfer", node)
+        group.waited = True
+        self.node = node
+        if group.kinds:
+            self.emit(ttl.GroupWaitOp(group.kinds))
+        for t in group.transfers:
+            t.waited = True
+            t.block.status.transfer_done(t.into_block)
+
+    # -- pipes -----------------------------------------------------------------------------------
+
+    def pipe_condition(self, net: PipeNet, role: str, body, node, scope) -> None:
+        from tilefold.frontend.ttl.builder import Region, Scope
+        from tilefold.frontend.ttl.variables import carried_names
+
+        self.require_datamovement(node, f"net.if_{role}")
+        if not isinstance(body, LocalFunction):
+            raise self.error(f"net.if_{role}() takes a function defined in this kernel (def body(pipe): ...)", node)
+        fn = body.node
+        params = fn.args
+        if len(params.args) != 1 or params.vararg or params.kwarg or params.kwonlyargs or params.posonlyargs:
+            raise self.error(f"the pipe body {fn.name} takes exactly one parameter (the pipe)", fn)
+        count = net.max_sources() if role == "src" else net.max_destinations()
+        for slot in range(count):
+            self.node = node
+            n = self.emit(ttl.PipeCountOp(net.index, role))
+            n.result.name_hint = f"{role}_pipes"
+            cond = self.scalars.compare("slt", slot, Scalar.opaque(n.result))
+            held_before = self.held_snapshot()
+            then_block = IRBlock()
+            self.emit(scf.IfOp(cond, [], [then_block]))
+            outer = self.block
+            self.block = then_block
+            inner = Scope(parent=body.scope, carried=carried_names(fn))
+            inner.names[params.args[0].arg] = PipeIdentity(net, slot, role)
+            self.function_stack.append(fn)
+            self.statements(fn.body, inner, Region("branch", fn))
+            self.function_stack.pop()
+            self.check_held(held_before, fn, "pipe body")
+            self.node = node
+            self.emit(scf.YieldOp())
+            self.block = outer

@@ -1,0 +1,153 @@
+"""Dataflow buffers: ``ttl.make_dataflow_buffer_like(tensor, shape=(r, c), block_count=2)``.
+
+Reads: the likeness tensor (data type, layout) and the block shape. Writes: a
+:class:`DataflowBuffer` registered with the running operation; it becomes circular buffer
+``c_<index>`` on every node of the grid, with one page per tile (a tiled tensor) or per block
+row (a row-major tensor) and ``block pages × block_count`` pages.
+
+Errors (at the user's line): a block count outside 1–32, a shape that is not a tuple of positive
+integers, a tiled buffer with fewer than two dimensions, more than 32 buffers per node.
+"""
+
+from __future__ import annotations
+
+import linecache
+import math
+import re
+
+from tilefold.errors import KernelError, SourceLocation
+from tilefold.frontend.ttl import capture
+from tilefold.layout.formats import DataFormat, data_format
+from tilefold.program.caller import user_location
+
+MAX_BLOCK_COUNT = 32
+L1_ALIGNMENT = 16
+_ASSIGNED = re.compile(r"^\s*(\w+)\s*=")
+
+
+def _variable_name(location: SourceLocation | None) -> str | None:
+    if location is None:
+        return None
+    match = _ASSIGNED.match(linecache.getline(location.file, location.line))
+    return match.group(1) if match else None
+
+
+class DataflowBuffer:
+    """A dataflow buffer of an operation (``ttl.DataflowBuffer``)."""
+
+    def __init__(self, shape: tuple[int, ...], block_count: int, fmt: DataFormat, layout: str,
+                 location: SourceLocation | None, name: str, hidden: bool = False):
+        self.shape = shape
+        self.block_count = block_count
+        self.data_format = fmt
+        self.layout = layout
+        self.location = location
+        self.name = name
+        self.hidden = hidden          # made by the compiler (accumulators), not by the user
+        self.index = -1
+
+    @property
+    def ir_name(self) -> str:
+        """The name as an IR value name (``acc (accumulator)`` → ``acc_accumulator``)."""
+        name = re.sub(r"[^A-Za-z0-9_]+", "_", self.name).strip("_") or "dfb"
+        return name if not name[0].isdigit() else f"dfb_{name}"
+
+    # -- geometry -----------------------------------------------------------------------------
+
+    @property
+    def is_tiled(self) -> bool:
+        return self.layout == "TILE"
+
+    @property
+    def block_pages(self) -> int:
+        """Pages of one block: its tiles, or its rows for a row-major buffer."""
+        return math.prod(self.shape) if self.is_tiled else math.prod(self.shape[:-1])
+
+    @property
+    def page_size(self) -> int:
+        if self.is_tiled:
+            return self.data_format.tile_size()
+        row = self.shape[-1] * self.data_format.element_size
+        return -(-row // L1_ALIGNMENT) * L1_ALIGNMENT
+
+    @property
+    def num_pages(self) -> int:
+        return self.block_pages * self.block_count
+
+    @property
+    def total_size(self) -> int:
+        return self.num_pages * self.page_size
+
+    def describe(self) -> str:
+        dims = "x".join(str(s) for s in self.shape)
+        unit = "tiles" if self.is_tiled else "elements"
+        return f"{self.name} ({dims} {unit} of {self.data_format.ttnn_name} x {self.block_count} blocks = " \
+               f"{self.total_size} B)"
+
+    # -- used outside a kernel ------------------------------------------------------------------
+
+    def _outside(self, what: str):
+        raise KernelError(f"{self.name}.{what}() can only be called inside a @ttl.compute or @ttl.datamovement "
+                          "kernel function", user_location())
+
+    def reserve(self):
+        self._outside("reserve")
+
+    def wait(self):
+        self._outside("wait")
+
+    def __repr__(self) -> str:
+        return f"<DataflowBuffer {self.describe()}>"
+
+
+def _block_shape(shape, location) -> tuple[int, ...]:
+    dims = (shape,) if isinstance(shape, int) else shape
+    try:
+        dims = tuple(dims)
+    except TypeError:
+        dims = None
+    if not dims or not all(isinstance(d, int) and not isinstance(d, bool) and d > 0 for d in dims):
+        raise KernelError(f"make_dataflow_buffer_like(shape={shape!r}): shape must be a positive integer or a tuple "
+                          "of positive integers (tiles for a tiled tensor, elements for a row-major one)", location)
+    return dims
+
+
+def make_dataflow_buffer_like(tensor, shape, block_count: int | None = None, *, buffer_factor: int | None = None):
+    """A dataflow buffer of blocks of ``shape`` in the likeness of ``tensor`` (its data type and
+    layout). ``buffer_factor`` is the former name of ``block_count``."""
+    location = user_location()
+    op = capture.current("ttl.make_dataflow_buffer_like")
+    if block_count is not None and buffer_factor is not None:
+        raise KernelError("give block_count or buffer_factor (its former name), not both", location)
+    count = block_count if block_count is not None else (buffer_factor if buffer_factor is not None else 2)
+    if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= MAX_BLOCK_COUNT:
+        raise KernelError(f"make_dataflow_buffer_like(block_count={count!r}): block_count must be an integer from 1 "
+                          f"to {MAX_BLOCK_COUNT}", location)
+    dtype = getattr(tensor, "dtype", None)
+    layout = getattr(tensor, "layout", None)
+    if dtype is None or layout is None:
+        raise KernelError(f"make_dataflow_buffer_like: the first argument must be a tensor (it gives the buffer's "
+                          f"data type and layout), not {type(tensor).__name__}", location)
+    fmt = data_format(getattr(dtype, "name", dtype))
+    layout_name = "TILE" if "TILE" in str(getattr(layout, "name", layout)).upper() else "ROW_MAJOR"
+    dims = _block_shape(shape, location)
+    if layout_name == "TILE" and len(dims) < 2:
+        raise KernelError(f"make_dataflow_buffer_like(shape={shape!r}): a buffer like a tiled tensor needs at least "
+                          "two dimensions (rows and columns of tiles), e.g. shape=(1, n)", location)
+    name = _variable_name(location) or f"dfb{len(op.dataflow_buffers)}"
+    dfb = DataflowBuffer(dims, count, fmt, layout_name, location, name)
+    dfb.index = op.add_dataflow_buffer(dfb)
+    return dfb
+
+
+def hidden_dataflow_buffer(shape: tuple[int, ...], fmt: DataFormat, name: str, location: SourceLocation | None,
+                           block_count: int = 2) -> DataflowBuffer:
+    """A buffer the compiler adds (an accumulator), registered with the running operation."""
+    op = capture.current("an accumulator")
+    dfb = DataflowBuffer(tuple(shape), block_count, fmt, "TILE", location, name, hidden=True)
+    if len(op.dataflow_buffers) >= capture.MAX_DATAFLOW_BUFFERS:
+        raise KernelError(f"{name} needs a dataflow buffer of its own to carry its value between loop iterations, "
+                          f"but the operation already uses all {capture.MAX_DATAFLOW_BUFFERS}; use fewer buffers",
+                          location)
+    dfb.index = op.add_dataflow_buffer(dfb)
+    return dfb

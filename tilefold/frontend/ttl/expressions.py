@@ -1,0 +1,469 @@
+"""Python expressions in a kernel function: compile-time values, runtime integers, calls.
+
+Reads: AST expressions and the names they see. Writes: ``arith`` ops for runtime integer
+arithmetic and comparisons (through :class:`~.scalars.ScalarBuilder`); everything that is known
+when the kernel is compiled is folded in Python (sizes, block counts, ``ttl.grid_size()``,
+attributes of the operation's tensors). Calls are dispatched here: methods of dataflow buffers,
+blocks, transfers and pipe nets, the ``ttl`` functions, the block functions, and a few builtins
+(``min``, ``max``, ``abs``, ``slice``, ``len``, ``int``, ``float``, ``print``). A call of any
+other Python function is made at compile time when all its arguments are compile-time values.
+
+Integers in a kernel are unsigned 32-bit on the device: ``//`` and ``%`` are unsigned,
+comparisons signed (so that a small negative difference compares as negative).
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import inspect
+import operator
+
+from tilefold.frontend.pykernel.source import MISSING
+from tilefold.frontend.ttl.dataflow_buffers import DataflowBuffer
+from tilefold.frontend.ttl.grid import NodeExpression, grid_shape, node_coordinates
+from tilefold.frontend.ttl.math_api import BlockFunction
+from tilefold.frontend.ttl.pipes import PipeNet
+from tilefold.frontend.ttl.scalars import Scalar
+from tilefold.frontend.ttl.values import (
+    Accumulator,
+    Block,
+    BlockExpression,
+    GroupTransfer,
+    LocalFunction,
+    PipeIdentity,
+    TensorSlice,
+    Transfer,
+)
+from tilefold.ir import ttl
+
+_PY_BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+              ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow,
+              ast.MatMult: operator.matmul, ast.BitAnd: operator.and_, ast.BitOr: operator.or_,
+              ast.BitXor: operator.xor, ast.LShift: operator.lshift, ast.RShift: operator.rshift}
+_COMPARE = {ast.Lt: "slt", ast.LtE: "sle", ast.Gt: "sgt", ast.GtE: "sge", ast.Eq: "eq", ast.NotEq: "ne"}
+_PY_COMPARE = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
+               ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Is: operator.is_, ast.IsNot: operator.is_not,
+               ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b}
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+class BoundMethod:
+    """``obj.method`` of a kernel value, called later."""
+
+    def __init__(self, obj, name: str):
+        self.obj = obj
+        self.name = name
+
+
+class ExpressionBuilder:
+    """Mixin of :class:`~.builder.KernelBuilder`: expressions and calls."""
+
+    # -- helpers --------------------------------------------------------------------------------
+
+    @staticmethod
+    def describe(value) -> str:
+        if isinstance(value, Scalar):
+            return "a runtime integer"
+        if isinstance(value, Block):
+            return f"block {value.name}"
+        if isinstance(value, BlockExpression):
+            return "a block expression"
+        if isinstance(value, DataflowBuffer):
+            return f"dataflow buffer {value.name}"
+        if isinstance(value, Transfer):
+            return "a transfer handle"
+        if isinstance(value, TensorSlice):
+            return "a tensor slice"
+        if value is None:
+            return "None"
+        return f"{type(value).__name__} {value!r}"[:80]
+
+    def as_int(self, value, node: ast.AST, what: str):
+        """An int or a :class:`Scalar`, or an error naming ``what``."""
+        if isinstance(value, NodeExpression):
+            value = self.node_expression(value, node)
+        if _is_int(value) or isinstance(value, Scalar):
+            return value
+        raise self.error(f"{what} must be an integer, not {self.describe(value)}", node)
+
+    def condition(self, value, node: ast.AST):
+        """A Python bool or an ``i1`` SSA value."""
+        if isinstance(value, (bool, int, float, str, tuple, list)) or value is None:
+            return bool(value)
+        if hasattr(value, "type") and str(value.type) == "i1":
+            return value
+        if isinstance(value, Scalar):
+            return self.scalars.compare("ne", value, 0)
+        raise self.error(f"{ast.unparse(node)[:40]} ({self.describe(value)}) cannot be used as a condition", node)
+
+    def node_values(self, node: ast.AST):
+        """The node's runtime coordinates ``(x, y)`` (emitted once, at the kernel's start)."""
+        if self.node_coords is None:
+            coords = []
+            for dim, name in ((0, "node_x"), (1, "node_y")):
+                op = self.emit_prologue(ttl.NodeCoordOp(dim), node)
+                op.result.name_hint = name
+                coords.append(Scalar.opaque(op.result))
+            self.node_coords = tuple(coords)
+        return self.node_coords
+
+    def node_expression(self, expr: NodeExpression, node: ast.AST):
+        x, y = self.node_values(node)
+        ops = {"+": self.scalars.add, "-": self.scalars.sub, "*": self.scalars.mul, "//": self.scalars.floordiv,
+               "%": self.scalars.mod}
+        return expr.evaluate(lambda leaf: x if leaf == "x" else y, lambda op, a, b: ops[op](a, b))
+
+    # -- evaluation -----------------------------------------------------------------------------
+
+    def evaluate(self, node: ast.expr, scope):
+        self.node = node
+        handler = getattr(self, f"expr_{type(node).__name__}", None)
+        if handler is None:
+            raise self.error(f"{type(node).__name__} expressions ({ast.unparse(node)[:40]}) are not supported in a "
+                             "kernel", node)
+        return handler(node, scope)
+
+    def expr_Constant(self, node: ast.Constant, scope):
+        return node.value
+
+    def expr_Name(self, node: ast.Name, scope):
+        value = self.read_name(node.id, scope, node)
+        if isinstance(value, NodeExpression):
+            return self.node_expression(value, node)
+        return value
+
+    def expr_Tuple(self, node: ast.Tuple, scope):
+        return tuple(self.evaluate(e, scope) for e in node.elts)
+
+    def expr_List(self, node: ast.List, scope):
+        return [self.evaluate(e, scope) for e in node.elts]
+
+    def expr_Slice(self, node: ast.Slice, scope):
+        parts = [self.evaluate(p, scope) if p is not None else None for p in (node.lower, node.upper, node.step)]
+        return slice(*parts)
+
+    def expr_IfExp(self, node: ast.IfExp, scope):
+        cond = self.condition(self.evaluate(node.test, scope), node.test)
+        if isinstance(cond, bool):
+            return self.evaluate(node.body if cond else node.orelse, scope)
+        a = self.as_int(self.evaluate(node.body, scope), node.body, "a runtime conditional expression")
+        b = self.as_int(self.evaluate(node.orelse, scope), node.orelse, "a runtime conditional expression")
+        from xdsl.dialects import arith
+
+        self.node = node
+        op = self.emit(arith.SelectOp(cond, self.scalars.materialize(a), self.scalars.materialize(b)))
+        return Scalar.opaque(op.result)
+
+    def expr_Attribute(self, node: ast.Attribute, scope):
+        base = self.evaluate(node.value, scope)
+        name = node.attr
+        if isinstance(base, (Block, DataflowBuffer, Transfer, GroupTransfer, PipeNet, Accumulator)):
+            if name == "shape" and isinstance(base, (Block, DataflowBuffer)):
+                return tuple(base.shape)
+            return BoundMethod(base, name)
+        if isinstance(base, BlockExpression):
+            if name == "shape":
+                return tuple(base.shape)
+            raise self.error(f"a block expression has no attribute {name!r}", node)
+        if isinstance(base, PipeIdentity):
+            raise self.error(f"pipe.{name} is not available in a kernel built by tilefold; use the node "
+                             "coordinates of the pipe net's definition", node)
+        if isinstance(base, Scalar):
+            raise self.error(f"a runtime integer has no attribute {name!r}", node)
+        try:
+            return getattr(base, name)
+        except AttributeError:
+            raise self.error(f"{self.describe(base)} has no attribute {name!r}", node) from None
+
+    def expr_Subscript(self, node: ast.Subscript, scope):
+        base = self.evaluate(node.value, scope)
+        index = self.evaluate(node.slice, scope)
+        argument = self.operation.tensor_argument(base) if hasattr(base, "shape") and not isinstance(
+            base, (Block, BlockExpression, tuple, list)) else None
+        if argument is not None:
+            return self.tensor_slice(argument, index, node)
+        if isinstance(base, (tuple, list, str, dict)):
+            if isinstance(index, Scalar):
+                raise self.error("a Python sequence can only be indexed with a compile-time integer", node)
+            try:
+                return base[index]
+            except (IndexError, KeyError, TypeError) as exc:
+                raise self.error(f"{ast.unparse(node)[:40]}: {exc}", node) from None
+        raise self.error(f"{self.describe(base)} cannot be indexed in a kernel; index the operation's tensors to "
+                         "make tensor slices", node)
+
+    def expr_UnaryOp(self, node: ast.UnaryOp, scope):
+        value = self.evaluate(node.operand, scope)
+        op = type(node.op)
+        if isinstance(value, (Block, BlockExpression)):
+            if op is ast.USub:
+                return self.block_unary("neg", value, node)
+            if op is ast.UAdd:
+                return value
+            raise self.error(f"{ast.unparse(node)[:40]}: this operator does not apply to blocks", node)
+        if isinstance(value, Scalar):
+            if op is ast.USub:
+                return self.scalars.sub(0, value)
+            if op is ast.UAdd:
+                return value
+            if op is ast.Not:
+                return self.scalars.compare("eq", value, 0)
+            raise self.error(f"{ast.unparse(node)[:40]}: unsupported on runtime integers", node)
+        if hasattr(value, "type") and str(getattr(value, "type", "")) == "i1" and op is ast.Not:
+            from xdsl.dialects import arith
+            from xdsl.dialects.builtin import IntegerAttr, i1
+
+            one = self.emit(arith.ConstantOp(IntegerAttr(1, i1)))
+            return self.emit(arith.XOrIOp(value, one.result)).result
+        python = {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Not: operator.not_, ast.Invert: operator.invert}
+        try:
+            return python[op](value)
+        except TypeError as exc:
+            raise self.error(f"{ast.unparse(node)[:40]}: {exc}", node) from None
+
+    def expr_BinOp(self, node: ast.BinOp, scope):
+        left = self.evaluate(node.left, scope)
+        right = self.evaluate(node.right, scope)
+        self.node = node
+        return self.binary(type(node.op), left, right, node)
+
+    def binary(self, op: type, left, right, node: ast.AST):
+        """``left <op> right`` for any pair of kernel values."""
+        if isinstance(left, NodeExpression):
+            left = self.node_expression(left, node)
+        if isinstance(right, NodeExpression):
+            right = self.node_expression(right, node)
+        if isinstance(left, (Block, BlockExpression)) or isinstance(right, (Block, BlockExpression)):
+            return self.block_binary(op, left, right, node)
+        if isinstance(left, Scalar) or isinstance(right, Scalar):
+            a = self.as_int(left, node, "an operand of runtime integer arithmetic")
+            b = self.as_int(right, node, "an operand of runtime integer arithmetic")
+            table = {ast.Add: self.scalars.add, ast.Sub: self.scalars.sub, ast.Mult: self.scalars.mul,
+                     ast.FloorDiv: self.scalars.floordiv, ast.Mod: self.scalars.mod}
+            if op not in table:
+                raise self.error(f"{ast.unparse(node)[:40]}: runtime integers support + - * // % only (/ is true "
+                                 "division; use //)", node)
+            return table[op](a, b)
+        try:
+            return _PY_BINARY[op](left, right)
+        except (TypeError, ZeroDivisionError, ValueError) as exc:
+            raise self.error(f"{ast.unparse(node)[:40]}: {exc}", node) from None
+
+    def expr_Compare(self, node: ast.Compare, scope):
+        left = self.evaluate(node.left, scope)
+        result = None
+        for op, comparator in zip(node.ops, node.comparators):
+            right = self.evaluate(comparator, scope)
+            piece = self.compare(type(op), left, right, node)
+            result = piece if result is None else self.logical(ast.And, result, piece, node)
+            left = right
+        return result
+
+    def compare(self, op: type, left, right, node):
+        if isinstance(left, NodeExpression):
+            left = self.node_expression(left, node)
+        if isinstance(right, NodeExpression):
+            right = self.node_expression(right, node)
+        if isinstance(left, (Block, BlockExpression)) or isinstance(right, (Block, BlockExpression)):
+            names = {ast.Gt: "gt", ast.Lt: "lt", ast.GtE: "ge", ast.LtE: "le", ast.Eq: "eq", ast.NotEq: "ne"}
+            if op not in names:
+                raise self.error(f"{ast.unparse(node)[:40]}: blocks compare with < <= > >= == !=", node)
+            return self.block_binary_named(names[op], left, right, node)
+        if isinstance(left, Scalar) or isinstance(right, Scalar):
+            if op not in _COMPARE:
+                raise self.error(f"{ast.unparse(node)[:40]}: runtime integers compare with < <= > >= == !=", node)
+            return self.scalars.compare(_COMPARE[op], self.as_int(left, node, "a compared value"),
+                                        self.as_int(right, node, "a compared value"))
+        return _PY_COMPARE[op](left, right)
+
+    def expr_BoolOp(self, node: ast.BoolOp, scope):
+        result = None
+        for value_node in node.values:
+            value = self.condition(self.evaluate(value_node, scope), value_node)
+            if result is None:
+                result = value
+                continue
+            result = self.logical(type(node.op), result, value, node)
+        return result
+
+    def logical(self, op: type, a, b, node):
+        from xdsl.dialects import arith
+
+        if isinstance(a, bool) and isinstance(b, bool):
+            return (a and b) if op is ast.And else (a or b)
+        if isinstance(a, bool):
+            a, b = b, a
+        if isinstance(b, bool):
+            if op is ast.And:
+                return a if b else False
+            return True if b else a
+        cls = arith.AndIOp if op is ast.And else arith.OrIOp
+        return self.emit(cls(a, b)).result
+
+    def expr_JoinedStr(self, node, scope):
+        return ""
+
+    # -- calls ----------------------------------------------------------------------------------
+
+    def expr_Call(self, node: ast.Call, scope):
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+            raise self.error("*args and **kwargs are not supported in a kernel call", node)
+        callee = self.evaluate(node.func, scope)
+        if callee is print:
+            return None          # debug printing is a no-op on the simulated device
+        args = [self.evaluate(a, scope) for a in node.args]
+        kwargs = {k.arg: self.evaluate(k.value, scope) for k in node.keywords}
+        self.node = node
+        if isinstance(callee, BoundMethod):
+            return self.call_method(callee, args, kwargs, node, scope)
+        if isinstance(callee, BlockFunction):
+            return self.block_function(callee, args, kwargs, node)
+        if isinstance(callee, LocalFunction):
+            raise self.error(f"{callee.node.name} is a pipe condition body; pass it to net.if_src() or "
+                             "net.if_dst()", node)
+        handler = self._call_handlers().get(id(callee))
+        if handler is not None:
+            return handler(args, kwargs, node)
+        return self.compile_time_call(callee, args, kwargs, node)
+
+    def _call_handlers(self):
+        from tilefold.frontend.ttl import api
+
+        return {
+            id(api.copy): self.call_copy,
+            id(api.node): self.call_node,
+            id(api.grid_size): self.call_grid_size,
+            id(api.GroupTransfer): self.call_group_transfer,
+            id(api.signpost): lambda args, kwargs, node: _signpost(),
+            id(builtins.min): lambda args, kwargs, node: self.call_min_max(args, node, "min"),
+            id(builtins.max): lambda args, kwargs, node: self.call_min_max(args, node, "max"),
+            id(builtins.abs): self.call_abs,
+            id(builtins.range): self.call_range,
+        }
+
+    def call_method(self, bound: BoundMethod, args, kwargs, node, scope):
+        obj, name = bound.obj, bound.name
+        if isinstance(obj, DataflowBuffer):
+            if name in ("reserve", "wait"):
+                self.no_arguments(args, kwargs, node, f"{obj.name}.{name}()")
+                return self.acquire(obj, name, node)
+            if name in ("push", "pop"):
+                self.no_arguments(args, kwargs, node, f"{obj.name}.{name}()")
+                return self.release_oldest(obj, name, node)
+        elif isinstance(obj, Block):
+            if name in ("push", "pop"):
+                self.no_arguments(args, kwargs, node, f"{obj.name}.{name}()")
+                expected = "push" if obj.acquired == "reserve" else "pop"
+                if name != expected:
+                    raise self.error(f"{obj.name} was obtained with {obj.acquired}(); release it with "
+                                     f"{obj.name}.{expected}()", node)
+                self.release(obj, node)
+                return None
+            if name == "store":
+                if len(args) != 1 or kwargs:
+                    raise self.error(f"{obj.name}.store(expr) takes one block expression", node)
+                self.store(obj, args[0], node)
+                return None
+        elif isinstance(obj, Transfer) and name == "wait":
+            self.no_arguments(args, kwargs, node, "wait()")
+            self.transfer_wait(obj, node)
+            return None
+        elif isinstance(obj, GroupTransfer):
+            if name == "add" and len(args) == 1 and not kwargs:
+                self.group_add(obj, args[0], node)
+                return None
+            if name == "wait_all":
+                self.no_arguments(args, kwargs, node, "wait_all()")
+                self.group_wait(obj, node)
+                return None
+        elif isinstance(obj, PipeNet) and name in ("if_src", "if_dst"):
+            if len(args) != 1 or kwargs:
+                raise self.error(f"net.{name}(body) takes one function", node)
+            self.pipe_condition(obj, name.removeprefix("if_"), args[0], node, scope)
+            return None
+        raise self.error(f"{self.describe(obj)} has no method {name}() usable in a kernel", node)
+
+    def no_arguments(self, args, kwargs, node, what: str) -> None:
+        if args or kwargs:
+            raise self.error(f"{what} takes no arguments", node)
+
+    def call_node(self, args, kwargs, node):
+        dims = kwargs.get("dims", args[0] if args else 2)
+        x, y = self.node_values(node)
+        arithmetic = {"+": self.scalars.add, "*": self.scalars.mul}
+        return node_coordinates(self.operation.grid, dims, x, y, lambda op, a, b: arithmetic[op](a, b),
+                                self.location(node))
+
+    def call_grid_size(self, args, kwargs, node):
+        dims = kwargs.get("dims", args[0] if args else 2)
+        return grid_shape(self.operation.grid, dims, self.location(node))
+
+    def call_min_max(self, args, node, which: str):
+        values = list(args[0]) if len(args) == 1 and isinstance(args[0], (tuple, list)) else list(args)
+        if any(isinstance(v, (Block, BlockExpression)) for v in values):
+            raise self.error(f"{which}() of blocks: use ttl.math.{which}(a, b)", node)
+        if not values:
+            raise self.error(f"{which}() needs at least one value", node)
+        result = self.as_int(values[0], node, f"an argument of {which}()") if isinstance(
+            values[0], (Scalar, NodeExpression)) else values[0]
+        for v in values[1:]:
+            if isinstance(result, Scalar) or isinstance(v, (Scalar, NodeExpression)):
+                a = self.as_int(result, node, f"an argument of {which}()")
+                b = self.as_int(v, node, f"an argument of {which}()")
+                result = (self.scalars.minimum if which == "min" else self.scalars.maximum)(a, b)
+            else:
+                result = (builtins.min if which == "min" else builtins.max)(result, v)
+        return result
+
+    def call_abs(self, args, kwargs, node):
+        if len(args) != 1:
+            raise self.error("abs() takes one argument", node)
+        if isinstance(args[0], (Block, BlockExpression)):
+            return self.block_unary("abs", args[0], node)
+        if isinstance(args[0], Scalar):
+            raise self.error("abs() of a runtime integer is not supported (kernel integers are unsigned)", node)
+        return builtins.abs(args[0])
+
+    def call_range(self, args, kwargs, node):
+        raise self.error("range() can only be used as the iterable of a for loop in a kernel", node)
+
+    def call_group_transfer(self, args, kwargs, node):
+        if args or kwargs:
+            raise self.error("ttl.GroupTransfer() takes no arguments", node)
+        if self.kind != "datamovement":
+            raise self.error("ttl.GroupTransfer is for data movement kernels", node)
+        return GroupTransfer(self.location(node))
+
+    def compile_time_call(self, callee, args, kwargs, node):
+        runtime = [v for v in (*args, *kwargs.values())
+                   if isinstance(v, (Scalar, Block, BlockExpression, Transfer, TensorSlice, NodeExpression))]
+        name = getattr(callee, "__name__", type(callee).__name__)
+        if runtime and inspect.isfunction(callee):
+            return self.inline_call(callee, args, kwargs, node)
+        if runtime:
+            raise self.error(f"{name}() is called with {self.describe(runtime[0])}; in a kernel only ttl "
+                             "functions, min, max and abs take runtime values — compute it with + - * // %", node)
+        if not callable(callee):
+            raise self.error(f"{self.describe(callee)} is not callable", node)
+        try:
+            return callee(*args, **kwargs)
+        except Exception as exc:   # noqa: BLE001 - a user's helper failing at compile time
+            from tilefold.errors import TilefoldError
+
+            if isinstance(exc, TilefoldError):
+                raise
+            raise self.error(f"{name}() failed while compiling the kernel: {type(exc).__name__}: {exc}", node) \
+                from None
+
+
+def _signpost():
+    from tilefold.frontend.ttl.builder import SIGNPOST
+
+    return SIGNPOST
+
+
+__all__ = ["ExpressionBuilder", "BoundMethod", "MISSING"]

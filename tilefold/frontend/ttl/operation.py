@@ -1,0 +1,205 @@
+"""``@ttl.operation(grid=...)``: the operation object, and what one call of it does.
+
+Reads: the decorated function, its tensor arguments (:class:`tilefold.ttnn.Tensor`) and the
+session settings (:mod:`.session`). Writes: the tensors the kernels write, and — under
+``tilefold compile`` — a TT-Metalium project per call.
+
+A call runs the function's body on the host (:mod:`.capture`), builds each kernel function into
+``ttl`` IR (:mod:`.builder`) in one module, lowers it with the TT-Lang pipeline of
+:mod:`tilefold.passes.pipelines` (seed 003), turns the result into a
+:class:`~tilefold.program.Program` (:mod:`.program_builder`) and runs it on the simulated device
+(:mod:`.runner`). A call whose body made the same kernels, buffers and tensor layouts as an
+earlier one (:mod:`.fingerprint`) reuses that call's program without building IR again.
+
+Errors: a call with something that is not a device tensor, a grid that does not fit the device,
+pipe nets whose send and receive blocks differ, and every error of the steps above.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+
+from xdsl.dialects.builtin import ArrayAttr, BoolAttr, DictionaryAttr, IntegerAttr, ModuleOp, StringAttr, i32
+
+from tilefold.arch import get_arch
+from tilefold.errors import KernelError, SourceLocation
+from tilefold.frontend.ttl import session
+from tilefold.frontend.ttl.capture import OperationCapture, TensorArgument, capturing
+from tilefold.frontend.ttl.fingerprint import operation_key
+from tilefold.frontend.ttl.grid import resolve_grid
+from tilefold.ir.context import print_ir
+from tilefold.program.caller import user_location
+
+PIPE_NETS_ATTR = "ttl.pipe_nets"
+GRID_ATTR = "ttl.grid"
+OPTION_ATTRS = {"fp32_dest_acc_en": "ttl.fp32_dest_acc_en", "dst_full_sync_en": "ttl.dst_full_sync_en",
+                "math_fidelity": "ttl.math_fidelity", "math_approx_mode": "ttl.math_approx_mode"}
+
+
+@dataclass
+class BuiltOperation:
+    """The front end's output for one call: the ttl module and what the program needs besides it."""
+
+    capture: OperationCapture
+    module: ModuleOp
+    reads: set[int] = field(default_factory=set)
+    writes: set[int] = field(default_factory=set)
+
+    @property
+    def text(self) -> str:
+        return print_ir(self.module)
+
+
+class Operation:
+    """A TT-Lang operation: call it with device tensors (inputs and outputs)."""
+
+    def __init__(self, function, grid, options: dict, location: SourceLocation | None):
+        self.function = function
+        self.grid = grid
+        self.options = options
+        self.location = location
+        self.name = function.__name__.lstrip("_") or "operation"
+        self.__name__ = function.__name__
+        self.__doc__ = function.__doc__
+        self._cache: dict = {}
+
+    # -- the call ---------------------------------------------------------------------------
+
+    def __call__(self, *args, **kwargs):
+        from tilefold.frontend.ttl import runner
+
+        capture = self.capture(args, kwargs)
+        key, pinned = operation_key(capture, self.options)
+        if key is not None and key in self._cache:
+            compiled, _ = self._cache[key]
+        else:
+            compiled = runner.compile_built(self.build_capture(capture), capture.arch)
+            if key is not None:
+                self._cache[key] = (compiled, pinned)
+        return runner.run_operation(self, capture, compiled)
+
+    def tensor_arguments(self, args, kwargs) -> list[TensorArgument]:
+        try:
+            bound = inspect.signature(self.function).bind(*args, **kwargs)
+        except TypeError as exc:
+            raise KernelError(f"{self.function.__name__}(): {exc}", user_location()) from None
+        out = []
+        for i, (name, value) in enumerate(bound.arguments.items()):
+            if not _is_device_tensor(value):
+                raise KernelError(f"{self.function.__name__}(): argument {name!r} is {type(value).__name__}; a TT-Lang "
+                                  "operation takes device tensors (ttnn.from_torch / from_numpy)", user_location())
+            out.append(TensorArgument(i, name, value))
+        return out
+
+    def capture(self, args, kwargs) -> OperationCapture:
+        """Run the body: collect its dataflow buffers, pipe nets and kernel functions."""
+        arch = get_arch(session.settings().arch)
+        grid = resolve_grid(self.grid, arch, self.location)
+        tensors = self.tensor_arguments(args, kwargs)
+        capture = OperationCapture(self.name, grid, arch, tensors, self.location)
+        with capturing(capture):
+            result = self.function(*args, **kwargs)
+        if result is not None:
+            raise KernelError(f"operation {self.function.__name__} returns {type(result).__name__}; an operation "
+                              "writes its output tensors and returns None", self.location)
+        if not capture.kernels:
+            raise KernelError(f"operation {self.function.__name__} defines no kernel function; add @ttl.compute() "
+                              "and @ttl.datamovement() functions to its body", self.location)
+        return capture
+
+    def build(self, args, kwargs) -> BuiltOperation:
+        """Run the body and build every kernel into one ttl module."""
+        return self.build_capture(self.capture(args, kwargs))
+
+    def build_capture(self, capture: OperationCapture) -> BuiltOperation:
+        """Build the kernels of a call's body into one ttl module."""
+        from tilefold.frontend.ttl.builder import build_kernel
+        from tilefold.frontend.ttl.protocol_check import check_block_counts
+        from tilefold.ir.verify import verify_ops
+
+        module = ModuleOp([])
+        built = BuiltOperation(capture, module)
+        pipe_uses = []
+        with capturing(capture):
+            for definition in capture.kernels:
+                kernel, builder = build_kernel(definition, capture, self.options)
+                self._apply_options(kernel)
+                module.body.block.add_op(kernel)
+                built.reads |= builder.read_tensors
+                built.writes |= builder.written_tensors
+                pipe_uses += builder.pipe_uses
+        grid = capture.grid
+        module.attributes[GRID_ATTR] = ArrayAttr([IntegerAttr(grid[0], i32), IntegerAttr(grid[1], i32)])
+        module.attributes[PIPE_NETS_ATTR] = _pipe_net_table(capture, pipe_uses)
+        verify_ops(module)
+        check_block_counts(module, {d.index: d.name for d in capture.dataflow_buffers})
+        return built
+
+    def _apply_options(self, kernel) -> None:
+        for key, attr in OPTION_ATTRS.items():
+            value = self.options.get(key)
+            if value is None:
+                continue
+            kernel.attributes[attr] = BoolAttr.from_bool(bool(value)) if isinstance(value, bool) else StringAttr(str(value))
+
+    def __repr__(self) -> str:
+        return f"<ttl.operation {self.function.__name__} grid={self.grid!r}>"
+
+
+def _is_device_tensor(value) -> bool:
+    return all(hasattr(value, a) for a in ("shape", "dtype", "layout", "host_values"))
+
+
+def _pipe_net_table(capture: OperationCapture, uses) -> ArrayAttr:
+    """Per pipe net: the buffer blocks are received into (a sender writes at its own write pointer
+    of that buffer, which every node advances in step) and the block size in bytes."""
+    entries = []
+    for net in capture.pipe_nets:
+        sends = [(dfb, loc) for n, kind, dfb, loc in uses if n is net and kind == "send"]
+        recvs = [(dfb, loc) for n, kind, dfb, loc in uses if n is net and kind == "recv"]
+        if not sends and not recvs:
+            continue
+        if sends and not recvs:
+            raise KernelError("this pipe net is sent into (ttl.copy(block, pipe)) but nothing receives from it; add "
+                              "ttl.copy(pipe, block) in net.if_dst's body", sends[0][1])
+        if recvs and not sends:
+            raise KernelError("this pipe net is received from (ttl.copy(pipe, block)) but nothing sends into it; add "
+                              "ttl.copy(block, pipe) in net.if_src's body", recvs[0][1])
+        receiver = recvs[0][0]
+        for dfb, loc in recvs[1:]:
+            if dfb is not receiver:
+                raise KernelError(f"blocks of this pipe net are received into {receiver.name} and into {dfb.name}; "
+                                  "receive every pipe of a net into one dataflow buffer", loc)
+        block_bytes = receiver.block_pages * receiver.page_size
+        for dfb, loc in sends:
+            size = dfb.block_pages * dfb.page_size
+            if size != block_bytes:
+                raise KernelError(f"the block sent here ({dfb.name}, {size} B) differs from the block received "
+                                  f"({receiver.name}, {block_bytes} B); send and receive blocks of the same shape and "
+                                  "data type", loc)
+        entries.append(DictionaryAttr({"net": IntegerAttr(net.index, i32), "recv_cb": IntegerAttr(receiver.index, i32),
+                                       "block_bytes": IntegerAttr(block_bytes, i32)}))
+    return ArrayAttr(entries)
+
+
+def operation(fn=None, *, grid="full", fp32_dest_acc_en: bool | None = None, dst_full_sync_en: bool | None = None,
+              math_fidelity: str | None = None, math_approx_mode: bool | None = None, **unknown):
+    """``@ttl.operation(grid=(columns, rows) | "full" | "auto")``: a TT-Lang operation."""
+    location = user_location()
+    if unknown:
+        raise KernelError(f"@ttl.operation() got unexpected keyword(s) {', '.join(sorted(unknown))}; it takes grid, "
+                          "fp32_dest_acc_en, dst_full_sync_en, math_fidelity, math_approx_mode", location)
+    if math_fidelity is not None and math_fidelity not in ("LoFi", "HiFi2", "HiFi3", "HiFi4"):
+        raise KernelError(f"@ttl.operation(math_fidelity={math_fidelity!r}): use LoFi, HiFi2, HiFi3 or HiFi4",
+                          location)
+    options = {"fp32_dest_acc_en": fp32_dest_acc_en, "dst_full_sync_en": dst_full_sync_en,
+               "math_fidelity": math_fidelity, "math_approx_mode": math_approx_mode}
+
+    def decorate(function):
+        if not inspect.isfunction(function):
+            raise KernelError(f"@ttl.operation decorates a def function, not {type(function).__name__}", location)
+        code = function.__code__
+        return Operation(function, grid, options, SourceLocation(code.co_filename, code.co_firstlineno))
+
+    return decorate(fn) if fn is not None else decorate

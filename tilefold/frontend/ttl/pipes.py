@@ -1,0 +1,136 @@
+"""Pipes between nodes: ``ttl.Pipe(src, dst)`` and ``ttl.PipeNet([pipes])``.
+
+Reads: node coordinates ``(x, y)`` and node ranges (a coordinate per dimension or a ``slice``).
+Writes: a :class:`PipeNet` registered with the running operation, which knows for every node of
+the grid the pipes it is the source of and the pipes it receives from, in the net's order.
+
+A pipe's destination is one node (unicast) or a rectangle of nodes (multicast). The data
+movement kernels use a net with ``net.if_src(body)`` / ``net.if_dst(body)``; the front end runs
+``body`` once per pipe the node takes part in (see :mod:`tilefold.frontend.ttl.builder`).
+
+Errors: coordinates outside the grid, an empty destination range, slices with a step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tilefold.errors import KernelError, SourceLocation
+from tilefold.frontend.ttl import capture
+from tilefold.program.caller import user_location
+
+
+def _coordinate(value, grid: tuple[int, int], what: str, location) -> tuple[int, int]:
+    if isinstance(value, int) and not isinstance(value, bool):
+        cols = grid[0]
+        return value % cols, value // cols
+    if isinstance(value, tuple) and len(value) == 2 and all(isinstance(v, int) for v in value):
+        return value
+    raise KernelError(f"{what} {value!r} is not a node coordinate; give (x, y) with integers", location)
+
+
+def _range(value, size: int, what: str, location) -> tuple[int, int]:
+    """Inclusive ``(first, last)`` of one dimension of a node range."""
+    if isinstance(value, slice):
+        if value.step not in (None, 1):
+            raise KernelError(f"{what}: node ranges are contiguous; drop the slice step {value.step}", location)
+        first, stop, _ = value.indices(size)
+        if stop <= first:
+            raise KernelError(f"{what}: the slice {value.start}:{value.stop} selects no node", location)
+        return first, stop - 1
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value, value
+    raise KernelError(f"{what}: {value!r} is not an index or a slice", location)
+
+
+@dataclass(frozen=True)
+class Pipe:
+    """``ttl.Pipe(src, dst)``: from node ``src`` to node ``dst`` or a range of nodes."""
+
+    src: object
+    dst: object
+
+
+@dataclass(frozen=True)
+class PipeRoute:
+    """A pipe with resolved coordinates: source node and an inclusive destination rectangle."""
+
+    src: tuple[int, int]
+    x0: int
+    y0: int
+    x1: int
+    y1: int
+
+    @property
+    def destinations(self) -> list[tuple[int, int]]:
+        return [(x, y) for y in range(self.y0, self.y1 + 1) for x in range(self.x0, self.x1 + 1)]
+
+    @property
+    def loopback(self) -> bool:
+        """The source is one of the destinations."""
+        return self.x0 <= self.src[0] <= self.x1 and self.y0 <= self.src[1] <= self.y1
+
+    @property
+    def remote_receivers(self) -> int:
+        return len(self.destinations) - (1 if self.loopback else 0)
+
+
+class PipeNet:
+    """``ttl.PipeNet(pipes)``: the pipes of one communication pattern."""
+
+    def __init__(self, pipes):
+        location = user_location()
+        op = capture.current("ttl.PipeNet")
+        self.location: SourceLocation | None = location
+        self.grid = op.grid
+        pipes = list(pipes)
+        if not pipes:
+            raise KernelError("ttl.PipeNet needs at least one ttl.Pipe", location)
+        self.routes: list[PipeRoute] = []
+        for i, pipe in enumerate(pipes):
+            if not isinstance(pipe, Pipe):
+                raise KernelError(f"PipeNet element {i} is {type(pipe).__name__}, not a ttl.Pipe", location)
+            self.routes.append(self._route(pipe, i, location))
+        self.index = len(op.pipe_nets)
+        op.pipe_nets.append(self)
+
+    def _route(self, pipe: Pipe, i: int, location) -> PipeRoute:
+        cols, rows = self.grid
+        src = _coordinate(pipe.src, self.grid, f"Pipe {i} src", location)
+        if not (0 <= src[0] < cols and 0 <= src[1] < rows):
+            raise KernelError(f"Pipe {i} src {src} is outside the {cols}x{rows} grid", location)
+        dst = pipe.dst
+        if isinstance(dst, tuple) and len(dst) == 2:
+            (x0, x1), (y0, y1) = (_range(dst[0], cols, f"Pipe {i} dst", location),
+                                  _range(dst[1], rows, f"Pipe {i} dst", location))
+        else:
+            x0, y0 = x1, y1 = _coordinate(dst, self.grid, f"Pipe {i} dst", location)
+        if not (0 <= x0 <= x1 < cols and 0 <= y0 <= y1 < rows):
+            raise KernelError(f"Pipe {i} dst {dst!r} reaches outside the {cols}x{rows} grid", location)
+        return PipeRoute(src, x0, y0, x1, y1)
+
+    # -- who does what -------------------------------------------------------------------------
+
+    def sources_of(self, node: tuple[int, int]) -> list[PipeRoute]:
+        return [r for r in self.routes if r.src == node]
+
+    def destinations_of(self, node: tuple[int, int]) -> list[PipeRoute]:
+        return [r for r in self.routes if node in r.destinations]
+
+    def max_sources(self) -> int:
+        cols, rows = self.grid
+        return max(len(self.sources_of((x, y))) for y in range(rows) for x in range(cols))
+
+    def max_destinations(self) -> int:
+        cols, rows = self.grid
+        return max(len(self.destinations_of((x, y))) for y in range(rows) for x in range(cols))
+
+    # -- used outside a kernel ------------------------------------------------------------------
+
+    def if_src(self, body):
+        raise KernelError("PipeNet.if_src can only be called inside a @ttl.datamovement kernel function",
+                          user_location())
+
+    def if_dst(self, body):
+        raise KernelError("PipeNet.if_dst can only be called inside a @ttl.datamovement kernel function",
+                          user_location())

@@ -1,0 +1,177 @@
+"""The host Program of a lowered TT-Lang operation: buffers, circular buffers, kernels, arguments.
+
+Reads: the ttkernel module the pipeline produced (kernel functions with ``ttl.compile_args`` /
+``ttl.runtime_args``, the module's ``ttl.circular_buffers`` and ``ttl.pipe_nets`` tables) and
+the operation's capture (tensors, pipe nets, grid). Writes: a :class:`~tilefold.program.Program`:
+
+* each tensor a kernel reads or writes → an interleaved DRAM (or L1) buffer named after the
+  operation's parameter; a written tensor is ``inout`` so that what the kernels do not write keeps
+  its value;
+* each dataflow buffer → circular buffer ``c_<index>`` on every node of the grid (page = one tile
+  of the buffer's data format, or one block row; pages = block pages × block count);
+* three semaphores per pipe net (``ready``, ``valid``, ``one``);
+* the compute kernel with the compute config the pipeline chose, the first data movement kernel on
+  RISCV_0 and the second on RISCV_1, each on the whole grid with its compile-time arguments, and per
+  node its runtime arguments: node coordinates, tensor addresses, and for each pipe net the pipes it
+  sends and receives (NOC rectangles, destination counts, the sender's NOC coordinates).
+
+Errors: :class:`L1OverflowError` at the largest dataflow buffer's line when a node's buffers do not
+fit its L1.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, StringAttr
+
+from tilefold.arch.cores import CoreCoord, CoreRange, CoreRangeSet
+from tilefold.errors import L1OverflowError
+from tilefold.ir import ttl
+from tilefold.ir.ttkernel import compute_config
+from tilefold.layout.formats import DataFormat
+from tilefold.program import ComputeConfig, DataMovementConfig, NocX, NocY, Program
+from tilefold.program.program import SEMAPHORE_SIZE
+
+SEMAPHORES_PER_NET = 3
+
+
+@dataclass
+class CircularBufferEntry:
+    index: int
+    name: str
+    shape: tuple[int, ...]
+    data_format: DataFormat
+    layout: str
+    block_count: int
+    page_size: int
+    num_pages: int
+
+    @property
+    def total_size(self) -> int:
+        return self.page_size * self.num_pages
+
+
+def circular_buffer_table(module: ModuleOp) -> list[CircularBufferEntry]:
+    entries = []
+    for entry in module.attributes[ttl.CB_TABLE_ATTR].data:
+        d = entry.data
+        entries.append(CircularBufferEntry(
+            d["index"].value.data, d["name"].data, tuple(s.value.data for s in d["shape"].data),
+            DataFormat(d["data_format"].data), d["layout"].data, d["block_count"].value.data,
+            d["page_size"].value.data, d["num_pages"].value.data))
+    return entries
+
+
+def _align(n: int, a: int) -> int:
+    return -(-n // a) * a
+
+
+def check_l1(entries: list[CircularBufferEntry], capture, semaphores: int, arch) -> None:
+    """Raise :class:`L1OverflowError` at the user's line when the buffers do not fit one node's L1."""
+    total = sum(_align(e.total_size, arch.l1_alignment) for e in entries) + semaphores * SEMAPHORE_SIZE
+    if total <= arch.l1_free:
+        return
+    by_index = {d.index: d for d in capture.dataflow_buffers}
+    ranked = sorted(entries, key=lambda e: -e.total_size)
+    largest = next((by_index[e.index] for e in ranked if e.index in by_index), None)
+    described = ", ".join(
+        f"{by_index[e.index].name if e.index in by_index else e.name} {e.total_size} B" for e in ranked[:4])
+    raise L1OverflowError(
+        f"the dataflow buffers of operation {capture.name!r} need {total} B of L1 on each node ({described}"
+        f"{', ...' if len(ranked) > 4 else ''}) but a {arch.board} node has {arch.l1_free} B free; use smaller "
+        "blocks or a smaller block_count", largest.location if largest is not None else capture.location)
+
+
+def _kernel_functions(module: ModuleOp) -> list[func.FuncOp]:
+    return [op for op in module.ops if isinstance(op, func.FuncOp)]
+
+
+def build_program(module: ModuleOp, built, arch) -> Program:
+    """The Program of a lowered operation (see the module docstring)."""
+    capture = built.capture
+    cols, rows = capture.grid
+    cores = CoreRangeSet([CoreRange((0, 0), (cols - 1, rows - 1))])
+    program = Program(name=capture.name, arch=arch)
+    used = built.reads | built.writes
+    for arg in capture.tensors:
+        if arg.index not in used:
+            continue
+        tensor = arg.tensor
+        memory = tensor.memory_config()
+        buffer_type = getattr(getattr(memory, "buffer_type", None), "name", "DRAM")
+        layout = "TILE" if "TILE" in str(getattr(tensor.layout, "name", tensor.layout)).upper() else "ROW_MAJOR"
+        program.add_buffer(arg.name, tuple(tensor.shape), tensor.dtype.name, layout, buffer_type,
+                           role="inout" if arg.index in built.writes else "input")
+    entries = circular_buffer_table(module)
+    nets = {net.index: net for net in capture.pipe_nets}
+    net_order = [entry.data["net"].value.data for entry in module.attributes["ttl.pipe_nets"].data]
+    check_l1(entries, capture, SEMAPHORES_PER_NET * len(net_order), arch)
+    for e in entries:
+        program.create_circular_buffer(cores, e.index, e.page_size, e.num_pages, e.data_format, name=e.name)
+    for _ in range(SEMAPHORES_PER_NET * len(net_order)):
+        program.create_semaphore(cores, 0)
+    names = {arg.index: arg.name for arg in capture.tensors}
+    processors = iter(("RISCV_0", "RISCV_1"))
+    for fn in _kernel_functions(module):
+        role = fn.attributes[ttl.KERNEL_ROLE_ATTR].data
+        if role == "compute":
+            cfg = compute_config(fn)
+            config = ComputeConfig(cfg["math_fidelity"], cfg["fp32_dest_acc_en"], cfg["dst_full_sync_en"],
+                                   cfg["math_approx_mode"])
+        else:
+            config = DataMovementConfig(next(processors))
+        compile_args = []
+        for descriptor in _strings(fn, "ttl.compile_args"):
+            kind, value = descriptor.split(":")
+            compile_args.append(int(value) if kind == "cb" else program.buffer(names[int(value)]).accessor_args)
+        kernel = program.create_kernel(fn, cores, config, compile_args, name=fn.sym_name.data)
+        descriptors = _strings(fn, "ttl.runtime_args")
+        noc1 = isinstance(config, DataMovementConfig) and config.noc_index == 1
+        for core in cores:
+            args = [_runtime_value(d, core, program, names, nets, noc1) for d in descriptors]
+            program.set_runtime_args(kernel, core, args)
+    return program
+
+
+def _strings(fn: func.FuncOp, name: str) -> list[str]:
+    attr = fn.attributes.get(name)
+    return [s.data for s in attr.data if isinstance(s, StringAttr)] if attr is not None else []
+
+
+def _runtime_value(descriptor: str, core: CoreCoord, program: Program, names, nets, noc1: bool):
+    parts = descriptor.split(":")
+    kind = parts[0]
+    if kind == "node":
+        return core.x if parts[1] == "0" else core.y
+    if kind == "address":
+        return program.buffer(names[int(parts[1])]).address
+    net = nets[int(parts[1])]
+    node = (core.x, core.y)
+    role = parts[2]
+    routes = net.sources_of(node) if role == "src" else net.destinations_of(node)
+    if parts[3] == "count":
+        return len(routes)
+    slot, field = int(parts[3]), parts[4]
+    if slot >= len(routes):
+        return 0
+    route = routes[slot]
+    if role == "src":
+        first, last = CoreCoord(route.x0, route.y0), CoreCoord(route.x1, route.y1)
+        if noc1:                       # NOC 1 multicasts from the far corner
+            first, last = last, first
+        if field in ("x0", "y0", "x1", "y1"):
+            corner = first if field[1] == "0" else last
+            return NocX(corner) if field[0] == "x" else NocY(corner)
+        if field == "dests":
+            return len(route.destinations) if route.loopback else route.remote_receivers
+        if field == "remote":
+            return route.remote_receivers
+        return int(route.loopback)
+    source = CoreCoord(*route.src)
+    if field == "x":
+        return NocX(source)
+    if field == "y":
+        return NocY(source)
+    return int(route.src == node)

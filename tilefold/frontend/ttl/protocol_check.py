@@ -1,0 +1,73 @@
+"""Do the producers and consumers of each dataflow buffer agree on how many blocks pass through it?
+
+Reads: the front end's ``ttl`` module of one operation call (every kernel). Writes: nothing;
+raises one :class:`KernelError` at the producer's line when, on every node, the kernels push a
+different number of blocks into a buffer than they pop from it — a producer that pushes more than
+the consumer takes would block forever once the buffer is full (or leave blocks behind), a consumer
+that waits for more would wait forever.
+
+Counts are exact where they can be known before running: each ``ttl.cb_push`` / ``ttl.cb_pop``
+counts once per iteration of the loops around it when every such loop has compile-time bounds
+and no runtime ``if`` encloses it. A buffer whose counts depend on the node or on runtime values
+is left to the simulator, which reports the same mistake as a deadlock or as blocks left in the
+buffer when the program ends.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import arith, func, scf
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp
+
+from tilefold.errors import KernelError
+from tilefold.ir import ttl
+from tilefold.ir.locations import source_location
+
+
+def _constant(value) -> int | None:
+    owner = value.owner
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+        return owner.value.value.data
+    return None
+
+
+def executions(op) -> int | None:
+    """How many times ``op`` runs on every node, or None when that depends on run-time values."""
+    count = 1
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, func.FuncOp):
+        if isinstance(parent, scf.ForOp):
+            lb, ub, step = (_constant(v) for v in (parent.lb, parent.ub, parent.step))
+            if None in (lb, ub, step):
+                return None
+            count *= max(0, -(-(ub - lb) // step))
+        elif isinstance(parent, scf.IfOp):
+            return None
+        parent = parent.parent_op()
+    return count
+
+
+def check_block_counts(module: ModuleOp, names: dict[int, str]) -> None:
+    """Raise when a buffer's pushes and pops differ on every node (see the module docstring)."""
+    pushes: dict[int, list] = {}
+    pops: dict[int, list] = {}
+    for op in module.walk():
+        if isinstance(op, (ttl.CBPushOp, ttl.CBPopOp)):
+            index = op.cb.owner.index
+            (pushes if isinstance(op, ttl.CBPushOp) else pops).setdefault(index, []).append(op)
+    for index in set(pushes) | set(pops):
+        produced = [executions(op) for op in pushes.get(index, [])]
+        consumed = [executions(op) for op in pops.get(index, [])]
+        if None in produced or None in consumed:
+            continue
+        p, c = sum(produced), sum(consumed)
+        if p == c:
+            continue
+        name = names.get(index, f"c_{index}")
+        if p > c:
+            where = source_location(pushes[index][-1])
+            raise KernelError(f"{name} receives {p} blocks from its producer but its consumer takes only {c}; the "
+                              "producer would wait for room that never frees (or leave blocks behind) — make both "
+                              "sides loop over the same number of blocks", where)
+        where = source_location(pops[index][-1]) if pops.get(index) else None
+        raise KernelError(f"{name} is waited for {c} times but its producer pushes only {p} blocks; the consumer "
+                          "would wait forever — make both sides loop over the same number of blocks", where)

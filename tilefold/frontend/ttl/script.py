@@ -1,0 +1,83 @@
+"""Running a TT-Lang script the way TT-Lang's own tools do: ``tilefold sim`` / ``run`` / ``compile``.
+
+Reads: a Python script written for TT-Lang (``import ttl``, ``import ttnn``) or for tilefold
+(``import tilefold.ttl as ttl``). Writes: what the script prints, a summary of every operation
+it ran on the simulated device, and for :func:`compile_script` a TT-Metalium project per
+operation call (kernels, ``main.cpp``, CMake, data, and ``ir/NN-<pass>.mlir`` after every pass).
+
+While the script runs, ``import ttl`` gives :mod:`tilefold.ttl` and ``import ttnn`` gives
+:mod:`tilefold.ttnn` (the host tensor module), so the script runs with its imports unchanged.
+"""
+
+from __future__ import annotations
+
+import os
+import runpy
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+
+from tilefold.errors import KernelError
+from tilefold.frontend.ttl import session
+
+MODULE_ALIASES = ("ttl", "ttnn")
+
+
+@contextmanager
+def tt_lang_modules():
+    """``import ttl`` / ``import ttnn`` resolve to tilefold's modules inside the ``with`` block."""
+    import tilefold.ttl
+    import tilefold.ttnn
+
+    saved = {name: sys.modules.get(name) for name in MODULE_ALIASES}
+    sys.modules["ttl"] = tilefold.ttl
+    sys.modules["ttnn"] = tilefold.ttnn
+    try:
+        yield
+    finally:
+        for name, module in saved.items():
+            if module is None:
+                sys.modules.pop(name, None)
+            else:
+                sys.modules[name] = module
+
+
+def execute(path) -> int:
+    """Run the script as ``__main__``; returns its exit status."""
+    script = Path(path)
+    if not script.is_file():
+        raise KernelError(f"no such script: {path}")
+    argv, sys_path = sys.argv, list(sys.path)
+    sys.argv = [str(script)]
+    sys.path.insert(0, str(script.resolve().parent))
+    try:
+        runpy.run_path(str(script), run_name="__main__")
+    except SystemExit as exc:
+        code = exc.code
+        return code if isinstance(code, int) else (0 if code is None else 1)
+    finally:
+        sys.argv, sys.path[:] = argv, sys_path
+    return 0
+
+
+def run_script(path, arch: str | None = None, trace: str | None = None) -> int:
+    """Run a script on the simulated device, printing a summary of each operation it runs."""
+    with session.configured(arch=arch, trace=Path(trace) if trace else None, report=True), tt_lang_modules():
+        status = execute(path)
+        if not session.settings().runs:
+            print(f"{os.path.basename(str(path))}: the script ran no TT-Lang operation")
+    return status
+
+
+def compile_script(path, out_dir, print_ir_after_all: bool = False) -> list[Path]:
+    """Run a script and write a TT-Metalium project for every operation call into ``out_dir``."""
+    with session.configured(project_dir=Path(out_dir), print_ir_after_all=print_ir_after_all), tt_lang_modules():
+        status = execute(path)
+        written = list(session.settings().written)
+        ran = bool(session.settings().runs)
+    if status:
+        raise KernelError(f"{path} exited with status {status} before it finished")
+    if not ran:
+        raise KernelError(f"{path} ran no TT-Lang operation, so there is nothing to compile; call the "
+                          "@ttl.operation function with tensors")
+    return written

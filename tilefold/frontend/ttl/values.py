@@ -1,0 +1,130 @@
+"""What names in a kernel function can be bound to while the front end builds it.
+
+Reads: nothing. Writes: nothing. Besides ordinary Python values (ints, floats, tuples, the
+operation's tensors, dataflow buffers, pipe nets, ``ttl`` functions), a kernel's names hold:
+
+* :class:`~tilefold.frontend.ttl.scalars.Scalar` — a runtime integer;
+* :class:`MutableScalar` — a runtime integer variable assigned in a loop or a branch
+  (a rank-0 ``memref.alloca``);
+* :class:`Block` — a block acquired with ``reserve()`` / ``wait()``, with its life-cycle state;
+* :class:`BlockExpression` — the value of a block expression (``a_blk * b_blk + 1``);
+* :class:`Accumulator` — a block-expression variable whose value crosses loop iterations, kept
+  in a dataflow buffer of its own;
+* :class:`Transfer` / :class:`GroupTransfer` — handles of ``ttl.copy``;
+* :class:`TensorSlice` — ``tensor[...]`` in a data movement kernel;
+* :class:`PipeIdentity` — the pipe a ``net.if_src`` / ``net.if_dst`` body runs for;
+* :class:`LocalFunction` — a ``def`` inside a kernel (a pipe condition body).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from xdsl.ir import SSAValue
+
+from tilefold.errors import SourceLocation
+from tilefold.frontend.ttl.block_states import BlockState
+from tilefold.layout.formats import DataFormat
+
+
+@dataclass
+class MutableScalar:
+    slot: SSAValue            # memref<index>
+    name: str
+
+
+@dataclass
+class BlockExpression:
+    """A block-level value (the result of a ``ttl`` block op), of ``shape`` in tiles."""
+
+    value: SSAValue
+    shape: tuple[int, ...]
+    data_format: DataFormat
+
+
+@dataclass
+class Block:
+    """A block acquired from a dataflow buffer."""
+
+    dfb: object               # DataflowBuffer
+    value: SSAValue           # the ttl.cb_reserve / ttl.cb_wait result
+    status: BlockState
+    depth: int                # blocks of the same buffer end held before this one
+    stored: SSAValue | None = None        # the last value stored into it (compute kernels)
+    accumulator: Accumulator | None = None
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.dfb.shape
+
+    @property
+    def data_format(self) -> DataFormat:
+        return self.dfb.data_format
+
+    @property
+    def name(self) -> str:
+        return self.status.name
+
+    @property
+    def acquired(self) -> str:
+        return self.status.acquired
+
+
+@dataclass
+class Accumulator:
+    """A block value kept in a hidden dataflow buffer (``block_count`` 2) between loop iterations.
+
+    Assigning reserves a block, stores the value, pops the previous block and pushes the new one;
+    reading waits for the current block. ``holds`` says whether a block is pushed (it must be the
+    same at the start and the end of every loop iteration)."""
+
+    dfb: object
+    cb: SSAValue
+    name: str
+    location: SourceLocation
+    holds: bool = False
+
+
+@dataclass
+class Transfer:
+    value: SSAValue
+    kind: str                 # "read" | "write" | "send" | "recv"
+    block: Block
+    location: SourceLocation
+    waited: bool = False
+    group: GroupTransfer | None = None
+
+    @property
+    def into_block(self) -> bool:
+        return self.kind in ("read", "recv")
+
+
+@dataclass
+class GroupTransfer:
+    location: SourceLocation
+    transfers: list = field(default_factory=list)
+    kinds: set = field(default_factory=set)
+    waited: bool = False
+
+
+@dataclass
+class TensorSlice:
+    argument: object          # TensorArgument
+    tensor_value: SSAValue    # the ttl.tensor op result
+    offsets: list             # ints or Scalars, in the tensor's shape unit
+    sizes: tuple[int, ...]
+    location: SourceLocation
+
+
+@dataclass
+class PipeIdentity:
+    net: object               # PipeNet
+    slot: int
+    role: str                 # "src" | "dst"
+
+
+@dataclass
+class LocalFunction:
+    node: ast.FunctionDef
+    scope: object             # the Scope it was defined in

@@ -1,0 +1,145 @@
+"""Which names of a kernel function carry values across loop iterations or out of branches.
+
+Reads: the AST of a kernel function (or of a function nested in it). Writes: the set of names
+that may need storage: a name assigned inside a ``for`` body and read in that body before it is
+(definitely) assigned again — its value flows from one iteration to the next — or assigned in a
+``for`` / ``if`` and read after it. The builder keeps such a name in storage when it is assigned
+inside a runtime loop or branch: a runtime integer in a local variable, a block expression in a
+dataflow buffer of its own (an accumulator).
+
+Nested ``def``s (pipe condition bodies) are analysed on their own when they are built.
+"""
+
+from __future__ import annotations
+
+import ast
+
+
+def _names(node: ast.AST, ctx) -> set[str]:
+    out = set()
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Name) and isinstance(sub.ctx, ctx):
+            out.add(sub.id)
+    return out
+
+
+def reads(node: ast.AST) -> set[str]:
+    """Names read anywhere in ``node`` (an augmented assignment reads its target)."""
+    out = _names(node, ast.Load)
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.AugAssign) and isinstance(sub.target, ast.Name):
+            out.add(sub.target.id)
+    return out
+
+
+def writes(node: ast.AST) -> set[str]:
+    """Names assigned anywhere in ``node`` (not inside nested functions)."""
+    out = set()
+    for sub in _walk_no_functions(node):
+        if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
+            out.add(sub.id)
+        elif isinstance(sub, ast.FunctionDef) and sub is not node:
+            out.add(sub.name)
+    return out
+
+
+def _walk_no_functions(node: ast.AST):
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        for child in ast.iter_child_nodes(n):
+            if isinstance(child, (ast.FunctionDef, ast.Lambda)):
+                yield child
+                continue
+            stack.append(child)
+
+
+def _definite(stmts: list[ast.stmt]) -> set[str]:
+    """Names certainly assigned when ``stmts`` run to completion."""
+    out: set[str] = set()
+    for s in stmts:
+        if isinstance(s, ast.If):
+            out |= _definite(s.body) & _definite(s.orelse)
+        elif isinstance(s, (ast.For, ast.While)):
+            continue
+        elif isinstance(s, ast.With):
+            for item in s.items:
+                if item.optional_vars is not None:
+                    out |= writes(item.optional_vars)
+            out |= _definite(s.body)
+        elif isinstance(s, ast.FunctionDef):
+            out.add(s.name)
+        else:
+            out |= writes(s)
+    return out
+
+
+def _exposed(stmts: list[ast.stmt], defined: set[str]) -> set[str]:
+    """Names read by ``stmts`` before they are certainly assigned by them."""
+    out: set[str] = set()
+    defined = set(defined)
+    for s in stmts:
+        if isinstance(s, ast.For):
+            out |= reads(s.iter) - defined
+            out |= _exposed(s.body, defined | writes(s.target))
+            out |= _exposed(s.orelse, defined)
+        elif isinstance(s, ast.While):
+            out |= reads(s.test) - defined
+            out |= _exposed(s.body, defined)
+        elif isinstance(s, ast.If):
+            out |= reads(s.test) - defined
+            out |= _exposed(s.body, defined) | _exposed(s.orelse, defined)
+            defined |= _definite(s.body) & _definite(s.orelse)
+        elif isinstance(s, ast.With):
+            for item in s.items:
+                out |= reads(item.context_expr) - defined
+                if item.optional_vars is not None:
+                    defined |= writes(item.optional_vars)
+            out |= _exposed(s.body, defined)
+            defined |= _definite(s.body)
+        elif isinstance(s, ast.FunctionDef):
+            defined.add(s.name)
+        else:
+            out |= reads(s) - defined
+            defined |= writes(s)
+    return out
+
+
+def carried_names(function: ast.FunctionDef) -> set[str]:
+    """The names of ``function`` that may carry a value across a loop iteration or out of a
+    loop or branch (see the module docstring)."""
+    positions: dict[int, int] = {}
+    order = 0
+    read_positions: dict[str, list[int]] = {}
+
+    def number(node: ast.AST) -> None:
+        """Number nodes in program order (pre-order, children in source order)."""
+        nonlocal order
+        positions[id(node)] = order
+        order += 1
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            read_positions.setdefault(node.id, []).append(positions[id(node)])
+        if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            read_positions.setdefault(node.target.id, []).append(positions[id(node)])
+        for child in ast.iter_child_nodes(node):
+            number(child)
+
+    for stmt in function.body:
+        number(stmt)
+
+    def last_position(node: ast.AST) -> int:
+        return max(positions.get(id(sub), -1) for sub in ast.walk(node))
+
+    carried: set[str] = set()
+    for node in _walk_no_functions(function):
+        if isinstance(node, (ast.For, ast.While)):
+            assigned = writes(node) - (writes(node.target) if isinstance(node, ast.For) else set())
+            start = {} if not isinstance(node, ast.For) else writes(node.target)
+            carried |= assigned & _exposed(node.body, set(start))
+        if isinstance(node, (ast.For, ast.While, ast.If)):
+            end = last_position(node)
+            for name in writes(node):
+                if any(p > end for p in read_positions.get(name, ())):
+                    carried.add(name)
+    return carried

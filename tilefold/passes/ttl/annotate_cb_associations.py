@@ -1,0 +1,100 @@
+"""``ttl-annotate-cb-associations``: record which circular buffer (and which tile of it) each tile access uses.
+
+Reads: kernels after ``ttl-lower-to-loops`` (tile ops reading ``tensor.extract`` of blocks,
+``ttl.pack_tile``, ``ttl.matmul_block``) and every ``ttl.bind_cb``. Writes:
+
+* on each op that reads or writes tiles of a block: ``ttl.cb_index = [..]`` and
+  ``ttl.cb_tile_offset = [..]`` (one entry per block operand): the buffer the block lives in and
+  the index of the block's first tile relative to the buffer's read or write pointer (non-zero when
+  the kernel holds an older block of the same buffer end);
+* on the module: ``ttl.circular_buffers``, one entry per buffer — index, name, block shape, data
+  format, layout, block count, page size and page count — which the program builder creates.
+
+Errors: :class:`CompileError` when two kernels bind one index to different buffers.
+"""
+
+from __future__ import annotations
+
+import math
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, ModuleOp, StringAttr, TensorType, i32
+from xdsl.passes import ModulePass
+
+from tilefold.errors import CompileError
+from tilefold.ir import ttl
+from tilefold.ir.locations import source_location
+from tilefold.passes.ttl.common import acquisition_of, bind_of, kernels
+
+L1_ALIGNMENT = 16
+
+
+def cb_geometry(cb_type: ttl.CircularBufferType) -> tuple[int, int, int]:
+    """``(page size, pages per block, pages)`` of a dataflow buffer."""
+    shape = cb_type.block_shape
+    element = cb_type.element_type
+    fmt = ttl.data_format_of(cb_type)
+    if isinstance(element, ttl.TileType):
+        page = fmt.tile_size(element.height.data, element.width.data)
+        per_block = math.prod(shape)
+    else:
+        page = -(-shape[-1] * fmt.element_size // L1_ALIGNMENT) * L1_ALIGNMENT
+        per_block = math.prod(shape[:-1])
+    return page, per_block, per_block * cb_type.block_count.data
+
+
+def tile_offset(value) -> int:
+    """Tiles between the buffer pointer and the first tile of the block ``value`` belongs to."""
+    acq = acquisition_of(value)
+    if acq is None:
+        return 0
+    _, per_block, _ = cb_geometry(acq.cb.type)
+    return acq.held_before * per_block
+
+
+def _block_operands(op) -> list:
+    return [o for o in op.operands if isinstance(o.type, (TensorType, ttl.TileType)) and bind_of(o) is not None]
+
+
+class TTLAnnotateCBAssociations(ModulePass):
+    """Annotate tile accesses with their circular buffers (see the module docstring)."""
+
+    name = "ttl-annotate-cb-associations"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        table: dict[int, tuple[ttl.BindCBOp, DictionaryAttr]] = {}
+        for kernel in kernels(op):
+            for inner in kernel.walk():
+                if isinstance(inner, ttl.BindCBOp):
+                    self._record(table, inner)
+                elif isinstance(inner, (ttl.CopyTileOp, ttl.TileOp, ttl.PackTileOp, ttl.MatmulBlockOp, ttl.CopyOp,
+                                        ttl.PipeSendOp, ttl.PipeRecvOp)):
+                    blocks = _block_operands(inner)
+                    if blocks:
+                        inner.attributes[ttl.CB_INDEX_ATTR] = ArrayAttr(
+                            [IntegerAttr(bind_of(b).index, i32) for b in blocks])
+                        inner.attributes[ttl.CB_TILE_OFFSET_ATTR] = ArrayAttr(
+                            [IntegerAttr(tile_offset(b), i32) for b in blocks])
+        op.attributes[ttl.CB_TABLE_ATTR] = ArrayAttr([entry for _, (_, entry) in sorted(table.items())])
+
+    @staticmethod
+    def _record(table: dict, bind: ttl.BindCBOp) -> None:
+        cb_type = bind.result.type
+        page, per_block, pages = cb_geometry(cb_type)
+        element = cb_type.element_type
+        entry = DictionaryAttr({
+            "index": IntegerAttr(bind.index, i32),
+            "name": StringAttr(bind.buffer_name.data if bind.buffer_name is not None else f"c_{bind.index}"),
+            "shape": ArrayAttr([IntegerAttr(s, i32) for s in cb_type.block_shape]),
+            "data_format": StringAttr(ttl.data_format_of(cb_type).value),
+            "layout": StringAttr("TILE" if isinstance(element, ttl.TileType) else "ROW_MAJOR"),
+            "block_count": IntegerAttr(cb_type.block_count.data, i32),
+            "page_size": IntegerAttr(page, i32),
+            "block_pages": IntegerAttr(per_block, i32),
+            "num_pages": IntegerAttr(pages, i32),
+        })
+        known = table.get(bind.index)
+        if known is not None and known[0].result.type != cb_type:
+            raise CompileError(f"circular buffer c_{bind.index} is bound as {known[0].result.type} in one kernel and "
+                               f"as {cb_type} in another", source_location(bind))
+        table.setdefault(bind.index, (bind, entry))

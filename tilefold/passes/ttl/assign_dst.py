@@ -1,0 +1,426 @@
+"""``ttl-assign-dst``: place every tile value of a ``ttl.compute`` body in a DST register slot.
+
+Reads: ``ttl.compute`` ops (after ``convert-ttl-to-compute``) and the kernel's
+``ttkernel.compute_config`` (its DST capacity). Writes, in each body:
+
+* ``ttl.copy_tile %arg, %index, %slot`` for each input tile an SFPU op reads (CB → DST), with
+  ``%index = ttl.linearized_index`` — the tile's index in its block — and a constant slot;
+  ops that read a circular buffer themselves (``tile_bcast``, ``tile_transpose``,
+  ``tile_reduce``) get the index as an operand instead;
+* ``dst_idx`` on every op that writes DST. Slots come from a linear scan over the body: a binary
+  op takes a fresh slot, a unary op works in place, a value with a later consumer is first copied
+  (``ttl.copy_dst``) so that in-place ops do not destroy it; a slot is free again after its
+  value's last use. The result tile (and the chain of in-place ops, or the reduction, that
+  produces it) goes to ``footprint + `` its linear index in the output (``ttl.dst_output``,
+  ``ttl.linearized_index {ttl.dst_output_index}``), where the footprint is the number of slots
+  the other values need (``ttl.dst_footprint`` on the compute);
+* when the output does not fit in the DST slots left (``capacity - footprint``), the compute is
+  split into DST-sized sub-blocks: ``scf.for`` loops over sub-block origins (``ttl.subblock_loop``)
+  around a compute on ``ttl.block_slice``s of its operands and of the stored block. A matmul
+  block larger than DST becomes ``rt × ct`` output sub-blocks over the whole K.
+
+Errors: :class:`CompileError` at the user's line when one output tile alone needs more DST slots
+than one ``tile_regs_acquire`` gives, naming both numbers.
+"""
+
+from __future__ import annotations
+
+import math
+
+from xdsl.context import Context
+from xdsl.dialects import arith, scf
+from xdsl.dialects import tensor as tensor_dialect
+from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp, UnitAttr
+from xdsl.ir import Block, SSAValue
+from xdsl.passes import ModulePass
+
+from tilefold.errors import CompileError
+from tilefold.ir import ttl
+from tilefold.ir.locations import source_location
+from tilefold.ir.ttkernel import compute_config, dst_capacity
+from tilefold.passes.ttl.common import bind_of, i32_attr, kernels, linear_map
+
+_IN_PLACE = ("sfpu_unary",)
+_FRESH = ("sfpu_binary", "sfpu_ternary", "fill", "bcast", "transpose")
+
+
+def _index_constant(value: int, block: Block, before) -> SSAValue:
+    op = arith.ConstantOp(IntegerAttr(value, IndexType()))
+    block.insert_op_before(op, before)
+    return op.result
+
+
+def iteration_shape(compute: ttl.ComputeOp) -> list[int]:
+    """The size of each iteration dimension, read from the operands and their maps."""
+    n = len(compute.iterator_types)
+    sizes = [1] * n
+    for value, amap in zip([*compute.inputs, *compute.outputs], compute.indexing_maps):
+        shape = value.type.get_shape()
+        for j, expr in enumerate(amap.results):
+            text = str(expr)
+            if text.startswith("d") and text[1:].isdigit():
+                sizes[int(text[1:])] = max(sizes[int(text[1:])], shape[j])
+    return sizes
+
+
+def map_dims(amap) -> list[int | None]:
+    """Per result of an indexing map: the iteration dim it reads, or None for a constant."""
+    out = []
+    for expr in amap.results:
+        text = str(expr)
+        out.append(int(text[1:]) if text.startswith("d") and text[1:].isdigit() else None)
+    return out
+
+
+def choose_subblock(sizes: list[int], available: int) -> list[int]:
+    """Largest sub-block, innermost dim first, whose sizes divide the block and whose tiles fit."""
+    sub = [1] * len(sizes)
+    remaining = available
+    for i in reversed(range(len(sizes))):
+        sub[i] = max(d for d in range(1, sizes[i] + 1) if sizes[i] % d == 0 and d <= remaining)
+        remaining //= sub[i]
+    return sub
+
+
+class DstAssignment:
+    """Assigns DST slots in one compute (see the module docstring)."""
+
+    def __init__(self, kernel, compute: ttl.ComputeOp, capacity: int):
+        self.kernel = kernel
+        self.compute = compute
+        self.capacity = capacity
+        self.body = compute.body.block
+        self.n_inputs = len(compute.inputs)
+        self.has_reduction = "reduction" in compute.iterator_types or any(
+            isinstance(op, ttl.TileOp) and op.info.kind in ttl.REDUCTION_KINDS for op in self.body.ops)
+
+    def run(self) -> None:
+        self.insert_copies()
+        chain = self.output_chain()
+        footprint = self.assign_slots(chain)
+        if footprint + 1 > self.capacity:
+            cfg = compute_config(self.kernel)
+            raise CompileError(
+                f"this expression needs {footprint + 1} DST tiles for each output tile ({footprint} for intermediate "
+                f"values and one for the result) but one tile_regs_acquire gives {self.capacity} "
+                f"(fp32_dest_acc_en={cfg['fp32_dest_acc_en']}, dst_full_sync_en={cfg['dst_full_sync_en']}); split it "
+                "into several store()s through a dataflow buffer", source_location(self.compute))
+        self.compute.attributes[ttl.DST_FOOTPRINT_ATTR] = i32_attr(footprint)
+        final = self.split(footprint)
+        finalize_maps(final)
+
+    # -- copies into DST ------------------------------------------------------------------------
+
+    def insert_copies(self) -> None:
+        args = self.body.args[:self.n_inputs]
+        for i, arg in enumerate(args):
+            cb_users = [u.operation for u in arg.uses if isinstance(u.operation, ttl.TileOp)
+                        and u.operation.info.kind in ("bcast", "transpose", "reduce")]
+            for user in dict.fromkeys(cb_users):
+                lin = self._linearized(i, user)
+                replacement = ttl.make_tile_op(user.info.name, list(user.tile_operands), user.result.type,
+                                               extra=dict(user.properties), index=lin)
+                replacement.attributes.update(user.attributes)
+                replacement.location = user.location
+                self.body.insert_op_before(replacement, user)
+                user.result.replace_all_uses_with(replacement.result)
+                user.detach()
+                user.erase()
+        anchor = self.body.first_op
+        for i, arg in enumerate(args):
+            dst_users = [u for u in arg.uses if isinstance(u.operation, ttl.YieldOp) or (
+                isinstance(u.operation, ttl.TileOp) and u.operation.info.kind in ttl.ELEMENTWISE_KINDS)]
+            if not dst_users:
+                continue
+            lin = self._linearized(i, anchor)
+            slot = _index_constant(0, self.body, anchor)
+            copy = ttl.CopyTileOp(arg, lin, slot)
+            copy.location = self.compute.location
+            self.body.insert_op_before(copy, anchor)
+            for use in dst_users:
+                use.operation.operands[use.index] = copy.result
+
+    def _linearized(self, operand: int, before) -> SSAValue:
+        op = ttl.LinearizedIndexOp(linear_map((1,)))
+        op.attributes[ttl.OPERAND_ATTR] = i32_attr(operand)
+        op.location = self.compute.location
+        self.body.insert_op_before(op, before)
+        return op.result
+
+    # -- which values end in the output slots ---------------------------------------------------
+
+    def output_chain(self) -> set:
+        """Values computed in the output slot: the yielded tile, back through in-place unary ops (and,
+        for a reduction, through every op on the path from the reduction to the result)."""
+        yielded = self.body.last_op.operands[0]
+        reduction = next((op.result for op in self.body.ops
+                          if isinstance(op, ttl.TileOp) and op.info.kind in ttl.REDUCTION_KINDS), None)
+        depends: set = set()
+        if reduction is not None:
+            depends.add(reduction)
+            for op in self.body.ops:
+                if any(o in depends for o in op.operands):
+                    depends.update(op.results)
+        chain = set()
+        v = yielded
+        if reduction is not None:
+            for op in self.body.ops:
+                if any(r in depends for r in op.results) and op is not self.body.last_op:
+                    if len(list(op.results[0].uses)) != 1:
+                        raise CompileError("the result of this matmul / reduction is used more than once in the same "
+                                           "expression; store it into a block first and read that block",
+                                           source_location(op))
+        while True:
+            chain.add(v)
+            op = v.owner
+            if not isinstance(op, (ttl.TileOp, ttl.CopyTileOp, ttl.CopyDstOp)):
+                break
+            if isinstance(op, ttl.TileOp) and op.info.kind in ttl.REDUCTION_KINDS:
+                break
+            nxt = None
+            if reduction is not None:
+                nxt = next((o for o in op.operands if o in depends), None)
+            elif isinstance(op, ttl.TileOp) and op.info.kind in _IN_PLACE:
+                nxt = op.operands[0]
+            if nxt is None or not isinstance(nxt.type, ttl.TileType):
+                break
+            if reduction is None and (len(list(nxt.uses)) > 1 or not isinstance(
+                    nxt.owner, (ttl.TileOp, ttl.CopyTileOp, ttl.CopyDstOp))):
+                # an in-place op on a value that is needed elsewhere (or an input): copy it into the slot
+                copy = ttl.CopyDstOp(nxt) if isinstance(nxt.owner, (ttl.TileOp, ttl.CopyTileOp, ttl.CopyDstOp)) \
+                    else None
+                if copy is None:
+                    break
+                copy.location = op.location
+                self.body.insert_op_before(copy, op)
+                op.operands[0] = copy.result
+                chain.add(copy.result)
+                break
+            v = nxt
+        return chain
+
+    # -- linear scan ----------------------------------------------------------------------------
+
+    def assign_slots(self, chain: set) -> int:
+        ops = [op for op in self.body.ops if not isinstance(op, ttl.YieldOp)]
+        position = {op: i for i, op in enumerate(ops)}
+        last_use: dict = {}
+        for op in ops + [self.body.last_op]:
+            for o in op.operands:
+                if isinstance(o.type, ttl.TileType):
+                    last_use[o] = position.get(op, len(ops))
+        slot: dict = {}
+        handed: set = set()            # values whose slot an in-place op took over (never freed for them)
+        free: list[int] = []
+        top = 0
+
+        def take(exclude=()) -> int:
+            nonlocal top
+            for s in sorted(free):
+                if s not in exclude:
+                    free.remove(s)
+                    return s
+            top += 1
+            return top - 1
+
+        i = 0
+        while i < len(ops):
+            op = ops[i]
+            result = _dst_result(op)
+            if result is not None:
+                operands = [o for o in op.operands if isinstance(o.type, ttl.TileType) and o in slot]
+                if result in chain:
+                    slot[result] = "out"
+                elif isinstance(op, ttl.TileOp) and op.info.kind in _IN_PLACE:
+                    source = op.operands[0]
+                    if last_use.get(source) == i and source not in handed and slot.get(source) not in (None, "out"):
+                        slot[result] = slot[source]
+                        handed.add(source)
+                    else:
+                        copy = ttl.CopyDstOp(source)
+                        copy.location = op.location
+                        self.body.insert_op_before(copy, op)
+                        op.operands[0] = copy.result
+                        return self.assign_slots(chain)     # rescan with the copy in place
+                else:
+                    slot[result] = take(exclude=[slot[o] for o in operands if isinstance(slot[o], int)])
+            for o in {o for o in op.operands if isinstance(o.type, ttl.TileType)}:
+                if last_use.get(o) == i and isinstance(slot.get(o), int) and o not in handed:
+                    free.append(slot[o])
+            i += 1
+        footprint = top
+        for value, s in slot.items():
+            self._annotate(value, s, footprint)
+        return footprint
+
+    def _annotate(self, value: SSAValue, s, footprint: int) -> None:
+        op = value.owner
+        if s is None:
+            return
+        index = footprint if s == "out" else s
+        if isinstance(op, ttl.CopyTileOp):
+            constant = op.dst_index.owner
+            if s == "out":
+                out = self.output_index(op)
+                add = arith.AddiOp(out, _index_constant(footprint, self.body, op))
+                self.body.insert_op_before(add, op)
+                op.operands[2] = add.result
+            else:
+                new = _index_constant(index, self.body, op)
+                op.operands[2] = new
+            if isinstance(constant, arith.ConstantOp) and not constant.result.uses:
+                constant.detach()
+                constant.erase()
+            return
+        op.properties["dst_idx"] = i32_attr(index)
+        if s == "out":
+            op.attributes[ttl.DST_OUTPUT_ATTR] = UnitAttr()
+            self.output_index(op)
+
+    def output_index(self, before) -> SSAValue:
+        existing = next((op for op in self.body.ops if ttl.DST_OUTPUT_INDEX_ATTR in op.attributes), None)
+        if existing is not None:
+            return existing.results[0]
+        op = ttl.LinearizedIndexOp(linear_map((1,)))
+        op.attributes[ttl.OPERAND_ATTR] = i32_attr(-1)
+        op.attributes[ttl.DST_OUTPUT_INDEX_ATTR] = UnitAttr()
+        op.location = self.compute.location
+        self.body.insert_op_before(op, self.body.first_op)
+        op.result.name_hint = "out_lin"
+        return op.result
+
+    # -- sub-blocks -----------------------------------------------------------------------------
+
+    def split(self, footprint: int) -> ttl.ComputeOp:
+        compute = self.compute
+        sizes = iteration_shape(compute)
+        parallel = [d for d, t in enumerate(compute.iterator_types) if t == "parallel"]
+        available = self.capacity - footprint
+        if math.prod(sizes[d] for d in parallel) <= available:
+            return compute
+        sub = dict(zip(parallel, choose_subblock([sizes[d] for d in parallel], available)))
+        chunked = [d for d in parallel if sub[d] < sizes[d]]
+        store = next(u.operation for u in compute.result[0].uses if isinstance(u.operation, ttl.StoreOp))
+        # loops over sub-block origins
+        offsets: dict[int, SSAValue] = {}
+        anchor = compute
+        outer = None
+        for d in chunked:
+            body = Block(arg_types=[IndexType()])
+            body.args[0].name_hint = f"sb{d}"
+            lb, ub, step = (_index_constant(v, anchor.parent_block(), anchor) for v in (0, sizes[d], sub[d]))
+            loop = scf.ForOp(lb, ub, step, [], body)
+            loop.location = compute.location
+            anchor.parent_block().insert_op_before(loop, anchor)
+            if outer is None:
+                outer = loop
+                loop.attributes[ttl.SUBBLOCK_LOOP_ATTR] = UnitAttr()
+            body.add_op(scf.YieldOp())
+            offsets[d] = body.args[0]
+            anchor = body.last_op
+        block = anchor.parent_block()
+
+        def sliced(value: SSAValue, amap) -> SSAValue:
+            dims = map_dims(amap)
+            if not any(d in offsets for d in dims if d is not None):
+                return value
+            zero = None
+            offs, sz = [], []
+            for j, d in enumerate(dims):
+                if d in offsets:
+                    offs.append(offsets[d])
+                    sz.append(sub[d])
+                else:
+                    if zero is None:
+                        zero = _index_constant(0, block, anchor)
+                    offs.append(zero)
+                    sz.append(value.type.get_shape()[j])
+            op = ttl.BlockSliceOp(value, offs, sz)
+            op.location = compute.location
+            block.insert_op_before(op, anchor)
+            return op.result
+
+        maps = compute.indexing_maps
+        inputs = [sliced(v, m) for v, m in zip(compute.inputs, maps)]
+        out_map = maps[-1]
+        out_dims = map_dims(out_map)
+        out_shape = [sub[d] if d is not None else 1 for d in out_dims]
+        out_type = ttl.block_type(out_shape, compute.result[0].type.element_type)
+        empty = tensor_dialect.EmptyOp([], out_type)
+        block.insert_op_before(empty, anchor)
+        attached = ttl.AttachCBOp(empty.tensor, bind_of(compute.outputs[0]).result)
+        block.insert_op_before(attached, anchor)
+        region = compute.detach_region(compute.body)
+        new = ttl.ComputeOp.build(operands=[inputs, [attached.result]], result_types=[[out_type]], regions=[region],
+                                  attributes=dict(compute.attributes))
+        new.location = compute.location
+        block.insert_op_before(new, anchor)
+        target = sliced(store.block, out_map)
+        new_store = ttl.StoreOp(new.result[0], target)
+        new_store.location = store.location
+        block.insert_op_before(new_store, anchor)
+        store.detach()
+        store.erase()
+        old_outs = compute.outputs[0].owner
+        compute.detach()
+        compute.erase()
+        if isinstance(old_outs, ttl.AttachCBOp) and not old_outs.result.uses:
+            empty_old = old_outs.tensor.owner
+            old_outs.detach()
+            old_outs.erase()
+            if not empty_old.results[0].uses:
+                empty_old.detach()
+                empty_old.erase()
+        return new
+
+
+def _dst_result(op) -> SSAValue | None:
+    if isinstance(op, ttl.CopyTileOp):
+        return op.result
+    if isinstance(op, (ttl.TileOp, ttl.CopyDstOp)):
+        return op.result
+    return None
+
+
+def finalize_maps(compute: ttl.ComputeOp) -> None:
+    """Give each ``ttl.linearized_index`` of the body its map: the operand's tile index in its
+    block (through sub-block slices, as symbols), or the output tile's index in the sub-block."""
+    maps = compute.indexing_maps
+    n_iter = len(compute.iterator_types)
+    for op in list(compute.body.block.ops):
+        if not isinstance(op, ttl.LinearizedIndexOp) or ttl.OPERAND_ATTR not in op.attributes:
+            continue
+        which = op.attributes[ttl.OPERAND_ATTR].value.data
+        if which < 0:
+            value, amap = compute.outputs[0], maps[-1]
+            shape = value.type.get_shape()
+            new = ttl.LinearizedIndexOp(linear_map(shape, n_iter, map_dims(amap)))
+        else:
+            value, amap = compute.inputs[which], maps[which]
+            dims = map_dims(amap)
+            owner = value.owner
+            if isinstance(owner, ttl.BlockSliceOp):
+                parent = owner.block.type.get_shape()
+                new = ttl.LinearizedIndexOp(linear_map(parent, n_iter, dims, len(dims), list(range(len(dims)))),
+                                            list(owner.offsets))
+            else:
+                new = ttl.LinearizedIndexOp(linear_map(value.type.get_shape(), n_iter, dims))
+        new.attributes.update(op.attributes)
+        new.location = op.location
+        compute.body.block.insert_op_before(new, op)
+        op.result.replace_all_uses_with(new.result)
+        new.result.name_hint = op.result.name_hint
+        op.detach()
+        op.erase()
+
+
+class TTLAssignDst(ModulePass):
+    """Assign DST slots in every ``ttl.compute`` (see the module docstring)."""
+
+    name = "ttl-assign-dst"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for kernel in kernels(op, "compute"):
+            capacity = dst_capacity(kernel)
+            for compute in [c for c in kernel.walk() if isinstance(c, ttl.ComputeOp)]:
+                DstAssignment(kernel, compute, capacity).run()

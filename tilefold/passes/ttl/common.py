@@ -1,0 +1,136 @@
+"""What the TT-Lang passes share: finding kernels, the dataflow buffer behind a block, new buffers, maps.
+
+Reads: ttl IR. Writes: nothing by itself; the helpers create ops for the passes that call them.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, i32
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir.affine import AffineExpr, AffineMap
+
+from tilefold.ir import ttl
+from tilefold.ir.locations import source_location
+
+SCRATCH_PREFIX = "scratch"
+
+
+def kernels(module: ModuleOp, role: str | None = None) -> list[func.FuncOp]:
+    """The kernel functions of a module (``role``: ``"compute"`` or ``"datamovement"``)."""
+    out = []
+    for op in module.ops:
+        if isinstance(op, func.FuncOp):
+            attr = op.attributes.get(ttl.KERNEL_ROLE_ATTR)
+            kind = attr.data if isinstance(attr, StringAttr) else None
+            if role is None or kind == role:
+                out.append(op)
+    return out
+
+
+def bind_of(value: SSAValue) -> ttl.BindCBOp | None:
+    """The ``ttl.bind_cb`` a block value lives in (through slices, attachments and acquisitions)."""
+    owner = value.owner
+    while True:
+        if isinstance(owner, ttl.BindCBOp):
+            return owner
+        if isinstance(owner, (ttl.CBWaitOp, ttl.CBReserveOp)):
+            owner = owner.cb.owner
+        elif isinstance(owner, ttl.AttachCBOp):
+            owner = owner.cb.owner
+        elif isinstance(owner, ttl.BlockSliceOp):
+            owner = owner.block.owner
+        elif owner is not None and owner.name == "tensor.extract":
+            owner = owner.operands[0].owner
+        else:
+            return None
+
+
+def acquisition_of(value: SSAValue) -> Operation | None:
+    """The ``ttl.cb_wait`` / ``ttl.cb_reserve`` a block value comes from (through slices)."""
+    owner = value.owner
+    while isinstance(owner, (ttl.BlockSliceOp,)) or (owner is not None and owner.name == "tensor.extract"):
+        owner = owner.operands[0].owner
+    return owner if isinstance(owner, (ttl.CBWaitOp, ttl.CBReserveOp)) else None
+
+
+def next_cb_index(module: ModuleOp) -> int:
+    used = [op.index for op in module.walk() if isinstance(op, ttl.BindCBOp)]
+    return max(used, default=-1) + 1
+
+
+def new_scratch_cb(kernel: func.FuncOp, module: ModuleOp, shape, element, name: str,
+                   block_count: int = 1) -> ttl.BindCBOp:
+    """A new dataflow buffer (``ttl.bind_cb``) at the start of ``kernel`` with the next free index."""
+    from tilefold.errors import CompileError
+
+    index = next_cb_index(module)
+    if index >= 32:
+        raise CompileError(f"this kernel needs an internal dataflow buffer ({name}) but all 32 circular buffers of a "
+                           "node are in use; split the expression into fewer stores or use fewer buffers",
+                           source_location(kernel))
+    cb_type = ttl.CircularBufferType(shape, element, block_count)
+    op = ttl.BindCBOp(index, cb_type, f"{SCRATCH_PREFIX}:{name}")
+    op.location = kernel.location
+    entry = kernel.body.block
+    first = entry.first_op
+    while first is not None and isinstance(first, ttl.BindCBOp):
+        first = first.next_op
+    if first is None:
+        entry.add_op(op)
+    else:
+        entry.insert_op_before(op, first)
+    op.result.name_hint = name.replace(" ", "_").replace(":", "_")
+    return op
+
+
+def insert_before(op: Operation, anchor: Operation) -> Operation:
+    anchor.parent_block().insert_op_before(op, anchor)
+    if op.location is None or str(op.location) == "loc(unknown)":
+        op.location = anchor.location
+    return op
+
+
+def insert_after(op: Operation, anchor: Operation) -> Operation:
+    anchor.parent_block().insert_op_after(op, anchor)
+    if str(op.location) == "loc(unknown)":
+        op.location = anchor.location
+    return op
+
+
+def ancestor_in(op: Operation, block: Block) -> Operation | None:
+    """The op of ``block`` that is ``op`` or contains it."""
+    while op is not None and op.parent_block() is not block:
+        op = op.parent_op()
+    return op
+
+
+def linear_map(shape, num_dims: int | None = None, dims=None, symbols: int = 0, offsets=None) -> AffineMap:
+    """``(d0, ..., dn)[s...] -> Σ (d_i [+ s_i]) · stride_i`` for a row-major ``shape``.
+
+    ``dims`` gives, per dimension of ``shape``, the iteration dimension it reads (or None for a
+    constant 0); ``offsets`` gives, per dimension, a symbol index added to it (sub-block offsets)."""
+    rank = len(shape)
+    num_dims = rank if num_dims is None else num_dims
+    dims = list(range(rank)) if dims is None else dims
+    strides = [1] * rank
+    for i in range(rank - 2, -1, -1):
+        strides[i] = strides[i + 1] * shape[i + 1]
+    expr = AffineExpr.constant(0)
+    first = True
+    for i in range(rank):
+        term = AffineExpr.dimension(dims[i]) if dims[i] is not None else None
+        if offsets is not None and offsets[i] is not None:
+            sym = AffineExpr.symbol(offsets[i])
+            term = sym if term is None else term + sym
+        if term is None:
+            continue
+        if strides[i] != 1:
+            term = term * strides[i]
+        expr = term if first else expr + term
+        first = False
+    return AffineMap(num_dims, symbols, (expr,))
+
+
+def i32_attr(value: int) -> IntegerAttr:
+    return IntegerAttr(value, i32)

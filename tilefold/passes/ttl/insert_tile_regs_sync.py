@@ -1,0 +1,65 @@
+"""``ttl-insert-tile-regs-sync``: bracket every compute and its pack with the DST register protocol.
+
+Reads: ``ttl.compute`` ops with DST slots assigned, each followed (somewhere in its block) by the
+``ttl.store`` of its result. Writes, around each compute::
+
+    ttl.init_sfpu(%in_cb, %out_cb)      (before the sub-block loops, when there are any)
+    ttl.tile_regs_acquire               math takes DST
+    %r = ttl.compute ...                compute every output tile of the (sub-)block
+    ttl.tile_regs_commit                math hands DST to the packer
+    ttl.tile_regs_wait                  the packer waits for it
+    ttl.store %r, %block                pack (moved right after the wait)
+    ttl.tile_regs_release               the packer gives DST back
+
+so a multi-tile block is computed in one loop and packed in a second one, both inside one
+acquire / release, as seed 003 shows.
+
+Errors: none (a compute whose result is not stored is an internal error).
+"""
+
+from __future__ import annotations
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+
+from tilefold.ir import ttl
+from tilefold.passes.ttl.common import bind_of, insert_after, insert_before, kernels
+
+
+def _outermost_subblock_loop(op):
+    outer = None
+    parent = op.parent_op()
+    while parent is not None:
+        if ttl.SUBBLOCK_LOOP_ATTR in parent.attributes:
+            outer = parent
+        parent = parent.parent_op()
+    return outer
+
+
+class TTLInsertTileRegsSync(ModulePass):
+    """Insert init / acquire / commit / wait / release around computes (see the module docstring)."""
+
+    name = "ttl-insert-tile-regs-sync"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for kernel in kernels(op, "compute"):
+            for compute in [c for c in kernel.walk() if isinstance(c, ttl.ComputeOp)]:
+                self.bracket(compute)
+
+    @staticmethod
+    def bracket(compute: ttl.ComputeOp) -> None:
+        store = next(u.operation for u in compute.result[0].uses if isinstance(u.operation, ttl.StoreOp))
+        in_cb = bind_of(compute.inputs[0]) if compute.inputs else bind_of(compute.outputs[0])
+        out_cb = bind_of(compute.outputs[0])
+        init = ttl.InitSFPUOp(in_cb.result, out_cb.result)
+        init.location = compute.location
+        insert_before(init, _outermost_subblock_loop(compute) or compute)
+        insert_before(ttl.TileRegsAcquireOp(), compute).location = compute.location
+        wait = ttl.TileRegsWaitOp()
+        commit = ttl.TileRegsCommitOp()
+        insert_after(commit, compute).location = compute.location
+        insert_after(wait, commit).location = compute.location
+        store.detach()
+        insert_after(store, wait)
+        insert_after(ttl.TileRegsReleaseOp(), store).location = store.location

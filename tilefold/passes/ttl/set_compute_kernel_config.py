@@ -1,0 +1,63 @@
+"""``ttl-set-compute-kernel-config``: decide the compute config of each compute kernel.
+
+Reads: compute kernels (their tile types) and the operation's explicit choices, the function
+attributes ``ttl.fp32_dest_acc_en``, ``ttl.dst_full_sync_en``, ``ttl.math_fidelity`` and
+``ttl.math_approx_mode`` (from ``@ttl.operation(...)``). Writes: ``ttkernel.compute_config``
+(math fidelity, fp32 DST accumulation, full-sync DST, approximate SFPU) on each compute kernel;
+the DST capacity the next pass allocates against follows from it (8 / 4 tiles per acquire for
+16-bit / 32-bit DST in half-sync mode, 16 / 8 in full sync).
+
+Policy: an explicit choice wins; otherwise DST is 32-bit when any tile the kernel computes on
+is float32 (a 16-bit DST would round it), math fidelity is HiFi4 and DST is double buffered.
+
+Errors: none.
+"""
+
+from __future__ import annotations
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr
+from xdsl.passes import ModulePass
+
+from tilefold.ir import ttl
+from tilefold.ir.ttkernel import COMPUTE_CONFIG_ATTR, compute_config_attr
+from tilefold.layout.formats import DataFormat
+from tilefold.passes.ttl.common import kernels
+
+
+def _explicit(kernel, name: str):
+    attr = kernel.attributes.get(f"ttl.{name}")
+    if isinstance(attr, IntegerAttr):
+        return bool(attr.value.data)
+    if isinstance(attr, StringAttr):
+        return attr.data
+    return None
+
+
+def _uses_float32(kernel) -> bool:
+    for op in kernel.walk():
+        for value in (*op.results, *op.operands):
+            try:
+                if ttl.data_format_of(value.type) is DataFormat.Float32:
+                    return True
+            except TypeError:
+                continue
+    return False
+
+
+class TTLSetComputeKernelConfig(ModulePass):
+    """Attach ``ttkernel.compute_config`` to every compute kernel (see the module docstring)."""
+
+    name = "ttl-set-compute-kernel-config"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for kernel in kernels(op, "compute"):
+            fp32 = _explicit(kernel, "fp32_dest_acc_en")
+            if fp32 is None:
+                fp32 = _uses_float32(kernel)
+            kernel.attributes[COMPUTE_CONFIG_ATTR] = compute_config_attr(
+                math_fidelity=_explicit(kernel, "math_fidelity") or "HiFi4",
+                fp32_dest_acc_en=bool(fp32),
+                dst_full_sync_en=bool(_explicit(kernel, "dst_full_sync_en") or False),
+                math_approx_mode=bool(_explicit(kernel, "math_approx_mode") or False),
+            )

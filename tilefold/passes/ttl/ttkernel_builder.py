@@ -1,0 +1,145 @@
+"""Emitting ttkernel IR for one kernel during ``convert-ttl-to-ttkernel``: arguments and small helpers.
+
+Reads: a kernel function. Writes: ``ttkernel.get_compile_time_arg_val`` / ``get_arg_val`` ops at the
+kernel's start, and records on the function which argument is which:
+
+* ``ttl.compile_args`` — ``"cb:<index>"`` (a circular buffer index), ``"accessor:<tensor>"``
+  (``TensorAccessorArgs`` of an operation tensor, several compile-time args);
+* ``ttl.runtime_args`` — ``"node:0"`` / ``"node:1"`` (the node's logical x / y), ``"address:<tensor>"``,
+  ``"pipe:<net>:<role>:count"``, ``"pipe:<net>:src:<slot>:<field>"`` (``x0 y0 x1 y1`` NOC rectangle,
+  ``dests``, ``remote``, ``loopback``), ``"pipe:<net>:dst:<slot>:<field>"`` (``x y`` NOC coordinates
+  of the source, ``self``).
+
+The program builder (:mod:`tilefold.frontend.ttl.program_builder`) reads these lists to give every
+core its arguments. Runtime values are ``index`` (the ttkernel API takes index or i32 operands).
+"""
+
+from __future__ import annotations
+
+import struct
+
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import ArrayAttr, FloatAttr, IndexType, IntegerAttr, StringAttr, f32, i1, i32
+from xdsl.ir import Operation, SSAValue
+
+from tilefold.ir import ttl
+from tilefold.ir.ttkernel import GetCompileTimeArgValOp, api_call
+from tilefold.ir.ttkernel_api import API
+
+COMPILE_ARGS_ATTR = "ttl.compile_args"
+RUNTIME_ARGS_ATTR = "ttl.runtime_args"
+
+
+def float_bits(value: float) -> int:
+    """The uint32 bit pattern of a float32, as a signed i32 value."""
+    bits = struct.unpack("<I", struct.pack("<f", float(value)))[0]
+    return bits - (1 << 32) if bits >= 1 << 31 else bits
+
+
+class KernelEmitter:
+    """Argument bookkeeping and op insertion for one kernel."""
+
+    def __init__(self, kernel: func.FuncOp):
+        self.kernel = kernel
+        self.entry = kernel.body.block
+        self.compile_args: list[str] = []
+        self.runtime_args: list[str] = []
+        self.runtime_values: dict[str, SSAValue] = {}
+        self.prologue: list[Operation] = []
+
+    # -- inserting ----------------------------------------------------------------------------
+
+    @staticmethod
+    def before(op: Operation, anchor: Operation, location=None) -> Operation:
+        op.location = location if location is not None else anchor.location
+        anchor.parent_block().insert_op_before(op, anchor)
+        return op
+
+    def at_start(self, op: Operation) -> Operation:
+        """An op of the kernel's prologue (argument reads), in order, before everything else."""
+        op.location = self.kernel.location
+        self.prologue.append(op)
+        return op
+
+    def finish(self) -> None:
+        first = self.entry.first_op
+        for op in self.prologue:
+            self.entry.insert_op_before(op, first)
+        self.kernel.attributes[COMPILE_ARGS_ATTR] = ArrayAttr([StringAttr(a) for a in self.compile_args])
+        self.kernel.attributes[RUNTIME_ARGS_ATTR] = ArrayAttr([StringAttr(a) for a in self.runtime_args])
+
+    def index(self, value: int, anchor: Operation) -> SSAValue:
+        return self.before(arith.ConstantOp(IntegerAttr(value, IndexType())), anchor).result
+
+    def i32(self, value: int, anchor: Operation) -> SSAValue:
+        return self.before(arith.ConstantOp(IntegerAttr(value, i32)), anchor).result
+
+    def f32(self, value: float, anchor: Operation) -> SSAValue:
+        return self.before(arith.ConstantOp(FloatAttr(float(value), f32)), anchor).result
+
+    def call(self, name: str, operands: list, anchor: Operation, templates: dict | None = None, location=None):
+        """``ttkernel.<name>(operands...)``; parameters left out take their API defaults."""
+        operands = list(operands)
+        for param in API[name].params[len(operands):]:
+            if param.default is None:
+                raise AssertionError(f"{name}: missing argument {param.name}")
+            if param.kind == "bool":
+                operands.append(self.before(arith.ConstantOp(IntegerAttr(int(param.default), i1)), anchor,
+                                            location).result)
+            else:
+                operands.append(self.before(arith.ConstantOp(IntegerAttr(int(param.default), i32)), anchor,
+                                            location).result)
+        return self.before(api_call(name, operands, templates), anchor, location)
+
+    def add(self, a: SSAValue, b: SSAValue, anchor: Operation) -> SSAValue:
+        return self.before(arith.AddiOp(a, b), anchor).result
+
+    def mul(self, a: SSAValue, b: SSAValue, anchor: Operation) -> SSAValue:
+        return self.before(arith.MuliOp(a, b), anchor).result
+
+    def to_i32(self, value: SSAValue, anchor: Operation) -> SSAValue:
+        if isinstance(value.type, IndexType):
+            return self.before(arith.IndexCastOp(value, i32), anchor).result
+        return value
+
+    # -- arguments ----------------------------------------------------------------------------
+
+    def compile_arg(self, descriptor: str, name: str | None = None) -> SSAValue:
+        index = len(self.compile_args)
+        self.compile_args.append(descriptor)
+        op = self.at_start(GetCompileTimeArgValOp(index))
+        if name:
+            op.result.name_hint = name
+        return op.result
+
+    def runtime(self, descriptor: str, name: str | None = None) -> SSAValue:
+        """The ``index`` value of a runtime argument (read once, at the kernel's start)."""
+        if descriptor not in self.runtime_values:
+            k = len(self.runtime_args)
+            self.runtime_args.append(descriptor)
+            const = self.at_start(arith.ConstantOp(IntegerAttr(k, i32)))
+            value = self.at_start(api_call("get_arg_val", [const.result]))
+            cast = self.at_start(arith.IndexCastOp(value.results[0], IndexType()))
+            if name:
+                cast.result.name_hint = name
+            self.runtime_values[descriptor] = cast.result
+        return self.runtime_values[descriptor]
+
+
+def erase_lowered(ops: list[Operation]) -> None:
+    """Erase ops whose replacements are in place, users first."""
+    for op in reversed(ops):
+        if op.parent is None:
+            continue
+        if any(r.uses for r in op.results):
+            users = {u.operation.name for r in op.results for u in r.uses}
+            raise AssertionError(f"{op.name} still has users {users} after lowering")
+        op.detach()
+        op.erase()
+
+
+def is_ttl(op: Operation) -> bool:
+    return op.name.startswith("ttl.") or op.name in ("tensor.extract", "tensor.empty")
+
+
+__all__ = ["KernelEmitter", "float_bits", "erase_lowered", "is_ttl", "COMPILE_ARGS_ATTR", "RUNTIME_ARGS_ATTR", "ttl"]

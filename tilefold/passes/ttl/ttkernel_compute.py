@@ -1,0 +1,258 @@
+"""The compute half of ``convert-ttl-to-ttkernel``: tile ops, DST slots, packing, circular buffers.
+
+Reads: a compute kernel after ``ttl-annotate-cb-associations``. Writes the TT-Metalium compute API
+calls, each preceded by its ``*_init`` as seed 003 shows:
+
+* ``ttl.copy_tile`` → ``copy_tile_init(cb)``, ``copy_tile(cb, index, slot)``;
+* SFPU ops → ``<op>_tile_init()``, ``<op>_tile(slot[, params])`` in place, binary ones
+  ``<op>_tile(slot_a, slot_b, slot_out)``; ``where_tile``; ``fill_tile(slot, value)``;
+  ``copy_dest_values(src, dst)``;
+* ``ttl.tile_bcast`` → ``add_tiles_bcast_{rows,cols,scalar}(zero_cb, cb, 0, index, slot)`` (a zero
+  tile plus the broadcast tile); ``ttl.tile_transpose`` → ``transpose_wh_tile``;
+  ``ttl.tile_reduce`` → ``reduce_init<pool, dim>`` / ``reduce_tile<...>(cb, scaler_cb, index, 0, slot)``
+  / ``reduce_uninit``; ``ttl.matmul_block`` → ``mm_block_init_short`` / ``matmul_block`` (a compute
+  region holding a matmul starts with ``mm_block_init`` instead of ``init_sfpu``);
+* the DST slot of a result in the output region is ``footprint + `` its linear index
+  (``arith.addi``), the pack writes slot ``footprint + dst_slot`` to tile ``cb_tile`` of the block:
+  ``pack_tile<out_of_order>(slot, cb, index)`` (in order when the loop fills the block tile by tile);
+* ``ttl.cb_wait`` / ``cb_reserve`` / ``cb_pop`` / ``cb_push`` → ``cb_wait_front`` / ``cb_reserve_back`` /
+  ``cb_pop_front`` / ``cb_push_back`` with the block's page count.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IntegerAttr
+from xdsl.ir import Operation, SSAValue
+
+from tilefold.ir import ttl
+from tilefold.passes.ttl.annotate_cb_associations import cb_geometry
+from tilefold.passes.ttl.common import acquisition_of, bind_of
+from tilefold.passes.ttl.lower_to_loops import OUT_CB_ATTR, SEQUENTIAL_ATTR
+from tilefold.passes.ttl.ttkernel_builder import KernelEmitter, float_bits
+
+_BCAST = {"rows": ("add_bcast_rows_init_short", "add_tiles_bcast_rows"),
+          "cols": ("add_bcast_cols_init_short", "add_tiles_bcast_cols"),
+          "scalar": ("add_bcast_scalar_init_short", "add_tiles_bcast_scalar")}
+
+
+def _offsets(op: Operation) -> list[int]:
+    attr = op.attributes.get(ttl.CB_TILE_OFFSET_ATTR)
+    return [a.value.data for a in attr.data] if attr is not None else [0] * 4
+
+
+class ComputeLowering:
+    """Lowers the ttl ops of one compute kernel (see the module docstring)."""
+
+    def __init__(self, emitter: KernelEmitter, cbs: dict[int, SSAValue]):
+        self.e = emitter
+        self.cbs = cbs
+        self.slots: dict[Operation, SSAValue] = {}
+
+    def cb(self, value: SSAValue) -> SSAValue:
+        return self.cbs[bind_of(value).index]
+
+    def cb_index(self, index: int) -> SSAValue:
+        return self.cbs[index]
+
+    # -- DST slots ----------------------------------------------------------------------------
+
+    def _output_index(self, op: Operation) -> SSAValue:
+        block = op.parent_block()
+        while block is not None:
+            for candidate in block.ops:
+                if ttl.DST_OUTPUT_INDEX_ATTR in candidate.attributes:
+                    return candidate.results[0]
+            parent = block.parent_op()
+            block = parent.parent_block() if parent is not None else None
+        raise AssertionError("no output index for a DST output op")
+
+    def result_slot(self, op: Operation) -> SSAValue:
+        """The DST slot ``op`` writes: ``dst_idx``, plus the output tile's index for output ops."""
+        if op in self.slots:
+            return self.slots[op]
+        base = op.properties["dst_idx"].value.data
+        constant = self.e.index(base, op)
+        if ttl.DST_OUTPUT_ATTR in op.attributes:
+            slot = self.e.add(self._output_index(op), constant, op)
+            slot.name_hint = "dst_out"
+        else:
+            slot = constant
+        self.slots[op] = slot
+        return slot
+
+    def slot_of(self, value: SSAValue) -> SSAValue:
+        owner = value.owner
+        if isinstance(owner, ttl.CopyTileOp):
+            return owner.dst_index
+        return self.result_slot(owner)
+
+    def tile_index(self, op: Operation, index: SSAValue, which: int = 0) -> SSAValue:
+        offset = _offsets(op)[which]
+        return self.e.add(index, self.e.index(offset, op), op) if offset else index
+
+    # -- ops ------------------------------------------------------------------------------------
+
+    def lower(self, op: Operation) -> bool:
+        """Emit the replacement of ``op``; False when ``op`` is not a compute-kernel ttl op."""
+        e = self.e
+        if isinstance(op, ttl.CopyTileOp):
+            cb = self.cb(op.tile)
+            e.call("copy_tile_init", [cb], op)
+            e.call("copy_tile", [cb, self.tile_index(op, op.index), op.dst_index], op)
+        elif isinstance(op, ttl.TileOp):
+            self.tile_op(op)
+        elif isinstance(op, ttl.CopyDstOp):
+            e.call("copy_dest_values_init", [], op)
+            e.call("copy_dest_values", [self.slot_of(op.input), self.result_slot(op)], op)
+        elif isinstance(op, ttl.DstTileOp):
+            self.result_slot(op)
+        elif isinstance(op, ttl.MatmulBlockOp):
+            self.matmul_block(op)
+        elif isinstance(op, ttl.PackTileOp):
+            self.pack(op)
+        elif isinstance(op, ttl.InitSFPUOp):
+            self.init(op)
+        elif isinstance(op, (ttl.TileRegsAcquireOp, ttl.TileRegsCommitOp, ttl.TileRegsWaitOp, ttl.TileRegsReleaseOp)):
+            e.call(op.name.removeprefix("ttl."), [], op)
+        elif isinstance(op, (ttl.CBWaitOp, ttl.CBReserveOp, ttl.CBPopOp, ttl.CBPushOp)):
+            self.cb_op(op)
+        else:
+            return op.name in ("tensor.extract", "tensor.empty", "ttl.attach_cb", "ttl.block_slice")
+        return True
+
+    def cb_op(self, op: Operation) -> None:
+        cb = self.cb(op.cb)
+        _, per_block, _ = cb_geometry(op.cb.type)
+        if isinstance(op, (ttl.CBWaitOp, ttl.CBReserveOp)):
+            pages = per_block * (op.held_before + 1)
+            name = "cb_wait_front" if isinstance(op, ttl.CBWaitOp) else "cb_reserve_back"
+        else:
+            pages = per_block
+            name = "cb_pop_front" if isinstance(op, ttl.CBPopOp) else "cb_push_back"
+        self.e.call(name, [cb, self.e.index(pages, op)], op)
+
+    def init(self, op: ttl.InitSFPUOp) -> None:
+        matmul = _next_matmul(op)
+        if matmul is not None:
+            a, b = self.cb(matmul.lhs), self.cb(matmul.rhs)
+            args = [a, b, self.cb(op.out_cb), *(self.e.index(v, op) for v in (
+                0, matmul.ct.value.data, matmul.rt.value.data, matmul.kt.value.data))]
+            self.e.call("mm_block_init", args, op)
+            return
+        self.e.call("init_sfpu", [self.cb(op.in_cb), self.cb(op.out_cb)], op)
+
+    def tile_op(self, op: ttl.TileOp) -> None:
+        e = self.e
+        info = op.info
+        if info.kind in ("sfpu_unary", "fill"):
+            slot = self.result_slot(op)
+            params = []
+            for p in info.params:
+                v = op.param(p)
+                if info.param_encoding == "bits":
+                    params.append(e.i32(float_bits(v), op))
+                elif info.param_encoding == "int":
+                    params.append(e.i32(int(v), op))
+                else:
+                    params.append(e.f32(v, op))
+            if info.kind == "sfpu_unary" and op.operands:
+                source = self.slot_of(op.operands[0])
+                if source is not slot and not _same_slot(source, slot):
+                    raise AssertionError(f"{op.name} is in place but its operand is in another DST slot")
+            e.call(info.init, [], op)
+            e.call(info.call, [slot, *params], op)
+        elif info.kind == "sfpu_binary":
+            slots = [self.slot_of(o) for o in op.tile_operands]
+            e.call(info.init, [], op)
+            e.call(info.call, [*slots, self.result_slot(op)], op)
+        elif info.kind == "sfpu_ternary":
+            slots = [self.slot_of(o) for o in op.tile_operands]
+            e.call(info.init, [], op)
+            e.call(info.call, [*slots, self.result_slot(op)], op)
+        elif info.kind == "bcast":
+            self.bcast(op)
+        elif info.kind == "transpose":
+            cb = self.cb(op.tile_operands[0])
+            e.call("transpose_wh_init_short", [cb], op)
+            e.call("transpose_wh_tile", [cb, self.tile_index(op, op.tile_index), self.result_slot(op)], op)
+        elif info.kind == "reduce":
+            self.reduce(op)
+        else:
+            raise AssertionError(f"{op.name} should have been lowered by ttl-lower-to-loops")
+
+    def bcast(self, op: ttl.TileOp) -> None:
+        e = self.e
+        kind = op.properties["bcast_kind"].data
+        cb = self.cb(op.tile_operands[0])
+        index = self.tile_index(op, op.tile_index)
+        if kind == "none":
+            e.call("copy_tile_init", [cb], op)
+            e.call("copy_tile", [cb, index, self.result_slot(op)], op)
+            return
+        zero = self.cb_index(_kernel_attr(op, "ttl.zero_cb"))
+        init, call = _BCAST[kind]
+        e.call(init, [zero, cb], op)
+        e.call(call, [zero, cb, e.index(0, op), index, self.result_slot(op)], op)
+
+    def reduce(self, op: ttl.TileOp) -> None:
+        e = self.e
+        cb = self.cb(op.tile_operands[0])
+        scaler = self.cb_index(_kernel_attr(op, "ttl.scaler_cb"))
+        out = self.cb_index(op.attributes[OUT_CB_ATTR].value.data)
+        templates = {"pool_type": "SUM" if op.info.name == "reduce_sum" else "MAX",
+                     "reduce_dim": op.properties["reduce_dim"].data}
+        e.call("reduce_init", [cb, scaler, out], op, templates)
+        e.call("reduce_tile", [cb, scaler, self.tile_index(op, op.tile_index), e.index(0, op), self.result_slot(op)],
+               op, templates)
+        e.call("reduce_uninit", [], op)
+
+    def matmul_block(self, op: ttl.MatmulBlockOp) -> None:
+        e = self.e
+        a, b = self.cb(op.lhs), self.cb(op.rhs)
+        ct, rt, kt = (e.index(v.value.data, op) for v in (op.ct, op.rt, op.kt))
+        zero = e.index(0, op)
+        e.call("mm_block_init_short", [a, b, zero, ct, rt, kt], op)
+        e.call("matmul_block", [a, b, self.tile_index(op, op.lhs_tile, 0), self.tile_index(op, op.rhs_tile, 1),
+                                e.index(op.dst_idx.value.data, op), zero, ct, rt, kt], op)
+
+    def pack(self, op: ttl.PackTileOp) -> None:
+        e = self.e
+        slot = e.add(op.dst_slot, e.index(op.footprint, op), op)
+        slot.name_hint = "pack_dst"
+        index = self.tile_index(op, op.cb_tile)
+        acq = acquisition_of(op.block)
+        in_order = (SEQUENTIAL_ATTR in op.attributes and acq is not None and acq.held_before == 0
+                    and sum(1 for u in op.block.uses if isinstance(u.operation, ttl.PackTileOp)) == 1)
+        e.call("pack_tile", [slot, self.cb(op.block), index], op, {"out_of_order_output": not in_order})
+
+
+def _same_slot(a: SSAValue, b: SSAValue) -> bool:
+    ca, cb = a.owner, b.owner
+    if isinstance(ca, arith.ConstantOp) and isinstance(cb, arith.ConstantOp):
+        return ca.value == cb.value
+    if isinstance(ca, arith.AddiOp) and isinstance(cb, arith.AddiOp):
+        return ca.lhs is cb.lhs and _same_slot(ca.rhs, cb.rhs)
+    return False
+
+
+def _kernel_attr(op: Operation, name: str) -> int:
+    parent = op.parent_op()
+    while parent is not None and name not in parent.attributes:
+        parent = parent.parent_op()
+    attr = parent.attributes[name]
+    return attr.value.data if isinstance(attr, IntegerAttr) else int(attr.data)
+
+
+def _next_matmul(init: ttl.InitSFPUOp):
+    """The matmul of the compute region ``init`` starts (before the next region), if any."""
+    op = init.next_op
+    while op is not None and not isinstance(op, ttl.InitSFPUOp):
+        for inner in op.walk():
+            if isinstance(inner, ttl.MatmulBlockOp):
+                return inner
+        op = op.next_op
+    return None
+
+
+__all__ = ["ComputeLowering"]

@@ -1,0 +1,277 @@
+"""The data movement half of ``convert-ttl-to-ttkernel``: accessors, page copies, barriers, pipes.
+
+Reads: a data movement kernel after ``ttl-annotate-cb-associations``, and the module's pipe-net
+table (``ttl.pipe_nets``: per net, the buffer blocks are received into and the block size). Writes:
+
+* per operation tensor, at the kernel's start: ``TensorAccessorArgs<n>()`` (chained), the buffer
+  address as a runtime argument and ``TensorAccessor(args, address, page_size)``;
+* ``ttl.cb_reserve`` / ``ttl.cb_wait`` → ``cb_reserve_back`` / ``cb_wait_front`` and the block's L1
+  address ``get_write_ptr`` / ``get_read_ptr`` (plus the blocks held before it);
+* ``ttl.copy`` of a tensor slice → a loop over the slice's pages (tiles, or rows of a row-major
+  tensor): ``noc_async_read_page(page, accessor, l1)`` into the block, or
+  ``noc_async_write_page`` from it; ``ttl.wait`` → ``noc_async_read_barrier`` /
+  ``noc_async_write_barrier``; ``ttl.group_wait`` → both as needed;
+* pipes, with three semaphores per net (``ready`` on the sender counts receivers ready for the
+  next block, ``valid`` on a receiver says the block arrived, ``one`` holds 1 for multicasting it):
+  a receiver's ``ttl.pipe_recv`` increments the sender's ``ready`` (unless it is the sender) and its
+  ``wait`` waits for ``valid`` and clears it; a sender's ``ttl.pipe_send`` waits for every remote
+  receiver, clears ``ready``, multicasts the block to the destination rectangle
+  (``noc_async_write_multicast``, ``_loopback_src`` when it is one of the destinations) at its own
+  write pointer of the receiving buffer — every node reserves that buffer in step, so the address is
+  the same on all of them — then multicasts ``valid = 1``; its ``wait`` is a write barrier.
+"""
+
+from __future__ import annotations
+
+import math
+
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import IndexType, ModuleOp
+from xdsl.ir import Block, Operation, SSAValue
+
+from tilefold.ir import ttl
+from tilefold.ir.ttkernel import TensorAccessorArgsOp, TensorAccessorOp, api_call, constant_int
+from tilefold.passes.ttl.annotate_cb_associations import cb_geometry
+from tilefold.passes.ttl.common import bind_of
+from tilefold.passes.ttl.ttkernel_builder import KernelEmitter
+
+SEMAPHORES_PER_NET = 3
+READY, VALID, ONE = 0, 1, 2
+
+
+def pipe_table(module: ModuleOp) -> dict[int, dict]:
+    """Pipe net index -> {position, recv_cb, block_bytes} from the module's ``ttl.pipe_nets``."""
+    attr = module.attributes.get("ttl.pipe_nets")
+    out = {}
+    if attr is None:
+        return out
+    for position, entry in enumerate(attr.data):
+        fields = {k: v.value.data for k, v in entry.data.items()}
+        out[fields["net"]] = {"position": position, "recv_cb": fields["recv_cb"], "block_bytes": fields["block_bytes"]}
+    return out
+
+
+def _page_size(tensor_type) -> int:
+    fmt = ttl.data_format_of(tensor_type)
+    element = tensor_type.element_type
+    if isinstance(element, ttl.TileType):
+        return fmt.tile_size(element.height.data, element.width.data)
+    return tensor_type.get_shape()[-1] * fmt.element_size
+
+
+class DataMovementLowering:
+    """Lowers the ttl ops of one data movement kernel (see the module docstring)."""
+
+    def __init__(self, emitter: KernelEmitter, cbs: dict[int, SSAValue], module: ModuleOp):
+        self.e = emitter
+        self.cbs = cbs
+        self.pipes = pipe_table(module)
+        self.accessors: dict[int, SSAValue] = {}
+        self.last_args: SSAValue | None = None
+        self.addresses: dict[SSAValue, SSAValue] = {}     # block value -> its L1 address (i32)
+        self.semaphores: dict[tuple[int, int], SSAValue] = {}
+
+    def cb(self, value: SSAValue) -> SSAValue:
+        return self.cbs[bind_of(value).index]
+
+    # -- tensors ------------------------------------------------------------------------------
+
+    def tensor(self, op: ttl.TensorOp) -> None:
+        e = self.e
+        index = op.arg_index.value.data
+        name = op.tensor_name.data
+        e.compile_args.append(f"accessor:{index}")
+        if self.last_args is None:
+            args = e.at_start(TensorAccessorArgsOp(cta_offset=len(e.compile_args) - 1))
+        else:
+            args = e.at_start(TensorAccessorArgsOp(prev=self.last_args))
+        args.result.name_hint = f"{name}_args"
+        self.last_args = args.result
+        address = e.runtime(f"address:{index}", f"{name}_addr")
+        size = e.at_start(arith.ConstantOp.from_int_and_width(_page_size(op.result.type), 32))
+        accessor = e.at_start(TensorAccessorOp(args.result, address, size.result))
+        accessor.result.name_hint = name
+        self.accessors[index] = accessor.result
+
+    # -- ops ------------------------------------------------------------------------------------
+
+    def lower(self, op: Operation) -> bool:
+        e = self.e
+        if isinstance(op, ttl.TensorOp):
+            self.tensor(op)
+        elif isinstance(op, (ttl.CBReserveOp, ttl.CBWaitOp)):
+            self.acquire(op)
+        elif isinstance(op, (ttl.CBPushOp, ttl.CBPopOp)):
+            _, per_block, _ = cb_geometry(op.cb.type)
+            name = "cb_push_back" if isinstance(op, ttl.CBPushOp) else "cb_pop_front"
+            e.call(name, [self.cb(op.cb), e.index(per_block, op)], op)
+        elif isinstance(op, ttl.CopyOp):
+            self.copy(op)
+        elif isinstance(op, ttl.WaitOp):
+            self.wait(op)
+        elif isinstance(op, ttl.GroupWaitOp):
+            for kind in op.kind_names:
+                e.call("noc_async_read_barrier" if kind == "read" else "noc_async_write_barrier", [], op)
+        elif isinstance(op, ttl.PipeCountOp):
+            value = e.runtime(f"pipe:{op.net.value.data}:{op.role.data}:count", f"{op.role.data}_pipes")
+            op.result.replace_all_uses_with(value)
+        elif isinstance(op, ttl.PipeSendOp):
+            self.send(op)
+        elif isinstance(op, ttl.PipeRecvOp):
+            self.receive(op)
+        else:
+            return isinstance(op, ttl.TensorSliceOp)
+        return True
+
+    def acquire(self, op) -> None:
+        e = self.e
+        cb = self.cb(op.cb)
+        page, per_block, _ = cb_geometry(op.cb.type)
+        reserve = isinstance(op, ttl.CBReserveOp)
+        pages = per_block * (op.held_before + 1)
+        e.call("cb_reserve_back" if reserve else "cb_wait_front", [cb, e.index(pages, op)], op)
+        pointer = e.call("get_write_ptr" if reserve else "get_read_ptr", [cb], op).results[0]
+        if op.held_before:
+            pointer = e.add(pointer, e.i32(op.held_before * per_block * page, op), op)
+        pointer.name_hint = f"{op.result.name_hint or 'blk'}_addr"
+        self.addresses[op.result] = pointer
+
+    # -- copies ---------------------------------------------------------------------------------
+
+    def copy(self, op: ttl.CopyOp) -> None:
+        reading = isinstance(op.src.owner, ttl.TensorSliceOp)
+        piece = (op.src if reading else op.dst).owner
+        block = op.dst if reading else op.src
+        tensor_op = piece.tensor.owner
+        accessor = self.accessors[tensor_op.arg_index.value.data]
+        units = tensor_op.result.type.get_shape()
+        sizes = list(piece.static_sizes)
+        tiled = isinstance(tensor_op.result.type.element_type, ttl.TileType)
+        page, _, _ = cb_geometry(bind_of(block).result.type)
+        if not tiled:          # pages are rows: drop the last (element) dimension
+            units, sizes = units[:-1], sizes[:-1]
+            offsets = list(piece.offsets)[:-1]
+        else:
+            offsets = list(piece.offsets)
+        strides = [math.prod(units[i + 1:]) for i in range(len(units))]
+        self.page_loop(op, offsets, sizes, strides, accessor, self.addresses[block], page,
+                       "noc_async_read_page" if reading else "noc_async_write_page")
+
+    def page_loop(self, op, offsets, sizes, strides, accessor, address, page_size, call) -> None:
+        e = self.e
+        anchor = op
+        base = None
+        folded = 0
+        for off, stride in zip(offsets, strides):
+            known = constant_int(off)
+            if known is not None:
+                folded += known * stride
+                continue
+            term = off if stride == 1 else e.mul(off, e.index(stride, op), op)
+            base = term if base is None else e.add(base, term, op)
+        if base is not None and folded:
+            base = e.add(base, e.index(folded, op), op)
+        elif base is None and (folded or all(size == 1 for size in sizes)):
+            base = e.index(folded, op)
+        if base is not None:
+            base.name_hint = "first_page"
+        ivs = []
+        if any(size > 1 for size in sizes):
+            zero, one = e.index(0, op), e.index(1, op)
+            bounds = {size: e.index(size, op) for size in sizes if size > 1}
+        for size in sizes:
+            if size == 1:
+                ivs.append(None)
+                continue
+            body = Block(arg_types=[IndexType()])
+            body.args[0].name_hint = "t"
+            e.before(scf.ForOp(zero, bounds[size], one, [], body), anchor, op.location)
+            body.add_op(scf.YieldOp())
+            anchor = body.last_op
+            ivs.append(body.args[0])
+        page, local = base, None
+        local_strides = [math.prod(sizes[i + 1:]) for i in range(len(sizes))]
+        for iv, stride, lstride in zip(ivs, strides, local_strides):
+            if iv is None:
+                continue
+            step = iv if stride == 1 else e.mul(iv, e.index(stride, anchor), anchor)
+            page = step if page is None else e.add(page, step, anchor)
+            term = iv if lstride == 1 else e.mul(iv, e.index(lstride, anchor), anchor)
+            local = term if local is None else e.add(local, term, anchor)
+        l1 = address
+        if local is not None:
+            offset = e.mul(local, e.index(page_size, anchor), anchor)
+            l1 = e.add(address, e.to_i32(offset, anchor), anchor)
+        if not isinstance(page.owner, Block):
+            page.name_hint = "page"
+        e.call(call, [page, accessor, l1], anchor, location=op.location)
+
+    def wait(self, op: ttl.WaitOp) -> None:
+        e = self.e
+        source = op.transfer.owner
+        if isinstance(source, ttl.CopyOp):
+            reading = isinstance(source.src.owner, ttl.TensorSliceOp)
+            e.call("noc_async_read_barrier" if reading else "noc_async_write_barrier", [], op)
+        elif isinstance(source, ttl.PipeSendOp):
+            e.call("noc_async_write_barrier", [], op)
+        else:
+            valid = self.semaphore(source.net_index, VALID, op)
+            e.call("noc_semaphore_wait", [valid, e.i32(1, op)], op)
+            e.call("noc_semaphore_set", [valid, e.i32(0, op)], op)
+
+    # -- pipes ----------------------------------------------------------------------------------
+
+    def semaphore(self, net: int, which: int, anchor: Operation) -> SSAValue:
+        key = (net, which)
+        if key not in self.semaphores:
+            position = self.pipes[net]["position"]
+            const = self.e.at_start(arith.ConstantOp.from_int_and_width(SEMAPHORES_PER_NET * position + which, 32))
+            op = self.e.at_start(api_call("get_semaphore", [const.result]))
+            op.results[0].name_hint = ("ready_sem", "valid_sem", "one_sem")[which]
+            self.semaphores[key] = op.results[0]
+        return self.semaphores[key]
+
+    def _field(self, op, role: str, field: str) -> SSAValue:
+        return self.e.runtime(f"pipe:{op.net_index}:{role}:{op.slot_index}:{field}", f"{role}{op.slot_index}_{field}")
+
+    def send(self, op: ttl.PipeSendOp) -> None:
+        e = self.e
+        net = op.net_index
+        info = self.pipes[net]
+        ready = self.semaphore(net, READY, op)
+        valid = self.semaphore(net, VALID, op)
+        one = self.semaphore(net, ONE, op)
+        e.call("noc_semaphore_wait", [ready, self._field(op, "src", "remote")], op)
+        e.call("noc_semaphore_set", [ready, e.i32(0, op)], op)
+        rect = [self._field(op, "src", f) for f in ("x0", "y0", "x1", "y1")]
+        dst = e.call("get_write_ptr", [self.cbs[info["recv_cb"]]], op).results[0]
+        data = e.call("get_noc_multicast_addr", [*rect, dst], op).results[0]
+        flag = e.call("get_noc_multicast_addr", [*rect, valid], op).results[0]
+        dests = self._field(op, "src", "dests")
+        size = e.i32(info["block_bytes"], op)
+        loopback = e.before(arith.CmpiOp(self._field(op, "src", "loopback"), e.index(0, op), "ne"), op).result
+        e.call("noc_semaphore_set", [one, e.i32(1, op)], op)
+        then_block, else_block = Block(), Block()
+        branch = e.before(scf.IfOp(loopback, [], [then_block], [else_block]), op)
+        for block, suffix in ((then_block, "_loopback_src"), (else_block, "")):
+            block.add_op(scf.YieldOp())
+            end = block.last_op
+            e.call(f"noc_async_write_multicast{suffix}", [self.e_address(op), data, size, dests], end,
+                   location=op.location)
+            e.call(f"noc_semaphore_set_multicast{suffix}", [one, flag, dests], end, location=op.location)
+        del branch
+
+    def e_address(self, op) -> SSAValue:
+        return self.addresses[op.block]
+
+    def receive(self, op: ttl.PipeRecvOp) -> None:
+        e = self.e
+        ready = self.semaphore(op.net_index, READY, op)
+        remote = e.before(arith.CmpiOp(self._field(op, "dst", "self"), e.index(0, op), "eq"), op).result
+        then_block = Block()
+        e.before(scf.IfOp(remote, [], [then_block]), op)
+        then_block.add_op(scf.YieldOp())
+        end = then_block.last_op
+        sender = e.call("get_noc_addr_xy", [self._field(op, "dst", "x"), self._field(op, "dst", "y"), ready], end,
+                        location=op.location).results[0]
+        e.call("noc_semaphore_inc", [sender, e.i32(1, end)], end, location=op.location)

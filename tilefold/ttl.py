@@ -1,0 +1,11 @@
+"""TT-Lang for tilefold: ``import tilefold.ttl as ttl`` (or ``from tilefold import ttl``).
+
+The names of the TT-Lang 1.x programming model — ``ttl.operation``, ``ttl.compute``,
+``ttl.datamovement``, ``ttl.make_dataflow_buffer_like``, ``ttl.copy``, ``ttl.node``,
+``ttl.grid_size``, ``ttl.Pipe``, ``ttl.PipeNet``, ``ttl.GroupTransfer``, ``ttl.signpost``,
+``ttl.math`` and ``ttl.block`` — see :mod:`tilefold.frontend.ttl`. Host tensors come from
+:mod:`tilefold.ttnn`.
+"""
+
+from tilefold.frontend.ttl import *  # noqa: F401,F403
+from tilefold.frontend.ttl import __all__  # noqa: F401
