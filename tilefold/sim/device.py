@@ -103,8 +103,9 @@ class _Run:
         self.tracing = tracing
         self.allocation: Allocation = allocate(program, arch)
         gx, gy = arch.grid
-        self.ncores = gx * gy
-        self.core_rows = {CoreCoord(x, y): y * gx + x for y in range(gy) for x in range(gx)}
+        cores = _cores_in_use(program, arch)
+        self.ncores = len(cores)
+        self.core_rows = {c: i for i, c in enumerate(cores)}
         self.dram = ByteMemory(arch.dram_banks, self.allocation.dram_top - DRAM_BASE, base=DRAM_BASE)
         self.l1 = ByteMemory(self.ncores, self.allocation.l1_top - self.allocation.semaphore_base,
                              base=self.allocation.semaphore_base)
@@ -128,10 +129,11 @@ class _Run:
         self.dram_coords = np.array([arch.dram_noc_coord(b) for b in range(arch.dram_banks)], dtype=np.int64)
         for b, (x, y) in enumerate(self.dram_coords):
             self.node_kind[y, x], self.node_row[y, x] = NODE_DRAM, b
-        cores = [CoreCoord(x, y) for y in range(gy) for x in range(gx)]
-        self.l1_bank_coords = np.array([arch.worker_noc_coord(c.x, c.y) for c in cores], dtype=np.int64)
-        self.l1_bank_rows = np.array([self.core_rows[c] for c in cores], dtype=np.int64)
-        for c, (x, y) in zip(cores, self.l1_bank_coords):
+        banks = [CoreCoord(x, y) for y in range(gy) for x in range(gx)]   # L1 bank b is core (b % gx, b // gx)
+        self.l1_bank_coords = np.array([arch.worker_noc_coord(c.x, c.y) for c in banks], dtype=np.int64)
+        self.l1_bank_rows = np.array([self.core_rows.get(c, -1) for c in banks], dtype=np.int64)
+        for c in cores:
+            x, y = arch.worker_noc_coord(c.x, c.y)
             self.node_kind[y, x], self.node_row[y, x] = NODE_CORE, self.core_rows[c]
 
     # -- what contexts ask of the device ---------------------------------------------------
@@ -217,6 +219,21 @@ class _Run:
         mem, rows, local = self._page_locations(name)
         pages = mem.read(rows, local, buf.page_size)
         return from_device_pages(pages, buf.shape, buf.data_format, buf.layout, buf.tile)
+
+
+def _cores_in_use(program: Program, arch: Arch) -> list[CoreCoord]:
+    """The cores whose L1 the run backs with memory: the bounding rectangle of every core with a
+    kernel, circular buffer or semaphore (so multicasts within it land), or the whole grid when
+    the program has L1 buffers (their banks are every core)."""
+    gx, gy = arch.grid
+    if any(b.buffer_type == "L1" for b in program.buffers.values()):
+        return [CoreCoord(x, y) for y in range(gy) for x in range(gx)]
+    used = [c for k in program.kernels for c in k.cores] + [c for cb in program.circular_buffers for c in cb.cores] \
+        + [c for s in program.semaphores for c in s.cores]
+    if not used:
+        return [CoreCoord(0, 0)]
+    xs, ys = [c.x for c in used], [c.y for c in used]
+    return [CoreCoord(x, y) for y in range(min(ys), max(ys) + 1) for x in range(min(xs), max(xs) + 1)]
 
 
 def accessor_compile_args(buffer, allocation: Allocation, arch: Arch) -> list[int]:
