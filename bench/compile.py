@@ -8,10 +8,11 @@ zeros: no simulation is timed here). Prints a table of the phases, then one JSON
 ``compile_s_gemm2048`` (seconds, lower is better).
 """
 
+import importlib.util
 import json
 import time
+from pathlib import Path
 
-import tilefold.language as T
 from tilefold.arch import get_arch
 from tilefold.codegen.cpp import HostData, emit_host, emit_kernel
 from tilefold.codegen.plan import emit_tt_plan
@@ -23,23 +24,13 @@ SIZE, BLOCK = 2048, (256, 256, 256)
 REPEAT = 5
 
 
-def gemm(M, N, K, block_M, block_N, block_K, dtype="bfloat16", accum_dtype="float"):
-    """The canonical TileLang GEMM (examples/tilelang/gemm.py)."""
-
-    @T.prim_func
-    def main(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype), C: T.Tensor((M, N), dtype)):
-        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M)) as (bx, by):
-            A_shared = T.alloc_shared((block_M, block_K), dtype)
-            B_shared = T.alloc_shared((block_K, block_N), dtype)
-            C_local = T.alloc_fragment((block_M, block_N), accum_dtype)
-            T.clear(C_local)
-            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=2):
-                T.copy(A[by * block_M, k * block_K], A_shared)
-                T.copy(B[k * block_K, bx * block_N], B_shared)
-                T.gemm(A_shared, B_shared, C_local)
-            T.copy(C_local, C[by * block_M, bx * block_N])
-
-    return main
+def gemm(M, N, K, block_M, block_N, block_K):
+    """The canonical TileLang GEMM of examples/tilelang/gemm.py, as a ``@T.prim_func``."""
+    path = Path(__file__).resolve().parents[1] / "examples" / "tilelang" / "gemm.py"
+    spec = importlib.util.spec_from_file_location("tilelang_gemm_example", path)
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    return example.matmul.factory(M, N, K, block_M, block_N, block_K)
 
 
 def compile_once() -> dict[str, float]:

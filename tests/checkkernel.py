@@ -24,8 +24,19 @@ from pathlib import Path
 
 import pytest
 
-CHECK_KERNEL = Path(os.environ.get("CHECK_KERNEL", Path(__file__).resolve().parents[2] / "shared" / "tools"
-                                   / "check-kernel"))
+def _find_check_kernel() -> Path:
+    """``$CHECK_KERNEL``, else ``shared/tools/check-kernel`` beside the checkout or any folder above it."""
+    if os.environ.get("CHECK_KERNEL"):
+        return Path(os.environ["CHECK_KERNEL"])
+    repo = Path(__file__).resolve().parents[1]
+    for folder in repo.parents:
+        candidate = folder / "shared" / "tools" / "check-kernel"
+        if candidate.exists():
+            return candidate
+    return repo.parent / "shared" / "tools" / "check-kernel"
+
+
+CHECK_KERNEL = _find_check_kernel()
 ACCEPTED, REJECTED, SETUP_FAILED, SKIPPED = 0, 1, 2, 3
 ROLES = ("reader", "writer", "dataflow", "compute", "brisc", "ncrisc", "trisc0", "trisc1", "trisc2")
 

@@ -318,34 +318,31 @@ class TensorAccessorOp(IRDLOperation):
         super().__init__(operands=[args, bank_base_address, page_size], result_types=[TensorAccessorType()])
 
 
+class _NocCoordOp(IRDLOperation):
+    """This core's NOC coordinate (``my_x[noc_index]`` / ``my_y[noc_index]``): data movement only."""
+
+    result = result_def(i32)
+    assembly_format = "`(` `)` attr-dict `:` type($result)"
+
+    def __init__(self):
+        super().__init__(result_types=[i32])
+
+    def verify_(self) -> None:
+        _check_thread(self, "noc")
+
+
 @irdl_op_definition
-class MyXOp(IRDLOperation):
+class MyXOp(_NocCoordOp):
     """``my_x[noc_index]``: this core's NOC x coordinate."""
 
     name = "ttkernel.my_x"
-    result = result_def(i32)
-    assembly_format = "`(` `)` attr-dict `:` type($result)"
-
-    def __init__(self):
-        super().__init__(result_types=[i32])
-
-    def verify_(self) -> None:
-        _check_thread(self, "noc")
 
 
 @irdl_op_definition
-class MyYOp(IRDLOperation):
+class MyYOp(_NocCoordOp):
     """``my_y[noc_index]``: this core's NOC y coordinate."""
 
     name = "ttkernel.my_y"
-    result = result_def(i32)
-    assembly_format = "`(` `)` attr-dict `:` type($result)"
-
-    def __init__(self):
-        super().__init__(result_types=[i32])
-
-    def verify_(self) -> None:
-        _check_thread(self, "noc")
 
 
 _L1_WIDTHS = (8, 16, 32)

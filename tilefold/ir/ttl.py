@@ -879,8 +879,18 @@ class NodeCoordOp(IRDLOperation):
 
 
 class _PipeOp(IRDLOperation):
+    """A block sent through (or received from) one of this node's pipes of a pipe net."""
+
     net = prop_def(IntegerAttr)
     slot = prop_def(IntegerAttr)
+    block = operand_def(TensorType)
+    result = result_def(TransferType)
+    assembly_format = "$block attr-dict `:` type($block)"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def __init__(self, block: SSAValue, net: int, slot: int):
+        super().__init__(operands=[block], properties={"net": IntegerAttr(net, i32), "slot": IntegerAttr(slot, i32)},
+                         result_types=[TransferType()])
 
     @property
     def net_index(self) -> int:
@@ -913,14 +923,6 @@ class PipeSendOp(_PipeOp):
     """``ttl.pipe_send %block {net, slot}``: send a block through this node's ``slot``-th source pipe."""
 
     name = "ttl.pipe_send"
-    block = operand_def(TensorType)
-    result = result_def(TransferType)
-    assembly_format = "$block attr-dict `:` type($block)"
-    irdl_options = (ParsePropInAttrDict(),)
-
-    def __init__(self, block: SSAValue, net: int, slot: int):
-        super().__init__(operands=[block], properties={"net": IntegerAttr(net, i32), "slot": IntegerAttr(slot, i32)},
-                         result_types=[TransferType()])
 
 
 @irdl_op_definition
@@ -928,14 +930,6 @@ class PipeRecvOp(_PipeOp):
     """``ttl.pipe_recv %block {net, slot}``: receive a block from this node's ``slot``-th destination pipe."""
 
     name = "ttl.pipe_recv"
-    block = operand_def(TensorType)
-    result = result_def(TransferType)
-    assembly_format = "$block attr-dict `:` type($block)"
-    irdl_options = (ParsePropInAttrDict(),)
-
-    def __init__(self, block: SSAValue, net: int, slot: int):
-        super().__init__(operands=[block], properties={"net": IntegerAttr(net, i32), "slot": IntegerAttr(slot, i32)},
-                         result_types=[TransferType()])
 
 
 STRUCTURAL_OPS = (BindCBOp, CBReserveOp, CBWaitOp, CBPushOp, CBPopOp, StoreOp, AttachCBOp, BlockSliceOp, ComputeOp,

@@ -127,6 +127,17 @@ def check_block_fits(program: Program, geometry: StickGeometry, what: str) -> No
             f"{program.arch.l1_free // (2 * geometry.tile_size) * TILE_WIDTH}")
 
 
+def create_block_compute(program: Program, function, split, geometry: StickGeometry) -> None:
+    """The compute kernel on the full cores and, with its own compile-time args, on the cliff core
+    (seed 000: ``[per_core_block_cnt, per_core_block_tile_cnt]``, float32 with fp32_dest_acc_en)."""
+    config = ComputeConfig(fp32_dest_acc_en=geometry.data_format is DataFormat.Float32)
+    compute = program.create_kernel(function, split.core_range, config,
+                                    [split.nblocks_per_core, geometry.ntiles_per_block], name="compute")
+    if split.nblocks_per_core_cliff:
+        program.create_kernel(compute.function, split.core_range_cliff, config,
+                              [split.nblocks_per_core_cliff, geometry.ntiles_per_block], name="compute_cliff")
+
+
 def unpad(x: np.ndarray, shape) -> np.ndarray:
     """The logical ``shape`` corner of a padded tensor (the inverse of :func:`pad_to`)."""
     shape = tuple(shape)
@@ -187,12 +198,7 @@ def _build_program(shape, dtype, arch, grid, kernels: TilizeKernels):
                                    geometry.data_format, name="cb_output")
     reader = program.create_kernel(kernels.reader, split.all_cores, DataMovementConfig("RISCV_0", "NOC_0"),
                                    [geometry.stick_size, src.accessor_args], name="reader")
-    config = ComputeConfig(fp32_dest_acc_en=geometry.data_format is DataFormat.Float32)
-    compute = program.create_kernel(kernels.compute, split.core_range, config,
-                                    [split.nblocks_per_core, geometry.ntiles_per_block], name="compute")
-    if split.nblocks_per_core_cliff:
-        program.create_kernel(compute.function, split.core_range_cliff, config,
-                              [split.nblocks_per_core_cliff, geometry.ntiles_per_block], name="compute_cliff")
+    create_block_compute(program, kernels.compute, split, geometry)
     writer = program.create_kernel(kernels.writer, split.all_cores, DataMovementConfig("RISCV_1", "NOC_1"),
                                    [CB_OUT, dst.accessor_args], name="writer")
     for entry in runtime_args(split, geometry):
@@ -282,4 +288,5 @@ FACTORY = register(OpFactory("tilize", "Row-major to tile layout, multi-core int
 
 __all__ = ["tilize_multi_core_interleaved", "override_runtime_arguments", "runtime_args", "stick_geometry",
            "StickGeometry", "TilizeKernels", "CoreArgs", "pad_to", "unpad", "work_split_summary", "check_block_fits",
+           "create_block_compute",
            "FACTORY"]

@@ -35,7 +35,6 @@ Errors: those of :mod:`tilefold.ops.tilize` (data type, shape, grid, block width
 from __future__ import annotations
 
 from tilefold.arch import get_arch
-from tilefold.layout.formats import DataFormat
 from tilefold.ops.base import EXACT, OpFactory, OpInstance, parse_shape, random_input, register
 from tilefold.ops.kernels import reader_unary_interleaved_start_id as tile_reader
 from tilefold.ops.kernels import untilize as untilize_compute
@@ -44,12 +43,13 @@ from tilefold.ops.tilize import (
     DTYPES,
     TILE_HEIGHT,
     check_block_fits,
+    create_block_compute,
     pad_to,
     stick_geometry,
     work_split_summary,
 )
 from tilefold.ops.work_split import compute_grid, parse_grid, split_blocks_for_tilize
-from tilefold.program import BufferAddress, ComputeConfig, DataMovementConfig, Program
+from tilefold.program import BufferAddress, DataMovementConfig, Program
 
 CB_IN = 0
 CB_OUT = 16
@@ -75,12 +75,7 @@ def _build_program(shape, dtype, arch, grid):
                                    geometry.data_format, name="cb_output")
     reader = program.create_kernel(tile_reader.reader, split.all_cores, DataMovementConfig("RISCV_0", "NOC_0"),
                                    [src.accessor_args], name="reader")
-    config = ComputeConfig(fp32_dest_acc_en=geometry.data_format is DataFormat.Float32)
-    compute = program.create_kernel(untilize_compute.compute, split.core_range, config,
-                                    [split.nblocks_per_core, geometry.ntiles_per_block], name="compute")
-    if split.nblocks_per_core_cliff:
-        program.create_kernel(compute.function, split.core_range_cliff, config,
-                              [split.nblocks_per_core_cliff, geometry.ntiles_per_block], name="compute_cliff")
+    create_block_compute(program, untilize_compute.compute, split, geometry)
     writer = program.create_kernel(stick_writer.writer, split.all_cores, DataMovementConfig("RISCV_1", "NOC_1"),
                                    [CB_OUT, geometry.stick_size, dst.accessor_args], name="writer")
     for core, first_block, blocks in split.blocks():
