@@ -9,6 +9,8 @@ import numpy as np
 
 from tilefold.arch.cores import CoreRange, CoreRangeSet
 from tilefold.program import ComputeConfig, DataMovementConfig, Program
+from tilefold.pykernel import *  # noqa: F403
+from tilefold.sim import Device
 
 
 def line_of(fn, text: str, nth: int = 0) -> int:
@@ -65,3 +67,60 @@ def random_tiles(shape, seed=0) -> np.ndarray:
 
     x = np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
     return x.astype(ml_dtypes.bfloat16).astype(np.float32)
+
+
+# -- a reader of two tile buffers and a writer of one, around any compute kernel ------------------------
+
+A, B, OUT = 0, 1, 16
+
+
+@reader_kernel
+def read_two():
+    a = get_arg_val(0)
+    b = get_arg_val(1)
+    na = get_arg_val(2)
+    nb = get_arg_val(3)
+    sa = TensorAccessor(TensorAccessorArgs(0), a, get_tile_size(A))
+    sb = TensorAccessor(TensorAccessorArgs(after=TensorAccessorArgs(0)), b, get_tile_size(B))
+    cb_reserve_back(A, na)
+    for i in range(na):
+        noc_async_read_page(i, sa, get_write_ptr(A) + i * get_tile_size(A))
+    cb_reserve_back(B, nb)
+    for i in range(nb):
+        noc_async_read_page(i, sb, get_write_ptr(B) + i * get_tile_size(B))
+    noc_async_read_barrier()
+    cb_push_back(A, na)
+    cb_push_back(B, nb)
+
+
+@writer_kernel
+def write_out():
+    dst = get_arg_val(0)
+    n = get_arg_val(1)
+    s = TensorAccessor(TensorAccessorArgs(4), dst, get_tile_size(OUT))
+    cb_wait_front(OUT, n)
+    for i in range(n):
+        noc_async_write_page(i, s, get_read_ptr(OUT) + i * get_tile_size(OUT))
+    noc_async_write_barrier()
+    cb_pop_front(OUT, n)
+
+
+def run_two_input(compute, a, b, out_shape, *, dtype="bfloat16", out_dtype=None, config=None, compute_args=()):
+    """Run ``compute`` between a reader of buffers ``a``, ``b`` (CBs 0, 1) and a writer of ``out`` (CB 16)."""
+    prog = Program("two_inputs")
+    ba = prog.add_buffer("a", a.shape, dtype)
+    bb = prog.add_buffer("b", b.shape, dtype)
+    bo = prog.add_buffer("out", out_shape, out_dtype or dtype, role="output")
+    cores = grid(1)
+    prog.create_circular_buffer(cores, A, ba.page_size, ba.num_pages, dtype)
+    prog.create_circular_buffer(cores, B, bb.page_size, bb.num_pages, dtype)
+    prog.create_circular_buffer(cores, OUT, bo.page_size, bo.num_pages, out_dtype or dtype)
+    r = prog.create_kernel(read_two, cores, DataMovementConfig("RISCV_0"),
+                           [ba.accessor_args, bb.accessor_args, bo.accessor_args])
+    c = prog.create_kernel(compute, cores, config or ComputeConfig())
+    w = prog.create_kernel(write_out, cores, DataMovementConfig("RISCV_1"),
+                           [ba.accessor_args, bb.accessor_args, bo.accessor_args])
+    prog.set_runtime_args(r, (0, 0), [ba.address, bb.address, ba.num_pages, bb.num_pages])
+    prog.set_runtime_args(c, (0, 0), list(compute_args))
+    prog.set_runtime_args(w, (0, 0), [bo.address, bo.num_pages])
+    return Device().run(prog, {"a": a, "b": b})

@@ -10,13 +10,12 @@ import pytest
 
 from tilefold.layout.formats import pack_tiles, unpack_tiles
 from tilefold.layout.tiles import tilize, untilize
-from tilefold.program import ComputeConfig, Program
+from tilefold.program import ComputeConfig
 from tilefold.pykernel import *  # noqa: F403
-from tilefold.sim import Device
 
-from simhelpers import grid
+from simhelpers import run_two_input
 
-A, B, OUT = 0, 1, 16
+from simhelpers import A, B, OUT
 BF16 = ml_dtypes.bfloat16
 
 
@@ -24,55 +23,8 @@ def bf16(x):
     return np.asarray(x, np.float32).astype(BF16).astype(np.float32)
 
 
-@reader_kernel
-def read_two():
-    a = get_arg_val(0)
-    b = get_arg_val(1)
-    na = get_arg_val(2)
-    nb = get_arg_val(3)
-    sa = TensorAccessor(TensorAccessorArgs(0), a, get_tile_size(A))
-    sb = TensorAccessor(TensorAccessorArgs(after=TensorAccessorArgs(0)), b, get_tile_size(B))
-    cb_reserve_back(A, na)
-    for i in range(na):
-        noc_async_read_page(i, sa, get_write_ptr(A) + i * get_tile_size(A))
-    cb_reserve_back(B, nb)
-    for i in range(nb):
-        noc_async_read_page(i, sb, get_write_ptr(B) + i * get_tile_size(B))
-    noc_async_read_barrier()
-    cb_push_back(A, na)
-    cb_push_back(B, nb)
-
-
-@writer_kernel
-def write_out():
-    dst = get_arg_val(0)
-    n = get_arg_val(1)
-    s = TensorAccessor(TensorAccessorArgs(4), dst, get_tile_size(OUT))
-    cb_wait_front(OUT, n)
-    for i in range(n):
-        noc_async_write_page(i, s, get_read_ptr(OUT) + i * get_tile_size(OUT))
-    noc_async_write_barrier()
-    cb_pop_front(OUT, n)
-
-
-def run_two_input(compute, a, b, out_shape, *, dtype="bfloat16", out_dtype=None, config=None, compute_args=()):
-    prog = Program("numerics")
-    ba = prog.add_buffer("a", a.shape, dtype)
-    bb = prog.add_buffer("b", b.shape, dtype)
-    bo = prog.add_buffer("out", out_shape, out_dtype or dtype, role="output")
-    cores = grid(1)
-    prog.create_circular_buffer(cores, A, ba.page_size, ba.num_pages, dtype)
-    prog.create_circular_buffer(cores, B, bb.page_size, bb.num_pages, dtype)
-    prog.create_circular_buffer(cores, OUT, bo.page_size, bo.num_pages, out_dtype or dtype)
-    r = prog.create_kernel(read_two, cores, __import__("tilefold.program", fromlist=["x"]).DataMovementConfig("RISCV_0"),
-                           [ba.accessor_args, bb.accessor_args, bo.accessor_args])
-    c = prog.create_kernel(compute, cores, config or ComputeConfig())
-    w = prog.create_kernel(write_out, cores, __import__("tilefold.program", fromlist=["x"]).DataMovementConfig("RISCV_1"),
-                           [ba.accessor_args, bb.accessor_args, bo.accessor_args])
-    prog.set_runtime_args(r, (0, 0), [ba.address, bb.address, ba.num_pages, bb.num_pages])
-    prog.set_runtime_args(c, (0, 0), list(compute_args))
-    prog.set_runtime_args(w, (0, 0), [bo.address, bo.num_pages])
-    return Device().run(prog, {"a": a, "b": b}).outputs["out"]
+def output_of(*args, **kwargs):
+    return run_two_input(*args, **kwargs).outputs["out"]
 
 
 def rand(shape, seed, scale=1.0):
@@ -110,7 +62,7 @@ def eltwise_all():
 @pytest.mark.parametrize("op, fn", [(0, np.add), (1, np.subtract), (2, np.multiply)])
 def test_fpu_eltwise_is_bf16_round_to_nearest_even_of_the_exact_result(op, fn):
     a, b = rand((64, 64), 1), rand((64, 64), 2)
-    out = run_two_input(eltwise_all, a, b, (64, 64), compute_args=[4, op])
+    out = output_of(eltwise_all, a, b, (64, 64), compute_args=[4, op])
     assert np.array_equal(out, bf16(fn(a, b)))
 
 
@@ -121,7 +73,7 @@ def test_pack_rounds_ties_to_even():
     b = np.zeros((32, 32), np.float32)
     a[0, 0], b[0, 0] = 1.0, 2.0 ** -8
     a[0, 1], b[0, 1] = 1.0 + 2.0 ** -7, 2.0 ** -8
-    out = run_two_input(eltwise_all, a, b, (32, 32), dtype="float32", out_dtype="bfloat16",
+    out = output_of(eltwise_all, a, b, (32, 32), dtype="float32", out_dtype="bfloat16",
                         config=ComputeConfig(fp32_dest_acc_en=True), compute_args=[1, 0])
     assert out[0, 0] == 1.0 and out[0, 1] == 1.0 + 2.0 ** -6
 
@@ -161,7 +113,7 @@ def bcast_and_transpose():
 ])
 def test_broadcasts_and_transpose(which, expect):
     a, b = rand((32, 32), 3), rand((32, 32), 4)
-    out = run_two_input(bcast_and_transpose, a, b, (32, 32), compute_args=[which])
+    out = output_of(bcast_and_transpose, a, b, (32, 32), compute_args=[which])
     assert np.array_equal(out, bf16(expect(a, b)))
 
 
@@ -189,7 +141,7 @@ def reduce_kernel():
 def test_reduce_sum_rows_accumulates_over_tiles_with_scaler():
     a = rand((32, 64), 5)
     scaler = np.full((32, 32), 0.5, np.float32)
-    out = run_two_input(reduce_kernel, a, scaler, (32, 32), compute_args=[0])
+    out = output_of(reduce_kernel, a, scaler, (32, 32), compute_args=[0])
     left, right = a[:, :32], a[:, 32:]
     expect = bf16(bf16((left * 0.5).sum(axis=1)) + (right * 0.5).sum(axis=1))
     np.testing.assert_allclose(out[:, 0], expect, rtol=2 ** -7)
@@ -198,7 +150,7 @@ def test_reduce_sum_rows_accumulates_over_tiles_with_scaler():
 def test_reduce_max_columns_of_negative_values():
     a = -np.abs(rand((32, 64), 6)) - 1.0
     scaler = np.ones((32, 32), np.float32)
-    out = run_two_input(reduce_kernel, a, scaler, (32, 32), compute_args=[1])
+    out = output_of(reduce_kernel, a, scaler, (32, 32), compute_args=[1])
     expect = np.maximum(a[:, :32].max(axis=0), a[:, 32:].max(axis=0))
     assert np.array_equal(out[0, :], bf16(expect))
 
@@ -241,7 +193,7 @@ def bf16_accumulation_model(a, b, kt):
 def test_matmul_block_accumulates_over_k(fp32_acc):
     mt, kt, nt = 2, 3, 2
     a, b = rand((mt * 32, kt * 32), 7), rand((kt * 32, nt * 32), 8)
-    out = run_two_input(matmul_kernel, a, b, (mt * 32, nt * 32), compute_args=[mt, kt, nt],
+    out = output_of(matmul_kernel, a, b, (mt * 32, nt * 32), compute_args=[mt, kt, nt],
                         config=ComputeConfig(fp32_dest_acc_en=fp32_acc))
     exact = a.astype(np.float64) @ b.astype(np.float64)
     if fp32_acc:
@@ -257,7 +209,7 @@ def test_lofi_is_less_accurate_than_hifi4():
     exact = a.astype(np.float64) @ b.astype(np.float64)
     errors = {}
     for fidelity in ("LoFi", "HiFi4"):
-        out = run_two_input(matmul_kernel, a, b, (32, 32), compute_args=[mt, kt, nt],
+        out = output_of(matmul_kernel, a, b, (32, 32), compute_args=[mt, kt, nt],
                             config=ComputeConfig(math_fidelity=fidelity, fp32_dest_acc_en=True))
         errors[fidelity] = np.abs(out - exact).max()
     assert errors["LoFi"] > errors["HiFi4"]
@@ -292,7 +244,7 @@ def sfpu_chain():
 
 def test_sfpu_chain_rounds_to_bf16_at_every_dst_write():
     a, b = rand((32, 32), 11, 0.5), rand((32, 32), 12)
-    out = run_two_input(sfpu_chain, a, b, (32, 32))
+    out = output_of(sfpu_chain, a, b, (32, 32))
     e = bf16(np.exp(a))
     s = bf16(e + b)
     expect = bf16(1.0 / (1.0 + np.exp(-s)))
@@ -304,7 +256,7 @@ def test_sfpu_chain_rounds_to_bf16_at_every_dst_write():
 
 def test_bfp8_output_packs_exactly_like_the_host_packer():
     a, b = rand((32, 64), 13), rand((32, 64), 14)
-    out = run_two_input(eltwise_all, a, b, (32, 64), out_dtype="bfloat8_b", compute_args=[2, 0])
+    out = output_of(eltwise_all, a, b, (32, 64), out_dtype="bfloat8_b", compute_args=[2, 0])
     tiles = tilize(bf16(a + b))
     expect = untilize(unpack_tiles(pack_tiles(tiles, "bfloat8_b"), "bfloat8_b"), (32, 64))
     assert np.array_equal(out, expect)

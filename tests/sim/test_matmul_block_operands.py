@@ -8,30 +8,11 @@ import numpy as np
 import pytest
 
 from tilefold.errors import CircularBufferError
-from tilefold.program import ComputeConfig, DataMovementConfig, Program
+from tilefold.program import ComputeConfig
 from tilefold.pykernel import *  # noqa: F403
-from tilefold.sim import Device
 
-from simhelpers import grid, random_tiles
+from simhelpers import A, B, OUT, random_tiles, run_two_input
 
-A, B, OUT = 0, 1, 16
-
-
-@reader_kernel
-def read_all():
-    sa = TensorAccessor(TensorAccessorArgs(0), get_arg_val(0), get_tile_size(A))
-    sb = TensorAccessor(TensorAccessorArgs(after=TensorAccessorArgs(0)), get_arg_val(1), get_tile_size(B))
-    na = get_arg_val(2)
-    nb = get_arg_val(3)
-    cb_reserve_back(A, na)
-    for i in range(na):
-        noc_async_read_page(i, sa, get_write_ptr(A) + i * get_tile_size(A))
-    cb_reserve_back(B, nb)
-    for i in range(nb):
-        noc_async_read_page(i, sb, get_write_ptr(B) + i * get_tile_size(B))
-    noc_async_read_barrier()
-    cb_push_back(A, na)
-    cb_push_back(B, nb)
 
 
 @compute_kernel
@@ -57,31 +38,9 @@ def block_product():
     cb_pop_front(B, kt * nt)
 
 
-@writer_kernel
-def write_all():
-    s = TensorAccessor(TensorAccessorArgs(0), get_arg_val(0), get_tile_size(OUT))
-    n = get_arg_val(1)
-    cb_wait_front(OUT, n)
-    for i in range(n):
-        noc_async_write_page(i, s, get_read_ptr(OUT) + i * get_tile_size(OUT))
-    noc_async_write_barrier()
-    cb_pop_front(OUT, n)
-
-
 def run(a, b, mt, kt, nt, waited_a):
-    prog = Program("matmul_block")
-    ba, bb = prog.add_buffer("a", a.shape, "bfloat16"), prog.add_buffer("b", b.shape, "bfloat16")
-    bo = prog.add_buffer("out", (mt * 32, nt * 32), "bfloat16", role="output")
-    cores = grid(1)
-    for index, buf in ((A, ba), (B, bb), (OUT, bo)):
-        prog.create_circular_buffer(cores, index, buf.page_size, buf.num_pages, "bfloat16")
-    r = prog.create_kernel(read_all, cores, DataMovementConfig("RISCV_0"), [ba.accessor_args, bb.accessor_args])
-    c = prog.create_kernel(block_product, cores, ComputeConfig(fp32_dest_acc_en=True))
-    w = prog.create_kernel(write_all, cores, DataMovementConfig("RISCV_1"), [bo.accessor_args])
-    prog.set_runtime_args(r, (0, 0), [ba.address, bb.address, ba.num_pages, bb.num_pages])
-    prog.set_runtime_args(c, (0, 0), [mt, kt, nt, waited_a])
-    prog.set_runtime_args(w, (0, 0), [bo.address, bo.num_pages])
-    return Device().run(prog, {"a": a, "b": b})
+    return run_two_input(block_product, a, b, (mt * 32, nt * 32), config=ComputeConfig(fp32_dest_acc_en=True),
+                         compute_args=[mt, kt, nt, waited_a])
 
 
 def test_strided_in0_rows_and_unpack_count():
