@@ -38,7 +38,7 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 from tilefold.frontend.pykernel.api import InlineFunction
 from tilefold.frontend.pykernel.calls import CallLowering
 from tilefold.frontend.pykernel.expressions import NAME_HINT, Frame, Local, Mutable
-from tilefold.frontend.pykernel.source import FunctionSource
+from tilefold.frontend.source import FunctionSource
 from tilefold.frontend.pykernel.unsupported import unsupported
 from tilefold.frontend.pykernel.values import U32, U64, Static, describe, int_width, is_int_value
 from tilefold.frontend.pykernel.variables import analyse

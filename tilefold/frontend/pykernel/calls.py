@@ -27,7 +27,7 @@ from tilefold.frontend.pykernel.api import API_FUNCTIONS, ELEMENT_TYPES, SPECIAL
     InlineFunction
 from tilefold.frontend.pykernel.arguments import Argument, bind, suggest
 from tilefold.frontend.pykernel.expressions import ExpressionLowering, Frame, Local
-from tilefold.frontend.pykernel.source import MISSING, FunctionSource
+from tilefold.frontend.source import MISSING, FunctionSource
 from tilefold.frontend.pykernel.values import (
     BOOL,
     U32,

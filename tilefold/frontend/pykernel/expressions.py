@@ -32,7 +32,7 @@ from xdsl.ir import Attribute, Block, Operation, OpResult, SSAValue
 from tilefold.errors import KernelError
 from tilefold.frontend.pykernel.api import API_FUNCTIONS, SPECIAL_FUNCTIONS
 from tilefold.frontend.pykernel.arguments import suggest
-from tilefold.frontend.pykernel.source import MISSING, FunctionSource
+from tilefold.frontend.source import MISSING, FunctionSource
 from tilefold.frontend.pykernel.unsupported import unsupported
 from tilefold.frontend.pykernel.values import U32, L1Pointer, Static, describe, int_width, is_array, is_int_value, wider
 from tilefold.frontend.pykernel.variables import VariablePlan

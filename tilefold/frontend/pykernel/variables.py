@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 from tilefold.errors import KernelError
 from tilefold.frontend.pykernel.api import ELEMENT_TYPES, DeviceFunction, InlineFunction
-from tilefold.frontend.pykernel.source import FunctionSource
+from tilefold.frontend.source import FunctionSource
 
 # A place in the body: the chain of (statement index, field) pairs from the function body
 # down to the block holding the statement, then (statement index, None).

@@ -1,6 +1,6 @@
 """A ``@T.prim_func`` body (Python AST) → a ``func.func`` of ``tile`` ops.
 
-Reads: the kernel's :class:`KernelSource` and parameter types. Writes: a ``builtin.module``
+Reads: the kernel's :class:`FunctionSource` and parameter types. Writes: a ``builtin.module``
 holding ``func.func @<name>(%A: memref<...>, ...)`` with the function attributes
 ``tile.params`` (parameter names), ``tt.user_layout`` / ``tt.user_schedule`` (annotations,
 each with the ``loc`` of the call) and every op located at the user's line.
@@ -30,7 +30,7 @@ from xdsl.ir import Block, Operation, SSAValue
 
 from tilefold.errors import KernelError, TilefoldError
 from tilefold.frontend.tilelang.primitives import USAGE, PrimitiveRules
-from tilefold.frontend.tilelang.source import MISSING, KernelSource
+from tilefold.frontend.source import MISSING, FunctionSource
 from tilefold.frontend.tilelang.types import memref_type
 from tilefold.frontend.tilelang.values import (
     BufferRef,
@@ -84,7 +84,7 @@ class KernelBuilder(PrimitiveRules):
 
     def __init__(self, prim):
         self.prim = prim
-        self.src = KernelSource.of(prim.python_function)
+        self.src = FunctionSource.of(prim.python_function)
         self.scope: dict[str, object] = {}
         self.block: Block | None = None
         self.node: ast.AST = self.src.tree
@@ -703,7 +703,7 @@ class KernelBuilder(PrimitiveRules):
         except TypeError as exc:
             raise self.error(node, f"{fn.__name__}(...): {exc}") from None
         bound.apply_defaults()
-        source = KernelSource.of(fn)
+        source = FunctionSource.of(fn)
         saved = self.scope, self.src
         self.scope, self.src = dict(bound.arguments), source
         self.inlining.append(fn)

@@ -38,7 +38,7 @@ from xdsl.ir import Block as IRBlock
 from xdsl.ir import Operation, Region as IRRegion, SSAValue
 
 from tilefold.errors import KernelError, SourceLocation
-from tilefold.frontend.pykernel.source import MISSING, FunctionSource
+from tilefold.frontend.source import MISSING, FunctionSource
 from tilefold.frontend.ttl.block_expressions import BlockExpressionBuilder
 from tilefold.frontend.ttl.data_movement import DataMovementBuilder
 from tilefold.frontend.ttl.expressions import ExpressionBuilder

@@ -19,7 +19,7 @@ import builtins
 import inspect
 import operator
 
-from tilefold.frontend.pykernel.source import MISSING
+from tilefold.frontend.source import MISSING
 from tilefold.frontend.ttl.dataflow_buffers import DataflowBuffer
 from tilefold.frontend.ttl.grid import NodeExpression, grid_shape, node_coordinates
 from tilefold.frontend.ttl.math_api import BlockFunction

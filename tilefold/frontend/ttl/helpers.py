@@ -18,7 +18,7 @@ import inspect
 import linecache
 
 from tilefold.errors import KernelError, SourceLocation
-from tilefold.frontend.pykernel.source import FunctionSource, _parse_file
+from tilefold.frontend.source import FunctionSource, parse_file
 from tilefold.frontend.ttl.variables import carried_names
 
 MAX_DEPTH = 8
@@ -30,7 +30,7 @@ def _lambda_node(fn) -> tuple[FunctionSource, ast.Lambda]:
     where = SourceLocation(code.co_filename, code.co_firstlineno)
     if not text:
         raise KernelError("cannot read the source of this lambda; define the helper in a .py file", where)
-    tree = _parse_file(code.co_filename, text)
+    tree = parse_file(code.co_filename, text)
     found = [n for n in ast.walk(tree) if isinstance(n, ast.Lambda) and n.lineno == code.co_firstlineno]
     names = [tuple(a.arg for a in n.args.args) for n in found]
     wanted = code.co_varnames[:code.co_argcount]

@@ -36,7 +36,7 @@ class KernelDefinition:
 
 def _def_line(fn) -> SourceLocation:
     """The file:line of the ``def`` (not of its decorator)."""
-    from tilefold.frontend.pykernel.source import FunctionSource
+    from tilefold.frontend.source import FunctionSource
 
     code = fn.__code__
     try:

@@ -1,5 +1,7 @@
 """The Python source of a kernel or helper function: its AST, file, lines and the names it sees.
 
+Shared by every front end (PyKernel, TT-Lang, TileLang).
+
 Reads: the function's file (through :mod:`linecache`) and its globals / closure. Writes:
 nothing. The whole file is parsed, not just the function's lines, so every AST node keeps
 its real line and column; :meth:`FunctionSource.location` turns a node into the user's
@@ -23,7 +25,7 @@ _MISSING = object()
 
 
 @lru_cache(maxsize=64)
-def _parse_file(file: str, text: str) -> ast.Module:
+def parse_file(file: str, text: str) -> ast.Module:
     return ast.parse(text, filename=file)
 
 
@@ -54,7 +56,7 @@ class FunctionSource:
             raise KernelError(f"cannot read the source of {what} {function.__name__!r}; define it in a .py file "
                               f"so that tilefold can parse it", where)
         try:
-            tree = _parse_file(file, text)
+            tree = parse_file(file, text)
         except SyntaxError as exc:
             raise KernelError(f"cannot parse {file}: {exc.msg}", SourceLocation(file, exc.lineno or 0)) from None
         node = _find_function(tree, function.__name__, code.co_firstlineno)
