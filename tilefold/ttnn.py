@@ -147,7 +147,11 @@ def quantize(values: np.ndarray, dtype: DataType, layout: Layout) -> np.ndarray:
 
 
 class Tensor:
-    """A device tensor: shape, data type, layout, memory config and its values."""
+    """A device tensor: shape, data type, layout, memory config and its values.
+
+    Like a TT-NN tensor on a device, it keeps the bytes the device holds (pages, tilized and
+    packed) once an operation has used or written it; host values are converted from those bytes
+    only when the host reads them, so operations chained on device tensors pay no conversions."""
 
     def __init__(self, values: np.ndarray, dtype: DataType, layout: Layout, device: Device | None = None,
                  memory_config: MemoryConfig | None = None):
@@ -158,11 +162,13 @@ class Tensor:
         self.layout = layout
         self._device = device
         self._memory_config = memory_config or DRAM_MEMORY_CONFIG
-        self._values = quantize(values, dtype, layout)
+        self._values: np.ndarray | None = quantize(values, dtype, layout)
+        self._shape = self._values.shape
+        self._pages: tuple | None = None     # (buffer geometry, device pages)
 
     @property
     def shape(self) -> Shape:
-        return Shape(self._values.shape)
+        return Shape(self._shape)
 
     @property
     def padded_shape(self) -> Shape:
@@ -177,14 +183,32 @@ class Tensor:
     @property
     def host_values(self) -> np.ndarray:
         """The tensor's values (float32 for float data types)."""
+        if self._values is None:
+            (shape, fmt, layout, tile), pages = self._pages
+            self._values = from_device_pages(pages, shape, fmt, layout, tile)
         return self._values
 
     def set_host_values(self, values: np.ndarray) -> None:
         """Replace the values (what the device wrote); they are already in the tensor's data type."""
         values = np.asarray(values)
-        if values.shape != self._values.shape:
-            raise LayoutError(f"new values have shape {values.shape}, the tensor {self._values.shape}")
-        self._values = values.astype(self._values.dtype, copy=False)
+        if values.shape != self._shape:
+            raise LayoutError(f"new values have shape {values.shape}, the tensor {self._shape}")
+        self._values = values.astype(self.host_values.dtype, copy=False)
+        self._pages = None
+
+    def device_pages(self, buffer) -> np.ndarray:
+        """The bytes of this tensor as ``buffer`` (a Program buffer) holds them on the device."""
+        key = (tuple(buffer.shape), buffer.data_format, buffer.layout, buffer.tile)
+        if self._pages is None or self._pages[0] != key:
+            self._pages = (key, to_device_pages(self.host_values, buffer.data_format, buffer.layout, buffer.tile))
+        return self._pages[1]
+
+    def set_device_pages(self, pages: np.ndarray, buffer) -> None:
+        """What the device wrote into this tensor's buffer; host values follow when asked for."""
+        if tuple(buffer.shape) != tuple(self._shape):
+            raise LayoutError(f"buffer shape {tuple(buffer.shape)} does not match the tensor {tuple(self._shape)}")
+        self._pages = ((tuple(buffer.shape), buffer.data_format, buffer.layout, buffer.tile), pages)
+        self._values = None
 
     def memory_config(self) -> MemoryConfig:
         return self._memory_config
@@ -199,7 +223,7 @@ class Tensor:
         return self.layout
 
     def to_numpy(self) -> np.ndarray:
-        return self._values.copy()
+        return self.host_values.copy()
 
     def __repr__(self) -> str:
         return f"ttnn.Tensor(shape={tuple(self.shape)}, dtype={self.dtype.name}, layout={self.layout.name})"

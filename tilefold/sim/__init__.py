@@ -13,7 +13,7 @@ kernel's frame stays inspectable, which is how a deadlock report names the line 
 is parked on.
 """
 
-from tilefold.sim.device import Device, RunResult
+from tilefold.sim.device import Device, DevicePages, RunResult
 from tilefold.sim.perf import PerfReport
 
-__all__ = ["Device", "RunResult", "PerfReport"]
+__all__ = ["Device", "DevicePages", "RunResult", "PerfReport"]

@@ -232,7 +232,15 @@ class ComputeApi:
 
     def copy_tile(self, in_cb, in_tile_index, dst_index) -> None:
         i = self._math_slot(dst_index, "copy_tile")
-        values = self._unpack(in_cb, in_tile_index, "copy_tile", fpu=False)[:, 0]
+        cbi, st = self._cb(in_cb, "copy_tile")
+        fmt = self._cb_format(cbi)
+        if tm.tile_value_dtype(fmt) == self.dst.dtype:
+            # bfloat16 into a 16-bit DST, float32 into a 32-bit one: the tile's bytes as they are
+            raw = self._tile_bytes(cbi, st, in_tile_index, "copy_tile")
+            self._charge_unpack(raw.shape[-1], fmt, 1)
+            values = np.ascontiguousarray(raw[:, 0]).view(self.dst.dtype)
+        else:
+            values = self._unpack(cbi, in_tile_index, "copy_tile", fpu=False)[:, 0]
         self._math(self.costs.fpu_eltwise_tile, "copy_tile")
         self._write_slot(i, values)
 

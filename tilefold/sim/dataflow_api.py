@@ -218,18 +218,16 @@ class DataflowApi:
         share bounds the run's estimate (see the device's perf report)."""
         dev = self.dev
         total = nbytes * self.L
-        if banks.__class__ is int:
-            dev.dram_bank_bytes[banks] += total
-        else:
-            dev.dram_bank_bytes += np.bincount(banks, minlength=dev.dram_bank_bytes.size) * nbytes
+        dev.bank_traffic.append((banks, nbytes if banks.__class__ is np.ndarray else total))
         port = self._port(nbytes)
         start = float(port.min())
         done = dev.dram_pool.transfer(start, total)
-        if self.L > 1:
-            # The cores' requests interleave in the DRAM queues: lane i's data is in after its
-            # share of the group's bytes, not after the whole group's.
-            done = start + (done - start) * self._lane_share
-        return np.maximum(port, done) + (self.costs.noc_latency + self.costs.dram_latency)
+        latency = self.costs.noc_latency + self.costs.dram_latency
+        if self.L == 1:
+            return np.maximum(port, done) + latency
+        # The cores' requests interleave in the DRAM queues: lane i's data is in after its share of
+        # the group's bytes, not after the whole group's.
+        return np.maximum(port + latency, self._lane_share * (done - start) + (start + latency))
 
     def _port(self, nbytes: int) -> np.ndarray:
         """When each lane's NOC port has pushed ``nbytes`` (transfers from one core queue on its port)."""

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -65,15 +66,53 @@ class ComputeContext(ComputeApi, CircularBufferApi, KernelContext):
         self._compute_init()
 
 
+@dataclass(frozen=True)
+class DevicePages:
+    """A buffer's contents already in device format — one row of bytes per page (tilized and packed
+    for TILE layout), as a tensor resident on the device holds them. Passed as an input, the
+    pages are written as they are; every run also returns its outputs' pages."""
+
+    pages: np.ndarray
+
+
+class HostOutputs(Mapping):
+    """Output buffers converted to host arrays (float32 for float formats) when first asked for."""
+
+    def __init__(self, pages: dict[str, np.ndarray], program: Program):
+        self._pages = pages
+        self._program = program
+        self._values: dict[str, np.ndarray] = {}
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        if name not in self._values:
+            from tilefold.layout.host import from_device_pages
+
+            buf = self._program.buffer(name) if name in self._pages else None
+            if buf is None:
+                raise KeyError(name)
+            self._values[name] = from_device_pages(self._pages[name], buf.shape, buf.data_format, buf.layout,
+                                                   buf.tile)
+        return self._values[name]
+
+    def __iter__(self):
+        return iter(self._pages)
+
+    def __len__(self) -> int:
+        return len(self._pages)
+
+
 @dataclass
 class RunResult:
-    """Outputs of a simulated run, the hazards it found and its performance estimate."""
+    """Outputs of a simulated run, the hazards it found and its performance estimate.
 
-    outputs: dict[str, np.ndarray]
+    ``outputs``: output buffers as host arrays; ``pages``: the same buffers as device pages."""
+
+    outputs: Mapping[str, np.ndarray]
     perf: PerfReport
     hazards: list[SimulationError] = field(default_factory=list)
     trace_path: Path | None = None
     batched: bool = True
+    pages: dict[str, np.ndarray] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -117,7 +156,7 @@ class _Run:
         self.dst16 = np.zeros((self.ncores, 16, TILE_ELEMS), dtype=BF16)
         self.dst32 = np.zeros((self.ncores, 16, TILE_ELEMS), dtype=np.float32)
         self.dram_pool = BandwidthPool(arch.dram_bandwidth_per_chip / arch.clock_hz)
-        self.dram_bank_bytes = np.zeros(arch.dram_banks)
+        self.bank_traffic: list[tuple] = []      # (bank or banks per lane, bytes) of every DRAM transfer
         self.counters = Counters()
         self.progress = 0
         self.push_serial = 0            # numbers every cb_push_back (page slot versions)
@@ -181,6 +220,13 @@ class _Run:
         times = self._sem_times.setdefault(a, np.zeros(self.ncores))
         np.maximum.at(times, np.asarray(rows, dtype=np.int64), np.broadcast_to(when, np.shape(rows)))
 
+    def dram_bank_bytes(self) -> np.ndarray:
+        """Bytes each DRAM bank moved during the run."""
+        per_bank = np.zeros(self.arch.dram_banks)
+        for banks, nbytes in self.bank_traffic:
+            np.add.at(per_bank, banks, nbytes)
+        return per_bank
+
     def note_output_write(self, kind: int, local, nbytes: int) -> None:
         self.output_bytes_written += nbytes
 
@@ -204,7 +250,13 @@ class _Run:
         from tilefold.layout.host import to_device_pages
 
         buf = self.program.buffer(name)
-        pages = to_device_pages(array, buf.data_format, buf.layout, buf.tile)
+        if isinstance(array, DevicePages):
+            pages = array.pages
+            if pages.dtype != np.uint8 or pages.shape != (buf.num_pages, buf.page_size):
+                raise ProgramError(f"input {name!r} holds device pages of shape {pages.shape} ({pages.dtype}); buffer "
+                                   f"{name!r} needs {buf.num_pages} pages of {buf.page_size} uint8 bytes")
+        else:
+            pages = to_device_pages(array, buf.data_format, buf.layout, buf.tile)
         if pages.shape != (buf.num_pages, buf.page_size):
             raise ProgramError(f"input {name!r} has shape {tuple(np.shape(array))}, which gives {pages.shape[0]} pages "
                                f"of {pages.shape[1]} B; buffer {name!r} holds {buf.num_pages} pages of "
@@ -212,13 +264,11 @@ class _Run:
         mem, rows, local = self._page_locations(name)
         mem.write(rows, local, pages)
 
-    def read_buffer(self, name: str) -> np.ndarray:
-        from tilefold.layout.host import from_device_pages
-
+    def read_pages(self, name: str) -> np.ndarray:
+        """A buffer's pages as the device holds them: (num_pages, page_size) bytes."""
         buf = self.program.buffer(name)
         mem, rows, local = self._page_locations(name)
-        pages = mem.read(rows, local, buf.page_size)
-        return from_device_pages(pages, buf.shape, buf.data_format, buf.layout, buf.tile)
+        return np.ascontiguousarray(mem.read(rows, local, buf.page_size))
 
 
 def _cores_in_use(program: Program, arch: Arch) -> list[CoreCoord]:
@@ -300,8 +350,9 @@ class Device:
             hazards.append(err)
         finally:
             bar.close()
-        outputs = {name: run.read_buffer(name) for name, buf in program.buffers.items()
-                   if buf.role in ("output", "inout")}
+        pages = {name: run.read_pages(name) for name, buf in program.buffers.items()
+                 if buf.role in ("output", "inout")}
+        outputs = HostOutputs(pages, program)
         perf = _perf_report(run, contexts, program)
         trace_path = None
         if trace is not None:
@@ -309,7 +360,7 @@ class Device:
 
             write_chrome_trace(trace, contexts, self.arch.clock_hz)
             trace_path = Path(trace)
-        return RunResult(outputs, perf, hazards, trace_path, batch)
+        return RunResult(outputs, perf, hazards, trace_path, batch, pages)
 
     def _contexts(self, run: _Run, batch: bool) -> list[KernelContext]:
         contexts: list[KernelContext] = []
@@ -337,7 +388,7 @@ def _perf_report(run: _Run, contexts, program: Program) -> PerfReport:
         threads.append(ThreadPerf(ctx.kernel.name, ctx.role, list(ctx.cores), finish.copy(), busy.copy(),
                                   np.maximum(finish - busy, 0.0)))
     # No run can beat the busiest DRAM bank at its share of the bandwidth.
-    end = max(end, float(run.dram_bank_bytes.max()) / run.arch.dram_bank_bytes_per_cycle)
+    end = max(end, float(run.dram_bank_bytes().max()) / run.arch.dram_bank_bytes_per_cycle)
     fidelities = [k.config.math_fidelity for k in program.kernels if isinstance(k.config, ComputeConfig)]
     fidelity = fidelities[0] if fidelities else "HiFi4"
     cores = len({c for k in program.kernels for c in k.cores})

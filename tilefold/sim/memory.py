@@ -121,6 +121,10 @@ class RegionMap:
         if addr.__class__ is int:
             return self.find(addr, nbytes) is not None
         a = np.asarray(addr, dtype=np.int64).ravel()
+        lo, hi = int(a.min()), int(a.max())
+        region = self.find(lo, nbytes)
+        if region is not None and hi + nbytes <= region.end:
+            return True       # every lane inside one region (the usual case: one buffer)
         starts = np.asarray(self._starts, dtype=np.int64)
         ends = np.asarray([r.end for r in self.regions], dtype=np.int64)
         if starts.size == 0:

@@ -62,7 +62,7 @@ def compile_built(built, arch) -> CompiledOperation:
 
 def run_operation(operation, capture, compiled: CompiledOperation) -> None:
     """Run one call's compiled program; write results into the tensors."""
-    from tilefold.sim import Device
+    from tilefold.sim import Device, DevicePages
 
     settings = session.settings()
     arch = capture.arch
@@ -71,34 +71,30 @@ def run_operation(operation, capture, compiled: CompiledOperation) -> None:
             print(f"// -----// IR Dump After {name} //----- //\n{text}", file=sys.stderr)
     program = compiled.program
     tensors = {a.name: a.tensor for a in capture.tensors}
-    inputs = {name: tensors[name].host_values for name, buf in program.buffers.items()
+    inputs = {name: DevicePages(tensors[name].device_pages(buf)) for name, buf in program.buffers.items()
               if buf.role in ("input", "inout")}
     result = Device(arch).run(program, inputs, trace=settings.trace)
-    for name, values in result.outputs.items():
-        tensors[name].set_host_values(values)
+    for name, pages in result.pages.items():
+        tensors[name].set_device_pages(pages, program.buffer(name))
     settings.runs.append((operation.name, result))
     if settings.report:
         cols, rows = capture.grid
         print(f"ttl.operation {operation.name} on a {cols}x{rows} grid of {arch.board}, simulated:")
         print("  " + result.perf.summary().replace("\n", "\n  "))
     if settings.project_dir is not None:
-        _write_project(operation, compiled, inputs, result.outputs, Path(settings.project_dir))
+        _write_project(operation, compiled, inputs, result.pages, Path(settings.project_dir))
 
 
-def _write_project(operation, compiled: CompiledOperation, inputs, outputs, root: Path) -> None:
+def _write_project(operation, compiled: CompiledOperation, inputs, output_pages, root: Path) -> None:
+    """The TT-Metalium project of this call; its data files are the device pages the run used and
+    produced (the simulated result is the golden the host program compares with)."""
     from tilefold.codegen.cpp import Golden, HostData, write_project
-    from tilefold.layout.host import to_device_pages
 
     program = compiled.program
     count = sum(1 for name, _ in session.settings().runs if name == operation.name)
     folder = root / (operation.name if count <= 1 else f"{operation.name}_{count}")
-
-    def device_bytes(name, values):
-        buf = program.buffer(name)
-        return to_device_pages(values, buf.data_format, buf.layout, buf.tile).tobytes()
-
-    data = HostData(inputs={n: device_bytes(n, v) for n, v in inputs.items()},
-                    outputs={n: Golden(device_bytes(n, v)) for n, v in outputs.items()})
+    data = HostData(inputs={n: p.pages.tobytes() for n, p in inputs.items()},
+                    outputs={n: Golden(pages.tobytes()) for n, pages in output_pages.items()})
     written = write_project(program, folder, data)
     ir_dir = folder / "ir"
     ir_dir.mkdir(parents=True, exist_ok=True)
