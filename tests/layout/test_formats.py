@@ -126,6 +126,17 @@ def test_bfloat16_matches_the_rounding_formula(bits):
     assert (got[nan] == 0x7FC0).all()
 
 
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.integers(0, 2**16 - 1), min_size=1, max_size=64))
+def test_bfloat16_input_is_kept_bit_exact_except_nans(bits):
+    x = np.array(bits, np.uint16).view(ml_dtypes.bfloat16)
+    got = to_bfloat16(x).view(np.uint16)
+    nan = (np.array(bits) & 0x7FFF) > 0x7F80
+    np.testing.assert_array_equal(got[~nan], np.array(bits, np.uint16)[~nan])
+    assert (got[nan] == 0x7FC0).all()
+    np.testing.assert_array_equal(x.view(np.uint16), np.array(bits, np.uint16))   # input untouched
+
+
 # --- block floats: hand-derived vectors ---------------------------------------------------
 
 

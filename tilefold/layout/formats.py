@@ -256,7 +256,16 @@ def to_bfloat16(values) -> np.ndarray:
     bfloat16 denormals, and every NaN becomes the canonical 0x7FC0 (as TT-Metalium's host
     conversion does).
     """
-    f32 = as_float32(values)
+    array = np.asarray(values)
+    if array.dtype == _BF16:                 # already bfloat16: only NaNs change
+        bits = array.view(np.uint16)
+        # NaNs are 0x7F81..0x7FFF and 0xFF81..0xFFFF: two fast maxima rule them out
+        if bits.size and (bits.max() > 0xFF80 or bits.view(np.int16).max() > 0x7F80):
+            nan = (bits & 0x7FFF) > 0x7F80
+            array = array.copy()
+            array.view(np.uint16)[nan] = BFLOAT16_NAN
+        return array
+    f32 = as_float32(array)
     with np.errstate(invalid="ignore"):     # NaNs are made canonical just below
         out = np.ascontiguousarray(f32).astype(_BF16)
     bits = out.view(np.uint16)
@@ -315,7 +324,7 @@ def storage_values(values, fmt, name: str = "values") -> np.ndarray:
     if fmt is DataFormat.Float32:
         return as_float32(values, name)
     if fmt is DataFormat.Float16_b:
-        return to_bfloat16(as_float32(values, name))
+        return to_bfloat16(values if np.asarray(values).dtype == _BF16 else as_float32(values, name))
     return _as_integers(values, fmt, name)
 
 

@@ -99,8 +99,6 @@ class CircularBufferApi:
         clock = self._producer_clock()
         self.charge(self.costs.cb_op, clock, "cb_push_back")
         self._stamp(st.push_time, wr, n, clock)
-        self.dev.push_serial += 1
-        self._stamp(st.slot_version, wr, n, np.full(self.L, self.dev.push_serial))
         st.received[rows] += n
         st.reserved[rows] -= n
         cap = self._capacity(st)
@@ -145,6 +143,7 @@ class CircularBufferApi:
         self.charge(self.costs.cb_op, clock, "cb_pop_front")
         self._stamp(st.pop_time, rd, n, clock)
         st.acked[rows] += n
+        st.pops += 1
         st.waited[rows] -= n
         st.rd[rows] = (rd + n) % self._capacity(st)
         self.dev.progress += 1

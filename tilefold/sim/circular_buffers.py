@@ -45,9 +45,9 @@ class CircularBufferState:
         self.pack_seq = np.zeros(n, dtype=np.int64)  # next tile of a sequential pack_tile
         self.push_time = np.zeros((n, max(max_pages, 1)))
         self.pop_time = np.zeros((n, max(max_pages, 1)))
-        # A number stamped on a page slot each time data is pushed into it: unpacked copies of
-        # the slot's tile stay valid while it is unchanged.
-        self.slot_version = np.zeros((n, max(max_pages, 1)), dtype=np.int64)
+        # Pops so far on any core: pages already waited for keep their data until the next pop,
+        # so unpacked copies of them stay valid while this is unchanged.
+        self.pops = 0
         # When every configured core has the same geometry, keep it as plain ints (fast path).
         self.uniform_base: int | None = None
         self.uniform_page_size: int | None = None

@@ -27,6 +27,7 @@ from tilefold.errors import CircularBufferError, DstError
 from tilefold.program import ComputeConfig
 from tilefold.sim import tile_math as tm
 from tilefold.sim.lanes import any_lane, uniform
+from tilefold.sim.matmul_blocks import BlockProducts, CbMatrix, PendingMatmul, operand_matrix
 
 RELEASED, ACQUIRED, COMMITTED, WAITED = "released", "acquired", "committed", "waited"
 DST_SLOTS = 16
@@ -53,9 +54,12 @@ class ComputeApi:
         self.reduce_mode = ("SUM", "REDUCE_ROW")
         self.engine_busy = [0.0, 0.0, 0.0]   # unpack, math, pack
         self._operand_cache: dict = {}
+        self._products = BlockProducts()
+        self._waited_floor: dict[int, tuple[int, int]] = {}     # cb -> (pops, pages all lanes waited)
         # Matmul sub-blocks accumulating in DST, kept row-major between matmul_block calls
         # (first DST slot -> PendingMatmul) and written into DST's face order once, when anything
-        # else uses their slots (at the latest at tile_regs_commit).
+        # else uses their slots (at the latest at tile_regs_commit); their operands come from
+        # CB pages unpacked once into matrices ((cb, role, width, transpose) -> CbMatrix).
         self._pending_matmul: dict[int, PendingMatmul] = {}
 
     def _producer_clock(self) -> np.ndarray:
@@ -115,29 +119,22 @@ class ComputeApi:
     def _cb_format(self, cb: int):
         return self.dev.cb_formats[cb]
 
-    def _tile_bytes(self, cb: int, st, tile, call: str, count: int = 1, stride: int = 1):
-        """Raw bytes of ``count`` waited tiles of a CB, ``stride`` tiles apart from ``tile``:
-        (lanes, count, tile_size)."""
+    def _tile_bytes(self, cb: int, st, tile, call: str, count: int = 1):
+        """Raw bytes of ``count`` waited tiles of a CB from ``tile``: (lanes, count, tile_size)."""
         t = tile if tile.__class__ is int else uniform(tile, "CB tile index")
-        span = (count - 1) * stride + 1
-        waited = st.waited[self.rows]
-        if any_lane(waited < t + span):
-            raise self.fail(CircularBufferError,
-                            f"{call} reads tile {t + span - 1} of c_{cb} but only {int(np.min(waited))} pages were "
-                            f"waited for; call cb_wait_front(c_{cb}, {t + span}) first", waited < t + span)
+        self._check_waited(cb, st, t + count, call)
         ps = st.uniform_page_size if st.uniform_page_size is not None else int(st.page_size[self.row_idx[0]])
         base = st.uniform_base if st.uniform_base is not None else st.base[self.rows]
         rd = st.rd[self.rows]
         r0 = int(rd[0])
         addr = base + (r0 if (rd == r0).all() else rd) * ps + t * ps
-        raw = self.dev.l1.read(self.rows, addr, ps * span).reshape(self.L, span, ps)
-        return raw[:, ::stride] if stride > 1 else raw
+        return self.dev.l1.read(self.rows, addr, ps * count).reshape(self.L, count, ps)
 
-    def _unpack(self, cb, tile, call: str, count: int = 1, fpu: bool = True, stride: int = 1) -> np.ndarray:
-        """float32 values (lanes, count, 1024) of waited tiles (``stride`` tiles apart), as the
+    def _unpack(self, cb, tile, call: str, count: int = 1, fpu: bool = True) -> np.ndarray:
+        """float32 values (lanes, count, 1024) of waited tiles, as the
         source registers hold them."""
         cbi, st = self._cb(cb, call)
-        raw = self._tile_bytes(cbi, st, tile, call, count, stride)
+        raw = self._tile_bytes(cbi, st, tile, call, count)
         fmt = self._cb_format(cbi)
         values = tm.unpack(raw, fmt)
         if fpu:
@@ -313,7 +310,7 @@ class ComputeApi:
                 tiles = acc.reshape(self.L, block.rt, 2, 16, block.ct, 2, 16).transpose(0, 1, 4, 2, 5, 3, 6)
                 self.dst[self.rows, first:first + block.tiles] = tiles.reshape(self.L, block.tiles, tm.TILE_ELEMS)
 
-    def _pending_block(self, first: int, rt: int, ct: int) -> "PendingMatmul":
+    def _pending_block(self, first: int, rt: int, ct: int) -> PendingMatmul:
         """The running block of DST[first:first + rt*ct], started from what DST holds there."""
         block = self._pending_matmul.get(first)
         if block is not None and (block.rt, block.ct) == (rt, ct):
@@ -327,7 +324,7 @@ class ComputeApi:
             tiles[:, ~written] = 0
             acc = tiles.reshape(self.L, rt, ct, 2, 2, 16, 16).transpose(0, 1, 3, 5, 2, 4, 6).reshape(
                 self.L, rt * 32, ct * 32)
-        block = self._pending_matmul[first] = PendingMatmul(rt, ct, acc)
+        block = self._pending_matmul[first] = PendingMatmul(rt, ct, acc, self.fp32_dest, self._products)
         return block
 
     def matmul_tiles(self, in0_cb, in1_cb, in0_tile_index, in1_tile_index, dst_index) -> None:
@@ -336,59 +333,74 @@ class ComputeApi:
 
     def matmul_block(self, in0_cb, in1_cb, in0_tile_index, in1_tile_index, dst_index, transpose, ct_dim, rt_dim,
                      kt_dim, _call: str = "matmul_block") -> None:
-        ct, rt, kt = (uniform(v, "matmul block dimension") for v in (ct_dim, rt_dim, kt_dim))
+        ct, rt, kt = (v if v.__class__ is int else uniform(v, "matmul block dimension") for v in (ct_dim, rt_dim, kt_dim))
         if self.dst_state != ACQUIRED:
             raise self.fail(DstError, f"{_call} writes DST while it is {self.dst_state}; call it between "
                                       "tile_regs_acquire() and tile_regs_commit()")
         first = self._dst_in_range(dst_index, _call)
         self._dst_in_range(first + rt * ct - 1, _call)
-        flip = bool(uniform(transpose, "transpose flag"))
-        # in0: rt tiles down the block (kt apart) as one (rt*32, 32) matrix; in1: ct consecutive
-        # tiles side by side as one (32, ct*32) matrix; their product is the whole output block.
-        a = self._matmul_operand(in0_cb, in0_tile_index, rt, kt, "in0", False, _call)
-        b = self._matmul_operand(in1_cb, in1_tile_index, ct, 1, "in1", flip, _call)
-        self._pending_block(first, rt, ct).add(a @ b, self.fp32_dest)
+        flip = bool(transpose if transpose.__class__ in (int, bool) else uniform(transpose, "transpose flag"))
+        # in0: rt tiles down the block (kt apart), one tile column of an in0 matrix kt tiles wide;
+        # in1: ct consecutive tiles side by side. Their product is the whole rt×ct output block.
+        cb0, st0 = self._cb(in0_cb, _call)
+        cb1, st1 = self._cb(in1_cb, _call)
+        t0 = in0_tile_index if in0_tile_index.__class__ is int else uniform(in0_tile_index, "CB tile index")
+        t1 = in1_tile_index if in1_tile_index.__class__ is int else uniform(in1_tile_index, "CB tile index")
+        a = self._cb_matrix(cb0, st0, "in0", kt if rt > 1 else None, False, t0 + (rt - 1) * kt + 1, _call)
+        self._check_waited(cb1, st1, t1 + ct, _call)
+
+        def in1_matrix(width: int | None, pages: int) -> CbMatrix | None:
+            return self._cb_matrix(cb1, st1, "in1", width, flip, pages, _call, exact=True)
+
+        self._pending_block(first, rt, ct).accumulate(a, t0, t1, (cb1, flip), in1_matrix)
         tiles = rt * ct
         self.dst_written[first:first + tiles] = True
+        self._charge_unpack(self._page_bytes(st0) * rt, self._cb_format(cb0), rt)
+        self._charge_unpack(self._page_bytes(st1) * ct, self._cb_format(cb1), ct)
         self._math(self.arch.matmul_tile_cycles(self.fidelity) * tiles, _call, tiles=tiles)
         self.dev.counters.matmul_flops += 2 * 32 ** 3 * tiles * self.L
 
-    def _slot_versions(self, st, pages: np.ndarray) -> np.ndarray:
-        """Versions (lanes, n) of the page slots ``pages`` after the read pointer."""
-        cap = self._capacity(st)
-        rd = st.rd[self.rows]
-        r0 = int(rd[0])
-        if isinstance(cap, int) and (rd == r0).all():
-            return st.slot_version[self.rows][:, (r0 + pages) % cap]
-        cap = np.broadcast_to(cap, (self.L,))
-        return st.slot_version[self.row_idx[:, None], (rd[:, None] + pages) % cap[:, None]]
+    def _page_bytes(self, st) -> int:
+        return st.uniform_page_size if st.uniform_page_size is not None else int(st.page_size[self.row_idx[0]])
 
-    def _matmul_operand(self, cb, tile, count: int, stride: int, role: str, transpose: bool, call: str):
-        """A matmul operand block as the multiplier sees it (source-register precision, fidelity):
-        in0 → (lanes, count*32, 32) rows stacked, in1 → (lanes, 32, count*32) side by side.
-        Kept per CB page slots and their versions, so a block reused by several sub-blocks is
-        unpacked once; the unpacker is charged for every use, as on the device."""
-        cbi, st = self._cb(cb, call)
-        t = tile if tile.__class__ is int else uniform(tile, "CB tile index")
-        versions = self._slot_versions(st, t + stride * np.arange(count))
-        key = (cbi, role, t, count, stride, transpose)
+    def _cb_matrix(self, cb: int, st, role: str, width: int | None, transpose: bool, pages: int,
+                   call: str, exact: bool = False) -> CbMatrix | None:
+        """The waited pages of CB ``cb`` as a matmul operand matrix covering at least ``pages``
+        pages (kept until the CB is popped; unpacked again only when more pages are needed).
+        With ``exact``, None if whole rows of ``width`` tiles cannot cover ``pages``. The
+        unpacker is charged by the caller for every use, as on the device."""
+        key = (cb, role, width, transpose)
         hit = self._operand_cache.get(key)
-        fmt = self._cb_format(cbi)
-        ps = st.uniform_page_size if st.uniform_page_size is not None else int(st.page_size[self.row_idx[0]])
-        if hit is not None and hit[0].shape == versions.shape and (hit[0] == versions).all() and \
-                (st.waited[self.rows] >= t + (count - 1) * stride + 1).all():
-            self._charge_unpack(ps * count, fmt, count)
-            return hit[1]
-        tiles = self._unpack(cbi, t, call, count, stride=stride)                   # (L, count, 1024) faces
-        rows = tm.faces_to_rows(tiles)                                                # (L, count, 32, 32)
-        if role == "in1":
-            rows = rows.swapaxes(-1, -2) if transpose else rows
-            operand = tm.fidelity_in1(rows.transpose(0, 2, 1, 3).reshape(self.L, 32, count * 32), self.fidelity)
-        else:
-            operand = tm.fidelity_in0(rows.reshape(self.L, count * 32, 32), self.fidelity)
-        operand = np.ascontiguousarray(operand)
-        self._operand_cache[key] = (versions.copy(), operand)
-        return operand
+        if hit is not None and hit.pops == st.pops and pages <= hit.pages:
+            return hit
+        available = self._check_waited(cb, st, pages, call)
+        if exact and width and pages > available - available % width:
+            return None
+        raw = self._tile_bytes(cb, st, 0, call, available)
+        values = operand_matrix(raw, self._cb_format(cb), role, transpose, self.fidelity, width)
+        matrix = CbMatrix(available - (available % width if width else 0), width, values, st.pops)
+        self._operand_cache[key] = matrix
+        return matrix
+
+    def _check_waited(self, cb: int, st, pages: int, call: str) -> int:
+        """Pages of CB ``cb`` every lane waited for (at least ``pages``, or a CircularBufferError)."""
+        floor = self._waited_floor.get(cb)
+        if floor is not None and floor[0] == st.pops and pages <= floor[1]:
+            return floor[1]
+        waited = st.waited[self.rows]
+        available = int(np.min(waited))
+        if available < pages:
+            raise self.fail(CircularBufferError,
+                            f"{call} reads tile {pages - 1} of c_{cb} but only {available} pages were "
+                            f"waited for; call cb_wait_front(c_{cb}, {pages}) first", waited < pages)
+        self._waited_floor[cb] = (st.pops, available)      # waited pages only grow until a pop
+        return available
+
+    def cb_pop_front(self, cb, num_pages) -> None:
+        # matmul runs may still read the pages about to be freed: multiply them first
+        for block in self._pending_matmul.values():
+            block.settle()
+        super().cb_pop_front(cb, num_pages)
 
     # -- reduce and transpose ---------------------------------------------------------------
 
@@ -549,24 +561,6 @@ class ComputeApi:
         self.charge(raw.shape[-1] / self.costs.pack_bytes_per_cycle, self.pack_clock, "untilize_block")
         self.dev.counters.pack_tiles += n * self.L
         _advance_seq(self, cbi, n)
-
-
-class PendingMatmul:
-    """An rt×ct output block accumulating in DST, row-major (lanes, rt*32, ct*32). Each K step's
-    sum is rounded to DST precision (bfloat16 in a 16-bit DST) as storing it into DST would:
-    rounding is element-wise, so keeping the block row-major until it is read changes nothing."""
-
-    def __init__(self, rt: int, ct: int, acc: np.ndarray | None):
-        self.rt, self.ct, self.tiles = rt, ct, rt * ct
-        self.acc = acc
-
-    def add(self, product: np.ndarray, fp32_dest: bool) -> None:
-        if self.acc is not None:
-            product += self.acc
-        self.acc = product if fp32_dest else tm.round_bf16(product)
-
-    def value(self) -> np.ndarray:
-        return self.acc
 
 
 def st_seq(ctx, cb) -> int:

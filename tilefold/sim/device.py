@@ -159,7 +159,6 @@ class _Run:
         self.bank_traffic: list[tuple] = []      # (bank or banks per lane, bytes) of every DRAM transfer
         self.counters = Counters()
         self.progress = 0
-        self.push_serial = 0            # numbers every cb_push_back (page slot versions)
         self.output_bytes_written = 0
         self._sem_times: dict[int, np.ndarray] = {}
         # NOC node tables: (y, x) -> kind / row

@@ -106,19 +106,12 @@ def source_register(values: np.ndarray, fmt: DataFormat) -> np.ndarray:
     return to_tf32(values) if fmt is DataFormat.Float32 else values
 
 
-def fidelity_in0(a: np.ndarray, fidelity: str) -> np.ndarray:
-    """in0 (srcB) of a matmul as the multiplier uses it: LoFi keeps 5 mantissa bits."""
-    return _truncate_mantissa(a, 5) if fidelity == "LoFi" else a
-
-
-def fidelity_in1(b: np.ndarray, fidelity: str) -> np.ndarray:
-    """in1 (srcA) of a matmul as the multiplier uses it: below HiFi3, 7 mantissa bits."""
-    return b if fidelity in ("HiFi4", "HiFi3") else _truncate_mantissa(b, 7)
-
-
-def _truncate_mantissa(values: np.ndarray, bits: int) -> np.ndarray:
-    u = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32)
-    return (u & ~np.uint32((1 << (23 - bits)) - 1)).view(np.float32)
+def fidelity_mask(role: str, fidelity: str) -> np.uint32 | None:
+    """Bits of a float32 a matmul operand keeps at ``fidelity`` (None: all of them): in0 (srcB)
+    keeps 5 mantissa bits with LoFi, in1 (srcA) 7 mantissa bits below HiFi3."""
+    bits = {"in0": 5 if fidelity == "LoFi" else None,
+            "in1": None if fidelity in ("HiFi4", "HiFi3") else 7}[role]
+    return None if bits is None else ~np.uint32((1 << (23 - bits)) - 1)
 
 
 def faces_to_rows(tiles: np.ndarray) -> np.ndarray:

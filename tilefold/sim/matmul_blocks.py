@@ -1,0 +1,182 @@
+"""Matmul in DST: operand matrices unpacked from CB pages, and output blocks accumulating K steps.
+
+Reads: waited pages of a compute thread's input circular buffers (through its ``_tile_bytes``).
+Writes: nothing in device memory; :mod:`.compute_api` stores a block's value into DST (face
+order) when anything else uses its slots, at the latest at ``tile_regs_commit``.
+
+:class:`CbMatrix` — the first ``pages`` waited pages of a CB unpacked once, as the multiplier
+sees them (source-register precision, math fidelity, optional per-tile transpose), laid out
+row-major with ``width`` tiles per tile row, or as one row of all pages (``width`` None). An
+operand of any ``matmul_block`` call is then a strided view of it, without copying. A matrix
+stays valid until the CB is next popped: pushes never overwrite pages that are waited for.
+
+:class:`PendingMatmul` — an ``rt × ct`` output block and the current *run* of its K steps:
+calls whose in0 tiles move one tile right per step and whose in1 tiles move a fixed ``step``
+tiles on, which is how every K loop walks its blocks. A run is multiplied when it ends (a call
+that does not continue it, or DST being read): with a 32-bit DST as one float32 product over
+the whole run — the same precision as step by step, only the order of float32 additions
+differs; with a 16-bit DST as one batched product of all steps, followed by the per-step
+rounding of the running sum to bfloat16 that storing into DST does.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tilefold.layout.formats import DataFormat
+from tilefold.sim import tile_math as tm
+
+
+class CbMatrix:
+    """Unpacked pages ``[0, pages)`` after a CB's read pointer, ``width`` tiles per tile row:
+    ``values`` is (lanes, rows*32, width*32) float32, or (lanes, 32, pages*32) if ``width`` is None."""
+
+    __slots__ = ("pages", "width", "values", "pops")
+
+    def __init__(self, pages: int, width: int | None, values: np.ndarray, pops: int):
+        self.pages, self.width, self.values, self.pops = pages, width, values, pops
+
+    def place(self, tile: int) -> tuple[int, int]:
+        """(tile row, tile column) of page ``tile``."""
+        return divmod(tile, self.width) if self.width else (0, tile)
+
+    def block(self, tile: int, rows: int, cols: int) -> np.ndarray:
+        """The (lanes, rows*32, cols*32) view starting at page ``tile``."""
+        r, c = self.place(tile)
+        return self.values[:, r * 32:(r + rows) * 32, c * 32:(c + cols) * 32]
+
+
+def operand_matrix(raw: np.ndarray, fmt, role: str, transpose: bool, fidelity: str,
+                   width: int | None) -> np.ndarray:
+    """Tile bytes (lanes, n, tile size) → the (lanes, n/width*32, width*32) float32 matrix of
+    those tiles, ``width`` per tile row (None: all side by side), as the multiplier sees them:
+    source-register precision, each tile transposed if ``transpose``, mantissas cut to the math
+    fidelity's. One copy from bytes to the final layout (bfloat16 widens by a shift)."""
+    lanes, n = raw.shape[:2]
+    w = n if width is None else width
+    n -= n % w
+    # a tile's face order is (face row, face col, row, col); rows of the matrix are (face row,
+    # row) of each tile, columns (face col, col) — swapped for transposed tiles
+    order = (0, 1, 4, 6, 2, 3, 5) if transpose else (0, 1, 3, 5, 2, 4, 6)
+    shape = (lanes, n // w, w, 2, 2, 16, 16)
+    out = np.empty((lanes, n // w, 2, 16, w, 2, 16), np.float32)
+    words = out.view(np.uint32)
+    if fmt is DataFormat.Float16_b:
+        np.copyto(words, raw[:, :n].view(np.uint16).reshape(shape).transpose(order))
+        words <<= 16
+    else:
+        values = tm.source_register(tm.unpack(raw[:, :n], fmt), fmt)
+        np.copyto(out, values.reshape(shape).transpose(order))
+    mask = tm.fidelity_mask(role, fidelity)
+    if mask is not None:
+        words &= mask
+    return out.reshape(lanes, n // w * 32, w * 32)
+
+
+class _Run:
+    """K steps of one output block whose operands are consecutive in their CB matrices."""
+
+    __slots__ = ("a", "a_tile", "b_tile", "b_key", "b", "step", "count")
+
+    def __init__(self, a: CbMatrix, a_tile: int, b_tile: int, b_key):
+        self.a, self.a_tile = a, a_tile
+        self.b_tile, self.b_key = b_tile, b_key
+        self.b: CbMatrix | None = None      # in1 matrix with `step` tiles per row, once count > 1
+        self.step = 0
+        self.count = 1
+
+
+class BlockProducts:
+    """Float32 products of whole operand matrices over one K range, shared by the output blocks
+    of a compute thread. A blocked matmul walks every rt×ct sub-block of one in0 block × in1
+    block pair over the same K steps; once a second sub-block asks for the same operands and K
+    range, the whole product is computed in one call and every sub-block is a slice of it."""
+
+    MAX_ENTRIES = 4
+
+    def __init__(self):
+        self._entries: dict[tuple, list] = {}
+
+    def product(self, a: CbMatrix, a_tile: int, rt: int, b: CbMatrix, b_tile: int, ct: int, n: int) -> np.ndarray:
+        (ar, ac), (bq, bc) = a.place(a_tile), b.place(b_tile)
+        key = (id(a), id(b), ac, bq, n)
+        entry = self._entries.get(key)
+        if entry is None or entry[0] is not a or entry[1] is not b:
+            if len(self._entries) >= self.MAX_ENTRIES:
+                self._entries.clear()
+            self._entries[key] = [a, b, None]
+            return a.block(a_tile, rt, n) @ b.block(b_tile, n, ct)
+        if entry[2] is None:
+            entry[2] = a.values[:, :, ac * 32:(ac + n) * 32] @ b.values[:, bq * 32:(bq + n) * 32, :]
+        return entry[2][:, ar * 32:(ar + rt) * 32, bc * 32:(bc + ct) * 32]
+
+
+class PendingMatmul:
+    """An rt×ct output block accumulating in DST, row-major (lanes, rt*32, ct*32).
+
+    The in1 operand matrix is fetched through ``in1_matrix(width, pages)`` (a :class:`CbMatrix`
+    of the in1 CB, ``width`` tiles per row or None for one row, or None if it cannot cover
+    ``pages``) once the run's step is known, or when a one-step run is settled; so the compute
+    thread settles its runs before it pops a CB."""
+
+    def __init__(self, rt: int, ct: int, acc: np.ndarray | None, fp32_dest: bool, products: BlockProducts):
+        self.rt, self.ct, self.tiles = rt, ct, rt * ct
+        self.acc = acc
+        self.fp32_dest = fp32_dest
+        self.products = products
+        self.run: _Run | None = None
+        self.in1_matrix = None
+
+    def accumulate(self, a: CbMatrix, a_tile: int, b_tile: int, b_key, in1_matrix) -> None:
+        """Add the product of the in0 block at ``a_tile`` of ``a`` and the in1 block at
+        ``b_tile`` of the CB named by ``b_key``."""
+        run = self.run
+        if run is not None and run.a is a and run.b_key == b_key and a_tile == run.a_tile + run.count:
+            in_row = a.width is None or run.a_tile % a.width + run.count < a.width
+            if in_row and self._continue(run, b_tile, in1_matrix):
+                run.count += 1
+                return
+        self.settle()
+        self.run = _Run(a, a_tile, b_tile, b_key)
+        self.in1_matrix = in1_matrix
+
+    def _continue(self, run: _Run, b_tile: int, in1_matrix) -> bool:
+        ct = self.ct
+        if run.count == 1:
+            step = b_tile - run.b_tile
+            if step < ct or run.b_tile % step + ct > step:
+                return False
+            run.b = in1_matrix(step, b_tile + ct)
+            run.step = step
+            return run.b is not None
+        return b_tile == run.b_tile + run.count * run.step and in1_matrix(run.step, b_tile + ct) is run.b
+
+    def settle(self) -> None:
+        """Multiply the current run into the running sum."""
+        run, self.run = self.run, None
+        if run is None:
+            return
+        rt, ct, n = self.rt, self.ct, run.count
+        a = run.a.block(run.a_tile, rt, n)                       # (lanes, rt*32, n*32)
+        if n == 1:
+            self._add(a @ self.in1_matrix(None, run.b_tile + ct).block(run.b_tile, 1, ct))
+            return
+        if self.fp32_dest:
+            self._add(self.products.product(run.a, run.a_tile, rt, run.b, run.b_tile, ct, n))
+            return
+        b = run.b.block(run.b_tile, n, ct)                        # (lanes, n*32, ct*32)
+        lanes = a.shape[0]
+        steps = a.reshape(lanes, rt * 32, n, 32).transpose(0, 2, 1, 3) @ b.reshape(lanes, n, 32, ct * 32)
+        for k in range(n):
+            self._add(steps[:, k])
+
+    def _add(self, product: np.ndarray) -> None:
+        if self.acc is not None:
+            product = product + self.acc
+        elif self.fp32_dest:
+            product = product.copy()          # a slice of a shared product: never alias it
+        self.acc = product if self.fp32_dest else tm.round_bf16(product)
+
+    def value(self) -> np.ndarray:
+        self.settle()
+        return self.acc
