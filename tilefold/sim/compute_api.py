@@ -25,7 +25,7 @@ import numpy as np
 
 from tilefold.errors import CircularBufferError, DstError
 from tilefold.program import ComputeConfig
-from tilefold.sim import tile_math as tm
+from tilefold.sim import scratch, tile_math as tm
 from tilefold.sim.lanes import any_lane, uniform
 from tilefold.sim.matmul_blocks import BlockProducts, CbMatrix, PendingMatmul, operand_matrix
 
@@ -376,6 +376,8 @@ class ComputeApi:
         available = self._check_waited(cb, st, pages, call)
         if exact and width and pages > available - available % width:
             return None
+        if hit is not None and not any(b.uses(hit) for b in self._pending_matmul.values()):
+            scratch.give(hit.values)
         raw = self._tile_bytes(cb, st, 0, call, available)
         values = operand_matrix(raw, self._cb_format(cb), role, transpose, self.fidelity, width)
         matrix = CbMatrix(available - (available % width if width else 0), width, values, st.pops)
@@ -395,6 +397,13 @@ class ComputeApi:
                             f"waited for; call cb_wait_front(c_{cb}, {pages}) first", waited < pages)
         self._waited_floor[cb] = (st.pops, available)      # waited pages only grow until a pop
         return available
+
+    def release_scratch(self) -> None:
+        """At the end of a run: operand matrices and products go back to the scratch pool."""
+        for matrix in self._operand_cache.values():
+            scratch.give(matrix.values)
+        self._operand_cache.clear()
+        self._products.release()
 
     def cb_pop_front(self, cb, num_pages) -> None:
         # matmul runs may still read the pages about to be freed: multiply them first

@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from tilefold.layout.formats import DataFormat
-from tilefold.sim import tile_math as tm
+from tilefold.sim import scratch, tile_math as tm
 
 
 class CbMatrix:
@@ -59,7 +59,8 @@ def operand_matrix(raw: np.ndarray, fmt, role: str, transpose: bool, fidelity: s
     # row) of each tile, columns (face col, col) — swapped for transposed tiles
     order = (0, 1, 4, 6, 2, 3, 5) if transpose else (0, 1, 3, 5, 2, 4, 6)
     shape = (lanes, n // w, w, 2, 2, 16, 16)
-    out = np.empty((lanes, n // w, 2, 16, w, 2, 16), np.float32)
+    matrix = scratch.take((lanes, n // w * 32, w * 32))
+    out = matrix.reshape(lanes, n // w, 2, 16, w, 2, 16)
     words = out.view(np.uint32)
     if fmt is DataFormat.Float16_b:
         np.copyto(words, raw[:, :n].view(np.uint16).reshape(shape).transpose(order))
@@ -70,7 +71,7 @@ def operand_matrix(raw: np.ndarray, fmt, role: str, transpose: bool, fidelity: s
     mask = tm.fidelity_mask(role, fidelity)
     if mask is not None:
         words &= mask
-    return out.reshape(lanes, n // w * 32, w * 32)
+    return matrix
 
 
 class _Run:
@@ -90,9 +91,12 @@ class BlockProducts:
     """Float32 products of whole operand matrices over one K range, shared by the output blocks
     of a compute thread. A blocked matmul walks every rt×ct sub-block of one in0 block × in1
     block pair over the same K steps; once a second sub-block asks for the same operands and K
-    range, the whole product is computed in one call and every sub-block is a slice of it."""
+    range (or at once, when the whole product is only a few sub-blocks), the whole product is
+    computed in one call and every sub-block is a slice of it."""
 
     MAX_ENTRIES = 4
+    # whole products at most this many times a sub-block are computed at the first request
+    EAGER_RATIO = 4
 
     def __init__(self):
         self._entries: dict[tuple, list] = {}
@@ -103,12 +107,22 @@ class BlockProducts:
         entry = self._entries.get(key)
         if entry is None or entry[0] is not a or entry[1] is not b:
             if len(self._entries) >= self.MAX_ENTRIES:
-                self._entries.clear()
-            self._entries[key] = [a, b, None]
-            return a.block(a_tile, rt, n) @ b.block(b_tile, n, ct)
+                self.release()
+            entry = self._entries[key] = [a, b, None]
+            whole = a.values.shape[1] * b.values.shape[2]
+            if whole > self.EAGER_RATIO * rt * ct * 1024:
+                return a.block(a_tile, rt, n) @ b.block(b_tile, n, ct)
         if entry[2] is None:
-            entry[2] = a.values[:, :, ac * 32:(ac + n) * 32] @ b.values[:, bq * 32:(bq + n) * 32, :]
+            lhs, rhs = a.values[:, :, ac * 32:(ac + n) * 32], b.values[:, bq * 32:(bq + n) * 32, :]
+            entry[2] = np.matmul(lhs, rhs, out=scratch.take(lhs.shape[:2] + rhs.shape[2:]))
         return entry[2][:, ar * 32:(ar + rt) * 32, bc * 32:(bc + ct) * 32]
+
+    def release(self) -> None:
+        """Forget every product (their arrays go back to the scratch pool)."""
+        for _, _, product in self._entries.values():
+            if product is not None:
+                scratch.give(product)
+        self._entries.clear()
 
 
 class PendingMatmul:
@@ -180,3 +194,8 @@ class PendingMatmul:
     def value(self) -> np.ndarray:
         self.settle()
         return self.acc
+
+    def uses(self, matrix: CbMatrix) -> bool:
+        """Whether the unsettled run reads ``matrix``."""
+        run = self.run
+        return run is not None and (run.a is matrix or run.b is matrix)

@@ -147,8 +147,13 @@ class Operation:
         return f"<ttl.operation {self.function.__name__} grid={self.grid!r}>"
 
 
+_MISSING = object()
+
+
 def _is_device_tensor(value) -> bool:
-    return all(hasattr(value, a) for a in ("shape", "dtype", "layout", "host_values"))
+    # getattr_static: looking must not evaluate a property (host_values reads the device's pages)
+    return all(inspect.getattr_static(value, a, _MISSING) is not _MISSING
+               for a in ("shape", "dtype", "layout", "host_values"))
 
 
 def _pipe_net_table(capture: OperationCapture, uses) -> ArrayAttr:
