@@ -58,7 +58,7 @@ def eltwise():
     def numpy_same_math():
         return (a.astype(np.float32) + b.astype(np.float32)).astype(BF16)
 
-    sim = best(simulate, 2)
+    sim = best(simulate, 3)
     ref = best(numpy_same_math, 5)
     assert np.array_equal(result["out"], numpy_same_math().astype(np.float32)), "simulated eltwise add is wrong"
     return sim, ref

@@ -26,7 +26,7 @@ import tilefold.ttnn as ttnn
 TILE = 32
 ELTWISE_BLOCK = 4
 MM_BLOCK = 4
-REPEATS = 3
+REPEATS = 5
 
 
 @ttl.operation(grid=(4, 4))

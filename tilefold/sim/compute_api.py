@@ -235,7 +235,7 @@ class ComputeApi:
             # bfloat16 into a 16-bit DST, float32 into a 32-bit one: the tile's bytes as they are
             raw = self._tile_bytes(cbi, st, in_tile_index, "copy_tile")
             self._charge_unpack(raw.shape[-1], fmt, 1)
-            values = np.ascontiguousarray(raw[:, 0]).view(self.dst.dtype)
+            values = raw[:, 0].view(self.dst.dtype)       # bytes are contiguous within each lane
         else:
             values = self._unpack(cbi, in_tile_index, "copy_tile", fpu=False)[:, 0]
         self._math(self.costs.fpu_eltwise_tile, "copy_tile")
@@ -306,9 +306,11 @@ class ComputeApi:
         for first, block in list(self._pending_matmul.items()):
             if first < hi and lo < first + block.tiles:
                 del self._pending_matmul[first]
-                acc = block.value()
-                tiles = acc.reshape(self.L, block.rt, 2, 16, block.ct, 2, 16).transpose(0, 1, 4, 2, 5, 3, 6)
-                self.dst[self.rows, first:first + block.tiles] = tiles.reshape(self.L, block.tiles, tm.TILE_ELEMS)
+                faces = block.value().reshape(self.L, block.rt, 2, 16, block.ct, 2, 16).transpose(0, 1, 4, 2, 5, 3, 6)
+                if self.rows.__class__ is slice:      # one copy, straight into DST's face order
+                    self.dst[self.rows, first:first + block.tiles].reshape(faces.shape, copy=False)[...] = faces
+                else:
+                    self.dst[self.rows, first:first + block.tiles] = faces.reshape(self.L, block.tiles, tm.TILE_ELEMS)
 
     def _pending_block(self, first: int, rt: int, ct: int) -> PendingMatmul:
         """The running block of DST[first:first + rt*ct], started from what DST holds there."""

@@ -185,11 +185,12 @@ class PendingMatmul:
             self._add(steps[:, k])
 
     def _add(self, product: np.ndarray) -> None:
-        if self.acc is not None:
-            product = product + self.acc
-        elif self.fp32_dest:
-            product = product.copy()          # a slice of a shared product: never alias it
-        self.acc = product if self.fp32_dest else tm.round_bf16(product)
+        acc = self.acc                        # owned by this block: summed into in place
+        if acc is None:
+            acc = product.copy()              # (products may be slices of a shared one)
+        else:
+            acc += product
+        self.acc = acc if self.fp32_dest else tm.round_bf16(acc)
 
     def value(self) -> np.ndarray:
         self.settle()
