@@ -13,36 +13,34 @@ is followed (union-find), so a transfer costs a few steps however much history i
 
 from __future__ import annotations
 
-import numpy as np
-
 
 class BandwidthPool:
     def __init__(self, bytes_per_cycle: float, bucket_cycles: int = 64):
         self.rate = float(bytes_per_cycle)
         self.bucket = int(bucket_cycles)
         self.capacity = self.rate * self.bucket
-        self.used = np.zeros(1024)
-        self.next_room = np.arange(1024)   # next_room[i] == i while bucket i has room
+        # plain lists: the walk reads and writes single buckets, where Python floats are fastest
+        self.used: list[float] = [0.0] * 1024
+        self.next_room: list[int] = list(range(1024))   # next_room[i] == i while bucket i has room
 
     def _grow(self, size: int) -> None:
-        old = self.used.size
+        old = len(self.used)
         new = max(size, 2 * old)
-        self.used = np.concatenate([self.used, np.zeros(new - old)])
-        self.next_room = np.concatenate([self.next_room, np.arange(old, new)])
+        self.used.extend([0.0] * (new - old))
+        self.next_room.extend(range(old, new))
 
     def _room_from(self, i: int) -> int:
         """The first bucket at or after ``i`` that is not full."""
-        if i >= self.used.size:
+        if i >= len(self.used):
             self._grow(i + 1)
         nxt = self.next_room
         root = i
         while nxt[root] != root:
-            root = int(nxt[root])
-            if root >= nxt.size:
+            root = nxt[root]
+            if root >= len(nxt):
                 self._grow(root + 1)
-                nxt = self.next_room
         while nxt[i] != root:          # path compression
-            nxt[i], i = root, int(nxt[i])
+            nxt[i], i = root, nxt[i]
         return root
 
     def transfer(self, start: float, nbytes: float) -> float:
@@ -50,23 +48,25 @@ class BandwidthPool:
         if nbytes <= 0:
             return start
         cap = self.capacity
+        full = cap * (1 - 1e-9)
         i0 = int(start // self.bucket)
         i = self._room_from(i0)
         remaining = float(nbytes)
         fastest = start + remaining / self.rate   # no transfer beats the full bandwidth
+        used = self.used
         while True:
-            used = self.used
             room = cap - used[i]
             if i == i0:   # within the first bucket only the part after `start` is available
                 room = min(room, cap * (1.0 - (start - i0 * self.bucket) / self.bucket))
             if room >= remaining:
                 used[i] += remaining
-                if used[i] >= cap * (1 - 1e-9):
+                if used[i] >= full:
                     self.next_room[i] = i + 1
                 return max(fastest, (i + used[i] / cap) * self.bucket)
             if room > 0:
                 used[i] += room
                 remaining -= room
-            if used[i] >= cap * (1 - 1e-9):
+            if used[i] >= full:
                 self.next_room[i] = i + 1
             i = self._room_from(i + 1)
+            used = self.used

@@ -178,16 +178,20 @@ class ComputeApi:
         # Every *_init / *_init_short / *_uninit / reconfig call only configures the engines.
         if name.endswith(("_init", "_init_short", "_uninit")) or name.startswith(("reconfig_", "pack_reconfig_")) \
                 or name.startswith("copy_tile_to_dst_init"):
-            def configure(*args, **kwargs):
+            def call(*args, **kwargs):
                 if name == "reduce_init":
                     self.reduce_mode = (kwargs.get("pool_type", "SUM"), kwargs.get("reduce_dim", "REDUCE_ROW"))
                 self._init_call(name)
-            return configure
-        if name.endswith("_tile") and name[:-5] in tm.SFPU_UNARY:
-            return lambda dst_index, *params: self._sfpu_unary(name[:-5], dst_index, params)
-        if name.endswith("_tile") and name[:-5] in tm.SFPU_BINARY:
-            return lambda d0, d1, out: self._sfpu_binary(name[:-5], d0, d1, out)
-        raise AttributeError(name)
+        elif name.endswith("_tile") and name[:-5] in tm.SFPU_UNARY:
+            def call(dst_index, *params):
+                self._sfpu_unary(name[:-5], dst_index, params)
+        elif name.endswith("_tile") and name[:-5] in tm.SFPU_BINARY:
+            def call(d0, d1, out):
+                self._sfpu_binary(name[:-5], d0, d1, out)
+        else:
+            raise AttributeError(name)
+        self.__dict__[name] = call          # found once per thread: later calls skip this lookup
+        return call
 
     # -- tile registers -----------------------------------------------------------------
 
