@@ -188,14 +188,6 @@ class Tensor:
             self._values = from_device_pages(pages, shape, fmt, layout, tile)
         return self._values
 
-    def set_host_values(self, values: np.ndarray) -> None:
-        """Replace the values (what the device wrote); they are already in the tensor's data type."""
-        values = np.asarray(values)
-        if values.shape != self._shape:
-            raise LayoutError(f"new values have shape {values.shape}, the tensor {self._shape}")
-        self._values = values.astype(self.host_values.dtype, copy=False)
-        self._pages = None
-
     def device_pages(self, buffer) -> np.ndarray:
         """The bytes of this tensor as ``buffer`` (a Program buffer) holds them on the device."""
         key = (tuple(buffer.shape), buffer.data_format, buffer.layout, buffer.tile)

@@ -249,12 +249,12 @@ def as_float32(values, name: str = "values") -> np.ndarray:
     return array.astype(np.float32)
 
 
-def to_bfloat16(values) -> np.ndarray:
+def to_bfloat16(values, name: str = "values") -> np.ndarray:
     """float32 (or any real) values → bfloat16 with round-to-nearest-even.
 
     Other float dtypes go through float32 first. Overflow gives ±Inf, denormals round to
     bfloat16 denormals, and every NaN becomes the canonical 0x7FC0 (as TT-Metalium's host
-    conversion does).
+    conversion does). ``name`` is the argument named in errors.
     """
     array = np.asarray(values)
     if array.dtype == _BF16:                 # already bfloat16: only NaNs change
@@ -265,7 +265,7 @@ def to_bfloat16(values) -> np.ndarray:
             array = array.copy()
             array.view(np.uint16)[nan] = BFLOAT16_NAN
         return array
-    f32 = as_float32(array)
+    f32 = as_float32(array, name)
     with np.errstate(invalid="ignore"):     # NaNs are made canonical just below
         out = np.ascontiguousarray(f32).astype(_BF16)
     bits = out.view(np.uint16)
@@ -324,7 +324,7 @@ def storage_values(values, fmt, name: str = "values") -> np.ndarray:
     if fmt is DataFormat.Float32:
         return as_float32(values, name)
     if fmt is DataFormat.Float16_b:
-        return to_bfloat16(values if np.asarray(values).dtype == _BF16 else as_float32(values, name))
+        return to_bfloat16(values, name)
     return _as_integers(values, fmt, name)
 
 

@@ -68,5 +68,4 @@ class BandwidthPool:
                 remaining -= room
             if used[i] >= full:
                 self.next_room[i] = i + 1
-            i = self._room_from(i + 1)
-            used = self.used
+            i = self._room_from(i + 1)     # may grow the lists, in place

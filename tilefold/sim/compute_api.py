@@ -119,11 +119,15 @@ class ComputeApi:
     def _cb_format(self, cb: int):
         return self.dev.cb_formats[cb]
 
+    def _page_bytes(self, st) -> int:
+        """Page size of a CB on the lanes' cores (one size for every lane of a thread)."""
+        return st.uniform_page_size if st.uniform_page_size is not None else int(st.page_size[self.row_idx[0]])
+
     def _tile_bytes(self, cb: int, st, tile, call: str, count: int = 1):
         """Raw bytes of ``count`` waited tiles of a CB from ``tile``: (lanes, count, tile_size)."""
         t = tile if tile.__class__ is int else uniform(tile, "CB tile index")
         self._check_waited(cb, st, t + count, call)
-        ps = st.uniform_page_size if st.uniform_page_size is not None else int(st.page_size[self.row_idx[0]])
+        ps = self._page_bytes(st)
         base = st.uniform_base if st.uniform_base is not None else st.base[self.rows]
         rd = st.rd[self.rows]
         r0 = int(rd[0])
@@ -366,9 +370,6 @@ class ComputeApi:
         self._math(self.arch.matmul_tile_cycles(self.fidelity) * tiles, _call, tiles=tiles)
         self.dev.counters.matmul_flops += 2 * 32 ** 3 * tiles * self.L
 
-    def _page_bytes(self, st) -> int:
-        return st.uniform_page_size if st.uniform_page_size is not None else int(st.page_size[self.row_idx[0]])
-
     def _cb_matrix(self, cb: int, st, role: str, width: int | None, transpose: bool, pages: int,
                    call: str, exact: bool = False) -> CbMatrix | None:
         """The waited pages of CB ``cb`` as a matmul operand matrix covering at least ``pages``
@@ -493,7 +494,7 @@ class ComputeApi:
                             f"{call} writes page {first_page + count - 1} of c_{cbi} but only "
                             f"{int(np.min(reserved))} pages are reserved; call cb_reserve_back(c_{cbi}, "
                             f"{first_page + count}) first", reserved < first_page + count)
-        ps = st.uniform_page_size if st.uniform_page_size is not None else int(st.page_size[self.row_idx[0]])
+        ps = self._page_bytes(st)
         base = st.uniform_base if st.uniform_base is not None else st.base[self.rows]
         wr = st.wr[self.rows]
         w0 = int(wr[0])

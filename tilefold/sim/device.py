@@ -260,45 +260,40 @@ class _Run:
             raise ProgramError(f"input {name!r} has shape {tuple(np.shape(array))}, which gives {pages.shape[0]} pages "
                                f"of {pages.shape[1]} B; buffer {name!r} holds {buf.num_pages} pages of "
                                f"{buf.page_size} B (shape {buf.shape})")
-        rounds = self._dram_rounds(name)
-        if rounds is not None:             # whole rounds of pages over the banks in one copy
-            full = rounds.shape[1] * rounds.shape[0]
-            rounds[:, :, :buf.page_size] = pages[:full].reshape(rounds.shape[1], rounds.shape[0], -1).transpose(1, 0, 2)
-            if full == buf.num_pages:
-                return
-        else:
-            full = 0
-        mem, rows, local = self._page_locations(name)
-        mem.write(rows[full:], local[full:], pages[full:])
+        full = self._copy_rounds(name, pages, to_device=True)
+        if full < buf.num_pages:
+            mem, rows, local = self._page_locations(name)
+            mem.write(rows[full:], local[full:], pages[full:])
 
     def read_pages(self, name: str) -> np.ndarray:
         """A buffer's pages as the device holds them: (num_pages, page_size) bytes."""
         buf = self.program.buffer(name)
-        rounds = self._dram_rounds(name)
-        if rounds is None:
-            mem, rows, local = self._page_locations(name)
-            return np.ascontiguousarray(mem.read(rows, local, buf.page_size))
         pages = np.empty((buf.num_pages, buf.page_size), np.uint8)
-        full = rounds.shape[0] * rounds.shape[1]
-        pages[:full].reshape(rounds.shape[1], rounds.shape[0], -1)[...] = rounds[:, :, :buf.page_size].transpose(1, 0, 2)
+        full = self._copy_rounds(name, pages, to_device=False)
         if full < buf.num_pages:
             mem, rows, local = self._page_locations(name)
             pages[full:] = mem.read(rows[full:], local[full:], buf.page_size)
         return pages
 
-    def _dram_rounds(self, name: str) -> np.ndarray | None:
-        """For an interleaved DRAM buffer, its complete rounds of pages as a view (banks, rounds,
-        aligned page size) of the banks' bytes: page ``r * banks + b`` is ``[b, r]``. None for
-        other buffers or fewer pages than banks."""
+    def _copy_rounds(self, name: str, pages: np.ndarray, to_device: bool) -> int:
+        """Copy the complete rounds of pages of an interleaved DRAM buffer (page ``r * banks + b``
+        at slot ``r`` of bank ``b``) between ``pages`` and the banks in one numpy copy; returns
+        how many pages that covered (0 for other buffers, or fewer pages than banks)."""
         place = self.allocation.buffers[name]
         buf = place.buffer
         nb = place.num_banks
         if buf.is_sharded or not place.is_dram or buf.num_pages < nb:
-            return None
+            return 0
         per_bank = buf.num_pages // nb
         off = place.address - self.dram.base
-        size = per_bank * place.aligned_page_size
-        return self.dram.data[:nb, off:off + size].reshape(nb, per_bank, place.aligned_page_size)
+        banks = self.dram.data[:nb, off:off + per_bank * place.aligned_page_size]
+        device = banks.reshape(nb, per_bank, place.aligned_page_size, copy=False)[:, :, :buf.page_size].transpose(1, 0, 2)
+        host = pages[:per_bank * nb].reshape(per_bank, nb, buf.page_size)
+        if to_device:
+            device[...] = host
+        else:
+            host[...] = device
+        return per_bank * nb
 
 
 def _cores_in_use(program: Program, arch: Arch) -> list[CoreCoord]:

@@ -75,13 +75,15 @@ def operand_matrix(raw: np.ndarray, fmt, role: str, transpose: bool, fidelity: s
 
 
 class _Run:
-    """K steps of one output block whose operands are consecutive in their CB matrices."""
+    """K steps of one output block whose operands are consecutive in their CB matrices.
+    ``in1_matrix(width, pages)`` gives the in1 CB as a :class:`CbMatrix` of ``width`` tiles per
+    row (None: one row), or None if it cannot cover ``pages``."""
 
-    __slots__ = ("a", "a_tile", "b_tile", "b_key", "b", "step", "count")
+    __slots__ = ("a", "a_tile", "b_tile", "b_key", "in1_matrix", "b", "step", "count")
 
-    def __init__(self, a: CbMatrix, a_tile: int, b_tile: int, b_key):
+    def __init__(self, a: CbMatrix, a_tile: int, b_tile: int, b_key, in1_matrix):
         self.a, self.a_tile = a, a_tile
-        self.b_tile, self.b_key = b_tile, b_key
+        self.b_tile, self.b_key, self.in1_matrix = b_tile, b_key, in1_matrix
         self.b: CbMatrix | None = None      # in1 matrix with `step` tiles per row, once count > 1
         self.step = 0
         self.count = 1
@@ -128,10 +130,8 @@ class BlockProducts:
 class PendingMatmul:
     """An rt×ct output block accumulating in DST, row-major (lanes, rt*32, ct*32).
 
-    The in1 operand matrix is fetched through ``in1_matrix(width, pages)`` (a :class:`CbMatrix`
-    of the in1 CB, ``width`` tiles per row or None for one row, or None if it cannot cover
-    ``pages``) once the run's step is known, or when a one-step run is settled; so the compute
-    thread settles its runs before it pops a CB."""
+    A run's in1 matrix is fetched once its step is known, or when a one-step run is settled; so
+    the compute thread settles its runs before it pops a CB."""
 
     def __init__(self, rt: int, ct: int, acc: np.ndarray | None, fp32_dest: bool, products: BlockProducts):
         self.rt, self.ct, self.tiles = rt, ct, rt * ct
@@ -139,7 +139,6 @@ class PendingMatmul:
         self.fp32_dest = fp32_dest
         self.products = products
         self.run: _Run | None = None
-        self.in1_matrix = None
 
     def accumulate(self, a: CbMatrix, a_tile: int, b_tile: int, b_key, in1_matrix) -> None:
         """Add the product of the in0 block at ``a_tile`` of ``a`` and the in1 block at
@@ -147,23 +146,22 @@ class PendingMatmul:
         run = self.run
         if run is not None and run.a is a and run.b_key == b_key and a_tile == run.a_tile + run.count:
             in_row = a.width is None or run.a_tile % a.width + run.count < a.width
-            if in_row and self._continue(run, b_tile, in1_matrix):
+            if in_row and self._continue(run, b_tile):
                 run.count += 1
                 return
         self.settle()
-        self.run = _Run(a, a_tile, b_tile, b_key)
-        self.in1_matrix = in1_matrix
+        self.run = _Run(a, a_tile, b_tile, b_key, in1_matrix)
 
-    def _continue(self, run: _Run, b_tile: int, in1_matrix) -> bool:
+    def _continue(self, run: _Run, b_tile: int) -> bool:
         ct = self.ct
         if run.count == 1:
             step = b_tile - run.b_tile
             if step < ct or run.b_tile % step + ct > step:
                 return False
-            run.b = in1_matrix(step, b_tile + ct)
+            run.b = run.in1_matrix(step, b_tile + ct)
             run.step = step
             return run.b is not None
-        return b_tile == run.b_tile + run.count * run.step and in1_matrix(run.step, b_tile + ct) is run.b
+        return b_tile == run.b_tile + run.count * run.step and run.in1_matrix(run.step, b_tile + ct) is run.b
 
     def settle(self) -> None:
         """Multiply the current run into the running sum."""
@@ -173,7 +171,7 @@ class PendingMatmul:
         rt, ct, n = self.rt, self.ct, run.count
         a = run.a.block(run.a_tile, rt, n)                       # (lanes, rt*32, n*32)
         if n == 1:
-            self._add(a @ self.in1_matrix(None, run.b_tile + ct).block(run.b_tile, 1, ct))
+            self._add(a @ run.in1_matrix(None, run.b_tile + ct).block(run.b_tile, 1, ct))
             return
         if self.fp32_dest:
             self._add(self.products.product(run.a, run.a_tile, rt, run.b, run.b_tile, ct, n))
