@@ -27,7 +27,7 @@ from tilefold.errors import CircularBufferError, DstError
 from tilefold.program import ComputeConfig
 from tilefold.sim import scratch, tile_math as tm
 from tilefold.sim.lanes import any_lane, uniform
-from tilefold.sim.matmul_blocks import BlockProducts, CbMatrix, PendingMatmul, operand_matrix
+from tilefold.sim.matmul_blocks import BlockProducts, CbMatrix, PendingMatmul, distinct_lanes, operand_matrix
 
 RELEASED, ACQUIRED, COMMITTED, WAITED = "released", "acquired", "committed", "waited"
 DST_SLOTS = 16
@@ -386,8 +386,13 @@ class ComputeApi:
         if hit is not None and not any(b.uses(hit) for b in self._pending_matmul.values()):
             scratch.give(hit.values)
         raw = self._tile_bytes(cb, st, 0, call, available)
+        shared = distinct_lanes(raw)
+        lanes = None
+        if shared is not None:
+            first, lanes = shared
+            raw = raw[first]
         values = operand_matrix(raw, self._cb_format(cb), role, transpose, self.fidelity, width)
-        matrix = CbMatrix(available - (available % width if width else 0), width, values, st.pops)
+        matrix = CbMatrix(available - (available % width if width else 0), width, values, st.pops, lanes)
         self._operand_cache[key] = matrix
         return matrix
 

@@ -9,6 +9,9 @@ sees them (source-register precision, math fidelity, optional per-tile transpose
 row-major with ``width`` tiles per tile row, or as one row of all pages (``width`` None). An
 operand of any ``matmul_block`` call is then a strided view of it, without copying. A matrix
 stays valid until the CB is next popped: pushes never overwrite pages that are waited for.
+Lanes whose pages hold the same bytes (the cores of a grid row all read the same in0 block)
+share one unpacked matrix (:func:`distinct_lanes`), and :func:`lane_matmul` multiplies such
+shared operands as one matrix product over all pairs of distinct in0 and in1 matrices.
 
 :class:`PendingMatmul` — an ``rt × ct`` output block and the current *run* of its K steps:
 calls whose in0 tiles move one tile right per step and whose in1 tiles move a fixed ``step``
@@ -29,21 +32,74 @@ from tilefold.sim import scratch, tile_math as tm
 
 class CbMatrix:
     """Unpacked pages ``[0, pages)`` after a CB's read pointer, ``width`` tiles per tile row:
-    ``values`` is (lanes, rows*32, width*32) float32, or (lanes, 32, pages*32) if ``width`` is None."""
+    ``values`` is (distinct, rows*32, width*32) float32, or (distinct, 32, pages*32) if ``width``
+    is None; ``lanes`` maps each lane to its row of ``values`` (None: one row per lane)."""
 
-    __slots__ = ("pages", "width", "values", "pops")
+    __slots__ = ("pages", "width", "values", "pops", "lanes")
 
-    def __init__(self, pages: int, width: int | None, values: np.ndarray, pops: int):
-        self.pages, self.width, self.values, self.pops = pages, width, values, pops
+    def __init__(self, pages: int, width: int | None, values: np.ndarray, pops: int,
+                 lanes: np.ndarray | None = None):
+        self.pages, self.width, self.values, self.pops, self.lanes = pages, width, values, pops, lanes
 
     def place(self, tile: int) -> tuple[int, int]:
         """(tile row, tile column) of page ``tile``."""
         return divmod(tile, self.width) if self.width else (0, tile)
 
-    def block(self, tile: int, rows: int, cols: int) -> np.ndarray:
-        """The (lanes, rows*32, cols*32) view starting at page ``tile``."""
+    def distinct_block(self, tile: int, rows: int, cols: int) -> np.ndarray:
+        """The (distinct, rows*32, cols*32) view starting at page ``tile``."""
         r, c = self.place(tile)
         return self.values[:, r * 32:(r + rows) * 32, c * 32:(c + cols) * 32]
+
+    def block(self, tile: int, rows: int, cols: int) -> np.ndarray:
+        """The (lanes, rows*32, cols*32) block starting at page ``tile`` (a view unless lanes share)."""
+        values = self.distinct_block(tile, rows, cols)
+        return values if self.lanes is None else values[self.lanes]
+
+
+def distinct_lanes(raw: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """Lanes of ``raw`` (lanes, ...) holding identical bytes: (the first lane of each distinct
+    content, the index of each lane's content), or None when sharing would save little (most
+    lanes differ). Candidates are grouped by a sample of their words, then compared in full."""
+    lanes = raw.shape[0]
+    flat = raw.reshape(lanes, -1)
+    if lanes < 4 or flat.shape[1] % 8 or flat.strides[1] != 1:
+        return None
+    words = flat.view(np.uint64)
+    sample = words[:, ::max(1, words.shape[1] // 128)]
+    _, first, group = np.unique(sample, axis=0, return_index=True, return_inverse=True)
+    if 2 * len(first) > lanes:
+        return None
+    group = group.reshape(lanes)
+    reps = list(first)
+    for lane in range(lanes):
+        rep = reps[group[lane]]
+        if rep != lane and not np.array_equal(words[lane], words[rep]):
+            group[lane] = len(reps)                  # same sample, different bytes: its own
+            reps.append(lane)
+    if 2 * len(reps) > lanes:
+        return None
+    return np.asarray(reps), group
+
+
+def lane_matmul(lhs: np.ndarray, lhs_lanes: np.ndarray | None, rhs: np.ndarray,
+                rhs_lanes: np.ndarray | None) -> np.ndarray:
+    """Per-lane products ``lhs[lhs_lanes[i]] @ rhs[rhs_lanes[i]]`` as (lanes, rows, cols), where
+    a None map means one operand per lane. When the lanes cover most pairs of distinct
+    operands (a grid of cores), every pair is one matrix product of the stacked operands."""
+    if lhs_lanes is None and rhs_lanes is None:
+        return np.matmul(lhs, rhs, out=scratch.take(lhs.shape[:2] + rhs.shape[2:]))
+    lanes = len(lhs_lanes if lhs_lanes is not None else rhs_lanes)
+    ga = np.arange(lanes) if lhs_lanes is None else lhs_lanes
+    gb = np.arange(lanes) if rhs_lanes is None else rhs_lanes
+    (ua, rows, k), (ub, _, cols) = lhs.shape, rhs.shape
+    out = scratch.take((lanes, rows, cols))
+    if ua * ub > 2 * lanes:
+        return np.matmul(lhs[ga], rhs[gb], out=out)
+    stacked = rhs.transpose(1, 0, 2).reshape(k, ub * cols)
+    pairs = (lhs.reshape(ua * rows, k) @ stacked).reshape(ua, rows, ub, cols)
+    for lane in range(lanes):
+        out[lane] = pairs[ga[lane], :, gb[lane]]
+    return out
 
 
 def operand_matrix(raw: np.ndarray, fmt, role: str, transpose: bool, fidelity: str,
@@ -113,10 +169,10 @@ class BlockProducts:
             entry = self._entries[key] = [a, b, None]
             whole = a.values.shape[1] * b.values.shape[2]
             if whole > self.EAGER_RATIO * rt * ct * 1024:
-                return a.block(a_tile, rt, n) @ b.block(b_tile, n, ct)
+                return lane_matmul(a.distinct_block(a_tile, rt, n), a.lanes, b.distinct_block(b_tile, n, ct), b.lanes)
         if entry[2] is None:
             lhs, rhs = a.values[:, :, ac * 32:(ac + n) * 32], b.values[:, bq * 32:(bq + n) * 32, :]
-            entry[2] = np.matmul(lhs, rhs, out=scratch.take(lhs.shape[:2] + rhs.shape[2:]))
+            entry[2] = lane_matmul(lhs, a.lanes, rhs, b.lanes)
         return entry[2][:, ar * 32:(ar + rt) * 32, bc * 32:(bc + ct) * 32]
 
     def release(self) -> None:
@@ -169,23 +225,26 @@ class PendingMatmul:
         if run is None:
             return
         rt, ct, n = self.rt, self.ct, run.count
-        a = run.a.block(run.a_tile, rt, n)                       # (lanes, rt*32, n*32)
         if n == 1:
-            self._add(a @ run.in1_matrix(None, run.b_tile + ct).block(run.b_tile, 1, ct))
+            b = run.in1_matrix(None, run.b_tile + ct)
+            self._add(lane_matmul(run.a.distinct_block(run.a_tile, rt, 1), run.a.lanes,
+                                  b.distinct_block(run.b_tile, 1, ct), b.lanes), owned=True)
             return
         if self.fp32_dest:
             self._add(self.products.product(run.a, run.a_tile, rt, run.b, run.b_tile, ct, n))
             return
+        a = run.a.block(run.a_tile, rt, n)                        # (lanes, rt*32, n*32)
         b = run.b.block(run.b_tile, n, ct)                        # (lanes, n*32, ct*32)
         lanes = a.shape[0]
         steps = a.reshape(lanes, rt * 32, n, 32).transpose(0, 2, 1, 3) @ b.reshape(lanes, n, 32, ct * 32)
         for k in range(n):
             self._add(steps[:, k])
 
-    def _add(self, product: np.ndarray) -> None:
+    def _add(self, product: np.ndarray, owned: bool = False) -> None:
+        """Sum ``product`` into the block; ``owned``: nothing else holds it (no copy needed)."""
         acc = self.acc                        # owned by this block: summed into in place
         if acc is None:
-            acc = product.copy()              # (products may be slices of a shared one)
+            acc = product if owned else product.copy()    # (products may be slices of a shared one)
         else:
             acc += product
         self.acc = acc if self.fp32_dest else tm.round_bf16(acc)
