@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tilefold.sim.matmul_blocks import distinct_lanes, lane_matmul
+from tilefold.sim.matmul_blocks import LaneProducts, distinct_lanes
 
 
 def test_grid_rows_share_and_every_lane_maps_to_its_own_bytes():
@@ -38,18 +38,26 @@ def _ints(rng, shape):
     return rng.integers(-8, 8, shape).astype(np.float32)   # exact in float32 whatever the order
 
 
-@pytest.mark.parametrize("share", ["both", "lhs", "rhs", "none", "sparse"])
-def test_lane_matmul_is_the_per_lane_product(share):
+@pytest.mark.parametrize("share", ["both", "both_short_k", "both_column_major", "lhs", "rhs", "none", "sparse"])
+def test_lane_products_are_the_per_lane_products(share):
     rng = np.random.default_rng(2)
     lanes = 12
     lhs = _ints(rng, (3 if share in ("both", "lhs") else lanes, 64, 96))
     rhs = _ints(rng, (4 if share in ("both", "rhs") else lanes, 96, 32))
     ga = np.arange(lanes) // 4 if share in ("both", "lhs") else None     # rows of a 3×4 grid
     gb = np.arange(lanes) % 4 if share in ("both", "rhs") else None      # columns
+    if share == "both_short_k":                         # each lane's product computed in place
+        lhs, rhs = _ints(rng, (3, 64, 32)), _ints(rng, (4, 32, 64))
+        ga, gb = np.arange(lanes) // 4, np.arange(lanes) % 4
+    if share == "both_column_major":                    # lanes walk the grid down its columns
+        lhs, rhs = _ints(rng, (3, 64, 96)), _ints(rng, (4, 96, 32))
+        ga, gb = np.arange(lanes) % 3, np.arange(lanes) // 3
     if share == "sparse":                               # 12 lanes using few of 144 pairs
         lhs, rhs = _ints(rng, (12, 64, 96)), _ints(rng, (12, 96, 32))
         ga, gb = np.arange(lanes), (np.arange(lanes) * 5) % 12
-    out = lane_matmul(lhs, ga, rhs, gb)
+    products = LaneProducts(lhs, ga, rhs, gb)
+    out = products.block()
+    np.testing.assert_array_equal(products.block(slice(32, 64), slice(0, 32)), out[:, 32:64, :32])
     for lane in range(lanes):
         a = lhs[lane if ga is None else ga[lane]]
         b = rhs[lane if gb is None else gb[lane]]

@@ -221,10 +221,12 @@ class _Run:
 
     def dram_bank_bytes(self) -> np.ndarray:
         """Bytes each DRAM bank moved during the run."""
-        per_bank = np.zeros(self.arch.dram_banks)
-        for banks, nbytes in self.bank_traffic:
-            np.add.at(per_bank, banks, nbytes)
-        return per_bank
+        if not self.bank_traffic:
+            return np.zeros(self.arch.dram_banks)
+        banks = [np.ravel(b) for b, _ in self.bank_traffic]
+        nbytes = [np.broadcast_to(n, b.shape) for b, (_, n) in zip(banks, self.bank_traffic)]
+        return np.bincount(np.concatenate(banks), np.concatenate(nbytes).astype(np.float64),
+                           minlength=self.arch.dram_banks)
 
     def note_output_write(self, kind: int, local, nbytes: int) -> None:
         self.output_bytes_written += nbytes

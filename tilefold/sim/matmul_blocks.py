@@ -10,7 +10,7 @@ row-major with ``width`` tiles per tile row, or as one row of all pages (``width
 operand of any ``matmul_block`` call is then a strided view of it, without copying. A matrix
 stays valid until the CB is next popped: pushes never overwrite pages that are waited for.
 Lanes whose pages hold the same bytes (the cores of a grid row all read the same in0 block)
-share one unpacked matrix (:func:`distinct_lanes`), and :func:`lane_matmul` multiplies such
+share one unpacked matrix (:func:`distinct_lanes`), and :class:`LaneProducts` multiplies such
 shared operands as one matrix product over all pairs of distinct in0 and in1 matrices.
 
 :class:`PendingMatmul` — an ``rt × ct`` output block and the current *run* of its K steps:
@@ -65,41 +65,64 @@ def distinct_lanes(raw: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     if lanes < 4 or flat.shape[1] % 8 or flat.strides[1] != 1:
         return None
     words = flat.view(np.uint64)
-    sample = words[:, ::max(1, words.shape[1] // 128)]
-    _, first, group = np.unique(sample, axis=0, return_index=True, return_inverse=True)
-    if 2 * len(first) > lanes:
-        return None
-    group = group.reshape(lanes)
-    reps = list(first)
+    sample = np.ascontiguousarray(words[:, ::max(1, words.shape[1] // 128)])
+    by_sample: dict[bytes, list[int]] = {}          # sample -> groups with that sample
+    reps: list[int] = []
+    group = np.empty(lanes, np.intp)
     for lane in range(lanes):
-        rep = reps[group[lane]]
-        if rep != lane and not np.array_equal(words[lane], words[rep]):
-            group[lane] = len(reps)                  # same sample, different bytes: its own
+        candidates = by_sample.setdefault(sample[lane].tobytes(), [])
+        g = next((g for g in candidates if np.array_equal(words[lane], words[reps[g]])), None)
+        if g is None:                                # new content
+            g = len(reps)
+            candidates.append(g)
             reps.append(lane)
-    if 2 * len(reps) > lanes:
-        return None
+        group[lane] = g
+        if 2 * len(reps) > lanes:
+            return None
     return np.asarray(reps), group
 
 
-def lane_matmul(lhs: np.ndarray, lhs_lanes: np.ndarray | None, rhs: np.ndarray,
-                rhs_lanes: np.ndarray | None) -> np.ndarray:
-    """Per-lane products ``lhs[lhs_lanes[i]] @ rhs[rhs_lanes[i]]`` as (lanes, rows, cols), where
-    a None map means one operand per lane. When the lanes cover most pairs of distinct
-    operands (a grid of cores), every pair is one matrix product of the stacked operands."""
-    if lhs_lanes is None and rhs_lanes is None:
-        return np.matmul(lhs, rhs, out=scratch.take(lhs.shape[:2] + rhs.shape[2:]))
-    lanes = len(lhs_lanes if lhs_lanes is not None else rhs_lanes)
-    ga = np.arange(lanes) if lhs_lanes is None else lhs_lanes
-    gb = np.arange(lanes) if rhs_lanes is None else rhs_lanes
-    (ua, rows, k), (ub, _, cols) = lhs.shape, rhs.shape
-    out = scratch.take((lanes, rows, cols))
-    if ua * ub > 2 * lanes:
-        return np.matmul(lhs[ga], rhs[gb], out=out)
-    stacked = rhs.transpose(1, 0, 2).reshape(k, ub * cols)
-    pairs = (lhs.reshape(ua * rows, k) @ stacked).reshape(ua, rows, ub, cols)
-    for lane in range(lanes):
-        out[lane] = pairs[ga[lane], :, gb[lane]]
-    return out
+class LaneProducts:
+    """Per-lane matrix products ``lhs[lhs_lanes[i]] @ rhs[rhs_lanes[i]]`` (a None map: one
+    operand per lane). When the lanes use most pairs of distinct operands (a grid of cores
+    sharing rows and columns), every pair is computed in one matrix product of the stacked
+    operands and a lane's block is gathered from it; otherwise one batched product."""
+
+    __slots__ = ("values", "pairs", "ga", "gb")
+
+    def __init__(self, lhs: np.ndarray, lhs_lanes: np.ndarray | None, rhs: np.ndarray,
+                 rhs_lanes: np.ndarray | None):
+        self.values = self.pairs = None
+        if lhs_lanes is None and rhs_lanes is None:
+            self.values = np.matmul(lhs, rhs, out=scratch.take(lhs.shape[:2] + rhs.shape[2:]))
+            return
+        lanes = len(lhs_lanes if lhs_lanes is not None else rhs_lanes)
+        ga = np.arange(lanes) if lhs_lanes is None else lhs_lanes
+        gb = np.arange(lanes) if rhs_lanes is None else rhs_lanes
+        (ua, rows, k), (ub, _, cols) = lhs.shape, rhs.shape
+        if ua * ub > 2 * lanes:
+            self.values = np.matmul(lhs[ga], rhs[gb], out=scratch.take((lanes, rows, cols)))
+            return
+        if k <= min(rows, cols) and ua * ub == lanes and np.array_equal(ga * ub + gb, np.arange(lanes)):
+            # lanes are the pairs in order (row-major over a grid) and K is short (gathering
+            # lanes from one product would cost as much as multiplying): each lane's in place
+            out = scratch.take((ua, ub, rows, cols))
+            self.values = np.matmul(lhs[:, None], rhs[None], out=out).reshape(lanes, rows, cols)
+            return
+        stacked = rhs.transpose(1, 0, 2).reshape(k, ub * cols)
+        pairs = np.matmul(lhs.reshape(ua * rows, k), stacked, out=scratch.take((ua * rows, ub * cols)))
+        self.pairs, self.ga, self.gb = pairs.reshape(ua, rows, ub, cols), ga, gb
+
+    def block(self, rows: slice = slice(None), cols: slice = slice(None)) -> np.ndarray:
+        """(lanes, rows, cols) of every lane's product: a view, or a fresh gathered array."""
+        if self.values is not None:
+            return self.values[:, rows, cols]
+        return self.pairs[self.ga, rows, self.gb, cols]
+
+    def release(self) -> None:
+        """Give the products' array back to the scratch pool."""
+        whole = self.values if self.values is not None else self.pairs
+        scratch.give(whole.base if whole.base is not None and whole.base.flags.c_contiguous else whole)
 
 
 def operand_matrix(raw: np.ndarray, fmt, role: str, transpose: bool, fidelity: str,
@@ -169,17 +192,18 @@ class BlockProducts:
             entry = self._entries[key] = [a, b, None]
             whole = a.values.shape[1] * b.values.shape[2]
             if whole > self.EAGER_RATIO * rt * ct * 1024:
-                return lane_matmul(a.distinct_block(a_tile, rt, n), a.lanes, b.distinct_block(b_tile, n, ct), b.lanes)
+                return LaneProducts(a.distinct_block(a_tile, rt, n), a.lanes,
+                                    b.distinct_block(b_tile, n, ct), b.lanes).block()
         if entry[2] is None:
             lhs, rhs = a.values[:, :, ac * 32:(ac + n) * 32], b.values[:, bq * 32:(bq + n) * 32, :]
-            entry[2] = lane_matmul(lhs, a.lanes, rhs, b.lanes)
-        return entry[2][:, ar * 32:(ar + rt) * 32, bc * 32:(bc + ct) * 32]
+            entry[2] = LaneProducts(lhs, a.lanes, rhs, b.lanes)
+        return entry[2].block(slice(ar * 32, (ar + rt) * 32), slice(bc * 32, (bc + ct) * 32))
 
     def release(self) -> None:
         """Forget every product (their arrays go back to the scratch pool)."""
         for _, _, product in self._entries.values():
             if product is not None:
-                scratch.give(product)
+                product.release()
         self._entries.clear()
 
 
@@ -227,8 +251,8 @@ class PendingMatmul:
         rt, ct, n = self.rt, self.ct, run.count
         if n == 1:
             b = run.in1_matrix(None, run.b_tile + ct)
-            self._add(lane_matmul(run.a.distinct_block(run.a_tile, rt, 1), run.a.lanes,
-                                  b.distinct_block(run.b_tile, 1, ct), b.lanes), owned=True)
+            self._add(LaneProducts(run.a.distinct_block(run.a_tile, rt, 1), run.a.lanes,
+                                   b.distinct_block(run.b_tile, 1, ct), b.lanes).block(), owned=True)
             return
         if self.fp32_dest:
             self._add(self.products.product(run.a, run.a_tile, rt, run.b, run.b_tile, ct, n))

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
+import ml_dtypes
 import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
@@ -99,18 +100,24 @@ class CompiledKernel:
     # -- running ----------------------------------------------------------------------------------
 
     def device_inputs(self, arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        """Host arrays of the logical shapes → zero-padded float32 arrays of the device shapes."""
+        """Host arrays of the logical shapes → zero-padded arrays of the device shapes (float32,
+        or bfloat16 as given: the device converts on the way in; unpadded arrays are not copied)."""
         out = {}
         for t in self.tensors:
             if t.role not in ("input", "inout"):
                 continue
             if t.name not in arrays:
                 raise ProgramError(f"kernel {self.name} needs input {t.name!r} of shape {t.shape}")
-            a = np.asarray(arrays[t.name], dtype=np.float32)
+            a = np.asarray(arrays[t.name])
+            if a.dtype not in (np.float32, ml_dtypes.bfloat16):
+                a = a.astype(np.float32)
             if a.shape != t.shape:
                 raise ProgramError(f"input {t.name!r} of kernel {self.name} has shape {a.shape}; the kernel was "
                                    f"compiled for {t.shape}")
-            padded = np.zeros(t.padded_shape, np.float32)
+            if a.shape == tuple(t.padded_shape):
+                out[t.name] = a
+                continue
+            padded = np.zeros(t.padded_shape, a.dtype)
             padded[tuple(slice(0, s) for s in t.shape)] = a
             out[t.name] = padded
         return out

@@ -21,6 +21,7 @@ import contextlib
 import functools
 import inspect
 
+import ml_dtypes
 import numpy as np
 
 from tilefold.arch import get_arch
@@ -60,7 +61,8 @@ def _to_numpy(x, name: str) -> np.ndarray:
             t = t.float()
         return t.numpy().astype(np.float32, copy=False)
     try:
-        return np.asarray(x, dtype=np.float32)
+        array = np.asarray(x)
+        return array if array.dtype == ml_dtypes.bfloat16 else np.asarray(x, dtype=np.float32)
     except (TypeError, ValueError):
         raise KernelError(f"argument {name!r} must be a numpy array or a torch tensor, not {type(x).__name__}",
                           user_location()) from None
@@ -68,8 +70,6 @@ def _to_numpy(x, name: str) -> np.ndarray:
 
 def _host_dtype(fmt: DataFormat):
     if fmt is DataFormat.Float16_b:
-        import ml_dtypes
-
         return np.dtype(ml_dtypes.bfloat16)
     return np.dtype(np.float32)
 
