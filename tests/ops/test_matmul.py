@@ -37,8 +37,8 @@ def test_tables():
     h, w, width = config.out_subblock_h, config.out_subblock_w, config.in1_block_w
     assert (h, w, width) == (4, 2, 6)
     assert k["compute"].compile_args == [1, 1, 3, 16, 4, 2]
-    assert k["reader"].runtime_args[CoreCoord(0, 0)] == [BufferAddress("src0"), BufferAddress("src1"), 4, 16, 6, 4, 6]
-    assert k["writer"].runtime_args[CoreCoord(0, 0)] == [BufferAddress("dst"), 4, 6, 4, 2, 6]
+    assert k["reader"].runtime_args[CoreCoord(0, 0)] == [BufferAddress("src0"), BufferAddress("src1"), 4, 16, 6, 4, 6, 0, 0, 6]
+    assert k["writer"].runtime_args[CoreCoord(0, 0)] == [BufferAddress("dst"), 4, 6, 4, 2, 6, 0, 0, 6]
     assert {cb.index: cb.num_pages for cb in program.circular_buffers} == {0: 64, 1: 96, 16: 16}
     assert k["compute"].config.fp32_dest_acc_en is False and k["compute"].config.math_fidelity == "HiFi4"
 

@@ -13,19 +13,19 @@ acquires DST once, runs one ``matmul_block`` per K tile (each adds an ``out_subb
 out_subblock_w`` block of tile products to DST), then commits, packs and releases. B comes in
 column blocks of ``Kt × in1_block_w`` tiles, the widest whose circular buffers fit in L1 (all of
 B when it fits: then A and B are each read once); for each column block A comes in row blocks
-of ``out_subblock_h × Kt`` tiles. Kernels: reader :mod:`~tilefold.ops.kernels.reader_bmm_single_core`
+of ``out_subblock_h × Kt`` tiles. Kernels: reader :mod:`~tilefold.ops.kernels.reader_bmm`
 (RISCV_0), compute :mod:`~tilefold.ops.kernels.bmm`, writer
-:mod:`~tilefold.ops.kernels.writer_bmm_single_core` (RISCV_1). CB c_0 holds A row blocks, CB c_1
+:mod:`~tilefold.ops.kernels.writer_bmm` (RISCV_1). CB c_0 holds A row blocks, CB c_1
 B column blocks (each double-buffered when more than one comes), CB c_16 two output sub-blocks.
 
 Argument tables:
 
 =========  =================================================================================
 reader CT  ``TensorAccessorArgs(src0)``, ``TensorAccessorArgs(src1)``
-reader RT  ``src0_addr, src1_addr, Mt, Kt, Nt, out_subblock_h, in1_block_w``
+reader RT  ``src0_addr, src1_addr, Mt, Kt, Nt, out_subblock_h, in1_block_w, 0, 0, Nt``
 compute CT ``num_blocks_n, in0_num_subblocks, in1_num_subblocks, Kt, out_subblock_h, out_subblock_w``
 writer CT  ``cb_id_out (16)``, ``TensorAccessorArgs(dst)``
-writer RT  ``dst_addr, Mt, Nt, out_subblock_h, out_subblock_w, in1_block_w``
+writer RT  ``dst_addr, Mt, Nt, out_subblock_h, out_subblock_w, in1_block_w, 0, 0, Nt``
 =========  =================================================================================
 
 Sizes that are not multiples of 32 are padded with zeros by the host's tilize (zeros add
@@ -48,8 +48,8 @@ from tilefold.errors import LayoutError, ProgramError
 from tilefold.layout.formats import DataFormat, data_format
 from tilefold.ops.base import OpFactory, OpInstance, Tolerance, parse_shape, random_input, register
 from tilefold.ops.kernels import bmm as bmm_compute
-from tilefold.ops.kernels import reader_bmm_single_core as bmm_reader
-from tilefold.ops.kernels import writer_bmm_single_core as bmm_writer
+from tilefold.ops.kernels import reader_bmm as bmm_reader
+from tilefold.ops.kernels import writer_bmm as bmm_writer
 from tilefold.program import BufferAddress, ComputeConfig, DataMovementConfig, Program
 
 TILE = 32
@@ -188,8 +188,8 @@ def matmul_single_core(config: MatmulConfig, *, arch=None) -> Program:
     writer = program.create_kernel(bmm_writer.writer, CORE, DataMovementConfig("RISCV_1", "NOC_1"),
                                    [CB_OUT, dst.accessor_args], name="writer")
     program.set_runtime_args(reader, CORE, [BufferAddress("src0"), BufferAddress("src1"), c.Mt, c.Kt, c.Nt, h,
-                                            width])
-    program.set_runtime_args(writer, CORE, [BufferAddress("dst"), c.Mt, c.Nt, h, w, width])
+                                            width, 0, 0, c.Nt])
+    program.set_runtime_args(writer, CORE, [BufferAddress("dst"), c.Mt, c.Nt, h, w, width, 0, 0, c.Nt])
     return program
 
 

@@ -25,7 +25,7 @@ import numpy as np
 
 from tilefold.errors import CircularBufferError, DstError
 from tilefold.program import ComputeConfig
-from tilefold.sim import scratch, tile_math as tm
+from tilefold.sim import tile_math as tm
 from tilefold.sim.lanes import any_lane, uniform
 from tilefold.sim.matmul_blocks import BlockProducts, CbMatrix, PendingMatmul, distinct_lanes, operand_matrix
 
@@ -384,7 +384,7 @@ class ComputeApi:
         if exact and width and pages > available - available % width:
             return None
         if hit is not None and not any(b.uses(hit) for b in self._pending_matmul.values()):
-            scratch.give(hit.values)
+            hit.release()
         raw = self._tile_bytes(cb, st, 0, call, available)
         shared = distinct_lanes(raw)
         lanes = None
@@ -413,7 +413,7 @@ class ComputeApi:
     def release_scratch(self) -> None:
         """At the end of a run: operand matrices and products go back to the scratch pool."""
         for matrix in self._operand_cache.values():
-            scratch.give(matrix.values)
+            matrix.release()
         self._operand_cache.clear()
         self._products.release()
 

@@ -35,11 +35,30 @@ class CbMatrix:
     ``values`` is (distinct, rows*32, width*32) float32, or (distinct, 32, pages*32) if ``width``
     is None; ``lanes`` maps each lane to its row of ``values`` (None: one row per lane)."""
 
-    __slots__ = ("pages", "width", "values", "pops", "lanes")
+    __slots__ = ("pages", "width", "values", "pops", "lanes", "_stacked")
 
     def __init__(self, pages: int, width: int | None, values: np.ndarray, pops: int,
                  lanes: np.ndarray | None = None):
         self.pages, self.width, self.values, self.pops, self.lanes = pages, width, values, pops, lanes
+        self._stacked: dict[tuple[int, int], np.ndarray] = {}
+
+    def stacked_rows(self, row: int, rows: int) -> np.ndarray:
+        """Tile rows ``[row, row + rows)`` of every distinct matrix side by side, (rows*32,
+        distinct*cols): the right operand of one product with all of them (kept while this is)."""
+        hit = self._stacked.get((row, rows))
+        if hit is None:
+            part = self.values[:, row * 32:(row + rows) * 32, :]
+            distinct, k, cols = part.shape
+            hit = self._stacked[(row, rows)] = scratch.take((k, distinct * cols))
+            hit.reshape(k, distinct, cols)[...] = part.transpose(1, 0, 2)
+        return hit
+
+    def release(self) -> None:
+        """Give the unpacked arrays back to the scratch pool (this matrix must not be used again)."""
+        scratch.give(self.values)
+        for array in self._stacked.values():
+            scratch.give(array)
+        self._stacked.clear()
 
     def place(self, tile: int) -> tuple[int, int]:
         """(tile row, tile column) of page ``tile``."""
@@ -86,12 +105,13 @@ class LaneProducts:
     """Per-lane matrix products ``lhs[lhs_lanes[i]] @ rhs[rhs_lanes[i]]`` (a None map: one
     operand per lane). When the lanes use most pairs of distinct operands (a grid of cores
     sharing rows and columns), every pair is computed in one matrix product of the stacked
-    operands and a lane's block is gathered from it; otherwise one batched product."""
+    operands and a lane's block is gathered from it; otherwise one batched product.
+    ``stacked_rhs()``, if given, returns the distinct right operands side by side (cached)."""
 
     __slots__ = ("values", "pairs", "ga", "gb")
 
     def __init__(self, lhs: np.ndarray, lhs_lanes: np.ndarray | None, rhs: np.ndarray,
-                 rhs_lanes: np.ndarray | None):
+                 rhs_lanes: np.ndarray | None, stacked_rhs=None):
         self.values = self.pairs = None
         if lhs_lanes is None and rhs_lanes is None:
             self.values = np.matmul(lhs, rhs, out=scratch.take(lhs.shape[:2] + rhs.shape[2:]))
@@ -109,7 +129,7 @@ class LaneProducts:
             out = scratch.take((ua, ub, rows, cols))
             self.values = np.matmul(lhs[:, None], rhs[None], out=out).reshape(lanes, rows, cols)
             return
-        stacked = rhs.transpose(1, 0, 2).reshape(k, ub * cols)
+        stacked = stacked_rhs() if stacked_rhs is not None else rhs.transpose(1, 0, 2).reshape(k, ub * cols)
         pairs = np.matmul(lhs.reshape(ua * rows, k), stacked, out=scratch.take((ua * rows, ub * cols)))
         self.pairs, self.ga, self.gb = pairs.reshape(ua, rows, ub, cols), ga, gb
 
@@ -196,7 +216,7 @@ class BlockProducts:
                                     b.distinct_block(b_tile, n, ct), b.lanes).block()
         if entry[2] is None:
             lhs, rhs = a.values[:, :, ac * 32:(ac + n) * 32], b.values[:, bq * 32:(bq + n) * 32, :]
-            entry[2] = LaneProducts(lhs, a.lanes, rhs, b.lanes)
+            entry[2] = LaneProducts(lhs, a.lanes, rhs, b.lanes, lambda: b.stacked_rows(bq, n))
         return entry[2].block(slice(ar * 32, (ar + rt) * 32), slice(bc * 32, (bc + ct) * 32))
 
     def release(self) -> None:

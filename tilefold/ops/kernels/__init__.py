@@ -16,8 +16,9 @@ module                                                    used by
 :mod:`.writer_unary_stick_layout_split_rows_interleaved`  untilize: 32 row-major sticks per block
 :mod:`.reader_binary_interleaved_start_id`                eltwise: one tile of each input
 :mod:`.eltwise_binary`                                    eltwise: add / sub / mul tiles in DST
-:mod:`.reader_bmm_single_core`                            matmul: A row blocks, B column blocks
+:mod:`.reader_bmm`                                        matmul (single / multi-core): A row blocks,
+                                                          B column blocks of the core's output block
 :mod:`.bmm`                                               matmul: K loop accumulating in DST
-:mod:`.writer_bmm_single_core`                            matmul: output sub-blocks
+:mod:`.writer_bmm`                                        matmul: output sub-blocks of the core's block
 ========================================================  =====================================
 """

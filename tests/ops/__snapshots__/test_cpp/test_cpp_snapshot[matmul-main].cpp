@@ -96,8 +96,8 @@ int main() {
     const uint32_t dst_address = static_cast<uint32_t>(dst->address());
 
     // Runtime arguments.
-    SetRuntimeArgs(program, reader, CoreCoord{0, 0}, {src0_address, src1_address, 4, 16, 6, 4, 6});
-    SetRuntimeArgs(program, writer, CoreCoord{0, 0}, {dst_address, 4, 6, 4, 2, 6});
+    SetRuntimeArgs(program, reader, CoreCoord{0, 0}, {src0_address, src1_address, 4, 16, 6, 4, 6, 0, 0, 6});
+    SetRuntimeArgs(program, writer, CoreCoord{0, 0}, {dst_address, 4, 6, 4, 2, 6, 0, 0, 6});
 
     // Run the program on every device of the mesh and wait for it.
     distributed::MeshWorkload workload;

@@ -3,43 +3,46 @@
 #include "api/dataflow/dataflow_api.h"
 
 void kernel_main() {
-    uint32_t src0_addr = get_arg_val<uint32_t>(0);  // reader_bmm_single_core.py:19
-    uint32_t src1_addr = get_arg_val<uint32_t>(1);  // reader_bmm_single_core.py:20
-    uint32_t Mt = get_arg_val<uint32_t>(2);  // reader_bmm_single_core.py:21
-    uint32_t Kt = get_arg_val<uint32_t>(3);  // reader_bmm_single_core.py:22
-    uint32_t Nt = get_arg_val<uint32_t>(4);  // reader_bmm_single_core.py:23
-    uint32_t out_subblock_h = get_arg_val<uint32_t>(5);  // reader_bmm_single_core.py:24
-    uint32_t in1_block_w = get_arg_val<uint32_t>(6);  // reader_bmm_single_core.py:25
-    constexpr auto src0_args = TensorAccessorArgs<0>();  // reader_bmm_single_core.py:27
-    constexpr auto src1_args = TensorAccessorArgs<src0_args.next_compile_time_args_offset()>();  // reader_bmm_single_core.py:28
-    uint32_t in0_tile_bytes = get_tile_size(0);  // reader_bmm_single_core.py:29
-    uint32_t in1_tile_bytes = get_tile_size(1);  // reader_bmm_single_core.py:30
-    const auto s0 = TensorAccessor(src0_args, src0_addr, in0_tile_bytes);  // reader_bmm_single_core.py:31
-    const auto s1 = TensorAccessor(src1_args, src1_addr, in1_tile_bytes);  // reader_bmm_single_core.py:32
-    uint32_t in0_block_tiles = out_subblock_h * Kt;  // reader_bmm_single_core.py:34
-    uint32_t in1_block_tiles = Kt * in1_block_w;  // reader_bmm_single_core.py:35
-    for (uint32_t nb = 0; nb < Nt; nb += in1_block_w) {  // reader_bmm_single_core.py:36
-        cb_reserve_back(1, in1_block_tiles);  // reader_bmm_single_core.py:38
-        uint32_t l1_write_addr = get_write_ptr(1);  // reader_bmm_single_core.py:39
-        for (uint32_t k = 0; k < Kt; ++k) {  // reader_bmm_single_core.py:40
-            uint32_t row = k * Nt + nb;  // reader_bmm_single_core.py:41
-            for (uint32_t b_tile = row; b_tile < row + in1_block_w; ++b_tile) {  // reader_bmm_single_core.py:42
-                noc_async_read_page(b_tile, s1, l1_write_addr);  // reader_bmm_single_core.py:43
-                l1_write_addr += in1_tile_bytes;  // reader_bmm_single_core.py:44
+    uint32_t src0_addr = get_arg_val<uint32_t>(0);  // reader_bmm.py:21
+    uint32_t src1_addr = get_arg_val<uint32_t>(1);  // reader_bmm.py:22
+    uint32_t Mt = get_arg_val<uint32_t>(2);  // reader_bmm.py:23
+    uint32_t Kt = get_arg_val<uint32_t>(3);  // reader_bmm.py:24
+    uint32_t Nt = get_arg_val<uint32_t>(4);  // reader_bmm.py:25
+    uint32_t out_subblock_h = get_arg_val<uint32_t>(5);  // reader_bmm.py:26
+    uint32_t in1_block_w = get_arg_val<uint32_t>(6);  // reader_bmm.py:27
+    uint32_t m0 = get_arg_val<uint32_t>(7);  // reader_bmm.py:28
+    uint32_t n0 = get_arg_val<uint32_t>(8);  // reader_bmm.py:29
+    uint32_t Nt_total = get_arg_val<uint32_t>(9);  // reader_bmm.py:30
+    constexpr auto src0_args = TensorAccessorArgs<0>();  // reader_bmm.py:32
+    constexpr auto src1_args = TensorAccessorArgs<src0_args.next_compile_time_args_offset()>();  // reader_bmm.py:33
+    uint32_t in0_tile_bytes = get_tile_size(0);  // reader_bmm.py:34
+    uint32_t in1_tile_bytes = get_tile_size(1);  // reader_bmm.py:35
+    const auto s0 = TensorAccessor(src0_args, src0_addr, in0_tile_bytes);  // reader_bmm.py:36
+    const auto s1 = TensorAccessor(src1_args, src1_addr, in1_tile_bytes);  // reader_bmm.py:37
+    uint32_t in0_block_tiles = out_subblock_h * Kt;  // reader_bmm.py:39
+    uint32_t in1_block_tiles = Kt * in1_block_w;  // reader_bmm.py:40
+    for (uint32_t nb = 0; nb < Nt; nb += in1_block_w) {  // reader_bmm.py:41
+        cb_reserve_back(1, in1_block_tiles);  // reader_bmm.py:43
+        uint32_t l1_write_addr = get_write_ptr(1);  // reader_bmm.py:44
+        for (uint32_t k = 0; k < Kt; ++k) {  // reader_bmm.py:45
+            uint32_t row = k * Nt_total + n0 + nb;  // reader_bmm.py:46
+            for (uint32_t b_tile = row; b_tile < row + in1_block_w; ++b_tile) {  // reader_bmm.py:47
+                noc_async_read_page(b_tile, s1, l1_write_addr);  // reader_bmm.py:48
+                l1_write_addr += in1_tile_bytes;  // reader_bmm.py:49
             }
         }
-        noc_async_read_barrier();  // reader_bmm_single_core.py:45
-        cb_push_back(1, in1_block_tiles);  // reader_bmm_single_core.py:46
-        for (uint32_t mb = 0; mb < Mt; mb += out_subblock_h) {  // reader_bmm_single_core.py:47
-            cb_reserve_back(0, in0_block_tiles);  // reader_bmm_single_core.py:49
-            l1_write_addr = get_write_ptr(0);  // reader_bmm_single_core.py:50
-            uint32_t first = mb * Kt;  // reader_bmm_single_core.py:51
-            for (uint32_t a_tile = first; a_tile < first + in0_block_tiles; ++a_tile) {  // reader_bmm_single_core.py:52
-                noc_async_read_page(a_tile, s0, l1_write_addr);  // reader_bmm_single_core.py:53
-                l1_write_addr += in0_tile_bytes;  // reader_bmm_single_core.py:54
+        noc_async_read_barrier();  // reader_bmm.py:50
+        cb_push_back(1, in1_block_tiles);  // reader_bmm.py:51
+        for (uint32_t mb = 0; mb < Mt; mb += out_subblock_h) {  // reader_bmm.py:52
+            cb_reserve_back(0, in0_block_tiles);  // reader_bmm.py:54
+            l1_write_addr = get_write_ptr(0);  // reader_bmm.py:55
+            uint32_t first = (m0 + mb) * Kt;  // reader_bmm.py:56
+            for (uint32_t a_tile = first; a_tile < first + in0_block_tiles; ++a_tile) {  // reader_bmm.py:57
+                noc_async_read_page(a_tile, s0, l1_write_addr);  // reader_bmm.py:58
+                l1_write_addr += in0_tile_bytes;  // reader_bmm.py:59
             }
-            noc_async_read_barrier();  // reader_bmm_single_core.py:55
-            cb_push_back(0, in0_block_tiles);  // reader_bmm_single_core.py:56
+            noc_async_read_barrier();  // reader_bmm.py:60
+            cb_push_back(0, in0_block_tiles);  // reader_bmm.py:61
         }
     }
 }

@@ -3,34 +3,37 @@
 #include "api/dataflow/dataflow_api.h"
 
 void kernel_main() {
-    uint32_t dst_addr = get_arg_val<uint32_t>(0);  // writer_bmm_single_core.py:16
-    uint32_t Mt = get_arg_val<uint32_t>(1);  // writer_bmm_single_core.py:17
-    uint32_t Nt = get_arg_val<uint32_t>(2);  // writer_bmm_single_core.py:18
-    uint32_t out_subblock_h = get_arg_val<uint32_t>(3);  // writer_bmm_single_core.py:19
-    uint32_t out_subblock_w = get_arg_val<uint32_t>(4);  // writer_bmm_single_core.py:20
-    uint32_t in1_block_w = get_arg_val<uint32_t>(5);  // writer_bmm_single_core.py:21
-    constexpr uint32_t cb_id_out = get_compile_time_arg_val(0);  // writer_bmm_single_core.py:23
-    constexpr auto dst_args = TensorAccessorArgs<1>();  // writer_bmm_single_core.py:24
-    uint32_t tile_bytes = get_tile_size(cb_id_out);  // writer_bmm_single_core.py:25
-    const auto s = TensorAccessor(dst_args, dst_addr, tile_bytes);  // writer_bmm_single_core.py:26
-    uint32_t out_subblock_tiles = out_subblock_h * out_subblock_w;  // writer_bmm_single_core.py:28
-    uint32_t l1_read_addr;  // writer_bmm_single_core.py:29
+    uint32_t dst_addr = get_arg_val<uint32_t>(0);  // writer_bmm.py:18
+    uint32_t Mt = get_arg_val<uint32_t>(1);  // writer_bmm.py:19
+    uint32_t Nt = get_arg_val<uint32_t>(2);  // writer_bmm.py:20
+    uint32_t out_subblock_h = get_arg_val<uint32_t>(3);  // writer_bmm.py:21
+    uint32_t out_subblock_w = get_arg_val<uint32_t>(4);  // writer_bmm.py:22
+    uint32_t in1_block_w = get_arg_val<uint32_t>(5);  // writer_bmm.py:23
+    uint32_t m0 = get_arg_val<uint32_t>(6);  // writer_bmm.py:24
+    uint32_t n0 = get_arg_val<uint32_t>(7);  // writer_bmm.py:25
+    uint32_t Nt_total = get_arg_val<uint32_t>(8);  // writer_bmm.py:26
+    constexpr uint32_t cb_id_out = get_compile_time_arg_val(0);  // writer_bmm.py:28
+    constexpr auto dst_args = TensorAccessorArgs<1>();  // writer_bmm.py:29
+    uint32_t tile_bytes = get_tile_size(cb_id_out);  // writer_bmm.py:30
+    const auto s = TensorAccessor(dst_args, dst_addr, tile_bytes);  // writer_bmm.py:31
+    uint32_t out_subblock_tiles = out_subblock_h * out_subblock_w;  // writer_bmm.py:33
+    uint32_t l1_read_addr;  // writer_bmm.py:34
     for (uint32_t nb = 0; nb < Nt; nb += in1_block_w) {
-        for (uint32_t mb = 0; mb < Mt; mb += out_subblock_h) {  // writer_bmm_single_core.py:30
-            for (uint32_t sb = nb; sb < nb + in1_block_w; sb += out_subblock_w) {  // writer_bmm_single_core.py:31
-                cb_wait_front(cb_id_out, out_subblock_tiles);  // writer_bmm_single_core.py:32
-                l1_read_addr = get_read_ptr(cb_id_out);  // writer_bmm_single_core.py:33
-                for (uint32_t r = 0; r < out_subblock_h; ++r) {  // writer_bmm_single_core.py:34
-                    uint32_t row = (mb + r) * Nt + sb;  // writer_bmm_single_core.py:35
-                    for (uint32_t c_tile = row; c_tile < row + out_subblock_w; ++c_tile) {  // writer_bmm_single_core.py:36
-                        noc_async_write_page(c_tile, s, l1_read_addr);  // writer_bmm_single_core.py:37
-                        l1_read_addr += tile_bytes;  // writer_bmm_single_core.py:38
+        for (uint32_t mb = 0; mb < Mt; mb += out_subblock_h) {  // writer_bmm.py:35
+            for (uint32_t sb = nb; sb < nb + in1_block_w; sb += out_subblock_w) {  // writer_bmm.py:36
+                cb_wait_front(cb_id_out, out_subblock_tiles);  // writer_bmm.py:37
+                l1_read_addr = get_read_ptr(cb_id_out);  // writer_bmm.py:38
+                for (uint32_t r = 0; r < out_subblock_h; ++r) {  // writer_bmm.py:39
+                    uint32_t row = (m0 + mb + r) * Nt_total + n0 + sb;  // writer_bmm.py:40
+                    for (uint32_t c_tile = row; c_tile < row + out_subblock_w; ++c_tile) {  // writer_bmm.py:41
+                        noc_async_write_page(c_tile, s, l1_read_addr);  // writer_bmm.py:42
+                        l1_read_addr += tile_bytes;  // writer_bmm.py:43
                     }
                 }
-                noc_async_writes_flushed();  // writer_bmm_single_core.py:39
-                cb_pop_front(cb_id_out, out_subblock_tiles);  // writer_bmm_single_core.py:40
+                noc_async_writes_flushed();  // writer_bmm.py:44
+                cb_pop_front(cb_id_out, out_subblock_tiles);  // writer_bmm.py:45
             }
         }
     }
-    noc_async_write_barrier();  // writer_bmm_single_core.py:41
+    noc_async_write_barrier();  // writer_bmm.py:46
 }

@@ -1,8 +1,10 @@
-"""Single-core matmul writer: output sub-blocks from CB c_16 to their tiles of the
-interleaved output, in the order the compute kernel packs them.
+"""Matmul writer for one core's ``Mt × Nt`` tile block of the output (the whole output on a single
+core): output sub-blocks from CB c_16 to their tiles of the interleaved output, in the order the
+compute kernel packs them.
 
 Compile-time args: ``[cb_id_out, *TensorAccessorArgs(dst)]``.
-Runtime args: ``[dst_addr, Mt, Nt, out_subblock_h, out_subblock_w, in1_block_w]`` (sizes in tiles).
+Runtime args: ``[dst_addr, Mt, Nt, out_subblock_h, out_subblock_w, in1_block_w, m0, n0, Nt_total]``
+(sizes in tiles; the block starts at output tile row ``m0``, column ``n0`` of ``Nt_total``).
 
 Sub-blocks arrive column block by column block (``in1_block_w`` tiles wide), inside one
 row of sub-blocks by row of sub-blocks; inside a sub-block, tiles are row-major.
@@ -19,6 +21,9 @@ def writer():
     out_subblock_h = get_arg_val(3)
     out_subblock_w = get_arg_val(4)
     in1_block_w = get_arg_val(5)
+    m0 = get_arg_val(6)
+    n0 = get_arg_val(7)
+    Nt_total = get_arg_val(8)
 
     cb_id_out = get_compile_time_arg_val(0)
     dst_args = TensorAccessorArgs(1)
@@ -32,7 +37,7 @@ def writer():
                 cb_wait_front(cb_id_out, out_subblock_tiles)
                 l1_read_addr = get_read_ptr(cb_id_out)
                 for r in range(out_subblock_h):
-                    row = (mb + r) * Nt + sb
+                    row = (m0 + mb + r) * Nt_total + n0 + sb
                     for c_tile in range(row, row + out_subblock_w):
                         noc_async_write_page(c_tile, s, l1_read_addr)
                         l1_read_addr += tile_bytes
