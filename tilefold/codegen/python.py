@@ -52,6 +52,8 @@ _CALLS = {
 }
 _CMPI = {0: "==", 1: "!=", 2: "<", 3: "<=", 4: ">", 5: ">=", 6: "<", 7: "<=", 8: ">", 9: ">="}
 _IDENTITY = {"arith.index_cast", "arith.extsi", "arith.sitofp", "arith.uitofp", "arith.extf", "arith.truncf"}
+# page transfers a loop nest may queue (``k.<name>_later``) and issue together at ``k.flush_pages()``
+_QUEUED_CALLS = {"noc_async_read_page", "noc_async_write_page"}
 
 
 @dataclass
@@ -82,6 +84,7 @@ class _Printer:
         self.counter = count()
         self.lines: list[str] = []
         self.locations: dict[int, SourceLocation] = {}
+        self.queuing = False      # inside a loop nest whose page transfers are queued
 
     # -- naming -------------------------------------------------------------------------
 
@@ -217,7 +220,8 @@ class _Printer:
         fn = op.api
         parts = [self.ref(v) for v in op.operands]
         parts += [f"{key}={value!r}" for key, value in op.template_values().items()]
-        call = f"k.{fn.name}({', '.join(parts)})"
+        name = f"{fn.name}_later" if self.queuing and fn.name in _QUEUED_CALLS else fn.name
+        call = f"k.{name}({', '.join(parts)})"
         if op.results:
             call = f"{self.define(op.results[0])} = {call}"
         self.emit(depth, call, op)
@@ -239,6 +243,19 @@ class _Printer:
             self.emit(depth, f"{', '.join(names)} = {', '.join(self.ref(v) for v in values)}", op)
 
     def for_op(self, op: scf.ForOp, depth: int) -> None:
+        if not self.queuing and _queues_page_transfers(op):
+            # the nest's transfers are queued and issued together after it (same effects, in
+            # order: nothing else runs meanwhile; see tilefold.sim.page_batches)
+            self.queuing = True
+            try:
+                self._for_loop(op, depth)
+            finally:
+                self.queuing = False
+            self.emit(depth, "k.flush_pages()", op)
+            return
+        self._for_loop(op, depth)
+
+    def _for_loop(self, op: scf.ForOp, depth: int) -> None:
         body = op.body.block
         iv, *iter_args = body.args
         carried = [self.define(res) for res in op.results]
@@ -285,6 +302,21 @@ class _Printer:
             else:
                 self.op(inner, depth + 1)
         self._body_with_yield(after, depth + 1, state)
+
+
+def _queues_page_transfers(loop: scf.ForOp) -> bool:
+    """Whether ``loop`` only computes integers (arith, local variables, nested loops) and issues
+    page reads or page writes — at least one."""
+    transfers = 0
+    for inner in loop.body.walk():
+        if isinstance(inner, ApiCallOp):
+            if inner.api.name not in _QUEUED_CALLS:
+                return False
+            transfers += 1
+        elif not (inner.name.startswith("arith.") or isinstance(
+                inner, (scf.ForOp, scf.YieldOp, memref.AllocaOp, memref.LoadOp, memref.StoreOp))):
+            return False
+    return transfers > 0
 
 
 def _only_yield(block: Block) -> bool:

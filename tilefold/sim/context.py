@@ -63,6 +63,7 @@ class KernelContext:
         self.tracing = device.tracing
         self.events: list[TraceEvent] = []
         self.calls = 0
+        self.line_override: int | None = None   # generated line of a queued call being executed
         self.pending_reads: list = []    # (lo, hi, line) of NOC reads into this core's L1 not yet barriered
         self.pending_writes: list = []   # (lo, hi, line) of NOC writes from this core's L1 not yet flushed
         self._cb_cache: dict = {}
@@ -92,8 +93,9 @@ class KernelContext:
         return None
 
     def where(self, frame=None) -> SourceLocation | None:
-        """The user's file:line of the kernel statement running now."""
-        line = self._kernel_line(frame or sys._getframe(1))
+        """The user's file:line of the kernel statement running now (or of the queued call
+        being executed, ``line_override``)."""
+        line = self.line_override or self._kernel_line(frame or sys._getframe(1))
         return self.pykernel.location_of_line(line) if line is not None else None
 
     def describe_lane(self, lane: int = 0) -> str:
@@ -110,6 +112,8 @@ class KernelContext:
 
     def line_of(self, frame_depth: int = 2) -> int:
         """Generated-code line of the caller's caller (cheap; for remembering where a transfer started)."""
+        if self.line_override:
+            return self.line_override
         frame = sys._getframe(frame_depth)
         return frame.f_lineno if frame.f_code.co_filename == self.pykernel.filename else (
             self._kernel_line(frame) or 0)

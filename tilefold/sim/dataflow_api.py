@@ -22,6 +22,7 @@ import numpy as np
 
 from tilefold.arch import NOC_ADDR_LOCAL_BITS, NOC_ADDR_NODE_ID_BITS
 from tilefold.errors import CircularBufferError, DramAccessError, NocHazardError, SemaphoreError
+from tilefold.sim import page_batches
 from tilefold.sim.accessor import Accessor, AccessorArgs, decode_accessor_args
 from tilefold.sim.lanes import all_lanes, any_lane, uniform
 
@@ -47,6 +48,7 @@ class DataflowApi:
         self.noc_index = getattr(self.kernel.config, "noc_index", 0)
         self._spins = 0
         self._spin_progress = -1
+        self.page_queue: list = []       # page transfers queued by *_later calls until flush_pages()
 
     # -- CB pointers --------------------------------------------------------------------
 
@@ -291,6 +293,21 @@ class DataflowApi:
         kind = NODE_DRAM if accessor.args.is_dram else NODE_CORE
         rows = bank if kind == NODE_DRAM else self.dev.l1_bank_rows[bank]
         self._read(kind, rows, local, dst_local_l1_addr, accessor.page_size, "noc_async_read_page", self.line_of())
+
+    # -- page transfers of a loop nest, executed together (tilefold.sim.page_batches) -------
+
+    def noc_async_read_page_later(self, page_id, accessor: Accessor, dst_local_l1_addr, offset=0) -> None:
+        self.page_queue.append((page_batches.READ, page_id, accessor, dst_local_l1_addr, accessor.page_size,
+                                offset, self.line_of()))
+
+    def noc_async_write_page_later(self, page_id, accessor: Accessor, src_local_l1_addr, size=0, offset=0) -> None:
+        nbytes = size if (size.__class__ is int and size) or (size.__class__ is not int) else accessor.page_size
+        self.page_queue.append((page_batches.WRITE, page_id, accessor, src_local_l1_addr, nbytes, offset,
+                                self.line_of()))
+
+    def flush_pages(self) -> None:
+        queue, self.page_queue = self.page_queue, []
+        page_batches.flush(self, queue)
 
     # -- writes ---------------------------------------------------------------------------
 

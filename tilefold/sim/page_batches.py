@@ -1,0 +1,181 @@
+"""Page transfers of a loop nest executed together: the same effects as one call at a time.
+
+Reads / writes: DRAM banks and this thread's L1 (bytes), its NOC port and read / write
+completion times, the DRAM bandwidth pool, the device's counters — exactly what
+``noc_async_read_page`` / ``noc_async_write_page`` change, in the same order.
+
+The Python emitter prints a loop nest that only computes integers and issues page reads (or
+page writes) with ``*_later`` calls, which queue their arguments and the kernel line, and
+``k.flush_pages()`` after the nest. Nothing else runs on this thread in between and no other
+thread runs (those calls never block), so executing the queue at the flush is executing the
+calls. A batch does it with one gather / scatter for all pages and lanes:
+
+* checks (DRAM bounds, reserved CB pages, L1 a write still reads from a pending read) are
+  evaluated for every page first; if any page would fail, or two pages land on the same
+  bytes, or a trace is being recorded, the calls are replayed one at a time, so errors name
+  the exact call and line;
+* timing is the per-call cost model in closed form: call ``i`` issues at ``clock + i·issue``
+  and its NOC port is free at ``max(port + (i+1)·t, clock + t + i·max(issue, t))`` (``t`` the
+  page over the link width); each page's bytes enter the DRAM bandwidth pool in call order.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tilefold.sim.lanes import any_lane
+
+NODE_DRAM = 1          # as tilefold.sim.dataflow_api: transfers to / from a DRAM bank
+
+READ, WRITE = "noc_async_read_page", "noc_async_write_page"
+# bytes moved per gather / scatter: fresh arrays much larger than this cost page faults
+CHUNK_BYTES = 2 << 20
+
+
+def _lane_matrix(values, lanes: int) -> np.ndarray:
+    """Per-call values (ints or per-lane arrays) as an (calls, lanes) int64 array."""
+    if all(v.__class__ is int for v in values):
+        return np.broadcast_to(np.asarray(values, dtype=np.int64)[:, None], (len(values), lanes))
+    return np.stack([np.broadcast_to(np.asarray(v, dtype=np.int64), (lanes,)) for v in values])
+
+
+def _distinct_per_lane(addr: np.ndarray) -> bool:
+    """Whether no two calls use the same address on any lane."""
+    ordered = np.sort(addr, axis=0)
+    return not (ordered[1:] == ordered[:-1]).any()
+
+
+def flush(ctx, queue: list) -> None:
+    """Execute the queued calls ``(call, page_id, accessor, l1_addr, nbytes, offset, line)``."""
+    start = 0
+    while start < len(queue):                  # runs of one call kind on one accessor
+        call, accessor, offset = queue[start][0], queue[start][2], queue[start][5]
+        end = start + 1
+        while end < len(queue) and queue[end][0] == call and queue[end][2] is accessor and queue[end][5] == offset:
+            end += 1
+        run = queue[start:end]
+        if not _batch(ctx, run):
+            _one_by_one(ctx, run)
+        start = end
+
+
+def _one_by_one(ctx, run: list) -> None:
+    for call, page_id, accessor, l1_addr, nbytes, offset, line in run:
+        ctx.line_override = line
+        try:
+            if call == READ:
+                ctx.noc_async_read_page(page_id, accessor, l1_addr, offset)
+            else:
+                ctx.noc_async_write_page(page_id, accessor, l1_addr, nbytes, offset)
+        finally:
+            ctx.line_override = None
+
+
+def _batch(ctx, run: list) -> bool:
+    """Execute ``run`` as one batch; False (nothing done) when it must go one call at a time."""
+    call, _, accessor, _, nbytes, offset, _ = run[0]
+    if ctx.tracing or len(run) < 2 or not accessor.args.is_dram:
+        return False
+    if not all(r[4].__class__ is int and r[4] == nbytes for r in run) or nbytes <= 0:
+        return False
+    lanes = ctx.L
+    pages = _lane_matrix([r[1] for r in run], lanes)
+    l1 = _lane_matrix([r[3] for r in run], lanes)
+    bank, local = accessor.locate(pages, offset)
+    bank = np.broadcast_to(np.asarray(bank, dtype=np.int64), pages.shape)
+    local = np.broadcast_to(np.asarray(local, dtype=np.int64), pages.shape)
+    regions = ctx.dev.allocation.dram_regions
+    if not regions.contains_all(local, nbytes):
+        return False
+    if call == READ:
+        if not _distinct_per_lane(l1) or not _reserved_window(ctx, l1, nbytes):
+            return False
+    elif any(_overlaps_pending_read(ctx, l1, nbytes)) or not _distinct_per_lane(bank * (1 << 40) + local):
+        return False
+    rows = ctx.row_idx[None, :]
+    step = max(1, CHUNK_BYTES // (nbytes * lanes))
+    for i in range(0, len(run), step):                 # (calls, lanes, nbytes) a few MiB at a time
+        chunk = slice(i, i + step)
+        if call == READ:
+            ctx.dev.l1.write(rows, l1[chunk], ctx.dev.dram.read(bank[chunk], local[chunk], nbytes))
+        else:
+            ctx.dev.dram.write(bank[chunk], local[chunk], ctx.dev.l1.read(rows, l1[chunk], nbytes))
+    _time(ctx, run, call, bank, l1, nbytes)
+    return True
+
+
+def _reserved_window(ctx, l1: np.ndarray, nbytes: int) -> bool:
+    """Every destination inside the same CB's reserved pages (or one L1 buffer) as the first."""
+    first = int(l1[0, 0])
+    cbs = ctx.dev.cbs
+    cb = cbs.cb_at(first)
+    if cb is None:
+        region = ctx.dev.allocation.l1_regions[ctx.cores[0]].find(int(l1.min()), nbytes)
+        return region is not None and int(l1.max()) + nbytes <= region.end
+    st = cbs.states[cb]
+    rows = ctx.rows
+    base = st.uniform_base if st.uniform_base is not None else st.base[rows]
+    ps = st.uniform_page_size if st.uniform_page_size is not None else st.page_size[rows]
+    cap = ctx._capacity(st)
+    if any_lane(l1 < base) or any_lane(l1 + nbytes > base + cap * ps):
+        return False
+    first_rel = ((l1 - base) // ps - st.wr[rows]) % cap
+    last_rel = ((l1 + nbytes - 1 - base) // ps - st.wr[rows]) % cap
+    reserved = st.reserved[rows]
+    return not (any_lane(first_rel >= reserved) or any_lane(last_rel >= reserved))
+
+
+def _overlaps_pending_read(ctx, l1: np.ndarray, nbytes: int):
+    lo, hi = l1.min(axis=0), l1.max(axis=0) + nbytes
+    for r_lo, r_hi, _ in ctx.pending_reads:
+        yield any_lane((r_lo < hi) & (lo < r_hi))
+
+
+def _time(ctx, run: list, call: str, bank: np.ndarray, l1: np.ndarray, nbytes: int) -> None:
+    """The per-call cost model of ``run`` (see the module docstring), counters and pending lists."""
+    n, lanes = bank.shape
+    costs, dev = ctx.costs, ctx.dev
+    issue = costs.noc_issue * max(-(-nbytes // ctx.arch.noc_max_burst), 1)
+    t = nbytes / ctx.arch.noc_link_bytes_per_cycle
+    steps = np.arange(n, dtype=np.float64)[:, None]
+    port = np.maximum(ctx.port_free + (steps + 1) * t, ctx.clock + t + steps * max(issue, t))   # (n, lanes)
+    starts = port.min(axis=1)
+    total = nbytes * lanes
+    transfer = dev.dram_pool.transfer
+    pool_done = np.array([transfer(float(s), total) for s in starts])[:, None]
+    latency = costs.noc_latency + costs.dram_latency
+    if lanes == 1:
+        done = np.maximum(port, pool_done) + latency
+    else:
+        done = np.maximum(port + latency, ctx._lane_share * (pool_done - starts[:, None]) + (starts[:, None] + latency))
+    dev.bank_traffic.append((bank, nbytes))
+    ctx.port_free = port[-1].copy()
+    ctx.charge(issue * n, None, call)
+    counters = dev.counters
+    counters.noc_bytes += nbytes * lanes * n
+    lines = [r[6] for r in run]
+    if call == READ:
+        counters.dram_read_bytes += nbytes * lanes * n
+        np.maximum(ctx.read_done, done.max(axis=0), out=ctx.read_done)
+        pending = ctx.pending_reads
+    else:
+        counters.dram_write_bytes += nbytes * lanes * n
+        np.maximum(ctx.write_flushed, port.max(axis=0), out=ctx.write_flushed)
+        np.maximum(ctx.write_done, done.max(axis=0), out=ctx.write_done)
+        dev.note_output_write(NODE_DRAM, None, nbytes * lanes * n)
+        pending = ctx.pending_writes
+    _note_ranges(pending, l1, nbytes, lines)
+    dev.progress += n
+
+
+def _note_ranges(pending: list, l1: np.ndarray, nbytes: int, lines: list[int]) -> None:
+    """Remember each call's L1 range until its barrier, merging consecutive ones as calls do."""
+    uniform = bool((l1 == l1[:, :1]).all())
+    for i, line in enumerate(lines):
+        lo = int(l1[i, 0]) if uniform else l1[i].copy()
+        if uniform and pending:
+            p_lo, p_hi, p_line = pending[-1]
+            if p_hi.__class__ is int and p_hi == lo:
+                pending[-1] = (p_lo, lo + nbytes, p_line)
+                continue
+        pending.append((lo, lo + nbytes, line))
