@@ -310,31 +310,29 @@ class ComputeApi:
     # -- matmul -----------------------------------------------------------------------------
 
     def _flush_matmul(self, lo: int = 0, hi: int = DST_SLOTS) -> None:
-        """Write pending matmul blocks overlapping DST slots [lo, hi) into DST (face order)."""
+        """Settle pending matmul blocks overlapping DST slots [lo, hi) into DST."""
         for first, block in list(self._pending_matmul.items()):
             if first < hi and lo < first + block.tiles:
                 del self._pending_matmul[first]
-                faces = block.value().reshape(self.L, block.rt, 2, 16, block.ct, 2, 16).transpose(0, 1, 4, 2, 5, 3, 6)
-                if self.rows.__class__ is slice:      # one copy, straight into DST's face order
-                    self.dst[self.rows, first:first + block.tiles].reshape(faces.shape, copy=False)[...] = faces
-                else:
-                    self.dst[self.rows, first:first + block.tiles] = faces.reshape(self.L, block.tiles, tm.TILE_ELEMS)
+                block.settle()
+                if self.rows.__class__ is not slice:     # the block summed into a copy of DST's rows
+                    self.dst[self.rows, first:first + block.tiles] = block.slots.reshape(
+                        self.L, block.tiles, tm.TILE_ELEMS)
 
     def _pending_block(self, first: int, rt: int, ct: int) -> PendingMatmul:
-        """The running block of DST[first:first + rt*ct], started from what DST holds there."""
+        """The running block of DST[first:first + rt*ct], accumulating onto what DST holds there."""
         block = self._pending_matmul.get(first)
         if block is not None and (block.rt, block.ct) == (rt, ct):
             return block
         count = rt * ct
         self._flush_matmul(first, first + count)
         written = self.dst_written[first:first + count]
-        acc = None
-        if written.any():
-            tiles = self.dst[self.rows, first:first + count].astype(np.float32)
-            tiles[:, ~written] = 0
-            acc = tiles.reshape(self.L, rt, ct, 2, 2, 16, 16).transpose(0, 1, 3, 5, 2, 4, 6).reshape(
-                self.L, rt * 32, ct * 32)
-        block = self._pending_matmul[first] = PendingMatmul(rt, ct, acc, self.fp32_dest, self._products)
+        slots = self.dst[self.rows, first:first + count]      # a view of DST when the lanes are a slice
+        started = bool(written.any())
+        if started and not written.all():
+            slots[:, ~written] = 0                            # tiles nothing wrote add to zero
+        block = self._pending_matmul[first] = PendingMatmul(
+            rt, ct, slots.reshape(self.L, rt, ct, 2, 2, 16, 16), started, self.fp32_dest, self._products)
         return block
 
     def matmul_tiles(self, in0_cb, in1_cb, in0_tile_index, in1_tile_index, dst_index) -> None:

@@ -1,8 +1,8 @@
 """Matmul in DST: operand matrices unpacked from CB pages, and output blocks accumulating K steps.
 
 Reads: waited pages of a compute thread's input circular buffers (through its ``_tile_bytes``).
-Writes: nothing in device memory; :mod:`.compute_api` stores a block's value into DST (face
-order) when anything else uses its slots, at the latest at ``tile_regs_commit``.
+Writes: the DST tiles of an output block (face order), when a run of K steps is multiplied —
+at the latest when anything else uses those slots or at ``tile_regs_commit``.
 
 :class:`CbMatrix` — the first ``pages`` waited pages of a CB unpacked once, as the multiplier
 sees them (source-register precision, math fidelity, optional per-tile transpose), laid out
@@ -18,8 +18,8 @@ calls whose in0 tiles move one tile right per step and whose in1 tiles move a fi
 tiles on, which is how every K loop walks its blocks. A run is multiplied when it ends (a call
 that does not continue it, or DST being read): with a 32-bit DST as one float32 product over
 the whole run — the same precision as step by step, only the order of float32 additions
-differs; with a 16-bit DST as one batched product of all steps, followed by the per-step
-rounding of the running sum to bfloat16 that storing into DST does.
+differs; with a 16-bit DST as one batched product of all steps, each step added to DST in
+turn (storing rounds the running sum to bfloat16, as each step does on the device).
 """
 
 from __future__ import annotations
@@ -228,14 +228,18 @@ class BlockProducts:
 
 
 class PendingMatmul:
-    """An rt×ct output block accumulating in DST, row-major (lanes, rt*32, ct*32).
+    """An rt×ct output block accumulating in DST. ``slots`` are its DST tiles in face order,
+    (lanes, rt, ct, 2, 2, 16, 16): a view of DST (or a copy the compute thread writes back);
+    ``started`` whether they already hold a value to add to (else the first product is stored).
+    Storing into a 16-bit DST rounds to bfloat16, as each accumulation step does on the device.
 
     A run's in1 matrix is fetched once its step is known, or when a one-step run is settled; so
     the compute thread settles its runs before it pops a CB."""
 
-    def __init__(self, rt: int, ct: int, acc: np.ndarray | None, fp32_dest: bool, products: BlockProducts):
+    def __init__(self, rt: int, ct: int, slots: np.ndarray, started: bool, fp32_dest: bool,
+                 products: BlockProducts):
         self.rt, self.ct, self.tiles = rt, ct, rt * ct
-        self.acc = acc
+        self.slots, self.started = slots, started
         self.fp32_dest = fp32_dest
         self.products = products
         self.run: _Run | None = None
@@ -272,7 +276,7 @@ class PendingMatmul:
         if n == 1:
             b = run.in1_matrix(None, run.b_tile + ct)
             self._add(LaneProducts(run.a.distinct_block(run.a_tile, rt, 1), run.a.lanes,
-                                   b.distinct_block(run.b_tile, 1, ct), b.lanes).block(), owned=True)
+                                   b.distinct_block(run.b_tile, 1, ct), b.lanes).block())
             return
         if self.fp32_dest:
             self._add(self.products.product(run.a, run.a_tile, rt, run.b, run.b_tile, ct, n))
@@ -284,18 +288,15 @@ class PendingMatmul:
         for k in range(n):
             self._add(steps[:, k])
 
-    def _add(self, product: np.ndarray, owned: bool = False) -> None:
-        """Sum ``product`` into the block; ``owned``: nothing else holds it (no copy needed)."""
-        acc = self.acc                        # owned by this block: summed into in place
-        if acc is None:
-            acc = product if owned else product.copy()    # (products may be slices of a shared one)
+    def _add(self, product: np.ndarray) -> None:
+        """Add a row-major (lanes, rt*32, ct*32) product into the block's DST tiles."""
+        lanes = product.shape[0]
+        faces = product.reshape(lanes, self.rt, 2, 16, self.ct, 2, 16).transpose(0, 1, 4, 2, 5, 3, 6)
+        if self.started:
+            self.slots += faces
         else:
-            acc += product
-        self.acc = acc if self.fp32_dest else tm.round_bf16(acc)
-
-    def value(self) -> np.ndarray:
-        self.settle()
-        return self.acc
+            self.slots[...] = faces
+            self.started = True
 
     def uses(self, matrix: CbMatrix) -> bool:
         """Whether the unsettled run reads ``matrix``."""
