@@ -9,7 +9,9 @@ from. The C++ emitter prints the same IR, so the simulator runs exactly what the
 Values in the generated code are Python ints (the same on every core the thread stands
 for) or numpy integer arrays (one value per core); loop bounds, branch conditions and
 array indices go through ``k.range`` / ``k.cond`` / ``k.index``, which insist the value is
-the same on every core. The emitter decides nothing: it prints.
+the same on every core. A page-transfer nest (:mod:`tilefold.ir.page_loops`) is printed with
+queued calls (``k.noc_async_read_page_later``) and ``k.flush_pages()`` after it, which the
+simulator executes as one batch with the same effects. The emitter decides nothing: it prints.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from xdsl.ir import Block, Operation, SSAValue
 
 from tilefold.errors import SourceLocation
 from tilefold.ir.locations import source_location
+from tilefold.ir.page_loops import QUEUEABLE_CALLS, is_page_transfer_nest
 from tilefold.ir.ttkernel import (
     ApiCallOp,
     GetCompileTimeArgValOp,
@@ -52,8 +55,6 @@ _CALLS = {
 }
 _CMPI = {0: "==", 1: "!=", 2: "<", 3: "<=", 4: ">", 5: ">=", 6: "<", 7: "<=", 8: ">", 9: ">="}
 _IDENTITY = {"arith.index_cast", "arith.extsi", "arith.sitofp", "arith.uitofp", "arith.extf", "arith.truncf"}
-# page transfers a loop nest may queue (``k.<name>_later``) and issue together at ``k.flush_pages()``
-_QUEUED_CALLS = {"noc_async_read_page", "noc_async_write_page"}
 
 
 @dataclass
@@ -220,7 +221,7 @@ class _Printer:
         fn = op.api
         parts = [self.ref(v) for v in op.operands]
         parts += [f"{key}={value!r}" for key, value in op.template_values().items()]
-        name = f"{fn.name}_later" if self.queuing and fn.name in _QUEUED_CALLS else fn.name
+        name = f"{fn.name}_later" if self.queuing and fn.name in QUEUEABLE_CALLS else fn.name
         call = f"k.{name}({', '.join(parts)})"
         if op.results:
             call = f"{self.define(op.results[0])} = {call}"
@@ -243,7 +244,7 @@ class _Printer:
             self.emit(depth, f"{', '.join(names)} = {', '.join(self.ref(v) for v in values)}", op)
 
     def for_op(self, op: scf.ForOp, depth: int) -> None:
-        if not self.queuing and _queues_page_transfers(op):
+        if not self.queuing and is_page_transfer_nest(op):
             # the nest's transfers are queued and issued together after it (same effects, in
             # order: nothing else runs meanwhile; see tilefold.sim.page_batches)
             self.queuing = True
@@ -302,21 +303,6 @@ class _Printer:
             else:
                 self.op(inner, depth + 1)
         self._body_with_yield(after, depth + 1, state)
-
-
-def _queues_page_transfers(loop: scf.ForOp) -> bool:
-    """Whether ``loop`` only computes integers (arith, local variables, nested loops) and issues
-    page reads or page writes — at least one."""
-    transfers = 0
-    for inner in loop.body.walk():
-        if isinstance(inner, ApiCallOp):
-            if inner.api.name not in _QUEUED_CALLS:
-                return False
-            transfers += 1
-        elif not (inner.name.startswith("arith.") or isinstance(
-                inner, (scf.ForOp, scf.YieldOp, memref.AllocaOp, memref.LoadOp, memref.StoreOp))):
-            return False
-    return transfers > 0
 
 
 def _only_yield(block: Block) -> bool:
