@@ -125,10 +125,8 @@ class MatmulConfig:
         return None
 
 
-def matmul_config(M: int, K: int, N: int, dtype="bfloat16", *, math_fidelity: str = "HiFi4",
-                  fp32_dest_acc_en: bool | None = None, subblock=None, arch=None) -> MatmulConfig:
-    """Check the options and choose the output sub-block (unless ``subblock`` = (h, w) is given)."""
-    arch = get_arch(arch)
+def check_options(M: int, K: int, N: int, dtype, math_fidelity: str) -> DataFormat:
+    """The data format of a matmul of these options, or a clear error for a bad one."""
     for name, value in (("M", M), ("K", K), ("N", N)):
         if not isinstance(value, (int, np.integer)) or value <= 0:
             raise LayoutError(f"matmul {name} = {value!r} must be a positive integer")
@@ -137,6 +135,14 @@ def matmul_config(M: int, K: int, N: int, dtype="bfloat16", *, math_fidelity: st
         raise LayoutError(f"matmul dtype {fmt.ttnn_name} is not supported; use one of {', '.join(DTYPES)}")
     if math_fidelity not in MATH_FIDELITY_PHASES:
         raise ProgramError(f"math fidelity {math_fidelity!r} is not one of {', '.join(MATH_FIDELITY_PHASES)}")
+    return fmt
+
+
+def matmul_config(M: int, K: int, N: int, dtype="bfloat16", *, math_fidelity: str = "HiFi4",
+                  fp32_dest_acc_en: bool | None = None, subblock=None, arch=None) -> MatmulConfig:
+    """Check the options and choose the output sub-block (unless ``subblock`` = (h, w) is given)."""
+    arch = get_arch(arch)
+    fmt = check_options(M, K, N, dtype, math_fidelity)
     if fp32_dest_acc_en is None:
         fp32_dest_acc_en = fmt is DataFormat.Float32
     base = MatmulConfig(int(M), int(K), int(N), fmt, math_fidelity, bool(fp32_dest_acc_en), 1, 1, 1)
@@ -322,5 +328,5 @@ def build(args) -> OpInstance:
 FACTORY = register(OpFactory("matmul", "Single-core matmul, K loop accumulating in DST (matmul_block sub-blocks).",
                              add_arguments, build))
 
-__all__ = ["MatmulConfig", "matmul_config", "matmul_single_core", "accumulation_error_bound", "reference", "min_pcc",
+__all__ = ["MatmulConfig", "check_options", "matmul_config", "matmul_single_core", "accumulation_error_bound", "reference", "min_pcc",
            "SUBBLOCK_HW_CHOICES", "FACTORY"]

@@ -35,12 +35,10 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 
-import numpy as np
-
 from tilefold.arch import MATH_FIDELITY_PHASES, get_arch
 from tilefold.arch.cores import CoreRange
 from tilefold.errors import LayoutError, ProgramError
-from tilefold.layout.formats import DataFormat, data_format
+from tilefold.layout.formats import DataFormat
 from tilefold.ops import matmul as single
 from tilefold.ops.base import OpFactory, OpInstance, Tolerance, parse_shape, random_input, register
 from tilefold.ops.kernels import bmm as bmm_compute
@@ -115,14 +113,7 @@ def multicore_matmul_config(M: int, K: int, N: int, dtype="bfloat16", *, math_fi
     """Check the options, split the output over ``grid`` (default: the whole compute grid) and
     choose the blocking of each core's block."""
     arch = get_arch(arch)
-    for name, value in (("M", M), ("K", K), ("N", N)):
-        if not isinstance(value, (int, np.integer)) or value <= 0:
-            raise LayoutError(f"matmul {name} = {value!r} must be a positive integer")
-    fmt = data_format(dtype)
-    if fmt.ttnn_name not in single.DTYPES:
-        raise LayoutError(f"matmul dtype {fmt.ttnn_name} is not supported; use one of {', '.join(single.DTYPES)}")
-    if math_fidelity not in MATH_FIDELITY_PHASES:
-        raise ProgramError(f"math fidelity {math_fidelity!r} is not one of {', '.join(MATH_FIDELITY_PHASES)}")
+    fmt = single.check_options(M, K, N, dtype, math_fidelity)
     fp32 = fmt is DataFormat.Float32 if fp32_dest_acc_en is None else bool(fp32_dest_acc_en)
     cols, rows = compute_grid(arch, grid)
     Mt, Kt, Nt = (-(-v // TILE) for v in (M, K, N))

@@ -36,6 +36,11 @@ def _first(v):
     return v if v.__class__ is int else int(np.asarray(v).flat[0])
 
 
+def _page_write_size(size, accessor: Accessor):
+    """Bytes a page write sends: ``size``, or the accessor's page size when ``size`` is 0."""
+    return size if (size.__class__ is int and size) or (size.__class__ is not int) else accessor.page_size
+
+
 class DataflowApi:
     """Mixed into the kernel context of reader and writer threads."""
 
@@ -172,8 +177,28 @@ class DataflowApi:
             raise self.fail(DramAccessError, f"{call} accesses L1 bytes 0x{bad:x}-0x{bad + nbytes:x} of another core, "
                                              "outside its circular buffers, L1 buffers and semaphores")
 
+    def _local_write_fits(self, addr, nbytes: int) -> bool:
+        """Whether NOC reads landing at ``addr`` (per-lane addresses of any shape, in the CB that
+        holds the first one, if any) end in that CB's reserved pages, or lie in one L1 buffer."""
+        first = _first(addr)
+        cb = self.dev.cbs.cb_at(first)
+        a = np.asarray(addr)
+        if cb is None:
+            region = self.dev.allocation.l1_regions[self.cores[0]].find(int(a.min()), nbytes)
+            return region is not None and int(a.max()) + nbytes <= region.end
+        st = self.dev.cbs.states[cb]
+        rows = self.rows
+        base = st.uniform_base if st.uniform_base is not None else st.base[rows]
+        ps = st.uniform_page_size if st.uniform_page_size is not None else st.page_size[rows]
+        cap = self._capacity(st)
+        if any_lane(a + nbytes > base + cap * ps):
+            return False
+        return not any_lane(((a + nbytes - 1 - base) // ps - st.wr[rows]) % cap >= st.reserved[rows])
+
     def _check_local_write(self, addr, nbytes: int, call: str) -> None:
         """A NOC read landing in this core's L1: inside the producer's reserved CB pages or an L1 buffer."""
+        if self._local_write_fits(addr, nbytes):
+            return
         first = _first(addr)
         cb = self.dev.cbs.cb_at(first)
         if cb is None:
@@ -198,19 +223,29 @@ class DataflowApi:
                             f"{int(np.min(st.reserved[rows]))} pages are reserved; call cb_reserve_back first",
                             last_rel >= st.reserved[rows])
 
-    def _check_local_source(self, addr, nbytes: int, call: str) -> None:
-        """L1 a NOC write reads from: must not still be filling from a NOC read."""
-        lo, hi = addr, addr + nbytes
+    def _pending_read_into(self, lo, hi) -> int | None:
+        """The line of a NOC read not yet barriered that fills bytes of [lo, hi) (per-lane
+        bounds of any shape) on some lane, or None."""
         for r_lo, r_hi, line in self.pending_reads:
             if any_lane((r_lo < hi) & (lo < r_hi)):
-                raise self.fail(NocHazardError, f"{call} sends L1 data that noc_async_read (at {self.location_of(line)}) "
-                                                "may still be filling; call noc_async_read_barrier() first")
+                return line
+        return None
+
+    def _check_local_source(self, addr, nbytes: int, call: str) -> None:
+        """L1 a NOC write reads from: must not still be filling from a NOC read."""
+        line = self._pending_read_into(addr, addr + nbytes)
+        if line is not None:
+            raise self.fail(NocHazardError, f"{call} sends L1 data that noc_async_read (at {self.location_of(line)}) "
+                                            "may still be filling; call noc_async_read_barrier() first")
 
     # -- timing -------------------------------------------------------------------------
 
+    def _issue_cycles(self, nbytes: int) -> float:
+        """Cycles the issuing thread spends on one transfer: ``noc_issue`` per packet."""
+        return self.costs.noc_issue * max(-(-nbytes // self.arch.noc_max_burst), 1)
+
     def _issue(self, nbytes: int, call: str) -> None:
-        packets = -(-nbytes // self.arch.noc_max_burst)
-        self.charge(self.costs.noc_issue * max(packets, 1), None, call)
+        self.charge(self._issue_cycles(nbytes), None, call)
 
     def _dram_done(self, banks, nbytes: int) -> np.ndarray:
         """Completion times of one transfer per lane to / from DRAM.
@@ -223,13 +258,18 @@ class DataflowApi:
         dev.bank_traffic.append((banks, nbytes if banks.__class__ is np.ndarray else total))
         port = self._port(nbytes)
         start = float(port.min())
-        done = dev.dram_pool.transfer(start, total)
+        return self._dram_arrival(port, start, dev.dram_pool.transfer(start, total))
+
+    def _dram_arrival(self, port, start, pool_done):
+        """When each lane's transfer is complete: its port pushed it at ``port`` and the group's
+        bytes, entering the DRAM pool at ``start``, were through at ``pool_done`` (any shapes that
+        broadcast against the lanes)."""
         latency = self.costs.noc_latency + self.costs.dram_latency
         if self.L == 1:
-            return np.maximum(port, done) + latency
+            return np.maximum(port, pool_done) + latency
         # The cores' requests interleave in the DRAM queues: lane i's data is in after its share of
         # the group's bytes, not after the whole group's.
-        return np.maximum(port + latency, self._lane_share * (done - start) + (start + latency))
+        return np.maximum(port + latency, self._lane_share * (pool_done - start) + (start + latency))
 
     def _port(self, nbytes: int) -> np.ndarray:
         """When each lane's NOC port has pushed ``nbytes`` (transfers from one core queue on its port)."""
@@ -240,27 +280,27 @@ class DataflowApi:
     def _core_done(self, nbytes: int) -> np.ndarray:
         return self._port(nbytes) + self.costs.noc_latency
 
+    @staticmethod
+    def _remember(pending: list, lo, nbytes: int, line: int) -> bool:
+        """Add [lo, lo + nbytes) to a pending list, extending the last range when it ends at
+        ``lo`` on every lane; True if a new range was added."""
+        if pending and lo.__class__ is int:
+            p_lo, p_hi, p_line = pending[-1]
+            if p_hi.__class__ is int and p_hi == lo:
+                pending[-1] = (p_lo, lo + nbytes, p_line)
+                return False
+        pending.append((lo, lo + nbytes, line))
+        return True
+
     def _note_read(self, dst, nbytes: int, done: np.ndarray, line: int) -> None:
         np.maximum(self.read_done, done, out=self.read_done)
-        pend = self.pending_reads
-        if pend and dst.__class__ is int:
-            lo, hi, ln = pend[-1]
-            if hi.__class__ is int and hi == dst:
-                pend[-1] = (lo, dst + nbytes, ln)
-                return
-        pend.append((dst, dst + nbytes, line))
+        self._remember(self.pending_reads, dst, nbytes, line)
 
     def _note_write(self, src, nbytes: int, line: int, flushed: np.ndarray, done: np.ndarray) -> None:
         np.maximum(self.write_flushed, flushed, out=self.write_flushed)
         np.maximum(self.write_done, done, out=self.write_done)
-        pend = self.pending_writes
-        if pend and src.__class__ is int:
-            lo, hi, ln = pend[-1]
-            if hi.__class__ is int and hi == src:
-                pend[-1] = (lo, src + nbytes, ln)
-                return
-        pend.append((src, src + nbytes, line))
-        self.dev.progress += 1
+        if self._remember(self.pending_writes, src, nbytes, line):
+            self.dev.progress += 1
 
     # -- reads ----------------------------------------------------------------------------
 
@@ -301,8 +341,8 @@ class DataflowApi:
                                 offset, self.line_of()))
 
     def noc_async_write_page_later(self, page_id, accessor: Accessor, src_local_l1_addr, size=0, offset=0) -> None:
-        nbytes = size if (size.__class__ is int and size) or (size.__class__ is not int) else accessor.page_size
-        self.page_queue.append((page_batches.WRITE, page_id, accessor, src_local_l1_addr, nbytes, offset,
+        self.page_queue.append((page_batches.WRITE, page_id, accessor, src_local_l1_addr,
+                                _page_write_size(size, accessor), offset,
                                 self.line_of()))
 
     def flush_pages(self) -> None:
@@ -342,8 +382,8 @@ class DataflowApi:
         bank, local = accessor.locate(page_id, offset)
         kind = NODE_DRAM if accessor.args.is_dram else NODE_CORE
         rows = bank if kind == NODE_DRAM else self.dev.l1_bank_rows[bank]
-        nbytes = size if (size.__class__ is int and size) or (size.__class__ is not int) else accessor.page_size
-        self._write(kind, rows, local, src_local_l1_addr, nbytes, "noc_async_write_page", self.line_of())
+        self._write(kind, rows, local, src_local_l1_addr, _page_write_size(size, accessor), "noc_async_write_page",
+                    self.line_of())
 
     def _multicast(self, src, dst_mcast, nbytes, num_dests, loopback: bool, call: str, words: bool = False) -> None:
         nbytes = nbytes if nbytes.__class__ is int else uniform(nbytes, "transfer size")

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from tilefold.sim.lanes import any_lane
 
 NODE_DRAM = 1          # as tilefold.sim.dataflow_api: transfers to / from a DRAM bank
 
@@ -88,9 +87,11 @@ def _batch(ctx, run: list) -> bool:
     if not regions.contains_all(local, nbytes):
         return False
     if call == READ:
-        if not _distinct_per_lane(l1) or not _reserved_window(ctx, l1, nbytes):
+        cbs = ctx.dev.cbs
+        if (not _distinct_per_lane(l1) or cbs.cb_at(int(l1[0, 0])) != cbs.cb_at(int(l1.min()))
+                or not ctx._local_write_fits(l1, nbytes)):
             return False
-    elif any(_overlaps_pending_read(ctx, l1, nbytes)) or not _distinct_per_lane(bank * (1 << 40) + local):
+    elif ctx._pending_read_into(l1, l1 + nbytes) is not None or not _distinct_per_lane(bank * (1 << 40) + local):
         return False
     rows = ctx.row_idx[None, :]
     step = max(1, CHUNK_BYTES // (nbytes * lanes))
@@ -104,38 +105,11 @@ def _batch(ctx, run: list) -> bool:
     return True
 
 
-def _reserved_window(ctx, l1: np.ndarray, nbytes: int) -> bool:
-    """Every destination inside the same CB's reserved pages (or one L1 buffer) as the first."""
-    first = int(l1[0, 0])
-    cbs = ctx.dev.cbs
-    cb = cbs.cb_at(first)
-    if cb is None:
-        region = ctx.dev.allocation.l1_regions[ctx.cores[0]].find(int(l1.min()), nbytes)
-        return region is not None and int(l1.max()) + nbytes <= region.end
-    st = cbs.states[cb]
-    rows = ctx.rows
-    base = st.uniform_base if st.uniform_base is not None else st.base[rows]
-    ps = st.uniform_page_size if st.uniform_page_size is not None else st.page_size[rows]
-    cap = ctx._capacity(st)
-    if any_lane(l1 < base) or any_lane(l1 + nbytes > base + cap * ps):
-        return False
-    first_rel = ((l1 - base) // ps - st.wr[rows]) % cap
-    last_rel = ((l1 + nbytes - 1 - base) // ps - st.wr[rows]) % cap
-    reserved = st.reserved[rows]
-    return not (any_lane(first_rel >= reserved) or any_lane(last_rel >= reserved))
-
-
-def _overlaps_pending_read(ctx, l1: np.ndarray, nbytes: int):
-    lo, hi = l1.min(axis=0), l1.max(axis=0) + nbytes
-    for r_lo, r_hi, _ in ctx.pending_reads:
-        yield any_lane((r_lo < hi) & (lo < r_hi))
-
-
 def _time(ctx, run: list, call: str, bank: np.ndarray, l1: np.ndarray, nbytes: int) -> None:
     """The per-call cost model of ``run`` (see the module docstring), counters and pending lists."""
     n, lanes = bank.shape
-    costs, dev = ctx.costs, ctx.dev
-    issue = costs.noc_issue * max(-(-nbytes // ctx.arch.noc_max_burst), 1)
+    dev = ctx.dev
+    issue = ctx._issue_cycles(nbytes)
     t = nbytes / ctx.arch.noc_link_bytes_per_cycle
     steps = np.arange(n, dtype=np.float64)[:, None]
     port = np.maximum(ctx.port_free + (steps + 1) * t, ctx.clock + t + steps * max(issue, t))   # (n, lanes)
@@ -143,11 +117,7 @@ def _time(ctx, run: list, call: str, bank: np.ndarray, l1: np.ndarray, nbytes: i
     total = nbytes * lanes
     transfer = dev.dram_pool.transfer
     pool_done = np.array([transfer(float(s), total) for s in starts])[:, None]
-    latency = costs.noc_latency + costs.dram_latency
-    if lanes == 1:
-        done = np.maximum(port, pool_done) + latency
-    else:
-        done = np.maximum(port + latency, ctx._lane_share * (pool_done - starts[:, None]) + (starts[:, None] + latency))
+    done = ctx._dram_arrival(port, starts[:, None], pool_done)
     dev.bank_traffic.append((bank, nbytes))
     ctx.port_free = port[-1].copy()
     ctx.charge(issue * n, None, call)
@@ -164,18 +134,8 @@ def _time(ctx, run: list, call: str, bank: np.ndarray, l1: np.ndarray, nbytes: i
         np.maximum(ctx.write_done, done.max(axis=0), out=ctx.write_done)
         dev.note_output_write(NODE_DRAM, None, nbytes * lanes * n)
         pending = ctx.pending_writes
-    _note_ranges(pending, l1, nbytes, lines)
-    dev.progress += n
-
-
-def _note_ranges(pending: list, l1: np.ndarray, nbytes: int, lines: list[int]) -> None:
-    """Remember each call's L1 range until its barrier, merging consecutive ones as calls do."""
-    uniform = bool((l1 == l1[:, :1]).all())
+    uniform = bool((l1 == l1[:, :1]).all())           # the same address on every lane: ints
     for i, line in enumerate(lines):
-        lo = int(l1[i, 0]) if uniform else l1[i].copy()
-        if uniform and pending:
-            p_lo, p_hi, p_line = pending[-1]
-            if p_hi.__class__ is int and p_hi == lo:
-                pending[-1] = (p_lo, lo + nbytes, p_line)
-                continue
-        pending.append((lo, lo + nbytes, line))
+        added = ctx._remember(pending, int(l1[i, 0]) if uniform else l1[i].copy(), nbytes, line)
+        if added and call == WRITE:
+            dev.progress += 1
