@@ -108,30 +108,30 @@ class LaneProducts:
     operands and a lane's block is gathered from it; otherwise one batched product.
     ``stacked_rhs()``, if given, returns the distinct right operands side by side (cached)."""
 
-    __slots__ = ("values", "pairs", "ga", "gb")
+    __slots__ = ("values", "pairs", "ga", "gb", "_array")
 
     def __init__(self, lhs: np.ndarray, lhs_lanes: np.ndarray | None, rhs: np.ndarray,
                  rhs_lanes: np.ndarray | None, stacked_rhs=None):
         self.values = self.pairs = None
         if lhs_lanes is None and rhs_lanes is None:
-            self.values = np.matmul(lhs, rhs, out=scratch.take(lhs.shape[:2] + rhs.shape[2:]))
+            self.values = self._array = np.matmul(lhs, rhs, out=scratch.take(lhs.shape[:2] + rhs.shape[2:]))
             return
         lanes = len(lhs_lanes if lhs_lanes is not None else rhs_lanes)
         ga = np.arange(lanes) if lhs_lanes is None else lhs_lanes
         gb = np.arange(lanes) if rhs_lanes is None else rhs_lanes
         (ua, rows, k), (ub, _, cols) = lhs.shape, rhs.shape
         if ua * ub > 2 * lanes:
-            self.values = np.matmul(lhs[ga], rhs[gb], out=scratch.take((lanes, rows, cols)))
+            self.values = self._array = np.matmul(lhs[ga], rhs[gb], out=scratch.take((lanes, rows, cols)))
             return
         if k <= min(rows, cols) and ua * ub == lanes and np.array_equal(ga * ub + gb, np.arange(lanes)):
             # lanes are the pairs in order (row-major over a grid) and K is short (gathering
             # lanes from one product would cost as much as multiplying): each lane's in place
-            out = scratch.take((ua, ub, rows, cols))
-            self.values = np.matmul(lhs[:, None], rhs[None], out=out).reshape(lanes, rows, cols)
+            self._array = np.matmul(lhs[:, None], rhs[None], out=scratch.take((ua, ub, rows, cols)))
+            self.values = self._array.reshape(lanes, rows, cols)
             return
         stacked = stacked_rhs() if stacked_rhs is not None else rhs.transpose(1, 0, 2).reshape(k, ub * cols)
-        pairs = np.matmul(lhs.reshape(ua * rows, k), stacked, out=scratch.take((ua * rows, ub * cols)))
-        self.pairs, self.ga, self.gb = pairs.reshape(ua, rows, ub, cols), ga, gb
+        self._array = np.matmul(lhs.reshape(ua * rows, k), stacked, out=scratch.take((ua * rows, ub * cols)))
+        self.pairs, self.ga, self.gb = self._array.reshape(ua, rows, ub, cols), ga, gb
 
     def block(self, rows: slice = slice(None), cols: slice = slice(None)) -> np.ndarray:
         """(lanes, rows, cols) of every lane's product: a view, or a fresh gathered array."""
@@ -140,9 +140,8 @@ class LaneProducts:
         return self.pairs[self.ga, rows, self.gb, cols]
 
     def release(self) -> None:
-        """Give the products' array back to the scratch pool."""
-        whole = self.values if self.values is not None else self.pairs
-        scratch.give(whole.base if whole.base is not None and whole.base.flags.c_contiguous else whole)
+        """Give the products' array back to the scratch pool (no block of it may be used after)."""
+        scratch.give(self._array)
 
 
 def operand_matrix(raw: np.ndarray, fmt, role: str, transpose: bool, fidelity: str,
@@ -275,8 +274,10 @@ class PendingMatmul:
         rt, ct, n = self.rt, self.ct, run.count
         if n == 1:
             b = run.in1_matrix(None, run.b_tile + ct)
-            self._add(LaneProducts(run.a.distinct_block(run.a_tile, rt, 1), run.a.lanes,
-                                   b.distinct_block(run.b_tile, 1, ct), b.lanes).block())
+            product = LaneProducts(run.a.distinct_block(run.a_tile, rt, 1), run.a.lanes,
+                                   b.distinct_block(run.b_tile, 1, ct), b.lanes)
+            self._add(product.block())                            # copied into DST
+            product.release()
             return
         if self.fp32_dest:
             self._add(self.products.product(run.a, run.a_tile, rt, run.b, run.b_tile, ct, n))
