@@ -4,8 +4,8 @@ Each block (bx, by) of the grid copies an A block and a B block per K step into 
 buffers (circular buffers, ``num_stages`` blocks deep) and accumulates ``A @ B`` into a
 float32 fragment, which is copied to C at the end. tilefold maps the grid onto the cores
 (each core loops over its blocks), splits the program into reader, compute and writer
-kernels, and accumulates the fragment in DST (spilling partial sums to a circular buffer
-when the block is larger than DST).
+kernels, and accumulates the fragment in DST (when the block is larger than DST, partial
+sums go to a circular buffer, where the packer adds each K step's sums to them in L1).
 
 Run: ``.venv/bin/python examples/tilelang/gemm.py`` (or ``tilefold run`` / ``tilefold compile``).
 """

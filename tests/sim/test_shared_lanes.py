@@ -56,8 +56,14 @@ def test_lane_products_are_the_per_lane_products(share):
         lhs, rhs = _ints(rng, (12, 64, 96)), _ints(rng, (12, 96, 32))
         ga, gb = np.arange(lanes), (np.arange(lanes) * 5) % 12
     products = LaneProducts(lhs, ga, rhs, gb)
-    out = products.block()
-    np.testing.assert_array_equal(products.block(slice(32, 64), slice(0, 32)), out[:, 32:64, :32])
+    # lanes that are the operand pairs in row-major order get (lhs, rhs, rows, cols) views
+    assert products.in_grid == (share == "both")
+
+    def per_lane(block):
+        return block.reshape(lanes, *block.shape[-2:])
+
+    out = per_lane(products.block())
+    np.testing.assert_array_equal(per_lane(products.block(slice(32, 64), slice(0, 32))), out[:, 32:64, :32])
     for lane in range(lanes):
         a = lhs[lane if ga is None else ga[lane]]
         b = rhs[lane if gb is None else gb[lane]]

@@ -107,7 +107,7 @@ def test_generated_kernels_use_the_069_api(seed_matmul, gemm_factory):
                 assert call not in source, f"{name} uses deprecated {call}"
 
 
-def test_canonical_gemm_spills_partials_and_matches(gemm_factory):
+def test_canonical_gemm_accumulates_partials_in_l1_and_matches(gemm_factory):
     kernel = gemm_factory(256, 256, 256, 128, 128, 64, num_stages=3)
     run_gemm(kernel, 256, 256, 256, seed=4)
     program = kernel.compiled.program
@@ -116,19 +116,43 @@ def test_canonical_gemm_spills_partials_and_matches(gemm_factory):
     assert depth["A_shared"] == 3 * 8 and depth["B_shared"] == 3 * 8
     assert depth["C_local_partials"] == 16
     compute = kernel.get_kernel_source()["compute.cpp"]
+    # four K steps: the packer accumulates the partial sums in L1 over the first three, the
+    # block is popped unread after all but the last two, and the last step reloads it once
     filecheck(compute, """
 CHECK:   for (uint32_t k = 0; k < 3; ++k) {
 CHECK:     cb_wait_front(0, 8);
+CHECK:     pack_reconfig_l1_acc(static_cast<uint32_t>(k > 0));
 CHECK:     for (uint32_t sub = 0; sub < 4; ++sub) {
 CHECK:       tile_regs_acquire();
-CHECK:       if (
-CHECK:         cb_wait_front(24, 4);
-CHECK:         copy_tile(24, 0, 0);
+CHECK-NOT:   copy_tile
 CHECK:       for (uint32_t kk = 0; kk < 2; ++kk) {
 CHECK-NEXT:    matmul_block(0, 1, {{.*}}, {{.*}}, 0, 0, 2, 2, 2);
 CHECK:       cb_reserve_back(24, 4);
+CHECK:       pack_tile<false>(0, 24);
+CHECK:     if (k + 1 < 3) {
+CHECK-NEXT:  cb_wait_front(24, 16);
+CHECK-NEXT:  cb_pop_front(24, 16);
 CHECK:   cb_reserve_back(16, 16);
+CHECK:   pack_reconfig_l1_acc(0);
+CHECK:     cb_wait_front(24, 4);
+CHECK:     copy_tile(24, 0, 0);
 CHECK:     pack_tile<true>(0, 16,
+""")
+
+
+def test_gemm_over_two_k_steps_reloads_its_partials(gemm_factory):
+    kernel = gemm_factory(128, 128, 256, 128, 128, 128)
+    run_gemm(kernel, 128, 128, 256, seed=5)
+    compute = kernel.get_kernel_source()["compute.cpp"]
+    assert "pack_reconfig_l1_acc" not in compute
+    # the first step spills its sums, the second reloads them before its own K tiles
+    filecheck(compute, """
+CHECK:       pack_tile<false>(0, 24);
+CHECK:       cb_push_back(24, 4);
+CHECK:       cb_wait_front(24, 4);
+CHECK:       copy_tile(24, 0, 0);
+CHECK:       matmul_block(
+CHECK:       pack_tile<true>(0, 16,
 """)
 
 

@@ -153,6 +153,8 @@ COMPUTE_API: list[ApiFunction] = [
     _cp("reconfig_data_format", ("srca_cb", "srcb_cb"), "api/compute/reconfig_data_format.h"),
     _cp("reconfig_data_format_srca", ("srca_cb",), "api/compute/reconfig_data_format.h"),
     _cp("pack_reconfig_data_format", ("out_cb",), "api/compute/pack.h"),
+    _cp("pack_reconfig_l1_acc", ("l1_acc_en",), "api/compute/pack.h",
+        doc="1: later packs add DST to the tiles already at their L1 place; 0: they overwrite them."),
     _cp("pack_tile", ("dst_index", "out_cb", Param("out_tile_index", default=0)), "api/compute/pack.h",
         templates=(TemplateParam("out_of_order_output", "bool", False),)),
     # FPU element-wise (tiles from two CBs into DST)

@@ -24,12 +24,14 @@ from __future__ import annotations
 import numpy as np
 
 from tilefold.errors import CircularBufferError, DstError
+from tilefold.layout.formats import DataFormat
 from tilefold.program import ComputeConfig
 from tilefold.sim import tile_math as tm
 from tilefold.sim.lanes import any_lane, uniform
 from tilefold.sim.matmul_blocks import BlockProducts, CbMatrix, PendingMatmul, distinct_lanes, operand_matrix
 
 RELEASED, ACQUIRED, COMMITTED, WAITED = "released", "acquired", "committed", "waited"
+L1_ACC_FORMATS = (DataFormat.Float32, DataFormat.Float16_b)
 DST_SLOTS = 16
 
 
@@ -52,6 +54,7 @@ class ComputeApi:
         self.dst_written = np.zeros(DST_SLOTS, dtype=bool)
         self.dst = self.dev.dst32 if self.fp32_dest else self.dev.dst16   # storing rounds to DST precision
         self.reduce_mode = ("SUM", "REDUCE_ROW")
+        self.pack_l1_acc = False                # pack_reconfig_l1_acc(1): packs add to L1's tiles
         self.engine_busy = [0.0, 0.0, 0.0]   # unpack, math, pack
         self._operand_cache: dict = {}
         self._products = BlockProducts()
@@ -504,20 +507,52 @@ class ComputeApi:
         addr = base + (w0 if (wr == w0).all() else wr) * ps + first_page * ps
         return cbi, st, addr, ps
 
+    def pack_reconfig_l1_acc(self, l1_acc_en) -> None:
+        flag = l1_acc_en if l1_acc_en.__class__ is int else uniform(l1_acc_en, "pack_reconfig_l1_acc flag")
+        if flag not in (0, 1):
+            raise self.fail(DstError, f"pack_reconfig_l1_acc({flag}): the flag is 0 (packs overwrite L1) or 1 "
+                                      "(packs add to the tiles in L1)")
+        self.pack_l1_acc = bool(flag)
+        self._init_call("pack_reconfig_l1_acc")
+
     def _pack_into(self, cb, first_page, values: np.ndarray, call: str) -> None:
         count = values.shape[1]
         cbi, st, addr, ps = self._out_pages(cb, first_page, count, call)
         fmt = self._cb_format(cbi)
-        raw = tm.pack(values, fmt).reshape(self.L, -1)
-        if raw.shape[-1] != ps * count:
+        if fmt.tile_size() != ps:
             raise self.fail(CircularBufferError, f"{call}: c_{cbi} has {ps}-byte pages but a {fmt.ttnn_name} tile is "
-                                                 f"{raw.shape[-1] // count} bytes; size the CB pages for its format")
-        self.dev.l1.write(self.rows, addr, raw)
-        cycles = raw.shape[-1] / self.costs.pack_bytes_per_cycle
+                                                 f"{fmt.tile_size()} bytes; size the CB pages for its "
+                                                 "format")
+        nbytes = ps * count
+        if self.pack_l1_acc:
+            self._accumulate_in_l1(cbi, fmt, addr, values, call)
+        else:
+            self.dev.l1.write(self.rows, addr, tm.pack(values, fmt).reshape(self.L, -1))
+        cycles = (2 if self.pack_l1_acc else 1) * nbytes / self.costs.pack_bytes_per_cycle
         if fmt.is_block_float:
             cycles += self.costs.bfp_extra_per_tile * count
         self.charge(cycles, self.pack_clock, call)
         self.dev.counters.pack_tiles += count * self.L
+
+    def _accumulate_in_l1(self, cbi: int, fmt, addr, values: np.ndarray, call: str) -> None:
+        """The packer's L1 accumulation: each tile at ``addr`` becomes its value plus ``values``
+        (lanes, count, 1024), added in float32 and stored in the CB's format."""
+        if fmt not in L1_ACC_FORMATS:
+            raise self.fail(CircularBufferError, f"{call} with L1 accumulation into c_{cbi}, a {fmt.ttnn_name} CB: "
+                                                 "the packer accumulates into float32 and bfloat16 tiles "
+                                                 "only; call pack_reconfig_l1_acc(0) first or change the format")
+        shape = values.shape
+        if values.dtype != np.float32:
+            values = values.astype(np.float32)
+        nbytes = shape[1] * fmt.tile_size()
+        if fmt is DataFormat.Float32:
+            held = self.dev.l1.view(self.rows, addr, nbytes)
+            if held is not None:                      # the tiles in place: one read-modify-write
+                sums = held.view(np.float32).reshape(shape)
+                np.add(sums, values, out=sums)
+                return
+        held = tm.unpack(self.dev.l1.read(self.rows, addr, nbytes).reshape(shape[0], shape[1], -1), fmt)
+        self.dev.l1.write(self.rows, addr, tm.pack(held + values, fmt).reshape(self.L, -1))
 
     def pack_tile(self, dst_index, out_cb, out_tile_index=0, out_of_order_output=False) -> None:
         if self.dst_state != WAITED:

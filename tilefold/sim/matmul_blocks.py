@@ -105,14 +105,17 @@ class LaneProducts:
     """Per-lane matrix products ``lhs[lhs_lanes[i]] @ rhs[rhs_lanes[i]]`` (a None map: one
     operand per lane). When the lanes use most pairs of distinct operands (a grid of cores
     sharing rows and columns), every pair is computed in one matrix product of the stacked
-    operands and a lane's block is gathered from it; otherwise one batched product.
-    ``stacked_rhs()``, if given, returns the distinct right operands side by side (cached)."""
+    operands and a lane's block is gathered from it (or, when the lanes are those pairs in
+    row-major order, viewed in it: blocks are then (distinct lhs, distinct rhs, rows, cols));
+    otherwise one batched product. ``stacked_rhs()``, if given, returns the distinct right
+    operands side by side (cached)."""
 
-    __slots__ = ("values", "pairs", "ga", "gb", "_array")
+    __slots__ = ("values", "pairs", "ga", "gb", "in_grid", "_array")
 
     def __init__(self, lhs: np.ndarray, lhs_lanes: np.ndarray | None, rhs: np.ndarray,
                  rhs_lanes: np.ndarray | None, stacked_rhs=None):
         self.values = self.pairs = None
+        self.in_grid = False
         if lhs_lanes is None and rhs_lanes is None:
             self.values = self._array = np.matmul(lhs, rhs, out=scratch.take(lhs.shape[:2] + rhs.shape[2:]))
             return
@@ -123,7 +126,8 @@ class LaneProducts:
         if ua * ub > 2 * lanes:
             self.values = self._array = np.matmul(lhs[ga], rhs[gb], out=scratch.take((lanes, rows, cols)))
             return
-        if k <= min(rows, cols) and ua * ub == lanes and np.array_equal(ga * ub + gb, np.arange(lanes)):
+        in_grid = ua * ub == lanes and np.array_equal(ga * ub + gb, np.arange(lanes))
+        if k <= min(rows, cols) and in_grid:
             # lanes are the pairs in order (row-major over a grid) and K is short (gathering
             # lanes from one product would cost as much as multiplying): each lane's in place
             self._array = np.matmul(lhs[:, None], rhs[None], out=scratch.take((ua, ub, rows, cols)))
@@ -132,11 +136,15 @@ class LaneProducts:
         stacked = stacked_rhs() if stacked_rhs is not None else rhs.transpose(1, 0, 2).reshape(k, ub * cols)
         self._array = np.matmul(lhs.reshape(ua * rows, k), stacked, out=scratch.take((ua * rows, ub * cols)))
         self.pairs, self.ga, self.gb = self._array.reshape(ua, rows, ub, cols), ga, gb
+        self.in_grid = in_grid
 
     def block(self, rows: slice = slice(None), cols: slice = slice(None)) -> np.ndarray:
-        """(lanes, rows, cols) of every lane's product: a view, or a fresh gathered array."""
+        """(lanes, rows, cols) of every lane's product — a view, or a fresh gathered array — or a
+        (distinct lhs, distinct rhs, rows, cols) view when the lanes are the pairs in order."""
         if self.values is not None:
             return self.values[:, rows, cols]
+        if self.in_grid:
+            return self.pairs.transpose(0, 2, 1, 3)[:, :, rows, cols]
         return self.pairs[self.ga, rows, self.gb, cols]
 
     def release(self) -> None:
@@ -192,31 +200,44 @@ class BlockProducts:
     of a compute thread. A blocked matmul walks every rt×ct sub-block of one in0 block × in1
     block pair over the same K steps; once a second sub-block asks for the same operands and K
     range (or at once, when the whole product is only a few sub-blocks), the whole product is
-    computed in one call and every sub-block is a slice of it."""
+    computed in one call and every sub-block is a slice of it. A whole product larger than
+    :data:`WHOLE_BYTES` is not kept: each sub-block is multiplied on its own, so that its product
+    is still in the cache when it is added to DST."""
 
     MAX_ENTRIES = 4
     # whole products at most this many times a sub-block are computed at the first request
     EAGER_RATIO = 4
+    WHOLE_BYTES = 2 << 20
 
     def __init__(self):
         self._entries: dict[tuple, list] = {}
 
-    def product(self, a: CbMatrix, a_tile: int, rt: int, b: CbMatrix, b_tile: int, ct: int, n: int) -> np.ndarray:
+    def product(self, a: CbMatrix, a_tile: int, rt: int, b: CbMatrix, b_tile: int, ct: int,
+                n: int) -> tuple[np.ndarray, LaneProducts | None]:
+        """The (lanes, rt*32, ct*32) product block (or its grid form, see :meth:`LaneProducts.block`)
+        and the products to release once it has been used (None: kept here)."""
         (ar, ac), (bq, bc) = a.place(a_tile), b.place(b_tile)
         key = (id(a), id(b), ac, bq, n)
         entry = self._entries.get(key)
         if entry is None or entry[0] is not a or entry[1] is not b:
-            if len(self._entries) >= self.MAX_ENTRIES:
-                self.release()
-            entry = self._entries[key] = [a, b, None]
+            pairs = len(a.values) * len(b.values) if a.lanes is not None or b.lanes is not None else len(a.values)
             whole = a.values.shape[1] * b.values.shape[2]
-            if whole > self.EAGER_RATIO * rt * ct * 1024:
-                return LaneProducts(a.distinct_block(a_tile, rt, n), a.lanes,
-                                    b.distinct_block(b_tile, n, ct), b.lanes).block()
+            if whole > self.EAGER_RATIO * rt * ct * 1024 or pairs * whole * 4 > self.WHOLE_BYTES:
+                if pairs * whole * 4 <= self.WHOLE_BYTES:
+                    self._remember(key, [a, b, None])       # the whole product at a second request
+                own = LaneProducts(a.distinct_block(a_tile, rt, n), a.lanes, b.distinct_block(b_tile, n, ct), b.lanes)
+                return own.block(), own
+            entry = self._remember(key, [a, b, None])
         if entry[2] is None:
             lhs, rhs = a.values[:, :, ac * 32:(ac + n) * 32], b.values[:, bq * 32:(bq + n) * 32, :]
             entry[2] = LaneProducts(lhs, a.lanes, rhs, b.lanes, lambda: b.stacked_rows(bq, n))
-        return entry[2].block(slice(ar * 32, (ar + rt) * 32), slice(bc * 32, (bc + ct) * 32))
+        return entry[2].block(slice(ar * 32, (ar + rt) * 32), slice(bc * 32, (bc + ct) * 32)), None
+
+    def _remember(self, key: tuple, entry: list) -> list:
+        if len(self._entries) >= self.MAX_ENTRIES:
+            self.release()
+        self._entries[key] = entry
+        return entry
 
     def release(self) -> None:
         """Forget every product (their arrays go back to the scratch pool)."""
@@ -280,7 +301,10 @@ class PendingMatmul:
             product.release()
             return
         if self.fp32_dest:
-            self._add(self.products.product(run.a, run.a_tile, rt, run.b, run.b_tile, ct, n))
+            block, own = self.products.product(run.a, run.a_tile, rt, run.b, run.b_tile, ct, n)
+            self._add(block)
+            if own is not None:
+                own.release()
             return
         a = run.a.block(run.a_tile, rt, n)                        # (lanes, rt*32, n*32)
         b = run.b.block(run.b_tile, n, ct)                        # (lanes, n*32, ct*32)
@@ -290,13 +314,17 @@ class PendingMatmul:
             self._add(steps[:, k])
 
     def _add(self, product: np.ndarray) -> None:
-        """Add a row-major (lanes, rt*32, ct*32) product into the block's DST tiles."""
-        lanes = product.shape[0]
-        faces = product.reshape(lanes, self.rt, 2, 16, self.ct, 2, 16).transpose(0, 1, 4, 2, 5, 3, 6)
+        """Add a row-major (lanes, rt*32, ct*32) product — or (lhs, rhs, rt*32, ct*32) for lanes
+        that are a grid of operand pairs, see :meth:`LaneProducts.block` — into the block's DST tiles."""
+        lead = product.shape[:-2]
+        n = len(lead)
+        faces = product.reshape(lead + (self.rt, 2, 16, self.ct, 2, 16))
+        faces = faces.transpose(*range(n), n, n + 3, n + 1, n + 4, n + 2, n + 5)
+        slots = self.slots if n == 1 else self.slots.reshape(lead + self.slots.shape[1:], copy=False)
         if self.started:
-            self.slots += faces
+            slots += faces
         else:
-            self.slots[...] = faces
+            slots[...] = faces
             self.started = True
 
     def uses(self, matrix: CbMatrix) -> bool:

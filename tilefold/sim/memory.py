@@ -62,6 +62,14 @@ class ByteMemory:
         off = np.asarray(addr, dtype=np.int64) - self.base
         return self._window(nbytes)[rows, off]
 
+    def view(self, rows, addr, nbytes: int) -> np.ndarray | None:
+        """A writable view of bytes [addr, addr + nbytes) of each row (lanes, nbytes), or None
+        when the rows or the addresses differ per lane in a way slicing cannot express."""
+        if addr.__class__ is not int or rows.__class__ is not slice:
+            return None
+        off = addr - self.base
+        return self.data[rows, off:off + nbytes]
+
     def write(self, rows, addr, data: np.ndarray) -> None:
         """Store ``data`` (lanes, nbytes) at [addr, addr + nbytes) of each row."""
         nbytes = data.shape[-1]

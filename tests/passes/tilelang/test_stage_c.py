@@ -80,12 +80,46 @@ CHECK-COUNT-4: ttkernel.pack_tile
 """)
 
 
-def test_gemm_spills_partials_when_the_block_exceeds_dst():
+def test_gemm_accumulates_partials_in_l1_when_the_block_exceeds_dst():
+    # four K steps: the packer adds each step's sums to the partials block in L1; every step but
+    # the last two pops the block unread so the next packs onto the same pages; the peeled last
+    # step reloads the sums once and packs C
     filecheck(through(kernels.gemm(bm=128, bn=128, bk=64), "lower_tt_tile_intrinsics"), """
+CHECK:      tt.cb.C_l_partials = {page_size = 4096 : i64, depth = 16 : i64, data_format = "Float32"
+CHECK:      %[[LAST:.*]] = arith.constant 3 : i32
+CHECK:      tile.for %{{.*}} to %[[LAST]] attributes {step = 1 : i32, kind = "pipelined", num_stages = 3 : i32} {
+CHECK:        tile.stmt attributes {kind = "matmul_spill", reads = ["A_s", "B_s"], writes = []} {
+CHECK-NEXT:     %[[NOT_FIRST:.*]] = arith.cmpi ugt, %k
+CHECK-NEXT:     %[[FLAG:.*]] = arith.extui %[[NOT_FIRST]] : i1 to i32
+CHECK-NEXT:     ttkernel.pack_reconfig_l1_acc(%[[FLAG]])
+CHECK:          scf.for %sub
+CHECK:            tile.dst_section attributes {mode = "section"} math {
+CHECK-NOT:          ttkernel.copy_tile
+CHECK:              ttkernel.matmul_block
+CHECK:            } pack {
+CHECK-NEXT:         tile.cb_event "produce_begin" {cb = 24 : i32, pages = 4 : i32
+CHECK-COUNT-4:      ttkernel.pack_tile
+CHECK-NEXT:         tile.cb_event "produce_end" {cb = 24 : i32
+CHECK:          %[[NEXT:.*]] = arith.addi %k, %{{.*}}
+CHECK-NEXT:     %[[MORE:.*]] = arith.cmpi ult, %[[NEXT]], %[[LAST]]
+CHECK-NEXT:     scf.if %[[MORE]] {
+CHECK-NEXT:       tile.cb_event "consume" {cb = 24 : i32, pages = 16 : i32, buffer = "C_l_partials"}
+CHECK-NEXT:       tile.cb_event "release" {cb = 24 : i32, pages = 16 : i32, buffer = "C_l_partials"}
+CHECK:      tile.stmt attributes {kind = "matmul_final", reads = ["A_s", "B_s"], writes = ["C_l"]} {
+CHECK:        ttkernel.pack_reconfig_l1_acc(%{{.*}})
+CHECK:        tile.cb_event "consume" {cb = 24 : i32, pages = 4 : i32
+CHECK-COUNT-4: ttkernel.copy_tile
+CHECK:        ttkernel.pack_tile(%{{.*}}, %{{.*}}, %{{.*}}) {out_of_order_output = true}
+""")
+
+
+def test_gemm_over_two_k_steps_reloads_the_spilled_partials():
+    filecheck(through(kernels.gemm(K=128, bm=128, bn=128, bk=64), "lower_tt_tile_intrinsics"), """
 CHECK:      tt.cb.C_l_partials = {page_size = 4096 : i64, depth = 16 : i64, data_format = "Float32"
 CHECK:      tile.for %{{.*}} to %[[LAST:.*]] attributes {step = 1 : i32, kind = "pipelined", num_stages = 3 : i32} {
 CHECK:        tile.stmt attributes {kind = "matmul_spill", reads = ["A_s", "B_s"], writes = []} {
 CHECK-NEXT:     %[[NOT_FIRST:.*]] = arith.cmpi ugt, %k
+CHECK-NOT:      pack_reconfig_l1_acc
 CHECK:          scf.for %sub
 CHECK:            tile.dst_section attributes {mode = "section"} math {
 CHECK-NEXT:         scf.if %[[NOT_FIRST]] {
@@ -97,9 +131,8 @@ CHECK:            } pack {
 CHECK-NEXT:         tile.cb_event "produce_begin" {cb = 24 : i32, pages = 4 : i32
 CHECK-COUNT-4:      ttkernel.pack_tile
 CHECK-NEXT:         tile.cb_event "produce_end" {cb = 24 : i32
-CHECK:      tile.read_block %{{.*}} {buffer = "A"
-CHECK:      tile.read_block %{{.*}} {buffer = "B"
 CHECK:      tile.stmt attributes {kind = "matmul_final", reads = ["A_s", "B_s"], writes = ["C_l"]} {
+CHECK-NOT:    pack_reconfig_l1_acc
 CHECK:        tile.cb_event "consume" {cb = 24 : i32
 CHECK:        ttkernel.pack_tile(%{{.*}}, %{{.*}}, %{{.*}}) {out_of_order_output = true}
 """)

@@ -11,10 +11,13 @@ Reads: ``tile.gemm``, ``tile.reduce``, ``tile.fill``, local ``tile.copy``; ``tt.
   * over a K loop, when the whole block fits DST and the loop holds no other compute: DST
     stays acquired across the loop (seed 001's K-loop pattern): ``matmul_open`` before the
     loop, ``matmul_step`` in it, ``matmul_pack`` after it, which packs C;
-  * over a K loop otherwise: partial sums spill to a ``<C>_partials`` CB between K steps
-    (reloaded with ``copy_tile`` from the second step on); the loop's last iteration is
-    peeled so that it packs the final sums straight into C's block, each tile at its
-    row-major place (``pack_tile<true>``);
+  * over a K loop otherwise: partial sums spill to a ``<C>_partials`` CB of one block between
+    K steps; the loop's last iteration is peeled so that it reloads them (``copy_tile``) and
+    packs the final sums straight into C's block, each tile at its row-major place
+    (``pack_tile<true>``). Over three or more K steps the packer accumulates them in L1
+    (``pack_reconfig_l1_acc(k > 0)``; each step but the last two pops the block unread, so
+    the next one packs onto the same pages), as TT-Metal's blocked matmul does; over two, the
+    second step reloads the first's sums;
   * once: from zero, or onto C's previous value reloaded with ``copy_tile``.
 
   A clear of C that the accumulation starts from is absorbed.
@@ -33,7 +36,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, i32
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
@@ -190,15 +193,28 @@ class TileIntrinsics:
             anchor = insert_after(anchor, clone)
             if op is gemm:
                 last = clone
+        l1_acc = trips >= 3
         if trips == 1:
             Rewriter.erase_op(loop, safe_erase=False)
         else:
-            loop.operands[1] = insert_before(loop, constant_op(last_k)).result
+            end = insert_before(loop, constant_op(last_k)).result
+            loop.operands[1] = end
             em = self.stmt(gemm, "matmul_spill", [a, b], [])
             not_first = em(arith.CmpiOp(loop.iv, loop.lb, "ugt")).result
-            self.subblocks(em, gemm, dims, reload_from=partials_cb, reload_when=not_first, spill_to=partials_cb)
+            if l1_acc:
+                em(api_call("pack_reconfig_l1_acc", [em(arith.ExtUIOp(not_first, i32)).result]))
+                self.subblocks(em, gemm, dims, spill_to=partials_cb)
+                # every step but the last two frees the block unread: the next packs onto it
+                recycle = em.when(em(arith.CmpiOp(em.add(loop.iv, em.c(loop.step.value.data)), end, "ult")).result)
+                name = self.cb_name(partials_cb)
+                recycle(tile.CbEventOp("consume", partials_cb, mb * nb, name))
+                recycle(tile.CbEventOp("release", partials_cb, mb * nb, name))
+            else:
+                self.subblocks(em, gemm, dims, reload_from=partials_cb, reload_when=not_first, spill_to=partials_cb)
             Rewriter.erase_op(gemm)
         em = self.stmt(last, "matmul_final", [a, b], [c])
+        if l1_acc:
+            em(api_call("pack_reconfig_l1_acc", [em.c(0)]))
         self.subblocks(em, last, dims, reload_from=partials_cb if trips > 1 else None, out_cb=self.cb(last.c))
         Rewriter.erase_op(last)
 
