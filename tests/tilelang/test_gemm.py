@@ -128,7 +128,7 @@ CHECK-NOT:   copy_tile
 CHECK:       for (uint32_t kk = 0; kk < 2; ++kk) {
 CHECK-NEXT:    matmul_block(0, 1, {{.*}}, {{.*}}, 0, 0, 2, 2, 2);
 CHECK:       cb_reserve_back(24, 4);
-CHECK:       pack_tile<false>(0, 24);
+CHECK:       pack_tile_block(0, 24, 4);
 CHECK:     if (k + 1 < 3) {
 CHECK-NEXT:  cb_wait_front(24, 16);
 CHECK-NEXT:  cb_pop_front(24, 16);
@@ -147,7 +147,7 @@ def test_gemm_over_two_k_steps_reloads_its_partials(gemm_factory):
     assert "pack_reconfig_l1_acc" not in compute
     # the first step spills its sums, the second reloads them before its own K tiles
     filecheck(compute, """
-CHECK:       pack_tile<false>(0, 24);
+CHECK:       pack_tile_block(0, 24, 4);
 CHECK:       cb_push_back(24, 4);
 CHECK:       cb_wait_front(24, 4);
 CHECK:       copy_tile(24, 0, 0);

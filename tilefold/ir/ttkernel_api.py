@@ -157,6 +157,8 @@ COMPUTE_API: list[ApiFunction] = [
         doc="1: later packs add DST to the tiles already at their L1 place; 0: they overwrite them."),
     _cp("pack_tile", ("dst_index", "out_cb", Param("out_tile_index", default=0)), "api/compute/pack.h",
         templates=(TemplateParam("out_of_order_output", "bool", False),)),
+    _cp("pack_tile_block", ("dst_index", "out_cb", "ntiles"), "api/compute/pack.h",
+        doc="DST[dst_index .. dst_index+ntiles) to the next ntiles pages of out_cb, as ntiles pack_tile calls."),
     # FPU element-wise (tiles from two CBs into DST)
     _cp("add_tiles_init", ("in0_cb", "in1_cb"), _ELTWISE_BINARY_H),
     _cp("sub_tiles_init", ("in0_cb", "in1_cb"), _ELTWISE_BINARY_H),
@@ -271,6 +273,8 @@ for _name in ("add_unary_tile", "sub_unary_tile", "mul_unary_tile", "div_unary_t
 COMPUTE_API.append(_cp("binop_with_scalar_tile_init", (), _U + "binop_with_scalar.h"))
 
 API: dict[str, ApiFunction] = {f.name: f for f in (*DATAFLOW_API, *COMPUTE_API)}
+# The calls that move DST tiles to a CB (DST index first, output CB second).
+PACK_CALLS = frozenset({"pack_tile", "pack_tile_block"})
 
 # Ops that are not plain calls (constructors, compile-time values, L1 pointer access) are
 # defined by hand in tilefold.ir.ttkernel; their names are listed here for the front ends.

@@ -22,6 +22,7 @@ from xdsl.utils.exceptions import VerifyException
 from tilefold.errors import KernelError
 from tilefold.ir.locations import source_location
 from tilefold.ir.ttkernel import ApiCallOp, kernel_thread
+from tilefold.ir.ttkernel_api import PACK_CALLS
 
 RELEASED, ACQUIRED, COMMITTED, WAITED = "released", "acquired", "committed", "waited"
 
@@ -62,7 +63,7 @@ def verify_ops(module: Operation) -> None:
 
 def _is_math(op: ApiCallOp) -> bool:
     fn = op.api
-    return fn.thread == "compute" and fn.name != "pack_tile" and any(p.startswith("dst") for p in fn.param_names)
+    return fn.thread == "compute" and fn.name not in PACK_CALLS and any(p.startswith("dst") for p in fn.param_names)
 
 
 def _walk_block(block: Block, state: str) -> str:
@@ -79,8 +80,8 @@ def _step(op: Operation, state: str) -> str:
             if state != before:
                 raise _error(op, f"{name} while DST is {state}; it must follow {_ENTERED_BY[before]}")
             return after
-        if name == "pack_tile" and state != WAITED:
-            raise _error(op, f"pack_tile while DST is {state}; pack only {_NEEDS[WAITED]}")
+        if name in PACK_CALLS and state != WAITED:
+            raise _error(op, f"{name} while DST is {state}; pack only {_NEEDS[WAITED]}")
         if name in _SELF_MANAGED and state != RELEASED:
             raise _error(op, f"{name} manages DST itself; call it {_NEEDS[RELEASED]}")
         if _is_math(op) and state != ACQUIRED:

@@ -554,22 +554,43 @@ class ComputeApi:
         held = tm.unpack(self.dev.l1.read(self.rows, addr, nbytes).reshape(shape[0], shape[1], -1), fmt)
         self.dev.l1.write(self.rows, addr, tm.pack(held + values, fmt).reshape(self.L, -1))
 
-    def pack_tile(self, dst_index, out_cb, out_tile_index=0, out_of_order_output=False) -> None:
+    def _packed_slots(self, dst_index, count: int, call: str) -> np.ndarray:
+        """DST slots [dst_index, dst_index + count) as (lanes, count, 1024), after the checks."""
         if self.dst_state != WAITED:
-            raise self.fail(DstError, f"pack_tile while DST is {self.dst_state}; pack between tile_regs_wait() and "
+            raise self.fail(DstError, f"{call} while DST is {self.dst_state}; pack between tile_regs_wait() and "
                                       "tile_regs_release()")
-        i = self._dst_index(dst_index, "pack_tile")
-        if not self.dst_written[i]:
-            raise self.fail(DstError, f"pack_tile reads DST[{i}], which nothing wrote since tile_regs_acquire")
-        values = self.dst[self.rows, i]     # bfloat16 or float32, as DST holds it
+        first = self._dst_in_range(dst_index, call)
+        last = self._dst_in_range(first + count - 1, call)
+        if self._pending_matmul:
+            self._flush_matmul(first, last + 1)
+        unwritten = [i for i in range(first, last + 1) if not self.dst_written[i]]
+        if unwritten:
+            raise self.fail(DstError, f"{call} reads DST[{unwritten[0]}], which nothing wrote since tile_regs_acquire")
+        return self.dst[self.rows, first:last + 1]     # bfloat16 or float32, as DST holds it
+
+    def _next_pages(self, st, count: int) -> int:
+        """The CB page in-order packs write next; moves the pack sequence on by ``count``."""
+        seq = st.pack_seq[self.rows]
+        page = int(seq[0]) if (seq == seq[0]).all() else uniform(seq)
+        st.pack_seq[self.rows] = seq + count
+        return page
+
+    def pack_tile(self, dst_index, out_cb, out_tile_index=0, out_of_order_output=False) -> None:
+        values = self._packed_slots(dst_index, 1, "pack_tile")
         cbi, st = self._cb(out_cb, "pack_tile")
         if out_of_order_output:
             page = out_tile_index if out_tile_index.__class__ is int else uniform(out_tile_index, "pack index")
         else:
-            seq = st.pack_seq[self.rows]
-            page = int(seq[0]) if (seq == seq[0]).all() else uniform(seq)
-            st.pack_seq[self.rows] = seq + 1
-        self._pack_into(cbi, page, values[:, None], "pack_tile")
+            page = self._next_pages(st, 1)
+        self._pack_into(cbi, page, values, "pack_tile")
+
+    def pack_tile_block(self, dst_index, out_cb, ntiles) -> None:
+        n = ntiles if ntiles.__class__ is int else uniform(ntiles, "pack_tile_block tile count")
+        if n < 1:
+            raise self.fail(DstError, f"pack_tile_block of {n} tiles; pack at least one")
+        values = self._packed_slots(dst_index, n, "pack_tile_block")
+        cbi, st = self._cb(out_cb, "pack_tile_block")
+        self._pack_into(cbi, self._next_pages(st, n), values, "pack_tile_block")
 
     # -- tilize / untilize ------------------------------------------------------------------
 

@@ -40,17 +40,29 @@ class CbMatrix:
     def __init__(self, pages: int, width: int | None, values: np.ndarray, pops: int,
                  lanes: np.ndarray | None = None):
         self.pages, self.width, self.values, self.pops, self.lanes = pages, width, values, pops, lanes
-        self._stacked: dict[tuple[int, int], np.ndarray] = {}
+        self._stacked: dict[tuple, np.ndarray] = {}
 
     def stacked_rows(self, row: int, rows: int) -> np.ndarray:
         """Tile rows ``[row, row + rows)`` of every distinct matrix side by side, (rows*32,
         distinct*cols): the right operand of one product with all of them (kept while this is)."""
-        hit = self._stacked.get((row, rows))
+        return self.stacked(row * self.width if self.width else 0, rows, self.values.shape[2] // 32, "right")
+
+    def stacked(self, tile: int, rows: int, cols: int, side: str) -> np.ndarray:
+        """The rows×cols-tile block at page ``tile`` of every distinct matrix as one operand of
+        a product with all of them (kept while this matrix is): ``"left"`` stacks them
+        vertically, (distinct*rows*32, cols*32); ``"right"`` side by side, (rows*32, distinct*cols*32)."""
+        key = (tile, rows, cols, side)
+        hit = self._stacked.get(key)
         if hit is None:
-            part = self.values[:, row * 32:(row + rows) * 32, :]
-            distinct, k, cols = part.shape
-            hit = self._stacked[(row, rows)] = scratch.take((k, distinct * cols))
-            hit.reshape(k, distinct, cols)[...] = part.transpose(1, 0, 2)
+            part = self.distinct_block(tile, rows, cols)
+            distinct, r, c = part.shape
+            if side == "left":
+                hit = scratch.take((distinct * r, c))
+                hit.reshape(distinct, r, c)[...] = part
+            else:
+                hit = scratch.take((r, distinct * c))
+                hit.reshape(r, distinct, c)[...] = part.transpose(1, 0, 2)
+            self._stacked[key] = hit
         return hit
 
     def release(self) -> None:
@@ -107,13 +119,13 @@ class LaneProducts:
     sharing rows and columns), every pair is computed in one matrix product of the stacked
     operands and a lane's block is gathered from it (or, when the lanes are those pairs in
     row-major order, viewed in it: blocks are then (distinct lhs, distinct rhs, rows, cols));
-    otherwise one batched product. ``stacked_rhs()``, if given, returns the distinct right
-    operands side by side (cached)."""
+    otherwise one batched product. ``stacked_lhs()`` / ``stacked_rhs()``, if given, return the
+    distinct left operands one above the other / right operands side by side (cached)."""
 
     __slots__ = ("values", "pairs", "ga", "gb", "in_grid", "_array")
 
     def __init__(self, lhs: np.ndarray, lhs_lanes: np.ndarray | None, rhs: np.ndarray,
-                 rhs_lanes: np.ndarray | None, stacked_rhs=None):
+                 rhs_lanes: np.ndarray | None, stacked_lhs=None, stacked_rhs=None):
         self.values = self.pairs = None
         self.in_grid = False
         if lhs_lanes is None and rhs_lanes is None:
@@ -133,8 +145,9 @@ class LaneProducts:
             self._array = np.matmul(lhs[:, None], rhs[None], out=scratch.take((ua, ub, rows, cols)))
             self.values = self._array.reshape(lanes, rows, cols)
             return
-        stacked = stacked_rhs() if stacked_rhs is not None else rhs.transpose(1, 0, 2).reshape(k, ub * cols)
-        self._array = np.matmul(lhs.reshape(ua * rows, k), stacked, out=scratch.take((ua * rows, ub * cols)))
+        left = stacked_lhs() if stacked_lhs is not None else lhs.reshape(ua * rows, k)
+        right = stacked_rhs() if stacked_rhs is not None else rhs.transpose(1, 0, 2).reshape(k, ub * cols)
+        self._array = np.matmul(left, right, out=scratch.take((ua * rows, ub * cols)))
         self.pairs, self.ga, self.gb = self._array.reshape(ua, rows, ub, cols), ga, gb
         self.in_grid = in_grid
 
@@ -225,12 +238,13 @@ class BlockProducts:
             if whole > self.EAGER_RATIO * rt * ct * 1024 or pairs * whole * 4 > self.WHOLE_BYTES:
                 if pairs * whole * 4 <= self.WHOLE_BYTES:
                     self._remember(key, [a, b, None])       # the whole product at a second request
-                own = LaneProducts(a.distinct_block(a_tile, rt, n), a.lanes, b.distinct_block(b_tile, n, ct), b.lanes)
+                own = LaneProducts(a.distinct_block(a_tile, rt, n), a.lanes, b.distinct_block(b_tile, n, ct), b.lanes,
+                                   lambda: a.stacked(a_tile, rt, n, "left"), lambda: b.stacked(b_tile, n, ct, "right"))
                 return own.block(), own
             entry = self._remember(key, [a, b, None])
         if entry[2] is None:
             lhs, rhs = a.values[:, :, ac * 32:(ac + n) * 32], b.values[:, bq * 32:(bq + n) * 32, :]
-            entry[2] = LaneProducts(lhs, a.lanes, rhs, b.lanes, lambda: b.stacked_rows(bq, n))
+            entry[2] = LaneProducts(lhs, a.lanes, rhs, b.lanes, stacked_rhs=lambda: b.stacked_rows(bq, n))
         return entry[2].block(slice(ar * 32, (ar + rt) * 32), slice(bc * 32, (bc + ct) * 32)), None
 
     def _remember(self, key: tuple, entry: list) -> list:

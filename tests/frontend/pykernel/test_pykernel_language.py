@@ -11,7 +11,7 @@ from xdsl.dialects.builtin import MemRefType, i32, i64
 
 from pykernel_helpers import assert_round_trips, filecheck, marked_line, op_names
 from tilefold.ir.ttkernel import COMPUTE_CONFIG_ATTR, THREAD_ATTR, compute_config, constant_int
-from tilefold.ir.ttkernel_api import API
+from tilefold.ir.ttkernel_api import API, PACK_CALLS
 from tilefold.pykernel import *
 
 CB_IN = CBIndex.c_0
@@ -106,7 +106,7 @@ def test_every_api_function_of_the_table_is_callable(tmp_path):
         if fn.name in regs:
             continue
         call = _call_source(fn)
-        if fn.name == "pack_tile":
+        if fn.name in PACK_CALLS:
             call = f"tile_regs_acquire(); tile_regs_commit(); tile_regs_wait(); {call}; tile_regs_release()"
         elif fn.thread == "compute" and any(p.startswith("dst") for p in fn.param_names):
             call = f"tile_regs_acquire(); {call}; tile_regs_commit(); tile_regs_wait(); tile_regs_release()"

@@ -76,7 +76,7 @@ CHECK:            ttkernel.matmul_block(%{{.*}}) : i32, i32, i32, i32, i32, i32,
 CHECK:      tile.stmt attributes {kind = "matmul_pack", reads = [], writes = ["C_l"]} {
 CHECK-NEXT:   tile.dst_section attributes {mode = "close"} math {
 CHECK:        } pack {
-CHECK-COUNT-4: ttkernel.pack_tile
+CHECK:        ttkernel.pack_tile_block(
 """)
 
 
@@ -98,7 +98,7 @@ CHECK-NOT:          ttkernel.copy_tile
 CHECK:              ttkernel.matmul_block
 CHECK:            } pack {
 CHECK-NEXT:         tile.cb_event "produce_begin" {cb = 24 : i32, pages = 4 : i32
-CHECK-COUNT-4:      ttkernel.pack_tile
+CHECK:              ttkernel.pack_tile_block(%{{.*}}, %{{.*}}, %{{.*}})
 CHECK-NEXT:         tile.cb_event "produce_end" {cb = 24 : i32
 CHECK:          %[[NEXT:.*]] = arith.addi %k, %{{.*}}
 CHECK-NEXT:     %[[MORE:.*]] = arith.cmpi ult, %[[NEXT]], %[[LAST]]
@@ -129,7 +129,7 @@ CHECK:                tile.cb_event "release" {cb = 24 : i32
 CHECK:              ttkernel.matmul_block
 CHECK:            } pack {
 CHECK-NEXT:         tile.cb_event "produce_begin" {cb = 24 : i32, pages = 4 : i32
-CHECK-COUNT-4:      ttkernel.pack_tile
+CHECK:              ttkernel.pack_tile_block(%{{.*}}, %{{.*}}, %{{.*}})
 CHECK-NEXT:         tile.cb_event "produce_end" {cb = 24 : i32
 CHECK:      tile.stmt attributes {kind = "matmul_final", reads = ["A_s", "B_s"], writes = ["C_l"]} {
 CHECK-NOT:    pack_reconfig_l1_acc

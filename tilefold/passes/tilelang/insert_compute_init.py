@@ -35,7 +35,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from tilefold.ir import tile
 from tilefold.ir.ttkernel import ApiCallOp, api_call, constant_int
-from tilefold.ir.ttkernel_api import API, SFPU_UNARY
+from tilefold.ir.ttkernel_api import API, PACK_CALLS, SFPU_UNARY
 from tilefold.layout.formats import data_format
 from tilefold.passes.tilelang.affine import constant_op
 from tilefold.passes.tilelang.attributes import kernel_function
@@ -112,7 +112,7 @@ class Planner:
             key = ("reduce", templates["pool_type"], templates["reduce_dim"], cb, scaler, out)
             return [("srca", self.source(cb)), ("srcb", self.source(scaler)),
                     ("fpu", Setting(key, _call("reduce_init", [cb, scaler, out], templates)))]
-        if name == "pack_tile":
+        if name in PACK_CALLS:
             cb = args[1]
             return [("pack", Setting((self.fmt(cb),), _call("pack_reconfig_data_format", [cb])))]
         if name in _SCALAR_OPS:
@@ -135,7 +135,7 @@ class Planner:
             parent = parent.parent_op()
         if parent is not None:
             for o in parent.pack.walk():
-                if isinstance(o, ApiCallOp) and o.api.name == "pack_tile":
+                if isinstance(o, ApiCallOp) and o.api.name in PACK_CALLS:
                     return constant_int(o.operands[1])
         return 16
 
@@ -213,7 +213,7 @@ def _before(anchor: Operation) -> Callable:
     return at
 
 
-def _first(kernel: func.FuncOp, names: tuple[str, ...], index: int) -> int | None:
+def _first(kernel: func.FuncOp, names, index: int) -> int | None:
     for op in kernel.walk():
         if isinstance(op, ApiCallOp) and op.api.name in names:
             return constant_int(op.operands[index])
@@ -236,7 +236,7 @@ class InsertComputeInit(ModulePass):
         mm_b = _first(compute, ("matmul_block",), 1)
         src_a = src_a if src_a is not None else mm_b
         src_b = _first(compute, ("matmul_block",), 0)
-        out = _first(compute, ("pack_tile",), 1)
+        out = _first(compute, PACK_CALLS, 1)
         src_a = src_a if src_a is not None else (out if out is not None else 0)
         src_b = src_b if src_b is not None else src_a
         out = out if out is not None else src_a

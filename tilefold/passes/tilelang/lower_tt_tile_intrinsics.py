@@ -10,9 +10,9 @@ Reads: ``tile.gemm``, ``tile.reduce``, ``tile.fill``, local ``tile.copy``; ``tt.
 
   * over a K loop, when the whole block fits DST and the loop holds no other compute: DST
     stays acquired across the loop (seed 001's K-loop pattern): ``matmul_open`` before the
-    loop, ``matmul_step`` in it, ``matmul_pack`` after it, which packs C;
-  * over a K loop otherwise: partial sums spill to a ``<C>_partials`` CB of one block between
-    K steps; the loop's last iteration is peeled so that it reloads them (``copy_tile``) and
+    loop, ``matmul_step`` in it, ``matmul_pack`` after it, which packs C (``pack_tile_block``);
+  * over a K loop otherwise: partial sums spill (``pack_tile_block``) to a ``<C>_partials``
+    CB of one block between K steps; the loop's last iteration is peeled so that it reloads them (``copy_tile``) and
     packs the final sums straight into C's block, each tile at its row-major place
     (``pack_tile<true>``). Over three or more K steps the packer accumulates them in L1
     (``pack_reconfig_l1_acc(k > 0)``; each step but the last two pops the block unread, so
@@ -54,6 +54,15 @@ from tilefold.passes.tilelang.internal_buffers import add_buffer, constant_tile
 
 REDUCE_SCALER = "reduce_scaler"
 COMPUTE_OPS = (tile.GemmOp, tile.ReduceOp, tile.FillOp, tile.ParallelOp, tile.StmtOp)
+
+
+def pack_in_order(pack: Emitter, cb: int, count: int) -> None:
+    """DST[0 .. count) to the next ``count`` pages of ``cb``: ``pack_tile`` for one tile,
+    ``pack_tile_block`` for more."""
+    if count == 1:
+        pack(api_call("pack_tile", [pack.c(0), pack.c(cb), pack.c(0)]))
+    else:
+        pack(api_call("pack_tile_block", [pack.c(0), pack.c(cb), pack.c(count)]))
 
 
 def subblock(rows: int, cols: int, capacity: int) -> tuple[int, int]:
@@ -169,9 +178,7 @@ class TileIntrinsics:
         self.matmul_steps(math, gemm, dims, mb, nb, math.c(0), math.c(0))
         em = self.stmt(loop, "matmul_pack", [], [c], after=True)
         _, pack = em.section("close")
-        out = pack.c(self.cb(gemm.c))
-        for t in range(mb * nb):
-            pack(api_call("pack_tile", [pack.c(t), out, pack.c(0)]))
+        pack_in_order(pack, self.cb(gemm.c), mb * nb)
         Rewriter.erase_op(gemm)
 
     def gemm_spill(self, gemm, loop: tile.ForOp, dims, names) -> None:
@@ -252,8 +259,7 @@ class TileIntrinsics:
         if spill_to is not None:
             name = self.cb_name(spill_to)
             pack(tile.CbEventOp("produce_begin", spill_to, n, name))
-            for d in range(n):
-                pack(api_call("pack_tile", [pack.c(d), pack.c(spill_to), pack.c(0)]))
+            pack_in_order(pack, spill_to, n)
             pack(tile.CbEventOp("produce_end", spill_to, n, name))
             return
         for r in range(rt):
