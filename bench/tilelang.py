@@ -21,7 +21,7 @@ import numpy as np
 from tilefold.frontend.tilelang.jit import jit
 
 SIZE, BLOCK = 2048, (256, 256, 256)
-REPEAT = 3
+REPEAT = 5
 
 
 def gemm(M, N, K, block_M, block_N, block_K):
