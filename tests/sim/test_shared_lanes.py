@@ -7,7 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tilefold.pykernel import *  # noqa: F403
 from tilefold.sim.matmul_blocks import LaneProducts, distinct_lanes
+
+from simhelpers import A, B, OUT
 
 
 def test_grid_rows_share_and_every_lane_maps_to_its_own_bytes():
@@ -68,3 +71,145 @@ def test_lane_products_are_the_per_lane_products(share):
         a = lhs[lane if ga is None else ga[lane]]
         b = rhs[lane if gb is None else gb[lane]]
         np.testing.assert_array_equal(out[lane], a @ b)
+
+
+# -- content records: lanes known to hold the same bytes without comparing them ---------------------
+
+
+def _memory():
+    from tilefold.sim.memory import ByteMemory
+
+    return ByteMemory(8, 4096, base=0x1000)
+
+
+def test_a_content_record_answers_for_its_rows_within_its_range():
+    mem = _memory()
+    mem.note_same_content(0x1400, 0x1800, np.arange(8), np.array([0, 0, 1, 1, 2, 2, 3, 3]))
+    assert mem.same_content(np.array([2, 3, 7]), 0x1400, 0x1800).tolist() == [1, 1, 3]
+    assert mem.same_content(np.arange(8), 0x1500, 0x1600).tolist() == [0, 0, 1, 1, 2, 2, 3, 3]
+    assert mem.same_content(np.arange(8), 0x1300, 0x1600) is None          # beyond the record
+    mem.release()
+
+
+def test_rows_outside_a_record_are_not_answered():
+    mem = _memory()
+    mem.note_same_content(0x1400, 0x1800, np.array([4, 5, 6, 7]), np.array([0, 0, 0, 0]))
+    assert mem.same_content(np.array([3, 4]), 0x1400, 0x1800) is None
+    mem.release()
+
+
+@pytest.mark.parametrize("write", ["one_row", "per_lane_addresses", "view", "u32", "add_u32"])
+def test_any_write_overlapping_a_record_deletes_it(write):
+    mem = _memory()
+    mem.note_same_content(0x1400, 0x1800, np.arange(8), np.zeros(8, np.int64))
+    if write == "one_row":                               # one byte of one row at the range's end
+        mem.write(np.array([6]), 0x17ff, np.ones((1, 1), np.uint8))
+    elif write == "per_lane_addresses":
+        mem.write(np.array([0, 1]), np.array([0x1000, 0x1500]), np.ones((2, 16), np.uint8))
+    elif write == "view":
+        mem.view(slice(0, 8), 0x13f0, 32)
+    elif write == "u32":
+        mem.write_u32(np.array([3]), 0x1600, 7)
+    else:
+        mem.add_u32(np.array([3]), 0x1600, 7)
+    assert mem.same_content(np.arange(8), 0x1400, 0x1800) is None
+    mem.release()
+
+
+def test_writes_next_to_a_record_keep_it():
+    mem = _memory()
+    mem.note_same_content(0x1400, 0x1800, np.arange(8), np.zeros(8, np.int64))
+    mem.write(np.arange(8), 0x1800, np.ones((8, 64), np.uint8))
+    mem.write(np.arange(8), 0x13c0, np.ones((8, 64), np.uint8))
+    assert mem.same_content(np.arange(8), 0x1400, 0x1800) is not None
+    mem.release()
+
+
+def test_lanes_of_content_matches_distinct_lanes_numbering():
+    from tilefold.sim.matmul_blocks import lanes_of_content
+
+    content = np.array([5, 5, 2, 2, 5, 9, 9, 2])
+    raw = np.stack([np.full((2, 64), c, np.uint8) for c in content])
+    assert [a.tolist() for a in lanes_of_content(content)] == [a.tolist() for a in distinct_lanes(raw)]
+    assert lanes_of_content(np.arange(8) % 6) is None                      # most lanes differ
+
+
+@reader_kernel
+def read_shared_block_then_patch():
+    """Every core reads tiles 0..3 of ``a`` (one batch of page reads), then tile ``patch`` over
+    its first page (tile 0 again, except on the core told otherwise), then tiles of ``b``."""
+    a_addr = get_arg_val(0)
+    b_addr = get_arg_val(1)
+    patch = get_arg_val(2)
+    sa = TensorAccessor(TensorAccessorArgs(0), a_addr, get_tile_size(A))
+    sb = TensorAccessor(TensorAccessorArgs(after=TensorAccessorArgs(0)), b_addr, get_tile_size(B))
+    size = get_tile_size(A)
+    cb_reserve_back(A, 4)
+    base = get_write_ptr(A)
+    for i in range(4):
+        noc_async_read_page(i, sa, base + i * size)
+    noc_async_read_barrier()
+    noc_async_read_page(patch, sa, base)
+    noc_async_read_barrier()
+    cb_push_back(A, 4)
+    cb_reserve_back(B, 4)
+    for i in range(4):
+        noc_async_read_page(i, sb, get_write_ptr(B) + i * get_tile_size(B))
+    noc_async_read_barrier()
+    cb_push_back(B, 4)
+
+
+@compute_kernel
+def two_by_two_product():
+    mm_block_init(A, B, OUT, 0, 2, 2, 2)
+    cb_wait_front(A, 4)
+    cb_wait_front(B, 4)
+    cb_reserve_back(OUT, 4)
+    tile_regs_acquire()
+    for k in range(2):
+        matmul_block(A, B, k, k * 2, 0, 0, 2, 2, 2)
+    tile_regs_commit()
+    tile_regs_wait()
+    pack_tile_block(0, OUT, 4)
+    tile_regs_release()
+    cb_push_back(OUT, 4)
+    cb_pop_front(A, 4)
+    cb_pop_front(B, 4)
+
+
+@writer_kernel
+def write_core_tiles():
+    dst = get_arg_val(0)
+    first = get_arg_val(1)
+    s = TensorAccessor(TensorAccessorArgs(after=TensorAccessorArgs(after=TensorAccessorArgs(0))), dst,
+                       get_tile_size(OUT))
+    cb_wait_front(OUT, 4)
+    for i in range(4):
+        noc_async_write_page(first + i, s, get_read_ptr(OUT) + i * get_tile_size(OUT))
+    noc_async_write_barrier()
+    cb_pop_front(OUT, 4)
+
+
+def test_a_page_written_after_a_shared_batch_is_not_shared():
+    # eight cores batch-read the same four tiles of A (the L1 memory records them as identical),
+    # then core 5 reads another tile over its first page: its product must use that tile
+    from simhelpers import A as _A, grid, random_tiles, tile_program  # noqa: F401
+    from tilefold.sim import Device
+
+    cores = 8
+    prog, bufs = tile_program(
+        read_shared_block_then_patch, two_by_two_product, write_core_tiles, cores=grid(cores),
+        cbs=((A, 4), (B, 4), (OUT, 4)),
+        buffers=(("a", (32, 160), "input"), ("b", (32, 128), "input"), ("dst", (32, 32 * 4 * cores), "output")),
+        reader_args=lambda b, i, c: [b["a"].address, b["b"].address, 4 if i == 5 else 0],
+        writer_args=lambda b, i, c: [b["dst"].address, 4 * i])
+    a, b = random_tiles((32, 160), seed=7), random_tiles((32, 128), seed=8)
+    out = Device().run(prog, {"a": a, "b": b}).outputs["dst"]
+    tile = [a[:, 32 * t:32 * (t + 1)] for t in range(5)]
+    b_matrix = np.block([[b[:, 0:32], b[:, 32:64]], [b[:, 64:96], b[:, 96:128]]])
+    for core in range(cores):
+        first = tile[4] if core == 5 else tile[0]
+        expect = np.block([[first, tile[1]], [tile[2], tile[3]]]) @ b_matrix
+        got = out[:, 128 * core:128 * (core + 1)].reshape(32, 4, 32)
+        got = np.block([[got[:, 0], got[:, 1]], [got[:, 2], got[:, 3]]])
+        np.testing.assert_allclose(got, expect, rtol=1e-2, atol=1e-1, err_msg=f"core {core}")

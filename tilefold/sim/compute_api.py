@@ -28,7 +28,8 @@ from tilefold.layout.formats import DataFormat
 from tilefold.program import ComputeConfig
 from tilefold.sim import tile_math as tm
 from tilefold.sim.lanes import any_lane, uniform
-from tilefold.sim.matmul_blocks import BlockProducts, CbMatrix, PendingMatmul, distinct_lanes, operand_matrix
+from tilefold.sim.matmul_blocks import (BlockProducts, CbMatrix, PendingMatmul, distinct_lanes, lanes_of_content,
+                                        operand_matrix)
 
 RELEASED, ACQUIRED, COMMITTED, WAITED = "released", "acquired", "committed", "waited"
 L1_ACC_FORMATS = (DataFormat.Float32, DataFormat.Float16_b)
@@ -387,7 +388,8 @@ class ComputeApi:
         if hit is not None and not any(b.uses(hit) for b in self._pending_matmul.values()):
             hit.release()
         raw = self._tile_bytes(cb, st, 0, call, available)
-        shared = distinct_lanes(raw)
+        content = self._same_content(st, available)
+        shared = distinct_lanes(raw) if content is None else lanes_of_content(content)
         lanes = None
         if shared is not None:
             first, lanes = shared
@@ -396,6 +398,19 @@ class ComputeApi:
         matrix = CbMatrix(available - (available % width if width else 0), width, values, st.pops, lanes)
         self._operand_cache[key] = matrix
         return matrix
+
+    def _same_content(self, st, pages: int) -> np.ndarray | None:
+        """Which lanes hold identical bytes in the first ``pages`` waited pages of a CB, when
+        the L1 memory has a record of it (see :mod:`tilefold.sim.memory`): content numbers."""
+        if st.uniform_base is None or self.L < 2:
+            return None
+        rd = st.rd[self.rows]
+        r0 = int(rd[0])
+        if not (rd == r0).all():
+            return None
+        ps = self._page_bytes(st)
+        addr = st.uniform_base + r0 * ps
+        return self.dev.l1.same_content(self.row_idx, addr, addr + pages * ps)
 
     def _check_waited(self, cb: int, st, pages: int, call: str) -> int:
         """Pages of CB ``cb`` every lane waited for (at least ``pages``, or a CircularBufferError)."""

@@ -5,6 +5,11 @@ core. Every transfer moves equal-size byte ranges at one offset per lane; a slid
 view of the array turns that into one fancy-indexing gather or scatter, so a NOC
 transfer for 64 cores is one numpy call. :class:`RegionMap` knows which address ranges
 are allocated (buffers, CBs, semaphores) so an access outside them is reported.
+
+A memory also keeps *content records*: a writer that knows which rows received identical
+bytes over an address range (a batch of page reads from the same DRAM pages) says so, and
+a reader asks instead of comparing the bytes. Every write overlapping a record's range, on
+any row, deletes the record first, so a record only ever describes bytes as they are.
 """
 
 from __future__ import annotations
@@ -38,11 +43,42 @@ class ByteMemory:
         self.size = size
         self.data = _borrow((max(rows, 1), max(size, 1)))
         self._windows: dict[int, np.ndarray] = {}
+        # content records: (lo, hi, rows, content id of each of those rows), see the module docstring
+        self._records: list[tuple[int, int, np.ndarray, np.ndarray]] = []
 
     def release(self) -> None:
         """Give the bytes back to the pool for the next run (this memory must not be used again)."""
         _POOL[self.data.shape] = self.data
         self._windows.clear()
+        self._records.clear()
+
+    def _forget(self, addr, nbytes: int) -> None:
+        """Drop the content records overlapping [addr, addr + nbytes) (per-lane addresses: their span)."""
+        if not self._records:
+            return
+        if addr.__class__ is int:
+            lo, hi = addr, addr + nbytes
+        else:
+            lo, hi = int(np.min(addr)), int(np.max(addr)) + nbytes
+        self._records = [r for r in self._records if r[1] <= lo or hi <= r[0]]
+
+    def note_same_content(self, lo: int, hi: int, rows: np.ndarray, content: np.ndarray) -> None:
+        """Record that over [lo, hi) row ``rows[i]`` holds the bytes numbered ``content[i]``:
+        rows with equal numbers hold identical bytes there (until a write overlaps the range)."""
+        self._forget(lo, hi - lo)
+        rows = np.asarray(rows)
+        order = np.argsort(rows, kind="stable")
+        self._records.append((lo, hi, rows[order], np.asarray(content)[order]))
+
+    def same_content(self, rows: np.ndarray, lo: int, hi: int) -> np.ndarray | None:
+        """Content numbers of ``rows`` over [lo, hi) from a record covering that range and
+        those rows (equal numbers: identical bytes), or None when no record does."""
+        for r_lo, r_hi, r_rows, content in self._records:
+            if r_lo <= lo and hi <= r_hi:
+                where = np.searchsorted(r_rows, rows)
+                if (where < len(r_rows)).all() and (r_rows[np.minimum(where, len(r_rows) - 1)] == rows).all():
+                    return content[where]
+        return None
 
     def _window(self, nbytes: int) -> np.ndarray:
         win = self._windows.get(nbytes)
@@ -67,12 +103,14 @@ class ByteMemory:
         when the rows or the addresses differ per lane in a way slicing cannot express."""
         if addr.__class__ is not int or rows.__class__ is not slice:
             return None
+        self._forget(addr, nbytes)                    # the caller may write through the view
         off = addr - self.base
         return self.data[rows, off:off + nbytes]
 
     def write(self, rows, addr, data: np.ndarray) -> None:
         """Store ``data`` (lanes, nbytes) at [addr, addr + nbytes) of each row."""
         nbytes = data.shape[-1]
+        self._forget(addr, nbytes)
         if addr.__class__ is int:
             off = addr - self.base
             self.data[rows, off:off + nbytes] = data
@@ -91,6 +129,7 @@ class ByteMemory:
 
     def add_u32(self, rows: np.ndarray, addr: int, values) -> None:
         """Atomically add ``values`` to the uint32 at ``addr`` of each row (rows may repeat)."""
+        self._forget(addr, 4)
         off = addr - self.base
         words = np.ascontiguousarray(self.data[:, off:off + 4]).view(np.uint32)[:, 0]
         np.add.at(words, np.asarray(rows, dtype=np.int64), np.asarray(values, dtype=np.uint32))

@@ -102,7 +102,22 @@ def _batch(ctx, run: list) -> bool:
         else:
             ctx.dev.dram.write(bank[chunk], local[chunk], ctx.dev.l1.read(rows, l1[chunk], nbytes))
     _time(ctx, run, call, bank, l1, nbytes)
+    if call == READ:
+        _note_same_content(ctx, bank, local, l1, nbytes)
     return True
+
+
+def _note_same_content(ctx, bank: np.ndarray, local: np.ndarray, l1: np.ndarray, nbytes: int) -> None:
+    """Lanes that read the same DRAM pages to the same L1 addresses, covering one contiguous
+    range, now hold identical bytes there: tell the L1 memory (see :mod:`tilefold.sim.memory`)."""
+    if ctx.L < 2 or not (l1 == l1[:, :1]).all():
+        return
+    addrs = np.sort(l1[:, 0])
+    if not (np.diff(addrs) == nbytes).all():
+        return
+    sources = bank * (1 << 40) + local                       # (calls, lanes)
+    _, content = np.unique(sources.T, axis=0, return_inverse=True)
+    ctx.dev.l1.note_same_content(int(addrs[0]), int(addrs[-1]) + nbytes, ctx.row_idx, content.reshape(-1))
 
 
 def _time(ctx, run: list, call: str, bank: np.ndarray, l1: np.ndarray, nbytes: int) -> None:
