@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from math import prod
 
+import ml_dtypes
 import numpy as np
 
 from tilefold.errors import LayoutError
@@ -149,5 +150,7 @@ def from_device_pages(pages, shape, fmt, layout="TILE", tile=TILE_32x32) -> np.n
     array = np.ascontiguousarray(array).reshape(count, size)
     if layout == "ROW_MAJOR":
         return from_bytes(array, fmt, prod(dims)).reshape(dims)
+    if fmt is DataFormat.Float16_b:      # rearrange the 2-byte values, then widen: half the bytes moved
+        return untilize(array.view(ml_dtypes.bfloat16), dims, tile).astype(np.float32)
     values = unpack_tiles(array, fmt, tile)
     return untilize(values, dims, tile)
