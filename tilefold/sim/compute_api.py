@@ -132,11 +132,16 @@ class ComputeApi:
         t = tile if tile.__class__ is int else uniform(tile, "CB tile index")
         self._check_waited(cb, st, t + count, call)
         ps = self._page_bytes(st)
-        base = st.uniform_base if st.uniform_base is not None else st.base[self.rows]
-        rd = st.rd[self.rows]
-        r0 = int(rd[0])
-        addr = base + (r0 if (rd == r0).all() else rd) * ps + t * ps
+        addr = self._page_address(st, st.rd, t, ps)
         return self.dev.l1.read(self.rows, addr, ps * count).reshape(self.L, count, ps)
+
+    def _page_address(self, st, pointer: np.ndarray, page: int, ps: int):
+        """L1 address of ``page`` pages past a CB pointer (``st.rd`` or ``st.wr``): an int when
+        every lane has the same address, else one per lane."""
+        base = st.uniform_base if st.uniform_base is not None else st.base[self.rows]
+        ptr = pointer[self.rows]
+        p0 = int(ptr[0])
+        return base + (p0 if (ptr == p0).all() else ptr) * ps + page * ps
 
     def _unpack(self, cb, tile, call: str, count: int = 1, fpu: bool = True) -> np.ndarray:
         """float32 values (lanes, count, 1024) of waited tiles, as the
@@ -402,14 +407,12 @@ class ComputeApi:
     def _same_content(self, st, pages: int) -> np.ndarray | None:
         """Which lanes hold identical bytes in the first ``pages`` waited pages of a CB, when
         the L1 memory has a record of it (see :mod:`tilefold.sim.memory`): content numbers."""
-        if st.uniform_base is None or self.L < 2:
-            return None
-        rd = st.rd[self.rows]
-        r0 = int(rd[0])
-        if not (rd == r0).all():
+        if self.L < 2:
             return None
         ps = self._page_bytes(st)
-        addr = st.uniform_base + r0 * ps
+        addr = self._page_address(st, st.rd, 0, ps)
+        if addr.__class__ is not int:
+            return None
         return self.dev.l1.same_content(self.row_idx, addr, addr + pages * ps)
 
     def _check_waited(self, cb: int, st, pages: int, call: str) -> int:
@@ -516,11 +519,7 @@ class ComputeApi:
                             f"{int(np.min(reserved))} pages are reserved; call cb_reserve_back(c_{cbi}, "
                             f"{first_page + count}) first", reserved < first_page + count)
         ps = self._page_bytes(st)
-        base = st.uniform_base if st.uniform_base is not None else st.base[self.rows]
-        wr = st.wr[self.rows]
-        w0 = int(wr[0])
-        addr = base + (w0 if (wr == w0).all() else wr) * ps + first_page * ps
-        return cbi, st, addr, ps
+        return cbi, st, self._page_address(st, st.wr, first_page, ps), ps
 
     def pack_reconfig_l1_acc(self, l1_acc_en) -> None:
         flag = l1_acc_en if l1_acc_en.__class__ is int else uniform(l1_acc_en, "pack_reconfig_l1_acc flag")
@@ -536,11 +535,10 @@ class ComputeApi:
         fmt = self._cb_format(cbi)
         if fmt.tile_size() != ps:
             raise self.fail(CircularBufferError, f"{call}: c_{cbi} has {ps}-byte pages but a {fmt.ttnn_name} tile is "
-                                                 f"{fmt.tile_size()} bytes; size the CB pages for its "
-                                                 "format")
+                                                 f"{fmt.tile_size()} bytes; size the CB pages for its format")
         nbytes = ps * count
         if self.pack_l1_acc:
-            self._accumulate_in_l1(cbi, fmt, addr, values, call)
+            self._accumulate_in_l1(cbi, fmt, addr, nbytes, values, call)
         else:
             self.dev.l1.write(self.rows, addr, tm.pack(values, fmt).reshape(self.L, -1))
         cycles = (2 if self.pack_l1_acc else 1) * nbytes / self.costs.pack_bytes_per_cycle
@@ -549,7 +547,7 @@ class ComputeApi:
         self.charge(cycles, self.pack_clock, call)
         self.dev.counters.pack_tiles += count * self.L
 
-    def _accumulate_in_l1(self, cbi: int, fmt, addr, values: np.ndarray, call: str) -> None:
+    def _accumulate_in_l1(self, cbi: int, fmt, addr, nbytes: int, values: np.ndarray, call: str) -> None:
         """The packer's L1 accumulation: each tile at ``addr`` becomes its value plus ``values``
         (lanes, count, 1024), added in float32 and stored in the CB's format."""
         if fmt not in L1_ACC_FORMATS:
@@ -559,7 +557,6 @@ class ComputeApi:
         shape = values.shape
         if values.dtype != np.float32:
             values = values.astype(np.float32)
-        nbytes = shape[1] * fmt.tile_size()
         if fmt is DataFormat.Float32:
             held = self.dev.l1.view(self.rows, addr, nbytes)
             if held is not None:                      # the tiles in place: one read-modify-write
@@ -627,9 +624,8 @@ class ComputeApi:
         np.maximum(self.math_clock, self.unpack_clock, out=self.math_clock)
         self.charge(self.costs.fpu_eltwise_tile * n, self.math_clock, "tilize_block")
         np.maximum(self.pack_clock, self.math_clock, out=self.pack_clock)
-        seq = int(st_seq(self, out_cb))
-        self._pack_into(out_cb, seq, tiles, "tilize_block")
-        _advance_seq(self, out_cb, n)
+        cbi, st = self._cb(out_cb, "tilize_block")
+        self._pack_into(cbi, self._next_pages(st, n), tiles, "tilize_block")
 
     def untilize_block(self, in_cb, block, out_cb) -> None:
         self._whole_block("untilize_block")
@@ -642,26 +638,13 @@ class ComputeApi:
         cbi, st = self._cb(out_cb, "untilize_block")
         fmt = self._cb_format(cbi)
         raw = _rows_to_bytes(rows, fmt)
-        seq = int(st_seq(self, out_cb))
-        _, _, addr, ps = self._out_pages(cbi, seq, n, "untilize_block")
+        _, _, addr, ps = self._out_pages(cbi, self._next_pages(st, n), n, "untilize_block")
         if raw.shape[-1] != ps * n:
             raise self.fail(CircularBufferError, f"untilize_block: {n} rows of {n * 32} {fmt.ttnn_name} values do not "
                                                  f"fill {n} pages of c_{cbi} ({ps} B each)")
         self.dev.l1.write(self.rows, addr, raw)
         self.charge(raw.shape[-1] / self.costs.pack_bytes_per_cycle, self.pack_clock, "untilize_block")
         self.dev.counters.pack_tiles += n * self.L
-        _advance_seq(self, cbi, n)
-
-
-def st_seq(ctx, cb) -> int:
-    cbi, st = ctx._cb(cb, "pack")
-    seq = st.pack_seq[ctx.rows]
-    return int(seq[0]) if (seq == seq[0]).all() else uniform(seq)
-
-
-def _advance_seq(ctx, cb, n: int) -> None:
-    cbi, st = ctx._cb(cb, "pack")
-    st.pack_seq[ctx.rows] += n
 
 
 def _rows_from_bytes(raw: np.ndarray, fmt, ntiles: int) -> np.ndarray:

@@ -247,8 +247,9 @@ class BlockProducts:
         if entry is None or entry[0] is not a or entry[1] is not b:
             pairs = len(a.values) * len(b.values) if a.lanes is not None or b.lanes is not None else len(a.values)
             whole = a.values.shape[1] * b.values.shape[2]
-            if whole > self.EAGER_RATIO * rt * ct * 1024 or pairs * whole * 4 > self.WHOLE_BYTES:
-                if pairs * whole * 4 <= self.WHOLE_BYTES:
+            keep = pairs * whole * 4 <= self.WHOLE_BYTES
+            if whole > self.EAGER_RATIO * rt * ct * 1024 or not keep:
+                if keep:
                     self._remember(key, [a, b, None])       # the whole product at a second request
                 own = LaneProducts(a.distinct_block(a_tile, rt, n), a.lanes, b.distinct_block(b_tile, n, ct), b.lanes,
                                    lambda: a.stacked(a_tile, rt, n, "left"), lambda: b.stacked(b_tile, n, ct, "right"))

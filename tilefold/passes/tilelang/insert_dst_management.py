@@ -29,8 +29,8 @@ from tilefold.ir.ttkernel import ApiCallOp, api_call
 from tilefold.ir.ttkernel_api import PACK_CALLS
 
 
-def _is_call(op: Operation, name: str) -> bool:
-    return isinstance(op, ApiCallOp) and op.api.name == name
+def _is_call(op: Operation, names) -> bool:
+    return isinstance(op, ApiCallOp) and op.api.name in names
 
 
 class InsertDstManagement(ModulePass):
@@ -58,9 +58,9 @@ class InsertDstManagement(ModulePass):
                 Rewriter.insert_op(o, point)
 
         pack = list(section.pack.block.ops)
-        packs = [i for i, o in enumerate(pack) if isinstance(o, ApiCallOp) and o.api.name in PACK_CALLS]
+        packs = [i for i, o in enumerate(pack) if _is_call(o, PACK_CALLS)]
         first, last = (packs[0], packs[-1]) if packs else (len(pack), len(pack) - 1)
-        reserves_end = max((i + 1 for i, o in enumerate(pack[:first]) if _is_call(o, "cb_reserve_back")), default=0)
+        reserves_end = max((i + 1 for i, o in enumerate(pack[:first]) if _is_call(o, ("cb_reserve_back",))), default=0)
         reserves, middle, pushes = pack[:reserves_end], pack[reserves_end:last + 1], pack[last + 1:]
         if mode in ("section", "open"):
             call("tile_regs_acquire")
