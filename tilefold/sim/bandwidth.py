@@ -68,4 +68,6 @@ class BandwidthPool:
                 remaining -= room
             if used[i] >= full:
                 self.next_room[i] = i + 1
-            i = self._room_from(i + 1)     # may grow the lists, in place
+            i += 1
+            if i >= len(used) or self.next_room[i] != i:
+                i = self._room_from(i)     # may grow the lists, in place

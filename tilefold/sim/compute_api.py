@@ -158,11 +158,15 @@ class ComputeApi:
         return values
 
     def _charge_unpack(self, nbytes: int, fmt, tiles: int) -> None:
+        self.charge(self._unpack_cycles(nbytes, fmt, tiles), self.unpack_clock)
+
+    def _unpack_cycles(self, nbytes: int, fmt, tiles: int) -> float:
+        """Unpacker cycles for ``tiles`` tiles of ``nbytes`` in all (counted as unpacked)."""
         cycles = nbytes / self.costs.unpack_bytes_per_cycle
         if fmt.is_block_float:
             cycles += self.costs.bfp_extra_per_tile * tiles
-        self.charge(cycles, self.unpack_clock)
         self.dev.counters.unpack_tiles += tiles * self.L
+        return cycles
 
     def _math(self, cycles: float, name: str, engine: str = "fpu", tiles: int = 1) -> None:
         np.maximum(self.math_clock, self.unpack_clock, out=self.math_clock)
@@ -350,7 +354,9 @@ class ComputeApi:
 
     def matmul_block(self, in0_cb, in1_cb, in0_tile_index, in1_tile_index, dst_index, transpose, ct_dim, rt_dim,
                      kt_dim, _call: str = "matmul_block") -> None:
-        ct, rt, kt = (v if v.__class__ is int else uniform(v, "matmul block dimension") for v in (ct_dim, rt_dim, kt_dim))
+        ct = ct_dim if ct_dim.__class__ is int else uniform(ct_dim, "matmul block dimension")
+        rt = rt_dim if rt_dim.__class__ is int else uniform(rt_dim, "matmul block dimension")
+        kt = kt_dim if kt_dim.__class__ is int else uniform(kt_dim, "matmul block dimension")
         if self.dst_state != ACQUIRED:
             raise self.fail(DstError, f"{_call} writes DST while it is {self.dst_state}; call it between "
                                       "tile_regs_acquire() and tile_regs_commit()")
@@ -372,8 +378,8 @@ class ComputeApi:
         self._pending_block(first, rt, ct).accumulate(a, t0, t1, (cb1, flip), in1_matrix)
         tiles = rt * ct
         self.dst_written[first:first + tiles] = True
-        self._charge_unpack(self._page_bytes(st0) * rt, self._cb_format(cb0), rt)
-        self._charge_unpack(self._page_bytes(st1) * ct, self._cb_format(cb1), ct)
+        self.charge(self._unpack_cycles(self._page_bytes(st0) * rt, self._cb_format(cb0), rt)
+                    + self._unpack_cycles(self._page_bytes(st1) * ct, self._cb_format(cb1), ct), self.unpack_clock)
         self._math(self.arch.matmul_tile_cycles(self.fidelity) * tiles, _call, tiles=tiles)
         self.dev.counters.matmul_flops += 2 * 32 ** 3 * tiles * self.L
 

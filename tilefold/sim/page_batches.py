@@ -35,7 +35,10 @@ def _lane_matrix(values, lanes: int) -> np.ndarray:
     """Per-call values (ints or per-lane arrays) as an (calls, lanes) int64 array."""
     if all(v.__class__ is int for v in values):
         return np.broadcast_to(np.asarray(values, dtype=np.int64)[:, None], (len(values), lanes))
-    return np.stack([np.broadcast_to(np.asarray(v, dtype=np.int64), (lanes,)) for v in values])
+    matrix = np.empty((len(values), lanes), dtype=np.int64)
+    for row, v in zip(matrix, values):
+        row[...] = v
+    return matrix
 
 
 def _distinct_per_lane(addr: np.ndarray) -> bool:
@@ -115,9 +118,10 @@ def _note_same_content(ctx, bank: np.ndarray, local: np.ndarray, l1: np.ndarray,
     addrs = np.sort(l1[:, 0])
     if not (np.diff(addrs) == nbytes).all():
         return
-    sources = bank * (1 << 40) + local                       # (calls, lanes)
-    _, content = np.unique(sources.T, axis=0, return_inverse=True)
-    ctx.dev.l1.note_same_content(int(addrs[0]), int(addrs[-1]) + nbytes, ctx.row_idx, content.reshape(-1))
+    sources = np.ascontiguousarray((bank * (1 << 40) + local).T)     # (lanes, calls)
+    numbers: dict[bytes, int] = {}                                     # a lane's pages -> content number
+    content = np.array([numbers.setdefault(row.tobytes(), len(numbers)) for row in sources])
+    ctx.dev.l1.note_same_content(int(addrs[0]), int(addrs[-1]) + nbytes, ctx.row_idx, content)
 
 
 def _time(ctx, run: list, call: str, bank: np.ndarray, l1: np.ndarray, nbytes: int) -> None:
