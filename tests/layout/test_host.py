@@ -68,6 +68,21 @@ def test_row_major_pages_are_sticks_of_the_last_dim():
     assert to_device_pages(np.arange(7.0), "float32", "ROW_MAJOR").shape == (1, 28)
 
 
+@pytest.mark.parametrize("layout", ["TILE", "ROW_MAJOR"])
+def test_native_bfloat16_comes_back_as_the_stored_bfloat16_values(layout):
+    x = RNG.standard_normal((3, 40, 70)).astype(np.float32)
+    pages = to_device_pages(x, "bfloat16", layout)
+    back = from_device_pages(pages, x.shape, "bfloat16", layout, native=True)
+    assert back.dtype == ml_dtypes.bfloat16 and back.shape == x.shape
+    np.testing.assert_array_equal(back.view(np.uint16), to_bfloat16(x).view(np.uint16))
+    back[0, 0, 0] = 5                                     # a copy: the pages are untouched
+    np.testing.assert_array_equal(from_device_pages(pages, x.shape, "bfloat16", layout, native=True)
+                                  .view(np.uint16), to_bfloat16(x).view(np.uint16))
+    # other formats are as without native
+    f32 = to_device_pages(x, "float32", layout)
+    assert from_device_pages(f32, x.shape, "float32", layout, native=True).dtype == np.float32
+
+
 def test_integer_formats_keep_integers():
     x = np.arange(-40, 40, dtype=np.int64).reshape(2, 40)
     for layout in ("TILE", "ROW_MAJOR"):

@@ -124,12 +124,13 @@ def to_device_pages(x, fmt, layout="TILE", tile=TILE_32x32, pad_value=0) -> np.n
     return tiles.view(np.uint8).reshape(tiles.shape[0], fmt.tile_size(tile.height, tile.width))
 
 
-def from_device_pages(pages, shape, fmt, layout="TILE", tile=TILE_32x32) -> np.ndarray:
+def from_device_pages(pages, shape, fmt, layout="TILE", tile=TILE_32x32, *, native: bool = False) -> np.ndarray:
     """The pages of a device buffer → the host tensor of ``shape``.
 
     The inverse of :func:`to_device_pages`: pages are unpacked, untilized and the padding
-    dropped. Returns float32 for float formats, the integer dtype for integer formats.
-    ``pages`` is ``(num_pages, page_size)`` uint8 (or the same bytes flat).
+    dropped. Returns float32 for float formats, the integer dtype for integer formats; with
+    ``native``, a bfloat16 buffer comes back as ``ml_dtypes.bfloat16`` (its stored values,
+    not widened). ``pages`` is ``(num_pages, page_size)`` uint8 (or the same bytes flat).
     """
     fmt = data_format(fmt)
     layout = tensor_layout(layout)
@@ -149,8 +150,11 @@ def from_device_pages(pages, shape, fmt, layout="TILE", tile=TILE_32x32) -> np.n
         )
     array = np.ascontiguousarray(array).reshape(count, size)
     if layout == "ROW_MAJOR":
+        if native and fmt is DataFormat.Float16_b:
+            return array.reshape(-1)[:prod(dims) * 2].view(ml_dtypes.bfloat16).reshape(dims).copy()
         return from_bytes(array, fmt, prod(dims)).reshape(dims)
     if fmt is DataFormat.Float16_b:      # rearrange the 2-byte values, then widen: half the bytes moved
-        return untilize(array.view(ml_dtypes.bfloat16), dims, tile).astype(np.float32)
+        values = untilize(array.view(ml_dtypes.bfloat16), dims, tile)
+        return values if native else values.astype(np.float32)
     values = unpack_tiles(array, fmt, tile)
     return untilize(values, dims, tile)

@@ -149,7 +149,7 @@ class JITKernel:
         returned = []
         for i in outs:
             p = params[i]
-            value = results[p.name].astype(_host_dtype(p.type.dtype))
+            value = results[p.name].astype(_host_dtype(p.type.dtype), copy=False)
             if i in given:
                 target = given[i]
                 if _is_torch(target):
