@@ -245,3 +245,20 @@ def test_multicast_with_semaphore_handshake():
     result = Device().run(prog, {"src": x})
     assert np.array_equal(result.outputs["dst"], np.tile(x, (1, 4)))
     assert result.perf.counters.noc_bytes >= 4 * 2048
+
+
+def test_native_outputs_keep_bfloat16_as_stored():
+    import ml_dtypes
+
+    from tilefold.ops.eltwise import eltwise_binary_multi_core
+
+    rng = np.random.default_rng(3)
+    a, b = (rng.standard_normal((64, 96)).astype(ml_dtypes.bfloat16) for _ in range(2))
+    outputs = Device().run(eltwise_binary_multi_core((64, 96), "add", "bfloat16"), {"src0": a, "src1": b}).outputs
+    native = outputs.native("dst")
+    assert native.dtype == ml_dtypes.bfloat16 and outputs["dst"].dtype == np.float32
+    np.testing.assert_array_equal(native.astype(np.float32), outputs["dst"])
+    np.testing.assert_array_equal(native.view(np.uint16),
+                                  (a.astype(np.float32) + b.astype(np.float32)).astype(ml_dtypes.bfloat16).view(np.uint16))
+    with pytest.raises(KeyError):
+        outputs.native("src0")

@@ -85,14 +85,21 @@ class HostOutputs(Mapping):
 
     def __getitem__(self, name: str) -> np.ndarray:
         if name not in self._values:
-            from tilefold.layout.host import from_device_pages
-
-            buf = self._program.buffer(name) if name in self._pages else None
-            if buf is None:
-                raise KeyError(name)
-            self._values[name] = from_device_pages(self._pages[name], buf.shape, buf.data_format, buf.layout,
-                                                   buf.tile)
+            self._values[name] = self._convert(name, native=False)
         return self._values[name]
+
+    def native(self, name: str) -> np.ndarray:
+        """Output ``name`` with bfloat16 buffers as their stored bfloat16 values (not widened;
+        a fresh array each call); other formats as ``outputs[name]``."""
+        return self._convert(name, native=True)
+
+    def _convert(self, name: str, native: bool) -> np.ndarray:
+        from tilefold.layout.host import from_device_pages
+
+        buf = self._program.buffer(name) if name in self._pages else None
+        if buf is None:
+            raise KeyError(name)
+        return from_device_pages(self._pages[name], buf.shape, buf.data_format, buf.layout, buf.tile, native=native)
 
     def __iter__(self):
         return iter(self._pages)

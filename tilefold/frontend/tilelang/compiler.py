@@ -125,19 +125,12 @@ class CompiledKernel:
     def simulate(self, arrays: dict[str, np.ndarray], trace=None) -> dict[str, np.ndarray]:
         """Run on the simulated device; outputs (logical shapes, bfloat16 tensors as bfloat16,
         float32 ones as float32) by parameter name."""
-        from tilefold.layout.host import from_device_pages
         from tilefold.sim import Device
 
         result = Device(self.arch).run(self.program, self.device_inputs(arrays), trace=trace)
         self.last_result = result
-        outputs = {}
-        for t in self.tensors:
-            if t.name in result.pages:
-                buf = self.program.buffer(t.name)
-                value = from_device_pages(result.pages[t.name], buf.shape, buf.data_format, buf.layout, buf.tile,
-                                          native=True)
-                outputs[t.name] = np.ascontiguousarray(value[tuple(slice(0, s) for s in t.shape)])
-        return outputs
+        crop = {t.name: tuple(slice(0, s) for s in t.shape) for t in self.tensors}
+        return {name: np.ascontiguousarray(result.outputs.native(name)[crop[name]]) for name in result.outputs}
 
     # -- artifacts --------------------------------------------------------------------------------
 
