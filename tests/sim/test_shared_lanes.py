@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from tilefold.pykernel import *  # noqa: F403
 from tilefold.sim.matmul_blocks import LaneProducts, distinct_lanes
@@ -122,6 +123,104 @@ def test_writes_next_to_a_record_keep_it():
     mem.write(np.arange(8), 0x1800, np.ones((8, 64), np.uint8))
     mem.write(np.arange(8), 0x13c0, np.ones((8, 64), np.uint8))
     assert mem.same_content(np.arange(8), 0x1400, 0x1800) is not None
+    mem.release()
+
+
+# -- shared writes: a few byte strings for many rows, copied in only when something needs the rows
+
+
+def _shared(mem, lo=0x1400, n=0x400, rows=np.arange(8), content=np.array([0, 0, 1, 1, 0, 1, 1, 0]), seed=3):
+    sources = np.random.default_rng(seed).integers(0, 256, (int(content.max()) + 1, n), dtype=np.uint8)
+    mem.write_shared(lo, rows, content, sources)
+    return sources[content]                               # what each row must now hold
+
+
+def test_a_shared_write_hands_its_strings_to_content_aware_readers():
+    mem = _memory()
+    expected = _shared(mem)
+    sources, content = mem.shared_bytes(np.array([7, 2, 3]), 0x1500, 0x1600)
+    assert content.tolist() == [0, 1, 1]
+    np.testing.assert_array_equal(sources[content], expected[[7, 2, 3], 0x100:0x200])
+    assert mem.same_content(np.arange(8), 0x1400, 0x1800).tolist() == [0, 0, 1, 1, 0, 1, 1, 0]
+    assert mem.shared_bytes(np.arange(8), 0x1300, 0x1500) is None        # beyond its range
+    mem.release()
+
+
+def test_reading_a_shared_write_copies_it_in_and_keeps_its_record():
+    mem = _memory()
+    expected = _shared(mem)
+    np.testing.assert_array_equal(mem.read(slice(0, 8), 0x1400, 0x400), expected)
+    assert mem.shared_bytes(np.arange(8), 0x1400, 0x1800) is None         # the rows hold the bytes now
+    assert mem.same_content(np.arange(8), 0x1400, 0x1800).tolist() == [0, 0, 1, 1, 0, 1, 1, 0]
+    mem.release()
+
+
+@pytest.mark.parametrize("write", ["one_row", "view", "u32", "add_u32", "overlapping_shared"])
+def test_a_partial_write_over_a_shared_write_keeps_the_rest_of_its_bytes(write):
+    mem = _memory()
+    expected = _shared(mem)
+    if write == "one_row":
+        mem.write(np.array([6]), 0x17ff, np.full((1, 1), 7, np.uint8))
+        expected[6, -1] = 7
+    elif write == "view":
+        mem.view(slice(0, 8), 0x13f0, 32)[:, 16:] = 9
+        expected[:, :16] = 9
+    elif write == "u32":
+        mem.write_u32(np.array([3]), 0x1600, 7)
+        expected[3, 0x200:0x204] = [7, 0, 0, 0]
+    elif write == "add_u32":
+        before = int(expected[3, 0x200:0x204].view(np.uint32)[0])
+        mem.add_u32(np.array([3]), 0x1600, 7)
+        expected[3, 0x200:0x204] = np.array([(before + 7) % (1 << 32)], np.uint32).view(np.uint8)
+    else:                                                  # a second shared write over half of it
+        later = _shared(mem, lo=0x1600, n=0x400, seed=4)
+        expected[:, 0x200:] = later[:, :0x200]
+    assert mem.same_content(np.arange(8), 0x1400, 0x1800) is None
+    np.testing.assert_array_equal(mem.read(slice(0, 8), 0x1400, 0x400), expected)
+    mem.release()
+
+
+def test_a_shared_write_over_another_replaces_it():
+    mem = _memory()
+    _shared(mem, seed=3)
+    expected = _shared(mem, content=np.array([1, 0, 1, 0, 1, 0, 1, 0]), seed=5)
+    np.testing.assert_array_equal(mem.read(slice(0, 8), 0x1400, 0x400), expected)
+    mem.release()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["write", "shared", "read", "view", "add_u32"]),
+                          st.integers(0, 15), st.integers(1, 8), st.integers(0, 2 ** 16)), min_size=1, max_size=12))
+def test_any_sequence_of_accesses_reads_what_was_written(ops):
+    # a ByteMemory with shared writes against a plain array: every read agrees
+    from tilefold.sim.memory import ByteMemory
+
+    mem, plain = ByteMemory(6, 1024, base=0x100), np.zeros((6, 1024), np.uint8)
+    for kind, at, length, seed in ops:
+        rng = np.random.default_rng(seed)
+        lo, n = at * 64, min(length * 64, 1024 - at * 64)
+        rows = np.sort(rng.choice(6, int(rng.integers(1, 7)), replace=False))
+        if kind == "write":
+            data = rng.integers(0, 256, (len(rows), n), dtype=np.uint8)
+            mem.write(rows, 0x100 + lo, data)
+            plain[rows, lo:lo + n] = data
+        elif kind == "shared":
+            content = rng.integers(0, 2, len(rows))
+            sources = rng.integers(0, 256, (2, n), dtype=np.uint8)
+            mem.write_shared(0x100 + lo, rows, content, sources)
+            plain[rows, lo:lo + n] = sources[content]
+        elif kind == "read":
+            held = mem.shared_bytes(rows, 0x100 + lo, 0x100 + lo + n)
+            if held is not None:
+                np.testing.assert_array_equal(held[0][held[1]], plain[rows, lo:lo + n])
+            np.testing.assert_array_equal(mem.read(rows, 0x100 + lo, n), plain[rows, lo:lo + n])
+        elif kind == "view":
+            mem.view(slice(0, 6), 0x100 + lo, n)[:, ::7] += 1
+            plain[:, lo:lo + n][:, ::7] += 1
+        else:
+            mem.add_u32(rows, 0x100 + lo, 5)
+            plain[rows, lo:lo + 4] = (plain[rows, lo:lo + 4].copy().view(np.uint32) + 5).view(np.uint8)
+    np.testing.assert_array_equal(mem.read(slice(0, 6), 0x100, 1024), plain)
     mem.release()
 
 

@@ -398,28 +398,38 @@ class ComputeApi:
             return None
         if hit is not None and not any(b.uses(hit) for b in self._pending_matmul.values()):
             hit.release()
-        raw = self._tile_bytes(cb, st, 0, call, available)
-        content = self._same_content(st, available)
-        shared = distinct_lanes(raw) if content is None else lanes_of_content(content)
-        lanes = None
-        if shared is not None:
-            first, lanes = shared
-            raw = raw[first]
+        raw, lanes = self._distinct_pages(cb, st, available, call)
         values = operand_matrix(raw, self._cb_format(cb), role, transpose, self.fidelity, width)
         matrix = CbMatrix(available - (available % width if width else 0), width, values, st.pops, lanes)
         self._operand_cache[key] = matrix
         return matrix
 
-    def _same_content(self, st, pages: int) -> np.ndarray | None:
-        """Which lanes hold identical bytes in the first ``pages`` waited pages of a CB, when
-        the L1 memory has a record of it (see :mod:`tilefold.sim.memory`): content numbers."""
-        if self.L < 2:
-            return None
+    def _distinct_pages(self, cb: int, st, pages: int, call: str) -> tuple[np.ndarray, np.ndarray | None]:
+        """The first ``pages`` waited pages of a CB as (the distinct contents of the lanes'
+        pages (n, pages, page size) bytes, the index of each lane's content), or (every lane's
+        pages, None) when most lanes differ. Which lanes hold identical bytes comes from the L1
+        memory's content records (see :mod:`tilefold.sim.memory`) when it has one — with the
+        bytes themselves for a shared write — else from comparing the bytes."""
         ps = self._page_bytes(st)
         addr = self._page_address(st, st.rd, 0, ps)
-        if addr.__class__ is not int:
-            return None
-        return self.dev.l1.same_content(self.row_idx, addr, addr + pages * ps)
+        content = None
+        if self.L >= 2 and addr.__class__ is int:
+            l1 = self.dev.l1
+            held = l1.shared_bytes(self.row_idx, addr, addr + pages * ps)
+            if held is not None:
+                sources, content = held
+                used, lanes = np.unique(content, return_inverse=True)
+                if 2 * len(used) <= self.L:
+                    if len(used) < len(sources):
+                        sources = sources[used]
+                    return sources.reshape(len(used), pages, ps), lanes.reshape(-1)
+            content = l1.same_content(self.row_idx, addr, addr + pages * ps)
+        raw = self._tile_bytes(cb, st, 0, call, pages)
+        shared = distinct_lanes(raw) if content is None else lanes_of_content(content)
+        if shared is None:
+            return raw, None
+        first, lanes = shared
+        return raw[first], lanes
 
     def _check_waited(self, cb: int, st, pages: int, call: str) -> int:
         """Pages of CB ``cb`` every lane waited for (at least ``pages``, or a CircularBufferError)."""

@@ -10,6 +10,13 @@ A memory also keeps *content records*: a writer that knows which rows received i
 bytes over an address range (a batch of page reads from the same DRAM pages) says so, and
 a reader asks instead of comparing the bytes. Every write overlapping a record's range, on
 any row, deletes the record first, so a record only ever describes bytes as they are.
+
+A *shared write* (:meth:`ByteMemory.write_shared`: many rows receive one of a few byte
+strings) is kept as such a record together with those strings, and copied into the rows only
+when anything else touches its range: a reader that understands content records takes the
+strings themselves (:meth:`ByteMemory.shared_bytes`), and a later shared write of the same
+range to the same rows replaces it without the copy ever being made. Every other read, view
+or write overlapping it copies it in first, so the bytes they see are always the written ones.
 """
 
 from __future__ import annotations
@@ -43,42 +50,86 @@ class ByteMemory:
         self.size = size
         self.data = _borrow((max(rows, 1), max(size, 1)))
         self._windows: dict[int, np.ndarray] = {}
-        # content records: (lo, hi, rows, content id of each of those rows), see the module docstring
-        self._records: list[tuple[int, int, np.ndarray, np.ndarray]] = []
+        # content records, see the module docstring; `_unwritten` counts those of shared writes
+        # whose bytes are not yet in `data`
+        self._records: list[_Record] = []
+        self._unwritten = 0
 
     def release(self) -> None:
         """Give the bytes back to the pool for the next run (this memory must not be used again)."""
         _POOL[self.data.shape] = self.data
         self._windows.clear()
         self._records.clear()
+        self._unwritten = 0
+
+    @staticmethod
+    def _span(addr, nbytes: int) -> tuple[int, int]:
+        """[lo, hi) covering ``nbytes`` at ``addr`` (per-lane addresses: their span)."""
+        if addr.__class__ is int:
+            return addr, addr + nbytes
+        return int(np.min(addr)), int(np.max(addr)) + nbytes
 
     def _forget(self, addr, nbytes: int) -> None:
-        """Drop the content records overlapping [addr, addr + nbytes) (per-lane addresses: their span)."""
+        """Drop the content records overlapping [addr, addr + nbytes), after copying in the
+        bytes of unwritten shared writes there (the caller writes only part of them)."""
         if not self._records:
             return
-        if addr.__class__ is int:
-            lo, hi = addr, addr + nbytes
-        else:
-            lo, hi = int(np.min(addr)), int(np.max(addr)) + nbytes
-        self._records = [r for r in self._records if r[1] <= lo or hi <= r[0]]
+        lo, hi = self._span(addr, nbytes)
+        if self._unwritten:
+            self._write_out(lo, hi)
+        self._records = [r for r in self._records if r.hi <= lo or hi <= r.lo]
+
+    def _write_out(self, lo: int, hi: int) -> None:
+        """Copy the bytes of the unwritten shared writes overlapping [lo, hi) into ``data``."""
+        for r in self._records:
+            if r.sources is not None and r.lo < hi and lo < r.hi:
+                off = r.lo - self.base
+                for number, source in enumerate(r.sources):
+                    self.data[r.rows[r.content == number], off:off + source.size] = source
+                r.sources = None
+                self._unwritten -= 1
 
     def note_same_content(self, lo: int, hi: int, rows: np.ndarray, content: np.ndarray) -> None:
         """Record that over [lo, hi) row ``rows[i]`` holds the bytes numbered ``content[i]``:
         rows with equal numbers hold identical bytes there (until a write overlaps the range)."""
         self._forget(lo, hi - lo)
-        rows = np.asarray(rows)
-        order = np.argsort(rows, kind="stable")
-        self._records.append((lo, hi, rows[order], np.asarray(content)[order]))
+        self._records.append(_Record(lo, hi, rows, content))
+
+    def write_shared(self, addr: int, rows: np.ndarray, content: np.ndarray, sources: np.ndarray) -> None:
+        """Store ``sources[content[i]]`` (``sources``: (contents, nbytes)) at [addr, addr + nbytes)
+        of row ``rows[i]``: kept as a content record holding ``sources`` (see the module docstring)."""
+        hi = addr + sources.shape[1]
+        for r in self._records:                  # earlier shared writes this one overwrites whole
+            if r.sources is not None and addr <= r.lo and r.hi <= hi and np.isin(r.rows, rows).all():
+                r.sources = None
+                self._unwritten -= 1
+        self._forget(addr, hi - addr)
+        self._records.append(_Record(addr, hi, rows, content, sources))
+        self._unwritten += 1
+
+    def _record_for(self, rows: np.ndarray, lo: int, hi: int) -> tuple[_Record, np.ndarray] | None:
+        """A record covering [lo, hi) and ``rows``, and where each of ``rows`` is in it."""
+        for r in self._records:
+            if r.lo <= lo and hi <= r.hi:
+                where = np.searchsorted(r.rows, rows)
+                if (where < len(r.rows)).all() and (r.rows[np.minimum(where, len(r.rows) - 1)] == rows).all():
+                    return r, where
+        return None
 
     def same_content(self, rows: np.ndarray, lo: int, hi: int) -> np.ndarray | None:
         """Content numbers of ``rows`` over [lo, hi) from a record covering that range and
         those rows (equal numbers: identical bytes), or None when no record does."""
-        for r_lo, r_hi, r_rows, content in self._records:
-            if r_lo <= lo and hi <= r_hi:
-                where = np.searchsorted(r_rows, rows)
-                if (where < len(r_rows)).all() and (r_rows[np.minimum(where, len(r_rows) - 1)] == rows).all():
-                    return content[where]
-        return None
+        found = self._record_for(rows, lo, hi)
+        return None if found is None else found[0].content[found[1]]
+
+    def shared_bytes(self, rows: np.ndarray, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """Bytes [lo, hi) of ``rows`` as (distinct byte strings (contents, hi - lo), the index
+        of each row's string) when a shared write not yet copied in covers them, else None."""
+        found = self._record_for(rows, lo, hi) if self._unwritten else None
+        if found is None or found[0].sources is None:
+            return None
+        r, where = found
+        return r.sources[:, lo - r.lo:hi - r.lo], r.content[where]
 
     def _window(self, nbytes: int) -> np.ndarray:
         win = self._windows.get(nbytes)
@@ -91,6 +142,8 @@ class ByteMemory:
 
     def read(self, rows, addr, nbytes: int) -> np.ndarray:
         """Bytes [addr, addr + nbytes) of each row: shape (lanes, nbytes)."""
+        if self._unwritten:
+            self._write_out(*self._span(addr, nbytes))
         if addr.__class__ is int:
             off = addr - self.base
             block = self.data[rows, off:off + nbytes]
@@ -134,6 +187,20 @@ class ByteMemory:
         words = np.ascontiguousarray(self.data[:, off:off + 4]).view(np.uint32)[:, 0]
         np.add.at(words, np.asarray(rows, dtype=np.int64), np.asarray(values, dtype=np.uint32))
         self.data[:, off:off + 4] = words.view(np.uint8).reshape(-1, 4)
+
+
+class _Record:
+    """Rows ``rows`` (sorted) hold the bytes numbered ``content`` over [lo, hi); ``sources``:
+    the bytes of each number when a shared write has not been copied into the rows yet."""
+
+    __slots__ = ("lo", "hi", "rows", "content", "sources")
+
+    def __init__(self, lo: int, hi: int, rows, content, sources: np.ndarray | None = None):
+        rows = np.asarray(rows).reshape(-1)
+        order = np.argsort(rows, kind="stable")
+        self.lo, self.hi = lo, hi
+        self.rows, self.content = rows[order], np.asarray(content).reshape(-1)[order]
+        self.sources = sources
 
 
 @dataclass(frozen=True)

@@ -96,32 +96,49 @@ def _batch(ctx, run: list) -> bool:
             return False
     elif ctx._pending_read_into(l1, l1 + nbytes) is not None or not _distinct_per_lane(bank * (1 << 40) + local):
         return False
-    rows = ctx.row_idx[None, :]
-    step = max(1, CHUNK_BYTES // (nbytes * lanes))
-    for i in range(0, len(run), step):                 # (calls, lanes, nbytes) a few MiB at a time
-        chunk = slice(i, i + step)
-        if call == READ:
-            ctx.dev.l1.write(rows, l1[chunk], ctx.dev.dram.read(bank[chunk], local[chunk], nbytes))
-        else:
-            ctx.dev.dram.write(bank[chunk], local[chunk], ctx.dev.l1.read(rows, l1[chunk], nbytes))
+    shared = _same_content(ctx, bank, local, l1, nbytes) if call == READ else None
+    if shared is not None and 2 * (shared[2].max() + 1) <= lanes:
+        _read_shared(ctx, bank, local, l1, nbytes, shared)
+        shared = None                                       # recorded by the shared write
+    else:
+        rows = ctx.row_idx[None, :]
+        step = max(1, CHUNK_BYTES // (nbytes * lanes))
+        for i in range(0, len(run), step):                 # (calls, lanes, nbytes) a few MiB at a time
+            chunk = slice(i, i + step)
+            if call == READ:
+                ctx.dev.l1.write(rows, l1[chunk], ctx.dev.dram.read(bank[chunk], local[chunk], nbytes))
+            else:
+                ctx.dev.dram.write(bank[chunk], local[chunk], ctx.dev.l1.read(rows, l1[chunk], nbytes))
     _time(ctx, run, call, bank, l1, nbytes)
-    if call == READ:
-        _note_same_content(ctx, bank, local, l1, nbytes)
+    if shared is not None:
+        ctx.dev.l1.note_same_content(*shared[:2], ctx.row_idx, shared[2])
     return True
 
 
-def _note_same_content(ctx, bank: np.ndarray, local: np.ndarray, l1: np.ndarray, nbytes: int) -> None:
-    """Lanes that read the same DRAM pages to the same L1 addresses, covering one contiguous
-    range, now hold identical bytes there: tell the L1 memory (see :mod:`tilefold.sim.memory`)."""
+def _same_content(ctx, bank: np.ndarray, local: np.ndarray, l1: np.ndarray, nbytes: int):
+    """When every lane reads to the same L1 addresses, covering one contiguous range: (its
+    start, its end, a content number per lane); lanes reading the same DRAM pages to the same
+    addresses get the same number, as they will hold identical bytes there. Else None."""
     if ctx.L < 2 or not (l1 == l1[:, :1]).all():
-        return
+        return None
     addrs = np.sort(l1[:, 0])
     if not (np.diff(addrs) == nbytes).all():
-        return
+        return None
     sources = np.ascontiguousarray((bank * (1 << 40) + local).T)     # (lanes, calls)
     numbers: dict[bytes, int] = {}                                     # a lane's pages -> content number
     content = np.array([numbers.setdefault(row.tobytes(), len(numbers)) for row in sources])
-    ctx.dev.l1.note_same_content(int(addrs[0]), int(addrs[-1]) + nbytes, ctx.row_idx, content)
+    return int(addrs[0]), int(addrs[-1]) + nbytes, content
+
+
+def _read_shared(ctx, bank: np.ndarray, local: np.ndarray, l1: np.ndarray, nbytes: int, shared) -> None:
+    """The reads of a batch whose lanes share few contents (see :func:`_same_content`): the
+    pages of each content are gathered from DRAM once, in L1 address order, and stored as one
+    shared write of the lanes' contiguous range (see :mod:`tilefold.sim.memory`)."""
+    lo, _, content = shared
+    order = np.argsort(l1[:, 0])
+    first = np.unique(content, return_index=True)[1]                 # a lane of each content
+    sources = ctx.dev.dram.read(bank[order][:, first].T, local[order][:, first].T, nbytes)   # (contents, calls, nbytes)
+    ctx.dev.l1.write_shared(lo, ctx.row_idx, content, sources.reshape(len(first), -1))
 
 
 def _time(ctx, run: list, call: str, bank: np.ndarray, l1: np.ndarray, nbytes: int) -> None:
