@@ -59,6 +59,7 @@ class ComputeApi:
         self.engine_busy = [0.0, 0.0, 0.0]   # unpack, math, pack
         self._operand_cache: dict = {}
         self._products = BlockProducts()
+        self._matmul_cycles: dict[tuple, tuple[float, float]] = {}  # (cb0, cb1, rt, ct) -> unpack, math cycles
         self._waited_floor: dict[int, tuple[int, int]] = {}     # cb -> (pops, pages all lanes waited)
         # Matmul sub-blocks accumulating in DST, kept row-major between matmul_block calls
         # (first DST slot -> PendingMatmul) and written into DST's face order once, when anything
@@ -158,14 +159,14 @@ class ComputeApi:
         return values
 
     def _charge_unpack(self, nbytes: int, fmt, tiles: int) -> None:
+        self.dev.counters.unpack_tiles += tiles * self.L
         self.charge(self._unpack_cycles(nbytes, fmt, tiles), self.unpack_clock)
 
     def _unpack_cycles(self, nbytes: int, fmt, tiles: int) -> float:
-        """Unpacker cycles for ``tiles`` tiles of ``nbytes`` in all (counted as unpacked)."""
+        """Unpacker cycles for ``tiles`` tiles of ``nbytes`` in all."""
         cycles = nbytes / self.costs.unpack_bytes_per_cycle
         if fmt.is_block_float:
             cycles += self.costs.bfp_extra_per_tile * tiles
-        self.dev.counters.unpack_tiles += tiles * self.L
         return cycles
 
     def _math(self, cycles: float, name: str, engine: str = "fpu", tiles: int = 1) -> None:
@@ -360,8 +361,11 @@ class ComputeApi:
         if self.dst_state != ACQUIRED:
             raise self.fail(DstError, f"{_call} writes DST while it is {self.dst_state}; call it between "
                                       "tile_regs_acquire() and tile_regs_commit()")
-        first = self._dst_in_range(dst_index, _call)
-        self._dst_in_range(first + rt * ct - 1, _call)
+        tiles = rt * ct
+        first = dst_index if dst_index.__class__ is int else uniform(dst_index, "DST index")
+        if first < 0 or first + tiles > self.dst_capacity:
+            self._dst_in_range(first, _call)                 # raises, naming the slot out of range
+            self._dst_in_range(first + tiles - 1, _call)
         flip = bool(transpose if transpose.__class__ in (int, bool) else uniform(transpose, "transpose flag"))
         # in0: rt tiles down the block (kt apart), one tile column of an in0 matrix kt tiles wide;
         # in1: ct consecutive tiles side by side. Their product is the whole rt×ct output block.
@@ -375,13 +379,23 @@ class ComputeApi:
         def in1_matrix(width: int | None, pages: int) -> CbMatrix | None:
             return self._cb_matrix(cb1, st1, "in1", width, flip, pages, _call, exact=True)
 
-        self._pending_block(first, rt, ct).accumulate(a, t0, t1, (cb1, flip), in1_matrix)
-        tiles = rt * ct
+        block = self._pending_matmul.get(first)
+        if block is None or block.rt != rt or block.ct != ct:
+            block = self._pending_block(first, rt, ct)
+        block.accumulate(a, t0, t1, (cb1, flip), in1_matrix)
         self.dst_written[first:first + tiles] = True
-        self.charge(self._unpack_cycles(self._page_bytes(st0) * rt, self._cb_format(cb0), rt)
-                    + self._unpack_cycles(self._page_bytes(st1) * ct, self._cb_format(cb1), ct), self.unpack_clock)
-        self._math(self.arch.matmul_tile_cycles(self.fidelity) * tiles, _call, tiles=tiles)
-        self.dev.counters.matmul_flops += 2 * 32 ** 3 * tiles * self.L
+        key = (cb0, cb1, rt, ct)
+        cycles = self._matmul_cycles.get(key)
+        if cycles is None:
+            cycles = self._matmul_cycles[key] = (
+                self._unpack_cycles(self._page_bytes(st0) * rt, self._cb_format(cb0), rt)
+                + self._unpack_cycles(self._page_bytes(st1) * ct, self._cb_format(cb1), ct),
+                self.arch.matmul_tile_cycles(self.fidelity) * tiles)
+        counters = self.dev.counters
+        counters.unpack_tiles += (rt + ct) * self.L
+        self.charge(cycles[0], self.unpack_clock)
+        self._math(cycles[1], _call, tiles=tiles)
+        counters.matmul_flops += 2 * 32 ** 3 * tiles * self.L
 
     def _cb_matrix(self, cb: int, st, role: str, width: int | None, transpose: bool, pages: int,
                    call: str, exact: bool = False) -> CbMatrix | None:
