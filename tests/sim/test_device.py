@@ -129,6 +129,7 @@ def test_uneven_work_splits_into_groups_of_equal_trip_count():
 def test_divergence_reruns_one_core_per_thread(monkeypatch):
     # Pretend the slice found nothing steering: the per-core trip counts then diverge at run time.
     monkeypatch.setattr("tilefold.sim.device.steering_args", lambda fn: lanes.SteeringArgs(frozenset(), False))
+    monkeypatch.setattr("tilefold.sim.device._KERNEL_CACHE", {})
     prog = eltwise_program((96, 96), 4, 1, uneven=True)
     x, y = random_tiles((96, 96), 5), random_tiles((96, 96), 6)
     result = Device().run(prog, {"a": x, "b": y})

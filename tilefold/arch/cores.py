@@ -131,7 +131,11 @@ class CoreRangeSet:
 
     def cores(self) -> list[CoreCoord]:
         """Every core, row-wise over the bounding box order (y outer, x inner)."""
-        return sorted((c for r in self.ranges for c in r), key=lambda c: (c.y, c.x))
+        listed = self.__dict__.get("_cores")            # the set is frozen: list its cores once
+        if listed is None:
+            listed = tuple(sorted((c for r in self.ranges for c in r), key=lambda c: (c.y, c.x)))
+            object.__setattr__(self, "_cores", listed)
+        return list(listed)
 
     def __iter__(self) -> Iterator[CoreCoord]:
         return iter(self.cores())

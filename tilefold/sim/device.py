@@ -44,7 +44,7 @@ from tilefold.sim.circular_buffers import CircularBuffers
 from tilefold.sim.compute_api import ComputeApi
 from tilefold.sim.context import KernelContext
 from tilefold.sim.dataflow_api import NODE_CORE, NODE_DRAM, DataflowApi
-from tilefold.sim.lanes import Divergence, group_cores, steering_args
+from tilefold.sim.lanes import Divergence, SteeringArgs, group_cores, steering_args
 from tilefold.sim.memory import ByteMemory
 from tilefold.sim.perf import Counters, PerfReport, ThreadPerf
 from tilefold.sim.scheduler import Scheduler, SimThread
@@ -126,18 +126,19 @@ class RunResult:
         return not self.hazards
 
 
-_KERNEL_CACHE: dict[int, tuple[object, PythonKernel]] = {}
+_KERNEL_CACHE: dict[int, tuple[object, PythonKernel, SteeringArgs]] = {}
 
 
-def python_kernel(function) -> PythonKernel:
-    """The emitted Python of a ttkernel function (cached per function object)."""
+def kernel_facts(function) -> tuple[PythonKernel, SteeringArgs]:
+    """The emitted Python of a ttkernel function and the arguments that steer its control flow
+    (cached per function object)."""
     key = id(function)
     hit = _KERNEL_CACHE.get(key)
     if hit is not None and hit[0] is function:
-        return hit[1]
-    pk = emit_python(function)
-    _KERNEL_CACHE[key] = (function, pk)
-    return pk
+        return hit[1], hit[2]
+    facts = emit_python(function), steering_args(function)
+    _KERNEL_CACHE[key] = (function, *facts)
+    return facts
 
 
 class _Run:
@@ -402,8 +403,7 @@ class Device:
     def _contexts(self, run: _Run, batch: bool) -> list[KernelContext]:
         contexts: list[KernelContext] = []
         for kernel in run.program.kernels:
-            pk = python_kernel(kernel.function)
-            steering = steering_args(kernel.function)
+            pk, steering = kernel_facts(kernel.function)
             runtime = {c: run.resolve_args(a) for c, a in kernel.runtime_args.items()}
             for group in group_cores(kernel.cores.cores(), runtime, steering, batch):
                 if isinstance(kernel.config, ComputeConfig):
