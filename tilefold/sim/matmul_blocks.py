@@ -348,19 +348,32 @@ class PendingMatmul:
         rows = product.reshape(lead + (self.rt, 2, 16, self.ct, 2, 16))
         order = (*range(n), n, n + 3, n + 1, n + 4, n + 2, n + 5)
         slots = self.slots if n == 1 else self.slots.reshape(lead + self.slots.shape[1:], copy=False)
-        if self.started:
-            slots += rows.transpose(order)
-            return
-        self.started = True
-        if slots.dtype == rows.dtype and rows.strides[-1] == slots.strides[-1] == rows.itemsize:
-            # a plain copy: move each face row's 16 values as one 64-byte item (16× fewer
-            # iterations of numpy's inner loop than moving them value by value)
-            face_row = np.dtype((np.void, 16 * rows.itemsize))
-            slots.view(face_row)[..., 0] = rows.view(face_row)[..., 0].transpose(order[:-1])
+        by_face_row = slots.dtype == rows.dtype and rows.strides[-1] == slots.strides[-1] == rows.itemsize
+        if not self.started:
+            self.started = True
+            if by_face_row:
+                _copy_face_rows(slots, rows, order)
+            else:
+                slots[...] = rows.transpose(order)
+        elif by_face_row:
+            # adding straight from the product would step 16 values at a time; put it in face
+            # order first (a copy by face rows), then add contiguous tiles
+            faces = scratch.take(slots.shape)
+            _copy_face_rows(faces, rows, order)
+            slots += faces
+            scratch.give(faces)
         else:
-            slots[...] = rows.transpose(order)
+            slots += rows.transpose(order)
 
     def uses(self, matrix: CbMatrix) -> bool:
         """Whether the unsettled run reads ``matrix``."""
         run = self.run
         return run is not None and (run.a is matrix or run.b is matrix)
+
+
+def _copy_face_rows(target: np.ndarray, rows: np.ndarray, order: tuple) -> None:
+    """``target[...] = rows.transpose(order)`` for arrays of one dtype whose last axis (a face
+    row of 16 values) is contiguous: each face row moves as one item, 16× fewer iterations of
+    numpy's inner loop than moving the values one by one."""
+    face_row = np.dtype((np.void, 16 * rows.itemsize))
+    target.view(face_row)[..., 0] = rows.view(face_row)[..., 0].transpose(order[:-1])
