@@ -570,12 +570,23 @@ class ComputeApi:
         if self.pack_l1_acc:
             self._accumulate_in_l1(cbi, fmt, addr, nbytes, values, call)
         else:
-            self.dev.l1.write(self.rows, addr, tm.pack(values, fmt).reshape(self.L, -1))
+            self._store_in_l1(fmt, addr, nbytes, values)
         cycles = (2 if self.pack_l1_acc else 1) * nbytes / self.costs.pack_bytes_per_cycle
         if fmt.is_block_float:
             cycles += self.costs.bfp_extra_per_tile * count
         self.charge(cycles, self.pack_clock, call)
         self.dev.counters.pack_tiles += count * self.L
+
+    def _store_in_l1(self, fmt, addr, nbytes: int, values: np.ndarray) -> None:
+        """Pack ``values`` (lanes, count, 1024) into the tiles at ``addr``: float32 and bfloat16
+        tiles are written in place (bfloat16 rounding to nearest even, as ``tm.pack``), others
+        through their packed bytes."""
+        dtype = tm.tile_value_dtype(fmt)
+        held = self.dev.l1.view(self.rows, addr, nbytes) if dtype is not None else None
+        if held is not None:
+            held.view(dtype).reshape(values.shape)[...] = values
+        else:
+            self.dev.l1.write(self.rows, addr, tm.pack(values, fmt).reshape(self.L, -1))
 
     def _accumulate_in_l1(self, cbi: int, fmt, addr, nbytes: int, values: np.ndarray, call: str) -> None:
         """The packer's L1 accumulation: each tile at ``addr`` becomes its value plus ``values``
