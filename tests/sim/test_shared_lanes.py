@@ -224,6 +224,30 @@ def test_any_sequence_of_accesses_reads_what_was_written(ops):
     mem.release()
 
 
+@pytest.mark.parametrize("write", ["write", "per_lane", "view", "add_u32", "shared_read"])
+def test_a_reused_memory_starts_zeroed_wherever_the_last_run_wrote(write):
+    from tilefold.sim.memory import ByteMemory
+
+    first = ByteMemory(8, 4096, base=0x1000)
+    if write == "write":
+        first.write(np.array([2]), 0x1100, np.full((1, 64), 9, np.uint8))
+    elif write == "per_lane":
+        first.write(np.array([0, 7]), np.array([0x1010, 0x1ff0]), np.full((2, 16), 9, np.uint8))
+    elif write == "view":
+        first.view(slice(0, 8), 0x1800, 256)[...] = 9
+    elif write == "add_u32":
+        first.add_u32(np.array([5]), 0x1ffc, 9)
+    else:                                               # a shared write copied in by a read
+        _shared(first, lo=0x1400, n=0x400)
+        first.read(slice(0, 8), 0x1400, 4)
+    assert first.read(slice(0, 8), 0x1000, 4096).any()
+    first.release()
+    second = ByteMemory(8, 4096, base=0x1000)           # the same shape: the same array, cleared
+    assert second.data is first.data
+    assert not second.read(slice(0, 8), 0x1000, 4096).any()
+    second.release()
+
+
 def test_lanes_of_content_matches_distinct_lanes_numbering():
     from tilefold.sim.matmul_blocks import lanes_of_content
 

@@ -295,8 +295,11 @@ class _Run:
         if buf.is_sharded or not place.is_dram or buf.num_pages < nb:
             return 0
         per_bank = buf.num_pages // nb
-        off = place.address - self.dram.base
-        banks = self.dram.data[:nb, off:off + per_bank * place.aligned_page_size]
+        span = per_bank * place.aligned_page_size
+        if to_device:
+            banks = self.dram.view(slice(0, nb), int(place.address), span)
+        else:
+            banks = self.dram.read(slice(0, nb), int(place.address), span)
         device = banks.reshape(nb, per_bank, place.aligned_page_size, copy=False)[:, :, :buf.page_size].transpose(1, 0, 2)
         host = pages[:per_bank * nb].reshape(per_bank, nb, buf.page_size)
         if to_device:

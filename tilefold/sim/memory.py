@@ -28,17 +28,20 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 
-# Memory arrays of finished runs, by shape. Writing into freshly allocated arrays costs a page
-# fault per page touched (and with transparent huge pages, zeroing 2 MiB at a time); reusing
-# mapped memory and clearing it with one sequential fill is several times cheaper.
-_POOL: dict[tuple[int, int], np.ndarray] = {}
+# Memory arrays of finished runs, by shape, with the column span [lo, hi) their run wrote.
+# Writing into freshly allocated arrays costs a page fault per page touched (and with
+# transparent huge pages, zeroing 2 MiB at a time); reusing mapped memory and clearing what
+# was written with one sequential fill is several times cheaper.
+_POOL: dict[tuple[int, int], tuple[np.ndarray, int, int]] = {}
 
 
 def _borrow(shape: tuple[int, int]) -> np.ndarray:
-    data = _POOL.pop(shape, None)
-    if data is None:
+    kept = _POOL.pop(shape, None)
+    if kept is None:
         return np.zeros(shape, dtype=np.uint8)
-    data.fill(0)
+    data, lo, hi = kept
+    if lo < hi:
+        data[:, lo:hi] = 0
     return data
 
 
@@ -49,6 +52,7 @@ class ByteMemory:
         self.base = base
         self.size = size
         self.data = _borrow((max(rows, 1), max(size, 1)))
+        self._written = [self.data.shape[1], 0]     # column span any write touched (to clear on reuse)
         self._windows: dict[int, np.ndarray] = {}
         # content records, see the module docstring; `_unwritten` counts those of shared writes
         # whose bytes are not yet in `data`
@@ -57,7 +61,7 @@ class ByteMemory:
 
     def release(self) -> None:
         """Give the bytes back to the pool for the next run (this memory must not be used again)."""
-        _POOL[self.data.shape] = self.data
+        _POOL[self.data.shape] = (self.data, *self._written)
         self._windows.clear()
         self._records.clear()
         self._unwritten = 0
@@ -70,11 +74,17 @@ class ByteMemory:
         return int(np.min(addr)), int(np.max(addr)) + nbytes
 
     def _forget(self, addr, nbytes: int) -> None:
-        """Drop the content records overlapping [addr, addr + nbytes), after copying in the
-        bytes of unwritten shared writes there (the caller writes only part of them)."""
+        """Before a write to [addr, addr + nbytes): note the span written, and drop the content
+        records overlapping it, after copying in the bytes of unwritten shared writes there (the
+        caller writes only part of them)."""
+        lo, hi = self._span(addr, nbytes)
+        written = self._written
+        if lo - self.base < written[0]:
+            written[0] = lo - self.base
+        if hi - self.base > written[1]:
+            written[1] = hi - self.base
         if not self._records:
             return
-        lo, hi = self._span(addr, nbytes)
         if self._unwritten:
             self._write_out(lo, hi)
         self._records = [r for r in self._records if r.hi <= lo or hi <= r.lo]
