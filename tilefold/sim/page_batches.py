@@ -152,7 +152,7 @@ def _time(ctx, run: list, call: str, bank: np.ndarray, l1: np.ndarray, nbytes: i
     starts = port.min(axis=1)
     total = nbytes * lanes
     transfer = dev.dram_pool.transfer
-    pool_done = np.array([transfer(float(s), total) for s in starts])[:, None]
+    pool_done = np.array([transfer(s, total) for s in starts.tolist()])[:, None]
     done = ctx._dram_arrival(port, starts[:, None], pool_done)
     dev.bank_traffic.append((bank, nbytes))
     ctx.port_free = port[-1].copy()
