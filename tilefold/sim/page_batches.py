@@ -14,6 +14,9 @@ calls. A batch does it with one gather / scatter for all pages and lanes:
   evaluated for every page first; if any page would fail, or two pages land on the same
   bytes, or a trace is being recorded, the calls are replayed one at a time, so errors name
   the exact call and line;
+* when every lane reads to the same L1 range and the lanes read few distinct sets of DRAM
+  pages (a grid row of cores fetching the same block), each set is gathered once and stored
+  as a shared write (see :mod:`tilefold.sim.memory`);
 * timing is the per-call cost model in closed form: call ``i`` issues at ``clock + i·issue``
   and its NOC port is free at ``max(port + (i+1)·t, clock + t + i·max(issue, t))`` (``t`` the
   page over the link width); each page's bytes enter the DRAM bandwidth pool in call order.
