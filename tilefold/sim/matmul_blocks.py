@@ -358,7 +358,7 @@ class PendingMatmul:
         elif by_face_row:
             # adding straight from the product would step 16 values at a time; put it in face
             # order first (a copy by face rows), then add contiguous tiles
-            faces = scratch.take(slots.shape)
+            faces = scratch.take(slots.shape, slots.dtype)
             _copy_face_rows(faces, rows, order)
             slots += faces
             scratch.give(faces)
