@@ -430,13 +430,14 @@ class ComputeApi:
         if self.L >= 2 and addr.__class__ is int:
             l1 = self.dev.l1
             held = l1.shared_bytes(self.row_idx, addr, addr + pages * ps)
-            if held is not None:
+            shared = None if held is None else lanes_of_content(held[1])
+            if shared is not None:
                 sources, content = held
-                used, lanes = np.unique(content, return_inverse=True)
-                if 2 * len(used) <= self.L:
-                    if len(used) < len(sources):
-                        sources = sources[used]
-                    return sources.reshape(len(used), pages, ps), lanes.reshape(-1)
+                first, lanes = shared
+                used = content[first]                       # each lane group's string
+                if len(used) < len(sources) or (used != np.arange(len(used))).any():
+                    sources = sources[used]
+                return sources.reshape(len(used), pages, ps), lanes
             content = l1.same_content(self.row_idx, addr, addr + pages * ps)
         raw = self._tile_bytes(cb, st, 0, call, pages)
         shared = distinct_lanes(raw) if content is None else lanes_of_content(content)
