@@ -71,6 +71,14 @@ def _df(name, params=(), result=None, **kw):
 POOL_TYPE = TemplateParam("pool_type", "PoolType", "SUM", ("SUM", "AVG", "MAX"))
 REDUCE_DIM = TemplateParam("reduce_dim", "ReduceDim", "REDUCE_ROW", ("REDUCE_ROW", "REDUCE_COL", "REDUCE_SCALAR"))
 
+# Macros a header reads before it can be included: header -> ((macro, template parameter), ...).
+# ``api/compute/reduce.h`` (0.69) uses REDUCE_OP / REDUCE_DIM as the default template arguments of
+# reduce_init / reduce_tile, so a kernel including it defines them, as TT-Metal's softmax kernels
+# do; the value is the kernel's first call with that template parameter.
+HEADER_MACROS: dict[str, tuple[tuple[str, TemplateParam], ...]] = {
+    "api/compute/reduce.h": (("REDUCE_OP", POOL_TYPE), ("REDUCE_DIM", REDUCE_DIM)),
+}
+
 DATAFLOW_API: tuple[ApiFunction, ...] = (
     # runtime arguments (also usable from compute kernels)
     ApiFunction("get_arg_val", (_P("arg_index"),), "u32", thread="any", cpp_type_template="uint32_t",
@@ -294,4 +302,4 @@ def api_function(name: str) -> ApiFunction | None:
 
 
 __all__ = ["Param", "TemplateParam", "ApiFunction", "API", "SFPU_UNARY", "SPECIAL_OPS", "api_function",
-           "POOL_TYPE", "REDUCE_DIM"]
+           "POOL_TYPE", "REDUCE_DIM", "HEADER_MACROS"]
