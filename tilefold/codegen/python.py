@@ -11,7 +11,9 @@ for) or numpy integer arrays (one value per core); loop bounds, branch condition
 array indices go through ``k.range`` / ``k.cond`` / ``k.index``, which insist the value is
 the same on every core. A page-transfer nest (:mod:`tilefold.ir.page_loops`) is printed with
 queued calls (``k.noc_async_read_page_later``) and ``k.flush_pages()`` after it, which the
-simulator executes as one batch with the same effects. The emitter decides nothing: it prints.
+simulator executes as one batch with the same effects; a tile nest (:mod:`tilefold.ir.tile_loops`)
+likewise, with ``k.copy_tile_later`` ... and ``k.flush_tiles()``. The emitter decides nothing: it
+prints.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from tilefold.errors import SourceLocation
 from tilefold.ir.locations import source_location
 from tilefold.ir.page_loops import QUEUEABLE_CALLS, is_page_transfer_nest
+from tilefold.ir.tile_loops import QUEUEABLE_TILE_CALLS, is_tile_nest
 from tilefold.ir.ttkernel import (
     ApiCallOp,
     GetCompileTimeArgValOp,
@@ -85,7 +88,7 @@ class _Printer:
         self.counter = count()
         self.lines: list[str] = []
         self.locations: dict[int, SourceLocation] = {}
-        self.queuing = False      # inside a loop nest whose page transfers are queued
+        self.queuing: frozenset[str] = frozenset()   # inside a queued nest: the calls printed as *_later
 
     # -- naming -------------------------------------------------------------------------
 
@@ -221,7 +224,7 @@ class _Printer:
         fn = op.api
         parts = [self.ref(v) for v in op.operands]
         parts += [f"{key}={value!r}" for key, value in op.template_values().items()]
-        name = f"{fn.name}_later" if self.queuing and fn.name in QUEUEABLE_CALLS else fn.name
+        name = f"{fn.name}_later" if fn.name in self.queuing else fn.name
         call = f"k.{name}({', '.join(parts)})"
         if op.results:
             call = f"{self.define(op.results[0])} = {call}"
@@ -244,16 +247,20 @@ class _Printer:
             self.emit(depth, f"{', '.join(names)} = {', '.join(self.ref(v) for v in values)}", op)
 
     def for_op(self, op: scf.ForOp, depth: int) -> None:
-        if not self.queuing and is_page_transfer_nest(op):
-            # the nest's transfers are queued and issued together after it (same effects, in
-            # order: nothing else runs meanwhile; see tilefold.sim.page_batches)
-            self.queuing = True
-            try:
-                self._for_loop(op, depth)
-            finally:
-                self.queuing = False
-            self.emit(depth, "k.flush_pages()", op)
-            return
+        # A nest whose page transfers (tilefold.sim.page_batches) or tile calls
+        # (tilefold.sim.tile_batches) are queued and executed together after it: same effects,
+        # in order, since nothing else runs meanwhile.
+        if not self.queuing:
+            for is_nest, calls, flush in ((is_page_transfer_nest, QUEUEABLE_CALLS, "k.flush_pages()"),
+                                          (is_tile_nest, QUEUEABLE_TILE_CALLS, "k.flush_tiles()")):
+                if is_nest(op):
+                    self.queuing = calls
+                    try:
+                        self._for_loop(op, depth)
+                    finally:
+                        self.queuing = frozenset()
+                    self.emit(depth, flush, op)
+                    return
         self._for_loop(op, depth)
 
     def _for_loop(self, op: scf.ForOp, depth: int) -> None:

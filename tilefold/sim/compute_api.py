@@ -21,12 +21,17 @@ overlap as they do on the device.
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from tilefold.errors import CircularBufferError, DstError
 from tilefold.layout.formats import DataFormat
+from tilefold.ir.tile_loops import QUEUEABLE_TILE_CALLS
 from tilefold.program import ComputeConfig
+from tilefold.sim import tile_batches
 from tilefold.sim import tile_math as tm
+from tilefold.sim.context import KernelContext
 from tilefold.sim.lanes import any_lane, uniform
 from tilefold.sim.matmul_blocks import (BlockProducts, CbMatrix, PendingMatmul, distinct_lanes, lanes_of_content,
                                         operand_matrix)
@@ -66,6 +71,7 @@ class ComputeApi:
         # else uses their slots (at the latest at tile_regs_commit); their operands come from
         # CB pages unpacked once into matrices ((cb, role, width, transpose) -> CbMatrix).
         self._pending_matmul: dict[int, PendingMatmul] = {}
+        self.tile_queue: list = []              # tile calls queued by *_later calls until flush_tiles()
 
     def _producer_clock(self) -> np.ndarray:
         return self.pack_clock
@@ -74,9 +80,13 @@ class ComputeApi:
         return self.unpack_clock
 
     def charge(self, cycles, clock=None, name=None) -> None:
-        super().charge(cycles, clock, name)
-        engine = 0 if clock is self.unpack_clock else 2 if clock is self.pack_clock else 1
-        self.engine_busy[engine] += cycles
+        clk = self.clock if clock is None else clock
+        if self.tracing and name is not None:
+            KernelContext.charge(self, cycles, clk, name)
+        else:
+            clk += cycles
+            self.busy += cycles
+        self.engine_busy[0 if clk is self.unpack_clock else 2 if clk is self.pack_clock else 1] += cycles
 
     def busy_cycles(self) -> np.ndarray:
         """Busy time of the busiest of the unpack, math and pack engines."""
@@ -150,13 +160,23 @@ class ComputeApi:
         cbi, st = self._cb(cb, call)
         raw = self._tile_bytes(cbi, st, tile, call, count)
         fmt = self._cb_format(cbi)
+        self._charge_unpack(raw.shape[-1] * count, fmt, count)
+        return self._unpacked_values(raw, fmt, fpu)
+
+    def _unpacked_values(self, raw: np.ndarray, fmt, fpu: bool) -> np.ndarray:
+        """Tile bytes (..., tile size) as float32 values (..., 1024): as the FPU's source registers
+        hold them (``fpu``), else as unpacked to DST."""
         values = tm.unpack(raw, fmt)
         if fpu:
-            values = tm.source_register(values, fmt)
-        elif not self.fp32_dest:
-            values = tm.round_bf16(values)
-        self._charge_unpack(raw.shape[-1] * count, fmt, count)
-        return values
+            return tm.source_register(values, fmt)
+        return values if self.fp32_dest else tm.round_bf16(values)
+
+    def _copied_values(self, raw: np.ndarray, fmt) -> np.ndarray:
+        """Tile bytes (..., tile size) as ``copy_tile`` puts them in DST: bfloat16 into a 16-bit
+        DST and float32 into a 32-bit one as they are, other formats unpacked."""
+        if tm.tile_value_dtype(fmt) == self.dst.dtype:
+            return raw.view(self.dst.dtype)       # bytes are contiguous within each tile
+        return self._unpacked_values(raw, fmt, fpu=False)
 
     def _charge_unpack(self, nbytes: int, fmt, tiles: int) -> None:
         self.dev.counters.unpack_tiles += tiles * self.L
@@ -192,9 +212,21 @@ class ComputeApi:
     def init_sfpu(self, in_cb, out_cb) -> None:
         self._init_call("init_sfpu")
 
+    # -- tile calls of a loop nest, executed together (tilefold.sim.tile_batches) ----------
+
+    def flush_tiles(self) -> None:
+        queue = self.tile_queue[:]
+        self.tile_queue.clear()             # the same list: the *_later calls hold it
+        tile_batches.flush(self, queue)
+
     def __getattr__(self, name: str):
+        if name.endswith("_later") and name[:-6] in QUEUEABLE_TILE_CALLS:
+            queued, queue = name[:-6], self.tile_queue
+
+            def call(*args, **kwargs):      # where it was called: its bytecode offset (a line only if needed)
+                queue.append((queued, args, kwargs, sys._getframe(1).f_lasti))
         # Every *_init / *_init_short / *_uninit / reconfig call only configures the engines.
-        if name.endswith(("_init", "_init_short", "_uninit")) or name.startswith(("reconfig_", "pack_reconfig_")) \
+        elif name.endswith(("_init", "_init_short", "_uninit")) or name.startswith(("reconfig_", "pack_reconfig_")) \
                 or name.startswith("copy_tile_to_dst_init"):
             def call(*args, **kwargs):
                 if name == "reduce_init":
@@ -253,15 +285,10 @@ class ComputeApi:
         i = self._math_slot(dst_index, "copy_tile")
         cbi, st = self._cb(in_cb, "copy_tile")
         fmt = self._cb_format(cbi)
-        if tm.tile_value_dtype(fmt) == self.dst.dtype:
-            # bfloat16 into a 16-bit DST, float32 into a 32-bit one: the tile's bytes as they are
-            raw = self._tile_bytes(cbi, st, in_tile_index, "copy_tile")
-            self._charge_unpack(raw.shape[-1], fmt, 1)
-            values = raw[:, 0].view(self.dst.dtype)       # bytes are contiguous within each lane
-        else:
-            values = self._unpack(cbi, in_tile_index, "copy_tile", fpu=False)[:, 0]
+        raw = self._tile_bytes(cbi, st, in_tile_index, "copy_tile")
+        self._charge_unpack(raw.shape[-1], fmt, 1)
         self._math(self.costs.fpu_eltwise_tile, "copy_tile")
-        self._write_slot(i, values)
+        self._write_slot(i, self._copied_values(raw[:, 0], fmt))
 
     def copy_dest_values(self, dst_in, dst_out) -> None:
         src = self._dst_index(dst_in, "copy_dest_values")
@@ -276,17 +303,8 @@ class ComputeApi:
         i = self._math_slot(dst_index, call)
         a = self._unpack(in0_cb, in0_tile, call)[:, 0]
         b = self._unpack(in1_cb, in1_tile, call)[:, 0]
-        if bcast is not None:
-            rows = tm.faces_to_rows(b)
-            if bcast == "rows":
-                rows = np.broadcast_to(rows[:, :1, :], rows.shape)
-            elif bcast == "cols":
-                rows = np.broadcast_to(rows[:, :, :1], rows.shape)
-            else:
-                rows = np.broadcast_to(rows[:, :1, :1], rows.shape)
-            b = tm.rows_to_faces(np.ascontiguousarray(rows))
         self._math(self.costs.fpu_eltwise_tile, call)
-        self._write_slot(i, tm.FPU_BINARY[op](a, b))
+        self._write_slot(i, fpu_binary_values(op, bcast, a, b))
 
     def add_tiles(self, a, b, ia, ib, dst):
         self._fpu_binary("add", None, a, b, ia, ib, dst, "add_tiles")
@@ -511,24 +529,18 @@ class ComputeApi:
     def _sfpu_unary(self, name: str, dst_index, params) -> None:
         call = f"{name}_tile"
         i = self._math_slot(dst_index, call)
-        fn, family = tm.SFPU_UNARY[name]
         x = np.zeros((self.L, tm.TILE_ELEMS), np.float32) if name == "fill" else self._read_slot(i, call)
         ps = [p if p.__class__ in (int, float) else uniform(p, f"{call} parameter") for p in params]
-        with np.errstate(all="ignore"):
-            y = fn(x, *ps)
-        self._math(self.costs.sfpu(family), call, "sfpu")
-        self._write_slot(i, np.asarray(y, dtype=np.float32))
+        self._math(self.costs.sfpu(tm.SFPU_UNARY[name][1]), call, "sfpu")
+        self._write_slot(i, sfpu_unary_values(name, x, ps))
 
     def _sfpu_binary(self, name: str, d0, d1, out) -> None:
         call = f"{name}_tile"
         a = self._read_slot(self._dst_index(d0, call), call)
         b = self._read_slot(self._dst_index(d1, call), call)
         o = self._math_slot(out, call)
-        fn, family = tm.SFPU_BINARY[name]
-        with np.errstate(all="ignore"):
-            y = fn(a, b)
-        self._math(self.costs.sfpu(family), call, "sfpu")
-        self._write_slot(o, np.asarray(y, dtype=np.float32))
+        self._math(self.costs.sfpu(tm.SFPU_BINARY[name][1]), call, "sfpu")
+        self._write_slot(o, sfpu_binary_values(name, a, b))
 
     def where_tile(self, dst_condition, dst_true, dst_false, dst_out) -> None:
         c = self._read_slot(self._dst_index(dst_condition, "where_tile"), "where_tile")
@@ -708,3 +720,25 @@ def _rows_to_bytes(rows: np.ndarray, fmt) -> np.ndarray:
     if fmt.ttnn_name == "bfloat16":
         return rows.astype(tm._BF16).view(np.uint8).reshape(lanes, -1)
     return rows.astype(fmt.numpy_dtype).view(np.uint8).reshape(lanes, -1)
+
+
+def fpu_binary_values(op: str, bcast: str | None, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """An FPU element-wise op on source-register values (..., 1024); with ``bcast`` ("rows",
+    "cols", "scalar") ``b``'s first row, first column or first value is broadcast over the tile."""
+    if bcast is not None:
+        rows = tm.faces_to_rows(b)
+        first = {"rows": rows[..., :1, :], "cols": rows[..., :, :1], "scalar": rows[..., :1, :1]}[bcast]
+        b = tm.rows_to_faces(np.ascontiguousarray(np.broadcast_to(first, rows.shape)))
+    return tm.FPU_BINARY[op](a, b)
+
+
+def sfpu_unary_values(name: str, x: np.ndarray, params) -> np.ndarray:
+    """SFPU unary function ``name`` on float32 DST values (any shape), as float32."""
+    with np.errstate(all="ignore"):
+        return np.asarray(tm.SFPU_UNARY[name][0](x, *params), dtype=np.float32)
+
+
+def sfpu_binary_values(name: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """SFPU binary function ``name`` on float32 DST values (any shape), as float32."""
+    with np.errstate(all="ignore"):
+        return np.asarray(tm.SFPU_BINARY[name][0](a, b), dtype=np.float32)

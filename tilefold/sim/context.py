@@ -20,7 +20,7 @@ import numpy as np
 
 from tilefold.arch.cores import CoreCoord
 from tilefold.errors import ProgramError, RuntimeArgError, SimulationError, SourceLocation
-from tilefold.sim.lanes import lane_values, uniform
+from tilefold.sim.lanes import any_lane, lane_values, uniform
 
 
 def _lane_range(lb, step: int, trips: int):
@@ -139,8 +139,9 @@ class KernelContext:
     def sync_to(self, when, clock: np.ndarray | None = None) -> None:
         """Advance the clock to ``when`` where it is behind (a wait), counting the stall."""
         clk = self.clock if clock is None else clock
-        gap = np.maximum(when - clk, 0.0)
-        if gap.any():
+        gap = when - clk
+        if any_lane(gap > 0.0):
+            np.maximum(gap, 0.0, out=gap)
             self.stall += gap
             clk += gap
 

@@ -192,14 +192,22 @@ def uniform(value, what: str = "value"):
     return value
 
 
+_BOOL = np.dtype(bool)
+
+
 def any_lane(x) -> bool:
-    """``np.any`` for a per-lane array or a plain bool, without numpy's dispatch overhead."""
-    return bool(x.any()) if x.__class__ is np.ndarray else bool(x)
+    """``np.any`` for a per-lane array or a plain bool, without numpy's dispatch overhead (a
+    boolean array's bytes are searched for a 1, several times faster than a reduction)."""
+    if x.__class__ is np.ndarray:
+        return b"\x01" in x.tobytes() if x.dtype is _BOOL else bool(x.any())
+    return bool(x)
 
 
 def all_lanes(x) -> bool:
     """``np.all`` for a per-lane array or a plain bool, without numpy's dispatch overhead."""
-    return bool(x.all()) if x.__class__ is np.ndarray else bool(x)
+    if x.__class__ is np.ndarray:
+        return b"\x00" not in x.tobytes() if x.dtype is _BOOL else bool(x.all())
+    return bool(x)
 
 
 def lane_values(column: np.ndarray):

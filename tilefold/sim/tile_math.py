@@ -35,10 +35,13 @@ TILE_ELEMS = 1024
 BF16 = _BF16 = ml_dtypes.bfloat16
 
 
+_VALUE_DTYPES = {DataFormat.Float16_b: np.dtype(_BF16), DataFormat.Float32: np.dtype(np.float32)}
+
+
 def tile_value_dtype(fmt: DataFormat):
     """The numpy dtype a tile's bytes are an array of (bfloat16, float32), or None when the
     values must be decoded (block floats, integers)."""
-    return {DataFormat.Float16_b: _BF16, DataFormat.Float32: np.dtype(np.float32)}.get(fmt)
+    return _VALUE_DTYPES.get(fmt)
 
 
 def unpack(raw: np.ndarray, fmt: DataFormat) -> np.ndarray:

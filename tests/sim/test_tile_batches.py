@@ -1,0 +1,232 @@
+"""Tile nests run as block operations: the same bytes, DST, clocks, counters and errors as the calls
+one at a time (the batch forced off by replacing ``tile_batches.flush`` with the call-by-call path)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import runpy
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tilefold.errors import CircularBufferError, DstError, TilefoldError
+from tilefold.pykernel import *  # noqa: F403
+from tilefold.sim import tile_batches
+from tilefold.sim.device import Device
+
+from simhelpers import A, B, OUT, random_tiles, run_two_input, where
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+SCRIPTS = sorted(p for p in EXAMPLES.glob("*/*.py") if p.parent.name in ("ttl", "tilelang", "pykernel"))
+
+
+@contextlib.contextmanager
+def one_call_at_a_time():
+    original = tile_batches.flush
+    tile_batches.flush = lambda ctx, queue: tile_batches._one_by_one(ctx, queue)
+    try:
+        yield
+    finally:
+        tile_batches.flush = original
+
+
+@pytest.fixture
+def batches(monkeypatch):
+    """Counts the queues that ran as a batch."""
+    count = [0]
+    apply_time = tile_batches._Plan.apply_time
+
+    def counted(plan):
+        count[0] += 1
+        apply_time(plan)
+
+    monkeypatch.setattr(tile_batches._Plan, "apply_time", counted)
+    return count
+
+
+def same_run(a, b) -> None:
+    assert a.perf.cycles == b.perf.cycles
+    assert a.perf.counters == b.perf.counters
+    for name in a.pages:
+        np.testing.assert_array_equal(a.pages[name], b.pages[name])
+    for ta, tb in zip(a.perf.threads, b.perf.threads):
+        assert (ta.kernel, ta.role) == (tb.kernel, tb.role)
+        np.testing.assert_array_equal(ta.end_cycles, tb.end_cycles)
+        np.testing.assert_array_equal(ta.busy_cycles, tb.busy_cycles)
+        np.testing.assert_array_equal(ta.stall_cycles, tb.stall_cycles)
+
+
+@pytest.fixture
+def compare_modes(monkeypatch, batches):
+    """Every Device.run also runs with tile calls one at a time, and must give the same run."""
+    original = Device.run
+    runs = []
+
+    def run(self, program, inputs=None, **kwargs):
+        before = batches[0]
+        try:
+            batched = original(self, program, inputs, **kwargs)
+        except TilefoldError as err:
+            with one_call_at_a_time(), pytest.raises(type(err)) as single:
+                original(self, program, inputs, **kwargs)
+            assert str(single.value) == str(err)
+            runs.append(batches[0] - before)
+            raise
+        with one_call_at_a_time():
+            single = original(self, program, inputs, **kwargs)
+        same_run(batched, single)
+        runs.append(batches[0] - before)
+        return batched
+
+    monkeypatch.setattr(Device, "run", run)
+    return runs
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_examples_batched_equal_one_call_at_a_time(script, compare_modes):
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(TilefoldError):
+        if script.parent.name == "pykernel":
+            runpy.run_path(str(script), run_name="__main__")
+        else:
+            runpy.run_path(str(script), run_name="example")["main"]()
+    assert compare_modes, f"{script.name} ran nothing on the device"
+
+
+def test_the_ttl_examples_do_run_batches(compare_modes):
+    for name in ("eltwise_multitile", "softmax", "matmul_single_node", "broadcast"):
+        with contextlib.redirect_stdout(io.StringIO()):
+            runpy.run_path(str(EXAMPLES / "ttl" / f"{name}.py"), run_name="example")["main"]()
+    assert all(compare_modes), compare_modes
+
+
+# -- kernels with tile loops: numerics, fp32 DST, formats, broadcasts, errors ---------------------------
+
+
+@compute_kernel
+def chain_loop():
+    n = get_arg_val(0)
+    cb_wait_front(A, n)
+    cb_wait_front(B, n)
+    cb_reserve_back(OUT, n)
+    for block in range(n // 2):
+        tile_regs_acquire()
+        for i in range(2):
+            copy_tile_init(A)
+            copy_tile(A, block * 2 + i, 0)
+            copy_tile(B, block * 2 + i, 1)
+            exp_tile_init()
+            exp_tile(0)
+            mul_binary_tile_init()
+            mul_binary_tile(0, 1, 2 + i)
+            relu_tile(2 + i)
+        tile_regs_commit()
+        tile_regs_wait()
+        for i in range(2):
+            pack_tile(2 + i, OUT)
+        tile_regs_release()
+    cb_push_back(OUT, n)
+    cb_pop_front(A, n)
+    cb_pop_front(B, n)
+
+
+@compute_kernel
+def fpu_loop():
+    n = get_arg_val(0)
+    cb_wait_front(A, n)
+    cb_wait_front(B, n)
+    cb_reserve_back(OUT, n)
+    for t in range(n):
+        tile_regs_acquire()
+        for i in range(1):
+            add_tiles_init(A, B)
+            add_tiles_bcast_rows(A, B, t, t, 0)
+            fill_tile(1, 0.5)
+            sub_binary_tile(0, 1, 2)
+        tile_regs_commit()
+        tile_regs_wait()
+        for i in range(1):
+            pack_tile(2, OUT, t, out_of_order_output=True)
+        tile_regs_release()
+    cb_push_back(OUT, n)
+    cb_pop_front(A, n)
+    cb_pop_front(B, n)
+
+
+@pytest.mark.parametrize("kernel", [chain_loop, fpu_loop], ids=["sfpu", "fpu"])
+@pytest.mark.parametrize("dtype,out_dtype,fp32", [("bfloat16", "bfloat16", False), ("float32", "float32", True),
+                                                  ("bfloat16", "bfloat8_b", False), ("float32", "bfloat16", False)])
+def test_tile_loops_match_one_call_at_a_time(kernel, dtype, out_dtype, fp32, batches):
+    from tilefold.program import ComputeConfig
+
+    a, b = random_tiles((64, 256), 1), random_tiles((64, 256), 2)
+    config = ComputeConfig(fp32_dest_acc_en=fp32)
+    batched = run_two_input(kernel, a, b, (64, 256), dtype=dtype, out_dtype=out_dtype, config=config,
+                            compute_args=[16])
+    assert batches[0] > 0
+    with one_call_at_a_time():
+        single = run_two_input(kernel, a, b, (64, 256), dtype=dtype, out_dtype=out_dtype, config=config,
+                               compute_args=[16])
+    same_run(batched, single)
+
+
+@compute_kernel
+def reads_unwritten():
+    cb_wait_front(A, 2)
+    cb_reserve_back(OUT, 2)
+    tile_regs_acquire()
+    for i in range(2):
+        copy_tile(A, i, i)
+        exp_tile(i + 2)  # reads a slot nothing wrote
+    tile_regs_commit()
+    tile_regs_wait()
+    tile_regs_release()
+    cb_push_back(OUT, 2)
+    cb_pop_front(A, 2)
+
+
+@compute_kernel
+def packs_unreserved():
+    cb_wait_front(A, 2)
+    cb_reserve_back(OUT, 1)
+    tile_regs_acquire()
+    copy_tile(A, 0, 0)
+    tile_regs_commit()
+    tile_regs_wait()
+    for i in range(2):
+        pack_tile(0, OUT)  # the second page is not reserved
+    tile_regs_release()
+    cb_push_back(OUT, 1)
+    cb_pop_front(A, 2)
+
+
+@compute_kernel
+def copies_unwaited():
+    cb_wait_front(A, 1)
+    cb_reserve_back(OUT, 1)
+    tile_regs_acquire()
+    for i in range(2):
+        copy_tile(A, i, i)  # tile 1 was not waited for
+    tile_regs_commit()
+    tile_regs_wait()
+    pack_tile(0, OUT)
+    tile_regs_release()
+    cb_push_back(OUT, 1)
+    cb_pop_front(A, 1)
+
+
+@pytest.mark.parametrize("kernel,error,marker", [
+    (reads_unwritten, DstError, "exp_tile(i + 2)"),
+    (packs_unreserved, CircularBufferError, "pack_tile(0, OUT)"),
+    (copies_unwaited, CircularBufferError, "copy_tile(A, i, i)"),
+])
+def test_errors_in_tile_loops_name_the_call(kernel, error, marker):
+    a = random_tiles((64, 32), 3)
+    messages = []
+    for mode in (contextlib.nullcontext(), one_call_at_a_time()):
+        with mode, pytest.raises(error) as info:
+            run_two_input(kernel, a, a, (64, 32))
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]
+    assert messages[0].startswith(where(kernel, marker) + ":"), messages[0]

@@ -1,0 +1,45 @@
+"""Which loops of a compute kernel are *tile nests*.
+
+Reads: an ``scf.for`` and everything nested in it. Writes: nothing. A tile nest only computes
+integers (arith, local variables, nested loops) and issues tile calls on DST that never block:
+``copy_tile``, ``pack_tile``, the FPU element-wise calls (``add_tiles`` and their broadcasts),
+SFPU unary and binary calls on DST slots and the ``*_init`` calls that configure them; at least
+one that moves or computes a tile. Nothing else runs on the thread meanwhile, so a runner may
+queue the calls and execute the whole nest as block operations (the Python emitter does, for
+:mod:`tilefold.sim.tile_batches`).
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import memref, scf
+
+from tilefold.ir.ttkernel import ApiCallOp
+from tilefold.ir.ttkernel_api import API, SFPU_UNARY
+
+_FPU_ARGS = ("in0_cb", "in1_cb", "in0_tile_index", "in1_tile_index", "dst_index")
+_SFPU_BINARY_ARGS = ("dst_in0", "dst_in1", "dst_out")
+
+FPU_ELTWISE_CALLS = frozenset(f.name for f in API.values()
+                              if f.param_names == _FPU_ARGS and f.name.split("_")[0] in ("add", "sub", "mul"))
+SFPU_UNARY_CALLS = frozenset(f"{name}_tile" for name in SFPU_UNARY) | frozenset(
+    f.name for f in API.values() if f.param_names == ("dst_index", "scalar_bits"))
+SFPU_BINARY_CALLS = frozenset(f.name for f in API.values() if f.param_names == _SFPU_BINARY_ARGS)
+TILE_CALLS = frozenset({"copy_tile", "pack_tile"}) | FPU_ELTWISE_CALLS | SFPU_UNARY_CALLS | SFPU_BINARY_CALLS
+# configuration calls a nest may interleave (reduce_init also sets the reduce mode: not here)
+INIT_CALLS = frozenset(f.name for f in API.values() if f.thread == "compute" and f.name != "reduce_init"
+                       and f.name.endswith(("_init", "_init_short")))
+QUEUEABLE_TILE_CALLS = TILE_CALLS | INIT_CALLS
+
+
+def is_tile_nest(loop: scf.ForOp) -> bool:
+    """Whether ``loop`` is a tile nest (see the module docstring)."""
+    tiles = 0
+    for inner in loop.body.walk():
+        if isinstance(inner, ApiCallOp):
+            if inner.api.name not in QUEUEABLE_TILE_CALLS:
+                return False
+            tiles += inner.api.name in TILE_CALLS
+        elif not (inner.name.startswith("arith.") or isinstance(
+                inner, (scf.ForOp, scf.YieldOp, memref.AllocaOp, memref.LoadOp, memref.StoreOp))):
+            return False
+    return tiles > 0

@@ -1,0 +1,344 @@
+"""Tile calls of a loop nest executed together: the same effects as one call at a time.
+
+Reads / writes: the compute thread's DST, the CB pages its calls read and pack, its unpack / math /
+pack clocks, busy times and the device's tile counters — exactly what ``copy_tile``, ``pack_tile``,
+the FPU element-wise calls, the SFPU calls and their ``*_init`` calls change, in the same order.
+
+The Python emitter prints a *tile nest* (:mod:`tilefold.ir.tile_loops`) with ``*_later`` calls,
+which queue their arguments and the kernel line, and ``k.flush_tiles()`` after it. Nothing else
+runs on the thread in between and no other thread runs (those calls never block), so executing
+the queue at the flush is executing the calls. A batch does it in three steps:
+
+* **plan**, call by call in order: the checks the calls make (DST state and range, slots read
+  before anything wrote them, CB pages waited for or reserved, formats), the pages and DST slots
+  each reads and writes, and what each charges to which engine. A pending matmul block is settled
+  into DST at the first call touching its slots, as the call would. Anything the plan does not
+  cover — a check that would fail, a per-core argument, L1 accumulation, a pack onto a page the
+  nest also reads, a trace being recorded — makes the whole queue run call by call instead
+  (``line_override`` names each call's line), so errors and traces are those of the calls;
+* **values**: the calls form a dataflow graph over DST slots; calls of one kind at one depth of
+  that graph are computed together, as one numpy operation over a stack of tiles (the same
+  element-wise functions, so the same numbers), then each slot gets the value of its last write
+  and packs write their pages in one scatter;
+* **time**: the planned charges are applied in call order with the same arithmetic as the calls
+  (the math engine starts each op when its operands are unpacked), so clocks, busy times and
+  counters are bit-identical; ``*_init`` calls that the context implements itself run as
+  themselves, in order.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from tilefold.errors import TilefoldError
+from tilefold.ir.tile_loops import FPU_ELTWISE_CALLS, INIT_CALLS, SFPU_BINARY_CALLS, SFPU_UNARY_CALLS
+from tilefold.sim import tile_math as tm
+
+UNPACK, MATH, PACK, INIT, CALL = range(5)     # kinds of planned charges
+INITIAL = -1                                  # a DST slot read before any call of the queue wrote it
+
+
+class _Fallback(Exception):
+    """The queue must run call by call."""
+
+
+def flush(ctx, queue: list) -> None:
+    """Execute the queued calls ``(name, args, kwargs, bytecode offset of the call)`` of a compute
+    thread."""
+    if not queue:
+        return
+    plan = None
+    if not ctx.tracing:
+        try:
+            plan = _Plan(ctx, queue)
+        except (_Fallback, TilefoldError):
+            plan = None
+    if plan is None:
+        _one_by_one(ctx, queue)
+        return
+    plan.compute_values()
+    plan.apply_time()
+
+
+def _one_by_one(ctx, queue: list) -> None:
+    lines = _lines_by_offset(ctx.pykernel.function.__code__)
+    for name, args, kwargs, offset in queue:
+        ctx.line_override = lines[offset // 2]
+        try:
+            getattr(ctx, name)(*args, **kwargs)
+        finally:
+            ctx.line_override = None
+
+
+@functools.lru_cache(maxsize=64)
+def _lines_by_offset(code) -> list[int]:
+    """The source line of each instruction of a kernel's code (by bytecode offset / 2)."""
+    return [position[0] or 0 for position in code.co_positions()]
+
+
+class _Node:
+    """One DST value or pack the queue produces: ``key`` says how (calls with equal keys at one
+    depth are computed together), ``inputs`` are nodes or ``(INITIAL, slot)``."""
+
+    __slots__ = ("key", "inputs", "depth", "address", "value")
+
+    def __init__(self, key: tuple, inputs: list, address=None):
+        self.key = key
+        self.inputs = inputs
+        self.depth = 1 + max((i.depth for i in inputs if i.__class__ is _Node), default=0)
+        self.address = address      # L1 address(es) read or written, ints
+        self.value = None
+
+
+class _Plan:
+    def __init__(self, ctx, queue: list):
+        self.ctx = ctx
+        self.nodes: list[_Node] = []
+        self.packs: list[_Node] = []
+        self.charges: list[tuple] = []            # (kind, cycles or (name, args, kwargs))
+        self.latest: dict[int, object] = {}       # DST slot -> node that wrote it last
+        self.written = ctx.dst_written.copy()
+        self.reads: list[tuple[int, int]] = []    # L1 ranges read from CBs
+        self.pack_seq: dict[int, tuple] = {}      # cb -> (state, next in-order page)
+        self.counts = [0, 0, 0, 0]                # unpack, fpu, sfpu, pack tiles (per lane)
+        for name, args, kwargs, _ in queue:
+            self._call(name, args, kwargs)
+        self._check_pack_targets()
+
+    # -- per call -------------------------------------------------------------------------
+
+    def _call(self, name: str, args: tuple, kwargs: dict) -> None:
+        if any(a.__class__ not in (int, float, bool) for a in (*args, *kwargs.values())):
+            raise _Fallback                       # per-core values: the calls decide
+        if name in INIT_CALLS:
+            generic = not any(name in cls.__dict__ for cls in type(self.ctx).__mro__)
+            self.charges.append((INIT, self.ctx.costs.compute_call) if generic else (CALL, (name, args, kwargs)))
+        elif name == "copy_tile":
+            self._copy_tile(*args, **kwargs)
+        elif name == "pack_tile":
+            self._pack_tile(*args, **kwargs)
+        elif name in FPU_ELTWISE_CALLS:
+            self._fpu_binary(name, *args, **kwargs)
+        elif name in SFPU_UNARY_CALLS:
+            self._sfpu_unary(name, *args)
+        elif name in SFPU_BINARY_CALLS:
+            self._sfpu_binary(name, *args, **kwargs)
+        else:
+            raise _Fallback
+
+    def _slot_value(self, slot: int, call: str):
+        i = self.ctx._dst_index(slot, call)            # range check; settles a pending matmul there
+        if not self.written[i]:
+            raise _Fallback
+        return self.latest.get(i, (INITIAL, i))
+
+    def _math_slot(self, slot: int, call: str) -> int:
+        if self.ctx.dst_state != "acquired":
+            raise _Fallback
+        return self.ctx._dst_index(slot, call)
+
+    def _write(self, slot: int, node: _Node) -> None:
+        self.nodes.append(node)
+        self.latest[slot] = node
+        self.written[slot] = True
+
+    def _cb_tile(self, cb: int, tile: int, call: str, fpu: bool):
+        """(L1 address, page size, format) of a waited tile, charging its unpack."""
+        ctx = self.ctx
+        cbi, st = ctx._cb(cb, call)
+        ctx._check_waited(cbi, st, tile + 1, call)
+        ps = ctx._page_bytes(st)
+        address = ctx._page_address(st, st.rd, tile, ps)
+        if address.__class__ is not int:
+            raise _Fallback
+        fmt = ctx._cb_format(cbi)
+        self.reads.append((address, address + ps))
+        self.charges.append((UNPACK, ctx._unpack_cycles(ps, fmt, 1)))
+        self.counts[0] += 1
+        return address, ps, fmt
+
+    def _math(self, cycles: float, fpu: bool) -> None:
+        self.charges.append((MATH, cycles))
+        self.counts[1 if fpu else 2] += 1
+
+    def _copy_tile(self, in_cb, in_tile_index, dst_index) -> None:
+        i = self._math_slot(dst_index, "copy_tile")
+        address, ps, fmt = self._cb_tile(in_cb, in_tile_index, "copy_tile", fpu=False)
+        self._math(self.ctx.costs.fpu_eltwise_tile, True)
+        self._write(i, _Node(("copy", ps, fmt), [], address))
+
+    def _fpu_binary(self, name, in0_cb, in1_cb, in0_tile, in1_tile, dst_index) -> None:
+        op, _, bcast = name.partition("_tiles")
+        i = self._math_slot(dst_index, name)
+        a = self._cb_tile(in0_cb, in0_tile, name, fpu=True)
+        b = self._cb_tile(in1_cb, in1_tile, name, fpu=True)
+        self._math(self.ctx.costs.fpu_eltwise_tile, True)
+        self._write(i, _Node(("fpu", op, bcast.removeprefix("_bcast_") or None, a[1:], b[1:]), [], (a[0], b[0])))
+
+    def _sfpu_unary(self, name: str, dst_index, *params) -> None:
+        base = name[:-5]
+        i = self._math_slot(dst_index, name)
+        inputs = [] if base == "fill" else [self._slot_value(i, name)]
+        self._math(self.ctx.costs.sfpu(tm.SFPU_UNARY[base][1]), False)
+        self._write(i, _Node(("unary", base, params), inputs))
+
+    def _sfpu_binary(self, name: str, d0, d1, out) -> None:
+        base = name[:-5]
+        a = self._slot_value(d0, name)
+        b = self._slot_value(d1, name)
+        o = self._math_slot(out, name)
+        self._math(self.ctx.costs.sfpu(tm.SFPU_BINARY[base][1]), False)
+        self._write(o, _Node(("binary", base), [a, b]))
+
+    def _pack_tile(self, dst_index, out_cb, out_tile_index=0, out_of_order_output=False) -> None:
+        ctx = self.ctx
+        if ctx.dst_state != "waited" or ctx.pack_l1_acc:
+            raise _Fallback
+        i = ctx._dst_in_range(dst_index, "pack_tile")
+        if ctx._pending_matmul:
+            ctx._flush_matmul(i, i + 1)
+        if not self.written[i]:
+            raise _Fallback
+        cbi, st = ctx._cb(out_cb, "pack_tile")
+        if out_of_order_output:
+            page = out_tile_index
+        else:
+            state, page = self.pack_seq.get(cbi) or (st, _uniform(st.pack_seq[ctx.rows]))
+            self.pack_seq[cbi] = (state, page + 1)
+        if (st.reserved[ctx.rows] < page + 1).any():
+            raise _Fallback
+        ps = ctx._page_bytes(st)
+        fmt = ctx._cb_format(cbi)
+        address = ctx._page_address(st, st.wr, page, ps)
+        if address.__class__ is not int or fmt.tile_size() != ps:
+            raise _Fallback
+        cycles = ps / ctx.costs.pack_bytes_per_cycle
+        if fmt.is_block_float:
+            cycles += ctx.costs.bfp_extra_per_tile
+        self.charges.append((PACK, cycles))
+        self.counts[3] += 1
+        node = _Node(("pack", ps, fmt), [self.latest.get(i, (INITIAL, i))], address)
+        self.packs.append(node)
+
+    def _check_pack_targets(self) -> None:
+        """Packs land on distinct pages that no call of the queue reads."""
+        if not self.packs:
+            return
+        targets = sorted((p.address, p.address + p.key[1]) for p in self.packs)
+        for (lo, hi), (next_lo, _) in zip(targets, targets[1:]):
+            if next_lo < hi:
+                raise _Fallback
+        for lo, hi in self.reads:
+            for t_lo, t_hi in targets:
+                if lo < t_hi and t_lo < hi:
+                    raise _Fallback
+
+    # -- values -----------------------------------------------------------------------------
+
+    def compute_values(self) -> None:
+        ctx = self.ctx
+        groups: dict[tuple, list[_Node]] = {}
+        for node in self.nodes:
+            groups.setdefault((node.depth, node.key), []).append(node)
+        for (_, key), nodes in sorted(groups.items(), key=lambda item: item[0][0]):
+            values = self._group_values(key, nodes)
+            for node, value in zip(nodes, values):
+                node.value = value
+        if self.packs:
+            self._pack_values()
+        for slot, node in self.latest.items():
+            ctx.dst[ctx.rows, slot] = node.value
+        ctx.dst_written[:] = self.written
+        for cb, (st, page) in self.pack_seq.items():
+            st.pack_seq[ctx.rows] = page
+
+    def _inputs(self, nodes: list[_Node], k: int) -> np.ndarray:
+        """Input ``k`` of every node as float32 values (nodes, lanes, 1024)."""
+        ctx = self.ctx
+        parts = [ctx.dst[ctx.rows, src[1]] if src.__class__ is tuple else src.value
+                 for src in (n.inputs[k] for n in nodes)]
+        return np.stack(parts).astype(np.float32)
+
+    def _tiles(self, addresses: list[int], ps: int) -> np.ndarray:
+        """Bytes of the L1 pages at ``addresses`` on every lane: (pages, lanes, page size)."""
+        ctx = self.ctx
+        return ctx.dev.l1.read(ctx.row_idx[None, :], np.asarray(addresses, dtype=np.int64)[:, None], ps)
+
+    def _group_values(self, key: tuple, nodes: list[_Node]) -> np.ndarray:
+        ctx = self.ctx
+        kind = key[0]
+        if kind == "copy":
+            _, ps, fmt = key
+            values = ctx._copied_values(self._tiles([n.address for n in nodes], ps), fmt)
+        elif kind == "fpu":
+            from tilefold.sim.compute_api import fpu_binary_values
+
+            _, op, bcast, (ps_a, fmt_a), (ps_b, fmt_b) = key
+            a = ctx._unpacked_values(self._tiles([n.address[0] for n in nodes], ps_a), fmt_a, fpu=True)
+            b = ctx._unpacked_values(self._tiles([n.address[1] for n in nodes], ps_b), fmt_b, fpu=True)
+            values = fpu_binary_values(op, bcast, a, b)
+        elif kind == "unary":
+            from tilefold.sim.compute_api import sfpu_unary_values
+
+            _, name, params = key
+            x = np.zeros((len(nodes), ctx.L, tm.TILE_ELEMS), np.float32) if name == "fill" else self._inputs(nodes, 0)
+            values = sfpu_unary_values(name, x, params)
+        else:
+            from tilefold.sim.compute_api import sfpu_binary_values
+
+            values = sfpu_binary_values(key[1], self._inputs(nodes, 0), self._inputs(nodes, 1))
+        return values.astype(ctx.dst.dtype, copy=False)     # DST holds them at its precision
+
+    def _pack_values(self) -> None:
+        ctx = self.ctx
+        by_format: dict[tuple, list[_Node]] = {}
+        for node in self.packs:
+            by_format.setdefault(node.key, []).append(node)
+        for (_, ps, fmt), nodes in by_format.items():
+            src = [n.inputs[0] for n in nodes]
+            values = np.stack([ctx.dst[ctx.rows, s[1]] if s.__class__ is tuple else s.value for s in src])
+            raw = tm.pack(values, fmt).reshape(len(nodes), ctx.L, ps)
+            ctx.dev.l1.write(ctx.row_idx[None, :], np.asarray([n.address for n in nodes], dtype=np.int64)[:, None],
+                             raw)
+
+    # -- time -------------------------------------------------------------------------------
+
+    def apply_time(self) -> None:
+        """The planned charges in call order, with the calls' arithmetic."""
+        ctx = self.ctx
+        unpack, math, pack = ctx.unpack_clock, ctx.math_clock, ctx.pack_clock
+        busy, engine = ctx.busy, ctx.engine_busy
+        for kind, cycles in self.charges:
+            if kind == CALL:
+                ctx.busy, ctx.engine_busy = busy, engine
+                name, args, kwargs = cycles
+                getattr(ctx, name)(*args, **kwargs)
+                busy = ctx.busy
+                continue
+            if kind == UNPACK:
+                unpack += cycles
+                engine[0] += cycles
+            elif kind == PACK:
+                pack += cycles
+                engine[2] += cycles
+            else:
+                if kind == MATH:
+                    np.maximum(math, unpack, out=math)
+                math += cycles
+                engine[1] += cycles
+            busy += cycles
+        ctx.busy = busy
+        counters, lanes = ctx.dev.counters, ctx.L
+        counters.unpack_tiles += self.counts[0] * lanes
+        counters.fpu_tiles += self.counts[1] * lanes
+        counters.sfpu_tiles += self.counts[2] * lanes
+        counters.pack_tiles += self.counts[3] * lanes
+
+
+def _uniform(values: np.ndarray) -> int:
+    first = int(values[0])
+    if (values != first).any():
+        raise _Fallback
+    return first
