@@ -23,6 +23,13 @@ Front-end ops (what ``tilefold.language`` builds):
   ``tile.load`` / ``tile.store`` / ``tile.math`` and ``arith`` ops.
 - ``tile.for`` — a loop: ``serial`` (``T.serial``), ``pipelined`` (``T.Pipelined``, with
   ``num_stages``) or ``persistent`` (a core's loop over its blocks, made by the pipeline).
+- ``tile.if`` — ``if`` on an ``i1`` condition of block indices and loop variables.
+- ``tile.transpose`` — ``dst = src^T`` of 2-D buffers, or a vector turned from a column into a
+  row (``T.transpose``).
+- ``tile.cumsum`` — cumulative sums along ``dim`` (``T.cumsum``), optionally from the end.
+- ``tile.index_value`` — inside ``tile.parallel``: an ``i32`` index as an ``f32`` element value.
+- ``tile.iota`` — a buffer whose elements hold their own row (``dim = 0``) or column (``dim = 1``)
+  number within their tile (0..31); the pipeline makes it to compute index values.
 
 Pipeline ops (protocol-less until Stage D lowers them to ttkernel):
 
@@ -46,6 +53,7 @@ from xdsl.dialects.builtin import (
     MemRefType,
     StringAttr,
     f32,
+    i1,
     i32,
 )
 from xdsl.ir import Attribute, Block, Dialect, Region, SSAValue
@@ -149,7 +157,8 @@ class AllocOp(IRDLOperation):
 @irdl_op_definition
 class CopyOp(IRDLOperation):
     """Copy a block: global ``src[offsets...]`` → local ``dst``, local ``src`` → global
-    ``dst[offsets...]``, or local → local (no offsets). The block's shape is the local buffer's."""
+    ``dst[offsets...]``, or local → local (no offsets). The block's shape is the local buffer's;
+    ``dims`` says which global dim each local dim runs along (default: the trailing ones)."""
 
     assembly_format = "$src `,` $dst (`[` $offsets^ `]`)? attr-dict `:` type($src) `,` type($dst)"
     irdl_options = (ParsePropInAttrDict(),)
@@ -158,9 +167,18 @@ class CopyOp(IRDLOperation):
     src = operand_def(MemRefType)
     dst = operand_def(MemRefType)
     offsets = var_operand_def(i32)
+    dims = opt_prop_def(DenseArrayBase)
 
-    def __init__(self, src, dst, offsets=()):
-        super().__init__(operands=[src, dst, list(offsets)])
+    def __init__(self, src, dst, offsets=(), dims=None):
+        props = {"dims": int_array(dims)} if dims is not None else {}
+        super().__init__(operands=[src, dst, list(offsets)], properties=props)
+
+    def local_dims(self, global_rank: int, local_rank: int) -> list[int]:
+        """The global dim each local dim is a slice of (-1: a local dim of extent 1 that is none);
+        without ``dims``, the local dims are the global tensor's trailing dims."""
+        if self.dims is not None:
+            return int_list(self.dims)
+        return list(range(global_rank - local_rank, global_rank))
 
 
 @irdl_op_definition
@@ -331,6 +349,87 @@ class ForOp(IRDLOperation):
             raise VerifyException("tile.for step must be positive")
 
 
+@irdl_op_definition
+class IfOp(IRDLOperation):
+    """``if cond:`` on block indices / loop variables: ``then`` region, optional ``else`` region."""
+
+    assembly_format = "$cond attr-dict-with-keyword $then_region $else_region"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    name = "tile.if"
+    cond = operand_def(i1)
+    then_region = region_def("single_block")
+    else_region = region_def("single_block")
+    traits = traits_def(NoTerminator())
+
+    def __init__(self, cond):
+        super().__init__(operands=[cond], regions=[_one_block(), _one_block()])
+
+
+@irdl_op_definition
+class TransposeOp(IRDLOperation):
+    """``dst = src^T`` (2-D), or a vector laid out down a column copied into one along a row."""
+
+    assembly_format = "$src `,` $dst attr-dict `:` type($src) `,` type($dst)"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    name = "tile.transpose"
+    src = operand_def(MemRefType)
+    dst = operand_def(MemRefType)
+
+    def __init__(self, src, dst):
+        super().__init__(operands=[src, dst])
+
+
+@irdl_op_definition
+class CumsumOp(IRDLOperation):
+    """``dst = cumsum(src, dim)``, from the end when ``reverse`` (src and dst may be one buffer)."""
+
+    assembly_format = "$src `,` $dst attr-dict `:` type($src) `,` type($dst)"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    name = "tile.cumsum"
+    src = operand_def(MemRefType)
+    dst = operand_def(MemRefType)
+    dim = prop_def(IntegerAttr)
+    reverse = prop_def(BoolAttr)
+
+    def __init__(self, src, dst, dim: int, reverse: bool = False):
+        super().__init__(operands=[src, dst], properties={"dim": IntegerAttr(dim, i32),
+                                                          "reverse": BoolAttr.from_bool(reverse)})
+
+
+@irdl_op_definition
+class IndexValueOp(IRDLOperation):
+    """Inside ``tile.parallel``: the value of an ``i32`` index expression as an ``f32`` element."""
+
+    assembly_format = "$index attr-dict"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    name = "tile.index_value"
+    index = operand_def(i32)
+    result = result_def(f32)
+    traits = traits_def(Pure())
+
+    def __init__(self, index):
+        super().__init__(operands=[index], result_types=[f32])
+
+
+@irdl_op_definition
+class IotaOp(IRDLOperation):
+    """Every element of a one-tile buffer set to its row (``dim = 0``) or column (``dim = 1``) number."""
+
+    assembly_format = "$buffer attr-dict `:` type($buffer)"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    name = "tile.iota"
+    buffer = operand_def(MemRefType)
+    dim = prop_def(IntegerAttr)
+
+    def __init__(self, buffer, dim: int):
+        super().__init__(operands=[buffer], properties={"dim": IntegerAttr(dim, i32)})
+
+
 # --- pipeline ops ------------------------------------------------------------------------------
 
 
@@ -479,14 +578,14 @@ class CbEventOp(IRDLOperation):
 
 
 TILE_OPS = [KernelOp, AllocOp, CopyOp, GemmOp, FillOp, ReduceOp, ParallelOp, LoadOp, StoreOp, MathOp, ForOp,
-            RuntimeArgOp, ReadBlockOp, WriteBlockOp, StmtOp, DstSectionOp, CbEventOp]
+            IfOp, TransposeOp, CumsumOp, IndexValueOp, IotaOp, RuntimeArgOp, ReadBlockOp, WriteBlockOp, StmtOp, DstSectionOp, CbEventOp]
 
 Tile = Dialect("tile", TILE_OPS, [])
 register_dialect(Tile)
 
 __all__ = [
     "Tile", "TILE_OPS", "KernelOp", "AllocOp", "CopyOp", "GemmOp", "FillOp", "ReduceOp", "ParallelOp", "LoadOp",
-    "StoreOp", "MathOp", "ForOp", "RuntimeArgOp", "ReadBlockOp", "WriteBlockOp", "StmtOp", "DstSectionOp",
+    "StoreOp", "MathOp", "ForOp", "IfOp", "TransposeOp", "CumsumOp", "IndexValueOp", "IotaOp", "RuntimeArgOp", "ReadBlockOp", "WriteBlockOp", "StmtOp", "DstSectionOp",
     "CbEventOp", "SCOPES", "LOOP_KINDS", "REDUCE_KINDS", "DST_MODES", "CB_EVENTS", "int_array", "int_list",
     "str_array", "str_list",
 ]

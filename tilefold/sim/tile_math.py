@@ -38,7 +38,8 @@ BF16 = _BF16 = ml_dtypes.bfloat16
 def tile_value_dtype(fmt: DataFormat):
     """The numpy dtype a tile's bytes are an array of (bfloat16, float32), or None when the
     values must be decoded (block floats, integers)."""
-    return {DataFormat.Float16_b: _BF16, DataFormat.Float32: np.dtype(np.float32)}.get(fmt)
+    return {DataFormat.Float16_b: _BF16, DataFormat.Float32: np.dtype(np.float32),
+            DataFormat.Float16: np.dtype(np.float16)}.get(fmt)
 
 
 def unpack(raw: np.ndarray, fmt: DataFormat) -> np.ndarray:
@@ -51,7 +52,7 @@ def unpack(raw: np.ndarray, fmt: DataFormat) -> np.ndarray:
     if fmt.is_block_float:
         flat = raw.reshape(-1, raw.shape[-1])
         return _formats.unpack_tiles(flat, fmt).reshape(*lead, TILE_ELEMS)
-    if fmt in (DataFormat.UInt32, DataFormat.Int32):
+    if fmt in (DataFormat.UInt32, DataFormat.Int32, DataFormat.Float16):
         return np.ascontiguousarray(raw).view(fmt.numpy_dtype).astype(np.float32).reshape(*lead, TILE_ELEMS)
     if fmt is DataFormat.UInt16:
         return np.ascontiguousarray(raw).view(np.uint16).astype(np.float32).reshape(*lead, TILE_ELEMS)
@@ -67,6 +68,8 @@ def pack(values: np.ndarray, fmt: DataFormat) -> np.ndarray:
         values = values.astype(np.float32)
     if fmt is DataFormat.Float32:
         return np.ascontiguousarray(values, dtype=np.float32).view(np.uint8).reshape(*lead, 4 * TILE_ELEMS)
+    if fmt is DataFormat.Float16:
+        return np.ascontiguousarray(values, dtype=np.float16).view(np.uint8).reshape(*lead, 2 * TILE_ELEMS)
     if fmt.is_block_float:
         flat = np.ascontiguousarray(values, dtype=np.float32).reshape(-1, TILE_ELEMS)
         raw = _formats.pack_tiles(flat, fmt)
