@@ -115,36 +115,6 @@ def test_reduce_output_length():
     expect_error(build(k), KernelError, k, "gives 64 values but m has shape (128,)")
 
 
-def test_parallel_index_must_be_the_loop_indices():
-    @T.prim_func
-    def k(A: T.Tensor((64, 64), "bfloat16"), B: T.Tensor((64, 64), "bfloat16")):
-        with T.Kernel(1) as bx:
-            a = T.alloc_shared((64, 64), "bfloat16")
-            b = T.alloc_fragment((64, 64), "bfloat16")
-            T.copy(A[0, 0], a)
-            for i, j in T.Parallel(64, 64):
-                b[i, j] = a[j, i]  # error
-            T.copy(b, B[0, 0])
-
-    expect_error(compile_(k), CompileError, k, "T.Parallel reads a with an index that is not [i, j]")
-
-
-def test_loop_carried_block_is_rejected():
-    @T.prim_func
-    def k(A: T.Tensor((64, 64), "bfloat16"), B: T.Tensor((64, 64), "bfloat16")):
-        with T.Kernel(1) as bx:
-            a = T.alloc_shared((64, 64), "bfloat16")
-            acc = T.alloc_fragment((64, 64), "float32")
-            T.clear(acc)
-            for s in T.serial(2):
-                T.copy(A[0, 0], a)
-                for i, j in T.Parallel(64, 64):  # error
-                    acc[i, j] = acc[i, j] + a[i, j]
-            T.copy(acc, B[0, 0])
-
-    expect_error(compile_(k), CompileError, k, "acc is read at the start of this loop body and updated in it")
-
-
 def test_read_after_write_of_a_global_in_a_loop():
     @T.prim_func
     def k(A: T.Tensor((64, 64), "bfloat16")):

@@ -479,6 +479,10 @@ class _BlockTransfer(IRDLOperation):
         return self.buffer.data
 
 
+    def with_accessor(self, accessor):
+        return type(self)(self.first_page, self.buffer_name, self.cb_index, *self.geometry(), accessor)
+
+
 @irdl_op_definition
 class ReadBlockOp(_BlockTransfer):
     """Read ``rows × cols`` pages of global ``buffer`` into the reserved pages of CB ``cb``."""
@@ -491,6 +495,71 @@ class WriteBlockOp(_BlockTransfer):
     """Write ``rows × cols`` waited pages of CB ``cb`` to global ``buffer``."""
 
     name = "tile.write_block"
+
+
+class _RowTransfer(IRDLOperation):
+    """Shared fields of ``tile.read_rows`` and ``tile.write_rows``: a block of ``rows × cols``
+    elements whose local row ``q`` is row ``first_row + q * row_step`` of the tensor's rows
+    (every dim but the last folded into rows), columns ``first_col ..`` of its last dim.
+    Elements move in face rows of 16 (``first_col`` and ``cols`` are multiples of 16);
+    ``tiles_per_row`` is the tensor's tiles per row of tiles, ``element_bytes`` its element size."""
+
+    assembly_format = "$first_row `,` $first_col (`,` $accessor^ `:` type($accessor))? attr-dict"
+    irdl_options = (ParsePropInAttrDict(),)
+    first_row = operand_def(i32)
+    first_col = operand_def(i32)
+    accessor = opt_operand_def()
+    buffer = prop_def(StringAttr)
+    cb = prop_def(IntegerAttr)
+    rows = prop_def(IntegerAttr)
+    cols = prop_def(IntegerAttr)
+    row_step = prop_def(IntegerAttr)
+    tiles_per_row = prop_def(IntegerAttr)
+    element_bytes = prop_def(IntegerAttr)
+
+    def __init__(self, first_row, first_col, buffer: str, cb: int, rows: int, cols: int, row_step: int,
+                 tiles_per_row: int, element_bytes: int, accessor=None):
+        props = {"buffer": StringAttr(buffer), "cb": IntegerAttr(cb, i32), "rows": IntegerAttr(rows, i32),
+                 "cols": IntegerAttr(cols, i32), "row_step": IntegerAttr(row_step, i32),
+                 "tiles_per_row": IntegerAttr(tiles_per_row, i32), "element_bytes": IntegerAttr(element_bytes, i32)}
+        super().__init__(operands=[first_row, first_col, [accessor] if accessor is not None else []],
+                         properties=props)
+
+    def geometry(self) -> tuple[int, int, int, int, int]:
+        return (self.rows.value.data, self.cols.value.data, self.row_step.value.data,
+                self.tiles_per_row.value.data, self.element_bytes.value.data)
+
+    @property
+    def cb_index(self) -> int:
+        return self.cb.value.data
+
+    @property
+    def buffer_name(self) -> str:
+        return self.buffer.data
+
+    def with_accessor(self, accessor):
+        return type(self)(self.first_row, self.first_col, self.buffer_name, self.cb_index, *self.geometry(), accessor)
+
+
+@irdl_op_definition
+class ReadRowsOp(_RowTransfer):
+    """Read a block of rows of global ``buffer`` into the reserved pages of CB ``cb``, element
+    (q, c) of the block at its place (q, c) in the CB's tiles."""
+
+    name = "tile.read_rows"
+
+
+@irdl_op_definition
+class WriteRowsOp(_RowTransfer):
+    """Write the block's rows from the waited pages of CB ``cb`` into global ``buffer``; only
+    the block's elements are written (the rest of each tensor tile is left as it is)."""
+
+    name = "tile.write_rows"
+
+
+TRANSFERS = (ReadBlockOp, WriteBlockOp, ReadRowsOp, WriteRowsOp)
+READS = (ReadBlockOp, ReadRowsOp)
+WRITES = (WriteBlockOp, WriteRowsOp)
 
 
 @irdl_op_definition
@@ -578,14 +647,16 @@ class CbEventOp(IRDLOperation):
 
 
 TILE_OPS = [KernelOp, AllocOp, CopyOp, GemmOp, FillOp, ReduceOp, ParallelOp, LoadOp, StoreOp, MathOp, ForOp,
-            IfOp, TransposeOp, CumsumOp, IndexValueOp, IotaOp, RuntimeArgOp, ReadBlockOp, WriteBlockOp, StmtOp, DstSectionOp, CbEventOp]
+            IfOp, TransposeOp, CumsumOp, IndexValueOp, IotaOp, RuntimeArgOp, ReadBlockOp, WriteBlockOp, ReadRowsOp,
+            WriteRowsOp, StmtOp, DstSectionOp, CbEventOp]
 
 Tile = Dialect("tile", TILE_OPS, [])
 register_dialect(Tile)
 
 __all__ = [
     "Tile", "TILE_OPS", "KernelOp", "AllocOp", "CopyOp", "GemmOp", "FillOp", "ReduceOp", "ParallelOp", "LoadOp",
-    "StoreOp", "MathOp", "ForOp", "IfOp", "TransposeOp", "CumsumOp", "IndexValueOp", "IotaOp", "RuntimeArgOp", "ReadBlockOp", "WriteBlockOp", "StmtOp", "DstSectionOp",
+    "StoreOp", "MathOp", "ForOp", "IfOp", "TransposeOp", "CumsumOp", "IndexValueOp", "IotaOp", "RuntimeArgOp",
+    "ReadRowsOp", "WriteRowsOp", "TRANSFERS", "READS", "WRITES", "ReadBlockOp", "WriteBlockOp", "StmtOp", "DstSectionOp",
     "CbEventOp", "SCOPES", "LOOP_KINDS", "REDUCE_KINDS", "DST_MODES", "CB_EVENTS", "int_array", "int_list",
     "str_array", "str_list",
 ]

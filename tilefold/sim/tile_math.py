@@ -187,6 +187,19 @@ SFPU_UNARY = {
     "mul_unary": (lambda x, v: x * _bits_to_float(v), "mul"),
     "div_unary": (lambda x, v: x / _bits_to_float(v), "div"),
     "rsub_unary": (lambda x, v: _bits_to_float(v) - x, "rsub"),
+    "trunc": (lambda x: np.trunc(x), "floor"),
+    "gtz": (lambda x: (x > 0).astype(np.float32), "compare"),
+    "gez": (lambda x: (x >= 0).astype(np.float32), "compare"),
+    "ltz": (lambda x: (x < 0).astype(np.float32), "compare"),
+    "lez": (lambda x: (x <= 0).astype(np.float32), "compare"),
+    "eqz": (lambda x: (x == 0).astype(np.float32), "compare"),
+    "nez": (lambda x: (x != 0).astype(np.float32), "compare"),
+    "unary_gt": (lambda x, v: (x > _bits_to_float(v)).astype(np.float32), "compare"),
+    "unary_ge": (lambda x, v: (x >= _bits_to_float(v)).astype(np.float32), "compare"),
+    "unary_lt": (lambda x, v: (x < _bits_to_float(v)).astype(np.float32), "compare"),
+    "unary_le": (lambda x, v: (x <= _bits_to_float(v)).astype(np.float32), "compare"),
+    "unary_eq": (lambda x, v: (x == _bits_to_float(v)).astype(np.float32), "compare"),
+    "unary_ne": (lambda x, v: (x != _bits_to_float(v)).astype(np.float32), "compare"),
 }
 
 

@@ -52,3 +52,17 @@ def constant_tile(kernel: func.FuncOp, name: str, value: float, fmt: DataFormat 
     alloc = add_buffer(kernel, name, (TILE, TILE), fmt, 1)
     insert_before(persistent_loop(kernel), tile.FillOp(alloc.result, value))
     return name
+
+
+INDEX_TILES = ("tile_row_index", "tile_col_index")
+
+
+def index_tile(kernel: func.FuncOp, dim: int) -> str:
+    """A one-tile CB whose elements hold their row (``dim`` 0) or column (1) number in the tile
+    (made once, before the persistent loop)."""
+    name = INDEX_TILES[dim]
+    if f"tt.cb.{name}" in kernel.attributes:
+        return name
+    alloc = add_buffer(kernel, name, (TILE, TILE), DataFormat.Float16_b, 1)
+    insert_before(persistent_loop(kernel), tile.IotaOp(alloc.result, dim))
+    return name
