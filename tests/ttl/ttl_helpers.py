@@ -72,7 +72,7 @@ def compiled(operation, *tensors):
     """The CompiledOperation (lowered module, Program, IR after each pass) of one call."""
     from tilefold.frontend.ttl.runner import compile_built
 
-    return compile_built(operation.build(tensors, {}), get_arch(None))
+    return compile_built(operation.build(tensors, {}), get_arch(None), keep_dumps=True)
 
 
 def tile_tensor(shape, seed=0, dtype="bfloat16", scale=1.0):

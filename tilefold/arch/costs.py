@@ -15,7 +15,8 @@ This is a model, not a measurement of a device. Where each number comes from:
   :attr:`Arch.noc_max_burst` bytes.
 * **DRAM** (``dram_latency``): GDDR6 access latency seen from a Tensix core, on top of
   the NOC latency; bandwidth per bank is the board bandwidth divided by the banks
-  (:attr:`Arch.dram_bank_bytes_per_cycle`) and is shared by concurrent readers.
+  (:attr:`Arch.dram_bank_bytes_per_cycle`); each core running a data-movement kernel is
+  served at an equal share of the board bandwidth.
 * **FPU**: a 32×32×32 matmul is 65,536 flops at 4,096 flop/cycle (LoFi), times the number
   of fidelity phases (HiFi2 ×2, HiFi3 ×3, HiFi4 ×4). An element-wise FPU tile op moves
   1,024 values through the 16×16 face engine; ``fpu_eltwise_tile`` assumes four faces at

@@ -12,8 +12,8 @@ from pathlib import Path
 from tilefold.cli.targets import is_script, script_front_end
 
 
-def add_parser(sub) -> None:
-    p = sub.add_parser("compile", help="write TT-Metalium C++ for an op or a kernel script",
+def add_parser(sub, help: str) -> None:
+    p = sub.add_parser("compile", help=help,
                        description="Compile a built-in op (tilize, untilize, eltwise, matmul, ...) or a kernel "
                                    "script to a TT-Metalium project: kernels/*.cpp, main.cpp, CMakeLists.txt, data/.")
     p.add_argument("target", help="an op name or a kernel script (.py)")

@@ -45,10 +45,10 @@ from tilefold.layout.tiles import tile_shape
 from tilefold.layout.visualize import draw_layout, linear_layout_picture, metal_layout_picture
 
 
-def add_parser(subparsers) -> argparse.ArgumentParser:
+def add_parser(subparsers, help: str) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
         "layout",
-        help="show a tensor layout, its shards, padding and pages",
+        help=help,
         description="Show how a tensor is collapsed, aligned and sharded over a core grid (tt-mlir MetalLayout) "
         "and how its pages are placed in banks (TT-NN TensorSpec, TensorAccessorArgs).",
     )

@@ -1,7 +1,9 @@
 """Entry point of the ``tilefold`` command.
 
 Reads: the command line. Writes: what the subcommand prints. Each subcommand lives in its
-own module of :mod:`tilefold.cli` exposing ``add_parser(subparsers)``; a user mistake
+own module of :mod:`tilefold.cli` exposing ``add_parser(subparsers, help)``, imported only
+when that subcommand runs (``tilefold --help`` lists them from :data:`SUBCOMMANDS` without
+importing the compiler, the simulator or matplotlib); a user mistake
 (any :class:`~tilefold.errors.TilefoldError`) is printed as one message without a
 traceback and exits with status 1. Set ``TILEFOLD_TRACEBACK=1`` to see the traceback.
 """
@@ -15,30 +17,35 @@ import sys
 
 from tilefold.errors import TilefoldError
 
-SUBCOMMANDS = ("layout", "compile", "run", "sim")
+# subcommand -> its one-line help (the module tilefold.cli.<name>_cmd implements it)
+SUBCOMMANDS = {
+    "layout": "show a tensor layout, its shards, padding and pages",
+    "compile": "write TT-Metalium C++ for an op or a kernel script",
+    "run": "simulate an op or a kernel script and check it against numpy",
+    "sim": "run a TT-Lang style script on the simulated device",
+}
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The parser; only the subcommand named in ``argv`` (all of them when ``argv`` is None)
+    gets its full options, so only its module is imported."""
     parser = argparse.ArgumentParser(
         prog="tilefold",
         description="Compile Python Tensix kernels to TT-Metalium C++ and run them on a simulated device.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name in SUBCOMMANDS:
-        try:
-            module = importlib.import_module(f"tilefold.cli.{name}_cmd")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"tilefold.cli.{name}_cmd":
-                raise
-            continue
-        module.add_parser(sub)
+    chosen = next((a for a in argv if not a.startswith("-")), None) if argv is not None else None
+    for name, help in SUBCOMMANDS.items():
+        if argv is None or name == chosen:
+            importlib.import_module(f"tilefold.cli.{name}_cmd").add_parser(sub, help)
+        else:
+            sub.add_parser(name, help=help)
     return parser
 
 
-
-
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     try:
         result = args.handler(args)

@@ -15,8 +15,8 @@ from tilefold.cli.compile_cmd import late_options, op_namespace
 from tilefold.cli.targets import is_script, script_front_end
 
 
-def add_parser(sub) -> None:
-    p = sub.add_parser("run", help="simulate an op or a kernel script and check it against numpy",
+def add_parser(sub, help: str) -> None:
+    p = sub.add_parser("run", help=help,
                        description="Compile and run on the simulated device, compare with numpy, report the "
                                    "cost model's estimate.")
     p.add_argument("target", help="an op name or a kernel script (.py)")

@@ -9,8 +9,8 @@ from __future__ import annotations
 from tilefold.cli.targets import script_front_end
 
 
-def add_parser(sub) -> None:
-    p = sub.add_parser("sim", help="run a TT-Lang style script on the simulated device")
+def add_parser(sub, help: str) -> None:
+    p = sub.add_parser("sim", help=help)
     p.add_argument("script", help="the script (.py)")
     p.add_argument("--arch", default=None, help="wormhole_b0 (default), n300, blackhole")
     p.add_argument("--trace", default=None, metavar="OUT.json", help="write a Chrome / Perfetto trace")

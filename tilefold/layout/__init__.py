@@ -9,22 +9,29 @@
 - :mod:`.visualize` — pictures of a layout over the core grid
 """
 
-from tilefold.layout.addressing import (
-    BufferLayout,
-    decode_tensor_accessor_args,
-    interleaved_page_location,
-    sharded_page_location,
-    tensor_accessor_args,
-)
-from tilefold.layout.formats import DataFormat, data_format, pack_tiles, unpack_tiles
-from tilefold.layout.host import from_device_pages, to_device_pages
-from tilefold.layout.metal_layout import LinearMetalLayout, MemorySpace, MetalLayout
-from tilefold.layout.tensor_spec import MemoryConfig, NdShardSpec, ShardSpec, TensorMemoryLayout, TensorSpec
-from tilefold.layout.tiles import TILE_32x32, TileShape, tile_shape, tilize, untilize
+import importlib
 
-__all__ = [
-    "BufferLayout", "decode_tensor_accessor_args", "interleaved_page_location", "sharded_page_location",
-    "tensor_accessor_args", "DataFormat", "data_format", "pack_tiles", "unpack_tiles", "from_device_pages",
-    "to_device_pages", "LinearMetalLayout", "MemorySpace", "MetalLayout", "MemoryConfig", "NdShardSpec",
-    "ShardSpec", "TensorMemoryLayout", "TensorSpec", "TILE_32x32", "TileShape", "tile_shape", "tilize", "untilize",
-]
+# public name -> the submodule defining it; imported on first use, so importing one submodule
+# (e.g. ``tilefold.layout.formats``) does not pull in the others (MetalLayout needs xDSL's parser)
+_EXPORTS = {
+    "addressing": ("BufferLayout", "decode_tensor_accessor_args", "interleaved_page_location",
+                   "sharded_page_location", "tensor_accessor_args"),
+    "formats": ("DataFormat", "data_format", "pack_tiles", "unpack_tiles"),
+    "host": ("from_device_pages", "to_device_pages"),
+    "metal_layout": ("LinearMetalLayout", "MemorySpace", "MetalLayout"),
+    "tensor_spec": ("MemoryConfig", "NdShardSpec", "ShardSpec", "TensorMemoryLayout", "TensorSpec"),
+    "tiles": ("TILE_32x32", "TileShape", "tile_shape", "tilize", "untilize"),
+}
+_MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
+
+
+def __getattr__(name: str):
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module 'tilefold.layout' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"tilefold.layout.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+__all__ = list(_MODULE_OF)

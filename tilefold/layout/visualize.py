@@ -17,15 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.colors import to_rgb
-from matplotlib.figure import Figure
-from matplotlib.patches import Patch
 
 from tilefold.errors import LayoutError
 from tilefold.layout.metal_layout import LinearMetalLayout, MetalLayout
 
-PADDING_COLOUR = to_rgb("#f4a6a6")
+PADDING_COLOUR = (0xf4 / 255, 0xa6 / 255, 0xa6 / 255)   # "#f4a6a6"
 MAX_CELLS = 768  # drawn cells per axis; larger tensors are averaged into cells
 
 
@@ -114,6 +110,11 @@ def _cell_fractions(picture: LayoutPicture, step: tuple[int, int]) -> np.ndarray
 
 def draw_layout(picture: LayoutPicture, path: str | Path) -> Path:
     """Draw ``picture`` to a PNG at ``path`` and return the path."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg   # matplotlib only when a picture is drawn
+    from matplotlib.colors import to_rgb
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Patch
+
     rows, cols = picture.shape
     step = (max(1, -(-rows // MAX_CELLS)), max(1, -(-cols // MAX_CELLS)))
     frac = _cell_fractions(picture, step)

@@ -49,7 +49,7 @@ class DataflowApi:
         self.write_flushed = np.zeros(self.L)
         self.write_done = np.zeros(self.L)
         self.port_free = np.zeros(self.L)
-        self._lane_share = (np.arange(self.L) + 1.0) / self.L
+        self.dram_free = np.zeros(self.L)   # when this thread's share of DRAM bandwidth is free again
         self.noc_index = getattr(self.kernel.config, "noc_index", 0)
         self._spins = 0
         self._spin_progress = -1
@@ -250,26 +250,18 @@ class DataflowApi:
     def _dram_done(self, banks, nbytes: int) -> np.ndarray:
         """Completion times of one transfer per lane to / from DRAM.
 
-        The lanes' bytes enter the chip's DRAM bandwidth pool (:mod:`.bandwidth`) when their
-        NOC port is free; each bank's bytes are also counted, so a bank that serves more than its
-        share bounds the run's estimate (see the device's perf report)."""
+        Each core's transfers are served at its fair share of the chip's DRAM bandwidth
+        (``dram_share``: the chip's bytes per cycle over the cores running data-movement
+        kernels), one after another, from when its NOC port pushed the request; each bank's
+        bytes are also counted, so a bank that serves more than its share, or the chip's total,
+        bounds the run's estimate (see the device's perf report). A transfer's time depends only
+        on its own core's earlier transfers: never on how cores are grouped into threads or in
+        which order the simulator runs them."""
         dev = self.dev
-        total = nbytes * self.L
-        dev.bank_traffic.append((banks, nbytes if banks.__class__ is np.ndarray else total))
+        dev.bank_traffic.append((banks, nbytes if banks.__class__ is np.ndarray else nbytes * self.L))
         port = self._port(nbytes)
-        start = float(port.min())
-        return self._dram_arrival(port, start, dev.dram_pool.transfer(start, total))
-
-    def _dram_arrival(self, port, start, pool_done):
-        """When each lane's transfer is complete: its port pushed it at ``port`` and the group's
-        bytes, entering the DRAM pool at ``start``, were through at ``pool_done`` (any shapes that
-        broadcast against the lanes)."""
-        latency = self.costs.noc_latency + self.costs.dram_latency
-        if self.L == 1:
-            return np.maximum(port, pool_done) + latency
-        # The cores' requests interleave in the DRAM queues: lane i's data is in after its share of
-        # the group's bytes, not after the whole group's.
-        return np.maximum(port + latency, self._lane_share * (pool_done - start) + (start + latency))
+        self.dram_free = np.maximum(self.dram_free, port) + nbytes / dev.dram_share
+        return np.maximum(port, self.dram_free) + (self.costs.noc_latency + self.costs.dram_latency)
 
     def _port(self, nbytes: int) -> np.ndarray:
         """When each lane's NOC port has pushed ``nbytes`` (transfers from one core queue on its port)."""

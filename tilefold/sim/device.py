@@ -38,7 +38,6 @@ from tilefold.errors import (
 from tilefold.program import BufferAddress, NocX, NocY, Program, TensorAccessorArgsRef
 from tilefold.program.kernels import ComputeConfig
 from tilefold.sim.allocator import DRAM_BASE, Allocation, allocate
-from tilefold.sim.bandwidth import BandwidthPool
 from tilefold.sim.cb_api import CircularBufferApi
 from tilefold.sim.circular_buffers import CircularBuffers
 from tilefold.sim.compute_api import ComputeApi
@@ -163,7 +162,9 @@ class _Run:
         # DST as the hardware holds it: 16-bit (bfloat16) or, with fp32_dest_acc_en, 32-bit values.
         self.dst16 = np.zeros((self.ncores, 16, TILE_ELEMS), dtype=BF16)
         self.dst32 = np.zeros((self.ncores, 16, TILE_ELEMS), dtype=np.float32)
-        self.dram_pool = BandwidthPool(arch.dram_bandwidth_per_chip / arch.clock_hz)
+        # Each core running a data-movement kernel gets an equal share of the chip's DRAM bandwidth.
+        dm_cores = {c for k in program.kernels if not isinstance(k.config, ComputeConfig) for c in k.cores}
+        self.dram_share = arch.dram_bandwidth_per_chip / arch.clock_hz / max(len(dm_cores), 1)
         self.bank_traffic: list[tuple] = []      # (bank or banks per lane, bytes) of every DRAM transfer
         self.counters = Counters()
         self.progress = 0
@@ -427,8 +428,10 @@ def _perf_report(run: _Run, contexts, program: Program) -> PerfReport:
         end = max(end, float(np.max(finish)) if finish.size else 0.0)
         threads.append(ThreadPerf(ctx.kernel.name, ctx.role, list(ctx.cores), finish.copy(), busy.copy(),
                                   np.maximum(finish - busy, 0.0)))
-    # No run can beat the busiest DRAM bank at its share of the bandwidth.
-    end = max(end, float(run.dram_bank_bytes().max()) / run.arch.dram_bank_bytes_per_cycle)
+    # No run can beat the busiest DRAM bank at its share of the bandwidth, nor the chip's DRAM bandwidth.
+    bank_bytes = run.dram_bank_bytes()
+    end = max(end, float(bank_bytes.max()) / run.arch.dram_bank_bytes_per_cycle,
+              float(bank_bytes.sum()) * run.arch.clock_hz / run.arch.dram_bandwidth_per_chip)
     fidelities = [k.config.math_fidelity for k in program.kernels if isinstance(k.config, ComputeConfig)]
     fidelity = fidelities[0] if fidelities else "HiFi4"
     cores = len({c for k in program.kernels for c in k.cores})

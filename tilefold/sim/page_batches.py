@@ -1,7 +1,7 @@
 """Page transfers of a loop nest executed together: the same effects as one call at a time.
 
 Reads / writes: DRAM banks and this thread's L1 (bytes), its NOC port and read / write
-completion times, the DRAM bandwidth pool, the device's counters — exactly what
+completion times, its share of DRAM bandwidth, the device's counters — exactly what
 ``noc_async_read_page`` / ``noc_async_write_page`` change, in the same order.
 
 The Python emitter prints a loop nest that only computes integers and issues page reads (or
@@ -19,7 +19,8 @@ calls. A batch does it with one gather / scatter for all pages and lanes:
   as a shared write (see :mod:`tilefold.sim.memory`);
 * timing is the per-call cost model in closed form: call ``i`` issues at ``clock + i·issue``
   and its NOC port is free at ``max(port + (i+1)·t, clock + t + i·max(issue, t))`` (``t`` the
-  page over the link width); each page's bytes enter the DRAM bandwidth pool in call order.
+  page over the link width); each page is then served at the core's share of DRAM bandwidth after
+  the previous one (a running maximum over the calls).
 """
 
 from __future__ import annotations
@@ -152,11 +153,12 @@ def _time(ctx, run: list, call: str, bank: np.ndarray, l1: np.ndarray, nbytes: i
     t = nbytes / ctx.arch.noc_link_bytes_per_cycle
     steps = np.arange(n, dtype=np.float64)[:, None]
     port = np.maximum(ctx.port_free + (steps + 1) * t, ctx.clock + t + steps * max(issue, t))   # (n, lanes)
-    starts = port.min(axis=1)
-    total = nbytes * lanes
-    transfer = dev.dram_pool.transfer
-    pool_done = np.array([transfer(s, total) for s in starts.tolist()])[:, None]
-    done = ctx._dram_arrival(port, starts[:, None], pool_done)
+    # dram_free after call j: max over i <= j of (entry_i + (j - i + 1) * service), entry_-1 = dram_free
+    service = nbytes / dev.dram_share
+    entries = np.concatenate([ctx.dram_free[None] - service, port]) - np.arange(-1, n)[:, None] * service
+    dram_free = np.maximum.accumulate(entries, axis=0)[1:] + (steps + 1) * service
+    ctx.dram_free = dram_free[-1].copy()
+    done = np.maximum(port, dram_free) + (ctx.costs.noc_latency + ctx.costs.dram_latency)
     dev.bank_traffic.append((bank, nbytes))
     ctx.port_free = port[-1].copy()
     ctx.charge(issue * n, None, call)

@@ -36,23 +36,28 @@ class CompiledOperation:
 _CACHE: dict = {}
 
 
-def compile_built(built, arch) -> CompiledOperation:
-    """Lower a call's ttl module and build its Program (cached)."""
+def compile_built(built, arch, keep_dumps: bool | None = None) -> CompiledOperation:
+    """Lower a call's ttl module and build its Program (cached). The IR after each pass is kept
+    when ``keep_dumps`` (by default: when the session prints it or writes a project)."""
     from tilefold.passes.pipelines import build_pipeline
 
+    if keep_dumps is None:
+        settings = session.settings()
+        keep_dumps = settings.print_ir_after_all or settings.project_dir is not None
     key = (print_ir(built.module, debuginfo=True),
            tuple((a.name, tuple(a.tensor.shape), a.tensor.dtype.name, str(a.tensor.layout),
                   str(a.tensor.memory_config())) for a in built.capture.tensors),
-           arch.name, arch.board)
+           arch.name, arch.board, keep_dumps)
     hit = _CACHE.get(key)
     if hit is not None:
         return hit
     module = built.module.clone()
-    dumps = [("ttl", print_ir(module))]
+    dumps = [("ttl", print_ir(module))] if keep_dumps else []
     ctx = make_context()
     for p in build_pipeline("ttl", arch.name):
         p.apply(ctx, module)
-        dumps.append((p.name, print_ir(module)))
+        if keep_dumps:
+            dumps.append((p.name, print_ir(module)))
     verify_kernel_module(module)
     program = build_program(module, built, arch)
     compiled = CompiledOperation(module, program, dumps)

@@ -1,0 +1,164 @@
+"""TT-Lang's tutorials at their shipped sizes: tilefold's whole-process wall time, and tt-lang-sim's beside it.
+
+The tutorials ship inside the ``tt-lang-sim`` wheel (``ttl.tutorials``); tilefold does not depend on
+it. Point the bench at a Python that has it installed (``--peer /path/to/venv/bin/python`` or the
+``TILEFOLD_PEER_PYTHON`` variable) and it reads each tutorial from that installation, runs it there
+with ``tt-lang-sim`` and here with only its imports changed (``import ttl`` → ``import tilefold.ttl
+as ttl``, ``import ttnn`` → ``import tilefold.ttnn as ttnn``; the rewritten copy goes to a temporary
+folder), alternating the two, each as its own process, ``--repeat`` times. Both sides must exit 0
+(every tutorial checks its own result).
+
+The tutorials import torch, whose import alone takes about a second on either side: a floor that
+whole-process times cannot go below. The bench measures it (``python -c "import torch"``) and also
+reports the ratio of the times above that floor.
+
+Without a peer the bench runs the project's own TT-Lang examples (``examples/ttl``) at the tutorials'
+sizes instead, says so, and prints tilefold's times only.
+
+Run: ``.venv/bin/python bench/tutorials.py --peer /path/to/venv/bin/python [--only elementwise]
+[--repeat 3] [--with-step-1]``. Prints a table and, as its last line, one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+# name -> (tutorial module under ttl.tutorials, the project's example standing in without a peer, its call)
+TUTORIALS = {
+    "elementwise_1": ("elementwise/step_1_single_node_single_tile_block", "eltwise_single_tile", "main((2048, 2048))"),
+    "elementwise_2": ("elementwise/step_2_single_node_multitile_block", "eltwise_multitile", "main((2048, 2048))"),
+    "elementwise_3": ("elementwise/step_3_multinode", "eltwise_grid", "main((2048, 2048))"),
+    "elementwise_4": ("elementwise/step_4_multinode_grid_full", "eltwise_full_grid", "main((2048, 2048))"),
+    "broadcast_1": ("broadcast/single_node_broadcast_single_tile_block", "broadcast", "main(2048, 2048)"),
+    "broadcast_2": ("broadcast/single_node_broadcast_multitile_blocks", "broadcast", "main(2048, 2048)"),
+    "matmul_2": ("matmul/step_2_single_node_multitile_block", "matmul_single_node", "main(8192, 8192, 8192)"),
+    "matmul_3": ("matmul/step_3_multinode", "matmul_multinode", "main(8192, 8192, 8192)"),
+    "matmul_4": ("matmul/step_4_multinode_grid_full", "matmul_multinode", "main(8192, 8192, 8192)"),
+    "matmul_1": ("matmul/step_1_single_node_single_tile_block", None, None),
+}
+SLOW = {"matmul_1"}          # over ten minutes: only with --with-step-1 or --only
+IMPORTS = (
+    (re.compile(r"^(\s*)import ttnn\s*$", re.M), r"\1import tilefold.ttnn as ttnn"),
+    (re.compile(r"^(\s*)import ttl\s*$", re.M), r"\1import tilefold.ttl as ttl"),
+)
+
+
+def peer_tutorials(peer: str) -> Path:
+    """The folder of ``ttl.tutorials`` in the peer's installation."""
+    out = subprocess.run([peer, "-c", "import os, ttl.tutorials as t; print(os.path.dirname(t.__file__))"],
+                         capture_output=True, text=True)
+    if out.returncode:
+        sys.exit(f"--peer {peer}: cannot import ttl.tutorials there (is tt-lang-sim installed?)\n{out.stderr}")
+    return Path(out.stdout.strip())
+
+
+def with_tilefold_imports(source: str) -> str:
+    for pattern, replacement in IMPORTS:
+        source, n = pattern.subn(replacement, source)
+        if not n:
+            raise ValueError(f"the tutorial has no line matching {pattern.pattern!r}")
+    return source
+
+
+def timed(command: list[str], timeout: float) -> tuple[float | None, str]:
+    """Wall seconds of ``command`` as a fresh process (None when it failed or timed out)."""
+    start = time.perf_counter()
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+    except subprocess.TimeoutExpired:
+        return None, f"killed after {timeout:.0f} s"
+    wall = time.perf_counter() - start
+    if done.returncode:
+        return None, (done.stderr.strip().splitlines() or ["exit status %d" % done.returncode])[-1]
+    return wall, ""
+
+
+def summary(times: list[float]) -> dict:
+    return {"min": round(min(times), 3), "median": round(statistics.median(times), 3)} if times else {}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--peer", default=os.environ.get("TILEFOLD_PEER_PYTHON"),
+                        help="a Python with tt-lang-sim installed (default: $TILEFOLD_PEER_PYTHON)")
+    parser.add_argument("--only", action="append", default=[], help="run tutorials whose name starts with this")
+    parser.add_argument("--repeat", type=int, default=1, help="runs of each side per tutorial")
+    parser.add_argument("--timeout", type=float, default=900.0, help="seconds before a run is killed")
+    parser.add_argument("--with-step-1", action="store_true", help="also run matmul step 1 (over ten minutes)")
+    args = parser.parse_args()
+
+    names = [n for n in TUTORIALS if (any(n.startswith(o) for o in args.only) if args.only
+                                      else args.with_step_1 or n not in SLOW)]
+    here = sys.executable
+    workdir = Path(tempfile.mkdtemp(prefix="tilefold-tutorials-"))
+    commands: dict[str, tuple[list[str], list[str] | None]] = {}
+    if args.peer:
+        source_dir = peer_tutorials(args.peer)
+        peer_sim = [args.peer, "-c", "import sys; from ttl.sim.ttlang_sim import main; sys.argv[0] = 'tt-lang-sim'; "
+                                     "sys.exit(main())"]
+        for name in names:
+            path = source_dir / f"{TUTORIALS[name][0]}.py"
+            ours = workdir / f"{name}.py"
+            ours.write_text(with_tilefold_imports(path.read_text()))
+            commands[name] = ([here, str(ours)], peer_sim + [str(path)])
+        print(f"tutorials from {source_dir}; peer: tt-lang-sim under {args.peer}")
+    else:
+        print("no peer given (--peer or TILEFOLD_PEER_PYTHON): running the project's own examples at the "
+              "tutorials' sizes, tilefold only")
+        for name in names:
+            _, example, call = TUTORIALS[name]
+            if example is None:
+                continue
+            script = (f"import runpy; runpy.run_path({str(ROOT / 'examples/ttl' / (example + '.py'))!r})"
+                      f"['{call.split('(')[0]}']{call[call.index('('):]}")
+            commands[name] = ([here, "-c", script], None)
+
+    floor = {"tilefold": summary([t for t, _ in (timed([here, "-c", "import torch"], 60) for _ in range(args.repeat))
+                                  if t is not None])}
+    if args.peer:
+        floor["peer"] = summary([t for t, _ in (timed([args.peer, "-c", "import torch"], 60)
+                                                for _ in range(args.repeat)) if t is not None])
+    results: dict[str, dict] = {}
+    print(f"{'tutorial':16} {'tilefold s':>11} {'tt-lang-sim s':>14} {'speed-up':>9} {'above torch':>12}")
+    for name, (ours, theirs) in commands.items():
+        mine, peers, errors = [], [], []
+        for _ in range(args.repeat):
+            for side, command, into in (("tilefold", ours, mine), ("tt-lang-sim", theirs, peers)):
+                if command is None:
+                    continue
+                wall, error = timed(command, args.timeout)
+                if wall is None:
+                    errors.append(f"{side}: {error}")
+                else:
+                    into.append(wall)
+        row = {"tilefold_s": summary(mine)}
+        if theirs is not None:
+            row["tt_lang_sim_s"] = summary(peers)
+            if mine and peers:
+                row["speedup"] = round(min(peers) / min(mine), 3)
+                base = min(floor["tilefold"].get("min", 0.0), floor.get("peer", {}).get("min", 0.0))
+                row["speedup_above_torch_import"] = round((min(peers) - base) / max(min(mine) - base, 1e-3), 3)
+        if errors:
+            row["errors"] = errors
+        results[name] = row
+        fmt = lambda s: f"{s['min']:.2f}" if s else "failed"     # noqa: E731
+        print(f"{name:16} {fmt(row['tilefold_s']):>11} {fmt(row.get('tt_lang_sim_s', {})) if theirs else '-':>14} "
+              f"{row.get('speedup', '-'):>9} {row.get('speedup_above_torch_import', '-'):>12}"
+              + (f"   {'; '.join(errors)}" if errors else ""))
+    print(f"torch import alone: tilefold's Python {floor['tilefold']}, peer's {floor.get('peer', '-')}")
+    print(json.dumps({"bench": "tutorials", "peer": bool(args.peer), "repeat": args.repeat,
+                      "torch_import_s": floor, "tutorials": results}))
+
+
+if __name__ == "__main__":
+    main()
