@@ -238,7 +238,9 @@ for _name, _hdr in _SFPU_BINARY.items():
 
 COMPUTE_API.append(_cp("where_tile_init", (), "api/compute/eltwise_unary/where.h"))
 COMPUTE_API.append(_cp("where_tile", ("dst_condition", "dst_true", "dst_false", "dst_out"),
-                       "api/compute/eltwise_unary/where.h"))
+                       "api/compute/eltwise_unary/where.h",
+                       templates=(TemplateParam("data_format", "DataFormat", "Float16_b",
+                                                ("Float16_b", "Float32", "Int32", "UInt32", "UInt16")),)))
 
 # SFPU unary ops in place on one DST slot: name -> (header, extra params)
 _U = "api/compute/eltwise_unary/"

@@ -567,7 +567,7 @@ class ComputeApi:
         self._math(self.costs.sfpu(family), call, "sfpu")
         self._write_slot(o, np.asarray(y, dtype=np.float32))
 
-    def where_tile(self, dst_condition, dst_true, dst_false, dst_out) -> None:
+    def where_tile(self, dst_condition, dst_true, dst_false, dst_out, data_format=None) -> None:
         self._cumsum_carry = None
         c = self._read_slot(self._dst_index(dst_condition, "where_tile"), "where_tile")
         t = self._read_slot(self._dst_index(dst_true, "where_tile"), "where_tile")

@@ -80,15 +80,17 @@ class LowerToSFPU(ModulePass):
         config = get_attr(kernel, "tt.compute_config")
         capacity = get_arch(self.arch).dst_capacity(config["fp32_dest_acc_en"], config["dst_full_sync_en"])
         layouts = get_attr(kernel, "tt.vector_layouts", {})
+        dst_format = "Float32" if config["fp32_dest_acc_en"] else "Float16_b"
         for par in [o for o in kernel.walk() if isinstance(o, tile.ParallelOp)]:
-            ParallelLowering(kernel, par, layouts, capacity).lower()
+            ParallelLowering(kernel, par, layouts, capacity, dst_format).lower()
 
 
 class ParallelLowering:
     """The lowering of one ``tile.parallel``."""
 
-    def __init__(self, kernel, par: tile.ParallelOp, layouts: dict[str, str], capacity: int):
+    def __init__(self, kernel, par: tile.ParallelOp, layouts: dict[str, str], capacity: int, dst_format: str):
         self.kernel, self.par, self.layouts, self.capacity = kernel, par, layouts, capacity
+        self.dst_format = dst_format
         self.name = lambda v: buffer_name(v, kernel)
         self.space: Space = parallel_space(par, layouts, self.name)
 
@@ -216,7 +218,8 @@ class ParallelLowering:
         def index_terms(index) -> IndexTerms:
             return self.index_terms(index, math, coordinate)
 
-        program = SfpuTile(self.capacity, math, leaf_index, leaves, zero_cb, par, index_terms, index_cbs)
+        program = SfpuTile(self.capacity, math, leaf_index, leaves, zero_cb, par, index_terms, index_cbs,
+                           self.dst_format)
         for slot, leaf in program.run(ops, [(v, leaf) for v, leaf in stores]):
             pack(api_call("pack_tile", [pack.c(slot), pack.c(leaf.cb), pack.c(0)]))
         Rewriter.erase_op(par, safe_erase=False)

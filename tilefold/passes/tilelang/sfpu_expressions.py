@@ -103,7 +103,8 @@ class SfpuTile:
 
     def __init__(self, capacity: int, emit: Callable[[Operation], Operation], leaf_index: Callable[[Leaf], SSAValue],
                  leaves: dict[SSAValue, Leaf], zero_cb: int | None, where: Operation,
-                 index_terms: Callable[[SSAValue], IndexTerms] | None = None, index_cbs: dict[int, int] | None = None):
+                 index_terms: Callable[[SSAValue], IndexTerms] | None = None, index_cbs: dict[int, int] | None = None,
+                 dst_format: str = "Float16_b"):
         self.capacity = capacity
         self.emit = emit
         self.leaf_index = leaf_index
@@ -112,6 +113,7 @@ class SfpuTile:
         self.anchor = where
         self.index_terms = index_terms
         self.index_cbs = index_cbs or {}
+        self.dst_format = dst_format       # what DST holds: Float16_b, or Float32 with fp32_dest_acc_en
         self.slot: dict[object, int] = {}
         self.free = list(range(capacity))
         self.uses: dict[object, int] = {}
@@ -364,5 +366,6 @@ class SfpuTile:
             self.free.remove(out)
         else:
             out = self.allocate()
-        self.emit(api_call("where_tile", [*(self.i32(s) for s in slots), self.i32(out)]))
+        self.emit(api_call("where_tile", [*(self.i32(s) for s in slots), self.i32(out)],
+                           {"data_format": self.dst_format}))
         self.slot[self.key(result)] = out
