@@ -64,7 +64,8 @@ def both_modes(monkeypatch):
 
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_example_cycles_do_not_depend_on_batching(script, both_modes):
-    with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(TilefoldError):   # hazards an example shows on purpose
+    # hazards an example shows on purpose are compared too (the same error in both modes)
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(TilefoldError):
         if script.parent.name == "pykernel":
             runpy.run_path(str(script), run_name="__main__")
         else:

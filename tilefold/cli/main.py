@@ -26,6 +26,9 @@ SUBCOMMANDS = {
 }
 
 
+QUIET = ("-q", "--quiet")     # accepted anywhere on the command line
+
+
 def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     """The parser; only the subcommand named in ``argv`` (all of them when ``argv`` is None)
     gets its full options, so only its module is imported."""
@@ -33,6 +36,9 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
         prog="tilefold",
         description="Compile Python Tensix kernels to TT-Metalium C++ and run them on a simulated device.",
     )
+    parser.add_argument("-q", "--quiet", action="store_true",
+                        help="no progress bars (they show on a terminal for work over two seconds); "
+                             "may also follow the subcommand")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     chosen = next((a for a in argv if not a.startswith("-")), None) if argv is not None else None
     for name, help in SUBCOMMANDS.items():
@@ -45,6 +51,15 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if any(a in QUIET for a in argv):
+        from tilefold import progress
+
+        with progress.disabled():
+            return _run([a for a in argv if a not in QUIET])
+    return _run(argv)
+
+
+def _run(argv: list[str]) -> int:
     parser = build_parser(argv)
     args = parser.parse_args(argv)
     try:

@@ -48,52 +48,117 @@ class Comparison:
                 f"PCC {self.pcc:.6f}){' — ' + self.detail if self.detail else ''}")
 
 
+CHECK_CHUNK = 1 << 22      # values compared per step (bounded temporaries, a progress bar that moves)
+
+
 def bf16_ulp_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Distance in bfloat16 units in the last place between two arrays of bf16-representable values."""
+    """Distance in bfloat16 units in the last place between two arrays of finite values (each
+    rounded to bfloat16, nearest even, first)."""
     def ordered(x):
-        bits = np.asarray(x, dtype=np.float32).astype(ml_dtypes.bfloat16).view(np.uint16).astype(np.int64)
+        u = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32)
+        bits = ((u + ((u >> 16) & 1) + 0x7FFF) >> 16).astype(np.int32)
         return np.where(bits & 0x8000, 0x8000 - (bits & 0x7FFF), bits + 0x8000)
     return np.abs(ordered(a) - ordered(b))
 
 
 def pcc(a: np.ndarray, b: np.ndarray) -> float:
-    a = np.asarray(a, dtype=np.float64).ravel()
-    b = np.asarray(b, dtype=np.float64).ravel()
-    if a.size == 0:
-        return 1.0
-    if np.array_equal(a, b):
-        return 1.0
-    sa, sb = a.std(), b.std()
-    if sa == 0 or sb == 0:
-        return 1.0 if np.allclose(a, b) else 0.0
-    return float(np.corrcoef(a, b)[0, 1])
+    """Pearson correlation of two arrays (1.0 when they are equal or both constant and close)."""
+    return _Stats.of(a, b).pcc()
+
+
+@dataclass
+class _Stats:
+    """What a comparison accumulates over chunks of finite values."""
+
+    count: int = 0
+    sum_a: float = 0.0
+    sum_b: float = 0.0
+    max_abs: float = 0.0
+    max_ulp: float = 0.0
+    close: bool = True        # numpy's allclose of the values
+    within: bool = True       # every error within the tolerance's atol + rtol * |expected|
+    cross: list = field(default_factory=lambda: [0.0, 0.0, 0.0])    # centred sums aa, bb, ab
+
+    def add(self, a: np.ndarray, b: np.ndarray, tol: "Tolerance | None" = None) -> None:
+        if not a.size:
+            return
+        err = np.abs(a - b)
+        self.count += a.size
+        self.sum_a += float(a.sum(dtype=np.float64))
+        self.sum_b += float(b.sum(dtype=np.float64))
+        self.max_abs = max(self.max_abs, float(err.max()))
+        self.max_ulp = max(self.max_ulp, float(bf16_ulp_distance(a, b).max()))
+        self.close &= bool(np.all(err <= 1e-8 + 1e-5 * np.abs(b)))
+        if tol is not None and (tol.rtol or tol.atol):
+            self.within &= bool(np.all(err <= tol.atol + tol.rtol * np.abs(b)))
+
+    def add_centred(self, a: np.ndarray, b: np.ndarray) -> None:
+        if not a.size:
+            return
+        da = a.astype(np.float64) - self.sum_a / self.count
+        db = b.astype(np.float64) - self.sum_b / self.count
+        self.cross[0] += float(da @ da)
+        self.cross[1] += float(db @ db)
+        self.cross[2] += float(da @ db)
+
+    def pcc(self) -> float:
+        saa, sbb, sab = self.cross
+        if self.count == 0 or self.max_abs == 0:
+            return 1.0
+        if saa == 0 or sbb == 0:
+            return 1.0 if self.close else 0.0
+        return float(np.clip(sab / np.sqrt(saa * sbb), -1.0, 1.0))
+
+    @classmethod
+    def of(cls, a, b) -> "_Stats":
+        a = np.asarray(a, dtype=np.float32).ravel()
+        b = np.asarray(b, dtype=np.float32).ravel()
+        stats = cls()
+        stats.add(a, b)
+        stats.add_centred(a, b)
+        return stats
 
 
 def compare(name: str, actual: np.ndarray, expected: np.ndarray, tol: Tolerance) -> Comparison:
+    """Compare ``actual`` with ``expected`` (in chunks of :data:`CHECK_CHUNK` values, with a progress
+    bar when that takes long): bit-identical arrays need no measuring."""
+    from tilefold.progress import Progress
+
     actual = np.asarray(actual, dtype=np.float32)
     expected = np.asarray(expected, dtype=np.float32)
     if actual.shape != expected.shape:
         return Comparison(name, False, float("inf"), float("inf"), 0.0,
                           f"shape {actual.shape} differs from the reference's {expected.shape}")
-    finite = np.isfinite(expected) & np.isfinite(actual)
-    same_nonfinite = np.array_equal(np.isnan(actual), np.isnan(expected)) and np.array_equal(
-        actual[np.isinf(expected)], expected[np.isinf(expected)])
-    err = np.abs(actual[finite] - expected[finite])
-    max_abs = float(err.max()) if err.size else 0.0
-    ulps = bf16_ulp_distance(actual[finite], expected[finite])
-    max_ulp = float(ulps.max()) if ulps.size else 0.0
-    corr = pcc(actual[finite], expected[finite])
+    a, e = actual.ravel(), expected.ravel()
+    if np.array_equal(a.view(np.uint32), e.view(np.uint32)):
+        return Comparison(name, True, 0.0, 0.0, 1.0)
+    stats, same_nonfinite = _Stats(), True
+    chunks = [slice(i, i + CHECK_CHUNK) for i in range(0, a.size, CHECK_CHUNK)]
+    finite = []
+    with Progress(f"checking {name}", 2 * a.size, "values") as bar:
+        for part in chunks:
+            ac, ec = a[part], e[part]
+            ok = np.isfinite(ec) & np.isfinite(ac)
+            inf = np.isinf(ec)
+            same_nonfinite &= (np.array_equal(np.isfinite(ac), np.isfinite(ec))
+                               and np.array_equal(np.isnan(ac), np.isnan(ec)) and np.array_equal(ac[inf], ec[inf]))
+            finite.append(None if ok.all() else ok)
+            stats.add(ac if finite[-1] is None else ac[ok], ec if finite[-1] is None else ec[ok], tol)
+            bar.done += ac.size
+        for part, ok in zip(chunks, finite):
+            stats.add_centred(a[part] if ok is None else a[part][ok], e[part] if ok is None else e[part][ok])
+            bar.done += a[part].size
+    corr = stats.pcc()
     if tol.exact:
-        ok = np.array_equal(actual.view(np.uint32), expected.view(np.uint32))
-        return Comparison(name, bool(ok), max_abs, max_ulp, corr, "" if ok else "outputs are not bit-identical")
+        return Comparison(name, False, stats.max_abs, stats.max_ulp, corr, "outputs are not bit-identical")
     ok = same_nonfinite
     if tol.max_ulp is not None:
-        ok &= max_ulp <= tol.max_ulp
+        ok &= stats.max_ulp <= tol.max_ulp
     if tol.rtol or tol.atol:
-        ok &= bool(np.all(err <= tol.atol + tol.rtol * np.abs(expected[finite])))
+        ok &= stats.within
     if tol.min_pcc is not None:
         ok &= corr >= tol.min_pcc
-    return Comparison(name, bool(ok), max_abs, max_ulp, corr)
+    return Comparison(name, bool(ok), stats.max_abs, stats.max_ulp, corr)
 
 
 @dataclass

@@ -17,8 +17,6 @@ never depends on batching.
 
 from __future__ import annotations
 
-import sys
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +35,7 @@ from tilefold.errors import (
 )
 from tilefold.program import BufferAddress, NocX, NocY, Program, TensorAccessorArgsRef
 from tilefold.program.kernels import ComputeConfig
+from tilefold.progress import Progress
 from tilefold.sim.allocator import DRAM_BASE, Allocation, allocate
 from tilefold.sim.cb_api import CircularBufferApi
 from tilefold.sim.circular_buffers import CircularBuffers
@@ -369,15 +368,20 @@ class Device:
             run.l1.release()
 
     def _run(self, run, program, inputs, trace, progress, raise_on_hazard, batch) -> RunResult:
-        for name, array in inputs.items():
-            run.write_buffer(name, array)
+        with Progress("writing inputs (host tilize)", sum(program.buffer(n).size for n in inputs), "B",
+                      enabled=progress) as bar:
+            for name, array in inputs.items():
+                run.write_buffer(name, array)
+                bar.done += program.buffer(name).size
         contexts = self._contexts(run, batch)
         threads = [SimThread(ctx, ctx.pykernel.function) for ctx in contexts]
-        bar = _Progress(run, program, progress)
-        scheduler = Scheduler(threads, bar.update)
+        scheduler = Scheduler(threads)
         hazards: list[SimulationError] = []
+        output_bytes = sum(b.size for b in program.buffers.values() if b.role in ("output", "inout"))
         try:
-            scheduler.run(lambda t: None)
+            with Progress(f"simulating {program.name}", output_bytes, "B", read=lambda: run.output_bytes_written,
+                          enabled=progress):
+                scheduler.run(lambda t: None)
             scheduler.finish_checks()
             leftovers = run.cbs.leftovers()
             if leftovers:
@@ -388,12 +392,15 @@ class Device:
                 raise
             hazards.append(err)
         finally:
-            bar.close()
             for ctx in contexts:
                 if isinstance(ctx, ComputeContext):
                     ctx.release_scratch()
-        pages = {name: run.read_pages(name) for name, buf in program.buffers.items()
-                 if buf.role in ("output", "inout")}
+        pages = {}
+        with Progress("reading outputs", output_bytes, "B", enabled=progress) as bar:
+            for name, buf in program.buffers.items():
+                if buf.role in ("output", "inout"):
+                    pages[name] = run.read_pages(name)
+                    bar.done += buf.size
         outputs = HostOutputs(pages, program)
         perf = _perf_report(run, contexts, program)
         trace_path = None
@@ -437,30 +444,3 @@ def _perf_report(run: _Run, contexts, program: Program) -> PerfReport:
     cores = len({c for k in program.kernels for c in k.cores})
     return PerfReport(run.arch.board, run.arch.clock_hz, end, cores, run.counters, threads,
                       run.arch.dram_bandwidth_per_chip, run.arch.peak_flops(fidelity) / run.arch.num_chips)
-
-
-class _Progress:
-    """A progress bar (bytes written to output buffers) once a run takes more than two seconds."""
-
-    def __init__(self, run: _Run, program: Program, enabled: bool | None):
-        self.run = run
-        self.total = sum(b.size for b in program.buffers.values() if b.role in ("output", "inout"))
-        self.enabled = sys.stderr.isatty() if enabled is None else enabled
-        self.start = time.monotonic()
-        self.bar = None
-
-    def update(self) -> None:
-        if not self.enabled:
-            return
-        if self.bar is None:
-            if time.monotonic() - self.start < 2.0:
-                return
-            from tqdm import tqdm
-
-            self.bar = tqdm(total=self.total or None, unit="B", unit_scale=True, desc="simulating", leave=False)
-        self.bar.n = min(self.run.output_bytes_written, self.total) if self.total else self.run.output_bytes_written
-        self.bar.refresh()
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()

@@ -50,12 +50,11 @@ class SimThread:
 
 
 class Scheduler:
-    def __init__(self, threads: list[SimThread], on_progress: Callable[[], None] | None = None):
+    def __init__(self, threads: list[SimThread]):
         self.threads = threads
         self.ready: deque[SimThread] = deque(threads)
         self.waiting: dict[object, list[SimThread]] = {}
         self.main = greenlet.getcurrent()
-        self.on_progress = on_progress
         for t in threads:
             t.greenlet.parent = self.main
             t.ctx.scheduler = self
@@ -86,7 +85,6 @@ class Scheduler:
     # -- the loop ---------------------------------------------------------------------------
 
     def run(self, on_thread_done: Callable[[SimThread], None]) -> None:
-        steps = 0
         ready = self.ready
         while ready:
             t = ready.popleft()
@@ -105,9 +103,6 @@ class Scheduler:
             elif t.state == RUNNING:
                 t.state = READY
                 ready.append(t)
-            steps += 1
-            if self.on_progress is not None and not steps & 255:
-                self.on_progress()
         parked = [t for t in self.threads if t.state == BLOCKED]
         if parked:
             self._deadlock(parked)
