@@ -501,8 +501,9 @@ class _RowTransfer(IRDLOperation):
     """Shared fields of ``tile.read_rows`` and ``tile.write_rows``: a block of ``rows × cols``
     elements whose local row ``q`` is row ``first_row + q * row_step`` of the tensor's rows
     (every dim but the last folded into rows), columns ``first_col ..`` of its last dim.
-    Elements move in face rows of 16 (``first_col`` and ``cols`` are multiples of 16);
-    ``tiles_per_row`` is the tensor's tiles per row of tiles, ``element_bytes`` its element size."""
+    Elements move in face rows of 16 (``first_col`` and ``cols`` multiples of 16), or one by one
+    (``elements``); ``tiles_per_row`` is the tensor's tiles per row of tiles, ``element_bytes``
+    its element size."""
 
     assembly_format = "$first_row `,` $first_col (`,` $accessor^ `:` type($accessor))? attr-dict"
     irdl_options = (ParsePropInAttrDict(),)
@@ -516,18 +517,25 @@ class _RowTransfer(IRDLOperation):
     row_step = prop_def(IntegerAttr)
     tiles_per_row = prop_def(IntegerAttr)
     element_bytes = prop_def(IntegerAttr)
+    elements = prop_def(BoolAttr)
 
     def __init__(self, first_row, first_col, buffer: str, cb: int, rows: int, cols: int, row_step: int,
-                 tiles_per_row: int, element_bytes: int, accessor=None):
+                 tiles_per_row: int, element_bytes: int, elements: bool = False, accessor=None):
         props = {"buffer": StringAttr(buffer), "cb": IntegerAttr(cb, i32), "rows": IntegerAttr(rows, i32),
                  "cols": IntegerAttr(cols, i32), "row_step": IntegerAttr(row_step, i32),
-                 "tiles_per_row": IntegerAttr(tiles_per_row, i32), "element_bytes": IntegerAttr(element_bytes, i32)}
+                 "tiles_per_row": IntegerAttr(tiles_per_row, i32), "element_bytes": IntegerAttr(element_bytes, i32),
+                 "elements": BoolAttr.from_bool(elements)}
         super().__init__(operands=[first_row, first_col, [accessor] if accessor is not None else []],
                          properties=props)
 
     def geometry(self) -> tuple[int, int, int, int, int]:
         return (self.rows.value.data, self.cols.value.data, self.row_step.value.data,
                 self.tiles_per_row.value.data, self.element_bytes.value.data)
+
+    @property
+    def by_element(self) -> bool:
+        """Columns that are not whole face rows: elements move one by one through a scratch page."""
+        return bool(self.elements.value.data)
 
     @property
     def cb_index(self) -> int:
@@ -538,7 +546,8 @@ class _RowTransfer(IRDLOperation):
         return self.buffer.data
 
     def with_accessor(self, accessor):
-        return type(self)(self.first_row, self.first_col, self.buffer_name, self.cb_index, *self.geometry(), accessor)
+        return type(self)(self.first_row, self.first_col, self.buffer_name, self.cb_index, *self.geometry(),
+                          self.by_element, accessor)
 
 
 @irdl_op_definition

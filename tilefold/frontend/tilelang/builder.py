@@ -104,6 +104,7 @@ class KernelBuilder(PrimitiveRules, ElementRules):
         self.kernel_op: tile.KernelOp | None = None
         self.parallel: tile.ParallelOp | None = None
         self.pending_stores: dict | None = None
+        self.stored: dict = {}                  # element key -> the value stored in this T.Parallel body
         self.buffer_names: set[str] = set()
         self.layout: dict[str, dict] = {}
         self.schedule: dict = {}
@@ -608,11 +609,11 @@ class KernelBuilder(PrimitiveRules, ElementRules):
             arg.name_hint = name
             self.scope[name] = Index({Symbol(arg, name, "parallel", extent): 1})
         outer = self.block
-        self.block, self.parallel = op.body.block, op
+        self.block, self.parallel, self.stored = op.body.block, op, {}
         try:
             self.statements(stmt.body)
         finally:
-            self.block, self.parallel = outer, None
+            self.block, self.parallel, self.stored = outer, None, {}
         # element temporaries do not outlive the body
         self.scope = {k: v for k, v in self.scope.items() if not isinstance(v, Elem) or k in saved}
         for name in names:

@@ -310,10 +310,7 @@ class ElementRules:
 
     def load(self, buffer: BufferRef, slice_node, node) -> Elem:
         indices, key = self.element_indices(buffer, slice_node, node)
-        for pending in reversed(self.pending_stack()):
-            if key in pending:
-                return Elem(pending[key][2])
-        return Elem(self.insert(tile.LoadOp(buffer.value, indices), node).result)
+        return Elem(self.load_key(buffer, indices, key, node))
 
     def pending_stack(self) -> list[dict]:
         stack, frame = [], self.pending_stores
@@ -340,6 +337,7 @@ class ElementRules:
         if self.pending_stores is not None:
             self.pending_stores["stores"][key] = (buffer, indices, v)
             return
+        self.stored[key] = v
         self.insert(tile.StoreOp(v, buffer.value, indices), node)
 
     def is_integral(self, value: SSAValue) -> bool:
@@ -409,9 +407,13 @@ class ElementRules:
             self.put(buffer, indices, key, Elem(merged), stmt)
 
     def load_key(self, buffer: BufferRef, indices, key, node) -> SSAValue:
+        """The element's value: one stored earlier in this T.Parallel body (each element's
+        statements run in order), else a load of the buffer."""
         for pending in reversed(self.pending_stack()):
             if key in pending:
                 return pending[key][2]
+        if key in self.stored:
+            return self.stored[key]
         return self.insert(tile.LoadOp(buffer.value, indices), node).result
 
 

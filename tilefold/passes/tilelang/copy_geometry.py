@@ -14,8 +14,12 @@ row) takes local row ``q`` from folded row ``first_row + q * row_step`` and colu
 tile row, follow each other and its columns start on a tile, whole tiles move (``aligned``);
 otherwise rows move one face row (16 values) at a time.
 
-Errors (:class:`CompileError` at the copy): columns that do not start on a 16-value face row
-or are not whole face rows, and block floats moved by rows.
+Blocks whose columns are not whole face rows (a vector of one value per row, a column of a
+tensor) move element by element: the face rows holding them are read into a scratch page
+and the elements copied in place (:mod:`.lower_cb_intrinsics`).
+
+Errors (:class:`CompileError` at the copy): the rows of a block running along the tensor's
+last dim.
 """
 
 from __future__ import annotations
@@ -69,6 +73,10 @@ class CopyGeometry:
     def whole_cols(self) -> bool:
         return self.cols % TILE == 0 or (self.gshape[-1] <= self.cols and self.first_col.is_constant
                                          and self.first_col.const == 0)
+
+    def face_rows(self) -> bool:
+        """Whether the block's columns are whole 16-value face rows (or pieces the padding completes)."""
+        return self.first_col.divisible_by(FACE) and (self.cols % FACE == 0 or self.whole_cols())
 
     def moves_whole_tiles(self) -> bool:
         """Whole pages: a read of tile-aligned rows and columns (what lies past the block is read
@@ -147,18 +155,6 @@ def reach(geometry: CopyGeometry) -> list[tuple[int, int] | None]:
     return out
 
 
-def check_movable(geometry: CopyGeometry) -> None:
-    """Raise unless the block can move by whole tiles or by face rows."""
-    if geometry.moves_whole_tiles():
-        return
-    g = geometry
-    if not g.first_col.divisible_by(FACE) or (g.cols % FACE and not g.whole_cols()):
-        raise compile_error(g.copy, f"the block of {g.gname} copied {'into' if g.reading else 'from'} {g.lname} "
-                                    f"starts at column {_form(g.first_col)} and is {g.cols} wide; a block that is not "
-                                    f"whole 32x32 tiles moves 16-value face rows, so its columns must start at a "
-                                    f"multiple of {FACE} and be a multiple of {FACE} wide")
-
-
 def _form(form: Affine) -> str:
     parts = [f"{c}*{v.name_hint or 'x'}" for v, c in form.terms.items()]
     if form.const or not parts:
@@ -166,4 +162,4 @@ def _form(form: Affine) -> str:
     return " + ".join(parts)
 
 
-__all__ = ["CopyGeometry", "copy_geometry", "reach", "check_movable", "device_shape", "folded_row_strides", "FACE"]
+__all__ = ["CopyGeometry", "copy_geometry", "reach", "device_shape", "folded_row_strides", "FACE"]

@@ -57,6 +57,15 @@ def constant_tile(kernel: func.FuncOp, name: str, value: float, fmt: DataFormat 
 INDEX_TILES = ("tile_row_index", "tile_col_index")
 
 
+def scratch_for(kernel: func.FuncOp, thread: str) -> str:
+    """A one-page CB a data-movement kernel uses as scratch memory for the face rows it moves
+    element by element (it reserves the page at its start and frees it at its end)."""
+    name = f"{thread}_scratch"
+    if f"tt.cb.{name}" not in kernel.attributes:
+        add_buffer(kernel, name, (TILE, TILE), DataFormat.Float32, 1, producer=thread, consumer=thread)
+    return name
+
+
 def index_tile(kernel: func.FuncOp, dim: int) -> str:
     """A one-tile CB whose elements hold their row (``dim`` 0) or column (1) number in the tile
     (made once, before the persistent loop)."""

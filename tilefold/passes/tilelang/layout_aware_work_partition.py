@@ -109,15 +109,47 @@ def k_extent(grid_op: tile.KernelOp) -> tuple[int, int | None]:
     return ((trip_count(loops[0]) or 1) if loops else 1), k_elems
 
 
-def split_contiguous(units: int, cores: int) -> list[tuple[int, int]]:
-    """(start, count) per core: contiguous runs, the first ``units % cores`` cores one longer."""
-    base, extra = divmod(units, cores)
+def split_contiguous(units: int, cores: int, grain: int = 1) -> list[tuple[int, int]]:
+    """(start, count) per core: contiguous runs of whole groups of ``grain`` units, the first
+    ``groups % cores`` cores one group longer."""
+    groups = -(-units // grain)
+    cores = min(cores, groups)
+    base, extra = divmod(groups, cores)
     out, start = [], 0
     for i in range(cores):
-        count = base + (1 if i < extra else 0)
+        count = min((base + (1 if i < extra else 0)) * grain, units - start)
         out.append((start, count))
         start += count
     return out
+
+
+def shared_face_rows_grain(kernel, writes, grid: list[int], order: list[int], args) -> int:
+    """How many consecutive blocks one core must take so that no two cores write into the same
+    16-value face row: an output written element by element (a vector of one value per block,
+    a column) shares face rows between blocks next to each other along a grid dim; those
+    blocks stay on one core, which writes them in turn. Blocks next to each other along the
+    innermost dim are consecutive; along another dim they are not, and one core takes all."""
+    total = math.prod(grid)
+    grain = 1
+    for op, *_ in writes:
+        if not isinstance(op, tile.CopyOp):
+            continue
+        g = copy_geometry(op, kernel)
+        if g.face_rows() and g.cols_aligned() or g.moves_whole_tiles():
+            continue
+        for d, arg in enumerate(args):
+            c = abs(g.first_col.coefficient(arg))
+            if not c:
+                continue
+            share = 16 // math.gcd(16, c)
+            if share == 1:
+                continue
+            if order and d == order[-1]:
+                need = share if grid[d] % share == 0 else grid[d]
+            else:
+                need = total
+            grain = min(total, grain * need // math.gcd(grain, need))
+    return grain
 
 
 @dataclass(frozen=True)
@@ -150,10 +182,12 @@ class LayoutAwareWorkPartition(ModulePass):
                                "such blocks: interleave it, or use a 2-D grid")
         if sharded is None:
             mode = "global"
-            ncores = min(total, arch.num_cores)
+            order = others + [d for d in (m_dim, n_dim) if d >= 0]
+            grain = shared_face_rows_grain(kernel, writes, grid, order, list(grid_op.body.block.args))
+            runs = split_contiguous(total, min(total, arch.num_cores), grain)
             gx = arch.grid[0]
-            cores = [CoreCoord(i % gx, i // gx) for i in range(ncores)]
-            args = [[start, count, mt, kt, nt] for start, count in split_contiguous(total, ncores)]
+            cores = [CoreCoord(i % gx, i // gx) for i in range(len(runs))]
+            args = [[start, count, mt, kt, nt] for start, count in runs]
             names = list(GLOBAL_ARGS)
             shard_grid, local = [1, 1], [mt, nt]
         else:

@@ -43,7 +43,8 @@ from tilefold.ir import tile
 from tilefold.layout.formats import DataFormat
 from tilefold.passes.tilelang.accumulation import analyze
 from tilefold.passes.tilelang.affine import Affine, affine_of, materialize
-from tilefold.passes.tilelang.copy_geometry import check_movable, copy_geometry
+from tilefold.passes.tilelang.copy_geometry import copy_geometry
+from tilefold.passes.tilelang.internal_buffers import scratch_for
 from tilefold.passes.tilelang.attributes import get_attr, kernel_function, param_names, set_attr
 from tilefold.passes.tilelang.buffer_layouts import entry_format
 from tilefold.passes.tilelang.common import (
@@ -253,13 +254,15 @@ class LowerSharedToCB(ModulePass):
                 cls = tile.ReadBlockOp if g.reading else tile.WriteBlockOp
                 new = cls(materialize(page, at), g.gname, cb, rows, cols, tiles_per_row)
             else:
-                check_movable(g)
                 fmt = entry_format(entry)
                 if fmt.is_block_float:
                     raise compile_error(copy, f"{g.gname} is stored as {fmt.ttnn_name}, whose tiles move whole; copy "
                                               "blocks of whole 32x32 tiles of it")
+                by_element = not g.face_rows()
+                if by_element:
+                    scratch_for(kernel, "reader" if g.reading else "writer")
                 cls = tile.ReadRowsOp if g.reading else tile.WriteRowsOp
                 new = cls(materialize(g.first_row, at), materialize(g.first_col, at), g.gname, cb, g.rows, g.cols,
-                          g.row_step, tiles_per_row, fmt.tile_size(TILE, TILE) // (TILE * TILE))
+                          g.row_step, tiles_per_row, fmt.tile_size(TILE, TILE) // (TILE * TILE), by_element)
             new.location = copy.location
             Rewriter.replace_op(copy, new)

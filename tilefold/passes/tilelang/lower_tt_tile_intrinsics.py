@@ -111,16 +111,17 @@ class TileIntrinsics:
             self.gemm(gemm)
         for red in [o for o in kernel.walk() if isinstance(o, tile.ReduceOp)]:
             self.reduce(red)
-        for fill in [o for o in kernel.walk() if isinstance(o, tile.FillOp)]:
-            self.per_tile(fill, "fill", [], fill.buffer)
-        for copy in [o for o in kernel.walk() if isinstance(o, tile.CopyOp) and not o.offsets]:
-            self.per_tile(copy, "copy", [copy.src], copy.dst)
+        for op in [o for o in kernel.walk() if isinstance(o, tile.CumsumOp)]:
+            self.cumsum(op)
         for op in [o for o in kernel.walk() if isinstance(o, tile.TransposeOp)]:
             self.transpose(op)
         for op in [o for o in kernel.walk() if isinstance(o, tile.IotaOp)]:
             self.iota(op)
-        for op in [o for o in kernel.walk() if isinstance(o, tile.CumsumOp)]:
-            self.cumsum(op)
+        # last: the lowerings above may add constant tiles, each made by a fill
+        for fill in [o for o in kernel.walk() if isinstance(o, tile.FillOp)]:
+            self.per_tile(fill, "fill", [], fill.buffer)
+        for copy in [o for o in kernel.walk() if isinstance(o, tile.CopyOp) and not o.offsets]:
+            self.per_tile(copy, "copy", [copy.src], copy.dst)
 
     # -- helpers ------------------------------------------------------------------------------------
 
@@ -398,10 +399,11 @@ class TileIntrinsics:
             zero_cb = get_attr(self.kernel, "tt.cb.zero_tile")["index"]
             self.totals(em, src_cb, totals_cb, cols, dim, outer, inner)
         body, t = em.loop(count, "t") if count > 1 else (em, em.c(0))
+        if reverse:
+            o = body(arith.DivUIOp(t, body.c(cols))).result if dim == 1 else body(arith.RemUIOp(t, body.c(cols))).result
         math, pack = body.section()
         math(api_call("transpose_wh_tile" if dim == 1 else "copy_tile", [math.c(sums_cb), t, math.c(0)]))
         if reverse:
-            o = body(arith.DivUIOp(t, body.c(cols))).result if dim == 1 else body(arith.RemUIOp(t, body.c(cols))).result
             bcast = "add_tiles_bcast_rows" if dim == 0 else "add_tiles_bcast_cols"
             math(api_call(bcast, [math.c(zero_cb), math.c(totals_cb), math.c(0), o, math.c(1)]))
             math(api_call("sub_binary_tile", [math.c(1), math.c(0), math.c(0)]))
