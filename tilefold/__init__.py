@@ -8,13 +8,25 @@ C++ out, and run the very same lowered program on a simulated Wormhole or Blackh
 __version__ = "0.1.0"
 
 
-def __getattr__(name: str):
-    # ``@tilefold.jit`` (TileLang-style kernels) without importing the compiler at ``import tilefold``.
-    if name == "jit":
-        from tilefold.frontend.tilelang.jit import jit
+_TILELANG_NAMES = ("jit", "compile", "PassConfigKey", "TensorSupplyType")
 
-        return jit
+
+def __getattr__(name: str):
+    # The TileLang entry points (``@tilefold.jit``, ``tilefold.compile`` ...) without importing the
+    # compiler at ``import tilefold``; ``import tilefold as tilelang`` runs TileLang scripts.
+    if name in _TILELANG_NAMES:
+        from tilefold.frontend.tilelang import jit as _jit
+
+        return getattr(_jit, name)
+    if name == "cdiv":
+        from tilefold.frontend.tilelang.api import ceildiv
+
+        return ceildiv
+    if name == "language":
+        import importlib
+
+        return importlib.import_module("tilefold.language")
     raise AttributeError(f"module 'tilefold' has no attribute {name!r}")
 
 
-__all__ = ["jit", "__version__"]
+__all__ = ["jit", "compile", "PassConfigKey", "TensorSupplyType", "cdiv", "__version__"]

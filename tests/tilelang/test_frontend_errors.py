@@ -28,27 +28,6 @@ def test_unknown_primitive():
     expect_error(build(k), KernelError, k, "unknown TileLang primitive T.swizzle_everything")
 
 
-def test_copy_region_not_tile_aligned():
-    @T.prim_func
-    def k(A: T.Tensor((256, 256), "bfloat16"), B: T.Tensor((256, 256), "bfloat16")):
-        with T.Kernel(4, 4) as (bx, by):
-            a = T.alloc_shared((64, 64), "bfloat16")
-            T.copy(A[by * 48, bx * 64], a)  # error
-            T.copy(a, B[by * 64, bx * 64])
-
-    expect_error(build(k), KernelError, k, "T.copy region of A starts at 48*by", "not tile-aligned")
-
-
-def test_local_buffer_not_whole_tiles():
-    @T.prim_func
-    def k(A: T.Tensor((64, 64), "bfloat16")):
-        with T.Kernel(1) as bx:
-            a = T.alloc_shared((48, 64), "bfloat16")  # error
-            T.copy(A[0, 0], a)
-
-    expect_error(build(k), KernelError, k, "shape (48, 64) is not made of whole 32x32 tiles", "(64, 64)")
-
-
 def test_copy_extent_must_match_the_buffer():
     @T.prim_func
     def k(A: T.Tensor((128, 128), "bfloat16"), B: T.Tensor((128, 128), "bfloat16")):
@@ -95,17 +74,6 @@ def test_while_loop_is_unsupported():
     expect_error(build(k), KernelError, k, "while loops are not supported")
 
 
-def test_if_on_a_block_index_is_unsupported():
-    @T.prim_func
-    def k(A: T.Tensor((64, 64), "bfloat16"), B: T.Tensor((64, 64), "bfloat16")):
-        with T.Kernel(2) as bx:
-            a = T.alloc_shared((32, 64), "bfloat16")
-            if bx == 1:  # error
-                T.copy(A[32, 0], a)
-
-    expect_error(build(k), KernelError, k, "comparing block indices")
-
-
 def test_element_store_outside_parallel():
     @T.prim_func
     def k(A: T.Tensor((64, 64), "bfloat16")):
@@ -127,16 +95,6 @@ def test_copy_inside_parallel():
     expect_error(build(k), KernelError, k, "T.copy inside T.Parallel")
 
 
-def test_loop_bound_must_be_constant():
-    @T.prim_func
-    def k(A: T.Tensor((64, 64), "bfloat16")):
-        with T.Kernel(2) as bx:
-            for k in T.serial(bx + 1):  # error
-                pass
-
-    expect_error(build(k), KernelError, k, "T.serial bound must be a Python integer constant")
-
-
 def test_undefined_name():
     @T.prim_func
     def k(A: T.Tensor((64, 64), "bfloat16")):
@@ -155,36 +113,6 @@ def test_reduce_output_length():
             T.reduce_max(a, m, dim=1)  # error
 
     expect_error(build(k), KernelError, k, "gives 64 values but m has shape (128,)")
-
-
-def test_parallel_index_must_be_the_loop_indices():
-    @T.prim_func
-    def k(A: T.Tensor((64, 64), "bfloat16"), B: T.Tensor((64, 64), "bfloat16")):
-        with T.Kernel(1) as bx:
-            a = T.alloc_shared((64, 64), "bfloat16")
-            b = T.alloc_fragment((64, 64), "bfloat16")
-            T.copy(A[0, 0], a)
-            for i, j in T.Parallel(64, 64):
-                b[i, j] = a[j, i]  # error
-            T.copy(b, B[0, 0])
-
-    expect_error(compile_(k), CompileError, k, "T.Parallel reads a with an index that is not [i, j]")
-
-
-def test_loop_carried_block_is_rejected():
-    @T.prim_func
-    def k(A: T.Tensor((64, 64), "bfloat16"), B: T.Tensor((64, 64), "bfloat16")):
-        with T.Kernel(1) as bx:
-            a = T.alloc_shared((64, 64), "bfloat16")
-            acc = T.alloc_fragment((64, 64), "float32")
-            T.clear(acc)
-            for s in T.serial(2):
-                T.copy(A[0, 0], a)
-                for i, j in T.Parallel(64, 64):  # error
-                    acc[i, j] = acc[i, j] + a[i, j]
-            T.copy(acc, B[0, 0])
-
-    expect_error(compile_(k), CompileError, k, "acc is read at the start of this loop body and updated in it")
 
 
 def test_read_after_write_of_a_global_in_a_loop():
@@ -242,6 +170,6 @@ def test_parameters_need_tensor_types():
 
 def test_unsupported_dtype():
     with pytest.raises(KernelError) as info:
-        T.Tensor((32, 32), "int8")
-    assert "dtype 'int8' is not supported" in str(info.value)
+        T.Tensor((32, 32), "complex64")
+    assert "dtype 'complex64' is not supported" in str(info.value)
     assert isinstance(info.value, TilefoldError)

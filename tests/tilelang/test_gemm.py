@@ -23,21 +23,22 @@ def gemm_factory():
     return load_example("gemm").matmul
 
 
-def run_gemm(kernel, m, n, k, seed=0):
+def run_gemm(kernel, m, n, k, seed=0, dtype="bfloat16"):
     a, b = random_bf16((m, k), seed), random_bf16((k, n), seed + 1)
     c = kernel(a, b)
-    assert c.shape == (m, n) and c.dtype == np.dtype("bfloat16")
+    assert c.shape == (m, n) and c.dtype == np.dtype(dtype)
     ref = matmul_reference(a, b)
     np.testing.assert_allclose(c.astype(np.float32), ref, rtol=1e-2, atol=1e-2)
     return c
 
 
 def test_seed_matmul_matches_numpy(seed_matmul):
-    run_gemm(seed_matmul, 256, 256, 256)
+    """The seed's float16 tensors are stored as IEEE half (Float16 tiles) and come back as float16."""
+    run_gemm(seed_matmul, 256, 256, 256, dtype="float16")
 
 
 def test_seed_matmul_reader_structure(seed_matmul):
-    src = seed_matmul.get_kernel_source()
+    src = seed_matmul.compiled.kernel_sources()
     filecheck(src["reader.cpp"], """
 CHECK:      #include "api/dataflow/dataflow_api.h"
 CHECK:      void kernel_main() {
@@ -62,7 +63,7 @@ CHECK-NEXT:       cb_push_back(1, 1);
 
 def test_seed_matmul_compute_structure(seed_matmul):
     """Seed 001's K-loop pattern, in 0.69 calls: acquire before the K loop, pack after it."""
-    filecheck(seed_matmul.get_kernel_source()["compute.cpp"], """
+    filecheck(seed_matmul.compiled.kernel_sources()["compute.cpp"], """
 CHECK:      #include "api/compute/matmul.h"
 CHECK:      #include "api/compute/reg_api.h"
 CHECK:      void kernel_main() {
@@ -88,7 +89,7 @@ CHECK-NEXT:   }
 
 
 def test_seed_matmul_writer_structure(seed_matmul):
-    filecheck(seed_matmul.get_kernel_source()["writer.cpp"], """
+    filecheck(seed_matmul.compiled.kernel_sources()["writer.cpp"], """
 CHECK:        for (uint32_t i = 0; i < count; ++i) {
 CHECK:          cb_wait_front(16, 1);
 CHECK-NEXT:     uint32_t l1_read_addr = get_read_ptr(16);
@@ -102,7 +103,7 @@ CHECK-NEXT:   noc_async_write_barrier();
 
 def test_generated_kernels_use_the_069_api(seed_matmul, gemm_factory):
     for kernel in (seed_matmul, gemm_factory(256, 256, 256, 128, 128, 64)):
-        for name, source in kernel.get_kernel_source().items():
+        for name, source in kernel.compiled.kernel_sources().items():
             for call in DEPRECATED:
                 assert call not in source, f"{name} uses deprecated {call}"
 
@@ -115,7 +116,7 @@ def test_canonical_gemm_accumulates_partials_in_l1_and_matches(gemm_factory):
     # T.Pipelined(num_stages=3): three 4x2-tile A blocks and 2x4-tile B blocks in flight
     assert depth["A_shared"] == 3 * 8 and depth["B_shared"] == 3 * 8
     assert depth["C_local_partials"] == 16
-    compute = kernel.get_kernel_source()["compute.cpp"]
+    compute = kernel.compiled.kernel_sources()["compute.cpp"]
     # four K steps: the packer accumulates the partial sums in L1 over the first three, the
     # block is popped unread after all but the last two, and the last step reloads it once
     filecheck(compute, """
@@ -143,7 +144,7 @@ CHECK:     pack_tile<true>(0, 16,
 def test_gemm_over_two_k_steps_reloads_its_partials(gemm_factory):
     kernel = gemm_factory(128, 128, 256, 128, 128, 128)
     run_gemm(kernel, 128, 128, 256, seed=5)
-    compute = kernel.get_kernel_source()["compute.cpp"]
+    compute = kernel.compiled.kernel_sources()["compute.cpp"]
     assert "pack_reconfig_l1_acc" not in compute
     # the first step spills its sums, the second reloads them before its own K tiles
     filecheck(compute, """
@@ -179,7 +180,7 @@ def test_check_kernel_accepts_the_kernels(seed_matmul, gemm_factory, tmp_path):
         program = kernel.compiled.program
         for k in program.kernels:
             path = tmp_path / f"{tag}_{k.source_file}"
-            path.write_text(kernel.get_kernel_source()[k.source_file])
+            path.write_text(kernel.compiled.kernel_sources()[k.source_file])
             role = "compute" if k.is_compute else ("reader" if k.processor == "RISCV_0" else "writer")
             jobs.append((path, role, accessor_compile_args(program, k) or None))
     for result in check_kernels(jobs):

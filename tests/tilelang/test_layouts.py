@@ -134,5 +134,5 @@ def test_guardrail_every_accessor_has_its_args():
     for k in kernel.compiled.program.kernels:
         names = get_attr(k.function, "tt.compile_args", [])
         assert [a.buffer for a in k.compile_args] == names
-        source = kernel.get_kernel_source()[k.source_file]
+        source = kernel.compiled.kernel_sources()[k.source_file]
         assert source.count("TensorAccessorArgs<") == len(names)

@@ -118,7 +118,8 @@ class _Printer:
                     return "True" if v else "False"
                 return str(v)
             if isinstance(attr, FloatAttr):
-                return repr(float(attr.value.data))
+                v = float(attr.value.data)
+                return repr(v) if v == v and abs(v) != float("inf") else f"float({str(v)!r})"
         return self.names[value]
 
     # -- output -------------------------------------------------------------------------

@@ -23,6 +23,13 @@ Front-end ops (what ``tilefold.language`` builds):
   ``tile.load`` / ``tile.store`` / ``tile.math`` and ``arith`` ops.
 - ``tile.for`` — a loop: ``serial`` (``T.serial``), ``pipelined`` (``T.Pipelined``, with
   ``num_stages``) or ``persistent`` (a core's loop over its blocks, made by the pipeline).
+- ``tile.if`` — ``if`` on an ``i1`` condition of block indices and loop variables.
+- ``tile.transpose`` — ``dst = src^T`` of 2-D buffers, or a vector turned from a column into a
+  row (``T.transpose``).
+- ``tile.cumsum`` — cumulative sums along ``dim`` (``T.cumsum``), optionally from the end.
+- ``tile.index_value`` — inside ``tile.parallel``: an ``i32`` index as an ``f32`` element value.
+- ``tile.iota`` — a buffer whose elements hold their own row (``dim = 0``) or column (``dim = 1``)
+  number within their tile (0..31); the pipeline makes it to compute index values.
 
 Pipeline ops (protocol-less until Stage D lowers them to ttkernel):
 
@@ -46,6 +53,7 @@ from xdsl.dialects.builtin import (
     MemRefType,
     StringAttr,
     f32,
+    i1,
     i32,
 )
 from xdsl.ir import Attribute, Block, Dialect, Region, SSAValue
@@ -149,7 +157,8 @@ class AllocOp(IRDLOperation):
 @irdl_op_definition
 class CopyOp(IRDLOperation):
     """Copy a block: global ``src[offsets...]`` → local ``dst``, local ``src`` → global
-    ``dst[offsets...]``, or local → local (no offsets). The block's shape is the local buffer's."""
+    ``dst[offsets...]``, or local → local (no offsets). The block's shape is the local buffer's;
+    ``dims`` says which global dim each local dim runs along (default: the trailing ones)."""
 
     assembly_format = "$src `,` $dst (`[` $offsets^ `]`)? attr-dict `:` type($src) `,` type($dst)"
     irdl_options = (ParsePropInAttrDict(),)
@@ -158,9 +167,18 @@ class CopyOp(IRDLOperation):
     src = operand_def(MemRefType)
     dst = operand_def(MemRefType)
     offsets = var_operand_def(i32)
+    dims = opt_prop_def(DenseArrayBase)
 
-    def __init__(self, src, dst, offsets=()):
-        super().__init__(operands=[src, dst, list(offsets)])
+    def __init__(self, src, dst, offsets=(), dims=None):
+        props = {"dims": int_array(dims)} if dims is not None else {}
+        super().__init__(operands=[src, dst, list(offsets)], properties=props)
+
+    def local_dims(self, global_rank: int, local_rank: int) -> list[int]:
+        """The global dim each local dim is a slice of (-1: a local dim of extent 1 that is none);
+        without ``dims``, the local dims are the global tensor's trailing dims."""
+        if self.dims is not None:
+            return int_list(self.dims)
+        return list(range(global_rank - local_rank, global_rank))
 
 
 @irdl_op_definition
@@ -331,6 +349,87 @@ class ForOp(IRDLOperation):
             raise VerifyException("tile.for step must be positive")
 
 
+@irdl_op_definition
+class IfOp(IRDLOperation):
+    """``if cond:`` on block indices / loop variables: ``then`` region, optional ``else`` region."""
+
+    assembly_format = "$cond attr-dict-with-keyword $then_region $else_region"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    name = "tile.if"
+    cond = operand_def(i1)
+    then_region = region_def("single_block")
+    else_region = region_def("single_block")
+    traits = traits_def(NoTerminator())
+
+    def __init__(self, cond):
+        super().__init__(operands=[cond], regions=[_one_block(), _one_block()])
+
+
+@irdl_op_definition
+class TransposeOp(IRDLOperation):
+    """``dst = src^T`` (2-D), or a vector laid out down a column copied into one along a row."""
+
+    assembly_format = "$src `,` $dst attr-dict `:` type($src) `,` type($dst)"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    name = "tile.transpose"
+    src = operand_def(MemRefType)
+    dst = operand_def(MemRefType)
+
+    def __init__(self, src, dst):
+        super().__init__(operands=[src, dst])
+
+
+@irdl_op_definition
+class CumsumOp(IRDLOperation):
+    """``dst = cumsum(src, dim)``, from the end when ``reverse`` (src and dst may be one buffer)."""
+
+    assembly_format = "$src `,` $dst attr-dict `:` type($src) `,` type($dst)"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    name = "tile.cumsum"
+    src = operand_def(MemRefType)
+    dst = operand_def(MemRefType)
+    dim = prop_def(IntegerAttr)
+    reverse = prop_def(BoolAttr)
+
+    def __init__(self, src, dst, dim: int, reverse: bool = False):
+        super().__init__(operands=[src, dst], properties={"dim": IntegerAttr(dim, i32),
+                                                          "reverse": BoolAttr.from_bool(reverse)})
+
+
+@irdl_op_definition
+class IndexValueOp(IRDLOperation):
+    """Inside ``tile.parallel``: the value of an ``i32`` index expression as an ``f32`` element."""
+
+    assembly_format = "$index attr-dict"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    name = "tile.index_value"
+    index = operand_def(i32)
+    result = result_def(f32)
+    traits = traits_def(Pure())
+
+    def __init__(self, index):
+        super().__init__(operands=[index], result_types=[f32])
+
+
+@irdl_op_definition
+class IotaOp(IRDLOperation):
+    """Every element of a one-tile buffer set to its row (``dim = 0``) or column (``dim = 1``) number."""
+
+    assembly_format = "$buffer attr-dict `:` type($buffer)"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    name = "tile.iota"
+    buffer = operand_def(MemRefType)
+    dim = prop_def(IntegerAttr)
+
+    def __init__(self, buffer, dim: int):
+        super().__init__(operands=[buffer], properties={"dim": IntegerAttr(dim, i32)})
+
+
 # --- pipeline ops ------------------------------------------------------------------------------
 
 
@@ -380,6 +479,10 @@ class _BlockTransfer(IRDLOperation):
         return self.buffer.data
 
 
+    def with_accessor(self, accessor):
+        return type(self)(self.first_page, self.buffer_name, self.cb_index, *self.geometry(), accessor)
+
+
 @irdl_op_definition
 class ReadBlockOp(_BlockTransfer):
     """Read ``rows × cols`` pages of global ``buffer`` into the reserved pages of CB ``cb``."""
@@ -392,6 +495,80 @@ class WriteBlockOp(_BlockTransfer):
     """Write ``rows × cols`` waited pages of CB ``cb`` to global ``buffer``."""
 
     name = "tile.write_block"
+
+
+class _RowTransfer(IRDLOperation):
+    """Shared fields of ``tile.read_rows`` and ``tile.write_rows``: a block of ``rows × cols``
+    elements whose local row ``q`` is row ``first_row + q * row_step`` of the tensor's rows
+    (every dim but the last folded into rows), columns ``first_col ..`` of its last dim.
+    Elements move in face rows of 16 (``first_col`` and ``cols`` multiples of 16), or one by one
+    (``elements``); ``tiles_per_row`` is the tensor's tiles per row of tiles, ``element_bytes``
+    its element size."""
+
+    assembly_format = "$first_row `,` $first_col (`,` $accessor^ `:` type($accessor))? attr-dict"
+    irdl_options = (ParsePropInAttrDict(),)
+    first_row = operand_def(i32)
+    first_col = operand_def(i32)
+    accessor = opt_operand_def()
+    buffer = prop_def(StringAttr)
+    cb = prop_def(IntegerAttr)
+    rows = prop_def(IntegerAttr)
+    cols = prop_def(IntegerAttr)
+    row_step = prop_def(IntegerAttr)
+    tiles_per_row = prop_def(IntegerAttr)
+    element_bytes = prop_def(IntegerAttr)
+    elements = prop_def(BoolAttr)
+
+    def __init__(self, first_row, first_col, buffer: str, cb: int, rows: int, cols: int, row_step: int,
+                 tiles_per_row: int, element_bytes: int, elements: bool = False, accessor=None):
+        props = {"buffer": StringAttr(buffer), "cb": IntegerAttr(cb, i32), "rows": IntegerAttr(rows, i32),
+                 "cols": IntegerAttr(cols, i32), "row_step": IntegerAttr(row_step, i32),
+                 "tiles_per_row": IntegerAttr(tiles_per_row, i32), "element_bytes": IntegerAttr(element_bytes, i32),
+                 "elements": BoolAttr.from_bool(elements)}
+        super().__init__(operands=[first_row, first_col, [accessor] if accessor is not None else []],
+                         properties=props)
+
+    def geometry(self) -> tuple[int, int, int, int, int]:
+        return (self.rows.value.data, self.cols.value.data, self.row_step.value.data,
+                self.tiles_per_row.value.data, self.element_bytes.value.data)
+
+    @property
+    def by_element(self) -> bool:
+        """Columns that are not whole face rows: elements move one by one through a scratch page."""
+        return bool(self.elements.value.data)
+
+    @property
+    def cb_index(self) -> int:
+        return self.cb.value.data
+
+    @property
+    def buffer_name(self) -> str:
+        return self.buffer.data
+
+    def with_accessor(self, accessor):
+        return type(self)(self.first_row, self.first_col, self.buffer_name, self.cb_index, *self.geometry(),
+                          self.by_element, accessor)
+
+
+@irdl_op_definition
+class ReadRowsOp(_RowTransfer):
+    """Read a block of rows of global ``buffer`` into the reserved pages of CB ``cb``, element
+    (q, c) of the block at its place (q, c) in the CB's tiles."""
+
+    name = "tile.read_rows"
+
+
+@irdl_op_definition
+class WriteRowsOp(_RowTransfer):
+    """Write the block's rows from the waited pages of CB ``cb`` into global ``buffer``; only
+    the block's elements are written (the rest of each tensor tile is left as it is)."""
+
+    name = "tile.write_rows"
+
+
+TRANSFERS = (ReadBlockOp, WriteBlockOp, ReadRowsOp, WriteRowsOp)
+READS = (ReadBlockOp, ReadRowsOp)
+WRITES = (WriteBlockOp, WriteRowsOp)
 
 
 @irdl_op_definition
@@ -479,14 +656,16 @@ class CbEventOp(IRDLOperation):
 
 
 TILE_OPS = [KernelOp, AllocOp, CopyOp, GemmOp, FillOp, ReduceOp, ParallelOp, LoadOp, StoreOp, MathOp, ForOp,
-            RuntimeArgOp, ReadBlockOp, WriteBlockOp, StmtOp, DstSectionOp, CbEventOp]
+            IfOp, TransposeOp, CumsumOp, IndexValueOp, IotaOp, RuntimeArgOp, ReadBlockOp, WriteBlockOp, ReadRowsOp,
+            WriteRowsOp, StmtOp, DstSectionOp, CbEventOp]
 
 Tile = Dialect("tile", TILE_OPS, [])
 register_dialect(Tile)
 
 __all__ = [
     "Tile", "TILE_OPS", "KernelOp", "AllocOp", "CopyOp", "GemmOp", "FillOp", "ReduceOp", "ParallelOp", "LoadOp",
-    "StoreOp", "MathOp", "ForOp", "RuntimeArgOp", "ReadBlockOp", "WriteBlockOp", "StmtOp", "DstSectionOp",
+    "StoreOp", "MathOp", "ForOp", "IfOp", "TransposeOp", "CumsumOp", "IndexValueOp", "IotaOp", "RuntimeArgOp",
+    "ReadRowsOp", "WriteRowsOp", "TRANSFERS", "READS", "WRITES", "ReadBlockOp", "WriteBlockOp", "StmtOp", "DstSectionOp",
     "CbEventOp", "SCOPES", "LOOP_KINDS", "REDUCE_KINDS", "DST_MODES", "CB_EVENTS", "int_array", "int_list",
     "str_array", "str_list",
 ]

@@ -211,6 +211,9 @@ COMPUTE_API: list[ApiFunction] = [
     _cp("transpose_wh_init", ("in_cb", "out_cb"), "api/compute/transpose_wh.h"),
     _cp("transpose_wh_init_short", ("in_cb",), "api/compute/transpose_wh.h"),
     _cp("transpose_wh_tile", ("in_cb", "in_tile_index", "dst_index"), "api/compute/transpose_wh.h"),
+    _cp("transpose_wh_dest_init_short", (), "api/compute/transpose_wh_dest.h"),
+    _cp("transpose_wh_dest", ("dst_index",), "api/compute/transpose_wh_dest.h",
+        doc="Transpose the tile in DST slot dst_index in place."),
     # tilize / untilize (manage DST themselves)
     _cp("tilize_init", ("in_cb", "block", "out_cb"), "api/compute/tilize.h"),
     _cp("tilize_block", ("in_cb", "block", "out_cb"), "api/compute/tilize.h", blocking=True),
@@ -235,7 +238,9 @@ for _name, _hdr in _SFPU_BINARY.items():
 
 COMPUTE_API.append(_cp("where_tile_init", (), "api/compute/eltwise_unary/where.h"))
 COMPUTE_API.append(_cp("where_tile", ("dst_condition", "dst_true", "dst_false", "dst_out"),
-                       "api/compute/eltwise_unary/where.h"))
+                       "api/compute/eltwise_unary/where.h",
+                       templates=(TemplateParam("data_format", "DataFormat", "Float16_b",
+                                                ("Float16_b", "Float32", "Int32", "UInt32", "UInt16")),)))
 
 # SFPU unary ops in place on one DST slot: name -> (header, extra params)
 _U = "api/compute/eltwise_unary/"
@@ -265,9 +270,23 @@ SFPU_UNARY: dict[str, tuple[str, tuple[Param, ...]]] = {
     "unary_max": (_CKA, (Param("value_bits"),)),
     "unary_min": (_CKA, (Param("value_bits"),)),
     "power": (_CKA, (Param("exponent"),)),
+    "trunc": (_U + "rounding.h", ()),
+    "gtz": (_U + "comp.h", ()),
+    "gez": (_U + "comp.h", ()),
+    "ltz": (_U + "comp.h", ()),
+    "lez": (_U + "comp.h", ()),
+    "eqz": (_U + "comp.h", ()),
+    "nez": (_U + "comp.h", ()),
+    "unary_gt": (_U + "comp.h", (Param("value_bits"),)),
+    "unary_ge": (_U + "comp.h", (Param("value_bits"),)),
+    "unary_lt": (_U + "comp.h", (Param("value_bits"),)),
+    "unary_le": (_U + "comp.h", (Param("value_bits"),)),
+    "unary_eq": (_U + "comp.h", (Param("value_bits"),)),
+    "unary_ne": (_U + "comp.h", (Param("value_bits"),)),
+    "cumsum": ("api/compute/cumsum.h", (Param("first"),)),
 }
 # functions without a *_tile_init of their own in 0.69 (they share the rounding / scalar inits)
-_INIT_ALIASES = {"floor": "rounding_op_tile_init", "ceil": "rounding_op_tile_init"}
+_INIT_ALIASES = {"floor": "rounding_op_tile_init", "ceil": "rounding_op_tile_init", "trunc": "rounding_op_tile_init"}
 
 for _name, (_hdr, _extra) in SFPU_UNARY.items():
     _init = _INIT_ALIASES.get(_name, f"{_name}_tile_init")

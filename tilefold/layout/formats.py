@@ -69,6 +69,7 @@ class DataFormat(Enum):
 
     Float32 = "Float32"
     Float16_b = "Float16_b"   # bfloat16
+    Float16 = "Float16"       # IEEE half (float16)
     Bfp8_b = "Bfp8_b"         # block float: 8-bit sign+mantissa, shared exponent per 16 values
     Bfp4_b = "Bfp4_b"         # block float: 4-bit sign+mantissa, shared exponent per 16 values
     UInt32 = "UInt32"
@@ -93,7 +94,8 @@ class DataFormat(Enum):
     @property
     def is_float(self) -> bool:
         """True for the formats that hold real numbers (host values are float32)."""
-        return self in (DataFormat.Float32, DataFormat.Float16_b, DataFormat.Bfp8_b, DataFormat.Bfp4_b)
+        return self in (DataFormat.Float32, DataFormat.Float16_b, DataFormat.Float16, DataFormat.Bfp8_b,
+                        DataFormat.Bfp4_b)
 
     @property
     def mantissa_bits(self) -> int:
@@ -146,6 +148,7 @@ class DataFormat(Enum):
 _TTNN_NAMES = {
     DataFormat.Float32: "float32",
     DataFormat.Float16_b: "bfloat16",
+    DataFormat.Float16: "float16",
     DataFormat.Bfp8_b: "bfloat8_b",
     DataFormat.Bfp4_b: "bfloat4_b",
     DataFormat.UInt32: "uint32",
@@ -157,6 +160,7 @@ _TTNN_NAMES = {
 _ELEMENT_SIZE = {
     DataFormat.Float32: 4,
     DataFormat.Float16_b: 2,
+    DataFormat.Float16: 2,
     DataFormat.UInt32: 4,
     DataFormat.Int32: 4,
     DataFormat.UInt16: 2,
@@ -166,6 +170,7 @@ _ELEMENT_SIZE = {
 _NUMPY_DTYPE = {
     DataFormat.Float32: np.float32,
     DataFormat.Float16_b: ml_dtypes.bfloat16,
+    DataFormat.Float16: np.float16,
     DataFormat.Bfp8_b: np.float32,
     DataFormat.Bfp4_b: np.float32,
     DataFormat.UInt32: np.uint32,
@@ -184,6 +189,7 @@ _ALIASES = {
     "bfp_bf4": DataFormat.Bfp4_b,
     "uint32": DataFormat.UInt32, "int32": DataFormat.Int32, "uint16": DataFormat.UInt16,
     "uint8": DataFormat.UInt8,
+    "float16": DataFormat.Float16, "f16": DataFormat.Float16, "fp16": DataFormat.Float16,
 }
 
 
@@ -325,6 +331,8 @@ def storage_values(values, fmt, name: str = "values") -> np.ndarray:
         return as_float32(values, name)
     if fmt is DataFormat.Float16_b:
         return to_bfloat16(values, name)
+    if fmt is DataFormat.Float16:
+        return as_float32(values, name).astype(np.float16)
     return _as_integers(values, fmt, name)
 
 
@@ -357,6 +365,8 @@ def from_bytes(raw, fmt, count: int) -> np.ndarray:
     stored = np.ascontiguousarray(raw[:need]).view(fmt.numpy_dtype)
     if fmt is DataFormat.Float16_b:
         return bfloat16_to_float32(stored)
+    if fmt is DataFormat.Float16:
+        return stored.astype(np.float32)
     return stored.copy()
 
 
@@ -404,6 +414,8 @@ def unpack_tiles(raw, fmt, tile=TILE_32x32) -> np.ndarray:
     stored = array.view(fmt.numpy_dtype)
     if fmt is DataFormat.Float16_b:
         return bfloat16_to_float32(stored)
+    if fmt is DataFormat.Float16:
+        return stored.astype(np.float32)
     return stored.copy()
 
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 import importlib
 
 # --- the TileLang pipeline (seeds 001 and 002) ---------------------------------------------------
-# Phase 1 (front-end lowering): tensorize_tt, legalize_global_access.
+# Phase 1 (front-end lowering): tensorize_tt, legalize_global_access, serialize_atomic_grid, split_copied_buffers,
+#                                infer_vector_layout.
 # Phase 2: apply_tt_defaults, tile_pad_tt.
 # Stage A (metadata): infer_tt_layout, propagate_tt_layout, attach_tensor_accessor.
 # Stage B (partitioning): layout_aware_work_partition, grid_to_core_grid.
@@ -21,6 +22,9 @@ import importlib
 TILELANG = (
     "tensorize_tt",
     "legalize_global_access",
+    "serialize_atomic_grid",
+    "split_copied_buffers",
+    "infer_vector_layout",
     "apply_tt_defaults",
     "tile_pad_tt",
     "infer_tt_layout",
@@ -45,6 +49,9 @@ TILELANG = (
 _TILELANG_CLASSES = {
     "tensorize_tt": "TensorizeTT",
     "legalize_global_access": "LegalizeGlobalAccess",
+    "serialize_atomic_grid": "SerializeAtomicGrid",
+    "split_copied_buffers": "SplitCopiedBuffers",
+    "infer_vector_layout": "InferVectorLayout",
     "apply_tt_defaults": "ApplyTTDefaults",
     "tile_pad_tt": "TilePadTT",
     "infer_tt_layout": "InferTTLayout",

@@ -71,6 +71,9 @@ class ComputeApi:
         # else uses their slots (at the latest at tile_regs_commit); their operands come from
         # CB pages unpacked once into matrices ((cb, role, width, transpose) -> CbMatrix).
         self._pending_matmul: dict[int, PendingMatmul] = {}
+        # cumsum_tile keeps the last row of its sums in SFPU registers for the next tile
+        # (first=false); any other SFPU op overwrites those registers.
+        self._cumsum_carry: np.ndarray | None = None
         self.tile_queue: list = []              # tile calls queued by *_later calls until flush_tiles()
 
     def _producer_clock(self) -> np.ndarray:
@@ -529,20 +532,56 @@ class ComputeApi:
     def _sfpu_unary(self, name: str, dst_index, params) -> None:
         call = f"{name}_tile"
         i = self._math_slot(dst_index, call)
-        x = np.zeros((self.L, tm.TILE_ELEMS), np.float32) if name == "fill" else self._read_slot(i, call)
+        family = tm.SFPU_UNARY[name][1]
+        self._cumsum_carry = None
+        if name == "fill":
+            # the value may differ between cores (a value computed at run time)
+            value = params[0]
+            x = np.empty((self.L, tm.TILE_ELEMS), np.float32)
+            x[...] = np.asarray(value, np.float32).reshape(-1, 1) if value.__class__ not in (int, float) else value
+            self._math(self.costs.sfpu(family), call, "sfpu")
+            self._write_slot(i, x)
+            return
+        x = self._read_slot(i, call)
         ps = [p if p.__class__ in (int, float) else uniform(p, f"{call} parameter") for p in params]
-        self._math(self.costs.sfpu(tm.SFPU_UNARY[name][1]), call, "sfpu")
+        self._math(self.costs.sfpu(family), call, "sfpu")
         self._write_slot(i, sfpu_unary_values(name, x, ps))
+
+    def cumsum_tile(self, dst_index, first=True) -> None:
+        """Sums down each column of the tile; with ``first`` false, the previous call's last row
+        is added to every row (a column of tiles summed top to bottom)."""
+        i = self._math_slot(dst_index, "cumsum_tile")
+        first = first if first.__class__ in (int, bool) else uniform(first, "cumsum_tile first")
+        rows = tm.faces_to_rows(self._read_slot(i, "cumsum_tile"))
+        sums = np.cumsum(rows, axis=1, dtype=np.float32)
+        if not first:
+            if self._cumsum_carry is None:
+                raise self.fail(DstError, "cumsum_tile(first=false) after another SFPU operation: the running sums "
+                                          "kept in the SFPU's registers were overwritten; call cumsum_tile on the "
+                                          "tiles of one column back to back")
+            sums = sums + self._cumsum_carry[:, None, :]
+        self._math(self.costs.sfpu("cumsum"), "cumsum_tile", "sfpu")
+        self._write_slot(i, tm.rows_to_faces(sums))
+        self._cumsum_carry = tm.faces_to_rows(self._read_slot(i, "cumsum_tile"))[:, -1, :].copy()
+
+    def transpose_wh_dest(self, dst_index) -> None:
+        i = self._math_slot(dst_index, "transpose_wh_dest")
+        rows = tm.faces_to_rows(self._read_slot(i, "transpose_wh_dest"))
+        self._cumsum_carry = None
+        self._math(self.costs.transpose_tile, "transpose_wh_dest", "sfpu")
+        self._write_slot(i, tm.rows_to_faces(rows.swapaxes(-1, -2).copy()))
 
     def _sfpu_binary(self, name: str, d0, d1, out) -> None:
         call = f"{name}_tile"
+        self._cumsum_carry = None
         a = self._read_slot(self._dst_index(d0, call), call)
         b = self._read_slot(self._dst_index(d1, call), call)
         o = self._math_slot(out, call)
         self._math(self.costs.sfpu(tm.SFPU_BINARY[name][1]), call, "sfpu")
         self._write_slot(o, sfpu_binary_values(name, a, b))
 
-    def where_tile(self, dst_condition, dst_true, dst_false, dst_out) -> None:
+    def where_tile(self, dst_condition, dst_true, dst_false, dst_out, data_format=None) -> None:
+        self._cumsum_carry = None
         c = self._read_slot(self._dst_index(dst_condition, "where_tile"), "where_tile")
         t = self._read_slot(self._dst_index(dst_true, "where_tile"), "where_tile")
         f = self._read_slot(self._dst_index(dst_false, "where_tile"), "where_tile")

@@ -251,6 +251,8 @@ class _Plan:
         for slot, node in self.latest.items():
             ctx.dst[ctx.rows, slot] = node.value
         ctx.dst_written[:] = self.written
+        if self.counts[2]:
+            ctx._cumsum_carry = None          # any SFPU op overwrites what cumsum_tile carries
         for cb, (st, page) in self.pack_seq.items():
             st.pack_seq[ctx.rows] = page
 

@@ -35,7 +35,8 @@ TILE_ELEMS = 1024
 BF16 = _BF16 = ml_dtypes.bfloat16
 
 
-_VALUE_DTYPES = {DataFormat.Float16_b: np.dtype(_BF16), DataFormat.Float32: np.dtype(np.float32)}
+_VALUE_DTYPES = {DataFormat.Float16_b: np.dtype(_BF16), DataFormat.Float32: np.dtype(np.float32),
+                 DataFormat.Float16: np.dtype(np.float16)}
 
 
 def tile_value_dtype(fmt: DataFormat):
@@ -54,7 +55,7 @@ def unpack(raw: np.ndarray, fmt: DataFormat) -> np.ndarray:
     if fmt.is_block_float:
         flat = raw.reshape(-1, raw.shape[-1])
         return _formats.unpack_tiles(flat, fmt).reshape(*lead, TILE_ELEMS)
-    if fmt in (DataFormat.UInt32, DataFormat.Int32):
+    if fmt in (DataFormat.UInt32, DataFormat.Int32, DataFormat.Float16):
         return np.ascontiguousarray(raw).view(fmt.numpy_dtype).astype(np.float32).reshape(*lead, TILE_ELEMS)
     if fmt is DataFormat.UInt16:
         return np.ascontiguousarray(raw).view(np.uint16).astype(np.float32).reshape(*lead, TILE_ELEMS)
@@ -70,6 +71,8 @@ def pack(values: np.ndarray, fmt: DataFormat) -> np.ndarray:
         values = values.astype(np.float32)
     if fmt is DataFormat.Float32:
         return np.ascontiguousarray(values, dtype=np.float32).view(np.uint8).reshape(*lead, 4 * TILE_ELEMS)
+    if fmt is DataFormat.Float16:
+        return np.ascontiguousarray(values, dtype=np.float16).view(np.uint8).reshape(*lead, 2 * TILE_ELEMS)
     if fmt.is_block_float:
         flat = np.ascontiguousarray(values, dtype=np.float32).reshape(-1, TILE_ELEMS)
         raw = _formats.pack_tiles(flat, fmt)
@@ -187,6 +190,19 @@ SFPU_UNARY = {
     "mul_unary": (lambda x, v: x * _bits_to_float(v), "mul"),
     "div_unary": (lambda x, v: x / _bits_to_float(v), "div"),
     "rsub_unary": (lambda x, v: _bits_to_float(v) - x, "rsub"),
+    "trunc": (lambda x: np.trunc(x), "floor"),
+    "gtz": (lambda x: (x > 0).astype(np.float32), "compare"),
+    "gez": (lambda x: (x >= 0).astype(np.float32), "compare"),
+    "ltz": (lambda x: (x < 0).astype(np.float32), "compare"),
+    "lez": (lambda x: (x <= 0).astype(np.float32), "compare"),
+    "eqz": (lambda x: (x == 0).astype(np.float32), "compare"),
+    "nez": (lambda x: (x != 0).astype(np.float32), "compare"),
+    "unary_gt": (lambda x, v: (x > _bits_to_float(v)).astype(np.float32), "compare"),
+    "unary_ge": (lambda x, v: (x >= _bits_to_float(v)).astype(np.float32), "compare"),
+    "unary_lt": (lambda x, v: (x < _bits_to_float(v)).astype(np.float32), "compare"),
+    "unary_le": (lambda x, v: (x <= _bits_to_float(v)).astype(np.float32), "compare"),
+    "unary_eq": (lambda x, v: (x == _bits_to_float(v)).astype(np.float32), "compare"),
+    "unary_ne": (lambda x, v: (x != _bits_to_float(v)).astype(np.float32), "compare"),
 }
 
 

@@ -8,8 +8,8 @@ from tilelang_helpers import filecheck
 def test_tensorize_seed_matmul_notation():
     filecheck(through(kernels.seed_matmul, "tensorize_tt"), """
 CHECK:      ^bb0(%bx: i32, %by: i32):
-CHECK:      %A_tile = tile.alloc {name = "A_tile", scope = "shared"} : memref<32x32xbf16, "shared">
-CHECK-NEXT: %B_tile = tile.alloc {name = "B_tile", scope = "shared"} : memref<32x32xbf16, "shared">
+CHECK:      %A_tile = tile.alloc {name = "A_tile", scope = "shared"} : memref<32x32xf16, "shared">
+CHECK-NEXT: %B_tile = tile.alloc {name = "B_tile", scope = "shared"} : memref<32x32xf16, "shared">
 CHECK-NEXT: %C_acc = tile.alloc {name = "C_acc", scope = "fragment"} : memref<32x32xf32, "fragment">
 CHECK-NEXT: tile.fill %C_acc {value = 0.000000e+00 : f32}
 CHECK-NEXT: tile.for %{{.*}} to %{{.*}} attributes {step = 1 : i32, kind = "serial"} {

@@ -31,14 +31,37 @@ def _intrinsic(rule: str, doc: str):
 
 
 # kernel structure
-Kernel = _intrinsic("Kernel", "``with T.Kernel(gx[, gy], threads=...) as (bx, by)``: a grid of blocks.")
+Kernel = _intrinsic("Kernel", "``with T.Kernel(gx[, gy[, gz]], threads=...) as (bx, by, bz)``: a grid of blocks.")
 alloc_shared = _intrinsic("alloc_shared", "``T.alloc_shared(shape, dtype)``: a block buffer in L1 (a circular buffer).")
 alloc_fragment = _intrinsic("alloc_fragment", "``T.alloc_fragment(shape, dtype)``: a computed block buffer.")
 alloc_local = _intrinsic("alloc_local", "``T.alloc_local(shape, dtype)``: the same as alloc_fragment.")
+alloc_var = _intrinsic("alloc_var", "``x = T.alloc_var(dtype[, init])``: a scalar; assign it a value before use.")
 serial = _intrinsic("serial", "``for k in T.serial(n)`` / ``T.serial(start, stop[, step])``: a sequential loop.")
+Serial = _intrinsic("Serial", "The same as T.serial.")
+unroll = _intrinsic("unroll", "``for k in T.unroll(n)``: a sequential loop (tilefold does not unroll it).")
+vectorized = _intrinsic("vectorized", "``for k in T.vectorized(n)``: a sequential loop over an element index.")
+grid = _intrinsic("grid", "``for i, j in T.grid(m, n)``: nested sequential loops.")
 Pipelined = _intrinsic("Pipelined", "``for k in T.Pipelined(n, num_stages=s)``: a loop whose copies are "
                                     "buffered ``s`` deep (the circular buffer depth).")
 Parallel = _intrinsic("Parallel", "``for i, j in T.Parallel(m, n)``: an element-wise body over a block.")
+parallel = _intrinsic("Parallel", "The same as T.Parallel.")
+use_swizzle = _intrinsic("use_swizzle", "``T.use_swizzle(panel_size, enable=True)``: a block rasterization hint, "
+                                        "recorded as the kernel's ``tt.use_swizzle`` attribute.")
+get_thread_binding = _intrinsic("get_thread_binding",
+                                "``T.get_thread_binding(dim)``: a GPU thread index. A Tensix core runs a block "
+                                "as one program of tile operations, so only conditions on it are accepted.")
+annotate_layout = _intrinsic("annotate_layout", "GPU fragment / shared-memory layouts: accepted and ignored "
+                                                "(Tensix buffers are tiles in circular buffers).")
+annotate_safe_value = _intrinsic("annotate_safe_value", "Out-of-bounds fill values: accepted; padding reads as 0.")
+disable_warp_group_reg_alloc = _intrinsic("disable_warp_group_reg_alloc", "A GPU register hint: accepted, no-op.")
+sync_threads = _intrinsic("sync_threads", "A GPU barrier: accepted, no-op (circular buffers order the engines).")
+no_set_max_nreg = _intrinsic("no_set_max_nreg", "A GPU register hint: accepted, no-op.")
+const = _intrinsic("const", "``M, N = T.const(\"M, N\")``: shape names of an eager kernel, bound from its "
+                            "tensors' shapes or from .compile(M=...).")
+dynamic = _intrinsic("dynamic", "``N = T.dynamic(\"N\")``: like T.const; the kernel is compiled for each shape "
+                                "it is called with.")
+empty = _intrinsic("empty", "``C = T.empty((M, N), dtype)``: an output tensor of an eager kernel, returned by "
+                            "the call.")
 
 # tile operations
 copy = _intrinsic("copy", "``T.copy(src, dst)``: copy a block between a global tensor region and a local buffer.")
@@ -49,11 +72,20 @@ fill = _intrinsic("fill", "``T.fill(buf, value)``: set every element of a local 
 reduce_sum = _intrinsic("reduce_sum", "``T.reduce_sum(src, dst, dim=-1, clear=True)``: row (dim=1) or column "
                                       "(dim=0) sums of a 2-D buffer.")
 reduce_max = _intrinsic("reduce_max", "``T.reduce_max(src, dst, dim=-1, clear=True)``: row or column maxima.")
+reduce_min = _intrinsic("reduce_min", "``T.reduce_min(src, dst, dim=-1, clear=True)``: row or column minima.")
+reduce_abssum = _intrinsic("reduce_abssum", "``T.reduce_abssum(src, dst, dim=-1)``: sums of absolute values.")
+reduce_absmax = _intrinsic("reduce_absmax", "``T.reduce_absmax(src, dst, dim=-1)``: maxima of absolute values.")
+cumsum = _intrinsic("cumsum", "``T.cumsum(src, dst=None, dim=0, reverse=False)``: cumulative sums along dim.")
+transpose = _intrinsic("transpose", "``T.transpose(src, dst)``: dst = src transposed (2-D buffers).")
+atomic_add = _intrinsic("atomic_add", "``T.atomic_add(dst, value)``: dst += value, for blocks that several grid "
+                                      "blocks add into.")
 
 # element functions inside T.Parallel
 exp = _intrinsic("exp", "e ** x")
 exp2 = _intrinsic("exp2", "2 ** x")
 log = _intrinsic("log", "natural logarithm")
+log2 = _intrinsic("log2", "base-2 logarithm")
+log10 = _intrinsic("log10", "base-10 logarithm")
 sqrt = _intrinsic("sqrt", "square root")
 rsqrt = _intrinsic("rsqrt", "1 / sqrt(x)")
 abs = _intrinsic("abs", "|x|")  # noqa: A001 - TileLang's name
@@ -63,16 +95,33 @@ sin = _intrinsic("sin", "sine")
 cos = _intrinsic("cos", "cosine")
 floor = _intrinsic("floor", "round down")
 ceil = _intrinsic("ceil", "round up")
+trunc = _intrinsic("trunc", "round toward zero")
 max = _intrinsic("max", "the larger of two values")  # noqa: A001 - TileLang's name
 min = _intrinsic("min", "the smaller of two values")  # noqa: A001 - TileLang's name
 pow = _intrinsic("pow", "x ** y")  # noqa: A001 - TileLang's name
+clamp = _intrinsic("clamp", "``T.clamp(x, min_val, max_val)``: x limited to [min_val, max_val].")
 if_then_else = _intrinsic("if_then_else", "``T.if_then_else(cond, a, b)``: a where cond holds, else b.")
-cast = _intrinsic("cast", "``T.cast(x, dtype)``: element values are computed in the DST registers' precision; "
-                          "the stored dtype is the destination buffer's.")
+Select = _intrinsic("if_then_else", "``T.Select(cond, a, b)``: the same as T.if_then_else.")
+cast = _intrinsic("cast", "``T.cast(x, dtype)``: x converted to dtype (to an integer dtype: toward zero).")
+Cast = _intrinsic("Cast", "``T.Cast(dtype, x)``: the same as T.cast(x, dtype).")
 
 # Tenstorrent layout and schedule annotations (inside a kernel body)
 annotate_tt_layout = _intrinsic("annotate_tt_layout", "Residency, layout and sharding of global tensors.")
 annotate_tt_schedule = _intrinsic("annotate_tt_schedule", "Work schedule: policy and tile order.")
+
+
+class GemmWarpPolicy:
+    """GPU warp partitions of a ``T.gemm`` (``policy=T.GemmWarpPolicy.FullRow``): accepted and ignored, as a
+    Tensix core computes a gemm with one matrix engine."""
+
+    Square = "Square"
+    FullRow = "FullRow"
+    FullCol = "FullCol"
+
+
+def macro(fn=None, **_options):
+    """``@T.macro``: a helper the kernel body calls; tilefold builds every helper in place already."""
+    return fn if fn is not None else (lambda f: f)
 
 
 def ceildiv(a, b):
@@ -86,8 +135,12 @@ def infinity(dtype=None) -> float:
 
 
 INTRINSICS = {f.__tile_intrinsic__: f for f in (
-    Kernel, alloc_shared, alloc_fragment, alloc_local, serial, Pipelined, Parallel, copy, gemm, clear, fill,
-    reduce_sum, reduce_max, exp, exp2, log, sqrt, rsqrt, abs, tanh, sigmoid, sin, cos, floor, ceil, max, min, pow,
-    if_then_else, cast, annotate_tt_layout, annotate_tt_schedule)}
+    Kernel, alloc_shared, alloc_fragment, alloc_local, alloc_var, serial, Serial, unroll, vectorized, grid, Pipelined, Parallel,
+    use_swizzle, get_thread_binding, annotate_layout, annotate_safe_value, disable_warp_group_reg_alloc,
+    sync_threads, no_set_max_nreg, const, dynamic, empty, copy, gemm, clear, fill, reduce_sum, reduce_max,
+    reduce_min, reduce_abssum, reduce_absmax, cumsum, transpose, atomic_add, exp, exp2, log, log2, log10, sqrt,
+    rsqrt, abs, tanh, sigmoid, sin, cos, floor, ceil, trunc, max, min, pow, clamp, if_then_else, cast, Cast,
+    annotate_tt_layout, annotate_tt_schedule)}
 
-UNARY_FUNCTIONS = ("exp", "exp2", "log", "sqrt", "rsqrt", "abs", "tanh", "sigmoid", "sin", "cos", "floor", "ceil")
+UNARY_FUNCTIONS = ("exp", "exp2", "log", "log2", "log10", "sqrt", "rsqrt", "abs", "tanh", "sigmoid", "sin", "cos",
+                   "floor", "ceil", "trunc")

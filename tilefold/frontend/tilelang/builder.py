@@ -1,20 +1,25 @@
 """A ``@T.prim_func`` body (Python AST) → a ``func.func`` of ``tile`` ops.
 
-Reads: the kernel's :class:`FunctionSource` and parameter types. Writes: a ``builtin.module``
-holding ``func.func @<name>(%A: memref<...>, ...)`` with the function attributes
-``tile.params`` (parameter names), ``tt.user_layout`` / ``tt.user_schedule`` (annotations,
-each with the ``loc`` of the call) and every op located at the user's line.
+Reads: the kernel's :class:`FunctionSource` and parameter types — or, for an eager kernel
+(``@tilefold.jit`` on a function whose body declares ``A: T.Tensor(...)``), its compile-time
+arguments and the shapes of the tensors it is called with. Writes: a ``builtin.module`` holding
+``func.func @<name>(%A: memref<...>, ...)`` with the function attributes ``tile.params``
+(parameter names), ``tt.user_layout`` / ``tt.user_schedule`` (annotations, each with the
+``loc`` of the call), ``tt.use_swizzle`` (the rasterization hint) and ``tile.atomic``
+(tensors ``T.atomic_add`` adds into), and every op located at the user's line.
 
 The body is read, not run: Python-level values (constants, shapes, dtypes, helper calls on
 them) are computed while building; block indices, loop variables and ``T.Parallel`` indices
 are symbolic :class:`Index` values; element expressions inside ``T.Parallel`` become
 ``tile.load`` / ``arith`` / ``tile.math`` / ``tile.store`` ops. A Python helper called with
 buffers, indices or element values is built in place (inlined), its ops at its own lines.
+Conditions on indices become ``tile.if`` outside ``T.Parallel`` and element masks
+(``arith.select`` of both branches) inside it.
 
-The ``T`` primitives are built by the rules of :mod:`.primitives`; this module walks the
-statements and expressions around them. Errors, each one :class:`KernelError` at the user's
-line: unknown ``T`` primitives, unsupported Python constructs (``while``, ``if`` on a device
-value, non-constant loop bounds ...), undefined names, element stores outside ``T.Parallel``.
+The ``T`` primitives are built by the rules of :mod:`.primitives`, element values by
+:mod:`.elements`; this module walks the statements and expressions around them. Errors, each
+one :class:`KernelError` at the user's line: unknown ``T`` primitives, unsupported Python
+constructs (``while``, ``try`` ...), undefined names, element stores outside ``T.Parallel``.
 """
 
 from __future__ import annotations
@@ -25,15 +30,19 @@ import inspect
 import operator
 
 from xdsl.dialects import arith, func
-from xdsl.dialects.builtin import FloatAttr, FunctionType, ModuleOp, f32
+from xdsl.dialects.builtin import FunctionType, ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 
 from tilefold.errors import KernelError, TilefoldError
-from tilefold.frontend.tilelang.primitives import USAGE, PrimitiveRules
 from tilefold.frontend.source import MISSING, FunctionSource
-from tilefold.frontend.tilelang.types import memref_type
+from tilefold.frontend.tilelang.dtypes import DType, canonical_name
+from tilefold.frontend.tilelang.elements import CMPI, ElementRules, Deferred
+from tilefold.frontend.tilelang.primitives import USAGE, PrimitiveRules
+from tilefold.frontend.tilelang.types import TensorType, memref_type
 from tilefold.frontend.tilelang.values import (
     BufferRef,
+    Cond,
+    ConstVar,
     Elem,
     Index,
     Region,
@@ -47,8 +56,6 @@ from tilefold.passes.tilelang.attributes import set_attr
 
 TILE = 32
 _LANGUAGE_MODULES = ("tilefold.language", "tilefold.frontend.tilelang.api")
-_ARITH_F = {ast.Add: arith.AddfOp, ast.Sub: arith.SubfOp, ast.Mult: arith.MulfOp, ast.Div: arith.DivfOp}
-_CMP = {ast.Gt: "ogt", ast.GtE: "oge", ast.Lt: "olt", ast.LtE: "ole", ast.Eq: "oeq", ast.NotEq: "one"}
 _PY_BINOP = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
              ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow,
              ast.LShift: operator.lshift, ast.RShift: operator.rshift, ast.BitAnd: operator.and_,
@@ -57,17 +64,13 @@ _PY_CMP = {ast.Gt: operator.gt, ast.GtE: operator.ge, ast.Lt: operator.lt, ast.L
            ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Is: operator.is_, ast.IsNot: operator.is_not,
            ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b}
 _UNSUPPORTED = {
-    ast.While: "while loops are not supported in a TileLang kernel; use `for k in T.serial(n)` with a constant n",
+    ast.While: "while loops are not supported in a TileLang kernel; use `for k in T.serial(n)`",
     ast.Try: "try statements are not supported in a kernel",
     ast.Raise: "raise is not supported in a kernel",
     ast.Delete: "del is not supported in a kernel",
     ast.Global: "global is not supported in a kernel",
     ast.Nonlocal: "nonlocal is not supported in a kernel",
-    ast.Import: "import inside a kernel is not supported; import at module level",
-    ast.ImportFrom: "import inside a kernel is not supported; import at module level",
-    ast.FunctionDef: "nested functions are not supported in a kernel; define helpers at module level",
     ast.ClassDef: "classes are not supported in a kernel",
-    ast.Assert: "assert is not supported in a kernel",
 }
 
 
@@ -75,44 +78,64 @@ def _is_language_module(value) -> bool:
     return getattr(value, "__name__", None) in _LANGUAGE_MODULES
 
 
-def _is_static(value) -> bool:
-    return not isinstance(value, (Index, Elem, BufferRef, Region, Symbol))
+def is_static(value) -> bool:
+    """A Python value known while compiling (not an index, element, condition or buffer)."""
+    return not isinstance(value, (Index, Elem, BufferRef, Region, Symbol, Cond, Deferred, ConstVar))
 
 
-class KernelBuilder(PrimitiveRules):
-    """Builds the ``tile`` IR of one :class:`PrimFunc`; use :func:`build_prim_func`."""
+class PendingParam:
+    """A tensor parameter of an eager kernel before its ``A: T.Tensor(...)`` declaration."""
 
-    def __init__(self, prim):
+    def __init__(self, name: str):
+        self.name = name
+
+
+class KernelBuilder(PrimitiveRules, ElementRules):
+    """Builds the ``tile`` IR of one kernel; use :func:`build_prim_func`."""
+
+    def __init__(self, prim, eager=None):
         self.prim = prim
+        self.eager = eager                   # an EagerBinding, for eager kernels
         self.src = FunctionSource.of(prim.python_function)
         self.scope: dict[str, object] = {}
+        self.function: func.FuncOp | None = None
         self.block: Block | None = None
         self.node: ast.AST = self.src.tree
         self.kernel_op: tile.KernelOp | None = None
         self.parallel: tile.ParallelOp | None = None
+        self.pending_stores: dict | None = None
+        self.stored: dict = {}                  # element key -> the value stored in this T.Parallel body
         self.buffer_names: set[str] = set()
         self.layout: dict[str, dict] = {}
         self.schedule: dict = {}
+        self.swizzle: dict | None = None
+        self.atomic_targets: list[str] = []
         self.inlining: list = []
+        self.globals: list[BufferRef] = []      # the kernel's tensors, in parameter order
+        self.outputs: list[BufferRef] = []      # eager kernels: T.empty tensors
+        self.returned: list[BufferRef] | None = None
+        self.threads: list[int] = []
 
     # -- entry -------------------------------------------------------------------------------------
 
     def build(self) -> ModuleOp:
         prim, src = self.prim, self.src
-        types = [memref_type(p.type.shape, p.type.dtype) for p in prim.params]
-        function = func.FuncOp(prim.name, FunctionType.from_lists(types, []))
-        function.location = src.loc(src.tree)
-        for arg, p in zip(function.body.block.args, prim.params):
-            arg.name_hint = p.name
-            self.scope[p.name] = BufferRef(p.name, p.type.shape, p.type.dtype, "global", arg)
-            self.buffer_names.add(p.name)
+        if self.eager is None:
+            for p in prim.params:
+                self.declare_global(p.name, p.type)
+        else:
+            self.scope.update(self.eager.constants)
+            for name in self.eager.tensor_names:
+                declared = self.eager.annotations.get(name)
+                self.scope[name] = PendingParam(name)
+                if declared is not None:
+                    self.declare_param(name, declared, src.tree)
         for name, (spec, where) in prim.layout.items():
             self.layout[name] = dict(spec, loc=[where.file, where.line] if where else None)
         if prim.schedule:
             where = prim.schedule.get("__loc__")
             self.schedule = {k: v for k, v in prim.schedule.items() if k != "__loc__"}
             self.schedule["loc"] = [where.file, where.line] if where else None
-        self.block = function.body.block
         push_builder(self)
         try:
             self.statements(src.tree.body)
@@ -121,15 +144,78 @@ class KernelBuilder(PrimitiveRules):
         if self.kernel_op is None:
             raise src.error(src.tree, f"kernel {prim.name!r} has no `with T.Kernel(...) as (bx, by):` block; put its "
                                       "body inside one")
+        self.block = self.function.body.block
         self.insert(func.ReturnOp(), src.tree)
-        set_attr(function, "tile.params", [p.name for p in prim.params])
+        function = self.function
+        set_attr(function, "tile.params", [g.name for g in self.globals])
         if self.layout:
             set_attr(function, "tt.user_layout", self.layout)
         if self.schedule:
             set_attr(function, "tt.user_schedule", self.schedule)
+        if self.swizzle is not None:
+            set_attr(function, "tt.use_swizzle", self.swizzle)
+        if self.atomic_targets:
+            set_attr(function, "tile.atomic", self.atomic_targets)
         module = ModuleOp([function])
         module.verify()
         return module
+
+    def begin_function(self, node: ast.AST) -> None:
+        """Create the kernel function once its tensors are known (eager kernels declare them as
+        they go; the function starts at the first ``with T.Kernel``)."""
+        if self.function is not None:
+            return
+        if self.eager is not None:
+            for name in self.eager.tensor_names:
+                if isinstance(self.scope.get(name), PendingParam):
+                    raise self.error(node, f"tensor argument {name!r} has no type; declare it before the kernel "
+                                           f"block: {name}: T.Tensor((M, N), dtype)")
+            ordered = [g for name in self.eager.tensor_names for g in self.globals if g.name == name]
+            self.globals = ordered + self.outputs
+        types = [memref_type(g.shape, g.dtype) for g in self.globals]
+        function = func.FuncOp(self.prim.name, FunctionType.from_lists(types, []))
+        function.location = self.src.loc(self.src.tree)
+        for arg, g in zip(function.body.block.args, self.globals):
+            arg.name_hint = g.name
+            g.value = arg
+        self.function = function
+        self.block = function.body.block
+
+    def declare_global(self, name: str, ttype: TensorType) -> BufferRef:
+        ref = BufferRef(name, ttype.shape, ttype.dtype, "global", None, ttype.dtype_name)
+        self.scope[name] = ref
+        self.buffer_names.add(name)
+        self.globals.append(ref)
+        return ref
+
+    def declare_param(self, name: str, ttype, node) -> None:
+        """``A: T.Tensor(shape, dtype)`` of an eager kernel: bind its T.const names from the
+        shape it is called with and make it a kernel parameter."""
+        if not isinstance(ttype, TensorType):
+            raise self.error(node, f"{name}: the annotation of a tensor argument must be T.Tensor(shape, dtype), not "
+                                   f"{ttype!r}")
+        given = self.eager.shapes.get(name)
+        dims = list(ttype.shape)
+        if given is not None and len(given) != len(dims):
+            raise self.error(node, f"{name} is declared with {len(dims)} dims {tuple(dims)} but the kernel is called "
+                                   f"with an array of shape {tuple(given)}")
+        for d, dim in enumerate(dims):
+            if isinstance(dim, ConstVar):
+                if given is None:
+                    raise self.error(node, f"the size of dim {d} of {name} is T.const {dim.name!r}, which has no "
+                                           f"value; pass {dim.name}=... to .compile() or call the kernel with arrays")
+                self.bind_const(dim.name, given[d])
+                dims[d] = given[d]
+            elif given is not None and dim != given[d]:
+                raise self.error(node, f"{name} is declared with shape {tuple(ttype.shape)} but the kernel is called "
+                                       f"with an array of shape {tuple(given)}")
+        self.declare_global(name, TensorType(tuple(dims), ttype.dtype, ttype.dtype_name))
+
+    def bind_const(self, name: str, value: int) -> None:
+        for key, bound in list(self.scope.items()):
+            if isinstance(bound, ConstVar) and bound.name == name:
+                self.scope[key] = value
+        self.eager.constants[name] = value
 
     # -- helpers -----------------------------------------------------------------------------------
 
@@ -137,6 +223,8 @@ class KernelBuilder(PrimitiveRules):
         return self.src.error(node, message)
 
     def insert(self, op: Operation, node: ast.AST | None = None) -> Operation:
+        if self.block is None:
+            self.begin_function(node or self.node)
         op.location = self.src.loc(node or self.node)
         self.block.add_op(op)
         return op
@@ -153,6 +241,11 @@ class KernelBuilder(PrimitiveRules):
         idx = Index.of(idx)
         total: SSAValue | None = None
         for sym, coef in idx.terms.items():
+            if sym.kind == "thread":
+                raise self.error(node or self.node, "a GPU thread index (T.get_thread_binding) is used as a value; a "
+                                                    "Tensix core runs a block as one program of tile operations, so "
+                                                    "per-thread indexing has no meaning here: write the block's work "
+                                                    "with T.Parallel, T.copy and the tile operations")
             term = sym.value
             if coef != 1:
                 term = self.insert(arith.MuliOp(term, self.insert(constant(coef), node)), node).result
@@ -164,21 +257,22 @@ class KernelBuilder(PrimitiveRules):
         return total
 
     def opaque_index(self, opname: str, a: Index, b: Index) -> Index:
-        """``a op b`` for an index operation that is not linear (``//``, ``%``, a product)."""
-        cls = {"muli": arith.MuliOp, "divui": arith.DivUIOp, "remui": arith.RemUIOp}[opname]
+        """``a op b`` for an index operation that is not linear (``//``, ``%``, a product, min / max)."""
+        cls = {"muli": arith.MuliOp, "divui": arith.DivUIOp, "remui": arith.RemUIOp, "minsi": arith.MinSIOp,
+               "maxsi": arith.MaxSIOp}[opname]
         op = self.insert(cls(self.index_value(a), self.index_value(b)))
-        sym = Symbol(op.result, f"({a!r} {opname} {b!r})", "opaque")
+        if opname == "remui" and b.is_constant:
+            multiple = __import__("math").gcd(a.multiple(), b.const)
+        elif opname == "divui" and b.is_constant and a.multiple() % max(b.const, 1) == 0:
+            multiple = a.multiple() // b.const
+        elif opname == "muli":
+            multiple = a.multiple() * b.multiple()
+        elif opname in ("minsi", "maxsi"):
+            multiple = __import__("math").gcd(a.multiple(), b.multiple())
+        else:
+            multiple = 1
+        sym = Symbol(op.result, f"({a!r} {opname} {b!r})", "opaque", multiple=max(multiple, 1))
         return Index({sym: 1})
-
-    def float_value(self, value, node) -> SSAValue:
-        if isinstance(value, Elem):
-            if value.is_bool:
-                raise self.error(node, "a comparison result is used as a number; use T.if_then_else(cond, a, b)")
-            return value.value
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise self.error(node, f"{self.describe(value)} is used as an element value; inside T.Parallel use "
-                                   "numbers, element loads like A[i, j], or T functions of them")
-        return self.insert(arith.ConstantOp(FloatAttr(float(value), f32)), node).result
 
     def describe(self, value) -> str:
         if isinstance(value, BufferRef):
@@ -189,6 +283,10 @@ class KernelBuilder(PrimitiveRules):
             return f"the index {value!r}"
         if isinstance(value, Elem):
             return "an element value"
+        if isinstance(value, Cond):
+            return "a condition on indices"
+        if isinstance(value, Deferred):
+            return "a value computed from indices"
         return repr(value)
 
     # -- statements --------------------------------------------------------------------------------
@@ -218,6 +316,30 @@ class KernelBuilder(PrimitiveRules):
     def stmt_Pass(self, stmt) -> None:
         pass
 
+    def stmt_Import(self, stmt) -> None:
+        """``import tilelang.language as T`` in a kernel factory: names the module already seen."""
+        for alias in stmt.names:
+            value = self.src.lookup(alias.asname or alias.name.split(".")[0])
+            if value is MISSING:
+                raise self.error(stmt, "import inside a kernel is not supported; import at module level")
+
+    stmt_ImportFrom = stmt_Import
+
+    def stmt_Assert(self, stmt: ast.Assert) -> None:
+        test = self.expr(stmt.test)
+        if not is_static(test):
+            raise self.error(stmt, "assert on a value known only on the device is not supported")
+        if not test:
+            detail = self.expr(stmt.msg) if stmt.msg is not None else ast.unparse(stmt.test)
+            raise self.error(stmt, f"assertion failed: {detail}")
+
+    def stmt_FunctionDef(self, stmt: ast.FunctionDef) -> None:
+        if any(ast.unparse(d).split("(")[0].endswith(("macro", "prim_func")) for d in stmt.decorator_list) or \
+                not stmt.decorator_list:
+            raise self.error(stmt, "functions defined inside a kernel body are not supported; define helpers (or "
+                                   "@T.macro functions) at module level")
+        raise self.error(stmt, "nested functions are not supported in a kernel; define helpers at module level")
+
     def stmt_Expr(self, stmt: ast.Expr) -> None:
         value = stmt.value
         if isinstance(value, ast.Constant) and (isinstance(value.value, str) or value.value is Ellipsis):
@@ -228,23 +350,61 @@ class KernelBuilder(PrimitiveRules):
         raise self.error(stmt, f"this expression ({ast.unparse(value)[:40]}) has no effect; remove it")
 
     def stmt_Return(self, stmt: ast.Return) -> None:
-        if stmt.value is not None and not (isinstance(stmt.value, ast.Constant) and stmt.value.value is None):
-            raise self.error(stmt, "a kernel returns nothing; write results into its output tensors with T.copy")
+        if stmt.value is None or (isinstance(stmt.value, ast.Constant) and stmt.value.value is None):
+            return
+        if self.eager is not None and not self.inlining:
+            value = self.expr(stmt.value)
+            values = list(value) if isinstance(value, (tuple, list)) else [value]
+            if not all(isinstance(v, BufferRef) and v.is_global for v in values):
+                raise self.error(stmt, "an eager kernel returns its output tensors (made with T.empty)")
+            self.returned = values
+            return
+        raise self.error(stmt, "a kernel returns nothing; write results into its output tensors with T.copy")
 
     def stmt_If(self, stmt: ast.If) -> None:
         cond = self.expr(stmt.test)
-        if isinstance(cond, (Index, Elem)) and not (isinstance(cond, Index) and cond.is_constant):
-            raise self.error(stmt, "unsupported construct: `if` on a value known only on the device; the condition "
-                                   "must be a Python constant (inside T.Parallel use T.if_then_else)")
-        self.statements(stmt.body if cond else stmt.orelse)
+        if is_static(cond) and not isinstance(cond, Region):
+            self.statements(stmt.body if cond else stmt.orelse)
+            return
+        if isinstance(cond, Region):
+            raise self.error(stmt, f"`if` on an element of global tensor {cond.buffer.name} is not supported: data-"
+                                   "dependent control flow would need the element on every engine; compute with "
+                                   "T.if_then_else inside T.Parallel instead")
+        if self.parallel is not None or isinstance(cond, Elem):
+            self.parallel_if(stmt, cond)
+            return
+        if not isinstance(cond, Cond):
+            raise self.error(stmt, f"`if` needs a condition, not {self.describe(cond)}")
+        if self.kernel_op is None:
+            raise self.error(stmt, "`if` on indices outside `with T.Kernel(...)`")
+        op = self.insert(tile.IfOp(cond.value), stmt)
+        outer = self.block
+        saved = dict(self.scope)
+        for region, body in ((op.then_region, stmt.body), (op.else_region, stmt.orelse)):
+            self.block = region.block
+            self.statements(body)
+            self.scope = {k: v for k, v in self.scope.items() if k in saved or isinstance(v, BufferRef)}
+            for k, v in saved.items():
+                self.scope[k] = v
+        self.block = outer
 
     def stmt_Assign(self, stmt: ast.Assign) -> None:
         if len(stmt.targets) != 1:
-            raise self.error(stmt, "chained assignment (a = b = ...) is not supported; assign one name at a time")
+            value = self.expr(stmt.value)
+            for target in stmt.targets:
+                self.bind(target, value, stmt)
+            return
         self.assign(stmt.targets[0], stmt.value, stmt)
 
     def stmt_AnnAssign(self, stmt: ast.AnnAssign) -> None:
         if stmt.value is None:
+            if self.eager is not None and isinstance(stmt.target, ast.Name) and \
+                    stmt.target.id in self.eager.tensor_names and isinstance(self.scope.get(stmt.target.id),
+                                                                             PendingParam):
+                self.declare_param(stmt.target.id, self.expr(stmt.annotation), stmt)
+                return
+            if isinstance(stmt.target, ast.Name) and stmt.target.id in self.scope:
+                return  # a type comment on a name that already has a value
             raise self.error(stmt, "a declaration without a value is not supported; assign a value")
         self.assign(stmt.target, stmt.value, stmt)
 
@@ -252,18 +412,21 @@ class KernelBuilder(PrimitiveRules):
         if isinstance(target, ast.Subscript):
             self.store(target, self.expr(value_node), stmt)
             return
+        name_hint = target.id if isinstance(target, ast.Name) else None
+        self.bind(target, self.expr(value_node, name_hint=name_hint), stmt)
+
+    def bind(self, target: ast.expr, value, stmt: ast.stmt) -> None:
         if isinstance(target, ast.Name):
-            value = self.expr(value_node, name_hint=target.id)
             self.scope[target.id] = value
             return
         if isinstance(target, (ast.Tuple, ast.List)):
-            value = self.expr(value_node)
             if not isinstance(value, (tuple, list)) or len(value) != len(target.elts):
                 raise self.error(stmt, f"cannot unpack {self.describe(value)} into {len(target.elts)} names")
             for t, v in zip(target.elts, value):
-                if not isinstance(t, ast.Name):
-                    raise self.error(stmt, "unpack into plain names only")
-                self.scope[t.id] = v
+                self.bind(t, v, stmt)
+            return
+        if isinstance(target, ast.Subscript):
+            self.store(target, value, stmt)
             return
         raise self.error(stmt, f"cannot assign to {ast.unparse(target)}")
 
@@ -279,16 +442,6 @@ class KernelBuilder(PrimitiveRules):
             return
         raise self.error(stmt, f"cannot update {ast.unparse(stmt.target)}")
 
-    def store(self, target: ast.Subscript, value, stmt: ast.stmt) -> None:
-        buffer = self.expr(target.value)
-        if not isinstance(buffer, BufferRef):
-            raise self.error(stmt, f"cannot assign into {self.describe(buffer)}")
-        if self.parallel is None:
-            raise self.error(stmt, f"element store into {buffer.name} outside T.Parallel; write elements inside "
-                                   "`for i, j in T.Parallel(...)`, or use T.copy / T.fill for whole blocks")
-        indices = self.element_indices(buffer, target.slice, stmt)
-        self.insert(tile.StoreOp(self.float_value(value, stmt), buffer.value, indices), stmt)
-
     # -- with T.Kernel -----------------------------------------------------------------------------
 
     def stmt_With(self, stmt: ast.With) -> None:
@@ -299,17 +452,23 @@ class KernelBuilder(PrimitiveRules):
         if getattr(self.expr(call.func), "__tile_intrinsic__", None) != "Kernel":
             raise self.error(stmt, f"`with {ast.unparse(call.func)}(...)` is not supported; only T.Kernel opens a "
                                    "block")
-        if self.kernel_op is not None or not isinstance(self.block.parent_op(), func.FuncOp):
-            raise self.error(stmt, "a kernel has one `with T.Kernel(...)` block, at the top of its body")
+        if self.kernel_op is not None:
+            raise self.error(stmt, "a kernel has one `with T.Kernel(...)` block")
         grid = [self.static_int(a, "T.Kernel grid size") for a in call.args]
-        for kw in call.keywords:
-            if kw.arg not in ("threads", "prelude", "is_cpu"):
-                raise self.error(kw, f"T.Kernel has no argument {kw.arg!r}")
-            self.expr(kw.value)
-        if not 1 <= len(grid) <= 2:
-            raise self.error(call, f"T.Kernel with {len(grid)} grid dimensions; tilefold supports 1-D and 2-D grids")
+        for kw in self.keywords(call):
+            if kw[0] not in ("threads", "prelude", "is_cpu", "cluster_dims", "is_tma"):
+                raise self.error(call, f"T.Kernel has no argument {kw[0]!r}")
+            if kw[0] == "threads":
+                threads = kw[1]
+                self.threads = [int(t) for t in (threads if isinstance(threads, (tuple, list)) else [threads])]
+        if not 1 <= len(grid) <= 3:
+            raise self.error(call, f"T.Kernel with {len(grid)} grid dimensions; give one, two or three")
         if any(g <= 0 for g in grid):
             raise self.error(call, f"T.Kernel grid {grid} must be positive")
+        self.begin_function(stmt)
+        if self.block is not self.function.body.block:
+            raise self.error(stmt, "`with T.Kernel(...)` must be at the top of the kernel body, not inside a loop or "
+                                   "an `if`")
         targets = self.loop_targets(item.optional_vars, len(grid), stmt, "T.Kernel")
         op = self.insert(tile.KernelOp(grid), stmt)
         self.kernel_op = op
@@ -323,7 +482,7 @@ class KernelBuilder(PrimitiveRules):
 
     def loop_targets(self, target: ast.expr | None, count: int, stmt, what: str) -> list[str]:
         if target is None:
-            return [f"_{what.lower()}{i}" for i in range(count)]
+            return [f"_{what.lower().replace('.', '_')}{i}" for i in range(count)]
         names = target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]
         if len(names) != count or not all(isinstance(n, ast.Name) for n in names):
             raise self.error(stmt, f"{what} has {count} dimension(s); bind as many plain names "
@@ -342,9 +501,15 @@ class KernelBuilder(PrimitiveRules):
             if rule == "Parallel":
                 self.parallel_loop(stmt, it)
                 return
-            if rule in ("serial", "Pipelined") or fn is builtins.range:
+            if rule == "grid":
+                self.grid_loop(stmt, it)
+                return
+            if rule in ("serial", "Serial", "unroll", "vectorized", "Pipelined") or fn is builtins.range:
                 self.serial_loop(stmt, it, "pipelined" if rule == "Pipelined" else "serial")
                 return
+            if rule is not None:
+                raise self.error(stmt, f"`for ... in T.{rule}(...)` is not supported; loop with T.serial, T.Pipelined, "
+                                       "T.Parallel or T.grid")
         values = self.expr(it)
         if isinstance(values, (tuple, list, range)):
             for v in values:
@@ -352,7 +517,7 @@ class KernelBuilder(PrimitiveRules):
                 self.statements(stmt.body)
             return
         raise self.error(stmt, f"unsupported loop over {ast.unparse(it)}; use T.serial, T.Pipelined, T.Parallel or "
-                               "range with constant bounds")
+                               "range")
 
     def bind_static_target(self, target, value, stmt) -> None:
         if isinstance(target, ast.Name):
@@ -364,41 +529,67 @@ class KernelBuilder(PrimitiveRules):
         else:
             raise self.error(stmt, f"cannot bind {ast.unparse(target)} to {value!r}")
 
+    def loop_bound(self, node: ast.expr, what: str):
+        value = self.expr(node)
+        if isinstance(value, Index) and value.is_constant:
+            value = value.const
+        if isinstance(value, Symbol):
+            value = Index.of(value)
+        if isinstance(value, Index):
+            return value
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self.error(node, f"{what} must be an integer, not {self.describe(value)}")
+        return value
+
     def serial_loop(self, stmt: ast.For, call: ast.Call, kind: str) -> None:
         what = {"serial": "T.serial", "pipelined": "T.Pipelined"}[kind]
         if self.parallel is not None:
             raise self.error(stmt, f"{what} inside T.Parallel is not supported; a T.Parallel body is element-wise")
         if self.kernel_op is None:
             raise self.error(stmt, f"{what} outside `with T.Kernel(...)`; put loops inside the kernel block")
-        args = [self.static_int(a, f"{what} bound") for a in call.args]
-        kwargs = {kw.arg: kw for kw in call.keywords}
+        args = [self.loop_bound(a, f"{what} bound") for a in call.args]
+        kwargs = dict(self.keywords(call))
         stages = None
-        if kind == "pipelined":
-            if "num_stages" in kwargs:
-                stages = self.static_int(kwargs.pop("num_stages").value, "num_stages")
-                if stages < 0:
-                    raise self.error(call, "num_stages must be at least 0")
-            for key in ("order", "stage", "sync", "group", "num_stages"):
-                kwargs.pop(key, None)
+        if kind == "pipelined" and "num_stages" in kwargs:
+            stages = kwargs.pop("num_stages")
+            if not isinstance(stages, int) or stages < 0:
+                raise self.error(call, "num_stages must be a non-negative integer")
+        for key in ("order", "stage", "sync", "group", "annotations", "explicit", "unroll_factor"):
+            kwargs.pop(key, None)
         if kwargs:
             raise self.error(call, f"{what} has no argument {next(iter(kwargs))!r}")
         if not 1 <= len(args) <= 3:
             raise self.error(call, f"{what} takes (stop), (start, stop) or (start, stop, step)")
         start, stop, step = (0, args[0], 1) if len(args) == 1 else (args[0], args[1], args[2] if len(args) == 3 else 1)
-        if step <= 0:
-            raise self.error(call, f"{what} step {step} must be positive")
+        if not isinstance(step, int) or step <= 0:
+            raise self.error(call, f"{what} step {step} must be a positive integer constant")
         if not isinstance(stmt.target, ast.Name):
             raise self.error(stmt, f"{what} binds one loop variable")
-        lb = self.insert(constant(start), call).result
-        ub = self.insert(constant(stop), call).result
+        lb = self.index_value(start, call)
+        ub = self.index_value(stop, call)
         op = self.insert(tile.ForOp(lb, ub, kind, step, max(stages, 1) if stages is not None else None), stmt)
         op.iv.name_hint = stmt.target.id
-        trips = max(0, -(-(stop - start) // step))
-        self.scope[stmt.target.id] = Index({Symbol(op.iv, stmt.target.id, "loop", trips): 1})
+        trips = max(0, -(-(stop - start) // step)) if isinstance(start, int) and isinstance(stop, int) else None
+        self.scope[stmt.target.id] = Index({Symbol(op.iv, stmt.target.id, "loop", trips,
+                                                   multiple=step if start == 0 else 1): 1})
         outer = self.block
         self.block = op.body.block
         self.statements(stmt.body)
         self.block = outer
+
+    def grid_loop(self, stmt: ast.For, call: ast.Call) -> None:
+        """``for i, j in T.grid(m, n)``: nested serial loops."""
+        names = self.loop_targets(stmt.target, len(call.args), stmt, "T.grid")
+        nested = stmt.body
+        for name, extent in reversed(list(zip(names, call.args))):
+            loop = ast.For(target=ast.Name(id=name, ctx=ast.Store()),
+                           iter=ast.Call(func=ast.Name(id="range", ctx=ast.Load()), args=[extent], keywords=[]),
+                           body=nested, orelse=[])
+            ast.copy_location(loop, stmt)
+            ast.copy_location(loop.iter, call)
+            ast.copy_location(loop.iter.func, call)
+            nested = [loop]
+        self.statements(nested)
 
     def parallel_loop(self, stmt: ast.For, call: ast.Call) -> None:
         if self.parallel is not None:
@@ -406,8 +597,9 @@ class KernelBuilder(PrimitiveRules):
         if self.kernel_op is None:
             raise self.error(stmt, "T.Parallel outside `with T.Kernel(...)`")
         extents = [self.static_int(a, "T.Parallel extent") for a in call.args]
-        if call.keywords:
-            raise self.error(call, f"T.Parallel has no argument {call.keywords[0].arg!r}")
+        for key, _ in self.keywords(call):
+            if key not in ("coalesced_width", "loop_layout", "prefer_async", "annotations"):
+                raise self.error(call, f"T.Parallel has no argument {key!r}")
         if not 1 <= len(extents) <= 2 or any(e <= 0 for e in extents):
             raise self.error(call, f"T.Parallel{tuple(extents)}: give one or two positive extents")
         names = self.loop_targets(stmt.target, len(extents), stmt, "T.Parallel")
@@ -417,11 +609,11 @@ class KernelBuilder(PrimitiveRules):
             arg.name_hint = name
             self.scope[name] = Index({Symbol(arg, name, "parallel", extent): 1})
         outer = self.block
-        self.block, self.parallel = op.body.block, op
+        self.block, self.parallel, self.stored = op.body.block, op, {}
         try:
             self.statements(stmt.body)
         finally:
-            self.block, self.parallel = outer, None
+            self.block, self.parallel, self.stored = outer, None, {}
         # element temporaries do not outlive the body
         self.scope = {k: v for k, v in self.scope.items() if not isinstance(v, Elem) or k in saved}
         for name in names:
@@ -437,8 +629,24 @@ class KernelBuilder(PrimitiveRules):
         if isinstance(value, Index) and value.is_constant:
             value = value.const
         if isinstance(value, bool) or not isinstance(value, int):
+            if isinstance(value, (Index, Symbol)):
+                raise self.error(node, f"{what} must be known while compiling, not the index {value!r}; build the "
+                                       "kernel for given sizes")
             raise self.error(node, f"{what} must be a Python integer constant, not {self.describe(value)}")
         return value
+
+    def keywords(self, node: ast.Call) -> list[tuple[str, object]]:
+        """The keyword arguments of a call, ``**dict`` expanded."""
+        out = []
+        for kw in node.keywords:
+            if kw.arg is None:
+                expanded = self.expr(kw.value)
+                if not isinstance(expanded, dict):
+                    raise self.error(kw, f"**{ast.unparse(kw.value)} must be a dict of keyword arguments")
+                out.extend(expanded.items())
+            else:
+                out.append((kw.arg, self.expr(kw.value)))
+        return out
 
     def expr(self, node: ast.expr, name_hint: str | None = None):
         handler = self.call if isinstance(node, ast.Call) else getattr(self, f"expr_{type(node).__name__}", None)
@@ -459,7 +667,11 @@ class KernelBuilder(PrimitiveRules):
 
     def expr_Name(self, node: ast.Name):
         if node.id in self.scope:
-            return self.scope[node.id]
+            value = self.scope[node.id]
+            if isinstance(value, PendingParam):
+                raise self.error(node, f"tensor argument {node.id!r} is used before its type is declared; write "
+                                       f"{node.id}: T.Tensor(shape, dtype) first")
+            return value
         value = self.src.lookup(node.id)
         if value is MISSING:
             raise self.error(node, f"name {node.id!r} is not defined")
@@ -468,10 +680,16 @@ class KernelBuilder(PrimitiveRules):
     def expr_Attribute(self, node: ast.Attribute):
         base = self.expr(node.value)
         if isinstance(base, BufferRef):
-            if node.attr in ("shape", "dtype", "name"):
-                return {"shape": base.shape, "dtype": base.dtype, "name": base.name}[node.attr]
+            if node.attr in ("shape", "name"):
+                return {"shape": base.shape, "name": base.name}[node.attr]
+            if node.attr == "dtype":
+                return DType(base.dtype_name or canonical_name(base.dtype))
+            if node.attr == "data":
+                return ("data", base)
             raise self.error(node, f"{base.describe()} has no attribute {node.attr!r} (shape, dtype and name exist)")
-        if not _is_static(base):
+        if isinstance(base, (Elem, Index, Deferred)) and node.attr == "astype":
+            return lambda dtype: self.cast_value(base, dtype)
+        if not is_static(base):
             raise self.error(node, f"{self.describe(base)} has no attribute {node.attr!r}")
         value = getattr(base, node.attr, MISSING)
         if value is MISSING:
@@ -490,6 +708,9 @@ class KernelBuilder(PrimitiveRules):
     def expr_Dict(self, node):
         out = {}
         for k, v in zip(node.keys, node.values):
+            if k is None:
+                out.update(self.expr(v))
+                continue
             key = self.expr(k)
             out[key.name if isinstance(key, BufferRef) else key] = self.expr(v)
         return out
@@ -501,28 +722,29 @@ class KernelBuilder(PrimitiveRules):
     def expr_Slice(self, node):
         raise self.error(node, "a slice is only valid as a buffer index, A[a:b, c:d]")
 
+    def expr_Lambda(self, node):
+        raise self.error(node, "lambda is not supported in a kernel body; define a helper function")
+
     def expr_IfExp(self, node: ast.IfExp):
         cond = self.expr(node.test)
-        if not _is_static(cond):
-            raise self.error(node, "`a if c else b` needs a Python constant condition; inside T.Parallel use "
-                                   "T.if_then_else(c, a, b)")
-        return self.expr(node.body) if cond else self.expr(node.orelse)
+        if is_static(cond):
+            return self.expr(node.body) if cond else self.expr(node.orelse)
+        return self.select(cond, self.expr(node.body), self.expr(node.orelse), node)
 
     def expr_BoolOp(self, node: ast.BoolOp):
         values = [self.expr(v) for v in node.values]
-        if not all(_is_static(v) for v in values):
-            raise self.error(node, "`and` / `or` of device values is not supported; combine conditions with "
-                                   "nested T.if_then_else")
         result = values[0]
         for v in values[1:]:
-            result = (result and v) if isinstance(node.op, ast.And) else (result or v)
+            result = self.logical(isinstance(node.op, ast.And), result, v, node)
         return result
 
     def expr_UnaryOp(self, node: ast.UnaryOp):
         value = self.expr(node.operand)
-        if isinstance(value, Elem):
+        if isinstance(node.op, ast.Not) and not is_static(value):
+            return self.logical_not(value, node)
+        if isinstance(value, (Elem, Deferred)):
             if isinstance(node.op, ast.USub):
-                return Elem(self.insert(arith.NegfOp(self.float_value(value, node)), node).result)
+                return self.negate(value, node)
             if isinstance(node.op, ast.UAdd):
                 return value
             raise self.error(node, f"{type(node.op).__name__} of an element value is not supported")
@@ -540,28 +762,16 @@ class KernelBuilder(PrimitiveRules):
         return self.binop(node.op, self.expr(node.left), self.expr(node.right), node)
 
     def binop(self, op: ast.operator, left, right, node):
-        if isinstance(left, Elem) or isinstance(right, Elem):
-            if type(op) in _ARITH_F:
-                a, b = self.float_value(left, node), self.float_value(right, node)
-                return Elem(self.insert(_ARITH_F[type(op)](a, b), node).result)
-            if isinstance(op, ast.Pow):
-                if right == 2:
-                    a = self.float_value(left, node)
-                    return Elem(self.insert(arith.MulfOp(a, a), node).result)
-                a, b = self.float_value(left, node), self.float_value(right, node)
-                return Elem(self.insert(tile.MathOp("pow", [a, b]), node).result)
-            raise self.error(node, f"operator {type(op).__name__} is not supported on element values "
-                                   "(use + - * / ** and T functions)")
+        if self.is_element(left) or self.is_element(right):
+            return self.element_binop(op, left, right, node)
         fn = _PY_BINOP.get(type(op))
         if fn is None:
             raise self.error(node, f"unsupported operator {type(op).__name__}")
         if isinstance(left, (Index, Symbol)) or isinstance(right, (Index, Symbol)):
-            if isinstance(op, ast.Div):
-                raise self.error(node, "`/` of an index gives a float; use `//` for integer division")
-            if isinstance(left, float) or isinstance(right, float):
-                raise self.error(node, "an index cannot be combined with a float")
-        if not (_is_static(left) or isinstance(left, (Index, Symbol))) or \
-                not (_is_static(right) or isinstance(right, (Index, Symbol))):
+            if isinstance(op, ast.Div) or isinstance(left, float) or isinstance(right, float):
+                return self.element_binop(op, left, right, node)
+        if not (is_static(left) or isinstance(left, (Index, Symbol, ConstVar))) or \
+                not (is_static(right) or isinstance(right, (Index, Symbol, ConstVar))):
             raise self.error(node, f"cannot apply {type(op).__name__} to {self.describe(left)} and "
                                    f"{self.describe(right)}")
         try:
@@ -580,54 +790,42 @@ class KernelBuilder(PrimitiveRules):
     def expr_Compare(self, node: ast.Compare):
         left = self.expr(node.left)
         rights = [self.expr(c) for c in node.comparators]
-        if isinstance(left, Elem) or any(isinstance(r, Elem) for r in rights):
-            if len(rights) != 1 or type(node.ops[0]) not in _CMP:
-                raise self.error(node, "compare two element values with one of < <= > >= == !=")
-            a, b = self.float_value(left, node), self.float_value(rights[0], node)
-            return Elem(self.insert(arith.CmpfOp(a, b, _CMP[type(node.ops[0])]), node).result, is_bool=True)
-        if any(isinstance(v, (Index, Symbol)) and not Index.of(v).is_constant for v in [left, *rights]):
-            raise self.error(node, "comparing block indices or loop variables is not supported; conditions must be "
-                                   "Python constants")
-        result = True
-        for op, right in zip(node.ops, rights):
-            result = result and _PY_CMP[type(op)](left, right)
-            left = right
+        operands = [left, *rights]
+        if all(is_static(v) or (isinstance(v, Index) and v.is_constant) for v in operands):
+            operands = [v.const if isinstance(v, Index) else v for v in operands]
+            result = True
+            for op, a, b in zip(node.ops, operands, operands[1:]):
+                result = result and _PY_CMP[type(op)](a, b)
+            return result
+        result = None
+        for op, a, b in zip(node.ops, operands, operands[1:]):
+            if type(op) not in CMPI:
+                raise self.error(node, "compare indices and element values with < <= > >= == !=")
+            pair = self.compare(type(op), a, b, node)
+            result = pair if result is None else self.logical(True, result, pair, node)
         return result
 
     def expr_Subscript(self, node: ast.Subscript):
         base = self.expr(node.value)
         if isinstance(base, BufferRef):
             if self.parallel is not None:
-                indices = self.element_indices(base, node.slice, node)
-                return Elem(self.insert(tile.LoadOp(base.value, indices), node).result)
+                return self.load(base, node.slice, node)
             return self.region(base, node.slice, node)
-        if not _is_static(base):
+        if not is_static(base):
             raise self.error(node, f"cannot index {self.describe(base)}")
         key = self.expr(node.slice) if not isinstance(node.slice, ast.Slice) else slice(
             *(self.expr(p) if p is not None else None for p in (node.slice.lower, node.slice.upper, node.slice.step)))
         try:
             return base[key]
+        except KernelError as err:
+            if err.location is None:
+                err.location = self.src.location(node)
+            raise
         except Exception as exc:
             raise self.error(node, f"{ast.unparse(node)}: {exc}") from None
 
     def index_nodes(self, slice_node: ast.expr) -> list[ast.expr]:
         return list(slice_node.elts) if isinstance(slice_node, ast.Tuple) else [slice_node]
-
-    def element_indices(self, buffer: BufferRef, slice_node: ast.expr, node) -> list[SSAValue]:
-        nodes = self.index_nodes(slice_node)
-        if len(nodes) != len(buffer.shape):
-            raise self.error(node, f"{buffer.name} has {len(buffer.shape)} dims but is indexed with {len(nodes)}")
-        values = []
-        for n in nodes:
-            if isinstance(n, ast.Slice):
-                raise self.error(n, "inside T.Parallel index single elements (A[i, j]), not slices")
-            idx = self.expr(n)
-            if isinstance(idx, Symbol):
-                idx = Index.of(idx)
-            if isinstance(idx, bool) or not isinstance(idx, (int, Index)):
-                raise self.error(n, f"index {ast.unparse(n)} of {buffer.name} is {self.describe(idx)}, not an integer")
-            values.append(self.index_value(idx, n))
-        return values
 
     def region(self, buffer: BufferRef, slice_node: ast.expr, node) -> Region:
         nodes = self.index_nodes(slice_node)
@@ -635,26 +833,29 @@ class KernelBuilder(PrimitiveRules):
             raise self.error(node, f"{buffer.name} has {len(buffer.shape)} dims but the region gives {len(nodes)}")
         starts: list[Index] = []
         extents: list[int | None] = []
-        for n in nodes:
+        for d, n in enumerate(nodes):
             if isinstance(n, ast.Slice):
                 if n.step is not None:
                     raise self.error(n, "region slices take no step")
-                lo = Index.of(self.expr(n.lower)) if n.lower is not None else Index()
-                if n.upper is None:
-                    raise self.error(n, f"give the end of the slice ({ast.unparse(n)})")
-                hi = Index.of(self.expr(n.upper))
+                lo = Index.of(self.index_of(self.expr(n.lower), n)) if n.lower is not None else Index()
+                hi = Index.of(self.index_of(self.expr(n.upper), n)) if n.upper is not None else Index({}, buffer.shape[d])
                 extent = hi - lo
                 if not extent.is_constant:
                     raise self.error(n, f"slice {ast.unparse(n)} has no constant length; write start:start+length")
                 starts.append(lo)
                 extents.append(extent.const)
             else:
-                value = self.expr(n)
-                if isinstance(value, bool) or not isinstance(value, (int, Index, Symbol)):
-                    raise self.error(n, f"region start {ast.unparse(n)} is {self.describe(value)}, not an integer")
-                starts.append(Index.of(value))
+                starts.append(Index.of(self.index_of(self.expr(n), n)))
                 extents.append(None)
         return Region(buffer, starts, extents)
+
+    def index_of(self, value, node):
+        """An integer or index of a region start, or a KernelError."""
+        if isinstance(value, Symbol):
+            return Index.of(value)
+        if isinstance(value, bool) or not isinstance(value, (int, Index)):
+            raise self.error(node, f"index {ast.unparse(node)} is {self.describe(value)}, not an integer")
+        return value
 
     # -- calls -------------------------------------------------------------------------------------
 
@@ -667,18 +868,31 @@ class KernelBuilder(PrimitiveRules):
                 raise self.error(node, f"T.{rule} can only be used as `{USAGE.get(rule, rule)}`")
             return handler(node, name_hint)
         if any(isinstance(a, ast.Starred) for a in node.args):
-            raise self.error(node, "*args in a kernel call is not supported")
-        args = [self.expr(a) for a in node.args]
-        kwargs = {kw.arg: self.expr(kw.value) for kw in node.keywords}
-        if inspect.isfunction(fn) and not all(_is_static(v) for v in [*args, *kwargs.values()]):
+            args = []
+            for a in node.args:
+                if isinstance(a, ast.Starred):
+                    args.extend(self.expr(a.value))
+                else:
+                    args.append(self.expr(a))
+        else:
+            args = [self.expr(a) for a in node.args]
+        kwargs = dict(self.keywords(node))
+        if isinstance(fn, DType):
+            if len(args) != 1 or kwargs:
+                raise self.error(node, f"T.{fn}(x) takes one value")
+            return self.cast_value(args[0], fn, node)
+        if inspect.isfunction(fn) and not all(is_static(v) for v in [*args, *kwargs.values()]):
             return self.inline(fn, args, kwargs, node)
-        if any(isinstance(a, Elem) for a in [*args, *kwargs.values()]):
+        if any(not is_static(a) for a in [*args, *kwargs.values()]):
             if fn in (builtins.max, builtins.min) and len(args) == 2 and not kwargs:
                 return self.min_max("max" if fn is builtins.max else "min", args, node)
             if fn is builtins.abs and len(args) == 1:
                 return self.unary("abs", args[0], node)
-            raise self.error(node, f"{getattr(fn, '__name__', fn)!s} cannot take element values; use T functions "
-                                   "(T.exp, T.max, T.if_then_else, ...)")
+            if fn in (builtins.float, builtins.int) and len(args) == 1:
+                return self.cast_value(args[0], "float32" if fn is builtins.float else "int32", node)
+            if not inspect.isfunction(fn):
+                raise self.error(node, f"{getattr(fn, '__name__', fn)!s} cannot take kernel values; use T functions "
+                                       "(T.exp, T.max, T.if_then_else, ...)")
         if not callable(fn):
             raise self.error(node, f"{ast.unparse(node.func)} is not callable")
         try:
@@ -721,6 +935,11 @@ class KernelBuilder(PrimitiveRules):
             self.scope, self.src = saved
 
 
-def build_prim_func(prim) -> ModuleOp:
-    """The ``tile`` IR module of a :class:`PrimFunc`."""
-    return KernelBuilder(prim).build()
+def build_prim_func(prim, eager=None) -> ModuleOp:
+    """The ``tile`` IR module of a :class:`PrimFunc` (or of an eager kernel, with its binding)."""
+    return KernelBuilder(prim, eager).build()
+
+
+def build_eager(prim, eager) -> tuple[ModuleOp, KernelBuilder]:
+    builder = KernelBuilder(prim, eager)
+    return builder.build(), builder

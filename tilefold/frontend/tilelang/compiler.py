@@ -89,6 +89,21 @@ class CompiledKernel:
 
         return {k.source_file: emit_kernel(k.function) for k in self.program.kernels}
 
+    def artifacts(self, kernel_only: bool = False) -> dict[str, str]:
+        """The device kernels, and unless ``kernel_only`` the host program ``main.cpp`` (reading
+        its inputs from ``data/``) and ``tt.plan.json``, by file name."""
+        from tilefold.codegen.cpp import HostData, emit_host
+
+        files = dict(self.kernel_sources())
+        if kernel_only:
+            return files
+        inputs = {b.name: bytes(b.size) for b in self.program.buffers.values() if b.role in ("input", "inout")}
+        files["main.cpp"] = emit_host(self.program, HostData(inputs))
+        import json
+
+        files["tt.plan.json"] = json.dumps(self.plan(), indent=2)
+        return files
+
     def plan(self) -> dict:
         from tilefold.codegen.plan import emit_tt_plan
 
@@ -109,16 +124,20 @@ class CompiledKernel:
             if t.name not in arrays:
                 raise ProgramError(f"kernel {self.name} needs input {t.name!r} of shape {t.shape}")
             a = np.asarray(arrays[t.name])
-            if a.dtype not in (np.float32, ml_dtypes.bfloat16):
-                a = a.astype(np.float32)
+            if t.data_format.is_float:
+                if a.dtype not in (np.float32, ml_dtypes.bfloat16):
+                    a = a.astype(np.float32)
+            elif a.dtype != t.data_format.numpy_dtype:
+                a = (np.trunc(a) if a.dtype.kind == "f" else a).astype(t.data_format.numpy_dtype)
             if a.shape != t.shape:
                 raise ProgramError(f"input {t.name!r} of kernel {self.name} has shape {a.shape}; the kernel was "
                                    f"compiled for {t.shape}")
+            a = a.reshape(device_view(t.shape))
             if a.shape == tuple(t.padded_shape):
                 out[t.name] = a
                 continue
             padded = np.zeros(t.padded_shape, a.dtype)
-            padded[tuple(slice(0, s) for s in t.shape)] = a
+            padded[tuple(slice(0, s) for s in a.shape)] = a
             out[t.name] = padded
         return out
 
@@ -129,8 +148,13 @@ class CompiledKernel:
 
         result = Device(self.arch).run(self.program, self.device_inputs(arrays), trace=trace)
         self.last_result = result
-        crop = {t.name: tuple(slice(0, s) for s in t.shape) for t in self.tensors}
-        return {name: np.ascontiguousarray(result.outputs.native(name)[crop[name]]) for name in result.outputs}
+        shapes = {t.name: t.shape for t in self.tensors}
+        out = {}
+        for name in result.outputs:
+            view = device_view(shapes[name])
+            value = result.outputs.native(name)[tuple(slice(0, s) for s in view)]
+            out[name] = np.ascontiguousarray(value).reshape(shapes[name])
+        return out
 
     # -- artifacts --------------------------------------------------------------------------------
 
@@ -167,6 +191,11 @@ class CompiledKernel:
         ir = root / f"{self.name}.mlir"
         ir.write_text(print_ir(self.module))
         return paths + [plan, ir]
+
+
+def device_view(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The shape a tensor has on the device: a 1-D tensor of n values is one row, (1, n)."""
+    return (1, shape[0]) if len(shape) == 1 else tuple(shape)
 
 
 def compile_prim_func(prim, arch=None, print_ir_after_all: bool = False, stream: TextIO | None = None

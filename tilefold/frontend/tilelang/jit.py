@@ -1,18 +1,25 @@
-"""``@tilefold.jit``: a TileLang kernel as a Python callable that runs on the simulated device.
+"""``@tilefold.jit`` and ``tilefold.compile``: a TileLang kernel as a callable that runs on the simulated device.
 
-Reads: a ``@T.prim_func`` (or a function with ``T.Tensor`` parameters), or a factory
-function returning one (TileLang's ``@jit def matmul(M, N, K, ...)`` style). Writes:
-:class:`JITKernel` callables.
+Reads: a ``@T.prim_func`` (or a function with ``T.Tensor`` parameters); a factory function
+returning one (TileLang's ``@jit def matmul(M, N, K, ...)`` style, "lazy"); or an eager-style
+function whose body declares its tensors (:mod:`.eager`). Writes: :class:`JITKernel`
+callables.
 
 A :class:`JITKernel` compiles on first call and keeps the result; a jitted factory compiles
 once per distinct argument tuple (its shapes and block sizes) and returns the same
 JITKernel for the same arguments. Calling a JITKernel takes numpy arrays or torch tensors
 for the kernel's parameters in order: pass the inputs only (the outputs are allocated and
-returned, one array or a tuple), or every parameter (outputs are written into the arrays
-given and returned too). Which parameters are outputs comes from the kernel's dataflow (the
-tensors it copies results into), or from ``out_idx``. Results come back in the
-parameter's dtype: ``ml_dtypes.bfloat16`` / ``float32`` numpy arrays, or torch tensors when
+returned, one array or a tuple), or every parameter (outputs and in/out tensors are written
+into the arrays given, and the outputs returned). Which parameters are outputs comes from
+``out_idx``, the ``T.empty`` tensors of an eager kernel, or the kernel's dataflow (the
+tensors it copies results into). Results come back in the parameter's dtype (float16 as
+``numpy.float16``, bfloat16 as ``ml_dtypes.bfloat16``, int32 ...), or as torch tensors when
 the inputs were torch tensors.
+
+TileLang's compile options (``target``, ``execution_backend``, ``pass_configs``,
+``verbose``, ``compile_flags``, ``debug_root_path``) are accepted: the target is the simulated
+Tensix device, and the pass configs name GPU code-generation choices with no Tensix meaning
+(:class:`PassConfigKey`); they are kept on the kernel (``pass_configs``) and change nothing.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
+import json
 
 import ml_dtypes
 import numpy as np
@@ -27,13 +35,47 @@ import numpy as np
 from tilefold.arch import get_arch
 from tilefold.errors import KernelError, ProgramError
 from tilefold.frontend.tilelang.compiler import CompiledKernel, compile_prim_func
+from tilefold.frontend.tilelang.dtypes import canonical_name, host_dtype
+from tilefold.frontend.tilelang.eager import EagerFunction, freeze, is_eager_style
 from tilefold.frontend.tilelang.prim_func import PrimFunc, prim_func
 from tilefold.frontend.tilelang.types import TensorType
-from tilefold.layout.formats import DataFormat
 from tilefold.program.caller import user_location
 
-
 _DEFAULT_DEVICE = {"arch": None, "trace": None}
+
+
+class _PassConfigKeys(type):
+    def __getattr__(cls, name: str) -> str:
+        if name.startswith("TL_") or name.startswith("TIR_"):
+            return "tl." + name[3:].lower() if name.startswith("TL_") else "tir." + name[4:].lower()
+        raise AttributeError(name)
+
+
+class PassConfigKey(metaclass=_PassConfigKeys):
+    """TileLang's pass configuration keys (``tilelang.PassConfigKey.TL_ENABLE_FAST_MATH``): GPU
+    code-generation options. tilefold accepts every ``TL_*`` key and keeps the values on the
+    kernel; none of them changes how a kernel is lowered to Tensix."""
+
+    TL_DISABLE_WARP_SPECIALIZED = "tl.disable_warp_specialized"
+    TL_DISABLE_TMA_LOWER = "tl.disable_tma_lower"
+    TL_ENABLE_FAST_MATH = "tl.enable_fast_math"
+    TL_DISABLE_DATA_RACE_CHECK = "tl.disable_data_race_check"
+    TL_DISABLE_THREAD_STORAGE_SYNC = "tl.disable_thread_storage_sync"
+    TL_CONFIG_INDEX_BITWIDTH = "tl.config_index_bitwidth"
+    TL_DISABLE_SAFE_MEMORY_ACCESS = "tl.disable_safe_memory_legalize"
+    TL_DISABLE_VECTORIZE_256 = "tl.disable_vectorize_256"
+
+
+class TensorSupplyType:
+    """How a profiler makes inputs (TileLang's names): accepted, inputs are normal random values."""
+
+    Integer = "Integer"
+    Uniform = "Uniform"
+    Normal = "Normal"
+    Randn = "Randn"
+    Zero = "Zero"
+    One = "One"
+    Auto = "Auto"
 
 
 @contextlib.contextmanager
@@ -57,35 +99,48 @@ def _to_numpy(x, name: str) -> np.ndarray:
         import torch
 
         t = x.detach().cpu()
-        if t.dtype in (torch.bfloat16, torch.float16):
+        if t.dtype in (torch.bfloat16, torch.float16) or "float8" in str(t.dtype):
             t = t.float()
-        return t.numpy().astype(np.float32, copy=False)
+        return t.numpy()
     try:
         array = np.asarray(x)
-        return array if array.dtype == ml_dtypes.bfloat16 else np.asarray(x, dtype=np.float32)
     except (TypeError, ValueError):
+        array = None
+    if array is None or array.dtype.hasobject or array.dtype.kind in "USMmc":
         raise KernelError(f"argument {name!r} must be a numpy array or a torch tensor, not {type(x).__name__}",
-                          user_location()) from None
+                          user_location())
+    return array
 
 
-def _host_dtype(fmt: DataFormat):
-    if fmt is DataFormat.Float16_b:
-        return np.dtype(ml_dtypes.bfloat16)
-    return np.dtype(np.float32)
+def _to_torch(value: np.ndarray, dtype_name: str):
+    import torch
+
+    if dtype_name in ("bfloat16", "float16", "float8_e4m3fn", "float8_e5m2"):
+        return torch.from_numpy(value.astype(np.float32)).to(getattr(torch, dtype_name))
+    return torch.from_numpy(np.ascontiguousarray(value))
 
 
 class JITKernel:
     """A compiled-on-demand TileLang kernel (see the module docstring)."""
 
-    def __init__(self, prim: PrimFunc, out_idx=None, arch=None):
+    def __init__(self, prim: PrimFunc, out_idx=None, arch=None, pass_configs=None):
         self.prim = prim
         self.arch = arch
+        self.pass_configs = dict(pass_configs or {})
         n = len(prim.params)
+        if out_idx is None and prim.out_idx is not None:
+            out_idx = prim.out_idx
         if out_idx is None:
             self.out_idx = None
+            self.return_order = None
         else:
             idx = [out_idx] if isinstance(out_idx, int) else list(out_idx)
-            self.out_idx = sorted({i % n for i in idx})
+            for i in idx:
+                if not -n <= i < n:
+                    raise KernelError(f"out_idx {i} is not a parameter index of {prim.name} ({n} parameters)",
+                                      user_location())
+            self.return_order = [i % n for i in idx]
+            self.out_idx = sorted(set(self.return_order))
         self._compiled: dict = {}
         functools.update_wrapper(self, prim.python_function)
 
@@ -107,9 +162,19 @@ class JITKernel:
             return self.out_idx
         return [i for i, t in enumerate(self.compiled.tensors) if t.role == "output"]
 
-    def get_kernel_source(self) -> dict[str, str]:
-        """The generated C++ kernels, by file name."""
-        return self.compiled.kernel_sources()
+    def get_kernel_source(self, kernel_only: bool = False) -> str:
+        """The generated TT-Metalium artifacts as one JSON string: ``reader.cpp``, ``compute.cpp``,
+        ``writer.cpp``, ``main.cpp`` and ``tt.plan.json`` (``json.loads`` gives a dict by file name)."""
+        return json.dumps(self.compiled.artifacts(kernel_only), indent=1)
+
+    def get_artifact(self, name: str) -> str | None:
+        """One artifact by file name (``compute.cpp``, ``main.cpp``, ``tt.plan.json`` ...)."""
+        return self.compiled.artifacts().get(name)
+
+    def get_profiler(self, tensor_supply_type=None):
+        from tilefold.frontend.tilelang.profiler import Profiler
+
+        return Profiler(self)
 
     @property
     def last_result(self):
@@ -146,26 +211,28 @@ class JITKernel:
             if err.location is None:
                 err.location = user_location()
             raise
-        returned = []
-        for i in outs:
-            p = params[i]
-            value = results[p.name].astype(_host_dtype(p.type.dtype), copy=False)
-            if i in given:
+        roles = {t.name: t.role for t in compiled.tensors}
+        values = {}
+        for i, p in enumerate(params):
+            if p.name not in results:
+                continue
+            dtype_name = p.type.dtype_name or canonical_name(p.type.dtype)
+            value = _host_value(results[p.name], dtype_name)
+            values[i] = value
+            if i in given and roles.get(p.name) in ("output", "inout"):
                 target = given[i]
                 if _is_torch(target):
-                    import torch
-
-                    target.copy_(torch.from_numpy(value.astype(np.float32)).to(target.dtype))
-                else:
-                    np.copyto(target, value, casting="unsafe")
-                returned.append(target)
+                    target.copy_(_to_torch(value, dtype_name).to(target.dtype))
+                elif isinstance(target, np.ndarray):
+                    np.copyto(target, value.astype(target.dtype, copy=False), casting="unsafe")
+        returned = []
+        for i in (self.return_order if self.return_order is not None else outs):
+            if i in given:
+                returned.append(given[i])
             elif use_torch:
-                import torch
-
-                t = torch.from_numpy(value.astype(np.float32))
-                returned.append(t.to(torch.bfloat16) if p.type.dtype is DataFormat.Float16_b else t)
+                returned.append(_to_torch(values[i], params[i].type.dtype_name or "float32"))
             else:
-                returned.append(value)
+                returned.append(values[i])
         if not returned:
             return None
         return returned[0] if len(returned) == 1 else tuple(returned)
@@ -174,31 +241,50 @@ class JITKernel:
         return f"<tilefold.jit {self.prim!r}>"
 
 
+def _host_value(value: np.ndarray, dtype_name: str) -> np.ndarray:
+    """A result in the TileLang dtype the user wrote (integers rounded toward zero, bool as != 0)."""
+    dtype = host_dtype(dtype_name)
+    if dtype == np.bool_:
+        return value != 0
+    if np.issubdtype(dtype, np.integer) and value.dtype.kind == "f":
+        return np.trunc(value).astype(dtype)
+    if dtype in (np.dtype(ml_dtypes.float8_e4m3fn), np.dtype(ml_dtypes.float8_e5m2)):
+        return np.asarray(value, np.float32).astype(dtype)
+    return value.astype(dtype, copy=False)
+
+
 class JITFactory:
     """A jitted function that returns a ``@T.prim_func``: one JITKernel per argument tuple."""
 
-    def __init__(self, factory, out_idx=None, arch=None):
+    def __init__(self, factory, out_idx=None, arch=None, pass_configs=None):
         self.factory = factory
         self.out_idx = out_idx
         self.arch = arch
+        self.pass_configs = pass_configs
         self._kernels: dict = {}
         functools.update_wrapper(self, factory)
 
     def __call__(self, *args, **kwargs) -> JITKernel:
-        try:
-            key = (args, tuple(sorted(kwargs.items())))
-            hash(key)
-        except TypeError:
-            raise KernelError(f"{self.factory.__name__} takes hashable arguments (shapes, block sizes, dtypes) so "
-                              "that each set compiles once", user_location()) from None
+        key = freeze((args, tuple(sorted(kwargs.items()))))
         kernel = self._kernels.get(key)
         if kernel is None:
             made = self.factory(*args, **kwargs)
             if not isinstance(made, PrimFunc):
                 raise KernelError(f"{self.factory.__name__} must return a @T.prim_func kernel, not "
                                   f"{type(made).__name__}", user_location())
-            kernel = self._kernels[key] = JITKernel(made, self.out_idx, self.arch)
+            kernel = self._kernels[key] = JITKernel(made, self.out_idx, self.arch, self.pass_configs)
         return kernel
+
+    def compile(self, *args, **kwargs) -> JITKernel:
+        kernel = self(*args, **kwargs)
+        kernel.compile()
+        return kernel
+
+    def get_tir(self, *args, **kwargs) -> PrimFunc:
+        return self(*args, **kwargs).prim
+
+    def get_kernel_source(self, *args, **kwargs) -> str:
+        return self(*args, **kwargs).get_kernel_source()
 
 
 def _has_tensor_params(fn) -> bool:
@@ -206,19 +292,34 @@ def _has_tensor_params(fn) -> bool:
         annotations = inspect.get_annotations(fn, eval_str=True)
     except Exception:
         return False
-    return bool(annotations) and all(isinstance(a, TensorType) for k, a in annotations.items() if k != "return")
+    params = inspect.signature(fn).parameters
+    return bool(params) and all(isinstance(annotations.get(p), TensorType) for p in params)
 
 
-def jit(fn=None, *, out_idx=None, arch=None, **_options):
-    """Make a TileLang kernel (or a factory of kernels) callable on numpy / torch arrays; it
-    runs on the simulated device (``arch``, default Wormhole n150)."""
+def jit(fn=None, *, out_idx=None, arch=None, target=None, target_host=None, execution_backend=None, verbose=None,
+        pass_configs=None, debug_root_path=None, compile_flags=None):
+    """Make a TileLang kernel (a ``@T.prim_func``, a factory of them, or an eager-style function)
+    callable on numpy / torch arrays; it runs on the simulated device (``arch``, default
+    Wormhole n150). TileLang's other options are accepted (see the module docstring)."""
     if fn is None:
-        return lambda f: jit(f, out_idx=out_idx, arch=arch)
+        return lambda f: jit(f, out_idx=out_idx, arch=arch, pass_configs=pass_configs)
     if isinstance(fn, PrimFunc):
-        return JITKernel(fn, out_idx, arch)
+        return JITKernel(fn, out_idx, arch, pass_configs)
     if inspect.isfunction(fn):
         if _has_tensor_params(fn):
-            return JITKernel(prim_func(fn), out_idx, arch)
-        return JITFactory(fn, out_idx, arch)
+            return JITKernel(prim_func(fn), out_idx, arch, pass_configs)
+        if is_eager_style(fn):
+            return EagerFunction(fn, lambda prim: JITKernel(prim, None, arch, pass_configs), out_idx)
+        return JITFactory(fn, out_idx, arch, pass_configs)
     raise KernelError(f"tilefold.jit takes a @T.prim_func kernel or a function returning one, not "
                       f"{type(fn).__name__}", user_location())
+
+
+def compile(func, out_idx=None, target=None, target_host=None, execution_backend=None, verbose=None,  # noqa: A001
+            pass_configs=None, compile_flags=None, arch=None) -> JITKernel:
+    """``tilefold.compile(prim_func, out_idx=[2])``: the kernel compiled for the simulated device."""
+    if not isinstance(func, PrimFunc):
+        raise KernelError(f"tilefold.compile takes a @T.prim_func kernel, not {type(func).__name__}", user_location())
+    kernel = JITKernel(func, out_idx, arch, pass_configs)
+    kernel.compile()
+    return kernel

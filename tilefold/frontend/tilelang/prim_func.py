@@ -53,6 +53,18 @@ def _param_types(fn) -> list[Param]:
 
 
 @dataclass
+class EagerBinding:
+    """What an eager kernel is built for: its compile-time arguments and ``T.const`` values
+    (``constants``), its tensor arguments in signature order, the shapes it is called with
+    (None when compiled with ``.compile``) and the tensor types its signature annotates."""
+
+    constants: dict
+    tensor_names: list[str]
+    shapes: dict
+    annotations: dict = field(default_factory=dict)
+
+
+@dataclass
 class PrimFunc:
     """A TileLang kernel; compile it with :func:`tilefold.jit` or ``tilefold compile``."""
 
@@ -60,6 +72,8 @@ class PrimFunc:
     params: list[Param]
     layout: dict = field(default_factory=dict)      # annotate_tt_layout given outside the body
     schedule: dict = field(default_factory=dict)    # annotate_tt_schedule given outside the body
+    eager: EagerBinding | None = None               # set for a kernel built from an eager @jit function
+    out_idx: list[int] | None = None                # eager kernels: the T.empty outputs, in return order
 
     is_tilelang_prim_func = True
 
@@ -76,7 +90,11 @@ class PrimFunc:
         """A fresh ``tile`` IR module of this kernel (each call builds a new one)."""
         from tilefold.frontend.tilelang.builder import build_prim_func
 
-        return build_prim_func(self)
+        if self.eager is None:
+            return build_prim_func(self)
+        binding = EagerBinding(dict(self.eager.constants), list(self.eager.tensor_names), dict(self.eager.shapes),
+                               dict(self.eager.annotations))
+        return build_prim_func(self, binding)
 
     def ir(self, debuginfo: bool = False) -> str:
         from tilefold.ir.context import print_ir
@@ -110,6 +128,23 @@ def prim_func(fn=None, **_options):
     if not inspect.isfunction(fn):
         raise KernelError(f"@T.prim_func decorates a def function, not {type(fn).__name__}", user_location())
     return PrimFunc(fn, _param_types(fn))
+
+
+def eager_prim_func(fn, binding: EagerBinding) -> PrimFunc:
+    """The kernel an eager ``@jit`` function builds for ``binding``: its parameters are the
+    tensor arguments (in signature order) then the ``T.empty`` outputs (``out_idx``)."""
+    from tilefold.frontend.tilelang.builder import build_eager
+
+    prim = PrimFunc(fn, [], eager=binding)
+    _, builder = build_eager(prim, EagerBinding(dict(binding.constants), list(binding.tensor_names),
+                                                dict(binding.shapes), dict(binding.annotations)))
+    prim.params = [Param(g.name, TensorType(g.shape, g.dtype, g.dtype_name)) for g in builder.globals]
+    names = [g.name for g in builder.globals]
+    returned = builder.returned if builder.returned is not None else builder.outputs
+    prim.out_idx = [names.index(g.name) for g in returned]
+    prim.eager = EagerBinding(dict(builder.eager.constants), list(binding.tensor_names), dict(binding.shapes),
+                              dict(binding.annotations))
+    return prim
 
 
 def layout_entries(layout, where) -> dict[str, dict]:

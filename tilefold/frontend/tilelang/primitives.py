@@ -3,14 +3,25 @@
 Reads: the call's AST and the values of its arguments (through the builder's ``expr``).
 Writes: ``tile`` ops — ``tile.alloc`` (``T.alloc_shared`` / ``alloc_fragment``),
 ``tile.copy``, ``tile.gemm``, ``tile.fill`` (``T.clear`` / ``T.fill``), ``tile.reduce``,
-element ops inside ``T.Parallel`` (``T.exp``, ``T.max``, ``T.if_then_else`` ...) — and the
-layout / schedule annotations. :class:`PrimitiveRules` is a mixin of
+``tile.transpose``, ``tile.cumsum``, element ops inside ``T.Parallel`` — and the layout /
+schedule annotations. :class:`PrimitiveRules` is a mixin of
 :class:`tilefold.frontend.tilelang.builder.KernelBuilder`; ``rule_<name>`` builds ``T.<name>``.
 
-Errors (:class:`KernelError` at the call): buffers that are not whole 32×32 tiles, copy
-regions whose offsets are not tile-aligned or whose extents differ from the local buffer,
-gemm operands whose shapes do not chain, reductions whose output length does not match,
-element functions outside ``T.Parallel``, primitives outside ``T.Kernel``.
+Some primitives are built from others, so that the pipeline lowers one form:
+
+- ``T.gemm(transpose_A / transpose_B=True)``: the operand is transposed into a fragment
+  (``tile.transpose``) and multiplied as is. ``policy=`` / ``GemmWarpPolicy`` are accepted and
+  ignored (one matrix engine per core).
+- ``T.reduce_min`` is ``-reduce_max(-x)``, ``T.reduce_abssum`` / ``T.reduce_absmax`` reduce
+  ``abs(x)``: an element-wise ``T.Parallel`` into a fragment, then the reduction.
+- A global-to-global ``T.copy`` goes through a local buffer of the region's shape; ``T.fill``
+  of a global tensor fills a fragment and copies it out.
+- ``T.atomic_add(dst, v)`` is ``dst = dst + v``; the tensor is listed in ``tile.atomic`` so
+  that the pipeline runs the grid blocks that add into one block of it on one core, in turn.
+
+Errors (:class:`KernelError` at the call): shapes that do not match, copy regions that do
+not run along the tensor's last dim, arguments a primitive does not take, primitives outside
+``T.Kernel``.
 """
 
 from __future__ import annotations
@@ -21,41 +32,50 @@ from xdsl.dialects import arith
 from xdsl.ir import SSAValue
 
 from tilefold.frontend.tilelang import api
-from tilefold.frontend.tilelang.types import DType, data_format_of, memref_type
-from tilefold.frontend.tilelang.values import BufferRef, Elem, Index, Region
+from tilefold.frontend.tilelang.dtypes import DType, canonical_name, data_format_of
+from tilefold.frontend.tilelang.types import TensorType, memref_type, tensor_type
+from tilefold.frontend.tilelang.values import BufferRef, ConstVar, Elem, Index, Region, Symbol
 from tilefold.ir import tile
-from tilefold.layout.formats import DataFormat
 
 TILE = 32
+_GEMM_OPTIONS = {"transpose_A": False, "transpose_B": False, "policy": None, "clear_accum": False, "k_pack": 1,
+                 "wg_wait": 0, "use_wgmma": None, "mbar": None}
 
 
 class PrimitiveRules:
     """``rule_<name>(node, name_hint)`` for each TileLang primitive ``T.<name>``."""
 
     def arguments(self, node: ast.Call, names: tuple[str, ...], defaults: dict, what: str) -> dict:
-        """Bind a primitive's positional and keyword arguments to ``names``."""
+        """Bind a primitive's positional and keyword arguments (``**dict`` expanded) to ``names``."""
         if len(node.args) > len(names):
             raise self.error(node, f"{what} takes at most {len(names)} positional arguments ({', '.join(names)})")
         bound = {}
         for name, arg in zip(names, node.args):
             bound[name] = self.expr(arg)
-        for kw in node.keywords:
-            if kw.arg not in names and kw.arg not in defaults:
-                raise self.error(kw, f"{what} has no argument {kw.arg!r}; it takes {', '.join(names)}")
-            if kw.arg in bound:
-                raise self.error(kw, f"{what} got {kw.arg!r} twice")
-            bound[kw.arg] = self.expr(kw.value)
+        for key, value in self.keywords(node):
+            if key not in names and key not in defaults:
+                raise self.error(node, f"{what} has no argument {key!r}; it takes {', '.join([*names, *defaults])}")
+            if key in bound:
+                raise self.error(node, f"{what} got {key!r} twice")
+            bound[key] = value
         for name in names:
             if name not in bound and name not in defaults:
                 raise self.error(node, f"{what} needs its {name!r} argument")
         return {**defaults, **bound}
 
     def local_buffer(self, value, node, what: str) -> BufferRef:
-        if isinstance(value, Region):
-            if value.buffer.is_global or any(not s.is_constant or s.const for s in value.starts):
+        """A whole local buffer (a region ``X[b, :, :]`` of a 3-D one is its block)."""
+        if isinstance(value, Region) and not value.buffer.is_global:
+            buf = value.buffer
+            starts = self.strip_leading(buf, list(value.starts), node)
+            lead = len(buf.shape) - len(starts)
+            extents = value.extents[lead:]
+            full = all(s.is_constant and s.const == 0 for s in starts) and \
+                all(e is None or e == d for e, d in zip(extents, buf.shape[lead:]))
+            if not full:
                 raise self.error(node, f"{what} takes whole local buffers (T.alloc_shared / T.alloc_fragment), not "
-                                       f"a region")
-            value = value.buffer
+                                       f"a part of {buf.name}")
+            value = buf
         if not isinstance(value, BufferRef) or value.is_global:
             raise self.error(node, f"{what} takes a local buffer (T.alloc_shared / T.alloc_fragment), not "
                                    f"{self.describe(value)}")
@@ -67,7 +87,76 @@ class PrimitiveRules:
         if self.parallel is not None:
             raise self.error(node, f"{what} inside T.Parallel; a T.Parallel body holds element statements only")
 
-    # allocation
+    def shape_of(self, value) -> tuple[int, ...]:
+        """The (IR) shape of a local buffer: a 3-D one keeps one block."""
+        return tuple(value.value.type.get_shape())
+
+    # -- eager kernels ------------------------------------------------------------------------------
+
+    def rule_const(self, node, name_hint):
+        if self.eager is None:
+            raise self.error(node, "T.const names the shapes of an eager kernel (a @tilefold.jit function whose body "
+                                   "declares A: T.Tensor(...)); inside @T.prim_func use Python integers")
+        args = [self.expr(a) for a in node.args]
+        if not args or not isinstance(args[0], str):
+            raise self.error(node, 'T.const takes the names as a string: M, N = T.const("M, N")')
+        names = [n for n in args[0].replace(",", " ").split() if n]
+        values = tuple(self.eager.constants.get(n, ConstVar(n)) for n in names)
+        return values[0] if len(values) == 1 else values
+
+    rule_dynamic = rule_const
+
+    def rule_empty(self, node, name_hint):
+        if self.eager is None:
+            raise self.error(node, "T.empty makes an output tensor of an eager kernel; in a @T.prim_func declare the "
+                                   "output as a parameter")
+        args = [self.expr(a) for a in node.args]
+        kwargs = dict(self.keywords(node))
+        dtype = kwargs.pop("dtype", None)
+        if args and isinstance(args[-1], str) and dtype is None:
+            dtype = args.pop()
+        shape = args[0] if len(args) == 1 and isinstance(args[0], (tuple, list)) else tuple(args)
+        ttype = tensor_type(shape, dtype or "float32", self.src.location(node))
+        if any(isinstance(d, ConstVar) for d in ttype.shape):
+            raise self.error(node, f"T.empty shape {ttype.shape} uses a T.const with no value yet")
+        name = self.unique_buffer_name(name_hint or f"out{len(self.outputs)}")
+        ref = BufferRef(name, ttype.shape, ttype.dtype, "global", None, ttype.dtype_name)
+        self.outputs.append(ref)
+        return ref
+
+    def rule_Tensor(self, node, name_hint):
+        args = [self.expr(a) for a in node.args]
+        kwargs = dict(self.keywords(node))
+        if len(args) >= 3 or "data" in kwargs:
+            raise self.error(node, "T.Tensor(shape, dtype, X.data) views of another tensor are not supported; copy "
+                                   "blocks of X itself")
+        shape = args[0] if args else kwargs.get("shape")
+        dtype = args[1] if len(args) > 1 else kwargs.get("dtype", "float32")
+        return tensor_type(shape, dtype, self.src.location(node))
+
+    # -- hints with no Tensix meaning ------------------------------------------------------------------
+
+    def rule_use_swizzle(self, node, name_hint):
+        args = self.arguments(node, ("panel_size", "order", "enable"), {"order": "row", "enable": True},
+                              "T.use_swizzle")
+        self.swizzle = {"panel_size": int(args["panel_size"]), "order": str(args["order"]),
+                        "enable": bool(args["enable"])}
+
+    def rule_get_thread_binding(self, node, name_hint):
+        args = self.arguments(node, ("dim",), {"dim": 0}, "T.get_thread_binding")
+        dim = args["dim"]
+        extent = self.threads[dim] if dim < len(self.threads) else 1
+        return Index({Symbol(None, f"thread{dim}", "thread", extent): 1})
+
+    def _no_op(self, node, name_hint):
+        for a in node.args:
+            self.expr(a)
+        self.keywords(node)
+
+    rule_annotate_layout = rule_annotate_safe_value = rule_disable_warp_group_reg_alloc = _no_op
+    rule_sync_threads = rule_no_set_max_nreg = _no_op
+
+    # -- allocation -----------------------------------------------------------------------------------
 
     def rule_alloc_shared(self, node, name_hint):
         return self.alloc(node, name_hint, "shared", "T.alloc_shared")
@@ -87,25 +176,34 @@ class PrimitiveRules:
                                                            for s in shape):
             raise self.error(node, f"{what} shape must be a tuple of integer constants, not {self.describe(shape)}")
         shape = tuple(shape)
-        if not 1 <= len(shape) <= 2:
-            raise self.error(node, f"{what} shape {shape}: local buffers are 1-D (one value per row or column) or "
-                                   "2-D blocks")
-        if any(s <= 0 or s % TILE for s in shape):
-            fixed = tuple(-(-max(s, 1) // TILE) * TILE for s in shape)
-            raise self.error(node, f"{what} shape {shape} is not made of whole {TILE}x{TILE} tiles; use multiples of "
-                                   f"{TILE} such as {fixed}")
+        if not 1 <= len(shape) <= 3 or any(s <= 0 for s in shape):
+            raise self.error(node, f"{what} shape {shape}: local buffers have 1 to 3 positive dims")
         fmt = data_format_of(args["dtype"], self.src.location(node), f"{what} dtype")
         name = self.unique_buffer_name(name_hint or scope)
-        op = self.insert(tile.AllocOp(name, scope, memref_type(shape, fmt, scope)), node)
+        ir_shape = shape[-2:] if len(shape) == 3 else shape
+        op = self.insert(tile.AllocOp(name, scope, memref_type(ir_shape, fmt, scope)), node)
         op.result.name_hint = name
-        return BufferRef(name, shape, fmt, scope, op.result)
+        return BufferRef(name, shape, fmt, scope, op.result, canonical_name(args["dtype"]))
 
-    # copy
+    def new_buffer(self, like_shape, dtype, scope: str, hint: str, node) -> BufferRef:
+        """A local buffer the front end adds (transposed gemm operands, reduction temporaries)."""
+        name = self.unique_buffer_name(hint)
+        fmt = data_format_of(dtype)
+        op = self.insert(tile.AllocOp(name, scope, memref_type(like_shape, fmt, scope)), node)
+        op.result.name_hint = name
+        return BufferRef(name, tuple(like_shape), fmt, scope, op.result, canonical_name(dtype))
+
+    def rule_alloc_var(self, node, name_hint):
+        args = self.arguments(node, ("dtype", "init"), {"init": None, "scope": None}, "T.alloc_var")
+        return args["init"] if args["init"] is not None else 0.0
+
+    # -- copy -----------------------------------------------------------------------------------------
 
     def rule_copy(self, node, name_hint):
         self.require_kernel(node, "T.copy")
         args = self.arguments(node, ("src", "dst"), {"coalesced_width": None, "disable_tma": False,
-                                                     "eviction_policy": None}, "T.copy")
+                                                     "eviction_policy": None, "annotations": None,
+                                                     "loop_layout": None}, "T.copy")
         src, dst = args["src"], args["dst"]
         for side, value in (("src", src), ("dst", dst)):
             if not isinstance(value, (BufferRef, Region)):
@@ -113,96 +211,202 @@ class PrimitiveRules:
         src_global = (src.buffer if isinstance(src, Region) else src).is_global
         dst_global = (dst.buffer if isinstance(dst, Region) else dst).is_global
         if src_global and dst_global:
-            raise self.error(node, "T.copy between two global tensors; copy through a local buffer")
+            self.copy_through_local(src, dst, node)
+            return None
         if not src_global and not dst_global:
             a = self.local_buffer(src, node, "T.copy")
             b = self.local_buffer(dst, node, "T.copy")
-            if a.shape != b.shape:
+            if self.shape_of(a) != self.shape_of(b):
                 raise self.error(node, f"T.copy from {a.name} {a.shape} to {b.name} {b.shape}: shapes differ")
             self.insert(tile.CopyOp(a.value, b.value), node)
             return None
         local = self.local_buffer(dst if src_global else src, node, "T.copy")
         region = src if src_global else dst
-        offsets = self.global_offsets(region, local, node)
+        offsets, dims = self.global_offsets(region, local, node)
         glob = region.buffer if isinstance(region, Region) else region
         if src_global:
-            self.insert(tile.CopyOp(glob.value, local.value, offsets), node)
+            self.insert(tile.CopyOp(glob.value, local.value, offsets, dims), node)
         else:
-            self.insert(tile.CopyOp(local.value, glob.value, offsets), node)
+            self.insert(tile.CopyOp(local.value, glob.value, offsets, dims), node)
         return None
 
-    def global_offsets(self, region, local: BufferRef, node) -> list[SSAValue]:
-        """Element offsets of a tile-aligned block of a global tensor whose trailing dims are the
-        local buffer's shape (leading dims, if any, have extent 1)."""
+    def whole(self, glob: BufferRef) -> Region:
+        return Region(glob, [Index() for _ in glob.shape], list(glob.shape))
+
+    def copy_through_local(self, src, dst, node) -> None:
+        """A global-to-global copy: into a shared buffer of the region's shape, then out."""
+        src_region = src if isinstance(src, Region) else self.whole(src)
+        dst_region = dst if isinstance(dst, Region) else self.whole(dst)
+        extents = [e for e in src_region.extents if e is not None] or \
+            [e for e in dst_region.extents if e is not None]
+        if not extents:
+            raise self.error(node, "T.copy between two global tensors needs the region's extents: slice it, "
+                                   "A[i0:i1, j0:j1]")
+        shape = tuple(e for e in extents if e != 1)[-2:] or (1,)
+        staging = self.new_buffer(shape, dst_region.buffer.dtype_name or canonical_name(dst_region.buffer.dtype),
+                                  "shared", f"{src_region.buffer.name}_to_{dst_region.buffer.name}", node)
+        offsets, dims = self.global_offsets(src_region, staging, node)
+        self.insert(tile.CopyOp(src_region.buffer.value, staging.value, offsets, dims), node)
+        offsets, dims = self.global_offsets(dst_region, staging, node)
+        self.insert(tile.CopyOp(staging.value, dst_region.buffer.value, offsets, dims), node)
+
+    def global_offsets(self, region, local: BufferRef, node) -> tuple[list[SSAValue], list[int] | None]:
+        """Element offsets of a block of a global tensor and the global dim each local dim runs along.
+
+        A region written with slices maps its sliced dims to the local buffer's dims, in order
+        (local dims of extent 1 may run along none); one written with start indices only has the
+        local buffer's shape in its trailing dims."""
         glob = region.buffer if isinstance(region, Region) else region
         if isinstance(region, BufferRef):
-            region = Region(glob, [Index() for _ in glob.shape], list(glob.shape))
-        rank, lrank = len(glob.shape), len(local.shape)
-        if lrank != 2:
-            raise self.error(node, f"T.copy between {glob.name} and the 1-D buffer {local.name}: copies move 2-D "
-                                   "blocks of whole tiles; make the local buffer 2-D")
-        if rank < 2:
-            raise self.error(node, f"T.copy of the 1-D tensor {glob.name}: give it two dims (1, n)")
-        want = [1] * (rank - 2) + list(local.shape)
-        for d, (extent, need) in enumerate(zip(region.extents, want)):
-            if extent is not None and extent != need:
-                raise self.error(node, f"T.copy region of {glob.name} has extent {extent} in dim {d} but "
-                                       f"{local.name} needs {need} (its shape is {local.shape})")
-        for d in (rank - 2, rank - 1):
-            start = region.starts[d]
-            if not start.divisible_by(TILE):
-                raise self.error(node, f"T.copy region of {glob.name} starts at {start!r} in dim {d}, which is not "
-                                       f"tile-aligned; copy regions must start at multiples of {TILE}")
+            region = self.whole(glob)
+        lshape = self.shape_of(local)
+        rank, lrank = len(glob.shape), len(lshape)
+        sliced = [d for d, e in enumerate(region.extents) if e is not None]
+        if not sliced:
+            if lrank > rank:
+                if all(s == 1 for s in lshape[:lrank - rank]):
+                    dims = [-1] * (lrank - rank) + list(range(rank))
+                else:
+                    raise self.error(node, f"T.copy of {glob.name} {glob.shape} into {local.name} {lshape}: the local "
+                                           "buffer has more dims than the tensor")
+            else:
+                dims = list(range(rank - lrank, rank))
+        else:
+            dims = self.match_dims(sliced, region.extents, lshape, glob, local, node)
+        extents = [1] * rank
+        for ld, gd in enumerate(dims):
+            if gd >= 0:
+                extents[gd] = lshape[ld]
+        for d, (given, need) in enumerate(zip(region.extents, extents)):
+            if given is not None and given != need:
+                raise self.error(node, f"T.copy region of {glob.name} has extent {given} in dim {d} but {local.name} "
+                                       f"needs {need} (its shape is {lshape})")
+        mapped = [gd for gd in dims if gd >= 0]
+        if mapped and mapped[-1] != rank - 1 and lshape[-1] != 1:
+            raise self.error(node, f"T.copy of {glob.name}: the block runs along dim {mapped[-1]} in its last dim; "
+                                   f"tiles hold rows of the tensor's last dim ({rank - 1}), so a copy must keep "
+                                   "that dim last (copy whole rows, then T.transpose)")
+        if mapped != sorted(mapped):
+            raise self.error(node, f"T.copy of {glob.name}: the block's dims {mapped} are not in the tensor's order")
         for d in range(rank):
             start = region.starts[d]
-            if start.is_constant and (start.const < 0 or start.const >= -(-glob.shape[d] // TILE) * TILE
-                                      if d >= rank - 2 else start.const >= glob.shape[d]):
-                raise self.error(node, f"T.copy region of {glob.name} starts at {start.const} in dim {d}, outside its "
+            if start.is_constant and (start.const < 0 or start.const + extents[d] > glob.shape[d]):
+                last = start.const + extents[d] - 1
+                if d >= rank - 2 and start.const >= 0 and start.const < glob.shape[d]:
+                    continue  # a block reaching past the end reads the tensor's padding
+                raise self.error(node, f"T.copy region of {glob.name} covers index {last} of dim {d}, outside its "
                                        f"shape {glob.shape}")
-        return [self.index_value(s, node) for s in region.starts]
+        default = list(range(rank - lrank, rank)) if lrank <= rank else None
+        return [self.index_value(s, node) for s in region.starts], (None if dims == default else dims)
 
-    # tile compute ops
+    def match_dims(self, sliced, extents, lshape, glob, local, node) -> list[int]:
+        """Sliced global dims ↔ local dims, in order; local dims of extent 1 may match none."""
+        dims: list[int] = []
+        g = 0
+        for ld, size in enumerate(lshape):
+            remaining_local = len(lshape) - ld
+            remaining_sliced = len(sliced) - g
+            if g < len(sliced) and (extents[sliced[g]] == size or remaining_local <= remaining_sliced):
+                dims.append(sliced[g])
+                g += 1
+            elif size == 1:
+                dims.append(-1)
+            else:
+                raise self.error(node, f"T.copy region of {glob.name} (extents {extents}) does not match the shape "
+                                       f"{lshape} of {local.name}")
+        if g != len(sliced) and any(extents[d] != 1 for d in sliced[g:]):
+            raise self.error(node, f"T.copy region of {glob.name} (extents {extents}) has more dims than "
+                                   f"{local.name} {lshape}")
+        return dims
+
+    # -- tile compute ops -----------------------------------------------------------------------------
 
     def rule_gemm(self, node, name_hint):
         self.require_kernel(node, "T.gemm")
-        args = self.arguments(node, ("A", "B", "C", "transpose_A", "transpose_B"), {
-            "transpose_A": False, "transpose_B": False, "policy": None, "clear_accum": False, "k_pack": 1,
-            "wg_wait": 0}, "T.gemm")
+        args = self.arguments(node, ("A", "B", "C", "transpose_A", "transpose_B"), dict(_GEMM_OPTIONS), "T.gemm")
         a = self.local_buffer(args["A"], node, "T.gemm")
         b = self.local_buffer(args["B"], node, "T.gemm")
         c = self.local_buffer(args["C"], node, "T.gemm")
         ta, tb = bool(args["transpose_A"]), bool(args["transpose_B"])
         for buf in (a, b, c):
-            if len(buf.shape) != 2:
+            if len(self.shape_of(buf)) != 2:
                 raise self.error(node, f"T.gemm takes 2-D buffers; {buf.name} is {buf.shape}")
-        m, k = a.shape[::-1] if ta else a.shape
-        k2, n = b.shape[::-1] if tb else b.shape
+        a_shape, b_shape = self.shape_of(a), self.shape_of(b)
+        m, k = a_shape[::-1] if ta else a_shape
+        k2, n = b_shape[::-1] if tb else b_shape
         if k != k2:
-            raise self.error(node, f"T.gemm shape mismatch: A {a.name} is {a.shape}{' (transposed)' if ta else ''} "
-                                   f"and B {b.name} is {b.shape}{' (transposed)' if tb else ''}; A's K ({k}) must "
+            raise self.error(node, f"T.gemm shape mismatch: A {a.name} is {a_shape}{' (transposed)' if ta else ''} "
+                                   f"and B {b.name} is {b_shape}{' (transposed)' if tb else ''}; A's K ({k}) must "
                                    f"equal B's K ({k2})")
-        if c.shape != (m, n):
+        if self.shape_of(c) != (m, n):
             raise self.error(node, f"T.gemm shape mismatch: A @ B is {m}x{n} but C {c.name} is "
-                                   f"{'x'.join(map(str, c.shape))}")
-        if ta or tb:
-            raise self.error(node, "T.gemm with transpose_A / transpose_B is not supported; copy the operand in the "
-                                   "layout A (M x K) and B (K x N)")
-        self.insert(tile.GemmOp(a.value, b.value, c.value, ta, tb, bool(args["clear_accum"])), node)
+                                   f"{'x'.join(map(str, self.shape_of(c)))}")
+        if ta:
+            a = self.transposed(a, node)
+        if tb:
+            b = self.transposed(b, node)
+        self.insert(tile.GemmOp(a.value, b.value, c.value, False, False, bool(args["clear_accum"])), node)
+
+    def transposed(self, buf: BufferRef, node) -> BufferRef:
+        shape = self.shape_of(buf)[::-1]
+        out = self.new_buffer(shape, buf.dtype_name or canonical_name(buf.dtype), "fragment", f"{buf.name}_T", node)
+        self.insert(tile.TransposeOp(buf.value, out.value), node)
+        return out
+
+    def rule_transpose(self, node, name_hint):
+        self.require_kernel(node, "T.transpose")
+        args = self.arguments(node, ("src", "dst"), {}, "T.transpose")
+        src = self.local_buffer(args["src"], node, "T.transpose")
+        dst = self.local_buffer(args["dst"], node, "T.transpose")
+        if len(self.shape_of(src)) != 2 or self.shape_of(dst) != self.shape_of(src)[::-1]:
+            raise self.error(node, f"T.transpose of {src.name} {self.shape_of(src)} needs a destination of shape "
+                                   f"{self.shape_of(src)[::-1]}, not {dst.name} {self.shape_of(dst)}")
+        self.insert(tile.TransposeOp(src.value, dst.value), node)
+
+    def rule_cumsum(self, node, name_hint):
+        self.require_kernel(node, "T.cumsum")
+        args = self.arguments(node, ("src", "dst", "dim", "reverse"), {"dst": None, "dim": 0, "reverse": False,
+                                                                       "annotations": None}, "T.cumsum")
+        src = self.local_buffer(args["src"], node, "T.cumsum")
+        dst = self.local_buffer(args["dst"], node, "T.cumsum") if args["dst"] is not None else src
+        shape = self.shape_of(src)
+        if self.shape_of(dst) != shape:
+            raise self.error(node, f"T.cumsum from {src.name} {shape} into {dst.name} {self.shape_of(dst)}: the shapes "
+                                   "differ")
+        dim = args["dim"]
+        if not isinstance(dim, int) or not -len(shape) <= dim < len(shape):
+            raise self.error(node, f"T.cumsum dim {dim!r} is not a dim of {src.name} {shape}")
+        self.insert(tile.CumsumOp(src.value, dst.value, dim % len(shape), bool(args["reverse"])), node)
 
     def rule_clear(self, node, name_hint):
         self.require_kernel(node, "T.clear")
         args = self.arguments(node, ("buffer",), {}, "T.clear")
-        buf = self.local_buffer(args["buffer"], node, "T.clear")
-        self.insert(tile.FillOp(buf.value, 0.0), node)
+        self.fill_buffer(args["buffer"], 0.0, node, "T.clear")
 
     def rule_fill(self, node, name_hint):
         self.require_kernel(node, "T.fill")
         args = self.arguments(node, ("buffer", "value"), {}, "T.fill")
-        buf = self.local_buffer(args["buffer"], node, "T.fill")
         value = args["value"]
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise self.error(node, f"T.fill value must be a number constant, not {self.describe(value)}")
-        self.insert(tile.FillOp(buf.value, float(value)), node)
+        self.fill_buffer(args["buffer"], float(value), node, "T.fill")
+
+    def fill_buffer(self, target, value: float, node, what: str) -> None:
+        glob = target.buffer if isinstance(target, Region) else target
+        if isinstance(glob, BufferRef) and glob.is_global:
+            region = target if isinstance(target, Region) else self.whole(glob)
+            shape = tuple(e for e in (region.extents if any(e is not None for e in region.extents) else glob.shape)
+                          if e is not None and e != 1)[-2:] or (1,)
+            frag = self.new_buffer(shape, glob.dtype_name or canonical_name(glob.dtype), "fragment",
+                                   f"{glob.name}_fill", node)
+            self.insert(tile.FillOp(frag.value, value), node)
+            offsets, dims = self.global_offsets(region, frag, node)
+            self.insert(tile.CopyOp(frag.value, glob.value, offsets, dims), node)
+            return
+        buf = self.local_buffer(target, node, what)
+        self.insert(tile.FillOp(buf.value, value), node)
+
+    # -- reductions -----------------------------------------------------------------------------------
 
     def rule_reduce_sum(self, node, name_hint):
         self.reduce(node, "sum")
@@ -210,70 +414,174 @@ class PrimitiveRules:
     def rule_reduce_max(self, node, name_hint):
         self.reduce(node, "max")
 
+    def rule_reduce_min(self, node, name_hint):
+        self.reduce(node, "min")
+
+    def rule_reduce_abssum(self, node, name_hint):
+        self.reduce(node, "abssum")
+
+    def rule_reduce_absmax(self, node, name_hint):
+        self.reduce(node, "absmax")
+
     def reduce(self, node, kind: str) -> None:
         what = f"T.reduce_{kind}"
         self.require_kernel(node, what)
-        args = self.arguments(node, ("buffer", "out", "dim", "clear"), {"dim": -1, "clear": True}, what)
+        args = self.arguments(node, ("buffer", "out", "dim", "clear"), {"dim": -1, "clear": True, "batch": 1,
+                                                                        "nan_propagate": False}, what)
         src = self.local_buffer(args["buffer"], node, what)
         dst = self.local_buffer(args["out"], node, what)
         dim = args["dim"]
-        if len(src.shape) != 2:
-            raise self.error(node, f"{what} reduces a 2-D buffer; {src.name} is {src.shape}")
-        if dim not in (0, 1, -1):
+        shape = self.shape_of(src)
+        if len(shape) != 2:
+            raise self.error(node, f"{what} reduces a 2-D buffer; {src.name} is {shape}")
+        if dim not in (0, 1, -1, -2):
             raise self.error(node, f"{what} dim must be 0 (down columns) or 1 / -1 (along rows), not {dim!r}")
-        dim = 1 if dim == -1 else dim
-        want = src.shape[1 - dim]
-        if dst.shape != (want,):
-            raise self.error(node, f"{what} of {src.name} {src.shape} along dim {dim} gives {want} values but "
-                                   f"{dst.name} has shape {dst.shape}; make it ({want},)")
-        self.insert(tile.ReduceOp(src.value, dst.value, kind, dim, bool(args["clear"])), node)
+        dim = dim % 2
+        want = shape[1 - dim]
+        if self.shape_of(dst) != (want,):
+            raise self.error(node, f"{what} of {src.name} {shape} along dim {dim} gives {want} values but "
+                                   f"{dst.name} has shape {self.shape_of(dst)}; make it ({want},)")
+        clear = bool(args["clear"])
+        if kind in ("sum", "max"):
+            self.insert(tile.ReduceOp(src.value, dst.value, kind, dim, clear), node)
+            return
+        dtype = src.dtype_name or canonical_name(src.dtype)
+        pre = self.new_buffer(shape, dtype, "fragment", f"{src.name}_{'neg' if kind == 'min' else 'abs'}", node)
+        fn = "neg" if kind == "min" else "abs"
+        self.elementwise(shape, node, lambda ix: self.unary_op(fn, self.load_at(src, ix, node), node), pre)
+        if kind in ("abssum", "absmax"):
+            self.insert(tile.ReduceOp(pre.value, dst.value, "sum" if kind == "abssum" else "max", dim, clear), node)
+            return
+        red = self.new_buffer((want,), dst.dtype_name or canonical_name(dst.dtype), "fragment", f"{dst.name}_max",
+                              node)
+        self.insert(tile.ReduceOp(pre.value, red.value, "max", dim, True), node)
 
-    # element functions
+        def result(ix):
+            neg = self.unary_op("neg", self.load_at(red, ix, node), node)
+            if clear:
+                return neg
+            return self.insert(arith.MinimumfOp(self.load_at(dst, ix, node), neg), node).result
+
+        self.elementwise((want,), node, result, dst)
+
+    def unary_op(self, fn: str, value: SSAValue, node) -> SSAValue:
+        if fn == "neg":
+            return self.insert(arith.NegfOp(value), node).result
+        return self.insert(tile.MathOp(fn, [value]), node).result
+
+    def load_at(self, buf: BufferRef, indices, node) -> SSAValue:
+        return self.insert(tile.LoadOp(buf.value, list(indices)), node).result
+
+    def elementwise(self, shape, node, compute, out: BufferRef) -> None:
+        """``for ix in T.Parallel(*shape): out[ix] = compute(ix)``, built directly."""
+        op = self.insert(tile.ParallelOp(list(shape)), node)
+        outer, saved = self.block, self.parallel
+        self.block, self.parallel = op.body.block, op
+        try:
+            ix = list(op.body.block.args)
+            self.insert(tile.StoreOp(compute(ix), out.value, ix), node)
+        finally:
+            self.block, self.parallel = outer, saved
+
+    # -- atomic add -----------------------------------------------------------------------------------
+
+    def rule_atomic_add(self, node, name_hint):
+        if len(node.args) < 2:
+            raise self.error(node, "T.atomic_add takes (dst, value)")
+        for key, _ in self.keywords(node):
+            if key not in ("memory_order", "return_prev", "use_tma", "annotations"):
+                raise self.error(node, f"T.atomic_add has no argument {key!r}")
+        target = node.args[0]
+        if self.parallel is not None:
+            if not isinstance(target, ast.Subscript):
+                raise self.error(node, "inside T.Parallel, T.atomic_add adds into an element: T.atomic_add(C[i, j], v)")
+            buffer = self.expr(target.value)
+            if not isinstance(buffer, BufferRef):
+                raise self.error(node, f"T.atomic_add into {self.describe(buffer)}")
+            indices, key = self.element_indices(buffer, target.slice, node)
+            old = self.load_key(buffer, indices, key, node)
+            value = self.float_value(self.expr(node.args[1]), node)
+            self.put(buffer, indices, key, Elem(self.insert(arith.AddfOp(old, value), node).result), node)
+            if buffer.is_global and buffer.name not in self.atomic_targets:
+                self.atomic_targets.append(buffer.name)
+            return None
+        self.require_kernel(node, "T.atomic_add")
+        dst = self.expr(target)
+        value = self.expr(node.args[1])
+        glob = dst.buffer if isinstance(dst, Region) else dst
+        if not isinstance(glob, BufferRef) or not glob.is_global or not isinstance(value, (BufferRef, Region)):
+            raise self.error(node, "outside T.Parallel, T.atomic_add adds a local block into a global tensor: "
+                                   "T.atomic_add(C[by * bM, bx * bN], C_local); per-thread scalar atomics have no "
+                                   "Tensix meaning (a core runs a block as tile operations)")
+        local = self.local_buffer(value, node, "T.atomic_add")
+        shape = self.shape_of(local)
+        current = self.new_buffer(shape, glob.dtype_name or canonical_name(glob.dtype), "shared",
+                                  f"{glob.name}_old", node)
+        total = self.new_buffer(shape, glob.dtype_name or canonical_name(glob.dtype), "fragment",
+                                f"{glob.name}_sum", node)
+        offsets, dims = self.global_offsets(dst, local, node)
+        self.insert(tile.CopyOp(glob.value, current.value, offsets, dims), node)
+        self.elementwise(shape, node, lambda ix: self.insert(arith.AddfOp(
+            self.load_at(current, ix, node), self.load_at(local, ix, node)), node).result, total)
+        offsets, dims = self.global_offsets(dst, local, node)
+        self.insert(tile.CopyOp(total.value, glob.value, offsets, dims), node)
+        if glob.name not in self.atomic_targets:
+            self.atomic_targets.append(glob.name)
+        return None
+
+    # -- element functions ------------------------------------------------------------------------------
 
     def element_args(self, node: ast.Call, count: int, what: str) -> list:
         if node.keywords or len(node.args) != count:
             raise self.error(node, f"{what} takes {count} positional argument{'s' if count > 1 else ''}")
-        if self.parallel is None:
-            raise self.error(node, f"{what} is an element function: use it inside T.Parallel")
         return [self.expr(a) for a in node.args]
 
-    def unary(self, fn: str, value, node) -> Elem:
-        return Elem(self.insert(tile.MathOp(fn, [self.float_value(value, node)]), node).result)
-
-    def min_max(self, which: str, args, node) -> Elem:
-        a, b = (self.float_value(v, node) for v in args)
-        cls = arith.MaximumfOp if which == "max" else arith.MinimumfOp
-        return Elem(self.insert(cls(a, b), node).result)
-
     def rule_max(self, node, name_hint):
-        return self.min_max("max", self.element_args(node, 2, "T.max"), node)
+        if len(node.args) < 2 or node.keywords:
+            raise self.error(node, "T.max takes two or more values")
+        return self.min_max("max", [self.expr(a) for a in node.args], node)
 
     def rule_min(self, node, name_hint):
-        return self.min_max("min", self.element_args(node, 2, "T.min"), node)
+        if len(node.args) < 2 or node.keywords:
+            raise self.error(node, "T.min takes two or more values")
+        return self.min_max("min", [self.expr(a) for a in node.args], node)
 
     def rule_pow(self, node, name_hint):
         a, b = self.element_args(node, 2, "T.pow")
-        return Elem(self.insert(tile.MathOp("pow", [self.float_value(a, node), self.float_value(b, node)]),
-                                node).result)
+        if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+            return float(a) ** b
+        return self.element_binop(ast.Pow(), a, b, node)
+
+    def rule_clamp(self, node, name_hint):
+        args = self.arguments(node, ("value", "min_val", "max_val"), {"min_val": None, "max_val": None}, "T.clamp")
+        x = args["value"]
+        if args["max_val"] is not None:
+            x = self.min_max("min", [x, args["max_val"]], node)
+        if args["min_val"] is not None:
+            x = self.min_max("max", [x, args["min_val"]], node)
+        return x
 
     def rule_if_then_else(self, node, name_hint):
         cond, a, b = self.element_args(node, 3, "T.if_then_else")
-        if not (isinstance(cond, Elem) and cond.is_bool):
-            raise self.error(node, "T.if_then_else needs a comparison of element values as its condition")
-        return Elem(self.insert(arith.SelectOp(cond.value, self.float_value(a, node), self.float_value(b, node)),
-                                node).result)
+        if isinstance(cond, (bool, int)) and not isinstance(cond, Index):
+            return a if cond else b
+        return self.select(cond, a, b, node)
 
     def rule_cast(self, node, name_hint):
-        if self.parallel is None:
-            raise self.error(node, "T.cast is an element function: use it inside T.Parallel")
-        if len(node.args) != 2:
-            raise self.error(node, "T.cast takes (value, dtype)")
-        value = self.expr(node.args[0])
-        dtype = self.expr(node.args[1])
-        if not isinstance(dtype, (str, DType, DataFormat)):
-            raise self.error(node, f"T.cast dtype {dtype!r} is not a dtype")
-        data_format_of(dtype, self.src.location(node), "T.cast dtype")
-        return Elem(self.float_value(value, node))
+        args = self.arguments(node, ("value", "dtype"), {}, "T.cast")
+        return self.cast_value(args["value"], self.dtype_arg(args["dtype"], node), node)
+
+    def rule_Cast(self, node, name_hint):
+        args = self.arguments(node, ("dtype", "value"), {}, "T.Cast")
+        return self.cast_value(args["value"], self.dtype_arg(args["dtype"], node), node)
+
+    def dtype_arg(self, dtype, node) -> DType:
+        if not isinstance(dtype, str):
+            raise self.error(node, f"{dtype!r} is not a dtype")
+        try:
+            return DType(canonical_name(dtype))
+        except Exception:
+            raise self.error(node, f"{dtype!r} is not a dtype") from None
 
     # layout and schedule annotations
 
@@ -288,7 +596,7 @@ class PrimitiveRules:
             target = self.expr(node.args[0])
             if not isinstance(target, BufferRef):
                 raise self.error(node, "T.annotate_tt_layout(A, memory=..., ...) names a tensor parameter first")
-            entries = {target.name: {kw.arg: self.expr(kw.value) for kw in node.keywords}}
+            entries = {target.name: dict(self.keywords(node))}
         else:
             raise self.error(node, "use T.annotate_tt_layout({A: {...}}) or T.annotate_tt_layout(A, memory=..., ...)")
         for name, spec in entries.items():
@@ -300,7 +608,7 @@ class PrimitiveRules:
     def rule_annotate_tt_schedule(self, node, name_hint):
         self.require_kernel(node, "T.annotate_tt_schedule")
         where = self.src.location(node)
-        values = {kw.arg: self.expr(kw.value) for kw in node.keywords}
+        values = dict(self.keywords(node))
         if node.args:
             if len(node.args) != 1 or not isinstance(first := self.expr(node.args[0]), dict):
                 raise self.error(node, "use T.annotate_tt_schedule(policy=..., order=...) or a dict")
@@ -321,6 +629,12 @@ for _fn in api.UNARY_FUNCTIONS:
 USAGE = {
     "Kernel": "with T.Kernel(gx, gy) as (bx, by):",
     "serial": "for k in T.serial(n):",
+    "Serial": "for k in T.Serial(n):",
+    "unroll": "for k in T.unroll(n):",
+    "vectorized": "for k in T.vectorized(n):",
+    "grid": "for i, j in T.grid(m, n):",
     "Pipelined": "for k in T.Pipelined(n, num_stages=2):",
     "Parallel": "for i, j in T.Parallel(m, n):",
 }
+
+__all__ = ["PrimitiveRules", "USAGE", "TensorType"]

@@ -1,66 +1,59 @@
-"""Data types and tensor annotations of the TileLang front end (``T.float32``, ``T.Tensor``).
+"""Tensor annotations of the TileLang front end (``T.Tensor``) and the memref types of its buffers.
 
-Reads: dtype names and shapes the user writes. Writes: nothing. A dtype is kept as the
-tilefold :class:`~tilefold.layout.formats.DataFormat` it is stored in; TileLang's names map
-as the Tenstorrent backend maps them: ``float``/``float32`` → Float32, ``bfloat16`` →
-Float16_b, and ``float16`` → Float16_b too (the 16-bit float format of the Tensix engines'
-circular buffers here is bfloat16; seed 001 stores its float16 example as ``BFloat16_b``).
+Reads: shapes and dtypes the user writes. Writes: nothing. A dtype is kept as the tilefold
+:class:`~tilefold.layout.formats.DataFormat` it is stored in (:mod:`.dtypes` says which);
+memrefs carry that format as their element type (``f32``, ``bf16``, ``f16``, ``si32`` ...).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.dialects.builtin import MemRefType, StringAttr, bf16, f32
+import numpy as np
 
-from tilefold.errors import KernelError, SourceLocation
+from xdsl.dialects.builtin import (
+    IntegerType,
+    MemRefType,
+    Signedness,
+    StringAttr,
+    bf16,
+    f16,
+    f32,
+    f8E4M3FN,
+)
+
+from tilefold.errors import KernelError
+from tilefold.frontend.tilelang.dtypes import DType, canonical_name, data_format_of
 from tilefold.layout.formats import DataFormat
 
-_DTYPES = {
-    "float": DataFormat.Float32, "float32": DataFormat.Float32, "fp32": DataFormat.Float32, "f32": DataFormat.Float32,
-    "bfloat16": DataFormat.Float16_b, "bf16": DataFormat.Float16_b,
-    "float16": DataFormat.Float16_b, "half": DataFormat.Float16_b, "fp16": DataFormat.Float16_b,
+# tile format -> (short name in ``tt.buffer`` entries, memref element type). MLIR has no
+# block-float type: a bfloat8_b buffer's memref uses f8E4M3FN as its element type.
+_FORMATS = {
+    DataFormat.Float32: ("f32", f32),
+    DataFormat.Float16_b: ("bf16", bf16),
+    DataFormat.Float16: ("f16", f16),
+    DataFormat.Bfp8_b: ("bfp8_b", f8E4M3FN),
+    DataFormat.Int32: ("i32", IntegerType(32, Signedness.SIGNED)),
+    DataFormat.UInt32: ("u32", IntegerType(32, Signedness.UNSIGNED)),
+    DataFormat.UInt16: ("u16", IntegerType(16, Signedness.UNSIGNED)),
+    DataFormat.UInt8: ("u8", IntegerType(8, Signedness.UNSIGNED)),
 }
-_SHORT = {DataFormat.Float32: "f32", DataFormat.Float16_b: "bf16"}
-
-
-@dataclass(frozen=True)
-class DType:
-    """A TileLang dtype (``T.float32``, ``T.bfloat16``, ``T.float16``)."""
-
-    name: str
-
-    @property
-    def data_format(self) -> DataFormat:
-        return _DTYPES[self.name]
-
-    def __str__(self) -> str:
-        return self.name
-
-
-float32 = DType("float32")
-bfloat16 = DType("bfloat16")
-float16 = DType("float16")
-
-
-def data_format_of(dtype, where: SourceLocation | None = None, what: str = "dtype") -> DataFormat:
-    """The storage format of a TileLang dtype (a :class:`DType`, a name, or a DataFormat)."""
-    if isinstance(dtype, DataFormat) and dtype in _SHORT:
-        return dtype
-    name = dtype.name if isinstance(dtype, DType) else str(getattr(dtype, "name", dtype))
-    key = name.strip().lower().removeprefix("torch.").removeprefix("t.")
-    if key in _DTYPES:
-        return _DTYPES[key]
-    raise KernelError(f"{what} {dtype!r} is not supported; use one of float32, bfloat16 or float16", where)
+_SHORT = {fmt: short for fmt, (short, _) in _FORMATS.items()}
+_BY_SHORT = {short: fmt for fmt, short in _SHORT.items()}
+_BY_ELEMENT = {element: fmt for fmt, (_, element) in _FORMATS.items()}
 
 
 def short_name(fmt: DataFormat) -> str:
-    """``bf16`` / ``f32``: the name the ``tt.buffer`` attributes use."""
+    """``bf16`` / ``f32`` / ``i32`` ...: the name the ``tt.buffer`` attributes use."""
     return _SHORT[fmt]
 
 
+def format_of_short_name(name: str) -> DataFormat:
+    return _BY_SHORT[name]
+
+
 def element_type(fmt: DataFormat):
-    return f32 if fmt is DataFormat.Float32 else bf16
+    return _FORMATS[fmt][1]
 
 
 def memref_type(shape, fmt: DataFormat, scope: str | None = None) -> MemRefType:
@@ -70,7 +63,7 @@ def memref_type(shape, fmt: DataFormat, scope: str | None = None) -> MemRefType:
 
 
 def format_of_memref(mtype: MemRefType) -> DataFormat:
-    return DataFormat.Float32 if mtype.element_type == f32 else DataFormat.Float16_b
+    return _BY_ELEMENT.get(mtype.element_type, DataFormat.Float16_b)
 
 
 @dataclass(frozen=True)
@@ -79,36 +72,66 @@ class TensorType:
 
     shape: tuple[int, ...]
     dtype: DataFormat
+    dtype_name: str = ""            # the TileLang dtype (host arrays come back in it)
 
     def __repr__(self) -> str:
-        return f"T.Tensor({self.shape}, {short_name(self.dtype)})"
+        return f"T.Tensor({self.shape}, {self.dtype_name or short_name(self.dtype)})"
 
 
-def _tensor(shape, dtype="float32", *args, **kwargs) -> TensorType:
-    from tilefold.program.caller import user_location
+def tensor_type(shape, dtype="float32", where=None) -> TensorType:
+    """A checked :class:`TensorType`; dims may still be unbound ``T.const`` names (eager kernels)."""
+    from tilefold.frontend.tilelang.values import ConstVar, Index
 
-    where = user_location()
-    if isinstance(shape, int):
+    if isinstance(shape, (int, ConstVar)) or (isinstance(shape, Index) and shape.is_constant):
         shape = (shape,)
-    try:
-        dims = tuple(int(s) for s in shape)
-    except (TypeError, ValueError):
-        raise KernelError(f"T.Tensor shape {shape!r} must be a tuple of ints (symbolic shapes are not supported; "
-                          "build the kernel for each shape)", where) from None
-    if not dims or any(d <= 0 for d in dims):
-        raise KernelError(f"T.Tensor shape {dims} must have at least one dim and only positive dims", where)
-    return TensorType(dims, data_format_of(dtype, where, "T.Tensor dtype"))
+    if not isinstance(shape, (tuple, list)):
+        raise KernelError(f"T.Tensor shape {shape!r} must be a tuple of ints", where)
+    dims = []
+    for s in shape:
+        if isinstance(s, Index) and s.is_constant:
+            s = s.const
+        if isinstance(s, ConstVar):
+            dims.append(s)
+            continue
+        if isinstance(s, bool) or not isinstance(s, (int, np.integer)):
+            raise KernelError(f"T.Tensor shape {tuple(shape)!r} must hold integer constants (T.const names are "
+                              "bound from the tensors an eager kernel is called with)", where)
+        if s <= 0:
+            raise KernelError(f"T.Tensor shape {tuple(shape)} must have only positive dims", where)
+        dims.append(int(s))
+    if not dims:
+        raise KernelError("T.Tensor shape () has no dims; give it at least one", where)
+    return TensorType(tuple(dims), data_format_of(dtype, where, "T.Tensor dtype"), canonical_name(dtype))
 
 
-def Tensor(shape, dtype="float32", *args, **kwargs) -> TensorType:  # noqa: N802 - TileLang's name
-    """A global tensor parameter of a ``@T.prim_func``: its shape and dtype."""
-    return _tensor(shape, dtype)
+class _TensorAnnotation:
+    """``T.Tensor(shape, dtype)`` and ``T.Tensor[shape, dtype]`` (also ``T.Buffer``): a kernel
+    parameter's type. Inside a kernel body, ``T.Tensor(shape, dtype, X.data)`` is a view of X."""
+
+    __tile_intrinsic__ = "Tensor"
+
+    def __init__(self, name: str):
+        self.__name__ = name
+
+    def __call__(self, shape, dtype="float32", *args, **kwargs) -> TensorType:
+        from tilefold.program.caller import user_location
+
+        return tensor_type(shape, kwargs.get("dtype", dtype), user_location())
+
+    def __getitem__(self, key) -> TensorType:
+        from tilefold.program.caller import user_location
+
+        shape, dtype = (key[0], key[1]) if isinstance(key, tuple) and len(key) == 2 else (key, "float32")
+        return tensor_type(shape, dtype, user_location())
+
+    def __repr__(self) -> str:
+        return f"T.{self.__name__}"
 
 
-def Buffer(shape, dtype="float32", *args, **kwargs) -> TensorType:  # noqa: N802 - TileLang's name
-    """The same as :func:`Tensor` (TileLang's older spelling)."""
-    return _tensor(shape, dtype)
+Tensor = _TensorAnnotation("Tensor")
+Buffer = _TensorAnnotation("Buffer")
+StridedTensor = _TensorAnnotation("StridedTensor")
 
 
-__all__ = ["DType", "float32", "bfloat16", "float16", "data_format_of", "short_name", "element_type",
-           "memref_type", "format_of_memref", "TensorType", "Tensor", "Buffer"]
+__all__ = ["DType", "data_format_of", "short_name", "format_of_short_name", "element_type", "memref_type",
+           "format_of_memref", "TensorType", "tensor_type", "Tensor", "Buffer"]

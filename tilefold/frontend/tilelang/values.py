@@ -10,10 +10,13 @@ Reads: nothing. Writes: ``arith`` ops, through the builder that is active (:func
 - :class:`BufferRef` — a global tensor parameter or a local (shared / fragment) buffer.
 - :class:`Region` — ``A[i, j]`` or ``A[a:b, c:d]``: a block of a buffer at element offsets.
 - :class:`Elem` — an ``f32`` element value inside ``T.Parallel`` (``i1`` for comparisons).
+- :class:`Cond` — an ``i1`` condition on indices outside ``T.Parallel`` (``if bx * 64 < M:``).
+- :class:`ConstVar` — a ``T.const`` / ``T.dynamic`` name of an eager kernel not bound yet.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from xdsl.dialects import arith
@@ -47,8 +50,9 @@ class Symbol:
 
     value: SSAValue
     name: str
-    kind: str          # "grid" | "loop" | "parallel" | "opaque"
+    kind: str          # "grid" | "loop" | "parallel" | "opaque" | "thread"
     extent: int | None = None
+    multiple: int = 1  # the value is always a multiple of this (opaque values: e.g. (32 * k) % 64)
 
     def __repr__(self) -> str:
         return self.name
@@ -80,7 +84,14 @@ class Index:
 
     def divisible_by(self, n: int) -> bool:
         """True when the value is a multiple of ``n`` for every value of its symbols."""
-        return self.const % n == 0 and all(c % n == 0 for c in self.terms.values())
+        return self.const % n == 0 and all((c * s.multiple) % n == 0 for s, c in self.terms.items())
+
+    def multiple(self) -> int:
+        """The largest number the value is known to be a multiple of (0 for the constant 0)."""
+        g = abs(self.const)
+        for s, c in self.terms.items():
+            g = math.gcd(g, abs(c) * s.multiple)
+        return g
 
     # -- arithmetic --------------------------------------------------------------------------
 
@@ -163,8 +174,8 @@ class Index:
     def __bool__(self):
         if self.is_constant:
             return bool(self.const)
-        raise KernelError("a block index or loop variable has no value while the kernel is compiled; Python "
-                          "`if` / `and` / `or` cannot test it (use T.if_then_else inside T.Parallel)")
+        raise KernelError("a block index or loop variable has no value while the kernel is compiled; compare it "
+                          "(`if bx * 64 < M:`) to branch on it")
 
     def __index__(self):
         if self.is_constant:
@@ -191,7 +202,8 @@ class BufferRef:
     shape: tuple[int, ...]
     dtype: DataFormat
     scope: str          # "global" | "shared" | "fragment"
-    value: SSAValue
+    value: SSAValue | None   # None until the kernel function of an eager kernel is created
+    dtype_name: str = ""     # the TileLang dtype the user wrote
 
     @property
     def is_global(self) -> bool:
@@ -210,6 +222,10 @@ class Region:
     starts: list[Index]
     extents: list[int | None]
 
+    def __bool__(self):
+        raise KernelError(f"an element of {self.buffer.name} read outside T.Parallel has no value while the "
+                          "kernel is compiled; branch on indices, or compute with T.if_then_else inside T.Parallel")
+
 
 @dataclass(eq=False)
 class Elem:
@@ -219,4 +235,34 @@ class Elem:
     is_bool: bool = False
 
 
-__all__ = ["Symbol", "Index", "BufferRef", "Region", "Elem", "active", "push_builder", "pop_builder", "constant"]
+@dataclass(eq=False)
+class Cond:
+    """An ``i1`` condition on block indices and loop variables, outside ``T.Parallel``."""
+
+    value: SSAValue
+
+    def __bool__(self):
+        raise KernelError("a condition on block indices or loop variables has no value while the kernel is "
+                          "compiled; use it in an `if` statement or T.if_then_else")
+
+
+@dataclass(eq=False)
+class ConstVar:
+    """A ``T.const("M")`` name of an eager kernel whose value no tensor annotation has given yet."""
+
+    name: str
+
+    def _unbound(self, *args):
+        raise KernelError(f"T.const {self.name!r} is used before a tensor annotation gives its value; annotate the "
+                          f"tensors (A: T.Tensor(({self.name}, ...), dtype)) first, or pass {self.name}=... to "
+                          ".compile()")
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __floordiv__ = __rfloordiv__ = _unbound
+    __mod__ = __rmod__ = __truediv__ = __rtruediv__ = __index__ = __int__ = __bool__ = _unbound
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+__all__ = ["Symbol", "Index", "BufferRef", "Region", "Elem", "Cond", "ConstVar", "active", "push_builder",
+           "pop_builder", "constant"]

@@ -29,8 +29,21 @@ class Accumulation:
     clear: tile.FillOp | None = None    # the clear it absorbs
 
 
+def _name(value: SSAValue) -> str | None:
+    owner = value.owner
+    return owner.buffer_name.data if isinstance(owner, tile.AllocOp) else None
+
+
 def touches(op: Operation, value: SSAValue) -> bool:
-    return any(value in o.operands for o in op.walk())
+    """Whether ``op`` (or an op inside it) uses ``value`` — directly, or by name in a lowered
+    ``tile.stmt``."""
+    name = _name(value)
+    for o in op.walk():
+        if value in o.operands:
+            return True
+        if name is not None and isinstance(o, tile.StmtOp) and (name in o.read_names or name in o.write_names):
+            return True
+    return False
 
 
 def previous_touch(op: Operation, value: SSAValue) -> Operation | None:
@@ -53,7 +66,7 @@ def analyze(gemm: tile.GemmOp) -> Accumulation:
         return Accumulation(gemm, "single")
     parent = gemm.parent_op()
     if isinstance(parent, tile.ForOp) and parent.kind.data in ("serial", "pipelined"):
-        others = [o for o in parent.walk() if o is not gemm and c in o.operands]
+        others = [o for o in parent.body.block.ops if o is not gemm and touches(o, c)]
         if not others:
             prev = previous_touch(parent, c)
             if prev is None or _is_clear(prev, c):

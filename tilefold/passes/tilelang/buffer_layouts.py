@@ -13,14 +13,12 @@ from __future__ import annotations
 from tilefold.arch import Arch
 from tilefold.arch.cores import CoreRange, CoreRangeSet
 from tilefold.layout.addressing import BufferLayout, tensor_accessor_args
-from tilefold.layout.formats import data_format
 from tilefold.layout.tensor_spec import MemoryConfig, NdShardSpec, TensorMemoryLayout, TensorSpec
 
-FORMATS = {"bf16": "Float16_b", "f32": "Float32"}
-
-
 def entry_format(entry: dict):
-    return data_format(FORMATS[entry["dtype"]])
+    from tilefold.frontend.tilelang.types import format_of_short_name
+
+    return format_of_short_name(entry["dtype"])
 
 
 def memory_config(entry: dict, arch: Arch) -> MemoryConfig | None:

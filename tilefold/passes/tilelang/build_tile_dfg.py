@@ -1,28 +1,36 @@
 """build_tile_dfg (Stage C3): the tile dataflow graph, and where each CB version is handed over.
 
-Reads: the statements of the kernel — ``tile.read_block`` (the reader defines a block of a
-buffer), ``tile.write_block`` (the writer uses one), ``tile.stmt`` (compute uses its
-``reads`` and defines its ``writes``) and the ``tile.for`` loops holding them — and
-``tt.cb.*``.
+Reads: the statements of the kernel — ``tile.read_block`` / ``tile.read_rows`` (the reader
+defines a block of a buffer), ``tile.write_block`` / ``tile.write_rows`` (the writer uses
+one), ``tile.stmt`` (compute uses its ``reads`` and defines its ``writes``) and the
+``tile.for`` / ``tile.if`` ops holding them — and ``tt.cb.*``.
 
 Every definition of a buffer is a new *version* of its CB: one block of pages. A version
 lives from its definition to its last use before the buffer is defined again, in the same
-block of statements; a loop uses the versions that enter it and keeps its own versions
-inside. So the protocol points are:
+block of statements. Loops and ifs are statements of their block too:
 
-- ``produce_begin`` / ``produce_end`` (reserve / push) around the defining statement;
-- ``consume`` (wait) before the first statement that uses the version, ``release`` (pop)
-  after the last — right after the definition if nothing uses it.
+- a loop *uses* the versions its body reads before defining them, and *defines* the buffers
+  its body defines that are read after it (their last version in the body comes out);
+- a buffer the body reads and then defines again is *carried*: each iteration waits for
+  the version the previous iteration (or the code before the loop) left, pops it after its
+  last use, and leaves its own last version for the next one (online softmax, flash
+  attention, an accumulator updated in ``T.serial``);
+- a buffer the body defines without reading first but that is read after the loop keeps
+  each iteration's last version until the next iteration defines it again (a pop guarded
+  by ``k > start``);
+- an ``if`` uses the versions its branches read; what a branch defines stays in it.
 
-A statement that reads a buffer and defines it again (``x = f(x)``) holds both versions at
-once, so that CB gets two blocks of pages.
+So the protocol points are ``produce_begin`` / ``produce_end`` (reserve / push) around a
+defining statement, ``consume`` (wait) before a version's first use and ``release`` (pop)
+after its last — right after the definition if nothing uses it. A statement that reads a
+buffer and defines it again (``x = f(x)``) holds both versions at once, so that CB gets two
+blocks of pages.
 
 Writes: ``tile.cb_event`` ops at those points; ``tt.cb.<name>`` updated (depth for in-place
 updates, consumer ``compute`` for a buffer nothing reads, which compute drains);
 ``tt.tile_dfg`` = {"edges": [{buffer, cb, producer, consumer, pages, depth}]}.
 
-Errors: a buffer updated in a loop and read in its next iteration (a loop-carried block
-other than a gemm accumulator), or computed in a loop and read after it.
+Errors: a buffer defined in a branch of an ``if`` and read after it.
 """
 
 from __future__ import annotations
@@ -30,6 +38,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
+from xdsl.dialects import arith
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation
 from xdsl.passes import ModulePass
@@ -39,15 +48,17 @@ from tilefold.passes.tilelang.attributes import kernel_function, set_attr
 from tilefold.passes.tilelang.common import compile_error, insert_after, insert_before
 from tilefold.passes.tilelang.internal_buffers import cb_entries
 
-STATEMENTS = (tile.ReadBlockOp, tile.WriteBlockOp, tile.StmtOp, tile.ForOp)
+STATEMENTS = (*tile.TRANSFERS, tile.StmtOp, tile.ForOp, tile.IfOp)
 
 
 @dataclass
 class Version:
     buffer: str
-    definition: Operation
+    definition: Operation | None          # None: the version entering a loop body
     uses: list[Operation] = field(default_factory=list)
     in_place: bool = False
+    flows_out: bool = False               # left for the next iteration or the code after the block
+    handed_to: Operation | None = None    # a loop that carries it: the loop body pops it
 
 
 class BuildTileDFG(ModulePass):
@@ -70,11 +81,14 @@ class TileDFG:
         self.cbs = cb_entries(kernel)
         self.by_index = {cb["index"]: name for name, cb in self.cbs.items()}
         self.versions: list[Version] = []
-        self.block(kernel.body.block, loop=None)
+        self.guarded: list[tuple[str, Operation, tile.ForOp]] = []
+        self.block(kernel.body.block, live_out=set(), carried=set())
         in_place = {v.buffer for v in self.versions if v.in_place}
-        drained = {v.buffer for v in self.versions if not v.uses}
+        drained = {v.buffer for v in self.versions if not v.uses and not v.flows_out}
         for v in self.versions:
             self.place(v)
+        for name, first_def, loop in self.guarded:
+            self.guarded_release(name, first_def, loop)
         edges = []
         for name, cb in sorted(self.cbs.items(), key=lambda kv: kv[1]["index"]):
             pages = cb["block_tiles"][0] * cb["block_tiles"][1]
@@ -90,75 +104,124 @@ class TileDFG:
     # -- the interface of a statement -------------------------------------------------------------
 
     def interface(self, op: Operation) -> tuple[list[str], list[str]]:
-        """(buffers it defines for the block it is in, versions it uses from that block)."""
-        if isinstance(op, tile.ReadBlockOp):
+        """(buffers it defines, buffers it uses) as seen from the block it is in."""
+        if isinstance(op, tile.READS):
             return [self.by_index[op.cb_index]], []
-        if isinstance(op, tile.WriteBlockOp):
+        if isinstance(op, tile.WRITES):
             return [], [self.by_index[op.cb_index]]
         if isinstance(op, tile.StmtOp):
             return op.write_names, op.read_names
-        if isinstance(op, tile.ForOp):
-            return [], self.imports(op)
+        if isinstance(op, (tile.ForOp, tile.IfOp)):
+            return self.defined_inside(op), self.imports(op)
         return [], []
 
-    def imports(self, loop: tile.ForOp) -> list[str]:
-        """Buffers a loop body uses before defining them: versions that enter the loop."""
-        defined: set[str] = set()
+    def regions(self, op) -> list[Block]:
+        if isinstance(op, tile.ForOp):
+            return [op.body.block]
+        return [op.then_region.block, op.else_region.block]
+
+    def imports(self, op: Operation) -> list[str]:
+        """Buffers a loop or if uses before defining them: versions that enter it."""
         out: list[str] = []
-        for op in loop.body.block.ops:
-            if not isinstance(op, STATEMENTS):
-                continue
-            defs, uses = self.interface(op)
-            for b in uses:
-                if b not in defined and b not in out:
-                    out.append(b)
-            defined |= set(defs)
+        for block in self.regions(op):
+            defined: set[str] = set()
+            for inner in block.ops:
+                if not isinstance(inner, STATEMENTS):
+                    continue
+                defs, uses = self.interface(inner)
+                for b in uses:
+                    if b not in defined and b not in out:
+                        out.append(b)
+                defined |= set(defs)
         return out
 
-    def defined_inside(self, loop: tile.ForOp) -> set[str]:
-        out: set[str] = set()
-        for op in loop.walk():
-            if isinstance(op, STATEMENTS) and op is not loop and not isinstance(op, tile.ForOp):
-                out |= set(self.interface(op)[0])
+    def defined_inside(self, op: Operation) -> list[str]:
+        out: list[str] = []
+        for inner in op.walk():
+            if inner is not op and isinstance(inner, STATEMENTS) and not isinstance(inner, (tile.ForOp, tile.IfOp)):
+                for b in self.interface(inner)[0]:
+                    if b not in out:
+                        out.append(b)
         return out
+
+    def used_after(self, op: Operation, live_out: set[str]) -> set[str]:
+        """Buffers read after ``op`` in its block before being defined again, or leaving the block."""
+        out: set[str] = set()
+        defined: set[str] = set()
+        nxt = op.next_op
+        while nxt is not None:
+            if isinstance(nxt, STATEMENTS):
+                defs, uses = self.interface(nxt)
+                out |= {b for b in uses if b not in defined}
+                if not isinstance(nxt, (tile.ForOp, tile.IfOp)):
+                    defined |= set(defs)
+            nxt = nxt.next_op
+        return out | {b for b in live_out if b not in defined}
 
     # -- versions ---------------------------------------------------------------------------------------
 
-    def block(self, block: Block, loop: tile.ForOp | None) -> None:
+    def block(self, block: Block, live_out: set[str], carried: set[str]) -> None:
+        """Versions of one block of statements. ``live_out``: buffers whose last version leaves the
+        block; ``carried``: buffers the block (a loop body) receives from the previous iteration."""
         current: dict[str, Version] = {}
-        stale: dict[str, Operation] = {}
-        imported = set(self.imports(loop)) if loop is not None else set()
         for op in block.ops:
             if not isinstance(op, STATEMENTS):
                 continue
             defs, uses = self.interface(op)
+            loop_carries: set[str] = set()
+            if isinstance(op, tile.ForOp):
+                loop_carries = set(uses) & set(defs)
             for b in uses:
-                if b in stale and b not in current:
-                    raise compile_error(op, f"{b} is computed inside the loop above and read after it; a loop keeps "
-                                            "the blocks it computes (only gemm accumulators leave a loop). Compute "
-                                            f"{b} after the loop")
-                if b in current:
-                    current[b].uses.append(op)
+                if b not in current:
+                    if b in carried:
+                        current[b] = Version(b, None)
+                    else:
+                        continue  # owned by an enclosing block
+                current[b].uses.append(op)
+                if b in loop_carries:
+                    current[b].handed_to = op
+            if isinstance(op, (tile.ForOp, tile.IfOp)):
+                after = self.used_after(op, live_out)
+                if isinstance(op, tile.IfOp):
+                    escaping = [b for b in defs if b in after]
+                    if escaping:
+                        raise compile_error(op, f"{escaping[0]} is computed inside this `if` and read after it; a "
+                                                "branch keeps the blocks it computes. Compute it before the `if`, or "
+                                                "in both branches' code after it")
+                    for region in self.regions(op):
+                        self.block(region, live_out=set(), carried=set())
+                    continue
+                exported = [b for b in defs if b in after or b in loop_carries]
+                self.loop(op, set(exported) | loop_carries, loop_carries)
+                for b in exported:
+                    if b in current:
+                        self.versions.append(current.pop(b))
+                    current[b] = Version(b, op)
+                continue
             for b in defs:
-                if b in imported:
-                    raise compile_error(op, f"{b} is read at the start of this loop body and updated in it, so each "
-                                            "iteration reads the previous one's block; loop-carried blocks are not "
-                                            "supported (only gemm accumulators). Restructure the loop")
                 if b in current:
                     self.versions.append(current[b])
-                version = Version(b, op, in_place=b in uses)
-                current[b] = version
-                stale.pop(b, None)
-            if isinstance(op, tile.ForOp):
-                self.block(op.body.block, op)
-                for b in self.defined_inside(op):
-                    if b not in current:
-                        stale[b] = op
+                current[b] = Version(b, op, in_place=b in uses)
+        for b, v in current.items():
+            if b in live_out:
+                v.flows_out = True
         self.versions.extend(current.values())
 
-    def event(self, anchor: Operation, kind: str, v: Version, after: bool) -> Operation:
-        cb = self.cbs[v.buffer]
-        op = tile.CbEventOp(kind, cb["index"], cb["block_tiles"][0] * cb["block_tiles"][1], v.buffer)
+    def loop(self, loop: tile.ForOp, live_out: set[str], carried: set[str]) -> None:
+        body = loop.body.block
+        for b in live_out - carried:
+            first = next(op for op in body.ops if isinstance(op, STATEMENTS) and b in self.defined_here(op))
+            self.guarded.append((b, first, loop))
+        self.block(body, live_out=live_out, carried=carried)
+
+    def defined_here(self, op) -> list[str]:
+        return self.interface(op)[0]
+
+    # -- protocol points --------------------------------------------------------------------------------
+
+    def event(self, anchor: Operation, kind: str, name: str, after: bool) -> Operation:
+        cb = self.cbs[name]
+        op = tile.CbEventOp(kind, cb["index"], cb["block_tiles"][0] * cb["block_tiles"][1], name)
         (insert_after if after else insert_before)(anchor, op)
         op.location = anchor.location
         return op
@@ -167,11 +230,36 @@ class TileDFG:
         """Reserve / push around the definition; wait before the first use, pop after the last.
         (For ``x = f(x)`` the pop of the old version follows the push of the new one.)"""
         d = v.definition
-        self.event(d, "produce_begin", v, after=False)
-        end = self.event(d, "produce_end", v, after=True)
-        if not v.uses:
-            consume = self.event(end, "consume", v, after=True)
-            self.event(consume, "release", v, after=True)
+        end = None
+        if d is not None and not isinstance(d, tile.ForOp):
+            self.event(d, "produce_begin", v.buffer, after=False)
+            end = self.event(d, "produce_end", v.buffer, after=True)
+        uses = v.uses
+        if v.handed_to is not None:
+            uses = uses[:uses.index(v.handed_to)]
+            if not uses:
+                return
+            self.event(uses[0], "consume", v.buffer, after=False)
             return
-        self.event(v.uses[0], "consume", v, after=False)
-        self.event(v.uses[-1], "release", v, after=True)
+        if not uses:
+            if v.flows_out or d is None:
+                return
+            # nothing reads it: drain it right after its definition (or after the loop that left it)
+            consume = self.event(end if end is not None else d, "consume", v.buffer, after=True)
+            self.event(consume, "release", v.buffer, after=True)
+            return
+        self.event(uses[0], "consume", v.buffer, after=False)
+        if not v.flows_out:
+            self.event(uses[-1], "release", v.buffer, after=True)
+
+    def guarded_release(self, name: str, first_def: Operation, loop: tile.ForOp) -> None:
+        """Before the first definition of ``name`` in the loop body: pop the version the previous
+        iteration left (not in the first iteration)."""
+        cond = insert_before(first_def, arith.CmpiOp(loop.iv, loop.lb, "ne"))
+        guard = insert_before(first_def, tile.IfOp(cond.result))
+        then = guard.then_region.block
+        for kind in ("consume", "release"):
+            cb = self.cbs[name]
+            ev = tile.CbEventOp(kind, cb["index"], cb["block_tiles"][0] * cb["block_tiles"][1], name)
+            ev.location = first_def.location
+            then.add_op(ev)

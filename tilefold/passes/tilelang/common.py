@@ -23,6 +23,22 @@ from tilefold.passes.tilelang.attributes import param_names
 TILE = 32
 
 
+def tiles_for(elements: int) -> int:
+    """Tiles along one dim of ``elements`` (a partial tile is a whole one, its rest padding)."""
+    return max(1, -(-elements // TILE))
+
+
+def tile_grid(shape) -> tuple[int, int]:
+    """(rows, cols) of tiles of a local buffer: a 2-D (r, c) block is ceil(r/32) x ceil(c/32)
+    tiles, element (i, j) in tile (i // 32, j // 32) at (i % 32, j % 32); a vector of n values
+    is ceil(n/32) tiles, value k in tile k // 32 (down its first column or along its first row,
+    as its layout says)."""
+    shape = tuple(shape)
+    if len(shape) == 1:
+        return tiles_for(shape[0]), 1
+    return tiles_for(shape[-2]), tiles_for(shape[-1])
+
+
 def compile_error(op: Operation | None, message: str) -> CompileError:
     """A CompileError at the user's line of ``op``."""
     return CompileError(message, source_location(op))
@@ -44,16 +60,14 @@ class BufferInfo:
         return self.scope == "global"
 
     @property
-    def tiles(self) -> tuple[int, ...]:
-        """Shape in tiles: (rows, cols) of a 2-D buffer, (n,) of a 1-D one."""
-        return tuple(max(1, s // TILE) for s in self.shape)
+    def tiles(self) -> tuple[int, int]:
+        """Shape in tiles (:func:`tile_grid`)."""
+        return tile_grid(self.shape)
 
     @property
     def num_tiles(self) -> int:
-        n = 1
-        for t in self.tiles:
-            n *= t
-        return n
+        rows, cols = self.tiles
+        return rows * cols
 
 
 def buffers(kernel: func.FuncOp) -> dict[str, BufferInfo]:
@@ -157,6 +171,6 @@ def remove_dead_arith(kernel) -> None:
                 changed = True
 
 
-__all__ = ["TILE", "compile_error", "BufferInfo", "buffers", "buffer_name", "is_global", "memref_shape",
+__all__ = ["TILE", "tiles_for", "tile_grid", "compile_error", "BufferInfo", "buffers", "buffer_name", "is_global", "memref_shape",
            "insert_before", "insert_after", "append", "Inserter", "persistent_loop",
            "kernel_op", "remove_dead_arith"]

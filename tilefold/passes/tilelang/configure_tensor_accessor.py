@@ -45,7 +45,7 @@ class ConfigureTensorAccessor(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         host = kernel_function(op)
         for kernel in device_kernels(op):
-            transfers = [o for o in kernel.walk() if isinstance(o, (tile.ReadBlockOp, tile.WriteBlockOp))]
+            transfers = [o for o in kernel.walk() if isinstance(o, tile.TRANSFERS)]
             names = list(dict.fromkeys(t.buffer_name for t in transfers))
             accessors = {}
             prev = None
@@ -72,8 +72,7 @@ class ConfigureTensorAccessor(ModulePass):
                 prev = args.result
                 accessors[name] = accessor.result
             for t in transfers:
-                rows, cols, stride = t.geometry()
-                new = type(t)(t.first_page, t.buffer_name, t.cb_index, rows, cols, stride, accessors[t.buffer_name])
+                new = t.with_accessor(accessors[t.buffer_name])
                 new.location = t.location
                 Rewriter.replace_op(t, new)
             set_attr(kernel, "tt.compile_args", names)

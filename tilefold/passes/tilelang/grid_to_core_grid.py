@@ -6,7 +6,7 @@ Writes: the kernel body becomes
     %start = tile.runtime_arg "start_id"   %count = tile.runtime_arg "count"   ...
     tile.for %i = 0 to %count {kind = "persistent"}:
         tid = start + i
-        global:       m = tid / Nt                  n = tid % Nt
+        global:       m = tid / Nt                  n = tid % Nt   (other grid dims: outermost)
         local_shard:  m = sy * Sm + tid / Sn        n = sx * Sn + tid % Sn
         <the block body, with the M block index replaced by m and the N one by n>
 
@@ -34,12 +34,36 @@ from tilefold.passes.tilelang.attributes import get_attr, kernel_function, set_a
 from tilefold.passes.tilelang.common import Inserter, kernel_op
 
 
+def _decompose(tid, sizes: list, body) -> list:
+    """tid → one index per size, the last varying fastest (sizes: SSA values or ints)."""
+    out = [None] * len(sizes)
+    rest = tid
+    for k in range(len(sizes) - 1, 0, -1):
+        size = sizes[k]
+        divisor = size if not isinstance(size, int) else body(constant_op(size)).result
+        quotient = body(arith.DivUIOp(rest, divisor)).result
+        out[k] = body(arith.RemUIOp(rest, divisor)).result
+        rest = quotient
+    out[0] = rest
+    return out
+
+
 @dataclass(frozen=True)
 class GridToCoreGrid(ModulePass):
     """The block grid → a persistent per-core loop (see the module docstring)."""
 
     name = "grid_to_core_grid"
     arch: str = "wormhole_b0"
+
+    def block_indices(self, grid_op: tile.KernelOp, axes: dict, tid, nt, body) -> list:
+        """Each grid dim's block index for block ``tid``: the other dims outermost, then M, then N
+        (``m = tid / Nt``, ``n = tid % Nt`` for a 2-D grid)."""
+        grid = grid_op.grid_shape
+        order = list(axes.get("others", [])) + [d for d in (axes["m"], axes["n"]) if d >= 0]
+        sizes = [nt if d == axes["n"] else grid[d] for d in order]
+        found = dict(zip(order, _decompose(tid, sizes, body)))
+        zero = body(constant_op(0)).result
+        return [found.get(d, zero) for d in range(len(grid))]
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         arch = get_arch(self.arch)
@@ -73,26 +97,15 @@ class GridToCoreGrid(ModulePass):
         if mode == "local_shard":
             m = body(arith.AddiOp(body(arith.MuliOp(sy, sm)), body(arith.DivUIOp(tid, sn)))).result
             n = body(arith.AddiOp(body(arith.MuliOp(sx, sn)), body(arith.RemUIOp(tid, sn)))).result
-        elif axes["n"] < 0:
-            m, n = tid, None
-        elif axes["m"] < 0:
-            m, n = None, tid
+            values = [m if d == axes["m"] else n if d == axes["n"] else zero
+                      for d in range(len(grid_op.body.block.args))]
         else:
-            m = body(arith.DivUIOp(tid, nt)).result
-            n = body(arith.RemUIOp(tid, nt)).result
-        if m is not None and m is not tid:
-            m.name_hint = "m"
-        if n is not None and n is not tid:
-            n.name_hint = "n"
-        grid_args = list(grid_op.body.block.args)
-        values = []
-        for d, a in enumerate(grid_args):
-            if d == axes["m"]:
-                values.append(m)
-            elif d == axes["n"]:
-                values.append(n)
-            else:
-                values.append(zero)
+            values = self.block_indices(grid_op, axes, tid, nt, body)
+            m = values[axes["m"]] if axes["m"] >= 0 else None
+            n = values[axes["n"]] if axes["n"] >= 0 else None
+        for value, name in ((m, "m"), (n, "n")):
+            if value is not None and value is not tid and not value.name_hint:
+                value.name_hint = name
         Rewriter.inline_block(grid_op.body.block, InsertPoint.at_end(loop.body.block), values)
         set_attr(kernel, "tt.logical_grid", grid_op.grid_shape)
         set_attr(kernel, "tt.core_grid", list(arch.grid))

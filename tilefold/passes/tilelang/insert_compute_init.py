@@ -92,6 +92,12 @@ class Planner:
         if name == "copy_tile":
             cb = args[0]
             return [("srca", self.source(cb)), ("fpu", Setting(("copy", self.fmt(cb)), _call("copy_tile_init", [cb])))]
+        if name == "transpose_wh_tile":
+            cb = args[0]
+            return [("srca", self.source(cb)),
+                    ("fpu", Setting(("transpose", self.fmt(cb)), _call("transpose_wh_init_short", [cb])))]
+        if name == "transpose_wh_dest":
+            return [("sfpu", Setting(("transpose_wh_dest",), _call("transpose_wh_dest_init_short", [])))]
         if name == "matmul_block":
             in0, in1, _, _, _, _, ct, rt, kt = args
             return [("srca", self.source(in1)), ("srcb", self.source(in0)),
@@ -232,7 +238,8 @@ class InsertComputeInit(ModulePass):
         if compute is None or not any(isinstance(o, ApiCallOp) and o.api.thread == "compute"
                                       for o in compute.walk()):
             return
-        src_a = _first(compute, ("copy_tile", "reduce_tile", "add_tiles_bcast_cols", "add_tiles_bcast_rows"), 0)
+        src_a = _first(compute, ("copy_tile", "reduce_tile", "add_tiles_bcast_cols", "add_tiles_bcast_rows",
+                                 "add_tiles_bcast_scalar", "transpose_wh_tile"), 0)
         mm_b = _first(compute, ("matmul_block",), 1)
         src_a = src_a if src_a is not None else mm_b
         src_b = _first(compute, ("matmul_block",), 0)

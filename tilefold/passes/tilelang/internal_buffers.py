@@ -52,3 +52,26 @@ def constant_tile(kernel: func.FuncOp, name: str, value: float, fmt: DataFormat 
     alloc = add_buffer(kernel, name, (TILE, TILE), fmt, 1)
     insert_before(persistent_loop(kernel), tile.FillOp(alloc.result, value))
     return name
+
+
+INDEX_TILES = ("tile_row_index", "tile_col_index")
+
+
+def scratch_for(kernel: func.FuncOp, thread: str) -> str:
+    """A one-page CB a data-movement kernel uses as scratch memory for the face rows it moves
+    element by element (it reserves the page at its start and frees it at its end)."""
+    name = f"{thread}_scratch"
+    if f"tt.cb.{name}" not in kernel.attributes:
+        add_buffer(kernel, name, (TILE, TILE), DataFormat.Float32, 1, producer=thread, consumer=thread)
+    return name
+
+
+def index_tile(kernel: func.FuncOp, dim: int) -> str:
+    """A one-tile CB whose elements hold their row (``dim`` 0) or column (1) number in the tile
+    (made once, before the persistent loop)."""
+    name = INDEX_TILES[dim]
+    if f"tt.cb.{name}" in kernel.attributes:
+        return name
+    alloc = add_buffer(kernel, name, (TILE, TILE), DataFormat.Float16_b, 1)
+    insert_before(persistent_loop(kernel), tile.IotaOp(alloc.result, dim))
+    return name

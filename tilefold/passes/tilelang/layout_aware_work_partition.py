@@ -15,7 +15,8 @@ of one tile is seed 001's "tile"):
   contiguous runs over the cores in row-major order (the first ``blocks % cores`` cores
   take one more).
 - ``tt.grid_tiles`` [Mt, Nt], ``tt.block_tiles`` [rows, cols], ``tt.grid_axes``
-  {m, n} (which ``T.Kernel`` dimension indexes M / N, -1 for none), ``tt.shard_grid``
+  {m, n, others} (which ``T.Kernel`` dimension indexes M / N, -1 for none; the other grid
+  dims, outermost first: a block id counts through them before M and N), ``tt.shard_grid``
   [Gy, Gx], ``tt.local_shape_tiles`` [Sm, Sn] (in blocks; [1, 1] and [Mt, Nt] in global
   mode), ``tt.core_ranges`` [[x0, y0, x1, y1] ...], ``tt.runtime_args`` (names:
   ``start_id, count, Mt, Kt, Nt`` and in local_shard mode ``Sm, Sn, Gy, Gx, sy, sx``) and
@@ -28,6 +29,7 @@ block grid.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -40,19 +42,24 @@ from tilefold.errors import CompileError
 from tilefold.ir import tile
 from tilefold.passes.tilelang.affine import affine_of, trip_count
 from tilefold.passes.tilelang.attributes import get_attr, kernel_function, location_of, param_names, set_attr
-from tilefold.passes.tilelang.common import TILE, buffer_name, compile_error, is_global, kernel_op, memref_shape
+from tilefold.passes.tilelang.common import TILE, buffer_name, compile_error, is_global, kernel_op, memref_shape, tiles_for
+from tilefold.passes.tilelang.copy_geometry import copy_geometry
 
 GLOBAL_ARGS = ["start_id", "count", "Mt", "Kt", "Nt"]
 SHARD_ARGS = ["Sm", "Sn", "Gy", "Gx", "sy", "sx"]
 
 
 def output_writes(kernel, grid_op: tile.KernelOp) -> list[tuple]:
-    """(op, global name, row offset, col offset, block rows, block cols) of every output write."""
+    """(op, global name, row offset, col offset, block rows, block cols) of every output write
+    (the offsets along the global dims the block's rows and columns run along; a vector has no
+    row offset)."""
     writes = []
     for op in grid_op.walk():
         if isinstance(op, tile.CopyOp) and op.offsets and is_global(op.dst, kernel):
-            rows, cols = memref_shape(op.src)[-2:]
-            writes.append((op, buffer_name(op.dst, kernel), op.offsets[-2], op.offsets[-1], rows, cols))
+            g = copy_geometry(op, kernel)
+            row_dim = g.dims[0] if len(g.local_shape) == 2 else -1
+            row = op.offsets[row_dim] if row_dim >= 0 else None
+            writes.append((op, g.gname, row, op.offsets[-1], g.rows, g.cols))
         elif isinstance(op, tile.StoreOp) and is_global(op.buffer, kernel) and len(op.indices) >= 2:
             par = op.parent_op()
             shape = par.shape if isinstance(par, tile.ParallelOp) and len(par.shape) == 2 else [TILE, TILE]
@@ -67,7 +74,7 @@ def grid_axes(grid_op: tile.KernelOp, writes) -> tuple[int, int]:
     if writes:
         _, _, row, col, _, _ = writes[0]
         for d, arg in enumerate(args):
-            in_row = affine_of(row).coefficient(arg) != 0
+            in_row = row is not None and affine_of(row).coefficient(arg) != 0
             in_col = affine_of(col).coefficient(arg) != 0
             if in_row and in_col:
                 raise compile_error(writes[0][0], f"block index {arg.name_hint or d} offsets both the rows and the "
@@ -102,15 +109,47 @@ def k_extent(grid_op: tile.KernelOp) -> tuple[int, int | None]:
     return ((trip_count(loops[0]) or 1) if loops else 1), k_elems
 
 
-def split_contiguous(units: int, cores: int) -> list[tuple[int, int]]:
-    """(start, count) per core: contiguous runs, the first ``units % cores`` cores one longer."""
-    base, extra = divmod(units, cores)
+def split_contiguous(units: int, cores: int, grain: int = 1) -> list[tuple[int, int]]:
+    """(start, count) per core: contiguous runs of whole groups of ``grain`` units, the first
+    ``groups % cores`` cores one group longer."""
+    groups = -(-units // grain)
+    cores = min(cores, groups)
+    base, extra = divmod(groups, cores)
     out, start = [], 0
     for i in range(cores):
-        count = base + (1 if i < extra else 0)
+        count = min((base + (1 if i < extra else 0)) * grain, units - start)
         out.append((start, count))
         start += count
     return out
+
+
+def shared_face_rows_grain(kernel, writes, grid: list[int], order: list[int], args) -> int:
+    """How many consecutive blocks one core must take so that no two cores write into the same
+    16-value face row: an output written element by element (a vector of one value per block,
+    a column) shares face rows between blocks next to each other along a grid dim; those
+    blocks stay on one core, which writes them in turn. Blocks next to each other along the
+    innermost dim are consecutive; along another dim they are not, and one core takes all."""
+    total = math.prod(grid)
+    grain = 1
+    for op, *_ in writes:
+        if not isinstance(op, tile.CopyOp):
+            continue
+        g = copy_geometry(op, kernel)
+        if g.face_rows() and g.cols_aligned() or g.moves_whole_tiles():
+            continue
+        for d, arg in enumerate(args):
+            c = abs(g.first_col.coefficient(arg))
+            if not c:
+                continue
+            share = 16 // math.gcd(16, c)
+            if share == 1:
+                continue
+            if order and d == order[-1]:
+                need = share if grid[d] % share == 0 else grid[d]
+            else:
+                need = total
+            grain = min(total, grain * need // math.gcd(grain, need))
+    return grain
 
 
 @dataclass(frozen=True)
@@ -132,15 +171,23 @@ class LayoutAwareWorkPartition(ModulePass):
         m_dim, n_dim = grid_axes(grid_op, writes)
         mt = grid[m_dim] if m_dim >= 0 else 1
         nt = grid[n_dim] if n_dim >= 0 else 1
-        block = [writes[0][4] // TILE, writes[0][5] // TILE] if writes else [1, 1]
+        others = [d for d in reversed(range(len(grid))) if d not in (m_dim, n_dim)]
+        total = mt * nt * math.prod(grid[d] for d in others)
+        block = [tiles_for(writes[0][4]), tiles_for(writes[0][5])] if writes else [1, 1]
         kt, k_elems = k_extent(grid_op)
         sharded = self._l1_sharded(kernel, writes)
+        if sharded is not None and math.prod(grid[d] for d in others) > 1:
+            raise CompileError(f"{sharded} is sharded in L1, so each core computes the blocks of its own shard; a "
+                               f"grid with more block indices than the output's rows and columns ({grid}) has no "
+                               "such blocks: interleave it, or use a 2-D grid")
         if sharded is None:
             mode = "global"
-            ncores = min(mt * nt, arch.num_cores)
+            order = others + [d for d in (m_dim, n_dim) if d >= 0]
+            grain = shared_face_rows_grain(kernel, writes, grid, order, list(grid_op.body.block.args))
+            runs = split_contiguous(total, min(total, arch.num_cores), grain)
             gx = arch.grid[0]
-            cores = [CoreCoord(i % gx, i // gx) for i in range(ncores)]
-            args = [[start, count, mt, kt, nt] for start, count in split_contiguous(mt * nt, ncores)]
+            cores = [CoreCoord(i % gx, i // gx) for i in range(len(runs))]
+            args = [[start, count, mt, kt, nt] for start, count in runs]
             names = list(GLOBAL_ARGS)
             shard_grid, local = [1, 1], [mt, nt]
         else:
@@ -154,7 +201,7 @@ class LayoutAwareWorkPartition(ModulePass):
         set_attr(kernel, "tt.partition_mode", mode)
         set_attr(kernel, "tt.grid_tiles", [mt, nt])
         set_attr(kernel, "tt.block_tiles", block)
-        set_attr(kernel, "tt.grid_axes", {"m": m_dim, "n": n_dim})
+        set_attr(kernel, "tt.grid_axes", {"m": m_dim, "n": n_dim, **({"others": others} if others else {})})
         set_attr(kernel, "tt.shard_grid", shard_grid)
         set_attr(kernel, "tt.local_shape_tiles", local)
         set_attr(kernel, "tt.core_ranges", [[r.start.x, r.start.y, r.end.x, r.end.y] for r in ranges.ranges])

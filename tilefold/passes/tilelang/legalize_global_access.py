@@ -1,18 +1,21 @@
 """legalize_global_access: element accesses of global tensors inside ``T.Parallel`` → block copies.
 
-Reads: ``tile.parallel`` ops whose body loads or stores elements of global tensors, indexed
-``G[..., r + i, c + j]`` with ``i``, ``j`` the parallel indices and ``r``, ``c`` multiples of 32
-that do not depend on them (and leading indices, if any, independent of them too).
+Reads: ``tile.parallel`` ops whose body loads or stores elements of global tensors. Each
+index of such an access is ``base + p`` for one parallel index ``p`` (each parallel index in at
+most one dim) or a ``base`` that does not depend on the parallel indices, the bases computed
+outside the body: ``C[by * 64 + i, bx * 64 + j]``, ``Mean[bx * 8 + i]``,
+``Q[b, s0 + i, h, j]``, ``B[j, i]``.
 
-Writes: for each distinct (tensor, offsets) read, a ``shared`` block buffer of the parallel's
-shape and a ``tile.copy`` into it before the parallel; for each one written, a ``fragment``
-block buffer and a ``tile.copy`` out of it after the parallel; the loads and stores then
-index the block buffers with ``[i, j]``. The kernel computes the same values, now in the
-block form the Tenstorrent pipeline lowers (reader → compute → writer through CBs).
+Writes: for each distinct (tensor, bases) read, a ``shared`` block buffer whose dims are the
+dims the parallel indices run along (their extents, in the tensor's dim order) and a
+``tile.copy`` into it before the parallel; for each one written, a ``fragment`` block buffer
+and a ``tile.copy`` out of it after the parallel; the loads and stores then index the block
+buffers with those parallel indices (``B[j, i]`` gives a block indexed ``[j, i]``, read
+transposed). The kernel computes the same values, now in the block form the Tenstorrent
+pipeline lowers (reader → compute → writer through CBs).
 
-Errors (:class:`CompileError` at the access's line): a global access inside a 1-D
-``T.Parallel``, an index not of the form ``r + i`` / ``c + j``, offsets that are not
-tile-aligned, or extents that are not whole tiles.
+Errors (:class:`CompileError` at the access's line): an index that is not ``base + p`` or
+``base``, a parallel index used in two dims, a base computed inside the body.
 """
 
 from __future__ import annotations
@@ -22,14 +25,13 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block
 from xdsl.passes import ModulePass
-from xdsl.rewriter import Rewriter
+from xdsl.rewriter import InsertPoint, Rewriter
 
 from tilefold.frontend.tilelang.types import format_of_memref, memref_type
 from tilefold.ir import tile
-from tilefold.passes.tilelang.affine import Affine, affine_of, materialize
+from tilefold.passes.tilelang.affine import Affine, affine_of, constant_op, materialize
 from tilefold.passes.tilelang.attributes import kernel_function, param_names
 from tilefold.passes.tilelang.common import (
-    TILE,
     Inserter,
     buffer_name,
     compile_error,
@@ -50,44 +52,44 @@ def _outside(value, op) -> bool:
     return True
 
 
-def _block_offsets(access, par: tile.ParallelOp, kernel) -> list[Affine]:
-    """The element offsets of the block an access touches, or a CompileError."""
+def _block(access, par: tile.ParallelOp, kernel) -> tuple[list[Affine], list[int], list[int]]:
+    """(bases per global dim, the global dims the block's dims run along, the parallel index of
+    each block dim) of an access, or a CompileError."""
     name = buffer_name(access.buffer, kernel)
-    ext = par.shape
-    if len(ext) != 2:
-        raise compile_error(access, f"global tensor {name} is accessed inside a 1-D T.Parallel; copy a block of it "
-                                    "into a local buffer with T.copy first")
-    if any(e % TILE for e in ext):
-        raise compile_error(access, f"T.Parallel{tuple(ext)} accesses global tensor {name} directly, which needs "
-                                    f"extents made of whole {TILE}x{TILE} tiles")
-    i, j = par.body.block.args
-    forms = [affine_of(v) for v in access.indices]
-    lead, (row, col) = forms[:-2], forms[-2:]
-    offsets = []
-    for d, form in enumerate(lead):
-        if form.coefficient(i) or form.coefficient(j):
-            raise compile_error(access, f"index {d} of global tensor {name} depends on the T.Parallel indices; only "
-                                        "the last two dims may")
-        offsets.append(form)
-    for form, var, other, what in ((row, i, j, "row"), (col, j, i, "column")):
-        if form.coefficient(var) != 1 or form.coefficient(other):
-            raise compile_error(access, f"the {what} index of global tensor {name} must be <offset> + "
-                                        f"{var.name_hint or 'the T.Parallel index'} (one element per parallel index)")
-        base = form.without(var)
-        if not base.divisible_by(TILE):
-            raise compile_error(access, f"the {what} offset of global tensor {name} is not a multiple of {TILE}; "
-                                        "T.Parallel blocks of global tensors must be tile-aligned")
-        offsets.append(base)
-    for form in offsets:
-        for v in form.terms:
-            if not _outside(v, par):
+    args = list(par.body.block.args)
+    offsets: list[Affine] = []
+    dims: list[int] = []
+    which: list[int] = []
+    for d, v in enumerate(access.indices):
+        form = affine_of(v)
+        used = [k for k, a in enumerate(args) if form.coefficient(a)]
+        if len(used) > 1 or (used and form.coefficient(args[used[0]]) != 1):
+            raise compile_error(access, f"index {d} of global tensor {name} must be <offset> + one T.Parallel index "
+                                        "(one element per index), or an offset that does not depend on them")
+        if used:
+            if used[0] in which:
+                raise compile_error(access, f"global tensor {name} uses one T.Parallel index in two dims")
+            dims.append(d)
+            which.append(used[0])
+            form = form.without(args[used[0]])
+        for s in form.terms:
+            if not _outside(s, par):
                 raise compile_error(access, f"the block offset of global tensor {name} is computed from a value "
                                             "defined inside T.Parallel; compute it outside")
-    return offsets
+        offsets.append(form)
+    if not dims:
+        raise compile_error(access, f"this element of global tensor {name} does not depend on the T.Parallel "
+                                    "indices; copy it into a local buffer with T.copy, or index it with the loop")
+    last = len(access.indices) - 1
+    if dims[-1] != last:
+        dims.append(last)         # a block of one column of the tensor: a unit last dim
+        which.append(-1)
+    return offsets, dims, which
 
 
-def _key(name: str, offsets: list[Affine]) -> tuple:
-    return (name, tuple((tuple(sorted((id(v), c) for v, c in f.terms.items())), f.const) for f in offsets))
+def _key(name: str, offsets: list[Affine], which: list[int]) -> tuple:
+    return (name, tuple(which), tuple((tuple(sorted((id(v), c) for v, c in f.terms.items())), f.const)
+                                      for f in offsets))
 
 
 class LegalizeGlobalAccess(ModulePass):
@@ -107,11 +109,11 @@ class LegalizeGlobalAccess(ModulePass):
                     and is_global(o.buffer, kernel)]
         if not accesses:
             return
-        shape = tuple(par.shape)
         reads: dict[tuple, tile.AllocOp] = {}
         writes: dict[tuple, tile.AllocOp] = {}
-        offsets_of: dict[tuple, tuple] = {}
+        blocks: dict[tuple, tuple] = {}
         before = Inserter(par)
+        args = list(par.body.block.args)
 
         def fresh(hint: str) -> str:
             name, n = hint, 1
@@ -122,34 +124,44 @@ class LegalizeGlobalAccess(ModulePass):
 
         for access in accesses:
             name = buffer_name(access.buffer, kernel)
-            offsets = _block_offsets(access, par, kernel)
-            key = _key(name, offsets)
+            offsets, dims, which = _block(access, par, kernel)
+            key = _key(name, offsets, which)
             table, scope, suffix = (reads, "shared", "blk") if isinstance(access, tile.LoadOp) else \
                 (writes, "fragment", "out")
             if key not in table:
+                shape = [par.shape[k] if k >= 0 else 1 for k in which]
                 alloc = before(tile.AllocOp(local := fresh(f"{name}_{suffix}"), scope,
                                             memref_type(shape, format_of_memref(access.buffer.type), scope)))
                 alloc.result.name_hint = local
                 table[key] = alloc
-                offsets_of[key] = (access.buffer, offsets)
+                blocks[key] = (access.buffer, offsets, dims)
             local_value = table[key].result
-            i, j = par.body.block.args
+            zero = None
+            if -1 in which:
+                zero = constant_op(0)
+                Rewriter.insert_op(zero, InsertPoint.before(access))
+            indices = [args[k] if k >= 0 else zero.result for k in which]
             if isinstance(access, tile.LoadOp):
-                new = tile.LoadOp(local_value, [i, j])
+                new = tile.LoadOp(local_value, indices)
             else:
-                new = tile.StoreOp(access.value, local_value, [i, j])
+                new = tile.StoreOp(access.value, local_value, indices)
             new.location = access.location
             Rewriter.replace_op(access, new)
         for key, alloc in reads.items():
-            glob, offsets = offsets_of[key]
+            glob, offsets, dims = blocks[key]
             values = [materialize(f, before) for f in offsets]
-            before(tile.CopyOp(glob, alloc.result, values))
+            before(tile.CopyOp(glob, alloc.result, values, _dims(dims, len(offsets))))
         anchor = par
         for key, alloc in writes.items():
-            glob, offsets = offsets_of[key]
+            glob, offsets, dims = blocks[key]
             ops: list = []
             values = [materialize(f, lambda o: ops.append(o) or o) for f in offsets]
-            ops.append(tile.CopyOp(alloc.result, glob, values))
+            ops.append(tile.CopyOp(alloc.result, glob, values, _dims(dims, len(offsets))))
             for o in ops:
                 anchor = insert_after(anchor, o)
                 o.location = par.location
+
+
+def _dims(dims: list[int], rank: int) -> list[int] | None:
+    """The copy's ``dims``, or None when they are the tensor's trailing dims (the default)."""
+    return None if dims == list(range(rank - len(dims), rank)) else dims

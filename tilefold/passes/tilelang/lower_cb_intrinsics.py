@@ -26,7 +26,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from tilefold.ir import tile
-from tilefold.ir.ttkernel import api_call
+from tilefold.ir.ttkernel import L1LoadOp, L1StoreOp, api_call
 from tilefold.passes.tilelang.affine import constant_op
 from tilefold.passes.tilelang.attributes import kernel_function
 from tilefold.passes.tilelang.configure_tensor_accessor import device_kernels
@@ -52,6 +52,11 @@ class _Before:
         return self(constant_op(n)).result
 
 
+def _arith(at: _Before, cls):
+    """``cls(a, b)`` placed by ``at``, as its result value."""
+    return lambda a, b: at(cls(a, b)).result
+
+
 def _in_loop(outer: _Before, count: int, name: str):
     """``scf.for %name = 0 to count``; returns (inserter into its body, induction variable)."""
     body = Block(arg_types=[i32])
@@ -71,16 +76,24 @@ class LowerCBIntrinsics(ModulePass):
     name = "lower_cb_intrinsics"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        page_sizes = {cb["index"]: cb["page_size"] for cb in cb_entries(kernel_function(op)).values()}
+        entries = cb_entries(kernel_function(op))
+        page_sizes = {cb["index"]: cb["page_size"] for cb in entries.values()}
+        scratch = {thread: self._scratch(kernel, entries.get(f"{thread}_scratch"))
+                   for kernel in device_kernels(op) for thread in [kernel.sym_name.data]}
         for kernel in device_kernels(op):
             for event in [o for o in kernel.walk() if isinstance(o, tile.CbEventOp)]:
                 at = _Before(event)
                 at(api_call(EVENT_CALLS[event.event], [at.c(event.cb_index), at.c(event.num_pages)]))
                 Rewriter.erase_op(event)
             writes = False
-            for t in [o for o in kernel.walk() if isinstance(o, (tile.ReadBlockOp, tile.WriteBlockOp))]:
-                self._transfer(t, page_sizes[t.cb_index])
-                writes |= isinstance(t, tile.WriteBlockOp)
+            for t in [o for o in kernel.walk() if isinstance(o, tile.TRANSFERS)]:
+                if isinstance(t, (tile.ReadRowsOp, tile.WriteRowsOp)) and t.by_element:
+                    self._elements(t, page_sizes[t.cb_index], scratch[kernel.sym_name.data])
+                elif isinstance(t, (tile.ReadRowsOp, tile.WriteRowsOp)):
+                    self._rows(t, page_sizes[t.cb_index])
+                else:
+                    self._transfer(t, page_sizes[t.cb_index])
+                writes |= isinstance(t, tile.WRITES)
             if writes:
                 ret = kernel.body.block.last_op
                 assert isinstance(ret, func.ReturnOp)
@@ -106,3 +119,109 @@ class LowerCBIntrinsics(ModulePass):
             body(api_call("noc_async_write_page", [page, t.accessor, addr, body.c(0), body.c(0)]))
             at(api_call("noc_async_writes_flushed", []))
         Rewriter.erase_op(t)
+
+    def _rows(self, t, page_size: int) -> None:
+        """A block moved one face row (16 values) at a time: local row q is tensor row
+        ``first_row + q * row_step``; each 16-value piece goes between its place in the tensor's
+        tile and its place in the CB's tile (``noc_async_read`` / ``noc_async_write`` of
+        ``get_noc_addr(page, accessor, offset)``)."""
+        reading = isinstance(t, tile.ReadRowsOp)
+        rows, cols, row_step, tiles_per_row, eb = t.geometry()
+        local_tiles_per_row = -(-cols // 32)
+        at = _Before(t)
+        cb = at.c(t.cb_index)
+        base = at(api_call("get_write_ptr" if reading else "get_read_ptr", [cb])).result
+        base.name_hint = "l1_write_addr" if reading else "l1_read_addr"
+        body_q, q = _in_loop(at, rows, "q") if rows > 1 else (at, at.c(0))
+        add, mul = _arith(body_q, arith.AddiOp), _arith(body_q, arith.MuliOp)
+        div, rem = _arith(body_q, arith.DivUIOp), _arith(body_q, arith.RemUIOp)
+        g = add(t.first_row, mul(q, body_q.c(row_step)))
+        page_row = mul(div(g, body_q.c(32)), body_q.c(tiles_per_row))
+        src_face_row = self._face_row(body_q, rem(g, body_q.c(32)))
+        local_row_tile = mul(div(q, body_q.c(32)), body_q.c(local_tiles_per_row * page_size))
+        dst_face_row = self._face_row(body_q, rem(q, body_q.c(32)))
+        pieces = -(-cols // 16)
+        body, h = _in_loop(body_q, pieces, "h") if pieces > 1 else (body_q, body_q.c(0))
+        add, mul = _arith(body, arith.AddiOp), _arith(body, arith.MuliOp)
+        div, rem = _arith(body, arith.DivUIOp), _arith(body, arith.RemUIOp)
+        col = add(t.first_col, mul(h, body.c(16)))
+        page = add(page_row, div(col, body.c(32)))
+        src_half = div(rem(col, body.c(32)), body.c(16))
+        tensor_offset = mul(add(src_face_row, mul(src_half, body.c(256))), body.c(eb))
+        local_tile = add(local_row_tile, mul(div(h, body.c(2)), body.c(page_size)))
+        local_offset = mul(add(dst_face_row, mul(rem(h, body.c(2)), body.c(256))), body.c(eb))
+        l1 = add(base, add(local_tile, local_offset))
+        noc = body(api_call("get_noc_addr", [page, t.accessor, tensor_offset])).result
+        if reading:
+            body(api_call("noc_async_read", [noc, l1, body.c(16 * eb)]))
+            at(api_call("noc_async_read_barrier", []))
+        else:
+            body(api_call("noc_async_write", [l1, noc, body.c(16 * eb)]))
+            at(api_call("noc_async_writes_flushed", []))
+        Rewriter.erase_op(t)
+
+    def _scratch(self, kernel, entry):
+        """The L1 address of a kernel's scratch page: reserved at the kernel's start, pushed and
+        popped at its end (the kernel is its CB's only producer and consumer)."""
+        if entry is None:
+            return None
+        cb = entry["index"]
+        top = _Before(kernel.body.block.first_op)
+        top(api_call("cb_reserve_back", [top.c(cb), top.c(1)]))
+        addr = top(api_call("get_write_ptr", [top.c(cb)])).result
+        addr.name_hint = "scratch"
+        end = _Before(kernel.body.block.last_op)
+        end(api_call("cb_push_back", [end.c(cb), end.c(1)]))
+        end(api_call("cb_wait_front", [end.c(cb), end.c(1)]))
+        end(api_call("cb_pop_front", [end.c(cb), end.c(1)]))
+        return addr
+
+    def _elements(self, t, page_size: int, scratch) -> None:
+        """A block whose columns are not whole face rows, one element at a time: the 16-value
+        face row holding the element in the tensor is read into the scratch page, then the
+        element is copied into the CB's tile (a read) or patched into the face row, which is
+        written back (a write: read-modify-write, so the rest of the face row keeps its values)."""
+        reading = isinstance(t, tile.ReadRowsOp)
+        rows, cols, row_step, tiles_per_row, eb = t.geometry()
+        local_tiles_per_row = -(-cols // 32)
+        at = _Before(t)
+        cb = at.c(t.cb_index)
+        base = at(api_call("get_write_ptr" if reading else "get_read_ptr", [cb])).result
+        body_q, q = _in_loop(at, rows, "q") if rows > 1 else (at, at.c(0))
+        add, mul = _arith(body_q, arith.AddiOp), _arith(body_q, arith.MuliOp)
+        div, rem = _arith(body_q, arith.DivUIOp), _arith(body_q, arith.RemUIOp)
+        g = add(t.first_row, mul(q, body_q.c(row_step)))
+        page_row = mul(div(g, body_q.c(32)), body_q.c(tiles_per_row))
+        src_face_row = self._face_row(body_q, rem(g, body_q.c(32)))
+        local_row_tile = mul(div(q, body_q.c(32)), body_q.c(local_tiles_per_row * page_size))
+        dst_face_row = self._face_row(body_q, rem(q, body_q.c(32)))
+        body, e = _in_loop(body_q, cols, "e") if cols > 1 else (body_q, body_q.c(0))
+        add, mul = _arith(body, arith.AddiOp), _arith(body, arith.MuliOp)
+        div, rem = _arith(body, arith.DivUIOp), _arith(body, arith.RemUIOp)
+        col = add(t.first_col, e)
+        page = add(page_row, div(col, body.c(32)))
+        piece = mul(add(src_face_row, mul(div(rem(col, body.c(32)), body.c(16)), body.c(256))), body.c(eb))
+        in_piece = add(scratch, mul(rem(col, body.c(16)), body.c(eb)))
+        local_tile = add(local_row_tile, mul(div(e, body.c(32)), body.c(page_size)))
+        local_elem = add(dst_face_row, add(mul(div(rem(e, body.c(32)), body.c(16)), body.c(256)), rem(e, body.c(16))))
+        l1 = add(base, add(local_tile, mul(local_elem, body.c(eb))))
+        noc = body(api_call("get_noc_addr", [page, t.accessor, piece])).result
+        body(api_call("noc_async_read", [noc, scratch, body.c(16 * eb)]))
+        body(api_call("noc_async_read_barrier", []))
+        width = 8 * eb
+        if reading:
+            value = body(L1LoadOp(in_piece, body.c(0), width)).result
+            body(L1StoreOp(l1, body.c(0), value, width))
+        else:
+            value = body(L1LoadOp(l1, body.c(0), width)).result
+            body(L1StoreOp(in_piece, body.c(0), value, width))
+            body(api_call("noc_async_write", [scratch, noc, body.c(16 * eb)]))
+            body(api_call("noc_async_write_barrier", []))
+        Rewriter.erase_op(t)
+
+    def _face_row(self, at, r):
+        """The element offset of row ``r`` (0..31) of a tile's first face column: face
+        ``(r // 16) * 2``, row ``r % 16``."""
+        add, mul = _arith(at, arith.AddiOp), _arith(at, arith.MuliOp)
+        div, rem = _arith(at, arith.DivUIOp), _arith(at, arith.RemUIOp)
+        return add(mul(div(r, at.c(16)), at.c(512)), mul(rem(r, at.c(16)), at.c(16)))

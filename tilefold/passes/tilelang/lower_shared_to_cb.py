@@ -43,6 +43,8 @@ from tilefold.ir import tile
 from tilefold.layout.formats import DataFormat
 from tilefold.passes.tilelang.accumulation import analyze
 from tilefold.passes.tilelang.affine import Affine, affine_of, materialize
+from tilefold.passes.tilelang.copy_geometry import copy_geometry
+from tilefold.passes.tilelang.internal_buffers import scratch_for
 from tilefold.passes.tilelang.attributes import get_attr, kernel_function, param_names, set_attr
 from tilefold.passes.tilelang.buffer_layouts import entry_format
 from tilefold.passes.tilelang.common import (
@@ -83,6 +85,10 @@ def compute_defs_uses(op) -> tuple[list, list]:
         return [op.dst], [op.src] + ([] if op.clear.value.data else [op.dst])
     if isinstance(op, tile.CopyOp) and not op.offsets:
         return [op.dst], [op.src]
+    if isinstance(op, (tile.TransposeOp, tile.CumsumOp)):
+        return [op.dst], [op.src]
+    if isinstance(op, tile.IotaOp):
+        return [op.buffer], []
     if isinstance(op, tile.ParallelOp):
         defs = [o.buffer for o in op.walk() if isinstance(o, tile.StoreOp)]
         uses = [o.buffer for o in op.walk() if isinstance(o, tile.LoadOp)]
@@ -112,30 +118,18 @@ def flows(kernel: func.FuncOp) -> dict[str, Flow]:
     return out
 
 
+WIDE_DST_FORMATS = (DataFormat.Float32, DataFormat.Float16, DataFormat.Int32, DataFormat.UInt32)
+
+
 def compute_config(kernel: func.FuncOp, cbs: dict[str, dict]) -> dict:
-    """The compute kernel's config: DST holds float32 (``fp32_dest_acc_en``) when a buffer that
-    compute produces is float32 (a float32 fragment, e.g. a gemm accumulator)."""
+    """The compute kernel's config: DST holds 32-bit values (``fp32_dest_acc_en``) when a buffer that
+    compute produces is float32 (a float32 fragment, e.g. a gemm accumulator), float16 (whose
+    10-bit mantissas a bfloat16 DST would cut to 7) or a 32-bit integer."""
     infos = buffers(kernel)
-    fp32 = any(cb["producer"] == "compute" and infos[name].data_format is DataFormat.Float32
+    fp32 = any(cb["producer"] == "compute" and infos[name].data_format in WIDE_DST_FORMATS
                for name, cb in cbs.items())
     return {"math_fidelity": "HiFi4", "fp32_dest_acc_en": fp32, "dst_full_sync_en": False,
             "math_approx_mode": False}
-
-
-def page_offset(copy: tile.CopyOp, glob, padded: list[int]) -> tuple[Affine, int]:
-    """(first page as a linear form, tiles per row) of the block a copy moves."""
-    rank = len(padded)
-    tiles = [p for p in padded[:-2]] + [padded[-2] // TILE, padded[-1] // TILE]
-    strides = [1] * rank
-    for d in range(rank - 2, -1, -1):
-        strides[d] = strides[d + 1] * tiles[d + 1]
-    page = Affine()
-    for d, offset in enumerate(copy.offsets):
-        form = affine_of(offset)
-        if d >= rank - 2:
-            form = Affine({v: c // TILE for v, c in form.terms.items()}, form.const // TILE)
-        page = page + form.scaled(strides[d])
-    return page, tiles[-1]
 
 
 class LowerSharedToCB(ModulePass):
@@ -246,14 +240,29 @@ class LowerSharedToCB(ModulePass):
 
     def _lower_copies(self, kernel: func.FuncOp, cbs: dict[str, dict]) -> None:
         for copy in [o for o in kernel.walk() if isinstance(o, tile.CopyOp) and o.offsets]:
-            reading = is_global(copy.src, kernel)
-            glob, local = (copy.src, copy.dst) if reading else (copy.dst, copy.src)
-            gname, lname = buffer_name(glob, kernel), buffer_name(local, kernel)
-            padded = get_attr(kernel, f"tt.buffer.{gname}")["padded_shape"]
-            page, row_stride = page_offset(copy, glob, padded)
-            first = materialize(page, Inserter(copy))
-            rows, cols = (s // TILE for s in memref_shape(local))
-            cls = tile.ReadBlockOp if reading else tile.WriteBlockOp
-            new = cls(first, gname, cbs[lname]["index"], rows, cols, row_stride)
+            entry = get_attr(kernel, f"tt.buffer.{buffer_name(copy.src if is_global(copy.src, kernel) else copy.dst, kernel)}")
+            padded = entry["padded_shape"]
+            g = copy_geometry(copy, kernel, padded)
+            at = Inserter(copy)
+            tiles_per_row = padded[-1] // TILE
+            cb = cbs[g.lname]["index"]
+            if g.moves_whole_tiles():
+                page = Affine({v: c // TILE for v, c in g.first_row.terms.items()}, g.first_row.const // TILE)
+                page = page.scaled(tiles_per_row) + Affine({v: c // TILE for v, c in g.first_col.terms.items()},
+                                                           g.first_col.const // TILE)
+                rows, cols = g.local_tiles
+                cls = tile.ReadBlockOp if g.reading else tile.WriteBlockOp
+                new = cls(materialize(page, at), g.gname, cb, rows, cols, tiles_per_row)
+            else:
+                fmt = entry_format(entry)
+                if fmt.is_block_float:
+                    raise compile_error(copy, f"{g.gname} is stored as {fmt.ttnn_name}, whose tiles move whole; copy "
+                                              "blocks of whole 32x32 tiles of it")
+                by_element = not g.face_rows()
+                if by_element:
+                    scratch_for(kernel, "reader" if g.reading else "writer")
+                cls = tile.ReadRowsOp if g.reading else tile.WriteRowsOp
+                new = cls(materialize(g.first_row, at), materialize(g.first_col, at), g.gname, cb, g.rows, g.cols,
+                          g.row_step, tiles_per_row, fmt.tile_size(TILE, TILE) // (TILE * TILE), by_element)
             new.location = copy.location
             Rewriter.replace_op(copy, new)

@@ -48,12 +48,14 @@ from tilefold.layout.formats import DataFormat
 from tilefold.passes.tilelang.accumulation import analyze
 from tilefold.passes.tilelang.affine import constant_op, trip_count
 from tilefold.passes.tilelang.attributes import get_attr, kernel_function
-from tilefold.passes.tilelang.common import TILE, buffer_name, compile_error, insert_after, insert_before
+from tilefold.passes.tilelang.common import TILE, buffer_name, compile_error, insert_after, insert_before, tile_grid
 from tilefold.passes.tilelang.emitter import Emitter
+from tilefold.passes.tilelang.sfpu_expressions import float_bits
 from tilefold.passes.tilelang.internal_buffers import add_buffer, constant_tile
 
 REDUCE_SCALER = "reduce_scaler"
-COMPUTE_OPS = (tile.GemmOp, tile.ReduceOp, tile.FillOp, tile.ParallelOp, tile.StmtOp)
+COMPUTE_OPS = (tile.GemmOp, tile.ReduceOp, tile.FillOp, tile.ParallelOp, tile.StmtOp, tile.TransposeOp,
+               tile.CumsumOp)
 
 
 def pack_in_order(pack: Emitter, cb: int, count: int) -> None:
@@ -109,6 +111,13 @@ class TileIntrinsics:
             self.gemm(gemm)
         for red in [o for o in kernel.walk() if isinstance(o, tile.ReduceOp)]:
             self.reduce(red)
+        for op in [o for o in kernel.walk() if isinstance(o, tile.CumsumOp)]:
+            self.cumsum(op)
+        for op in [o for o in kernel.walk() if isinstance(o, tile.TransposeOp)]:
+            self.transpose(op)
+        for op in [o for o in kernel.walk() if isinstance(o, tile.IotaOp)]:
+            self.iota(op)
+        # last: the lowerings above may add constant tiles, each made by a fill
         for fill in [o for o in kernel.walk() if isinstance(o, tile.FillOp)]:
             self.per_tile(fill, "fill", [], fill.buffer)
         for copy in [o for o in kernel.walk() if isinstance(o, tile.CopyOp) and not o.offsets]:
@@ -123,8 +132,7 @@ class TileIntrinsics:
         return get_attr(self.kernel, f"tt.cb.{self.name(value)}")["index"]
 
     def tiles(self, value) -> tuple[int, int]:
-        shape = value.type.get_shape()
-        return (shape[0] // TILE, shape[1] // TILE) if len(shape) == 2 else (shape[0] // TILE, 1)
+        return tile_grid(value.type.get_shape())
 
     def stmt(self, anchor: Operation, kind: str, reads, writes, after: bool = False) -> Emitter:
         st = tile.StmtOp(kind, reads, writes)
@@ -303,6 +311,126 @@ class TileIntrinsics:
         pack(api_call("pack_tile", [pack.c(0), pack.c(dst_cb), pack.c(0)]))
         em(api_call("reduce_uninit", []))  # restores the unpacker and the packer's reduce mask
         Rewriter.erase_op(red)
+
+    # -- transpose, index tiles, cumulative sums --------------------------------------------------------
+
+    def transpose(self, op: tile.TransposeOp) -> None:
+        """dst tile (i, j) = transpose of src tile (j, i), one ``transpose_wh_tile`` each (a vector:
+        tile k of one layout is tile k of the other)."""
+        rows, cols = self.tiles(op.src)
+        vector = len(op.src.type.get_shape()) == 1
+        em = self.stmt(op, "transpose", [self.name(op.src)], [self.name(op.dst)])
+        count = rows * cols
+        body, t = em.loop(count, "t") if count > 1 else (em, em.c(0))
+        if vector or cols == 1:
+            src = t
+        elif rows == 1:
+            src = t
+        else:
+            i = body(arith.DivUIOp(t, body.c(rows))).result
+            j = body(arith.RemUIOp(t, body.c(rows))).result
+            src = body.add(body.mul(j, body.c(cols)), i)
+        math, pack = body.section()
+        math(api_call("transpose_wh_tile", [math.c(self.cb(op.src)), src, math.c(0)]))
+        pack(api_call("pack_tile", [pack.c(0), pack.c(self.cb(op.dst)), pack.c(0)]))
+        Rewriter.erase_op(op)
+
+    def iota(self, op: tile.IotaOp) -> None:
+        """Each element's row number in its tile: the column sums of a tile of ones, minus one
+        (``cumsum_tile``); its column number: that, transposed in DST."""
+        em = self.stmt(op, "iota", [], [self.name(op.buffer)])
+        math, pack = em.section()
+        math(api_call("fill_tile", [math.c(0), math.f32(1.0)]))
+        math(api_call("cumsum_tile", [math.c(0), math.c(1)]))
+        math(api_call("sub_unary_tile", [math.c(0), math.c(float_bits(1.0))]))
+        if op.dim.value.data == 1:
+            math(api_call("transpose_wh_dest", [math.c(0)]))
+        pack(api_call("pack_tile", [pack.c(0), pack.c(self.cb(op.buffer)), pack.c(0)]))
+        Rewriter.erase_op(op)
+
+    def cumsum(self, op: tile.CumsumOp) -> None:
+        """Column sums (``dim`` 0) run down each column of tiles with ``cumsum_tile``, carrying the
+        last row from tile to tile; row sums (``dim`` 1) read each tile transposed
+        (``transpose_wh_tile``) and transpose the sums back in a second pass. From the end
+        (``reverse``): total - sum + x, the totals reduced beforehand. The carry lives in the
+        SFPU's registers, so nothing else runs on the SFPU between the ``cumsum_tile`` calls."""
+        src, dst = self.name(op.src), self.name(op.dst)
+        rows, cols = self.tiles(op.src)
+        dim = op.dim.value.data
+        if len(op.src.type.get_shape()) == 1:
+            layout = get_attr(self.kernel, "tt.vector_layouts", {}).get(src, "row")
+            rows, cols, dim = (rows, 1, 0) if layout == "col" else (1, rows, 1)
+        reverse = op.reverse.value.data
+        src_cb, dst_cb = self.cb(op.src), self.cb(op.dst)
+        fmt = DataFormat.Float32 if self.fp32 else DataFormat.Float16_b
+        count = rows * cols
+        two_pass = reverse or dim == 1
+        reads = [src]
+        if reverse:
+            reads.append(constant_tile(self.kernel, "zero_tile", 0.0))
+            reads.append(constant_tile(self.kernel, REDUCE_SCALER, 1.0))
+        em = self.stmt(op, "cumsum", reads, [dst])
+        sums_cb = dst_cb
+        if two_pass:
+            sums = add_buffer(self.kernel, f"{src}_cumsum", (rows * TILE, cols * TILE), fmt, count)
+            sums_cb = get_attr(self.kernel, f"tt.cb.{sums.buffer_name.data}")["index"]
+            em(tile.CbEventOp("produce_begin", sums_cb, count, self.cb_name(sums_cb)))
+        outer, inner = (cols, rows) if dim == 0 else (rows, cols)
+        body, o = em.loop(outer, "o") if outer > 1 else (em, em.c(0))
+        inner_body, x = body.loop(inner, "x") if inner > 1 else (body, body.c(0))
+        index = inner_body.add(inner_body.mul(x, inner_body.c(cols)), o) if dim == 0 else \
+            inner_body.add(inner_body.mul(o, inner_body.c(cols)), x)
+        first = inner_body(arith.ExtUIOp(inner_body(arith.CmpiOp(x, inner_body.c(0), "eq")).result,
+                                         index.type)).result
+        math, pack = inner_body.section()
+        math(api_call("copy_tile" if dim == 0 else "transpose_wh_tile", [math.c(src_cb), index, math.c(0)]))
+        math(api_call("cumsum_tile", [math.c(0), first]))
+        pack(api_call("pack_tile", [pack.c(0), pack.c(sums_cb), index], {"out_of_order_output": True}))
+        if not two_pass:
+            Rewriter.erase_op(op)
+            return
+        name = self.cb_name(sums_cb)
+        em(tile.CbEventOp("produce_end", sums_cb, count, name))
+        em(tile.CbEventOp("consume", sums_cb, count, name))
+        totals_cb = zero_cb = None
+        if reverse:
+            totals = add_buffer(self.kernel, f"{src}_totals", (TILE, TILE * outer), fmt, outer)
+            totals_cb = get_attr(self.kernel, f"tt.cb.{totals.buffer_name.data}")["index"]
+            zero_cb = get_attr(self.kernel, "tt.cb.zero_tile")["index"]
+            self.totals(em, src_cb, totals_cb, cols, dim, outer, inner)
+        body, t = em.loop(count, "t") if count > 1 else (em, em.c(0))
+        if reverse:
+            o = body(arith.DivUIOp(t, body.c(cols))).result if dim == 1 else body(arith.RemUIOp(t, body.c(cols))).result
+        math, pack = body.section()
+        math(api_call("transpose_wh_tile" if dim == 1 else "copy_tile", [math.c(sums_cb), t, math.c(0)]))
+        if reverse:
+            bcast = "add_tiles_bcast_rows" if dim == 0 else "add_tiles_bcast_cols"
+            math(api_call(bcast, [math.c(zero_cb), math.c(totals_cb), math.c(0), o, math.c(1)]))
+            math(api_call("sub_binary_tile", [math.c(1), math.c(0), math.c(0)]))
+            math(api_call("copy_tile", [math.c(src_cb), t, math.c(1)]))
+            math(api_call("add_binary_tile", [math.c(0), math.c(1), math.c(0)]))
+        pack(api_call("pack_tile", [pack.c(0), pack.c(dst_cb), pack.c(0)]))
+        em(tile.CbEventOp("release", sums_cb, count, name))
+        if reverse:
+            em(tile.CbEventOp("release", totals_cb, outer, self.cb_name(totals_cb)))
+        Rewriter.erase_op(op)
+
+    def totals(self, em: Emitter, src_cb: int, totals_cb: int, cols: int, dim: int, outer: int, inner: int) -> None:
+        """The sums of each column (dim 0: a row of values per tile column) or row of tiles."""
+        name = self.cb_name(totals_cb)
+        em(tile.CbEventOp("produce_begin", totals_cb, outer, name))
+        templates = {"pool_type": "SUM", "reduce_dim": "REDUCE_COL" if dim == 0 else "REDUCE_ROW"}
+        scaler = get_attr(self.kernel, f"tt.cb.{constant_tile(self.kernel, REDUCE_SCALER, 1.0)}")["index"]
+        body, o = em.loop(outer, "o") if outer > 1 else (em, em.c(0))
+        math, pack = body.section()
+        for x in range(inner):
+            index = math.add(math.mul(math.c(x), math.c(cols)), o) if dim == 0 else \
+                math.add(math.mul(o, math.c(cols)), math.c(x))
+            math(api_call("reduce_tile", [math.c(src_cb), math.c(scaler), index, math.c(0), math.c(0)], templates))
+        pack(api_call("pack_tile", [pack.c(0), pack.c(totals_cb), pack.c(0)]))
+        em(api_call("reduce_uninit", []))
+        em(tile.CbEventOp("produce_end", totals_cb, outer, name))
+        em(tile.CbEventOp("consume", totals_cb, outer, name))
 
     def per_tile(self, op: Operation, kind: str, sources, target) -> None:
         """A fill or a local copy: one section per tile of the target block."""

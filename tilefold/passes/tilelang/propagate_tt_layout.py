@@ -19,7 +19,8 @@ from xdsl.passes import ModulePass
 from tilefold.ir import tile
 from tilefold.passes.tilelang.attributes import get_attr, kernel_function, set_attr
 from tilefold.passes.tilelang.buffer_layouts import entry_format
-from tilefold.passes.tilelang.common import TILE, buffer_name, compile_error, is_global, memref_shape
+from tilefold.passes.tilelang.common import TILE, compile_error, memref_shape, tile_grid
+from tilefold.passes.tilelang.copy_geometry import copy_geometry
 
 DEFAULT_STAGES = 2
 
@@ -45,11 +46,10 @@ class PropagateTTLayout(ModulePass):
         for copy in kernel.walk():
             if not isinstance(copy, tile.CopyOp) or not copy.offsets:
                 continue
-            reading = is_global(copy.src, kernel)
-            glob, local = (copy.src, copy.dst) if reading else (copy.dst, copy.src)
-            gname, lname = buffer_name(glob, kernel), buffer_name(local, kernel)
+            g = copy_geometry(copy, kernel)
+            gname, lname = g.gname, g.lname
             fmt = entry_format(get_attr(kernel, f"tt.buffer.{gname}"))
-            rows, cols = (s // TILE for s in memref_shape(local))
+            rows, cols = tile_grid(memref_shape(g.local))
             block = rows * cols
             cb = {"page_size": fmt.tile_size(TILE, TILE), "depth": copy_stages(copy) * block,
                   "data_format": fmt.value, "block_tiles": [rows, cols]}

@@ -9,7 +9,8 @@ consumer — and the loops and index arithmetic around them) and ``tt.cb.*``,
 Writes the ``func.func`` kernels, ``@reader`` and ``@writer`` (``ttkernel.thread =
 "noc"``) and ``@compute`` (``"compute"``, with ``ttkernel.compute_config``) — each one that
 has work (a kernel that only copies blocks has no compute kernel). Each gets the
-loops that hold something of its own, as ``scf.for``, with the index arithmetic it needs;
+loops and ``if``\ s that hold something of its own, as ``scf.for`` / ``scf.if``, with the
+index arithmetic it needs;
 compute statements are inlined (their DST sections stay for Stage D to lower). The
 TileLang function keeps its ``tt.*`` attributes and an empty body; it describes the host
 side (``tt.kernels`` names the kernels by role).
@@ -37,9 +38,9 @@ THREADS = ("reader", "compute", "writer")
 
 def owner_thread(op: Operation, cbs_by_index: dict[int, dict]) -> str | None:
     """The thread an op of the persistent program belongs to (None: anyone may need it)."""
-    if isinstance(op, tile.ReadBlockOp):
+    if isinstance(op, tile.READS):
         return "reader"
-    if isinstance(op, tile.WriteBlockOp):
+    if isinstance(op, tile.WRITES):
         return "writer"
     if isinstance(op, tile.StmtOp):
         return "compute"
@@ -67,6 +68,10 @@ class _Splitter:
                 if self.wanted(op):
                     self.loop(op, dst, mapper)
                 continue
+            if isinstance(op, tile.IfOp):
+                if self.wanted(op):
+                    self.branch(op, dst, mapper)
+                continue
             owner = owner_thread(op, self.cbs)
             if owner is None:
                 if op.regions:
@@ -78,6 +83,21 @@ class _Splitter:
                         dst.add_op(inner.clone(value_mapper=mapper))
                 else:
                     dst.add_op(op.clone(value_mapper=mapper))
+
+    def branch(self, op: tile.IfOp, dst: Block, mapper: dict) -> None:
+        blocks = []
+        for region in (op.then_region, op.else_region):
+            block = Block()
+            self.block(region.block, block, mapper)
+            block.add_op(scf.YieldOp())
+            blocks.append(block)
+        has_else = len(blocks[1].ops) > 1
+        new = scf.IfOp(mapper.get(op.cond, op.cond), [], [blocks[0]], [blocks[1]] if has_else else None)
+        new.location = op.location
+        for inner in new.walk():
+            if isinstance(inner, scf.YieldOp):
+                inner.location = op.location
+        dst.add_op(new)
 
     def loop(self, op: tile.ForOp, dst: Block, mapper: dict) -> None:
         step = arith.ConstantOp.from_int_and_width(op.step.value.data, 32)

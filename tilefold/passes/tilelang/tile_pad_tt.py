@@ -2,11 +2,12 @@
 
 Reads: the parameters' shapes and every ``tile.copy`` to or from a global tensor (element
 offsets as linear forms of block indices and loop variables, extent = the local buffer).
-Writes: ``tt.padded_shapes`` = ``{name: [dims]}``: the last two dims rounded up to 32, and
-further up so that every block the kernel copies lies inside the tensor (a grid of
-``ceildiv(M, block_M)`` blocks may reach past M). The host pads inputs with zeros and
-drops the padding of outputs, so a kernel computes on M×N as if on the padded shape:
-padding enters matmul as zero terms and element-wise results in the padding are dropped.
+Writes: ``tt.padded_shapes`` = ``{name: [dims]}``: the tensor as the device holds it (a 1-D
+tensor of n values is one row, (1, n)) with the last two dims rounded up to 32, and further
+up so that every block the kernel copies lies inside the tensor (a grid of
+``ceildiv(M, block_M)`` blocks may reach past M). The host pads inputs with zeros and drops
+the padding of outputs, so a kernel computes on M×N as if on the padded shape: padding
+enters matmul as zero terms and element-wise results in the padding are dropped.
 Errors: a copy that starts below zero, or reaches past a leading (batch) dim.
 """
 
@@ -17,9 +18,9 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from tilefold.ir import tile
-from tilefold.passes.tilelang.affine import affine_of, affine_range
 from tilefold.passes.tilelang.attributes import kernel_function, set_attr
-from tilefold.passes.tilelang.common import TILE, buffer_name, buffers, compile_error, is_global, memref_shape
+from tilefold.passes.tilelang.common import TILE, buffers, compile_error
+from tilefold.passes.tilelang.copy_geometry import copy_geometry, device_shape, reach
 
 
 def _round(n: int, m: int) -> int:
@@ -36,32 +37,27 @@ class TilePadTT(ModulePass):
         padded: dict[str, list[int]] = {}
         for name, info in buffers(kernel).items():
             if info.is_global:
-                dims = list(info.shape)
-                if len(dims) == 1:
-                    dims = [_round(dims[0], TILE)]
-                else:
-                    dims[-2:] = [_round(dims[-2], TILE), _round(dims[-1], TILE)]
+                dims = device_shape(info.shape)
+                dims[-2:] = [_round(dims[-2], TILE), _round(dims[-1], TILE)]
                 padded[name] = dims
         for copy in kernel.walk():
             if not isinstance(copy, tile.CopyOp) or not copy.offsets:
                 continue
-            glob, local = (copy.src, copy.dst) if is_global(copy.src, kernel) else (copy.dst, copy.src)
-            name = buffer_name(glob, kernel)
-            shape = memref_shape(glob)
-            local_shape = memref_shape(local)
-            extents = [1] * (len(shape) - len(local_shape)) + list(local_shape)
-            for d, (offset, extent) in enumerate(zip(copy.offsets, extents)):
-                rng = affine_range(affine_of(offset))
-                if rng is None:
+            g = copy_geometry(copy, kernel)
+            shape = g.gshape
+            dims = padded[g.gname]
+            for d, bounds in enumerate(reach(g)):
+                if bounds is None:
                     continue
-                lo, hi = rng
+                lo, hi = bounds
                 if lo < 0:
-                    raise compile_error(copy, f"T.copy of {name} starts at {lo} in dim {d}, below 0")
-                end = hi + extent
-                if d < len(shape) - 2:
-                    if end > shape[d]:
-                        raise compile_error(copy, f"T.copy of {name} reaches index {end - 1} of dim {d}, whose size "
+                    raise compile_error(copy, f"T.copy of {g.gname} starts at {lo} in dim {d}, below 0")
+                if len(shape) == 1:
+                    dims[-1] = max(dims[-1], _round(hi + 1, TILE))
+                elif d < len(shape) - 2:
+                    if hi >= shape[d]:
+                        raise compile_error(copy, f"T.copy of {g.gname} reaches index {hi} of dim {d}, whose size "
                                                   f"is {shape[d]}")
                 else:
-                    padded[name][d] = max(padded[name][d], _round(end, TILE))
+                    dims[d] = max(dims[d], _round(hi + 1, TILE))
         set_attr(kernel, "tt.padded_shapes", padded)

@@ -1,0 +1,67 @@
+"""A TileLang-style profiler for a compiled kernel: check it against a reference, estimate its time.
+
+Reads: a :class:`~tilefold.frontend.tilelang.jit.JITKernel`. Writes: nothing.
+``kernel.get_profiler()`` returns a :class:`Profiler`: ``assert_allclose(ref_program, rtol,
+atol)`` runs the kernel on seeded random inputs and compares every output with
+``ref_program`` called on the same inputs (numpy arrays; torch tensors when torch is
+installed and ``ref_program`` is written for torch); ``do_bench()`` returns the simulated
+device's estimated kernel time in milliseconds (a cost model, not a measurement).
+
+Errors: AssertionError naming the output and the largest difference.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tilefold.frontend.tilelang.dtypes import host_dtype
+
+
+class Profiler:
+    def __init__(self, kernel):
+        self.kernel = kernel
+
+    def inputs(self, seed: int = 0) -> list[np.ndarray]:
+        rng = np.random.default_rng(seed)
+        params = self.kernel.prim.params
+        outs = self.kernel.outputs()
+        arrays = []
+        for i, p in enumerate(params):
+            if i in outs:
+                continue
+            dtype = host_dtype(p.type.dtype_name or "float32")
+            if np.issubdtype(dtype, np.integer):
+                arrays.append(rng.integers(-8, 8, p.type.shape).astype(dtype))
+            elif dtype == np.bool_:
+                arrays.append(rng.random(p.type.shape) > 0.5)
+            else:
+                arrays.append(rng.standard_normal(p.type.shape).astype(np.float32).astype(dtype))
+        return arrays
+
+    def assert_allclose(self, reference_program, rtol: float = 1e-2, atol: float = 1e-2, max_mismatched_ratio=0.0):
+        inputs = self.inputs()
+        got = self.kernel(*inputs)
+        got = list(got) if isinstance(got, tuple) else [got]
+        try:
+            want = reference_program(*inputs)
+        except TypeError:
+            import torch
+
+            want = reference_program(*(torch.from_numpy(np.asarray(a, np.float32)) for a in inputs))
+        want = list(want) if isinstance(want, (tuple, list)) else [want]
+        for k, (g, w) in enumerate(zip(got, want)):
+            w = w.detach().cpu().float().numpy() if type(w).__module__.startswith("torch") else np.asarray(w)
+            g, w = np.asarray(g, np.float32), np.asarray(w, np.float32)
+            bad = ~np.isclose(g, w, rtol=rtol, atol=atol)
+            if bad.mean() > max_mismatched_ratio:
+                raise AssertionError(f"output {k}: {int(bad.sum())} of {bad.size} values differ from the reference; "
+                                     f"largest difference {float(np.abs(g - w).max())}")
+
+    def do_bench(self, func=None, warmup: int = 0, rep: int = 0, backend=None, **_options) -> float:
+        """The estimated kernel time of a run, in milliseconds (the simulator's cost model)."""
+        if self.kernel.last_result is None:
+            self.kernel(*self.inputs())
+        return self.kernel.last_result.perf.seconds * 1000.0
+
+
+__all__ = ["Profiler"]
