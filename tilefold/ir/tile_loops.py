@@ -21,7 +21,8 @@ _SFPU_BINARY_ARGS = ("dst_in0", "dst_in1", "dst_out")
 
 FPU_ELTWISE_CALLS = frozenset(f.name for f in API.values()
                               if f.param_names == _FPU_ARGS and f.name.split("_")[0] in ("add", "sub", "mul"))
-SFPU_UNARY_CALLS = frozenset(f"{name}_tile" for name in SFPU_UNARY) | frozenset(
+# cumsum_tile carries its last row to the next call in SFPU registers: not one tile at a time
+SFPU_UNARY_CALLS = frozenset(f"{name}_tile" for name in SFPU_UNARY if name != "cumsum") | frozenset(
     f.name for f in API.values() if f.param_names == ("dst_index", "scalar_bits"))
 SFPU_BINARY_CALLS = frozenset(f.name for f in API.values() if f.param_names == _SFPU_BINARY_ARGS)
 TILE_CALLS = frozenset({"copy_tile", "pack_tile"}) | FPU_ELTWISE_CALLS | SFPU_UNARY_CALLS | SFPU_BINARY_CALLS

@@ -121,9 +121,9 @@ class _Plan:
             self._pack_tile(*args, **kwargs)
         elif name in FPU_ELTWISE_CALLS:
             self._fpu_binary(name, *args, **kwargs)
-        elif name in SFPU_UNARY_CALLS:
+        elif name in SFPU_UNARY_CALLS and name[:-5] in tm.SFPU_UNARY:
             self._sfpu_unary(name, *args)
-        elif name in SFPU_BINARY_CALLS:
+        elif name in SFPU_BINARY_CALLS and name[:-5] in tm.SFPU_BINARY:
             self._sfpu_binary(name, *args, **kwargs)
         else:
             raise _Fallback
