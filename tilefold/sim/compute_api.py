@@ -307,7 +307,7 @@ class ComputeApi:
         a = self._unpack(in0_cb, in0_tile, call)[:, 0]
         b = self._unpack(in1_cb, in1_tile, call)[:, 0]
         self._math(self.costs.fpu_eltwise_tile, call)
-        self._write_slot(i, fpu_binary_values(op, bcast, a, b))
+        self._write_slot(i, fpu_binary_values(op, bcast, a, b, self.fidelity))
 
     def add_tiles(self, a, b, ia, ib, dst):
         self._fpu_binary("add", None, a, b, ia, ib, dst, "add_tiles")
@@ -434,8 +434,14 @@ class ComputeApi:
         if hit is not None and not any(b.uses(hit) for b in self._pending_matmul.values()):
             hit.release()
         raw, lanes = self._distinct_pages(cb, st, available, call)
-        values = operand_matrix(raw, self._cb_format(cb), role, transpose, self.fidelity, width)
-        matrix = CbMatrix(available - (available % width if width else 0), width, values, st.pops, lanes)
+        # matmul feeds in1 to SrcA and in0 to SrcB; one matrix per fidelity phase term
+        register = "A" if role == "in1" else "B"
+        covered = available - (available % width if width else 0)
+        matrix = None
+        for terms in reversed(tm.FIDELITY_TERMS[self.fidelity]):
+            part = terms[0] if register == "A" else terms[1]
+            values = operand_matrix(raw, self._cb_format(cb), register, part, transpose, width)
+            matrix = CbMatrix(covered, width, values, st.pops, lanes, companion=matrix)
         self._operand_cache[key] = matrix
         return matrix
 
@@ -761,13 +767,16 @@ def _rows_to_bytes(rows: np.ndarray, fmt) -> np.ndarray:
     return rows.astype(fmt.numpy_dtype).view(np.uint8).reshape(lanes, -1)
 
 
-def fpu_binary_values(op: str, bcast: str | None, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """An FPU element-wise op on source-register values (..., 1024); with ``bcast`` ("rows",
-    "cols", "scalar") ``b``'s first row, first column or first value is broadcast over the tile."""
+def fpu_binary_values(op: str, bcast: str | None, a: np.ndarray, b: np.ndarray, fidelity: str) -> np.ndarray:
+    """An FPU element-wise op on source-register values (..., 1024): ``a`` from SrcA, ``b``
+    from SrcB; with ``bcast`` ("rows", "cols", "scalar") ``b``'s first row, first column or
+    first value is broadcast over the tile. Multiplication runs the ``fidelity``'s phases."""
     if bcast is not None:
         rows = tm.faces_to_rows(b)
         first = {"rows": rows[..., :1, :], "cols": rows[..., :, :1], "scalar": rows[..., :1, :1]}[bcast]
         b = tm.rows_to_faces(np.ascontiguousarray(np.broadcast_to(first, rows.shape)))
+    if op == "mul":
+        return tm.fidelity_product(a, b, fidelity)
     return tm.FPU_BINARY[op](a, b)
 
 

@@ -280,7 +280,7 @@ class _Plan:
             _, op, bcast, (ps_a, fmt_a), (ps_b, fmt_b) = key
             a = ctx._unpacked_values(self._tiles([n.address[0] for n in nodes], ps_a), fmt_a, fpu=True)
             b = ctx._unpacked_values(self._tiles([n.address[1] for n in nodes], ps_b), fmt_b, fpu=True)
-            values = fpu_binary_values(op, bcast, a, b)
+            values = fpu_binary_values(op, bcast, a, b, ctx.fidelity)
         elif kind == "unary":
             from tilefold.sim.compute_api import sfpu_unary_values
 
