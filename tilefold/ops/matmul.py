@@ -201,15 +201,17 @@ def matmul_single_core(config: MatmulConfig, *, arch=None) -> Program:
 
 def _operand_error(fmt: DataFormat, math_fidelity: str, operand: str) -> float:
     """Relative error of one multiplier operand: TF32 rounding of float32 in the source
-    registers, then the fidelity's mantissa truncation (in1 to 7 bits below HiFi3, in0 to 5
-    bits at LoFi)."""
+    registers, then the mantissa slices the fidelity's phases multiply (in1 is SrcA: 4 mantissa
+    bits at LoFi, else 9; in0 is SrcB: 6 bits at LoFi and HiFi2; HiFi3 leaves out only
+    A_lo·B_lo, below 2^-4 · 2^-6 of the product, counted here on in0)."""
     bits = 7 if fmt is DataFormat.Float16_b else 10
     error = TF32_UNIT_ROUNDOFF if fmt is DataFormat.Float32 else 0.0
-    keep = None
-    if math_fidelity in ("HiFi2", "LoFi") and operand == "in1":
-        keep = 7
-    if math_fidelity == "LoFi" and operand == "in0":
-        keep = 5
+    if operand == "in1":
+        keep = 4 if math_fidelity == "LoFi" else 9
+    else:
+        keep = 6 if math_fidelity in ("LoFi", "HiFi2") else None
+        if math_fidelity == "HiFi3":
+            return (1 + error) * (1 + 2.0 ** -10) - 1
     if keep is not None and keep < bits:
         error = (1 + error) * (1 + 2.0 ** -keep) - 1
     return error
