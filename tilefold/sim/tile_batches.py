@@ -51,10 +51,12 @@ def flush(ctx, queue: list) -> None:
         return
     plan = None
     if not ctx.tracing:
+        engines = ctx.engines.snapshot()          # the plan applies the queue's inits as it goes
         try:
             plan = _Plan(ctx, queue)
         except (_Fallback, TilefoldError):
             plan = None
+            ctx.engines.restore(engines)
     if plan is None:
         _one_by_one(ctx, queue)
         return
@@ -113,6 +115,7 @@ class _Plan:
         if any(a.__class__ not in (int, float, bool) for a in (*args, *kwargs.values())):
             raise _Fallback                       # per-core values: the calls decide
         if name in INIT_CALLS:
+            self.ctx.engines.apply(name, args, kwargs)
             generic = not any(name in cls.__dict__ for cls in type(self.ctx).__mro__)
             self.charges.append((INIT, self.ctx.costs.compute_call) if generic else (CALL, (name, args, kwargs)))
         elif name == "copy_tile":
@@ -127,6 +130,11 @@ class _Plan:
             self._sfpu_binary(name, *args, **kwargs)
         else:
             raise _Fallback
+
+    @staticmethod
+    def _configured(message: str | None) -> None:
+        if message is not None:
+            raise _Fallback                       # the call raises the error, naming its line
 
     def _slot_value(self, slot: int, call: str):
         i = self.ctx._dst_index(slot, call)            # range check; settles a pending matmul there
@@ -165,6 +173,7 @@ class _Plan:
 
     def _copy_tile(self, in_cb, in_tile_index, dst_index) -> None:
         i = self._math_slot(dst_index, "copy_tile")
+        self._configured(self.ctx.engines.check_fpu("copy_tile", ("copy",), in_cb))
         address, ps, fmt = self._cb_tile(in_cb, in_tile_index, "copy_tile", fpu=False)
         self._math(self.ctx.costs.fpu_eltwise_tile, True)
         self._write(i, _Node(("copy", ps, fmt), [], address))
@@ -172,6 +181,8 @@ class _Plan:
     def _fpu_binary(self, name, in0_cb, in1_cb, in0_tile, in1_tile, dst_index) -> None:
         op, _, bcast = name.partition("_tiles")
         i = self._math_slot(dst_index, name)
+        self._configured(self.ctx.engines.check_fpu(name, ("binary", op, bcast.removeprefix("_bcast_") or None),
+                                                    in0_cb, in1_cb))
         a = self._cb_tile(in0_cb, in0_tile, name, fpu=True)
         b = self._cb_tile(in1_cb, in1_tile, name, fpu=True)
         self._math(self.ctx.costs.fpu_eltwise_tile, True)
@@ -180,12 +191,14 @@ class _Plan:
     def _sfpu_unary(self, name: str, dst_index, *params) -> None:
         base = name[:-5]
         i = self._math_slot(dst_index, name)
+        self._configured(self.ctx.engines.check_sfpu(name))
         inputs = [] if base == "fill" else [self._slot_value(i, name)]
         self._math(self.ctx.costs.sfpu(tm.SFPU_UNARY[base][1]), False)
         self._write(i, _Node(("unary", base, params), inputs))
 
     def _sfpu_binary(self, name: str, d0, d1, out) -> None:
         base = name[:-5]
+        self._configured(self.ctx.engines.check_sfpu(name))
         a = self._slot_value(d0, name)
         b = self._slot_value(d1, name)
         o = self._math_slot(out, name)
@@ -202,6 +215,7 @@ class _Plan:
         if not self.written[i]:
             raise _Fallback
         cbi, st = ctx._cb(out_cb, "pack_tile")
+        self._configured(ctx.engines.check_pack("pack_tile", cbi))
         if out_of_order_output:
             page = out_tile_index
         else:
