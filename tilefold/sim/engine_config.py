@@ -100,7 +100,7 @@ class EngineConfig:
         self.sfpu = None                        # latest SFPU init
 
     def snapshot(self) -> tuple:
-        return (self.configured, list(self.src), self.pack, self.family, self.family_by, self.sfpu)
+        return (self.configured, tuple(self.src), self.pack, self.family, self.family_by, self.sfpu)
 
     def restore(self, state: tuple) -> None:
         self.configured, src, self.pack, self.family, self.family_by, self.sfpu = state
