@@ -75,8 +75,29 @@ class Program:
                                user_location())
         buf = Buffer(name, tuple(shape), data_format(dtype), layout, buffer_type, tile or (32, 32), role,
                      memory_config, page_size, user_location())
+        if buf.buffer_type == "DRAM" and not buf.is_sharded:
+            self._check_dram_capacity(buf)
         self.buffers[name] = buf
         return buf
+
+    def _dram_bank_bytes(self, buf: Buffer) -> int:
+        """Bytes an interleaved DRAM buffer takes in each bank (as the allocator places it)."""
+        apage = _align(buf.page_size, self.arch.dram_alignment)
+        return max(-(-buf.num_pages // self.arch.dram_banks), 1) * apage
+
+    def _check_dram_capacity(self, buf: Buffer) -> None:
+        """Interleaved DRAM buffers must fit in the banks (checked before any host data is made)."""
+        arch = self.arch
+        used = sum(self._dram_bank_bytes(b) for b in self.buffers.values()
+                   if b.buffer_type == "DRAM" and not b.is_sharded)
+        need = self._dram_bank_bytes(buf)
+        if used + need > arch.dram_bank_size:
+            gib = 1 << 30
+            after = f" after {used / gib:.2f} GiB of earlier buffers" if used else ""
+            raise ProgramError(f"buffer {buf.name!r} ({buf.size / gib:.1f} GiB) does not fit in DRAM: it needs "
+                               f"{need / gib:.2f} GiB in each of the {arch.dram_banks} banks{after}, and a bank of "
+                               f"{arch.board} holds "
+                               f"{arch.dram_bank_size / gib:.0f} GiB; use a smaller shape", buf.defined_at)
 
     def buffer(self, name: str) -> Buffer:
         try:

@@ -101,7 +101,35 @@ class DataflowApi:
         nbanks = self.arch.dram_banks if args.is_dram else self.arch.num_cores
         if args.is_sharded and args.sharded_spec is not None:
             nbanks = getattr(args.sharded_spec, "num_banks", nbanks)
-        return Accessor(args, bank_base_address, page_size, nbanks)
+        place = self._buffer_of(bank_base_address, args.is_dram)
+        if place is None:
+            return Accessor(args, bank_base_address, page_size, nbanks)
+        buf = place.buffer
+        if page_size not in (buf.page_size, place.aligned_page_size):
+            from tilefold.errors import ProgramError
+
+            raise self.fail(ProgramError, f"TensorAccessor of buffer {buf.name!r} has page size {page_size} B but the "
+                                          f"buffer's pages are {buf.page_size} B; pass the buffer's page size "
+                                          "(the tile size of a CB of its data format)")
+        return Accessor(args, bank_base_address, page_size, nbanks, buf.name, buf.num_pages)
+
+    def _buffer_of(self, base, is_dram: bool):
+        """The placement of the buffer at ``base`` (the same on every lane), or None."""
+        if base.__class__ is not int:
+            b = np.asarray(base)
+            if b.size == 0 or not (b == b.flat[0]).all():
+                return None
+            base = int(b.flat[0])
+        return self.dev.allocation.buffer_at(base, is_dram)
+
+    def _check_pages(self, page_id, accessor: Accessor, call: str) -> None:
+        """Page ids outside the accessor's buffer have no address: an error, as the watcher would report."""
+        bad = accessor.pages_outside(page_id)
+        if bad is None:
+            return
+        p = page_id if page_id.__class__ is int else int(np.asarray(page_id)[np.broadcast_to(bad, np.shape(page_id))].flat[0])
+        raise self.fail(DramAccessError, f"{call} of page {p} of buffer {accessor.buffer!r}, which has pages "
+                                         f"0-{accessor.num_pages - 1}", None if bad is True else bad)
 
     def _bank_coords(self, accessor: Accessor, bank):
         """NOC (x, y) of bank indices (DRAM banks, or worker cores for L1 banks)."""
@@ -114,6 +142,7 @@ class DataflowApi:
         return table[bank, 0], table[bank, 1]
 
     def get_noc_addr(self, page_id, accessor: Accessor, offset=0):
+        self._check_pages(page_id, accessor, "get_noc_addr")
         bank, local = accessor.locate(page_id, offset)
         x, y = self._bank_coords(accessor, bank)
         self.charge(self.costs.riscv_call, None, "get_noc_addr")
@@ -321,6 +350,7 @@ class DataflowApi:
         self._read(kind, rows, local, dst_local_l1_addr, size, "noc_async_read", self.line_of())
 
     def noc_async_read_page(self, page_id, accessor: Accessor, dst_local_l1_addr, offset=0) -> None:
+        self._check_pages(page_id, accessor, "noc_async_read_page")
         bank, local = accessor.locate(page_id, offset)
         kind = NODE_DRAM if accessor.args.is_dram else NODE_CORE
         rows = bank if kind == NODE_DRAM else self.dev.l1_bank_rows[bank]
@@ -371,6 +401,7 @@ class DataflowApi:
         self._write(kind, rows, local, src_local_l1_addr, size, "noc_async_write", self.line_of())
 
     def noc_async_write_page(self, page_id, accessor: Accessor, src_local_l1_addr, size=0, offset=0) -> None:
+        self._check_pages(page_id, accessor, "noc_async_write_page")
         bank, local = accessor.locate(page_id, offset)
         kind = NODE_DRAM if accessor.args.is_dram else NODE_CORE
         rows = bank if kind == NODE_DRAM else self.dev.l1_bank_rows[bank]

@@ -46,6 +46,7 @@ from tilefold.sim.lanes import Divergence, SteeringArgs, group_cores, steering_a
 from tilefold.sim.memory import ByteMemory
 from tilefold.sim.perf import Counters, PerfReport, ThreadPerf
 from tilefold.sim.scheduler import Scheduler, SimThread
+from tilefold.sim import watchdog
 from tilefold.sim.tile_math import BF16, TILE_ELEMS
 
 
@@ -142,10 +143,11 @@ def kernel_facts(function) -> tuple[PythonKernel, SteeringArgs]:
 class _Run:
     """Device state of one run attempt."""
 
-    def __init__(self, program: Program, arch: Arch, tracing: bool):
+    def __init__(self, program: Program, arch: Arch, tracing: bool, max_cycles: int | None = None):
         self.program = program
         self.arch = arch
         self.tracing = tracing
+        self.max_cycles = watchdog.current() if max_cycles is None else max_cycles
         self.allocation: Allocation = allocate(program, arch)
         gx, gy = arch.grid
         cores = _cores_in_use(program, arch)
@@ -338,8 +340,14 @@ class Device:
         self.arch = get_arch(arch)
 
     def run(self, program: Program, inputs: dict[str, np.ndarray] | None = None, *, trace: str | Path | None = None,
-            progress: bool | None = None, raise_on_hazard: bool = True, batch: bool = True) -> RunResult:
-        """Run ``program`` with ``inputs`` (buffer name → host array)."""
+            progress: bool | None = None, raise_on_hazard: bool = True, batch: bool = True,
+            max_cycles: int | None = None) -> RunResult:
+        """Run ``program`` with ``inputs`` (buffer name → host array). A thread running past
+        ``max_cycles`` cycles (default: :mod:`tilefold.sim.watchdog`'s limit) is a ``WatchdogError``."""
+        with watchdog.limit(max_cycles):
+            return self._run_checked(program, inputs, trace, progress, raise_on_hazard, batch)
+
+    def _run_checked(self, program, inputs, trace, progress, raise_on_hazard, batch) -> RunResult:
         if program.arch is not self.arch and program.arch.name != self.arch.name:
             raise ProgramError(f"program {program.name!r} was built for {program.arch.board} but the device is "
                                f"{self.arch.board}; build it for this device")

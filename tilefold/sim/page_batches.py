@@ -86,6 +86,8 @@ def _batch(ctx, run: list) -> bool:
         return False
     lanes = ctx.L
     pages = _lane_matrix([r[1] for r in run], lanes)
+    if accessor.pages_outside(pages) is not None:
+        return False
     l1 = _lane_matrix([r[3] for r in run], lanes)
     bank, local = accessor.locate(pages, offset)
     bank = np.broadcast_to(np.asarray(bank, dtype=np.int64), pages.shape)
