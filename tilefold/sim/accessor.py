@@ -64,6 +64,7 @@ class Accessor:
     num_banks: int
     buffer: str | None = None     # the buffer whose address is ``base``, when there is one
     num_pages: int | None = None  # its pages: ids outside [0, num_pages) have no address
+    data_format: object = None    # its data format (tilefold.layout.formats.DataFormat)
 
     def pages_outside(self, page_id):
         """Per-lane mask (or bool) of page ids outside the buffer; None when all are inside."""

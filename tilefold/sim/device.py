@@ -394,7 +394,8 @@ class Device:
             leftovers = run.cbs.leftovers()
             if leftovers:
                 raise CircularBufferError("pages left in circular buffers when the program ended: "
-                                          + "; ".join(leftovers) + "; pop every page the consumer waits for")
+                                          + "; ".join(leftovers) + "; pop every page the consumer waits for",
+                                          run.cbs.first_push_location())
         except SimulationError as err:
             if raise_on_hazard or isinstance(err, (DeadlockError, SemaphoreError)) and batch:
                 raise

@@ -88,6 +88,10 @@ def _batch(ctx, run: list) -> bool:
     pages = _lane_matrix([r[1] for r in run], lanes)
     if accessor.pages_outside(pages) is not None:
         return False
+    if accessor.data_format is not None:
+        cb = ctx.dev.cbs.cb_at(int(np.asarray(run[0][3]).flat[0]))
+        if cb is not None and ctx.dev.cb_formats.get(cb, accessor.data_format) is not accessor.data_format:
+            return False
     l1 = _lane_matrix([r[3] for r in run], lanes)
     bank, local = accessor.locate(pages, offset)
     bank = np.broadcast_to(np.asarray(bank, dtype=np.int64), pages.shape)

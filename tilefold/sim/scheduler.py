@@ -136,6 +136,15 @@ class Scheduler:
         lines = [t.describe() for t in parked]
         on_semaphore = [t for t in parked if t.wait_key == ("sem",)]
         first = parked[0].location()
+        cbs = parked[0].ctx.dev.cbs
+        culprits = cbs.reserved_by_finished()
+        for ctx, line, index, pages in culprits:
+            loc = ctx.location_of(line)
+            lines.insert(0, f"{loc}: {ctx.thread_name} on core {ctx.cores[0]} — ended with {pages} "
+                            f"page{'s' if pages != 1 else ''} of c_{index} reserved here and never pushed "
+                            f"(cb_push_back(c_{index}, {pages}) missing?)")
+        if culprits:
+            first = culprits[0][0].location_of(culprits[0][1])
         if on_semaphore and len(on_semaphore) == len(parked):
             raise SemaphoreError("semaphore waits that can never be satisfied: every thread that could still set "
                                  "them is finished or blocked\n" + "\n".join(f"  {l}" for l in lines), first)
