@@ -109,6 +109,7 @@ class CircularBufferApi:
             self.sync_to(st.pop_time[row, last % cap], clock)
         if st.reserved[row] < n:
             st.reserved[row] = n
+        st.last_reserve = (self, self.line_of(3))
         self.charge(self.costs.cb_op, clock, "cb_reserve_back")
 
     def cb_push_back(self, cb, num_pages) -> None:
@@ -127,6 +128,7 @@ class CircularBufferApi:
                 st.reserved[row] -= n
                 st.wr[row] = (wr + n) % cap
                 st.pack_seq[row] = 0
+                st.last_push = (self, self.line_of())
                 self.dev.progress += 1
                 self.scheduler.notify(("cb", cb))
                 return

@@ -260,6 +260,7 @@ class ComputeApi:
         if self.dst_state != RELEASED:
             raise self.fail(DstError, f"tile_regs_acquire while DST is {self.dst_state}; release it first")
         self.dst_state = ACQUIRED
+        self.dst_acquired_at = self.line_of()
         self.dst_written[:] = False
         self.sync_to(self.section_free[self.section], self.math_clock)
         self._init_call("tile_regs_acquire")

@@ -138,6 +138,24 @@ class DataflowApi:
             raise self.fail(ProgramError, f"{call} {what}, a {cb_fmt.ttnn_name} circular buffer; a transfer does not "
                                           "convert formats: give the circular buffer the buffer's data format")
 
+    def _check_race(self, banks, local, nbytes: int, call: str, line: int) -> None:
+        """A DRAM write to bytes another core wrote (or writes in the same call): a race."""
+        writers = self.dev.dram_writers
+        clash = writers.clash(banks, local, nbytes, self.row_idx)
+        if clash is None:
+            writers.note(banks, local, nbytes, self.row_idx, writers.site_id(self, line))
+            return
+        row, site = clash
+        other = self.dev.rows_core_name(row)
+        before = ""
+        if site:
+            ctx, at = writers.sites[site]
+            before = f" ({ctx.thread_name} at {ctx.location_of(at)})"
+        region = self.dev.allocation.dram_regions.find(_first(local), nbytes)
+        what = f"buffer {region.name!r}" if region is not None else "DRAM"
+        raise self.fail(NocHazardError, f"race: {call} writes bytes of {what} that core {other}{before} also writes, "
+                                        "and nothing orders the two writes; give every page one writer")
+
     def _check_pages(self, page_id, accessor: Accessor, call: str) -> None:
         """Page ids outside the accessor's buffer have no address: an error, as the watcher would report."""
         bad = accessor.pages_outside(page_id)
@@ -405,6 +423,7 @@ class DataflowApi:
         counters = self.dev.counters
         if kind == NODE_DRAM:
             self._check_dram(local, nbytes, call)
+            self._check_race(rows, local, nbytes, call, line)
             self.dev.dram.write(rows, local, data)
             counters.dram_write_bytes += nbytes * self.L
             done = self._dram_done(rows, nbytes)

@@ -42,6 +42,7 @@ from tilefold.sim.circular_buffers import CircularBuffers
 from tilefold.sim.compute_api import ComputeApi
 from tilefold.sim.context import KernelContext
 from tilefold.sim.dataflow_api import NODE_CORE, NODE_DRAM, DataflowApi
+from tilefold.sim.dram_writers import DramWriters
 from tilefold.sim.lanes import Divergence, SteeringArgs, group_cores, steering_args
 from tilefold.sim.memory import ByteMemory
 from tilefold.sim.perf import Counters, PerfReport, ThreadPerf
@@ -154,6 +155,7 @@ class _Run:
         self.ncores = len(cores)
         self.core_rows = {c: i for i, c in enumerate(cores)}
         self.dram = ByteMemory(arch.dram_banks, self.allocation.dram_top - DRAM_BASE, base=DRAM_BASE)
+        self.dram_writers = DramWriters(arch.dram_banks, DRAM_BASE, self.allocation.dram_top - DRAM_BASE)
         self.l1 = ByteMemory(self.ncores, self.allocation.l1_top - self.allocation.semaphore_base,
                              base=self.allocation.semaphore_base)
         self.cbs = CircularBuffers(self.allocation, self.core_rows)
@@ -185,6 +187,10 @@ class _Run:
             self.node_kind[y, x], self.node_row[y, x] = NODE_CORE, self.core_rows[c]
 
     # -- what contexts ask of the device ---------------------------------------------------
+
+    def rows_core_name(self, row: int) -> str:
+        """The core of a row of the per-core arrays, as text."""
+        return str(next((c for c, r in self.core_rows.items() if r == row), row))
 
     def core_row(self, core: CoreCoord) -> int:
         return self.core_rows[core]

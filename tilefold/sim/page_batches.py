@@ -106,6 +106,12 @@ def _batch(ctx, run: list) -> bool:
             return False
     elif ctx._pending_read_into(l1, l1 + nbytes) is not None or not _distinct_per_lane(bank * (1 << 40) + local):
         return False
+    elif ctx.dev.dram_writers.clash(bank, local, nbytes, ctx.row_idx[None, :]) is not None:
+        return False                                        # a race: reported call by call
+    if call == WRITE:
+        writers = ctx.dev.dram_writers
+        sites = np.array([writers.site_id(ctx, r[6]) for r in run], dtype=np.int16)[:, None]
+        writers.note(bank, local, nbytes, ctx.row_idx[None, :], sites)
     shared = _same_content(ctx, bank, local, l1, nbytes) if call == READ else None
     if shared is not None and 2 * (shared[2].max() + 1) <= lanes:
         _read_shared(ctx, bank, local, l1, nbytes, shared)

@@ -166,8 +166,11 @@ class Scheduler:
             if getattr(ctx, "dst_state", "released") != "released":
                 from tilefold.errors import DstError
 
+                line = getattr(ctx, "dst_acquired_at", None)
+                loc = ctx.location_of(line) if line else None
                 raise DstError(f"compute kernel {ctx.kernel.name} on core {ctx.cores[0]} ended with DST "
-                               f"{ctx.dst_state}; every tile_regs_acquire needs a tile_regs_release")
+                               f"{ctx.dst_state} by the tile_regs_acquire here; every tile_regs_acquire needs a "
+                               "tile_regs_release", loc)
 
 
 def lane_summary(values: np.ndarray) -> float:
