@@ -113,6 +113,7 @@ class KernelBuilder(PrimitiveRules, ElementRules):
         self.inlining: list = []
         self.globals: list[BufferRef] = []      # the kernel's tensors, in parameter order
         self.outputs: list[BufferRef] = []      # eager kernels: T.empty tensors
+        self.views: dict[str, tuple] = {}        # view tensor -> (the tensor it views, its shape)
         self.returned: list[BufferRef] | None = None
         self.threads: list[int] = []
 
@@ -156,6 +157,8 @@ class KernelBuilder(PrimitiveRules, ElementRules):
             set_attr(function, "tt.use_swizzle", self.swizzle)
         if self.atomic_targets:
             set_attr(function, "tile.atomic", self.atomic_targets)
+        if self.views:
+            set_attr(function, "tile.views", {name: [base.name, list(shape)] for name, (base, shape) in self.views.items()})
         module = ModuleOp([function])
         module.verify()
         return module

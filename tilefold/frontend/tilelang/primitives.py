@@ -27,6 +27,7 @@ not run along the tensor's last dim, arguments a primitive does not take, primit
 from __future__ import annotations
 
 import ast
+import math
 
 from xdsl.dialects import arith
 from xdsl.ir import SSAValue
@@ -127,12 +128,49 @@ class PrimitiveRules:
     def rule_Tensor(self, node, name_hint):
         args = [self.expr(a) for a in node.args]
         kwargs = dict(self.keywords(node))
-        if len(args) >= 3 or "data" in kwargs:
-            raise self.error(node, "T.Tensor(shape, dtype, X.data) views of another tensor are not supported; copy "
-                                   "blocks of X itself")
         shape = args[0] if args else kwargs.get("shape")
         dtype = args[1] if len(args) > 1 else kwargs.get("dtype", "float32")
-        return tensor_type(shape, dtype, self.src.location(node))
+        ttype = tensor_type(shape, dtype, self.src.location(node))
+        data = args[2] if len(args) >= 3 else kwargs.get("data")
+        if data is None:
+            return ttype
+        if not (isinstance(data, tuple) and len(data) == 2 and data[0] == "data"):
+            raise self.error(node, f"T.Tensor(shape, dtype, data): data must be X.data of a kernel tensor X, not "
+                                   f"{self.describe(data)}")
+        return self.tensor_view(data[1], ttype, name_hint, node)
+
+    def rule_reshape(self, node, name_hint):
+        args = self.arguments(node, ("src", "shape"), {}, "T.reshape")
+        src = args["src"]
+        if not isinstance(src, BufferRef):
+            raise self.error(node, f"T.reshape takes a kernel tensor, not {self.describe(src)}")
+        return self.tensor_view(src, tensor_type(args["shape"], src.dtype_name or canonical_name(src.dtype),
+                                                 self.src.location(node)), name_hint, node)
+
+    def tensor_view(self, base: BufferRef, ttype, name_hint, node) -> BufferRef:
+        """``T.Tensor(shape, dtype, X.data)`` / ``T.reshape(X, shape)``: X's elements in row-major
+        order under another shape. A tiled tensor cannot be reshaped in place, so the view is a
+        tensor of its own that the host fills from (or copies back into) X, reshaped."""
+        if not base.is_global:
+            raise self.error(node, f"views of {base.describe()}: only kernel tensors (parameters) have views; "
+                                   "allocate a local buffer of the shape you need")
+        base = self.views.get(base.name, (base, None))[0]
+        if math.prod(ttype.shape) != math.prod(base.shape):
+            raise self.error(node, f"a view of {base.name} {base.shape} as {ttype.shape} has "
+                                   f"{math.prod(ttype.shape)} elements, not {math.prod(base.shape)}")
+        if ttype.dtype != base.dtype:
+            raise self.error(node, f"a view of {base.name} ({base.dtype_name or canonical_name(base.dtype)}) in "
+                                   f"{ttype.dtype_name}: views keep the tensor's dtype; cast when copying instead")
+        name = self.unique_buffer_name(name_hint or f"{base.name}_view")
+        ref = BufferRef(name, ttype.shape, base.dtype, "global", None, base.dtype_name)
+        self.globals.append(ref)
+        self.views[name] = (base, ttype.shape)
+        if self.function is not None:
+            block = self.function.body.block
+            ref.value = block.insert_arg(memref_type(ref.shape, ref.dtype), len(block.args))
+            ref.value.name_hint = name
+            self.function.update_function_type()
+        return ref
 
     # -- hints with no Tensix meaning ------------------------------------------------------------------
 
@@ -153,7 +191,11 @@ class PrimitiveRules:
             self.expr(a)
         self.keywords(node)
 
-    rule_annotate_layout = rule_annotate_safe_value = rule_disable_warp_group_reg_alloc = _no_op
+    def rule_annotate_layout(self, node, name_hint):
+        """GPU shared-memory / fragment layouts (``tilelang.layout.make_swizzled_layout(buf)`` ...):
+        Tensix buffers are tiles in circular buffers, so the layouts are not even evaluated."""
+
+    rule_annotate_safe_value = rule_disable_warp_group_reg_alloc = _no_op
     rule_sync_threads = rule_no_set_max_nreg = _no_op
 
     # -- allocation -----------------------------------------------------------------------------------
@@ -243,10 +285,18 @@ class PrimitiveRules:
             raise self.error(node, "T.copy between two global tensors needs the region's extents: slice it, "
                                    "A[i0:i1, j0:j1]")
         shape = tuple(e for e in extents if e != 1)[-2:] or (1,)
+        name = f"{src_region.buffer.name}_to_{dst_region.buffer.name}"
         staging = self.new_buffer(shape, dst_region.buffer.dtype_name or canonical_name(dst_region.buffer.dtype),
-                                  "shared", f"{src_region.buffer.name}_to_{dst_region.buffer.name}", node)
-        offsets, dims = self.global_offsets(src_region, staging, node)
-        self.insert(tile.CopyOp(src_region.buffer.value, staging.value, offsets, dims), node)
+                                  "shared", name, node)
+        loaded = staging
+        if src_region.buffer.dtype != dst_region.buffer.dtype:
+            # a dtype change: load in the source's dtype, convert by a local copy
+            loaded = self.new_buffer(shape, src_region.buffer.dtype_name or canonical_name(src_region.buffer.dtype),
+                                     "shared", f"{name}_src", node)
+        offsets, dims = self.global_offsets(src_region, loaded, node)
+        self.insert(tile.CopyOp(src_region.buffer.value, loaded.value, offsets, dims), node)
+        if loaded is not staging:
+            self.insert(tile.CopyOp(loaded.value, staging.value), node)
         offsets, dims = self.global_offsets(dst_region, staging, node)
         self.insert(tile.CopyOp(staging.value, dst_region.buffer.value, offsets, dims), node)
 

@@ -1,0 +1,121 @@
+"""TileLang kernels as tile-ai/tilelang's examples write them: each example runs against numpy,
+and the C++ of each kind of kernel passes check-kernel."""
+
+import numpy as np
+import pytest
+from checkkernel import accessor_compile_args, check_kernels, require_accepted
+from tilelang_helpers import expect_error, load_example
+
+import tilefold as tilelang
+import tilefold.language as T
+from tilefold.errors import KernelError
+
+EXAMPLES = ("flash_attention", "norms", "online_softmax", "gemm_splitk", "gemm_batched", "gemm_transpose_b",
+            "reductions", "cumsum_transpose", "convert", "gemm_persistent", "eager_gemm")
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_example_matches_numpy(name):
+    load_example(name).main()
+
+
+def _kernels():
+    """One compiled kernel of each example (the constructs the C++ must express)."""
+    norms = load_example("norms")
+    return {
+        "flash_causal": load_example("flash_attention").flashattn(1, 1, 128, 32, True, 64, 64),
+        "layer_norm_1": norms.layer_norm(64, 64, 1),
+        "cumsum_reverse": tilelang.compile(load_example("cumsum_transpose").cumsum_test(64, 64, 32, 32, 1, True),
+                                           out_idx=-1),
+        "to_int": load_example("convert").convert(64, 96, 32, 32, "bfloat16", "int32"),
+        "persistent": load_example("gemm_persistent").matmul_persistent(128, 96, 64, 32, 32, 32, 128, 2, sm_num=5),
+    }
+
+
+def test_example_kernels_pass_check_kernel(tmp_path):
+    jobs = []
+    for tag, kernel in _kernels().items():
+        program = kernel.compiled.program
+        sources = kernel.compiled.kernel_sources()
+        for k in program.kernels:
+            path = tmp_path / f"{tag}_{k.source_file}"
+            path.write_text(sources[k.source_file])
+            role = "compute" if k.is_compute else ("reader" if k.processor == "RISCV_0" else "writer")
+            jobs.append((path, role, accessor_compile_args(program, k) or None))
+    for result in check_kernels(jobs):
+        if result.role != "compute" or result.returncode != 3:
+            require_accepted(result)
+
+
+# -- tensor views ---------------------------------------------------------------------------------
+
+@tilelang.jit(out_idx=[1])
+def flat_scale(B, S, D, block=32):
+    @T.prim_func
+    def main(X: T.Tensor((B, S, D), "float32"), Y: T.Tensor((B, S, D), "float32")):
+        with T.Kernel(T.ceildiv(B * S, block)) as bx:
+            x_flat = T.Tensor((B * S, D), "float32", X.data)
+            y_flat = T.reshape(Y, (B * S, D))
+            x = T.alloc_fragment((block, D), "float32")
+            T.copy(x_flat[bx * block, 0], x)
+            for i, j in T.Parallel(block, D):
+                x[i, j] = x[i, j] * 2.0
+            T.copy(x, y_flat[bx * block, 0])
+
+    return main
+
+
+def test_views_of_kernel_tensors():
+    x = np.random.default_rng(0).standard_normal((2, 48, 32)).astype(np.float32)
+    kernel = flat_scale(2, 48, 32)
+    np.testing.assert_array_equal(kernel(x), 2 * x)
+    assert kernel.compiled.roles() == {"X": "input", "Y": "output", "x_flat": "input", "y_flat": "output"}
+    out = np.zeros_like(x)
+    assert kernel(x, out) is out
+    np.testing.assert_array_equal(out, 2 * x)
+
+
+def test_view_errors():
+    @T.prim_func
+    def bad_count(X: T.Tensor((64, 32), "float32"), Y: T.Tensor((64, 32), "float32")):
+        with T.Kernel(1) as _:
+            v = T.Tensor((32, 32), "float32", X.data)  # error
+            T.copy(v, Y[0:32, :])
+
+    expect_error(lambda: tilelang.compile(bad_count), KernelError, bad_count, "a view of X (64, 32) as (32, 32)",
+                 "1024 elements, not 2048")
+
+    @T.prim_func
+    def bad_dtype(X: T.Tensor((64, 32), "float32"), Y: T.Tensor((64, 32), "float32")):
+        with T.Kernel(1) as _:
+            v = T.Tensor((32, 64), "bfloat16", X.data)  # error
+            T.copy(v, Y)
+
+    expect_error(lambda: tilelang.compile(bad_dtype), KernelError, bad_dtype, "views keep the tensor's dtype")
+
+
+# -- compile, layouts ----------------------------------------------------------------------------
+
+def test_compile_takes_a_jit_kernel_and_keeps_its_outputs():
+    kernel = load_example("convert").convert(64, 64, 32, 32)
+    again = tilelang.compile(kernel)
+    assert again.return_order == [1] and again.prim is kernel.prim
+    ints = np.arange(64 * 64, dtype=np.int32).reshape(64, 64) - 2000
+    np.testing.assert_array_equal(again(ints).astype(np.float32), kernel(ints).astype(np.float32))
+
+
+def test_gpu_layout_annotations_are_not_evaluated():
+    import types
+
+    tl = types.SimpleNamespace(layout=types.SimpleNamespace())  # no make_swizzled_layout at all
+
+    @T.prim_func
+    def copy_through(A: T.Tensor((32, 32), "float32"), B: T.Tensor((32, 32), "float32")):
+        with T.Kernel(1) as _:
+            s = T.alloc_shared((32, 32), "float32")
+            T.annotate_layout({s: tl.layout.make_swizzled_layout(s)})
+            T.copy(A, s)
+            T.copy(s, B)
+
+    a = np.arange(32 * 32, dtype=np.float32).reshape(32, 32)
+    np.testing.assert_array_equal(tilelang.compile(copy_through, out_idx=[1])(a), a)
