@@ -11,7 +11,7 @@ import tilefold.language as T
 from tilefold.errors import KernelError
 
 EXAMPLES = ("flash_attention", "norms", "online_softmax", "gemm_splitk", "gemm_batched", "gemm_transpose_b",
-            "reductions", "cumsum_transpose", "convert", "gemm_persistent", "eager_gemm")
+            "reductions", "cumsum_transpose", "convert", "gemm_persistent", "eager_gemm", "convolution")
 
 
 @pytest.mark.parametrize("name", EXAMPLES)
@@ -119,3 +119,33 @@ def test_gpu_layout_annotations_are_not_evaluated():
 
     a = np.arange(32 * 32, dtype=np.float32).reshape(32, 32)
     np.testing.assert_array_equal(tilelang.compile(copy_through, out_idx=[1])(a), a)
+
+
+# -- vectors written in pieces smaller than a face row ----------------------------------------------
+
+@tilelang.jit(out_idx=[1])
+def row_sums(N, D, blk_m, by_element):
+    @T.prim_func
+    def main(X: T.Tensor((N, D), "float32"), S: T.Tensor((N,), "float32")):
+        with T.Kernel(T.ceildiv(N, blk_m), threads=128) as bx:
+            x = T.alloc_fragment((blk_m, D), "float32")
+            s = T.alloc_fragment((blk_m,), "float32")
+            T.copy(X[bx * blk_m, 0], x)
+            T.reduce_sum(x, s, dim=1)
+            if by_element:
+                for i in T.Parallel(blk_m):
+                    S[bx * blk_m + i] = s[i]
+            else:
+                T.copy(s, S[bx * blk_m])
+
+    return main
+
+
+@pytest.mark.parametrize("by_element", [False, True])
+def test_vector_blocks_of_8_written_by_several_cores(by_element):
+    """Blocks of 8 values of a 1-D output share face rows: each core patches its elements in
+    (read-modify-write through a scratch page at the same L1 address on every core)."""
+    x = np.random.default_rng(1).standard_normal((64, 32)).astype(np.float32)
+    kernel = row_sums(64, 32, 8, by_element)
+    np.testing.assert_allclose(kernel(x), x.sum(axis=1), rtol=1e-2, atol=1e-2)
+    assert kernel.last_result.batched
