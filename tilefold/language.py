@@ -85,6 +85,7 @@ from tilefold.frontend.tilelang.api import (  # noqa: F401
     unroll,
     use_swizzle,
     vectorized,
+    view,
 )
 from tilefold.frontend.tilelang.dtypes import (  # noqa: F401
     DType,
@@ -128,7 +129,7 @@ __all__ = [
     "Kernel", "alloc_shared", "alloc_fragment", "alloc_local", "alloc_var", "serial", "Serial", "unroll", "vectorized", "grid",
     "Pipelined", "Parallel", "parallel", "use_swizzle", "get_thread_binding", "annotate_layout",
     "annotate_safe_value", "disable_warp_group_reg_alloc", "sync_threads", "no_set_max_nreg", "const", "dynamic",
-    "empty", "reshape", "macro", "GemmWarpPolicy", "copy", "gemm", "clear", "fill", "reduce_sum", "reduce_max", "reduce_min",
+    "empty", "reshape", "view", "macro", "GemmWarpPolicy", "copy", "gemm", "clear", "fill", "reduce_sum", "reduce_max", "reduce_min",
     "reduce_abssum", "reduce_absmax", "cumsum", "transpose", "atomic_add", "ceildiv", "infinity", "exp", "exp2",
     "log", "log2", "log10", "sqrt", "rsqrt", "abs", "tanh", "sigmoid", "sin", "cos", "floor", "ceil", "trunc", "max",
     "min", "pow", "clamp", "if_then_else", "Select", "cast", "Cast", "annotate_tt_layout", "annotate_tt_schedule",

@@ -11,7 +11,8 @@ import tilefold.language as T
 from tilefold.errors import KernelError
 
 EXAMPLES = ("flash_attention", "norms", "online_softmax", "gemm_splitk", "gemm_batched", "gemm_transpose_b",
-            "reductions", "cumsum_transpose", "convert", "gemm_persistent", "eager_gemm", "convolution")
+            "reductions", "cumsum_transpose", "convert", "gemm_persistent", "eager_gemm", "convolution",
+            "layernorm_fwd_bwd")
 
 
 @pytest.mark.parametrize("name", EXAMPLES)
@@ -149,3 +150,53 @@ def test_vector_blocks_of_8_written_by_several_cores(by_element):
     kernel = row_sums(64, 32, 8, by_element)
     np.testing.assert_allclose(kernel(x), x.sum(axis=1), rtol=1e-2, atol=1e-2)
     assert kernel.last_result.batched
+
+
+def test_reshape_of_a_local_buffer_is_one_clear_line():
+    @T.prim_func
+    def reshape_shared(A: T.Tensor((1024,), "float32"), B: T.Tensor((32, 32), "float32")):
+        with T.Kernel(1) as _:
+            A_shared = T.alloc_shared((1024,), "float32")
+            T.copy(A, A_shared)
+            A_2d = T.reshape(A_shared, [32, 32])  # error
+            T.copy(A_2d, B)
+
+    expect_error(lambda: tilelang.compile(reshape_shared), KernelError, reshape_shared,
+                 "only kernel tensors (parameters) have views")
+
+
+def view_test(N, M, dtype, new_dtype=None):
+    @T.prim_func
+    def main(A: T.Tensor((N,), dtype), B: T.Tensor((N // M, M), new_dtype or dtype)):
+        with T.Kernel(1) as _:
+            A_viewed = T.view(A, [N // M, M], dtype=new_dtype)  # error
+            T.copy(A_viewed, B)
+
+    return main
+
+
+def test_view_reshapes_and_keeps_the_dtype():
+    a = np.arange(2048, dtype=np.float32)
+    kernel = tilelang.compile(view_test(2048, 64, "float32"), out_idx=-1)
+    np.testing.assert_array_equal(kernel(a), a.reshape(32, 64))
+    bad = view_test(2048, 64, "float32", "int32")
+    expect_error(lambda: tilelang.compile(bad, out_idx=-1), KernelError, bad, "T.view of A (float32) as int32")
+
+
+def elementwise_copy_oob_safe_value(M, N, padded_M, padded_N, dtype="float32", pad_value=-99):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), dtype), B: T.Tensor((padded_M, padded_N), dtype)):
+        with T.Kernel(1, threads=128):
+            T.annotate_safe_value({A: pad_value})
+            for i, j in T.Parallel(padded_M, padded_N):
+                T.copy(A[i, j], B[i, j])
+
+    return main
+
+
+def test_element_copies_read_the_safe_value_past_the_end():
+    a = np.random.default_rng(0).standard_normal((70, 75)).astype(np.float32)
+    out = tilelang.compile(elementwise_copy_oob_safe_value(70, 75, 96, 96), out_idx=[1])(a)
+    ref = np.full((96, 96), -99, np.float32)
+    ref[:70, :75] = a
+    np.testing.assert_array_equal(out, ref)

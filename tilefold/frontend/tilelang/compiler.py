@@ -75,6 +75,7 @@ class CompiledKernel:
     tensors: list[Tensor] = field(default_factory=list)
     last_result: object = None
     views: dict[str, tuple[str, tuple[int, ...]]] = field(default_factory=dict)  # view -> (tensor, shape)
+    safe_values: dict[str, float] = field(default_factory=dict)  # tensor -> the value its padding holds
 
     def roles(self) -> dict[str, str]:
         """Each parameter's role as the caller sees it: a tensor read or written through a view
@@ -151,7 +152,7 @@ class CompiledKernel:
             if a.shape == tuple(t.padded_shape):
                 out[t.name] = a
                 continue
-            padded = np.zeros(t.padded_shape, a.dtype)
+            padded = np.full(t.padded_shape, self.safe_values.get(t.name, 0), a.dtype)
             padded[tuple(slice(0, s) for s in a.shape)] = a
             out[t.name] = padded
         return out
@@ -234,4 +235,5 @@ def compile_prim_func(prim, arch=None, print_ir_after_all: bool = False, stream:
         shape, fmt = (views[name][1], types[views[name][0]].dtype) if name in views else \
             (types[name].shape, types[name].dtype)
         tensors.append(Tensor(name, shape, tuple(entry["padded_shape"]), fmt, roles[name]))
-    return CompiledKernel(prim, arch, module, program, tensors, views=views)
+    return CompiledKernel(prim, arch, module, program, tensors, views=views,
+                          safe_values=get_attr(host, "tile.safe_values", {}))

@@ -148,6 +148,20 @@ class PrimitiveRules:
         return self.tensor_view(src, tensor_type(args["shape"], src.dtype_name or canonical_name(src.dtype),
                                                  self.src.location(node)), name_hint, node)
 
+    def rule_view(self, node, name_hint):
+        args = self.arguments(node, ("src", "shape", "dtype"), {"shape": None, "dtype": None}, "T.view")
+        src = args["src"]
+        if not isinstance(src, BufferRef):
+            raise self.error(node, f"T.view takes a kernel tensor, not {self.describe(src)}")
+        same = src.dtype_name or canonical_name(src.dtype)
+        dtype = args["dtype"] if args["dtype"] is not None else same
+        if canonical_name(dtype) != same:
+            raise self.error(node, f"T.view of {src.name} ({same}) as {canonical_name(dtype)}: tiles of different "
+                                   "dtypes hold different bytes, so views keep the dtype; convert with T.copy or "
+                                   "T.Cast instead")
+        shape = args["shape"] if args["shape"] is not None else src.shape
+        return self.tensor_view(src, tensor_type(shape, dtype, self.src.location(node)), name_hint, node)
+
     def tensor_view(self, base: BufferRef, ttype, name_hint, node) -> BufferRef:
         """``T.Tensor(shape, dtype, X.data)`` / ``T.reshape(X, shape)``: X's elements in row-major
         order under another shape. A tiled tensor cannot be reshaped in place, so the view is a
@@ -196,7 +210,24 @@ class PrimitiveRules:
         """GPU shared-memory / fragment layouts (``tilelang.layout.make_swizzled_layout(buf)`` ...):
         Tensix buffers are tiles in circular buffers, so the layouts are not even evaluated."""
 
-    rule_annotate_safe_value = rule_disable_warp_group_reg_alloc = _no_op
+    def rule_annotate_safe_value(self, node, name_hint):
+        """``T.annotate_safe_value({A: v})``: reads of A past its end give v. A tensor's tiles
+        are padded on the device, so the host fills A's padding with v (reads past the padding
+        are out of bounds, as without the annotation)."""
+        args = [self.expr(a) for a in node.args]
+        self.keywords(node)
+        if len(args) != 1 or not isinstance(args[0], dict):
+            raise self.error(node, "T.annotate_safe_value takes a dict {tensor: value}")
+        for key, value in args[0].items():
+            buf = self.scope.get(key) if isinstance(key, str) else key    # dict keys are buffer names
+            if not isinstance(buf, BufferRef) or not buf.is_global:
+                raise self.error(node, f"T.annotate_safe_value: {self.describe(buf)} is not a kernel tensor")
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise self.error(node, f"T.annotate_safe_value: the value for {buf.name} must be a number, not "
+                                       f"{self.describe(value)}")
+            self.safe_values[buf.name] = float(value)
+
+    rule_disable_warp_group_reg_alloc = _no_op
     rule_sync_threads = rule_no_set_max_nreg = _no_op
 
     # -- allocation -----------------------------------------------------------------------------------
@@ -243,6 +274,10 @@ class PrimitiveRules:
     # -- copy -----------------------------------------------------------------------------------------
 
     def rule_copy(self, node, name_hint):
+        if self.parallel is not None and len(node.args) == 2 and isinstance(node.args[1], ast.Subscript):
+            # ``T.copy(A[i, j], B[i, j])`` inside T.Parallel: one element, ``B[i, j] = A[i, j]``
+            self.store(node.args[1], self.expr(node.args[0]), node)
+            return None
         self.require_kernel(node, "T.copy")
         args = self.arguments(node, ("src", "dst"), {"coalesced_width": None, "disable_tma": False,
                                                      "eviction_policy": None, "annotations": None,
