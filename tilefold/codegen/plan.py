@@ -39,6 +39,7 @@ def _rule(n: int, message: str) -> str:
 def plan_from_kernel(function) -> dict:
     """The plan of a lowered TileLang function (the ``func.func`` with ``tt.*`` attributes)."""
     from tilefold.passes.tilelang.attributes import get_attr, param_names
+    from tilefold.passes.tilelang.raster_orders import block_at
 
     mt, nt = get_attr(function, "tt.grid_tiles")
     bm, bn = get_attr(function, "tt.block_tiles")
@@ -52,7 +53,13 @@ def plan_from_kernel(function) -> dict:
             sm, sn, _, _, sy, sx = row[7:13]
             blocks = [(sy * sm + t // sn, sx * sn + t % sn) for t in range(start, start + count)]
         else:
-            blocks = [(t // nt, t % nt) for t in range(start, start + count)]
+            raster = get_attr(function, "tt.raster", None)
+            if raster:
+                plane = raster["rows"] * raster["cols"]
+                blocks = [block_at(t % plane, raster["rows"], raster["cols"], raster["order"], raster["k"])
+                          for t in range(start, start + count)]
+            else:
+                blocks = [(t // nt, t % nt) for t in range(start, start + count)]
         items = []
         for m, n in blocks:
             for r in range(bm):
