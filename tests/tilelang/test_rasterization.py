@@ -12,7 +12,7 @@ import tilefold
 import tilefold.language as T
 from tilefold.errors import CompileError
 from tilefold.ops.base import random_input
-from tilefold.passes.tilelang.raster_orders import block_order, check_order
+from tilefold.layout.block_orders import block_order, check_order
 
 SHAPES = [(1, 1), (1, 7), (5, 3), (4, 4), (8, 8), (2, 16), (16, 4), (6, 9), (32, 32)]
 ORDERS = ["row_major", "column_major", "block_linear(1)", "block_linear(2)", "block_linear(3)", "block_linear(8)",

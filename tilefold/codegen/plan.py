@@ -21,6 +21,8 @@ import json
 from pathlib import Path
 
 from tilefold.errors import PlanError
+from tilefold.ir.attributes import get_attr, param_names
+from tilefold.layout.block_orders import block_at
 
 RULES = {
     1: "core ranges within grid bounds",
@@ -38,9 +40,6 @@ def _rule(n: int, message: str) -> str:
 
 def plan_from_kernel(function) -> dict:
     """The plan of a lowered TileLang function (the ``func.func`` with ``tt.*`` attributes)."""
-    from tilefold.passes.tilelang.attributes import get_attr, param_names
-    from tilefold.passes.tilelang.raster_orders import block_at
-
     mt, nt = get_attr(function, "tt.grid_tiles")
     bm, bn = get_attr(function, "tt.block_tiles")
     order = get_attr(function, "tt.schedule")["order"]

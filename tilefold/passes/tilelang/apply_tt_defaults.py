@@ -15,8 +15,8 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from tilefold.errors import CompileError
-from tilefold.passes.tilelang.attributes import get_attr, kernel_function, location_of, set_attr
-from tilefold.passes.tilelang.raster_orders import parse_order
+from tilefold.ir.attributes import get_attr, kernel_function, location_of, set_attr
+from tilefold.layout.block_orders import parse_order
 
 POLICIES = ("contiguous",)
 ORDERS = ("row_major", "match_shard")

@@ -9,7 +9,7 @@ Reads: ``tt.schedule`` (``order`` from ``annotate_tt_schedule``: ``row_major``, 
 Blocks stay split into contiguous runs of visit positions over the cores
 (``layout_aware_work_partition``); ``grid_to_core_grid`` turns a core's position ``t`` into its
 block ``(m, n)`` with :func:`emit_block_at` — the integer arithmetic of
-:func:`tilefold.passes.tilelang.raster_orders.block_at` — and the plan's ``work_partition`` lists
+:func:`tilefold.layout.block_orders.block_at` — and the plan's ``work_partition`` lists
 the blocks in the same order.
 
 Errors: an unknown order, an order the grid's shape does not allow (z_order: sides powers of
@@ -26,8 +26,8 @@ from xdsl.passes import ModulePass
 
 from tilefold.errors import CompileError
 from tilefold.passes.tilelang.affine import constant_op
-from tilefold.passes.tilelang.attributes import get_attr, kernel_function, location_of, set_attr
-from tilefold.passes.tilelang.raster_orders import check_order, parse_order
+from tilefold.ir.attributes import get_attr, kernel_function, location_of, set_attr
+from tilefold.layout.block_orders import check_order, parse_order
 
 
 class RasterizationTT(ModulePass):
@@ -72,7 +72,7 @@ def _log2(v: int) -> int:
 
 def emit_block_at(body, t, rows: int, cols: int, order: str, k: int):
     """``(m, n)`` SSA values of block position ``t`` in ``order`` (``body`` inserts an op and
-    returns it); the arithmetic of :func:`~tilefold.passes.tilelang.raster_orders.block_at`."""
+    returns it); the arithmetic of :func:`~tilefold.layout.block_orders.block_at`."""
 
     def c(v: int):
         return body(constant_op(v)).result

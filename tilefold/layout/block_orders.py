@@ -13,7 +13,7 @@ and an order name, the ``(m, n)`` block of every visit position, a permutation o
 * ``hilbert``: the Hilbert curve over a square grid whose side is a power of two.
 
 The same mappings are built as integer arithmetic on the visit position in kernels
-(:mod:`~tilefold.passes.tilelang.rasterization_tt`); these functions are their reference.
+(``tilefold.passes.tilelang.rasterization_tt``); these functions are their reference.
 """
 
 from __future__ import annotations
