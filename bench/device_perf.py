@@ -8,7 +8,9 @@ and runs it on the simulated n150 with full numerics (the result is checked agai
 reports the modeled time and FPU utilisation beside the published device time (derived from the
 published device-based utilisation) and inference time, and the ratios modeled / published.
 It also runs the TileLang GEMM of ``examples/tilelang/gemm.py`` at 2048³ (256×256×256 blocks)
-and reports its modeled time. ``--quick`` runs only the 1024³ and 2048³ rows.
+and reports its modeled time, and ``row_standardize`` (8192×1024 bfloat16, row-major) with its
+modeled time as a fraction of the DRAM roofline (input and output moved once at peak
+bandwidth). ``--quick`` runs only the 1024³ and 2048³ GEMM rows.
 
 Prints a table, then one JSON line.
 """
@@ -70,6 +72,19 @@ def tilelang_gemm(size: int = 2048, block=(256, 256, 256)) -> dict:
             "dram_bytes": kernel.last_result.perf.dram_bytes}
 
 
+def row_standardize(shape=(8192, 1024)) -> dict:
+    from tilefold.ops.row_standardize import dram_roofline_seconds, reference, row_standardize_program
+
+    program = row_standardize_program(shape)
+    x = random_input(shape, "bfloat16", seed=0, low=-3.0, high=5.0)
+    result = Device(get_arch("n150")).run(program, {"src": x})
+    err = float(np.abs(result.outputs["dst"] - reference(x)).max())
+    roofline = dram_roofline_seconds(shape)
+    return {"shape": f"{shape[0]}x{shape[1]}", "modeled_us": round(result.perf.seconds * 1e6, 1),
+            "dram_roofline_us": round(roofline * 1e6, 1),
+            "fraction_of_dram_roofline": round(roofline / result.perf.seconds, 3), "max_abs_error": round(err, 4)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="only the 1024³ and 2048³ rows")
@@ -87,6 +102,9 @@ def main() -> None:
               f"{r['modeled_vs_device']:>8.3f} {r['modeled_vs_inference']:>7.3f}", flush=True)
     tl = tilelang_gemm()
     print(f"TileLang GEMM 2048^3 (examples/tilelang/gemm.py): modeled {tl['modeled_us']:.1f} us")
+    rs = row_standardize()
+    print(f"row_standardize {rs['shape']}: modeled {rs['modeled_us']:.1f} us, DRAM roofline {rs['dram_roofline_us']:.1f} "
+          f"us ({rs['fraction_of_dram_roofline']:.0%})")
     ratios = [r["modeled_vs_device"] for r in results]
     mm2048 = next(r for r in results if r["shape"] == "2048x2048x2048" and r["dtype"] == "bfloat16")
     print(json.dumps({
@@ -96,6 +114,7 @@ def main() -> None:
             "matmul_mcast_2048_bf16_hifi2_vs_299us": round(mm2048["modeled_us"] / 298.9, 3),
             "tilelang_gemm_2048": tl,
             "tilelang_gemm_2048_vs_299us": round(tl["modeled_us"] / 298.9, 3),
+            "row_standardize": rs,
         }
     }))
 

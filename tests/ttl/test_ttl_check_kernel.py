@@ -25,6 +25,7 @@ EXAMPLES = {
     "softmax": {"shape": (64, 64)},
     "pipe_multicast": {"rows": 32},
     "matmul_mcast": {"m": 128, "k": 128, "n": 128},
+    "row_standardize": {"shape": (2048, 64)},
     "bfp8_inputs": {"shape": (128, 128)},
 }
 

@@ -52,6 +52,13 @@ def test_multicast_matmul_example_reads_each_tile_once_and_reports_its_time():
     assert 0 < perf.seconds < 1e-3
 
 
+def test_row_standardize_example_matches_numpy():
+    result, reference, perf = load_example("row_standardize").main(shape=(2048, 128))
+    assert np.abs(result - reference).max() < 0.06
+    assert np.abs(result.mean(axis=1)).max() < 0.03
+    assert perf.counters.dram_read_bytes == 2048 * 128 * 2 and perf.seconds > 0
+
+
 def test_fused_chain_example_within_bfloat16_accuracy():
     result, reference = load_example("fused_chain").main(shape=(64, 128))
     assert np.abs(result - reference).max() < 0.02
