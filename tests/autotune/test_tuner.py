@@ -74,9 +74,15 @@ def test_the_process_pool_gives_the_serial_table(tuner_factory):
 
 def test_the_ray_engine_gives_the_serial_table(tuner_factory):
     ray = pytest.importorskip("ray", reason="Ray is an optional extra (pip install 'tilefold[ray]')")
+    from tilefold.errors import TilefoldError
+
     serial = tuner_factory().run(engine="serial", cache=False)
     try:
         tuned = tuner_factory().run(engine="ray", cache=False)
+    except TilefoldError as err:
+        if "cannot reach the Ray cluster" in str(err):
+            pytest.skip(f"a local Ray instance did not start on this machine: {err}")
+        raise
     finally:
         ray.shutdown()
     assert _rows(tuned) == _rows(serial)

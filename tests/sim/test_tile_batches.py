@@ -15,7 +15,7 @@ from tilefold.pykernel import *  # noqa: F403
 from tilefold.sim import tile_batches
 from tilefold.sim.device import Device
 
-from simhelpers import A, B, OUT, example_scripts, random_tiles, run_two_input, where
+from simhelpers import A, B, EXAMPLES, OUT, example_scripts, random_tiles, run_two_input, where
 
 SCRIPTS = example_scripts()
 

@@ -124,7 +124,7 @@ def run_ray(sweep, indices: list[int], on_result: Callable, address: str | None)
         try:
             ray.init(address=address, ignore_reinit_error=True, include_dashboard=False, log_to_driver=False,
                      logging_level="ERROR")
-        except (ConnectionError, ValueError, RuntimeError) as err:
+        except Exception as err:  # Ray raises plain Exceptions for a cluster that does not answer
             raise TilefoldError(f"cannot reach the Ray cluster at {address or 'a new local instance'}: "
                                 f"{str(err).splitlines()[0] if str(err) else type(err).__name__}") from None
     _ship_user_code_by_value(sweep)
