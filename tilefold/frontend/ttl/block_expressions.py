@@ -25,7 +25,7 @@ import math
 
 from tilefold.frontend.ttl.acquisition import AcquisitionBuilder
 from tilefold.frontend.ttl.dataflow_buffers import hidden_dataflow_buffer
-from tilefold.frontend.ttl.math_api import BINARY, UNARY
+from tilefold.frontend.ttl.math_api import BINARY, PARAMETRIC, UNARY
 from tilefold.frontend.ttl.scalars import Scalar
 from tilefold.frontend.ttl.values import Accumulator, Block, BlockExpression
 from tilefold.ir import ttl
@@ -167,8 +167,41 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         if name in BINARY:
             self._arity(fn, args, kwargs, 2, node)
             return self.block_binary_named(BINARY[name], args[0], args[1], node)
+        if name in PARAMETRIC:
+            return self.parametric(fn, args, kwargs, node)
         handler = getattr(self, f"fn_{name}")
         return handler(fn, args, kwargs, node)
+
+    def parametric(self, fn, args, kwargs, node):
+        """``ttl.math.elu(x, alpha)``, ``softplus(x, beta, beta_reciprocal, threshold)`` ...: one SFPU call
+        whose parameters are compile-time numbers (a missing reciprocal is computed)."""
+        spec = PARAMETRIC[fn.name]
+        b = self._kw(fn, args, kwargs, ("expr", *(p for p, _ in spec)), node)
+        a = self.operand(b.get("expr"), node)
+        params = {}
+        for p, default in spec:
+            v = b.get(p, default)
+            if v is None and p.endswith(("_recip", "_reciprocal")):
+                source = params[p.removesuffix("_recip").removesuffix("_reciprocal")]
+                if source == 0:
+                    raise self.error(f"ttl.math.{fn.name}(): {p} of zero", node)
+                v = 1.0 / source
+            if not _number(v):
+                raise self.error(f"ttl.math.{fn.name}(): {p} must be a compile-time number, not "
+                                 f"{self.describe(v)}", node)
+            params[p] = float(v)
+        return self.make(fn.name, [a], a.shape, node, params)
+
+    def fn_threshold(self, fn, args, kwargs, node):
+        """``ttl.math.threshold(x, threshold, value)``: ``value`` where ``x > threshold``, else ``x``."""
+        b = self._kw(fn, args, kwargs, ("expr", "threshold", "value"), node)
+        a = self.operand(b.get("expr"), node)
+        t, v = b.get("threshold"), b.get("value")
+        if not (_number(t) and _number(v)):
+            raise self.error("ttl.math.threshold(x, threshold, value) needs numbers for threshold and value", node)
+        above = self.make("gt", [a, self.make("fill", [], a.shape, node, {"value": float(t)})], a.shape, node)
+        value = self.make("fill", [], a.shape, node, {"value": float(v)}, fmt=a.data_format)
+        return self.make("where", [above, value, a], a.shape, node, fmt=a.data_format)
 
     def _arity(self, fn, args, kwargs, n: int, node, allowed: tuple[str, ...] = ()) -> None:
         unknown = set(kwargs) - set(allowed)

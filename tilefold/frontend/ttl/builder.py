@@ -358,6 +358,8 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, BlockExpressionBuilder, 
             self.runtime_loop(stmt, scope, lb, ub, step)
             return
         values = self.evaluate(iterable, scope)
+        if isinstance(values, (dict, set, frozenset, range, type({}.items()), type({}.keys()), type({}.values()))):
+            values = list(values)      # compile-time Python collections unroll like lists
         if not isinstance(values, (list, tuple)):
             raise self.error(f"a kernel loops with for ... in range(...) (or over a Python list); "
                              f"{ast.unparse(iterable)[:40]} is {self.describe(values)}", iterable)
