@@ -9,9 +9,16 @@ A script written for TT-Lang runs unchanged when ``import ttnn`` resolves to thi
 ``open_device`` / ``close_device``, ``from_torch`` / ``to_torch`` (and ``from_numpy`` /
 ``to_numpy``), ``zeros`` / ``ones`` / ``full`` / ``rand`` / ``empty``, the data types
 ``bfloat16`` / ``float32`` / ``bfloat8_b``, the layouts ``TILE_LAYOUT`` / ``ROW_MAJOR_LAYOUT``,
-``DRAM_MEMORY_CONFIG`` / ``L1_MEMORY_CONFIG``, and a few element-wise operations computed on the
-host as the device would round them (``add``, ``subtract``, ``multiply``, ``matmul``, ``relu``,
-``exp``). torch is optional: without it, use the numpy functions.
+``DRAM_MEMORY_CONFIG`` / ``L1_MEMORY_CONFIG``, sharded memory configs (``create_sharded_memory_config``
+over a ``CoreGrid`` by ``ShardStrategy``, ``to_memory_config``), and element-wise operations computed
+on the host as the device would round them (``add``, ``subtract``, ``multiply``, ``divide``,
+``matmul``, ``relu``, ``exp``, ``abs``, ``sqrt`` ..., and the operators ``+ - * / @`` on tensors).
+torch is optional: without it, use the numpy functions.
+
+Tensors are created in tile layout unless a layout is given, as TT-Lang's simulator does (TT-NN
+itself defaults to row major; TT-Lang programs written for it pass the layout). An operation reads
+and writes a sharded tensor as one L1 buffer; the shard spec stays with the tensor. A name this
+module lacks raises one error naming the user's line.
 """
 
 from __future__ import annotations
@@ -21,7 +28,10 @@ import numpy as np
 from tilefold.errors import LayoutError
 from tilefold.layout.formats import DataFormat, data_format, to_bfloat16
 from tilefold.layout.host import from_device_pages, to_device_pages
-from tilefold.layout.tensor_spec import DRAM_MEMORY_CONFIG, L1_MEMORY_CONFIG, MemoryConfig
+from tilefold.layout.addressing import BufferType, ShardOrientation
+from tilefold.layout.tensor_spec import (DRAM_MEMORY_CONFIG, L1_MEMORY_CONFIG, MemoryConfig, ShardSpec,
+                                         TensorMemoryLayout)
+from tilefold.program.caller import user_location
 
 
 class DataType:
@@ -120,7 +130,7 @@ def _dtype(dtype) -> DataType:
         return _DTYPES[data_format(name).ttnn_name]
     except Exception:      # noqa: BLE001 - reported below
         raise LayoutError(f"dtype {dtype!r} is not a TT-NN data type; use ttnn.bfloat16, ttnn.float32 or "
-                          "ttnn.bfloat8_b") from None
+                          "ttnn.bfloat8_b", user_location()) from None
 
 
 def _layout(layout) -> Layout:
@@ -140,7 +150,7 @@ def quantize(values: np.ndarray, dtype: DataType, layout: Layout) -> np.ndarray:
         return values.astype(np.float32)
     if fmt.is_block_float:
         if layout is not TILE_LAYOUT:
-            raise LayoutError(f"{dtype.name} exists only in tile layout; pass layout=ttnn.TILE_LAYOUT")
+            raise LayoutError(f"{dtype.name} exists only in tile layout; pass layout=ttnn.TILE_LAYOUT", user_location())
         pages = to_device_pages(values.astype(np.float32), fmt, "TILE")
         return from_device_pages(pages, values.shape, fmt, "TILE").astype(np.float32)
     return values.astype(fmt.numpy_dtype)
@@ -157,7 +167,7 @@ class Tensor:
                  memory_config: MemoryConfig | None = None):
         values = np.asarray(values)
         if values.ndim == 0:
-            raise LayoutError("a device tensor needs rank >= 1; reshape the scalar to (1,)")
+            raise LayoutError("a device tensor needs rank >= 1; reshape the scalar to (1,)", user_location())
         self.dtype = dtype
         self.layout = layout
         self._device = device
@@ -242,7 +252,7 @@ def _default_dtype(array: np.ndarray) -> DataType:
     return float32
 
 
-def from_numpy(array, dtype=None, layout=ROW_MAJOR_LAYOUT, device: Device | None = None,
+def from_numpy(array, dtype=None, layout=TILE_LAYOUT, device: Device | None = None,
                memory_config: MemoryConfig | None = None) -> Tensor:
     """A device tensor with the values of a numpy array, rounded to ``dtype`` (by default the array's)."""
     array = np.asarray(array)
@@ -251,12 +261,13 @@ def from_numpy(array, dtype=None, layout=ROW_MAJOR_LAYOUT, device: Device | None
                   memory_config)
 
 
-def from_torch(tensor, dtype=None, layout=ROW_MAJOR_LAYOUT, device: Device | None = None,
+def from_torch(tensor, dtype=None, layout=TILE_LAYOUT, device: Device | None = None,
                memory_config: MemoryConfig | None = None, **kwargs) -> Tensor:
     """A device tensor with the values of a torch tensor (its own data type unless ``dtype`` is given)."""
     torch = _torch()
     if not isinstance(tensor, torch.Tensor):
-        raise LayoutError(f"from_torch takes a torch.Tensor, not {type(tensor).__name__}; use from_numpy for arrays")
+        raise LayoutError(f"from_torch takes a torch.Tensor, not {type(tensor).__name__}; use from_numpy for arrays",
+                          user_location())
     if dtype is None:
         dtype = {torch.bfloat16: bfloat16, torch.float32: float32, torch.int32: int32}.get(tensor.dtype, bfloat16)
     values = tensor.detach().to(torch.float32).cpu().numpy() if tensor.is_floating_point() else tensor.cpu().numpy()
@@ -286,24 +297,24 @@ def _shape(shape) -> tuple[int, ...]:
     return tuple(int(s) for s in (shape if hasattr(shape, "__len__") else (shape,)))
 
 
-def full(shape, fill_value, dtype=bfloat16, layout=ROW_MAJOR_LAYOUT, device=None, memory_config=None) -> Tensor:
+def full(shape, fill_value, dtype=bfloat16, layout=TILE_LAYOUT, device=None, memory_config=None) -> Tensor:
     return Tensor(np.full(_shape(shape), fill_value, dtype=np.float32), _dtype(dtype), _layout(layout), device,
                   memory_config)
 
 
-def zeros(shape, dtype=bfloat16, layout=ROW_MAJOR_LAYOUT, device=None, memory_config=None) -> Tensor:
+def zeros(shape, dtype=bfloat16, layout=TILE_LAYOUT, device=None, memory_config=None) -> Tensor:
     return full(shape, 0.0, dtype, layout, device, memory_config)
 
 
-def ones(shape, dtype=bfloat16, layout=ROW_MAJOR_LAYOUT, device=None, memory_config=None) -> Tensor:
+def ones(shape, dtype=bfloat16, layout=TILE_LAYOUT, device=None, memory_config=None) -> Tensor:
     return full(shape, 1.0, dtype, layout, device, memory_config)
 
 
-def empty(shape, dtype=bfloat16, layout=ROW_MAJOR_LAYOUT, device=None, memory_config=None) -> Tensor:
+def empty(shape, dtype=bfloat16, layout=TILE_LAYOUT, device=None, memory_config=None) -> Tensor:
     return zeros(shape, dtype, layout, device, memory_config)
 
 
-def rand(shape, dtype=bfloat16, layout=ROW_MAJOR_LAYOUT, device=None, memory_config=None, seed=None) -> Tensor:
+def rand(shape, dtype=bfloat16, layout=TILE_LAYOUT, device=None, memory_config=None, seed=None) -> Tensor:
     values = np.random.default_rng(seed).random(_shape(shape), dtype=np.float32)
     return Tensor(values, _dtype(dtype), _layout(layout), device, memory_config)
 
@@ -349,6 +360,125 @@ def exp(a: Tensor, **kwargs) -> Tensor:
     return _result(np.exp(a.host_values), a)
 
 
+def _unary(fn):
+    def op(a: Tensor, **kwargs) -> Tensor:
+        with np.errstate(all="ignore"):
+            return _result(fn(a.host_values.astype(np.float32)), a)
+    return op
+
+
+def _gelu(x):
+    return 0.5 * x * (1 + np.tanh(np.float32(0.7978845608) * (x + np.float32(0.044715) * x ** 3)))
+
+
+abs = _unary(np.abs)  # noqa: A001 - TT-NN's name
+neg = _unary(np.negative)
+sqrt = _unary(np.sqrt)
+rsqrt = _unary(lambda x: 1 / np.sqrt(x))
+reciprocal = _unary(lambda x: 1 / x)
+square = _unary(np.square)
+log = _unary(np.log)
+sin = _unary(np.sin)
+cos = _unary(np.cos)
+tanh = _unary(np.tanh)
+sigmoid = _unary(lambda x: 1 / (1 + np.exp(-x)))
+silu = _unary(lambda x: x / (1 + np.exp(-x)))
+gelu = _unary(_gelu)
+
+
+def divide(a: Tensor, b, dtype=None, **kwargs) -> Tensor:
+    return _result(a.host_values / _operand(b, a), a, dtype)
+
+
+def maximum(a: Tensor, b, dtype=None, **kwargs) -> Tensor:
+    return _result(np.maximum(a.host_values, _operand(b, a)), a, dtype)
+
+
+def minimum(a: Tensor, b, dtype=None, **kwargs) -> Tensor:
+    return _result(np.minimum(a.host_values, _operand(b, a)), a, dtype)
+
+
+def sum(a: Tensor, dim=None, keepdim: bool = False, **kwargs) -> Tensor:  # noqa: A001 - TT-NN's name
+    values = a.host_values.astype(np.float32).sum(axis=dim, keepdims=keepdim)
+    return _result(np.atleast_1d(values), a)
+
+
+def transpose(a: Tensor, dim0: int = -2, dim1: int = -1, **kwargs) -> Tensor:
+    return _result(np.swapaxes(a.host_values, dim0, dim1), a)
+
+
+def reshape(a: Tensor, shape, **kwargs) -> Tensor:
+    return _result(a.host_values.reshape(_shape(shape)), a)
+
+
+Tensor.__add__ = lambda self, other: add(self, other)
+Tensor.__radd__ = lambda self, other: add(self, other)
+Tensor.__sub__ = lambda self, other: subtract(self, other)
+Tensor.__rsub__ = lambda self, other: _result(_operand(other, self) - self.host_values, self)
+Tensor.__mul__ = lambda self, other: multiply(self, other)
+Tensor.__rmul__ = lambda self, other: multiply(self, other)
+Tensor.__truediv__ = lambda self, other: divide(self, other)
+Tensor.__matmul__ = lambda self, other: matmul(self, other)
+Tensor.__neg__ = lambda self: neg(self)
+
+
+# --- cores and memory configs -------------------------------------------------------------------
+
+
+class CoreGrid:
+    """``ttnn.CoreGrid(y=rows, x=columns)``."""
+
+    def __init__(self, y: int, x: int):
+        self.y, self.x = int(y), int(x)
+
+    @property
+    def num_cores(self) -> int:
+        return self.x * self.y
+
+    def __repr__(self) -> str:
+        return f"CoreGrid(y={self.y}, x={self.x})"
+
+
+class ShardStrategy:
+    HEIGHT = TensorMemoryLayout.HEIGHT_SHARDED
+    WIDTH = TensorMemoryLayout.WIDTH_SHARDED
+    BLOCK = TensorMemoryLayout.BLOCK_SHARDED
+
+
+def create_sharded_memory_config(shape, core_grid: CoreGrid, strategy, orientation=None,
+                                 use_height_and_width_as_shard_shape: bool = False, **kwargs) -> MemoryConfig:
+    """An L1 memory config that shards a tensor of ``shape`` over ``core_grid`` by ``strategy``.
+
+    On the simulated device an operation reads and writes a sharded tensor as one L1 buffer; the
+    shard spec is kept with the tensor (``memory_config()``)."""
+    shape = _shape(shape)
+    layout = strategy if isinstance(strategy, TensorMemoryLayout) else TensorMemoryLayout[
+        f"{getattr(strategy, 'name', strategy)}_SHARDED"]
+    height, width = int(np.prod(shape[:-1])), shape[-1]
+    if use_height_and_width_as_shard_shape:
+        shard = (shape[-2], shape[-1])
+    elif layout is TensorMemoryLayout.HEIGHT_SHARDED:
+        shard = (-(-height // core_grid.num_cores), width)
+    elif layout is TensorMemoryLayout.WIDTH_SHARDED:
+        shard = (height, -(-width // core_grid.num_cores))
+    else:
+        shard = (-(-height // core_grid.y), -(-width // core_grid.x))
+    spec = ShardSpec((core_grid.x, core_grid.y), shard, orientation or ShardOrientation.ROW_MAJOR)
+    return MemoryConfig(layout, BufferType.L1, spec)
+
+
+def to_memory_config(tensor: Tensor, memory_config: MemoryConfig, **kwargs) -> Tensor:
+    return Tensor(tensor.host_values, tensor.dtype, tensor.layout, tensor.device(), memory_config)
+
+
+def get_memory_config(tensor: Tensor) -> MemoryConfig:
+    return tensor.memory_config()
+
+
+def is_sharded(tensor: Tensor) -> bool:
+    return tensor.memory_config().is_sharded
+
+
 def to_layout(tensor: Tensor, layout, **kwargs) -> Tensor:
     return Tensor(tensor.host_values, tensor.dtype, _layout(layout), tensor.device(), tensor.memory_config())
 
@@ -366,5 +496,16 @@ __all__ = [
     "ROW_MAJOR_LAYOUT", "TILE_SIZE", "MemoryConfig", "DRAM_MEMORY_CONFIG", "L1_MEMORY_CONFIG", "Shape", "Device",
     "open_device", "close_device", "Tensor", "from_numpy", "from_torch", "to_numpy", "to_torch", "full", "zeros",
     "ones", "empty", "rand", "zeros_like", "add", "subtract", "multiply", "matmul", "relu", "exp", "to_layout",
-    "to_device", "from_device",
+    "to_device", "from_device", "abs", "neg", "sqrt", "rsqrt", "reciprocal", "square", "log", "sin", "cos", "tanh",
+    "sigmoid", "silu", "gelu", "divide", "maximum", "minimum", "sum", "transpose", "reshape", "CoreGrid",
+    "ShardStrategy", "ShardOrientation", "TensorMemoryLayout", "BufferType", "create_sharded_memory_config",
+    "to_memory_config", "get_memory_config", "is_sharded",
 ]
+
+
+def __getattr__(name: str):
+    if name.startswith("__"):
+        raise AttributeError(name)
+    from tilefold.frontend.ttl.math_api import UnsupportedName
+
+    raise UnsupportedName(f"ttnn.{name} is not supported by tilefold yet", user_location())

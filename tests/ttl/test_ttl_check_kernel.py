@@ -25,6 +25,8 @@ EXAMPLES = {
     "softmax": {"shape": (64, 64)},
     "pipe_multicast": {"rows": 32},
     "bfp8_inputs": {"shape": (128, 128)},
+    "pipe_scatter_gather": {"cols": 1},
+    "batched_matmul_bias": {"batches": 2, "m": 32, "k": 64, "n": 32},
 }
 
 

@@ -143,3 +143,254 @@ def test_math_functions_compile_against_the_real_compute_headers(tmp_path, check
     for call in ("asin_tile(", "softplus_tile(", "round_tile(", "log1p_tile(", "celu_tile(", "where_tile"):
         assert call in text
     check_kernel.require_accepted(check_kernel.check_kernel(path, "compute"))
+
+
+# --- plain Python arguments, slice() objects, loop-carried values, staging buffers ----------------
+
+
+@ttl.operation(grid=(1, 1))
+def scaled_row_groups(a, out, g: int, scale, offsets=(1.0, 2.0)):
+    groups = a.shape[0] // 32 // g
+    a_dfb = ttl.make_dataflow_buffer_like(a, shape=(g, 1), block_count=2)
+    o_dfb = ttl.make_dataflow_buffer_like(out, shape=(g, 1), block_count=2)
+
+    @ttl.compute()
+    def compute():
+        for _ in range(groups):
+            with a_dfb.wait() as x, o_dfb.reserve() as o:
+                o.store(x * scale + offsets[1])
+
+    @ttl.datamovement()
+    def read():
+        for i in range(groups):
+            rows = slice(i * g, (i + 1) * g)
+            with a_dfb.reserve() as blk:
+                ttl.copy(a[rows, 0:1], blk).wait()
+
+    @ttl.datamovement()
+    def write():
+        for i in range(groups):
+            with o_dfb.wait() as blk:
+                ttl.copy(blk, out[slice(i * g, i * g + g), 0]).wait()
+
+
+def test_plain_python_arguments_are_compile_time_constants_and_slice_objects_index_tensors():
+    x = tile_tensor((128, 32), seed=21)
+    v = ttnn.to_numpy(x)
+    for g, scale in ((2, 3.0), (4, 0.5), (2, 3.0)):
+        y = zeros((128, 32))
+        scaled_row_groups(x, y, g, scale)
+        np.testing.assert_allclose(ttnn.to_numpy(y), v * scale + 2.0, rtol=0.01, atol=0.02)
+    assert len(scaled_row_groups._cache) == 2
+
+
+def test_an_operation_argument_that_is_neither_a_tensor_nor_a_constant_is_named():
+    from ttl_helpers import expect_error
+
+    def run():
+        scaled_row_groups(tile_tensor((64, 32)), zeros((64, 32)), object(), 1.0)  # error
+
+    expect_error(run, test_an_operation_argument_that_is_neither_a_tensor_nor_a_constant_is_named,
+                 Exception, "argument 'g' is object", "compile-time constants")
+
+
+def test_a_block_expression_that_outlives_its_waited_block_and_then_accumulates():
+    @ttl.operation(grid=(1, 1))
+    def running_sum(x, out, n):
+        x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+        o_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+
+        @ttl.compute()
+        def compute():
+            with x_dfb.wait() as x0:
+                acc = x0 * 2.0
+            for _ in range(n - 1):
+                with x_dfb.wait() as xv:
+                    acc = acc + xv
+            with o_dfb.reserve() as o:
+                o.store(acc)
+
+        @ttl.datamovement()
+        def read():
+            for i in range(n):
+                with x_dfb.reserve() as blk:
+                    ttl.copy(x[i, 0], blk).wait()
+
+        @ttl.datamovement()
+        def write():
+            with o_dfb.wait() as blk:
+                ttl.copy(blk, out[0, 0]).wait()
+
+    x = tile_tensor((128, 32), seed=22)
+    y = zeros((32, 32))
+    running_sum(x, y, 4)
+    tiles = ttnn.to_numpy(x).reshape(4, 32, 32).astype(np.float64)
+    np.testing.assert_allclose(ttnn.to_numpy(y), tiles[0] * 2 + tiles[1:].sum(0), rtol=0.02, atol=0.05)
+
+
+def staging_copy(rows):
+    @ttl.operation(grid=(1, 1))
+    def stage(x, out):
+        buf = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+
+        @ttl.datamovement()
+        def mover():
+            for i in range(rows):
+                with buf.reserve() as blk:  # error
+                    ttl.copy(x[i, 0], blk).wait()
+                    ttl.copy(blk, out[i, 0]).wait()
+
+    return stage
+
+
+def test_a_buffer_used_only_inside_one_data_movement_kernel():
+    x = tile_tensor((64, 32), seed=23)
+    y = zeros((64, 32))
+    staging_copy(2)(x, y)
+    np.testing.assert_array_equal(ttnn.to_numpy(y), ttnn.to_numpy(x))
+
+
+def test_a_staging_buffer_reserved_more_often_than_its_block_count_is_an_error():
+    from tilefold.errors import KernelError
+    from ttl_helpers import expect_error
+
+    def run():
+        staging_copy(3)(tile_tensor((96, 32)), zeros((96, 32)))
+
+    expect_error(run, staging_copy, KernelError, "nothing waits on it", "block_count=2")
+
+
+# --- names, errors, host ttnn -----------------------------------------------------------------------
+
+
+def test_a_name_tilefold_lacks_is_one_line_at_the_users_line():
+    from tilefold.errors import KernelError
+    from ttl_helpers import expect_error
+
+    def run():
+        ttl.block.unsqueeze  # error
+
+    error = expect_error(run, test_a_name_tilefold_lacks_is_one_line_at_the_users_line, KernelError,
+                         "ttl.block.unsqueeze is not supported by tilefold yet")
+    assert "namespace" not in str(error)
+    assert not hasattr(ttl, "no_such_name") and not hasattr(ttnn, "no_such_name")
+
+
+def test_a_missing_name_inside_a_kernel_names_the_kernel_line():
+    from tilefold.errors import KernelError
+    from ttl_helpers import expect_error
+
+    def run():
+        run_block_function(lambda b: ttl.block.squeeze(b, dims=[0]), tile_tensor((32, 32)))  # error
+
+    expect_error(run, test_a_missing_name_inside_a_kernel_names_the_kernel_line, KernelError,
+                 "ttl.block.squeeze is not supported by tilefold yet")
+
+
+def test_a_scalar_device_tensor_names_the_users_line():
+    from tilefold.errors import LayoutError
+    from ttl_helpers import expect_error
+
+    def run():
+        ttnn.from_numpy(np.float32(1.0))  # error
+
+    expect_error(run, test_a_scalar_device_tensor_names_the_users_line, LayoutError, "rank >= 1")
+
+
+def test_mask_and_mask_posinf():
+    @ttl.operation(grid=(1, 1))
+    def masked(x, m, y, z):
+        x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1))
+        m_dfb = ttl.make_dataflow_buffer_like(m, shape=(1, 1))
+        y_dfb = ttl.make_dataflow_buffer_like(y, shape=(1, 1))
+        z_dfb = ttl.make_dataflow_buffer_like(z, shape=(1, 1))
+
+        @ttl.compute()
+        def compute():
+            with x_dfb.wait() as xb, m_dfb.wait() as mb, y_dfb.reserve() as yb:
+                yb.store(ttl.block.mask(xb, mb))
+                with z_dfb.reserve() as zb:
+                    zb.store(ttl.block.mask_posinf(xb, mb))
+
+        @ttl.datamovement()
+        def read():
+            with x_dfb.reserve() as a, m_dfb.reserve() as b:
+                ttl.copy(x[0, 0], a).wait()
+                ttl.copy(m[0, 0], b).wait()
+
+        @ttl.datamovement()
+        def write():
+            with y_dfb.wait() as a:
+                ttl.copy(a, y[0, 0]).wait()
+            with z_dfb.wait() as b:
+                ttl.copy(b, z[0, 0]).wait()
+
+    x = tile_tensor((32, 32), seed=31)
+    bits = (np.random.default_rng(32).random((32, 32)) < 0.3).astype(np.float32)
+    m = ttnn.from_numpy(bits, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
+    y, z = zeros((32, 32)), zeros((32, 32))
+    masked(x, m, y, z)
+    v = ttnn.to_numpy(x)
+    np.testing.assert_array_equal(ttnn.to_numpy(y), np.where(bits == 1, 0.0, v))
+    np.testing.assert_array_equal(ttnn.to_numpy(z), np.where(bits == 1, np.inf, v))
+
+
+def test_type_names_program_and_the_pre_1_0_spellings():
+    assert ttl.TILE_LAYOUT is ttnn.TILE_LAYOUT and ttl.kernel is ttl.operation and ttl.core is ttl.node
+    assert ttl.SrcPipeIdentity[ttl.NodeRange] is not None and ttl.NodeCoord is not None
+
+    @ttl.kernel(grid=(1, 1))
+    def old_style(x, y):
+        x_cb = ttl.make_circular_buffer_like(x, shape=(1, 1), buffer_factor=2)
+        y_cb = ttl.make_circular_buffer_like(y, shape=(1, 1), buffer_factor=2)
+
+        @ttl.compute()
+        def compute_func():
+            x_blk = x_cb.wait()
+            y_blk = y_cb.reserve()
+            y_blk.store(x_blk + x_blk)
+            y_cb.push()
+            x_cb.pop()
+
+        @ttl.datamovement()
+        def dm0():
+            blk = x_cb.reserve()
+            ttl.copy(x[0, 0], blk).wait()
+            x_cb.push()
+
+        @ttl.datamovement()
+        def dm1():
+            core = ttl.core(dims=1)
+            blk = y_cb.wait()
+            ttl.copy(blk, y[core, 0]).wait()
+            y_cb.pop()
+
+        return ttl.Program(compute_func, dm0, dm1)(x, y)
+
+    x = tile_tensor((32, 32), seed=33)
+    y = zeros((32, 32))
+    old_style(x, y)
+    np.testing.assert_array_equal(ttnn.to_numpy(y), ttnn.to_numpy(x) * 2)
+
+
+def test_host_ttnn_ops_memory_configs_and_tile_default():
+    a = ttnn.rand((64, 64), dtype=ttnn.bfloat16, seed=1)
+    assert a.layout is ttnn.TILE_LAYOUT
+    v = ttnn.to_numpy(a)
+    np.testing.assert_array_equal(ttnn.to_numpy(ttnn.abs(-a)), np.abs(v))
+    np.testing.assert_array_equal(ttnn.to_numpy(a + a), v + v)
+    np.testing.assert_allclose(ttnn.to_numpy(ttnn.exp(a)), np.exp(v), rtol=0.01)
+    config = ttnn.create_sharded_memory_config(shape=(64, 64), core_grid=ttnn.CoreGrid(y=1, x=2),
+                                               strategy=ttnn.ShardStrategy.HEIGHT)
+    assert config.shard_spec.shape == (32, 64) and config.buffer_type is ttnn.BufferType.L1
+    sharded = ttnn.to_memory_config(a, config)
+    assert ttnn.is_sharded(sharded) and not ttnn.is_sharded(a)
+    np.testing.assert_array_equal(ttnn.to_numpy(sharded), v)
+
+
+def test_import_of_several_modules_on_one_line_is_a_tt_lang_script(tmp_path):
+    from tilefold.cli.targets import script_front_end
+
+    script = tmp_path / "s.py"
+    script.write_text("import numpy, ttnn, ttl\n")
+    assert script_front_end(str(script)).__name__ == "tilefold.frontend.ttl.script"

@@ -9,10 +9,28 @@ they describe device computation, they do not compute on the host.
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 from tilefold.errors import KernelError
 from tilefold.program.caller import user_location
+
+
+class UnsupportedName(KernelError, AttributeError):
+    """A TT-Lang name tilefold does not provide (an ``AttributeError``, so ``hasattr`` stays usable)."""
+
+
+class Namespace:
+    """``ttl.math`` / ``ttl.block``: the names tilefold provides; any other name is a clear error."""
+
+    def __init__(self, prefix: str, members: dict):
+        self.__dict__.update(members)
+        self._prefix = prefix
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise UnsupportedName(f"{self._prefix}.{name} is not supported by tilefold yet", user_location())
+
+    def __repr__(self) -> str:
+        return f"<{self._prefix}>"
 
 # name -> how it is built: ("unary", tile op) / ("binary", tile op) / special handler names
 UNARY = {
@@ -54,9 +72,9 @@ class BlockFunction:
         return f"<ttl.{self.namespace}.{self.name}>"
 
 
-def _namespace(namespace: str, names) -> SimpleNamespace:
-    return SimpleNamespace(**{name: BlockFunction(name, namespace) for name in names})
+def _namespace(namespace: str, names) -> Namespace:
+    return Namespace(f"ttl.{namespace}", {name: BlockFunction(name, namespace) for name in names})
 
 
 math = _namespace("math", [*UNARY, *BINARY, *PARAMETRIC, *SPECIAL])
-block = _namespace("block", ["broadcast", "fill", "where", "transpose"])
+block = _namespace("block", ["broadcast", "fill", "where", "transpose", "mask", "mask_posinf"])
