@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from tilefold.errors import LayoutError
+from tilefold import ttnn_mesh as mesh
 from tilefold.layout.formats import DataFormat, data_format, to_bfloat16
 from tilefold.layout.host import from_device_pages, to_device_pages
 from tilefold.layout.addressing import BufferType, ShardOrientation
@@ -253,16 +254,21 @@ def _default_dtype(array: np.ndarray) -> DataType:
 
 
 def from_numpy(array, dtype=None, layout=TILE_LAYOUT, device: Device | None = None,
-               memory_config: MemoryConfig | None = None) -> Tensor:
-    """A device tensor with the values of a numpy array, rounded to ``dtype`` (by default the array's)."""
+               memory_config: MemoryConfig | None = None, mesh_mapper=None, **kwargs) -> Tensor:
+    """A device tensor with the values of a numpy array, rounded to ``dtype`` (by default the array's);
+    on a mesh device, spread over its chips by ``mesh_mapper`` (replicated without one)."""
     array = np.asarray(array)
     dt = _dtype(dtype) if dtype is not None else _default_dtype(array)
-    return Tensor(array.astype(np.float32) if dt.data_format.is_float else array, dt, _layout(layout), device,
-                  memory_config)
+    values = array.astype(np.float32) if dt.data_format.is_float else array
+    if isinstance(device, mesh.MeshDevice) or mesh_mapper is not None:
+        target = device if isinstance(device, mesh.MeshDevice) else mesh_mapper.mesh
+        return mesh.distribute(values, lambda v: Tensor(v, dt, _layout(layout), None, memory_config), target,
+                               mesh_mapper)
+    return Tensor(values, dt, _layout(layout), device, memory_config)
 
 
 def from_torch(tensor, dtype=None, layout=TILE_LAYOUT, device: Device | None = None,
-               memory_config: MemoryConfig | None = None, **kwargs) -> Tensor:
+               memory_config: MemoryConfig | None = None, mesh_mapper=None, **kwargs) -> Tensor:
     """A device tensor with the values of a torch tensor (its own data type unless ``dtype`` is given)."""
     torch = _torch()
     if not isinstance(tensor, torch.Tensor):
@@ -271,18 +277,21 @@ def from_torch(tensor, dtype=None, layout=TILE_LAYOUT, device: Device | None = N
     if dtype is None:
         dtype = {torch.bfloat16: bfloat16, torch.float32: float32, torch.int32: int32}.get(tensor.dtype, bfloat16)
     values = tensor.detach().to(torch.float32).cpu().numpy() if tensor.is_floating_point() else tensor.cpu().numpy()
-    return Tensor(values, _dtype(dtype), _layout(layout), device, memory_config)
+    return from_numpy(values, _dtype(dtype), layout, device, memory_config, mesh_mapper)
 
 
-def to_numpy(tensor: Tensor) -> np.ndarray:
-    """The tensor's values as a numpy array (float32 for float data types)."""
+def to_numpy(tensor: Tensor, mesh_composer=None, **kwargs) -> np.ndarray:
+    """The tensor's values as a numpy array (float32 for float data types); a mesh tensor's pieces
+    joined by ``mesh_composer``."""
+    if isinstance(tensor, mesh.MeshTensor):
+        return mesh.compose(tensor, mesh_composer)
     return tensor.to_numpy()
 
 
-def to_torch(tensor: Tensor, dtype=None, **kwargs):
+def to_torch(tensor: Tensor, dtype=None, mesh_composer=None, **kwargs):
     """The tensor's values as a torch tensor (bfloat16 for bfloat16 and block-float tensors)."""
     torch = _torch()
-    values = torch.from_numpy(tensor.to_numpy())
+    values = torch.from_numpy(to_numpy(tensor, mesh_composer))
     if dtype is not None:
         return values.to(dtype)
     if tensor.dtype.data_format in (DataFormat.Float16_b, DataFormat.Bfp8_b, DataFormat.Bfp4_b):
@@ -298,8 +307,8 @@ def _shape(shape) -> tuple[int, ...]:
 
 
 def full(shape, fill_value, dtype=bfloat16, layout=TILE_LAYOUT, device=None, memory_config=None) -> Tensor:
-    return Tensor(np.full(_shape(shape), fill_value, dtype=np.float32), _dtype(dtype), _layout(layout), device,
-                  memory_config)
+    return from_numpy(np.full(_shape(shape), fill_value, dtype=np.float32), _dtype(dtype), layout, device,
+                      memory_config)
 
 
 def zeros(shape, dtype=bfloat16, layout=TILE_LAYOUT, device=None, memory_config=None) -> Tensor:
@@ -316,7 +325,7 @@ def empty(shape, dtype=bfloat16, layout=TILE_LAYOUT, device=None, memory_config=
 
 def rand(shape, dtype=bfloat16, layout=TILE_LAYOUT, device=None, memory_config=None, seed=None) -> Tensor:
     values = np.random.default_rng(seed).random(_shape(shape), dtype=np.float32)
-    return Tensor(values, _dtype(dtype), _layout(layout), device, memory_config)
+    return from_numpy(values, _dtype(dtype), layout, device, memory_config)
 
 
 def zeros_like(tensor: Tensor, dtype=None, layout=None, device=None, memory_config=None) -> Tensor:
@@ -411,6 +420,19 @@ def reshape(a: Tensor, shape, **kwargs) -> Tensor:
     return _result(a.host_values.reshape(_shape(shape)), a)
 
 
+def _over_mesh(op):
+    """A host op that applies to each chip's piece of mesh tensors."""
+    def wrapped(a, *args, **kwargs):
+        if isinstance(a, mesh.MeshTensor):
+            pieces = [[x.pieces[i] if isinstance(x, mesh.MeshTensor) else x for x in args]
+                      for i in range(len(a.pieces))]
+            return mesh.MeshTensor([op(p, *rest, **kwargs) for p, rest in zip(a.pieces, pieces)], a.mesh)
+        return op(a, *args, **kwargs)
+    wrapped.__name__ = wrapped.__qualname__ = op.__name__
+    wrapped.__doc__ = op.__doc__
+    return wrapped
+
+
 Tensor.__add__ = lambda self, other: add(self, other)
 Tensor.__radd__ = lambda self, other: add(self, other)
 Tensor.__sub__ = lambda self, other: subtract(self, other)
@@ -491,6 +513,50 @@ def from_device(tensor: Tensor) -> Tensor:
     return tensor
 
 
+for _name in ("add", "subtract", "multiply", "divide", "matmul", "relu", "exp", "abs", "neg", "sqrt", "rsqrt",
+              "reciprocal", "square", "log", "sin", "cos", "tanh", "sigmoid", "silu", "gelu", "maximum", "minimum",
+              "sum", "transpose", "reshape", "to_layout", "to_memory_config"):
+    globals()[_name] = _over_mesh(globals()[_name])
+
+# --- several chips ------------------------------------------------------------------------------
+
+MeshShape = mesh.MeshShape
+MeshDevice = mesh.MeshDevice
+MeshTensor = mesh.MeshTensor
+open_mesh_device = mesh.open_mesh_device
+ShardTensorToMesh = mesh.ShardTensorToMesh
+ShardTensor2dMesh = mesh.ShardTensor2dMesh
+ReplicateTensorToMesh = mesh.ReplicateTensorToMesh
+ConcatMeshToTensor = mesh.ConcatMeshToTensor
+ConcatMesh2dToTensor = mesh.ConcatMesh2dToTensor
+all_reduce = mesh.all_reduce
+set_num_devices = mesh.set_num_devices
+
+
+def GetNumAvailableDevices() -> int:  # noqa: N802 - TT-NN's name
+    """The simulated chips: the board's (n300: 2) unless ``set_num_devices`` chose another number."""
+    return mesh.num_available_devices()
+
+
+def close_mesh_device(device) -> None:
+    device.is_open = False
+
+
+class FabricConfig:
+    DISABLED = "DISABLED"
+    FABRIC_1D = "FABRIC_1D"
+    FABRIC_1D_RING = "FABRIC_1D_RING"
+    FABRIC_2D = "FABRIC_2D"
+
+
+def set_fabric_config(config, *args, **kwargs) -> None:
+    """Accepted for TT-NN scripts: the simulated chips always reach each other over ethernet."""
+
+
+def synchronize_device(*args, **kwargs) -> None:
+    """Simulated operations finish before the call that runs them returns."""
+
+
 __all__ = [
     "DataType", "bfloat16", "float32", "bfloat8_b", "bfloat4_b", "uint32", "int32", "Layout", "TILE_LAYOUT",
     "ROW_MAJOR_LAYOUT", "TILE_SIZE", "MemoryConfig", "DRAM_MEMORY_CONFIG", "L1_MEMORY_CONFIG", "Shape", "Device",
@@ -499,7 +565,10 @@ __all__ = [
     "to_device", "from_device", "abs", "neg", "sqrt", "rsqrt", "reciprocal", "square", "log", "sin", "cos", "tanh",
     "sigmoid", "silu", "gelu", "divide", "maximum", "minimum", "sum", "transpose", "reshape", "CoreGrid",
     "ShardStrategy", "ShardOrientation", "TensorMemoryLayout", "BufferType", "create_sharded_memory_config",
-    "to_memory_config", "get_memory_config", "is_sharded",
+    "to_memory_config", "get_memory_config", "is_sharded", "MeshShape", "MeshDevice", "MeshTensor",
+    "open_mesh_device", "close_mesh_device", "ShardTensorToMesh", "ShardTensor2dMesh", "ReplicateTensorToMesh",
+    "ConcatMeshToTensor", "ConcatMesh2dToTensor", "all_reduce", "set_num_devices", "GetNumAvailableDevices",
+    "FabricConfig", "set_fabric_config", "synchronize_device",
 ]
 
 

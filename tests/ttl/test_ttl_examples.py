@@ -73,3 +73,16 @@ def test_accumulating_example_within_bfloat16_accumulation(name, kwargs):
 def test_pipe_scatter_gather_example_within_bfloat16_accuracy():
     result, reference = load_example("pipe_scatter_gather").main(cols=2)
     np.testing.assert_allclose(result, reference, rtol=0.01, atol=0.01)
+
+
+@pytest.mark.parametrize("mesh_shape,k", [((1, 2), 256), ((2, 4), 512)], ids=["n300", "t3k"])
+def test_multidevice_matmul_example_sums_the_chips_partial_products(mesh_shape, k):
+    from tilefold.ttnn_mesh import TRANSFERS
+
+    result, reference = load_example("multidevice_matmul").main(mesh_shape=mesh_shape, k=k)
+    chips = mesh_shape[0] * mesh_shape[1]
+    assert result.shape[0] == chips
+    assert np.abs(result - reference).max() <= 0.02 * np.abs(reference).max()
+    assert np.corrcoef(result.ravel(), reference.ravel())[0, 1] > 0.9999
+    record = TRANSFERS[-1]
+    assert (record.chips, record.steps) == (chips, 2 * (chips - 1)) and record.seconds > 0

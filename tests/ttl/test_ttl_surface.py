@@ -394,3 +394,29 @@ def test_import_of_several_modules_on_one_line_is_a_tt_lang_script(tmp_path):
     script = tmp_path / "s.py"
     script.write_text("import numpy, ttnn, ttl\n")
     assert script_front_end(str(script)).__name__ == "tilefold.frontend.ttl.script"
+
+
+def test_a_mesh_larger_than_the_simulated_chips_names_the_users_line():
+    from tilefold.errors import LayoutError
+    from ttl_helpers import expect_error
+
+    def run():
+        ttnn.open_mesh_device(ttnn.MeshShape(2, 4))  # error
+
+    expect_error(run, test_a_mesh_larger_than_the_simulated_chips_names_the_users_line, LayoutError,
+                 "needs 8 chips but 1 are simulated", "set_num_devices(8)")
+
+
+def test_a_mesh_tensor_is_read_through_a_composer():
+    ttnn.set_num_devices(2)
+    try:
+        mesh = ttnn.open_mesh_device(ttnn.MeshShape(1, 2))
+        values = np.arange(64 * 32, dtype=np.float32).reshape(64, 32)
+        t = ttnn.from_numpy(values, dtype=ttnn.float32, device=mesh, mesh_mapper=ttnn.ShardTensorToMesh(mesh, dim=0))
+        assert t.shape == (32, 32)
+        np.testing.assert_array_equal(ttnn.to_numpy(t, mesh_composer=ttnn.ConcatMeshToTensor(mesh, dim=0)), values)
+        total = ttnn.all_reduce(t)
+        np.testing.assert_array_equal(ttnn.to_numpy(total, mesh_composer=ttnn.ConcatMeshToTensor(mesh, dim=1)),
+                                      np.tile(values[:32] + values[32:], (1, 2)))
+    finally:
+        ttnn.set_num_devices(None)

@@ -67,6 +67,25 @@ class Operation:
     # -- the call ---------------------------------------------------------------------------
 
     def __call__(self, *args, **kwargs):
+        from tilefold.ttnn_mesh import MeshTensor
+
+        meshes = {id(v.mesh): v.mesh for v in (*args, *kwargs.values()) if isinstance(v, MeshTensor)}
+        if not meshes:
+            return self._call_on_one_device(args, kwargs)
+        if len(meshes) > 1:
+            raise KernelError(f"{self.function.__name__}(): the tensors are spread over different meshes; give one "
+                              "mesh device to all of them", user_location())
+        chips = next(iter(meshes.values())).shape.num_devices
+
+        def piece(v, chip):
+            return v.pieces[chip] if isinstance(v, MeshTensor) else v
+
+        for chip in range(chips):       # one simulated device per chip, each on its own pieces
+            self._call_on_one_device(tuple(piece(a, chip) for a in args),
+                                     {k: piece(v, chip) for k, v in kwargs.items()})
+        return None
+
+    def _call_on_one_device(self, args, kwargs):
         from tilefold.frontend.ttl import runner
 
         capture = self.capture(args, kwargs)
