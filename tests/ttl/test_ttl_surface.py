@@ -420,3 +420,82 @@ def test_a_mesh_tensor_is_read_through_a_composer():
                                       np.tile(values[:32] + values[32:], (1, 2)))
     finally:
         ttnn.set_num_devices(None)
+
+
+# --- ttl.unsafe element access ------------------------------------------------------------------------
+
+
+def element_scan(dtype):
+    @ttl.operation(grid=(1, 1))
+    def element_scan(inp, out):
+        inp_dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 2), block_count=2)
+        out_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 2), block_count=2)
+
+        @ttl.compute()
+        def compute():
+            pass
+
+        @ttl.datamovement()
+        def dm_read():
+            with inp_dfb.reserve() as blk:
+                ttl.copy(inp[0, 0:2], blk).wait()
+
+        @ttl.datamovement()
+        def dm_write():
+            with inp_dfb.wait() as rblk:
+                first = ttl.unsafe.element_read(rblk, 0, 0)
+                with out_dfb.reserve() as wblk:
+                    for r in range(32):
+                        for c in range(64):
+                            ttl.unsafe.element_write(wblk, r, c, 0)
+                    for c in range(64):
+                        val = ttl.unsafe.element_read(rblk, 17, c)
+                        ttl.unsafe.element_write(wblk, 20, 63 - c, val)
+                        if val == first:
+                            ttl.unsafe.element_write(wblk, 0, c, c * 32 + 1)
+                    ttl.copy(wblk, out[0, 0:2]).wait()
+
+    return element_scan
+
+
+@pytest.mark.parametrize("dtype,bits", [("float32", np.int32), ("bfloat16", np.int16)])
+def test_unsafe_element_read_and_write_in_a_data_movement_kernel(dtype, bits):
+    v = np.random.default_rng(41).standard_normal((32, 64)).astype(np.float32)
+    v[17, 40] = v[0, 0]
+    x = ttnn.from_numpy(v, dtype=getattr(ttnn, dtype))
+    y = ttnn.zeros((32, 64), dtype=getattr(ttnn, dtype))
+    element_scan(dtype)(x, y)
+    got, held = ttnn.to_numpy(y), ttnn.to_numpy(x)
+    np.testing.assert_array_equal(got[20], held[17][::-1])
+    raw = got[0].astype(np.float32 if dtype == "float32" else np.float32)
+    if dtype == "float32":
+        assert raw.view(np.int32)[40] == 40 * 32 + 1
+    else:
+        import ml_dtypes
+        assert got[0].astype(ml_dtypes.bfloat16).view(np.int16)[40] == 40 * 32 + 1
+    assert not got[1].any()
+
+
+def test_unsafe_element_access_compiles_against_the_real_dataflow_headers(tmp_path, check_kernel):
+    import tilefold.frontend.ttl.runner as runner
+    from tilefold.codegen.cpp import emit_kernel
+
+    programs = []
+    original = runner.run_operation
+
+    def recording(operation, capture, compiled):
+        programs.append(compiled.program)
+        return original(operation, capture, compiled)
+
+    runner.run_operation = recording
+    try:
+        element_scan("float32")(ttnn.zeros((32, 64), dtype=ttnn.float32), ttnn.zeros((32, 64), dtype=ttnn.float32))
+    finally:
+        runner.run_operation = original
+    program = programs[0]
+    kernel = next(k for k in program.kernels if k.name == "dm_write")
+    path = tmp_path / "dm_write.cpp"
+    path.write_text(emit_kernel(kernel.function))
+    assert "get_read_ptr" in path.read_text() and "get_write_ptr" in path.read_text()
+    check_kernel.require_accepted(check_kernel.check_kernel(path, "writer", check_kernel.accessor_compile_args(
+        program, kernel)))

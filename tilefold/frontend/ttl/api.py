@@ -19,7 +19,7 @@ from tilefold.frontend.ttl.capture import current
 from tilefold.frontend.ttl.dataflow_buffers import DataflowBuffer, make_dataflow_buffer_like
 from tilefold.frontend.ttl.grid import grid_size, node
 from tilefold.frontend.ttl.kernels import compute, datamovement
-from tilefold.frontend.ttl.math_api import UnsupportedName, block, math
+from tilefold.frontend.ttl.math_api import UnsupportedName, block, math, unsafe
 from tilefold.frontend.ttl.operation import Operation, operation
 from tilefold.frontend.ttl.pipes import Pipe, PipeNet
 from tilefold.program.caller import user_location
@@ -94,7 +94,7 @@ core = node
 __all__ = [
     "operation", "Operation", "compute", "datamovement", "make_dataflow_buffer_like", "make_circular_buffer_like",
     "DataflowBuffer", "CircularBuffer", "grid_size", "node", "copy", "GroupTransfer", "Pipe", "PipeNet",
-    "signpost", "math", "block", "TILE_SHAPE", "TILE_SIZE", "TILE_LAYOUT", "ROW_MAJOR_LAYOUT", "Program",
+    "signpost", "math", "block", "unsafe", "TILE_SHAPE", "TILE_SIZE", "TILE_LAYOUT", "ROW_MAJOR_LAYOUT", "Program",
     "SrcPipeIdentity", "DstPipeIdentity", "NodeCoord", "NodeRange", "Shape", "Size", "DstT", "kernel", "core",
 ]
 

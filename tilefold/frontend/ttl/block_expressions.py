@@ -159,6 +159,8 @@ class BlockExpressionBuilder(AcquisitionBuilder):
     # -- ttl.math / ttl.block functions -----------------------------------------------------------
 
     def block_function(self, fn, args, kwargs, node):
+        if fn.namespace == "unsafe":
+            return self.unsafe_element(fn, args, kwargs, node)
         self.require_compute(node, f"ttl.{fn.namespace}.{fn.name}")
         name = fn.name
         if name in UNARY:
