@@ -3,8 +3,8 @@
 The input (64 x 64 elements) is height-sharded over two nodes in L1 (``ttnn.create_sharded_memory_config``
 with ``ShardStrategy.HEIGHT``): each holds one tile row. Both nodes copy the whole tensor into one
 block with a single ``ttl.copy`` — half of it local, half remote — pass it through the compute
-kernel (scaled by two) and write it to a DRAM tensor. Both write the same values, so the output
-is well defined.
+kernel (scaled by two) and write it to their own part of a DRAM tensor (node ``i`` to rows block
+``i``), so every output page has one writer.
 
 Run: ``python examples/ttl/height_shard_gather.py`` (or ``tilefold sim`` on this file).
 """
@@ -37,8 +37,9 @@ def height_shard_gather(inp, out):
 
     @ttl.datamovement()
     def dm_write():
+        node_col, _ = ttl.node(dims=2)
         with out_dfb.wait() as blk:
-            tx = ttl.copy(blk, out[0:NODES, 0:COLS])
+            tx = ttl.copy(blk, out[node_col * NODES:(node_col + 1) * NODES, 0:COLS])
             tx.wait()
 
 
@@ -51,10 +52,10 @@ def main(seed=0):
     values = np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
     inp = ttnn.from_numpy(values, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device,
                           memory_config=sharded)
-    out = ttnn.empty(shape, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device)
+    out = ttnn.empty((NODES * shape[0], shape[1]), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device)
     height_shard_gather(inp, out)
     ttnn.close_device(device)
-    return ttnn.to_numpy(out), ttnn.to_numpy(inp) * 2
+    return ttnn.to_numpy(out), np.tile(ttnn.to_numpy(inp) * 2, (NODES, 1))
 
 
 if __name__ == "__main__":
