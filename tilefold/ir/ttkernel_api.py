@@ -312,8 +312,14 @@ SFPU_UNARY: dict[str, tuple[str, tuple[Param, ...]]] = {
 _INIT_ALIASES = {"floor": "rounding_op_tile_init", "ceil": "rounding_op_tile_init", "trunc": "rounding_op_tile_init",
                  "frac": "rounding_op_tile_init", "round": "rounding_op_tile_init"}
 
+
+def sfpu_init_name(name: str) -> str:
+    """The init call of the SFPU unary ``<name>_tile`` (the rounding ops share ``rounding_op_tile_init``)."""
+    return _INIT_ALIASES.get(name, f"{name}_tile_init")
+
+
 for _name, (_hdr, _extra) in SFPU_UNARY.items():
-    _init = _INIT_ALIASES.get(_name, f"{_name}_tile_init")
+    _init = sfpu_init_name(_name)
     if not any(f.name == _init for f in COMPUTE_API):
         COMPUTE_API.append(_cp(_init, (), _hdr))
     COMPUTE_API.append(_cp(f"{_name}_tile", (Param("dst_index"),) + _extra, _hdr))
