@@ -4,6 +4,7 @@ import json
 
 import numpy as np
 import pytest
+from checkhost import check_hosts, require_hosts_accepted
 from tilelang_helpers import EXAMPLES, load_example, random_bf16
 
 from tilefold.codegen.plan import load_tt_plan
@@ -106,3 +107,13 @@ def test_compiled_kernel_rejects_wrong_inputs():
 def test_examples_run():
     for name in ("gemm", "elementwise", "softmax", "matmul_256"):
         load_example(name).main()
+
+
+def test_every_example_host_program_passes_check_host(tmp_path):
+    """``tilefold compile`` of every TileLang example: each main.cpp against the real 0.69 host API."""
+    mains = []
+    for example in sorted(EXAMPLES.glob("*.py")):
+        written = compile_script(example, tmp_path / example.stem)
+        mains += [p for p in written if p.name == "main.cpp"]
+    assert len(mains) >= len(list(EXAMPLES.glob("*.py")))
+    require_hosts_accepted(check_hosts(mains))
