@@ -24,6 +24,8 @@ DEPRECATED = ("noc_async_read_tile", "noc_async_write_tile", "InterleavedAddrGen
 PROGRAMS = {       # the options of ``tilefold compile OP``
     "tilize": ("tilize", "--shape", "1,1,3232,64"),
     "untilize": ("untilize", "--shape", "1,1,64,50"),
+    "tilize_float32": ("tilize", "--shape", "1,1,64,128", "--dtype", "float32"),
+    "untilize_float32": ("untilize", "--shape", "1,1,64,128", "--dtype", "float32"),
     "eltwise_add": ("eltwise", "--op", "add", "--shape", "1,1,64,96"),
     "eltwise_sub": ("eltwise", "--op", "sub", "--shape", "1,1,64,96", "--dtype", "float32"),
     "eltwise_mul": ("eltwise", "--op", "mul", "--shape", "1,1,64,96"),
@@ -33,6 +35,7 @@ PROGRAMS = {       # the options of ``tilefold compile OP``
 SNAPSHOTS = [(op, f) for op in PROGRAMS for f in ("reader.cpp", "compute.cpp", "writer.cpp",
                                                   "main.cpp")
              if not (op in ("eltwise_sub", "eltwise_mul") and f != "compute.cpp")
+             and not (op.endswith("_float32") and f != "main.cpp")
              and not (op == "matmul_multicore" and f != "main.cpp")]      # its kernels are matmul's
 
 
@@ -87,6 +90,16 @@ CHECKS = [f"{op}-{role}" for op in PROGRAMS for role in ("reader", "compute", "w
 @pytest.mark.parametrize("key", CHECKS)
 def test_kernel_passes_check_kernel(key, checked):
     require_accepted(checked[key])
+
+
+@pytest.mark.parametrize("op", ["tilize_float32", "untilize_float32"])
+def test_float32_tilize_and_untilize_unpack_their_input_to_dest(op, files):
+    """As TT-Metal's factories: a 32-bit DST and the input CB c_0 unpacked to it as float32."""
+    main = files[op]["main.cpp"]
+    assert "std::vector<UnpackToDestMode> compute_unpack_to_dest_mode(NUM_CIRCULAR_BUFFERS, UnpackToDestMode::Default);" in main
+    assert "compute_unpack_to_dest_mode[0] = UnpackToDestMode::UnpackToDestFp32;" in main
+    assert ".fp32_dest_acc_en = true," in main and ".unpack_to_dest_mode = compute_unpack_to_dest_mode," in main
+    assert "UnpackToDestMode" not in files["tilize"]["main.cpp"]
 
 
 def test_tilize_example_kernels_are_the_factory_kernels():
