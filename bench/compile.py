@@ -17,7 +17,7 @@ from tilefold.arch import get_arch
 from tilefold.codegen.cpp import HostData, emit_host, emit_kernel
 from tilefold.codegen.plan import emit_tt_plan
 from tilefold.frontend.tilelang.compiler import run_pipeline
-from tilefold.passes.tilelang.attributes import kernel_function
+from tilefold.ir.attributes import kernel_function
 from tilefold.passes.tilelang.build_program import build_program
 
 SIZE, BLOCK = 2048, (256, 256, 256)

@@ -8,7 +8,7 @@ from tilelang_helpers import filecheck, load_example, matmul_reference, random_b
 
 import tilefold.language as T
 from tilefold.frontend.tilelang.jit import jit
-from tilefold.passes.tilelang.attributes import get_attr
+from tilefold.ir.attributes import get_attr
 
 DEPRECATED = ("noc_async_read_tile", "noc_async_write_tile", "acquire_dst", "release_dst", "InterleavedAddrGen")
 

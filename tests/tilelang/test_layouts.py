@@ -9,7 +9,7 @@ import tilefold.language as T
 from tilefold.errors import CompileError, L1OverflowError
 from tilefold.frontend.tilelang.compiler import compile_prim_func
 from tilefold.frontend.tilelang.jit import jit
-from tilefold.passes.tilelang.attributes import get_attr
+from tilefold.ir.attributes import get_attr
 from tilefold.program import TensorAccessorArgsRef
 
 

@@ -21,6 +21,7 @@ import json
 from pathlib import Path
 
 from tilefold.errors import PlanError
+from tilefold.ir.attributes import get_attr, param_names
 
 RULES = {
     1: "core ranges within grid bounds",
@@ -38,8 +39,6 @@ def _rule(n: int, message: str) -> str:
 
 def plan_from_kernel(function) -> dict:
     """The plan of a lowered TileLang function (the ``func.func`` with ``tt.*`` attributes)."""
-    from tilefold.passes.tilelang.attributes import get_attr, param_names
-
     mt, nt = get_attr(function, "tt.grid_tiles")
     bm, bn = get_attr(function, "tt.block_tiles")
     order = get_attr(function, "tt.schedule")["order"]

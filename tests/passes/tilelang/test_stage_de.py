@@ -8,7 +8,7 @@ from tilelang_helpers import filecheck
 
 from tilefold.errors import CompileError
 from tilefold.ir.context import parse_module, print_ir
-from tilefold.passes.tilelang.attributes import kernel_function
+from tilefold.ir.attributes import kernel_function
 
 
 def test_split_device_kernel():

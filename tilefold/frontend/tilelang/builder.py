@@ -38,7 +38,8 @@ from tilefold.frontend.source import MISSING, FunctionSource
 from tilefold.frontend.tilelang.dtypes import DType, canonical_name
 from tilefold.frontend.tilelang.elements import CMPI, ElementRules, Deferred
 from tilefold.frontend.tilelang.primitives import USAGE, PrimitiveRules
-from tilefold.frontend.tilelang.types import TensorType, memref_type
+from tilefold.frontend.tilelang.types import TensorType
+from tilefold.ir.tile_types import memref_type
 from tilefold.frontend.tilelang.values import (
     BufferRef,
     Cond,
@@ -52,7 +53,7 @@ from tilefold.frontend.tilelang.values import (
     push_builder,
 )
 from tilefold.ir import tile
-from tilefold.passes.tilelang.attributes import set_attr
+from tilefold.ir.attributes import set_attr
 
 TILE = 32
 _LANGUAGE_MODULES = ("tilefold.language", "tilefold.frontend.tilelang.api")

@@ -29,7 +29,7 @@ from tilefold.errors import ProgramError
 from tilefold.ir.context import make_context, print_ir
 from tilefold.layout.formats import DataFormat
 from tilefold.passes.pipelines import build_pipeline
-from tilefold.passes.tilelang.attributes import get_attr, kernel_function, param_names
+from tilefold.ir.attributes import get_attr, kernel_function, param_names
 from tilefold.passes.tilelang.build_program import build_program
 from tilefold.program import Program
 

@@ -346,7 +346,7 @@ class ElementRules:
         if isinstance(owner, tile.MathOp) and owner.fn.data in ("trunc", "floor", "ceil"):
             return True
         if isinstance(owner, tile.LoadOp):
-            from tilefold.frontend.tilelang.types import format_of_memref
+            from tilefold.ir.tile_types import format_of_memref
 
             return not format_of_memref(owner.buffer.type).is_float
         return isinstance(owner, tile.IndexValueOp)

@@ -33,7 +33,8 @@ from xdsl.ir import SSAValue
 
 from tilefold.frontend.tilelang import api
 from tilefold.frontend.tilelang.dtypes import DType, canonical_name, data_format_of
-from tilefold.frontend.tilelang.types import TensorType, memref_type, tensor_type
+from tilefold.frontend.tilelang.types import TensorType, tensor_type
+from tilefold.ir.tile_types import memref_type
 from tilefold.frontend.tilelang.values import BufferRef, ConstVar, Elem, Index, Region, Symbol
 from tilefold.ir import tile
 

@@ -2,7 +2,7 @@
 
 Reads: shapes and dtypes the user writes. Writes: nothing. A dtype is kept as the tilefold
 :class:`~tilefold.layout.formats.DataFormat` it is stored in (:mod:`.dtypes` says which);
-memrefs carry that format as their element type (``f32``, ``bf16``, ``f16``, ``si32`` ...).
+the memref element types of those formats are in :mod:`tilefold.ir.tile_types`.
 """
 
 from __future__ import annotations
@@ -11,59 +11,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from xdsl.dialects.builtin import (
-    IntegerType,
-    MemRefType,
-    Signedness,
-    StringAttr,
-    bf16,
-    f16,
-    f32,
-    f8E4M3FN,
-)
-
 from tilefold.errors import KernelError
 from tilefold.frontend.tilelang.dtypes import DType, canonical_name, data_format_of
+from tilefold.ir.tile_types import (  # noqa: F401  (memref element types live in the IR layer)
+    element_type,
+    format_of_memref,
+    format_of_short_name,
+    memref_type,
+    short_name,
+)
 from tilefold.layout.formats import DataFormat
-
-# tile format -> (short name in ``tt.buffer`` entries, memref element type). MLIR has no
-# block-float type: a bfloat8_b buffer's memref uses f8E4M3FN as its element type.
-_FORMATS = {
-    DataFormat.Float32: ("f32", f32),
-    DataFormat.Float16_b: ("bf16", bf16),
-    DataFormat.Float16: ("f16", f16),
-    DataFormat.Bfp8_b: ("bfp8_b", f8E4M3FN),
-    DataFormat.Int32: ("i32", IntegerType(32, Signedness.SIGNED)),
-    DataFormat.UInt32: ("u32", IntegerType(32, Signedness.UNSIGNED)),
-    DataFormat.UInt16: ("u16", IntegerType(16, Signedness.UNSIGNED)),
-    DataFormat.UInt8: ("u8", IntegerType(8, Signedness.UNSIGNED)),
-}
-_SHORT = {fmt: short for fmt, (short, _) in _FORMATS.items()}
-_BY_SHORT = {short: fmt for fmt, short in _SHORT.items()}
-_BY_ELEMENT = {element: fmt for fmt, (_, element) in _FORMATS.items()}
-
-
-def short_name(fmt: DataFormat) -> str:
-    """``bf16`` / ``f32`` / ``i32`` ...: the name the ``tt.buffer`` attributes use."""
-    return _SHORT[fmt]
-
-
-def format_of_short_name(name: str) -> DataFormat:
-    return _BY_SHORT[name]
-
-
-def element_type(fmt: DataFormat):
-    return _FORMATS[fmt][1]
-
-
-def memref_type(shape, fmt: DataFormat, scope: str | None = None) -> MemRefType:
-    space = StringAttr(scope) if scope else None
-    return MemRefType(element_type(fmt), list(shape), memory_space=space) if space else \
-        MemRefType(element_type(fmt), list(shape))
-
-
-def format_of_memref(mtype: MemRefType) -> DataFormat:
-    return _BY_ELEMENT.get(mtype.element_type, DataFormat.Float16_b)
 
 
 @dataclass(frozen=True)

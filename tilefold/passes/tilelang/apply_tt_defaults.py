@@ -15,7 +15,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from tilefold.errors import CompileError
-from tilefold.passes.tilelang.attributes import get_attr, kernel_function, location_of, set_attr
+from tilefold.ir.attributes import get_attr, kernel_function, location_of, set_attr
 
 POLICIES = ("contiguous",)
 ORDERS = ("row_major", "match_shard")

@@ -18,7 +18,7 @@ from xdsl.passes import ModulePass
 
 from tilefold.arch import get_arch
 from tilefold.errors import CompileError, LayoutError
-from tilefold.passes.tilelang.attributes import get_attr, kernel_function, location_of, param_names, set_attr
+from tilefold.ir.attributes import get_attr, kernel_function, location_of, param_names, set_attr
 from tilefold.passes.tilelang.buffer_layouts import accessor_args, buffer_layout
 
 

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 from tilefold.arch import Arch
 from tilefold.arch.cores import CoreRange, CoreRangeSet
+from tilefold.ir.tile_types import format_of_short_name
 from tilefold.layout.addressing import BufferLayout, tensor_accessor_args
 from tilefold.layout.tensor_spec import MemoryConfig, NdShardSpec, TensorMemoryLayout, TensorSpec
 
-def entry_format(entry: dict):
-    from tilefold.frontend.tilelang.types import format_of_short_name
 
+
+def entry_format(entry: dict):
+    """The tile format of a ``tt.buffer`` entry."""
     return format_of_short_name(entry["dtype"])
 
 

@@ -21,7 +21,7 @@ from xdsl.dialects.builtin import ModuleOp
 from tilefold.arch import get_arch
 from tilefold.arch.cores import CoreCoord, CoreRange, CoreRangeSet
 from tilefold.layout.formats import data_format
-from tilefold.passes.tilelang.attributes import get_attr, kernel_function, param_names
+from tilefold.ir.attributes import get_attr, kernel_function, param_names
 from tilefold.passes.tilelang.buffer_layouts import entry_format, memory_config
 from tilefold.passes.tilelang.internal_buffers import cb_entries
 from tilefold.program import ComputeConfig, DataMovementConfig, Program

@@ -44,7 +44,7 @@ from xdsl.ir import Block, Operation
 from xdsl.passes import ModulePass
 
 from tilefold.ir import tile
-from tilefold.passes.tilelang.attributes import kernel_function, set_attr
+from tilefold.ir.attributes import kernel_function, set_attr
 from tilefold.passes.tilelang.common import compile_error, insert_after, insert_before
 from tilefold.passes.tilelang.internal_buffers import cb_entries
 

@@ -14,11 +14,11 @@ from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from tilefold.errors import CompileError
-from tilefold.frontend.tilelang.types import format_of_memref
+from tilefold.ir.tile_types import format_of_memref
 from tilefold.ir import tile
 from tilefold.ir.locations import source_location
 from tilefold.layout.formats import DataFormat
-from tilefold.passes.tilelang.attributes import param_names
+from tilefold.ir.attributes import param_names
 
 TILE = 32
 

@@ -30,7 +30,7 @@ from tilefold.ir import tile
 from tilefold.ir.locations import source_location
 from tilefold.ir.ttkernel import THREAD_ATTR, TensorAccessorArgsOp, TensorAccessorOp
 from tilefold.passes.tilelang.affine import constant_op
-from tilefold.passes.tilelang.attributes import get_attr, kernel_function, set_attr
+from tilefold.ir.attributes import get_attr, kernel_function, set_attr
 
 
 def device_kernels(module: ModuleOp) -> list[func.FuncOp]:

@@ -26,7 +26,7 @@ from tilefold.ir import tile
 from tilefold.ir.locations import source_location
 from tilefold.ir.ttkernel import ApiCallOp, api_call
 from tilefold.passes.tilelang.affine import constant_op
-from tilefold.passes.tilelang.attributes import get_attr, kernel_function, set_attr
+from tilefold.ir.attributes import get_attr, kernel_function, set_attr
 from tilefold.passes.tilelang.common import remove_dead_arith
 from tilefold.passes.tilelang.configure_tensor_accessor import device_kernels
 

@@ -30,7 +30,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from tilefold.arch import get_arch
 from tilefold.ir import tile
 from tilefold.passes.tilelang.affine import constant_op
-from tilefold.passes.tilelang.attributes import get_attr, kernel_function, set_attr
+from tilefold.ir.attributes import get_attr, kernel_function, set_attr
 from tilefold.passes.tilelang.common import Inserter, kernel_op
 
 

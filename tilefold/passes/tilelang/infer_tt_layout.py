@@ -28,8 +28,8 @@ from xdsl.passes import ModulePass
 
 from tilefold.arch import get_arch
 from tilefold.errors import CompileError, L1OverflowError
-from tilefold.frontend.tilelang.types import data_format_of, short_name
-from tilefold.passes.tilelang.attributes import get_attr, kernel_function, location_of, set_attr
+from tilefold.ir.tile_types import data_format_of, short_name
+from tilefold.ir.attributes import get_attr, kernel_function, location_of, set_attr
 from tilefold.passes.tilelang.common import TILE, buffers
 
 FIELDS = ("memory", "layout", "tile_shape", "dtype", "nd_shard", "halo", "loc")

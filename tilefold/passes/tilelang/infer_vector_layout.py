@@ -25,9 +25,9 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
-from tilefold.frontend.tilelang.types import format_of_memref, memref_type
+from tilefold.ir.tile_types import format_of_memref, memref_type
 from tilefold.ir import tile
-from tilefold.passes.tilelang.attributes import kernel_function, param_names, set_attr
+from tilefold.ir.attributes import kernel_function, param_names, set_attr
 from tilefold.passes.tilelang.common import buffer_name, insert_after, insert_before, is_global
 from tilefold.passes.tilelang.parallel_space import access_pattern, parallel_space
 

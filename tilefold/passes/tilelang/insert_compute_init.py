@@ -38,7 +38,7 @@ from tilefold.ir.ttkernel import ApiCallOp, api_call, constant_int
 from tilefold.ir.ttkernel_api import API, PACK_CALLS, SFPU_UNARY
 from tilefold.layout.formats import data_format
 from tilefold.passes.tilelang.affine import constant_op
-from tilefold.passes.tilelang.attributes import kernel_function
+from tilefold.ir.attributes import kernel_function
 from tilefold.passes.tilelang.internal_buffers import cb_entries
 
 FIELDS = ("fpu", "sfpu", "srca", "srcb", "pack")

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from xdsl.dialects import func
 
-from tilefold.frontend.tilelang.types import memref_type
+from tilefold.ir.tile_types import memref_type
 from tilefold.ir import tile
 from tilefold.layout.formats import DataFormat
-from tilefold.passes.tilelang.attributes import get_attr, set_attr
+from tilefold.ir.attributes import get_attr, set_attr
 from tilefold.passes.tilelang.common import TILE, compile_error, insert_before, persistent_loop
 
 NUM_CBS = 32

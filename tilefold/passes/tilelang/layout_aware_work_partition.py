@@ -41,7 +41,7 @@ from tilefold.arch.cores import CoreCoord, CoreRangeSet
 from tilefold.errors import CompileError
 from tilefold.ir import tile
 from tilefold.passes.tilelang.affine import affine_of, trip_count
-from tilefold.passes.tilelang.attributes import get_attr, kernel_function, location_of, param_names, set_attr
+from tilefold.ir.attributes import get_attr, kernel_function, location_of, param_names, set_attr
 from tilefold.passes.tilelang.common import TILE, buffer_name, compile_error, is_global, kernel_op, memref_shape, tiles_for
 from tilefold.passes.tilelang.copy_geometry import copy_geometry
 

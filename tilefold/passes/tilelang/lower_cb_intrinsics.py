@@ -28,7 +28,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from tilefold.ir import tile
 from tilefold.ir.ttkernel import L1LoadOp, L1StoreOp, api_call
 from tilefold.passes.tilelang.affine import constant_op
-from tilefold.passes.tilelang.attributes import kernel_function
+from tilefold.ir.attributes import kernel_function
 from tilefold.passes.tilelang.configure_tensor_accessor import device_kernels
 from tilefold.passes.tilelang.internal_buffers import cb_entries
 

@@ -38,14 +38,14 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
-from tilefold.frontend.tilelang.types import memref_type
+from tilefold.ir.tile_types import memref_type
 from tilefold.ir import tile
 from tilefold.layout.formats import DataFormat
 from tilefold.passes.tilelang.accumulation import analyze
 from tilefold.passes.tilelang.affine import Affine, affine_of, materialize
 from tilefold.passes.tilelang.copy_geometry import copy_geometry
 from tilefold.passes.tilelang.internal_buffers import scratch_for
-from tilefold.passes.tilelang.attributes import get_attr, kernel_function, param_names, set_attr
+from tilefold.ir.attributes import get_attr, kernel_function, param_names, set_attr
 from tilefold.passes.tilelang.buffer_layouts import entry_format
 from tilefold.passes.tilelang.common import (
     TILE,

@@ -48,7 +48,7 @@ from tilefold.arch import get_arch
 from tilefold.ir import tile
 from tilefold.ir.ttkernel import api_call, constant_int
 from tilefold.passes.tilelang.affine import affine_of
-from tilefold.passes.tilelang.attributes import get_attr, kernel_function
+from tilefold.ir.attributes import get_attr, kernel_function
 from tilefold.passes.tilelang.common import buffer_name, compile_error, insert_before, is_global, tiles_for
 from tilefold.passes.tilelang.emitter import Emitter
 from tilefold.passes.tilelang.internal_buffers import constant_tile, index_tile

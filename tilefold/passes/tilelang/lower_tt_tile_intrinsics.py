@@ -47,7 +47,7 @@ from tilefold.ir.ttkernel import api_call
 from tilefold.layout.formats import DataFormat
 from tilefold.passes.tilelang.accumulation import analyze
 from tilefold.passes.tilelang.affine import constant_op, trip_count
-from tilefold.passes.tilelang.attributes import get_attr, kernel_function
+from tilefold.ir.attributes import get_attr, kernel_function
 from tilefold.passes.tilelang.common import TILE, buffer_name, compile_error, insert_after, insert_before, tile_grid
 from tilefold.passes.tilelang.emitter import Emitter
 from tilefold.passes.tilelang.sfpu_expressions import float_bits

@@ -17,7 +17,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from tilefold.ir import tile
-from tilefold.passes.tilelang.attributes import get_attr, kernel_function, set_attr
+from tilefold.ir.attributes import get_attr, kernel_function, set_attr
 from tilefold.passes.tilelang.buffer_layouts import entry_format
 from tilefold.passes.tilelang.common import TILE, compile_error, memref_shape, tile_grid
 from tilefold.passes.tilelang.copy_geometry import copy_geometry

@@ -24,10 +24,10 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from tilefold.frontend.tilelang.types import format_of_memref, memref_type
+from tilefold.ir.tile_types import format_of_memref, memref_type
 from tilefold.ir import tile
 from tilefold.passes.tilelang.affine import affine_of, constant_op, materialize
-from tilefold.passes.tilelang.attributes import get_attr, kernel_function, param_names
+from tilefold.ir.attributes import get_attr, kernel_function, param_names
 from tilefold.passes.tilelang.common import Inserter, buffer_name, compile_error, insert_after, is_global, kernel_op
 
 

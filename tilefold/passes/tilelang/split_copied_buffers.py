@@ -25,9 +25,9 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
-from tilefold.frontend.tilelang.types import format_of_memref, memref_type
+from tilefold.ir.tile_types import format_of_memref, memref_type
 from tilefold.ir import tile
-from tilefold.passes.tilelang.attributes import kernel_function, param_names
+from tilefold.ir.attributes import kernel_function, param_names
 from tilefold.passes.tilelang.common import insert_after, insert_before, is_global
 
 

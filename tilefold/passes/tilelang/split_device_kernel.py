@@ -29,7 +29,7 @@ from xdsl.rewriter import Rewriter
 
 from tilefold.ir import tile
 from tilefold.ir.ttkernel import COMPUTE_CONFIG_ATTR, THREAD_ATTR, compute_config_attr
-from tilefold.passes.tilelang.attributes import get_attr, kernel_function, set_attr
+from tilefold.ir.attributes import get_attr, kernel_function, set_attr
 from tilefold.passes.tilelang.common import compile_error, remove_dead_arith
 from tilefold.passes.tilelang.internal_buffers import cb_entries
 

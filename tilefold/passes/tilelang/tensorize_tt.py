@@ -30,11 +30,11 @@ from xdsl.ir import Block
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
-from tilefold.frontend.tilelang.types import format_of_memref, memref_type
+from tilefold.ir.tile_types import format_of_memref, memref_type
 from tilefold.ir import tile
 from tilefold.layout.formats import DataFormat
 from tilefold.passes.tilelang.affine import Affine, affine_of, materialize
-from tilefold.passes.tilelang.attributes import kernel_function, param_names
+from tilefold.ir.attributes import kernel_function, param_names
 from tilefold.passes.tilelang.common import Inserter, buffer_name, insert_after, is_global, remove_dead_arith
 
 TILE = 32

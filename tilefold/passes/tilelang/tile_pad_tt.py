@@ -18,7 +18,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from tilefold.ir import tile
-from tilefold.passes.tilelang.attributes import kernel_function, set_attr
+from tilefold.ir.attributes import kernel_function, set_attr
 from tilefold.passes.tilelang.common import TILE, buffers, compile_error
 from tilefold.passes.tilelang.copy_geometry import copy_geometry, device_shape, reach
 

@@ -25,7 +25,7 @@ from tilefold.errors import CompileError, L1OverflowError
 from tilefold.ir.locations import source_location
 from tilefold.ir.ttkernel import TensorAccessorArgsOp, TensorAccessorOp
 from tilefold.ir.verify import verify_kernel_module
-from tilefold.passes.tilelang.attributes import get_attr, kernel_function
+from tilefold.ir.attributes import get_attr, kernel_function
 from tilefold.passes.tilelang.configure_tensor_accessor import device_kernels
 from tilefold.passes.tilelang.internal_buffers import cb_entries
 
