@@ -2,9 +2,8 @@
 TT-Metalium 0.69 headers, with the kernels' real compile-time arguments), and their host programs
 pass ``check-host``.
 
-Data-movement kernels are checked on BRISC / NCRISC. Compute kernels need the SFPI headers, which
-``check-kernel`` does not have unless ``SFPI_INCLUDE`` is set; they are then reported as skipped,
-never as passed.
+Data-movement kernels are checked on BRISC / NCRISC, compute kernels on the three TRISCs with the
+SFPI headers ``check-kernel`` bundles; a check that could not run is a skip, never a pass.
 """
 
 from __future__ import annotations
