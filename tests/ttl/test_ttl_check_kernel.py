@@ -26,6 +26,8 @@ EXAMPLES = {
     "fused_chain": {"shape": (64, 128)},
     "softmax": {"shape": (64, 64)},
     "pipe_multicast": {"rows": 32},
+    "matmul_mcast": {"m": 128, "k": 128, "n": 128},
+    "row_standardize": {"shape": (2048, 64)},
     "bfp8_inputs": {"shape": (128, 128)},
 }
 

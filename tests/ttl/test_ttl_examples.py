@@ -43,6 +43,22 @@ def test_matmul_example_accumulates_over_k(name, kwargs):
     assert (result >= 0).all() and (result[reference > 0.05 * scale] > 0).all()   # relu
 
 
+def test_multicast_matmul_example_reads_each_tile_once_and_reports_its_time():
+    result, reference, perf = load_example("matmul_mcast").main(m=256, k=256, n=128)
+    scale = np.abs(reference).max()
+    assert np.abs(result - reference).max() <= 0.02 * scale
+    assert np.corrcoef(result.ravel(), reference.ravel())[0, 1] > 0.9999
+    assert perf.counters.dram_read_bytes == (256 * 256 + 256 * 128) * 2      # A and B, each tile once
+    assert 0 < perf.seconds < 1e-3
+
+
+def test_row_standardize_example_matches_numpy():
+    result, reference, perf = load_example("row_standardize").main(shape=(2048, 128))
+    assert np.abs(result - reference).max() < 0.06
+    assert np.abs(result.mean(axis=1)).max() < 0.03
+    assert perf.counters.dram_read_bytes == 2048 * 128 * 2 and perf.seconds > 0
+
+
 def test_fused_chain_example_within_bfloat16_accuracy():
     result, reference = load_example("fused_chain").main(shape=(64, 128))
     assert np.abs(result - reference).max() < 0.02

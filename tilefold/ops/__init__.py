@@ -11,7 +11,7 @@ import importlib
 from tilefold.errors import TilefoldError
 from tilefold.ops.base import REGISTRY, OpFactory, OpInstance, Tolerance, compare, host_data
 
-FACTORY_MODULES = ("tilize", "untilize", "eltwise", "matmul", "matmul_multicore", "reduce", "row_standardize")
+FACTORY_MODULES = ("tilize", "untilize", "eltwise", "matmul", "matmul_multicore", "matmul_mcast", "reduce", "row_standardize")
 
 
 def factories() -> dict[str, OpFactory]:

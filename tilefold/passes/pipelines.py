@@ -14,7 +14,7 @@ import importlib
 #                                infer_vector_layout.
 # Phase 2: apply_tt_defaults, tile_pad_tt.
 # Stage A (metadata): infer_tt_layout, propagate_tt_layout, attach_tensor_accessor.
-# Stage B (partitioning): layout_aware_work_partition, grid_to_core_grid.
+# Stage B (partitioning): layout_aware_work_partition, rasterization_tt, grid_to_core_grid.
 # Stage C (protocol-less lowering): lower_shared_to_cb, lower_to_sfpu, lower_tt_tile_intrinsics, build_tile_dfg.
 # Stage D (late split and protocol): split_device_kernel, configure_tensor_accessor, lower_cb_intrinsics,
 #                                    insert_compute_init, insert_dst_management.
@@ -31,6 +31,7 @@ TILELANG = (
     "propagate_tt_layout",
     "attach_tensor_accessor",
     "layout_aware_work_partition",
+    "rasterization_tt",
     "grid_to_core_grid",
     "lower_shared_to_cb",
     "lower_to_sfpu",
@@ -58,6 +59,7 @@ _TILELANG_CLASSES = {
     "propagate_tt_layout": "PropagateTTLayout",
     "attach_tensor_accessor": "AttachTensorAccessor",
     "layout_aware_work_partition": "LayoutAwareWorkPartition",
+    "rasterization_tt": "RasterizationTT",
     "grid_to_core_grid": "GridToCoreGrid",
     "lower_shared_to_cb": "LowerSharedToCB",
     "lower_to_sfpu": "LowerToSFPU",

@@ -151,6 +151,10 @@ class ComputeApi:
         t = tile if tile.__class__ is int else uniform(tile, "CB tile index")
         self._check_waited(cb, st, t + count, call)
         ps = self._page_bytes(st)
+        fmt = self._cb_format(cb)
+        if ps != fmt.tile_size():
+            raise self.fail(CircularBufferError, f"{call}: c_{cb} has {ps}-byte pages but a {fmt.ttnn_name} tile is "
+                                                 f"{fmt.tile_size()} bytes; size the CB pages for its format")
         addr = self._page_address(st, st.rd, t, ps)
         return self.dev.l1.read(self.rows, addr, ps * count).reshape(self.L, count, ps)
 
@@ -266,6 +270,7 @@ class ComputeApi:
         if self.dst_state != RELEASED:
             raise self.fail(DstError, f"tile_regs_acquire while DST is {self.dst_state}; release it first")
         self.dst_state = ACQUIRED
+        self.dst_acquired_at = self.line_of()
         self.dst_written[:] = False
         self.sync_to(self.section_free[self.section], self.math_clock)
         self._init_call("tile_regs_acquire")
@@ -425,7 +430,8 @@ class ComputeApi:
             cycles = self._matmul_cycles[key] = (
                 self._unpack_cycles(self._page_bytes(st0) * rt, self._cb_format(cb0), rt)
                 + self._unpack_cycles(self._page_bytes(st1) * ct, self._cb_format(cb1), ct),
-                self.arch.matmul_tile_cycles(self.fidelity) * tiles)
+                (self.arch.matmul_tile_cycles(self.fidelity)
+                 + self.costs.matmul_phase_extra * self.arch.fidelity_phases(self.fidelity)) * tiles)
         counters = self.dev.counters
         counters.unpack_tiles += (rt + ct) * self.L
         self.charge(cycles[0], self.unpack_clock)

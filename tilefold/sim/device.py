@@ -42,10 +42,12 @@ from tilefold.sim.circular_buffers import CircularBuffers
 from tilefold.sim.compute_api import ComputeApi
 from tilefold.sim.context import KernelContext
 from tilefold.sim.dataflow_api import NODE_CORE, NODE_DRAM, DataflowApi
+from tilefold.sim.dram_writers import DramWriters
 from tilefold.sim.lanes import Divergence, SteeringArgs, group_cores, steering_args
 from tilefold.sim.memory import ByteMemory
 from tilefold.sim.perf import Counters, PerfReport, ThreadPerf
 from tilefold.sim.scheduler import Scheduler, SimThread
+from tilefold.sim import watchdog
 from tilefold.sim.tile_math import BF16, TILE_ELEMS
 
 
@@ -139,19 +141,43 @@ def kernel_facts(function) -> tuple[PythonKernel, SteeringArgs]:
     return facts
 
 
+_NOC_READS = frozenset({"ttkernel.noc_async_read_page", "ttkernel.noc_async_read"})
+
+
+def dram_share(program: Program, arch: Arch) -> float:
+    """Bytes per cycle of DRAM bandwidth one core's transfers are served at: the chip's achievable
+    bandwidth split equally over the cores that run a data-movement kernel issuing NOC reads (the
+    cores that stream operands from DRAM; a core that only receives multicasts or writes results
+    does not compete for it all run long), and never more than one core's measured DRAM rate
+    (``OpCosts.dram_core_bytes_per_cycle``). Static, so a transfer's time depends only on its own
+    core's earlier work."""
+    readers: set = set()
+    for k in program.kernels:
+        if isinstance(k.config, ComputeConfig):
+            continue
+        if any(op.name in _NOC_READS for op in k.function.walk()):
+            readers.update(k.cores)
+    if not readers:
+        readers = {c for k in program.kernels if not isinstance(k.config, ComputeConfig) for c in k.cores}
+    board = arch.dram_bandwidth_per_chip * arch.costs.dram_achievable_fraction / arch.clock_hz
+    return min(board / max(len(readers), 1), arch.costs.dram_core_bytes_per_cycle)
+
+
 class _Run:
     """Device state of one run attempt."""
 
-    def __init__(self, program: Program, arch: Arch, tracing: bool):
+    def __init__(self, program: Program, arch: Arch, tracing: bool, max_cycles: int | None = None):
         self.program = program
         self.arch = arch
         self.tracing = tracing
+        self.max_cycles = watchdog.current() if max_cycles is None else max_cycles
         self.allocation: Allocation = allocate(program, arch)
         gx, gy = arch.grid
         cores = _cores_in_use(program, arch)
         self.ncores = len(cores)
         self.core_rows = {c: i for i, c in enumerate(cores)}
         self.dram = ByteMemory(arch.dram_banks, self.allocation.dram_top - DRAM_BASE, base=DRAM_BASE)
+        self.dram_writers = DramWriters(arch.dram_banks, DRAM_BASE, self.allocation.dram_top - DRAM_BASE)
         self.l1 = ByteMemory(self.ncores, self.allocation.l1_top - self.allocation.semaphore_base,
                              base=self.allocation.semaphore_base)
         self.cbs = CircularBuffers(self.allocation, self.core_rows)
@@ -161,9 +187,7 @@ class _Run:
         # DST as the hardware holds it: 16-bit (bfloat16) or, with fp32_dest_acc_en, 32-bit values.
         self.dst16 = np.zeros((self.ncores, 16, TILE_ELEMS), dtype=BF16)
         self.dst32 = np.zeros((self.ncores, 16, TILE_ELEMS), dtype=np.float32)
-        # Each core running a data-movement kernel gets an equal share of the chip's DRAM bandwidth.
-        dm_cores = {c for k in program.kernels if not isinstance(k.config, ComputeConfig) for c in k.cores}
-        self.dram_share = arch.dram_bandwidth_per_chip / arch.clock_hz / max(len(dm_cores), 1)
+        self.dram_share = dram_share(program, arch)
         self.bank_traffic: list[tuple] = []      # (bank or banks per lane, bytes) of every DRAM transfer
         self.counters = Counters()
         self.progress = 0
@@ -183,6 +207,10 @@ class _Run:
             self.node_kind[y, x], self.node_row[y, x] = NODE_CORE, self.core_rows[c]
 
     # -- what contexts ask of the device ---------------------------------------------------
+
+    def rows_core_name(self, row: int) -> str:
+        """The core of a row of the per-core arrays, as text."""
+        return str(next((c for c, r in self.core_rows.items() if r == row), row))
 
     def core_row(self, core: CoreCoord) -> int:
         return self.core_rows[core]
@@ -340,8 +368,14 @@ class Device:
         self.arch = get_arch(arch)
 
     def run(self, program: Program, inputs: dict[str, np.ndarray] | None = None, *, trace: str | Path | None = None,
-            progress: bool | None = None, raise_on_hazard: bool = True, batch: bool = True) -> RunResult:
-        """Run ``program`` with ``inputs`` (buffer name → host array)."""
+            progress: bool | None = None, raise_on_hazard: bool = True, batch: bool = True,
+            max_cycles: int | None = None) -> RunResult:
+        """Run ``program`` with ``inputs`` (buffer name → host array). A thread running past
+        ``max_cycles`` cycles (default: :mod:`tilefold.sim.watchdog`'s limit) is a ``WatchdogError``."""
+        with watchdog.limit(max_cycles):
+            return self._run_checked(program, inputs, trace, progress, raise_on_hazard, batch)
+
+    def _run_checked(self, program, inputs, trace, progress, raise_on_hazard, batch) -> RunResult:
         if program.arch is not self.arch and program.arch.name != self.arch.name:
             raise ProgramError(f"program {program.name!r} was built for {program.arch.board} but the device is "
                                f"{self.arch.board}; build it for this device")
@@ -388,7 +422,8 @@ class Device:
             leftovers = run.cbs.leftovers()
             if leftovers:
                 raise CircularBufferError("pages left in circular buffers when the program ended: "
-                                          + "; ".join(leftovers) + "; pop every page the consumer waits for")
+                                          + "; ".join(leftovers) + "; pop every page the consumer waits for",
+                                          run.cbs.first_push_location())
         except SimulationError as err:
             if raise_on_hazard or isinstance(err, (DeadlockError, SemaphoreError)) and batch:
                 raise
@@ -439,8 +474,9 @@ def _perf_report(run: _Run, contexts, program: Program) -> PerfReport:
                                   np.maximum(finish - busy, 0.0)))
     # No run can beat the busiest DRAM bank at its share of the bandwidth, nor the chip's DRAM bandwidth.
     bank_bytes = run.dram_bank_bytes()
-    end = max(end, float(bank_bytes.max()) / run.arch.dram_bank_bytes_per_cycle,
-              float(bank_bytes.sum()) * run.arch.clock_hz / run.arch.dram_bandwidth_per_chip)
+    achievable = run.arch.costs.dram_achievable_fraction
+    end = max(end, float(bank_bytes.max()) / (run.arch.dram_bank_bytes_per_cycle * achievable),
+              float(bank_bytes.sum()) * run.arch.clock_hz / (run.arch.dram_bandwidth_per_chip * achievable))
     fidelities = [k.config.math_fidelity for k in program.kernels if isinstance(k.config, ComputeConfig)]
     fidelity = fidelities[0] if fidelities else "HiFi4"
     cores = len({c for k in program.kernels for c in k.cores})
