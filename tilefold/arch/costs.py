@@ -62,7 +62,7 @@ DEFAULT_SFPU_TILE_CYCLES: dict[str, int] = {
     "exp": _SFPU_APPROX, "exp2": _SFPU_APPROX, "log": _SFPU_APPROX, "sqrt": _SFPU_APPROX,
     "rsqrt": _SFPU_APPROX, "recip": _SFPU_APPROX, "div": _SFPU_APPROX, "sigmoid": _SFPU_APPROX,
     "tanh": _SFPU_APPROX, "sin": _SFPU_APPROX, "cos": _SFPU_APPROX, "power": _SFPU_COMPOSED,
-    "gelu": _SFPU_COMPOSED, "silu": _SFPU_COMPOSED,
+    "gelu": _SFPU_COMPOSED, "silu": _SFPU_COMPOSED, "trig": _SFPU_COMPOSED,
 }
 
 

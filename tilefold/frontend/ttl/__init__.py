@@ -18,3 +18,4 @@ it), :mod:`.capture` (what the body creates), :mod:`.grid`, :mod:`.dataflow_buff
 
 from tilefold.frontend.ttl.api import *  # noqa: F401,F403
 from tilefold.frontend.ttl.api import __all__  # noqa: F401
+from tilefold.frontend.ttl.api import __getattr__  # noqa: F401
