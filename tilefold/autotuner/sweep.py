@@ -139,7 +139,7 @@ class Sweep:
         result.l1_bytes = int(allocation.l1_top - lowered.arch.l1_unreserved_base)
         store = result_cache.ResultCache(self.cache_dir) if self.cache_dir is not None else None
         result.key = result_cache.key(lowered.text, lowered.arch.name, lowered.arch.board,
-                                      result_cache.array_digest(_arrays(self.inputs)), self.check.digest())
+                                      result_cache.array_digest(host_arrays(self.inputs)), self.check.digest())
         if store is not None:
             record = store.get(result.key)
             if record is not None:
@@ -180,7 +180,8 @@ class Sweep:
         self.candidate(i).run(self.inputs, trace=str(path))
 
 
-def _arrays(inputs) -> list:
+def host_arrays(inputs) -> list:
+    """The inputs as numpy arrays (device tensors read back to the host)."""
     import numpy as np
 
     out = []

@@ -24,7 +24,7 @@ from tilefold.autotuner import engines
 from tilefold.autotuner.cache import default_directory
 from tilefold.autotuner.candidates import TileLangCandidate
 from tilefold.autotuner.configs import describe, expand
-from tilefold.autotuner.sweep import Check, ConfigResult, Sweep
+from tilefold.autotuner.sweep import Check, ConfigResult, Sweep, host_arrays
 from tilefold.errors import KernelError
 from tilefold.program.caller import user_location
 
@@ -232,13 +232,16 @@ class AutoTuner:
         return jitted
 
     def _first_candidate(self, sweep: Sweep):
-        errors = []
-        for i in range(len(sweep.configs)):
-            try:
-                return sweep.candidate(i)
-            except Exception as err:  # the configuration is rejected later, with this reason
-                errors.append(err)
-        return None
+        """The first configuration that builds (built once; the others are rejected later, with their reason)."""
+        if not hasattr(self, "_first"):
+            self._first = None
+            for i in range(len(sweep.configs)):
+                try:
+                    self._first = sweep.candidate(i)
+                    break
+                except Exception:
+                    continue
+        return self._first
 
     def _inputs(self, sweep: Sweep) -> list:
         from tilefold.frontend.ttl.operation import Operation
@@ -271,7 +274,7 @@ class AutoTuner:
             return Check(None)
         from tilefold.frontend.ttl.operation import Operation
 
-        arrays = [x.to_numpy() if hasattr(x, "to_numpy") else np.asarray(x) for x in sweep.inputs]
+        arrays = host_arrays(sweep.inputs)
         if not isinstance(self.fn, Operation):
             candidate = self._first_candidate(sweep)
             if isinstance(candidate, TileLangCandidate):
