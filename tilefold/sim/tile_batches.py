@@ -259,8 +259,9 @@ class _Plan:
         i = self._math_slot(dst_index, "copy_tile")
         self._configured(self.ctx.engines.check_fpu("copy_tile", ("copy",), in_cb))
         address, ps, fmt = self._cb_tile(in_cb, in_tile_index, "copy_tile", fpu=False)
+        to_dest = self.ctx._unpacks_to_dest(self.ctx._cb(in_cb, "copy_tile")[0], fmt)
         self._math(self.ctx.costs.fpu_eltwise_tile, True)
-        self._write(i, _Node(("copy", ps, fmt), [], address))
+        self._write(i, _Node(("copy", ps, fmt, to_dest), [], address))
 
     def _fpu_binary(self, name, in0_cb, in1_cb, in0_tile, in1_tile, dst_index) -> None:
         op, _, bcast = name.partition("_tiles")
@@ -380,8 +381,8 @@ class _Plan:
         ctx = self.ctx
         kind = key[0]
         if kind == "copy":
-            _, ps, fmt = key
-            values = ctx._copied_values(self._tiles([n.address for n in nodes], ps), fmt)
+            _, ps, fmt, to_dest = key
+            values = ctx._copied_values(self._tiles([n.address for n in nodes], ps), fmt, to_dest)
         elif kind == "fpu":
             from tilefold.sim.compute_api import fpu_binary_values
 
