@@ -62,8 +62,9 @@ for _name, _op, _bcast in (("add_bcast_rows_init_short", "add", "rows"), ("add_b
 UNINITS = frozenset({"reduce_uninit", "tilize_uninit", "untilize_uninit"})
 
 # the init each SFPU call needs (default: "<call>_init")
-SFPU_INIT_OF = {"floor_tile": "rounding_op_tile_init", "ceil_tile": "rounding_op_tile_init",
-                "trunc_tile": "rounding_op_tile_init", "copy_dest_values": "copy_dest_values_init",
+SFPU_INIT_OF = {**{f"{op}_tile": "rounding_op_tile_init" for op in ("floor", "ceil", "trunc", "round", "frac",
+                                                                    "stochastic_round")},
+                "copy_dest_values": "copy_dest_values_init",
                 "transpose_wh_dest": "transpose_wh_dest_init_short",
                 **{f"{op}_unary_tile": "binop_with_scalar_tile_init" for op in ("add", "sub", "mul", "div", "rsub")}}
 SFPU_INITS = frozenset(SFPU_INIT_OF.values())
