@@ -129,6 +129,18 @@ def lanes_of_content(content: np.ndarray) -> tuple[np.ndarray, np.ndarray] | Non
     return reps[order], rank[group.reshape(-1)]
 
 
+def exact_matmul(lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """``lhs @ rhs`` as float32 (into ``out`` if given), summed in float64. Source-register
+    values have at most 11 significant bits, so each product is exact and so is their float64
+    sum unless the products span more than 2^31: the one rounding to float32 then does not depend
+    on the order BLAS sums in, which changes with the operands' shapes (lanes stacked or not)."""
+    product = np.matmul(lhs, rhs, dtype=np.float64)
+    if out is None:
+        return product.astype(np.float32)
+    np.copyto(out, product, casting="same_kind")
+    return out
+
+
 class LaneProducts:
     """Per-lane matrix products ``lhs[lhs_lanes[i]] @ rhs[rhs_lanes[i]]`` (a None map: one
     operand per lane). When the lanes use most pairs of distinct operands (a grid of cores
@@ -145,25 +157,25 @@ class LaneProducts:
         self.values = self.pairs = None
         self.in_grid = False
         if lhs_lanes is None and rhs_lanes is None:
-            self.values = self._array = np.matmul(lhs, rhs, out=scratch.take(lhs.shape[:2] + rhs.shape[2:]))
+            self.values = self._array = exact_matmul(lhs, rhs, scratch.take(lhs.shape[:2] + rhs.shape[2:]))
             return
         lanes = len(lhs_lanes if lhs_lanes is not None else rhs_lanes)
         ga = np.arange(lanes) if lhs_lanes is None else lhs_lanes
         gb = np.arange(lanes) if rhs_lanes is None else rhs_lanes
         (ua, rows, k), (ub, _, cols) = lhs.shape, rhs.shape
         if ua * ub > 2 * lanes:
-            self.values = self._array = np.matmul(lhs[ga], rhs[gb], out=scratch.take((lanes, rows, cols)))
+            self.values = self._array = exact_matmul(lhs[ga], rhs[gb], scratch.take((lanes, rows, cols)))
             return
         in_grid = ua * ub == lanes and np.array_equal(ga * ub + gb, np.arange(lanes))
         if k <= min(rows, cols) and in_grid:
             # lanes are the pairs in order (row-major over a grid) and K is short (gathering
             # lanes from one product would cost as much as multiplying): each lane's in place
-            self._array = np.matmul(lhs[:, None], rhs[None], out=scratch.take((ua, ub, rows, cols)))
+            self._array = exact_matmul(lhs[:, None], rhs[None], scratch.take((ua, ub, rows, cols)))
             self.values = self._array.reshape(lanes, rows, cols)
             return
         left = stacked_lhs() if stacked_lhs is not None else lhs.reshape(ua * rows, k)
         right = stacked_rhs() if stacked_rhs is not None else rhs.transpose(1, 0, 2).reshape(k, ub * cols)
-        self._array = np.matmul(left, right, out=scratch.take((ua * rows, ub * cols)))
+        self._array = exact_matmul(left, right, scratch.take((ua * rows, ub * cols)))
         self.pairs, self.ga, self.gb = self._array.reshape(ua, rows, ub, cols), ga, gb
         self.in_grid = in_grid
 
@@ -354,7 +366,8 @@ class PendingMatmul:
             left = a.block(run.a_tile, rt, n)                     # (lanes, rt*32, n*32)
             right = b.block(run.b_tile, n, ct)                    # (lanes, n*32, ct*32)
             lanes = left.shape[0]
-            part = left.reshape(lanes, rt * 32, n, 32).transpose(0, 2, 1, 3) @ right.reshape(lanes, n, 32, ct * 32)
+            part = exact_matmul(left.reshape(lanes, rt * 32, n, 32).transpose(0, 2, 1, 3),
+                                right.reshape(lanes, n, 32, ct * 32))
             steps = part if steps is None else steps + part
             a, b = a.companion, b.companion
         for k in range(n):
