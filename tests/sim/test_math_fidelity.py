@@ -4,7 +4,8 @@ The multiplier is 5 × 7 bits. A source value's mantissa (hidden bit included) i
 slices: SrcA high = hidden bit + mantissa bits 1-4, SrcA low = bits 5-9; SrcB high = hidden
 bit + bits 1-6, SrcB low = the bits after. LoFi multiplies A_hi·B_hi, HiFi2 adds A_lo·B_hi,
 HiFi3 adds A_hi·B_lo and HiFi4 adds A_lo·B_lo. Element-wise ops feed in0 to SrcA and in1 to
-SrcB; matmul feeds in0 to SrcB and in1 to SrcA. DST is float32 and the output CB float32, so
+SrcB; matmul feeds in0 to SrcB and in1 to SrcA. float32 inputs are truncated to TF32 in the
+source registers before the phases slice them. DST is float32 and the output CB float32, so
 the phase sums reach the output unrounded."""
 
 from __future__ import annotations
@@ -83,8 +84,23 @@ BFP8_SRCA, BFP8_SRCB = 1.984375, 1.015625
 BFP8_EXPECTED = {"LoFi": 1.9677734375, "HiFi2": 2.015380859375, "HiFi3": 2.015380859375,
                  "HiFi4": 2.015380859375}
 
+# float32 first loses its low 13 mantissa bits in the 19-bit source registers (truncated), then
+# the phases slice what is left; SrcA's 10th mantissa bit is never multiplied.
+# SrcA = 2 - 2^-23 (all 23 mantissa bits set) → TF32 1.1111111111b; the multiplier sees 9 bits:
+#   A_hi = 1.1111b = 1.9375,  A_lo = 0.000011111b = 31/512 = 0.060546875
+# SrcB = 1 + 2^-7 + 2^-10 + 2^-20 → TF32 1 + 2^-7 + 2^-10 (bit 20 dropped):
+#   B_hi = 1.000000b = 1,     B_lo = 2^-7 + 2^-10 = 9/1024 = 0.0087890625
+#   LoFi  = 1.9375
+#   HiFi2 = 1.9375 + 0.060546875                          = 1.998046875
+#   HiFi3 = 1.998046875 + 1.9375 × 9/1024                 = 2.01507568359375
+#   HiFi4 = 2.01507568359375 + 31/512 × 9/1024 = + 279/2^19 = 2.0156078338623046875
+# (the exact float32 product would be 2.01757991...: the registers lose it even at HiFi4)
+FP32_SRCA, FP32_SRCB = 2 - 2.0 ** -23, 1 + 2.0 ** -7 + 2.0 ** -10 + 2.0 ** -20
+FP32_EXPECTED = {"LoFi": 1.9375, "HiFi2": 1.998046875, "HiFi3": 2.01507568359375, "HiFi4": 2.0156078338623046875}
+
 CASES = [("bfloat16", f, BF16_SRCA, BF16_SRCB, v) for f, v in BF16_EXPECTED.items()] + \
-        [("bfloat8_b", f, BFP8_SRCA, BFP8_SRCB, v) for f, v in BFP8_EXPECTED.items()]
+        [("bfloat8_b", f, BFP8_SRCA, BFP8_SRCB, v) for f, v in BFP8_EXPECTED.items()] + \
+        [("float32", f, FP32_SRCA, FP32_SRCB, v) for f, v in FP32_EXPECTED.items()]
 
 
 @pytest.mark.parametrize("dtype,fidelity,src_a,src_b,expected", CASES)
