@@ -9,7 +9,7 @@ consumer — and the loops and index arithmetic around them) and ``tt.cb.*``,
 Writes the ``func.func`` kernels, ``@reader`` and ``@writer`` (``ttkernel.thread =
 "noc"``) and ``@compute`` (``"compute"``, with ``ttkernel.compute_config``) — each one that
 has work (a kernel that only copies blocks has no compute kernel). Each gets the
-loops and ``if``\ s that hold something of its own, as ``scf.for`` / ``scf.if``, with the
+loops and ``if`` statements that hold something of its own, as ``scf.for`` / ``scf.if``, with the
 index arithmetic it needs;
 compute statements are inlined (their DST sections stay for Stage D to lower). The
 TileLang function keeps its ``tt.*`` attributes and an empty body; it describes the host
