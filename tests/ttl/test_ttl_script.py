@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tilefold.errors import KernelError
-from tilefold.frontend.ttl.script import compile_script, run_script, tt_lang_modules
+from tilefold.cli.ttl_scripts import compile_script, run_script, tt_lang_modules
 
 SCRIPTS = Path(__file__).parent / "scripts"
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "ttl"

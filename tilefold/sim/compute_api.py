@@ -307,7 +307,7 @@ class ComputeApi:
         a = self._unpack(in0_cb, in0_tile, call)[:, 0]
         b = self._unpack(in1_cb, in1_tile, call)[:, 0]
         self._math(self.costs.fpu_eltwise_tile, call)
-        self._write_slot(i, fpu_binary_values(op, bcast, a, b))
+        self._write_slot(i, tm.fpu_binary_values(op, bcast, a, b))
 
     def add_tiles(self, a, b, ia, ib, dst):
         self._fpu_binary("add", None, a, b, ia, ib, dst, "add_tiles")
@@ -545,7 +545,7 @@ class ComputeApi:
         x = self._read_slot(i, call)
         ps = [p if p.__class__ in (int, float) else uniform(p, f"{call} parameter") for p in params]
         self._math(self.costs.sfpu(family), call, "sfpu")
-        self._write_slot(i, sfpu_unary_values(name, x, ps))
+        self._write_slot(i, tm.sfpu_unary_values(name, x, ps))
 
     def cumsum_tile(self, dst_index, first=True) -> None:
         """Sums down each column of the tile; with ``first`` false, the previous call's last row
@@ -578,7 +578,7 @@ class ComputeApi:
         b = self._read_slot(self._dst_index(d1, call), call)
         o = self._math_slot(out, call)
         self._math(self.costs.sfpu(tm.SFPU_BINARY[name][1]), call, "sfpu")
-        self._write_slot(o, sfpu_binary_values(name, a, b))
+        self._write_slot(o, tm.sfpu_binary_values(name, a, b))
 
     def where_tile(self, dst_condition, dst_true, dst_false, dst_out, data_format=None) -> None:
         self._cumsum_carry = None
@@ -759,25 +759,3 @@ def _rows_to_bytes(rows: np.ndarray, fmt) -> np.ndarray:
     if fmt.ttnn_name == "bfloat16":
         return rows.astype(tm._BF16).view(np.uint8).reshape(lanes, -1)
     return rows.astype(fmt.numpy_dtype).view(np.uint8).reshape(lanes, -1)
-
-
-def fpu_binary_values(op: str, bcast: str | None, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """An FPU element-wise op on source-register values (..., 1024); with ``bcast`` ("rows",
-    "cols", "scalar") ``b``'s first row, first column or first value is broadcast over the tile."""
-    if bcast is not None:
-        rows = tm.faces_to_rows(b)
-        first = {"rows": rows[..., :1, :], "cols": rows[..., :, :1], "scalar": rows[..., :1, :1]}[bcast]
-        b = tm.rows_to_faces(np.ascontiguousarray(np.broadcast_to(first, rows.shape)))
-    return tm.FPU_BINARY[op](a, b)
-
-
-def sfpu_unary_values(name: str, x: np.ndarray, params) -> np.ndarray:
-    """SFPU unary function ``name`` on float32 DST values (any shape), as float32."""
-    with np.errstate(all="ignore"):
-        return np.asarray(tm.SFPU_UNARY[name][0](x, *params), dtype=np.float32)
-
-
-def sfpu_binary_values(name: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """SFPU binary function ``name`` on float32 DST values (any shape), as float32."""
-    with np.errstate(all="ignore"):
-        return np.asarray(tm.SFPU_BINARY[name][0](a, b), dtype=np.float32)

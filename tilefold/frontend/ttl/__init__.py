@@ -11,9 +11,9 @@ it), :mod:`.capture` (what the body creates), :mod:`.grid`, :mod:`.dataflow_buff
 :mod:`.pipes`, :mod:`.kernels`, :mod:`.math_api` (the block functions); building kernels:
 :mod:`.builder` (statements), :mod:`.expressions`, :mod:`.scalars`, :mod:`.variables`,
 :mod:`.values`, :mod:`.acquisition`, :mod:`.block_states`, :mod:`.block_expressions`,
-:mod:`.data_movement`; after the pipeline: :mod:`.program_builder`, :mod:`.runner`;
-:mod:`.session` (device and output settings) and :mod:`.script` (``tilefold sim`` /
-``compile`` / ``run`` of a script).
+:mod:`.data_movement`; :mod:`.runner` hands a call to :mod:`tilefold.compiler` (the pipeline,
+the Program, the simulated run) with :mod:`.session`'s device and output settings. Scripts
+(``tilefold sim`` / ``compile`` / ``run``) are run by :mod:`tilefold.cli.ttl_scripts`.
 """
 
 from tilefold.frontend.ttl.api import *  # noqa: F401,F403

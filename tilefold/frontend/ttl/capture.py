@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from tilefold.arch import Arch
 from tilefold.errors import KernelError, SourceLocation
-from tilefold.program.caller import user_location
+from tilefold.caller import user_location
 
 MAX_DATAFLOW_BUFFERS = 32
 

@@ -18,7 +18,7 @@ import re
 from tilefold.errors import KernelError, SourceLocation
 from tilefold.frontend.ttl import capture
 from tilefold.layout.formats import DataFormat, data_format
-from tilefold.program.caller import user_location
+from tilefold.caller import user_location
 
 MAX_BLOCK_COUNT = 32
 L1_ALIGNMENT = 16

@@ -12,7 +12,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from tilefold.errors import KernelError
-from tilefold.program.caller import user_location
+from tilefold.caller import user_location
 
 # name -> how it is built: ("unary", tile op) / ("binary", tile op) / special handler names
 UNARY = {

@@ -29,7 +29,7 @@ from tilefold.frontend.ttl.capture import OperationCapture, TensorArgument, capt
 from tilefold.frontend.ttl.fingerprint import operation_key
 from tilefold.frontend.ttl.grid import resolve_grid
 from tilefold.ir.context import print_ir
-from tilefold.program.caller import user_location
+from tilefold.caller import user_location
 
 PIPE_NETS_ATTR = "ttl.pipe_nets"
 GRID_ATTR = "ttl.grid"

@@ -26,7 +26,7 @@ DEFAULT_SHARD = {"layout": "tiled", "interleaved": True, "tile_shape": [32, 32]}
 class ApplyTTDefaults(ModulePass):
     """Default ``tt.schedule`` / ``tt.shard`` (see the module docstring)."""
 
-    name = "apply_tt_defaults"
+    name = "apply-tt-defaults"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         kernel = kernel_function(op)

@@ -36,7 +36,7 @@ def _is_call(op: Operation, names) -> bool:
 class InsertDstManagement(ModulePass):
     """tile_regs_acquire / commit / wait / release (see the module docstring)."""
 
-    name = "insert_dst_management"
+    name = "insert-dst-management"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for kernel in [f for f in op.ops if isinstance(f, func.FuncOp)]:

@@ -46,7 +46,7 @@ from tilefold.passes.tilelang.affine import Affine, affine_of, materialize
 from tilefold.passes.tilelang.copy_geometry import copy_geometry
 from tilefold.passes.tilelang.internal_buffers import scratch_for
 from tilefold.ir.attributes import get_attr, kernel_function, param_names, set_attr
-from tilefold.passes.tilelang.buffer_layouts import entry_format
+from tilefold.ir.buffer_layouts import entry_format
 from tilefold.passes.tilelang.common import (
     TILE,
     Inserter,
@@ -135,7 +135,7 @@ def compute_config(kernel: func.FuncOp, cbs: dict[str, dict]) -> dict:
 class LowerSharedToCB(ModulePass):
     """Local buffers → CBs with dataflow roles; copies → page transfers (see the module docstring)."""
 
-    name = "lower_shared_to_cb"
+    name = "lower-shared-to-cb"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         kernel = kernel_function(op)

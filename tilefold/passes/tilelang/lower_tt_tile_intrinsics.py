@@ -38,10 +38,8 @@ from xdsl.context import Context
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import ModuleOp, i32
 from xdsl.ir import Operation
-from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
-from tilefold.arch import get_arch
 from tilefold.ir import tile
 from tilefold.ir.ttkernel import api_call
 from tilefold.layout.formats import DataFormat
@@ -52,6 +50,7 @@ from tilefold.passes.tilelang.common import TILE, buffer_name, compile_error, in
 from tilefold.passes.tilelang.emitter import Emitter
 from tilefold.passes.tilelang.sfpu_expressions import float_bits
 from tilefold.passes.tilelang.internal_buffers import add_buffer, constant_tile
+from tilefold.passes.device_pass import DevicePass
 
 REDUCE_SCALER = "reduce_scaler"
 COMPUTE_OPS = (tile.GemmOp, tile.ReduceOp, tile.FillOp, tile.ParallelOp, tile.StmtOp, tile.TransposeOp,
@@ -83,17 +82,16 @@ def subblock(rows: int, cols: int, capacity: int) -> tuple[int, int]:
 
 
 @dataclass(frozen=True)
-class LowerTTTileIntrinsics(ModulePass):
+class LowerTTTileIntrinsics(DevicePass):
     """Tile ops → tile intrinsics in DST sections (see the module docstring)."""
 
-    name = "lower_tt_tile_intrinsics"
-    arch: str = "wormhole_b0"
+    name = "lower-tt-tile-intrinsics"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         kernel = kernel_function(op)
         config = get_attr(kernel, "tt.compute_config")
         fp32 = config["fp32_dest_acc_en"]
-        capacity = get_arch(self.arch).dst_capacity(fp32, config["dst_full_sync_en"])
+        capacity = self.arch.dst_capacity(fp32, config["dst_full_sync_en"])
         TileIntrinsics(kernel, fp32, capacity).run()
 
 

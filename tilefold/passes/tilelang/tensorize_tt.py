@@ -178,7 +178,7 @@ def _rewrite(m: _Match, kernel: func.FuncOp, names: set[str]) -> None:
 class TensorizeTT(ModulePass):
     """The seed 001 §6 tile matmul notation → ``tile.gemm`` (see the module docstring)."""
 
-    name = "tensorize_tt"
+    name = "tensorize-tt"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         kernel = kernel_function(op)

@@ -10,7 +10,7 @@ kernel's start, and records on the function which argument is which:
   ``dests``, ``remote``, ``loopback``), ``"pipe:<net>:dst:<slot>:<field>"`` (``x y`` NOC coordinates
   of the source, ``self``).
 
-The program builder (:mod:`tilefold.frontend.ttl.program_builder`) reads these lists to give every
+The program builder (:mod:`tilefold.program.from_ttl`) reads these lists to give every
 core its arguments. Runtime values are ``index`` (the ttkernel API takes index or i32 operands).
 """
 

@@ -10,7 +10,7 @@ import sys
 
 from tilefold.errors import SourceLocation
 
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
 def user_location() -> SourceLocation | None:
