@@ -1,4 +1,4 @@
-"""The 2 × 2 multi-tile add that seed 003 traces through the TT-Lang pipeline.
+"""The 2 × 2 multi-tile add that the TT-Lang multi-tile lowering traces through the TT-Lang pipeline.
 
 ``out = lhs + rhs`` for one 2 × 2 block of tiles on one node, written with explicit ``wait`` /
 ``reserve`` / ``pop`` / ``push``. ``tilefold compile -o build/add examples/ttl/seed003_add_multitile.py

@@ -1,4 +1,4 @@
-"""GEMM end to end: seed 001 §6 and canonical TileLang GEMMs compile to the kernels the seed
+"""GEMM end to end: TileLang-TT architecture §6 and canonical TileLang GEMMs compile to the kernels the TileLang-TT architecture
 shows (0.69 API), pass check-kernel, and compute A @ B on the simulated device."""
 
 import numpy as np
@@ -62,7 +62,7 @@ CHECK-NEXT:       cb_push_back(1, 1);
 
 
 def test_seed_matmul_compute_structure(seed_matmul):
-    """Seed 001's K-loop pattern, in 0.69 calls: acquire before the K loop, pack after it."""
+    """The TileLang-TT architecture's K-loop pattern, in 0.69 calls: acquire before the K loop, pack after it."""
     filecheck(seed_matmul.compiled.kernel_sources()["compute.cpp"], """
 CHECK:      #include "api/compute/matmul.h"
 CHECK:      #include "api/compute/reg_api.h"

@@ -1,4 +1,4 @@
-"""The test matrix of seed 001: DRAM interleaved, DRAM sharded, L1 sharded, ND shard
+"""The test matrix of the TileLang-TT architecture: DRAM interleaved, DRAM sharded, L1 sharded, ND shard
 projection, halo, L1 overflow and the TensorAccessor guardrail — compiled and run."""
 
 import numpy as np

@@ -44,7 +44,6 @@ class ApiFunction:
     thread: str = "any"
     header: str | None = None
     templates: tuple[TemplateParam, ...] = ()
-    blocking: bool = False
     cpp_name: str | None = None          # C++ function when it differs from ``name`` (overloads)
     cpp_type_template: str | None = None  # a fixed leading template type, e.g. get_arg_val<uint32_t>
     doc: str = ""
@@ -86,9 +85,9 @@ DATAFLOW_API: tuple[ApiFunction, ...] = (
     ApiFunction("get_common_arg_val", (_P("arg_index"),), "u32", thread="any", cpp_type_template="uint32_t",
                 doc="Runtime argument common to every core of the kernel."),
     # circular buffers (both thread kinds; compute gets them from api/compute/cb_api.h)
-    ApiFunction("cb_reserve_back", (_P("cb"), _P("num_pages")), blocking=True),
+    ApiFunction("cb_reserve_back", (_P("cb"), _P("num_pages"))),
     ApiFunction("cb_push_back", (_P("cb"), _P("num_pages"))),
-    ApiFunction("cb_wait_front", (_P("cb"), _P("num_pages")), blocking=True),
+    ApiFunction("cb_wait_front", (_P("cb"), _P("num_pages"))),
     ApiFunction("cb_pop_front", (_P("cb"), _P("num_pages"))),
     _df("get_write_ptr", (_P("cb"),), "u32"),
     _df("get_read_ptr", (_P("cb"),), "u32"),
@@ -110,15 +109,15 @@ DATAFLOW_API: tuple[ApiFunction, ...] = (
                                       _P("num_dests"), _P("linked", "bool", False))),
     _df("noc_async_write_multicast_loopback_src", (_P("src_local_l1_addr"), _P("dst_noc_addr_multicast", "u64"),
                                                    _P("size"), _P("num_dests"), _P("linked", "bool", False))),
-    _df("noc_async_read_barrier", blocking=True),
-    _df("noc_async_write_barrier", blocking=True),
-    _df("noc_async_writes_flushed", blocking=True),
-    _df("noc_async_atomic_barrier", blocking=True),
+    _df("noc_async_read_barrier"),
+    _df("noc_async_write_barrier"),
+    _df("noc_async_writes_flushed"),
+    _df("noc_async_atomic_barrier"),
     # semaphores
     _df("get_semaphore", (_P("semaphore_id"),), "u32"),
     _df("noc_semaphore_set", (_P("sem_addr", "l1_ptr"), _P("value"))),
-    _df("noc_semaphore_wait", (_P("sem_addr", "l1_ptr"), _P("value")), blocking=True),
-    _df("noc_semaphore_wait_min", (_P("sem_addr", "l1_ptr"), _P("value")), blocking=True),
+    _df("noc_semaphore_wait", (_P("sem_addr", "l1_ptr"), _P("value"))),
+    _df("noc_semaphore_wait_min", (_P("sem_addr", "l1_ptr"), _P("value"))),
     _df("noc_semaphore_inc", (_P("addr", "u64"), _P("incr"))),
     _df("noc_semaphore_set_remote", (_P("src_local_l1_addr"), _P("dst_noc_addr", "u64"))),
     _df("noc_semaphore_set_multicast", (_P("src_local_l1_addr"), _P("dst_noc_addr_multicast", "u64"),
@@ -149,9 +148,9 @@ COMPUTE_API: list[ApiFunction] = [
     _cp("binary_op_init_common", ("in0_cb", "in1_cb", "out_cb"), _ELTWISE_BINARY_H),
     _cp("unary_op_init_common", ("in_cb", "out_cb"), "api/compute/eltwise_unary/eltwise_unary.h"),
     _cp("init_sfpu", ("in_cb", "out_cb"), "api/compute/eltwise_unary/eltwise_unary.h"),
-    _cp("tile_regs_acquire", (), "api/compute/reg_api.h", blocking=True),
+    _cp("tile_regs_acquire", (), "api/compute/reg_api.h"),
     _cp("tile_regs_commit", (), "api/compute/reg_api.h"),
-    _cp("tile_regs_wait", (), "api/compute/reg_api.h", blocking=True),
+    _cp("tile_regs_wait", (), "api/compute/reg_api.h"),
     _cp("tile_regs_release", (), "api/compute/reg_api.h"),
     _cp("copy_tile_init", ("in_cb",), "api/compute/tile_move_copy.h"),
     _cp("copy_tile_to_dst_init_short_with_dt", ("old_in_cb", "new_in_cb"), "api/compute/tile_move_copy.h"),
@@ -216,10 +215,10 @@ COMPUTE_API: list[ApiFunction] = [
         doc="Transpose the tile in DST slot dst_index in place."),
     # tilize / untilize (manage DST themselves)
     _cp("tilize_init", ("in_cb", "block", "out_cb"), "api/compute/tilize.h"),
-    _cp("tilize_block", ("in_cb", "block", "out_cb"), "api/compute/tilize.h", blocking=True),
+    _cp("tilize_block", ("in_cb", "block", "out_cb"), "api/compute/tilize.h"),
     _cp("tilize_uninit", ("in_cb", "out_cb"), "api/compute/tilize.h"),
     _cp("untilize_init", ("in_cb",), "api/compute/untilize.h"),
-    _cp("untilize_block", ("in_cb", "block", "out_cb"), "api/compute/untilize.h", blocking=True),
+    _cp("untilize_block", ("in_cb", "block", "out_cb"), "api/compute/untilize.h"),
     _cp("untilize_uninit", ("in_cb",), "api/compute/untilize.h"),
     # SFPU binary on DST slots
 ]

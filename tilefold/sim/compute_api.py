@@ -38,7 +38,6 @@ from tilefold.sim.matmul_blocks import (BlockProducts, CbMatrix, PendingMatmul, 
 
 RELEASED, ACQUIRED, COMMITTED, WAITED = "released", "acquired", "committed", "waited"
 L1_ACC_FORMATS = (DataFormat.Float32, DataFormat.Float16_b)
-DST_SLOTS = 16
 
 
 class ComputeApi:
@@ -57,7 +56,7 @@ class ComputeApi:
         self.section_free = [np.zeros(self.L), np.zeros(self.L)]
         self.section = 0
         self.dst_state = RELEASED
-        self.dst_written = np.zeros(DST_SLOTS, dtype=bool)
+        self.dst_written = np.zeros(self.arch.dst_tiles_16bit, dtype=bool)
         self.dst = self.dev.dst32 if self.fp32_dest else self.dev.dst16   # storing rounds to DST precision
         self.reduce_mode = ("SUM", "REDUCE_ROW")
         self.pack_l1_acc = False                # pack_reconfig_l1_acc(1): packs add to L1's tiles
@@ -344,8 +343,9 @@ class ComputeApi:
 
     # -- matmul -----------------------------------------------------------------------------
 
-    def _flush_matmul(self, lo: int = 0, hi: int = DST_SLOTS) -> None:
-        """Settle pending matmul blocks overlapping DST slots [lo, hi) into DST."""
+    def _flush_matmul(self, lo: int = 0, hi: int | None = None) -> None:
+        """Settle pending matmul blocks overlapping DST slots [lo, hi) into DST (all slots by default)."""
+        hi = self.arch.dst_tiles_16bit if hi is None else hi
         for first, block in list(self._pending_matmul.items()):
             if first < hi and lo < first + block.tiles:
                 del self._pending_matmul[first]

@@ -3,7 +3,7 @@
 Reads: Python functions written in the TT-Lang programming model (TT-Lang 1.x): an operation
 over device tensors whose body makes dataflow buffers and pipe nets and defines one
 ``@ttl.compute()`` and up to two ``@ttl.datamovement()`` kernel functions. Writes: ``ttl`` IR
-(:mod:`tilefold.ir.ttl`) for the seed-003 pipeline, a :class:`~tilefold.program.Program`, runs
+(:mod:`tilefold.ir.ttl`) for the TT-Lang pipeline, a :class:`~tilefold.program.Program`, runs
 on the simulated device and TT-Metalium projects.
 
 Modules: :mod:`.api` (the names scripts use), :mod:`.operation` (the operation and one call of

@@ -1,4 +1,4 @@
-"""A TT-Lang kernel function → a ``func.func`` of ``ttl`` ops (the input of the seed-003 pipeline).
+"""A TT-Lang kernel function → a ``func.func`` of ``ttl`` ops (the input of the TT-Lang pipeline).
 
 Reads: a :class:`~tilefold.frontend.ttl.kernels.KernelDefinition`, the source of its function, and
 the :class:`~tilefold.frontend.ttl.capture.OperationCapture` it belongs to (tensors, dataflow

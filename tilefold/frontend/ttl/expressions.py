@@ -20,7 +20,7 @@ import inspect
 import operator
 
 from tilefold.frontend.source import MISSING
-from tilefold.frontend.ttl.device_calls import SIGNPOST, GroupTransfer, copy, signpost
+from tilefold.frontend.ttl import device_calls
 from tilefold.frontend.ttl.dataflow_buffers import DataflowBuffer
 from tilefold.frontend.ttl.grid import NodeExpression, grid_shape, grid_size, node_coordinates
 from tilefold.frontend.ttl.grid import node as ttl_node
@@ -334,11 +334,11 @@ class ExpressionBuilder:
 
     def _call_handlers(self):
         return {
-            id(copy): self.call_copy,
+            id(device_calls.copy): self.call_copy,
             id(ttl_node): self.call_node,
             id(grid_size): self.call_grid_size,
-            id(GroupTransfer): self.call_group_transfer,
-            id(signpost): lambda args, kwargs, node: SIGNPOST,
+            id(device_calls.GroupTransfer): self.call_group_transfer,
+            id(device_calls.signpost): lambda args, kwargs, node: device_calls.SIGNPOST,
             id(builtins.min): lambda args, kwargs, node: self.call_min_max(args, node, "min"),
             id(builtins.max): lambda args, kwargs, node: self.call_min_max(args, node, "max"),
             id(builtins.abs): self.call_abs,

@@ -6,7 +6,7 @@ session settings (:mod:`.session`). Writes: the tensors the kernels write, and â
 
 A call runs the function's body on the host (:mod:`.capture`), builds each kernel function into
 ``ttl`` IR (:mod:`.builder`) in one module, lowers it with the TT-Lang pipeline of
-:mod:`tilefold.passes.pipelines` (seed 003), turns the result into a
+:mod:`tilefold.passes.pipelines` (TT-Lang multi-tile lowering, docs/references.md), turns the result into a
 :class:`~tilefold.program.Program` (:mod:`.program_builder`) and runs it on the simulated device
 (:mod:`.runner`). A call whose body made the same kernels, buffers and tensor layouts as an
 earlier one (:mod:`.fingerprint`) reuses that call's program without building IR again.

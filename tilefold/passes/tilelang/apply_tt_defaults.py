@@ -1,4 +1,4 @@
-"""apply_tt_defaults: the default Tenstorrent schedule and shard metadata (seed 001, Phase 2).
+"""apply_tt_defaults: the default Tenstorrent schedule and shard metadata (TileLang-TT architecture, Phase 2).
 
 Reads: ``tt.user_schedule`` (from ``annotate_tt_schedule``), if any.
 Writes: ``tt.schedule`` = ``{"policy": "contiguous", "order": "row_major"}`` with the user's

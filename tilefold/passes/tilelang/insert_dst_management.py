@@ -9,7 +9,7 @@ Writes the TT-Metalium 0.69 protocol in place of each section:
       <cb_reserve_back of the pack region>; tile_regs_wait(); <packs>; tile_regs_release();
       <cb_push_back of the pack region>
 
-- ``open`` / ``continue`` / ``close`` (a K loop accumulating in DST, seed 001's pattern:
+- ``open`` / ``continue`` / ``close`` (a K loop accumulating in DST, the TileLang-TT architecture's pattern:
   acquire before the loop, math in it, commit / wait / pack / release after it).
 
 Errors: none (the protocol is then checked by :mod:`tilefold.ir.verify`).

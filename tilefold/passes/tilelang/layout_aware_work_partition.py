@@ -7,7 +7,7 @@ walks the output's rows (M) and which its columns (N); the K loop (the top-level
 ``tt.schedule``.
 
 Writes, with work counted in output blocks (one block = ``tt.block_tiles`` tiles; a block
-of one tile is seed 001's "tile"):
+of one tile is the TileLang-TT architecture's "tile"):
 
 - ``tt.partition_mode``: ``local_shard`` when a tensor is sharded in L1 — each core then
   computes the blocks of its own shard, the cores are the shard grid, and runtime args
