@@ -74,6 +74,7 @@ class ComputeApi:
         # (first=false); any other SFPU op overwrites those registers.
         self._cumsum_carry: np.ndarray | None = None
         self.tile_queue: list = []              # tile calls queued by *_later calls until flush_tiles()
+        self.tile_plans: dict = {}              # queued calls -> plans made for them (tilefold.sim.tile_batches)
 
     def _producer_clock(self) -> np.ndarray:
         return self.pack_clock

@@ -51,15 +51,61 @@ def flush(ctx, queue: list) -> None:
         return
     plan = None
     if not ctx.tracing:
-        try:
-            plan = _Plan(ctx, queue)
-        except (_Fallback, TilefoldError):
-            plan = None
+        key = _queue_key(queue)
+        plan = _cached_plan(ctx, key)
+        if plan is None:
+            try:
+                plan = _Plan(ctx, queue)
+            except (_Fallback, TilefoldError):
+                plan = None
+            else:
+                if key is not None:
+                    ctx.tile_plans.setdefault(key, []).append((plan.state(before=True), plan))
     if plan is None:
         _one_by_one(ctx, queue)
         return
     plan.compute_values()
     plan.apply_time()
+
+
+def _queue_key(queue: list):
+    """The calls of a queue as a hashable key, or None when an argument differs per core."""
+    key = []
+    for name, args, kwargs, _ in queue:
+        if kwargs:
+            values = (*args, *kwargs.values())
+            args = (args, tuple(kwargs.items()))
+        else:
+            values = args
+        for a in values:
+            if a.__class__ not in _SCALARS:
+                return None
+        key.append((name, args))
+    return tuple(key)
+
+
+_SCALARS = (int, float, bool)
+_PLANS_PER_KEY = 8
+
+
+def _cached_plan(ctx, key):
+    """A plan made for the same calls from the same state (DST, pending matmul blocks, the pointers
+    and counts of the CBs the calls touch): planning it again would give the same plan. Settles
+    pending matmul blocks at the slots the plan touched, as planning did."""
+    if key is None:
+        return None
+    entries = ctx.tile_plans.get(key)
+    if not entries:
+        return None
+    for state, plan in entries:
+        if plan.state() == state:
+            if ctx._pending_matmul:
+                for slot in plan.settled:
+                    ctx._flush_matmul(slot, slot + 1)
+            return plan
+    if len(entries) >= _PLANS_PER_KEY:
+        entries.pop(0)
+    return None
 
 
 def _one_by_one(ctx, queue: list) -> None:
@@ -103,9 +149,27 @@ class _Plan:
         self.reads: list[tuple[int, int]] = []    # L1 ranges read from CBs
         self.pack_seq: dict[int, tuple] = {}      # cb -> (state, next in-order page)
         self.counts = [0, 0, 0, 0]                # unpack, fpu, sfpu, pack tiles (per lane)
+        self.settled: list[int] = []              # DST slots whose pending matmul blocks the calls settle
+        self.cbs: dict[int, object] = {}          # CB index -> state, of the CBs the calls touch
+        self.groups: list | None = None           # (key, nodes) by depth, made by the first compute_values
+        self.before = self._state_of_ctx()
         for name, args, kwargs, _ in queue:
             self._call(name, args, kwargs)
         self._check_pack_targets()
+
+    def _state_of_ctx(self) -> tuple:
+        ctx = self.ctx
+        return (ctx.dst_state, ctx.pack_l1_acc, ctx.dst_written.tobytes(),
+                tuple((first, block.rt, block.ct) for first, block in ctx._pending_matmul.items()))
+
+    def state(self, before: bool = False) -> tuple:
+        """What planning reads of the thread's state: DST's, the pending matmul blocks, and the
+        pointers and counts of the CBs the calls touch — now, or (``before``) as the plan found it
+        (planning settles pending matmul blocks; it changes nothing else)."""
+        rows = self.ctx.rows
+        return (self.before if before else self._state_of_ctx(),
+                tuple((st.rd[rows].tobytes(), st.wr[rows].tobytes(), st.waited[rows].tobytes(),
+                       st.reserved[rows].tobytes(), st.pack_seq[rows].tobytes()) for st in self.cbs.values()))
 
     # -- per call -------------------------------------------------------------------------
 
@@ -130,6 +194,7 @@ class _Plan:
 
     def _slot_value(self, slot: int, call: str):
         i = self.ctx._dst_index(slot, call)            # range check; settles a pending matmul there
+        self.settled.append(i)
         if not self.written[i]:
             raise _Fallback
         return self.latest.get(i, (INITIAL, i))
@@ -137,7 +202,9 @@ class _Plan:
     def _math_slot(self, slot: int, call: str) -> int:
         if self.ctx.dst_state != "acquired":
             raise _Fallback
-        return self.ctx._dst_index(slot, call)
+        i = self.ctx._dst_index(slot, call)
+        self.settled.append(i)
+        return i
 
     def _write(self, slot: int, node: _Node) -> None:
         self.nodes.append(node)
@@ -148,6 +215,7 @@ class _Plan:
         """(L1 address, page size, format) of a waited tile, charging its unpack."""
         ctx = self.ctx
         cbi, st = ctx._cb(cb, call)
+        self.cbs[cbi] = st
         ctx._check_waited(cbi, st, tile + 1, call)
         ps = ctx._page_bytes(st)
         address = ctx._page_address(st, st.rd, tile, ps)
@@ -199,9 +267,11 @@ class _Plan:
         i = ctx._dst_in_range(dst_index, "pack_tile")
         if ctx._pending_matmul:
             ctx._flush_matmul(i, i + 1)
+        self.settled.append(i)
         if not self.written[i]:
             raise _Fallback
         cbi, st = ctx._cb(out_cb, "pack_tile")
+        self.cbs[cbi] = st
         if out_of_order_output:
             page = out_tile_index
         else:
@@ -239,10 +309,12 @@ class _Plan:
 
     def compute_values(self) -> None:
         ctx = self.ctx
-        groups: dict[tuple, list[_Node]] = {}
-        for node in self.nodes:
-            groups.setdefault((node.depth, node.key), []).append(node)
-        for (_, key), nodes in sorted(groups.items(), key=lambda item: item[0][0]):
+        if self.groups is None:
+            groups: dict[tuple, list[_Node]] = {}
+            for node in self.nodes:
+                groups.setdefault((node.depth, node.key), []).append(node)
+            self.groups = [(key, nodes) for (_, key), nodes in sorted(groups.items(), key=lambda item: item[0][0])]
+        for key, nodes in self.groups:
             values = self._group_values(key, nodes)
             for node, value in zip(nodes, values):
                 node.value = value
@@ -255,6 +327,10 @@ class _Plan:
             ctx._cumsum_carry = None          # any SFPU op overwrites what cumsum_tile carries
         for cb, (st, page) in self.pack_seq.items():
             st.pack_seq[ctx.rows] = page
+        for node in self.nodes:
+            node.value = None                 # the plan may be used again: keep no tiles alive
+        for node in self.packs:
+            node.value = None
 
     def _inputs(self, nodes: list[_Node], k: int) -> np.ndarray:
         """Input ``k`` of every node as float32 values (nodes, lanes, 1024)."""
