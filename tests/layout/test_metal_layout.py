@@ -23,7 +23,7 @@ from tilefold.layout.metal_layout import (
 
 CONFORMANCE = Path(__file__).resolve().parents[1] / "conformance"
 FACTS = json.loads((CONFORMANCE / "metal_layout_vectors.json").read_text())
-SEED = json.loads((CONFORMANCE / "seed004_vectors.json").read_text())
+SEED = json.loads((CONFORMANCE / "tensor_layout_vectors.json").read_text())
 
 
 # --- current semantics: FACTS.md vectors ------------------------------------------------------

@@ -13,7 +13,7 @@ import pytest
 from ttl_helpers import load_example
 
 EXACT = [
-    ("seed003_add_multitile", {}),
+    ("add_multitile", {}),
     ("eltwise_single_tile", {"shape": (64, 96)}),
     ("eltwise_multitile", {"shape": (256, 128)}),
     ("eltwise_grid", {"shape": (256, 256)}),

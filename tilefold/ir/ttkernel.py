@@ -166,11 +166,11 @@ def _check_operands(op: Operation, fn: ApiFunction) -> None:
         c = constant_int(value)
         if c is None:
             continue
-        if param.name.endswith("cb") and not 0 <= c < NUM_CIRCULAR_BUFFERS:
+        if param.role == "cb" and not 0 <= c < NUM_CIRCULAR_BUFFERS:
             raise VerifyException(
                 f"{fn.name}: circular buffer index {c} is outside 0-{NUM_CIRCULAR_BUFFERS - 1}"
             )
-        if param.name.startswith("dst_") and fn.thread == "compute":
+        if param.role == "dst":
             kernel = enclosing_kernel(op)
             if kernel is not None:
                 capacity = dst_capacity(kernel)

@@ -11,6 +11,12 @@ Operand kinds: ``u32`` (uint32_t: integer or index SSA value), ``u64`` (uint64_t
 address), ``i32`` (int), ``f32`` (float), ``bool``, ``accessor`` (a TensorAccessor value),
 ``l1_ptr`` (a uint32 L1 address the C++ passes as ``volatile tt_l1_ptr uint32_t*``).
 Thread kinds: ``noc`` (BRISC / NCRISC data movement), ``compute`` (TRISC), ``any``.
+
+Parameter roles (:data:`PARAM_ROLES`, one entry per parameter name of the table): ``cb`` (a
+circular-buffer index, checked against the CB count), ``dst`` (a DST slot of a compute call,
+checked against the DST capacity), ``per_lane`` (an address, page id, NOC coordinate or value
+that may differ between the cores one simulated thread stands for) and ``scalar`` (anything
+else: counts, tile indices, flags, float bits).
 """
 
 from __future__ import annotations
@@ -18,11 +24,31 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
+PARAM_ROLES: dict[str, str] = {
+    **dict.fromkeys(("cb", "in0_cb", "in1_cb", "in_cb", "new_in_cb", "old_in_cb", "out_cb", "scaler_cb", "srca_cb",
+                     "srcb_cb"), "cb"),
+    **dict.fromkeys(("dst_condition", "dst_false", "dst_in", "dst_in0", "dst_in1", "dst_index", "dst_out",
+                     "dst_true"), "dst"),
+    **dict.fromkeys(("accessor", "addr", "dst_local_l1_addr", "dst_noc_addr", "dst_noc_addr_multicast", "incr",
+                     "noc_x", "noc_x_end", "noc_x_start", "noc_y", "noc_y_end", "noc_y_start", "offset", "page_id",
+                     "sem_addr", "src_local_l1_addr", "src_noc_addr", "value"), "per_lane"),
+    **dict.fromkeys(("arg_index", "block", "ct_dim", "exponent", "first", "in0_tile_index", "in1_tile_index",
+                     "in_tile_index", "kt_dim", "l1_acc_en", "linked", "max_bits", "min_bits", "ntiles", "num_dests",
+                     "num_pages", "out_tile_index", "rt_dim", "scalar_bits", "scaler_tile_index", "semaphore_id",
+                     "size", "transpose", "value_bits"), "scalar"),
+}
+
+
 @dataclass(frozen=True)
 class Param:
     name: str
     kind: str = "u32"
     default: int | float | bool | None = None   # None: required
+
+    @property
+    def role(self) -> str:
+        """``cb``, ``dst``, ``per_lane`` or ``scalar`` (see :data:`PARAM_ROLES`)."""
+        return PARAM_ROLES[self.name]
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,8 @@
 // RUN: tensorize-tt
-// Input: the IR the pass runs on (as in tests/passes, test_phase1.test_tensorize_seed_matmul_notation); output: FileChecked below.
+// Input: the IR the pass runs on (as in tests/passes, test_phase1.test_tensorize_tile_notation_matmul_notation); output: FileChecked below.
 
 builtin.module {
-  func.func @seed_matmul(%A: memref<256x256xf16>, %B: memref<256x256xf16>, %C: memref<256x256xf16>) attributes {tile.params = ["A", "B", "C"]} {
+  func.func @tile_notation_matmul(%A: memref<256x256xf16>, %B: memref<256x256xf16>, %C: memref<256x256xf16>) attributes {tile.params = ["A", "B", "C"]} {
     tile.kernel attributes {grid = array<i32: 8, 8>} {
     ^bb0(%bx: i32, %by: i32):
       %0 = arith.constant 0 : i32

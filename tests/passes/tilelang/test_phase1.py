@@ -5,8 +5,8 @@ from tilelang_pass_helpers import through
 from tilelang_helpers import filecheck
 
 
-def test_tensorize_seed_matmul_notation():
-    filecheck(through(kernels.seed_matmul, "tensorize-tt"), """
+def test_tensorize_tile_notation_matmul_notation():
+    filecheck(through(kernels.tile_notation_matmul, "tensorize-tt"), """
 CHECK:      ^bb0(%bx: i32, %by: i32):
 CHECK:      %A_tile = tile.alloc {name = "A_tile", scope = "shared"} : memref<32x32xf16, "shared">
 CHECK-NEXT: %B_tile = tile.alloc {name = "B_tile", scope = "shared"} : memref<32x32xf16, "shared">

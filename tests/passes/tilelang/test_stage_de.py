@@ -136,7 +136,7 @@ CHECK:         ttkernel.cb_push_back
 
 def test_insert_dst_management_k_loop():
     """The TileLang-TT architecture's K-loop pattern: acquire before the K loop, commit / pack / release after it."""
-    filecheck(through(kernels.seed_matmul, "insert-dst-management"), """
+    filecheck(through(kernels.tile_notation_matmul, "insert-dst-management"), """
 CHECK-LABEL: func.func @compute()
 CHECK:         ttkernel.tile_regs_acquire()
 CHECK-NOT:     ttkernel

@@ -32,7 +32,7 @@ STAGES = ["ttl", "convert-ttl-to-compute", "ttl-set-compute-kernel-config", "ttl
 
 @pytest.fixture(scope="module")
 def seed():
-    example = load_example("seed003_add_multitile")
+    example = load_example("add_multitile")
     return compiled(example.add_multitile_kernel, tile_tensor((64, 64), 1), tile_tensor((64, 64), 2), zeros((64, 64)))
 
 
@@ -210,5 +210,5 @@ def test_cpp_compute_kernel_has_the_seed_structure(seed):
 
 
 def test_runs_on_the_simulator():
-    result, reference = load_example("seed003_add_multitile").main(seed=3)
+    result, reference = load_example("add_multitile").main(seed=3)
     np.testing.assert_array_equal(result[:64, :64], reference[:64, :64])
