@@ -51,6 +51,8 @@ class CircularBufferApi:
 
     def _check_step(self, st, cb: int, pos, n: int, call: str) -> None:
         cap = self._capacity(st)
+        if self.L == 1 and cap.__class__ is int and pos.item() + n <= cap:
+            return
         over = pos + n > cap
         if any_lane(over):
             capv = int(np.max(cap))
@@ -66,27 +68,67 @@ class CircularBufferApi:
         n = self._pages(num_pages, "cb_reserve_back page count")
         rows = self.rows
         cap = self._capacity(st)
+        if self.L == 1 and cap.__class__ is int and n <= cap and int(st.wr[self.row0]) + n <= cap:
+            self._reserve_one(cb, st, n, cap)
+            return
         if any_lane(n > cap):
             raise self.fail(CircularBufferError, f"cb_reserve_back(c_{cb}, {n}) asks for more pages than the circular "
                                                  f"buffer holds ({int(np.min(cap))}); it can never succeed")
         self._check_step(st, cb, st.wr[rows], n, "cb_reserve_back")
-        self.block(("cb", cb), f"cb_reserve_back(c_{cb}, {n}): waiting for {_pages(n)} to be freed",
-                   lambda: bool(all_lanes(cap - (st.received[rows] - st.acked[rows]) >= n)))
+        if not all_lanes(cap - (st.received[rows] - st.acked[rows]) >= n):
+            self.block(("cb", cb), f"cb_reserve_back(c_{cb}, {n}): waiting for {_pages(n)} to be freed",
+                       lambda: bool(all_lanes(cap - (st.received[rows] - st.acked[rows]) >= n)))
         # The slot of the n-th page was freed when the page `capacity` pages earlier was popped.
-        last = st.received[rows] + (n - 1)
-        earlier = last - cap
         clock = self._producer_clock()
-        if any_lane(earlier >= 0):
-            slot = last % cap
-            freed = st.pop_time[self.row_idx, slot]
-            self.sync_to(np.where(earlier >= 0, freed, 0.0), clock)
+        if self.L == 1 and cap.__class__ is int:
+            row = int(self.row_idx[0])
+            last = int(st.received[row]) + (n - 1)
+            if last >= cap:
+                self.sync_to(st.pop_time[row, last % cap], clock)
+        else:
+            last = st.received[rows] + (n - 1)
+            earlier = last - cap
+            if any_lane(earlier >= 0):
+                slot = last % cap
+                freed = st.pop_time[self.row_idx, slot]
+                self.sync_to(np.where(earlier >= 0, freed, 0.0), clock)
         st.reserved[rows] = np.maximum(st.reserved[rows], n)
+        self.charge(self.costs.cb_op, clock, "cb_reserve_back")
+
+    def _reserve_one(self, cb: int, st, n: int, cap: int) -> None:
+        """``cb_reserve_back`` of a one-lane thread whose checks pass: the same steps on Python ints."""
+        row = self.row0
+        received = st.received
+        if cap - (int(received[row]) - int(st.acked[row])) < n:
+            self.block(("cb", cb), f"cb_reserve_back(c_{cb}, {n}): waiting for {_pages(n)} to be freed",
+                       lambda: cap - (int(received[row]) - int(st.acked[row])) >= n)
+        clock = self._producer_clock()
+        last = int(received[row]) + (n - 1)
+        if last >= cap:      # the slot of the n-th page was freed when the page `cap` pages earlier was popped
+            self.sync_to(st.pop_time[row, last % cap], clock)
+        if st.reserved[row] < n:
+            st.reserved[row] = n
         self.charge(self.costs.cb_op, clock, "cb_reserve_back")
 
     def cb_push_back(self, cb, num_pages) -> None:
         cb, st = self._cb(cb, "cb_push_back")
         n = self._pages(num_pages, "cb_push_back page count")
         rows = self.rows
+        if self.L == 1 and st.uniform_capacity is not None:
+            row = self.row0
+            wr, cap = int(st.wr[row]), st.uniform_capacity
+            if st.reserved[row] >= n and wr + n <= cap:
+                self._check_pushed_data(cb, st, wr, n)
+                clock = self._producer_clock()
+                self.charge(self.costs.cb_op, clock, "cb_push_back")
+                st.push_time[row, wr:wr + n] = clock.item()
+                st.received[row] += n
+                st.reserved[row] -= n
+                st.wr[row] = (wr + n) % cap
+                st.pack_seq[row] = 0
+                self.dev.progress += 1
+                self.scheduler.notify(("cb", cb))
+                return
         reserved = st.reserved[rows]
         if any_lane(reserved < n):
             raise self.fail(CircularBufferError,
@@ -114,12 +156,25 @@ class CircularBufferApi:
         n = self._pages(num_pages, "cb_wait_front page count")
         rows = self.rows
         cap = self._capacity(st)
+        if self.L == 1 and cap.__class__ is int and n <= cap and int(st.rd[self.row0]) + n <= cap:
+            row = self.row0
+            received = st.received
+            if int(received[row]) - int(st.acked[row]) < n:
+                self.block(("cb", cb), f"cb_wait_front(c_{cb}, {n}): waiting for {_pages(n)} to be pushed",
+                           lambda: int(received[row]) - int(st.acked[row]) >= n)
+            clock = self._consumer_clock()
+            self.sync_to(st.push_time[row, (int(st.rd[row]) + (n - 1)) % cap], clock)
+            if st.waited[row] < n:
+                st.waited[row] = n
+            self.charge(self.costs.cb_op, clock, "cb_wait_front")
+            return
         if any_lane(n > cap):
             raise self.fail(CircularBufferError, f"cb_wait_front(c_{cb}, {n}) waits for more pages than the circular "
                                                  f"buffer holds ({int(np.min(cap))}); it can never succeed")
         self._check_step(st, cb, st.rd[rows], n, "cb_wait_front")
-        self.block(("cb", cb), f"cb_wait_front(c_{cb}, {n}): waiting for {_pages(n)} to be pushed",
-                   lambda: bool(all_lanes(st.received[rows] - st.acked[rows] >= n)))
+        if not all_lanes(st.received[rows] - st.acked[rows] >= n):
+            self.block(("cb", cb), f"cb_wait_front(c_{cb}, {n}): waiting for {_pages(n)} to be pushed",
+                       lambda: bool(all_lanes(st.received[rows] - st.acked[rows] >= n)))
         slot = (st.rd[rows] + (n - 1)) % cap
         clock = self._consumer_clock()
         self.sync_to(st.push_time[self.row_idx, slot], clock)
@@ -131,6 +186,21 @@ class CircularBufferApi:
         cb, st = self._cb(cb, "cb_pop_front")
         n = self._pages(num_pages, "cb_pop_front page count")
         rows = self.rows
+        if self.L == 1 and st.uniform_capacity is not None:
+            row = self.row0
+            rd, cap = int(st.rd[row]), st.uniform_capacity
+            if st.waited[row] >= n and rd + n <= cap:
+                self._check_popped_data(cb, st, rd, n)
+                clock = self._consumer_clock()
+                self.charge(self.costs.cb_op, clock, "cb_pop_front")
+                st.pop_time[row, rd:rd + n] = clock.item()
+                st.acked[row] += n
+                st.pops += 1
+                st.waited[row] -= n
+                st.rd[row] = (rd + n) % cap
+                self.dev.progress += 1
+                self.scheduler.notify(("cb", cb))
+                return
         waited = st.waited[rows]
         if any_lane(waited < n):
             raise self.fail(CircularBufferError,
@@ -152,6 +222,10 @@ class CircularBufferApi:
     # -- helpers ------------------------------------------------------------------------
 
     def _stamp(self, times: np.ndarray, pos, n: int, clock: np.ndarray) -> None:
+        if self.L == 1:
+            p0 = int(pos[0]) if pos.__class__ is np.ndarray else pos
+            times[self.row_idx[0], p0:p0 + n] = clock[0]
+            return
         p0 = pos[0] if isinstance(pos, np.ndarray) else pos
         if isinstance(pos, np.ndarray) and not (pos == p0).all():
             cols = pos[:, None] + np.arange(n)

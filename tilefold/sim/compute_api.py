@@ -87,7 +87,10 @@ class ComputeApi:
         if self.tracing and name is not None:
             KernelContext.charge(self, cycles, clk, name)
         else:
-            clk += cycles
+            if self.L == 1 and cycles.__class__ is not np.ndarray:
+                clk[0] = clk.item() + cycles    # the same double addition, without numpy's dispatch
+            else:
+                clk += cycles
             self.busy += cycles
         self.engine_busy[0 if clk is self.unpack_clock else 2 if clk is self.pack_clock else 1] += cycles
 
@@ -474,7 +477,7 @@ class ComputeApi:
         if floor is not None and floor[0] == st.pops and pages <= floor[1]:
             return floor[1]
         waited = st.waited[self.rows]
-        available = int(np.min(waited))
+        available = int(waited[0]) if self.L == 1 else int(np.min(waited))
         if available < pages:
             raise self.fail(CircularBufferError,
                             f"{call} reads tile {pages - 1} of c_{cb} but only {available} pages were "

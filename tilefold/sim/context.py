@@ -52,6 +52,7 @@ class KernelContext:
         self.thread = None
         rows = np.array([device.core_row(c) for c in cores], dtype=np.int64)
         self.row_idx = rows
+        self.row0 = int(rows[0]) if rows.size else 0     # the first lane's row (the only one when L == 1)
         if rows.size and np.all(np.diff(rows) == 1):
             self.rows = slice(int(rows[0]), int(rows[-1]) + 1)
         else:
@@ -132,6 +133,8 @@ class KernelContext:
             start = clk.copy()
             clk += cycles
             self.events.append(TraceEvent(name, start, clk.copy()))
+        elif self.L == 1 and cycles.__class__ is not np.ndarray:
+            clk[0] = clk.item() + cycles        # the same double addition, without numpy's dispatch
         else:
             clk += cycles
         self.busy += cycles
@@ -139,6 +142,14 @@ class KernelContext:
     def sync_to(self, when, clock: np.ndarray | None = None) -> None:
         """Advance the clock to ``when`` where it is behind (a wait), counting the stall."""
         clk = self.clock if clock is None else clock
+        if self.L == 1:                         # one lane: the same arithmetic on Python floats
+            c = clk.item()
+            w = when.item() if when.__class__ is np.ndarray else when
+            if w > c:
+                gap = w - c
+                self.stall[0] = self.stall.item() + gap
+                clk[0] = c + gap
+            return
         gap = when - clk
         if any_lane(gap > 0.0):
             np.maximum(gap, 0.0, out=gap)

@@ -188,6 +188,12 @@ class DataflowApi:
             return region is not None and int(a.max()) + nbytes <= region.end
         st = self.dev.cbs.states[cb]
         rows = self.rows
+        if self.L == 1 and addr.__class__ is int and st.uniform_capacity is not None \
+                and st.uniform_base is not None and st.uniform_page_size is not None:
+            base, ps, cap, row = st.uniform_base, st.uniform_page_size, st.uniform_capacity, self.row0
+            if addr + nbytes > base + cap * ps:
+                return False
+            return ((addr + nbytes - 1 - base) // ps - int(st.wr[row])) % cap < int(st.reserved[row])
         base = st.uniform_base if st.uniform_base is not None else st.base[rows]
         ps = st.uniform_page_size if st.uniform_page_size is not None else st.page_size[rows]
         cap = self._capacity(st)

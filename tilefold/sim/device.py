@@ -231,10 +231,12 @@ class _Run:
         """Bytes each DRAM bank moved during the run."""
         if not self.bank_traffic:
             return np.zeros(self.arch.dram_banks)
-        banks = [np.ravel(b) for b, _ in self.bank_traffic]
-        nbytes = [np.broadcast_to(n, b.shape) for b, (_, n) in zip(banks, self.bank_traffic)]
-        return np.bincount(np.concatenate(banks), np.concatenate(nbytes).astype(np.float64),
-                           minlength=self.arch.dram_banks)
+        one = [(b, n) for b, n in self.bank_traffic if b.__class__ is not np.ndarray]    # one bank per entry
+        many = [(np.ravel(b), n) for b, n in self.bank_traffic if b.__class__ is np.ndarray]
+        banks = [np.array([b for b, _ in one], dtype=np.int64)] + [b for b, _ in many]
+        nbytes = [np.array([n for _, n in one], dtype=np.float64)] + [np.broadcast_to(np.float64(n), b.shape)
+                                                                    for b, n in many]
+        return np.bincount(np.concatenate(banks), np.concatenate(nbytes), minlength=self.arch.dram_banks)
 
     def note_output_write(self, kind: int, local, nbytes: int) -> None:
         self.output_bytes_written += nbytes
