@@ -149,7 +149,7 @@ class _Plan:
         self.reads: list[tuple[int, int]] = []    # L1 ranges read from CBs
         self.pack_seq: dict[int, tuple] = {}      # cb -> (state, next in-order page)
         self.counts = [0, 0, 0, 0]                # unpack, fpu, sfpu, pack tiles (per lane)
-        self.settled: list[int] = []              # DST slots whose pending matmul blocks the calls settle
+        self.settled: list[int] = []              # DST slots at which the calls settle pending matmul blocks
         self.cbs: dict[int, object] = {}          # CB index -> state, of the CBs the calls touch
         self.groups: list | None = None           # (key, nodes) by depth, made by the first compute_values
         self.before = self._state_of_ctx()
@@ -166,7 +166,13 @@ class _Plan:
         """What planning reads of the thread's state: DST's, the pending matmul blocks, and the
         pointers and counts of the CBs the calls touch — now, or (``before``) as the plan found it
         (planning settles pending matmul blocks; it changes nothing else)."""
-        rows = self.ctx.rows
+        ctx = self.ctx
+        if ctx.L == 1:
+            row = ctx.row0
+            return (self.before if before else self._state_of_ctx(),
+                    tuple((int(st.rd[row]), int(st.wr[row]), int(st.waited[row]), int(st.reserved[row]),
+                           int(st.pack_seq[row])) for st in self.cbs.values()))
+        rows = ctx.rows
         return (self.before if before else self._state_of_ctx(),
                 tuple((st.rd[rows].tobytes(), st.wr[rows].tobytes(), st.waited[rows].tobytes(),
                        st.reserved[rows].tobytes(), st.pack_seq[rows].tobytes()) for st in self.cbs.values()))
@@ -193,8 +199,7 @@ class _Plan:
             raise _Fallback
 
     def _slot_value(self, slot: int, call: str):
-        i = self.ctx._dst_index(slot, call)            # range check; settles a pending matmul there
-        self.settled.append(i)
+        i = self._dst_index(slot, call)                # range check; settles a pending matmul there
         if not self.written[i]:
             raise _Fallback
         return self.latest.get(i, (INITIAL, i))
@@ -202,8 +207,13 @@ class _Plan:
     def _math_slot(self, slot: int, call: str) -> int:
         if self.ctx.dst_state != "acquired":
             raise _Fallback
+        return self._dst_index(slot, call)
+
+    def _dst_index(self, slot: int, call: str) -> int:
+        pending = len(self.ctx._pending_matmul)
         i = self.ctx._dst_index(slot, call)
-        self.settled.append(i)
+        if len(self.ctx._pending_matmul) != pending:
+            self.settled.append(i)                     # a pending matmul block was settled here
         return i
 
     def _write(self, slot: int, node: _Node) -> None:
@@ -266,8 +276,10 @@ class _Plan:
             raise _Fallback
         i = ctx._dst_in_range(dst_index, "pack_tile")
         if ctx._pending_matmul:
+            pending = len(ctx._pending_matmul)
             ctx._flush_matmul(i, i + 1)
-        self.settled.append(i)
+            if len(ctx._pending_matmul) != pending:
+                self.settled.append(i)
         if not self.written[i]:
             raise _Fallback
         cbi, st = ctx._cb(out_cb, "pack_tile")
@@ -380,6 +392,9 @@ class _Plan:
     def apply_time(self) -> None:
         """The planned charges in call order, with the calls' arithmetic."""
         ctx = self.ctx
+        if ctx.L == 1 or (len(self.charges) > 8 and _uniform_clocks(ctx) and all(k != CALL for k, _ in self.charges)):
+            self._apply_time_one_lane()
+            return
         unpack, math, pack = ctx.unpack_clock, ctx.math_clock, ctx.pack_clock
         busy, engine = ctx.busy, ctx.engine_busy
         for kind, cycles in self.charges:
@@ -402,11 +417,54 @@ class _Plan:
                 engine[1] += cycles
             busy += cycles
         ctx.busy = busy
+        self._count()
+
+    def _apply_time_one_lane(self) -> None:
+        """:meth:`apply_time` for one lane, or for lanes whose clocks are equal: the same double
+        arithmetic on Python floats, once."""
+        ctx = self.ctx
+        clocks = ctx.unpack_clock, ctx.math_clock, ctx.pack_clock
+        unpack, math, pack = (float(c[0]) for c in clocks)
+        busy, engine = ctx.busy, ctx.engine_busy
+        for kind, cycles in self.charges:
+            if kind == CALL:
+                for clock, value in zip(clocks, (unpack, math, pack)):
+                    clock[0] = value
+                ctx.busy, ctx.engine_busy = busy, engine
+                name, args, kwargs = cycles
+                getattr(ctx, name)(*args, **kwargs)
+                unpack, math, pack = (float(c[0]) for c in clocks)
+                busy = ctx.busy
+                continue
+            if kind == UNPACK:
+                unpack += cycles
+                engine[0] += cycles
+            elif kind == PACK:
+                pack += cycles
+                engine[2] += cycles
+            else:
+                if kind == MATH and unpack > math:
+                    math = unpack
+                math += cycles
+                engine[1] += cycles
+            busy += cycles
+        for clock, value in zip(clocks, (unpack, math, pack)):
+            clock[:] = value
+        ctx.busy = busy
+        self._count()
+
+    def _count(self) -> None:
+        ctx = self.ctx
         counters, lanes = ctx.dev.counters, ctx.L
         counters.unpack_tiles += self.counts[0] * lanes
         counters.fpu_tiles += self.counts[1] * lanes
         counters.sfpu_tiles += self.counts[2] * lanes
         counters.pack_tiles += self.counts[3] * lanes
+
+
+def _uniform_clocks(ctx) -> bool:
+    """Whether every lane's unpack, math and pack clocks are equal."""
+    return all((c == c[0]).all() for c in (ctx.unpack_clock, ctx.math_clock, ctx.pack_clock))
 
 
 def _uniform(values: np.ndarray) -> int:
