@@ -8,6 +8,10 @@ as ttl``, ``import ttnn`` → ``import tilefold.ttnn as ttnn``; the rewritten co
 folder), alternating the two, each as its own process, ``--repeat`` times. Both sides must exit 0
 (every tutorial checks its own result).
 
+tilefold's modules are byte-compiled first (``compileall``, untimed), as pip does for an installed
+package such as the peer: with ``PYTHONDONTWRITEBYTECODE`` set, every process would otherwise
+compile them from source again.
+
 The tutorials import torch, whose import alone takes about a second on either side: a floor that
 whole-process times cannot go below. The bench measures it (``python -c "import torch"``) and also
 reports the ratio of the times above that floor.
@@ -123,6 +127,7 @@ def main() -> None:
                       f"['{call.split('(')[0]}']{call[call.index('('):]}")
             commands[name] = ([here, "-c", script], None)
 
+    subprocess.run([here, "-m", "compileall", "-q", str(ROOT / "tilefold")], check=True, capture_output=True)
     floor = {"tilefold": summary([t for t, _ in (timed([here, "-c", "import torch"], 60) for _ in range(args.repeat))
                                   if t is not None])}
     if args.peer:

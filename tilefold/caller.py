@@ -11,14 +11,20 @@ import sys
 from tilefold.errors import SourceLocation
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+# launchers, not user code: the ``tilefold`` console script and ``python -m``
+_LAUNCHERS = (os.path.join(os.path.abspath(sys.prefix), "bin") + os.sep,)
 
 
 def user_location() -> SourceLocation | None:
-    """The first frame on the stack outside the tilefold package (the user's file:line)."""
+    """The first frame on the stack outside the tilefold package (the user's file:line); None
+    when tilefold itself was launched (a built-in op from the command line)."""
     frame = sys._getframe(1)
     while frame is not None:
         filename = os.path.abspath(frame.f_code.co_filename)
         if not filename.startswith(_PACKAGE_DIR + os.sep):
+            if filename.startswith(_LAUNCHERS) or os.path.basename(filename) == "runpy.py" \
+                    or frame.f_code.co_filename == "<frozen runpy>":
+                return None
             return SourceLocation(frame.f_code.co_filename, frame.f_lineno)
         frame = frame.f_back
     return None

@@ -97,6 +97,14 @@ class DeadlockError(SimulationError):
         super().__init__(_with_threads(message, self.threads), location)
 
 
+class WatchdogError(SimulationError):
+    """A thread ran past the cycle limit (a loop that never ends); lists each running thread's line."""
+
+    def __init__(self, message: str, threads: Iterable[str] = (), location: SourceLocation | None = None):
+        self.threads = list(threads)
+        super().__init__(_with_threads(message, self.threads), location)
+
+
 class CircularBufferError(SimulationError):
     """Misuse of the circular-buffer protocol (push without reserve, pop beyond wait, ...)."""
 
@@ -136,6 +144,7 @@ __all__ = [
     "ProgramError",
     "SimulationError",
     "DeadlockError",
+    "WatchdogError",
     "CircularBufferError",
     "NocHazardError",
     "L1OverflowError",

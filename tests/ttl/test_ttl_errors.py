@@ -146,8 +146,8 @@ def test_more_than_32_dataflow_buffers():
 def test_l1_overflow():
     @ttl.operation(grid=(1, 1))
     def op(x, y):
-        x_dfb = ttl.make_dataflow_buffer_like(x, shape=(16, 16), block_count=2)  # error
-        y_dfb = ttl.make_dataflow_buffer_like(y, shape=(16, 16), block_count=2)
+        x_dfb = ttl.make_dataflow_buffer_like(x, shape=(16, 16), block_count=2)
+        y_dfb = ttl.make_dataflow_buffer_like(y, shape=(16, 16), block_count=2)  # the one past the budget: # error
 
         @ttl.compute()
         def compute():

@@ -10,6 +10,7 @@ import argparse
 from pathlib import Path
 
 from tilefold.cli.targets import is_script, script_front_end
+from tilefold.cli.user_code import check_output_dir, script_environment
 
 
 def add_parser(sub, help: str) -> None:
@@ -63,7 +64,10 @@ def run(args) -> int:
     if is_script(args.target):
         late_options(args, _late_options())
         out = Path(args.output or Path("build") / Path(args.target).stem)
-        paths = script_front_end(args.target).compile_script(args.target, out, args.print_ir_after_all)
+        check_output_dir(out, "-o")
+        front_end = script_front_end(args.target)
+        with script_environment(args.target):
+            paths = front_end.compile_script(args.target, out, args.print_ir_after_all)
         print(f"wrote {len(paths)} files to {out}/")
         return 0
     from tilefold.codegen.cpp import write_project
@@ -71,6 +75,7 @@ def run(args) -> int:
 
     factory, op_args = op_namespace(args.target, args, "compile", _late_options())
     out = Path(args.output or Path("build") / Path(args.target).stem)
+    check_output_dir(out, "-o")
     instance = factory.build(op_args)
     if args.print_ir_after_all:
         from tilefold.ir.context import print_ir

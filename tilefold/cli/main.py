@@ -5,7 +5,9 @@ own module of :mod:`tilefold.cli` exposing ``add_parser(subparsers, help)``, imp
 when that subcommand runs (``tilefold --help`` lists them from :data:`SUBCOMMANDS` without
 importing the compiler, the simulator or matplotlib); a user mistake
 (any :class:`~tilefold.errors.TilefoldError`) is printed as one message without a
-traceback and exits with status 1. Set ``TILEFOLD_TRACEBACK=1`` to see the traceback.
+traceback and exits with status 1; so is an exception a user's script raised (with the
+script's own frames only; a syntax error in one line). Set ``TILEFOLD_TRACEBACK=1`` to see
+the whole traceback.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import re
 import sys
 
 from tilefold.errors import TilefoldError
@@ -60,8 +63,15 @@ def main(argv: list[str] | None = None) -> int:
     return _run(argv)
 
 
+# a list of sizes with a negative first one ("-1,32"): argparse would take it for an option
+_NEGATIVE_SIZES = re.compile(r"^-\d+([,x]-?\d*)+$")
+
+
 def _run(argv: list[str]) -> int:
     parser = build_parser(argv)
+    for token in argv:
+        if _NEGATIVE_SIZES.match(token):
+            parser.error(f"{token}: sizes must be positive")
     args = parser.parse_args(argv)
     try:
         result = args.handler(args)
@@ -69,6 +79,17 @@ def _run(argv: list[str]) -> int:
         if os.environ.get("TILEFOLD_TRACEBACK"):
             raise
         print(f"tilefold {args.command}: {err}", file=sys.stderr)
+        return 1
+    except MemoryError:
+        print(f"tilefold {args.command}: out of host memory; use a smaller shape", file=sys.stderr)
+        return 1
+    except Exception as exc:  # the user's script raised, or a bug in tilefold (then re-raised)
+        from tilefold.cli.user_code import user_error_text
+
+        text = None if os.environ.get("TILEFOLD_TRACEBACK") else user_error_text(exc)
+        if text is None:
+            raise
+        print(f"tilefold {args.command}: {text}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("tilefold: interrupted", file=sys.stderr)

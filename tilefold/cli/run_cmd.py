@@ -12,7 +12,8 @@ import argparse
 import time
 
 from tilefold.cli.compile_cmd import late_options, op_namespace
-from tilefold.cli.targets import is_script, script_front_end
+from tilefold.cli.targets import is_script, positive_int, script_front_end
+from tilefold.cli.user_code import check_output_file, script_environment
 
 
 def add_parser(sub, help: str) -> None:
@@ -22,6 +23,8 @@ def add_parser(sub, help: str) -> None:
     p.add_argument("target", help="an op name or a kernel script (.py)")
     p.add_argument("--arch", default=None, help="wormhole_b0 (default), n300, blackhole")
     p.add_argument("--trace", default=None, metavar="OUT.json", help="write a Chrome / Perfetto trace")
+    p.add_argument("--max-cycles", type=positive_int, default=None, metavar="N",
+                   help="stop a kernel thread past N simulated cycles (the watchdog; default 2**31)")
     p.add_argument("op_args", nargs=argparse.REMAINDER, help="options of the op (see tilefold run OP --help)")
     p.set_defaults(handler=run)
 
@@ -30,21 +33,31 @@ def _late_options() -> argparse.ArgumentParser:
     late = argparse.ArgumentParser(prog="tilefold run", add_help=False)
     late.add_argument("--arch", default=None)
     late.add_argument("--trace", default=None)
+    late.add_argument("--max-cycles", type=positive_int, default=None)
     return late
 
 
 def run(args) -> int:
+    from tilefold.sim import watchdog
+
     if is_script(args.target):
         late_options(args, _late_options())
-        return script_front_end(args.target).run_script(args.target, args.arch, args.trace)
+        if args.trace:
+            check_output_file(args.trace, "--trace")
+        front_end = script_front_end(args.target)
+        with script_environment(args.target), watchdog.limit(args.max_cycles):
+            return front_end.run_script(args.target, args.arch, args.trace)
     from tilefold.sim import Device
 
     factory, op_args = op_namespace(args.target, args, "run", _late_options())
+    if args.trace:
+        check_output_file(args.trace, "--trace")
     instance = factory.build(op_args)
     for line in instance.summary:
         print(line)
     start = time.perf_counter()
-    result = Device(instance.program.arch).run(instance.program, instance.inputs, trace=args.trace)
+    result = Device(instance.program.arch).run(instance.program, instance.inputs, trace=args.trace,
+                                               max_cycles=args.max_cycles)
     wall = time.perf_counter() - start
     comparisons = instance.check(result.outputs)
     for c in comparisons:

@@ -26,6 +26,19 @@ _FRONT_ENDS = (
 )
 
 
+def positive_int(text: str) -> int:
+    """An option that is a positive integer (argparse reports anything else)."""
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{value} must be positive")
+    return value
+
+
 def is_script(target: str) -> bool:
     return target.endswith(".py")
 

@@ -198,9 +198,26 @@ def register(factory: OpFactory) -> OpFactory:
     return factory
 
 
-def parse_shape(text: str) -> tuple[int, ...]:
+def seed_value(text: str) -> int:
+    """A ``--seed`` option: a non-negative integer (argparse reports anything else)."""
+    import argparse
+
     try:
-        shape = tuple(int(v) for v in str(text).replace("x", ",").split(",") if v.strip())
+        seed = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if seed < 0:
+        raise argparse.ArgumentTypeError(f"{seed} is negative; seeds are 0 or more")
+    return seed
+
+
+def parse_shape(text: str) -> tuple[int, ...]:
+    parts = str(text).replace("x", ",").split(",")
+    if any(not p.strip() for p in parts):
+        raise LayoutError(f"--shape {text!r} has an empty size; write sizes separated by single commas, "
+                          "e.g. 1,1,256,512")
+    try:
+        shape = tuple(int(v) for v in parts)
     except ValueError:
         raise LayoutError(f"--shape {text!r} is not a comma-separated list of sizes, e.g. 1,1,256,512") from None
     if not shape or any(s <= 0 for s in shape):

@@ -41,7 +41,7 @@ from tilefold.arch import get_arch
 from tilefold.errors import LayoutError
 from tilefold.layout.formats import DataFormat, data_format
 from tilefold.layout.tiles import num_tiles
-from tilefold.ops.base import OpFactory, OpInstance, Tolerance, parse_shape, random_input, register
+from tilefold.ops.base import OpFactory, OpInstance, Tolerance, parse_shape, random_input, register, seed_value
 from tilefold.ops.kernels import reader_binary_interleaved_start_id as binary_reader
 from tilefold.ops.kernels import writer_unary_interleaved_start_id as tile_writer
 from tilefold.ops.kernels.eltwise_binary import BINARY_OPS, compute_for
@@ -144,7 +144,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--shape", default="1,1,256,512", help="shape, e.g. 1,1,256,512 (default)")
     parser.add_argument("--dtype", default="bfloat16", choices=DTYPES, help="data type (default bfloat16)")
     parser.add_argument("--grid", default=None, help="cores to split over, columns,rows (default: the whole grid)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
+    parser.add_argument("--seed", type=seed_value, default=0, help="seed of the random inputs (default 0)")
 
 
 def build(args) -> OpInstance:

@@ -40,7 +40,7 @@ from tilefold.arch.cores import CoreRange
 from tilefold.errors import LayoutError, ProgramError
 from tilefold.layout.formats import DataFormat
 from tilefold.ops import matmul as single
-from tilefold.ops.base import OpFactory, OpInstance, Tolerance, parse_shape, random_input, register
+from tilefold.ops.base import OpFactory, OpInstance, Tolerance, parse_shape, random_input, register, seed_value
 from tilefold.ops.kernels import bmm as bmm_compute
 from tilefold.ops.kernels import reader_bmm as bmm_reader
 from tilefold.ops.kernels import writer_bmm as bmm_writer
@@ -195,7 +195,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--fp32-dest-acc-en", default=None, action=argparse.BooleanOptionalAction,
                         help="accumulate in float32 DST (default: on for float32, off for bfloat16)")
     parser.add_argument("--grid", default=None, help="cores to use, columns,rows (default: the whole grid)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
+    parser.add_argument("--seed", type=seed_value, default=0, help="seed of the random inputs (default 0)")
 
 
 def build(args) -> OpInstance:

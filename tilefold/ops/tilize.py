@@ -51,7 +51,7 @@ from tilefold.arch.cores import CoreCoord
 from tilefold.errors import LayoutError, ProgramError
 from tilefold.layout.formats import DataFormat, data_format
 from tilefold.layout.tiles import padded_shape as tile_padded_shape
-from tilefold.ops.base import EXACT, OpFactory, OpInstance, parse_shape, random_input, register
+from tilefold.ops.base import EXACT, OpFactory, OpInstance, parse_shape, random_input, register, seed_value
 from tilefold.ops.kernels import reader_unary_stick_layout_split_rows_interleaved as tilize_reader
 from tilefold.ops.kernels import tilize as tilize_compute
 from tilefold.ops.kernels import writer_unary_interleaved_start_id as tile_writer
@@ -264,7 +264,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--shape", default="1,1,256,512", help="logical shape, e.g. 1,1,256,512 (default)")
     parser.add_argument("--dtype", default="bfloat16", choices=DTYPES, help="data type (default bfloat16)")
     parser.add_argument("--grid", default=None, help="cores to split over, columns,rows (default: the whole grid)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the random input (default 0)")
+    parser.add_argument("--seed", type=seed_value, default=0, help="seed of the random input (default 0)")
 
 
 def build(args) -> OpInstance:

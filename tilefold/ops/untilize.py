@@ -35,7 +35,7 @@ Errors: those of :mod:`tilefold.ops.tilize` (data type, shape, grid, block width
 from __future__ import annotations
 
 from tilefold.arch import get_arch
-from tilefold.ops.base import EXACT, OpFactory, OpInstance, parse_shape, random_input, register
+from tilefold.ops.base import EXACT, OpFactory, OpInstance, parse_shape, random_input, register, seed_value
 from tilefold.ops.kernels import reader_unary_interleaved_start_id as tile_reader
 from tilefold.ops.kernels import untilize as untilize_compute
 from tilefold.ops.kernels import writer_unary_stick_layout_split_rows_interleaved as stick_writer
@@ -90,7 +90,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--shape", default="1,1,256,512", help="logical shape, e.g. 1,1,256,512 (default)")
     parser.add_argument("--dtype", default="bfloat16", choices=DTYPES, help="data type (default bfloat16)")
     parser.add_argument("--grid", default=None, help="cores to split over, columns,rows (default: the whole grid)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the random input (default 0)")
+    parser.add_argument("--seed", type=seed_value, default=0, help="seed of the random input (default 0)")
 
 
 def build(args) -> OpInstance:

@@ -15,8 +15,8 @@ the operation's capture (tensors, pipe nets, grid). Writes: a :class:`~tilefold.
   node its runtime arguments: node coordinates, tensor addresses, and for each pipe net the pipes it
   sends and receives (NOC rectangles, destination counts, the sender's NOC coordinates).
 
-Errors: :class:`L1OverflowError` at the largest dataflow buffer's line when a node's buffers do not
-fit its L1.
+Errors: :class:`L1OverflowError` at the line of the dataflow buffer that does not fit a node's L1
+(the first, in the order they were made, past the budget).
 """
 
 from __future__ import annotations
@@ -76,6 +76,12 @@ def check_l1(entries: list[CircularBufferEntry], capture, semaphores: int, arch)
     by_index = {d.index: d for d in capture.dataflow_buffers}
     ranked = sorted(entries, key=lambda e: -e.total_size)
     largest = next((by_index[e.index] for e in ranked if e.index in by_index), None)
+    used = semaphores * SEMAPHORE_SIZE
+    for e in entries:                  # the buffer that crosses the budget, in the order they were made
+        used += _align(e.total_size, arch.l1_alignment)
+        if used > arch.l1_free and e.index in by_index:
+            largest = by_index[e.index]
+            break
     described = ", ".join(
         f"{by_index[e.index].name if e.index in by_index else e.name} {e.total_size} B" for e in ranked[:4])
     raise L1OverflowError(

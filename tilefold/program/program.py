@@ -25,7 +25,7 @@ from tilefold.program.args import BufferAddress, NocX, NocY, TensorAccessorArgsR
 from tilefold.program.buffers import Buffer
 from tilefold.caller import user_location
 from tilefold.program.circular_buffers import CircularBuffer
-from tilefold.program.kernels import ComputeConfig, Kernel, KernelConfig
+from tilefold.program.kernels import ComputeConfig, DataMovementConfig, Kernel, KernelConfig
 
 SEMAPHORE_SIZE = 16  # bytes of L1 per semaphore (one aligned uint32)
 U32_MAX = 2**32 - 1
@@ -75,8 +75,29 @@ class Program:
                                user_location())
         buf = Buffer(name, tuple(shape), data_format(dtype), layout, buffer_type, tile or (32, 32), role,
                      memory_config, page_size, user_location())
+        if buf.buffer_type == "DRAM" and not buf.is_sharded:
+            self._check_dram_capacity(buf)
         self.buffers[name] = buf
         return buf
+
+    def _dram_bank_bytes(self, buf: Buffer) -> int:
+        """Bytes an interleaved DRAM buffer takes in each bank (as the allocator places it)."""
+        apage = _align(buf.page_size, self.arch.dram_alignment)
+        return max(-(-buf.num_pages // self.arch.dram_banks), 1) * apage
+
+    def _check_dram_capacity(self, buf: Buffer) -> None:
+        """Interleaved DRAM buffers must fit in the banks (checked before any host data is made)."""
+        arch = self.arch
+        used = sum(self._dram_bank_bytes(b) for b in self.buffers.values()
+                   if b.buffer_type == "DRAM" and not b.is_sharded)
+        need = self._dram_bank_bytes(buf)
+        if used + need > arch.dram_bank_size:
+            gib = 1 << 30
+            after = f" after {used / gib:.2f} GiB of earlier buffers" if used else ""
+            raise ProgramError(f"buffer {buf.name!r} ({buf.size / gib:.1f} GiB) does not fit in DRAM: it needs "
+                               f"{need / gib:.2f} GiB in each of the {arch.dram_banks} banks{after}, and a bank of "
+                               f"{arch.board} holds "
+                               f"{arch.dram_bank_size / gib:.0f} GiB; use a smaller shape", buf.defined_at)
 
     def buffer(self, name: str) -> Buffer:
         try:
@@ -141,6 +162,12 @@ class Program:
             raise ProgramError(f"kernel {fn.sym_name.data!r} is a {thread.data} kernel but was given a "
                                f"{type(config).__name__}", loc)
         fn.attributes[THREAD_ATTR] = StringAttr(want)
+        if isinstance(config, DataMovementConfig):
+            if config.processor not in ("RISCV_0", "RISCV_1"):
+                raise ProgramError(f"data movement processor {config.processor!r} of kernel {fn.sym_name.data!r} is "
+                                   "not RISCV_0 (BRISC) or RISCV_1 (NCRISC)", loc)
+            if config.noc not in (None, "NOC_0", "NOC_1"):
+                raise ProgramError(f"NOC {config.noc!r} of kernel {fn.sym_name.data!r} is not NOC_0 or NOC_1", loc)
         if isinstance(config, ComputeConfig):
             if config.math_fidelity not in ("LoFi", "HiFi2", "HiFi3", "HiFi4"):
                 raise ProgramError(f"math_fidelity {config.math_fidelity!r} is not one of LoFi, HiFi2, HiFi3, HiFi4",
@@ -174,9 +201,7 @@ class Program:
         if core not in kernel.cores:
             raise ProgramError(f"runtime args for core {core}, where kernel {kernel.name!r} does not run "
                                f"(it runs on {kernel.cores})", loc)
-        if len(values) > self.arch.max_runtime_args:
-            raise RuntimeArgError(f"{len(values)} runtime args for kernel {kernel.name!r} on core {core}; "
-                                  f"at most {self.arch.max_runtime_args} are allowed", loc)
+        self._check_arg_count(kernel, len(values), len(kernel.common_runtime_args), core, loc)
         self._check_arg_values(kernel, values, loc)
         kernel.runtime_args[core] = values
 
@@ -184,11 +209,21 @@ class Program:
         """``SetCommonRuntimeArgs(program, kernel, args)``."""
         loc = user_location()
         values = list(args)
-        if len(values) > self.arch.max_runtime_args:
-            raise RuntimeArgError(f"{len(values)} common runtime args for kernel {kernel.name!r}; at most "
-                                  f"{self.arch.max_runtime_args} are allowed", loc)
+        unique = max(kernel.runtime_args.items(), key=lambda kv: len(kv[1]), default=(None, []))
+        self._check_arg_count(kernel, len(unique[1]), len(values), unique[0], loc)
         self._check_arg_values(kernel, values, loc)
         kernel.common_runtime_args = values
+
+    def _check_arg_count(self, kernel, unique: int, common: int, core, loc) -> None:
+        """A core's unique runtime args and the kernel's common ones share one table of
+        ``max_runtime_args`` words (TT-Metalium checks their sum)."""
+        limit = self.arch.max_runtime_args
+        if unique + common > limit:
+            on = f" on core {core}" if core is not None else ""
+            both = f"{unique} runtime args{on} and {common} common runtime args" if common else \
+                f"{unique} runtime args{on}"
+            raise RuntimeArgError(f"kernel {kernel.name!r} has {both}; at most {limit} are allowed"
+                                  f"{' in all' if common else ''}", loc)
 
     def _check_arg_values(self, kernel, values, loc) -> None:
         for v in values:
@@ -277,9 +312,7 @@ class Program:
                 if core not in k.cores:
                     raise ProgramError(f"runtime args for core {core}, where kernel {k.name!r} does not run",
                                        k.defined_at)
-                if len(args) > self.arch.max_runtime_args:
-                    raise RuntimeArgError(f"{len(args)} runtime args for kernel {k.name!r} on core {core}; at most "
-                                          f"{self.arch.max_runtime_args}", k.defined_at)
+                self._check_arg_count(k, len(args), len(k.common_runtime_args), core, k.defined_at)
         self._validate_l1()
 
     def _validate_l1(self) -> None:
@@ -291,12 +324,29 @@ class Program:
             if total > budget:
                 cbs = sorted(self.circular_buffers_on(core), key=lambda cb: -cb.total_size)
                 biggest = ", ".join(f"c_{cb.index} {cb.total_size} B" for cb in cbs[:3])
-                where = cbs[0].defined_at if cbs else None
+                culprit, where = self._l1_culprit(core, usage["semaphores"], budget)
                 raise L1OverflowError(
                     f"core {core} needs {total} B of L1 ({usage['circular_buffers']} B of circular buffers"
                     f"{', largest ' + biggest if biggest else ''}; {usage['l1_buffers']} B of L1 buffers; "
-                    f"{usage['semaphores']} B of semaphores) but only {budget} B are free on {self.arch.board}; "
-                    "use fewer or smaller pages", where)
+                    f"{usage['semaphores']} B of semaphores) but only {budget} B are free on {self.arch.board}"
+                    f"{culprit}; use fewer or smaller pages", where)
+
+    def _l1_culprit(self, core: CoreCoord, used: int, budget: int):
+        """The allocation that crosses ``budget`` on ``core`` (semaphores, then circular buffers
+        and L1 buffers in the order they were created), as a phrase, and where it was created."""
+        a = self.arch.l1_alignment
+        pieces = [(f"circular buffer c_{cb.index} ({cb.total_size} B)", _align(cb.total_size, a), cb.defined_at)
+                  for cb in self.circular_buffers_on(core) if cb.backing_buffer is None]
+        for buf in self.buffers.values():
+            if buf.buffer_type == "L1":
+                size = (_align(buf.buffer_layout().bytes_per_bank(self.arch), a) if buf.is_sharded else
+                        -(-buf.num_pages // self.arch.num_cores) * _align(buf.page_size, a))
+                pieces.append((f"L1 buffer {buf.name!r} ({size} B per core)", size, buf.defined_at))
+        for what, size, where in pieces:
+            used += size
+            if used > budget:
+                return f"; {what} is the allocation that does not fit", where
+        return "", None
 
     def describe(self) -> str:
         lines = [f"program {self.name} on {self.arch.describe()}"]

@@ -62,6 +62,20 @@ class Accessor:
     base: int | np.ndarray
     page_size: int
     num_banks: int
+    buffer: str | None = None     # the buffer whose address is ``base``, when there is one
+    num_pages: int | None = None  # its pages: ids outside [0, num_pages) have no address
+    data_format: object = None    # its data format (tilefold.layout.formats.DataFormat)
+
+    def pages_outside(self, page_id):
+        """Per-lane mask (or bool) of page ids outside the buffer; None when all are inside."""
+        n = self.num_pages
+        if n is None:
+            return None
+        if page_id.__class__ is int:
+            return True if page_id < 0 or page_id >= n else None
+        p = np.asarray(page_id)
+        bad = (p < 0) | (p >= n)
+        return bad if bad.any() else None
 
     def locate(self, page_id, offset=0):
         """(bank index, local address) of ``page_id`` (ints or per-lane arrays)."""

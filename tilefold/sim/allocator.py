@@ -64,6 +64,13 @@ class Allocation:
     def semaphore_address(self, sem_id: int) -> int:
         return self.semaphore_base + sem_id * SEMAPHORE_STRIDE
 
+    def buffer_at(self, address: int, is_dram: bool) -> BufferPlacement | None:
+        """The buffer placed at ``address`` in DRAM (or L1), or None."""
+        for place in self.buffers.values():
+            if place.address == address and place.is_dram == is_dram:
+                return place
+        return None
+
 
 def allocate(program: Program, arch: Arch) -> Allocation:
     alloc = Allocation()

@@ -93,6 +93,7 @@ class CircularBufferApi:
                 freed = st.pop_time[self.row_idx, slot]
                 self.sync_to(np.where(earlier >= 0, freed, 0.0), clock)
         st.reserved[rows] = np.maximum(st.reserved[rows], n)
+        st.last_reserve = (self, self.line_of())
         self.charge(self.costs.cb_op, clock, "cb_reserve_back")
 
     def _reserve_one(self, cb: int, st, n: int, cap: int) -> None:
@@ -108,6 +109,7 @@ class CircularBufferApi:
             self.sync_to(st.pop_time[row, last % cap], clock)
         if st.reserved[row] < n:
             st.reserved[row] = n
+        st.last_reserve = (self, self.line_of(3))
         self.charge(self.costs.cb_op, clock, "cb_reserve_back")
 
     def cb_push_back(self, cb, num_pages) -> None:
@@ -126,6 +128,7 @@ class CircularBufferApi:
                 st.reserved[row] -= n
                 st.wr[row] = (wr + n) % cap
                 st.pack_seq[row] = 0
+                st.last_push = (self, self.line_of())
                 self.dev.progress += 1
                 self.scheduler.notify(("cb", cb))
                 return
@@ -146,6 +149,7 @@ class CircularBufferApi:
         cap = self._capacity(st)
         st.wr[rows] = (wr + n) % cap
         st.pack_seq[rows] = 0
+        st.last_push = (self, self.line_of())
         self.dev.progress += 1
         self.scheduler.notify(("cb", cb))
 

@@ -52,6 +52,9 @@ class CircularBufferState:
         self.uniform_base: int | None = None
         self.uniform_page_size: int | None = None
         self.uniform_capacity: int | None = None
+        # the thread and generated line of the last cb_reserve_back / cb_push_back (for reports)
+        self.last_reserve: tuple | None = None
+        self.last_push: tuple | None = None
 
 
 class CircularBuffers:
@@ -107,11 +110,40 @@ class CircularBuffers:
         return None
 
     def leftovers(self) -> list[str]:
-        """Descriptions of pages pushed and never popped, per CB and core."""
+        """Descriptions of pages pushed and never popped, per CB and core, with the kernel and
+        line that pushed them last."""
         out = []
         for index, st in self.states.items():
             left = st.received - st.acked
+            by = ""
+            if st.last_push is not None:
+                ctx, line = st.last_push
+                by = f" (pushed by {ctx.thread_name} at {ctx.location_of(line)})"
             for row in np.nonzero(left)[0][:8]:
                 out.append(f"c_{index} on core {self.rows_core[int(row)]}: {int(left[row])} pages pushed and never "
-                           "popped")
+                           f"popped{by}")
+        return out
+
+    def first_push_location(self):
+        """The user's line of the last push into a CB that still holds pages, or None."""
+        for st in self.states.values():
+            if (st.received != st.acked).any() and st.last_push is not None:
+                ctx, line = st.last_push
+                return ctx.location_of(line)
+        return None
+
+    def reserved_by_finished(self) -> list[tuple]:
+        """(thread context, generated line, CB index, pages) of pages reserved and never pushed by
+        a thread that has finished."""
+        out = []
+        for index, st in self.states.items():
+            if st.last_reserve is None:
+                continue
+            ctx, line = st.last_reserve
+            thread = ctx.thread
+            if thread is None or not thread.greenlet.dead:
+                continue
+            left = st.reserved[ctx.rows]
+            if np.any(left > 0):
+                out.append((ctx, line, index, int(np.max(left))))
         return out

@@ -149,6 +149,10 @@ class ComputeApi:
         t = tile if tile.__class__ is int else uniform(tile, "CB tile index")
         self._check_waited(cb, st, t + count, call)
         ps = self._page_bytes(st)
+        fmt = self._cb_format(cb)
+        if ps != fmt.tile_size():
+            raise self.fail(CircularBufferError, f"{call}: c_{cb} has {ps}-byte pages but a {fmt.ttnn_name} tile is "
+                                                 f"{fmt.tile_size()} bytes; size the CB pages for its format")
         addr = self._page_address(st, st.rd, t, ps)
         return self.dev.l1.read(self.rows, addr, ps * count).reshape(self.L, count, ps)
 
@@ -255,6 +259,7 @@ class ComputeApi:
         if self.dst_state != RELEASED:
             raise self.fail(DstError, f"tile_regs_acquire while DST is {self.dst_state}; release it first")
         self.dst_state = ACQUIRED
+        self.dst_acquired_at = self.line_of()
         self.dst_written[:] = False
         self.sync_to(self.section_free[self.section], self.math_clock)
         self._init_call("tile_regs_acquire")

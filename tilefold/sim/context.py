@@ -60,6 +60,8 @@ class KernelContext:
         self.L = len(cores)
         self.clock = np.zeros(self.L)
         self.busy = 0.0          # cycles of work; the same on every lane (same calls, same costs)
+        self.max_cycles = device.max_cycles   # the watchdog's limit on busy cycles plus loop steps
+        self.steps = 0                        # iterations of while loops (each at least a cycle)
         self.stall = np.zeros(self.L)
         self.tracing = device.tracing
         self.events: list[TraceEvent] = []
@@ -138,6 +140,8 @@ class KernelContext:
         else:
             clk += cycles
         self.busy += cycles
+        if self.busy + self.steps > self.max_cycles:
+            self.scheduler.runaway(self.thread)
 
     def sync_to(self, when, clock: np.ndarray | None = None) -> None:
         """Advance the clock to ``when`` where it is behind (a wait), counting the stall."""
@@ -165,13 +169,24 @@ class KernelContext:
 
     def range(self, lb, ub, step):
         if lb.__class__ is int and ub.__class__ is int and step.__class__ is int:
-            return range(lb, ub, step)
+            r = range(lb, ub, step)
+            if len(r) > self.max_cycles - self.busy - self.steps:
+                self.scheduler.runaway(self.thread, f"a loop of {len(r)} iterations")
+            return r
         step = uniform(step, "loop step")
         if lb.__class__ is int and ub.__class__ is int:
-            return range(lb, ub, step)
+            return self.range(lb, ub, step)
         # Bounds differ per lane: fine as long as every lane runs the same number of iterations.
-        trips = uniform((np.asarray(ub) - np.asarray(lb) + (step - 1)) // step, "loop trip count")
-        return _lane_range(lb, step, max(trips, 0))
+        trips = max(uniform((np.asarray(ub) - np.asarray(lb) + (step - 1)) // step, "loop trip count"), 0)
+        if trips > self.max_cycles - self.busy - self.steps:
+            self.scheduler.runaway(self.thread, f"a loop of {trips} iterations")
+        return _lane_range(lb, step, trips)
+
+    def step(self) -> None:
+        """One iteration of a while loop (the watchdog counts them)."""
+        self.steps += 1
+        if self.busy + self.steps > self.max_cycles:
+            self.scheduler.runaway(self.thread)
 
     def cond(self, c) -> bool:
         if c.__class__ is bool:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from tilefold.arch import NOC_ADDR_LOCAL_BITS, NOC_ADDR_NODE_ID_BITS
-from tilefold.errors import CircularBufferError, DramAccessError, NocHazardError, SemaphoreError
+from tilefold.errors import CircularBufferError, DramAccessError, NocHazardError, ProgramError, SemaphoreError
 from tilefold.sim import page_batches
 from tilefold.sim.accessor import Accessor, AccessorArgs, decode_accessor_args
 from tilefold.sim.lanes import all_lanes, any_lane, uniform
@@ -89,7 +89,7 @@ class DataflowApi:
         try:
             return decode_accessor_args(self.compile_args, offset)
         except Exception as exc:
-            from tilefold.errors import ProgramError, TilefoldError
+            from tilefold.errors import TilefoldError
 
             if isinstance(exc, TilefoldError):
                 exc.location = exc.location or self.where()
@@ -101,7 +101,69 @@ class DataflowApi:
         nbanks = self.arch.dram_banks if args.is_dram else self.arch.num_cores
         if args.is_sharded and args.sharded_spec is not None:
             nbanks = getattr(args.sharded_spec, "num_banks", nbanks)
-        return Accessor(args, bank_base_address, page_size, nbanks)
+        place = self._buffer_of(bank_base_address, args.is_dram)
+        if place is None:
+            return Accessor(args, bank_base_address, page_size, nbanks)
+        buf = place.buffer
+        if page_size not in (buf.page_size, place.aligned_page_size):
+            raise self.fail(ProgramError, f"TensorAccessor of buffer {buf.name!r} has page size {page_size} B but the "
+                                          f"buffer's pages are {buf.page_size} B; pass the buffer's page size "
+                                          "(the tile size of a CB of its data format)")
+        return Accessor(args, bank_base_address, page_size, nbanks, buf.name, buf.num_pages, buf.data_format)
+
+    def _buffer_of(self, base, is_dram: bool):
+        """The placement of the buffer at ``base`` (the same on every lane), or None."""
+        if base.__class__ is not int:
+            b = np.asarray(base)
+            if b.size == 0 or not (b == b.flat[0]).all():
+                return None
+            base = int(b.flat[0])
+        return self.dev.allocation.buffer_at(base, is_dram)
+
+    def _check_format(self, accessor: Accessor, l1_addr, call: str, reading: bool) -> None:
+        """Pages of a buffer moving into (or out of) a circular buffer of another data format whose
+        elements differ in size or layout: the consumer would read them as garbage."""
+        fmt = accessor.data_format
+        if fmt is None:
+            return
+        cb = self.dev.cbs.cb_at(_first(l1_addr))
+        if cb is None:
+            return
+        cb_fmt = self.dev.cb_formats.get(cb)
+        if cb_fmt is None or cb_fmt is fmt:
+            return
+        if fmt.is_block_float or cb_fmt.is_block_float or fmt.element_size != cb_fmt.element_size:
+            what = (f"reads {fmt.ttnn_name} pages of buffer {accessor.buffer!r} into c_{cb}" if reading else
+                    f"writes c_{cb} into buffer {accessor.buffer!r} of {fmt.ttnn_name} pages")
+            raise self.fail(ProgramError, f"{call} {what}, a {cb_fmt.ttnn_name} circular buffer; a transfer does not "
+                                          "convert formats: give the circular buffer the buffer's data format")
+
+    def _check_race(self, banks, local, nbytes: int, call: str, line: int) -> None:
+        """A DRAM write to bytes another core wrote (or writes in the same call): a race."""
+        writers = self.dev.dram_writers
+        clash = writers.clash(banks, local, nbytes, self.row_idx)
+        if clash is None:
+            writers.note(banks, local, nbytes, self.row_idx, writers.site_id(self, line))
+            return
+        row, site = clash
+        other = self.dev.rows_core_name(row)
+        before = ""
+        if site:
+            ctx, at = writers.sites[site]
+            before = f" ({ctx.thread_name} at {ctx.location_of(at)})"
+        region = self.dev.allocation.dram_regions.find(_first(local), nbytes)
+        what = f"buffer {region.name!r}" if region is not None else "DRAM"
+        raise self.fail(NocHazardError, f"race: {call} writes bytes of {what} that core {other}{before} also writes, "
+                                        "and nothing orders the two writes; give every page one writer")
+
+    def _check_pages(self, page_id, accessor: Accessor, call: str) -> None:
+        """Page ids outside the accessor's buffer have no address: an error, as the watcher would report."""
+        bad = accessor.pages_outside(page_id)
+        if bad is None:
+            return
+        p = page_id if page_id.__class__ is int else int(np.asarray(page_id)[np.broadcast_to(bad, np.shape(page_id))].flat[0])
+        raise self.fail(DramAccessError, f"{call} of page {p} of buffer {accessor.buffer!r}, which has pages "
+                                         f"0-{accessor.num_pages - 1}", None if bad is True else bad)
 
     def _bank_coords(self, accessor: Accessor, bank):
         """NOC (x, y) of bank indices (DRAM banks, or worker cores for L1 banks)."""
@@ -114,6 +176,7 @@ class DataflowApi:
         return table[bank, 0], table[bank, 1]
 
     def get_noc_addr(self, page_id, accessor: Accessor, offset=0):
+        self._check_pages(page_id, accessor, "get_noc_addr")
         bank, local = accessor.locate(page_id, offset)
         x, y = self._bank_coords(accessor, bank)
         self.charge(self.costs.riscv_call, None, "get_noc_addr")
@@ -327,6 +390,8 @@ class DataflowApi:
         self._read(kind, rows, local, dst_local_l1_addr, size, "noc_async_read", self.line_of())
 
     def noc_async_read_page(self, page_id, accessor: Accessor, dst_local_l1_addr, offset=0) -> None:
+        self._check_pages(page_id, accessor, "noc_async_read_page")
+        self._check_format(accessor, dst_local_l1_addr, "noc_async_read_page", True)
         bank, local = accessor.locate(page_id, offset)
         kind = NODE_DRAM if accessor.args.is_dram else NODE_CORE
         rows = bank if kind == NODE_DRAM else self.dev.l1_bank_rows[bank]
@@ -358,6 +423,7 @@ class DataflowApi:
         counters = self.dev.counters
         if kind == NODE_DRAM:
             self._check_dram(local, nbytes, call)
+            self._check_race(rows, local, nbytes, call, line)
             self.dev.dram.write(rows, local, data)
             counters.dram_write_bytes += nbytes * self.L
             done = self._dram_done(rows, nbytes)
@@ -377,6 +443,8 @@ class DataflowApi:
         self._write(kind, rows, local, src_local_l1_addr, size, "noc_async_write", self.line_of())
 
     def noc_async_write_page(self, page_id, accessor: Accessor, src_local_l1_addr, size=0, offset=0) -> None:
+        self._check_pages(page_id, accessor, "noc_async_write_page")
+        self._check_format(accessor, src_local_l1_addr, "noc_async_write_page", False)
         bank, local = accessor.locate(page_id, offset)
         kind = NODE_DRAM if accessor.args.is_dram else NODE_CORE
         rows = bank if kind == NODE_DRAM else self.dev.l1_bank_rows[bank]
@@ -397,8 +465,9 @@ class DataflowApi:
             x1, y1 = (node >> 2 * NOC_ADDR_NODE_ID_BITS) & _NODE_MASK, (node >> 3 * NOC_ADDR_NODE_ID_BITS) & _NODE_MASK
             local = a & _LOCAL_MASK
             me = self.dev.core_row(self.cores[lane])
+            self._check_rectangle(x0, y0, x1, y1, call)
             targets = [self.dev.node_row[y, x] for y in range(min(y0, y1), max(y0, y1) + 1)
-                       for x in range(min(x0, x1), max(x0, x1) + 1) if self.dev.node_kind[y, x] == NODE_CORE]
+                       for x in range(min(x0, x1), max(x0, x1) + 1)]
             if not loopback:
                 targets = [t for t in targets if t != me]
             want = num_dests if num_dests.__class__ is int else int(np.asarray(num_dests)[lane])
@@ -421,6 +490,24 @@ class DataflowApi:
             self._note_write(src, nbytes, line, self.clock + nbytes / self.arch.noc_link_bytes_per_cycle, done)
         self.dev.progress += 1
         self.scheduler.notify(("sem",))
+
+    def _check_rectangle(self, x0: int, y0: int, x1: int, y1: int, call: str) -> None:
+        """What the watcher checks of a multicast rectangle: its start is the corner nearest the
+        NOC's origin (top-left on NOC 0, bottom-right on NOC 1) and every node in it is a worker
+        core (of this program) — not DRAM, Ethernet, a harvested row or a node off the chip."""
+        noc1 = self.noc_index == 1
+        if (x0 < x1 or y0 < y1) if noc1 else (x0 > x1 or y0 > y1):
+            order = "bottom-right, end top-left" if noc1 else "top-left, end bottom-right"
+            raise self.fail(NocHazardError, f"{call}: the multicast rectangle starts at ({x0},{y0}) and ends at "
+                                            f"({x1},{y1}); on NOC {int(noc1)} the start is the {order}")
+        lx, hx, ly, hy = min(x0, x1), max(x0, x1), min(y0, y1), max(y0, y1)
+        kinds = self.dev.node_kind[ly:hy + 1, lx:hx + 1]
+        if hx >= self.dev.node_kind.shape[1] or hy >= self.dev.node_kind.shape[0] or (kinds != NODE_CORE).any():
+            bad = np.argwhere(kinds != NODE_CORE)
+            y, x = (int(bad[0][0]) + ly, int(bad[0][1]) + lx) if bad.size else (hy, hx)
+            raise self.fail(DramAccessError, f"{call}: the multicast rectangle ({x0},{y0})-({x1},{y1}) covers node "
+                                             f"({x},{y}), which is not a worker core of this program (DRAM, Ethernet, "
+                                             "an idle or harvested core, or off the chip)")
 
     def noc_async_write_multicast(self, src_local_l1_addr, dst_noc_addr_multicast, size, num_dests,
                                   linked=False) -> None:

@@ -42,10 +42,12 @@ from tilefold.sim.circular_buffers import CircularBuffers
 from tilefold.sim.compute_api import ComputeApi
 from tilefold.sim.context import KernelContext
 from tilefold.sim.dataflow_api import NODE_CORE, NODE_DRAM, DataflowApi
+from tilefold.sim.dram_writers import DramWriters
 from tilefold.sim.lanes import Divergence, SteeringArgs, group_cores, steering_args
 from tilefold.sim.memory import ByteMemory
 from tilefold.sim.perf import Counters, PerfReport, ThreadPerf
 from tilefold.sim.scheduler import Scheduler, SimThread
+from tilefold.sim import watchdog
 from tilefold.sim.tile_math import BF16, TILE_ELEMS
 
 
@@ -142,16 +144,18 @@ def kernel_facts(function) -> tuple[PythonKernel, SteeringArgs]:
 class _Run:
     """Device state of one run attempt."""
 
-    def __init__(self, program: Program, arch: Arch, tracing: bool):
+    def __init__(self, program: Program, arch: Arch, tracing: bool, max_cycles: int | None = None):
         self.program = program
         self.arch = arch
         self.tracing = tracing
+        self.max_cycles = watchdog.current() if max_cycles is None else max_cycles
         self.allocation: Allocation = allocate(program, arch)
         gx, gy = arch.grid
         cores = _cores_in_use(program, arch)
         self.ncores = len(cores)
         self.core_rows = {c: i for i, c in enumerate(cores)}
         self.dram = ByteMemory(arch.dram_banks, self.allocation.dram_top - DRAM_BASE, base=DRAM_BASE)
+        self.dram_writers = DramWriters(arch.dram_banks, DRAM_BASE, self.allocation.dram_top - DRAM_BASE)
         self.l1 = ByteMemory(self.ncores, self.allocation.l1_top - self.allocation.semaphore_base,
                              base=self.allocation.semaphore_base)
         self.cbs = CircularBuffers(self.allocation, self.core_rows)
@@ -183,6 +187,10 @@ class _Run:
             self.node_kind[y, x], self.node_row[y, x] = NODE_CORE, self.core_rows[c]
 
     # -- what contexts ask of the device ---------------------------------------------------
+
+    def rows_core_name(self, row: int) -> str:
+        """The core of a row of the per-core arrays, as text."""
+        return str(next((c for c, r in self.core_rows.items() if r == row), row))
 
     def core_row(self, core: CoreCoord) -> int:
         return self.core_rows[core]
@@ -340,8 +348,14 @@ class Device:
         self.arch = get_arch(arch)
 
     def run(self, program: Program, inputs: dict[str, np.ndarray] | None = None, *, trace: str | Path | None = None,
-            progress: bool | None = None, raise_on_hazard: bool = True, batch: bool = True) -> RunResult:
-        """Run ``program`` with ``inputs`` (buffer name → host array)."""
+            progress: bool | None = None, raise_on_hazard: bool = True, batch: bool = True,
+            max_cycles: int | None = None) -> RunResult:
+        """Run ``program`` with ``inputs`` (buffer name → host array). A thread running past
+        ``max_cycles`` cycles (default: :mod:`tilefold.sim.watchdog`'s limit) is a ``WatchdogError``."""
+        with watchdog.limit(max_cycles):
+            return self._run_checked(program, inputs, trace, progress, raise_on_hazard, batch)
+
+    def _run_checked(self, program, inputs, trace, progress, raise_on_hazard, batch) -> RunResult:
         if program.arch is not self.arch and program.arch.name != self.arch.name:
             raise ProgramError(f"program {program.name!r} was built for {program.arch.board} but the device is "
                                f"{self.arch.board}; build it for this device")
@@ -388,7 +402,8 @@ class Device:
             leftovers = run.cbs.leftovers()
             if leftovers:
                 raise CircularBufferError("pages left in circular buffers when the program ended: "
-                                          + "; ".join(leftovers) + "; pop every page the consumer waits for")
+                                          + "; ".join(leftovers) + "; pop every page the consumer waits for",
+                                          run.cbs.first_push_location())
         except SimulationError as err:
             if raise_on_hazard or isinstance(err, (DeadlockError, SemaphoreError)) and batch:
                 raise

@@ -301,13 +301,14 @@ class _Printer:
         results = [self.define(res) for res in op.results]
         self.assign(depth, state, list(op.arguments), op)
         self.emit(depth, "while True:", op)
+        self.emit(depth + 1, "k.step()", op)
         for inner in before.ops:
             if isinstance(inner, scf.ConditionOp):
-                self.emit(depth + 1, f"if not k.cond({self.ref(inner.cond)}):", inner)
-                self.assign(depth + 2, results, list(inner.arguments), inner)
+                self.emit(depth + 1, f"if not k.cond({self.ref(inner.condition)}):", inner)
+                self.assign(depth + 2, results, list(inner.args), inner)
                 self.emit(depth + 2, "break")
                 after_names = [self.define(arg) for arg in after.args]
-                self.assign(depth + 1, after_names, list(inner.arguments), inner)
+                self.assign(depth + 1, after_names, list(inner.args), inner)
             else:
                 self.op(inner, depth + 1)
         self._body_with_yield(after, depth + 1, state)

@@ -55,7 +55,7 @@ def _uses_to_steer(kernel: func.FuncOp) -> list[SSAValue]:
         elif isinstance(op, scf.IfOp):
             values.append(op.cond)
         elif isinstance(op, scf.ConditionOp):
-            values.append(op.cond)
+            values.append(op.condition)
         elif isinstance(op, (memref.LoadOp, memref.StoreOp)):
             values += list(op.indices)
         elif isinstance(op, ApiCallOp):

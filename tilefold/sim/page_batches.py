@@ -86,6 +86,12 @@ def _batch(ctx, run: list) -> bool:
         return False
     lanes = ctx.L
     pages = _lane_matrix([r[1] for r in run], lanes)
+    if accessor.pages_outside(pages) is not None:
+        return False
+    if accessor.data_format is not None:
+        cb = ctx.dev.cbs.cb_at(int(np.asarray(run[0][3]).flat[0]))
+        if cb is not None and ctx.dev.cb_formats.get(cb, accessor.data_format) is not accessor.data_format:
+            return False
     l1 = _lane_matrix([r[3] for r in run], lanes)
     bank, local = accessor.locate(pages, offset)
     bank = np.broadcast_to(np.asarray(bank, dtype=np.int64), pages.shape)
@@ -100,6 +106,12 @@ def _batch(ctx, run: list) -> bool:
             return False
     elif ctx._pending_read_into(l1, l1 + nbytes) is not None or not _distinct_per_lane(bank * (1 << 40) + local):
         return False
+    elif ctx.dev.dram_writers.clash(bank, local, nbytes, ctx.row_idx[None, :]) is not None:
+        return False                                        # a race: reported call by call
+    if call == WRITE:
+        writers = ctx.dev.dram_writers
+        sites = np.array([writers.site_id(ctx, r[6]) for r in run], dtype=np.int16)[:, None]
+        writers.note(bank, local, nbytes, ctx.row_idx[None, :], sites)
     shared = _same_content(ctx, bank, local, l1, nbytes) if call == READ else None
     if shared is not None and 2 * (shared[2].max() + 1) <= lanes:
         _read_shared(ctx, bank, local, l1, nbytes, shared)

@@ -14,6 +14,7 @@ timeout.
 
 from __future__ import annotations
 
+import sys
 import traceback
 from collections import deque
 from typing import Callable
@@ -21,7 +22,7 @@ from typing import Callable
 import numpy as np
 from greenlet import greenlet
 
-from tilefold.errors import DeadlockError, SemaphoreError, SimulationError, TilefoldError
+from tilefold.errors import DeadlockError, SemaphoreError, SimulationError, TilefoldError, WatchdogError
 from tilefold.sim.lanes import Divergence
 
 READY, RUNNING, BLOCKED, DONE = "ready", "running", "blocked", "done"
@@ -41,12 +42,12 @@ class SimThread:
         frame = self.greenlet.gr_frame
         return self.ctx.where(frame) if frame is not None else None
 
-    def describe(self) -> str:
+    def describe(self, what: str | None = None) -> str:
         cores = self.ctx.cores
         more = f" and {len(cores) - 1} more cores" if len(cores) > 1 else ""
         loc = self.location()
         at = f"{loc}: " if loc else ""
-        return f"{at}{self.name} on core {cores[0]}{more} — {self.wait_description}"
+        return f"{at}{self.name} on core {cores[0]}{more} — {what or self.wait_description}"
 
 
 class Scheduler:
@@ -115,10 +116,35 @@ class Scheduler:
         return SimulationError(f"kernel {thread.ctx.kernel.name} ({thread.name} on core {thread.ctx.cores[0]}) "
                                f"failed: {type(exc).__name__}: {exc}", loc)
 
+    def runaway(self, thread: SimThread, what: str | None = None) -> None:
+        """``thread`` ran past the watchdog's cycle limit: raise, naming every unfinished thread's line."""
+        ctx = thread.ctx
+        here = ctx.where(sys._getframe(2))
+        limit = ctx.max_cycles
+        lines = [f"{here}: {thread.name} on core {ctx.cores[0]} — running"
+                 + (f", about to start {what}" if what else f", {ctx.busy + ctx.steps:.0f} cycles")]
+        for t in self.threads:
+            if t is not thread and t.state != DONE:
+                started = bool(t.greenlet) or t.greenlet.dead
+                lines.append(t.describe(t.wait_description if t.state == BLOCKED else
+                                        "running" if started else "not started yet"))
+        raise WatchdogError(f"a kernel ran past the watchdog's limit of {limit} cycles: a loop that never ends? "
+                            "(raise the limit with max_cycles= / --max-cycles if the program is that long)",
+                            lines, here)
+
     def _deadlock(self, parked: list[SimThread]) -> None:
         lines = [t.describe() for t in parked]
         on_semaphore = [t for t in parked if t.wait_key == ("sem",)]
         first = parked[0].location()
+        cbs = parked[0].ctx.dev.cbs
+        culprits = cbs.reserved_by_finished()
+        for ctx, line, index, pages in culprits:
+            loc = ctx.location_of(line)
+            lines.insert(0, f"{loc}: {ctx.thread_name} on core {ctx.cores[0]} — ended with {pages} "
+                            f"page{'s' if pages != 1 else ''} of c_{index} reserved here and never pushed "
+                            f"(cb_push_back(c_{index}, {pages}) missing?)")
+        if culprits:
+            first = culprits[0][0].location_of(culprits[0][1])
         if on_semaphore and len(on_semaphore) == len(parked):
             raise SemaphoreError("semaphore waits that can never be satisfied: every thread that could still set "
                                  "them is finished or blocked\n" + "\n".join(f"  {l}" for l in lines), first)
@@ -140,8 +166,11 @@ class Scheduler:
             if getattr(ctx, "dst_state", "released") != "released":
                 from tilefold.errors import DstError
 
+                line = getattr(ctx, "dst_acquired_at", None)
+                loc = ctx.location_of(line) if line else None
                 raise DstError(f"compute kernel {ctx.kernel.name} on core {ctx.cores[0]} ended with DST "
-                               f"{ctx.dst_state}; every tile_regs_acquire needs a tile_regs_release")
+                               f"{ctx.dst_state} by the tile_regs_acquire here; every tile_regs_acquire needs a "
+                               "tile_regs_release", loc)
 
 
 def lane_summary(values: np.ndarray) -> float:

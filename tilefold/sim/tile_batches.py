@@ -232,6 +232,8 @@ class _Plan:
         if address.__class__ is not int:
             raise _Fallback
         fmt = ctx._cb_format(cbi)
+        if fmt.tile_size() != ps:
+            raise _Fallback
         self.reads.append((address, address + ps))
         self.charges.append((UNPACK, ctx._unpack_cycles(ps, fmt, 1)))
         self.counts[0] += 1

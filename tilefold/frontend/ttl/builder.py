@@ -352,6 +352,8 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, BlockExpressionBuilder, 
         loop = self.emit(scf.ForOp(lb_v, ub_v, step_v, [], body))
         outer = self.block
         self.block = body
+        if isinstance(lb, int) and isinstance(ub, int) and ub > lb:
+            self.scalars.ranges[id(iv)] = (lb, lb + (ub - lb - 1) // step * step)
         self.assign(stmt.target, Scalar.opaque(iv), scope)
         self.statements(stmt.body, scope, Region("loop", stmt))
         self.check_held(held_before, stmt, "loop iteration")

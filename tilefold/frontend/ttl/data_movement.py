@@ -114,9 +114,29 @@ class DataMovementBuilder:
             if isinstance(start, int) and (start < 0 or start + size > dim):
                 raise self.error(f"{argument.name}[...]: {unit} {start}..{start + size - 1} of dimension {d} are "
                                  f"outside the tensor ({dim} {unit}; shape {_shape_text(units)})", node)
+            if not isinstance(start, int) and not self._guarded():
+                bounds = self.scalars.bounds(start)
+                if bounds is not None and (bounds[0] < 0 or bounds[1] + size > dim):
+                    raise self.error(f"{argument.name}[...]: dimension {d} starts at {unit[:-1]} {bounds[0]} to "
+                                     f"{bounds[1]} over the loop and node values, so it reaches {unit} "
+                                     f"{min(bounds[0], 0)}..{bounds[1] + size - 1}, outside the tensor ({dim} {unit}; "
+                                     f"shape {_shape_text(units)}); shorten the loop or the grid, or guard the copy "
+                                     "with an if", node)
             offsets.append(start)
             sizes.append(size)
         return TensorSlice(argument, self.tensor_value(argument, node), offsets, tuple(sizes), self.location(node))
+
+    def _guarded(self) -> bool:
+        """Whether the statement being built sits inside a runtime ``if`` (which may keep a slice in range)."""
+        block = self.block
+        while block is not None:
+            parent = block.parent_op()
+            if parent is None:
+                return False
+            if isinstance(parent, scf.IfOp):
+                return True
+            block = parent.parent_block()
+        return False
 
     # -- copy ------------------------------------------------------------------------------------
 

@@ -109,6 +109,7 @@ class ExpressionBuilder:
             for dim, name in ((0, "node_x"), (1, "node_y")):
                 op = self.emit_prologue(ttl.NodeCoordOp(dim), node)
                 op.result.name_hint = name
+                self.scalars.ranges[id(op.result)] = (0, self.operation.grid[dim] - 1)
                 coords.append(Scalar.opaque(op.result))
             self.node_coords = tuple(coords)
         return self.node_coords

@@ -82,6 +82,21 @@ class ScalarBuilder:
 
     def __init__(self, emit):
         self.emit = emit
+        self.ranges: dict[int, tuple[int, int]] = {}   # id of a symbol -> its least and greatest value
+
+    def bounds(self, v: IntLike) -> tuple[int, int] | None:
+        """The least and greatest value of ``v`` over the ranges of its symbols (loop indices with
+        compile-time bounds, node coordinates), or None when a symbol's range is unknown."""
+        if isinstance(v, int):
+            return v, v
+        lo = hi = v.form.constant
+        for key, coeff in v.form.terms:
+            r = self.ranges.get(key)
+            if r is None:
+                return None
+            a, b = coeff * r[0], coeff * r[1]
+            lo, hi = lo + min(a, b), hi + max(a, b)
+        return lo, hi
 
     def constant(self, value: int) -> SSAValue:
         return self.emit(arith.ConstantOp(IntegerAttr(int(value), IndexType()))).result

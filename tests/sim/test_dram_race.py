@@ -1,0 +1,61 @@
+"""Two cores writing the same DRAM page with nothing ordering them: a race, reported with both lines."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tilefold.errors import NocHazardError
+from tilefold.program import ComputeConfig, DataMovementConfig, Program
+from tilefold.pykernel import *  # noqa: F403
+from tilefold.sim import Device
+
+from simhelpers import grid, random_tiles, where
+from test_hazards import CB_IN, CB_OUT, copy_compute, copy_reader
+
+
+@writer_kernel
+def writer_to_page():
+    dst = get_arg_val(0)
+    n = get_arg_val(1)
+    first = get_arg_val(2)
+    s = TensorAccessor(TensorAccessorArgs(2), dst, get_tile_size(CB_OUT))
+    for i in range(n):
+        cb_wait_front(CB_OUT, 1)
+        noc_async_write_page(first + i, s, get_read_ptr(CB_OUT))
+        noc_async_write_barrier()
+        cb_pop_front(CB_OUT, 1)
+
+
+def _two_cores(second_first: int, batch: bool = True):
+    prog = Program("race")
+    src = prog.add_buffer("src", (32, 64), "bfloat16")
+    dst = prog.add_buffer("dst", (32, 64), "bfloat16", role="output")
+    cores = grid(2)
+    prog.create_circular_buffer(cores, CB_IN, 2048, 2, "bfloat16")
+    prog.create_circular_buffer(cores, CB_OUT, 2048, 2, "bfloat16")
+    ct = [src.accessor_args, dst.accessor_args]
+    r = prog.create_kernel(copy_reader, cores, DataMovementConfig("RISCV_0"), ct)
+    c = prog.create_kernel(copy_compute, cores, ComputeConfig())
+    w = prog.create_kernel(writer_to_page, cores, DataMovementConfig("RISCV_1"), ct)
+    for i, core in enumerate(cores.cores()):
+        prog.set_runtime_args(r, core, [src.address, 1])
+        prog.set_runtime_args(c, core, [1])
+        prog.set_runtime_args(w, core, [dst.address, 1, 0 if i == 0 else second_first])
+    return Device().run(prog, {"src": random_tiles((32, 64))}, batch=batch)
+
+
+@pytest.mark.parametrize("batch", [True, False])
+def test_two_cores_writing_one_page_race(batch):
+    with pytest.raises(NocHazardError) as err:
+        _two_cores(0, batch)
+    text = str(err.value)
+    line = where(writer_to_page, "noc_async_write_page(first + i")
+    assert text.startswith(line)
+    assert "race: noc_async_write_page writes bytes of buffer 'dst' that core (0,0)" in text or \
+        "race: noc_async_write_page writes bytes of buffer 'dst' that core (1,0)" in text
+
+
+def test_two_cores_writing_their_own_pages_run():
+    result = _two_cores(1)
+    assert result.hazards == []

@@ -1,0 +1,91 @@
+"""What the command line needs around a user's script and output paths.
+
+Reads: a script path, output paths, an exception raised while a script ran. Writes: nothing
+but the folders it is asked to create. :func:`script_environment` runs a script the way
+``python script.py`` would (its folder first on ``sys.path``); :func:`check_output_file` and
+:func:`check_output_dir` reject unusable ``--trace`` / ``-o`` paths before any work is done;
+:func:`user_error_text` turns an exception the user's own code raised (a syntax error, a bad
+import, a ``raise``) into the message to print: one line for a syntax error, else the user's
+traceback without tilefold's or the standard library's frames. An exception raised inside
+tilefold itself is a bug in tilefold and gets None (the caller re-raises it).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import sysconfig
+import traceback
+from contextlib import contextmanager
+from pathlib import Path
+
+from tilefold.errors import TilefoldError
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_LIBRARY_DIRS = tuple({os.path.abspath(p) + os.sep for p in (sysconfig.get_paths()["stdlib"],
+                                                             sysconfig.get_paths()["purelib"],
+                                                             sysconfig.get_paths()["platlib"],
+                                                             os.path.join(sys.prefix, "bin"))})
+
+
+@contextmanager
+def script_environment(path: str):
+    """The script's folder first on ``sys.path`` while it runs, as ``python path`` does."""
+    folder = str(Path(path).resolve().parent)
+    saved = list(sys.path)
+    sys.path.insert(0, folder)
+    try:
+        yield
+    finally:
+        sys.path[:] = saved
+
+
+def check_output_file(path: str, option: str) -> None:
+    """``path`` can be written as a file: its folder exists and is writable, it is not a folder."""
+    p = Path(path)
+    folder = p.parent if str(p.parent) else Path(".")
+    if p.is_dir():
+        raise TilefoldError(f"{option} {path}: is a folder; give a file name")
+    if not folder.is_dir():
+        raise TilefoldError(f"{option} {path}: the folder {folder} does not exist")
+    if not os.access(folder, os.W_OK) or (p.exists() and not os.access(p, os.W_OK)):
+        raise TilefoldError(f"{option} {path}: not writable")
+
+
+def check_output_dir(path: str | Path, option: str) -> None:
+    """``path`` is (or can be created as) a writable folder."""
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise TilefoldError(f"{option} {path}: is a file; give a folder")
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise TilefoldError(f"{option} {path}: cannot create the folder ({exc.strerror})") from None
+    if not os.access(p, os.W_OK):
+        raise TilefoldError(f"{option} {path}: not writable")
+
+
+def _is_library(filename: str) -> bool:
+    if filename.startswith("<"):                 # <frozen importlib._bootstrap>, <string>
+        return True
+    return os.path.abspath(filename).startswith(_LIBRARY_DIRS)
+
+
+def _is_tilefold(filename: str) -> bool:
+    return os.path.abspath(filename).startswith(_PACKAGE_DIR)
+
+
+def user_error_text(exc: BaseException) -> str | None:
+    """The message for an exception the user's code raised, or None when tilefold raised it."""
+    if isinstance(exc, SyntaxError) and exc.filename and not _is_tilefold(exc.filename) \
+            and not _is_library(exc.filename):
+        return f"{exc.filename}:{exc.lineno}: syntax error: {exc.msg}"
+    frames = traceback.extract_tb(exc.__traceback__)
+    own = [f for f in frames if not _is_library(f.filename)]
+    if not own or _is_tilefold(own[-1].filename):
+        return None
+    users = [f for f in frames if not _is_library(f.filename) and not _is_tilefold(f.filename)]
+    lines = ["Traceback (most recent call last):"] + [
+        line.rstrip("\n") for line in traceback.format_list(users)]
+    lines += [line.rstrip("\n") for line in traceback.format_exception_only(type(exc), exc)]
+    return "\n".join(lines)

@@ -1,0 +1,85 @@
+"""Which core wrote each DRAM granule: two cores writing the same DRAM bytes is a race.
+
+Reads / writes: per DRAM bank, one core row and one write site (kernel thread and line) per
+32-byte granule of the range the program uses. Only granules a write covers completely are
+recorded, so cores writing neighbouring parts of one page (split rows) never meet; two cores
+writing the same bytes do, and the second write is a :class:`~tilefold.errors.NocHazardError`
+naming both lines. Nothing in TT-Metalium orders NOC writes of different cores to DRAM, so
+the final bytes would depend on timing.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+GRANULE = 32
+
+
+class DramWriters:
+    def __init__(self, banks: int, base: int, size: int):
+        self.base = base
+        n = max(-(-size // GRANULE), 1)
+        self.core = np.full((banks, n), -1, np.int16)
+        self.site = np.zeros((banks, n), np.int16)
+        self.sites: list = [None]            # site id -> (kernel context, generated line)
+        self._ids: dict = {}
+
+    def site_id(self, ctx, line: int) -> int:
+        key = (id(ctx), line)
+        sid = self._ids.get(key)
+        if sid is None:
+            sid = self._ids[key] = len(self.sites) if len(self.sites) < 32767 else 0
+            if sid:
+                self.sites.append((ctx, line))
+        return sid
+
+    def _cells(self, bank, local, nbytes: int, cores):
+        """(rows, cols, core) of the granules the writes cover completely: arrays (writes, k)."""
+        shape = np.broadcast_shapes(np.shape(bank), np.shape(local), np.shape(cores))
+        bank = np.broadcast_to(np.asarray(bank, dtype=np.int64), shape).ravel()
+        local = np.broadcast_to(np.asarray(local, dtype=np.int64), shape).ravel() - self.base
+        core = np.broadcast_to(np.asarray(cores, dtype=np.int16), shape).ravel()
+        first = -(-local // GRANULE)
+        end = (local + nbytes) // GRANULE                   # one past the last complete granule
+        k = int((end - first).max()) if end.size else 0
+        if k <= 0:
+            return None
+        cols = first[:, None] + np.arange(k)
+        keep = cols < end[:, None]
+        cols = np.where(keep, cols, first[:, None])
+        return bank[:, None], cols, core[:, None], keep
+
+    def clash(self, bank, local, nbytes: int, cores):
+        """(core, site) of an earlier write by another core to these bytes, (core, 0) when two of
+        these writes (different cores) meet each other, or None."""
+        cells = self._cells(bank, local, nbytes, cores)
+        if cells is None:
+            return None
+        rows, cols, core, keep = cells
+        prev = self.core[rows, cols]
+        other = keep & (prev >= 0) & (prev != core)
+        if other.any():
+            i = np.argwhere(other)[0]
+            return int(prev[i[0], i[1]]), int(self.site[rows[i[0], 0], cols[i[0], i[1]]])
+        if core.size > 1 and (core != core.flat[0]).any():
+            key = (np.broadcast_to(rows, cols.shape) * self.core.shape[1] + cols)[keep]
+            who = np.broadcast_to(core, cols.shape)[keep]
+            order = np.argsort(key, kind="stable")
+            key, who = key[order], who[order]
+            same = (key[1:] == key[:-1]) & (who[1:] != who[:-1])
+            if same.any():
+                return int(who[np.argmax(same)]), 0
+        return None
+
+    def note(self, bank, local, nbytes: int, cores, sites) -> None:
+        """Record the writes (site ids broadcast like the addresses)."""
+        cells = self._cells(bank, local, nbytes, cores)
+        if cells is None:
+            return
+        rows, cols, core, keep = cells
+        shape = np.broadcast_shapes(np.shape(bank), np.shape(local), np.shape(cores))
+        site = np.broadcast_to(np.asarray(sites, dtype=np.int16), shape).ravel()[:, None]
+        rows = np.broadcast_to(rows, cols.shape)[keep]
+        cols = cols[keep]
+        self.core[rows, cols] = np.broadcast_to(core, keep.shape)[keep]
+        self.site[rows, cols] = np.broadcast_to(site, keep.shape)[keep]

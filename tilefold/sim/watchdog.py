@@ -1,0 +1,42 @@
+"""The runaway-loop watchdog: a limit on the simulated cycles of each kernel thread.
+
+Reads: the limit given to ``Device.run(max_cycles=...)``, set for a block of code with
+:func:`limit` (the command line's ``--max-cycles``), or :data:`DEFAULT_MAX_CYCLES`. Writes:
+nothing. A thread's cycles are its busy cycles plus one per iteration of a ``while`` loop;
+a ``for`` loop of more iterations than remain is over the limit before it starts (each
+iteration costs at least a cycle on the device). Past the limit the scheduler raises
+:class:`~tilefold.errors.WatchdogError` naming each running thread's line, the way a
+kernel that never ends (a loop count that wrapped around) shows up on hardware as a hang.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+# 2**31 cycles (about 2 s of device time at 1 GHz) per thread: far above the kernels tilefold
+# runs, and below any loop over a uint32 count that wrapped around (2**31 iterations or more).
+DEFAULT_MAX_CYCLES = 1 << 31
+
+_limit = [DEFAULT_MAX_CYCLES]
+
+
+def current() -> int:
+    """The limit in force."""
+    return _limit[-1]
+
+
+@contextmanager
+def limit(max_cycles: int | None):
+    """Runs inside the block stop past ``max_cycles`` cycles per thread (None: unchanged)."""
+    if max_cycles is None:
+        yield
+        return
+    if max_cycles <= 0:
+        from tilefold.errors import ProgramError
+
+        raise ProgramError(f"the cycle limit must be positive, not {max_cycles}")
+    _limit.append(int(max_cycles))
+    try:
+        yield
+    finally:
+        _limit.pop()
