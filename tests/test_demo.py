@@ -9,7 +9,9 @@ def test_demo_runs_end_to_end(tmp_path, monkeypatch, capsys):
     out = capsys.readouterr().out
     assert "padding per core position: rows 14/14/15" in out
     assert "51 cores" in out and "cliff core (2,6)" in out
-    assert "dst: PASS" in out
+    assert out.count("dst: PASS") == 2
+    assert "of the DRAM roofline" in out
     assert "NocHazardError" in out and "missing_barrier.py:27" in out
     assert (tmp_path / "build/demo/layout.png").stat().st_size > 1000
     assert (tmp_path / "build/demo/tilize/reader.cpp").exists()
+    assert (tmp_path / "build/demo/row_standardize/compute.cpp").exists()

@@ -29,6 +29,7 @@ ALLOWED = {
     "sim": {"ir", "program", "layout", "arch"},
     "compiler": {"passes", "program", "codegen", "sim", "ir", "layout", "arch"},
     "frontend": {"compiler", "ir", "layout", "arch"},
+    "autotuner": {"frontend", "compiler", "codegen", "sim", "program", "ir", "layout", "arch"},
 }
 # Facades and tools on top (the public modules, program factories, the CLI, the demo) may import
 # anything; nothing below them may import them.

@@ -18,6 +18,10 @@ def __getattr__(name: str):
         from tilefold.frontend.tilelang import jit as _jit
 
         return getattr(_jit, name)
+    if name == "autotune":
+        from tilefold.autotuner import autotune
+
+        return autotune
     if name == "cdiv":
         from tilefold.frontend.tilelang.api import ceildiv
 
@@ -29,4 +33,4 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'tilefold' has no attribute {name!r}")
 
 
-__all__ = ["jit", "compile", "PassConfigKey", "TensorSupplyType", "cdiv", "__version__"]
+__all__ = ["jit", "compile", "autotune", "PassConfigKey", "TensorSupplyType", "cdiv", "__version__"]

@@ -102,6 +102,18 @@ class CompiledKernel:
     program: Program
     tensors: list[Tensor] = field(default_factory=list)
     last_result: object = None
+    views: dict[str, tuple[str, tuple[int, ...]]] = field(default_factory=dict)  # view -> (tensor, shape)
+    safe_values: dict[str, float] = field(default_factory=dict)  # tensor -> the value its padding holds
+
+    def roles(self) -> dict[str, str]:
+        """Each parameter's role as the caller sees it: a tensor read or written through a view
+        (``T.Tensor(shape, dtype, X.data)``) is read or written itself."""
+        roles = {t.name: t.role for t in self.tensors}
+        for view, (base, _) in self.views.items():
+            reads = {r for r in (roles[base], roles[view]) if r in ("input", "inout")}
+            writes = {r for r in (roles[base], roles[view]) if r in ("output", "inout")}
+            roles[base] = "inout" if reads and writes else "input" if reads else "output" if writes else roles[base]
+        return roles
 
     @property
     def name(self) -> str:
@@ -145,6 +157,10 @@ class CompiledKernel:
     def device_inputs(self, arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         """Host arrays of the logical shapes → zero-padded arrays of the device shapes (float32,
         or bfloat16 as given: the device converts on the way in; unpadded arrays are not copied)."""
+        arrays = dict(arrays)
+        for view, (base, shape) in self.views.items():
+            if base in arrays:
+                arrays[view] = np.asarray(arrays[base]).reshape(shape)
         out = {}
         for t in self.tensors:
             if t.role not in ("input", "inout"):
@@ -164,7 +180,7 @@ class CompiledKernel:
             if a.shape == tuple(t.padded_shape):
                 out[t.name] = a
                 continue
-            padded = np.zeros(t.padded_shape, a.dtype)
+            padded = np.full(t.padded_shape, self.safe_values.get(t.name, 0), a.dtype)
             padded[tuple(slice(0, s) for s in a.shape)] = a
             out[t.name] = padded
         return out
@@ -182,6 +198,9 @@ class CompiledKernel:
             view = device_view(shapes[name])
             value = result.outputs.native(name)[tuple(slice(0, s) for s in view)]
             out[name] = np.ascontiguousarray(value).reshape(shapes[name])
+        for view, (base, _) in self.views.items():
+            if view in out:
+                out[base] = out.pop(view).reshape(shapes[base])
         return out
 
     # -- artifacts --------------------------------------------------------------------------------
@@ -235,11 +254,17 @@ def compile_prim_func(prim, arch=None, print_ir_after_all: bool = False, stream:
     program = build_tilelang_program(module, arch)
     host = kernel_function(module)
     roles = get_attr(host, "tt.global_roles")
+    names = param_names(host)
+    types = {p.name: p.type for p in prim.params}
+    views = {view: (base, tuple(shape)) for view, (base, shape) in get_attr(host, "tile.views", {}).items()}
     tensors = []
-    for p, name in zip(prim.params, param_names(host)):
+    for name in names:
         entry = get_attr(host, f"tt.buffer.{name}")
-        tensors.append(Tensor(name, p.type.shape, tuple(entry["padded_shape"]), p.type.dtype, roles[name]))
-    return CompiledKernel(prim, arch, module, program, tensors)
+        shape, fmt = (views[name][1], types[views[name][0]].dtype) if name in views else \
+            (types[name].shape, types[name].dtype)
+        tensors.append(Tensor(name, shape, tuple(entry["padded_shape"]), fmt, roles[name]))
+    return CompiledKernel(prim, arch, module, program, tensors, views=views,
+                          safe_values=get_attr(host, "tile.safe_values", {}))
 
 
 # --- TT-Lang ----------------------------------------------------------------------------------------

@@ -72,6 +72,7 @@ from tilefold.frontend.tilelang.api import (  # noqa: F401
     reduce_max,
     reduce_min,
     reduce_sum,
+    reshape,
     rsqrt,
     serial,
     sigmoid,
@@ -84,6 +85,7 @@ from tilefold.frontend.tilelang.api import (  # noqa: F401
     unroll,
     use_swizzle,
     vectorized,
+    view,
 )
 from tilefold.frontend.tilelang.dtypes import (  # noqa: F401
     DType,
@@ -108,19 +110,26 @@ from tilefold.frontend.tilelang.prim_func import (  # noqa: F401
     annotate_tt_schedule,
     prim_func,
 )
-from tilefold.frontend.tilelang.types import Buffer, StridedTensor, Tensor  # noqa: F401
+from tilefold.frontend.tilelang.types import (  # noqa: F401
+    Buffer,
+    FragmentBuffer,
+    LocalBuffer,
+    SharedBuffer,
+    StridedTensor,
+    Tensor,
+)
 
 float = float32  # noqa: A001 - TileLang's alias for float32
 half = float16
 dtype = DType  # the type of ``dtype: T.dtype = T.float16`` parameters
 
 __all__ = [
-    "prim_func", "PrimFunc", "Tensor", "Buffer", "dtype", "DType", "float32", "float", "bfloat16", "float16", "half",
+    "prim_func", "PrimFunc", "Tensor", "Buffer", "SharedBuffer", "FragmentBuffer", "LocalBuffer", "dtype", "DType", "float32", "float", "bfloat16", "float16", "half",
     "float64", "float8_e4m3fn", "float8_e5m2", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "bool",
     "Kernel", "alloc_shared", "alloc_fragment", "alloc_local", "alloc_var", "serial", "Serial", "unroll", "vectorized", "grid",
     "Pipelined", "Parallel", "parallel", "use_swizzle", "get_thread_binding", "annotate_layout",
     "annotate_safe_value", "disable_warp_group_reg_alloc", "sync_threads", "no_set_max_nreg", "const", "dynamic",
-    "empty", "macro", "GemmWarpPolicy", "copy", "gemm", "clear", "fill", "reduce_sum", "reduce_max", "reduce_min",
+    "empty", "reshape", "view", "macro", "GemmWarpPolicy", "copy", "gemm", "clear", "fill", "reduce_sum", "reduce_max", "reduce_min",
     "reduce_abssum", "reduce_absmax", "cumsum", "transpose", "atomic_add", "ceildiv", "infinity", "exp", "exp2",
     "log", "log2", "log10", "sqrt", "rsqrt", "abs", "tanh", "sigmoid", "sin", "cos", "floor", "ceil", "trunc", "max",
     "min", "pow", "clamp", "if_then_else", "Select", "cast", "Cast", "annotate_tt_layout", "annotate_tt_schedule",

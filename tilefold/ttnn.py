@@ -9,9 +9,16 @@ A script written for TT-Lang runs unchanged when ``import ttnn`` resolves to thi
 ``open_device`` / ``close_device``, ``from_torch`` / ``to_torch`` (and ``from_numpy`` /
 ``to_numpy``), ``zeros`` / ``ones`` / ``full`` / ``rand`` / ``empty``, the data types
 ``bfloat16`` / ``float32`` / ``bfloat8_b``, the layouts ``TILE_LAYOUT`` / ``ROW_MAJOR_LAYOUT``,
-``DRAM_MEMORY_CONFIG`` / ``L1_MEMORY_CONFIG``, and a few element-wise operations computed on the
-host as the device would round them (``add``, ``subtract``, ``multiply``, ``matmul``, ``relu``,
-``exp``). torch is optional: without it, use the numpy functions.
+``DRAM_MEMORY_CONFIG`` / ``L1_MEMORY_CONFIG``, sharded memory configs (``create_sharded_memory_config``
+over a ``CoreGrid`` by ``ShardStrategy``, ``to_memory_config``), and element-wise operations computed
+on the host as the device would round them (``add``, ``subtract``, ``multiply``, ``divide``,
+``matmul``, ``relu``, ``exp``, ``abs``, ``sqrt`` ..., and the operators ``+ - * / @`` on tensors).
+torch is optional: without it, use the numpy functions.
+
+Tensors are created in tile layout unless a layout is given, as TT-Lang's simulator does (TT-NN
+itself defaults to row major; TT-Lang programs written for it pass the layout). An operation reads
+and writes a sharded tensor as one L1 buffer; the shard spec stays with the tensor. A name this
+module lacks raises one error naming the user's line.
 """
 
 from __future__ import annotations
@@ -19,9 +26,14 @@ from __future__ import annotations
 import numpy as np
 
 from tilefold.errors import LayoutError
+from tilefold.frontend.ttl import mesh
+from tilefold.frontend.ttl.host_types import ROW_MAJOR_LAYOUT, TILE_LAYOUT, CoreCoord, Layout
 from tilefold.layout.formats import DataFormat, data_format, to_bfloat16
 from tilefold.layout.host import from_device_pages, to_device_pages
-from tilefold.layout.tensor_spec import DRAM_MEMORY_CONFIG, L1_MEMORY_CONFIG, MemoryConfig
+from tilefold.layout.addressing import BufferType, ShardOrientation
+from tilefold.layout.tensor_spec import (DRAM_MEMORY_CONFIG, L1_MEMORY_CONFIG, MemoryConfig, ShardSpec,
+                                         TensorMemoryLayout)
+from tilefold.caller import user_location
 
 
 class DataType:
@@ -47,18 +59,6 @@ int32 = DataType("int32")
 _DTYPES = {d.name: d for d in (bfloat16, float32, bfloat8_b, bfloat4_b, uint32, int32)}
 
 
-class Layout:
-    """A TT-NN layout (``ttnn.TILE_LAYOUT`` / ``ttnn.ROW_MAJOR_LAYOUT``)."""
-
-    def __init__(self, name: str):
-        self.name = name
-
-    def __repr__(self) -> str:
-        return f"Layout.{self.name}"
-
-
-TILE_LAYOUT = Layout("TILE")
-ROW_MAJOR_LAYOUT = Layout("ROW_MAJOR")
 TILE_SIZE = 32
 
 
@@ -68,14 +68,6 @@ class Shape(tuple):
     @property
     def rank(self) -> int:
         return len(self)
-
-
-class CoreCoord:
-    def __init__(self, x: int, y: int):
-        self.x, self.y = x, y
-
-    def __repr__(self) -> str:
-        return f"CoreCoord(x={self.x}, y={self.y})"
 
 
 class Device:
@@ -120,7 +112,7 @@ def _dtype(dtype) -> DataType:
         return _DTYPES[data_format(name).ttnn_name]
     except Exception:      # noqa: BLE001 - reported below
         raise LayoutError(f"dtype {dtype!r} is not a TT-NN data type; use ttnn.bfloat16, ttnn.float32 or "
-                          "ttnn.bfloat8_b") from None
+                          "ttnn.bfloat8_b", user_location()) from None
 
 
 def _layout(layout) -> Layout:
@@ -140,7 +132,7 @@ def quantize(values: np.ndarray, dtype: DataType, layout: Layout) -> np.ndarray:
         return values.astype(np.float32)
     if fmt.is_block_float:
         if layout is not TILE_LAYOUT:
-            raise LayoutError(f"{dtype.name} exists only in tile layout; pass layout=ttnn.TILE_LAYOUT")
+            raise LayoutError(f"{dtype.name} exists only in tile layout; pass layout=ttnn.TILE_LAYOUT", user_location())
         pages = to_device_pages(values.astype(np.float32), fmt, "TILE")
         return from_device_pages(pages, values.shape, fmt, "TILE").astype(np.float32)
     return values.astype(fmt.numpy_dtype)
@@ -157,7 +149,7 @@ class Tensor:
                  memory_config: MemoryConfig | None = None):
         values = np.asarray(values)
         if values.ndim == 0:
-            raise LayoutError("a device tensor needs rank >= 1; reshape the scalar to (1,)")
+            raise LayoutError("a device tensor needs rank >= 1; reshape the scalar to (1,)", user_location())
         self.dtype = dtype
         self.layout = layout
         self._device = device
@@ -242,36 +234,45 @@ def _default_dtype(array: np.ndarray) -> DataType:
     return float32
 
 
-def from_numpy(array, dtype=None, layout=ROW_MAJOR_LAYOUT, device: Device | None = None,
-               memory_config: MemoryConfig | None = None) -> Tensor:
-    """A device tensor with the values of a numpy array, rounded to ``dtype`` (by default the array's)."""
+def from_numpy(array, dtype=None, layout=TILE_LAYOUT, device: Device | None = None,
+               memory_config: MemoryConfig | None = None, mesh_mapper=None, **kwargs) -> Tensor:
+    """A device tensor with the values of a numpy array, rounded to ``dtype`` (by default the array's);
+    on a mesh device, spread over its chips by ``mesh_mapper`` (replicated without one)."""
     array = np.asarray(array)
     dt = _dtype(dtype) if dtype is not None else _default_dtype(array)
-    return Tensor(array.astype(np.float32) if dt.data_format.is_float else array, dt, _layout(layout), device,
-                  memory_config)
+    values = array.astype(np.float32) if dt.data_format.is_float else array
+    if isinstance(device, mesh.MeshDevice) or mesh_mapper is not None:
+        target = device if isinstance(device, mesh.MeshDevice) else mesh_mapper.mesh
+        return mesh.distribute(values, lambda v: Tensor(v, dt, _layout(layout), None, memory_config), target,
+                               mesh_mapper)
+    return Tensor(values, dt, _layout(layout), device, memory_config)
 
 
-def from_torch(tensor, dtype=None, layout=ROW_MAJOR_LAYOUT, device: Device | None = None,
-               memory_config: MemoryConfig | None = None, **kwargs) -> Tensor:
+def from_torch(tensor, dtype=None, layout=TILE_LAYOUT, device: Device | None = None,
+               memory_config: MemoryConfig | None = None, mesh_mapper=None, **kwargs) -> Tensor:
     """A device tensor with the values of a torch tensor (its own data type unless ``dtype`` is given)."""
     torch = _torch()
     if not isinstance(tensor, torch.Tensor):
-        raise LayoutError(f"from_torch takes a torch.Tensor, not {type(tensor).__name__}; use from_numpy for arrays")
+        raise LayoutError(f"from_torch takes a torch.Tensor, not {type(tensor).__name__}; use from_numpy for arrays",
+                          user_location())
     if dtype is None:
         dtype = {torch.bfloat16: bfloat16, torch.float32: float32, torch.int32: int32}.get(tensor.dtype, bfloat16)
     values = tensor.detach().to(torch.float32).cpu().numpy() if tensor.is_floating_point() else tensor.cpu().numpy()
-    return Tensor(values, _dtype(dtype), _layout(layout), device, memory_config)
+    return from_numpy(values, _dtype(dtype), layout, device, memory_config, mesh_mapper)
 
 
-def to_numpy(tensor: Tensor) -> np.ndarray:
-    """The tensor's values as a numpy array (float32 for float data types)."""
+def to_numpy(tensor: Tensor, mesh_composer=None, **kwargs) -> np.ndarray:
+    """The tensor's values as a numpy array (float32 for float data types); a mesh tensor's pieces
+    joined by ``mesh_composer``."""
+    if isinstance(tensor, mesh.MeshTensor):
+        return mesh.compose(tensor, mesh_composer)
     return tensor.to_numpy()
 
 
-def to_torch(tensor: Tensor, dtype=None, **kwargs):
+def to_torch(tensor: Tensor, dtype=None, mesh_composer=None, **kwargs):
     """The tensor's values as a torch tensor (bfloat16 for bfloat16 and block-float tensors)."""
     torch = _torch()
-    values = torch.from_numpy(tensor.to_numpy())
+    values = torch.from_numpy(to_numpy(tensor, mesh_composer))
     if dtype is not None:
         return values.to(dtype)
     if tensor.dtype.data_format in (DataFormat.Float16_b, DataFormat.Bfp8_b, DataFormat.Bfp4_b):
@@ -286,26 +287,26 @@ def _shape(shape) -> tuple[int, ...]:
     return tuple(int(s) for s in (shape if hasattr(shape, "__len__") else (shape,)))
 
 
-def full(shape, fill_value, dtype=bfloat16, layout=ROW_MAJOR_LAYOUT, device=None, memory_config=None) -> Tensor:
-    return Tensor(np.full(_shape(shape), fill_value, dtype=np.float32), _dtype(dtype), _layout(layout), device,
-                  memory_config)
+def full(shape, fill_value, dtype=bfloat16, layout=TILE_LAYOUT, device=None, memory_config=None) -> Tensor:
+    return from_numpy(np.full(_shape(shape), fill_value, dtype=np.float32), _dtype(dtype), layout, device,
+                      memory_config)
 
 
-def zeros(shape, dtype=bfloat16, layout=ROW_MAJOR_LAYOUT, device=None, memory_config=None) -> Tensor:
+def zeros(shape, dtype=bfloat16, layout=TILE_LAYOUT, device=None, memory_config=None) -> Tensor:
     return full(shape, 0.0, dtype, layout, device, memory_config)
 
 
-def ones(shape, dtype=bfloat16, layout=ROW_MAJOR_LAYOUT, device=None, memory_config=None) -> Tensor:
+def ones(shape, dtype=bfloat16, layout=TILE_LAYOUT, device=None, memory_config=None) -> Tensor:
     return full(shape, 1.0, dtype, layout, device, memory_config)
 
 
-def empty(shape, dtype=bfloat16, layout=ROW_MAJOR_LAYOUT, device=None, memory_config=None) -> Tensor:
+def empty(shape, dtype=bfloat16, layout=TILE_LAYOUT, device=None, memory_config=None) -> Tensor:
     return zeros(shape, dtype, layout, device, memory_config)
 
 
-def rand(shape, dtype=bfloat16, layout=ROW_MAJOR_LAYOUT, device=None, memory_config=None, seed=None) -> Tensor:
+def rand(shape, dtype=bfloat16, layout=TILE_LAYOUT, device=None, memory_config=None, seed=None) -> Tensor:
     values = np.random.default_rng(seed).random(_shape(shape), dtype=np.float32)
-    return Tensor(values, _dtype(dtype), _layout(layout), device, memory_config)
+    return from_numpy(values, _dtype(dtype), layout, device, memory_config)
 
 
 def zeros_like(tensor: Tensor, dtype=None, layout=None, device=None, memory_config=None) -> Tensor:
@@ -349,6 +350,138 @@ def exp(a: Tensor, **kwargs) -> Tensor:
     return _result(np.exp(a.host_values), a)
 
 
+def _unary(fn):
+    def op(a: Tensor, **kwargs) -> Tensor:
+        with np.errstate(all="ignore"):
+            return _result(fn(a.host_values.astype(np.float32)), a)
+    return op
+
+
+def _gelu(x):
+    return 0.5 * x * (1 + np.tanh(np.float32(0.7978845608) * (x + np.float32(0.044715) * x ** 3)))
+
+
+abs = _unary(np.abs)  # noqa: A001 - TT-NN's name
+neg = _unary(np.negative)
+sqrt = _unary(np.sqrt)
+rsqrt = _unary(lambda x: 1 / np.sqrt(x))
+reciprocal = _unary(lambda x: 1 / x)
+square = _unary(np.square)
+log = _unary(np.log)
+sin = _unary(np.sin)
+cos = _unary(np.cos)
+tanh = _unary(np.tanh)
+sigmoid = _unary(lambda x: 1 / (1 + np.exp(-x)))
+silu = _unary(lambda x: x / (1 + np.exp(-x)))
+gelu = _unary(_gelu)
+
+
+def divide(a: Tensor, b, dtype=None, **kwargs) -> Tensor:
+    return _result(a.host_values / _operand(b, a), a, dtype)
+
+
+def maximum(a: Tensor, b, dtype=None, **kwargs) -> Tensor:
+    return _result(np.maximum(a.host_values, _operand(b, a)), a, dtype)
+
+
+def minimum(a: Tensor, b, dtype=None, **kwargs) -> Tensor:
+    return _result(np.minimum(a.host_values, _operand(b, a)), a, dtype)
+
+
+def sum(a: Tensor, dim=None, keepdim: bool = False, **kwargs) -> Tensor:  # noqa: A001 - TT-NN's name
+    values = a.host_values.astype(np.float32).sum(axis=dim, keepdims=keepdim)
+    return _result(np.atleast_1d(values), a)
+
+
+def transpose(a: Tensor, dim0: int = -2, dim1: int = -1, **kwargs) -> Tensor:
+    return _result(np.swapaxes(a.host_values, dim0, dim1), a)
+
+
+def reshape(a: Tensor, shape, **kwargs) -> Tensor:
+    return _result(a.host_values.reshape(_shape(shape)), a)
+
+
+def _over_mesh(op):
+    """A host op that applies to each chip's piece of mesh tensors."""
+    def wrapped(a, *args, **kwargs):
+        if isinstance(a, mesh.MeshTensor):
+            pieces = [[x.pieces[i] if isinstance(x, mesh.MeshTensor) else x for x in args]
+                      for i in range(len(a.pieces))]
+            return mesh.MeshTensor([op(p, *rest, **kwargs) for p, rest in zip(a.pieces, pieces)], a.mesh)
+        return op(a, *args, **kwargs)
+    wrapped.__name__ = wrapped.__qualname__ = op.__name__
+    wrapped.__doc__ = op.__doc__
+    return wrapped
+
+
+Tensor.__add__ = lambda self, other: add(self, other)
+Tensor.__radd__ = lambda self, other: add(self, other)
+Tensor.__sub__ = lambda self, other: subtract(self, other)
+Tensor.__rsub__ = lambda self, other: _result(_operand(other, self) - self.host_values, self)
+Tensor.__mul__ = lambda self, other: multiply(self, other)
+Tensor.__rmul__ = lambda self, other: multiply(self, other)
+Tensor.__truediv__ = lambda self, other: divide(self, other)
+Tensor.__matmul__ = lambda self, other: matmul(self, other)
+Tensor.__neg__ = lambda self: neg(self)
+
+
+# --- cores and memory configs -------------------------------------------------------------------
+
+
+class CoreGrid:
+    """``ttnn.CoreGrid(y=rows, x=columns)``."""
+
+    def __init__(self, y: int, x: int):
+        self.y, self.x = int(y), int(x)
+
+    @property
+    def num_cores(self) -> int:
+        return self.x * self.y
+
+    def __repr__(self) -> str:
+        return f"CoreGrid(y={self.y}, x={self.x})"
+
+
+class ShardStrategy:
+    HEIGHT = TensorMemoryLayout.HEIGHT_SHARDED
+    WIDTH = TensorMemoryLayout.WIDTH_SHARDED
+    BLOCK = TensorMemoryLayout.BLOCK_SHARDED
+
+
+def create_sharded_memory_config(shape, core_grid: CoreGrid, strategy, orientation=None,
+                                 use_height_and_width_as_shard_shape: bool = False, **kwargs) -> MemoryConfig:
+    """An L1 memory config that shards a tensor of ``shape`` over ``core_grid`` by ``strategy``.
+
+    On the simulated device an operation reads and writes a sharded tensor as one L1 buffer; the
+    shard spec is kept with the tensor (``memory_config()``)."""
+    shape = _shape(shape)
+    layout = strategy if isinstance(strategy, TensorMemoryLayout) else TensorMemoryLayout[
+        f"{getattr(strategy, 'name', strategy)}_SHARDED"]
+    height, width = int(np.prod(shape[:-1])), shape[-1]
+    if use_height_and_width_as_shard_shape:
+        shard = (shape[-2], shape[-1])
+    elif layout is TensorMemoryLayout.HEIGHT_SHARDED:
+        shard = (-(-height // core_grid.num_cores), width)
+    elif layout is TensorMemoryLayout.WIDTH_SHARDED:
+        shard = (height, -(-width // core_grid.num_cores))
+    else:
+        shard = (-(-height // core_grid.y), -(-width // core_grid.x))
+    spec = ShardSpec((core_grid.x, core_grid.y), shard, orientation or ShardOrientation.ROW_MAJOR)
+    return MemoryConfig(layout, BufferType.L1, spec)
+
+
+def to_memory_config(tensor: Tensor, memory_config: MemoryConfig, **kwargs) -> Tensor:
+    return Tensor(tensor.host_values, tensor.dtype, tensor.layout, tensor.device(), memory_config)
+
+
+def get_memory_config(tensor: Tensor) -> MemoryConfig:
+    return tensor.memory_config()
+
+
+def is_sharded(tensor: Tensor) -> bool:
+    return tensor.memory_config().is_sharded
+
+
 def to_layout(tensor: Tensor, layout, **kwargs) -> Tensor:
     return Tensor(tensor.host_values, tensor.dtype, _layout(layout), tensor.device(), tensor.memory_config())
 
@@ -361,10 +494,95 @@ def from_device(tensor: Tensor) -> Tensor:
     return tensor
 
 
+for _name in ("add", "subtract", "multiply", "divide", "matmul", "relu", "exp", "abs", "neg", "sqrt", "rsqrt",
+              "reciprocal", "square", "log", "sin", "cos", "tanh", "sigmoid", "silu", "gelu", "maximum", "minimum",
+              "sum", "transpose", "reshape", "to_layout", "to_memory_config"):
+    globals()[_name] = _over_mesh(globals()[_name])
+
+# --- several chips ------------------------------------------------------------------------------
+
+def all_reduce(tensor: mesh.MeshTensor, **kwargs) -> mesh.MeshTensor:
+    """The sum of the chips' pieces, on every chip (a ring all-reduce over ethernet; see
+    :mod:`tilefold.frontend.ttl.mesh`)."""
+    from tilefold.frontend.ttl.session import settings
+
+    if not isinstance(tensor, mesh.MeshTensor):
+        raise LayoutError("ttnn.all_reduce takes a tensor spread over a mesh (from_torch(..., mesh_mapper=...))",
+                          user_location())
+    pieces = tensor.pieces
+    n = len(pieces)
+    first = pieces[0]
+    total = first.host_values.astype(np.float32)
+    for p in pieces[1:]:
+        total = quantize(total + p.host_values.astype(np.float32), first.dtype, first.layout)
+    steps = 2 * (n - 1)
+    nbytes = -(-int(np.prod(first.shape)) * first.dtype.data_format.tile_size() // 1024)
+    chunk = -(-nbytes // n)
+    seconds = steps * (mesh.ETHERNET_LATENCY_S + chunk / mesh.ETHERNET_BYTES_PER_S) if n > 1 else 0.0
+    record = mesh.EthernetTransfer("all_reduce", n, steps, chunk, seconds)
+    mesh.TRANSFERS.append(record)
+    if settings().report:
+        print(f"ttnn.all_reduce over {n} chips: {steps} ethernet ring steps of {chunk:,} B per chip, "
+              f"estimated {seconds * 1e6:.1f} us")
+    return mesh.MeshTensor([Tensor(total, first.dtype, first.layout, first.device(), first.memory_config())
+                       for _ in pieces], tensor.mesh)
+
+
+
+MeshShape = mesh.MeshShape
+MeshDevice = mesh.MeshDevice
+MeshTensor = mesh.MeshTensor
+open_mesh_device = mesh.open_mesh_device
+ShardTensorToMesh = mesh.ShardTensorToMesh
+ShardTensor2dMesh = mesh.ShardTensor2dMesh
+ReplicateTensorToMesh = mesh.ReplicateTensorToMesh
+ConcatMeshToTensor = mesh.ConcatMeshToTensor
+ConcatMesh2dToTensor = mesh.ConcatMesh2dToTensor
+set_num_devices = mesh.set_num_devices
+
+
+def GetNumAvailableDevices() -> int:  # noqa: N802 - TT-NN's name
+    """The simulated chips: the board's (n300: 2) unless ``set_num_devices`` chose another number."""
+    return mesh.num_available_devices()
+
+
+def close_mesh_device(device) -> None:
+    device.is_open = False
+
+
+class FabricConfig:
+    DISABLED = "DISABLED"
+    FABRIC_1D = "FABRIC_1D"
+    FABRIC_1D_RING = "FABRIC_1D_RING"
+    FABRIC_2D = "FABRIC_2D"
+
+
+def set_fabric_config(config, *args, **kwargs) -> None:
+    """Accepted for TT-NN scripts: the simulated chips always reach each other over ethernet."""
+
+
+def synchronize_device(*args, **kwargs) -> None:
+    """Simulated operations finish before the call that runs them returns."""
+
+
 __all__ = [
     "DataType", "bfloat16", "float32", "bfloat8_b", "bfloat4_b", "uint32", "int32", "Layout", "TILE_LAYOUT",
     "ROW_MAJOR_LAYOUT", "TILE_SIZE", "MemoryConfig", "DRAM_MEMORY_CONFIG", "L1_MEMORY_CONFIG", "Shape", "Device",
     "open_device", "close_device", "Tensor", "from_numpy", "from_torch", "to_numpy", "to_torch", "full", "zeros",
     "ones", "empty", "rand", "zeros_like", "add", "subtract", "multiply", "matmul", "relu", "exp", "to_layout",
-    "to_device", "from_device",
+    "to_device", "from_device", "abs", "neg", "sqrt", "rsqrt", "reciprocal", "square", "log", "sin", "cos", "tanh",
+    "sigmoid", "silu", "gelu", "divide", "maximum", "minimum", "sum", "transpose", "reshape", "CoreGrid",
+    "ShardStrategy", "ShardOrientation", "TensorMemoryLayout", "BufferType", "create_sharded_memory_config",
+    "to_memory_config", "get_memory_config", "is_sharded", "MeshShape", "MeshDevice", "MeshTensor",
+    "open_mesh_device", "close_mesh_device", "ShardTensorToMesh", "ShardTensor2dMesh", "ReplicateTensorToMesh",
+    "ConcatMeshToTensor", "ConcatMesh2dToTensor", "all_reduce", "set_num_devices", "GetNumAvailableDevices",
+    "FabricConfig", "set_fabric_config", "synchronize_device",
 ]
+
+
+def __getattr__(name: str):
+    if name.startswith("__"):
+        raise AttributeError(name)
+    from tilefold.frontend.ttl.math_api import UnsupportedName
+
+    raise UnsupportedName(f"ttnn.{name} is not supported by tilefold yet", user_location())

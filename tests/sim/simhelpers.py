@@ -4,6 +4,7 @@ the line numbers of statements in a test file (to check that errors name them)."
 from __future__ import annotations
 
 import inspect
+from pathlib import Path
 
 import numpy as np
 
@@ -124,3 +125,14 @@ def run_two_input(compute, a, b, out_shape, *, dtype="bfloat16", out_dtype=None,
     prog.set_runtime_args(c, (0, 0), list(compute_args))
     prog.set_runtime_args(w, (0, 0), [bo.address, bo.num_pages])
     return Device().run(prog, {"a": a, "b": b})
+
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def example_scripts() -> list[Path]:
+    """Every example kernel script (TT-Lang, TileLang, PyKernel). The autotuning examples sweep
+    dozens of configurations of kernels other examples run; their small-shape runs are in
+    tests/autotune."""
+    return sorted(p for p in EXAMPLES.glob("*/*.py")
+                  if p.parent.name in ("ttl", "tilelang", "pykernel") and not p.stem.startswith("autotune"))

@@ -8,7 +8,6 @@ import argparse
 import contextlib
 import io
 import runpy
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,8 +15,9 @@ import pytest
 from tilefold.errors import TilefoldError
 from tilefold.sim.device import Device
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-SCRIPTS = sorted(p for p in EXAMPLES.glob("*/*.py") if p.parent.name in ("ttl", "tilelang", "pykernel"))
+from simhelpers import example_scripts
+
+SCRIPTS = example_scripts()
 
 
 def assert_same_run(a, b) -> None:

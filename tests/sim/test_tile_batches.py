@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import io
 import runpy
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,10 +15,9 @@ from tilefold.pykernel import *  # noqa: F403
 from tilefold.sim import tile_batches
 from tilefold.sim.device import Device
 
-from simhelpers import A, B, OUT, random_tiles, run_two_input, where
+from simhelpers import A, B, EXAMPLES, OUT, example_scripts, random_tiles, run_two_input, where
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-SCRIPTS = sorted(p for p in EXAMPLES.glob("*/*.py") if p.parent.name in ("ttl", "tilelang", "pykernel"))
+SCRIPTS = example_scripts()
 
 
 @contextlib.contextmanager

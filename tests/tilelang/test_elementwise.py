@@ -61,6 +61,13 @@ def test_softmax_example():
     np.testing.assert_allclose(y.sum(axis=1), 1.0, atol=2e-2)
 
 
+def test_row_standardize_example():
+    y, err, seconds, roofline = load_example("row_standardize").main(M=256, N=128)
+    assert err < 0.05
+    assert np.abs(y.mean(axis=1)).max() < 0.03 and np.abs(y.std(axis=1) - 1).max() < 0.03
+    assert 0 < roofline < seconds
+
+
 def test_scalar_forms():
     def body(y, a, i, j):
         y[i, j] = (3.0 - a[i, j] * 2.0) / 4.0 + 1.0

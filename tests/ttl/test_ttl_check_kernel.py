@@ -24,7 +24,11 @@ EXAMPLES = {
     "fused_chain": {"shape": (64, 128)},
     "softmax": {"shape": (64, 64)},
     "pipe_multicast": {"rows": 32},
+    "matmul_mcast": {"m": 128, "k": 128, "n": 128},
+    "row_standardize": {"shape": (2048, 64)},
     "bfp8_inputs": {"shape": (128, 128)},
+    "pipe_scatter_gather": {"cols": 1},
+    "batched_matmul_bias": {"batches": 2, "m": 32, "k": 64, "n": 32},
 }
 
 

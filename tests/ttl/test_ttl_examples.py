@@ -21,6 +21,9 @@ EXACT = [
     ("broadcast", {"n": 128, "m": 64}),
     ("pipe_multicast", {"rows": 64}),
     ("bfp8_inputs", {"shape": (128, 128)}),
+    ("height_shard_gather", {}),
+    ("eltwise_3d_auto_grid", {"shape": (3, 64, 96)}),
+    ("group_transfer", {"shape": (96, 64)}),
 ]
 
 
@@ -43,6 +46,22 @@ def test_matmul_example_accumulates_over_k(name, kwargs):
     assert (result >= 0).all() and (result[reference > 0.05 * scale] > 0).all()   # relu
 
 
+def test_multicast_matmul_example_reads_each_tile_once_and_reports_its_time():
+    result, reference, perf = load_example("matmul_mcast").main(m=256, k=256, n=128)
+    scale = np.abs(reference).max()
+    assert np.abs(result - reference).max() <= 0.02 * scale
+    assert np.corrcoef(result.ravel(), reference.ravel())[0, 1] > 0.9999
+    assert perf.counters.dram_read_bytes == (256 * 256 + 256 * 128) * 2      # A and B, each tile once
+    assert 0 < perf.seconds < 1e-3
+
+
+def test_row_standardize_example_matches_numpy():
+    result, reference, perf = load_example("row_standardize").main(shape=(2048, 128))
+    assert np.abs(result - reference).max() < 0.06
+    assert np.abs(result.mean(axis=1)).max() < 0.03
+    assert perf.counters.dram_read_bytes == 2048 * 128 * 2 and perf.seconds > 0
+
+
 def test_fused_chain_example_within_bfloat16_accuracy():
     result, reference = load_example("fused_chain").main(shape=(64, 128))
     assert np.abs(result - reference).max() < 0.02
@@ -53,3 +72,33 @@ def test_softmax_example_rows_sum_to_one():
     result, reference = load_example("softmax").main(shape=(64, 128))
     np.testing.assert_allclose(result, reference, rtol=0.05, atol=0.004)
     np.testing.assert_allclose(result.sum(axis=-1), 1.0, atol=0.02)
+
+
+@pytest.mark.parametrize("name,kwargs", [
+    ("multicast_matmul", {"m": 64, "k": 128}),
+    ("batched_matmul_bias", {"batches": 3, "m": 64, "k": 64, "n": 64}),
+    ("loop_accumulation", {"shape": (128, 128)}),
+], ids=["multicast_matmul", "batched_matmul_bias", "loop_accumulation"])
+def test_accumulating_example_within_bfloat16_accumulation(name, kwargs):
+    result, reference = load_example(name).main(**kwargs)
+    assert result.shape == reference.shape
+    assert np.abs(result - reference).max() <= 0.02 * np.abs(reference).max()
+    assert np.corrcoef(result.ravel(), reference.ravel())[0, 1] > 0.9999
+
+
+def test_pipe_scatter_gather_example_within_bfloat16_accuracy():
+    result, reference = load_example("pipe_scatter_gather").main(cols=2)
+    np.testing.assert_allclose(result, reference, rtol=0.01, atol=0.01)
+
+
+@pytest.mark.parametrize("mesh_shape,k", [((1, 2), 256), ((2, 4), 512)], ids=["n300", "t3k"])
+def test_multidevice_matmul_example_sums_the_chips_partial_products(mesh_shape, k):
+    from tilefold.frontend.ttl.mesh import TRANSFERS
+
+    result, reference = load_example("multidevice_matmul").main(mesh_shape=mesh_shape, k=k)
+    chips = mesh_shape[0] * mesh_shape[1]
+    assert result.shape[0] == chips
+    assert np.abs(result - reference).max() <= 0.02 * np.abs(reference).max()
+    assert np.corrcoef(result.ravel(), reference.ravel())[0, 1] > 0.9999
+    record = TRANSFERS[-1]
+    assert (record.chips, record.steps) == (chips, 2 * (chips - 1)) and record.seconds > 0

@@ -3,7 +3,9 @@
 Reads: nothing. Writes: nothing. :mod:`tilefold.sim` charges every simulated API call one
 of these costs on its thread's clock.
 
-This is a model, not a measurement of a device. Where each number comes from:
+This is a model, not a measurement of a device. ``docs/cost-model.md`` lists every published
+figure used, with its source, and how modeled times compare with published measurements.
+Where each number comes from:
 
 * **RISC-V API call overhead** (``riscv_call``, ``cb_op``): the dataflow and CB calls are a
   few tens of RISC-V instructions at about one instruction per cycle (TT-Metalium's
@@ -17,10 +19,22 @@ This is a model, not a measurement of a device. Where each number comes from:
   the NOC latency; bandwidth per bank is the board bandwidth divided by the banks
   (:attr:`Arch.dram_bank_bytes_per_cycle`); each core running a data-movement kernel is
   served at an equal share of the board bandwidth.
+* **DRAM rates** (``dram_achievable_fraction``, ``dram_core_bytes_per_cycle``): the fraction of
+  the board's DRAM bandwidth a one-reader-per-bank microbenchmark reaches (Wormhole 267 of
+  288 GB/s, TT-Metal's "Saturating DRAM bandwidth" report; Blackhole 500 of 512 GB/s, its
+  Blackhole companion) and one core's DRAM read rate under ideal conditions (22 B/cycle
+  Wormhole, 33 Blackhole; TT-Metal's data-movement "ideal performance" table).
+* **Multicast** (``noc_mcast_bytes_per_cycle``): one-to-all linked multicast, 22 B/cycle on
+  Wormhole and 41 on Blackhole (the same table), below the 32 / 64 B/cycle link width.
 * **FPU**: a 32×32×32 matmul is 65,536 flops at 4,096 flop/cycle (LoFi), times the number
-  of fidelity phases (HiFi2 ×2, HiFi3 ×3, HiFi4 ×4). An element-wise FPU tile op moves
-  1,024 values through the 16×16 face engine; ``fpu_eltwise_tile`` assumes four faces at
-  four cycles each plus setup.
+  of fidelity phases (HiFi2 ×2, HiFi3 ×3, HiFi4 ×4): 16 / 32 / 48 / 64 cycles per tile, the
+  ideal cycles TT-Metal's GEMM_FLOPS report uses. ``matmul_phase_extra`` adds cycles per tile
+  and fidelity phase on top (the engine does not sustain its ideal rate inside a
+  ``matmul_block``: face and phase sequencing); it is not published: 6 cycles is fitted so the
+  modeled 2-D multicast GEMM matches the published device utilisation of the bfloat16 HiFi2
+  rows on n150 (``bench/device_perf.py`` compares every row). An element-wise FPU tile op moves 1,024 values through the engine at 8×16 per
+  cycle (8 cycles, TT-Metal's matrix-engine report); ``fpu_eltwise_tile`` adds the per-tile
+  issue and setup.
 * **Unpack / pack**: one 32×32 tile moves at about 64 bytes/cycle through the unpacker
   and packer; block-float formats add the exponent handling (``*_bfp`` costs).
 * **SFPU**: a 32-lane vector unit processes a tile in 32 rows of 32 values, with a cost
@@ -48,7 +62,7 @@ DEFAULT_SFPU_TILE_CYCLES: dict[str, int] = {
     "exp": _SFPU_APPROX, "exp2": _SFPU_APPROX, "log": _SFPU_APPROX, "sqrt": _SFPU_APPROX,
     "rsqrt": _SFPU_APPROX, "recip": _SFPU_APPROX, "div": _SFPU_APPROX, "sigmoid": _SFPU_APPROX,
     "tanh": _SFPU_APPROX, "sin": _SFPU_APPROX, "cos": _SFPU_APPROX, "power": _SFPU_COMPOSED,
-    "gelu": _SFPU_COMPOSED, "silu": _SFPU_COMPOSED,
+    "gelu": _SFPU_COMPOSED, "silu": _SFPU_COMPOSED, "trig": _SFPU_COMPOSED,
 }
 
 
@@ -68,13 +82,22 @@ class OpCosts:
     bfp_extra_per_tile: int = 16    # shared-exponent handling for bfp8_b / bfp4_b
     fpu_eltwise_tile: int = 20      # add/sub/mul_tiles, including bcast variants
     reduce_tile: int = 32
+    matmul_phase_extra: int = 6     # per tile and fidelity phase, on top of the ideal 16 (fitted)
     transpose_tile: int = 32
     sfpu_tile: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_SFPU_TILE_CYCLES))
+    # DRAM and NOC rates measured on devices (docs/cost-model.md gives each source)
+    dram_achievable_fraction: float = 267 / 288     # one-reader-per-bank microbenchmark, n150
+    dram_core_bytes_per_cycle: float = 22.0         # one core's DRAM reads, ideal-conditions test
+    noc_mcast_bytes_per_cycle: float = 22.0         # one-to-all multicast (linked), ideal-conditions test
 
     def sfpu(self, family: str) -> int:
         return self.sfpu_tile.get(family, _SFPU_APPROX)
 
 
 WORMHOLE_COSTS = OpCosts()
-# Blackhole: wider NOC (64 B/cycle, in Arch) and the same Tensix pipeline costs per cycle.
-BLACKHOLE_COSTS = OpCosts()
+# Blackhole: the same Tensix pipeline costs per cycle (the matrix engine is the same per clock);
+# its own DRAM and NOC rates: 500 of 512 GB/s with bank-adjacent readers, 33 B/cycle DRAM reads
+# per core and 41 B/cycle linked multicast over the 64-byte NOC; NOC round trips in cycles grow
+# with the faster 1.35 GHz clock.
+BLACKHOLE_COSTS = OpCosts(noc_latency=240, dram_latency=430, dram_achievable_fraction=500 / 512,
+                          dram_core_bytes_per_cycle=33.0, noc_mcast_bytes_per_cycle=41.0)

@@ -14,7 +14,7 @@ from pathlib import Path
 from tilefold.errors import TilefoldError
 
 _FRONT_ENDS = (
-    ("ttl", re.compile(r"^\s*(import\s+ttl\b|from\s+ttl\b|import\s+ttlang|from\s+ttlang|import\s+tilefold\.ttl|"
+    ("ttl", re.compile(r"^\s*(import\s+(?:[\w.]+(?:\s+as\s+\w+)?\s*,\s*)*ttl\b|from\s+ttl\b|import\s+ttlang|from\s+ttlang|import\s+tilefold\.ttl|"
                        r"from\s+tilefold\s+import\s+.*\bttl\b|from\s+tilefold\.ttl)", re.M),
      "tilefold.cli.ttl_scripts"),
     ("tilelang", re.compile(r"^\s*(import\s+tilefold\.language|from\s+tilefold\s+import\s+language|"

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from tilefold.errors import PlanError
 from tilefold.ir.attributes import get_attr, param_names
+from tilefold.layout.block_orders import block_at
 
 RULES = {
     1: "core ranges within grid bounds",
@@ -51,7 +52,13 @@ def plan_from_kernel(function) -> dict:
             sm, sn, _, _, sy, sx = row[7:13]
             blocks = [(sy * sm + t // sn, sx * sn + t % sn) for t in range(start, start + count)]
         else:
-            blocks = [(t // nt, t % nt) for t in range(start, start + count)]
+            raster = get_attr(function, "tt.raster", None)
+            if raster:
+                plane = raster["rows"] * raster["cols"]
+                blocks = [block_at(t % plane, raster["rows"], raster["cols"], raster["order"], raster["k"])
+                          for t in range(start, start + count)]
+            else:
+                blocks = [(t // nt, t % nt) for t in range(start, start + count)]
         items = []
         for m, n in blocks:
             for r in range(bm):

@@ -309,12 +309,42 @@ SFPU_UNARY: dict[str, tuple[str, tuple[Param, ...]]] = {
     "unary_eq": (_U + "comp.h", (Param("value_bits"),)),
     "unary_ne": (_U + "comp.h", (Param("value_bits"),)),
     "cumsum": ("api/compute/cumsum.h", (Param("first"),)),
+    "asin": (_U + "trigonometry.h", ()),
+    "acos": (_U + "trigonometry.h", ()),
+    "atan": (_U + "trigonometry.h", ()),
+    "sinh": (_U + "trigonometry.h", ()),
+    "cosh": (_U + "trigonometry.h", ()),
+    "asinh": (_U + "trigonometry.h", ()),
+    "acosh": (_U + "trigonometry.h", ()),
+    "atanh": (_U + "trigonometry.h", ()),
+    "tan": (_U + "trigonometry.h", ()),
+    "softsign": (_U + "activations.h", ()),
+    "hardsigmoid": (_U + "activations.h", ()),
+    "celu": (_U + "activations.h", (Param("alpha_bits"), Param("alpha_recip_bits"))),
+    "elu": (_U + "elu.h", (Param("alpha_bits"),)),
+    "selu": (_U + "selu.h", (Param("scale_bits"), Param("alpha_bits"))),
+    "leaky_relu": (_U + "relu.h", (Param("slope_bits"),)),
+    "prelu": (_U + "prelu.h", (Param("alpha_bits"),)),
+    "softplus": (_U + "softplus.h", (Param("beta_bits"), Param("beta_reciprocal_bits"), Param("threshold_bits"))),
+    "threshold": (_U + "threshold.h", (Param("threshold_bits"), Param("value_bits"))),
+    "expm1": (_CKA, ()),
+    "signbit": (_CKA, ()),
+    "log1p": (_U + "log1p.h", ()),
+    "frac": (_U + "rounding.h", ()),
+    "round": (_U + "rounding.h", (Param("decimals", "i32"),)),
 }
 # functions without a *_tile_init of their own in 0.69 (they share the rounding / scalar inits)
-_INIT_ALIASES = {"floor": "rounding_op_tile_init", "ceil": "rounding_op_tile_init", "trunc": "rounding_op_tile_init"}
+_INIT_ALIASES = {"floor": "rounding_op_tile_init", "ceil": "rounding_op_tile_init", "trunc": "rounding_op_tile_init",
+                 "frac": "rounding_op_tile_init", "round": "rounding_op_tile_init"}
+
+
+def sfpu_init_name(name: str) -> str:
+    """The init call of the SFPU unary ``<name>_tile`` (the rounding ops share ``rounding_op_tile_init``)."""
+    return _INIT_ALIASES.get(name, f"{name}_tile_init")
+
 
 for _name, (_hdr, _extra) in SFPU_UNARY.items():
-    _init = _INIT_ALIASES.get(_name, f"{_name}_tile_init")
+    _init = sfpu_init_name(_name)
     if not any(f.name == _init for f in COMPUTE_API):
         COMPUTE_API.append(_cp(_init, (), _hdr))
     COMPUTE_API.append(_cp(f"{_name}_tile", (Param("dst_index"),) + _extra, _hdr))

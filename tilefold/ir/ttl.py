@@ -246,6 +246,14 @@ TILE_OPS: dict[str, TileOpInfo] = {info.name: info for info in (
     _unary("sin"), _unary("cos"), _unary("abs"), _unary("neg", "negative_tile"),
     _unary("floor", init="rounding_op_tile_init"), _unary("ceil", init="rounding_op_tile_init"),
     _unary("sign"),
+    _unary("asin"), _unary("acos"), _unary("atan"), _unary("sinh"), _unary("cosh"), _unary("asinh"),
+    _unary("acosh"), _unary("atanh"), _unary("tan"), _unary("softsign"), _unary("hardsigmoid"),
+    _unary("expm1"), _unary("log1p"), _unary("signbit"),
+    _unary("trunc", init="rounding_op_tile_init"), _unary("frac", init="rounding_op_tile_init"),
+    _unary("round", init="rounding_op_tile_init", params=("decimals",), encoding="int"),
+    _unary("elu", params=("alpha",)), _unary("celu", params=("alpha", "alpha_recip")),
+    _unary("selu", params=("scale", "alpha")), _unary("leaky_relu", params=("slope",)),
+    _unary("prelu", params=("alpha",)), _unary("softplus", params=("beta", "beta_reciprocal", "threshold")),
     _unary("clamp", params=("min", "max")),
     _unary("power", params=("exponent",), encoding="int"),
     _unary("add_scalar", "add_unary_tile", "binop_with_scalar_tile_init", ("value",)),
@@ -932,10 +940,43 @@ class PipeRecvOp(_PipeOp):
     name = "ttl.pipe_recv"
 
 
+@irdl_op_definition
+class UnsafeElementReadOp(IRDLOperation):
+    """``ttl.unsafe_element_read %block[%row, %col]``: the raw bits of one element of a block held by a
+    data movement kernel (row and column in elements of the whole block), zero-extended to i32."""
+
+    name = "ttl.unsafe_element_read"
+    block = operand_def(TensorType)
+    row = operand_def(IndexType)
+    col = operand_def(IndexType)
+    result = result_def(i32)
+    assembly_format = "$block `[` $row `,` $col `]` attr-dict `:` type($block) `->` type($result)"
+
+    def __init__(self, block: SSAValue, row: SSAValue, col: SSAValue):
+        super().__init__(operands=[block, row, col], result_types=[i32])
+
+
+@irdl_op_definition
+class UnsafeElementWriteOp(IRDLOperation):
+    """``ttl.unsafe_element_write %block[%row, %col], %value``: store the low bits of ``value`` into one
+    element of a block held by a data movement kernel."""
+
+    name = "ttl.unsafe_element_write"
+    block = operand_def(TensorType)
+    row = operand_def(IndexType)
+    col = operand_def(IndexType)
+    value = operand_def(i32)
+    assembly_format = "$block `[` $row `,` $col `]` `,` $value attr-dict `:` type($block)"
+
+    def __init__(self, block: SSAValue, row: SSAValue, col: SSAValue, value: SSAValue):
+        super().__init__(operands=[block, row, col, value])
+
+
 STRUCTURAL_OPS = (BindCBOp, CBReserveOp, CBWaitOp, CBPushOp, CBPopOp, StoreOp, AttachCBOp, BlockSliceOp, ComputeOp,
                   YieldOp, LinearizedIndexOp, CopyTileOp, CopyDstOp, InitSFPUOp, TileRegsAcquireOp,
                   TileRegsCommitOp, TileRegsWaitOp, TileRegsReleaseOp, PackTileOp, DstTileOp, MatmulBlockOp, TensorOp,
-                  TensorSliceOp, CopyOp, WaitOp, GroupWaitOp, NodeCoordOp, PipeCountOp, PipeSendOp, PipeRecvOp)
+                  TensorSliceOp, CopyOp, WaitOp, GroupWaitOp, NodeCoordOp, PipeCountOp, PipeSendOp, PipeRecvOp,
+                  UnsafeElementReadOp, UnsafeElementWriteOp)
 
 TTL = Dialect("ttl", [*STRUCTURAL_OPS, *BLOCK_OPS.values(), *TILE_OP_CLASSES.values()],
               [CircularBufferType, TransferType, DstType])

@@ -11,7 +11,7 @@ import importlib
 from tilefold.errors import TilefoldError
 from tilefold.ops.base import REGISTRY, OpFactory, OpInstance, Tolerance, compare, host_data
 
-FACTORY_MODULES = ("tilize", "untilize", "eltwise", "matmul", "matmul_multicore")
+FACTORY_MODULES = ("tilize", "untilize", "eltwise", "matmul", "matmul_multicore", "matmul_mcast", "row_standardize")
 
 
 def factories() -> dict[str, OpFactory]:

@@ -18,7 +18,7 @@ from tilefold.passes.registry import parse_passes
 #                               split-copied-buffers, infer-vector-layout.
 # Phase 2: apply-tt-defaults, tile-pad-tt.
 # Stage A (metadata): infer-tt-layout, propagate-tt-layout, attach-tensor-accessor.
-# Stage B (partitioning): layout-aware-work-partition, grid-to-core-grid.
+# Stage B (partitioning): layout-aware-work-partition, rasterization-tt, grid-to-core-grid.
 # Stage C (protocol-less lowering): lower-shared-to-cb, lower-to-sfpu, lower-tt-tile-intrinsics, build-tile-dfg.
 # Stage D (late split and protocol): split-device-kernel, configure-tensor-accessor, lower-cb-intrinsics,
 #                                    insert-compute-init, insert-dst-management.
@@ -35,6 +35,7 @@ TILELANG = (
     "propagate-tt-layout",
     "attach-tensor-accessor",
     "layout-aware-work-partition",
+    "rasterization-tt",
     "grid-to-core-grid",
     "lower-shared-to-cb",
     "lower-to-sfpu",

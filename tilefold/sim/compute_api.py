@@ -420,7 +420,8 @@ class ComputeApi:
             cycles = self._matmul_cycles[key] = (
                 self._unpack_cycles(self._page_bytes(st0) * rt, self._cb_format(cb0), rt)
                 + self._unpack_cycles(self._page_bytes(st1) * ct, self._cb_format(cb1), ct),
-                self.arch.matmul_tile_cycles(self.fidelity) * tiles)
+                (self.arch.matmul_tile_cycles(self.fidelity)
+                 + self.costs.matmul_phase_extra * self.arch.fidelity_phases(self.fidelity)) * tiles)
         counters = self.dev.counters
         counters.unpack_tiles += (rt + ct) * self.L
         self.charge(cycles[0], self.unpack_clock)

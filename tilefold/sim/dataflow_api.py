@@ -190,7 +190,11 @@ class DataflowApi:
         node = (((noc_y_end << NOC_ADDR_NODE_ID_BITS | noc_x_end) << 2 * NOC_ADDR_NODE_ID_BITS)
                 | (noc_y_start << NOC_ADDR_NODE_ID_BITS) | noc_x_start)
         self.charge(self.costs.riscv_call, None, "get_noc_multicast_addr")
-        return (node << NOC_ADDR_LOCAL_BITS) | addr | _MCAST_BIT
+        if node.__class__ is int and addr.__class__ is int:
+            return (node << NOC_ADDR_LOCAL_BITS) | addr | _MCAST_BIT
+        # per-lane addresses: bit 63 needs unsigned 64-bit lanes
+        node = np.asarray(node).astype(np.uint64)
+        return (node << np.uint64(NOC_ADDR_LOCAL_BITS)) | np.asarray(addr).astype(np.uint64) | np.uint64(_MCAST_BIT)
 
     def my_x(self):
         return self.dev.lane_noc_x(self)
@@ -239,6 +243,29 @@ class DataflowApi:
             bad = _first(local)
             raise self.fail(DramAccessError, f"{call} accesses L1 bytes 0x{bad:x}-0x{bad + nbytes:x} of another core, "
                                              "outside its circular buffers, L1 buffers and semaphores")
+
+    def _check_remote_cb(self, rows: np.ndarray, local: int, nbytes: int, call: str) -> None:
+        """A write landing in circular-buffer pages of other cores: each destination must hold
+        those pages reserved and not yet pushed, or its consumer may already be reading them
+        (a receiver that pushes before the sender's data has arrived, e.g. without waiting on
+        the semaphore the sender sets after the data)."""
+        cb = self.dev.cbs.cb_at(local)
+        if cb is None or not rows.size:
+            return
+        st = self.dev.cbs.states[cb]
+        if not st.configured[rows].all():
+            return
+        base, ps, cap = st.base[rows], st.page_size[rows], st.capacity[rows]
+        first = ((local - base) // ps - st.wr[rows]) % cap
+        last = ((local + nbytes - 1 - base) // ps - st.wr[rows]) % cap
+        bad = (first >= st.reserved[rows]) | (last >= st.reserved[rows])
+        if bad.any():
+            row = int(rows[np.argmax(bad)])
+            core = next(c for c, r in self.dev.core_rows.items() if r == row)
+            raise self.fail(NocHazardError, f"{call} writes pages of c_{cb} on core {core} that core does not hold "
+                                            "reserved (it pushed them already or never reserved them): the receiver "
+                                            "must wait for the data, e.g. noc_semaphore_wait on the semaphore the "
+                                            "sender sets after it, before cb_push_back")
 
     def _local_write_fits(self, addr, nbytes: int) -> bool:
         """Whether NOC reads landing at ``addr`` (per-lane addresses of any shape, in the CB that
@@ -340,6 +367,14 @@ class DataflowApi:
 
     def _core_done(self, nbytes: int) -> np.ndarray:
         return self._port(nbytes) + self.costs.noc_latency
+
+    def _mcast_done(self, nbytes: int) -> np.ndarray:
+        """A multicast occupies the port at the measured one-to-all rate, below the link's width
+        (``OpCosts.noc_mcast_bytes_per_cycle``)."""
+        rate = min(self.costs.noc_mcast_bytes_per_cycle, self.arch.noc_link_bytes_per_cycle)
+        start = np.maximum(self.clock, self.port_free)
+        self.port_free = start + nbytes / rate
+        return self.port_free + self.costs.noc_latency
 
     @staticmethod
     def _remember(pending: list, lo, nbytes: int, line: int) -> bool:
@@ -479,12 +514,14 @@ class DataflowApi:
             data = self.dev.l1.read(np.array([me]), s, nbytes)
             rows = np.array(targets, dtype=np.int64)
             self._check_remote_l1(rows, local, nbytes, call)
+            if not words:
+                self._check_remote_cb(rows, local, nbytes, call)
             if rows.size:
                 self.dev.l1.write(rows, local, np.repeat(data, rows.size, axis=0))
             self.dev.counters.noc_bytes += nbytes * max(len(targets), 1)
             if words:
                 self.dev.sem_time_note(rows, local, float(self.clock[lane] + self.costs.noc_latency))
-        done = self._core_done(nbytes)
+        done = self._mcast_done(nbytes)
         self._issue(nbytes, call)
         if not words:
             self._note_write(src, nbytes, line, self.clock + nbytes / self.arch.noc_link_bytes_per_cycle, done)

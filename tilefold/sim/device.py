@@ -141,6 +141,28 @@ def kernel_facts(function) -> tuple[PythonKernel, SteeringArgs]:
     return facts
 
 
+_NOC_READS = frozenset({"ttkernel.noc_async_read_page", "ttkernel.noc_async_read"})
+
+
+def dram_share(program: Program, arch: Arch) -> float:
+    """Bytes per cycle of DRAM bandwidth one core's transfers are served at: the chip's achievable
+    bandwidth split equally over the cores that run a data-movement kernel issuing NOC reads (the
+    cores that stream operands from DRAM; a core that only receives multicasts or writes results
+    does not compete for it all run long), and never more than one core's measured DRAM rate
+    (``OpCosts.dram_core_bytes_per_cycle``). Static, so a transfer's time depends only on its own
+    core's earlier work."""
+    readers: set = set()
+    for k in program.kernels:
+        if isinstance(k.config, ComputeConfig):
+            continue
+        if any(op.name in _NOC_READS for op in k.function.walk()):
+            readers.update(k.cores)
+    if not readers:
+        readers = {c for k in program.kernels if not isinstance(k.config, ComputeConfig) for c in k.cores}
+    board = arch.dram_bandwidth_per_chip * arch.costs.dram_achievable_fraction / arch.clock_hz
+    return min(board / max(len(readers), 1), arch.costs.dram_core_bytes_per_cycle)
+
+
 class _Run:
     """Device state of one run attempt."""
 
@@ -165,9 +187,7 @@ class _Run:
         # DST as the hardware holds it: 16-bit (bfloat16) or, with fp32_dest_acc_en, 32-bit values.
         self.dst16 = np.zeros((self.ncores, 16, TILE_ELEMS), dtype=BF16)
         self.dst32 = np.zeros((self.ncores, 16, TILE_ELEMS), dtype=np.float32)
-        # Each core running a data-movement kernel gets an equal share of the chip's DRAM bandwidth.
-        dm_cores = {c for k in program.kernels if not isinstance(k.config, ComputeConfig) for c in k.cores}
-        self.dram_share = arch.dram_bandwidth_per_chip / arch.clock_hz / max(len(dm_cores), 1)
+        self.dram_share = dram_share(program, arch)
         self.bank_traffic: list[tuple] = []      # (bank or banks per lane, bytes) of every DRAM transfer
         self.counters = Counters()
         self.progress = 0
@@ -454,8 +474,9 @@ def _perf_report(run: _Run, contexts, program: Program) -> PerfReport:
                                   np.maximum(finish - busy, 0.0)))
     # No run can beat the busiest DRAM bank at its share of the bandwidth, nor the chip's DRAM bandwidth.
     bank_bytes = run.dram_bank_bytes()
-    end = max(end, float(bank_bytes.max()) / run.arch.dram_bank_bytes_per_cycle,
-              float(bank_bytes.sum()) * run.arch.clock_hz / run.arch.dram_bandwidth_per_chip)
+    achievable = run.arch.costs.dram_achievable_fraction
+    end = max(end, float(bank_bytes.max()) / (run.arch.dram_bank_bytes_per_cycle * achievable),
+              float(bank_bytes.sum()) * run.arch.clock_hz / (run.arch.dram_bandwidth_per_chip * achievable))
     fidelities = [k.config.math_fidelity for k in program.kernels if isinstance(k.config, ComputeConfig)]
     fidelity = fidelities[0] if fidelities else "HiFi4"
     cores = len({c for k in program.kernels for c in k.cores})

@@ -159,7 +159,7 @@ class ByteMemory:
             block = self.data[rows, off:off + nbytes]
             return block if block.ndim == 2 else block[None, :]
         off = np.asarray(addr, dtype=np.int64) - self.base
-        return self._window(nbytes)[rows, off]
+        return self._window(nbytes)[_lane_rows(rows), off]
 
     def view(self, rows, addr, nbytes: int) -> np.ndarray | None:
         """A writable view of bytes [addr, addr + nbytes) of each row (lanes, nbytes), or None
@@ -179,7 +179,7 @@ class ByteMemory:
             self.data[rows, off:off + nbytes] = data
         else:
             off = np.asarray(addr, dtype=np.int64) - self.base
-            self._window(nbytes)[rows, off] = data
+            self._window(nbytes)[_lane_rows(rows), off] = data
 
     def read_u32(self, rows, addr) -> np.ndarray:
         return self.read(rows, addr, 4).view(np.uint32)[:, 0]
@@ -197,6 +197,12 @@ class ByteMemory:
         words = np.ascontiguousarray(self.data[:, off:off + 4]).view(np.uint32)[:, 0]
         np.add.at(words, np.asarray(rows, dtype=np.int64), np.asarray(values, dtype=np.uint32))
         self.data[:, off:off + 4] = words.view(np.uint8).reshape(-1, 4)
+
+
+def _lane_rows(rows):
+    """Rows as an index array: a slice of rows beside per-lane addresses would index every
+    row at every lane's address (numpy pairs arrays with arrays, not with slices)."""
+    return np.arange(rows.start or 0, rows.stop, rows.step or 1) if rows.__class__ is slice else rows
 
 
 class _Record:

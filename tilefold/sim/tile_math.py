@@ -159,6 +159,14 @@ def _sigmoid(x):
         return 1.0 / (1.0 + np.exp(-x))
 
 
+def _softplus(x, beta, beta_reciprocal, threshold):
+    """``(1 / beta) * log(1 + exp(beta * x))``, and ``x`` where ``beta * x`` exceeds the threshold."""
+    bx = x * _bits_to_float(beta)
+    with np.errstate(over="ignore"):
+        soft = _bits_to_float(beta_reciprocal) * np.log1p(np.exp(np.minimum(bx, 88.0)))
+    return np.where(bx > _bits_to_float(threshold), x, soft)
+
+
 # SFPU unary functions on float32 arrays: name -> (function(values, *params), cost family)
 SFPU_UNARY = {
     "exp": (lambda x: np.exp(x), "exp"),
@@ -203,6 +211,31 @@ SFPU_UNARY = {
     "unary_le": (lambda x, v: (x <= _bits_to_float(v)).astype(np.float32), "compare"),
     "unary_eq": (lambda x, v: (x == _bits_to_float(v)).astype(np.float32), "compare"),
     "unary_ne": (lambda x, v: (x != _bits_to_float(v)).astype(np.float32), "compare"),
+    "asin": (lambda x: np.arcsin(x), "trig"),
+    "acos": (lambda x: np.arccos(x), "trig"),
+    "atan": (lambda x: np.arctan(x), "trig"),
+    "sinh": (lambda x: np.sinh(x), "trig"),
+    "cosh": (lambda x: np.cosh(x), "trig"),
+    "asinh": (lambda x: np.arcsinh(x), "trig"),
+    "acosh": (lambda x: np.arccosh(x), "trig"),
+    "atanh": (lambda x: np.arctanh(x), "trig"),
+    "tan": (lambda x: np.tan(x), "trig"),
+    "softsign": (lambda x: x / (1.0 + np.abs(x)), "recip"),
+    "hardsigmoid": (lambda x: np.clip(x * np.float32(1.0 / 6.0) + np.float32(0.5), 0.0, 1.0), "clamp"),
+    "expm1": (lambda x: np.expm1(x), "exp"),
+    "log1p": (lambda x: np.log1p(x), "log"),
+    "signbit": (lambda x: np.signbit(x).astype(np.float32), "compare"),
+    "frac": (lambda x: x - np.trunc(x), "floor"),
+    "round": (lambda x, d: np.round(x, int(np.int32(np.uint32(d & 0xFFFFFFFF)))), "floor"),
+    "elu": (lambda x, a: np.where(x > 0, x, _bits_to_float(a) * np.expm1(np.minimum(x, 0))), "exp"),
+    "celu": (lambda x, a, ra: np.maximum(x, 0) + np.minimum(
+        0, _bits_to_float(a) * np.expm1(np.minimum(x, 0) * _bits_to_float(ra))), "exp"),
+    "selu": (lambda x, sc, a: _bits_to_float(sc) * np.where(
+        x > 0, x, _bits_to_float(a) * np.expm1(np.minimum(x, 0))), "exp"),
+    "leaky_relu": (lambda x, k: np.where(x < 0, x * _bits_to_float(k), x), "relu"),
+    "prelu": (lambda x, k: np.where(x < 0, x * _bits_to_float(k), x), "relu"),
+    "softplus": (_softplus, "exp"),
+    "threshold": (lambda x, t, v: np.where(x <= _bits_to_float(t), _bits_to_float(v), x), "compare"),
 }
 
 

@@ -52,7 +52,8 @@ get_thread_binding = _intrinsic("get_thread_binding",
                                 "as one program of tile operations, so only conditions on it are accepted.")
 annotate_layout = _intrinsic("annotate_layout", "GPU fragment / shared-memory layouts: accepted and ignored "
                                                 "(Tensix buffers are tiles in circular buffers).")
-annotate_safe_value = _intrinsic("annotate_safe_value", "Out-of-bounds fill values: accepted; padding reads as 0.")
+annotate_safe_value = _intrinsic("annotate_safe_value", "``T.annotate_safe_value({A: v})``: reads of A past its end "
+                                                        "(in its tile padding) give v; the host pads A with v.")
 disable_warp_group_reg_alloc = _intrinsic("disable_warp_group_reg_alloc", "A GPU register hint: accepted, no-op.")
 sync_threads = _intrinsic("sync_threads", "A GPU barrier: accepted, no-op (circular buffers order the engines).")
 no_set_max_nreg = _intrinsic("no_set_max_nreg", "A GPU register hint: accepted, no-op.")
@@ -62,6 +63,9 @@ dynamic = _intrinsic("dynamic", "``N = T.dynamic(\"N\")``: like T.const; the ker
                                 "it is called with.")
 empty = _intrinsic("empty", "``C = T.empty((M, N), dtype)``: an output tensor of an eager kernel, returned by "
                             "the call.")
+reshape = _intrinsic("reshape", "``V = T.reshape(X, shape)``: a kernel tensor's elements under another shape (the "
+                                "same as ``T.Tensor(shape, dtype, X.data)``); the host fills the view from X.")
+view = _intrinsic("view", "``V = T.view(X, shape, dtype=None)``: T.reshape; the dtype stays X's.")
 
 # tile operations
 copy = _intrinsic("copy", "``T.copy(src, dst)``: copy a block between a global tensor region and a local buffer.")
@@ -137,7 +141,7 @@ def infinity(dtype=None) -> float:
 INTRINSICS = {f.__tile_intrinsic__: f for f in (
     Kernel, alloc_shared, alloc_fragment, alloc_local, alloc_var, serial, Serial, unroll, vectorized, grid, Pipelined, Parallel,
     use_swizzle, get_thread_binding, annotate_layout, annotate_safe_value, disable_warp_group_reg_alloc,
-    sync_threads, no_set_max_nreg, const, dynamic, empty, copy, gemm, clear, fill, reduce_sum, reduce_max,
+    sync_threads, no_set_max_nreg, const, dynamic, empty, reshape, view, copy, gemm, clear, fill, reduce_sum, reduce_max,
     reduce_min, reduce_abssum, reduce_absmax, cumsum, transpose, atomic_add, exp, exp2, log, log2, log10, sqrt,
     rsqrt, abs, tanh, sigmoid, sin, cos, floor, ceil, trunc, max, min, pow, clamp, if_then_else, cast, Cast,
     annotate_tt_layout, annotate_tt_schedule)}

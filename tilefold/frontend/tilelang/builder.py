@@ -114,6 +114,8 @@ class KernelBuilder(PrimitiveRules, ElementRules):
         self.inlining: list = []
         self.globals: list[BufferRef] = []      # the kernel's tensors, in parameter order
         self.outputs: list[BufferRef] = []      # eager kernels: T.empty tensors
+        self.views: dict[str, tuple] = {}        # view tensor -> (the tensor it views, its shape)
+        self.safe_values: dict[str, float] = {}  # T.annotate_safe_value: tensor -> its padding value
         self.returned: list[BufferRef] | None = None
         self.threads: list[int] = []
 
@@ -157,6 +159,10 @@ class KernelBuilder(PrimitiveRules, ElementRules):
             set_attr(function, "tt.use_swizzle", self.swizzle)
         if self.atomic_targets:
             set_attr(function, "tile.atomic", self.atomic_targets)
+        if self.safe_values:
+            set_attr(function, "tile.safe_values", dict(self.safe_values))
+        if self.views:
+            set_attr(function, "tile.views", {name: [base.name, list(shape)] for name, (base, shape) in self.views.items()})
         module = ModuleOp([function])
         module.verify()
         return module

@@ -94,6 +94,10 @@ class ElementRules:
         if isinstance(value, bool) or isinstance(value, (int, float)):
             return self.f32_constant(float(value), node)
         if isinstance(value, Region):
+            if self.parallel is not None and all(e is None for e in value.extents):
+                # one element named outside T.Parallel (``m = Mean[row]``): the same value for
+                # every element of the body
+                return self.point_load(value, node)
             raise self.error(node, f"a region of {value.buffer.describe()} is used as an element value; read "
                                    "elements of global tensors inside T.Parallel, or copy a block with T.copy")
         raise self.error(node, f"{self.describe(value)} is used as an element value; inside T.Parallel use numbers, "
@@ -307,6 +311,13 @@ class ElementRules:
         key = (id(buffer.value),) + tuple((tuple(sorted((id(s), c) for s, c in i.terms.items())), i.const)
                                           for i in indices)
         return [self.index_value(i, n) for i, n in zip(indices, nodes[-len(indices):])], key
+
+    def point_load(self, region: Region, node) -> SSAValue:
+        buffer = region.buffer
+        indices = self.strip_leading(buffer, list(region.starts), node)
+        key = (id(buffer.value),) + tuple((tuple(sorted((id(s), c) for s, c in i.terms.items())), i.const)
+                                          for i in indices)
+        return self.load_key(buffer, [self.index_value(i, node) for i in indices], key, node)
 
     def load(self, buffer: BufferRef, slice_node, node) -> Elem:
         indices, key = self.element_indices(buffer, slice_node, node)

@@ -160,7 +160,8 @@ class JITKernel:
         """Indices of the output parameters."""
         if self.out_idx is not None:
             return self.out_idx
-        return [i for i, t in enumerate(self.compiled.tensors) if t.role == "output"]
+        roles = self.compiled.roles()
+        return [i for i, p in enumerate(self.prim.params) if roles.get(p.name) == "output"]
 
     def get_kernel_source(self, kernel_only: bool = False) -> str:
         """The generated TT-Metalium artifacts as one JSON string: ``reader.cpp``, ``compute.cpp``,
@@ -211,7 +212,7 @@ class JITKernel:
             if err.location is None:
                 err.location = user_location()
             raise
-        roles = {t.name: t.role for t in compiled.tensors}
+        roles = compiled.roles()
         values = {}
         for i, p in enumerate(params):
             if p.name not in results:
@@ -317,7 +318,17 @@ def jit(fn=None, *, out_idx=None, arch=None, target=None, target_host=None, exec
 
 def compile(func, out_idx=None, target=None, target_host=None, execution_backend=None, verbose=None,  # noqa: A001
             pass_configs=None, compile_flags=None, arch=None) -> JITKernel:
-    """``tilefold.compile(prim_func, out_idx=[2])``: the kernel compiled for the simulated device."""
+    """``tilefold.compile(prim_func, out_idx=[2])``: the kernel compiled for the simulated device.
+    A :class:`JITKernel` (what a ``@tilefold.jit`` factory returns) is compiled from its kernel,
+    keeping its ``out_idx`` unless another is given."""
+    if isinstance(func, JITKernel):
+        if out_idx is None:
+            out_idx = func.return_order
+        arch = arch if arch is not None else func.arch
+        pass_configs = pass_configs if pass_configs is not None else func.pass_configs
+        func = func.prim
+    elif inspect.isfunction(func) and _has_tensor_params(func):
+        func = prim_func(func)
     if not isinstance(func, PrimFunc):
         raise KernelError(f"tilefold.compile takes a @T.prim_func kernel, not {type(func).__name__}", user_location())
     kernel = JITKernel(func, out_idx, arch, pass_configs)

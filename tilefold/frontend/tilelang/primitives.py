@@ -27,6 +27,7 @@ not run along the tensor's last dim, arguments a primitive does not take, primit
 from __future__ import annotations
 
 import ast
+import math
 
 from xdsl.dialects import arith
 from xdsl.ir import SSAValue
@@ -143,12 +144,63 @@ class PrimitiveRules:
     def rule_Tensor(self, node, name_hint):
         args = [self.expr(a) for a in node.args]
         kwargs = dict(self.keywords(node))
-        if len(args) >= 3 or "data" in kwargs:
-            raise self.error(node, "T.Tensor(shape, dtype, X.data) views of another tensor are not supported; copy "
-                                   "blocks of X itself")
         shape = args[0] if args else kwargs.get("shape")
         dtype = args[1] if len(args) > 1 else kwargs.get("dtype", "float32")
-        return tensor_type(shape, dtype, self.src.location(node))
+        ttype = tensor_type(shape, dtype, self.src.location(node))
+        data = args[2] if len(args) >= 3 else kwargs.get("data")
+        if data is None:
+            return ttype
+        if not (isinstance(data, tuple) and len(data) == 2 and data[0] == "data"):
+            raise self.error(node, f"T.Tensor(shape, dtype, data): data must be X.data of a kernel tensor X, not "
+                                   f"{self.describe(data)}")
+        return self.tensor_view(data[1], ttype, name_hint, node)
+
+    def rule_reshape(self, node, name_hint):
+        args = self.arguments(node, ("src", "shape"), {}, "T.reshape")
+        src = args["src"]
+        if not isinstance(src, BufferRef):
+            raise self.error(node, f"T.reshape takes a kernel tensor, not {self.describe(src)}")
+        return self.tensor_view(src, tensor_type(args["shape"], src.dtype_name or canonical_name(src.dtype),
+                                                 self.src.location(node)), name_hint, node)
+
+    def rule_view(self, node, name_hint):
+        args = self.arguments(node, ("src", "shape", "dtype"), {"shape": None, "dtype": None}, "T.view")
+        src = args["src"]
+        if not isinstance(src, BufferRef):
+            raise self.error(node, f"T.view takes a kernel tensor, not {self.describe(src)}")
+        same = src.dtype_name or canonical_name(src.dtype)
+        dtype = args["dtype"] if args["dtype"] is not None else same
+        if canonical_name(dtype) != same:
+            raise self.error(node, f"T.view of {src.name} ({same}) as {canonical_name(dtype)}: tiles of different "
+                                   "dtypes hold different bytes, so views keep the dtype; convert with T.copy or "
+                                   "T.Cast instead")
+        shape = args["shape"] if args["shape"] is not None else src.shape
+        return self.tensor_view(src, tensor_type(shape, dtype, self.src.location(node)), name_hint, node)
+
+    def tensor_view(self, base: BufferRef, ttype, name_hint, node) -> BufferRef:
+        """``T.Tensor(shape, dtype, X.data)`` / ``T.reshape(X, shape)``: X's elements in row-major
+        order under another shape. A tiled tensor cannot be reshaped in place, so the view is a
+        tensor of its own that the host fills from (or copies back into) X, reshaped."""
+        if not base.is_global:
+            raise self.error(node, f"views of {base.describe()}: only kernel tensors (parameters) have views; "
+                                   "allocate a local buffer of the shape you need")
+        base = self.views.get(base.name, (base, None))[0]
+        if math.prod(ttype.shape) != math.prod(base.shape):
+            raise self.error(node, f"a view of {base.name} {base.shape} as {ttype.shape} has "
+                                   f"{math.prod(ttype.shape)} elements, not {math.prod(base.shape)}")
+        if ttype.dtype != base.dtype:
+            raise self.error(node, f"a view of {base.name} ({base.dtype_name or canonical_name(base.dtype)}) in "
+                                   f"{ttype.dtype_name}: views keep the tensor's dtype; cast when copying instead")
+        name = self.unique_buffer_name(name_hint or f"{base.name}_view")
+        ref = BufferRef(name, ttype.shape, base.dtype, "global", None, base.dtype_name)
+        self.globals.append(ref)
+        self.views[name] = (base, ttype.shape)
+        if self.function is not None:
+            block = self.function.body.block
+            ref.value = block.insert_arg(memref_type(ref.shape, ref.dtype), len(block.args))
+            ref.value.name_hint = name
+            self.function.update_function_type()
+        return ref
 
     # -- hints with no Tensix meaning ------------------------------------------------------------------
 
@@ -169,7 +221,28 @@ class PrimitiveRules:
             self.expr(a)
         self.keywords(node)
 
-    rule_annotate_layout = rule_annotate_safe_value = rule_disable_warp_group_reg_alloc = _no_op
+    def rule_annotate_layout(self, node, name_hint):
+        """GPU shared-memory / fragment layouts (``tilelang.layout.make_swizzled_layout(buf)`` ...):
+        Tensix buffers are tiles in circular buffers, so the layouts are not even evaluated."""
+
+    def rule_annotate_safe_value(self, node, name_hint):
+        """``T.annotate_safe_value({A: v})``: reads of A past its end give v. A tensor's tiles
+        are padded on the device, so the host fills A's padding with v (reads past the padding
+        are out of bounds, as without the annotation)."""
+        args = [self.expr(a) for a in node.args]
+        self.keywords(node)
+        if len(args) != 1 or not isinstance(args[0], dict):
+            raise self.error(node, "T.annotate_safe_value takes a dict {tensor: value}")
+        for key, value in args[0].items():
+            buf = self.scope.get(key) if isinstance(key, str) else key    # dict keys are buffer names
+            if not isinstance(buf, BufferRef) or not buf.is_global:
+                raise self.error(node, f"T.annotate_safe_value: {self.describe(buf)} is not a kernel tensor")
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise self.error(node, f"T.annotate_safe_value: the value for {buf.name} must be a number, not "
+                                       f"{self.describe(value)}")
+            self.safe_values[buf.name] = float(value)
+
+    rule_disable_warp_group_reg_alloc = _no_op
     rule_sync_threads = rule_no_set_max_nreg = _no_op
 
     # -- allocation -----------------------------------------------------------------------------------
@@ -216,6 +289,10 @@ class PrimitiveRules:
     # -- copy -----------------------------------------------------------------------------------------
 
     def rule_copy(self, node, name_hint):
+        if self.parallel is not None and len(node.args) == 2 and isinstance(node.args[1], ast.Subscript):
+            # ``T.copy(A[i, j], B[i, j])`` inside T.Parallel: one element, ``B[i, j] = A[i, j]``
+            self.store(node.args[1], self.expr(node.args[0]), node)
+            return None
         self.require_kernel(node, "T.copy")
         args = self.arguments(node, ("src", "dst"), {"coalesced_width": None, "disable_tma": False,
                                                      "eviction_policy": None, "annotations": None,
@@ -259,10 +336,18 @@ class PrimitiveRules:
             raise self.error(node, "T.copy between two global tensors needs the region's extents: slice it, "
                                    "A[i0:i1, j0:j1]")
         shape = tuple(e for e in extents if e != 1)[-2:] or (1,)
+        name = f"{src_region.buffer.name}_to_{dst_region.buffer.name}"
         staging = self.new_buffer(shape, dst_region.buffer.dtype_name or canonical_name(dst_region.buffer.dtype),
-                                  "shared", f"{src_region.buffer.name}_to_{dst_region.buffer.name}", node)
-        offsets, dims = self.global_offsets(src_region, staging, node)
-        self.insert(tile.CopyOp(src_region.buffer.value, staging.value, offsets, dims), node)
+                                  "shared", name, node)
+        loaded = staging
+        if src_region.buffer.dtype != dst_region.buffer.dtype:
+            # a dtype change: load in the source's dtype, convert by a local copy
+            loaded = self.new_buffer(shape, src_region.buffer.dtype_name or canonical_name(src_region.buffer.dtype),
+                                     "shared", f"{name}_src", node)
+        offsets, dims = self.global_offsets(src_region, loaded, node)
+        self.insert(tile.CopyOp(src_region.buffer.value, loaded.value, offsets, dims), node)
+        if loaded is not staging:
+            self.insert(tile.CopyOp(loaded.value, staging.value), node)
         offsets, dims = self.global_offsets(dst_region, staging, node)
         self.insert(tile.CopyOp(staging.value, dst_region.buffer.value, offsets, dims), node)
 

@@ -88,7 +88,13 @@ class _TensorAnnotation:
 Tensor = _TensorAnnotation("Tensor")
 Buffer = _TensorAnnotation("Buffer")
 StridedTensor = _TensorAnnotation("StridedTensor")
+# Parameter annotations of ``@T.macro`` helpers: the builder inlines a helper at its call, so
+# these only document the buffers a helper takes.
+SharedBuffer = _TensorAnnotation("SharedBuffer")
+FragmentBuffer = _TensorAnnotation("FragmentBuffer")
+LocalBuffer = _TensorAnnotation("LocalBuffer")
 
 
 __all__ = ["DType", "data_format_of", "short_name", "format_of_short_name", "element_type", "memref_type",
-           "format_of_memref", "TensorType", "tensor_type", "Tensor", "Buffer"]
+           "format_of_memref", "TensorType", "tensor_type", "Tensor", "Buffer", "SharedBuffer",
+           "FragmentBuffer", "LocalBuffer"]

@@ -18,3 +18,4 @@ the Program, the simulated run) with :mod:`.session`'s device and output setting
 
 from tilefold.frontend.ttl.api import *  # noqa: F401,F403
 from tilefold.frontend.ttl.api import __all__  # noqa: F401
+from tilefold.frontend.ttl.api import __getattr__  # noqa: F401

@@ -12,26 +12,72 @@ functions and raise an error when Python calls them anywhere else.
 
 from __future__ import annotations
 
+from typing import Generic, Tuple, TypeVar, Union
+
 from tilefold.errors import KernelError
+from tilefold.frontend.ttl.capture import current
 from tilefold.frontend.ttl.dataflow_buffers import DataflowBuffer, make_dataflow_buffer_like
 from tilefold.frontend.ttl.device_calls import GroupTransfer, copy, signpost
 from tilefold.frontend.ttl.grid import grid_size, node
 from tilefold.frontend.ttl.kernels import compute, datamovement
-from tilefold.frontend.ttl.math_api import block, math
+from tilefold.frontend.ttl.math_api import UnsupportedName, block, math, unsafe
 from tilefold.frontend.ttl.operation import Operation, operation
 from tilefold.frontend.ttl.pipes import Pipe, PipeNet
 from tilefold.caller import user_location
+from tilefold.frontend.ttl.host_types import ROW_MAJOR_LAYOUT, TILE_LAYOUT
 
 TILE_SHAPE = (32, 32)
 TILE_SIZE = 32
 
+# The type names TT-Lang's annotations use.
+Size = int
+Shape = Tuple[int, ...]
+NodeCoord = Union[int, Tuple[int, ...]]
+NodeRange = Tuple[Union[int, slice], ...]
+DstT = TypeVar("DstT")
 
-# Deprecated spelling kept for older scripts.
+
+def Program(*kernels, grid=None, pipenets=None):  # noqa: N802 - TT-Lang's name
+    """``ttl.Program(compute, dm0, dm1)(*tensors)`` at the end of an operation's body (the pre-1.0
+    spelling): the operation already runs the kernel functions its body defines, so the call only
+    checks that they are kernel functions of this operation."""
+    location = user_location()
+    op = current("ttl.Program")
+    for k in kernels:
+        if not any(k is d or k is d.function for d in op.kernels):
+            raise KernelError(f"ttl.Program takes the @ttl.compute() / @ttl.datamovement() functions of this "
+                              f"operation, not {getattr(k, '__name__', type(k).__name__)}", location)
+
+    def run(*args, **kwargs):
+        return None
+
+    return run
+
+
+class SrcPipeIdentity(Generic[DstT]):
+    """The pipe an ``if_src`` body runs for (``pipe.dst``); for annotations — kernels receive it."""
+
+
+class DstPipeIdentity:
+    """The pipe an ``if_dst`` body runs for (``pipe.src``); for annotations — kernels receive it."""
+
+
+# Deprecated spellings kept for older scripts (pre-1.0 TT-Lang): ttl.kernel is ttl.operation,
+# ttl.core is ttl.node, circular buffers are dataflow buffers (buffer_factor= is block_count=).
 make_circular_buffer_like = make_dataflow_buffer_like
 CircularBuffer = DataflowBuffer
+kernel = operation
+core = node
 
 __all__ = [
     "operation", "Operation", "compute", "datamovement", "make_dataflow_buffer_like", "make_circular_buffer_like",
     "DataflowBuffer", "CircularBuffer", "grid_size", "node", "copy", "GroupTransfer", "Pipe", "PipeNet",
-    "signpost", "math", "block", "TILE_SHAPE", "TILE_SIZE",
+    "signpost", "math", "block", "unsafe", "TILE_SHAPE", "TILE_SIZE", "TILE_LAYOUT", "ROW_MAJOR_LAYOUT", "Program",
+    "SrcPipeIdentity", "DstPipeIdentity", "NodeCoord", "NodeRange", "Shape", "Size", "DstT", "kernel", "core",
 ]
+
+
+def __getattr__(name: str):
+    if name.startswith("__"):
+        raise AttributeError(name)
+    raise UnsupportedName(f"ttl.{name} is not supported by tilefold yet", user_location())

@@ -25,7 +25,7 @@ import math
 
 from tilefold.frontend.ttl.acquisition import AcquisitionBuilder
 from tilefold.frontend.ttl.dataflow_buffers import hidden_dataflow_buffer
-from tilefold.frontend.ttl.math_api import BINARY, UNARY
+from tilefold.frontend.ttl.math_api import BINARY, PARAMETRIC, UNARY
 from tilefold.frontend.ttl.scalars import Scalar
 from tilefold.frontend.ttl.values import Accumulator, Block, BlockExpression
 from tilefold.ir import ttl
@@ -159,6 +159,8 @@ class BlockExpressionBuilder(AcquisitionBuilder):
     # -- ttl.math / ttl.block functions -----------------------------------------------------------
 
     def block_function(self, fn, args, kwargs, node):
+        if fn.namespace == "unsafe":
+            return self.unsafe_element(fn, args, kwargs, node)
         self.require_compute(node, f"ttl.{fn.namespace}.{fn.name}")
         name = fn.name
         if name in UNARY:
@@ -167,8 +169,53 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         if name in BINARY:
             self._arity(fn, args, kwargs, 2, node)
             return self.block_binary_named(BINARY[name], args[0], args[1], node)
+        if name in PARAMETRIC:
+            return self.parametric(fn, args, kwargs, node)
         handler = getattr(self, f"fn_{name}")
         return handler(fn, args, kwargs, node)
+
+    def parametric(self, fn, args, kwargs, node):
+        """``ttl.math.elu(x, alpha)``, ``softplus(x, beta, beta_reciprocal, threshold)`` ...: one SFPU call
+        whose parameters are compile-time numbers (a missing reciprocal is computed)."""
+        spec = PARAMETRIC[fn.name]
+        b = self._kw(fn, args, kwargs, ("expr", *(p for p, _ in spec)), node)
+        a = self.operand(b.get("expr"), node)
+        params = {}
+        for p, default in spec:
+            v = b.get(p, default)
+            if v is None and p.endswith(("_recip", "_reciprocal")):
+                source = params[p.removesuffix("_recip").removesuffix("_reciprocal")]
+                if source == 0:
+                    raise self.error(f"ttl.math.{fn.name}(): {p} of zero", node)
+                v = 1.0 / source
+            if not _number(v):
+                raise self.error(f"ttl.math.{fn.name}(): {p} must be a compile-time number, not "
+                                 f"{self.describe(v)}", node)
+            params[p] = float(v)
+        return self.make(fn.name, [a], a.shape, node, params)
+
+    def fn_mask(self, fn, args, kwargs, node, fill: float = 0.0):
+        """``ttl.block.mask(x, m)``: 0 where ``m`` is 1, else ``x`` (``mask_posinf``: +inf there)."""
+        b = self._kw(fn, args, kwargs, ("expr", "mask_blk"), node)
+        a, m = self.operand(b.get("expr"), node), self.operand(b.get("mask_blk"), node)
+        self.same_shape(a, m, node, f"ttl.block.{fn.name}")
+        masked = self.make("eq", [m, self.make("fill", [], m.shape, node, {"value": 1.0})], a.shape, node)
+        value = self.make("fill", [], a.shape, node, {"value": fill}, fmt=a.data_format)
+        return self.make("where", [masked, value, a], a.shape, node, fmt=a.data_format)
+
+    def fn_mask_posinf(self, fn, args, kwargs, node):
+        return self.fn_mask(fn, args, kwargs, node, fill=float("inf"))
+
+    def fn_threshold(self, fn, args, kwargs, node):
+        """``ttl.math.threshold(x, threshold, value)``: ``value`` where ``x > threshold``, else ``x``."""
+        b = self._kw(fn, args, kwargs, ("expr", "threshold", "value"), node)
+        a = self.operand(b.get("expr"), node)
+        t, v = b.get("threshold"), b.get("value")
+        if not (_number(t) and _number(v)):
+            raise self.error("ttl.math.threshold(x, threshold, value) needs numbers for threshold and value", node)
+        above = self.make("gt", [a, self.make("fill", [], a.shape, node, {"value": float(t)})], a.shape, node)
+        value = self.make("fill", [], a.shape, node, {"value": float(v)}, fmt=a.data_format)
+        return self.make("where", [above, value, a], a.shape, node, fmt=a.data_format)
 
     def _arity(self, fn, args, kwargs, n: int, node, allowed: tuple[str, ...] = ()) -> None:
         unknown = set(kwargs) - set(allowed)
@@ -442,6 +489,24 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         op.result.name_hint = acc.dfb.ir_name
         return BlockExpression(op.result, acc.dfb.shape, acc.dfb.data_format)
 
+    def before_release(self, block: Block, node) -> None:
+        """A block-expression variable that reads a waited block outlives it (``with x.wait() as x0:
+        acc = x0 * 2`` and ``acc`` used later): keep its value in an accumulator before the pop."""
+        if self.kind != "compute" or block.acquired != "wait":
+            return
+        scope = getattr(self, "_scope", None)
+        if scope is None:
+            return
+        end = getattr(node, "end_lineno", None) or 0
+        later = {n.id for n in ast.walk(self.source.tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+                 and n.lineno > end}
+        while scope is not None:
+            for name, value in list(scope.names.items()):
+                if isinstance(value, BlockExpression) and (name in later or name in scope.carried) \
+                        and _reads(value.value, block.value):
+                    scope.names[name] = self.make_accumulator(name, value, node)
+            scope = scope.parent
+
     def promote_block(self, block: Block, stmt) -> Block:
         """A reserved block accumulated into in a loop: keep its value in an accumulator."""
         if block.acquired != "reserve" or block.stored is None:
@@ -461,6 +526,21 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         block.stored = None
         self.emit(ttl.CBPopOp(acc.cb))
         acc.holds = False
+
+
+def _reads(value, source) -> bool:
+    """Whether the SSA value ``value`` is computed from ``source``."""
+    stack, seen = [value], set()
+    while stack:
+        v = stack.pop()
+        if v is source:
+            return True
+        owner = getattr(v, "owner", None)
+        if owner is None or id(owner) in seen or isinstance(owner, (ttl.CBWaitOp, ttl.CBReserveOp)):
+            continue
+        seen.add(id(owner))
+        stack.extend(getattr(owner, "operands", ()))
+    return False
 
 
 __all__ = ["BlockExpressionBuilder", "math"]

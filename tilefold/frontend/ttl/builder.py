@@ -139,6 +139,13 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, BlockExpressionBuilder, 
 
     def statements(self, stmts: list[ast.stmt], scope: Scope, region: Region) -> None:
         self.regions.append(region)
+        outer_scope, self._scope = getattr(self, "_scope", None), scope
+        try:
+            self._statements(stmts, scope, region)
+        finally:
+            self._scope = outer_scope
+
+    def _statements(self, stmts: list[ast.stmt], scope: Scope, region: Region) -> None:
         for stmt in stmts:
             self.node = stmt
             self._statement = stmt
@@ -162,6 +169,7 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, BlockExpressionBuilder, 
         if region.kind in ("loop", "function"):
             for acc in region.accumulators:
                 if acc.holds:
+                    self.emit(ttl.CBWaitOp(acc.cb))      # a value never read is waited for before its pop
                     self.emit(ttl.CBPopOp(acc.cb))
                     acc.holds = False
         else:
@@ -332,6 +340,9 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, BlockExpressionBuilder, 
             self.runtime_loop(stmt, scope, lb, ub, step)
             return
         values = self.evaluate(iterable, scope)
+        if isinstance(values, (dict, set, frozenset, range, enumerate, zip, reversed, type({}.items()),
+                               type({}.keys()), type({}.values()))):
+            values = list(values)      # compile-time Python collections unroll like lists
         if not isinstance(values, (list, tuple)):
             raise self.error(f"a kernel loops with for ... in range(...) (or over a Python list); "
                              f"{ast.unparse(iterable)[:40]} is {self.describe(values)}", iterable)

@@ -37,6 +37,7 @@ class OperationCapture:
     dataflow_buffers: list = field(default_factory=list)
     kernels: list = field(default_factory=list)
     pipe_nets: list = field(default_factory=list)
+    constants: dict = field(default_factory=dict)     # compile-time arguments of the call, by name
 
     def tensor_argument(self, tensor) -> TensorArgument | None:
         for arg in self.tensors:

@@ -263,6 +263,45 @@ class DataMovementBuilder:
             t.waited = True
             t.block.status.transfer_done(t.into_block)
 
+    # -- element access ----------------------------------------------------------------------------
+
+    def unsafe_element(self, fn, args, kwargs, node):
+        """``ttl.unsafe.element_read(blk, row, col)`` (the element's raw bits as an integer) and
+        ``ttl.unsafe.element_write(blk, row, col, value)`` on a block this data movement kernel holds."""
+        from xdsl.dialects import arith
+        from xdsl.dialects.builtin import IndexType, i32
+
+        self.require_datamovement(node, f"ttl.unsafe.{fn.name}")
+        names = ("block", "row", "col") + (("value",) if fn.name == "element_write" else ())
+        b = self._kw(fn, args, kwargs, names, node)
+        if set(b) != set(names):
+            raise self.error(f"ttl.unsafe.{fn.name}({', '.join(names)}) needs all {len(names)} arguments", node)
+        block = b["block"]
+        if not isinstance(block, Block):
+            raise self.error(f"ttl.unsafe.{fn.name} reads a block held with reserve() or wait(), not "
+                             f"{self.describe(block)}", node)
+        self.check_position(block, node)
+        rows, cols = block.shape[-2] * (32 if block.dfb.is_tiled else 1), block.shape[-1] * (
+            32 if block.dfb.is_tiled else 1)
+        coords = []
+        for what, v, size in (("row", b["row"], rows), ("col", b["col"], cols)):
+            v = self.as_int(v, node, f"the {what} of ttl.unsafe.{fn.name}")
+            if isinstance(v, int) and not 0 <= v < size:
+                raise self.error(f"ttl.unsafe.{fn.name}: {what} {v} is outside the block ({size} elements)", node)
+            coords.append(self.scalars.materialize(v))
+        self.node = node
+        if fn.name == "element_read":
+            block.status.read(self.location(node))
+            op = self.emit(ttl.UnsafeElementReadOp(block.value, *coords))
+            cast = self.emit(arith.IndexCastOp(op.result, IndexType()))
+            return Scalar.opaque(cast.result)
+        value = self.scalars.materialize(self.as_int(b["value"], node, "the value of ttl.unsafe.element_write"))
+        cast = self.emit(arith.IndexCastOp(value, i32))
+        if block.acquired == "reserve":
+            block.status.store(self.location(node))
+        self.emit(ttl.UnsafeElementWriteOp(block.value, *coords, cast.result))
+        return None
+
     # -- pipes -----------------------------------------------------------------------------------
 
     def pipe_condition(self, net: PipeNet, role: str, body, node, scope) -> None:

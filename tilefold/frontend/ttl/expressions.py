@@ -19,6 +19,7 @@ import builtins
 import inspect
 import operator
 
+from tilefold.errors import TilefoldError
 from tilefold.frontend.source import MISSING
 from tilefold.frontend.ttl import device_calls
 from tilefold.frontend.ttl.dataflow_buffers import DataflowBuffer
@@ -179,7 +180,9 @@ class ExpressionBuilder:
             raise self.error(f"a runtime integer has no attribute {name!r}", node)
         try:
             return getattr(base, name)
-        except AttributeError:
+        except AttributeError as exc:
+            if isinstance(exc, TilefoldError):
+                raise self.error(exc.message, node) from None
             raise self.error(f"{self.describe(base)} has no attribute {name!r}", node) from None
 
     def expr_Subscript(self, node: ast.Subscript, scope):
@@ -320,6 +323,8 @@ class ExpressionBuilder:
             return None          # debug printing is a no-op on the simulated device
         args = [self.evaluate(a, scope) for a in node.args]
         kwargs = {k.arg: self.evaluate(k.value, scope) for k in node.keywords}
+        if callee is slice and not kwargs and 1 <= len(args) <= 3:
+            return slice(*args)  # bounds may be runtime indices; a tensor subscript checks them
         self.node = node
         if isinstance(callee, BoundMethod):
             return self.call_method(callee, args, kwargs, node, scope)

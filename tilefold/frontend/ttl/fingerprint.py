@@ -122,6 +122,7 @@ def operation_key(capture, options: dict):
         nets = tuple(f.value(n) for n in capture.pipe_nets)
         tensors = tuple((a.name, tuple(a.tensor.shape), a.tensor.dtype.name, str(a.tensor.layout),
                          str(a.tensor.memory_config())) for a in capture.tensors)
+        tensors += tuple((name, f.value(v)) for name, v in sorted(capture.constants.items()))
     except Unhashable:
         return None, []
     return (capture.grid, capture.arch.name, capture.arch.board, tuple(sorted(options.items(), key=str)), kernels,

@@ -9,20 +9,51 @@ they describe device computation, they do not compute on the host.
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 from tilefold.errors import KernelError
 from tilefold.caller import user_location
+
+
+class UnsupportedName(KernelError, AttributeError):
+    """A TT-Lang name tilefold does not provide (an ``AttributeError``, so ``hasattr`` stays usable)."""
+
+
+class Namespace:
+    """``ttl.math`` / ``ttl.block``: the names tilefold provides; any other name is a clear error."""
+
+    def __init__(self, prefix: str, members: dict):
+        self.__dict__.update(members)
+        self._prefix = prefix
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise UnsupportedName(f"{self._prefix}.{name} is not supported by tilefold yet", user_location())
+
+    def __repr__(self) -> str:
+        return f"<{self._prefix}>"
 
 # name -> how it is built: ("unary", tile op) / ("binary", tile op) / special handler names
 UNARY = {
     "exp": "exp", "exp2": "exp2", "log": "log", "sqrt": "sqrt", "rsqrt": "rsqrt", "recip": "recip",
     "square": "square", "tanh": "tanh", "sigmoid": "sigmoid", "relu": "relu", "gelu": "gelu", "silu": "silu",
     "sin": "sin", "cos": "cos", "abs": "abs", "neg": "neg", "floor": "floor", "ceil": "ceil", "sign": "sign",
+    "asin": "asin", "acos": "acos", "atan": "atan", "sinh": "sinh", "cosh": "cosh", "asinh": "asinh",
+    "acosh": "acosh", "atanh": "atanh", "tan": "tan", "softsign": "softsign", "hardsigmoid": "hardsigmoid",
+    "expm1": "expm1", "logp1": "log1p", "log1p": "log1p", "signbit": "signbit", "trunc": "trunc", "frac": "frac",
+}
+# functions with compile-time number parameters: name -> ((parameter, default or None), ...)
+PARAMETRIC = {
+    "elu": (("alpha", 1.0),),
+    "celu": (("alpha", 1.0), ("alpha_recip", None)),
+    "selu": (("scale", 1.0507009873554805), ("alpha", 1.6732632423543772)),
+    "leaky_relu": (("slope", 0.01),),
+    "prelu": (("alpha", 0.25),),
+    "softplus": (("beta", 1.0), ("beta_reciprocal", None), ("threshold", 20.0)),
+    "round": (("decimals", 0),),
 }
 BINARY = {"gt": "gt", "lt": "lt", "ge": "ge", "le": "le", "eq": "eq", "ne": "ne"}
 SPECIAL = ("max", "min", "clamp", "pow", "rsub", "relu_max", "relu_min", "where", "fill", "broadcast", "transpose",
-           "reduce_sum", "reduce_max", "hardtanh")
+           "reduce_sum", "reduce_max", "hardtanh", "threshold")
 
 
 class BlockFunction:
@@ -41,9 +72,10 @@ class BlockFunction:
         return f"<ttl.{self.namespace}.{self.name}>"
 
 
-def _namespace(namespace: str, names) -> SimpleNamespace:
-    return SimpleNamespace(**{name: BlockFunction(name, namespace) for name in names})
+def _namespace(namespace: str, names) -> Namespace:
+    return Namespace(f"ttl.{namespace}", {name: BlockFunction(name, namespace) for name in names})
 
 
-math = _namespace("math", [*UNARY, *BINARY, *SPECIAL])
-block = _namespace("block", ["broadcast", "fill", "where", "transpose"])
+math = _namespace("math", [*UNARY, *BINARY, *PARAMETRIC, *SPECIAL])
+block = _namespace("block", ["broadcast", "fill", "where", "transpose", "mask", "mask_posinf"])
+unsafe = _namespace("unsafe", ["element_read", "element_write"])

@@ -68,6 +68,25 @@ class Operation:
     # -- the call ---------------------------------------------------------------------------
 
     def __call__(self, *args, **kwargs):
+        from tilefold.frontend.ttl.mesh import MeshTensor
+
+        meshes = {id(v.mesh): v.mesh for v in (*args, *kwargs.values()) if isinstance(v, MeshTensor)}
+        if not meshes:
+            return self._call_on_one_device(args, kwargs)
+        if len(meshes) > 1:
+            raise KernelError(f"{self.function.__name__}(): the tensors are spread over different meshes; give one "
+                              "mesh device to all of them", user_location())
+        chips = next(iter(meshes.values())).shape.num_devices
+
+        def piece(v, chip):
+            return v.pieces[chip] if isinstance(v, MeshTensor) else v
+
+        for chip in range(chips):       # one simulated device per chip, each on its own pieces
+            self._call_on_one_device(tuple(piece(a, chip) for a in args),
+                                     {k: piece(v, chip) for k, v in kwargs.items()})
+        return None
+
+    def _call_on_one_device(self, args, kwargs):
         from tilefold.frontend.ttl import runner
 
         capture = self.capture(args, kwargs)
@@ -80,25 +99,32 @@ class Operation:
                 self._cache[key] = (compiled, pinned)
         return runner.run_operation(self, capture, compiled)
 
-    def tensor_arguments(self, args, kwargs) -> list[TensorArgument]:
+    def tensor_arguments(self, args, kwargs) -> tuple[list[TensorArgument], dict]:
+        """The device tensors among the call's arguments, and the compile-time constants (numbers,
+        strings, tuples of them ...) the body and kernels read as Python values."""
         try:
             bound = inspect.signature(self.function).bind(*args, **kwargs)
         except TypeError as exc:
             raise KernelError(f"{self.function.__name__}(): {exc}", user_location()) from None
-        out = []
-        for i, (name, value) in enumerate(bound.arguments.items()):
-            if not _is_device_tensor(value):
+        out, constants = [], {}
+        for name, value in bound.arguments.items():
+            if _is_device_tensor(value):
+                out.append(TensorArgument(len(out), name, value))
+            elif _is_constant(value):
+                constants[name] = value
+            else:
                 raise KernelError(f"{self.function.__name__}(): argument {name!r} is {type(value).__name__}; a TT-Lang "
-                                  "operation takes device tensors (ttnn.from_torch / from_numpy)", user_location())
-            out.append(TensorArgument(i, name, value))
-        return out
+                                  "operation takes device tensors (ttnn.from_torch / from_numpy) and compile-time "
+                                  "constants (numbers, strings, tuples and lists of them)", user_location())
+        return out, constants
 
     def capture(self, args, kwargs) -> OperationCapture:
         """Run the body: collect its dataflow buffers, pipe nets and kernel functions."""
         arch = get_arch(session.settings().arch)
         grid = resolve_grid(self.grid, arch, self.location)
-        tensors = self.tensor_arguments(args, kwargs)
+        tensors, constants = self.tensor_arguments(args, kwargs)
         capture = OperationCapture(self.name, grid, arch, tensors, self.location)
+        capture.constants = constants
         with capturing(capture):
             result = self.function(*args, **kwargs)
         if result is not None:
@@ -135,6 +161,7 @@ class Operation:
         module.attributes[PIPE_NETS_ATTR] = _pipe_net_table(capture, pipe_uses)
         verify_ops(module)
         check_block_counts(module, {d.index: d.name for d in capture.dataflow_buffers})
+        _drop_unconsumed_pushes(module)
         return built
 
     def _apply_options(self, kernel) -> None:
@@ -151,10 +178,34 @@ class Operation:
 _MISSING = object()
 
 
+def _is_constant(value) -> bool:
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return True
+    if isinstance(value, (tuple, list)):
+        return all(_is_constant(v) for v in value)
+    if isinstance(value, dict):
+        return all(_is_constant(k) and _is_constant(v) for k, v in value.items())
+    return isinstance(value, slice) or type(value).__module__ in ("tilefold.ttnn", "ttnn") and not callable(value)
+
+
 def _is_device_tensor(value) -> bool:
     # getattr_static: looking must not evaluate a property (host_values reads the device's pages)
     return all(inspect.getattr_static(value, a, _MISSING) is not _MISSING
                for a in ("shape", "dtype", "layout", "host_values"))
+
+
+def _drop_unconsumed_pushes(module: ModuleOp) -> None:
+    """A buffer nothing waits on is a staging area (reserve, copy in, copy out): its blocks are never
+    handed to a consumer, so the reserves reuse the same space instead of pushing blocks that would
+    stay in the buffer (``check_block_counts`` has checked that they would fit)."""
+    from tilefold.ir import ttl
+
+    ops = [op for op in module.walk() if isinstance(op, (ttl.CBPushOp, ttl.CBPopOp, ttl.CBWaitOp))]
+    waited = {op.cb.owner.index for op in ops if not isinstance(op, ttl.CBPushOp)}
+    for op in ops:
+        if isinstance(op, ttl.CBPushOp) and op.cb.owner.index not in waited:
+            op.detach()
+            op.erase()
 
 
 def _pipe_net_table(capture: OperationCapture, uses) -> ArrayAttr:

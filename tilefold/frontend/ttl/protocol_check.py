@@ -63,6 +63,17 @@ def check_block_counts(module: ModuleOp, names: dict[int, str]) -> None:
         if p == c:
             continue
         name = names.get(index, f"c_{index}")
+        bind = (pushes.get(index) or pops[index])[0].cb.owner
+        capacity = bind.properties["block_count"].value.data if "block_count" in bind.properties else \
+            bind.attributes["block_count"].value.data
+        if c == 0 and p <= capacity:
+            continue        # a staging buffer nothing waits on: its blocks fit, none is ever freed
+        if c == 0:
+            raise KernelError(f"{name} is reserved {p} times but nothing waits on it, so no block is ever freed; "
+                              f"reserve() number {capacity + 1} would wait forever (block_count={capacity}) — wait "
+                              f"on the block ({name}.wait()) after using it, or raise block_count",
+                              source_location(next((op for op in module.walk() if isinstance(op, ttl.CBReserveOp)
+                                                    and op.cb.owner.index == index), pushes[index][-1])))
         if p > c:
             where = source_location(pushes[index][-1])
             raise KernelError(f"{name} receives {p} blocks from its producer but its consumer takes only {c}; the "

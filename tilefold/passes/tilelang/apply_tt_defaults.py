@@ -16,6 +16,7 @@ from xdsl.passes import ModulePass
 
 from tilefold.errors import CompileError
 from tilefold.ir.attributes import get_attr, kernel_function, location_of, set_attr
+from tilefold.layout.block_orders import parse_order
 
 POLICIES = ("contiguous",)
 ORDERS = ("row_major", "match_shard")
@@ -44,8 +45,12 @@ class ApplyTTDefaults(ModulePass):
             raise CompileError(f"annotate_tt_schedule: policy {schedule['policy']!r} is not one of "
                                f"{', '.join(POLICIES)}", where)
         if schedule["order"] not in ORDERS:
-            raise CompileError(f"annotate_tt_schedule: order {schedule['order']!r} is not one of {', '.join(ORDERS)} "
-                               "(block_linear is reserved for a future rasterization pass)", where)
+            try:
+                parse_order(schedule["order"])
+            except ValueError:
+                raise CompileError(f"annotate_tt_schedule: order {schedule['order']!r} is not one of "
+                                   f"{', '.join(ORDERS)}, column_major, block_linear(k), z_order, hilbert",
+                                   where) from None
         set_attr(kernel, "tt.schedule", get_attr(kernel, "tt.schedule", {}) or schedule)
         if "tt.shard" not in kernel.attributes:
             set_attr(kernel, "tt.shard", DEFAULT_SHARD)

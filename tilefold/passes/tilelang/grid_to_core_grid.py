@@ -31,6 +31,7 @@ from tilefold.passes.tilelang.affine import constant_op
 from tilefold.ir.attributes import get_attr, kernel_function, set_attr
 from tilefold.passes.tilelang.common import Inserter, kernel_op
 from tilefold.passes.device_pass import DevicePass
+from tilefold.passes.tilelang.rasterization_tt import emit_block_at
 
 
 def _decompose(tid, sizes: list, body) -> list:
@@ -53,13 +54,23 @@ class GridToCoreGrid(DevicePass):
 
     name = "grid-to-core-grid"
 
-    def block_indices(self, grid_op: tile.KernelOp, axes: dict, tid, nt, body) -> list:
+    def block_indices(self, grid_op: tile.KernelOp, axes: dict, tid, nt, body, raster: dict | None = None) -> list:
         """Each grid dim's block index for block ``tid``: the other dims outermost, then M, then N
         (``m = tid / Nt``, ``n = tid % Nt`` for a 2-D grid)."""
         grid = grid_op.grid_shape
-        order = list(axes.get("others", [])) + [d for d in (axes["m"], axes["n"]) if d >= 0]
-        sizes = [nt if d == axes["n"] else grid[d] for d in order]
-        found = dict(zip(order, _decompose(tid, sizes, body)))
+        if raster and raster["order"] != "row_major" and axes["m"] >= 0 and axes["n"] >= 0:
+            # tid counts through the other dims, then through the M x N blocks in the raster order
+            others = list(axes.get("others", []))
+            plane = raster["rows"] * raster["cols"]
+            outer = _decompose(body(arith.DivUIOp(tid, body(constant_op(plane)))).result,
+                               [grid[d] for d in others], body) if others else []
+            rest = body(arith.RemUIOp(tid, body(constant_op(plane)))).result if others else tid
+            m, n = emit_block_at(body, rest, raster["rows"], raster["cols"], raster["order"], raster["k"])
+            found = {**dict(zip(others, outer)), axes["m"]: m, axes["n"]: n}
+        else:
+            order = list(axes.get("others", [])) + [d for d in (axes["m"], axes["n"]) if d >= 0]
+            sizes = [nt if d == axes["n"] else grid[d] for d in order]
+            found = dict(zip(order, _decompose(tid, sizes, body)))
         zero = body(constant_op(0)).result
         return [found.get(d, zero) for d in range(len(grid))]
 
@@ -98,7 +109,7 @@ class GridToCoreGrid(DevicePass):
             values = [m if d == axes["m"] else n if d == axes["n"] else zero
                       for d in range(len(grid_op.body.block.args))]
         else:
-            values = self.block_indices(grid_op, axes, tid, nt, body)
+            values = self.block_indices(grid_op, axes, tid, nt, body, get_attr(kernel, "tt.raster", None))
             m = values[axes["m"]] if axes["m"] >= 0 else None
             n = values[axes["n"]] if axes["n"] >= 0 else None
         for value, name in ((m, "m"), (n, "n")):

@@ -35,7 +35,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from tilefold.ir import tile
 from tilefold.ir.ttkernel import ApiCallOp, api_call, constant_int
-from tilefold.ir.ttkernel_api import API, PACK_CALLS, SFPU_UNARY
+from tilefold.ir.ttkernel_api import API, PACK_CALLS, SFPU_UNARY, sfpu_init_name
 from tilefold.layout.formats import data_format
 from tilefold.passes.tilelang.affine import constant_op
 from tilefold.ir.attributes import kernel_function
@@ -43,7 +43,6 @@ from tilefold.ir.attributes import cb_entries
 
 FIELDS = ("fpu", "sfpu", "srca", "srcb", "pack")
 _SCALAR_OPS = {"add_unary_tile", "sub_unary_tile", "mul_unary_tile", "div_unary_tile", "rsub_unary_tile"}
-_INIT_ALIASES = {"floor": "rounding_op_tile_init", "ceil": "rounding_op_tile_init"}
 
 
 @dataclass(frozen=True)
@@ -125,7 +124,7 @@ class Planner:
             return [("sfpu", Setting(("binop_with_scalar",), _call("binop_with_scalar_tile_init", [])))]
         if name.endswith("_tile") and name[:-5] in SFPU_UNARY:
             base = name[:-5]
-            return [("sfpu", Setting((base,), _call(_INIT_ALIASES.get(base, f"{base}_tile_init"), [])))]
+            return [("sfpu", Setting((base,), _call(sfpu_init_name(base), [])))]
         if name in ("where_tile", "copy_dest_values") or (name.endswith("_tile") and f"{name}_init" in API):
             init = f"{name}_init" if name != "copy_dest_values" else "copy_dest_values_init"
             return [("sfpu", Setting((name,), _call(init, [])))]

@@ -4,7 +4,7 @@ Reads: ``tile.parallel`` ops whose body loads or stores elements of global tenso
 index of such an access is ``base + p`` for one parallel index ``p`` (each parallel index in at
 most one dim) or a ``base`` that does not depend on the parallel indices, the bases computed
 outside the body: ``C[by * 64 + i, bx * 64 + j]``, ``Mean[bx * 8 + i]``,
-``Q[b, s0 + i, h, j]``, ``B[j, i]``.
+``Q[b, s0 + i, h, j]``, ``B[j, i]``, ``Mean[row]`` (one element for the whole body).
 
 Writes: for each distinct (tensor, bases) read, a ``shared`` block buffer whose dims are the
 dims the parallel indices run along (their extents, in the tensor's dim order) and a
@@ -77,11 +77,8 @@ def _block(access, par: tile.ParallelOp, kernel) -> tuple[list[Affine], list[int
                 raise compile_error(access, f"the block offset of global tensor {name} is computed from a value "
                                             "defined inside T.Parallel; compute it outside")
         offsets.append(form)
-    if not dims:
-        raise compile_error(access, f"this element of global tensor {name} does not depend on the T.Parallel "
-                                    "indices; copy it into a local buffer with T.copy, or index it with the loop")
     last = len(access.indices) - 1
-    if dims[-1] != last:
+    if not dims or dims[-1] != last:
         dims.append(last)         # a block of one column of the tensor: a unit last dim
         which.append(-1)
     return offsets, dims, which

@@ -134,10 +134,12 @@ class ParallelLowering:
                 if pattern == [("const", 0)]:
                     kind = "scalar"
                 elif s.layout == "tile":
+                    # over a space one row (column) wide, a row (column) vector is the space itself
+                    ext = self.par.shape
                     if pattern == [("arg", s.row_arg)] and layout == "col":
-                        kind = "col"
+                        kind = "tile" if store and ext[s.col_arg] == 1 else "col"
                     elif pattern == [("arg", s.col_arg)] and layout == "row":
-                        kind = "row"
+                        kind = "tile" if store and ext[s.row_arg] == 1 else "row"
                 elif pattern == [("arg", 0)] and layout == s.layout:
                     kind = "tile"
         if kind is None or (store and kind != "tile"):

@@ -59,13 +59,15 @@ class ComputeLowering:
     # -- DST slots ----------------------------------------------------------------------------
 
     def _output_index(self, op: Operation) -> SSAValue:
-        block = op.parent_block()
-        while block is not None:
-            for candidate in block.ops:
+        # the nearest one before ``op``: computes without loops around them share one block
+        at = op
+        while at is not None:
+            candidate = at.prev_op
+            while candidate is not None:
                 if ttl.DST_OUTPUT_INDEX_ATTR in candidate.attributes:
                     return candidate.results[0]
-            parent = block.parent_op()
-            block = parent.parent_block() if parent is not None else None
+                candidate = candidate.prev_op
+            at = at.parent_op()
         raise AssertionError("no output index for a DST output op")
 
     def result_slot(self, op: Operation) -> SSAValue:

@@ -30,7 +30,11 @@ from xdsl.dialects.builtin import IndexType, ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 
 from tilefold.ir import ttl
-from tilefold.ir.ttkernel import TensorAccessorArgsOp, TensorAccessorOp, api_call, constant_int
+from tilefold.errors import CompileError
+from tilefold.ir.locations import source_location
+from tilefold.ir.ttkernel import (L1LoadOp, L1StoreOp, TensorAccessorArgsOp, TensorAccessorOp, api_call,
+                                  constant_int)
+from tilefold.layout.formats import DataFormat
 from tilefold.passes.ttl.annotate_cb_associations import cb_geometry
 from tilefold.passes.ttl.common import bind_of
 from tilefold.passes.ttl.ttkernel_builder import KernelEmitter
@@ -119,6 +123,8 @@ class DataMovementLowering:
             self.send(op)
         elif isinstance(op, ttl.PipeRecvOp):
             self.receive(op)
+        elif isinstance(op, (ttl.UnsafeElementReadOp, ttl.UnsafeElementWriteOp)):
+            self.element(op)
         else:
             return isinstance(op, ttl.TensorSliceOp)
         return True
@@ -135,6 +141,45 @@ class DataMovementLowering:
             pointer = e.add(pointer, e.i32(op.held_before * per_block * page, op), op)
         pointer.name_hint = f"{op.result.name_hint or 'blk'}_addr"
         self.addresses[op.result] = pointer
+
+    # -- element access -------------------------------------------------------------------------
+
+    def element(self, op) -> None:
+        """``ttl.unsafe_element_read`` / ``_write``: an L1 load / store of one element of a held block, at
+        its index in the block's pages (tiles in face order, or rows)."""
+        e = self.e
+        block_type = op.block.type
+        fmt = ttl.data_format_of(block_type)
+        if fmt not in (DataFormat.Float16_b, DataFormat.Float32):
+            raise CompileError(f"ttl.unsafe element access needs a bfloat16 or float32 block, not {fmt.ttnn_name}",
+                               source_location(op))
+        width = 16 if fmt is DataFormat.Float16_b else 32
+        row, col = e.to_i32(op.row, op), e.to_i32(op.col, op)
+
+        def const(v):
+            return e.i32(v, op)
+
+        def div(a, v):
+            return e.before(arith.DivUIOp(a, const(v)), op).result
+
+        def rem(a, v):
+            return e.before(arith.RemUIOp(a, const(v)), op).result
+
+        shape = block_type.get_shape()
+        if isinstance(block_type.element_type, ttl.TileType):
+            tile = e.add(e.mul(div(row, 32), const(shape[-1]), op), div(col, 32), op)
+            r, c = rem(row, 32), rem(col, 32)
+            face = e.add(e.mul(div(r, 16), const(2), op), div(c, 16), op)
+            within = e.add(e.mul(rem(r, 16), const(16), op), rem(c, 16), op)
+            index = e.add(e.mul(tile, const(1024), op), e.add(e.mul(face, const(256), op), within, op), op)
+        else:
+            index = e.add(e.mul(row, const(shape[-1]), op), col, op)
+        address = self.addresses[op.block]
+        if isinstance(op, ttl.UnsafeElementReadOp):
+            load = e.before(L1LoadOp(address, index, width), op)
+            op.result.replace_all_uses_with(load.result)
+        else:
+            e.before(L1StoreOp(address, index, op.value, width), op)
 
     # -- copies ---------------------------------------------------------------------------------
 

@@ -1,0 +1,123 @@
+"""Modeled device time of tilefold's programs against TT-Metal's published measurements.
+
+Run: ``.venv/bin/python bench/device_perf.py [--quick]``. For each row of
+``tilefold.arch.published.GEMM_N150`` (1024³ … 4096³, bfloat16 HiFi2 and bfloat8_b LoFi, n150) it
+builds the 2-D multicast matmul (``tilefold.ops.matmul_mcast``: 8×8 grid, A, B and C interleaved
+in DRAM, the factory's default blocking, packer L1 accumulation, output in the input's format)
+and runs it on the simulated n150 with full numerics (the result is checked against numpy), then
+reports the modeled time and FPU utilisation beside the published device time (derived from the
+published device-based utilisation) and inference time, and the ratios modeled / published.
+It also runs the TileLang GEMM of ``examples/tilelang/gemm.py`` at 2048³ (256×256×256 blocks)
+and reports its modeled time, and ``row_standardize`` (8192×1024 bfloat16, row-major) with its
+modeled time as a fraction of the DRAM roofline (input and output moved once at peak
+bandwidth). ``--quick`` runs only the 1024³ and 2048³ GEMM rows.
+
+Prints a table, then one JSON line.
+"""
+
+import argparse
+import importlib.util
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+
+from tilefold.arch import get_arch
+from tilefold.arch.published import GEMM_FLOPS_SOURCE, GEMM_N150
+from tilefold.ops import matmul_mcast as mm
+from tilefold.ops.base import pcc, random_input
+from tilefold.sim import Device
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def gemm_row(row, arch) -> dict:
+    config = mm.mcast_matmul_config(row.M, row.K, row.N, row.dtype, math_fidelity=row.math_fidelity, arch=arch)
+    program = mm.matmul_mcast(config, arch=arch)
+    a = mm.stored(random_input((row.M, row.K), row.dtype, seed=0), config.in_format)
+    b = mm.stored(random_input((row.K, row.N), row.dtype, seed=1), config.in_format)
+    start = time.perf_counter()
+    result = Device(arch).run(program, {"src0": a, "src1": b})
+    wall = time.perf_counter() - start
+    out = result.outputs["dst"]
+    exact = a.astype(np.float64) @ b.astype(np.float64)
+    modeled_us = result.perf.seconds * 1e6
+    ideal_us = row.ideal_cycles / arch.clock_hz * 1e6
+    return {
+        "shape": f"{row.M}x{row.K}x{row.N}", "dtype": row.dtype, "math_fidelity": row.math_fidelity,
+        "in0_block_w": config.in0_block_w, "out_subblock": [config.out_subblock_h, config.out_subblock_w],
+        "modeled_us": round(modeled_us, 1), "modeled_utilization": round(ideal_us / modeled_us, 4),
+        "published_device_us": round(row.device_us, 1), "published_inference_us": round(row.inference_us, 1),
+        "published_device_utilization": row.device_utilization,
+        "modeled_vs_device": round(modeled_us / row.device_us, 3),
+        "modeled_vs_inference": round(modeled_us / row.inference_us, 3),
+        "pcc": round(float(pcc(out, exact)), 6), "dram_bytes": result.perf.dram_bytes,
+        "simulated_s": round(wall, 1),
+    }
+
+
+def tilelang_gemm(size: int = 2048, block=(256, 256, 256)) -> dict:
+    path = ROOT / "examples" / "tilelang" / "gemm.py"
+    spec = importlib.util.spec_from_file_location("tilelang_gemm_example", path)
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    kernel = example.matmul(size, size, size, *block)
+    a = random_input((size, size), "bfloat16", seed=0)
+    b = random_input((size, size), "bfloat16", seed=1)
+    c = kernel(a, b)
+    modeled_us = kernel.last_result.perf.seconds * 1e6
+    return {"shape": f"{size}x{size}x{size}", "block": list(block), "modeled_us": round(modeled_us, 1),
+            "pcc": round(float(pcc(np.asarray(c, np.float32), a.astype(np.float64) @ b.astype(np.float64))), 6),
+            "dram_bytes": kernel.last_result.perf.dram_bytes}
+
+
+def row_standardize(shape=(8192, 1024)) -> dict:
+    from tilefold.ops.row_standardize import dram_roofline_seconds, reference, row_standardize_program
+
+    program = row_standardize_program(shape)
+    x = random_input(shape, "bfloat16", seed=0, low=-3.0, high=5.0)
+    result = Device(get_arch("n150")).run(program, {"src": x})
+    err = float(np.abs(result.outputs["dst"] - reference(x)).max())
+    roofline = dram_roofline_seconds(shape)
+    return {"shape": f"{shape[0]}x{shape[1]}", "modeled_us": round(result.perf.seconds * 1e6, 1),
+            "dram_roofline_us": round(roofline * 1e6, 1),
+            "fraction_of_dram_roofline": round(roofline / result.perf.seconds, 3), "max_abs_error": round(err, 4)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="only the 1024³ and 2048³ rows")
+    args = parser.parse_args()
+    arch = get_arch("n150")
+    rows = [r for r in GEMM_N150 if not args.quick or r.M <= 2048]
+    results = []
+    print(f"{'shape':>16} {'dtype':>10} {'fid':>6} {'modeled us':>11} {'util':>6} {'device us':>10} "
+          f"{'infer us':>10} {'/device':>8} {'/infer':>7}")
+    for row in rows:
+        r = gemm_row(row, arch)
+        results.append(r)
+        print(f"{r['shape']:>16} {r['dtype']:>10} {r['math_fidelity']:>6} {r['modeled_us']:>11.1f} "
+              f"{r['modeled_utilization']:>6.1%} {r['published_device_us']:>10.1f} {r['published_inference_us']:>10.1f} "
+              f"{r['modeled_vs_device']:>8.3f} {r['modeled_vs_inference']:>7.3f}", flush=True)
+    tl = tilelang_gemm()
+    print(f"TileLang GEMM 2048^3 (examples/tilelang/gemm.py): modeled {tl['modeled_us']:.1f} us")
+    rs = row_standardize()
+    print(f"row_standardize {rs['shape']}: modeled {rs['modeled_us']:.1f} us, DRAM roofline {rs['dram_roofline_us']:.1f} "
+          f"us ({rs['fraction_of_dram_roofline']:.0%})")
+    ratios = [r["modeled_vs_device"] for r in results]
+    mm2048 = next(r for r in results if r["shape"] == "2048x2048x2048" and r["dtype"] == "bfloat16")
+    print(json.dumps({
+        "device_perf": {
+            "arch": "n150", "source": GEMM_FLOPS_SOURCE, "matmul_mcast": results,
+            "modeled_vs_device_range": [min(ratios), max(ratios)],
+            "matmul_mcast_2048_bf16_hifi2_vs_299us": round(mm2048["modeled_us"] / 298.9, 3),
+            "tilelang_gemm_2048": tl,
+            "tilelang_gemm_2048_vs_299us": round(tl["modeled_us"] / 298.9, 3),
+            "row_standardize": rs,
+        }
+    }))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,202 @@
+"""TileLang kernels as tile-ai/tilelang's examples write them: each example runs against numpy,
+and the C++ of each kind of kernel passes check-kernel."""
+
+import numpy as np
+import pytest
+from checkkernel import accessor_compile_args, check_kernels, require_accepted
+from tilelang_helpers import expect_error, load_example
+
+import tilefold as tilelang
+import tilefold.language as T
+from tilefold.errors import KernelError
+
+EXAMPLES = ("flash_attention", "norms", "online_softmax", "gemm_splitk", "gemm_batched", "gemm_transpose_b",
+            "reductions", "cumsum_transpose", "convert", "gemm_persistent", "eager_gemm", "convolution",
+            "layernorm_fwd_bwd")
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_example_matches_numpy(name):
+    load_example(name).main()
+
+
+def _kernels():
+    """One compiled kernel of each example (the constructs the C++ must express)."""
+    norms = load_example("norms")
+    return {
+        "flash_causal": load_example("flash_attention").flashattn(1, 1, 128, 32, True, 64, 64),
+        "layer_norm_1": norms.layer_norm(64, 64, 1),
+        "cumsum_reverse": tilelang.compile(load_example("cumsum_transpose").cumsum_test(64, 64, 32, 32, 1, True),
+                                           out_idx=-1),
+        "to_int": load_example("convert").convert(64, 96, 32, 32, "bfloat16", "int32"),
+        "persistent": load_example("gemm_persistent").matmul_persistent(128, 96, 64, 32, 32, 32, 128, 2, sm_num=5),
+    }
+
+
+def test_example_kernels_pass_check_kernel(tmp_path):
+    jobs = []
+    for tag, kernel in _kernels().items():
+        program = kernel.compiled.program
+        sources = kernel.compiled.kernel_sources()
+        for k in program.kernels:
+            path = tmp_path / f"{tag}_{k.source_file}"
+            path.write_text(sources[k.source_file])
+            role = "compute" if k.is_compute else ("reader" if k.processor == "RISCV_0" else "writer")
+            jobs.append((path, role, accessor_compile_args(program, k) or None))
+    for result in check_kernels(jobs):
+        if result.role != "compute" or result.returncode != 3:
+            require_accepted(result)
+
+
+# -- tensor views ---------------------------------------------------------------------------------
+
+@tilelang.jit(out_idx=[1])
+def flat_scale(B, S, D, block=32):
+    @T.prim_func
+    def main(X: T.Tensor((B, S, D), "float32"), Y: T.Tensor((B, S, D), "float32")):
+        with T.Kernel(T.ceildiv(B * S, block)) as bx:
+            x_flat = T.Tensor((B * S, D), "float32", X.data)
+            y_flat = T.reshape(Y, (B * S, D))
+            x = T.alloc_fragment((block, D), "float32")
+            T.copy(x_flat[bx * block, 0], x)
+            for i, j in T.Parallel(block, D):
+                x[i, j] = x[i, j] * 2.0
+            T.copy(x, y_flat[bx * block, 0])
+
+    return main
+
+
+def test_views_of_kernel_tensors():
+    x = np.random.default_rng(0).standard_normal((2, 48, 32)).astype(np.float32)
+    kernel = flat_scale(2, 48, 32)
+    np.testing.assert_array_equal(kernel(x), 2 * x)
+    assert kernel.compiled.roles() == {"X": "input", "Y": "output", "x_flat": "input", "y_flat": "output"}
+    out = np.zeros_like(x)
+    assert kernel(x, out) is out
+    np.testing.assert_array_equal(out, 2 * x)
+
+
+def test_view_errors():
+    @T.prim_func
+    def bad_count(X: T.Tensor((64, 32), "float32"), Y: T.Tensor((64, 32), "float32")):
+        with T.Kernel(1) as _:
+            v = T.Tensor((32, 32), "float32", X.data)  # error
+            T.copy(v, Y[0:32, :])
+
+    expect_error(lambda: tilelang.compile(bad_count), KernelError, bad_count, "a view of X (64, 32) as (32, 32)",
+                 "1024 elements, not 2048")
+
+    @T.prim_func
+    def bad_dtype(X: T.Tensor((64, 32), "float32"), Y: T.Tensor((64, 32), "float32")):
+        with T.Kernel(1) as _:
+            v = T.Tensor((32, 64), "bfloat16", X.data)  # error
+            T.copy(v, Y)
+
+    expect_error(lambda: tilelang.compile(bad_dtype), KernelError, bad_dtype, "views keep the tensor's dtype")
+
+
+# -- compile, layouts ----------------------------------------------------------------------------
+
+def test_compile_takes_a_jit_kernel_and_keeps_its_outputs():
+    kernel = load_example("convert").convert(64, 64, 32, 32)
+    again = tilelang.compile(kernel)
+    assert again.return_order == [1] and again.prim is kernel.prim
+    ints = np.arange(64 * 64, dtype=np.int32).reshape(64, 64) - 2000
+    np.testing.assert_array_equal(again(ints).astype(np.float32), kernel(ints).astype(np.float32))
+
+
+def test_gpu_layout_annotations_are_not_evaluated():
+    import types
+
+    tl = types.SimpleNamespace(layout=types.SimpleNamespace())  # no make_swizzled_layout at all
+
+    @T.prim_func
+    def copy_through(A: T.Tensor((32, 32), "float32"), B: T.Tensor((32, 32), "float32")):
+        with T.Kernel(1) as _:
+            s = T.alloc_shared((32, 32), "float32")
+            T.annotate_layout({s: tl.layout.make_swizzled_layout(s)})
+            T.copy(A, s)
+            T.copy(s, B)
+
+    a = np.arange(32 * 32, dtype=np.float32).reshape(32, 32)
+    np.testing.assert_array_equal(tilelang.compile(copy_through, out_idx=[1])(a), a)
+
+
+# -- vectors written in pieces smaller than a face row ----------------------------------------------
+
+@tilelang.jit(out_idx=[1])
+def row_sums(N, D, blk_m, by_element):
+    @T.prim_func
+    def main(X: T.Tensor((N, D), "float32"), S: T.Tensor((N,), "float32")):
+        with T.Kernel(T.ceildiv(N, blk_m), threads=128) as bx:
+            x = T.alloc_fragment((blk_m, D), "float32")
+            s = T.alloc_fragment((blk_m,), "float32")
+            T.copy(X[bx * blk_m, 0], x)
+            T.reduce_sum(x, s, dim=1)
+            if by_element:
+                for i in T.Parallel(blk_m):
+                    S[bx * blk_m + i] = s[i]
+            else:
+                T.copy(s, S[bx * blk_m])
+
+    return main
+
+
+@pytest.mark.parametrize("by_element", [False, True])
+def test_vector_blocks_of_8_written_by_several_cores(by_element):
+    """Blocks of 8 values of a 1-D output share face rows: each core patches its elements in
+    (read-modify-write through a scratch page at the same L1 address on every core)."""
+    x = np.random.default_rng(1).standard_normal((64, 32)).astype(np.float32)
+    kernel = row_sums(64, 32, 8, by_element)
+    np.testing.assert_allclose(kernel(x), x.sum(axis=1), rtol=1e-2, atol=1e-2)
+    assert kernel.last_result.batched
+
+
+def test_reshape_of_a_local_buffer_is_one_clear_line():
+    @T.prim_func
+    def reshape_shared(A: T.Tensor((1024,), "float32"), B: T.Tensor((32, 32), "float32")):
+        with T.Kernel(1) as _:
+            A_shared = T.alloc_shared((1024,), "float32")
+            T.copy(A, A_shared)
+            A_2d = T.reshape(A_shared, [32, 32])  # error
+            T.copy(A_2d, B)
+
+    expect_error(lambda: tilelang.compile(reshape_shared), KernelError, reshape_shared,
+                 "only kernel tensors (parameters) have views")
+
+
+def view_test(N, M, dtype, new_dtype=None):
+    @T.prim_func
+    def main(A: T.Tensor((N,), dtype), B: T.Tensor((N // M, M), new_dtype or dtype)):
+        with T.Kernel(1) as _:
+            A_viewed = T.view(A, [N // M, M], dtype=new_dtype)  # error
+            T.copy(A_viewed, B)
+
+    return main
+
+
+def test_view_reshapes_and_keeps_the_dtype():
+    a = np.arange(2048, dtype=np.float32)
+    kernel = tilelang.compile(view_test(2048, 64, "float32"), out_idx=-1)
+    np.testing.assert_array_equal(kernel(a), a.reshape(32, 64))
+    bad = view_test(2048, 64, "float32", "int32")
+    expect_error(lambda: tilelang.compile(bad, out_idx=-1), KernelError, bad, "T.view of A (float32) as int32")
+
+
+def elementwise_copy_oob_safe_value(M, N, padded_M, padded_N, dtype="float32", pad_value=-99):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), dtype), B: T.Tensor((padded_M, padded_N), dtype)):
+        with T.Kernel(1, threads=128):
+            T.annotate_safe_value({A: pad_value})
+            for i, j in T.Parallel(padded_M, padded_N):
+                T.copy(A[i, j], B[i, j])
+
+    return main
+
+
+def test_element_copies_read_the_safe_value_past_the_end():
+    a = np.random.default_rng(0).standard_normal((70, 75)).astype(np.float32)
+    out = tilelang.compile(elementwise_copy_oob_safe_value(70, 75, 96, 96), out_idx=[1])(a)
+    ref = np.full((96, 96), -99, np.float32)
+    ref[:70, :75] = a
+    np.testing.assert_array_equal(out, ref)

@@ -1,0 +1,221 @@
+"""Several simulated devices in a mesh: TT-NN's multi-device host API for TT-Lang scripts.
+
+Reads: the host tensors of a script and the session's device (:mod:`.session`). Writes:
+:class:`MeshTensor` objects (one :class:`tilefold.ttnn.Tensor` per chip) and, for collectives,
+the ethernet transfers they make with their estimated time (:data:`TRANSFERS`).
+
+A mesh is ``rows x columns`` chips (``ttnn.open_mesh_device(ttnn.MeshShape(1, 2))`` on an n300,
+``MeshShape(2, 4)`` for a T3K). Each chip is one simulated device of the session's chip type: an
+operation called with mesh tensors runs once per chip on that chip's pieces (see
+:meth:`tilefold.frontend.ttl.operation.Operation.__call__`). Mappers split or copy a host tensor
+onto the chips (``ShardTensorToMesh``, ``ShardTensor2dMesh``, ``ReplicateTensorToMesh``);
+composers join the pieces (``ConcatMeshToTensor``, ``ConcatMesh2dToTensor``).
+
+``ttnn.all_reduce`` sums the pieces as a ring over the chips does on TT-Fabric: each chip adds the
+partial sums it receives in bfloat16 (rounded after every step), and every chip ends with the
+sum. Each of the ``2 (n - 1)`` ring steps moves ``1/n`` of the tensor over one ethernet link per
+chip; its time is the link latency plus the bytes over the link bandwidth (Wormhole: 100 Gb/s
+links, about 1 us per hop).
+
+Errors (one line at the user's line): a mesh larger than the chips available
+(``GetNumAvailableDevices``: the board's chips, or ``set_num_devices``), a shard dimension that
+does not divide, a mesh tensor read without a composer, mesh tensors of different meshes in one call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from tilefold.errors import LayoutError
+from tilefold.caller import user_location
+from tilefold.frontend.ttl.host_types import CoreCoord
+
+ETHERNET_BYTES_PER_S = 12.5e9      # one 100 Gb/s Wormhole ethernet link
+ETHERNET_LATENCY_S = 1.0e-6        # one hop, including the fabric router
+
+
+@dataclass
+class EthernetTransfer:
+    """One collective's traffic: ``steps`` ring steps of ``bytes_per_step`` per chip, and its time."""
+
+    collective: str
+    chips: int
+    steps: int
+    bytes_per_step: int
+    seconds: float
+
+
+TRANSFERS: list[EthernetTransfer] = []
+_NUM_DEVICES: list[int | None] = [None]
+
+
+def set_num_devices(n: int | None) -> None:
+    """Simulate ``n`` chips (a T3K is 8), whatever the session's board has (``None``: the board's)."""
+    if n is not None and (not isinstance(n, int) or n < 1):
+        raise LayoutError(f"set_num_devices({n!r}): give a positive number of chips", user_location())
+    _NUM_DEVICES[0] = n
+
+
+def num_available_devices() -> int:
+    from tilefold.arch import get_arch
+    from tilefold.frontend.ttl.session import settings
+
+    return _NUM_DEVICES[0] or get_arch(settings().arch).num_chips
+
+
+class MeshShape(tuple):
+    """``ttnn.MeshShape(rows, columns)``."""
+
+    def __new__(cls, *dims):
+        dims = tuple(dims[0]) if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else dims
+        if len(dims) != 2 or not all(isinstance(d, int) and d >= 1 for d in dims):
+            raise LayoutError(f"MeshShape{dims}: give two positive integers (rows, columns)", user_location())
+        return super().__new__(cls, dims)
+
+    @property
+    def num_devices(self) -> int:
+        return self[0] * self[1]
+
+
+class MeshDevice:
+    """A ``rows x columns`` mesh of simulated chips."""
+
+    def __init__(self, shape: MeshShape):
+        self.shape = shape
+        self.is_open = True
+
+    def get_num_devices(self) -> int:
+        return self.shape.num_devices
+
+    def get_devices(self) -> list[int]:
+        return list(range(self.shape.num_devices))
+
+    def compute_with_storage_grid_size(self):
+        from tilefold.arch import get_arch
+        from tilefold.frontend.ttl.session import settings
+
+        return CoreCoord(*get_arch(settings().arch).grid)
+
+    def __repr__(self) -> str:
+        return f"<simulated mesh of {self.shape[0]}x{self.shape[1]} chips>"
+
+
+def open_mesh_device(mesh_shape, **kwargs) -> MeshDevice:
+    shape = mesh_shape if isinstance(mesh_shape, MeshShape) else MeshShape(*mesh_shape)
+    available = num_available_devices()
+    if shape.num_devices > available:
+        raise LayoutError(f"a {shape[0]}x{shape[1]} mesh needs {shape.num_devices} chips but {available} are "
+                          "simulated; run with --arch n300 (2 chips) or call ttnn.set_num_devices(8) for a T3K",
+                          user_location())
+    return MeshDevice(shape)
+
+
+class MeshTensor:
+    """A tensor spread over the chips of a mesh: ``pieces[i]`` lives on chip ``i`` (row-major)."""
+
+    def __init__(self, pieces: list, mesh: MeshDevice):
+        self.pieces = pieces
+        self.mesh = mesh
+
+    @property
+    def shape(self):
+        return self.pieces[0].shape
+
+    @property
+    def dtype(self):
+        return self.pieces[0].dtype
+
+    @property
+    def layout(self):
+        return self.pieces[0].layout
+
+    def memory_config(self):
+        return self.pieces[0].memory_config()
+
+    def __repr__(self) -> str:
+        return f"ttnn.Tensor(mesh of {len(self.pieces)} x shape={tuple(self.shape)}, dtype={self.dtype.name})"
+
+
+def _split(values: np.ndarray, dim: int, parts: int) -> list[np.ndarray]:
+    if values.shape[dim] % parts:
+        raise LayoutError(f"dimension {dim} of a {values.shape} tensor does not split into {parts} equal shards",
+                          user_location())
+    return np.split(values, parts, axis=dim)
+
+
+class ShardTensorToMesh:
+    """Split dimension ``dim`` into one shard per chip."""
+
+    def __init__(self, mesh: MeshDevice, dim: int):
+        self.mesh, self.dim = mesh, dim
+
+    def pieces(self, values: np.ndarray) -> list[np.ndarray]:
+        return _split(values, self.dim, self.mesh.shape.num_devices)
+
+
+class ReplicateTensorToMesh:
+    """The same tensor on every chip."""
+
+    def __init__(self, mesh: MeshDevice):
+        self.mesh = mesh
+
+    def pieces(self, values: np.ndarray) -> list[np.ndarray]:
+        return [values] * self.mesh.shape.num_devices
+
+
+class ShardTensor2dMesh:
+    """Split ``dims[0]`` over the mesh rows and ``dims[1]`` over its columns (``None``: replicate)."""
+
+    def __init__(self, mesh: MeshDevice, dims, mesh_shape=None):
+        self.mesh, self.dims = mesh, tuple(dims)
+
+    def pieces(self, values: np.ndarray) -> list[np.ndarray]:
+        rows, cols = self.mesh.shape
+        by_row = _split(values, self.dims[0], rows) if self.dims[0] is not None else [values] * rows
+        out = []
+        for piece in by_row:
+            out += _split(piece, self.dims[1], cols) if self.dims[1] is not None else [piece] * cols
+        return out
+
+
+class ConcatMeshToTensor:
+    """Join the chips' pieces along ``dim``."""
+
+    def __init__(self, mesh: MeshDevice, dim: int):
+        self.mesh, self.dim = mesh, dim
+
+    def join(self, pieces: list[np.ndarray]) -> np.ndarray:
+        return np.concatenate(pieces, axis=self.dim)
+
+
+class ConcatMesh2dToTensor:
+    """Join the pieces of each mesh row along ``dims[1]``, then the rows along ``dims[0]``."""
+
+    def __init__(self, mesh: MeshDevice, dims, mesh_shape=None):
+        self.mesh, self.dims = mesh, tuple(dims)
+
+    def join(self, pieces: list[np.ndarray]) -> np.ndarray:
+        rows, cols = self.mesh.shape
+        row_values = [np.concatenate(pieces[r * cols:(r + 1) * cols], axis=self.dims[1]) for r in range(rows)]
+        return np.concatenate(row_values, axis=self.dims[0])
+
+
+def distribute(values: np.ndarray, make, mesh: MeshDevice, mapper) -> MeshTensor:
+    """A mesh tensor: ``mapper`` splits ``values`` and ``make(piece)`` builds each chip's tensor."""
+    if mapper is None:
+        mapper = ReplicateTensorToMesh(mesh)
+    return MeshTensor([make(np.ascontiguousarray(p)) for p in mapper.pieces(values)], mesh)
+
+
+def compose(tensor: MeshTensor, composer) -> np.ndarray:
+    if composer is None:
+        raise LayoutError("this tensor is spread over a mesh of chips; pass mesh_composer=ttnn.ConcatMeshToTensor("
+                          "mesh_device, dim=...) to read it", user_location())
+    return composer.join([p.to_numpy() for p in tensor.pieces])
+
+
+def map_pieces(fn, tensor: MeshTensor) -> MeshTensor:
+    """A host op applied on every chip's piece."""
+    return MeshTensor([fn(p) for p in tensor.pieces], tensor.mesh)
