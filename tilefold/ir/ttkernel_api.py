@@ -32,10 +32,11 @@ PARAM_ROLES: dict[str, str] = {
     **dict.fromkeys(("accessor", "addr", "dst_local_l1_addr", "dst_noc_addr", "dst_noc_addr_multicast", "incr",
                      "noc_x", "noc_x_end", "noc_x_start", "noc_y", "noc_y_end", "noc_y_start", "offset", "page_id",
                      "sem_addr", "src_local_l1_addr", "src_noc_addr", "value"), "per_lane"),
-    **dict.fromkeys(("arg_index", "block", "ct_dim", "exponent", "first", "in0_tile_index", "in1_tile_index",
-                     "in_tile_index", "kt_dim", "l1_acc_en", "linked", "max_bits", "min_bits", "ntiles", "num_dests",
-                     "num_pages", "out_tile_index", "rt_dim", "scalar_bits", "scaler_tile_index", "semaphore_id",
-                     "size", "transpose", "value_bits"), "scalar"),
+    **dict.fromkeys(("alpha_bits", "alpha_recip_bits", "arg_index", "beta_bits", "beta_reciprocal_bits", "block",
+                     "ct_dim", "decimals", "exponent", "first", "in0_tile_index", "in1_tile_index", "in_tile_index",
+                     "kt_dim", "l1_acc_en", "linked", "max_bits", "min_bits", "ntiles", "num_dests", "num_pages",
+                     "out_tile_index", "rt_dim", "scalar_bits", "scale_bits", "scaler_tile_index", "semaphore_id",
+                     "size", "slope_bits", "threshold_bits", "transpose", "value_bits"), "scalar"),
 }
 
 
