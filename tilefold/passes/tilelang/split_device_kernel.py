@@ -31,7 +31,7 @@ from tilefold.ir import tile
 from tilefold.ir.ttkernel import COMPUTE_CONFIG_ATTR, THREAD_ATTR, compute_config_attr
 from tilefold.ir.attributes import get_attr, kernel_function, set_attr
 from tilefold.passes.tilelang.common import compile_error, remove_dead_arith
-from tilefold.passes.tilelang.internal_buffers import cb_entries
+from tilefold.ir.attributes import cb_entries
 
 THREADS = ("reader", "compute", "writer")
 
@@ -116,7 +116,7 @@ class _Splitter:
 class SplitDeviceKernel(ModulePass):
     """Reader / compute / writer kernels (see the module docstring)."""
 
-    name = "split_device_kernel"
+    name = "split-device-kernel"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         kernel = kernel_function(op)
