@@ -158,7 +158,7 @@ class CoreArgs:
 
 
 def runtime_args(split: BlockSplit, geometry: StickGeometry, src="src", dst="dst") -> list[CoreArgs]:
-    """Reader and writer runtime args of every core of ``split`` (the seed's tables)."""
+    """Reader and writer runtime args of every core of ``split`` (the factory's tables)."""
     table = []
     for core, first_block, blocks in split.blocks():
         row_start_id = first_block * TILE_HEIGHT

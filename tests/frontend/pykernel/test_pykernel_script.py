@@ -13,7 +13,7 @@ from checkhost import check_hosts, require_hosts_accepted
 from checkkernel import accessor_compile_args, check_kernels, require_accepted
 from tilefold.cli.main import main
 from tilefold.errors import KernelError
-from tilefold.frontend.pykernel.script import compile_runs
+from tilefold.cli.pykernel_scripts import compile_runs
 
 EXAMPLES = sorted((Path(__file__).resolve().parents[3] / "examples" / "pykernel").glob("*.py"))
 
