@@ -194,10 +194,11 @@ def matmul_kernel():
 
 
 def bf16_accumulation_model(a, b, kt):
-    """Each K tile's 32-long products summed in float32, then added to DST and rounded to bf16."""
+    """Each K tile's 32-long products summed exactly and rounded once to float32, then added to DST
+    and rounded to bf16."""
     acc = np.zeros((a.shape[0], b.shape[1]), np.float32)
     for k in range(kt):
-        part = a[:, k * 32:(k + 1) * 32].astype(np.float32) @ b[k * 32:(k + 1) * 32].astype(np.float32)
+        part = (a[:, k * 32:(k + 1) * 32].astype(np.float64) @ b[k * 32:(k + 1) * 32].astype(np.float64)).astype(np.float32)
         acc = bf16(acc + part)
     return acc
 
