@@ -20,13 +20,16 @@ The rules follow TT-Metalium 0.69's compute API (``api/compute/*.h``):
   with its pool type and dimension (``reduce_init``), ``transpose`` (``transpose_wh_init``),
   ``tilize`` / ``untilize`` (their inits); ``reduce_uninit`` / ``tilize_uninit`` /
   ``untilize_uninit`` leave no op family set;
-* an SFPU call needs its own init to be the SFPU's latest (``exp_tile`` after ``exp_tile_init``);
+* an SFPU call needs its own init (its row of :mod:`tilefold.ir.sfpu`) to be the SFPU's latest
+  (``exp_tile`` after ``exp_tile_init``);
 * the CBs an FPU call reads must have the formats SrcA and SrcB are configured for (element-wise
   and copy: in0 → SrcA, in1 → SrcB; matmul: in1 → SrcA, in0 → SrcB; reduce: input → SrcA,
   scaler → SrcB), and a pack's CB the packer's format.
 """
 
 from __future__ import annotations
+
+from tilefold.ir.sfpu import SFPU
 
 FULL_INITS = {
     # name -> (SrcA CB arg, SrcB CB arg, pack CB arg, op family set or None)
@@ -61,13 +64,15 @@ for _name, _op, _bcast in (("add_bcast_rows_init_short", "add", "rows"), ("add_b
 
 UNINITS = frozenset({"reduce_uninit", "tilize_uninit", "untilize_uninit"})
 
-# the init each SFPU call needs (default: "<call>_init")
-SFPU_INIT_OF = {**{f"{op}_tile": "rounding_op_tile_init" for op in ("floor", "ceil", "trunc", "round", "frac",
-                                                                    "stochastic_round")},
-                "copy_dest_values": "copy_dest_values_init",
-                "transpose_wh_dest": "transpose_wh_dest_init_short",
-                **{f"{op}_unary_tile": "binop_with_scalar_tile_init" for op in ("add", "sub", "mul", "div", "rsub")}}
-SFPU_INITS = frozenset(SFPU_INIT_OF.values())
+# the init each SFPU call needs: its row of tilefold.ir.sfpu, or one of these
+OTHER_SFPU_INITS = {"copy_dest_values": "copy_dest_values_init", "transpose_wh_dest": "transpose_wh_dest_init_short"}
+SFPU_INITS = frozenset(op.init for op in SFPU.values()) | frozenset(OTHER_SFPU_INITS.values())
+
+
+def sfpu_init_of(call: str) -> str:
+    """The init SFPU call ``call`` (``exp_tile``, ``copy_dest_values`` ...) needs."""
+    op = SFPU.get(call.removesuffix("_tile"))
+    return op.init if op is not None else OTHER_SFPU_INITS.get(call, f"{call}_init")
 
 
 def _name(fmt) -> str:
@@ -180,7 +185,7 @@ class EngineConfig:
         message = self._not_configured(call)
         if message is not None:
             return message
-        need = SFPU_INIT_OF.get(call, f"{call}_init")
+        need = sfpu_init_of(call)
         if self.sfpu != need:
             now = f"the latest SFPU init is {self.sfpu}" if self.sfpu else "no SFPU init ran"
             return f"{call} without {need}: {now}; call {need}() before it"
