@@ -2,7 +2,7 @@
 
 Run: ``.venv/bin/python bench/compile.py``. Measures, best of several runs, the time from the
 ``@T.prim_func`` to the TT-Metalium sources: building the ``tile`` IR from the Python body,
-the twenty passes of the TileLang pipeline (seeds 001 and 002), the host Program, the three
+the passes of the TileLang pipeline, the host Program, the three
 kernel sources, ``main.cpp`` and ``tt.plan.json`` (the input bytes of ``main.cpp`` are
 zeros: no simulation is timed here). Prints a table of the phases, then one JSON line with
 ``compile_s_gemm2048`` (seconds, lower is better).
@@ -16,9 +16,8 @@ from pathlib import Path
 from tilefold.arch import get_arch
 from tilefold.codegen.cpp import HostData, emit_host, emit_kernel
 from tilefold.codegen.plan import emit_tt_plan
-from tilefold.frontend.tilelang.compiler import run_pipeline
+from tilefold.compiler import build_tilelang_program, run_pipeline
 from tilefold.ir.attributes import kernel_function
-from tilefold.passes.tilelang.build_program import build_program
 
 SIZE, BLOCK = 2048, (256, 256, 256)
 REPEAT = 5
@@ -41,10 +40,10 @@ def compile_once() -> dict[str, float]:
     times["build tile IR"] = time.perf_counter() - start
     arch = get_arch()
     t = time.perf_counter()
-    run_pipeline(module, arch)
+    run_pipeline(module, "tilelang", arch)
     times["pipeline (20 passes)"] = time.perf_counter() - t
     t = time.perf_counter()
-    program = build_program(module, arch)
+    program = build_tilelang_program(module, arch)
     times["host Program"] = time.perf_counter() - t
     t = time.perf_counter()
     sources = [emit_kernel(k.function) for k in program.kernels]

@@ -24,7 +24,7 @@ def heading(text: str) -> None:
 def step_layout() -> None:
     from tilefold.cli.main import main
 
-    heading("1. A tensor layout: 53x63 on a 3x2 grid (seed 004's padding example), block-sharded in L1")
+    heading("1. A tensor layout: 53x63 on a 3x2 grid (the tt-mlir tensor layout's padding example), block-sharded in L1")
     picture = OUT / "layout.png"
     main(["layout", "53,63", "--dtype", "bfloat16", "--grid", "3x2", "--map", "(d0, d1) -> (d0, d1)",
           "--memory-layout", "block_sharded", "--shard-shape", "32,32", "--buffer-type", "l1", "--png", str(picture)])
@@ -36,7 +36,7 @@ def step_tilize() -> None:
     from tilefold.ops.tilize import build
     from tilefold.sim import Device
 
-    heading("2. Seed-000 tilize, [1,1,3232,64] bfloat16: compile to C++ and simulate")
+    heading("2. TT-Metal tilize factory, [1,1,3232,64] bfloat16: compile to C++ and simulate")
     instance = build(argparse.Namespace(shape="1,1,3232,64", dtype="bfloat16", grid=None, seed=0, arch=None))
     for line in instance.summary:
         print(line)

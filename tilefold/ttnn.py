@@ -26,13 +26,14 @@ from __future__ import annotations
 import numpy as np
 
 from tilefold.errors import LayoutError
-from tilefold import ttnn_mesh as mesh
+from tilefold.frontend.ttl import mesh
+from tilefold.frontend.ttl.host_types import ROW_MAJOR_LAYOUT, TILE_LAYOUT, CoreCoord, Layout
 from tilefold.layout.formats import DataFormat, data_format, to_bfloat16
 from tilefold.layout.host import from_device_pages, to_device_pages
 from tilefold.layout.addressing import BufferType, ShardOrientation
 from tilefold.layout.tensor_spec import (DRAM_MEMORY_CONFIG, L1_MEMORY_CONFIG, MemoryConfig, ShardSpec,
                                          TensorMemoryLayout)
-from tilefold.program.caller import user_location
+from tilefold.caller import user_location
 
 
 class DataType:
@@ -58,18 +59,6 @@ int32 = DataType("int32")
 _DTYPES = {d.name: d for d in (bfloat16, float32, bfloat8_b, bfloat4_b, uint32, int32)}
 
 
-class Layout:
-    """A TT-NN layout (``ttnn.TILE_LAYOUT`` / ``ttnn.ROW_MAJOR_LAYOUT``)."""
-
-    def __init__(self, name: str):
-        self.name = name
-
-    def __repr__(self) -> str:
-        return f"Layout.{self.name}"
-
-
-TILE_LAYOUT = Layout("TILE")
-ROW_MAJOR_LAYOUT = Layout("ROW_MAJOR")
 TILE_SIZE = 32
 
 
@@ -79,14 +68,6 @@ class Shape(tuple):
     @property
     def rank(self) -> int:
         return len(self)
-
-
-class CoreCoord:
-    def __init__(self, x: int, y: int):
-        self.x, self.y = x, y
-
-    def __repr__(self) -> str:
-        return f"CoreCoord(x={self.x}, y={self.y})"
 
 
 class Device:
@@ -520,6 +501,34 @@ for _name in ("add", "subtract", "multiply", "divide", "matmul", "relu", "exp", 
 
 # --- several chips ------------------------------------------------------------------------------
 
+def all_reduce(tensor: mesh.MeshTensor, **kwargs) -> mesh.MeshTensor:
+    """The sum of the chips' pieces, on every chip (a ring all-reduce over ethernet; see
+    :mod:`tilefold.frontend.ttl.mesh`)."""
+    from tilefold.frontend.ttl.session import settings
+
+    if not isinstance(tensor, mesh.MeshTensor):
+        raise LayoutError("ttnn.all_reduce takes a tensor spread over a mesh (from_torch(..., mesh_mapper=...))",
+                          user_location())
+    pieces = tensor.pieces
+    n = len(pieces)
+    first = pieces[0]
+    total = first.host_values.astype(np.float32)
+    for p in pieces[1:]:
+        total = quantize(total + p.host_values.astype(np.float32), first.dtype, first.layout)
+    steps = 2 * (n - 1)
+    nbytes = -(-int(np.prod(first.shape)) * first.dtype.data_format.tile_size() // 1024)
+    chunk = -(-nbytes // n)
+    seconds = steps * (mesh.ETHERNET_LATENCY_S + chunk / mesh.ETHERNET_BYTES_PER_S) if n > 1 else 0.0
+    record = mesh.EthernetTransfer("all_reduce", n, steps, chunk, seconds)
+    mesh.TRANSFERS.append(record)
+    if settings().report:
+        print(f"ttnn.all_reduce over {n} chips: {steps} ethernet ring steps of {chunk:,} B per chip, "
+              f"estimated {seconds * 1e6:.1f} us")
+    return mesh.MeshTensor([Tensor(total, first.dtype, first.layout, first.device(), first.memory_config())
+                       for _ in pieces], tensor.mesh)
+
+
+
 MeshShape = mesh.MeshShape
 MeshDevice = mesh.MeshDevice
 MeshTensor = mesh.MeshTensor
@@ -529,7 +538,6 @@ ShardTensor2dMesh = mesh.ShardTensor2dMesh
 ReplicateTensorToMesh = mesh.ReplicateTensorToMesh
 ConcatMeshToTensor = mesh.ConcatMeshToTensor
 ConcatMesh2dToTensor = mesh.ConcatMesh2dToTensor
-all_reduce = mesh.all_reduce
 set_num_devices = mesh.set_num_devices
 
 

@@ -10,7 +10,7 @@ Reader   compile-time args: [stick_size, *TensorAccessorArgs(src)]
 Compute  compile-time args: [per_core_block_cnt, per_core_block_tile_cnt]
 Writer   compile-time args: [cb_id_out, *TensorAccessorArgs(dst)]; runtime args: [dst_addr, num_pages, start_id]
 
-``tilize_program`` is the host side: the seed-000 program factory
+``tilize_program`` is the host side: the TT-Metal tilize factory
 (:func:`tilefold.ops.tilize.tilize_multi_core_interleaved`, the one ``tilefold run tilize`` uses)
 placing these kernels. Blocks of 32 sticks are split over a row of cores, the last core taking
 the remainder as a cliff core with its own compute kernel. Run this file to tilize a random

@@ -2,7 +2,7 @@
 
 The body of ``T.Parallel`` says what one element is; tilefold computes it a whole 32x32
 tile at a time on the SFPU (load the tiles into DST, apply the ops, pack the result),
-for every tile of the block. ``add_tiles`` writes the same as seed 001 does, indexing the
+for every tile of the block. ``add_tiles`` writes the same as the TileLang-TT architecture does, indexing the
 global tensors directly inside ``T.Parallel``; tilefold turns those accesses into block copies.
 
 Run: ``.venv/bin/python examples/tilelang/elementwise.py``.
@@ -88,7 +88,7 @@ def main() -> None:
 
     out = tilefold.jit(add_tiles)(a, b).astype(np.float32)
     ref = bf16(a.astype(np.float32) + b.astype(np.float32))
-    print(f"seed 001 tile add 256x256: max |error| {np.abs(out - ref).max()}")
+    print(f"tile add 256x256: max |error| {np.abs(out - ref).max()}")
     assert np.array_equal(out, ref)
     print("PASS")
 

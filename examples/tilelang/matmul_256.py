@@ -1,9 +1,9 @@
-"""The 256x256 matmul of seed 001 §6, in its tile-level notation.
+"""The 256x256 matmul of TileLang-TT architecture §6, in its tile-level notation.
 
 Inside ``T.Parallel(32, 32)`` each term names a 32x32 tile and ``*`` is the tile product, so
 ``C[bx*32+i, by*32+j] += A[bx*32+i, kt*32+j] * B[kt*32+i, by*32+j]`` summed over ``kt`` is a
 blocked matmul of one output tile per block. tilefold recognises the pattern
-(``tensorize_tt``) and lowers it as the seed's kernels do: the reader reads A[m, kt] and
+(``tensorize_tt``) and lowers it as the factory's kernels do: the reader reads A[m, kt] and
 B[kt, n] per K step, the compute kernel acquires DST before the K loop, runs ``matmul_block``
 per K tile and packs after it, the writer writes the tile. C is the result (it is written,
 not read).
@@ -39,7 +39,7 @@ def main() -> None:
     c = kernel(a, b).astype(np.float32)
     ref = (a.astype(np.float32) @ b.astype(np.float32)).astype(ml_dtypes.bfloat16).astype(np.float32)
     err = np.abs(c - ref).max()
-    print(f"seed 001 matmul 256x256: max |error| {err:.4f} vs numpy; "
+    print(f"matmul 256x256 (tile notation): max |error| {err:.4f} vs numpy; "
           f"estimated device time {kernel.last_result.perf.seconds * 1e6:.1f} us")
     assert np.allclose(c, ref, rtol=1e-2, atol=1e-2)
     print("PASS")

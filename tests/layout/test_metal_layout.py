@@ -1,5 +1,5 @@
-"""MetalLayout (current tt-mlir semantics) and LinearMetalLayout (seed 004) against the
-conformance vectors of FACTS.md and seed 004, plus numpy cross-checks of padding."""
+"""MetalLayout (current tt-mlir semantics) and LinearMetalLayout (tt-mlir tensor layout) against the
+conformance vectors of FACTS.md and the tt-mlir tensor layout, plus numpy cross-checks of padding."""
 
 import json
 import math
@@ -23,7 +23,7 @@ from tilefold.layout.metal_layout import (
 
 CONFORMANCE = Path(__file__).resolve().parents[1] / "conformance"
 FACTS = json.loads((CONFORMANCE / "metal_layout_vectors.json").read_text())
-SEED = json.loads((CONFORMANCE / "seed004_vectors.json").read_text())
+SEED = json.loads((CONFORMANCE / "tensor_layout_vectors.json").read_text())
 
 
 # --- current semantics: FACTS.md vectors ------------------------------------------------------
@@ -102,7 +102,7 @@ def test_linear_map_of_the_current_layout_is_seed_004s_map():
 
 
 def test_stride_bumping_with_alignments():
-    # Aligning d1 to 32 puts every batch of 2x8x32 on its own tile row (seed 004).
+    # Aligning d1 to 32 puts every batch of 2x8x32 on its own tile row (tt-mlir tensor layout).
     layout = MetalLayout((2, 8, 32), (1, 32, 32), ((0, 2), (2, 3)))
     assert format_affine_map(layout.linear) == "(d0, d1, d2) -> (d0 * 32 + d1, d2)"
     assert layout.physical_shape_in_tiles() == (2, 1)
@@ -129,7 +129,7 @@ def test_core_padding_counts_and_extents():
 
 
 def test_multi_device_grid():
-    # Seed 004's multi-device example in current semantics: batch on the outer grid dim.
+    # The tt-mlir tensor layout's multi-device example in current semantics: batch on the outer grid dim.
     layout = MetalLayout.create((2, 3, 64, 128), grid=(2, 2, 4), collapse_intervals=[[0, 1], [1, 3]])
     assert layout.physical_shape == (2, 192, 128)
     assert layout.device_shape((2, 2, 4)) == (2, 2, 4, 1, 3, 1)
@@ -177,7 +177,7 @@ def test_grid_aware_layout_always_divides_over_some_grid(shape, grid):
     assert layout.host_volume == math.prod(layout.physical_shape)
 
 
-# --- seed 004 semantics ------------------------------------------------------------------------
+# --- tt-mlir tensor layout semantics ------------------------------------------------------------------------
 
 
 def test_index_example():

@@ -32,7 +32,7 @@ def test_tile_interleaved_shapes():
     assert spec.page_shape == (32, 32) and spec.page_size == 2048
     assert spec.num_pages == 16 and spec.buffer_size == 16 * 2048
     assert spec.shard_shape is None and spec.grid_shape is None
-    # The 2-D physical shape is the seed's formula over the stride.
+    # The 2-D physical shape is the factory's formula over the stride.
     s, p = spec.stride, spec.padded_shape
     assert spec.physical_shape == (s[0] * p[0] // s[-2], s[-2])
     # Same strides as tt-mlir's host strides for the same tensor.
@@ -116,7 +116,7 @@ def test_block_sharded(orientation):
 
 
 def test_logical_sharding_pads_each_shard_to_the_tile():
-    # Seed 004's 53x63 on 3 rows x 2 columns of cores: 18x32 shards padded to 32x32 tiles.
+    # The tt-mlir tensor layout's 53x63 on 3 rows x 2 columns of cores: 18x32 shards padded to 32x32 tiles.
     mc = MemoryConfig("BLOCK_SHARDED", "L1", ShardSpec(grid(2, 3), (18, 32), mode=ShardMode.LOGICAL))
     spec = TensorSpec((53, 63), "bfloat8_b", memory_config=mc)
     assert spec.physical_shard_shape == (32, 32)
@@ -125,7 +125,7 @@ def test_logical_sharding_pads_each_shard_to_the_tile():
     rows, cols = spec.real_masks()
     assert list(np.flatnonzero(~rows)) == list(range(18, 32)) + list(range(50, 64)) + list(range(81, 96))
     assert list(np.flatnonzero(~cols)) == list(range(63, 64))
-    # Same padding as the seed-004 tilized layout of the same tensor.
+    # Same padding as the tt-mlir tensor layout's tilized form of the same tensor.
     seed = LinearMetalLayout((53, 63), "(d0, d1) -> (d0, d1)", (3, 2), tile=(32, 32))
     assert spec.padding_elements() == seed.core_padding().total == 96 * 64 - 53 * 63
 

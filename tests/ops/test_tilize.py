@@ -1,4 +1,4 @@
-"""The tilize program factory (seed 000): argument tables and work split against the seed's
+"""The tilize program factory (after the TT-Metal tilize factory): argument tables and work split against the factory's
 numbers, bit-identical results on the simulated device, rebinding to new buffers, user mistakes."""
 
 from __future__ import annotations

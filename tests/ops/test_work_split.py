@@ -1,4 +1,4 @@
-"""split_blocks_for_tilize and split_work_to_cores against the seed's and FACTS.md's numbers, and
+"""split_blocks_for_tilize and split_work_to_cores against the factory's and FACTS.md's numbers, and
 against a plain core-by-core model of the same rules for many grids and unit counts."""
 
 from __future__ import annotations
@@ -39,8 +39,8 @@ def test_101_blocks_on_8x8_has_a_cliff_core_at_2_6():
 
 
 @pytest.mark.parametrize("shape, blocks, tiles_per_block, cores", [
-    ((1, 1, 256, 512), 8, 16, 8),      # seed 000 and FACTS.md: 8 cores, one block of 16 tiles each
-    ((1, 1, 128, 256), 4, 8, 4),       # seed 000's block example: 4 blocks of 8 tiles
+    ((1, 1, 256, 512), 8, 16, 8),      # TT-Metal tilize factory and FACTS.md: 8 cores, one block of 16 tiles each
+    ((1, 1, 128, 256), 4, 8, 4),       # the TT-Metal tilize factory's block example: 4 blocks of 8 tiles
 ])
 def test_seed_examples(shape, blocks, tiles_per_block, cores):
     nblocks = shape[0] * shape[1] * shape[2] // 32

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tilefold.codegen.python import emit_python_source
+from tilefold.sim.kernel_python import emit_python_source
 from tilefold.errors import CircularBufferError, DramAccessError, NocHazardError
 from tilefold.pykernel import *  # noqa: F403
 from tilefold.sim import Device, page_batches

@@ -5,7 +5,7 @@ from tilelang_helpers import expect_error
 
 import tilefold.language as T
 from tilefold.errors import CompileError, KernelError, TilefoldError
-from tilefold.frontend.tilelang.compiler import compile_prim_func
+from tilefold.compiler import compile_prim_func
 
 
 def build(prim):

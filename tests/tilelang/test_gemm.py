@@ -1,4 +1,4 @@
-"""GEMM end to end: seed 001 §6 and canonical TileLang GEMMs compile to the kernels the seed
+"""GEMM end to end: TileLang-TT architecture §6 and canonical TileLang GEMMs compile to the kernels the TileLang-TT architecture
 shows (0.69 API), pass check-kernel, and compute A @ B on the simulated device."""
 
 import numpy as np
@@ -14,7 +14,7 @@ DEPRECATED = ("noc_async_read_tile", "noc_async_write_tile", "acquire_dst", "rel
 
 
 @pytest.fixture(scope="module")
-def seed_matmul():
+def tile_notation_matmul():
     return jit(load_example("matmul_256").matmul_256x256)
 
 
@@ -32,13 +32,13 @@ def run_gemm(kernel, m, n, k, seed=0, dtype="bfloat16"):
     return c
 
 
-def test_seed_matmul_matches_numpy(seed_matmul):
+def test_tile_notation_matmul_matches_numpy(tile_notation_matmul):
     """The seed's float16 tensors are stored as IEEE half (Float16 tiles) and come back as float16."""
-    run_gemm(seed_matmul, 256, 256, 256, dtype="float16")
+    run_gemm(tile_notation_matmul, 256, 256, 256, dtype="float16")
 
 
-def test_seed_matmul_reader_structure(seed_matmul):
-    src = seed_matmul.compiled.kernel_sources()
+def test_tile_notation_matmul_reader_structure(tile_notation_matmul):
+    src = tile_notation_matmul.compiled.kernel_sources()
     filecheck(src["reader.cpp"], """
 CHECK:      #include "api/dataflow/dataflow_api.h"
 CHECK:      void kernel_main() {
@@ -61,9 +61,9 @@ CHECK-NEXT:       cb_push_back(1, 1);
 """)
 
 
-def test_seed_matmul_compute_structure(seed_matmul):
-    """Seed 001's K-loop pattern, in 0.69 calls: acquire before the K loop, pack after it."""
-    filecheck(seed_matmul.compiled.kernel_sources()["compute.cpp"], """
+def test_tile_notation_matmul_compute_structure(tile_notation_matmul):
+    """The TileLang-TT architecture's K-loop pattern, in 0.69 calls: acquire before the K loop, pack after it."""
+    filecheck(tile_notation_matmul.compiled.kernel_sources()["compute.cpp"], """
 CHECK:      #include "api/compute/matmul.h"
 CHECK:      #include "api/compute/reg_api.h"
 CHECK:      void kernel_main() {
@@ -88,8 +88,8 @@ CHECK-NEXT:   }
 """)
 
 
-def test_seed_matmul_writer_structure(seed_matmul):
-    filecheck(seed_matmul.compiled.kernel_sources()["writer.cpp"], """
+def test_tile_notation_matmul_writer_structure(tile_notation_matmul):
+    filecheck(tile_notation_matmul.compiled.kernel_sources()["writer.cpp"], """
 CHECK:        for (uint32_t i = 0; i < count; ++i) {
 CHECK:          cb_wait_front(16, 1);
 CHECK-NEXT:     uint32_t l1_read_addr = get_read_ptr(16);
@@ -101,8 +101,8 @@ CHECK-NEXT:   noc_async_write_barrier();
 """)
 
 
-def test_generated_kernels_use_the_069_api(seed_matmul, gemm_factory):
-    for kernel in (seed_matmul, gemm_factory(256, 256, 256, 128, 128, 64)):
+def test_generated_kernels_use_the_069_api(tile_notation_matmul, gemm_factory):
+    for kernel in (tile_notation_matmul, gemm_factory(256, 256, 256, 128, 128, 64)):
         for name, source in kernel.compiled.kernel_sources().items():
             for call in DEPRECATED:
                 assert call not in source, f"{name} uses deprecated {call}"
@@ -174,9 +174,9 @@ def test_gemm_on_blackhole(gemm_factory):
     assert kernel.compiled.program.arch.name == "blackhole"
 
 
-def test_check_kernel_accepts_the_kernels(seed_matmul, gemm_factory, tmp_path):
+def test_check_kernel_accepts_the_kernels(tile_notation_matmul, gemm_factory, tmp_path):
     jobs = []
-    for tag, kernel in (("seed", seed_matmul), ("gemm", gemm_factory(256, 256, 256, 128, 128, 64))):
+    for tag, kernel in (("seed", tile_notation_matmul), ("gemm", gemm_factory(256, 256, 256, 128, 128, 64))):
         program = kernel.compiled.program
         for k in program.kernels:
             path = tmp_path / f"{tag}_{k.source_file}"

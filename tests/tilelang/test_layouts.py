@@ -1,4 +1,4 @@
-"""The test matrix of seed 001: DRAM interleaved, DRAM sharded, L1 sharded, ND shard
+"""The test matrix of the TileLang-TT architecture: DRAM interleaved, DRAM sharded, L1 sharded, ND shard
 projection, halo, L1 overflow and the TensorAccessor guardrail — compiled and run."""
 
 import numpy as np
@@ -7,7 +7,7 @@ from tilelang_helpers import bf16, random_bf16
 
 import tilefold.language as T
 from tilefold.errors import CompileError, L1OverflowError
-from tilefold.frontend.tilelang.compiler import compile_prim_func
+from tilefold.compiler import compile_prim_func
 from tilefold.frontend.tilelang.jit import jit
 from tilefold.ir.attributes import get_attr
 from tilefold.program import TensorAccessorArgsRef

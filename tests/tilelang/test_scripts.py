@@ -8,8 +8,8 @@ from tilelang_helpers import EXAMPLES, load_example, random_bf16
 
 from tilefold.codegen.plan import load_tt_plan
 from tilefold.errors import KernelError
-from tilefold.frontend.tilelang.compiler import compile_prim_func
-from tilefold.frontend.tilelang.script import compile_script, run_script
+from tilefold.compiler import compile_prim_func
+from tilefold.cli.tilelang_scripts import compile_script, run_script
 from tilefold.passes.pipelines import TILELANG
 
 
@@ -35,7 +35,7 @@ def test_compile_script_with_several_kernels(tmp_path):
 
 def test_print_ir_after_all(capsys, tmp_path):
     compile_script(EXAMPLES / "matmul_256.py", tmp_path, print_ir_after_all=True)
-    out = capsys.readouterr().out
+    out = capsys.readouterr().err
     dumps = [line.split("After ")[1].split(" //")[0] for line in out.splitlines() if "IR Dump After" in line]
     assert dumps == list(TILELANG)
     assert "tile.gemm" in out and "ttkernel.matmul_block" in out

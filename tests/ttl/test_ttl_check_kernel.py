@@ -15,7 +15,7 @@ from tilefold.codegen.cpp import emit_kernel
 from ttl_helpers import load_example
 
 EXAMPLES = {
-    "seed003_add_multitile": {},
+    "add_multitile": {},
     "eltwise_multitile": {"shape": (128, 128)},
     "eltwise_full_grid": {"shape": (128, 128)},
     "matmul_single_node": {"m": 64, "k": 128, "n": 64},

@@ -13,7 +13,7 @@ import pytest
 from ttl_helpers import load_example
 
 EXACT = [
-    ("seed003_add_multitile", {}),
+    ("add_multitile", {}),
     ("eltwise_single_tile", {"shape": (64, 96)}),
     ("eltwise_multitile", {"shape": (256, 128)}),
     ("eltwise_grid", {"shape": (256, 256)}),
@@ -93,7 +93,7 @@ def test_pipe_scatter_gather_example_within_bfloat16_accuracy():
 
 @pytest.mark.parametrize("mesh_shape,k", [((1, 2), 256), ((2, 4), 512)], ids=["n300", "t3k"])
 def test_multidevice_matmul_example_sums_the_chips_partial_products(mesh_shape, k):
-    from tilefold.ttnn_mesh import TRANSFERS
+    from tilefold.frontend.ttl.mesh import TRANSFERS
 
     result, reference = load_example("multidevice_matmul").main(mesh_shape=mesh_shape, k=k)
     chips = mesh_shape[0] * mesh_shape[1]

@@ -8,7 +8,7 @@ import pytest
 
 import tilefold.ttl as ttl
 import tilefold.ttnn as ttnn
-from tilefold.frontend.ttl import runner
+from tilefold import compiler
 from tilefold.ir.context import parse_module, print_ir
 from ttl_helpers import tile_tensor, zeros
 
@@ -309,7 +309,7 @@ def test_a_second_call_reuses_the_compiled_program(monkeypatch):
     x, y = tile_tensor((32, 32)), zeros((32, 32))
     op(x, y)
     calls = []
-    monkeypatch.setattr(runner, "build_program", lambda *a: calls.append(a))
+    monkeypatch.setattr(compiler, "build_ttl_program", lambda *a: calls.append(a))
     op(x, y)
     assert calls == []
     np.testing.assert_array_equal(ttnn.to_numpy(y), bf16(ttnn.to_numpy(x) + 1))

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tilefold.errors import KernelError
-from tilefold.frontend.ttl.script import compile_script, run_script, tt_lang_modules
+from tilefold.cli.ttl_scripts import compile_script, run_script, tt_lang_modules
 
 SCRIPTS = Path(__file__).parent / "scripts"
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "ttl"
@@ -40,7 +40,7 @@ def test_run_on_blackhole(capsys):
 
 
 def test_compile_writes_a_project_and_the_ir_after_every_pass(tmp_path):
-    paths = compile_script(EXAMPLES / "seed003_add_multitile.py", tmp_path, print_ir_after_all=False)
+    paths = compile_script(EXAMPLES / "add_multitile.py", tmp_path, print_ir_after_all=False)
     names = {p.relative_to(tmp_path).as_posix() for p in paths}
     folder = "add_multitile_kernel"
     for kernel in ("add_compute.cpp", "dm_read.cpp", "dm_write.cpp"):
@@ -54,7 +54,7 @@ def test_compile_writes_a_project_and_the_ir_after_every_pass(tmp_path):
 
 
 def test_print_ir_after_all_prints_every_stage(tmp_path, capsys):
-    compile_script(EXAMPLES / "seed003_add_multitile.py", tmp_path, print_ir_after_all=True)
+    compile_script(EXAMPLES / "add_multitile.py", tmp_path, print_ir_after_all=True)
     err = capsys.readouterr().err
     for stage in ("convert-ttl-to-compute", "ttl-assign-dst", "ttl-lower-to-loops", "lower-affine"):
         assert f"// -----// IR Dump After {stage} //----- //" in err

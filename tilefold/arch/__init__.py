@@ -241,6 +241,11 @@ ARCHS: dict[str, Arch] = {
 DEFAULT_ARCH = WORMHOLE_B0_N150
 
 
+def arch_key(arch: Arch) -> str:
+    """A name :func:`get_arch` maps back to ``arch`` (``wormhole_b0``, ``n300``, ``blackhole`` ...)."""
+    return next((key for key, value in ARCHS.items() if value is arch), arch.name)
+
+
 def get_arch(name: str | Arch | None = None) -> Arch:
     """Look up a device by name: ``wormhole_b0`` (n150, the default), ``n300``,
     ``blackhole`` (p150, 11×10 usable grid) or ``p150-full`` (13×10)."""
@@ -259,6 +264,7 @@ __all__ = [
     "OpCosts",
     "ARCHS",
     "DEFAULT_ARCH",
+    "arch_key",
     "WORMHOLE_B0_N150",
     "WORMHOLE_B0_N300",
     "BLACKHOLE_P150",

@@ -73,12 +73,12 @@ class TTLangCandidate:
         return self.operation
 
     def lower(self, tensors: list) -> Lowered:
-        from tilefold.frontend.ttl import runner
+        from tilefold.compiler import compile_ttl
 
         capture = self.operation.capture(tuple(tensors), self.constants)
         built = self.operation.build_capture(capture)
         self.written = sorted(built.writes)
-        compiled = runner.compile_built(built, capture.arch)
+        compiled = compile_ttl(built, capture.arch)
         return Lowered(program_text(compiled.module, compiled.program), compiled.program, capture.arch)
 
     def run(self, tensors: list, trace=None):

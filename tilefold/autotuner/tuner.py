@@ -26,7 +26,7 @@ from tilefold.autotuner.candidates import TileLangCandidate
 from tilefold.autotuner.configs import describe, expand
 from tilefold.autotuner.sweep import Check, ConfigResult, Sweep, host_arrays
 from tilefold.errors import KernelError
-from tilefold.program.caller import user_location
+from tilefold.caller import user_location
 
 _DEFAULTS = {"engine": "process", "workers": None, "address": None, "cache_dir": None, "cache": True,
              "trace": None, "report": False}

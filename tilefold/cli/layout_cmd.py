@@ -58,7 +58,7 @@ def add_parser(subparsers, help: str) -> argparse.ArgumentParser:
     parser.add_argument("--layout", default="tile", help="TT-NN page layout: tile or row_major")
     parser.add_argument("--grid", help="core grid as rows x cols (tt-mlir order), e.g. 2x4; higher ranks allowed")
     parser.add_argument("--collapse", help="collapse intervals, e.g. '[[0,3],[3,4]]' or '0:3,3:4'")
-    parser.add_argument("--map", dest="linear_map", help="seed-004 linear map, e.g. '(d0, d1, d2) -> (d0 * 32 + d1, d2)'")
+    parser.add_argument("--map", dest="linear_map", help="tt-mlir tensor layout linear map, e.g. '(d0, d1, d2) -> (d0 * 32 + d1, d2)'")
     parser.add_argument("--memory-layout", help="interleaved, height_sharded, width_sharded or block_sharded")
     parser.add_argument("--shard-shape", help="shard shape HxW (2-D shard spec) or an N-D shape (ND sharding)")
     parser.add_argument("--orientation", default="row_major", help="shard orientation: row_major or col_major")
@@ -157,7 +157,7 @@ def _linear_layout_report(args, shape, tile, space: MemorySpace):
     lin = LinearMetalLayout(shape, linear, grid, tensor_dtype, tile if tiled else None, fmt, space)
     allocated = f" tiles ({_x(lin.padded_shard_shape)} elements allocated)" if lin.tile is not None else ""
     lines = [
-        "tt-mlir metal_layout (seed 004, grid in the attribute)",
+        "tt-mlir metal_layout (the tt-mlir tensor layout, grid in the attribute)",
         f"  tensor type     {lin.tensor_type()}",
         f"  affine map      {format_affine_map(lin.linear)}",
         f"  physical shape  {_x(lin.physical_shape)} elements",

@@ -26,6 +26,7 @@ SUBCOMMANDS = {
     "compile": "write TT-Metalium C++ for an op or a kernel script",
     "run": "simulate an op or a kernel script and check it against numpy",
     "sim": "run a TT-Lang style script on the simulated device",
+    "passes": "list the compiler's passes with their summaries",
     "tune": "autotune the kernels of a script: rank configurations by modeled time",
 }
 

@@ -16,13 +16,13 @@ from tilefold.errors import TilefoldError
 _FRONT_ENDS = (
     ("ttl", re.compile(r"^\s*(import\s+(?:[\w.]+(?:\s+as\s+\w+)?\s*,\s*)*ttl\b|from\s+ttl\b|import\s+ttlang|from\s+ttlang|import\s+tilefold\.ttl|"
                        r"from\s+tilefold\s+import\s+.*\bttl\b|from\s+tilefold\.ttl)", re.M),
-     "tilefold.frontend.ttl.script"),
+     "tilefold.cli.ttl_scripts"),
     ("tilelang", re.compile(r"^\s*(import\s+tilefold\.language|from\s+tilefold\s+import\s+language|"
                             r"import\s+tilelang|from\s+tilelang)", re.M),
-     "tilefold.frontend.tilelang.script"),
+     "tilefold.cli.tilelang_scripts"),
     ("pykernel", re.compile(r"^\s*(from\s+tilefold\.pykernel|import\s+tilefold\.pykernel|"
                             r"from\s+tilefold\s+import\s+pykernel)", re.M),
-     "tilefold.frontend.pykernel.script"),
+     "tilefold.cli.pykernel_scripts"),
 )
 
 

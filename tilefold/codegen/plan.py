@@ -1,4 +1,4 @@
-"""``tt.plan.json``: the execution plan of a compiled TileLang kernel (seed 001, Appendix A).
+"""``tt.plan.json``: the execution plan of a compiled TileLang kernel (TileLang-TT architecture, Appendix A; docs/references.md).
 
 Reads: the TileLang function's ``tt.*`` attributes after the pipeline. Writes: a plan dict /
 JSON file::

@@ -107,3 +107,9 @@ def location_of(spec: dict | None) -> SourceLocation | None:
 
 
 __all__ = ["to_attr", "from_attr", "get_attr", "set_attr", "kernel_function", "param_names", "location_of", "PARAMS"]
+
+
+def cb_entries(kernel: func.FuncOp) -> dict[str, dict]:
+    """The ``tt.cb.<name>`` entries of a kernel, by buffer name."""
+    prefix = "tt.cb."
+    return {k[len(prefix):]: get_attr(kernel, k) for k in kernel.attributes if k.startswith(prefix)}

@@ -19,6 +19,7 @@ in :mod:`tilefold.ir.verify`.
 
 from __future__ import annotations
 
+import numpy as np
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import (
     BoolAttr,
@@ -47,11 +48,13 @@ from xdsl.irdl import (
 )
 from xdsl.utils.exceptions import VerifyException
 
+from tilefold.arch import ARCHS, Arch
 from tilefold.ir.ttkernel_api import API, ApiFunction
 
 THREAD_ATTR = "ttkernel.thread"
 COMPUTE_CONFIG_ATTR = "ttkernel.compute_config"
-NUM_CIRCULAR_BUFFERS = 32
+# The IR does not name its device: operands are checked against what every device allows.
+NUM_CIRCULAR_BUFFERS = min(a.max_circular_buffers for a in ARCHS.values())
 
 
 @irdl_attr_definition
@@ -120,11 +123,18 @@ def compute_config_attr(math_fidelity="HiFi4", fp32_dest_acc_en=False, dst_full_
     })
 
 
-def dst_capacity(kernel: func.FuncOp) -> int:
-    """DST tiles per acquire for the kernel's compute config (Wormhole and Blackhole agree)."""
+def dst_capacity(kernel: func.FuncOp, arch: Arch | None = None) -> int:
+    """DST tiles per acquire for the kernel's compute config on ``arch`` (without one: the
+    fewest any device gives)."""
     config = compute_config(kernel)
-    tiles = 16 // (2 if config["fp32_dest_acc_en"] else 1)
-    return tiles if config["dst_full_sync_en"] else tiles // 2
+    archs = [arch] if arch is not None else ARCHS.values()
+    return min(a.dst_capacity(config["fp32_dest_acc_en"], config["dst_full_sync_en"]) for a in archs)
+
+
+def float_bits(value: float) -> int:
+    """The bit pattern of a float32 as the i32 value a ttkernel call takes (SFPU scalar
+    parameters are float bits in a ``uint32_t``; an i32 attribute holds them signed)."""
+    return int(np.float32(value).view(np.int32))
 
 
 def constant_int(value: SSAValue) -> int | None:
@@ -156,11 +166,11 @@ def _check_operands(op: Operation, fn: ApiFunction) -> None:
         c = constant_int(value)
         if c is None:
             continue
-        if param.name.endswith("cb") and not 0 <= c < NUM_CIRCULAR_BUFFERS:
+        if param.role == "cb" and not 0 <= c < NUM_CIRCULAR_BUFFERS:
             raise VerifyException(
                 f"{fn.name}: circular buffer index {c} is outside 0-{NUM_CIRCULAR_BUFFERS - 1}"
             )
-        if param.name.startswith("dst_") and fn.thread == "compute":
+        if param.role == "dst":
             kernel = enclosing_kernel(op)
             if kernel is not None:
                 capacity = dst_capacity(kernel)

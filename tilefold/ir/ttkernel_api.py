@@ -11,6 +11,12 @@ Operand kinds: ``u32`` (uint32_t: integer or index SSA value), ``u64`` (uint64_t
 address), ``i32`` (int), ``f32`` (float), ``bool``, ``accessor`` (a TensorAccessor value),
 ``l1_ptr`` (a uint32 L1 address the C++ passes as ``volatile tt_l1_ptr uint32_t*``).
 Thread kinds: ``noc`` (BRISC / NCRISC data movement), ``compute`` (TRISC), ``any``.
+
+Parameter roles (:data:`PARAM_ROLES`, one entry per parameter name of the table): ``cb`` (a
+circular-buffer index, checked against the CB count), ``dst`` (a DST slot of a compute call,
+checked against the DST capacity), ``per_lane`` (an address, page id, NOC coordinate or value
+that may differ between the cores one simulated thread stands for) and ``scalar`` (anything
+else: counts, tile indices, flags, float bits).
 """
 
 from __future__ import annotations
@@ -18,11 +24,32 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
+PARAM_ROLES: dict[str, str] = {
+    **dict.fromkeys(("cb", "in0_cb", "in1_cb", "in_cb", "new_in_cb", "old_in_cb", "out_cb", "scaler_cb", "srca_cb",
+                     "srcb_cb"), "cb"),
+    **dict.fromkeys(("dst_condition", "dst_false", "dst_in", "dst_in0", "dst_in1", "dst_index", "dst_out",
+                     "dst_true"), "dst"),
+    **dict.fromkeys(("accessor", "addr", "dst_local_l1_addr", "dst_noc_addr", "dst_noc_addr_multicast", "incr",
+                     "noc_x", "noc_x_end", "noc_x_start", "noc_y", "noc_y_end", "noc_y_start", "offset", "page_id",
+                     "sem_addr", "src_local_l1_addr", "src_noc_addr", "value"), "per_lane"),
+    **dict.fromkeys(("alpha_bits", "alpha_recip_bits", "arg_index", "beta_bits", "beta_reciprocal_bits", "block",
+                     "ct_dim", "decimals", "exponent", "first", "in0_tile_index", "in1_tile_index", "in_tile_index",
+                     "kt_dim", "l1_acc_en", "linked", "max_bits", "min_bits", "ntiles", "num_dests", "num_pages",
+                     "out_tile_index", "rt_dim", "scalar_bits", "scale_bits", "scaler_tile_index", "semaphore_id",
+                     "size", "slope_bits", "threshold_bits", "transpose", "value_bits"), "scalar"),
+}
+
+
 @dataclass(frozen=True)
 class Param:
     name: str
     kind: str = "u32"
     default: int | float | bool | None = None   # None: required
+
+    @property
+    def role(self) -> str:
+        """``cb``, ``dst``, ``per_lane`` or ``scalar`` (see :data:`PARAM_ROLES`)."""
+        return PARAM_ROLES[self.name]
 
 
 @dataclass(frozen=True)
@@ -44,7 +71,6 @@ class ApiFunction:
     thread: str = "any"
     header: str | None = None
     templates: tuple[TemplateParam, ...] = ()
-    blocking: bool = False
     cpp_name: str | None = None          # C++ function when it differs from ``name`` (overloads)
     cpp_type_template: str | None = None  # a fixed leading template type, e.g. get_arg_val<uint32_t>
     doc: str = ""
@@ -86,9 +112,9 @@ DATAFLOW_API: tuple[ApiFunction, ...] = (
     ApiFunction("get_common_arg_val", (_P("arg_index"),), "u32", thread="any", cpp_type_template="uint32_t",
                 doc="Runtime argument common to every core of the kernel."),
     # circular buffers (both thread kinds; compute gets them from api/compute/cb_api.h)
-    ApiFunction("cb_reserve_back", (_P("cb"), _P("num_pages")), blocking=True),
+    ApiFunction("cb_reserve_back", (_P("cb"), _P("num_pages"))),
     ApiFunction("cb_push_back", (_P("cb"), _P("num_pages"))),
-    ApiFunction("cb_wait_front", (_P("cb"), _P("num_pages")), blocking=True),
+    ApiFunction("cb_wait_front", (_P("cb"), _P("num_pages"))),
     ApiFunction("cb_pop_front", (_P("cb"), _P("num_pages"))),
     _df("get_write_ptr", (_P("cb"),), "u32"),
     _df("get_read_ptr", (_P("cb"),), "u32"),
@@ -110,15 +136,15 @@ DATAFLOW_API: tuple[ApiFunction, ...] = (
                                       _P("num_dests"), _P("linked", "bool", False))),
     _df("noc_async_write_multicast_loopback_src", (_P("src_local_l1_addr"), _P("dst_noc_addr_multicast", "u64"),
                                                    _P("size"), _P("num_dests"), _P("linked", "bool", False))),
-    _df("noc_async_read_barrier", blocking=True),
-    _df("noc_async_write_barrier", blocking=True),
-    _df("noc_async_writes_flushed", blocking=True),
-    _df("noc_async_atomic_barrier", blocking=True),
+    _df("noc_async_read_barrier"),
+    _df("noc_async_write_barrier"),
+    _df("noc_async_writes_flushed"),
+    _df("noc_async_atomic_barrier"),
     # semaphores
     _df("get_semaphore", (_P("semaphore_id"),), "u32"),
     _df("noc_semaphore_set", (_P("sem_addr", "l1_ptr"), _P("value"))),
-    _df("noc_semaphore_wait", (_P("sem_addr", "l1_ptr"), _P("value")), blocking=True),
-    _df("noc_semaphore_wait_min", (_P("sem_addr", "l1_ptr"), _P("value")), blocking=True),
+    _df("noc_semaphore_wait", (_P("sem_addr", "l1_ptr"), _P("value"))),
+    _df("noc_semaphore_wait_min", (_P("sem_addr", "l1_ptr"), _P("value"))),
     _df("noc_semaphore_inc", (_P("addr", "u64"), _P("incr"))),
     _df("noc_semaphore_set_remote", (_P("src_local_l1_addr"), _P("dst_noc_addr", "u64"))),
     _df("noc_semaphore_set_multicast", (_P("src_local_l1_addr"), _P("dst_noc_addr_multicast", "u64"),
@@ -149,9 +175,9 @@ COMPUTE_API: list[ApiFunction] = [
     _cp("binary_op_init_common", ("in0_cb", "in1_cb", "out_cb"), _ELTWISE_BINARY_H),
     _cp("unary_op_init_common", ("in_cb", "out_cb"), "api/compute/eltwise_unary/eltwise_unary.h"),
     _cp("init_sfpu", ("in_cb", "out_cb"), "api/compute/eltwise_unary/eltwise_unary.h"),
-    _cp("tile_regs_acquire", (), "api/compute/reg_api.h", blocking=True),
+    _cp("tile_regs_acquire", (), "api/compute/reg_api.h"),
     _cp("tile_regs_commit", (), "api/compute/reg_api.h"),
-    _cp("tile_regs_wait", (), "api/compute/reg_api.h", blocking=True),
+    _cp("tile_regs_wait", (), "api/compute/reg_api.h"),
     _cp("tile_regs_release", (), "api/compute/reg_api.h"),
     _cp("copy_tile_init", ("in_cb",), "api/compute/tile_move_copy.h"),
     _cp("copy_tile_to_dst_init_short_with_dt", ("old_in_cb", "new_in_cb"), "api/compute/tile_move_copy.h"),
@@ -216,10 +242,10 @@ COMPUTE_API: list[ApiFunction] = [
         doc="Transpose the tile in DST slot dst_index in place."),
     # tilize / untilize (manage DST themselves)
     _cp("tilize_init", ("in_cb", "block", "out_cb"), "api/compute/tilize.h"),
-    _cp("tilize_block", ("in_cb", "block", "out_cb"), "api/compute/tilize.h", blocking=True),
+    _cp("tilize_block", ("in_cb", "block", "out_cb"), "api/compute/tilize.h"),
     _cp("tilize_uninit", ("in_cb", "out_cb"), "api/compute/tilize.h"),
     _cp("untilize_init", ("in_cb",), "api/compute/untilize.h"),
-    _cp("untilize_block", ("in_cb", "block", "out_cb"), "api/compute/untilize.h", blocking=True),
+    _cp("untilize_block", ("in_cb", "block", "out_cb"), "api/compute/untilize.h"),
     _cp("untilize_uninit", ("in_cb",), "api/compute/untilize.h"),
     # SFPU binary on DST slots
 ]

@@ -3,7 +3,7 @@
 Reads: nothing. Writes: xDSL type, attribute and op classes, registered with
 :func:`tilefold.ir.context.register_dialect` so that ``parse_module`` reads ttl IR.
 
-The dialect holds every level the TT-Lang pipeline passes through (seed 003):
+The dialect holds every level the TT-Lang pipeline passes through (TT-Lang multi-tile lowering, docs/references.md):
 
 * **front-end level** — dataflow buffers (``ttl.bind_cb`` → ``!ttl.cb<[r, c], !ttcore.tile<32x32,
   bf16>, block_count>``), block acquisition (``ttl.cb_reserve`` / ``ttl.cb_wait`` give a

@@ -63,7 +63,7 @@ def verify_ops(module: Operation) -> None:
 
 def _is_math(op: ApiCallOp) -> bool:
     fn = op.api
-    return fn.thread == "compute" and fn.name not in PACK_CALLS and any(p.startswith("dst") for p in fn.param_names)
+    return fn.thread == "compute" and fn.name not in PACK_CALLS and any(p.role == "dst" for p in fn.params)
 
 
 def _walk_block(block: Block, state: str) -> str:

@@ -11,7 +11,7 @@ Two forms of the same idea live here:
   ``dim_alignments``, ``collapsed_intervals``, ``oob_val``, memory space and memory layout. The
   grid is not part of the attribute; it divides the physical shape (``device_shape``).
   Physical extent of an interval, inner dim to outer: ``c = alignUp(shape[j] * c, align[j])``.
-* :class:`LinearMetalLayout` — seed 004's grid-in-attribute form: an affine ``linear`` map
+* :class:`LinearMetalLayout` — the tt-mlir tensor layout's grid-in-attribute form: an affine ``linear`` map
   from tensor dims to physical dims, ``oob_val``, a grid, and the shard memref
   (``ceilDiv(physical, grid)``, then ``ceilDiv(shard, tile)`` when tilized).
 
@@ -327,7 +327,7 @@ def linear_map(dim_strides: Sequence[Sequence[tuple[int, int]]], num_dims: int) 
 
 
 def collapse_notation(rank: int, collapse_intervals=None) -> str:
-    """The dim-join notation of seed 004, ``(d0, d1, d2, d3) -> (d0 <> d1 <> d2, d3)``."""
+    """The dim-join notation of the tt-mlir tensor layout, ``(d0, d1, d2, d3) -> (d0 <> d1 <> d2, d3)``."""
     intervals = normalize_collapse_intervals(
         default_collapse_intervals(rank) if collapse_intervals is None else collapse_intervals, rank
     )
@@ -385,7 +385,7 @@ class CorePadding:
     ``elements[g]`` is the number of padding elements in core ``g``'s shard (an array of the
     grid's shape); ``extent[d][i]`` the padding along physical dim ``d`` of the cores at
     position ``i`` of grid dim ``d`` — shard extent minus the rows (columns, ...) that hold
-    real data. For seed 004's 53×63 on 3×2: scalar rows ``[0, 0, 1]``, columns ``[0, 1]``;
+    real data. For the tt-mlir tensor layout's 53×63 on 3×2: scalar rows ``[0, 0, 1]``, columns ``[0, 1]``;
     tilized rows ``[14, 14, 15]``.
     """
 
@@ -675,7 +675,7 @@ class MetalLayout:
         )
 
 
-# --- seed 004 grid-in-attribute semantics -------------------------------------------------
+# --- tt-mlir tensor layout: grid-in-attribute semantics -------------------------------------------------
 
 _MLIR_SCALAR = {
     DataFormat.Float32: "f32",
@@ -713,7 +713,7 @@ def tt_tile_type(tile: TileShape, fmt: DataFormat) -> str:
 
 @dataclass(frozen=True)
 class LinearMetalLayout:
-    """Seed 004's ``#tt.metal_layout<linear, oob_val, grid, memref>``.
+    """The tt-mlir tensor layout's ``#tt.metal_layout<linear, oob_val, grid, memref>``.
 
     ``linear`` maps tensor dims to physical dims (one result per grid dim). The physical
     shape is the map applied to the last index plus one; the shard memref is
@@ -772,7 +772,7 @@ class LinearMetalLayout:
         collapse_intervals=((0, -1),),
         **kwargs,
     ) -> "LinearMetalLayout":
-        """The map of seed 004's ``collapseIntervals`` (default ``[(0, -1)]``): each interval
+        """The map of the tt-mlir tensor layout's ``collapseIntervals`` (default ``[(0, -1)]``): each interval
         folds its dims with multipliers from the logical shape; other dims stay as they are;
         leading constant-0 results fill a grid of higher rank (128 on ``<1x4>``:
         ``(d0) -> (0, d0)``)."""

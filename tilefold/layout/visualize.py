@@ -79,7 +79,7 @@ def metal_layout_picture(layout: MetalLayout, grid) -> LayoutPicture:
 
 
 def linear_layout_picture(layout: LinearMetalLayout) -> LayoutPicture:
-    """The picture of a seed-004 layout: each core's allocated shard (tile padded when
+    """The picture of a tt-mlir tensor layout: each core's allocated shard (tile padded when
     tilized) with the data that lands on it."""
     mask = layout.real_mask_2d()
     padded = layout.padded_shard_shape

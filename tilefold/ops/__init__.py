@@ -11,17 +11,13 @@ import importlib
 from tilefold.errors import TilefoldError
 from tilefold.ops.base import REGISTRY, OpFactory, OpInstance, Tolerance, compare, host_data
 
-FACTORY_MODULES = ("tilize", "untilize", "eltwise", "matmul", "matmul_multicore", "matmul_mcast", "reduce", "row_standardize")
+FACTORY_MODULES = ("tilize", "untilize", "eltwise", "matmul", "matmul_multicore", "matmul_mcast", "row_standardize")
 
 
 def factories() -> dict[str, OpFactory]:
     """Every registered factory, by name."""
     for module in FACTORY_MODULES:
-        try:
-            importlib.import_module(f"tilefold.ops.{module}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"tilefold.ops.{module}":
-                raise
+        importlib.import_module(f"tilefold.ops.{module}")
     return dict(REGISTRY)
 
 

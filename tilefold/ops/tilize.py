@@ -129,7 +129,7 @@ def check_block_fits(program: Program, geometry: StickGeometry, what: str) -> No
 
 def create_block_compute(program: Program, function, split, geometry: StickGeometry) -> None:
     """The compute kernel on the full cores and, with its own compile-time args, on the cliff core
-    (seed 000: ``[per_core_block_cnt, per_core_block_tile_cnt]``, float32 with fp32_dest_acc_en)."""
+    (TT-Metal tilize factory: ``[per_core_block_cnt, per_core_block_tile_cnt]``, float32 with fp32_dest_acc_en)."""
     config = ComputeConfig(fp32_dest_acc_en=geometry.data_format is DataFormat.Float32)
     compute = program.create_kernel(function, split.core_range, config,
                                     [split.nblocks_per_core, geometry.ntiles_per_block], name="compute")
@@ -155,7 +155,7 @@ class CoreArgs:
 
 
 def runtime_args(split: BlockSplit, geometry: StickGeometry, src="src", dst="dst") -> list[CoreArgs]:
-    """Reader and writer runtime args of every core of ``split`` (the seed's tables)."""
+    """Reader and writer runtime args of every core of ``split`` (the factory's tables)."""
     table = []
     for core, first_block, blocks in split.blocks():
         row_start_id = first_block * TILE_HEIGHT

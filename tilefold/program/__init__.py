@@ -1,7 +1,7 @@
 """The host-side Program model shared by the C++ host emitter and the simulator.
 
 Names are imported from their submodules on first use, so a module needing only
-:mod:`.caller` or :mod:`.buffers` does not import the IR (xDSL) that kernels carry."""
+:mod:`.buffers` does not import the IR (xDSL) that kernels carry."""
 
 import importlib
 

@@ -23,7 +23,7 @@ from tilefold.ir.ttkernel import COMPUTE_CONFIG_ATTR, THREAD_ATTR, compute_confi
 from tilefold.layout.formats import data_format
 from tilefold.program.args import BufferAddress, NocX, NocY, TensorAccessorArgsRef
 from tilefold.program.buffers import Buffer
-from tilefold.program.caller import user_location
+from tilefold.caller import user_location
 from tilefold.program.circular_buffers import CircularBuffer
 from tilefold.program.kernels import ComputeConfig, DataMovementConfig, Kernel, KernelConfig
 

@@ -1,7 +1,7 @@
 """The simulated device: tilefold's embedded default device.
 
 It runs a :class:`~tilefold.program.Program` whose kernels are ttkernel IR — the same IR the
-C++ is emitted from, printed as Python by :mod:`tilefold.codegen.python` — on a simulated
+C++ is emitted from, printed as Python by :mod:`tilefold.sim.kernel_python` — on a simulated
 Wormhole B0 (n150, default) or Blackhole, with real bytes in DRAM banks and L1, the
 hardware's rounding, hazard detection and a cost model.
 

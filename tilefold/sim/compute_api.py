@@ -38,7 +38,6 @@ from tilefold.sim.matmul_blocks import (BlockProducts, CbMatrix, PendingMatmul, 
 
 RELEASED, ACQUIRED, COMMITTED, WAITED = "released", "acquired", "committed", "waited"
 L1_ACC_FORMATS = (DataFormat.Float32, DataFormat.Float16_b)
-DST_SLOTS = 16
 
 
 class ComputeApi:
@@ -57,7 +56,7 @@ class ComputeApi:
         self.section_free = [np.zeros(self.L), np.zeros(self.L)]
         self.section = 0
         self.dst_state = RELEASED
-        self.dst_written = np.zeros(DST_SLOTS, dtype=bool)
+        self.dst_written = np.zeros(self.arch.dst_tiles_16bit, dtype=bool)
         self.dst = self.dev.dst32 if self.fp32_dest else self.dev.dst16   # storing rounds to DST precision
         self.reduce_mode = ("SUM", "REDUCE_ROW")
         self.pack_l1_acc = False                # pack_reconfig_l1_acc(1): packs add to L1's tiles
@@ -316,7 +315,7 @@ class ComputeApi:
         a = self._unpack(in0_cb, in0_tile, call)[:, 0]
         b = self._unpack(in1_cb, in1_tile, call)[:, 0]
         self._math(self.costs.fpu_eltwise_tile, call)
-        self._write_slot(i, fpu_binary_values(op, bcast, a, b))
+        self._write_slot(i, tm.fpu_binary_values(op, bcast, a, b))
 
     def add_tiles(self, a, b, ia, ib, dst):
         self._fpu_binary("add", None, a, b, ia, ib, dst, "add_tiles")
@@ -353,8 +352,9 @@ class ComputeApi:
 
     # -- matmul -----------------------------------------------------------------------------
 
-    def _flush_matmul(self, lo: int = 0, hi: int = DST_SLOTS) -> None:
-        """Settle pending matmul blocks overlapping DST slots [lo, hi) into DST."""
+    def _flush_matmul(self, lo: int = 0, hi: int | None = None) -> None:
+        """Settle pending matmul blocks overlapping DST slots [lo, hi) into DST (all slots by default)."""
+        hi = self.arch.dst_tiles_16bit if hi is None else hi
         for first, block in list(self._pending_matmul.items()):
             if first < hi and lo < first + block.tiles:
                 del self._pending_matmul[first]
@@ -555,7 +555,7 @@ class ComputeApi:
         x = self._read_slot(i, call)
         ps = [p if p.__class__ in (int, float) else uniform(p, f"{call} parameter") for p in params]
         self._math(self.costs.sfpu(family), call, "sfpu")
-        self._write_slot(i, sfpu_unary_values(name, x, ps))
+        self._write_slot(i, tm.sfpu_unary_values(name, x, ps))
 
     def cumsum_tile(self, dst_index, first=True) -> None:
         """Sums down each column of the tile; with ``first`` false, the previous call's last row
@@ -588,7 +588,7 @@ class ComputeApi:
         b = self._read_slot(self._dst_index(d1, call), call)
         o = self._math_slot(out, call)
         self._math(self.costs.sfpu(tm.SFPU_BINARY[name][1]), call, "sfpu")
-        self._write_slot(o, sfpu_binary_values(name, a, b))
+        self._write_slot(o, tm.sfpu_binary_values(name, a, b))
 
     def where_tile(self, dst_condition, dst_true, dst_false, dst_out, data_format=None) -> None:
         self._cumsum_carry = None
@@ -769,25 +769,3 @@ def _rows_to_bytes(rows: np.ndarray, fmt) -> np.ndarray:
     if fmt.ttnn_name == "bfloat16":
         return rows.astype(tm._BF16).view(np.uint8).reshape(lanes, -1)
     return rows.astype(fmt.numpy_dtype).view(np.uint8).reshape(lanes, -1)
-
-
-def fpu_binary_values(op: str, bcast: str | None, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """An FPU element-wise op on source-register values (..., 1024); with ``bcast`` ("rows",
-    "cols", "scalar") ``b``'s first row, first column or first value is broadcast over the tile."""
-    if bcast is not None:
-        rows = tm.faces_to_rows(b)
-        first = {"rows": rows[..., :1, :], "cols": rows[..., :, :1], "scalar": rows[..., :1, :1]}[bcast]
-        b = tm.rows_to_faces(np.ascontiguousarray(np.broadcast_to(first, rows.shape)))
-    return tm.FPU_BINARY[op](a, b)
-
-
-def sfpu_unary_values(name: str, x: np.ndarray, params) -> np.ndarray:
-    """SFPU unary function ``name`` on float32 DST values (any shape), as float32."""
-    with np.errstate(all="ignore"):
-        return np.asarray(tm.SFPU_UNARY[name][0](x, *params), dtype=np.float32)
-
-
-def sfpu_binary_values(name: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """SFPU binary function ``name`` on float32 DST values (any shape), as float32."""
-    with np.errstate(all="ignore"):
-        return np.asarray(tm.SFPU_BINARY[name][0](a, b), dtype=np.float32)

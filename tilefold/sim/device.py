@@ -7,7 +7,7 @@ on request, a Chrome trace.
 A run: validate the program; place buffers, CBs and semaphores (:mod:`.allocator`); write
 inputs to DRAM / L1 through the host transfer TT-NN uses (tilize and format conversion,
 :mod:`tilefold.layout.host`); emit each kernel function as Python
-(:mod:`tilefold.codegen.python`); group each kernel's cores into lanes
+(:mod:`tilefold.sim.kernel_python`); group each kernel's cores into lanes
 (:mod:`.lanes`); run every reader, writer and compute thread concurrently
 (:mod:`.scheduler`); check what must hold at the end (no outstanding transfers, DST
 released, no pages left in CBs); read outputs back. A run that batched cores into lanes
@@ -25,7 +25,7 @@ import numpy as np
 
 from tilefold.arch import Arch, get_arch
 from tilefold.arch.cores import CoreCoord
-from tilefold.codegen.python import PythonKernel, emit_python
+from tilefold.sim.kernel_python import PythonKernel, emit_python
 from tilefold.errors import (
     CircularBufferError,
     DeadlockError,

@@ -48,14 +48,6 @@ class Divergence(Exception):
         self.cores: list[CoreCoord] | None = None
 
 
-# API parameters that may differ between lanes: addresses, page ids, coordinates, values.
-PER_LANE_PARAMS = frozenset({
-    "page_id", "src_noc_addr", "dst_noc_addr", "dst_local_l1_addr", "src_local_l1_addr", "addr", "offset",
-    "noc_x", "noc_y", "noc_x_start", "noc_y_start", "noc_x_end", "noc_y_end", "dst_noc_addr_multicast",
-    "value", "incr", "sem_addr", "accessor",
-})
-
-
 @dataclass(frozen=True)
 class SteeringArgs:
     """Which inputs of a kernel steer its control flow."""
@@ -76,7 +68,7 @@ def _uses_to_steer(kernel: func.FuncOp) -> list[SSAValue]:
         elif isinstance(op, (memref.LoadOp, memref.StoreOp)):
             values += list(op.indices)
         elif isinstance(op, ApiCallOp):
-            values += [v for p, v in zip(op.api.params, op.operands) if p.name not in PER_LANE_PARAMS]
+            values += [v for p, v in zip(op.api.params, op.operands) if p.role != "per_lane"]
         elif isinstance(op, TensorAccessorOp):
             values.append(op.page_size)
         elif isinstance(op, (L1LoadOp, L1StoreOp)):

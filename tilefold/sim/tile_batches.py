@@ -365,22 +365,16 @@ class _Plan:
             _, ps, fmt = key
             values = ctx._copied_values(self._tiles([n.address for n in nodes], ps), fmt)
         elif kind == "fpu":
-            from tilefold.sim.compute_api import fpu_binary_values
-
             _, op, bcast, (ps_a, fmt_a), (ps_b, fmt_b) = key
             a = ctx._unpacked_values(self._tiles([n.address[0] for n in nodes], ps_a), fmt_a, fpu=True)
             b = ctx._unpacked_values(self._tiles([n.address[1] for n in nodes], ps_b), fmt_b, fpu=True)
-            values = fpu_binary_values(op, bcast, a, b)
+            values = tm.fpu_binary_values(op, bcast, a, b)
         elif kind == "unary":
-            from tilefold.sim.compute_api import sfpu_unary_values
-
             _, name, params = key
             x = np.zeros((len(nodes), ctx.L, tm.TILE_ELEMS), np.float32) if name == "fill" else self._inputs(nodes, 0)
-            values = sfpu_unary_values(name, x, params)
+            values = tm.sfpu_unary_values(name, x, params)
         else:
-            from tilefold.sim.compute_api import sfpu_binary_values
-
-            values = sfpu_binary_values(key[1], self._inputs(nodes, 0), self._inputs(nodes, 1))
+            values = tm.sfpu_binary_values(key[1], self._inputs(nodes, 0), self._inputs(nodes, 1))
         return values.astype(ctx.dst.dtype, copy=False)     # DST holds them at its precision
 
     def _pack_values(self) -> None:

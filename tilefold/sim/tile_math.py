@@ -261,3 +261,25 @@ SFPU_BINARY = {
 }
 
 FPU_BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply}
+
+
+def fpu_binary_values(op: str, bcast: str | None, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """An FPU element-wise op on source-register values (..., 1024); with ``bcast`` ("rows",
+    "cols", "scalar") ``b``'s first row, first column or first value is broadcast over the tile."""
+    if bcast is not None:
+        rows = faces_to_rows(b)
+        first = {"rows": rows[..., :1, :], "cols": rows[..., :, :1], "scalar": rows[..., :1, :1]}[bcast]
+        b = rows_to_faces(np.ascontiguousarray(np.broadcast_to(first, rows.shape)))
+    return FPU_BINARY[op](a, b)
+
+
+def sfpu_unary_values(name: str, x: np.ndarray, params) -> np.ndarray:
+    """SFPU unary function ``name`` on float32 DST values (any shape), as float32."""
+    with np.errstate(all="ignore"):
+        return np.asarray(SFPU_UNARY[name][0](x, *params), dtype=np.float32)
+
+
+def sfpu_binary_values(name: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """SFPU binary function ``name`` on float32 DST values (any shape), as float32."""
+    with np.errstate(all="ignore"):
+        return np.asarray(SFPU_BINARY[name][0](a, b), dtype=np.float32)

@@ -266,7 +266,7 @@ def test_control_flow_kernel_matches_python(tmp_path, build, n, limit):
 # --- data movement: numpy in, numpy out -------------------------------------------------------------
 
 def test_tilize_reader_gathers_32_sticks_per_block(tmp_path, build):
-    """The seed-000 reader: blocks of 32 sticks (rows) from an interleaved row-major buffer."""
+    """The TT-Metal tilize factory's reader: blocks of 32 sticks (rows) from an interleaved row-major buffer."""
     rows, width = 96, 48                       # 3 blocks of 32 sticks, 48 bf16 values per stick
     stick_bytes = width * 2
     sticks = np.arange(rows * width, dtype=np.uint16).reshape(rows, width)

@@ -1,4 +1,4 @@
-"""The seed-000 tilize kernels (and the exp example) written in PyKernel: IR structure,
+"""The TT-Metal tilize factory's tilize kernels (and the exp example) written in PyKernel: IR structure,
 source locations, MLIR round trip, and use by a host Program."""
 
 from __future__ import annotations

@@ -5,8 +5,8 @@ from tilelang_pass_helpers import through
 from tilelang_helpers import filecheck
 
 
-def test_tensorize_seed_matmul_notation():
-    filecheck(through(kernels.seed_matmul, "tensorize_tt"), """
+def test_tensorize_tile_notation_matmul_notation():
+    filecheck(through(kernels.tile_notation_matmul, "tensorize-tt"), """
 CHECK:      ^bb0(%bx: i32, %by: i32):
 CHECK:      %A_tile = tile.alloc {name = "A_tile", scope = "shared"} : memref<32x32xf16, "shared">
 CHECK-NEXT: %B_tile = tile.alloc {name = "B_tile", scope = "shared"} : memref<32x32xf16, "shared">
@@ -27,7 +27,7 @@ CHECK:      tile.copy %C_acc, %C[
 
 
 def test_non_matching_loops_are_left_alone():
-    text = through(kernels.gemm(), "tensorize_tt")
+    text = through(kernels.gemm(), "tensorize-tt")
     filecheck(text, """
 CHECK:     tile.for
 CHECK:     tile.gemm %A_s, %B_s, %C_l
@@ -36,7 +36,7 @@ CHECK-NOT: tile.alloc {name = "{{.*}}_tile"
 
 
 def test_global_accesses_become_block_copies():
-    filecheck(through(kernels.tile_add, "legalize_global_access"), """
+    filecheck(through(kernels.tile_add, "legalize-global-access"), """
 CHECK:      %A_blk = tile.alloc {name = "A_blk", scope = "shared"} : memref<32x32xbf16, "shared">
 CHECK-NEXT: %B_blk = tile.alloc {name = "B_blk", scope = "shared"} : memref<32x32xbf16, "shared">
 CHECK-NEXT: %C_out = tile.alloc {name = "C_out", scope = "fragment"} : memref<32x32xbf16, "fragment">

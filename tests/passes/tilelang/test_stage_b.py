@@ -13,7 +13,7 @@ L1_C = {"memory": "L1", "layout": "sharded", "nd_shard": {"grid": [2, 2]}}
 
 def test_global_partition_dram_interleaved():
     # 16 blocks of 2x2 tiles on an 8x8 grid: one block per core on the first 16 cores, row by row
-    filecheck(through(kernels.gemm(), "layout_aware_work_partition"), """
+    filecheck(through(kernels.gemm(), "layout-aware-work-partition"), """
 CHECK: tt.partition_mode = "global", tt.grid_tiles = [4 : i64, 4 : i64], tt.block_tiles = [2 : i64, 2 : i64]
 CHECK-SAME: tt.grid_axes = {m = 1 : i64, n = 0 : i64}, tt.shard_grid = [1 : i64, 1 : i64], tt.local_shape_tiles = [4 : i64, 4 : i64]
 CHECK-SAME: tt.core_ranges = {{\\[\\[}}0 : i64, 0 : i64, 7 : i64, 1 : i64{{\\]\\]}}
@@ -33,7 +33,7 @@ def test_global_partition_splits_uneven_work():
             T.copy(A[by * 32, bx * 32], a)
             T.copy(a, C[by * 32, bx * 32])
 
-    filecheck(through(k, "layout_aware_work_partition"), """
+    filecheck(through(k, "layout-aware-work-partition"), """
 CHECK: tt.core_ranges = {{\\[\\[}}0 : i64, 0 : i64, 7 : i64, 7 : i64{{\\]\\]}}
 CHECK-SAME: tt.core_runtime_args = {{\\[\\[}}0 : i64, 0 : i64, 0 : i64, 3 : i64, 13 : i64, 1 : i64, 13 : i64], [1 : i64, 0 : i64, 3 : i64, 3 : i64,
 CHECK-SAME: [0 : i64, 5 : i64, 120 : i64, 3 : i64, 13 : i64, 1 : i64, 13 : i64], [1 : i64, 5 : i64, 123 : i64, 2 : i64,
@@ -43,7 +43,7 @@ CHECK-SAME: [7 : i64, 7 : i64, 167 : i64, 2 : i64, 13 : i64, 1 : i64, 13 : i64]]
 
 def test_local_shard_partition():
     """L1-sharded output: the cores are the shard grid and carry their shard coordinates."""
-    filecheck(through(kernels.sharded_add(layout_c=L1_C), "layout_aware_work_partition"), """
+    filecheck(through(kernels.sharded_add(layout_c=L1_C), "layout-aware-work-partition"), """
 CHECK: tt.partition_mode = "local_shard", tt.grid_tiles = [4 : i64, 4 : i64], tt.block_tiles = [2 : i64, 2 : i64]
 CHECK-SAME: tt.shard_grid = [2 : i64, 2 : i64], tt.local_shape_tiles = [2 : i64, 2 : i64]
 CHECK-SAME: tt.core_ranges = {{\\[\\[}}0 : i64, 0 : i64, 1 : i64, 1 : i64{{\\]\\]}}
@@ -58,12 +58,12 @@ CHECK-SAME: [1 : i64, 1 : i64, 0 : i64, 4 : i64, 4 : i64, 1 : i64, 4 : i64, 2 : 
 def test_l1_shards_must_be_whole_blocks():
     layout = {"memory": "L1", "layout": "sharded", "nd_shard": {"shard_shape_elems": [32, 256]}}
     with pytest.raises(CompileError) as info:
-        through(kernels.sharded_add(layout_c=layout), "layout_aware_work_partition")
+        through(kernels.sharded_add(layout_c=layout), "layout-aware-work-partition")
     assert "are not whole 2x2-tile output blocks" in str(info.value)
 
 
 def test_persistent_loop_global():
-    filecheck(through(kernels.gemm(), "grid_to_core_grid"), """
+    filecheck(through(kernels.gemm(), "grid-to-core-grid"), """
 CHECK:      %A_s = tile.alloc
 CHECK:      %start_id = tile.runtime_arg "start_id"
 CHECK-NEXT: %count = tile.runtime_arg "count"
@@ -81,7 +81,7 @@ CHECK:        tile.copy %A, %A_s[
 
 
 def test_persistent_loop_local_shard():
-    filecheck(through(kernels.sharded_add(layout_c=L1_C), "grid_to_core_grid"), """
+    filecheck(through(kernels.sharded_add(layout_c=L1_C), "grid-to-core-grid"), """
 CHECK:      %Sm = tile.runtime_arg "Sm"
 CHECK-NEXT: %Sn = tile.runtime_arg "Sn"
 CHECK-NEXT: %sy = tile.runtime_arg "sy"

@@ -6,7 +6,7 @@ from tilelang_helpers import filecheck
 
 
 def test_lower_shared_to_cb_roles_and_pages():
-    filecheck(through(kernels.gemm(), "lower_shared_to_cb"), """
+    filecheck(through(kernels.gemm(), "lower-shared-to-cb"), """
 CHECK: tt.cb.A_s = {page_size = 2048 : i64, depth = 6 : i64, data_format = "Float16_b", block_tiles = [2 : i64, 1 : i64], index = 0 : i64, producer = "reader", consumer = "compute", scope = "shared"}
 CHECK-SAME: tt.cb.B_s = {{{.*}}index = 1 : i64, producer = "reader", consumer = "compute"
 CHECK-SAME: tt.cb.C_l = {{{.*}}index = 16 : i64, producer = "compute", consumer = "writer"
@@ -24,7 +24,7 @@ CHECK:      tile.write_block %{{.*}} {buffer = "C", cb = 16 : i32, rows = 2 : i3
 
 def test_lower_shared_to_cb_intermediates():
     """softmax: x comes from the reader, y goes to the writer, the rest stays in compute."""
-    filecheck(through(kernels.row_softmax, "lower_shared_to_cb"), """
+    filecheck(through(kernels.row_softmax, "lower-shared-to-cb"), """
 CHECK: tt.cb.x = {{{.*}}index = 0 : i64, producer = "reader", consumer = "compute"
 CHECK-SAME: tt.cb.y = {page_size = 2048 : i64, depth = 4 : i64, data_format = "Float16_b", block_tiles = [1 : i64, 2 : i64], index = 16 : i64, producer = "compute", consumer = "writer"
 CHECK-SAME: tt.cb.m = {page_size = 4096 : i64, depth = 1 : i64, data_format = "Float32", block_tiles = [1 : i64, 1 : i64], index = 24 : i64, producer = "compute", consumer = "compute"
@@ -33,7 +33,7 @@ CHECK-SAME: tt.cb.e = {page_size = 4096 : i64, depth = 2 : i64, data_format = "F
 
 
 def test_lower_to_sfpu_fused_relu():
-    filecheck(through(kernels.fused(), "lower_to_sfpu"), """
+    filecheck(through(kernels.fused(), "lower-to-sfpu"), """
 CHECK:      tile.stmt attributes {kind = "eltwise", reads = ["a", "b", "c"], writes = ["y"]} {
 CHECK:        scf.for %t = %{{.*}} to %{{.*}} step %{{.*}} : i32 {
 CHECK-NEXT:     tile.dst_section attributes {mode = "section"} math {
@@ -50,7 +50,7 @@ CHECK-NOT:  tile.parallel
 
 
 def test_lower_to_sfpu_broadcasts_vectors_onto_a_zero_tile():
-    filecheck(through(kernels.row_softmax, "lower_to_sfpu"), """
+    filecheck(through(kernels.row_softmax, "lower-to-sfpu"), """
 CHECK:      tt.cb.zero_tile = {page_size = 2048 : i64, depth = 1 : i64, data_format = "Float16_b", block_tiles = [1 : i64, 1 : i64], index = 27 : i64
 CHECK:      tile.fill %zero_tile {value = 0.000000e+00 : f32}
 CHECK-NEXT: tile.for
@@ -65,7 +65,7 @@ CHECK:        ttkernel.div_binary_tile
 
 
 def test_gemm_accumulates_in_dst_across_the_k_loop():
-    filecheck(through(kernels.gemm(), "lower_tt_tile_intrinsics"), """
+    filecheck(through(kernels.gemm(), "lower-tt-tile-intrinsics"), """
 CHECK-NOT:  tile.fill %C_l
 CHECK:      tile.stmt attributes {kind = "matmul_open", reads = [], writes = []} {
 CHECK-NEXT:   tile.dst_section attributes {mode = "open"}
@@ -84,7 +84,7 @@ def test_gemm_accumulates_partials_in_l1_when_the_block_exceeds_dst():
     # four K steps: the packer adds each step's sums to the partials block in L1; every step but
     # the last two pops the block unread so the next packs onto the same pages; the peeled last
     # step reloads the sums once and packs C
-    filecheck(through(kernels.gemm(bm=128, bn=128, bk=64), "lower_tt_tile_intrinsics"), """
+    filecheck(through(kernels.gemm(bm=128, bn=128, bk=64), "lower-tt-tile-intrinsics"), """
 CHECK:      tt.cb.C_l_partials = {page_size = 4096 : i64, depth = 16 : i64, data_format = "Float32"
 CHECK:      %[[LAST:.*]] = arith.constant 3 : i32
 CHECK:      tile.for %{{.*}} to %[[LAST]] attributes {step = 1 : i32, kind = "pipelined", num_stages = 3 : i32} {
@@ -114,7 +114,7 @@ CHECK:        ttkernel.pack_tile(%{{.*}}, %{{.*}}, %{{.*}}) {out_of_order_output
 
 
 def test_gemm_over_two_k_steps_reloads_the_spilled_partials():
-    filecheck(through(kernels.gemm(K=128, bm=128, bn=128, bk=64), "lower_tt_tile_intrinsics"), """
+    filecheck(through(kernels.gemm(K=128, bm=128, bn=128, bk=64), "lower-tt-tile-intrinsics"), """
 CHECK:      tt.cb.C_l_partials = {page_size = 4096 : i64, depth = 16 : i64, data_format = "Float32"
 CHECK:      tile.for %{{.*}} to %[[LAST:.*]] attributes {step = 1 : i32, kind = "pipelined", num_stages = 3 : i32} {
 CHECK:        tile.stmt attributes {kind = "matmul_spill", reads = ["A_s", "B_s"], writes = []} {
@@ -139,7 +139,7 @@ CHECK:        ttkernel.pack_tile(%{{.*}}, %{{.*}}, %{{.*}}) {out_of_order_output
 
 
 def test_build_tile_dfg_places_cb_versions():
-    filecheck(through(kernels.gemm(), "build_tile_dfg"), """
+    filecheck(through(kernels.gemm(), "build-tile-dfg"), """
 CHECK:      tt.tile_dfg = {edges = [{buffer = "A_s", cb = 0 : i64, producer = "reader", consumer = "compute", pages = 2 : i64, depth = 6 : i64}
 CHECK:      tile.for
 CHECK:        tile.cb_event "produce_begin" {cb = 0 : i32, pages = 2 : i32, buffer = "A_s"}
@@ -160,7 +160,7 @@ CHECK-NEXT: tile.cb_event "release" {cb = 16 : i32
 
 
 def test_build_tile_dfg_constant_tiles_live_across_the_persistent_loop():
-    filecheck(through(kernels.row_softmax, "build_tile_dfg"), """
+    filecheck(through(kernels.row_softmax, "build-tile-dfg"), """
 CHECK:      tile.cb_event "produce_begin" {cb = 27 : i32, pages = 1 : i32, buffer = "zero_tile"}
 CHECK-NEXT: tile.stmt attributes {kind = "fill", reads = [], writes = ["zero_tile"]}
 CHECK:      tile.cb_event "consume" {cb = 27 : i32, pages = 1 : i32, buffer = "zero_tile"}

@@ -12,7 +12,7 @@ from tilefold.ir.attributes import kernel_function
 
 
 def test_split_device_kernel():
-    filecheck(through(kernels.gemm(), "split_device_kernel"), """
+    filecheck(through(kernels.gemm(), "split-device-kernel"), """
 CHECK:      func.func @gemm_kernel(%A: memref<256x256xbf16>
 CHECK-SAME: tt.kernels = {reader = "reader", compute = "compute", writer = "writer"}
 CHECK-NEXT:   func.return
@@ -40,7 +40,7 @@ CHECK-NEXT:       tile.cb_event "release" {cb = 16 : i32
 
 
 def test_configure_tensor_accessor_chains_accessor_args():
-    filecheck(through(kernels.gemm(), "configure_tensor_accessor"), """
+    filecheck(through(kernels.gemm(), "configure-tensor-accessor"), """
 CHECK:      func.func @reader() attributes {ttkernel.thread = "noc", tt.compile_args = ["A", "B"]} {
 CHECK-NEXT:   %A_addr = tile.runtime_arg "A_addr"
 CHECK-NEXT:   %A_args = ttkernel.tensor_accessor_args() {cta_offset = 0 : i32}
@@ -57,18 +57,18 @@ CHECK:      func.func @writer() attributes {ttkernel.thread = "noc", tt.compile_
 
 def test_tensor_accessor_guardrail():
     """Without the accessor metadata the TensorAccessorArgs would be default-constructed."""
-    text = ir_before(kernels.gemm(), "configure_tensor_accessor", debuginfo=True)
+    text = ir_before(kernels.gemm(), "configure-tensor-accessor", debuginfo=True)
     module = parse_module(text)
     del kernel_function(module).attributes["tt.tensor_accessor.B"]
     with pytest.raises(CompileError) as info:
-        run_pass(print_ir(module, debuginfo=True), "configure_tensor_accessor")
+        run_pass(print_ir(module, debuginfo=True), "configure-tensor-accessor")
     message = str(info.value)
     assert "TensorAccessor guardrail" in message and "default-constructed" in message
     assert message.startswith(kernels.__file__)
 
 
 def test_lower_cb_intrinsics_reads_a_block_per_push():
-    filecheck(through(kernels.gemm(), "lower_cb_intrinsics"), """
+    filecheck(through(kernels.gemm(), "lower-cb-intrinsics"), """
 CHECK-LABEL: func.func @reader()
 CHECK:         ttkernel.cb_reserve_back(%{{.*}}, %{{.*}}) : i32, i32
 CHECK-NEXT:    %[[CB:.*]] = arith.constant 0 : i32
@@ -89,7 +89,7 @@ CHECK-NEXT:  func.return
 
 
 def test_insert_compute_init_hoists_loop_invariant_inits():
-    filecheck(through(kernels.gemm(), "insert_compute_init"), """
+    filecheck(through(kernels.gemm(), "insert-compute-init"), """
 CHECK-LABEL: func.func @compute()
 CHECK:         ttkernel.compute_kernel_hw_startup
 CHECK:         ttkernel.mm_block_init_short(
@@ -101,7 +101,7 @@ CHECK-LABEL: func.func @writer()
 
 
 def test_insert_compute_init_switches_engines_per_op():
-    filecheck(through(kernels.fused(), "insert_compute_init"), """
+    filecheck(through(kernels.fused(), "insert-compute-init"), """
 CHECK-LABEL: func.func @compute()
 CHECK:         ttkernel.copy_tile_init
 CHECK:         scf.for %t =
@@ -119,7 +119,7 @@ CHECK-NEXT:      ttkernel.relu_tile
 
 
 def test_insert_dst_management_element_wise():
-    filecheck(through(kernels.fused(), "insert_dst_management"), """
+    filecheck(through(kernels.fused(), "insert-dst-management"), """
 CHECK-LABEL: func.func @compute()
 CHECK:         ttkernel.cb_reserve_back
 CHECK:         scf.for %t =
@@ -135,8 +135,8 @@ CHECK:         ttkernel.cb_push_back
 
 
 def test_insert_dst_management_k_loop():
-    """Seed 001's K-loop pattern: acquire before the K loop, commit / pack / release after it."""
-    filecheck(through(kernels.seed_matmul, "insert_dst_management"), """
+    """The TileLang-TT architecture's K-loop pattern: acquire before the K loop, commit / pack / release after it."""
+    filecheck(through(kernels.tile_notation_matmul, "insert-dst-management"), """
 CHECK-LABEL: func.func @compute()
 CHECK:         ttkernel.tile_regs_acquire()
 CHECK-NOT:     ttkernel
@@ -158,7 +158,7 @@ CHECK:         ttkernel.cb_push_back
 
 
 def test_finalize_persistent_signature():
-    filecheck(through(kernels.gemm(), "finalize_persistent_signature"), """
+    filecheck(through(kernels.gemm(), "finalize-persistent-signature"), """
 CHECK:      func.func @reader() attributes {{{.*}}tt.runtime_arg_names = ["start_id", "count", "Mt", "Kt", "Nt", "A_addr", "B_addr"]} {
 CHECK:        %A_addr = ttkernel.get_arg_val(%{{.*}}) : (i32) -> i32
 CHECK:      func.func @compute() attributes {{{.*}}tt.runtime_arg_names = ["start_id", "count", "Mt", "Kt", "Nt"]} {
@@ -168,5 +168,5 @@ CHECK-NOT:  tile.runtime_arg
 
 
 def test_verify_tt_ir_accepts_the_lowered_kernel():
-    text = through(kernels.gemm(), "verify_tt_ir")
+    text = through(kernels.gemm(), "verify-tt-ir")
     assert "tile." not in text.split("func.func @reader")[1]

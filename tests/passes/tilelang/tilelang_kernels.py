@@ -22,7 +22,7 @@ def gemm(M=256, N=256, K=256, bm=64, bn=64, bk=32, stages=3):
 
 
 @T.prim_func
-def seed_matmul(A: T.Buffer((256, 256), "float16"), B: T.Buffer((256, 256), "float16"),
+def tile_notation_matmul(A: T.Buffer((256, 256), "float16"), B: T.Buffer((256, 256), "float16"),
                 C: T.Buffer((256, 256), "float16")):
     with T.Kernel(8, 8) as (bx, by):
         for kt in T.serial(8):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tilefold.ir.context import make_context, parse_module, print_ir
-from tilefold.passes.pipelines import TILELANG, tilelang_pass
+from tilefold.passes.pipelines import TILELANG, pass_named
 
 
 def ir_before(prim, pass_name: str, arch: str = "wormhole_b0", debuginfo: bool = False) -> str:
@@ -14,14 +14,14 @@ def ir_before(prim, pass_name: str, arch: str = "wormhole_b0", debuginfo: bool =
     for name in TILELANG:
         if name == pass_name:
             return print_ir(module, debuginfo=debuginfo)
-        tilelang_pass(name, arch).apply(ctx, module)
+        pass_named(name, arch).apply(ctx, module)
     raise KeyError(pass_name)
 
 
 def run_pass(text: str, pass_name: str, arch: str = "wormhole_b0") -> str:
     """Parse ``text``, apply ``pass_name``, verify, and print the result."""
     module = parse_module(text)
-    tilelang_pass(pass_name, arch).apply(make_context(), module)
+    pass_named(pass_name, arch).apply(make_context(), module)
     module.verify()
     return print_ir(module)
 

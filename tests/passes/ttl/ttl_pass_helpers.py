@@ -13,7 +13,7 @@ from filecheck.options import Options
 
 import tilefold.ir.ttl  # noqa: F401 - registers the ttl, ttcore and tensor dialects
 from tilefold.ir.context import make_context, parse_module, print_ir
-from tilefold.passes.pipelines import ttl_pass
+from tilefold.passes.pipelines import pass_named
 
 T = "!ttcore.tile<32x32, bf16>"
 F = "!ttcore.tile<32x32, f32>"
@@ -28,7 +28,7 @@ def run(text: str, *passes: str) -> str:
     module = parse_module(text)
     ctx = make_context()
     for name in passes:
-        ttl_pass(name).apply(ctx, module)
+        pass_named(name).apply(ctx, module)
         module.verify()
     return print_ir(module)
 

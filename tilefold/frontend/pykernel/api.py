@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from tilefold.errors import KernelError
 from tilefold.ir.ttkernel_api import API, ApiFunction
-from tilefold.program.caller import user_location
+from tilefold.caller import user_location
 
 KERNEL_DECORATORS = "@reader_kernel, @writer_kernel or @compute_kernel"
 

@@ -18,7 +18,7 @@ from tilefold.errors import KernelError
 from tilefold.frontend.pykernel.builder import build_kernel
 from tilefold.ir.context import print_ir
 from tilefold.ir.ttkernel import COMPUTE_CONFIG_ATTR, compute_config_attr
-from tilefold.program.caller import user_location
+from tilefold.caller import user_location
 
 THREADS = ("noc", "compute")
 MATH_FIDELITIES = ("LoFi", "HiFi2", "HiFi3", "HiFi4")

@@ -5,7 +5,7 @@ fragment buffers and tile operations (``T.copy``, ``T.gemm``, ``T.Parallel`` ...
 modules: :mod:`.types` (dtypes, ``T.Tensor``), :mod:`.api` (the primitives),
 :mod:`.prim_func` (the decorator and layout annotations), :mod:`.source` and
 :mod:`.values` (what the builder reads and computes with), :mod:`.builder` and
-:mod:`.primitives` (AST → ``tile`` IR), :mod:`.compiler` (the pipeline, the Program, the
-artifacts, a simulated run), :mod:`.jit` (``@tilefold.jit``) and :mod:`.script`
-(``tilefold compile`` / ``run`` on a .py file).
+:mod:`.primitives` (AST → ``tile`` IR) and :mod:`.jit` (``@tilefold.jit``). The pipeline, the
+Program, the artifacts and simulated runs are :mod:`tilefold.compiler`'s; ``tilefold compile`` /
+``run`` on a .py file is :mod:`tilefold.cli.tilelang_scripts`.
 """

@@ -18,7 +18,7 @@ from tilefold.errors import KernelError
 
 def _intrinsic(rule: str, doc: str):
     def marker(*args, **kwargs):
-        from tilefold.program.caller import user_location
+        from tilefold.caller import user_location
 
         raise KernelError(f"T.{rule} is a TileLang primitive: use it inside the body of a @T.prim_func kernel, "
                           "which tilefold compiles", user_location())

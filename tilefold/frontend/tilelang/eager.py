@@ -35,7 +35,7 @@ from tilefold.errors import KernelError
 from tilefold.frontend.source import FunctionSource
 from tilefold.frontend.tilelang.prim_func import EagerBinding, eager_prim_func
 from tilefold.frontend.tilelang.types import TensorType
-from tilefold.program.caller import user_location
+from tilefold.caller import user_location
 
 
 def freeze(value):

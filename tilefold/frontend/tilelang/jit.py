@@ -34,12 +34,12 @@ import numpy as np
 
 from tilefold.arch import get_arch
 from tilefold.errors import KernelError, ProgramError
-from tilefold.frontend.tilelang.compiler import CompiledKernel, compile_prim_func
+from tilefold.compiler import CompiledKernel, compile_prim_func
 from tilefold.frontend.tilelang.dtypes import canonical_name, host_dtype
 from tilefold.frontend.tilelang.eager import EagerFunction, freeze, is_eager_style
 from tilefold.frontend.tilelang.prim_func import PrimFunc, prim_func
 from tilefold.frontend.tilelang.types import TensorType
-from tilefold.program.caller import user_location
+from tilefold.caller import user_location
 
 _DEFAULT_DEVICE = {"arch": None, "trace": None}
 

@@ -17,8 +17,9 @@ from dataclasses import dataclass, field, replace
 from xdsl.dialects.builtin import ModuleOp
 
 from tilefold.errors import KernelError, SourceLocation
+from tilefold.frontend.tilelang.primitives import layout_entries
 from tilefold.frontend.tilelang.types import TensorType
-from tilefold.program.caller import user_location
+from tilefold.caller import user_location
 
 
 @dataclass(frozen=True)
@@ -145,20 +146,6 @@ def eager_prim_func(fn, binding: EagerBinding) -> PrimFunc:
     prim.eager = EagerBinding(dict(builder.eager.constants), list(binding.tensor_names), dict(binding.shapes),
                               dict(binding.annotations))
     return prim
-
-
-def layout_entries(layout, where) -> dict[str, dict]:
-    """``{name_or_buffer: {field: value}}`` → ``{name: {field: value}}``, checked."""
-    if not isinstance(layout, dict):
-        raise KernelError("annotate_tt_layout takes a dict {buffer: {memory=..., layout=..., nd_shard=...}}", where)
-    out = {}
-    for name, value in layout.items():
-        key = getattr(name, "name", name)
-        if not isinstance(key, str) or not isinstance(value, dict):
-            raise KernelError(f"annotate_tt_layout: entry {name!r} must map a tensor to a dict of layout fields "
-                              "(memory, layout, nd_shard, ...)", where)
-        out[key] = dict(value)
-    return out
 
 
 def annotate_tt_layout(func, layout=None, **kwargs):

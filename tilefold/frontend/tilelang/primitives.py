@@ -32,6 +32,7 @@ import math
 from xdsl.dialects import arith
 from xdsl.ir import SSAValue
 
+from tilefold.errors import KernelError
 from tilefold.frontend.tilelang import api
 from tilefold.frontend.tilelang.dtypes import DType, canonical_name, data_format_of
 from tilefold.frontend.tilelang.types import TensorType, tensor_type
@@ -42,6 +43,20 @@ from tilefold.ir import tile
 TILE = 32
 _GEMM_OPTIONS = {"transpose_A": False, "transpose_B": False, "policy": None, "clear_accum": False, "k_pack": 1,
                  "wg_wait": 0, "use_wgmma": None, "mbar": None}
+
+
+def layout_entries(layout, where) -> dict[str, dict]:
+    """``{name_or_buffer: {field: value}}`` → ``{name: {field: value}}``, checked."""
+    if not isinstance(layout, dict):
+        raise KernelError("annotate_tt_layout takes a dict {buffer: {memory=..., layout=..., nd_shard=...}}", where)
+    out = {}
+    for name, value in layout.items():
+        key = getattr(name, "name", name)
+        if not isinstance(key, str) or not isinstance(value, dict):
+            raise KernelError(f"annotate_tt_layout: entry {name!r} must map a tensor to a dict of layout fields "
+                              "(memory, layout, nd_shard, ...)", where)
+        out[key] = dict(value)
+    return out
 
 
 class PrimitiveRules:
@@ -672,8 +687,6 @@ class PrimitiveRules:
     # layout and schedule annotations
 
     def rule_annotate_tt_layout(self, node, name_hint):
-        from tilefold.frontend.tilelang.prim_func import layout_entries
-
         self.require_kernel(node, "T.annotate_tt_layout")
         where = self.src.location(node)
         if node.args and len(node.args) == 1 and not node.keywords:

@@ -71,12 +71,12 @@ class _TensorAnnotation:
         self.__name__ = name
 
     def __call__(self, shape, dtype="float32", *args, **kwargs) -> TensorType:
-        from tilefold.program.caller import user_location
+        from tilefold.caller import user_location
 
         return tensor_type(shape, kwargs.get("dtype", dtype), user_location())
 
     def __getitem__(self, key) -> TensorType:
-        from tilefold.program.caller import user_location
+        from tilefold.caller import user_location
 
         shape, dtype = (key[0], key[1]) if isinstance(key, tuple) and len(key) == 2 else (key, "float32")
         return tensor_type(shape, dtype, user_location())

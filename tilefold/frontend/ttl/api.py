@@ -17,13 +17,14 @@ from typing import Generic, Tuple, TypeVar, Union
 from tilefold.errors import KernelError
 from tilefold.frontend.ttl.capture import current
 from tilefold.frontend.ttl.dataflow_buffers import DataflowBuffer, make_dataflow_buffer_like
+from tilefold.frontend.ttl.device_calls import GroupTransfer, copy, signpost
 from tilefold.frontend.ttl.grid import grid_size, node
 from tilefold.frontend.ttl.kernels import compute, datamovement
 from tilefold.frontend.ttl.math_api import UnsupportedName, block, math, unsafe
 from tilefold.frontend.ttl.operation import Operation, operation
 from tilefold.frontend.ttl.pipes import Pipe, PipeNet
-from tilefold.program.caller import user_location
-from tilefold.ttnn import ROW_MAJOR_LAYOUT, TILE_LAYOUT
+from tilefold.caller import user_location
+from tilefold.frontend.ttl.host_types import ROW_MAJOR_LAYOUT, TILE_LAYOUT
 
 TILE_SHAPE = (32, 32)
 TILE_SIZE = 32
@@ -34,29 +35,6 @@ Shape = Tuple[int, ...]
 NodeCoord = Union[int, Tuple[int, ...]]
 NodeRange = Tuple[Union[int, slice], ...]
 DstT = TypeVar("DstT")
-
-
-def _device_only(name: str):
-    raise KernelError(f"ttl.{name} describes work on the device; call it inside a @ttl.compute() or "
-                      "@ttl.datamovement() kernel function", user_location())
-
-
-def copy(src, dst):
-    """``ttl.copy(src, dst)``: start a transfer between a tensor slice, a block or a pipe (in a data
-    movement kernel); returns a transfer handle with ``.wait()``."""
-    _device_only("copy")
-
-
-class GroupTransfer:
-    """``ttl.GroupTransfer()``: wait for several transfers at once with ``add(xf)`` and ``wait_all()``."""
-
-    def __init__(self):
-        _device_only("GroupTransfer")
-
-
-def signpost(name: str):
-    """``with ttl.signpost(name):`` marks a region for profiling (no effect on the program)."""
-    _device_only("signpost")
 
 
 def Program(*kernels, grid=None, pipenets=None):  # noqa: N802 - TT-Lang's name

@@ -1,4 +1,4 @@
-"""A TT-Lang kernel function → a ``func.func`` of ``ttl`` ops (the input of the seed-003 pipeline).
+"""A TT-Lang kernel function → a ``func.func`` of ``ttl`` ops (the input of the TT-Lang pipeline).
 
 Reads: a :class:`~tilefold.frontend.ttl.kernels.KernelDefinition`, the source of its function, and
 the :class:`~tilefold.frontend.ttl.capture.OperationCapture` it belongs to (tensors, dataflow
@@ -30,7 +30,6 @@ transfer never waited, a block never released, blocks held across loop iteration
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
 
 from xdsl.dialects import func, memref, scf
 from xdsl.dialects.builtin import FunctionType, IndexType, StringAttr
@@ -43,7 +42,9 @@ from tilefold.frontend.ttl.block_expressions import BlockExpressionBuilder
 from tilefold.frontend.ttl.data_movement import DataMovementBuilder
 from tilefold.frontend.ttl.expressions import ExpressionBuilder
 from tilefold.frontend.ttl.helpers import HelperInliner
+from tilefold.frontend.ttl.device_calls import SIGNPOST
 from tilefold.frontend.ttl.scalars import Scalar, ScalarBuilder
+from tilefold.frontend.ttl.scopes import Region, Scope
 from tilefold.frontend.ttl.values import (
     Accumulator,
     Block,
@@ -57,33 +58,6 @@ from tilefold.ir.locations import file_line_loc
 from tilefold.ir.ttkernel import THREAD_ATTR
 
 THREADS = {"compute": "compute", "datamovement": "noc"}
-
-
-class Scope:
-    """Names of a function being built; nested functions read through to their parent."""
-
-    def __init__(self, parent: Scope | None = None, carried: set[str] | None = None):
-        self.parent = parent
-        self.names: dict[str, object] = {}
-        self.carried = carried or set()
-
-    def lookup(self, name: str):
-        scope = self
-        while scope is not None:
-            if name in scope.names:
-                return scope.names[name]
-            scope = scope.parent
-        return MISSING
-
-
-@dataclass
-class Region:
-    """A statement list being built: the function body, a loop body, a branch or a with body."""
-
-    kind: str                     # "function" | "loop" | "branch" | "with"
-    node: ast.AST
-    transfers: list = field(default_factory=list)
-    accumulators: list = field(default_factory=list)
 
 
 class KernelBuilder(HelperInliner, DataMovementBuilder, BlockExpressionBuilder, ExpressionBuilder):
@@ -488,8 +462,6 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, BlockExpressionBuilder, 
                     raise KernelError(f"{b.name} is never released; call {b.name}.{verb}() or use 'with "
                                       f"{b.dfb.name}.{b.acquired}() as {b.name}:'", b.status.location)
 
-
-SIGNPOST = object()
 
 
 class Unassigned:

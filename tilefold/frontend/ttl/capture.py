@@ -15,9 +15,7 @@ from dataclasses import dataclass, field
 
 from tilefold.arch import Arch
 from tilefold.errors import KernelError, SourceLocation
-from tilefold.program.caller import user_location
-
-MAX_DATAFLOW_BUFFERS = 32
+from tilefold.caller import user_location
 
 
 @dataclass
@@ -50,9 +48,10 @@ class OperationCapture:
     def add_dataflow_buffer(self, dfb) -> int:
         """Register a dataflow buffer; returns its circular-buffer index."""
         index = len(self.dataflow_buffers)
-        if index >= MAX_DATAFLOW_BUFFERS:
+        count = self.arch.max_circular_buffers
+        if index >= count:
             raise KernelError(f"this is dataflow buffer number {index + 1} of operation {self.name!r}, but a node "
-                              f"has at most {MAX_DATAFLOW_BUFFERS} (circular buffers c_0-c_31); reuse buffers or "
+                              f"has at most {count} (circular buffers c_0-c_{count - 1}); reuse buffers or "
                               "make fewer", dfb.location)
         self.dataflow_buffers.append(dfb)
         return index

@@ -34,6 +34,7 @@ from tilefold.frontend.ttl.values import (
 )
 from tilefold.ir import ttl
 from tilefold.layout.formats import data_format
+from tilefold.frontend.ttl.scopes import Region, Scope
 
 TILE = 32
 
@@ -304,7 +305,6 @@ class DataMovementBuilder:
     # -- pipes -----------------------------------------------------------------------------------
 
     def pipe_condition(self, net: PipeNet, role: str, body, node, scope) -> None:
-        from tilefold.frontend.ttl.builder import Region, Scope
         from tilefold.frontend.ttl.variables import carried_names
 
         self.require_datamovement(node, f"net.if_{role}")

@@ -18,7 +18,7 @@ import re
 from tilefold.errors import KernelError, SourceLocation
 from tilefold.frontend.ttl import capture
 from tilefold.layout.formats import DataFormat, data_format
-from tilefold.program.caller import user_location
+from tilefold.caller import user_location
 
 MAX_BLOCK_COUNT = 32
 L1_ALIGNMENT = 16
@@ -145,9 +145,9 @@ def hidden_dataflow_buffer(shape: tuple[int, ...], fmt: DataFormat, name: str, l
     """A buffer the compiler adds (an accumulator), registered with the running operation."""
     op = capture.current("an accumulator")
     dfb = DataflowBuffer(tuple(shape), block_count, fmt, "TILE", location, name, hidden=True)
-    if len(op.dataflow_buffers) >= capture.MAX_DATAFLOW_BUFFERS:
+    if len(op.dataflow_buffers) >= op.arch.max_circular_buffers:
         raise KernelError(f"{name} needs a dataflow buffer of its own to carry its value between loop iterations, "
-                          f"but the operation already uses all {capture.MAX_DATAFLOW_BUFFERS}; use fewer buffers",
+                          f"but the operation already uses all {op.arch.max_circular_buffers}; use fewer buffers",
                           location)
     dfb.index = op.add_dataflow_buffer(dfb)
     return dfb

@@ -21,8 +21,10 @@ import operator
 
 from tilefold.errors import TilefoldError
 from tilefold.frontend.source import MISSING
+from tilefold.frontend.ttl import device_calls
 from tilefold.frontend.ttl.dataflow_buffers import DataflowBuffer
-from tilefold.frontend.ttl.grid import NodeExpression, grid_shape, node_coordinates
+from tilefold.frontend.ttl.grid import NodeExpression, grid_shape, grid_size, node_coordinates
+from tilefold.frontend.ttl.grid import node as ttl_node
 from tilefold.frontend.ttl.math_api import BlockFunction
 from tilefold.frontend.ttl.pipes import PipeNet
 from tilefold.frontend.ttl.scalars import Scalar
@@ -337,14 +339,12 @@ class ExpressionBuilder:
         return self.compile_time_call(callee, args, kwargs, node)
 
     def _call_handlers(self):
-        from tilefold.frontend.ttl import api
-
         return {
-            id(api.copy): self.call_copy,
-            id(api.node): self.call_node,
-            id(api.grid_size): self.call_grid_size,
-            id(api.GroupTransfer): self.call_group_transfer,
-            id(api.signpost): lambda args, kwargs, node: _signpost(),
+            id(device_calls.copy): self.call_copy,
+            id(ttl_node): self.call_node,
+            id(grid_size): self.call_grid_size,
+            id(device_calls.GroupTransfer): self.call_group_transfer,
+            id(device_calls.signpost): lambda args, kwargs, node: device_calls.SIGNPOST,
             id(builtins.min): lambda args, kwargs, node: self.call_min_max(args, node, "min"),
             id(builtins.max): lambda args, kwargs, node: self.call_min_max(args, node, "max"),
             id(builtins.abs): self.call_abs,
@@ -464,12 +464,6 @@ class ExpressionBuilder:
                 raise
             raise self.error(f"{name}() failed while compiling the kernel: {type(exc).__name__}: {exc}", node) \
                 from None
-
-
-def _signpost():
-    from tilefold.frontend.ttl.builder import SIGNPOST
-
-    return SIGNPOST
 
 
 __all__ = ["ExpressionBuilder", "BoundMethod", "MISSING"]

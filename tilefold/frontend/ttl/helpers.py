@@ -20,6 +20,7 @@ import linecache
 from tilefold.errors import KernelError, SourceLocation
 from tilefold.frontend.source import FunctionSource, parse_file
 from tilefold.frontend.ttl.variables import carried_names
+from tilefold.frontend.ttl.scopes import Region, Scope
 
 MAX_DEPTH = 8
 
@@ -51,8 +52,6 @@ class HelperInliner:
     """Mixin of :class:`~.builder.KernelBuilder`."""
 
     def inline_call(self, fn, args, kwargs, node):
-        from tilefold.frontend.ttl.builder import Region, Scope
-
         if len(self.function_stack) > MAX_DEPTH:
             raise self.error(f"{fn.__name__}() calls helpers more than {MAX_DEPTH} deep; is it recursive?", node)
         try:

@@ -10,7 +10,7 @@ they describe device computation, they do not compute on the host.
 from __future__ import annotations
 
 from tilefold.errors import KernelError
-from tilefold.program.caller import user_location
+from tilefold.caller import user_location
 
 
 class UnsupportedName(KernelError, AttributeError):

@@ -5,11 +5,12 @@ session settings (:mod:`.session`). Writes: the tensors the kernels write, and â
 ``tilefold compile`` â€” a TT-Metalium project per call.
 
 A call runs the function's body on the host (:mod:`.capture`), builds each kernel function into
-``ttl`` IR (:mod:`.builder`) in one module, lowers it with the TT-Lang pipeline of
-:mod:`tilefold.passes.pipelines` (seed 003), turns the result into a
-:class:`~tilefold.program.Program` (:mod:`.program_builder`) and runs it on the simulated device
-(:mod:`.runner`). A call whose body made the same kernels, buffers and tensor layouts as an
-earlier one (:mod:`.fingerprint`) reuses that call's program without building IR again.
+``ttl`` IR (:mod:`.builder`) in one module and hands it to :mod:`tilefold.compiler` (through
+:mod:`.runner`), which lowers it with the TT-Lang pipeline, builds its
+:class:`~tilefold.program.Program` and runs it on the simulated device. The builder and the
+runner are imported on the first call, so that ``import tilefold.ttl`` loads neither the kernel
+builder nor the compiler. A call whose body made the same kernels, buffers and tensor layouts
+as an earlier one (:mod:`.fingerprint`) reuses that call's program without building IR again.
 
 Errors: a call with something that is not a device tensor, a grid that does not fit the device,
 pipe nets whose send and receive blocks differ, and every error of the steps above.
@@ -29,7 +30,7 @@ from tilefold.frontend.ttl.capture import OperationCapture, TensorArgument, capt
 from tilefold.frontend.ttl.fingerprint import operation_key
 from tilefold.frontend.ttl.grid import resolve_grid
 from tilefold.ir.context import print_ir
-from tilefold.program.caller import user_location
+from tilefold.caller import user_location
 
 PIPE_NETS_ATTR = "ttl.pipe_nets"
 GRID_ATTR = "ttl.grid"
@@ -67,7 +68,7 @@ class Operation:
     # -- the call ---------------------------------------------------------------------------
 
     def __call__(self, *args, **kwargs):
-        from tilefold.ttnn_mesh import MeshTensor
+        from tilefold.frontend.ttl.mesh import MeshTensor
 
         meshes = {id(v.mesh): v.mesh for v in (*args, *kwargs.values()) if isinstance(v, MeshTensor)}
         if not meshes:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from tilefold.errors import KernelError, SourceLocation
 from tilefold.frontend.ttl import capture
-from tilefold.program.caller import user_location
+from tilefold.caller import user_location
 
 
 def _coordinate(value, grid: tuple[int, int], what: str, location) -> tuple[int, int]:

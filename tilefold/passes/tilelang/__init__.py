@@ -1,4 +1,4 @@
-"""The passes of the TileLang pipeline (seeds 001 and 002), one module per pass.
+"""The passes of the TileLang pipeline, one module per pass (docs/references.md: TileLang-TT architecture).
 
 The order they run in is :data:`tilefold.passes.pipelines.PIPELINES` ``["tilelang"]``.
 """

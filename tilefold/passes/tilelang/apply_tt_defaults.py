@@ -1,4 +1,4 @@
-"""apply_tt_defaults: the default Tenstorrent schedule and shard metadata (seed 001, Phase 2).
+"""apply_tt_defaults: the default Tenstorrent schedule and shard metadata (TileLang-TT architecture, Phase 2).
 
 Reads: ``tt.user_schedule`` (from ``annotate_tt_schedule``), if any.
 Writes: ``tt.schedule`` = ``{"policy": "contiguous", "order": "row_major"}`` with the user's
@@ -27,7 +27,7 @@ DEFAULT_SHARD = {"layout": "tiled", "interleaved": True, "tile_shape": [32, 32]}
 class ApplyTTDefaults(ModulePass):
     """Default ``tt.schedule`` / ``tt.shard`` (see the module docstring)."""
 
-    name = "apply_tt_defaults"
+    name = "apply-tt-defaults"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         kernel = kernel_function(op)

@@ -14,23 +14,21 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import ModulePass
 
-from tilefold.arch import get_arch
 from tilefold.errors import CompileError, LayoutError
 from tilefold.ir.attributes import get_attr, kernel_function, location_of, param_names, set_attr
-from tilefold.passes.tilelang.buffer_layouts import accessor_args, buffer_layout
+from tilefold.ir.buffer_layouts import accessor_args, buffer_layout
+from tilefold.passes.device_pass import DevicePass
 
 
 @dataclass(frozen=True)
-class AttachTensorAccessor(ModulePass):
+class AttachTensorAccessor(DevicePass):
     """``tt.tensor_accessor.<name>`` for each global tensor (see the module docstring)."""
 
-    name = "attach_tensor_accessor"
-    arch: str = "wormhole_b0"
+    name = "attach-tensor-accessor"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        arch = get_arch(self.arch)
+        arch = self.arch
         kernel = kernel_function(op)
         user_layout = get_attr(kernel, "tt.user_layout", {})
         for name in param_names(kernel):

@@ -46,7 +46,7 @@ from xdsl.passes import ModulePass
 from tilefold.ir import tile
 from tilefold.ir.attributes import kernel_function, set_attr
 from tilefold.passes.tilelang.common import compile_error, insert_after, insert_before
-from tilefold.passes.tilelang.internal_buffers import cb_entries
+from tilefold.ir.attributes import cb_entries
 
 STATEMENTS = (*tile.TRANSFERS, tile.StmtOp, tile.ForOp, tile.IfOp)
 
@@ -64,7 +64,7 @@ class Version:
 class BuildTileDFG(ModulePass):
     """CB versions and their protocol points (see the module docstring)."""
 
-    name = "build_tile_dfg"
+    name = "build-tile-dfg"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         TileDFG(kernel_function(op)).build()

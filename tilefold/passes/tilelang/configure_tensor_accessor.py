@@ -40,7 +40,7 @@ def device_kernels(module: ModuleOp) -> list[func.FuncOp]:
 class ConfigureTensorAccessor(ModulePass):
     """TensorAccessor construction in the data-movement kernels (see the module docstring)."""
 
-    name = "configure_tensor_accessor"
+    name = "configure-tensor-accessor"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         host = kernel_function(op)

@@ -36,7 +36,7 @@ MAX_RUNTIME_ARGS = 255
 class FinalizePersistentSignature(ModulePass):
     """Runtime-argument indices of the device kernels (see the module docstring)."""
 
-    name = "finalize_persistent_signature"
+    name = "finalize-persistent-signature"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         canonical = get_attr(kernel_function(op), "tt.runtime_args")

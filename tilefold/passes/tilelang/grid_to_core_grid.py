@@ -24,14 +24,13 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from tilefold.arch import get_arch
 from tilefold.ir import tile
 from tilefold.passes.tilelang.affine import constant_op
 from tilefold.ir.attributes import get_attr, kernel_function, set_attr
 from tilefold.passes.tilelang.common import Inserter, kernel_op
+from tilefold.passes.device_pass import DevicePass
 from tilefold.passes.tilelang.rasterization_tt import emit_block_at
 
 
@@ -50,11 +49,10 @@ def _decompose(tid, sizes: list, body) -> list:
 
 
 @dataclass(frozen=True)
-class GridToCoreGrid(ModulePass):
+class GridToCoreGrid(DevicePass):
     """The block grid → a persistent per-core loop (see the module docstring)."""
 
-    name = "grid_to_core_grid"
-    arch: str = "wormhole_b0"
+    name = "grid-to-core-grid"
 
     def block_indices(self, grid_op: tile.KernelOp, axes: dict, tid, nt, body, raster: dict | None = None) -> list:
         """Each grid dim's block index for block ``tid``: the other dims outermost, then M, then N
@@ -77,7 +75,7 @@ class GridToCoreGrid(ModulePass):
         return [found.get(d, zero) for d in range(len(grid))]
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        arch = get_arch(self.arch)
+        arch = self.arch
         kernel = kernel_function(op)
         grid_op = kernel_op(kernel)
         if grid_op is None:

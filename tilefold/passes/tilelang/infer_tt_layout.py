@@ -24,13 +24,12 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import ModulePass
 
-from tilefold.arch import get_arch
 from tilefold.errors import CompileError, L1OverflowError
 from tilefold.ir.tile_types import data_format_of, short_name
 from tilefold.ir.attributes import get_attr, kernel_function, location_of, set_attr
 from tilefold.passes.tilelang.common import TILE, buffers
+from tilefold.passes.device_pass import DevicePass
 
 FIELDS = ("memory", "layout", "tile_shape", "dtype", "nd_shard", "halo", "loc")
 ND_FIELDS = ("axes", "grid", "shard_shape_elems", "order", "align_tiles", "halo")
@@ -98,14 +97,13 @@ def nd_shard(name: str, spec, padded: list[int], where) -> dict:
 
 
 @dataclass(frozen=True)
-class InferTTLayout(ModulePass):
+class InferTTLayout(DevicePass):
     """``tt.buffer.<name>`` for each global tensor (see the module docstring)."""
 
-    name = "infer_tt_layout"
-    arch: str = "wormhole_b0"
+    name = "infer-tt-layout"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        arch = get_arch(self.arch)
+        arch = self.arch
         kernel = kernel_function(op)
         user_layout = get_attr(kernel, "tt.user_layout", {})
         padded_shapes = get_attr(kernel, "tt.padded_shapes")

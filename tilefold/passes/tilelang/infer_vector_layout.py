@@ -41,7 +41,7 @@ def is_vector(value) -> bool:
 class InferVectorLayout(ModulePass):
     """Layouts of vectors and the conversions between them (see the module docstring)."""
 
-    name = "infer_vector_layout"
+    name = "infer-vector-layout"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         VectorLayouts(kernel_function(op)).run()

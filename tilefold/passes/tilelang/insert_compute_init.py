@@ -39,7 +39,7 @@ from tilefold.ir.ttkernel_api import API, PACK_CALLS, SFPU_UNARY, sfpu_init_name
 from tilefold.layout.formats import data_format
 from tilefold.passes.tilelang.affine import constant_op
 from tilefold.ir.attributes import kernel_function
-from tilefold.passes.tilelang.internal_buffers import cb_entries
+from tilefold.ir.attributes import cb_entries
 
 FIELDS = ("fpu", "sfpu", "srca", "srcb", "pack")
 _SCALAR_OPS = {"add_unary_tile", "sub_unary_tile", "mul_unary_tile", "div_unary_tile", "rsub_unary_tile"}
@@ -228,7 +228,7 @@ def _first(kernel: func.FuncOp, names, index: int) -> int | None:
 class InsertComputeInit(ModulePass):
     """Engine configuration calls in the compute kernel (see the module docstring)."""
 
-    name = "insert_compute_init"
+    name = "insert-compute-init"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         entries = cb_entries(kernel_function(op))

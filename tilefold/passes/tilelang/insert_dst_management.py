@@ -9,7 +9,7 @@ Writes the TT-Metalium 0.69 protocol in place of each section:
       <cb_reserve_back of the pack region>; tile_regs_wait(); <packs>; tile_regs_release();
       <cb_push_back of the pack region>
 
-- ``open`` / ``continue`` / ``close`` (a K loop accumulating in DST, seed 001's pattern:
+- ``open`` / ``continue`` / ``close`` (a K loop accumulating in DST, the TileLang-TT architecture's pattern:
   acquire before the loop, math in it, commit / wait / pack / release after it).
 
 Errors: none (the protocol is then checked by :mod:`tilefold.ir.verify`).
@@ -36,7 +36,7 @@ def _is_call(op: Operation, names) -> bool:
 class InsertDstManagement(ModulePass):
     """tile_regs_acquire / commit / wait / release (see the module docstring)."""
 
-    name = "insert_dst_management"
+    name = "insert-dst-management"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for kernel in [f for f in op.ops if isinstance(f, func.FuncOp)]:

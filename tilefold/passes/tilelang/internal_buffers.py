@@ -12,15 +12,10 @@ from xdsl.dialects import func
 from tilefold.ir.tile_types import memref_type
 from tilefold.ir import tile
 from tilefold.layout.formats import DataFormat
-from tilefold.ir.attributes import get_attr, set_attr
+from tilefold.ir.attributes import cb_entries, set_attr
 from tilefold.passes.tilelang.common import TILE, compile_error, insert_before, persistent_loop
 
 NUM_CBS = 32
-
-
-def cb_entries(kernel: func.FuncOp) -> dict[str, dict]:
-    prefix = "tt.cb."
-    return {k[len(prefix):]: get_attr(kernel, k) for k in kernel.attributes if k.startswith(prefix)}
 
 
 def free_index(kernel: func.FuncOp, start: int = 24) -> int:

@@ -7,7 +7,7 @@ walks the output's rows (M) and which its columns (N); the K loop (the top-level
 ``tt.schedule``.
 
 Writes, with work counted in output blocks (one block = ``tt.block_tiles`` tiles; a block
-of one tile is seed 001's "tile"):
+of one tile is the TileLang-TT architecture's "tile"):
 
 - ``tt.partition_mode``: ``local_shard`` when a tensor is sharded in L1 — each core then
   computes the blocks of its own shard, the cores are the shard grid, and runtime args
@@ -34,9 +34,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import ModulePass
 
-from tilefold.arch import get_arch
 from tilefold.arch.cores import CoreCoord, CoreRangeSet
 from tilefold.errors import CompileError
 from tilefold.ir import tile
@@ -44,6 +42,7 @@ from tilefold.passes.tilelang.affine import affine_of, trip_count
 from tilefold.ir.attributes import get_attr, kernel_function, location_of, param_names, set_attr
 from tilefold.passes.tilelang.common import TILE, buffer_name, compile_error, is_global, kernel_op, memref_shape, tiles_for
 from tilefold.passes.tilelang.copy_geometry import copy_geometry
+from tilefold.passes.device_pass import DevicePass
 
 GLOBAL_ARGS = ["start_id", "count", "Mt", "Kt", "Nt"]
 SHARD_ARGS = ["Sm", "Sn", "Gy", "Gx", "sy", "sx"]
@@ -153,19 +152,18 @@ def shared_face_rows_grain(kernel, writes, grid: list[int], order: list[int], ar
 
 
 @dataclass(frozen=True)
-class LayoutAwareWorkPartition(ModulePass):
+class LayoutAwareWorkPartition(DevicePass):
     """Per-core work assignment and runtime args (see the module docstring)."""
 
-    name = "layout_aware_work_partition"
-    arch: str = "wormhole_b0"
+    name = "layout-aware-work-partition"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        arch = get_arch(self.arch)
+        arch = self.arch
         kernel = kernel_function(op)
         grid_op = kernel_op(kernel)
         if grid_op is None:
             raise CompileError("layout_aware_work_partition needs the tile.kernel grid; run it before "
-                               "grid_to_core_grid")
+                               "grid-to-core-grid")
         grid = grid_op.grid_shape
         writes = output_writes(kernel, grid_op)
         m_dim, n_dim = grid_axes(grid_op, writes)

@@ -92,7 +92,7 @@ def _key(name: str, offsets: list[Affine], which: list[int]) -> tuple:
 class LegalizeGlobalAccess(ModulePass):
     """Global element accesses in ``T.Parallel`` → block copies (see the module docstring)."""
 
-    name = "legalize_global_access"
+    name = "legalize-global-access"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         kernel = kernel_function(op)

@@ -30,7 +30,7 @@ from tilefold.ir.ttkernel import L1LoadOp, L1StoreOp, api_call
 from tilefold.passes.tilelang.affine import constant_op
 from tilefold.ir.attributes import kernel_function
 from tilefold.passes.tilelang.configure_tensor_accessor import device_kernels
-from tilefold.passes.tilelang.internal_buffers import cb_entries
+from tilefold.ir.attributes import cb_entries
 
 EVENT_CALLS = {"consume": "cb_wait_front", "release": "cb_pop_front", "produce_begin": "cb_reserve_back",
                "produce_end": "cb_push_back"}
@@ -73,7 +73,7 @@ def _in_loop(outer: _Before, count: int, name: str):
 class LowerCBIntrinsics(ModulePass):
     """CB protocol and block transfers → ttkernel calls (see the module docstring)."""
 
-    name = "lower_cb_intrinsics"
+    name = "lower-cb-intrinsics"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         entries = cb_entries(kernel_function(op))

@@ -35,7 +35,6 @@ from dataclasses import dataclass, field
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from tilefold.ir.tile_types import memref_type
@@ -46,7 +45,7 @@ from tilefold.passes.tilelang.affine import Affine, affine_of, materialize
 from tilefold.passes.tilelang.copy_geometry import copy_geometry
 from tilefold.passes.tilelang.internal_buffers import scratch_for
 from tilefold.ir.attributes import get_attr, kernel_function, param_names, set_attr
-from tilefold.passes.tilelang.buffer_layouts import entry_format
+from tilefold.ir.buffer_layouts import entry_format
 from tilefold.passes.tilelang.common import (
     TILE,
     Inserter,
@@ -59,8 +58,8 @@ from tilefold.passes.tilelang.common import (
     persistent_loop,
     remove_dead_arith,
 )
+from tilefold.passes.device_pass import DevicePass
 
-NUM_CBS = 32
 FIRST_INDEX = {"input": 0, "output": 16, "intermediate": 24}
 
 
@@ -132,10 +131,10 @@ def compute_config(kernel: func.FuncOp, cbs: dict[str, dict]) -> dict:
             "math_approx_mode": False}
 
 
-class LowerSharedToCB(ModulePass):
+class LowerSharedToCB(DevicePass):
     """Local buffers → CBs with dataflow roles; copies → page transfers (see the module docstring)."""
 
-    name = "lower_shared_to_cb"
+    name = "lower-shared-to-cb"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         kernel = kernel_function(op)
@@ -231,10 +230,11 @@ class LowerSharedToCB(ModulePass):
 
     def _next_index(self, role: str, used: set[int], op) -> int:
         start = FIRST_INDEX[role]
-        for index in list(range(start, NUM_CBS)) + list(range(0, start)):
+        count = self.arch.max_circular_buffers
+        for index in list(range(start, count)) + list(range(0, start)):
             if index not in used:
                 return index
-        raise compile_error(op, f"the kernel needs more than {NUM_CBS} circular buffers; use fewer local buffers")
+        raise compile_error(op, f"the kernel needs more than {count} circular buffers; use fewer local buffers")
 
     # -- copies ---------------------------------------------------------------------------------------
 

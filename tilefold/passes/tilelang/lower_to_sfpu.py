@@ -41,10 +41,8 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import ModuleOp, f32
-from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
-from tilefold.arch import get_arch
 from tilefold.ir import tile
 from tilefold.ir.ttkernel import api_call, constant_int
 from tilefold.passes.tilelang.affine import affine_of
@@ -54,6 +52,7 @@ from tilefold.passes.tilelang.emitter import Emitter
 from tilefold.passes.tilelang.internal_buffers import constant_tile, index_tile
 from tilefold.passes.tilelang.parallel_space import Space, access_pattern, parallel_space
 from tilefold.passes.tilelang.sfpu_expressions import IndexTerms, Leaf, SfpuTile
+from tilefold.passes.device_pass import DevicePass
 
 ZERO_TILE = "zero_tile"
 
@@ -69,16 +68,15 @@ def buffer_tile_grid(value, name: str, layouts: dict[str, str]) -> tuple[int, in
 
 
 @dataclass(frozen=True)
-class LowerToSFPU(ModulePass):
+class LowerToSFPU(DevicePass):
     """Element-wise ``T.Parallel`` bodies → tile-by-tile SFPU ops (see the module docstring)."""
 
-    name = "lower_to_sfpu"
-    arch: str = "wormhole_b0"
+    name = "lower-to-sfpu"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         kernel = kernel_function(op)
         config = get_attr(kernel, "tt.compute_config")
-        capacity = get_arch(self.arch).dst_capacity(config["fp32_dest_acc_en"], config["dst_full_sync_en"])
+        capacity = self.arch.dst_capacity(config["fp32_dest_acc_en"], config["dst_full_sync_en"])
         layouts = get_attr(kernel, "tt.vector_layouts", {})
         dst_format = "Float32" if config["fp32_dest_acc_en"] else "Float16_b"
         for par in [o for o in kernel.walk() if isinstance(o, tile.ParallelOp)]:

@@ -9,7 +9,7 @@ Reads: ``tile.gemm``, ``tile.reduce``, ``tile.fill``, local ``tile.copy``; ``tt.
   tiles consecutive). Accumulation (:mod:`.accumulation`):
 
   * over a K loop, when the whole block fits DST and the loop holds no other compute: DST
-    stays acquired across the loop (seed 001's K-loop pattern): ``matmul_open`` before the
+    stays acquired across the loop (the TileLang-TT architecture's K-loop pattern): ``matmul_open`` before the
     loop, ``matmul_step`` in it, ``matmul_pack`` after it, which packs C (``pack_tile_block``);
   * over a K loop otherwise: partial sums spill (``pack_tile_block``) to a ``<C>_partials``
     CB of one block between K steps; the loop's last iteration is peeled so that it reloads them (``copy_tile``) and
@@ -38,20 +38,19 @@ from xdsl.context import Context
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import ModuleOp, i32
 from xdsl.ir import Operation
-from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
-from tilefold.arch import get_arch
 from tilefold.ir import tile
-from tilefold.ir.ttkernel import api_call
+from tilefold.ir.ttkernel import api_call, float_bits
 from tilefold.layout.formats import DataFormat
 from tilefold.passes.tilelang.accumulation import analyze
 from tilefold.passes.tilelang.affine import constant_op, trip_count
 from tilefold.ir.attributes import get_attr, kernel_function
 from tilefold.passes.tilelang.common import TILE, buffer_name, compile_error, insert_after, insert_before, tile_grid
 from tilefold.passes.tilelang.emitter import Emitter
-from tilefold.passes.tilelang.sfpu_expressions import float_bits
+
 from tilefold.passes.tilelang.internal_buffers import add_buffer, constant_tile
+from tilefold.passes.device_pass import DevicePass
 
 REDUCE_SCALER = "reduce_scaler"
 COMPUTE_OPS = (tile.GemmOp, tile.ReduceOp, tile.FillOp, tile.ParallelOp, tile.StmtOp, tile.TransposeOp,
@@ -83,17 +82,16 @@ def subblock(rows: int, cols: int, capacity: int) -> tuple[int, int]:
 
 
 @dataclass(frozen=True)
-class LowerTTTileIntrinsics(ModulePass):
+class LowerTTTileIntrinsics(DevicePass):
     """Tile ops → tile intrinsics in DST sections (see the module docstring)."""
 
-    name = "lower_tt_tile_intrinsics"
-    arch: str = "wormhole_b0"
+    name = "lower-tt-tile-intrinsics"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         kernel = kernel_function(op)
         config = get_attr(kernel, "tt.compute_config")
         fp32 = config["fp32_dest_acc_en"]
-        capacity = get_arch(self.arch).dst_capacity(fp32, config["dst_full_sync_en"])
+        capacity = self.arch.dst_capacity(fp32, config["dst_full_sync_en"])
         TileIntrinsics(kernel, fp32, capacity).run()
 
 

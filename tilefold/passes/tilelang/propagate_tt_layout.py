@@ -18,7 +18,7 @@ from xdsl.passes import ModulePass
 
 from tilefold.ir import tile
 from tilefold.ir.attributes import get_attr, kernel_function, set_attr
-from tilefold.passes.tilelang.buffer_layouts import entry_format
+from tilefold.ir.buffer_layouts import entry_format
 from tilefold.passes.tilelang.common import TILE, compile_error, memref_shape, tile_grid
 from tilefold.passes.tilelang.copy_geometry import copy_geometry
 
@@ -38,7 +38,7 @@ def copy_stages(copy: tile.CopyOp) -> int:
 class PropagateTTLayout(ModulePass):
     """CB geometry of the buffers of DRAM↔L1 copies (see the module docstring)."""
 
-    name = "propagate_tt_layout"
+    name = "propagate-tt-layout"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         kernel = kernel_function(op)

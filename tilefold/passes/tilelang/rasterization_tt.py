@@ -31,9 +31,9 @@ from tilefold.layout.block_orders import check_order, parse_order
 
 
 class RasterizationTT(ModulePass):
-    """Choose the block order (see the module docstring)."""
+    """Choose the order in which the block grid is walked (see the module docstring)."""
 
-    name = "rasterization_tt"
+    name = "rasterization-tt"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         kernel = kernel_function(op)

@@ -34,7 +34,7 @@ from tilefold.passes.tilelang.common import Inserter, buffer_name, compile_error
 class SerializeAtomicGrid(ModulePass):
     """Atomic adds over a grid index → a serial sum (see the module docstring)."""
 
-    name = "serialize_atomic_grid"
+    name = "serialize-atomic-grid"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         kernel = kernel_function(op)

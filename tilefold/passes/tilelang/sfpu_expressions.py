@@ -30,7 +30,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-import numpy as np
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, f32, i1, i32
 from xdsl.ir import Operation, SSAValue
@@ -38,7 +37,7 @@ from xdsl.ir import Operation, SSAValue
 from tilefold.errors import CompileError
 from tilefold.ir import tile
 from tilefold.ir.locations import source_location
-from tilefold.ir.ttkernel import api_call
+from tilefold.ir.ttkernel import api_call, float_bits
 
 UNARY_TILE = {"exp": "exp", "exp2": "exp2", "log": "log", "sqrt": "sqrt", "rsqrt": "rsqrt", "abs": "abs",
               "tanh": "tanh", "sigmoid": "sigmoid", "sin": "sin", "cos": "cos", "floor": "floor", "ceil": "ceil",
@@ -82,10 +81,6 @@ class IndexTerms:
 
 def _is_element(value: SSAValue) -> bool:
     return value.type in (f32, i1)
-
-
-def float_bits(value: float) -> int:
-    return int(np.float32(value).view(np.uint32))
 
 
 def float_constant(value: SSAValue) -> float | None:

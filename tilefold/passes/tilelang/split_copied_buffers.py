@@ -34,7 +34,7 @@ from tilefold.passes.tilelang.common import insert_after, insert_before, is_glob
 class SplitCopiedBuffers(ModulePass):
     """Twin buffers for copied-then-computed buffers (see the module docstring)."""
 
-    name = "split_copied_buffers"
+    name = "split-copied-buffers"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         kernel = kernel_function(op)

@@ -9,7 +9,7 @@ consumer — and the loops and index arithmetic around them) and ``tt.cb.*``,
 Writes the ``func.func`` kernels, ``@reader`` and ``@writer`` (``ttkernel.thread =
 "noc"``) and ``@compute`` (``"compute"``, with ``ttkernel.compute_config``) — each one that
 has work (a kernel that only copies blocks has no compute kernel). Each gets the
-loops and ``if``\ s that hold something of its own, as ``scf.for`` / ``scf.if``, with the
+loops and ``if`` statements that hold something of its own, as ``scf.for`` / ``scf.if``, with the
 index arithmetic it needs;
 compute statements are inlined (their DST sections stay for Stage D to lower). The
 TileLang function keeps its ``tt.*`` attributes and an empty body; it describes the host
@@ -31,7 +31,7 @@ from tilefold.ir import tile
 from tilefold.ir.ttkernel import COMPUTE_CONFIG_ATTR, THREAD_ATTR, compute_config_attr
 from tilefold.ir.attributes import get_attr, kernel_function, set_attr
 from tilefold.passes.tilelang.common import compile_error, remove_dead_arith
-from tilefold.passes.tilelang.internal_buffers import cb_entries
+from tilefold.ir.attributes import cb_entries
 
 THREADS = ("reader", "compute", "writer")
 
@@ -116,7 +116,7 @@ class _Splitter:
 class SplitDeviceKernel(ModulePass):
     """Reader / compute / writer kernels (see the module docstring)."""
 
-    name = "split_device_kernel"
+    name = "split-device-kernel"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         kernel = kernel_function(op)

@@ -1,4 +1,4 @@
-"""tensorize_tt: the tile-level matmul notation of seed 001 §6 → ``tile.gemm``.
+"""tensorize_tt: the tile-level matmul notation of TileLang-TT architecture §6 → ``tile.gemm``.
 
 Reads: ``tile.for`` loops (serial or pipelined) whose body is one ``tile.parallel`` over an
 E×E block (E a multiple of 32) holding exactly
@@ -6,10 +6,10 @@ E×E block (E a multiple of 32) holding exactly
     C[r + i, c + j] = C[r + i, c + j] + A[r + i, kx + j] * B[kx + i, c + j]
 
 with global tensors A, B, C, ``kx = E·k + k0`` for the loop variable ``k``, and ``r``, ``c``
-independent of ``i``, ``j`` and ``k`` (seed 001 §6: ``C[bx*32+i, by*32+j] += A[bx*32+i,
+independent of ``i``, ``j`` and ``k`` (TileLang-TT architecture §6: ``C[bx*32+i, by*32+j] += A[bx*32+i,
 kt*32+j] * B[kt*32+i, by*32+j]``). In this notation each term is a tile and ``*`` is the
 tile product, so the loop is a blocked matmul ``C_tile = Σ_k A_tile(r, k) @ B_tile(k, c)``
-that starts from zero, as the generated kernels of seed 001 show (C is written, not read).
+that starts from zero, as the generated kernels of the TileLang-TT architecture show (C is written, not read).
 
 Writes: the same computation in tile ops — before the loop ``tile.alloc`` of an A block, a
 B block (shared, the tensors' dtype) and an accumulator (fragment, float32) and
@@ -176,9 +176,9 @@ def _rewrite(m: _Match, kernel: func.FuncOp, names: set[str]) -> None:
 
 
 class TensorizeTT(ModulePass):
-    """The seed 001 §6 tile matmul notation → ``tile.gemm`` (see the module docstring)."""
+    """The TileLang-TT architecture §6 tile matmul notation → ``tile.gemm`` (see the module docstring)."""
 
-    name = "tensorize_tt"
+    name = "tensorize-tt"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         kernel = kernel_function(op)

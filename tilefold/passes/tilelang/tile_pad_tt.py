@@ -30,7 +30,7 @@ def _round(n: int, m: int) -> int:
 class TilePadTT(ModulePass):
     """Padded device shapes of the global tensors (see the module docstring)."""
 
-    name = "tile_pad_tt"
+    name = "tile-pad-tt"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         kernel = kernel_function(op)

@@ -18,16 +18,15 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import ModulePass
 
-from tilefold.arch import get_arch
 from tilefold.errors import CompileError, L1OverflowError
 from tilefold.ir.locations import source_location
 from tilefold.ir.ttkernel import TensorAccessorArgsOp, TensorAccessorOp
 from tilefold.ir.verify import verify_kernel_module
 from tilefold.ir.attributes import get_attr, kernel_function
 from tilefold.passes.tilelang.configure_tensor_accessor import device_kernels
-from tilefold.passes.tilelang.internal_buffers import cb_entries
+from tilefold.ir.attributes import cb_entries
+from tilefold.passes.device_pass import DevicePass
 
 
 def _align(n: int, a: int) -> int:
@@ -35,14 +34,13 @@ def _align(n: int, a: int) -> int:
 
 
 @dataclass(frozen=True)
-class VerifyTTIR(ModulePass):
+class VerifyTTIR(DevicePass):
     """Final checks of the lowered program (see the module docstring)."""
 
-    name = "verify_tt_ir"
-    arch: str = "wormhole_b0"
+    name = "verify-tt-ir"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        arch = get_arch(self.arch)
+        arch = self.arch
         host = kernel_function(op)
         kernels = device_kernels(op)
         for kernel in kernels:
@@ -90,6 +88,6 @@ class VerifyTTIR(ModulePass):
 
 
 def cbs_page(entry: dict) -> int:
-    from tilefold.passes.tilelang.buffer_layouts import entry_format
+    from tilefold.ir.buffer_layouts import entry_format
 
     return entry_format(entry).tile_size(32, 32)

@@ -1,4 +1,4 @@
-"""The TT-Lang compute lowering of seed 003, one module per pass (in pipeline order).
+"""The TT-Lang compute lowering (TT-Lang multi-tile lowering, docs/references.md), one module per pass (in pipeline order).
 
 ``convert-ttl-to-compute`` → ``ttl-set-compute-kernel-config`` → ``ttl-assign-dst`` →
 ``ttl-insert-tile-regs-sync`` → ``ttl-lower-to-loops`` → ``ttl-annotate-cb-associations`` →

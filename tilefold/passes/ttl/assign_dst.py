@@ -32,12 +32,12 @@ from xdsl.dialects import arith, scf
 from xdsl.dialects import tensor as tensor_dialect
 from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp, UnitAttr
 from xdsl.ir import Block, SSAValue
-from xdsl.passes import ModulePass
 
 from tilefold.errors import CompileError
 from tilefold.ir import ttl
 from tilefold.ir.locations import source_location
 from tilefold.ir.ttkernel import compute_config, dst_capacity
+from tilefold.passes.device_pass import DevicePass
 from tilefold.passes.ttl.common import bind_of, i32_attr, kernels, linear_map
 
 _IN_PLACE = ("sfpu_unary",)
@@ -414,13 +414,13 @@ def finalize_maps(compute: ttl.ComputeOp) -> None:
         op.erase()
 
 
-class TTLAssignDst(ModulePass):
+class TTLAssignDst(DevicePass):
     """Assign DST slots in every ``ttl.compute`` (see the module docstring)."""
 
     name = "ttl-assign-dst"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for kernel in kernels(op, "compute"):
-            capacity = dst_capacity(kernel)
+            capacity = dst_capacity(kernel, self.arch)
             for compute in [c for c in kernel.walk() if isinstance(c, ttl.ComputeOp)]:
                 DstAssignment(kernel, compute, capacity).run()

@@ -4,7 +4,7 @@ Reads: kernels after ``ttl-annotate-cb-associations``. Writes: ``ttkernel``, ``a
 and ``affine`` ops only (``lower-affine`` then removes ``affine.apply``):
 
 * each ``ttl.bind_cb`` becomes ``get_compile_time_arg_val(i)`` — the circular buffer indices are
-  the kernel's first compile-time arguments, in binding order, as seed 003 shows;
+  the kernel's first compile-time arguments, in binding order, as the TT-Lang multi-tile lowering shows;
 * ``ttl.node_coord`` and the pipe counts become runtime arguments (``get_arg_val``);
 * compute kernels: :mod:`.ttkernel_compute`; data movement kernels: :mod:`.ttkernel_data_movement`.
 

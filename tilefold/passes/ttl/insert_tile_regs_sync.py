@@ -12,7 +12,7 @@ Reads: ``ttl.compute`` ops with DST slots assigned, each followed (somewhere in 
     ttl.tile_regs_release               the packer gives DST back
 
 so a multi-tile block is computed in one loop and packed in a second one, both inside one
-acquire / release, as seed 003 shows.
+acquire / release, as the TT-Lang multi-tile lowering shows.
 
 Errors: none (a compute whose result is not stored is an internal error).
 """

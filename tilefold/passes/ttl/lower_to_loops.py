@@ -13,7 +13,7 @@ Reads: computes with DST slots assigned and the DST protocol around them. Writes
 * a **pack loop nest** over the output tiles for the store: ``ttl.pack_tile %dst_slot, %cb_tile,
   %block`` with the tile's index in the DST sub-block and in the CB block.
 
-The two nests sit on either side of ``tile_regs_commit`` / ``tile_regs_wait``, as seed 003
+The two nests sit on either side of ``tile_regs_commit`` / ``tile_regs_wait``, as the TT-Lang multi-tile lowering
 shows. Errors: none.
 """
 

@@ -10,13 +10,11 @@ kernel's start, and records on the function which argument is which:
   ``dests``, ``remote``, ``loopback``), ``"pipe:<net>:dst:<slot>:<field>"`` (``x y`` NOC coordinates
   of the source, ``self``).
 
-The program builder (:mod:`tilefold.frontend.ttl.program_builder`) reads these lists to give every
+The program builder (:mod:`tilefold.program.from_ttl`) reads these lists to give every
 core its arguments. Runtime values are ``index`` (the ttkernel API takes index or i32 operands).
 """
 
 from __future__ import annotations
-
-import struct
 
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import ArrayAttr, FloatAttr, IndexType, IntegerAttr, StringAttr, f32, i1, i32
@@ -28,12 +26,6 @@ from tilefold.ir.ttkernel_api import API
 
 COMPILE_ARGS_ATTR = "ttl.compile_args"
 RUNTIME_ARGS_ATTR = "ttl.runtime_args"
-
-
-def float_bits(value: float) -> int:
-    """The uint32 bit pattern of a float32, as a signed i32 value."""
-    bits = struct.unpack("<I", struct.pack("<f", float(value)))[0]
-    return bits - (1 << 32) if bits >= 1 << 31 else bits
 
 
 class KernelEmitter:
@@ -142,4 +134,4 @@ def is_ttl(op: Operation) -> bool:
     return op.name.startswith("ttl.") or op.name in ("tensor.extract", "tensor.empty")
 
 
-__all__ = ["KernelEmitter", "float_bits", "erase_lowered", "is_ttl", "COMPILE_ARGS_ATTR", "RUNTIME_ARGS_ATTR", "ttl"]
+__all__ = ["KernelEmitter", "erase_lowered", "is_ttl", "COMPILE_ARGS_ATTR", "RUNTIME_ARGS_ATTR", "ttl"]

@@ -1,7 +1,7 @@
 """The compute half of ``convert-ttl-to-ttkernel``: tile ops, DST slots, packing, circular buffers.
 
 Reads: a compute kernel after ``ttl-annotate-cb-associations``. Writes the TT-Metalium compute API
-calls, each preceded by its ``*_init`` as seed 003 shows:
+calls, each preceded by its ``*_init`` as the TT-Lang multi-tile lowering shows:
 
 * ``ttl.copy_tile`` → ``copy_tile_init(cb)``, ``copy_tile(cb, index, slot)``;
 * SFPU ops → ``<op>_tile_init()``, ``<op>_tile(slot[, params])`` in place, binary ones
@@ -26,10 +26,11 @@ from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import Operation, SSAValue
 
 from tilefold.ir import ttl
+from tilefold.ir.ttkernel import float_bits
 from tilefold.passes.ttl.annotate_cb_associations import cb_geometry
 from tilefold.passes.ttl.common import acquisition_of, bind_of
 from tilefold.passes.ttl.lower_to_loops import OUT_CB_ATTR, SEQUENTIAL_ATTR
-from tilefold.passes.ttl.ttkernel_builder import KernelEmitter, float_bits
+from tilefold.passes.ttl.ttkernel_builder import KernelEmitter
 
 _BCAST = {"rows": ("add_bcast_rows_init_short", "add_tiles_bcast_rows"),
           "cols": ("add_bcast_cols_init_short", "add_tiles_bcast_cols"),

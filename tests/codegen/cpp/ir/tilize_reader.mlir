@@ -1,4 +1,4 @@
-// Reads 32 row-major sticks per block into CB c_0 (the tilize reader of seed 000): the NOC
+// Reads 32 row-major sticks per block into CB c_0 (the reader of the TT-Metal tilize factory): the NOC
 // addresses of a block's sticks are gathered in a local array first; stick_id and
 // l1_write_addr are mutable locals.
 func.func @tilize_reader() attributes {ttkernel.thread = "noc"} {

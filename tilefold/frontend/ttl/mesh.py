@@ -11,7 +11,7 @@ operation called with mesh tensors runs once per chip on that chip's pieces (see
 onto the chips (``ShardTensorToMesh``, ``ShardTensor2dMesh``, ``ReplicateTensorToMesh``);
 composers join the pieces (``ConcatMeshToTensor``, ``ConcatMesh2dToTensor``).
 
-``all_reduce`` sums the pieces as a ring over the chips does on TT-Fabric: each chip adds the
+``ttnn.all_reduce`` sums the pieces as a ring over the chips does on TT-Fabric: each chip adds the
 partial sums it receives in bfloat16 (rounded after every step), and every chip ends with the
 sum. Each of the ``2 (n - 1)`` ring steps moves ``1/n`` of the tensor over one ethernet link per
 chip; its time is the link latency plus the bytes over the link bandwidth (Wormhole: 100 Gb/s
@@ -29,7 +29,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from tilefold.errors import LayoutError
-from tilefold.program.caller import user_location
+from tilefold.caller import user_location
+from tilefold.frontend.ttl.host_types import CoreCoord
 
 ETHERNET_BYTES_PER_S = 12.5e9      # one 100 Gb/s Wormhole ethernet link
 ETHERNET_LATENCY_S = 1.0e-6        # one hop, including the fabric router
@@ -94,7 +95,6 @@ class MeshDevice:
     def compute_with_storage_grid_size(self):
         from tilefold.arch import get_arch
         from tilefold.frontend.ttl.session import settings
-        from tilefold.ttnn import CoreCoord
 
         return CoreCoord(*get_arch(settings().arch).grid)
 
@@ -214,34 +214,6 @@ def compose(tensor: MeshTensor, composer) -> np.ndarray:
         raise LayoutError("this tensor is spread over a mesh of chips; pass mesh_composer=ttnn.ConcatMeshToTensor("
                           "mesh_device, dim=...) to read it", user_location())
     return composer.join([p.to_numpy() for p in tensor.pieces])
-
-
-def all_reduce(tensor: MeshTensor, **kwargs) -> MeshTensor:
-    """The sum of the chips' pieces, on every chip (a ring all-reduce over ethernet; see the module
-    docstring)."""
-    from tilefold.frontend.ttl.session import settings
-    from tilefold.ttnn import Tensor, quantize
-
-    if not isinstance(tensor, MeshTensor):
-        raise LayoutError("ttnn.all_reduce takes a tensor spread over a mesh (from_torch(..., mesh_mapper=...))",
-                          user_location())
-    pieces = tensor.pieces
-    n = len(pieces)
-    first = pieces[0]
-    total = first.host_values.astype(np.float32)
-    for p in pieces[1:]:
-        total = quantize(total + p.host_values.astype(np.float32), first.dtype, first.layout)
-    steps = 2 * (n - 1)
-    nbytes = -(-int(np.prod(first.shape)) * first.dtype.data_format.tile_size() // 1024)
-    chunk = -(-nbytes // n)
-    seconds = steps * (ETHERNET_LATENCY_S + chunk / ETHERNET_BYTES_PER_S) if n > 1 else 0.0
-    record = EthernetTransfer("all_reduce", n, steps, chunk, seconds)
-    TRANSFERS.append(record)
-    if settings().report:
-        print(f"ttnn.all_reduce over {n} chips: {steps} ethernet ring steps of {chunk:,} B per chip, "
-              f"estimated {seconds * 1e6:.1f} us")
-    return MeshTensor([Tensor(total, first.dtype, first.layout, first.device(), first.memory_config())
-                       for _ in pieces], tensor.mesh)
 
 
 def map_pieces(fn, tensor: MeshTensor) -> MeshTensor:

@@ -1,15 +1,28 @@
-"""Compile a ``@T.prim_func``: the TileLang pipeline, the host Program, the artifacts, a run.
+"""The compile driver: front-end IR → its pass pipeline → host Program → C++ or a simulated run.
 
-Reads: a :class:`PrimFunc`. Writes: a :class:`CompiledKernel` holding the lowered module
-(the TileLang function with its ``tt.*`` metadata and the ``@reader`` / ``@compute`` /
-``@writer`` kernels) and the :class:`~tilefold.program.Program`; it runs on the simulated
-device (host arrays of the tensors' logical shapes are padded to the device shapes and
-results cropped back) and writes the TT-Metalium project: ``reader.cpp``, ``compute.cpp``,
-``writer.cpp``, ``main.cpp``, ``CMakeLists.txt``, ``host_checks.hpp``, ``data/*.bin``,
-``tt.plan.json`` and the lowered IR (``<kernel>.mlir``).
+Reads: a front end's module (``tile`` IR of a ``@T.prim_func``, ``ttl`` IR of a TT-Lang operation
+call) and the device. Writes: the lowered module, its :class:`~tilefold.program.Program`, the IR
+after every pass when asked, and — on request — the TT-Metalium project or the simulated run.
 
-With ``print_ir_after_all`` the module is printed after every pass, each dump headed
-``// -----// IR Dump After <pass> //----- //`` as MLIR tools do.
+Every front end, the CLI and the benches compile through this module; front ends only build IR.
+:func:`run_pipeline` runs a pipeline of :mod:`tilefold.passes.pipelines` (or any pass spec the
+:mod:`~tilefold.passes.registry` parses) as one xDSL ``PassPipeline`` whose callback verifies the
+module after every pass and, with ``print_ir_after_all``, prints it to stderr headed
+``// -----// IR Dump After <pass> //----- //`` as MLIR tools do — the same for every front end.
+
+TileLang: :func:`compile_prim_func` gives a :class:`CompiledKernel` (the TileLang function with
+its ``tt.*`` metadata and the ``@reader`` / ``@compute`` / ``@writer`` kernels, the Program and
+the host tensors); it runs on the simulated device (host arrays of the tensors' logical shapes
+are padded to the device shapes and results cropped back) and writes the TT-Metalium project:
+``reader.cpp``, ``compute.cpp``, ``writer.cpp``, ``main.cpp``, ``CMakeLists.txt``,
+``host_checks.hpp``, ``data/*.bin``, ``tt.plan.json`` and the lowered IR (``<kernel>.mlir``).
+
+TT-Lang: :func:`compile_ttl` lowers one operation call (cached by its IR and its tensors' layouts),
+:func:`run_ttl` runs it with the tensors' device pages and :func:`write_ttl_project` writes its
+project with the IR after every pass (``ir/NN-<pass>.mlir``).
+
+The emitters and the simulator are imported when first used, so that importing a front end
+stays fast (``import tilefold.ttl`` does not load them).
 """
 
 from __future__ import annotations
@@ -23,35 +36,50 @@ import ml_dtypes
 import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass, PassPipeline
 
-from tilefold.arch import ARCHS, Arch, get_arch
+from tilefold.arch import Arch, get_arch
 from tilefold.errors import ProgramError
-from tilefold.ir.context import make_context, print_ir
-from tilefold.layout.formats import DataFormat
-from tilefold.passes.pipelines import build_pipeline
 from tilefold.ir.attributes import get_attr, kernel_function, param_names
-from tilefold.passes.tilelang.build_program import build_program
+from tilefold.ir.context import make_context, print_ir
+from tilefold.ir.verify import verify_kernel_module
+from tilefold.passes.pipelines import pipeline_passes
 from tilefold.program import Program
+from tilefold.program.from_tilelang import build_program as build_tilelang_program
+from tilefold.program.from_ttl import build_program as build_ttl_program
+
+IR_DUMP_HEADER = "// -----// IR Dump After {name} //----- //\n"
 
 
-def arch_key(arch: Arch) -> str:
-    """A name :func:`get_arch` maps back to ``arch`` (the passes take device names)."""
-    return next((key for key, value in ARCHS.items() if value is arch), arch.name)
+def ir_dump(name: str, text: str) -> str:
+    """One ``--print-ir-after-all`` dump: the header line and the module's IR."""
+    return IR_DUMP_HEADER.format(name=name) + text
 
 
-def run_pipeline(module: ModuleOp, arch: Arch, print_ir_after_all: bool = False,
-                 stream: TextIO | None = None) -> ModuleOp:
-    """Run every pass of the TileLang pipeline on ``module`` (in place)."""
-    ctx = make_context()
-    out = stream or sys.stdout
-    for p in build_pipeline("tilelang", arch_key(arch)):
-        p.apply(ctx, module)
-        module.verify()
-        if print_ir_after_all:
-            out.write(f"// -----// IR Dump After {p.name} //----- //\n")
-            out.write(print_ir(module))
+def run_pipeline(module: ModuleOp, pipeline: str | tuple[ModulePass, ...], arch: Arch | str | None = None, *,
+                 print_ir_after_all: bool = False, stream: TextIO | None = None,
+                 dumps: list[tuple[str, str]] | None = None) -> ModuleOp:
+    """Run ``pipeline`` (a pipeline name, a pass spec, or pass instances) on ``module`` in place.
+    The module is verified after every pass; with ``print_ir_after_all`` it is printed after every
+    pass to ``stream`` (stderr by default); ``dumps`` (when given) collects ``(pass, IR text)``."""
+    passes = pipeline_passes(pipeline, arch) if isinstance(pipeline, str) else tuple(pipeline)
+
+    def after_each(previous: ModulePass | None, op: ModuleOp, _next: ModulePass | None) -> None:
+        if previous is None:
+            return
+        op.verify()
+        if print_ir_after_all or dumps is not None:
+            text = print_ir(op)
+            if print_ir_after_all:
+                (stream or sys.stderr).write(ir_dump(previous.name, text))
+            if dumps is not None:
+                dumps.append((previous.name, text))
+
+    PassPipeline(passes, after_each).apply(make_context(), module)
     return module
 
+
+# --- TileLang ---------------------------------------------------------------------------------------
 
 @dataclass
 class Tensor:
@@ -222,8 +250,8 @@ def compile_prim_func(prim, arch=None, print_ir_after_all: bool = False, stream:
     """Lower ``prim`` through the TileLang pipeline and build its host Program."""
     arch = get_arch(arch)
     module = prim.module()
-    run_pipeline(module, arch, print_ir_after_all, stream)
-    program = build_program(module, arch)
+    run_pipeline(module, "tilelang", arch, print_ir_after_all=print_ir_after_all, stream=stream)
+    program = build_tilelang_program(module, arch)
     host = kernel_function(module)
     roles = get_attr(host, "tt.global_roles")
     names = param_names(host)
@@ -237,3 +265,82 @@ def compile_prim_func(prim, arch=None, print_ir_after_all: bool = False, stream:
         tensors.append(Tensor(name, shape, tuple(entry["padded_shape"]), fmt, roles[name]))
     return CompiledKernel(prim, arch, module, program, tensors, views=views,
                           safe_values=get_attr(host, "tile.safe_values", {}))
+
+
+# --- TT-Lang ----------------------------------------------------------------------------------------
+
+@dataclass
+class CompiledOperation:
+    """One TT-Lang operation call lowered for one device."""
+
+    module: ModuleOp
+    program: Program
+    dumps: list[tuple[str, str]]        # ("ttl", input IR), then (pass, IR after it)
+
+
+_TTL_CACHE: dict = {}
+
+
+def compile_ttl(built, arch: Arch, keep_dumps: bool = False, print_ir_after_all: bool = False) -> CompiledOperation:
+    """Lower a call's ``ttl`` module (a front end's built operation: its module and capture) and
+    build its Program. The result is cached by the IR (with its source locations) and the tensors'
+    layouts; the IR after each pass is kept when ``keep_dumps`` and printed when
+    ``print_ir_after_all`` (also on a cache hit)."""
+    keep_dumps = keep_dumps or print_ir_after_all
+    key = (print_ir(built.module, debuginfo=True),
+           tuple((a.name, tuple(a.tensor.shape), a.tensor.dtype.name, str(a.tensor.layout),
+                  str(a.tensor.memory_config())) for a in built.capture.tensors),
+           arch.name, arch.board, keep_dumps)
+    hit = _TTL_CACHE.get(key)
+    if hit is not None:
+        if print_ir_after_all:
+            print_dumps(hit.dumps[1:])
+        return hit
+    module = built.module.clone()
+    dumps = [("ttl", print_ir(module))] if keep_dumps else None
+    run_pipeline(module, "ttl", arch, print_ir_after_all=print_ir_after_all, dumps=dumps)
+    verify_kernel_module(module)
+    program = build_ttl_program(module, built, arch)
+    compiled = CompiledOperation(module, program, dumps or [])
+    _TTL_CACHE[key] = compiled
+    return compiled
+
+
+def print_dumps(dumps: list[tuple[str, str]], stream: TextIO | None = None) -> None:
+    """Print kept ``(pass, IR)`` dumps as ``--print-ir-after-all`` does."""
+    out = stream or sys.stderr
+    for name, text in dumps:
+        out.write(ir_dump(name, text))
+
+
+def run_ttl(compiled: CompiledOperation, tensors: dict, arch: Arch, trace=None):
+    """Run a compiled call on the simulated device. ``tensors`` are the call's device tensors by
+    name (they give their device pages and take the results back). Returns the run's result and
+    the input pages it used."""
+    from tilefold.sim import Device, DevicePages
+
+    program = compiled.program
+    inputs = {name: DevicePages(tensors[name].device_pages(buf)) for name, buf in program.buffers.items()
+              if buf.role in ("input", "inout")}
+    result = Device(arch).run(program, inputs, trace=trace)
+    for name, pages in result.pages.items():
+        tensors[name].set_device_pages(pages, program.buffer(name))
+    return result, inputs
+
+
+def write_ttl_project(compiled: CompiledOperation, folder: Path, inputs, output_pages) -> list[Path]:
+    """The TT-Metalium project of a call in ``folder``; its data files are the device pages the run
+    used and produced (the simulated result is the golden the host program compares with), and
+    ``ir/NN-<pass>.mlir`` the IR after every pass."""
+    from tilefold.codegen.cpp import Golden, HostData, write_project
+
+    data = HostData(inputs={n: p.pages.tobytes() for n, p in inputs.items()},
+                    outputs={n: Golden(pages.tobytes()) for n, pages in output_pages.items()})
+    written = write_project(compiled.program, folder, data)
+    ir_dir = folder / "ir"
+    ir_dir.mkdir(parents=True, exist_ok=True)
+    for i, (name, text) in enumerate(compiled.dumps):
+        path = ir_dir / f"{i:02d}-{name}.mlir"
+        path.write_text(text)
+        written.append(path)
+    return written

@@ -1,18 +1,18 @@
-"""Seed 003: the 2 × 2 multi-tile add through every stage of the TT-Lang pipeline, and its C++.
+"""TT-Lang multi-tile lowering: the 2 × 2 multi-tile add through every stage of the TT-Lang pipeline, and its C++.
 
 The IR of the compute kernel after each pass is checked for the structure the seed shows (FileCheck)
 and kept as a snapshot reviewed like code; so are the three C++ kernels. Differences from the seed,
 on purpose:
 
-* the seed's C++ reserves and pushes the whole output block (``cb_reserve_back(cb, 4)`` /
+* the factory's C++ reserves and pushes the whole output block (``cb_reserve_back(cb, 4)`` /
   ``cb_push_back(cb, 4)``) inside the per-tile pack loop, which on hardware would reserve and push
   four blocks for one; the reserve and the push here stay where the kernel writes them (``o =
   out_cb.reserve()`` before the compute, ``o.push()`` after), around the same compute-then-pack
   structure;
-* the seed's Stage 3 and Stage 4 disagree on the add's ``dst_idx`` (2 vs 0); here it is the footprint
+* the factory's Stage 3 and Stage 4 disagree on the add's ``dst_idx`` (2 vs 0); here it is the footprint
   (2) with ``ttl.dst_output``: the add writes DST slot ``footprint + linear index`` in both, as the
   seed's Stage 6 and C++ do;
-* the pack loop holds ``ttl.pack_tile %dst_slot, %cb_tile, %block`` instead of the seed's
+* the pack loop holds ``ttl.pack_tile %dst_slot, %cb_tile, %block`` instead of the factory's
   ``ttl.store`` + ``tensor.insert`` pair, whose ``%result`` is not defined in that loop.
 """
 
@@ -32,7 +32,7 @@ STAGES = ["ttl", "convert-ttl-to-compute", "ttl-set-compute-kernel-config", "ttl
 
 @pytest.fixture(scope="module")
 def seed():
-    example = load_example("seed003_add_multitile")
+    example = load_example("add_multitile")
     return compiled(example.add_multitile_kernel, tile_tensor((64, 64), 1), tile_tensor((64, 64), 2), zeros((64, 64)))
 
 
@@ -210,5 +210,5 @@ def test_cpp_compute_kernel_has_the_seed_structure(seed):
 
 
 def test_runs_on_the_simulator():
-    result, reference = load_example("seed003_add_multitile").main(seed=3)
+    result, reference = load_example("add_multitile").main(seed=3)
     np.testing.assert_array_equal(result[:64, :64], reference[:64, :64])

@@ -20,7 +20,7 @@ from itertools import count
 from pathlib import Path
 
 from tilefold.errors import KernelError, SourceLocation, TilefoldError
-from tilefold.frontend.tilelang.compiler import compile_prim_func
+from tilefold.compiler import compile_prim_func
 from tilefold.frontend.tilelang.jit import JITKernel, default_device
 from tilefold.frontend.tilelang.prim_func import PrimFunc
 
@@ -68,7 +68,7 @@ def compile_script(path, out_dir, print_ir_after_all: bool = False, arch=None) -
     root = Path(out_dir)
     for name, prim in kernels.items():
         if print_ir_after_all:
-            print(f"// ===== {name}: {prim.name} =====")
+            print(f"// ===== {name}: {prim.name} =====", file=sys.stderr)
         compiled = compile_prim_func(prim, arch, print_ir_after_all=print_ir_after_all)
         target = root if len(kernels) == 1 else root / name
         written += compiled.write(target)

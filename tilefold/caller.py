@@ -10,7 +10,7 @@ import sys
 
 from tilefold.errors import SourceLocation
 
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 # launchers, not user code: the ``tilefold`` console script and ``python -m``
 _LAUNCHERS = (os.path.join(os.path.abspath(sys.prefix), "bin") + os.sep,)
 

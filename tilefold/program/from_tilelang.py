@@ -22,8 +22,8 @@ from tilefold.arch import get_arch
 from tilefold.arch.cores import CoreCoord, CoreRange, CoreRangeSet
 from tilefold.layout.formats import data_format
 from tilefold.ir.attributes import get_attr, kernel_function, param_names
-from tilefold.passes.tilelang.buffer_layouts import entry_format, memory_config
-from tilefold.passes.tilelang.internal_buffers import cb_entries
+from tilefold.ir.buffer_layouts import entry_format, memory_config
+from tilefold.ir.attributes import cb_entries
 from tilefold.program import ComputeConfig, DataMovementConfig, Program
 
 ROLES = {"input": "input", "output": "output", "inout": "inout", "unused": "scratch"}

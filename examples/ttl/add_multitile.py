@@ -1,12 +1,12 @@
-"""The 2 × 2 multi-tile add that seed 003 traces through the TT-Lang pipeline.
+"""The 2 × 2 multi-tile add that the TT-Lang multi-tile lowering traces through the TT-Lang pipeline.
 
 ``out = lhs + rhs`` for one 2 × 2 block of tiles on one node, written with explicit ``wait`` /
-``reserve`` / ``pop`` / ``push``. ``tilefold compile -o build/add examples/ttl/seed003_add_multitile.py
+``reserve`` / ``pop`` / ``push``. ``tilefold compile -o build/add examples/ttl/add_multitile.py
 --print-ir-after-all`` shows the IR after every pass: the fused ``ttl.compute``, DST footprint 2
 with the result at ``footprint + linear index``, the compute loop and the pack loop inside one
 acquire / release.
 
-Run: ``python examples/ttl/seed003_add_multitile.py``.
+Run: ``python examples/ttl/add_multitile.py``.
 """
 
 import numpy as np

@@ -1,4 +1,4 @@
-"""The Python emitter: a ttkernel function printed as a Python function the simulator runs.
+"""The simulator's Python emitter: a ttkernel function printed as a Python function the simulator runs.
 
 Reads: one ``func.func`` of ttkernel / arith / scf / memref ops. Writes: Python source text
 ``def <name>(k): ...`` in which every TT-Metalium call becomes a call on the kernel

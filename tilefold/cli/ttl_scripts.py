@@ -17,6 +17,8 @@ import sys
 from contextlib import contextmanager
 from pathlib import Path
 
+import tilefold.ttl
+import tilefold.ttnn
 from tilefold.errors import KernelError
 from tilefold.frontend.ttl import session
 
@@ -26,9 +28,6 @@ MODULE_ALIASES = ("ttl", "ttnn")
 @contextmanager
 def tt_lang_modules():
     """``import ttl`` / ``import ttnn`` resolve to tilefold's modules inside the ``with`` block."""
-    import tilefold.ttl
-    import tilefold.ttnn
-
     saved = {name: sys.modules.get(name) for name in MODULE_ALIASES}
     sys.modules["ttl"] = tilefold.ttl
     sys.modules["ttnn"] = tilefold.ttnn

@@ -1,0 +1,213 @@
+// RUN: finalize-persistent-signature
+// Input: the IR the pass runs on (as in tests/passes, test_stage_de.test_finalize_persistent_signature); output: FileChecked below.
+
+builtin.module {
+  func.func @gemm_kernel(%A: memref<256x256xbf16>, %B: memref<256x256xbf16>, %C: memref<256x256xbf16>) attributes {tile.params = ["A", "B", "C"], tt.vector_layouts = {}, tt.schedule = {policy = "contiguous", order = "row_major"}, tt.shard = {layout = "tiled", interleaved = true, tile_shape = [32 : i64, 32 : i64]}, tt.padded_shapes = {A = [256 : i64, 256 : i64], B = [256 : i64, 256 : i64], C = [256 : i64, 256 : i64]}, tt.buffer.A = {memory = "DRAM", layout = "interleaved", tile_shape = [32 : i64, 32 : i64], dtype = "bf16", shape = [256 : i64, 256 : i64], padded_shape = [256 : i64, 256 : i64]}, tt.buffer.B = {memory = "DRAM", layout = "interleaved", tile_shape = [32 : i64, 32 : i64], dtype = "bf16", shape = [256 : i64, 256 : i64], padded_shape = [256 : i64, 256 : i64]}, tt.buffer.C = {memory = "DRAM", layout = "interleaved", tile_shape = [32 : i64, 32 : i64], dtype = "bf16", shape = [256 : i64, 256 : i64], padded_shape = [256 : i64, 256 : i64]}, tt.cb.A_s = {page_size = 2048 : i64, depth = 6 : i64, data_format = "Float16_b", block_tiles = [2 : i64, 1 : i64], index = 0 : i64, producer = "reader", consumer = "compute", scope = "shared"}, tt.cb.B_s = {page_size = 2048 : i64, depth = 6 : i64, data_format = "Float16_b", block_tiles = [1 : i64, 2 : i64], index = 1 : i64, producer = "reader", consumer = "compute", scope = "shared"}, tt.cb.C_l = {page_size = 2048 : i64, depth = 8 : i64, data_format = "Float16_b", block_tiles = [2 : i64, 2 : i64], index = 16 : i64, producer = "compute", consumer = "writer", scope = "fragment"}, tt.tensor_accessor.A = {kind = "interleaved", is_dram = true, page_size = 2048 : i64, aligned_page_size = 2048 : i64, compile_time_args = 2 : i64}, tt.tensor_accessor.B = {kind = "interleaved", is_dram = true, page_size = 2048 : i64, aligned_page_size = 2048 : i64, compile_time_args = 2 : i64}, tt.tensor_accessor.C = {kind = "interleaved", is_dram = true, page_size = 2048 : i64, aligned_page_size = 2048 : i64, compile_time_args = 2 : i64}, tt.partition_mode = "global", tt.grid_tiles = [4 : i64, 4 : i64], tt.block_tiles = [2 : i64, 2 : i64], tt.grid_axes = {m = 1 : i64, n = 0 : i64}, tt.shard_grid = [1 : i64, 1 : i64], tt.local_shape_tiles = [4 : i64, 4 : i64], tt.core_ranges = [[0 : i64, 0 : i64, 7 : i64, 1 : i64]], tt.runtime_args = ["start_id", "count", "Mt", "Kt", "Nt"], tt.core_runtime_args = [[0 : i64, 0 : i64, 0 : i64, 1 : i64, 4 : i64, 8 : i64, 4 : i64], [1 : i64, 0 : i64, 1 : i64, 1 : i64, 4 : i64, 8 : i64, 4 : i64], [2 : i64, 0 : i64, 2 : i64, 1 : i64, 4 : i64, 8 : i64, 4 : i64], [3 : i64, 0 : i64, 3 : i64, 1 : i64, 4 : i64, 8 : i64, 4 : i64], [4 : i64, 0 : i64, 4 : i64, 1 : i64, 4 : i64, 8 : i64, 4 : i64], [5 : i64, 0 : i64, 5 : i64, 1 : i64, 4 : i64, 8 : i64, 4 : i64], [6 : i64, 0 : i64, 6 : i64, 1 : i64, 4 : i64, 8 : i64, 4 : i64], [7 : i64, 0 : i64, 7 : i64, 1 : i64, 4 : i64, 8 : i64, 4 : i64], [0 : i64, 1 : i64, 8 : i64, 1 : i64, 4 : i64, 8 : i64, 4 : i64], [1 : i64, 1 : i64, 9 : i64, 1 : i64, 4 : i64, 8 : i64, 4 : i64], [2 : i64, 1 : i64, 10 : i64, 1 : i64, 4 : i64, 8 : i64, 4 : i64], [3 : i64, 1 : i64, 11 : i64, 1 : i64, 4 : i64, 8 : i64, 4 : i64], [4 : i64, 1 : i64, 12 : i64, 1 : i64, 4 : i64, 8 : i64, 4 : i64], [5 : i64, 1 : i64, 13 : i64, 1 : i64, 4 : i64, 8 : i64, 4 : i64], [6 : i64, 1 : i64, 14 : i64, 1 : i64, 4 : i64, 8 : i64, 4 : i64], [7 : i64, 1 : i64, 15 : i64, 1 : i64, 4 : i64, 8 : i64, 4 : i64]], tt.k_elems = 256 : i64, tt.logical_grid = [4 : i64, 4 : i64], tt.core_grid = [8 : i64, 8 : i64], tt.global_roles = {A = "input", B = "input", C = "output"}, tt.compute_config = {math_fidelity = "HiFi4", fp32_dest_acc_en = true, dst_full_sync_en = false, math_approx_mode = false}, tt.tile_dfg = {edges = [{buffer = "A_s", cb = 0 : i64, producer = "reader", consumer = "compute", pages = 2 : i64, depth = 6 : i64}, {buffer = "B_s", cb = 1 : i64, producer = "reader", consumer = "compute", pages = 2 : i64, depth = 6 : i64}, {buffer = "C_l", cb = 16 : i64, producer = "compute", consumer = "writer", pages = 4 : i64, depth = 8 : i64}]}, tt.kernels = {reader = "reader", compute = "compute", writer = "writer"}} {
+    func.return
+  }
+  func.func @reader() attributes {ttkernel.thread = "noc", tt.compile_args = ["A", "B"]} {
+    %A_addr = tile.runtime_arg "A_addr"
+    %A_args = ttkernel.tensor_accessor_args() {cta_offset = 0 : i32} : !ttkernel.tensor_accessor_args
+    %0 = arith.constant 2048 : i32
+    %A = ttkernel.tensor_accessor(%A_args, %A_addr, %0) : !ttkernel.tensor_accessor_args, i32, i32
+    %B_addr = tile.runtime_arg "B_addr"
+    %B_args = ttkernel.tensor_accessor_args(%A_args) : !ttkernel.tensor_accessor_args
+    %1 = arith.constant 2048 : i32
+    %B = ttkernel.tensor_accessor(%B_args, %B_addr, %1) : !ttkernel.tensor_accessor_args, i32, i32
+    %start_id = tile.runtime_arg "start_id"
+    %count = tile.runtime_arg "count"
+    %Nt = tile.runtime_arg "Nt"
+    %2 = arith.constant 0 : i32
+    %3 = arith.constant 1 : i32
+    scf.for %i = %2 to %count step %3 : i32 {
+      %tid = arith.addi %start_id, %i : i32
+      %m = arith.divui %tid, %Nt : i32
+      %n = arith.remui %tid, %Nt : i32
+      %4 = arith.constant 0 : i32
+      %5 = arith.constant 8 : i32
+      %6 = arith.constant 1 : i32
+      scf.for %k = %4 to %5 step %6 : i32 {
+        %7 = arith.constant 16 : i32
+        %8 = arith.muli %m, %7 : i32
+        %9 = arith.addi %8, %k : i32
+        %10 = arith.constant 0 : i32
+        %11 = arith.constant 2 : i32
+        ttkernel.cb_reserve_back(%10, %11) : i32, i32
+        %12 = arith.constant 0 : i32
+        %l1_write_addr = ttkernel.get_write_ptr(%12) : (i32) -> i32
+        %13 = arith.constant 0 : i32
+        %14 = arith.constant 2 : i32
+        %15 = arith.constant 1 : i32
+        scf.for %r = %13 to %14 step %15 : i32 {
+          %16 = arith.constant 8 : i32
+          %17 = arith.muli %r, %16 : i32
+          %18 = arith.addi %9, %17 : i32
+          %19 = arith.constant 2048 : i32
+          %20 = arith.muli %r, %19 : i32
+          %21 = arith.addi %l1_write_addr, %20 : i32
+          %22 = arith.constant 0 : i32
+          %23 = arith.addi %18, %22 : i32
+          %24 = arith.constant 2048 : i32
+          %25 = arith.muli %22, %24 : i32
+          %26 = arith.addi %21, %25 : i32
+          %27 = arith.constant 0 : i32
+          ttkernel.noc_async_read_page(%23, %A, %26, %27) : i32, !ttkernel.tensor_accessor, i32, i32
+        }
+        ttkernel.noc_async_read_barrier()
+        %28 = arith.constant 0 : i32
+        %29 = arith.constant 2 : i32
+        ttkernel.cb_push_back(%28, %29) : i32, i32
+        %30 = arith.constant 8 : i32
+        %31 = arith.muli %k, %30 : i32
+        %32 = arith.constant 2 : i32
+        %33 = arith.muli %n, %32 : i32
+        %34 = arith.addi %31, %33 : i32
+        %35 = arith.constant 1 : i32
+        %36 = arith.constant 2 : i32
+        ttkernel.cb_reserve_back(%35, %36) : i32, i32
+        %37 = arith.constant 1 : i32
+        %l1_write_addr_1 = ttkernel.get_write_ptr(%37) : (i32) -> i32
+        %38 = arith.constant 0 : i32
+        %39 = arith.constant 8 : i32
+        %40 = arith.muli %38, %39 : i32
+        %41 = arith.addi %34, %40 : i32
+        %42 = arith.constant 4096 : i32
+        %43 = arith.muli %38, %42 : i32
+        %44 = arith.addi %l1_write_addr_1, %43 : i32
+        %45 = arith.constant 0 : i32
+        %46 = arith.constant 2 : i32
+        %47 = arith.constant 1 : i32
+        scf.for %c = %45 to %46 step %47 : i32 {
+          %48 = arith.addi %41, %c : i32
+          %49 = arith.constant 2048 : i32
+          %50 = arith.muli %c, %49 : i32
+          %51 = arith.addi %44, %50 : i32
+          %52 = arith.constant 0 : i32
+          ttkernel.noc_async_read_page(%48, %B, %51, %52) : i32, !ttkernel.tensor_accessor, i32, i32
+        }
+        ttkernel.noc_async_read_barrier()
+        %53 = arith.constant 1 : i32
+        %54 = arith.constant 2 : i32
+        ttkernel.cb_push_back(%53, %54) : i32, i32
+      }
+    }
+    func.return
+  }
+  func.func @compute() attributes {ttkernel.thread = "compute", ttkernel.compute_config = {math_fidelity = "HiFi4", fp32_dest_acc_en = true, dst_full_sync_en = false, math_approx_mode = false}, tt.compile_args = []} {
+    %0 = arith.constant 1 : i32
+    %1 = arith.constant 0 : i32
+    %2 = arith.constant 16 : i32
+    ttkernel.compute_kernel_hw_startup(%0, %1, %2) : i32, i32, i32
+    %start_id = tile.runtime_arg "start_id"
+    %count = tile.runtime_arg "count"
+    %Nt = tile.runtime_arg "Nt"
+    %3 = arith.constant 0 : i32
+    %4 = arith.constant 1 : i32
+    %5 = arith.constant 0 : i32
+    %6 = arith.constant 1 : i32
+    %7 = arith.constant 0 : i32
+    %8 = arith.constant 2 : i32
+    %9 = arith.constant 2 : i32
+    %10 = arith.constant 1 : i32
+    ttkernel.mm_block_init_short(%5, %6, %7, %8, %9, %10) : i32, i32, i32, i32, i32, i32
+    scf.for %i = %3 to %count step %4 : i32 {
+      %11 = arith.constant 0 : i32
+      %12 = arith.constant 8 : i32
+      ttkernel.tile_regs_acquire()
+      %13 = arith.constant 1 : i32
+      scf.for %k = %11 to %12 step %13 : i32 {
+        %14 = arith.constant 0 : i32
+        %15 = arith.constant 2 : i32
+        ttkernel.cb_wait_front(%14, %15) : i32, i32
+        %16 = arith.constant 1 : i32
+        %17 = arith.constant 2 : i32
+        ttkernel.cb_wait_front(%16, %17) : i32, i32
+        %18 = arith.constant 0 : i32
+        %19 = arith.constant 1 : i32
+        %20 = arith.constant 2 : i32
+        ttkernel.matmul_block(%18, %19, %18, %18, %18, %18, %20, %20, %19) : i32, i32, i32, i32, i32, i32, i32, i32, i32
+        %21 = arith.constant 1 : i32
+        %22 = arith.constant 2 : i32
+        ttkernel.cb_pop_front(%21, %22) : i32, i32
+        %23 = arith.constant 0 : i32
+        %24 = arith.constant 2 : i32
+        ttkernel.cb_pop_front(%23, %24) : i32, i32
+      }
+      %25 = arith.constant 16 : i32
+      %26 = arith.constant 4 : i32
+      ttkernel.cb_reserve_back(%25, %26) : i32, i32
+      ttkernel.tile_regs_commit()
+      ttkernel.tile_regs_wait()
+      %27 = arith.constant 0 : i32
+      %28 = arith.constant 16 : i32
+      %29 = arith.constant 4 : i32
+      ttkernel.pack_tile_block(%27, %28, %29) : i32, i32, i32
+      ttkernel.tile_regs_release()
+      %30 = arith.constant 16 : i32
+      %31 = arith.constant 4 : i32
+      ttkernel.cb_push_back(%30, %31) : i32, i32
+    }
+    func.return
+  }
+  func.func @writer() attributes {ttkernel.thread = "noc", tt.compile_args = ["C"]} {
+    %C_addr = tile.runtime_arg "C_addr"
+    %C_args = ttkernel.tensor_accessor_args() {cta_offset = 0 : i32} : !ttkernel.tensor_accessor_args
+    %0 = arith.constant 2048 : i32
+    %C = ttkernel.tensor_accessor(%C_args, %C_addr, %0) : !ttkernel.tensor_accessor_args, i32, i32
+    %start_id = tile.runtime_arg "start_id"
+    %count = tile.runtime_arg "count"
+    %Nt = tile.runtime_arg "Nt"
+    %1 = arith.constant 0 : i32
+    %2 = arith.constant 1 : i32
+    scf.for %i = %1 to %count step %2 : i32 {
+      %tid = arith.addi %start_id, %i : i32
+      %m = arith.divui %tid, %Nt : i32
+      %n = arith.remui %tid, %Nt : i32
+      %3 = arith.constant 16 : i32
+      %4 = arith.muli %m, %3 : i32
+      %5 = arith.constant 2 : i32
+      %6 = arith.muli %n, %5 : i32
+      %7 = arith.addi %4, %6 : i32
+      %8 = arith.constant 16 : i32
+      %9 = arith.constant 4 : i32
+      ttkernel.cb_wait_front(%8, %9) : i32, i32
+      %10 = arith.constant 16 : i32
+      %l1_read_addr = ttkernel.get_read_ptr(%10) : (i32) -> i32
+      %11 = arith.constant 0 : i32
+      %12 = arith.constant 2 : i32
+      %13 = arith.constant 1 : i32
+      scf.for %r = %11 to %12 step %13 : i32 {
+        %14 = arith.constant 8 : i32
+        %15 = arith.muli %r, %14 : i32
+        %16 = arith.addi %7, %15 : i32
+        %17 = arith.constant 4096 : i32
+        %18 = arith.muli %r, %17 : i32
+        %19 = arith.addi %l1_read_addr, %18 : i32
+        %20 = arith.constant 0 : i32
+        %21 = arith.constant 2 : i32
+        %22 = arith.constant 1 : i32
+        scf.for %c = %20 to %21 step %22 : i32 {
+          %23 = arith.addi %16, %c : i32
+          %24 = arith.constant 2048 : i32
+          %25 = arith.muli %c, %24 : i32
+          %26 = arith.addi %19, %25 : i32
+          %27 = arith.constant 0 : i32
+          %28 = arith.constant 0 : i32
+          ttkernel.noc_async_write_page(%23, %C, %26, %27, %28) : i32, !ttkernel.tensor_accessor, i32, i32, i32
+        }
+      }
+      ttkernel.noc_async_writes_flushed()
+      %29 = arith.constant 16 : i32
+      %30 = arith.constant 4 : i32
+      ttkernel.cb_pop_front(%29, %30) : i32, i32
+    }
+    ttkernel.noc_async_write_barrier()
+    func.return
+  }
+}
+
+// CHECK:      func.func @reader() attributes {{{.*}}tt.runtime_arg_names = ["start_id", "count", "Mt", "Kt", "Nt", "A_addr", "B_addr"]} {
+// CHECK:        %A_addr = ttkernel.get_arg_val(%{{.*}}) : (i32) -> i32
+// CHECK:      func.func @compute() attributes {{{.*}}tt.runtime_arg_names = ["start_id", "count", "Mt", "Kt", "Nt"]} {
+// CHECK:      func.func @writer() attributes {{{.*}}tt.runtime_arg_names = ["start_id", "count", "Mt", "Kt", "Nt", "C_addr"]} {
+// CHECK-NOT:  tile.runtime_arg

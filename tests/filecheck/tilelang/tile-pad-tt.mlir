@@ -1,0 +1,38 @@
+// RUN: tile-pad-tt
+// Input: the IR the pass runs on (as in tests/passes, test_stage_a.test_tile_pad_rounds_to_tiles_and_blocks); output: FileChecked below.
+
+builtin.module {
+  func.func @gemm_kernel(%A: memref<200x100xbf16>, %B: memref<100x168xbf16>, %C: memref<200x168xbf16>) attributes {tile.params = ["A", "B", "C"], tt.vector_layouts = {}, tt.schedule = {policy = "contiguous", order = "row_major"}, tt.shard = {layout = "tiled", interleaved = true, tile_shape = [32 : i64, 32 : i64]}} {
+    tile.kernel attributes {grid = array<i32: 3, 4>} {
+    ^bb0(%bx: i32, %by: i32):
+      %A_s = tile.alloc {name = "A_s", scope = "shared"} : memref<64x32xbf16, "shared">
+      %B_s = tile.alloc {name = "B_s", scope = "shared"} : memref<32x64xbf16, "shared">
+      %C_l = tile.alloc {name = "C_l", scope = "fragment"} : memref<64x64xf32, "fragment">
+      tile.fill %C_l {value = 0.000000e+00 : f32} : memref<64x64xf32, "fragment">
+      %0 = arith.constant 0 : i32
+      %1 = arith.constant 4 : i32
+      tile.for %0 to %1 attributes {step = 1 : i32, kind = "pipelined", num_stages = 3 : i32} {
+      ^bb0(%k: i32):
+        %2 = arith.constant 64 : i32
+        %3 = arith.muli %by, %2 : i32
+        %4 = arith.constant 32 : i32
+        %5 = arith.muli %k, %4 : i32
+        tile.copy %A, %A_s[%3, %5] : memref<200x100xbf16>, memref<64x32xbf16, "shared">
+        %6 = arith.constant 32 : i32
+        %7 = arith.muli %k, %6 : i32
+        %8 = arith.constant 64 : i32
+        %9 = arith.muli %bx, %8 : i32
+        tile.copy %B, %B_s[%7, %9] : memref<100x168xbf16>, memref<32x64xbf16, "shared">
+        tile.gemm %A_s, %B_s, %C_l {transpose_a = false, transpose_b = false, clear_accum = false} : memref<64x32xbf16, "shared">, memref<32x64xbf16, "shared">, memref<64x64xf32, "fragment">
+      }
+      %10 = arith.constant 64 : i32
+      %11 = arith.muli %by, %10 : i32
+      %12 = arith.constant 64 : i32
+      %13 = arith.muli %bx, %12 : i32
+      tile.copy %C_l, %C[%11, %13] : memref<64x64xf32, "fragment">, memref<200x168xbf16>
+    }
+    func.return
+  }
+}
+
+// CHECK: tt.padded_shapes = {A = [256 : i64, 128 : i64], B = [128 : i64, 192 : i64], C = [256 : i64, 192 : i64]}

@@ -1,0 +1,53 @@
+// RUN: ttl-lower-to-loops
+// Input: the IR the pass runs on (as in tests/passes, test_pass_later_stages.test_loops_compute_then_pack); output: FileChecked below.
+
+builtin.module {
+  func.func @k() attributes {ttkernel.thread = "compute", ttl.kernel_role = "compute", ttkernel.compute_config = {math_fidelity = "HiFi4", fp32_dest_acc_en = false, dst_full_sync_en = false, math_approx_mode = false}} {
+    %cb0 = ttl.bind_cb {cb_index = 0 : i32, block_count = 2 : i32} : !ttl.cb<[2, 2], !ttcore.tile<32x32, bf16>, 2>
+    %cb1 = ttl.bind_cb {cb_index = 1 : i32, block_count = 2 : i32} : !ttl.cb<[2, 2], !ttcore.tile<32x32, bf16>, 2>
+    %cb2 = ttl.bind_cb {cb_index = 2 : i32, block_count = 2 : i32} : !ttl.cb<[2, 2], !ttcore.tile<32x32, bf16>, 2>
+    %a = ttl.cb_wait %cb0 : !ttl.cb<[2, 2], !ttcore.tile<32x32, bf16>, 2> -> tensor<2x2x!ttcore.tile<32x32, bf16>>
+    %b = ttl.cb_wait %cb1 : !ttl.cb<[2, 2], !ttcore.tile<32x32, bf16>, 2> -> tensor<2x2x!ttcore.tile<32x32, bf16>>
+    %o = ttl.cb_reserve %cb2 : !ttl.cb<[2, 2], !ttcore.tile<32x32, bf16>, 2> -> tensor<2x2x!ttcore.tile<32x32, bf16>>
+    %0 = tensor.empty() : tensor<2x2x!ttcore.tile<32x32, bf16>>
+    %1 = ttl.attach_cb %0, %cb2 : tensor<2x2x!ttcore.tile<32x32, bf16>>, !ttl.cb<[2, 2], !ttcore.tile<32x32, bf16>, 2> -> tensor<2x2x!ttcore.tile<32x32, bf16>>
+    ttl.init_sfpu(%cb0, %cb2) : !ttl.cb<[2, 2], !ttcore.tile<32x32, bf16>, 2>, !ttl.cb<[2, 2], !ttcore.tile<32x32, bf16>, 2>
+    ttl.tile_regs_acquire
+    %2 = ttl.compute ins(%a, %b : tensor<2x2x!ttcore.tile<32x32, bf16>>, tensor<2x2x!ttcore.tile<32x32, bf16>>) outs(%1 : tensor<2x2x!ttcore.tile<32x32, bf16>>) attributes {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"], ttl.dst_footprint = 2 : i32} {
+    ^bb0(%3: !ttcore.tile<32x32, bf16>, %4: !ttcore.tile<32x32, bf16>, %5: !ttcore.tile<32x32, bf16>):
+      %out_lin = ttl.linearized_index affine_map<(d0, d1) -> (((d0 * 2) + d1))> {ttl.operand = -1 : i32, ttl.dst_output_index} : index
+      %6 = ttl.linearized_index affine_map<(d0, d1) -> (((d0 * 2) + d1))> {ttl.operand = 0 : i32} : index
+      %7 = arith.constant 0 : index
+      %8, %9 = ttl.copy_tile %3, %6, %7 : !ttcore.tile<32x32, bf16>, index, index -> !ttl.dst, !ttcore.tile<32x32, bf16>
+      %10 = ttl.linearized_index affine_map<(d0, d1) -> (((d0 * 2) + d1))> {ttl.operand = 1 : i32} : index
+      %11 = arith.constant 1 : index
+      %12, %13 = ttl.copy_tile %4, %10, %11 : !ttcore.tile<32x32, bf16>, index, index -> !ttl.dst, !ttcore.tile<32x32, bf16>
+      %14 = ttl.tile_add %9, %13 {dst_idx = 2 : i32, ttl.dst_output} : !ttcore.tile<32x32, bf16>
+      ttl.yield %14 : !ttcore.tile<32x32, bf16>
+    } -> tensor<2x2x!ttcore.tile<32x32, bf16>>
+    ttl.tile_regs_commit
+    ttl.tile_regs_wait
+    ttl.store %2, %o : tensor<2x2x!ttcore.tile<32x32, bf16>>, tensor<2x2x!ttcore.tile<32x32, bf16>>
+    ttl.tile_regs_release
+    ttl.cb_pop %cb0 : !ttl.cb<[2, 2], !ttcore.tile<32x32, bf16>, 2>
+    ttl.cb_pop %cb1 : !ttl.cb<[2, 2], !ttcore.tile<32x32, bf16>, 2>
+    ttl.cb_push %cb2 : !ttl.cb<[2, 2], !ttcore.tile<32x32, bf16>, 2>
+    func.return
+  }
+}
+
+// CHECK: ttl.tile_regs_acquire
+//     CHECK: scf.for %[[I:.+]] =
+//     CHECK-NEXT: scf.for %[[J:.+]] =
+//     CHECK: tensor.extract %a[%[[I]], %[[J]]] : tensor<2x2x!ttcore.tile<32x32, bf16>>
+//     CHECK: ttl.copy_tile
+//     CHECK: ttl.tile_add
+//     CHECK: } {ttl.dst_footprint = 2 : i32}
+//     CHECK-NEXT: ttl.tile_regs_commit
+//     CHECK-NEXT: ttl.tile_regs_wait
+//     CHECK: scf.for %[[P:.+]] =
+//     CHECK-NEXT: scf.for %[[Q:.+]] =
+//     CHECK-NEXT: %[[SLOT:.+]] = affine.apply affine_map<(d0, d1) -> (((d0 * 2) + d1))> (%[[P]], %[[Q]])
+//     CHECK: ttl.pack_tile %[[SLOT]], %{{.+}}, %o {{.*}}ttl.dst_footprint = 2 : i32, ttl.sequential
+//     CHECK-NOT: ttl.compute
+//     CHECK-NOT: ttl.store

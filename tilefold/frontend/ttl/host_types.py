@@ -1,0 +1,29 @@
+"""The TT-NN host value types that TT-Lang kernels and :mod:`tilefold.ttnn` share.
+
+Reads / writes: nothing. Layouts (``TILE_LAYOUT`` / ``ROW_MAJOR_LAYOUT``, compared by identity)
+and core coordinates, as TT-NN spells them; ``ttl.*`` and ``ttnn.*`` re-export them.
+"""
+
+from __future__ import annotations
+
+
+class Layout:
+    """A TT-NN layout (``ttnn.TILE_LAYOUT`` / ``ttnn.ROW_MAJOR_LAYOUT``)."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"Layout.{self.name}"
+
+
+TILE_LAYOUT = Layout("TILE")
+ROW_MAJOR_LAYOUT = Layout("ROW_MAJOR")
+
+
+class CoreCoord:
+    def __init__(self, x: int, y: int):
+        self.x, self.y = x, y
+
+    def __repr__(self) -> str:
+        return f"CoreCoord(x={self.x}, y={self.y})"
