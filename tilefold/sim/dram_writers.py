@@ -71,6 +71,23 @@ class DramWriters:
                 return int(who[np.argmax(same)]), 0
         return None
 
+    def write_one(self, bank: int, local: int, nbytes: int, core: int, ctx, line: int):
+        """One write of one core (plain ints): the clash :meth:`clash` would return, or None after
+        recording the write as :meth:`note` does — the same result, on slices of one bank's row."""
+        local -= self.base
+        first = -(-local // GRANULE)
+        end = (local + nbytes) // GRANULE
+        if end <= first:
+            return None
+        prev = self.core[bank, first:end]
+        other = (prev >= 0) & (prev != core)
+        if b"\x01" in other.tobytes():
+            i = first + int(other.argmax())
+            return int(self.core[bank, i]), int(self.site[bank, i])
+        prev[:] = core
+        self.site[bank, first:end] = self.site_id(ctx, line)
+        return None
+
     def note(self, bank, local, nbytes: int, cores, sites) -> None:
         """Record the writes (site ids broadcast like the addresses)."""
         cells = self._cells(bank, local, nbytes, cores)
