@@ -62,7 +62,7 @@ DEFAULT_SFPU_TILE_CYCLES: dict[str, int] = {
     "exp": _SFPU_APPROX, "exp2": _SFPU_APPROX, "log": _SFPU_APPROX, "sqrt": _SFPU_APPROX,
     "rsqrt": _SFPU_APPROX, "recip": _SFPU_APPROX, "div": _SFPU_APPROX, "sigmoid": _SFPU_APPROX,
     "tanh": _SFPU_APPROX, "sin": _SFPU_APPROX, "cos": _SFPU_APPROX, "power": _SFPU_COMPOSED,
-    "gelu": _SFPU_COMPOSED, "silu": _SFPU_COMPOSED, "trig": _SFPU_COMPOSED,
+    "gelu": _SFPU_COMPOSED, "silu": _SFPU_COMPOSED, "trig": _SFPU_COMPOSED, "cumsum": _SFPU_APPROX,
 }
 
 
@@ -91,7 +91,9 @@ class OpCosts:
     noc_mcast_bytes_per_cycle: float = 22.0         # one-to-all multicast (linked), ideal-conditions test
 
     def sfpu(self, family: str) -> int:
-        return self.sfpu_tile.get(family, _SFPU_APPROX)
+        """Cycles per tile of an SFPU function of ``family`` (the ``cost`` of its row in
+        :mod:`tilefold.ir.sfpu`; every family has one)."""
+        return self.sfpu_tile[family]
 
 
 WORMHOLE_COSTS = OpCosts()

@@ -14,17 +14,16 @@ from __future__ import annotations
 from xdsl.dialects import memref, scf
 
 from tilefold.ir.ttkernel import ApiCallOp
-from tilefold.ir.ttkernel_api import API, SFPU_UNARY
+from tilefold.ir.sfpu import SFPU_OPS
+from tilefold.ir.ttkernel_api import API
 
 _FPU_ARGS = ("in0_cb", "in1_cb", "in0_tile_index", "in1_tile_index", "dst_index")
-_SFPU_BINARY_ARGS = ("dst_in0", "dst_in1", "dst_out")
 
 FPU_ELTWISE_CALLS = frozenset(f.name for f in API.values()
                               if f.param_names == _FPU_ARGS and f.name.split("_")[0] in ("add", "sub", "mul"))
 # cumsum_tile carries its last row to the next call in SFPU registers: not one tile at a time
-SFPU_UNARY_CALLS = frozenset(f"{name}_tile" for name in SFPU_UNARY if name != "cumsum") | frozenset(
-    f.name for f in API.values() if f.param_names == ("dst_index", "scalar_bits"))
-SFPU_BINARY_CALLS = frozenset(f.name for f in API.values() if f.param_names == _SFPU_BINARY_ARGS)
+SFPU_UNARY_CALLS = frozenset(op.call for op in SFPU_OPS if op.arity in ("unary", "scalar") and op.name != "cumsum")
+SFPU_BINARY_CALLS = frozenset(op.call for op in SFPU_OPS if op.arity == "binary")
 TILE_CALLS = frozenset({"copy_tile", "pack_tile"}) | FPU_ELTWISE_CALLS | SFPU_UNARY_CALLS | SFPU_BINARY_CALLS
 # configuration calls a nest may interleave (reduce_init also sets the reduce mode: not here)
 INIT_CALLS = frozenset(f.name for f in API.values() if f.thread == "compute" and f.name != "reduce_init"

@@ -27,7 +27,9 @@ import numpy as np
 
 from tilefold.errors import CircularBufferError, DstError
 from tilefold.layout.formats import DataFormat
+from tilefold.ir.sfpu import SFPU
 from tilefold.ir.tile_loops import QUEUEABLE_TILE_CALLS
+from tilefold.ir.ttkernel_api import API
 from tilefold.program import ComputeConfig
 from tilefold.sim import tile_batches
 from tilefold.sim import tile_math as tm
@@ -41,11 +43,15 @@ L1_ACC_FORMATS = (DataFormat.Float32, DataFormat.Float16_b)
 
 
 class ComputeApi:
-    """Mixed into the kernel context of compute threads."""
+    """Mixed into the kernel context of compute threads. Each compute row of the API table is
+    implemented once: by a method of its name, or — as its row says — by :func:`_configure`
+    (a call that only configures the engines) or :func:`_sfpu` (a row of :mod:`tilefold.ir.sfpu`);
+    see :func:`register_api`."""
 
     def _compute_init(self) -> None:
         cfg = self.kernel.config if isinstance(self.kernel.config, ComputeConfig) else ComputeConfig()
         self.fp32_dest = cfg.fp32_dest_acc_en
+        self.unpack_to_dest_cbs = frozenset(cb for cb, mode in cfg.unpack_to_dest_mode if mode == "UnpackToDestFp32")
         self.fidelity = cfg.math_fidelity
         self.full_sync = cfg.dst_full_sync_en
         self.dst_capacity = self.arch.dst_capacity(cfg.fp32_dest_acc_en, cfg.dst_full_sync_en)
@@ -171,22 +177,31 @@ class ComputeApi:
         raw = self._tile_bytes(cbi, st, tile, call, count)
         fmt = self._cb_format(cbi)
         self._charge_unpack(raw.shape[-1] * count, fmt, count)
-        return self._unpacked_values(raw, fmt, fpu)
+        return self._unpacked_values(raw, fmt, fpu, self._unpacks_to_dest(cbi, fmt))
 
-    def _unpacked_values(self, raw: np.ndarray, fmt, fpu: bool) -> np.ndarray:
+    def _unpacks_to_dest(self, cbi: int, fmt) -> bool:
+        """Whether tiles of CB ``cbi`` bypass the source registers: a float32 CB whose
+        ``unpack_to_dest_mode`` is ``UnpackToDestFp32``."""
+        return fmt is DataFormat.Float32 and cbi in self.unpack_to_dest_cbs
+
+    def _unpacked_values(self, raw: np.ndarray, fmt, fpu: bool, to_dest: bool = False) -> np.ndarray:
         """Tile bytes (..., tile size) as float32 values (..., 1024): as the FPU's source registers
-        hold them (``fpu``), else as unpacked to DST."""
+        hold them (``fpu``), else as they arrive in DST — through SRCA (TF32) unless ``to_dest``,
+        then at DST precision."""
         values = tm.unpack(raw, fmt)
+        if fpu or not to_dest:
+            values = tm.source_register(values, fmt)
         if fpu:
-            return tm.source_register(values, fmt)
+            return values
         return values if self.fp32_dest else tm.round_bf16(values)
 
-    def _copied_values(self, raw: np.ndarray, fmt) -> np.ndarray:
+    def _copied_values(self, raw: np.ndarray, fmt, to_dest: bool = False) -> np.ndarray:
         """Tile bytes (..., tile size) as ``copy_tile`` puts them in DST: bfloat16 into a 16-bit
-        DST and float32 into a 32-bit one as they are, other formats unpacked."""
-        if tm.tile_value_dtype(fmt) == self.dst.dtype:
+        DST and float32 unpacked to a 32-bit one as they are, other formats unpacked (float32
+        through SRCA unless ``to_dest``)."""
+        if tm.tile_value_dtype(fmt) == self.dst.dtype and (to_dest or fmt is not DataFormat.Float32):
             return raw.view(self.dst.dtype)       # bytes are contiguous within each tile
-        return self._unpacked_values(raw, fmt, fpu=False)
+        return self._unpacked_values(raw, fmt, fpu=False, to_dest=to_dest)
 
     def _charge_unpack(self, nbytes: int, fmt, tiles: int) -> None:
         self.dev.counters.unpack_tiles += tiles * self.L
@@ -208,19 +223,11 @@ class ComputeApi:
         else:
             c.sfpu_tiles += tiles * self.L
 
-    # -- init calls (configuration only) -------------------------------------------------
+    # -- init calls (configuration only; the others are registered from the table below) --
 
-    def compute_kernel_hw_startup(self, in0_cb, in1_cb, out_cb) -> None:
-        self._init_call("compute_kernel_hw_startup")
-
-    def binary_op_init_common(self, in0_cb, in1_cb, out_cb) -> None:
-        self._init_call("binary_op_init_common")
-
-    def unary_op_init_common(self, in_cb, out_cb) -> None:
-        self._init_call("unary_op_init_common")
-
-    def init_sfpu(self, in_cb, out_cb) -> None:
-        self._init_call("init_sfpu")
+    def reduce_init(self, in_cb, scaler_cb, out_cb, pool_type="SUM", reduce_dim="REDUCE_ROW") -> None:
+        self.reduce_mode = (pool_type, reduce_dim)
+        self._init_call("reduce_init")
 
     # -- tile calls of a loop nest, executed together (tilefold.sim.tile_batches) ----------
 
@@ -228,30 +235,6 @@ class ComputeApi:
         queue = self.tile_queue[:]
         self.tile_queue.clear()             # the same list: the *_later calls hold it
         tile_batches.flush(self, queue)
-
-    def __getattr__(self, name: str):
-        if name.endswith("_later") and name[:-6] in QUEUEABLE_TILE_CALLS:
-            queued, queue = name[:-6], self.tile_queue
-
-            def call(*args, **kwargs):      # where it was called: its bytecode offset (a line only if needed)
-                queue.append((queued, args, kwargs, sys._getframe(1).f_lasti))
-        # Every *_init / *_init_short / *_uninit / reconfig call only configures the engines.
-        elif name.endswith(("_init", "_init_short", "_uninit")) or name.startswith(("reconfig_", "pack_reconfig_")) \
-                or name.startswith("copy_tile_to_dst_init"):
-            def call(*args, **kwargs):
-                if name == "reduce_init":
-                    self.reduce_mode = (kwargs.get("pool_type", "SUM"), kwargs.get("reduce_dim", "REDUCE_ROW"))
-                self._init_call(name)
-        elif name.endswith("_tile") and name[:-5] in tm.SFPU_UNARY:
-            def call(dst_index, *params):
-                self._sfpu_unary(name[:-5], dst_index, params)
-        elif name.endswith("_tile") and name[:-5] in tm.SFPU_BINARY:
-            def call(d0, d1, out):
-                self._sfpu_binary(name[:-5], d0, d1, out)
-        else:
-            raise AttributeError(name)
-        self.__dict__[name] = call          # found once per thread: later calls skip this lookup
-        return call
 
     # -- tile registers -----------------------------------------------------------------
 
@@ -299,7 +282,7 @@ class ComputeApi:
         raw = self._tile_bytes(cbi, st, in_tile_index, "copy_tile")
         self._charge_unpack(raw.shape[-1], fmt, 1)
         self._math(self.costs.fpu_eltwise_tile, "copy_tile")
-        self._write_slot(i, self._copied_values(raw[:, 0], fmt))
+        self._write_slot(i, self._copied_values(raw[:, 0], fmt, self._unpacks_to_dest(cbi, fmt)))
 
     def copy_dest_values(self, dst_in, dst_out) -> None:
         src = self._dst_index(dst_in, "copy_dest_values")
@@ -542,7 +525,7 @@ class ComputeApi:
     def _sfpu_unary(self, name: str, dst_index, params) -> None:
         call = f"{name}_tile"
         i = self._math_slot(dst_index, call)
-        family = tm.SFPU_UNARY[name][1]
+        family = SFPU[name].cost
         self._cumsum_carry = None
         if name == "fill":
             # the value may differ between cores (a value computed at run time)
@@ -587,7 +570,7 @@ class ComputeApi:
         a = self._read_slot(self._dst_index(d0, call), call)
         b = self._read_slot(self._dst_index(d1, call), call)
         o = self._math_slot(out, call)
-        self._math(self.costs.sfpu(tm.SFPU_BINARY[name][1]), call, "sfpu")
+        self._math(self.costs.sfpu(SFPU[name].cost), call, "sfpu")
         self._write_slot(o, tm.sfpu_binary_values(name, a, b))
 
     def where_tile(self, dst_condition, dst_true, dst_false, dst_out, data_format=None) -> None:
@@ -722,6 +705,8 @@ class ComputeApi:
         values = _rows_from_bytes(raw, fmt, n)                       # (L, 32, n*32)
         self._charge_unpack(raw.shape[-1], fmt, n)
         tiles = tm.row_major_to_tiles(values, n)
+        if not self._unpacks_to_dest(cbi, fmt):
+            tiles = tm.source_register(tiles, fmt)                    # through SRCA
         if not (self.fp32_dest and fmt.element_size == 4):
             tiles = tm.round_bf16(tiles)
         np.maximum(self.math_clock, self.unpack_clock, out=self.math_clock)
@@ -769,3 +754,56 @@ def _rows_to_bytes(rows: np.ndarray, fmt) -> np.ndarray:
     if fmt.ttnn_name == "bfloat16":
         return rows.astype(tm._BF16).view(np.uint8).reshape(lanes, -1)
     return rows.astype(fmt.numpy_dtype).view(np.uint8).reshape(lanes, -1)
+
+
+# -- the API rows without a method of their own ---------------------------------------------
+
+def _configure(name: str):
+    """A call that only configures the engines: it costs one compute call."""
+    def call(self, *args, **kwargs):
+        self._init_call(name)
+    call.configures_only = True
+    return call
+
+
+def _sfpu(name: str, arity: str):
+    """An SFPU function of :mod:`tilefold.ir.sfpu` on DST slots."""
+    if arity == "binary":
+        def call(self, d0, d1, out):
+            self._sfpu_binary(name, d0, d1, out)
+    else:
+        def call(self, dst_index, *params):
+            self._sfpu_unary(name, dst_index, params)
+    return call
+
+
+def _queued(name: str):
+    """``<call>_later``: the call queued for :meth:`ComputeApi.flush_tiles`, with the bytecode
+    offset it was called from (a line only if needed)."""
+    def call(self, *args, **kwargs):
+        self.tile_queue.append((name, args, kwargs, sys._getframe(1).f_lasti))
+    return call
+
+
+def register_api(cls: type) -> dict[str, str]:
+    """Give ``cls`` one implementation of every compute row of the API table; returns how each
+    row is implemented (``method``, ``configure`` or ``sfpu``). Tile calls a loop nest may batch
+    also get their ``<call>_later`` form."""
+    how = {}
+    for fn in API.values():
+        if fn.thread != "compute":
+            continue
+        if fn.name in cls.__dict__:
+            how[fn.name] = "method"
+        elif fn.sfpu is not None:
+            setattr(cls, fn.name, _sfpu(fn.sfpu, SFPU[fn.sfpu].arity))
+            how[fn.name] = "sfpu"
+        elif fn.configures:
+            setattr(cls, fn.name, _configure(fn.name))
+            how[fn.name] = "configure"
+    for name in QUEUEABLE_TILE_CALLS:
+        setattr(cls, f"{name}_later", _queued(name))
+    return how
+
+
+IMPLEMENTATIONS = register_api(ComputeApi)

@@ -141,10 +141,15 @@ class DataflowApi:
     def _check_race(self, banks, local, nbytes: int, call: str, line: int) -> None:
         """A DRAM write to bytes another core wrote (or writes in the same call): a race."""
         writers = self.dev.dram_writers
-        clash = writers.clash(banks, local, nbytes, self.row_idx)
-        if clash is None:
-            writers.note(banks, local, nbytes, self.row_idx, writers.site_id(self, line))
-            return
+        if self.row_idx.size == 1 and banks.__class__ is not np.ndarray and local.__class__ is not np.ndarray:
+            clash = writers.write_one(int(banks), int(local), nbytes, int(self.row_idx[0]), self, line)
+            if clash is None:
+                return
+        else:
+            clash = writers.clash(banks, local, nbytes, self.row_idx)
+            if clash is None:
+                writers.note(banks, local, nbytes, self.row_idx, writers.site_id(self, line))
+                return
         row, site = clash
         other = self.dev.rows_core_name(row)
         before = ""

@@ -81,6 +81,35 @@ class DramWriters:
                 return int(who[np.argmax(same)]), 0
         return None
 
+    def write_one(self, bank: int, local: int, nbytes: int, core: int, ctx, line: int):
+        """One write of one core (plain ints): the clash :meth:`clash` would return, or None after
+        recording the write as :meth:`note` does — the same result, on slices of one bank's row."""
+        local -= self.base
+        first = -(-local // GRANULE)
+        end = (local + nbytes) // GRANULE
+        if end <= first:
+            return None
+        prev = self.core[bank, first:end]
+        other = (prev >= 0) & (prev != core)
+        if b"\x01" in other.tobytes() and self.order.any_release:
+            epochs = self.epoch[bank, first:end] if self.epoch is not None else 1
+            other &= ~self.order.ordered(np.maximum(prev, 0), epochs, core)
+        if b"\x01" in other.tobytes():
+            i = first + int(other.argmax())
+            return int(self.core[bank, i]), int(self.site[bank, i])
+        prev[:] = core
+        self.site[bank, first:end] = self.site_id(ctx, line)
+        if self.order.any_release:
+            self._epochs()[bank, first:end] = self.order.clock[core, core]
+        return None
+
+    def _epochs(self) -> np.ndarray:
+        """The writer's epoch per granule, made when a program first releases a semaphore (every
+        write before that was in its core's first epoch)."""
+        if self.epoch is None:
+            self.epoch = np.ones(self.core.shape, np.int32)
+        return self.epoch
+
     def note(self, bank, local, nbytes: int, cores, sites) -> None:
         """Record the writes (site ids broadcast like the addresses)."""
         cells = self._cells(bank, local, nbytes, cores)
@@ -95,6 +124,4 @@ class DramWriters:
         self.core[rows, cols] = writers
         self.site[rows, cols] = np.broadcast_to(site, keep.shape)[keep]
         if self.order.any_release:
-            if self.epoch is None:
-                self.epoch = np.ones(self.core.shape, np.int32)
-            self.epoch[rows, cols] = self.order.epoch(writers)
+            self._epochs()[rows, cols] = self.order.epoch(writers)

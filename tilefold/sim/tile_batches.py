@@ -33,6 +33,7 @@ import functools
 import numpy as np
 
 from tilefold.errors import TilefoldError
+from tilefold.ir.sfpu import SFPU
 from tilefold.ir.tile_loops import FPU_ELTWISE_CALLS, INIT_CALLS, SFPU_BINARY_CALLS, SFPU_UNARY_CALLS
 from tilefold.sim import tile_math as tm
 
@@ -183,7 +184,7 @@ class _Plan:
         if any(a.__class__ not in (int, float, bool) for a in (*args, *kwargs.values())):
             raise _Fallback                       # per-core values: the calls decide
         if name in INIT_CALLS:
-            generic = not any(name in cls.__dict__ for cls in type(self.ctx).__mro__)
+            generic = getattr(getattr(type(self.ctx), name), "configures_only", False)
             self.charges.append((INIT, self.ctx.costs.compute_call) if generic else (CALL, (name, args, kwargs)))
         elif name == "copy_tile":
             self._copy_tile(*args, **kwargs)
@@ -191,9 +192,9 @@ class _Plan:
             self._pack_tile(*args, **kwargs)
         elif name in FPU_ELTWISE_CALLS:
             self._fpu_binary(name, *args, **kwargs)
-        elif name in SFPU_UNARY_CALLS and name[:-5] in tm.SFPU_UNARY:
+        elif name in SFPU_UNARY_CALLS:
             self._sfpu_unary(name, *args)
-        elif name in SFPU_BINARY_CALLS and name[:-5] in tm.SFPU_BINARY:
+        elif name in SFPU_BINARY_CALLS:
             self._sfpu_binary(name, *args, **kwargs)
         else:
             raise _Fallback
@@ -246,8 +247,9 @@ class _Plan:
     def _copy_tile(self, in_cb, in_tile_index, dst_index) -> None:
         i = self._math_slot(dst_index, "copy_tile")
         address, ps, fmt = self._cb_tile(in_cb, in_tile_index, "copy_tile", fpu=False)
+        to_dest = self.ctx._unpacks_to_dest(self.ctx._cb(in_cb, "copy_tile")[0], fmt)
         self._math(self.ctx.costs.fpu_eltwise_tile, True)
-        self._write(i, _Node(("copy", ps, fmt), [], address))
+        self._write(i, _Node(("copy", ps, fmt, to_dest), [], address))
 
     def _fpu_binary(self, name, in0_cb, in1_cb, in0_tile, in1_tile, dst_index) -> None:
         op, _, bcast = name.partition("_tiles")
@@ -261,7 +263,7 @@ class _Plan:
         base = name[:-5]
         i = self._math_slot(dst_index, name)
         inputs = [] if base == "fill" else [self._slot_value(i, name)]
-        self._math(self.ctx.costs.sfpu(tm.SFPU_UNARY[base][1]), False)
+        self._math(self.ctx.costs.sfpu(SFPU[base].cost), False)
         self._write(i, _Node(("unary", base, params), inputs))
 
     def _sfpu_binary(self, name: str, d0, d1, out) -> None:
@@ -269,7 +271,7 @@ class _Plan:
         a = self._slot_value(d0, name)
         b = self._slot_value(d1, name)
         o = self._math_slot(out, name)
-        self._math(self.ctx.costs.sfpu(tm.SFPU_BINARY[base][1]), False)
+        self._math(self.ctx.costs.sfpu(SFPU[base].cost), False)
         self._write(o, _Node(("binary", base), [a, b]))
 
     def _pack_tile(self, dst_index, out_cb, out_tile_index=0, out_of_order_output=False) -> None:
@@ -362,8 +364,8 @@ class _Plan:
         ctx = self.ctx
         kind = key[0]
         if kind == "copy":
-            _, ps, fmt = key
-            values = ctx._copied_values(self._tiles([n.address for n in nodes], ps), fmt)
+            _, ps, fmt, to_dest = key
+            values = ctx._copied_values(self._tiles([n.address for n in nodes], ps), fmt, to_dest)
         elif kind == "fpu":
             _, op, bcast, (ps_a, fmt_a), (ps_b, fmt_b) = key
             a = ctx._unpacked_values(self._tiles([n.address[0] for n in nodes], ps_a), fmt_a, fpu=True)

@@ -7,9 +7,11 @@ nothing loops over elements in Python.
 The model, as the hardware does it:
 
 * **Unpack** to float32: bfloat16 and bfloat8_b / bfloat4_b values are exact in float32.
-  The FPU's source registers hold 19-bit TF32, so float32 *inputs* of FPU ops (element-wise
-  and matmul) keep 10 mantissa bits (round to nearest even); ``copy_tile`` of float32 into
-  a 32-bit DST (``fp32_dest_acc_en``) is exact (unpack to DST).
+  The FPU's source registers (SRCA / SRCB) hold 19-bit TF32 (sign, 8-bit exponent, 10-bit
+  mantissa): float32 tiles unpacked into them lose the low 13 mantissa bits (truncated).
+  Every FPU op reads through them, and so do ``copy_tile``, ``transpose_wh_tile``,
+  ``tilize_block`` and ``untilize_block`` (a datacopy from SRCA to DST) unless the CB is
+  unpacked straight to DST (``UnpackToDestFp32`` in ``ComputeConfig.unpack_to_dest_mode``).
 * **DST precision**: with ``fp32_dest_acc_en`` DST holds float32; otherwise every value
   written to DST is rounded to bfloat16 (round to nearest even) — including each matmul
   accumulation step, so K-loops accumulate in bfloat16 unless fp32 accumulation is on.
@@ -17,6 +19,7 @@ The model, as the hardware does it:
   the top 7 mantissa bits of in1 (srcA) and LoFi additionally the top 5 of in0 (srcB)
   before multiplying. This approximates the phase split of the multiplier and is labelled
   a model.
+* **SFPU** functions compute what their row of :mod:`tilefold.ir.sfpu` says, on float32 DST values.
 * **Pack** from DST to the CB's format: bfloat16 with round to nearest even, float32 as is,
   bfloat8_b / bfloat4_b with the shared-exponent algorithm of :mod:`tilefold.layout.formats`.
 * Values inside a 32×32 tile are kept in face order (the device byte order) except where
@@ -28,6 +31,7 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 
+from tilefold.ir.sfpu import sfpu_values
 from tilefold.layout import formats as _formats
 from tilefold.layout.formats import DataFormat
 
@@ -93,18 +97,12 @@ def round_dst(values: np.ndarray, fp32_dest: bool) -> np.ndarray:
     return values.astype(np.float32, copy=False) if fp32_dest else round_bf16(values)
 
 
-def _keep_mantissa_bits(values: np.ndarray, bits: int) -> np.ndarray:
-    """Round float32 values to ``bits`` explicit mantissa bits (nearest even)."""
-    drop = 23 - bits
-    u = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32)
-    finite = (u & 0x7F800000) != 0x7F800000
-    lsb = (u >> drop) & 1
-    rounded = (u + ((1 << (drop - 1)) - 1) + lsb) & ~np.uint32((1 << drop) - 1)
-    return np.where(finite, rounded, u).view(np.float32)
+TF32_DROPPED = np.uint32(~np.uint32((1 << 13) - 1))
 
 
 def to_tf32(values: np.ndarray) -> np.ndarray:
-    return _keep_mantissa_bits(values, 10)
+    """float32 values as a 19-bit source register holds them: the low 13 mantissa bits dropped."""
+    return (np.ascontiguousarray(values, dtype=np.float32).view(np.uint32) & TF32_DROPPED).view(np.float32)
 
 
 def source_register(values: np.ndarray, fmt: DataFormat) -> np.ndarray:
@@ -146,120 +144,6 @@ def tiles_to_row_major(tiles: np.ndarray) -> np.ndarray:
     return rows.transpose(0, 2, 1, 3).reshape(lanes, 32, ntiles * 32)
 
 
-def _bits_to_float(bits: int) -> np.float32:
-    return np.uint32(bits & 0xFFFFFFFF).view(np.float32)
-
-
-def _gelu(x):
-    return 0.5 * x * (1.0 + np.tanh(np.float32(0.7978845608) * (x + np.float32(0.044715) * x * x * x)))
-
-
-def _sigmoid(x):
-    with np.errstate(over="ignore"):
-        return 1.0 / (1.0 + np.exp(-x))
-
-
-def _softplus(x, beta, beta_reciprocal, threshold):
-    """``(1 / beta) * log(1 + exp(beta * x))``, and ``x`` where ``beta * x`` exceeds the threshold."""
-    bx = x * _bits_to_float(beta)
-    with np.errstate(over="ignore"):
-        soft = _bits_to_float(beta_reciprocal) * np.log1p(np.exp(np.minimum(bx, 88.0)))
-    return np.where(bx > _bits_to_float(threshold), x, soft)
-
-
-# SFPU unary functions on float32 arrays: name -> (function(values, *params), cost family)
-SFPU_UNARY = {
-    "exp": (lambda x: np.exp(x), "exp"),
-    "exp2": (lambda x: np.exp2(x), "exp2"),
-    "log": (lambda x: np.log(x), "log"),
-    "sqrt": (lambda x: np.sqrt(x), "sqrt"),
-    "rsqrt": (lambda x: 1.0 / np.sqrt(x), "rsqrt"),
-    "recip": (lambda x: 1.0 / x, "recip"),
-    "square": (lambda x: x * x, "square"),
-    "tanh": (lambda x: np.tanh(x), "tanh"),
-    "sigmoid": (_sigmoid, "sigmoid"),
-    "relu": (lambda x: np.maximum(x, 0), "relu"),
-    "gelu": (_gelu, "gelu"),
-    "silu": (lambda x: x * _sigmoid(x), "silu"),
-    "sin": (lambda x: np.sin(x), "sin"),
-    "cos": (lambda x: np.cos(x), "cos"),
-    "abs": (lambda x: np.abs(x), "abs"),
-    "negative": (lambda x: -x, "neg"),
-    "floor": (lambda x: np.floor(x), "floor"),
-    "ceil": (lambda x: np.ceil(x), "ceil"),
-    "sign": (lambda x: np.sign(x), "compare"),
-    "fill": (lambda x, v: np.full_like(x, np.float32(v)), "fill"),
-    "clamp": (lambda x, lo, hi: np.clip(x, _bits_to_float(lo), _bits_to_float(hi)), "clamp"),
-    "unary_max": (lambda x, v: np.maximum(x, _bits_to_float(v)), "max"),
-    "unary_min": (lambda x, v: np.minimum(x, _bits_to_float(v)), "min"),
-    "power": (lambda x, e: np.power(x, np.float32(e)), "power"),
-    "add_unary": (lambda x, v: x + _bits_to_float(v), "add"),
-    "sub_unary": (lambda x, v: x - _bits_to_float(v), "sub"),
-    "mul_unary": (lambda x, v: x * _bits_to_float(v), "mul"),
-    "div_unary": (lambda x, v: x / _bits_to_float(v), "div"),
-    "rsub_unary": (lambda x, v: _bits_to_float(v) - x, "rsub"),
-    "trunc": (lambda x: np.trunc(x), "floor"),
-    "gtz": (lambda x: (x > 0).astype(np.float32), "compare"),
-    "gez": (lambda x: (x >= 0).astype(np.float32), "compare"),
-    "ltz": (lambda x: (x < 0).astype(np.float32), "compare"),
-    "lez": (lambda x: (x <= 0).astype(np.float32), "compare"),
-    "eqz": (lambda x: (x == 0).astype(np.float32), "compare"),
-    "nez": (lambda x: (x != 0).astype(np.float32), "compare"),
-    "unary_gt": (lambda x, v: (x > _bits_to_float(v)).astype(np.float32), "compare"),
-    "unary_ge": (lambda x, v: (x >= _bits_to_float(v)).astype(np.float32), "compare"),
-    "unary_lt": (lambda x, v: (x < _bits_to_float(v)).astype(np.float32), "compare"),
-    "unary_le": (lambda x, v: (x <= _bits_to_float(v)).astype(np.float32), "compare"),
-    "unary_eq": (lambda x, v: (x == _bits_to_float(v)).astype(np.float32), "compare"),
-    "unary_ne": (lambda x, v: (x != _bits_to_float(v)).astype(np.float32), "compare"),
-    "asin": (lambda x: np.arcsin(x), "trig"),
-    "acos": (lambda x: np.arccos(x), "trig"),
-    "atan": (lambda x: np.arctan(x), "trig"),
-    "sinh": (lambda x: np.sinh(x), "trig"),
-    "cosh": (lambda x: np.cosh(x), "trig"),
-    "asinh": (lambda x: np.arcsinh(x), "trig"),
-    "acosh": (lambda x: np.arccosh(x), "trig"),
-    "atanh": (lambda x: np.arctanh(x), "trig"),
-    "tan": (lambda x: np.tan(x), "trig"),
-    "softsign": (lambda x: x / (1.0 + np.abs(x)), "recip"),
-    "hardsigmoid": (lambda x: np.clip(x * np.float32(1.0 / 6.0) + np.float32(0.5), 0.0, 1.0), "clamp"),
-    "expm1": (lambda x: np.expm1(x), "exp"),
-    "log1p": (lambda x: np.log1p(x), "log"),
-    "signbit": (lambda x: np.signbit(x).astype(np.float32), "compare"),
-    "frac": (lambda x: x - np.trunc(x), "floor"),
-    "round": (lambda x, d: np.round(x, int(np.int32(np.uint32(d & 0xFFFFFFFF)))), "floor"),
-    "elu": (lambda x, a: np.where(x > 0, x, _bits_to_float(a) * np.expm1(np.minimum(x, 0))), "exp"),
-    "celu": (lambda x, a, ra: np.maximum(x, 0) + np.minimum(
-        0, _bits_to_float(a) * np.expm1(np.minimum(x, 0) * _bits_to_float(ra))), "exp"),
-    "selu": (lambda x, sc, a: _bits_to_float(sc) * np.where(
-        x > 0, x, _bits_to_float(a) * np.expm1(np.minimum(x, 0))), "exp"),
-    "leaky_relu": (lambda x, k: np.where(x < 0, x * _bits_to_float(k), x), "relu"),
-    "prelu": (lambda x, k: np.where(x < 0, x * _bits_to_float(k), x), "relu"),
-    "softplus": (_softplus, "exp"),
-    "threshold": (lambda x, t, v: np.where(x <= _bits_to_float(t), _bits_to_float(v), x), "compare"),
-}
-
-
-def _cmp(f):
-    return lambda a, b: f(a, b).astype(np.float32)
-
-
-SFPU_BINARY = {
-    "add_binary": (np.add, "add"),
-    "sub_binary": (np.subtract, "sub"),
-    "mul_binary": (np.multiply, "mul"),
-    "div_binary": (np.divide, "div"),
-    "rsub_binary": (lambda a, b: b - a, "rsub"),
-    "power_binary": (np.power, "power"),
-    "eq_binary": (_cmp(np.equal), "compare"),
-    "ne_binary": (_cmp(np.not_equal), "compare"),
-    "lt_binary": (_cmp(np.less), "compare"),
-    "gt_binary": (_cmp(np.greater), "compare"),
-    "le_binary": (_cmp(np.less_equal), "compare"),
-    "ge_binary": (_cmp(np.greater_equal), "compare"),
-    "binary_max": (np.maximum, "max"),
-    "binary_min": (np.minimum, "min"),
-}
-
 FPU_BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply}
 
 
@@ -274,12 +158,11 @@ def fpu_binary_values(op: str, bcast: str | None, a: np.ndarray, b: np.ndarray) 
 
 
 def sfpu_unary_values(name: str, x: np.ndarray, params) -> np.ndarray:
-    """SFPU unary function ``name`` on float32 DST values (any shape), as float32."""
-    with np.errstate(all="ignore"):
-        return np.asarray(SFPU_UNARY[name][0](x, *params), dtype=np.float32)
+    """SFPU unary function ``name`` (:data:`tilefold.ir.sfpu.SFPU`) on float32 DST values (any
+    shape), as float32."""
+    return sfpu_values(name, x, *params)
 
 
 def sfpu_binary_values(name: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """SFPU binary function ``name`` on float32 DST values (any shape), as float32."""
-    with np.errstate(all="ignore"):
-        return np.asarray(SFPU_BINARY[name][0](a, b), dtype=np.float32)
+    return sfpu_values(name, a, b)

@@ -35,14 +35,14 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from tilefold.ir import tile
 from tilefold.ir.ttkernel import ApiCallOp, api_call, constant_int
-from tilefold.ir.ttkernel_api import API, PACK_CALLS, SFPU_UNARY, sfpu_init_name
+from tilefold.ir.sfpu import SFPU
+from tilefold.ir.ttkernel_api import API, PACK_CALLS
 from tilefold.layout.formats import data_format
 from tilefold.passes.tilelang.affine import constant_op
 from tilefold.ir.attributes import kernel_function
 from tilefold.ir.attributes import cb_entries
 
 FIELDS = ("fpu", "sfpu", "srca", "srcb", "pack")
-_SCALAR_OPS = {"add_unary_tile", "sub_unary_tile", "mul_unary_tile", "div_unary_tile", "rsub_unary_tile"}
 
 
 @dataclass(frozen=True)
@@ -120,14 +120,14 @@ class Planner:
         if name in PACK_CALLS:
             cb = args[1]
             return [("pack", Setting((self.fmt(cb),), _call("pack_reconfig_data_format", [cb])))]
-        if name in _SCALAR_OPS:
-            return [("sfpu", Setting(("binop_with_scalar",), _call("binop_with_scalar_tile_init", [])))]
-        if name.endswith("_tile") and name[:-5] in SFPU_UNARY:
-            base = name[:-5]
-            return [("sfpu", Setting((base,), _call(sfpu_init_name(base), [])))]
-        if name in ("where_tile", "copy_dest_values") or (name.endswith("_tile") and f"{name}_init" in API):
-            init = f"{name}_init" if name != "copy_dest_values" else "copy_dest_values_init"
-            return [("sfpu", Setting((name,), _call(init, [])))]
+        if op.api.sfpu is not None:
+            sfpu = SFPU[op.api.sfpu]
+            # one setting per function (the scalar ops share theirs); functions that share an init
+            # still each run it, as the API asks
+            key = {"unary": sfpu.name, "scalar": "binop_with_scalar", "binary": sfpu.call}[sfpu.arity]
+            return [("sfpu", Setting((key,), _call(sfpu.init, [])))]
+        if name in ("where_tile", "copy_dest_values"):
+            return [("sfpu", Setting((name,), _call(f"{name}_init", [])))]
         return []
 
     def source(self, cb: int) -> Setting:

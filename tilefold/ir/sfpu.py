@@ -1,0 +1,200 @@
+"""The SFPU operations of the compute API: one row per function, the only list of them.
+
+Reads: nothing. Writes: nothing. Each row is one ``<name>_tile`` call of the TT-Metalium 0.69
+compute API on DST slots: its shape (``unary``: one slot in place, with extra parameters;
+``scalar``: one slot and the bits of a float; ``binary``: two slots into a third), its header,
+its init call, the cost family the simulator charges (cycles per family are the device's, in
+:mod:`tilefold.arch.costs`) and what it computes on float32 values (the simulator's numerics).
+:mod:`tilefold.ir.ttkernel_api` makes the API rows from this table; :mod:`tilefold.sim` runs
+them with these functions.
+
+Parameters that carry a float (``value_bits``, ``alpha_bits`` ...) hold its IEEE-754 bits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class SfpuOp:
+    """One SFPU function: the API call ``<name>_tile``."""
+
+    name: str
+    arity: str                          # "unary", "scalar" or "binary"
+    header: str
+    params: tuple[tuple[str, str], ...]  # parameters after the DST slot(s): (name, operand kind)
+    init: str                           # the init call that configures the SFPU for it
+    cost: str                           # cost family (tilefold.arch.costs.DEFAULT_SFPU_TILE_CYCLES)
+    values: Callable                    # float32 values (and the parameters) -> float32 values
+
+    @property
+    def call(self) -> str:
+        return f"{self.name}_tile"
+
+
+def bits_to_float(bits: int) -> np.float32:
+    return np.uint32(bits & 0xFFFFFFFF).view(np.float32)
+
+
+_f = bits_to_float
+
+
+def _gelu(x):
+    return 0.5 * x * (1.0 + np.tanh(np.float32(0.7978845608) * (x + np.float32(0.044715) * x * x * x)))
+
+
+def _sigmoid(x):
+    with np.errstate(over="ignore"):
+        return 1.0 / (1.0 + np.exp(-x))
+
+
+def _softplus(x, beta, beta_reciprocal, threshold):
+    """``(1 / beta) * log(1 + exp(beta * x))``, and ``x`` where ``beta * x`` exceeds the threshold."""
+    bx = x * _f(beta)
+    with np.errstate(over="ignore"):
+        soft = _f(beta_reciprocal) * np.log1p(np.exp(np.minimum(bx, 88.0)))
+    return np.where(bx > _f(threshold), x, soft)
+
+
+def _mask(f):
+    return lambda *a: f(*a).astype(np.float32)
+
+
+_U = "api/compute/eltwise_unary/"
+_CKA = "api/compute/compute_kernel_api.h"
+_TRIG = _U + "trigonometry.h"
+_ROUND = _U + "rounding.h"
+_COMP = _U + "comp.h"
+_SCALAR_H = _U + "binop_with_scalar.h"
+_BINARY_H = "api/compute/eltwise_binary_sfpu.h"
+_MAXMIN_H = "api/compute/binary_max_min.h"
+_V = (("value_bits", "u32"),)
+
+
+def _unary(name, header, values, cost, params=(), init=None):
+    return SfpuOp(name, "unary", header, tuple(params), init or f"{name}_tile_init", cost, values)
+
+
+def _scalar(name, values, cost):
+    return SfpuOp(name, "scalar", _SCALAR_H, (("scalar_bits", "u32"),), "binop_with_scalar_tile_init", cost, values)
+
+
+def _binary(name, values, cost, header=_BINARY_H):
+    return SfpuOp(name, "binary", header, (), f"{name}_tile_init", cost, values)
+
+
+_ROUNDING_INIT = "rounding_op_tile_init"     # the rounding functions share one init in 0.69
+
+SFPU_OPS: tuple[SfpuOp, ...] = (
+    _unary("exp", _U + "exp.h", np.exp, "exp"),
+    _unary("exp2", _CKA, np.exp2, "exp2"),
+    _unary("log", _CKA, np.log, "log"),
+    _unary("sqrt", _U + "sqrt.h", np.sqrt, "sqrt"),
+    _unary("rsqrt", _U + "rsqrt.h", lambda x: 1.0 / np.sqrt(x), "rsqrt"),
+    _unary("recip", _U + "recip.h", lambda x: 1.0 / x, "recip"),
+    _unary("square", _CKA, lambda x: x * x, "square"),
+    _unary("tanh", _CKA, np.tanh, "tanh"),
+    _unary("sigmoid", _CKA, _sigmoid, "sigmoid"),
+    _unary("relu", _U + "relu.h", lambda x: np.maximum(x, 0), "relu"),
+    _unary("gelu", _U + "gelu.h", _gelu, "gelu"),
+    _unary("silu", _CKA, lambda x: x * _sigmoid(x), "silu"),
+    _unary("sin", _TRIG, np.sin, "sin"),
+    _unary("cos", _TRIG, np.cos, "cos"),
+    _unary("abs", _CKA, np.abs, "abs"),
+    _unary("negative", _U + "negative.h", lambda x: -x, "neg"),
+    _unary("floor", _ROUND, np.floor, "floor", init=_ROUNDING_INIT),
+    _unary("ceil", _ROUND, np.ceil, "ceil", init=_ROUNDING_INIT),
+    _unary("sign", _CKA, np.sign, "compare"),
+    _unary("fill", _U + "fill.h", lambda x, v: np.full_like(x, np.float32(v)), "fill", (("value", "f32"),)),
+    _unary("clamp", _U + "clamp.h", lambda x, lo, hi: np.clip(x, _f(lo), _f(hi)), "clamp",
+           (("min_bits", "u32"), ("max_bits", "u32"))),
+    _unary("unary_max", _CKA, lambda x, v: np.maximum(x, _f(v)), "max", _V),
+    _unary("unary_min", _CKA, lambda x, v: np.minimum(x, _f(v)), "min", _V),
+    _unary("power", _CKA, lambda x, e: np.power(x, np.float32(e)), "power", (("exponent", "u32"),)),
+    _unary("trunc", _ROUND, np.trunc, "floor", init=_ROUNDING_INIT),
+    _unary("gtz", _COMP, _mask(lambda x: x > 0), "compare"),
+    _unary("gez", _COMP, _mask(lambda x: x >= 0), "compare"),
+    _unary("ltz", _COMP, _mask(lambda x: x < 0), "compare"),
+    _unary("lez", _COMP, _mask(lambda x: x <= 0), "compare"),
+    _unary("eqz", _COMP, _mask(lambda x: x == 0), "compare"),
+    _unary("nez", _COMP, _mask(lambda x: x != 0), "compare"),
+    _unary("unary_gt", _COMP, _mask(lambda x, v: x > _f(v)), "compare", _V),
+    _unary("unary_ge", _COMP, _mask(lambda x, v: x >= _f(v)), "compare", _V),
+    _unary("unary_lt", _COMP, _mask(lambda x, v: x < _f(v)), "compare", _V),
+    _unary("unary_le", _COMP, _mask(lambda x, v: x <= _f(v)), "compare", _V),
+    _unary("unary_eq", _COMP, _mask(lambda x, v: x == _f(v)), "compare", _V),
+    _unary("unary_ne", _COMP, _mask(lambda x, v: x != _f(v)), "compare", _V),
+    # cumsum carries its last row to the next call in SFPU registers: the simulator implements
+    # it by itself (these values are one tile's, first=true)
+    _unary("cumsum", "api/compute/cumsum.h", None, "cumsum", (("first", "u32"),)),
+    _unary("asin", _TRIG, np.arcsin, "trig"),
+    _unary("acos", _TRIG, np.arccos, "trig"),
+    _unary("atan", _TRIG, np.arctan, "trig"),
+    _unary("sinh", _TRIG, np.sinh, "trig"),
+    _unary("cosh", _TRIG, np.cosh, "trig"),
+    _unary("asinh", _TRIG, np.arcsinh, "trig"),
+    _unary("acosh", _TRIG, np.arccosh, "trig"),
+    _unary("atanh", _TRIG, np.arctanh, "trig"),
+    _unary("tan", _TRIG, np.tan, "trig"),
+    _unary("softsign", _U + "activations.h", lambda x: x / (1.0 + np.abs(x)), "recip"),
+    _unary("hardsigmoid", _U + "activations.h",
+           lambda x: np.clip(x * np.float32(1.0 / 6.0) + np.float32(0.5), 0.0, 1.0), "clamp"),
+    _unary("celu", _U + "activations.h",
+           lambda x, a, ra: np.maximum(x, 0) + np.minimum(0, _f(a) * np.expm1(np.minimum(x, 0) * _f(ra))), "exp",
+           (("alpha_bits", "u32"), ("alpha_recip_bits", "u32"))),
+    _unary("elu", _U + "elu.h", lambda x, a: np.where(x > 0, x, _f(a) * np.expm1(np.minimum(x, 0))), "exp",
+           (("alpha_bits", "u32"),)),
+    _unary("selu", _U + "selu.h",
+           lambda x, sc, a: _f(sc) * np.where(x > 0, x, _f(a) * np.expm1(np.minimum(x, 0))), "exp",
+           (("scale_bits", "u32"), ("alpha_bits", "u32"))),
+    _unary("leaky_relu", _U + "relu.h", lambda x, k: np.where(x < 0, x * _f(k), x), "relu", (("slope_bits", "u32"),)),
+    _unary("prelu", _U + "prelu.h", lambda x, k: np.where(x < 0, x * _f(k), x), "relu", (("alpha_bits", "u32"),)),
+    _unary("softplus", _U + "softplus.h", _softplus, "exp",
+           (("beta_bits", "u32"), ("beta_reciprocal_bits", "u32"), ("threshold_bits", "u32"))),
+    _unary("threshold", _U + "threshold.h", lambda x, t, v: np.where(x <= _f(t), _f(v), x), "compare",
+           (("threshold_bits", "u32"), ("value_bits", "u32"))),
+    _unary("expm1", _CKA, np.expm1, "exp"),
+    _unary("signbit", _CKA, _mask(np.signbit), "compare"),
+    _unary("log1p", _U + "log1p.h", np.log1p, "log"),
+    _unary("frac", _ROUND, lambda x: x - np.trunc(x), "floor", init=_ROUNDING_INIT),
+    _unary("round", _ROUND, lambda x, d: np.round(x, int(np.int32(np.uint32(d & 0xFFFFFFFF)))), "floor",
+           (("decimals", "i32"),), init=_ROUNDING_INIT),
+    # a float scalar with one DST slot
+    _scalar("add_unary", lambda x, v: x + _f(v), "add"),
+    _scalar("sub_unary", lambda x, v: x - _f(v), "sub"),
+    _scalar("mul_unary", lambda x, v: x * _f(v), "mul"),
+    _scalar("div_unary", lambda x, v: x / _f(v), "div"),
+    _scalar("rsub_unary", lambda x, v: _f(v) - x, "rsub"),
+    # two DST slots into a third
+    _binary("add_binary", np.add, "add"),
+    _binary("sub_binary", np.subtract, "sub"),
+    _binary("mul_binary", np.multiply, "mul"),
+    _binary("div_binary", np.divide, "div"),
+    _binary("rsub_binary", lambda a, b: b - a, "rsub"),
+    _binary("power_binary", np.power, "power"),
+    _binary("eq_binary", _mask(np.equal), "compare"),
+    _binary("ne_binary", _mask(np.not_equal), "compare"),
+    _binary("lt_binary", _mask(np.less), "compare"),
+    _binary("gt_binary", _mask(np.greater), "compare"),
+    _binary("le_binary", _mask(np.less_equal), "compare"),
+    _binary("ge_binary", _mask(np.greater_equal), "compare"),
+    _binary("binary_max", np.maximum, "max", _MAXMIN_H),
+    _binary("binary_min", np.minimum, "min", _MAXMIN_H),
+)
+
+SFPU: dict[str, SfpuOp] = {op.name: op for op in SFPU_OPS}
+# by API call name (``exp_tile``)
+SFPU_CALLS: dict[str, SfpuOp] = {op.call: op for op in SFPU_OPS}
+
+
+def sfpu_values(name: str, *values_and_params) -> np.ndarray:
+    """SFPU function ``name`` on float32 DST values (any shape) and its parameters, as float32."""
+    with np.errstate(all="ignore"):
+        return np.asarray(SFPU[name].values(*values_and_params), dtype=np.float32)
+
+
+__all__ = ["SfpuOp", "SFPU_OPS", "SFPU", "SFPU_CALLS", "sfpu_values", "bits_to_float"]
