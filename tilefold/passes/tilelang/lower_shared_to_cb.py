@@ -59,6 +59,7 @@ from tilefold.passes.tilelang.common import (
     remove_dead_arith,
 )
 from tilefold.passes.device_pass import DevicePass
+from tilefold.ir.locations import source_location
 
 FIRST_INDEX = {"input": 0, "output": 16, "intermediate": 24}
 
@@ -220,6 +221,9 @@ class LowerSharedToCB(DevicePass):
                         "data_format": fmt.value, "block_tiles": list(info.tiles) if len(info.tiles) == 2
                         else [info.tiles[0], 1]}
             cbs[name] = {**base, "index": index, "producer": producer, "consumer": consumer, "scope": info.scope}
+            where = source_location(info.op)
+            if where is not None:                        # the T.alloc_* line, for errors about this CB
+                cbs[name]["loc"] = [where.file, where.line]
         roles = {}
         for name in param_names(kernel):
             read = any(isinstance(o, tile.CopyOp) and o.offsets and o.src == infos[name].value for o in kernel.walk())
