@@ -44,8 +44,7 @@ def test_example_kernels_pass_check_kernel(tmp_path):
             role = "compute" if k.is_compute else ("reader" if k.processor == "RISCV_0" else "writer")
             jobs.append((path, role, accessor_compile_args(program, k) or None))
     for result in check_kernels(jobs):
-        if result.role != "compute" or result.returncode != 3:
-            require_accepted(result)
+        require_accepted(result)
 
 
 # -- tensor views ---------------------------------------------------------------------------------
