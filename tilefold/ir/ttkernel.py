@@ -45,7 +45,9 @@ from xdsl.irdl import (
     opt_prop_def,
     prop_def,
     result_def,
+    traits_def,
 )
+from xdsl.traits import MemoryReadEffect, MemoryWriteEffect, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from tilefold.arch import ARCHS, Arch
@@ -212,6 +214,11 @@ def _class_name(name: str) -> str:
     return "".join(part.capitalize() for part in name.split("_")) + "Op"
 
 
+# the effect trait of a row's ``effects``: xDSL's dead-code elimination removes unused results of
+# pure and read-only calls and keeps every call that writes
+EFFECT_TRAITS = {"pure": Pure, "read": MemoryReadEffect, "write": MemoryWriteEffect}
+
+
 def _make_op(fn: ApiFunction) -> type[ApiCallOp]:
     fields: dict = {"name": f"ttkernel.{fn.name}", "__doc__": fn.doc or f"``{fn.cpp_function}``"}
     for p in fn.params:
@@ -232,6 +239,7 @@ def _make_op(fn: ApiFunction) -> type[ApiCallOp]:
         tail = "attr-dict"
     fields["assembly_format"] = head + tail
     fields["irdl_options"] = (ParsePropInAttrDict(),)
+    fields["traits"] = traits_def(EFFECT_TRAITS[fn.effects]())
     cls = type(_class_name(fn.name), (ApiCallOp,), fields)
     cls.__module__ = __name__
     return irdl_op_definition(cls)
@@ -267,6 +275,7 @@ class GetCompileTimeArgValOp(IRDLOperation):
     """``get_compile_time_arg_val(index)``: a compile-time argument of the kernel."""
 
     name = "ttkernel.get_compile_time_arg_val"
+    traits = traits_def(Pure())
     index = prop_def(IntegerAttr)
     result = result_def(i32)
     assembly_format = "`(` $index `)` attr-dict `:` type($result)"
@@ -289,6 +298,7 @@ class TensorAccessorArgsOp(IRDLOperation):
     ``TensorAccessorArgs<prev.next_compile_time_args_offset()>()``."""
 
     name = "ttkernel.tensor_accessor_args"
+    traits = traits_def(Pure())
     prev = opt_operand_def(TensorAccessorArgsType)
     cta_offset = opt_prop_def(IntegerAttr)
     crta_offset = opt_prop_def(IntegerAttr)
@@ -318,6 +328,7 @@ class TensorAccessorOp(IRDLOperation):
     """``TensorAccessor(args, bank_base_address, page_size)``."""
 
     name = "ttkernel.tensor_accessor"
+    traits = traits_def(Pure())
     args = operand_def(TensorAccessorArgsType)
     bank_base_address = operand_def(_INT)
     page_size = operand_def(_INT)
@@ -331,6 +342,7 @@ class TensorAccessorOp(IRDLOperation):
 class _NocCoordOp(IRDLOperation):
     """This core's NOC coordinate (``my_x[noc_index]`` / ``my_y[noc_index]``): data movement only."""
 
+    traits = traits_def(Pure())
     result = result_def(i32)
     assembly_format = "`(` `)` attr-dict `:` type($result)"
 
@@ -363,6 +375,7 @@ class L1LoadOp(IRDLOperation):
     """``reinterpret_cast<volatile tt_l1_ptr uintW_t*>(addr)[index]``."""
 
     name = "ttkernel.l1_load"
+    traits = traits_def(MemoryReadEffect())
     addr = operand_def(_INT)
     index = operand_def(_INT)
     width = prop_def(IntegerAttr)
@@ -384,6 +397,7 @@ class L1StoreOp(IRDLOperation):
     """``reinterpret_cast<volatile tt_l1_ptr uintW_t*>(addr)[index] = value``."""
 
     name = "ttkernel.l1_store"
+    traits = traits_def(MemoryWriteEffect())
     addr = operand_def(_INT)
     index = operand_def(_INT)
     value = operand_def(_INT)
