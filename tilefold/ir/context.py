@@ -16,6 +16,8 @@ from xdsl.ir import Operation
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 
+from tilefold.ir.metadata import TT
+
 # Front-end dialects register themselves here when their modules are imported.
 _EXTRA_DIALECTS: list = []
 
@@ -32,7 +34,7 @@ def make_context() -> Context:
     from tilefold.ir.ttkernel import TTKernel
 
     ctx = Context(allow_unregistered=False)
-    for dialect in (builtin.Builtin, func.Func, arith.Arith, scf.Scf, memref.MemRef, affine.Affine, TTKernel,
+    for dialect in (builtin.Builtin, func.Func, arith.Arith, scf.Scf, memref.MemRef, affine.Affine, TTKernel, TT,
                     *_EXTRA_DIALECTS):
         ctx.load_dialect(dialect)
     return ctx

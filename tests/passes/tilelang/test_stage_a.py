@@ -84,9 +84,9 @@ def test_l1_overflow():
 def test_propagate_tt_layout_cb_geometry():
     # the A block is 2x1 tiles copied in a 3-stage pipelined loop; C is double-buffered
     filecheck(through(kernels.gemm(), "propagate-tt-layout"), """
-CHECK: tt.cb.A_s = {page_size = 2048 : i64, depth = 6 : i64, data_format = "Float16_b", block_tiles = [2 : i64, 1 : i64]}
-CHECK-SAME: tt.cb.B_s = {page_size = 2048 : i64, depth = 6 : i64, data_format = "Float16_b", block_tiles = [1 : i64, 2 : i64]}
-CHECK-SAME: tt.cb.C_l = {page_size = 2048 : i64, depth = 8 : i64, data_format = "Float16_b", block_tiles = [2 : i64, 2 : i64]}
+CHECK: tt.cb.A_s = #tt.cb<page_size = 2048 : i64, depth = 6 : i64, data_format = "Float16_b", block_tiles = [2 : i64, 1 : i64]>
+CHECK-SAME: tt.cb.B_s = #tt.cb<page_size = 2048 : i64, depth = 6 : i64, data_format = "Float16_b", block_tiles = [1 : i64, 2 : i64]>
+CHECK-SAME: tt.cb.C_l = #tt.cb<page_size = 2048 : i64, depth = 8 : i64, data_format = "Float16_b", block_tiles = [2 : i64, 2 : i64]>
 """)
 
 

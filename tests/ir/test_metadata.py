@@ -1,0 +1,51 @@
+"""Typed tt.* metadata: records check their fields when made, print as #tt.<kind><...> and parse back."""
+
+from __future__ import annotations
+
+import pytest
+from xdsl.dialects import func
+from xdsl.utils.exceptions import VerifyException
+
+from tilefold.ir.attributes import get_attr, set_attr
+from tilefold.ir.context import parse_module, print_ir
+from tilefold.ir.metadata import CircularBufferAttr
+
+CB = {"page_size": 2048, "depth": 6, "data_format": "Float16_b", "block_tiles": [2, 1]}
+
+
+def kernel() -> func.FuncOp:
+    return func.FuncOp("k", ((), ()))
+
+
+def test_a_record_stores_and_gives_back_its_fields():
+    k = kernel()
+    set_attr(k, "tt.cb.A", {**CB, "index": 3, "producer": "reader", "consumer": "compute", "scope": "shared"})
+    assert isinstance(k.attributes["tt.cb.A"], CircularBufferAttr)
+    assert get_attr(k, "tt.cb.A") == {**CB, "index": 3, "producer": "reader", "consumer": "compute", "scope": "shared"}
+
+
+@pytest.mark.parametrize("bad, message", [
+    ({**CB, "depth": 0}, "depth must be an integer >= 1"),
+    ({k: v for k, v in CB.items() if k != "page_size"}, "needs its page_size"),
+    ({**CB, "data_format": "bf16"}, "data_format must be one of"),
+    ({**CB, "block_tiles": [2]}, "block_tiles must be 2 integers"),
+    ({**CB, "producer": "dram"}, "producer must be one of"),
+    ({**CB, "pages": 4}, "has no field pages"),
+])
+def test_a_pass_writing_bad_metadata_fails_where_it_writes_it(bad, message):
+    with pytest.raises(VerifyException, match=message):
+        set_attr(kernel(), "tt.cb.A", bad)
+
+
+def test_records_print_and_parse_back():
+    text = ('builtin.module attributes {tt.cb.A = #tt.cb<page_size = 2048 : i64, depth = 6 : i64, '
+            'data_format = "Float16_b", block_tiles = [2 : i64, 1 : i64], index = 0 : i64>} {\n}\n')
+    module = parse_module(text)
+    assert print_ir(module) == text
+    assert module.attributes["tt.cb.A"].to_dict() == {**CB, "index": 0}
+
+
+def test_the_parser_rejects_bad_records():
+    with pytest.raises(Exception, match="depth"):
+        parse_module('builtin.module attributes {tt.cb.A = #tt.cb<page_size = 2048, depth = -1, '
+                     'data_format = "Float16_b", block_tiles = [2, 1]>} {}')

@@ -1,0 +1,199 @@
+"""Typed ``tt.*`` metadata of the TileLang pipeline: attributes that verify themselves.
+
+Reads / writes: nothing. Each metadata kind is an xDSL attribute of the ``tt`` dialect with one
+typed parameter per field; it checks its fields when it is made (by a pass or by the parser), so
+a pass that writes bad metadata fails there, not in a later pass. In MLIR text a record prints as
+``#tt.<kind><field = value, ...>`` (fields a pass has not set yet are left out).
+
+:func:`tilefold.ir.attributes.set_attr` stores a dict under a key of :data:`RECORDS` as its
+record and :func:`~tilefold.ir.attributes.get_attr` gives the dict back, so passes read and
+write plain values.
+
+* ``tt.cb.<buffer>`` — :class:`CircularBufferAttr`: a buffer's circular buffer (page size,
+  depth in pages, data format, block in tiles; from ``lower-shared-to-cb`` on its index, the
+  threads that produce and consume it and the buffer's scope).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, NoneAttr, StringAttr, i64
+from xdsl.ir import Attribute, Dialect, ParametrizedAttribute
+from xdsl.irdl import irdl_attr_definition
+from xdsl.parser import AttrParser
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import VerifyException
+
+from tilefold.layout.formats import DataFormat
+
+
+@dataclass(frozen=True)
+class Field:
+    """One field of a record: its name, whether every record has it, and a check of its Python
+    value (an error message, or None when the value is good)."""
+
+    name: str
+    required: bool
+    check: Callable[[Any], str | None]
+
+
+def _int(low: int = 0, high: int | None = None):
+    def check(v):
+        if not isinstance(v, int) or isinstance(v, bool):
+            return "an integer"
+        if v < low or (high is not None and v >= high):
+            return f"an integer in [{low}, {high})" if high is not None else f"an integer >= {low}"
+        return None
+    return check
+
+
+def _ints(count: int, low: int = 1):
+    def check(v):
+        ok = isinstance(v, list) and len(v) == count and all(isinstance(x, int) and x >= low for x in v)
+        return None if ok else f"{count} integers >= {low}"
+    return check
+
+
+def _one_of(*choices: str):
+    def check(v):
+        return None if v in choices else "one of " + ", ".join(repr(c) for c in choices)
+    return check
+
+
+def _value(attr: Attribute) -> Any:
+    if isinstance(attr, IntegerAttr):
+        return attr.value.data
+    if isinstance(attr, StringAttr):
+        return attr.data
+    if isinstance(attr, ArrayAttr):
+        return [_value(a) for a in attr.data]
+    return attr
+
+
+def _attr(value: Any) -> Attribute:
+    if isinstance(value, Attribute):
+        return value
+    if isinstance(value, bool):
+        raise VerifyException(f"{value!r} is not a metadata value")
+    if isinstance(value, int):
+        return IntegerAttr(value, i64)
+    if isinstance(value, str):
+        return StringAttr(value)
+    if isinstance(value, (list, tuple)):
+        return ArrayAttr([_attr(v) for v in value])
+    raise VerifyException(f"{value!r} is not a metadata value")
+
+
+class Record(ParametrizedAttribute):
+    """A metadata record: one parameter per :attr:`FIELDS` entry (``NoneAttr`` when unset)."""
+
+    FIELDS: ClassVar[tuple[Field, ...]] = ()
+
+    @classmethod
+    def from_dict(cls, values: dict) -> Record:
+        names = {f.name for f in cls.FIELDS}
+        unknown = sorted(set(values) - names)
+        if unknown:
+            raise VerifyException(f"#{cls.name} has no field {', '.join(unknown)} (its fields: {', '.join(sorted(names))})")
+        return cls(*(_attr(values[f.name]) if f.name in values else NoneAttr() for f in cls.FIELDS))
+
+    def to_dict(self) -> dict:
+        return {f.name: _value(p) for f, p in zip(self.FIELDS, self.parameters) if not isinstance(p, NoneAttr)}
+
+    def verify(self) -> None:
+        for f, p in zip(self.FIELDS, self.parameters):
+            if isinstance(p, NoneAttr):
+                if f.required:
+                    raise VerifyException(f"#{self.name} needs its {f.name} field")
+                continue
+            problem = f.check(_value(p))
+            if problem is not None:
+                raise VerifyException(f"#{self.name}: {f.name} must be {problem}, not {_value(p)!r}")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        values: dict[str, Attribute] = {}
+
+        def entry():
+            key = parser.parse_identifier()
+            parser.parse_punctuation("=")
+            values[key] = parser.parse_attribute()
+
+        parser.parse_comma_separated_list(parser.Delimiter.ANGLE, entry)
+        names = [f.name for f in cls.FIELDS]
+        unknown = sorted(set(values) - set(names))
+        if unknown:
+            parser.raise_error(f"#{cls.name} has no field {', '.join(unknown)}")
+        return [values.get(n, NoneAttr()) for n in names]
+
+    def print_parameters(self, printer: Printer) -> None:
+        present = [(f.name, p) for f, p in zip(self.FIELDS, self.parameters) if not isinstance(p, NoneAttr)]
+        with printer.in_angle_brackets():
+            printer.print_list(present, lambda fp: (printer.print_string(f"{fp[0]} = "),
+                                                    printer.print_attribute(fp[1])))
+
+
+_THREADS = ("reader", "writer", "compute", "none")
+_FORMATS = tuple(f.value for f in DataFormat)
+_OPT_INT = IntegerAttr | NoneAttr
+_OPT_STR = StringAttr | NoneAttr
+
+
+@irdl_attr_definition
+class CircularBufferAttr(Record):
+    """``#tt.cb<page_size, depth, data_format, block_tiles[, index, producer, consumer, scope]>``."""
+
+    name = "tt.cb"
+
+    page_size: _OPT_INT
+    depth: _OPT_INT
+    data_format: _OPT_STR
+    block_tiles: ArrayAttr | NoneAttr
+    index: _OPT_INT
+    producer: _OPT_STR
+    consumer: _OPT_STR
+    scope: _OPT_STR
+
+    FIELDS = (
+        Field("page_size", True, _int(1)),
+        Field("depth", True, _int(1)),
+        Field("data_format", True, _one_of(*_FORMATS)),
+        Field("block_tiles", True, _ints(2)),
+        Field("index", False, _int(0)),
+        Field("producer", False, _one_of(*_THREADS)),
+        Field("consumer", False, _one_of(*_THREADS)),
+        Field("scope", False, _one_of("shared", "fragment")),
+    )
+
+
+# metadata key prefix -> its record
+RECORDS: dict[str, type[Record]] = {"tt.cb.": CircularBufferAttr}
+
+
+def record_for(key: str) -> type[Record] | None:
+    """The record kind stored under ``key`` (None for untyped metadata)."""
+    for prefix, cls in RECORDS.items():
+        if key.startswith(prefix):
+            return cls
+    return None
+
+
+def as_record(key: str, value: Any) -> Attribute | None:
+    """``value`` (a dict, or a ``DictionaryAttr`` parsed from older text) as the record of
+    ``key``; None when ``key`` holds untyped metadata."""
+    cls = record_for(key)
+    if cls is None:
+        return None
+    if isinstance(value, cls):
+        return value
+    if isinstance(value, DictionaryAttr):
+        value = {k: _value(v) for k, v in value.data.items()}
+    return cls.from_dict(dict(value))
+
+
+TT = Dialect("tt", [], [CircularBufferAttr])
+
+__all__ = ["Record", "Field", "CircularBufferAttr", "RECORDS", "record_for", "as_record", "TT"]
