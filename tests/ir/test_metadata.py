@@ -49,3 +49,28 @@ def test_the_parser_rejects_bad_records():
     with pytest.raises(Exception, match="depth"):
         parse_module('builtin.module attributes {tt.cb.A = #tt.cb<page_size = 2048, depth = -1, '
                      'data_format = "Float16_b", block_tiles = [2, 1]>} {}')
+
+
+BUFFER = {"memory": "DRAM", "layout": "interleaved", "tile_shape": [32, 32], "dtype": "bf16", "shape": [64, 64],
+          "padded_shape": [64, 64]}
+SHARD = {"axes": ["M", "N"], "grid": [2, 2], "shard_shape_elems": [32, 32], "order": "row_major", "align_tiles": True,
+         "projected_grid": [2, 2], "projected_shard_tiles": [1, 1]}
+
+
+def test_a_buffer_record_holds_its_shard_record():
+    k = kernel()
+    set_attr(k, "tt.buffer.A", {**BUFFER, "layout": "sharded", "nd_shard": SHARD})
+    assert get_attr(k, "tt.buffer.A") == {**BUFFER, "layout": "sharded", "nd_shard": SHARD}
+    text = print_ir(k)
+    assert '#tt.nd_shard<axes = ["M", "N"]' in text and "align_tiles = true" in text
+
+
+@pytest.mark.parametrize("bad, message", [
+    ({**BUFFER, "memory": "SRAM"}, "memory must be one of"),
+    ({**BUFFER, "layout": "sharded"}, "a sharded buffer has an nd_shard"),
+    ({**BUFFER, "nd_shard": SHARD}, "a sharded buffer has an nd_shard"),
+    ({**BUFFER, "layout": "sharded", "nd_shard": {**SHARD, "projected_grid": [2]}}, "projected_grid must be 2"),
+])
+def test_bad_buffer_records_fail_where_they_are_written(bad, message):
+    with pytest.raises(VerifyException, match=message):
+        set_attr(kernel(), "tt.buffer.A", bad)

@@ -12,6 +12,8 @@ write plain values.
 * ``tt.cb.<buffer>`` — :class:`CircularBufferAttr`: a buffer's circular buffer (page size,
   depth in pages, data format, block in tiles; from ``lower-shared-to-cb`` on its index, the
   threads that produce and consume it and the buffer's scope).
+* ``tt.buffer.<tensor>`` — :class:`BufferAttr`: a global tensor's memory, layout, tile shape,
+  data type, shape and padded shape, and for a sharded tensor its :class:`NdShardAttr`.
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, NoneAttr, StringAttr, i64
+from xdsl.dialects.builtin import (ArrayAttr, BoolAttr, DictionaryAttr, IntegerAttr, IntegerType, NoneAttr,
+                                   StringAttr, i64)
 from xdsl.ir import Attribute, Dialect, ParametrizedAttribute
 from xdsl.irdl import irdl_attr_definition
 from xdsl.parser import AttrParser
@@ -38,6 +41,7 @@ class Field:
     name: str
     required: bool
     check: Callable[[Any], str | None]
+    record: type[Record] | None = None      # a field that is itself a record (given as a dict)
 
 
 def _int(low: int = 0, high: int | None = None):
@@ -57,6 +61,21 @@ def _ints(count: int, low: int = 1):
     return check
 
 
+def _int_list(low: int = 1):
+    def check(v):
+        ok = isinstance(v, list) and len(v) >= 1 and all(isinstance(x, int) and x >= low for x in v)
+        return None if ok else f"a list of integers >= {low}"
+    return check
+
+
+def _bool(v):
+    return None if isinstance(v, bool) else "true or false"
+
+
+def _record(v):
+    return None if isinstance(v, dict) else "a record"
+
+
 def _one_of(*choices: str):
     def check(v):
         return None if v in choices else "one of " + ", ".join(repr(c) for c in choices)
@@ -64,7 +83,11 @@ def _one_of(*choices: str):
 
 
 def _value(attr: Attribute) -> Any:
+    if isinstance(attr, Record):
+        return attr.to_dict()
     if isinstance(attr, IntegerAttr):
+        if isinstance(attr.type, IntegerType) and attr.type.width.data == 1:
+            return bool(attr.value.data)
         return attr.value.data
     if isinstance(attr, StringAttr):
         return attr.data
@@ -73,11 +96,13 @@ def _value(attr: Attribute) -> Any:
     return attr
 
 
-def _attr(value: Any) -> Attribute:
+def _attr(value: Any, record: type[Record] | None = None) -> Attribute:
     if isinstance(value, Attribute):
         return value
+    if record is not None and isinstance(value, dict):
+        return record.from_dict(value)
     if isinstance(value, bool):
-        raise VerifyException(f"{value!r} is not a metadata value")
+        return BoolAttr.from_bool(value)
     if isinstance(value, int):
         return IntegerAttr(value, i64)
     if isinstance(value, str):
@@ -97,8 +122,9 @@ class Record(ParametrizedAttribute):
         names = {f.name for f in cls.FIELDS}
         unknown = sorted(set(values) - names)
         if unknown:
-            raise VerifyException(f"#{cls.name} has no field {', '.join(unknown)} (its fields: {', '.join(sorted(names))})")
-        return cls(*(_attr(values[f.name]) if f.name in values else NoneAttr() for f in cls.FIELDS))
+            raise VerifyException(f"#{cls.name} has no field {', '.join(unknown)} "
+                                  f"(its fields: {', '.join(sorted(names))})")
+        return cls(*(_attr(values[f.name], f.record) if f.name in values else NoneAttr() for f in cls.FIELDS))
 
     def to_dict(self) -> dict:
         return {f.name: _value(p) for f, p in zip(self.FIELDS, self.parameters) if not isinstance(p, NoneAttr)}
@@ -169,8 +195,67 @@ class CircularBufferAttr(Record):
     )
 
 
+@irdl_attr_definition
+class NdShardAttr(Record):
+    """``#tt.nd_shard<axes, grid, shard_shape_elems, order, align_tiles, projected_grid,
+    projected_shard_tiles>``: how a sharded tensor is cut over the cores, and the 2-D grid of cores
+    and tiles per shard it projects to."""
+
+    name = "tt.nd_shard"
+
+    axes: ArrayAttr | NoneAttr
+    grid: ArrayAttr | NoneAttr
+    shard_shape_elems: ArrayAttr | NoneAttr
+    order: _OPT_STR
+    align_tiles: _OPT_INT
+    projected_grid: ArrayAttr | NoneAttr
+    projected_shard_tiles: ArrayAttr | NoneAttr
+
+    FIELDS = (
+        Field("axes", True, lambda v: None if isinstance(v, list) else "a list"),
+        Field("grid", True, _int_list()),
+        Field("shard_shape_elems", True, _int_list()),
+        Field("order", True, _one_of("row_major")),
+        Field("align_tiles", True, _bool),
+        Field("projected_grid", True, _ints(2)),
+        Field("projected_shard_tiles", True, _ints(2)),
+    )
+
+
+@irdl_attr_definition
+class BufferAttr(Record):
+    """``#tt.buffer<memory, layout, tile_shape, dtype, shape, padded_shape[, nd_shard]>``: where a
+    global tensor lives and how it is laid out."""
+
+    name = "tt.buffer"
+
+    memory: _OPT_STR
+    layout: _OPT_STR
+    tile_shape: ArrayAttr | NoneAttr
+    dtype: _OPT_STR
+    shape: ArrayAttr | NoneAttr
+    padded_shape: ArrayAttr | NoneAttr
+    nd_shard: NdShardAttr | NoneAttr
+
+    FIELDS = (
+        Field("memory", True, _one_of("DRAM", "L1")),
+        Field("layout", True, _one_of("interleaved", "sharded")),
+        Field("tile_shape", True, _ints(2)),
+        Field("dtype", True, lambda v: None if isinstance(v, str) and v else "a data type name"),
+        Field("shape", True, _int_list()),
+        Field("padded_shape", True, _int_list()),
+        Field("nd_shard", False, _record, NdShardAttr),
+    )
+
+    def verify(self) -> None:
+        super().verify()
+        fields = self.to_dict()
+        if (fields["layout"] == "sharded") != ("nd_shard" in fields):
+            raise VerifyException("#tt.buffer: a sharded buffer has an nd_shard, an interleaved one has none")
+
+
 # metadata key prefix -> its record
-RECORDS: dict[str, type[Record]] = {"tt.cb.": CircularBufferAttr}
+RECORDS: dict[str, type[Record]] = {"tt.cb.": CircularBufferAttr, "tt.buffer.": BufferAttr}
 
 
 def record_for(key: str) -> type[Record] | None:
@@ -194,6 +279,7 @@ def as_record(key: str, value: Any) -> Attribute | None:
     return cls.from_dict(dict(value))
 
 
-TT = Dialect("tt", [], [CircularBufferAttr])
+TT = Dialect("tt", [], [CircularBufferAttr, BufferAttr, NdShardAttr])
 
-__all__ = ["Record", "Field", "CircularBufferAttr", "RECORDS", "record_for", "as_record", "TT"]
+__all__ = ["Record", "Field", "CircularBufferAttr", "BufferAttr", "NdShardAttr", "RECORDS", "record_for", "as_record",
+           "TT"]

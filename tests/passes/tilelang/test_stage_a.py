@@ -34,7 +34,7 @@ CHECK: tt.padded_shapes = {A = [256 : i64, 128 : i64], B = [128 : i64, 192 : i64
 
 def test_infer_tt_layout_defaults_to_dram_interleaved():
     filecheck(through(kernels.gemm(), "infer-tt-layout"), """
-CHECK: tt.buffer.A = {memory = "DRAM", layout = "interleaved", tile_shape = [32 : i64, 32 : i64], dtype = "bf16", shape = [256 : i64, 256 : i64], padded_shape = [256 : i64, 256 : i64]}
+CHECK: tt.buffer.A = #tt.buffer<memory = "DRAM", layout = "interleaved", tile_shape = [32 : i64, 32 : i64], dtype = "bf16", shape = [256 : i64, 256 : i64], padded_shape = [256 : i64, 256 : i64]>
 """)
 
 
@@ -50,8 +50,8 @@ def test_infer_tt_layout_nd_shard_projection():
     prim = T.annotate_tt_layout(k, {"A": {"memory": "DRAM", "layout": "sharded",
                                           "nd_shard": {"axes": ["B", "H", "M", "N"], "grid": [2, 4, 1, 2]}}})
     filecheck(through(prim, "infer-tt-layout"), """
-CHECK: tt.buffer.A = {memory = "DRAM", layout = "sharded",
-CHECK-SAME: nd_shard = {axes = ["B", "H", "M", "N"], grid = [2 : i64, 4 : i64, 1 : i64, 2 : i64], shard_shape_elems = [1 : i64, 2 : i64, 64 : i64, 64 : i64], order = "row_major", align_tiles = true, projected_grid = [8 : i64, 2 : i64], projected_shard_tiles = [4 : i64, 2 : i64]}
+CHECK: tt.buffer.A = #tt.buffer<memory = "DRAM", layout = "sharded",
+CHECK-SAME: nd_shard = #tt.nd_shard<axes = ["B", "H", "M", "N"], grid = [2 : i64, 4 : i64, 1 : i64, 2 : i64], shard_shape_elems = [1 : i64, 2 : i64, 64 : i64, 64 : i64], order = "row_major", align_tiles = true, projected_grid = [8 : i64, 2 : i64], projected_shard_tiles = [4 : i64, 2 : i64]>
 """)
 
 
