@@ -74,3 +74,26 @@ def test_a_buffer_record_holds_its_shard_record():
 def test_bad_buffer_records_fail_where_they_are_written(bad, message):
     with pytest.raises(VerifyException, match=message):
         set_attr(kernel(), "tt.buffer.A", bad)
+
+
+def test_a_compute_config_is_typed_and_fills_its_defaults():
+    from tilefold.ir.ttkernel import COMPUTE_CONFIG_ATTR, compute_config, compute_config_attr
+
+    k = kernel()
+    k.attributes[COMPUTE_CONFIG_ATTR] = compute_config_attr("LoFi", True)
+    assert compute_config(k) == {"math_fidelity": "LoFi", "fp32_dest_acc_en": True, "dst_full_sync_en": False,
+                                 "math_approx_mode": False}
+    assert "#ttkernel.compute_config<math_fidelity = \"LoFi\", fp32_dest_acc_en = true" in print_ir(k)
+    with pytest.raises(VerifyException, match="math_fidelity must be one of"):
+        compute_config_attr("HiFi5")
+
+
+def test_a_pykernel_with_a_bad_compute_config_names_its_function():
+    from tilefold.errors import KernelError
+    from tilefold.frontend.pykernel.kernel import PyKernel
+
+    def compute():
+        pass
+
+    with pytest.raises(KernelError, match="compute_config of compute: .*math_fidelity"):
+        PyKernel(compute, "compute", "compute", {"math_fidelity": "HiFi5"}).build()

@@ -12,6 +12,8 @@ write plain values.
 * ``tt.cb.<buffer>`` — :class:`CircularBufferAttr`: a buffer's circular buffer (page size,
   depth in pages, data format, block in tiles; from ``lower-shared-to-cb`` on its index, the
   threads that produce and consume it and the buffer's scope).
+* ``tt.compute_config`` / ``ttkernel.compute_config`` — :class:`ComputeConfigAttr`: a compute
+  kernel's math fidelity and DST modes.
 * ``tt.buffer.<tensor>`` — :class:`BufferAttr`: a global tensor's memory, layout, tile shape,
   data type, shape and padded shape, and for a sharded tensor its :class:`NdShardAttr`.
 """
@@ -254,8 +256,31 @@ class BufferAttr(Record):
             raise VerifyException("#tt.buffer: a sharded buffer has an nd_shard, an interleaved one has none")
 
 
+@irdl_attr_definition
+class ComputeConfigAttr(Record):
+    """``#ttkernel.compute_config<math_fidelity, fp32_dest_acc_en, dst_full_sync_en,
+    math_approx_mode>``: a compute kernel's ComputeConfig (fields left out take their defaults:
+    HiFi4, false, false, false). Stored under ``ttkernel.compute_config`` on a compute kernel and
+    ``tt.compute_config`` on a TileLang kernel; part of the ``ttkernel`` dialect."""
+
+    name = "ttkernel.compute_config"
+
+    math_fidelity: _OPT_STR
+    fp32_dest_acc_en: _OPT_INT
+    dst_full_sync_en: _OPT_INT
+    math_approx_mode: _OPT_INT
+
+    FIELDS = (
+        Field("math_fidelity", False, _one_of("LoFi", "HiFi2", "HiFi3", "HiFi4")),
+        Field("fp32_dest_acc_en", False, _bool),
+        Field("dst_full_sync_en", False, _bool),
+        Field("math_approx_mode", False, _bool),
+    )
+
+
 # metadata key prefix -> its record
-RECORDS: dict[str, type[Record]] = {"tt.cb.": CircularBufferAttr, "tt.buffer.": BufferAttr}
+RECORDS: dict[str, type[Record]] = {"tt.cb.": CircularBufferAttr, "tt.buffer.": BufferAttr,
+                                    "tt.compute_config": ComputeConfigAttr}
 
 
 def record_for(key: str) -> type[Record] | None:
@@ -281,5 +306,5 @@ def as_record(key: str, value: Any) -> Attribute | None:
 
 TT = Dialect("tt", [], [CircularBufferAttr, BufferAttr, NdShardAttr])
 
-__all__ = ["Record", "Field", "CircularBufferAttr", "BufferAttr", "NdShardAttr", "RECORDS", "record_for", "as_record",
+__all__ = ["Record", "Field", "CircularBufferAttr", "BufferAttr", "NdShardAttr", "ComputeConfigAttr", "RECORDS", "record_for", "as_record",
            "TT"]

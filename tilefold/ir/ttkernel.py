@@ -23,13 +23,11 @@ import numpy as np
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import (
     BoolAttr,
-    DictionaryAttr,
     Float32Type,
     IndexType,
     IntegerAttr,
     IntegerType,
     StringAttr,
-    i1,
     i32,
     i64,
 )
@@ -51,6 +49,7 @@ from xdsl.traits import MemoryReadEffect, MemoryWriteEffect, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from tilefold.arch import ARCHS, Arch
+from tilefold.ir.metadata import ComputeConfigAttr
 from tilefold.ir.ttkernel_api import API, ApiFunction
 
 THREAD_ATTR = "ttkernel.thread"
@@ -106,23 +105,17 @@ def compute_config(kernel: func.FuncOp) -> dict:
     config = {"math_fidelity": "HiFi4", "fp32_dest_acc_en": False, "dst_full_sync_en": False,
               "math_approx_mode": False}
     attr = kernel.attributes.get(COMPUTE_CONFIG_ATTR)
-    if isinstance(attr, DictionaryAttr):
-        for key, value in attr.data.items():
-            if isinstance(value, StringAttr):
-                config[key] = value.data
-            elif isinstance(value, IntegerAttr):
-                config[key] = bool(value.value.data) if value.type == i1 else value.value.data
+    if isinstance(attr, ComputeConfigAttr):
+        config.update(attr.to_dict())
     return config
 
 
 def compute_config_attr(math_fidelity="HiFi4", fp32_dest_acc_en=False, dst_full_sync_en=False,
-                        math_approx_mode=False) -> DictionaryAttr:
-    return DictionaryAttr({
-        "math_fidelity": StringAttr(math_fidelity),
-        "fp32_dest_acc_en": BoolAttr.from_bool(bool(fp32_dest_acc_en)),
-        "dst_full_sync_en": BoolAttr.from_bool(bool(dst_full_sync_en)),
-        "math_approx_mode": BoolAttr.from_bool(bool(math_approx_mode)),
-    })
+                        math_approx_mode=False) -> ComputeConfigAttr:
+    """The typed ``#ttkernel.compute_config`` (checks its fields)."""
+    return ComputeConfigAttr.from_dict({"math_fidelity": math_fidelity, "fp32_dest_acc_en": bool(fp32_dest_acc_en),
+                                        "dst_full_sync_en": bool(dst_full_sync_en),
+                                        "math_approx_mode": bool(math_approx_mode)})
 
 
 def dst_capacity(kernel: func.FuncOp, arch: Arch | None = None) -> int:
@@ -419,7 +412,7 @@ SPECIAL_OP_CLASSES = (GetCompileTimeArgValOp, TensorAccessorArgsOp, TensorAccess
 TTKernel = Dialect(
     "ttkernel",
     [*API_OPS.values(), *SPECIAL_OP_CLASSES],
-    [TensorAccessorArgsType, TensorAccessorType],
+    [TensorAccessorArgsType, TensorAccessorType, ComputeConfigAttr],
 )
 
 __all__ = [
