@@ -14,6 +14,10 @@ write plain values.
   threads that produce and consume it and the buffer's scope).
 * ``tt.compute_config`` / ``ttkernel.compute_config`` — :class:`ComputeConfigAttr`: a compute
   kernel's math fidelity and DST modes.
+* ``tt.schedule``, ``tt.shard``, ``tt.grid_axes``, ``tt.raster`` — the kernel's block schedule,
+  default layout, grid axes and block order (:class:`ScheduleAttr`, :class:`ShardAttr`,
+  :class:`GridAxesAttr`, :class:`RasterAttr`).
+* ``tt.tensor_accessor.<tensor>`` — :class:`TensorAccessorAttr`: how its accessor is built.
 * ``tt.buffer.<tensor>`` — :class:`BufferAttr`: a global tensor's memory, layout, tile shape,
   data type, shape and padded shape, and for a sharded tensor its :class:`NdShardAttr`.
 """
@@ -278,15 +282,116 @@ class ComputeConfigAttr(Record):
     )
 
 
-# metadata key prefix -> its record
+def _order(v):
+    ok = isinstance(v, str) and (v in ("row_major", "column_major", "z_order", "hilbert", "match_shard")
+                                 or (v.startswith("block_linear(") and v.endswith(")")))
+    return None if ok else "a block order (row_major, column_major, block_linear(k), z_order, hilbert, match_shard)"
+
+
+@irdl_attr_definition
+class ScheduleAttr(Record):
+    """``#tt.schedule<policy, order>``: how blocks are split over the cores and the order they are walked."""
+
+    name = "tt.schedule"
+
+    policy: _OPT_STR
+    order: _OPT_STR
+
+    FIELDS = (
+        Field("policy", True, _one_of("contiguous")),
+        Field("order", True, _order),
+    )
+
+
+@irdl_attr_definition
+class ShardAttr(Record):
+    """``#tt.shard<layout, interleaved, tile_shape>``: the kernel's default tensor layout."""
+
+    name = "tt.shard"
+
+    layout: _OPT_STR
+    interleaved: _OPT_INT
+    tile_shape: ArrayAttr | NoneAttr
+
+    FIELDS = (
+        Field("layout", True, _one_of("tiled")),
+        Field("interleaved", True, _bool),
+        Field("tile_shape", True, _ints(2)),
+    )
+
+
+@irdl_attr_definition
+class GridAxesAttr(Record):
+    """``#tt.grid_axes<m, n[, others]>``: which grid dims walk the output's rows (m) and columns
+    (n) of blocks (-1: none), and the other dims (outermost)."""
+
+    name = "tt.grid_axes"
+
+    m: _OPT_INT
+    n: _OPT_INT
+    others: ArrayAttr | NoneAttr
+
+    FIELDS = (
+        Field("m", True, _int(-1)),
+        Field("n", True, _int(-1)),
+        Field("others", False, _int_list(0)),
+    )
+
+
+@irdl_attr_definition
+class RasterAttr(Record):
+    """``#tt.raster<order, k, rows, cols>``: the block order (its name and panel height) over a
+    grid of rows x cols blocks."""
+
+    name = "tt.raster"
+
+    order: _OPT_STR
+    k: _OPT_INT
+    rows: _OPT_INT
+    cols: _OPT_INT
+
+    FIELDS = (
+        Field("order", True, _one_of("row_major", "column_major", "block_linear", "z_order", "hilbert")),
+        Field("k", True, _int(0)),
+        Field("rows", True, _int(1)),
+        Field("cols", True, _int(1)),
+    )
+
+
+@irdl_attr_definition
+class TensorAccessorAttr(Record):
+    """``#tt.tensor_accessor<kind, is_dram, page_size, aligned_page_size, compile_time_args>``:
+    how a data-movement kernel builds a tensor's TensorAccessor."""
+
+    name = "tt.tensor_accessor"
+
+    kind: _OPT_STR
+    is_dram: _OPT_INT
+    page_size: _OPT_INT
+    aligned_page_size: _OPT_INT
+    compile_time_args: _OPT_INT
+
+    FIELDS = (
+        Field("kind", True, _one_of("interleaved", "sharded")),
+        Field("is_dram", True, _bool),
+        Field("page_size", True, _int(1)),
+        Field("aligned_page_size", True, _int(1)),
+        Field("compile_time_args", True, _int(0)),
+    )
+
+
+# metadata key (or key prefix, ending in ".") -> its record
 RECORDS: dict[str, type[Record]] = {"tt.cb.": CircularBufferAttr, "tt.buffer.": BufferAttr,
-                                    "tt.compute_config": ComputeConfigAttr}
+                                    "tt.compute_config": ComputeConfigAttr, "tt.schedule": ScheduleAttr,
+                                    "tt.shard": ShardAttr, "tt.grid_axes": GridAxesAttr, "tt.raster": RasterAttr,
+                                    "tt.tensor_accessor.": TensorAccessorAttr}
 
 
 def record_for(key: str) -> type[Record] | None:
-    """The record kind stored under ``key`` (None for untyped metadata)."""
-    for prefix, cls in RECORDS.items():
-        if key.startswith(prefix):
+    """The record kind stored under ``key`` (None for untyped metadata). A :data:`RECORDS` key
+    ending in ``.`` is a prefix (``tt.cb.<buffer>``); any other is the whole key."""
+    for name, cls in RECORDS.items():
+        if key == name or (name.endswith(".") and key.startswith(name)):
             return cls
     return None
 
@@ -304,7 +409,9 @@ def as_record(key: str, value: Any) -> Attribute | None:
     return cls.from_dict(dict(value))
 
 
-TT = Dialect("tt", [], [CircularBufferAttr, BufferAttr, NdShardAttr])
+TT = Dialect("tt", [], [CircularBufferAttr, BufferAttr, NdShardAttr, ScheduleAttr, ShardAttr, GridAxesAttr, RasterAttr,
+                       TensorAccessorAttr])
 
-__all__ = ["Record", "Field", "CircularBufferAttr", "BufferAttr", "NdShardAttr", "ComputeConfigAttr", "RECORDS", "record_for", "as_record",
+__all__ = ["Record", "Field", "CircularBufferAttr", "BufferAttr", "NdShardAttr", "ComputeConfigAttr", "ScheduleAttr",
+           "ShardAttr", "GridAxesAttr", "RasterAttr", "TensorAccessorAttr", "RECORDS", "record_for", "as_record",
            "TT"]

@@ -12,8 +12,8 @@ import tilefold.language as T
 
 def test_apply_tt_defaults():
     filecheck(through(kernels.gemm(), "apply-tt-defaults"), """
-CHECK: tt.schedule = {policy = "contiguous", order = "row_major"}
-CHECK-SAME: tt.shard = {layout = "tiled", interleaved = true, tile_shape = [32 : i64, 32 : i64]}
+CHECK: tt.schedule = #tt.schedule<policy = "contiguous", order = "row_major">
+CHECK-SAME: tt.shard = #tt.shard<layout = "tiled", interleaved = true, tile_shape = [32 : i64, 32 : i64]>
 """)
 
 
@@ -93,6 +93,6 @@ CHECK-SAME: tt.cb.C_l = #tt.cb<page_size = 2048 : i64, depth = 8 : i64, data_for
 def test_attach_tensor_accessor():
     prim = T.annotate_tt_layout(kernels.gemm(), {"B": {"layout": "sharded", "nd_shard": {"grid": [2, 2]}}})
     filecheck(through(prim, "attach-tensor-accessor"), """
-CHECK: tt.tensor_accessor.A = {kind = "interleaved", is_dram = true, page_size = 2048 : i64, aligned_page_size = 2048 : i64, compile_time_args = 2 : i64}
-CHECK-SAME: tt.tensor_accessor.B = {kind = "sharded", is_dram = true, page_size = 2048 : i64, aligned_page_size = 2048 : i64, compile_time_args = {{[0-9]+}} : i64}
+CHECK: tt.tensor_accessor.A = #tt.tensor_accessor<kind = "interleaved", is_dram = true, page_size = 2048 : i64, aligned_page_size = 2048 : i64, compile_time_args = 2 : i64>
+CHECK-SAME: tt.tensor_accessor.B = #tt.tensor_accessor<kind = "sharded", is_dram = true, page_size = 2048 : i64, aligned_page_size = 2048 : i64, compile_time_args = {{[0-9]+}} : i64>
 """)
