@@ -51,12 +51,15 @@ REFERENCES = {
 
 def main(M=64, N=64) -> None:
     a = np.random.default_rng(0).standard_normal((M, N)).astype(np.float32)
+    # reduce_tile reads float32 through the FPU's 19-bit source registers: each value keeps 10
+    # mantissa bits (truncated), so a sum is off by at most 2^-10 of the sum of magnitudes
+    bound = {dim: 2.0**-10 * np.abs(a).sum(axis=dim).max() + 1e-6 for dim in (0, 1)}
     for op in OPS:
         for dim in (1, 0):
             kernel = tilelang.compile(reduce_test(M, N, op, dim), out_idx=-1)
             err = np.abs(kernel(a) - REFERENCES[op](a, dim)).max()
-            print(f"reduce_{op:6s} dim={dim} of {M}x{N}: max |error| {err:.5f}")
-            assert err < 2e-2
+            print(f"reduce_{op:6s} dim={dim} of {M}x{N}: max |error| {err:.5f} (bound {bound[dim]:.5f})")
+            assert err <= bound[dim]
     print("PASS")
 
 

@@ -44,3 +44,34 @@ def test_bit_identical_and_exact():
     z = x.copy()
     z[1, 1] = np.inf
     assert not compare("y", z, x, Tolerance(atol=1e9)).passed
+
+
+def test_bfloat16_outputs_compare_chunk_by_chunk_like_widened_ones(monkeypatch):
+    """Outputs kept as bfloat16 and widened one chunk at a time give the verdict and the numbers
+    of the whole float32 arrays, on every chunk boundary."""
+    import ml_dtypes
+
+    import tilefold.ops.base as base
+
+    rng = np.random.default_rng(3)
+    expected = rng.standard_normal(1000).astype(np.float32)
+    actual = (expected * 1.01).astype(ml_dtypes.bfloat16)
+    tol = base.Tolerance(rtol=0.02, atol=1e-3)
+    whole = base.compare("x", actual.astype(np.float32), expected, tol)
+    monkeypatch.setattr(base, "CHECK_CHUNK", 7)
+    chunked = base.compare("x", actual, expected, tol)
+    assert (chunked.passed, chunked.max_abs_error, chunked.max_ulp) == (whole.passed, whole.max_abs_error, whole.max_ulp)
+    assert chunked.pcc == pytest.approx(whole.pcc, abs=1e-12)
+    assert base.compare("x", actual, actual.astype(np.float32), base.EXACT).passed
+
+
+def test_large_device_memories_are_given_back_after_a_run(monkeypatch):
+    """A memory above the pool limit is not kept for the next run: checking results must not
+    stack on top of the device's DRAM."""
+    import tilefold.sim.memory as memory
+
+    monkeypatch.setattr(memory, "_POOL", {})
+    monkeypatch.setattr(memory, "POOL_LIMIT", 1 << 10)
+    memory.ByteMemory(2, 256).release()
+    memory.ByteMemory(2, 4096).release()
+    assert list(memory._POOL) == [(2, 256)]

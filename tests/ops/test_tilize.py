@@ -3,6 +3,8 @@ numbers, bit-identical results on the simulated device, rebinding to new buffers
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -144,3 +146,23 @@ def test_override_rejects_a_buffer_of_another_spec():
 def test_mistakes(call, error, words):
     with pytest.raises(error, match=words):
         call()
+
+
+def _without_unpack_to_dest(program):
+    for kernel in program.kernels:
+        if kernel.is_compute:
+            assert kernel.config.unpacks_to_dest(0)
+            kernel.config = replace(kernel.config, unpack_to_dest_mode=())
+    return program
+
+
+def test_float32_unpacked_to_dest_is_exact_and_through_srca_is_tf32():
+    """With UnpackToDestFp32 (the factory's setting) float32 tiles are bit-exact; the same program
+    without it sends them through the 19-bit SRCA: the low 13 mantissa bits are dropped."""
+    shape = (1, 1, 64, 128)
+    x = random_values(shape, "float32", seed=5)
+    exact = run(tilize_multi_core_interleaved(shape, "float32"), {"src": x}).outputs["dst"]
+    assert np.array_equal(bits(exact), bits(x))
+    truncated = run(_without_unpack_to_dest(tilize_multi_core_interleaved(shape, "float32")), {"src": x})
+    assert np.array_equal(bits(truncated.outputs["dst"]), bits(x) & np.uint32(0xFFFFE000))
+    assert not np.array_equal(bits(truncated.outputs["dst"]), bits(x))

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -59,3 +61,20 @@ def test_op_instance_and_rebinding():
     again = run(program, {"src": instance.inputs["src"], "src2": x2})
     assert np.array_equal(bits(again.outputs["dst2"][..., :50]), bits(x2))
     assert not again.outputs["dst2"][..., 50:].any()
+
+
+def test_float32_unpacked_to_dest_is_exact_and_through_srca_is_tf32():
+    """With UnpackToDestFp32 (the factory's setting) float32 tiles are bit-exact; the same program
+    without it sends them through the 19-bit SRCA: the low 13 mantissa bits are dropped."""
+    shape = (1, 1, 64, 128)
+    x = random_values(shape, "float32", seed=6)
+    exact = run(untilize_multi_core_interleaved(shape, "float32"), {"src": x}).outputs["dst"]
+    assert np.array_equal(bits(exact), bits(x))
+    program = untilize_multi_core_interleaved(shape, "float32")
+    for kernel in program.kernels:
+        if kernel.is_compute:
+            assert kernel.config.unpacks_to_dest(0)
+            kernel.config = replace(kernel.config, unpack_to_dest_mode=())
+    truncated = run(program, {"src": x}).outputs["dst"]
+    assert np.array_equal(bits(truncated), bits(x) & np.uint32(0xFFFFE000))
+    assert not np.array_equal(bits(truncated), bits(x))

@@ -126,14 +126,20 @@ def test_uneven_work_splits_into_groups_of_equal_trip_count():
     assert np.array_equal(result.outputs["c"], add_ref(x, y))
 
 
-def test_divergence_reruns_one_core_per_thread(monkeypatch):
-    # Pretend the slice found nothing steering: the per-core trip counts then diverge at run time.
+@pytest.mark.parametrize("splits, batched", [(4, True), (1, False)])
+def test_divergence_splits_the_cores_then_runs_one_core_per_thread(monkeypatch, splits, batched):
+    # Pretend the slice found nothing steering: the per-core trip counts then diverge at run time,
+    # the cores are split by trip count (3 tiles on one core, 2 on three) and the program runs
+    # again; past the allowed number of splits, one core per thread.
     monkeypatch.setattr("tilefold.sim.device.steering_args", lambda fn: lanes.SteeringArgs(frozenset(), False))
     monkeypatch.setattr("tilefold.sim.device._KERNEL_CACHE", {})
+    monkeypatch.setattr("tilefold.sim.device.MAX_SPLITS", splits)
     prog = eltwise_program((96, 96), 4, 1, uneven=True)
     x, y = random_tiles((96, 96), 5), random_tiles((96, 96), 6)
     result = Device().run(prog, {"a": x, "b": y})
-    assert not result.batched
+    assert result.batched is batched
+    readers = sorted(len(t.cores) for t in result.perf.threads if t.role == "reader")
+    assert readers == ([1, 3] if batched else [1, 1, 1, 1])
     assert np.array_equal(result.outputs["c"], add_ref(x, y))
 
 

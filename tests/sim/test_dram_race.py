@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from tilefold.errors import NocHazardError
-from tilefold.program import ComputeConfig, DataMovementConfig, Program
+from tilefold.program import ComputeConfig, DataMovementConfig, NocX, NocY, Program
 from tilefold.pykernel import *  # noqa: F403
 from tilefold.sim import Device
 
@@ -59,3 +59,73 @@ def test_two_cores_writing_one_page_race(batch):
 def test_two_cores_writing_their_own_pages_run():
     result = _two_cores(1)
     assert result.hazards == []
+
+
+@reader_kernel
+def read_one_page():
+    src = get_arg_val(0)
+    page = get_arg_val(1)
+    s = TensorAccessor(TensorAccessorArgs(0), src, get_tile_size(CB_IN))
+    cb_reserve_back(CB_IN, 1)
+    noc_async_read_page(page, s, get_write_ptr(CB_IN))
+    noc_async_read_barrier()
+    cb_push_back(CB_IN, 1)
+
+
+@writer_kernel
+def ordered_writer():
+    """The signalling core writes page 0, then signals the other core; the other core waits for
+    the signal (when ``wait``) and overwrites the page."""
+    dst = get_arg_val(0)
+    signals = get_arg_val(1)
+    other_x = get_arg_val(2)
+    other_y = get_arg_val(3)
+    wait = get_arg_val(4)
+    s = TensorAccessor(TensorAccessorArgs(2), dst, get_tile_size(CB_OUT))
+    done = get_semaphore(0)
+    cb_wait_front(CB_OUT, 1)
+    if signals == 0:
+        if wait == 1:
+            noc_semaphore_wait(done, 1)
+    noc_async_write_page(0, s, get_read_ptr(CB_OUT))
+    noc_async_write_barrier()
+    if signals == 1:
+        noc_semaphore_inc(get_noc_addr_xy(other_x, other_y, done), 1)
+    cb_pop_front(CB_OUT, 1)
+
+
+def _ordered(wait: int, batch: bool):
+    prog = Program("ordered")
+    src = prog.add_buffer("src", (32, 64), "bfloat16")
+    dst = prog.add_buffer("dst", (32, 32), "bfloat16", role="output")
+    cores = grid(2)
+    prog.create_circular_buffer(cores, CB_IN, 2048, 2, "bfloat16")
+    prog.create_circular_buffer(cores, CB_OUT, 2048, 2, "bfloat16")
+    prog.create_semaphore(cores, 0)
+    ct = [src.accessor_args, dst.accessor_args]
+    r = prog.create_kernel(read_one_page, cores, DataMovementConfig("RISCV_0"), ct)
+    c = prog.create_kernel(copy_compute, cores, ComputeConfig())
+    w = prog.create_kernel(ordered_writer, cores, DataMovementConfig("RISCV_1"), ct)
+    first, second = cores.cores()
+    for i, core in enumerate((first, second)):
+        other = second if i == 0 else first
+        prog.set_runtime_args(r, core, [src.address, i])
+        prog.set_runtime_args(c, core, [1])
+        prog.set_runtime_args(w, core, [dst.address, 1 - i, NocX(other), NocY(other), wait])
+    x = random_tiles((32, 64))
+    return x, Device().run(prog, {"src": x}, batch=batch)
+
+
+@pytest.mark.parametrize("batch", [True, False])
+def test_writes_ordered_by_a_semaphore_are_no_race(batch):
+    """The second core waits for the first core's signal, sent after its write has landed: the
+    second core's write comes last on hardware too, so the output is its tile (page 1 of src)."""
+    x, result = _ordered(wait=1, batch=batch)
+    assert result.hazards == []
+    assert np.array_equal(result.outputs["dst"], x[:, 32:])
+
+
+def test_the_same_writes_without_the_wait_race():
+    with pytest.raises(NocHazardError) as err:
+        _ordered(wait=0, batch=True)
+    assert "race: noc_async_write_page writes bytes of buffer 'dst'" in str(err.value)

@@ -1,6 +1,8 @@
 """The test matrix of the TileLang-TT architecture: DRAM interleaved, DRAM sharded, L1 sharded, ND shard
 projection, halo, L1 overflow and the TensorAccessor guardrail — compiled and run."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from tilelang_helpers import bf16, random_bf16
@@ -127,6 +129,10 @@ def test_l1_overflow_of_circular_buffers():
     with pytest.raises(L1OverflowError) as info:
         compile_prim_func(add_kernel(M=1024, N=1024, bm=512, bn=512))
     assert "of circular buffers" in str(info.value)
+    # the error points at the allocation of the biggest buffer (the first named; a, b and c tie)
+    source = Path(__file__).read_text().splitlines()
+    line = next(i for i, text in enumerate(source, 1) if "a = T.alloc_shared((bm, bn)" in text)
+    assert (Path(info.value.location.file).name, info.value.location.line) == (Path(__file__).name, line)
 
 
 def test_guardrail_every_accessor_has_its_args():

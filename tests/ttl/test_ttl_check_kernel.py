@@ -1,9 +1,9 @@
 """The C++ kernels emitted for every TT-Lang example pass ``check-kernel`` (g++ against the real
-TT-Metalium 0.69 headers, with the kernels' real compile-time arguments).
+TT-Metalium 0.69 headers, with the kernels' real compile-time arguments), and their host programs
+pass ``check-host``.
 
-Data-movement kernels are checked on BRISC / NCRISC. Compute kernels need the SFPI headers, which
-``check-kernel`` does not have unless ``SFPI_INCLUDE`` is set; they are then reported as skipped,
-never as passed.
+Data-movement kernels are checked on BRISC / NCRISC, compute kernels on the three TRISCs with the
+SFPI headers ``check-kernel`` bundles; a check that could not run is a skip, never a pass.
 """
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ from __future__ import annotations
 import pytest
 
 import tilefold.frontend.ttl.runner as runner
+from checkhost import check_hosts, require_hosts_accepted
+from tilefold.frontend.ttl import session
 from tilefold.codegen.cpp import emit_kernel
 from ttl_helpers import load_example
 
@@ -43,9 +45,11 @@ def kernel_checks(tmp_path_factory, check_kernel):
         return original(operation, capture, compiled)
 
     runner.run_operation = recording
+    projects = tmp_path_factory.mktemp("ttl_projects")
     try:
-        for name, kwargs in EXAMPLES.items():
-            load_example(name).main(**kwargs)
+        with session.configured(project_dir=projects):
+            for name, kwargs in EXAMPLES.items():
+                load_example(name).main(**kwargs)
     finally:
         runner.run_operation = original
     out = tmp_path_factory.mktemp("ttl_kernels")
@@ -57,11 +61,11 @@ def kernel_checks(tmp_path_factory, check_kernel):
             role = "compute" if k.is_compute else ("reader" if k.processor == "RISCV_0" else "writer")
             jobs.append((path, role, check_kernel.accessor_compile_args(program, k)))
             names.append((op_name, k.name, role))
-    return list(zip(names, check_kernel.check_kernels(jobs)))
+    return list(zip(names, check_kernel.check_kernels(jobs))), sorted(projects.glob("*/main.cpp"))
 
 
 def test_data_movement_kernels_are_accepted(kernel_checks, check_kernel):
-    checked = [(n, r) for n, r in kernel_checks if n[2] != "compute"]
+    checked = [(n, r) for n, r in kernel_checks[0] if n[2] != "compute"]
     assert len(checked) >= 2 * len(EXAMPLES) - 1
     setup = [r for _, r in checked if r.returncode == check_kernel.SETUP_FAILED]
     if setup:
@@ -71,7 +75,14 @@ def test_data_movement_kernels_are_accepted(kernel_checks, check_kernel):
 
 
 def test_compute_kernels_are_accepted(kernel_checks, check_kernel):
-    checked = [r for n, r in kernel_checks if n[2] == "compute"]
+    checked = [r for n, r in kernel_checks[0] if n[2] == "compute"]
     assert len(checked) == len(EXAMPLES)
     for result in checked:
         check_kernel.require_accepted(result)
+
+
+def test_host_programs_pass_check_host(kernel_checks):
+    """The main.cpp ``tilefold compile`` writes for every example's operation calls."""
+    mains = kernel_checks[1]
+    assert len(mains) >= len(EXAMPLES)
+    require_hosts_accepted(check_hosts(mains))

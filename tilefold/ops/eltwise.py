@@ -53,7 +53,7 @@ CB_IN1 = 1
 CB_OUT = 16
 DTYPES = ("bfloat16", "float32")
 NUMPY_OPS = {"add": np.add, "sub": np.subtract, "mul": np.multiply}
-TF32_UNIT_ROUNDOFF = 2.0 ** -11       # source registers: 10 explicit mantissa bits, round to nearest
+TF32_UNIT_ROUNDOFF = 2.0 ** -10       # source registers: 10 explicit mantissa bits, truncated
 FP32_UNIT_ROUNDOFF = 2.0 ** -24
 
 
@@ -116,8 +116,8 @@ def reference(op: str, a: np.ndarray, b: np.ndarray, dtype) -> np.ndarray:
 
 
 def float32_error_bound(op: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Per-element bound of |device − numpy| for float32 data: each operand is rounded to TF32
-    (relative error ≤ 2^-11) in the FPU's source registers, the result to float32."""
+    """Per-element bound of |device − numpy| for float32 data: each operand is truncated to TF32
+    (relative error < 2^-10) in the FPU's source registers, the result rounded to float32."""
     a = np.abs(np.asarray(a, np.float64))
     b = np.abs(np.asarray(b, np.float64))
     u = TF32_UNIT_ROUNDOFF

@@ -129,8 +129,11 @@ def check_block_fits(program: Program, geometry: StickGeometry, what: str) -> No
 
 def create_block_compute(program: Program, function, split, geometry: StickGeometry) -> None:
     """The compute kernel on the full cores and, with its own compile-time args, on the cliff core
-    (TT-Metal tilize factory: ``[per_core_block_cnt, per_core_block_tile_cnt]``, float32 with fp32_dest_acc_en)."""
-    config = ComputeConfig(fp32_dest_acc_en=geometry.data_format is DataFormat.Float32)
+    (``[per_core_block_cnt, per_core_block_tile_cnt]``). float32 runs with fp32_dest_acc_en and
+    the input CB unpacked straight to DST (``UnpackToDestFp32``), as TT-Metal's tilize and
+    untilize factories set it, so no value passes through the 19-bit source registers."""
+    fp32 = geometry.data_format is DataFormat.Float32
+    config = ComputeConfig(fp32_dest_acc_en=fp32, unpack_to_dest_mode={CB_IN: "UnpackToDestFp32"} if fp32 else {})
     compute = program.create_kernel(function, split.core_range, config,
                                     [split.nblocks_per_core, geometry.ntiles_per_block], name="compute")
     if split.nblocks_per_core_cliff:

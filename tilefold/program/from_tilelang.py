@@ -25,6 +25,7 @@ from tilefold.ir.attributes import get_attr, kernel_function, param_names
 from tilefold.ir.buffer_layouts import entry_format, memory_config
 from tilefold.ir.attributes import cb_entries
 from tilefold.program import ComputeConfig, DataMovementConfig, Program
+from tilefold.program.unpack_to_dest import unpack_to_dest_mode
 
 ROLES = {"input": "input", "output": "output", "inout": "inout", "unused": "scratch"}
 KERNEL_CONFIGS = {"reader": DataMovementConfig("RISCV_0"), "writer": DataMovementConfig("RISCV_1")}
@@ -48,7 +49,11 @@ def build_program(module: ModuleOp, arch=None) -> Program:
     functions = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp)}
     for role, fname in get_attr(host, "tt.kernels").items():
         fn = functions[fname]
-        kernel_config = KERNEL_CONFIGS.get(role) or ComputeConfig(**config)
+        kernel_config = KERNEL_CONFIGS.get(role)
+        if kernel_config is None:
+            formats = {cb.index: cb.data_format for cb in program.circular_buffers}
+            modes = unpack_to_dest_mode(fn, formats, bool(config.get("fp32_dest_acc_en")))
+            kernel_config = ComputeConfig(**config, unpack_to_dest_mode=modes)
         compile_args = [program.buffer(n).accessor_args for n in get_attr(fn, "tt.compile_args", [])]
         kernel = program.create_kernel(fn, cores, kernel_config, compile_args, name=fname)
         names = get_attr(fn, "tt.runtime_arg_names")

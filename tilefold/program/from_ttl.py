@@ -33,6 +33,7 @@ from tilefold.ir.ttkernel import compute_config
 from tilefold.layout.formats import DataFormat
 from tilefold.program import ComputeConfig, DataMovementConfig, NocX, NocY, Program
 from tilefold.program.program import SEMAPHORE_SIZE
+from tilefold.program.unpack_to_dest import unpack_to_dest_mode
 
 SEMAPHORES_PER_NET = 3
 
@@ -124,8 +125,10 @@ def build_program(module: ModuleOp, built, arch) -> Program:
         role = fn.attributes[ttl.KERNEL_ROLE_ATTR].data
         if role == "compute":
             cfg = compute_config(fn)
+            formats = {cb.index: cb.data_format for cb in program.circular_buffers}
             config = ComputeConfig(cfg["math_fidelity"], cfg["fp32_dest_acc_en"], cfg["dst_full_sync_en"],
-                                   cfg["math_approx_mode"])
+                                   cfg["math_approx_mode"],
+                                   unpack_to_dest_mode(fn, formats, cfg["fp32_dest_acc_en"]))
         else:
             config = DataMovementConfig(next(processors))
         compile_args = []

@@ -35,12 +35,35 @@ class DataMovementConfig:
         return "noc"
 
 
+UNPACK_TO_DEST_MODES = ("Default", "UnpackToDestFp32")
+
+
 @dataclass(frozen=True)
 class ComputeConfig:
+    """TT-Metalium's ``ComputeConfig``. ``unpack_to_dest_mode`` maps CB indices to an
+    ``UnpackToDestMode`` (every CB not named is ``Default``): with ``UnpackToDestFp32`` the
+    unpacker writes a float32 CB's tiles straight into a 32-bit DST (``copy_tile``,
+    ``transpose_wh_tile``, ``tilize_block``, ``untilize_block``) instead of through the FPU's
+    19-bit source registers. Given as a dict, kept as sorted ``(cb, mode)`` pairs."""
+
     math_fidelity: str = "HiFi4"
     fp32_dest_acc_en: bool = False
     dst_full_sync_en: bool = False
     math_approx_mode: bool = False
+    unpack_to_dest_mode: tuple[tuple[int, str], ...] = ()
+
+    def __post_init__(self):
+        modes = self.unpack_to_dest_mode
+        pairs = sorted((modes.items() if isinstance(modes, dict) else modes))
+        for cb, mode in pairs:
+            if not (isinstance(cb, int) and 0 <= cb < 32) or mode not in UNPACK_TO_DEST_MODES:
+                raise ValueError(f"unpack_to_dest_mode[{cb!r}] = {mode!r}: CB indices are 0-31 and modes one of "
+                                 f"{', '.join(UNPACK_TO_DEST_MODES)}")
+        object.__setattr__(self, "unpack_to_dest_mode", tuple((cb, m) for cb, m in pairs if m != "Default"))
+
+    def unpacks_to_dest(self, cb: int) -> bool:
+        """Whether CB ``cb`` is unpacked straight to DST as float32 (``UnpackToDestFp32``)."""
+        return any(index == cb for index, _ in self.unpack_to_dest_mode)
 
     @property
     def thread(self) -> str:

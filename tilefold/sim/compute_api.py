@@ -51,6 +51,7 @@ class ComputeApi:
     def _compute_init(self) -> None:
         cfg = self.kernel.config if isinstance(self.kernel.config, ComputeConfig) else ComputeConfig()
         self.fp32_dest = cfg.fp32_dest_acc_en
+        self.unpack_to_dest_cbs = frozenset(cb for cb, mode in cfg.unpack_to_dest_mode if mode == "UnpackToDestFp32")
         self.fidelity = cfg.math_fidelity
         self.full_sync = cfg.dst_full_sync_en
         self.dst_capacity = self.arch.dst_capacity(cfg.fp32_dest_acc_en, cfg.dst_full_sync_en)
@@ -176,22 +177,31 @@ class ComputeApi:
         raw = self._tile_bytes(cbi, st, tile, call, count)
         fmt = self._cb_format(cbi)
         self._charge_unpack(raw.shape[-1] * count, fmt, count)
-        return self._unpacked_values(raw, fmt, fpu)
+        return self._unpacked_values(raw, fmt, fpu, self._unpacks_to_dest(cbi, fmt))
 
-    def _unpacked_values(self, raw: np.ndarray, fmt, fpu: bool) -> np.ndarray:
+    def _unpacks_to_dest(self, cbi: int, fmt) -> bool:
+        """Whether tiles of CB ``cbi`` bypass the source registers: a float32 CB whose
+        ``unpack_to_dest_mode`` is ``UnpackToDestFp32``."""
+        return fmt is DataFormat.Float32 and cbi in self.unpack_to_dest_cbs
+
+    def _unpacked_values(self, raw: np.ndarray, fmt, fpu: bool, to_dest: bool = False) -> np.ndarray:
         """Tile bytes (..., tile size) as float32 values (..., 1024): as the FPU's source registers
-        hold them (``fpu``), else as unpacked to DST."""
+        hold them (``fpu``), else as they arrive in DST — through SRCA (TF32) unless ``to_dest``,
+        then at DST precision."""
         values = tm.unpack(raw, fmt)
+        if fpu or not to_dest:
+            values = tm.source_register(values, fmt)
         if fpu:
-            return tm.source_register(values, fmt)
+            return values
         return values if self.fp32_dest else tm.round_bf16(values)
 
-    def _copied_values(self, raw: np.ndarray, fmt) -> np.ndarray:
+    def _copied_values(self, raw: np.ndarray, fmt, to_dest: bool = False) -> np.ndarray:
         """Tile bytes (..., tile size) as ``copy_tile`` puts them in DST: bfloat16 into a 16-bit
-        DST and float32 into a 32-bit one as they are, other formats unpacked."""
-        if tm.tile_value_dtype(fmt) == self.dst.dtype:
+        DST and float32 unpacked to a 32-bit one as they are, other formats unpacked (float32
+        through SRCA unless ``to_dest``)."""
+        if tm.tile_value_dtype(fmt) == self.dst.dtype and (to_dest or fmt is not DataFormat.Float32):
             return raw.view(self.dst.dtype)       # bytes are contiguous within each tile
-        return self._unpacked_values(raw, fmt, fpu=False)
+        return self._unpacked_values(raw, fmt, fpu=False, to_dest=to_dest)
 
     def _charge_unpack(self, nbytes: int, fmt, tiles: int) -> None:
         self.dev.counters.unpack_tiles += tiles * self.L
@@ -272,7 +282,7 @@ class ComputeApi:
         raw = self._tile_bytes(cbi, st, in_tile_index, "copy_tile")
         self._charge_unpack(raw.shape[-1], fmt, 1)
         self._math(self.costs.fpu_eltwise_tile, "copy_tile")
-        self._write_slot(i, self._copied_values(raw[:, 0], fmt))
+        self._write_slot(i, self._copied_values(raw[:, 0], fmt, self._unpacks_to_dest(cbi, fmt)))
 
     def copy_dest_values(self, dst_in, dst_out) -> None:
         src = self._dst_index(dst_in, "copy_dest_values")
@@ -695,6 +705,8 @@ class ComputeApi:
         values = _rows_from_bytes(raw, fmt, n)                       # (L, 32, n*32)
         self._charge_unpack(raw.shape[-1], fmt, n)
         tiles = tm.row_major_to_tiles(values, n)
+        if not self._unpacks_to_dest(cbi, fmt):
+            tiles = tm.source_register(tiles, fmt)                    # through SRCA
         if not (self.fp32_dest and fmt.element_size == 4):
             tiles = tm.round_bf16(tiles)
         np.maximum(self.math_clock, self.unpack_clock, out=self.math_clock)

@@ -141,10 +141,15 @@ class DataflowApi:
     def _check_race(self, banks, local, nbytes: int, call: str, line: int) -> None:
         """A DRAM write to bytes another core wrote (or writes in the same call): a race."""
         writers = self.dev.dram_writers
-        clash = writers.clash(banks, local, nbytes, self.row_idx)
-        if clash is None:
-            writers.note(banks, local, nbytes, self.row_idx, writers.site_id(self, line))
-            return
+        if self.row_idx.size == 1 and banks.__class__ is not np.ndarray and local.__class__ is not np.ndarray:
+            clash = writers.write_one(int(banks), int(local), nbytes, int(self.row_idx[0]), self, line)
+            if clash is None:
+                return
+        else:
+            clash = writers.clash(banks, local, nbytes, self.row_idx)
+            if clash is None:
+                writers.note(banks, local, nbytes, self.row_idx, writers.site_id(self, line))
+                return
         row, site = clash
         other = self.dev.rows_core_name(row)
         before = ""
@@ -521,6 +526,7 @@ class DataflowApi:
             self.dev.counters.noc_bytes += nbytes * max(len(targets), 1)
             if words:
                 self.dev.sem_time_note(rows, local, float(self.clock[lane] + self.costs.noc_latency))
+                self.dev.order.release(me, rows, local)
         done = self._mcast_done(nbytes)
         self._issue(nbytes, call)
         if not words:
@@ -619,6 +625,7 @@ class DataflowApi:
         self.block(("sem",), f"{call}(semaphore at 0x{_first(sem_addr):x}, {value}): waiting for the semaphore "
                              f"to {'reach' if at_least else 'equal'} {value}", ready)
         self.sync_to(self.dev.sem_time(self.row_idx, sem_addr))
+        self.dev.order.acquire(self.row_idx, _first(sem_addr))
         self.charge(self.costs.riscv_call, None, call)
 
     def noc_semaphore_wait(self, sem_addr, value) -> None:
@@ -640,6 +647,7 @@ class DataflowApi:
             for lane in range(self.L):
                 self.dev.l1.add_u32(rows[lane:lane + 1], int(local[lane]), increments[lane:lane + 1])
         self.dev.sem_time_note(rows, local, self.clock + self.costs.noc_latency)
+        self._release(rows, local)
         self._issue(4, "noc_semaphore_inc")
         self.dev.progress += 1
         self.scheduler.notify(("sem",))
@@ -649,9 +657,21 @@ class DataflowApi:
         value = self.dev.l1.read_u32(self.rows, src_local_l1_addr)
         self.dev.l1.write_u32(rows, local, value)
         self.dev.sem_time_note(rows, local, self.clock + self.costs.noc_latency)
+        self._release(rows, local)
         self._issue(4, "noc_semaphore_set_remote")
         self.dev.progress += 1
         self.scheduler.notify(("sem",))
+
+    def _release(self, rows, local) -> None:
+        """This thread's cores signal the semaphores at ``local`` of cores ``rows`` (per lane)."""
+        rows = np.broadcast_to(np.asarray(rows, dtype=np.int64), (self.L,))
+        if np.ndim(local) == 0:
+            self.dev.order.release(self.row_idx, rows, int(local))
+        else:
+            local = np.broadcast_to(np.asarray(local, dtype=np.int64), (self.L,))
+            for addr in np.unique(local):
+                lanes = local == addr
+                self.dev.order.release(self.row_idx[lanes], rows[lanes], int(addr))
 
     def noc_semaphore_set_multicast(self, src_local_l1_addr, dst_noc_addr_multicast, num_dests, linked=False):
         self._multicast(src_local_l1_addr, dst_noc_addr_multicast, 4, num_dests, False,

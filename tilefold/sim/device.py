@@ -43,7 +43,8 @@ from tilefold.sim.compute_api import ComputeApi
 from tilefold.sim.context import KernelContext
 from tilefold.sim.dataflow_api import NODE_CORE, NODE_DRAM, DataflowApi
 from tilefold.sim.dram_writers import DramWriters
-from tilefold.sim.lanes import Divergence, SteeringArgs, group_cores, steering_args
+from tilefold.sim.happens_before import SemaphoreOrder
+from tilefold.sim.lanes import Divergence, SteeringArgs, group_cores, refine, steering_args
 from tilefold.sim.memory import ByteMemory
 from tilefold.sim.perf import Counters, PerfReport, ThreadPerf
 from tilefold.sim.scheduler import Scheduler, SimThread
@@ -126,6 +127,10 @@ class RunResult:
         return not self.hazards
 
 
+# Runs that end in a Divergence, each splitting the diverged thread's cores, before the device gives
+# up on lanes and runs one core per thread (every try reruns the program from its start).
+MAX_SPLITS = 4
+
 _KERNEL_CACHE: dict[int, tuple[object, PythonKernel, SteeringArgs]] = {}
 
 
@@ -177,7 +182,8 @@ class _Run:
         self.ncores = len(cores)
         self.core_rows = {c: i for i, c in enumerate(cores)}
         self.dram = ByteMemory(arch.dram_banks, self.allocation.dram_top - DRAM_BASE, base=DRAM_BASE)
-        self.dram_writers = DramWriters(arch.dram_banks, DRAM_BASE, self.allocation.dram_top - DRAM_BASE)
+        self.order = SemaphoreOrder(self.ncores)
+        self.dram_writers = DramWriters(arch.dram_banks, DRAM_BASE, self.allocation.dram_top - DRAM_BASE, self.order)
         self.l1 = ByteMemory(self.ncores, self.allocation.l1_top - self.allocation.semaphore_base,
                              base=self.allocation.semaphore_base)
         self.cbs = CircularBuffers(self.allocation, self.core_rows)
@@ -386,30 +392,33 @@ class Device:
                 raise ProgramError(f"no input data for buffer {name!r}; pass inputs={{{name!r}: array}}")
         for name in inputs:
             program.buffer(name)
-        try:
-            return self._attempt(program, inputs, trace, progress, raise_on_hazard, batch)
-        except Divergence:
-            return self._attempt(program, inputs, trace, progress, raise_on_hazard, False)
-        except (DeadlockError, SemaphoreError):
-            if not batch:
-                raise
-            return self._attempt(program, inputs, trace, progress, raise_on_hazard, False)
+        labels: dict = {}
+        for _ in range(MAX_SPLITS if batch else 0):
+            try:
+                return self._attempt(program, inputs, trace, progress, raise_on_hazard, True, labels)
+            except Divergence as divergence:
+                labels = refine(labels, divergence)
+                if labels is None:
+                    break
+            except (DeadlockError, SemaphoreError):
+                break
+        return self._attempt(program, inputs, trace, progress, raise_on_hazard, False, {})
 
-    def _attempt(self, program, inputs, trace, progress, raise_on_hazard, batch) -> RunResult:
+    def _attempt(self, program, inputs, trace, progress, raise_on_hazard, batch, labels) -> RunResult:
         run = _Run(program, self.arch, tracing=trace is not None)
         try:
-            return self._run(run, program, inputs, trace, progress, raise_on_hazard, batch)
+            return self._run(run, program, inputs, trace, progress, raise_on_hazard, batch, labels)
         finally:
             run.dram.release()
             run.l1.release()
 
-    def _run(self, run, program, inputs, trace, progress, raise_on_hazard, batch) -> RunResult:
+    def _run(self, run, program, inputs, trace, progress, raise_on_hazard, batch, labels) -> RunResult:
         with Progress("writing inputs (host tilize)", sum(program.buffer(n).size for n in inputs), "B",
                       enabled=progress) as bar:
             for name, array in inputs.items():
                 run.write_buffer(name, array)
                 bar.done += program.buffer(name).size
-        contexts = self._contexts(run, batch)
+        contexts = self._contexts(run, batch, labels)
         threads = [SimThread(ctx, ctx.pykernel.function) for ctx in contexts]
         scheduler = Scheduler(threads)
         hazards: list[SimulationError] = []
@@ -448,12 +457,12 @@ class Device:
             trace_path = Path(trace)
         return RunResult(outputs, perf, hazards, trace_path, batch, pages)
 
-    def _contexts(self, run: _Run, batch: bool) -> list[KernelContext]:
+    def _contexts(self, run: _Run, batch: bool, labels: dict) -> list[KernelContext]:
         contexts: list[KernelContext] = []
         for kernel in run.program.kernels:
             pk, steering = kernel_facts(kernel.function)
             runtime = {c: run.resolve_args(a) for c, a in kernel.runtime_args.items()}
-            for group in group_cores(kernel.cores.cores(), runtime, steering, batch):
+            for group in group_cores(kernel.cores.cores(), runtime, steering, batch, labels):
                 if isinstance(kernel.config, ComputeConfig):
                     ctx = ComputeContext(run, kernel, group, pk, f"compute kernel {kernel.name}")
                 else:

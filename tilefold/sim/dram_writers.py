@@ -4,23 +4,30 @@ Reads / writes: per DRAM bank, one core row and one write site (kernel thread an
 32-byte granule of the range the program uses. Only granules a write covers completely are
 recorded, so cores writing neighbouring parts of one page (split rows) never meet; two cores
 writing the same bytes do, and the second write is a :class:`~tilefold.errors.NocHazardError`
-naming both lines. Nothing in TT-Metalium orders NOC writes of different cores to DRAM, so
-the final bytes would depend on timing.
+naming both lines, unless semaphores order the two: the first core released a semaphore after
+its write and the second waited for it (:class:`~tilefold.sim.happens_before.SemaphoreOrder`).
+Nothing else in TT-Metalium orders NOC writes of different cores to DRAM, so the final bytes
+would depend on timing. The writer's epoch per granule is kept only once a program releases a
+semaphore; before that every write is in its core's first epoch.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from tilefold.sim.happens_before import SemaphoreOrder
+
 GRANULE = 32
 
 
 class DramWriters:
-    def __init__(self, banks: int, base: int, size: int):
+    def __init__(self, banks: int, base: int, size: int, order: SemaphoreOrder):
         self.base = base
         n = max(-(-size // GRANULE), 1)
         self.core = np.full((banks, n), -1, np.int16)
         self.site = np.zeros((banks, n), np.int16)
+        self.order = order
+        self.epoch: np.ndarray | None = None  # the writer's epoch per granule, once epochs exist
         self.sites: list = [None]            # site id -> (kernel context, generated line)
         self._ids: dict = {}
 
@@ -58,6 +65,9 @@ class DramWriters:
         rows, cols, core, keep = cells
         prev = self.core[rows, cols]
         other = keep & (prev >= 0) & (prev != core)
+        if other.any() and self.order.any_release:
+            epochs = self.epoch[rows, cols] if self.epoch is not None else 1
+            other &= ~self.order.ordered(np.maximum(prev, 0), epochs, np.broadcast_to(core, prev.shape))
         if other.any():
             i = np.argwhere(other)[0]
             return int(prev[i[0], i[1]]), int(self.site[rows[i[0], 0], cols[i[0], i[1]]])
@@ -71,6 +81,35 @@ class DramWriters:
                 return int(who[np.argmax(same)]), 0
         return None
 
+    def write_one(self, bank: int, local: int, nbytes: int, core: int, ctx, line: int):
+        """One write of one core (plain ints): the clash :meth:`clash` would return, or None after
+        recording the write as :meth:`note` does — the same result, on slices of one bank's row."""
+        local -= self.base
+        first = -(-local // GRANULE)
+        end = (local + nbytes) // GRANULE
+        if end <= first:
+            return None
+        prev = self.core[bank, first:end]
+        other = (prev >= 0) & (prev != core)
+        if b"\x01" in other.tobytes() and self.order.any_release:
+            epochs = self.epoch[bank, first:end] if self.epoch is not None else 1
+            other &= ~self.order.ordered(np.maximum(prev, 0), epochs, core)
+        if b"\x01" in other.tobytes():
+            i = first + int(other.argmax())
+            return int(self.core[bank, i]), int(self.site[bank, i])
+        prev[:] = core
+        self.site[bank, first:end] = self.site_id(ctx, line)
+        if self.order.any_release:
+            self._epochs()[bank, first:end] = self.order.clock[core, core]
+        return None
+
+    def _epochs(self) -> np.ndarray:
+        """The writer's epoch per granule, made when a program first releases a semaphore (every
+        write before that was in its core's first epoch)."""
+        if self.epoch is None:
+            self.epoch = np.ones(self.core.shape, np.int32)
+        return self.epoch
+
     def note(self, bank, local, nbytes: int, cores, sites) -> None:
         """Record the writes (site ids broadcast like the addresses)."""
         cells = self._cells(bank, local, nbytes, cores)
@@ -81,5 +120,8 @@ class DramWriters:
         site = np.broadcast_to(np.asarray(sites, dtype=np.int16), shape).ravel()[:, None]
         rows = np.broadcast_to(rows, cols.shape)[keep]
         cols = cols[keep]
-        self.core[rows, cols] = np.broadcast_to(core, keep.shape)[keep]
+        writers = np.broadcast_to(core, keep.shape)[keep]
+        self.core[rows, cols] = writers
         self.site[rows, cols] = np.broadcast_to(site, keep.shape)[keep]
+        if self.order.any_release:
+            self._epochs()[rows, cols] = self.order.epoch(writers)

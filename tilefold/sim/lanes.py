@@ -9,8 +9,11 @@ page ids differ. The simulator runs such cores as one thread whose values are nu
 arrays with one entry per core ("lanes"), so a large problem costs one Python step per
 tile per *group*, not per core. :func:`steering_args` finds, by a backward slice over the
 SSA graph, which runtime arguments steer; :func:`group_cores` splits a kernel's cores on
-their values. A value that must be the same on every lane but is not raises
-:class:`Divergence`, and the device reruns the program one core per thread.
+their values. A kernel steered by something else that differs per core (its coordinates, L1
+contents) is first run with its cores together all the same. A value that must be the same on
+every lane but is not raises :class:`Divergence` carrying each lane's value; the device then
+splits the thread's cores by those values (:func:`refine`) and runs the program again, and after
+a few such splits, or a deadlock, it runs one core per thread.
 """
 
 from __future__ import annotations
@@ -36,7 +39,13 @@ from tilefold.ir.ttkernel import (
 
 
 class Divergence(Exception):
-    """A value that steers every lane of a thread differs between lanes (internal)."""
+    """A value that steers every lane of a thread differs between lanes (internal): ``values``
+    holds each lane's value, ``cores`` (set by the scheduler) the thread's cores."""
+
+    def __init__(self, what: str, values=None):
+        super().__init__(what)
+        self.values = values
+        self.cores: list[CoreCoord] | None = None
 
 
 @dataclass(frozen=True)
@@ -158,16 +167,36 @@ def _results_sources(op: Operation, value: SSAValue) -> list[SSAValue]:
 
 
 def group_cores(cores: list[CoreCoord], runtime_args: dict[CoreCoord, list[int]], steering: SteeringArgs,
-                batch: bool) -> list[list[CoreCoord]]:
-    """Split ``cores`` (row-wise order) into groups that can run in step."""
-    if not batch or steering.per_core:
+                batch: bool, labels: dict[CoreCoord, object] | None = None) -> list[list[CoreCoord]]:
+    """Split ``cores`` (row-wise order) into groups that can run in step: equal steering runtime
+    args and equal ``labels`` (the splits earlier divergences made; none at first)."""
+    if not batch:
         return [[c] for c in cores]
+    labels = labels or {}
     groups: dict[tuple, list[CoreCoord]] = {}
     for core in cores:
         args = runtime_args.get(core, [])
         key = tuple(args[i] if i < len(args) else None for i in sorted(steering.runtime))
-        groups.setdefault(key, []).append(core)
+        groups.setdefault((labels.get(core), key), []).append(core)
+    if steering.per_core or len(groups) == len(cores) > 1:
+        # what steers differs on every core, but often only in ways the control flow does not see
+        # (a bound checked the same way): cores start together and split where their values diverge
+        groups = {}
+        for core in cores:
+            groups.setdefault(labels.get(core), []).append(core)
     return list(groups.values())
+
+
+def refine(labels: dict[CoreCoord, object], divergence: Divergence) -> dict[CoreCoord, object] | None:
+    """``labels`` with the diverged thread's cores told apart by their lanes' values (None when the
+    values do not say which lane is which)."""
+    values, cores = divergence.values, divergence.cores
+    if cores is None or not isinstance(values, np.ndarray) or values.ndim == 0 or values.shape[0] != len(cores):
+        return None
+    refined = dict(labels)
+    for core, value in zip(cores, values):
+        refined[core] = (labels.get(core), np.asarray(value).tobytes())
+    return refined
 
 
 def uniform(value, what: str = "value"):
@@ -178,7 +207,7 @@ def uniform(value, what: str = "value"):
         first = value.flat[0]
         if (value == first).all():
             return first.item()
-        raise Divergence(what)
+        raise Divergence(what, value)
     if isinstance(value, (np.integer, np.bool_, bool)):
         return int(value)
     return value

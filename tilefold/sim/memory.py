@@ -31,8 +31,11 @@ from numpy.lib.stride_tricks import as_strided
 # Memory arrays of finished runs, by shape, with the column span [lo, hi) their run wrote.
 # Writing into freshly allocated arrays costs a page fault per page touched (and with
 # transparent huge pages, zeroing 2 MiB at a time); reusing mapped memory and clearing what
-# was written with one sequential fill is several times cheaper.
+# was written with one sequential fill is several times cheaper. Arrays above POOL_LIMIT bytes
+# are given back to the system instead: for tensors that large the page faults are a small part
+# of the run, and holding the memory would double the host's footprint while results are checked.
 _POOL: dict[tuple[int, int], tuple[np.ndarray, int, int]] = {}
+POOL_LIMIT = 256 << 20
 
 
 def _borrow(shape: tuple[int, int]) -> np.ndarray:
@@ -60,8 +63,11 @@ class ByteMemory:
         self._unwritten = 0
 
     def release(self) -> None:
-        """Give the bytes back to the pool for the next run (this memory must not be used again)."""
-        _POOL[self.data.shape] = (self.data, *self._written)
+        """Give the bytes back to the pool for the next run, or to the system when they are more
+        than :data:`POOL_LIMIT` (this memory must not be used again)."""
+        if self.data.nbytes <= POOL_LIMIT:
+            _POOL[self.data.shape] = (self.data, *self._written)
+        self.data = np.zeros((0, 0), np.uint8)
         self._windows.clear()
         self._records.clear()
         self._unwritten = 0

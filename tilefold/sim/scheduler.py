@@ -94,7 +94,11 @@ class Scheduler:
             t.state = RUNNING
             try:
                 t.greenlet.switch()
-            except (TilefoldError, Divergence):
+            except Divergence as err:
+                if err.cores is None:
+                    err.cores = list(t.ctx.cores)
+                raise
+            except TilefoldError:
                 raise
             except Exception as exc:  # a bug in the kernel code itself (e.g. division by zero)
                 raise self._kernel_exception(t, exc) from None

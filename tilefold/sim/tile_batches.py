@@ -247,8 +247,9 @@ class _Plan:
     def _copy_tile(self, in_cb, in_tile_index, dst_index) -> None:
         i = self._math_slot(dst_index, "copy_tile")
         address, ps, fmt = self._cb_tile(in_cb, in_tile_index, "copy_tile", fpu=False)
+        to_dest = self.ctx._unpacks_to_dest(self.ctx._cb(in_cb, "copy_tile")[0], fmt)
         self._math(self.ctx.costs.fpu_eltwise_tile, True)
-        self._write(i, _Node(("copy", ps, fmt), [], address))
+        self._write(i, _Node(("copy", ps, fmt, to_dest), [], address))
 
     def _fpu_binary(self, name, in0_cb, in1_cb, in0_tile, in1_tile, dst_index) -> None:
         op, _, bcast = name.partition("_tiles")
@@ -363,8 +364,8 @@ class _Plan:
         ctx = self.ctx
         kind = key[0]
         if kind == "copy":
-            _, ps, fmt = key
-            values = ctx._copied_values(self._tiles([n.address for n in nodes], ps), fmt)
+            _, ps, fmt, to_dest = key
+            values = ctx._copied_values(self._tiles([n.address for n in nodes], ps), fmt, to_dest)
         elif kind == "fpu":
             _, op, bcast, (ps_a, fmt_a), (ps_b, fmt_b) = key
             a = ctx._unpacked_values(self._tiles([n.address[0] for n in nodes], ps_a), fmt_a, fpu=True)

@@ -7,9 +7,11 @@ nothing loops over elements in Python.
 The model, as the hardware does it:
 
 * **Unpack** to float32: bfloat16 and bfloat8_b / bfloat4_b values are exact in float32.
-  The FPU's source registers hold 19-bit TF32, so float32 *inputs* of FPU ops (element-wise
-  and matmul) keep 10 mantissa bits (round to nearest even); ``copy_tile`` of float32 into
-  a 32-bit DST (``fp32_dest_acc_en``) is exact (unpack to DST).
+  The FPU's source registers (SRCA / SRCB) hold 19-bit TF32 (sign, 8-bit exponent, 10-bit
+  mantissa): float32 tiles unpacked into them lose the low 13 mantissa bits (truncated).
+  Every FPU op reads through them, and so do ``copy_tile``, ``transpose_wh_tile``,
+  ``tilize_block`` and ``untilize_block`` (a datacopy from SRCA to DST) unless the CB is
+  unpacked straight to DST (``UnpackToDestFp32`` in ``ComputeConfig.unpack_to_dest_mode``).
 * **DST precision**: with ``fp32_dest_acc_en`` DST holds float32; otherwise every value
   written to DST is rounded to bfloat16 (round to nearest even) — including each matmul
   accumulation step, so K-loops accumulate in bfloat16 unless fp32 accumulation is on.
@@ -95,18 +97,12 @@ def round_dst(values: np.ndarray, fp32_dest: bool) -> np.ndarray:
     return values.astype(np.float32, copy=False) if fp32_dest else round_bf16(values)
 
 
-def _keep_mantissa_bits(values: np.ndarray, bits: int) -> np.ndarray:
-    """Round float32 values to ``bits`` explicit mantissa bits (nearest even)."""
-    drop = 23 - bits
-    u = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32)
-    finite = (u & 0x7F800000) != 0x7F800000
-    lsb = (u >> drop) & 1
-    rounded = (u + ((1 << (drop - 1)) - 1) + lsb) & ~np.uint32((1 << drop) - 1)
-    return np.where(finite, rounded, u).view(np.float32)
+TF32_DROPPED = np.uint32(~np.uint32((1 << 13) - 1))
 
 
 def to_tf32(values: np.ndarray) -> np.ndarray:
-    return _keep_mantissa_bits(values, 10)
+    """float32 values as a 19-bit source register holds them: the low 13 mantissa bits dropped."""
+    return (np.ascontiguousarray(values, dtype=np.float32).view(np.uint32) & TF32_DROPPED).view(np.float32)
 
 
 def source_register(values: np.ndarray, fmt: DataFormat) -> np.ndarray:

@@ -209,12 +209,24 @@ class HostPrinter:
                 self.emit(f"{vector}.push_back({_int(arg)});")
         return vector
 
-    def _config(self, kernel: Kernel, compile_args: str | None) -> list[str]:
+    def _unpack_modes(self, kernel: Kernel, name: str) -> str | None:
+        """The per-CB ``UnpackToDestMode`` vector of a compute kernel, when a CB is not ``Default``."""
+        config = kernel.config
+        if not isinstance(config, ComputeConfig) or not config.unpack_to_dest_mode:
+            return None
+        vector = self.names.unique(f"{name}_unpack_to_dest_mode")
+        self.emit(f"std::vector<UnpackToDestMode> {vector}(NUM_CIRCULAR_BUFFERS, UnpackToDestMode::Default);")
+        for cb, mode in config.unpack_to_dest_mode:
+            self.emit(f"{vector}[{cb}] = UnpackToDestMode::{mode};")
+        return vector
+
+    def _config(self, kernel: Kernel, compile_args: str | None, unpack_modes: str | None = None) -> list[str]:
         config = kernel.config
         if isinstance(config, ComputeConfig):
             fields = [f".math_fidelity = MathFidelity::{config.math_fidelity}",
                       f".fp32_dest_acc_en = {'true' if config.fp32_dest_acc_en else 'false'}",
                       f".dst_full_sync_en = {'true' if config.dst_full_sync_en else 'false'}",
+                      *([f".unpack_to_dest_mode = {unpack_modes}"] if unpack_modes else []),
                       f".math_approx_mode = {'true' if config.math_approx_mode else 'false'}"]
             type_name = "ComputeConfig"
         else:
@@ -237,7 +249,7 @@ class HostPrinter:
             where = "compute" if kernel.is_compute else f"data movement on {kernel.processor}"
             self.emit(f"// {kernel.name}: {where}, {n} core{'s' if n != 1 else ''}")
             compile_args = self._compile_args(kernel, name)
-            config = self._config(kernel, compile_args)
+            config = self._config(kernel, compile_args, self._unpack_modes(kernel, name))
             handle = f"KernelHandle {name} = " if kernel.runtime_args or kernel.common_runtime_args else ""
             self.emit(f"{handle}CreateKernel(program, {_project_path(kernel_path(kernel))}, {core_spec(kernel.cores)},")
             self.emit(config[0], depth=2)

@@ -59,6 +59,7 @@ from tilefold.passes.tilelang.common import (
     persistent_loop,
 )
 from tilefold.passes.device_pass import DevicePass
+from tilefold.ir.locations import source_location
 
 FIRST_INDEX = {"input": 0, "output": 16, "intermediate": 24}
 
@@ -122,10 +123,12 @@ WIDE_DST_FORMATS = (DataFormat.Float32, DataFormat.Float16, DataFormat.Int32, Da
 
 def compute_config(kernel: func.FuncOp, cbs: dict[str, dict]) -> dict:
     """The compute kernel's config: DST holds 32-bit values (``fp32_dest_acc_en``) when a buffer that
-    compute produces is float32 (a float32 fragment, e.g. a gemm accumulator), float16 (whose
-    10-bit mantissas a bfloat16 DST would cut to 7) or a 32-bit integer."""
+    compute produces or reads is float32 (a float32 fragment, e.g. a gemm accumulator, or a
+    float32 tensor converted on its way through), float16 (whose 10-bit mantissas a bfloat16 DST
+    would cut to 7) or a 32-bit integer. A 32-bit DST is also what lets a float32 CB that is only
+    copied unpack straight to DST, without the source registers' truncation."""
     infos = buffers(kernel)
-    fp32 = any(cb["producer"] == "compute" and infos[name].data_format in WIDE_DST_FORMATS
+    fp32 = any("compute" in (cb["producer"], cb["consumer"]) and infos[name].data_format in WIDE_DST_FORMATS
                for name, cb in cbs.items())
     return {"math_fidelity": "HiFi4", "fp32_dest_acc_en": fp32, "dst_full_sync_en": False,
             "math_approx_mode": False}
@@ -218,6 +221,9 @@ class LowerSharedToCB(DevicePass):
                         "data_format": fmt.value, "block_tiles": list(info.tiles) if len(info.tiles) == 2
                         else [info.tiles[0], 1]}
             cbs[name] = {**base, "index": index, "producer": producer, "consumer": consumer, "scope": info.scope}
+            where = source_location(info.op)
+            if where is not None:                        # the T.alloc_* line, for errors about this CB
+                cbs[name]["loc"] = [where.file, where.line]
         roles = {}
         for name in param_names(kernel):
             read = any(isinstance(o, tile.CopyOp) and o.offsets and o.src == infos[name].value for o in kernel.walk())

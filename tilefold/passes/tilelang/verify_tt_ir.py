@@ -23,7 +23,7 @@ from tilefold.errors import CompileError, L1OverflowError
 from tilefold.ir.locations import source_location
 from tilefold.ir.ttkernel import TensorAccessorArgsOp, TensorAccessorOp
 from tilefold.ir.verify import verify_kernel_module
-from tilefold.ir.attributes import get_attr, kernel_function
+from tilefold.ir.attributes import get_attr, kernel_function, location_of
 from tilefold.passes.tilelang.configure_tensor_accessor import device_kernels
 from tilefold.ir.attributes import cb_entries
 from tilefold.passes.device_pass import DevicePass
@@ -84,7 +84,8 @@ class VerifyTTIR(DevicePass):
             detail = ", ".join(f"{n} {cb['depth']} x {cb['page_size']} B" for n, cb in biggest)
             raise L1OverflowError(f"a core needs {total} B of circular buffers ({detail}) and {shards} B of L1 shards "
                                   f"but {arch.board} has {arch.l1_free} B of L1 free; use smaller blocks or fewer "
-                                  "pipeline stages", source_location(host))
+                                  "pipeline stages",
+                                  location_of(biggest[0][1]) or source_location(host))
 
 
 def cbs_page(entry: dict) -> int:

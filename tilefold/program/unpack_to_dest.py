@@ -1,0 +1,67 @@
+"""Which CBs a compute kernel unpacks straight to DST as float32 (``UnpackToDestFp32``).
+
+Reads: a compute kernel's ttkernel function and the data formats of its CBs. Writes: nothing;
+:func:`unpack_to_dest_mode` returns the ``ComputeConfig.unpack_to_dest_mode`` the compilers give
+the kernel.
+
+The unpacker feeds the FPU through 19-bit source registers, so a float32 tile loses its low 13
+mantissa bits on the way. Calls that only move a tile into DST (``copy_tile``,
+``transpose_wh_tile``, ``tilize_block``, ``untilize_block``) can instead have the unpacker write
+it into DST directly, when DST is 32-bit (``fp32_dest_acc_en``) and the host sets the CB's mode
+to ``UnpackToDestFp32`` — what TT-Metal's tilize and untilize factories do for float32. A CB
+qualifies when it is float32 and every call that unpacks it is one of those; a CB an FPU call
+(element-wise, matmul, reduce) also reads stays ``Default``, as FPU calls read through the source
+registers whatever the mode. CB operands must be constants; with any other CB operand on an
+unpacking call nothing qualifies.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import IntegerAttr
+
+from tilefold.ir.ttkernel_api import api_function
+from tilefold.layout.formats import DataFormat
+
+TO_DEST_CALLS = frozenset({"copy_tile", "transpose_wh_tile", "tilize_block", "untilize_block"})
+UNPACKED_PARAMS = frozenset({"in_cb", "in0_cb", "in1_cb", "scaler_cb"})
+SETUP_WORDS = ("init", "reconfig", "startup")
+
+
+def _constant(value) -> int | None:
+    owner = getattr(value, "op", None)
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+        return owner.value.value.data
+    return None
+
+
+def unpacked_cbs(function: func.FuncOp) -> dict[int, set[str]] | None:
+    """CB index → the calls that unpack it; None when an unpacking call names a CB that is not a
+    constant."""
+    reads: dict[int, set[str]] = {}
+    for op in function.walk():
+        if not op.name.startswith("ttkernel."):
+            continue
+        name = op.name.removeprefix("ttkernel.")
+        api = api_function(name)
+        if api is None or any(word in name for word in SETUP_WORDS):
+            continue
+        for param, operand in zip(api.param_names, op.operands):
+            if param in UNPACKED_PARAMS:
+                cb = _constant(operand)
+                if cb is None:
+                    return None
+                reads.setdefault(cb, set()).add(name)
+    return reads
+
+
+def unpack_to_dest_mode(function: func.FuncOp, formats: dict[int, DataFormat], fp32_dest_acc_en: bool) -> dict[int, str]:
+    """``{cb: "UnpackToDestFp32"}`` for each float32 CB only ``copy_tile`` / ``transpose_wh_tile``
+    / ``tilize_block`` / ``untilize_block`` unpack, when DST is 32-bit; else empty."""
+    if not fp32_dest_acc_en:
+        return {}
+    reads = unpacked_cbs(function)
+    if not reads:
+        return {}
+    return {cb: "UnpackToDestFp32" for cb, calls in sorted(reads.items())
+            if formats.get(cb) is DataFormat.Float32 and calls <= TO_DEST_CALLS}
