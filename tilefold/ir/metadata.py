@@ -176,7 +176,8 @@ _OPT_STR = StringAttr | NoneAttr
 
 @irdl_attr_definition
 class CircularBufferAttr(Record):
-    """``#tt.cb<page_size, depth, data_format, block_tiles[, index, producer, consumer, scope]>``."""
+    """``#tt.cb<page_size, depth, data_format, block_tiles[, index, producer, consumer, scope, loc]>``
+    (``loc``: the [file, line] that allocates the buffer, for errors about it)."""
 
     name = "tt.cb"
 
@@ -188,6 +189,7 @@ class CircularBufferAttr(Record):
     producer: _OPT_STR
     consumer: _OPT_STR
     scope: _OPT_STR
+    loc: ArrayAttr | NoneAttr
 
     FIELDS = (
         Field("page_size", True, _int(1)),
@@ -198,6 +200,8 @@ class CircularBufferAttr(Record):
         Field("producer", False, _one_of(*_THREADS)),
         Field("consumer", False, _one_of(*_THREADS)),
         Field("scope", False, _one_of("shared", "fragment")),
+        Field("loc", False, lambda v: None if isinstance(v, list) and len(v) == 2 and isinstance(v[0], str)
+              and isinstance(v[1], int) else "[file, line]"),
     )
 
 
