@@ -97,3 +97,18 @@ def test_a_pykernel_with_a_bad_compute_config_names_its_function():
 
     with pytest.raises(KernelError, match="compute_config of compute: .*math_fidelity"):
         PyKernel(compute, "compute", "compute", {"math_fidelity": "HiFi5"}).build()
+
+
+def test_maps_by_name_check_each_value():
+    k = kernel()
+    set_attr(k, "tt.global_roles", {"A": "input", "C": "inout"})
+    set_attr(k, "tt.padded_shapes", {"A": [32, 64]})
+    set_attr(k, "tt.kernels", {"reader": "reader", "compute": "compute"})
+    assert get_attr(k, "tt.global_roles") == {"A": "input", "C": "inout"}
+    assert get_attr(k, "tt.padded_shapes") == {"A": [32, 64]}
+    with pytest.raises(VerifyException, match="A must be one of"):
+        set_attr(k, "tt.global_roles", {"A": "read"})
+    with pytest.raises(VerifyException, match="not a thread"):
+        set_attr(k, "tt.kernels", {"dm0": "reader"})
+    with pytest.raises(VerifyException, match="A must be a list of integers"):
+        set_attr(k, "tt.padded_shapes", {"A": [32, 0]})

@@ -29,7 +29,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute
 
 from tilefold.errors import CompileError, SourceLocation
-from tilefold.ir.metadata import Record, as_record
+from tilefold.ir.metadata import NameMap, Record, as_record
 
 PARAMS = "tile.params"
 _MISSING = object()
@@ -72,7 +72,7 @@ def from_attr(attr: Attribute) -> Any:
         return {k: from_attr(v) for k, v in attr.data.items()}
     if isinstance(attr, ArrayAttr):
         return [from_attr(v) for v in attr.data]
-    if isinstance(attr, Record):
+    if isinstance(attr, (Record, NameMap)):
         return attr.to_dict()
     return attr
 

@@ -18,6 +18,8 @@ write plain values.
   default layout, grid axes and block order (:class:`ScheduleAttr`, :class:`ShardAttr`,
   :class:`GridAxesAttr`, :class:`RasterAttr`).
 * ``tt.tensor_accessor.<tensor>`` — :class:`TensorAccessorAttr`: how its accessor is built.
+* ``tt.global_roles``, ``tt.padded_shapes``, ``tt.kernels`` — maps by name (:class:`NameMap`):
+  each tensor's role and padded shape, each thread's kernel function.
 * ``tt.buffer.<tensor>`` — :class:`BufferAttr`: a global tensor's memory, layout, tile shape,
   data type, shape and padded shape, and for a sharded tensor its :class:`NdShardAttr`.
 """
@@ -384,14 +386,95 @@ class TensorAccessorAttr(Record):
     )
 
 
+class NameMap(ParametrizedAttribute):
+    """Metadata keyed by names the program chooses (tensors, kernels): ``<name = value, ...>``,
+    each value checked by :meth:`check`."""
+
+    entries: DictionaryAttr
+
+    @classmethod
+    def check(cls, value: Any) -> str | None:
+        raise NotImplementedError
+
+    @classmethod
+    def from_dict(cls, values: dict) -> NameMap:
+        return cls(DictionaryAttr({str(k): _attr(v) for k, v in values.items()}))
+
+    def to_dict(self) -> dict:
+        return {k: _value(v) for k, v in self.entries.data.items()}
+
+    def verify(self) -> None:
+        for key, value in self.to_dict().items():
+            problem = self.check(value)
+            if problem is not None:
+                raise VerifyException(f"#{self.name}: {key} must be {problem}, not {value!r}")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        values: dict[str, Attribute] = {}
+
+        def entry():
+            key = parser.parse_identifier()
+            parser.parse_punctuation("=")
+            values[key] = parser.parse_attribute()
+
+        parser.parse_comma_separated_list(parser.Delimiter.ANGLE, entry)
+        return [DictionaryAttr(values)]
+
+    def print_parameters(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            printer.print_list(list(self.entries.data.items()),
+                               lambda kv: (printer.print_string(f"{kv[0]} = "), printer.print_attribute(kv[1])))
+
+
+@irdl_attr_definition
+class RolesAttr(NameMap):
+    """``#tt.roles<A = "input", ...>``: how the kernel uses each tensor parameter."""
+
+    name = "tt.roles"
+
+    @classmethod
+    def check(cls, value):
+        return _one_of("input", "output", "inout", "unused")(value)
+
+
+@irdl_attr_definition
+class ShapesAttr(NameMap):
+    """``#tt.shapes<A = [256, 256], ...>``: a shape per tensor (e.g. its device shape, padded to tiles)."""
+
+    name = "tt.shapes"
+
+    @classmethod
+    def check(cls, value):
+        return _int_list()(value)
+
+
+@irdl_attr_definition
+class KernelsAttr(NameMap):
+    """``#tt.kernels<reader = "reader", ...>``: the device kernel function of each thread."""
+
+    name = "tt.kernels"
+
+    @classmethod
+    def check(cls, value):
+        return None if isinstance(value, str) and value else "a function name"
+
+    def verify(self) -> None:
+        super().verify()
+        unknown = sorted(set(self.entries.data) - {"reader", "compute", "writer"})
+        if unknown:
+            raise VerifyException(f"#tt.kernels: {', '.join(unknown)} is not a thread (reader, compute, writer)")
+
+
 # metadata key (or key prefix, ending in ".") -> its record
-RECORDS: dict[str, type[Record]] = {"tt.cb.": CircularBufferAttr, "tt.buffer.": BufferAttr,
+RECORDS: dict[str, type[Record] | type[NameMap]] = {"tt.cb.": CircularBufferAttr, "tt.buffer.": BufferAttr,
                                     "tt.compute_config": ComputeConfigAttr, "tt.schedule": ScheduleAttr,
                                     "tt.shard": ShardAttr, "tt.grid_axes": GridAxesAttr, "tt.raster": RasterAttr,
-                                    "tt.tensor_accessor.": TensorAccessorAttr}
+                                    "tt.tensor_accessor.": TensorAccessorAttr, "tt.global_roles": RolesAttr,
+                                    "tt.padded_shapes": ShapesAttr, "tt.kernels": KernelsAttr}
 
 
-def record_for(key: str) -> type[Record] | None:
+def record_for(key: str) -> type[Record] | type[NameMap] | None:
     """The record kind stored under ``key`` (None for untyped metadata). A :data:`RECORDS` key
     ending in ``.`` is a prefix (``tt.cb.<buffer>``); any other is the whole key."""
     for name, cls in RECORDS.items():
@@ -414,8 +497,9 @@ def as_record(key: str, value: Any) -> Attribute | None:
 
 
 TT = Dialect("tt", [], [CircularBufferAttr, BufferAttr, NdShardAttr, ScheduleAttr, ShardAttr, GridAxesAttr, RasterAttr,
-                       TensorAccessorAttr])
+                       TensorAccessorAttr, RolesAttr, ShapesAttr, KernelsAttr])
 
 __all__ = ["Record", "Field", "CircularBufferAttr", "BufferAttr", "NdShardAttr", "ComputeConfigAttr", "ScheduleAttr",
-           "ShardAttr", "GridAxesAttr", "RasterAttr", "TensorAccessorAttr", "RECORDS", "record_for", "as_record",
+           "ShardAttr", "GridAxesAttr", "RasterAttr", "TensorAccessorAttr", "NameMap", "RolesAttr", "ShapesAttr",
+           "KernelsAttr", "RECORDS", "record_for", "as_record",
            "TT"]

@@ -35,4 +35,4 @@ builtin.module {
   }
 }
 
-// CHECK: tt.padded_shapes = {A = [256 : i64, 128 : i64], B = [128 : i64, 192 : i64], C = [256 : i64, 192 : i64]}
+// CHECK: tt.padded_shapes = #tt.shapes<A = [256 : i64, 128 : i64], B = [128 : i64, 192 : i64], C = [256 : i64, 192 : i64]>

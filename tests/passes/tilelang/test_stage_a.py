@@ -28,7 +28,7 @@ def test_user_schedule_fields_are_checked():
 def test_tile_pad_rounds_to_tiles_and_blocks():
     # 200x168x100 in 64x64x32 blocks: M -> 4 blocks of 64, N -> 3 of 64, K -> 4 of 32
     filecheck(through(kernels.gemm(200, 168, 100), "tile-pad-tt"), """
-CHECK: tt.padded_shapes = {A = [256 : i64, 128 : i64], B = [128 : i64, 192 : i64], C = [256 : i64, 192 : i64]}
+CHECK: tt.padded_shapes = #tt.shapes<A = [256 : i64, 128 : i64], B = [128 : i64, 192 : i64], C = [256 : i64, 192 : i64]>
 """)
 
 

@@ -10,7 +10,7 @@ def test_lower_shared_to_cb_roles_and_pages():
 CHECK: tt.cb.A_s = #tt.cb<page_size = 2048 : i64, depth = 6 : i64, data_format = "Float16_b", block_tiles = [2 : i64, 1 : i64], index = 0 : i64, producer = "reader", consumer = "compute", scope = "shared">
 CHECK-SAME: tt.cb.B_s = #tt.cb<{{.*}}index = 1 : i64, producer = "reader", consumer = "compute"
 CHECK-SAME: tt.cb.C_l = #tt.cb<{{.*}}index = 16 : i64, producer = "compute", consumer = "writer"
-CHECK-SAME: tt.global_roles = {A = "input", B = "input", C = "output"}
+CHECK-SAME: tt.global_roles = #tt.roles<A = "input", B = "input", C = "output">
 CHECK-SAME: tt.compute_config = #ttkernel.compute_config<math_fidelity = "HiFi4", fp32_dest_acc_en = true, dst_full_sync_en = false, math_approx_mode = false>
 CHECK:      tile.for
 CHECK:        %[[ROW:.*]] = arith.muli %m, %{{.*}} : i32

@@ -14,7 +14,7 @@ from tilefold.ir.attributes import kernel_function
 def test_split_device_kernel():
     filecheck(through(kernels.gemm(), "split-device-kernel"), """
 CHECK:      func.func @gemm_kernel(%A: memref<256x256xbf16>
-CHECK-SAME: tt.kernels = {reader = "reader", compute = "compute", writer = "writer"}
+CHECK-SAME: tt.kernels = #tt.kernels<reader = "reader", compute = "compute", writer = "writer">
 CHECK-NEXT:   func.return
 CHECK:      func.func @reader() attributes {ttkernel.thread = "noc"} {
 CHECK:        scf.for %i = %{{.*}} to %count step %{{.*}} : i32 {
