@@ -37,6 +37,8 @@ from tilefold.frontend.tilelang.api import (  # noqa: F401
     annotate_layout,
     annotate_safe_value,
     atomic_add,
+    atomic_max,
+    atomic_min,
     cast,
     ceil,
     ceildiv,
@@ -130,7 +132,7 @@ __all__ = [
     "Pipelined", "Parallel", "parallel", "use_swizzle", "get_thread_binding", "annotate_layout",
     "annotate_safe_value", "disable_warp_group_reg_alloc", "sync_threads", "no_set_max_nreg", "const", "dynamic",
     "empty", "reshape", "view", "macro", "GemmWarpPolicy", "copy", "gemm", "clear", "fill", "reduce_sum", "reduce_max", "reduce_min",
-    "reduce_abssum", "reduce_absmax", "cumsum", "transpose", "atomic_add", "ceildiv", "infinity", "exp", "exp2",
+    "reduce_abssum", "reduce_absmax", "cumsum", "transpose", "atomic_add", "atomic_max", "atomic_min", "ceildiv", "infinity", "exp", "exp2",
     "log", "log2", "log10", "sqrt", "rsqrt", "abs", "tanh", "sigmoid", "sin", "cos", "floor", "ceil", "trunc", "max",
     "min", "pow", "clamp", "if_then_else", "Select", "cast", "Cast", "annotate_tt_layout", "annotate_tt_schedule",
 ]

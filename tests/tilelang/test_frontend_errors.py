@@ -173,3 +173,27 @@ def test_unsupported_dtype():
         T.Tensor((32, 32), "complex64")
     assert "dtype 'complex64' is not supported" in str(info.value)
     assert isinstance(info.value, TilefoldError)
+
+
+def test_a_block_wholly_outside_its_tensor():
+    """A partial last block is padded; a grid with a block past the end of the tensor is an error."""
+    @T.prim_func
+    def k(A: T.Tensor((128, 64), "bfloat16"), C: T.Tensor((128, 64), "bfloat16")):
+        with T.Kernel(3) as bx:
+            a = T.alloc_shared((64, 64), "bfloat16")
+            T.copy(A[bx * 64, 0], a)  # error
+            T.copy(a, C[bx * 64, 0])
+
+    expect_error(compile_(k), CompileError, k, "T.copy of A: a block starts at index 128 of dim 0",
+                 "wholly outside the tensor")
+
+
+def test_a_partial_last_block_is_padded():
+    @T.prim_func
+    def k(A: T.Tensor((100, 64), "bfloat16"), C: T.Tensor((100, 64), "bfloat16")):
+        with T.Kernel(T.ceildiv(100, 64)) as bx:
+            a = T.alloc_shared((64, 64), "bfloat16")
+            T.copy(A[bx * 64, 0], a)
+            T.copy(a, C[bx * 64, 0])
+
+    compile_prim_func(k)

@@ -83,6 +83,10 @@ cumsum = _intrinsic("cumsum", "``T.cumsum(src, dst=None, dim=0, reverse=False)``
 transpose = _intrinsic("transpose", "``T.transpose(src, dst)``: dst = src transposed (2-D buffers).")
 atomic_add = _intrinsic("atomic_add", "``T.atomic_add(dst, value)``: dst += value, for blocks that several grid "
                                       "blocks add into.")
+atomic_max = _intrinsic("atomic_max", "``T.atomic_max(dst, value)``: dst = max(dst, value), for blocks that several "
+                                      "grid blocks update.")
+atomic_min = _intrinsic("atomic_min", "``T.atomic_min(dst, value)``: dst = min(dst, value), for blocks that several "
+                                      "grid blocks update.")
 
 # element functions inside T.Parallel
 exp = _intrinsic("exp", "e ** x")
@@ -142,7 +146,7 @@ INTRINSICS = {f.__tile_intrinsic__: f for f in (
     Kernel, alloc_shared, alloc_fragment, alloc_local, alloc_var, serial, Serial, unroll, vectorized, grid, Pipelined, Parallel,
     use_swizzle, get_thread_binding, annotate_layout, annotate_safe_value, disable_warp_group_reg_alloc,
     sync_threads, no_set_max_nreg, const, dynamic, empty, reshape, view, copy, gemm, clear, fill, reduce_sum, reduce_max,
-    reduce_min, reduce_abssum, reduce_absmax, cumsum, transpose, atomic_add, exp, exp2, log, log2, log10, sqrt,
+    reduce_min, reduce_abssum, reduce_absmax, cumsum, transpose, atomic_add, atomic_max, atomic_min, exp, exp2, log, log2, log10, sqrt,
     rsqrt, abs, tanh, sigmoid, sin, cos, floor, ceil, trunc, max, min, pow, clamp, if_then_else, cast, Cast,
     annotate_tt_layout, annotate_tt_schedule)}
 

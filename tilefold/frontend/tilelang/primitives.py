@@ -16,7 +16,8 @@ Some primitives are built from others, so that the pipeline lowers one form:
   ``abs(x)``: an element-wise ``T.Parallel`` into a fragment, then the reduction.
 - A global-to-global ``T.copy`` goes through a local buffer of the region's shape; ``T.fill``
   of a global tensor fills a fragment and copies it out.
-- ``T.atomic_add(dst, v)`` is ``dst = dst + v``; the tensor is listed in ``tile.atomic`` so
+- ``T.atomic_add(dst, v)`` is ``dst = dst + v`` (``T.atomic_max`` / ``T.atomic_min``: the maximum /
+  minimum); the tensor is listed in ``tile.atomic`` so
   that the pipeline runs the grid blocks that add into one block of it on one core, in turn.
 
 Errors (:class:`KernelError` at the call): shapes that do not match, copy regions that do
@@ -584,45 +585,57 @@ class PrimitiveRules:
         finally:
             self.block, self.parallel = outer, saved
 
-    # -- atomic add -----------------------------------------------------------------------------------
+    # -- atomic add / max / min ------------------------------------------------------------------------
 
     def rule_atomic_add(self, node, name_hint):
+        return self.atomic_update(node, "atomic_add", arith.AddfOp, "adds", "sum")
+
+    def rule_atomic_max(self, node, name_hint):
+        return self.atomic_update(node, "atomic_max", arith.MaximumfOp, "takes the maximum", "max")
+
+    def rule_atomic_min(self, node, name_hint):
+        return self.atomic_update(node, "atomic_min", arith.MinimumfOp, "takes the minimum", "min")
+
+    def atomic_update(self, node, what: str, combine, verb: str, suffix: str):
+        """``T.atomic_<op>(dst, value)``: dst = combine(dst, value), an element inside T.Parallel or a
+        local block into a global tensor (listed in ``tile.atomic``)."""
+        call = f"T.{what}"
         if len(node.args) < 2:
-            raise self.error(node, "T.atomic_add takes (dst, value)")
+            raise self.error(node, f"{call} takes (dst, value)")
         for key, _ in self.keywords(node):
             if key not in ("memory_order", "return_prev", "use_tma", "annotations"):
-                raise self.error(node, f"T.atomic_add has no argument {key!r}")
+                raise self.error(node, f"{call} has no argument {key!r}")
         target = node.args[0]
         if self.parallel is not None:
             if not isinstance(target, ast.Subscript):
-                raise self.error(node, "inside T.Parallel, T.atomic_add adds into an element: T.atomic_add(C[i, j], v)")
+                raise self.error(node, f"inside T.Parallel, {call} {verb} into an element: {call}(C[i, j], v)")
             buffer = self.expr(target.value)
             if not isinstance(buffer, BufferRef):
-                raise self.error(node, f"T.atomic_add into {self.describe(buffer)}")
+                raise self.error(node, f"{call} into {self.describe(buffer)}")
             indices, key = self.element_indices(buffer, target.slice, node)
             old = self.load_key(buffer, indices, key, node)
             value = self.float_value(self.expr(node.args[1]), node)
-            self.put(buffer, indices, key, Elem(self.insert(arith.AddfOp(old, value), node).result), node)
+            self.put(buffer, indices, key, Elem(self.insert(combine(old, value), node).result), node)
             if buffer.is_global and buffer.name not in self.atomic_targets:
                 self.atomic_targets.append(buffer.name)
             return None
-        self.require_kernel(node, "T.atomic_add")
+        self.require_kernel(node, call)
         dst = self.expr(target)
         value = self.expr(node.args[1])
         glob = dst.buffer if isinstance(dst, Region) else dst
         if not isinstance(glob, BufferRef) or not glob.is_global or not isinstance(value, (BufferRef, Region)):
-            raise self.error(node, "outside T.Parallel, T.atomic_add adds a local block into a global tensor: "
-                                   "T.atomic_add(C[by * bM, bx * bN], C_local); per-thread scalar atomics have no "
+            raise self.error(node, f"outside T.Parallel, {call} {verb} a local block into a global tensor: "
+                                   f"{call}(C[by * bM, bx * bN], C_local); per-thread scalar atomics have no "
                                    "Tensix meaning (a core runs a block as tile operations)")
-        local = self.local_buffer(value, node, "T.atomic_add")
+        local = self.local_buffer(value, node, call)
         shape = self.shape_of(local)
         current = self.new_buffer(shape, glob.dtype_name or canonical_name(glob.dtype), "shared",
                                   f"{glob.name}_old", node)
         total = self.new_buffer(shape, glob.dtype_name or canonical_name(glob.dtype), "fragment",
-                                f"{glob.name}_sum", node)
+                                f"{glob.name}_{suffix}", node)
         offsets, dims = self.global_offsets(dst, local, node)
         self.insert(tile.CopyOp(glob.value, current.value, offsets, dims), node)
-        self.elementwise(shape, node, lambda ix: self.insert(arith.AddfOp(
+        self.elementwise(shape, node, lambda ix: self.insert(combine(
             self.load_at(current, ix, node), self.load_at(local, ix, node)), node).result, total)
         offsets, dims = self.global_offsets(dst, local, node)
         self.insert(tile.CopyOp(total.value, glob.value, offsets, dims), node)

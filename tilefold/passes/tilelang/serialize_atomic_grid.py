@@ -1,6 +1,7 @@
-"""serialize_atomic_grid: grid blocks that ``T.atomic_add`` into the same block run in turn on one core.
+"""serialize_atomic_grid: grid blocks that atomically update one block run in turn on one core.
 
-Reads: the ``tile.atomic`` function attribute (tensors ``T.atomic_add`` adds into), the
+Reads: the ``tile.atomic`` function attribute (tensors ``T.atomic_add`` / ``T.atomic_max`` /
+``T.atomic_min`` update), the
 ``tile.kernel`` grid, and the copies in and out of those tensors (after
 legalize_global_access, an atomic add is ``copy in → add → copy out``).
 
@@ -52,9 +53,10 @@ class SerializeAtomicGrid(ModulePass):
                 for offset in copy.offsets:
                     for v in affine_of(offset).terms:
                         if v not in args:
-                            raise compile_error(copy, f"T.atomic_add into {name} at a block offset that is not a sum "
-                                                      "of block indices times constants; tilefold sums atomic adds "
-                                                      "over the grid indices the block does not depend on")
+                            raise compile_error(copy, f"atomic update of {name} at a block offset that is not a "
+                                                      "sum of block indices times constants; tilefold serializes "
+                                                      "atomic updates over the grid indices the block does not "
+                                                      "depend on")
                         used.add(args.index(v))
         serial = [d for d in range(len(args)) if d not in used]
         if not serial:

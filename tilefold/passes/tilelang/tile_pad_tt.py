@@ -8,7 +8,10 @@ up so that every block the kernel copies lies inside the tensor (a grid of
 ``ceildiv(M, block_M)`` blocks may reach past M). The host pads inputs with zeros and drops
 the padding of outputs, so a kernel computes on M×N as if on the padded shape: padding
 enters matmul as zero terms and element-wise results in the padding are dropped.
-Errors: a copy that starts below zero, or reaches past a leading (batch) dim.
+Errors: a copy that starts below zero, a block that starts past the end of its tensor (a grid or
+loop with more blocks than the tensor holds: padding completes a partial block, it does not make
+room for whole blocks outside the tensor; a copy under an ``if`` is left to its condition), or a
+copy that reaches past a leading (batch) dim.
 """
 
 from __future__ import annotations
@@ -25,6 +28,16 @@ from tilefold.passes.tilelang.copy_geometry import copy_geometry, device_shape, 
 
 def _round(n: int, m: int) -> int:
     return -(-n // m) * m
+
+
+def _guarded(op) -> bool:
+    """Whether ``op`` runs under an ``if`` (whose condition may keep blocks inside the tensor)."""
+    parent = op.parent_op()
+    while parent is not None:
+        if parent.name in ("scf.if", "tile.if"):
+            return True
+        parent = parent.parent_op()
+    return False
 
 
 class TilePadTT(ModulePass):
@@ -52,6 +65,12 @@ class TilePadTT(ModulePass):
                 lo, hi = bounds
                 if lo < 0:
                     raise compile_error(copy, f"T.copy of {g.gname} starts at {lo} in dim {d}, below 0")
+                last_start = hi - g.extents[d] + 1
+                if last_start >= shape[d] and not _guarded(copy):
+                    raise compile_error(copy, f"T.copy of {g.gname}: a block starts at index {last_start} of dim {d}, "
+                                              f"whose size is {shape[d]}, so it lies wholly outside the tensor; "
+                                              "launch only the blocks the tensor holds (e.g. T.ceildiv(size, block)) "
+                                              "or bound the loop")
                 if len(shape) == 1:
                     dims[-1] = max(dims[-1], _round(hi + 1, TILE))
                 elif d < len(shape) - 2:

@@ -1,0 +1,60 @@
+"""T.atomic_add / T.atomic_max / T.atomic_min: grid blocks that update one block of a tensor run in
+turn on one core, the update kept in a fragment between them, element form and block form."""
+
+import numpy as np
+import pytest
+from checkkernel import accessor_compile_args, check_kernels, require_accepted
+
+import tilefold as tilelang
+import tilefold.language as T
+
+UPDATES = {"atomic_add": np.add, "atomic_max": np.maximum, "atomic_min": np.minimum}
+
+
+def column_blocks(M, N, block, what, element_form):
+    update = getattr(T, what)
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), C: T.Tensor((block, N), "float32")):
+        with T.Kernel(T.ceildiv(M, block)) as bx:
+            a = T.alloc_shared((block, N), "float32")
+            T.copy(A[bx * block, 0], a)
+            if element_form:
+                for i, j in T.Parallel(block, N):
+                    update(C[i, j], a[i, j])
+            else:
+                update(C[0, 0], a)
+
+    return main
+
+
+@pytest.mark.parametrize("element_form", [True, False], ids=["element", "block"])
+@pytest.mark.parametrize("what", sorted(UPDATES))
+def test_atomic_updates_of_one_block_from_every_grid_block(what, element_form):
+    M, N, block = 128, 64, 32
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((M, N)).astype(np.float32)
+    c = rng.standard_normal((block, N)).astype(np.float32)
+    want = c.copy()
+    for b in range(M // block):
+        want = UPDATES[what](want, a[b * block:(b + 1) * block])
+    kernel = tilelang.compile(column_blocks(M, N, block, what, element_form))
+    kernel(a, c)
+    if what == "atomic_add":
+        np.testing.assert_allclose(c, want, rtol=1e-5, atol=1e-5)
+    else:
+        np.testing.assert_array_equal(c, want)
+
+
+def test_atomic_max_kernels_pass_check_kernel(tmp_path):
+    kernel = tilelang.compile(column_blocks(128, 64, 32, "atomic_max", True))
+    program, sources = kernel.compiled.program, kernel.compiled.kernel_sources()
+    jobs = []
+    for k in program.kernels:
+        path = tmp_path / k.source_file
+        path.write_text(sources[k.source_file])
+        role = "compute" if k.is_compute else ("reader" if k.processor == "RISCV_0" else "writer")
+        jobs.append((path, role, accessor_compile_args(program, k) or None))
+    assert "binary_max_tile" in sources[next(k.source_file for k in program.kernels if k.is_compute)]
+    for result in check_kernels(jobs):
+        require_accepted(result)
