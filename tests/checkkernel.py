@@ -3,8 +3,9 @@
 Reads: kernel .cpp files. Writes: nothing. ``check_kernels`` runs many checks at once (one
 process each, in parallel); ``require_accepted`` turns a result into a test outcome: accepted
 passes, rejected fails with g++'s errors, "skipped" (exit 3: compute kernels without the SFPI
-headers) and setup failures (exit 2, e.g. no network for the first download) skip with the
-tool's own message — never a pass. ``accessor_compile_args`` expands a Program kernel's
+headers) fails when the SFPI headers are bundled beside the tool (``check-kernel.d/sfpi-*``) or
+named by ``$SFPI_INCLUDE`` and skips otherwise, and setup failures (exit 2, e.g. no network for
+the first download) skip with the tool's own message — never a pass. ``accessor_compile_args`` expands a Program kernel's
 compile-time arguments the way ``TensorAccessorArgs(*buffer).append_to`` does on the host, for
 ``CT_ARGS``.
 
@@ -37,6 +38,9 @@ def _find_check_kernel() -> Path:
 
 
 CHECK_KERNEL = _find_check_kernel()
+# the SFPI headers compute kernels need: bundled beside check-kernel, or named by $SFPI_INCLUDE
+SFPI_HEADERS = [Path(os.environ["SFPI_INCLUDE"])] if os.environ.get("SFPI_INCLUDE") else \
+    sorted((CHECK_KERNEL.parent / "check-kernel.d").glob("sfpi-*"))
 ACCEPTED, REJECTED, SETUP_FAILED, SKIPPED = 0, 1, 2, 3
 ROLES = ("reader", "writer", "dataflow", "compute", "brisc", "ncrisc", "trisc0", "trisc1", "trisc2")
 
@@ -91,7 +95,11 @@ def check_kernel(path, role: str, ct_args: list[int] | None = None) -> CheckResu
 
 
 def require_accepted(result: CheckResult) -> None:
-    """Pass when accepted; skip when check-kernel skipped or could not set up; fail when rejected."""
+    """Pass when accepted; fail when rejected, or skipped although the SFPI headers exist; skip
+    when check-kernel skipped without them or could not set up."""
+    if result.returncode == SKIPPED and SFPI_HEADERS:
+        pytest.fail(f"check-kernel skipped {result.path.name} although the SFPI headers are at {SFPI_HEADERS[0]}: "
+                    f"{result.output[-500:]}")
     if result.returncode == SKIPPED:
         pytest.skip(f"check-kernel skipped {result.path.name}: {result.output.splitlines()[-1]}")
     if result.returncode == SETUP_FAILED:

@@ -129,6 +129,11 @@ class RuntimeArgError(SimulationError, ProgramError):
     """A runtime argument index out of range, or more than 255 runtime args on a core."""
 
 
+class InitError(SimulationError):
+    """A compute call the engines are not configured for: no init, or the last init (or data
+    format reconfiguration) was for another operation, SFPU function or CB format."""
+
+
 class SemaphoreError(SimulationError):
     """A semaphore wait that can never be satisfied, or a semaphore id that does not exist."""
 
@@ -146,6 +151,7 @@ __all__ = [
     "DeadlockError",
     "WatchdogError",
     "CircularBufferError",
+    "InitError",
     "NocHazardError",
     "L1OverflowError",
     "DramAccessError",

@@ -39,9 +39,15 @@ def main(M=64, N=96, K=64) -> None:
     b = rng.standard_normal((K, N)).astype(np.float16)
     c = gemm(a, b)
     assert c.dtype == np.float16 and c.shape == (M, N)
-    err = np.abs(c.astype(np.float32) - a.astype(np.float32) @ b.astype(np.float32)).max()
-    print(f"eager GEMM {M}x{N}x{K}: max |error| {err:.5f}")
-    assert err < 2e-2
+    a32, b32 = a.astype(np.float32), b.astype(np.float32)
+    ref = a32 @ b32
+    err = np.abs(c.astype(np.float32) - ref)
+    # HiFi4 (TileLang's fidelity) feeds B to SrcA, whose multiplier slices hold 9 of a float16's
+    # 10 mantissa bits: each product is within 2^-9 of exact, plus float32 accumulation and
+    # the float16 result's rounding
+    bound = (2.0 ** -9 + K * 2.0 ** -24) * (np.abs(a32) @ np.abs(b32)) + 2.0 ** -11 * np.abs(ref)
+    print(f"eager GEMM {M}x{N}x{K}: max |error| {err.max():.5f}, at most {(err / bound).max():.2f} of the bound")
+    assert np.all(err <= bound)
     print("PASS")
 
 

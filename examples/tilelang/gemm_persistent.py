@@ -57,9 +57,16 @@ def main(M=128, N=96, K=64) -> None:
     b = rng.standard_normal((K, N)).astype(np.float16)
     # 4 x 3 output tiles in groups of 3 columns: 3 waves of 5 blocks, the last 3 tiles guarded off
     c = matmul_persistent(M, N, K, 32, 32, 32, 128, 2, sm_num=5)(a, b).astype(np.float32)
-    err = np.abs(c - a.astype(np.float32) @ b.astype(np.float32)).max()
-    print(f"persistent GEMM {M}x{N}x{K} on 5 blocks: max |error| {err:.5f}")
-    assert err < 2e-2
+    a32, b32 = a.astype(np.float32), b.astype(np.float32)
+    ref = a32 @ b32
+    err = np.abs(c - ref)
+    # HiFi4 (TileLang's fidelity) feeds B to SrcA, whose multiplier slices hold 9 of a float16's
+    # 10 mantissa bits: each product is within 2^-9 of exact, plus float32 accumulation and
+    # the float16 result's rounding
+    bound = (2.0 ** -9 + K * 2.0 ** -24) * (np.abs(a32) @ np.abs(b32)) + 2.0 ** -11 * np.abs(ref)
+    print(f"persistent GEMM {M}x{N}x{K} on 5 blocks: max |error| {err.max():.5f}, "
+          f"at most {(err / bound).max():.2f} of the bound")
+    assert np.all(err <= bound)
     print("PASS")
 
 

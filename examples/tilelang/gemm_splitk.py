@@ -51,9 +51,14 @@ def main(M=64, N=64, K=256, split_k=4) -> None:
     c = np.zeros((M, N), np.float32)
     kernel = tilelang.compile(matmul(M, N, K, 32, 32, 32, split_k))
     kernel(a, b, c)
-    err = np.abs(c - a.astype(np.float32) @ b.astype(np.float32).T).max()
-    print(f"split-K GEMM {M}x{N}x{K}, K in {split_k} parts: max |error| {err:.5f}")
-    assert err < 1e-2
+    a32, bt32 = a.astype(np.float32), b.astype(np.float32).T
+    err = np.abs(c - a32 @ bt32)
+    # HiFi4 (TileLang's fidelity) feeds B to SrcA, whose multiplier slices hold 9 of a float16's
+    # 10 mantissa bits: each product is within 2^-9 of exact, plus float32 accumulation
+    bound = (2.0 ** -9 + K * 2.0 ** -24) * (np.abs(a32) @ np.abs(bt32))
+    print(f"split-K GEMM {M}x{N}x{K}, K in {split_k} parts: max |error| {err.max():.5f}, "
+          f"at most {(err / bound).max():.2f} of the bound")
+    assert np.all(err <= bound)
     print("PASS")
 
 

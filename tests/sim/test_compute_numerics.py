@@ -45,10 +45,13 @@ def eltwise_all():
     for i in range(n):
         tile_regs_acquire()
         if op == 0:
+            add_tiles_init(A, B)
             add_tiles(A, B, i, i, 0)
         elif op == 1:
+            sub_tiles_init(A, B)
             sub_tiles(A, B, i, i, 0)
         else:
+            mul_tiles_init(A, B)
             mul_tiles(A, B, i, i, 0)
         tile_regs_commit()
         tile_regs_wait()
@@ -84,17 +87,22 @@ def test_pack_rounds_ties_to_even():
 @compute_kernel
 def bcast_and_transpose():
     which = get_arg_val(0)
+    binary_op_init_common(A, B, OUT)
     cb_wait_front(A, 1)
     cb_wait_front(B, 1)
     cb_reserve_back(OUT, 1)
     tile_regs_acquire()
     if which == 0:
+        add_bcast_rows_init_short(A, B)
         add_tiles_bcast_rows(A, B, 0, 0, 0)
     elif which == 1:
+        mul_bcast_cols_init_short(A, B)
         mul_tiles_bcast_cols(A, B, 0, 0, 0)
     elif which == 2:
+        sub_tiles_bcast_scalar_init_short(A, B)
         sub_tiles_bcast_scalar(A, B, 0, 0, 0)
     else:
+        transpose_wh_init_short(A)
         transpose_wh_tile(A, 0, 0)
     tile_regs_commit()
     tile_regs_wait()
@@ -120,6 +128,11 @@ def test_broadcasts_and_transpose(which, expect):
 @compute_kernel
 def reduce_kernel():
     dim = get_arg_val(0)
+    compute_kernel_hw_startup(A, B, OUT)
+    if dim == 0:
+        reduce_init(A, B, OUT, pool_type="SUM", reduce_dim="REDUCE_ROW")
+    else:
+        reduce_init(A, B, OUT, pool_type="MAX", reduce_dim="REDUCE_COL")
     cb_wait_front(A, 2)
     cb_wait_front(B, 1)
     cb_reserve_back(OUT, 1)
@@ -181,10 +194,11 @@ def matmul_kernel():
 
 
 def bf16_accumulation_model(a, b, kt):
-    """Each K tile's 32-long products summed in float32, then added to DST and rounded to bf16."""
+    """Each K tile's 32-long products summed exactly and rounded once to float32, then added to DST
+    and rounded to bf16."""
     acc = np.zeros((a.shape[0], b.shape[1]), np.float32)
     for k in range(kt):
-        part = a[:, k * 32:(k + 1) * 32].astype(np.float32) @ b[k * 32:(k + 1) * 32].astype(np.float32)
+        part = (a[:, k * 32:(k + 1) * 32].astype(np.float64) @ b[k * 32:(k + 1) * 32].astype(np.float64)).astype(np.float32)
         acc = bf16(acc + part)
     return acc
 

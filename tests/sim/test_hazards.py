@@ -158,6 +158,7 @@ def test_reserve_beyond_capacity():
 
 @compute_kernel
 def read_unwaited_page():
+    init_sfpu(CB_IN, CB_IN)
     cb_wait_front(CB_IN, 1)
     tile_regs_acquire()
     copy_tile(CB_IN, 1, 0)
@@ -335,6 +336,7 @@ def test_dst_overflow():
 
 @compute_kernel
 def packs_unwritten_slot():
+    init_sfpu(CB_IN, CB_OUT)
     cb_wait_front(CB_IN, 1)
     tile_regs_acquire()
     copy_tile(CB_IN, 0, 0)

@@ -33,6 +33,7 @@ def read_mine():
 def copy_mine():
     first = get_arg_val(0)
     total = get_arg_val(1)
+    unary_op_init_common(0, 16)
     copy_tile_init(0)
     for i in range(2):
         if first + i < total:

@@ -1,7 +1,7 @@
 """Matmul K steps on the simulator: whatever way a kernel walks K — one tile at a time through
 two-page CBs (popping inside the acquire), over whole waited blocks with ``matmul_tiles``, or with
 transposed in1 tiles — the result is the step-by-step hardware model: each K tile's products
-summed in float32 and added to DST, rounded to bfloat16 in a 16-bit DST."""
+summed exactly and rounded once to float32, added to DST, rounded to bfloat16 in a 16-bit DST."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def bf16(x):
 def step_model(a, b, fp32: bool):
     acc = np.zeros((a.shape[0], b.shape[1]), np.float32)
     for k in range(0, a.shape[1], 32):
-        acc = acc + a[:, k:k + 32] @ b[k:k + 32]
+        acc = acc + (a[:, k:k + 32].astype(np.float64) @ b[k:k + 32]).astype(np.float32)
         acc = acc if fp32 else bf16(acc)
     return bf16(acc)
 

@@ -105,6 +105,7 @@ def test_the_ttl_examples_do_run_batches(compare_modes):
 @compute_kernel
 def chain_loop():
     n = get_arg_val(0)
+    init_sfpu(A, OUT)
     cb_wait_front(A, n)
     cb_wait_front(B, n)
     cb_reserve_back(OUT, n)
@@ -118,6 +119,7 @@ def chain_loop():
             exp_tile(0)
             mul_binary_tile_init()
             mul_binary_tile(0, 1, 2 + i)
+            relu_tile_init()
             relu_tile(2 + i)
         tile_regs_commit()
         tile_regs_wait()
@@ -132,15 +134,18 @@ def chain_loop():
 @compute_kernel
 def fpu_loop():
     n = get_arg_val(0)
+    binary_op_init_common(A, B, OUT)
     cb_wait_front(A, n)
     cb_wait_front(B, n)
     cb_reserve_back(OUT, n)
     for t in range(n):
         tile_regs_acquire()
         for i in range(1):
-            add_tiles_init(A, B)
+            add_bcast_rows_init_short(A, B)
             add_tiles_bcast_rows(A, B, t, t, 0)
+            fill_tile_init()
             fill_tile(1, 0.5)
+            sub_binary_tile_init()
             sub_binary_tile(0, 1, 2)
         tile_regs_commit()
         tile_regs_wait()
@@ -171,6 +176,8 @@ def test_tile_loops_match_one_call_at_a_time(kernel, dtype, out_dtype, fp32, bat
 
 @compute_kernel
 def reads_unwritten():
+    init_sfpu(A, OUT)
+    exp_tile_init()
     cb_wait_front(A, 2)
     cb_reserve_back(OUT, 2)
     tile_regs_acquire()
@@ -186,6 +193,7 @@ def reads_unwritten():
 
 @compute_kernel
 def packs_unreserved():
+    init_sfpu(A, OUT)
     cb_wait_front(A, 2)
     cb_reserve_back(OUT, 1)
     tile_regs_acquire()
@@ -201,6 +209,7 @@ def packs_unreserved():
 
 @compute_kernel
 def copies_unwaited():
+    init_sfpu(A, OUT)
     cb_wait_front(A, 1)
     cb_reserve_back(OUT, 1)
     tile_regs_acquire()

@@ -64,7 +64,6 @@ SUBBLOCK_HW_CHOICES = ((4, 2), (2, 4), (8, 1), (1, 8), (7, 1), (1, 7), (3, 2), (
 
 FP32_UNIT_ROUNDOFF = 2.0 ** -24
 BF16_UNIT_ROUNDOFF = 2.0 ** -8
-TF32_UNIT_ROUNDOFF = 2.0 ** -11
 
 
 @dataclass(frozen=True)
@@ -200,18 +199,21 @@ def matmul_single_core(config: MatmulConfig, *, arch=None) -> Program:
 
 
 def _operand_error(fmt: DataFormat, math_fidelity: str, operand: str) -> float:
-    """Relative error of one multiplier operand: TF32 rounding of float32 in the source
-    registers, then the fidelity's mantissa truncation (in1 to 7 bits below HiFi3, in0 to 5
-    bits at LoFi)."""
-    bits = 7 if fmt is DataFormat.Float16_b else 10
-    error = TF32_UNIT_ROUNDOFF if fmt is DataFormat.Float32 else 0.0
-    keep = None
-    if math_fidelity in ("HiFi2", "LoFi") and operand == "in1":
-        keep = 7
-    if math_fidelity == "LoFi" and operand == "in0":
-        keep = 5
-    if keep is not None and keep < bits:
-        error = (1 + error) * (1 + 2.0 ** -keep) - 1
+    """Relative error of one multiplier operand: float32 truncated to TF32 (10 mantissa bits) in
+    the source registers, then the mantissa slices the fidelity's phases multiply (in1 is SrcA:
+    4 mantissa bits at LoFi, else 9; in0 is SrcB: 6 bits at LoFi and HiFi2; HiFi3 leaves out only
+    A_lo·B_lo, below 2^-4 · 2^-6 of the product, counted here on in0). Truncating to ``k``
+    mantissa bits is a relative error below ``2^-k``."""
+    bits = 7 if fmt is DataFormat.Float16_b else 23
+    if operand == "in1":
+        keep = 4 if math_fidelity == "LoFi" else 9
+    elif math_fidelity in ("LoFi", "HiFi2"):
+        keep = 6
+    else:
+        keep = 10
+    error = 2.0 ** -keep if keep < bits else 0.0
+    if operand == "in0" and math_fidelity == "HiFi3":
+        error = (1 + error) * (1 + 2.0 ** -10) - 1
     return error
 
 

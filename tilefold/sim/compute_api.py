@@ -25,7 +25,7 @@ import sys
 
 import numpy as np
 
-from tilefold.errors import CircularBufferError, DstError
+from tilefold.errors import CircularBufferError, DstError, InitError
 from tilefold.layout.formats import DataFormat
 from tilefold.ir.sfpu import SFPU
 from tilefold.ir.tile_loops import QUEUEABLE_TILE_CALLS
@@ -34,6 +34,7 @@ from tilefold.program import ComputeConfig
 from tilefold.sim import tile_batches
 from tilefold.sim import tile_math as tm
 from tilefold.sim.context import KernelContext
+from tilefold.sim.engine_config import EngineConfig
 from tilefold.sim.lanes import any_lane, uniform
 from tilefold.sim.matmul_blocks import (BlockProducts, CbMatrix, PendingMatmul, distinct_lanes, lanes_of_content,
                                         operand_matrix)
@@ -65,6 +66,7 @@ class ComputeApi:
         self.dst_written = np.zeros(self.arch.dst_tiles_16bit, dtype=bool)
         self.dst = self.dev.dst32 if self.fp32_dest else self.dev.dst16   # storing rounds to DST precision
         self.reduce_mode = ("SUM", "REDUCE_ROW")
+        self.engines = EngineConfig(self._engine_cb)   # what the *_init calls set up
         self.pack_l1_acc = False                # pack_reconfig_l1_acc(1): packs add to L1's tiles
         self.engine_busy = [0.0, 0.0, 0.0]   # unpack, math, pack
         self._operand_cache: dict = {}
@@ -111,6 +113,16 @@ class ComputeApi:
 
     def _init_call(self, name: str) -> None:
         self.charge(self.costs.compute_call, self.math_clock, name)
+
+    def _engine_cb(self, cb) -> tuple:
+        """(index, data format or None) of a CB an init or a compute call names."""
+        index = cb if cb.__class__ is int else uniform(cb, "circular buffer index")
+        return index, self.dev.cb_formats.get(index)
+
+    def _configured(self, message: str | None) -> None:
+        """Raise the InitError of a compute call the engines are not configured for."""
+        if message is not None:
+            raise self.fail(InitError, message)
 
     def _dst_index(self, idx, call: str) -> int:
         """A DST index within capacity, with any matmul block pending on it written into DST."""
@@ -227,6 +239,8 @@ class ComputeApi:
 
     def reduce_init(self, in_cb, scaler_cb, out_cb, pool_type="SUM", reduce_dim="REDUCE_ROW") -> None:
         self.reduce_mode = (pool_type, reduce_dim)
+        self.engines.apply("reduce_init", (in_cb, scaler_cb, out_cb),
+                           {"pool_type": pool_type, "reduce_dim": reduce_dim})
         self._init_call("reduce_init")
 
     # -- tile calls of a loop nest, executed together (tilefold.sim.tile_batches) ----------
@@ -277,6 +291,7 @@ class ComputeApi:
 
     def copy_tile(self, in_cb, in_tile_index, dst_index) -> None:
         i = self._math_slot(dst_index, "copy_tile")
+        self._configured(self.engines.check_fpu("copy_tile", ("copy",), in_cb))
         cbi, st = self._cb(in_cb, "copy_tile")
         fmt = self._cb_format(cbi)
         raw = self._tile_bytes(cbi, st, in_tile_index, "copy_tile")
@@ -285,6 +300,7 @@ class ComputeApi:
         self._write_slot(i, self._copied_values(raw[:, 0], fmt, self._unpacks_to_dest(cbi, fmt)))
 
     def copy_dest_values(self, dst_in, dst_out) -> None:
+        self._configured(self.engines.check_sfpu("copy_dest_values"))
         src = self._dst_index(dst_in, "copy_dest_values")
         dst = self._math_slot(dst_out, "copy_dest_values")
         values = self._read_slot(src, "copy_dest_values").copy()
@@ -295,10 +311,11 @@ class ComputeApi:
 
     def _fpu_binary(self, op: str, bcast: str | None, in0_cb, in1_cb, in0_tile, in1_tile, dst_index, call):
         i = self._math_slot(dst_index, call)
+        self._configured(self.engines.check_fpu(call, ("binary", op, bcast), in0_cb, in1_cb))
         a = self._unpack(in0_cb, in0_tile, call)[:, 0]
         b = self._unpack(in1_cb, in1_tile, call)[:, 0]
         self._math(self.costs.fpu_eltwise_tile, call)
-        self._write_slot(i, tm.fpu_binary_values(op, bcast, a, b))
+        self._write_slot(i, tm.fpu_binary_values(op, bcast, a, b, self.fidelity))
 
     def add_tiles(self, a, b, ia, ib, dst):
         self._fpu_binary("add", None, a, b, ia, ib, dst, "add_tiles")
@@ -384,6 +401,7 @@ class ComputeApi:
         # in1: ct consecutive tiles side by side. Their product is the whole rt×ct output block.
         cb0, st0 = self._cb(in0_cb, _call)
         cb1, st1 = self._cb(in1_cb, _call)
+        self._configured(self.engines.check_fpu(_call, ("matmul",), cb1, cb0))     # in1 is SrcA, in0 SrcB
         t0 = in0_tile_index if in0_tile_index.__class__ is int else uniform(in0_tile_index, "CB tile index")
         t1 = in1_tile_index if in1_tile_index.__class__ is int else uniform(in1_tile_index, "CB tile index")
         a = self._cb_matrix(cb0, st0, "in0", kt if rt > 1 else None, False, t0 + (rt - 1) * kt + 1, _call)
@@ -427,8 +445,14 @@ class ComputeApi:
         if hit is not None and not any(b.uses(hit) for b in self._pending_matmul.values()):
             hit.release()
         raw, lanes = self._distinct_pages(cb, st, available, call)
-        values = operand_matrix(raw, self._cb_format(cb), role, transpose, self.fidelity, width)
-        matrix = CbMatrix(available - (available % width if width else 0), width, values, st.pops, lanes)
+        # matmul feeds in1 to SrcA and in0 to SrcB; one matrix per fidelity phase term
+        register = "A" if role == "in1" else "B"
+        covered = available - (available % width if width else 0)
+        matrix = None
+        for terms in reversed(tm.FIDELITY_TERMS[self.fidelity]):
+            part = terms[0] if register == "A" else terms[1]
+            values = operand_matrix(raw, self._cb_format(cb), register, part, transpose, width)
+            matrix = CbMatrix(covered, width, values, st.pops, lanes, companion=matrix)
         self._operand_cache[key] = matrix
         return matrix
 
@@ -494,6 +518,7 @@ class ComputeApi:
         pool = pool_type or self.reduce_mode[0]
         dim = reduce_dim or self.reduce_mode[1]
         i = self._math_slot(dst_index, "reduce_tile")
+        self._configured(self.engines.check_fpu("reduce_tile", ("reduce", pool, dim), in_cb, scaler_cb))
         x = tm.faces_to_rows(self._unpack(in_cb, in_tile_index, "reduce_tile")[:, 0])
         scaler = tm.faces_to_rows(self._unpack(scaler_cb, scaler_tile_index, "reduce_tile")[:, 0])[:, 0, 0]
         x = x * scaler[:, None, None]
@@ -516,6 +541,7 @@ class ComputeApi:
 
     def transpose_wh_tile(self, in_cb, in_tile_index, dst_index) -> None:
         i = self._math_slot(dst_index, "transpose_wh_tile")
+        self._configured(self.engines.check_fpu("transpose_wh_tile", ("transpose",), in_cb))
         x = self._unpack(in_cb, in_tile_index, "transpose_wh_tile", fpu=False)[:, 0]
         self._math(self.costs.transpose_tile, "transpose_wh_tile")
         self._write_slot(i, tm.rows_to_faces(tm.faces_to_rows(x).swapaxes(-1, -2).copy()))
@@ -525,6 +551,7 @@ class ComputeApi:
     def _sfpu_unary(self, name: str, dst_index, params) -> None:
         call = f"{name}_tile"
         i = self._math_slot(dst_index, call)
+        self._configured(self.engines.check_sfpu(call))
         family = SFPU[name].cost
         self._cumsum_carry = None
         if name == "fill":
@@ -544,6 +571,7 @@ class ComputeApi:
         """Sums down each column of the tile; with ``first`` false, the previous call's last row
         is added to every row (a column of tiles summed top to bottom)."""
         i = self._math_slot(dst_index, "cumsum_tile")
+        self._configured(self.engines.check_sfpu("cumsum_tile"))
         first = first if first.__class__ in (int, bool) else uniform(first, "cumsum_tile first")
         rows = tm.faces_to_rows(self._read_slot(i, "cumsum_tile"))
         sums = np.cumsum(rows, axis=1, dtype=np.float32)
@@ -559,6 +587,7 @@ class ComputeApi:
 
     def transpose_wh_dest(self, dst_index) -> None:
         i = self._math_slot(dst_index, "transpose_wh_dest")
+        self._configured(self.engines.check_sfpu("transpose_wh_dest"))
         rows = tm.faces_to_rows(self._read_slot(i, "transpose_wh_dest"))
         self._cumsum_carry = None
         self._math(self.costs.transpose_tile, "transpose_wh_dest", "sfpu")
@@ -566,6 +595,7 @@ class ComputeApi:
 
     def _sfpu_binary(self, name: str, d0, d1, out) -> None:
         call = f"{name}_tile"
+        self._configured(self.engines.check_sfpu(call))
         self._cumsum_carry = None
         a = self._read_slot(self._dst_index(d0, call), call)
         b = self._read_slot(self._dst_index(d1, call), call)
@@ -574,6 +604,7 @@ class ComputeApi:
         self._write_slot(o, tm.sfpu_binary_values(name, a, b))
 
     def where_tile(self, dst_condition, dst_true, dst_false, dst_out, data_format=None) -> None:
+        self._configured(self.engines.check_sfpu("where_tile"))
         self._cumsum_carry = None
         c = self._read_slot(self._dst_index(dst_condition, "where_tile"), "where_tile")
         t = self._read_slot(self._dst_index(dst_true, "where_tile"), "where_tile")
@@ -606,6 +637,7 @@ class ComputeApi:
 
     def _pack_into(self, cb, first_page, values: np.ndarray, call: str) -> None:
         count = values.shape[1]
+        self._configured(self.engines.check_pack(call, cb))
         cbi, st, addr, ps = self._out_pages(cb, first_page, count, call)
         fmt = self._cb_format(cbi)
         if fmt.tile_size() != ps:
@@ -698,6 +730,7 @@ class ComputeApi:
 
     def tilize_block(self, in_cb, block, out_cb) -> None:
         self._whole_block("tilize_block")
+        self._configured(self.engines.check_fpu("tilize_block", ("tilize",), in_cb))
         n = uniform(block, "tilize block size")
         cbi, st = self._cb(in_cb, "tilize_block")
         raw = self._tile_bytes(cbi, st, 0, "tilize_block", n).reshape(self.L, -1)
@@ -717,6 +750,8 @@ class ComputeApi:
 
     def untilize_block(self, in_cb, block, out_cb) -> None:
         self._whole_block("untilize_block")
+        self._configured(self.engines.check_fpu("untilize_block", ("untilize",), in_cb)
+                         or self.engines.check_pack("untilize_block", out_cb))
         n = uniform(block, "untilize block size")
         tiles = self._unpack(in_cb, 0, "untilize_block", n, fpu=False)       # (L, n, 1024)
         rows = tm.tiles_to_row_major(tiles)                                   # (L, 32, n*32)
@@ -759,8 +794,10 @@ def _rows_to_bytes(rows: np.ndarray, fmt) -> np.ndarray:
 # -- the API rows without a method of their own ---------------------------------------------
 
 def _configure(name: str):
-    """A call that only configures the engines: it costs one compute call."""
+    """A call that only configures the engines (:mod:`tilefold.sim.engine_config` keeps what it
+    sets up): it costs one compute call."""
     def call(self, *args, **kwargs):
+        self.engines.apply(name, args, kwargs)
         self._init_call(name)
     call.configures_only = True
     return call

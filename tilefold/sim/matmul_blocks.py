@@ -35,11 +35,13 @@ class CbMatrix:
     ``values`` is (distinct, rows*32, width*32) float32, or (distinct, 32, pages*32) if ``width``
     is None; ``lanes`` maps each lane to its row of ``values`` (None: one row per lane)."""
 
-    __slots__ = ("pages", "width", "values", "pops", "lanes", "_stacked")
+    __slots__ = ("pages", "width", "values", "pops", "lanes", "companion", "_stacked")
 
     def __init__(self, pages: int, width: int | None, values: np.ndarray, pops: int,
-                 lanes: np.ndarray | None = None):
+                 lanes: np.ndarray | None = None, companion: "CbMatrix | None" = None):
         self.pages, self.width, self.values, self.pops, self.lanes = pages, width, values, pops, lanes
+        # the same pages as a second fidelity phase multiplies them (HiFi3), else None
+        self.companion = companion
         self._stacked: dict[tuple, np.ndarray] = {}
 
     def stacked_rows(self, row: int, rows: int) -> np.ndarray:
@@ -71,6 +73,8 @@ class CbMatrix:
         for array in self._stacked.values():
             scratch.give(array)
         self._stacked.clear()
+        if self.companion is not None:
+            self.companion.release()
 
     def place(self, tile: int) -> tuple[int, int]:
         """(tile row, tile column) of page ``tile``."""
@@ -125,6 +129,18 @@ def lanes_of_content(content: np.ndarray) -> tuple[np.ndarray, np.ndarray] | Non
     return reps[order], rank[group.reshape(-1)]
 
 
+def exact_matmul(lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """``lhs @ rhs`` as float32 (into ``out`` if given), summed in float64. Source-register
+    values have at most 11 significant bits, so each product is exact and so is their float64
+    sum unless the products span more than 2^31: the one rounding to float32 then does not depend
+    on the order BLAS sums in, which changes with the operands' shapes (lanes stacked or not)."""
+    product = np.matmul(lhs, rhs, dtype=np.float64)
+    if out is None:
+        return product.astype(np.float32)
+    np.copyto(out, product, casting="same_kind")
+    return out
+
+
 class LaneProducts:
     """Per-lane matrix products ``lhs[lhs_lanes[i]] @ rhs[rhs_lanes[i]]`` (a None map: one
     operand per lane). When the lanes use most pairs of distinct operands (a grid of cores
@@ -141,25 +157,25 @@ class LaneProducts:
         self.values = self.pairs = None
         self.in_grid = False
         if lhs_lanes is None and rhs_lanes is None:
-            self.values = self._array = np.matmul(lhs, rhs, out=scratch.take(lhs.shape[:2] + rhs.shape[2:]))
+            self.values = self._array = exact_matmul(lhs, rhs, scratch.take(lhs.shape[:2] + rhs.shape[2:]))
             return
         lanes = len(lhs_lanes if lhs_lanes is not None else rhs_lanes)
         ga = np.arange(lanes) if lhs_lanes is None else lhs_lanes
         gb = np.arange(lanes) if rhs_lanes is None else rhs_lanes
         (ua, rows, k), (ub, _, cols) = lhs.shape, rhs.shape
         if ua * ub > 2 * lanes:
-            self.values = self._array = np.matmul(lhs[ga], rhs[gb], out=scratch.take((lanes, rows, cols)))
+            self.values = self._array = exact_matmul(lhs[ga], rhs[gb], scratch.take((lanes, rows, cols)))
             return
         in_grid = ua * ub == lanes and np.array_equal(ga * ub + gb, np.arange(lanes))
         if k <= min(rows, cols) and in_grid:
             # lanes are the pairs in order (row-major over a grid) and K is short (gathering
             # lanes from one product would cost as much as multiplying): each lane's in place
-            self._array = np.matmul(lhs[:, None], rhs[None], out=scratch.take((ua, ub, rows, cols)))
+            self._array = exact_matmul(lhs[:, None], rhs[None], scratch.take((ua, ub, rows, cols)))
             self.values = self._array.reshape(lanes, rows, cols)
             return
         left = stacked_lhs() if stacked_lhs is not None else lhs.reshape(ua * rows, k)
         right = stacked_rhs() if stacked_rhs is not None else rhs.transpose(1, 0, 2).reshape(k, ub * cols)
-        self._array = np.matmul(left, right, out=scratch.take((ua * rows, ub * cols)))
+        self._array = exact_matmul(left, right, scratch.take((ua * rows, ub * cols)))
         self.pairs, self.ga, self.gb = self._array.reshape(ua, rows, ub, cols), ga, gb
         self.in_grid = in_grid
 
@@ -177,12 +193,13 @@ class LaneProducts:
         scratch.give(self._array)
 
 
-def operand_matrix(raw: np.ndarray, fmt, role: str, transpose: bool, fidelity: str,
+def operand_matrix(raw: np.ndarray, fmt, register: str, part: str, transpose: bool,
                    width: int | None) -> np.ndarray:
     """Tile bytes (lanes, n, tile size) → the (lanes, n/width*32, width*32) float32 matrix of
     those tiles, ``width`` per tile row (None: all side by side), as the multiplier sees them:
-    source-register precision, each tile transposed if ``transpose``, mantissas cut to the math
-    fidelity's. One copy from bytes to the final layout (bfloat16 widens by a shift)."""
+    source-register precision, each tile transposed if ``transpose``, the ``part`` of source
+    register ``register`` one fidelity phase multiplies (:func:`tile_math.multiplier_slice`).
+    One copy from bytes to the final layout (bfloat16 widens by a shift)."""
     lanes, n = raw.shape[:2]
     w = n if width is None else width
     n -= n % w
@@ -199,9 +216,7 @@ def operand_matrix(raw: np.ndarray, fmt, role: str, transpose: bool, fidelity: s
     else:
         values = tm.source_register(tm.unpack(raw[:, :n], fmt), fmt)
         np.copyto(out, values.reshape(shape).transpose(order))
-    mask = tm.fidelity_mask(role, fidelity)
-    if mask is not None:
-        words &= mask
+    tm.slice_in_place(matrix, register, part)
     return matrix
 
 
@@ -315,28 +330,46 @@ class PendingMatmul:
         return b_tile == run.b_tile + run.count * run.step and run.in1_matrix(run.step, b_tile + ct) is run.b
 
     def settle(self) -> None:
-        """Multiply the current run into the running sum."""
+        """Multiply the current run into the running sum: the product of each fidelity phase's
+        operand matrices (one pair, or two with HiFi3: the matrices' companions), summed."""
         run, self.run = self.run, None
         if run is None:
             return
         rt, ct, n = self.rt, self.ct, run.count
         if n == 1:
             b = run.in1_matrix(None, run.b_tile + ct)
-            product = LaneProducts(run.a.distinct_block(run.a_tile, rt, 1), run.a.lanes,
-                                   b.distinct_block(run.b_tile, 1, ct), b.lanes)
-            self._add(product.block())                            # copied into DST
-            product.release()
+            a, total, owned = run.a, None, []
+            while a is not None:
+                product = LaneProducts(a.distinct_block(run.a_tile, rt, 1), a.lanes,
+                                       b.distinct_block(run.b_tile, 1, ct), b.lanes)
+                total = product.block() if total is None else total + product.block()
+                owned.append(product)
+                a, b = a.companion, b.companion
+            self._add(total)                                      # copied into DST
+            for product in owned:
+                product.release()
             return
         if self.fp32_dest:
-            block, own = self.products.product(run.a, run.a_tile, rt, run.b, run.b_tile, ct, n)
-            self._add(block)
-            if own is not None:
-                own.release()
+            a, b, total, owned = run.a, run.b, None, []
+            while a is not None:
+                block, own = self.products.product(a, run.a_tile, rt, b, run.b_tile, ct, n)
+                total = block if total is None else total + block
+                owned.append(own)
+                a, b = a.companion, b.companion
+            self._add(total)
+            for own in owned:
+                if own is not None:
+                    own.release()
             return
-        a = run.a.block(run.a_tile, rt, n)                        # (lanes, rt*32, n*32)
-        b = run.b.block(run.b_tile, n, ct)                        # (lanes, n*32, ct*32)
-        lanes = a.shape[0]
-        steps = a.reshape(lanes, rt * 32, n, 32).transpose(0, 2, 1, 3) @ b.reshape(lanes, n, 32, ct * 32)
+        a, b, steps = run.a, run.b, None
+        while a is not None:
+            left = a.block(run.a_tile, rt, n)                     # (lanes, rt*32, n*32)
+            right = b.block(run.b_tile, n, ct)                    # (lanes, n*32, ct*32)
+            lanes = left.shape[0]
+            part = exact_matmul(left.reshape(lanes, rt * 32, n, 32).transpose(0, 2, 1, 3),
+                                right.reshape(lanes, n, 32, ct * 32))
+            steps = part if steps is None else steps + part
+            a, b = a.companion, b.companion
         for k in range(n):
             self._add(steps[:, k])
 

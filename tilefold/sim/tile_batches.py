@@ -55,10 +55,12 @@ def flush(ctx, queue: list) -> None:
         key = _queue_key(queue)
         plan = _cached_plan(ctx, key)
         if plan is None:
+            engines = ctx.engines.snapshot()      # planning applies the queue's inits as it goes
             try:
                 plan = _Plan(ctx, queue)
             except (_Fallback, TilefoldError):
                 plan = None
+                ctx.engines.restore(engines)
             else:
                 if key is not None:
                     ctx.tile_plans.setdefault(key, []).append((plan.state(before=True), plan))
@@ -100,6 +102,7 @@ def _cached_plan(ctx, key):
         return None
     for state, plan in entries:
         if plan.state() == state:
+            ctx.engines.restore(plan.engines_after)     # the queue's inits, as planning applied them
             if ctx._pending_matmul:
                 for slot in plan.settled:
                     ctx._flush_matmul(slot, slot + 1)
@@ -157,14 +160,17 @@ class _Plan:
         for name, args, kwargs, _ in queue:
             self._call(name, args, kwargs)
         self._check_pack_targets()
+        self.engines_after = ctx.engines.snapshot()
 
     def _state_of_ctx(self) -> tuple:
         ctx = self.ctx
         return (ctx.dst_state, ctx.pack_l1_acc, ctx.dst_written.tobytes(),
-                tuple((first, block.rt, block.ct) for first, block in ctx._pending_matmul.items()))
+                tuple((first, block.rt, block.ct) for first, block in ctx._pending_matmul.items()),
+                ctx.engines.snapshot())
 
     def state(self, before: bool = False) -> tuple:
-        """What planning reads of the thread's state: DST's, the pending matmul blocks, and the
+        """What planning reads of the thread's state: DST's, the pending matmul blocks, the engines'
+        configuration (:mod:`tilefold.sim.engine_config`), and the
         pointers and counts of the CBs the calls touch — now, or (``before``) as the plan found it
         (planning settles pending matmul blocks; it changes nothing else)."""
         ctx = self.ctx
@@ -184,6 +190,7 @@ class _Plan:
         if any(a.__class__ not in (int, float, bool) for a in (*args, *kwargs.values())):
             raise _Fallback                       # per-core values: the calls decide
         if name in INIT_CALLS:
+            self.ctx.engines.apply(name, args, kwargs)
             generic = getattr(getattr(type(self.ctx), name), "configures_only", False)
             self.charges.append((INIT, self.ctx.costs.compute_call) if generic else (CALL, (name, args, kwargs)))
         elif name == "copy_tile":
@@ -198,6 +205,11 @@ class _Plan:
             self._sfpu_binary(name, *args, **kwargs)
         else:
             raise _Fallback
+
+    @staticmethod
+    def _configured(message: str | None) -> None:
+        if message is not None:
+            raise _Fallback                       # the call raises the error, naming its line
 
     def _slot_value(self, slot: int, call: str):
         i = self._dst_index(slot, call)                # range check; settles a pending matmul there
@@ -246,6 +258,7 @@ class _Plan:
 
     def _copy_tile(self, in_cb, in_tile_index, dst_index) -> None:
         i = self._math_slot(dst_index, "copy_tile")
+        self._configured(self.ctx.engines.check_fpu("copy_tile", ("copy",), in_cb))
         address, ps, fmt = self._cb_tile(in_cb, in_tile_index, "copy_tile", fpu=False)
         to_dest = self.ctx._unpacks_to_dest(self.ctx._cb(in_cb, "copy_tile")[0], fmt)
         self._math(self.ctx.costs.fpu_eltwise_tile, True)
@@ -254,6 +267,8 @@ class _Plan:
     def _fpu_binary(self, name, in0_cb, in1_cb, in0_tile, in1_tile, dst_index) -> None:
         op, _, bcast = name.partition("_tiles")
         i = self._math_slot(dst_index, name)
+        self._configured(self.ctx.engines.check_fpu(name, ("binary", op, bcast.removeprefix("_bcast_") or None),
+                                                    in0_cb, in1_cb))
         a = self._cb_tile(in0_cb, in0_tile, name, fpu=True)
         b = self._cb_tile(in1_cb, in1_tile, name, fpu=True)
         self._math(self.ctx.costs.fpu_eltwise_tile, True)
@@ -262,12 +277,14 @@ class _Plan:
     def _sfpu_unary(self, name: str, dst_index, *params) -> None:
         base = name[:-5]
         i = self._math_slot(dst_index, name)
+        self._configured(self.ctx.engines.check_sfpu(name))
         inputs = [] if base == "fill" else [self._slot_value(i, name)]
         self._math(self.ctx.costs.sfpu(SFPU[base].cost), False)
         self._write(i, _Node(("unary", base, params), inputs))
 
     def _sfpu_binary(self, name: str, d0, d1, out) -> None:
         base = name[:-5]
+        self._configured(self.ctx.engines.check_sfpu(name))
         a = self._slot_value(d0, name)
         b = self._slot_value(d1, name)
         o = self._math_slot(out, name)
@@ -287,6 +304,7 @@ class _Plan:
         if not self.written[i]:
             raise _Fallback
         cbi, st = ctx._cb(out_cb, "pack_tile")
+        self._configured(ctx.engines.check_pack("pack_tile", cbi))
         self.cbs[cbi] = st
         if out_of_order_output:
             page = out_tile_index
@@ -370,7 +388,7 @@ class _Plan:
             _, op, bcast, (ps_a, fmt_a), (ps_b, fmt_b) = key
             a = ctx._unpacked_values(self._tiles([n.address[0] for n in nodes], ps_a), fmt_a, fpu=True)
             b = ctx._unpacked_values(self._tiles([n.address[1] for n in nodes], ps_b), fmt_b, fpu=True)
-            values = tm.fpu_binary_values(op, bcast, a, b)
+            values = tm.fpu_binary_values(op, bcast, a, b, ctx.fidelity)
         elif kind == "unary":
             _, name, params = key
             x = np.zeros((len(nodes), ctx.L, tm.TILE_ELEMS), np.float32) if name == "fill" else self._inputs(nodes, 0)

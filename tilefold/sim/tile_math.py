@@ -15,10 +15,14 @@ The model, as the hardware does it:
 * **DST precision**: with ``fp32_dest_acc_en`` DST holds float32; otherwise every value
   written to DST is rounded to bfloat16 (round to nearest even) — including each matmul
   accumulation step, so K-loops accumulate in bfloat16 unless fp32 accumulation is on.
-* **Math fidelity** (matmul): HiFi4 and HiFi3 multiply full source mantissas; HiFi2 uses
-  the top 7 mantissa bits of in1 (srcA) and LoFi additionally the top 5 of in0 (srcB)
-  before multiplying. This approximates the phase split of the multiplier and is labelled
-  a model.
+* **Math fidelity** (matmul, ``mul_tiles``): the multiplier is 5 × 7 bits, so a product of
+  source-register values takes up to four phases (see :func:`fidelity_product`). SrcA's
+  mantissa (with its hidden bit) is split into a high slice (hidden bit + 4 MSBs) and a low
+  slice (the next 5 bits), SrcB's into a high slice (hidden bit + 6 MSBs) and a low slice
+  (the rest, 4 bits of TF32). LoFi multiplies high A × high B; HiFi2 adds low A × high B;
+  HiFi3 adds high A × low B; HiFi4 adds low A × low B. The phase products of one multiply
+  are summed exactly before they reach DST. Matmul feeds in1 to SrcA and in0 to SrcB;
+  element-wise ops feed in0 to SrcA and in1 to SrcB.
 * **SFPU** functions compute what their row of :mod:`tilefold.ir.sfpu` says, on float32 DST values.
 * **Pack** from DST to the CB's format: bfloat16 with round to nearest even, float32 as is,
   bfloat8_b / bfloat4_b with the shared-exponent algorithm of :mod:`tilefold.layout.formats`.
@@ -110,12 +114,61 @@ def source_register(values: np.ndarray, fmt: DataFormat) -> np.ndarray:
     return to_tf32(values) if fmt is DataFormat.Float32 else values
 
 
-def fidelity_mask(role: str, fidelity: str) -> np.uint32 | None:
-    """Bits of a float32 a matmul operand keeps at ``fidelity`` (None: all of them): in0 (srcB)
-    keeps 5 mantissa bits with LoFi, in1 (srcA) 7 mantissa bits below HiFi3."""
-    bits = {"in0": 5 if fidelity == "LoFi" else None,
-            "in1": None if fidelity in ("HiFi4", "HiFi3") else 7}[role]
-    return None if bits is None else ~np.uint32((1 << (23 - bits)) - 1)
+# The multiplier's slices of a source-register value, as float32 bit masks (sign and
+# exponent kept): SrcA high = hidden bit + mantissa bits 1-4, SrcA high + low = bits 1-9
+# (the 10th TF32 bit is never multiplied), SrcB high = hidden bit + bits 1-6; SrcB low is
+# the value minus its high slice.
+SRCA_HIGH = np.uint32(0xFFF80000)
+SRCA_BOTH = np.uint32(0xFFFFC000)
+SRCB_HIGH = np.uint32(0xFFFE0000)
+
+# Per fidelity, the products the phases add up, merged where slices combine:
+# (SrcA part, SrcB part) with "high", "both" (high + low) or "all" (SrcB as it is) / "low".
+FIDELITY_TERMS = {
+    "LoFi": (("high", "high"),),                        # A_hi·B_hi
+    "HiFi2": (("both", "high"),),                       # + A_lo·B_hi
+    "HiFi3": (("both", "high"), ("high", "low")),       # + A_hi·B_lo
+    "HiFi4": (("both", "all"),),                        # + A_lo·B_lo
+}
+
+
+def multiplier_slice(values: np.ndarray, register: str, part: str) -> np.ndarray:
+    """The part (``"high"``, ``"both"``, ``"low"``, ``"all"``) of source-register ``values``
+    (float32) that SrcA or SrcB (``register``: "A" or "B") feeds to the multiplier."""
+    if part == "all":
+        return values
+    if register == "A":
+        mask = SRCA_HIGH if part == "high" else SRCA_BOTH
+        return (np.ascontiguousarray(values, dtype=np.float32).view(np.uint32) & mask).view(np.float32)
+    high = (np.ascontiguousarray(values, dtype=np.float32).view(np.uint32) & SRCB_HIGH).view(np.float32)
+    if part == "high":
+        return high
+    with np.errstate(invalid="ignore"):
+        low = values - high                             # exact: the bits below the high slice
+    return np.where(np.isfinite(high), low, np.float32(0))
+
+
+def slice_in_place(values: np.ndarray, register: str, part: str) -> None:
+    """:func:`multiplier_slice` of a contiguous float32 array, written over it."""
+    if part == "all":
+        return
+    words = values.view(np.uint32)
+    if register == "A":
+        words &= SRCA_HIGH if part == "high" else SRCA_BOTH
+    elif part == "high":
+        words &= SRCB_HIGH
+    else:
+        values[...] = multiplier_slice(values, register, part)
+
+
+def fidelity_product(a: np.ndarray, b: np.ndarray, fidelity: str) -> np.ndarray:
+    """Element-wise products of SrcA values ``a`` and SrcB values ``b`` as the multiplier
+    forms them at ``fidelity`` (each phase product and their sum are exact in float32)."""
+    out = None
+    for pa, pb in FIDELITY_TERMS[fidelity]:
+        term = multiplier_slice(a, "A", pa) * multiplier_slice(b, "B", pb)
+        out = term if out is None else out + term
+    return out
 
 
 def faces_to_rows(tiles: np.ndarray) -> np.ndarray:
@@ -144,16 +197,19 @@ def tiles_to_row_major(tiles: np.ndarray) -> np.ndarray:
     return rows.transpose(0, 2, 1, 3).reshape(lanes, 32, ntiles * 32)
 
 
-FPU_BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply}
+FPU_BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply}   # mul: see fidelity_product
 
 
-def fpu_binary_values(op: str, bcast: str | None, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """An FPU element-wise op on source-register values (..., 1024); with ``bcast`` ("rows",
-    "cols", "scalar") ``b``'s first row, first column or first value is broadcast over the tile."""
+def fpu_binary_values(op: str, bcast: str | None, a: np.ndarray, b: np.ndarray, fidelity: str) -> np.ndarray:
+    """An FPU element-wise op on source-register values (..., 1024): ``a`` from SrcA, ``b``
+    from SrcB; with ``bcast`` ("rows", "cols", "scalar") ``b``'s first row, first column or
+    first value is broadcast over the tile. Multiplication runs the ``fidelity``'s phases."""
     if bcast is not None:
         rows = faces_to_rows(b)
         first = {"rows": rows[..., :1, :], "cols": rows[..., :, :1], "scalar": rows[..., :1, :1]}[bcast]
         b = rows_to_faces(np.ascontiguousarray(np.broadcast_to(first, rows.shape)))
+    if op == "mul":
+        return fidelity_product(a, b, fidelity)
     return FPU_BINARY[op](a, b)
 
 

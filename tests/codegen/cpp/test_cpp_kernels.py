@@ -81,6 +81,25 @@ def test_broken_kernels_are_rejected(tmp_path):
     assert "noc_async_read_everything" in results[0].output
 
 
+def test_broken_compute_kernels_are_rejected(tmp_path):
+    """Compute kernels are checked too, with the SFPI headers: an SFPU call with a wrong argument
+    count and an unknown init fail, the same kernel written correctly passes."""
+    kernel = ("#include \"api/compute/common.h\"\n#include \"api/compute/eltwise_unary/eltwise_unary.h\"\n"
+              "#include \"api/compute/eltwise_unary/exp.h\"\n"
+              "#include \"api/compute/tile_move_copy.h\"\n\nvoid kernel_main() {\n"
+              "    init_sfpu(0, 16);\n    %s\n    tile_regs_acquire();\n    copy_tile(0, 0, 0);\n"
+              "    %s\n    tile_regs_commit();\n}\n")
+    (tmp_path / "arity.cpp").write_text(kernel % ("exp_tile_init();", "exp_tile(0, 1, 2, 3);"))
+    (tmp_path / "unknown.cpp").write_text(kernel % ("exp_tile_init_everything();", "exp_tile(0);"))
+    (tmp_path / "fine.cpp").write_text(kernel % ("exp_tile_init();", "exp_tile(0);"))
+    results = check_kernels([(tmp_path / name, "compute") for name in ("arity.cpp", "unknown.cpp", "fine.cpp")])
+    for result in results:
+        if result.returncode == 2:
+            pytest.skip(f"check-kernel could not run: {result.output[-300:]}")
+    assert [r.returncode for r in results] == [1, 1, 0], [r.output[-1500:] for r in results]
+    assert "exp_tile_init_everything" in results[1].output
+
+
 def test_source_comments_name_the_users_lines():
     kernel = load_kernel("reader_tiles")
     with_comments = emit_kernel(kernel)
