@@ -32,6 +32,7 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, SSAValue, TypeAttribute
+from tilefold.ir.lazy_format import op_with_format
 from xdsl.irdl import (
     IRDLOperation,
     ParsePropInAttrDict,
@@ -230,12 +231,11 @@ def _make_op(fn: ApiFunction) -> type[ApiCallOp]:
         tail = "attr-dict `:` type(results)"
     else:
         tail = "attr-dict"
-    fields["assembly_format"] = head + tail
     fields["irdl_options"] = (ParsePropInAttrDict(),)
     fields["traits"] = traits_def(EFFECT_TRAITS[fn.effects]())
     cls = type(_class_name(fn.name), (ApiCallOp,), fields)
     cls.__module__ = __name__
-    return irdl_op_definition(cls)
+    return op_with_format(cls, head + tail)
 
 
 API_OPS: dict[str, type[ApiCallOp]] = {name: _make_op(fn) for name, fn in API.items()}

@@ -68,6 +68,7 @@ from xdsl.printer import Printer
 from xdsl.traits import IsTerminator
 from xdsl.utils.exceptions import VerifyException
 
+from tilefold.ir.lazy_format import op_with_format
 from tilefold.ir.context import register_dialect
 from tilefold.ir.sfpu import SFPU_CALLS
 from tilefold.layout.formats import DataFormat
@@ -407,14 +408,13 @@ def _make_block_op(info: TileOpInfo) -> type[BlockOp]:
     fields["result"] = result_def(TensorType)
     operands = ", ".join(f"${n}" for n in names)
     if arity:
-        fields["assembly_format"] = f"{operands} attr-dict `:` type(operands) `->` type($result)".replace(
-            ", ", " `,` ")
+        assembly_format = f"{operands} attr-dict `:` type(operands) `->` type($result)".replace(", ", " `,` ")
     else:
-        fields["assembly_format"] = "attr-dict `:` type($result)"
+        assembly_format = "attr-dict `:` type($result)"
     fields["irdl_options"] = (ParsePropInAttrDict(),)
     cls = type(_class_name("Block", info.name), (BlockOp,), fields)
     cls.__module__ = __name__
-    return irdl_op_definition(cls)
+    return op_with_format(cls, assembly_format)
 
 
 def _make_tile_op(info: TileOpInfo) -> type[TileOp]:

@@ -21,15 +21,12 @@ from __future__ import annotations
 import inspect
 from dataclasses import dataclass, field
 
-from xdsl.dialects.builtin import ArrayAttr, BoolAttr, DictionaryAttr, IntegerAttr, ModuleOp, StringAttr, i32
-
 from tilefold.arch import get_arch
 from tilefold.errors import KernelError, SourceLocation
 from tilefold.frontend.ttl import session
 from tilefold.frontend.ttl.capture import OperationCapture, TensorArgument, capturing
 from tilefold.frontend.ttl.fingerprint import operation_key
 from tilefold.frontend.ttl.grid import resolve_grid
-from tilefold.ir.context import print_ir
 from tilefold.caller import user_location
 
 PIPE_NETS_ATTR = "ttl.pipe_nets"
@@ -49,6 +46,8 @@ class BuiltOperation:
 
     @property
     def text(self) -> str:
+        from tilefold.ir.context import print_ir
+
         return print_ir(self.module)
 
 
@@ -144,6 +143,7 @@ class Operation:
         from tilefold.frontend.ttl.builder import build_kernel
         from tilefold.frontend.ttl.protocol_check import check_block_counts
         from tilefold.ir.verify import verify_ops
+        from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, ModuleOp, i32
 
         module = ModuleOp([])
         built = BuiltOperation(capture, module)
@@ -169,6 +169,8 @@ class Operation:
             value = self.options.get(key)
             if value is None:
                 continue
+            from xdsl.dialects.builtin import BoolAttr, StringAttr
+
             kernel.attributes[attr] = BoolAttr.from_bool(bool(value)) if isinstance(value, bool) else StringAttr(str(value))
 
     def __repr__(self) -> str:
@@ -211,6 +213,8 @@ def _drop_unconsumed_pushes(module: ModuleOp) -> None:
 def _pipe_net_table(capture: OperationCapture, uses) -> ArrayAttr:
     """Per pipe net: the buffer blocks are received into (a sender writes at its own write pointer
     of that buffer, which every node advances in step) and the block size in bytes."""
+    from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, i32
+
     entries = []
     for net in capture.pipe_nets:
         sends = [(dfb, loc) for n, kind, dfb, loc in uses if n is net and kind == "send"]
