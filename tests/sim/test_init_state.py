@@ -230,3 +230,27 @@ def test_reduce_after_its_uninit_or_with_another_pool_type():
               r"set up for no operation \(by reduce_uninit\)", args=[0])
     raises_at(reduce_after_uninit, 'reduce_tile(A, B, 0, 0, 0, pool_type="MAX"',
               r"set up for reduce \(SUM, REDUCE_ROW\) \(by reduce_init\)", args=[1])
+
+
+def test_every_init_the_engines_model_is_in_the_compute_api(tmp_path):
+    """Each init, uninit and reconfig call the engine model knows is declared by TT-Metalium
+    0.69's compute headers (the tree check-kernel prepares): the rules name real calls."""
+    import os
+    import re
+    from pathlib import Path
+
+    from checkkernel import SETUP_FAILED, check_kernel
+    from tilefold.sim import engine_config as ec
+
+    kernel = tmp_path / "empty.cpp"
+    kernel.write_text('#include "api/compute/common.h"\n\nvoid kernel_main() {}\n')
+    result = check_kernel(kernel, "compute")
+    if result.returncode == SETUP_FAILED:
+        pytest.skip(f"check-kernel could not prepare the headers: {result.output[-300:]}")
+    assert result.accepted, result.output[-2000:]
+    cache = Path(os.environ.get("CHECK_CACHE", Path.home() / ".cache" / "tilefold-check"))
+    headers = "\n".join(p.read_text(errors="ignore") for p in (cache / "tree/tt_metal/hw/inc/api/compute").rglob("*.h"))
+    names = {*ec.FULL_INITS, *ec.FAMILY_INITS, *ec.UNINITS, *ec.SFPU_INITS, "reduce_init", "reconfig_data_format",
+             "reconfig_data_format_srca", "reconfig_data_format_srcb", "pack_reconfig_data_format"}
+    missing = sorted(n for n in names if not re.search(rf"\bvoid\s+{n}\s*\(", headers))
+    assert len(names) > 90 and not missing, missing
