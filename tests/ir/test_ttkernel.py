@@ -57,7 +57,7 @@ def test_text_round_trip_with_locations():
      "DST index 8 is beyond the 8 tiles"),
     ("compute", '%0 = arith.constant 4 : i32\n    %1 = arith.constant 0 : i32\n    ttkernel.tile_regs_acquire()\n'
                 '    ttkernel.copy_tile(%1, %1, %0) : i32, i32, i32 loc("k.py":9:1)\n',
-     ', ttkernel.compute_config = {fp32_dest_acc_en = true}', "DST index 4 is beyond the 4 tiles"),
+     ', ttkernel.compute_config = #ttkernel.compute_config<fp32_dest_acc_en = true>', "DST index 4 is beyond the 4 tiles"),
     ("compute", '%0 = arith.constant 0 : i32\n    ttkernel.pack_tile(%0, %0, %0) : i32, i32, i32 loc("k.py":9:1)\n', "",
      "pack_tile while DST is released"),
     ("compute", '%0 = arith.constant 0 : i32\n    ttkernel.tile_regs_acquire()\n'

@@ -3,8 +3,9 @@
 Reads / writes: function attributes. Passes keep their metadata as plain Python values
 (dicts, lists, strings, ints, floats, bools, None) and store them on the kernel function as
 MLIR attributes (``DictionaryAttr``, ``ArrayAttr``, ``StringAttr``, ``IntegerAttr``,
-``FloatAttr``, ``BoolAttr``, ``UnitAttr`` for None), so every pass's output prints and
-parses back as MLIR text. :func:`kernel_function` finds the TileLang kernel of a module.
+``FloatAttr``, ``BoolAttr``, ``UnitAttr`` for None) — or, for the keys of
+:data:`tilefold.ir.metadata.RECORDS`, as typed records that verify their fields — so every
+pass's output prints and parses back as MLIR text. :func:`kernel_function` finds the TileLang kernel of a module.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute
 
 from tilefold.errors import CompileError, SourceLocation
+from tilefold.ir.metadata import NameMap, Record, as_record
 
 PARAMS = "tile.params"
 _MISSING = object()
@@ -70,6 +72,8 @@ def from_attr(attr: Attribute) -> Any:
         return {k: from_attr(v) for k, v in attr.data.items()}
     if isinstance(attr, ArrayAttr):
         return [from_attr(v) for v in attr.data]
+    if isinstance(attr, (Record, NameMap)):
+        return attr.to_dict()
     return attr
 
 
@@ -83,7 +87,10 @@ def get_attr(op, key: str, default: Any = _MISSING) -> Any:
 
 
 def set_attr(op, key: str, value: Any) -> None:
-    op.attributes[key] = to_attr(value)
+    """Store ``value`` under ``key``: as its typed record when ``key`` holds one
+    (:mod:`tilefold.ir.metadata`, which checks the fields), else as plain MLIR attributes."""
+    record = as_record(key, value)
+    op.attributes[key] = record if record is not None else to_attr(value)
 
 
 def kernel_function(module: ModuleOp) -> func.FuncOp:

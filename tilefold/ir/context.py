@@ -12,9 +12,18 @@ from functools import cache
 from xdsl.context import Context
 from xdsl.dialects import affine, arith, builtin, func, memref, scf
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation
+from xdsl.ir import Operation, OpTraits
 from xdsl.parser import Parser
 from xdsl.printer import Printer
+from xdsl.traits import Pure
+
+from tilefold.ir.metadata import TT
+
+# xDSL 0.74 gives arith.remui and arith.extsi no effect trait, so its dead-code elimination keeps
+# them when unused; MLIR declares both free of memory effects, as every other arith op here is.
+for _op in (arith.RemUIOp, arith.ExtSIOp):
+    if not _op.has_trait(Pure):
+        _op.traits = OpTraits(lambda traits=tuple(_op.traits): (Pure(), *traits))
 
 # Front-end dialects register themselves here when their modules are imported.
 _EXTRA_DIALECTS: list = []
@@ -32,7 +41,7 @@ def make_context() -> Context:
     from tilefold.ir.ttkernel import TTKernel
 
     ctx = Context(allow_unregistered=False)
-    for dialect in (builtin.Builtin, func.Func, arith.Arith, scf.Scf, memref.MemRef, affine.Affine, TTKernel,
+    for dialect in (builtin.Builtin, func.Func, arith.Arith, scf.Scf, memref.MemRef, affine.Affine, TTKernel, TT,
                     *_EXTRA_DIALECTS):
         ctx.load_dialect(dialect)
     return ctx

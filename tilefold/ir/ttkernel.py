@@ -23,13 +23,11 @@ import numpy as np
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import (
     BoolAttr,
-    DictionaryAttr,
     Float32Type,
     IndexType,
     IntegerAttr,
     IntegerType,
     StringAttr,
-    i1,
     i32,
     i64,
 )
@@ -46,10 +44,13 @@ from xdsl.irdl import (
     opt_prop_def,
     prop_def,
     result_def,
+    traits_def,
 )
+from xdsl.traits import MemoryReadEffect, MemoryWriteEffect, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from tilefold.arch import ARCHS, Arch
+from tilefold.ir.metadata import ComputeConfigAttr
 from tilefold.ir.ttkernel_api import API, ApiFunction
 
 THREAD_ATTR = "ttkernel.thread"
@@ -105,23 +106,17 @@ def compute_config(kernel: func.FuncOp) -> dict:
     config = {"math_fidelity": "HiFi4", "fp32_dest_acc_en": False, "dst_full_sync_en": False,
               "math_approx_mode": False}
     attr = kernel.attributes.get(COMPUTE_CONFIG_ATTR)
-    if isinstance(attr, DictionaryAttr):
-        for key, value in attr.data.items():
-            if isinstance(value, StringAttr):
-                config[key] = value.data
-            elif isinstance(value, IntegerAttr):
-                config[key] = bool(value.value.data) if value.type == i1 else value.value.data
+    if isinstance(attr, ComputeConfigAttr):
+        config.update(attr.to_dict())
     return config
 
 
 def compute_config_attr(math_fidelity="HiFi4", fp32_dest_acc_en=False, dst_full_sync_en=False,
-                        math_approx_mode=False) -> DictionaryAttr:
-    return DictionaryAttr({
-        "math_fidelity": StringAttr(math_fidelity),
-        "fp32_dest_acc_en": BoolAttr.from_bool(bool(fp32_dest_acc_en)),
-        "dst_full_sync_en": BoolAttr.from_bool(bool(dst_full_sync_en)),
-        "math_approx_mode": BoolAttr.from_bool(bool(math_approx_mode)),
-    })
+                        math_approx_mode=False) -> ComputeConfigAttr:
+    """The typed ``#ttkernel.compute_config`` (checks its fields)."""
+    return ComputeConfigAttr.from_dict({"math_fidelity": math_fidelity, "fp32_dest_acc_en": bool(fp32_dest_acc_en),
+                                        "dst_full_sync_en": bool(dst_full_sync_en),
+                                        "math_approx_mode": bool(math_approx_mode)})
 
 
 def dst_capacity(kernel: func.FuncOp, arch: Arch | None = None) -> int:
@@ -213,6 +208,11 @@ def _class_name(name: str) -> str:
     return "".join(part.capitalize() for part in name.split("_")) + "Op"
 
 
+# the effect trait of a row's ``effects``: xDSL's dead-code elimination removes unused results of
+# pure and read-only calls and keeps every call that writes
+EFFECT_TRAITS = {"pure": Pure, "read": MemoryReadEffect, "write": MemoryWriteEffect}
+
+
 def _make_op(fn: ApiFunction) -> type[ApiCallOp]:
     fields: dict = {"name": f"ttkernel.{fn.name}", "__doc__": fn.doc or f"``{fn.cpp_function}``"}
     for p in fn.params:
@@ -232,6 +232,7 @@ def _make_op(fn: ApiFunction) -> type[ApiCallOp]:
     else:
         tail = "attr-dict"
     fields["irdl_options"] = (ParsePropInAttrDict(),)
+    fields["traits"] = traits_def(EFFECT_TRAITS[fn.effects]())
     cls = type(_class_name(fn.name), (ApiCallOp,), fields)
     cls.__module__ = __name__
     return op_with_format(cls, head + tail)
@@ -267,6 +268,7 @@ class GetCompileTimeArgValOp(IRDLOperation):
     """``get_compile_time_arg_val(index)``: a compile-time argument of the kernel."""
 
     name = "ttkernel.get_compile_time_arg_val"
+    traits = traits_def(Pure())
     index = prop_def(IntegerAttr)
     result = result_def(i32)
     assembly_format = "`(` $index `)` attr-dict `:` type($result)"
@@ -289,6 +291,7 @@ class TensorAccessorArgsOp(IRDLOperation):
     ``TensorAccessorArgs<prev.next_compile_time_args_offset()>()``."""
 
     name = "ttkernel.tensor_accessor_args"
+    traits = traits_def(Pure())
     prev = opt_operand_def(TensorAccessorArgsType)
     cta_offset = opt_prop_def(IntegerAttr)
     crta_offset = opt_prop_def(IntegerAttr)
@@ -318,6 +321,7 @@ class TensorAccessorOp(IRDLOperation):
     """``TensorAccessor(args, bank_base_address, page_size)``."""
 
     name = "ttkernel.tensor_accessor"
+    traits = traits_def(Pure())
     args = operand_def(TensorAccessorArgsType)
     bank_base_address = operand_def(_INT)
     page_size = operand_def(_INT)
@@ -331,6 +335,7 @@ class TensorAccessorOp(IRDLOperation):
 class _NocCoordOp(IRDLOperation):
     """This core's NOC coordinate (``my_x[noc_index]`` / ``my_y[noc_index]``): data movement only."""
 
+    traits = traits_def(Pure())
     result = result_def(i32)
     assembly_format = "`(` `)` attr-dict `:` type($result)"
 
@@ -363,6 +368,7 @@ class L1LoadOp(IRDLOperation):
     """``reinterpret_cast<volatile tt_l1_ptr uintW_t*>(addr)[index]``."""
 
     name = "ttkernel.l1_load"
+    traits = traits_def(MemoryReadEffect())
     addr = operand_def(_INT)
     index = operand_def(_INT)
     width = prop_def(IntegerAttr)
@@ -384,6 +390,7 @@ class L1StoreOp(IRDLOperation):
     """``reinterpret_cast<volatile tt_l1_ptr uintW_t*>(addr)[index] = value``."""
 
     name = "ttkernel.l1_store"
+    traits = traits_def(MemoryWriteEffect())
     addr = operand_def(_INT)
     index = operand_def(_INT)
     value = operand_def(_INT)
@@ -405,7 +412,7 @@ SPECIAL_OP_CLASSES = (GetCompileTimeArgValOp, TensorAccessorArgsOp, TensorAccess
 TTKernel = Dialect(
     "ttkernel",
     [*API_OPS.values(), *SPECIAL_OP_CLASSES],
-    [TensorAccessorArgsType, TensorAccessorType],
+    [TensorAccessorArgsType, TensorAccessorType, ComputeConfigAttr],
 )
 
 __all__ = [

@@ -81,6 +81,11 @@ class ApiFunction:
     short_forms: tuple[tuple[int, tuple[int, ...]], ...] = ()
     configures: bool = False             # only configures the engines (an init, uninit or reconfig call)
     sfpu: str | None = None               # the row of tilefold.ir.sfpu this call runs
+    init: str | None = None               # the configuring call this call needs before it runs
+    family: str | None = None             # its init family: calls of one family share how they are configured
+    # what the call does besides its result: "pure" (nothing), "read" (reads state others write),
+    # "write" (changes state: CBs, DST, L1, the NOC ...); the ttkernel op's effect trait
+    effects: str = "write"
 
     @property
     def cpp_function(self) -> str:
@@ -112,18 +117,19 @@ HEADER_MACROS: dict[str, tuple[tuple[str, TemplateParam], ...]] = {
 
 DATAFLOW_API: tuple[ApiFunction, ...] = (
     # runtime arguments (also usable from compute kernels)
-    ApiFunction("get_arg_val", (_P("arg_index"),), "u32", thread="any", cpp_type_template="uint32_t",
+    ApiFunction("get_arg_val", (_P("arg_index"),), "u32", thread="any", effects="pure", cpp_type_template="uint32_t",
                 doc="Per-core runtime argument."),
-    ApiFunction("get_common_arg_val", (_P("arg_index"),), "u32", thread="any", cpp_type_template="uint32_t",
+    ApiFunction("get_common_arg_val", (_P("arg_index"),), "u32", thread="any", effects="pure",
+                cpp_type_template="uint32_t",
                 doc="Runtime argument common to every core of the kernel."),
     # circular buffers (both thread kinds; compute gets them from api/compute/cb_api.h)
     ApiFunction("cb_reserve_back", (_P("cb"), _P("num_pages"))),
     ApiFunction("cb_push_back", (_P("cb"), _P("num_pages"))),
     ApiFunction("cb_wait_front", (_P("cb"), _P("num_pages"))),
     ApiFunction("cb_pop_front", (_P("cb"), _P("num_pages"))),
-    _df("get_write_ptr", (_P("cb"),), "u32"),
-    _df("get_read_ptr", (_P("cb"),), "u32"),
-    _df("get_tile_size", (_P("cb"),), "u32"),
+    _df("get_write_ptr", (_P("cb"),), "u32", effects="read"),
+    _df("get_read_ptr", (_P("cb"),), "u32", effects="read"),
+    _df("get_tile_size", (_P("cb"),), "u32", effects="pure"),
     # NOC transfers
     _df("noc_async_read", (_P("src_noc_addr", "u64"), _P("dst_local_l1_addr"), _P("size"))),
     _df("noc_async_write", (_P("src_local_l1_addr"), _P("dst_noc_addr", "u64"), _P("size"))),
@@ -132,11 +138,11 @@ DATAFLOW_API: tuple[ApiFunction, ...] = (
     _df("noc_async_write_page", (_P("page_id"), _P("accessor", "accessor"), _P("src_local_l1_addr"),
                                  _P("size", default=0), _P("offset", default=0))),
     _df("get_noc_addr", (_P("page_id"), _P("accessor", "accessor"), _P("offset", default=0)), "u64",
-        doc="NOC address of a page of a TensorAccessor."),
-    _df("get_noc_addr_xy", (_P("noc_x"), _P("noc_y"), _P("addr")), "u64", cpp_name="get_noc_addr",
+        effects="pure", doc="NOC address of a page of a TensorAccessor."),
+    _df("get_noc_addr_xy", (_P("noc_x"), _P("noc_y"), _P("addr")), "u64", cpp_name="get_noc_addr", effects="pure",
         doc="NOC address of an L1 address on the core at NOC coordinates (x, y)."),
     _df("get_noc_multicast_addr", (_P("noc_x_start"), _P("noc_y_start"), _P("noc_x_end"), _P("noc_y_end"),
-                                   _P("addr")), "u64"),
+                                   _P("addr")), "u64", effects="pure"),
     _df("noc_async_write_multicast", (_P("src_local_l1_addr"), _P("dst_noc_addr_multicast", "u64"), _P("size"),
                                       _P("num_dests"), _P("linked", "bool", False))),
     _df("noc_async_write_multicast_loopback_src", (_P("src_local_l1_addr"), _P("dst_noc_addr_multicast", "u64"),
@@ -146,7 +152,7 @@ DATAFLOW_API: tuple[ApiFunction, ...] = (
     _df("noc_async_writes_flushed"),
     _df("noc_async_atomic_barrier"),
     # semaphores
-    _df("get_semaphore", (_P("semaphore_id"),), "u32"),
+    _df("get_semaphore", (_P("semaphore_id"),), "u32", effects="pure"),
     _df("noc_semaphore_set", (_P("sem_addr", "l1_ptr"), _P("value"))),
     _df("noc_semaphore_wait", (_P("sem_addr", "l1_ptr"), _P("value"))),
     _df("noc_semaphore_wait_min", (_P("sem_addr", "l1_ptr"), _P("value"))),
@@ -157,8 +163,8 @@ DATAFLOW_API: tuple[ApiFunction, ...] = (
     _df("noc_semaphore_set_multicast_loopback_src", (_P("src_local_l1_addr"), _P("dst_noc_addr_multicast", "u64"),
                                                      _P("num_dests"), _P("linked", "bool", False))),
     # where am I
-    ApiFunction("get_absolute_logical_x", (), "u32", doc="This core's logical x."),
-    ApiFunction("get_absolute_logical_y", (), "u32", doc="This core's logical y."),
+    ApiFunction("get_absolute_logical_x", (), "u32", effects="pure", doc="This core's logical x."),
+    ApiFunction("get_absolute_logical_y", (), "u32", effects="pure", doc="This core's logical y."),
 )
 
 
@@ -191,25 +197,29 @@ COMPUTE_API: list[ApiFunction] = [
     _cp("tile_regs_release", (), "api/compute/reg_api.h"),
     _init("copy_tile_init", ("in_cb",), "api/compute/tile_move_copy.h"),
     _init("copy_tile_to_dst_init_short_with_dt", ("old_in_cb", "new_in_cb"), "api/compute/tile_move_copy.h"),
-    _cp("copy_tile", ("in_cb", "in_tile_index", "dst_index"), "api/compute/tile_move_copy.h"),
+    _cp("copy_tile", ("in_cb", "in_tile_index", "dst_index"), "api/compute/tile_move_copy.h", init="copy_tile_init",
+        family="copy"),
     _init("copy_dest_values_init", (), "api/compute/copy_dest_values.h"),
-    _cp("copy_dest_values", ("dst_in", "dst_out"), "api/compute/copy_dest_values.h"),
+    _cp("copy_dest_values", ("dst_in", "dst_out"), "api/compute/copy_dest_values.h", init="copy_dest_values_init",
+        family="copy_dest"),
     _init("reconfig_data_format", ("srca_cb", "srcb_cb"), "api/compute/reconfig_data_format.h"),
     _init("reconfig_data_format_srca", ("srca_cb",), "api/compute/reconfig_data_format.h"),
     _init("pack_reconfig_data_format", ("out_cb",), "api/compute/pack.h"),
     _cp("pack_reconfig_l1_acc", ("l1_acc_en",), "api/compute/pack.h",
         doc="1: later packs add DST to the tiles already at their L1 place; 0: they overwrite them."),
     _cp("pack_tile", ("dst_index", "out_cb", Param("out_tile_index", default=0)), "api/compute/pack.h",
+        init="pack_reconfig_data_format", family="pack",
         templates=(TemplateParam("out_of_order_output", "bool", False),)),
-    _cp("pack_tile_block", ("dst_index", "out_cb", "ntiles"), "api/compute/pack.h",
+    _cp("pack_tile_block", ("dst_index", "out_cb", "ntiles"), "api/compute/pack.h", init="pack_reconfig_data_format",
+        family="pack",
         doc="DST[dst_index .. dst_index+ntiles) to the next ntiles pages of out_cb, as ntiles pack_tile calls."),
     # FPU element-wise (tiles from two CBs into DST)
     _init("add_tiles_init", ("in0_cb", "in1_cb"), _ELTWISE_BINARY_H),
     _init("sub_tiles_init", ("in0_cb", "in1_cb"), _ELTWISE_BINARY_H),
     _init("mul_tiles_init", ("in0_cb", "in1_cb"), _ELTWISE_BINARY_H),
-    _cp("add_tiles", _FPU_TILE_ARGS, _ELTWISE_BINARY_H),
-    _cp("sub_tiles", _FPU_TILE_ARGS, _ELTWISE_BINARY_H),
-    _cp("mul_tiles", _FPU_TILE_ARGS, _ELTWISE_BINARY_H),
+    _cp("add_tiles", _FPU_TILE_ARGS, _ELTWISE_BINARY_H, init="add_tiles_init", family="eltwise"),
+    _cp("sub_tiles", _FPU_TILE_ARGS, _ELTWISE_BINARY_H, init="sub_tiles_init", family="eltwise"),
+    _cp("mul_tiles", _FPU_TILE_ARGS, _ELTWISE_BINARY_H, init="mul_tiles_init", family="eltwise"),
     # FPU broadcasts: in1's first row (ROWS), first column (COLS) or [0,0] (SCALAR) broadcast
     _init("add_bcast_rows_init_short", ("in0_cb", "in1_cb"), _BCAST_H),
     _init("add_bcast_cols_init_short", ("in0_cb", "in1_cb"), _BCAST_H),
@@ -219,43 +229,46 @@ COMPUTE_API: list[ApiFunction] = [
     _init("mul_bcast_rows_init_short", ("in0_cb", "in1_cb"), _BCAST_H),
     _init("mul_bcast_cols_init_short", ("in0_cb", "in1_cb"), _BCAST_H),
     _init("mul_tiles_bcast_scalar_init_short", ("in0_cb", "in1_cb"), _BCAST_H),
-    _cp("add_tiles_bcast_rows", _FPU_TILE_ARGS, _BCAST_H),
-    _cp("add_tiles_bcast_cols", _FPU_TILE_ARGS, _BCAST_H),
-    _cp("add_tiles_bcast_scalar", _FPU_TILE_ARGS, _BCAST_H),
-    _cp("sub_tiles_bcast_cols", _FPU_TILE_ARGS, _BCAST_H),
-    _cp("sub_tiles_bcast_scalar", _FPU_TILE_ARGS, _BCAST_H),
-    _cp("mul_tiles_bcast_rows", _FPU_TILE_ARGS, _BCAST_H),
-    _cp("mul_tiles_bcast_cols", _FPU_TILE_ARGS, _BCAST_H),
-    _cp("mul_tiles_bcast_scalar", _FPU_TILE_ARGS, _BCAST_H),
+    _cp("add_tiles_bcast_rows", _FPU_TILE_ARGS, _BCAST_H, init="add_bcast_rows_init_short", family="bcast"),
+    _cp("add_tiles_bcast_cols", _FPU_TILE_ARGS, _BCAST_H, init="add_bcast_cols_init_short", family="bcast"),
+    _cp("add_tiles_bcast_scalar", _FPU_TILE_ARGS, _BCAST_H, init="add_bcast_scalar_init_short", family="bcast"),
+    _cp("sub_tiles_bcast_cols", _FPU_TILE_ARGS, _BCAST_H, init="sub_bcast_cols_init_short", family="bcast"),
+    _cp("sub_tiles_bcast_scalar", _FPU_TILE_ARGS, _BCAST_H, init="sub_tiles_bcast_scalar_init_short", family="bcast"),
+    _cp("mul_tiles_bcast_rows", _FPU_TILE_ARGS, _BCAST_H, init="mul_bcast_rows_init_short", family="bcast"),
+    _cp("mul_tiles_bcast_cols", _FPU_TILE_ARGS, _BCAST_H, init="mul_bcast_cols_init_short", family="bcast"),
+    _cp("mul_tiles_bcast_scalar", _FPU_TILE_ARGS, _BCAST_H, init="mul_tiles_bcast_scalar_init_short", family="bcast"),
     # matmul
     _init("mm_init", ("in0_cb", "in1_cb", "out_cb", Param("transpose", default=0)), _MATMUL_H),
     _init("mm_init_short", ("in0_cb", "in1_cb", Param("transpose", default=0)), _MATMUL_H),
-    _cp("matmul_tiles", _FPU_TILE_ARGS, _MATMUL_H),
+    _cp("matmul_tiles", _FPU_TILE_ARGS, _MATMUL_H, init="mm_init_short", family="matmul_tiles"),
     _init("mm_block_init", ("in0_cb", "in1_cb", "out_cb", Param("transpose", default=0), Param("ct_dim", default=1),
                             Param("rt_dim", default=1), Param("kt_dim", default=1)), _MATMUL_H),
     _init("mm_block_init_short", ("in0_cb", "in1_cb", Param("transpose", default=0), Param("ct_dim", default=1),
                                   Param("rt_dim", default=1), Param("kt_dim", default=1)), _MATMUL_H),
     _cp("matmul_block", ("in0_cb", "in1_cb", "in0_tile_index", "in1_tile_index", "dst_index", "transpose",
-                         "ct_dim", "rt_dim", "kt_dim"), _MATMUL_H,
+                         "ct_dim", "rt_dim", "kt_dim"), _MATMUL_H, init="mm_block_init_short", family="matmul_block",
         doc="rt_dim x ct_dim output tiles at dst_index.. from one K step: in0 rows strided by kt_dim."),
     # reduce (scaler tile from a second CB)
     _init("reduce_init", ("in_cb", "scaler_cb", "out_cb"), "api/compute/reduce.h", templates=(POOL_TYPE, REDUCE_DIM)),
     _cp("reduce_tile", ("in_cb", "scaler_cb", "in_tile_index", "scaler_tile_index", "dst_index"),
-        "api/compute/reduce.h", templates=(POOL_TYPE, REDUCE_DIM)),
+        "api/compute/reduce.h", templates=(POOL_TYPE, REDUCE_DIM), init="reduce_init", family="reduce"),
     _init("reduce_uninit", (), "api/compute/reduce.h"),
     # transpose
     _init("transpose_wh_init", ("in_cb", "out_cb"), "api/compute/transpose_wh.h"),
     _init("transpose_wh_init_short", ("in_cb",), "api/compute/transpose_wh.h"),
-    _cp("transpose_wh_tile", ("in_cb", "in_tile_index", "dst_index"), "api/compute/transpose_wh.h"),
+    _cp("transpose_wh_tile", ("in_cb", "in_tile_index", "dst_index"), "api/compute/transpose_wh.h",
+        init="transpose_wh_init_short", family="transpose"),
     _init("transpose_wh_dest_init_short", (), "api/compute/transpose_wh_dest.h"),
-    _cp("transpose_wh_dest", ("dst_index",), "api/compute/transpose_wh_dest.h",
+    _cp("transpose_wh_dest", ("dst_index",), "api/compute/transpose_wh_dest.h", init="transpose_wh_dest_init_short",
+        family="transpose_dest",
         doc="Transpose the tile in DST slot dst_index in place."),
     # tilize / untilize (manage DST themselves)
     _init("tilize_init", ("in_cb", "block", "out_cb"), "api/compute/tilize.h"),
-    _cp("tilize_block", ("in_cb", "block", "out_cb"), "api/compute/tilize.h"),
+    _cp("tilize_block", ("in_cb", "block", "out_cb"), "api/compute/tilize.h", init="tilize_init", family="tilize"),
     _init("tilize_uninit", ("in_cb", "out_cb"), "api/compute/tilize.h"),
     _init("untilize_init", ("in_cb",), "api/compute/untilize.h"),
-    _cp("untilize_block", ("in_cb", "block", "out_cb"), "api/compute/untilize.h"),
+    _cp("untilize_block", ("in_cb", "block", "out_cb"), "api/compute/untilize.h", init="untilize_init",
+        family="untilize"),
     _init("untilize_uninit", ("in_cb",), "api/compute/untilize.h"),
 ]
 
@@ -268,13 +281,15 @@ def _sfpu_rows(arity: str, slots: tuple[str, ...]) -> None:
             continue
         if not any(f.name == op.init for f in COMPUTE_API) and arity != "scalar":
             COMPUTE_API.append(_init(op.init, (), op.header))
-        COMPUTE_API.append(_cp(op.call, slots + tuple(Param(n, k) for n, k in op.params), op.header, sfpu=op.name))
+        COMPUTE_API.append(_cp(op.call, slots + tuple(Param(n, k) for n, k in op.params), op.header, sfpu=op.name,
+                               init=op.init, family="sfpu"))
 
 
 # SFPU on DST slots: two slots into a third, where, one slot in place, one slot with a float scalar
 _sfpu_rows("binary", ("dst_in0", "dst_in1", "dst_out"))
 COMPUTE_API.append(_init("where_tile_init", (), _WHERE_H))
 COMPUTE_API.append(_cp("where_tile", ("dst_condition", "dst_true", "dst_false", "dst_out"), _WHERE_H,
+                       init="where_tile_init", family="where",
                        templates=(TemplateParam("data_format", "DataFormat", "Float16_b",
                                                 ("Float16_b", "Float32", "Int32", "UInt32", "UInt16")),)))
 _sfpu_rows("unary", ("dst_index",))

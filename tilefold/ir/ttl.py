@@ -70,6 +70,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from tilefold.ir.lazy_format import op_with_format
 from tilefold.ir.context import register_dialect
+from tilefold.ir.sfpu import SFPU_CALLS
 from tilefold.layout.formats import DataFormat
 
 # --- ttcore: the tile type ------------------------------------------------------------------
@@ -227,13 +228,13 @@ class TileOpInfo:
     param_encoding: str = "bits"   # how float params are passed: "bits" (uint32 of the float), "int", "float"
 
 
-def _unary(name, call=None, init=None, params=(), encoding="bits"):
+def _unary(name, call=None, params=(), encoding="bits"):
     call = call or f"{name}_tile"
-    return TileOpInfo(name, "sfpu_unary", call, init or f"{call}_init", tuple(params), encoding)
+    return TileOpInfo(name, "sfpu_unary", call, SFPU_CALLS[call].init, tuple(params), encoding)
 
 
 def _binary(name, call):
-    return TileOpInfo(name, "sfpu_binary", call, f"{call}_init")
+    return TileOpInfo(name, "sfpu_binary", call, SFPU_CALLS[call].init)
 
 
 TILE_OPS: dict[str, TileOpInfo] = {info.name: info for info in (
@@ -245,25 +246,25 @@ TILE_OPS: dict[str, TileOpInfo] = {info.name: info for info in (
     _unary("exp"), _unary("exp2"), _unary("log"), _unary("sqrt"), _unary("rsqrt"), _unary("recip"),
     _unary("square"), _unary("tanh"), _unary("sigmoid"), _unary("relu"), _unary("gelu"), _unary("silu"),
     _unary("sin"), _unary("cos"), _unary("abs"), _unary("neg", "negative_tile"),
-    _unary("floor", init="rounding_op_tile_init"), _unary("ceil", init="rounding_op_tile_init"),
+    _unary("floor"), _unary("ceil"),
     _unary("sign"),
     _unary("asin"), _unary("acos"), _unary("atan"), _unary("sinh"), _unary("cosh"), _unary("asinh"),
     _unary("acosh"), _unary("atanh"), _unary("tan"), _unary("softsign"), _unary("hardsigmoid"),
     _unary("expm1"), _unary("log1p"), _unary("signbit"),
-    _unary("trunc", init="rounding_op_tile_init"), _unary("frac", init="rounding_op_tile_init"),
-    _unary("round", init="rounding_op_tile_init", params=("decimals",), encoding="int"),
+    _unary("trunc"), _unary("frac"),
+    _unary("round", params=("decimals",), encoding="int"),
     _unary("elu", params=("alpha",)), _unary("celu", params=("alpha", "alpha_recip")),
     _unary("selu", params=("scale", "alpha")), _unary("leaky_relu", params=("slope",)),
     _unary("prelu", params=("alpha",)), _unary("softplus", params=("beta", "beta_reciprocal", "threshold")),
     _unary("clamp", params=("min", "max")),
     _unary("power", params=("exponent",), encoding="int"),
-    _unary("add_scalar", "add_unary_tile", "binop_with_scalar_tile_init", ("value",)),
-    _unary("sub_scalar", "sub_unary_tile", "binop_with_scalar_tile_init", ("value",)),
-    _unary("rsub_scalar", "rsub_unary_tile", "binop_with_scalar_tile_init", ("value",)),
-    _unary("mul_scalar", "mul_unary_tile", "binop_with_scalar_tile_init", ("value",)),
-    _unary("div_scalar", "div_unary_tile", "binop_with_scalar_tile_init", ("value",)),
-    _unary("max_scalar", "unary_max_tile", "unary_max_tile_init", ("value",)),
-    _unary("min_scalar", "unary_min_tile", "unary_min_tile_init", ("value",)),
+    _unary("add_scalar", "add_unary_tile", ("value",)),
+    _unary("sub_scalar", "sub_unary_tile", ("value",)),
+    _unary("rsub_scalar", "rsub_unary_tile", ("value",)),
+    _unary("mul_scalar", "mul_unary_tile", ("value",)),
+    _unary("div_scalar", "div_unary_tile", ("value",)),
+    _unary("max_scalar", "unary_max_tile", ("value",)),
+    _unary("min_scalar", "unary_min_tile", ("value",)),
     TileOpInfo("where", "sfpu_ternary", "where_tile", "where_tile_init"),
     TileOpInfo("fill", "fill", "fill_tile", "fill_tile_init", ("value",), "float"),
     TileOpInfo("bcast", "bcast", "", ""),

@@ -35,5 +35,5 @@ builtin.module {
   }
 }
 
-// CHECK: tt.schedule = {policy = "contiguous", order = "row_major"}
-// CHECK-SAME: tt.shard = {layout = "tiled", interleaved = true, tile_shape = [32 : i64, 32 : i64]}
+// CHECK: tt.schedule = #tt.schedule<policy = "contiguous", order = "row_major">
+// CHECK-SAME: tt.shard = #tt.shard<layout = "tiled", interleaved = true, tile_shape = [32 : i64, 32 : i64]>

@@ -18,4 +18,4 @@ builtin.module {
   }
 }
 
-// CHECK: ttkernel.compute_config = {math_fidelity = "HiFi4", fp32_dest_acc_en = false, dst_full_sync_en = false, math_approx_mode = false}
+// CHECK: ttkernel.compute_config = #ttkernel.compute_config<math_fidelity = "HiFi4", fp32_dest_acc_en = false, dst_full_sync_en = false, math_approx_mode = false>

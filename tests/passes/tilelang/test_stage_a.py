@@ -12,8 +12,8 @@ import tilefold.language as T
 
 def test_apply_tt_defaults():
     filecheck(through(kernels.gemm(), "apply-tt-defaults"), """
-CHECK: tt.schedule = {policy = "contiguous", order = "row_major"}
-CHECK-SAME: tt.shard = {layout = "tiled", interleaved = true, tile_shape = [32 : i64, 32 : i64]}
+CHECK: tt.schedule = #tt.schedule<policy = "contiguous", order = "row_major">
+CHECK-SAME: tt.shard = #tt.shard<layout = "tiled", interleaved = true, tile_shape = [32 : i64, 32 : i64]>
 """)
 
 
@@ -28,13 +28,13 @@ def test_user_schedule_fields_are_checked():
 def test_tile_pad_rounds_to_tiles_and_blocks():
     # 200x168x100 in 64x64x32 blocks: M -> 4 blocks of 64, N -> 3 of 64, K -> 4 of 32
     filecheck(through(kernels.gemm(200, 168, 100), "tile-pad-tt"), """
-CHECK: tt.padded_shapes = {A = [256 : i64, 128 : i64], B = [128 : i64, 192 : i64], C = [256 : i64, 192 : i64]}
+CHECK: tt.padded_shapes = #tt.shapes<A = [256 : i64, 128 : i64], B = [128 : i64, 192 : i64], C = [256 : i64, 192 : i64]>
 """)
 
 
 def test_infer_tt_layout_defaults_to_dram_interleaved():
     filecheck(through(kernels.gemm(), "infer-tt-layout"), """
-CHECK: tt.buffer.A = {memory = "DRAM", layout = "interleaved", tile_shape = [32 : i64, 32 : i64], dtype = "bf16", shape = [256 : i64, 256 : i64], padded_shape = [256 : i64, 256 : i64]}
+CHECK: tt.buffer.A = #tt.buffer<memory = "DRAM", layout = "interleaved", tile_shape = [32 : i64, 32 : i64], dtype = "bf16", shape = [256 : i64, 256 : i64], padded_shape = [256 : i64, 256 : i64]>
 """)
 
 
@@ -50,8 +50,8 @@ def test_infer_tt_layout_nd_shard_projection():
     prim = T.annotate_tt_layout(k, {"A": {"memory": "DRAM", "layout": "sharded",
                                           "nd_shard": {"axes": ["B", "H", "M", "N"], "grid": [2, 4, 1, 2]}}})
     filecheck(through(prim, "infer-tt-layout"), """
-CHECK: tt.buffer.A = {memory = "DRAM", layout = "sharded",
-CHECK-SAME: nd_shard = {axes = ["B", "H", "M", "N"], grid = [2 : i64, 4 : i64, 1 : i64, 2 : i64], shard_shape_elems = [1 : i64, 2 : i64, 64 : i64, 64 : i64], order = "row_major", align_tiles = true, projected_grid = [8 : i64, 2 : i64], projected_shard_tiles = [4 : i64, 2 : i64]}
+CHECK: tt.buffer.A = #tt.buffer<memory = "DRAM", layout = "sharded",
+CHECK-SAME: nd_shard = #tt.nd_shard<axes = ["B", "H", "M", "N"], grid = [2 : i64, 4 : i64, 1 : i64, 2 : i64], shard_shape_elems = [1 : i64, 2 : i64, 64 : i64, 64 : i64], order = "row_major", align_tiles = true, projected_grid = [8 : i64, 2 : i64], projected_shard_tiles = [4 : i64, 2 : i64]>
 """)
 
 
@@ -84,15 +84,15 @@ def test_l1_overflow():
 def test_propagate_tt_layout_cb_geometry():
     # the A block is 2x1 tiles copied in a 3-stage pipelined loop; C is double-buffered
     filecheck(through(kernels.gemm(), "propagate-tt-layout"), """
-CHECK: tt.cb.A_s = {page_size = 2048 : i64, depth = 6 : i64, data_format = "Float16_b", block_tiles = [2 : i64, 1 : i64]}
-CHECK-SAME: tt.cb.B_s = {page_size = 2048 : i64, depth = 6 : i64, data_format = "Float16_b", block_tiles = [1 : i64, 2 : i64]}
-CHECK-SAME: tt.cb.C_l = {page_size = 2048 : i64, depth = 8 : i64, data_format = "Float16_b", block_tiles = [2 : i64, 2 : i64]}
+CHECK: tt.cb.A_s = #tt.cb<page_size = 2048 : i64, depth = 6 : i64, data_format = "Float16_b", block_tiles = [2 : i64, 1 : i64]>
+CHECK-SAME: tt.cb.B_s = #tt.cb<page_size = 2048 : i64, depth = 6 : i64, data_format = "Float16_b", block_tiles = [1 : i64, 2 : i64]>
+CHECK-SAME: tt.cb.C_l = #tt.cb<page_size = 2048 : i64, depth = 8 : i64, data_format = "Float16_b", block_tiles = [2 : i64, 2 : i64]>
 """)
 
 
 def test_attach_tensor_accessor():
     prim = T.annotate_tt_layout(kernels.gemm(), {"B": {"layout": "sharded", "nd_shard": {"grid": [2, 2]}}})
     filecheck(through(prim, "attach-tensor-accessor"), """
-CHECK: tt.tensor_accessor.A = {kind = "interleaved", is_dram = true, page_size = 2048 : i64, aligned_page_size = 2048 : i64, compile_time_args = 2 : i64}
-CHECK-SAME: tt.tensor_accessor.B = {kind = "sharded", is_dram = true, page_size = 2048 : i64, aligned_page_size = 2048 : i64, compile_time_args = {{[0-9]+}} : i64}
+CHECK: tt.tensor_accessor.A = #tt.tensor_accessor<kind = "interleaved", is_dram = true, page_size = 2048 : i64, aligned_page_size = 2048 : i64, compile_time_args = 2 : i64>
+CHECK-SAME: tt.tensor_accessor.B = #tt.tensor_accessor<kind = "sharded", is_dram = true, page_size = 2048 : i64, aligned_page_size = 2048 : i64, compile_time_args = {{[0-9]+}} : i64>
 """)

@@ -15,7 +15,7 @@ def test_global_partition_dram_interleaved():
     # 16 blocks of 2x2 tiles on an 8x8 grid: one block per core on the first 16 cores, row by row
     filecheck(through(kernels.gemm(), "layout-aware-work-partition"), """
 CHECK: tt.partition_mode = "global", tt.grid_tiles = [4 : i64, 4 : i64], tt.block_tiles = [2 : i64, 2 : i64]
-CHECK-SAME: tt.grid_axes = {m = 1 : i64, n = 0 : i64}, tt.shard_grid = [1 : i64, 1 : i64], tt.local_shape_tiles = [4 : i64, 4 : i64]
+CHECK-SAME: tt.grid_axes = #tt.grid_axes<m = 1 : i64, n = 0 : i64>, tt.shard_grid = [1 : i64, 1 : i64], tt.local_shape_tiles = [4 : i64, 4 : i64]
 CHECK-SAME: tt.core_ranges = {{\\[\\[}}0 : i64, 0 : i64, 7 : i64, 1 : i64{{\\]\\]}}
 CHECK-SAME: tt.runtime_args = ["start_id", "count", "Mt", "Kt", "Nt"]
 CHECK-SAME: tt.core_runtime_args = {{\\[\\[}}0 : i64, 0 : i64, 0 : i64, 1 : i64, 4 : i64, 8 : i64, 4 : i64], [1 : i64, 0 : i64, 1 : i64, 1 : i64, 4 : i64, 8 : i64, 4 : i64],

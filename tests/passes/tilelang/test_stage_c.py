@@ -7,11 +7,11 @@ from tilelang_helpers import filecheck
 
 def test_lower_shared_to_cb_roles_and_pages():
     filecheck(through(kernels.gemm(), "lower-shared-to-cb"), """
-CHECK: tt.cb.A_s = {page_size = 2048 : i64, depth = 6 : i64, data_format = "Float16_b", block_tiles = [2 : i64, 1 : i64], index = 0 : i64, producer = "reader", consumer = "compute", scope = "shared"}
-CHECK-SAME: tt.cb.B_s = {{{.*}}index = 1 : i64, producer = "reader", consumer = "compute"
-CHECK-SAME: tt.cb.C_l = {{{.*}}index = 16 : i64, producer = "compute", consumer = "writer"
-CHECK-SAME: tt.global_roles = {A = "input", B = "input", C = "output"}
-CHECK-SAME: tt.compute_config = {math_fidelity = "HiFi4", fp32_dest_acc_en = true, dst_full_sync_en = false, math_approx_mode = false}
+CHECK: tt.cb.A_s = #tt.cb<page_size = 2048 : i64, depth = 6 : i64, data_format = "Float16_b", block_tiles = [2 : i64, 1 : i64], index = 0 : i64, producer = "reader", consumer = "compute", scope = "shared">
+CHECK-SAME: tt.cb.B_s = #tt.cb<{{.*}}index = 1 : i64, producer = "reader", consumer = "compute"
+CHECK-SAME: tt.cb.C_l = #tt.cb<{{.*}}index = 16 : i64, producer = "compute", consumer = "writer"
+CHECK-SAME: tt.global_roles = #tt.roles<A = "input", B = "input", C = "output">
+CHECK-SAME: tt.compute_config = #ttkernel.compute_config<math_fidelity = "HiFi4", fp32_dest_acc_en = true, dst_full_sync_en = false, math_approx_mode = false>
 CHECK:      tile.for
 CHECK:        %[[ROW:.*]] = arith.muli %m, %{{.*}} : i32
 CHECK:        %[[PAGE:.*]] = arith.addi %[[ROW]], %k : i32
@@ -25,10 +25,10 @@ CHECK:      tile.write_block %{{.*}} {buffer = "C", cb = 16 : i32, rows = 2 : i3
 def test_lower_shared_to_cb_intermediates():
     """softmax: x comes from the reader, y goes to the writer, the rest stays in compute."""
     filecheck(through(kernels.row_softmax, "lower-shared-to-cb"), """
-CHECK: tt.cb.x = {{{.*}}index = 0 : i64, producer = "reader", consumer = "compute"
-CHECK-SAME: tt.cb.y = {page_size = 2048 : i64, depth = 4 : i64, data_format = "Float16_b", block_tiles = [1 : i64, 2 : i64], index = 16 : i64, producer = "compute", consumer = "writer"
-CHECK-SAME: tt.cb.m = {page_size = 4096 : i64, depth = 1 : i64, data_format = "Float32", block_tiles = [1 : i64, 1 : i64], index = 24 : i64, producer = "compute", consumer = "compute"
-CHECK-SAME: tt.cb.e = {page_size = 4096 : i64, depth = 2 : i64, data_format = "Float32", block_tiles = [1 : i64, 2 : i64], index = 25 : i64
+CHECK: tt.cb.x = #tt.cb<{{.*}}index = 0 : i64, producer = "reader", consumer = "compute"
+CHECK-SAME: tt.cb.y = #tt.cb<page_size = 2048 : i64, depth = 4 : i64, data_format = "Float16_b", block_tiles = [1 : i64, 2 : i64], index = 16 : i64, producer = "compute", consumer = "writer"
+CHECK-SAME: tt.cb.m = #tt.cb<page_size = 4096 : i64, depth = 1 : i64, data_format = "Float32", block_tiles = [1 : i64, 1 : i64], index = 24 : i64, producer = "compute", consumer = "compute"
+CHECK-SAME: tt.cb.e = #tt.cb<page_size = 4096 : i64, depth = 2 : i64, data_format = "Float32", block_tiles = [1 : i64, 2 : i64], index = 25 : i64
 """)
 
 
@@ -51,7 +51,7 @@ CHECK-NOT:  tile.parallel
 
 def test_lower_to_sfpu_broadcasts_vectors_onto_a_zero_tile():
     filecheck(through(kernels.row_softmax, "lower-to-sfpu"), """
-CHECK:      tt.cb.zero_tile = {page_size = 2048 : i64, depth = 1 : i64, data_format = "Float16_b", block_tiles = [1 : i64, 1 : i64], index = 27 : i64
+CHECK:      tt.cb.zero_tile = #tt.cb<page_size = 2048 : i64, depth = 1 : i64, data_format = "Float16_b", block_tiles = [1 : i64, 1 : i64], index = 27 : i64
 CHECK:      tile.fill %zero_tile {value = 0.000000e+00 : f32}
 CHECK-NEXT: tile.for
 CHECK:      tile.stmt attributes {kind = "eltwise", reads = ["x", "m", "zero_tile"], writes = ["e"]} {
@@ -85,7 +85,7 @@ def test_gemm_accumulates_partials_in_l1_when_the_block_exceeds_dst():
     # the last two pops the block unread so the next packs onto the same pages; the peeled last
     # step reloads the sums once and packs C
     filecheck(through(kernels.gemm(bm=128, bn=128, bk=64), "lower-tt-tile-intrinsics"), """
-CHECK:      tt.cb.C_l_partials = {page_size = 4096 : i64, depth = 16 : i64, data_format = "Float32"
+CHECK:      tt.cb.C_l_partials = #tt.cb<page_size = 4096 : i64, depth = 16 : i64, data_format = "Float32"
 CHECK:      %[[LAST:.*]] = arith.constant 3 : i32
 CHECK:      tile.for %{{.*}} to %[[LAST]] attributes {step = 1 : i32, kind = "pipelined", num_stages = 3 : i32} {
 CHECK:        tile.stmt attributes {kind = "matmul_spill", reads = ["A_s", "B_s"], writes = []} {
@@ -115,7 +115,7 @@ CHECK:        ttkernel.pack_tile(%{{.*}}, %{{.*}}, %{{.*}}) {out_of_order_output
 
 def test_gemm_over_two_k_steps_reloads_the_spilled_partials():
     filecheck(through(kernels.gemm(K=128, bm=128, bn=128, bk=64), "lower-tt-tile-intrinsics"), """
-CHECK:      tt.cb.C_l_partials = {page_size = 4096 : i64, depth = 16 : i64, data_format = "Float32"
+CHECK:      tt.cb.C_l_partials = #tt.cb<page_size = 4096 : i64, depth = 16 : i64, data_format = "Float32"
 CHECK:      tile.for %{{.*}} to %[[LAST:.*]] attributes {step = 1 : i32, kind = "pipelined", num_stages = 3 : i32} {
 CHECK:        tile.stmt attributes {kind = "matmul_spill", reads = ["A_s", "B_s"], writes = []} {
 CHECK-NEXT:     %[[NOT_FIRST:.*]] = arith.cmpi ugt, %k

@@ -14,7 +14,7 @@ from tilefold.ir.attributes import kernel_function
 def test_split_device_kernel():
     filecheck(through(kernels.gemm(), "split-device-kernel"), """
 CHECK:      func.func @gemm_kernel(%A: memref<256x256xbf16>
-CHECK-SAME: tt.kernels = {reader = "reader", compute = "compute", writer = "writer"}
+CHECK-SAME: tt.kernels = #tt.kernels<reader = "reader", compute = "compute", writer = "writer">
 CHECK-NEXT:   func.return
 CHECK:      func.func @reader() attributes {ttkernel.thread = "noc"} {
 CHECK:        scf.for %i = %{{.*}} to %count step %{{.*}} : i32 {
@@ -23,7 +23,7 @@ CHECK:            tile.cb_event "produce_begin" {cb = 0 : i32
 CHECK-NEXT:       tile.read_block
 CHECK-NEXT:       tile.cb_event "produce_end" {cb = 0 : i32
 CHECK-NOT:        tile.cb_event "consume"
-CHECK:      func.func @compute() attributes {ttkernel.thread = "compute", ttkernel.compute_config = {math_fidelity = "HiFi4", fp32_dest_acc_en = true
+CHECK:      func.func @compute() attributes {ttkernel.thread = "compute", ttkernel.compute_config = #ttkernel.compute_config<math_fidelity = "HiFi4", fp32_dest_acc_en = true
 CHECK:          tile.dst_section attributes {mode = "open"}
 CHECK:          scf.for %k =
 CHECK-NEXT:       tile.cb_event "consume" {cb = 0 : i32

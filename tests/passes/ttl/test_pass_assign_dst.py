@@ -103,8 +103,8 @@ def test_one_output_tile_needing_more_slots_than_dst_has_is_an_error_at_the_user
     %f = ttl.tile_mul %c, %d : {T}
     %g = ttl.tile_add %e, %f : {T}
     ttl.yield %g : {T}"""
-    text = compute("1, 1", body, inputs=1, attrs=', ttkernel.compute_config = {math_fidelity = "HiFi4", '
-                   'fp32_dest_acc_en = true, dst_full_sync_en = false, math_approx_mode = false}')
+    text = compute("1, 1", body, inputs=1, attrs=', ttkernel.compute_config = #ttkernel.compute_config<math_fidelity = "HiFi4", '
+                   'fp32_dest_acc_en = true, dst_full_sync_en = false, math_approx_mode = false>')
     text = text.replace(f'  }} -> tensor<1x1x{T}>\n', f'  }} -> tensor<1x1x{T}> loc("user.py":12:0)\n')
     with pytest.raises(CompileError) as info:
         run(text, "ttl-assign-dst")

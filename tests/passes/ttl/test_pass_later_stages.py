@@ -27,7 +27,7 @@ def add_kernel(tile=T, shape="2, 2", expr="ttl.add %a, %b"):
 
 def test_config_defaults_to_16_bit_dst_and_hifi4():
     filecheck(run(add_kernel(), "ttl-set-compute-kernel-config"), """
-    CHECK: ttkernel.compute_config = {math_fidelity = "HiFi4", fp32_dest_acc_en = false, dst_full_sync_en = false, math_approx_mode = false}
+    CHECK: ttkernel.compute_config = #ttkernel.compute_config<math_fidelity = "HiFi4", fp32_dest_acc_en = false, dst_full_sync_en = false, math_approx_mode = false>
     """)
 
 

@@ -13,8 +13,9 @@ import inspect
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.utils.exceptions import VerifyException
 
-from tilefold.errors import KernelError
+from tilefold.errors import KernelError, SourceLocation
 from tilefold.frontend.pykernel.builder import build_kernel
 from tilefold.ir.context import print_ir
 from tilefold.ir.ttkernel import COMPUTE_CONFIG_ATTR, compute_config_attr
@@ -49,7 +50,11 @@ class PyKernel:
         if self._module is None:
             attributes = {}
             if self.compute_config is not None:
-                attributes[COMPUTE_CONFIG_ATTR] = compute_config_attr(**self.compute_config)
+                try:
+                    attributes[COMPUTE_CONFIG_ATTR] = compute_config_attr(**self.compute_config)
+                except (TypeError, VerifyException) as exc:
+                    raise KernelError(f"compute_config of {self.name}: {exc}",
+                                      SourceLocation(self.source_file, self.source_line)) from None
             self._module = build_kernel(self.python_function, self.name, self.thread, attributes)
         return self
 

@@ -160,17 +160,6 @@ def kernel_op(kernel: func.FuncOp) -> tile.KernelOp | None:
     return None
 
 
-def remove_dead_arith(kernel) -> None:
-    """Drop ``arith`` ops whose results nothing uses (every arith op here is free of side effects)."""
-    changed = True
-    while changed:
-        changed = False
-        for o in list(kernel.walk()):
-            if o.name.startswith("arith.") and all(not r.uses for r in o.results):
-                Rewriter.erase_op(o)
-                changed = True
-
-
 __all__ = ["TILE", "tiles_for", "tile_grid", "compile_error", "BufferInfo", "buffers", "buffer_name", "is_global", "memref_shape",
            "insert_before", "insert_after", "append", "Inserter", "persistent_loop",
-           "kernel_op", "remove_dead_arith"]
+           "kernel_op"]

@@ -20,14 +20,14 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.transforms.canonicalize import CanonicalizePass
 from xdsl.transforms.common_subexpression_elimination import cse
+from xdsl.transforms.dead_code_elimination import region_dce
 
 from tilefold.errors import CompileError
 from tilefold.ir import tile
 from tilefold.ir.locations import source_location
-from tilefold.ir.ttkernel import ApiCallOp, api_call
+from tilefold.ir.ttkernel import api_call
 from tilefold.passes.tilelang.affine import constant_op
 from tilefold.ir.attributes import get_attr, kernel_function, set_attr
-from tilefold.passes.tilelang.common import remove_dead_arith
 from tilefold.passes.tilelang.configure_tensor_accessor import device_kernels
 
 MAX_RUNTIME_ARGS = 255
@@ -62,8 +62,4 @@ class FinalizePersistentSignature(ModulePass):
         CanonicalizePass().apply(ctx, op)
         for kernel in device_kernels(op):
             cse(kernel)
-            remove_dead_arith(kernel)
-            for unused in [o for o in kernel.walk() if isinstance(o, ApiCallOp) and o.api.name == "get_arg_val"
-                           and not o.results[0].uses]:
-                Rewriter.erase_op(unused)
-            remove_dead_arith(kernel)
+            region_dce(kernel.body)     # unused runtime arguments too: get_arg_val is pure

@@ -36,7 +36,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from tilefold.ir import tile
 from tilefold.ir.ttkernel import ApiCallOp, api_call, constant_int
 from tilefold.ir.sfpu import SFPU
-from tilefold.ir.ttkernel_api import API, PACK_CALLS
+from tilefold.ir.ttkernel_api import PACK_CALLS
 from tilefold.layout.formats import data_format
 from tilefold.passes.tilelang.affine import constant_op
 from tilefold.ir.attributes import kernel_function
@@ -86,48 +86,39 @@ class Planner:
     # -- what an op needs -----------------------------------------------------------------------
 
     def needs(self, op: ApiCallOp) -> list[tuple[str, Setting]]:
-        name = op.api.name
+        """The engine settings ``op`` runs with, by its row's init family and init call."""
+        fn = op.api
+        name, family, init = fn.name, fn.family, fn.init
         args = [constant_int(v) for v in op.operands]
-        if name == "copy_tile":
+        if family in ("copy", "transpose"):
             cb = args[0]
-            return [("srca", self.source(cb)), ("fpu", Setting(("copy", self.fmt(cb)), _call("copy_tile_init", [cb])))]
-        if name == "transpose_wh_tile":
-            cb = args[0]
-            return [("srca", self.source(cb)),
-                    ("fpu", Setting(("transpose", self.fmt(cb)), _call("transpose_wh_init_short", [cb])))]
-        if name == "transpose_wh_dest":
-            return [("sfpu", Setting(("transpose_wh_dest",), _call("transpose_wh_dest_init_short", [])))]
-        if name == "matmul_block":
+            return [("srca", self.source(cb)), ("fpu", Setting((family, self.fmt(cb)), _call(init, [cb])))]
+        if family == "matmul_block":
             in0, in1, _, _, _, _, ct, rt, kt = args
             return [("srca", self.source(in1)), ("srcb", self.source(in0)),
-                    ("fpu", Setting(("matmul", in0, in1, ct, rt, kt),
-                                    _call("mm_block_init_short", [in0, in1, 0, ct, rt, kt])))]
-        if "_tiles_bcast_" in name:
+                    ("fpu", Setting(("matmul", in0, in1, ct, rt, kt), _call(init, [in0, in1, 0, ct, rt, kt])))]
+        if family == "bcast":
             in0, in1 = args[0], args[1]
-            prefix, direction = name.split("_tiles_bcast_")
-            init = f"{prefix}_bcast_{direction}_init_short"
-            if init not in API:
-                init = f"{name}_init_short"
             return [("srca", self.source(in0)), ("srcb", self.source(in1)),
                     ("fpu", Setting(("bcast", name, in0, in1), _call(init, [in0, in1])))]
-        if name == "reduce_tile":
+        if family == "reduce":
             cb, scaler = args[0], args[1]
             templates = op.template_values()
             out = self.section_output(op)
             key = ("reduce", templates["pool_type"], templates["reduce_dim"], cb, scaler, out)
             return [("srca", self.source(cb)), ("srcb", self.source(scaler)),
-                    ("fpu", Setting(key, _call("reduce_init", [cb, scaler, out], templates)))]
-        if name in PACK_CALLS:
+                    ("fpu", Setting(key, _call(init, [cb, scaler, out], templates)))]
+        if family == "pack":
             cb = args[1]
-            return [("pack", Setting((self.fmt(cb),), _call("pack_reconfig_data_format", [cb])))]
-        if op.api.sfpu is not None:
-            sfpu = SFPU[op.api.sfpu]
+            return [("pack", Setting((self.fmt(cb),), _call(init, [cb])))]
+        if family == "sfpu":
+            sfpu = SFPU[fn.sfpu]
             # one setting per function (the scalar ops share theirs); functions that share an init
             # still each run it, as the API asks
             key = {"unary": sfpu.name, "scalar": "binop_with_scalar", "binary": sfpu.call}[sfpu.arity]
-            return [("sfpu", Setting((key,), _call(sfpu.init, [])))]
-        if name in ("where_tile", "copy_dest_values"):
-            return [("sfpu", Setting((name,), _call(f"{name}_init", [])))]
+            return [("sfpu", Setting((key,), _call(init, [])))]
+        if family in ("transpose_dest", "where", "copy_dest"):
+            return [("sfpu", Setting((name,), _call(init, [])))]
         return []
 
     def source(self, cb: int) -> Setting:

@@ -26,6 +26,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.transforms.dead_code_elimination import region_dce
 
 from tilefold.ir.tile_types import format_of_memref, memref_type
 from tilefold.ir import tile
@@ -37,7 +38,6 @@ from tilefold.passes.tilelang.common import (
     compile_error,
     insert_after,
     is_global,
-    remove_dead_arith,
 )
 
 
@@ -99,7 +99,7 @@ class LegalizeGlobalAccess(ModulePass):
         names = set(param_names(kernel)) | {o.buffer_name.data for o in kernel.walk() if isinstance(o, tile.AllocOp)}
         for par in [o for o in kernel.walk() if isinstance(o, tile.ParallelOp)]:
             self._legalize(par, kernel, names)
-        remove_dead_arith(kernel)
+        region_dce(kernel.body)
 
     def _legalize(self, par: tile.ParallelOp, kernel: func.FuncOp, names: set[str]) -> None:
         accesses = [o for o in par.body.block.ops if isinstance(o, (tile.LoadOp, tile.StoreOp))

@@ -36,6 +36,7 @@ from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.rewriter import Rewriter
+from xdsl.transforms.dead_code_elimination import region_dce
 
 from tilefold.ir.tile_types import memref_type
 from tilefold.ir import tile
@@ -56,7 +57,6 @@ from tilefold.passes.tilelang.common import (
     is_global,
     memref_shape,
     persistent_loop,
-    remove_dead_arith,
 )
 from tilefold.passes.device_pass import DevicePass
 from tilefold.ir.locations import source_location
@@ -147,7 +147,7 @@ class LowerSharedToCB(DevicePass):
         for name, cb in cbs.items():
             set_attr(kernel, f"tt.cb.{name}", cb)
         self._lower_copies(kernel, cbs)
-        remove_dead_arith(kernel)
+        region_dce(kernel.body)
 
     # -- one consumer per CB ------------------------------------------------------------------------
 

@@ -26,11 +26,12 @@ from xdsl.dialects.builtin import FunctionType, ModuleOp, StringAttr
 from xdsl.ir import Block, Operation
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
+from xdsl.transforms.dead_code_elimination import region_dce
 
 from tilefold.ir import tile
 from tilefold.ir.ttkernel import COMPUTE_CONFIG_ATTR, THREAD_ATTR, compute_config_attr
 from tilefold.ir.attributes import get_attr, kernel_function, set_attr
-from tilefold.passes.tilelang.common import compile_error, remove_dead_arith
+from tilefold.passes.tilelang.common import compile_error
 from tilefold.ir.attributes import cb_entries
 
 THREADS = ("reader", "compute", "writer")
@@ -136,7 +137,7 @@ class SplitDeviceKernel(ModulePass):
             ret = func.ReturnOp()
             ret.location = kernel.location
             fn.body.block.add_op(ret)
-            remove_dead_arith(fn)
+            region_dce(fn.body)
             op.body.block.add_op(fn)
             kernels[thread] = thread
         for inner in reversed(list(kernel.body.block.ops)):

@@ -29,13 +29,14 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
+from xdsl.transforms.dead_code_elimination import region_dce
 
 from tilefold.ir.tile_types import format_of_memref, memref_type
 from tilefold.ir import tile
 from tilefold.layout.formats import DataFormat
 from tilefold.passes.tilelang.affine import Affine, affine_of, materialize
 from tilefold.ir.attributes import kernel_function, param_names
-from tilefold.passes.tilelang.common import Inserter, buffer_name, insert_after, is_global, remove_dead_arith
+from tilefold.passes.tilelang.common import Inserter, buffer_name, insert_after, is_global
 
 TILE = 32
 
@@ -189,4 +190,4 @@ class TensorizeTT(ModulePass):
             match = _match(loop, kernel)
             if match is not None:
                 _rewrite(match, kernel, names)
-        remove_dead_arith(kernel)
+        region_dce(kernel.body)

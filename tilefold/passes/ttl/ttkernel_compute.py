@@ -27,14 +27,13 @@ from xdsl.ir import Operation, SSAValue
 
 from tilefold.ir import ttl
 from tilefold.ir.ttkernel import float_bits
+from tilefold.ir.ttkernel_api import API
 from tilefold.passes.ttl.annotate_cb_associations import cb_geometry
 from tilefold.passes.ttl.common import acquisition_of, bind_of
 from tilefold.passes.ttl.lower_to_loops import OUT_CB_ATTR, SEQUENTIAL_ATTR
 from tilefold.passes.ttl.ttkernel_builder import KernelEmitter
 
-_BCAST = {"rows": ("add_bcast_rows_init_short", "add_tiles_bcast_rows"),
-          "cols": ("add_bcast_cols_init_short", "add_tiles_bcast_cols"),
-          "scalar": ("add_bcast_scalar_init_short", "add_tiles_bcast_scalar")}
+_BCAST = {"rows": "add_tiles_bcast_rows", "cols": "add_tiles_bcast_cols", "scalar": "add_tiles_bcast_scalar"}
 
 
 def _offsets(op: Operation) -> list[int]:
@@ -194,8 +193,8 @@ class ComputeLowering:
             e.call("copy_tile", [cb, index, self.result_slot(op)], op)
             return
         zero = self.cb_index(_kernel_attr(op, "ttl.zero_cb"))
-        init, call = _BCAST[kind]
-        e.call(init, [zero, cb], op)
+        call = _BCAST[kind]
+        e.call(API[call].init, [zero, cb], op)
         e.call(call, [zero, cb, e.index(0, op), index, self.result_slot(op)], op)
 
     def reduce(self, op: ttl.TileOp) -> None:

@@ -1,0 +1,114 @@
+"""Typed tt.* metadata: records check their fields when made, print as #tt.<kind><...> and parse back."""
+
+from __future__ import annotations
+
+import pytest
+from xdsl.dialects import func
+from xdsl.utils.exceptions import VerifyException
+
+from tilefold.ir.attributes import get_attr, set_attr
+from tilefold.ir.context import parse_module, print_ir
+from tilefold.ir.metadata import CircularBufferAttr
+
+CB = {"page_size": 2048, "depth": 6, "data_format": "Float16_b", "block_tiles": [2, 1]}
+
+
+def kernel() -> func.FuncOp:
+    return func.FuncOp("k", ((), ()))
+
+
+def test_a_record_stores_and_gives_back_its_fields():
+    k = kernel()
+    set_attr(k, "tt.cb.A", {**CB, "index": 3, "producer": "reader", "consumer": "compute", "scope": "shared"})
+    assert isinstance(k.attributes["tt.cb.A"], CircularBufferAttr)
+    assert get_attr(k, "tt.cb.A") == {**CB, "index": 3, "producer": "reader", "consumer": "compute", "scope": "shared"}
+
+
+@pytest.mark.parametrize("bad, message", [
+    ({**CB, "depth": 0}, "depth must be an integer >= 1"),
+    ({k: v for k, v in CB.items() if k != "page_size"}, "needs its page_size"),
+    ({**CB, "data_format": "bf16"}, "data_format must be one of"),
+    ({**CB, "block_tiles": [2]}, "block_tiles must be 2 integers"),
+    ({**CB, "producer": "dram"}, "producer must be one of"),
+    ({**CB, "pages": 4}, "has no field pages"),
+])
+def test_a_pass_writing_bad_metadata_fails_where_it_writes_it(bad, message):
+    with pytest.raises(VerifyException, match=message):
+        set_attr(kernel(), "tt.cb.A", bad)
+
+
+def test_records_print_and_parse_back():
+    text = ('builtin.module attributes {tt.cb.A = #tt.cb<page_size = 2048 : i64, depth = 6 : i64, '
+            'data_format = "Float16_b", block_tiles = [2 : i64, 1 : i64], index = 0 : i64>} {\n}\n')
+    module = parse_module(text)
+    assert print_ir(module) == text
+    assert module.attributes["tt.cb.A"].to_dict() == {**CB, "index": 0}
+
+
+def test_the_parser_rejects_bad_records():
+    with pytest.raises(Exception, match="depth"):
+        parse_module('builtin.module attributes {tt.cb.A = #tt.cb<page_size = 2048, depth = -1, '
+                     'data_format = "Float16_b", block_tiles = [2, 1]>} {}')
+
+
+BUFFER = {"memory": "DRAM", "layout": "interleaved", "tile_shape": [32, 32], "dtype": "bf16", "shape": [64, 64],
+          "padded_shape": [64, 64]}
+SHARD = {"axes": ["M", "N"], "grid": [2, 2], "shard_shape_elems": [32, 32], "order": "row_major", "align_tiles": True,
+         "projected_grid": [2, 2], "projected_shard_tiles": [1, 1]}
+
+
+def test_a_buffer_record_holds_its_shard_record():
+    k = kernel()
+    set_attr(k, "tt.buffer.A", {**BUFFER, "layout": "sharded", "nd_shard": SHARD})
+    assert get_attr(k, "tt.buffer.A") == {**BUFFER, "layout": "sharded", "nd_shard": SHARD}
+    text = print_ir(k)
+    assert '#tt.nd_shard<axes = ["M", "N"]' in text and "align_tiles = true" in text
+
+
+@pytest.mark.parametrize("bad, message", [
+    ({**BUFFER, "memory": "SRAM"}, "memory must be one of"),
+    ({**BUFFER, "layout": "sharded"}, "a sharded buffer has an nd_shard"),
+    ({**BUFFER, "nd_shard": SHARD}, "a sharded buffer has an nd_shard"),
+    ({**BUFFER, "layout": "sharded", "nd_shard": {**SHARD, "projected_grid": [2]}}, "projected_grid must be 2"),
+])
+def test_bad_buffer_records_fail_where_they_are_written(bad, message):
+    with pytest.raises(VerifyException, match=message):
+        set_attr(kernel(), "tt.buffer.A", bad)
+
+
+def test_a_compute_config_is_typed_and_fills_its_defaults():
+    from tilefold.ir.ttkernel import COMPUTE_CONFIG_ATTR, compute_config, compute_config_attr
+
+    k = kernel()
+    k.attributes[COMPUTE_CONFIG_ATTR] = compute_config_attr("LoFi", True)
+    assert compute_config(k) == {"math_fidelity": "LoFi", "fp32_dest_acc_en": True, "dst_full_sync_en": False,
+                                 "math_approx_mode": False}
+    assert "#ttkernel.compute_config<math_fidelity = \"LoFi\", fp32_dest_acc_en = true" in print_ir(k)
+    with pytest.raises(VerifyException, match="math_fidelity must be one of"):
+        compute_config_attr("HiFi5")
+
+
+def test_a_pykernel_with_a_bad_compute_config_names_its_function():
+    from tilefold.errors import KernelError
+    from tilefold.frontend.pykernel.kernel import PyKernel
+
+    def compute():
+        pass
+
+    with pytest.raises(KernelError, match="compute_config of compute: .*math_fidelity"):
+        PyKernel(compute, "compute", "compute", {"math_fidelity": "HiFi5"}).build()
+
+
+def test_maps_by_name_check_each_value():
+    k = kernel()
+    set_attr(k, "tt.global_roles", {"A": "input", "C": "inout"})
+    set_attr(k, "tt.padded_shapes", {"A": [32, 64]})
+    set_attr(k, "tt.kernels", {"reader": "reader", "compute": "compute"})
+    assert get_attr(k, "tt.global_roles") == {"A": "input", "C": "inout"}
+    assert get_attr(k, "tt.padded_shapes") == {"A": [32, 64]}
+    with pytest.raises(VerifyException, match="A must be one of"):
+        set_attr(k, "tt.global_roles", {"A": "read"})
+    with pytest.raises(VerifyException, match="not a thread"):
+        set_attr(k, "tt.kernels", {"dm0": "reader"})
+    with pytest.raises(VerifyException, match="A must be a list of integers"):
+        set_attr(k, "tt.padded_shapes", {"A": [32, 0]})

@@ -1,0 +1,505 @@
+"""Typed ``tt.*`` metadata of the TileLang pipeline: attributes that verify themselves.
+
+Reads / writes: nothing. Each metadata kind is an xDSL attribute of the ``tt`` dialect with one
+typed parameter per field; it checks its fields when it is made (by a pass or by the parser), so
+a pass that writes bad metadata fails there, not in a later pass. In MLIR text a record prints as
+``#tt.<kind><field = value, ...>`` (fields a pass has not set yet are left out).
+
+:func:`tilefold.ir.attributes.set_attr` stores a dict under a key of :data:`RECORDS` as its
+record and :func:`~tilefold.ir.attributes.get_attr` gives the dict back, so passes read and
+write plain values.
+
+* ``tt.cb.<buffer>`` — :class:`CircularBufferAttr`: a buffer's circular buffer (page size,
+  depth in pages, data format, block in tiles; from ``lower-shared-to-cb`` on its index, the
+  threads that produce and consume it and the buffer's scope).
+* ``tt.compute_config`` / ``ttkernel.compute_config`` — :class:`ComputeConfigAttr`: a compute
+  kernel's math fidelity and DST modes.
+* ``tt.schedule``, ``tt.shard``, ``tt.grid_axes``, ``tt.raster`` — the kernel's block schedule,
+  default layout, grid axes and block order (:class:`ScheduleAttr`, :class:`ShardAttr`,
+  :class:`GridAxesAttr`, :class:`RasterAttr`).
+* ``tt.tensor_accessor.<tensor>`` — :class:`TensorAccessorAttr`: how its accessor is built.
+* ``tt.global_roles``, ``tt.padded_shapes``, ``tt.kernels`` — maps by name (:class:`NameMap`):
+  each tensor's role and padded shape, each thread's kernel function.
+* ``tt.buffer.<tensor>`` — :class:`BufferAttr`: a global tensor's memory, layout, tile shape,
+  data type, shape and padded shape, and for a sharded tensor its :class:`NdShardAttr`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from xdsl.dialects.builtin import (ArrayAttr, BoolAttr, DictionaryAttr, IntegerAttr, IntegerType, NoneAttr,
+                                   StringAttr, i64)
+from xdsl.ir import Attribute, Dialect, ParametrizedAttribute
+from xdsl.irdl import irdl_attr_definition
+from xdsl.parser import AttrParser
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import VerifyException
+
+from tilefold.layout.formats import DataFormat
+
+
+@dataclass(frozen=True)
+class Field:
+    """One field of a record: its name, whether every record has it, and a check of its Python
+    value (an error message, or None when the value is good)."""
+
+    name: str
+    required: bool
+    check: Callable[[Any], str | None]
+    record: type[Record] | None = None      # a field that is itself a record (given as a dict)
+
+
+def _int(low: int = 0, high: int | None = None):
+    def check(v):
+        if not isinstance(v, int) or isinstance(v, bool):
+            return "an integer"
+        if v < low or (high is not None and v >= high):
+            return f"an integer in [{low}, {high})" if high is not None else f"an integer >= {low}"
+        return None
+    return check
+
+
+def _ints(count: int, low: int = 1):
+    def check(v):
+        ok = isinstance(v, list) and len(v) == count and all(isinstance(x, int) and x >= low for x in v)
+        return None if ok else f"{count} integers >= {low}"
+    return check
+
+
+def _int_list(low: int = 1):
+    def check(v):
+        ok = isinstance(v, list) and len(v) >= 1 and all(isinstance(x, int) and x >= low for x in v)
+        return None if ok else f"a list of integers >= {low}"
+    return check
+
+
+def _bool(v):
+    return None if isinstance(v, bool) else "true or false"
+
+
+def _record(v):
+    return None if isinstance(v, dict) else "a record"
+
+
+def _one_of(*choices: str):
+    def check(v):
+        return None if v in choices else "one of " + ", ".join(repr(c) for c in choices)
+    return check
+
+
+def _value(attr: Attribute) -> Any:
+    if isinstance(attr, Record):
+        return attr.to_dict()
+    if isinstance(attr, IntegerAttr):
+        if isinstance(attr.type, IntegerType) and attr.type.width.data == 1:
+            return bool(attr.value.data)
+        return attr.value.data
+    if isinstance(attr, StringAttr):
+        return attr.data
+    if isinstance(attr, ArrayAttr):
+        return [_value(a) for a in attr.data]
+    return attr
+
+
+def _attr(value: Any, record: type[Record] | None = None) -> Attribute:
+    if isinstance(value, Attribute):
+        return value
+    if record is not None and isinstance(value, dict):
+        return record.from_dict(value)
+    if isinstance(value, bool):
+        return BoolAttr.from_bool(value)
+    if isinstance(value, int):
+        return IntegerAttr(value, i64)
+    if isinstance(value, str):
+        return StringAttr(value)
+    if isinstance(value, (list, tuple)):
+        return ArrayAttr([_attr(v) for v in value])
+    raise VerifyException(f"{value!r} is not a metadata value")
+
+
+class Record(ParametrizedAttribute):
+    """A metadata record: one parameter per :attr:`FIELDS` entry (``NoneAttr`` when unset)."""
+
+    FIELDS: ClassVar[tuple[Field, ...]] = ()
+
+    @classmethod
+    def from_dict(cls, values: dict) -> Record:
+        names = {f.name for f in cls.FIELDS}
+        unknown = sorted(set(values) - names)
+        if unknown:
+            raise VerifyException(f"#{cls.name} has no field {', '.join(unknown)} "
+                                  f"(its fields: {', '.join(sorted(names))})")
+        return cls(*(_attr(values[f.name], f.record) if f.name in values else NoneAttr() for f in cls.FIELDS))
+
+    def to_dict(self) -> dict:
+        return {f.name: _value(p) for f, p in zip(self.FIELDS, self.parameters) if not isinstance(p, NoneAttr)}
+
+    def verify(self) -> None:
+        for f, p in zip(self.FIELDS, self.parameters):
+            if isinstance(p, NoneAttr):
+                if f.required:
+                    raise VerifyException(f"#{self.name} needs its {f.name} field")
+                continue
+            problem = f.check(_value(p))
+            if problem is not None:
+                raise VerifyException(f"#{self.name}: {f.name} must be {problem}, not {_value(p)!r}")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        values: dict[str, Attribute] = {}
+
+        def entry():
+            key = parser.parse_identifier()
+            parser.parse_punctuation("=")
+            values[key] = parser.parse_attribute()
+
+        parser.parse_comma_separated_list(parser.Delimiter.ANGLE, entry)
+        names = [f.name for f in cls.FIELDS]
+        unknown = sorted(set(values) - set(names))
+        if unknown:
+            parser.raise_error(f"#{cls.name} has no field {', '.join(unknown)}")
+        return [values.get(n, NoneAttr()) for n in names]
+
+    def print_parameters(self, printer: Printer) -> None:
+        present = [(f.name, p) for f, p in zip(self.FIELDS, self.parameters) if not isinstance(p, NoneAttr)]
+        with printer.in_angle_brackets():
+            printer.print_list(present, lambda fp: (printer.print_string(f"{fp[0]} = "),
+                                                    printer.print_attribute(fp[1])))
+
+
+_THREADS = ("reader", "writer", "compute", "none")
+_FORMATS = tuple(f.value for f in DataFormat)
+_OPT_INT = IntegerAttr | NoneAttr
+_OPT_STR = StringAttr | NoneAttr
+
+
+@irdl_attr_definition
+class CircularBufferAttr(Record):
+    """``#tt.cb<page_size, depth, data_format, block_tiles[, index, producer, consumer, scope, loc]>``
+    (``loc``: the [file, line] that allocates the buffer, for errors about it)."""
+
+    name = "tt.cb"
+
+    page_size: _OPT_INT
+    depth: _OPT_INT
+    data_format: _OPT_STR
+    block_tiles: ArrayAttr | NoneAttr
+    index: _OPT_INT
+    producer: _OPT_STR
+    consumer: _OPT_STR
+    scope: _OPT_STR
+    loc: ArrayAttr | NoneAttr
+
+    FIELDS = (
+        Field("page_size", True, _int(1)),
+        Field("depth", True, _int(1)),
+        Field("data_format", True, _one_of(*_FORMATS)),
+        Field("block_tiles", True, _ints(2)),
+        Field("index", False, _int(0)),
+        Field("producer", False, _one_of(*_THREADS)),
+        Field("consumer", False, _one_of(*_THREADS)),
+        Field("scope", False, _one_of("shared", "fragment")),
+        Field("loc", False, lambda v: None if isinstance(v, list) and len(v) == 2 and isinstance(v[0], str)
+              and isinstance(v[1], int) else "[file, line]"),
+    )
+
+
+@irdl_attr_definition
+class NdShardAttr(Record):
+    """``#tt.nd_shard<axes, grid, shard_shape_elems, order, align_tiles, projected_grid,
+    projected_shard_tiles>``: how a sharded tensor is cut over the cores, and the 2-D grid of cores
+    and tiles per shard it projects to."""
+
+    name = "tt.nd_shard"
+
+    axes: ArrayAttr | NoneAttr
+    grid: ArrayAttr | NoneAttr
+    shard_shape_elems: ArrayAttr | NoneAttr
+    order: _OPT_STR
+    align_tiles: _OPT_INT
+    projected_grid: ArrayAttr | NoneAttr
+    projected_shard_tiles: ArrayAttr | NoneAttr
+
+    FIELDS = (
+        Field("axes", True, lambda v: None if isinstance(v, list) else "a list"),
+        Field("grid", True, _int_list()),
+        Field("shard_shape_elems", True, _int_list()),
+        Field("order", True, _one_of("row_major")),
+        Field("align_tiles", True, _bool),
+        Field("projected_grid", True, _ints(2)),
+        Field("projected_shard_tiles", True, _ints(2)),
+    )
+
+
+@irdl_attr_definition
+class BufferAttr(Record):
+    """``#tt.buffer<memory, layout, tile_shape, dtype, shape, padded_shape[, nd_shard]>``: where a
+    global tensor lives and how it is laid out."""
+
+    name = "tt.buffer"
+
+    memory: _OPT_STR
+    layout: _OPT_STR
+    tile_shape: ArrayAttr | NoneAttr
+    dtype: _OPT_STR
+    shape: ArrayAttr | NoneAttr
+    padded_shape: ArrayAttr | NoneAttr
+    nd_shard: NdShardAttr | NoneAttr
+
+    FIELDS = (
+        Field("memory", True, _one_of("DRAM", "L1")),
+        Field("layout", True, _one_of("interleaved", "sharded")),
+        Field("tile_shape", True, _ints(2)),
+        Field("dtype", True, lambda v: None if isinstance(v, str) and v else "a data type name"),
+        Field("shape", True, _int_list()),
+        Field("padded_shape", True, _int_list()),
+        Field("nd_shard", False, _record, NdShardAttr),
+    )
+
+    def verify(self) -> None:
+        super().verify()
+        fields = self.to_dict()
+        if (fields["layout"] == "sharded") != ("nd_shard" in fields):
+            raise VerifyException("#tt.buffer: a sharded buffer has an nd_shard, an interleaved one has none")
+
+
+@irdl_attr_definition
+class ComputeConfigAttr(Record):
+    """``#ttkernel.compute_config<math_fidelity, fp32_dest_acc_en, dst_full_sync_en,
+    math_approx_mode>``: a compute kernel's ComputeConfig (fields left out take their defaults:
+    HiFi4, false, false, false). Stored under ``ttkernel.compute_config`` on a compute kernel and
+    ``tt.compute_config`` on a TileLang kernel; part of the ``ttkernel`` dialect."""
+
+    name = "ttkernel.compute_config"
+
+    math_fidelity: _OPT_STR
+    fp32_dest_acc_en: _OPT_INT
+    dst_full_sync_en: _OPT_INT
+    math_approx_mode: _OPT_INT
+
+    FIELDS = (
+        Field("math_fidelity", False, _one_of("LoFi", "HiFi2", "HiFi3", "HiFi4")),
+        Field("fp32_dest_acc_en", False, _bool),
+        Field("dst_full_sync_en", False, _bool),
+        Field("math_approx_mode", False, _bool),
+    )
+
+
+def _order(v):
+    ok = isinstance(v, str) and (v in ("row_major", "column_major", "z_order", "hilbert", "match_shard")
+                                 or (v.startswith("block_linear(") and v.endswith(")")))
+    return None if ok else "a block order (row_major, column_major, block_linear(k), z_order, hilbert, match_shard)"
+
+
+@irdl_attr_definition
+class ScheduleAttr(Record):
+    """``#tt.schedule<policy, order>``: how blocks are split over the cores and the order they are walked."""
+
+    name = "tt.schedule"
+
+    policy: _OPT_STR
+    order: _OPT_STR
+
+    FIELDS = (
+        Field("policy", True, _one_of("contiguous")),
+        Field("order", True, _order),
+    )
+
+
+@irdl_attr_definition
+class ShardAttr(Record):
+    """``#tt.shard<layout, interleaved, tile_shape>``: the kernel's default tensor layout."""
+
+    name = "tt.shard"
+
+    layout: _OPT_STR
+    interleaved: _OPT_INT
+    tile_shape: ArrayAttr | NoneAttr
+
+    FIELDS = (
+        Field("layout", True, _one_of("tiled")),
+        Field("interleaved", True, _bool),
+        Field("tile_shape", True, _ints(2)),
+    )
+
+
+@irdl_attr_definition
+class GridAxesAttr(Record):
+    """``#tt.grid_axes<m, n[, others]>``: which grid dims walk the output's rows (m) and columns
+    (n) of blocks (-1: none), and the other dims (outermost)."""
+
+    name = "tt.grid_axes"
+
+    m: _OPT_INT
+    n: _OPT_INT
+    others: ArrayAttr | NoneAttr
+
+    FIELDS = (
+        Field("m", True, _int(-1)),
+        Field("n", True, _int(-1)),
+        Field("others", False, _int_list(0)),
+    )
+
+
+@irdl_attr_definition
+class RasterAttr(Record):
+    """``#tt.raster<order, k, rows, cols>``: the block order (its name and panel height) over a
+    grid of rows x cols blocks."""
+
+    name = "tt.raster"
+
+    order: _OPT_STR
+    k: _OPT_INT
+    rows: _OPT_INT
+    cols: _OPT_INT
+
+    FIELDS = (
+        Field("order", True, _one_of("row_major", "column_major", "block_linear", "z_order", "hilbert")),
+        Field("k", True, _int(0)),
+        Field("rows", True, _int(1)),
+        Field("cols", True, _int(1)),
+    )
+
+
+@irdl_attr_definition
+class TensorAccessorAttr(Record):
+    """``#tt.tensor_accessor<kind, is_dram, page_size, aligned_page_size, compile_time_args>``:
+    how a data-movement kernel builds a tensor's TensorAccessor."""
+
+    name = "tt.tensor_accessor"
+
+    kind: _OPT_STR
+    is_dram: _OPT_INT
+    page_size: _OPT_INT
+    aligned_page_size: _OPT_INT
+    compile_time_args: _OPT_INT
+
+    FIELDS = (
+        Field("kind", True, _one_of("interleaved", "sharded")),
+        Field("is_dram", True, _bool),
+        Field("page_size", True, _int(1)),
+        Field("aligned_page_size", True, _int(1)),
+        Field("compile_time_args", True, _int(0)),
+    )
+
+
+class NameMap(ParametrizedAttribute):
+    """Metadata keyed by names the program chooses (tensors, kernels): ``<name = value, ...>``,
+    each value checked by :meth:`check`."""
+
+    entries: DictionaryAttr
+
+    @classmethod
+    def check(cls, value: Any) -> str | None:
+        raise NotImplementedError
+
+    @classmethod
+    def from_dict(cls, values: dict) -> NameMap:
+        return cls(DictionaryAttr({str(k): _attr(v) for k, v in values.items()}))
+
+    def to_dict(self) -> dict:
+        return {k: _value(v) for k, v in self.entries.data.items()}
+
+    def verify(self) -> None:
+        for key, value in self.to_dict().items():
+            problem = self.check(value)
+            if problem is not None:
+                raise VerifyException(f"#{self.name}: {key} must be {problem}, not {value!r}")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        values: dict[str, Attribute] = {}
+
+        def entry():
+            key = parser.parse_identifier()
+            parser.parse_punctuation("=")
+            values[key] = parser.parse_attribute()
+
+        parser.parse_comma_separated_list(parser.Delimiter.ANGLE, entry)
+        return [DictionaryAttr(values)]
+
+    def print_parameters(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            printer.print_list(list(self.entries.data.items()),
+                               lambda kv: (printer.print_string(f"{kv[0]} = "), printer.print_attribute(kv[1])))
+
+
+@irdl_attr_definition
+class RolesAttr(NameMap):
+    """``#tt.roles<A = "input", ...>``: how the kernel uses each tensor parameter."""
+
+    name = "tt.roles"
+
+    @classmethod
+    def check(cls, value):
+        return _one_of("input", "output", "inout", "unused")(value)
+
+
+@irdl_attr_definition
+class ShapesAttr(NameMap):
+    """``#tt.shapes<A = [256, 256], ...>``: a shape per tensor (e.g. its device shape, padded to tiles)."""
+
+    name = "tt.shapes"
+
+    @classmethod
+    def check(cls, value):
+        return _int_list()(value)
+
+
+@irdl_attr_definition
+class KernelsAttr(NameMap):
+    """``#tt.kernels<reader = "reader", ...>``: the device kernel function of each thread."""
+
+    name = "tt.kernels"
+
+    @classmethod
+    def check(cls, value):
+        return None if isinstance(value, str) and value else "a function name"
+
+    def verify(self) -> None:
+        super().verify()
+        unknown = sorted(set(self.entries.data) - {"reader", "compute", "writer"})
+        if unknown:
+            raise VerifyException(f"#tt.kernels: {', '.join(unknown)} is not a thread (reader, compute, writer)")
+
+
+# metadata key (or key prefix, ending in ".") -> its record
+RECORDS: dict[str, type[Record] | type[NameMap]] = {"tt.cb.": CircularBufferAttr, "tt.buffer.": BufferAttr,
+                                    "tt.compute_config": ComputeConfigAttr, "tt.schedule": ScheduleAttr,
+                                    "tt.shard": ShardAttr, "tt.grid_axes": GridAxesAttr, "tt.raster": RasterAttr,
+                                    "tt.tensor_accessor.": TensorAccessorAttr, "tt.global_roles": RolesAttr,
+                                    "tt.padded_shapes": ShapesAttr, "tt.kernels": KernelsAttr}
+
+
+def record_for(key: str) -> type[Record] | type[NameMap] | None:
+    """The record kind stored under ``key`` (None for untyped metadata). A :data:`RECORDS` key
+    ending in ``.`` is a prefix (``tt.cb.<buffer>``); any other is the whole key."""
+    for name, cls in RECORDS.items():
+        if key == name or (name.endswith(".") and key.startswith(name)):
+            return cls
+    return None
+
+
+def as_record(key: str, value: Any) -> Attribute | None:
+    """``value`` (a dict, or a ``DictionaryAttr`` parsed from older text) as the record of
+    ``key``; None when ``key`` holds untyped metadata."""
+    cls = record_for(key)
+    if cls is None:
+        return None
+    if isinstance(value, cls):
+        return value
+    if isinstance(value, DictionaryAttr):
+        value = {k: _value(v) for k, v in value.data.items()}
+    return cls.from_dict(dict(value))
+
+
+TT = Dialect("tt", [], [CircularBufferAttr, BufferAttr, NdShardAttr, ScheduleAttr, ShardAttr, GridAxesAttr, RasterAttr,
+                       TensorAccessorAttr, RolesAttr, ShapesAttr, KernelsAttr])
+
+__all__ = ["Record", "Field", "CircularBufferAttr", "BufferAttr", "NdShardAttr", "ComputeConfigAttr", "ScheduleAttr",
+           "ShardAttr", "GridAxesAttr", "RasterAttr", "TensorAccessorAttr", "NameMap", "RolesAttr", "ShapesAttr",
+           "KernelsAttr", "RECORDS", "record_for", "as_record",
+           "TT"]
