@@ -12,13 +12,11 @@ program and returns its exit status.
 
 from __future__ import annotations
 
-import runpy
-import sys
-import traceback
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from tilefold.cli.user_code import run_as_main
 from tilefold.errors import KernelError, SourceLocation, TilefoldError
 
 
@@ -53,19 +51,6 @@ def _recording_runs(trace=None):
         Device.run = original
 
 
-def _run_main(path: Path) -> int:
-    """Run the script as ``__main__``: 0 when it finishes, 1 when a check fails (printed)."""
-    try:
-        runpy.run_path(str(path), run_name="__main__")
-    except AssertionError:
-        frame = traceback.extract_tb(sys.exc_info()[2])[-1]
-        print(f"{frame.filename}:{frame.lineno}: check failed: {frame.line}", file=sys.stderr)
-        return 1
-    except SystemExit as exc:
-        return int(exc.code or 0) if not isinstance(exc.code, str) else 1
-    return 0
-
-
 def _check_arch(arch) -> None:
     if arch is not None:
         raise TilefoldError("--arch does not apply to a PyKernel script: it builds its Program for a device "
@@ -98,7 +83,7 @@ def compile_runs(path, out_dir, print_ir_after_all: bool = False, arch=None) -> 
         raise KernelError(f"no such file: {path}")
     _check_arch(arch)
     with _recording_runs() as runs:
-        status = _run_main(path)
+        status = run_as_main(path)
     if status:
         raise KernelError(f"{path} exited with status {status} before it finished", SourceLocation(str(path), 1))
     if not runs:
@@ -134,4 +119,4 @@ def run_script(path, arch=None, trace=None) -> int:
         raise KernelError(f"no such file: {path}")
     _check_arch(arch)
     with _recording_runs(trace):
-        return _run_main(path)
+        return run_as_main(path)

@@ -13,12 +13,11 @@ Writes: the artifacts, and what the script prints.
 from __future__ import annotations
 
 import importlib.util
-import runpy
 import sys
-import traceback
 from itertools import count
 from pathlib import Path
 
+from tilefold.cli.user_code import run_as_main
 from tilefold.errors import KernelError, SourceLocation, TilefoldError
 from tilefold.compiler import compile_prim_func
 from tilefold.frontend.tilelang.jit import JITKernel, default_device
@@ -82,12 +81,4 @@ def run_script(path, arch=None, trace=None) -> int:
     if not path.is_file():
         raise KernelError(f"no such file: {path}")
     with default_device(arch, trace):
-        try:
-            runpy.run_path(str(path), run_name="__main__")
-        except AssertionError:
-            frame = traceback.extract_tb(sys.exc_info()[2])[-1]
-            print(f"{frame.filename}:{frame.lineno}: check failed: {frame.line}", file=sys.stderr)
-            return 1
-        except SystemExit as exc:
-            return int(exc.code or 0) if not isinstance(exc.code, str) else 1
-    return 0
+        return run_as_main(path)

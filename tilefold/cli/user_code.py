@@ -4,6 +4,7 @@ Reads: a script path, output paths, an exception raised while a script ran. Writ
 but the folders it is asked to create. :func:`script_environment` runs a script the way
 ``python script.py`` would (its folder first on ``sys.path``); :func:`check_output_file` and
 :func:`check_output_dir` reject unusable ``--trace`` / ``-o`` paths before any work is done;
+:func:`run_as_main` runs a script as ``__main__`` and turns a failed ``assert`` in it into one line;
 :func:`user_error_text` turns an exception the user's own code raised (a syntax error, a bad
 import, a ``raise``) into the message to print: one line for a syntax error, else the user's
 traceback without tilefold's or the standard library's frames. An exception raised inside
@@ -89,3 +90,19 @@ def user_error_text(exc: BaseException) -> str | None:
         line.rstrip("\n") for line in traceback.format_list(users)]
     lines += [line.rstrip("\n") for line in traceback.format_exception_only(type(exc), exc)]
     return "\n".join(lines)
+
+
+def run_as_main(path: str | Path) -> int:
+    """Run the script as ``__main__``: 0 when it finishes, its exit status when it exits, 1 when
+    an ``assert`` in it fails (printed as ``file:line: check failed: <the assert>``)."""
+    import runpy
+
+    try:
+        runpy.run_path(str(path), run_name="__main__")
+    except AssertionError:
+        frame = traceback.extract_tb(sys.exc_info()[2])[-1]
+        print(f"{frame.filename}:{frame.lineno}: check failed: {frame.line}", file=sys.stderr)
+        return 1
+    except SystemExit as exc:
+        return int(exc.code or 0) if not isinstance(exc.code, str) else 1
+    return 0
