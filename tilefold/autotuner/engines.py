@@ -53,10 +53,15 @@ def _evaluate_in_worker(i: int):
     return _SWEEP.evaluate(i)
 
 
-def _ignore_interrupts() -> None:
+def _start_worker() -> None:
+    """A worker owns one core: Ctrl-C is handled by the parent, and numpy's BLAS runs one thread
+    (a pool of workers each starting one BLAS thread per core would oversubscribe the cores)."""
     import signal
 
-    signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl-C is handled by the parent
+    from threadpoolctl import threadpool_limits
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    threadpool_limits(1)
 
 
 def run_process_pool(sweep, indices: list[int], on_result: Callable, workers: int) -> None:
@@ -65,7 +70,7 @@ def run_process_pool(sweep, indices: list[int], on_result: Callable, workers: in
     context = multiprocessing.get_context("fork")
     try:
         with ProcessPoolExecutor(max_workers=min(workers, len(indices)), mp_context=context,
-                                 initializer=_ignore_interrupts) as pool:
+                                 initializer=_start_worker) as pool:
             futures = [pool.submit(_evaluate_in_worker, i) for i in indices]
             try:
                 for future in as_completed(futures):
