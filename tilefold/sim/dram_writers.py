@@ -64,10 +64,7 @@ class DramWriters:
             return None
         rows, cols, core, keep = cells
         prev = self.core[rows, cols]
-        other = keep & (prev >= 0) & (prev != core)
-        if other.any() and self.order.any_release:
-            epochs = self.epoch[rows, cols] if self.epoch is not None else 1
-            other &= ~self.order.ordered(np.maximum(prev, 0), epochs, np.broadcast_to(core, prev.shape))
+        other = self._unordered(keep & (prev >= 0) & (prev != core), prev, (rows, cols), core)
         if other.any():
             i = np.argwhere(other)[0]
             return int(prev[i[0], i[1]]), int(self.site[rows[i[0], 0], cols[i[0], i[1]]])
@@ -90,10 +87,7 @@ class DramWriters:
         if end <= first:
             return None
         prev = self.core[bank, first:end]
-        other = (prev >= 0) & (prev != core)
-        if b"\x01" in other.tobytes() and self.order.any_release:
-            epochs = self.epoch[bank, first:end] if self.epoch is not None else 1
-            other &= ~self.order.ordered(np.maximum(prev, 0), epochs, core)
+        other = self._unordered((prev >= 0) & (prev != core), prev, (bank, slice(first, end)), core)
         if b"\x01" in other.tobytes():
             i = first + int(other.argmax())
             return int(self.core[bank, i]), int(self.site[bank, i])
@@ -102,6 +96,14 @@ class DramWriters:
         if self.order.any_release:
             self._epochs()[bank, first:end] = self.order.clock[core, core]
         return None
+
+    def _unordered(self, other: np.ndarray, prev: np.ndarray, cells, core) -> np.ndarray:
+        """``other`` (granules an earlier write of another core covers) without those writes that
+        semaphores order before this one; ``cells`` index the granules, ``core`` is the writer."""
+        if not self.order.any_release or not other.any():
+            return other
+        epochs = self.epoch[cells] if self.epoch is not None else 1
+        return other & ~self.order.ordered(np.maximum(prev, 0), epochs, np.broadcast_to(core, prev.shape))
 
     def _epochs(self) -> np.ndarray:
         """The writer's epoch per granule, made when a program first releases a semaphore (every

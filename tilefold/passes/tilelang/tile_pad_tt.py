@@ -34,7 +34,7 @@ def _guarded(op) -> bool:
     """Whether ``op`` runs under an ``if`` (whose condition may keep blocks inside the tensor)."""
     parent = op.parent_op()
     while parent is not None:
-        if parent.name in ("scf.if", "tile.if"):
+        if isinstance(parent, tile.IfOp):
             return True
         parent = parent.parent_op()
     return False
