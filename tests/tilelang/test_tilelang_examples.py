@@ -12,7 +12,7 @@ from tilefold.errors import KernelError
 
 EXAMPLES = ("flash_attention", "norms", "online_softmax", "gemm_splitk", "gemm_batched", "gemm_transpose_b",
             "reductions", "cumsum_transpose", "convert", "gemm_persistent", "eager_gemm", "convolution",
-            "layernorm_fwd_bwd")
+            "layernorm_fwd_bwd", "topk")
 
 
 @pytest.mark.parametrize("name", EXAMPLES)
@@ -30,6 +30,7 @@ def _kernels():
                                            out_idx=-1),
         "to_int": load_example("convert").convert(64, 96, 32, 32, "bfloat16", "int32"),
         "persistent": load_example("gemm_persistent").matmul_persistent(128, 96, 64, 32, 32, 32, 128, 2, sm_num=5),
+        "topk": load_example("topk").row_topk.compile(np.zeros((32, 64), np.float32), 2, rows_per_block=32),
     }
 
 
@@ -199,3 +200,47 @@ def test_element_copies_read_the_safe_value_past_the_end():
     ref = np.full((96, 96), -99, np.float32)
     ref[:70, :75] = a
     np.testing.assert_array_equal(out, ref)
+
+
+# -- exact float32 maxima ---------------------------------------------------------------------------
+
+@tilelang.jit(out_idx=[1, 2])
+def row_max_and_hits(M, N):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((M,), "float32"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(1) as _:
+            a = T.alloc_fragment((M, N), "float32")
+            m = T.alloc_fragment((M,), "float32")
+            hit = T.alloc_fragment((M, N), "float32")
+            T.copy(A, a)
+            T.reduce_max(a, m, dim=1)
+            for i, j in T.Parallel(M, N):
+                hit[i, j] = T.if_then_else(a[i, j] == m[i], 1.0, 0.0)
+            T.copy(m, B)
+            T.copy(hit, C)
+
+    return main
+
+
+@tilelang.jit(out_idx=[1])
+def row_max(M, N):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((M,), "float32")):
+        with T.Kernel(1) as _:
+            a = T.alloc_fragment((M, N), "float32")
+            m = T.alloc_fragment((M,), "float32")
+            T.copy(A, a)
+            T.reduce_max(a, m, dim=1)
+            T.copy(m, B)
+
+    return main
+
+
+def test_float32_max_compared_for_equality_is_exact():
+    rng = np.random.default_rng(3)
+    a = (1.0 + rng.permuted(np.tile(np.arange(2**13), (32, 1)), axis=1)[:, :64] * 2.0**-23).astype(np.float32)
+    m, hit = row_max_and_hits(32, 64)(a)
+    assert np.array_equal(m, a.max(axis=1))
+    assert np.array_equal(hit, (a == a.max(axis=1, keepdims=True)).astype(np.float32))
+    # without an equality the maximum is the FPU's: float32 read as TF32 (10 mantissa bits)
+    assert np.all(row_max(32, 64)(a) == 1.0)

@@ -116,6 +116,7 @@ class KernelBuilder(PrimitiveRules, ElementRules):
         self.outputs: list[BufferRef] = []      # eager kernels: T.empty tensors
         self.views: dict[str, tuple] = {}        # view tensor -> (the tensor it views, its shape)
         self.safe_values: dict[str, float] = {}  # T.annotate_safe_value: tensor -> its padding value
+        self.exact_parts: dict[str, list[BufferRef]] = {}  # exact float32 maxima: buffer -> its TF32 parts
         self.returned: list[BufferRef] | None = None
         self.threads: list[int] = []
 

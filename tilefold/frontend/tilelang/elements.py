@@ -425,6 +425,13 @@ class ElementRules:
                 return pending[key][2]
         if key in self.stored:
             return self.stored[key]
+        parts = self.exact_parts.get(buffer.name)
+        if parts:               # an exact float32 maximum: the sum of its TF32 parts (see exact_max)
+            value = None
+            for part in parts:
+                load = self.insert(tile.LoadOp(part.value, indices), node).result
+                value = load if value is None else self.insert(arith.AddfOp(value, load), node).result
+            return value
         return self.insert(tile.LoadOp(buffer.value, indices), node).result
 
 

@@ -37,6 +37,8 @@ from tilefold.errors import KernelError
 from tilefold.frontend.tilelang import api
 from tilefold.frontend.tilelang.dtypes import DType, canonical_name, data_format_of
 from tilefold.frontend.tilelang.types import TensorType, tensor_type
+from tilefold.frontend.source import FunctionSource
+from tilefold.layout.formats import DataFormat
 from tilefold.ir.tile_types import memref_type
 from tilefold.frontend.tilelang.values import BufferRef, ConstVar, Elem, Index, Region, Symbol
 from tilefold.ir import tile
@@ -544,6 +546,11 @@ class PrimitiveRules:
             raise self.error(node, f"{what} of {src.name} {shape} along dim {dim} gives {want} values but "
                                    f"{dst.name} has shape {self.shape_of(dst)}; make it ({want},)")
         clear = bool(args["clear"])
+        if kind == "max" and src.dtype is DataFormat.Float32 and self.compared_for_equality(node):
+            parts = self.exact_max(src, dst, dim, clear, node)
+            if clear and self.written_only_here(node):
+                self.exact_parts[dst.name] = parts
+            return
         if kind in ("sum", "max"):
             self.insert(tile.ReduceOp(src.value, dst.value, kind, dim, clear), node)
             return
@@ -565,6 +572,82 @@ class PrimitiveRules:
             return self.insert(arith.MinimumfOp(self.load_at(dst, ix, node), neg), node).result
 
         self.elementwise((want,), node, result, dst)
+
+    def compared_for_equality(self, node: ast.Call) -> bool:
+        """Whether the kernel compares the reduction's output with ``==`` / ``!=`` (an argmax, a top-k)."""
+        out = node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg == "out"), None)
+        if not isinstance(out, ast.Name):
+            return False
+
+        def names_out(side) -> bool:
+            return isinstance(side, ast.Subscript) and isinstance(side.value, ast.Name) and side.value.id == out.id
+
+        for tree in self.source_trees():
+            for cmp in ast.walk(tree):
+                if isinstance(cmp, ast.Compare) and any(isinstance(o, (ast.Eq, ast.NotEq)) for o in cmp.ops) and \
+                        any(names_out(side) for side in [cmp.left, *cmp.comparators]):
+                    return True
+        return False
+
+    def source_trees(self) -> list[ast.AST]:
+        return list({id(s.tree): s.tree for s in (self.src, FunctionSource.of(self.prim.python_function))}.values())
+
+    def written_only_here(self, node: ast.Call) -> bool:
+        """Whether the output buffer of this call is written by no other statement or primitive."""
+        out = node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg == "out"), None)
+        if not isinstance(out, ast.Name):
+            return False
+
+        def is_out(n) -> bool:
+            return isinstance(n, ast.Name) and n.id == out.id
+
+        for tree in self.source_trees():
+            for n in ast.walk(tree):
+                targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(
+                    n, (ast.AugAssign, ast.AnnAssign)) else []
+                if any(isinstance(t, ast.Subscript) and is_out(t.value) for t in targets):
+                    return False
+                if isinstance(n, ast.Call) and n is not node and isinstance(n.func, ast.Attribute):
+                    args = [*n.args, *(k.value for k in n.keywords)]
+                    sources = args[:1] if n.func.attr == "copy" else []
+                    if any(is_out(a) for a in args if a not in sources):
+                        return False
+        return True
+
+    def exact_max(self, src: BufferRef, dst: BufferRef, dim: int, clear: bool, node) -> None:
+        """The float32 maximum to the last bit. The FPU reduces TF32 values, and TF32 rounding keeps order,
+        so its maximum m1 is the true maximum x rounded; x - m1 is then exact (Sterbenz) and the largest of
+        the differences. Reducing those again (m2) and once more (m3) leaves no bit out: x = m1 + m2 + m3.
+        The differences are taken on the SFPU from tiles unpacked whole to DST (``UnpackToDestFp32``), so a
+        buffer the FPU reduces is a copy of the one they read. Returns the three parts: each holds TF32
+        values, so the FPU broadcasts them exactly, and a kernel's reads of the maximum read their sum
+        (:attr:`exact_parts`) when nothing else writes it."""
+        shape, want = self.shape_of(src), self.shape_of(dst)[0]
+        vec = (lambda ix: [ix[0]]) if dim == 1 else (lambda ix: [ix[1]])
+        parts, rest = [], src
+        for step in range(3):
+            part = self.new_buffer((want,), "float32", "fragment", f"{dst.name}_max{step}", node)
+            reduced = rest
+            if step < 2:        # the FPU reads a copy: a CB it unpacks cannot go to DST whole
+                reduced = self.new_buffer(shape, "float32", "fragment", f"{src.name}_fpu{step}", node)
+                self.elementwise(shape, node, lambda ix, rest=rest: self.load_at(rest, ix, node), reduced)
+            self.insert(tile.ReduceOp(reduced.value, part.value, "max", dim, True), node)
+            parts.append(part)
+            if step < 2:
+                diff = self.new_buffer(shape, "float32", "fragment", f"{src.name}_rest{step}", node)
+                prev = rest
+                self.elementwise(shape, node, lambda ix, prev=prev, part=part: self.insert(arith.SubfOp(
+                    self.load_at(prev, ix, node), self.load_at(part, vec(ix), node)), node).result, diff)
+                rest = diff
+
+        def result(ix):
+            m = self.load_at(parts[0], ix, node)
+            for part in parts[1:]:
+                m = self.insert(arith.AddfOp(m, self.load_at(part, ix, node)), node).result
+            return m if clear else self.insert(arith.MaximumfOp(self.load_at(dst, ix, node), m), node).result
+
+        self.elementwise((want,), node, result, dst)
+        return parts
 
     def unary_op(self, fn: str, value: SSAValue, node) -> SSAValue:
         if fn == "neg":
