@@ -197,3 +197,29 @@ def test_a_partial_last_block_is_padded():
             T.copy(a, C[bx * 64, 0])
 
     compile_prim_func(k)
+
+
+def test_an_element_gather_from_a_tensor_says_to_copy_rows():
+    @T.prim_func
+    def k(X: T.Tensor((4, 8, 8, 32), "bfloat16"), Y: T.Tensor((64, 96), "bfloat16")):
+        with T.Kernel(1, 4) as (bx, by):
+            patches = T.alloc_shared((64, 96), "bfloat16")
+            for i, j in T.Parallel(64, 96):
+                h = i // 8 + j // 32
+                ok = h < 8
+                patches[i, j] = T.if_then_else(ok, X[by, h, i % 8, j % 32], 0)  # error
+            T.copy(patches, Y[0, 0])
+
+    expect_error(compile_(k), CompileError, k, "global tensor X is read at an index computed per element",
+                 "a gather", "T.copy")
+
+
+def test_im2col_says_to_copy_rows():
+    @T.prim_func
+    def k(X: T.Tensor((1, 8, 8, 32), "bfloat16"), Y: T.Tensor((64, 32), "bfloat16")):
+        with T.Kernel(1, 1) as (bx, by):
+            patches = T.alloc_shared((64, 32), "bfloat16")
+            T.im2col(X, patches, by, bx, 3, 1, 1, 1)  # error
+            T.copy(patches, Y[0, 0])
+
+    expect_error(build(k), KernelError, k, "T.im2col gathers the patch matrix", "T.copy(data[n, oh + kh")

@@ -75,6 +75,13 @@ _UNSUPPORTED = {
 }
 
 
+_IM2COL = ("gathers the patch matrix of a convolution element by element; Tensix cores move tensors by 32x32 "
+           "tiles and 16-element face rows, so copy the input row of each window position instead, "
+           "T.copy(data[n, oh + kh, kw:kw + OW, :], data_shared), as examples/tilelang/convolution.py does")
+# TileLang primitives with no Tensix form: why, and what to write instead
+_NO_TENSIX_FORM = {"im2col": _IM2COL, "c2d_im2col": _IM2COL}
+
+
 def _is_language_module(value) -> bool:
     return getattr(value, "__name__", None) in _LANGUAGE_MODULES
 
@@ -117,6 +124,7 @@ class KernelBuilder(PrimitiveRules, ElementRules):
         self.views: dict[str, tuple] = {}        # view tensor -> (the tensor it views, its shape)
         self.safe_values: dict[str, float] = {}  # T.annotate_safe_value: tensor -> its padding value
         self.exact_parts: dict[str, list[BufferRef]] = {}  # exact float32 maxima: buffer -> its TF32 parts
+        self.loaded_from: dict[str, tuple] = {}  # local buffer -> (the tensor region a T.copy filled it from, the call)
         self.returned: list[BufferRef] | None = None
         self.threads: list[int] = []
 
@@ -701,6 +709,8 @@ class KernelBuilder(PrimitiveRules, ElementRules):
             raise self.error(node, f"{self.describe(base)} has no attribute {node.attr!r}")
         value = getattr(base, node.attr, MISSING)
         if value is MISSING:
+            if _is_language_module(base) and node.attr in _NO_TENSIX_FORM:
+                raise self.error(node, f"T.{node.attr} {_NO_TENSIX_FORM[node.attr]}")
             if _is_language_module(base):
                 known = ", ".join(sorted(n for n in dir(base) if not n.startswith("_")))
                 raise self.error(node, f"unknown TileLang primitive T.{node.attr}; tilefold.language provides: {known}")

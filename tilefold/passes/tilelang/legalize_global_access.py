@@ -15,7 +15,8 @@ transposed). The kernel computes the same values, now in the block form the Tens
 pipeline lowers (reader → compute → writer through CBs).
 
 Errors (:class:`CompileError` at the access's line): an index that is not ``base + p`` or
-``base``, a parallel index used in two dims, a base computed inside the body.
+``base``, a parallel index used in two dims, an index computed per element inside the body (a
+gather, such as an im2col written element by element: the message says to copy rows or blocks).
 """
 
 from __future__ import annotations
@@ -64,6 +65,8 @@ def _block(access, par: tile.ParallelOp, kernel) -> tuple[list[Affine], list[int
         form = affine_of(v)
         used = [k for k, a in enumerate(args) if form.coefficient(a)]
         if len(used) > 1 or (used and form.coefficient(args[used[0]]) != 1):
+            if _computed_inside(v, par):
+                raise compile_error(access, _gather(name, access, d))
             raise compile_error(access, f"index {d} of global tensor {name} must be <offset> + one T.Parallel index "
                                         "(one element per index), or an offset that does not depend on them")
         if used:
@@ -74,14 +77,29 @@ def _block(access, par: tile.ParallelOp, kernel) -> tuple[list[Affine], list[int
             form = form.without(args[used[0]])
         for s in form.terms:
             if not _outside(s, par):
-                raise compile_error(access, f"the block offset of global tensor {name} is computed from a value "
-                                            "defined inside T.Parallel; compute it outside")
+                raise compile_error(access, _gather(name, access, d))
         offsets.append(form)
     last = len(access.indices) - 1
     if not dims or dims[-1] != last:
         dims.append(last)         # a block of one column of the tensor: a unit last dim
         which.append(-1)
     return offsets, dims, which
+
+
+def _computed_inside(value, par: tile.ParallelOp) -> bool:
+    """Whether an index is computed by an op inside the T.Parallel body (not only scaled / summed)."""
+    form = affine_of(value)
+    return any(not _outside(s, par) and s not in par.body.block.args for s in form.terms)
+
+
+def _gather(name: str, access, dim: int) -> str:
+    """The error for an element access whose position is computed per element (a gather / scatter)."""
+    verb = "read" if isinstance(access, tile.LoadOp) else "written"
+    return (f"global tensor {name} is {verb} at an index computed per element (dim {dim}: a gather); Tensix "
+            "cores move tensors by 32x32 tiles and 16-element face rows, not element by element, so each index "
+            "of a global tensor in T.Parallel is <offset> + one T.Parallel index, the offset computed outside "
+            "it; move whole rows or blocks with T.copy instead (a convolution: one T.copy of "
+            "data[n, oh + kh, kw:kw + OW, :] per window position, as examples/tilelang/convolution.py does)")
 
 
 def _key(name: str, offsets: list[Affine], which: list[int]) -> tuple:
