@@ -42,6 +42,7 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation
 from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
 
 from tilefold.ir import tile
 from tilefold.ir.attributes import kernel_function, set_attr
@@ -85,8 +86,11 @@ class TileDFG:
         self.block(kernel.body.block, live_out=set(), carried=set())
         in_place = {v.buffer for v in self.versions if v.in_place}
         drained = {v.buffer for v in self.versions if not v.uses and not v.flows_out}
+        self.drains: list[tuple[Operation, Operation]] = []
         for v in self.versions:
             self.place(v)
+        for consume, release in self.drains:
+            self.after_older_pops(consume, release)
         for name, first_def, loop in self.guarded:
             self.guarded_release(name, first_def, loop)
         edges = []
@@ -246,11 +250,24 @@ class TileDFG:
                 return
             # nothing reads it: drain it right after its definition (or after the loop that left it)
             consume = self.event(end if end is not None else d, "consume", v.buffer, after=True)
-            self.event(consume, "release", v.buffer, after=True)
+            self.drains.append((consume, self.event(consume, "release", v.buffer, after=True)))
             return
         self.event(uses[0], "consume", v.buffer, after=False)
         if not v.flows_out:
             self.event(uses[-1], "release", v.buffer, after=True)
+
+    @staticmethod
+    def after_older_pops(consume: Operation, release: Operation) -> None:
+        """A drained version (``x = f(x)`` that nothing reads) sits behind the old version in its CB:
+        the pop of the old one, placed after the same statement, goes first, so that the wait for
+        the new one counts from the front."""
+        nxt = release.next_op
+        while isinstance(nxt, tile.CbEventOp):
+            after = nxt.next_op
+            if nxt.kind.data == "release" and nxt.cb.value.data == consume.cb.value.data:
+                nxt.detach()
+                Rewriter.insert_op(nxt, InsertPoint.before(consume))
+            nxt = after
 
     def guarded_release(self, name: str, first_def: Operation, loop: tile.ForOp) -> None:
         """Before the first definition of ``name`` in the loop body: pop the version the previous
