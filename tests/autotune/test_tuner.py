@@ -7,6 +7,8 @@ import numpy as np
 import pytest
 
 from tests.autotune.conftest import CONFIGS, add_reference
+import tilefold
+import tilefold.language as T
 from tilefold.autotuner import tuner as tuner_module
 
 
@@ -119,3 +121,31 @@ def test_results_are_remembered_for_the_command(tuner_factory):
     before = len(tuner_module.RESULTS)
     tuner_factory(CONFIGS[:1]).run(engine="serial", cache=False)
     assert len(tuner_module.RESULTS) == before + 1
+
+
+@tilefold.autotune(configs=[{"block": 32}, {"block": 64}], engine="serial", cache=False)
+@tilefold.jit
+def eager_scale(X, block, factor=2.0):
+    M, N = T.const("M, N")
+    X: T.Tensor((M, N), T.float32)
+    Y = T.empty((M, N), T.float32)
+    with T.Kernel(T.ceildiv(M, block)) as bx:
+        x = T.alloc_fragment((block, N), T.float32)
+        T.copy(X[bx * block, 0], x)
+        for i, j in T.Parallel(block, N):
+            x[i, j] = x[i, j] * factor
+        T.copy(x, Y[bx * block, 0])
+    return Y
+
+
+def test_an_eager_kernel_called_with_its_arrays_is_tuned_and_runs():
+    x = np.random.default_rng(0).standard_normal((64, 64)).astype(np.float32)
+    np.testing.assert_array_equal(eager_scale(x), 2 * x)
+    assert len(eager_scale.last_result.rows) == 2 and all(r.ok for r in eager_scale.last_result.rows)
+
+
+def test_a_call_that_sets_every_tuned_parameter_is_not_tuned():
+    x = np.ones((64, 64), np.float32)
+    before = len(eager_scale.results)
+    np.testing.assert_array_equal(eager_scale(x, block=64, factor=3.0), 3 * x)
+    assert len(eager_scale.results) == before

@@ -152,17 +152,41 @@ def test_vector_blocks_of_8_written_by_several_cores(by_element):
     assert kernel.last_result.batched
 
 
-def test_reshape_of_a_local_buffer_is_one_clear_line():
+def reshape_shared(N, M, scope):
     @T.prim_func
-    def reshape_shared(A: T.Tensor((1024,), "float32"), B: T.Tensor((32, 32), "float32")):
+    def main(A: T.Tensor((4, N), "float32"), B: T.Tensor((4 * N // M, M), "float32")):
+        with T.Kernel(4) as bx:
+            flat = T.alloc_shared((N,), "float32") if scope == "shared" else T.alloc_fragment((N,), "float32")
+            T.copy(A[bx, :], flat)
+            rows = T.reshape(flat, [N // M, M])
+            doubled = T.alloc_fragment((N // M, M), "float32")
+            for i, j in T.Parallel(N // M, M):
+                doubled[i, j] = rows[i, j] * 2
+            T.copy(doubled, B[bx * (N // M), 0])
+
+    return main
+
+
+@pytest.mark.parametrize("scope", ["shared", "fragment"])
+def test_reshape_of_a_local_buffer_a_copy_filled(scope):
+    a = np.random.default_rng(1).standard_normal((4, 2048)).astype(np.float32)
+    kernel = tilelang.compile(reshape_shared(2048, 64, scope), out_idx=-1)
+    np.testing.assert_array_equal(kernel(a), (a * 2).reshape(-1, 64))
+
+
+def test_reshape_of_a_computed_local_buffer_is_one_clear_line():
+    @T.prim_func
+    def reshape_filled(A: T.Tensor((1024,), "float32"), B: T.Tensor((32, 32), "float32")):
         with T.Kernel(1) as _:
             A_shared = T.alloc_shared((1024,), "float32")
             T.copy(A, A_shared)
+            for i in T.Parallel(1024):
+                A_shared[i] = A_shared[i] + 1
             A_2d = T.reshape(A_shared, [32, 32])  # error
             T.copy(A_2d, B)
 
-    expect_error(lambda: tilelang.compile(reshape_shared), KernelError, reshape_shared,
-                 "only kernel tensors (parameters) have views")
+    expect_error(lambda: tilelang.compile(reshape_filled), KernelError, reshape_filled,
+                 "T.reshape of shared buffer A_shared (1024)", "reshape the tensor instead")
 
 
 def view_test(N, M, dtype, new_dtype=None):
@@ -244,3 +268,53 @@ def test_float32_max_compared_for_equality_is_exact():
     assert np.array_equal(hit, (a == a.max(axis=1, keepdims=True)).astype(np.float32))
     # without an equality the maximum is the FPU's: float32 read as TF32 (10 mantissa bits)
     assert np.all(row_max(32, 64)(a) == 1.0)
+
+
+# -- eager constants known by another name -----------------------------------------------------------
+
+@tilelang.jit
+def window_sums(data, weights):
+    N, K = T.const("N, K")
+    KH, KW = K, K
+    data: T.Tensor((N, 32), T.float32)
+    weights: T.Tensor((KH, KW), T.float32)
+    out = T.empty((N, 32), T.float32)
+    with T.Kernel(T.ceildiv(N, 32)) as bx:
+        x = T.alloc_fragment((32, 32), T.float32)
+        T.copy(data[bx * 32, 0], x)
+        for i, j in T.Parallel(32, 32):
+            x[i, j] = x[i, j] * (KH * KW)
+        T.copy(x, out[bx * 32, 0])
+    return out
+
+
+def test_an_eager_constant_given_by_an_alias_in_an_annotation():
+    x = np.arange(64 * 32, dtype=np.float32).reshape(64, 32)
+    np.testing.assert_array_equal(window_sums(x, np.zeros((3, 3), np.float32)), 9 * x)
+
+
+# -- an in-place update whose new value nothing reads ------------------------------------------------
+
+@tilelang.jit
+def clamped_scales(X, block):
+    M, N = T.const("M, N")
+    X: T.Tensor((M, N), T.float32)
+    S = T.empty((M,), T.float32)
+    with T.Kernel(T.ceildiv(M, block)) as bx:
+        y = T.alloc_fragment((block, N), T.float32)
+        amax = T.alloc_fragment((block,), T.float32)
+        s = T.alloc_fragment((block,), T.float32)
+        T.copy(X[bx * block, 0], y)
+        T.reduce_absmax(y, amax, dim=1)
+        for i in T.Parallel(block):
+            amax[i] = T.max(amax[i], 1e-4)
+            s[i] = amax[i] / 448.0
+        T.copy(s, S[bx * block])
+    return S
+
+
+def test_an_in_place_update_nothing_reads_is_drained_after_the_old_value():
+    x = np.random.default_rng(0).standard_normal((64, 128)).astype(np.float32)
+    x[5] = 0.0
+    # TF32 maxima (10 mantissa bits) divided by 448
+    np.testing.assert_allclose(clamped_scales(x, 32), np.maximum(np.abs(x).max(1), 1e-4) / 448, rtol=2e-3)

@@ -216,8 +216,15 @@ class AutoTuner:
 
     def _target(self):
         fn = self.fn
+        from tilefold.frontend.tilelang.eager import EagerFunction
         from tilefold.frontend.ttl.operation import Operation
 
+        if isinstance(fn, EagerFunction):     # an eager kernel called with its arrays: compile each configuration
+            def compiled(*args, **kwargs):
+                return fn.compile(*args, **kwargs)
+
+            compiled.__name__ = fn.__name__
+            return compiled
         if isinstance(fn, Operation) or not self.compile_args.get("out_idx") and not self.compile_args.get(
                 "pass_configs"):
             return fn
@@ -326,7 +333,28 @@ class AutoTunedFunction:
                 cache=o["cache"], cache_dir=o["cache_dir"], trace=o["trace"], report=o["report"])
         return self.results[key]
 
+    def given_by_caller(self, args, kwargs) -> bool:
+        """Whether the call sets every tuned parameter itself: then it is compiled as given, untuned."""
+        import inspect
+
+        try:
+            keys = {k for config in expand(self.configs, args, kwargs, self.location) for k in config}
+        except Exception:
+            return False
+        target = self.fn
+        for attr in ("fn", "factory"):
+            target = getattr(target, attr, target)
+        try:
+            bound = inspect.signature(target).bind_partial(*args, **kwargs).arguments
+        except (TypeError, ValueError):
+            bound = kwargs
+        return bool(keys) and all(k in bound or k in kwargs for k in keys)
+
     def __call__(self, *args, **kwargs):
+        from tilefold.frontend.ttl.operation import Operation
+
+        if not isinstance(self.fn, Operation) and self.given_by_caller(args, kwargs):
+            return self.fn(*args, **kwargs)
         result = self.tune(*args, **kwargs)
         if result.best is None:
             reasons = "; ".join(f"{describe(r.config)}: {r.stage}: {r.reason}" for r in result.rows[:3])
@@ -337,6 +365,10 @@ class AutoTunedFunction:
         if isinstance(self.fn, Operation):
             self.fn(*args, **{**kwargs, **result.config})
             return None
+        from tilefold.frontend.tilelang.eager import EagerFunction
+
+        if isinstance(self.fn, EagerFunction):   # eager: the best kernel runs on the call's arrays
+            return self.fn(*args, **{**kwargs, **result.config})
         best = result.kernel
         for name, value in (("config", result.config), ("latency", result.latency), ("tune_result", result)):
             try:

@@ -89,6 +89,16 @@ class EagerFunction:
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
                     node.func.attr in ("const", "dynamic") and node.args and isinstance(node.args[0], ast.Constant):
                 self.const_names |= {n for n in str(node.args[0].value).replace(",", " ").split() if n}
+        # other names of a constant (``KH, KW = K, K``), so that a tensor annotated with them gives its value
+        self.aliases: dict[str, str] = {}
+        for node in ast.walk(src.tree):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1:
+                target, value = node.targets[0], node.value
+                pairs = zip(target.elts, value.elts) if isinstance(target, ast.Tuple) and isinstance(
+                    value, ast.Tuple) and len(target.elts) == len(value.elts) else [(target, value)]
+                for t, v in pairs:
+                    if isinstance(t, ast.Name) and isinstance(v, ast.Name) and v.id in self.const_names:
+                        self.aliases[t.id] = v.id
         annotations = inspect.get_annotations(fn, eval_str=False)
         self.annotations = {}
         for name, ann in annotations.items():
@@ -147,8 +157,9 @@ class EagerFunction:
             dims = _tensor_call(node) if node is not None else None
             if isinstance(dims, (ast.Tuple, ast.List)) and len(dims.elts) == len(shape):
                 for elt, size in zip(dims.elts, shape):
-                    if isinstance(elt, ast.Name) and elt.id in self.const_names:
-                        constants.setdefault(elt.id, int(size))
+                    name = self.aliases.get(elt.id, elt.id) if isinstance(elt, ast.Name) else None
+                    if name in self.const_names:
+                        constants.setdefault(name, int(size))
         return EagerBinding(constants, list(self.tensor_names), shapes, dict(self.annotations))
 
     def kernel(self, constants: dict, tensors: dict):

@@ -161,10 +161,94 @@ class PrimitiveRules:
     def rule_reshape(self, node, name_hint):
         args = self.arguments(node, ("src", "shape"), {}, "T.reshape")
         src = args["src"]
+        if isinstance(src, Region) and not src.buffer.is_global:
+            src = self.local_buffer(src, node, "T.reshape")
         if not isinstance(src, BufferRef):
-            raise self.error(node, f"T.reshape takes a kernel tensor, not {self.describe(src)}")
-        return self.tensor_view(src, tensor_type(args["shape"], src.dtype_name or canonical_name(src.dtype),
-                                                 self.src.location(node)), name_hint, node)
+            raise self.error(node, f"T.reshape takes a kernel tensor or a local buffer, not {self.describe(src)}")
+        ttype = tensor_type(args["shape"], src.dtype_name or canonical_name(src.dtype), self.src.location(node))
+        if not src.is_global:
+            return self.reshape_local(src, ttype.shape, name_hint, node)
+        return self.tensor_view(src, ttype, name_hint, node)
+
+    def reshape_local(self, local: BufferRef, shape, name_hint, node) -> BufferRef:
+        """``T.reshape`` of a shared / fragment buffer that a ``T.copy`` from a tensor filled. Its tiles
+        cannot be renumbered in place, so the reshaped buffer is filled by a copy of the same elements
+        from a row-major view of that tensor (which the kernel does not write)."""
+        why = (f"T.reshape of {local.describe()}: a local buffer lives in 32x32 tiles, so a reshape moves "
+               "elements between tiles; tilefold reshapes a local buffer only when one T.copy from a kernel tensor "
+               "filled it and nothing writes either of them afterwards")
+        what = "; reshape the tensor instead: T.copy(T.reshape(A, shape)[...], buffer)"
+        shape = tuple(int(d) for d in shape)
+        if math.prod(shape) != math.prod(local.shape):
+            raise self.error(node, f"T.reshape of {local.name} {local.shape} to {shape}: "
+                                   f"{math.prod(shape)} elements, not {math.prod(local.shape)}")
+        loaded = self.loaded_from.get(local.name)
+        if loaded is None:
+            raise self.error(node, why + what)
+        region, copy_node = loaded
+        glob = region.buffer
+        target = name_hint or f"{local.name}_reshaped"
+        if not self.written_only_here(copy_node) or self.written_anywhere(target) or \
+                self.written_anywhere(self.tensor_name_of(copy_node.args[0])):
+            raise self.error(node, why + what)
+        base, base_shape = self.views.get(glob.name, (glob, None))
+        gshape = tuple(base_shape or glob.shape)
+        _, dims = self.global_offsets(region, local, node)
+        rank, lshape = len(gshape), self.shape_of(local)
+        dims = dims if dims is not None else list(range(rank - len(lshape), rank))
+        extents = [1] * rank
+        for ld, gd in enumerate(dims):
+            if gd >= 0:
+                extents[gd] = lshape[ld]
+        nonunit = [d for d in range(rank) if extents[d] != 1]
+        first = nonunit[0] if nonunit else rank - 1
+        if any(not region.starts[d].is_constant or region.starts[d].const != 0 or extents[d] != gshape[d]
+               for d in range(first + 1, rank)):
+            raise self.error(node, f"{why}, and {local.name} holds a block of {glob.name} that is not one run of "
+                                   f"its elements{what}")
+        linear, stride = Index(), 1
+        for d in reversed(range(rank)):
+            linear = linear + region.starts[d] * stride
+            stride *= gshape[d]
+        row = math.prod(shape[1:])
+        if math.prod(gshape) % row or not linear.divisible_by(row):
+            raise self.error(node, f"{why}, and {local.name} does not start a row of the shape {shape} in "
+                                   f"{glob.name}{what}")
+        dtype = local.dtype_name or canonical_name(local.dtype)
+        view = self.tensor_view(glob, tensor_type((math.prod(gshape) // row, *shape[1:]), dtype,
+                                                  self.src.location(node)), f"{glob.name}_rows", node)
+        out = self.new_buffer(shape, dtype, local.scope, target, node)
+        rows = Region(view, [linear // row] + [Index() for _ in shape[1:]], [None] * len(shape))
+        offsets, copy_dims = self.global_offsets(rows, out, node)
+        self.insert(tile.CopyOp(view.value, out.value, offsets, copy_dims), node)
+        return out
+
+    def tensor_name_of(self, arg: ast.expr) -> str | None:
+        while isinstance(arg, ast.Subscript):
+            arg = arg.value
+        return arg.id if isinstance(arg, ast.Name) else None
+
+    def written_anywhere(self, name: str | None, but: ast.Call | None = None) -> bool:
+        """Whether a statement or a primitive call (other than ``but``) writes the buffer named ``name``:
+        an element store, or an argument of a primitive that is not one it only reads."""
+        if name is None:
+            return True
+        for tree in self.source_trees():
+            for n in ast.walk(tree):
+                targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(
+                    n, (ast.AugAssign, ast.AnnAssign)) else []
+                if any(isinstance(t, ast.Subscript) and self.tensor_name_of(t) == name for t in targets):
+                    return True
+                if isinstance(n, ast.Call) and n is not but and isinstance(n.func, ast.Attribute) and \
+                        n.func.attr not in ("reshape", "view", "Tensor", "if_then_else"):
+                    args = [*n.args, *(k.value for k in n.keywords)]
+                    sources = args[:1] if n.func.attr in ("copy", "gemm", "reduce_sum", "reduce_max", "reduce_min",
+                                                         "reduce_abssum", "reduce_absmax", "cumsum") else []
+                    if n.func.attr == "gemm":
+                        sources = args[:2]
+                    if any(self.tensor_name_of(a) == name for a in args if not any(a is x for x in sources)):
+                        return True
+        return False
 
     def rule_view(self, node, name_hint):
         args = self.arguments(node, ("src", "shape", "dtype"), {"shape": None, "dtype": None}, "T.view")
@@ -320,6 +404,8 @@ class PrimitiveRules:
         region = src if src_global else dst
         offsets, dims = self.global_offsets(region, local, node)
         glob = region.buffer if isinstance(region, Region) else region
+        if src_global:
+            self.loaded_from[local.name] = (region if isinstance(region, Region) else self.whole(glob), node)
         if src_global:
             self.insert(tile.CopyOp(glob.value, local.value, offsets, dims), node)
         else:
@@ -595,24 +681,7 @@ class PrimitiveRules:
     def written_only_here(self, node: ast.Call) -> bool:
         """Whether the output buffer of this call is written by no other statement or primitive."""
         out = node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg == "out"), None)
-        if not isinstance(out, ast.Name):
-            return False
-
-        def is_out(n) -> bool:
-            return isinstance(n, ast.Name) and n.id == out.id
-
-        for tree in self.source_trees():
-            for n in ast.walk(tree):
-                targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(
-                    n, (ast.AugAssign, ast.AnnAssign)) else []
-                if any(isinstance(t, ast.Subscript) and is_out(t.value) for t in targets):
-                    return False
-                if isinstance(n, ast.Call) and n is not node and isinstance(n.func, ast.Attribute):
-                    args = [*n.args, *(k.value for k in n.keywords)]
-                    sources = args[:1] if n.func.attr == "copy" else []
-                    if any(is_out(a) for a in args if a not in sources):
-                        return False
-        return True
+        return isinstance(out, ast.Name) and not self.written_anywhere(out.id, node)
 
     def exact_max(self, src: BufferRef, dst: BufferRef, dim: int, clear: bool, node) -> None:
         """The float32 maximum to the last bit. The FPU reduces TF32 values, and TF32 rounding keeps order,
