@@ -318,3 +318,27 @@ def test_an_in_place_update_nothing_reads_is_drained_after_the_old_value():
     x[5] = 0.0
     # TF32 maxima (10 mantissa bits) divided by 448
     np.testing.assert_allclose(clamped_scales(x, 32), np.maximum(np.abs(x).max(1), 1e-4) / 448, rtol=2e-3)
+
+
+# -- T.Persistent ------------------------------------------------------------------------------------
+
+@tilelang.jit
+def persistent_tiles(A, block, cores):
+    M, N = T.const("M, N")
+    A: T.Tensor((M, N), T.float32)
+    B = T.empty((M, N), T.float32)
+    with T.Kernel(cores) as core:
+        a = T.alloc_fragment((block, block), T.float32)
+        for bx, by in T.Persistent([T.ceildiv(M, block), T.ceildiv(N, block)], cores, core, group_size=2):
+            T.copy(A[bx * block, by * block], a)
+            for i, j in T.Parallel(block, block):
+                a[i, j] = a[i, j] + bx * 10 + by
+            T.copy(a, B[bx * block, by * block])
+    return B
+
+
+@pytest.mark.parametrize("cores", [3, 4])
+def test_persistent_visits_every_block_once(cores):
+    a = np.zeros((96, 160), np.float32)
+    want = np.add.outer(np.arange(96) // 32 * 10, np.arange(160) // 32).astype(np.float32)
+    np.testing.assert_array_equal(persistent_tiles(a, 32, cores), want)

@@ -43,6 +43,9 @@ vectorized = _intrinsic("vectorized", "``for k in T.vectorized(n)``: a sequentia
 grid = _intrinsic("grid", "``for i, j in T.grid(m, n)``: nested sequential loops.")
 Pipelined = _intrinsic("Pipelined", "``for k in T.Pipelined(n, num_stages=s)``: a loop whose copies are "
                                     "buffered ``s`` deep (the circular buffer depth).")
+Persistent = _intrinsic("Persistent", "``for bx, by in T.Persistent([m, n], wave_size, index, group_size=8)``: the "
+                        "blocks of an m x n domain that persistent block ``index`` of ``wave_size`` computes, wave by "
+                        "wave, in groups of ``group_size`` along the last dim (TileLang's order).")
 Parallel = _intrinsic("Parallel", "``for i, j in T.Parallel(m, n)``: an element-wise body over a block.")
 parallel = _intrinsic("Parallel", "The same as T.Parallel.")
 use_swizzle = _intrinsic("use_swizzle", "``T.use_swizzle(panel_size, enable=True)``: a block rasterization hint, "
@@ -144,6 +147,7 @@ def infinity(dtype=None) -> float:
 
 INTRINSICS = {f.__tile_intrinsic__: f for f in (
     Kernel, alloc_shared, alloc_fragment, alloc_local, alloc_var, serial, Serial, unroll, vectorized, grid, Pipelined, Parallel,
+    Persistent,
     use_swizzle, get_thread_binding, annotate_layout, annotate_safe_value, disable_warp_group_reg_alloc,
     sync_threads, no_set_max_nreg, const, dynamic, empty, reshape, view, copy, gemm, clear, fill, reduce_sum, reduce_max,
     reduce_min, reduce_abssum, reduce_absmax, cumsum, transpose, atomic_add, atomic_max, atomic_min, exp, exp2, log, log2, log10, sqrt,

@@ -25,6 +25,7 @@ constructs (``while``, ``try`` ...), undefined names, element stores outside ``T
 from __future__ import annotations
 
 import ast
+import math
 import builtins
 import inspect
 import operator
@@ -520,6 +521,9 @@ class KernelBuilder(PrimitiveRules, ElementRules):
             if rule == "grid":
                 self.grid_loop(stmt, it)
                 return
+            if rule == "Persistent":
+                self.persistent_loop(stmt, it)
+                return
             if rule in ("serial", "Serial", "unroll", "vectorized", "Pipelined") or fn is builtins.range:
                 self.serial_loop(stmt, it, "pipelined" if rule == "Pipelined" else "serial")
                 return
@@ -606,6 +610,45 @@ class KernelBuilder(PrimitiveRules, ElementRules):
             ast.copy_location(loop.iter.func, call)
             nested = [loop]
         self.statements(nested)
+
+    def persistent_loop(self, stmt: ast.For, call: ast.Call) -> None:
+        """``for v0, v1 in T.Persistent(domain, wave_size, index, group_size)``, as TileLang orders it: a
+        serial loop over waves; tile ``w * wave_size + index`` of the domain, the last dim split in groups
+        of ``group_size`` that run fastest; each block inside the domain runs the body."""
+        args = self.arguments(call, ("domain", "wave_size", "index", "group_size"), {"group_size": 8}, "T.Persistent")
+        domain, wave, group = args["domain"], args["wave_size"], args["group_size"]
+        if not isinstance(domain, (list, tuple)) or not domain or \
+                not all(isinstance(d, int) and not isinstance(d, bool) for d in [*domain, wave, group]):
+            raise self.error(call, "T.Persistent takes a list of constant extents, a constant wave size and group "
+                                   "size, and the block index: T.Persistent([m_blocks, n_blocks], sm_num, block_id)")
+        names = self.loop_targets(stmt.target, len(domain), stmt, "T.Persistent")
+        last = domain[-1]
+        group = max(1, min(group, last))
+        grouped = [-(-last // group), *domain[:-1], group]
+        padded = math.prod(grouped)
+        waves = -(-padded // wave)
+        self.scope["__persistent_index"] = args["index"]
+        lines = [f"for __persistent_wave in range({waves}):",
+                 f"    __persistent_tile = __persistent_wave * {wave} + __persistent_index",
+                 "    __persistent_rest = __persistent_tile"]
+        idx = [None] * len(grouped)
+        for i in range(len(grouped) - 1, 0, -1):
+            idx[i] = f"__persistent_{i}"
+            lines.append(f"    {idx[i]} = __persistent_rest % {grouped[i]}")
+            lines.append(f"    __persistent_rest = __persistent_rest // {grouped[i]}")
+        idx[0] = "__persistent_rest"
+        for i, name in enumerate(names[:-1]):
+            lines.append(f"    {name} = {idx[i + 1]}")
+        lines.append(f"    {names[-1]} = {idx[0]} * {group} + {idx[-1]}")
+        lines.append(f"    if __persistent_tile < {padded}:")
+        lines.append(f"        if {names[-1]} < {last}:")
+        lines.append("            pass")
+        loop = ast.parse("\n".join(lines)).body[0]
+        for node in ast.walk(loop):
+            ast.copy_location(node, stmt)
+        inner = loop.body[-1].body[0]
+        inner.body = stmt.body
+        self.statements([loop])
 
     def parallel_loop(self, stmt: ast.For, call: ast.Call) -> None:
         if self.parallel is not None:

@@ -10,8 +10,8 @@ each such buffer ``X`` gets a twin ``X_c`` (a fragment of the same shape and dty
 compute op writes ``X_c`` instead, and every op reads whichever of the two holds ``X``'s
 current value at that point of the program (``X`` right after a copy, ``X_c`` after a compute
 op). Where the value would come from either (a loop whose body starts with the copied value
-and leaves the computed one, an ``if`` one of whose branches computes it), a local
-``tile.copy X → X_c`` makes it ``X_c`` on every path; so does a gemm or a reduction that adds
+and leaves the computed one, an ``if`` one of whose branches computes it and after which it is
+read before a copy fills it again), a local ``tile.copy X → X_c`` makes it ``X_c`` on every path; so does a gemm or a reduction that adds
 onto ``X`` while ``X`` still holds the copied value.
 
 Writes: the ``X_c`` allocs, the rewired operands, those local copies.
@@ -161,12 +161,31 @@ class Twin:
             for r in (op.then_region, op.else_region):
                 self.block(r.block, current, rewrite)
             return ends[0]
+        live = self.read_after(op)
         for r, end in zip((op.then_region, op.else_region), ends):
             self.block(r.block, current, rewrite)
-            if end is self.x and rewrite:
+            if end is self.x and rewrite and live:
                 r.block.add_op(tile.CopyOp(self.x, self.xc))
                 r.block.last_op.location = op.location
         return self.xc
+
+    def read_after(self, op: Operation) -> bool:
+        """Whether the buffer is read after ``op`` before a copy fills it again: later in its block,
+        then after each enclosing statement, and from the start of each enclosing loop's body (the
+        next iteration)."""
+        while op is not None and not isinstance(op, tile.KernelOp):
+            nxt = op.next_op
+            while nxt is not None:
+                if isinstance(nxt, tile.CopyOp) and nxt.offsets and nxt.dst == self.x:
+                    return False
+                if any(self.x in reads(o) or self.xc in reads(o) for o in nxt.walk()):
+                    return True
+                nxt = nxt.next_op
+            parent = op.parent_op()
+            if isinstance(parent, tile.ForOp) and self.reads_first(parent.body.block):
+                return True
+            op = parent
+        return False
 
     def reads_first(self, block: Block) -> bool:
         """Whether the block reads the buffer before a copy fills it again."""
