@@ -223,3 +223,15 @@ def test_im2col_says_to_copy_rows():
             T.copy(patches, Y[0, 0])
 
     expect_error(build(k), KernelError, k, "T.im2col gathers the patch matrix", "T.copy(data[n, oh + kh")
+
+
+def test_alloc_global_says_to_split_the_kernels():
+    @T.prim_func
+    def k(X: T.Tensor((64, 64), "bfloat16"), Y: T.Tensor((64, 64), "bfloat16")):
+        scratch = T.alloc_global((64, 64), "bfloat16")  # error
+        with T.Kernel(1) as bx:
+            T.copy(X, scratch)
+        with T.Kernel(1) as bx:
+            T.copy(scratch, Y)
+
+    expect_error(build(k), KernelError, k, "T.alloc_global", "its own @T.prim_func")

@@ -80,7 +80,11 @@ _IM2COL = ("gathers the patch matrix of a convolution element by element; Tensix
            "tiles and 16-element face rows, so copy the input row of each window position instead, "
            "T.copy(data[n, oh + kh, kw:kw + OW, :], data_shared), as examples/tilelang/convolution.py does")
 # TileLang primitives with no Tensix form: why, and what to write instead
-_NO_TENSIX_FORM = {"im2col": _IM2COL, "c2d_im2col": _IM2COL}
+_NO_TENSIX_FORM = {
+    "im2col": _IM2COL, "c2d_im2col": _IM2COL,
+    "alloc_global": "(a scratch tensor that several T.Kernel grids of one function share) is not supported: "
+                    "write each T.Kernel as its own @T.prim_func and pass the scratch tensor from one to the next",
+}
 
 
 def _is_language_module(value) -> bool:
