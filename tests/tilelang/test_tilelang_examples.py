@@ -342,3 +342,54 @@ def test_persistent_visits_every_block_once(cores):
     a = np.zeros((96, 160), np.float32)
     want = np.add.outer(np.arange(96) // 32 * 10, np.arange(160) // 32).astype(np.float32)
     np.testing.assert_array_equal(persistent_tiles(a, 32, cores), want)
+
+
+# -- element loops written with T.serial / range ----------------------------------------------------
+
+@tilelang.jit(out_idx=[-1])
+def doubled_in_bounds(M, N):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, 32), T.ceildiv(M, 32)) as (bx, by):
+            for i in T.serial(32):
+                for j in range(32):
+                    row = by * 32 + i
+                    col = bx * 32 + j
+                    if row < M and col < N:
+                        B[row, col] = A[row, col] * 2.0
+
+    return main
+
+
+def rows_of_a_vector(N, M):
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32"), B: T.Tensor((N // M, M), "float32")):
+        with T.Kernel(1) as _:
+            flat = T.alloc_shared((N,), "float32")
+            for i in range(N):
+                flat[i] = A[i]
+            rows = T.reshape(flat, [N // M, M])
+            for i in range(N // M):
+                for j in range(M):
+                    B[i, j] = rows[i, j]
+
+    return main
+
+
+def test_serial_element_loops_run_as_one_parallel_block():
+    a = np.random.default_rng(2).standard_normal((64, 96)).astype(np.float32)
+    np.testing.assert_array_equal(doubled_in_bounds(64, 96)(a), 2 * a)
+    x = np.arange(1024, dtype=np.float32)
+    np.testing.assert_array_equal(tilelang.compile(rows_of_a_vector(1024, 32), out_idx=-1)(x), x.reshape(32, 32))
+
+
+def test_a_serial_loop_that_carries_a_value_is_not_made_parallel():
+    @T.prim_func
+    def running(A: T.Tensor((32,), "float32"), B: T.Tensor((32,), "float32")):
+        with T.Kernel(1) as _:
+            acc = T.alloc_fragment((32,), "float32")
+            for i in T.serial(31):
+                acc[i + 1] = acc[i] + A[i]  # error
+            T.copy(acc, B)
+
+    expect_error(lambda: tilelang.compile(running, out_idx=-1), KernelError, running, "fragment buffer acc")

@@ -36,6 +36,7 @@ from xdsl.ir import Block, Operation, SSAValue
 
 from tilefold.errors import KernelError, TilefoldError
 from tilefold.frontend.source import MISSING, FunctionSource
+from tilefold.frontend.tilelang import api
 from tilefold.frontend.tilelang.dtypes import DType, canonical_name
 from tilefold.frontend.tilelang.elements import CMPI, ElementRules, Deferred
 from tilefold.frontend.tilelang.primitives import USAGE, PrimitiveRules
@@ -85,6 +86,57 @@ _NO_TENSIX_FORM = {
     "alloc_global": "(a scratch tensor that several T.Kernel grids of one function share) is not supported: "
                     "write each T.Kernel as its own @T.prim_func and pass the scratch tensor from one to the next",
 }
+
+
+_ELEMENT_CALLS = {"cast", "Cast", "if_then_else", "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "abs", "max", "min",
+                  "tanh", "sigmoid", "astype", "float32", "float16", "bfloat16", "int32"}
+
+
+def _independent_elements(body: list[ast.stmt], loop_vars: set[str]) -> bool:
+    """Whether a loop body only computes local names, branches, and stores elements at indices that use
+    every loop variable, reading any buffer it stores only at the element it stores (its iterations are
+    independent)."""
+    depends: dict[str, set[str]] = {v: {v} for v in loop_vars}
+
+    def uses(node) -> set[str]:
+        out: set[str] = set()
+        for n in ast.walk(node):
+            if isinstance(n, ast.Name):
+                out |= depends.get(n.id, set())
+        return out
+
+    stores: dict[str, set[str]] = {}
+    for node in body:
+        for n in ast.walk(node):
+            if isinstance(n, (ast.For, ast.While, ast.With, ast.FunctionDef, ast.Return, ast.AugAssign)):
+                if not (isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Subscript)):
+                    return False
+            if isinstance(n, ast.Call) and not (isinstance(n.func, ast.Attribute) and n.func.attr in _ELEMENT_CALLS):
+                return False
+    for node in ast.walk(ast.Module(body=body, type_ignores=[])):
+        if isinstance(node, ast.Assign):
+            for t in node.targets:
+                if isinstance(t, ast.Name):
+                    depends[t.id] = uses(node.value)
+                elif isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name):
+                    key = ast.dump(t.slice)
+                    if not loop_vars <= uses(t.slice):
+                        return False
+                    stores.setdefault(t.value.id, set()).add(key)
+                else:
+                    return False
+        elif isinstance(node, ast.AugAssign):
+            t = node.target
+            if not isinstance(t.value, ast.Name) or not loop_vars <= uses(t.slice):
+                return False
+            stores.setdefault(t.value.id, set()).add(ast.dump(t.slice))
+    if not stores:
+        return False
+    for node in ast.walk(ast.Module(body=body, type_ignores=[])):
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in stores and \
+                isinstance(node.ctx, ast.Load) and ast.dump(node.slice) not in stores[node.value.id]:
+            return False
+    return True
 
 
 def _is_language_module(value) -> bool:
@@ -589,6 +641,8 @@ class KernelBuilder(PrimitiveRules, ElementRules):
             raise self.error(call, f"{what} step {step} must be a positive integer constant")
         if not isinstance(stmt.target, ast.Name):
             raise self.error(stmt, f"{what} binds one loop variable")
+        if kind == "serial" and start == 0 and step == 1 and isinstance(stop, int) and self.element_nest(stmt, [stop]):
+            return
         lb = self.index_value(start, call)
         ub = self.index_value(stop, call)
         op = self.insert(tile.ForOp(lb, ub, kind, step, max(stages, 1) if stages is not None else None), stmt)
@@ -600,6 +654,68 @@ class KernelBuilder(PrimitiveRules, ElementRules):
         self.block = op.body.block
         self.statements(stmt.body)
         self.block = outer
+
+    def element_nest(self, stmt: ast.For, extents: list[int]) -> bool:
+        """A nest of serial loops whose body stores elements of local or global buffers, each iteration its
+        own elements (every store's indices use every loop variable, and a stored buffer is read only at
+        the element the iteration stores): the iterations are independent, so the nest is built as one
+        ``T.Parallel`` over its extents. Returns whether it was."""
+        names, body = [stmt.target.id], stmt.body
+        while len(body) == 1 and isinstance(body[0], ast.For) and isinstance(body[0].target, ast.Name) and \
+                not body[0].orelse and isinstance(body[0].iter, ast.Call):
+            inner = body[0]
+            fn = self.expr(inner.iter.func)
+            rule = getattr(fn, "__tile_intrinsic__", None)
+            if not (rule in ("serial", "Serial", "unroll", "vectorized") or fn is builtins.range) or \
+                    len(inner.iter.args) != 1 or inner.iter.keywords:
+                break
+            extent = self.expr(inner.iter.args[0])
+            if not isinstance(extent, int) or isinstance(extent, bool):
+                return False
+            names.append(inner.target.id)
+            extents.append(extent)
+            body = inner.body
+        if not _independent_elements(body, set(names)):
+            return False
+        if self.element_copy(body, names, extents):
+            return True
+        loop = ast.For(target=ast.Tuple(elts=[ast.Name(id=n, ctx=ast.Store()) for n in names], ctx=ast.Store()),
+                       iter=ast.Call(func=ast.Name(id="__element_nest", ctx=ast.Load()),
+                                     args=[ast.Constant(e) for e in extents], keywords=[]),
+                       body=body, orelse=[])
+        for node in (loop, loop.target, *loop.target.elts, loop.iter, loop.iter.func, *loop.iter.args):
+            ast.copy_location(node, stmt)
+        self.scope["__element_nest"] = api.Parallel
+        self.parallel_loop(loop, loop.iter)
+        return True
+
+    def element_copy(self, body: list[ast.stmt], names: list[str], extents: list[int]) -> bool:
+        """``for i ...: X[i, j] = A[i, j]`` over the whole of a local buffer X and tensor A: ``T.copy(A, X)``."""
+        if len(body) != 1 or not isinstance(body[0], ast.Assign) or len(body[0].targets) != 1:
+            return False
+        target, value = body[0].targets[0], body[0].value
+
+        def whole(node, is_global):
+            if not (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name)):
+                return None
+            idx = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+            if [getattr(i, "id", None) for i in idx] != names:
+                return None
+            buf = self.scope.get(node.value.id)
+            if not isinstance(buf, BufferRef) or buf.is_global != is_global or list(buf.shape) != extents:
+                return None
+            return node.value
+
+        dst, src = whole(target, False), whole(value, True)
+        if dst is None or src is None:
+            return False
+        call = ast.Call(func=ast.Name(id="__element_copy", ctx=ast.Load()), args=[src, dst], keywords=[])
+        ast.copy_location(call, body[0])
+        ast.copy_location(call.func, body[0])
+        call.origin = body[0]
+        self.scope["__element_copy"] = api.copy
+        self.statement(ast.copy_location(ast.Expr(value=call), body[0]))
+        return True
 
     def grid_loop(self, stmt: ast.For, call: ast.Call) -> None:
         """``for i, j in T.grid(m, n)``: nested serial loops."""

@@ -206,13 +206,19 @@ class JITKernel:
                 raise KernelError(f"argument {p.name!r} of {self.prim.name} has shape {arr.shape}; the kernel takes "
                                   f"{p.type.shape}", user_location())
             arrays[p.name] = arr
+        roles = compiled.roles()
+        for i in outs:
+            p = params[i]
+            if i not in given and roles.get(p.name) in ("input", "inout"):
+                # an output the kernel also reads (stores under a condition keep the other elements): TileLang
+                # allocates outputs uninitialized, so any start is right; it starts as zeros
+                arrays[p.name] = np.zeros(p.type.shape, np.float32)
         try:
             results = compiled.simulate(arrays, trace=trace)
         except ProgramError as err:
             if err.location is None:
                 err.location = user_location()
             raise
-        roles = compiled.roles()
         values = {}
         for i, p in enumerate(params):
             if p.name not in results:

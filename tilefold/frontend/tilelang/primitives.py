@@ -188,7 +188,9 @@ class PrimitiveRules:
         region, copy_node = loaded
         glob = region.buffer
         target = name_hint or f"{local.name}_reshaped"
-        if not self.written_only_here(copy_node) or self.written_anywhere(target) or \
+        out = copy_node.args[1]
+        if not isinstance(out, ast.Name) or self.written_anywhere(out.id, copy_node, getattr(copy_node, "origin", None)) \
+                or self.written_anywhere(target) or \
                 self.written_anywhere(self.tensor_name_of(copy_node.args[0])):
             raise self.error(node, why + what)
         base, base_shape = self.views.get(glob.name, (glob, None))
@@ -228,7 +230,7 @@ class PrimitiveRules:
             arg = arg.value
         return arg.id if isinstance(arg, ast.Name) else None
 
-    def written_anywhere(self, name: str | None, but: ast.Call | None = None) -> bool:
+    def written_anywhere(self, name: str | None, but: ast.Call | None = None, origin: ast.AST | None = None) -> bool:
         """Whether a statement or a primitive call (other than ``but``) writes the buffer named ``name``:
         an element store, or an argument of a primitive that is not one it only reads."""
         if name is None:
@@ -237,7 +239,8 @@ class PrimitiveRules:
             for n in ast.walk(tree):
                 targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(
                     n, (ast.AugAssign, ast.AnnAssign)) else []
-                if any(isinstance(t, ast.Subscript) and self.tensor_name_of(t) == name for t in targets):
+                if n is not origin and any(isinstance(t, ast.Subscript) and self.tensor_name_of(t) == name
+                                           for t in targets):
                     return True
                 if isinstance(n, ast.Call) and n is not but and isinstance(n.func, ast.Attribute) and \
                         n.func.attr not in ("reshape", "view", "Tensor", "if_then_else"):
