@@ -393,3 +393,26 @@ def test_a_serial_loop_that_carries_a_value_is_not_made_parallel():
             T.copy(acc, B)
 
     expect_error(lambda: tilelang.compile(running, out_idx=-1), KernelError, running, "fragment buffer acc")
+
+
+def row_maxima_of_a_vector(N, M):
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32"), B: T.Tensor((N // M,), "float32")):
+        with T.Kernel(1) as _:
+            staged = T.alloc_shared((N,), "float32")
+            flat = T.alloc_fragment((N,), "float32")
+            maxima = T.alloc_fragment((N // M,), "float32")
+            for i in T.Parallel(N):
+                staged[i] = A[i]
+            T.copy(staged, flat)
+            rows = T.reshape(flat, [N // M, M])
+            T.reduce_max(rows, maxima, dim=1)
+            T.copy(maxima, B)
+
+    return main
+
+
+def test_reshape_of_a_fragment_copied_from_an_element_copied_buffer():
+    x = np.random.default_rng(4).standard_normal(2048).astype(np.float32)
+    got = tilelang.compile(row_maxima_of_a_vector(2048, 64), out_idx=-1)(x)
+    np.testing.assert_allclose(got, x.reshape(32, 64).max(1), rtol=2e-3)   # TF32 maxima

@@ -181,7 +181,7 @@ class KernelBuilder(PrimitiveRules, ElementRules):
         self.views: dict[str, tuple] = {}        # view tensor -> (the tensor it views, its shape)
         self.safe_values: dict[str, float] = {}  # T.annotate_safe_value: tensor -> its padding value
         self.exact_parts: dict[str, list[BufferRef]] = {}  # exact float32 maxima: buffer -> its TF32 parts
-        self.loaded_from: dict[str, tuple] = {}  # local buffer -> (the tensor region a T.copy filled it from, the call)
+        self.loaded_from: dict[str, tuple] = {}  # local buffer -> (the tensor region T.copy filled it from, the calls)
         self.returned: list[BufferRef] | None = None
         self.threads: list[int] = []
 
@@ -782,6 +782,8 @@ class KernelBuilder(PrimitiveRules, ElementRules):
         if not 1 <= len(extents) <= 2 or any(e <= 0 for e in extents):
             raise self.error(call, f"T.Parallel{tuple(extents)}: give one or two positive extents")
         names = self.loop_targets(stmt.target, len(extents), stmt, "T.Parallel")
+        if self.element_copy(stmt.body, names, extents):
+            return
         op = self.insert(tile.ParallelOp(extents), stmt)
         saved = dict(self.scope)
         for arg, name, extent in zip(op.body.block.args, names, extents):

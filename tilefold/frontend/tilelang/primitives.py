@@ -185,13 +185,13 @@ class PrimitiveRules:
         loaded = self.loaded_from.get(local.name)
         if loaded is None:
             raise self.error(node, why + what)
-        region, copy_node = loaded
+        region, copies = loaded
         glob = region.buffer
         target = name_hint or f"{local.name}_reshaped"
-        out = copy_node.args[1]
-        if not isinstance(out, ast.Name) or self.written_anywhere(out.id, copy_node, getattr(copy_node, "origin", None)) \
-                or self.written_anywhere(target) or \
-                self.written_anywhere(self.tensor_name_of(copy_node.args[0])):
+        outs = [c.args[1] for c in copies]
+        if not all(isinstance(o, ast.Name) for o in outs) or \
+                any(self.written_anywhere(o.id, c, getattr(c, "origin", None)) for o, c in zip(outs, copies)) or \
+                self.written_anywhere(target) or self.written_anywhere(self.tensor_name_of(copies[0].args[0])):
             raise self.error(node, why + what)
         base, base_shape = self.views.get(glob.name, (glob, None))
         gshape = tuple(base_shape or glob.shape)
@@ -402,13 +402,16 @@ class PrimitiveRules:
             if self.shape_of(a) != self.shape_of(b):
                 raise self.error(node, f"T.copy from {a.name} {a.shape} to {b.name} {b.shape}: shapes differ")
             self.insert(tile.CopyOp(a.value, b.value), node)
+            if a.name in self.loaded_from:     # b holds what a copy from a tensor put in a
+                region, copies = self.loaded_from[a.name]
+                self.loaded_from[b.name] = (region, [*copies, node])
             return None
         local = self.local_buffer(dst if src_global else src, node, "T.copy")
         region = src if src_global else dst
         offsets, dims = self.global_offsets(region, local, node)
         glob = region.buffer if isinstance(region, Region) else region
         if src_global:
-            self.loaded_from[local.name] = (region if isinstance(region, Region) else self.whole(glob), node)
+            self.loaded_from[local.name] = (region if isinstance(region, Region) else self.whole(glob), [node])
         if src_global:
             self.insert(tile.CopyOp(glob.value, local.value, offsets, dims), node)
         else:
