@@ -143,8 +143,8 @@ class CompiledKernel:
 
     def artifacts(self, kernel_only: bool = False) -> dict[str, str]:
         """The device kernels, and unless ``kernel_only`` the host program ``main.cpp`` (reading
-        its inputs from ``data/``) and ``tt.plan.json``, by file name."""
-        from tilefold.codegen.cpp import HostData, emit_host
+        its inputs from ``data/``), ``tt.plan.json`` and ``CMakeLists.txt``, by file name."""
+        from tilefold.codegen.cpp import HostData, emit_cmake, emit_host
 
         files = dict(self.kernel_sources())
         if kernel_only:
@@ -154,6 +154,7 @@ class CompiledKernel:
         import json
 
         files["tt.plan.json"] = json.dumps(self.plan(), indent=2)
+        files["CMakeLists.txt"] = emit_cmake(self.program.name)
         return files
 
     def plan(self) -> dict:

@@ -416,3 +416,12 @@ def test_reshape_of_a_fragment_copied_from_an_element_copied_buffer():
     x = np.random.default_rng(4).standard_normal(2048).astype(np.float32)
     got = tilelang.compile(row_maxima_of_a_vector(2048, 64), out_idx=-1)(x)
     np.testing.assert_allclose(got, x.reshape(32, 64).max(1), rtol=2e-3)   # TF32 maxima
+
+
+def test_kernel_source_holds_the_six_artifacts():
+    import json
+
+    files = json.loads(doubled_in_bounds(64, 64).get_kernel_source())
+    assert sorted(files) == sorted(["reader.cpp", "compute.cpp", "writer.cpp", "main.cpp", "tt.plan.json",
+                                    "CMakeLists.txt"])
+    assert "project(" in files["CMakeLists.txt"]

@@ -165,7 +165,8 @@ class JITKernel:
 
     def get_kernel_source(self, kernel_only: bool = False) -> str:
         """The generated TT-Metalium artifacts as one JSON string: ``reader.cpp``, ``compute.cpp``,
-        ``writer.cpp``, ``main.cpp`` and ``tt.plan.json`` (``json.loads`` gives a dict by file name)."""
+        ``writer.cpp``, ``main.cpp``, ``tt.plan.json`` and ``CMakeLists.txt`` (``json.loads`` gives a dict by
+        file name)."""
         return json.dumps(self.compiled.artifacts(kernel_only), indent=1)
 
     def get_artifact(self, name: str) -> str | None:
