@@ -14,6 +14,10 @@ Some primitives are built from others, so that the pipeline lowers one form:
   ignored (one matrix engine per core).
 - ``T.reduce_min`` is ``-reduce_max(-x)``, ``T.reduce_abssum`` / ``T.reduce_absmax`` reduce
   ``abs(x)``: an element-wise ``T.Parallel`` into a fragment, then the reduction.
+- A float32 ``T.reduce_max`` whose output the kernel compares with ``==`` / ``!=`` is exact: three
+  reductions, each of what the previous one left (:meth:`PrimitiveRules.exact_max`).
+- ``T.reshape`` of a local buffer that ``T.copy`` loaded from a tensor (directly or through local
+  copies) loads the same elements again from a row-major view of that tensor.
 - A global-to-global ``T.copy`` goes through a local buffer of the region's shape; ``T.fill``
   of a global tensor fills a fragment and copies it out.
 - ``T.atomic_add(dst, v)`` is ``dst = dst + v`` (``T.atomic_max`` / ``T.atomic_min``: the maximum /
