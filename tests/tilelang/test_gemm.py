@@ -38,6 +38,7 @@ def test_tile_notation_matmul_matches_numpy(tile_notation_matmul):
 
 
 def test_tile_notation_matmul_reader_structure(tile_notation_matmul):
+    """The blocks of A a grid row shares are read by its first core and multicast to the others."""
     src = tile_notation_matmul.compiled.kernel_sources()
     filecheck(src["reader.cpp"], """
 CHECK:      #include "api/dataflow/dataflow_api.h"
@@ -50,14 +51,25 @@ CHECK:          uint32_t m = tid / Nt;
 CHECK:          uint32_t n = tid % Nt;
 CHECK:          for (uint32_t kt = 0; kt < 8; ++kt) {
 CHECK:            cb_reserve_back(0, 1);
-CHECK-NEXT:       uint32_t l1_write_addr = get_write_ptr(0);
-CHECK-NEXT:       noc_async_read_page({{.*}}, A, l1_write_addr);
-CHECK-NEXT:       noc_async_read_barrier();
-CHECK-NEXT:       cb_push_back(0, 1);
+CHECK-NEXT:       if (A_tile_role == 2) {
+CHECK-NEXT:         noc_semaphore_set({{.*}}A_tile_receiver_sem), 0);
+CHECK-NEXT:         noc_semaphore_inc(get_noc_addr(A_tile_start_noc_x, A_tile_start_noc_y, A_tile_sender_sem), 1);
+CHECK-NEXT:         noc_semaphore_wait({{.*}}A_tile_receiver_sem), 1);
+CHECK-NEXT:       } else {
+CHECK-NEXT:         uint32_t l1_write_addr = get_write_ptr(0);
+CHECK-NEXT:         noc_async_read_page({{.*}}, A, l1_write_addr);
+CHECK-NEXT:         noc_async_read_barrier();
+CHECK-NEXT:         if (A_tile_role == 1) {
+CHECK-NEXT:           noc_semaphore_wait({{.*}}A_tile_sender_sem), A_tile_receivers);
+CHECK-NEXT:           noc_semaphore_set({{.*}}A_tile_sender_sem), 0);
+CHECK:                noc_async_write_multicast({{.*}}, 2048, A_tile_receivers);
+CHECK:                noc_semaphore_set_multicast(A_tile_receiver_sem, {{.*}}, A_tile_receivers);
+CHECK:            cb_push_back(0, 1);
 CHECK:            cb_reserve_back(1, 1);
 CHECK:            noc_async_read_page({{.*}}, B, {{.*}});
 CHECK-NEXT:       noc_async_read_barrier();
-CHECK-NEXT:       cb_push_back(1, 1);
+CHECK:            cb_push_back(1, 1);
+CHECK:        noc_async_write_barrier();
 """)
 
 
