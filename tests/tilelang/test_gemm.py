@@ -248,3 +248,16 @@ def test_uneven_work_split_runs_on_two_lane_groups():
     np.testing.assert_array_equal(kernel(x), x * np.float32(3.0) + np.float32(1.0))
     counts = [row[3] for row in get_attr(kernel.compiled.function, "tt.core_runtime_args")]
     assert counts == [3] * 41 + [2] * 23
+
+
+def test_annotate_tt_compute_sets_the_math_fidelity(gemm_factory):
+    """HiFi2 (T.annotate_tt_compute) runs half the multiplier passes of the default HiFi4."""
+    fast, full = gemm_factory(256, 256, 256, 128, 128, 64, math_fidelity="HiFi2"), gemm_factory(256, 256, 256, 128, 128, 64)
+    a, b = random_bf16((256, 256), 12), random_bf16((256, 256), 13)
+    ref = matmul_reference(a, b)
+    assert np.abs(fast(a, b).astype(np.float32) - ref).max() <= 0.02 * np.abs(ref).max()   # fewer mantissa bits
+    np.testing.assert_allclose(full(a, b).astype(np.float32), ref, rtol=1e-2, atol=1e-2)
+    assert get_attr(fast.compiled.function, "tt.compute_config")["math_fidelity"] == "HiFi2"
+    assert get_attr(full.compiled.function, "tt.compute_config")["math_fidelity"] == "HiFi4"
+    assert "MathFidelity::HiFi2" in fast.compiled.artifacts()["main.cpp"]
+    assert fast.last_result.perf.seconds < full.last_result.perf.seconds
