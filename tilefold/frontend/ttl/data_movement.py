@@ -111,6 +111,9 @@ class DataMovementBuilder:
             else:
                 start = self.as_int(entry, node, f"index {d} of {argument.name}[...]")
                 size = 1
+            if size > dim:
+                raise self.error(f"{argument.name}[...]: dimension {d} selects {size} {unit} but the tensor has only "
+                                 f"{dim} (shape {_shape_text(units)}); make the block smaller", node)
             if isinstance(start, int) and (start < 0 or start + size > dim):
                 raise self.error(f"{argument.name}[...]: {unit} {start}..{start + size - 1} of dimension {d} are "
                                  f"outside the tensor ({dim} {unit}; shape {_shape_text(units)})", node)
