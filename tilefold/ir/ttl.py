@@ -591,6 +591,28 @@ class BlockSliceOp(IRDLOperation):
                          result_types=[block_type(sizes, element_of(block.type))])
 
 
+@irdl_op_definition
+class ReshapeOp(IRDLOperation):
+    """``ttl.reshape %block : tensor<1xNxM> -> tensor<NxM>``: the same tiles in the same order with
+    dimensions of size 1 removed or added (``ttl.block.squeeze`` / ``unsqueeze``). Of a block that
+    lives in a dataflow buffer it is a view of that buffer."""
+
+    name = "ttl.reshape"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, value: SSAValue, shape):
+        super().__init__(operands=[value], result_types=[block_type(shape, element_of(value.type))])
+
+    def verify_(self) -> None:
+        a = [s for s in self.input.type.get_shape() if s != 1]
+        b = [s for s in self.result.type.get_shape() if s != 1]
+        if a != b:
+            raise VerifyException(f"ttl.reshape only adds or removes dimensions of size 1, not "
+                                  f"{list(self.input.type.get_shape())} -> {list(self.result.type.get_shape())}")
+
+
 # --- compute -------------------------------------------------------------------------------
 
 
@@ -973,8 +995,8 @@ class UnsafeElementWriteOp(IRDLOperation):
         super().__init__(operands=[block, row, col, value])
 
 
-STRUCTURAL_OPS = (BindCBOp, CBReserveOp, CBWaitOp, CBPushOp, CBPopOp, StoreOp, AttachCBOp, BlockSliceOp, ComputeOp,
-                  YieldOp, LinearizedIndexOp, CopyTileOp, CopyDstOp, InitSFPUOp, TileRegsAcquireOp,
+STRUCTURAL_OPS = (BindCBOp, CBReserveOp, CBWaitOp, CBPushOp, CBPopOp, StoreOp, AttachCBOp, BlockSliceOp, ReshapeOp,
+                  ComputeOp, YieldOp, LinearizedIndexOp, CopyTileOp, CopyDstOp, InitSFPUOp, TileRegsAcquireOp,
                   TileRegsCommitOp, TileRegsWaitOp, TileRegsReleaseOp, PackTileOp, DstTileOp, MatmulBlockOp, TensorOp,
                   TensorSliceOp, CopyOp, WaitOp, GroupWaitOp, NodeCoordOp, PipeCountOp, PipeSendOp, PipeRecvOp,
                   UnsafeElementReadOp, UnsafeElementWriteOp)
