@@ -149,6 +149,15 @@ def _strings(fn: func.FuncOp, name: str) -> list[str]:
     return [s.data for s in attr.data if isinstance(s, StringAttr)] if attr is not None else []
 
 
+def _peer(route, role: str, field: str, cols: int) -> int:
+    """A logical coordinate of the other end of ``route`` (``ttl.pipe_peer``)."""
+    if role == "dst":
+        x, y = route.src
+        return {"x": x, "y": y, "linear": y * cols + x}[field]
+    return {"x0": route.x0, "y0": route.y0, "x1": route.x1, "y1": route.y1,
+            "linear": route.y0 * cols + route.x0}[field]
+
+
 def _runtime_value(descriptor: str, core: CoreCoord, program: Program, names, nets, noc1: bool):
     parts = descriptor.split(":")
     kind = parts[0]
@@ -166,6 +175,8 @@ def _runtime_value(descriptor: str, core: CoreCoord, program: Program, names, ne
     if slot >= len(routes):
         return 0
     route = routes[slot]
+    if field.startswith("peer_"):
+        return _peer(route, role, field.removeprefix("peer_"), net.grid[0])
     if role == "src":
         first, last = CoreCoord(route.x0, route.y0), CoreCoord(route.x1, route.y1)
         if noc1:                       # NOC 1 multicasts from the far corner
