@@ -4,7 +4,7 @@ Reads: the kernel's :class:`FunctionSource` and parameter types — or, for an e
 (``@tilefold.jit`` on a function whose body declares ``A: T.Tensor(...)``), its compile-time
 arguments and the shapes of the tensors it is called with. Writes: a ``builtin.module`` holding
 ``func.func @<name>(%A: memref<...>, ...)`` with the function attributes ``tile.params``
-(parameter names), ``tt.user_layout`` / ``tt.user_schedule`` (annotations, each with the
+(parameter names), ``tt.user_layout`` / ``tt.user_schedule`` / ``tt.user_compute`` (annotations, the first two with the
 ``loc`` of the call), ``tt.use_swizzle`` (the rasterization hint) and ``tile.atomic``
 (tensors ``T.atomic_add`` adds into), and every op located at the user's line.
 
@@ -109,6 +109,7 @@ class KernelBuilder(PrimitiveRules, ElementRules):
         self.buffer_names: set[str] = set()
         self.layout: dict[str, dict] = {}
         self.schedule: dict = {}
+        self.compute: dict = {}
         self.swizzle: dict | None = None
         self.atomic_targets: list[str] = []
         self.inlining: list = []
@@ -155,6 +156,8 @@ class KernelBuilder(PrimitiveRules, ElementRules):
             set_attr(function, "tt.user_layout", self.layout)
         if self.schedule:
             set_attr(function, "tt.user_schedule", self.schedule)
+        if self.compute:
+            set_attr(function, "tt.user_compute", self.compute)
         if self.swizzle is not None:
             set_attr(function, "tt.use_swizzle", self.swizzle)
         if self.atomic_targets:
