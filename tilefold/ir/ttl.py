@@ -810,24 +810,38 @@ class TensorOp(IRDLOperation):
 
 @irdl_op_definition
 class TensorSliceOp(IRDLOperation):
-    """``ttl.tensor_slice %t[%offsets] {sizes}``: a slice of a tensor (offsets in its shape unit)."""
+    """``ttl.tensor_slice %t[%offsets] {sizes}``: a slice of a tensor (offsets in its shape unit).
+    ``checked`` lists the dimensions whose offset no loop or node range bounds, so the copy checks
+    them against the tensor when it runs."""
 
     name = "ttl.tensor_slice"
     tensor = operand_def(TensorType)
     offsets = var_operand_def(IndexType)
     sizes = prop_def(DenseArrayBase)
+    checked = opt_prop_def(DenseArrayBase)
     result = result_def(TensorType)
     assembly_format = "$tensor `[` $offsets `]` attr-dict `:` type($tensor) `->` type($result)"
     irdl_options = (ParsePropInAttrDict(),)
 
-    def __init__(self, tensor: SSAValue, offsets, sizes):
-        super().__init__(operands=[tensor, list(offsets)],
-                         properties={"sizes": DenseArrayBase.from_list(i64, list(sizes))},
+    def __init__(self, tensor: SSAValue, offsets, sizes, checked=()):
+        properties = {"sizes": DenseArrayBase.from_list(i64, list(sizes))}
+        if checked:
+            properties["checked"] = DenseArrayBase.from_list(i64, list(checked))
+        super().__init__(operands=[tensor, list(offsets)], properties=properties,
                          result_types=[block_type(sizes, element_of(tensor.type))])
 
     @property
     def static_sizes(self) -> tuple[int, ...]:
         return tuple(self.sizes.get_values())
+
+    @property
+    def checked_dims(self) -> tuple[int, ...]:
+        return tuple(self.checked.get_values()) if self.checked is not None else ()
+
+    def verify_(self) -> None:
+        rank = len(self.tensor.type.get_shape())
+        if any(not 0 <= d < rank for d in self.checked_dims):
+            raise VerifyException(f"ttl.tensor_slice checks dimensions {self.checked_dims} of a rank-{rank} tensor")
 
 
 @irdl_op_definition
