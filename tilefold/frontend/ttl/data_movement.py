@@ -311,6 +311,43 @@ class DataMovementBuilder:
 
     # -- pipes -----------------------------------------------------------------------------------
 
+    def pipe_attribute(self, pipe: PipeIdentity, name: str, node):
+        """``pipe.dst`` in an ``if_src`` body (the destination node, or a node range with slices for a
+        multicast) and ``pipe.src`` in an ``if_dst`` body (the source node): runtime integers, since
+        the pipe a slot holds differs from node to node."""
+        other = "dst" if pipe.role == "src" else "src"
+        if name != other:
+            raise self.error(f"pipe.{name}: in net.if_{pipe.role}'s body a pipe has .{other} (the node at its other "
+                             "end)", node)
+        net = pipe.net
+        cols, rows = net.grid
+        self.node = node
+
+        def peer(field: str, high: int) -> Scalar:
+            op = self.emit(ttl.PipePeerOp(net.index, pipe.slot, pipe.role, field))
+            op.result.name_hint = f"peer_{field}"
+            self.scalars.ranges[id(op.result)] = (0, high)
+            return Scalar.opaque(op.result)
+
+        if pipe.role == "dst":
+            if net.linear_src:
+                return peer("linear", cols * rows - 1)
+            return peer("x", cols - 1), peer("y", rows - 1)
+        if net.linear_dst:
+            return peer("linear", cols * rows - 1)
+        coords = []
+        for d, size in ((0, cols), (1, rows)):
+            lo, hi = (("x0", "x1") if d == 0 else ("y0", "y1"))
+            widths = {getattr(r, hi) - getattr(r, lo) + 1 for r in net.routes}
+            if widths == {1}:
+                coords.append(peer(lo, size - 1))
+            elif len(widths) == 1:          # a slice of a known size
+                start = peer(lo, size - 1)
+                coords.append(slice(start, self.scalars.add(start, widths.pop())))
+            else:
+                coords.append(slice(peer(lo, size - 1), self.scalars.add(peer(hi, size - 1), 1)))
+        return tuple(coords)
+
     def pipe_condition(self, net: PipeNet, role: str, body, node, scope) -> None:
         from tilefold.frontend.ttl.variables import carried_names
 

@@ -77,5 +77,5 @@ def _namespace(namespace: str, names) -> Namespace:
 
 
 math = _namespace("math", [*UNARY, *BINARY, *PARAMETRIC, *SPECIAL])
-block = _namespace("block", ["broadcast", "fill", "where", "transpose", "mask", "mask_posinf"])
+block = _namespace("block", ["broadcast", "fill", "where", "transpose", "mask", "mask_posinf", "squeeze", "unsqueeze"])
 unsafe = _namespace("unsafe", ["element_read", "element_write"])

@@ -8,7 +8,8 @@ kernel's start, and records on the function which argument is which:
 * ``ttl.runtime_args`` — ``"node:0"`` / ``"node:1"`` (the node's logical x / y), ``"address:<tensor>"``,
   ``"pipe:<net>:<role>:count"``, ``"pipe:<net>:src:<slot>:<field>"`` (``x0 y0 x1 y1`` NOC rectangle,
   ``dests``, ``remote``, ``loopback``), ``"pipe:<net>:dst:<slot>:<field>"`` (``x y`` NOC coordinates
-  of the source, ``self``).
+  of the source, ``self``), ``"pipe:<net>:<role>:<slot>:peer_<field>"`` (the logical coordinates of
+  the other end of the pipe, ``ttl.pipe_peer``).
 
 The program builder (:mod:`tilefold.program.from_ttl`) reads these lists to give every
 core its arguments. Runtime values are ``index`` (the ttkernel API takes index or i32 operands).

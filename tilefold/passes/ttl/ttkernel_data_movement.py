@@ -119,6 +119,10 @@ class DataMovementLowering:
         elif isinstance(op, ttl.PipeCountOp):
             value = e.runtime(f"pipe:{op.net.value.data}:{op.role.data}:count", f"{op.role.data}_pipes")
             op.result.replace_all_uses_with(value)
+        elif isinstance(op, ttl.PipePeerOp):
+            net, slot, role, name = op.net.value.data, op.slot.value.data, op.role.data, op.field.data
+            value = e.runtime(f"pipe:{net}:{role}:{slot}:peer_{name}", f"{role}{slot}_peer_{name}")
+            op.result.replace_all_uses_with(value)
         elif isinstance(op, ttl.PipeSendOp):
             self.send(op)
         elif isinstance(op, ttl.PipeRecvOp):
