@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from tilefold.errors import KernelError
 from tilefold.caller import user_location
+from tilefold.ir.sfpu import SFPU_CALLS
+from tilefold.ir.ttl import TILE_OPS
 
 
 class UnsupportedName(KernelError, AttributeError):
@@ -32,15 +34,11 @@ class Namespace:
     def __repr__(self) -> str:
         return f"<{self._prefix}>"
 
-# name -> how it is built: ("unary", tile op) / ("binary", tile op) / special handler names
-UNARY = {
-    "exp": "exp", "exp2": "exp2", "log": "log", "sqrt": "sqrt", "rsqrt": "rsqrt", "recip": "recip",
-    "square": "square", "tanh": "tanh", "sigmoid": "sigmoid", "relu": "relu", "gelu": "gelu", "silu": "silu",
-    "sin": "sin", "cos": "cos", "abs": "abs", "neg": "neg", "floor": "floor", "ceil": "ceil", "sign": "sign",
-    "asin": "asin", "acos": "acos", "atan": "atan", "sinh": "sinh", "cosh": "cosh", "asinh": "asinh",
-    "acosh": "acosh", "atanh": "atanh", "tan": "tan", "softsign": "softsign", "hardsigmoid": "hardsigmoid",
-    "expm1": "expm1", "logp1": "log1p", "log1p": "log1p", "signbit": "signbit", "trunc": "trunc", "frac": "frac",
-}
+# ttl.math name -> the ttl tile op it builds. The one-argument functions are the SFPU unary
+# functions without parameters (tilefold/ir/sfpu.py, through the ttl tile ops), and TT-Lang's
+# spelling logp1 of log1p.
+UNARY = {**{name: name for name, info in TILE_OPS.items() if info.kind == "sfpu_unary" and not info.params},
+         "logp1": "log1p"}
 # functions with compile-time number parameters: name -> ((parameter, default or None), ...)
 PARAMETRIC = {
     "elu": (("alpha", 1.0),),
@@ -51,7 +49,9 @@ PARAMETRIC = {
     "softplus": (("beta", 1.0), ("beta_reciprocal", None), ("threshold", 20.0)),
     "round": (("decimals", 0),),
 }
-BINARY = {"gt": "gt", "lt": "lt", "ge": "ge", "le": "le", "eq": "eq", "ne": "ne"}
+# the comparisons of two blocks: the binary SFPU functions of the compare family
+BINARY = {name: name for name, info in TILE_OPS.items()
+          if info.kind == "sfpu_binary" and SFPU_CALLS[info.call].cost == "compare"}
 SPECIAL = ("max", "min", "clamp", "pow", "rsub", "relu_max", "relu_min", "where", "fill", "broadcast", "transpose",
            "reduce_sum", "reduce_max", "hardtanh", "threshold")
 
