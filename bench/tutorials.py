@@ -16,6 +16,10 @@ The tutorials import torch, whose import alone takes about a second on either si
 whole-process times cannot go below. The bench measures it (``python -c "import torch"``) and also
 reports the ratio of the times above that floor.
 
+Each run's CPU time (user + system, of the process and its children) is reported beside its wall
+time, with the load average at the start and the end: on a shared machine the wall times of the two
+sides move with the load, their CPU times much less.
+
 Without a peer the bench runs the project's own TT-Lang examples (``examples/ttl``) at the tutorials'
 sizes instead, says so, and prints tilefold's times only.
 
@@ -29,6 +33,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -74,9 +79,15 @@ def with_tilefold_imports(source: str) -> str:
     return source
 
 
-def timed(command: list[str], timeout: float) -> tuple[float | None, str]:
-    """Wall seconds of ``command`` as a fresh process (None when it failed or timed out)."""
-    start = time.perf_counter()
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed(command: list[str], timeout: float, cpu: list[float] | None = None) -> tuple[float | None, str]:
+    """Wall seconds of ``command`` as a fresh process (None when it failed or timed out); its CPU
+    seconds (user + system) are appended to ``cpu`` when given."""
+    start, cpu_start = time.perf_counter(), _children_cpu()
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, cwd=ROOT)
     except subprocess.TimeoutExpired:
@@ -84,6 +95,8 @@ def timed(command: list[str], timeout: float) -> tuple[float | None, str]:
     wall = time.perf_counter() - start
     if done.returncode:
         return None, (done.stderr.strip().splitlines() or ["exit status %d" % done.returncode])[-1]
+    if cpu is not None:
+        cpu.append(_children_cpu() - cpu_start)
     return wall, ""
 
 
@@ -134,34 +147,45 @@ def main() -> None:
         floor["peer"] = summary([t for t, _ in (timed([args.peer, "-c", "import torch"], 60)
                                                 for _ in range(args.repeat)) if t is not None])
     results: dict[str, dict] = {}
-    print(f"{'tutorial':16} {'tilefold s':>11} {'tt-lang-sim s':>14} {'speed-up':>9} {'above torch':>12}")
+    load_before = [round(x, 2) for x in os.getloadavg()]
+    print(f"load average {load_before[0]:.2f} {load_before[1]:.2f} {load_before[2]:.2f} on {os.cpu_count()} CPUs")
+    print(f"{'tutorial':16} {'tilefold s':>11} {'tt-lang-sim s':>14} {'speed-up':>9} {'above torch':>12} "
+          f"{'CPU s (ours / peer)':>20}")
     for name, (ours, theirs) in commands.items():
         mine, peers, errors = [], [], []
+        mine_cpu, peers_cpu = [], []
         for _ in range(args.repeat):
-            for side, command, into in (("tilefold", ours, mine), ("tt-lang-sim", theirs, peers)):
+            for side, command, into, cpu in (("tilefold", ours, mine, mine_cpu),
+                                             ("tt-lang-sim", theirs, peers, peers_cpu)):
                 if command is None:
                     continue
-                wall, error = timed(command, args.timeout)
+                wall, error = timed(command, args.timeout, cpu)
                 if wall is None:
                     errors.append(f"{side}: {error}")
                 else:
                     into.append(wall)
-        row = {"tilefold_s": summary(mine)}
+        row = {"tilefold_s": summary(mine), "tilefold_cpu_s": summary(mine_cpu)}
         if theirs is not None:
             row["tt_lang_sim_s"] = summary(peers)
+            row["tt_lang_sim_cpu_s"] = summary(peers_cpu)
             if mine and peers:
                 row["speedup"] = round(min(peers) / min(mine), 3)
+                row["cpu_speedup"] = round(min(peers_cpu) / min(mine_cpu), 3)
                 base = min(floor["tilefold"].get("min", 0.0), floor.get("peer", {}).get("min", 0.0))
                 row["speedup_above_torch_import"] = round((min(peers) - base) / max(min(mine) - base, 1e-3), 3)
         if errors:
             row["errors"] = errors
         results[name] = row
         fmt = lambda s: f"{s['min']:.2f}" if s else "failed"     # noqa: E731
+        cpu_text = f"{fmt(row['tilefold_cpu_s'])} / {fmt(row.get('tt_lang_sim_cpu_s', {})) if theirs else '-'}"
         print(f"{name:16} {fmt(row['tilefold_s']):>11} {fmt(row.get('tt_lang_sim_s', {})) if theirs else '-':>14} "
-              f"{row.get('speedup', '-'):>9} {row.get('speedup_above_torch_import', '-'):>12}"
+              f"{row.get('speedup', '-'):>9} {row.get('speedup_above_torch_import', '-'):>12} {cpu_text:>20}"
               + (f"   {'; '.join(errors)}" if errors else ""))
+    load_after = [round(x, 2) for x in os.getloadavg()]
     print(f"torch import alone: tilefold's Python {floor['tilefold']}, peer's {floor.get('peer', '-')}")
+    print(f"load average {load_after[0]:.2f} {load_after[1]:.2f} {load_after[2]:.2f} at the end")
     print(json.dumps({"bench": "tutorials", "peer": bool(args.peer), "repeat": args.repeat,
+                      "load_average": {"start": load_before, "end": load_after, "cpus": os.cpu_count()},
                       "torch_import_s": floor, "tutorials": results}))
 
 

@@ -1,5 +1,7 @@
-"""Fixtures shared by all tests: the ``check-kernel`` runner (tests/checkkernel.py) on ``sys.path``."""
+"""Fixtures shared by all tests: the ``check-kernel`` runner (tests/checkkernel.py) on ``sys.path``.
+Every pipeline the tests run verifies the module after each of its passes (not only after the last)."""
 
+import os
 import sys
 from pathlib import Path
 
@@ -8,6 +10,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[0]))
 
 import checkkernel  # noqa: E402
+
+os.environ.setdefault("TILEFOLD_VERIFY_EACH_PASS", "1")
 
 
 @pytest.fixture(scope="session")

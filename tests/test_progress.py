@@ -1,5 +1,9 @@
 """Progress bars: shown on stderr for long work, never for short work or when disabled."""
 
+import os
+import pty
+import subprocess
+import sys
 import time
 
 from tilefold import progress
@@ -37,3 +41,25 @@ def test_quiet_command_line_turns_bars_off(monkeypatch):
     assert cli.main(["layout", "64,64", "-q"]) == 0
     assert seen == [(["layout", "64,64"], False)] * 2
     assert progress._enabled is None
+
+
+def test_a_bar_shows_on_a_terminal_that_reports_no_size():
+    """A fresh pseudo-terminal reports 0 columns; the bar still shows (80 columns wide)."""
+    main, side = pty.openpty()
+    code = ("import time; from tilefold.progress import Progress\n"
+            "with Progress('crunching', 10, 'it', delay=0.1) as bar:\n"
+            "    bar.done = 5; time.sleep(0.6)\n")
+    proc = subprocess.Popen([sys.executable, "-c", code], stderr=side, stdout=subprocess.DEVNULL)
+    os.close(side)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(main, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    assert proc.wait() == 0
+    os.close(main)
+    assert b"crunching:  50%" in out

@@ -7,7 +7,8 @@ after every pass when asked, and — on request — the TT-Metalium project or t
 Every front end, the CLI and the benches compile through this module; front ends only build IR.
 :func:`run_pipeline` runs a pipeline of :mod:`tilefold.passes.pipelines` (or any pass spec the
 :mod:`~tilefold.passes.registry` parses) as one xDSL ``PassPipeline`` whose callback verifies the
-module after every pass and, with ``print_ir_after_all``, prints it to stderr headed
+module after the last pass (after every pass when asked, or when the IR is printed) and, with
+``print_ir_after_all``, prints it to stderr headed
 ``// -----// IR Dump After <pass> //----- //`` as MLIR tools do — the same for every front end.
 
 TileLang: :func:`compile_prim_func` gives a :class:`CompiledKernel` (the TileLang function with
@@ -27,6 +28,7 @@ stays fast (``import tilefold.ttl`` does not load them).
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,6 +50,8 @@ from tilefold.program import Program
 from tilefold.program.from_tilelang import build_program as build_tilelang_program
 from tilefold.program.from_ttl import build_program as build_ttl_program
 
+# set (to anything) to verify the module after every pass of every pipeline
+VERIFY_EACH_PASS_ENV = "TILEFOLD_VERIFY_EACH_PASS"
 IR_DUMP_HEADER = "// -----// IR Dump After {name} //----- //\n"
 
 
@@ -58,16 +62,22 @@ def ir_dump(name: str, text: str) -> str:
 
 def run_pipeline(module: ModuleOp, pipeline: str | tuple[ModulePass, ...], arch: Arch | str | None = None, *,
                  print_ir_after_all: bool = False, stream: TextIO | None = None,
-                 dumps: list[tuple[str, str]] | None = None) -> ModuleOp:
+                 dumps: list[tuple[str, str]] | None = None, verify_each_pass: bool | None = None) -> ModuleOp:
     """Run ``pipeline`` (a pipeline name, a pass spec, or pass instances) on ``module`` in place.
-    The module is verified after every pass; with ``print_ir_after_all`` it is printed after every
-    pass to ``stream`` (stderr by default); ``dumps`` (when given) collects ``(pass, IR text)``."""
+    The module is verified after the last pass, and after every pass when ``verify_each_pass``
+    (by default: when the IR is printed or kept after every pass, or ``TILEFOLD_VERIFY_EACH_PASS``
+    is set, as the test suite does; xDSL's verifier costs about as much as the passes themselves);
+    with ``print_ir_after_all`` it is printed after every pass to ``stream`` (stderr by default);
+    ``dumps`` (when given) collects ``(pass, IR text)``."""
     passes = pipeline_passes(pipeline, arch) if isinstance(pipeline, str) else tuple(pipeline)
+    if verify_each_pass is None:
+        verify_each_pass = print_ir_after_all or dumps is not None or bool(os.environ.get(VERIFY_EACH_PASS_ENV))
 
     def after_each(previous: ModulePass | None, op: ModuleOp, _next: ModulePass | None) -> None:
         if previous is None:
             return
-        op.verify()
+        if verify_each_pass or _next is None:
+            op.verify()
         if print_ir_after_all or dumps is not None:
             text = print_ir(op)
             if print_ir_after_all:
@@ -76,6 +86,8 @@ def run_pipeline(module: ModuleOp, pipeline: str | tuple[ModulePass, ...], arch:
                 dumps.append((previous.name, text))
 
     PassPipeline(passes, after_each).apply(make_context(), module)
+    if not passes:
+        module.verify()
     return module
 
 

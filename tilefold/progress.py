@@ -10,6 +10,7 @@ Bars show when stderr is a terminal, unless turned off with :func:`set_enabled` 
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 from contextlib import contextmanager
@@ -44,6 +45,13 @@ def is_enabled(override: bool | None = None) -> bool:
     if _enabled is not None:
         return _enabled
     return sys.stderr.isatty()
+
+
+def _columns() -> int:
+    try:
+        return os.get_terminal_size(sys.stderr.fileno()).columns
+    except (OSError, ValueError, AttributeError):
+        return 0
 
 
 class Progress:
@@ -84,8 +92,11 @@ class Progress:
             return
         from tqdm import tqdm
 
+        # A terminal that reports no size (a bare pty) would get no bar from tqdm: 80 × 24 then.
+        sized = _columns() > 0
         bar = tqdm(total=self.total, desc=self.desc, unit=self.unit, unit_scale=True, leave=False,
-                   file=sys.stderr, dynamic_ncols=True)
+                   file=sys.stderr, dynamic_ncols=sized, ncols=None if sized else 80,
+                   nrows=None if sized else 24)
         self.shown = True
         try:
             while True:

@@ -26,39 +26,61 @@ from tilefold.passes.device_pass import DevicePass
 PASS_PACKAGES = ("tilefold.passes.tilelang", "tilefold.passes.ttl")
 # passes of xDSL itself a pipeline uses
 XDSL_PASSES = ("xdsl.transforms.lower_affine",)
+# where pass_class looks for a name, cheapest first
+SEARCH_ORDER = ("xdsl", "tilefold.passes.ttl", "tilefold.passes.tilelang")
+
+
+@functools.cache
+def _module_passes(module_name: str) -> dict[str, type[ModulePass]]:
+    """The pass classes one module defines, by name."""
+    module = importlib.import_module(module_name)
+    return {value.name: value for value in vars(module).values()
+            if isinstance(value, type) and issubclass(value, ModulePass) and value.__module__ == module_name
+            and isinstance(getattr(value, "name", None), str)}
+
+
+def _pass_modules(package: str) -> list[str]:
+    path = importlib.import_module(package).__path__
+    return [f"{package}.{info.name}" for info in pkgutil.iter_modules(path)]
+
+
+@functools.cache
+def _group_passes(group: str) -> dict[str, type[ModulePass]]:
+    """The passes of one package of :data:`PASS_PACKAGES` (or of xDSL's, ``group == "xdsl"``)."""
+    modules = list(XDSL_PASSES) if group == "xdsl" else _pass_modules(group)
+    passes: dict[str, type[ModulePass]] = {}
+    for name in modules:
+        for pass_name, cls in _module_passes(name).items():
+            if pass_name in passes and passes[pass_name] is not cls:
+                raise RuntimeError(f"two passes are named {pass_name!r}: {passes[pass_name]} and {cls}")
+            passes[pass_name] = cls
+    return passes
 
 
 @functools.cache
 def all_passes() -> dict[str, type[ModulePass]]:
     """Every registered pass class, by name (modules are imported on first use)."""
-    modules = list(XDSL_PASSES)
-    for package in PASS_PACKAGES:
-        path = importlib.import_module(package).__path__
-        modules += [f"{package}.{info.name}" for info in pkgutil.iter_modules(path)]
     passes: dict[str, type[ModulePass]] = {}
-    for name in modules:
-        module = importlib.import_module(name)
-        for value in vars(module).values():
-            if (isinstance(value, type) and issubclass(value, ModulePass) and value.__module__ == name
-                    and isinstance(getattr(value, "name", None), str)):
-                if value.name in passes and passes[value.name] is not value:
-                    raise RuntimeError(f"two passes are named {value.name!r}: {passes[value.name]} and {value}")
-                passes[value.name] = value
+    for group in ("xdsl", *PASS_PACKAGES):
+        for name, cls in _group_passes(group).items():
+            if name in passes and passes[name] is not cls:
+                raise RuntimeError(f"two passes are named {name!r}: {passes[name]} and {cls}")
+            passes[name] = cls
     return dict(sorted(passes.items()))
 
 
 def pass_class(name: str) -> type[ModulePass]:
-    """The pass named ``name``."""
+    """The pass named ``name``. The packages are searched one at a time (xDSL's passes, then the
+    TT-Lang passes, then the TileLang ones), so that a pipeline imports only the packages up to
+    its passes' own."""
+    for group in SEARCH_ORDER:
+        cls = _group_passes(group).get(name)
+        if cls is not None:
+            return cls
     passes = all_passes()
-    if name not in passes:
-        hint = name.replace("_", "-")
-        also = f" (pass names are kebab-case: {hint})" if hint in passes else ""
-        raise CompileError(f"unknown pass {name!r}{also}; `tilefold passes` lists them")
-    return passes[name]
-
-
-# summaries of xDSL's passes (their classes have no docstring)
-XDSL_SUMMARIES = {"lower-affine": "affine loops and maps → scf loops and arith (xDSL's pass)."}
+    hint = name.replace("_", "-")
+    also = f" (pass names are kebab-case: {hint})" if hint in passes else ""
+    raise CompileError(f"unknown pass {name!r}{also}; `tilefold passes` lists them")
 
 
 def summary(cls: type[ModulePass]) -> str:
