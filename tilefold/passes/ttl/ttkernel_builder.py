@@ -17,9 +17,11 @@ core its arguments. Runtime values are ``index`` (the ttkernel API takes index o
 
 from __future__ import annotations
 
+from xdsl.builder import Builder
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import ArrayAttr, FloatAttr, IndexType, IntegerAttr, f32, i1, i32
 from xdsl.ir import Operation, SSAValue
+from xdsl.rewriter import InsertPoint
 
 from tilefold.ir import ttl
 from tilefold.ir.ttkernel import GetCompileTimeArgValOp, api_call
@@ -45,8 +47,9 @@ class KernelEmitter:
 
     @staticmethod
     def before(op: Operation, anchor: Operation, location=None) -> Operation:
+        """Insert ``op`` before ``anchor`` (xDSL's Builder) with ``location`` (default: the anchor's)."""
+        Builder(InsertPoint.before(anchor)).insert(op)
         op.location = location if location is not None else anchor.location
-        anchor.parent_block().insert_op_before(op, anchor)
         return op
 
     def at_start(self, op: Operation) -> Operation:
@@ -56,9 +59,7 @@ class KernelEmitter:
         return op
 
     def finish(self) -> None:
-        first = self.entry.first_op
-        for op in self.prologue:
-            self.entry.insert_op_before(op, first)
+        Builder(InsertPoint.before(self.entry.first_op)).insert(self.prologue)
         self.kernel.attributes[COMPILE_ARGS_ATTR] = ArrayAttr(self.compile_args)
         self.kernel.attributes[RUNTIME_ARGS_ATTR] = ArrayAttr(self.runtime_args)
 
