@@ -36,6 +36,7 @@ from tilefold.frontend.tilelang.api import (  # noqa: F401
     alloc_var,
     annotate_layout,
     annotate_safe_value,
+    annotate_tt_compute,
     atomic_add,
     atomic_max,
     atomic_min,
@@ -135,4 +136,5 @@ __all__ = [
     "reduce_abssum", "reduce_absmax", "cumsum", "transpose", "atomic_add", "atomic_max", "atomic_min", "ceildiv", "infinity", "exp", "exp2",
     "log", "log2", "log10", "sqrt", "rsqrt", "abs", "tanh", "sigmoid", "sin", "cos", "floor", "ceil", "trunc", "max",
     "min", "pow", "clamp", "if_then_else", "Select", "cast", "Cast", "annotate_tt_layout", "annotate_tt_schedule",
+    "annotate_tt_compute",
 ]

@@ -5,7 +5,11 @@ buffers (circular buffers, ``num_stages`` blocks deep) and accumulates ``A @ B``
 float32 fragment, which is copied to C at the end. tilefold maps the grid onto the cores
 (each core loops over its blocks), splits the program into reader, compute and writer
 kernels, and accumulates the fragment in DST (when the block is larger than DST, partial
-sums go to a circular buffer, where the packer adds each K step's sums to them in L1).
+sums go to a circular buffer, where the packer adds each K step's sums to them in L1). The
+cores of a grid row share their A blocks and those of a column their B blocks: one core of each
+reads them from DRAM and multicasts them to the others. ``math_fidelity`` sets the matrix
+engine's fidelity (``T.annotate_tt_compute``; HiFi4 by default, HiFi2 halves the multiplier
+passes).
 
 Run: ``.venv/bin/python examples/tilelang/gemm.py`` (or ``tilefold run`` / ``tilefold compile``).
 """
@@ -17,7 +21,8 @@ import tilefold.language as T
 
 
 @tilefold.jit
-def matmul(M, N, K, block_M, block_N, block_K, dtype="bfloat16", accum_dtype="float", num_stages=2):
+def matmul(M, N, K, block_M, block_N, block_K, dtype="bfloat16", accum_dtype="float", num_stages=2,
+           math_fidelity="HiFi4"):
     @T.prim_func
     def gemm(
         A: T.Tensor((M, K), dtype),
@@ -25,6 +30,7 @@ def matmul(M, N, K, block_M, block_N, block_K, dtype="bfloat16", accum_dtype="fl
         C: T.Tensor((M, N), dtype),
     ):
         with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M)) as (bx, by):
+            T.annotate_tt_compute(math_fidelity=math_fidelity)
             A_shared = T.alloc_shared((block_M, block_K), dtype)
             B_shared = T.alloc_shared((block_K, block_N), dtype)
             C_local = T.alloc_fragment((block_M, block_N), accum_dtype)

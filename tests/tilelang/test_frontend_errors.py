@@ -197,3 +197,15 @@ def test_a_partial_last_block_is_padded():
             T.copy(a, C[bx * 64, 0])
 
     compile_prim_func(k)
+
+
+def test_annotate_tt_compute_takes_a_known_fidelity():
+    @T.prim_func
+    def k(A: T.Tensor((64, 64), "bfloat16"), B: T.Tensor((64, 64), "bfloat16")):
+        with T.Kernel(1, 1) as (bx, by):
+            T.annotate_tt_compute(math_fidelity="HiFi9")  # error
+            a = T.alloc_shared((64, 64), "bfloat16")
+            T.copy(A[0, 0], a)
+            T.copy(a, B[0, 0])
+
+    expect_error(build(k), KernelError, k, "math_fidelity = 'HiFi9' is not one of 'LoFi', 'HiFi2'")

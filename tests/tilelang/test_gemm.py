@@ -38,6 +38,7 @@ def test_tile_notation_matmul_matches_numpy(tile_notation_matmul):
 
 
 def test_tile_notation_matmul_reader_structure(tile_notation_matmul):
+    """The blocks of A a grid row shares are read by its first core and multicast to the others."""
     src = tile_notation_matmul.compiled.kernel_sources()
     filecheck(src["reader.cpp"], """
 CHECK:      #include "api/dataflow/dataflow_api.h"
@@ -50,14 +51,25 @@ CHECK:          uint32_t m = tid / Nt;
 CHECK:          uint32_t n = tid % Nt;
 CHECK:          for (uint32_t kt = 0; kt < 8; ++kt) {
 CHECK:            cb_reserve_back(0, 1);
-CHECK-NEXT:       uint32_t l1_write_addr = get_write_ptr(0);
-CHECK-NEXT:       noc_async_read_page({{.*}}, A, l1_write_addr);
-CHECK-NEXT:       noc_async_read_barrier();
-CHECK-NEXT:       cb_push_back(0, 1);
+CHECK-NEXT:       if (A_tile_role == 2) {
+CHECK-NEXT:         noc_semaphore_set({{.*}}A_tile_receiver_sem), 0);
+CHECK-NEXT:         noc_semaphore_inc(get_noc_addr(A_tile_start_noc_x, A_tile_start_noc_y, A_tile_sender_sem), 1);
+CHECK-NEXT:         noc_semaphore_wait({{.*}}A_tile_receiver_sem), 1);
+CHECK-NEXT:       } else {
+CHECK-NEXT:         uint32_t l1_write_addr = get_write_ptr(0);
+CHECK-NEXT:         noc_async_read_page({{.*}}, A, l1_write_addr);
+CHECK-NEXT:         noc_async_read_barrier();
+CHECK-NEXT:         if (A_tile_role == 1) {
+CHECK-NEXT:           noc_semaphore_wait({{.*}}A_tile_sender_sem), A_tile_receivers);
+CHECK-NEXT:           noc_semaphore_set({{.*}}A_tile_sender_sem), 0);
+CHECK:                noc_async_write_multicast({{.*}}, 2048, A_tile_receivers);
+CHECK:                noc_semaphore_set_multicast(A_tile_receiver_sem, {{.*}}, A_tile_receivers);
+CHECK:            cb_push_back(0, 1);
 CHECK:            cb_reserve_back(1, 1);
 CHECK:            noc_async_read_page({{.*}}, B, {{.*}});
 CHECK-NEXT:       noc_async_read_barrier();
-CHECK-NEXT:       cb_push_back(1, 1);
+CHECK:            cb_push_back(1, 1);
+CHECK:        noc_async_write_barrier();
 """)
 
 
@@ -236,3 +248,16 @@ def test_uneven_work_split_runs_on_two_lane_groups():
     np.testing.assert_array_equal(kernel(x), x * np.float32(3.0) + np.float32(1.0))
     counts = [row[3] for row in get_attr(kernel.compiled.function, "tt.core_runtime_args")]
     assert counts == [3] * 41 + [2] * 23
+
+
+def test_annotate_tt_compute_sets_the_math_fidelity(gemm_factory):
+    """HiFi2 (T.annotate_tt_compute) runs half the multiplier passes of the default HiFi4."""
+    fast, full = gemm_factory(256, 256, 256, 128, 128, 64, math_fidelity="HiFi2"), gemm_factory(256, 256, 256, 128, 128, 64)
+    a, b = random_bf16((256, 256), 12), random_bf16((256, 256), 13)
+    ref = matmul_reference(a, b)
+    assert np.abs(fast(a, b).astype(np.float32) - ref).max() <= 0.02 * np.abs(ref).max()   # fewer mantissa bits
+    np.testing.assert_allclose(full(a, b).astype(np.float32), ref, rtol=1e-2, atol=1e-2)
+    assert get_attr(fast.compiled.function, "tt.compute_config")["math_fidelity"] == "HiFi2"
+    assert get_attr(full.compiled.function, "tt.compute_config")["math_fidelity"] == "HiFi4"
+    assert "MathFidelity::HiFi2" in fast.compiled.artifacts()["main.cpp"]
+    assert fast.last_result.perf.seconds < full.last_result.perf.seconds

@@ -100,6 +100,9 @@ WORMHOLE_COSTS = OpCosts()
 # Blackhole: the same Tensix pipeline costs per cycle (the matrix engine is the same per clock);
 # its own DRAM and NOC rates: 500 of 512 GB/s with bank-adjacent readers, 33 B/cycle DRAM reads
 # per core and 41 B/cycle linked multicast over the 64-byte NOC; NOC round trips in cycles grow
-# with the faster 1.35 GHz clock.
+# with the faster 1.35 GHz clock. Its matrix engine sustains more of its ideal rate inside a
+# matmul_block: GEMM_FLOPS.md's P150 rows reach 87.4 % device utilisation at HiFi2 (2560×4992×4992),
+# which Wormhole's 6 extra cycles per tile-phase (at most 32 / 44 = 73 %) cannot; 2 cycles (at most
+# 89 %) is the bound those rows set.
 BLACKHOLE_COSTS = OpCosts(noc_latency=240, dram_latency=430, dram_achievable_fraction=500 / 512,
-                          dram_core_bytes_per_cycle=33.0, noc_mcast_bytes_per_cycle=41.0)
+                          dram_core_bytes_per_cycle=33.0, noc_mcast_bytes_per_cycle=41.0, matmul_phase_extra=2)

@@ -31,6 +31,14 @@ write plain values.
 * ``tile.safe_values``, ``tile.views`` — :class:`SafeValuesAttr` (a tensor's padding value),
   :class:`ViewsAttr` of :class:`ViewAttr` (a tensor viewing another with a new shape).
 
+* ``tt.multicast_groups`` — :class:`MulticastGroupsAttr`: per multicast circular buffer (by its
+  buffer name) a :class:`MulticastAttr`: the grid axis its groups run along, the semaphores of the
+  handshake and each group's sender and receiver run.
+* ``tt.sync_barriers`` — :class:`SyncBarriersAttr`: the program's semaphores by name, each a
+  :class:`SemaphoreAttr` (id, initial value, the buffer whose handshake it carries, its side).
+* ``tt.user_compute`` — ``T.annotate_tt_compute`` (math fidelity, approximation mode) as a
+  :class:`ComputeConfigAttr`.
+
 A dict under a key that has no record is refused (:func:`tilefold.ir.attributes.set_attr`). The
 TT-Lang pipeline's ``ttl.*`` tables are in :mod:`tilefold.ir.ttl_metadata`.
 """
@@ -683,6 +691,130 @@ class ViewsAttr(NameMap):
     RECORD = ViewAttr
 
 
+def _groups(v):
+    ok = isinstance(v, list) and len(v) >= 1 and all(
+        isinstance(g, list) and len(g) == 6 and all(isinstance(x, int) and x >= 0 for x in g) for g in v)
+    return None if ok else "a list of [sender_x, sender_y, x0, y0, x1, y1] groups"
+
+
+@irdl_attr_definition
+class MulticastAttr(Record):
+    """``#tt.multicast<cb, axis, sender_sem, receiver_sem, groups>``: a circular buffer whose blocks
+    one core of each group reads from DRAM and multicasts to the others. ``axis`` is ``row`` (a
+    group is a run of cores along a grid row) or ``column``; each group is ``[sender_x, sender_y,
+    x0, y0, x1, y1]`` in logical core coordinates: the sender, then the receivers' rectangle, which
+    starts next to the sender and runs along ``axis``. No core is in two groups."""
+
+    name = "tt.multicast"
+
+    cb: _OPT_INT
+    axis: _OPT_STR
+    sender_sem: _OPT_INT
+    receiver_sem: _OPT_INT
+    groups: ArrayAttr | NoneAttr
+
+    FIELDS = (
+        Field("cb", True, _int(0)),
+        Field("axis", True, _one_of("row", "column")),
+        Field("sender_sem", True, _int(0)),
+        Field("receiver_sem", True, _int(0)),
+        Field("groups", True, _groups),
+    )
+
+    def verify(self) -> None:
+        super().verify()
+        f = self.to_dict()
+        if f["sender_sem"] == f["receiver_sem"]:
+            raise VerifyException("#tt.multicast: the sender and receiver semaphores must differ")
+        seen: set[tuple[int, int]] = set()
+        for sx, sy, x0, y0, x1, y1 in f["groups"]:
+            if f["axis"] == "row":
+                ok = sy == y0 == y1 and x0 == sx + 1 and x1 >= x0
+                cores = [(x, sy) for x in range(sx, x1 + 1)]
+            else:
+                ok = sx == x0 == x1 and y0 == sy + 1 and y1 >= y0
+                cores = [(sx, y) for y in range(sy, y1 + 1)]
+            if not ok:
+                raise VerifyException(f"#tt.multicast: group {[sx, sy, x0, y0, x1, y1]} is not a sender followed by "
+                                      f"a run of receivers along its {f['axis']}")
+            if seen & set(cores):
+                raise VerifyException(f"#tt.multicast: core {sorted(seen & set(cores))[0]} is in two groups")
+            seen |= set(cores)
+
+
+@irdl_attr_definition
+class SemaphoreAttr(Record):
+    """``#tt.semaphore<id, initial_value, buffer, side>``: a semaphore on every active core; it
+    carries the multicast handshake of ``buffer``'s circular buffer, counted on the ``sender``
+    (receivers ready) or set on the ``receiver`` (data valid)."""
+
+    name = "tt.semaphore"
+
+    id: _OPT_INT
+    initial_value: _OPT_INT
+    buffer: _OPT_STR
+    side: _OPT_STR
+
+    FIELDS = (
+        Field("id", True, _int(0)),
+        Field("initial_value", True, _int(0)),
+        Field("buffer", True, lambda v: None if isinstance(v, str) and v else "a buffer name"),
+        Field("side", True, _one_of("sender", "receiver")),
+    )
+
+
+class _RecordMap(NameMap):
+    """A :class:`NameMap` whose values are records of one kind."""
+
+    RECORD: ClassVar[type[Record]]
+
+    @classmethod
+    def check(cls, value):
+        return None if isinstance(value, dict) else f"a #{cls.RECORD.name} record"
+
+    @classmethod
+    def from_dict(cls, values: dict) -> NameMap:
+        return cls(DictionaryAttr({str(k): v if isinstance(v, cls.RECORD) else cls.RECORD.from_dict(dict(v))
+                                   for k, v in values.items()}))
+
+    def verify(self) -> None:
+        for key, value in self.entries.data.items():
+            if not isinstance(value, self.RECORD):
+                raise VerifyException(f"#{self.name}: {key} must be a #{self.RECORD.name} record")
+
+
+@irdl_attr_definition
+class MulticastGroupsAttr(_RecordMap):
+    """``#tt.multicast_groups<A_shared = #tt.multicast<...>, ...>``: the multicast circular
+    buffers by buffer name; no two name one circular buffer or share a semaphore."""
+
+    name = "tt.multicast_groups"
+    RECORD = MulticastAttr
+
+    def verify(self) -> None:
+        super().verify()
+        entries = self.to_dict().values()
+        cbs = [e["cb"] for e in entries]
+        sems = [s for e in entries for s in (e["sender_sem"], e["receiver_sem"])]
+        if len(set(cbs)) != len(cbs) or len(set(sems)) != len(sems):
+            raise VerifyException("#tt.multicast_groups: each circular buffer and semaphore belongs to one entry")
+
+
+@irdl_attr_definition
+class SyncBarriersAttr(_RecordMap):
+    """``#tt.sync_barriers<A_shared_sender = #tt.semaphore<...>, ...>``: the program's semaphores
+    by name; their ids are 0, 1, ... (the order ``CreateSemaphore`` makes them)."""
+
+    name = "tt.sync_barriers"
+    RECORD = SemaphoreAttr
+
+    def verify(self) -> None:
+        super().verify()
+        ids = sorted(e["id"] for e in self.to_dict().values())
+        if ids != list(range(len(ids))):
+            raise VerifyException(f"#tt.sync_barriers: semaphore ids {ids} must be 0, 1, ... each once")
+
+
 # metadata key (or key prefix, ending in ".") -> its record
 RECORDS: dict[str, type[Record] | type[NameMap]] = {"tt.cb.": CircularBufferAttr, "tt.buffer.": BufferAttr,
                                     "tt.compute_config": ComputeConfigAttr, "tt.schedule": ScheduleAttr,
@@ -692,7 +824,8 @@ RECORDS: dict[str, type[Record] | type[NameMap]] = {"tt.cb.": CircularBufferAttr
                                     "tt.tile_dfg": TileDfgAttr, "tt.vector_layouts": VectorLayoutsAttr,
                                     "tt.user_layout": UserLayoutsAttr, "tt.user_schedule": UserScheduleAttr,
                                     "tt.use_swizzle": SwizzleAttr, "tile.safe_values": SafeValuesAttr,
-                                    "tile.views": ViewsAttr}
+                                    "tile.views": ViewsAttr, "tt.multicast_groups": MulticastGroupsAttr,
+                                    "tt.sync_barriers": SyncBarriersAttr, "tt.user_compute": ComputeConfigAttr}
 
 
 def record_for(key: str) -> type[Record] | type[NameMap] | None:
@@ -720,10 +853,12 @@ def as_record(key: str, value: Any) -> Attribute | None:
 TT = Dialect("tt", [], [CircularBufferAttr, BufferAttr, NdShardAttr, ScheduleAttr, ShardAttr, GridAxesAttr, RasterAttr,
                        TensorAccessorAttr, RolesAttr, ShapesAttr, KernelsAttr, DfgEdgeAttr, TileDfgAttr,
                        VectorLayoutsAttr, UserNdShardAttr, UserLayoutAttr, UserLayoutsAttr, UserScheduleAttr,
-                       SwizzleAttr, SafeValuesAttr, ViewAttr, ViewsAttr])
+                       SwizzleAttr, SafeValuesAttr, ViewAttr, ViewsAttr, MulticastAttr, SemaphoreAttr,
+                       MulticastGroupsAttr, SyncBarriersAttr])
 
 __all__ = ["Record", "Field", "CircularBufferAttr", "BufferAttr", "NdShardAttr", "ComputeConfigAttr", "ScheduleAttr",
            "ShardAttr", "GridAxesAttr", "RasterAttr", "TensorAccessorAttr", "NameMap", "RolesAttr", "ShapesAttr",
            "KernelsAttr", "DfgEdgeAttr", "TileDfgAttr", "VectorLayoutsAttr", "UserNdShardAttr", "UserLayoutAttr",
-           "UserLayoutsAttr", "UserScheduleAttr", "SwizzleAttr", "SafeValuesAttr", "ViewAttr", "ViewsAttr", "RECORDS", "record_for", "as_record",
+           "UserLayoutsAttr", "UserScheduleAttr", "SwizzleAttr", "SafeValuesAttr", "ViewAttr", "ViewsAttr", "MulticastAttr", "SemaphoreAttr",
+           "MulticastGroupsAttr", "SyncBarriersAttr", "RECORDS", "record_for", "as_record",
            "TT"]

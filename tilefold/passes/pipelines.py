@@ -20,7 +20,8 @@ from tilefold.passes.registry import parse_passes
 # Stage A (metadata): infer-tt-layout, propagate-tt-layout, attach-tensor-accessor.
 # Stage B (partitioning): layout-aware-work-partition, rasterization-tt, grid-to-core-grid.
 # Stage C (protocol-less lowering): lower-shared-to-cb, lower-to-sfpu, lower-tt-tile-intrinsics, build-tile-dfg.
-# Stage D (late split and protocol): split-device-kernel, configure-tensor-accessor, lower-cb-intrinsics,
+# Stage D (late split and protocol): split-device-kernel, configure-tensor-accessor, tt-multicast-reuse,
+#                                    lower-cb-intrinsics,
 #                                    insert-compute-init, insert-dst-management.
 # Stage E (finalization): finalize-persistent-signature, then verify-tt-ir.
 TILELANG = (
@@ -43,6 +44,7 @@ TILELANG = (
     "build-tile-dfg",
     "split-device-kernel",
     "configure-tensor-accessor",
+    "tt-multicast-reuse",
     "lower-cb-intrinsics",
     "insert-compute-init",
     "insert-dst-management",

@@ -9,7 +9,9 @@ interleaved or ND-sharded in DRAM or L1; role input / output / inout), one CB pe
 ``tt.cb`` entry on the active cores, the reader on RISCV_0 and the writer on RISCV_1 with
 each tensor's ``TensorAccessorArgs`` as compile-time args, the compute kernel with the
 kernel's ComputeConfig, and per-core runtime args: the canonical values of
-``tt.core_runtime_args`` then the tensors' base addresses.
+``tt.core_runtime_args`` (a ``<x>_noc_x``, ``<x>_noc_y`` pair of them names a logical core and
+passes its NOC coordinates) then the tensors' base addresses; the semaphores of
+``tt.sync_barriers`` on the active cores, in id order.
 Errors: what :meth:`Program.validate` raises (L1 overflow, ...).
 """
 
@@ -24,11 +26,22 @@ from tilefold.layout.formats import data_format
 from tilefold.ir.attributes import get_attr, kernel_function, param_names
 from tilefold.ir.buffer_layouts import entry_format, memory_config
 from tilefold.ir.attributes import cb_entries
-from tilefold.program import ComputeConfig, DataMovementConfig, Program
+from tilefold.program import ComputeConfig, DataMovementConfig, NocX, NocY, Program
 from tilefold.program.unpack_to_dest import unpack_to_dest_mode
 
 ROLES = {"input": "input", "output": "output", "inout": "inout", "unused": "scratch"}
 KERNEL_CONFIGS = {"reader": DataMovementConfig("RISCV_0"), "writer": DataMovementConfig("RISCV_1")}
+
+
+def noc_coordinates(names: list[str], values: list[int]) -> list:
+    """Canonical runtime args with each ``<x>_noc_x``, ``<x>_noc_y`` pair (a logical core) as the
+    NOC coordinates of that core."""
+    args: list = list(values)
+    for i, name in enumerate(names):
+        if name.endswith("_noc_x") and i + 1 < len(names) and names[i + 1] == name[:-1] + "y":
+            core = CoreCoord(values[i], values[i + 1])
+            args[i], args[i + 1] = NocX(core), NocY(core)
+    return args
 
 
 def build_program(module: ModuleOp, arch=None) -> Program:
@@ -44,7 +57,11 @@ def build_program(module: ModuleOp, arch=None) -> Program:
     for name, cb in sorted(cb_entries(host).items(), key=lambda kv: kv[1]["index"]):
         program.create_circular_buffer(cores, cb["index"], cb["page_size"], cb["depth"],
                                        data_format(cb["data_format"]), name=name)
-    per_core = {CoreCoord(row[0], row[1]): row[2:] for row in get_attr(host, "tt.core_runtime_args")}
+    for _, sem in sorted(get_attr(host, "tt.sync_barriers", {}).items(), key=lambda kv: kv[1]["id"]):
+        program.create_semaphore(cores, sem["initial_value"])
+    arg_names = get_attr(host, "tt.runtime_args")
+    per_core = {CoreCoord(row[0], row[1]): noc_coordinates(arg_names, row[2:])
+                for row in get_attr(host, "tt.core_runtime_args")}
     config = get_attr(host, "tt.compute_config")
     functions = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp)}
     for role, fname in get_attr(host, "tt.kernels").items():

@@ -42,6 +42,7 @@ from tilefold.sim.circular_buffers import CircularBuffers
 from tilefold.sim.compute_api import ComputeApi
 from tilefold.sim.context import KernelContext
 from tilefold.sim.dataflow_api import NODE_CORE, NODE_DRAM, DataflowApi
+from tilefold.sim.dram_readers import has_reads, issues_reads
 from tilefold.sim.dram_writers import DramWriters
 from tilefold.sim.happens_before import SemaphoreOrder
 from tilefold.sim.lanes import Divergence, SteeringArgs, group_cores, refine, steering_args
@@ -146,22 +147,19 @@ def kernel_facts(function) -> tuple[PythonKernel, SteeringArgs]:
     return facts
 
 
-_NOC_READS = frozenset({"ttkernel.noc_async_read_page", "ttkernel.noc_async_read"})
-
-
 def dram_share(program: Program, arch: Arch) -> float:
     """Bytes per cycle of DRAM bandwidth one core's transfers are served at: the chip's achievable
-    bandwidth split equally over the cores that run a data-movement kernel issuing NOC reads (the
-    cores that stream operands from DRAM; a core that only receives multicasts or writes results
-    does not compete for it all run long), and never more than one core's measured DRAM rate
-    (``OpCosts.dram_core_bytes_per_cycle``). Static, so a transfer's time depends only on its own
-    core's earlier work."""
+    bandwidth split equally over the cores that issue NOC reads from a data-movement kernel (the
+    cores that stream operands from DRAM; a core that only receives multicasts — its kernel has no
+    reads, or its runtime arguments steer it past them (:mod:`~tilefold.sim.dram_readers`) — or
+    writes results does not compete for it all run long), and never more than one core's measured
+    DRAM rate (``OpCosts.dram_core_bytes_per_cycle``). Static, so a transfer's time depends only on
+    its own core's earlier work."""
     readers: set = set()
     for k in program.kernels:
-        if isinstance(k.config, ComputeConfig):
+        if isinstance(k.config, ComputeConfig) or not has_reads(k.function):
             continue
-        if any(op.name in _NOC_READS for op in k.function.walk()):
-            readers.update(k.cores)
+        readers.update(c for c in k.cores if issues_reads(k.function, k.runtime_args.get(c, [])))
     if not readers:
         readers = {c for k in program.kernels if not isinstance(k.config, ComputeConfig) for c in k.cores}
     board = arch.dram_bandwidth_per_chip * arch.costs.dram_achievable_fraction / arch.clock_hz

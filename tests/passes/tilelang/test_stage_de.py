@@ -71,11 +71,15 @@ def test_lower_cb_intrinsics_reads_a_block_per_push():
     filecheck(through(kernels.gemm(), "lower-cb-intrinsics"), """
 CHECK-LABEL: func.func @reader()
 CHECK:         ttkernel.cb_reserve_back(%{{.*}}, %{{.*}}) : i32, i32
-CHECK-NEXT:    %[[CB:.*]] = arith.constant 0 : i32
-CHECK-NEXT:    %l1_write_addr = ttkernel.get_write_ptr(%[[CB]])
-CHECK:         scf.for %r =
-CHECK:           ttkernel.noc_async_read_page(%{{.*}}, %A, %{{.*}}, %{{.*}}) : i32, !ttkernel.tensor_accessor, i32, i32
-CHECK:         ttkernel.noc_async_read_barrier()
+CHECK:         scf.if
+CHECK:           ttkernel.noc_semaphore_wait
+CHECK:         } else {
+CHECK-NEXT:      %[[CB:.*]] = arith.constant 0 : i32
+CHECK-NEXT:      %l1_write_addr = ttkernel.get_write_ptr(%[[CB]])
+CHECK:           scf.for %r =
+CHECK:             ttkernel.noc_async_read_page(%{{.*}}, %A, %{{.*}}, %{{.*}}) : i32, !ttkernel.tensor_accessor, i32, i32
+CHECK:           ttkernel.noc_async_read_barrier()
+CHECK:           ttkernel.noc_async_write_multicast
 CHECK:         ttkernel.cb_push_back
 CHECK-LABEL: func.func @writer()
 CHECK:         ttkernel.cb_wait_front
@@ -159,10 +163,10 @@ CHECK:         ttkernel.cb_push_back
 
 def test_finalize_persistent_signature():
     filecheck(through(kernels.gemm(), "finalize-persistent-signature"), """
-CHECK:      func.func @reader() attributes {{{.*}}tt.runtime_arg_names = ["start_id", "count", "Mt", "Kt", "Nt", "A_addr", "B_addr"]} {
+CHECK:      func.func @reader() attributes {{{.*}}tt.runtime_arg_names = ["start_id", "count", "Mt", "Kt", "Nt", [[MCAST:.*_mcast_receivers"]], "A_addr", "B_addr"]} {
 CHECK:        %A_addr = ttkernel.get_arg_val(%{{.*}}) : (i32) -> i32
-CHECK:      func.func @compute() attributes {{{.*}}tt.runtime_arg_names = ["start_id", "count", "Mt", "Kt", "Nt"]} {
-CHECK:      func.func @writer() attributes {{{.*}}tt.runtime_arg_names = ["start_id", "count", "Mt", "Kt", "Nt", "C_addr"]} {
+CHECK:      func.func @compute() attributes {{{.*}}tt.runtime_arg_names = ["start_id", "count", "Mt", "Kt", "Nt", [[MCAST]]]} {
+CHECK:      func.func @writer() attributes {{{.*}}tt.runtime_arg_names = ["start_id", "count", "Mt", "Kt", "Nt", [[MCAST]], "C_addr"]} {
 CHECK-NOT:  tile.runtime_arg
 """)
 

@@ -116,6 +116,9 @@ Cast = _intrinsic("Cast", "``T.Cast(dtype, x)``: the same as T.cast(x, dtype).")
 # Tenstorrent layout and schedule annotations (inside a kernel body)
 annotate_tt_layout = _intrinsic("annotate_tt_layout", "Residency, layout and sharding of global tensors.")
 annotate_tt_schedule = _intrinsic("annotate_tt_schedule", "Work schedule: policy and tile order.")
+annotate_tt_compute = _intrinsic("annotate_tt_compute", "``T.annotate_tt_compute(math_fidelity=\"HiFi2\", "
+                                 "math_approx_mode=False)``: the compute kernel's math fidelity (default HiFi4) "
+                                 "and SFPU approximation mode.")
 
 
 class GemmWarpPolicy:
@@ -148,7 +151,7 @@ INTRINSICS = {f.__tile_intrinsic__: f for f in (
     sync_threads, no_set_max_nreg, const, dynamic, empty, reshape, view, copy, gemm, clear, fill, reduce_sum, reduce_max,
     reduce_min, reduce_abssum, reduce_absmax, cumsum, transpose, atomic_add, atomic_max, atomic_min, exp, exp2, log, log2, log10, sqrt,
     rsqrt, abs, tanh, sigmoid, sin, cos, floor, ceil, trunc, max, min, pow, clamp, if_then_else, cast, Cast,
-    annotate_tt_layout, annotate_tt_schedule)}
+    annotate_tt_layout, annotate_tt_schedule, annotate_tt_compute)}
 
 UNARY_FUNCTIONS = ("exp", "exp2", "log", "log2", "log10", "sqrt", "rsqrt", "abs", "tanh", "sigmoid", "sin", "cos",
                    "floor", "ceil", "trunc")

@@ -4,7 +4,7 @@ Reads: the kernel's :class:`FunctionSource` and parameter types — or, for an e
 (``@tilefold.jit`` on a function whose body declares ``A: T.Tensor(...)``), its compile-time
 arguments and the shapes of the tensors it is called with. Writes: a ``builtin.module`` holding
 ``func.func @<name>(%A: memref<...>, ...)`` with the function attributes ``tile.params``
-(parameter names), ``tt.user_layout`` / ``tt.user_schedule`` (annotations, each with the
+(parameter names), ``tt.user_layout`` / ``tt.user_schedule`` / ``tt.user_compute`` (annotations, the first two with the
 ``loc`` of the call), ``tt.use_swizzle`` (the rasterization hint) and ``tile.atomic``
 (tensors ``T.atomic_add`` adds into), and every op located at the user's line.
 
@@ -112,6 +112,7 @@ class KernelBuilder(PrimitiveRules, ElementRules):
         self.buffer_names: set[str] = set()
         self.layout: dict[str, dict] = {}
         self.schedule: dict = {}
+        self.compute: dict = {}
         self.swizzle: dict | None = None
         self.atomic_targets: list[str] = []
         self.inlining: list = []
@@ -161,6 +162,11 @@ class KernelBuilder(PrimitiveRules, ElementRules):
         if self.schedule:
             check_schedule_annotation(self.schedule)
             annotation(function, "tt.user_schedule", self.schedule, "annotate_tt_schedule")
+        if self.compute:
+            compute = dict(self.compute)
+            if "math_approx_mode" in compute:
+                compute["math_approx_mode"] = bool(compute["math_approx_mode"])
+            set_attr(function, "tt.user_compute", compute)
         if self.swizzle is not None:
             set_attr(function, "tt.use_swizzle", self.swizzle)
         if self.atomic_targets:

@@ -727,6 +727,21 @@ class PrimitiveRules:
             values = {**first, **values}
         self.schedule = {**self.schedule, **values, "loc": [where.file, where.line]}
 
+    def rule_annotate_tt_compute(self, node, name_hint):
+        self.require_kernel(node, "T.annotate_tt_compute")
+        where = self.src.location(node)
+        if node.args:
+            raise self.error(node, "use T.annotate_tt_compute(math_fidelity=..., math_approx_mode=...)")
+        values = dict(self.keywords(node))
+        fields = {"math_fidelity": ("LoFi", "HiFi2", "HiFi3", "HiFi4"), "math_approx_mode": (True, False)}
+        for key, value in values.items():
+            if key not in fields:
+                raise self.error(node, f"T.annotate_tt_compute has no field {key!r}; use {', '.join(fields)}")
+            if value not in fields[key]:
+                raise self.error(node, f"T.annotate_tt_compute: {key} = {value!r} is not one of "
+                                       f"{', '.join(map(repr, fields[key]))}")
+        self.compute = {**self.compute, **values}
+
 
 def _unary_rule(fn: str):
     def rule(self, node, name_hint):

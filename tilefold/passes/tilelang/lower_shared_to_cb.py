@@ -126,12 +126,14 @@ def compute_config(kernel: func.FuncOp, cbs: dict[str, dict]) -> dict:
     compute produces or reads is float32 (a float32 fragment, e.g. a gemm accumulator, or a
     float32 tensor converted on its way through), float16 (whose 10-bit mantissas a bfloat16 DST
     would cut to 7) or a 32-bit integer. A 32-bit DST is also what lets a float32 CB that is only
-    copied unpack straight to DST, without the source registers' truncation."""
+    copied unpack straight to DST, without the source registers' truncation. Math fidelity (default
+    HiFi4) and approximation mode come from ``tt.user_compute`` (``T.annotate_tt_compute``)."""
     infos = buffers(kernel)
     fp32 = any("compute" in (cb["producer"], cb["consumer"]) and infos[name].data_format in WIDE_DST_FORMATS
                for name, cb in cbs.items())
-    return {"math_fidelity": "HiFi4", "fp32_dest_acc_en": fp32, "dst_full_sync_en": False,
-            "math_approx_mode": False}
+    user = get_attr(kernel, "tt.user_compute", {})
+    return {"math_fidelity": user.get("math_fidelity", "HiFi4"), "fp32_dest_acc_en": fp32, "dst_full_sync_en": False,
+            "math_approx_mode": bool(user.get("math_approx_mode", False))}
 
 
 class LowerSharedToCB(DevicePass):
