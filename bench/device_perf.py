@@ -17,9 +17,10 @@ row) is what a kernel cost model estimates, so ``modeled_vs_device`` is the cali
 It also runs the TileLang GEMM of ``examples/tilelang/gemm.py`` at 2048³ (256×256×256 blocks; the
 pipeline multicasts the A and B blocks and walks the blocks in its rasterization order) at the
 published row's math fidelity, HiFi2 (``T.annotate_tt_compute``), and at the TileLang default,
-HiFi4, and reports their modeled times; and ``row_standardize`` (8192×1024 bfloat16, row-major)
-with its modeled time as a fraction of the DRAM roofline (input and output moved once at peak
-bandwidth). ``--quick`` runs only the 1024³ and 2048³ n150 rows and the smallest p150 rows.
+HiFi4, and reports their modeled times; and ``row_standardize`` (8192×1024 bfloat16) in all three
+front ends — ``tilefold.ops`` (row-major in DRAM), the TileLang and TT-Lang examples (tile layout) —
+each with its modeled time as a fraction of the DRAM roofline (input and output moved once at
+peak bandwidth). ``--quick`` runs only the 1024³ and 2048³ n150 rows and the smallest p150 rows.
 
 Prints a table, then one JSON line.
 """
@@ -67,11 +68,16 @@ def gemm_row(row, arch) -> dict:
     }
 
 
-def tilelang_gemm(size: int = 2048, block=(256, 256, 256), math_fidelity: str = "HiFi2") -> dict:
-    path = ROOT / "examples" / "tilelang" / "gemm.py"
-    spec = importlib.util.spec_from_file_location("tilelang_gemm_example", path)
+def load_example(front_end: str, name: str):
+    path = ROOT / "examples" / front_end / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"{front_end}_{name}_example", path)
     example = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(example)
+    return example
+
+
+def tilelang_gemm(size: int = 2048, block=(256, 256, 256), math_fidelity: str = "HiFi2") -> dict:
+    example = load_example("tilelang", "gemm")
     kernel = example.matmul(size, size, size, *block, math_fidelity=math_fidelity)
     a = random_input((size, size), "bfloat16", seed=0)
     b = random_input((size, size), "bfloat16", seed=1)
@@ -85,17 +91,32 @@ def tilelang_gemm(size: int = 2048, block=(256, 256, 256), math_fidelity: str = 
             "dram_bytes": kernel.last_result.perf.dram_bytes}
 
 
+def _against_roofline(shape, seconds: float, err: float) -> dict:
+    from tilefold.ops.row_standardize import dram_roofline_seconds
+
+    roofline = dram_roofline_seconds(shape)
+    return {"shape": f"{shape[0]}x{shape[1]}", "modeled_us": round(seconds * 1e6, 1),
+            "dram_roofline_us": round(roofline * 1e6, 1), "fraction_of_dram_roofline": round(roofline / seconds, 3),
+            "max_abs_error": round(err, 4)}
+
+
 def row_standardize(shape=(8192, 1024)) -> dict:
-    from tilefold.ops.row_standardize import dram_roofline_seconds, reference, row_standardize_program
+    """``tilefold.ops.row_standardize`` (row-major in DRAM, tilized and untilized on the device), the
+    TileLang kernel of ``examples/tilelang/row_standardize.py`` and the TT-Lang operation of
+    ``examples/ttl/row_standardize.py`` (both on tile-layout tensors), each against the DRAM roofline."""
+    from tilefold.ops.row_standardize import reference, row_standardize_program
 
     program = row_standardize_program(shape)
     x = random_input(shape, "bfloat16", seed=0, low=-3.0, high=5.0)
     result = Device(get_arch("n150")).run(program, {"src": x})
-    err = float(np.abs(result.outputs["dst"] - reference(x)).max())
-    roofline = dram_roofline_seconds(shape)
-    return {"shape": f"{shape[0]}x{shape[1]}", "modeled_us": round(result.perf.seconds * 1e6, 1),
-            "dram_roofline_us": round(roofline * 1e6, 1),
-            "fraction_of_dram_roofline": round(roofline / result.perf.seconds, 3), "max_abs_error": round(err, 4)}
+    out = _against_roofline(shape, result.perf.seconds, float(np.abs(result.outputs["dst"] - reference(x)).max()))
+    kernel = load_example("tilelang", "row_standardize").row_standardize(*shape)
+    y = np.asarray(kernel(x), np.float32)
+    out["tilelang"] = _against_roofline(shape, kernel.last_result.perf.seconds,
+                                        float(np.abs(y - reference(np.asarray(x, np.float32))).max()))
+    y, ref, perf = load_example("ttl", "row_standardize").main(shape=shape)
+    out["ttl"] = _against_roofline(shape, perf.seconds, float(np.abs(y - ref).max()))
+    return out
 
 
 def _print_row(r: dict) -> None:
@@ -124,8 +145,9 @@ def main() -> None:
           f"modeled {tl['modeled_us']:.1f} us at HiFi2 ({tl['modeled_us'] / 298.9:.2f}x the published 299 us "
           f"host-measured time), {tl4['modeled_us']:.1f} us at HiFi4")
     rs = row_standardize()
-    print(f"row_standardize {rs['shape']}: modeled {rs['modeled_us']:.1f} us, DRAM roofline {rs['dram_roofline_us']:.1f} "
-          f"us ({rs['fraction_of_dram_roofline']:.0%})")
+    for label, r in (("tilefold.ops", rs), ("TileLang", rs["tilelang"]), ("TT-Lang", rs["ttl"])):
+        print(f"row_standardize {r['shape']} ({label}): modeled {r['modeled_us']:.1f} us, DRAM roofline "
+              f"{r['dram_roofline_us']:.1f} us ({r['fraction_of_dram_roofline']:.0%})")
     n150_rows = [r for r in results if r["board"] == "n150"]
     p150_rows = [r for r in results if r["board"] == "p150"]
     mm2048 = next(r for r in n150_rows if r["shape"] == "2048x2048x2048" and r["dtype"] == "bfloat16")

@@ -121,6 +121,10 @@ class DramAccessError(SimulationError):
     """A NOC access outside every allocated DRAM (or L1) buffer."""
 
 
+class UnwrittenOutputError(SimulationError):
+    """Pages of an output buffer that no kernel wrote: the host would read whatever DRAM held."""
+
+
 class DstError(SimulationError):
     """DST register misuse: index beyond capacity, use without acquire, pack without wait."""
 
@@ -155,6 +159,7 @@ __all__ = [
     "NocHazardError",
     "L1OverflowError",
     "DramAccessError",
+    "UnwrittenOutputError",
     "DstError",
     "RuntimeArgError",
     "SemaphoreError",

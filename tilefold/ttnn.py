@@ -16,9 +16,10 @@ on the host as the device would round them (``add``, ``subtract``, ``multiply``,
 torch is optional: without it, use the numpy functions.
 
 Tensors are created in tile layout unless a layout is given, as TT-Lang's simulator does (TT-NN
-itself defaults to row major; TT-Lang programs written for it pass the layout). An operation reads
-and writes a sharded tensor as one L1 buffer; the shard spec stays with the tensor. A name this
-module lacks raises one error naming the user's line.
+itself defaults to row major; TT-Lang programs written for it pass the layout). A sharded tensor's
+shards live in the L1 of the cores of its shard grid, so a node of an operation that reads its own
+part reads its local shard. ``all_reduce`` / ``all_gather`` combine the pieces of a tensor spread
+over a mesh of chips. A name this module lacks raises one error naming the user's line.
 """
 
 from __future__ import annotations
@@ -452,8 +453,9 @@ def create_sharded_memory_config(shape, core_grid: CoreGrid, strategy, orientati
                                  use_height_and_width_as_shard_shape: bool = False, **kwargs) -> MemoryConfig:
     """An L1 memory config that shards a tensor of ``shape`` over ``core_grid`` by ``strategy``.
 
-    On the simulated device an operation reads and writes a sharded tensor as one L1 buffer; the
-    shard spec is kept with the tensor (``memory_config()``)."""
+    On the simulated device each shard lives in the L1 of its core of ``core_grid`` (height and width
+    sharding deal the shards to the cores in row-major order, block sharding gives core ``(x, y)``
+    the shard in block row ``y`` and column ``x``)."""
     shape = _shape(shape)
     layout = strategy if isinstance(strategy, TensorMemoryLayout) else TensorMemoryLayout[
         f"{getattr(strategy, 'name', strategy)}_SHARDED"]
@@ -501,32 +503,71 @@ for _name in ("add", "subtract", "multiply", "divide", "matmul", "relu", "exp", 
 
 # --- several chips ------------------------------------------------------------------------------
 
-def all_reduce(tensor: mesh.MeshTensor, **kwargs) -> mesh.MeshTensor:
-    """The sum of the chips' pieces, on every chip (a ring all-reduce over ethernet; see
-    :mod:`tilefold.frontend.ttl.mesh`)."""
+def _mesh_input(tensor, name: str) -> mesh.MeshTensor:
+    if not isinstance(tensor, mesh.MeshTensor):
+        raise LayoutError(f"ttnn.{name} takes a tensor spread over a mesh (from_torch(..., mesh_mapper=...))",
+                          user_location())
+    return tensor
+
+
+def _collective(name: str, tensor: mesh.MeshTensor, groups, steps: int, nbytes: int, seconds: float) -> None:
+    """Record a collective's ethernet traffic as one step of the multi-chip run (and report it)."""
     from tilefold.frontend.ttl.session import settings
 
-    if not isinstance(tensor, mesh.MeshTensor):
-        raise LayoutError("ttnn.all_reduce takes a tensor spread over a mesh (from_torch(..., mesh_mapper=...))",
-                          user_location())
-    pieces = tensor.pieces
-    n = len(pieces)
-    first = pieces[0]
-    total = first.host_values.astype(np.float32)
-    for p in pieces[1:]:
-        total = quantize(total + p.host_values.astype(np.float32), first.dtype, first.layout)
-    steps = 2 * (n - 1)
-    nbytes = -(-int(np.prod(first.shape)) * first.dtype.data_format.tile_size() // 1024)
-    chunk = -(-nbytes // n)
-    seconds = steps * (mesh.ETHERNET_LATENCY_S + chunk / mesh.ETHERNET_BYTES_PER_S) if n > 1 else 0.0
-    record = mesh.EthernetTransfer("all_reduce", n, steps, chunk, seconds)
-    mesh.TRANSFERS.append(record)
+    n = len(groups[0])
+    mesh.TRANSFERS.append(mesh.EthernetTransfer(name, n, steps, nbytes, seconds))
+    mesh.record_step(mesh.MeshStep("collective", name, (seconds,) * len(tensor.pieces)))
     if settings().report:
-        print(f"ttnn.all_reduce over {n} chips: {steps} ethernet ring steps of {chunk:,} B per chip, "
+        where = f"{n} chips" if len(groups) == 1 else f"{len(groups)} groups of {n} chips"
+        print(f"ttnn.{name} over {where}: {steps} ethernet ring steps of {nbytes:,} B per chip, "
               f"estimated {seconds * 1e6:.1f} us")
-    return mesh.MeshTensor([Tensor(total, first.dtype, first.layout, first.device(), first.memory_config())
-                       for _ in pieces], tensor.mesh)
 
+
+def _device_bytes(tensor: Tensor) -> int:
+    return -(-int(np.prod(tensor.shape)) * tensor.dtype.data_format.tile_size() // 1024)
+
+
+def all_reduce(tensor: mesh.MeshTensor, cluster_axis=None, **kwargs) -> mesh.MeshTensor:
+    """The sum of the chips' pieces, on every chip (a ring all-reduce over ethernet, among all chips
+    or within each row / column of the mesh with ``cluster_axis``; see :mod:`tilefold.frontend.ttl.mesh`)."""
+    tensor = _mesh_input(tensor, "all_reduce")
+    groups = mesh.chip_groups(tensor.mesh, cluster_axis)
+    out = list(tensor.pieces)
+    for group in groups:
+        first = tensor.pieces[group[0]]
+        total = first.host_values.astype(np.float32)
+        for chip in group[1:]:
+            total = quantize(total + tensor.pieces[chip].host_values.astype(np.float32), first.dtype, first.layout)
+        for chip in group:
+            out[chip] = Tensor(total, first.dtype, first.layout, first.device(), first.memory_config())
+    n = len(groups[0])
+    steps, chunk = 2 * (n - 1), -(-_device_bytes(tensor.pieces[0]) // n)
+    _collective("all_reduce", tensor, groups, steps, chunk, mesh.ring_seconds(steps, chunk))
+    return mesh.MeshTensor(out, tensor.mesh)
+
+
+def all_gather(tensor: mesh.MeshTensor, dim: int, num_links: int = 1, cluster_axis=None, **kwargs) -> mesh.MeshTensor:
+    """The chips' pieces concatenated along ``dim``, on every chip (a ring all-gather over ethernet:
+    ``n - 1`` steps, each forwarding one piece over ``num_links`` links per chip)."""
+    tensor = _mesh_input(tensor, "all_gather")
+    first = tensor.pieces[0]
+    rank = len(first.shape)
+    if not isinstance(dim, int) or not -rank <= dim < rank:
+        raise LayoutError(f"ttnn.all_gather(dim={dim!r}): a {rank}-D tensor has dims {-rank}..{rank - 1}",
+                          user_location())
+    if not isinstance(num_links, int) or num_links < 1:
+        raise LayoutError(f"ttnn.all_gather(num_links={num_links!r}): give a positive number of links",
+                          user_location())
+    groups = mesh.chip_groups(tensor.mesh, cluster_axis)
+    out = list(tensor.pieces)
+    for group in groups:
+        values = np.concatenate([tensor.pieces[chip].host_values for chip in group], axis=dim)
+        for chip in group:
+            out[chip] = Tensor(values, first.dtype, first.layout, first.device(), first.memory_config())
+    n = len(groups[0])
+    steps, piece = n - 1, -(-_device_bytes(first) // num_links)
+    _collective("all_gather", tensor, groups, steps, piece, mesh.ring_seconds(steps, piece))
+    return mesh.MeshTensor(out, tensor.mesh)
 
 
 MeshShape = mesh.MeshShape
@@ -575,7 +616,7 @@ __all__ = [
     "ShardStrategy", "ShardOrientation", "TensorMemoryLayout", "BufferType", "create_sharded_memory_config",
     "to_memory_config", "get_memory_config", "is_sharded", "MeshShape", "MeshDevice", "MeshTensor",
     "open_mesh_device", "close_mesh_device", "ShardTensorToMesh", "ShardTensor2dMesh", "ReplicateTensorToMesh",
-    "ConcatMeshToTensor", "ConcatMesh2dToTensor", "all_reduce", "set_num_devices", "GetNumAvailableDevices",
+    "ConcatMeshToTensor", "ConcatMesh2dToTensor", "all_reduce", "all_gather", "set_num_devices", "GetNumAvailableDevices",
     "FabricConfig", "set_fabric_config", "synchronize_device",
 ]
 

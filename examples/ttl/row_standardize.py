@@ -1,7 +1,10 @@
 """Row standardization on a grid of nodes: ``y = (x - mean) / sqrt(var + eps)`` along each row.
 
 Each node takes a run of tile rows. ``ttl.math.reduce_sum`` over ``dims=[-1]`` leaves one value
-per row in column 0 of a tile; ``ttl.math.broadcast`` spreads it back across the row. TT-Lang
+per row in column 0 of a tile; ``ttl.math.broadcast`` spreads it back across the row. The per-row
+values (the mean, then ``rsqrt(var + eps)``) are stored to a one-tile dataflow buffer and the
+centred row to a row buffer, so each is computed once per tile row: an expression that used them
+unstored would be recomputed for every tile it is fused into. TT-Lang
 tensors live in DRAM in tile layout; ``tilefold.ops.row_standardize`` is the same computation on
 row-major tensors, tilizing on the device.
 
@@ -27,17 +30,24 @@ def row_standardize(x, y):
     rows_per_node = row_tiles // (grid_cols * grid_rows)
     inv_n = 1.0 / x.shape[1]
     x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, cols), block_count=2)
+    xm_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, cols), block_count=1)
+    row_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=1)
     y_dfb = ttl.make_dataflow_buffer_like(y, shape=(1, cols), block_count=2)
 
     @ttl.compute()
     def compute():
         for _ in range(rows_per_node):
-            with x_dfb.wait() as x_blk, y_dfb.reserve() as y_blk:
-                mean = ttl.math.reduce_sum(x_blk, dims=[-1], shape=(1, 1)) * inv_n
-                centred = x_blk - ttl.math.broadcast(mean, dims=[-1], shape=(1, cols))
-                var = ttl.math.reduce_sum(centred * centred, dims=[-1], shape=(1, 1)) * inv_n
-                scale = ttl.math.rsqrt(var + EPS)
-                y_blk.store(centred * ttl.math.broadcast(scale, dims=[-1], shape=(1, cols)))
+            with x_dfb.wait() as x_blk:
+                with row_dfb.reserve() as mean:
+                    mean.store(ttl.math.reduce_sum(x_blk, dims=[-1], shape=(1, 1)) * inv_n)
+                with row_dfb.wait() as mean, xm_dfb.reserve() as centred:
+                    centred.store(x_blk - ttl.math.broadcast(mean, dims=[-1], shape=(1, cols)))
+            with xm_dfb.wait() as centred:
+                with row_dfb.reserve() as scale:
+                    var = ttl.math.reduce_sum(centred * centred, dims=[-1], shape=(1, 1)) * inv_n
+                    scale.store(ttl.math.rsqrt(var + EPS))
+                with row_dfb.wait() as scale, y_dfb.reserve() as y_blk:
+                    y_blk.store(centred * ttl.math.broadcast(scale, dims=[-1], shape=(1, cols)))
 
     @ttl.datamovement()
     def read():

@@ -97,3 +97,12 @@ def test_run_puts_the_scripts_folder_on_sys_path(capsys, tmp_path, front_end):
     code, out, err = run(capsys, "run", path)
     assert code == 0, err
     assert "got 42" in out
+
+
+@pytest.mark.parametrize("command", ["run", "compile", "sim"])
+def test_a_script_that_is_not_utf8_is_one_line(capsys, tmp_path, command):
+    path = tmp_path / "latin1.py"
+    path.write_bytes(b"import tilefold.ttl as ttl\n# caf\xe9\n")
+    code, _, err = run(capsys, command, str(path), *(["-o", str(tmp_path / "out")] if command == "compile" else []))
+    assert code == 1 and "Traceback" not in err
+    assert f"{path}: not a UTF-8 Python script (byte 32 is 0xe9); save it as UTF-8 text" in err

@@ -61,6 +61,13 @@ def test_softmax_example():
     np.testing.assert_allclose(y.sum(axis=1), 1.0, atol=2e-2)
 
 
+def test_row_standardize_example_streams_near_the_dram_roofline():
+    """Four blocks of rows per core overlap reads, compute and writes: the per-row values are
+    computed once per block, so the kernel is not compute-bound."""
+    _, err, seconds, roofline = load_example("row_standardize").main(M=8192, N=256)
+    assert err < 0.05 and roofline / seconds >= 0.75
+
+
 def test_row_standardize_example():
     y, err, seconds, roofline = load_example("row_standardize").main(M=256, N=128)
     assert err < 0.05
@@ -196,3 +203,26 @@ def test_unary_functions(fn, ref):
     # the builder reads getattr(T, fn) from the body's closure
     x = f32(random_bf16((64, 64), 17))
     np.testing.assert_allclose(jit(kernel)(x), ref(x), rtol=1e-5, atol=1e-6)
+
+
+def test_a_grid_that_leaves_blocks_of_the_output_unwritten():
+    """A grid of M // 64 blocks for M = 200 computes rows 0..191: the last block row of Y would hold
+    whatever DRAM held. The padding rows past 200 may stay unwritten; rows 192..199 may not."""
+    import tilefold
+    from tilefold.errors import UnwrittenOutputError
+    from tilelang_helpers import marked_line
+
+    @T.prim_func
+    def short_grid(A: T.Tensor((200, 64), "bfloat16"), Y: T.Tensor((200, 64), "bfloat16")):
+        with T.Kernel(1, 200 // 64) as (bx, by):
+            a = T.alloc_shared((64, 64), "bfloat16")
+            y = T.alloc_fragment((64, 64), "bfloat16")
+            T.copy(A[by * 64, 0], a)
+            for i, j in T.Parallel(64, 64):
+                y[i, j] = a[i, j] * 2
+            T.copy(y, Y[by * 64, 0])
+
+    with pytest.raises(UnwrittenOutputError) as err:
+        tilefold.jit(short_grid)(random_bf16((200, 64), 3))  # error
+    assert str(err.value).startswith(f"{__file__}:{marked_line(test_a_grid_that_leaves_blocks_of_the_output_unwritten)}")
+    assert "output buffer 'Y': pages 12-13 of its 14 pages were never written" in str(err.value)

@@ -199,6 +199,23 @@ def test_a_partial_last_block_is_padded():
     compile_prim_func(k)
 
 
+def test_gemm_into_a_fragment_nothing_cleared():
+    @T.prim_func
+    def k(A: T.Tensor((64, 64), "bfloat16"), B: T.Tensor((64, 64), "bfloat16"), C: T.Tensor((64, 64), "bfloat16")):
+        with T.Kernel(1, 1) as (bx, by):
+            a = T.alloc_shared((64, 32), "bfloat16")
+            b = T.alloc_shared((32, 64), "bfloat16")
+            c = T.alloc_fragment((64, 64), "float32")
+            for ko in T.Pipelined(2, num_stages=2):
+                T.copy(A[0, ko * 32], a)
+                T.copy(B[ko * 32, 0], b)
+                T.gemm(a, b, c)  # error
+            T.copy(c, C[0, 0])
+
+    expect_error(build(k), KernelError, k, "T.gemm adds A @ B to c, but nothing wrote c before",
+                 "call T.clear(c) before the loop, or pass clear_accum=True")
+
+
 def test_annotate_tt_compute_takes_a_known_fidelity():
     @T.prim_func
     def k(A: T.Tensor((64, 64), "bfloat16"), B: T.Tensor((64, 64), "bfloat16")):

@@ -40,9 +40,9 @@ def kernel_checks(tmp_path_factory, check_kernel):
     programs = []
     original = runner.run_operation
 
-    def recording(operation, capture, compiled):
+    def recording(operation, capture, compiled, *rest):
         programs.append((capture.name, compiled.program))
-        return original(operation, capture, compiled)
+        return original(operation, capture, compiled, *rest)
 
     runner.run_operation = recording
     projects = tmp_path_factory.mktemp("ttl_projects")

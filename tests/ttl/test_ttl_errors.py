@@ -394,3 +394,53 @@ def test_an_operation_is_called_with_device_tensors():
     with pytest.raises(KernelError) as info:
         op(np.zeros((32, 32)), zeros((32, 32)))
     assert "argument 'x' is ndarray" in str(info.value)
+
+
+def test_a_buffer_of_int32_tiles():
+    import numpy as np
+
+    import tilefold.ttnn as ttnn
+
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)  # error
+        y_dfb = ttl.make_dataflow_buffer_like(y, shape=(1, 1), block_count=2)
+
+        @ttl.compute()
+        def compute():
+            with x_dfb.wait() as a, y_dfb.reserve() as b:
+                b.store(a)
+
+        copy_kernels(x_dfb, y_dfb, x, y)
+
+    x = ttnn.from_numpy(np.arange(1024, dtype=np.int32).reshape(32, 32), dtype=ttnn.int32, layout=ttnn.TILE_LAYOUT)
+    expect_error(lambda: op(x, zeros((32, 32))), test_a_buffer_of_int32_tiles, KernelError,
+                 "a buffer of int32 tiles is not supported by tilefold yet", "bfloat16, float32, bfloat8_b")
+
+
+def test_a_block_larger_than_the_tensor():
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        x_dfb = ttl.make_dataflow_buffer_like(x, shape=(4, 1), block_count=2)
+        y_dfb = ttl.make_dataflow_buffer_like(y, shape=(4, 1), block_count=2)
+
+        @ttl.compute()
+        def compute():
+            for _ in range(x.shape[0] // 128):
+                with x_dfb.wait() as a, y_dfb.reserve() as b:
+                    b.store(a)
+
+        @ttl.datamovement()
+        def read():
+            for r in range(x.shape[0] // 128):
+                with x_dfb.reserve() as blk:
+                    ttl.copy(x[r * 4:r * 4 + 4, 0:1], blk).wait()  # error
+
+        @ttl.datamovement()
+        def write():
+            for r in range(x.shape[0] // 128):
+                with y_dfb.wait() as blk:
+                    ttl.copy(blk, y[r * 4:r * 4 + 4, 0:1]).wait()
+
+    expect_error(lambda: op(*tensors()), test_a_block_larger_than_the_tensor, KernelError,
+                 "dimension 0 selects 4 tiles but the tensor has only 2", "make the block smaller")

@@ -48,7 +48,11 @@ def script_front_end(path: str):
     p = Path(path)
     if not p.is_file():
         raise TilefoldError(f"no such kernel script: {path}")
-    text = p.read_text()
+    try:
+        text = p.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise TilefoldError(f"{path}: not a UTF-8 Python script (byte {exc.start} is 0x{exc.object[exc.start]:02x}); "
+                            "save it as UTF-8 text") from None
     for name, pattern, module in _FRONT_ENDS:
         if pattern.search(text):
             try:

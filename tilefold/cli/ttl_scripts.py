@@ -65,6 +65,13 @@ def run_script(path, arch: str | None = None, trace: str | None = None) -> int:
         status = execute(path)
         if not session.settings().runs:
             print(f"{os.path.basename(str(path))}: the script ran no TT-Lang operation")
+        steps = session.settings().mesh_steps
+        if steps:
+            from tilefold.frontend.ttl.mesh import modeled_time
+
+            total, ops, eth = modeled_time(steps)
+            print(f"multi-chip modeled time: {total * 1e6:,.1f} us (operations {ops * 1e6:,.1f} us on the slowest "
+                  f"chip of each, ethernet collectives {eth * 1e6:,.1f} us)")
     return status
 
 

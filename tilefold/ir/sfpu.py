@@ -9,6 +9,9 @@ its init call, the cost family the simulator charges (cycles per family are the 
 them with these functions.
 
 Parameters that carry a float (``value_bits``, ``alpha_bits`` ...) hold its IEEE-754 bits.
+Functions the SFPU approximates (``asin``, ``atan``, ``tan``, ``sinh``, ``expm1``, ``elu`` ...) use
+the device's own polynomials and reductions (:mod:`tilefold.ir.sfpu_approx`); they depend on
+DST's precision (``dest_aware``: their values take ``fp32_dest``). The others are exact in float32.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
+
+from tilefold.ir import sfpu_approx as approx
 
 
 @dataclass(frozen=True)
@@ -30,6 +35,7 @@ class SfpuOp:
     init: str                           # the init call that configures the SFPU for it
     cost: str                           # cost family (tilefold.arch.costs.DEFAULT_SFPU_TILE_CYCLES)
     values: Callable                    # float32 values (and the parameters) -> float32 values
+    dest_aware: bool = False            # values also take fp32_dest= (DST's precision)
 
     @property
     def call(self) -> str:
@@ -77,6 +83,11 @@ _V = (("value_bits", "u32"),)
 
 def _unary(name, header, values, cost, params=(), init=None):
     return SfpuOp(name, "unary", header, tuple(params), init or f"{name}_tile_init", cost, values)
+
+
+def _approx(name, header, values, cost, params=()):
+    """A function the SFPU approximates; ``values(x, *params, fp32_dest=...)``."""
+    return SfpuOp(name, "unary", header, tuple(params), f"{name}_tile_init", cost, values, dest_aware=True)
 
 
 def _scalar(name, values, cost):
@@ -131,33 +142,33 @@ SFPU_OPS: tuple[SfpuOp, ...] = (
     # cumsum carries its last row to the next call in SFPU registers: the simulator implements
     # it by itself (these values are one tile's, first=true)
     _unary("cumsum", "api/compute/cumsum.h", None, "cumsum", (("first", "u32"),)),
-    _unary("asin", _TRIG, np.arcsin, "trig"),
-    _unary("acos", _TRIG, np.arccos, "trig"),
-    _unary("atan", _TRIG, np.arctan, "trig"),
-    _unary("sinh", _TRIG, np.sinh, "trig"),
-    _unary("cosh", _TRIG, np.cosh, "trig"),
+    _approx("asin", _TRIG, lambda x, fp32_dest=False: approx.asin(x), "trig"),
+    _approx("acos", _TRIG, lambda x, fp32_dest=False: approx.acos(x), "trig"),
+    _approx("atan", _TRIG, approx.atan, "trig"),
+    _approx("sinh", _TRIG, approx.sinh, "trig"),
+    _approx("cosh", _TRIG, approx.cosh, "trig"),
     _unary("asinh", _TRIG, np.arcsinh, "trig"),
     _unary("acosh", _TRIG, np.arccosh, "trig"),
     _unary("atanh", _TRIG, np.arctanh, "trig"),
-    _unary("tan", _TRIG, np.tan, "trig"),
+    _approx("tan", _TRIG, approx.tan, "trig"),
     _unary("softsign", _U + "activations.h", lambda x: x / (1.0 + np.abs(x)), "recip"),
     _unary("hardsigmoid", _U + "activations.h",
            lambda x: np.clip(x * np.float32(1.0 / 6.0) + np.float32(0.5), 0.0, 1.0), "clamp"),
-    _unary("celu", _U + "activations.h",
-           lambda x, a, ra: np.maximum(x, 0) + np.minimum(0, _f(a) * np.expm1(np.minimum(x, 0) * _f(ra))), "exp",
-           (("alpha_bits", "u32"), ("alpha_recip_bits", "u32"))),
-    _unary("elu", _U + "elu.h", lambda x, a: np.where(x > 0, x, _f(a) * np.expm1(np.minimum(x, 0))), "exp",
-           (("alpha_bits", "u32"),)),
-    _unary("selu", _U + "selu.h",
-           lambda x, sc, a: _f(sc) * np.where(x > 0, x, _f(a) * np.expm1(np.minimum(x, 0))), "exp",
-           (("scale_bits", "u32"), ("alpha_bits", "u32"))),
+    _approx("celu", _U + "activations.h",
+            lambda x, a, ra, fp32_dest=False: approx.celu(x, _f(a), _f(ra), fp32_dest), "exp",
+            (("alpha_bits", "u32"), ("alpha_recip_bits", "u32"))),
+    _approx("elu", _U + "elu.h", lambda x, a, fp32_dest=False: approx.elu(x, _f(a), fp32_dest), "exp",
+            (("alpha_bits", "u32"),)),
+    _approx("selu", _U + "selu.h",
+            lambda x, sc, a, fp32_dest=False: approx.selu(x, _f(sc), _f(a), fp32_dest), "exp",
+            (("scale_bits", "u32"), ("alpha_bits", "u32"))),
     _unary("leaky_relu", _U + "relu.h", lambda x, k: np.where(x < 0, x * _f(k), x), "relu", (("slope_bits", "u32"),)),
     _unary("prelu", _U + "prelu.h", lambda x, k: np.where(x < 0, x * _f(k), x), "relu", (("alpha_bits", "u32"),)),
     _unary("softplus", _U + "softplus.h", _softplus, "exp",
            (("beta_bits", "u32"), ("beta_reciprocal_bits", "u32"), ("threshold_bits", "u32"))),
     _unary("threshold", _U + "threshold.h", lambda x, t, v: np.where(x <= _f(t), _f(v), x), "compare",
            (("threshold_bits", "u32"), ("value_bits", "u32"))),
-    _unary("expm1", _CKA, np.expm1, "exp"),
+    _approx("expm1", _CKA, approx.expm1, "exp"),
     _unary("signbit", _CKA, _mask(np.signbit), "compare"),
     _unary("log1p", _U + "log1p.h", np.log1p, "log"),
     _unary("frac", _ROUND, lambda x: x - np.trunc(x), "floor", init=_ROUNDING_INIT),
@@ -191,10 +202,14 @@ SFPU: dict[str, SfpuOp] = {op.name: op for op in SFPU_OPS}
 SFPU_CALLS: dict[str, SfpuOp] = {op.call: op for op in SFPU_OPS}
 
 
-def sfpu_values(name: str, *values_and_params) -> np.ndarray:
-    """SFPU function ``name`` on float32 DST values (any shape) and its parameters, as float32."""
+def sfpu_values(name: str, *values_and_params, fp32_dest: bool = False) -> np.ndarray:
+    """SFPU function ``name`` on float32 DST values (any shape) and its parameters, as float32;
+    ``fp32_dest``: DST holds float32 (the approximated functions depend on it)."""
+    op = SFPU[name]
     with np.errstate(all="ignore"):
-        return np.asarray(SFPU[name].values(*values_and_params), dtype=np.float32)
+        if op.dest_aware:
+            return np.asarray(op.values(*values_and_params, fp32_dest=fp32_dest), dtype=np.float32)
+        return np.asarray(op.values(*values_and_params), dtype=np.float32)
 
 
 __all__ = ["SfpuOp", "SFPU_OPS", "SFPU", "SFPU_CALLS", "sfpu_values", "bits_to_float"]

@@ -406,8 +406,30 @@ class L1StoreOp(IRDLOperation):
             raise VerifyException(f"l1_store width must be one of {_L1_WIDTHS} bits")
 
 
+@irdl_op_definition
+class AssertInRangeOp(IRDLOperation):
+    """``ASSERT(value <= upper)``: TT-Metal's watcher assert that ``value`` (unsigned, so also ``>= 0``)
+    lies in ``0..upper``; ``message`` says what the value is (printed as a comment, and by the simulator
+    when the assert trips)."""
+
+    name = "ttkernel.assert_in_range"   # no effect trait: never dead
+    value = operand_def(_INT)
+    upper = prop_def(IntegerAttr)
+    message = prop_def(StringAttr)
+    assembly_format = "$value attr-dict `:` type($value)"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def __init__(self, value, upper: int, message: str):
+        super().__init__(operands=[value], properties={"upper": IntegerAttr(upper, i64),
+                                                       "message": StringAttr(message)})
+
+    def verify_(self) -> None:
+        if self.upper.value.data < 0:
+            raise VerifyException("assert_in_range needs an upper bound >= 0")
+
+
 SPECIAL_OP_CLASSES = (GetCompileTimeArgValOp, TensorAccessorArgsOp, TensorAccessorOp, MyXOp, MyYOp,
-                      L1LoadOp, L1StoreOp)
+                      L1LoadOp, L1StoreOp, AssertInRangeOp)
 
 TTKernel = Dialect(
     "ttkernel",
@@ -429,6 +451,7 @@ __all__ = [
     "MyYOp",
     "L1LoadOp",
     "L1StoreOp",
+    "AssertInRangeOp",
     "THREAD_ATTR",
     "COMPUTE_CONFIG_ATTR",
     "compute_config",

@@ -592,6 +592,28 @@ class BlockSliceOp(IRDLOperation):
                          result_types=[block_type(sizes, element_of(block.type))])
 
 
+@irdl_op_definition
+class ReshapeOp(IRDLOperation):
+    """``ttl.reshape %block : tensor<1xNxM> -> tensor<NxM>``: the same tiles in the same order with
+    dimensions of size 1 removed or added (``ttl.block.squeeze`` / ``unsqueeze``). Of a block that
+    lives in a dataflow buffer it is a view of that buffer."""
+
+    name = "ttl.reshape"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, value: SSAValue, shape):
+        super().__init__(operands=[value], result_types=[block_type(shape, element_of(value.type))])
+
+    def verify_(self) -> None:
+        a = [s for s in self.input.type.get_shape() if s != 1]
+        b = [s for s in self.result.type.get_shape() if s != 1]
+        if a != b:
+            raise VerifyException(f"ttl.reshape only adds or removes dimensions of size 1, not "
+                                  f"{list(self.input.type.get_shape())} -> {list(self.result.type.get_shape())}")
+
+
 # --- compute -------------------------------------------------------------------------------
 
 
@@ -811,24 +833,38 @@ class TensorOp(IRDLOperation):
 
 @irdl_op_definition
 class TensorSliceOp(IRDLOperation):
-    """``ttl.tensor_slice %t[%offsets] {sizes}``: a slice of a tensor (offsets in its shape unit)."""
+    """``ttl.tensor_slice %t[%offsets] {sizes}``: a slice of a tensor (offsets in its shape unit).
+    ``checked`` lists the dimensions whose offset no loop or node range bounds, so the copy checks
+    them against the tensor when it runs."""
 
     name = "ttl.tensor_slice"
     tensor = operand_def(TensorType)
     offsets = var_operand_def(IndexType)
     sizes = prop_def(DenseArrayBase)
+    checked = opt_prop_def(DenseArrayBase)
     result = result_def(TensorType)
     assembly_format = "$tensor `[` $offsets `]` attr-dict `:` type($tensor) `->` type($result)"
     irdl_options = (ParsePropInAttrDict(),)
 
-    def __init__(self, tensor: SSAValue, offsets, sizes):
-        super().__init__(operands=[tensor, list(offsets)],
-                         properties={"sizes": DenseArrayBase.from_list(i64, list(sizes))},
+    def __init__(self, tensor: SSAValue, offsets, sizes, checked=()):
+        properties = {"sizes": DenseArrayBase.from_list(i64, list(sizes))}
+        if checked:
+            properties["checked"] = DenseArrayBase.from_list(i64, list(checked))
+        super().__init__(operands=[tensor, list(offsets)], properties=properties,
                          result_types=[block_type(sizes, element_of(tensor.type))])
 
     @property
     def static_sizes(self) -> tuple[int, ...]:
         return tuple(self.sizes.get_values())
+
+    @property
+    def checked_dims(self) -> tuple[int, ...]:
+        return tuple(self.checked.get_values()) if self.checked is not None else ()
+
+    def verify_(self) -> None:
+        rank = len(self.tensor.type.get_shape())
+        if any(not 0 <= d < rank for d in self.checked_dims):
+            raise VerifyException(f"ttl.tensor_slice checks dimensions {self.checked_dims} of a rank-{rank} tensor")
 
 
 @irdl_op_definition
@@ -928,6 +964,35 @@ class PipeCountOp(IRDLOperation):
                          result_types=[IndexType()])
 
 
+PIPE_PEER_FIELDS = {"src": ("x0", "y0", "x1", "y1", "linear"), "dst": ("x", "y", "linear")}
+
+
+@irdl_op_definition
+class PipePeerOp(IRDLOperation):
+    """``ttl.pipe_peer {net, slot, role, field}``: a logical node coordinate of the other end of this
+    node's ``slot``-th pipe of the net: for role ``src`` (this node sends) the destination rectangle
+    (``x0 y0 x1 y1``, inclusive), for role ``dst`` the source (``x y``); ``linear`` is ``y * cols + x``
+    of the source or of the first destination."""
+
+    name = "ttl.pipe_peer"
+    net = prop_def(IntegerAttr)
+    slot = prop_def(IntegerAttr)
+    role = prop_def(StringAttr)
+    field = prop_def(StringAttr)
+    result = result_def(IndexType)
+    assembly_format = "attr-dict `:` type($result)"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def __init__(self, net: int, slot: int, role: str, field: str):
+        super().__init__(properties={"net": IntegerAttr(net, i32), "slot": IntegerAttr(slot, i32),
+                                     "role": StringAttr(role), "field": StringAttr(field)},
+                         result_types=[IndexType()])
+
+    def verify_(self) -> None:
+        if self.field.data not in PIPE_PEER_FIELDS.get(self.role.data, ()):
+            raise VerifyException(f"ttl.pipe_peer: no field {self.field.data!r} for role {self.role.data!r}")
+
+
 @irdl_op_definition
 class PipeSendOp(_PipeOp):
     """``ttl.pipe_send %block {net, slot}``: send a block through this node's ``slot``-th source pipe."""
@@ -974,10 +1039,10 @@ class UnsafeElementWriteOp(IRDLOperation):
         super().__init__(operands=[block, row, col, value])
 
 
-STRUCTURAL_OPS = (BindCBOp, CBReserveOp, CBWaitOp, CBPushOp, CBPopOp, StoreOp, AttachCBOp, BlockSliceOp, ComputeOp,
-                  YieldOp, LinearizedIndexOp, CopyTileOp, CopyDstOp, InitSFPUOp, TileRegsAcquireOp,
+STRUCTURAL_OPS = (BindCBOp, CBReserveOp, CBWaitOp, CBPushOp, CBPopOp, StoreOp, AttachCBOp, BlockSliceOp, ReshapeOp,
+                  ComputeOp, YieldOp, LinearizedIndexOp, CopyTileOp, CopyDstOp, InitSFPUOp, TileRegsAcquireOp,
                   TileRegsCommitOp, TileRegsWaitOp, TileRegsReleaseOp, PackTileOp, DstTileOp, MatmulBlockOp, TensorOp,
-                  TensorSliceOp, CopyOp, WaitOp, GroupWaitOp, NodeCoordOp, PipeCountOp, PipeSendOp, PipeRecvOp,
+                  TensorSliceOp, CopyOp, WaitOp, GroupWaitOp, NodeCoordOp, PipeCountOp, PipePeerOp, PipeSendOp, PipeRecvOp,
                   UnsafeElementReadOp, UnsafeElementWriteOp)
 
 TTL = Dialect("ttl", [*STRUCTURAL_OPS, *BLOCK_OPS.values(), *TILE_OP_CLASSES.values()],

@@ -84,10 +84,14 @@ ARG_KINDS = {
     "address": "the base address of operation tensor <index>",
     "pipe_count": "how many pipes of net <index> the node is the role of",
     "pipe": "one field of pipe <slot> of net <index> for the node's role",
+    "pipe_peer": "a logical coordinate of the other end of pipe <slot> of net <index> (ttl.pipe_peer)",
 }
 COMPILE_TIME_KINDS = ("cb", "accessor")
 # the fields of one pipe of a net, by the node's role in it
 PIPE_FIELDS = {"src": ("x0", "y0", "x1", "y1", "dests", "remote", "loopback"), "dst": ("x", "y", "self")}
+# the logical coordinates of the other end of a pipe: the destinations' rectangle of a source, the
+# source of a destination (``linear``: y * grid columns + x of its first core)
+PEER_FIELDS = {"src": ("x0", "y0", "x1", "y1", "linear"), "dst": ("x", "y", "linear")}
 
 
 @irdl_attr_definition
@@ -111,7 +115,8 @@ class KernelArgAttr(Record):
         Field("index", True, _int(0)),
         Field("role", False, _one_of(*PIPE_FIELDS)),
         Field("slot", False, _int(0)),
-        Field("field", False, _one_of(*sorted({f for fs in PIPE_FIELDS.values() for f in fs}))),
+        Field("field", False, _one_of(*sorted({f for fs in (*PIPE_FIELDS.values(), *PEER_FIELDS.values())
+                                               for f in fs}))),
     )
 
     @staticmethod
@@ -123,19 +128,21 @@ class KernelArgAttr(Record):
         super().verify()
         f = self.to_dict()
         kind = f["kind"]
-        pipe = {"role", "slot", "field"} if kind == "pipe" else {"role"} if kind == "pipe_count" else set()
+        pipe = {"role", "slot", "field"} if kind in ("pipe", "pipe_peer") else {"role"} if kind == "pipe_count" \
+            else set()
         if set(f) - {"kind", "index"} != pipe:
             raise VerifyException(f"#ttl.arg<kind = {kind!r}> has fields kind, index"
                                   f"{''.join(', ' + n for n in ('role', 'slot', 'field') if n in pipe)}, not "
                                   f"{', '.join(f)}")
         if kind == "node" and f["index"] > 1:
             raise VerifyException("#ttl.arg<kind = \"node\"> has index 0 (x) or 1 (y)")
-        if kind == "pipe" and f["field"] not in PIPE_FIELDS[f["role"]]:
-            raise VerifyException(f"#ttl.arg: a {f['role']} pipe has no field {f['field']!r} "
-                                  f"(its fields: {', '.join(PIPE_FIELDS[f['role']])})")
+        fields = PIPE_FIELDS if kind == "pipe" else PEER_FIELDS if kind == "pipe_peer" else None
+        if fields is not None and f["field"] not in fields[f["role"]]:
+            raise VerifyException(f"#ttl.arg<kind = {kind!r}>: a {f['role']} pipe has no field {f['field']!r} "
+                                  f"(its fields: {', '.join(fields[f['role']])})")
 
 
 ATTRIBUTES = [CBEntryAttr, PipeNetAttr, KernelArgAttr]
 
-__all__ = ["CBEntryAttr", "PipeNetAttr", "KernelArgAttr", "ARG_KINDS", "COMPILE_TIME_KINDS", "PIPE_FIELDS",
+__all__ = ["CBEntryAttr", "PipeNetAttr", "KernelArgAttr", "ARG_KINDS", "COMPILE_TIME_KINDS", "PIPE_FIELDS", "PEER_FIELDS",
            "ATTRIBUTES"]

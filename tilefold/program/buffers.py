@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 from tilefold.errors import ProgramError, SourceLocation
 from tilefold.layout.formats import DataFormat, data_format
 from tilefold.layout.tiles import TileShape, tile_shape
@@ -48,6 +49,7 @@ class Buffer:
     memory_config: Any = None          # a TT-NN MemoryConfig for sharded buffers; None = interleaved
     page_size_override: int | None = None
     defined_at: SourceLocation | None = None
+    logical_shape: tuple[int, ...] | None = None   # the tensor inside a padded ``shape`` (None: all of it)
 
     def __post_init__(self):
         self.shape = tuple(int(s) for s in self.shape)
@@ -91,6 +93,21 @@ class Buffer:
     @property
     def size(self) -> int:
         return self.page_size * self.num_pages
+
+    def logical_pages(self):
+        """A bool per page: whether it holds any element of the logical tensor (TILE layout, N-D
+        shapes folded into rows); None when every page does."""
+        logical = self.logical_shape
+        if logical is None or tuple(logical) == self.shape or self.layout != "TILE":
+            return None
+        rows = np.indices(self.shape[:-1]).reshape(len(self.shape) - 1, -1) if len(self.shape) > 1 else \
+            np.zeros((0, 1), np.int64)
+        row_in = np.all(rows < np.asarray(logical[:-1])[:, None], axis=0)
+        height, width = self.tile.height, self.tile.width
+        tile_rows = -(-row_in.size // height)
+        row_in = np.resize(np.r_[row_in, np.zeros(tile_rows * height - row_in.size, bool)], (tile_rows, height))
+        col_in = np.arange(-(-self.shape[-1] // width)) * width < logical[-1]
+        return (row_in.any(axis=1)[:, None] & col_in[None, :]).ravel()
 
     @property
     def is_sharded(self) -> bool:

@@ -52,7 +52,8 @@ def build_program(module: ModuleOp, arch=None) -> Program:
     for name in param_names(host):
         entry = get_attr(host, f"tt.buffer.{name}")
         program.add_buffer(name, entry["padded_shape"], entry_format(entry), "TILE", entry["memory"],
-                           role=ROLES[roles[name]], memory_config=memory_config(entry, arch))
+                           role=ROLES[roles[name]], memory_config=memory_config(entry, arch),
+                           logical_shape=entry["shape"])
     cores = CoreRangeSet([CoreRange((x0, y0), (x1, y1)) for x0, y0, x1, y1 in get_attr(host, "tt.core_ranges")])
     for name, cb in sorted(cb_entries(host).items(), key=lambda kv: kv[1]["index"]):
         program.create_circular_buffer(cores, cb["index"], cb["page_size"], cb["depth"],

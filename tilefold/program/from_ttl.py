@@ -4,8 +4,9 @@ Reads: the ttkernel module the pipeline produced (kernel functions with ``ttl.co
 ``ttl.runtime_args``, the module's ``ttl.circular_buffers`` and ``ttl.pipe_nets`` tables) and
 the operation's capture (tensors, pipe nets, grid). Writes: a :class:`~tilefold.program.Program`:
 
-* each tensor a kernel reads or writes → an interleaved DRAM (or L1) buffer named after the
-  operation's parameter; a written tensor is ``inout`` so that what the kernels do not write keeps
+* each tensor a kernel reads or writes → a buffer named after the operation's parameter:
+  interleaved in DRAM (or L1), or — for a sharded tensor — sharded by its memory config, each shard
+  in the L1 of its core; a written tensor is ``inout`` so that what the kernels do not write keeps
   its value;
 * each dataflow buffer → circular buffer ``c_<index>`` on every node of the grid (page = one tile
   of the buffer's data format, or one block row; pages = block pages × block count);
@@ -13,7 +14,8 @@ the operation's capture (tensors, pipe nets, grid). Writes: a :class:`~tilefold.
 * the compute kernel with the compute config the pipeline chose, the first data movement kernel on
   RISCV_0 and the second on RISCV_1, each on the whole grid with its compile-time arguments, and per
   node its runtime arguments: node coordinates, tensor addresses, and for each pipe net the pipes it
-  sends and receives (NOC rectangles, destination counts, the sender's NOC coordinates).
+  sends and receives (NOC rectangles, destination counts, the sender's NOC coordinates, the logical
+  coordinates of the other end for ``pipe.src`` / ``pipe.dst``).
 
 Errors: :class:`L1OverflowError` at the line of the dataflow buffer that does not fit a node's L1
 (the first, in the order they were made, past the budget).
@@ -108,7 +110,8 @@ def build_program(module: ModuleOp, built, arch) -> Program:
         buffer_type = getattr(getattr(memory, "buffer_type", None), "name", "DRAM")
         layout = "TILE" if "TILE" in str(getattr(tensor.layout, "name", tensor.layout)).upper() else "ROW_MAJOR"
         program.add_buffer(arg.name, tuple(tensor.shape), tensor.dtype.name, layout, buffer_type,
-                           role="inout" if arg.index in built.writes else "input")
+                           role="inout" if arg.index in built.writes else "input",
+                           memory_config=memory if getattr(memory, "is_sharded", False) else None)
     entries = circular_buffer_table(module)
     nets = {net.index: net for net in capture.pipe_nets}
     net_order = [entry.to_dict()["net"] for entry in module.attributes["ttl.pipe_nets"].data]
@@ -147,6 +150,15 @@ def _args(fn: func.FuncOp, name: str) -> list[dict]:
     return [a.to_dict() for a in attr.data] if attr is not None else []
 
 
+def _peer(route, role: str, field: str, cols: int) -> int:
+    """A logical coordinate of the other end of ``route`` (``ttl.pipe_peer``)."""
+    if role == "dst":
+        x, y = route.src
+        return {"x": x, "y": y, "linear": y * cols + x}[field]
+    return {"x0": route.x0, "y0": route.y0, "x1": route.x1, "y1": route.y1,
+            "linear": route.y0 * cols + route.x0}[field]
+
+
 def _runtime_value(arg: dict, core: CoreCoord, program: Program, names, nets, noc1: bool):
     kind = arg["kind"]
     if kind == "node":
@@ -163,6 +175,8 @@ def _runtime_value(arg: dict, core: CoreCoord, program: Program, names, nets, no
     if slot >= len(routes):
         return 0
     route = routes[slot]
+    if kind == "pipe_peer":
+        return _peer(route, role, field, net.grid[0])
     if role == "src":
         first, last = CoreCoord(route.x0, route.y0), CoreCoord(route.x1, route.y1)
         if noc1:                       # NOC 1 multicasts from the far corner

@@ -69,12 +69,16 @@ class Program:
     # -- buffers --------------------------------------------------------------------
 
     def add_buffer(self, name: str, shape, dtype, layout: str = "TILE", buffer_type: str = "DRAM",
-                   tile=None, role: str = "input", memory_config=None, page_size: int | None = None) -> Buffer:
+                   tile=None, role: str = "input", memory_config=None, page_size: int | None = None,
+                   logical_shape=None) -> Buffer:
+        """A device buffer; ``logical_shape`` is the tensor a padded ``shape`` holds (pages wholly in
+        the padding need not be written)."""
         if name in self.buffers:
             raise ProgramError(f"a buffer named {name!r} already exists; give each buffer its own name",
                                user_location())
         buf = Buffer(name, tuple(shape), data_format(dtype), layout, buffer_type, tile or (32, 32), role,
-                     memory_config, page_size, user_location())
+                     memory_config, page_size, user_location(),
+                     tuple(logical_shape) if logical_shape is not None else None)
         if buf.buffer_type == "DRAM" and not buf.is_sharded:
             self._check_dram_capacity(buf)
         self.buffers[name] = buf

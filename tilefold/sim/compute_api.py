@@ -565,7 +565,7 @@ class ComputeApi:
         x = self._read_slot(i, call)
         ps = [p if p.__class__ in (int, float) else uniform(p, f"{call} parameter") for p in params]
         self._math(self.costs.sfpu(family), call, "sfpu")
-        self._write_slot(i, tm.sfpu_unary_values(name, x, ps))
+        self._write_slot(i, tm.sfpu_unary_values(name, x, ps, self.fp32_dest))
 
     def cumsum_tile(self, dst_index, first=True) -> None:
         """Sums down each column of the tile; with ``first`` false, the previous call's last row

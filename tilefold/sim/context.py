@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tilefold.arch.cores import CoreCoord
-from tilefold.errors import ProgramError, RuntimeArgError, SimulationError, SourceLocation
+from tilefold.errors import DramAccessError, ProgramError, RuntimeArgError, SimulationError, SourceLocation
 from tilefold.sim.lanes import any_lane, lane_values, uniform
 
 
@@ -181,6 +181,20 @@ class KernelContext:
         if trips > self.max_cycles - self.busy - self.steps:
             self.scheduler.runaway(self.thread, f"a loop of {trips} iterations")
         return _lane_range(lb, step, trips)
+
+    def assert_in_range(self, value, upper: int, message: str) -> None:
+        """``ASSERT(value <= upper)`` (unsigned): a watcher assert, here a clear error at the kernel line."""
+        if value.__class__ is int:
+            if 0 <= value <= upper:
+                return
+            bad = None
+        else:
+            bad = (value < 0) | (value > upper)
+            if not bad.any():
+                return
+        first = value if bad is None else int(np.asarray(value)[np.nonzero(bad)[0][0]])
+        raise self.fail(DramAccessError, f"{message} starts at {first}, outside 0..{upper}: the copy would reach "
+                                         "past the tensor; guard it or shorten the loop", bad)
 
     def step(self) -> None:
         """One iteration of a while loop (the watchdog counts them)."""

@@ -32,6 +32,7 @@ from tilefold.errors import (
     ProgramError,
     SemaphoreError,
     SimulationError,
+    UnwrittenOutputError,
 )
 from tilefold.program import BufferAddress, NocX, NocY, Program, TensorAccessorArgsRef
 from tilefold.program.kernels import ComputeConfig
@@ -51,6 +52,15 @@ from tilefold.sim.perf import Counters, PerfReport, ThreadPerf
 from tilefold.sim.scheduler import Scheduler, SimThread
 from tilefold.sim import watchdog
 from tilefold.sim.tile_math import BF16, TILE_ELEMS
+
+
+def _page_list(pages: np.ndarray) -> str:
+    """``page 7`` / ``pages 30-31`` / ``pages 3, 9-12 and 4 more ranges``: sorted page ids as ranges."""
+    breaks = np.nonzero(np.diff(pages) != 1)[0]
+    starts, ends = np.r_[pages[0], pages[breaks + 1]], np.r_[pages[breaks], pages[-1]]
+    ranges = [f"{a}" if a == b else f"{a}-{b}" for a, b in zip(starts[:3], ends[:3])]
+    more = f" and {len(starts) - 3} more ranges" if len(starts) > 3 else ""
+    return f"page{'s' if pages.size > 1 else ''} {', '.join(ranges)}{more}"
 
 
 class DataMovementContext(DataflowApi, CircularBufferApi, KernelContext):
@@ -309,6 +319,23 @@ class _Run:
             mem, rows, local = self._page_locations(name)
             mem.write(rows[full:], local[full:], pages[full:])
 
+    def unwritten_output_error(self) -> UnwrittenOutputError | None:
+        """The first DRAM output buffer (role ``output``) with pages no kernel wrote, as an error naming them."""
+        for name, buf in self.program.buffers.items():
+            place = self.allocation.buffers[name]
+            if buf.role != "output" or not place.is_dram:
+                continue
+            _, bank, local = self._page_locations(name)
+            untouched = self.dram_writers.untouched(bank, local, buf.page_size)
+            logical = buf.logical_pages()
+            missing = np.nonzero(untouched if logical is None else untouched & logical)[0]
+            if missing.size:
+                return UnwrittenOutputError(
+                    f"output buffer {name!r}: {_page_list(missing)} of its {buf.num_pages} pages were never written "
+                    "by any kernel, so the host would read whatever DRAM held there; write every page of an output "
+                    "(check the grid or the work split over cores, and the pages the writes address)", buf.defined_at)
+        return None
+
     def read_pages(self, name: str) -> np.ndarray:
         """A buffer's pages as the device holds them: (num_pages, page_size) bytes."""
         buf = self.program.buffer(name)
@@ -431,6 +458,9 @@ class Device:
                 raise CircularBufferError("pages left in circular buffers when the program ended: "
                                           + "; ".join(leftovers) + "; pop every page the consumer waits for",
                                           run.cbs.first_push_location())
+            unwritten = run.unwritten_output_error()
+            if unwritten is not None:
+                raise unwritten
         except SimulationError as err:
             if raise_on_hazard or isinstance(err, (DeadlockError, SemaphoreError)) and batch:
                 raise

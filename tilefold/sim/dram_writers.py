@@ -9,6 +9,9 @@ its write and the second waited for it (:class:`~tilefold.sim.happens_before.Sem
 Nothing else in TT-Metalium orders NOC writes of different cores to DRAM, so the final bytes
 would depend on timing. The writer's epoch per granule is kept only once a program releases a
 semaphore; before that every write is in its core's first epoch.
+
+Beside the writers it keeps which granules any write touched, even in part (:meth:`untouched`):
+a page of an output buffer that no write touched holds whatever DRAM held.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ class DramWriters:
         self.base = base
         n = max(-(-size // GRANULE), 1)
         self.core = np.full((banks, n), -1, np.int16)
+        self.touched = np.zeros((banks, n), bool)
         self.site = np.zeros((banks, n), np.int16)
         self.order = order
         self.epoch: np.ndarray | None = None  # the writer's epoch per granule, once epochs exist
@@ -82,6 +86,7 @@ class DramWriters:
         """One write of one core (plain ints): the clash :meth:`clash` would return, or None after
         recording the write as :meth:`note` does — the same result, on slices of one bank's row."""
         local -= self.base
+        self.touched[bank, local // GRANULE:-(-(local + nbytes) // GRANULE)] = True
         first = -(-local // GRANULE)
         end = (local + nbytes) // GRANULE
         if end <= first:
@@ -114,6 +119,7 @@ class DramWriters:
 
     def note(self, bank, local, nbytes: int, cores, sites) -> None:
         """Record the writes (site ids broadcast like the addresses)."""
+        self._touch(bank, local, nbytes, cores)
         cells = self._cells(bank, local, nbytes, cores)
         if cells is None:
             return
@@ -127,3 +133,21 @@ class DramWriters:
         self.site[rows, cols] = np.broadcast_to(site, keep.shape)[keep]
         if self.order.any_release:
             self._epochs()[rows, cols] = self.order.epoch(writers)
+
+    def _touch(self, bank, local, nbytes: int, cores) -> None:
+        shape = np.broadcast_shapes(np.shape(bank), np.shape(local), np.shape(cores))
+        bank = np.broadcast_to(np.asarray(bank, dtype=np.int64), shape).ravel()
+        local = np.broadcast_to(np.asarray(local, dtype=np.int64), shape).ravel() - self.base
+        first = local // GRANULE
+        count = -(-(local + nbytes) // GRANULE) - first
+        for k in range(int(count.max()) if count.size else 0):
+            self.touched[bank, np.minimum(first + k, first + count - 1)] = True
+
+    def untouched(self, bank: np.ndarray, local: np.ndarray, nbytes: int) -> np.ndarray:
+        """Per page (``bank``, ``local`` arrays, ``nbytes`` each): whether no write touched any of its bytes."""
+        first = (np.asarray(local, dtype=np.int64) - self.base) // GRANULE
+        count = -(-nbytes // GRANULE)
+        hit = np.zeros(first.shape, bool)
+        for k in range(count):
+            hit |= self.touched[bank, first + k]
+        return ~hit

@@ -35,6 +35,7 @@ from tilefold.ir.page_loops import QUEUEABLE_CALLS, is_page_transfer_nest
 from tilefold.ir.tile_loops import QUEUEABLE_TILE_CALLS, is_tile_nest
 from tilefold.ir.ttkernel import (
     ApiCallOp,
+    AssertInRangeOp,
     GetCompileTimeArgValOp,
     L1LoadOp,
     L1StoreOp,
@@ -213,6 +214,9 @@ class _Printer:
                       op)
         elif isinstance(op, L1StoreOp):
             self.emit(depth, f"k.l1_store({self.args(op.operands)}, {op.width.value.data})", op)
+        elif isinstance(op, AssertInRangeOp):
+            self.emit(depth, f"k.assert_in_range({self.ref(op.value)}, {op.upper.value.data}, "
+                             f"{op.message.data!r})", op)
         elif isinstance(op, (scf.YieldOp, scf.ConditionOp)):
             raise AssertionError("terminators are printed by their parent op")
         else:

@@ -213,10 +213,10 @@ def fpu_binary_values(op: str, bcast: str | None, a: np.ndarray, b: np.ndarray, 
     return FPU_BINARY[op](a, b)
 
 
-def sfpu_unary_values(name: str, x: np.ndarray, params) -> np.ndarray:
+def sfpu_unary_values(name: str, x: np.ndarray, params, fp32_dest: bool = False) -> np.ndarray:
     """SFPU unary function ``name`` (:data:`tilefold.ir.sfpu.SFPU`) on float32 DST values (any
-    shape), as float32."""
-    return sfpu_values(name, x, *params)
+    shape), as float32; ``fp32_dest`` is DST's precision (approximated functions depend on it)."""
+    return sfpu_values(name, x, *params, fp32_dest=fp32_dest)
 
 
 def sfpu_binary_values(name: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -43,3 +43,21 @@ def test_exp_example_matches_numpy():
     result = Device().run(exp_tiles.exp_program(x.shape, "bfloat16", num_cores=4), {"src": x})
     expected = np.exp(x.astype(BF16).astype(np.float32)).astype(BF16).astype(np.float32)
     np.testing.assert_allclose(result.outputs["dst"], expected, rtol=2**-8, atol=0)
+
+
+@pytest.mark.parametrize("num_cores, pages", [(5, "pages 30-31"), (3, "pages 30-31"), (6, "pages 30-31")])
+def test_output_pages_no_kernel_writes_are_an_error(num_cores, pages):
+    """A work split that leaves tiles to no core (32 tiles over 5 cores is 6 each) would hand the host
+    whatever DRAM held: the run stops, naming the pages and the line that made the buffer."""
+    import inspect
+
+    from tilefold.errors import UnwrittenOutputError
+
+    exp_tiles = load_example("exp_tiles")
+    x = np.random.default_rng(2).uniform(-4, 4, (128, 256)).astype(np.float32)
+    with pytest.raises(UnwrittenOutputError) as err:
+        Device().run(exp_tiles.exp_program(x.shape, "bfloat16", num_cores=num_cores), {"src": x})
+    lines, start = inspect.getsourcelines(exp_tiles.exp_program)
+    line = start + next(i for i, text in enumerate(lines) if 'add_buffer("dst"' in text)
+    assert str(err.value).startswith(f"{inspect.getsourcefile(exp_tiles.exp_program)}:{line}: ")
+    assert f"output buffer 'dst': {pages} of its 32 pages were never written" in str(err.value)

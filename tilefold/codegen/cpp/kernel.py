@@ -22,11 +22,12 @@ from xdsl.dialects import func
 from tilefold.codegen.cpp.statements import BodyPrinter
 from tilefold.errors import CompileError
 from tilefold.ir.locations import source_location
-from tilefold.ir.ttkernel import ApiCallOp, kernel_thread
+from tilefold.ir.ttkernel import ApiCallOp, AssertInRangeOp, kernel_thread
 from tilefold.ir.ttkernel_api import HEADER_MACROS
 
 DATAFLOW_HEADER = "api/dataflow/dataflow_api.h"
 COMPUTE_COMMON_HEADER = "api/compute/common.h"
+ASSERT_HEADER = "api/debug/assert.h"
 
 
 def thread_kind(kernel: func.FuncOp) -> str:
@@ -43,10 +44,11 @@ def thread_kind(kernel: func.FuncOp) -> str:
 
 def kernel_headers(kernel: func.FuncOp) -> list[str]:
     """The headers a kernel includes, in include order."""
+    asserts = [ASSERT_HEADER] if any(isinstance(op, AssertInRangeOp) for op in kernel.walk()) else []
     if thread_kind(kernel) == "noc":
-        return [DATAFLOW_HEADER]
+        return [DATAFLOW_HEADER, *asserts]
     headers = {op.api.header or COMPUTE_COMMON_HEADER for op in kernel.walk() if isinstance(op, ApiCallOp)}
-    return sorted(headers or {COMPUTE_COMMON_HEADER})
+    return sorted(headers or {COMPUTE_COMMON_HEADER}) + asserts
 
 
 def header_macros(kernel: func.FuncOp, headers: list[str]) -> list[str]:

@@ -50,6 +50,7 @@ from tilefold.errors import CompileError
 from tilefold.ir.locations import source_location
 from tilefold.ir.ttkernel import (
     ApiCallOp,
+    AssertInRangeOp,
     GetCompileTimeArgValOp,
     L1LoadOp,
     L1StoreOp,
@@ -269,6 +270,10 @@ class BodyPrinter:
         target = f"{_l1_pointer(op.width.value.data, self.expr(op.addr))}[{self.expr(op.index).text}]"
         self.emit(f"{target} = {self.expr(op.value).text};", op)
 
+    def print_assert_in_range(self, op: AssertInRangeOp) -> None:
+        self.emit(f"// {op.message.data}")
+        self.emit(f"ASSERT({self.expr(op.value).text} <= {op.upper.value.data}u);", op)
+
     # -- local variables ---------------------------------------------------------------------
 
     def print_alloca(self, op: memref.AllocaOp) -> None:
@@ -477,6 +482,7 @@ _HANDLERS = {
     MyYOp: BodyPrinter.print_my_xy,
     L1LoadOp: BodyPrinter.print_l1_load,
     L1StoreOp: BodyPrinter.print_l1_store,
+    AssertInRangeOp: BodyPrinter.print_assert_in_range,
     memref.AllocaOp: BodyPrinter.print_alloca,
     memref.LoadOp: BodyPrinter.print_load,
     memref.StoreOp: BodyPrinter.print_store,

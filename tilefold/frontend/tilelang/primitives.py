@@ -443,6 +443,9 @@ class PrimitiveRules:
         if self.shape_of(c) != (m, n):
             raise self.error(node, f"T.gemm shape mismatch: A @ B is {m}x{n} but C {c.name} is "
                                    f"{'x'.join(map(str, self.shape_of(c)))}")
+        if not args["clear_accum"] and isinstance(c.value.owner, tile.AllocOp) and not c.value.uses:
+            raise self.error(node, f"T.gemm adds A @ B to {c.name}, but nothing wrote {c.name} before: its values "
+                                   f"are undefined; call T.clear({c.name}) before the loop, or pass clear_accum=True")
         if ta:
             a = self.transposed(a, node)
         if tb:

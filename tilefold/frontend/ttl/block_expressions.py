@@ -290,6 +290,64 @@ class BlockExpressionBuilder(AcquisitionBuilder):
             raise self.error(f"ttl.math.transpose needs a 2-D block, not {_shape_text(a.shape)}", node)
         return self.make("transpose", [a], (a.shape[1], a.shape[0]), node)
 
+    def _reshape_dims(self, fn, args, kwargs, node) -> tuple[BlockExpression, list]:
+        b = self._kw(fn, args, kwargs, ("expr", "dims"), node) if "dim" not in kwargs else \
+            self._kw(fn, args, {("dims" if k == "dim" else k): v for k, v in kwargs.items()}, ("expr", "dims"), node)
+        a = self.operand(b.get("expr"), node)
+        dims = b.get("dims")
+        if isinstance(dims, int) and not isinstance(dims, bool):
+            dims = [dims]
+        if not isinstance(dims, (list, tuple)) or not dims or \
+                not all(isinstance(d, int) and not isinstance(d, bool) for d in dims):
+            raise self.error(f"ttl.block.{fn.name}(x, dims=[...]) needs a non-empty list of dimension indices", node)
+        return a, list(dims)
+
+    def reshape(self, a: BlockExpression, shape: tuple[int, ...], node) -> BlockExpression:
+        """The same tiles under another shape (sizes of 1 added or removed): a ``ttl.reshape``."""
+        source = a.value
+        while isinstance(source.owner, ttl.ReshapeOp):
+            source = source.owner.input
+        if tuple(source.type.get_shape()) == shape:
+            return BlockExpression(source, shape, a.data_format)
+        self.node = node
+        op = self.emit(ttl.ReshapeOp(source, shape))
+        return BlockExpression(op.result, shape, a.data_format)
+
+    def fn_squeeze(self, fn, args, kwargs, node):
+        """``ttl.block.squeeze(x, dims=[0])``: remove dimensions of size 1 (indices of ``x``'s shape)."""
+        a, dims = self._reshape_dims(fn, args, kwargs, node)
+        rank = len(a.shape)
+        drop = set()
+        for d in dims:
+            if not -rank <= d < rank:
+                raise self.error(f"ttl.block.squeeze: dimension {d} is out of range for a block of shape "
+                                 f"{_shape_text(a.shape)}", node)
+            if a.shape[d % rank] != 1:
+                raise self.error(f"ttl.block.squeeze: dimension {d} of a {_shape_text(a.shape)} block has "
+                                 f"{a.shape[d % rank]} tiles; only a dimension of size 1 can be removed", node)
+            drop.add(d % rank)
+        shape = tuple(s for i, s in enumerate(a.shape) if i not in drop)
+        if not shape:
+            raise self.error(f"ttl.block.squeeze would remove every dimension of a {_shape_text(a.shape)} block", node)
+        return self.reshape(a, shape, node)
+
+    def fn_unsqueeze(self, fn, args, kwargs, node):
+        """``ttl.block.unsqueeze(x, dims=[0])``: insert dimensions of size 1 (indices of the result's shape)."""
+        a, dims = self._reshape_dims(fn, args, kwargs, node)
+        rank = len(a.shape) + len(dims)
+        positions = set()
+        for d in dims:
+            if not -rank <= d < rank:
+                raise self.error(f"ttl.block.unsqueeze: dimension {d} is out of range for a result of {rank} "
+                                 "dimensions", node)
+            positions.add(d % rank)
+        if len(positions) != len(dims):
+            raise self.error(f"ttl.block.unsqueeze: dims {dims} name the same position twice", node)
+        shape = list(a.shape)
+        for p in sorted(positions):
+            shape.insert(p, 1)
+        return self.reshape(a, tuple(shape), node)
+
     def _target_shape(self, fn, bound: dict, node, rank_of=None) -> tuple[int, ...]:
         shape = bound.get("shape")
         out = bound.get("out_blk")

@@ -94,7 +94,7 @@ class DataMovementBuilder:
             raise self.error(f"{argument.name}[...] has {len(entries)} indices but the tensor has {len(units)} "
                              f"dimensions ({_shape_text(units)} {unit})", node)
         entries += [slice(None)] * (len(units) - len(entries))
-        offsets, sizes = [], []
+        offsets, sizes, checked = [], [], []
         for d, (entry, dim) in enumerate(zip(entries, units)):
             if isinstance(entry, slice):
                 if entry.step not in (None, 1):
@@ -111,12 +111,18 @@ class DataMovementBuilder:
             else:
                 start = self.as_int(entry, node, f"index {d} of {argument.name}[...]")
                 size = 1
+            if size > dim:
+                raise self.error(f"{argument.name}[...]: dimension {d} selects {size} {unit} but the tensor has only "
+                                 f"{dim} (shape {_shape_text(units)}); make the block smaller", node)
             if isinstance(start, int) and (start < 0 or start + size > dim):
                 raise self.error(f"{argument.name}[...]: {unit} {start}..{start + size - 1} of dimension {d} are "
                                  f"outside the tensor ({dim} {unit}; shape {_shape_text(units)})", node)
-            if not isinstance(start, int) and not self._guarded():
+            if not isinstance(start, int):
                 bounds = self.scalars.bounds(start)
-                if bounds is not None and (bounds[0] < 0 or bounds[1] + size > dim):
+                inside = bounds is not None and bounds[0] >= 0 and bounds[1] + size <= dim
+                if not inside and (bounds is None or self._guarded()):
+                    checked.append(d)     # nothing known keeps it inside: the copy checks it when it runs
+                elif not inside:
                     raise self.error(f"{argument.name}[...]: dimension {d} starts at {unit[:-1]} {bounds[0]} to "
                                      f"{bounds[1]} over the loop and node values, so it reaches {unit} "
                                      f"{min(bounds[0], 0)}..{bounds[1] + size - 1}, outside the tensor ({dim} {unit}; "
@@ -124,7 +130,8 @@ class DataMovementBuilder:
                                      "with an if", node)
             offsets.append(start)
             sizes.append(size)
-        return TensorSlice(argument, self.tensor_value(argument, node), offsets, tuple(sizes), self.location(node))
+        return TensorSlice(argument, self.tensor_value(argument, node), offsets, tuple(sizes), self.location(node),
+                           tuple(checked))
 
     def _guarded(self) -> bool:
         """Whether the statement being built sits inside a runtime ``if`` (which may keep a slice in range)."""
@@ -186,7 +193,7 @@ class DataMovementBuilder:
             self.written_tensors.add(piece.argument.index)
         self.node = node
         offsets = [self.scalars.materialize(o) for o in piece.offsets]
-        slice_op = self.emit(ttl.TensorSliceOp(piece.tensor_value, offsets, piece.sizes))
+        slice_op = self.emit(ttl.TensorSliceOp(piece.tensor_value, offsets, piece.sizes, piece.checked))
         src, dst = (slice_op.result, block.value) if kind == "read" else (block.value, slice_op.result)
         op = self.emit(ttl.CopyOp(src, dst))
         return self.new_transfer(op.result, kind, block, node)
@@ -303,6 +310,43 @@ class DataMovementBuilder:
         return None
 
     # -- pipes -----------------------------------------------------------------------------------
+
+    def pipe_attribute(self, pipe: PipeIdentity, name: str, node):
+        """``pipe.dst`` in an ``if_src`` body (the destination node, or a node range with slices for a
+        multicast) and ``pipe.src`` in an ``if_dst`` body (the source node): runtime integers, since
+        the pipe a slot holds differs from node to node."""
+        other = "dst" if pipe.role == "src" else "src"
+        if name != other:
+            raise self.error(f"pipe.{name}: in net.if_{pipe.role}'s body a pipe has .{other} (the node at its other "
+                             "end)", node)
+        net = pipe.net
+        cols, rows = net.grid
+        self.node = node
+
+        def peer(field: str, high: int) -> Scalar:
+            op = self.emit(ttl.PipePeerOp(net.index, pipe.slot, pipe.role, field))
+            op.result.name_hint = f"peer_{field}"
+            self.scalars.ranges[id(op.result)] = (0, high)
+            return Scalar.opaque(op.result)
+
+        if pipe.role == "dst":
+            if net.linear_src:
+                return peer("linear", cols * rows - 1)
+            return peer("x", cols - 1), peer("y", rows - 1)
+        if net.linear_dst:
+            return peer("linear", cols * rows - 1)
+        coords = []
+        for d, size in ((0, cols), (1, rows)):
+            lo, hi = (("x0", "x1") if d == 0 else ("y0", "y1"))
+            widths = {getattr(r, hi) - getattr(r, lo) + 1 for r in net.routes}
+            if widths == {1}:
+                coords.append(peer(lo, size - 1))
+            elif len(widths) == 1:          # a slice of a known size
+                start = peer(lo, size - 1)
+                coords.append(slice(start, self.scalars.add(start, widths.pop())))
+            else:
+                coords.append(slice(peer(lo, size - 1), self.scalars.add(peer(hi, size - 1), 1)))
+        return tuple(coords)
 
     def pipe_condition(self, net: PipeNet, role: str, body, node, scope) -> None:
         from tilefold.frontend.ttl.variables import carried_names

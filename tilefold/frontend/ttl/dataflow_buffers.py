@@ -130,6 +130,13 @@ def make_dataflow_buffer_like(tensor, shape, block_count: int | None = None, *, 
                           f"data type and layout), not {type(tensor).__name__}", location)
     fmt = data_format(getattr(dtype, "name", dtype))
     layout_name = "TILE" if "TILE" in str(getattr(layout, "name", layout)).upper() else "ROW_MAJOR"
+    supported = (DataFormat.Float16_b, DataFormat.Float32, DataFormat.Bfp8_b) if layout_name == "TILE" else (
+        DataFormat.Float16_b, DataFormat.Float32)
+    if fmt not in supported:
+        kind = "tiles" if layout_name == "TILE" else "row-major elements"
+        raise KernelError(f"make_dataflow_buffer_like: a buffer of {fmt.ttnn_name} {kind} is not supported by "
+                          f"tilefold yet; use a tensor of {', '.join(f.ttnn_name for f in supported)} (e.g. "
+                          "ttnn.from_numpy(array, dtype=ttnn.bfloat16))", location)
     dims = _block_shape(shape, location)
     if layout_name == "TILE" and len(dims) < 2:
         raise KernelError(f"make_dataflow_buffer_like(shape={shape!r}): a buffer like a tiled tensor needs at least "

@@ -174,8 +174,7 @@ class ExpressionBuilder:
                 return tuple(base.shape)
             raise self.error(f"a block expression has no attribute {name!r}", node)
         if isinstance(base, PipeIdentity):
-            raise self.error(f"pipe.{name} is not available in a kernel built by tilefold; use the node "
-                             "coordinates of the pipe net's definition", node)
+            return self.pipe_attribute(base, name, node)
         if isinstance(base, Scalar):
             raise self.error(f"a runtime integer has no attribute {name!r}", node)
         try:

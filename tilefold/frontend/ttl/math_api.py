@@ -95,5 +95,6 @@ def _math_names() -> list[str]:
 
 
 math = _namespace("math", _math_names)
-block = _namespace("block", lambda: ["broadcast", "fill", "where", "transpose", "mask", "mask_posinf"])
+block = _namespace("block", lambda: ["broadcast", "fill", "where", "transpose", "mask", "mask_posinf", "squeeze",
+                                     "unsqueeze"])
 unsafe = _namespace("unsafe", lambda: ["element_read", "element_write"])

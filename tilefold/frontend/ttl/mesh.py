@@ -15,7 +15,13 @@ composers join the pieces (``ConcatMeshToTensor``, ``ConcatMesh2dToTensor``).
 partial sums it receives in bfloat16 (rounded after every step), and every chip ends with the
 sum. Each of the ``2 (n - 1)`` ring steps moves ``1/n`` of the tensor over one ethernet link per
 chip; its time is the link latency plus the bytes over the link bandwidth (Wormhole: 100 Gb/s
-links, about 1 us per hop).
+links, about 1 us per hop). ``ttnn.all_gather`` concatenates the pieces on every chip: ``n - 1``
+ring steps, each forwarding one piece. With ``cluster_axis`` a collective runs within each row
+(``1``) or column (``0``) of the mesh.
+
+The run of a script over a mesh is a sequence of :class:`MeshStep` (an operation on every chip,
+a collective); its modeled time (:func:`modeled_time`) adds the slowest chip of each operation
+and the time of each collective, as chips wait for each other at a collective.
 
 Errors (one line at the user's line): a mesh larger than the chips available
 (``GetNumAvailableDevices``: the board's chips, or ``set_num_devices``), a shard dimension that
@@ -48,6 +54,50 @@ class EthernetTransfer:
 
 
 TRANSFERS: list[EthernetTransfer] = []
+
+
+@dataclass(frozen=True)
+class MeshStep:
+    """One step of a multi-chip run: an operation (its modeled time on each chip) or a collective."""
+
+    kind: str                          # "operation" | "collective"
+    name: str
+    chip_seconds: tuple[float, ...]
+
+    @property
+    def seconds(self) -> float:
+        return max(self.chip_seconds)
+
+
+def record_step(step: MeshStep) -> None:
+    from tilefold.frontend.ttl.session import settings
+
+    settings().mesh_steps.append(step)
+
+
+def modeled_time(steps) -> tuple[float, float, float]:
+    """(total, operations, ethernet) seconds of a multi-chip run's steps."""
+    ops = sum(s.seconds for s in steps if s.kind == "operation")
+    eth = sum(s.seconds for s in steps if s.kind == "collective")
+    return ops + eth, ops, eth
+
+
+def ring_seconds(steps: int, nbytes: int) -> float:
+    """Ethernet time of ``steps`` ring steps that each move ``nbytes`` over one link per chip."""
+    return steps * (ETHERNET_LATENCY_S + nbytes / ETHERNET_BYTES_PER_S)
+
+
+def chip_groups(mesh: "MeshDevice", cluster_axis) -> list[list[int]]:
+    """The chips a collective runs among: all of them, or each row (``cluster_axis=1``) or column
+    (``cluster_axis=0``) of the mesh; chips are numbered row-major."""
+    rows, cols = mesh.shape
+    if cluster_axis is None:
+        return [list(range(rows * cols))]
+    if cluster_axis == 1:
+        return [[r * cols + c for c in range(cols)] for r in range(rows)]
+    if cluster_axis == 0:
+        return [[r * cols + c for r in range(rows)] for c in range(cols)]
+    raise LayoutError(f"cluster_axis={cluster_axis!r}: a mesh has axis 0 (rows) and 1 (columns)", user_location())
 _NUM_DEVICES: list[int | None] = [None]
 
 

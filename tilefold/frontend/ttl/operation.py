@@ -80,12 +80,31 @@ class Operation:
         def piece(v, chip):
             return v.pieces[chip] if isinstance(v, MeshTensor) else v
 
-        for chip in range(chips):       # one simulated device per chip, each on its own pieces
-            self._call_on_one_device(tuple(piece(a, chip) for a in args),
-                                     {k: piece(v, chip) for k, v in kwargs.items()})
+        # one simulated device per chip, each on its own pieces
+        results = [self._call_on_one_device(tuple(piece(a, chip) for a in args),
+                                            {k: piece(v, chip) for k, v in kwargs.items()}, report=False)
+                   for chip in range(chips)]
+        self._report_mesh(next(iter(meshes.values())), results)
         return None
 
-    def _call_on_one_device(self, args, kwargs):
+    def _report_mesh(self, mesh_device, results) -> None:
+        """Record the call as one step of the multi-chip run and print one summary for all chips."""
+        from tilefold.frontend.ttl.mesh import MeshStep, record_step
+
+        seconds = tuple(r.perf.seconds for r in results)
+        record_step(MeshStep("operation", self.name, seconds))
+        if not session.settings().report:
+            return
+        slowest = max(range(len(results)), key=lambda i: seconds[i])
+        rows, cols = mesh_device.shape
+        perf = results[slowest].perf
+        print(f"ttl.operation {self.name} on a {rows}x{cols} mesh of {perf.arch_name} chips, simulated "
+              f"(one device per chip, all chips at once):")
+        print(f"  modeled time: {seconds[slowest] * 1e6:,.1f} us (the slowest chip, {slowest}; fastest "
+              f"{min(seconds) * 1e6:,.1f} us)")
+        print(f"  chip {slowest}: " + perf.summary().replace("\n", "\n  "))
+
+    def _call_on_one_device(self, args, kwargs, report: bool = True):
         from tilefold.frontend.ttl import runner
 
         capture = self.capture(args, kwargs)
@@ -96,7 +115,7 @@ class Operation:
             compiled = runner.compile_built(self.build_capture(capture), capture.arch)
             if key is not None:
                 self._cache[key] = (compiled, pinned)
-        return runner.run_operation(self, capture, compiled)
+        return runner.run_operation(self, capture, compiled, report)
 
     def tensor_arguments(self, args, kwargs) -> tuple[list[TensorArgument], dict]:
         """The device tensors among the call's arguments, and the compile-time constants (numbers,

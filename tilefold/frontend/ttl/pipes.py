@@ -43,6 +43,10 @@ def _range(value, size: int, what: str, location) -> tuple[int, int]:
     raise KernelError(f"{what}: {value!r} is not an index or a slice", location)
 
 
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 @dataclass(frozen=True)
 class Pipe:
     """``ttl.Pipe(src, dst)``: from node ``src`` to node ``dst`` or a range of nodes."""
@@ -91,6 +95,10 @@ class PipeNet:
             if not isinstance(pipe, Pipe):
                 raise KernelError(f"PipeNet element {i} is {type(pipe).__name__}, not a ttl.Pipe", location)
             self.routes.append(self._route(pipe, i, location))
+        # how a body sees the other end (pipe.src / pipe.dst): as the pipes were written, a linear
+        # node index when every pipe names its nodes by one integer
+        self.linear_src = all(_is_int(p.src) for p in pipes)
+        self.linear_dst = all(_is_int(p.dst) for p in pipes)
         self.index = len(op.pipe_nets)
         op.pipe_nets.append(self)
 

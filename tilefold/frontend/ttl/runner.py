@@ -25,14 +25,15 @@ def compile_built(built, arch, keep_dumps: bool | None = None) -> CompiledOperat
     return compile_ttl(built, arch, keep_dumps, settings.print_ir_after_all)
 
 
-def run_operation(operation, capture, compiled: CompiledOperation) -> None:
-    """Run one call's compiled program; write results into the tensors."""
+def run_operation(operation, capture, compiled: CompiledOperation, report: bool = True):
+    """Run one call's compiled program; write results into the tensors. Returns the run's result
+    (``report=False``: the caller reports it, as a multi-chip call does)."""
     settings = session.settings()
     arch = capture.arch
     tensors = {a.name: a.tensor for a in capture.tensors}
     result, inputs = run_ttl(compiled, tensors, arch, trace=settings.trace)
     settings.runs.append((operation.name, result))
-    if settings.report:
+    if settings.report and report:
         cols, rows = capture.grid
         print(f"ttl.operation {operation.name} on a {cols}x{rows} grid of {arch.board}, simulated:")
         print("  " + result.perf.summary().replace("\n", "\n  "))
@@ -40,3 +41,4 @@ def run_operation(operation, capture, compiled: CompiledOperation) -> None:
         count = sum(1 for name, _ in settings.runs if name == operation.name)
         folder = Path(settings.project_dir) / (operation.name if count <= 1 else f"{operation.name}_{count}")
         settings.written.extend(write_ttl_project(compiled, folder, inputs, result.pages))
+    return result

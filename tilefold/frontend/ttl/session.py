@@ -3,8 +3,8 @@
 Reads: nothing. Writes: nothing. :data:`SETTINGS` is read by every operation call:
 ``arch`` (the simulated device), ``project_dir`` (set by ``tilefold compile``: each call also
 writes a TT-Metalium project there), ``print_ir_after_all``, ``trace`` (a Chrome trace of the last
-run) and ``report`` (print a one-line summary of each run). :func:`configured` sets them for a
-``with`` block.
+run), ``report`` (print a summary of each run) and the steps of multi-chip runs (``mesh_steps``).
+:func:`configured` sets them for a ``with`` block.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ class Settings:
     report: bool = False
     written: list[Path] = field(default_factory=list)
     runs: list = field(default_factory=list)
+    mesh_steps: list = field(default_factory=list)     # mesh.MeshStep of multi-chip runs
 
 
 SETTINGS = Settings()
@@ -33,7 +34,7 @@ def configured(**changes):
     """Use ``SETTINGS`` with ``changes`` inside the ``with`` block."""
     global SETTINGS
     saved = SETTINGS
-    SETTINGS = replace(saved, written=[], runs=[], **changes)
+    SETTINGS = replace(saved, written=[], runs=[], mesh_steps=[], **changes)
     try:
         yield SETTINGS
     finally:

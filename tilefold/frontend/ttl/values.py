@@ -115,6 +115,7 @@ class TensorSlice:
     offsets: list             # ints or Scalars, in the tensor's shape unit
     sizes: tuple[int, ...]
     location: SourceLocation
+    checked: tuple[int, ...] = ()   # dimensions whose runtime offset the copy checks when it runs
 
 
 @dataclass

@@ -40,6 +40,8 @@ def bind_of(value: SSAValue) -> ttl.BindCBOp | None:
             owner = owner.cb.owner
         elif isinstance(owner, ttl.BlockSliceOp):
             owner = owner.block.owner
+        elif isinstance(owner, ttl.ReshapeOp):
+            owner = owner.input.owner
         elif owner is not None and owner.name == "tensor.extract":
             owner = owner.operands[0].owner
         else:
@@ -47,9 +49,10 @@ def bind_of(value: SSAValue) -> ttl.BindCBOp | None:
 
 
 def acquisition_of(value: SSAValue) -> Operation | None:
-    """The ``ttl.cb_wait`` / ``ttl.cb_reserve`` a block value comes from (through slices)."""
+    """The ``ttl.cb_wait`` / ``ttl.cb_reserve`` a block value comes from (through slices and reshapes)."""
     owner = value.owner
-    while isinstance(owner, (ttl.BlockSliceOp,)) or (owner is not None and owner.name == "tensor.extract"):
+    while isinstance(owner, (ttl.BlockSliceOp, ttl.ReshapeOp)) or \
+            (owner is not None and owner.name == "tensor.extract"):
         owner = owner.operands[0].owner
     return owner if isinstance(owner, (ttl.CBWaitOp, ttl.CBReserveOp)) else None
 

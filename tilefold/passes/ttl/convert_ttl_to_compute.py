@@ -21,6 +21,10 @@ removed.
   of its own (converted the same way), ``ttl.cb_push``, ``ttl.cb_wait``, and ``ttl.cb_pop`` after
   the store that needed it.
 
+* ``ttl.reshape`` (``ttl.block.squeeze`` / ``unsqueeze``) of a block is a view of the block's
+  buffer: the compute reads it as an input of the reshaped shape (the tiles keep their order).
+  A reshape of an expression materializes the expression first.
+
 Errors: :class:`CompileError` when a kernel would need more than 32 circular buffers.
 """
 
@@ -73,6 +77,17 @@ def _is_block_op(value: SSAValue) -> bool:
     return isinstance(value.owner, ttl.BlockOp)
 
 
+def _is_expression(value: SSAValue) -> bool:
+    return isinstance(value.owner, (ttl.BlockOp, ttl.ReshapeOp))
+
+
+def _under_view(value: SSAValue) -> SSAValue | None:
+    """The block expression a chain of reshapes reads, if it does not read a block."""
+    while isinstance(value.owner, ttl.ReshapeOp):
+        value = value.owner.input
+    return value if isinstance(value.owner, ttl.BlockOp) else None
+
+
 def _shape(value: SSAValue) -> tuple[int, ...]:
     return tuple(value.type.get_shape())
 
@@ -111,7 +126,7 @@ class StoreConverter:
         while changed:
             changed = False
             for op in list(self.kernel.walk(reverse=True)):
-                if isinstance(op, ttl.BlockOp) and not op.result.uses:
+                if isinstance(op, (ttl.BlockOp, ttl.ReshapeOp)) and not op.result.uses:
                     op.detach()
                     op.erase()
                     changed = True
@@ -139,7 +154,7 @@ class StoreConverter:
     def _private_copy(self, value: SSAValue, store, mapping: dict) -> SSAValue:
         """Clone the block ops of the store's tree right before it, so the store owns them."""
         op = value.owner
-        if not isinstance(op, ttl.BlockOp):
+        if not _is_expression(value):
             return value
         if op in mapping:
             return mapping[op].result
@@ -205,6 +220,9 @@ class StoreConverter:
         return body
 
     def _input(self, body: Body, tensor: SSAValue, dims: list[int | None], plan: Plan) -> SSAValue:
+        inner = _under_view(tensor)
+        if inner is not None:
+            raise NeedsMaterialization(inner)
         amap = AffineMap(len(plan.iter_shape), 0,
                          tuple(AffineExpr.dimension(d) if d is not None else AffineExpr.constant(0) for d in dims))
         key = (tensor, str(amap))

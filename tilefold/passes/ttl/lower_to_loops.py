@@ -264,7 +264,7 @@ class TTLLowerToLoops(ModulePass):
             for compute in [c for c in kernel.walk() if isinstance(c, ttl.ComputeOp)]:
                 ComputeLowering(compute).run()
             for dead in list(kernel.walk(reverse=True)):
-                if isinstance(dead, (ttl.AttachCBOp, tensor_dialect.EmptyOp, ttl.BlockSliceOp)) \
+                if isinstance(dead, (ttl.AttachCBOp, tensor_dialect.EmptyOp, ttl.BlockSliceOp, ttl.ReshapeOp)) \
                         and not any(r.uses for r in dead.results):
                     dead.detach()
                     dead.erase()

@@ -9,7 +9,8 @@ kernel's start, and records on the function which argument is which, as lists of
 * ``ttl.runtime_args`` — ``node`` (the node's logical x / y), ``address`` (of a tensor),
   ``pipe_count`` (pipes of a net in a role), ``pipe`` (one field of one pipe: ``x0 y0 x1 y1`` NOC
   rectangle, ``dests``, ``remote``, ``loopback`` of a source; ``x y`` NOC coordinates of the
-  source, ``self`` of a destination).
+  source, ``self`` of a destination), ``pipe_peer`` (a logical coordinate of the other end of one
+  pipe, ``ttl.pipe_peer``).
 
 The program builder (:mod:`tilefold.program.from_ttl`) reads these lists to give every
 core its arguments. Runtime values are ``index`` (the ttkernel API takes index or i32 operands).

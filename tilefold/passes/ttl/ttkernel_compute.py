@@ -120,7 +120,8 @@ class ComputeLowering:
         elif isinstance(op, (ttl.CBWaitOp, ttl.CBReserveOp, ttl.CBPopOp, ttl.CBPushOp)):
             self.cb_op(op)
         else:
-            return op.name in ("tensor.extract", "tensor.empty", "ttl.attach_cb", "ttl.block_slice")
+            return op.name in ("tensor.extract", "tensor.empty", "ttl.attach_cb", "ttl.block_slice",
+                               "ttl.reshape")
         return True
 
     def cb_op(self, op: Operation) -> None:

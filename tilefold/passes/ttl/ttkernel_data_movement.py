@@ -32,7 +32,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from tilefold.ir import ttl
 from tilefold.errors import CompileError
 from tilefold.ir.locations import source_location
-from tilefold.ir.ttkernel import (L1LoadOp, L1StoreOp, TensorAccessorArgsOp, TensorAccessorOp, api_call,
+from tilefold.ir.ttkernel import (AssertInRangeOp, L1LoadOp, L1StoreOp, TensorAccessorArgsOp, TensorAccessorOp, api_call,
                                   constant_int)
 from tilefold.layout.formats import DataFormat
 from tilefold.passes.ttl.annotate_cb_associations import cb_geometry
@@ -120,6 +120,10 @@ class DataMovementLowering:
         elif isinstance(op, ttl.PipeCountOp):
             value = e.runtime(KernelArgAttr.of("pipe_count", op.net.value.data, op.role.data), f"{op.role.data}_pipes")
             op.result.replace_all_uses_with(value)
+        elif isinstance(op, ttl.PipePeerOp):
+            net, slot, role, name = op.net.value.data, op.slot.value.data, op.role.data, op.field.data
+            value = e.runtime(KernelArgAttr.of("pipe_peer", net, role, slot, name), f"{role}{slot}_peer_{name}")
+            op.result.replace_all_uses_with(value)
         elif isinstance(op, ttl.PipeSendOp):
             self.send(op)
         elif isinstance(op, ttl.PipeRecvOp):
@@ -200,8 +204,21 @@ class DataMovementLowering:
         else:
             offsets = list(piece.offsets)
         strides = [math.prod(units[i + 1:]) for i in range(len(units))]
+        self.check_offsets(op, piece, tensor_op)
         self.page_loop(op, offsets, sizes, strides, accessor, self.addresses[block], page,
                        "noc_async_read_page" if reading else "noc_async_write_page")
+
+    def check_offsets(self, op: ttl.CopyOp, piece: ttl.TensorSliceOp, tensor_op: ttl.TensorOp) -> None:
+        """A watcher ``ASSERT`` before the copy for each offset the front end could not bound: it must
+        leave room for the slice inside its dimension (else the copy would wrap into other rows)."""
+        units = tensor_op.result.type.get_shape()
+        unit = "tile" if isinstance(tensor_op.result.type.element_type, ttl.TileType) else "element"
+        sizes = piece.static_sizes
+        for d in piece.checked_dims:
+            last = units[d] - sizes[d]
+            message = (f"{tensor_op.tensor_name.data}[...]: dimension {d} (a {sizes[d]}-{unit} slice of "
+                       f"{units[d]} {unit}s)")
+            self.e.before(AssertInRangeOp(piece.offsets[d], last, message), op, op.location)
 
     def page_loop(self, op, offsets, sizes, strides, accessor, address, page_size, call) -> None:
         e = self.e

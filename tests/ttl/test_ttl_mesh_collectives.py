@@ -1,0 +1,104 @@
+"""Multi-chip runs: ``ttnn.all_gather`` and ``ttnn.all_reduce`` (over all chips or along one axis
+of the mesh) against numpy, and the one modeled time of a run over several chips."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tilefold.ttl as ttl
+import tilefold.ttnn as ttnn
+from tilefold.frontend.ttl import mesh as mesh_model
+from tilefold.frontend.ttl import session
+
+
+@pytest.fixture
+def t3k():
+    ttnn.set_num_devices(8)
+    try:
+        yield ttnn.open_mesh_device(ttnn.MeshShape(2, 4))
+    finally:
+        ttnn.set_num_devices(None)
+
+
+def _spread(values, mesh_device, dim):
+    return ttnn.from_numpy(values, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=mesh_device,
+                           mesh_mapper=ttnn.ShardTensorToMesh(mesh_device, dim=dim))
+
+
+def _pieces(tensor):
+    return [ttnn.to_numpy(p) for p in tensor.pieces]
+
+
+def test_all_gather_gives_every_chip_the_whole_tensor(t3k):
+    values = np.random.default_rng(0).standard_normal((8 * 32, 64)).astype(np.float32)
+    t = _spread(values, t3k, 0)
+    whole = ttnn.to_numpy(t, mesh_composer=ttnn.ConcatMeshToTensor(t3k, dim=0))
+    gathered = ttnn.all_gather(t, dim=0)
+    for piece in _pieces(gathered):
+        np.testing.assert_array_equal(piece, whole)
+
+
+def test_collectives_along_one_axis_of_the_mesh(t3k):
+    values = np.random.default_rng(1).standard_normal((32, 8 * 32)).astype(np.float32)
+    t = _spread(values, t3k, 1)
+    pieces = _pieces(t)
+    rows = ttnn.all_gather(t, dim=-1, cluster_axis=1)            # within each row of 4 chips
+    for chip, piece in enumerate(_pieces(rows)):
+        r = chip // 4
+        np.testing.assert_array_equal(piece, np.concatenate(pieces[4 * r:4 * r + 4], axis=1))
+    columns = ttnn.all_reduce(t, cluster_axis=0)                  # within each column of 2 chips
+    for chip, piece in enumerate(_pieces(columns)):
+        c = chip % 4
+        expected = (pieces[c].astype(np.float32) + pieces[4 + c]).astype(ttnn.to_numpy(t.pieces[0]).dtype)
+        np.testing.assert_allclose(piece, expected, rtol=0.01, atol=0.01)
+
+
+@ttl.operation(grid=(1, 1))
+def scale(x, y, factor: float):
+    x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1))
+    y_dfb = ttl.make_dataflow_buffer_like(y, shape=(1, 1))
+    rows = x.shape[0] // 32
+
+    @ttl.compute()
+    def compute():
+        for _ in range(rows):
+            with x_dfb.wait() as a, y_dfb.reserve() as b:
+                b.store(a * factor)
+
+    @ttl.datamovement()
+    def read():
+        for r in range(rows):
+            with x_dfb.reserve() as blk:
+                ttl.copy(x[r, 0], blk).wait()
+
+    @ttl.datamovement()
+    def write():
+        for r in range(rows):
+            with y_dfb.wait() as blk:
+                ttl.copy(blk, y[r, 0]).wait()
+
+
+def test_a_multi_chip_run_has_one_modeled_time(t3k, capsys):
+    # chips get different amounts of work: chip i scales i + 1 tile rows
+    values = [np.full(((i + 1) * 32, 32), i, dtype=np.float32) for i in range(8)]
+    pieces = [ttnn.from_numpy(v, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT) for v in values]
+    outs = [ttnn.zeros(v.shape, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT) for v in values]
+    x, y = mesh_model.MeshTensor(pieces, t3k), mesh_model.MeshTensor(outs, t3k)
+    with session.configured(report=True) as settings:
+        scale(x, y, 2.0)
+        step = settings.mesh_steps[-1]
+        assert step.kind == "operation" and len(step.chip_seconds) == 8
+        assert step.chip_seconds[7] > step.chip_seconds[0]              # more tiles, more time
+        same = ttnn.from_numpy(np.ones((32, 8 * 32), np.float32), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT,
+                               device=t3k, mesh_mapper=ttnn.ShardTensorToMesh(t3k, dim=1))
+        ttnn.all_gather(same, dim=1)
+        total, ops, eth = mesh_model.modeled_time(settings.mesh_steps)
+        assert ops == pytest.approx(max(step.chip_seconds))
+        assert eth == pytest.approx(mesh_model.ring_seconds(7, 2048))
+        assert total == pytest.approx(ops + eth)
+    for i, out in enumerate(outs):
+        np.testing.assert_array_equal(ttnn.to_numpy(out), 2.0 * values[i])
+    printed = capsys.readouterr().out
+    assert "on a 2x4 mesh" in printed and "the slowest chip, 7" in printed
+    assert printed.count("estimated device time") == 1

@@ -1,0 +1,141 @@
+"""``pipe.src`` in an ``if_dst`` body and ``pipe.dst`` in an ``if_src`` body: the node at the other
+end of the pipe, used to index tensors, on the simulated device against numpy."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import tilefold.ttl as ttl
+import tilefold.ttnn as ttnn
+from tilefold.errors import KernelError
+from ttl_helpers import compiled, expect_error, tile_tensor, zeros
+
+COLS, ROWS = 3, 2
+
+
+@ttl.operation(grid=(COLS, ROWS))
+def gather_by_source(inp, out):
+    """Every node of a row sends its tile to the row's first node, which stores each tile where
+    ``pipe.src`` says it came from."""
+    dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
+    net = ttl.PipeNet([ttl.Pipe(src=(x, y), dst=(0, y)) for x in range(1, COLS) for y in range(ROWS)])
+
+    @ttl.datamovement()
+    def dm():
+        def send(pipe):
+            nx, ny = ttl.node(dims=2)
+            with dfb.reserve() as blk:
+                ttl.copy(inp[ny, nx], blk).wait()
+                ttl.copy(blk, pipe).wait()
+
+        def receive(pipe):
+            sx, sy = pipe.src
+            with dfb.reserve() as blk:
+                ttl.copy(pipe, blk).wait()
+                ttl.copy(blk, out[sy, sx]).wait()
+
+        net.if_src(send)
+        net.if_dst(receive)
+
+    @ttl.compute()
+    def compute():
+        pass
+
+    @ttl.datamovement()
+    def idle():
+        pass
+
+
+def test_a_receiver_stores_each_tile_where_pipe_src_says():
+    inp = tile_tensor((ROWS * 32, COLS * 32), seed=5)
+    out = zeros((ROWS * 32, COLS * 32))
+    gather_by_source(inp, out)
+    expected = ttnn.to_numpy(inp).copy()
+    expected[:, :32] = 0
+    np.testing.assert_array_equal(ttnn.to_numpy(out), expected)
+
+
+@ttl.operation(grid=(2, 3))
+def multicast_by_destination(inp, out, mirror):
+    """The first node of each column multicasts its tile down the column; in its body ``pipe.dst``
+    is ``(x, slice(1, 3))`` and indexes the 2x1 tiles of the column it sends to."""
+    one = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
+    column = ttl.make_dataflow_buffer_like(inp, shape=(2, 1), block_count=1)
+    net = ttl.PipeNet([ttl.Pipe(src=(x, 0), dst=(x, slice(1, 3))) for x in range(2)])
+
+    @ttl.datamovement()
+    def dm():
+        def send(pipe):
+            dx, dys = pipe.dst
+            with one.reserve() as blk:
+                ttl.copy(inp[0, dx], blk).wait()
+                ttl.copy(blk, pipe).wait()
+            with column.reserve() as col:
+                ttl.copy(inp[dys, dx], col).wait()
+                ttl.copy(col, mirror[dys, dx]).wait()
+
+        def receive(pipe):
+            nx, ny = ttl.node(dims=2)
+            with one.reserve() as blk:
+                ttl.copy(pipe, blk).wait()
+                ttl.copy(blk, out[ny, nx]).wait()
+
+        net.if_src(send)
+        net.if_dst(receive)
+
+    @ttl.compute()
+    def compute():
+        pass
+
+    @ttl.datamovement()
+    def idle():
+        pass
+
+
+def test_a_multicast_source_indexes_tensors_with_pipe_dst():
+    inp = tile_tensor((3 * 32, 2 * 32), seed=6)
+    out, mirror = zeros((3 * 32, 2 * 32)), zeros((3 * 32, 2 * 32))
+    multicast_by_destination(inp, out, mirror)
+    v = ttnn.to_numpy(inp)
+    expected = np.zeros_like(v)
+    expected[32:, :] = np.tile(v[:32, :], (2, 1))
+    np.testing.assert_array_equal(ttnn.to_numpy(out), expected)
+    expected_mirror = v.copy()
+    expected_mirror[:32] = 0
+    np.testing.assert_array_equal(ttnn.to_numpy(mirror), expected_mirror)
+
+
+def test_pipe_peers_compile_against_the_real_dataflow_headers(tmp_path, check_kernel):
+    from tilefold.codegen.cpp import emit_kernel
+
+    inp = tile_tensor((ROWS * 32, COLS * 32))
+    program = compiled(gather_by_source, inp, zeros((ROWS * 32, COLS * 32))).program
+    kernel = next(k for k in program.kernels if k.name == "dm")
+    path = tmp_path / "dm.cpp"
+    path.write_text(emit_kernel(kernel.function))
+    check_kernel.require_accepted(check_kernel.check_kernel(path, "reader",
+                                                            check_kernel.accessor_compile_args(program, kernel)))
+
+
+def test_pipe_src_in_a_source_body_names_the_users_line():
+    @ttl.operation(grid=(2, 1))
+    def op(inp, out):
+        dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
+        net = ttl.PipeNet([ttl.Pipe(src=(0, 0), dst=(1, 0))])
+
+        @ttl.datamovement()
+        def dm():
+            def send(pipe):
+                with dfb.reserve() as blk:
+                    ttl.copy(inp[0, 0], blk).wait()
+                    ttl.copy(blk, out[pipe.src[1], 0]).wait()  # error
+
+            net.if_src(send)
+
+        @ttl.compute()
+        def compute():
+            pass
+
+    expect_error(lambda: op(tile_tensor((32, 64)), zeros((32, 64))),
+                 test_pipe_src_in_a_source_body_names_the_users_line, KernelError,
+                 "pipe.src: in net.if_src's body a pipe has .dst")
