@@ -24,6 +24,7 @@ over a mesh of chips. A name this module lacks raises one error naming the user'
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 
 from tilefold.errors import LayoutError
@@ -128,6 +129,8 @@ def quantize(values: np.ndarray, dtype: DataType, layout: Layout) -> np.ndarray:
     fmt = dtype.data_format
     values = np.asarray(values)
     if fmt is DataFormat.Float16_b:
+        if values.dtype.name == "bfloat16":     # already bfloat16: only NaNs change (canonical)
+            return to_bfloat16(values).astype(np.float32)
         return to_bfloat16(values.astype(np.float32)).astype(np.float32)
     if fmt is DataFormat.Float32:
         return values.astype(np.float32)
@@ -136,6 +139,8 @@ def quantize(values: np.ndarray, dtype: DataType, layout: Layout) -> np.ndarray:
             raise LayoutError(f"{dtype.name} exists only in tile layout; pass layout=ttnn.TILE_LAYOUT", user_location())
         pages = to_device_pages(values.astype(np.float32), fmt, "TILE")
         return from_device_pages(pages, values.shape, fmt, "TILE").astype(np.float32)
+    if values.dtype.name == "bfloat16":
+        values = values.astype(np.float32)
     return values.astype(fmt.numpy_dtype)
 
 
@@ -241,7 +246,8 @@ def from_numpy(array, dtype=None, layout=TILE_LAYOUT, device: Device | None = No
     on a mesh device, spread over its chips by ``mesh_mapper`` (replicated without one)."""
     array = np.asarray(array)
     dt = _dtype(dtype) if dtype is not None else _default_dtype(array)
-    values = array.astype(np.float32) if dt.data_format.is_float else array
+    # bfloat16 arrays stay bfloat16 until quantize (every float format holds their values exactly)
+    values = array.astype(np.float32) if dt.data_format.is_float and array.dtype.name != "bfloat16" else array
     if isinstance(device, mesh.MeshDevice) or mesh_mapper is not None:
         target = device if isinstance(device, mesh.MeshDevice) else mesh_mapper.mesh
         return mesh.distribute(values, lambda v: Tensor(v, dt, _layout(layout), None, memory_config), target,
@@ -258,7 +264,12 @@ def from_torch(tensor, dtype=None, layout=TILE_LAYOUT, device: Device | None = N
                           user_location())
     if dtype is None:
         dtype = {torch.bfloat16: bfloat16, torch.float32: float32, torch.int32: int32}.get(tensor.dtype, bfloat16)
-    values = tensor.detach().to(torch.float32).cpu().numpy() if tensor.is_floating_point() else tensor.cpu().numpy()
+    if tensor.dtype == torch.bfloat16:      # its bits as they are: exact, and no float32 copy
+        values = tensor.detach().cpu().contiguous().view(torch.int16).numpy().view(ml_dtypes.bfloat16)
+    elif tensor.is_floating_point():
+        values = tensor.detach().to(torch.float32).cpu().numpy()
+    else:
+        values = tensor.cpu().numpy()
     return from_numpy(values, _dtype(dtype), layout, device, memory_config, mesh_mapper)
 
 

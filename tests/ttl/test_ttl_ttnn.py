@@ -74,6 +74,20 @@ def test_torch_round_trip_when_torch_is_installed():
     assert torch.equal(ttnn.to_torch(t), x)
 
 
+@pytest.mark.parametrize("dtype", ["bfloat16", "float32", "bfloat8_b", "int32"])
+def test_a_bfloat16_torch_tensor_gives_what_its_float32_values_give(dtype):
+    """from_torch takes a bfloat16 tensor's bits as they are; the device tensor is the one its
+    float32 values make (NaNs made canonical, infinities and signed zeros kept)."""
+    torch = pytest.importorskip("torch")
+    x = (torch.randn((64, 96)) * 100).to(torch.bfloat16)
+    x[0, :4] = torch.tensor([float("nan"), float("inf"), -0.0, -float("inf")])
+    x.view(torch.int16)[0, 4] = 0x7F81                   # a NaN with a payload
+    dt = getattr(ttnn, dtype)
+    got = ttnn.from_torch(x, dtype=dt, layout=ttnn.TILE_LAYOUT)
+    want = ttnn.from_numpy(x.float().numpy(), dtype=dt, layout=ttnn.TILE_LAYOUT)
+    np.testing.assert_array_equal(ttnn.to_numpy(got).view(np.uint8), ttnn.to_numpy(want).view(np.uint8))
+
+
 def test_to_torch_without_torch_says_what_to_use():
     try:
         import torch  # noqa: F401

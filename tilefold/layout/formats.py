@@ -137,6 +137,14 @@ class DataFormat(Enum):
         """Bytes of one tile: 2·H·W for bf16, 4·H·W for fp32, H·W + H·W/16 for bfp8_b,
         H·W/2 + H·W/16 for bfp4_b (one exponent byte per 16-value face row; the exponent
         section is padded to 16 bytes, which only tiny tiles need: 1×32 bfp8_b is 48)."""
+        if tile_h == 32 and tile_w == 32:
+            size = _FULL_TILE_SIZES.get(self)
+            if size is None:
+                size = _FULL_TILE_SIZES[self] = self._tile_size(32, 32)
+            return size
+        return self._tile_size(tile_h, tile_w)
+
+    def _tile_size(self, tile_h: int, tile_w: int) -> int:
         elems = tile_h * tile_w
         if self is DataFormat.Bfp8_b:
             return elems + self.exponent_section_size(tile_h, tile_w)
@@ -156,6 +164,9 @@ _TTNN_NAMES = {
     DataFormat.UInt16: "uint16",
     DataFormat.UInt8: "uint8",
 }
+
+# tile_size() of 32 x 32 tiles, by format (filled on first use)
+_FULL_TILE_SIZES: dict = {}
 
 _ELEMENT_SIZE = {
     DataFormat.Float32: 4,

@@ -177,6 +177,9 @@ class ComputeApi:
     def _page_address(self, st, pointer: np.ndarray, page: int, ps: int):
         """L1 address of ``page`` pages past a CB pointer (``st.rd`` or ``st.wr``): an int when
         every lane has the same address, else one per lane."""
+        if self.L == 1:
+            base = st.uniform_base if st.uniform_base is not None else int(st.base[self.row0])
+            return base + int(pointer[self.row0]) * ps + page * ps
         base = st.uniform_base if st.uniform_base is not None else st.base[self.rows]
         ptr = pointer[self.rows]
         p0 = int(ptr[0])
@@ -227,7 +230,12 @@ class ComputeApi:
         return cycles
 
     def _math(self, cycles: float, name: str, engine: str = "fpu", tiles: int = 1) -> None:
-        np.maximum(self.math_clock, self.unpack_clock, out=self.math_clock)
+        if self.L == 1:
+            u = self.unpack_clock.item()
+            if u > self.math_clock.item():
+                self.math_clock[0] = u
+        else:
+            np.maximum(self.math_clock, self.unpack_clock, out=self.math_clock)
         self.charge(cycles, self.math_clock, name)
         c = self.dev.counters
         if engine == "fpu":
@@ -700,6 +708,10 @@ class ComputeApi:
 
     def _next_pages(self, st, count: int) -> int:
         """The CB page in-order packs write next; moves the pack sequence on by ``count``."""
+        if self.L == 1:
+            page = int(st.pack_seq[self.row0])
+            st.pack_seq[self.row0] = page + count
+            return page
         seq = st.pack_seq[self.rows]
         page = int(seq[0]) if (seq == seq[0]).all() else uniform(seq)
         st.pack_seq[self.rows] = seq + count

@@ -59,6 +59,9 @@ class DataflowApi:
 
     def _cb_pointer(self, cb, pos_attr: str, call: str):
         cb, st = self._cb(cb, call)
+        if self.L == 1 and st.uniform_base is not None and st.uniform_page_size is not None:
+            self.charge(self.costs.riscv_call, None, call)
+            return st.uniform_base + int(getattr(st, pos_attr)[self.row0]) * st.uniform_page_size
         pos = getattr(st, pos_attr)[self.rows]
         if st.uniform_base is not None and st.uniform_page_size is not None:
             p0 = pos[0]
@@ -361,11 +364,20 @@ class DataflowApi:
         dev = self.dev
         dev.bank_traffic.append((banks, nbytes if banks.__class__ is np.ndarray else nbytes * self.L))
         port = self._port(nbytes)
+        if self.L == 1:                     # the same arithmetic on Python floats
+            p, d = port.item(), self.dram_free.item()
+            d = (d if d > p else p) + nbytes / dev.dram_share
+            self.dram_free[0] = d
+            return np.array([(p if p > d else d) + (self.costs.noc_latency + self.costs.dram_latency)])
         self.dram_free = np.maximum(self.dram_free, port) + nbytes / dev.dram_share
         return np.maximum(port, self.dram_free) + (self.costs.noc_latency + self.costs.dram_latency)
 
     def _port(self, nbytes: int) -> np.ndarray:
         """When each lane's NOC port has pushed ``nbytes`` (transfers from one core queue on its port)."""
+        if self.L == 1:                     # the same arithmetic on Python floats
+            c, p = self.clock.item(), self.port_free.item()
+            self.port_free[0] = (c if c > p else p) + nbytes / self.arch.noc_link_bytes_per_cycle
+            return self.port_free
         start = np.maximum(self.clock, self.port_free)
         self.port_free = start + nbytes / self.arch.noc_link_bytes_per_cycle
         return self.port_free
