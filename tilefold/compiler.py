@@ -269,7 +269,7 @@ def compile_prim_func(prim, arch=None, print_ir_after_all: bool = False, stream:
     roles = get_attr(host, "tt.global_roles")
     names = param_names(host)
     types = {p.name: p.type for p in prim.params}
-    views = {view: (base, tuple(shape)) for view, (base, shape) in get_attr(host, "tile.views", {}).items()}
+    views = {view: (v["base"], tuple(v["shape"])) for view, v in get_attr(host, "tile.views", {}).items()}
     tensors = []
     for name in names:
         entry = get_attr(host, f"tt.buffer.{name}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from xdsl.dialects import func
+from xdsl.dialects.builtin import ArrayAttr, ModuleOp
 from xdsl.utils.exceptions import VerifyException
 
 from tilefold.ir.attributes import get_attr, set_attr
@@ -112,3 +113,86 @@ def test_maps_by_name_check_each_value():
         set_attr(k, "tt.kernels", {"dm0": "reader"})
     with pytest.raises(VerifyException, match="A must be a list of integers"):
         set_attr(k, "tt.padded_shapes", {"A": [32, 0]})
+
+
+EDGE = {"buffer": "A_s", "cb": 0, "producer": "reader", "consumer": "compute", "pages": 2, "depth": 6}
+
+
+def test_the_tile_dataflow_graph_is_a_record_of_edge_records():
+    from tilefold.ir.metadata import DfgEdgeAttr, TileDfgAttr
+
+    k = kernel()
+    set_attr(k, "tt.tile_dfg", {"edges": [EDGE]})
+    attr = k.attributes["tt.tile_dfg"]
+    assert isinstance(attr, TileDfgAttr) and isinstance(attr.edges.data[0], DfgEdgeAttr)
+    assert get_attr(k, "tt.tile_dfg") == {"edges": [EDGE]}
+    module = parse_module(print_ir(ModuleOp([k])))
+    assert get_attr(next(iter(module.ops)), "tt.tile_dfg") == {"edges": [EDGE]}
+
+
+@pytest.mark.parametrize("key, bad, message", [
+    ("tt.tile_dfg", {"edges": [{**EDGE, "pages": 8}]}, "does not fit the 6 pages of A_s"),
+    ("tt.tile_dfg", {"edges": [{**EDGE, "consumer": "host"}]}, "consumer must be one of"),
+    ("tt.vector_layouts", {"m_l": "diagonal"}, "m_l must be one of 'row', 'col'"),
+    ("tile.safe_values", {"A": "zero"}, "A must be a number"),
+    ("tile.views", {"V": {"base": "A"}}, "needs its shape"),
+    ("tt.use_swizzle", {"panel_size": 4, "order": "row", "enable": 1}, "enable must be true or false"),
+    ("tt.user_layout", {"A": {"memory": "L1", "loc": ["k.py"]}}, r"loc must be \[file, line\]"),
+    ("tt.user_schedule", {"policy": "contiguous", "pages": 2}, "has no field pages"),
+])
+def test_every_metadata_key_checks_what_a_pass_writes(key, bad, message):
+    with pytest.raises(VerifyException, match=message):
+        set_attr(kernel(), key, bad)
+
+
+def test_a_dictionary_under_an_untyped_key_is_refused():
+    with pytest.raises(TypeError, match="metadata records are typed"):
+        set_attr(kernel(), "tt.something_new", {"a": 1})
+
+
+def test_user_annotations_keep_what_the_user_wrote_for_the_pass_to_check():
+    k = kernel()
+    layout = {"A": {"memory": "l1", "layout": "sharded", "nd_shard": {"grid": [2, 2]}, "loc": ["k.py", 3]}}
+    set_attr(k, "tt.user_layout", layout)
+    assert get_attr(k, "tt.user_layout") == layout
+    set_attr(k, "tile.safe_values", {"A": 1.5})
+    set_attr(k, "tile.views", {"V": {"base": "A", "shape": [4, 64]}})
+    text = print_ir(k)
+    assert "#tt.safe_values<A = 1.500000e+00 : f64>" in text and '#tt.view<base = "A", shape = [4 : i64' in text
+
+
+@pytest.mark.parametrize("fields, message", [
+    (dict(kind="pipe", index=0, role="dst", slot=0, field="x0"), "a dst pipe has no field 'x0'"),
+    (dict(kind="pipe", index=0, role="src"), "has fields kind, index, role, slot, field"),
+    (dict(kind="cb", index=0, role="src"), "has fields kind, index, not"),
+    (dict(kind="node", index=2), "index 0 \\(x\\) or 1 \\(y\\)"),
+    (dict(kind="semaphore", index=0), "kind must be one of"),
+])
+def test_kernel_argument_descriptors_verify_themselves(fields, message):
+    from tilefold.ir.ttl_metadata import KernelArgAttr
+
+    with pytest.raises(VerifyException, match=message):
+        KernelArgAttr.of(**fields)
+
+
+def test_kernel_argument_descriptors_print_and_parse_back():
+    from tilefold.ir import ttl  # noqa: F401  (registers the ttl dialect)
+    from tilefold.ir.ttl_metadata import KernelArgAttr
+
+    k = kernel()
+    k.attributes["ttl.runtime_args"] = ArrayAttr([KernelArgAttr.of("node", 1), KernelArgAttr.of("pipe_count", 0, "src"),
+                                                  KernelArgAttr.of("pipe", 0, "src", 1, "loopback")])
+    text = print_ir(ModuleOp([k]))
+    assert '#ttl.arg<kind = "pipe", index = 0 : i64, role = "src", slot = 1 : i64, field = "loopback">' in text
+    args = next(iter(parse_module(text).ops)).attributes["ttl.runtime_args"]
+    assert [a.to_dict() for a in args.data][1] == {"kind": "pipe_count", "index": 0, "role": "src"}
+
+
+def test_a_circular_buffer_entry_checks_its_page_count():
+    from tilefold.ir.ttl_metadata import CBEntryAttr
+
+    entry = {"index": 0, "name": "c_0", "shape": [2, 2], "data_format": "Float16_b", "layout": "TILE",
+             "block_count": 2, "page_size": 2048, "block_pages": 4, "num_pages": 8}
+    assert CBEntryAttr.from_dict(entry).to_dict() == entry
+    with pytest.raises(VerifyException, match="num_pages 6 is not block_pages 4 x block_count 2"):
+        CBEntryAttr.from_dict({**entry, "num_pages": 6})

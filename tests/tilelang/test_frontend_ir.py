@@ -11,7 +11,7 @@ from tilefold.ir.context import parse_module, print_ir
 def test_canonical_gemm_ir():
     prim = load_example("gemm").matmul(256, 256, 256, 128, 128, 64, num_stages=3).prim
     filecheck(prim.ir(), """
-CHECK:      func.func @gemm(%A: memref<256x256xbf16>, %B: memref<256x256xbf16>, %C: memref<256x256xbf16>) attributes {tile.params = ["A", "B", "C"], tt.user_compute = {math_fidelity = "HiFi4"}} {
+CHECK:      func.func @gemm(%A: memref<256x256xbf16>, %B: memref<256x256xbf16>, %C: memref<256x256xbf16>) attributes {tile.params = ["A", "B", "C"], tt.user_compute = #ttkernel.compute_config<math_fidelity = "HiFi4">} {
 CHECK-NEXT:   tile.kernel attributes {grid = array<i32: 2, 2>} {
 CHECK-NEXT:   ^bb0(%bx: i32, %by: i32):
 CHECK-NEXT:     %A_shared = tile.alloc {name = "A_shared", scope = "shared"} : memref<128x64xbf16, "shared">

@@ -161,7 +161,8 @@ def test_stage6_ttkernel_calls_with_output_at_footprint_plus_index(seed):
 def test_stage7_affine_lowered_to_arith(seed):
     text = compute_kernel_text(dict(seed.dumps)["lower-affine"])
     assert "affine." not in text and "ttl." not in text.replace("ttl.kernel_role", "").replace(
-        "ttl.compile_args", "").replace("ttl.runtime_args", "").replace("ttl.dst_footprint", "")
+        "ttl.compile_args", "").replace("ttl.runtime_args", "").replace("#ttl.arg<", "").replace(
+        "ttl.dst_footprint", "")
     filecheck(text, """
     CHECK: scf.for %[[I:.+]] = %{{.+}} to %{{.+}} step
     CHECK-NEXT: scf.for %[[J:.+]] = %{{.+}} to %{{.+}} step

@@ -2,10 +2,10 @@
 
 Reads / writes: function attributes. Passes keep their metadata as plain Python values
 (dicts, lists, strings, ints, floats, bools, None) and store them on the kernel function as
-MLIR attributes (``DictionaryAttr``, ``ArrayAttr``, ``StringAttr``, ``IntegerAttr``,
-``FloatAttr``, ``BoolAttr``, ``UnitAttr`` for None) — or, for the keys of
-:data:`tilefold.ir.metadata.RECORDS`, as typed records that verify their fields — so every
-pass's output prints and parses back as MLIR text. :func:`kernel_function` finds the TileLang kernel of a module.
+MLIR attributes: a dict as the typed record of its key (:data:`tilefold.ir.metadata.RECORDS`,
+which verifies its fields when made; a dict under any other key is refused), everything else as
+``ArrayAttr``, ``StringAttr``, ``IntegerAttr``, ``FloatAttr``, ``BoolAttr`` or ``UnitAttr``
+(None) — so every pass's output prints and parses back as MLIR text. :func:`kernel_function` finds the TileLang kernel of a module.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     ArrayAttr,
     BoolAttr,
-    DictionaryAttr,
     FloatAttr,
     IntegerAttr,
     IntegerType,
@@ -50,7 +49,7 @@ def to_attr(value: Any) -> Attribute:
     if isinstance(value, str):
         return StringAttr(value)
     if isinstance(value, dict):
-        return DictionaryAttr({str(k): to_attr(v) for k, v in value.items()})
+        raise TypeError(f"metadata records are typed: give {value!r} a record in tilefold.ir.metadata")
     if isinstance(value, (list, tuple)):
         return ArrayAttr([to_attr(v) for v in value])
     raise TypeError(f"cannot store {value!r} as an attribute")
@@ -68,8 +67,6 @@ def from_attr(attr: Attribute) -> Any:
         return float(attr.value.data)
     if isinstance(attr, StringAttr):
         return attr.data
-    if isinstance(attr, DictionaryAttr):
-        return {k: from_attr(v) for k, v in attr.data.items()}
     if isinstance(attr, ArrayAttr):
         return [from_attr(v) for v in attr.data]
     if isinstance(attr, (Record, NameMap)):

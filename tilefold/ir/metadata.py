@@ -22,11 +22,25 @@ write plain values.
   each tensor's role and padded shape, each thread's kernel function.
 * ``tt.buffer.<tensor>`` — :class:`BufferAttr`: a global tensor's memory, layout, tile shape,
   data type, shape and padded shape, and for a sharded tensor its :class:`NdShardAttr`.
+* ``tt.tile_dfg`` — :class:`TileDfgAttr`: the tile dataflow graph, one :class:`DfgEdgeAttr` per CB.
+* ``tt.vector_layouts`` — :class:`VectorLayoutsAttr`: row or column, per 1-D fragment.
+* ``tt.user_layout``, ``tt.user_schedule``, ``tt.use_swizzle`` — the user's annotations as written
+  (:class:`UserLayoutsAttr` of :class:`UserLayoutAttr`, :class:`UserScheduleAttr`,
+  :class:`SwizzleAttr`), each with the [file, line] of its call; the passes that read them check
+  their values and name that line.
+* ``tile.safe_values``, ``tile.views`` — :class:`SafeValuesAttr` (a tensor's padding value),
+  :class:`ViewsAttr` of :class:`ViewAttr` (a tensor viewing another with a new shape).
+
 * ``tt.multicast_groups`` — :class:`MulticastGroupsAttr`: per multicast circular buffer (by its
   buffer name) a :class:`MulticastAttr`: the grid axis its groups run along, the semaphores of the
   handshake and each group's sender and receiver run.
 * ``tt.sync_barriers`` — :class:`SyncBarriersAttr`: the program's semaphores by name, each a
   :class:`SemaphoreAttr` (id, initial value, the buffer whose handshake it carries, its side).
+* ``tt.user_compute`` — ``T.annotate_tt_compute`` (math fidelity, approximation mode) as a
+  :class:`ComputeConfigAttr`.
+
+A dict under a key that has no record is refused (:func:`tilefold.ir.attributes.set_attr`). The
+TT-Lang pipeline's ``ttl.*`` tables are in :mod:`tilefold.ir.ttl_metadata`.
 """
 
 from __future__ import annotations
@@ -35,8 +49,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from xdsl.dialects.builtin import (ArrayAttr, BoolAttr, DictionaryAttr, IntegerAttr, IntegerType, NoneAttr,
-                                   StringAttr, i64)
+from xdsl.dialects.builtin import (ArrayAttr, BoolAttr, DictionaryAttr, FloatAttr, IntegerAttr, IntegerType,
+                                   NoneAttr, StringAttr, f64, i64)
 from xdsl.ir import Attribute, Dialect, ParametrizedAttribute
 from xdsl.irdl import irdl_attr_definition
 from xdsl.parser import AttrParser
@@ -54,7 +68,7 @@ class Field:
     name: str
     required: bool
     check: Callable[[Any], str | None]
-    record: type[Record] | None = None      # a field that is itself a record (given as a dict)
+    record: type[Record] | None = None      # a field that is itself a record, or a list of records (dicts)
 
 
 def _int(low: int = 0, high: int | None = None):
@@ -89,6 +103,37 @@ def _record(v):
     return None if isinstance(v, dict) else "a record"
 
 
+def _records(v):
+    return None if isinstance(v, list) and all(isinstance(x, dict) for x in v) else "a list of records"
+
+
+def _str(v):
+    return None if isinstance(v, str) else "a string"
+
+
+def _any_int(v):
+    return None if isinstance(v, int) and not isinstance(v, bool) else "an integer"
+
+
+def _number(v):
+    return None if isinstance(v, (int, float)) and not isinstance(v, bool) else "a number"
+
+
+def _loc(v):
+    ok = isinstance(v, list) and len(v) == 2 and isinstance(v[0], str) and isinstance(v[1], int)
+    return None if ok else "[file, line]"
+
+
+def _plain(v):
+    """A value a user wrote (string, number, bool, list of them, or a record): the pass that reads
+    it checks its meaning and names the user's line."""
+    if isinstance(v, (str, int, float, bool)):
+        return None
+    if isinstance(v, list):
+        return next((p for p in map(_plain, v) if p is not None), None)
+    return "a string, number, boolean or list"
+
+
 def _one_of(*choices: str):
     def check(v):
         return None if v in choices else "one of " + ", ".join(repr(c) for c in choices)
@@ -102,6 +147,8 @@ def _value(attr: Attribute) -> Any:
         if isinstance(attr.type, IntegerType) and attr.type.width.data == 1:
             return bool(attr.value.data)
         return attr.value.data
+    if isinstance(attr, FloatAttr):
+        return float(attr.value.data)
     if isinstance(attr, StringAttr):
         return attr.data
     if isinstance(attr, ArrayAttr):
@@ -118,10 +165,12 @@ def _attr(value: Any, record: type[Record] | None = None) -> Attribute:
         return BoolAttr.from_bool(value)
     if isinstance(value, int):
         return IntegerAttr(value, i64)
+    if isinstance(value, float):
+        return FloatAttr(value, f64)
     if isinstance(value, str):
         return StringAttr(value)
     if isinstance(value, (list, tuple)):
-        return ArrayAttr([_attr(v) for v in value])
+        return ArrayAttr([_attr(v, record) for v in value])
     raise VerifyException(f"{value!r} is not a metadata value")
 
 
@@ -132,12 +181,14 @@ class Record(ParametrizedAttribute):
 
     @classmethod
     def from_dict(cls, values: dict) -> Record:
+        """The record of ``values`` (a field set to None is left out)."""
         names = {f.name for f in cls.FIELDS}
         unknown = sorted(set(values) - names)
         if unknown:
             raise VerifyException(f"#{cls.name} has no field {', '.join(unknown)} "
                                   f"(its fields: {', '.join(sorted(names))})")
-        return cls(*(_attr(values[f.name], f.record) if f.name in values else NoneAttr() for f in cls.FIELDS))
+        return cls(*(_attr(values[f.name], f.record) if values.get(f.name) is not None else NoneAttr()
+                     for f in cls.FIELDS))
 
     def to_dict(self) -> dict:
         return {f.name: _value(p) for f, p in zip(self.FIELDS, self.parameters) if not isinstance(p, NoneAttr)}
@@ -207,8 +258,7 @@ class CircularBufferAttr(Record):
         Field("producer", False, _one_of(*_THREADS)),
         Field("consumer", False, _one_of(*_THREADS)),
         Field("scope", False, _one_of("shared", "fragment")),
-        Field("loc", False, lambda v: None if isinstance(v, list) and len(v) == 2 and isinstance(v[0], str)
-              and isinstance(v[1], int) else "[file, line]"),
+        Field("loc", False, _loc),
     )
 
 
@@ -397,13 +447,17 @@ class NameMap(ParametrizedAttribute):
 
     entries: DictionaryAttr
 
+    RECORD: ClassVar[type[Record] | None] = None     # the record each value is, when values are records
+
     @classmethod
     def check(cls, value: Any) -> str | None:
+        if cls.RECORD is not None:
+            return _record(value)
         raise NotImplementedError
 
     @classmethod
     def from_dict(cls, values: dict) -> NameMap:
-        return cls(DictionaryAttr({str(k): _attr(v) for k, v in values.items()}))
+        return cls(DictionaryAttr({str(k): _attr(v, cls.RECORD) for k, v in values.items()}))
 
     def to_dict(self) -> dict:
         return {k: _value(v) for k, v in self.entries.data.items()}
@@ -469,6 +523,172 @@ class KernelsAttr(NameMap):
         unknown = sorted(set(self.entries.data) - {"reader", "compute", "writer"})
         if unknown:
             raise VerifyException(f"#tt.kernels: {', '.join(unknown)} is not a thread (reader, compute, writer)")
+
+
+@irdl_attr_definition
+class DfgEdgeAttr(Record):
+    """``#tt.dfg_edge<buffer, cb, producer, consumer, pages, depth>``: a circular buffer as an edge
+    of the tile dataflow graph, from the thread that fills it to the one that drains it."""
+
+    name = "tt.dfg_edge"
+
+    buffer: _OPT_STR
+    cb: _OPT_INT
+    producer: _OPT_STR
+    consumer: _OPT_STR
+    pages: _OPT_INT
+    depth: _OPT_INT
+
+    FIELDS = (
+        Field("buffer", True, lambda v: None if isinstance(v, str) and v else "a buffer name"),
+        Field("cb", True, _int(0)),
+        Field("producer", True, _one_of(*_THREADS)),
+        Field("consumer", True, _one_of(*_THREADS)),
+        Field("pages", True, _int(1)),
+        Field("depth", True, _int(1)),
+    )
+
+    def verify(self) -> None:
+        super().verify()
+        fields = self.to_dict()
+        if fields["pages"] > fields["depth"]:
+            raise VerifyException(f"#tt.dfg_edge: a block of {fields['pages']} pages does not fit the "
+                                  f"{fields['depth']} pages of {fields['buffer']}")
+
+
+@irdl_attr_definition
+class TileDfgAttr(Record):
+    """``#tt.tile_dfg<edges = [#tt.dfg_edge<...>, ...]>``: the kernel's tile dataflow graph."""
+
+    name = "tt.tile_dfg"
+
+    edges: ArrayAttr | NoneAttr
+
+    FIELDS = (Field("edges", True, _records, DfgEdgeAttr),)
+
+
+@irdl_attr_definition
+class VectorLayoutsAttr(NameMap):
+    """``#tt.vector_layouts<m_l = "row", ...>``: whether a 1-D fragment lies along a tile's rows
+    or its columns."""
+
+    name = "tt.vector_layouts"
+
+    @classmethod
+    def check(cls, value):
+        return _one_of("row", "col")(value)
+
+
+@irdl_attr_definition
+class UserNdShardAttr(Record):
+    """``#tt.user_nd_shard<grid, shard_shape_elems, ...>``: the ``nd_shard`` of a layout annotation,
+    as the user wrote it (``infer-tt-layout`` checks and completes it)."""
+
+    name = "tt.user_nd_shard"
+
+    axes: ArrayAttr | NoneAttr
+    grid: Attribute
+    shard_shape_elems: Attribute
+    order: Attribute
+    align_tiles: Attribute
+    halo: Attribute
+
+    FIELDS = tuple(Field(n, False, _plain) for n in ("axes", "grid", "shard_shape_elems", "order", "align_tiles",
+                                                    "halo"))
+
+
+@irdl_attr_definition
+class UserLayoutAttr(Record):
+    """``#tt.user_layout<memory, layout, tile_shape, dtype, nd_shard, halo, loc>``: one tensor's
+    ``annotate_tt_layout``, as the user wrote it, with the call's [file, line]."""
+
+    name = "tt.user_layout"
+
+    memory: Attribute
+    layout: Attribute
+    tile_shape: Attribute
+    dtype: Attribute
+    nd_shard: UserNdShardAttr | NoneAttr
+    halo: Attribute
+    loc: ArrayAttr | NoneAttr
+
+    FIELDS = (
+        Field("memory", False, _plain),
+        Field("layout", False, _plain),
+        Field("tile_shape", False, _plain),
+        Field("dtype", False, _plain),
+        Field("nd_shard", False, _record, UserNdShardAttr),
+        Field("halo", False, _plain),
+        Field("loc", False, _loc),
+    )
+
+
+@irdl_attr_definition
+class UserLayoutsAttr(NameMap):
+    """``#tt.user_layouts<A = #tt.user_layout<...>, ...>``: the layout annotations, by tensor."""
+
+    name = "tt.user_layouts"
+    RECORD = UserLayoutAttr
+
+
+@irdl_attr_definition
+class UserScheduleAttr(Record):
+    """``#tt.user_schedule<policy, order, loc>``: ``annotate_tt_schedule`` as the user wrote it
+    (``apply-tt-defaults`` checks it), with the call's [file, line]."""
+
+    name = "tt.user_schedule"
+
+    policy: Attribute
+    order: Attribute
+    loc: ArrayAttr | NoneAttr
+
+    FIELDS = (Field("policy", False, _plain), Field("order", False, _plain), Field("loc", False, _loc))
+
+
+@irdl_attr_definition
+class SwizzleAttr(Record):
+    """``#tt.swizzle<panel_size, order, enable>``: the ``T.use_swizzle`` rasterization hint."""
+
+    name = "tt.swizzle"
+
+    panel_size: _OPT_INT
+    order: _OPT_STR
+    enable: _OPT_INT
+
+    FIELDS = (Field("panel_size", True, _any_int), Field("order", True, _str), Field("enable", True, _bool))
+
+
+@irdl_attr_definition
+class SafeValuesAttr(NameMap):
+    """``#tt.safe_values<A = 0.0, ...>``: ``T.annotate_safe_value``, the value reads past a tensor's
+    end give (the host fills the tensor's padding with it)."""
+
+    name = "tt.safe_values"
+
+    @classmethod
+    def check(cls, value):
+        return _number(value)
+
+
+@irdl_attr_definition
+class ViewAttr(Record):
+    """``#tt.view<base, shape>``: a tensor that is a reshaped view of the kernel tensor ``base``."""
+
+    name = "tt.view"
+
+    base: _OPT_STR
+    shape: ArrayAttr | NoneAttr
+
+    FIELDS = (Field("base", True, lambda v: None if isinstance(v, str) and v else "a tensor name"),
+              Field("shape", True, _int_list(0)))
+
+
+@irdl_attr_definition
+class ViewsAttr(NameMap):
+    """``#tt.views<V = #tt.view<...>, ...>``: the kernel's tensor views, by view name."""
+
+    name = "tt.views"
+    RECORD = ViewAttr
 
 
 def _groups(v):
@@ -601,7 +821,11 @@ RECORDS: dict[str, type[Record] | type[NameMap]] = {"tt.cb.": CircularBufferAttr
                                     "tt.shard": ShardAttr, "tt.grid_axes": GridAxesAttr, "tt.raster": RasterAttr,
                                     "tt.tensor_accessor.": TensorAccessorAttr, "tt.global_roles": RolesAttr,
                                     "tt.padded_shapes": ShapesAttr, "tt.kernels": KernelsAttr,
-                                    "tt.multicast_groups": MulticastGroupsAttr, "tt.sync_barriers": SyncBarriersAttr}
+                                    "tt.tile_dfg": TileDfgAttr, "tt.vector_layouts": VectorLayoutsAttr,
+                                    "tt.user_layout": UserLayoutsAttr, "tt.user_schedule": UserScheduleAttr,
+                                    "tt.use_swizzle": SwizzleAttr, "tile.safe_values": SafeValuesAttr,
+                                    "tile.views": ViewsAttr, "tt.multicast_groups": MulticastGroupsAttr,
+                                    "tt.sync_barriers": SyncBarriersAttr, "tt.user_compute": ComputeConfigAttr}
 
 
 def record_for(key: str) -> type[Record] | type[NameMap] | None:
@@ -627,10 +851,14 @@ def as_record(key: str, value: Any) -> Attribute | None:
 
 
 TT = Dialect("tt", [], [CircularBufferAttr, BufferAttr, NdShardAttr, ScheduleAttr, ShardAttr, GridAxesAttr, RasterAttr,
-                       TensorAccessorAttr, RolesAttr, ShapesAttr, KernelsAttr, MulticastAttr, SemaphoreAttr,
+                       TensorAccessorAttr, RolesAttr, ShapesAttr, KernelsAttr, DfgEdgeAttr, TileDfgAttr,
+                       VectorLayoutsAttr, UserNdShardAttr, UserLayoutAttr, UserLayoutsAttr, UserScheduleAttr,
+                       SwizzleAttr, SafeValuesAttr, ViewAttr, ViewsAttr, MulticastAttr, SemaphoreAttr,
                        MulticastGroupsAttr, SyncBarriersAttr])
 
 __all__ = ["Record", "Field", "CircularBufferAttr", "BufferAttr", "NdShardAttr", "ComputeConfigAttr", "ScheduleAttr",
            "ShardAttr", "GridAxesAttr", "RasterAttr", "TensorAccessorAttr", "NameMap", "RolesAttr", "ShapesAttr",
-           "KernelsAttr", "MulticastAttr", "SemaphoreAttr", "MulticastGroupsAttr", "SyncBarriersAttr", "RECORDS", "record_for", "as_record",
+           "KernelsAttr", "DfgEdgeAttr", "TileDfgAttr", "VectorLayoutsAttr", "UserNdShardAttr", "UserLayoutAttr",
+           "UserLayoutsAttr", "UserScheduleAttr", "SwizzleAttr", "SafeValuesAttr", "ViewAttr", "ViewsAttr", "MulticastAttr", "SemaphoreAttr",
+           "MulticastGroupsAttr", "SyncBarriersAttr", "RECORDS", "record_for", "as_record",
            "TT"]

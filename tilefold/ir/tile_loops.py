@@ -17,17 +17,14 @@ from tilefold.ir.ttkernel import ApiCallOp
 from tilefold.ir.sfpu import SFPU_OPS
 from tilefold.ir.ttkernel_api import API
 
-_FPU_ARGS = ("in0_cb", "in1_cb", "in0_tile_index", "in1_tile_index", "dst_index")
-
-FPU_ELTWISE_CALLS = frozenset(f.name for f in API.values()
-                              if f.param_names == _FPU_ARGS and f.name.split("_")[0] in ("add", "sub", "mul"))
+# the FPU element-wise calls and their broadcasts (their API rows' init families)
+FPU_ELTWISE_CALLS = frozenset(f.name for f in API.values() if f.family in ("eltwise", "bcast"))
 # cumsum_tile carries its last row to the next call in SFPU registers: not one tile at a time
 SFPU_UNARY_CALLS = frozenset(op.call for op in SFPU_OPS if op.arity in ("unary", "scalar") and op.name != "cumsum")
 SFPU_BINARY_CALLS = frozenset(op.call for op in SFPU_OPS if op.arity == "binary")
 TILE_CALLS = frozenset({"copy_tile", "pack_tile"}) | FPU_ELTWISE_CALLS | SFPU_UNARY_CALLS | SFPU_BINARY_CALLS
-# configuration calls a nest may interleave (reduce_init also sets the reduce mode: not here)
-INIT_CALLS = frozenset(f.name for f in API.values() if f.thread == "compute" and f.name != "reduce_init"
-                       and f.name.endswith(("_init", "_init_short")))
+# configuration calls a nest may interleave: the inits its tile calls name (API rows' ``init``)
+INIT_CALLS = frozenset(API[c].init for c in TILE_CALLS if API[c].init is not None)
 QUEUEABLE_TILE_CALLS = TILE_CALLS | INIT_CALLS
 
 

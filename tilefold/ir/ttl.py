@@ -71,6 +71,7 @@ from xdsl.utils.exceptions import VerifyException
 from tilefold.ir.lazy_format import op_with_format
 from tilefold.ir.context import register_dialect
 from tilefold.ir.sfpu import SFPU_CALLS
+from tilefold.ir import ttl_metadata
 from tilefold.layout.formats import DataFormat
 
 # --- ttcore: the tile type ------------------------------------------------------------------
@@ -1045,7 +1046,7 @@ STRUCTURAL_OPS = (BindCBOp, CBReserveOp, CBWaitOp, CBPushOp, CBPopOp, StoreOp, A
                   UnsafeElementReadOp, UnsafeElementWriteOp)
 
 TTL = Dialect("ttl", [*STRUCTURAL_OPS, *BLOCK_OPS.values(), *TILE_OP_CLASSES.values()],
-              [CircularBufferType, TransferType, DstType])
+              [CircularBufferType, TransferType, DstType, *ttl_metadata.ATTRIBUTES])
 
 # attribute names shared by the passes
 DST_FOOTPRINT_ATTR = "ttl.dst_footprint"

@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.dialects.builtin import ModuleOp
 
 from tilefold.arch.cores import CoreCoord, CoreRange, CoreRangeSet
 from tilefold.errors import L1OverflowError
@@ -59,11 +59,9 @@ class CircularBufferEntry:
 def circular_buffer_table(module: ModuleOp) -> list[CircularBufferEntry]:
     entries = []
     for entry in module.attributes[ttl.CB_TABLE_ATTR].data:
-        d = entry.data
-        entries.append(CircularBufferEntry(
-            d["index"].value.data, d["name"].data, tuple(s.value.data for s in d["shape"].data),
-            DataFormat(d["data_format"].data), d["layout"].data, d["block_count"].value.data,
-            d["page_size"].value.data, d["num_pages"].value.data))
+        d = entry.to_dict()
+        entries.append(CircularBufferEntry(d["index"], d["name"], tuple(d["shape"]), DataFormat(d["data_format"]),
+                                           d["layout"], d["block_count"], d["page_size"], d["num_pages"]))
     return entries
 
 
@@ -116,7 +114,7 @@ def build_program(module: ModuleOp, built, arch) -> Program:
                            memory_config=memory if getattr(memory, "is_sharded", False) else None)
     entries = circular_buffer_table(module)
     nets = {net.index: net for net in capture.pipe_nets}
-    net_order = [entry.data["net"].value.data for entry in module.attributes["ttl.pipe_nets"].data]
+    net_order = [entry.to_dict()["net"] for entry in module.attributes["ttl.pipe_nets"].data]
     check_l1(entries, capture, SEMAPHORES_PER_NET * len(net_order), arch)
     for e in entries:
         program.create_circular_buffer(cores, e.index, e.page_size, e.num_pages, e.data_format, name=e.name)
@@ -135,11 +133,10 @@ def build_program(module: ModuleOp, built, arch) -> Program:
         else:
             config = DataMovementConfig(next(processors))
         compile_args = []
-        for descriptor in _strings(fn, "ttl.compile_args"):
-            kind, value = descriptor.split(":")
-            compile_args.append(int(value) if kind == "cb" else program.buffer(names[int(value)]).accessor_args)
+        for arg in _args(fn, "ttl.compile_args"):
+            compile_args.append(arg["index"] if arg["kind"] == "cb" else program.buffer(names[arg["index"]]).accessor_args)
         kernel = program.create_kernel(fn, cores, config, compile_args, name=fn.sym_name.data)
-        descriptors = _strings(fn, "ttl.runtime_args")
+        descriptors = _args(fn, "ttl.runtime_args")
         noc1 = isinstance(config, DataMovementConfig) and config.noc_index == 1
         for core in cores:
             args = [_runtime_value(d, core, program, names, nets, noc1) for d in descriptors]
@@ -147,9 +144,10 @@ def build_program(module: ModuleOp, built, arch) -> Program:
     return program
 
 
-def _strings(fn: func.FuncOp, name: str) -> list[str]:
+def _args(fn: func.FuncOp, name: str) -> list[dict]:
+    """The kernel's ``#ttl.arg`` list ``name``, as dicts."""
     attr = fn.attributes.get(name)
-    return [s.data for s in attr.data if isinstance(s, StringAttr)] if attr is not None else []
+    return [a.to_dict() for a in attr.data] if attr is not None else []
 
 
 def _peer(route, role: str, field: str, cols: int) -> int:
@@ -161,25 +159,24 @@ def _peer(route, role: str, field: str, cols: int) -> int:
             "linear": route.y0 * cols + route.x0}[field]
 
 
-def _runtime_value(descriptor: str, core: CoreCoord, program: Program, names, nets, noc1: bool):
-    parts = descriptor.split(":")
-    kind = parts[0]
+def _runtime_value(arg: dict, core: CoreCoord, program: Program, names, nets, noc1: bool):
+    kind = arg["kind"]
     if kind == "node":
-        return core.x if parts[1] == "0" else core.y
+        return core.x if arg["index"] == 0 else core.y
     if kind == "address":
-        return program.buffer(names[int(parts[1])]).address
-    net = nets[int(parts[1])]
+        return program.buffer(names[arg["index"]]).address
+    net = nets[arg["index"]]
     node = (core.x, core.y)
-    role = parts[2]
+    role = arg["role"]
     routes = net.sources_of(node) if role == "src" else net.destinations_of(node)
-    if parts[3] == "count":
+    if kind == "pipe_count":
         return len(routes)
-    slot, field = int(parts[3]), parts[4]
+    slot, field = arg["slot"], arg["field"]
     if slot >= len(routes):
         return 0
     route = routes[slot]
-    if field.startswith("peer_"):
-        return _peer(route, role, field.removeprefix("peer_"), net.grid[0])
+    if kind == "pipe_peer":
+        return _peer(route, role, field, net.grid[0])
     if role == "src":
         first, last = CoreCoord(route.x0, route.y0), CoreCoord(route.x1, route.y1)
         if noc1:                       # NOC 1 multicasts from the far corner

@@ -29,7 +29,7 @@ The rules follow TT-Metalium 0.69's compute API (``api/compute/*.h``):
 
 from __future__ import annotations
 
-from tilefold.ir.sfpu import SFPU
+from tilefold.ir.ttkernel_api import API
 
 FULL_INITS = {
     # name -> (SrcA CB arg, SrcB CB arg, pack CB arg, op family set or None)
@@ -64,15 +64,15 @@ for _name, _op, _bcast in (("add_bcast_rows_init_short", "add", "rows"), ("add_b
 
 UNINITS = frozenset({"reduce_uninit", "tilize_uninit", "untilize_uninit"})
 
-# the init each SFPU call needs: its row of tilefold.ir.sfpu, or one of these
-OTHER_SFPU_INITS = {"copy_dest_values": "copy_dest_values_init", "transpose_wh_dest": "transpose_wh_dest_init_short"}
-SFPU_INITS = frozenset(op.init for op in SFPU.values()) | frozenset(OTHER_SFPU_INITS.values())
+# the init families of the calls that run on the SFPU (the API table's ``family`` of each row)
+SFPU_FAMILIES = ("sfpu", "where", "copy_dest", "transpose_dest")
+# the inits that configure the SFPU: those the SFPU calls name (``init`` of their API rows)
+SFPU_INITS = frozenset(f.init for f in API.values() if f.family in SFPU_FAMILIES)
 
 
 def sfpu_init_of(call: str) -> str:
-    """The init SFPU call ``call`` (``exp_tile``, ``copy_dest_values`` ...) needs."""
-    op = SFPU.get(call.removesuffix("_tile"))
-    return op.init if op is not None else OTHER_SFPU_INITS.get(call, f"{call}_init")
+    """The init SFPU call ``call`` (``exp_tile``, ``copy_dest_values`` ...) needs: its API row's ``init``."""
+    return API[call].init
 
 
 def _name(fmt) -> str:
@@ -149,7 +149,7 @@ class EngineConfig:
             self._source(1, args[-1], name)
         elif name == "pack_reconfig_data_format":
             self.pack = self._described(args[-1], name)
-        elif name.endswith(("_tile_init", "_init_short", "_init")) and (name in SFPU_INITS or name.endswith("_tile_init")):
+        elif name in SFPU_INITS:
             self.sfpu = name
 
     def _not_configured(self, call: str) -> str | None:

@@ -2,7 +2,7 @@
 // Input: the IR the pass runs on (as in tests/passes, test_stage_a.test_apply_tt_defaults); output: FileChecked below.
 
 builtin.module {
-  func.func @gemm_kernel(%A: memref<256x256xbf16>, %B: memref<256x256xbf16>, %C: memref<256x256xbf16>) attributes {tile.params = ["A", "B", "C"], tt.vector_layouts = {}} {
+  func.func @gemm_kernel(%A: memref<256x256xbf16>, %B: memref<256x256xbf16>, %C: memref<256x256xbf16>) attributes {tile.params = ["A", "B", "C"], tt.vector_layouts = #tt.vector_layouts<>} {
     tile.kernel attributes {grid = array<i32: 4, 4>} {
     ^bb0(%bx: i32, %by: i32):
       %A_s = tile.alloc {name = "A_s", scope = "shared"} : memref<64x32xbf16, "shared">

@@ -2,7 +2,7 @@
 // Input: the IR the pass runs on (as in tests/passes, test_stage_a.test_tile_pad_rounds_to_tiles_and_blocks); output: FileChecked below.
 
 builtin.module {
-  func.func @gemm_kernel(%A: memref<200x100xbf16>, %B: memref<100x168xbf16>, %C: memref<200x168xbf16>) attributes {tile.params = ["A", "B", "C"], tt.vector_layouts = {}, tt.schedule = #tt.schedule<policy = "contiguous", order = "row_major">, tt.shard = #tt.shard<layout = "tiled", interleaved = true, tile_shape = [32 : i64, 32 : i64]>} {
+  func.func @gemm_kernel(%A: memref<200x100xbf16>, %B: memref<100x168xbf16>, %C: memref<200x168xbf16>) attributes {tile.params = ["A", "B", "C"], tt.vector_layouts = #tt.vector_layouts<>, tt.schedule = #tt.schedule<policy = "contiguous", order = "row_major">, tt.shard = #tt.shard<layout = "tiled", interleaved = true, tile_shape = [32 : i64, 32 : i64]>} {
     tile.kernel attributes {grid = array<i32: 3, 4>} {
     ^bb0(%bx: i32, %by: i32):
       %A_s = tile.alloc {name = "A_s", scope = "shared"} : memref<64x32xbf16, "shared">

@@ -18,7 +18,7 @@ builtin.module {
   }
 }
 
-// CHECK: ttl.compile_args = ["cb:0", "cb:1", "cb:2"], ttl.runtime_args = []
+// CHECK: ttl.compile_args = [#ttl.arg<kind = "cb", index = 0 : i64>, #ttl.arg<kind = "cb", index = 1 : i64>, #ttl.arg<kind = "cb", index = 2 : i64>], ttl.runtime_args = []
 //     CHECK: %[[C0:.+]] = ttkernel.get_compile_time_arg_val(0 : i32)
 //     CHECK: %[[C2:.+]] = ttkernel.get_compile_time_arg_val(2 : i32)
 //     CHECK: ttkernel.cb_wait_front(%[[C0]], %{{.+}})

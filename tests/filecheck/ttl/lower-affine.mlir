@@ -1,8 +1,8 @@
 // RUN: lower-affine
 // Input: the IR the pass runs on (as in tests/passes, test_pass_later_stages.test_ttkernel_lowering_of_a_reader); output: FileChecked below.
 
-builtin.module attributes {ttl.circular_buffers = [{index = 0 : i32, name = "c_0", shape = [1 : i32, 2 : i32], data_format = "Float16_b", layout = "TILE", block_count = 2 : i32, page_size = 2048 : i32, block_pages = 2 : i32, num_pages = 4 : i32}]} {
-  func.func @read() attributes {ttkernel.thread = "noc", ttl.kernel_role = "datamovement", ttl.compile_args = ["cb:0", "accessor:0"], ttl.runtime_args = ["address:0", "node:1"]} {
+builtin.module attributes {ttl.circular_buffers = [#ttl.cb_entry<index = 0 : i64, name = "c_0", shape = [1 : i64, 2 : i64], data_format = "Float16_b", layout = "TILE", block_count = 2 : i64, page_size = 2048 : i64, block_pages = 2 : i64, num_pages = 4 : i64>]} {
+  func.func @read() attributes {ttkernel.thread = "noc", ttl.kernel_role = "datamovement", ttl.compile_args = [#ttl.arg<kind = "cb", index = 0 : i64>, #ttl.arg<kind = "accessor", index = 0 : i64>], ttl.runtime_args = [#ttl.arg<kind = "address", index = 0 : i64>, #ttl.arg<kind = "node", index = 1 : i64>]} {
     %cb0 = ttkernel.get_compile_time_arg_val(0 : i32) : i32
     %x_args = ttkernel.tensor_accessor_args() {cta_offset = 1 : i32} : !ttkernel.tensor_accessor_args
     %0 = arith.constant 0 : i32
@@ -40,7 +40,7 @@ builtin.module attributes {ttl.circular_buffers = [{index = 0 : i32, name = "c_0
   }
 }
 
-// CHECK: ttl.compile_args = ["cb:0", "accessor:0"], ttl.runtime_args = ["address:0", "node:1"]
+// CHECK: ttl.compile_args = [#ttl.arg<kind = "cb", index = 0 : i64>, #ttl.arg<kind = "accessor", index = 0 : i64>], ttl.runtime_args = [#ttl.arg<kind = "address", index = 0 : i64>, #ttl.arg<kind = "node", index = 1 : i64>]
 //     CHECK: %[[CB:.+]] = ttkernel.get_compile_time_arg_val(0 : i32)
 //     CHECK: %[[ARGS:.+]] = ttkernel.tensor_accessor_args() {cta_offset = 1 : i32}
 //     CHECK: %[[ACC:.+]] = ttkernel.tensor_accessor(%[[ARGS]], %{{.+}}, %{{.+}})

@@ -47,7 +47,7 @@ builtin.module {
   }
 }
 
-// CHECK: ttl.circular_buffers = [{index = 0 : i32, name = "c_0", shape = [2 : i32, 2 : i32], data_format = "Float16_b", layout = "TILE", block_count = 2 : i32, page_size = 2048 : i32, block_pages = 4 : i32, num_pages = 8 : i32}
+// CHECK: ttl.circular_buffers = [#ttl.cb_entry<index = 0 : i64, name = "c_0", shape = [2 : i64, 2 : i64], data_format = "Float16_b", layout = "TILE", block_count = 2 : i64, page_size = 2048 : i64, block_pages = 4 : i64, num_pages = 8 : i64>
 //     CHECK: ttl.copy_tile {{.*}}ttl.cb_index = [0 : i32], ttl.cb_tile_offset = [0 : i32]
 //     CHECK: ttl.copy_tile {{.*}}ttl.cb_index = [1 : i32]
 //     CHECK: ttl.pack_tile {{.*}}ttl.cb_index = [2 : i32]

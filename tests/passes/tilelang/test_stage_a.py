@@ -96,3 +96,25 @@ def test_attach_tensor_accessor():
 CHECK: tt.tensor_accessor.A = #tt.tensor_accessor<kind = "interleaved", is_dram = true, page_size = 2048 : i64, aligned_page_size = 2048 : i64, compile_time_args = 2 : i64>
 CHECK-SAME: tt.tensor_accessor.B = #tt.tensor_accessor<kind = "sharded", is_dram = true, page_size = 2048 : i64, aligned_page_size = 2048 : i64, compile_time_args = {{[0-9]+}} : i64>
 """)
+
+
+@pytest.mark.parametrize("layout, message", [
+    ({"A": {"memroy": "L1"}}, "annotate_tt_layout for A: unknown field 'memroy'; use memory, layout, tile_shape, "
+                              "dtype, nd_shard"),
+    ({"A": {"layout": "sharded", "nd_shard": {"gird": [2, 2]}}}, "unknown nd_shard field 'gird'"),
+    ({"A": {"layout": "sharded", "nd_shard": [2, 2]}}, "layout='sharded' needs nd_shard="),
+])
+def test_an_annotation_field_the_layout_record_has_not_is_an_error_at_the_annotation(layout, message):
+    prim = T.annotate_tt_layout(kernels.gemm(), layout)
+    with pytest.raises(CompileError) as info:
+        prim.module()
+    assert message in str(info.value)
+    assert str(info.value).startswith(__file__)
+
+
+def test_an_unknown_schedule_field_is_an_error_at_the_annotation():
+    prim = T.annotate_tt_schedule(kernels.gemm(), {"order": "row_major", "polcy": "contiguous"})
+    with pytest.raises(CompileError) as info:
+        prim.module()
+    assert "annotate_tt_schedule: unknown field 'polcy'; use policy and order" in str(info.value)
+    assert str(info.value).startswith(__file__)

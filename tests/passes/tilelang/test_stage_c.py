@@ -1,7 +1,8 @@
 """Stage C: CBs from dataflow, element-wise bodies on the SFPU, tile intrinsics, CB versions."""
 
+import pytest
 import tilelang_kernels as kernels
-from tilelang_pass_helpers import through
+from tilelang_pass_helpers import ir_before, run_pass, through
 from tilelang_helpers import filecheck
 
 
@@ -140,7 +141,7 @@ CHECK:        ttkernel.pack_tile(%{{.*}}, %{{.*}}, %{{.*}}) {out_of_order_output
 
 def test_build_tile_dfg_places_cb_versions():
     filecheck(through(kernels.gemm(), "build-tile-dfg"), """
-CHECK:      tt.tile_dfg = {edges = [{buffer = "A_s", cb = 0 : i64, producer = "reader", consumer = "compute", pages = 2 : i64, depth = 6 : i64}
+CHECK:      tt.tile_dfg = #tt.tile_dfg<edges = [#tt.dfg_edge<buffer = "A_s", cb = 0 : i64, producer = "reader", consumer = "compute", pages = 2 : i64, depth = 6 : i64>
 CHECK:      tile.for
 CHECK:        tile.cb_event "produce_begin" {cb = 0 : i32, pages = 2 : i32, buffer = "A_s"}
 CHECK-NEXT:   tile.read_block
@@ -167,3 +168,20 @@ CHECK:      tile.cb_event "consume" {cb = 27 : i32, pages = 1 : i32, buffer = "z
 CHECK:      tile.for %{{.*}} to %count attributes {step = 1 : i32, kind = "persistent"}
 CHECK:      tile.cb_event "release" {cb = 27 : i32, pages = 1 : i32, buffer = "zero_tile"}
 """)
+
+
+def test_build_tile_dfg_writing_a_block_larger_than_its_buffer_fails_in_that_pass(monkeypatch):
+    """A pass that writes bad metadata stops at its own write, not in a later pass."""
+    from xdsl.utils.exceptions import VerifyException
+
+    from tilefold.passes.tilelang import build_tile_dfg
+
+    text = ir_before(kernels.gemm(), "build-tile-dfg")
+    real = build_tile_dfg.cb_entries
+
+    def shallow(kernel_op):
+        return {name: {**cb, "depth": 1} for name, cb in real(kernel_op).items()}
+
+    monkeypatch.setattr(build_tile_dfg, "cb_entries", shallow)
+    with pytest.raises(VerifyException, match="#tt.dfg_edge: a block of 2 pages does not fit the 1 pages"):
+        run_pass(text, "build-tile-dfg")

@@ -107,7 +107,7 @@ def test_matmul_loops_one_matmul_block_per_k_step():
 
 def test_annotations_name_each_access_buffer_and_the_module_table():
     filecheck(run(add_kernel(), *BEFORE_ANNOTATE, "ttl-annotate-cb-associations"), """
-    CHECK: ttl.circular_buffers = [{index = 0 : i32, name = "c_0", shape = [2 : i32, 2 : i32], data_format = "Float16_b", layout = "TILE", block_count = 2 : i32, page_size = 2048 : i32, block_pages = 4 : i32, num_pages = 8 : i32}
+    CHECK: ttl.circular_buffers = [#ttl.cb_entry<index = 0 : i64, name = "c_0", shape = [2 : i64, 2 : i64], data_format = "Float16_b", layout = "TILE", block_count = 2 : i64, page_size = 2048 : i64, block_pages = 4 : i64, num_pages = 8 : i64>
     CHECK: ttl.copy_tile {{.*}}ttl.cb_index = [0 : i32], ttl.cb_tile_offset = [0 : i32]
     CHECK: ttl.copy_tile {{.*}}ttl.cb_index = [1 : i32]
     CHECK: ttl.pack_tile {{.*}}ttl.cb_index = [2 : i32]
@@ -117,7 +117,7 @@ def test_annotations_name_each_access_buffer_and_the_module_table():
 def test_ttkernel_lowering_of_a_compute_kernel():
     text = run(add_kernel(), *BEFORE_TTKERNEL, "convert-ttl-to-ttkernel")
     filecheck(text, """
-    CHECK: ttl.compile_args = ["cb:0", "cb:1", "cb:2"], ttl.runtime_args = []
+    CHECK: ttl.compile_args = [#ttl.arg<kind = "cb", index = 0 : i64>, #ttl.arg<kind = "cb", index = 1 : i64>, #ttl.arg<kind = "cb", index = 2 : i64>], ttl.runtime_args = []
     CHECK: %[[C0:.+]] = ttkernel.get_compile_time_arg_val(0 : i32)
     CHECK: %[[C2:.+]] = ttkernel.get_compile_time_arg_val(2 : i32)
     CHECK: ttkernel.cb_wait_front(%[[C0]], %{{.+}})
@@ -150,7 +150,7 @@ func.func @read() attributes {{ttkernel.thread = "noc", ttl.kernel_role = "datam
   func.return
 }}"""
     filecheck(run(text, "ttl-annotate-cb-associations", "convert-ttl-to-ttkernel", "lower-affine"), """
-    CHECK: ttl.compile_args = ["cb:0", "accessor:0"], ttl.runtime_args = ["address:0", "node:1"]
+    CHECK: ttl.compile_args = [#ttl.arg<kind = "cb", index = 0 : i64>, #ttl.arg<kind = "accessor", index = 0 : i64>], ttl.runtime_args = [#ttl.arg<kind = "address", index = 0 : i64>, #ttl.arg<kind = "node", index = 1 : i64>]
     CHECK: %[[CB:.+]] = ttkernel.get_compile_time_arg_val(0 : i32)
     CHECK: %[[ARGS:.+]] = ttkernel.tensor_accessor_args() {cta_offset = 1 : i32}
     CHECK: %[[ACC:.+]] = ttkernel.tensor_accessor(%[[ARGS]], %{{.+}}, %{{.+}})

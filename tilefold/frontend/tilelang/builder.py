@@ -34,7 +34,9 @@ from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import FunctionType, ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 
-from tilefold.errors import KernelError, TilefoldError
+from xdsl.utils.exceptions import VerifyException
+
+from tilefold.errors import CompileError, KernelError, TilefoldError
 from tilefold.frontend.source import MISSING, FunctionSource
 from tilefold.frontend.tilelang import api
 from tilefold.frontend.tilelang.dtypes import DType, canonical_name
@@ -55,7 +57,8 @@ from tilefold.frontend.tilelang.values import (
     push_builder,
 )
 from tilefold.ir import tile
-from tilefold.ir.attributes import set_attr
+from tilefold.ir.attributes import location_of, set_attr
+from tilefold.ir.metadata import UserLayoutAttr, UserNdShardAttr, UserScheduleAttr
 
 TILE = 32
 _LANGUAGE_MODULES = ("tilefold.language", "tilefold.frontend.tilelang.api")
@@ -219,11 +222,17 @@ class KernelBuilder(PrimitiveRules, ElementRules):
         function = self.function
         set_attr(function, "tile.params", [g.name for g in self.globals])
         if self.layout:
-            set_attr(function, "tt.user_layout", self.layout)
+            for name, spec in self.layout.items():
+                check_layout_annotation(name, spec)
+            annotation(function, "tt.user_layout", self.layout, "annotate_tt_layout")
         if self.schedule:
-            set_attr(function, "tt.user_schedule", self.schedule)
+            check_schedule_annotation(self.schedule)
+            annotation(function, "tt.user_schedule", self.schedule, "annotate_tt_schedule")
         if self.compute:
-            set_attr(function, "tt.user_compute", self.compute)
+            compute = dict(self.compute)
+            if "math_approx_mode" in compute:
+                compute["math_approx_mode"] = bool(compute["math_approx_mode"])
+            set_attr(function, "tt.user_compute", compute)
         if self.swizzle is not None:
             set_attr(function, "tt.use_swizzle", self.swizzle)
         if self.atomic_targets:
@@ -231,7 +240,8 @@ class KernelBuilder(PrimitiveRules, ElementRules):
         if self.safe_values:
             set_attr(function, "tile.safe_values", dict(self.safe_values))
         if self.views:
-            set_attr(function, "tile.views", {name: [base.name, list(shape)] for name, (base, shape) in self.views.items()})
+            set_attr(function, "tile.views", {name: {"base": base.name, "shape": list(shape)}
+                                              for name, (base, shape) in self.views.items()})
         module = ModuleOp([function])
         module.verify()
         return module
@@ -1129,3 +1139,45 @@ def build_prim_func(prim, eager=None) -> ModuleOp:
 def build_eager(prim, eager) -> tuple[ModuleOp, KernelBuilder]:
     builder = KernelBuilder(prim, eager)
     return builder.build(), builder
+
+
+def _fields(record) -> list[str]:
+    return [f.name for f in record.FIELDS if f.name != "loc"]
+
+
+def check_layout_annotation(name: str, spec: dict) -> None:
+    """The fields of one tensor's ``annotate_tt_layout`` are fields of :class:`UserLayoutAttr`
+    (``infer-tt-layout`` checks their values); raise a :class:`CompileError` at the call otherwise."""
+    where = location_of(spec)
+    for key in spec:
+        if key not in _fields(UserLayoutAttr) + ["loc"]:
+            raise CompileError(f"annotate_tt_layout for {name}: unknown field {key!r}; use "
+                               f"{', '.join(f for f in _fields(UserLayoutAttr) if f != 'halo')}", where)
+    shard = spec.get("nd_shard")
+    if shard is None:
+        return
+    if not isinstance(shard, dict):
+        raise CompileError(f"annotate_tt_layout for {name}: layout='sharded' needs nd_shard={{'grid': [...]}} "
+                           "(or shard_shape_elems)", where)
+    for key in shard:
+        if key not in _fields(UserNdShardAttr):
+            raise CompileError(f"annotate_tt_layout for {name}: unknown nd_shard field {key!r}; use "
+                               f"{', '.join(f for f in _fields(UserNdShardAttr) if f != 'halo')}", where)
+
+
+def check_schedule_annotation(spec: dict) -> None:
+    """``annotate_tt_schedule`` sets fields of :class:`UserScheduleAttr` (``apply-tt-defaults``
+    checks their values)."""
+    for key in spec:
+        if key not in _fields(UserScheduleAttr) + ["loc"]:
+            raise CompileError(f"annotate_tt_schedule: unknown field {key!r}; use "
+                               f"{' and '.join(_fields(UserScheduleAttr))}", location_of(spec))
+
+
+def annotation(function, key: str, value: dict, what: str) -> None:
+    """Store a user annotation as its record; a value no record field can hold is the user's error."""
+    try:
+        set_attr(function, key, value)
+    except VerifyException as exc:
+        where = location_of(value) or next((location_of(v) for v in value.values() if isinstance(v, dict)), None)
+        raise CompileError(f"{what}: {exc}", where) from None

@@ -25,11 +25,13 @@ import math
 
 from tilefold.frontend.ttl.acquisition import AcquisitionBuilder
 from tilefold.frontend.ttl.dataflow_buffers import hidden_dataflow_buffer
-from tilefold.frontend.ttl.math_api import BINARY, PARAMETRIC, UNARY
+from tilefold.frontend.ttl.math_api import PARAMETRIC, sfpu_functions
 from tilefold.frontend.ttl.scalars import Scalar
 from tilefold.frontend.ttl.values import Accumulator, Block, BlockExpression
 from tilefold.ir import ttl
 from tilefold.layout.formats import DataFormat
+
+UNARY, BINARY = sfpu_functions()
 
 _OPERATOR_NAMES = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div"}
 _SCALAR_OPS = {ast.Add: "add_scalar", ast.Sub: "sub_scalar", ast.Mult: "mul_scalar", ast.Div: "div_scalar"}

@@ -9,6 +9,9 @@ they describe device computation, they do not compute on the host.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import cache
+
 from tilefold.errors import KernelError
 from tilefold.caller import user_location
 
@@ -20,27 +23,38 @@ class UnsupportedName(KernelError, AttributeError):
 class Namespace:
     """``ttl.math`` / ``ttl.block``: the names tilefold provides; any other name is a clear error."""
 
-    def __init__(self, prefix: str, members: dict):
-        self.__dict__.update(members)
+    def __init__(self, prefix: str, members: Callable[[], dict]):
+        self._members = members          # made on first use (``import tilefold.ttl`` stays light)
         self._prefix = prefix
 
     def __getattr__(self, name: str):
-        if name.startswith("__"):
+        if name.startswith("__") or name in ("_members", "_prefix"):
             raise AttributeError(name)
+        members = self._members()
+        if name in members:
+            return members[name]
         raise UnsupportedName(f"{self._prefix}.{name} is not supported by tilefold yet", user_location())
 
     def __repr__(self) -> str:
         return f"<{self._prefix}>"
 
-# name -> how it is built: ("unary", tile op) / ("binary", tile op) / special handler names
-UNARY = {
-    "exp": "exp", "exp2": "exp2", "log": "log", "sqrt": "sqrt", "rsqrt": "rsqrt", "recip": "recip",
-    "square": "square", "tanh": "tanh", "sigmoid": "sigmoid", "relu": "relu", "gelu": "gelu", "silu": "silu",
-    "sin": "sin", "cos": "cos", "abs": "abs", "neg": "neg", "floor": "floor", "ceil": "ceil", "sign": "sign",
-    "asin": "asin", "acos": "acos", "atan": "atan", "sinh": "sinh", "cosh": "cosh", "asinh": "asinh",
-    "acosh": "acosh", "atanh": "atanh", "tan": "tan", "softsign": "softsign", "hardsigmoid": "hardsigmoid",
-    "expm1": "expm1", "logp1": "log1p", "log1p": "log1p", "signbit": "signbit", "trunc": "trunc", "frac": "frac",
-}
+
+@cache
+def sfpu_functions() -> tuple[dict[str, str], dict[str, str]]:
+    """``ttl.math`` name -> the ttl tile op it builds, of the one-argument functions (the SFPU
+    unary functions without parameters, and TT-Lang's spelling logp1 of log1p) and of the
+    comparisons of two blocks (the binary SFPU functions of the compare family): read from
+    :mod:`tilefold.ir.sfpu` through the ttl tile ops, on first use."""
+    from tilefold.ir.sfpu import SFPU_CALLS
+    from tilefold.ir.ttl import TILE_OPS
+
+    unary = {**{name: name for name, info in TILE_OPS.items() if info.kind == "sfpu_unary" and not info.params},
+             "logp1": "log1p"}
+    binary = {name: name for name, info in TILE_OPS.items()
+              if info.kind == "sfpu_binary" and SFPU_CALLS[info.call].cost == "compare"}
+    return unary, binary
+
+
 # functions with compile-time number parameters: name -> ((parameter, default or None), ...)
 PARAMETRIC = {
     "elu": (("alpha", 1.0),),
@@ -51,7 +65,6 @@ PARAMETRIC = {
     "softplus": (("beta", 1.0), ("beta_reciprocal", None), ("threshold", 20.0)),
     "round": (("decimals", 0),),
 }
-BINARY = {"gt": "gt", "lt": "lt", "ge": "ge", "le": "le", "eq": "eq", "ne": "ne"}
 SPECIAL = ("max", "min", "clamp", "pow", "rsub", "relu_max", "relu_min", "where", "fill", "broadcast", "transpose",
            "reduce_sum", "reduce_max", "hardtanh", "threshold")
 
@@ -72,10 +85,16 @@ class BlockFunction:
         return f"<ttl.{self.namespace}.{self.name}>"
 
 
-def _namespace(namespace: str, names) -> Namespace:
-    return Namespace(f"ttl.{namespace}", {name: BlockFunction(name, namespace) for name in names})
+def _namespace(namespace: str, names: Callable[[], list[str]]) -> Namespace:
+    return Namespace(f"ttl.{namespace}", cache(lambda: {name: BlockFunction(name, namespace) for name in names()}))
 
 
-math = _namespace("math", [*UNARY, *BINARY, *PARAMETRIC, *SPECIAL])
-block = _namespace("block", ["broadcast", "fill", "where", "transpose", "mask", "mask_posinf", "squeeze", "unsqueeze"])
-unsafe = _namespace("unsafe", ["element_read", "element_write"])
+def _math_names() -> list[str]:
+    unary, binary = sfpu_functions()
+    return [*unary, *binary, *PARAMETRIC, *SPECIAL]
+
+
+math = _namespace("math", _math_names)
+block = _namespace("block", lambda: ["broadcast", "fill", "where", "transpose", "mask", "mask_posinf", "squeeze",
+                                     "unsqueeze"])
+unsafe = _namespace("unsafe", lambda: ["element_read", "element_write"])

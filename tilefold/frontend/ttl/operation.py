@@ -232,7 +232,9 @@ def _drop_unconsumed_pushes(module: ModuleOp) -> None:
 def _pipe_net_table(capture: OperationCapture, uses) -> ArrayAttr:
     """Per pipe net: the buffer blocks are received into (a sender writes at its own write pointer
     of that buffer, which every node advances in step) and the block size in bytes."""
-    from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, i32
+    from xdsl.dialects.builtin import ArrayAttr
+
+    from tilefold.ir.ttl_metadata import PipeNetAttr
 
     entries = []
     for net in capture.pipe_nets:
@@ -258,8 +260,7 @@ def _pipe_net_table(capture: OperationCapture, uses) -> ArrayAttr:
                 raise KernelError(f"the block sent here ({dfb.name}, {size} B) differs from the block received "
                                   f"({receiver.name}, {block_bytes} B); send and receive blocks of the same shape and "
                                   "data type", loc)
-        entries.append(DictionaryAttr({"net": IntegerAttr(net.index, i32), "recv_cb": IntegerAttr(receiver.index, i32),
-                                       "block_bytes": IntegerAttr(block_bytes, i32)}))
+        entries.append(PipeNetAttr.from_dict({"net": net.index, "recv_cb": receiver.index, "block_bytes": block_bytes}))
     return ArrayAttr(entries)
 
 

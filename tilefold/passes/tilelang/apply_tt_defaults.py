@@ -4,8 +4,8 @@ Reads: ``tt.user_schedule`` (from ``annotate_tt_schedule``), if any.
 Writes: ``tt.schedule`` = ``{"policy": "contiguous", "order": "row_major"}`` with the user's
 fields applied, and ``tt.shard`` = ``{"layout": "tiled", "interleaved": true,
 "tile_shape": [32, 32]}`` unless already present.
-Errors: an unknown schedule field, policy or order (:class:`CompileError` at the
-annotation's line).
+Errors: an unknown policy or order (:class:`CompileError` at the annotation's line; the front
+end has refused unknown fields).
 """
 
 from __future__ import annotations
@@ -34,13 +34,7 @@ class ApplyTTDefaults(ModulePass):
         user = get_attr(kernel, "tt.user_schedule", {})
         where = location_of(user)
         schedule = dict(DEFAULT_SCHEDULE)
-        for key, value in user.items():
-            if key == "loc":
-                continue
-            if key not in schedule:
-                raise CompileError(f"annotate_tt_schedule: unknown field {key!r}; use policy ({', '.join(POLICIES)}) "
-                                   f"and order ({', '.join(ORDERS)})", where)
-            schedule[key] = value
+        schedule.update((key, value) for key, value in user.items() if key != "loc")
         if schedule["policy"] not in POLICIES:
             raise CompileError(f"annotate_tt_schedule: policy {schedule['policy']!r} is not one of "
                                f"{', '.join(POLICIES)}", where)

@@ -16,6 +16,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from tilefold.errors import CompileError
 from tilefold.ir.tile_types import format_of_memref
 from tilefold.ir import tile
+from tilefold.passes.builder import LocatedBuilder
 from tilefold.ir.locations import source_location
 from tilefold.layout.formats import DataFormat
 from tilefold.ir.attributes import param_names
@@ -128,22 +129,12 @@ def append(block: Block, op: Operation, loc_from: Operation | None = None) -> Op
     return op
 
 
-class Inserter:
-    """Places ops one after another before an anchor, giving them the anchor's location."""
-
-    def __init__(self, anchor: Operation | None = None, block: Block | None = None, loc_from: Operation | None = None):
-        self.anchor = anchor
-        self.block = block
-        self.loc_from = loc_from or anchor
-
-    def __call__(self, op: Operation) -> Operation:
-        if self.anchor is not None:
-            Rewriter.insert_op(op, InsertPoint.before(self.anchor))
-        else:
-            self.block.add_op(op)
-        if self.loc_from is not None:
-            op.location = self.loc_from.location
-        return op
+def inserter(anchor: Operation | None = None, block: Block | None = None,
+             loc_from: Operation | None = None) -> LocatedBuilder:
+    """An xDSL Builder placing ops one after another before ``anchor`` (or at the end of
+    ``block``), with ``loc_from``'s location (default: the anchor's)."""
+    point = InsertPoint.before(anchor) if anchor is not None else InsertPoint.at_end(block)
+    return LocatedBuilder(point, loc_from=loc_from or anchor)
 
 
 def persistent_loop(kernel: func.FuncOp) -> tile.ForOp | None:
@@ -161,5 +152,5 @@ def kernel_op(kernel: func.FuncOp) -> tile.KernelOp | None:
 
 
 __all__ = ["TILE", "tiles_for", "tile_grid", "compile_error", "BufferInfo", "buffers", "buffer_name", "is_global", "memref_shape",
-           "insert_before", "insert_after", "append", "Inserter", "persistent_loop",
+           "insert_before", "insert_after", "append", "inserter", "persistent_loop",
            "kernel_op"]

@@ -11,33 +11,25 @@ from __future__ import annotations
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import FloatAttr, f32, i32
 from xdsl.ir import Block, Operation
-from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.rewriter import InsertPoint
 
 from tilefold.ir import tile
-from tilefold.passes.tilelang.affine import constant_op
-from tilefold.passes.tilelang.common import append
+from tilefold.passes.builder import LocatedBuilder
 
 
-class Emitter:
-    """Adds ops to a block (before its ``scf.yield`` when it has one), all with one location,
-    sharing integer constants."""
+class Emitter(LocatedBuilder):
+    """An xDSL Builder adding ops to a block (before ``before``, else at its end), all with
+    ``loc_from``'s location, sharing integer constants."""
 
     def __init__(self, block: Block, loc_from: Operation, before: Operation | None = None):
+        super().__init__(InsertPoint.before(before) if before is not None else InsertPoint.at_end(block),
+                         loc_from=loc_from)
         self.block = block
-        self.loc_from = loc_from
-        self.before = before
         self.consts: dict[int, object] = {}
-
-    def __call__(self, op: Operation) -> Operation:
-        if self.before is not None:
-            Rewriter.insert_op(op, InsertPoint.before(self.before))
-            op.location = self.loc_from.location
-            return op
-        return append(self.block, op, self.loc_from)
 
     def c(self, n: int):
         if n not in self.consts:
-            self.consts[n] = self(constant_op(n)).result
+            self.consts[n] = super().c(n)
         return self.consts[n]
 
     def f32(self, value: float):

@@ -29,7 +29,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from tilefold.ir import tile
 from tilefold.passes.tilelang.affine import constant_op
 from tilefold.ir.attributes import get_attr, kernel_function, set_attr
-from tilefold.passes.tilelang.common import Inserter, kernel_op
+from tilefold.passes.tilelang.common import inserter, kernel_op
 from tilefold.passes.device_pass import DevicePass
 from tilefold.passes.tilelang.rasterization_tt import emit_block_at
 
@@ -85,7 +85,7 @@ class GridToCoreGrid(DevicePass):
         for alloc in [o for o in grid_op.walk() if isinstance(o, tile.AllocOp)]:
             alloc.detach()
             Rewriter.insert_op(alloc, InsertPoint.before(grid_op))
-        at = Inserter(grid_op)
+        at = inserter(grid_op)
 
         def arg(name: str):
             value = at(tile.RuntimeArgOp(name)).result
@@ -100,7 +100,7 @@ class GridToCoreGrid(DevicePass):
         zero = at(constant_op(0)).result
         loop = at(tile.ForOp(zero, count, "persistent"))
         loop.iv.name_hint = "i"
-        body = Inserter(block=loop.body.block, loc_from=grid_op)
+        body = inserter(block=loop.body.block, loc_from=grid_op)
         tid = body(arith.AddiOp(start, loop.iv)).result
         tid.name_hint = "tid"
         if mode == "local_shard":

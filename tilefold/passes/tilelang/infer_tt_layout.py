@@ -1,9 +1,9 @@
 """infer_tt_layout (Stage A1): ``tt.buffer.<name>`` for every global tensor.
 
-Reads: the parameters (shape, dtype), ``tt.padded_shapes`` and ``tt.user_layout`` (from
-``annotate_tt_layout``: ``memory`` DRAM | L1, ``layout`` interleaved | sharded,
-``tile_shape``, ``dtype``, ``nd_shard`` = {axes, grid, shard_shape_elems, order,
-align_tiles}).
+Reads: the parameters (shape, dtype), ``tt.padded_shapes`` and ``tt.user_layout``
+(``#tt.user_layouts``, from ``annotate_tt_layout``: ``memory`` DRAM | L1, ``layout`` interleaved |
+sharded, ``tile_shape``, ``dtype``, ``nd_shard`` = {axes, grid, shard_shape_elems, order,
+align_tiles}; the front end has refused unknown fields).
 Writes: ``tt.buffer.<name>`` = {memory, layout, tile_shape, dtype, shape, padded_shape
 [, nd_shard]}. A sharded buffer's ``nd_shard`` is normalised (axes default to ``M, N``
 preceded by ``B``/``H``/``d<i>``; the shard shape is ``ceil(padded / grid)`` when only the
@@ -11,7 +11,7 @@ grid is given, the grid ``ceil(padded / shard)`` when only the shard is) and pro
 onto the 2-D compute view: every axis but the last folds into rows, so
 ``projected_grid = [Π grid[:-1], grid[-1]]`` and ``projected_shard_tiles =
 [Π shard[:-1] / 32, shard[-1] / 32]``.
-Errors: ``halo`` anywhere (*halo unsupported*); unknown fields or values; tile shapes other
+Errors: ``halo`` anywhere (*halo unsupported*); unknown values; tile shapes other
 than 32×32; a dtype that is not the parameter's; shards that are not whole tiles; an L1
 shard grid larger than the core grid; and L1 that does not hold the buffer (L1OverflowError).
 All at the line of the annotation.
@@ -31,8 +31,6 @@ from tilefold.ir.attributes import get_attr, kernel_function, location_of, set_a
 from tilefold.passes.tilelang.common import TILE, buffers
 from tilefold.passes.device_pass import DevicePass
 
-FIELDS = ("memory", "layout", "tile_shape", "dtype", "nd_shard", "halo", "loc")
-ND_FIELDS = ("axes", "grid", "shard_shape_elems", "order", "align_tiles", "halo")
 
 
 def _default_axes(rank: int) -> list[str]:
@@ -52,10 +50,6 @@ def nd_shard(name: str, spec, padded: list[int], where) -> dict:
     if not isinstance(spec, dict):
         raise CompileError(f"annotate_tt_layout for {name}: layout='sharded' needs nd_shard={{'grid': [...]}} "
                            "(or shard_shape_elems)", where)
-    for key in spec:
-        if key not in ND_FIELDS:
-            raise CompileError(f"annotate_tt_layout for {name}: unknown nd_shard field {key!r}; use "
-                               f"{', '.join(ND_FIELDS[:-1])}", where)
     if spec.get("halo"):
         raise CompileError(f"halo unsupported: annotate_tt_layout for {name} asks for halo {spec['halo']!r}; "
                            "shards must not overlap", where)
@@ -122,10 +116,6 @@ class InferTTLayout(DevicePass):
             set_attr(kernel, f"tt.buffer.{name}", entry)
 
     def _entry(self, name, info, user: dict, padded: list[int], where) -> dict:
-        for key in user:
-            if key not in FIELDS:
-                raise CompileError(f"annotate_tt_layout for {name}: unknown field {key!r}; use "
-                                   f"{', '.join(FIELDS[:-2])}", where)
         if user.get("halo"):
             raise CompileError(f"halo unsupported: annotate_tt_layout for {name} asks for halo {user['halo']!r}; "
                                "shards must not overlap", where)

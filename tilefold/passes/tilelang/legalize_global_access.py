@@ -34,7 +34,7 @@ from tilefold.ir import tile
 from tilefold.passes.tilelang.affine import Affine, affine_of, constant_op, materialize
 from tilefold.ir.attributes import kernel_function, param_names
 from tilefold.passes.tilelang.common import (
-    Inserter,
+    inserter,
     buffer_name,
     compile_error,
     insert_after,
@@ -127,7 +127,7 @@ class LegalizeGlobalAccess(ModulePass):
         reads: dict[tuple, tile.AllocOp] = {}
         writes: dict[tuple, tile.AllocOp] = {}
         blocks: dict[tuple, tuple] = {}
-        before = Inserter(par)
+        before = inserter(par)
         args = list(par.body.block.args)
 
         def fresh(hint: str) -> str:

@@ -13,22 +13,25 @@ Writes:
   ``noc_async_writes_flushed`` (before the pop that follows), and one
   ``noc_async_write_barrier`` at the end of the writer.
 
+Each CB protocol point and each transfer is rewritten in place by a ``RewritePattern``
+(:class:`LowerCbEvent`, :class:`LowerTransfer`) under xDSL's pattern walker.
+
 Errors: none.
 """
 
 from __future__ import annotations
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import ModuleOp, i32
-from xdsl.ir import Block
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
 from xdsl.passes import ModulePass
-from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
 from tilefold.ir import tile
 from tilefold.ir.ttkernel import L1LoadOp, L1StoreOp, api_call
-from tilefold.passes.tilelang.affine import constant_op
 from tilefold.ir.attributes import kernel_function
+from tilefold.passes.builder import LocatedBuilder, rewrite_once
 from tilefold.passes.tilelang.configure_tensor_accessor import device_kernels
 from tilefold.ir.attributes import cb_entries
 
@@ -36,38 +39,39 @@ EVENT_CALLS = {"consume": "cb_wait_front", "release": "cb_pop_front", "produce_b
                "produce_end": "cb_push_back"}
 
 
-class _Before:
-    """Inserts ops before an anchor with the anchor's location."""
-
-    def __init__(self, anchor):
-        self.anchor = anchor
-        self.point = InsertPoint.before(anchor)
-
-    def __call__(self, op):
-        Rewriter.insert_op(op, self.point)
-        op.location = self.anchor.location
-        return op
-
-    def c(self, n: int):
-        return self(constant_op(n)).result
-
-
-def _arith(at: _Before, cls):
+def _arith(at: LocatedBuilder, cls):
     """``cls(a, b)`` placed by ``at``, as its result value."""
     return lambda a, b: at(cls(a, b)).result
 
 
-def _in_loop(outer: _Before, count: int, name: str):
-    """``scf.for %name = 0 to count``; returns (inserter into its body, induction variable)."""
-    body = Block(arg_types=[i32])
-    body.args[0].name_hint = name
-    yield_ = scf.YieldOp()
-    body.add_op(yield_)
-    yield_.location = outer.anchor.location
-    outer(scf.ForOp(outer.c(0), outer.c(count), outer.c(1), [], body))
-    inner = _Before(yield_)
-    inner.anchor = outer.anchor
-    return inner, body.args[0]
+class LowerCbEvent(RewritePattern):
+    """A CB protocol point → its ``cb_*`` call on the CB index and page count."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, event: tile.CbEventOp, rewriter: PatternRewriter) -> None:
+        at = LocatedBuilder.before(event)
+        at(api_call(EVENT_CALLS[event.event], [at.c(event.cb_index), at.c(event.num_pages)]))
+        rewriter.erase(event)
+
+
+class LowerTransfer(RewritePattern):
+    """A block read or write → its NOC page, face-row or element transfers (see the module docstring)."""
+
+    def __init__(self, page_sizes: dict[int, int], scratch):
+        self.page_sizes = page_sizes
+        self.scratch = scratch
+
+    def match_and_rewrite(self, t: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(t, tile.TRANSFERS):
+            return
+        page_size = self.page_sizes[t.cb_index]
+        if isinstance(t, (tile.ReadRowsOp, tile.WriteRowsOp)) and t.by_element:
+            _elements(t, page_size, self.scratch)
+        elif isinstance(t, (tile.ReadRowsOp, tile.WriteRowsOp)):
+            _rows(t, page_size)
+        else:
+            _transfer(t, page_size)
+        rewriter.erase(t)
 
 
 class LowerCBIntrinsics(ModulePass):
@@ -78,150 +82,137 @@ class LowerCBIntrinsics(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         entries = cb_entries(kernel_function(op))
         page_sizes = {cb["index"]: cb["page_size"] for cb in entries.values()}
-        scratch = {thread: self._scratch(kernel, entries.get(f"{thread}_scratch"))
+        scratch = {thread: _scratch(kernel, entries.get(f"{thread}_scratch"))
                    for kernel in device_kernels(op) for thread in [kernel.sym_name.data]}
         for kernel in device_kernels(op):
-            for event in [o for o in kernel.walk() if isinstance(o, tile.CbEventOp)]:
-                at = _Before(event)
-                at(api_call(EVENT_CALLS[event.event], [at.c(event.cb_index), at.c(event.num_pages)]))
-                Rewriter.erase_op(event)
-            writes = False
-            for t in [o for o in kernel.walk() if isinstance(o, tile.TRANSFERS)]:
-                if isinstance(t, (tile.ReadRowsOp, tile.WriteRowsOp)) and t.by_element:
-                    self._elements(t, page_sizes[t.cb_index], scratch[kernel.sym_name.data])
-                elif isinstance(t, (tile.ReadRowsOp, tile.WriteRowsOp)):
-                    self._rows(t, page_sizes[t.cb_index])
-                else:
-                    self._transfer(t, page_sizes[t.cb_index])
-                writes |= isinstance(t, tile.WRITES)
+            writes = any(isinstance(o, tile.WRITES) for o in kernel.walk())
+            rewrite_once(kernel.body, LowerCbEvent(), LowerTransfer(page_sizes, scratch[kernel.sym_name.data]))
             if writes:
                 ret = kernel.body.block.last_op
                 assert isinstance(ret, func.ReturnOp)
-                _Before(ret)(api_call("noc_async_write_barrier", []))
+                LocatedBuilder.before(ret)(api_call("noc_async_write_barrier", []))
 
-    def _transfer(self, t, page_size: int) -> None:
-        reading = isinstance(t, tile.ReadBlockOp)
-        rows, cols, stride = t.geometry()
-        at = _Before(t)
-        cb = at.c(t.cb_index)
-        base = at(api_call("get_write_ptr" if reading else "get_read_ptr", [cb])).result
-        base.name_hint = "l1_write_addr" if reading else "l1_read_addr"
-        body_r, r = _in_loop(at, rows, "r") if rows > 1 else (at, at.c(0))
-        row_page = body_r(arith.AddiOp(t.first_page, body_r(arith.MuliOp(r, body_r.c(stride))))).result
-        row_addr = body_r(arith.AddiOp(base, body_r(arith.MuliOp(r, body_r.c(cols * page_size))))).result
-        body, c = _in_loop(body_r, cols, "c") if cols > 1 else (body_r, body_r.c(0))
-        page = body(arith.AddiOp(row_page, c)).result
-        addr = body(arith.AddiOp(row_addr, body(arith.MuliOp(c, body.c(page_size))))).result
-        if reading:
-            body(api_call("noc_async_read_page", [page, t.accessor, addr, body.c(0)]))
-            at(api_call("noc_async_read_barrier", []))
-        else:
-            body(api_call("noc_async_write_page", [page, t.accessor, addr, body.c(0), body.c(0)]))
-            at(api_call("noc_async_writes_flushed", []))
-        Rewriter.erase_op(t)
 
-    def _rows(self, t, page_size: int) -> None:
-        """A block moved one face row (16 values) at a time: local row q is tensor row
-        ``first_row + q * row_step``; each 16-value piece goes between its place in the tensor's
-        tile and its place in the CB's tile (``noc_async_read`` / ``noc_async_write`` of
-        ``get_noc_addr(page, accessor, offset)``)."""
-        reading = isinstance(t, tile.ReadRowsOp)
-        rows, cols, row_step, tiles_per_row, eb = t.geometry()
-        local_tiles_per_row = -(-cols // 32)
-        at = _Before(t)
-        cb = at.c(t.cb_index)
-        base = at(api_call("get_write_ptr" if reading else "get_read_ptr", [cb])).result
-        base.name_hint = "l1_write_addr" if reading else "l1_read_addr"
-        body_q, q = _in_loop(at, rows, "q") if rows > 1 else (at, at.c(0))
-        add, mul = _arith(body_q, arith.AddiOp), _arith(body_q, arith.MuliOp)
-        div, rem = _arith(body_q, arith.DivUIOp), _arith(body_q, arith.RemUIOp)
-        g = add(t.first_row, mul(q, body_q.c(row_step)))
-        page_row = mul(div(g, body_q.c(32)), body_q.c(tiles_per_row))
-        src_face_row = self._face_row(body_q, rem(g, body_q.c(32)))
-        local_row_tile = mul(div(q, body_q.c(32)), body_q.c(local_tiles_per_row * page_size))
-        dst_face_row = self._face_row(body_q, rem(q, body_q.c(32)))
-        pieces = -(-cols // 16)
-        body, h = _in_loop(body_q, pieces, "h") if pieces > 1 else (body_q, body_q.c(0))
-        add, mul = _arith(body, arith.AddiOp), _arith(body, arith.MuliOp)
-        div, rem = _arith(body, arith.DivUIOp), _arith(body, arith.RemUIOp)
-        col = add(t.first_col, mul(h, body.c(16)))
-        page = add(page_row, div(col, body.c(32)))
-        src_half = div(rem(col, body.c(32)), body.c(16))
-        tensor_offset = mul(add(src_face_row, mul(src_half, body.c(256))), body.c(eb))
-        local_tile = add(local_row_tile, mul(div(h, body.c(2)), body.c(page_size)))
-        local_offset = mul(add(dst_face_row, mul(rem(h, body.c(2)), body.c(256))), body.c(eb))
-        l1 = add(base, add(local_tile, local_offset))
-        noc = body(api_call("get_noc_addr", [page, t.accessor, tensor_offset])).result
-        if reading:
-            body(api_call("noc_async_read", [noc, l1, body.c(16 * eb)]))
-            at(api_call("noc_async_read_barrier", []))
-        else:
-            body(api_call("noc_async_write", [l1, noc, body.c(16 * eb)]))
-            at(api_call("noc_async_writes_flushed", []))
-        Rewriter.erase_op(t)
+def _transfer(t, page_size: int) -> None:
+    reading = isinstance(t, tile.ReadBlockOp)
+    rows, cols, stride = t.geometry()
+    at = LocatedBuilder.before(t)
+    cb = at.c(t.cb_index)
+    base = at(api_call("get_write_ptr" if reading else "get_read_ptr", [cb])).result
+    base.name_hint = "l1_write_addr" if reading else "l1_read_addr"
+    body_r, r = at.loop(rows, "r") if rows > 1 else (at, at.c(0))
+    row_page = body_r(arith.AddiOp(t.first_page, body_r(arith.MuliOp(r, body_r.c(stride))))).result
+    row_addr = body_r(arith.AddiOp(base, body_r(arith.MuliOp(r, body_r.c(cols * page_size))))).result
+    body, c = body_r.loop(cols, "c") if cols > 1 else (body_r, body_r.c(0))
+    page = body(arith.AddiOp(row_page, c)).result
+    addr = body(arith.AddiOp(row_addr, body(arith.MuliOp(c, body.c(page_size))))).result
+    if reading:
+        body(api_call("noc_async_read_page", [page, t.accessor, addr, body.c(0)]))
+        at(api_call("noc_async_read_barrier", []))
+    else:
+        body(api_call("noc_async_write_page", [page, t.accessor, addr, body.c(0), body.c(0)]))
+        at(api_call("noc_async_writes_flushed", []))
 
-    def _scratch(self, kernel, entry):
-        """The L1 address of a kernel's scratch page: reserved at the kernel's start, pushed and
-        popped at its end (the kernel is its CB's only producer and consumer)."""
-        if entry is None:
-            return None
-        cb = entry["index"]
-        top = _Before(kernel.body.block.first_op)
-        top(api_call("cb_reserve_back", [top.c(cb), top.c(1)]))
-        addr = top(api_call("get_write_ptr", [top.c(cb)])).result
-        addr.name_hint = "scratch"
-        end = _Before(kernel.body.block.last_op)
-        end(api_call("cb_push_back", [end.c(cb), end.c(1)]))
-        end(api_call("cb_wait_front", [end.c(cb), end.c(1)]))
-        end(api_call("cb_pop_front", [end.c(cb), end.c(1)]))
-        return addr
+def _rows(t, page_size: int) -> None:
+    """A block moved one face row (16 values) at a time: local row q is tensor row
+    ``first_row + q * row_step``; each 16-value piece goes between its place in the tensor's
+    tile and its place in the CB's tile (``noc_async_read`` / ``noc_async_write`` of
+    ``get_noc_addr(page, accessor, offset)``)."""
+    reading = isinstance(t, tile.ReadRowsOp)
+    rows, cols, row_step, tiles_per_row, eb = t.geometry()
+    local_tiles_per_row = -(-cols // 32)
+    at = LocatedBuilder.before(t)
+    cb = at.c(t.cb_index)
+    base = at(api_call("get_write_ptr" if reading else "get_read_ptr", [cb])).result
+    base.name_hint = "l1_write_addr" if reading else "l1_read_addr"
+    body_q, q = at.loop(rows, "q") if rows > 1 else (at, at.c(0))
+    add, mul = _arith(body_q, arith.AddiOp), _arith(body_q, arith.MuliOp)
+    div, rem = _arith(body_q, arith.DivUIOp), _arith(body_q, arith.RemUIOp)
+    g = add(t.first_row, mul(q, body_q.c(row_step)))
+    page_row = mul(div(g, body_q.c(32)), body_q.c(tiles_per_row))
+    src_face_row = _face_row(body_q, rem(g, body_q.c(32)))
+    local_row_tile = mul(div(q, body_q.c(32)), body_q.c(local_tiles_per_row * page_size))
+    dst_face_row = _face_row(body_q, rem(q, body_q.c(32)))
+    pieces = -(-cols // 16)
+    body, h = body_q.loop(pieces, "h") if pieces > 1 else (body_q, body_q.c(0))
+    add, mul = _arith(body, arith.AddiOp), _arith(body, arith.MuliOp)
+    div, rem = _arith(body, arith.DivUIOp), _arith(body, arith.RemUIOp)
+    col = add(t.first_col, mul(h, body.c(16)))
+    page = add(page_row, div(col, body.c(32)))
+    src_half = div(rem(col, body.c(32)), body.c(16))
+    tensor_offset = mul(add(src_face_row, mul(src_half, body.c(256))), body.c(eb))
+    local_tile = add(local_row_tile, mul(div(h, body.c(2)), body.c(page_size)))
+    local_offset = mul(add(dst_face_row, mul(rem(h, body.c(2)), body.c(256))), body.c(eb))
+    l1 = add(base, add(local_tile, local_offset))
+    noc = body(api_call("get_noc_addr", [page, t.accessor, tensor_offset])).result
+    if reading:
+        body(api_call("noc_async_read", [noc, l1, body.c(16 * eb)]))
+        at(api_call("noc_async_read_barrier", []))
+    else:
+        body(api_call("noc_async_write", [l1, noc, body.c(16 * eb)]))
+        at(api_call("noc_async_writes_flushed", []))
 
-    def _elements(self, t, page_size: int, scratch) -> None:
-        """A block whose columns are not whole face rows, one element at a time: the 16-value
-        face row holding the element in the tensor is read into the scratch page, then the
-        element is copied into the CB's tile (a read) or patched into the face row, which is
-        written back (a write: read-modify-write, so the rest of the face row keeps its values)."""
-        reading = isinstance(t, tile.ReadRowsOp)
-        rows, cols, row_step, tiles_per_row, eb = t.geometry()
-        local_tiles_per_row = -(-cols // 32)
-        at = _Before(t)
-        cb = at.c(t.cb_index)
-        base = at(api_call("get_write_ptr" if reading else "get_read_ptr", [cb])).result
-        body_q, q = _in_loop(at, rows, "q") if rows > 1 else (at, at.c(0))
-        add, mul = _arith(body_q, arith.AddiOp), _arith(body_q, arith.MuliOp)
-        div, rem = _arith(body_q, arith.DivUIOp), _arith(body_q, arith.RemUIOp)
-        g = add(t.first_row, mul(q, body_q.c(row_step)))
-        page_row = mul(div(g, body_q.c(32)), body_q.c(tiles_per_row))
-        src_face_row = self._face_row(body_q, rem(g, body_q.c(32)))
-        local_row_tile = mul(div(q, body_q.c(32)), body_q.c(local_tiles_per_row * page_size))
-        dst_face_row = self._face_row(body_q, rem(q, body_q.c(32)))
-        body, e = _in_loop(body_q, cols, "e") if cols > 1 else (body_q, body_q.c(0))
-        add, mul = _arith(body, arith.AddiOp), _arith(body, arith.MuliOp)
-        div, rem = _arith(body, arith.DivUIOp), _arith(body, arith.RemUIOp)
-        col = add(t.first_col, e)
-        page = add(page_row, div(col, body.c(32)))
-        piece = mul(add(src_face_row, mul(div(rem(col, body.c(32)), body.c(16)), body.c(256))), body.c(eb))
-        in_piece = add(scratch, mul(rem(col, body.c(16)), body.c(eb)))
-        local_tile = add(local_row_tile, mul(div(e, body.c(32)), body.c(page_size)))
-        local_elem = add(dst_face_row, add(mul(div(rem(e, body.c(32)), body.c(16)), body.c(256)), rem(e, body.c(16))))
-        l1 = add(base, add(local_tile, mul(local_elem, body.c(eb))))
-        noc = body(api_call("get_noc_addr", [page, t.accessor, piece])).result
-        body(api_call("noc_async_read", [noc, scratch, body.c(16 * eb)]))
-        body(api_call("noc_async_read_barrier", []))
-        width = 8 * eb
-        if reading:
-            value = body(L1LoadOp(in_piece, body.c(0), width)).result
-            body(L1StoreOp(l1, body.c(0), value, width))
-        else:
-            value = body(L1LoadOp(l1, body.c(0), width)).result
-            body(L1StoreOp(in_piece, body.c(0), value, width))
-            body(api_call("noc_async_write", [scratch, noc, body.c(16 * eb)]))
-            body(api_call("noc_async_write_barrier", []))
-        Rewriter.erase_op(t)
+def _scratch(kernel, entry):
+    """The L1 address of a kernel's scratch page: reserved at the kernel's start, pushed and
+    popped at its end (the kernel is its CB's only producer and consumer)."""
+    if entry is None:
+        return None
+    cb = entry["index"]
+    top = LocatedBuilder.before(kernel.body.block.first_op)
+    top(api_call("cb_reserve_back", [top.c(cb), top.c(1)]))
+    addr = top(api_call("get_write_ptr", [top.c(cb)])).result
+    addr.name_hint = "scratch"
+    end = LocatedBuilder.before(kernel.body.block.last_op)
+    end(api_call("cb_push_back", [end.c(cb), end.c(1)]))
+    end(api_call("cb_wait_front", [end.c(cb), end.c(1)]))
+    end(api_call("cb_pop_front", [end.c(cb), end.c(1)]))
+    return addr
 
-    def _face_row(self, at, r):
-        """The element offset of row ``r`` (0..31) of a tile's first face column: face
-        ``(r // 16) * 2``, row ``r % 16``."""
-        add, mul = _arith(at, arith.AddiOp), _arith(at, arith.MuliOp)
-        div, rem = _arith(at, arith.DivUIOp), _arith(at, arith.RemUIOp)
-        return add(mul(div(r, at.c(16)), at.c(512)), mul(rem(r, at.c(16)), at.c(16)))
+def _elements(t, page_size: int, scratch) -> None:
+    """A block whose columns are not whole face rows, one element at a time: the 16-value
+    face row holding the element in the tensor is read into the scratch page, then the
+    element is copied into the CB's tile (a read) or patched into the face row, which is
+    written back (a write: read-modify-write, so the rest of the face row keeps its values)."""
+    reading = isinstance(t, tile.ReadRowsOp)
+    rows, cols, row_step, tiles_per_row, eb = t.geometry()
+    local_tiles_per_row = -(-cols // 32)
+    at = LocatedBuilder.before(t)
+    cb = at.c(t.cb_index)
+    base = at(api_call("get_write_ptr" if reading else "get_read_ptr", [cb])).result
+    body_q, q = at.loop(rows, "q") if rows > 1 else (at, at.c(0))
+    add, mul = _arith(body_q, arith.AddiOp), _arith(body_q, arith.MuliOp)
+    div, rem = _arith(body_q, arith.DivUIOp), _arith(body_q, arith.RemUIOp)
+    g = add(t.first_row, mul(q, body_q.c(row_step)))
+    page_row = mul(div(g, body_q.c(32)), body_q.c(tiles_per_row))
+    src_face_row = _face_row(body_q, rem(g, body_q.c(32)))
+    local_row_tile = mul(div(q, body_q.c(32)), body_q.c(local_tiles_per_row * page_size))
+    dst_face_row = _face_row(body_q, rem(q, body_q.c(32)))
+    body, e = body_q.loop(cols, "e") if cols > 1 else (body_q, body_q.c(0))
+    add, mul = _arith(body, arith.AddiOp), _arith(body, arith.MuliOp)
+    div, rem = _arith(body, arith.DivUIOp), _arith(body, arith.RemUIOp)
+    col = add(t.first_col, e)
+    page = add(page_row, div(col, body.c(32)))
+    piece = mul(add(src_face_row, mul(div(rem(col, body.c(32)), body.c(16)), body.c(256))), body.c(eb))
+    in_piece = add(scratch, mul(rem(col, body.c(16)), body.c(eb)))
+    local_tile = add(local_row_tile, mul(div(e, body.c(32)), body.c(page_size)))
+    local_elem = add(dst_face_row, add(mul(div(rem(e, body.c(32)), body.c(16)), body.c(256)), rem(e, body.c(16))))
+    l1 = add(base, add(local_tile, mul(local_elem, body.c(eb))))
+    noc = body(api_call("get_noc_addr", [page, t.accessor, piece])).result
+    body(api_call("noc_async_read", [noc, scratch, body.c(16 * eb)]))
+    body(api_call("noc_async_read_barrier", []))
+    width = 8 * eb
+    if reading:
+        value = body(L1LoadOp(in_piece, body.c(0), width)).result
+        body(L1StoreOp(l1, body.c(0), value, width))
+    else:
+        value = body(L1LoadOp(l1, body.c(0), width)).result
+        body(L1StoreOp(in_piece, body.c(0), value, width))
+        body(api_call("noc_async_write", [scratch, noc, body.c(16 * eb)]))
+        body(api_call("noc_async_write_barrier", []))
+
+def _face_row(at, r):
+    """The element offset of row ``r`` (0..31) of a tile's first face column: face
+    ``(r // 16) * 2``, row ``r % 16``."""
+    add, mul = _arith(at, arith.AddiOp), _arith(at, arith.MuliOp)
+    div, rem = _arith(at, arith.DivUIOp), _arith(at, arith.RemUIOp)
+    return add(mul(div(r, at.c(16)), at.c(512)), mul(rem(r, at.c(16)), at.c(16)))

@@ -49,7 +49,7 @@ from tilefold.ir.attributes import get_attr, kernel_function, param_names, set_a
 from tilefold.ir.buffer_layouts import entry_format
 from tilefold.passes.tilelang.common import (
     TILE,
-    Inserter,
+    inserter,
     buffer_name,
     buffers,
     compile_error,
@@ -251,7 +251,7 @@ class LowerSharedToCB(DevicePass):
             entry = get_attr(kernel, f"tt.buffer.{buffer_name(copy.src if is_global(copy.src, kernel) else copy.dst, kernel)}")
             padded = entry["padded_shape"]
             g = copy_geometry(copy, kernel, padded)
-            at = Inserter(copy)
+            at = inserter(copy)
             tiles_per_row = padded[-1] // TILE
             cb = cbs[g.lname]["index"]
             if g.moves_whole_tiles():

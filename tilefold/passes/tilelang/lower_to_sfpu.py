@@ -29,7 +29,8 @@ Writes, in place of each ``tile.parallel``::
         tile.dst_section math { copy_tile / bcast loads, SFPU ops } pack { pack_tile ... }
     }
 
-plus the constant tiles it needs (``zero_tile``, the index tiles).
+plus the constant tiles it needs (``zero_tile``, the index tiles). Each ``tile.parallel`` is
+rewritten by a ``RewritePattern`` (:class:`LowerParallel`) under xDSL's pattern walker.
 
 Errors: an index other than those above; more values alive than DST holds.
 """
@@ -41,13 +42,15 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import ModuleOp, f32
-from xdsl.rewriter import Rewriter
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
+from xdsl.rewriter import InsertPoint
 
 from tilefold.ir import tile
 from tilefold.ir.ttkernel import api_call, constant_int
 from tilefold.passes.tilelang.affine import affine_of
 from tilefold.ir.attributes import get_attr, kernel_function
-from tilefold.passes.tilelang.common import buffer_name, compile_error, insert_before, is_global, tiles_for
+from tilefold.passes.builder import rewrite_once
+from tilefold.passes.tilelang.common import buffer_name, compile_error, is_global, tiles_for
 from tilefold.passes.tilelang.emitter import Emitter
 from tilefold.passes.tilelang.internal_buffers import constant_tile, index_tile
 from tilefold.passes.tilelang.parallel_space import Space, access_pattern, parallel_space
@@ -79,8 +82,18 @@ class LowerToSFPU(DevicePass):
         capacity = self.arch.dst_capacity(config["fp32_dest_acc_en"], config["dst_full_sync_en"])
         layouts = get_attr(kernel, "tt.vector_layouts", {})
         dst_format = "Float32" if config["fp32_dest_acc_en"] else "Float16_b"
-        for par in [o for o in kernel.walk() if isinstance(o, tile.ParallelOp)]:
-            ParallelLowering(kernel, par, layouts, capacity, dst_format).lower()
+        rewrite_once(kernel.body, LowerParallel(kernel, layouts, capacity, dst_format))
+
+
+class LowerParallel(RewritePattern):
+    """One element-wise ``tile.parallel`` → its ``tile.stmt`` of SFPU tile ops."""
+
+    def __init__(self, kernel, layouts: dict[str, str], capacity: int, dst_format: str):
+        self.kernel, self.layouts, self.capacity, self.dst_format = kernel, layouts, capacity, dst_format
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, par: tile.ParallelOp, rewriter: PatternRewriter) -> None:
+        ParallelLowering(self.kernel, par, self.layouts, self.capacity, self.dst_format).lower(rewriter)
 
 
 class ParallelLowering:
@@ -149,7 +162,7 @@ class ParallelLowering:
                                         f"{'' if store else ', v[i] / v[j] for a vector, or [0] / [0, 0]'}")
         return Leaf(name, cb, kind, grid)
 
-    def lower(self) -> None:
+    def lower(self, rewriter: PatternRewriter) -> None:
         par, kernel = self.par, self.kernel
         rows, cols = self.grid()
         ops = list(par.body.block.ops)
@@ -181,8 +194,9 @@ class ParallelLowering:
                 name = index_tile(kernel, dim)
                 index_cbs[dim] = get_attr(kernel, f"tt.cb.{name}")["index"]
                 reads.append(name)
-        stmt = insert_before(par, tile.StmtOp("eltwise", reads, writes))
+        stmt = tile.StmtOp("eltwise", reads, writes)
         stmt.location = par.location
+        rewriter.insert(stmt, InsertPoint.before(par))
         body, t = Emitter(stmt.body.block, par).loop(rows * cols, "t")
         t.name_hint = "t"
         math, pack = body.section()
@@ -222,7 +236,7 @@ class ParallelLowering:
                            self.dst_format)
         for slot, leaf in program.run(ops, [(v, leaf) for v, leaf in stores]):
             pack(api_call("pack_tile", [pack.c(slot), pack.c(leaf.cb), pack.c(0)]))
-        Rewriter.erase_op(par, safe_erase=False)
+        rewriter.erase(par, safe_erase=False)
 
     def defined_outside(self, value) -> bool:
         owner = value.owner

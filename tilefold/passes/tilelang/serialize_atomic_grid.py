@@ -29,7 +29,7 @@ from tilefold.ir.tile_types import format_of_memref, memref_type
 from tilefold.ir import tile
 from tilefold.passes.tilelang.affine import affine_of, constant_op, materialize
 from tilefold.ir.attributes import get_attr, kernel_function, param_names
-from tilefold.passes.tilelang.common import Inserter, buffer_name, compile_error, insert_after, is_global, kernel_op
+from tilefold.passes.tilelang.common import inserter, buffer_name, compile_error, insert_after, is_global, kernel_op
 
 
 class SerializeAtomicGrid(ModulePass):
@@ -80,7 +80,7 @@ class SerializeAtomicGrid(ModulePass):
         loops = []
         values = {d: arg for d, arg in zip(kept, new.body.block.args)}
         for d in serial:
-            at = Inserter(block=block, loc_from=grid_op)
+            at = inserter(block=block, loc_from=grid_op)
             lb = at(constant_op(0)).result
             ub = at(constant_op(grid[d])).result
             loop = at(tile.ForOp(lb, ub, "serial"))
@@ -110,7 +110,7 @@ class SerializeAtomicGrid(ModulePass):
         acc.result.name_hint = name
         Rewriter.insert_op(acc, InsertPoint.before(outer))
         acc.location = copy_in.location
-        before = Inserter(outer, loc_from=copy_in)
+        before = inserter(outer, loc_from=copy_in)
         offsets = [materialize(affine_of(v), before) for v in copy_in.offsets]
         dims = list(copy_in.dims.get_values()) if copy_in.dims is not None else None
         before(tile.CopyOp(copy_in.src, old, offsets, dims))

@@ -37,11 +37,9 @@ from xdsl.ir import Operation, SSAValue
 from tilefold.errors import CompileError
 from tilefold.ir import tile
 from tilefold.ir.locations import source_location
+from tilefold.ir.sfpu import SFPU
 from tilefold.ir.ttkernel import api_call, float_bits
 
-UNARY_TILE = {"exp": "exp", "exp2": "exp2", "log": "log", "sqrt": "sqrt", "rsqrt": "rsqrt", "abs": "abs",
-              "tanh": "tanh", "sigmoid": "sigmoid", "sin": "sin", "cos": "cos", "floor": "floor", "ceil": "ceil",
-              "trunc": "trunc"}
 BINARY_TILE = {"arith.addf": "add_binary_tile", "arith.subf": "sub_binary_tile", "arith.mulf": "mul_binary_tile",
                "arith.divf": "div_binary_tile", "arith.maximumf": "binary_max_tile",
                "arith.minimumf": "binary_min_tile"}
@@ -261,7 +259,10 @@ class SfpuTile:
                 else:
                     self.binary("power_binary_tile", args[0], args[1], result)
                 return
-            self.unary(f"{UNARY_TILE[fn]}_tile", args[0], result)
+            sfpu = SFPU.get(fn)
+            if sfpu is None or sfpu.arity != "unary" or sfpu.params:
+                raise CompileError(f"T.{fn} has no SFPU form inside T.Parallel", source_location(op))
+            self.unary(sfpu.call, args[0], result)
             return
         if name == "arith.mulf" and self.key(args[0]) == self.key(args[1]):
             self.release(self.key(args[1]))

@@ -36,7 +36,7 @@ from tilefold.ir import tile
 from tilefold.layout.formats import DataFormat
 from tilefold.passes.tilelang.affine import Affine, affine_of, materialize
 from tilefold.ir.attributes import kernel_function, param_names
-from tilefold.passes.tilelang.common import Inserter, buffer_name, insert_after, is_global
+from tilefold.passes.tilelang.common import inserter, buffer_name, insert_after, is_global
 
 TILE = 32
 
@@ -153,12 +153,12 @@ def _rewrite(m: _Match, kernel: func.FuncOp, names: set[str]) -> None:
         op.result.name_hint = name
         return op
 
-    before_loop = Inserter(loop)
+    before_loop = inserter(loop)
     a_s = before_loop(alloc(f"{buffer_name(m.a, kernel)}_tile", "shared", format_of_memref(m.a.type)))
     b_s = before_loop(alloc(f"{buffer_name(m.b, kernel)}_tile", "shared", format_of_memref(m.b.type)))
     acc = before_loop(alloc(f"{buffer_name(m.c, kernel)}_acc", "fragment", DataFormat.Float32))
     before_loop(tile.FillOp(acc.result, 0.0))
-    in_body = Inserter(m.parallel)
+    in_body = inserter(m.parallel)
     row = materialize(m.row, in_body)
     col = materialize(m.col, in_body)
     k = materialize(m.k, in_body)

@@ -7,8 +7,9 @@ Reads: kernels after ``ttl-lower-to-loops`` (tile ops reading ``tensor.extract``
   ``ttl.cb_tile_offset = [..]`` (one entry per block operand): the buffer the block lives in and
   the index of the block's first tile relative to the buffer's read or write pointer (non-zero when
   the kernel holds an older block of the same buffer end);
-* on the module: ``ttl.circular_buffers``, one entry per buffer — index, name, block shape, data
-  format, layout, block count, page size and page count — which the program builder creates.
+* on the module: ``ttl.circular_buffers``, one ``#ttl.cb_entry`` per buffer — index, name, block
+  shape, data format, layout, block count, page size and page count — which the program builder
+  creates.
 
 Errors: :class:`CompileError` when two kernels bind one index to different buffers.
 """
@@ -18,12 +19,13 @@ from __future__ import annotations
 import math
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, ModuleOp, StringAttr, TensorType, i32
+from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, ModuleOp, TensorType, i32
 from xdsl.passes import ModulePass
 
 from tilefold.errors import CompileError
 from tilefold.ir import ttl
 from tilefold.ir.locations import source_location
+from tilefold.ir.ttl_metadata import CBEntryAttr
 from tilefold.passes.ttl.common import acquisition_of, bind_of, kernels
 
 L1_ALIGNMENT = 16
@@ -62,7 +64,7 @@ class TTLAnnotateCBAssociations(ModulePass):
     name = "ttl-annotate-cb-associations"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        table: dict[int, tuple[ttl.BindCBOp, DictionaryAttr]] = {}
+        table: dict[int, tuple[ttl.BindCBOp, CBEntryAttr]] = {}
         for kernel in kernels(op):
             for inner in kernel.walk():
                 if isinstance(inner, ttl.BindCBOp):
@@ -82,16 +84,16 @@ class TTLAnnotateCBAssociations(ModulePass):
         cb_type = bind.result.type
         page, per_block, pages = cb_geometry(cb_type)
         element = cb_type.element_type
-        entry = DictionaryAttr({
-            "index": IntegerAttr(bind.index, i32),
-            "name": StringAttr(bind.buffer_name.data if bind.buffer_name is not None else f"c_{bind.index}"),
-            "shape": ArrayAttr([IntegerAttr(s, i32) for s in cb_type.block_shape]),
-            "data_format": StringAttr(ttl.data_format_of(cb_type).value),
-            "layout": StringAttr("TILE" if isinstance(element, ttl.TileType) else "ROW_MAJOR"),
-            "block_count": IntegerAttr(cb_type.block_count.data, i32),
-            "page_size": IntegerAttr(page, i32),
-            "block_pages": IntegerAttr(per_block, i32),
-            "num_pages": IntegerAttr(pages, i32),
+        entry = CBEntryAttr.from_dict({
+            "index": bind.index,
+            "name": bind.buffer_name.data if bind.buffer_name is not None else f"c_{bind.index}",
+            "shape": list(cb_type.block_shape),
+            "data_format": ttl.data_format_of(cb_type).value,
+            "layout": "TILE" if isinstance(element, ttl.TileType) else "ROW_MAJOR",
+            "block_count": cb_type.block_count.data,
+            "page_size": page,
+            "block_pages": per_block,
+            "num_pages": pages,
         })
         known = table.get(bind.index)
         if known is not None and known[0].result.type != cb_type:

@@ -19,6 +19,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from tilefold.ir import ttl
+from tilefold.ir.ttl_metadata import KernelArgAttr
 from tilefold.passes.ttl.common import kernels
 from tilefold.passes.ttl.ttkernel_builder import KernelEmitter, erase_lowered, is_ttl
 from tilefold.passes.ttl.ttkernel_compute import ComputeLowering
@@ -30,7 +31,7 @@ def lower_kernel(module: ModuleOp, kernel) -> None:
     cbs = {}
     for bind in [op for op in kernel.walk() if isinstance(op, ttl.BindCBOp)]:
         name = bind.result.name_hint or f"cb{bind.index}"
-        cbs[bind.index] = emitter.compile_arg(f"cb:{bind.index}", name)
+        cbs[bind.index] = emitter.compile_arg(KernelArgAttr.of("cb", bind.index), name)
     role = kernel.attributes[ttl.KERNEL_ROLE_ATTR].data
     lowering = ComputeLowering(emitter, cbs) if role == "compute" else DataMovementLowering(emitter, cbs, module)
     lowered = []
@@ -41,7 +42,7 @@ def lower_kernel(module: ModuleOp, kernel) -> None:
             lowered.append(op)
         elif isinstance(op, ttl.NodeCoordOp):
             dim = op.dim.value.data
-            op.result.replace_all_uses_with(emitter.runtime(f"node:{dim}", ("node_x", "node_y")[dim]))
+            op.result.replace_all_uses_with(emitter.runtime(KernelArgAttr.of("node", dim), ("node_x", "node_y")[dim]))
             lowered.append(op)
         elif lowering.lower(op):
             lowered.append(op)

@@ -14,7 +14,8 @@ Reads: ``ttl.compute`` ops with DST slots assigned, each followed (somewhere in 
 so a multi-tile block is computed in one loop and packed in a second one, both inside one
 acquire / release, as the TT-Lang multi-tile lowering shows.
 
-Errors: none (a compute whose result is not stored is an internal error).
+Each compute is rewritten by a ``RewritePattern`` (:class:`BracketCompute`) under xDSL's pattern
+walker. Errors: none (a compute whose result is not stored is an internal error).
 """
 
 from __future__ import annotations
@@ -22,9 +23,12 @@ from __future__ import annotations
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
+from xdsl.rewriter import InsertPoint
 
 from tilefold.ir import ttl
-from tilefold.passes.ttl.common import bind_of, insert_after, insert_before, kernels
+from tilefold.passes.builder import rewrite_once
+from tilefold.passes.ttl.common import bind_of, kernels
 
 
 def _outermost_subblock_loop(op):
@@ -37,6 +41,29 @@ def _outermost_subblock_loop(op):
     return outer
 
 
+class BracketCompute(RewritePattern):
+    """One ``ttl.compute`` → init, acquire, the compute, commit, wait, its store, release."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, compute: ttl.ComputeOp, rewriter: PatternRewriter) -> None:
+        store = next(u.operation for u in compute.result[0].uses if isinstance(u.operation, ttl.StoreOp))
+        in_cb = bind_of(compute.inputs[0]) if compute.inputs else bind_of(compute.outputs[0])
+        out_cb = bind_of(compute.outputs[0])
+        sync = [ttl.InitSFPUOp(in_cb.result, out_cb.result), ttl.TileRegsAcquireOp(), ttl.TileRegsCommitOp(),
+                ttl.TileRegsWaitOp()]
+        for op in sync:
+            op.location = compute.location
+        init, acquire, commit, wait = sync
+        rewriter.insert(init, InsertPoint.before(_outermost_subblock_loop(compute) or compute))
+        rewriter.insert(acquire, InsertPoint.before(compute))
+        rewriter.insert([commit, wait], InsertPoint.after(compute))
+        store.detach()
+        rewriter.insert(store, InsertPoint.after(wait))
+        release = ttl.TileRegsReleaseOp()
+        release.location = store.location
+        rewriter.insert(release, InsertPoint.after(store))
+
+
 class TTLInsertTileRegsSync(ModulePass):
     """Insert init / acquire / commit / wait / release around computes (see the module docstring)."""
 
@@ -44,22 +71,4 @@ class TTLInsertTileRegsSync(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for kernel in kernels(op, "compute"):
-            for compute in [c for c in kernel.walk() if isinstance(c, ttl.ComputeOp)]:
-                self.bracket(compute)
-
-    @staticmethod
-    def bracket(compute: ttl.ComputeOp) -> None:
-        store = next(u.operation for u in compute.result[0].uses if isinstance(u.operation, ttl.StoreOp))
-        in_cb = bind_of(compute.inputs[0]) if compute.inputs else bind_of(compute.outputs[0])
-        out_cb = bind_of(compute.outputs[0])
-        init = ttl.InitSFPUOp(in_cb.result, out_cb.result)
-        init.location = compute.location
-        insert_before(init, _outermost_subblock_loop(compute) or compute)
-        insert_before(ttl.TileRegsAcquireOp(), compute).location = compute.location
-        wait = ttl.TileRegsWaitOp()
-        commit = ttl.TileRegsCommitOp()
-        insert_after(commit, compute).location = compute.location
-        insert_after(wait, commit).location = compute.location
-        store.detach()
-        insert_after(store, wait)
-        insert_after(ttl.TileRegsReleaseOp(), store).location = store.location
+            rewrite_once(kernel.body, BracketCompute())

@@ -1,15 +1,16 @@
 """Emitting ttkernel IR for one kernel during ``convert-ttl-to-ttkernel``: arguments and small helpers.
 
 Reads: a kernel function. Writes: ``ttkernel.get_compile_time_arg_val`` / ``get_arg_val`` ops at the
-kernel's start, and records on the function which argument is which:
+kernel's start, and records on the function which argument is which, as lists of ``#ttl.arg``
+(:class:`tilefold.ir.ttl_metadata.KernelArgAttr`):
 
-* ``ttl.compile_args`` — ``"cb:<index>"`` (a circular buffer index), ``"accessor:<tensor>"``
-  (``TensorAccessorArgs`` of an operation tensor, several compile-time args);
-* ``ttl.runtime_args`` — ``"node:0"`` / ``"node:1"`` (the node's logical x / y), ``"address:<tensor>"``,
-  ``"pipe:<net>:<role>:count"``, ``"pipe:<net>:src:<slot>:<field>"`` (``x0 y0 x1 y1`` NOC rectangle,
-  ``dests``, ``remote``, ``loopback``), ``"pipe:<net>:dst:<slot>:<field>"`` (``x y`` NOC coordinates
-  of the source, ``self``), ``"pipe:<net>:<role>:<slot>:peer_<field>"`` (the logical coordinates of
-  the other end of the pipe, ``ttl.pipe_peer``).
+* ``ttl.compile_args`` — ``cb`` (a circular buffer index), ``accessor`` (``TensorAccessorArgs`` of an
+  operation tensor, several compile-time args);
+* ``ttl.runtime_args`` — ``node`` (the node's logical x / y), ``address`` (of a tensor),
+  ``pipe_count`` (pipes of a net in a role), ``pipe`` (one field of one pipe: ``x0 y0 x1 y1`` NOC
+  rectangle, ``dests``, ``remote``, ``loopback`` of a source; ``x y`` NOC coordinates of the
+  source, ``self`` of a destination), ``pipe_peer`` (a logical coordinate of the other end of one
+  pipe, ``ttl.pipe_peer``).
 
 The program builder (:mod:`tilefold.program.from_ttl`) reads these lists to give every
 core its arguments. Runtime values are ``index`` (the ttkernel API takes index or i32 operands).
@@ -17,13 +18,16 @@ core its arguments. Runtime values are ``index`` (the ttkernel API takes index o
 
 from __future__ import annotations
 
+from xdsl.builder import Builder
 from xdsl.dialects import arith, func
-from xdsl.dialects.builtin import ArrayAttr, FloatAttr, IndexType, IntegerAttr, StringAttr, f32, i1, i32
+from xdsl.dialects.builtin import ArrayAttr, FloatAttr, IndexType, IntegerAttr, f32, i1, i32
 from xdsl.ir import Operation, SSAValue
+from xdsl.rewriter import InsertPoint
 
 from tilefold.ir import ttl
 from tilefold.ir.ttkernel import GetCompileTimeArgValOp, api_call
 from tilefold.ir.ttkernel_api import API
+from tilefold.ir.ttl_metadata import KernelArgAttr
 
 COMPILE_ARGS_ATTR = "ttl.compile_args"
 RUNTIME_ARGS_ATTR = "ttl.runtime_args"
@@ -35,17 +39,18 @@ class KernelEmitter:
     def __init__(self, kernel: func.FuncOp):
         self.kernel = kernel
         self.entry = kernel.body.block
-        self.compile_args: list[str] = []
-        self.runtime_args: list[str] = []
-        self.runtime_values: dict[str, SSAValue] = {}
+        self.compile_args: list[KernelArgAttr] = []
+        self.runtime_args: list[KernelArgAttr] = []
+        self.runtime_values: dict[KernelArgAttr, SSAValue] = {}
         self.prologue: list[Operation] = []
 
     # -- inserting ----------------------------------------------------------------------------
 
     @staticmethod
     def before(op: Operation, anchor: Operation, location=None) -> Operation:
+        """Insert ``op`` before ``anchor`` (xDSL's Builder) with ``location`` (default: the anchor's)."""
+        Builder(InsertPoint.before(anchor)).insert(op)
         op.location = location if location is not None else anchor.location
-        anchor.parent_block().insert_op_before(op, anchor)
         return op
 
     def at_start(self, op: Operation) -> Operation:
@@ -55,11 +60,9 @@ class KernelEmitter:
         return op
 
     def finish(self) -> None:
-        first = self.entry.first_op
-        for op in self.prologue:
-            self.entry.insert_op_before(op, first)
-        self.kernel.attributes[COMPILE_ARGS_ATTR] = ArrayAttr([StringAttr(a) for a in self.compile_args])
-        self.kernel.attributes[RUNTIME_ARGS_ATTR] = ArrayAttr([StringAttr(a) for a in self.runtime_args])
+        Builder(InsertPoint.before(self.entry.first_op)).insert(self.prologue)
+        self.kernel.attributes[COMPILE_ARGS_ATTR] = ArrayAttr(self.compile_args)
+        self.kernel.attributes[RUNTIME_ARGS_ATTR] = ArrayAttr(self.runtime_args)
 
     def index(self, value: int, anchor: Operation) -> SSAValue:
         return self.before(arith.ConstantOp(IntegerAttr(value, IndexType())), anchor).result
@@ -97,7 +100,7 @@ class KernelEmitter:
 
     # -- arguments ----------------------------------------------------------------------------
 
-    def compile_arg(self, descriptor: str, name: str | None = None) -> SSAValue:
+    def compile_arg(self, descriptor: KernelArgAttr, name: str | None = None) -> SSAValue:
         index = len(self.compile_args)
         self.compile_args.append(descriptor)
         op = self.at_start(GetCompileTimeArgValOp(index))
@@ -105,7 +108,7 @@ class KernelEmitter:
             op.result.name_hint = name
         return op.result
 
-    def runtime(self, descriptor: str, name: str | None = None) -> SSAValue:
+    def runtime(self, descriptor: KernelArgAttr, name: str | None = None) -> SSAValue:
         """The ``index`` value of a runtime argument (read once, at the kernel's start)."""
         if descriptor not in self.runtime_values:
             k = len(self.runtime_args)

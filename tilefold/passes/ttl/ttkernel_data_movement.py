@@ -37,6 +37,7 @@ from tilefold.ir.ttkernel import (AssertInRangeOp, L1LoadOp, L1StoreOp, TensorAc
 from tilefold.layout.formats import DataFormat
 from tilefold.passes.ttl.annotate_cb_associations import cb_geometry
 from tilefold.passes.ttl.common import bind_of
+from tilefold.ir.ttl_metadata import KernelArgAttr
 from tilefold.passes.ttl.ttkernel_builder import KernelEmitter
 
 SEMAPHORES_PER_NET = 3
@@ -50,7 +51,7 @@ def pipe_table(module: ModuleOp) -> dict[int, dict]:
     if attr is None:
         return out
     for position, entry in enumerate(attr.data):
-        fields = {k: v.value.data for k, v in entry.data.items()}
+        fields = entry.to_dict()
         out[fields["net"]] = {"position": position, "recv_cb": fields["recv_cb"], "block_bytes": fields["block_bytes"]}
     return out
 
@@ -84,14 +85,14 @@ class DataMovementLowering:
         e = self.e
         index = op.arg_index.value.data
         name = op.tensor_name.data
-        e.compile_args.append(f"accessor:{index}")
+        e.compile_args.append(KernelArgAttr.of("accessor", index))
         if self.last_args is None:
             args = e.at_start(TensorAccessorArgsOp(cta_offset=len(e.compile_args) - 1))
         else:
             args = e.at_start(TensorAccessorArgsOp(prev=self.last_args))
         args.result.name_hint = f"{name}_args"
         self.last_args = args.result
-        address = e.runtime(f"address:{index}", f"{name}_addr")
+        address = e.runtime(KernelArgAttr.of("address", index), f"{name}_addr")
         size = e.at_start(arith.ConstantOp.from_int_and_width(_page_size(op.result.type), 32))
         accessor = e.at_start(TensorAccessorOp(args.result, address, size.result))
         accessor.result.name_hint = name
@@ -117,11 +118,11 @@ class DataMovementLowering:
             for kind in op.kind_names:
                 e.call("noc_async_read_barrier" if kind == "read" else "noc_async_write_barrier", [], op)
         elif isinstance(op, ttl.PipeCountOp):
-            value = e.runtime(f"pipe:{op.net.value.data}:{op.role.data}:count", f"{op.role.data}_pipes")
+            value = e.runtime(KernelArgAttr.of("pipe_count", op.net.value.data, op.role.data), f"{op.role.data}_pipes")
             op.result.replace_all_uses_with(value)
         elif isinstance(op, ttl.PipePeerOp):
             net, slot, role, name = op.net.value.data, op.slot.value.data, op.role.data, op.field.data
-            value = e.runtime(f"pipe:{net}:{role}:{slot}:peer_{name}", f"{role}{slot}_peer_{name}")
+            value = e.runtime(KernelArgAttr.of("pipe_peer", net, role, slot, name), f"{role}{slot}_peer_{name}")
             op.result.replace_all_uses_with(value)
         elif isinstance(op, ttl.PipeSendOp):
             self.send(op)
@@ -294,7 +295,8 @@ class DataMovementLowering:
         return self.semaphores[key]
 
     def _field(self, op, role: str, field: str) -> SSAValue:
-        return self.e.runtime(f"pipe:{op.net_index}:{role}:{op.slot_index}:{field}", f"{role}{op.slot_index}_{field}")
+        return self.e.runtime(KernelArgAttr.of("pipe", op.net_index, role, op.slot_index, field),
+                              f"{role}{op.slot_index}_{field}")
 
     def send(self, op: ttl.PipeSendOp) -> None:
         e = self.e

@@ -1,4 +1,4 @@
-func.func @add_compute() attributes {ttkernel.thread = "compute", ttl.kernel_role = "compute", ttkernel.compute_config = #ttkernel.compute_config<math_fidelity = "HiFi4", fp32_dest_acc_en = false, dst_full_sync_en = false, math_approx_mode = false>, ttl.compile_args = ["cb:0", "cb:1", "cb:2"], ttl.runtime_args = []} {
+func.func @add_compute() attributes {ttkernel.thread = "compute", ttl.kernel_role = "compute", ttkernel.compute_config = #ttkernel.compute_config<math_fidelity = "HiFi4", fp32_dest_acc_en = false, dst_full_sync_en = false, math_approx_mode = false>, ttl.compile_args = [#ttl.arg<kind = "cb", index = 0 : i64>, #ttl.arg<kind = "cb", index = 1 : i64>, #ttl.arg<kind = "cb", index = 2 : i64>], ttl.runtime_args = []} {
   %lhs_cb = ttkernel.get_compile_time_arg_val(0 : i32) : i32
   %rhs_cb = ttkernel.get_compile_time_arg_val(1 : i32) : i32
   %out_cb = ttkernel.get_compile_time_arg_val(2 : i32) : i32

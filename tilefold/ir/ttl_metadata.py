@@ -1,0 +1,148 @@
+"""Typed ``ttl.*`` tables of the TT-Lang pipeline: attributes that verify themselves.
+
+Reads / writes: nothing. Records of the ``ttl`` dialect, made as :mod:`tilefold.ir.metadata`
+makes the ``tt`` ones (a record checks its fields when a pass or the parser makes it):
+
+* ``ttl.circular_buffers`` (on the module) — a list of :class:`CBEntryAttr`, one per buffer:
+  ``#ttl.cb_entry<index, name, shape, data_format, layout, block_count, page_size, block_pages,
+  num_pages>`` (written by ``ttl-annotate-cb-associations``, read by the program builder).
+* ``ttl.pipe_nets`` (on the module) — a list of :class:`PipeNetAttr`,
+  ``#ttl.pipe_net<net, recv_cb, block_bytes>``: per pipe net, the buffer blocks are received into
+  and the block size (the position in the list numbers the net's semaphores).
+* ``ttl.compile_args`` / ``ttl.runtime_args`` (on a kernel function) — lists of
+  :class:`KernelArgAttr`, ``#ttl.arg<kind, index[, role, slot, field]>``: what each compile-time /
+  runtime argument of the kernel is, so the program builder gives every core its values.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, NoneAttr, StringAttr
+from xdsl.irdl import irdl_attr_definition
+from xdsl.utils.exceptions import VerifyException
+
+from tilefold.ir.metadata import _FORMATS, Field, Record, _int, _int_list, _one_of
+
+_OPT_INT = IntegerAttr | NoneAttr
+_OPT_STR = StringAttr | NoneAttr
+
+
+@irdl_attr_definition
+class CBEntryAttr(Record):
+    """``#ttl.cb_entry<...>``: one circular buffer of a TT-Lang program, as the host creates it."""
+
+    name = "ttl.cb_entry"
+
+    index: _OPT_INT
+    buffer_name: _OPT_STR
+    shape: ArrayAttr | NoneAttr
+    data_format: _OPT_STR
+    layout: _OPT_STR
+    block_count: _OPT_INT
+    page_size: _OPT_INT
+    block_pages: _OPT_INT
+    num_pages: _OPT_INT
+
+    FIELDS = (
+        Field("index", True, _int(0)),
+        Field("name", True, lambda v: None if isinstance(v, str) and v else "a buffer name"),
+        Field("shape", True, _int_list()),
+        Field("data_format", True, _one_of(*_FORMATS)),
+        Field("layout", True, _one_of("TILE", "ROW_MAJOR")),
+        Field("block_count", True, _int(1)),
+        Field("page_size", True, _int(1)),
+        Field("block_pages", True, _int(1)),
+        Field("num_pages", True, _int(1)),
+    )
+
+    def verify(self) -> None:
+        super().verify()
+        f = self.to_dict()
+        if f["num_pages"] != f["block_pages"] * f["block_count"]:
+            raise VerifyException(f"#ttl.cb_entry {f['name']}: num_pages {f['num_pages']} is not block_pages "
+                                  f"{f['block_pages']} x block_count {f['block_count']}")
+
+
+@irdl_attr_definition
+class PipeNetAttr(Record):
+    """``#ttl.pipe_net<net, recv_cb, block_bytes>``: a pipe net, the buffer its blocks are received
+    into and the size of a block in bytes."""
+
+    name = "ttl.pipe_net"
+
+    net: _OPT_INT
+    recv_cb: _OPT_INT
+    block_bytes: _OPT_INT
+
+    FIELDS = (Field("net", True, _int(0)), Field("recv_cb", True, _int(0)), Field("block_bytes", True, _int(1)))
+
+
+# the kinds of kernel argument, and what each one is
+ARG_KINDS = {
+    "cb": "a circular buffer index (compile-time)",
+    "accessor": "the TensorAccessorArgs of operation tensor <index> (compile-time, several words)",
+    "node": "the node's logical x (index 0) or y (index 1)",
+    "address": "the base address of operation tensor <index>",
+    "pipe_count": "how many pipes of net <index> the node is the role of",
+    "pipe": "one field of pipe <slot> of net <index> for the node's role",
+    "pipe_peer": "a logical coordinate of the other end of pipe <slot> of net <index> (ttl.pipe_peer)",
+}
+COMPILE_TIME_KINDS = ("cb", "accessor")
+# the fields of one pipe of a net, by the node's role in it
+PIPE_FIELDS = {"src": ("x0", "y0", "x1", "y1", "dests", "remote", "loopback"), "dst": ("x", "y", "self")}
+# the logical coordinates of the other end of a pipe: the destinations' rectangle of a source, the
+# source of a destination (``linear``: y * grid columns + x of its first core)
+PEER_FIELDS = {"src": ("x0", "y0", "x1", "y1", "linear"), "dst": ("x", "y", "linear")}
+
+
+@irdl_attr_definition
+class KernelArgAttr(Record):
+    """``#ttl.arg<kind, index[, role, slot, field]>``: one argument of a kernel (see
+    :data:`ARG_KINDS`). A pipe argument names the node's role (``src`` sends, ``dst`` receives), and
+    a ``pipe`` argument also the slot (the node's n-th pipe in that role) and the field
+    (:data:`PIPE_FIELDS`: NOC rectangle, destination counts and loopback of a source; the source's
+    NOC x / y and whether it is the node itself, of a destination)."""
+
+    name = "ttl.arg"
+
+    kind: _OPT_STR
+    index: _OPT_INT
+    role: _OPT_STR
+    slot: _OPT_INT
+    field: _OPT_STR
+
+    FIELDS = (
+        Field("kind", True, _one_of(*ARG_KINDS)),
+        Field("index", True, _int(0)),
+        Field("role", False, _one_of(*PIPE_FIELDS)),
+        Field("slot", False, _int(0)),
+        Field("field", False, _one_of(*sorted({f for fs in (*PIPE_FIELDS.values(), *PEER_FIELDS.values())
+                                               for f in fs}))),
+    )
+
+    @staticmethod
+    def of(kind: str, index: int, role: str | None = None, slot: int | None = None,
+           field: str | None = None) -> KernelArgAttr:
+        return KernelArgAttr.from_dict({"kind": kind, "index": index, "role": role, "slot": slot, "field": field})
+
+    def verify(self) -> None:
+        super().verify()
+        f = self.to_dict()
+        kind = f["kind"]
+        pipe = {"role", "slot", "field"} if kind in ("pipe", "pipe_peer") else {"role"} if kind == "pipe_count" \
+            else set()
+        if set(f) - {"kind", "index"} != pipe:
+            raise VerifyException(f"#ttl.arg<kind = {kind!r}> has fields kind, index"
+                                  f"{''.join(', ' + n for n in ('role', 'slot', 'field') if n in pipe)}, not "
+                                  f"{', '.join(f)}")
+        if kind == "node" and f["index"] > 1:
+            raise VerifyException("#ttl.arg<kind = \"node\"> has index 0 (x) or 1 (y)")
+        fields = PIPE_FIELDS if kind == "pipe" else PEER_FIELDS if kind == "pipe_peer" else None
+        if fields is not None and f["field"] not in fields[f["role"]]:
+            raise VerifyException(f"#ttl.arg<kind = {kind!r}>: a {f['role']} pipe has no field {f['field']!r} "
+                                  f"(its fields: {', '.join(fields[f['role']])})")
+
+
+ATTRIBUTES = [CBEntryAttr, PipeNetAttr, KernelArgAttr]
+
+__all__ = ["CBEntryAttr", "PipeNetAttr", "KernelArgAttr", "ARG_KINDS", "COMPILE_TIME_KINDS", "PIPE_FIELDS", "PEER_FIELDS",
+           "ATTRIBUTES"]
