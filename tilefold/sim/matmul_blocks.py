@@ -383,11 +383,7 @@ class PendingMatmul:
             return
         a, b, steps = run.a, run.b, None
         while a is not None:
-            left = a.block(run.a_tile, rt, n)                     # (lanes, rt*32, n*32)
-            right = b.block(run.b_tile, n, ct)                    # (lanes, n*32, ct*32)
-            lanes = left.shape[0]
-            part = exact_matmul(left.reshape(lanes, rt * 32, n, 32).transpose(0, 2, 1, 3),
-                                right.reshape(lanes, n, 32, ct * 32))
+            part = _step_products(a, run.a_tile, rt, b, run.b_tile, ct, n)
             if steps is None:
                 steps = part
             else:
@@ -395,7 +391,7 @@ class PendingMatmul:
                 scratch.give(part)
             a, b = a.companion, b.companion
         for k in range(n):
-            self._add(steps[:, k])
+            self._add(steps[k])
         scratch.give(steps)
 
     def _add(self, product: np.ndarray) -> None:
@@ -427,6 +423,27 @@ class PendingMatmul:
         """Whether the unsettled run reads ``matrix``."""
         run = self.run
         return run is not None and (run.a is matrix or run.b is matrix)
+
+
+def _step_products(a: CbMatrix, a_tile: int, rt: int, b: CbMatrix, b_tile: int, ct: int, n: int) -> np.ndarray:
+    """The product of each of ``n`` K steps on its own: (n, lanes, rt*32, ct*32); or, when the lanes
+    are every pair of the distinct in0 and in1 operands in row-major order (a grid of cores sharing
+    rows and columns), (n, distinct in0, distinct in1, rt*32, ct*32) computed from the distinct
+    operands without gathering them per lane (see :meth:`LaneProducts.block`)."""
+    if a.lanes is not None or b.lanes is not None:
+        lanes = len(a.lanes if a.lanes is not None else b.lanes)
+        ua, ub = len(a.values), len(b.values)
+        ga = np.arange(lanes) if a.lanes is None else a.lanes
+        gb = np.arange(lanes) if b.lanes is None else b.lanes
+        if ua * ub == lanes and np.array_equal(ga * ub + gb, np.arange(lanes)):
+            left = a.distinct_block(a_tile, rt, n).reshape(ua, rt * 32, n, 32).transpose(2, 0, 1, 3)
+            right = b.distinct_block(b_tile, n, ct).reshape(ub, n, 32, ct * 32).transpose(1, 0, 2, 3)
+            return exact_matmul(left[:, :, None], right[:, None])
+    left = a.block(a_tile, rt, n)                     # (lanes, rt*32, n*32)
+    right = b.block(b_tile, n, ct)                    # (lanes, n*32, ct*32)
+    lanes = left.shape[0]
+    return exact_matmul(left.reshape(lanes, rt * 32, n, 32).transpose(2, 0, 1, 3),
+                        right.reshape(lanes, n, 32, ct * 32).transpose(1, 0, 2, 3))
 
 
 def _copy_face_rows(target: np.ndarray, rows: np.ndarray, order: tuple) -> None:
