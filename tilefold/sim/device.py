@@ -50,7 +50,7 @@ from tilefold.sim.lanes import Divergence, SteeringArgs, group_cores, refine, st
 from tilefold.sim.memory import ByteMemory
 from tilefold.sim.perf import Counters, PerfReport, ThreadPerf
 from tilefold.sim.scheduler import Scheduler, SimThread
-from tilefold.sim import watchdog
+from tilefold.sim import numerics_mode, watchdog
 from tilefold.sim.tile_math import BF16, TILE_ELEMS
 
 
@@ -132,6 +132,7 @@ class RunResult:
     trace_path: Path | None = None
     batched: bool = True
     pages: dict[str, np.ndarray] = field(default_factory=dict)
+    numerics: str = "faithful"        # the device's numerics mode (sim.numerics_mode)
 
     @property
     def ok(self) -> bool:
@@ -161,10 +162,11 @@ class _Run:
     """Device state of one run attempt."""
 
     def __init__(self, program: Program, arch: Arch, tracing: bool, max_cycles: int | None = None,
-                 read_bytes: np.ndarray | None = None):
+                 fast_numerics: bool = False, read_bytes: np.ndarray | None = None):
         self.program = program
         self.arch = arch
         self.tracing = tracing
+        self.fast_numerics = fast_numerics
         self.max_cycles = watchdog.current() if max_cycles is None else max_cycles
         self.allocation: Allocation = allocate(program, arch)
         gx, gy = arch.grid
@@ -381,8 +383,9 @@ def accessor_compile_args(buffer, allocation: Allocation, arch: Arch) -> list[in
 class Device:
     """The simulated Tenstorrent device (Wormhole B0 n150 unless told otherwise)."""
 
-    def __init__(self, arch: str | Arch | None = None):
+    def __init__(self, arch: str | Arch | None = None, numerics: str | None = None):
         self.arch = get_arch(arch)
+        self.numerics = numerics_mode.resolve(numerics)   # "faithful" or "fast" (sim.numerics_mode)
 
     def run(self, program: Program, inputs: dict[str, np.ndarray] | None = None, *, trace: str | Path | None = None,
             progress: bool | None = None, raise_on_hazard: bool = True, batch: bool = True,
@@ -425,7 +428,8 @@ class Device:
         return self._attempt(program, inputs, trace, progress, raise_on_hazard, batch, labels, run.core_read_bytes)[0]
 
     def _attempt(self, program, inputs, trace, progress, raise_on_hazard, batch, labels, read_bytes=None):
-        run = _Run(program, self.arch, tracing=trace is not None, read_bytes=read_bytes)
+        run = _Run(program, self.arch, tracing=trace is not None, fast_numerics=self.numerics == "fast",
+                   read_bytes=read_bytes)
         try:
             return self._run(run, program, inputs, trace, progress, raise_on_hazard, batch, labels), run
         finally:
@@ -478,7 +482,7 @@ class Device:
 
             write_chrome_trace(trace, contexts, self.arch.clock_hz)
             trace_path = Path(trace)
-        return RunResult(outputs, perf, hazards, trace_path, batch, pages)
+        return RunResult(outputs, perf, hazards, trace_path, batch, pages, "fast" if run.fast_numerics else "faithful")
 
     def _contexts(self, run: _Run, batch: bool, labels: dict) -> list[KernelContext]:
         contexts: list[KernelContext] = []
