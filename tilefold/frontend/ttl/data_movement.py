@@ -348,6 +348,22 @@ class DataMovementBuilder:
                 coords.append(slice(peer(lo, size - 1), self.scalars.add(peer(hi, size - 1), 1)))
         return tuple(coords)
 
+    def bound_net(self, net: PipeNet) -> PipeNet:
+        """``net`` resolved on this operation's grid (a net made outside the operation's body)."""
+        return net.bound(self.operation)
+
+    def pipe_role(self, net: PipeNet, role: str, node):
+        """``net.is_src()`` / ``is_dst()`` / ``is_active()``: whether this node sends through a pipe
+        of the net, receives from one, or either — an ``i1`` computed from the node's pipe counts
+        (runtime arguments), so one kernel serves every node of the grid."""
+        self.node = node
+        flags = []
+        for r in (("src", "dst") if role == "active" else (role,)):
+            count = self.emit(ttl.PipeCountOp(net.index, r))
+            count.result.name_hint = f"{r}_pipes"
+            flags.append(self.scalars.compare("sgt", Scalar.opaque(count.result), 0))
+        return flags[0] if len(flags) == 1 else self.logical(ast.Or, flags[0], flags[1], node)
+
     def pipe_condition(self, net: PipeNet, role: str, body, node, scope) -> None:
         from tilefold.frontend.ttl.variables import carried_names
 

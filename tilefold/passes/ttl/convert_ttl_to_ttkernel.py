@@ -44,6 +44,10 @@ def lower_kernel(module: ModuleOp, kernel) -> None:
             dim = op.dim.value.data
             op.result.replace_all_uses_with(emitter.runtime(KernelArgAttr.of("node", dim), ("node_x", "node_y")[dim]))
             lowered.append(op)
+        elif isinstance(op, ttl.PipeCountOp):
+            arg = KernelArgAttr.of("pipe_count", op.net.value.data, op.role.data)
+            op.result.replace_all_uses_with(emitter.runtime(arg, f"{op.role.data}_pipes"))
+            lowered.append(op)
         elif lowering.lower(op):
             lowered.append(op)
         elif is_ttl(op):

@@ -71,6 +71,13 @@ class DataMovementLowering:
         self.e = emitter
         self.cbs = cbs
         self.pipes = pipe_table(module)
+        # a sender writes at its own write pointer of the receiving buffer, which may be a buffer
+        # only other kernels use: bind it too, among the leading circular-buffer arguments
+        for op in emitter.kernel.walk():
+            if isinstance(op, ttl.PipeSendOp):
+                recv_cb = self.pipes[op.net_index]["recv_cb"]
+                if recv_cb not in cbs:
+                    cbs[recv_cb] = emitter.compile_arg(KernelArgAttr.of("cb", recv_cb), f"recv_cb{recv_cb}")
         self.accessors: dict[int, SSAValue] = {}
         self.last_args: SSAValue | None = None
         self.addresses: dict[SSAValue, SSAValue] = {}     # block value -> its L1 address (i32)
@@ -117,9 +124,6 @@ class DataMovementLowering:
         elif isinstance(op, ttl.GroupWaitOp):
             for kind in op.kind_names:
                 e.call("noc_async_read_barrier" if kind == "read" else "noc_async_write_barrier", [], op)
-        elif isinstance(op, ttl.PipeCountOp):
-            value = e.runtime(KernelArgAttr.of("pipe_count", op.net.value.data, op.role.data), f"{op.role.data}_pipes")
-            op.result.replace_all_uses_with(value)
         elif isinstance(op, ttl.PipePeerOp):
             net, slot, role, name = op.net.value.data, op.slot.value.data, op.role.data, op.field.data
             value = e.runtime(KernelArgAttr.of("pipe_peer", net, role, slot, name), f"{role}{slot}_peer_{name}")
