@@ -109,16 +109,16 @@ def test_each_node_sees_its_own_role():
 
 
 def test_role_predicates_compile_against_the_real_headers(tmp_path, check_kernel):
-    """The compute kernel reads its pipe counts with get_arg_val like the data movement kernels."""
+    """The compute kernel reads its pipe counts with get_arg_val like the data movement kernels
+    (whose pipe code the named-pipe and pipe-peer tests check)."""
     from tilefold.codegen.cpp import emit_kernel
 
     inp = tile_tensor((64, COLS * 32))
     program = compiled(shift_down, inp, zeros((64, COLS * 32))).program
-    for name, kind in (("compute", "compute"), ("send_dm", "reader"), ("recv_dm", "writer")):
-        kernel = next(k for k in program.kernels if k.name == name)
-        text = emit_kernel(kernel.function)
-        assert "get_arg_val" in text
-        path = tmp_path / f"{name}.cpp"
-        path.write_text(text)
-        check_kernel.require_accepted(check_kernel.check_kernel(path, kind,
-                                                                check_kernel.accessor_compile_args(program, kernel)))
+    kernel = next(k for k in program.kernels if k.name == "compute")
+    text = emit_kernel(kernel.function)
+    assert "get_arg_val" in text
+    path = tmp_path / "compute.cpp"
+    path.write_text(text)
+    check_kernel.require_accepted(check_kernel.check_kernel(path, "compute",
+                                                            check_kernel.accessor_compile_args(program, kernel)))

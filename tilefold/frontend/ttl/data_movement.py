@@ -22,7 +22,7 @@ import ast
 from xdsl.dialects import scf
 from xdsl.ir import Block as IRBlock
 
-from tilefold.frontend.ttl.pipes import PipeNet
+from tilefold.frontend.ttl.pipes import Pipe, PipeNet, nets_holding
 from tilefold.frontend.ttl.scalars import Scalar, difference
 from tilefold.frontend.ttl.values import (
     Block,
@@ -160,6 +160,10 @@ class DataMovementBuilder:
             return self.copy_pipe(dst, src, node, "send")
         if isinstance(src, PipeIdentity) and isinstance(dst, Block):
             return self.copy_pipe(src, dst, node, "recv")
+        if isinstance(src, Block) and isinstance(dst, Pipe):
+            return self.copy_named_pipe(dst, src, node, "send")
+        if isinstance(src, Pipe) and isinstance(dst, Block):
+            return self.copy_named_pipe(src, dst, node, "recv")
         raise self.error(f"ttl.copy copies a tensor slice into a block, a block into a tensor slice, or a block "
                          f"through a pipe; not {self.describe(src)} into {self.describe(dst)}", node)
 
@@ -213,6 +217,29 @@ class DataMovementBuilder:
         cls = ttl.PipeSendOp if kind == "send" else ttl.PipeRecvOp
         op = self.emit(cls(block.value, pipe.net.index, pipe.slot))
         self.pipe_uses.append((pipe.net, kind, block.dfb, self.location(node)))
+        return self.new_transfer(op.result, kind, block, node)
+
+    def copy_named_pipe(self, pipe: Pipe, block: Block, node, kind: str) -> Transfer:
+        """``ttl.copy(blk, pipe)`` / ``ttl.copy(pipe, blk)`` with a ``ttl.Pipe`` of a net: the kernel
+        guards the copy with the node's role (``net.is_src()``, node coordinates ...); the pipe's
+        ends are the same on every node."""
+        nets = nets_holding(pipe, self.operation)
+        if not nets:
+            raise self.error(f"this pipe ({_pipe_text(pipe)}) belongs to no ttl.PipeNet; put it in one with "
+                             "ttl.PipeNet([...])", node)
+        if len(nets) > 1:
+            raise self.error(f"this pipe ({_pipe_text(pipe)}) is in {len(nets)} pipe nets; put each ttl.Pipe in one "
+                             "net", node)
+        net = nets[0]
+        route = net.route_of(pipe)
+        if kind == "send":
+            block.status.copy_from(self.location(node))
+        else:
+            block.status.copy_into(self.location(node))
+        self.node = node
+        cls = ttl.PipeSendOp if kind == "send" else ttl.PipeRecvOp
+        op = self.emit(cls(block.value, net.index, route, named=True))
+        self.pipe_uses.append((net, kind, block.dfb, self.location(node)))
         return self.new_transfer(op.result, kind, block, node)
 
     def new_transfer(self, value, kind: str, block: Block, node) -> Transfer:
@@ -394,3 +421,13 @@ class DataMovementBuilder:
             self.node = node
             self.emit(scf.YieldOp())
             self.block = outer
+
+
+def _pipe_text(pipe: Pipe) -> str:
+    def show(v):
+        if isinstance(v, slice):
+            return f"{'' if v.start is None else v.start}:{'' if v.stop is None else v.stop}"
+        if isinstance(v, tuple):
+            return "(" + ", ".join(show(x) for x in v) + ")"
+        return repr(v)
+    return f"src={show(pipe.src)}, dst={show(pipe.dst)}"

@@ -202,7 +202,9 @@ class ExpressionBuilder:
             return self.tensor_slice(argument, index, node)
         if isinstance(base, (tuple, list, str, dict)):
             if isinstance(index, Scalar):
-                raise self.error("a Python sequence can only be indexed with a compile-time integer", node)
+                raise self.error("a Python sequence can only be indexed with a compile-time integer; a for loop over "
+                                 "range() runs on the device, so loop over the sequence itself (for i, item in "
+                                 "enumerate(items)) to unroll it", node)
             try:
                 return base[index]
             except (IndexError, KeyError, TypeError) as exc:

@@ -299,6 +299,9 @@ class DataMovementLowering:
         return self.semaphores[key]
 
     def _field(self, op, role: str, field: str) -> SSAValue:
+        if op.named is not None:
+            return self.e.runtime(KernelArgAttr.of("pipe_named", op.net_index, role, op.slot_index, field),
+                                  f"pipe{op.slot_index}_{role}_{field}")
         return self.e.runtime(KernelArgAttr.of("pipe", op.net_index, role, op.slot_index, field),
                               f"{role}{op.slot_index}_{field}")
 
