@@ -12,7 +12,7 @@ removed.
   map with 0 in the broadcast dims and, when the broadcast crosses a tile's rows or columns, a
   ``ttl.tile_bcast {bcast_kind = rows | cols | scalar}`` (which reads a zero tile from an internal
   one-tile buffer, the kernel attribute ``ttl.zero_cb``).
-* One reduction per compute: ``ttl.matmul`` (iterators ``(M, N, K)``, ``K`` a ``reduction``) or
+* One reduction per compute: ``ttl.matmul`` (iterators ``(batch..., M, N, K)``, ``K`` a ``reduction``) or
   ``ttl.reduce_*`` (the reduced dims are ``reduction``; ``ttl.tile_reduce`` reads a scaler tile of
   ones from the buffer ``ttl.scaler_cb``); element-wise ops on its result fuse after it.
 * A value the hardware must read from a circular buffer — the operand of a matmul, reduction or
@@ -198,10 +198,11 @@ class StoreConverter:
         for o in chosen.operands:
             if _is_block_op(o):
                 raise NeedsMaterialization(o)
-        if chosen.info.kind == "matmul":
-            m, k = _shape(chosen.operands[0])
-            n = _shape(chosen.operands[1])[1]
-            return Plan(chosen, (m, n, k), ["parallel", "parallel", "reduction"], [0, 1])
+        if chosen.info.kind == "matmul":      # iterators (batch..., M, N, K)
+            *batch, m, k = _shape(chosen.operands[0])
+            n = _shape(chosen.operands[1])[-1]
+            nb = len(batch)
+            return Plan(chosen, (*batch, m, n, k), ["parallel"] * (nb + 2) + ["reduction"], list(range(nb + 2)))
         dims = set(chosen.dim_list)
         in_shape = _shape(chosen.operands[0])
         return Plan(chosen, in_shape, ["reduction" if i in dims else "parallel" for i in range(len(in_shape))],
@@ -262,8 +263,10 @@ class StoreConverter:
         if op is not plan.reduction:
             raise NeedsMaterialization(v)
         if info.kind == "matmul":
-            a = self._input(body, op.operands[0], [0, 2], plan)
-            b = self._input(body, op.operands[1], [2, 1], plan)
+            nb = len(plan.iter_shape) - 3
+            batch = list(range(nb))
+            a = self._input(body, op.operands[0], [*batch, nb, nb + 2], plan)
+            b = self._input(body, op.operands[1], [*batch, nb + 2, nb + 1], plan)
             return self._emit(body, ttl.make_tile_op("matmul", [a, b], tile), op.location)
         rank = len(plan.iter_shape)
         x = self._input(body, op.operands[0], list(range(rank)), plan)
