@@ -128,3 +128,28 @@ def test_a_pipe_outside_every_net_names_the_users_line():
     expect_error(lambda: op(tile_tensor((32, 64)), zeros((32, 64))),
                  test_a_pipe_outside_every_net_names_the_users_line, KernelError,
                  "belongs to no ttl.PipeNet")
+
+
+def test_a_grid_over_several_chips_names_the_users_line():
+    def run():
+        @ttl.operation(grid=(2, 2, 8, 8))  # error
+        def op(a):
+            pass
+
+        op(tile_tensor((32, 32)))
+
+    expect_error(run, test_a_grid_over_several_chips_names_the_users_line, KernelError,
+                 "spans several chips", "mesh tensors")
+
+
+def test_a_pipe_to_another_chip_names_the_users_line():
+    @ttl.operation(grid=(2, 1))
+    def op(a):
+        ttl.PipeNet([ttl.Pipe((0, 0, 0, 0), (slice(0, 2), slice(0, 2), 0, 0))])  # error
+
+        @ttl.compute()
+        def compute():
+            pass
+
+    expect_error(lambda: op(tile_tensor((32, 32))), test_a_pipe_to_another_chip_names_the_users_line, KernelError,
+                 "Pipe 0 dst (0:2, 0:2, 0, 0) names nodes on chips of a mesh", "not supported by tilefold yet")

@@ -122,3 +122,71 @@ def test_role_predicates_compile_against_the_real_headers(tmp_path, check_kernel
     path.write_text(text)
     check_kernel.require_accepted(check_kernel.check_kernel(path, "compute",
                                                             check_kernel.accessor_compile_args(program, kernel)))
+
+
+@ttl.operation(grid=(4, 2))
+def eltwise_pipe(a_in, b_in, c_in, out):
+    """TT-Lang's eltwise pipe example: node 0 multicasts a float32 tile of ``c`` to row 0, whose
+    nodes compute ``a * b + broadcast(c)`` on their column; row 1 returns at once (``is_active``)."""
+    granularity = 2
+    row_tiles, col_tiles = a_in.shape[0] // 32, a_in.shape[1] // 32
+    a_dfb = ttl.make_dataflow_buffer_like(a_in, shape=(granularity, 1), block_count=2)
+    b_dfb = ttl.make_dataflow_buffer_like(b_in, shape=(granularity, 1), block_count=2)
+    c_dfb = ttl.make_dataflow_buffer_like(c_in, shape=(1, 1), block_count=2)
+    out_dfb = ttl.make_dataflow_buffer_like(out, shape=(granularity, 1), block_count=2)
+    pipe_net = ttl.PipeNet([ttl.Pipe((0, 0), (slice(0, 4), 0))])
+
+    @ttl.compute()
+    def compute():
+        if not pipe_net.is_active():
+            return
+        c_block = c_dfb.wait()
+        for _ in range(row_tiles // granularity):
+            a_block, b_block, out_block = a_dfb.wait(), b_dfb.wait(), out_dfb.reserve()
+            out_block.store(a_block * b_block + ttl.block.broadcast(c_block, dims=[0], shape=(granularity, 1)))
+            out_block.push()
+            a_block.pop()
+            b_block.pop()
+        c_block.pop()
+
+    @ttl.datamovement()
+    def dm0():
+        if not pipe_net.is_active():
+            return
+        ct = ttl.node(dims=1)
+        with c_dfb.reserve() as c_block:
+            def pipe_src(pipe):
+                ttl.copy(c_in[0:1, 0:1], c_block).wait()
+                ttl.copy(c_block, pipe).wait()
+
+            def pipe_dst(pipe):
+                ttl.copy(pipe, c_block).wait()
+
+            pipe_net.if_src(pipe_src)
+            pipe_net.if_dst(pipe_dst)
+        for rt in range(row_tiles // granularity):
+            rows = slice(rt * granularity, (rt + 1) * granularity)
+            with a_dfb.reserve() as a_block:
+                ttl.copy(a_in[rows, ct:ct + 1], a_block).wait()
+            with b_dfb.reserve() as b_block:
+                ttl.copy(b_in[rows, ct:ct + 1], b_block).wait()
+
+    @ttl.datamovement()
+    def dm1():
+        if not pipe_net.is_active():
+            return
+        ct = ttl.node(dims=1)
+        for rt in range(row_tiles // granularity):
+            with out_dfb.wait() as out_block:
+                ttl.copy(out_block, out[rt * granularity:(rt + 1) * granularity, ct:ct + 1]).wait()
+
+
+def test_a_float32_multicast_broadcast_on_the_active_nodes_only():
+    rng = np.random.default_rng(7)
+    a, b = rng.random((64, 128), dtype=np.float32), rng.random((64, 128), dtype=np.float32)
+    c = rng.random((32, 32), dtype=np.float32)
+    tensors = [ttnn.from_numpy(v, dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT) for v in (a, b, c)]
+    out = ttnn.from_numpy(np.zeros((64, 128), np.float32), dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT)
+    eltwise_pipe(*tensors, out)
+    expected = a * b + np.tile(c[0:1], (64, 4))
+    np.testing.assert_allclose(ttnn.to_numpy(out), expected, rtol=4e-3, atol=4e-3)

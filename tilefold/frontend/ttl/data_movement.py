@@ -22,7 +22,7 @@ import ast
 from xdsl.dialects import scf
 from xdsl.ir import Block as IRBlock
 
-from tilefold.frontend.ttl.pipes import Pipe, PipeNet, nets_holding
+from tilefold.frontend.ttl.pipes import Pipe, PipeNet, nets_holding, pipe_text
 from tilefold.frontend.ttl.scalars import Scalar, difference
 from tilefold.frontend.ttl.values import (
     Block,
@@ -225,10 +225,10 @@ class DataMovementBuilder:
         ends are the same on every node."""
         nets = nets_holding(pipe, self.operation)
         if not nets:
-            raise self.error(f"this pipe ({_pipe_text(pipe)}) belongs to no ttl.PipeNet; put it in one with "
+            raise self.error(f"this pipe ({pipe_text(pipe)}) belongs to no ttl.PipeNet; put it in one with "
                              "ttl.PipeNet([...])", node)
         if len(nets) > 1:
-            raise self.error(f"this pipe ({_pipe_text(pipe)}) is in {len(nets)} pipe nets; put each ttl.Pipe in one "
+            raise self.error(f"this pipe ({pipe_text(pipe)}) is in {len(nets)} pipe nets; put each ttl.Pipe in one "
                              "net", node)
         net = nets[0]
         route = net.route_of(pipe)
@@ -422,12 +422,3 @@ class DataMovementBuilder:
             self.emit(scf.YieldOp())
             self.block = outer
 
-
-def _pipe_text(pipe: Pipe) -> str:
-    def show(v):
-        if isinstance(v, slice):
-            return f"{'' if v.start is None else v.start}:{'' if v.stop is None else v.stop}"
-        if isinstance(v, tuple):
-            return "(" + ", ".join(show(x) for x in v) + ")"
-        return repr(v)
-    return f"src={show(pipe.src)}, dst={show(pipe.dst)}"

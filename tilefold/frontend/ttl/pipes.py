@@ -26,6 +26,9 @@ def _coordinate(value, grid: tuple[int, int], what: str, location) -> tuple[int,
         return value % cols, value // cols
     if isinstance(value, tuple) and len(value) == 2 and all(isinstance(v, int) for v in value):
         return value
+    if isinstance(value, tuple) and len(value) in (3, 4):
+        raise KernelError(f"{what} {node_text(value)} names a node on a chip of a mesh; pipes between chips are not "
+                          "supported by tilefold yet — give (x, y) on this chip's grid", location)
     raise KernelError(f"{what} {value!r} is not a node coordinate; give (x, y) with integers", location)
 
 
@@ -62,6 +65,19 @@ def nets_holding(pipe: Pipe, op) -> list[PipeNet]:
         if out:
             return out
     return []
+
+
+def node_text(value) -> str:
+    """A node coordinate or range as written: ``(0, 1:4)``."""
+    if isinstance(value, slice):
+        return f"{'' if value.start is None else value.start}:{'' if value.stop is None else value.stop}"
+    if isinstance(value, tuple):
+        return "(" + ", ".join(node_text(v) for v in value) + ")"
+    return repr(value)
+
+
+def pipe_text(pipe) -> str:
+    return f"src={node_text(pipe.src)}, dst={node_text(pipe.dst)}"
 
 
 def _is_int(value) -> bool:
@@ -154,6 +170,9 @@ class PipeNet:
 
     def _route(self, pipe: Pipe, i: int, location) -> PipeRoute:
         cols, rows = self.grid
+        if isinstance(pipe.dst, tuple) and len(pipe.dst) in (3, 4):
+            raise KernelError(f"Pipe {i} dst {node_text(pipe.dst)} names nodes on chips of a mesh; pipes between "
+                              "chips are not supported by tilefold yet — give (x, y) on this chip's grid", location)
         src = _coordinate(pipe.src, self.grid, f"Pipe {i} src", location)
         if not (0 <= src[0] < cols and 0 <= src[1] < rows):
             raise KernelError(f"Pipe {i} src {src} is outside the {cols}x{rows} grid", location)

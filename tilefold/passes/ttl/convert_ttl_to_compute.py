@@ -71,6 +71,7 @@ class Body:
     keys: dict = field(default_factory=dict)
     needs_zero: bool = False
     needs_scaler: bool = False
+    constant_tile: object = None        # the tile type of the operand a zero / scaler tile pairs with
 
 
 def _is_block_op(value: SSAValue) -> bool:
@@ -274,6 +275,7 @@ class StoreConverter:
         rows, cols = rank - 2 in dims, rank - 1 in dims
         reduce_dim = "REDUCE_SCALAR" if rows and cols else ("REDUCE_ROW" if cols else "REDUCE_COL")
         body.needs_scaler = True
+        body.constant_tile = body.constant_tile or op.operands[0].type.element_type
         return self._emit(body, ttl.make_tile_op(info.name, [x], tile,
                                                  extra={"reduce_dim": StringAttr(reduce_dim)}), op.location)
 
@@ -285,6 +287,7 @@ class StoreConverter:
         if kind == "none":
             return arg
         body.needs_zero = True
+        body.constant_tile = body.constant_tile or v.type.element_type
         op = ttl.make_tile_op("bcast", [arg], v.type.element_type, extra={"bcast_kind": StringAttr(kind)})
         return self._emit(body, op, v.owner.location if hasattr(v.owner, "location") else None)
 
@@ -307,16 +310,17 @@ class StoreConverter:
         compute.location = store.value.owner.location if hasattr(store.value.owner, "location") else store.location
         store.operands[0] = compute.result[0]
         if body.needs_zero:
-            self._constant_tile("zero", 0.0)
+            self._constant_tile("zero", 0.0, body.constant_tile)
         if body.needs_scaler:
-            self._constant_tile("scaler", 1.0)
+            self._constant_tile("scaler", 1.0, body.constant_tile)
 
-    def _constant_tile(self, which: str, value: float) -> None:
-        """A one-tile internal buffer holding ``value`` everywhere, filled at the kernel's start."""
+    def _constant_tile(self, which: str, value: float, tile) -> None:
+        """A one-tile internal buffer holding ``value`` everywhere, filled at the kernel's start, in the
+        data format of the operand it is read with (the unpacker reads both with one configuration)."""
         attr = ZERO_CB_ATTR if which == "zero" else SCALER_CB_ATTR
         if attr in self.kernel.attributes:
             return
-        tile = ttl.tile_type(ttl.TILE_DTYPES["bf16"])
+        tile = tile or ttl.tile_type(ttl.TILE_DTYPES["bf16"])
         cb = new_scratch_cb(self.kernel, self.module, (1, 1), tile, f"{which} tile")
         self.kernel.attributes[attr] = i32_attr(cb.index)
         anchor = cb.next_op

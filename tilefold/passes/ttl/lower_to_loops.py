@@ -8,7 +8,8 @@ Reads: computes with DST slots assigned and the DST protocol around them. Writes
   ``affine.apply`` of the loop indices (and sub-block offsets), and holds the body's tile ops;
 * for a reduction: ``ttl.tile_reduce`` runs in an inner nest over the reduced dims, a matmul
   becomes one ``ttl.matmul_block`` per K step over the whole ``rt × ct`` sub-block
-  (``scf.for`` over K; a batched matmul has one per batch index of the sub-block, unrolled); ops on the result follow in a loop over the output tiles, reading it
+  (``scf.for`` over K; a batched matmul has one per batch index of the sub-block, unrolled);
+  ops on the result follow in a loop over the output tiles, reading it
   with ``ttl.dst_tile``;
 * a **pack loop nest** over the output tiles for the store: ``ttl.pack_tile %dst_slot, %cb_tile,
   %block`` with the tile's index in the DST sub-block and in the CB block.
