@@ -1060,6 +1060,8 @@ DST_OUTPUT_INDEX_ATTR = "ttl.dst_output_index"
 OPERAND_ATTR = "ttl.operand"
 SUBBLOCK_LOOP_ATTR = "ttl.subblock_loop"
 CB_INDEX_ATTR = "ttl.cb_index"
+# on a ttl.copy between data formats: the circular buffer its pages go through in the tensor's format
+STAGING_CB_ATTR = "ttl.staging_cb"
 CB_TILE_OFFSET_ATTR = "ttl.cb_tile_offset"
 CB_TABLE_ATTR = "ttl.circular_buffers"
 KERNEL_ROLE_ATTR = "ttl.kernel_role"

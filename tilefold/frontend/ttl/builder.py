@@ -79,6 +79,7 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, BlockExpressionBuilder, 
         self.node_coords: tuple[Scalar, Scalar] | None = None
         self.held: dict[int, dict[str, list[Block]]] = {}
         self.pipe_uses: list = []                     # (net, kind, dfb, location) for cross-kernel checks
+        self.staging: dict = {}                       # (copy site, buffer, format) -> its staging buffer
         self.function_stack: list[ast.FunctionDef] = [self.source.tree]
         self.read_tensors: set[int] = set()
         self.written_tensors: set[int] = set()

@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 
 from xdsl.dialects import scf
+from xdsl.dialects.builtin import IntegerAttr, i32
 from xdsl.ir import Block as IRBlock
 
 from tilefold.frontend.ttl.pipes import Pipe, PipeNet, nets_holding, pipe_text
@@ -33,7 +34,7 @@ from tilefold.frontend.ttl.values import (
     Transfer,
 )
 from tilefold.ir import ttl
-from tilefold.layout.formats import data_format
+from tilefold.layout.formats import DataFormat, data_format
 from tilefold.frontend.ttl.scopes import Region, Scope
 
 TILE = 32
@@ -175,10 +176,13 @@ class DataMovementBuilder:
                              f"{block.name} ({'tiled' if block.dfb.is_tiled else 'row-major'}); make the buffer "
                              f"like {name}", node)
         fmt = data_format(getattr(tensor.dtype, "name", tensor.dtype))
+        staging = None
         if fmt is not block.dfb.data_format:
-            raise self.error(f"ttl.copy between {name} ({fmt.ttnn_name}) and {block.name} "
-                             f"({block.dfb.data_format.ttnn_name}); a copy does not convert data types — make the "
-                             f"buffer like {name}", node)
+            if not ({fmt, block.dfb.data_format} <= _CONVERTIBLE and block.dfb.is_tiled):
+                raise self.error(f"ttl.copy between {name} ({fmt.ttnn_name}) and {block.name} "
+                                 f"({block.dfb.data_format.ttnn_name}); a copy converts only between tiles of "
+                                 f"bfloat16 and float32 — make the buffer like {name}", node)
+            staging = self.staging_buffer(block.dfb, fmt, node)
         if _strip(piece.sizes) != _strip(block.shape):
             unit = "tiles" if block.dfb.is_tiled else "elements"
             raise self.error(f"ttl.copy: the slice of {name} is {_shape_text(piece.sizes)} {unit} but {block.name} "
@@ -200,7 +204,23 @@ class DataMovementBuilder:
         slice_op = self.emit(ttl.TensorSliceOp(piece.tensor_value, offsets, piece.sizes, piece.checked))
         src, dst = (slice_op.result, block.value) if kind == "read" else (block.value, slice_op.result)
         op = self.emit(ttl.CopyOp(src, dst))
-        return self.new_transfer(op.result, kind, block, node)
+        if staging is not None:
+            self.cb_value(staging)
+            op.attributes[ttl.STAGING_CB_ATTR] = IntegerAttr(staging.index, i32)
+        transfer = self.new_transfer(op.result, kind, block, node)
+        transfer.converts = staging is not None
+        return transfer
+
+    def staging_buffer(self, dfb, fmt, node):
+        """The L1 area of one block in the tensor's data format that a converting copy at this line
+        goes through: the NOC moves the tensor's pages there, the data movement core converts them."""
+        from tilefold.frontend.ttl.dataflow_buffers import hidden_dataflow_buffer
+
+        key = (id(node), dfb.index, fmt)
+        if key not in self.staging:
+            self.staging[key] = hidden_dataflow_buffer(dfb.shape, fmt, f"{dfb.name} as {fmt.ttnn_name}",
+                                                       self.location(node), block_count=1, what="a converting copy")
+        return self.staging[key]
 
     def copy_pipe(self, pipe: PipeIdentity, block: Block, node, kind: str) -> Transfer:
         role = "src" if kind == "send" else "dst"
@@ -280,6 +300,8 @@ class DataMovementBuilder:
             raise self.error("GroupTransfer.add() after wait_all(); make a new ttl.GroupTransfer", node)
         if t.kind not in ("read", "write"):
             raise self.error("pipe transfers cannot join a GroupTransfer; wait() on them", node)
+        if getattr(t, "converts", False):
+            raise self.error("a copy that converts data types cannot join a GroupTransfer; wait() on it", node)
         if t.waited or t.group is not None:
             raise self.error("this transfer was already waited for or added to a group", node)
         t.group = group
@@ -422,3 +444,6 @@ class DataMovementBuilder:
             self.emit(scf.YieldOp())
             self.block = outer
 
+
+# the data formats a ttl.copy converts between (on the data movement core, element by element)
+_CONVERTIBLE = {DataFormat.Float16_b, DataFormat.Float32}
