@@ -190,3 +190,45 @@ def test_a_float32_multicast_broadcast_on_the_active_nodes_only():
     eltwise_pipe(*tensors, out)
     expected = a * b + np.tile(c[0:1], (64, 4))
     np.testing.assert_allclose(ttnn.to_numpy(out), expected, rtol=4e-3, atol=4e-3)
+
+
+@ttl.operation(grid=(2, 1))
+def sum_on_the_source(a, out):
+    """Only node 0 takes part (a loopback pipe): its compute sums three tiles in a loop-carried
+    block after ``if not net.is_active(): return``; node 1 returns at once."""
+    net = ttl.PipeNet([ttl.Pipe((0, 0), (0, 0))])
+    dfb = ttl.make_dataflow_buffer_like(a, shape=(1, 1), block_count=2)
+    out_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+
+    @ttl.compute()
+    def compute():
+        if not net.is_active():
+            return
+        acc = ttl.block.fill(0, shape=(1, 1))
+        for _ in range(3):
+            with dfb.wait() as x:
+                acc = acc + x
+        with out_dfb.reserve() as y:
+            y.store(acc)
+
+    @ttl.datamovement()
+    def read():
+        if not net.is_active():
+            return
+        for k in range(3):
+            with dfb.reserve() as blk:
+                ttl.copy(a[0, k], blk).wait()
+
+    @ttl.datamovement()
+    def write():
+        if net.is_src():
+            with out_dfb.wait() as blk:
+                ttl.copy(blk, out[0, 0]).wait()
+
+
+def test_a_loop_carried_block_after_an_early_return():
+    a = tile_tensor((32, 96), seed=8)
+    out = zeros((32, 32))
+    sum_on_the_source(a, out)
+    v = ttnn.to_numpy(a).astype(np.float64)
+    np.testing.assert_allclose(ttnn.to_numpy(out), v[:, :32] + v[:, 32:64] + v[:, 64:], rtol=2e-2, atol=5e-2)

@@ -528,7 +528,7 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         dfb = hidden_dataflow_buffer(value.shape, fmt, f"{name} (accumulator)", self.location(node))
         cb = self.cb_value(dfb)
         acc = Accumulator(dfb, cb, name, self.location(node))
-        region = next(r for r in reversed(self.regions) if r.kind in ("loop", "function"))
+        region = next(r for r in reversed(self.regions) if r.kind in ("loop", "function", "branch"))
         region.accumulators.append(acc)
         self.accumulator_assign(acc, value, node)
         return acc

@@ -167,7 +167,7 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, BlockExpressionBuilder, 
                 if not t.waited and t.group is None:
                     raise KernelError("this transfer is never waited for; call .wait() on it (or add it to a "
                                       f"ttl.GroupTransfer and call wait_all()) before {ends[region.kind]}", t.location)
-        if region.kind in ("loop", "function"):
+        if region.kind in ("loop", "function", "branch"):
             for acc in region.accumulators:
                 if acc.holds:
                     self.emit(ttl.CBWaitOp(acc.cb))      # a value never read is waited for before its pop

@@ -26,7 +26,7 @@ def _coordinate(value, grid: tuple[int, int], what: str, location) -> tuple[int,
         return value % cols, value // cols
     if isinstance(value, tuple) and len(value) == 2 and all(isinstance(v, int) for v in value):
         return value
-    if isinstance(value, tuple) and len(value) in (3, 4):
+    if isinstance(value, tuple) and len(value) == 4:
         raise KernelError(f"{what} {node_text(value)} names a node on a chip of a mesh; pipes between chips are not "
                           "supported by tilefold yet — give (x, y) on this chip's grid", location)
     raise KernelError(f"{what} {value!r} is not a node coordinate; give (x, y) with integers", location)
@@ -170,7 +170,7 @@ class PipeNet:
 
     def _route(self, pipe: Pipe, i: int, location) -> PipeRoute:
         cols, rows = self.grid
-        if isinstance(pipe.dst, tuple) and len(pipe.dst) in (3, 4):
+        if isinstance(pipe.dst, tuple) and len(pipe.dst) == 4:
             raise KernelError(f"Pipe {i} dst {node_text(pipe.dst)} names nodes on chips of a mesh; pipes between "
                               "chips are not supported by tilefold yet — give (x, y) on this chip's grid", location)
         src = _coordinate(pipe.src, self.grid, f"Pipe {i} src", location)
