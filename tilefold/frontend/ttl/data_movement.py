@@ -229,15 +229,7 @@ class DataMovementBuilder:
             raise self.error(f"this pipe was given to net.if_{pipe.role}'s body; "
                              f"{'sending into' if kind == 'send' else 'receiving from'} a pipe belongs in {side}'s "
                              "body", node)
-        if kind == "send":
-            block.status.copy_from(self.location(node))
-        else:
-            block.status.copy_into(self.location(node))
-        self.node = node
-        cls = ttl.PipeSendOp if kind == "send" else ttl.PipeRecvOp
-        op = self.emit(cls(block.value, pipe.net.index, pipe.slot))
-        self.pipe_uses.append((pipe.net, kind, block.dfb, self.location(node)))
-        return self.new_transfer(op.result, kind, block, node)
+        return self.pipe_transfer(block, node, kind, pipe.net, pipe.slot)
 
     def copy_named_pipe(self, pipe: Pipe, block: Block, node, kind: str) -> Transfer:
         """``ttl.copy(blk, pipe)`` / ``ttl.copy(pipe, blk)`` with a ``ttl.Pipe`` of a net: the kernel
@@ -252,13 +244,18 @@ class DataMovementBuilder:
                              "net", node)
         net = nets[0]
         route = net.route_of(pipe)
+        return self.pipe_transfer(block, node, kind, net, route, named=True)
+
+    def pipe_transfer(self, block: Block, node, kind: str, net, *where, **options) -> Transfer:
+        """Send ``block`` into (``kind`` "send") or receive it from a pipe of ``net`` at ``where``
+        (a slot, or a named pipe's route), noting the pipe's use for the net's checks."""
         if kind == "send":
             block.status.copy_from(self.location(node))
         else:
             block.status.copy_into(self.location(node))
         self.node = node
         cls = ttl.PipeSendOp if kind == "send" else ttl.PipeRecvOp
-        op = self.emit(cls(block.value, net.index, route, named=True))
+        op = self.emit(cls(block.value, net.index, *where, **options))
         self.pipe_uses.append((net, kind, block.dfb, self.location(node)))
         return self.new_transfer(op.result, kind, block, node)
 
