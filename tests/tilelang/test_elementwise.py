@@ -226,3 +226,32 @@ def test_a_grid_that_leaves_blocks_of_the_output_unwritten():
         tilefold.jit(short_grid)(random_bf16((200, 64), 3))  # error
     assert str(err.value).startswith(f"{__file__}:{marked_line(test_a_grid_that_leaves_blocks_of_the_output_unwritten)}")
     assert "output buffer 'Y': pages 12-13 of its 14 pages were never written" in str(err.value)
+
+
+def test_kernels_that_read_no_input():
+    """Kernels that only write (a fill, constant element stores) compile without a reader."""
+    @jit(out_idx=-1)
+    def fill_inf(dtype):
+        @T.prim_func
+        def main(A: T.Tensor((32,), dtype)):
+            with T.Kernel(1, threads=32):
+                T.fill(A, T.infinity(dtype))
+
+        return main
+
+    assert np.all(f32(fill_inf("float16")()) == np.inf)
+
+    @jit
+    def ones(N, block):
+        @T.prim_func
+        def main(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32")):
+            with T.Kernel(T.ceildiv(N, block), threads=block) as bx:
+                for lane in T.Parallel(block):
+                    A[bx * block + lane] = B[bx * block + lane] = 1
+
+        return main
+
+    a, b = np.zeros(128, np.float32), np.zeros(128, np.float32)
+    ones(128, 64)(a, b)
+    np.testing.assert_array_equal(a, 1)
+    np.testing.assert_array_equal(b, 1)
