@@ -255,3 +255,54 @@ def test_kernels_that_read_no_input():
     ones(128, 64)(a, b)
     np.testing.assert_array_equal(a, 1)
     np.testing.assert_array_equal(b, 1)
+
+
+def test_bounds_checks_that_always_hold_are_folded():
+    """`if row < M and col < N` over blocks that tile the tensor exactly holds everywhere: no
+    mask is computed, so a body of three atomic updates fits DST."""
+    @jit
+    def orders(M, N, bm, bn):
+        @T.prim_func
+        def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, N), "float32"),
+                 C: T.Tensor((M, N), "float32"), D: T.Tensor((M, N), "float32")):
+            with T.Kernel(T.ceildiv(M, bm), T.ceildiv(N, bn)) as (bx, by):
+                for i, j in T.Parallel(bm, bn):
+                    r = bx * bm + i
+                    c = by * bn + j
+                    if r < M and c < N:
+                        val = A[r, c]
+                        T.atomic_add(B[r, c], val)
+                        T.atomic_max(C[r, c], val)
+                        T.atomic_min(D[r, c], val)
+
+        return main
+
+    a = np.random.default_rng(5).standard_normal((64, 64)).astype(np.float32)
+    b, c, d = (np.zeros((64, 64), np.float32) for _ in range(3))
+    kernel = orders(64, 64, 32, 32)
+    kernel(a, b, c, d)
+    np.testing.assert_allclose(b, a, atol=1e-2)
+    np.testing.assert_allclose(c, np.maximum(a, 0), atol=1e-2)
+    np.testing.assert_allclose(d, np.minimum(a, 0), atol=1e-2)
+    compute = kernel.compiled.kernel_sources()["compute.cpp"]
+    assert "unary_lt_tile" not in compute and "ltz_tile" not in compute
+
+
+def test_bounds_checks_that_may_fail_stay_masks():
+    """The same check with a partial last block is a mask; a serial loop's range is known too."""
+    @T.prim_func
+    def k(A: T.Tensor((64, 64), "float32"), B: T.Tensor((64, 64), "float32")):
+        with T.Kernel(2) as bx:
+            y = T.alloc_fragment((32, 64), "float32")
+            for i, j in T.Parallel(32, 64):
+                r = bx * 32 + i
+                y[i, j] = T.if_then_else(r < 40, A[r, j] * 2.0, 0.0)
+            for s in T.serial(1, 3):
+                if s >= 1:
+                    for i, j in T.Parallel(32, 64):
+                        y[i, j] = y[i, j] + 1.0
+            T.copy(y, B[bx * 32, 0])
+
+    a = np.random.default_rng(6).standard_normal((64, 64)).astype(np.float32)
+    want = np.where(np.arange(64)[:, None] < 40, a * 2, 0) + 2
+    np.testing.assert_allclose(jit(k)(a), want, atol=2e-2)

@@ -661,8 +661,9 @@ class KernelBuilder(PrimitiveRules, ElementRules):
         op = self.insert(tile.ForOp(lb, ub, kind, step, max(stages, 1) if stages is not None else None), stmt)
         op.iv.name_hint = stmt.target.id
         trips = max(0, -(-(stop - start) // step)) if isinstance(start, int) and isinstance(stop, int) else None
+        bounds = (start, start + (trips - 1) * step) if trips else None
         self.scope[stmt.target.id] = Index({Symbol(op.iv, stmt.target.id, "loop", trips,
-                                                   multiple=step if start == 0 else 1): 1})
+                                                   multiple=step if start == 0 else 1, bounds=bounds): 1})
         outer = self.block
         self.block = op.body.block
         self.statements(stmt.body)
