@@ -306,3 +306,83 @@ def test_bounds_checks_that_may_fail_stay_masks():
     a = np.random.default_rng(6).standard_normal((64, 64)).astype(np.float32)
     want = np.where(np.arange(64)[:, None] < 40, a * 2, 0) + 2
     np.testing.assert_allclose(jit(k)(a), want, atol=2e-2)
+
+
+def test_values_folded_into_a_vector_in_t_parallel_are_reductions():
+    """`acc[i] += a[i, j] * x[j]` (a T.alloc_reducer's use), `cmax[j] = T.max(cmax[j], a[i, j])`,
+    `cmin[i] = T.min(...)` and `s[0] += ...` over T.Parallel fold with reduce_tile."""
+    @jit(out_idx=[2, 3, 4, 5])
+    def folds(M, N, bm, bn):
+        @T.prim_func
+        def main(a: T.Tensor((M, N), "float32"), x: T.Tensor((N,), "float32"), o: T.Tensor((M,), "float32"),
+                 cmax: T.Tensor((N,), "float32"), rmin: T.Tensor((M,), "float32"), total: T.Tensor((1,), "float32")):
+            with T.Kernel(1) as bx:
+                acc = T.alloc_reducer(M, "float32", replication="all")
+                mx = T.alloc_fragment((N,), "float32")
+                mn = T.alloc_fragment((M,), "float32")
+                s = T.alloc_fragment((1,), "float32")
+                T.clear(acc)
+                T.fill(mx, -T.infinity("float32"))
+                T.fill(mn, T.infinity("float32"))
+                T.clear(s)
+                for ko in T.serial(N // bn):
+                    a_s = T.alloc_shared((M, bn), "float32")
+                    x_f = T.alloc_fragment((bn,), "float32")
+                    T.copy(a[0, ko * bn], a_s)
+                    T.copy(x[ko * bn], x_f)
+                    for i, j in T.Parallel(M, bn):
+                        acc[i] += a_s[i, j] * x_f[j]
+                    for i, j in T.Parallel(M, bn):
+                        mn[i] = T.min(mn[i], a_s[i, j])
+                for i, j in T.Parallel(M, N):
+                    mx[j] = T.max(a[i, j], mx[j])
+                for j in T.Parallel(N):
+                    s[0] += x[j]
+                T.finalize_reducer(acc)
+                T.copy(acc, o)
+                T.copy(mx, cmax)
+                T.copy(mn, rmin)
+                T.copy(s, total)
+
+        return main
+
+    rng = np.random.default_rng(8)
+    a = rng.standard_normal((64, 128)).astype(np.float32)
+    x = rng.standard_normal(128).astype(np.float32)
+    o, cmax, rmin, total = folds(64, 128, 64, 64)(a, x)
+    af, xf = f32(bf16(a)), f32(bf16(x))
+    np.testing.assert_allclose(o, af @ xf, atol=0.05 * np.abs(af @ xf).max())
+    np.testing.assert_allclose(cmax, a.max(0), atol=2e-2)
+    np.testing.assert_allclose(rmin, a.min(1), atol=2e-2)
+    np.testing.assert_allclose(total, [x.sum()], atol=0.1)
+
+
+def test_grids_of_one_kernel_run_in_order_through_a_scratch_tensor():
+    """Two `with T.Kernel` grids passing data through T.alloc_global run one after the other;
+    the scratch tensor is neither an argument nor a result."""
+    @jit(out_idx=-1)
+    def two(M, N, bm):
+        @T.prim_func
+        def main(a: T.Tensor((M, N), "float32"), o: T.Tensor((M, N), "float32")):
+            tmp = T.alloc_global((M, N), "float32")
+            with T.Kernel(M // bm) as bx:
+                s = T.alloc_shared((bm, N), "float32")
+                T.copy(a[bx * bm, 0], s)
+                for i, j in T.Parallel(bm, N):
+                    s[i, j] = s[i, j] * 2.0
+                T.copy(s, tmp[bx * bm, 0])
+            with T.Kernel(M // bm) as bx:
+                s = T.alloc_shared((bm, N), "float32")
+                T.copy(tmp[(M // bm - 1 - bx) * bm, 0], s)   # another block's rows: after the first grid
+                for i, j in T.Parallel(bm, N):
+                    s[i, j] = s[i, j] + 1.0
+                T.copy(s, o[bx * bm, 0])
+
+        return main
+
+    a = np.random.default_rng(9).standard_normal((64, 64)).astype(np.float32)
+    kernel = two(64, 64, 32)
+    want = np.concatenate([a[32:], a[:32]]) * 2 + 1
+    np.testing.assert_allclose(kernel(a), want, atol=3e-2)
+    assert "grid1/compute.cpp" in kernel.compiled.artifacts(kernel_only=True)
+

@@ -264,3 +264,24 @@ def test_annotate_tt_compute_takes_a_known_fidelity():
             T.copy(a, B[0, 0])
 
     expect_error(build(k), KernelError, k, "math_fidelity = 'HiFi9' is not one of 'LoFi', 'HiFi2'")
+
+
+def test_reading_back_a_tensor_the_kernel_wrote():
+    @T.prim_func
+    def k(A: T.Tensor((64,), "float32"), B: T.Tensor((64,), "float32")):
+        C = T.alloc_global((64,), "float32")
+        with T.Kernel(2) as bx:
+            T.copy(A[bx * 32:(bx + 1) * 32], C[bx * 32:(bx + 1) * 32])
+            T.copy(C[bx * 32:(bx + 1) * 32], B[bx * 32:(bx + 1) * 32])  # error
+
+    expect_error(compile_(k), CompileError, k, "C is read back after this kernel writes it")
+
+
+def test_alloc_global_inside_the_grid():
+    @T.prim_func
+    def k(A: T.Tensor((64,), "float32"), B: T.Tensor((64,), "float32")):
+        with T.Kernel(2) as bx:
+            C = T.alloc_global((64,), "float32")  # error
+            T.copy(A[bx * 32:(bx + 1) * 32], B[bx * 32:(bx + 1) * 32])
+
+    expect_error(build(k), KernelError, k, "call it before the first `with T.Kernel")
