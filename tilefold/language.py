@@ -30,7 +30,6 @@ from tilefold.frontend.tilelang.api import (  # noqa: F401
     Pipelined,
     Select,
     Serial,
-    abs,
     alloc_fragment,
     alloc_global,
     alloc_local,
@@ -44,30 +43,22 @@ from tilefold.frontend.tilelang.api import (  # noqa: F401
     atomic_max,
     atomic_min,
     cast,
-    ceil,
     ceildiv,
     clamp,
     clear,
     const,
     copy,
-    cos,
     cumsum,
     disable_warp_group_reg_alloc,
     dynamic,
     empty,
-    exp,
-    exp2,
     fill,
     finalize_reducer,
-    floor,
     gemm,
     get_thread_binding,
     grid,
     if_then_else,
     infinity,
-    log,
-    log2,
-    log10,
     macro,
     max,
     min,
@@ -80,15 +71,9 @@ from tilefold.frontend.tilelang.api import (  # noqa: F401
     reduce_min,
     reduce_sum,
     reshape,
-    rsqrt,
     serial,
-    sigmoid,
-    sin,
-    sqrt,
     sync_threads,
-    tanh,
     transpose,
-    trunc,
     unroll,
     use_swizzle,
     vectorized,
@@ -126,6 +111,11 @@ from tilefold.frontend.tilelang.types import (  # noqa: F401
     Tensor,
 )
 
+from tilefold.frontend.tilelang import api as _api  # noqa: E402
+
+# the element functions (T.exp ...): one per SFPU row TileLang spells (tilefold.ir.sfpu)
+globals().update({_fn: getattr(_api, _fn) for _fn in _api.UNARY_FUNCTIONS})
+
 float = float32  # noqa: A001 - TileLang's alias for float32
 half = float16
 dtype = DType  # the type of ``dtype: T.dtype = T.float16`` parameters
@@ -137,8 +127,7 @@ __all__ = [
     "Pipelined", "Parallel", "Persistent", "parallel", "use_swizzle", "get_thread_binding", "annotate_layout",
     "annotate_safe_value", "disable_warp_group_reg_alloc", "sync_threads", "no_set_max_nreg", "const", "dynamic",
     "empty", "reshape", "view", "macro", "GemmWarpPolicy", "copy", "gemm", "clear", "fill", "reduce_sum", "reduce_max", "reduce_min",
-    "reduce_abssum", "reduce_absmax", "cumsum", "transpose", "atomic_add", "atomic_max", "atomic_min", "ceildiv", "infinity", "exp", "exp2",
-    "log", "log2", "log10", "sqrt", "rsqrt", "abs", "tanh", "sigmoid", "sin", "cos", "floor", "ceil", "trunc", "max",
-    "min", "pow", "clamp", "if_then_else", "Select", "cast", "Cast", "annotate_tt_layout", "annotate_tt_schedule",
+    "reduce_abssum", "reduce_absmax", "cumsum", "transpose", "atomic_add", "atomic_max", "atomic_min", "ceildiv", "infinity",
+    *_api.UNARY_FUNCTIONS, "max", "min", "pow", "clamp", "if_then_else", "Select", "cast", "Cast", "annotate_tt_layout", "annotate_tt_schedule",
     "annotate_tt_compute",
 ]

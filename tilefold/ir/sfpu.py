@@ -36,6 +36,7 @@ class SfpuOp:
     cost: str                           # cost family (tilefold.arch.costs.DEFAULT_SFPU_TILE_CYCLES)
     values: Callable                    # float32 values (and the parameters) -> float32 values
     dest_aware: bool = False            # values also take fp32_dest= (DST's precision)
+    tilelang: bool = False              # TileLang's element function ``T.<name>`` (inside T.Parallel)
 
     @property
     def call(self) -> str:
@@ -81,8 +82,9 @@ _MAXMIN_H = "api/compute/binary_max_min.h"
 _V = (("value_bits", "u32"),)
 
 
-def _unary(name, header, values, cost, params=(), init=None):
-    return SfpuOp(name, "unary", header, tuple(params), init or f"{name}_tile_init", cost, values)
+def _unary(name, header, values, cost, params=(), init=None, tilelang=False):
+    return SfpuOp(name, "unary", header, tuple(params), init or f"{name}_tile_init", cost, values,
+                  tilelang=tilelang)
 
 
 def _approx(name, header, values, cost, params=()):
@@ -101,24 +103,24 @@ def _binary(name, values, cost, header=_BINARY_H):
 _ROUNDING_INIT = "rounding_op_tile_init"     # the rounding functions share one init in 0.69
 
 SFPU_OPS: tuple[SfpuOp, ...] = (
-    _unary("exp", _U + "exp.h", np.exp, "exp"),
-    _unary("exp2", _CKA, np.exp2, "exp2"),
-    _unary("log", _CKA, np.log, "log"),
-    _unary("sqrt", _U + "sqrt.h", np.sqrt, "sqrt"),
-    _unary("rsqrt", _U + "rsqrt.h", lambda x: 1.0 / np.sqrt(x), "rsqrt"),
+    _unary("exp", _U + "exp.h", np.exp, "exp", tilelang=True),
+    _unary("exp2", _CKA, np.exp2, "exp2", tilelang=True),
+    _unary("log", _CKA, np.log, "log", tilelang=True),
+    _unary("sqrt", _U + "sqrt.h", np.sqrt, "sqrt", tilelang=True),
+    _unary("rsqrt", _U + "rsqrt.h", lambda x: 1.0 / np.sqrt(x), "rsqrt", tilelang=True),
     _unary("recip", _U + "recip.h", lambda x: 1.0 / x, "recip"),
     _unary("square", _CKA, lambda x: x * x, "square"),
-    _unary("tanh", _CKA, np.tanh, "tanh"),
-    _unary("sigmoid", _CKA, _sigmoid, "sigmoid"),
+    _unary("tanh", _CKA, np.tanh, "tanh", tilelang=True),
+    _unary("sigmoid", _CKA, _sigmoid, "sigmoid", tilelang=True),
     _unary("relu", _U + "relu.h", lambda x: np.maximum(x, 0), "relu"),
     _unary("gelu", _U + "gelu.h", _gelu, "gelu"),
     _unary("silu", _CKA, lambda x: x * _sigmoid(x), "silu"),
-    _unary("sin", _TRIG, np.sin, "sin"),
-    _unary("cos", _TRIG, np.cos, "cos"),
-    _unary("abs", _CKA, np.abs, "abs"),
+    _unary("sin", _TRIG, np.sin, "sin", tilelang=True),
+    _unary("cos", _TRIG, np.cos, "cos", tilelang=True),
+    _unary("abs", _CKA, np.abs, "abs", tilelang=True),
     _unary("negative", _U + "negative.h", lambda x: -x, "neg"),
-    _unary("floor", _ROUND, np.floor, "floor", init=_ROUNDING_INIT),
-    _unary("ceil", _ROUND, np.ceil, "ceil", init=_ROUNDING_INIT),
+    _unary("floor", _ROUND, np.floor, "floor", init=_ROUNDING_INIT, tilelang=True),
+    _unary("ceil", _ROUND, np.ceil, "ceil", init=_ROUNDING_INIT, tilelang=True),
     _unary("sign", _CKA, np.sign, "compare"),
     _unary("fill", _U + "fill.h", lambda x, v: np.full_like(x, np.float32(v)), "fill", (("value", "f32"),)),
     _unary("clamp", _U + "clamp.h", lambda x, lo, hi: np.clip(x, _f(lo), _f(hi)), "clamp",
@@ -126,7 +128,7 @@ SFPU_OPS: tuple[SfpuOp, ...] = (
     _unary("unary_max", _CKA, lambda x, v: np.maximum(x, _f(v)), "max", _V),
     _unary("unary_min", _CKA, lambda x, v: np.minimum(x, _f(v)), "min", _V),
     _unary("power", _CKA, lambda x, e: np.power(x, np.float32(e)), "power", (("exponent", "u32"),)),
-    _unary("trunc", _ROUND, np.trunc, "floor", init=_ROUNDING_INIT),
+    _unary("trunc", _ROUND, np.trunc, "floor", init=_ROUNDING_INIT, tilelang=True),
     _unary("gtz", _COMP, _mask(lambda x: x > 0), "compare"),
     _unary("gez", _COMP, _mask(lambda x: x >= 0), "compare"),
     _unary("ltz", _COMP, _mask(lambda x: x < 0), "compare"),
@@ -198,6 +200,10 @@ SFPU_OPS: tuple[SfpuOp, ...] = (
 )
 
 SFPU: dict[str, SfpuOp] = {op.name: op for op in SFPU_OPS}
+# TileLang's element functions: the rows it spells ``T.<name>``, and the logarithms it computes
+# as ``log`` times a constant (``T.log2``, ``T.log10``: their bases)
+TILELANG_FUNCTIONS: tuple[str, ...] = tuple(op.name for op in SFPU_OPS if op.tilelang)
+TILELANG_LOGARITHMS: dict[str, float] = {"log2": 2.0, "log10": 10.0}
 # by API call name (``exp_tile``)
 SFPU_CALLS: dict[str, SfpuOp] = {op.call: op for op in SFPU_OPS}
 
@@ -212,4 +218,4 @@ def sfpu_values(name: str, *values_and_params, fp32_dest: bool = False) -> np.nd
         return np.asarray(op.values(*values_and_params), dtype=np.float32)
 
 
-__all__ = ["SfpuOp", "SFPU_OPS", "SFPU", "SFPU_CALLS", "sfpu_values", "bits_to_float"]
+__all__ = ["SfpuOp", "SFPU_OPS", "SFPU", "SFPU_CALLS", "TILELANG_FUNCTIONS", "TILELANG_LOGARITHMS", "sfpu_values", "bits_to_float"]

@@ -21,13 +21,12 @@ Errors: :class:`~tilefold.errors.LayoutError` for a shape that is not 2-D whole 
 
 from __future__ import annotations
 
-import struct
-
 import ml_dtypes
 import numpy as np
 
 from tilefold.arch import get_arch
 from tilefold.errors import LayoutError, ProgramError
+from tilefold.ir.ttkernel import float_bits
 from tilefold.layout.formats import DataFormat
 from tilefold.ops.base import OpFactory, OpInstance, Tolerance, parse_shape, register
 from tilefold.ops.kernels import reader_row_standardize as rs_reader
@@ -40,10 +39,6 @@ TILE = 32
 FMT = DataFormat.Float16_b
 # circular buffers: index -> pages in blocks of Wt tiles (0: one tile)
 CB_BLOCKS = {0: 2, 1: 1, 2: 0, 3: 0, 4: 1, 5: 1, 6: 0, 16: 1, 17: 2}
-
-
-def _bits_f32(value: float) -> int:
-    return struct.unpack("<I", struct.pack("<f", float(value)))[0]
 
 
 def _bf16_pair(value: float) -> int:
@@ -78,7 +73,7 @@ def row_standardize_program(shape, eps: float = 1e-5, *, grid=None, arch=None) -
     reader = program.create_kernel(rs_reader.reader, split.all_cores, DataMovementConfig("RISCV_0", "NOC_0"),
                                    [stick, src.accessor_args], name="reader")
     config = ComputeConfig(fp32_dest_acc_en=True)
-    eps_bits = _bits_f32(eps)
+    eps_bits = float_bits(eps) & 0xFFFFFFFF        # a uint32_t compile-time argument
     compute = program.create_kernel(rs_compute.compute, split.core_range, config,
                                     [split.nblocks_per_core, wt, eps_bits], name="compute")
     if split.nblocks_per_core_cliff:

@@ -26,6 +26,8 @@ from tilefold.passes.device_pass import DevicePass
 PASS_PACKAGES = ("tilefold.passes.tilelang", "tilefold.passes.ttl")
 # passes of xDSL itself a pipeline uses
 XDSL_PASSES = ("xdsl.transforms.lower_affine",)
+# their summaries (xDSL's class docstrings are not one line about the pass)
+XDSL_SUMMARIES = {"lower-affine": "affine loops and maps → scf loops and arith (xDSL's pass)."}
 # where pass_class looks for a name, cheapest first
 SEARCH_ORDER = ("xdsl", "tilefold.passes.ttl", "tilefold.passes.tilelang")
 

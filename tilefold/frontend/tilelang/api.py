@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 
 from tilefold.errors import KernelError
+from tilefold.ir.sfpu import SFPU, TILELANG_FUNCTIONS, TILELANG_LOGARITHMS
 
 
 def _intrinsic(rule: str, doc: str):
@@ -99,22 +100,13 @@ atomic_max = _intrinsic("atomic_max", "``T.atomic_max(dst, value)``: dst = max(d
 atomic_min = _intrinsic("atomic_min", "``T.atomic_min(dst, value)``: dst = min(dst, value), for blocks that several "
                                       "grid blocks update.")
 
-# element functions inside T.Parallel
-exp = _intrinsic("exp", "e ** x")
-exp2 = _intrinsic("exp2", "2 ** x")
-log = _intrinsic("log", "natural logarithm")
-log2 = _intrinsic("log2", "base-2 logarithm")
-log10 = _intrinsic("log10", "base-10 logarithm")
-sqrt = _intrinsic("sqrt", "square root")
-rsqrt = _intrinsic("rsqrt", "1 / sqrt(x)")
-abs = _intrinsic("abs", "|x|")  # noqa: A001 - TileLang's name
-tanh = _intrinsic("tanh", "hyperbolic tangent")
-sigmoid = _intrinsic("sigmoid", "1 / (1 + exp(-x))")
-sin = _intrinsic("sin", "sine")
-cos = _intrinsic("cos", "cosine")
-floor = _intrinsic("floor", "round down")
-ceil = _intrinsic("ceil", "round up")
-trunc = _intrinsic("trunc", "round toward zero")
+# element functions inside T.Parallel: one per SFPU row TileLang spells (tilefold.ir.sfpu), and the
+# logarithms computed from ``log``
+UNARY_FUNCTIONS = (*TILELANG_FUNCTIONS, *TILELANG_LOGARITHMS)
+for _fn in TILELANG_FUNCTIONS:
+    globals()[_fn] = _intrinsic(_fn, f"``T.{_fn}(x)``: ``{SFPU[_fn].call}`` on the SFPU, element-wise inside T.Parallel.")
+for _fn, _base in TILELANG_LOGARITHMS.items():
+    globals()[_fn] = _intrinsic(_fn, f"``T.{_fn}(x)``: the base-{_base:g} logarithm, ``log_tile`` times 1 / ln {_base:g}.")
 max = _intrinsic("max", "the larger of two values")  # noqa: A001 - TileLang's name
 min = _intrinsic("min", "the smaller of two values")  # noqa: A001 - TileLang's name
 pow = _intrinsic("pow", "x ** y")  # noqa: A001 - TileLang's name
@@ -161,9 +153,6 @@ INTRINSICS = {f.__tile_intrinsic__: f for f in (
     Persistent,
     use_swizzle, get_thread_binding, annotate_layout, annotate_safe_value, disable_warp_group_reg_alloc,
     sync_threads, no_set_max_nreg, const, dynamic, empty, reshape, view, copy, gemm, clear, fill, reduce_sum, reduce_max,
-    reduce_min, reduce_abssum, reduce_absmax, cumsum, transpose, atomic_add, atomic_max, atomic_min, exp, exp2, log, log2, log10, sqrt,
-    rsqrt, abs, tanh, sigmoid, sin, cos, floor, ceil, trunc, max, min, pow, clamp, if_then_else, cast, Cast,
+    reduce_min, reduce_abssum, reduce_absmax, cumsum, transpose, atomic_add, atomic_max, atomic_min,
+    *(globals()[fn] for fn in UNARY_FUNCTIONS), max, min, pow, clamp, if_then_else, cast, Cast,
     annotate_tt_layout, annotate_tt_schedule, annotate_tt_compute)}
-
-UNARY_FUNCTIONS = ("exp", "exp2", "log", "log2", "log10", "sqrt", "rsqrt", "abs", "tanh", "sigmoid", "sin", "cos",
-                   "floor", "ceil", "trunc")

@@ -89,8 +89,8 @@ _NO_TENSIX_FORM = {
 }
 
 
-_ELEMENT_CALLS = {"cast", "Cast", "if_then_else", "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "abs", "max", "min",
-                  "tanh", "sigmoid", "astype", "float32", "float16", "bfloat16", "int32"}
+_ELEMENT_CALLS = {"cast", "Cast", "if_then_else", "max", "min", "astype", "float32", "float16", "bfloat16", "int32",
+                  *api.UNARY_FUNCTIONS}
 
 
 def _independent_elements(body: list[ast.stmt], loop_vars: set[str]) -> bool:

@@ -28,6 +28,8 @@ from __future__ import annotations
 import ast
 import math
 
+import numpy as np
+
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, f32, i1
 from xdsl.ir import SSAValue
@@ -36,6 +38,7 @@ from tilefold.errors import KernelError
 from tilefold.frontend.tilelang.dtypes import canonical_name
 from tilefold.frontend.tilelang.values import BufferRef, Cond, ConstVar, Elem, Index, Region, Symbol
 from tilefold.ir import tile
+from tilefold.ir.sfpu import SFPU, TILELANG_LOGARITHMS
 
 _ARITH_F = {ast.Add: arith.AddfOp, ast.Sub: arith.SubfOp, ast.Mult: arith.MulfOp, ast.Div: arith.DivfOp}
 # comparison -> (signed integer predicate, ordered float predicate)
@@ -58,11 +61,17 @@ def known_comparison(op: type, diff) -> bool | None:
 
 _PY = {ast.Gt: lambda a, b: a > b, ast.GtE: lambda a, b: a >= b, ast.Lt: lambda a, b: a < b,
        ast.LtE: lambda a, b: a <= b, ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b}
-_MATH = {"exp": math.exp, "exp2": lambda x: 2.0 ** x, "log": math.log, "log2": math.log2, "log10": math.log10,
-         "sqrt": math.sqrt, "rsqrt": lambda x: 1 / math.sqrt(x), "abs": abs, "tanh": math.tanh,
-         "sigmoid": lambda x: 1 / (1 + math.exp(-x)), "sin": math.sin, "cos": math.cos, "floor": math.floor,
-         "ceil": math.ceil, "trunc": math.trunc}
 _INT_DTYPES = ("int32", "uint32", "uint16", "uint8", "int8", "int16", "int64")
+
+
+def _fold(fn: str, value: float) -> float:
+    """An element function of a Python number, on the host: Python's ``math`` function of that name,
+    else the function of its SFPU row (:mod:`tilefold.ir.sfpu`) in float64."""
+    host = getattr(math, fn, None)
+    if host is not None:
+        return float(host(value))
+    with np.errstate(all="ignore"):
+        return float(SFPU[fn].values(np.float64(value)))
 
 
 class Deferred:
@@ -173,7 +182,7 @@ class ElementRules:
     def unary(self, fn: str, value, node):
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             try:
-                return float(_MATH[fn](value))
+                return _fold(fn, value)
             except (ValueError, OverflowError, ZeroDivisionError):
                 return math.nan
         if self.parallel is None:
@@ -181,9 +190,9 @@ class ElementRules:
                 return self.deferred(node)
             raise self.error(node, f"T.{fn} is an element function: use it inside T.Parallel")
         x = self.float_value(value, node)
-        if fn in ("log2", "log10"):
+        if fn in TILELANG_LOGARITHMS:
             ln = self.insert(tile.MathOp("log", [x]), node).result
-            scale = 1 / math.log(2.0) if fn == "log2" else 1 / math.log(10.0)
+            scale = 1 / math.log(TILELANG_LOGARITHMS[fn])
             return Elem(self.insert(arith.MulfOp(ln, self.f32_constant(scale, node)), node).result)
         return Elem(self.insert(tile.MathOp(fn, [x]), node).result)
 

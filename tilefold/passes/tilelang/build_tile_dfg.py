@@ -42,7 +42,8 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation
 from xdsl.passes import ModulePass
-from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.builder import Builder
+from xdsl.rewriter import InsertPoint
 
 from tilefold.ir import tile
 from tilefold.ir.attributes import kernel_function, set_attr
@@ -266,7 +267,7 @@ class TileDFG:
             after = nxt.next_op
             if nxt.kind.data == "release" and nxt.cb.value.data == consume.cb.value.data:
                 nxt.detach()
-                Rewriter.insert_op(nxt, InsertPoint.before(consume))
+                Builder(InsertPoint.before(consume)).insert(nxt)
             nxt = after
 
     def guarded_release(self, name: str, first_def: Operation, loop: tile.ForOp) -> None:

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from xdsl.dialects import func
 from xdsl.dialects.builtin import MemRefType, UnknownLoc
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
-from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.builder import Builder
+from xdsl.rewriter import InsertPoint
 
 from tilefold.errors import CompileError
 from tilefold.ir.tile_types import format_of_memref
@@ -108,7 +109,7 @@ def memref_shape(value: SSAValue) -> tuple[int, ...]:
 
 def insert_before(anchor: Operation, op: Operation) -> Operation:
     """Insert ``op`` before ``anchor``; an op without a location takes the anchor's."""
-    Rewriter.insert_op(op, InsertPoint.before(anchor))
+    Builder(InsertPoint.before(anchor)).insert(op)
     if isinstance(op.location, UnknownLoc):
         op.location = anchor.location
     return op
@@ -116,7 +117,7 @@ def insert_before(anchor: Operation, op: Operation) -> Operation:
 
 def insert_after(anchor: Operation, op: Operation) -> Operation:
     """Insert ``op`` after ``anchor``; an op without a location takes the anchor's."""
-    Rewriter.insert_op(op, InsertPoint.after(anchor))
+    Builder(InsertPoint.after(anchor)).insert(op)
     if isinstance(op.location, UnknownLoc):
         op.location = anchor.location
     return op

@@ -23,6 +23,7 @@ from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
+from xdsl.builder import Builder
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from tilefold.errors import CompileError
@@ -67,7 +68,7 @@ class ConfigureTensorAccessor(ModulePass):
                 accessor = TensorAccessorOp(args.result, addr.result, page.result)
                 accessor.result.name_hint = name
                 for new in (addr, args, page, accessor):
-                    Rewriter.insert_op(new, at)
+                    Builder(at).insert(new)
                     new.location = kernel.location
                 prev = args.result
                 accessors[name] = accessor.result

@@ -17,6 +17,7 @@ from __future__ import annotations
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
+from xdsl.builder import Builder
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.transforms.canonicalize import CanonicalizePass
 from xdsl.transforms.common_subexpression_elimination import cse
@@ -54,7 +55,7 @@ class FinalizePersistentSignature(ModulePass):
                 index = constant_op(names.index(use.arg_name.data))
                 call = api_call("get_arg_val", [index.result])
                 call.results[0].name_hint = use.result.name_hint
-                Rewriter.insert_op(index, InsertPoint.before(use))
+                Builder(InsertPoint.before(use)).insert(index)
                 index.location = use.location
                 call.location = use.location
                 Rewriter.replace_op(use, call)

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.builder import Builder
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from tilefold.ir import tile
@@ -84,7 +85,7 @@ class GridToCoreGrid(DevicePass):
         axes = get_attr(kernel, "tt.grid_axes")
         for alloc in [o for o in grid_op.walk() if isinstance(o, tile.AllocOp)]:
             alloc.detach()
-            Rewriter.insert_op(alloc, InsertPoint.before(grid_op))
+            Builder(InsertPoint.before(grid_op)).insert(alloc)
         at = inserter(grid_op)
 
         def arg(name: str):

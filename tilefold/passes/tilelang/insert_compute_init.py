@@ -31,7 +31,8 @@ from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation
 from xdsl.passes import ModulePass
-from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.builder import Builder
+from xdsl.rewriter import InsertPoint
 
 from tilefold.ir import tile
 from tilefold.ir.ttkernel import ApiCallOp, api_call, constant_int
@@ -203,7 +204,7 @@ class Planner:
 
 def _before(anchor: Operation) -> Callable:
     def at(op: Operation) -> Operation:
-        Rewriter.insert_op(op, InsertPoint.before(anchor))
+        Builder(InsertPoint.before(anchor)).insert(op)
         op.location = anchor.location
         return op
     return at

@@ -22,6 +22,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
+from xdsl.builder import Builder
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from tilefold.ir import tile
@@ -49,13 +50,13 @@ class InsertDstManagement(ModulePass):
 
         def call(name: str) -> None:
             new = api_call(name, [])
-            Rewriter.insert_op(new, point)
+            Builder(point).insert(new)
             new.location = section.location
 
         def inline(ops: list[Operation]) -> None:
             for o in ops:
                 o.detach()
-                Rewriter.insert_op(o, point)
+                Builder(point).insert(o)
 
         pack = list(section.pack.block.ops)
         packs = [i for i, o in enumerate(pack) if _is_call(o, PACK_CALLS)]

@@ -26,6 +26,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block
 from xdsl.passes import ModulePass
+from xdsl.builder import Builder
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.transforms.dead_code_elimination import region_dce
 
@@ -154,7 +155,7 @@ class LegalizeGlobalAccess(ModulePass):
             zero = None
             if -1 in which:
                 zero = constant_op(0)
-                Rewriter.insert_op(zero, InsertPoint.before(access))
+                Builder(InsertPoint.before(access)).insert(zero)
             indices = [args[k] if k >= 0 else zero.result for k in which]
             if isinstance(access, tile.LoadOp):
                 new = tile.LoadOp(local_value, indices)

@@ -23,6 +23,7 @@ from __future__ import annotations
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
+from xdsl.builder import Builder
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from tilefold.ir.tile_types import format_of_memref, memref_type
@@ -72,7 +73,7 @@ class SerializeAtomicGrid(ModulePass):
         kept = [d for d in range(len(grid)) if d not in serial]
         new = tile.KernelOp([grid[d] for d in kept] or [1])
         new.location = grid_op.location
-        Rewriter.insert_op(new, InsertPoint.before(grid_op))
+        Builder(InsertPoint.before(grid_op)).insert(new)
         old_args = list(grid_op.body.block.args)
         for d, arg in zip(kept, new.body.block.args):
             arg.name_hint = old_args[d].name_hint
@@ -108,7 +109,7 @@ class SerializeAtomicGrid(ModulePass):
         acc = tile.AllocOp(name, "fragment", memref_type(new.type.get_shape(), format_of_memref(copy_out.dst.type),
                                                          "fragment"))
         acc.result.name_hint = name
-        Rewriter.insert_op(acc, InsertPoint.before(outer))
+        Builder(InsertPoint.before(outer)).insert(acc)
         acc.location = copy_in.location
         before = inserter(outer, loc_from=copy_in)
         offsets = [materialize(affine_of(v), before) for v in copy_in.offsets]

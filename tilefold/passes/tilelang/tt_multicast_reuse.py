@@ -43,7 +43,8 @@ from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.builder import Builder
+from xdsl.rewriter import InsertPoint
 
 from tilefold.ir import tile
 from tilefold.ir.attributes import cb_entries, get_attr, kernel_function, set_attr
@@ -256,7 +257,7 @@ class TTMulticastReuse(ModulePass):
         ret = reader.body.block.last_op
         assert isinstance(ret, func.ReturnOp)
         barrier = api_call("noc_async_write_barrier", [])
-        Rewriter.insert_op(barrier, InsertPoint.before(ret))
+        Builder(InsertPoint.before(ret)).insert(barrier)
         barrier.location = ret.location
 
     @staticmethod
@@ -281,7 +282,7 @@ class TTMulticastReuse(ModulePass):
         sender_sem = head.call("get_semaphore", head.c(group["sender_sem"])).results[0]
         receiver_sem = head.call("get_semaphore", head.c(group["receiver_sem"])).results[0]
         sender_sem.name_hint, receiver_sem.name_hint = f"{buffer}_sender_sem", f"{buffer}_receiver_sem"
-        Rewriter.insert_op(head.ops, InsertPoint.before(entry))
+        Builder(InsertPoint.before(entry)).insert(head.ops)
         for read in reads:
             pages = read.next_op.num_pages
             at = _Ops(read.location)
@@ -308,9 +309,9 @@ class TTMulticastReuse(ModulePass):
             if_send = check(scf.IfOp(is_sender, [], send.done()))
             branch = scf.IfOp(is_receiver, [], recv.done(), [else_end := scf.YieldOp()])
             branch.location = read.location
-            Rewriter.insert_op([*at.ops, branch], InsertPoint.before(read))
+            Builder(InsertPoint.before(read)).insert([*at.ops, branch])
             read.detach()
-            Rewriter.insert_op([read, *check.ops], InsertPoint.before(else_end))
+            Builder(InsertPoint.before(else_end)).insert([read, *check.ops])
 
 
 __all__ = ["TTMulticastReuse", "multicast_groups", "read_trace"]

@@ -32,6 +32,7 @@ from xdsl.dialects import arith, scf
 from xdsl.dialects import tensor as tensor_dialect
 from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp, UnitAttr
 from xdsl.ir import Block, SSAValue
+from xdsl.ir.affine import AffineDimExpr
 
 from tilefold.errors import CompileError
 from tilefold.ir import ttl
@@ -57,19 +58,14 @@ def iteration_shape(compute: ttl.ComputeOp) -> list[int]:
     for value, amap in zip([*compute.inputs, *compute.outputs], compute.indexing_maps):
         shape = value.type.get_shape()
         for j, expr in enumerate(amap.results):
-            text = str(expr)
-            if text.startswith("d") and text[1:].isdigit():
-                sizes[int(text[1:])] = max(sizes[int(text[1:])], shape[j])
+            if isinstance(expr, AffineDimExpr):
+                sizes[expr.position] = max(sizes[expr.position], shape[j])
     return sizes
 
 
 def map_dims(amap) -> list[int | None]:
     """Per result of an indexing map: the iteration dim it reads, or None for a constant."""
-    out = []
-    for expr in amap.results:
-        text = str(expr)
-        out.append(int(text[1:]) if text.startswith("d") and text[1:].isdigit() else None)
-    return out
+    return [expr.position if isinstance(expr, AffineDimExpr) else None for expr in amap.results]
 
 
 def choose_subblock(sizes: list[int], available: int) -> list[int]:

@@ -5,11 +5,14 @@ Reads: ttl IR. Writes: nothing by itself; the helpers create ops for the passes 
 
 from __future__ import annotations
 
+from xdsl.builder import Builder
 from xdsl.dialects import func
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, i32
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
+from xdsl.rewriter import InsertPoint
 
+from tilefold.errors import CompileError
 from tilefold.ir import ttl
 from tilefold.ir.locations import source_location
 
@@ -62,14 +65,13 @@ def next_cb_index(module: ModuleOp) -> int:
     return max(used, default=-1) + 1
 
 
-def new_scratch_cb(kernel: func.FuncOp, module: ModuleOp, shape, element, name: str,
+def new_scratch_cb(kernel: func.FuncOp, module: ModuleOp, shape, element, name: str, max_cbs: int,
                    block_count: int = 1) -> ttl.BindCBOp:
-    """A new dataflow buffer (``ttl.bind_cb``) at the start of ``kernel`` with the next free index."""
-    from tilefold.errors import CompileError
-
+    """A new dataflow buffer (``ttl.bind_cb``) at the start of ``kernel`` with the next free index
+    (below ``max_cbs``, the device's circular buffer count)."""
     index = next_cb_index(module)
-    if index >= 32:
-        raise CompileError(f"this kernel needs an internal dataflow buffer ({name}) but all 32 circular buffers of a "
+    if index >= max_cbs:
+        raise CompileError(f"this kernel needs an internal dataflow buffer ({name}) but all {max_cbs} circular buffers of a "
                            "node are in use; split the expression into fewer stores or use fewer buffers",
                            source_location(kernel))
     cb_type = ttl.CircularBufferType(shape, element, block_count)
@@ -88,14 +90,16 @@ def new_scratch_cb(kernel: func.FuncOp, module: ModuleOp, shape, element, name: 
 
 
 def insert_before(op: Operation, anchor: Operation) -> Operation:
-    anchor.parent_block().insert_op_before(op, anchor)
+    """Insert ``op`` before ``anchor`` (xDSL's Builder); an op without a location takes the anchor's."""
+    Builder(InsertPoint.before(anchor)).insert(op)
     if op.location is None or str(op.location) == "loc(unknown)":
         op.location = anchor.location
     return op
 
 
 def insert_after(op: Operation, anchor: Operation) -> Operation:
-    anchor.parent_block().insert_op_after(op, anchor)
+    """Insert ``op`` after ``anchor`` (xDSL's Builder); an op without a location takes the anchor's."""
+    Builder(InsertPoint.after(anchor)).insert(op)
     if str(op.location) == "loc(unknown)":
         op.location = anchor.location
     return op

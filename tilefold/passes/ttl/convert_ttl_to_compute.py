@@ -25,7 +25,8 @@ removed.
   buffer: the compute reads it as an input of the reshaped shape (the tiles keep their order).
   A reshape of an expression materializes the expression first.
 
-Errors: :class:`CompileError` when a kernel would need more than 32 circular buffers.
+Errors: :class:`CompileError` when a kernel would need more circular buffers than the device has
+(``Arch.max_circular_buffers``, 32).
 """
 
 from __future__ import annotations
@@ -39,9 +40,9 @@ from xdsl.dialects import tensor as tensor_dialect
 from xdsl.dialects.builtin import AffineMapAttr, ArrayAttr, ModuleOp, StringAttr, TensorType
 from xdsl.ir import Block, Region, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
-from xdsl.passes import ModulePass
 
 from tilefold.ir import ttl
+from tilefold.passes.device_pass import DevicePass
 from tilefold.passes.ttl.common import bind_of, i32_attr, insert_after, insert_before, kernels, new_scratch_cb
 
 ZERO_CB_ATTR = "ttl.zero_cb"
@@ -106,9 +107,10 @@ def _bcast_kind(ctx: frozenset[int], rank: int) -> str:
 class StoreConverter:
     """Converts the stores of one compute kernel."""
 
-    def __init__(self, module: ModuleOp, kernel: func.FuncOp):
+    def __init__(self, module: ModuleOp, kernel: func.FuncOp, max_cbs: int):
         self.module = module
         self.kernel = kernel
+        self.max_cbs = max_cbs
         self.zero_cb = None
         self.scaler_cb = None
 
@@ -314,7 +316,7 @@ class StoreConverter:
         if attr in self.kernel.attributes:
             return
         tile = ttl.tile_type(ttl.TILE_DTYPES["bf16"])
-        cb = new_scratch_cb(self.kernel, self.module, (1, 1), tile, f"{which} tile")
+        cb = new_scratch_cb(self.kernel, self.module, (1, 1), tile, f"{which} tile", self.max_cbs)
         self.kernel.attributes[attr] = i32_attr(cb.index)
         anchor = cb.next_op
         while isinstance(anchor, ttl.BindCBOp):
@@ -333,7 +335,7 @@ class StoreConverter:
         """Put ``value`` in a new internal buffer before ``store``; pop it after."""
         where = value.owner.location
         cb = new_scratch_cb(self.kernel, self.module, _shape(value), value.type.element_type,
-                            value.owner.name.removeprefix("ttl."))
+                            value.owner.name.removeprefix("ttl."), self.max_cbs)
         anchor = value.owner.next_op          # right after the value, before its first use
         reserve = insert_before(ttl.CBReserveOp(cb.result), anchor)
         stored = insert_before(ttl.StoreOp(value, reserve.result), anchor)
@@ -348,11 +350,11 @@ class StoreConverter:
         return stored
 
 
-class ConvertTTLToCompute(ModulePass):
+class ConvertTTLToCompute(DevicePass):
     """Fuse block expressions into ``ttl.compute`` regions (see the module docstring)."""
 
     name = "convert-ttl-to-compute"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for kernel in kernels(op, "compute"):
-            StoreConverter(op, kernel).run()
+            StoreConverter(op, kernel, self.arch.max_circular_buffers).run()

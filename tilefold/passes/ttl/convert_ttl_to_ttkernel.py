@@ -8,6 +8,13 @@ and ``affine`` ops only (``lower-affine`` then removes ``affine.apply``):
 * ``ttl.node_coord`` and the pipe counts become runtime arguments (``get_arg_val``);
 * compute kernels: :mod:`.ttkernel_compute`; data movement kernels: :mod:`.ttkernel_data_movement`.
 
+Written as xDSL ``RewritePattern`` s, as ``xdsl.transforms.lower_affine`` is, under two
+``PatternRewriteWalker`` s per kernel: a forward walk in which :class:`LowerTTLOp` inserts each ttl
+op's replacement before it and erases it when it yields no value (or its values were replaced:
+``ttl.node_coord``, the pipe counts and peers); ops whose values later ttl ops still read (the
+circular buffers, blocks, DST tiles) are erased by :class:`EraseLowered` in a reverse walk, users
+before definitions.
+
 The function attributes ``ttl.compile_args`` / ``ttl.runtime_args`` say what each argument is
 (:mod:`.ttkernel_builder`). Errors: none for valid ttl IR.
 """
@@ -15,41 +22,76 @@ The function attributes ``ttl.compile_args`` / ``ttl.runtime_args`` say what eac
 from __future__ import annotations
 
 from xdsl.context import Context
+from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
 from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
 
 from tilefold.ir import ttl
 from tilefold.ir.ttl_metadata import KernelArgAttr
+from tilefold.passes.builder import rewrite_once
 from tilefold.passes.ttl.common import kernels
-from tilefold.passes.ttl.ttkernel_builder import KernelEmitter, erase_lowered, is_ttl
+from tilefold.passes.ttl.ttkernel_builder import KernelEmitter, is_ttl
 from tilefold.passes.ttl.ttkernel_compute import ComputeLowering
 from tilefold.passes.ttl.ttkernel_data_movement import DataMovementLowering
 
 
-def lower_kernel(module: ModuleOp, kernel) -> None:
-    emitter = KernelEmitter(kernel)
-    cbs = {}
-    for bind in [op for op in kernel.walk() if isinstance(op, ttl.BindCBOp)]:
-        name = bind.result.name_hint or f"cb{bind.index}"
-        cbs[bind.index] = emitter.compile_arg(KernelArgAttr.of("cb", bind.index), name)
-    role = kernel.attributes[ttl.KERNEL_ROLE_ATTR].data
-    lowering = ComputeLowering(emitter, cbs) if role == "compute" else DataMovementLowering(emitter, cbs, module)
-    lowered = []
-    for op in list(kernel.walk()):
-        if op is kernel:
-            continue
+class LowerTTLOp(RewritePattern):
+    """One ttl op of a kernel → its ttkernel replacement (by the kernel's compute or data movement
+    lowering), inserted before it; the op is erased now when nothing reads it, else recorded in
+    ``lowered`` for :class:`EraseLowered`."""
+
+    def __init__(self, module: ModuleOp, kernel: func.FuncOp):
+        self.emitter = KernelEmitter(kernel)
+        self.cbs = {}
+        for bind in [op for op in kernel.walk() if isinstance(op, ttl.BindCBOp)]:
+            name = bind.result.name_hint or f"cb{bind.index}"
+            self.cbs[bind.index] = self.emitter.compile_arg(KernelArgAttr.of("cb", bind.index), name)
+        self.role = kernel.attributes[ttl.KERNEL_ROLE_ATTR].data
+        self.lowering = (ComputeLowering(self.emitter, self.cbs) if self.role == "compute"
+                         else DataMovementLowering(self.emitter, self.cbs, module))
+        self.lowered: set[Operation] = set()
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if isinstance(op, ttl.BindCBOp):
-            lowered.append(op)
+            pass                                        # its compile-time argument is in the prologue
         elif isinstance(op, ttl.NodeCoordOp):
             dim = op.dim.value.data
-            op.result.replace_all_uses_with(emitter.runtime(KernelArgAttr.of("node", dim), ("node_x", "node_y")[dim]))
-            lowered.append(op)
-        elif lowering.lower(op):
-            lowered.append(op)
-        elif is_ttl(op):
-            raise AssertionError(f"convert-ttl-to-ttkernel has no rule for {op.name} in a {role} kernel")
-    emitter.finish()
-    erase_lowered(lowered)
+            value = self.emitter.runtime(KernelArgAttr.of("node", dim), ("node_x", "node_y")[dim])
+            op.result.replace_all_uses_with(value)
+        elif not self.lowering.lower(op):
+            if is_ttl(op):
+                raise AssertionError(f"convert-ttl-to-ttkernel has no rule for {op.name} in a {self.role} kernel")
+            return
+        if any(r.uses for r in op.results):
+            self.lowered.add(op)
+        else:
+            rewriter.erase(op)
+
+
+class EraseLowered(RewritePattern):
+    """Erase an op :class:`LowerTTLOp` replaced whose values are no longer read (walked in
+    reverse, so its users are gone first)."""
+
+    def __init__(self, lowered: set[Operation]):
+        self.lowered = lowered
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if op not in self.lowered:
+            return
+        if any(r.uses for r in op.results):
+            users = {u.operation.name for r in op.results for u in r.uses}
+            raise AssertionError(f"{op.name} still has users {users} after lowering")
+        rewriter.erase(op)
+
+
+def lower_kernel(module: ModuleOp, kernel: func.FuncOp) -> None:
+    lower = LowerTTLOp(module, kernel)
+    rewrite_once(kernel.body, lower)
+    PatternRewriteWalker(EraseLowered(lower.lowered), apply_recursively=False,
+                         walk_reverse=True).rewrite_region(kernel.body)
+    lower.emitter.finish()
     for name in [n for n in kernel.attributes if n.startswith("ttl.") and n not in (
             ttl.KERNEL_ROLE_ATTR, "ttl.compile_args", "ttl.runtime_args")]:
         del kernel.attributes[name]

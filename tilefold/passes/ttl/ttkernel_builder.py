@@ -122,20 +122,8 @@ class KernelEmitter:
         return self.runtime_values[descriptor]
 
 
-def erase_lowered(ops: list[Operation]) -> None:
-    """Erase ops whose replacements are in place, users first."""
-    for op in reversed(ops):
-        if op.parent is None:
-            continue
-        if any(r.uses for r in op.results):
-            users = {u.operation.name for r in op.results for u in r.uses}
-            raise AssertionError(f"{op.name} still has users {users} after lowering")
-        op.detach()
-        op.erase()
-
-
 def is_ttl(op: Operation) -> bool:
     return op.name.startswith("ttl.") or op.name in ("tensor.extract", "tensor.empty")
 
 
-__all__ = ["KernelEmitter", "erase_lowered", "is_ttl", "COMPILE_ARGS_ATTR", "RUNTIME_ARGS_ATTR", "ttl"]
+__all__ = ["KernelEmitter", "is_ttl", "COMPILE_ARGS_ATTR", "RUNTIME_ARGS_ATTR", "ttl"]

@@ -21,6 +21,8 @@ calls, each preceded by its ``*_init`` as the TT-Lang multi-tile lowering shows:
 
 from __future__ import annotations
 
+from collections import Counter
+
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import Operation, SSAValue
@@ -48,6 +50,8 @@ class ComputeLowering:
         self.e = emitter
         self.cbs = cbs
         self.slots: dict[Operation, SSAValue] = {}
+        # the packs into each block, counted before any is lowered
+        self.packs = Counter(op.block for op in emitter.kernel.walk() if isinstance(op, ttl.PackTileOp))
 
     def cb(self, value: SSAValue) -> SSAValue:
         return self.cbs[bind_of(value).index]
@@ -226,7 +230,7 @@ class ComputeLowering:
         index = self.tile_index(op, op.cb_tile)
         acq = acquisition_of(op.block)
         in_order = (SEQUENTIAL_ATTR in op.attributes and acq is not None and acq.held_before == 0
-                    and sum(1 for u in op.block.uses if isinstance(u.operation, ttl.PackTileOp)) == 1)
+                    and self.packs[op.block] == 1)
         e.call("pack_tile", [slot, self.cb(op.block), index], op, {"out_of_order_output": not in_order})
 
 
