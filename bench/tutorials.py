@@ -24,7 +24,9 @@ Without a peer the bench runs the project's own TT-Lang examples (``examples/ttl
 sizes instead, says so, and prints tilefold's times only.
 
 Run: ``.venv/bin/python bench/tutorials.py --peer /path/to/venv/bin/python [--only elementwise]
-[--repeat 3] [--with-step-1]``. Prints a table and, as its last line, one JSON object.
+[--repeat 3] [--with-step-1] [--numerics fast]``. Prints a table and, as its last line, one JSON
+object. ``--numerics fast`` runs tilefold with float32 accumulation (as tt-lang-sim computes; see
+``tilefold.sim.numerics_mode``); the default is the device's own rounding.
 """
 
 from __future__ import annotations
@@ -84,12 +86,13 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def timed(command: list[str], timeout: float, cpu: list[float] | None = None) -> tuple[float | None, str]:
+def timed(command: list[str], timeout: float, cpu: list[float] | None = None,
+          env: dict | None = None) -> tuple[float | None, str]:
     """Wall seconds of ``command`` as a fresh process (None when it failed or timed out); its CPU
     seconds (user + system) are appended to ``cpu`` when given."""
     start, cpu_start = time.perf_counter(), _children_cpu()
     try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, cwd=ROOT, env=env)
     except subprocess.TimeoutExpired:
         return None, f"killed after {timeout:.0f} s"
     wall = time.perf_counter() - start
@@ -112,7 +115,10 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1, help="runs of each side per tutorial")
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds before a run is killed")
     parser.add_argument("--with-step-1", action="store_true", help="also run matmul step 1 (over ten minutes)")
+    parser.add_argument("--numerics", choices=("faithful", "fast"), default="faithful",
+                        help="tilefold's numerics mode (TILEFOLD_NUMERICS) for its runs")
     args = parser.parse_args()
+    our_env = dict(os.environ, TILEFOLD_NUMERICS=args.numerics)
 
     names = [n for n in TUTORIALS if (any(n.startswith(o) for o in args.only) if args.only
                                       else args.with_step_1 or n not in SLOW)]
@@ -155,11 +161,11 @@ def main() -> None:
         mine, peers, errors = [], [], []
         mine_cpu, peers_cpu = [], []
         for _ in range(args.repeat):
-            for side, command, into, cpu in (("tilefold", ours, mine, mine_cpu),
-                                             ("tt-lang-sim", theirs, peers, peers_cpu)):
+            for side, command, into, cpu, env in (("tilefold", ours, mine, mine_cpu, our_env),
+                                                  ("tt-lang-sim", theirs, peers, peers_cpu, None)):
                 if command is None:
                     continue
-                wall, error = timed(command, args.timeout, cpu)
+                wall, error = timed(command, args.timeout, cpu, env)
                 if wall is None:
                     errors.append(f"{side}: {error}")
                 else:
@@ -184,7 +190,7 @@ def main() -> None:
     load_after = [round(x, 2) for x in os.getloadavg()]
     print(f"torch import alone: tilefold's Python {floor['tilefold']}, peer's {floor.get('peer', '-')}")
     print(f"load average {load_after[0]:.2f} {load_after[1]:.2f} {load_after[2]:.2f} at the end")
-    print(json.dumps({"bench": "tutorials", "peer": bool(args.peer), "repeat": args.repeat,
+    print(json.dumps({"bench": "tutorials", "peer": bool(args.peer), "repeat": args.repeat, "numerics": args.numerics,
                       "load_average": {"start": load_before, "end": load_after, "cpus": os.cpu_count()},
                       "torch_import_s": floor, "tutorials": results}))
 

@@ -12,7 +12,7 @@ import argparse
 import time
 
 from tilefold.cli.compile_cmd import late_options, op_namespace
-from tilefold.cli.targets import is_script, positive_int, script_front_end
+from tilefold.cli.targets import add_numerics_option, is_script, positive_int, script_front_end
 from tilefold.cli.user_code import check_output_file, script_environment
 
 
@@ -25,6 +25,7 @@ def add_parser(sub, help: str) -> None:
     p.add_argument("--trace", default=None, metavar="OUT.json", help="write a Chrome / Perfetto trace")
     p.add_argument("--max-cycles", type=positive_int, default=None, metavar="N",
                    help="stop a kernel thread past N simulated cycles (the watchdog; default 2**31)")
+    add_numerics_option(p)
     p.add_argument("op_args", nargs=argparse.REMAINDER, help="options of the op (see tilefold run OP --help)")
     p.set_defaults(handler=run)
 
@@ -34,18 +35,20 @@ def _late_options() -> argparse.ArgumentParser:
     late.add_argument("--arch", default=None)
     late.add_argument("--trace", default=None)
     late.add_argument("--max-cycles", type=positive_int, default=None)
+    late.add_argument("--numerics", choices=("faithful", "fast"), default=None)
     return late
 
 
 def run(args) -> int:
-    from tilefold.sim import watchdog
+    from tilefold.sim import numerics_mode, watchdog
 
     if is_script(args.target):
         late_options(args, _late_options())
         if args.trace:
             check_output_file(args.trace, "--trace")
         front_end = script_front_end(args.target)
-        with script_environment(args.target), watchdog.limit(args.max_cycles):
+        with script_environment(args.target), watchdog.limit(args.max_cycles), \
+            numerics_mode.chosen(args.numerics):
             return front_end.run_script(args.target, args.arch, args.trace)
     from tilefold.sim import Device
 
@@ -56,14 +59,15 @@ def run(args) -> int:
     for line in instance.summary:
         print(line)
     start = time.perf_counter()
-    result = Device(instance.program.arch).run(instance.program, instance.inputs, trace=args.trace,
+    result = Device(instance.program.arch, numerics=args.numerics).run(instance.program, instance.inputs, trace=args.trace,
                                                max_cycles=args.max_cycles)
     wall = time.perf_counter() - start
     comparisons = instance.check(result.outputs)
     for c in comparisons:
         print(c)
     print(result.perf.summary())
-    print(f"simulated in {wall:.2f} s of host time")
+    numerics = " with fast numerics (float32 accumulation)" if result.numerics == "fast" else ""
+    print(f"simulated{numerics} in {wall:.2f} s of host time")
     if args.trace:
         print(f"trace written to {args.trace} (open it in https://ui.perfetto.dev or chrome://tracing)")
     return 0 if all(c.passed for c in comparisons) else 1

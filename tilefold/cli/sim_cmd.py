@@ -6,7 +6,7 @@ script gets ``ttl`` and the host tensor module the way TT-Lang's own simulator p
 
 from __future__ import annotations
 
-from tilefold.cli.targets import positive_int, script_front_end
+from tilefold.cli.targets import add_numerics_option, positive_int, script_front_end
 from tilefold.cli.user_code import check_output_file, script_environment
 
 
@@ -17,14 +17,16 @@ def add_parser(sub, help: str) -> None:
     p.add_argument("--trace", default=None, metavar="OUT.json", help="write a Chrome / Perfetto trace")
     p.add_argument("--max-cycles", type=positive_int, default=None, metavar="N",
                    help="stop a kernel thread past N simulated cycles (the watchdog; default 2**31)")
+    add_numerics_option(p)
     p.set_defaults(handler=run)
 
 
 def run(args) -> int:
-    from tilefold.sim import watchdog
+    from tilefold.sim import numerics_mode, watchdog
 
     if args.trace:
         check_output_file(args.trace, "--trace")
     front_end = script_front_end(args.script)
-    with script_environment(args.script), watchdog.limit(args.max_cycles):
+    with script_environment(args.script), watchdog.limit(args.max_cycles), \
+            numerics_mode.chosen(args.numerics):
         return front_end.run_script(args.script, args.arch, args.trace)

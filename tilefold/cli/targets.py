@@ -63,3 +63,10 @@ def script_front_end(path: str):
                 raise
     raise TilefoldError(f"{path}: no tilefold front end imported; import tilefold.ttl, tilefold.language or "
                         "tilefold.pykernel")
+
+
+def add_numerics_option(parser) -> None:
+    """``--numerics faithful|fast`` (see :mod:`tilefold.sim.numerics_mode`)."""
+    parser.add_argument("--numerics", choices=("faithful", "fast"), default=None,
+                        help="faithful (default: the device's rounding) or fast (float32 accumulation in DST and "
+                             "matmul, as TT-Lang's simulator computes; same checks and cycle counts)")

@@ -51,7 +51,9 @@ class ComputeApi:
 
     def _compute_init(self) -> None:
         cfg = self.kernel.config if isinstance(self.kernel.config, ComputeConfig) else ComputeConfig()
-        self.fp32_dest = cfg.fp32_dest_acc_en
+        # DST's precision for the numerics: fast numerics (sim.numerics_mode) hold float32 in every
+        # DST; its capacity, and so every cost, stay those the kernel configures
+        self.fp32_dest = cfg.fp32_dest_acc_en or self.dev.fast_numerics
         self.unpack_to_dest_cbs = frozenset(cb for cb, mode in cfg.unpack_to_dest_mode if mode == "UnpackToDestFp32")
         self.fidelity = cfg.math_fidelity
         self.full_sync = cfg.dst_full_sync_en
@@ -70,7 +72,7 @@ class ComputeApi:
         self.pack_l1_acc = False                # pack_reconfig_l1_acc(1): packs add to L1's tiles
         self.engine_busy = [0.0, 0.0, 0.0]   # unpack, math, pack
         self._operand_cache: dict = {}
-        self._products = BlockProducts()
+        self._products = BlockProducts(fast=self.dev.fast_numerics)
         self._matmul_cycles: dict[tuple, tuple[float, float]] = {}  # (cb0, cb1, rt, ct) -> unpack, math cycles
         self._waited_floor: dict[int, tuple[int, int]] = {}     # cb -> (pops, pages all lanes waited)
         # Matmul sub-blocks accumulating in DST, kept row-major between matmul_block calls

@@ -50,7 +50,7 @@ from tilefold.sim.lanes import Divergence, SteeringArgs, group_cores, refine, st
 from tilefold.sim.memory import ByteMemory
 from tilefold.sim.perf import Counters, PerfReport, ThreadPerf
 from tilefold.sim.scheduler import Scheduler, SimThread
-from tilefold.sim import watchdog
+from tilefold.sim import numerics_mode, watchdog
 from tilefold.sim.tile_math import BF16, TILE_ELEMS
 
 
@@ -132,6 +132,7 @@ class RunResult:
     trace_path: Path | None = None
     batched: bool = True
     pages: dict[str, np.ndarray] = field(default_factory=dict)
+    numerics: str = "faithful"        # the device's numerics mode (sim.numerics_mode)
 
     @property
     def ok(self) -> bool:
@@ -179,10 +180,12 @@ def dram_share(program: Program, arch: Arch) -> float:
 class _Run:
     """Device state of one run attempt."""
 
-    def __init__(self, program: Program, arch: Arch, tracing: bool, max_cycles: int | None = None):
+    def __init__(self, program: Program, arch: Arch, tracing: bool, max_cycles: int | None = None,
+                 fast_numerics: bool = False):
         self.program = program
         self.arch = arch
         self.tracing = tracing
+        self.fast_numerics = fast_numerics
         self.max_cycles = watchdog.current() if max_cycles is None else max_cycles
         self.allocation: Allocation = allocate(program, arch)
         gx, gy = arch.grid
@@ -395,8 +398,9 @@ def accessor_compile_args(buffer, allocation: Allocation, arch: Arch) -> list[in
 class Device:
     """The simulated Tenstorrent device (Wormhole B0 n150 unless told otherwise)."""
 
-    def __init__(self, arch: str | Arch | None = None):
+    def __init__(self, arch: str | Arch | None = None, numerics: str | None = None):
         self.arch = get_arch(arch)
+        self.numerics = numerics_mode.resolve(numerics)   # "faithful" or "fast" (sim.numerics_mode)
 
     def run(self, program: Program, inputs: dict[str, np.ndarray] | None = None, *, trace: str | Path | None = None,
             progress: bool | None = None, raise_on_hazard: bool = True, batch: bool = True,
@@ -430,7 +434,7 @@ class Device:
         return self._attempt(program, inputs, trace, progress, raise_on_hazard, False, {})
 
     def _attempt(self, program, inputs, trace, progress, raise_on_hazard, batch, labels) -> RunResult:
-        run = _Run(program, self.arch, tracing=trace is not None)
+        run = _Run(program, self.arch, tracing=trace is not None, fast_numerics=self.numerics == "fast")
         try:
             return self._run(run, program, inputs, trace, progress, raise_on_hazard, batch, labels)
         finally:
@@ -483,7 +487,7 @@ class Device:
 
             write_chrome_trace(trace, contexts, self.arch.clock_hz)
             trace_path = Path(trace)
-        return RunResult(outputs, perf, hazards, trace_path, batch, pages)
+        return RunResult(outputs, perf, hazards, trace_path, batch, pages, "fast" if run.fast_numerics else "faithful")
 
     def _contexts(self, run: _Run, batch: bool, labels: dict) -> list[KernelContext]:
         contexts: list[KernelContext] = []

@@ -129,16 +129,33 @@ def lanes_of_content(content: np.ndarray) -> tuple[np.ndarray, np.ndarray] | Non
     return reps[order], rank[group.reshape(-1)]
 
 
-def exact_matmul(lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+def exact_matmul(lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray | None = None,
+                 fast: bool = False) -> np.ndarray:
     """``lhs @ rhs`` as float32 (into ``out`` if given), summed in float64. Source-register
     values have at most 11 significant bits, so each product is exact and so is their float64
     sum unless the products span more than 2^31: the one rounding to float32 then does not depend
-    on the order BLAS sums in, which changes with the operands' shapes (lanes stacked or not)."""
-    product = np.matmul(lhs, rhs, dtype=np.float64)
+    on the order BLAS sums in, which changes with the operands' shapes (lanes stacked or not).
+    ``fast`` (fast numerics, :mod:`tilefold.sim.numerics_mode`): summed in float32 by BLAS."""
+    if fast:
+        return np.matmul(lhs, rhs) if out is None else np.matmul(lhs, rhs, out=out)
+    # float64 copies of the operands and the product come from the scratch pool: freshly
+    # allocated, their pages would fault in on first touch, costing as much as the product
+    left, right = _float64(lhs), _float64(rhs)
+    shape = np.broadcast_shapes(lhs.shape[:-2], rhs.shape[:-2]) + (lhs.shape[-2], rhs.shape[-1])
+    product = np.matmul(left, right, out=scratch.take(shape, np.float64))
+    scratch.give(left)
+    scratch.give(right)
     if out is None:
-        return product.astype(np.float32)
+        out = scratch.take(shape)
     np.copyto(out, product, casting="same_kind")
+    scratch.give(product)
     return out
+
+
+def _float64(values: np.ndarray) -> np.ndarray:
+    copy = scratch.take(values.shape, np.float64)
+    np.copyto(copy, values)
+    return copy
 
 
 class LaneProducts:
@@ -153,29 +170,29 @@ class LaneProducts:
     __slots__ = ("values", "pairs", "ga", "gb", "in_grid", "_array")
 
     def __init__(self, lhs: np.ndarray, lhs_lanes: np.ndarray | None, rhs: np.ndarray,
-                 rhs_lanes: np.ndarray | None, stacked_lhs=None, stacked_rhs=None):
+                 rhs_lanes: np.ndarray | None, stacked_lhs=None, stacked_rhs=None, fast: bool = False):
         self.values = self.pairs = None
         self.in_grid = False
         if lhs_lanes is None and rhs_lanes is None:
-            self.values = self._array = exact_matmul(lhs, rhs, scratch.take(lhs.shape[:2] + rhs.shape[2:]))
+            self.values = self._array = exact_matmul(lhs, rhs, scratch.take(lhs.shape[:2] + rhs.shape[2:]), fast=fast)
             return
         lanes = len(lhs_lanes if lhs_lanes is not None else rhs_lanes)
         ga = np.arange(lanes) if lhs_lanes is None else lhs_lanes
         gb = np.arange(lanes) if rhs_lanes is None else rhs_lanes
         (ua, rows, k), (ub, _, cols) = lhs.shape, rhs.shape
         if ua * ub > 2 * lanes:
-            self.values = self._array = exact_matmul(lhs[ga], rhs[gb], scratch.take((lanes, rows, cols)))
+            self.values = self._array = exact_matmul(lhs[ga], rhs[gb], scratch.take((lanes, rows, cols)), fast=fast)
             return
         in_grid = ua * ub == lanes and np.array_equal(ga * ub + gb, np.arange(lanes))
         if k <= min(rows, cols) and in_grid:
             # lanes are the pairs in order (row-major over a grid) and K is short (gathering
             # lanes from one product would cost as much as multiplying): each lane's in place
-            self._array = exact_matmul(lhs[:, None], rhs[None], scratch.take((ua, ub, rows, cols)))
+            self._array = exact_matmul(lhs[:, None], rhs[None], scratch.take((ua, ub, rows, cols)), fast=fast)
             self.values = self._array.reshape(lanes, rows, cols)
             return
         left = stacked_lhs() if stacked_lhs is not None else lhs.reshape(ua * rows, k)
         right = stacked_rhs() if stacked_rhs is not None else rhs.transpose(1, 0, 2).reshape(k, ub * cols)
-        self._array = exact_matmul(left, right, scratch.take((ua * rows, ub * cols)))
+        self._array = exact_matmul(left, right, scratch.take((ua * rows, ub * cols)), fast=fast)
         self.pairs, self.ga, self.gb = self._array.reshape(ua, rows, ub, cols), ga, gb
         self.in_grid = in_grid
 
@@ -249,8 +266,9 @@ class BlockProducts:
     EAGER_RATIO = 4
     WHOLE_BYTES = 2 << 20
 
-    def __init__(self):
+    def __init__(self, fast: bool = False):
         self._entries: dict[tuple, list] = {}
+        self.fast = fast              # fast numerics: products summed in float32 by BLAS
 
     def product(self, a: CbMatrix, a_tile: int, rt: int, b: CbMatrix, b_tile: int, ct: int,
                 n: int) -> tuple[np.ndarray, LaneProducts | None]:
@@ -267,12 +285,14 @@ class BlockProducts:
                 if keep:
                     self._remember(key, [a, b, None])       # the whole product at a second request
                 own = LaneProducts(a.distinct_block(a_tile, rt, n), a.lanes, b.distinct_block(b_tile, n, ct), b.lanes,
-                                   lambda: a.stacked(a_tile, rt, n, "left"), lambda: b.stacked(b_tile, n, ct, "right"))
+                                   lambda: a.stacked(a_tile, rt, n, "left"), lambda: b.stacked(b_tile, n, ct, "right"),
+                                   fast=self.fast)
                 return own.block(), own
             entry = self._remember(key, [a, b, None])
         if entry[2] is None:
             lhs, rhs = a.values[:, :, ac * 32:(ac + n) * 32], b.values[:, bq * 32:(bq + n) * 32, :]
-            entry[2] = LaneProducts(lhs, a.lanes, rhs, b.lanes, stacked_rhs=lambda: b.stacked_rows(bq, n))
+            entry[2] = LaneProducts(lhs, a.lanes, rhs, b.lanes, stacked_rhs=lambda: b.stacked_rows(bq, n),
+                                    fast=self.fast)
         return entry[2].block(slice(ar * 32, (ar + rt) * 32), slice(bc * 32, (bc + ct) * 32)), None
 
     def _remember(self, key: tuple, entry: list) -> list:
@@ -341,7 +361,7 @@ class PendingMatmul:
             a, total, owned = run.a, None, []
             while a is not None:
                 product = LaneProducts(a.distinct_block(run.a_tile, rt, 1), a.lanes,
-                                       b.distinct_block(run.b_tile, 1, ct), b.lanes)
+                                       b.distinct_block(run.b_tile, 1, ct), b.lanes, fast=self.products.fast)
                 total = product.block() if total is None else total + product.block()
                 owned.append(product)
                 a, b = a.companion, b.companion
@@ -363,15 +383,16 @@ class PendingMatmul:
             return
         a, b, steps = run.a, run.b, None
         while a is not None:
-            left = a.block(run.a_tile, rt, n)                     # (lanes, rt*32, n*32)
-            right = b.block(run.b_tile, n, ct)                    # (lanes, n*32, ct*32)
-            lanes = left.shape[0]
-            part = exact_matmul(left.reshape(lanes, rt * 32, n, 32).transpose(0, 2, 1, 3),
-                                right.reshape(lanes, n, 32, ct * 32))
-            steps = part if steps is None else steps + part
+            part = _step_products(a, run.a_tile, rt, b, run.b_tile, ct, n)
+            if steps is None:
+                steps = part
+            else:
+                steps += part
+                scratch.give(part)
             a, b = a.companion, b.companion
         for k in range(n):
-            self._add(steps[:, k])
+            self._add(steps[k])
+        scratch.give(steps)
 
     def _add(self, product: np.ndarray) -> None:
         """Add a row-major (lanes, rt*32, ct*32) product — or (lhs, rhs, rt*32, ct*32) for lanes
@@ -402,6 +423,27 @@ class PendingMatmul:
         """Whether the unsettled run reads ``matrix``."""
         run = self.run
         return run is not None and (run.a is matrix or run.b is matrix)
+
+
+def _step_products(a: CbMatrix, a_tile: int, rt: int, b: CbMatrix, b_tile: int, ct: int, n: int) -> np.ndarray:
+    """The product of each of ``n`` K steps on its own: (n, lanes, rt*32, ct*32); or, when the lanes
+    are every pair of the distinct in0 and in1 operands in row-major order (a grid of cores sharing
+    rows and columns), (n, distinct in0, distinct in1, rt*32, ct*32) computed from the distinct
+    operands without gathering them per lane (see :meth:`LaneProducts.block`)."""
+    if a.lanes is not None or b.lanes is not None:
+        lanes = len(a.lanes if a.lanes is not None else b.lanes)
+        ua, ub = len(a.values), len(b.values)
+        ga = np.arange(lanes) if a.lanes is None else a.lanes
+        gb = np.arange(lanes) if b.lanes is None else b.lanes
+        if ua * ub == lanes and np.array_equal(ga * ub + gb, np.arange(lanes)):
+            left = a.distinct_block(a_tile, rt, n).reshape(ua, rt * 32, n, 32).transpose(2, 0, 1, 3)
+            right = b.distinct_block(b_tile, n, ct).reshape(ub, n, 32, ct * 32).transpose(1, 0, 2, 3)
+            return exact_matmul(left[:, :, None], right[:, None])
+    left = a.block(a_tile, rt, n)                     # (lanes, rt*32, n*32)
+    right = b.block(b_tile, n, ct)                    # (lanes, n*32, ct*32)
+    lanes = left.shape[0]
+    return exact_matmul(left.reshape(lanes, rt * 32, n, 32).transpose(2, 0, 1, 3),
+                        right.reshape(lanes, n, 32, ct * 32).transpose(1, 0, 2, 3))
 
 
 def _copy_face_rows(target: np.ndarray, rows: np.ndarray, order: tuple) -> None:

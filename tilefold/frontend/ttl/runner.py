@@ -35,7 +35,8 @@ def run_operation(operation, capture, compiled: CompiledOperation, report: bool 
     settings.runs.append((operation.name, result))
     if settings.report and report:
         cols, rows = capture.grid
-        print(f"ttl.operation {operation.name} on a {cols}x{rows} grid of {arch.board}, simulated:")
+        numerics = " with fast numerics (float32 accumulation)" if result.numerics == "fast" else ""
+        print(f"ttl.operation {operation.name} on a {cols}x{rows} grid of {arch.board}, simulated{numerics}:")
         print("  " + result.perf.summary().replace("\n", "\n  "))
     if settings.project_dir is not None:
         count = sum(1 for name, _ in settings.runs if name == operation.name)
