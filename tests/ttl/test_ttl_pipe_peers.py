@@ -139,3 +139,51 @@ def test_pipe_src_in_a_source_body_names_the_users_line():
     expect_error(lambda: op(tile_tensor((32, 64)), zeros((32, 64))),
                  test_pipe_src_in_a_source_body_names_the_users_line, KernelError,
                  "pipe.src: in net.if_src's body a pipe has .dst")
+
+
+@ttl.operation(grid=(3, 1))
+def only_active_nodes(inp, out):
+    """Node (0, 0) sends a tile to (1, 0); both double it and store it in their column of ``out``.
+    Node (2, 0) takes part in no pipe: every kernel returns early there (``net.is_active()``)."""
+    dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
+    out_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+    net = ttl.PipeNet([ttl.Pipe(src=(0, 0), dst=(1, 0))])
+
+    @ttl.datamovement()
+    def read():
+        if not net.is_active():
+            return
+        with dfb.reserve() as blk:
+            def send(pipe):
+                ttl.copy(inp[0, 0], blk).wait()
+                ttl.copy(blk, pipe).wait()
+
+            def receive(pipe):
+                ttl.copy(pipe, blk).wait()
+
+            net.if_src(send)
+            net.if_dst(receive)
+
+    @ttl.compute()
+    def compute():
+        if not net.is_active():
+            return
+        with dfb.wait() as x, out_dfb.reserve() as y:
+            y.store(x * 2.0)
+
+    @ttl.datamovement()
+    def write():
+        if not (net.is_src() or net.is_dst()):
+            return
+        nx, _ = ttl.node(dims=2)
+        with out_dfb.wait() as blk:
+            ttl.copy(blk, out[0, nx]).wait()
+
+
+def test_kernels_return_early_on_nodes_outside_the_pipe_net():
+    inp = tile_tensor((32, 96), seed=9)
+    out = zeros((32, 96))
+    only_active_nodes(inp, out)
+    first = ttnn.to_numpy(inp)[:, :32].astype(np.float64) * 2
+    expected = np.concatenate([first, first, np.zeros_like(first)], axis=1)
+    np.testing.assert_allclose(ttnn.to_numpy(out), expected, rtol=0.01, atol=0.01)

@@ -75,3 +75,51 @@ def test_tutorials_of_the_tt_lang_simulator_if_torch_is_installed(tmp_path):
     script.write_text((SCRIPTS / "tt_lang_style_eltwise.py").read_text()
                       .replace("import numpy as np", "import numpy as np\nimport torch"))
     assert run_script(script) == 0
+
+
+HOST_ONLY = """\
+import numpy as np, ttnn
+
+device = ttnn.open_device(device_id=0)
+a = np.linspace(-2, 2, 64 * 64, dtype=np.float32).reshape(64, 64)
+b = np.linspace(1, 3, 64 * 64, dtype=np.float32).reshape(64, 64)
+ta = ttnn.from_numpy(a, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device)
+tb = ttnn.from_numpy(b, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device)
+c = ttnn.to_numpy(ttnn.add(ttnn.exp(ta), tb))
+np.save(OUT, c)
+ttnn.close_device(device)
+"""
+
+
+def test_a_script_of_host_ttnn_calls_only_runs_under_sim(tmp_path, capsys):
+    """No operation, no ``import ttl``: ``tilefold sim`` still runs it (host TT-NN) with numbers
+    that match numpy within bfloat16 rounding."""
+    import numpy as np
+
+    from tilefold.cli.main import main
+
+    out = tmp_path / "c.npy"
+    script = tmp_path / "host_only.py"
+    script.write_text(f"OUT = {str(out)!r}\n" + HOST_ONLY)
+    assert main(["sim", str(script)]) == 0
+    assert "ran no TT-Lang operation" in capsys.readouterr().out
+    a = np.linspace(-2, 2, 64 * 64, dtype=np.float32).reshape(64, 64)
+    b = np.linspace(1, 3, 64 * 64, dtype=np.float32).reshape(64, 64)
+    np.testing.assert_allclose(np.load(out), np.exp(a) + b, rtol=2e-2, atol=2e-2)
+
+
+def test_a_torch_script_of_host_ttnn_calls_only_runs_under_sim(tmp_path, capsys):
+    pytest.importorskip("torch")
+    from tilefold.cli.main import main
+
+    script = tmp_path / "host_torch.py"
+    script.write_text("import torch\nimport ttnn\n\n"
+                      "device = ttnn.open_device(device_id=0)\n"
+                      "a = torch.linspace(-2, 2, 4096).reshape(64, 64)\n"
+                      "t = ttnn.from_torch(a, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device)\n"
+                      "c = ttnn.to_torch(ttnn.add(ttnn.exp(t), t))\n"
+                      "err = (c.float() - (torch.exp(a) + a)).abs().max().item()\n"
+                      "assert err < 0.1, err\n"
+                      "print('host max error', err)\n")
+    assert main(["sim", str(script)]) == 0
+    assert "host max error" in capsys.readouterr().out

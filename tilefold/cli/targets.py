@@ -23,6 +23,10 @@ _FRONT_ENDS = (
     ("pykernel", re.compile(r"^\s*(from\s+tilefold\.pykernel|import\s+tilefold\.pykernel|"
                             r"from\s+tilefold\s+import\s+pykernel)", re.M),
      "tilefold.cli.pykernel_scripts"),
+    # a script of host TT-NN calls only (from_torch, exp, add, to_torch ...) runs like a TT-Lang
+    # script, whose runner provides ``import ttnn``
+    ("ttnn", re.compile(r"^\s*(import\s+(?:[\w.]+(?:\s+as\s+\w+)?\s*,\s*)*ttnn\b|from\s+ttnn\b)", re.M),
+     "tilefold.cli.ttl_scripts"),
 )
 
 
@@ -61,8 +65,8 @@ def script_front_end(path: str):
                 if exc.name == module:
                     raise TilefoldError(f"{path}: the {name} front end cannot compile scripts yet") from None
                 raise
-    raise TilefoldError(f"{path}: no tilefold front end imported; import tilefold.ttl, tilefold.language or "
-                        "tilefold.pykernel")
+    raise TilefoldError(f"{path}: no tilefold front end imported; import tilefold.ttl (or ttl, ttnn), "
+                        "tilefold.language or tilefold.pykernel")
 
 
 def add_numerics_option(parser) -> None:

@@ -925,18 +925,23 @@ class NodeCoordOp(IRDLOperation):
 
 
 class _PipeOp(IRDLOperation):
-    """A block sent through (or received from) one of this node's pipes of a pipe net."""
+    """A block sent through (or received from) one of this node's pipes of a pipe net: the node's
+    ``slot``-th pipe in its role, or — with ``named`` — the net's ``slot``-th pipe, a pipe the
+    kernel names (``ttl.copy(blk, pipe)`` with a ``ttl.Pipe``)."""
 
     net = prop_def(IntegerAttr)
     slot = prop_def(IntegerAttr)
+    named = opt_prop_def(UnitAttr)
     block = operand_def(TensorType)
     result = result_def(TransferType)
     assembly_format = "$block attr-dict `:` type($block)"
     irdl_options = (ParsePropInAttrDict(),)
 
-    def __init__(self, block: SSAValue, net: int, slot: int):
-        super().__init__(operands=[block], properties={"net": IntegerAttr(net, i32), "slot": IntegerAttr(slot, i32)},
-                         result_types=[TransferType()])
+    def __init__(self, block: SSAValue, net: int, slot: int, named: bool = False):
+        properties = {"net": IntegerAttr(net, i32), "slot": IntegerAttr(slot, i32)}
+        if named:
+            properties["named"] = UnitAttr()
+        super().__init__(operands=[block], properties=properties, result_types=[TransferType()])
 
     @property
     def net_index(self) -> int:
@@ -1055,6 +1060,8 @@ DST_OUTPUT_INDEX_ATTR = "ttl.dst_output_index"
 OPERAND_ATTR = "ttl.operand"
 SUBBLOCK_LOOP_ATTR = "ttl.subblock_loop"
 CB_INDEX_ATTR = "ttl.cb_index"
+# on a ttl.copy between data formats: the circular buffer its pages go through in the tensor's format
+STAGING_CB_ATTR = "ttl.staging_cb"
 CB_TILE_OFFSET_ATTR = "ttl.cb_tile_offset"
 CB_TABLE_ATTR = "ttl.circular_buffers"
 KERNEL_ROLE_ATTR = "ttl.kernel_role"

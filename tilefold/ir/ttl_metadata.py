@@ -84,6 +84,7 @@ ARG_KINDS = {
     "address": "the base address of operation tensor <index>",
     "pipe_count": "how many pipes of net <index> the node is the role of",
     "pipe": "one field of pipe <slot> of net <index> for the node's role",
+    "pipe_named": "one field of the net's pipe <slot> (a pipe the kernel names) for the role <role>",
     "pipe_peer": "a logical coordinate of the other end of pipe <slot> of net <index> (ttl.pipe_peer)",
 }
 COMPILE_TIME_KINDS = ("cb", "accessor")
@@ -128,7 +129,7 @@ class KernelArgAttr(Record):
         super().verify()
         f = self.to_dict()
         kind = f["kind"]
-        pipe = {"role", "slot", "field"} if kind in ("pipe", "pipe_peer") else {"role"} if kind == "pipe_count" \
+        pipe = {"role", "slot", "field"} if kind in ("pipe", "pipe_named", "pipe_peer") else {"role"} if kind == "pipe_count" \
             else set()
         if set(f) - {"kind", "index"} != pipe:
             raise VerifyException(f"#ttl.arg<kind = {kind!r}> has fields kind, index"
@@ -136,7 +137,7 @@ class KernelArgAttr(Record):
                                   f"{', '.join(f)}")
         if kind == "node" and f["index"] > 1:
             raise VerifyException("#ttl.arg<kind = \"node\"> has index 0 (x) or 1 (y)")
-        fields = PIPE_FIELDS if kind == "pipe" else PEER_FIELDS if kind == "pipe_peer" else None
+        fields = PIPE_FIELDS if kind in ("pipe", "pipe_named") else PEER_FIELDS if kind == "pipe_peer" else None
         if fields is not None and f["field"] not in fields[f["role"]]:
             raise VerifyException(f"#ttl.arg<kind = {kind!r}>: a {f['role']} pipe has no field {f['field']!r} "
                                   f"(its fields: {', '.join(fields[f['role']])})")

@@ -168,7 +168,10 @@ def _runtime_value(arg: dict, core: CoreCoord, program: Program, names, nets, no
     net = nets[arg["index"]]
     node = (core.x, core.y)
     role = arg["role"]
-    routes = net.sources_of(node) if role == "src" else net.destinations_of(node)
+    if kind == "pipe_named":
+        routes = net.routes
+    else:
+        routes = net.sources_of(node) if role == "src" else net.destinations_of(node)
     if kind == "pipe_count":
         return len(routes)
     slot, field = arg["slot"], arg["field"]

@@ -150,13 +150,19 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         return self.make(name, [a], a.shape, node)
 
     def matmul(self, a: BlockExpression, b: BlockExpression, node) -> BlockExpression:
-        if len(a.shape) != 2 or len(b.shape) != 2:
-            raise self.error(f"a @ b multiplies 2-D blocks; the operands have shapes {_shape_text(a.shape)} and "
-                             f"{_shape_text(b.shape)}", node)
-        if a.shape[1] != b.shape[0]:
+        """``a @ b``: (M, K) @ (K, N), or a batch of them — (..., M, K) @ (..., K, N) with the same
+        leading (batch) dims, one matrix product per batch index."""
+        if len(a.shape) < 2 or len(a.shape) != len(b.shape):
+            raise self.error(f"a @ b multiplies 2-D blocks or batches of them with the same rank; the operands have "
+                             f"shapes {_shape_text(a.shape)} and {_shape_text(b.shape)}", node)
+        if a.shape[:-2] != b.shape[:-2]:
+            raise self.error(f"a @ b needs the same batch dims on both operands; they have shapes "
+                             f"{_shape_text(a.shape)} and {_shape_text(b.shape)} (broadcast one with "
+                             "ttl.block.broadcast first)", node)
+        if a.shape[-1] != b.shape[-2]:
             raise self.error(f"a @ b needs (M, K) @ (K, N); the operands have shapes {_shape_text(a.shape)} and "
                              f"{_shape_text(b.shape)} (in tiles)", node)
-        return self.make("matmul", [a, b], (a.shape[0], b.shape[1]), node)
+        return self.make("matmul", [a, b], (*a.shape[:-1], b.shape[-1]), node)
 
     # -- ttl.math / ttl.block functions -----------------------------------------------------------
 
@@ -522,7 +528,7 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         dfb = hidden_dataflow_buffer(value.shape, fmt, f"{name} (accumulator)", self.location(node))
         cb = self.cb_value(dfb)
         acc = Accumulator(dfb, cb, name, self.location(node))
-        region = next(r for r in reversed(self.regions) if r.kind in ("loop", "function"))
+        region = next(r for r in reversed(self.regions) if r.kind in ("loop", "function", "branch"))
         region.accumulators.append(acc)
         self.accumulator_assign(acc, value, node)
         return acc

@@ -79,6 +79,7 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, BlockExpressionBuilder, 
         self.node_coords: tuple[Scalar, Scalar] | None = None
         self.held: dict[int, dict[str, list[Block]]] = {}
         self.pipe_uses: list = []                     # (net, kind, dfb, location) for cross-kernel checks
+        self.staging: dict = {}                       # (copy site, buffer, format) -> its staging buffer
         self.function_stack: list[ast.FunctionDef] = [self.source.tree]
         self.read_tensors: set[int] = set()
         self.written_tensors: set[int] = set()
@@ -146,7 +147,7 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, BlockExpressionBuilder, 
             self._scope = outer_scope
 
     def _statements(self, stmts: list[ast.stmt], scope: Scope, region: Region) -> None:
-        for stmt in stmts:
+        for stmt in _fold_early_returns(stmts):
             self.node = stmt
             self._statement = stmt
             handler = getattr(self, f"stmt_{type(stmt).__name__}", None)
@@ -166,7 +167,7 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, BlockExpressionBuilder, 
                 if not t.waited and t.group is None:
                     raise KernelError("this transfer is never waited for; call .wait() on it (or add it to a "
                                       f"ttl.GroupTransfer and call wait_all()) before {ends[region.kind]}", t.location)
-        if region.kind in ("loop", "function"):
+        if region.kind in ("loop", "function", "branch"):
             for acc in region.accumulators:
                 if acc.holds:
                     self.emit(ttl.CBWaitOp(acc.cb))      # a value never read is waited for before its pop
@@ -499,3 +500,28 @@ def build_kernel(definition, operation, options: dict) -> tuple[func.FuncOp, Ker
     """Build one kernel function into ttl IR."""
     builder = KernelBuilder(definition, operation, options)
     return builder.build(), builder
+
+
+def _ends_with_return(stmts: list[ast.stmt]) -> bool:
+    last = stmts[-1] if stmts else None
+    return isinstance(last, ast.Return) and (last.value is None or (
+        isinstance(last.value, ast.Constant) and last.value.value is None))
+
+
+def _fold_early_returns(stmts: list[ast.stmt]) -> list[ast.stmt]:
+    """``if c: ...; return`` followed by more statements is ``if c: ... else: <the rest>``: a kernel
+    that returns early on some nodes (``if not net.is_active(): return``) becomes one branch."""
+    for i, stmt in enumerate(stmts):
+        if not isinstance(stmt, ast.If):
+            continue
+        body_returns, else_returns = _ends_with_return(stmt.body), _ends_with_return(stmt.orelse)
+        if not (body_returns or else_returns):
+            continue
+        rest = stmts[i + 1:]
+        body = stmt.body[:-1] if body_returns else stmt.body + rest
+        orelse = stmt.orelse[:-1] if else_returns else stmt.orelse + rest
+        folded = ast.copy_location(ast.If(test=stmt.test, body=_fold_early_returns(body),
+                                          orelse=_fold_early_returns(orelse)), stmt)
+        folded.end_lineno, folded.end_col_offset = stmt.end_lineno, stmt.end_col_offset
+        return stmts[:i] + [folded]
+    return stmts

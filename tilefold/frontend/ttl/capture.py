@@ -37,6 +37,7 @@ class OperationCapture:
     dataflow_buffers: list = field(default_factory=list)
     kernels: list = field(default_factory=list)
     pipe_nets: list = field(default_factory=list)
+    bound_nets: dict = field(default_factory=dict)    # id of a ttl.PipeNet -> the net on this grid
     constants: dict = field(default_factory=dict)     # compile-time arguments of the call, by name
 
     def tensor_argument(self, tensor) -> TensorArgument | None:

@@ -20,9 +20,10 @@ from __future__ import annotations
 import ast
 
 from xdsl.dialects import scf
+from xdsl.dialects.builtin import IntegerAttr, i32
 from xdsl.ir import Block as IRBlock
 
-from tilefold.frontend.ttl.pipes import PipeNet
+from tilefold.frontend.ttl.pipes import Pipe, PipeNet, nets_holding, pipe_text
 from tilefold.frontend.ttl.scalars import Scalar, difference
 from tilefold.frontend.ttl.values import (
     Block,
@@ -33,7 +34,7 @@ from tilefold.frontend.ttl.values import (
     Transfer,
 )
 from tilefold.ir import ttl
-from tilefold.layout.formats import data_format
+from tilefold.layout.formats import DataFormat, data_format
 from tilefold.frontend.ttl.scopes import Region, Scope
 
 TILE = 32
@@ -160,6 +161,10 @@ class DataMovementBuilder:
             return self.copy_pipe(dst, src, node, "send")
         if isinstance(src, PipeIdentity) and isinstance(dst, Block):
             return self.copy_pipe(src, dst, node, "recv")
+        if isinstance(src, Block) and isinstance(dst, Pipe):
+            return self.copy_named_pipe(dst, src, node, "send")
+        if isinstance(src, Pipe) and isinstance(dst, Block):
+            return self.copy_named_pipe(src, dst, node, "recv")
         raise self.error(f"ttl.copy copies a tensor slice into a block, a block into a tensor slice, or a block "
                          f"through a pipe; not {self.describe(src)} into {self.describe(dst)}", node)
 
@@ -171,10 +176,13 @@ class DataMovementBuilder:
                              f"{block.name} ({'tiled' if block.dfb.is_tiled else 'row-major'}); make the buffer "
                              f"like {name}", node)
         fmt = data_format(getattr(tensor.dtype, "name", tensor.dtype))
+        staging = None
         if fmt is not block.dfb.data_format:
-            raise self.error(f"ttl.copy between {name} ({fmt.ttnn_name}) and {block.name} "
-                             f"({block.dfb.data_format.ttnn_name}); a copy does not convert data types — make the "
-                             f"buffer like {name}", node)
+            if not ({fmt, block.dfb.data_format} <= _CONVERTIBLE and block.dfb.is_tiled):
+                raise self.error(f"ttl.copy between {name} ({fmt.ttnn_name}) and {block.name} "
+                                 f"({block.dfb.data_format.ttnn_name}); a copy converts only between tiles of "
+                                 f"bfloat16 and float32 — make the buffer like {name}", node)
+            staging = self.staging_buffer(block.dfb, fmt, node)
         if _strip(piece.sizes) != _strip(block.shape):
             unit = "tiles" if block.dfb.is_tiled else "elements"
             raise self.error(f"ttl.copy: the slice of {name} is {_shape_text(piece.sizes)} {unit} but {block.name} "
@@ -196,7 +204,23 @@ class DataMovementBuilder:
         slice_op = self.emit(ttl.TensorSliceOp(piece.tensor_value, offsets, piece.sizes, piece.checked))
         src, dst = (slice_op.result, block.value) if kind == "read" else (block.value, slice_op.result)
         op = self.emit(ttl.CopyOp(src, dst))
-        return self.new_transfer(op.result, kind, block, node)
+        if staging is not None:
+            self.cb_value(staging)
+            op.attributes[ttl.STAGING_CB_ATTR] = IntegerAttr(staging.index, i32)
+        transfer = self.new_transfer(op.result, kind, block, node)
+        transfer.converts = staging is not None
+        return transfer
+
+    def staging_buffer(self, dfb, fmt, node):
+        """The L1 area of one block in the tensor's data format that a converting copy at this line
+        goes through: the NOC moves the tensor's pages there, the data movement core converts them."""
+        from tilefold.frontend.ttl.dataflow_buffers import hidden_dataflow_buffer
+
+        key = (id(node), dfb.index, fmt)
+        if key not in self.staging:
+            self.staging[key] = hidden_dataflow_buffer(dfb.shape, fmt, f"{dfb.name} as {fmt.ttnn_name}",
+                                                       self.location(node), block_count=1, what="a converting copy")
+        return self.staging[key]
 
     def copy_pipe(self, pipe: PipeIdentity, block: Block, node, kind: str) -> Transfer:
         role = "src" if kind == "send" else "dst"
@@ -213,6 +237,29 @@ class DataMovementBuilder:
         cls = ttl.PipeSendOp if kind == "send" else ttl.PipeRecvOp
         op = self.emit(cls(block.value, pipe.net.index, pipe.slot))
         self.pipe_uses.append((pipe.net, kind, block.dfb, self.location(node)))
+        return self.new_transfer(op.result, kind, block, node)
+
+    def copy_named_pipe(self, pipe: Pipe, block: Block, node, kind: str) -> Transfer:
+        """``ttl.copy(blk, pipe)`` / ``ttl.copy(pipe, blk)`` with a ``ttl.Pipe`` of a net: the kernel
+        guards the copy with the node's role (``net.is_src()``, node coordinates ...); the pipe's
+        ends are the same on every node."""
+        nets = nets_holding(pipe, self.operation)
+        if not nets:
+            raise self.error(f"this pipe ({pipe_text(pipe)}) belongs to no ttl.PipeNet; put it in one with "
+                             "ttl.PipeNet([...])", node)
+        if len(nets) > 1:
+            raise self.error(f"this pipe ({pipe_text(pipe)}) is in {len(nets)} pipe nets; put each ttl.Pipe in one "
+                             "net", node)
+        net = nets[0]
+        route = net.route_of(pipe)
+        if kind == "send":
+            block.status.copy_from(self.location(node))
+        else:
+            block.status.copy_into(self.location(node))
+        self.node = node
+        cls = ttl.PipeSendOp if kind == "send" else ttl.PipeRecvOp
+        op = self.emit(cls(block.value, net.index, route, named=True))
+        self.pipe_uses.append((net, kind, block.dfb, self.location(node)))
         return self.new_transfer(op.result, kind, block, node)
 
     def new_transfer(self, value, kind: str, block: Block, node) -> Transfer:
@@ -253,6 +300,8 @@ class DataMovementBuilder:
             raise self.error("GroupTransfer.add() after wait_all(); make a new ttl.GroupTransfer", node)
         if t.kind not in ("read", "write"):
             raise self.error("pipe transfers cannot join a GroupTransfer; wait() on them", node)
+        if getattr(t, "converts", False):
+            raise self.error("a copy that converts data types cannot join a GroupTransfer; wait() on it", node)
         if t.waited or t.group is not None:
             raise self.error("this transfer was already waited for or added to a group", node)
         t.group = group
@@ -348,6 +397,22 @@ class DataMovementBuilder:
                 coords.append(slice(peer(lo, size - 1), self.scalars.add(peer(hi, size - 1), 1)))
         return tuple(coords)
 
+    def bound_net(self, net: PipeNet) -> PipeNet:
+        """``net`` resolved on this operation's grid (a net made outside the operation's body)."""
+        return net.bound(self.operation)
+
+    def pipe_role(self, net: PipeNet, role: str, node):
+        """``net.is_src()`` / ``is_dst()`` / ``is_active()``: whether this node sends through a pipe
+        of the net, receives from one, or either — an ``i1`` computed from the node's pipe counts
+        (runtime arguments), so one kernel serves every node of the grid."""
+        self.node = node
+        flags = []
+        for r in (("src", "dst") if role == "active" else (role,)):
+            count = self.emit(ttl.PipeCountOp(net.index, r))
+            count.result.name_hint = f"{r}_pipes"
+            flags.append(self.scalars.compare("sgt", Scalar.opaque(count.result), 0))
+        return flags[0] if len(flags) == 1 else self.logical(ast.Or, flags[0], flags[1], node)
+
     def pipe_condition(self, net: PipeNet, role: str, body, node, scope) -> None:
         from tilefold.frontend.ttl.variables import carried_names
 
@@ -378,3 +443,7 @@ class DataMovementBuilder:
             self.node = node
             self.emit(scf.YieldOp())
             self.block = outer
+
+
+# the data formats a ttl.copy converts between (on the data movement core, element by element)
+_CONVERTIBLE = {DataFormat.Float16_b, DataFormat.Float32}

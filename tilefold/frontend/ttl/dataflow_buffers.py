@@ -148,13 +148,15 @@ def make_dataflow_buffer_like(tensor, shape, block_count: int | None = None, *, 
 
 
 def hidden_dataflow_buffer(shape: tuple[int, ...], fmt: DataFormat, name: str, location: SourceLocation | None,
-                           block_count: int = 2) -> DataflowBuffer:
-    """A buffer the compiler adds (an accumulator), registered with the running operation."""
-    op = capture.current("an accumulator")
+                           block_count: int = 2, what: str = "an accumulator") -> DataflowBuffer:
+    """A buffer the compiler adds (an accumulator, the staging area of a converting copy),
+    registered with the running operation."""
+    op = capture.current(what)
     dfb = DataflowBuffer(tuple(shape), block_count, fmt, "TILE", location, name, hidden=True)
     if len(op.dataflow_buffers) >= op.arch.max_circular_buffers:
-        raise KernelError(f"{name} needs a dataflow buffer of its own to carry its value between loop iterations, "
-                          f"but the operation already uses all {op.arch.max_circular_buffers}; use fewer buffers",
-                          location)
+        purpose = "to carry its value between loop iterations" if what == "an accumulator" else \
+            f"for {what}"
+        raise KernelError(f"{name} needs a dataflow buffer of its own {purpose}, but the operation already uses all "
+                          f"{op.arch.max_circular_buffers}; use fewer buffers", location)
     dfb.index = op.add_dataflow_buffer(dfb)
     return dfb

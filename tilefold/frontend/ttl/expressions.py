@@ -134,6 +134,15 @@ class ExpressionBuilder:
     def expr_Constant(self, node: ast.Constant, scope):
         return node.value
 
+    def expr_Lambda(self, node: ast.Lambda, scope):
+        """``lambda pipe: ttl.copy(blk, pipe).wait()`` given to ``net.if_src`` / ``if_dst``: a pipe
+        condition body of one expression statement."""
+        body = ast.copy_location(ast.Expr(value=node.body), node.body)
+        fn = ast.copy_location(ast.FunctionDef(name="lambda", args=node.args, body=[body], decorator_list=[],
+                                               returns=None, type_params=[]), node)
+        fn.end_lineno, fn.end_col_offset = node.end_lineno, node.end_col_offset
+        return LocalFunction(fn, scope)
+
     def expr_Name(self, node: ast.Name, scope):
         value = self.read_name(node.id, scope, node)
         if isinstance(value, NodeExpression):
@@ -193,7 +202,9 @@ class ExpressionBuilder:
             return self.tensor_slice(argument, index, node)
         if isinstance(base, (tuple, list, str, dict)):
             if isinstance(index, Scalar):
-                raise self.error("a Python sequence can only be indexed with a compile-time integer", node)
+                raise self.error("a Python sequence can only be indexed with a compile-time integer; a for loop over "
+                                 "range() runs on the device, so loop over the sequence itself (for i, item in "
+                                 "enumerate(items)) to unroll it", node)
             try:
                 return base[index]
             except (IndexError, KeyError, TypeError) as exc:
@@ -388,8 +399,11 @@ class ExpressionBuilder:
         elif isinstance(obj, PipeNet) and name in ("if_src", "if_dst"):
             if len(args) != 1 or kwargs:
                 raise self.error(f"net.{name}(body) takes one function", node)
-            self.pipe_condition(obj, name.removeprefix("if_"), args[0], node, scope)
+            self.pipe_condition(self.bound_net(obj), name.removeprefix("if_"), args[0], node, scope)
             return None
+        elif isinstance(obj, PipeNet) and name in ("is_src", "is_dst", "is_active"):
+            self.no_arguments(args, kwargs, node, f"net.{name}()")
+            return self.pipe_role(self.bound_net(obj), name.removeprefix("is_"), node)
         raise self.error(f"{self.describe(obj)} has no method {name}() usable in a kernel", node)
 
     def no_arguments(self, args, kwargs, node, what: str) -> None:

@@ -24,7 +24,7 @@ import numpy as np
 from tilefold.frontend.ttl.dataflow_buffers import DataflowBuffer
 from tilefold.frontend.ttl.grid import NodeExpression
 from tilefold.frontend.ttl.math_api import BlockFunction
-from tilefold.frontend.ttl.pipes import PipeNet
+from tilefold.frontend.ttl.pipes import Pipe, PipeNet
 
 MAX_DEPTH = 6
 # Modules a kernel may name whose attributes do not change between calls; other modules (a user's
@@ -71,7 +71,11 @@ class Fingerprinter:
             return ("dfb", v.index, v.shape, v.block_count, v.data_format.value, v.layout, v.name, v.hidden,
                     str(v.location))
         if isinstance(v, PipeNet):
+            if v.grid is None:          # made outside any operation
+                return ("pipes", tuple(self.value((p.src, p.dst), depth + 1) for p in v.pipes))
             return ("pipes", v.index, tuple(v.routes))
+        if isinstance(v, Pipe):
+            return ("pipe", self.value((v.src, v.dst), depth + 1))
         if isinstance(v, NodeExpression):
             return ("node", v)
         if isinstance(v, types.ModuleType):

@@ -33,6 +33,11 @@ def resolve_grid(grid, arch: Arch, location: SourceLocation | None) -> tuple[int
     except (TypeError, ValueError):
         raise KernelError(f"@ttl.operation(grid={grid!r}): grid is 'full', 'auto' or a tuple (columns, rows) of "
                           "positive integers", location) from None
+    if len(dims) == 4:
+        raise KernelError(f"@ttl.operation(grid={grid!r}) spans several chips; tilefold runs one grid per chip: give "
+                          "grid=(columns, rows) and call the operation with mesh tensors (pipes between chips are "
+                          "not supported by tilefold yet; combine chips with ttnn.all_gather / ttnn.all_reduce)",
+                          location)
     if len(dims) != 2:
         raise KernelError(f"@ttl.operation(grid={grid!r}) has {len(dims)} dimensions; a single-chip grid is "
                           "2-D: give grid=(columns, rows)", location)

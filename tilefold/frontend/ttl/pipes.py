@@ -26,6 +26,9 @@ def _coordinate(value, grid: tuple[int, int], what: str, location) -> tuple[int,
         return value % cols, value // cols
     if isinstance(value, tuple) and len(value) == 2 and all(isinstance(v, int) for v in value):
         return value
+    if isinstance(value, tuple) and len(value) == 4:
+        raise KernelError(f"{what} {node_text(value)} names a node on a chip of a mesh; pipes between chips are not "
+                          "supported by tilefold yet — give (x, y) on this chip's grid", location)
     raise KernelError(f"{what} {value!r} is not a node coordinate; give (x, y) with integers", location)
 
 
@@ -41,6 +44,40 @@ def _range(value, size: int, what: str, location) -> tuple[int, int]:
     if isinstance(value, int) and not isinstance(value, bool):
         return value, value
     raise KernelError(f"{what}: {value!r} is not an index or a slice", location)
+
+
+# nets made outside any operation, in creation order; a kernel that names only a pipe of one of
+# them finds the net here
+_UNBOUND: list = []
+
+
+def nets_holding(pipe: Pipe, op) -> list[PipeNet]:
+    """The nets, resolved on operation ``op``'s grid, that hold this very ``pipe`` object (else an
+    equal pipe): the operation's own nets and the nets made outside any operation."""
+    candidates = [*op.pipe_nets, *_UNBOUND]
+    for same in (True, False):
+        out = []
+        for net in candidates:
+            if any((p is pipe) if same else (p == pipe) for p in net.pipes):
+                bound = net.bound(op)
+                if all(b is not bound for b in out):
+                    out.append(bound)
+        if out:
+            return out
+    return []
+
+
+def node_text(value) -> str:
+    """A node coordinate or range as written: ``(0, 1:4)``."""
+    if isinstance(value, slice):
+        return f"{'' if value.start is None else value.start}:{'' if value.stop is None else value.stop}"
+    if isinstance(value, tuple):
+        return "(" + ", ".join(node_text(v) for v in value) + ")"
+    return repr(value)
+
+
+def pipe_text(pipe) -> str:
+    return f"src={node_text(pipe.src)}, dst={node_text(pipe.dst)}"
 
 
 def _is_int(value) -> bool:
@@ -80,30 +117,62 @@ class PipeRoute:
 
 
 class PipeNet:
-    """``ttl.PipeNet(pipes)``: the pipes of one communication pattern."""
+    """``ttl.PipeNet(pipes)``: the pipes of one communication pattern.
 
-    def __init__(self, pipes):
-        location = user_location()
-        op = capture.current("ttl.PipeNet")
+    Made inside an operation's body, the net belongs to that operation. Made outside (at module
+    level, as TT-Lang's main branch allows), it is resolved against the grid of each operation
+    whose kernels use it (:meth:`bound`)."""
+
+    def __init__(self, pipes, *, _operation=None, _location=None):
+        location = _location or user_location()
         self.location: SourceLocation | None = location
-        self.grid = op.grid
         pipes = list(pipes)
         if not pipes:
             raise KernelError("ttl.PipeNet needs at least one ttl.Pipe", location)
-        self.routes: list[PipeRoute] = []
         for i, pipe in enumerate(pipes):
             if not isinstance(pipe, Pipe):
                 raise KernelError(f"PipeNet element {i} is {type(pipe).__name__}, not a ttl.Pipe", location)
-            self.routes.append(self._route(pipe, i, location))
+        self.pipes = pipes
         # how a body sees the other end (pipe.src / pipe.dst): as the pipes were written, a linear
         # node index when every pipe names its nodes by one integer
         self.linear_src = all(_is_int(p.src) for p in pipes)
         self.linear_dst = all(_is_int(p.dst) for p in pipes)
+        op = _operation or capture.active()
+        self.grid = None
+        self.routes: list[PipeRoute] = []
+        self.index = -1
+        if op is None:
+            _UNBOUND.append(self)
+            return
+        self.grid = op.grid
+        self.routes = [self._route(pipe, i, location) for i, pipe in enumerate(pipes)]
         self.index = len(op.pipe_nets)
         op.pipe_nets.append(self)
+        op.bound_nets[id(self)] = self
+
+    def bound(self, op) -> PipeNet:
+        """This net resolved on the grid of operation ``op`` (itself when made in ``op``'s body)."""
+        net = op.bound_nets.get(id(self))
+        if net is None:
+            net = PipeNet(self.pipes, _operation=op, _location=self.location)
+            op.bound_nets[id(self)] = net
+        return net
+
+    def route_of(self, pipe: Pipe) -> int | None:
+        """The index of ``pipe`` among the net's pipes (the same object, else an equal pipe)."""
+        for i, p in enumerate(self.pipes):
+            if p is pipe:
+                return i
+        for i, p in enumerate(self.pipes):
+            if p == pipe:
+                return i
+        return None
 
     def _route(self, pipe: Pipe, i: int, location) -> PipeRoute:
         cols, rows = self.grid
+        if isinstance(pipe.dst, tuple) and len(pipe.dst) == 4:
+            raise KernelError(f"Pipe {i} dst {node_text(pipe.dst)} names nodes on chips of a mesh; pipes between "
+                              "chips are not supported by tilefold yet — give (x, y) on this chip's grid", location)
         src = _coordinate(pipe.src, self.grid, f"Pipe {i} src", location)
         if not (0 <= src[0] < cols and 0 <= src[1] < rows):
             raise KernelError(f"Pipe {i} src {src} is outside the {cols}x{rows} grid", location)
@@ -134,6 +203,15 @@ class PipeNet:
         return max(len(self.destinations_of((x, y))) for y in range(rows) for x in range(cols))
 
     # -- used outside a kernel ------------------------------------------------------------------
+
+    def is_src(self):
+        raise KernelError("PipeNet.is_src() can only be called inside a kernel function", user_location())
+
+    def is_dst(self):
+        raise KernelError("PipeNet.is_dst() can only be called inside a kernel function", user_location())
+
+    def is_active(self):
+        raise KernelError("PipeNet.is_active() can only be called inside a kernel function", user_location())
 
     def if_src(self, body):
         raise KernelError("PipeNet.if_src can only be called inside a @ttl.datamovement kernel function",

@@ -94,6 +94,7 @@ class Transfer:
     location: SourceLocation
     waited: bool = False
     group: GroupTransfer | None = None
+    converts: bool = False    # a copy between data formats, through a staging buffer
 
     @property
     def into_block(self) -> bool:

@@ -12,7 +12,7 @@ removed.
   map with 0 in the broadcast dims and, when the broadcast crosses a tile's rows or columns, a
   ``ttl.tile_bcast {bcast_kind = rows | cols | scalar}`` (which reads a zero tile from an internal
   one-tile buffer, the kernel attribute ``ttl.zero_cb``).
-* One reduction per compute: ``ttl.matmul`` (iterators ``(M, N, K)``, ``K`` a ``reduction``) or
+* One reduction per compute: ``ttl.matmul`` (iterators ``(batch..., M, N, K)``, ``K`` a ``reduction``) or
   ``ttl.reduce_*`` (the reduced dims are ``reduction``; ``ttl.tile_reduce`` reads a scaler tile of
   ones from the buffer ``ttl.scaler_cb``); element-wise ops on its result fuse after it.
 * A value the hardware must read from a circular buffer — the operand of a matmul, reduction or
@@ -72,6 +72,7 @@ class Body:
     keys: dict = field(default_factory=dict)
     needs_zero: bool = False
     needs_scaler: bool = False
+    constant_tile: object = None        # the tile type of the operand a zero / scaler tile pairs with
 
 
 def _is_block_op(value: SSAValue) -> bool:
@@ -200,10 +201,11 @@ class StoreConverter:
         for o in chosen.operands:
             if _is_block_op(o):
                 raise NeedsMaterialization(o)
-        if chosen.info.kind == "matmul":
-            m, k = _shape(chosen.operands[0])
-            n = _shape(chosen.operands[1])[1]
-            return Plan(chosen, (m, n, k), ["parallel", "parallel", "reduction"], [0, 1])
+        if chosen.info.kind == "matmul":      # iterators (batch..., M, N, K)
+            *batch, m, k = _shape(chosen.operands[0])
+            n = _shape(chosen.operands[1])[-1]
+            nb = len(batch)
+            return Plan(chosen, (*batch, m, n, k), ["parallel"] * (nb + 2) + ["reduction"], list(range(nb + 2)))
         dims = set(chosen.dim_list)
         in_shape = _shape(chosen.operands[0])
         return Plan(chosen, in_shape, ["reduction" if i in dims else "parallel" for i in range(len(in_shape))],
@@ -264,8 +266,10 @@ class StoreConverter:
         if op is not plan.reduction:
             raise NeedsMaterialization(v)
         if info.kind == "matmul":
-            a = self._input(body, op.operands[0], [0, 2], plan)
-            b = self._input(body, op.operands[1], [2, 1], plan)
+            nb = len(plan.iter_shape) - 3
+            batch = list(range(nb))
+            a = self._input(body, op.operands[0], [*batch, nb, nb + 2], plan)
+            b = self._input(body, op.operands[1], [*batch, nb + 2, nb + 1], plan)
             return self._emit(body, ttl.make_tile_op("matmul", [a, b], tile), op.location)
         rank = len(plan.iter_shape)
         x = self._input(body, op.operands[0], list(range(rank)), plan)
@@ -273,6 +277,7 @@ class StoreConverter:
         rows, cols = rank - 2 in dims, rank - 1 in dims
         reduce_dim = "REDUCE_SCALAR" if rows and cols else ("REDUCE_ROW" if cols else "REDUCE_COL")
         body.needs_scaler = True
+        body.constant_tile = body.constant_tile or op.operands[0].type.element_type
         return self._emit(body, ttl.make_tile_op(info.name, [x], tile,
                                                  extra={"reduce_dim": StringAttr(reduce_dim)}), op.location)
 
@@ -284,6 +289,7 @@ class StoreConverter:
         if kind == "none":
             return arg
         body.needs_zero = True
+        body.constant_tile = body.constant_tile or v.type.element_type
         op = ttl.make_tile_op("bcast", [arg], v.type.element_type, extra={"bcast_kind": StringAttr(kind)})
         return self._emit(body, op, v.owner.location if hasattr(v.owner, "location") else None)
 
@@ -306,16 +312,17 @@ class StoreConverter:
         compute.location = store.value.owner.location if hasattr(store.value.owner, "location") else store.location
         store.operands[0] = compute.result[0]
         if body.needs_zero:
-            self._constant_tile("zero", 0.0)
+            self._constant_tile("zero", 0.0, body.constant_tile)
         if body.needs_scaler:
-            self._constant_tile("scaler", 1.0)
+            self._constant_tile("scaler", 1.0, body.constant_tile)
 
-    def _constant_tile(self, which: str, value: float) -> None:
-        """A one-tile internal buffer holding ``value`` everywhere, filled at the kernel's start."""
+    def _constant_tile(self, which: str, value: float, tile) -> None:
+        """A one-tile internal buffer holding ``value`` everywhere, filled at the kernel's start, in the
+        data format of the operand it is read with (the unpacker reads both with one configuration)."""
         attr = ZERO_CB_ATTR if which == "zero" else SCALER_CB_ATTR
         if attr in self.kernel.attributes:
             return
-        tile = ttl.tile_type(ttl.TILE_DTYPES["bf16"])
+        tile = tile or ttl.tile_type(ttl.TILE_DTYPES["bf16"])
         cb = new_scratch_cb(self.kernel, self.module, (1, 1), tile, f"{which} tile", self.max_cbs)
         self.kernel.attributes[attr] = i32_attr(cb.index)
         anchor = cb.next_op

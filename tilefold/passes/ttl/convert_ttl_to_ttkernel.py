@@ -60,6 +60,9 @@ class LowerTTLOp(RewritePattern):
             dim = op.dim.value.data
             value = self.emitter.runtime(KernelArgAttr.of("node", dim), ("node_x", "node_y")[dim])
             op.result.replace_all_uses_with(value)
+        elif isinstance(op, ttl.PipeCountOp):
+            arg = KernelArgAttr.of("pipe_count", op.net.value.data, op.role.data)
+            op.result.replace_all_uses_with(self.emitter.runtime(arg, f"{op.role.data}_pipes"))
         elif not self.lowering.lower(op):
             if is_ttl(op):
                 raise AssertionError(f"convert-ttl-to-ttkernel has no rule for {op.name} in a {self.role} kernel")

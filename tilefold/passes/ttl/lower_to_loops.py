@@ -8,7 +8,8 @@ Reads: computes with DST slots assigned and the DST protocol around them. Writes
   ``affine.apply`` of the loop indices (and sub-block offsets), and holds the body's tile ops;
 * for a reduction: ``ttl.tile_reduce`` runs in an inner nest over the reduced dims, a matmul
   becomes one ``ttl.matmul_block`` per K step over the whole ``rt × ct`` sub-block
-  (``scf.for`` over K); ops on the result follow in a loop over the output tiles, reading it
+  (``scf.for`` over K; a batched matmul has one per batch index of the sub-block, unrolled);
+  ops on the result follow in a loop over the output tiles, reading it
   with ``ttl.dst_tile``;
 * a **pack loop nest** over the output tiles for the store: ``ttl.pack_tile %dst_slot, %cb_tile,
   %block`` with the tile's index in the DST sub-block and in the CB block.
@@ -19,6 +20,9 @@ shows. Errors: none.
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
 from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects import affine, arith, scf
@@ -193,36 +197,46 @@ class ComputeLowering:
         return out
 
     def lower_matmul(self) -> None:
+        """One ``ttl.matmul_block`` per K step and batch index (batches unrolled: a sub-block holds
+        at most a DST's worth of them), each filling its ``rt × ct`` tiles of the DST sub-block."""
         mm = self.reduction
         cursor = Cursor(self.compute)
+        rank = len(self.sizes)
+        nb = rank - 3
         k_dim = self.types.index("reduction")
         a_arg, b_arg = mm.operands
         a, b = self.compute.inputs[a_arg.index], self.compute.inputs[b_arg.index]
-        rt, ct = self.sizes[0], self.sizes[1]
+        batch, (rt, ct) = self.sizes[:nb], self.sizes[nb:nb + 2]
         a_parent = a.owner.block.type.get_shape() if isinstance(a.owner, ttl.BlockSliceOp) else a.type.get_shape()
         b_parent = b.owner.block.type.get_shape() if isinstance(b.owner, ttl.BlockSliceOp) else b.type.get_shape()
-        k_cursor, k_ivs, _ = loop_nest(cursor, [1 if d != k_dim else self.sizes[d] for d in range(3)], self.location,
-                                       ["i", "j", "k"], self.footprint)
+        k_cursor, k_ivs, _ = loop_nest(cursor, [1 if d != k_dim else self.sizes[d] for d in range(rank)],
+                                       self.location, [f"b{d}" for d in range(nb)] + ["i", "j", "k"], self.footprint)
         k_iv = k_ivs[k_dim]
         zero = k_cursor.index(0, self.location)
-        indices = []
-        for value, dims, parent in ((a, [0, 2], a_parent), (b, [2, 1], b_parent)):
-            if isinstance(value.owner, ttl.BlockSliceOp):
-                amap = linear_map(parent, 3, dims, 2, [0, 1])
-                symbols = list(value.owner.offsets)
-            else:
-                amap = linear_map(parent, 3, dims)
-                symbols = []
-            op = k_cursor.add(affine.ApplyOp([zero, zero, k_iv, *symbols], AffineMapAttr(amap)), self.location)
-            indices.append(op.result)
-        indices[0].name_hint, indices[1].name_hint = "a_tile", "b_tile"
-        k_cursor.add(ttl.MatmulBlockOp(a, b, indices[0], indices[1], rt, ct, a_parent[1], self.footprint),
-                     mm.location)
+        a_dims = [*range(nb), nb, nb + 2]
+        b_dims = [*range(nb), nb + 2, nb + 1]
+        for flat in range(math.prod(batch)):
+            position = list(np.unravel_index(flat, batch)) if nb else []
+            ivs = [k_cursor.index(int(p), self.location) if p else zero for p in position] + [zero, zero, k_iv]
+            indices = []
+            for value, dims, parent in ((a, a_dims, a_parent), (b, b_dims, b_parent)):
+                if isinstance(value.owner, ttl.BlockSliceOp):
+                    amap = linear_map(parent, rank, dims, len(dims), list(range(len(dims))))
+                    symbols = list(value.owner.offsets)
+                else:
+                    amap = linear_map(parent, rank, dims)
+                    symbols = []
+                op = k_cursor.add(affine.ApplyOp([*ivs, *symbols], AffineMapAttr(amap)), self.location)
+                indices.append(op.result)
+            indices[0].name_hint, indices[1].name_hint = "a_tile", "b_tile"
+            k_cursor.add(ttl.MatmulBlockOp(a, b, indices[0], indices[1], rt, ct, a_parent[-1],
+                                           self.footprint + flat * rt * ct), mm.location)
         rest = [op for op in self.body.ops if op is not mm and not isinstance(op, ttl.YieldOp)]
         yielded = self.body.last_op.operands[0]
         if yielded is mm.result and not [op for op in rest if ttl.DST_OUTPUT_INDEX_ATTR not in op.attributes]:
             return
-        inner, ivs, _ = loop_nest(cursor, [rt, ct, 1], self.location, ["i", "j", "k"], self.footprint)
+        inner, ivs, _ = loop_nest(cursor, [*batch, rt, ct, 1], self.location,
+                                  [f"b{d}" for d in range(nb)] + ["i", "j", "k"], self.footprint)
         mapping: dict = {}
         first = [op for op in rest if ttl.DST_OUTPUT_INDEX_ATTR in op.attributes]
         self._clone_body(inner, ivs, first, mapping, {})

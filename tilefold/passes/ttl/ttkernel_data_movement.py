@@ -71,10 +71,19 @@ class DataMovementLowering:
         self.e = emitter
         self.cbs = cbs
         self.pipes = pipe_table(module)
+        # a sender writes at its own write pointer of the receiving buffer, which may be a buffer
+        # only other kernels use: bind it too, among the leading circular-buffer arguments
+        for op in emitter.kernel.walk():
+            if isinstance(op, ttl.PipeSendOp):
+                recv_cb = self.pipes[op.net_index]["recv_cb"]
+                if recv_cb not in cbs:
+                    cbs[recv_cb] = emitter.compile_arg(KernelArgAttr.of("cb", recv_cb), f"recv_cb{recv_cb}")
         self.accessors: dict[int, SSAValue] = {}
         self.last_args: SSAValue | None = None
         self.addresses: dict[SSAValue, SSAValue] = {}     # block value -> its L1 address (i32)
         self.semaphores: dict[tuple[int, int], SSAValue] = {}
+        # a read between data formats -> (staging address, block address, elements, tensor format)
+        self.pending_conversions: dict[SSAValue, tuple] = {}
 
     def cb(self, value: SSAValue) -> SSAValue:
         return self.cbs[bind_of(value).index]
@@ -117,9 +126,6 @@ class DataMovementLowering:
         elif isinstance(op, ttl.GroupWaitOp):
             for kind in op.kind_names:
                 e.call("noc_async_read_barrier" if kind == "read" else "noc_async_write_barrier", [], op)
-        elif isinstance(op, ttl.PipeCountOp):
-            value = e.runtime(KernelArgAttr.of("pipe_count", op.net.value.data, op.role.data), f"{op.role.data}_pipes")
-            op.result.replace_all_uses_with(value)
         elif isinstance(op, ttl.PipePeerOp):
             net, slot, role, name = op.net.value.data, op.slot.value.data, op.role.data, op.field.data
             value = e.runtime(KernelArgAttr.of("pipe_peer", net, role, slot, name), f"{role}{slot}_peer_{name}")
@@ -189,6 +195,7 @@ class DataMovementLowering:
     # -- copies ---------------------------------------------------------------------------------
 
     def copy(self, op: ttl.CopyOp) -> None:
+        e = self.e
         reading = isinstance(op.src.owner, ttl.TensorSliceOp)
         piece = (op.src if reading else op.dst).owner
         block = op.dst if reading else op.src
@@ -205,8 +212,47 @@ class DataMovementLowering:
             offsets = list(piece.offsets)
         strides = [math.prod(units[i + 1:]) for i in range(len(units))]
         self.check_offsets(op, piece, tensor_op)
-        self.page_loop(op, offsets, sizes, strides, accessor, self.addresses[block], page,
+        address = self.addresses[block]
+        staging = op.attributes.get(ttl.STAGING_CB_ATTR)
+        if staging is not None:
+            # between data formats: the NOC moves the tensor's pages through a staging area, which
+            # this core converts from (a read, at its wait) or into (a write, before it starts)
+            staging_cb = self.cbs[staging.value.data]
+            e.call("cb_reserve_back", [staging_cb, e.index(math.prod(sizes), op)], op)    # private: never pushed
+            scratch = e.call("get_write_ptr", [staging_cb], op).results[0]
+            scratch.name_hint = "staging"
+            page = _page_size(tensor_op.result.type)
+            count = math.prod(sizes) * 1024
+            if reading:
+                self.pending_conversions[op.result] = (scratch, address, count, ttl.data_format_of(
+                    tensor_op.result.type))
+            else:
+                self.convert(address, scratch, count, ttl.data_format_of(block.type), op)
+            address = scratch
+        self.page_loop(op, offsets, sizes, strides, accessor, address, page,
                        "noc_async_read_page" if reading else "noc_async_write_page")
+
+    def convert(self, src: SSAValue, dst: SSAValue, count: int, src_format: DataFormat, anchor: Operation) -> None:
+        """Convert ``count`` elements at L1 ``src`` (bfloat16 or float32) into the other format at
+        ``dst``, one element per iteration: bfloat16 widens exactly, float32 rounds to nearest even."""
+        e = self.e
+        body = Block(arg_types=[IndexType()])
+        body.args[0].name_hint = "element"
+        e.before(scf.ForOp(e.index(0, anchor), e.index(count, anchor), e.index(1, anchor), [], body), anchor)
+        body.add_op(scf.YieldOp())
+        end = body.last_op
+        i = e.to_i32(body.args[0], end)
+        sixteen = e.i32(16, end)
+        if src_format is DataFormat.Float16_b:
+            bits = e.before(L1LoadOp(src, i, 16), end).result
+            wide = e.before(arith.ShLIOp(bits, sixteen), end).result
+            e.before(L1StoreOp(dst, i, wide, 32), end)
+            return
+        bits = e.before(L1LoadOp(src, i, 32), end).result
+        lsb = e.before(arith.AndIOp(e.before(arith.ShRUIOp(bits, sixteen), end).result, e.i32(1, end)), end).result
+        biased = e.add(e.add(bits, e.i32(0x7FFF, end), end), lsb, end)
+        narrow = e.before(arith.ShRUIOp(biased, sixteen), end).result
+        e.before(L1StoreOp(dst, i, narrow, 16), end)
 
     def check_offsets(self, op: ttl.CopyOp, piece: ttl.TensorSliceOp, tensor_op: ttl.TensorOp) -> None:
         """A watcher ``ASSERT`` before the copy for each offset the front end could not bound: it must
@@ -275,6 +321,9 @@ class DataMovementLowering:
         if isinstance(source, ttl.CopyOp):
             reading = isinstance(source.src.owner, ttl.TensorSliceOp)
             e.call("noc_async_read_barrier" if reading else "noc_async_write_barrier", [], op)
+            pending = self.pending_conversions.pop(source.result, None)
+            if pending is not None:
+                self.convert(*pending, op)
         elif isinstance(source, ttl.PipeSendOp):
             e.call("noc_async_write_barrier", [], op)
         else:
@@ -295,6 +344,9 @@ class DataMovementLowering:
         return self.semaphores[key]
 
     def _field(self, op, role: str, field: str) -> SSAValue:
+        if op.named is not None:
+            return self.e.runtime(KernelArgAttr.of("pipe_named", op.net_index, role, op.slot_index, field),
+                                  f"pipe{op.slot_index}_{role}_{field}")
         return self.e.runtime(KernelArgAttr.of("pipe", op.net_index, role, op.slot_index, field),
                               f"{role}{op.slot_index}_{field}")
 

@@ -1,0 +1,155 @@
+"""Pipes named in a kernel: ``ttl.copy(blk, pipe)`` / ``ttl.copy(pipe, blk)`` with a ``ttl.Pipe`` of
+a net, guarded by the node's role and coordinates as TT-Lang's main branch writes gathers and
+all-gathers; run on the simulated device against numpy, C++ checked against the real headers."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import tilefold.ttl as ttl
+import tilefold.ttnn as ttnn
+from tilefold.errors import KernelError
+from ttl_helpers import compiled, expect_error, tile_tensor, zeros
+
+SOURCES = 3
+WIDTH = 4
+
+
+@ttl.operation(grid=(SOURCES + 1, 1))
+def gather(inp, out):
+    """Nodes 1..3 each send one two-tile block to node 0, which receives them one after another
+    into a single-block buffer and writes them side by side."""
+    pipes = [ttl.Pipe(src=(k, 0), dst=(0, 0)) for k in range(1, SOURCES + 1)]
+    net = ttl.PipeNet(pipes)
+    send_dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 2), block_count=2)
+    recv_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 2), block_count=1)
+
+    @ttl.compute()
+    def compute():
+        pass
+
+    @ttl.datamovement()
+    def dm():
+        node_x, _ = ttl.node(dims=2)
+        for k, pipe in enumerate(pipes):
+            if net.is_dst():
+                with recv_dfb.reserve() as blk:
+                    ttl.copy(pipe, blk).wait()
+                with recv_dfb.wait() as blk:
+                    ttl.copy(blk, out[0, 2 * k:2 * k + 2]).wait()
+            elif net.is_src() and node_x == k + 1:
+                with send_dfb.reserve() as blk:
+                    ttl.copy(inp[0, 2 * k:2 * k + 2], blk).wait()
+                with send_dfb.wait() as blk:
+                    ttl.copy(blk, pipe).wait()
+
+    @ttl.datamovement()
+    def idle():
+        pass
+
+
+def test_a_receiver_takes_named_pipes_one_after_another():
+    inp = tile_tensor((32, 2 * SOURCES * 32), seed=4)
+    out = zeros((32, 2 * SOURCES * 32))
+    gather(inp, out)
+    np.testing.assert_array_equal(ttnn.to_numpy(out), ttnn.to_numpy(inp))
+
+
+@ttl.operation(grid=(WIDTH, 1))
+def row_all_gather(inp, out):
+    """Every node multicasts its tile to the whole row (itself included); every node posts the
+    receive first, and the pipe's source sends while its own receive is pending."""
+    pipes = [ttl.Pipe(src=(k, 0), dst=(slice(0, WIDTH), 0)) for k in range(WIDTH)]
+    net = ttl.PipeNet(pipes)
+    send_dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
+    recv_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+
+    @ttl.compute()
+    def compute():
+        pass
+
+    @ttl.datamovement()
+    def dm():
+        node_x, _ = ttl.node(dims=2)
+        if net.is_dst():
+            for k, pipe in enumerate(pipes):
+                with recv_dfb.reserve() as recv_blk:
+                    recv_tx = ttl.copy(pipe, recv_blk)
+                    if node_x == k:
+                        with send_dfb.reserve() as send_blk:
+                            ttl.copy(inp[0, k], send_blk).wait()
+                        with send_dfb.wait() as send_blk:
+                            ttl.copy(send_blk, pipe).wait()
+                    recv_tx.wait()
+                with recv_dfb.wait() as recv_blk:
+                    ttl.copy(recv_blk, out[node_x, k]).wait()
+
+    @ttl.datamovement()
+    def idle():
+        pass
+
+
+def test_a_row_all_gather_through_named_multicast_pipes():
+    inp = tile_tensor((32, WIDTH * 32), seed=6)
+    out = zeros((WIDTH * 32, WIDTH * 32))
+    row_all_gather(inp, out)
+    np.testing.assert_array_equal(ttnn.to_numpy(out), np.tile(ttnn.to_numpy(inp), (WIDTH, 1)))
+
+
+def test_named_pipes_compile_against_the_real_dataflow_headers(tmp_path, check_kernel):
+    from tilefold.codegen.cpp import emit_kernel
+
+    inp = tile_tensor((32, WIDTH * 32))
+    program = compiled(row_all_gather, inp, zeros((WIDTH * 32, WIDTH * 32))).program
+    kernel = next(k for k in program.kernels if k.name == "dm")
+    path = tmp_path / "dm.cpp"
+    path.write_text(emit_kernel(kernel.function))
+    check_kernel.require_accepted(check_kernel.check_kernel(path, "reader",
+                                                            check_kernel.accessor_compile_args(program, kernel)))
+
+
+LONE = ttl.Pipe(src=(0, 0), dst=(1, 0))
+
+
+def test_a_pipe_outside_every_net_names_the_users_line():
+    @ttl.operation(grid=(2, 1))
+    def op(inp, out):
+        dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
+
+        @ttl.datamovement()
+        def dm():
+            with dfb.reserve() as blk:
+                ttl.copy(LONE, blk).wait()  # error
+
+        @ttl.compute()
+        def compute():
+            pass
+
+    expect_error(lambda: op(tile_tensor((32, 64)), zeros((32, 64))),
+                 test_a_pipe_outside_every_net_names_the_users_line, KernelError,
+                 "belongs to no ttl.PipeNet")
+
+
+def test_a_grid_over_several_chips_names_the_users_line():
+    def run():
+        @ttl.operation(grid=(2, 2, 8, 8))  # error
+        def op(a):
+            pass
+
+        op(tile_tensor((32, 32)))
+
+    expect_error(run, test_a_grid_over_several_chips_names_the_users_line, KernelError,
+                 "spans several chips", "mesh tensors")
+
+
+def test_a_pipe_to_another_chip_names_the_users_line():
+    @ttl.operation(grid=(2, 1))
+    def op(a):
+        ttl.PipeNet([ttl.Pipe((0, 0, 0, 0), (slice(0, 2), slice(0, 2), 0, 0))])  # error
+
+        @ttl.compute()
+        def compute():
+            pass
+
+    expect_error(lambda: op(tile_tensor((32, 32))), test_a_pipe_to_another_chip_names_the_users_line, KernelError,
+                 "Pipe 0 dst (0:2, 0:2, 0, 0) names nodes on chips of a mesh", "not supported by tilefold yet")

@@ -1,0 +1,234 @@
+"""``net.is_src()`` / ``net.is_dst()`` / ``net.is_active()``: per-node booleans from the node's pipe
+counts, in data movement and compute kernels, on nets made inside an operation or at module level;
+run on the simulated device against numpy, and the generated C++ checked against the real headers."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import tilefold.ttl as ttl
+import tilefold.ttnn as ttnn
+from ttl_helpers import compiled, tile_tensor, zeros
+
+COLS = 4
+
+# a net made outside any operation, as TT-Lang's main branch allows: node x of row 0 sends its tile
+# to node x of row 1
+DOWN = ttl.PipeNet([ttl.Pipe(src=(x, 0), dst=(slice(x, x + 1), 1)) for x in range(COLS)])
+
+
+@ttl.operation(grid=(COLS, 2))
+def shift_down(inp, out):
+    """Row 0 reads its tile and sends it down; row 1 receives it, adds one in compute and writes it.
+    The compute and writer kernels run their work only where ``DOWN.is_dst()``."""
+    send_dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
+    recv_dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
+    out_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+
+    @ttl.compute()
+    def compute():
+        if DOWN.is_dst():
+            with recv_dfb.wait() as x, out_dfb.reserve() as y:
+                y.store(x + 1.0)
+
+    @ttl.datamovement()
+    def send_dm():
+        nx, _ = ttl.node(dims=2)
+        if DOWN.is_src():
+            with send_dfb.reserve() as blk:
+                ttl.copy(inp[0, nx], blk).wait()
+                DOWN.if_src(lambda pipe: ttl.copy(blk, pipe).wait())
+
+    @ttl.datamovement()
+    def recv_dm():
+        nx, _ = ttl.node(dims=2)
+
+        def recv(pipe):
+            with recv_dfb.reserve() as blk:
+                ttl.copy(pipe, blk).wait()
+
+        DOWN.if_dst(recv)
+        if not DOWN.is_active():
+            return
+        if DOWN.is_dst():
+            with out_dfb.wait() as blk:
+                ttl.copy(blk, out[1, nx]).wait()
+
+
+def test_kernels_guarded_by_the_nodes_role_in_a_module_level_net():
+    inp = tile_tensor((64, COLS * 32), seed=3)
+    out = zeros((64, COLS * 32))
+    shift_down(inp, out)
+    v = ttnn.to_numpy(inp).astype(np.float32)
+    expected = np.zeros_like(v)
+    expected[32:] = (v[:32].astype(np.float64) + 1).astype(ttnn.to_numpy(out).dtype)
+    np.testing.assert_allclose(ttnn.to_numpy(out), expected, rtol=1e-2, atol=1e-2)
+
+
+@ttl.operation(grid=(3, 1))
+def role_map(inp, out):
+    """A net from node 0 to node 1; node 2 takes no part. Each node copies tile 0 of ``inp`` if it
+    is a source, tile 1 if a destination, else tile 2, into row 0 (active nodes) or row 1 of
+    ``out`` at its column."""
+    net = ttl.PipeNet([ttl.Pipe(src=(0, 0), dst=(1, 0))])
+    dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
+
+    @ttl.compute()
+    def compute():
+        pass
+
+    @ttl.datamovement()
+    def reader():
+        with dfb.reserve() as blk:
+            if net.is_src():
+                ttl.copy(inp[0, 0], blk).wait()
+            elif net.is_dst():
+                ttl.copy(inp[0, 1], blk).wait()
+            else:
+                ttl.copy(inp[0, 2], blk).wait()
+
+    @ttl.datamovement()
+    def writer():
+        nx, _ = ttl.node(dims=2)
+        with dfb.wait() as blk:
+            if net.is_active():
+                ttl.copy(blk, out[0, nx]).wait()
+            else:
+                ttl.copy(blk, out[1, nx]).wait()
+
+
+def test_each_node_sees_its_own_role():
+    inp = tile_tensor((32, 96), seed=5)
+    out = zeros((64, 96))
+    role_map(inp, out)
+    v = ttnn.to_numpy(inp)
+    expected = np.zeros((64, 96), v.dtype)
+    expected[:32, :64] = v[:, :64]            # node 0 (source) tile 0, node 1 (destination) tile 1
+    expected[32:, 64:] = v[:, 64:]            # node 2 (neither) tile 2, in row 1
+    np.testing.assert_array_equal(ttnn.to_numpy(out), expected)
+
+
+def test_role_predicates_compile_against_the_real_headers(tmp_path, check_kernel):
+    """The compute kernel reads its pipe counts with get_arg_val like the data movement kernels
+    (whose pipe code the named-pipe and pipe-peer tests check)."""
+    from tilefold.codegen.cpp import emit_kernel
+
+    inp = tile_tensor((64, COLS * 32))
+    program = compiled(shift_down, inp, zeros((64, COLS * 32))).program
+    kernel = next(k for k in program.kernels if k.name == "compute")
+    text = emit_kernel(kernel.function)
+    assert "get_arg_val" in text
+    path = tmp_path / "compute.cpp"
+    path.write_text(text)
+    check_kernel.require_accepted(check_kernel.check_kernel(path, "compute",
+                                                            check_kernel.accessor_compile_args(program, kernel)))
+
+
+@ttl.operation(grid=(4, 2))
+def eltwise_pipe(a_in, b_in, c_in, out):
+    """TT-Lang's eltwise pipe example: node 0 multicasts a float32 tile of ``c`` to row 0, whose
+    nodes compute ``a * b + broadcast(c)`` on their column; row 1 returns at once (``is_active``)."""
+    granularity = 2
+    row_tiles, col_tiles = a_in.shape[0] // 32, a_in.shape[1] // 32
+    a_dfb = ttl.make_dataflow_buffer_like(a_in, shape=(granularity, 1), block_count=2)
+    b_dfb = ttl.make_dataflow_buffer_like(b_in, shape=(granularity, 1), block_count=2)
+    c_dfb = ttl.make_dataflow_buffer_like(c_in, shape=(1, 1), block_count=2)
+    out_dfb = ttl.make_dataflow_buffer_like(out, shape=(granularity, 1), block_count=2)
+    pipe_net = ttl.PipeNet([ttl.Pipe((0, 0), (slice(0, 4), 0))])
+
+    @ttl.compute()
+    def compute():
+        if not pipe_net.is_active():
+            return
+        c_block = c_dfb.wait()
+        for _ in range(row_tiles // granularity):
+            a_block, b_block, out_block = a_dfb.wait(), b_dfb.wait(), out_dfb.reserve()
+            out_block.store(a_block * b_block + ttl.block.broadcast(c_block, dims=[0], shape=(granularity, 1)))
+            out_block.push()
+            a_block.pop()
+            b_block.pop()
+        c_block.pop()
+
+    @ttl.datamovement()
+    def dm0():
+        if not pipe_net.is_active():
+            return
+        ct = ttl.node(dims=1)
+        with c_dfb.reserve() as c_block:
+            def pipe_src(pipe):
+                ttl.copy(c_in[0:1, 0:1], c_block).wait()
+                ttl.copy(c_block, pipe).wait()
+
+            def pipe_dst(pipe):
+                ttl.copy(pipe, c_block).wait()
+
+            pipe_net.if_src(pipe_src)
+            pipe_net.if_dst(pipe_dst)
+        for rt in range(row_tiles // granularity):
+            rows = slice(rt * granularity, (rt + 1) * granularity)
+            with a_dfb.reserve() as a_block:
+                ttl.copy(a_in[rows, ct:ct + 1], a_block).wait()
+            with b_dfb.reserve() as b_block:
+                ttl.copy(b_in[rows, ct:ct + 1], b_block).wait()
+
+    @ttl.datamovement()
+    def dm1():
+        if not pipe_net.is_active():
+            return
+        ct = ttl.node(dims=1)
+        for rt in range(row_tiles // granularity):
+            with out_dfb.wait() as out_block:
+                ttl.copy(out_block, out[rt * granularity:(rt + 1) * granularity, ct:ct + 1]).wait()
+
+
+def test_a_float32_multicast_broadcast_on_the_active_nodes_only():
+    rng = np.random.default_rng(7)
+    a, b = rng.random((64, 128), dtype=np.float32), rng.random((64, 128), dtype=np.float32)
+    c = rng.random((32, 32), dtype=np.float32)
+    tensors = [ttnn.from_numpy(v, dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT) for v in (a, b, c)]
+    out = ttnn.from_numpy(np.zeros((64, 128), np.float32), dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT)
+    eltwise_pipe(*tensors, out)
+    expected = a * b + np.tile(c[0:1], (64, 4))
+    np.testing.assert_allclose(ttnn.to_numpy(out), expected, rtol=4e-3, atol=4e-3)
+
+
+@ttl.operation(grid=(2, 1))
+def sum_on_the_source(a, out):
+    """Only node 0 takes part (a loopback pipe): its compute sums three tiles in a loop-carried
+    block after ``if not net.is_active(): return``; node 1 returns at once."""
+    net = ttl.PipeNet([ttl.Pipe((0, 0), (0, 0))])
+    dfb = ttl.make_dataflow_buffer_like(a, shape=(1, 1), block_count=2)
+    out_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+
+    @ttl.compute()
+    def compute():
+        if not net.is_active():
+            return
+        acc = ttl.block.fill(0, shape=(1, 1))
+        for _ in range(3):
+            with dfb.wait() as x:
+                acc = acc + x
+        with out_dfb.reserve() as y:
+            y.store(acc)
+
+    @ttl.datamovement()
+    def read():
+        if not net.is_active():
+            return
+        for k in range(3):
+            with dfb.reserve() as blk:
+                ttl.copy(a[0, k], blk).wait()
+
+    @ttl.datamovement()
+    def write():
+        if net.is_src():
+            with out_dfb.wait() as blk:
+                ttl.copy(blk, out[0, 0]).wait()
+
+
+def test_a_loop_carried_block_after_an_early_return():
+    a = tile_tensor((32, 96), seed=8)
+    out = zeros((32, 32))
+    sum_on_the_source(a, out)
+    v = ttnn.to_numpy(a).astype(np.float64)
+    np.testing.assert_allclose(ttnn.to_numpy(out), v[:, :32] + v[:, 32:64] + v[:, 64:], rtol=2e-2, atol=5e-2)
