@@ -2,10 +2,11 @@
 
 Each block holds ``block_M`` whole rows. ``T.reduce_sum`` reduces each row into a column vector
 (``reduce_tile`` with REDUCE_ROW); inside ``T.Parallel`` the vector is indexed ``mean[i]`` and
-broadcast along the row. The per-row values (the mean, the scale ``rsqrt(var + eps)``) are
-computed once per block in a ``T.Parallel`` over the rows alone, so the loops over the whole block
-only subtract and multiply: written inside those loops, they would be computed again for every
-tile of the row. Intermediates are float32 fragments, so DST holds float32. TileLang
+broadcast along the row. The per-row values (the mean ``total[i] / N``, the scale
+``rsqrt(var + eps)``) are written where they are used, inside the loops over the whole block; the
+compiler (``hoist-vector-values``) computes them once per block in a loop over the rows, so the
+loops over the block only subtract and multiply instead of computing them again for every tile of
+the row. Intermediates are float32 fragments, so DST holds float32. TileLang
 tensors live in DRAM in tile layout (the host tilizes them); ``tilefold.ops.row_standardize``
 is the same computation on row-major tensors, tilizing on the device. N must be a multiple of 32.
 
@@ -26,25 +27,19 @@ def row_standardize(M, N, block_M=32, eps=1e-5, dtype="bfloat16"):
         with T.Kernel(T.ceildiv(M, block_M)) as bx:
             x = T.alloc_shared((block_M, N), dtype)
             total = T.alloc_fragment((block_M,), "float32")
-            mean = T.alloc_fragment((block_M,), "float32")
             xm = T.alloc_fragment((block_M, N), "float32")
             sq = T.alloc_fragment((block_M, N), "float32")
             ss = T.alloc_fragment((block_M,), "float32")
-            scale = T.alloc_fragment((block_M,), "float32")
             y = T.alloc_fragment((block_M, N), dtype)
             T.copy(X[bx * block_M, 0], x)
             T.reduce_sum(x, total, dim=1)
-            for i in T.Parallel(block_M):
-                mean[i] = total[i] * (1.0 / N)
             for i, j in T.Parallel(block_M, N):
-                xm[i, j] = x[i, j] - mean[i]
+                xm[i, j] = x[i, j] - total[i] * (1.0 / N)
             for i, j in T.Parallel(block_M, N):
                 sq[i, j] = xm[i, j] * xm[i, j]
             T.reduce_sum(sq, ss, dim=1)
-            for i in T.Parallel(block_M):
-                scale[i] = T.rsqrt(ss[i] * (1.0 / N) + eps)
             for i, j in T.Parallel(block_M, N):
-                y[i, j] = xm[i, j] * scale[i]
+                y[i, j] = xm[i, j] * T.rsqrt(ss[i] * (1.0 / N) + eps)
             T.copy(y, Y[bx * block_M, 0])
 
     return standardize

@@ -17,8 +17,8 @@ Where each number comes from:
   :attr:`Arch.noc_max_burst` bytes.
 * **DRAM** (``dram_latency``): GDDR6 access latency seen from a Tensix core, on top of
   the NOC latency; bandwidth per bank is the board bandwidth divided by the banks
-  (:attr:`Arch.dram_bank_bytes_per_cycle`); each core running a data-movement kernel is
-  served at an equal share of the board bandwidth.
+  (:attr:`Arch.dram_bank_bytes_per_cycle`); the board bandwidth is shared among the cores
+  reading from DRAM by the bytes they move (:mod:`tilefold.sim.dram_shares`).
 * **DRAM rates** (``dram_achievable_fraction``, ``dram_core_bytes_per_cycle``): the fraction of
   the board's DRAM bandwidth a one-reader-per-bank microbenchmark reaches (Wormhole 267 of
   288 GB/s, TT-Metal's "Saturating DRAM bandwidth" report; Blackhole 500 of 512 GB/s, its
@@ -36,7 +36,11 @@ Where each number comes from:
   cycle (8 cycles, TT-Metal's matrix-engine report); ``fpu_eltwise_tile`` adds the per-tile
   issue and setup.
 * **Unpack / pack**: one 32×32 tile moves at about 64 bytes/cycle through the unpacker
-  and packer; block-float formats add the exponent handling (``*_bfp`` costs).
+  and packer; block-float formats add the exponent handling (``*_bfp`` costs). Blackhole's
+  Tensix has more L1 bandwidth than Wormhole's (tt-isa-documentation, ``BlackholeA0/TensixTile``);
+  its unpacker is modeled at twice the rate, 128 bytes/cycle, the rate GEMM_FLOPS.md's P150
+  bfloat8_b LoFi rows need (up to 81 % device utilisation, where a 4×2 sub-block unpacks six
+  block-float tiles per eight 16-cycle tile products: at 64 bytes/cycle that alone caps it at 65 %).
 * **SFPU**: a 32-lane vector unit processes a tile in 32 rows of 32 values, with a cost
   per row that depends on the function (about 4 cycles for simple arithmetic, 8 for
   exp/log/recip style approximations, 16 for transcendental compositions like gelu).
@@ -103,6 +107,8 @@ WORMHOLE_COSTS = OpCosts()
 # with the faster 1.35 GHz clock. Its matrix engine sustains more of its ideal rate inside a
 # matmul_block: GEMM_FLOPS.md's P150 rows reach 87.4 % device utilisation at HiFi2 (2560×4992×4992),
 # which Wormhole's 6 extra cycles per tile-phase (at most 32 / 44 = 73 %) cannot; 2 cycles (at most
-# 89 %) is the bound those rows set.
+# 89 %) is the bound those rows set. Its unpacker runs at twice Wormhole's rate (more L1 bandwidth per
+# tile; fitted to the bfloat8_b LoFi rows, which reach 81 % where 64 bytes/cycle would cap them at 65 %).
 BLACKHOLE_COSTS = OpCosts(noc_latency=240, dram_latency=430, dram_achievable_fraction=500 / 512,
-                          dram_core_bytes_per_cycle=33.0, noc_mcast_bytes_per_cycle=41.0, matmul_phase_extra=2)
+                          dram_core_bytes_per_cycle=33.0, noc_mcast_bytes_per_cycle=41.0, matmul_phase_extra=2,
+                          unpack_bytes_per_cycle=128)

@@ -15,7 +15,7 @@ from tilefold.passes.registry import parse_passes
 
 # --- the TileLang pipeline (docs/references.md: TileLang, TT-Metalium) ------------------------------
 # Phase 1 (front-end lowering): tensorize-tt, legalize-global-access, serialize-atomic-grid,
-#                               split-copied-buffers, infer-vector-layout.
+#                               split-copied-buffers, hoist-vector-values, infer-vector-layout.
 # Phase 2: apply-tt-defaults, tile-pad-tt.
 # Stage A (metadata): infer-tt-layout, propagate-tt-layout, attach-tensor-accessor.
 # Stage B (partitioning): layout-aware-work-partition, rasterization-tt, grid-to-core-grid.
@@ -29,6 +29,7 @@ TILELANG = (
     "legalize-global-access",
     "serialize-atomic-grid",
     "split-copied-buffers",
+    "hoist-vector-values",
     "infer-vector-layout",
     "apply-tt-defaults",
     "tile-pad-tt",

@@ -354,22 +354,22 @@ class DataflowApi:
     def _dram_done(self, banks, nbytes: int) -> np.ndarray:
         """Completion times of one transfer per lane to / from DRAM.
 
-        Each core's transfers are served at its fair share of the chip's DRAM bandwidth
-        (``dram_share``: the chip's bytes per cycle over the cores running data-movement
-        kernels), one after another, from when its NOC port pushed the request; each bank's
-        bytes are also counted, so a bank that serves more than its share, or the chip's total,
-        bounds the run's estimate (see the device's perf report). A transfer's time depends only
-        on its own core's earlier transfers: never on how cores are grouped into threads or in
-        which order the simulator runs them."""
+        Each core's transfers are served at its share of the chip's DRAM bandwidth (its row of
+        the device's ``dram_share``, :mod:`tilefold.sim.dram_shares`), one after another, from
+        when its NOC port pushed the request; each bank's bytes are also counted, so a bank that
+        serves more than its share, or the chip's total, bounds the run's estimate (see the
+        device's perf report). A transfer's time depends only on its own core's earlier
+        transfers: never on how cores are grouped into threads or in which order the simulator
+        runs them."""
         dev = self.dev
         dev.bank_traffic.append((banks, nbytes if banks.__class__ is np.ndarray else nbytes * self.L))
         port = self._port(nbytes)
         if self.L == 1:                     # the same arithmetic on Python floats
             p, d = port.item(), self.dram_free.item()
-            d = (d if d > p else p) + nbytes / dev.dram_share
+            d = (d if d > p else p) + nbytes / dev.dram_share[self.row0]
             self.dram_free[0] = d
             return np.array([(p if p > d else d) + (self.costs.noc_latency + self.costs.dram_latency)])
-        self.dram_free = np.maximum(self.dram_free, port) + nbytes / dev.dram_share
+        self.dram_free = np.maximum(self.dram_free, port) + nbytes / dev.dram_share[self.row_idx]
         return np.maximum(port, self.dram_free) + (self.costs.noc_latency + self.costs.dram_latency)
 
     def _port(self, nbytes: int) -> np.ndarray:
@@ -427,6 +427,7 @@ class DataflowApi:
             self._check_dram(local, nbytes, call)
             data = self.dev.dram.read(rows, local, nbytes)
             counters.dram_read_bytes += nbytes * self.L
+            self.dev.core_read_bytes[self.row_idx] += nbytes
             done = self._dram_done(rows, nbytes)
         else:
             self._check_remote_l1(rows, local, nbytes, call)

@@ -43,7 +43,7 @@ from tilefold.sim.circular_buffers import CircularBuffers
 from tilefold.sim.compute_api import ComputeApi
 from tilefold.sim.context import KernelContext
 from tilefold.sim.dataflow_api import NODE_CORE, NODE_DRAM, DataflowApi
-from tilefold.sim.dram_readers import has_reads, issues_reads
+from tilefold.sim.dram_shares import dram_shares, equal_share, needs_reshare
 from tilefold.sim.dram_writers import DramWriters
 from tilefold.sim.happens_before import SemaphoreOrder
 from tilefold.sim.lanes import Divergence, SteeringArgs, group_cores, refine, steering_args
@@ -158,30 +158,11 @@ def kernel_facts(function) -> tuple[PythonKernel, SteeringArgs]:
     return facts
 
 
-def dram_share(program: Program, arch: Arch) -> float:
-    """Bytes per cycle of DRAM bandwidth one core's transfers are served at: the chip's achievable
-    bandwidth split equally over the cores that issue NOC reads from a data-movement kernel (the
-    cores that stream operands from DRAM; a core that only receives multicasts — its kernel has no
-    reads, or its runtime arguments steer it past them (:mod:`~tilefold.sim.dram_readers`) — or
-    writes results does not compete for it all run long), and never more than one core's measured
-    DRAM rate (``OpCosts.dram_core_bytes_per_cycle``). Static, so a transfer's time depends only on
-    its own core's earlier work."""
-    readers: set = set()
-    for k in program.kernels:
-        if isinstance(k.config, ComputeConfig) or not has_reads(k.function):
-            continue
-        readers.update(c for c in k.cores if issues_reads(k.function, k.runtime_args.get(c, [])))
-    if not readers:
-        readers = {c for k in program.kernels if not isinstance(k.config, ComputeConfig) for c in k.cores}
-    board = arch.dram_bandwidth_per_chip * arch.costs.dram_achievable_fraction / arch.clock_hz
-    return min(board / max(len(readers), 1), arch.costs.dram_core_bytes_per_cycle)
-
-
 class _Run:
     """Device state of one run attempt."""
 
     def __init__(self, program: Program, arch: Arch, tracing: bool, max_cycles: int | None = None,
-                 fast_numerics: bool = False):
+                 fast_numerics: bool = False, read_bytes: np.ndarray | None = None):
         self.program = program
         self.arch = arch
         self.tracing = tracing
@@ -204,7 +185,11 @@ class _Run:
         # DST as the hardware holds it: 16-bit (bfloat16) or, with fp32_dest_acc_en, 32-bit values.
         self.dst16 = np.zeros((self.ncores, 16, TILE_ELEMS), dtype=BF16)
         self.dst32 = np.zeros((self.ncores, 16, TILE_ELEMS), dtype=np.float32)
-        self.dram_share = dram_share(program, arch)
+        # DRAM bytes per cycle of each core row (tilefold.sim.dram_shares); the bytes each core reads
+        self.equal_share = equal_share(program, arch)
+        self.dram_share = (np.full(self.ncores, self.equal_share) if read_bytes is None
+                           else dram_shares(self.equal_share, arch, read_bytes))
+        self.core_read_bytes = np.zeros(self.ncores)
         self.bank_traffic: list[tuple] = []      # (bank or banks per lane, bytes) of every DRAM transfer
         self.counters = Counters()
         self.progress = 0
@@ -424,19 +409,29 @@ class Device:
         labels: dict = {}
         for _ in range(MAX_SPLITS if batch else 0):
             try:
-                return self._attempt(program, inputs, trace, progress, raise_on_hazard, True, labels)
+                return self._timed(program, inputs, trace, progress, raise_on_hazard, True, labels)
             except Divergence as divergence:
                 labels = refine(labels, divergence)
                 if labels is None:
                     break
             except (DeadlockError, SemaphoreError):
                 break
-        return self._attempt(program, inputs, trace, progress, raise_on_hazard, False, {})
+        return self._timed(program, inputs, trace, progress, raise_on_hazard, False, {})
 
-    def _attempt(self, program, inputs, trace, progress, raise_on_hazard, batch, labels) -> RunResult:
-        run = _Run(program, self.arch, tracing=trace is not None, fast_numerics=self.numerics == "fast")
+    def _timed(self, program, inputs, trace, progress, raise_on_hazard, batch, labels) -> RunResult:
+        """A run at equal DRAM shares; when its cores read unequal bytes from DRAM, the same run
+        again at shares by bytes (:mod:`tilefold.sim.dram_shares`), whose estimate is reported."""
+        result, run = self._attempt(program, inputs, trace, progress, raise_on_hazard, batch, labels)
+        shares = dram_shares(run.equal_share, self.arch, run.core_read_bytes)
+        if not needs_reshare(run.equal_share, shares):
+            return result
+        return self._attempt(program, inputs, trace, progress, raise_on_hazard, batch, labels, run.core_read_bytes)[0]
+
+    def _attempt(self, program, inputs, trace, progress, raise_on_hazard, batch, labels, read_bytes=None):
+        run = _Run(program, self.arch, tracing=trace is not None, fast_numerics=self.numerics == "fast",
+                   read_bytes=read_bytes)
         try:
-            return self._run(run, program, inputs, trace, progress, raise_on_hazard, batch, labels)
+            return self._run(run, program, inputs, trace, progress, raise_on_hazard, batch, labels), run
         finally:
             run.dram.release()
             run.l1.release()

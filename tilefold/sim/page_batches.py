@@ -166,7 +166,7 @@ def _time(ctx, run: list, call: str, bank: np.ndarray, l1: np.ndarray, nbytes: i
     steps = np.arange(n, dtype=np.float64)[:, None]
     port = np.maximum(ctx.port_free + (steps + 1) * t, ctx.clock + t + steps * max(issue, t))   # (n, lanes)
     # dram_free after call j: max over i <= j of (entry_i + (j - i + 1) * service), entry_-1 = dram_free
-    service = nbytes / dev.dram_share
+    service = nbytes / dev.dram_share[ctx.row_idx]
     entries = np.concatenate([ctx.dram_free[None] - service, port]) - np.arange(-1, n)[:, None] * service
     dram_free = np.maximum.accumulate(entries, axis=0)[1:] + (steps + 1) * service
     ctx.dram_free = dram_free[-1].copy()
@@ -179,6 +179,7 @@ def _time(ctx, run: list, call: str, bank: np.ndarray, l1: np.ndarray, nbytes: i
     lines = [r[6] for r in run]
     if call == READ:
         counters.dram_read_bytes += nbytes * lanes * n
+        dev.core_read_bytes[ctx.row_idx] += nbytes * n
         np.maximum(ctx.read_done, done.max(axis=0), out=ctx.read_done)
         pending = ctx.pending_reads
     else:
