@@ -227,3 +227,163 @@ def test_a_grid_that_leaves_blocks_of_the_output_unwritten():
         tilefold.jit(short_grid)(random_bf16((200, 64), 3))  # error
     assert str(err.value).startswith(f"{__file__}:{marked_line(test_a_grid_that_leaves_blocks_of_the_output_unwritten)}")
     assert "output buffer 'Y': pages 12-13 of its 14 pages were never written" in str(err.value)
+
+
+def test_kernels_that_read_no_input():
+    """Kernels that only write (a fill, constant element stores) compile without a reader."""
+    @jit(out_idx=-1)
+    def fill_inf(dtype):
+        @T.prim_func
+        def main(A: T.Tensor((32,), dtype)):
+            with T.Kernel(1, threads=32):
+                T.fill(A, T.infinity(dtype))
+
+        return main
+
+    assert np.all(f32(fill_inf("float16")()) == np.inf)
+
+    @jit
+    def ones(N, block):
+        @T.prim_func
+        def main(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32")):
+            with T.Kernel(T.ceildiv(N, block), threads=block) as bx:
+                for lane in T.Parallel(block):
+                    A[bx * block + lane] = B[bx * block + lane] = 1
+
+        return main
+
+    a, b = np.zeros(128, np.float32), np.zeros(128, np.float32)
+    ones(128, 64)(a, b)
+    np.testing.assert_array_equal(a, 1)
+    np.testing.assert_array_equal(b, 1)
+
+
+def test_bounds_checks_that_always_hold_are_folded():
+    """`if row < M and col < N` over blocks that tile the tensor exactly holds everywhere: no
+    mask is computed, so a body of three atomic updates fits DST."""
+    @jit
+    def orders(M, N, bm, bn):
+        @T.prim_func
+        def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, N), "float32"),
+                 C: T.Tensor((M, N), "float32"), D: T.Tensor((M, N), "float32")):
+            with T.Kernel(T.ceildiv(M, bm), T.ceildiv(N, bn)) as (bx, by):
+                for i, j in T.Parallel(bm, bn):
+                    r = bx * bm + i
+                    c = by * bn + j
+                    if r < M and c < N:
+                        val = A[r, c]
+                        T.atomic_add(B[r, c], val)
+                        T.atomic_max(C[r, c], val)
+                        T.atomic_min(D[r, c], val)
+
+        return main
+
+    a = np.random.default_rng(5).standard_normal((64, 64)).astype(np.float32)
+    b, c, d = (np.zeros((64, 64), np.float32) for _ in range(3))
+    kernel = orders(64, 64, 32, 32)
+    kernel(a, b, c, d)
+    np.testing.assert_allclose(b, a, atol=1e-2)
+    np.testing.assert_allclose(c, np.maximum(a, 0), atol=1e-2)
+    np.testing.assert_allclose(d, np.minimum(a, 0), atol=1e-2)
+    compute = kernel.compiled.kernel_sources()["compute.cpp"]
+    assert "unary_lt_tile" not in compute and "ltz_tile" not in compute
+
+
+def test_bounds_checks_that_may_fail_stay_masks():
+    """The same check with a partial last block is a mask; a serial loop's range is known too."""
+    @T.prim_func
+    def k(A: T.Tensor((64, 64), "float32"), B: T.Tensor((64, 64), "float32")):
+        with T.Kernel(2) as bx:
+            y = T.alloc_fragment((32, 64), "float32")
+            for i, j in T.Parallel(32, 64):
+                r = bx * 32 + i
+                y[i, j] = T.if_then_else(r < 40, A[r, j] * 2.0, 0.0)
+            for s in T.serial(1, 3):
+                if s >= 1:
+                    for i, j in T.Parallel(32, 64):
+                        y[i, j] = y[i, j] + 1.0
+            T.copy(y, B[bx * 32, 0])
+
+    a = np.random.default_rng(6).standard_normal((64, 64)).astype(np.float32)
+    want = np.where(np.arange(64)[:, None] < 40, a * 2, 0) + 2
+    np.testing.assert_allclose(jit(k)(a), want, atol=2e-2)
+
+
+def test_values_folded_into_a_vector_in_t_parallel_are_reductions():
+    """`acc[i] += a[i, j] * x[j]` (a T.alloc_reducer's use), `cmax[j] = T.max(cmax[j], a[i, j])`,
+    `cmin[i] = T.min(...)` and `s[0] += ...` over T.Parallel fold with reduce_tile."""
+    @jit(out_idx=[2, 3, 4, 5])
+    def folds(M, N, bm, bn):
+        @T.prim_func
+        def main(a: T.Tensor((M, N), "float32"), x: T.Tensor((N,), "float32"), o: T.Tensor((M,), "float32"),
+                 cmax: T.Tensor((N,), "float32"), rmin: T.Tensor((M,), "float32"), total: T.Tensor((1,), "float32")):
+            with T.Kernel(1) as bx:
+                acc = T.alloc_reducer(M, "float32", replication="all")
+                mx = T.alloc_fragment((N,), "float32")
+                mn = T.alloc_fragment((M,), "float32")
+                s = T.alloc_fragment((1,), "float32")
+                T.clear(acc)
+                T.fill(mx, -T.infinity("float32"))
+                T.fill(mn, T.infinity("float32"))
+                T.clear(s)
+                for ko in T.serial(N // bn):
+                    a_s = T.alloc_shared((M, bn), "float32")
+                    x_f = T.alloc_fragment((bn,), "float32")
+                    T.copy(a[0, ko * bn], a_s)
+                    T.copy(x[ko * bn], x_f)
+                    for i, j in T.Parallel(M, bn):
+                        acc[i] += a_s[i, j] * x_f[j]
+                    for i, j in T.Parallel(M, bn):
+                        mn[i] = T.min(mn[i], a_s[i, j])
+                for i, j in T.Parallel(M, N):
+                    mx[j] = T.max(a[i, j], mx[j])
+                for j in T.Parallel(N):
+                    s[0] += x[j]
+                T.finalize_reducer(acc)
+                T.copy(acc, o)
+                T.copy(mx, cmax)
+                T.copy(mn, rmin)
+                T.copy(s, total)
+
+        return main
+
+    rng = np.random.default_rng(8)
+    a = rng.standard_normal((64, 128)).astype(np.float32)
+    x = rng.standard_normal(128).astype(np.float32)
+    o, cmax, rmin, total = folds(64, 128, 64, 64)(a, x)
+    af, xf = f32(bf16(a)), f32(bf16(x))
+    np.testing.assert_allclose(o, af @ xf, atol=0.05 * np.abs(af @ xf).max())
+    np.testing.assert_allclose(cmax, a.max(0), atol=2e-2)
+    np.testing.assert_allclose(rmin, a.min(1), atol=2e-2)
+    np.testing.assert_allclose(total, [x.sum()], atol=0.1)
+
+
+def test_grids_of_one_kernel_run_in_order_through_a_scratch_tensor():
+    """Two `with T.Kernel` grids passing data through T.alloc_global run one after the other;
+    the scratch tensor is neither an argument nor a result."""
+    @jit(out_idx=-1)
+    def two(M, N, bm):
+        @T.prim_func
+        def main(a: T.Tensor((M, N), "float32"), o: T.Tensor((M, N), "float32")):
+            tmp = T.alloc_global((M, N), "float32")
+            with T.Kernel(M // bm) as bx:
+                s = T.alloc_shared((bm, N), "float32")
+                T.copy(a[bx * bm, 0], s)
+                for i, j in T.Parallel(bm, N):
+                    s[i, j] = s[i, j] * 2.0
+                T.copy(s, tmp[bx * bm, 0])
+            with T.Kernel(M // bm) as bx:
+                s = T.alloc_shared((bm, N), "float32")
+                T.copy(tmp[(M // bm - 1 - bx) * bm, 0], s)   # another block's rows: after the first grid
+                for i, j in T.Parallel(bm, N):
+                    s[i, j] = s[i, j] + 1.0
+                T.copy(s, o[bx * bm, 0])
+
+        return main
+
+    a = np.random.default_rng(9).standard_normal((64, 64)).astype(np.float32)
+    kernel = two(64, 64, 32)
+    want = np.concatenate([a[32:], a[:32]]) * 2 + 1
+    np.testing.assert_allclose(kernel(a), want, atol=3e-2)
+    assert "grid1/compute.cpp" in kernel.compiled.artifacts(kernel_only=True)
+

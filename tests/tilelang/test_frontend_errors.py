@@ -1,11 +1,14 @@
 """Misuse of tilefold.language: one clear error at the user's file:line, never a traceback."""
 
+import ml_dtypes
+import numpy as np
 import pytest
 from tilelang_helpers import expect_error
 
 import tilefold.language as T
 from tilefold.errors import CompileError, KernelError, TilefoldError
 from tilefold.compiler import compile_prim_func
+from tilefold.frontend.tilelang.jit import jit
 
 
 def build(prim):
@@ -225,16 +228,18 @@ def test_im2col_says_to_copy_rows():
     expect_error(build(k), KernelError, k, "T.im2col gathers the patch matrix", "T.copy(data[n, oh + kh")
 
 
-def test_alloc_global_says_to_split_the_kernels():
+def test_several_grids_run_under_jit_and_name_it_when_built_alone():
     @T.prim_func
     def k(X: T.Tensor((64, 64), "bfloat16"), Y: T.Tensor((64, 64), "bfloat16")):
-        scratch = T.alloc_global((64, 64), "bfloat16")  # error
+        scratch = T.alloc_global((64, 64), "bfloat16")
         with T.Kernel(1) as bx:
             T.copy(X, scratch)
-        with T.Kernel(1) as bx:
+        with T.Kernel(1) as bx:  # error
             T.copy(scratch, Y)
 
-    expect_error(build(k), KernelError, k, "T.alloc_global", "its own @T.prim_func")
+    x = np.arange(64 * 64, dtype=np.float32).reshape(64, 64).astype(ml_dtypes.bfloat16)
+    np.testing.assert_array_equal(jit(k, out_idx=[1])(x), x)
+    expect_error(build(k), KernelError, k, "several `with T.Kernel(...)` grids", "tilefold.jit")
 
 
 def test_gemm_into_a_fragment_nothing_cleared():
@@ -264,3 +269,24 @@ def test_annotate_tt_compute_takes_a_known_fidelity():
             T.copy(a, B[0, 0])
 
     expect_error(build(k), KernelError, k, "math_fidelity = 'HiFi9' is not one of 'LoFi', 'HiFi2'")
+
+
+def test_reading_back_a_tensor_the_kernel_wrote():
+    @T.prim_func
+    def k(A: T.Tensor((64,), "float32"), B: T.Tensor((64,), "float32")):
+        C = T.alloc_global((64,), "float32")
+        with T.Kernel(2) as bx:
+            T.copy(A[bx * 32:(bx + 1) * 32], C[bx * 32:(bx + 1) * 32])
+            T.copy(C[bx * 32:(bx + 1) * 32], B[bx * 32:(bx + 1) * 32])  # error
+
+    expect_error(compile_(k), CompileError, k, "C is read back after this kernel writes it")
+
+
+def test_alloc_global_inside_the_grid():
+    @T.prim_func
+    def k(A: T.Tensor((64,), "float32"), B: T.Tensor((64,), "float32")):
+        with T.Kernel(2) as bx:
+            C = T.alloc_global((64,), "float32")  # error
+            T.copy(A[bx * 32:(bx + 1) * 32], B[bx * 32:(bx + 1) * 32])
+
+    expect_error(build(k), KernelError, k, "call it before the first `with T.Kernel")

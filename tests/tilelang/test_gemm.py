@@ -169,6 +169,36 @@ CHECK:       pack_tile<true>(0, 16,
 """)
 
 
+def test_transposed_operand_packs_plainly_between_l1_accumulating_steps():
+    """T.gemm(transpose_B=True) over four K steps into a float16 C: the transpose of each B block is
+    packed with L1 accumulation off (the packer only adds onto float32 / bfloat16 tiles)."""
+    @T.prim_func
+    def tb(A: T.Tensor((128, 128), "float16"), B: T.Tensor((128, 128), "float16"),
+           C: T.Tensor((128, 128), "float16")):
+        with T.Kernel(2, 2) as (bx, by):
+            a = T.alloc_shared((64, 32), "float16")
+            b = T.alloc_shared((64, 32), "float16")
+            c = T.alloc_fragment((64, 64), "float32")
+            T.clear(c)
+            for ko in T.Pipelined(4, num_stages=0):
+                T.copy(A[by * 64, ko * 32], a)
+                T.copy(B[bx * 64, ko * 32], b)
+                T.gemm(a, b, c, transpose_B=True)
+            T.copy(c, C[by * 64, bx * 64])
+
+    rng = np.random.default_rng(21)
+    a, b = (rng.standard_normal((128, 128)).astype(np.float16) for _ in range(2))
+    kernel = jit(tb)
+    c = kernel(a, b).astype(np.float32)
+    want = a.astype(np.float32) @ b.astype(np.float32).T
+    np.testing.assert_allclose(c, want, rtol=0, atol=np.abs(want).max() * 2e-3)
+    filecheck(kernel.compiled.kernel_sources()["compute.cpp"], """
+CHECK:     pack_reconfig_l1_acc(static_cast<uint32_t>(ko > 0));
+CHECK:     pack_reconfig_l1_acc(0);
+CHECK:     transpose_wh_tile
+""")
+
+
 def test_gemm_with_shapes_not_multiple_of_the_block(gemm_factory):
     run_gemm(gemm_factory(200, 168, 100, 64, 64, 32), 200, 168, 100, seed=6)
 

@@ -122,3 +122,37 @@ def test_every_example_host_program_passes_check_host(tmp_path):
         mains += [p for p in written if p.name == "main.cpp"]
     assert {"elementwise", "gemm", "matmul_256", "softmax"} <= set(compiled) and len(mains) >= len(compiled)
     require_hosts_accepted(check_hosts(mains))
+
+
+def test_run_script_with_tilelang_imports(tmp_path, capsys):
+    """A TileLang script's own imports (``import tilelang``, ``import tilelang.language as T``
+    inside a kernel factory) run unchanged and give tilefold's modules."""
+    script = tmp_path / "clamp.py"
+    script.write_text('''import numpy as np
+import tilelang
+
+
+def clamp(N, block_N, dtype):
+    import tilelang.language as T
+
+    @T.prim_func
+    def main(A: T.Tensor((N,), dtype), B: T.Tensor((N,), dtype)):
+        with T.Kernel(T.ceildiv(N, block_N), threads=block_N) as bx:
+            A_shared = T.alloc_shared([block_N], dtype)
+            T.copy(A[bx * block_N], A_shared)
+            for i in T.Parallel(block_N):
+                A_shared[i] = T.clamp(A_shared[i], min_val=-0.5, max_val=0.5)
+            T.copy(A_shared, B[bx * block_N])
+
+    return main
+
+
+a = np.linspace(-1, 1, 256, dtype=np.float32)
+b = tilelang.compile(clamp(256, 128, "float32"), out_idx=[1])(a)
+assert np.allclose(np.asarray(b), np.clip(a, -0.5, 0.5), atol=1e-2)
+print("CLAMPED")
+''')
+    assert run_script(script) == 0
+    assert "CLAMPED" in capsys.readouterr().out
+    import sys
+    assert "tilelang" not in sys.modules

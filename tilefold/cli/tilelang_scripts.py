@@ -8,12 +8,19 @@ or ``out_dir/<name>`` when there are several). :func:`run_script` runs the file 
 program (its ``if __name__ == "__main__":`` part), with the jitted kernels running on the
 chosen simulated device and writing a trace when asked.
 Writes: the artifacts, and what the script prints.
+
+While the script runs, ``import tilelang`` / ``import tilelang.language as T`` (at the top or
+inside a kernel factory) give :mod:`tilefold` / :mod:`tilefold.language`, and any
+``tilelang.<sub>`` gives ``tilefold.<sub>``, so a TileLang script runs with its imports unchanged.
 """
 
 from __future__ import annotations
 
+import importlib
+import importlib.abc
 import importlib.util
 import sys
+from contextlib import contextmanager
 from itertools import count
 from pathlib import Path
 
@@ -24,6 +31,45 @@ from tilefold.frontend.tilelang.jit import JITKernel, default_device
 from tilefold.frontend.tilelang.prim_func import PrimFunc
 
 _serial = count()
+
+
+class _TileLangAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Resolves ``tilelang[.<sub>]`` to the ``tilefold[.<sub>]`` module itself (not a copy)."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname != "tilelang" and not fullname.startswith("tilelang."):
+            return None
+        try:
+            module = importlib.import_module("tilefold" + fullname[len("tilelang"):])
+        except ModuleNotFoundError:
+            return None
+        return importlib.util.spec_from_loader(fullname, self, is_package=hasattr(module, "__path__"))
+
+    def create_module(self, spec):
+        module = importlib.import_module("tilefold" + spec.name[len("tilelang"):])
+        self.own_spec = module.__spec__
+        return module
+
+    def exec_module(self, module):
+        module.__spec__ = self.own_spec  # the import system stamped the alias's spec on it
+
+
+@contextmanager
+def tilelang_modules():
+    """``import tilelang[.<sub>]`` gives ``tilefold[.<sub>]`` inside the ``with`` block."""
+    saved = {n: m for n, m in sys.modules.items() if n == "tilelang" or n.startswith("tilelang.")}
+    for name, module in list(sys.modules.items()):
+        if name == "tilefold" or name.startswith("tilefold."):
+            sys.modules["tilelang" + name[len("tilefold"):]] = module
+    finder = _TileLangAlias()
+    sys.meta_path.insert(0, finder)
+    try:
+        yield
+    finally:
+        sys.meta_path.remove(finder)
+        for name in [n for n in sys.modules if n == "tilelang" or n.startswith("tilelang.")]:
+            del sys.modules[name]
+        sys.modules.update(saved)
 
 
 def _load(path: Path):
@@ -58,7 +104,8 @@ def script_kernels(module) -> dict[str, PrimFunc]:
 def compile_script(path, out_dir, print_ir_after_all: bool = False, arch=None) -> list[Path]:
     """Compile every kernel of the script; returns the files written."""
     path = Path(path)
-    kernels = script_kernels(_load(path))
+    with tilelang_modules():
+        kernels = script_kernels(_load(path))
     if not kernels:
         raise KernelError(f"{path} defines no kernel with concrete shapes at module level; add a @T.prim_func with "
                           "fixed shapes, or instantiate a jitted factory (KERNEL = matmul(256, 256, 256, 64, 64, "
@@ -80,5 +127,5 @@ def run_script(path, arch=None, trace=None) -> int:
     path = Path(path)
     if not path.is_file():
         raise KernelError(f"no such file: {path}")
-    with default_device(arch, trace):
+    with default_device(arch, trace), tilelang_modules():
         return run_as_main(path)

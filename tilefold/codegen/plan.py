@@ -4,6 +4,7 @@ Reads: the TileLang function's ``tt.*`` attributes after the pipeline. Writes: a
 JSON file::
 
     {"core_grid": [gx, gy],
+     "grid": {"x": gx, "y": gy, "total_tiles": gx * gy},     # the core grid as TileLang-TT's v4 plans give it
      "core_ranges": [{"start": [x, y], "extent": [w, h]}, ...],
      "work_partition": {"(x,y)": [{"io": m, "jo": n, "len_k": K, "tile_order": "row_major"}, ...]},
      "layouts": {"A": {"shard": "DRAM", "interleave": true, "tile_id_order": "row_major"}, ...}}
@@ -79,8 +80,10 @@ def plan_from_kernel(function) -> dict:
             layout["nd_shard"] = {k: nd[k] for k in ("axes", "grid", "shard_shape_elems", "projected_grid",
                                                      "projected_shard_tiles")}
         layouts[name] = layout
+    gx, gy = get_attr(function, "tt.core_grid")
     return {
-        "core_grid": list(get_attr(function, "tt.core_grid")),
+        "core_grid": [gx, gy],
+        "grid": {"x": gx, "y": gy, "total_tiles": gx * gy},
         "core_ranges": [{"start": [x0, y0], "extent": [x1 - x0 + 1, y1 - y0 + 1]}
                         for x0, y0, x1, y1 in get_attr(function, "tt.core_ranges")],
         "work_partition": work,

@@ -36,6 +36,14 @@ Kernel = _intrinsic("Kernel", "``with T.Kernel(gx[, gy[, gz]], threads=...) as (
 alloc_shared = _intrinsic("alloc_shared", "``T.alloc_shared(shape, dtype)``: a block buffer in L1 (a circular buffer).")
 alloc_fragment = _intrinsic("alloc_fragment", "``T.alloc_fragment(shape, dtype)``: a computed block buffer.")
 alloc_local = _intrinsic("alloc_local", "``T.alloc_local(shape, dtype)``: the same as alloc_fragment.")
+alloc_global = _intrinsic("alloc_global", "``T.alloc_global(shape, dtype)``, before the kernel's grids: a scratch "
+                                          "tensor in DRAM that its ``with T.Kernel`` grids (run one after another) "
+                                          "pass data through.")
+alloc_reducer = _intrinsic("alloc_reducer", "``T.alloc_reducer(shape, dtype, op=\"sum\", replication=...)``: a "
+                                            "fragment that a T.Parallel folds values into (``r[i] += e``); on a "
+                                            "Tensix core the fold is a reduce_tile, so no replicas are kept.")
+finalize_reducer = _intrinsic("finalize_reducer", "``T.finalize_reducer(r)``: merges a reducer's per-thread "
+                                                  "replicas on a GPU; no-op here (the fold already reduced).")
 alloc_var = _intrinsic("alloc_var", "``x = T.alloc_var(dtype[, init])``: a scalar; assign it a value before use.")
 serial = _intrinsic("serial", "``for k in T.serial(n)`` / ``T.serial(start, stop[, step])``: a sequential loop.")
 Serial = _intrinsic("Serial", "The same as T.serial.")
@@ -141,7 +149,7 @@ def infinity(dtype=None) -> float:
 
 
 INTRINSICS = {f.__tile_intrinsic__: f for f in (
-    Kernel, alloc_shared, alloc_fragment, alloc_local, alloc_var, serial, Serial, unroll, vectorized, grid, Pipelined, Parallel,
+    Kernel, alloc_shared, alloc_fragment, alloc_local, alloc_global, alloc_reducer, finalize_reducer, alloc_var, serial, Serial, unroll, vectorized, grid, Pipelined, Parallel,
     Persistent,
     use_swizzle, get_thread_binding, annotate_layout, annotate_safe_value, disable_warp_group_reg_alloc,
     sync_threads, no_set_max_nreg, const, dynamic, empty, reshape, view, copy, gemm, clear, fill, reduce_sum, reduce_max,

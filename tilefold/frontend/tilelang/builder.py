@@ -86,8 +86,6 @@ _IM2COL = ("gathers the patch matrix of a convolution element by element; Tensix
 # TileLang primitives with no Tensix form: why, and what to write instead
 _NO_TENSIX_FORM = {
     "im2col": _IM2COL, "c2d_im2col": _IM2COL,
-    "alloc_global": "(a scratch tensor that several T.Kernel grids of one function share) is not supported: "
-                    "write each T.Kernel as its own @T.prim_func and pass the scratch tensor from one to the next",
 }
 
 
@@ -188,6 +186,9 @@ class KernelBuilder(PrimitiveRules, ElementRules):
         self.loaded_from: dict[str, tuple] = {}  # local buffer -> (the tensor region T.copy filled it from, the calls)
         self.returned: list[BufferRef] | None = None
         self.threads: list[int] = []
+        self.grid_index = getattr(prim, "grid", None)  # build only this `with T.Kernel` of several
+        self.grids_seen = 0
+        self.scratch_names: list[str] = []      # T.alloc_global tensors
 
     # -- entry -------------------------------------------------------------------------------------
 
@@ -195,7 +196,8 @@ class KernelBuilder(PrimitiveRules, ElementRules):
         prim, src = self.prim, self.src
         if self.eager is None:
             for p in prim.params:
-                self.declare_global(p.name, p.type)
+                if p.name not in getattr(prim, "scratch", ()):   # those are declared by their T.alloc_global
+                    self.declare_global(p.name, p.type)
         else:
             self.scope.update(self.eager.constants)
             for name in self.eager.tensor_names:
@@ -257,7 +259,7 @@ class KernelBuilder(PrimitiveRules, ElementRules):
                     raise self.error(node, f"tensor argument {name!r} has no type; declare it before the kernel "
                                            f"block: {name}: T.Tensor((M, N), dtype)")
             ordered = [g for name in self.eager.tensor_names for g in self.globals if g.name == name]
-            self.globals = ordered + self.outputs
+            self.globals = ordered + [g for g in self.globals if g.name in self.scratch_names] + self.outputs
         types = [memref_type(g.shape, g.dtype) for g in self.globals]
         function = func.FuncOp(self.prim.name, FunctionType.from_lists(types, []))
         function.location = self.src.loc(self.src.tree)
@@ -538,8 +540,12 @@ class KernelBuilder(PrimitiveRules, ElementRules):
         if getattr(self.expr(call.func), "__tile_intrinsic__", None) != "Kernel":
             raise self.error(stmt, f"`with {ast.unparse(call.func)}(...)` is not supported; only T.Kernel opens a "
                                    "block")
+        index, self.grids_seen = self.grids_seen, self.grids_seen + 1
+        if self.grid_index is not None and index != self.grid_index:
+            return
         if self.kernel_op is not None:
-            raise self.error(stmt, "a kernel has one `with T.Kernel(...)` block")
+            raise self.error(stmt, "this kernel has several `with T.Kernel(...)` grids: run it with tilefold.jit or "
+                                   "tilefold.compile, which run the grids one after another")
         grid = [self.static_int(a, "T.Kernel grid size") for a in call.args]
         for kw in self.keywords(call):
             if kw[0] not in ("threads", "prelude", "is_cpu", "cluster_dims", "is_tma"):
@@ -661,8 +667,9 @@ class KernelBuilder(PrimitiveRules, ElementRules):
         op = self.insert(tile.ForOp(lb, ub, kind, step, max(stages, 1) if stages is not None else None), stmt)
         op.iv.name_hint = stmt.target.id
         trips = max(0, -(-(stop - start) // step)) if isinstance(start, int) and isinstance(stop, int) else None
+        bounds = (start, start + (trips - 1) * step) if trips else None
         self.scope[stmt.target.id] = Index({Symbol(op.iv, stmt.target.id, "loop", trips,
-                                                   multiple=step if start == 0 else 1): 1})
+                                                   multiple=step if start == 0 else 1, bounds=bounds): 1})
         outer = self.block
         self.block = op.body.block
         self.statements(stmt.body)
@@ -795,6 +802,8 @@ class KernelBuilder(PrimitiveRules, ElementRules):
         if not 1 <= len(extents) <= 2 or any(e <= 0 for e in extents):
             raise self.error(call, f"T.Parallel{tuple(extents)}: give one or two positive extents")
         names = self.loop_targets(stmt.target, len(extents), stmt, "T.Parallel")
+        if self.parallel_reduction(stmt, names, extents):
+            return
         if self.element_copy(stmt.body, names, extents):
             return
         op = self.insert(tile.ParallelOp(extents), stmt)
@@ -815,6 +824,58 @@ class KernelBuilder(PrimitiveRules, ElementRules):
                 self.scope[name] = saved[name]
             else:
                 self.scope.pop(name, None)
+
+    def parallel_reduction(self, stmt: ast.For, names: list[str], extents: list[int]) -> bool:
+        """A ``T.Parallel`` body that ends by folding a value into a local vector at an index missing
+        a loop variable — ``acc[i] += x[i, j] * y[j]`` or ``acc[i] = T.max(acc[i], e)`` over
+        ``T.Parallel(m, n)``, ``s[0] += e`` over ``T.Parallel(n)`` (a ``T.alloc_reducer``'s use) — is a
+        reduction: the values go to an (m, n) temporary, ``T.reduce_sum`` / ``reduce_max`` /
+        ``reduce_min`` (``clear=False``) folds them into the vector."""
+        last = stmt.body[-1]
+        if isinstance(last, ast.AugAssign) and isinstance(last.op, ast.Add):
+            target, value, kind = last.target, last.value, "sum"
+        elif isinstance(last, ast.Assign) and len(last.targets) == 1 and isinstance(last.value, ast.Call) and \
+                isinstance(last.value.func, ast.Attribute) and last.value.func.attr in ("max", "min") and \
+                len(last.value.args) == 2 and not last.value.keywords:
+            target, kind = last.targets[0], last.value.func.attr
+            same = [ast.dump(a) == ast.dump(ast.Subscript(target.value, target.slice, ast.Load()))
+                    if isinstance(target, ast.Subscript) else False for a in last.value.args]
+            if same.count(True) != 1:
+                return False
+            value = last.value.args[same.index(False)]
+        else:
+            return False
+        if not (isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name)):
+            return False
+        buf = self.scope.get(target.value.id)
+        if not isinstance(buf, BufferRef) or buf.is_global or len(buf.shape) != 1:
+            return False
+        index = target.slice
+        if len(extents) == 2 and isinstance(index, ast.Name) and index.id in names:
+            dim = 1 if index.id == names[0] else 0
+            if buf.shape[0] != extents[1 - dim]:
+                return False
+            shape, store = tuple(extents), ast.Tuple([ast.Name(n, ast.Load()) for n in names], ast.Load())
+        elif len(extents) == 1 and buf.shape == (1,) and isinstance(index, ast.Constant) and index.value == 0:
+            dim, shape = 1, (1, extents[0])
+            store = ast.Tuple([ast.Constant(0), ast.Name(names[0], ast.Load())], ast.Load())
+        else:
+            return False
+        for other in stmt.body[:-1]:
+            if any(isinstance(n, ast.Name) and n.id == buf.name for n in ast.walk(other)):
+                return False
+        temp = self.new_buffer(shape, buf.dtype_name or canonical_name(buf.dtype), "fragment", f"{buf.name}_terms",
+                               last)
+        self.scope[temp.name] = temp
+        assign = ast.Assign([ast.Subscript(ast.Name(temp.name, ast.Load()), store, ast.Store())], value)
+        for node in ast.walk(assign):
+            ast.copy_location(node, last)
+        loop = ast.For(stmt.target, stmt.iter, [*stmt.body[:-1], assign], [], None)
+        ast.copy_location(loop, stmt)
+        self.parallel_loop(loop, stmt.iter)
+        self.reduce_buffers(temp, buf, kind, dim, False, last)
+        del self.scope[temp.name]
+        return True
 
     # -- expressions -------------------------------------------------------------------------------
 

@@ -44,6 +44,21 @@ _ARITH_F = {ast.Add: arith.AddfOp, ast.Sub: arith.SubfOp, ast.Mult: arith.MulfOp
 # comparison -> (signed integer predicate, ordered float predicate)
 CMPI = {ast.Gt: ("sgt", "ogt"), ast.GtE: ("sge", "oge"), ast.Lt: ("slt", "olt"), ast.LtE: ("sle", "ole"),
         ast.Eq: ("eq", "oeq"), ast.NotEq: ("ne", "one")}
+def known_comparison(op: type, diff) -> bool | None:
+    """``diff <op> 0`` when it holds, or fails, for every value of the index's symbols (a bounds
+    check ``bx * block_M + i < M`` with ``M`` a multiple of ``block_M``); None otherwise."""
+    r = diff.value_range()
+    if r is None:
+        return None
+    lo, hi = r
+    if op in (ast.Eq, ast.NotEq):
+        if lo == hi:
+            return _PY[op](lo, 0)
+        return None if lo <= 0 <= hi else op is ast.NotEq
+    at_lo, at_hi = _PY[op](lo, 0), _PY[op](hi, 0)
+    return at_lo if at_lo == at_hi else None
+
+
 _PY = {ast.Gt: lambda a, b: a > b, ast.GtE: lambda a, b: a >= b, ast.Lt: lambda a, b: a < b,
        ast.LtE: lambda a, b: a <= b, ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b}
 _INT_DTYPES = ("int32", "uint32", "uint16", "uint8", "int8", "int16", "int64")
@@ -229,6 +244,9 @@ class ElementRules:
         if self.parallel is None:
             return self.deferred(node)
         if all(isinstance(v, (int, Index, Symbol)) and not isinstance(v, bool) for v in (a, b)):
+            known = known_comparison(op, Index.of(a) - Index.of(b))
+            if known is not None:
+                return known
             diff = self.index_value(Index.of(a) - Index.of(b), node)
             value = self.insert(tile.IndexValueOp(diff), node).result
             return Elem(self.insert(arith.CmpfOp(value, self.f32_constant(0.0, node), ordered), node).result, True)
@@ -246,8 +264,9 @@ class ElementRules:
                 raise self.error(node, "a condition mixes a GPU thread index with block indices; a Tensix core runs "
                                        "a block as one program, so write the condition on block indices only")
             return self.some_thread(op, diff, threads)
-        if diff.is_constant:
-            return _PY[op](diff.const, 0)
+        known = known_comparison(op, diff)
+        if known is not None:
+            return known
         signed, _ = CMPI[op]
         cmp = arith.CmpiOp(self.index_value(a, node), self.index_value(b, node), signed)
         return Cond(self.insert(cmp, node).result)

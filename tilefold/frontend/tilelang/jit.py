@@ -12,7 +12,8 @@ for the kernel's parameters in order: pass the inputs only (the outputs are allo
 returned, one array or a tuple), or every parameter (outputs and in/out tensors are written
 into the arrays given, and the outputs returned). Which parameters are outputs comes from
 ``out_idx``, the ``T.empty`` tensors of an eager kernel, or the kernel's dataflow (the
-tensors it copies results into). Results come back in the parameter's dtype (float16 as
+tensors it copies results into). A kernel of several ``with T.Kernel`` grids runs them one
+after another (:mod:`.sequence`). Results come back in the parameter's dtype (float16 as
 ``numpy.float16``, bfloat16 as ``ml_dtypes.bfloat16``, int32 ...), or as torch tensors when
 the inputs were torch tensors.
 
@@ -38,6 +39,7 @@ from tilefold.compiler import CompiledKernel, compile_prim_func
 from tilefold.frontend.tilelang.dtypes import canonical_name, host_dtype
 from tilefold.frontend.tilelang.eager import EagerFunction, freeze, is_eager_style
 from tilefold.frontend.tilelang.prim_func import PrimFunc, prim_func
+from tilefold.frontend.tilelang.sequence import KernelSequence
 from tilefold.frontend.tilelang.types import TensorType
 from tilefold.caller import user_location
 
@@ -150,7 +152,9 @@ class JITKernel:
         arch = get_arch(self.arch if self.arch is not None else _DEFAULT_DEVICE["arch"])
         key = id(arch)  # device descriptions are module-level singletons
         if key not in self._compiled:
-            self._compiled[key] = compile_prim_func(self.prim, arch)
+            grids = self.prim.grids()
+            self._compiled[key] = compile_prim_func(self.prim, arch) if grids is None else \
+                KernelSequence(self.prim, [compile_prim_func(g, arch) for g in grids])
         return self._compiled[key]
 
     def compile(self) -> CompiledKernel:

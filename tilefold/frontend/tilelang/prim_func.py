@@ -7,10 +7,15 @@ Reads: a Python function whose parameters are annotated ``T.Tensor(shape, dtype)
 ``T.annotate_tt_layout(prim_func, {"A": {...}})`` and ``T.annotate_tt_schedule(prim_func,
 {...})`` return an annotated copy (the form the Tenstorrent TileLang backend uses); the
 same calls inside the kernel body annotate it in place.
+
+A kernel body with several ``with T.Kernel`` grids (and the ``T.alloc_global`` scratch tensors
+they pass data through) is split by :meth:`PrimFunc.grids` into one PrimFunc per grid, each
+taking the kernel's tensors and the scratch tensors; :mod:`.sequence` runs them in order.
 """
 
 from __future__ import annotations
 
+import ast
 import inspect
 from dataclasses import dataclass, field, replace
 
@@ -75,6 +80,8 @@ class PrimFunc:
     schedule: dict = field(default_factory=dict)    # annotate_tt_schedule given outside the body
     eager: EagerBinding | None = None               # set for a kernel built from an eager @jit function
     out_idx: list[int] | None = None                # eager kernels: the T.empty outputs, in return order
+    grid: int | None = None                         # one grid of a body with several: which (0, 1 ...)
+    scratch: tuple[str, ...] = ()                   # parameters that are the body's T.alloc_global tensors
 
     is_tilelang_prim_func = True
 
@@ -97,6 +104,29 @@ class PrimFunc:
                                dict(self.eager.annotations))
         return build_prim_func(self, binding)
 
+    def grids(self) -> list[PrimFunc] | None:
+        """One PrimFunc per ``with T.Kernel`` grid of the body, each taking the kernel's tensors and
+        its ``T.alloc_global`` scratch tensors (in that order); None for a body of one grid
+        without scratch tensors."""
+        if self.eager is not None or self.grid is not None:
+            return None
+        from tilefold.frontend.source import FunctionSource
+
+        tree = FunctionSource.of(self.python_function).tree
+        count = sum(1 for stmt in tree.body if isinstance(stmt, ast.With) and _opens_kernel(stmt))
+        scratch = any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "alloc_global"
+                      for n in ast.walk(tree))
+        if count <= 1 and not scratch:
+            return None
+        from tilefold.frontend.tilelang.builder import KernelBuilder
+
+        probe = KernelBuilder(replace(self, grid=0))
+        probe.build()
+        made = [g for g in probe.globals if g.name in probe.scratch_names]
+        params = list(self.params) + [Param(g.name, TensorType(g.shape, g.dtype, g.dtype_name)) for g in made]
+        names = tuple(g.name for g in made)
+        return [replace(self, grid=k, params=params, scratch=names) for k in range(max(count, 1))]
+
     def ir(self, debuginfo: bool = False) -> str:
         from tilefold.ir.context import print_ir
 
@@ -118,6 +148,12 @@ class PrimFunc:
     def __repr__(self) -> str:
         params = ", ".join(f"{p.name}: {p.type!r}" for p in self.params)
         return f"<T.prim_func {self.name}({params})>"
+
+
+def _opens_kernel(stmt: ast.With) -> bool:
+    call = stmt.items[0].context_expr if stmt.items else None
+    fn = call.func if isinstance(call, ast.Call) else None
+    return (isinstance(fn, ast.Attribute) and fn.attr == "Kernel") or (isinstance(fn, ast.Name) and fn.id == "Kernel")
 
 
 def prim_func(fn=None, **_options):

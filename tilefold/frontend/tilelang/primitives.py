@@ -337,7 +337,7 @@ class PrimitiveRules:
             self.safe_values[buf.name] = float(value)
 
     rule_disable_warp_group_reg_alloc = _no_op
-    rule_sync_threads = rule_no_set_max_nreg = _no_op
+    rule_sync_threads = rule_no_set_max_nreg = rule_finalize_reducer = _no_op
 
     # -- allocation -----------------------------------------------------------------------------------
 
@@ -349,6 +349,26 @@ class PrimitiveRules:
 
     def rule_alloc_local(self, node, name_hint):
         return self.alloc(node, name_hint, "fragment", "T.alloc_local")
+
+    def rule_alloc_global(self, node, name_hint):
+        """A scratch tensor in DRAM that the kernel's grids pass data through: a parameter the
+        caller never sees (:mod:`.sequence` allocates it, zeroed, for each call)."""
+        args = self.arguments(node, ("shape", "dtype"), {"dtype": "float32"}, "T.alloc_global")
+        if self.function is not None:
+            raise self.error(node, "T.alloc_global makes a tensor the kernel's grids share: call it before the first "
+                                   "`with T.Kernel(...)`")
+        shape = args["shape"]
+        ttype = tensor_type((shape,) if isinstance(shape, int) else shape, args["dtype"], self.src.location(node))
+        name = name_hint or f"scratch{len(self.scratch_names)}"
+        if name in self.buffer_names:
+            name = self.unique_buffer_name(name)
+        self.scratch_names.append(name)
+        return self.declare_global(name, ttype)
+
+    def rule_alloc_reducer(self, node, name_hint):
+        """A fragment; ``op`` / ``replication`` only describe the GPU's per-thread replicas."""
+        call = ast.Call(node.func, node.args[:2], [k for k in node.keywords if k.arg in ("shape", "dtype")])
+        return self.alloc(ast.copy_location(call, node), name_hint, "fragment", "T.alloc_reducer")
 
     def alloc(self, node, name_hint, scope: str, what: str) -> BufferRef:
         self.require_kernel(node, what)
@@ -650,6 +670,13 @@ class PrimitiveRules:
             if clear and self.written_only_here(node):
                 self.exact_parts[dst.name] = parts
             return
+        self.reduce_buffers(src, dst, kind, dim, clear, node)
+
+    def reduce_buffers(self, src: BufferRef, dst: BufferRef, kind: str, dim: int, clear: bool, node) -> None:
+        """``dst (op)= reduce_kind(src, dim)``: sum and max are ``tile.reduce``; min is max of the
+        negated values, abssum / absmax reduce the absolute values."""
+        shape = self.shape_of(src)
+        want = shape[1 - dim]
         if kind in ("sum", "max"):
             self.insert(tile.ReduceOp(src.value, dst.value, kind, dim, clear), node)
             return

@@ -53,9 +53,18 @@ class Symbol:
     kind: str          # "grid" | "loop" | "parallel" | "opaque" | "thread"
     extent: int | None = None
     multiple: int = 1  # the value is always a multiple of this (opaque values: e.g. (32 * k) % 64)
+    bounds: tuple[int, int] | None = None  # the least and greatest value, when known (a loop's range)
 
     def __repr__(self) -> str:
         return self.name
+
+    def value_range(self) -> tuple[int, int] | None:
+        """The least and greatest value: ``0 .. extent-1`` for block, parallel and thread indices."""
+        if self.bounds is not None:
+            return self.bounds
+        if self.kind in ("grid", "parallel", "thread") and self.extent:
+            return 0, self.extent - 1
+        return None
 
 
 @dataclass(eq=False)
@@ -85,6 +94,17 @@ class Index:
     def divisible_by(self, n: int) -> bool:
         """True when the value is a multiple of ``n`` for every value of its symbols."""
         return self.const % n == 0 and all((c * s.multiple) % n == 0 for s, c in self.terms.items())
+
+    def value_range(self) -> tuple[int, int] | None:
+        """The least and greatest value over its symbols' ranges, or None when one is unknown."""
+        lo = hi = self.const
+        for s, c in self.terms.items():
+            r = s.value_range()
+            if r is None:
+                return None
+            a, b = c * r[0], c * r[1]
+            lo, hi = lo + min(a, b), hi + max(a, b)
+        return lo, hi
 
     def multiple(self) -> int:
         """The largest number the value is known to be a multiple of (0 for the constant 0)."""

@@ -178,20 +178,29 @@ class LowerSharedToCB(DevicePass):
         by_global: dict[str, list] = {}
         for op in kernel.walk():
             if isinstance(op, tile.CopyOp) and op.offsets:
-                glob = op.src if is_global(op.src, kernel) else op.dst
-                by_global.setdefault(buffer_name(glob, kernel), []).append(op)
+                for end in (op.src, op.dst):
+                    if is_global(end, kernel):
+                        by_global.setdefault(buffer_name(end, kernel), []).append((op, end is op.src))
         for name, copies in by_global.items():
-            reads = [c for c in copies if is_global(c.src, kernel)]
-            writes = [c for c in copies if not is_global(c.src, kernel)]
+            reads = [c for c, is_read in copies if is_read]
+            writes = [c for c, is_read in copies if not is_read]
             if not reads or not writes:
                 continue
-            first = [affine_of(v) for v in copies[0].offsets]
-            for c in copies:
+            first = [affine_of(v) for v in copies[0][0].offsets]
+            for c, _ in copies:
                 same = all(a.same_as(affine_of(v)) for a, v in zip(first, c.offsets))
                 if c.parent_block() is not body or not same:
                     raise compile_error(c, f"{name} is both read and written by this kernel at different blocks or in "
                                            "a loop; the reader and writer kernels run concurrently, so a block may be "
                                            "read before or after it is written. Write the result to its own tensor")
+            order = {id(op): i for i, op in enumerate(kernel.walk())}
+            written = min(order[id(c)] for c in writes)
+            late = [c for c in reads if order[id(c)] > written]
+            if late:
+                raise compile_error(late[0], f"{name} is read back after this kernel writes it; the reader and writer "
+                                             "kernels run concurrently, so the read may come first. Read the value "
+                                             "from the buffer it was written from, or write it in one `with "
+                                             "T.Kernel` grid and read it in the next")
 
     # -- CB indices -----------------------------------------------------------------------------------
 

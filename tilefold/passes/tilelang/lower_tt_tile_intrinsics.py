@@ -15,7 +15,8 @@ Reads: ``tile.gemm``, ``tile.reduce``, ``tile.fill``, local ``tile.copy``; ``tt.
     CB of one block between K steps; the loop's last iteration is peeled so that it reloads them (``copy_tile``) and
     packs the final sums straight into C's block, each tile at its row-major place
     (``pack_tile<true>``). Over three or more K steps the packer accumulates them in L1
-    (``pack_reconfig_l1_acc(k > 0)``; each step but the last two pops the block unread, so
+    (``pack_reconfig_l1_acc(k > 0)``, back to 0 after each step's packs so that other packs in the
+    loop write; each step but the last two pops the block unread, so
     the next one packs onto the same pages), as TT-Metal's blocked matmul does; over two, the
     second step reloads the first's sums;
   * once: from zero, or onto C's previous value reloaded with ``copy_tile``.
@@ -217,6 +218,8 @@ class TileIntrinsics:
             if l1_acc:
                 em(api_call("pack_reconfig_l1_acc", [em(arith.ExtUIOp(not_first, i32)).result]))
                 self.subblocks(em, gemm, dims, spill_to=partials_cb)
+                # the packer's other packs (a transposed operand, an element body) write, not add
+                em(api_call("pack_reconfig_l1_acc", [em.c(0)]))
                 # every step but the last two frees the block unread: the next packs onto it
                 recycle = em.when(em(arith.CmpiOp(em.add(loop.iv, em.c(loop.step.value.data)), end, "ult")).result)
                 name = self.cb_name(partials_cb)

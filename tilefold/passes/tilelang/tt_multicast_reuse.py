@@ -212,7 +212,7 @@ class TTMulticastReuse(ModulePass):
         host = kernel_function(op)
         if get_attr(host, "tt.partition_mode", None) != "global" or "tt.multicast_groups" in host.attributes:
             return
-        reader = next((k for k in device_kernels(op) if k.sym_name.data == get_attr(host, "tt.kernels")["reader"]),
+        reader = next((k for k in device_kernels(op) if k.sym_name.data == get_attr(host, "tt.kernels").get("reader")),
                       None)
         if reader is None:
             return
