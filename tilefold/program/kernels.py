@@ -13,9 +13,13 @@ from dataclasses import dataclass, field
 
 from xdsl.dialects import func
 
+from tilefold.arch import ARCHS
 from tilefold.arch.cores import CoreCoord, CoreRangeSet
 from tilefold.errors import SourceLocation
 from tilefold.program.args import CompileArg, RuntimeArg
+
+# the circular buffers every device has (a compute config is not tied to one device)
+_NUM_CBS = min(a.max_circular_buffers for a in ARCHS.values())
 
 MATH_FIDELITIES = ("LoFi", "HiFi2", "HiFi3", "HiFi4")
 
@@ -56,8 +60,8 @@ class ComputeConfig:
         modes = self.unpack_to_dest_mode
         pairs = sorted((modes.items() if isinstance(modes, dict) else modes))
         for cb, mode in pairs:
-            if not (isinstance(cb, int) and 0 <= cb < 32) or mode not in UNPACK_TO_DEST_MODES:
-                raise ValueError(f"unpack_to_dest_mode[{cb!r}] = {mode!r}: CB indices are 0-31 and modes one of "
+            if not (isinstance(cb, int) and 0 <= cb < _NUM_CBS) or mode not in UNPACK_TO_DEST_MODES:
+                raise ValueError(f"unpack_to_dest_mode[{cb!r}] = {mode!r}: CB indices are 0-{_NUM_CBS - 1} and modes one of "
                                  f"{', '.join(UNPACK_TO_DEST_MODES)}")
         object.__setattr__(self, "unpack_to_dest_mode", tuple((cb, m) for cb, m in pairs if m != "Default"))
 

@@ -27,12 +27,14 @@ from __future__ import annotations
 
 import math
 
+from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects import arith, scf
 from xdsl.dialects import tensor as tensor_dialect
 from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp, UnitAttr
 from xdsl.ir import Block, SSAValue
 from xdsl.ir.affine import AffineDimExpr
+from xdsl.rewriter import InsertPoint
 
 from tilefold.errors import CompileError
 from tilefold.ir import ttl
@@ -46,9 +48,7 @@ _FRESH = ("sfpu_binary", "sfpu_ternary", "fill", "bcast", "transpose")
 
 
 def _index_constant(value: int, block: Block, before) -> SSAValue:
-    op = arith.ConstantOp(IntegerAttr(value, IndexType()))
-    block.insert_op_before(op, before)
-    return op.result
+    return Builder(InsertPoint.before(before)).insert(arith.ConstantOp(IntegerAttr(value, IndexType()))).result
 
 
 def iteration_shape(compute: ttl.ComputeOp) -> list[int]:

@@ -23,12 +23,14 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects import affine, arith, scf
 from xdsl.dialects import tensor as tensor_dialect
 from xdsl.dialects.builtin import AffineMapAttr, IndexType, IntegerAttr, ModuleOp, UnitAttr
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint
 
 from tilefold.ir import ttl
 from tilefold.passes.ttl.assign_dst import iteration_shape, map_dims
@@ -49,9 +51,9 @@ class Cursor:
         return self.anchor.parent_block()
 
     def add(self, op: Operation, location) -> Operation:
+        """Insert ``op`` before the anchor (xDSL's Builder), at ``location``."""
         op.location = location
-        self.block.insert_op_before(op, self.anchor)
-        return op
+        return Builder(InsertPoint.before(self.anchor)).insert(op)
 
     def index(self, value: int, location) -> SSAValue:
         return self.add(arith.ConstantOp(IntegerAttr(value, IndexType())), location).result
