@@ -21,6 +21,8 @@ Errors: none.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from xdsl.context import Context
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import ModuleOp
@@ -113,26 +115,49 @@ def _transfer(t, page_size: int) -> None:
         body(api_call("noc_async_write_page", [page, t.accessor, addr, body.c(0), body.c(0)]))
         at(api_call("noc_async_writes_flushed", []))
 
+class _RowWalk(NamedTuple):
+    """The loop over a block's local rows ``q`` that both row copies share: the CB's L1 base, and
+    per row the tensor's first page of its tile row, the tensor's and the CB tile's face-row offsets."""
+
+    reading: bool
+    cols: int
+    eb: int                      # bytes per element
+    at: LocatedBuilder           # before the copy
+    base: object                 # the CB's write (reading) or read pointer
+    body: LocatedBuilder         # inside the row loop
+    page_row: object
+    src_face_row: object
+    local_row_tile: object
+    dst_face_row: object
+
+    @staticmethod
+    def of(t, page_size: int) -> "_RowWalk":
+        reading = isinstance(t, tile.ReadRowsOp)
+        rows, cols, row_step, tiles_per_row, eb = t.geometry()
+        local_tiles_per_row = -(-cols // 32)
+        at = LocatedBuilder.before(t)
+        cb = at.c(t.cb_index)
+        base = at(api_call("get_write_ptr" if reading else "get_read_ptr", [cb])).result
+        body_q, q = at.loop(rows, "q") if rows > 1 else (at, at.c(0))
+        add, mul = _arith(body_q, arith.AddiOp), _arith(body_q, arith.MuliOp)
+        div, rem = _arith(body_q, arith.DivUIOp), _arith(body_q, arith.RemUIOp)
+        g = add(t.first_row, mul(q, body_q.c(row_step)))
+        page_row = mul(div(g, body_q.c(32)), body_q.c(tiles_per_row))
+        src_face_row = _face_row(body_q, rem(g, body_q.c(32)))
+        local_row_tile = mul(div(q, body_q.c(32)), body_q.c(local_tiles_per_row * page_size))
+        dst_face_row = _face_row(body_q, rem(q, body_q.c(32)))
+        return _RowWalk(reading, cols, eb, at, base, body_q, page_row, src_face_row, local_row_tile, dst_face_row)
+
+
 def _rows(t, page_size: int) -> None:
     """A block moved one face row (16 values) at a time: local row q is tensor row
     ``first_row + q * row_step``; each 16-value piece goes between its place in the tensor's
     tile and its place in the CB's tile (``noc_async_read`` / ``noc_async_write`` of
     ``get_noc_addr(page, accessor, offset)``)."""
-    reading = isinstance(t, tile.ReadRowsOp)
-    rows, cols, row_step, tiles_per_row, eb = t.geometry()
-    local_tiles_per_row = -(-cols // 32)
-    at = LocatedBuilder.before(t)
-    cb = at.c(t.cb_index)
-    base = at(api_call("get_write_ptr" if reading else "get_read_ptr", [cb])).result
+    w = _RowWalk.of(t, page_size)
+    reading, cols, eb, at, base, body_q = w.reading, w.cols, w.eb, w.at, w.base, w.body
     base.name_hint = "l1_write_addr" if reading else "l1_read_addr"
-    body_q, q = at.loop(rows, "q") if rows > 1 else (at, at.c(0))
-    add, mul = _arith(body_q, arith.AddiOp), _arith(body_q, arith.MuliOp)
-    div, rem = _arith(body_q, arith.DivUIOp), _arith(body_q, arith.RemUIOp)
-    g = add(t.first_row, mul(q, body_q.c(row_step)))
-    page_row = mul(div(g, body_q.c(32)), body_q.c(tiles_per_row))
-    src_face_row = _face_row(body_q, rem(g, body_q.c(32)))
-    local_row_tile = mul(div(q, body_q.c(32)), body_q.c(local_tiles_per_row * page_size))
-    dst_face_row = _face_row(body_q, rem(q, body_q.c(32)))
+    page_row, src_face_row, local_row_tile, dst_face_row = w.page_row, w.src_face_row, w.local_row_tile, w.dst_face_row
     pieces = -(-cols // 16)
     body, h = body_q.loop(pieces, "h") if pieces > 1 else (body_q, body_q.c(0))
     add, mul = _arith(body, arith.AddiOp), _arith(body, arith.MuliOp)
@@ -173,20 +198,9 @@ def _elements(t, page_size: int, scratch) -> None:
     face row holding the element in the tensor is read into the scratch page, then the
     element is copied into the CB's tile (a read) or patched into the face row, which is
     written back (a write: read-modify-write, so the rest of the face row keeps its values)."""
-    reading = isinstance(t, tile.ReadRowsOp)
-    rows, cols, row_step, tiles_per_row, eb = t.geometry()
-    local_tiles_per_row = -(-cols // 32)
-    at = LocatedBuilder.before(t)
-    cb = at.c(t.cb_index)
-    base = at(api_call("get_write_ptr" if reading else "get_read_ptr", [cb])).result
-    body_q, q = at.loop(rows, "q") if rows > 1 else (at, at.c(0))
-    add, mul = _arith(body_q, arith.AddiOp), _arith(body_q, arith.MuliOp)
-    div, rem = _arith(body_q, arith.DivUIOp), _arith(body_q, arith.RemUIOp)
-    g = add(t.first_row, mul(q, body_q.c(row_step)))
-    page_row = mul(div(g, body_q.c(32)), body_q.c(tiles_per_row))
-    src_face_row = _face_row(body_q, rem(g, body_q.c(32)))
-    local_row_tile = mul(div(q, body_q.c(32)), body_q.c(local_tiles_per_row * page_size))
-    dst_face_row = _face_row(body_q, rem(q, body_q.c(32)))
+    w = _RowWalk.of(t, page_size)
+    reading, cols, eb, base, body_q = w.reading, w.cols, w.eb, w.base, w.body
+    page_row, src_face_row, local_row_tile, dst_face_row = w.page_row, w.src_face_row, w.local_row_tile, w.dst_face_row
     body, e = body_q.loop(cols, "e") if cols > 1 else (body_q, body_q.c(0))
     add, mul = _arith(body, arith.AddiOp), _arith(body, arith.MuliOp)
     div, rem = _arith(body, arith.DivUIOp), _arith(body, arith.RemUIOp)
