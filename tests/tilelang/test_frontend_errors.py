@@ -77,16 +77,6 @@ def test_while_loop_is_unsupported():
     expect_error(build(k), KernelError, k, "while loops are not supported")
 
 
-def test_element_store_outside_parallel():
-    @T.prim_func
-    def k(A: T.Tensor((64, 64), "bfloat16")):
-        with T.Kernel(1) as bx:
-            a = T.alloc_fragment((64, 64), "bfloat16")
-            a[0, 0] = 1.0  # error
-
-    expect_error(build(k), KernelError, k, "element store into a outside T.Parallel")
-
-
 def test_copy_inside_parallel():
     @T.prim_func
     def k(A: T.Tensor((64, 64), "bfloat16")):

@@ -38,6 +38,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from tilefold.errors import CompileError, KernelError, TilefoldError
 from tilefold.frontend.source import MISSING, FunctionSource
+from tilefold.frontend.tilelang.threads import ThreadRules
 from tilefold.frontend.tilelang import api
 from tilefold.frontend.tilelang.dtypes import DType, canonical_name
 from tilefold.frontend.tilelang.elements import CMPI, ElementRules, Deferred
@@ -156,7 +157,7 @@ class PendingParam:
         self.name = name
 
 
-class KernelBuilder(PrimitiveRules, ElementRules):
+class KernelBuilder(PrimitiveRules, ElementRules, ThreadRules):
     """Builds the ``tile`` IR of one kernel; use :func:`build_prim_func`."""
 
     def __init__(self, prim, eager=None):
@@ -384,7 +385,10 @@ class KernelBuilder(PrimitiveRules, ElementRules):
             saved = self.node
             self.node = stmt
             try:
-                self.statement(stmt)
+                if self.simt is not None and self.parallel is None and self.pending_stores is None:
+                    self.thread_statement(stmt)
+                else:
+                    self.statement(stmt)
             except KernelError as err:
                 if err.location is None:
                     err.location = self.src.location(stmt)
@@ -392,6 +396,9 @@ class KernelBuilder(PrimitiveRules, ElementRules):
             except TilefoldError:
                 raise
             self.node = saved
+        if self.simt is not None and self.parallel is None and self.pending_stores is None:
+            self.flush_threads()
+            self.simt["forward"].clear()
 
     def statement(self, stmt: ast.stmt) -> None:
         handler = getattr(self, f"stmt_{type(stmt).__name__}", None)
@@ -569,7 +576,11 @@ class KernelBuilder(PrimitiveRules, ElementRules):
             self.scope[name] = Index({Symbol(arg, name, "grid", extent): 1})
         outer = self.block
         self.block = op.body.block
-        self.statements(stmt.body)
+        self.begin_threads(stmt.body)
+        try:
+            self.statements(stmt.body)
+        finally:
+            self.simt = None
         self.block = outer
 
     def loop_targets(self, target: ast.expr | None, count: int, stmt, what: str) -> list[str]:

@@ -335,6 +335,15 @@ class ElementRules:
             if isinstance(idx, bool) or not isinstance(idx, (int, Index)):
                 raise self.error(n, f"index {ast.unparse(n)} of {buffer.name} is {self.describe(idx)}, not an integer")
             indices.append(Index.of(idx))
+        if not buffer.is_global:
+            for dim, (idx, n, extent) in enumerate(zip(indices, nodes, buffer.shape)):
+                span = idx.value_range()
+                if span is not None and (span[0] < 0 or span[1] >= extent):
+                    where = span[1] if span[1] >= extent else span[0]
+                    hint = "; the kernel's threads index it: give T.Kernel threads= that fit the buffer" \
+                        if {s.name for s in idx.terms} & self.thread_names else ""
+                    raise self.error(n, f"{buffer.name}[{', '.join(ast.unparse(x) for x in nodes)}] reaches index {where} of dim "
+                                        f"{dim}, outside {buffer.name}'s shape {tuple(buffer.shape)}{hint}")
         indices = self.strip_leading(buffer, indices, node)
         key = (id(buffer.value),) + tuple((tuple(sorted((id(s), c) for s, c in i.terms.items())), i.const)
                                           for i in indices)
