@@ -560,9 +560,7 @@ class _Plan:
                 elif kind == WAIT:
                     _wait_until(ctx, ctx.commit_time, pack)
                 else:
-                    ctx.section_free[ctx.section] = pack.copy()
-                    if not ctx.full_sync:
-                        ctx.section ^= 1
+                    _free_section(ctx, pack.copy())
                 if kind <= COMMIT:
                     math += cycles
                     engine[1] += cycles
@@ -619,9 +617,7 @@ class _Plan:
                         _add_stall(ctx, gap)
                         pack += gap
                 else:
-                    ctx.section_free[ctx.section] = np.full(ctx.L, pack)
-                    if not ctx.full_sync:
-                        ctx.section ^= 1
+                    _free_section(ctx, np.full(ctx.L, pack))
                 if kind <= COMMIT:
                     math += cycles
                     engine[1] += cycles
@@ -666,6 +662,14 @@ def _wait_until(ctx, when: np.ndarray, clock: np.ndarray) -> None:
         np.maximum(gap, 0.0, out=gap)
         ctx.stall += gap
         clock += gap
+
+
+def _free_section(ctx, when: np.ndarray) -> None:
+    """``tile_regs_release``: the DST half in use is free for math from ``when`` (per lane); with
+    two halves the next round uses the other."""
+    ctx.section_free[ctx.section] = when
+    if not ctx.full_sync:
+        ctx.section ^= 1
 
 
 def _add_stall(ctx, gap: float) -> None:
