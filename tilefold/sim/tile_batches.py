@@ -34,10 +34,17 @@ import numpy as np
 
 from tilefold.errors import TilefoldError
 from tilefold.ir.sfpu import SFPU
-from tilefold.ir.tile_loops import FPU_ELTWISE_CALLS, INIT_CALLS, SFPU_BINARY_CALLS, SFPU_UNARY_CALLS
+from tilefold.ir.tile_loops import (DST_SYNC_CALLS, FPU_ELTWISE_CALLS, INIT_CALLS, MATMUL_CALLS, SFPU_BINARY_CALLS,
+                                    SFPU_UNARY_CALLS)
 from tilefold.sim import tile_math as tm
+from tilefold.sim.matmul_blocks import MATMUL_TILE_FLOPS
 
-UNPACK, MATH, PACK, INIT, CALL = range(5)     # kinds of planned charges
+UNPACK, MATH, PACK, INIT, CALL, ACQUIRE, COMMIT, WAIT, RELEASE = range(9)     # kinds of planned charges
+_SYNC_KINDS = {"tile_regs_acquire": ACQUIRE, "tile_regs_commit": COMMIT, "tile_regs_wait": WAIT,
+               "tile_regs_release": RELEASE}
+# the DST state each hand-over call requires, and the state it leaves
+_SYNC_STATES = {"tile_regs_acquire": ("released", "acquired"), "tile_regs_commit": ("acquired", "committed"),
+                "tile_regs_wait": ("committed", "waited"), "tile_regs_release": ("waited", "released")}
 INITIAL = -1                                  # a DST slot read before any call of the queue wrote it
 
 
@@ -69,6 +76,8 @@ def flush(ctx, queue: list) -> None:
         return
     plan.compute_values()
     plan.apply_time()
+    if plan.acquires:
+        ctx.dst_acquired_at = _line_of_last(ctx, queue, "tile_regs_acquire")
 
 
 def _queue_key(queue: list):
@@ -122,6 +131,12 @@ def _one_by_one(ctx, queue: list) -> None:
             ctx.line_override = None
 
 
+def _line_of_last(ctx, queue: list, name: str) -> int:
+    """The kernel line of the last queued call of ``name``."""
+    offset = next(offset for call, _, _, offset in reversed(queue) if call == name)
+    return _lines_by_offset(ctx.pykernel.function.__code__)[offset // 2]
+
+
 @functools.lru_cache(maxsize=64)
 def _lines_by_offset(code) -> list[int]:
     """The source line of each instruction of a kernel's code (by bytecode offset / 2)."""
@@ -156,6 +171,11 @@ class _Plan:
         self.settled: list[int] = []              # DST slots at which the calls settle pending matmul blocks
         self.cbs: dict[int, object] = {}          # CB index -> state, of the CBs the calls touch
         self.groups: list | None = None           # (key, nodes) by depth, made by the first compute_values
+        self.dst_state = ctx.dst_state            # DST's hand-over state after the calls so far
+        self.runs: dict[int, _Node] = {}          # first DST slot -> the matmul run still taking K steps there
+        self.matmul_tiles = 0                     # output tiles of the matmul calls (for the flop counter)
+        self.initial = None                       # DST as the queue found it, while matmul runs use DST
+        self.acquires = 0                         # tile_regs_acquire calls among them
         self.before = self._state_of_ctx()
         for name, args, kwargs, _ in queue:
             self._call(name, args, kwargs)
@@ -203,8 +223,69 @@ class _Plan:
             self._sfpu_unary(name, *args)
         elif name in SFPU_BINARY_CALLS:
             self._sfpu_binary(name, *args, **kwargs)
+        elif name in DST_SYNC_CALLS:
+            self._hand_over(name)
+        elif name in MATMUL_CALLS and not kwargs:
+            self._matmul(name, *args) if name == "matmul_block" else self._matmul(name, *args, 0, 1, 1, 1)
         else:
             raise _Fallback
+
+    def _matmul(self, name: str, in0_cb, in1_cb, t0, t1, first, transpose, ct, rt, kt) -> None:
+        """``matmul_block``: K steps into one rt×ct block of DST make a *run*, multiplied as the call
+        would when something else touches its slots (:mod:`tilefold.sim.matmul_blocks`); the run
+        is one node, and each of its slots a node taking its part."""
+        ctx = self.ctx
+        tiles = rt * ct
+        if self.dst_state != "acquired" or ctx._pending_matmul or first < 0 or first + tiles > ctx.dst_capacity:
+            raise _Fallback                       # the call raises the error, or continues a pending block
+        cb0, st0 = ctx._cb(in0_cb, name)
+        cb1, st1 = ctx._cb(in1_cb, name)
+        self._configured(ctx.engines.check_fpu(name, ("matmul",), cb1, cb0))
+        ctx._check_waited(cb0, st0, t0 + (rt - 1) * kt + 1, name)
+        ctx._check_waited(cb1, st1, t1 + ct, name)
+        self.cbs[cb0], self.cbs[cb1] = st0, st1
+        for cb, st, tile in ((cb0, st0, t0), (cb0, st0, t0 + (rt - 1) * kt), (cb1, st1, t1), (cb1, st1, t1 + ct - 1)):
+            ps = ctx._page_bytes(st)
+            address = ctx._page_address(st, st.rd, tile, ps)
+            if address.__class__ is not int:
+                raise _Fallback
+            self.reads.append((address, address + ps))
+        run = self.runs.get(first)
+        if run is None or run.key[2:] != (rt, ct):
+            self._end_runs(first, first + tiles)
+            starts = [self.latest.get(i, (INITIAL, i)) if self.written[i] else None for i in range(first, first + tiles)]
+            run = _Node(("matmul", len(self.nodes), rt, ct), [s for s in starts if s is not None], (first, starts, []))
+            self.nodes.append(run)
+            self.runs[first] = run
+            for k in range(tiles):
+                self._write(first + k, _Node(("part", k), [run]))
+        run.address[2].append((cb0, cb1, t0, t1, bool(transpose), kt, name))
+        unpack, math = ctx.matmul_cycles(cb0, st0, cb1, st1, rt, ct)
+        self.charges.append((UNPACK, unpack))
+        self.charges.append((MATH, math))
+        self.counts[0] += rt + ct
+        self.counts[1] += tiles
+        self.matmul_tiles += tiles
+
+    def _end_runs(self, lo: int, hi: int) -> None:
+        """No later call continues a matmul run over DST slots [lo, hi)."""
+        for first, run in list(self.runs.items()):
+            if first < hi and lo < first + run.key[2] * run.key[3]:
+                del self.runs[first]
+
+    def _hand_over(self, name: str) -> None:
+        """``tile_regs_acquire`` / ``commit`` / ``wait`` / ``release``: DST's state moves on; an
+        acquire forgets what the slots were written with; each charges one compute call."""
+        needed, after = _SYNC_STATES[name]
+        if self.dst_state != needed or (name == "tile_regs_commit" and self.ctx._pending_matmul):
+            raise _Fallback                       # the call raises the error, or settles a matmul block
+        self.dst_state = after
+        if name == "tile_regs_commit":
+            self.runs.clear()
+        if name == "tile_regs_acquire":
+            self.written[:] = False
+            self.acquires += 1
+        self.charges.append((_SYNC_KINDS[name], self.ctx.costs.compute_call))
 
     @staticmethod
     def _configured(message: str | None) -> None:
@@ -218,13 +299,15 @@ class _Plan:
         return self.latest.get(i, (INITIAL, i))
 
     def _math_slot(self, slot: int, call: str) -> int:
-        if self.ctx.dst_state != "acquired":
+        if self.dst_state != "acquired":
             raise _Fallback
         return self._dst_index(slot, call)
 
     def _dst_index(self, slot: int, call: str) -> int:
         pending = len(self.ctx._pending_matmul)
         i = self.ctx._dst_index(slot, call)
+        if self.runs:
+            self._end_runs(i, i + 1)
         if len(self.ctx._pending_matmul) != pending:
             self.settled.append(i)                     # a pending matmul block was settled here
         return i
@@ -293,9 +376,11 @@ class _Plan:
 
     def _pack_tile(self, dst_index, out_cb, out_tile_index=0, out_of_order_output=False) -> None:
         ctx = self.ctx
-        if ctx.dst_state != "waited" or ctx.pack_l1_acc:
+        if self.dst_state != "waited" or ctx.pack_l1_acc:
             raise _Fallback
         i = ctx._dst_in_range(dst_index, "pack_tile")
+        if self.runs:
+            self._end_runs(i, i + 1)
         if ctx._pending_matmul:
             pending = len(ctx._pending_matmul)
             ctx._flush_matmul(i, i + 1)
@@ -343,6 +428,8 @@ class _Plan:
 
     def compute_values(self) -> None:
         ctx = self.ctx
+        # matmul runs are multiplied in DST itself: what the queue found there is kept aside
+        self.initial = ctx.dst[ctx.rows].copy() if self.matmul_tiles else None
         if self.groups is None:
             groups: dict[tuple, list[_Node]] = {}
             for node in self.nodes:
@@ -355,8 +442,10 @@ class _Plan:
         if self.packs:
             self._pack_values()
         for slot, node in self.latest.items():
-            ctx.dst[ctx.rows, slot] = node.value
+            if node.value is not None:        # (a run left pending holds its slots)
+                ctx.dst[ctx.rows, slot] = node.value
         ctx.dst_written[:] = self.written
+        ctx.dst_state = self.dst_state
         if self.counts[2]:
             ctx._cumsum_carry = None          # any SFPU op overwrites what cumsum_tile carries
         for cb, (st, page) in self.pack_seq.items():
@@ -365,11 +454,36 @@ class _Plan:
             node.value = None                 # the plan may be used again: keep no tiles alive
         for node in self.packs:
             node.value = None
+        self.initial = None
+
+    def _initial(self, slot: int) -> np.ndarray:
+        """What DST slot ``slot`` held before the queue, (lanes, 1024)."""
+        return self.ctx.dst[self.ctx.rows, slot] if self.initial is None else self.initial[:, slot]
+
+    def _run_values(self, run: _Node) -> np.ndarray:
+        """A matmul run's output block (lanes, tiles, 1024): its calls made on the context, onto
+        the values its slots held when it started, and multiplied."""
+        ctx = self.ctx
+        first, starts, calls = run.address
+        tiles = run.key[2] * run.key[3]
+        written = [s is not None for s in starts]
+        if any(written):
+            zero = np.zeros((ctx.L, tm.TILE_ELEMS), ctx.dst.dtype)
+            ctx.dst[ctx.rows, first:first + tiles] = np.stack(
+                [zero if s is None else self._initial(s[1]) if s.__class__ is tuple else s.value for s in starts], axis=1)
+        ctx.dst_written[first:first + tiles] = written
+        for cb0, cb1, t0, t1, flip, kt, name in calls:
+            (cb0, st0), (cb1, st1) = ctx._cb(cb0, name), ctx._cb(cb1, name)
+            ctx.matmul_accumulate(cb0, st0, cb1, st1, t0, t1, first, flip, run.key[2], run.key[3], kt, name)
+        if self.runs.get(first) is run:
+            return None                       # still open when the queue ends: left pending, as the calls leave it
+        ctx._flush_matmul(first, first + tiles)
+        return ctx.dst[ctx.rows, first:first + tiles].copy()
 
     def _inputs(self, nodes: list[_Node], k: int) -> np.ndarray:
         """Input ``k`` of every node as float32 values (nodes, lanes, 1024)."""
         ctx = self.ctx
-        parts = [ctx.dst[ctx.rows, src[1]] if src.__class__ is tuple else src.value
+        parts = [self._initial(src[1]) if src.__class__ is tuple else src.value
                  for src in (n.inputs[k] for n in nodes)]
         return np.stack(parts).astype(np.float32)
 
@@ -381,6 +495,10 @@ class _Plan:
     def _group_values(self, key: tuple, nodes: list[_Node]) -> np.ndarray:
         ctx = self.ctx
         kind = key[0]
+        if kind == "matmul":
+            return [self._run_values(run) for run in nodes]
+        if kind == "part":                    # (None: a part of a run left pending, which nothing reads)
+            return [None if n.inputs[0].value is None else n.inputs[0].value[:, key[1]] for n in nodes]
         if kind == "copy":
             _, ps, fmt, to_dest = key
             values = ctx._copied_values(self._tiles([n.address for n in nodes], ps), fmt, to_dest)
@@ -404,7 +522,7 @@ class _Plan:
             by_format.setdefault(node.key, []).append(node)
         for (_, ps, fmt), nodes in by_format.items():
             src = [n.inputs[0] for n in nodes]
-            values = np.stack([ctx.dst[ctx.rows, s[1]] if s.__class__ is tuple else s.value for s in src])
+            values = np.stack([self._initial(s[1]) if s.__class__ is tuple else s.value for s in src])
             raw = tm.pack(values, fmt).reshape(len(nodes), ctx.L, ps)
             ctx.dev.l1.write(ctx.row_idx[None, :], np.asarray([n.address for n in nodes], dtype=np.int64)[:, None],
                              raw)
@@ -414,7 +532,8 @@ class _Plan:
     def apply_time(self) -> None:
         """The planned charges in call order, with the calls' arithmetic."""
         ctx = self.ctx
-        if ctx.L == 1 or (len(self.charges) > 8 and _uniform_clocks(ctx) and all(k != CALL for k, _ in self.charges)):
+        if ctx.L == 1 or (len(self.charges) > 8 and _uniform_clocks(ctx, self.acquires)
+                          and all(k != CALL for k, _ in self.charges)):
             self._apply_time_one_lane()
             return
         unpack, math, pack = ctx.unpack_clock, ctx.math_clock, ctx.pack_clock
@@ -432,6 +551,22 @@ class _Plan:
             elif kind == PACK:
                 pack += cycles
                 engine[2] += cycles
+            elif kind >= ACQUIRE:
+                if kind == ACQUIRE:
+                    _wait_until(ctx, ctx.section_free[ctx.section], math)
+                elif kind == COMMIT:
+                    np.maximum(math, unpack, out=math)
+                    ctx.commit_time = math.copy()
+                elif kind == WAIT:
+                    _wait_until(ctx, ctx.commit_time, pack)
+                else:
+                    _free_section(ctx, pack.copy())
+                if kind <= COMMIT:
+                    math += cycles
+                    engine[1] += cycles
+                else:
+                    pack += cycles
+                    engine[2] += cycles
             else:
                 if kind == MATH:
                     np.maximum(math, unpack, out=math)
@@ -464,6 +599,31 @@ class _Plan:
             elif kind == PACK:
                 pack += cycles
                 engine[2] += cycles
+            elif kind >= ACQUIRE:
+                if kind == ACQUIRE:
+                    free = float(ctx.section_free[ctx.section][0])
+                    if free > math:
+                        gap = free - math
+                        _add_stall(ctx, gap)
+                        math += gap
+                elif kind == COMMIT:
+                    if unpack > math:
+                        math = unpack
+                    ctx.commit_time = np.full(ctx.L, math)
+                elif kind == WAIT:
+                    committed = float(ctx.commit_time[0])
+                    if committed > pack:
+                        gap = committed - pack
+                        _add_stall(ctx, gap)
+                        pack += gap
+                else:
+                    _free_section(ctx, np.full(ctx.L, pack))
+                if kind <= COMMIT:
+                    math += cycles
+                    engine[1] += cycles
+                else:
+                    pack += cycles
+                    engine[2] += cycles
             else:
                 if kind == MATH and unpack > math:
                     math = unpack
@@ -482,11 +642,42 @@ class _Plan:
         counters.fpu_tiles += self.counts[1] * lanes
         counters.sfpu_tiles += self.counts[2] * lanes
         counters.pack_tiles += self.counts[3] * lanes
+        counters.matmul_flops += MATMUL_TILE_FLOPS * self.matmul_tiles * lanes
 
 
-def _uniform_clocks(ctx) -> bool:
-    """Whether every lane's unpack, math and pack clocks are equal."""
-    return all((c == c[0]).all() for c in (ctx.unpack_clock, ctx.math_clock, ctx.pack_clock))
+def _uniform_clocks(ctx, hand_overs: bool = False) -> bool:
+    """Whether every lane's unpack, math and pack clocks are equal (and, with ``hand_overs``, the
+    times DST's sections were freed and last committed)."""
+    clocks = (ctx.unpack_clock, ctx.math_clock, ctx.pack_clock)
+    if hand_overs:
+        clocks += (*ctx.section_free, ctx.commit_time)
+    return all((c == c[0]).all() for c in clocks)
+
+
+def _wait_until(ctx, when: np.ndarray, clock: np.ndarray) -> None:
+    """``sync_to`` of the kernel context on lanes: advance ``clock`` to ``when`` where it is behind,
+    counting the stall."""
+    gap = when - clock
+    if (gap > 0.0).any():
+        np.maximum(gap, 0.0, out=gap)
+        ctx.stall += gap
+        clock += gap
+
+
+def _free_section(ctx, when: np.ndarray) -> None:
+    """``tile_regs_release``: the DST half in use is free for math from ``when`` (per lane); with
+    two halves the next round uses the other."""
+    ctx.section_free[ctx.section] = when
+    if not ctx.full_sync:
+        ctx.section ^= 1
+
+
+def _add_stall(ctx, gap: float) -> None:
+    """A stall of ``gap`` cycles on every lane, counted as ``sync_to`` counts it."""
+    if ctx.L == 1:
+        ctx.stall[0] = ctx.stall.item() + gap
+    else:
+        ctx.stall += gap
 
 
 def _uniform(values: np.ndarray) -> int:
