@@ -38,7 +38,7 @@ from tilefold.errors import KernelError, ProgramError
 from tilefold.compiler import CompiledKernel, compile_prim_func
 from tilefold.frontend.tilelang.dtypes import canonical_name, host_dtype
 from tilefold.frontend.tilelang.eager import EagerFunction, freeze, is_eager_style
-from tilefold.frontend.tilelang.prim_func import PrimFunc, prim_func
+from tilefold.frontend.tilelang.prim_func import PrimFunc, _annotations, prim_func, scalar_dtype
 from tilefold.run.sequence import KernelSequence
 from tilefold.frontend.tilelang.types import TensorType
 from tilefold.caller import user_location
@@ -129,7 +129,9 @@ class JITKernel:
         self.prim = prim
         self.arch = arch
         self.pass_configs = dict(pass_configs or {})
-        n = len(prim.params)
+        self.by_scalars: dict = {}
+        self.scalar_out_idx = out_idx
+        n = len(prim.params) + (0 if prim.scalar_values else len(prim.scalars))
         if out_idx is None and prim.out_idx is not None:
             out_idx = prim.out_idx
         if out_idx is None:
@@ -187,7 +189,47 @@ class JITKernel:
         """The simulator's RunResult of the last call (performance estimate, hazards)."""
         return self.compiled.last_result
 
+    def for_scalars(self, args: tuple) -> tuple[JITKernel, tuple]:
+        """A kernel with scalar parameters is built for the values a call passes (once per values):
+        that kernel and the call's arrays."""
+        total = len(self.prim.params) + len(self.prim.scalars)
+        positions = [p for p, _, _ in self.prim.scalars]
+        outs = [i % total for i in ([] if self.scalar_out_idx is None else
+                                    [self.scalar_out_idx] if isinstance(self.scalar_out_idx, int)
+                                    else self.scalar_out_idx)]
+        if len(args) == total:
+            slots = list(range(total))
+        elif len(args) == total - len(outs):
+            slots = [i for i in range(total) if i not in outs]
+        else:
+            names = ", ".join(n for _, n, _ in self.prim.scalars)
+            raise KernelError(f"{self.prim.name} takes {total} arguments ({len(self.prim.params)} arrays and the "
+                              f"scalars {names}), or {total - len(outs)} without its outputs; got {len(args)}",
+                              user_location())
+        values, arrays = {}, []
+        for slot, arg in zip(slots, args):
+            if slot in positions:
+                name = self.prim.scalars[positions.index(slot)][1]
+                if not isinstance(arg, (int, float, np.integer, np.floating)) or isinstance(arg, bool):
+                    raise KernelError(f"argument {name!r} of {self.prim.name} is a scalar, not "
+                                      f"{type(arg).__name__}", user_location())
+                values[name] = arg.item() if isinstance(arg, np.generic) else arg
+            else:
+                arrays.append(arg)
+        key = tuple(sorted(values.items()))
+        if key not in self.by_scalars:
+            shift = [i - sum(p < i for p in positions) for i in outs]
+            from dataclasses import replace
+
+            self.by_scalars[key] = JITKernel(replace(self.prim, scalar_values=values),
+                                             shift if self.scalar_out_idx is not None else None,
+                                             self.arch, self.pass_configs)
+        return self.by_scalars[key], tuple(arrays)
+
     def __call__(self, *args, trace=None):
+        if self.prim.scalars and not self.prim.scalar_values:
+            kernel, arrays = self.for_scalars(args)
+            return kernel(*arrays, trace=trace)
         compiled = self.compiled
         trace = trace if trace is not None else _DEFAULT_DEVICE["trace"]
         params = self.prim.params
@@ -301,11 +343,12 @@ class JITFactory:
 
 def _has_tensor_params(fn) -> bool:
     try:
-        annotations = inspect.get_annotations(fn, eval_str=True)
+        annotations = _annotations(fn)
     except Exception:
         return False
     params = inspect.signature(fn).parameters
-    return bool(params) and all(isinstance(annotations.get(p), TensorType) for p in params)
+    return any(isinstance(annotations.get(p), TensorType) for p in params) and \
+        all(isinstance(annotations.get(p), TensorType) or scalar_dtype(annotations.get(p)) for p in params)
 
 
 def jit(fn=None, *, out_idx=None, arch=None, target=None, target_host=None, execution_backend=None, verbose=None,
@@ -343,5 +386,6 @@ def compile(func, out_idx=None, target=None, target_host=None, execution_backend
     if not isinstance(func, PrimFunc):
         raise KernelError(f"tilefold.compile takes a @T.prim_func kernel, not {type(func).__name__}", user_location())
     kernel = JITKernel(func, out_idx, arch, pass_configs)
-    kernel.compile()
+    if not func.scalars or func.scalar_values:   # else it is built for the scalars of each call
+        kernel.compile()
     return kernel

@@ -25,6 +25,7 @@ constructs (``while``, ``try`` ...), undefined names, element stores outside ``T
 from __future__ import annotations
 
 import ast
+import copy
 import math
 import builtins
 import inspect
@@ -41,7 +42,7 @@ from tilefold.frontend.source import MISSING, FunctionSource
 from tilefold.frontend.tilelang.threads import ThreadRules
 from tilefold.frontend.tilelang import api
 from tilefold.frontend.tilelang.dtypes import DType, canonical_name
-from tilefold.frontend.tilelang.elements import CMPI, ElementRules, Deferred
+from tilefold.frontend.tilelang.elements import _INT_DTYPES, CMPI, ElementRules, Deferred
 from tilefold.frontend.tilelang.primitives import USAGE, PrimitiveRules
 from tilefold.frontend.tilelang.types import TensorType
 from tilefold.ir.tile_types import memref_type
@@ -195,6 +196,13 @@ class KernelBuilder(PrimitiveRules, ElementRules, ThreadRules):
 
     def build(self) -> ModuleOp:
         prim, src = self.prim, self.src
+        for position, name, dtype in prim.scalars:
+            if name not in prim.scalar_values:
+                raise src.error(src.tree, f"kernel {prim.name!r} takes the scalar {name} ({dtype}): tilefold builds it "
+                                          "for the values each call passes, so call it with them before asking "
+                                          "for its code")
+            value = prim.scalar_values[name]
+            self.scope[name] = int(value) if dtype in _INT_DTYPES else float(value)
         if self.eager is None:
             for p in prim.params:
                 if p.name not in getattr(prim, "scratch", ()):   # those are declared by their T.alloc_global
@@ -813,6 +821,7 @@ class KernelBuilder(PrimitiveRules, ElementRules, ThreadRules):
         if not 1 <= len(extents) <= 2 or any(e <= 0 for e in extents):
             raise self.error(call, f"T.Parallel{tuple(extents)}: give one or two positive extents")
         names = self.loop_targets(stmt.target, len(extents), stmt, "T.Parallel")
+        stmt = self.row_reads(stmt, names)
         if self.parallel_reduction(stmt, names, extents):
             return
         if self.element_copy(stmt.body, names, extents):
@@ -835,6 +844,77 @@ class KernelBuilder(PrimitiveRules, ElementRules, ThreadRules):
                 self.scope[name] = saved[name]
             else:
                 self.scope.pop(name, None)
+
+    def row_reads(self, stmt: ast.For, names: list[str]) -> ast.For:
+        """Reads ``L[k, j]`` of a 2-D local buffer at a row ``k`` the T.Parallel does not index (a loop
+        index, a block index) read a row vector made before the loop: the rows masked to row k
+        (``T.if_then_else(r == k, L[r, c], 0)``) summed over the rows by ``reduce_tile``."""
+        made: dict[tuple, str] = {}
+
+        def row_of(node):
+            if not (isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) and
+                    isinstance(node.value, ast.Name) and isinstance(node.slice, ast.Tuple) and
+                    len(node.slice.elts) == 2):
+                return None
+            buf = self.scope.get(node.value.id)
+            row, col = node.slice.elts
+            if not isinstance(buf, BufferRef) or buf.is_global or len(buf.shape) != 2 or \
+                    isinstance(row, ast.Constant) or {n.id for n in ast.walk(row) if isinstance(n, ast.Name)} & \
+                    set(names) or not (isinstance(col, ast.Name) and col.id in names):
+                return None
+            try:
+                value = self.expr(row)
+            except KernelError:
+                return None
+            if not isinstance(value, Index) or value.is_constant:
+                return None
+            return buf
+
+        builder = self
+
+        class Rows(ast.NodeTransformer):
+            def visit_Subscript(self, node):
+                buf = row_of(node)
+                if buf is None:
+                    return self.generic_visit(node)
+                row, col = node.slice.elts
+                key = (buf.name, ast.dump(row))
+                if key not in made:
+                    made[key] = builder.extract_row(buf, row, node)
+                return ast.copy_location(ast.Subscript(ast.Name(made[key], ast.Load()), col, ast.Load()), node)
+
+        body = [Rows().visit(copy.deepcopy(s)) for s in stmt.body]
+        if not made:
+            return stmt
+        loop = ast.For(stmt.target, stmt.iter, body, [], None)
+        return ast.fix_missing_locations(ast.copy_location(loop, stmt))
+
+    def extract_row(self, buf: BufferRef, row: ast.expr, node) -> str:
+        """A row vector holding row ``row`` of the 2-D local buffer ``buf``; its name in scope."""
+        rows, cols = buf.shape
+        dtype = "float32"
+        masked = self.new_buffer((rows, cols), dtype, "fragment", f"{buf.name}_row_mask", node)
+        vector = self.new_buffer((cols,), dtype, "fragment", f"{buf.name}_row", node)
+        self.scope[masked.name], self.scope[vector.name] = masked, vector
+        self.scope["__row_parallel"], self.scope["__row_select"] = api.Parallel, api.if_then_else
+        self.scope["__row_reduce"] = api.reduce_sum
+        text = (f"for __r, __c in __row_parallel({rows}, {cols}):\n"
+                f"    {masked.name}[__r, __c] = __row_select(__r == __ROW, {buf.name}[__r, __c], 0.0)\n"
+                f"__row_reduce({masked.name}, {vector.name}, dim=0)\n")
+        tree = ast.parse(text).body
+
+        class Put(ast.NodeTransformer):
+            def visit_Name(self, n):
+                return copy.deepcopy(row) if n.id == "__ROW" else n
+
+        tree = [ast.fix_missing_locations(Put().visit(t)) for t in tree]
+        for t in tree:
+            for n in ast.walk(t):
+                ast.copy_location(n, node)
+        outer = self.parallel
+        self.statements(tree)
+        self.parallel = outer
+        return vector.name
 
     def parallel_reduction(self, stmt: ast.For, names: list[str], extents: list[int]) -> bool:
         """A ``T.Parallel`` body that ends by folding a value into a local vector at an index missing

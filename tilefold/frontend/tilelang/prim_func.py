@@ -23,6 +23,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from tilefold.errors import KernelError, SourceLocation
 from tilefold.frontend.tilelang.primitives import layout_entries
+from tilefold.frontend.tilelang.dtypes import DType, canonical_name
 from tilefold.frontend.tilelang.types import TensorType
 from tilefold.caller import user_location
 
@@ -33,29 +34,56 @@ class Param:
     type: TensorType
 
 
-def _param_types(fn) -> list[Param]:
+def _annotations(fn) -> dict:
+    """The parameter annotations, string ones evaluated in the function's module (a dtype such as
+    ``T.int32`` is a string already and stays one)."""
+    code = fn.__code__
+    where = SourceLocation(code.co_filename, code.co_firstlineno)
+    out = {}
+    for name, ann in inspect.get_annotations(fn).items():
+        if isinstance(ann, str) and not isinstance(ann, DType):
+            try:
+                ann = eval(ann, fn.__globals__, dict(vars(__import__("builtins"))))  # noqa: S307
+            except Exception as exc:  # a string annotation naming something not in the module's globals
+                raise KernelError(f"cannot evaluate the parameter annotations of {fn.__name__!r} ({exc}); write "
+                                  "them as T.Tensor((M, N), dtype) without `from __future__ import annotations`, "
+                                  "or with names the module defines", where) from None
+        out[name] = ann
+    return out
+
+
+def scalar_dtype(ann) -> str | None:
+    """The dtype of a scalar parameter's annotation (``T.int32``, ``int``, ``float``), else None."""
+    if ann is int:
+        return "int32"
+    if ann is float:
+        return "float32"
+    if isinstance(ann, DType):
+        return canonical_name(ann)
+    return None
+
+
+def _param_types(fn) -> tuple[list[Param], tuple]:
     code = fn.__code__
     where = SourceLocation(code.co_filename, code.co_firstlineno)
     sig = inspect.signature(fn)
-    try:
-        annotations = inspect.get_annotations(fn, eval_str=True)
-    except Exception as exc:  # a string annotation naming something not in the module's globals
-        raise KernelError(f"cannot evaluate the parameter annotations of {fn.__name__!r} ({exc}); write them as "
-                          "T.Tensor((M, N), dtype) without `from __future__ import annotations`, or with names the "
-                          "module defines", where) from None
-    params = []
-    for p in sig.parameters.values():
+    annotations = _annotations(fn)
+    params, scalars = [], []
+    for position, p in enumerate(sig.parameters.values()):
         if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
             raise KernelError(f"parameter {p.name!r} of kernel {fn.__name__!r}: a kernel takes plain tensor "
                               "parameters only", where)
         ann = annotations.get(p.name)
+        if scalar_dtype(ann) is not None:
+            scalars.append((position, p.name, scalar_dtype(ann)))
+            continue
         if not isinstance(ann, TensorType):
             raise KernelError(f"parameter {p.name!r} of kernel {fn.__name__!r} needs a type: annotate it with "
                               f"T.Tensor((rows, cols), dtype)", where)
         params.append(Param(p.name, ann))
     if not params:
         raise KernelError(f"kernel {fn.__name__!r} has no tensor parameters; give it its inputs and outputs", where)
-    return params
+    return params, tuple(scalars)
 
 
 @dataclass
@@ -82,6 +110,8 @@ class PrimFunc:
     out_idx: list[int] | None = None                # eager kernels: the T.empty outputs, in return order
     grid: int | None = None                         # one grid of a body with several: which (0, 1 ...)
     scratch: tuple[str, ...] = ()                   # parameters that are the body's T.alloc_global tensors
+    scalars: tuple = ()                             # scalar parameters: (position, name, dtype)
+    scalar_values: dict = field(default_factory=dict)  # their values, for a kernel built for one call
 
     is_tilelang_prim_func = True
 
@@ -164,7 +194,8 @@ def prim_func(fn=None, **_options):
         return fn
     if not inspect.isfunction(fn):
         raise KernelError(f"@T.prim_func decorates a def function, not {type(fn).__name__}", user_location())
-    return PrimFunc(fn, _param_types(fn))
+    params, scalars = _param_types(fn)
+    return PrimFunc(fn, params, scalars=scalars)
 
 
 def eager_prim_func(fn, binding: EagerBinding) -> PrimFunc:

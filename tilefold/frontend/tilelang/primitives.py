@@ -370,6 +370,31 @@ class PrimitiveRules:
         call = ast.Call(node.func, node.args[:2], [k for k in node.keywords if k.arg in ("shape", "dtype")])
         return self.alloc(ast.copy_location(call, node), name_hint, "fragment", "T.alloc_reducer")
 
+    def copy_row(self, node) -> bool:
+        """``T.copy(L[k, :], v)``: row k of a 2-D local buffer into a local vector, an element loop
+        ``v[j] = L[k, j]`` (the row read as :meth:`row_reads` makes it). Returns whether it was."""
+        if self.parallel is not None or len(node.args) != 2:
+            return False
+        src, dst = node.args
+        if not (isinstance(src, ast.Subscript) and isinstance(src.value, ast.Name) and
+                isinstance(src.slice, ast.Tuple) and len(src.slice.elts) == 2 and isinstance(dst, ast.Name)):
+            return False
+        row, col = src.slice.elts
+        if isinstance(row, ast.Slice) or not (isinstance(col, ast.Slice) and col.lower is None and col.upper is None):
+            return False
+        buf, vec = self.scope.get(src.value.id), self.scope.get(dst.id)
+        if not (isinstance(buf, BufferRef) and isinstance(vec, BufferRef)) or buf.is_global or vec.is_global or \
+                len(buf.shape) != 2 or len(vec.shape) != 1 or vec.shape[0] != buf.shape[1]:
+            return False
+        self.scope["__copy_parallel"] = api.Parallel
+        loop = ast.parse(f"for __j in __copy_parallel({vec.shape[0]}):\n    {dst.id}[__j] = {src.value.id}[__ROW, __j]\n")
+        stmt = loop.body[0]
+        stmt.body[0].value.slice.elts[0] = row
+        for n in ast.walk(stmt):
+            ast.copy_location(n, node)
+        self.statements([stmt])
+        return True
+
     def alloc(self, node, name_hint, scope: str, what: str) -> BufferRef:
         self.require_kernel(node, what)
         args = self.arguments(node, ("shape", "dtype", "scope"), {"dtype": "float32", "scope": None}, what)
@@ -406,6 +431,8 @@ class PrimitiveRules:
         if self.parallel is not None and len(node.args) == 2 and isinstance(node.args[1], ast.Subscript):
             # ``T.copy(A[i, j], B[i, j])`` inside T.Parallel: one element, ``B[i, j] = A[i, j]``
             self.store(node.args[1], self.expr(node.args[0]), node)
+            return None
+        if self.copy_row(node):
             return None
         self.require_kernel(node, "T.copy")
         args = self.arguments(node, ("src", "dst"), {"coalesced_width": None, "disable_tma": False,
