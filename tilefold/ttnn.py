@@ -154,8 +154,8 @@ class Tensor:
     def __init__(self, values: np.ndarray, dtype: DataType, layout: Layout, device: Device | None = None,
                  memory_config: MemoryConfig | None = None):
         values = np.asarray(values)
-        if values.ndim == 0:
-            raise LayoutError("a device tensor needs rank >= 1; reshape the scalar to (1,)", user_location())
+        self._scalar = values.ndim == 0       # a rank-0 tensor: one element, held on the device as (1,)
+        values = values.reshape(1) if self._scalar else values
         self.dtype = dtype
         self.layout = layout
         self._device = device
@@ -166,13 +166,18 @@ class Tensor:
 
     @property
     def shape(self) -> Shape:
-        return Shape(self._shape)
+        return Shape(() if self._scalar else self._shape)
+
+    @property
+    def device_shape(self) -> tuple[int, ...]:
+        """The shape of the tensor's device buffer: its shape, ``(1,)`` for a rank-0 tensor."""
+        return tuple(self._shape)
 
     @property
     def padded_shape(self) -> Shape:
         if self.layout is not TILE_LAYOUT:
             return self.shape
-        s = list(self.shape)
+        s = list(self.shape) or [1, 1]
         s[-1] = -(-s[-1] // TILE_SIZE) * TILE_SIZE
         if len(s) > 1:
             s[-2] = -(-s[-2] // TILE_SIZE) * TILE_SIZE
@@ -184,13 +189,13 @@ class Tensor:
         if self._values is None:
             (shape, fmt, layout, tile), pages = self._pages
             self._values = from_device_pages(pages, shape, fmt, layout, tile)
-        return self._values
+        return self._values.reshape(()) if self._scalar else self._values
 
     def device_pages(self, buffer) -> np.ndarray:
         """The bytes of this tensor as ``buffer`` (a Program buffer) holds them on the device."""
         key = (tuple(buffer.shape), buffer.data_format, buffer.layout, buffer.tile)
         if self._pages is None or self._pages[0] != key:
-            self._pages = (key, to_device_pages(self.host_values, buffer.data_format, buffer.layout, buffer.tile))
+            self._pages = (key, to_device_pages(self.host_values.reshape(self._shape), buffer.data_format, buffer.layout, buffer.tile))
         return self._pages[1]
 
     def set_device_pages(self, pages: np.ndarray, buffer) -> None:
@@ -299,26 +304,33 @@ def _shape(shape) -> tuple[int, ...]:
     return tuple(int(s) for s in (shape if hasattr(shape, "__len__") else (shape,)))
 
 
-def full(shape, fill_value, dtype=bfloat16, layout=TILE_LAYOUT, device=None, memory_config=None) -> Tensor:
-    return from_numpy(np.full(_shape(shape), fill_value, dtype=np.float32), _dtype(dtype), layout, device,
+def _created_dtype(dtype) -> DataType:
+    """The data type of a tensor made on the host (``full``, ``zeros``, ``rand`` ...): float32 unless
+    ``dtype`` says otherwise. TT-NN's default is bfloat16, but TT-Lang's simulator holds every tensor
+    in float32 and the TT-Lang programs written for it compare such outputs exactly."""
+    return float32 if dtype is None else _dtype(dtype)
+
+
+def full(shape, fill_value, dtype=None, layout=TILE_LAYOUT, device=None, memory_config=None) -> Tensor:
+    return from_numpy(np.full(_shape(shape), fill_value, dtype=np.float32), _created_dtype(dtype), layout, device,
                       memory_config)
 
 
-def zeros(shape, dtype=bfloat16, layout=TILE_LAYOUT, device=None, memory_config=None) -> Tensor:
+def zeros(shape, dtype=None, layout=TILE_LAYOUT, device=None, memory_config=None) -> Tensor:
     return full(shape, 0.0, dtype, layout, device, memory_config)
 
 
-def ones(shape, dtype=bfloat16, layout=TILE_LAYOUT, device=None, memory_config=None) -> Tensor:
+def ones(shape, dtype=None, layout=TILE_LAYOUT, device=None, memory_config=None) -> Tensor:
     return full(shape, 1.0, dtype, layout, device, memory_config)
 
 
-def empty(shape, dtype=bfloat16, layout=TILE_LAYOUT, device=None, memory_config=None) -> Tensor:
+def empty(shape, dtype=None, layout=TILE_LAYOUT, device=None, memory_config=None) -> Tensor:
     return zeros(shape, dtype, layout, device, memory_config)
 
 
-def rand(shape, dtype=bfloat16, layout=TILE_LAYOUT, device=None, memory_config=None, seed=None) -> Tensor:
+def rand(shape, dtype=None, layout=TILE_LAYOUT, device=None, memory_config=None, seed=None) -> Tensor:
     values = np.random.default_rng(seed).random(_shape(shape), dtype=np.float32)
-    return from_numpy(values, _dtype(dtype), layout, device, memory_config)
+    return from_numpy(values, _created_dtype(dtype), layout, device, memory_config)
 
 
 def zeros_like(tensor: Tensor, dtype=None, layout=None, device=None, memory_config=None) -> Tensor:

@@ -288,16 +288,6 @@ def test_a_missing_name_inside_a_kernel_names_the_kernel_line():
                  "ttl.math.erf is not supported by tilefold yet")
 
 
-def test_a_scalar_device_tensor_names_the_users_line():
-    from tilefold.errors import LayoutError
-    from ttl_helpers import expect_error
-
-    def run():
-        ttnn.from_numpy(np.float32(1.0))  # error
-
-    expect_error(run, test_a_scalar_device_tensor_names_the_users_line, LayoutError, "rank >= 1")
-
-
 def test_mask_and_mask_posinf():
     @ttl.operation(grid=(1, 1))
     def masked(x, m, y, z):

@@ -109,7 +109,7 @@ def build_program(module: ModuleOp, built, arch) -> Program:
         memory = tensor.memory_config()
         buffer_type = getattr(getattr(memory, "buffer_type", None), "name", "DRAM")
         layout = "TILE" if "TILE" in str(getattr(tensor.layout, "name", tensor.layout)).upper() else "ROW_MAJOR"
-        program.add_buffer(arg.name, tuple(tensor.shape), tensor.dtype.name, layout, buffer_type,
+        program.add_buffer(arg.name, tuple(getattr(tensor, "device_shape", tensor.shape)), tensor.dtype.name, layout, buffer_type,
                            role="inout" if arg.index in built.writes else "input",
                            memory_config=memory if getattr(memory, "is_sharded", False) else None)
     entries = circular_buffer_table(module)

@@ -42,7 +42,7 @@ TILE = 32
 
 def tensor_units(tensor) -> tuple[int, ...]:
     """The shape of a tensor in its shape unit: tiles in the last two dims of a tiled tensor."""
-    shape = tuple(int(s) for s in tensor.shape)
+    shape = tuple(int(s) for s in getattr(tensor, "device_shape", tensor.shape))
     if not _is_tiled(tensor):
         return shape
     if len(shape) == 1:
@@ -178,10 +178,10 @@ class DataMovementBuilder:
         fmt = data_format(getattr(tensor.dtype, "name", tensor.dtype))
         staging = None
         if fmt is not block.dfb.data_format:
-            if not ({fmt, block.dfb.data_format} <= _CONVERTIBLE and block.dfb.is_tiled):
+            if not {fmt, block.dfb.data_format} <= _CONVERTIBLE:
                 raise self.error(f"ttl.copy between {name} ({fmt.ttnn_name}) and {block.name} "
-                                 f"({block.dfb.data_format.ttnn_name}); a copy converts only between tiles of "
-                                 f"bfloat16 and float32 — make the buffer like {name}", node)
+                                 f"({block.dfb.data_format.ttnn_name}); a copy converts only between bfloat16 "
+                                 f"and float32 — make the buffer like {name}", node)
             staging = self.staging_buffer(block.dfb, fmt, node)
         if _strip(piece.sizes) != _strip(block.shape):
             unit = "tiles" if block.dfb.is_tiled else "elements"

@@ -23,7 +23,7 @@ from tilefold.errors import TilefoldError
 from tilefold.frontend.source import MISSING
 from tilefold.frontend.ttl import device_calls
 from tilefold.frontend.ttl.dataflow_buffers import DataflowBuffer
-from tilefold.frontend.ttl.grid import NodeExpression, grid_shape, grid_size, node_coordinates
+from tilefold.frontend.ttl.grid import BODY_BUILTINS, NodeExpression, grid_shape, grid_size, node_coordinates
 from tilefold.frontend.ttl.grid import node as ttl_node
 from tilefold.frontend.ttl.math_api import BlockFunction
 from tilefold.frontend.ttl.pipes import PipeNet
@@ -118,7 +118,7 @@ class ExpressionBuilder:
     def node_expression(self, expr: NodeExpression, node: ast.AST):
         x, y = self.node_values(node)
         ops = {"+": self.scalars.add, "-": self.scalars.sub, "*": self.scalars.mul, "//": self.scalars.floordiv,
-               "%": self.scalars.mod}
+               "%": self.scalars.mod, "min": self.scalars.minimum, "max": self.scalars.maximum}
         return expr.evaluate(lambda leaf: x if leaf == "x" else y, lambda op, a, b: ops[op](a, b))
 
     # -- evaluation -----------------------------------------------------------------------------
@@ -357,6 +357,8 @@ class ExpressionBuilder:
             id(device_calls.signpost): lambda args, kwargs, node: device_calls.SIGNPOST,
             id(builtins.min): lambda args, kwargs, node: self.call_min_max(args, node, "min"),
             id(builtins.max): lambda args, kwargs, node: self.call_min_max(args, node, "max"),
+            id(BODY_BUILTINS["min"]): lambda args, kwargs, node: self.call_min_max(args, node, "min"),
+            id(BODY_BUILTINS["max"]): lambda args, kwargs, node: self.call_min_max(args, node, "max"),
             id(builtins.abs): self.call_abs,
             id(builtins.range): self.call_range,
         }

@@ -12,6 +12,8 @@ become runtime values where a kernel uses them.
 
 from __future__ import annotations
 
+import builtins
+import types
 from dataclasses import dataclass
 
 from tilefold.arch import Arch
@@ -73,7 +75,7 @@ def grid_size(dims: int = 2):
 class NodeExpression:
     """An integer expression of the node's coordinates, built in an operation's body."""
 
-    op: str                      # "x", "y", "const", "+", "-", "*", "//", "%"
+    op: str                      # "x", "y", "const", "+", "-", "*", "//", "%", "min", "max"
     args: tuple = ()
 
     def _wrap(self, other):
@@ -126,6 +128,42 @@ class NodeExpression:
             return self.args[0]
         a, b = (arg.evaluate(leaf, arithmetic) for arg in self.args)
         return arithmetic(self.op, a, b)
+
+
+def _folded(which: str):
+    """``min`` / ``max`` for an operation's body: of node expressions, a node expression (the
+    kernels compute it); of anything else, Python's."""
+    python = builtins.min if which == "min" else builtins.max
+
+    def fold(*args, **kwargs):
+        values = list(args[0]) if len(args) == 1 and not isinstance(args[0], NodeExpression) and hasattr(
+            args[0], "__iter__") else list(args)
+        if kwargs or not any(isinstance(v, NodeExpression) for v in values):
+            return python(*args, **kwargs)
+        result = values[0]
+        for v in values[1:]:
+            left = result if isinstance(result, NodeExpression) else NodeExpression("const", (result,))
+            result = NodeExpression(which, (left, left._wrap(v)))
+        return result
+
+    fold.__name__ = which
+    return fold
+
+
+BODY_BUILTINS = {"min": _folded("min"), "max": _folded("max")}
+
+
+def with_node_builtins(function):
+    """``function`` seeing :data:`BODY_BUILTINS` where its module does not define those names, so
+    that ``min(node * n, total)`` in an operation's body is a node expression."""
+    extra = {k: v for k, v in BODY_BUILTINS.items() if k not in function.__globals__}
+    if not extra:
+        return function
+    namespace = {**function.__globals__, **extra}
+    body = types.FunctionType(function.__code__, namespace, function.__name__, function.__defaults__,
+                              function.__closure__)
+    body.__kwdefaults__ = function.__kwdefaults__
+    return body
 
 
 def node_coordinates(grid: tuple[int, int], dims: int, x, y, arithmetic, location=None):

@@ -26,7 +26,7 @@ from tilefold.errors import KernelError, SourceLocation
 from tilefold.frontend.ttl import session
 from tilefold.frontend.ttl.capture import OperationCapture, TensorArgument, capturing
 from tilefold.frontend.ttl.fingerprint import operation_key
-from tilefold.frontend.ttl.grid import resolve_grid
+from tilefold.frontend.ttl.grid import resolve_grid, with_node_builtins
 from tilefold.caller import user_location
 
 PIPE_NETS_ATTR = "ttl.pipe_nets"
@@ -144,7 +144,7 @@ class Operation:
         capture = OperationCapture(self.name, grid, arch, tensors, self.location)
         capture.constants = constants
         with capturing(capture):
-            result = self.function(*args, **kwargs)
+            result = with_node_builtins(self.function)(*args, **kwargs)
         if result is not None:
             raise KernelError(f"operation {self.function.__name__} returns {type(result).__name__}; an operation "
                               "writes its output tensors and returns None", self.location)

@@ -24,6 +24,7 @@ table (``ttl.pipe_nets``: per net, the buffer blocks are received into and the b
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import IndexType, ModuleOp
@@ -62,6 +63,16 @@ def _page_size(tensor_type) -> int:
     if isinstance(element, ttl.TileType):
         return fmt.tile_size(element.height.data, element.width.data)
     return tensor_type.get_shape()[-1] * fmt.element_size
+
+
+class _Rows(NamedTuple):
+    """Elements a converting copy walks: ``count`` rows of ``width`` elements, the rows
+    ``src_stride`` / ``dst_stride`` elements apart (tiles: one row of all the block's elements)."""
+
+    count: int
+    width: int
+    src_stride: int
+    dst_stride: int
 
 
 class DataMovementLowering:
@@ -222,37 +233,59 @@ class DataMovementLowering:
             scratch = e.call("get_write_ptr", [staging_cb], op).results[0]
             scratch.name_hint = "staging"
             page = _page_size(tensor_op.result.type)
-            count = math.prod(sizes) * 1024
+            tensor_format = ttl.data_format_of(tensor_op.result.type)
+            block_format = ttl.data_format_of(block.type)
+            if tiled:
+                rows = _Rows(1, math.prod(sizes) * 1024, 0, 0)
+            else:               # rows padded to the L1 alignment, differently in each format
+                width = piece.static_sizes[-1]
+                tensor_row = page // tensor_format.element_size
+                block_row = cb_geometry(bind_of(block).result.type)[0] // block_format.element_size
+                rows = _Rows(math.prod(sizes), width, tensor_row if reading else block_row,
+                             block_row if reading else tensor_row)
             if reading:
-                self.pending_conversions[op.result] = (scratch, address, count, ttl.data_format_of(
-                    tensor_op.result.type))
+                self.pending_conversions[op.result] = (scratch, address, rows, tensor_format)
             else:
-                self.convert(address, scratch, count, ttl.data_format_of(block.type), op)
+                self.convert(address, scratch, rows, block_format, op)
             address = scratch
         self.page_loop(op, offsets, sizes, strides, accessor, address, page,
                        "noc_async_read_page" if reading else "noc_async_write_page")
 
-    def convert(self, src: SSAValue, dst: SSAValue, count: int, src_format: DataFormat, anchor: Operation) -> None:
-        """Convert ``count`` elements at L1 ``src`` (bfloat16 or float32) into the other format at
+    def convert(self, src: SSAValue, dst: SSAValue, rows: "_Rows", src_format: DataFormat,
+                anchor: Operation) -> None:
+        """Convert ``rows`` of elements at L1 ``src`` (bfloat16 or float32) into the other format at
         ``dst``, one element per iteration: bfloat16 widens exactly, float32 rounds to nearest even."""
         e = self.e
+        end = anchor
+        row = None
+        if rows.count > 1:
+            outer = Block(arg_types=[IndexType()])
+            outer.args[0].name_hint = "row"
+            e.before(scf.ForOp(e.index(0, anchor), e.index(rows.count, anchor), e.index(1, anchor), [], outer),
+                     anchor)
+            outer.add_op(scf.YieldOp())
+            end, row = outer.last_op, outer.args[0]
         body = Block(arg_types=[IndexType()])
         body.args[0].name_hint = "element"
-        e.before(scf.ForOp(e.index(0, anchor), e.index(count, anchor), e.index(1, anchor), [], body), anchor)
+        e.before(scf.ForOp(e.index(0, end), e.index(rows.width, end), e.index(1, end), [], body), end)
         body.add_op(scf.YieldOp())
         end = body.last_op
-        i = e.to_i32(body.args[0], end)
+        i = j = body.args[0]
+        if row is not None:
+            i = e.add(e.mul(row, e.index(rows.src_stride, end), end), i, end)
+            j = e.add(e.mul(row, e.index(rows.dst_stride, end), end), j, end)
+        i, j = e.to_i32(i, end), e.to_i32(j, end)
         sixteen = e.i32(16, end)
         if src_format is DataFormat.Float16_b:
             bits = e.before(L1LoadOp(src, i, 16), end).result
             wide = e.before(arith.ShLIOp(bits, sixteen), end).result
-            e.before(L1StoreOp(dst, i, wide, 32), end)
+            e.before(L1StoreOp(dst, j, wide, 32), end)
             return
         bits = e.before(L1LoadOp(src, i, 32), end).result
         lsb = e.before(arith.AndIOp(e.before(arith.ShRUIOp(bits, sixteen), end).result, e.i32(1, end)), end).result
         biased = e.add(e.add(bits, e.i32(0x7FFF, end), end), lsb, end)
         narrow = e.before(arith.ShRUIOp(biased, sixteen), end).result
-        e.before(L1StoreOp(dst, i, narrow, 16), end)
+        e.before(L1StoreOp(dst, j, narrow, 16), end)
 
     def check_offsets(self, op: ttl.CopyOp, piece: ttl.TensorSliceOp, tensor_op: ttl.TensorOp) -> None:
         """A watcher ``ASSERT`` before the copy for each offset the front end could not bound: it must
