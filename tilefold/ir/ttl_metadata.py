@@ -64,16 +64,23 @@ class CBEntryAttr(Record):
 
 @irdl_attr_definition
 class PipeNetAttr(Record):
-    """``#ttl.pipe_net<net, recv_cb, block_bytes>``: a pipe net, the buffer its blocks are received
-    into and the size of a block in bytes."""
+    """``#ttl.pipe_net<net, recv_cb, block_bytes[, landing_cb, landing_slots, receive_slots]>``: a pipe net, the buffer its
+    blocks are received into, the size of a block in bytes and — for a net whose nodes both send
+    and receive — the buffer its blocks land in, its number of slots (each with a semaphore after
+    the nets' own three) and the most pipes a node receives from."""
 
     name = "ttl.pipe_net"
 
     net: _OPT_INT
     recv_cb: _OPT_INT
     block_bytes: _OPT_INT
+    landing_cb: _OPT_INT
+    landing_slots: _OPT_INT
+    receive_slots: _OPT_INT
 
-    FIELDS = (Field("net", True, _int(0)), Field("recv_cb", True, _int(0)), Field("block_bytes", True, _int(1)))
+    FIELDS = (Field("net", True, _int(0)), Field("recv_cb", True, _int(0)), Field("block_bytes", True, _int(1)),
+              Field("landing_cb", False, _int(0)), Field("landing_slots", False, _int(1)),
+              Field("receive_slots", False, _int(1)))
 
 
 # the kinds of kernel argument, and what each one is
@@ -89,7 +96,8 @@ ARG_KINDS = {
 }
 COMPILE_TIME_KINDS = ("cb", "accessor")
 # the fields of one pipe of a net, by the node's role in it
-PIPE_FIELDS = {"src": ("x0", "y0", "x1", "y1", "dests", "remote", "loopback"), "dst": ("x", "y", "self")}
+PIPE_FIELDS = {"src": ("x0", "y0", "x1", "y1", "dests", "remote", "loopback", "index"),
+               "dst": ("x", "y", "self", "index")}
 # the logical coordinates of the other end of a pipe: the destinations' rectangle of a source, the
 # source of a destination (``linear``: y * grid columns + x of its first core)
 PEER_FIELDS = {"src": ("x0", "y0", "x1", "y1", "linear"), "dst": ("x", "y", "linear")}

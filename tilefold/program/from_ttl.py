@@ -114,11 +114,13 @@ def build_program(module: ModuleOp, built, arch) -> Program:
                            memory_config=memory if getattr(memory, "is_sharded", False) else None)
     entries = circular_buffer_table(module)
     nets = {net.index: net for net in capture.pipe_nets}
-    net_order = [entry.to_dict()["net"] for entry in module.attributes["ttl.pipe_nets"].data]
-    check_l1(entries, capture, SEMAPHORES_PER_NET * len(net_order), arch)
+    net_entries = [entry.to_dict() for entry in module.attributes["ttl.pipe_nets"].data]
+    # three per net, then one per landing slot of the nets that have a landing buffer
+    semaphores = SEMAPHORES_PER_NET * len(net_entries) + sum(e.get("landing_slots") or 0 for e in net_entries)
+    check_l1(entries, capture, semaphores, arch)
     for e in entries:
         program.create_circular_buffer(cores, e.index, e.page_size, e.num_pages, e.data_format, name=e.name)
-    for _ in range(SEMAPHORES_PER_NET * len(net_order)):
+    for _ in range(semaphores):
         program.create_semaphore(cores, 0)
     names = {arg.index: arg.name for arg in capture.tensors}
     processors = iter(("RISCV_0", "RISCV_1"))
@@ -178,6 +180,8 @@ def _runtime_value(arg: dict, core: CoreCoord, program: Program, names, nets, no
     if slot >= len(routes):
         return 0
     route = routes[slot]
+    if field == "index":                # the pipe's slot in its net's landing buffer
+        return net.landing_slots()[net.routes.index(route)]
     if kind == "pipe_peer":
         return _peer(route, role, field, net.grid[0])
     if role == "src":

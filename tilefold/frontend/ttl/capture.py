@@ -39,6 +39,7 @@ class OperationCapture:
     pipe_nets: list = field(default_factory=list)
     bound_nets: dict = field(default_factory=dict)    # id of a ttl.PipeNet -> the net on this grid
     constants: dict = field(default_factory=dict)     # compile-time arguments of the call, by name
+    landing: dict = field(default_factory=dict)       # net index -> its landing buffer (pipes.needs_landing)
 
     def tensor_argument(self, tensor) -> TensorArgument | None:
         for arg in self.tensors:

@@ -18,7 +18,13 @@ table (``ttl.pipe_nets``: per net, the buffer blocks are received into and the b
   receiver, clears ``ready``, multicasts the block to the destination rectangle
   (``noc_async_write_multicast``, ``_loopback_src`` when it is one of the destinations) at its own
   write pointer of the receiving buffer — every node reserves that buffer in step, so the address is
-  the same on all of them — then multicasts ``valid = 1``; its ``wait`` is a write barrier.
+  the same on all of them — then multicasts ``valid = 1``; its ``wait`` is a write barrier;
+* a net whose nodes both send and receive (a ring, a scatter-gather with loopback) has a landing
+  buffer, one slot per pipe reaching a common node, each slot with a semaphore: a receiving kernel
+  holds the whole buffer from its start and credits the ``ready`` of each of its sources once, a
+  send waits for its credits and multicasts into its slot and sets the slot's semaphore, and the
+  receive's ``wait`` waits for that semaphore, copies the slot into the block, clears it and
+  credits the sender again — so no send waits for a receiver to reach its receive.
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ import math
 from typing import NamedTuple
 
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import IndexType, ModuleOp
+from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 
 from tilefold.ir import ttl
@@ -51,9 +57,13 @@ def pipe_table(module: ModuleOp) -> dict[int, dict]:
     out = {}
     if attr is None:
         return out
+    flags = SEMAPHORES_PER_NET * len(attr.data)       # the landing slots' semaphores follow the nets' own
     for position, entry in enumerate(attr.data):
         fields = entry.to_dict()
-        out[fields["net"]] = {"position": position, "recv_cb": fields["recv_cb"], "block_bytes": fields["block_bytes"]}
+        out[fields["net"]] = {"position": position, "recv_cb": fields["recv_cb"], "block_bytes": fields["block_bytes"],
+                              "landing_cb": fields.get("landing_cb"), "receive_slots": fields.get("receive_slots"),
+                              "first_flag": flags}
+        flags += fields.get("landing_slots") or 0
     return out
 
 
@@ -93,6 +103,9 @@ class DataMovementLowering:
         self.last_args: SSAValue | None = None
         self.addresses: dict[SSAValue, SSAValue] = {}     # block value -> its L1 address (i32)
         self.semaphores: dict[tuple[int, int], SSAValue] = {}
+        self.opened: set[int] = set()         # landing nets whose buffer this kernel holds (open_landing)
+        self.cb_pages = {b.index: cb_geometry(b.result.type)[2] for b in emitter.kernel.walk()
+                         if isinstance(b, ttl.BindCBOp)}
         # a read between data formats -> (staging address, block address, elements, tensor format)
         self.pending_conversions: dict[SSAValue, tuple] = {}
 
@@ -252,9 +265,10 @@ class DataMovementLowering:
                        "noc_async_read_page" if reading else "noc_async_write_page")
 
     def convert(self, src: SSAValue, dst: SSAValue, rows: "_Rows", src_format: DataFormat,
-                anchor: Operation) -> None:
+                anchor: Operation, copy: bool = False) -> None:
         """Convert ``rows`` of elements at L1 ``src`` (bfloat16 or float32) into the other format at
-        ``dst``, one element per iteration: bfloat16 widens exactly, float32 rounds to nearest even."""
+        ``dst``, one element per iteration: bfloat16 widens exactly, float32 rounds to nearest even
+        (``copy``: 32-bit words copied as they are)."""
         e = self.e
         end = anchor
         row = None
@@ -275,6 +289,9 @@ class DataMovementLowering:
             i = e.add(e.mul(row, e.index(rows.src_stride, end), end), i, end)
             j = e.add(e.mul(row, e.index(rows.dst_stride, end), end), j, end)
         i, j = e.to_i32(i, end), e.to_i32(j, end)
+        if copy:
+            e.before(L1StoreOp(dst, j, e.before(L1LoadOp(src, i, 32), end).result, 32), end)
+            return
         sixteen = e.i32(16, end)
         if src_format is DataFormat.Float16_b:
             bits = e.before(L1LoadOp(src, i, 16), end).result
@@ -359,6 +376,8 @@ class DataMovementLowering:
                 self.convert(*pending, op)
         elif isinstance(source, ttl.PipeSendOp):
             e.call("noc_async_write_barrier", [], op)
+        elif self.pipes[source.net_index]["landing_cb"] is not None:
+            self.land(source, op)
         else:
             valid = self.semaphore(source.net_index, VALID, op)
             e.call("noc_semaphore_wait", [valid, e.i32(1, op)], op)
@@ -390,10 +409,14 @@ class DataMovementLowering:
         ready = self.semaphore(net, READY, op)
         valid = self.semaphore(net, VALID, op)
         one = self.semaphore(net, ONE, op)
-        e.call("noc_semaphore_wait", [ready, self._field(op, "src", "remote")], op)
+        remote = self._field(op, "src", "remote")
+        e.call("noc_semaphore_wait", [ready, remote], op)
         e.call("noc_semaphore_set", [ready, e.i32(0, op)], op)
         rect = [self._field(op, "src", f) for f in ("x0", "y0", "x1", "y1")]
-        dst = e.call("get_write_ptr", [self.cbs[info["recv_cb"]]], op).results[0]
+        if info["landing_cb"] is not None:
+            dst, valid = self.landing_slot(op, "src")
+        else:
+            dst = e.call("get_write_ptr", [self.cbs[info["recv_cb"]]], op).results[0]
         data = e.call("get_noc_multicast_addr", [*rect, dst], op).results[0]
         flag = e.call("get_noc_multicast_addr", [*rect, valid], op).results[0]
         dests = self._field(op, "src", "dests")
@@ -410,11 +433,73 @@ class DataMovementLowering:
             e.call(f"noc_semaphore_set_multicast{suffix}", [one, flag, dests], end, location=op.location)
         del branch
 
+    def landing_slot(self, op, role: str) -> tuple[SSAValue, SSAValue]:
+        """The L1 address of the slot of ``op``'s pipe in its net's landing buffer (the same on every
+        node: the buffer is never pushed, its write pointer stays put) and the slot's semaphore."""
+        e = self.e
+        info = self.pipes[op.net_index]
+        base = e.call("get_write_ptr", [self.cbs[info["landing_cb"]]], op).results[0]
+        index = e.to_i32(self._field(op, role, "index"), op)
+        slot = e.add(base, e.mul(index, e.i32(info["block_bytes"], op), op), op)
+        flag = e.call("get_semaphore", [e.add(index, e.i32(info["first_flag"], op), op)], op).results[0]
+        slot.name_hint, flag.name_hint = "landing_slot", "landing_flag"
+        return slot, flag
+
+    def open_landing(self, net: int) -> None:
+        """At the start of a kernel receiving from landing net ``net``: hold the whole landing buffer
+        (never pushed: the senders write into it) and tell the source of each pipe the node receives
+        from that its slot is free — the first credit of each sender's ``ready``."""
+        if net in self.opened:
+            return
+        self.opened.add(net)
+        e, info = self.e, self.pipes[net]
+        cb = self.cbs[info["landing_cb"]]
+        pages = e.at_start(arith.ConstantOp(IntegerAttr(self.cb_pages[info["landing_cb"]], IndexType()))).result
+        e.at_start(api_call("cb_reserve_back", [cb, pages]))
+        ready = self.semaphore(net, READY, None)
+        count = e.runtime(KernelArgAttr.of("pipe_count", net, "dst"), "dst_pipes")
+        for slot in range(info["receive_slots"]):
+            x, y, me = (e.runtime(KernelArgAttr.of("pipe", net, "dst", slot, f), f"dst{slot}_{f}")
+                        for f in ("x", "y", "self"))
+            n = e.at_start(arith.ConstantOp(IntegerAttr(slot, IndexType()))).result
+            zero = e.at_start(arith.ConstantOp(IntegerAttr(0, IndexType()))).result
+            has = e.at_start(arith.CmpiOp(n, count, "ult")).result
+            remote = e.at_start(arith.CmpiOp(me, zero, "eq")).result
+            cond = e.at_start(arith.AndIOp(has, remote)).result
+            body = Block()
+            address = api_call("get_noc_addr_xy", [x, y, ready])
+            one = arith.ConstantOp.from_int_and_width(1, 32)
+            body.add_ops([address, one, api_call("noc_semaphore_inc", [address.results[0], one.result]),
+                          scf.YieldOp()])
+            e.at_start(scf.IfOp(cond, [], [body]))
+
+    def land(self, recv: ttl.PipeRecvOp, op: ttl.WaitOp) -> None:
+        """The wait of a receive from a landing net: wait for the pipe's flag, copy its slot into
+        the block word by word, clear the flag and give the sender its slot back."""
+        e = self.e
+        slot, flag = self.landing_slot(recv, "dst")
+        e.call("noc_semaphore_wait", [flag, e.i32(1, op)], op)
+        words = self.pipes[recv.net_index]["block_bytes"] // 4
+        self.convert(slot, self.e_address(recv), _Rows(1, words, 0, 0), DataFormat.Float32, op, copy=True)
+        e.call("noc_semaphore_set", [flag, e.i32(0, op)], op)
+        remote = e.before(arith.CmpiOp(self._field(recv, "dst", "self"), e.index(0, op), "eq"), op).result
+        then_block = Block()
+        e.before(scf.IfOp(remote, [], [then_block]), op)
+        then_block.add_op(scf.YieldOp())
+        end = then_block.last_op
+        ready = self.semaphore(recv.net_index, READY, op)
+        sender = e.call("get_noc_addr_xy", [self._field(recv, "dst", "x"), self._field(recv, "dst", "y"), ready], end,
+                        location=op.location).results[0]
+        e.call("noc_semaphore_inc", [sender, e.i32(1, end)], end, location=op.location)
+
     def e_address(self, op) -> SSAValue:
         return self.addresses[op.block]
 
     def receive(self, op: ttl.PipeRecvOp) -> None:
         e = self.e
+        if self.pipes[op.net_index]["landing_cb"] is not None:
+            self.open_landing(op.net_index)
+            return                  # the block lands in the landing buffer; the wait copies it
         ready = self.semaphore(op.net_index, READY, op)
         remote = e.before(arith.CmpiOp(self._field(op, "dst", "self"), e.index(0, op), "eq"), op).result
         then_block = Block()
