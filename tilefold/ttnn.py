@@ -107,7 +107,7 @@ def _dtype(dtype) -> DataType:
     if isinstance(dtype, DataType):
         return dtype
     name = getattr(dtype, "name", None) or str(dtype)
-    name = name.lower().removeprefix("datatype.").removeprefix("ttnn.")
+    name = name.lower().removeprefix("datatype.").removeprefix("ttnn.").removeprefix("torch.")
     if name in _DTYPES:
         return _DTYPES[name]
     try:
@@ -219,6 +219,10 @@ class Tensor:
 
     def to_numpy(self) -> np.ndarray:
         return self.host_values.copy()
+
+    def to_torch(self, dtype=None, **kwargs):
+        """``tensor.to_torch()``: :func:`to_torch` of this tensor."""
+        return to_torch(self, dtype, **kwargs)
 
     def __repr__(self) -> str:
         return f"ttnn.Tensor(shape={tuple(self.shape)}, dtype={self.dtype.name}, layout={self.layout.name})"
