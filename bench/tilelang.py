@@ -20,7 +20,7 @@ from pathlib import Path
 import ml_dtypes
 import numpy as np
 
-from tilefold.frontend.tilelang.jit import jit
+from tilefold.run.jit import jit
 
 SIZE, BLOCK = 2048, (256, 256, 256)
 REPEAT = 7

@@ -15,7 +15,7 @@ def __getattr__(name: str):
     # The TileLang entry points (``@tilefold.jit``, ``tilefold.compile`` ...) without importing the
     # compiler at ``import tilefold``; ``import tilefold as tilelang`` runs TileLang scripts.
     if name in _TILELANG_NAMES:
-        from tilefold.frontend.tilelang import jit as _jit
+        from tilefold.run import jit as _jit
 
         return getattr(_jit, name)
     if name == "autotune":

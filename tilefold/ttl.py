@@ -10,3 +10,7 @@ The names of the TT-Lang 1.x programming model — ``ttl.operation``, ``ttl.comp
 from tilefold.frontend.ttl import *  # noqa: F401,F403
 from tilefold.frontend.ttl import __all__  # noqa: F401
 from tilefold.frontend.ttl.api import __getattr__  # noqa: F401  (a name tilefold lacks is one clear error)
+
+from tilefold.run import ttl as _runner
+
+_runner.install()  # calls of ttl.operation compile and run through tilefold.run.ttl

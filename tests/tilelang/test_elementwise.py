@@ -5,7 +5,7 @@ import pytest
 from tilelang_helpers import bf16, load_example, random_bf16
 
 import tilefold.language as T
-from tilefold.frontend.tilelang.jit import jit
+from tilefold.run.jit import jit
 
 
 def f32(x):

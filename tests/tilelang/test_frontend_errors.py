@@ -8,7 +8,7 @@ from tilelang_helpers import expect_error
 import tilefold.language as T
 from tilefold.errors import CompileError, KernelError, TilefoldError
 from tilefold.compiler import compile_prim_func
-from tilefold.frontend.tilelang.jit import jit
+from tilefold.run.jit import jit
 
 
 def build(prim):

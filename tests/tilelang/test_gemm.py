@@ -7,7 +7,7 @@ from checkkernel import accessor_compile_args, check_kernels, require_accepted
 from tilelang_helpers import filecheck, load_example, matmul_reference, random_bf16
 
 import tilefold.language as T
-from tilefold.frontend.tilelang.jit import jit
+from tilefold.run.jit import jit
 from tilefold.ir.attributes import get_attr
 
 DEPRECATED = ("noc_async_read_tile", "noc_async_write_tile", "acquire_dst", "release_dst", "InterleavedAddrGen")

@@ -10,7 +10,7 @@ from tilelang_helpers import bf16, random_bf16
 import tilefold.language as T
 from tilefold.errors import CompileError, L1OverflowError
 from tilefold.compiler import compile_prim_func
-from tilefold.frontend.tilelang.jit import jit
+from tilefold.run.jit import jit
 from tilefold.ir.attributes import get_attr
 from tilefold.program import TensorAccessorArgsRef
 

@@ -9,7 +9,7 @@ from xdsl.rewriter import Rewriter
 
 import tilefold.language as T
 from tilefold.errors import CompileError, DeadlockError, NocHazardError
-from tilefold.frontend.tilelang.jit import jit
+from tilefold.run.jit import jit
 from tilefold.ir.attributes import get_attr, kernel_function, set_attr
 from tilefold.passes.pipelines import pass_named
 from tilefold.passes.tilelang.verify_tt_ir import _semaphore_id

@@ -9,7 +9,7 @@ from tilelang_helpers import load_example
 import tilefold.language as T
 from tilefold.codegen.plan import RULES, emit_tt_plan, load_tt_plan, validate_plan
 from tilefold.errors import PlanError
-from tilefold.frontend.tilelang.jit import jit
+from tilefold.run.jit import jit
 
 
 @pytest.fixture(scope="module")

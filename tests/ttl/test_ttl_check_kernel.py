@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-import tilefold.frontend.ttl.runner as runner
+import tilefold.run.ttl as runner
 from checkhost import check_hosts, require_hosts_accepted
 from tilefold.frontend.ttl import session
 from tilefold.codegen.cpp import emit_kernel

@@ -117,7 +117,7 @@ def test_math_function_against_numpy(name):
 
 
 def test_math_functions_compile_against_the_real_compute_headers(tmp_path, check_kernel):
-    import tilefold.frontend.ttl.runner as runner
+    import tilefold.run.ttl as runner
     from tilefold.codegen.cpp import emit_kernel
 
     def chain(b):
@@ -468,7 +468,7 @@ def test_unsafe_element_read_and_write_in_a_data_movement_kernel(dtype, bits):
 
 
 def test_unsafe_element_access_compiles_against_the_real_dataflow_headers(tmp_path, check_kernel):
-    import tilefold.frontend.ttl.runner as runner
+    import tilefold.run.ttl as runner
     from tilefold.codegen.cpp import emit_kernel
 
     programs = []

@@ -70,7 +70,7 @@ def expect_error(run, test, error=TilefoldError, *fragments: str):
 
 def compiled(operation, *tensors):
     """The CompiledOperation (lowered module, Program, IR after each pass) of one call."""
-    from tilefold.frontend.ttl.runner import compile_built
+    from tilefold.run.ttl import compile_built
 
     return compile_built(operation.build(tensors, {}), get_arch(None), keep_dumps=True)
 

@@ -1,7 +1,7 @@
 """One configuration of a tuned kernel, as the front end that wrote it builds, lowers and runs it.
 
 Reads: what the tuned function returned for a configuration — a TileLang kernel (a
-``@T.prim_func`` or a :class:`~tilefold.frontend.tilelang.jit.JITKernel`) or a TT-Lang
+``@T.prim_func`` or a :class:`~tilefold.run.jit.JITKernel`) or a TT-Lang
 operation (:class:`~tilefold.frontend.ttl.operation.Operation`, called with the configuration's
 Python constants when the operation itself is tuned). Writes: nothing; a candidate hands back
 its lowered program (:class:`Lowered`) and, when run, its outputs and the simulator's
@@ -97,7 +97,7 @@ class TTLangCandidate:
 
 def make_candidate(made, constants: dict, location=None):
     """The candidate for what a tuned function returned (``made``)."""
-    from tilefold.frontend.tilelang.jit import JITKernel
+    from tilefold.run.jit import JITKernel
     from tilefold.frontend.tilelang.prim_func import PrimFunc
 
     if isinstance(made, JITKernel):

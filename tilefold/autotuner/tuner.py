@@ -228,7 +228,7 @@ class AutoTuner:
         if isinstance(fn, Operation) or not self.compile_args.get("out_idx") and not self.compile_args.get(
                 "pass_configs"):
             return fn
-        from tilefold.frontend.tilelang.jit import jit
+        from tilefold.run.jit import jit
 
         options = self.compile_args
 
@@ -265,7 +265,7 @@ class AutoTuner:
         if not isinstance(candidate, TileLangCandidate):
             raise KernelError(f"tuning {self.name} needs the operation's tensors: call it inside "
                               "`with tilefold.autotuner.set_autotune_inputs(a, b, out):`", self.location)
-        from tilefold.frontend.tilelang.profiler import Profiler
+        from tilefold.run.profiler import Profiler
 
         supply = self.profile_args.get("supply_prog")
         kernel = candidate.kernel

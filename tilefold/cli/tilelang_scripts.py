@@ -27,7 +27,7 @@ from pathlib import Path
 from tilefold.cli.user_code import run_as_main
 from tilefold.errors import KernelError, SourceLocation, TilefoldError
 from tilefold.compiler import compile_prim_func
-from tilefold.frontend.tilelang.jit import JITKernel, default_device
+from tilefold.run.jit import JITKernel, default_device
 from tilefold.frontend.tilelang.prim_func import PrimFunc
 
 _serial = count()

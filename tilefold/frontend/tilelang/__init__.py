@@ -5,7 +5,8 @@ fragment buffers and tile operations (``T.copy``, ``T.gemm``, ``T.Parallel`` ...
 modules: :mod:`.types` (dtypes, ``T.Tensor``), :mod:`.api` (the primitives),
 :mod:`.prim_func` (the decorator and layout annotations), :mod:`.source` and
 :mod:`.values` (what the builder reads and computes with), :mod:`.builder` and
-:mod:`.primitives` (AST → ``tile`` IR) and :mod:`.jit` (``@tilefold.jit``). The pipeline, the
-Program, the artifacts and simulated runs are :mod:`tilefold.compiler`'s; ``tilefold compile`` /
+:mod:`.primitives` (AST → ``tile`` IR). The front end only builds IR: ``@tilefold.jit`` is
+:mod:`tilefold.run.jit`, and the pipeline, the Program, the artifacts and simulated runs are
+:mod:`tilefold.compiler`'s; ``tilefold compile`` /
 ``run`` on a .py file is :mod:`tilefold.cli.tilelang_scripts`.
 """

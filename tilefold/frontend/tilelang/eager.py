@@ -12,7 +12,7 @@ Reads: a Python function written in TileLang's eager style::
             ...
         return C
 
-Writes: :class:`~tilefold.frontend.tilelang.jit.JITKernel` objects, one per set of
+Writes: :class:`~tilefold.run.jit.JITKernel` objects, one per set of
 compile-time arguments and tensor shapes. ``matmul(a, b, 128, 128, 32)`` compiles (once) and
 runs at once, returning ``C``; ``matmul.compile(M=..., N=..., K=..., block_M=...)`` returns the
 kernel, called later with the input arrays. The tensor arguments are the parameters the

@@ -10,7 +10,7 @@ same calls inside the kernel body annotate it in place.
 
 A kernel body with several ``with T.Kernel`` grids (and the ``T.alloc_global`` scratch tensors
 they pass data through) is split by :meth:`PrimFunc.grids` into one PrimFunc per grid, each
-taking the kernel's tensors and the scratch tensors; :mod:`.sequence` runs them in order.
+taking the kernel's tensors and the scratch tensors; :mod:`tilefold.run.sequence` runs them in order.
 """
 
 from __future__ import annotations

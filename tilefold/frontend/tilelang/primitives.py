@@ -352,7 +352,7 @@ class PrimitiveRules:
 
     def rule_alloc_global(self, node, name_hint):
         """A scratch tensor in DRAM that the kernel's grids pass data through: a parameter the
-        caller never sees (:mod:`.sequence` allocates it, zeroed, for each call)."""
+        caller never sees (:mod:`tilefold.run.sequence` allocates it, zeroed, for each call)."""
         args = self.arguments(node, ("shape", "dtype"), {"dtype": "float32"}, "T.alloc_global")
         if self.function is not None:
             raise self.error(node, "T.alloc_global makes a tensor the kernel's grids share: call it before the first "

@@ -5,11 +5,10 @@ session settings (:mod:`.session`). Writes: the tensors the kernels write, and â
 ``tilefold compile`` â€” a TT-Metalium project per call.
 
 A call runs the function's body on the host (:mod:`.capture`), builds each kernel function into
-``ttl`` IR (:mod:`.builder`) in one module and hands it to :mod:`tilefold.compiler` (through
-:mod:`.runner`), which lowers it with the TT-Lang pipeline, builds its
-:class:`~tilefold.program.Program` and runs it on the simulated device. The builder and the
-runner are imported on the first call, so that ``import tilefold.ttl`` loads neither the kernel
-builder nor the compiler. A call whose body made the same kernels, buffers and tensor layouts
+``ttl`` IR (:mod:`.builder`) in one module and hands it to the session's runner
+(:func:`.session.runner`, installed by :mod:`tilefold.ttl`), which lowers it with the TT-Lang
+pipeline, builds its :class:`~tilefold.program.Program` and runs it on the simulated device. The builder is imported on the first call, so that ``import
+tilefold.ttl`` does not load it. A call whose body made the same kernels, buffers and tensor layouts
 as an earlier one (:mod:`.fingerprint`) reuses that call's program without building IR again.
 
 Errors: a call with something that is not a device tensor, a grid that does not fit the device,
@@ -105,8 +104,7 @@ class Operation:
         print(f"  chip {slowest}: " + perf.summary().replace("\n", "\n  "))
 
     def _call_on_one_device(self, args, kwargs, report: bool = True):
-        from tilefold.frontend.ttl import runner
-
+        runner = session.runner()
         capture = self.capture(args, kwargs)
         key, pinned = operation_key(capture, self.options)
         if key is not None and key in self._cache:

@@ -1,10 +1,14 @@
-"""How TT-Lang operations run in this process: the device, and whether to write C++ projects.
+"""How TT-Lang operations run in this process: the device, whether to write C++ projects, and who runs them.
 
 Reads: nothing. Writes: nothing. :data:`SETTINGS` is read by every operation call:
 ``arch`` (the simulated device), ``project_dir`` (set by ``tilefold compile``: each call also
 writes a TT-Metalium project there), ``print_ir_after_all``, ``trace`` (a Chrome trace of the last
 run), ``report`` (print a summary of each run) and the steps of multi-chip runs (``mesh_steps``).
 :func:`configured` sets them for a ``with`` block.
+
+The front end only builds a call's ``ttl`` IR; compiling and running it is the job of a
+:class:`Runner` that :mod:`tilefold.ttl` installs (:func:`install_runner`; it is
+:mod:`tilefold.run.ttl`), so that no front-end module imports the compiler or the simulator.
 """
 
 from __future__ import annotations
@@ -12,6 +16,9 @@ from __future__ import annotations
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Protocol
+
+from tilefold.errors import KernelError
 
 
 @dataclass
@@ -43,3 +50,29 @@ def configured(**changes):
 
 def settings() -> Settings:
     return SETTINGS
+
+
+class Runner(Protocol):
+    """Compiles and runs one call of an operation (:mod:`tilefold.run.ttl`)."""
+
+    def compile_built(self, built, arch):
+        """Lower a call's ttl module (a ``BuiltOperation``) and build its program."""
+
+    def run_operation(self, operation, capture, compiled, report: bool = True):
+        """Run a compiled call on the simulated device; write the results into the tensors."""
+
+
+_RUNNER: Runner | None = None
+
+
+def install_runner(runner: Runner) -> None:
+    """Make ``runner`` compile and run every operation call of this process."""
+    global _RUNNER
+    _RUNNER = runner
+
+
+def runner() -> Runner:
+    if _RUNNER is None:
+        raise KernelError("TT-Lang operations run through tilefold.ttl: import tilefold.ttl (as ttl) before calling "
+                          "one")
+    return _RUNNER

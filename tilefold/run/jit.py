@@ -39,7 +39,7 @@ from tilefold.compiler import CompiledKernel, compile_prim_func
 from tilefold.frontend.tilelang.dtypes import canonical_name, host_dtype
 from tilefold.frontend.tilelang.eager import EagerFunction, freeze, is_eager_style
 from tilefold.frontend.tilelang.prim_func import PrimFunc, prim_func
-from tilefold.frontend.tilelang.sequence import KernelSequence
+from tilefold.run.sequence import KernelSequence
 from tilefold.frontend.tilelang.types import TensorType
 from tilefold.caller import user_location
 
@@ -178,7 +178,7 @@ class JITKernel:
         return self.compiled.artifacts().get(name)
 
     def get_profiler(self, tensor_supply_type=None):
-        from tilefold.frontend.tilelang.profiler import Profiler
+        from tilefold.run.profiler import Profiler
 
         return Profiler(self)
 

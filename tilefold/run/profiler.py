@@ -1,6 +1,6 @@
 """A TileLang-style profiler for a compiled kernel: check it against a reference, estimate its time.
 
-Reads: a :class:`~tilefold.frontend.tilelang.jit.JITKernel`. Writes: nothing.
+Reads: a :class:`~tilefold.run.jit.JITKernel`. Writes: nothing.
 ``kernel.get_profiler()`` returns a :class:`Profiler`: ``assert_allclose(ref_program, rtol,
 atol)`` runs the kernel on seeded random inputs and compares every output with
 ``ref_program`` called on the same inputs (numpy arrays; torch tensors when torch is

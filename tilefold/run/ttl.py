@@ -1,33 +1,40 @@
 """Compiling and running one call of a TT-Lang operation, as the session settings ask.
 
-Reads: the front end's ``ttl`` module of a call (:class:`~.operation.BuiltOperation`) and the
-session settings. Writes: the written tensors' values, the run's report, and — when a project
-folder is set (``tilefold compile``) — a TT-Metalium project with the IR after every pass.
+Reads: the front end's ``ttl`` module of a call (:class:`~tilefold.frontend.ttl.operation.BuiltOperation`)
+and the session settings (:mod:`tilefold.frontend.ttl.session`). Writes: the written tensors'
+values, the run's report, and — when a project folder is set (``tilefold compile``) — a
+TT-Metalium project with the IR after every pass.
 
 The work itself is :mod:`tilefold.compiler`'s (the ``ttl`` pipeline, the Program, the simulated
-run, the project); this module only passes it the session's settings.
+run, the project); this module only passes it the session's settings. :mod:`tilefold.ttl`
+installs it as the session's runner (:func:`~tilefold.frontend.ttl.session.install_runner`). The
+compiler is imported on the first call, so that ``import tilefold.ttl`` does not load it.
 """
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
-from tilefold.compiler import CompiledOperation, compile_ttl, run_ttl, write_ttl_project
 from tilefold.frontend.ttl import session
 
 
-def compile_built(built, arch, keep_dumps: bool | None = None) -> CompiledOperation:
-    """Lower a call's ttl module and build its Program (cached). The IR after each pass is kept
-    when ``keep_dumps`` (by default: when the session prints it or writes a project)."""
+def compile_built(built, arch, keep_dumps: bool | None = None):
+    """Lower a call's ttl module and build its Program (a ``CompiledOperation``, cached). The IR
+    after each pass is kept when ``keep_dumps`` (by default: when the session writes a project)."""
+    from tilefold.compiler import compile_ttl
+
     settings = session.settings()
     if keep_dumps is None:
         keep_dumps = settings.project_dir is not None
     return compile_ttl(built, arch, keep_dumps, settings.print_ir_after_all)
 
 
-def run_operation(operation, capture, compiled: CompiledOperation, report: bool = True):
+def run_operation(operation, capture, compiled, report: bool = True):
     """Run one call's compiled program; write results into the tensors. Returns the run's result
     (``report=False``: the caller reports it, as a multi-chip call does)."""
+    from tilefold.compiler import run_ttl, write_ttl_project
+
     settings = session.settings()
     arch = capture.arch
     tensors = {a.name: a.tensor for a in capture.tensors}
@@ -43,3 +50,8 @@ def run_operation(operation, capture, compiled: CompiledOperation, report: bool 
         folder = Path(settings.project_dir) / (operation.name if count <= 1 else f"{operation.name}_{count}")
         settings.written.extend(write_ttl_project(compiled, folder, inputs, result.pages))
     return result
+
+
+def install() -> None:
+    """Make this module the runner of every TT-Lang operation call."""
+    session.install_runner(sys.modules[__name__])
