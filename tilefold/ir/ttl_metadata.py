@@ -93,6 +93,9 @@ ARG_KINDS = {
     "pipe": "one field of pipe <slot> of net <index> for the node's role",
     "pipe_named": "one field of the net's pipe <slot> (a pipe the kernel names) for the role <role>",
     "pipe_peer": "a logical coordinate of the other end of pipe <slot> of net <index> (ttl.pipe_peer)",
+    "noc": "the NOC x / y (field) of the node with linear index <index>",
+    "noc_rect": "a NOC corner (x0 y0 x1 y1) or the node count (dests) of multicast rectangle <index> of the "
+                "operation's semaphores",
 }
 COMPILE_TIME_KINDS = ("cb", "accessor")
 # the fields of one pipe of a net, by the node's role in it
@@ -100,6 +103,7 @@ PIPE_FIELDS = {"src": ("x0", "y0", "x1", "y1", "dests", "remote", "loopback", "i
                "dst": ("x", "y", "self", "index")}
 # the logical coordinates of the other end of a pipe: the destinations' rectangle of a source, the
 # source of a destination (``linear``: y * grid columns + x of its first core)
+NOC_FIELDS = ("x", "y", "x0", "y0", "x1", "y1", "dests")
 PEER_FIELDS = {"src": ("x0", "y0", "x1", "y1", "linear"), "dst": ("x", "y", "linear")}
 
 
@@ -124,7 +128,7 @@ class KernelArgAttr(Record):
         Field("index", True, _int(0)),
         Field("role", False, _one_of(*PIPE_FIELDS)),
         Field("slot", False, _int(0)),
-        Field("field", False, _one_of(*sorted({f for fs in (*PIPE_FIELDS.values(), *PEER_FIELDS.values())
+        Field("field", False, _one_of(*sorted({f for fs in (*PIPE_FIELDS.values(), *PEER_FIELDS.values(), NOC_FIELDS)
                                                for f in fs}))),
     )
 
@@ -138,7 +142,7 @@ class KernelArgAttr(Record):
         f = self.to_dict()
         kind = f["kind"]
         pipe = {"role", "slot", "field"} if kind in ("pipe", "pipe_named", "pipe_peer") else {"role"} if kind == "pipe_count" \
-            else set()
+            else {"field"} if kind in ("noc", "noc_rect") else set()
         if set(f) - {"kind", "index"} != pipe:
             raise VerifyException(f"#ttl.arg<kind = {kind!r}> has fields kind, index"
                                   f"{''.join(', ' + n for n in ('role', 'slot', 'field') if n in pipe)}, not "

@@ -117,11 +117,12 @@ def build_program(module: ModuleOp, built, arch) -> Program:
     net_entries = [entry.to_dict() for entry in module.attributes["ttl.pipe_nets"].data]
     # three per net, then one per landing slot of the nets that have a landing buffer
     semaphores = SEMAPHORES_PER_NET * len(net_entries) + sum(e.get("landing_slots") or 0 for e in net_entries)
-    check_l1(entries, capture, semaphores, arch)
+    initial = [0] * semaphores + [s.initial_value for s in capture.semaphores]    # then the ttl.Semaphore s
+    check_l1(entries, capture, len(initial), arch)
     for e in entries:
         program.create_circular_buffer(cores, e.index, e.page_size, e.num_pages, e.data_format, name=e.name)
-    for _ in range(semaphores):
-        program.create_semaphore(cores, 0)
+    for value in initial:
+        program.create_semaphore(cores, value)
     names = {arg.index: arg.name for arg in capture.tensors}
     processors = iter(("RISCV_0", "RISCV_1"))
     for fn in _kernel_functions(module):
@@ -141,7 +142,7 @@ def build_program(module: ModuleOp, built, arch) -> Program:
         descriptors = _args(fn, "ttl.runtime_args")
         noc1 = isinstance(config, DataMovementConfig) and config.noc_index == 1
         for core in cores:
-            args = [_runtime_value(d, core, program, names, nets, noc1) for d in descriptors]
+            args = [_runtime_value(d, core, program, names, nets, noc1, capture) for d in descriptors]
             program.set_runtime_args(kernel, core, args)
     return program
 
@@ -161,10 +162,24 @@ def _peer(route, role: str, field: str, cols: int) -> int:
             "linear": route.y0 * cols + route.x0}[field]
 
 
-def _runtime_value(arg: dict, core: CoreCoord, program: Program, names, nets, noc1: bool):
+def _runtime_value(arg: dict, core: CoreCoord, program: Program, names, nets, noc1: bool, capture=None):
     kind = arg["kind"]
     if kind == "node":
         return core.x if arg["index"] == 0 else core.y
+    if kind == "noc":                   # a node of the grid, by linear index
+        cols = capture.grid[0]
+        node = CoreCoord(arg["index"] % cols, arg["index"] // cols)
+        return NocX(node) if arg["field"] == "x" else NocY(node)
+    if kind == "noc_rect":              # a semaphore's multicast rectangle
+        x0, y0, x1, y1 = capture.semaphore_rects[arg["index"]]
+        if arg["field"] == "dests":     # the others: this node sets its own copy itself
+            inside = x0 <= core.x <= x1 and y0 <= core.y <= y1
+            return (x1 - x0 + 1) * (y1 - y0 + 1) - int(inside)
+        first, last = CoreCoord(x0, y0), CoreCoord(x1, y1)
+        if noc1:                        # NOC 1 multicasts from the far corner
+            first, last = last, first
+        corner = first if arg["field"][1] == "0" else last
+        return NocX(corner) if arg["field"][0] == "x" else NocY(corner)
     if kind == "address":
         return program.buffer(names[arg["index"]]).address
     net = nets[arg["index"]]

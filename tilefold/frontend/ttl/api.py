@@ -23,6 +23,7 @@ from tilefold.frontend.ttl.kernels import compute, datamovement
 from tilefold.frontend.ttl.math_api import UnsupportedName, block, math, unsafe
 from tilefold.frontend.ttl.operation import Operation, operation
 from tilefold.frontend.ttl.pipes import Pipe, PipeNet
+from tilefold.frontend.ttl.semaphores import Semaphore
 from tilefold.caller import user_location
 from tilefold.frontend.ttl.host_types import ROW_MAJOR_LAYOUT, TILE_LAYOUT
 
@@ -73,7 +74,7 @@ __all__ = [
     "operation", "Operation", "compute", "datamovement", "make_dataflow_buffer_like", "make_circular_buffer_like",
     "DataflowBuffer", "CircularBuffer", "grid_size", "node", "copy", "GroupTransfer", "Pipe", "PipeNet",
     "signpost", "math", "block", "unsafe", "TILE_SHAPE", "TILE_SIZE", "TILE_LAYOUT", "ROW_MAJOR_LAYOUT", "Program",
-    "SrcPipeIdentity", "DstPipeIdentity", "NodeCoord", "NodeRange", "Shape", "Size", "DstT", "kernel", "core",
+    "SrcPipeIdentity", "DstPipeIdentity", "Semaphore", "NodeCoord", "NodeRange", "Shape", "Size", "DstT", "kernel", "core",
 ]
 
 

@@ -67,6 +67,14 @@ def pipe_table(module: ModuleOp) -> dict[int, dict]:
     return out
 
 
+def pipe_semaphores(module: ModuleOp) -> int:
+    """How many semaphores the pipe nets take (three per net, one per landing slot); the
+    operation's own ``ttl.Semaphore`` s come after them."""
+    attr = module.attributes.get("ttl.pipe_nets")
+    entries = [entry.to_dict() for entry in attr.data] if attr is not None else []
+    return SEMAPHORES_PER_NET * len(entries) + sum(e.get("landing_slots") or 0 for e in entries)
+
+
 def _page_size(tensor_type) -> int:
     fmt = ttl.data_format_of(tensor_type)
     element = tensor_type.element_type
@@ -91,6 +99,7 @@ class DataMovementLowering:
     def __init__(self, emitter: KernelEmitter, cbs: dict[int, SSAValue], module: ModuleOp):
         self.e = emitter
         self.cbs = cbs
+        self.module = module
         self.pipes = pipe_table(module)
         # a sender writes at its own write pointer of the receiving buffer, which may be a buffer
         # only other kernels use: bind it too, among the leading circular-buffer arguments
@@ -154,6 +163,8 @@ class DataMovementLowering:
             net, slot, role, name = op.net.value.data, op.slot.value.data, op.role.data, op.field.data
             value = e.runtime(KernelArgAttr.of("pipe_peer", net, role, slot, name), f"{role}{slot}_peer_{name}")
             op.result.replace_all_uses_with(value)
+        elif isinstance(op, ttl.SemaphoreOp):
+            self.user_semaphore(op)
         elif isinstance(op, ttl.PipeSendOp):
             self.send(op)
         elif isinstance(op, ttl.PipeRecvOp):
@@ -432,6 +443,31 @@ class DataMovementLowering:
                    location=op.location)
             e.call(f"noc_semaphore_set_multicast{suffix}", [one, flag, dests], end, location=op.location)
         del branch
+
+    def user_semaphore(self, op: ttl.SemaphoreOp) -> None:
+        """A ``ttl.Semaphore`` call: the operation's semaphores follow the pipe nets' (see
+        :func:`pipe_semaphores`)."""
+        e = self.e
+        sid = e.i32(pipe_semaphores(self.module) + op.semaphore.value.data, op)
+        address = e.call("get_semaphore", [sid], op).results[0]
+        value = e.to_i32(op.value, op)
+        action = op.action.data
+        if action in ("wait_eq", "wait_min", "set"):
+            name = {"wait_eq": "noc_semaphore_wait", "wait_min": "noc_semaphore_wait_min",
+                    "set": "noc_semaphore_set"}[action]
+            e.call(name, [address, value], op)
+            return
+        remote = op.remote.value.data
+        if action == "inc_remote":
+            x, y = (e.runtime(KernelArgAttr.from_dict({"kind": "noc", "index": remote, "field": f}), f"node{remote}_{f}")
+                    for f in ("x", "y"))
+            e.call("noc_semaphore_inc", [e.call("get_noc_addr_xy", [x, y, address], op).results[0], value], op)
+            return
+        rect = [e.runtime(KernelArgAttr.from_dict({"kind": "noc_rect", "index": remote, "field": f}),
+                          f"rect{remote}_{f}") for f in ("x0", "y0", "x1", "y1", "dests")]
+        e.call("noc_semaphore_set", [address, value], op)
+        target = e.call("get_noc_multicast_addr", [*rect[:4], address], op).results[0]
+        e.call("noc_semaphore_set_multicast", [address, target, rect[4]], op)
 
     def landing_slot(self, op, role: str) -> tuple[SSAValue, SSAValue]:
         """The L1 address of the slot of ``op``'s pipe in its net's landing buffer (the same on every
