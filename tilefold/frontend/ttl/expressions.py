@@ -179,6 +179,10 @@ class ExpressionBuilder:
                              RemoteSemaphore, MulticastSemaphore)):
             if name == "shape" and isinstance(base, (Block, DataflowBuffer)):
                 return tuple(base.shape)
+            if name == "dtype" and isinstance(base, (Block, DataflowBuffer)):
+                import tilefold.ttnn
+
+                return getattr(tilefold.ttnn, (base.dfb if isinstance(base, Block) else base).data_format.ttnn_name)
             return BoundMethod(base, name)
         if isinstance(base, BlockExpression):
             if name == "shape":
