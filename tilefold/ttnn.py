@@ -24,6 +24,8 @@ over a mesh of chips. A name this module lacks raises one error naming the user'
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import ml_dtypes
 import numpy as np
 
@@ -144,6 +146,13 @@ def quantize(values: np.ndarray, dtype: DataType, layout: Layout) -> np.ndarray:
     return values.astype(fmt.numpy_dtype)
 
 
+@dataclass(frozen=True)
+class Tile:
+    """``ttnn.Tile``: the shape of one tile."""
+
+    tile_shape: tuple[int, int] = (32, 32)
+
+
 class Tensor:
     """A device tensor: shape, data type, layout, memory config and its values.
 
@@ -175,13 +184,19 @@ class Tensor:
 
     @property
     def padded_shape(self) -> Shape:
+        """The shape the device holds: whole tiles in the last two dims of a tiled tensor (a
+        rank-0 or rank-1 one padded to two dims), at least one element of a row-major one."""
         if self.layout is not TILE_LAYOUT:
-            return self.shape
-        s = list(self.shape) or [1, 1]
+            return Shape(self._shape)
+        s = [1] * (2 - len(self.shape)) + list(self.shape)
         s[-1] = -(-s[-1] // TILE_SIZE) * TILE_SIZE
-        if len(s) > 1:
-            s[-2] = -(-s[-2] // TILE_SIZE) * TILE_SIZE
+        s[-2] = -(-s[-2] // TILE_SIZE) * TILE_SIZE
         return Shape(s)
+
+    @property
+    def tile(self) -> Tile:
+        """``tensor.tile``: the 32x32 tile of a tiled tensor (``tile_shape``)."""
+        return Tile((TILE_SIZE, TILE_SIZE))
 
     @property
     def host_values(self) -> np.ndarray:

@@ -71,7 +71,7 @@ def grid_size(dims: int = 2):
 # --- node coordinates at operation scope ------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class NodeExpression:
     """An integer expression of the node's coordinates, built in an operation's body."""
 
@@ -109,16 +109,68 @@ class NodeExpression:
     def __mod__(self, o):
         return NodeExpression("%", (self, self._wrap(o)))
 
-    def __bool__(self):
-        raise KernelError("the node's coordinates are only known on the device; compare them inside a kernel "
-                          "function, not in the operation's body", user_location())
+    # A comparison (or truth test, or int()) in the operation's body is a Python value when it
+    # comes out the same on every node of the grid (``assert 0 <= x < cols``); else the node's
+    # coordinates are only known on the device.
 
-    __lt__ = __le__ = __gt__ = __ge__ = lambda self, other: self.__bool__()
+    def _uniform(self, what: str, fn):
+        op = capture.active()
+        values = set()
+        if op is not None:
+            cols, rows = op.grid
+            for y in range(rows):
+                for x in range(cols):
+                    values.add(fn(lambda leaf, x=x, y=y: x if leaf == "x" else y))
+        if len(values) != 1:
+            raise KernelError(f"the node's coordinates are only known on the device, and {what} differs between "
+                              "nodes; use it inside a kernel function, not in the operation's body", user_location())
+        return values.pop()
+
+    def _compare(self, other, name: str, test):
+        other = self._wrap(other)
+        return self._uniform("this comparison", lambda leaf: test(self.value(leaf), other.value(leaf)))
+
+    def __lt__(self, other):
+        return self._compare(other, "<", lambda a, b: a < b)
+
+    def __le__(self, other):
+        return self._compare(other, "<=", lambda a, b: a <= b)
+
+    def __gt__(self, other):
+        return self._compare(other, ">", lambda a, b: a > b)
+
+    def __ge__(self, other):
+        return self._compare(other, ">=", lambda a, b: a >= b)
+
+    def __eq__(self, other):
+        if not isinstance(other, (int, NodeExpression)) or isinstance(other, bool):
+            return NotImplemented
+        return self._compare(other, "==", lambda a, b: a == b)
+
+    def __ne__(self, other):
+        if not isinstance(other, (int, NodeExpression)) or isinstance(other, bool):
+            return NotImplemented
+        return self._compare(other, "!=", lambda a, b: a != b)
+
+    __hash__ = object.__hash__
+
+    def __bool__(self):
+        return self._uniform("this value", lambda leaf: self.value(leaf) != 0)
 
     def __index__(self):
-        raise KernelError("the node's coordinates are only known on the device; use them inside a kernel "
-                          "function (loops, slices), not as a Python integer in the operation's body",
-                          user_location())
+        return self._uniform("this value", self.value)
+
+    __int__ = __index__
+
+    def value(self, leaf) -> int:
+        """The expression on one node (``leaf(name)`` gives its x / y)."""
+        python = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
+                  "//": lambda a, b: a // b, "%": lambda a, b: a % b, "min": builtins.min, "max": builtins.max}
+        return self.evaluate(leaf, lambda op, a, b: python[op](a, b))
+
+    def key(self) -> tuple:
+        """The expression as nested tuples (for fingerprints)."""
+        return (self.op, *(a.key() if isinstance(a, NodeExpression) else a for a in self.args))
 
     def evaluate(self, leaf, arithmetic):
         """Fold the expression with ``leaf(name)`` for x / y and ``arithmetic(op, a, b)``."""

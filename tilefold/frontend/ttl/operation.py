@@ -83,6 +83,8 @@ class Operation:
         results = [self._call_on_one_device(tuple(piece(a, chip) for a in args),
                                             {k: piece(v, chip) for k, v in kwargs.items()}, report=False)
                    for chip in range(chips)]
+        if any(r is None for r in results):
+            return None
         self._report_mesh(next(iter(meshes.values())), results)
         return None
 
@@ -106,6 +108,10 @@ class Operation:
     def _call_on_one_device(self, args, kwargs, report: bool = True):
         runner = session.runner()
         capture = self.capture(args, kwargs)
+        if not capture.kernels:         # a body of setup only (TT-Lang allows it): nothing runs on the device
+            if report and session.settings().report:
+                print(f"ttl.operation {self.name} defines no kernel function: nothing runs on the device")
+            return None
         key, pinned = operation_key(capture, self.options)
         if key is not None and key in self._cache:
             compiled, _ = self._cache[key]
@@ -146,9 +152,6 @@ class Operation:
         if result is not None:
             raise KernelError(f"operation {self.function.__name__} returns {type(result).__name__}; an operation "
                               "writes its output tensors and returns None", self.location)
-        if not capture.kernels:
-            raise KernelError(f"operation {self.function.__name__} defines no kernel function; add @ttl.compute() "
-                              "and @ttl.datamovement() functions to its body", self.location)
         return capture
 
     def build(self, args, kwargs) -> BuiltOperation:
@@ -157,6 +160,9 @@ class Operation:
 
     def build_capture(self, capture: OperationCapture) -> BuiltOperation:
         """Build the kernels of a call's body into one ttl module."""
+        if not capture.kernels:
+            raise KernelError(f"operation {self.function.__name__} defines no kernel function; add @ttl.compute() "
+                              "and @ttl.datamovement() functions to its body", self.location)
         from tilefold.frontend.ttl.builder import build_kernel
         from tilefold.frontend.ttl.protocol_check import check_block_counts
         from tilefold.ir.verify import verify_ops
