@@ -176,4 +176,4 @@ def test_scripts_importing_tt_langs_simulator_package_run(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "ttl.operation double" in out and "anticorrelated rejected" in out
     import sys
-    assert "sim" not in sys.modules or sys.modules["sim"].__name__ != "tilefold.frontend.ttl.sim_package"
+    assert "sim" not in sys.modules or sys.modules["sim"].__name__ != "tilefold.cli.sim_package"

@@ -269,10 +269,10 @@ def test_a_name_tilefold_lacks_is_one_line_at_the_users_line():
     from ttl_helpers import expect_error
 
     def run():
-        ttl.Semaphore  # error
+        ttl.make_tensor_accessor  # error
 
     error = expect_error(run, test_a_name_tilefold_lacks_is_one_line_at_the_users_line, KernelError,
-                         "ttl.Semaphore is not supported by tilefold yet")
+                         "ttl.make_tensor_accessor is not supported by tilefold yet")
     assert "namespace" not in str(error)
     assert not hasattr(ttl, "no_such_name") and not hasattr(ttnn, "no_such_name")
 

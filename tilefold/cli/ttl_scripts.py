@@ -7,7 +7,7 @@ operation call (kernels, ``main.cpp``, CMake, data, and ``ir/NN-<pass>.mlir`` af
 
 While the script runs, ``import ttl`` gives :mod:`tilefold.ttl` and ``import ttnn`` gives
 :mod:`tilefold.ttnn` (the host tensor module), and ``from sim import ttl, ttnn`` — TT-Lang's
-simulator package — both of them (:mod:`tilefold.frontend.ttl.sim_package`), so the script runs
+simulator package — both of them (:mod:`tilefold.cli.sim_package`), so the script runs
 with its imports unchanged.
 """
 
@@ -37,7 +37,7 @@ def tt_lang_modules(path=None):
     sys.modules["ttl"] = tilefold.ttl
     sys.modules["ttnn"] = tilefold.ttnn
     if path is not None and _SIM_IMPORT.search(Path(path).read_text(encoding="utf-8", errors="replace")):
-        from tilefold.frontend.ttl.sim_package import MODULES
+        from tilefold.cli.sim_package import MODULES
 
         sys.modules.update(MODULES)
     try:

@@ -77,10 +77,25 @@ class PipeNetAttr(Record):
     landing_cb: _OPT_INT
     landing_slots: _OPT_INT
     receive_slots: _OPT_INT
+    ready_slots: _OPT_INT
 
     FIELDS = (Field("net", True, _int(0)), Field("recv_cb", True, _int(0)), Field("block_bytes", True, _int(1)),
               Field("landing_cb", False, _int(0)), Field("landing_slots", False, _int(1)),
-              Field("receive_slots", False, _int(1)))
+              Field("receive_slots", False, _int(1)), Field("ready_slots", False, _int(1)))
+
+
+def net_semaphores(fields: dict) -> int:
+    """The semaphores of one pipe net (its ``#ttl.pipe_net`` fields): valid, one and a ready per
+    pipe a node sources (the most any node does)."""
+    return 2 + (fields.get("ready_slots") or 1)
+
+
+def pipe_semaphores(module) -> int:
+    """How many semaphores a module's pipe nets take (their own, then one per landing slot); the
+    operation's own ``ttl.Semaphore`` s come after them."""
+    attr = module.attributes.get("ttl.pipe_nets")
+    entries = [entry.to_dict() for entry in attr.data] if attr is not None else []
+    return sum(net_semaphores(e) + (e.get("landing_slots") or 0) for e in entries)
 
 
 # the kinds of kernel argument, and what each one is
@@ -99,8 +114,8 @@ ARG_KINDS = {
 }
 COMPILE_TIME_KINDS = ("cb", "accessor")
 # the fields of one pipe of a net, by the node's role in it
-PIPE_FIELDS = {"src": ("x0", "y0", "x1", "y1", "dests", "remote", "loopback", "index"),
-               "dst": ("x", "y", "self", "index")}
+PIPE_FIELDS = {"src": ("x0", "y0", "x1", "y1", "dests", "remote", "loopback", "index", "src_slot"),
+               "dst": ("x", "y", "self", "index", "src_slot")}
 # the logical coordinates of the other end of a pipe: the destinations' rectangle of a source, the
 # source of a destination (``linear``: y * grid columns + x of its first core)
 NOC_FIELDS = ("x", "y", "x0", "y0", "x1", "y1", "dests")

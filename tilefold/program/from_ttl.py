@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
+from tilefold.ir.ttl_metadata import pipe_semaphores
 from tilefold.arch.cores import CoreCoord, CoreRange, CoreRangeSet
 from tilefold.errors import L1OverflowError
 from tilefold.ir import ttl
@@ -37,7 +38,6 @@ from tilefold.program import ComputeConfig, DataMovementConfig, NocX, NocY, Prog
 from tilefold.program.program import SEMAPHORE_SIZE
 from tilefold.program.unpack_to_dest import unpack_to_dest_mode
 
-SEMAPHORES_PER_NET = 3
 
 
 @dataclass
@@ -114,10 +114,8 @@ def build_program(module: ModuleOp, built, arch) -> Program:
                            memory_config=memory if getattr(memory, "is_sharded", False) else None)
     entries = circular_buffer_table(module)
     nets = {net.index: net for net in capture.pipe_nets}
-    net_entries = [entry.to_dict() for entry in module.attributes["ttl.pipe_nets"].data]
-    # three per net, then one per landing slot of the nets that have a landing buffer
-    semaphores = SEMAPHORES_PER_NET * len(net_entries) + sum(e.get("landing_slots") or 0 for e in net_entries)
-    initial = [0] * semaphores + [s.initial_value for s in capture.semaphores]    # then the ttl.Semaphore s
+    # the pipe nets' semaphores, then the operation's ttl.Semaphore s
+    initial = [0] * pipe_semaphores(module) + [s.initial_value for s in capture.semaphores]    # then the ttl.Semaphore s
     check_l1(entries, capture, len(initial), arch)
     for e in entries:
         program.create_circular_buffer(cores, e.index, e.page_size, e.num_pages, e.data_format, name=e.name)
@@ -195,6 +193,8 @@ def _runtime_value(arg: dict, core: CoreCoord, program: Program, names, nets, no
     if slot >= len(routes):
         return 0
     route = routes[slot]
+    if field == "src_slot":             # the pipe's place among its source's pipes: its ready semaphore
+        return net.sources_of(route.src).index(route)
     if field == "index":                # the pipe's slot in its net's landing buffer
         return net.landing_slots()[net.routes.index(route)]
     if kind == "pipe_peer":

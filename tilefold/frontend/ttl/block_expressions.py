@@ -400,7 +400,9 @@ class BlockExpressionBuilder(AcquisitionBuilder):
                 raise self.error(f"ttl.{fn.namespace}.fill() got an unexpected keyword {k!r}", node)
             bound[k] = v
         fmt = DataFormat.Float16_b
-        if bound.get("dtype") is not None:
+        if isinstance(bound.get("dtype"), DataFormat):
+            fmt = bound["dtype"]
+        elif bound.get("dtype") is not None:
             try:
                 fmt = data_format(getattr(bound["dtype"], "name", str(bound["dtype"])).lower().removeprefix("ttnn."))
             except Exception:       # noqa: BLE001 - reported below

@@ -180,9 +180,7 @@ class ExpressionBuilder:
             if name == "shape" and isinstance(base, (Block, DataflowBuffer)):
                 return tuple(base.shape)
             if name == "dtype" and isinstance(base, (Block, DataflowBuffer)):
-                import tilefold.ttnn
-
-                return getattr(tilefold.ttnn, (base.dfb if isinstance(base, Block) else base).data_format.ttnn_name)
+                return (base.dfb if isinstance(base, Block) else base).data_format
             return BoundMethod(base, name)
         if isinstance(base, BlockExpression):
             if name == "shape":

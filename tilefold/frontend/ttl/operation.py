@@ -264,7 +264,8 @@ def _pipe_net_table(capture: OperationCapture, uses) -> ArrayAttr:
                 raise KernelError(f"the block sent here ({dfb.name}, {size} B) differs from the block received "
                                   f"({receiver.name}, {block_bytes} B); send and receive blocks of the same shape and "
                                   "data type", loc)
-        entry = {"net": net.index, "recv_cb": receiver.index, "block_bytes": block_bytes}
+        entry = {"net": net.index, "recv_cb": receiver.index, "block_bytes": block_bytes,
+                 "ready_slots": max(1, net.max_sources())}
         landing = capture.landing.get(net.index)
         if landing is not None:
             entry.update(landing_cb=landing.index, landing_slots=landing.block_count,

@@ -11,8 +11,9 @@ table (``ttl.pipe_nets``: per net, the buffer blocks are received into and the b
   tensor): ``noc_async_read_page(page, accessor, l1)`` into the block, or
   ``noc_async_write_page`` from it; ``ttl.wait`` → ``noc_async_read_barrier`` /
   ``noc_async_write_barrier``; ``ttl.group_wait`` → both as needed;
-* pipes, with three semaphores per net (``ready`` on the sender counts receivers ready for the
-  next block, ``valid`` on a receiver says the block arrived, ``one`` holds 1 for multicasting it):
+* pipes, with semaphores per net (``valid`` on a receiver says the block arrived, ``one`` holds 1
+  for multicasting it, then a ``ready`` per pipe a node sources, on the sender, counting the
+  receivers of that pipe ready for the next block):
   a receiver's ``ttl.pipe_recv`` increments the sender's ``ready`` (unless it is the sender) and its
   ``wait`` waits for ``valid`` and clears it; a sender's ``ttl.pipe_send`` waits for every remote
   receiver, clears ``ready``, multicasts the block to the destination rectangle
@@ -33,7 +34,7 @@ import math
 from typing import NamedTuple
 
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp
+from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp, i32
 from xdsl.ir import Block, Operation, SSAValue
 
 from tilefold.ir import ttl
@@ -44,11 +45,10 @@ from tilefold.ir.ttkernel import (AssertInRangeOp, L1LoadOp, L1StoreOp, TensorAc
 from tilefold.layout.formats import DataFormat
 from tilefold.passes.ttl.annotate_cb_associations import cb_geometry
 from tilefold.passes.ttl.common import bind_of
-from tilefold.ir.ttl_metadata import KernelArgAttr
+from tilefold.ir.ttl_metadata import KernelArgAttr, net_semaphores, pipe_semaphores
 from tilefold.passes.ttl.ttkernel_builder import KernelEmitter
 
-SEMAPHORES_PER_NET = 3
-READY, VALID, ONE = 0, 1, 2
+VALID, ONE = 0, 1           # a net's semaphores: valid, one, then a ready per pipe a node sources
 
 
 def pipe_table(module: ModuleOp) -> dict[int, dict]:
@@ -57,22 +57,16 @@ def pipe_table(module: ModuleOp) -> dict[int, dict]:
     out = {}
     if attr is None:
         return out
-    flags = SEMAPHORES_PER_NET * len(attr.data)       # the landing slots' semaphores follow the nets' own
-    for position, entry in enumerate(attr.data):
-        fields = entry.to_dict()
+    entries = [entry.to_dict() for entry in attr.data]
+    base = 0
+    flags = sum(net_semaphores(f) for f in entries)      # the landing slots' semaphores follow the nets' own
+    for position, fields in enumerate(entries):
         out[fields["net"]] = {"position": position, "recv_cb": fields["recv_cb"], "block_bytes": fields["block_bytes"],
                               "landing_cb": fields.get("landing_cb"), "receive_slots": fields.get("receive_slots"),
-                              "first_flag": flags}
+                              "first_flag": flags, "base": base}
+        base += net_semaphores(fields)
         flags += fields.get("landing_slots") or 0
     return out
-
-
-def pipe_semaphores(module: ModuleOp) -> int:
-    """How many semaphores the pipe nets take (three per net, one per landing slot); the
-    operation's own ``ttl.Semaphore`` s come after them."""
-    attr = module.attributes.get("ttl.pipe_nets")
-    entries = [entry.to_dict() for entry in attr.data] if attr is not None else []
-    return SEMAPHORES_PER_NET * len(entries) + sum(e.get("landing_slots") or 0 for e in entries)
 
 
 def _page_size(tensor_type) -> int:
@@ -399,12 +393,25 @@ class DataMovementLowering:
     def semaphore(self, net: int, which: int, anchor: Operation) -> SSAValue:
         key = (net, which)
         if key not in self.semaphores:
-            position = self.pipes[net]["position"]
-            const = self.e.at_start(arith.ConstantOp.from_int_and_width(SEMAPHORES_PER_NET * position + which, 32))
+            const = self.e.at_start(arith.ConstantOp.from_int_and_width(self.pipes[net]["base"] + which, 32))
             op = self.e.at_start(api_call("get_semaphore", [const.result]))
-            op.results[0].name_hint = ("ready_sem", "valid_sem", "one_sem")[which]
+            op.results[0].name_hint = ("valid_sem", "one_sem", "ready_sem")[min(which, 2)]
             self.semaphores[key] = op.results[0]
         return self.semaphores[key]
+
+    def ready(self, net: int, slot, anchor: Operation | None) -> SSAValue:
+        """The ``ready`` semaphore of a source's ``slot``-th pipe (an int, or a runtime value at
+        ``anchor``; ``anchor`` None: in the prologue) — the same address on every node."""
+        if isinstance(slot, int):
+            return self.semaphore(net, 2 + slot, anchor)
+        base = self.pipes[net]["base"] + 2
+        if anchor is None:
+            wide = self.e.at_start(arith.IndexCastOp(slot, i32)).result
+            offset = self.e.at_start(arith.ConstantOp.from_int_and_width(base, 32)).result
+            sid = self.e.at_start(arith.AddiOp(wide, offset)).result
+            return self.e.at_start(api_call("get_semaphore", [sid])).results[0]
+        sid = self.e.add(self.e.to_i32(slot, anchor), self.e.i32(base, anchor), anchor)
+        return self.e.call("get_semaphore", [sid], anchor).results[0]
 
     def _field(self, op, role: str, field: str) -> SSAValue:
         if op.named is not None:
@@ -417,7 +424,7 @@ class DataMovementLowering:
         e = self.e
         net = op.net_index
         info = self.pipes[net]
-        ready = self.semaphore(net, READY, op)
+        ready = self.ready(net, op.slot_index if op.named is None else self._field(op, "src", "src_slot"), op)
         valid = self.semaphore(net, VALID, op)
         one = self.semaphore(net, ONE, op)
         remote = self._field(op, "src", "remote")
@@ -492,11 +499,11 @@ class DataMovementLowering:
         cb = self.cbs[info["landing_cb"]]
         pages = e.at_start(arith.ConstantOp(IntegerAttr(self.cb_pages[info["landing_cb"]], IndexType()))).result
         e.at_start(api_call("cb_reserve_back", [cb, pages]))
-        ready = self.semaphore(net, READY, None)
         count = e.runtime(KernelArgAttr.of("pipe_count", net, "dst"), "dst_pipes")
         for slot in range(info["receive_slots"]):
-            x, y, me = (e.runtime(KernelArgAttr.of("pipe", net, "dst", slot, f), f"dst{slot}_{f}")
-                        for f in ("x", "y", "self"))
+            x, y, me, src_slot = (e.runtime(KernelArgAttr.of("pipe", net, "dst", slot, f), f"dst{slot}_{f}")
+                                  for f in ("x", "y", "self", "src_slot"))
+            ready = self.ready(net, src_slot, None)
             n = e.at_start(arith.ConstantOp(IntegerAttr(slot, IndexType()))).result
             zero = e.at_start(arith.ConstantOp(IntegerAttr(0, IndexType()))).result
             has = e.at_start(arith.CmpiOp(n, count, "ult")).result
@@ -523,7 +530,7 @@ class DataMovementLowering:
         e.before(scf.IfOp(remote, [], [then_block]), op)
         then_block.add_op(scf.YieldOp())
         end = then_block.last_op
-        ready = self.semaphore(recv.net_index, READY, op)
+        ready = self.ready(recv.net_index, self._field(recv, "dst", "src_slot"), end)
         sender = e.call("get_noc_addr_xy", [self._field(recv, "dst", "x"), self._field(recv, "dst", "y"), ready], end,
                         location=op.location).results[0]
         e.call("noc_semaphore_inc", [sender, e.i32(1, end)], end, location=op.location)
@@ -536,12 +543,12 @@ class DataMovementLowering:
         if self.pipes[op.net_index]["landing_cb"] is not None:
             self.open_landing(op.net_index)
             return                  # the block lands in the landing buffer; the wait copies it
-        ready = self.semaphore(op.net_index, READY, op)
         remote = e.before(arith.CmpiOp(self._field(op, "dst", "self"), e.index(0, op), "eq"), op).result
         then_block = Block()
         e.before(scf.IfOp(remote, [], [then_block]), op)
         then_block.add_op(scf.YieldOp())
         end = then_block.last_op
+        ready = self.ready(op.net_index, self._field(op, "dst", "src_slot"), end)
         sender = e.call("get_noc_addr_xy", [self._field(op, "dst", "x"), self._field(op, "dst", "y"), ready], end,
                         location=op.location).results[0]
         e.call("noc_semaphore_inc", [sender, e.i32(1, end)], end, location=op.location)
