@@ -46,24 +46,24 @@ def test_text_round_trip_with_locations():
 
 
 @pytest.mark.parametrize("thread, body, config, message", [
-    ("noc", '%0 = arith.constant 0 : i32\n    ttkernel.pack_tile(%0, %0, %0) : i32, i32, i32 loc("k.py":9:1)\n', "",
+    ("noc", '%0 = arith.constant 0 : i32\n    %c = ttkernel.cb(%0) : i32\n    ttkernel.pack_tile(%0, %c, %0) : i32, !ttkernel.cb, i32 loc("k.py":9:1)\n', "",
      "pack_tile is a compute API call but kernel @k is a data-movement kernel"),
     ("compute", '%0 = arith.constant 0 : i32\n    ttkernel.noc_async_read_barrier() loc("k.py":9:1)\n', "",
      "noc_async_read_barrier is a data-movement API call but kernel @k is a compute kernel"),
-    ("noc", '%0 = arith.constant 40 : i32\n    ttkernel.cb_push_back(%0, %0) : i32, i32 loc("k.py":9:1)\n', "",
+    ("noc", '%0 = arith.constant 40 : i32\n    %c = ttkernel.cb(%0) : i32 loc("k.py":9:1)\n    ttkernel.cb_push_back(%c, %0) : !ttkernel.cb, i32\n', "",
      "circular buffer index 40 is outside 0-31"),
     ("compute", '%0 = arith.constant 8 : i32\n    %1 = arith.constant 0 : i32\n    ttkernel.tile_regs_acquire()\n'
-                '    ttkernel.copy_tile(%1, %1, %0) : i32, i32, i32 loc("k.py":9:1)\n', "",
+                '    %c = ttkernel.cb(%1) : i32\n    ttkernel.copy_tile(%c, %1, %0) : !ttkernel.cb, i32, i32 loc("k.py":9:1)\n', "",
      "DST index 8 is beyond the 8 tiles"),
     ("compute", '%0 = arith.constant 4 : i32\n    %1 = arith.constant 0 : i32\n    ttkernel.tile_regs_acquire()\n'
-                '    ttkernel.copy_tile(%1, %1, %0) : i32, i32, i32 loc("k.py":9:1)\n',
+                '    %c = ttkernel.cb(%1) : i32\n    ttkernel.copy_tile(%c, %1, %0) : !ttkernel.cb, i32, i32 loc("k.py":9:1)\n',
      ', ttkernel.compute_config = #ttkernel.compute_config<fp32_dest_acc_en = true>', "DST index 4 is beyond the 4 tiles"),
-    ("compute", '%0 = arith.constant 0 : i32\n    ttkernel.pack_tile(%0, %0, %0) : i32, i32, i32 loc("k.py":9:1)\n', "",
+    ("compute", '%0 = arith.constant 0 : i32\n    %c = ttkernel.cb(%0) : i32\n    ttkernel.pack_tile(%0, %c, %0) : i32, !ttkernel.cb, i32 loc("k.py":9:1)\n', "",
      "pack_tile while DST is released"),
     ("compute", '%0 = arith.constant 0 : i32\n    ttkernel.tile_regs_acquire()\n'
-                '    ttkernel.tile_regs_commit()\n    ttkernel.pack_tile(%0, %0, %0) : i32, i32, i32 loc("k.py":9:1)\n',
+                '    ttkernel.tile_regs_commit()\n    %c = ttkernel.cb(%0) : i32\n    ttkernel.pack_tile(%0, %c, %0) : i32, !ttkernel.cb, i32 loc("k.py":9:1)\n',
      "", "pack_tile while DST is committed"),
-    ("compute", '%0 = arith.constant 0 : i32\n    ttkernel.add_tiles(%0, %0, %0, %0, %0) : i32, i32, i32, i32, i32 '
+    ("compute", '%0 = arith.constant 0 : i32\n    %c = ttkernel.cb(%0) : i32\n    ttkernel.add_tiles(%c, %c, %0, %0, %0) : !ttkernel.cb, !ttkernel.cb, i32, i32, i32 '
                 'loc("k.py":9:1)\n', "", "add_tiles writes DST while it is released"),
 ])
 def test_verifiers_reject_misuse_at_the_users_line(thread, body, config, message):
@@ -79,12 +79,13 @@ def test_tile_regs_protocol_through_loops():
     %c0 = arith.constant 0 : i32
     %c1 = arith.constant 1 : i32
     %c4 = arith.constant 4 : i32
+    %cb = ttkernel.cb(%c0) : i32
     scf.for %i = %c0 to %c4 step %c1 : i32 {
       ttkernel.tile_regs_acquire()
-      ttkernel.copy_tile(%c0, %c0, %c0) : i32, i32, i32
+      ttkernel.copy_tile(%cb, %c0, %c0) : !ttkernel.cb, i32, i32
       ttkernel.tile_regs_commit()
       ttkernel.tile_regs_wait()
-      ttkernel.pack_tile(%c0, %c0, %c0) : i32, i32, i32
+      ttkernel.pack_tile(%c0, %cb, %c0) : i32, !ttkernel.cb, i32
       ttkernel.tile_regs_release()
     }
 """)
