@@ -237,3 +237,15 @@ def test_errors_in_tile_loops_name_the_call(kernel, error, marker):
         messages.append(str(info.value))
     assert messages[0] == messages[1]
     assert messages[0].startswith(where(kernel, marker) + ":"), messages[0]
+
+
+# -- loops over rounds of DST (acquire ... release in the loop) run as one batch ---------------
+
+
+def test_a_loop_over_rounds_of_dst_is_one_batch(batches):
+    a, b = random_tiles((64, 256), 1), random_tiles((64, 256), 2)
+    run_two_input(chain_loop, a, b, (64, 256), compute_args=[16])
+    assert batches[0] == 1          # eight rounds of acquire, commit, wait, release: one queue
+    # (a hand-over in the wrong order inside such a loop is rejected before the run, by the
+    # kernel verifier, so a batch never meets one)
+

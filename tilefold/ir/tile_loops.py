@@ -4,9 +4,11 @@ Reads: an ``scf.for`` and everything nested in it. Writes: nothing. A tile nest 
 integers (arith, local variables, nested loops) and issues tile calls on DST that never block:
 ``copy_tile``, ``pack_tile``, the FPU element-wise calls (``add_tiles`` and their broadcasts),
 SFPU unary and binary calls on DST slots and the ``*_init`` calls that configure them; at least
-one that moves or computes a tile. Nothing else runs on the thread meanwhile, so a runner may
-queue the calls and execute the whole nest as block operations (the Python emitter does, for
-:mod:`tilefold.sim.tile_batches`).
+one that moves or computes a tile. It may also hand DST between math and pack
+(``tile_regs_acquire`` / ``commit`` / ``wait`` / ``release``), so a loop over rounds of DST — a block
+of tiles computed and packed a few at a time — is one nest. None of these calls waits on another
+thread, so a runner may queue the calls and execute the whole nest as block operations (the Python
+emitter does, for :mod:`tilefold.sim.tile_batches`).
 """
 
 from __future__ import annotations
@@ -25,7 +27,9 @@ SFPU_BINARY_CALLS = frozenset(op.call for op in SFPU_OPS if op.arity == "binary"
 TILE_CALLS = frozenset({"copy_tile", "pack_tile"}) | FPU_ELTWISE_CALLS | SFPU_UNARY_CALLS | SFPU_BINARY_CALLS
 # configuration calls a nest may interleave: the inits its tile calls name (API rows' ``init``)
 INIT_CALLS = frozenset(API[c].init for c in TILE_CALLS if API[c].init is not None)
-QUEUEABLE_TILE_CALLS = TILE_CALLS | INIT_CALLS
+# the hand-over of DST between the math and pack engines: clocks only, no other thread
+DST_SYNC_CALLS = frozenset({"tile_regs_acquire", "tile_regs_commit", "tile_regs_wait", "tile_regs_release"})
+QUEUEABLE_TILE_CALLS = TILE_CALLS | INIT_CALLS | DST_SYNC_CALLS
 
 
 def is_tile_nest(loop: scf.ForOp) -> bool:

@@ -34,10 +34,15 @@ import numpy as np
 
 from tilefold.errors import TilefoldError
 from tilefold.ir.sfpu import SFPU
-from tilefold.ir.tile_loops import FPU_ELTWISE_CALLS, INIT_CALLS, SFPU_BINARY_CALLS, SFPU_UNARY_CALLS
+from tilefold.ir.tile_loops import DST_SYNC_CALLS, FPU_ELTWISE_CALLS, INIT_CALLS, SFPU_BINARY_CALLS, SFPU_UNARY_CALLS
 from tilefold.sim import tile_math as tm
 
-UNPACK, MATH, PACK, INIT, CALL = range(5)     # kinds of planned charges
+UNPACK, MATH, PACK, INIT, CALL, ACQUIRE, COMMIT, WAIT, RELEASE = range(9)     # kinds of planned charges
+_SYNC_KINDS = {"tile_regs_acquire": ACQUIRE, "tile_regs_commit": COMMIT, "tile_regs_wait": WAIT,
+               "tile_regs_release": RELEASE}
+# the DST state each hand-over call requires, and the state it leaves
+_SYNC_STATES = {"tile_regs_acquire": ("released", "acquired"), "tile_regs_commit": ("acquired", "committed"),
+                "tile_regs_wait": ("committed", "waited"), "tile_regs_release": ("waited", "released")}
 INITIAL = -1                                  # a DST slot read before any call of the queue wrote it
 
 
@@ -69,6 +74,8 @@ def flush(ctx, queue: list) -> None:
         return
     plan.compute_values()
     plan.apply_time()
+    if plan.acquires:
+        ctx.dst_acquired_at = _line_of_last(ctx, queue, "tile_regs_acquire")
 
 
 def _queue_key(queue: list):
@@ -122,6 +129,12 @@ def _one_by_one(ctx, queue: list) -> None:
             ctx.line_override = None
 
 
+def _line_of_last(ctx, queue: list, name: str) -> int:
+    """The kernel line of the last queued call of ``name``."""
+    offset = next(offset for call, _, _, offset in reversed(queue) if call == name)
+    return _lines_by_offset(ctx.pykernel.function.__code__)[offset // 2]
+
+
 @functools.lru_cache(maxsize=64)
 def _lines_by_offset(code) -> list[int]:
     """The source line of each instruction of a kernel's code (by bytecode offset / 2)."""
@@ -156,6 +169,8 @@ class _Plan:
         self.settled: list[int] = []              # DST slots at which the calls settle pending matmul blocks
         self.cbs: dict[int, object] = {}          # CB index -> state, of the CBs the calls touch
         self.groups: list | None = None           # (key, nodes) by depth, made by the first compute_values
+        self.dst_state = ctx.dst_state            # DST's hand-over state after the calls so far
+        self.acquires = 0                         # tile_regs_acquire calls among them
         self.before = self._state_of_ctx()
         for name, args, kwargs, _ in queue:
             self._call(name, args, kwargs)
@@ -203,8 +218,22 @@ class _Plan:
             self._sfpu_unary(name, *args)
         elif name in SFPU_BINARY_CALLS:
             self._sfpu_binary(name, *args, **kwargs)
+        elif name in DST_SYNC_CALLS:
+            self._hand_over(name)
         else:
             raise _Fallback
+
+    def _hand_over(self, name: str) -> None:
+        """``tile_regs_acquire`` / ``commit`` / ``wait`` / ``release``: DST's state moves on; an
+        acquire forgets what the slots were written with; each charges one compute call."""
+        needed, after = _SYNC_STATES[name]
+        if self.dst_state != needed or (name == "tile_regs_commit" and self.ctx._pending_matmul):
+            raise _Fallback                       # the call raises the error, or settles a matmul block
+        self.dst_state = after
+        if name == "tile_regs_acquire":
+            self.written[:] = False
+            self.acquires += 1
+        self.charges.append((_SYNC_KINDS[name], self.ctx.costs.compute_call))
 
     @staticmethod
     def _configured(message: str | None) -> None:
@@ -218,7 +247,7 @@ class _Plan:
         return self.latest.get(i, (INITIAL, i))
 
     def _math_slot(self, slot: int, call: str) -> int:
-        if self.ctx.dst_state != "acquired":
+        if self.dst_state != "acquired":
             raise _Fallback
         return self._dst_index(slot, call)
 
@@ -293,7 +322,7 @@ class _Plan:
 
     def _pack_tile(self, dst_index, out_cb, out_tile_index=0, out_of_order_output=False) -> None:
         ctx = self.ctx
-        if ctx.dst_state != "waited" or ctx.pack_l1_acc:
+        if self.dst_state != "waited" or ctx.pack_l1_acc:
             raise _Fallback
         i = ctx._dst_in_range(dst_index, "pack_tile")
         if ctx._pending_matmul:
@@ -357,6 +386,7 @@ class _Plan:
         for slot, node in self.latest.items():
             ctx.dst[ctx.rows, slot] = node.value
         ctx.dst_written[:] = self.written
+        ctx.dst_state = self.dst_state
         if self.counts[2]:
             ctx._cumsum_carry = None          # any SFPU op overwrites what cumsum_tile carries
         for cb, (st, page) in self.pack_seq.items():
@@ -414,7 +444,8 @@ class _Plan:
     def apply_time(self) -> None:
         """The planned charges in call order, with the calls' arithmetic."""
         ctx = self.ctx
-        if ctx.L == 1 or (len(self.charges) > 8 and _uniform_clocks(ctx) and all(k != CALL for k, _ in self.charges)):
+        if ctx.L == 1 or (len(self.charges) > 8 and _uniform_clocks(ctx, self.acquires)
+                          and all(k != CALL for k, _ in self.charges)):
             self._apply_time_one_lane()
             return
         unpack, math, pack = ctx.unpack_clock, ctx.math_clock, ctx.pack_clock
@@ -432,6 +463,24 @@ class _Plan:
             elif kind == PACK:
                 pack += cycles
                 engine[2] += cycles
+            elif kind >= ACQUIRE:
+                if kind == ACQUIRE:
+                    _wait_until(ctx, ctx.section_free[ctx.section], math)
+                elif kind == COMMIT:
+                    np.maximum(math, unpack, out=math)
+                    ctx.commit_time = math.copy()
+                elif kind == WAIT:
+                    _wait_until(ctx, ctx.commit_time, pack)
+                else:
+                    ctx.section_free[ctx.section] = pack.copy()
+                    if not ctx.full_sync:
+                        ctx.section ^= 1
+                if kind <= COMMIT:
+                    math += cycles
+                    engine[1] += cycles
+                else:
+                    pack += cycles
+                    engine[2] += cycles
             else:
                 if kind == MATH:
                     np.maximum(math, unpack, out=math)
@@ -464,6 +513,33 @@ class _Plan:
             elif kind == PACK:
                 pack += cycles
                 engine[2] += cycles
+            elif kind >= ACQUIRE:
+                if kind == ACQUIRE:
+                    free = float(ctx.section_free[ctx.section][0])
+                    if free > math:
+                        gap = free - math
+                        _add_stall(ctx, gap)
+                        math += gap
+                elif kind == COMMIT:
+                    if unpack > math:
+                        math = unpack
+                    ctx.commit_time = np.full(ctx.L, math)
+                elif kind == WAIT:
+                    committed = float(ctx.commit_time[0])
+                    if committed > pack:
+                        gap = committed - pack
+                        _add_stall(ctx, gap)
+                        pack += gap
+                else:
+                    ctx.section_free[ctx.section] = np.full(ctx.L, pack)
+                    if not ctx.full_sync:
+                        ctx.section ^= 1
+                if kind <= COMMIT:
+                    math += cycles
+                    engine[1] += cycles
+                else:
+                    pack += cycles
+                    engine[2] += cycles
             else:
                 if kind == MATH and unpack > math:
                     math = unpack
@@ -484,9 +560,31 @@ class _Plan:
         counters.pack_tiles += self.counts[3] * lanes
 
 
-def _uniform_clocks(ctx) -> bool:
-    """Whether every lane's unpack, math and pack clocks are equal."""
-    return all((c == c[0]).all() for c in (ctx.unpack_clock, ctx.math_clock, ctx.pack_clock))
+def _uniform_clocks(ctx, hand_overs: bool = False) -> bool:
+    """Whether every lane's unpack, math and pack clocks are equal (and, with ``hand_overs``, the
+    times DST's sections were freed and last committed)."""
+    clocks = (ctx.unpack_clock, ctx.math_clock, ctx.pack_clock)
+    if hand_overs:
+        clocks += (*ctx.section_free, ctx.commit_time)
+    return all((c == c[0]).all() for c in clocks)
+
+
+def _wait_until(ctx, when: np.ndarray, clock: np.ndarray) -> None:
+    """``sync_to`` of the kernel context on lanes: advance ``clock`` to ``when`` where it is behind,
+    counting the stall."""
+    gap = when - clock
+    if (gap > 0.0).any():
+        np.maximum(gap, 0.0, out=gap)
+        ctx.stall += gap
+        clock += gap
+
+
+def _add_stall(ctx, gap: float) -> None:
+    """A stall of ``gap`` cycles on every lane, counted as ``sync_to`` counts it."""
+    if ctx.L == 1:
+        ctx.stall[0] = ctx.stall.item() + gap
+    else:
+        ctx.stall += gap
 
 
 def _uniform(values: np.ndarray) -> int:
