@@ -63,7 +63,7 @@ from tilefold.ir.ttkernel import (
 )
 
 INDENT = "    "
-_PURE_OPS = (MyXOp, MyYOp, memref.LoadOp, memref.AllocaOp, GetCompileTimeArgValOp, TensorAccessorArgsOp,
+_PURE_OPS = (CBOp, MyXOp, MyYOp, memref.LoadOp, memref.AllocaOp, GetCompileTimeArgValOp, TensorAccessorArgsOp,
              TensorAccessorOp)
 _L1_TYPES = {8: "uint8_t", 16: "uint16_t", 32: "uint32_t"}
 
