@@ -6,6 +6,7 @@ from __future__ import annotations
 import inspect
 from pathlib import Path
 
+import ml_dtypes
 import numpy as np
 
 from tilefold.arch.cores import CoreRange, CoreRangeSet
@@ -136,3 +137,17 @@ def example_scripts() -> list[Path]:
     tests/autotune."""
     return sorted(p for p in EXAMPLES.glob("*/*.py")
                   if p.parent.name in ("ttl", "tilelang", "pykernel") and not p.stem.startswith("autotune"))
+
+
+def bf16(x):
+    return np.asarray(x, np.float32).astype(ml_dtypes.bfloat16).astype(np.float32)
+
+
+def step_model(a, b, fp32: bool):
+    """Matmul as the device steps through K: each K tile's products summed exactly and rounded to
+    float32, added to DST (rounded to bfloat16 unless ``fp32``), packed as bfloat16."""
+    acc = np.zeros((a.shape[0], b.shape[1]), np.float32)
+    for k in range(0, a.shape[1], 32):
+        acc = acc + (a[:, k:k + 32].astype(np.float64) @ b[k:k + 32]).astype(np.float32)
+        acc = acc if fp32 else bf16(acc)
+    return bf16(acc)

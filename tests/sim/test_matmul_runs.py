@@ -5,7 +5,6 @@ summed exactly and rounded once to float32, added to DST, rounded to bfloat16 in
 
 from __future__ import annotations
 
-import ml_dtypes
 import numpy as np
 import pytest
 
@@ -14,19 +13,7 @@ from tilefold.program import ComputeConfig, DataMovementConfig, Program
 from tilefold.pykernel import *  # noqa: F403
 from tilefold.sim import Device
 
-from simhelpers import A, B, OUT, grid, random_tiles, run_two_input
-
-
-def bf16(x):
-    return np.asarray(x, np.float32).astype(ml_dtypes.bfloat16).astype(np.float32)
-
-
-def step_model(a, b, fp32: bool):
-    acc = np.zeros((a.shape[0], b.shape[1]), np.float32)
-    for k in range(0, a.shape[1], 32):
-        acc = acc + (a[:, k:k + 32].astype(np.float64) @ b[k:k + 32]).astype(np.float32)
-        acc = acc if fp32 else bf16(acc)
-    return bf16(acc)
+from simhelpers import A, B, OUT, grid, random_tiles, run_two_input, step_model
 
 
 # -- one tile at a time through two-page CBs (the tile-by-tile single-core matmul) --------------------

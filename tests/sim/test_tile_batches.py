@@ -15,7 +15,7 @@ from tilefold.pykernel import *  # noqa: F403
 from tilefold.sim import tile_batches
 from tilefold.sim.device import Device
 
-from simhelpers import A, B, EXAMPLES, OUT, example_scripts, random_tiles, run_two_input, where
+from simhelpers import A, B, EXAMPLES, OUT, example_scripts, random_tiles, run_two_input, step_model, where
 
 SCRIPTS = example_scripts()
 
@@ -249,3 +249,88 @@ def test_a_loop_over_rounds_of_dst_is_one_batch(batches):
     # (a hand-over in the wrong order inside such a loop is rejected before the run, by the
     # kernel verifier, so a batch never meets one)
 
+
+
+# -- matmul K steps inside a tile nest -----------------------------------------------------------
+
+
+@compute_kernel
+def matmul_rounds():
+    mt = get_arg_val(0)
+    kt = get_arg_val(1)
+    nt = get_arg_val(2)
+    mm_block_init(A, B, OUT, 0, nt, 1, kt)
+    cb_wait_front(A, mt * kt)
+    cb_wait_front(B, kt * nt)
+    cb_reserve_back(OUT, mt * nt)
+    for m in range(mt):            # one round of DST per output row: a nest of matmul, SFPU and packs
+        tile_regs_acquire()
+        for k in range(kt):
+            mm_block_init_short(A, B, 0, nt, 1, kt)
+            matmul_block(A, B, m * kt + k, k * nt, 0, 0, nt, 1, kt)
+        for j in range(nt):
+            relu_tile_init()
+            relu_tile(j)
+        tile_regs_commit()
+        tile_regs_wait()
+        for j in range(nt):
+            pack_tile(j, OUT, m * nt + j, out_of_order_output=True)
+        tile_regs_release()
+    cb_push_back(OUT, mt * nt)
+    cb_pop_front(A, mt * kt)
+    cb_pop_front(B, kt * nt)
+
+
+@compute_kernel
+def matmul_left_pending():
+    kt = get_arg_val(0)
+    nt = get_arg_val(1)
+    mm_block_init(A, B, OUT, 0, nt, 1, kt)
+    cb_wait_front(A, kt)
+    cb_wait_front(B, kt * nt)
+    cb_reserve_back(OUT, nt)
+    tile_regs_acquire()
+    for k in range(kt):            # a nest of K steps only: its run is still open when the nest ends
+        matmul_block(A, B, k, k * nt, 0, 0, nt, 1, kt)
+    tile_regs_commit()
+    tile_regs_wait()
+    for j in range(nt):
+        pack_tile(j, OUT)
+    tile_regs_release()
+    cb_push_back(OUT, nt)
+    cb_pop_front(A, kt)
+    cb_pop_front(B, kt * nt)
+
+
+@pytest.mark.parametrize("fidelity", ["HiFi4", "LoFi"])
+@pytest.mark.parametrize("fp32", [False, True])
+def test_matmul_in_tile_nests_matches_one_call_at_a_time(fidelity, fp32, batches):
+    from tilefold.program import ComputeConfig
+
+    config = ComputeConfig(math_fidelity=fidelity, fp32_dest_acc_en=fp32)
+    a, b = random_tiles((96, 128), 7), random_tiles((128, 64), 8)
+    batched = run_two_input(matmul_rounds, a, b, (96, 64), config=config, compute_args=[3, 4, 2])
+    assert batches[0] == 1
+    with one_call_at_a_time():
+        single = run_two_input(matmul_rounds, a, b, (96, 64), config=config, compute_args=[3, 4, 2])
+    same_run(batched, single)
+    if fidelity == "HiFi4":
+        _close_to_steps(batched.outputs["out"], np.maximum(step_model(a, b, fp32), 0), fp32)
+
+    a, b = random_tiles((32, 160), 9), random_tiles((160, 96), 10)
+    batches[0] = 0
+    batched = run_two_input(matmul_left_pending, a, b, (32, 96), config=config, compute_args=[5, 3])
+    assert batches[0] == 2          # the K loop and the pack loop
+    with one_call_at_a_time():
+        single = run_two_input(matmul_left_pending, a, b, (32, 96), config=config, compute_args=[5, 3])
+    same_run(batched, single)
+    if fidelity == "HiFi4":
+        _close_to_steps(batched.outputs["out"], step_model(a, b, fp32), fp32)
+
+
+def _close_to_steps(out, model, fp32: bool) -> None:
+    """A 32-bit DST sums a run's K steps in another order (see tilefold.sim.matmul_blocks)."""
+    if fp32:
+        np.testing.assert_allclose(out, model, rtol=2 ** -7, atol=1e-6)
+    else:
+        assert np.array_equal(out, model)

@@ -3,7 +3,7 @@
 Reads: an ``scf.for`` and everything nested in it. Writes: nothing. A tile nest only computes
 integers (arith, CBs, local variables, nested loops) and issues tile calls on DST that never block:
 ``copy_tile``, ``pack_tile``, the FPU element-wise calls (``add_tiles`` and their broadcasts),
-SFPU unary and binary calls on DST slots and the ``*_init`` calls that configure them; at least
+``matmul_block`` / ``matmul_tiles``, SFPU unary and binary calls on DST slots and the ``*_init`` calls that configure them; at least
 one that moves or computes a tile. It may also hand DST between math and pack
 (``tile_regs_acquire`` / ``commit`` / ``wait`` / ``release``), so a loop over rounds of DST — a block
 of tiles computed and packed a few at a time — is one nest. None of these calls waits on another
@@ -24,7 +24,9 @@ FPU_ELTWISE_CALLS = frozenset(f.name for f in API.values() if f.family in ("eltw
 # cumsum_tile carries its last row to the next call in SFPU registers: not one tile at a time
 SFPU_UNARY_CALLS = frozenset(op.call for op in SFPU_OPS if op.arity in ("unary", "scalar") and op.name != "cumsum")
 SFPU_BINARY_CALLS = frozenset(op.call for op in SFPU_OPS if op.arity == "binary")
-TILE_CALLS = frozenset({"copy_tile", "pack_tile"}) | FPU_ELTWISE_CALLS | SFPU_UNARY_CALLS | SFPU_BINARY_CALLS
+MATMUL_CALLS = frozenset({"matmul_block", "matmul_tiles"})
+TILE_CALLS = (frozenset({"copy_tile", "pack_tile"}) | FPU_ELTWISE_CALLS | SFPU_UNARY_CALLS | SFPU_BINARY_CALLS
+              | MATMUL_CALLS)
 # configuration calls a nest may interleave: the inits its tile calls name (API rows' ``init``)
 INIT_CALLS = frozenset(API[c].init for c in TILE_CALLS if API[c].init is not None)
 # the hand-over of DST between the math and pack engines: clocks only, no other thread

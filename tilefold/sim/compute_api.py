@@ -36,7 +36,7 @@ from tilefold.sim import tile_math as tm
 from tilefold.sim.context import KernelContext
 from tilefold.sim.engine_config import EngineConfig
 from tilefold.sim.lanes import any_lane, uniform
-from tilefold.sim.matmul_blocks import (BlockProducts, CbMatrix, PendingMatmul, distinct_lanes, lanes_of_content,
+from tilefold.sim.matmul_blocks import (MATMUL_TILE_FLOPS, BlockProducts, CbMatrix, PendingMatmul, distinct_lanes, lanes_of_content,
                                         operand_matrix)
 
 RELEASED, ACQUIRED, COMMITTED, WAITED = "released", "acquired", "committed", "waited"
@@ -407,24 +407,39 @@ class ComputeApi:
             self._dst_in_range(first, _call)                 # raises, naming the slot out of range
             self._dst_in_range(first + tiles - 1, _call)
         flip = bool(transpose if transpose.__class__ in (int, bool) else uniform(transpose, "transpose flag"))
-        # in0: rt tiles down the block (kt apart), one tile column of an in0 matrix kt tiles wide;
-        # in1: ct consecutive tiles side by side. Their product is the whole rt×ct output block.
         cb0, st0 = self._cb(in0_cb, _call)
         cb1, st1 = self._cb(in1_cb, _call)
         self._configured(self.engines.check_fpu(_call, ("matmul",), cb1, cb0))     # in1 is SrcA, in0 SrcB
         t0 = in0_tile_index if in0_tile_index.__class__ is int else uniform(in0_tile_index, "CB tile index")
         t1 = in1_tile_index if in1_tile_index.__class__ is int else uniform(in1_tile_index, "CB tile index")
-        a = self._cb_matrix(cb0, st0, "in0", kt if rt > 1 else None, False, t0 + (rt - 1) * kt + 1, _call)
-        self._check_waited(cb1, st1, t1 + ct, _call)
+        self.matmul_accumulate(cb0, st0, cb1, st1, t0, t1, first, flip, rt, ct, kt, _call)
+        self.dst_written[first:first + tiles] = True
+        unpack, math = self.matmul_cycles(cb0, st0, cb1, st1, rt, ct)
+        counters = self.dev.counters
+        counters.unpack_tiles += (rt + ct) * self.L
+        self.charge(unpack, self.unpack_clock)
+        self._math(math, _call, tiles=tiles)
+        counters.matmul_flops += MATMUL_TILE_FLOPS * tiles * self.L
+
+    def matmul_accumulate(self, cb0: int, st0, cb1: int, st1, t0: int, t1: int, first: int, flip: bool, rt: int,
+                          ct: int, kt: int, call: str) -> None:
+        """The values half of ``matmul_block``: add the product of the in0 and in1 tiles to the
+        pending block at DST[first:first + rt*ct] (starting one onto what DST holds there).
+        in0 is rt tiles down the block (kt apart), one tile column of an in0 matrix kt tiles wide;
+        in1 is ct consecutive tiles side by side; their product is the whole rt×ct output block."""
+        a = self._cb_matrix(cb0, st0, "in0", kt if rt > 1 else None, False, t0 + (rt - 1) * kt + 1, call)
+        self._check_waited(cb1, st1, t1 + ct, call)
 
         def in1_matrix(width: int | None, pages: int) -> CbMatrix | None:
-            return self._cb_matrix(cb1, st1, "in1", width, flip, pages, _call, exact=True)
+            return self._cb_matrix(cb1, st1, "in1", width, flip, pages, call, exact=True)
 
         block = self._pending_matmul.get(first)
         if block is None or block.rt != rt or block.ct != ct:
             block = self._pending_block(first, rt, ct)
         block.accumulate(a, t0, t1, (cb1, flip), in1_matrix)
-        self.dst_written[first:first + tiles] = True
+
+    def matmul_cycles(self, cb0: int, st0, cb1: int, st1, rt: int, ct: int) -> tuple[float, float]:
+        """(unpacker, math) cycles of one ``matmul_block`` of an rt×ct block."""
         key = (cb0, cb1, rt, ct)
         cycles = self._matmul_cycles.get(key)
         if cycles is None:
@@ -432,12 +447,8 @@ class ComputeApi:
                 self._unpack_cycles(self._page_bytes(st0) * rt, self._cb_format(cb0), rt)
                 + self._unpack_cycles(self._page_bytes(st1) * ct, self._cb_format(cb1), ct),
                 (self.arch.matmul_tile_cycles(self.fidelity)
-                 + self.costs.matmul_phase_extra * self.arch.fidelity_phases(self.fidelity)) * tiles)
-        counters = self.dev.counters
-        counters.unpack_tiles += (rt + ct) * self.L
-        self.charge(cycles[0], self.unpack_clock)
-        self._math(cycles[1], _call, tiles=tiles)
-        counters.matmul_flops += 2 * 32 ** 3 * tiles * self.L
+                 + self.costs.matmul_phase_extra * self.arch.fidelity_phases(self.fidelity)) * (rt * ct))
+        return cycles
 
     def _cb_matrix(self, cb: int, st, role: str, width: int | None, transpose: bool, pages: int,
                    call: str, exact: bool = False) -> CbMatrix | None:

@@ -29,6 +29,8 @@ import numpy as np
 from tilefold.layout.formats import DataFormat
 from tilefold.sim import scratch, tile_math as tm
 
+MATMUL_TILE_FLOPS = 2 * 32 ** 3          # the flops of one 32×32×32 tile product (a multiply-add is two)
+
 
 class CbMatrix:
     """Unpacked pages ``[0, pages)`` after a CB's read pointer, ``width`` tiles per tile row:

@@ -34,8 +34,10 @@ import numpy as np
 
 from tilefold.errors import TilefoldError
 from tilefold.ir.sfpu import SFPU
-from tilefold.ir.tile_loops import DST_SYNC_CALLS, FPU_ELTWISE_CALLS, INIT_CALLS, SFPU_BINARY_CALLS, SFPU_UNARY_CALLS
+from tilefold.ir.tile_loops import (DST_SYNC_CALLS, FPU_ELTWISE_CALLS, INIT_CALLS, MATMUL_CALLS, SFPU_BINARY_CALLS,
+                                    SFPU_UNARY_CALLS)
 from tilefold.sim import tile_math as tm
+from tilefold.sim.matmul_blocks import MATMUL_TILE_FLOPS
 
 UNPACK, MATH, PACK, INIT, CALL, ACQUIRE, COMMIT, WAIT, RELEASE = range(9)     # kinds of planned charges
 _SYNC_KINDS = {"tile_regs_acquire": ACQUIRE, "tile_regs_commit": COMMIT, "tile_regs_wait": WAIT,
@@ -170,6 +172,9 @@ class _Plan:
         self.cbs: dict[int, object] = {}          # CB index -> state, of the CBs the calls touch
         self.groups: list | None = None           # (key, nodes) by depth, made by the first compute_values
         self.dst_state = ctx.dst_state            # DST's hand-over state after the calls so far
+        self.runs: dict[int, _Node] = {}          # first DST slot -> the matmul run still taking K steps there
+        self.matmul_tiles = 0                     # output tiles of the matmul calls (for the flop counter)
+        self.initial = None                       # DST as the queue found it, while matmul runs use DST
         self.acquires = 0                         # tile_regs_acquire calls among them
         self.before = self._state_of_ctx()
         for name, args, kwargs, _ in queue:
@@ -220,8 +225,53 @@ class _Plan:
             self._sfpu_binary(name, *args, **kwargs)
         elif name in DST_SYNC_CALLS:
             self._hand_over(name)
+        elif name in MATMUL_CALLS and not kwargs:
+            self._matmul(name, *args) if name == "matmul_block" else self._matmul(name, *args, 0, 1, 1, 1)
         else:
             raise _Fallback
+
+    def _matmul(self, name: str, in0_cb, in1_cb, t0, t1, first, transpose, ct, rt, kt) -> None:
+        """``matmul_block``: K steps into one rt×ct block of DST make a *run*, multiplied as the call
+        would when something else touches its slots (:mod:`tilefold.sim.matmul_blocks`); the run
+        is one node, and each of its slots a node taking its part."""
+        ctx = self.ctx
+        tiles = rt * ct
+        if self.dst_state != "acquired" or ctx._pending_matmul or first < 0 or first + tiles > ctx.dst_capacity:
+            raise _Fallback                       # the call raises the error, or continues a pending block
+        cb0, st0 = ctx._cb(in0_cb, name)
+        cb1, st1 = ctx._cb(in1_cb, name)
+        self._configured(ctx.engines.check_fpu(name, ("matmul",), cb1, cb0))
+        ctx._check_waited(cb0, st0, t0 + (rt - 1) * kt + 1, name)
+        ctx._check_waited(cb1, st1, t1 + ct, name)
+        self.cbs[cb0], self.cbs[cb1] = st0, st1
+        for cb, st, tile in ((cb0, st0, t0), (cb0, st0, t0 + (rt - 1) * kt), (cb1, st1, t1), (cb1, st1, t1 + ct - 1)):
+            ps = ctx._page_bytes(st)
+            address = ctx._page_address(st, st.rd, tile, ps)
+            if address.__class__ is not int:
+                raise _Fallback
+            self.reads.append((address, address + ps))
+        run = self.runs.get(first)
+        if run is None or run.key[2:] != (rt, ct):
+            self._end_runs(first, first + tiles)
+            starts = [self.latest.get(i, (INITIAL, i)) if self.written[i] else None for i in range(first, first + tiles)]
+            run = _Node(("matmul", len(self.nodes), rt, ct), [s for s in starts if s is not None], (first, starts, []))
+            self.nodes.append(run)
+            self.runs[first] = run
+            for k in range(tiles):
+                self._write(first + k, _Node(("part", k), [run]))
+        run.address[2].append((cb0, cb1, t0, t1, bool(transpose), kt, name))
+        unpack, math = ctx.matmul_cycles(cb0, st0, cb1, st1, rt, ct)
+        self.charges.append((UNPACK, unpack))
+        self.charges.append((MATH, math))
+        self.counts[0] += rt + ct
+        self.counts[1] += tiles
+        self.matmul_tiles += tiles
+
+    def _end_runs(self, lo: int, hi: int) -> None:
+        """No later call continues a matmul run over DST slots [lo, hi)."""
+        for first, run in list(self.runs.items()):
+            if first < hi and lo < first + run.key[2] * run.key[3]:
+                del self.runs[first]
 
     def _hand_over(self, name: str) -> None:
         """``tile_regs_acquire`` / ``commit`` / ``wait`` / ``release``: DST's state moves on; an
@@ -230,6 +280,8 @@ class _Plan:
         if self.dst_state != needed or (name == "tile_regs_commit" and self.ctx._pending_matmul):
             raise _Fallback                       # the call raises the error, or settles a matmul block
         self.dst_state = after
+        if name == "tile_regs_commit":
+            self.runs.clear()
         if name == "tile_regs_acquire":
             self.written[:] = False
             self.acquires += 1
@@ -254,6 +306,8 @@ class _Plan:
     def _dst_index(self, slot: int, call: str) -> int:
         pending = len(self.ctx._pending_matmul)
         i = self.ctx._dst_index(slot, call)
+        if self.runs:
+            self._end_runs(i, i + 1)
         if len(self.ctx._pending_matmul) != pending:
             self.settled.append(i)                     # a pending matmul block was settled here
         return i
@@ -325,6 +379,8 @@ class _Plan:
         if self.dst_state != "waited" or ctx.pack_l1_acc:
             raise _Fallback
         i = ctx._dst_in_range(dst_index, "pack_tile")
+        if self.runs:
+            self._end_runs(i, i + 1)
         if ctx._pending_matmul:
             pending = len(ctx._pending_matmul)
             ctx._flush_matmul(i, i + 1)
@@ -372,6 +428,8 @@ class _Plan:
 
     def compute_values(self) -> None:
         ctx = self.ctx
+        # matmul runs are multiplied in DST itself: what the queue found there is kept aside
+        self.initial = ctx.dst[ctx.rows].copy() if self.matmul_tiles else None
         if self.groups is None:
             groups: dict[tuple, list[_Node]] = {}
             for node in self.nodes:
@@ -384,7 +442,8 @@ class _Plan:
         if self.packs:
             self._pack_values()
         for slot, node in self.latest.items():
-            ctx.dst[ctx.rows, slot] = node.value
+            if node.value is not None:        # (a run left pending holds its slots)
+                ctx.dst[ctx.rows, slot] = node.value
         ctx.dst_written[:] = self.written
         ctx.dst_state = self.dst_state
         if self.counts[2]:
@@ -395,11 +454,36 @@ class _Plan:
             node.value = None                 # the plan may be used again: keep no tiles alive
         for node in self.packs:
             node.value = None
+        self.initial = None
+
+    def _initial(self, slot: int) -> np.ndarray:
+        """What DST slot ``slot`` held before the queue, (lanes, 1024)."""
+        return self.ctx.dst[self.ctx.rows, slot] if self.initial is None else self.initial[:, slot]
+
+    def _run_values(self, run: _Node) -> np.ndarray:
+        """A matmul run's output block (lanes, tiles, 1024): its calls made on the context, onto
+        the values its slots held when it started, and multiplied."""
+        ctx = self.ctx
+        first, starts, calls = run.address
+        tiles = run.key[2] * run.key[3]
+        written = [s is not None for s in starts]
+        if any(written):
+            zero = np.zeros((ctx.L, tm.TILE_ELEMS), ctx.dst.dtype)
+            ctx.dst[ctx.rows, first:first + tiles] = np.stack(
+                [zero if s is None else self._initial(s[1]) if s.__class__ is tuple else s.value for s in starts], axis=1)
+        ctx.dst_written[first:first + tiles] = written
+        for cb0, cb1, t0, t1, flip, kt, name in calls:
+            (cb0, st0), (cb1, st1) = ctx._cb(cb0, name), ctx._cb(cb1, name)
+            ctx.matmul_accumulate(cb0, st0, cb1, st1, t0, t1, first, flip, run.key[2], run.key[3], kt, name)
+        if self.runs.get(first) is run:
+            return None                       # still open when the queue ends: left pending, as the calls leave it
+        ctx._flush_matmul(first, first + tiles)
+        return ctx.dst[ctx.rows, first:first + tiles].copy()
 
     def _inputs(self, nodes: list[_Node], k: int) -> np.ndarray:
         """Input ``k`` of every node as float32 values (nodes, lanes, 1024)."""
         ctx = self.ctx
-        parts = [ctx.dst[ctx.rows, src[1]] if src.__class__ is tuple else src.value
+        parts = [self._initial(src[1]) if src.__class__ is tuple else src.value
                  for src in (n.inputs[k] for n in nodes)]
         return np.stack(parts).astype(np.float32)
 
@@ -411,6 +495,10 @@ class _Plan:
     def _group_values(self, key: tuple, nodes: list[_Node]) -> np.ndarray:
         ctx = self.ctx
         kind = key[0]
+        if kind == "matmul":
+            return [self._run_values(run) for run in nodes]
+        if kind == "part":                    # (None: a part of a run left pending, which nothing reads)
+            return [None if n.inputs[0].value is None else n.inputs[0].value[:, key[1]] for n in nodes]
         if kind == "copy":
             _, ps, fmt, to_dest = key
             values = ctx._copied_values(self._tiles([n.address for n in nodes], ps), fmt, to_dest)
@@ -434,7 +522,7 @@ class _Plan:
             by_format.setdefault(node.key, []).append(node)
         for (_, ps, fmt), nodes in by_format.items():
             src = [n.inputs[0] for n in nodes]
-            values = np.stack([ctx.dst[ctx.rows, s[1]] if s.__class__ is tuple else s.value for s in src])
+            values = np.stack([self._initial(s[1]) if s.__class__ is tuple else s.value for s in src])
             raw = tm.pack(values, fmt).reshape(len(nodes), ctx.L, ps)
             ctx.dev.l1.write(ctx.row_idx[None, :], np.asarray([n.address for n in nodes], dtype=np.int64)[:, None],
                              raw)
@@ -472,9 +560,7 @@ class _Plan:
                 elif kind == WAIT:
                     _wait_until(ctx, ctx.commit_time, pack)
                 else:
-                    ctx.section_free[ctx.section] = pack.copy()
-                    if not ctx.full_sync:
-                        ctx.section ^= 1
+                    _free_section(ctx, pack.copy())
                 if kind <= COMMIT:
                     math += cycles
                     engine[1] += cycles
@@ -531,9 +617,7 @@ class _Plan:
                         _add_stall(ctx, gap)
                         pack += gap
                 else:
-                    ctx.section_free[ctx.section] = np.full(ctx.L, pack)
-                    if not ctx.full_sync:
-                        ctx.section ^= 1
+                    _free_section(ctx, np.full(ctx.L, pack))
                 if kind <= COMMIT:
                     math += cycles
                     engine[1] += cycles
@@ -558,6 +642,7 @@ class _Plan:
         counters.fpu_tiles += self.counts[1] * lanes
         counters.sfpu_tiles += self.counts[2] * lanes
         counters.pack_tiles += self.counts[3] * lanes
+        counters.matmul_flops += MATMUL_TILE_FLOPS * self.matmul_tiles * lanes
 
 
 def _uniform_clocks(ctx, hand_overs: bool = False) -> bool:
@@ -577,6 +662,14 @@ def _wait_until(ctx, when: np.ndarray, clock: np.ndarray) -> None:
         np.maximum(gap, 0.0, out=gap)
         ctx.stall += gap
         clock += gap
+
+
+def _free_section(ctx, when: np.ndarray) -> None:
+    """``tile_regs_release``: the DST half in use is free for math from ``when`` (per lane); with
+    two halves the next round uses the other."""
+    ctx.section_free[ctx.section] = when
+    if not ctx.full_sync:
+        ctx.section ^= 1
 
 
 def _add_stall(ctx, gap: float) -> None:
