@@ -4,10 +4,12 @@ reject statically knowable misuse at the user's line."""
 from __future__ import annotations
 
 import pytest
+from xdsl.dialects.builtin import i32
+from xdsl.utils.exceptions import VerifyException
 
 from tilefold.errors import KernelError
 from tilefold.ir.context import parse_module, print_ir
-from tilefold.ir.ttkernel import API_OPS, TTKernel
+from tilefold.ir.ttkernel import API_OPS, CBOp, CBType, TTKernel, api_call, constant_int
 from tilefold.ir.ttkernel_api import API
 from tilefold.ir.verify import verify_kernel_module
 
@@ -27,6 +29,31 @@ def test_every_api_function_is_an_op_with_its_parameters():
     assert {"noc_async_read_page", "noc_async_write_page", "matmul_tiles", "tilize_block", "pack_tile",
             "reduce_tile", "transpose_wh_tile", "noc_semaphore_wait", "exp_tile", "tile_regs_acquire"} <= set(API_OPS)
     assert not {"noc_async_read_tile", "noc_async_write_tile", "acquire_dst", "release_dst"} & set(API_OPS)
+
+
+def test_every_cb_parameter_takes_a_cb_and_only_cb_parameters_do():
+    for name, cls in API_OPS.items():
+        constraints = dict(cls.get_irdl_definition().operands)
+        for p in API[name].params:
+            constraint = constraints[p.name].constr
+            assert constraint.verifies([CBType()]) == (p.role == "cb"), (name, p.name)
+            assert not (p.role == "cb" and constraint.verifies([i32])), (name, p.name)
+
+
+def test_an_integer_where_a_cb_belongs_is_refused_by_type():
+    with pytest.raises(VerifyException, match="i32 should be of base attribute ttkernel.cb"):
+        parse_module(kernel("noc", '    %0 = arith.constant 0 : i32\n    ttkernel.cb_push_back(%0, %0) : i32, i32\n'))
+
+
+def test_api_call_makes_one_cb_per_integer_index_right_after_it():
+    module = parse_module(kernel("noc", '    %0 = arith.constant 3 : i32\n    %1 = arith.constant 1 : i32\n'))
+    block = module.body.block.first_op.body.block
+    index, pages = block.first_op.result, block.first_op.next_op.result
+    for name in ("cb_reserve_back", "cb_push_back"):
+        block.insert_op_before(api_call(name, [index, pages]), block.last_op)
+    cbs = [op for op in block.ops if isinstance(op, CBOp)]
+    assert len(cbs) == 1 and cbs[0].prev_op is index.owner and constant_int(cbs[0].result) == 3
+    verify_kernel_module(module)
 
 
 def test_text_round_trip_with_locations():
