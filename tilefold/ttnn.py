@@ -24,6 +24,8 @@ over a mesh of chips. A name this module lacks raises one error naming the user'
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import ml_dtypes
 import numpy as np
 
@@ -107,7 +109,7 @@ def _dtype(dtype) -> DataType:
     if isinstance(dtype, DataType):
         return dtype
     name = getattr(dtype, "name", None) or str(dtype)
-    name = name.lower().removeprefix("datatype.").removeprefix("ttnn.")
+    name = name.lower().removeprefix("datatype.").removeprefix("ttnn.").removeprefix("torch.")
     if name in _DTYPES:
         return _DTYPES[name]
     try:
@@ -144,6 +146,13 @@ def quantize(values: np.ndarray, dtype: DataType, layout: Layout) -> np.ndarray:
     return values.astype(fmt.numpy_dtype)
 
 
+@dataclass(frozen=True)
+class Tile:
+    """``ttnn.Tile``: the shape of one tile."""
+
+    tile_shape: tuple[int, int] = (32, 32)
+
+
 class Tensor:
     """A device tensor: shape, data type, layout, memory config and its values.
 
@@ -154,8 +163,8 @@ class Tensor:
     def __init__(self, values: np.ndarray, dtype: DataType, layout: Layout, device: Device | None = None,
                  memory_config: MemoryConfig | None = None):
         values = np.asarray(values)
-        if values.ndim == 0:
-            raise LayoutError("a device tensor needs rank >= 1; reshape the scalar to (1,)", user_location())
+        self._scalar = values.ndim == 0       # a rank-0 tensor: one element, held on the device as (1,)
+        values = values.reshape(1) if self._scalar else values
         self.dtype = dtype
         self.layout = layout
         self._device = device
@@ -166,17 +175,28 @@ class Tensor:
 
     @property
     def shape(self) -> Shape:
-        return Shape(self._shape)
+        return Shape(() if self._scalar else self._shape)
+
+    @property
+    def device_shape(self) -> tuple[int, ...]:
+        """The shape of the tensor's device buffer: its shape, ``(1,)`` for a rank-0 tensor."""
+        return tuple(self._shape)
 
     @property
     def padded_shape(self) -> Shape:
+        """The shape the device holds: whole tiles in the last two dims of a tiled tensor (a
+        rank-0 or rank-1 one padded to two dims), at least one element of a row-major one."""
         if self.layout is not TILE_LAYOUT:
-            return self.shape
-        s = list(self.shape)
+            return Shape(self._shape)
+        s = [1] * (2 - len(self.shape)) + list(self.shape)
         s[-1] = -(-s[-1] // TILE_SIZE) * TILE_SIZE
-        if len(s) > 1:
-            s[-2] = -(-s[-2] // TILE_SIZE) * TILE_SIZE
+        s[-2] = -(-s[-2] // TILE_SIZE) * TILE_SIZE
         return Shape(s)
+
+    @property
+    def tile(self) -> Tile:
+        """``tensor.tile``: the 32x32 tile of a tiled tensor (``tile_shape``)."""
+        return Tile((TILE_SIZE, TILE_SIZE))
 
     @property
     def host_values(self) -> np.ndarray:
@@ -184,13 +204,13 @@ class Tensor:
         if self._values is None:
             (shape, fmt, layout, tile), pages = self._pages
             self._values = from_device_pages(pages, shape, fmt, layout, tile)
-        return self._values
+        return self._values.reshape(()) if self._scalar else self._values
 
     def device_pages(self, buffer) -> np.ndarray:
         """The bytes of this tensor as ``buffer`` (a Program buffer) holds them on the device."""
         key = (tuple(buffer.shape), buffer.data_format, buffer.layout, buffer.tile)
         if self._pages is None or self._pages[0] != key:
-            self._pages = (key, to_device_pages(self.host_values, buffer.data_format, buffer.layout, buffer.tile))
+            self._pages = (key, to_device_pages(self.host_values.reshape(self._shape), buffer.data_format, buffer.layout, buffer.tile))
         return self._pages[1]
 
     def set_device_pages(self, pages: np.ndarray, buffer) -> None:
@@ -214,6 +234,10 @@ class Tensor:
 
     def to_numpy(self) -> np.ndarray:
         return self.host_values.copy()
+
+    def to_torch(self, dtype=None, **kwargs):
+        """``tensor.to_torch()``: :func:`to_torch` of this tensor."""
+        return to_torch(self, dtype, **kwargs)
 
     def __repr__(self) -> str:
         return f"ttnn.Tensor(shape={tuple(self.shape)}, dtype={self.dtype.name}, layout={self.layout.name})"
@@ -299,26 +323,33 @@ def _shape(shape) -> tuple[int, ...]:
     return tuple(int(s) for s in (shape if hasattr(shape, "__len__") else (shape,)))
 
 
-def full(shape, fill_value, dtype=bfloat16, layout=TILE_LAYOUT, device=None, memory_config=None) -> Tensor:
-    return from_numpy(np.full(_shape(shape), fill_value, dtype=np.float32), _dtype(dtype), layout, device,
+def _created_dtype(dtype) -> DataType:
+    """The data type of a tensor made on the host (``full``, ``zeros``, ``rand`` ...): float32 unless
+    ``dtype`` says otherwise. TT-NN's default is bfloat16, but TT-Lang's simulator holds every tensor
+    in float32 and the TT-Lang programs written for it compare such outputs exactly."""
+    return float32 if dtype is None else _dtype(dtype)
+
+
+def full(shape, fill_value, dtype=None, layout=TILE_LAYOUT, device=None, memory_config=None) -> Tensor:
+    return from_numpy(np.full(_shape(shape), fill_value, dtype=np.float32), _created_dtype(dtype), layout, device,
                       memory_config)
 
 
-def zeros(shape, dtype=bfloat16, layout=TILE_LAYOUT, device=None, memory_config=None) -> Tensor:
+def zeros(shape, dtype=None, layout=TILE_LAYOUT, device=None, memory_config=None) -> Tensor:
     return full(shape, 0.0, dtype, layout, device, memory_config)
 
 
-def ones(shape, dtype=bfloat16, layout=TILE_LAYOUT, device=None, memory_config=None) -> Tensor:
+def ones(shape, dtype=None, layout=TILE_LAYOUT, device=None, memory_config=None) -> Tensor:
     return full(shape, 1.0, dtype, layout, device, memory_config)
 
 
-def empty(shape, dtype=bfloat16, layout=TILE_LAYOUT, device=None, memory_config=None) -> Tensor:
+def empty(shape, dtype=None, layout=TILE_LAYOUT, device=None, memory_config=None) -> Tensor:
     return zeros(shape, dtype, layout, device, memory_config)
 
 
-def rand(shape, dtype=bfloat16, layout=TILE_LAYOUT, device=None, memory_config=None, seed=None) -> Tensor:
+def rand(shape, dtype=None, layout=TILE_LAYOUT, device=None, memory_config=None, seed=None) -> Tensor:
     values = np.random.default_rng(seed).random(_shape(shape), dtype=np.float32)
-    return from_numpy(values, _dtype(dtype), layout, device, memory_config)
+    return from_numpy(values, _created_dtype(dtype), layout, device, memory_config)
 
 
 def zeros_like(tensor: Tensor, dtype=None, layout=None, device=None, memory_config=None) -> Tensor:

@@ -153,3 +153,82 @@ def test_a_pipe_to_another_chip_names_the_users_line():
 
     expect_error(lambda: op(tile_tensor((32, 32))), test_a_pipe_to_another_chip_names_the_users_line, KernelError,
                  "Pipe 0 dst (0:2, 0:2, 0, 0) names nodes on chips of a mesh", "not supported by tilefold yet")
+
+
+@ttl.operation(grid=(4, 1))
+def gather_by_list(inp, out):
+    """A list of pipes indexed by a range() variable: the loop unrolls, each copy names one pipe."""
+    dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
+    pipes = [ttl.Pipe(src=(i, 0), dst=(0, 0)) for i in range(1, 4)]
+    ttl.PipeNet(pipes)
+
+    @ttl.datamovement()
+    def dm():
+        x, _ = ttl.node(dims=2)
+        if x == 0:
+            for i in range(3):
+                with dfb.reserve() as blk:
+                    ttl.copy(pipes[i], blk).wait()
+                    ttl.copy(blk, out[0, i + 1]).wait()
+        else:
+            for i in range(3):
+                if x == i + 1:
+                    with dfb.reserve() as blk:
+                        ttl.copy(inp[0, x], blk).wait()
+                        ttl.copy(blk, pipes[i]).wait()
+
+    @ttl.compute()
+    def compute():
+        pass
+
+
+def test_a_list_of_pipes_indexed_by_a_range_variable():
+    import numpy as np
+
+    v = np.zeros((32, 128), np.float32)
+    for t in range(4):
+        v[:, 32 * t:32 * (t + 1)] = t + 1
+    out = ttnn.zeros((32, 128), layout=ttnn.TILE_LAYOUT)
+    gather_by_list(ttnn.from_numpy(v, layout=ttnn.TILE_LAYOUT), out)
+    expected = v.copy()
+    expected[:, :32] = 0
+    np.testing.assert_array_equal(ttnn.to_numpy(out), expected)
+
+
+@ttl.operation(grid=(4, 1))
+def scatter_by_list(inp, out):
+    """One source sends on three unicast pipes: each pipe has a ready semaphore of its own on the
+    source, so receivers that are ready at once do not count for each other."""
+    dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
+    pipes = [ttl.Pipe(src=(0, 0), dst=(i, 0)) for i in range(1, 4)]
+    ttl.PipeNet(pipes)
+
+    @ttl.datamovement()
+    def dm():
+        x, _ = ttl.node(dims=2)
+        if x == 0:
+            for i in range(3):
+                with dfb.reserve() as blk:
+                    ttl.copy(inp[0, i + 1], blk).wait()
+                    ttl.copy(blk, pipes[i]).wait()
+        else:
+            for i in range(3):
+                if x == i + 1:
+                    with dfb.reserve() as blk:
+                        ttl.copy(pipes[i], blk).wait()
+                        ttl.copy(blk, out[0, x]).wait()
+
+    @ttl.compute()
+    def compute():
+        pass
+
+
+def test_one_source_sending_on_several_unicast_pipes():
+    v = np.zeros((32, 128), np.float32)
+    for t in range(4):
+        v[:, 32 * t:32 * (t + 1)] = t + 1
+    out = ttnn.zeros((32, 128), layout=ttnn.TILE_LAYOUT)
+    scatter_by_list(ttnn.from_numpy(v, layout=ttnn.TILE_LAYOUT), out)
+    expected = v.copy()
+    expected[:, :32] = 0
+    np.testing.assert_array_equal(ttnn.to_numpy(out), expected)

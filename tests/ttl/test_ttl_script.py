@@ -123,3 +123,57 @@ def test_a_torch_script_of_host_ttnn_calls_only_runs_under_sim(tmp_path, capsys)
                       "print('host max error', err)\n")
     assert main(["sim", str(script)]) == 0
     assert "host max error" in capsys.readouterr().out
+
+
+SIM_PACKAGE = '''
+import numpy as np
+from sim import ttl, ttnn
+from sim.testing import assert_pcc
+
+
+@ttl.operation(grid=(1, 1))
+def double(x, y):
+    x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+    y_dfb = ttl.make_dataflow_buffer_like(y, shape=(1, 1), block_count=2)
+
+    @ttl.datamovement()
+    def read():
+        with x_dfb.reserve() as blk:
+            ttl.copy(x[0, 0], blk).wait()
+
+    @ttl.compute()
+    def compute():
+        with x_dfb.wait() as a, y_dfb.reserve() as b:
+            b.store(a + a)
+
+    @ttl.datamovement()
+    def write():
+        with y_dfb.wait() as blk:
+            ttl.copy(blk, y[0, 0]).wait()
+
+
+v = np.linspace(-1, 1, 32 * 32, dtype=np.float32).reshape(32, 32)
+x = ttnn.from_numpy(v, layout=ttnn.TILE_LAYOUT)
+y = ttnn.empty((32, 32), dtype=ttnn.float32)
+double(x, y)
+assert_pcc(2 * v, y)
+assert_pcc(2 * v, ttnn.to_numpy(y), pcc=0.9999)
+try:
+    assert_pcc(2 * v, -ttnn.to_numpy(y))
+except AssertionError:
+    print("anticorrelated rejected")
+'''
+
+
+def test_scripts_importing_tt_langs_simulator_package_run(tmp_path, capsys):
+    """``from sim import ttl, ttnn`` and ``sim.testing.assert_pcc``, as the examples in TT-Lang's
+    repository write them for its simulator."""
+    from tilefold.cli.main import main
+
+    script = tmp_path / "sim_package.py"
+    script.write_text(SIM_PACKAGE)
+    assert main(["sim", str(script)]) == 0
+    out = capsys.readouterr().out
+    assert "ttl.operation double" in out and "anticorrelated rejected" in out
+    import sys
+    assert "sim" not in sys.modules or sys.modules["sim"].__name__ != "tilefold.cli.sim_package"

@@ -6,12 +6,15 @@ it ran on the simulated device, and for :func:`compile_script` a TT-Metalium pro
 operation call (kernels, ``main.cpp``, CMake, data, and ``ir/NN-<pass>.mlir`` after every pass).
 
 While the script runs, ``import ttl`` gives :mod:`tilefold.ttl` and ``import ttnn`` gives
-:mod:`tilefold.ttnn` (the host tensor module), so the script runs with its imports unchanged.
+:mod:`tilefold.ttnn` (the host tensor module), and ``from sim import ttl, ttnn`` — TT-Lang's
+simulator package — both of them (:mod:`tilefold.cli.sim_package`), so the script runs
+with its imports unchanged.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import runpy
 import sys
 from contextlib import contextmanager
@@ -22,15 +25,21 @@ import tilefold.ttnn
 from tilefold.errors import KernelError
 from tilefold.frontend.ttl import session
 
-MODULE_ALIASES = ("ttl", "ttnn")
+MODULE_ALIASES = ("ttl", "ttnn", "sim", "sim.testing")
+_SIM_IMPORT = re.compile(r"^\s*(from\s+sim(\.testing)?\s+import|import\s+sim\b)", re.M)
 
 
 @contextmanager
-def tt_lang_modules():
-    """``import ttl`` / ``import ttnn`` resolve to tilefold's modules inside the ``with`` block."""
+def tt_lang_modules(path=None):
+    """``import ttl`` / ``import ttnn`` resolve to tilefold's modules inside the ``with`` block, and
+    ``from sim import ttl, ttnn`` (TT-Lang's simulator package) when the script at ``path`` says so."""
     saved = {name: sys.modules.get(name) for name in MODULE_ALIASES}
     sys.modules["ttl"] = tilefold.ttl
     sys.modules["ttnn"] = tilefold.ttnn
+    if path is not None and _SIM_IMPORT.search(Path(path).read_text(encoding="utf-8", errors="replace")):
+        from tilefold.cli.sim_package import MODULES
+
+        sys.modules.update(MODULES)
     try:
         yield
     finally:
@@ -61,7 +70,7 @@ def execute(path) -> int:
 
 def run_script(path, arch: str | None = None, trace: str | None = None) -> int:
     """Run a script on the simulated device, printing a summary of each operation it runs."""
-    with session.configured(arch=arch, trace=Path(trace) if trace else None, report=True), tt_lang_modules():
+    with session.configured(arch=arch, trace=Path(trace) if trace else None, report=True), tt_lang_modules(path):
         status = execute(path)
         if not session.settings().runs:
             print(f"{os.path.basename(str(path))}: the script ran no TT-Lang operation")
@@ -77,7 +86,7 @@ def run_script(path, arch: str | None = None, trace: str | None = None) -> int:
 
 def compile_script(path, out_dir, print_ir_after_all: bool = False) -> list[Path]:
     """Run a script and write a TT-Metalium project for every operation call into ``out_dir``."""
-    with session.configured(project_dir=Path(out_dir), print_ir_after_all=print_ir_after_all), tt_lang_modules():
+    with session.configured(project_dir=Path(out_dir), print_ir_after_all=print_ir_after_all), tt_lang_modules(path):
         status = execute(path)
         written = list(session.settings().written)
         ran = bool(session.settings().runs)

@@ -1044,11 +1044,43 @@ class UnsafeElementWriteOp(IRDLOperation):
         super().__init__(operands=[block, row, col, value])
 
 
+SEMAPHORE_ACTIONS = ("wait_eq", "wait_min", "set", "inc_remote", "set_multicast")
+
+
+@irdl_op_definition
+class SemaphoreOp(IRDLOperation):
+    """``ttl.semaphore {semaphore, action, remote}``: an operation's semaphore (``ttl.Semaphore``) in a
+    data movement kernel: ``wait_eq`` / ``wait_min`` / ``set`` on this node's copy, ``inc_remote``
+    on the copy of node ``remote`` (a linear node index), ``set_multicast`` (this node's copy, then
+    every node of rectangle ``remote``) with ``value``."""
+
+    name = "ttl.semaphore"
+    semaphore = prop_def(IntegerAttr)
+    action = prop_def(StringAttr)
+    remote = opt_prop_def(IntegerAttr)
+    value = operand_def(IndexType)
+    assembly_format = "$value attr-dict"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def __init__(self, semaphore: int, action: str, value: SSAValue, remote: int | None = None):
+        props = {"semaphore": IntegerAttr(semaphore, i32), "action": StringAttr(action)}
+        if remote is not None:
+            props["remote"] = IntegerAttr(remote, i32)
+        super().__init__(operands=[value], properties=props)
+
+    def verify_(self) -> None:
+        if self.action.data not in SEMAPHORE_ACTIONS:
+            raise VerifyException(f"ttl.semaphore: action {self.action.data!r} is none of {SEMAPHORE_ACTIONS}")
+        if (self.remote is None) != (self.action.data in ("wait_eq", "wait_min", "set")):
+            raise VerifyException(f"ttl.semaphore: {self.action.data} {'needs' if self.remote is None else 'takes no'} "
+                                  "remote")
+
+
 STRUCTURAL_OPS = (BindCBOp, CBReserveOp, CBWaitOp, CBPushOp, CBPopOp, StoreOp, AttachCBOp, BlockSliceOp, ReshapeOp,
                   ComputeOp, YieldOp, LinearizedIndexOp, CopyTileOp, CopyDstOp, InitSFPUOp, TileRegsAcquireOp,
                   TileRegsCommitOp, TileRegsWaitOp, TileRegsReleaseOp, PackTileOp, DstTileOp, MatmulBlockOp, TensorOp,
                   TensorSliceOp, CopyOp, WaitOp, GroupWaitOp, NodeCoordOp, PipeCountOp, PipePeerOp, PipeSendOp, PipeRecvOp,
-                  UnsafeElementReadOp, UnsafeElementWriteOp)
+                  UnsafeElementReadOp, UnsafeElementWriteOp, SemaphoreOp)
 
 TTL = Dialect("ttl", [*STRUCTURAL_OPS, *BLOCK_OPS.values(), *TILE_OP_CLASSES.values()],
               [CircularBufferType, TransferType, DstType, *ttl_metadata.ATTRIBUTES])

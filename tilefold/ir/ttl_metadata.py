@@ -64,16 +64,38 @@ class CBEntryAttr(Record):
 
 @irdl_attr_definition
 class PipeNetAttr(Record):
-    """``#ttl.pipe_net<net, recv_cb, block_bytes>``: a pipe net, the buffer its blocks are received
-    into and the size of a block in bytes."""
+    """``#ttl.pipe_net<net, recv_cb, block_bytes[, landing_cb, landing_slots, receive_slots]>``: a pipe net, the buffer its
+    blocks are received into, the size of a block in bytes and — for a net whose nodes both send
+    and receive — the buffer its blocks land in, its number of slots (each with a semaphore after
+    the nets' own three) and the most pipes a node receives from."""
 
     name = "ttl.pipe_net"
 
     net: _OPT_INT
     recv_cb: _OPT_INT
     block_bytes: _OPT_INT
+    landing_cb: _OPT_INT
+    landing_slots: _OPT_INT
+    receive_slots: _OPT_INT
+    ready_slots: _OPT_INT
 
-    FIELDS = (Field("net", True, _int(0)), Field("recv_cb", True, _int(0)), Field("block_bytes", True, _int(1)))
+    FIELDS = (Field("net", True, _int(0)), Field("recv_cb", True, _int(0)), Field("block_bytes", True, _int(1)),
+              Field("landing_cb", False, _int(0)), Field("landing_slots", False, _int(1)),
+              Field("receive_slots", False, _int(1)), Field("ready_slots", False, _int(1)))
+
+
+def net_semaphores(fields: dict) -> int:
+    """The semaphores of one pipe net (its ``#ttl.pipe_net`` fields): valid, one and a ready per
+    pipe a node sources (the most any node does)."""
+    return 2 + (fields.get("ready_slots") or 1)
+
+
+def pipe_semaphores(module) -> int:
+    """How many semaphores a module's pipe nets take (their own, then one per landing slot); the
+    operation's own ``ttl.Semaphore`` s come after them."""
+    attr = module.attributes.get("ttl.pipe_nets")
+    entries = [entry.to_dict() for entry in attr.data] if attr is not None else []
+    return sum(net_semaphores(e) + (e.get("landing_slots") or 0) for e in entries)
 
 
 # the kinds of kernel argument, and what each one is
@@ -86,12 +108,17 @@ ARG_KINDS = {
     "pipe": "one field of pipe <slot> of net <index> for the node's role",
     "pipe_named": "one field of the net's pipe <slot> (a pipe the kernel names) for the role <role>",
     "pipe_peer": "a logical coordinate of the other end of pipe <slot> of net <index> (ttl.pipe_peer)",
+    "noc": "the NOC x / y (field) of the node with linear index <index>",
+    "noc_rect": "a NOC corner (x0 y0 x1 y1) or the node count (dests) of multicast rectangle <index> of the "
+                "operation's semaphores",
 }
 COMPILE_TIME_KINDS = ("cb", "accessor")
 # the fields of one pipe of a net, by the node's role in it
-PIPE_FIELDS = {"src": ("x0", "y0", "x1", "y1", "dests", "remote", "loopback"), "dst": ("x", "y", "self")}
+PIPE_FIELDS = {"src": ("x0", "y0", "x1", "y1", "dests", "remote", "loopback", "index", "src_slot"),
+               "dst": ("x", "y", "self", "index", "src_slot")}
 # the logical coordinates of the other end of a pipe: the destinations' rectangle of a source, the
 # source of a destination (``linear``: y * grid columns + x of its first core)
+NOC_FIELDS = ("x", "y", "x0", "y0", "x1", "y1", "dests")
 PEER_FIELDS = {"src": ("x0", "y0", "x1", "y1", "linear"), "dst": ("x", "y", "linear")}
 
 
@@ -116,7 +143,7 @@ class KernelArgAttr(Record):
         Field("index", True, _int(0)),
         Field("role", False, _one_of(*PIPE_FIELDS)),
         Field("slot", False, _int(0)),
-        Field("field", False, _one_of(*sorted({f for fs in (*PIPE_FIELDS.values(), *PEER_FIELDS.values())
+        Field("field", False, _one_of(*sorted({f for fs in (*PIPE_FIELDS.values(), *PEER_FIELDS.values(), NOC_FIELDS)
                                                for f in fs}))),
     )
 
@@ -130,7 +157,7 @@ class KernelArgAttr(Record):
         f = self.to_dict()
         kind = f["kind"]
         pipe = {"role", "slot", "field"} if kind in ("pipe", "pipe_named", "pipe_peer") else {"role"} if kind == "pipe_count" \
-            else set()
+            else {"field"} if kind in ("noc", "noc_rect") else set()
         if set(f) - {"kind", "index"} != pipe:
             raise VerifyException(f"#ttl.arg<kind = {kind!r}> has fields kind, index"
                                   f"{''.join(', ' + n for n in ('role', 'slot', 'field') if n in pipe)}, not "

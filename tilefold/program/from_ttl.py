@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
+from tilefold.ir.ttl_metadata import pipe_semaphores
 from tilefold.arch.cores import CoreCoord, CoreRange, CoreRangeSet
 from tilefold.errors import L1OverflowError
 from tilefold.ir import ttl
@@ -37,7 +38,6 @@ from tilefold.program import ComputeConfig, DataMovementConfig, NocX, NocY, Prog
 from tilefold.program.program import SEMAPHORE_SIZE
 from tilefold.program.unpack_to_dest import unpack_to_dest_mode
 
-SEMAPHORES_PER_NET = 3
 
 
 @dataclass
@@ -109,17 +109,18 @@ def build_program(module: ModuleOp, built, arch) -> Program:
         memory = tensor.memory_config()
         buffer_type = getattr(getattr(memory, "buffer_type", None), "name", "DRAM")
         layout = "TILE" if "TILE" in str(getattr(tensor.layout, "name", tensor.layout)).upper() else "ROW_MAJOR"
-        program.add_buffer(arg.name, tuple(tensor.shape), tensor.dtype.name, layout, buffer_type,
+        program.add_buffer(arg.name, tuple(getattr(tensor, "device_shape", tensor.shape)), tensor.dtype.name, layout, buffer_type,
                            role="inout" if arg.index in built.writes else "input",
                            memory_config=memory if getattr(memory, "is_sharded", False) else None)
     entries = circular_buffer_table(module)
     nets = {net.index: net for net in capture.pipe_nets}
-    net_order = [entry.to_dict()["net"] for entry in module.attributes["ttl.pipe_nets"].data]
-    check_l1(entries, capture, SEMAPHORES_PER_NET * len(net_order), arch)
+    # the pipe nets' semaphores, then the operation's ttl.Semaphore s
+    initial = [0] * pipe_semaphores(module) + [s.initial_value for s in capture.semaphores]    # then the ttl.Semaphore s
+    check_l1(entries, capture, len(initial), arch)
     for e in entries:
         program.create_circular_buffer(cores, e.index, e.page_size, e.num_pages, e.data_format, name=e.name)
-    for _ in range(SEMAPHORES_PER_NET * len(net_order)):
-        program.create_semaphore(cores, 0)
+    for value in initial:
+        program.create_semaphore(cores, value)
     names = {arg.index: arg.name for arg in capture.tensors}
     processors = iter(("RISCV_0", "RISCV_1"))
     for fn in _kernel_functions(module):
@@ -139,7 +140,7 @@ def build_program(module: ModuleOp, built, arch) -> Program:
         descriptors = _args(fn, "ttl.runtime_args")
         noc1 = isinstance(config, DataMovementConfig) and config.noc_index == 1
         for core in cores:
-            args = [_runtime_value(d, core, program, names, nets, noc1) for d in descriptors]
+            args = [_runtime_value(d, core, program, names, nets, noc1, capture) for d in descriptors]
             program.set_runtime_args(kernel, core, args)
     return program
 
@@ -159,10 +160,24 @@ def _peer(route, role: str, field: str, cols: int) -> int:
             "linear": route.y0 * cols + route.x0}[field]
 
 
-def _runtime_value(arg: dict, core: CoreCoord, program: Program, names, nets, noc1: bool):
+def _runtime_value(arg: dict, core: CoreCoord, program: Program, names, nets, noc1: bool, capture=None):
     kind = arg["kind"]
     if kind == "node":
         return core.x if arg["index"] == 0 else core.y
+    if kind == "noc":                   # a node of the grid, by linear index
+        cols = capture.grid[0]
+        node = CoreCoord(arg["index"] % cols, arg["index"] // cols)
+        return NocX(node) if arg["field"] == "x" else NocY(node)
+    if kind == "noc_rect":              # a semaphore's multicast rectangle
+        x0, y0, x1, y1 = capture.semaphore_rects[arg["index"]]
+        if arg["field"] == "dests":     # the others: this node sets its own copy itself
+            inside = x0 <= core.x <= x1 and y0 <= core.y <= y1
+            return (x1 - x0 + 1) * (y1 - y0 + 1) - int(inside)
+        first, last = CoreCoord(x0, y0), CoreCoord(x1, y1)
+        if noc1:                        # NOC 1 multicasts from the far corner
+            first, last = last, first
+        corner = first if arg["field"][1] == "0" else last
+        return NocX(corner) if arg["field"][0] == "x" else NocY(corner)
     if kind == "address":
         return program.buffer(names[arg["index"]]).address
     net = nets[arg["index"]]
@@ -178,6 +193,10 @@ def _runtime_value(arg: dict, core: CoreCoord, program: Program, names, nets, no
     if slot >= len(routes):
         return 0
     route = routes[slot]
+    if field == "src_slot":             # the pipe's place among its source's pipes: its ready semaphore
+        return net.sources_of(route.src).index(route)
+    if field == "index":                # the pipe's slot in its net's landing buffer
+        return net.landing_slots()[net.routes.index(route)]
     if kind == "pipe_peer":
         return _peer(route, role, field, net.grid[0])
     if role == "src":

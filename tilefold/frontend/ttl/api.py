@@ -16,13 +16,15 @@ from typing import Generic, Tuple, TypeVar, Union
 
 from tilefold.errors import KernelError
 from tilefold.frontend.ttl.capture import current
-from tilefold.frontend.ttl.dataflow_buffers import DataflowBuffer, make_dataflow_buffer_like
+from tilefold.frontend.ttl.dataflow_buffers import (DataflowBuffer, make_dataflow_buffer_like, make_dfb,
+                                                    make_dfb_allocation_group)
 from tilefold.frontend.ttl.device_calls import GroupTransfer, copy, signpost
 from tilefold.frontend.ttl.grid import grid_size, node
-from tilefold.frontend.ttl.kernels import compute, datamovement
+from tilefold.frontend.ttl.kernels import Kernel, KernelKind, compute, datamovement
 from tilefold.frontend.ttl.math_api import UnsupportedName, block, math, unsafe
 from tilefold.frontend.ttl.operation import Operation, operation
 from tilefold.frontend.ttl.pipes import Pipe, PipeNet
+from tilefold.frontend.ttl.semaphores import Semaphore
 from tilefold.caller import user_location
 from tilefold.frontend.ttl.host_types import ROW_MAJOR_LAYOUT, TILE_LAYOUT
 
@@ -73,7 +75,8 @@ __all__ = [
     "operation", "Operation", "compute", "datamovement", "make_dataflow_buffer_like", "make_circular_buffer_like",
     "DataflowBuffer", "CircularBuffer", "grid_size", "node", "copy", "GroupTransfer", "Pipe", "PipeNet",
     "signpost", "math", "block", "unsafe", "TILE_SHAPE", "TILE_SIZE", "TILE_LAYOUT", "ROW_MAJOR_LAYOUT", "Program",
-    "SrcPipeIdentity", "DstPipeIdentity", "NodeCoord", "NodeRange", "Shape", "Size", "DstT", "kernel", "core",
+    "SrcPipeIdentity", "DstPipeIdentity", "Semaphore", "Kernel", "KernelKind", "make_dfb",
+    "make_dfb_allocation_group", "NodeCoord", "NodeRange", "Shape", "Size", "DstT", "kernel", "core",
 ]
 
 

@@ -29,7 +29,7 @@ from tilefold.frontend.ttl.math_api import PARAMETRIC, sfpu_functions
 from tilefold.frontend.ttl.scalars import Scalar
 from tilefold.frontend.ttl.values import Accumulator, Block, BlockExpression
 from tilefold.ir import ttl
-from tilefold.layout.formats import DataFormat
+from tilefold.layout.formats import DataFormat, data_format
 
 UNARY, BINARY = sfpu_functions()
 
@@ -396,15 +396,24 @@ class BlockExpressionBuilder(AcquisitionBuilder):
             else:
                 raise self.error(f"ttl.{fn.namespace}.fill: unexpected argument {self.describe(v)}", node)
         for k, v in kwargs.items():
-            if k not in ("value", "shape", "out_blk"):
+            if k not in ("value", "shape", "out_blk", "dtype"):
                 raise self.error(f"ttl.{fn.namespace}.fill() got an unexpected keyword {k!r}", node)
             bound[k] = v
+        fmt = DataFormat.Float16_b
+        if isinstance(bound.get("dtype"), DataFormat):
+            fmt = bound["dtype"]
+        elif bound.get("dtype") is not None:
+            try:
+                fmt = data_format(getattr(bound["dtype"], "name", str(bound["dtype"])).lower().removeprefix("ttnn."))
+            except Exception:       # noqa: BLE001 - reported below
+                raise self.error(f"ttl.{fn.namespace}.fill(dtype={bound['dtype']!r}): give a block's dtype or a "
+                                 "TT-NN data type", node) from None
         if not _number(bound.get("value")):
             raise self.error(f"ttl.{fn.namespace}.fill needs a number to fill with", node)
         shape = self._target_shape(fn, bound, node)
         if len(shape) < 2:
             raise self.error(f"ttl.{fn.namespace}.fill(shape={shape}) needs at least 2 dimensions (tiles)", node)
-        return self.make("fill", [], shape, node, {"value": float(bound["value"])}, fmt=DataFormat.Float16_b)
+        return self.make("fill", [], shape, node, {"value": float(bound["value"])}, fmt=fmt)
 
     def _shaped_arguments(self, fn, args, kwargs, node) -> dict:
         """Bind ``(expr, [out_blk | dims | shape | scaler]...)`` by the kind of each positional value."""

@@ -338,6 +338,14 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, BlockExpressionBuilder, 
             lb, ub, step = (0, args[0], 1) if len(args) == 1 else (args[0], args[1], args[2] if len(args) == 3 else 1)
             if not isinstance(step, int) or step <= 0:
                 raise self.error("the step of range() in a kernel must be a positive compile-time integer", iterable)
+            if (isinstance(lb, int) and isinstance(ub, int) and len(range(lb, ub, step)) <= self.MAX_UNROLLED
+                    and self.indexes_a_sequence(stmt, scope)):
+                # the loop picks items of a Python list (pipes, tensors, buffers ...): unrolled,
+                # the index is a compile-time integer in each copy of the body
+                for v in range(lb, ub, step):
+                    self.assign(stmt.target, v, scope)
+                    self.statements(stmt.body, scope, Region("with", stmt))
+                return
             self.runtime_loop(stmt, scope, lb, ub, step)
             return
         values = self.evaluate(iterable, scope)
@@ -350,6 +358,29 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, BlockExpressionBuilder, 
         for v in values:       # unrolled
             self.assign(stmt.target, v, scope)
             self.statements(stmt.body, scope, Region("with", stmt))
+
+    MAX_UNROLLED = 64
+
+    def indexes_a_sequence(self, stmt: ast.For, scope: Scope) -> bool:
+        """Whether the body of a ``range()`` loop with at most :data:`MAX_UNROLLED` iterations
+        indexes a Python list or tuple of the kernel's surroundings by the loop variable (and has no
+        ``break`` / ``continue``)."""
+        if not isinstance(stmt.target, ast.Name):
+            return False
+        body = [n for s in stmt.body for n in ast.walk(s)]
+        if any(isinstance(n, (ast.Break, ast.Continue)) for n in body):
+            return False
+        for n in body:
+            if not (isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name)):
+                continue
+            if not any(isinstance(m, ast.Name) and m.id == stmt.target.id for m in ast.walk(n.slice)):
+                continue
+            value = scope.lookup(n.value.id)
+            if value is MISSING:
+                value = self.source.lookup(n.value.id)
+            if isinstance(value, (list, tuple)) and not all(isinstance(v, (int, float, bool)) for v in value):
+                return True
+        return False
 
     def runtime_loop(self, stmt: ast.For, scope: Scope, lb, ub, step: int) -> None:
         self.node = stmt

@@ -39,6 +39,9 @@ class OperationCapture:
     pipe_nets: list = field(default_factory=list)
     bound_nets: dict = field(default_factory=dict)    # id of a ttl.PipeNet -> the net on this grid
     constants: dict = field(default_factory=dict)     # compile-time arguments of the call, by name
+    landing: dict = field(default_factory=dict)       # net index -> its landing buffer (pipes.needs_landing)
+    semaphores: list = field(default_factory=list)    # ttl.Semaphore objects, in order
+    semaphore_rects: list = field(default_factory=list)   # (x0, y0, x1, y1) of their multicast handles
 
     def tensor_argument(self, tensor) -> TensorArgument | None:
         for arg in self.tensors:

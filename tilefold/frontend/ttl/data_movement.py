@@ -42,7 +42,7 @@ TILE = 32
 
 def tensor_units(tensor) -> tuple[int, ...]:
     """The shape of a tensor in its shape unit: tiles in the last two dims of a tiled tensor."""
-    shape = tuple(int(s) for s in tensor.shape)
+    shape = tuple(int(s) for s in getattr(tensor, "device_shape", tensor.shape))
     if not _is_tiled(tensor):
         return shape
     if len(shape) == 1:
@@ -178,10 +178,10 @@ class DataMovementBuilder:
         fmt = data_format(getattr(tensor.dtype, "name", tensor.dtype))
         staging = None
         if fmt is not block.dfb.data_format:
-            if not ({fmt, block.dfb.data_format} <= _CONVERTIBLE and block.dfb.is_tiled):
+            if not {fmt, block.dfb.data_format} <= _CONVERTIBLE:
                 raise self.error(f"ttl.copy between {name} ({fmt.ttnn_name}) and {block.name} "
-                                 f"({block.dfb.data_format.ttnn_name}); a copy converts only between tiles of "
-                                 f"bfloat16 and float32 — make the buffer like {name}", node)
+                                 f"({block.dfb.data_format.ttnn_name}); a copy converts only between bfloat16 "
+                                 f"and float32 — make the buffer like {name}", node)
             staging = self.staging_buffer(block.dfb, fmt, node)
         if _strip(piece.sizes) != _strip(block.shape):
             unit = "tiles" if block.dfb.is_tiled else "elements"
@@ -254,10 +254,31 @@ class DataMovementBuilder:
         else:
             block.status.copy_into(self.location(node))
         self.node = node
+        landing = self.landing_buffer(net, block.dfb, node)
+        if landing is not None:
+            self.cb_value(landing)
         cls = ttl.PipeSendOp if kind == "send" else ttl.PipeRecvOp
         op = self.emit(cls(block.value, net.index, *where, **options))
         self.pipe_uses.append((net, kind, block.dfb, self.location(node)))
         return self.new_transfer(op.result, kind, block, node)
+
+    def landing_buffer(self, net, dfb, node):
+        """The buffer a net's blocks land in when a node both sends and receives on it (see
+        ``PipeNet.needs_landing``): one block per landing slot; None when the net needs none or
+        more than :data:`MAX_LANDING_SLOTS` slots (each slot takes a semaphore)."""
+        from tilefold.frontend.ttl.dataflow_buffers import DataflowBuffer
+
+        op = self.operation
+        if net.index in op.landing:
+            return op.landing[net.index]
+        landing = None
+        if net.needs_landing() and max(net.landing_slots()) < MAX_LANDING_SLOTS:
+            landing = DataflowBuffer(tuple(dfb.shape), max(net.landing_slots()) + 1, dfb.data_format, dfb.layout,
+                                     self.location(node),
+                                     f"landing of pipe net {net.index}", hidden=True)
+            landing.index = op.add_dataflow_buffer(landing)
+        op.landing[net.index] = landing
+        return landing
 
     def new_transfer(self, value, kind: str, block: Block, node) -> Transfer:
         value.name_hint = self.pending_name(node) or "xf"
@@ -443,4 +464,5 @@ class DataMovementBuilder:
 
 
 # the data formats a ttl.copy converts between (on the data movement core, element by element)
+MAX_LANDING_SLOTS = 8
 _CONVERTIBLE = {DataFormat.Float16_b, DataFormat.Float32}

@@ -112,17 +112,42 @@ def _block_shape(shape, location) -> tuple[int, ...]:
     return dims
 
 
-def make_dataflow_buffer_like(tensor, shape, block_count: int | None = None, *, buffer_factor: int | None = None):
+class DFBAllocationGroup:
+    """``ttl.make_dfb_allocation_group()``: buffers a program uses one after another, which TT-Lang
+    may place in one L1 area. tilefold gives each its own area (the same results, more L1)."""
+
+
+def make_dfb_allocation_group() -> DFBAllocationGroup:
+    return DFBAllocationGroup()
+
+
+_DTYPE_NAMES = {"bf16": "bfloat16", "fp32": "float32", "f32": "float32", "bfp8": "bfloat8_b", "bfp8_b": "bfloat8_b"}
+
+
+def make_dfb(dtype, shape, block_count: int = 2, *, layout=None, allocation_group=None):
+    """``ttl.make_dfb(dtype, shape, block_count)``: a dataflow buffer no tensor describes — of tiles
+    (or row-major elements with ``layout=ttnn.ROW_MAJOR_LAYOUT``) of ``dtype`` ("bf16", "fp32",
+    "bfp8" or a TT-NN data type)."""
+    location = user_location()
+    name = getattr(dtype, "name", None) or str(dtype)
+    name = _DTYPE_NAMES.get(name.lower().removeprefix("ttnn.").removeprefix("datatype."), name)
+    try:
+        fmt = data_format(name)
+    except Exception:       # noqa: BLE001 - reported below
+        raise KernelError(f"ttl.make_dfb({dtype!r}, ...): the data type is bf16, fp32, bfp8 or a TT-NN data type",
+                          location) from None
+    layout_name = "TILE" if layout is None or "TILE" in str(getattr(layout, "name", layout)).upper() else "ROW_MAJOR"
+    return _make(fmt, layout_name, shape, block_count, None, location, "ttl.make_dfb", allocation_group)
+
+
+def make_dataflow_buffer_like(tensor, shape, block_count: int | None = None, *, buffer_factor: int | None = None,
+                              allocation_group=None):
     """A dataflow buffer of blocks of ``shape`` in the likeness of ``tensor`` (its data type and
     layout). ``buffer_factor`` is the former name of ``block_count``."""
     location = user_location()
-    op = capture.current("ttl.make_dataflow_buffer_like")
     if block_count is not None and buffer_factor is not None:
         raise KernelError("give block_count or buffer_factor (its former name), not both", location)
     count = block_count if block_count is not None else (buffer_factor if buffer_factor is not None else 2)
-    if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= MAX_BLOCK_COUNT:
-        raise KernelError(f"make_dataflow_buffer_like(block_count={count!r}): block_count must be an integer from 1 "
-                          f"to {MAX_BLOCK_COUNT}", location)
     dtype = getattr(tensor, "dtype", None)
     layout = getattr(tensor, "layout", None)
     if dtype is None or layout is None:
@@ -130,16 +155,27 @@ def make_dataflow_buffer_like(tensor, shape, block_count: int | None = None, *, 
                           f"data type and layout), not {type(tensor).__name__}", location)
     fmt = data_format(getattr(dtype, "name", dtype))
     layout_name = "TILE" if "TILE" in str(getattr(layout, "name", layout)).upper() else "ROW_MAJOR"
+    return _make(fmt, layout_name, shape, count, tensor, location, "make_dataflow_buffer_like", allocation_group)
+
+
+def _make(fmt, layout_name: str, shape, count, tensor, location, what: str, allocation_group) -> DataflowBuffer:
+    op = capture.current(f"ttl.{what.removeprefix('ttl.')}")
+    if allocation_group is not None and not isinstance(allocation_group, DFBAllocationGroup):
+        raise KernelError(f"{what}(allocation_group={allocation_group!r}): give a group from "
+                          "ttl.make_dfb_allocation_group()", location)
+    if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= MAX_BLOCK_COUNT:
+        raise KernelError(f"{what}(block_count={count!r}): block_count must be an integer from 1 "
+                          f"to {MAX_BLOCK_COUNT}", location)
     supported = (DataFormat.Float16_b, DataFormat.Float32, DataFormat.Bfp8_b) if layout_name == "TILE" else (
         DataFormat.Float16_b, DataFormat.Float32)
     if fmt not in supported:
         kind = "tiles" if layout_name == "TILE" else "row-major elements"
-        raise KernelError(f"make_dataflow_buffer_like: a buffer of {fmt.ttnn_name} {kind} is not supported by "
+        raise KernelError(f"{what}: a buffer of {fmt.ttnn_name} {kind} is not supported by "
                           f"tilefold yet; use a tensor of {', '.join(f.ttnn_name for f in supported)} (e.g. "
                           "ttnn.from_numpy(array, dtype=ttnn.bfloat16))", location)
     dims = _block_shape(shape, location)
     if layout_name == "TILE" and len(dims) < 2:
-        raise KernelError(f"make_dataflow_buffer_like(shape={shape!r}): a buffer like a tiled tensor needs at least "
+        raise KernelError(f"{what}(shape={shape!r}): a buffer of tiles needs at least "
                           "two dimensions (rows and columns of tiles), e.g. shape=(1, n)", location)
     name = _variable_name(location) or f"dfb{len(op.dataflow_buffers)}"
     dfb = DataflowBuffer(dims, count, fmt, layout_name, location, name)

@@ -23,7 +23,8 @@ from tilefold.errors import TilefoldError
 from tilefold.frontend.source import MISSING
 from tilefold.frontend.ttl import device_calls
 from tilefold.frontend.ttl.dataflow_buffers import DataflowBuffer
-from tilefold.frontend.ttl.grid import NodeExpression, grid_shape, grid_size, node_coordinates
+from tilefold.frontend.ttl.semaphores import MulticastSemaphore, RemoteSemaphore, Semaphore
+from tilefold.frontend.ttl.grid import BODY_BUILTINS, NodeExpression, grid_shape, grid_size, node_coordinates
 from tilefold.frontend.ttl.grid import node as ttl_node
 from tilefold.frontend.ttl.math_api import BlockFunction
 from tilefold.frontend.ttl.pipes import PipeNet
@@ -118,7 +119,7 @@ class ExpressionBuilder:
     def node_expression(self, expr: NodeExpression, node: ast.AST):
         x, y = self.node_values(node)
         ops = {"+": self.scalars.add, "-": self.scalars.sub, "*": self.scalars.mul, "//": self.scalars.floordiv,
-               "%": self.scalars.mod}
+               "%": self.scalars.mod, "min": self.scalars.minimum, "max": self.scalars.maximum}
         return expr.evaluate(lambda leaf: x if leaf == "x" else y, lambda op, a, b: ops[op](a, b))
 
     # -- evaluation -----------------------------------------------------------------------------
@@ -174,9 +175,12 @@ class ExpressionBuilder:
     def expr_Attribute(self, node: ast.Attribute, scope):
         base = self.evaluate(node.value, scope)
         name = node.attr
-        if isinstance(base, (Block, DataflowBuffer, Transfer, GroupTransfer, PipeNet, Accumulator)):
+        if isinstance(base, (Block, DataflowBuffer, Transfer, GroupTransfer, PipeNet, Accumulator, Semaphore,
+                             RemoteSemaphore, MulticastSemaphore)):
             if name == "shape" and isinstance(base, (Block, DataflowBuffer)):
                 return tuple(base.shape)
+            if name == "dtype" and isinstance(base, (Block, DataflowBuffer)):
+                return (base.dfb if isinstance(base, Block) else base).data_format
             return BoundMethod(base, name)
         if isinstance(base, BlockExpression):
             if name == "shape":
@@ -348,6 +352,28 @@ class ExpressionBuilder:
             return handler(args, kwargs, node)
         return self.compile_time_call(callee, args, kwargs, node)
 
+    def semaphore_call(self, obj, name: str, args, kwargs, node):
+        """``sem.wait_eq(n)`` / ``wait_min(n)`` / ``set(n)``, ``remote.inc(n)``, ``multicast.set(n)``."""
+        actions = {Semaphore: {"wait_eq": "wait_eq", "wait_min": "wait_min", "set": "set"},
+                   RemoteSemaphore: {"inc": "inc_remote"}, MulticastSemaphore: {"set": "set_multicast"}}[type(obj)]
+        what = {Semaphore: "a semaphore", RemoteSemaphore: "a remote semaphore (get_remote)",
+                MulticastSemaphore: "a multicast semaphore (get_remote_multicast)"}[type(obj)]
+        if name not in actions:
+            raise self.error(f"{what} has {', '.join(f'{a}()' for a in actions)}, not {name}()", node)
+        self.require_datamovement(node, f"{name}() of a semaphore")
+        values = list(args) + [kwargs.pop("value")] if "value" in kwargs else list(args)
+        if kwargs or len(values) > 1 or (not values and name != "inc"):
+            raise self.error(f"{name}(value) takes one integer", node)
+        value = self.as_int(values[0] if values else 1, node, f"the value of {name}()")
+        if isinstance(value, int) and value < 0:
+            raise self.error(f"{name}({value}): a semaphore holds a non-negative integer", node)
+        semaphore = obj if isinstance(obj, Semaphore) else obj.semaphore
+        remote = obj.node if isinstance(obj, RemoteSemaphore) else obj.rect_index if isinstance(
+            obj, MulticastSemaphore) else None
+        self.node = node
+        self.emit(ttl.SemaphoreOp(semaphore.index, actions[name], self.scalars.materialize(value), remote))
+        return None
+
     def _call_handlers(self):
         return {
             id(device_calls.copy): self.call_copy,
@@ -357,12 +383,16 @@ class ExpressionBuilder:
             id(device_calls.signpost): lambda args, kwargs, node: device_calls.SIGNPOST,
             id(builtins.min): lambda args, kwargs, node: self.call_min_max(args, node, "min"),
             id(builtins.max): lambda args, kwargs, node: self.call_min_max(args, node, "max"),
+            id(BODY_BUILTINS["min"]): lambda args, kwargs, node: self.call_min_max(args, node, "min"),
+            id(BODY_BUILTINS["max"]): lambda args, kwargs, node: self.call_min_max(args, node, "max"),
             id(builtins.abs): self.call_abs,
             id(builtins.range): self.call_range,
         }
 
     def call_method(self, bound: BoundMethod, args, kwargs, node, scope):
         obj, name = bound.obj, bound.name
+        if isinstance(obj, (Semaphore, RemoteSemaphore, MulticastSemaphore)):
+            return self.semaphore_call(obj, name, args, kwargs, node)
         if isinstance(obj, DataflowBuffer):
             if name in ("reserve", "wait"):
                 self.no_arguments(args, kwargs, node, f"{obj.name}.{name}()")

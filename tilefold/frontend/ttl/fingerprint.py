@@ -77,7 +77,7 @@ class Fingerprinter:
         if isinstance(v, Pipe):
             return ("pipe", self.value((v.src, v.dst), depth + 1))
         if isinstance(v, NodeExpression):
-            return ("node", v)
+            return ("node", v.key())
         if isinstance(v, types.ModuleType):
             if v.__name__.split(".")[0] not in LIBRARY_MODULES:
                 raise Unhashable()

@@ -12,6 +12,8 @@ become runtime values where a kernel uses them.
 
 from __future__ import annotations
 
+import builtins
+import types
 from dataclasses import dataclass
 
 from tilefold.arch import Arch
@@ -69,11 +71,11 @@ def grid_size(dims: int = 2):
 # --- node coordinates at operation scope ------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class NodeExpression:
     """An integer expression of the node's coordinates, built in an operation's body."""
 
-    op: str                      # "x", "y", "const", "+", "-", "*", "//", "%"
+    op: str                      # "x", "y", "const", "+", "-", "*", "//", "%", "min", "max"
     args: tuple = ()
 
     def _wrap(self, other):
@@ -107,16 +109,68 @@ class NodeExpression:
     def __mod__(self, o):
         return NodeExpression("%", (self, self._wrap(o)))
 
-    def __bool__(self):
-        raise KernelError("the node's coordinates are only known on the device; compare them inside a kernel "
-                          "function, not in the operation's body", user_location())
+    # A comparison (or truth test, or int()) in the operation's body is a Python value when it
+    # comes out the same on every node of the grid (``assert 0 <= x < cols``); else the node's
+    # coordinates are only known on the device.
 
-    __lt__ = __le__ = __gt__ = __ge__ = lambda self, other: self.__bool__()
+    def _uniform(self, what: str, fn):
+        op = capture.active()
+        values = set()
+        if op is not None:
+            cols, rows = op.grid
+            for y in range(rows):
+                for x in range(cols):
+                    values.add(fn(lambda leaf, x=x, y=y: x if leaf == "x" else y))
+        if len(values) != 1:
+            raise KernelError(f"the node's coordinates are only known on the device, and {what} differs between "
+                              "nodes; use it inside a kernel function, not in the operation's body", user_location())
+        return values.pop()
+
+    def _compare(self, other, name: str, test):
+        other = self._wrap(other)
+        return self._uniform("this comparison", lambda leaf: test(self.value(leaf), other.value(leaf)))
+
+    def __lt__(self, other):
+        return self._compare(other, "<", lambda a, b: a < b)
+
+    def __le__(self, other):
+        return self._compare(other, "<=", lambda a, b: a <= b)
+
+    def __gt__(self, other):
+        return self._compare(other, ">", lambda a, b: a > b)
+
+    def __ge__(self, other):
+        return self._compare(other, ">=", lambda a, b: a >= b)
+
+    def __eq__(self, other):
+        if not isinstance(other, (int, NodeExpression)) or isinstance(other, bool):
+            return NotImplemented
+        return self._compare(other, "==", lambda a, b: a == b)
+
+    def __ne__(self, other):
+        if not isinstance(other, (int, NodeExpression)) or isinstance(other, bool):
+            return NotImplemented
+        return self._compare(other, "!=", lambda a, b: a != b)
+
+    __hash__ = object.__hash__
+
+    def __bool__(self):
+        return self._uniform("this value", lambda leaf: self.value(leaf) != 0)
 
     def __index__(self):
-        raise KernelError("the node's coordinates are only known on the device; use them inside a kernel "
-                          "function (loops, slices), not as a Python integer in the operation's body",
-                          user_location())
+        return self._uniform("this value", self.value)
+
+    __int__ = __index__
+
+    def value(self, leaf) -> int:
+        """The expression on one node (``leaf(name)`` gives its x / y)."""
+        python = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
+                  "//": lambda a, b: a // b, "%": lambda a, b: a % b, "min": builtins.min, "max": builtins.max}
+        return self.evaluate(leaf, lambda op, a, b: python[op](a, b))
+
+    def key(self) -> tuple:
+        """The expression as nested tuples (for fingerprints)."""
+        return (self.op, *(a.key() if isinstance(a, NodeExpression) else a for a in self.args))
 
     def evaluate(self, leaf, arithmetic):
         """Fold the expression with ``leaf(name)`` for x / y and ``arithmetic(op, a, b)``."""
@@ -126,6 +180,42 @@ class NodeExpression:
             return self.args[0]
         a, b = (arg.evaluate(leaf, arithmetic) for arg in self.args)
         return arithmetic(self.op, a, b)
+
+
+def _folded(which: str):
+    """``min`` / ``max`` for an operation's body: of node expressions, a node expression (the
+    kernels compute it); of anything else, Python's."""
+    python = builtins.min if which == "min" else builtins.max
+
+    def fold(*args, **kwargs):
+        values = list(args[0]) if len(args) == 1 and not isinstance(args[0], NodeExpression) and hasattr(
+            args[0], "__iter__") else list(args)
+        if kwargs or not any(isinstance(v, NodeExpression) for v in values):
+            return python(*args, **kwargs)
+        result = values[0]
+        for v in values[1:]:
+            left = result if isinstance(result, NodeExpression) else NodeExpression("const", (result,))
+            result = NodeExpression(which, (left, left._wrap(v)))
+        return result
+
+    fold.__name__ = which
+    return fold
+
+
+BODY_BUILTINS = {"min": _folded("min"), "max": _folded("max")}
+
+
+def with_node_builtins(function):
+    """``function`` seeing :data:`BODY_BUILTINS` where its module does not define those names, so
+    that ``min(node * n, total)`` in an operation's body is a node expression."""
+    extra = {k: v for k, v in BODY_BUILTINS.items() if k not in function.__globals__}
+    if not extra:
+        return function
+    namespace = {**function.__globals__, **extra}
+    body = types.FunctionType(function.__code__, namespace, function.__name__, function.__defaults__,
+                              function.__closure__)
+    body.__kwdefaults__ = function.__kwdefaults__
+    return body
 
 
 def node_coordinates(grid: tuple[int, int], dims: int, x, y, arithmetic, location=None):

@@ -12,6 +12,7 @@ operation's body, too many kernels of one kind.
 
 from __future__ import annotations
 
+import enum
 import inspect
 from dataclasses import dataclass
 
@@ -46,9 +47,33 @@ def _def_line(fn) -> SourceLocation:
         return SourceLocation(code.co_filename, code.co_firstlineno)
 
 
+class KernelKind(enum.Enum):
+    """``ttl.KernelKind``: what a ``ttl.Kernel`` runs."""
+
+    COMPUTE = "compute"
+    DATA_MOVEMENT = "datamovement"
+
+
+class Kernel:
+    """``ttl.Kernel(ttl.KernelKind.COMPUTE | DATA_MOVEMENT)``: a kernel that operations name with
+    ``@ttl.compute(kernel=...)`` / ``@ttl.datamovement(kernel=...)``; tilefold builds each
+    operation's kernel functions as they are and checks only that the kinds agree."""
+
+    def __init__(self, kind: KernelKind):
+        if not isinstance(kind, KernelKind):
+            raise KernelError(f"ttl.Kernel({kind!r}): give ttl.KernelKind.COMPUTE or ttl.KernelKind.DATA_MOVEMENT",
+                              user_location())
+        self.kind = kind
+
+
 def _register(fn, kind: str, options: dict):
     if not inspect.isfunction(fn):
         raise KernelError(f"@ttl.{kind}() decorates a def function, not {type(fn).__name__}", user_location())
+    options = dict(options)
+    handle = options.pop("kernel", None)
+    if handle is not None and (not isinstance(handle, Kernel) or handle.kind.value != kind):
+        raise KernelError(f"@ttl.{kind}(kernel=...) takes a ttl.Kernel(ttl.KernelKind."
+                          f"{'COMPUTE' if kind == 'compute' else 'DATA_MOVEMENT'})", user_location())
     location = _def_line(fn)
     op = capture.current(f"@ttl.{kind}()")
     params = list(inspect.signature(fn).parameters)

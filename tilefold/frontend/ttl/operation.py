@@ -25,7 +25,7 @@ from tilefold.errors import KernelError, SourceLocation
 from tilefold.frontend.ttl import session
 from tilefold.frontend.ttl.capture import OperationCapture, TensorArgument, capturing
 from tilefold.frontend.ttl.fingerprint import operation_key
-from tilefold.frontend.ttl.grid import resolve_grid
+from tilefold.frontend.ttl.grid import resolve_grid, with_node_builtins
 from tilefold.caller import user_location
 
 PIPE_NETS_ATTR = "ttl.pipe_nets"
@@ -83,6 +83,8 @@ class Operation:
         results = [self._call_on_one_device(tuple(piece(a, chip) for a in args),
                                             {k: piece(v, chip) for k, v in kwargs.items()}, report=False)
                    for chip in range(chips)]
+        if any(r is None for r in results):
+            return None
         self._report_mesh(next(iter(meshes.values())), results)
         return None
 
@@ -106,6 +108,10 @@ class Operation:
     def _call_on_one_device(self, args, kwargs, report: bool = True):
         runner = session.runner()
         capture = self.capture(args, kwargs)
+        if not capture.kernels:         # a body of setup only (TT-Lang allows it): nothing runs on the device
+            if report and session.settings().report:
+                print(f"ttl.operation {self.name} defines no kernel function: nothing runs on the device")
+            return None
         key, pinned = operation_key(capture, self.options)
         if key is not None and key in self._cache:
             compiled, _ = self._cache[key]
@@ -142,13 +148,10 @@ class Operation:
         capture = OperationCapture(self.name, grid, arch, tensors, self.location)
         capture.constants = constants
         with capturing(capture):
-            result = self.function(*args, **kwargs)
+            result = with_node_builtins(self.function)(*args, **kwargs)
         if result is not None:
             raise KernelError(f"operation {self.function.__name__} returns {type(result).__name__}; an operation "
                               "writes its output tensors and returns None", self.location)
-        if not capture.kernels:
-            raise KernelError(f"operation {self.function.__name__} defines no kernel function; add @ttl.compute() "
-                              "and @ttl.datamovement() functions to its body", self.location)
         return capture
 
     def build(self, args, kwargs) -> BuiltOperation:
@@ -157,6 +160,9 @@ class Operation:
 
     def build_capture(self, capture: OperationCapture) -> BuiltOperation:
         """Build the kernels of a call's body into one ttl module."""
+        if not capture.kernels:
+            raise KernelError(f"operation {self.function.__name__} defines no kernel function; add @ttl.compute() "
+                              "and @ttl.datamovement() functions to its body", self.location)
         from tilefold.frontend.ttl.builder import build_kernel
         from tilefold.frontend.ttl.protocol_check import check_block_counts
         from tilefold.ir.verify import verify_ops
@@ -258,7 +264,13 @@ def _pipe_net_table(capture: OperationCapture, uses) -> ArrayAttr:
                 raise KernelError(f"the block sent here ({dfb.name}, {size} B) differs from the block received "
                                   f"({receiver.name}, {block_bytes} B); send and receive blocks of the same shape and "
                                   "data type", loc)
-        entries.append(PipeNetAttr.from_dict({"net": net.index, "recv_cb": receiver.index, "block_bytes": block_bytes}))
+        entry = {"net": net.index, "recv_cb": receiver.index, "block_bytes": block_bytes,
+                 "ready_slots": max(1, net.max_sources())}
+        landing = capture.landing.get(net.index)
+        if landing is not None:
+            entry.update(landing_cb=landing.index, landing_slots=landing.block_count,
+                         receive_slots=net.max_destinations())
+        entries.append(PipeNetAttr.from_dict(entry))
     return ArrayAttr(entries)
 
 

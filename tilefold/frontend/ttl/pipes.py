@@ -194,6 +194,26 @@ class PipeNet:
     def destinations_of(self, node: tuple[int, int]) -> list[PipeRoute]:
         return [r for r in self.routes if node in r.destinations]
 
+    def needs_landing(self) -> bool:
+        """Whether a node both sends and receives on this net (a ring, a scatter-gather with
+        loopback), each node sending on at most one pipe: then a send must not wait for its
+        receivers to reach their receive, or every node would wait for the next one. Such a net's
+        blocks land in a buffer of :meth:`landing_slots` on every node, each slot with a semaphore
+        saying its block arrived; a receive copies its slot out and frees it for the sender."""
+        sources = [r.src for r in self.routes]
+        receivers = {d for r in self.routes for d in r.destinations}
+        return len(set(sources)) == len(sources) and any(s in receivers for s in sources)
+
+    def landing_slots(self) -> list[int]:
+        """The slot of each pipe in a landing buffer: pipes that reach a common node get different
+        slots (a greedy colouring; a ring needs one slot, a column scatter-gather one per row)."""
+        slots: list[int] = []
+        reach = [set(r.destinations) for r in self.routes]
+        for i in range(len(self.routes)):
+            taken = {slots[j] for j in range(i) if reach[i] & reach[j]}
+            slots.append(next(s for s in range(len(self.routes)) if s not in taken))
+        return slots
+
     def max_sources(self) -> int:
         cols, rows = self.grid
         return max(len(self.sources_of((x, y))) for y in range(rows) for x in range(cols))

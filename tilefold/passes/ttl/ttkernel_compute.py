@@ -52,12 +52,31 @@ class ComputeLowering:
         self.slots: dict[Operation, SSAValue] = {}
         # the packs into each block, counted before any is lowered
         self.packs = Counter(op.block for op in emitter.kernel.walk() if isinstance(op, ttl.PackTileOp))
+        self.formats = {op.index: ttl.data_format_of(op.result.type) for op in emitter.kernel.walk()
+                        if isinstance(op, ttl.BindCBOp)}
+        # buffers of several data formats: each FPU read and each pack sets the formats it needs
+        self.mixed = len(set(self.formats.values())) > 1
 
     def cb(self, value: SSAValue) -> SSAValue:
         return self.cbs[bind_of(value).index]
 
     def cb_index(self, index: int) -> SSAValue:
         return self.cbs[index]
+
+    def sources(self, op: Operation, srca: SSAValue, srcb: SSAValue | None = None) -> None:
+        """In a kernel whose buffers differ in data format: set the unpacker's source formats to
+        those of ``srca`` (and ``srcb``) before the FPU call at ``op``."""
+        if not self.mixed:
+            return
+        if srcb is None:
+            self.e.call("reconfig_data_format_srca", [srca], op)
+        else:
+            self.e.call("reconfig_data_format", [srca, srcb], op)
+
+    def packer(self, op: Operation, cb: SSAValue) -> None:
+        """In a kernel whose buffers differ in data format: the packer's format before a pack."""
+        if self.mixed:
+            self.e.call("pack_reconfig_data_format", [cb], op)
 
     # -- DST slots ----------------------------------------------------------------------------
 
@@ -104,6 +123,7 @@ class ComputeLowering:
         e = self.e
         if isinstance(op, ttl.CopyTileOp):
             cb = self.cb(op.tile)
+            self.sources(op, cb)
             e.call("copy_tile_init", [cb], op)
             e.call("copy_tile", [cb, self.tile_index(op, op.index), op.dst_index], op)
         elif isinstance(op, ttl.TileOp):
@@ -181,6 +201,7 @@ class ComputeLowering:
             self.bcast(op)
         elif info.kind == "transpose":
             cb = self.cb(op.tile_operands[0])
+            self.sources(op, cb)
             e.call("transpose_wh_init_short", [cb], op)
             e.call("transpose_wh_tile", [cb, self.tile_index(op, op.tile_index), self.result_slot(op)], op)
         elif info.kind == "reduce":
@@ -194,11 +215,13 @@ class ComputeLowering:
         cb = self.cb(op.tile_operands[0])
         index = self.tile_index(op, op.tile_index)
         if kind == "none":
+            self.sources(op, cb)
             e.call("copy_tile_init", [cb], op)
             e.call("copy_tile", [cb, index, self.result_slot(op)], op)
             return
         zero = self.cb_index(_kernel_attr(op, "ttl.zero_cb"))
         call = _BCAST[kind]
+        self.sources(op, zero, cb)
         e.call(API[call].init, [zero, cb], op)
         e.call(call, [zero, cb, e.index(0, op), index, self.result_slot(op)], op)
 
@@ -209,6 +232,7 @@ class ComputeLowering:
         out = self.cb_index(op.attributes[OUT_CB_ATTR].value.data)
         templates = {"pool_type": "SUM" if op.info.name == "reduce_sum" else "MAX",
                      "reduce_dim": op.properties["reduce_dim"].data}
+        self.sources(op, cb, scaler)
         e.call("reduce_init", [cb, scaler, out], op, templates)
         e.call("reduce_tile", [cb, scaler, self.tile_index(op, op.tile_index), e.index(0, op), self.result_slot(op)],
                op, templates)
@@ -219,6 +243,7 @@ class ComputeLowering:
         a, b = self.cb(op.lhs), self.cb(op.rhs)
         ct, rt, kt = (e.index(v.value.data, op) for v in (op.ct, op.rt, op.kt))
         zero = e.index(0, op)
+        self.sources(op, b, a)
         e.call("mm_block_init_short", [a, b, zero, ct, rt, kt], op)
         e.call("matmul_block", [a, b, self.tile_index(op, op.lhs_tile, 0), self.tile_index(op, op.rhs_tile, 1),
                                 e.index(op.dst_idx.value.data, op), zero, ct, rt, kt], op)
@@ -231,6 +256,7 @@ class ComputeLowering:
         acq = acquisition_of(op.block)
         in_order = (SEQUENTIAL_ATTR in op.attributes and acq is not None and acq.held_before == 0
                     and self.packs[op.block] == 1)
+        self.packer(op, self.cb(op.block))
         e.call("pack_tile", [slot, self.cb(op.block), index], op, {"out_of_order_output": not in_order})
 
 

@@ -11,22 +11,30 @@ table (``ttl.pipe_nets``: per net, the buffer blocks are received into and the b
   tensor): ``noc_async_read_page(page, accessor, l1)`` into the block, or
   ``noc_async_write_page`` from it; ``ttl.wait`` → ``noc_async_read_barrier`` /
   ``noc_async_write_barrier``; ``ttl.group_wait`` → both as needed;
-* pipes, with three semaphores per net (``ready`` on the sender counts receivers ready for the
-  next block, ``valid`` on a receiver says the block arrived, ``one`` holds 1 for multicasting it):
+* pipes, with semaphores per net (``valid`` on a receiver says the block arrived, ``one`` holds 1
+  for multicasting it, then a ``ready`` per pipe a node sources, on the sender, counting the
+  receivers of that pipe ready for the next block):
   a receiver's ``ttl.pipe_recv`` increments the sender's ``ready`` (unless it is the sender) and its
   ``wait`` waits for ``valid`` and clears it; a sender's ``ttl.pipe_send`` waits for every remote
   receiver, clears ``ready``, multicasts the block to the destination rectangle
   (``noc_async_write_multicast``, ``_loopback_src`` when it is one of the destinations) at its own
   write pointer of the receiving buffer — every node reserves that buffer in step, so the address is
-  the same on all of them — then multicasts ``valid = 1``; its ``wait`` is a write barrier.
+  the same on all of them — then multicasts ``valid = 1``; its ``wait`` is a write barrier;
+* a net whose nodes both send and receive (a ring, a scatter-gather with loopback) has a landing
+  buffer, one slot per pipe reaching a common node, each slot with a semaphore: a receiving kernel
+  holds the whole buffer from its start and credits the ``ready`` of each of its sources once, a
+  send waits for its credits and multicasts into its slot and sets the slot's semaphore, and the
+  receive's ``wait`` waits for that semaphore, copies the slot into the block, clears it and
+  credits the sender again — so no send waits for a receiver to reach its receive.
 """
 
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import IndexType, ModuleOp
+from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp, i32
 from xdsl.ir import Block, Operation, SSAValue
 
 from tilefold.ir import ttl
@@ -37,11 +45,10 @@ from tilefold.ir.ttkernel import (AssertInRangeOp, L1LoadOp, L1StoreOp, TensorAc
 from tilefold.layout.formats import DataFormat
 from tilefold.passes.ttl.annotate_cb_associations import cb_geometry
 from tilefold.passes.ttl.common import bind_of
-from tilefold.ir.ttl_metadata import KernelArgAttr
+from tilefold.ir.ttl_metadata import KernelArgAttr, net_semaphores, pipe_semaphores
 from tilefold.passes.ttl.ttkernel_builder import KernelEmitter
 
-SEMAPHORES_PER_NET = 3
-READY, VALID, ONE = 0, 1, 2
+VALID, ONE = 0, 1           # a net's semaphores: valid, one, then a ready per pipe a node sources
 
 
 def pipe_table(module: ModuleOp) -> dict[int, dict]:
@@ -50,9 +57,15 @@ def pipe_table(module: ModuleOp) -> dict[int, dict]:
     out = {}
     if attr is None:
         return out
-    for position, entry in enumerate(attr.data):
-        fields = entry.to_dict()
-        out[fields["net"]] = {"position": position, "recv_cb": fields["recv_cb"], "block_bytes": fields["block_bytes"]}
+    entries = [entry.to_dict() for entry in attr.data]
+    base = 0
+    flags = sum(net_semaphores(f) for f in entries)      # the landing slots' semaphores follow the nets' own
+    for position, fields in enumerate(entries):
+        out[fields["net"]] = {"position": position, "recv_cb": fields["recv_cb"], "block_bytes": fields["block_bytes"],
+                              "landing_cb": fields.get("landing_cb"), "receive_slots": fields.get("receive_slots"),
+                              "first_flag": flags, "base": base}
+        base += net_semaphores(fields)
+        flags += fields.get("landing_slots") or 0
     return out
 
 
@@ -64,12 +77,23 @@ def _page_size(tensor_type) -> int:
     return tensor_type.get_shape()[-1] * fmt.element_size
 
 
+class _Rows(NamedTuple):
+    """Elements a converting copy walks: ``count`` rows of ``width`` elements, the rows
+    ``src_stride`` / ``dst_stride`` elements apart (tiles: one row of all the block's elements)."""
+
+    count: int
+    width: int
+    src_stride: int
+    dst_stride: int
+
+
 class DataMovementLowering:
     """Lowers the ttl ops of one data movement kernel (see the module docstring)."""
 
     def __init__(self, emitter: KernelEmitter, cbs: dict[int, SSAValue], module: ModuleOp):
         self.e = emitter
         self.cbs = cbs
+        self.module = module
         self.pipes = pipe_table(module)
         # a sender writes at its own write pointer of the receiving buffer, which may be a buffer
         # only other kernels use: bind it too, among the leading circular-buffer arguments
@@ -82,6 +106,9 @@ class DataMovementLowering:
         self.last_args: SSAValue | None = None
         self.addresses: dict[SSAValue, SSAValue] = {}     # block value -> its L1 address (i32)
         self.semaphores: dict[tuple[int, int], SSAValue] = {}
+        self.opened: set[int] = set()         # landing nets whose buffer this kernel holds (open_landing)
+        self.cb_pages = {b.index: cb_geometry(b.result.type)[2] for b in emitter.kernel.walk()
+                         if isinstance(b, ttl.BindCBOp)}
         # a read between data formats -> (staging address, block address, elements, tensor format)
         self.pending_conversions: dict[SSAValue, tuple] = {}
 
@@ -130,6 +157,8 @@ class DataMovementLowering:
             net, slot, role, name = op.net.value.data, op.slot.value.data, op.role.data, op.field.data
             value = e.runtime(KernelArgAttr.of("pipe_peer", net, role, slot, name), f"{role}{slot}_peer_{name}")
             op.result.replace_all_uses_with(value)
+        elif isinstance(op, ttl.SemaphoreOp):
+            self.user_semaphore(op)
         elif isinstance(op, ttl.PipeSendOp):
             self.send(op)
         elif isinstance(op, ttl.PipeRecvOp):
@@ -222,37 +251,63 @@ class DataMovementLowering:
             scratch = e.call("get_write_ptr", [staging_cb], op).results[0]
             scratch.name_hint = "staging"
             page = _page_size(tensor_op.result.type)
-            count = math.prod(sizes) * 1024
+            tensor_format = ttl.data_format_of(tensor_op.result.type)
+            block_format = ttl.data_format_of(block.type)
+            if tiled:
+                rows = _Rows(1, math.prod(sizes) * 1024, 0, 0)
+            else:               # rows padded to the L1 alignment, differently in each format
+                width = piece.static_sizes[-1]
+                tensor_row = page // tensor_format.element_size
+                block_row = cb_geometry(bind_of(block).result.type)[0] // block_format.element_size
+                rows = _Rows(math.prod(sizes), width, tensor_row if reading else block_row,
+                             block_row if reading else tensor_row)
             if reading:
-                self.pending_conversions[op.result] = (scratch, address, count, ttl.data_format_of(
-                    tensor_op.result.type))
+                self.pending_conversions[op.result] = (scratch, address, rows, tensor_format)
             else:
-                self.convert(address, scratch, count, ttl.data_format_of(block.type), op)
+                self.convert(address, scratch, rows, block_format, op)
             address = scratch
         self.page_loop(op, offsets, sizes, strides, accessor, address, page,
                        "noc_async_read_page" if reading else "noc_async_write_page")
 
-    def convert(self, src: SSAValue, dst: SSAValue, count: int, src_format: DataFormat, anchor: Operation) -> None:
-        """Convert ``count`` elements at L1 ``src`` (bfloat16 or float32) into the other format at
-        ``dst``, one element per iteration: bfloat16 widens exactly, float32 rounds to nearest even."""
+    def convert(self, src: SSAValue, dst: SSAValue, rows: "_Rows", src_format: DataFormat,
+                anchor: Operation, copy: bool = False) -> None:
+        """Convert ``rows`` of elements at L1 ``src`` (bfloat16 or float32) into the other format at
+        ``dst``, one element per iteration: bfloat16 widens exactly, float32 rounds to nearest even
+        (``copy``: 32-bit words copied as they are)."""
         e = self.e
+        end = anchor
+        row = None
+        if rows.count > 1:
+            outer = Block(arg_types=[IndexType()])
+            outer.args[0].name_hint = "row"
+            e.before(scf.ForOp(e.index(0, anchor), e.index(rows.count, anchor), e.index(1, anchor), [], outer),
+                     anchor)
+            outer.add_op(scf.YieldOp())
+            end, row = outer.last_op, outer.args[0]
         body = Block(arg_types=[IndexType()])
         body.args[0].name_hint = "element"
-        e.before(scf.ForOp(e.index(0, anchor), e.index(count, anchor), e.index(1, anchor), [], body), anchor)
+        e.before(scf.ForOp(e.index(0, end), e.index(rows.width, end), e.index(1, end), [], body), end)
         body.add_op(scf.YieldOp())
         end = body.last_op
-        i = e.to_i32(body.args[0], end)
+        i = j = body.args[0]
+        if row is not None:
+            i = e.add(e.mul(row, e.index(rows.src_stride, end), end), i, end)
+            j = e.add(e.mul(row, e.index(rows.dst_stride, end), end), j, end)
+        i, j = e.to_i32(i, end), e.to_i32(j, end)
+        if copy:
+            e.before(L1StoreOp(dst, j, e.before(L1LoadOp(src, i, 32), end).result, 32), end)
+            return
         sixteen = e.i32(16, end)
         if src_format is DataFormat.Float16_b:
             bits = e.before(L1LoadOp(src, i, 16), end).result
             wide = e.before(arith.ShLIOp(bits, sixteen), end).result
-            e.before(L1StoreOp(dst, i, wide, 32), end)
+            e.before(L1StoreOp(dst, j, wide, 32), end)
             return
         bits = e.before(L1LoadOp(src, i, 32), end).result
         lsb = e.before(arith.AndIOp(e.before(arith.ShRUIOp(bits, sixteen), end).result, e.i32(1, end)), end).result
         biased = e.add(e.add(bits, e.i32(0x7FFF, end), end), lsb, end)
         narrow = e.before(arith.ShRUIOp(biased, sixteen), end).result
-        e.before(L1StoreOp(dst, i, narrow, 16), end)
+        e.before(L1StoreOp(dst, j, narrow, 16), end)
 
     def check_offsets(self, op: ttl.CopyOp, piece: ttl.TensorSliceOp, tensor_op: ttl.TensorOp) -> None:
         """A watcher ``ASSERT`` before the copy for each offset the front end could not bound: it must
@@ -326,6 +381,8 @@ class DataMovementLowering:
                 self.convert(*pending, op)
         elif isinstance(source, ttl.PipeSendOp):
             e.call("noc_async_write_barrier", [], op)
+        elif self.pipes[source.net_index]["landing_cb"] is not None:
+            self.land(source, op)
         else:
             valid = self.semaphore(source.net_index, VALID, op)
             e.call("noc_semaphore_wait", [valid, e.i32(1, op)], op)
@@ -336,12 +393,25 @@ class DataMovementLowering:
     def semaphore(self, net: int, which: int, anchor: Operation) -> SSAValue:
         key = (net, which)
         if key not in self.semaphores:
-            position = self.pipes[net]["position"]
-            const = self.e.at_start(arith.ConstantOp.from_int_and_width(SEMAPHORES_PER_NET * position + which, 32))
+            const = self.e.at_start(arith.ConstantOp.from_int_and_width(self.pipes[net]["base"] + which, 32))
             op = self.e.at_start(api_call("get_semaphore", [const.result]))
-            op.results[0].name_hint = ("ready_sem", "valid_sem", "one_sem")[which]
+            op.results[0].name_hint = ("valid_sem", "one_sem", "ready_sem")[min(which, 2)]
             self.semaphores[key] = op.results[0]
         return self.semaphores[key]
+
+    def ready(self, net: int, slot, anchor: Operation | None) -> SSAValue:
+        """The ``ready`` semaphore of a source's ``slot``-th pipe (an int, or a runtime value at
+        ``anchor``; ``anchor`` None: in the prologue) — the same address on every node."""
+        if isinstance(slot, int):
+            return self.semaphore(net, 2 + slot, anchor)
+        base = self.pipes[net]["base"] + 2
+        if anchor is None:
+            wide = self.e.at_start(arith.IndexCastOp(slot, i32)).result
+            offset = self.e.at_start(arith.ConstantOp.from_int_and_width(base, 32)).result
+            sid = self.e.at_start(arith.AddiOp(wide, offset)).result
+            return self.e.at_start(api_call("get_semaphore", [sid])).results[0]
+        sid = self.e.add(self.e.to_i32(slot, anchor), self.e.i32(base, anchor), anchor)
+        return self.e.call("get_semaphore", [sid], anchor).results[0]
 
     def _field(self, op, role: str, field: str) -> SSAValue:
         if op.named is not None:
@@ -354,13 +424,17 @@ class DataMovementLowering:
         e = self.e
         net = op.net_index
         info = self.pipes[net]
-        ready = self.semaphore(net, READY, op)
+        ready = self.ready(net, op.slot_index if op.named is None else self._field(op, "src", "src_slot"), op)
         valid = self.semaphore(net, VALID, op)
         one = self.semaphore(net, ONE, op)
-        e.call("noc_semaphore_wait", [ready, self._field(op, "src", "remote")], op)
+        remote = self._field(op, "src", "remote")
+        e.call("noc_semaphore_wait", [ready, remote], op)
         e.call("noc_semaphore_set", [ready, e.i32(0, op)], op)
         rect = [self._field(op, "src", f) for f in ("x0", "y0", "x1", "y1")]
-        dst = e.call("get_write_ptr", [self.cbs[info["recv_cb"]]], op).results[0]
+        if info["landing_cb"] is not None:
+            dst, valid = self.landing_slot(op, "src")
+        else:
+            dst = e.call("get_write_ptr", [self.cbs[info["recv_cb"]]], op).results[0]
         data = e.call("get_noc_multicast_addr", [*rect, dst], op).results[0]
         flag = e.call("get_noc_multicast_addr", [*rect, valid], op).results[0]
         dests = self._field(op, "src", "dests")
@@ -377,17 +451,104 @@ class DataMovementLowering:
             e.call(f"noc_semaphore_set_multicast{suffix}", [one, flag, dests], end, location=op.location)
         del branch
 
+    def user_semaphore(self, op: ttl.SemaphoreOp) -> None:
+        """A ``ttl.Semaphore`` call: the operation's semaphores follow the pipe nets' (see
+        :func:`pipe_semaphores`)."""
+        e = self.e
+        sid = e.i32(pipe_semaphores(self.module) + op.semaphore.value.data, op)
+        address = e.call("get_semaphore", [sid], op).results[0]
+        value = e.to_i32(op.value, op)
+        action = op.action.data
+        if action in ("wait_eq", "wait_min", "set"):
+            name = {"wait_eq": "noc_semaphore_wait", "wait_min": "noc_semaphore_wait_min",
+                    "set": "noc_semaphore_set"}[action]
+            e.call(name, [address, value], op)
+            return
+        remote = op.remote.value.data
+        if action == "inc_remote":
+            x, y = (e.runtime(KernelArgAttr.from_dict({"kind": "noc", "index": remote, "field": f}), f"node{remote}_{f}")
+                    for f in ("x", "y"))
+            e.call("noc_semaphore_inc", [e.call("get_noc_addr_xy", [x, y, address], op).results[0], value], op)
+            return
+        rect = [e.runtime(KernelArgAttr.from_dict({"kind": "noc_rect", "index": remote, "field": f}),
+                          f"rect{remote}_{f}") for f in ("x0", "y0", "x1", "y1", "dests")]
+        e.call("noc_semaphore_set", [address, value], op)
+        target = e.call("get_noc_multicast_addr", [*rect[:4], address], op).results[0]
+        e.call("noc_semaphore_set_multicast", [address, target, rect[4]], op)
+
+    def landing_slot(self, op, role: str) -> tuple[SSAValue, SSAValue]:
+        """The L1 address of the slot of ``op``'s pipe in its net's landing buffer (the same on every
+        node: the buffer is never pushed, its write pointer stays put) and the slot's semaphore."""
+        e = self.e
+        info = self.pipes[op.net_index]
+        base = e.call("get_write_ptr", [self.cbs[info["landing_cb"]]], op).results[0]
+        index = e.to_i32(self._field(op, role, "index"), op)
+        slot = e.add(base, e.mul(index, e.i32(info["block_bytes"], op), op), op)
+        flag = e.call("get_semaphore", [e.add(index, e.i32(info["first_flag"], op), op)], op).results[0]
+        slot.name_hint, flag.name_hint = "landing_slot", "landing_flag"
+        return slot, flag
+
+    def open_landing(self, net: int) -> None:
+        """At the start of a kernel receiving from landing net ``net``: hold the whole landing buffer
+        (never pushed: the senders write into it) and tell the source of each pipe the node receives
+        from that its slot is free — the first credit of each sender's ``ready``."""
+        if net in self.opened:
+            return
+        self.opened.add(net)
+        e, info = self.e, self.pipes[net]
+        cb = self.cbs[info["landing_cb"]]
+        pages = e.at_start(arith.ConstantOp(IntegerAttr(self.cb_pages[info["landing_cb"]], IndexType()))).result
+        e.at_start(api_call("cb_reserve_back", [cb, pages]))
+        count = e.runtime(KernelArgAttr.of("pipe_count", net, "dst"), "dst_pipes")
+        for slot in range(info["receive_slots"]):
+            x, y, me, src_slot = (e.runtime(KernelArgAttr.of("pipe", net, "dst", slot, f), f"dst{slot}_{f}")
+                                  for f in ("x", "y", "self", "src_slot"))
+            ready = self.ready(net, src_slot, None)
+            n = e.at_start(arith.ConstantOp(IntegerAttr(slot, IndexType()))).result
+            zero = e.at_start(arith.ConstantOp(IntegerAttr(0, IndexType()))).result
+            has = e.at_start(arith.CmpiOp(n, count, "ult")).result
+            remote = e.at_start(arith.CmpiOp(me, zero, "eq")).result
+            cond = e.at_start(arith.AndIOp(has, remote)).result
+            body = Block()
+            address = api_call("get_noc_addr_xy", [x, y, ready])
+            one = arith.ConstantOp.from_int_and_width(1, 32)
+            body.add_ops([address, one, api_call("noc_semaphore_inc", [address.results[0], one.result]),
+                          scf.YieldOp()])
+            e.at_start(scf.IfOp(cond, [], [body]))
+
+    def land(self, recv: ttl.PipeRecvOp, op: ttl.WaitOp) -> None:
+        """The wait of a receive from a landing net: wait for the pipe's flag, copy its slot into
+        the block word by word, clear the flag and give the sender its slot back."""
+        e = self.e
+        slot, flag = self.landing_slot(recv, "dst")
+        e.call("noc_semaphore_wait", [flag, e.i32(1, op)], op)
+        words = self.pipes[recv.net_index]["block_bytes"] // 4
+        self.convert(slot, self.e_address(recv), _Rows(1, words, 0, 0), DataFormat.Float32, op, copy=True)
+        e.call("noc_semaphore_set", [flag, e.i32(0, op)], op)
+        remote = e.before(arith.CmpiOp(self._field(recv, "dst", "self"), e.index(0, op), "eq"), op).result
+        then_block = Block()
+        e.before(scf.IfOp(remote, [], [then_block]), op)
+        then_block.add_op(scf.YieldOp())
+        end = then_block.last_op
+        ready = self.ready(recv.net_index, self._field(recv, "dst", "src_slot"), end)
+        sender = e.call("get_noc_addr_xy", [self._field(recv, "dst", "x"), self._field(recv, "dst", "y"), ready], end,
+                        location=op.location).results[0]
+        e.call("noc_semaphore_inc", [sender, e.i32(1, end)], end, location=op.location)
+
     def e_address(self, op) -> SSAValue:
         return self.addresses[op.block]
 
     def receive(self, op: ttl.PipeRecvOp) -> None:
         e = self.e
-        ready = self.semaphore(op.net_index, READY, op)
+        if self.pipes[op.net_index]["landing_cb"] is not None:
+            self.open_landing(op.net_index)
+            return                  # the block lands in the landing buffer; the wait copies it
         remote = e.before(arith.CmpiOp(self._field(op, "dst", "self"), e.index(0, op), "eq"), op).result
         then_block = Block()
         e.before(scf.IfOp(remote, [], [then_block]), op)
         then_block.add_op(scf.YieldOp())
         end = then_block.last_op
+        ready = self.ready(op.net_index, self._field(op, "dst", "src_slot"), end)
         sender = e.call("get_noc_addr_xy", [self._field(op, "dst", "x"), self._field(op, "dst", "y"), ready], end,
                         location=op.location).results[0]
         e.call("noc_semaphore_inc", [sender, e.i32(1, end)], end, location=op.location)

@@ -1,0 +1,51 @@
+"""``from sim import ttl, ttnn``: the spelling of TT-Lang's examples that run on the simulator in
+TT-Lang's own repository, and ``sim.testing.assert_pcc``.
+
+Reads: nothing. Writes: nothing. While a TT-Lang script runs under ``tilefold sim`` / ``run`` /
+``compile``, ``sim`` is this module (see :mod:`tilefold.cli.ttl_scripts`).
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+
+import numpy as np
+
+import tilefold.ttl as ttl
+import tilefold.ttnn as ttnn
+from tilefold.caller import user_location
+from tilefold.errors import LayoutError
+
+
+def _values(tensor) -> np.ndarray:
+    if isinstance(tensor, ttnn.Tensor):
+        return ttnn.to_numpy(tensor).astype(np.float64)
+    if hasattr(tensor, "detach"):
+        return tensor.detach().float().cpu().numpy().astype(np.float64)
+    return np.asarray(tensor, dtype=np.float64)
+
+
+def assert_pcc(expected, actual, pcc: float = 0.99) -> None:
+    """Assert two tensors (torch, numpy or device tensors) of one shape have a Pearson correlation
+    of at least ``pcc`` (equal tensors pass, constant ones must match to 1e-6 relative)."""
+    a, b = _values(expected), _values(actual)
+    if a.shape != b.shape:
+        raise LayoutError(f"assert_pcc: the tensors have shapes {a.shape} and {b.shape}", user_location())
+    a, b = a.ravel(), b.ravel()
+    if np.array_equal(a, b):
+        return
+    sa, sb = a.std(), b.std()
+    if sa == 0 or sb == 0:
+        assert np.allclose(a, b, rtol=1e-6, atol=1e-6), "assert_pcc: a constant tensor differs from the other"
+        return
+    value = float(np.mean((a - a.mean()) * (b - b.mean())) / (sa * sb))
+    assert value >= pcc, f"assert_pcc: correlation {value:.6f} is below {pcc}"
+
+
+testing = types.ModuleType("sim.testing", "Testing helpers of TT-Lang's simulator package.")
+testing.assert_pcc = assert_pcc
+
+MODULES = {"sim": sys.modules[__name__], "sim.testing": testing}
+
+__all__ = ["ttl", "ttnn", "testing", "assert_pcc"]

@@ -1,0 +1,112 @@
+"""``ttl.Semaphore``: a semaphore of an operation, one copy on every node of its grid.
+
+Reads: the operation's body (``ttl.Semaphore(initial_value)``, ``get_remote((x, y))``,
+``get_remote_multicast()``). Writes: the semaphore's entry in the operation's capture (its
+number among the operation's semaphores, its initial value) and the nodes and rectangles its
+remote handles name. Data movement kernels use them (:mod:`.expressions` builds
+``ttl.semaphore`` ops): ``wait_eq(n)`` / ``wait_min(n)`` / ``set(n)`` on this node's copy,
+``remote.inc(n)`` on another node's, ``multicast.set(n)`` on every node of a rectangle.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tilefold.caller import user_location
+from tilefold.errors import KernelError
+from tilefold.frontend.ttl import capture
+from tilefold.frontend.ttl.grid import NodeExpression
+
+
+def _node(value, grid, what: str, location) -> tuple[int, int]:
+    cols, rows = grid
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = (value % cols, value // cols)
+    if (not isinstance(value, tuple) or len(value) != 2
+            or not all(isinstance(v, int) and not isinstance(v, bool) for v in value)):
+        kind = "the node's own coordinates" if isinstance(value, NodeExpression) or (
+            isinstance(value, tuple) and any(isinstance(v, NodeExpression) for v in value)) else repr(value)
+        raise KernelError(f"{what}: give a node as (x, y) integers or a linear index, not {kind}", location)
+    x, y = value
+    if not (0 <= x < cols and 0 <= y < rows):
+        raise KernelError(f"{what}: node {value} is outside the {cols}x{rows} grid", location)
+    return x, y
+
+
+def _span(value, size: int, what: str, location) -> tuple[int, int]:
+    if isinstance(value, slice):
+        start, stop, step = value.indices(size)
+        if step != 1 or start >= stop:
+            raise KernelError(f"{what}: {value} is not a non-empty range of nodes", location)
+        return start, stop - 1
+    if isinstance(value, int) and 0 <= value < size:
+        return value, value
+    raise KernelError(f"{what}: {value!r} is not a node coordinate or a slice of them", location)
+
+
+class Semaphore:
+    """``ttl.Semaphore(initial_value=0)`` in an operation's body."""
+
+    def __init__(self, initial_value: int = 0):
+        location = user_location()
+        op = capture.current("ttl.Semaphore")
+        if not isinstance(initial_value, int) or isinstance(initial_value, bool) or initial_value < 0:
+            raise KernelError(f"ttl.Semaphore(initial_value={initial_value!r}): the initial value is a "
+                              "non-negative integer", location)
+        self.grid = op.grid
+        self.initial_value = initial_value
+        self.location = location
+        self.index = len(op.semaphores)
+        op.semaphores.append(self)
+
+    def get_remote(self, node) -> RemoteSemaphore:
+        """This semaphore's copy on ``node`` ((x, y) or a linear index): ``inc(n)`` from a kernel."""
+        x, y = _node(node, self.grid, "Semaphore.get_remote", user_location())
+        return RemoteSemaphore(self, y * self.grid[0] + x)
+
+    def get_remote_multicast(self, nodes=None) -> MulticastSemaphore:
+        """This semaphore's copies on a rectangle of nodes (``(x, y)`` with slices; the whole grid by
+        default): ``set(n)`` from a kernel sets this node's copy and all of them."""
+        location = user_location()
+        cols, rows = self.grid
+        if nodes is None:
+            rect = (0, 0, cols - 1, rows - 1)
+        else:
+            if not isinstance(nodes, tuple) or len(nodes) != 2:
+                raise KernelError(f"Semaphore.get_remote_multicast({nodes!r}): give (x, y) with slices of nodes",
+                                  location)
+            (x0, x1), (y0, y1) = (_span(nodes[0], cols, "Semaphore.get_remote_multicast", location),
+                                  _span(nodes[1], rows, "Semaphore.get_remote_multicast", location))
+            rect = (x0, y0, x1, y1)
+        op = capture.current("Semaphore.get_remote_multicast")
+        op.semaphore_rects.append(rect)
+        return MulticastSemaphore(self, len(op.semaphore_rects) - 1, rect)
+
+    def _kernel_only(self, *args, **kwargs):
+        raise KernelError("a semaphore is waited on and set inside a @ttl.datamovement kernel function",
+                          user_location())
+
+    wait_eq = wait_min = set = inc = _kernel_only
+
+
+@dataclass(frozen=True)
+class RemoteSemaphore:
+    """A semaphore's copy on another node (``Semaphore.get_remote``)."""
+
+    semaphore: Semaphore
+    node: int                   # linear index y * columns + x
+
+    def inc(self, value=1):
+        Semaphore._kernel_only(self)
+
+
+@dataclass(frozen=True)
+class MulticastSemaphore:
+    """A semaphore's copies on a rectangle of nodes (``Semaphore.get_remote_multicast``)."""
+
+    semaphore: Semaphore
+    rect_index: int
+    rect: tuple[int, int, int, int]
+
+    def set(self, value):
+        Semaphore._kernel_only(self)
