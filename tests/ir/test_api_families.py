@@ -33,12 +33,13 @@ KERNEL = """
 builtin.module {
   func.func @reader() attributes {ttkernel.thread = "noc"} {
     %c0 = arith.constant 0 : i32
+    %cb_c0 = ttkernel.cb(%c0) : i32
     %c1 = arith.constant 1 : i32
     %unused_arg = ttkernel.get_arg_val(%c1) : (i32) -> i32
-    %unused_ptr = ttkernel.get_write_ptr(%c0) : (i32) -> i32
+    %unused_ptr = ttkernel.get_write_ptr(%cb_c0) : (!ttkernel.cb) -> i32
     %x = ttkernel.my_x() : i32
-    ttkernel.cb_reserve_back(%c0, %c1) : i32, i32
-    ttkernel.cb_push_back(%c0, %c1) : i32, i32
+    ttkernel.cb_reserve_back(%cb_c0, %c1) : !ttkernel.cb, i32
+    ttkernel.cb_push_back(%cb_c0, %c1) : !ttkernel.cb, i32
     func.return
   }
 }

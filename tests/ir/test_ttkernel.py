@@ -4,10 +4,12 @@ reject statically knowable misuse at the user's line."""
 from __future__ import annotations
 
 import pytest
+from xdsl.dialects.builtin import i32
+from xdsl.utils.exceptions import VerifyException
 
 from tilefold.errors import KernelError
 from tilefold.ir.context import parse_module, print_ir
-from tilefold.ir.ttkernel import API_OPS, TTKernel
+from tilefold.ir.ttkernel import API_OPS, CBOp, CBType, TTKernel, api_call, constant_int
 from tilefold.ir.ttkernel_api import API
 from tilefold.ir.verify import verify_kernel_module
 
@@ -29,6 +31,31 @@ def test_every_api_function_is_an_op_with_its_parameters():
     assert not {"noc_async_read_tile", "noc_async_write_tile", "acquire_dst", "release_dst"} & set(API_OPS)
 
 
+def test_every_cb_parameter_takes_a_cb_and_only_cb_parameters_do():
+    for name, cls in API_OPS.items():
+        constraints = dict(cls.get_irdl_definition().operands)
+        for p in API[name].params:
+            constraint = constraints[p.name].constr
+            assert constraint.verifies([CBType()]) == (p.role == "cb"), (name, p.name)
+            assert not (p.role == "cb" and constraint.verifies([i32])), (name, p.name)
+
+
+def test_an_integer_where_a_cb_belongs_is_refused_by_type():
+    with pytest.raises(VerifyException, match="i32 should be of base attribute ttkernel.cb"):
+        parse_module(kernel("noc", '    %0 = arith.constant 0 : i32\n    ttkernel.cb_push_back(%0, %0) : i32, i32\n'))
+
+
+def test_api_call_makes_one_cb_per_integer_index_right_after_it():
+    module = parse_module(kernel("noc", '    %0 = arith.constant 3 : i32\n    %1 = arith.constant 1 : i32\n'))
+    block = module.body.block.first_op.body.block
+    index, pages = block.first_op.result, block.first_op.next_op.result
+    for name in ("cb_reserve_back", "cb_push_back"):
+        block.insert_op_before(api_call(name, [index, pages]), block.last_op)
+    cbs = [op for op in block.ops if isinstance(op, CBOp)]
+    assert len(cbs) == 1 and cbs[0].prev_op is index.owner and constant_int(cbs[0].result) == 3
+    verify_kernel_module(module)
+
+
 def test_text_round_trip_with_locations():
     text = kernel("noc", """\
     %0 = arith.constant 0 : i32 loc("r.py":3:4)
@@ -46,24 +73,24 @@ def test_text_round_trip_with_locations():
 
 
 @pytest.mark.parametrize("thread, body, config, message", [
-    ("noc", '%0 = arith.constant 0 : i32\n    ttkernel.pack_tile(%0, %0, %0) : i32, i32, i32 loc("k.py":9:1)\n', "",
+    ("noc", '%0 = arith.constant 0 : i32\n    %c = ttkernel.cb(%0) : i32\n    ttkernel.pack_tile(%0, %c, %0) : i32, !ttkernel.cb, i32 loc("k.py":9:1)\n', "",
      "pack_tile is a compute API call but kernel @k is a data-movement kernel"),
     ("compute", '%0 = arith.constant 0 : i32\n    ttkernel.noc_async_read_barrier() loc("k.py":9:1)\n', "",
      "noc_async_read_barrier is a data-movement API call but kernel @k is a compute kernel"),
-    ("noc", '%0 = arith.constant 40 : i32\n    ttkernel.cb_push_back(%0, %0) : i32, i32 loc("k.py":9:1)\n', "",
+    ("noc", '%0 = arith.constant 40 : i32\n    %c = ttkernel.cb(%0) : i32 loc("k.py":9:1)\n    ttkernel.cb_push_back(%c, %0) : !ttkernel.cb, i32\n', "",
      "circular buffer index 40 is outside 0-31"),
     ("compute", '%0 = arith.constant 8 : i32\n    %1 = arith.constant 0 : i32\n    ttkernel.tile_regs_acquire()\n'
-                '    ttkernel.copy_tile(%1, %1, %0) : i32, i32, i32 loc("k.py":9:1)\n', "",
+                '    %c = ttkernel.cb(%1) : i32\n    ttkernel.copy_tile(%c, %1, %0) : !ttkernel.cb, i32, i32 loc("k.py":9:1)\n', "",
      "DST index 8 is beyond the 8 tiles"),
     ("compute", '%0 = arith.constant 4 : i32\n    %1 = arith.constant 0 : i32\n    ttkernel.tile_regs_acquire()\n'
-                '    ttkernel.copy_tile(%1, %1, %0) : i32, i32, i32 loc("k.py":9:1)\n',
+                '    %c = ttkernel.cb(%1) : i32\n    ttkernel.copy_tile(%c, %1, %0) : !ttkernel.cb, i32, i32 loc("k.py":9:1)\n',
      ', ttkernel.compute_config = #ttkernel.compute_config<fp32_dest_acc_en = true>', "DST index 4 is beyond the 4 tiles"),
-    ("compute", '%0 = arith.constant 0 : i32\n    ttkernel.pack_tile(%0, %0, %0) : i32, i32, i32 loc("k.py":9:1)\n', "",
+    ("compute", '%0 = arith.constant 0 : i32\n    %c = ttkernel.cb(%0) : i32\n    ttkernel.pack_tile(%0, %c, %0) : i32, !ttkernel.cb, i32 loc("k.py":9:1)\n', "",
      "pack_tile while DST is released"),
     ("compute", '%0 = arith.constant 0 : i32\n    ttkernel.tile_regs_acquire()\n'
-                '    ttkernel.tile_regs_commit()\n    ttkernel.pack_tile(%0, %0, %0) : i32, i32, i32 loc("k.py":9:1)\n',
+                '    ttkernel.tile_regs_commit()\n    %c = ttkernel.cb(%0) : i32\n    ttkernel.pack_tile(%0, %c, %0) : i32, !ttkernel.cb, i32 loc("k.py":9:1)\n',
      "", "pack_tile while DST is committed"),
-    ("compute", '%0 = arith.constant 0 : i32\n    ttkernel.add_tiles(%0, %0, %0, %0, %0) : i32, i32, i32, i32, i32 '
+    ("compute", '%0 = arith.constant 0 : i32\n    %c = ttkernel.cb(%0) : i32\n    ttkernel.add_tiles(%c, %c, %0, %0, %0) : !ttkernel.cb, !ttkernel.cb, i32, i32, i32 '
                 'loc("k.py":9:1)\n', "", "add_tiles writes DST while it is released"),
 ])
 def test_verifiers_reject_misuse_at_the_users_line(thread, body, config, message):
@@ -79,12 +106,13 @@ def test_tile_regs_protocol_through_loops():
     %c0 = arith.constant 0 : i32
     %c1 = arith.constant 1 : i32
     %c4 = arith.constant 4 : i32
+    %cb = ttkernel.cb(%c0) : i32
     scf.for %i = %c0 to %c4 step %c1 : i32 {
       ttkernel.tile_regs_acquire()
-      ttkernel.copy_tile(%c0, %c0, %c0) : i32, i32, i32
+      ttkernel.copy_tile(%cb, %c0, %c0) : !ttkernel.cb, i32, i32
       ttkernel.tile_regs_commit()
       ttkernel.tile_regs_wait()
-      ttkernel.pack_tile(%c0, %c0, %c0) : i32, i32, i32
+      ttkernel.pack_tile(%c0, %cb, %c0) : i32, !ttkernel.cb, i32
       ttkernel.tile_regs_release()
     }
 """)

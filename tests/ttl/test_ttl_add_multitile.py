@@ -133,18 +133,21 @@ def test_stage5_compute_loop_then_pack_loop(seed):
 def test_stage6_ttkernel_calls_with_output_at_footprint_plus_index(seed):
     filecheck(compute_kernel_text(dict(seed.dumps)["convert-ttl-to-ttkernel"]), """
     CHECK: %lhs_cb = ttkernel.get_compile_time_arg_val(0 : i32)
-    CHECK: %rhs_cb = ttkernel.get_compile_time_arg_val(1 : i32)
-    CHECK: %out_cb = ttkernel.get_compile_time_arg_val(2 : i32)
-    CHECK: ttkernel.init_sfpu(%lhs_cb, %out_cb)
+    CHECK-NEXT: %[[LHS:.+]] = ttkernel.cb(%lhs_cb) : i32
+    CHECK-NEXT: %rhs_cb = ttkernel.get_compile_time_arg_val(1 : i32)
+    CHECK-NEXT: %[[RHS:.+]] = ttkernel.cb(%rhs_cb) : i32
+    CHECK-NEXT: %out_cb = ttkernel.get_compile_time_arg_val(2 : i32)
+    CHECK-NEXT: %[[OUT_CB:.+]] = ttkernel.cb(%out_cb) : i32
+    CHECK: ttkernel.init_sfpu(%[[LHS]], %[[OUT_CB]])
     CHECK: ttkernel.tile_regs_acquire()
     CHECK: %[[LIN:.+]] = affine.apply affine_map<(d0, d1) -> (((d0 * 2) + d1))>
     CHECK: %[[I0:.+]] = affine.apply affine_map<(d0, d1) -> (((d0 * 2) + d1))>
     CHECK: %[[S0:.+]] = arith.constant 0 : index
-    CHECK: ttkernel.copy_tile_init(%lhs_cb)
-    CHECK-NEXT: ttkernel.copy_tile(%lhs_cb, %[[I0]], %[[S0]])
+    CHECK: ttkernel.copy_tile_init(%[[LHS]])
+    CHECK-NEXT: ttkernel.copy_tile(%[[LHS]], %[[I0]], %[[S0]])
     CHECK: %[[S1:.+]] = arith.constant 1 : index
-    CHECK: ttkernel.copy_tile_init(%rhs_cb)
-    CHECK-NEXT: ttkernel.copy_tile(%rhs_cb, %{{.+}}, %[[S1]])
+    CHECK: ttkernel.copy_tile_init(%[[RHS]])
+    CHECK-NEXT: ttkernel.copy_tile(%[[RHS]], %{{.+}}, %[[S1]])
     CHECK: ttkernel.add_binary_tile_init()
     CHECK-NEXT: %[[F:.+]] = arith.constant 2 : index
     CHECK-NEXT: %[[OUT:.+]] = arith.addi %[[LIN]], %[[F]] : index
@@ -153,7 +156,7 @@ def test_stage6_ttkernel_calls_with_output_at_footprint_plus_index(seed):
     CHECK-NEXT: ttkernel.tile_regs_wait()
     CHECK: %[[CB:.+]] = affine.apply affine_map<(d0, d1) -> (((d0 * 2) + d1))>
     CHECK: %[[PACK:.+]] = arith.addi %[[CB]], %{{.+}} : index
-    CHECK-NEXT: ttkernel.pack_tile(%[[PACK]], %out_cb, %[[CB]]) {out_of_order_output = false}
+    CHECK-NEXT: ttkernel.pack_tile(%[[PACK]], %[[OUT_CB]], %[[CB]]) {out_of_order_output = false}
     CHECK: ttkernel.tile_regs_release()
     """)
 

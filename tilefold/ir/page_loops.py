@@ -1,7 +1,7 @@
 """Which loops of a ttkernel function are *page-transfer nests*.
 
 Reads: an ``scf.for`` and everything nested in it. Writes: nothing. A page-transfer nest only
-computes integers (arith, local variables, nested loops) and issues page reads or page writes
+computes integers (arith, CBs, local variables, nested loops) and issues page reads or page writes
 (``noc_async_read_page`` / ``noc_async_write_page``), at least one. Those calls never block
 and nothing else happens between them, so a runner may queue them and issue them together
 after the nest (the Python emitter does, for :mod:`tilefold.sim.page_batches`).
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from xdsl.dialects import memref, scf
 
-from tilefold.ir.ttkernel import ApiCallOp
+from tilefold.ir.ttkernel import ApiCallOp, CBOp
 
 QUEUEABLE_CALLS = frozenset({"noc_async_read_page", "noc_async_write_page"})
 
@@ -25,6 +25,6 @@ def is_page_transfer_nest(loop: scf.ForOp) -> bool:
                 return False
             transfers += 1
         elif not (inner.name.startswith("arith.") or isinstance(
-                inner, (scf.ForOp, scf.YieldOp, memref.AllocaOp, memref.LoadOp, memref.StoreOp))):
+                inner, (CBOp, scf.ForOp, scf.YieldOp, memref.AllocaOp, memref.LoadOp, memref.StoreOp))):
             return False
     return transfers > 0

@@ -1,7 +1,7 @@
 """Which loops of a compute kernel are *tile nests*.
 
 Reads: an ``scf.for`` and everything nested in it. Writes: nothing. A tile nest only computes
-integers (arith, local variables, nested loops) and issues tile calls on DST that never block:
+integers (arith, CBs, local variables, nested loops) and issues tile calls on DST that never block:
 ``copy_tile``, ``pack_tile``, the FPU element-wise calls (``add_tiles`` and their broadcasts),
 ``matmul_block`` / ``matmul_tiles``, SFPU unary and binary calls on DST slots and the ``*_init`` calls that configure them; at least
 one that moves or computes a tile. It may also hand DST between math and pack
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from xdsl.dialects import memref, scf
 
-from tilefold.ir.ttkernel import ApiCallOp
+from tilefold.ir.ttkernel import ApiCallOp, CBOp
 from tilefold.ir.sfpu import SFPU_OPS
 from tilefold.ir.ttkernel_api import API
 
@@ -43,6 +43,6 @@ def is_tile_nest(loop: scf.ForOp) -> bool:
                 return False
             tiles += inner.api.name in TILE_CALLS
         elif not (inner.name.startswith("arith.") or isinstance(
-                inner, (scf.ForOp, scf.YieldOp, memref.AllocaOp, memref.LoadOp, memref.StoreOp))):
+                inner, (CBOp, scf.ForOp, scf.YieldOp, memref.AllocaOp, memref.LoadOp, memref.StoreOp))):
             return False
     return tiles > 0

@@ -4,15 +4,22 @@ Reads: the API table of :mod:`tilefold.ir.ttkernel_api`. Writes: xDSL op and typ
 
 Every row of the table becomes an op ``ttkernel.<name>`` whose operands are the API
 function's parameters in order and whose properties are its template parameters; it
-prints as ``ttkernel.cb_reserve_back(%cb, %n) : i32, i32``. A handful of ops that are not
-plain calls are defined by hand below (compile-time args, TensorAccessor construction,
-NOC coordinates of the core, L1 pointer access). Control flow and scalars use ``scf``,
+prints as ``ttkernel.cb_reserve_back(%cb, %n) : !ttkernel.cb, i32``. A handful of ops that are
+not plain calls are defined by hand below (circular buffers, compile-time args, TensorAccessor
+construction, NOC coordinates of the core, L1 pointer access).
+
+Circular buffers have a type of their own, ``!ttkernel.cb``: every CB parameter of the table
+(role ``cb``) takes one, so an op's operand verifier checks CB-ness by type. ``ttkernel.cb(%i)``
+makes the CB of an integer index (a constant or a compile-time argument, as TT-Metalium's
+``uint32_t cb_id``); both emitters print the index itself, so a CB costs nothing at run time.
+:func:`api_call` takes integer indices for CB parameters and makes their ``ttkernel.cb`` op
+(:func:`cb_value`). Control flow and scalars use ``scf``,
 ``arith`` and ``func``; a kernel is a ``func.func`` with the attribute
 ``ttkernel.thread = "noc" | "compute"`` (compute kernels also carry
 ``ttkernel.compute_config``).
 
 Each op verifies what is knowable from the op alone: it is used in a kernel of the right
-thread kind, a constant CB index is within 0–31, a constant DST index is within the DST
+thread kind, a constant CB index is within 0–31 (``ttkernel.cb``), a constant DST index is within the DST
 capacity of the kernel's compute config. Whole-kernel checks (tile-register protocol) are
 in :mod:`tilefold.ir.verify`.
 """
@@ -31,7 +38,7 @@ from xdsl.dialects.builtin import (
     i32,
     i64,
 )
-from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, SSAValue, TypeAttribute
+from xdsl.ir import Attribute, Block, Dialect, Operation, ParametrizedAttribute, SSAValue, TypeAttribute
 from tilefold.ir.lazy_format import op_with_format
 from xdsl.irdl import (
     IRDLOperation,
@@ -73,7 +80,15 @@ class TensorAccessorType(ParametrizedAttribute, TypeAttribute):
     name = "ttkernel.tensor_accessor"
 
 
+@irdl_attr_definition
+class CBType(ParametrizedAttribute, TypeAttribute):
+    """A circular buffer of the core (``ttkernel.cb(%index)``): the type of every CB operand."""
+
+    name = "ttkernel.cb"
+
+
 _INT = base(IntegerType) | base(IndexType)
+_CB = base(CBType)
 _KIND_CONSTRAINT = {
     "u32": _INT,
     "i32": _INT,
@@ -134,8 +149,10 @@ def float_bits(value: float) -> int:
 
 
 def constant_int(value: SSAValue) -> int | None:
-    """The integer a value holds when it is an ``arith.constant``, else None."""
+    """The integer a value holds when it is an ``arith.constant`` (or the CB of one), else None."""
     owner = value.owner
+    if isinstance(owner, CBOp):
+        owner = owner.index.owner
     if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
         return owner.value.value.data
     return None
@@ -162,10 +179,6 @@ def _check_operands(op: Operation, fn: ApiFunction) -> None:
         c = constant_int(value)
         if c is None:
             continue
-        if param.role == "cb" and not 0 <= c < NUM_CIRCULAR_BUFFERS:
-            raise VerifyException(
-                f"{fn.name}: circular buffer index {c} is outside 0-{NUM_CIRCULAR_BUFFERS - 1}"
-            )
         if param.role == "dst":
             kernel = enclosing_kernel(op)
             if kernel is not None:
@@ -216,7 +229,7 @@ EFFECT_TRAITS = {"pure": Pure, "read": MemoryReadEffect, "write": MemoryWriteEff
 def _make_op(fn: ApiFunction) -> type[ApiCallOp]:
     fields: dict = {"name": f"ttkernel.{fn.name}", "__doc__": fn.doc or f"``{fn.cpp_function}``"}
     for p in fn.params:
-        fields[p.name] = operand_def(_KIND_CONSTRAINT[p.kind])
+        fields[p.name] = operand_def(_CB if p.role == "cb" else _KIND_CONSTRAINT[p.kind])
     for t in fn.templates:
         fields[t.name] = opt_prop_def(BoolAttr if t.kind == "bool" else StringAttr)
     if fn.result is not None:
@@ -247,9 +260,12 @@ def result_type(kind: str) -> Attribute:
 
 
 def api_call(name: str, operands: list[SSAValue | Operation], templates: dict | None = None) -> ApiCallOp:
-    """Build the op for API function ``name`` (operands in the table's order)."""
+    """Build the op for API function ``name`` (operands in the table's order). A CB parameter
+    takes a ``!ttkernel.cb`` value or an integer index already in the IR (its :func:`cb_value`)."""
     cls = API_OPS[name]
     fn = API[name]
+    operands = [cb_value(SSAValue.get(o)) if p.role == "cb" else o for p, o in zip(fn.params, operands)] + \
+        list(operands[len(fn.params):])
     properties: dict[str, Attribute] = {}
     for t in fn.templates:
         if templates and t.name in templates:
@@ -261,6 +277,50 @@ def api_call(name: str, operands: list[SSAValue | Operation], templates: dict | 
 
 
 # --- ops that are not plain calls ----------------------------------------------------------
+
+
+@irdl_op_definition
+class CBOp(IRDLOperation):
+    """``ttkernel.cb(%index)``: the circular buffer with index ``%index`` (``tt::CBIndex``)."""
+
+    name = "ttkernel.cb"
+    index = operand_def(_INT)
+    result = result_def(CBType())
+    traits = traits_def(Pure())
+    assembly_format = "`(` $index `)` attr-dict `:` type($index)"
+
+    def __init__(self, index: SSAValue | Operation):
+        super().__init__(operands=[index], result_types=[CBType()])
+
+    def verify_(self) -> None:
+        c = constant_int(self.index)
+        if c is not None and not 0 <= c < NUM_CIRCULAR_BUFFERS:
+            users = sorted({use.operation.name.removeprefix("ttkernel.") for use in self.result.uses})
+            raise VerifyException(f"{', '.join(users) or 'ttkernel.cb'}: circular buffer index {c} is outside "
+                                  f"0-{NUM_CIRCULAR_BUFFERS - 1}")
+
+
+def cb_value(index: SSAValue) -> SSAValue:
+    """The ``!ttkernel.cb`` value of ``index`` (itself when it is one): the ``ttkernel.cb`` op right
+    after the index's definition, made on first use and shared by every later call."""
+    if isinstance(index.type, CBType):
+        return index
+    for use in index.uses:
+        if isinstance(use.operation, CBOp):
+            return use.operation.result
+    op = CBOp(index)
+    owner = index.owner
+    if isinstance(owner, Block):
+        if owner.first_op is None:
+            owner.add_op(op)
+        else:
+            owner.insert_op_before(op, owner.first_op)
+    elif owner.parent_block() is not None:
+        owner.parent_block().insert_op_after(op, owner)
+        op.location = owner.location
+    else:
+        raise ValueError(f"a CB index must be in the IR before a call takes it ({owner.name} is not)")
+    return op.result
 
 
 @irdl_op_definition
@@ -428,13 +488,13 @@ class AssertInRangeOp(IRDLOperation):
             raise VerifyException("assert_in_range needs an upper bound >= 0")
 
 
-SPECIAL_OP_CLASSES = (GetCompileTimeArgValOp, TensorAccessorArgsOp, TensorAccessorOp, MyXOp, MyYOp,
+SPECIAL_OP_CLASSES = (CBOp, GetCompileTimeArgValOp, TensorAccessorArgsOp, TensorAccessorOp, MyXOp, MyYOp,
                       L1LoadOp, L1StoreOp, AssertInRangeOp)
 
 TTKernel = Dialect(
     "ttkernel",
     [*API_OPS.values(), *SPECIAL_OP_CLASSES],
-    [TensorAccessorArgsType, TensorAccessorType, ComputeConfigAttr],
+    [CBType, TensorAccessorArgsType, TensorAccessorType, ComputeConfigAttr],
 )
 
 __all__ = [
@@ -442,6 +502,9 @@ __all__ = [
     "API_OPS",
     "ApiCallOp",
     "api_call",
+    "CBOp",
+    "CBType",
+    "cb_value",
     "GetCompileTimeArgValOp",
     "TensorAccessorArgsOp",
     "TensorAccessorOp",

@@ -14,7 +14,7 @@ address), ``i32`` (int), ``f32`` (float), ``bool``, ``accessor`` (a TensorAccess
 Thread kinds: ``noc`` (BRISC / NCRISC data movement), ``compute`` (TRISC), ``any``.
 
 Parameter roles (:data:`PARAM_ROLES`, one entry per parameter name of the table): ``cb`` (a
-circular-buffer index, checked against the CB count), ``dst`` (a DST slot of a compute call,
+circular buffer: the operand is a ``!ttkernel.cb`` value, see :mod:`tilefold.ir.ttkernel`), ``dst`` (a DST slot of a compute call,
 checked against the DST capacity), ``per_lane`` (an address, page id, NOC coordinate or value
 that may differ between the cores one simulated thread stands for) and ``scalar`` (anything
 else: counts, tile indices, flags, float bits).

@@ -17,22 +17,14 @@ unpacking call nothing qualifies.
 
 from __future__ import annotations
 
-from xdsl.dialects import arith, func
-from xdsl.dialects.builtin import IntegerAttr
+from xdsl.dialects import func
 
+from tilefold.ir.ttkernel import constant_int
 from tilefold.ir.ttkernel_api import api_function
 from tilefold.layout.formats import DataFormat
 
 TO_DEST_CALLS = frozenset({"copy_tile", "transpose_wh_tile", "tilize_block", "untilize_block"})
 UNPACKED_PARAMS = frozenset({"in_cb", "in0_cb", "in1_cb", "scaler_cb"})
-SETUP_WORDS = ("init", "reconfig", "startup")
-
-
-def _constant(value) -> int | None:
-    owner = getattr(value, "op", None)
-    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
-        return owner.value.value.data
-    return None
 
 
 def unpacked_cbs(function: func.FuncOp) -> dict[int, set[str]] | None:
@@ -44,11 +36,11 @@ def unpacked_cbs(function: func.FuncOp) -> dict[int, set[str]] | None:
             continue
         name = op.name.removeprefix("ttkernel.")
         api = api_function(name)
-        if api is None or any(word in name for word in SETUP_WORDS):
+        if api is None or api.configures:
             continue
         for param, operand in zip(api.param_names, op.operands):
             if param in UNPACKED_PARAMS:
-                cb = _constant(operand)
+                cb = constant_int(operand)
                 if cb is None:
                     return None
                 reads.setdefault(cb, set()).add(name)

@@ -35,6 +35,7 @@ from tilefold.ir.page_loops import QUEUEABLE_CALLS, is_page_transfer_nest
 from tilefold.ir.tile_loops import QUEUEABLE_TILE_CALLS, is_tile_nest
 from tilefold.ir.ttkernel import (
     ApiCallOp,
+    CBOp,
     AssertInRangeOp,
     GetCompileTimeArgValOp,
     L1LoadOp,
@@ -111,6 +112,8 @@ class _Printer:
 
     def ref(self, value: SSAValue) -> str:
         owner = value.owner
+        if isinstance(owner, CBOp):
+            return self.ref(owner.index)   # a CB is its index
         if isinstance(owner, arith.ConstantOp):
             attr = owner.value
             if isinstance(attr, IntegerAttr):
@@ -144,8 +147,8 @@ class _Printer:
     def op(self, op: Operation, depth: int) -> None:
         name = op.name
         r = op.results
-        if isinstance(op, arith.ConstantOp):
-            return  # constants print inline at their uses
+        if isinstance(op, (arith.ConstantOp, CBOp)):
+            return  # constants and CBs print inline at their uses
         if name in _BINARY:
             expr = f"{self.ref(op.operands[0])} {_BINARY[name]} {self.ref(op.operands[1])}"
             self.emit(depth, f"{self.define(r[0])} = {expr}", op)

@@ -128,8 +128,9 @@ func.func @unlowered() attributes {ttkernel.thread = "noc"} {
   %0 = arith.constant 1.0 : f32
   %1 = arith.maximumf %0, %0 : f32
   %c0 = arith.constant 0 : i32
+  %cb_c0 = ttkernel.cb(%c0) : i32
   %2 = arith.fptoui %1 : f32 to i32
-  ttkernel.cb_push_back(%c0, %2) : i32, i32
+  ttkernel.cb_push_back(%cb_c0, %2) : !ttkernel.cb, i32
   func.return
 }
 """
@@ -148,8 +149,9 @@ def test_ops_the_emitter_cannot_print_are_named():
 UNMARKED = """
 func.func @unmarked() {
   %c0 = arith.constant 0 : i32
+  %cb_c0 = ttkernel.cb(%c0) : i32
   %c1 = arith.constant 1 : i32
-  ttkernel.cb_wait_front(%c0, %c1) : i32, i32
+  ttkernel.cb_wait_front(%cb_c0, %c1) : !ttkernel.cb, i32
   %KIND
   func.return
 }

@@ -31,10 +31,12 @@ builtin.module {
         %8 = arith.muli %m, %7 : i32
         %9 = arith.addi %8, %k : i32
         %10 = arith.constant 0 : i32
+        %cb_10 = ttkernel.cb(%10) : i32
         %11 = arith.constant 2 : i32
-        ttkernel.cb_reserve_back(%10, %11) : i32, i32
+        ttkernel.cb_reserve_back(%cb_10, %11) : !ttkernel.cb, i32
         %12 = arith.constant 0 : i32
-        %l1_write_addr = ttkernel.get_write_ptr(%12) : (i32) -> i32
+        %cb_12 = ttkernel.cb(%12) : i32
+        %l1_write_addr = ttkernel.get_write_ptr(%cb_12) : (!ttkernel.cb) -> i32
         %13 = arith.constant 0 : i32
         %14 = arith.constant 2 : i32
         %15 = arith.constant 1 : i32
@@ -55,18 +57,21 @@ builtin.module {
         }
         ttkernel.noc_async_read_barrier()
         %28 = arith.constant 0 : i32
+        %cb_28 = ttkernel.cb(%28) : i32
         %29 = arith.constant 2 : i32
-        ttkernel.cb_push_back(%28, %29) : i32, i32
+        ttkernel.cb_push_back(%cb_28, %29) : !ttkernel.cb, i32
         %30 = arith.constant 8 : i32
         %31 = arith.muli %k, %30 : i32
         %32 = arith.constant 2 : i32
         %33 = arith.muli %n, %32 : i32
         %34 = arith.addi %31, %33 : i32
         %35 = arith.constant 1 : i32
+        %cb_35 = ttkernel.cb(%35) : i32
         %36 = arith.constant 2 : i32
-        ttkernel.cb_reserve_back(%35, %36) : i32, i32
+        ttkernel.cb_reserve_back(%cb_35, %36) : !ttkernel.cb, i32
         %37 = arith.constant 1 : i32
-        %l1_write_addr_1 = ttkernel.get_write_ptr(%37) : (i32) -> i32
+        %cb_37 = ttkernel.cb(%37) : i32
+        %l1_write_addr_1 = ttkernel.get_write_ptr(%cb_37) : (!ttkernel.cb) -> i32
         %38 = arith.constant 0 : i32
         %39 = arith.constant 8 : i32
         %40 = arith.muli %38, %39 : i32
@@ -87,29 +92,35 @@ builtin.module {
         }
         ttkernel.noc_async_read_barrier()
         %53 = arith.constant 1 : i32
+        %cb_53 = ttkernel.cb(%53) : i32
         %54 = arith.constant 2 : i32
-        ttkernel.cb_push_back(%53, %54) : i32, i32
+        ttkernel.cb_push_back(%cb_53, %54) : !ttkernel.cb, i32
       }
     }
     func.return
   }
   func.func @compute() attributes {ttkernel.thread = "compute", ttkernel.compute_config = #ttkernel.compute_config<math_fidelity = "HiFi4", fp32_dest_acc_en = true, dst_full_sync_en = false, math_approx_mode = false>, tt.compile_args = []} {
     %0 = arith.constant 1 : i32
+    %cb_0 = ttkernel.cb(%0) : i32
     %1 = arith.constant 0 : i32
+    %cb_1 = ttkernel.cb(%1) : i32
     %2 = arith.constant 16 : i32
-    ttkernel.compute_kernel_hw_startup(%0, %1, %2) : i32, i32, i32
+    %cb_2 = ttkernel.cb(%2) : i32
+    ttkernel.compute_kernel_hw_startup(%cb_0, %cb_1, %cb_2) : !ttkernel.cb, !ttkernel.cb, !ttkernel.cb
     %start_id = tile.runtime_arg "start_id"
     %count = tile.runtime_arg "count"
     %Nt = tile.runtime_arg "Nt"
     %3 = arith.constant 0 : i32
     %4 = arith.constant 1 : i32
     %5 = arith.constant 0 : i32
+    %cb_5 = ttkernel.cb(%5) : i32
     %6 = arith.constant 1 : i32
+    %cb_6 = ttkernel.cb(%6) : i32
     %7 = arith.constant 0 : i32
     %8 = arith.constant 2 : i32
     %9 = arith.constant 2 : i32
     %10 = arith.constant 1 : i32
-    ttkernel.mm_block_init_short(%5, %6, %7, %8, %9, %10) : i32, i32, i32, i32, i32, i32
+    ttkernel.mm_block_init_short(%cb_5, %cb_6, %7, %8, %9, %10) : !ttkernel.cb, !ttkernel.cb, i32, i32, i32, i32
     scf.for %i = %3 to %count step %4 : i32 {
       %11 = arith.constant 0 : i32
       %12 = arith.constant 8 : i32
@@ -117,35 +128,44 @@ builtin.module {
       %13 = arith.constant 1 : i32
       scf.for %k = %11 to %12 step %13 : i32 {
         %14 = arith.constant 0 : i32
+        %cb_14 = ttkernel.cb(%14) : i32
         %15 = arith.constant 2 : i32
-        ttkernel.cb_wait_front(%14, %15) : i32, i32
+        ttkernel.cb_wait_front(%cb_14, %15) : !ttkernel.cb, i32
         %16 = arith.constant 1 : i32
+        %cb_16 = ttkernel.cb(%16) : i32
         %17 = arith.constant 2 : i32
-        ttkernel.cb_wait_front(%16, %17) : i32, i32
+        ttkernel.cb_wait_front(%cb_16, %17) : !ttkernel.cb, i32
         %18 = arith.constant 0 : i32
+        %cb_18 = ttkernel.cb(%18) : i32
         %19 = arith.constant 1 : i32
+        %cb_19 = ttkernel.cb(%19) : i32
         %20 = arith.constant 2 : i32
-        ttkernel.matmul_block(%18, %19, %18, %18, %18, %18, %20, %20, %19) : i32, i32, i32, i32, i32, i32, i32, i32, i32
+        ttkernel.matmul_block(%cb_18, %cb_19, %18, %18, %18, %18, %20, %20, %19) : !ttkernel.cb, !ttkernel.cb, i32, i32, i32, i32, i32, i32, i32
         %21 = arith.constant 1 : i32
+        %cb_21 = ttkernel.cb(%21) : i32
         %22 = arith.constant 2 : i32
-        ttkernel.cb_pop_front(%21, %22) : i32, i32
+        ttkernel.cb_pop_front(%cb_21, %22) : !ttkernel.cb, i32
         %23 = arith.constant 0 : i32
+        %cb_23 = ttkernel.cb(%23) : i32
         %24 = arith.constant 2 : i32
-        ttkernel.cb_pop_front(%23, %24) : i32, i32
+        ttkernel.cb_pop_front(%cb_23, %24) : !ttkernel.cb, i32
       }
       %25 = arith.constant 16 : i32
+      %cb_25 = ttkernel.cb(%25) : i32
       %26 = arith.constant 4 : i32
-      ttkernel.cb_reserve_back(%25, %26) : i32, i32
+      ttkernel.cb_reserve_back(%cb_25, %26) : !ttkernel.cb, i32
       ttkernel.tile_regs_commit()
       ttkernel.tile_regs_wait()
       %27 = arith.constant 0 : i32
       %28 = arith.constant 16 : i32
+      %cb_28 = ttkernel.cb(%28) : i32
       %29 = arith.constant 4 : i32
-      ttkernel.pack_tile_block(%27, %28, %29) : i32, i32, i32
+      ttkernel.pack_tile_block(%27, %cb_28, %29) : i32, !ttkernel.cb, i32
       ttkernel.tile_regs_release()
       %30 = arith.constant 16 : i32
+      %cb_30 = ttkernel.cb(%30) : i32
       %31 = arith.constant 4 : i32
-      ttkernel.cb_push_back(%30, %31) : i32, i32
+      ttkernel.cb_push_back(%cb_30, %31) : !ttkernel.cb, i32
     }
     func.return
   }
@@ -169,10 +189,12 @@ builtin.module {
       %6 = arith.muli %n, %5 : i32
       %7 = arith.addi %4, %6 : i32
       %8 = arith.constant 16 : i32
+      %cb_8 = ttkernel.cb(%8) : i32
       %9 = arith.constant 4 : i32
-      ttkernel.cb_wait_front(%8, %9) : i32, i32
+      ttkernel.cb_wait_front(%cb_8, %9) : !ttkernel.cb, i32
       %10 = arith.constant 16 : i32
-      %l1_read_addr = ttkernel.get_read_ptr(%10) : (i32) -> i32
+      %cb_10 = ttkernel.cb(%10) : i32
+      %l1_read_addr = ttkernel.get_read_ptr(%cb_10) : (!ttkernel.cb) -> i32
       %11 = arith.constant 0 : i32
       %12 = arith.constant 2 : i32
       %13 = arith.constant 1 : i32
@@ -198,8 +220,9 @@ builtin.module {
       }
       ttkernel.noc_async_writes_flushed()
       %29 = arith.constant 16 : i32
+      %cb_29 = ttkernel.cb(%29) : i32
       %30 = arith.constant 4 : i32
-      ttkernel.cb_pop_front(%29, %30) : i32, i32
+      ttkernel.cb_pop_front(%cb_29, %30) : !ttkernel.cb, i32
     }
     ttkernel.noc_async_write_barrier()
     func.return

@@ -31,10 +31,12 @@ builtin.module {
         %8 = arith.muli %m, %7 : i32
         %9 = arith.addi %8, %k : i32
         %10 = arith.constant 0 : i32
+        %cb_10 = ttkernel.cb(%10) : i32
         %11 = arith.constant 2 : i32
-        ttkernel.cb_reserve_back(%10, %11) : i32, i32
+        ttkernel.cb_reserve_back(%cb_10, %11) : !ttkernel.cb, i32
         %12 = arith.constant 0 : i32
-        %l1_write_addr = ttkernel.get_write_ptr(%12) : (i32) -> i32
+        %cb_12 = ttkernel.cb(%12) : i32
+        %l1_write_addr = ttkernel.get_write_ptr(%cb_12) : (!ttkernel.cb) -> i32
         %13 = arith.constant 0 : i32
         %14 = arith.constant 2 : i32
         %15 = arith.constant 1 : i32
@@ -55,18 +57,21 @@ builtin.module {
         }
         ttkernel.noc_async_read_barrier()
         %28 = arith.constant 0 : i32
+        %cb_28 = ttkernel.cb(%28) : i32
         %29 = arith.constant 2 : i32
-        ttkernel.cb_push_back(%28, %29) : i32, i32
+        ttkernel.cb_push_back(%cb_28, %29) : !ttkernel.cb, i32
         %30 = arith.constant 8 : i32
         %31 = arith.muli %k, %30 : i32
         %32 = arith.constant 2 : i32
         %33 = arith.muli %n, %32 : i32
         %34 = arith.addi %31, %33 : i32
         %35 = arith.constant 1 : i32
+        %cb_35 = ttkernel.cb(%35) : i32
         %36 = arith.constant 2 : i32
-        ttkernel.cb_reserve_back(%35, %36) : i32, i32
+        ttkernel.cb_reserve_back(%cb_35, %36) : !ttkernel.cb, i32
         %37 = arith.constant 1 : i32
-        %l1_write_addr_1 = ttkernel.get_write_ptr(%37) : (i32) -> i32
+        %cb_37 = ttkernel.cb(%37) : i32
+        %l1_write_addr_1 = ttkernel.get_write_ptr(%cb_37) : (!ttkernel.cb) -> i32
         %38 = arith.constant 0 : i32
         %39 = arith.constant 8 : i32
         %40 = arith.muli %38, %39 : i32
@@ -87,8 +92,9 @@ builtin.module {
         }
         ttkernel.noc_async_read_barrier()
         %53 = arith.constant 1 : i32
+        %cb_53 = ttkernel.cb(%53) : i32
         %54 = arith.constant 2 : i32
-        ttkernel.cb_push_back(%53, %54) : i32, i32
+        ttkernel.cb_push_back(%cb_53, %54) : !ttkernel.cb, i32
       }
     }
     func.return
@@ -110,40 +116,49 @@ builtin.module {
       %4 = arith.constant 1 : i32
       scf.for %k = %2 to %3 step %4 : i32 {
         %5 = arith.constant 0 : i32
+        %cb_5 = ttkernel.cb(%5) : i32
         %6 = arith.constant 2 : i32
-        ttkernel.cb_wait_front(%5, %6) : i32, i32
+        ttkernel.cb_wait_front(%cb_5, %6) : !ttkernel.cb, i32
         %7 = arith.constant 1 : i32
+        %cb_7 = ttkernel.cb(%7) : i32
         %8 = arith.constant 2 : i32
-        ttkernel.cb_wait_front(%7, %8) : i32, i32
+        ttkernel.cb_wait_front(%cb_7, %8) : !ttkernel.cb, i32
         tile.dst_section attributes {mode = "continue"} math {
           %9 = arith.constant 0 : i32
+          %cb_9 = ttkernel.cb(%9) : i32
           %10 = arith.constant 1 : i32
+          %cb_10 = ttkernel.cb(%10) : i32
           %11 = arith.constant 2 : i32
-          ttkernel.matmul_block(%9, %10, %9, %9, %9, %9, %11, %11, %10) : i32, i32, i32, i32, i32, i32, i32, i32, i32
+          ttkernel.matmul_block(%cb_9, %cb_10, %9, %9, %9, %9, %11, %11, %10) : !ttkernel.cb, !ttkernel.cb, i32, i32, i32, i32, i32, i32, i32
         } pack {
         ^bb0:
         }
         %12 = arith.constant 1 : i32
+        %cb_12 = ttkernel.cb(%12) : i32
         %13 = arith.constant 2 : i32
-        ttkernel.cb_pop_front(%12, %13) : i32, i32
+        ttkernel.cb_pop_front(%cb_12, %13) : !ttkernel.cb, i32
         %14 = arith.constant 0 : i32
+        %cb_14 = ttkernel.cb(%14) : i32
         %15 = arith.constant 2 : i32
-        ttkernel.cb_pop_front(%14, %15) : i32, i32
+        ttkernel.cb_pop_front(%cb_14, %15) : !ttkernel.cb, i32
       }
       %16 = arith.constant 16 : i32
+      %cb_16 = ttkernel.cb(%16) : i32
       %17 = arith.constant 4 : i32
-      ttkernel.cb_reserve_back(%16, %17) : i32, i32
+      ttkernel.cb_reserve_back(%cb_16, %17) : !ttkernel.cb, i32
       tile.dst_section attributes {mode = "close"} math {
       ^bb0:
       } pack {
         %18 = arith.constant 0 : i32
         %19 = arith.constant 16 : i32
+        %cb_19 = ttkernel.cb(%19) : i32
         %20 = arith.constant 4 : i32
-        ttkernel.pack_tile_block(%18, %19, %20) : i32, i32, i32
+        ttkernel.pack_tile_block(%18, %cb_19, %20) : i32, !ttkernel.cb, i32
       }
       %21 = arith.constant 16 : i32
+      %cb_21 = ttkernel.cb(%21) : i32
       %22 = arith.constant 4 : i32
-      ttkernel.cb_push_back(%21, %22) : i32, i32
+      ttkernel.cb_push_back(%cb_21, %22) : !ttkernel.cb, i32
     }
     func.return
   }
@@ -167,10 +182,12 @@ builtin.module {
       %6 = arith.muli %n, %5 : i32
       %7 = arith.addi %4, %6 : i32
       %8 = arith.constant 16 : i32
+      %cb_8 = ttkernel.cb(%8) : i32
       %9 = arith.constant 4 : i32
-      ttkernel.cb_wait_front(%8, %9) : i32, i32
+      ttkernel.cb_wait_front(%cb_8, %9) : !ttkernel.cb, i32
       %10 = arith.constant 16 : i32
-      %l1_read_addr = ttkernel.get_read_ptr(%10) : (i32) -> i32
+      %cb_10 = ttkernel.cb(%10) : i32
+      %l1_read_addr = ttkernel.get_read_ptr(%cb_10) : (!ttkernel.cb) -> i32
       %11 = arith.constant 0 : i32
       %12 = arith.constant 2 : i32
       %13 = arith.constant 1 : i32
@@ -196,8 +213,9 @@ builtin.module {
       }
       ttkernel.noc_async_writes_flushed()
       %29 = arith.constant 16 : i32
+      %cb_29 = ttkernel.cb(%29) : i32
       %30 = arith.constant 4 : i32
-      ttkernel.cb_pop_front(%29, %30) : i32, i32
+      ttkernel.cb_pop_front(%cb_29, %30) : !ttkernel.cb, i32
     }
     ttkernel.noc_async_write_barrier()
     func.return

@@ -33,10 +33,12 @@ builtin.module {
       %8 = arith.muli %n, %7 : i32
       %9 = arith.addi %6, %8 : i32
       %10 = arith.constant 0 : i32
+      %cb_10 = ttkernel.cb(%10) : i32
       %11 = arith.constant 4 : i32
-      ttkernel.cb_reserve_back(%10, %11) : i32, i32
+      ttkernel.cb_reserve_back(%cb_10, %11) : !ttkernel.cb, i32
       %12 = arith.constant 0 : i32
-      %l1_write_addr = ttkernel.get_write_ptr(%12) : (i32) -> i32
+      %cb_12 = ttkernel.cb(%12) : i32
+      %l1_write_addr = ttkernel.get_write_ptr(%cb_12) : (!ttkernel.cb) -> i32
       %13 = arith.constant 0 : i32
       %14 = arith.constant 2 : i32
       %15 = arith.constant 1 : i32
@@ -61,18 +63,21 @@ builtin.module {
       }
       ttkernel.noc_async_read_barrier()
       %30 = arith.constant 0 : i32
+      %cb_30 = ttkernel.cb(%30) : i32
       %31 = arith.constant 4 : i32
-      ttkernel.cb_push_back(%30, %31) : i32, i32
+      ttkernel.cb_push_back(%cb_30, %31) : !ttkernel.cb, i32
       %32 = arith.constant 8 : i32
       %33 = arith.muli %m, %32 : i32
       %34 = arith.constant 2 : i32
       %35 = arith.muli %n, %34 : i32
       %36 = arith.addi %33, %35 : i32
       %37 = arith.constant 1 : i32
+      %cb_37 = ttkernel.cb(%37) : i32
       %38 = arith.constant 4 : i32
-      ttkernel.cb_reserve_back(%37, %38) : i32, i32
+      ttkernel.cb_reserve_back(%cb_37, %38) : !ttkernel.cb, i32
       %39 = arith.constant 1 : i32
-      %l1_write_addr_1 = ttkernel.get_write_ptr(%39) : (i32) -> i32
+      %cb_39 = ttkernel.cb(%39) : i32
+      %l1_write_addr_1 = ttkernel.get_write_ptr(%cb_39) : (!ttkernel.cb) -> i32
       %40 = arith.constant 0 : i32
       %41 = arith.constant 2 : i32
       %42 = arith.constant 1 : i32
@@ -97,18 +102,21 @@ builtin.module {
       }
       ttkernel.noc_async_read_barrier()
       %57 = arith.constant 1 : i32
+      %cb_57 = ttkernel.cb(%57) : i32
       %58 = arith.constant 4 : i32
-      ttkernel.cb_push_back(%57, %58) : i32, i32
+      ttkernel.cb_push_back(%cb_57, %58) : !ttkernel.cb, i32
       %59 = arith.constant 8 : i32
       %60 = arith.muli %m, %59 : i32
       %61 = arith.constant 2 : i32
       %62 = arith.muli %n, %61 : i32
       %63 = arith.addi %60, %62 : i32
       %64 = arith.constant 2 : i32
+      %cb_64 = ttkernel.cb(%64) : i32
       %65 = arith.constant 4 : i32
-      ttkernel.cb_reserve_back(%64, %65) : i32, i32
+      ttkernel.cb_reserve_back(%cb_64, %65) : !ttkernel.cb, i32
       %66 = arith.constant 2 : i32
-      %l1_write_addr_2 = ttkernel.get_write_ptr(%66) : (i32) -> i32
+      %cb_66 = ttkernel.cb(%66) : i32
+      %l1_write_addr_2 = ttkernel.get_write_ptr(%cb_66) : (!ttkernel.cb) -> i32
       %67 = arith.constant 0 : i32
       %68 = arith.constant 2 : i32
       %69 = arith.constant 1 : i32
@@ -133,50 +141,62 @@ builtin.module {
       }
       ttkernel.noc_async_read_barrier()
       %84 = arith.constant 2 : i32
+      %cb_84 = ttkernel.cb(%84) : i32
       %85 = arith.constant 4 : i32
-      ttkernel.cb_push_back(%84, %85) : i32, i32
+      ttkernel.cb_push_back(%cb_84, %85) : !ttkernel.cb, i32
     }
     func.return
   }
   func.func @compute() attributes {ttkernel.thread = "compute", ttkernel.compute_config = #ttkernel.compute_config<math_fidelity = "HiFi4", fp32_dest_acc_en = false, dst_full_sync_en = false, math_approx_mode = false>, tt.compile_args = []} {
     %0 = arith.constant 0 : i32
+    %cb_0 = ttkernel.cb(%0) : i32
     %1 = arith.constant 0 : i32
+    %cb_1 = ttkernel.cb(%1) : i32
     %2 = arith.constant 16 : i32
-    ttkernel.compute_kernel_hw_startup(%0, %1, %2) : i32, i32, i32
+    %cb_2 = ttkernel.cb(%2) : i32
+    ttkernel.compute_kernel_hw_startup(%cb_0, %cb_1, %cb_2) : !ttkernel.cb, !ttkernel.cb, !ttkernel.cb
     %start_id = tile.runtime_arg "start_id"
     %count = tile.runtime_arg "count"
     %Nt = tile.runtime_arg "Nt"
     %3 = arith.constant 0 : i32
     %4 = arith.constant 1 : i32
     %5 = arith.constant 0 : i32
-    ttkernel.copy_tile_init(%5) : i32
+    %cb_5 = ttkernel.cb(%5) : i32
+    ttkernel.copy_tile_init(%cb_5) : !ttkernel.cb
     ttkernel.relu_tile_init()
     scf.for %i = %3 to %count step %4 : i32 {
       %6 = arith.constant 0 : i32
+      %cb_6 = ttkernel.cb(%6) : i32
       %7 = arith.constant 4 : i32
-      ttkernel.cb_wait_front(%6, %7) : i32, i32
+      ttkernel.cb_wait_front(%cb_6, %7) : !ttkernel.cb, i32
       %8 = arith.constant 1 : i32
+      %cb_8 = ttkernel.cb(%8) : i32
       %9 = arith.constant 4 : i32
-      ttkernel.cb_wait_front(%8, %9) : i32, i32
+      ttkernel.cb_wait_front(%cb_8, %9) : !ttkernel.cb, i32
       %10 = arith.constant 2 : i32
+      %cb_10 = ttkernel.cb(%10) : i32
       %11 = arith.constant 4 : i32
-      ttkernel.cb_wait_front(%10, %11) : i32, i32
+      ttkernel.cb_wait_front(%cb_10, %11) : !ttkernel.cb, i32
       %12 = arith.constant 16 : i32
+      %cb_12 = ttkernel.cb(%12) : i32
       %13 = arith.constant 4 : i32
-      ttkernel.cb_reserve_back(%12, %13) : i32, i32
+      ttkernel.cb_reserve_back(%cb_12, %13) : !ttkernel.cb, i32
       %14 = arith.constant 0 : i32
       %15 = arith.constant 4 : i32
       %16 = arith.constant 1 : i32
       scf.for %t = %14 to %15 step %16 : i32 {
         tile.dst_section attributes {mode = "section"} math {
           %17 = arith.constant 0 : i32
-          ttkernel.copy_tile(%17, %t, %17) : i32, i32, i32
+          %cb_17 = ttkernel.cb(%17) : i32
+          ttkernel.copy_tile(%cb_17, %t, %17) : !ttkernel.cb, i32, i32
           %18 = arith.constant 1 : i32
-          ttkernel.copy_tile(%18, %t, %18) : i32, i32, i32
+          %cb_18 = ttkernel.cb(%18) : i32
+          ttkernel.copy_tile(%cb_18, %t, %18) : !ttkernel.cb, i32, i32
           ttkernel.mul_binary_tile_init()
           ttkernel.mul_binary_tile(%17, %18, %17) : i32, i32, i32
           %19 = arith.constant 2 : i32
-          ttkernel.copy_tile(%19, %t, %18) : i32, i32, i32
+          %cb_19 = ttkernel.cb(%19) : i32
+          ttkernel.copy_tile(%cb_19, %t, %18) : !ttkernel.cb, i32, i32
           ttkernel.add_binary_tile_init()
           ttkernel.add_binary_tile(%17, %18, %17) : i32, i32, i32
           ttkernel.relu_tile_init()
@@ -184,21 +204,26 @@ builtin.module {
         } pack {
           %20 = arith.constant 0 : i32
           %21 = arith.constant 16 : i32
-          ttkernel.pack_tile(%20, %21, %20) : i32, i32, i32
+          %cb_21 = ttkernel.cb(%21) : i32
+          ttkernel.pack_tile(%20, %cb_21, %20) : i32, !ttkernel.cb, i32
         }
       }
       %22 = arith.constant 16 : i32
+      %cb_22 = ttkernel.cb(%22) : i32
       %23 = arith.constant 4 : i32
-      ttkernel.cb_push_back(%22, %23) : i32, i32
+      ttkernel.cb_push_back(%cb_22, %23) : !ttkernel.cb, i32
       %24 = arith.constant 2 : i32
+      %cb_24 = ttkernel.cb(%24) : i32
       %25 = arith.constant 4 : i32
-      ttkernel.cb_pop_front(%24, %25) : i32, i32
+      ttkernel.cb_pop_front(%cb_24, %25) : !ttkernel.cb, i32
       %26 = arith.constant 1 : i32
+      %cb_26 = ttkernel.cb(%26) : i32
       %27 = arith.constant 4 : i32
-      ttkernel.cb_pop_front(%26, %27) : i32, i32
+      ttkernel.cb_pop_front(%cb_26, %27) : !ttkernel.cb, i32
       %28 = arith.constant 0 : i32
+      %cb_28 = ttkernel.cb(%28) : i32
       %29 = arith.constant 4 : i32
-      ttkernel.cb_pop_front(%28, %29) : i32, i32
+      ttkernel.cb_pop_front(%cb_28, %29) : !ttkernel.cb, i32
     }
     func.return
   }
@@ -222,10 +247,12 @@ builtin.module {
       %6 = arith.muli %n, %5 : i32
       %7 = arith.addi %4, %6 : i32
       %8 = arith.constant 16 : i32
+      %cb_8 = ttkernel.cb(%8) : i32
       %9 = arith.constant 4 : i32
-      ttkernel.cb_wait_front(%8, %9) : i32, i32
+      ttkernel.cb_wait_front(%cb_8, %9) : !ttkernel.cb, i32
       %10 = arith.constant 16 : i32
-      %l1_read_addr = ttkernel.get_read_ptr(%10) : (i32) -> i32
+      %cb_10 = ttkernel.cb(%10) : i32
+      %l1_read_addr = ttkernel.get_read_ptr(%cb_10) : (!ttkernel.cb) -> i32
       %11 = arith.constant 0 : i32
       %12 = arith.constant 2 : i32
       %13 = arith.constant 1 : i32
@@ -251,8 +278,9 @@ builtin.module {
       }
       ttkernel.noc_async_writes_flushed()
       %29 = arith.constant 16 : i32
+      %cb_29 = ttkernel.cb(%29) : i32
       %30 = arith.constant 4 : i32
-      ttkernel.cb_pop_front(%29, %30) : i32, i32
+      ttkernel.cb_pop_front(%cb_29, %30) : !ttkernel.cb, i32
     }
     ttkernel.noc_async_write_barrier()
     func.return

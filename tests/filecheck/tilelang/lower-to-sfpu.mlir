@@ -59,8 +59,8 @@ builtin.module {
 // CHECK:      tile.stmt attributes {kind = "eltwise", reads = ["a", "b", "c"], writes = ["y"]} {
 // CHECK:        scf.for %t = %{{.*}} to %{{.*}} step %{{.*}} : i32 {
 // CHECK-NEXT:     tile.dst_section attributes {mode = "section"} math {
-// CHECK:            ttkernel.copy_tile(%[[A:.*]], %t, %[[D0:.*]]) : i32, i32, i32
-// CHECK:            ttkernel.copy_tile(%[[B:.*]], %t, %[[D1:.*]]) : i32, i32, i32
+// CHECK:            ttkernel.copy_tile(%[[A:.*]], %t, %[[D0:.*]]) : !ttkernel.cb, i32, i32
+// CHECK:            ttkernel.copy_tile(%[[B:.*]], %t, %[[D1:.*]]) : !ttkernel.cb, i32, i32
 // CHECK-NEXT:       ttkernel.mul_binary_tile(%[[D0]], %[[D1]], %[[D0]])
 // CHECK:            ttkernel.copy_tile(%{{.*}}, %t, %[[D1]])
 // CHECK-NEXT:       ttkernel.add_binary_tile(%[[D0]], %[[D1]], %[[D0]])

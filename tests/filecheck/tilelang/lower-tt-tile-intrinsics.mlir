@@ -49,7 +49,7 @@ builtin.module {
 // CHECK:      tile.for
 // CHECK:        tile.stmt attributes {kind = "matmul_step", reads = ["A_s", "B_s"], writes = []} {
 // CHECK-NEXT:     tile.dst_section attributes {mode = "continue"} math {
-// CHECK:            ttkernel.matmul_block(%{{.*}}) : i32, i32, i32, i32, i32, i32, i32, i32, i32
+// CHECK:            ttkernel.matmul_block(%{{.*}}) : !ttkernel.cb, !ttkernel.cb, i32, i32, i32, i32, i32, i32, i32
 // CHECK:      tile.stmt attributes {kind = "matmul_pack", reads = [], writes = ["C_l"]} {
 // CHECK-NEXT:   tile.dst_section attributes {mode = "close"} math {
 // CHECK:        } pack {

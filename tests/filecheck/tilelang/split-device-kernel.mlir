@@ -45,9 +45,11 @@ builtin.module {
         tile.stmt attributes {kind = "matmul_step", reads = ["A_s", "B_s"], writes = []} {
           tile.dst_section attributes {mode = "continue"} math {
             %11 = arith.constant 0 : i32
+            %cb_11 = ttkernel.cb(%11) : i32
             %12 = arith.constant 1 : i32
+            %cb_12 = ttkernel.cb(%12) : i32
             %13 = arith.constant 2 : i32
-            ttkernel.matmul_block(%11, %12, %11, %11, %11, %11, %13, %13, %12) : i32, i32, i32, i32, i32, i32, i32, i32, i32
+            ttkernel.matmul_block(%cb_11, %cb_12, %11, %11, %11, %11, %13, %13, %12) : !ttkernel.cb, !ttkernel.cb, i32, i32, i32, i32, i32, i32, i32
           } pack {
           ^bb0:
           }
@@ -62,8 +64,9 @@ builtin.module {
         } pack {
           %14 = arith.constant 0 : i32
           %15 = arith.constant 16 : i32
+          %cb_15 = ttkernel.cb(%15) : i32
           %16 = arith.constant 4 : i32
-          ttkernel.pack_tile_block(%14, %15, %16) : i32, i32, i32
+          ttkernel.pack_tile_block(%14, %cb_15, %16) : i32, !ttkernel.cb, i32
         }
       }
       tile.cb_event "produce_end" {cb = 16 : i32, pages = 4 : i32, buffer = "C_l"}

@@ -65,9 +65,11 @@ builtin.module {
         tile.cb_event "consume" {cb = 1 : i32, pages = 2 : i32, buffer = "B_s"}
         tile.dst_section attributes {mode = "continue"} math {
           %5 = arith.constant 0 : i32
+          %cb_5 = ttkernel.cb(%5) : i32
           %6 = arith.constant 1 : i32
+          %cb_6 = ttkernel.cb(%6) : i32
           %7 = arith.constant 2 : i32
-          ttkernel.matmul_block(%5, %6, %5, %5, %5, %5, %7, %7, %6) : i32, i32, i32, i32, i32, i32, i32, i32, i32
+          ttkernel.matmul_block(%cb_5, %cb_6, %5, %5, %5, %5, %7, %7, %6) : !ttkernel.cb, !ttkernel.cb, i32, i32, i32, i32, i32, i32, i32
         } pack {
         ^bb0:
         }
@@ -80,8 +82,9 @@ builtin.module {
       } pack {
         %8 = arith.constant 0 : i32
         %9 = arith.constant 16 : i32
+        %cb_9 = ttkernel.cb(%9) : i32
         %10 = arith.constant 4 : i32
-        ttkernel.pack_tile_block(%8, %9, %10) : i32, i32, i32
+        ttkernel.pack_tile_block(%8, %cb_9, %10) : i32, !ttkernel.cb, i32
       }
       tile.cb_event "produce_end" {cb = 16 : i32, pages = 4 : i32, buffer = "C_l"}
     }
@@ -145,8 +148,9 @@ builtin.module {
 // CHECK-NEXT:         ttkernel.noc_semaphore_wait(%A_s_sender_sem, %A_s_receivers) : i32, i32
 // CHECK-NEXT:         %[[#ZERO:]] = arith.constant 0 : i32
 // CHECK-NEXT:         ttkernel.noc_semaphore_set(%A_s_sender_sem, %[[#ZERO]]) : i32, i32
-// CHECK-NEXT:         %[[#CB:]] = arith.constant 0 : i32
-// CHECK-NEXT:         %[[#L1:]] = ttkernel.get_write_ptr(%[[#CB]]) : (i32) -> i32
+// CHECK-NEXT:         %[[#INDEX:]] = arith.constant 0 : i32
+// CHECK-NEXT:         %[[#CB:]] = ttkernel.cb(%[[#INDEX]]) : i32
+// CHECK-NEXT:         %[[#L1:]] = ttkernel.get_write_ptr(%[[#CB]]) : (!ttkernel.cb) -> i32
 // CHECK-NEXT:         %[[#DATA:]] = ttkernel.get_noc_multicast_addr(%A_s_start_noc_x, %A_s_start_noc_y, %A_s_end_noc_x, %A_s_end_noc_y, %[[#L1]]) : (i32, i32, i32, i32, i32) -> i64
 // CHECK-NEXT:         %[[#BYTES:]] = arith.constant 4096 : i32
 // CHECK-NEXT:         %[[#NOLINK:]] = arith.constant false

@@ -19,8 +19,10 @@ builtin.module {
 }
 
 // CHECK: ttl.compile_args = [#ttl.arg<kind = "cb", index = 0 : i64>, #ttl.arg<kind = "cb", index = 1 : i64>, #ttl.arg<kind = "cb", index = 2 : i64>], ttl.runtime_args = []
-//     CHECK: %[[C0:.+]] = ttkernel.get_compile_time_arg_val(0 : i32)
-//     CHECK: %[[C2:.+]] = ttkernel.get_compile_time_arg_val(2 : i32)
+//     CHECK: %[[I0:.+]] = ttkernel.get_compile_time_arg_val(0 : i32)
+//     CHECK: %[[C0:.+]] = ttkernel.cb(%[[I0]]) : i32
+//     CHECK: %[[I2:.+]] = ttkernel.get_compile_time_arg_val(2 : i32)
+//     CHECK: %[[C2:.+]] = ttkernel.cb(%[[I2]]) : i32
 //     CHECK: ttkernel.cb_wait_front(%[[C0]], %{{.+}})
 //     CHECK: ttkernel.cb_reserve_back(%[[C2]], %{{.+}})
 //     CHECK: ttkernel.init_sfpu(%[[C0]], %[[C2]])

@@ -4,6 +4,7 @@
 builtin.module attributes {ttl.circular_buffers = [#ttl.cb_entry<index = 0 : i64, name = "c_0", shape = [1 : i64, 2 : i64], data_format = "Float16_b", layout = "TILE", block_count = 2 : i64, page_size = 2048 : i64, block_pages = 2 : i64, num_pages = 4 : i64>]} {
   func.func @read() attributes {ttkernel.thread = "noc", ttl.kernel_role = "datamovement", ttl.compile_args = [#ttl.arg<kind = "cb", index = 0 : i64>, #ttl.arg<kind = "accessor", index = 0 : i64>], ttl.runtime_args = [#ttl.arg<kind = "address", index = 0 : i64>, #ttl.arg<kind = "node", index = 1 : i64>]} {
     %cb0 = ttkernel.get_compile_time_arg_val(0 : i32) : i32
+    %cb_cb0 = ttkernel.cb(%cb0) : i32
     %x_args = ttkernel.tensor_accessor_args() {cta_offset = 1 : i32} : !ttkernel.tensor_accessor_args
     %0 = arith.constant 0 : i32
     %1 = ttkernel.get_arg_val(%0) : (i32) -> i32
@@ -14,8 +15,8 @@ builtin.module attributes {ttl.circular_buffers = [#ttl.cb_entry<index = 0 : i64
     %4 = ttkernel.get_arg_val(%3) : (i32) -> i32
     %node_y = arith.index_cast %4 : i32 to index
     %5 = arith.constant 2 : index
-    ttkernel.cb_reserve_back(%cb0, %5) : i32, index
-    %blk_addr = ttkernel.get_write_ptr(%cb0) : (i32) -> i32
+    ttkernel.cb_reserve_back(%cb_cb0, %5) : !ttkernel.cb, index
+    %blk_addr = ttkernel.get_write_ptr(%cb_cb0) : (!ttkernel.cb) -> i32
     %c2 = arith.constant 2 : index
     %6 = arith.constant 4 : index
     %7 = arith.muli %node_y, %6 : index
@@ -35,13 +36,14 @@ builtin.module attributes {ttl.circular_buffers = [#ttl.cb_entry<index = 0 : i64
     }
     ttkernel.noc_async_read_barrier()
     %17 = arith.constant 2 : index
-    ttkernel.cb_push_back(%cb0, %17) : i32, index
+    ttkernel.cb_push_back(%cb_cb0, %17) : !ttkernel.cb, index
     func.return
   }
 }
 
 // CHECK: ttl.compile_args = [#ttl.arg<kind = "cb", index = 0 : i64>, #ttl.arg<kind = "accessor", index = 0 : i64>], ttl.runtime_args = [#ttl.arg<kind = "address", index = 0 : i64>, #ttl.arg<kind = "node", index = 1 : i64>]
-//     CHECK: %[[CB:.+]] = ttkernel.get_compile_time_arg_val(0 : i32)
+//     CHECK: %[[INDEX:.+]] = ttkernel.get_compile_time_arg_val(0 : i32)
+//     CHECK: %[[CB:.+]] = ttkernel.cb(%[[INDEX]]) : i32
 //     CHECK: %[[ARGS:.+]] = ttkernel.tensor_accessor_args() {cta_offset = 1 : i32}
 //     CHECK: %[[ACC:.+]] = ttkernel.tensor_accessor(%[[ARGS]], %{{.+}}, %{{.+}})
 //     CHECK: %[[Y:.+]] = arith.index_cast

@@ -68,8 +68,8 @@ def expect_error(kernel, test_file: str, *fragments: str, marked=None) -> Kernel
 
 
 def op_names(function) -> list[str]:
-    """Names of the ops of a function in walk order, without constants and terminators."""
-    skip = {"arith.constant", "scf.yield", "func.return", "func.func"}
+    """Names of the ops of a function in walk order, without constants, CBs and terminators."""
+    skip = {"arith.constant", "ttkernel.cb", "scf.yield", "func.return", "func.func"}
     return [op.name for op in function.walk() if op.name not in skip]
 
 

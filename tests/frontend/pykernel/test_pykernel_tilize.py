@@ -9,7 +9,7 @@ from xdsl.dialects.builtin import FileLineColLoc
 
 from pykernel_helpers import EXAMPLES, filecheck, load_example, op_names
 from tilefold.ir.context import parse_module, print_ir
-from tilefold.ir.ttkernel import THREAD_ATTR
+from tilefold.ir.ttkernel import THREAD_ATTR, CBType, constant_int
 from tilefold.ir.verify import verify_kernel_module
 from tilefold.program import ComputeConfig, DataMovementConfig, Program
 
@@ -42,10 +42,12 @@ CHECK-NEXT:     memref.store %[[NEW]], %stick_id[] : memref<i32>
 CHECK-NEXT:   }
 CHECK:        scf.for %block = %{{[0-9]+}} to %num_full_blocks_in_row step %{{[0-9]+}} : i32 {
 CHECK-NEXT:     %[[CB:[0-9]+]] = arith.constant 0 : i32
-CHECK-NEXT:     ttkernel.cb_reserve_back(%[[CB]], %num_tiles_per_block) : i32, i32
+CHECK-NEXT:     %[[CBV:[0-9]+]] = ttkernel.cb(%[[CB]]) : i32
+CHECK-NEXT:     ttkernel.cb_reserve_back(%[[CBV]], %num_tiles_per_block) : !ttkernel.cb, i32
 CHECK-NEXT:     %l1_write_addr = memref.alloca() : memref<i32>
 CHECK-NEXT:     %[[CB2:[0-9]+]] = arith.constant 0 : i32
-CHECK-NEXT:     %[[PTR:[0-9]+]] = ttkernel.get_write_ptr(%[[CB2]]) : (i32) -> i32
+CHECK-NEXT:     %[[CBV2:[0-9]+]] = ttkernel.cb(%[[CB2]]) : i32
+CHECK-NEXT:     %[[PTR:[0-9]+]] = ttkernel.get_write_ptr(%[[CBV2]]) : (!ttkernel.cb) -> i32
 CHECK-NEXT:     memref.store %[[PTR]], %l1_write_addr[] : memref<i32>
 CHECK:          scf.for %k = %{{[0-9]+}} to %{{[0-9]+}} step %{{[0-9]+}} : i32 {
 CHECK:            %[[SRC:[0-9]+]] = memref.load %base_src_noc_addr[%{{[0-9]+}}] : memref<32xi64>
@@ -59,14 +61,15 @@ CHECK-NEXT:       memref.store %[[NEXT]], %base_src_noc_addr[%{{[0-9]+}}] : memr
 CHECK-NEXT:     }
 CHECK-NEXT:     ttkernel.noc_async_read_barrier()
 CHECK-NEXT:     %[[CB3:[0-9]+]] = arith.constant 0 : i32
-CHECK-NEXT:     ttkernel.cb_push_back(%[[CB3]], %num_tiles_per_block) : i32, i32
+CHECK-NEXT:     %[[CBV3:[0-9]+]] = ttkernel.cb(%[[CB3]]) : i32
+CHECK-NEXT:     ttkernel.cb_push_back(%[[CBV3]], %num_tiles_per_block) : !ttkernel.cb, i32
 CHECK-NEXT:   }
 CHECK-NEXT:   %[[ZERO:[0-9]+]] = arith.constant 0 : i32
 CHECK-NEXT:   %[[ANY:[0-9]+]] = arith.cmpi ugt, %num_leftover_tiles, %[[ZERO]] : i32
 CHECK-NEXT:   scf.if %[[ANY]] {
-CHECK:          ttkernel.cb_reserve_back(%{{[0-9]+}}, %num_leftover_tiles) : i32, i32
+CHECK:          ttkernel.cb_reserve_back(%{{[0-9]+}}, %num_leftover_tiles) : !ttkernel.cb, i32
 CHECK:          ttkernel.noc_async_read(%{{[0-9]+}}, %{{[0-9]+}}, %leftover_width_in_row) : i64, i32, i32
-CHECK:          ttkernel.cb_push_back(%{{[0-9]+}}, %num_leftover_tiles) : i32, i32
+CHECK:          ttkernel.cb_push_back(%{{[0-9]+}}, %num_leftover_tiles) : !ttkernel.cb, i32
 CHECK-NEXT:   }
 CHECK-NEXT: }
 CHECK-NEXT: func.return
@@ -76,21 +79,22 @@ WRITER_CHECKS = """
 CHECK-LABEL: func.func @writer_unary_interleaved_start_id() attributes {ttkernel.thread = "noc"}
 CHECK:      %start_id = ttkernel.get_arg_val
 CHECK-NEXT: %cb_id_out = ttkernel.get_compile_time_arg_val(0 : i32) : i32
+CHECK-NEXT: %[[CB:[0-9]+]] = ttkernel.cb(%cb_id_out) : i32
 CHECK-NEXT: %dst_args = ttkernel.tensor_accessor_args() {cta_offset = 1 : i32}
-CHECK-NEXT: %page_bytes = ttkernel.get_tile_size(%cb_id_out) : (i32) -> i32
+CHECK-NEXT: %page_bytes = ttkernel.get_tile_size(%[[CB]]) : (!ttkernel.cb) -> i32
 CHECK-NEXT: %s = ttkernel.tensor_accessor(%dst_args, %dst_addr, %page_bytes)
 CHECK-NEXT: %end_id = arith.addi %start_id, %num_pages : i32
 CHECK-NEXT: %[[STEP:[0-9]+]] = arith.constant 1 : i32
 CHECK-NEXT: scf.for %i = %start_id to %end_id step %[[STEP]] : i32 {
 CHECK-NEXT:   %[[ONE:[0-9]+]] = arith.constant 1 : i32
-CHECK-NEXT:   ttkernel.cb_wait_front(%cb_id_out, %[[ONE]]) : i32, i32
-CHECK-NEXT:   %l1_read_addr = ttkernel.get_read_ptr(%cb_id_out) : (i32) -> i32
+CHECK-NEXT:   ttkernel.cb_wait_front(%[[CB]], %[[ONE]]) : !ttkernel.cb, i32
+CHECK-NEXT:   %l1_read_addr = ttkernel.get_read_ptr(%[[CB]]) : (!ttkernel.cb) -> i32
 CHECK-NEXT:   %[[SIZE:[0-9]+]] = arith.constant 0 : i32
 CHECK-NEXT:   %[[OFFSET:[0-9]+]] = arith.constant 0 : i32
 CHECK-NEXT:   ttkernel.noc_async_write_page(%i, %s, %l1_read_addr, %[[SIZE]], %[[OFFSET]]) : i32, !ttkernel.tensor_accessor, i32, i32, i32
 CHECK-NEXT:   ttkernel.noc_async_writes_flushed()
 CHECK-NEXT:   %[[ONE2:[0-9]+]] = arith.constant 1 : i32
-CHECK-NEXT:   ttkernel.cb_pop_front(%cb_id_out, %[[ONE2]]) : i32, i32
+CHECK-NEXT:   ttkernel.cb_pop_front(%[[CB]], %[[ONE2]]) : !ttkernel.cb, i32
 CHECK-NEXT: }
 CHECK-NEXT: ttkernel.noc_async_write_barrier()
 CHECK-NEXT: func.return
@@ -117,9 +121,10 @@ def test_compute_is_the_wait_reserve_tilize_push_pop_loop(tilize):
         "ttkernel.cb_pop_front",
         "ttkernel.tilize_uninit",
     ]
-    # the CB operands are the constants 0 (c_0) and 16 (c_16), in the table's parameter order
+    # the CB operands are the CBs of the constants 0 (c_0) and 16 (c_16), in the table's parameter order
     block = next(op for op in kernel.function.walk() if op.name == "ttkernel.tilize_block")
-    cbs = [o.owner.value.value.data for o in (block.in_cb, block.out_cb)]
+    assert all(isinstance(o.type, CBType) for o in (block.in_cb, block.out_cb))
+    cbs = [constant_int(o) for o in (block.in_cb, block.out_cb)]
     assert cbs == [0, 16]
     assert block.block.name_hint == "per_core_block_tile_cnt"
 

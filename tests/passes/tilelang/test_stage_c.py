@@ -38,8 +38,8 @@ def test_lower_to_sfpu_fused_relu():
 CHECK:      tile.stmt attributes {kind = "eltwise", reads = ["a", "b", "c"], writes = ["y"]} {
 CHECK:        scf.for %t = %{{.*}} to %{{.*}} step %{{.*}} : i32 {
 CHECK-NEXT:     tile.dst_section attributes {mode = "section"} math {
-CHECK:            ttkernel.copy_tile(%[[A:.*]], %t, %[[D0:.*]]) : i32, i32, i32
-CHECK:            ttkernel.copy_tile(%[[B:.*]], %t, %[[D1:.*]]) : i32, i32, i32
+CHECK:            ttkernel.copy_tile(%[[A:.*]], %t, %[[D0:.*]]) : !ttkernel.cb, i32, i32
+CHECK:            ttkernel.copy_tile(%[[B:.*]], %t, %[[D1:.*]]) : !ttkernel.cb, i32, i32
 CHECK-NEXT:       ttkernel.mul_binary_tile(%[[D0]], %[[D1]], %[[D0]])
 CHECK:            ttkernel.copy_tile(%{{.*}}, %t, %[[D1]])
 CHECK-NEXT:       ttkernel.add_binary_tile(%[[D0]], %[[D1]], %[[D0]])
@@ -73,7 +73,7 @@ CHECK-NEXT:   tile.dst_section attributes {mode = "open"}
 CHECK:      tile.for
 CHECK:        tile.stmt attributes {kind = "matmul_step", reads = ["A_s", "B_s"], writes = []} {
 CHECK-NEXT:     tile.dst_section attributes {mode = "continue"} math {
-CHECK:            ttkernel.matmul_block(%{{.*}}) : i32, i32, i32, i32, i32, i32, i32, i32, i32
+CHECK:            ttkernel.matmul_block(%{{.*}}) : !ttkernel.cb, !ttkernel.cb, i32, i32, i32, i32, i32, i32, i32
 CHECK:      tile.stmt attributes {kind = "matmul_pack", reads = [], writes = ["C_l"]} {
 CHECK-NEXT:   tile.dst_section attributes {mode = "close"} math {
 CHECK:        } pack {

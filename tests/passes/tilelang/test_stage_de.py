@@ -70,11 +70,12 @@ def test_tensor_accessor_guardrail():
 def test_lower_cb_intrinsics_reads_a_block_per_push():
     filecheck(through(kernels.gemm(), "lower-cb-intrinsics"), """
 CHECK-LABEL: func.func @reader()
-CHECK:         ttkernel.cb_reserve_back(%{{.*}}, %{{.*}}) : i32, i32
+CHECK:         ttkernel.cb_reserve_back(%{{.*}}, %{{.*}}) : !ttkernel.cb, i32
 CHECK:         scf.if
 CHECK:           ttkernel.noc_semaphore_wait
 CHECK:         } else {
-CHECK-NEXT:      %[[CB:.*]] = arith.constant 0 : i32
+CHECK-NEXT:      %[[INDEX:.*]] = arith.constant 0 : i32
+CHECK-NEXT:      %[[CB:.*]] = ttkernel.cb(%[[INDEX]]) : i32
 CHECK-NEXT:      %l1_write_addr = ttkernel.get_write_ptr(%[[CB]])
 CHECK:           scf.for %r =
 CHECK:             ttkernel.noc_async_read_page(%{{.*}}, %A, %{{.*}}, %{{.*}}) : i32, !ttkernel.tensor_accessor, i32, i32

@@ -118,8 +118,10 @@ def test_ttkernel_lowering_of_a_compute_kernel():
     text = run(add_kernel(), *BEFORE_TTKERNEL, "convert-ttl-to-ttkernel")
     filecheck(text, """
     CHECK: ttl.compile_args = [#ttl.arg<kind = "cb", index = 0 : i64>, #ttl.arg<kind = "cb", index = 1 : i64>, #ttl.arg<kind = "cb", index = 2 : i64>], ttl.runtime_args = []
-    CHECK: %[[C0:.+]] = ttkernel.get_compile_time_arg_val(0 : i32)
-    CHECK: %[[C2:.+]] = ttkernel.get_compile_time_arg_val(2 : i32)
+    CHECK: %[[I0:.+]] = ttkernel.get_compile_time_arg_val(0 : i32)
+    CHECK: %[[C0:.+]] = ttkernel.cb(%[[I0]]) : i32
+    CHECK: %[[I2:.+]] = ttkernel.get_compile_time_arg_val(2 : i32)
+    CHECK: %[[C2:.+]] = ttkernel.cb(%[[I2]]) : i32
     CHECK: ttkernel.cb_wait_front(%[[C0]], %{{.+}})
     CHECK: ttkernel.cb_reserve_back(%[[C2]], %{{.+}})
     CHECK: ttkernel.init_sfpu(%[[C0]], %[[C2]])
@@ -151,7 +153,8 @@ func.func @read() attributes {{ttkernel.thread = "noc", ttl.kernel_role = "datam
 }}"""
     filecheck(run(text, "ttl-annotate-cb-associations", "convert-ttl-to-ttkernel", "lower-affine"), """
     CHECK: ttl.compile_args = [#ttl.arg<kind = "cb", index = 0 : i64>, #ttl.arg<kind = "accessor", index = 0 : i64>], ttl.runtime_args = [#ttl.arg<kind = "address", index = 0 : i64>, #ttl.arg<kind = "node", index = 1 : i64>]
-    CHECK: %[[CB:.+]] = ttkernel.get_compile_time_arg_val(0 : i32)
+    CHECK: %[[INDEX:.+]] = ttkernel.get_compile_time_arg_val(0 : i32)
+    CHECK: %[[CB:.+]] = ttkernel.cb(%[[INDEX]]) : i32
     CHECK: %[[ARGS:.+]] = ttkernel.tensor_accessor_args() {cta_offset = 1 : i32}
     CHECK: %[[ACC:.+]] = ttkernel.tensor_accessor(%[[ARGS]], %{{.+}}, %{{.+}})
     CHECK: %[[Y:.+]] = arith.index_cast

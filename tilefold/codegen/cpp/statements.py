@@ -51,6 +51,7 @@ from tilefold.ir.locations import source_location
 from tilefold.ir.ttkernel import (
     ApiCallOp,
     AssertInRangeOp,
+    CBOp,
     GetCompileTimeArgValOp,
     L1LoadOp,
     L1StoreOp,
@@ -62,7 +63,7 @@ from tilefold.ir.ttkernel import (
 )
 
 INDENT = "    "
-_PURE_OPS = (MyXOp, MyYOp, memref.LoadOp, memref.AllocaOp, GetCompileTimeArgValOp, TensorAccessorArgsOp,
+_PURE_OPS = (CBOp, MyXOp, MyYOp, memref.LoadOp, memref.AllocaOp, GetCompileTimeArgValOp, TensorAccessorArgsOp,
              TensorAccessorOp)
 _L1_TYPES = {8: "uint8_t", 16: "uint16_t", 32: "uint32_t"}
 
@@ -199,6 +200,14 @@ class BodyPrinter:
             return
         if isinstance(op, ApiCallOp):
             return self.print_api_call(op)
+        if isinstance(op, CBOp):
+            # a CB is its index (``uint32_t cb_id``): printed where it is used
+            e = self.expr(op.index)
+            if is_simple(e) or self._can_inline(op, e):
+                self.exprs[op.result] = e
+            else:
+                self.declare(op.result, e.text, op, cpp_type(op.index.type))
+            return None
         if op.dialect_name() == "arith":
             return self.define(op, arith_expression(op, [self.expr(v) for v in op.operands]))
         handler = _HANDLERS.get(type(op))

@@ -48,7 +48,7 @@ from xdsl.rewriter import InsertPoint
 
 from tilefold.ir import tile
 from tilefold.ir.attributes import cb_entries, get_attr, kernel_function, set_attr
-from tilefold.ir.ttkernel import api_call
+from tilefold.ir.ttkernel import CBOp, api_call
 from tilefold.passes.tilelang.affine import constant_op
 from tilefold.passes.tilelang.configure_tensor_accessor import device_kernels
 
@@ -196,6 +196,9 @@ class _Ops:
     def false(self) -> SSAValue:
         return self(arith.ConstantOp.from_int_and_width(0, 1)).result
 
+    def cb(self, index: int) -> SSAValue:
+        return self(CBOp(self.c(index))).result
+
     def call(self, name: str, *operands) -> Operation:
         return self(api_call(name, list(operands)))
 
@@ -297,7 +300,7 @@ class TTMulticastReuse(ModulePass):
             send = _Ops(read.location)
             send.call("noc_semaphore_wait", sender_sem, arg["receivers"])
             send.call("noc_semaphore_set", sender_sem, send.c(0))
-            l1 = send.call("get_write_ptr", send.c(cb)).results[0]
+            l1 = send.call("get_write_ptr", send.cb(cb)).results[0]
             rect = (arg["start_noc_x"], arg["start_noc_y"], arg["end_noc_x"], arg["end_noc_y"])
             data = send.call("get_noc_multicast_addr", *rect, l1).results[0]
             send.call("noc_async_write_multicast", l1, data, send.c(pages * page_size), arg["receivers"], send.false())

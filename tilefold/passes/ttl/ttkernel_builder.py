@@ -25,7 +25,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from tilefold.ir import ttl
-from tilefold.ir.ttkernel import GetCompileTimeArgValOp, api_call
+from tilefold.ir.ttkernel import CBOp, GetCompileTimeArgValOp, api_call
 from tilefold.ir.ttkernel_api import API
 from tilefold.ir.ttl_metadata import KernelArgAttr
 
@@ -106,6 +106,8 @@ class KernelEmitter:
         op = self.at_start(GetCompileTimeArgValOp(index))
         if name:
             op.result.name_hint = name
+        if descriptor.kind.data == "cb":
+            return self.at_start(CBOp(op.result)).result   # a CB argument is a !ttkernel.cb
         return op.result
 
     def runtime(self, descriptor: KernelArgAttr, name: str | None = None) -> SSAValue:

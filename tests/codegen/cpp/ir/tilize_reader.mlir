@@ -3,6 +3,7 @@
 // l1_write_addr are mutable locals.
 func.func @tilize_reader() attributes {ttkernel.thread = "noc"} {
   %c0 = arith.constant 0 : i32
+  %cb_c0 = ttkernel.cb(%c0) : i32
   %c1 = arith.constant 1 : i32
   %c3 = arith.constant 3 : i32
   %c4 = arith.constant 4 : i32
@@ -32,9 +33,9 @@ func.func @tilize_reader() attributes {ttkernel.thread = "noc"} {
       memref.store %4, %stick_id[] : memref<i32>
     }
     scf.for %b = %c0 to %num_full_blocks_in_row step %c1 : i32 {
-      ttkernel.cb_reserve_back(%c0, %num_tiles_per_block) : i32, i32
+      ttkernel.cb_reserve_back(%cb_c0, %num_tiles_per_block) : !ttkernel.cb, i32
       %l1_write_addr = memref.alloca() : memref<i32>
-      %5 = ttkernel.get_write_ptr(%c0) : (i32) -> i32
+      %5 = ttkernel.get_write_ptr(%cb_c0) : (!ttkernel.cb) -> i32
       memref.store %5, %l1_write_addr[] : memref<i32>
       scf.for %k = %c0 to %c32 step %c1 : i32 {
         %6 = arith.index_cast %k : i32 to index
@@ -50,7 +51,7 @@ func.func @tilize_reader() attributes {ttkernel.thread = "noc"} {
         memref.store %13, %base_src_noc_addr[%6] : memref<32xi64>
       }
       ttkernel.noc_async_read_barrier()
-      ttkernel.cb_push_back(%c0, %num_tiles_per_block) : i32, i32
+      ttkernel.cb_push_back(%cb_c0, %num_tiles_per_block) : !ttkernel.cb, i32
     }
   }
   func.return
