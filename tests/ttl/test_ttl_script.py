@@ -129,6 +129,8 @@ SIM_PACKAGE = '''
 import numpy as np
 from sim import ttl, ttnn
 from sim.testing import assert_pcc
+from sim.typedefs import Pipe
+assert Pipe is ttl.Pipe
 
 
 @ttl.operation(grid=(1, 1))

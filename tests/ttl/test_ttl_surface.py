@@ -490,3 +490,71 @@ def test_unsafe_element_access_compiles_against_the_real_dataflow_headers(tmp_pa
     assert "get_read_ptr" in path.read_text() and "get_write_ptr" in path.read_text()
     check_kernel.require_accepted(check_kernel.check_kernel(path, "writer", check_kernel.accessor_compile_args(
         program, kernel)))
+
+
+def test_a_broadcast_without_a_shape_takes_its_partners_or_its_stores():
+    """ttl.math.broadcast(c, dims=[1]) in a * b + broadcast(c) takes the shape of a * b; stored
+    directly, the shape of the block it is stored into."""
+    import numpy as np
+
+    @ttl.operation(grid=(1, 1))
+    def bias(a, c, y, z):
+        a_dfb = ttl.make_dataflow_buffer_like(a, shape=(2, 2), block_count=2)
+        c_dfb = ttl.make_dataflow_buffer_like(c, shape=(2, 1), block_count=2)
+        y_dfb = ttl.make_dataflow_buffer_like(y, shape=(2, 2), block_count=2)
+        z_dfb = ttl.make_dataflow_buffer_like(z, shape=(2, 2), block_count=2)
+
+        @ttl.datamovement()
+        def read():
+            with a_dfb.reserve() as ab, c_dfb.reserve() as cb:
+                ttl.copy(a[0:2, 0:2], ab).wait()
+                ttl.copy(c[0:2, 0:1], cb).wait()
+
+        @ttl.compute()
+        def compute():
+            with a_dfb.wait() as ab, c_dfb.wait() as cb, y_dfb.reserve() as yb, z_dfb.reserve() as zb:
+                yb.store(ab * ab + ttl.math.broadcast(cb, dims=[1]))
+                zb.store(ttl.math.broadcast(cb, dims=[1]))
+
+        @ttl.datamovement()
+        def write():
+            with y_dfb.wait() as yb, z_dfb.wait() as zb:
+                ttl.copy(yb, y[0:2, 0:2]).wait()
+                ttl.copy(zb, z[0:2, 0:2]).wait()
+
+    rng = np.random.default_rng(3)
+    av = rng.uniform(-1, 1, (64, 64)).astype(np.float32)
+    cv = rng.uniform(-1, 1, (64, 32)).astype(np.float32)
+    y, z = (ttnn.zeros((64, 64), layout=ttnn.TILE_LAYOUT) for _ in range(2))
+    bias(ttnn.from_numpy(av, layout=ttnn.TILE_LAYOUT), ttnn.from_numpy(cv, layout=ttnn.TILE_LAYOUT), y, z)
+    column = np.repeat(cv[:, :1], 64, axis=1)
+    np.testing.assert_allclose(ttnn.to_numpy(y), av * av + column, rtol=2e-2, atol=2e-2)
+    np.testing.assert_allclose(ttnn.to_numpy(z), column, rtol=1e-2, atol=1e-2)
+
+
+def test_a_broadcast_without_any_shape_to_take_names_the_users_line():
+    from tilefold.errors import KernelError
+    from ttl_helpers import expect_error
+
+    @ttl.operation(grid=(1, 1))
+    def op(c, y):
+        c_dfb = ttl.make_dataflow_buffer_like(c, shape=(2, 1), block_count=2)
+        y_dfb = ttl.make_dataflow_buffer_like(y, shape=(2, 1), block_count=2)
+
+        @ttl.datamovement()
+        def read():
+            with c_dfb.reserve() as cb:
+                ttl.copy(c[0:2, 0:1], cb).wait()
+
+        @ttl.compute()
+        def compute():
+            with c_dfb.wait() as cb, y_dfb.reserve() as yb:
+                yb.store(ttl.math.exp(ttl.math.broadcast(cb, dims=[1])))  # error
+
+        @ttl.datamovement()
+        def write():
+            with y_dfb.wait() as yb:
+                ttl.copy(yb, y[0:2, 0:1]).wait()
+
+    expect_error(lambda: op(ttnn.zeros((64, 32), layout=ttnn.TILE_LAYOUT), ttnn.zeros((64, 32), layout=ttnn.TILE_LAYOUT)),
+                 test_a_broadcast_without_any_shape_to_take_names_the_users_line, KernelError, "needs the result shape")

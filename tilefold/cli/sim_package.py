@@ -1,5 +1,5 @@
 """``from sim import ttl, ttnn``: the spelling of TT-Lang's examples that run on the simulator in
-TT-Lang's own repository, and ``sim.testing.assert_pcc``.
+TT-Lang's own repository, ``sim.testing.assert_pcc`` and the type names of ``sim.typedefs``.
 
 Reads: nothing. Writes: nothing. While a TT-Lang script runs under ``tilefold sim`` / ``run`` /
 ``compile``, ``sim`` is this module (see :mod:`tilefold.cli.ttl_scripts`).
@@ -46,6 +46,11 @@ def assert_pcc(expected, actual, pcc: float = 0.99) -> None:
 testing = types.ModuleType("sim.testing", "Testing helpers of TT-Lang's simulator package.")
 testing.assert_pcc = assert_pcc
 
-MODULES = {"sim": sys.modules[__name__], "sim.testing": testing}
+typedefs = types.ModuleType("sim.typedefs", "The type names of TT-Lang's simulator package.")
+for _name in ("Pipe", "PipeNet", "Shape", "Size", "NodeCoord", "NodeRange"):
+    setattr(typedefs, _name, getattr(ttl, _name))
+typedefs.CoreCoord, typedefs.CoreRange, typedefs.Index, typedefs.Count = ttl.NodeCoord, ttl.NodeRange, int, int
 
-__all__ = ["ttl", "ttnn", "testing", "assert_pcc"]
+MODULES = {"sim": sys.modules[__name__], "sim.testing": testing, "sim.typedefs": typedefs}
+
+__all__ = ["ttl", "ttnn", "testing", "typedefs", "assert_pcc"]

@@ -25,8 +25,8 @@ import tilefold.ttnn
 from tilefold.errors import KernelError
 from tilefold.frontend.ttl import session
 
-MODULE_ALIASES = ("ttl", "ttnn", "sim", "sim.testing")
-_SIM_IMPORT = re.compile(r"^\s*(from\s+sim(\.testing)?\s+import|import\s+sim\b)", re.M)
+MODULE_ALIASES = ("ttl", "ttnn", "sim", "sim.testing", "sim.typedefs")
+_SIM_IMPORT = re.compile(r"^\s*(from\s+sim(\.testing|\.typedefs)?\s+import|import\s+sim\b)", re.M)
 
 
 @contextmanager

@@ -20,6 +20,8 @@ written, a store into a waited block, unknown keywords of the block functions.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import ast
 import math
 
@@ -45,6 +47,16 @@ def _shape_text(shape) -> str:
     return "x".join(str(s) for s in shape)
 
 
+
+@dataclass(frozen=True, eq=False)
+class PendingBroadcast:
+    """``ttl.math.broadcast(x, dims=[...])`` written without ``shape=``: it takes the shape of the
+    block it is combined with element-wise, or of the block it is stored into."""
+
+    fn: object
+    bound: dict
+    node: object
+
 class BlockExpressionBuilder(AcquisitionBuilder):
     """Mixin of :class:`~.builder.KernelBuilder`."""
 
@@ -59,6 +71,8 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         """A block or block expression as an SSA tensor value (reading it)."""
         if isinstance(value, BlockExpression):
             return value
+        if isinstance(value, PendingBroadcast):     # nothing gives its shape here
+            self._target_shape(value.fn, value.bound, value.node)
         if isinstance(value, Block):
             self.require_compute(node, f"reading {value.name}")
             self.check_position(value, node)
@@ -124,7 +138,15 @@ class BlockExpressionBuilder(AcquisitionBuilder):
                 a = self.operand(block, node)
                 return self.make(table[name], [a], a.shape, node, {"value": float(number)})
             raise self.error(f"{name} of a block and a number is not supported; use a block for both", node)
-        a, b = self.operand(left, node), self.operand(right, node)
+        if isinstance(left, PendingBroadcast) != isinstance(right, PendingBroadcast):
+            if isinstance(left, PendingBroadcast):
+                b = self.operand(right, node)
+                a = self.operand(self.resolve(left, b.shape), node)
+            else:
+                a = self.operand(left, node)
+                b = self.operand(self.resolve(right, a.shape), node)
+        else:
+            a, b = self.operand(left, node), self.operand(right, node)
         self.same_shape(a, b, node, f"element-wise {name}")
         return self.make(name, [a, b], a.shape, node)
 
@@ -444,6 +466,17 @@ class BlockExpressionBuilder(AcquisitionBuilder):
 
     def fn_broadcast(self, fn, args, kwargs, node):
         bound = self._shaped_arguments(fn, args, kwargs, node)
+        if bound.get("shape") is None and not isinstance(bound.get("out_blk"), Block):
+            return PendingBroadcast(fn, bound, node)     # its shape is the other operand's, or the store's
+        return self._broadcast(fn, bound, node)
+
+    def resolve(self, value, shape):
+        """A broadcast written without its result shape, taking ``shape``; anything else as it is."""
+        if isinstance(value, PendingBroadcast):
+            return self._broadcast(value.fn, {**value.bound, "shape": tuple(shape)}, value.node)
+        return value
+
+    def _broadcast(self, fn, bound, node):
         a = self.operand(bound["expr"], node)
         target = self._target_shape(fn, bound, node)
         if len(target) != len(a.shape):
@@ -499,7 +532,7 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         if _number(value):
             raise self.error(f"{block.name}.store() takes a block expression; for a constant use "
                              f"ttl.math.fill({value}, shape={block.shape})", node)
-        v = self.operand(value, node)
+        v = self.operand(self.resolve(value, block.shape), node)
         if v.shape != block.shape:
             raise self.error(f"{block.name}.store(): the expression has shape {_shape_text(v.shape)} but the block "
                              f"is {_shape_text(block.shape)} (in tiles); they must match", node)
