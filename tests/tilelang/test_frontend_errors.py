@@ -280,3 +280,16 @@ def test_alloc_global_inside_the_grid():
             T.copy(A[bx * 32:(bx + 1) * 32], B[bx * 32:(bx + 1) * 32])
 
     expect_error(build(k), KernelError, k, "call it before the first `with T.Kernel")
+
+
+def test_comparing_a_narrowing_cast_is_one_line():
+    @T.prim_func
+    def k(A: T.Tensor((32, 32), "float32"), B: T.Tensor((32, 32), "float32")):
+        with T.Kernel(1) as bx:
+            a = T.alloc_fragment((32, 32), "float32")
+            T.copy(A[0, 0], a)
+            for i, j in T.Parallel(32, 32):
+                a[i, j] = T.if_then_else(T.cast(a[i, j], "bfloat16") == a[i, j], 1.0, 0.0)  # error
+            T.copy(a, B[0, 0])
+
+    expect_error(build(k), KernelError, k, "T.cast(..., bfloat16) is not supported by tilefold yet")

@@ -231,7 +231,7 @@ class ElementRules:
         x = self.float_value(value, node)
         if name in _INT_DTYPES:
             return Elem(self.insert(tile.MathOp("trunc", [x]), node).result)
-        return Elem(x)
+        return Elem(x, narrowed=None if name in ("float32", "float64") else name)
 
     # -- conditions --------------------------------------------------------------------------------
 
@@ -250,6 +250,11 @@ class ElementRules:
             diff = self.index_value(Index.of(a) - Index.of(b), node)
             value = self.insert(tile.IndexValueOp(diff), node).result
             return Elem(self.insert(arith.CmpfOp(value, self.f32_constant(0.0, node), ordered), node).result, True)
+        narrowed = next((v.narrowed for v in (a, b) if isinstance(v, Elem) and v.narrowed), None)
+        if narrowed is not None:
+            raise self.error(node, f"comparing a value cast with T.cast(..., {narrowed}) is not supported by tilefold "
+                                   f"yet: inside an expression the cast does not round the value to {narrowed}, so "
+                                   "the comparison would not see that rounding; compare the values before the cast")
         x, y = self.float_value(a, node), self.float_value(b, node)
         return Elem(self.insert(arith.CmpfOp(x, y, ordered), node).result, True)
 

@@ -249,10 +249,12 @@ class Region:
 
 @dataclass(eq=False)
 class Elem:
-    """An element value inside ``T.Parallel`` (``f32``; ``i1`` for a comparison)."""
+    """An element value inside ``T.Parallel`` (``f32``; ``i1`` for a comparison). ``narrowed``
+    names the narrower float type a ``T.cast`` asked for: the value itself is not rounded to it."""
 
     value: SSAValue
     is_bool: bool = False
+    narrowed: str | None = None
 
 
 @dataclass(eq=False)
