@@ -120,3 +120,16 @@ def accessor_compile_args(program, kernel) -> list[int]:
         else:
             out += tensor_accessor_args(program.buffer(arg.buffer).buffer_layout(), program.arch)
     return out
+
+
+def compiled_kernel_jobs(compiled, folder, tag: str = "") -> list:
+    """check-kernel jobs ``(path, role, compile args)`` for every kernel of a compiled program
+    (``program`` and ``kernel_sources()``), its sources written into ``folder``."""
+    program, sources = compiled.program, compiled.kernel_sources()
+    jobs = []
+    for k in program.kernels:
+        path = folder / (f"{tag}_{k.source_file}" if tag else k.source_file)
+        path.write_text(sources[k.source_file])
+        role = "compute" if k.is_compute else ("reader" if k.processor == "RISCV_0" else "writer")
+        jobs.append((path, role, accessor_compile_args(program, k) or None))
+    return jobs

@@ -3,7 +3,7 @@ turn on one core, the update kept in a fragment between them, element form and b
 
 import numpy as np
 import pytest
-from checkkernel import accessor_compile_args, check_kernels, require_accepted
+from checkkernel import check_kernels, compiled_kernel_jobs, require_accepted
 
 import tilefold as tilelang
 import tilefold.language as T
@@ -48,13 +48,8 @@ def test_atomic_updates_of_one_block_from_every_grid_block(what, element_form):
 
 def test_atomic_max_kernels_pass_check_kernel(tmp_path):
     kernel = tilelang.compile(column_blocks(128, 64, 32, "atomic_max", True))
+    jobs = compiled_kernel_jobs(kernel.compiled, tmp_path)
     program, sources = kernel.compiled.program, kernel.compiled.kernel_sources()
-    jobs = []
-    for k in program.kernels:
-        path = tmp_path / k.source_file
-        path.write_text(sources[k.source_file])
-        role = "compute" if k.is_compute else ("reader" if k.processor == "RISCV_0" else "writer")
-        jobs.append((path, role, accessor_compile_args(program, k) or None))
     assert "binary_max_tile" in sources[next(k.source_file for k in program.kernels if k.is_compute)]
     for result in check_kernels(jobs):
         require_accepted(result)

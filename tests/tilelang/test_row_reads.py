@@ -2,7 +2,7 @@
 flash decoding combines its splits: the rows masked to row k and summed by reduce_tile."""
 
 import numpy as np
-from checkkernel import accessor_compile_args, check_kernels, require_accepted
+from checkkernel import check_kernels, compiled_kernel_jobs, require_accepted
 
 import tilefold as tilelang
 import tilefold.language as T
@@ -40,12 +40,6 @@ def test_rows_at_a_loop_index_match_numpy():
 
 def test_row_reads_pass_check_kernel(tmp_path):
     kernel = tilelang.compile(weighted_rows(4, 64))
-    program, sources = kernel.compiled.program, kernel.compiled.kernel_sources()
-    jobs = []
-    for k in program.kernels:
-        path = tmp_path / k.source_file
-        path.write_text(sources[k.source_file])
-        role = "compute" if k.is_compute else ("reader" if k.processor == "RISCV_0" else "writer")
-        jobs.append((path, role, accessor_compile_args(program, k) or None))
+    jobs = compiled_kernel_jobs(kernel.compiled, tmp_path)
     for result in check_kernels(jobs):
         require_accepted(result)

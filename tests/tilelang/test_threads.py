@@ -3,7 +3,7 @@ threads: per-thread buffers, folds over a serial loop, ``if tk == 0``, atomics i
 memory, a scalar store that runs once; the results match numpy and the C++ passes check-kernel."""
 
 import numpy as np
-from checkkernel import accessor_compile_args, check_kernels, require_accepted
+from checkkernel import check_kernels, compiled_kernel_jobs, require_accepted
 from tilelang_helpers import expect_error
 
 import tilefold as tilelang
@@ -121,13 +121,7 @@ def test_a_scalar_store_outside_parallel_runs_once():
 
 def test_per_thread_kernels_pass_check_kernel(tmp_path):
     kernel = tilelang.compile(gemv_split_k(64, 128, 32, 32))
-    program, sources = kernel.compiled.program, kernel.compiled.kernel_sources()
-    jobs = []
-    for k in program.kernels:
-        path = tmp_path / k.source_file
-        path.write_text(sources[k.source_file])
-        role = "compute" if k.is_compute else ("reader" if k.processor == "RISCV_0" else "writer")
-        jobs.append((path, role, accessor_compile_args(program, k) or None))
+    jobs = compiled_kernel_jobs(kernel.compiled, tmp_path)
     for result in check_kernels(jobs):
         require_accepted(result)
 
