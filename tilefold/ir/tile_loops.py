@@ -3,8 +3,8 @@
 Reads: an ``scf.for`` and everything nested in it. Writes: nothing. A tile nest only computes
 integers (arith, CBs, local variables, nested loops) and issues tile calls on DST that never block:
 ``copy_tile``, ``pack_tile``, the FPU element-wise calls (``add_tiles`` and their broadcasts),
-``matmul_block`` / ``matmul_tiles``, SFPU unary and binary calls on DST slots and the ``*_init`` calls that configure them; at least
-one that moves or computes a tile. It may also hand DST between math and pack
+``matmul_block`` / ``matmul_tiles``, SFPU unary and binary calls on DST slots and the ``*_init``
+calls that configure them; at least one that moves or computes a tile. It may also hand DST between math and pack
 (``tile_regs_acquire`` / ``commit`` / ``wait`` / ``release``), so a loop over rounds of DST — a block
 of tiles computed and packed a few at a time — is one nest. None of these calls waits on another
 thread, so a runner may queue the calls and execute the whole nest as block operations (the Python

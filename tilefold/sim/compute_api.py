@@ -36,8 +36,8 @@ from tilefold.sim import tile_math as tm
 from tilefold.sim.context import KernelContext
 from tilefold.sim.engine_config import EngineConfig
 from tilefold.sim.lanes import any_lane, uniform
-from tilefold.sim.matmul_blocks import (MATMUL_TILE_FLOPS, BlockProducts, CbMatrix, PendingMatmul, distinct_lanes, lanes_of_content,
-                                        operand_matrix)
+from tilefold.sim.matmul_blocks import (MATMUL_TILE_FLOPS, BlockProducts, CbMatrix, PendingMatmul, distinct_lanes,
+                                        lanes_of_content, operand_matrix)
 
 RELEASED, ACQUIRED, COMMITTED, WAITED = "released", "acquired", "committed", "waited"
 L1_ACC_FORMATS = (DataFormat.Float32, DataFormat.Float16_b)
@@ -292,10 +292,15 @@ class ComputeApi:
         if self.dst_state != WAITED:
             raise self.fail(DstError, f"tile_regs_release while DST is {self.dst_state}; call tile_regs_wait first")
         self.dst_state = RELEASED
-        self.section_free[self.section] = self.pack_clock.copy()
+        self.free_section(self.pack_clock.copy())
+        self.charge(self.costs.compute_call, self.pack_clock, "tile_regs_release")
+
+    def free_section(self, when: np.ndarray) -> None:
+        """The DST half in use is free for math from ``when`` (per lane); with two halves the next
+        round uses the other."""
+        self.section_free[self.section] = when
         if not self.full_sync:
             self.section ^= 1
-        self.charge(self.costs.compute_call, self.pack_clock, "tile_regs_release")
 
     # -- moving tiles into DST --------------------------------------------------------------
 

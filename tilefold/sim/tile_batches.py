@@ -40,11 +40,11 @@ from tilefold.sim import tile_math as tm
 from tilefold.sim.matmul_blocks import MATMUL_TILE_FLOPS
 
 UNPACK, MATH, PACK, INIT, CALL, ACQUIRE, COMMIT, WAIT, RELEASE = range(9)     # kinds of planned charges
-_SYNC_KINDS = {"tile_regs_acquire": ACQUIRE, "tile_regs_commit": COMMIT, "tile_regs_wait": WAIT,
-               "tile_regs_release": RELEASE}
-# the DST state each hand-over call requires, and the state it leaves
-_SYNC_STATES = {"tile_regs_acquire": ("released", "acquired"), "tile_regs_commit": ("acquired", "committed"),
-                "tile_regs_wait": ("committed", "waited"), "tile_regs_release": ("waited", "released")}
+# each hand-over call: its kind of charge, the DST state it requires and the state it leaves
+_HAND_OVERS = {"tile_regs_acquire": (ACQUIRE, "released", "acquired"),
+               "tile_regs_commit": (COMMIT, "acquired", "committed"),
+               "tile_regs_wait": (WAIT, "committed", "waited"),
+               "tile_regs_release": (RELEASE, "waited", "released")}
 INITIAL = -1                                  # a DST slot read before any call of the queue wrote it
 
 
@@ -176,6 +176,7 @@ class _Plan:
         self.matmul_tiles = 0                     # output tiles of the matmul calls (for the flop counter)
         self.initial = None                       # DST as the queue found it, while matmul runs use DST
         self.acquires = 0                         # tile_regs_acquire calls among them
+        self.hand_overs = 0                       # hand-over calls of any kind among them
         self.before = self._state_of_ctx()
         for name, args, kwargs, _ in queue:
             self._call(name, args, kwargs)
@@ -244,7 +245,7 @@ class _Plan:
         ctx._check_waited(cb0, st0, t0 + (rt - 1) * kt + 1, name)
         ctx._check_waited(cb1, st1, t1 + ct, name)
         self.cbs[cb0], self.cbs[cb1] = st0, st1
-        for cb, st, tile in ((cb0, st0, t0), (cb0, st0, t0 + (rt - 1) * kt), (cb1, st1, t1), (cb1, st1, t1 + ct - 1)):
+        for st, tile in ((st0, t0), (st0, t0 + (rt - 1) * kt), (st1, t1), (st1, t1 + ct - 1)):
             ps = ctx._page_bytes(st)
             address = ctx._page_address(st, st.rd, tile, ps)
             if address.__class__ is not int:
@@ -276,7 +277,7 @@ class _Plan:
     def _hand_over(self, name: str) -> None:
         """``tile_regs_acquire`` / ``commit`` / ``wait`` / ``release``: DST's state moves on; an
         acquire forgets what the slots were written with; each charges one compute call."""
-        needed, after = _SYNC_STATES[name]
+        kind, needed, after = _HAND_OVERS[name]
         if self.dst_state != needed or (name == "tile_regs_commit" and self.ctx._pending_matmul):
             raise _Fallback                       # the call raises the error, or settles a matmul block
         self.dst_state = after
@@ -285,7 +286,8 @@ class _Plan:
         if name == "tile_regs_acquire":
             self.written[:] = False
             self.acquires += 1
-        self.charges.append((_SYNC_KINDS[name], self.ctx.costs.compute_call))
+        self.hand_overs += 1
+        self.charges.append((kind, self.ctx.costs.compute_call))
 
     @staticmethod
     def _configured(message: str | None) -> None:
@@ -460,7 +462,7 @@ class _Plan:
         """What DST slot ``slot`` held before the queue, (lanes, 1024)."""
         return self.ctx.dst[self.ctx.rows, slot] if self.initial is None else self.initial[:, slot]
 
-    def _run_values(self, run: _Node) -> np.ndarray:
+    def _run_values(self, run: _Node) -> np.ndarray | None:
         """A matmul run's output block (lanes, tiles, 1024): its calls made on the context, onto
         the values its slots held when it started, and multiplied."""
         ctx = self.ctx
@@ -532,7 +534,7 @@ class _Plan:
     def apply_time(self) -> None:
         """The planned charges in call order, with the calls' arithmetic."""
         ctx = self.ctx
-        if ctx.L == 1 or (len(self.charges) > 8 and _uniform_clocks(ctx, self.acquires)
+        if ctx.L == 1 or (len(self.charges) > 8 and _uniform_clocks(ctx, self.hand_overs > 0)
                           and all(k != CALL for k, _ in self.charges)):
             self._apply_time_one_lane()
             return
@@ -553,14 +555,14 @@ class _Plan:
                 engine[2] += cycles
             elif kind >= ACQUIRE:
                 if kind == ACQUIRE:
-                    _wait_until(ctx, ctx.section_free[ctx.section], math)
+                    ctx.sync_to(ctx.section_free[ctx.section], math)
                 elif kind == COMMIT:
                     np.maximum(math, unpack, out=math)
                     ctx.commit_time = math.copy()
                 elif kind == WAIT:
-                    _wait_until(ctx, ctx.commit_time, pack)
+                    ctx.sync_to(ctx.commit_time, pack)
                 else:
-                    _free_section(ctx, pack.copy())
+                    ctx.free_section(pack.copy())
                 if kind <= COMMIT:
                     math += cycles
                     engine[1] += cycles
@@ -617,7 +619,7 @@ class _Plan:
                         _add_stall(ctx, gap)
                         pack += gap
                 else:
-                    _free_section(ctx, np.full(ctx.L, pack))
+                    ctx.free_section(np.full(ctx.L, pack))
                 if kind <= COMMIT:
                     math += cycles
                     engine[1] += cycles
@@ -652,24 +654,6 @@ def _uniform_clocks(ctx, hand_overs: bool = False) -> bool:
     if hand_overs:
         clocks += (*ctx.section_free, ctx.commit_time)
     return all((c == c[0]).all() for c in clocks)
-
-
-def _wait_until(ctx, when: np.ndarray, clock: np.ndarray) -> None:
-    """``sync_to`` of the kernel context on lanes: advance ``clock`` to ``when`` where it is behind,
-    counting the stall."""
-    gap = when - clock
-    if (gap > 0.0).any():
-        np.maximum(gap, 0.0, out=gap)
-        ctx.stall += gap
-        clock += gap
-
-
-def _free_section(ctx, when: np.ndarray) -> None:
-    """``tile_regs_release``: the DST half in use is free for math from ``when`` (per lane); with
-    two halves the next round uses the other."""
-    ctx.section_free[ctx.section] = when
-    if not ctx.full_sync:
-        ctx.section ^= 1
 
 
 def _add_stall(ctx, gap: float) -> None:
