@@ -196,3 +196,38 @@ def test_a_circular_buffer_entry_checks_its_page_count():
     assert CBEntryAttr.from_dict(entry).to_dict() == entry
     with pytest.raises(VerifyException, match="num_pages 6 is not block_pages 4 x block_count 2"):
         CBEntryAttr.from_dict({**entry, "num_pages": 6})
+
+
+RUNTIME_ARGS = [{"name": "start_id"}, {"name": "A_mcast_start_noc_x", "role": "noc_x", "core": "A_mcast_start"},
+                {"name": "A_mcast_start_noc_y", "role": "noc_y", "core": "A_mcast_start"},
+                {"name": "A_addr", "role": "address", "tensor": "A"}]
+
+
+def test_runtime_arguments_carry_their_roles_and_parse_back():
+    from tilefold.ir.metadata import RuntimeArgAttr, noc_cores
+
+    k = kernel()
+    set_attr(k, "tt.runtime_args", RUNTIME_ARGS)
+    assert all(isinstance(a, RuntimeArgAttr) for a in k.attributes["tt.runtime_args"].data)
+    module = parse_module(print_ir(ModuleOp([k])))
+    args = get_attr(next(iter(module.ops)), "tt.runtime_args")
+    assert args == RUNTIME_ARGS
+    assert noc_cores(args) == {"A_mcast_start": (1, 2)}
+
+
+@pytest.mark.parametrize("bad, message", [
+    ({"name": "x", "role": "noc_x"}, "role noc_x has core, not none"),
+    ({"name": "x", "role": "address", "core": "c"}, "role address has tensor, not core"),
+    ({"name": "x", "tensor": "A"}, "role none has no core or tensor, not tensor"),
+    ({"name": "x", "role": "noc"}, "role must be one of"),
+])
+def test_a_runtime_argument_record_checks_its_role(bad, message):
+    with pytest.raises(VerifyException, match=message):
+        set_attr(kernel(), "tt.runtime_args", [bad])
+
+
+def test_a_core_needs_both_its_noc_coordinates():
+    from tilefold.ir.metadata import noc_cores
+
+    with pytest.raises(VerifyException, match="core c without both"):
+        noc_cores([{"name": "x", "role": "noc_x", "core": "c"}])

@@ -60,7 +60,7 @@ def test_dram_sharded():
     kernel = jit(add_kernel(layout))
     check_add(kernel)
     assert attr(kernel, "tt.partition_mode") == "global"
-    assert attr(kernel, "tt.runtime_args") == ["start_id", "count", "Mt", "Kt", "Nt"]
+    assert [a["name"] for a in attr(kernel, "tt.runtime_args")] == ["start_id", "count", "Mt", "Kt", "Nt"]
     program = kernel.compiled.program
     assert program.buffer("A").is_sharded and program.buffer("A").buffer_type == "DRAM"
     assert attr(kernel, "tt.tensor_accessor.A")["kind"] == "sharded"
@@ -75,7 +75,7 @@ def test_l1_sharded_output_is_local_shard():
     assert attr(kernel, "tt.partition_mode") == "local_shard"
     assert attr(kernel, "tt.shard_grid") == [4, 4]
     assert attr(kernel, "tt.core_ranges") == [[0, 0, 3, 3]]
-    names = attr(kernel, "tt.runtime_args")
+    names = [a["name"] for a in attr(kernel, "tt.runtime_args")]
     assert names[-6:] == ["Sm", "Sn", "Gy", "Gx", "sy", "sx"]
     for x, y, *values in attr(kernel, "tt.core_runtime_args"):
         args = dict(zip(names, values))

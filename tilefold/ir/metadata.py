@@ -36,6 +36,9 @@ write plain values.
   handshake and each group's sender and receiver run.
 * ``tt.sync_barriers`` — :class:`SyncBarriersAttr`: the program's semaphores by name, each a
   :class:`SemaphoreAttr` (id, initial value, the buffer whose handshake it carries, its side).
+* ``tt.runtime_args`` — a list of :class:`RuntimeArgAttr`: the per-core runtime arguments, each
+  with its role (a plain value, the NOC x / y of a logical core, a tensor's base address); the
+  host function's list is the canonical one, a device kernel's adds its tensors' addresses.
 * ``tt.user_compute`` — ``T.annotate_tt_compute`` (math fidelity, approximation mode) as a
   :class:`ComputeConfigAttr`.
 
@@ -763,6 +766,51 @@ class SemaphoreAttr(Record):
     )
 
 
+@irdl_attr_definition
+class RuntimeArgAttr(Record):
+    """``#tt.runtime_arg<name[, role, core, tensor]>``: one per-core runtime argument of the
+    kernels. Without a role the kernels read the host's value as is; ``noc_x`` / ``noc_y`` name
+    the x / y of the logical core ``core`` (the pair with one ``core`` is one core), whose NOC
+    coordinates the host passes; ``address`` is the base address of tensor ``tensor``."""
+
+    name = "tt.runtime_arg"
+
+    arg_name: _OPT_STR
+    role: _OPT_STR
+    core: _OPT_STR
+    tensor: _OPT_STR
+
+    FIELDS = (
+        Field("name", True, lambda v: None if isinstance(v, str) and v else "an argument name"),
+        Field("role", False, _one_of("noc_x", "noc_y", "address")),
+        Field("core", False, lambda v: None if isinstance(v, str) and v else "a core name"),
+        Field("tensor", False, lambda v: None if isinstance(v, str) and v else "a tensor name"),
+    )
+
+    def verify(self) -> None:
+        super().verify()
+        f = self.to_dict()
+        role = f.get("role")
+        needs = {"noc_x": {"core"}, "noc_y": {"core"}, "address": {"tensor"}}.get(role, set())
+        if set(f) - {"name", "role"} != needs:
+            raise VerifyException(f"#tt.runtime_arg {f['name']!r} with role {role or 'none'} has "
+                                  f"{' and '.join(sorted(needs)) or 'no core or tensor'}, not "
+                                  f"{', '.join(sorted(set(f) - {'name', 'role'})) or 'none'}")
+
+
+def noc_cores(args: Sequence[dict]) -> dict[str, tuple[int, int]]:
+    """Each logical core the runtime ``args`` (:class:`RuntimeArgAttr` dicts) name: its
+    ``(noc_x index, noc_y index)`` in ``args``. A core with only one of the two is an error."""
+    cores: dict[str, list] = {}
+    for i, a in enumerate(args):
+        if a.get("role") in ("noc_x", "noc_y"):
+            cores.setdefault(a["core"], [None, None])[a["role"] == "noc_y"] = i
+    broken = sorted(c for c, (x, y) in cores.items() if x is None or y is None)
+    if broken:
+        raise VerifyException(f"runtime arguments name core {broken[0]} without both its noc_x and noc_y")
+    return {c: (x, y) for c, (x, y) in cores.items()}
+
+
 class _RecordMap(NameMap):
     """A :class:`NameMap` whose values are records of one kind."""
 
@@ -825,7 +873,8 @@ RECORDS: dict[str, type[Record] | type[NameMap]] = {"tt.cb.": CircularBufferAttr
                                     "tt.user_layout": UserLayoutsAttr, "tt.user_schedule": UserScheduleAttr,
                                     "tt.use_swizzle": SwizzleAttr, "tile.safe_values": SafeValuesAttr,
                                     "tile.views": ViewsAttr, "tt.multicast_groups": MulticastGroupsAttr,
-                                    "tt.sync_barriers": SyncBarriersAttr, "tt.user_compute": ComputeConfigAttr}
+                                    "tt.sync_barriers": SyncBarriersAttr, "tt.user_compute": ComputeConfigAttr,
+                                    "tt.runtime_args": RuntimeArgAttr}
 
 
 def record_for(key: str) -> type[Record] | type[NameMap] | None:
@@ -847,6 +896,8 @@ def as_record(key: str, value: Any) -> Attribute | None:
         return value
     if isinstance(value, DictionaryAttr):
         value = {k: _value(v) for k, v in value.data.items()}
+    if isinstance(value, (list, ArrayAttr)):      # a list of records (``tt.runtime_args``)
+        return ArrayAttr([v if isinstance(v, cls) else cls.from_dict(dict(v)) for v in value])
     return cls.from_dict(dict(value))
 
 
@@ -854,11 +905,11 @@ TT = Dialect("tt", [], [CircularBufferAttr, BufferAttr, NdShardAttr, ScheduleAtt
                        TensorAccessorAttr, RolesAttr, ShapesAttr, KernelsAttr, DfgEdgeAttr, TileDfgAttr,
                        VectorLayoutsAttr, UserNdShardAttr, UserLayoutAttr, UserLayoutsAttr, UserScheduleAttr,
                        SwizzleAttr, SafeValuesAttr, ViewAttr, ViewsAttr, MulticastAttr, SemaphoreAttr,
-                       MulticastGroupsAttr, SyncBarriersAttr])
+                       MulticastGroupsAttr, SyncBarriersAttr, RuntimeArgAttr])
 
 __all__ = ["Record", "Field", "CircularBufferAttr", "BufferAttr", "NdShardAttr", "ComputeConfigAttr", "ScheduleAttr",
            "ShardAttr", "GridAxesAttr", "RasterAttr", "TensorAccessorAttr", "NameMap", "RolesAttr", "ShapesAttr",
            "KernelsAttr", "DfgEdgeAttr", "TileDfgAttr", "VectorLayoutsAttr", "UserNdShardAttr", "UserLayoutAttr",
            "UserLayoutsAttr", "UserScheduleAttr", "SwizzleAttr", "SafeValuesAttr", "ViewAttr", "ViewsAttr", "MulticastAttr", "SemaphoreAttr",
-           "MulticastGroupsAttr", "SyncBarriersAttr", "RECORDS", "record_for", "as_record",
+           "MulticastGroupsAttr", "SyncBarriersAttr", "RuntimeArgAttr", "noc_cores", "RECORDS", "record_for", "as_record",
            "TT"]

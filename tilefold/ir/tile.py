@@ -80,6 +80,7 @@ LOOP_KINDS = ("serial", "pipelined", "persistent")
 REDUCE_KINDS = ("sum", "max")
 DST_MODES = ("section", "open", "continue", "close")
 CB_EVENTS = ("consume", "release", "produce_begin", "produce_end")
+PRODUCER_EVENTS = ("produce_begin", "produce_end")      # the producer's side of a CB; the others are the consumer's
 
 
 def int_array(values) -> DenseArrayBase:
@@ -435,18 +436,23 @@ class IotaOp(IRDLOperation):
 
 @irdl_op_definition
 class RuntimeArgOp(IRDLOperation):
-    """A per-core runtime argument, by name; its index is fixed when kernel signatures are final."""
+    """A per-core runtime argument, by name; its index is fixed when kernel signatures are final.
+    ``tensor`` marks the base address of that tensor (the host passes it, not a canonical value)."""
 
     assembly_format = "$name attr-dict"
     irdl_options = (ParsePropInAttrDict(),)
 
     name = "tile.runtime_arg"
     arg_name = prop_def(StringAttr, prop_name="name")
+    tensor = opt_prop_def(StringAttr)
     result = result_def(i32)
     traits = traits_def(Pure())
 
-    def __init__(self, name: str):
-        super().__init__(properties={"name": StringAttr(name)}, result_types=[i32])
+    def __init__(self, name: str, tensor: str | None = None):
+        props = {"name": StringAttr(name)}
+        if tensor is not None:
+            props["tensor"] = StringAttr(tensor)
+        super().__init__(properties=props, result_types=[i32])
 
 
 class _BlockTransfer(IRDLOperation):
@@ -651,6 +657,11 @@ class CbEventOp(IRDLOperation):
     def num_pages(self) -> int:
         return self.pages.value.data
 
+    @property
+    def by_producer(self) -> bool:
+        """True for the producer's events (reserve, push), False for the consumer's (wait, pop)."""
+        return self.kind.data in PRODUCER_EVENTS
+
     def verify_(self) -> None:
         _check_choice(self.kind.data, CB_EVENTS, "tile.cb_event kind")
 
@@ -666,6 +677,6 @@ __all__ = [
     "Tile", "TILE_OPS", "KernelOp", "AllocOp", "CopyOp", "GemmOp", "FillOp", "ReduceOp", "ParallelOp", "LoadOp",
     "StoreOp", "MathOp", "ForOp", "IfOp", "TransposeOp", "CumsumOp", "IndexValueOp", "IotaOp", "RuntimeArgOp",
     "ReadRowsOp", "WriteRowsOp", "TRANSFERS", "READS", "WRITES", "ReadBlockOp", "WriteBlockOp", "StmtOp", "DstSectionOp",
-    "CbEventOp", "SCOPES", "LOOP_KINDS", "REDUCE_KINDS", "DST_MODES", "CB_EVENTS", "int_array", "int_list",
+    "CbEventOp", "SCOPES", "LOOP_KINDS", "REDUCE_KINDS", "DST_MODES", "CB_EVENTS", "PRODUCER_EVENTS", "int_array", "int_list",
     "str_array", "str_list",
 ]

@@ -3,14 +3,14 @@
 Reads: the TileLang function's ``tt.*`` attributes (``tt.buffer.*``, ``tt.cb.*``,
 ``tt.core_ranges``, ``tt.core_runtime_args``, ``tt.global_roles``, ``tt.compute_config``)
 and the ``@reader`` / ``@compute`` / ``@writer`` kernels (``tt.compile_args``,
-``tt.runtime_arg_names``).
+``tt.runtime_args``).
 Writes: a :class:`~tilefold.program.Program`: one buffer per tensor (its padded shape,
 interleaved or ND-sharded in DRAM or L1; role input / output / inout), one CB per
 ``tt.cb`` entry on the active cores, the reader on RISCV_0 and the writer on RISCV_1 with
 each tensor's ``TensorAccessorArgs`` as compile-time args, the compute kernel with the
-kernel's ComputeConfig, and per-core runtime args: the canonical values of
-``tt.core_runtime_args`` (a ``<x>_noc_x``, ``<x>_noc_y`` pair of them names a logical core and
-passes its NOC coordinates) then the tensors' base addresses; the semaphores of
+kernel's ComputeConfig, and per-core runtime args by each ``#tt.runtime_arg``'s role: the
+canonical values of ``tt.core_runtime_args`` (the ``noc_x`` / ``noc_y`` pair of one core names a
+logical core and passes its NOC coordinates) then the ``address`` of each tensor the kernel moves; the semaphores of
 ``tt.sync_barriers`` on the active cores, in id order.
 Errors: what :meth:`Program.validate` raises (L1 overflow, ...).
 """
@@ -26,6 +26,7 @@ from tilefold.layout.formats import data_format
 from tilefold.ir.attributes import get_attr, kernel_function, param_names
 from tilefold.ir.buffer_layouts import entry_format, memory_config
 from tilefold.ir.attributes import cb_entries
+from tilefold.ir.metadata import noc_cores
 from tilefold.program import ComputeConfig, DataMovementConfig, NocX, NocY, Program
 from tilefold.program.unpack_to_dest import unpack_to_dest_mode
 
@@ -33,14 +34,13 @@ ROLES = {"input": "input", "output": "output", "inout": "inout", "unused": "scra
 KERNEL_CONFIGS = {"reader": DataMovementConfig("RISCV_0"), "writer": DataMovementConfig("RISCV_1")}
 
 
-def noc_coordinates(names: list[str], values: list[int]) -> list:
-    """Canonical runtime args with each ``<x>_noc_x``, ``<x>_noc_y`` pair (a logical core) as the
-    NOC coordinates of that core."""
+def noc_coordinates(runtime_args: list[dict], values: list[int]) -> list:
+    """Canonical runtime args with each ``noc_x`` / ``noc_y`` pair of one core (a logical core)
+    as the NOC coordinates of that core."""
     args: list = list(values)
-    for i, name in enumerate(names):
-        if name.endswith("_noc_x") and i + 1 < len(names) and names[i + 1] == name[:-1] + "y":
-            core = CoreCoord(values[i], values[i + 1])
-            args[i], args[i + 1] = NocX(core), NocY(core)
+    for x, y in noc_cores(runtime_args).values():
+        core = CoreCoord(values[x], values[y])
+        args[x], args[y] = NocX(core), NocY(core)
     return args
 
 
@@ -74,9 +74,10 @@ def build_program(module: ModuleOp, arch=None) -> Program:
             kernel_config = ComputeConfig(**config, unpack_to_dest_mode=modes)
         compile_args = [program.buffer(n).accessor_args for n in get_attr(fn, "tt.compile_args", [])]
         kernel = program.create_kernel(fn, cores, kernel_config, compile_args, name=fname)
-        names = get_attr(fn, "tt.runtime_arg_names")
+        addresses = [program.buffer(a["tensor"]).address for a in get_attr(fn, "tt.runtime_args")
+                     if a.get("role") == "address"]
         for core, values in per_core.items():
-            args = list(values) + [program.buffer(n[:-len("_addr")]).address for n in names[len(values):]]
+            args = list(values) + addresses
             program.set_runtime_args(kernel, core, args)
     program.validate()
     return program

@@ -17,7 +17,7 @@ def test_global_partition_dram_interleaved():
 CHECK: tt.partition_mode = "global", tt.grid_tiles = [4 : i64, 4 : i64], tt.block_tiles = [2 : i64, 2 : i64]
 CHECK-SAME: tt.grid_axes = #tt.grid_axes<m = 1 : i64, n = 0 : i64>, tt.shard_grid = [1 : i64, 1 : i64], tt.local_shape_tiles = [4 : i64, 4 : i64]
 CHECK-SAME: tt.core_ranges = {{\\[\\[}}0 : i64, 0 : i64, 7 : i64, 1 : i64{{\\]\\]}}
-CHECK-SAME: tt.runtime_args = ["start_id", "count", "Mt", "Kt", "Nt"]
+CHECK-SAME: tt.runtime_args = [#tt.runtime_arg<name = "start_id">, #tt.runtime_arg<name = "count">, #tt.runtime_arg<name = "Mt">, #tt.runtime_arg<name = "Kt">, #tt.runtime_arg<name = "Nt">]
 CHECK-SAME: tt.core_runtime_args = {{\\[\\[}}0 : i64, 0 : i64, 0 : i64, 1 : i64, 4 : i64, 8 : i64, 4 : i64], [1 : i64, 0 : i64, 1 : i64, 1 : i64, 4 : i64, 8 : i64, 4 : i64],
 CHECK-SAME: [7 : i64, 1 : i64, 15 : i64, 1 : i64, 4 : i64, 8 : i64, 4 : i64]]
 CHECK-SAME: tt.k_elems = 256 : i64
@@ -47,7 +47,7 @@ def test_local_shard_partition():
 CHECK: tt.partition_mode = "local_shard", tt.grid_tiles = [4 : i64, 4 : i64], tt.block_tiles = [2 : i64, 2 : i64]
 CHECK-SAME: tt.shard_grid = [2 : i64, 2 : i64], tt.local_shape_tiles = [2 : i64, 2 : i64]
 CHECK-SAME: tt.core_ranges = {{\\[\\[}}0 : i64, 0 : i64, 1 : i64, 1 : i64{{\\]\\]}}
-CHECK-SAME: tt.runtime_args = ["start_id", "count", "Mt", "Kt", "Nt", "Sm", "Sn", "Gy", "Gx", "sy", "sx"]
+CHECK-SAME: tt.runtime_args = [#tt.runtime_arg<name = "start_id">, #tt.runtime_arg<name = "count">, #tt.runtime_arg<name = "Mt">, #tt.runtime_arg<name = "Kt">, #tt.runtime_arg<name = "Nt">, #tt.runtime_arg<name = "Sm">, #tt.runtime_arg<name = "Sn">, #tt.runtime_arg<name = "Gy">, #tt.runtime_arg<name = "Gx">, #tt.runtime_arg<name = "sy">, #tt.runtime_arg<name = "sx">]
 CHECK-SAME: tt.core_runtime_args = {{\\[\\[}}0 : i64, 0 : i64, 0 : i64, 4 : i64, 4 : i64, 1 : i64, 4 : i64, 2 : i64, 2 : i64, 2 : i64, 2 : i64, 0 : i64, 0 : i64],
 CHECK-SAME: [1 : i64, 0 : i64, 0 : i64, 4 : i64, 4 : i64, 1 : i64, 4 : i64, 2 : i64, 2 : i64, 2 : i64, 2 : i64, 0 : i64, 1 : i64],
 CHECK-SAME: [0 : i64, 1 : i64, 0 : i64, 4 : i64, 4 : i64, 1 : i64, 4 : i64, 2 : i64, 2 : i64, 2 : i64, 2 : i64, 1 : i64, 0 : i64],

@@ -42,11 +42,11 @@ CHECK-NEXT:       tile.cb_event "release" {cb = 16 : i32
 def test_configure_tensor_accessor_chains_accessor_args():
     filecheck(through(kernels.gemm(), "configure-tensor-accessor"), """
 CHECK:      func.func @reader() attributes {ttkernel.thread = "noc", tt.compile_args = ["A", "B"]} {
-CHECK-NEXT:   %A_addr = tile.runtime_arg "A_addr"
+CHECK-NEXT:   %A_addr = tile.runtime_arg "A_addr" {tensor = "A"}
 CHECK-NEXT:   %A_args = ttkernel.tensor_accessor_args() {cta_offset = 0 : i32}
 CHECK-NEXT:   %[[PAGE:.*]] = arith.constant 2048 : i32
 CHECK-NEXT:   %A = ttkernel.tensor_accessor(%A_args, %A_addr, %[[PAGE]])
-CHECK-NEXT:   %B_addr = tile.runtime_arg "B_addr"
+CHECK-NEXT:   %B_addr = tile.runtime_arg "B_addr" {tensor = "B"}
 CHECK-NEXT:   %B_args = ttkernel.tensor_accessor_args(%A_args)
 CHECK:        %B = ttkernel.tensor_accessor(%B_args, %B_addr,
 CHECK:        tile.read_block %{{.*}}, %A : !ttkernel.tensor_accessor {buffer = "A"
@@ -164,10 +164,10 @@ CHECK:         ttkernel.cb_push_back
 
 def test_finalize_persistent_signature():
     filecheck(through(kernels.gemm(), "finalize-persistent-signature"), """
-CHECK:      func.func @reader() attributes {{{.*}}tt.runtime_arg_names = ["start_id", "count", "Mt", "Kt", "Nt", [[MCAST:.*_mcast_receivers"]], "A_addr", "B_addr"]} {
+CHECK:      func.func @reader() attributes {{{.*}}tt.runtime_args = [#tt.runtime_arg<name = "start_id">, #tt.runtime_arg<name = "count">, #tt.runtime_arg<name = "Mt">, #tt.runtime_arg<name = "Kt">, #tt.runtime_arg<name = "Nt">, [[MCAST:.*_mcast_receivers">]], #tt.runtime_arg<name = "A_addr", role = "address", tensor = "A">, #tt.runtime_arg<name = "B_addr", role = "address", tensor = "B">]} {
 CHECK:        %A_addr = ttkernel.get_arg_val(%{{.*}}) : (i32) -> i32
-CHECK:      func.func @compute() attributes {{{.*}}tt.runtime_arg_names = ["start_id", "count", "Mt", "Kt", "Nt", [[MCAST]]]} {
-CHECK:      func.func @writer() attributes {{{.*}}tt.runtime_arg_names = ["start_id", "count", "Mt", "Kt", "Nt", [[MCAST]], "C_addr"]} {
+CHECK:      func.func @compute() attributes {{{.*}}tt.runtime_args = [#tt.runtime_arg<name = "start_id">, #tt.runtime_arg<name = "count">, #tt.runtime_arg<name = "Mt">, #tt.runtime_arg<name = "Kt">, #tt.runtime_arg<name = "Nt">, [[MCAST]]]} {
+CHECK:      func.func @writer() attributes {{{.*}}tt.runtime_args = [#tt.runtime_arg<name = "start_id">, #tt.runtime_arg<name = "count">, #tt.runtime_arg<name = "Mt">, #tt.runtime_arg<name = "Kt">, #tt.runtime_arg<name = "Nt">, [[MCAST]], #tt.runtime_arg<name = "C_addr", role = "address", tensor = "C">]} {
 CHECK-NOT:  tile.runtime_arg
 """)
 

@@ -60,7 +60,7 @@ class ConfigureTensorAccessor(ModulePass):
                                        "TensorAccessorArgs would be default-constructed; run attach_tensor_accessor "
                                        "before splitting the kernel", source_location(first))
                 at = InsertPoint.before(entry)
-                addr = tile.RuntimeArgOp(f"{name}_addr")
+                addr = tile.RuntimeArgOp(f"{name}_addr", tensor=name)
                 addr.result.name_hint = f"{name}_addr"
                 args = TensorAccessorArgsOp(0) if prev is None else TensorAccessorArgsOp(prev=prev)
                 args.result.name_hint = f"{name}_args"

@@ -4,9 +4,9 @@ Reads: ``tile.runtime_arg`` ops in the device kernels, ``tt.runtime_args`` (the 
 per-core arguments: ``start_id, count, Mt, Kt, Nt`` and, for local_shard, ``Sm, Sn, Gy, Gx,
 sy, sx``).
 Writes: every kernel takes the canonical arguments first, at the same indices, then the
-base addresses of the tensors it moves (``<name>_addr``) in order of first use; each
-``tile.runtime_arg`` becomes ``ttkernel.get_arg_val(index)``, and each kernel records its
-list as ``tt.runtime_arg_names``. The kernels are then tidied: constants folded
+base addresses of the tensors it moves (a ``tile.runtime_arg`` with a ``tensor``) in order of
+first use; each ``tile.runtime_arg`` becomes ``ttkernel.get_arg_val(index)``, and each kernel
+records its list as ``tt.runtime_args`` (the addresses with role ``address``). The kernels are then tidied: constants folded
 (canonicalization), repeated values shared (CSE), and unused index arithmetic and
 runtime-argument reads dropped (every kernel keeps the same argument list).
 Errors: more than 255 runtime arguments.
@@ -43,11 +43,18 @@ class FinalizePersistentSignature(ModulePass):
         canonical = get_attr(kernel_function(op), "tt.runtime_args")
         for kernel in device_kernels(op):
             uses = [o for o in kernel.walk() if isinstance(o, tile.RuntimeArgOp)]
-            names = list(canonical)
+            args = list(canonical)
+            names = [a["name"] for a in args]
             for use in uses:
                 name = use.arg_name.data
-                if name not in names:
-                    names.append(name)
+                if name in names:
+                    continue
+                if use.tensor is None:
+                    raise CompileError(f"kernel @{kernel.sym_name.data} reads runtime argument {name}, which is "
+                                       "neither canonical (tt.runtime_args) nor a tensor's address",
+                                       source_location(use))
+                names.append(name)
+                args.append({"name": name, "role": "address", "tensor": use.tensor.data})
             if len(names) > MAX_RUNTIME_ARGS:
                 raise CompileError(f"kernel @{kernel.sym_name.data} needs {len(names)} runtime arguments; at most "
                                    f"{MAX_RUNTIME_ARGS} are allowed", source_location(kernel))
@@ -59,7 +66,7 @@ class FinalizePersistentSignature(ModulePass):
                 index.location = use.location
                 call.location = use.location
                 Rewriter.replace_op(use, call)
-            set_attr(kernel, "tt.runtime_arg_names", names)
+            set_attr(kernel, "tt.runtime_args", args)
         CanonicalizePass().apply(ctx, op)
         for kernel in device_kernels(op):
             cse(kernel)

@@ -18,7 +18,7 @@ of one tile is the TileLang-TT architecture's "tile"):
   {m, n, others} (which ``T.Kernel`` dimension indexes M / N, -1 for none; the other grid
   dims, outermost first: a block id counts through them before M and N), ``tt.shard_grid``
   [Gy, Gx], ``tt.local_shape_tiles`` [Sm, Sn] (in blocks; [1, 1] and [Mt, Nt] in global
-  mode), ``tt.core_ranges`` [[x0, y0, x1, y1] ...], ``tt.runtime_args`` (names:
+  mode), ``tt.core_ranges`` [[x0, y0, x1, y1] ...], ``tt.runtime_args`` (``#tt.runtime_arg`` records of plain values:
   ``start_id, count, Mt, Kt, Nt`` and in local_shard mode ``Sm, Sn, Gy, Gx, sy, sx``) and
   ``tt.core_runtime_args`` [[x, y, value...] ...] in that order; ``tt.k_elems``, the K
   extent in elements of a matmul (for the plan).
@@ -203,7 +203,7 @@ class LayoutAwareWorkPartition(DevicePass):
         set_attr(kernel, "tt.shard_grid", shard_grid)
         set_attr(kernel, "tt.local_shape_tiles", local)
         set_attr(kernel, "tt.core_ranges", [[r.start.x, r.start.y, r.end.x, r.end.y] for r in ranges.ranges])
-        set_attr(kernel, "tt.runtime_args", names)
+        set_attr(kernel, "tt.runtime_args", [{"name": n} for n in names])
         set_attr(kernel, "tt.core_runtime_args", [[c.x, c.y, *a] for c, a in zip(cores, args)])
         if k_elems is not None:
             set_attr(kernel, "tt.k_elems", k_elems)

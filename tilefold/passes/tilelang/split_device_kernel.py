@@ -47,7 +47,7 @@ def owner_thread(op: Operation, cbs_by_index: dict[int, dict]) -> str | None:
         return "compute"
     if isinstance(op, tile.CbEventOp):
         cb = cbs_by_index[op.cb_index]
-        side = cb["producer"] if op.event.startswith("produce") else cb["consumer"]
+        side = cb["producer"] if op.by_producer else cb["consumer"]
         return "compute" if side == "none" else side
     return None
 

@@ -29,7 +29,8 @@ Writes: ``tt.multicast_groups`` (per buffer: axis, semaphores, groups), ``tt.syn
 (two semaphores per buffer, on every active core), and per buffer six canonical runtime
 arguments: ``<buffer>_mcast_role`` (0 reads alone, 1 sender, 2 receiver), the receivers'
 rectangle start / end for a sender or the sender for a receiver as logical cores whose NOC
-coordinates the host passes (``<buffer>_mcast_start_noc_x`` ... ``_end_noc_y``), and
+coordinates the host passes (``<buffer>_mcast_start_noc_x`` ... ``_end_noc_y``, with roles
+``noc_x`` / ``noc_y`` of cores ``<buffer>_mcast_start`` / ``_end``), and
 ``<buffer>_mcast_receivers``.
 """
 
@@ -55,6 +56,9 @@ from tilefold.passes.tilelang.configure_tensor_accessor import device_kernels
 NONE, SENDER, RECEIVER = 0, 1, 2
 INVALID, VALID = 0, 1
 ARG_SUFFIXES = ("role", "start_noc_x", "start_noc_y", "end_noc_x", "end_noc_y", "receivers")
+# the typed role of each argument: a plain value, or the NOC x / y of the start / end core
+ARG_ROLES = {"start_noc_x": ("noc_x", "start"), "start_noc_y": ("noc_y", "start"),
+             "end_noc_x": ("noc_x", "end"), "end_noc_y": ("noc_y", "end")}
 # reads evaluated per core and buffer before the analysis gives up (the pass then changes nothing)
 MAX_EVALUATIONS = 1 << 16
 
@@ -219,7 +223,7 @@ class TTMulticastReuse(ModulePass):
                       None)
         if reader is None:
             return
-        names = list(get_attr(host, "tt.runtime_args"))
+        names = list(get_attr(host, "tt.runtime_args"))      # records, extended below
         rows = [list(r) for r in get_attr(host, "tt.core_runtime_args")]
         by_cb: dict[int, list[tile.ReadBlockOp]] = {}
         for read in reader.walk():
@@ -235,7 +239,7 @@ class TTMulticastReuse(ModulePass):
                          and e.cb_index == cb)
             if cb not in produced or None in events or begins != len(reads):
                 continue
-            found = multicast_groups(reader, reads, rows, names)
+            found = multicast_groups(reader, reads, rows, [a["name"] for a in names])
             if found is None:
                 continue
             axis, runs = found
@@ -264,13 +268,16 @@ class TTMulticastReuse(ModulePass):
         barrier.location = ret.location
 
     @staticmethod
-    def _add_args(names: list[str], rows: list[list[int]], buffer: str, runs) -> None:
+    def _add_args(names: list[dict], rows: list[list[int]], buffer: str, runs) -> None:
         role = {}
         for run in runs:
             role[run[0]] = [SENDER, *run[1], *run[-1], len(run) - 1]
             for core in run[1:]:
                 role[core] = [RECEIVER, *run[0], *run[0], 0]
-        names += [f"{buffer}_mcast_{s}" for s in ARG_SUFFIXES]
+        for s in ARG_SUFFIXES:
+            kind, end = ARG_ROLES.get(s, (None, None))
+            names.append({"name": f"{buffer}_mcast_{s}"} if kind is None else
+                         {"name": f"{buffer}_mcast_{s}", "role": kind, "core": f"{buffer}_mcast_{end}"})
         for row in rows:
             core = (row[0], row[1])
             row += role.get(core, [NONE, *core, *core, 0])

@@ -120,7 +120,7 @@ def check_multicast_protocol(module: ModuleOp) -> None:
     barriers = {b["id"]: b for b in get_attr(host, "tt.sync_barriers", {}).values()}
     active = {(x, y) for x0, y0, x1, y1 in get_attr(host, "tt.core_ranges")
               for x in range(x0, x1 + 1) for y in range(y0, y1 + 1)}
-    names = get_attr(host, "tt.runtime_args")
+    names = [a["name"] for a in get_attr(host, "tt.runtime_args")]
     rows = {(r[0], r[1]): dict(zip(names, r[2:])) for r in get_attr(host, "tt.core_runtime_args")}
     reader = next(k for k in device_kernels(module) if k.sym_name.data == get_attr(host, "tt.kernels")["reader"])
     calls = [o for o in reader.walk() if o.name.startswith("ttkernel.")]
