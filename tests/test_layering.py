@@ -28,12 +28,18 @@ ALLOWED = {
     "codegen": {"ir", "program", "layout", "arch"},
     "sim": {"ir", "program", "layout", "arch"},
     "compiler": {"passes", "program", "codegen", "sim", "ir", "layout", "arch"},
-    # front ends only build IR: ir and what ir stands on (data formats, the device description)
+    # front ends only build IR: ir, and of the foundation below it only FRONTEND_FOUNDATION
     "frontend": {"ir", "layout", "arch"},
     # running what a front end built: the driver, the simulator, the results back to the user
     "run": {"frontend", "compiler", "codegen", "sim", "program", "ir", "layout", "arch"},
     "autotuner": {"run", "frontend", "compiler", "codegen", "sim", "program", "ir", "layout", "arch"},
 }
+# ``arch`` and ``layout`` are the foundation: descriptions of the device and of data (they import
+# nothing of tilefold above them), which the IR itself is parameterised by (its tile types carry a
+# DataFormat, its verifiers read the Arch). A front end names only those two facts: the device it
+# builds for (``tilefold.arch``) and the data formats of its values (``tilefold.layout.formats``).
+FRONTEND_FOUNDATION = {"tilefold.arch", "tilefold.layout.formats"}
+
 # Facades and tools on top (the public modules, program factories, the CLI, the demo) may import
 # anything; nothing below them may import them.
 TOP = {"language", "ttl", "pykernel", "ttnn", "ops", "cli", "demo", "utils", "carver", "__main__", "__init__"}
@@ -95,6 +101,15 @@ def test_no_upward_imports():
         wrong += [f"{module}:{line} imports {t} ({source} may import {', '.join(sorted(ALLOWED[source]))})"
                   for t, line in targets if layer(t) not in allowed]
     assert not wrong, "upward imports:\n" + "\n".join(wrong)
+
+
+def test_front_ends_import_ir_and_only_the_device_and_data_formats_below_it():
+    """A front end builds IR: it imports ``ir`` and, of the foundation, the device description and
+    the data formats only — never a pass, an emitter, the simulator, a Program or the driver."""
+    wrong = [f"{module}:{line} imports {t}" for module, targets in graph().items() if layer(module) == "frontend"
+             for t, line in targets
+             if layer(t) in ("arch", "layout") and t not in FRONTEND_FOUNDATION]
+    assert not wrong, "front ends reach below ir past the device and data formats:\n" + "\n".join(wrong)
 
 
 def test_every_package_has_a_layer():

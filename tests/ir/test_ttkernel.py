@@ -56,6 +56,17 @@ def test_api_call_makes_one_cb_per_integer_index_right_after_it():
     verify_kernel_module(module)
 
 
+def test_printed_cbs_are_named_after_their_index():
+    module = parse_module(kernel("noc", '    %0 = arith.constant 16 : i32\n'
+                                        '    %in_dfb = ttkernel.get_compile_time_arg_val(0) : i32\n'))
+    block = module.body.block.first_op.body.block
+    index, arg = block.first_op.result, block.first_op.next_op.result
+    for cb in (index, arg):
+        block.insert_op_before(api_call("cb_push_back", [cb, index]), block.last_op)
+    text = print_ir(module)
+    assert "%cb16 = ttkernel.cb(%0) : i32" in text and "%cb_in_dfb = ttkernel.cb(%in_dfb) : i32" in text
+
+
 def test_text_round_trip_with_locations():
     text = kernel("noc", """\
     %0 = arith.constant 0 : i32 loc("r.py":3:4)

@@ -85,6 +85,25 @@ class Arch:
         """FPU cycles for one 32×32×32 tile matmul (2·32³ flops) at the given fidelity."""
         return 2 * 32**3 / self.fpu_flops_per_cycle_lofi * self.fidelity_phases(math_fidelity)
 
+    def call_cycles(self, cost: str, family: str | None = None, math_fidelity: str = "HiFi4") -> float:
+        """Cycles one kernel API call costs in the cost model, by the ``cost`` of its API row
+        (:data:`tilefold.ir.ttkernel_api.COSTS`): an :class:`OpCosts` term; ``matmul`` is one
+        32×32×32 tile product at ``math_fidelity``, ``pack`` one bfloat16 32×32 tile, ``sfpu`` one
+        tile of SFPU function ``family``, ``noc_issue`` one packet, ``free`` nothing."""
+        c = self.costs
+        if cost == "free":
+            return 0
+        if cost == "sfpu":
+            return c.sfpu(family)
+        if cost == "matmul":
+            return self.matmul_tile_cycles(math_fidelity) + c.matmul_phase_extra * self.fidelity_phases(math_fidelity)
+        if cost == "pack":
+            return 32 * 32 * 2 / c.pack_bytes_per_cycle
+        if cost in ("riscv_call", "cb_op", "noc_issue", "barrier", "compute_call", "fpu_eltwise_tile", "reduce_tile",
+                    "transpose_tile"):
+            return getattr(c, cost)
+        raise ArchError(f"no cost-model term {cost!r}")
+
     def peak_flops(self, math_fidelity: str = "LoFi") -> float:
         """Board FPU peak in flop/s over all chips' compute grids."""
         per_core = self.fpu_flops_per_cycle_lofi * self.clock_hz / self.fidelity_phases(math_fidelity)

@@ -20,7 +20,7 @@ from tilefold.ir.sfpu import SFPU_OPS
 from tilefold.ir.ttkernel_api import API
 
 # the FPU element-wise calls and their broadcasts (their API rows' init families)
-FPU_ELTWISE_CALLS = frozenset(f.name for f in API.values() if f.family in ("eltwise", "bcast"))
+FPU_ELTWISE_CALLS = frozenset(f.name for f in API.values() if f.eltwise is not None)
 # cumsum_tile carries its last row to the next call in SFPU registers: not one tile at a time
 SFPU_UNARY_CALLS = frozenset(op.call for op in SFPU_OPS if op.arity in ("unary", "scalar") and op.name != "cumsum")
 SFPU_BINARY_CALLS = frozenset(op.call for op in SFPU_OPS if op.arity == "binary")

@@ -291,6 +291,7 @@ class CBOp(IRDLOperation):
 
     def __init__(self, index: SSAValue | Operation):
         super().__init__(operands=[index], result_types=[CBType()])
+        self.result.name_hint = cb_name(self.index)
 
     def verify_(self) -> None:
         c = constant_int(self.index)
@@ -298,6 +299,15 @@ class CBOp(IRDLOperation):
             users = sorted({use.operation.name.removeprefix("ttkernel.") for use in self.result.uses})
             raise VerifyException(f"{', '.join(users) or 'ttkernel.cb'}: circular buffer index {c} is outside "
                                   f"0-{NUM_CIRCULAR_BUFFERS - 1}")
+
+
+def cb_name(index: SSAValue) -> str | None:
+    """The name printed IR gives the CB of ``index``: ``cb<N>`` for a constant index N (as
+    ``tt::CBIndex::c_<N>``), ``cb_<name>`` for a named index (a dataflow buffer's argument)."""
+    c = constant_int(index)
+    if c is not None:
+        return f"cb{c}"
+    return f"cb_{index.name_hint}" if index.name_hint else None
 
 
 def cb_value(index: SSAValue) -> SSAValue:

@@ -13,6 +13,12 @@ address), ``i32`` (int), ``f32`` (float), ``bool``, ``accessor`` (a TensorAccess
 ``l1_ptr`` (a uint32 L1 address the C++ passes as ``volatile tt_l1_ptr uint32_t*``).
 Thread kinds: ``noc`` (BRISC / NCRISC data movement), ``compute`` (TRISC), ``any``.
 
+Costs (``cost``, one of :data:`COSTS`): the term of the cost model (:mod:`tilefold.arch.costs`,
+:meth:`tilefold.arch.Arch.call_cycles`) the simulator charges for one call — per tile for tile
+calls, per packet for NOC transfers (which also take their transfer time), and on top of any
+wait. ``free`` calls read a value the core already holds (a runtime argument, a CB's page size,
+the core's coordinates) and cost nothing in the model.
+
 Parameter roles (:data:`PARAM_ROLES`, one entry per parameter name of the table): ``cb`` (a
 circular buffer: the operand is a ``!ttkernel.cb`` value, see :mod:`tilefold.ir.ttkernel`), ``dst`` (a DST slot of a compute call,
 checked against the DST capacity), ``per_lane`` (an address, page id, NOC coordinate or value
@@ -66,6 +72,11 @@ class TemplateParam:
     choices: tuple[str, ...] = ()
 
 
+# The cost-model terms an API row can cost (see the module docstring).
+COSTS = ("free", "riscv_call", "cb_op", "noc_issue", "barrier", "compute_call", "fpu_eltwise_tile", "matmul",
+         "reduce_tile", "transpose_tile", "pack", "sfpu")
+
+
 @dataclass(frozen=True)
 class ApiFunction:
     name: str
@@ -86,6 +97,12 @@ class ApiFunction:
     # what the call does besides its result: "pure" (nothing), "read" (reads state others write),
     # "write" (changes state: CBs, DST, L1, the NOC ...); the ttkernel op's effect trait
     effects: str = "write"
+    # what one call costs in the cost model (:data:`COSTS`; ``sfpu`` costs ``cost_family``'s cycles)
+    cost: str | None = None
+    cost_family: str | None = None
+    # an FPU element-wise row: its operation (add, sub, mul) and the broadcast of in1 (rows, cols,
+    # scalar; None for none)
+    eltwise: tuple[str, str | None] | None = None
 
     @property
     def cpp_function(self) -> str:
@@ -100,8 +117,8 @@ _DATAFLOW_H = "api/dataflow/dataflow_api.h"
 _P = Param
 
 
-def _df(name, params=(), result=None, **kw):
-    return ApiFunction(name, tuple(params), result, thread="noc", header=_DATAFLOW_H, **kw)
+def _df(name, params=(), result=None, cost="riscv_call", **kw):
+    return ApiFunction(name, tuple(params), result, thread="noc", header=_DATAFLOW_H, cost=cost, **kw)
 
 
 POOL_TYPE = TemplateParam("pool_type", "PoolType", "SUM", ("SUM", "AVG", "MAX"))
@@ -118,25 +135,25 @@ HEADER_MACROS: dict[str, tuple[tuple[str, TemplateParam], ...]] = {
 DATAFLOW_API: tuple[ApiFunction, ...] = (
     # runtime arguments (also usable from compute kernels)
     ApiFunction("get_arg_val", (_P("arg_index"),), "u32", thread="any", effects="pure", cpp_type_template="uint32_t",
-                doc="Per-core runtime argument."),
+                cost="free", doc="Per-core runtime argument."),
     ApiFunction("get_common_arg_val", (_P("arg_index"),), "u32", thread="any", effects="pure",
-                cpp_type_template="uint32_t",
+                cpp_type_template="uint32_t", cost="free",
                 doc="Runtime argument common to every core of the kernel."),
     # circular buffers (both thread kinds; compute gets them from api/compute/cb_api.h)
-    ApiFunction("cb_reserve_back", (_P("cb"), _P("num_pages"))),
-    ApiFunction("cb_push_back", (_P("cb"), _P("num_pages"))),
-    ApiFunction("cb_wait_front", (_P("cb"), _P("num_pages"))),
-    ApiFunction("cb_pop_front", (_P("cb"), _P("num_pages"))),
+    ApiFunction("cb_reserve_back", (_P("cb"), _P("num_pages")), cost="cb_op"),
+    ApiFunction("cb_push_back", (_P("cb"), _P("num_pages")), cost="cb_op"),
+    ApiFunction("cb_wait_front", (_P("cb"), _P("num_pages")), cost="cb_op"),
+    ApiFunction("cb_pop_front", (_P("cb"), _P("num_pages")), cost="cb_op"),
     _df("get_write_ptr", (_P("cb"),), "u32", effects="read"),
     _df("get_read_ptr", (_P("cb"),), "u32", effects="read"),
-    _df("get_tile_size", (_P("cb"),), "u32", effects="pure"),
+    _df("get_tile_size", (_P("cb"),), "u32", effects="pure", cost="free"),
     # NOC transfers
-    _df("noc_async_read", (_P("src_noc_addr", "u64"), _P("dst_local_l1_addr"), _P("size"))),
-    _df("noc_async_write", (_P("src_local_l1_addr"), _P("dst_noc_addr", "u64"), _P("size"))),
+    _df("noc_async_read", (_P("src_noc_addr", "u64"), _P("dst_local_l1_addr"), _P("size")), cost="noc_issue"),
+    _df("noc_async_write", (_P("src_local_l1_addr"), _P("dst_noc_addr", "u64"), _P("size")), cost="noc_issue"),
     _df("noc_async_read_page", (_P("page_id"), _P("accessor", "accessor"), _P("dst_local_l1_addr"),
-                                _P("offset", default=0))),
+                                _P("offset", default=0)), cost="noc_issue"),
     _df("noc_async_write_page", (_P("page_id"), _P("accessor", "accessor"), _P("src_local_l1_addr"),
-                                 _P("size", default=0), _P("offset", default=0))),
+                                 _P("size", default=0), _P("offset", default=0)), cost="noc_issue"),
     _df("get_noc_addr", (_P("page_id"), _P("accessor", "accessor"), _P("offset", default=0)), "u64",
         effects="pure", doc="NOC address of a page of a TensorAccessor."),
     _df("get_noc_addr_xy", (_P("noc_x"), _P("noc_y"), _P("addr")), "u64", cpp_name="get_noc_addr", effects="pure",
@@ -144,27 +161,28 @@ DATAFLOW_API: tuple[ApiFunction, ...] = (
     _df("get_noc_multicast_addr", (_P("noc_x_start"), _P("noc_y_start"), _P("noc_x_end"), _P("noc_y_end"),
                                    _P("addr")), "u64", effects="pure"),
     _df("noc_async_write_multicast", (_P("src_local_l1_addr"), _P("dst_noc_addr_multicast", "u64"), _P("size"),
-                                      _P("num_dests"), _P("linked", "bool", False))),
+                                      _P("num_dests"), _P("linked", "bool", False)), cost="noc_issue"),
     _df("noc_async_write_multicast_loopback_src", (_P("src_local_l1_addr"), _P("dst_noc_addr_multicast", "u64"),
-                                                   _P("size"), _P("num_dests"), _P("linked", "bool", False))),
-    _df("noc_async_read_barrier"),
-    _df("noc_async_write_barrier"),
-    _df("noc_async_writes_flushed"),
-    _df("noc_async_atomic_barrier"),
+                                                   _P("size"), _P("num_dests"), _P("linked", "bool", False)),
+        cost="noc_issue"),
+    _df("noc_async_read_barrier", cost="barrier"),
+    _df("noc_async_write_barrier", cost="barrier"),
+    _df("noc_async_writes_flushed", cost="barrier"),
+    _df("noc_async_atomic_barrier", cost="barrier"),
     # semaphores
     _df("get_semaphore", (_P("semaphore_id"),), "u32", effects="pure"),
     _df("noc_semaphore_set", (_P("sem_addr", "l1_ptr"), _P("value"))),
     _df("noc_semaphore_wait", (_P("sem_addr", "l1_ptr"), _P("value"))),
     _df("noc_semaphore_wait_min", (_P("sem_addr", "l1_ptr"), _P("value"))),
-    _df("noc_semaphore_inc", (_P("addr", "u64"), _P("incr"))),
-    _df("noc_semaphore_set_remote", (_P("src_local_l1_addr"), _P("dst_noc_addr", "u64"))),
+    _df("noc_semaphore_inc", (_P("addr", "u64"), _P("incr")), cost="noc_issue"),
+    _df("noc_semaphore_set_remote", (_P("src_local_l1_addr"), _P("dst_noc_addr", "u64")), cost="noc_issue"),
     _df("noc_semaphore_set_multicast", (_P("src_local_l1_addr"), _P("dst_noc_addr_multicast", "u64"),
-                                        _P("num_dests"), _P("linked", "bool", False))),
+                                        _P("num_dests"), _P("linked", "bool", False)), cost="noc_issue"),
     _df("noc_semaphore_set_multicast_loopback_src", (_P("src_local_l1_addr"), _P("dst_noc_addr_multicast", "u64"),
-                                                     _P("num_dests"), _P("linked", "bool", False))),
+                                                     _P("num_dests"), _P("linked", "bool", False)), cost="noc_issue"),
     # where am I
-    ApiFunction("get_absolute_logical_x", (), "u32", effects="pure", doc="This core's logical x."),
-    ApiFunction("get_absolute_logical_y", (), "u32", effects="pure", doc="This core's logical y."),
+    ApiFunction("get_absolute_logical_x", (), "u32", effects="pure", cost="free", doc="This core's logical x."),
+    ApiFunction("get_absolute_logical_y", (), "u32", effects="pure", cost="free", doc="This core's logical y."),
 )
 
 
@@ -175,7 +193,7 @@ def _cp(name, params=(), header="api/compute/compute_kernel_api.h", **kw):
 
 def _init(name, params=(), header="api/compute/compute_kernel_api.h", **kw):
     """A call that only configures the engines (init, uninit, reconfig)."""
-    return _cp(name, params, header, configures=True, **kw)
+    return _cp(name, params, header, configures=True, cost="compute_call", **kw)
 
 
 _ELTWISE_BINARY_H = "api/compute/eltwise_binary.h"
@@ -191,35 +209,38 @@ COMPUTE_API: list[ApiFunction] = [
     _init("binary_op_init_common", ("in0_cb", "in1_cb", "out_cb"), _ELTWISE_BINARY_H),
     _init("unary_op_init_common", ("in_cb", "out_cb"), "api/compute/eltwise_unary/eltwise_unary.h"),
     _init("init_sfpu", ("in_cb", "out_cb"), "api/compute/eltwise_unary/eltwise_unary.h"),
-    _cp("tile_regs_acquire", (), "api/compute/reg_api.h"),
-    _cp("tile_regs_commit", (), "api/compute/reg_api.h"),
-    _cp("tile_regs_wait", (), "api/compute/reg_api.h"),
-    _cp("tile_regs_release", (), "api/compute/reg_api.h"),
+    _cp("tile_regs_acquire", (), "api/compute/reg_api.h", cost="compute_call"),
+    _cp("tile_regs_commit", (), "api/compute/reg_api.h", cost="compute_call"),
+    _cp("tile_regs_wait", (), "api/compute/reg_api.h", cost="compute_call"),
+    _cp("tile_regs_release", (), "api/compute/reg_api.h", cost="compute_call"),
     _init("copy_tile_init", ("in_cb",), "api/compute/tile_move_copy.h"),
     _init("copy_tile_to_dst_init_short_with_dt", ("old_in_cb", "new_in_cb"), "api/compute/tile_move_copy.h"),
     _cp("copy_tile", ("in_cb", "in_tile_index", "dst_index"), "api/compute/tile_move_copy.h", init="copy_tile_init",
-        family="copy"),
+        family="copy", cost="fpu_eltwise_tile"),
     _init("copy_dest_values_init", (), "api/compute/copy_dest_values.h"),
     _cp("copy_dest_values", ("dst_in", "dst_out"), "api/compute/copy_dest_values.h", init="copy_dest_values_init",
-        family="copy_dest"),
+        family="copy_dest", cost="sfpu", cost_family="copy"),
     _init("reconfig_data_format", ("srca_cb", "srcb_cb"), "api/compute/reconfig_data_format.h"),
     _init("reconfig_data_format_srca", ("srca_cb",), "api/compute/reconfig_data_format.h"),
     _init("pack_reconfig_data_format", ("out_cb",), "api/compute/pack.h"),
-    _cp("pack_reconfig_l1_acc", ("l1_acc_en",), "api/compute/pack.h",
+    _cp("pack_reconfig_l1_acc", ("l1_acc_en",), "api/compute/pack.h", cost="compute_call",
         doc="1: later packs add DST to the tiles already at their L1 place; 0: they overwrite them."),
     _cp("pack_tile", ("dst_index", "out_cb", Param("out_tile_index", default=0)), "api/compute/pack.h",
-        init="pack_reconfig_data_format", family="pack",
+        init="pack_reconfig_data_format", family="pack", cost="pack",
         templates=(TemplateParam("out_of_order_output", "bool", False),)),
     _cp("pack_tile_block", ("dst_index", "out_cb", "ntiles"), "api/compute/pack.h", init="pack_reconfig_data_format",
-        family="pack",
+        family="pack", cost="pack",
         doc="DST[dst_index .. dst_index+ntiles) to the next ntiles pages of out_cb, as ntiles pack_tile calls."),
     # FPU element-wise (tiles from two CBs into DST)
     _init("add_tiles_init", ("in0_cb", "in1_cb"), _ELTWISE_BINARY_H),
     _init("sub_tiles_init", ("in0_cb", "in1_cb"), _ELTWISE_BINARY_H),
     _init("mul_tiles_init", ("in0_cb", "in1_cb"), _ELTWISE_BINARY_H),
-    _cp("add_tiles", _FPU_TILE_ARGS, _ELTWISE_BINARY_H, init="add_tiles_init", family="eltwise"),
-    _cp("sub_tiles", _FPU_TILE_ARGS, _ELTWISE_BINARY_H, init="sub_tiles_init", family="eltwise"),
-    _cp("mul_tiles", _FPU_TILE_ARGS, _ELTWISE_BINARY_H, init="mul_tiles_init", family="eltwise"),
+    _cp("add_tiles", _FPU_TILE_ARGS, _ELTWISE_BINARY_H, init="add_tiles_init", family="eltwise",
+        cost="fpu_eltwise_tile", eltwise=("add", None)),
+    _cp("sub_tiles", _FPU_TILE_ARGS, _ELTWISE_BINARY_H, init="sub_tiles_init", family="eltwise",
+        cost="fpu_eltwise_tile", eltwise=("sub", None)),
+    _cp("mul_tiles", _FPU_TILE_ARGS, _ELTWISE_BINARY_H, init="mul_tiles_init", family="eltwise",
+        cost="fpu_eltwise_tile", eltwise=("mul", None)),
     # FPU broadcasts: in1's first row (ROWS), first column (COLS) or [0,0] (SCALAR) broadcast
     _init("add_bcast_rows_init_short", ("in0_cb", "in1_cb"), _BCAST_H),
     _init("add_bcast_cols_init_short", ("in0_cb", "in1_cb"), _BCAST_H),
@@ -229,46 +250,57 @@ COMPUTE_API: list[ApiFunction] = [
     _init("mul_bcast_rows_init_short", ("in0_cb", "in1_cb"), _BCAST_H),
     _init("mul_bcast_cols_init_short", ("in0_cb", "in1_cb"), _BCAST_H),
     _init("mul_tiles_bcast_scalar_init_short", ("in0_cb", "in1_cb"), _BCAST_H),
-    _cp("add_tiles_bcast_rows", _FPU_TILE_ARGS, _BCAST_H, init="add_bcast_rows_init_short", family="bcast"),
-    _cp("add_tiles_bcast_cols", _FPU_TILE_ARGS, _BCAST_H, init="add_bcast_cols_init_short", family="bcast"),
-    _cp("add_tiles_bcast_scalar", _FPU_TILE_ARGS, _BCAST_H, init="add_bcast_scalar_init_short", family="bcast"),
-    _cp("sub_tiles_bcast_cols", _FPU_TILE_ARGS, _BCAST_H, init="sub_bcast_cols_init_short", family="bcast"),
-    _cp("sub_tiles_bcast_scalar", _FPU_TILE_ARGS, _BCAST_H, init="sub_tiles_bcast_scalar_init_short", family="bcast"),
-    _cp("mul_tiles_bcast_rows", _FPU_TILE_ARGS, _BCAST_H, init="mul_bcast_rows_init_short", family="bcast"),
-    _cp("mul_tiles_bcast_cols", _FPU_TILE_ARGS, _BCAST_H, init="mul_bcast_cols_init_short", family="bcast"),
-    _cp("mul_tiles_bcast_scalar", _FPU_TILE_ARGS, _BCAST_H, init="mul_tiles_bcast_scalar_init_short", family="bcast"),
+    _cp("add_tiles_bcast_rows", _FPU_TILE_ARGS, _BCAST_H, init="add_bcast_rows_init_short", family="bcast",
+        cost="fpu_eltwise_tile", eltwise=("add", "rows")),
+    _cp("add_tiles_bcast_cols", _FPU_TILE_ARGS, _BCAST_H, init="add_bcast_cols_init_short", family="bcast",
+        cost="fpu_eltwise_tile", eltwise=("add", "cols")),
+    _cp("add_tiles_bcast_scalar", _FPU_TILE_ARGS, _BCAST_H, init="add_bcast_scalar_init_short", family="bcast",
+        cost="fpu_eltwise_tile", eltwise=("add", "scalar")),
+    _cp("sub_tiles_bcast_cols", _FPU_TILE_ARGS, _BCAST_H, init="sub_bcast_cols_init_short", family="bcast",
+        cost="fpu_eltwise_tile", eltwise=("sub", "cols")),
+    _cp("sub_tiles_bcast_scalar", _FPU_TILE_ARGS, _BCAST_H, init="sub_tiles_bcast_scalar_init_short", family="bcast",
+        cost="fpu_eltwise_tile", eltwise=("sub", "scalar")),
+    _cp("mul_tiles_bcast_rows", _FPU_TILE_ARGS, _BCAST_H, init="mul_bcast_rows_init_short", family="bcast",
+        cost="fpu_eltwise_tile", eltwise=("mul", "rows")),
+    _cp("mul_tiles_bcast_cols", _FPU_TILE_ARGS, _BCAST_H, init="mul_bcast_cols_init_short", family="bcast",
+        cost="fpu_eltwise_tile", eltwise=("mul", "cols")),
+    _cp("mul_tiles_bcast_scalar", _FPU_TILE_ARGS, _BCAST_H, init="mul_tiles_bcast_scalar_init_short", family="bcast",
+        cost="fpu_eltwise_tile", eltwise=("mul", "scalar")),
     # matmul
     _init("mm_init", ("in0_cb", "in1_cb", "out_cb", Param("transpose", default=0)), _MATMUL_H),
     _init("mm_init_short", ("in0_cb", "in1_cb", Param("transpose", default=0)), _MATMUL_H),
-    _cp("matmul_tiles", _FPU_TILE_ARGS, _MATMUL_H, init="mm_init_short", family="matmul_tiles"),
+    _cp("matmul_tiles", _FPU_TILE_ARGS, _MATMUL_H, init="mm_init_short", family="matmul_tiles", cost="matmul"),
     _init("mm_block_init", ("in0_cb", "in1_cb", "out_cb", Param("transpose", default=0), Param("ct_dim", default=1),
                             Param("rt_dim", default=1), Param("kt_dim", default=1)), _MATMUL_H),
     _init("mm_block_init_short", ("in0_cb", "in1_cb", Param("transpose", default=0), Param("ct_dim", default=1),
                                   Param("rt_dim", default=1), Param("kt_dim", default=1)), _MATMUL_H),
     _cp("matmul_block", ("in0_cb", "in1_cb", "in0_tile_index", "in1_tile_index", "dst_index", "transpose",
                          "ct_dim", "rt_dim", "kt_dim"), _MATMUL_H, init="mm_block_init_short", family="matmul_block",
+        cost="matmul",
         doc="rt_dim x ct_dim output tiles at dst_index.. from one K step: in0 rows strided by kt_dim."),
     # reduce (scaler tile from a second CB)
     _init("reduce_init", ("in_cb", "scaler_cb", "out_cb"), "api/compute/reduce.h", templates=(POOL_TYPE, REDUCE_DIM)),
     _cp("reduce_tile", ("in_cb", "scaler_cb", "in_tile_index", "scaler_tile_index", "dst_index"),
-        "api/compute/reduce.h", templates=(POOL_TYPE, REDUCE_DIM), init="reduce_init", family="reduce"),
+        "api/compute/reduce.h", templates=(POOL_TYPE, REDUCE_DIM), init="reduce_init", family="reduce",
+        cost="reduce_tile"),
     _init("reduce_uninit", (), "api/compute/reduce.h"),
     # transpose
     _init("transpose_wh_init", ("in_cb", "out_cb"), "api/compute/transpose_wh.h"),
     _init("transpose_wh_init_short", ("in_cb",), "api/compute/transpose_wh.h"),
     _cp("transpose_wh_tile", ("in_cb", "in_tile_index", "dst_index"), "api/compute/transpose_wh.h",
-        init="transpose_wh_init_short", family="transpose"),
+        init="transpose_wh_init_short", family="transpose", cost="transpose_tile"),
     _init("transpose_wh_dest_init_short", (), "api/compute/transpose_wh_dest.h"),
     _cp("transpose_wh_dest", ("dst_index",), "api/compute/transpose_wh_dest.h", init="transpose_wh_dest_init_short",
-        family="transpose_dest",
+        family="transpose_dest", cost="transpose_tile",
         doc="Transpose the tile in DST slot dst_index in place."),
     # tilize / untilize (manage DST themselves)
     _init("tilize_init", ("in_cb", "block", "out_cb"), "api/compute/tilize.h"),
-    _cp("tilize_block", ("in_cb", "block", "out_cb"), "api/compute/tilize.h", init="tilize_init", family="tilize"),
+    _cp("tilize_block", ("in_cb", "block", "out_cb"), "api/compute/tilize.h", init="tilize_init", family="tilize",
+        cost="fpu_eltwise_tile"),
     _init("tilize_uninit", ("in_cb", "out_cb"), "api/compute/tilize.h"),
     _init("untilize_init", ("in_cb",), "api/compute/untilize.h"),
     _cp("untilize_block", ("in_cb", "block", "out_cb"), "api/compute/untilize.h", init="untilize_init",
-        family="untilize"),
+        family="untilize", cost="fpu_eltwise_tile"),
     _init("untilize_uninit", ("in_cb",), "api/compute/untilize.h"),
 ]
 
@@ -282,14 +314,14 @@ def _sfpu_rows(arity: str, slots: tuple[str, ...]) -> None:
         if not any(f.name == op.init for f in COMPUTE_API) and arity != "scalar":
             COMPUTE_API.append(_init(op.init, (), op.header))
         COMPUTE_API.append(_cp(op.call, slots + tuple(Param(n, k) for n, k in op.params), op.header, sfpu=op.name,
-                               init=op.init, family="sfpu"))
+                               init=op.init, family="sfpu", cost="sfpu", cost_family=op.cost))
 
 
 # SFPU on DST slots: two slots into a third, where, one slot in place, one slot with a float scalar
 _sfpu_rows("binary", ("dst_in0", "dst_in1", "dst_out"))
 COMPUTE_API.append(_init("where_tile_init", (), _WHERE_H))
 COMPUTE_API.append(_cp("where_tile", ("dst_condition", "dst_true", "dst_false", "dst_out"), _WHERE_H,
-                       init="where_tile_init", family="where",
+                       init="where_tile_init", family="where", cost="sfpu", cost_family="where",
                        templates=(TemplateParam("data_format", "DataFormat", "Float16_b",
                                                 ("Float16_b", "Float32", "Int32", "UInt32", "UInt16")),)))
 _sfpu_rows("unary", ("dst_index",))
@@ -317,5 +349,5 @@ def api_function(name: str) -> ApiFunction | None:
     return API.get(name)
 
 
-__all__ = ["Param", "TemplateParam", "ApiFunction", "API", "SPECIAL_OPS", "api_function",
+__all__ = ["Param", "TemplateParam", "ApiFunction", "API", "COSTS", "SPECIAL_OPS", "api_function",
            "POOL_TYPE", "REDUCE_DIM", "HEADER_MACROS"]

@@ -34,6 +34,7 @@ import numpy as np
 
 from tilefold.errors import TilefoldError
 from tilefold.ir.sfpu import SFPU
+from tilefold.ir.ttkernel_api import API
 from tilefold.ir.tile_loops import (DST_SYNC_CALLS, FPU_ELTWISE_CALLS, INIT_CALLS, MATMUL_CALLS, SFPU_BINARY_CALLS,
                                     SFPU_UNARY_CALLS)
 from tilefold.sim import tile_math as tm
@@ -350,14 +351,13 @@ class _Plan:
         self._write(i, _Node(("copy", ps, fmt, to_dest), [], address))
 
     def _fpu_binary(self, name, in0_cb, in1_cb, in0_tile, in1_tile, dst_index) -> None:
-        op, _, bcast = name.partition("_tiles")
+        op, bcast = API[name].eltwise
         i = self._math_slot(dst_index, name)
-        self._configured(self.ctx.engines.check_fpu(name, ("binary", op, bcast.removeprefix("_bcast_") or None),
-                                                    in0_cb, in1_cb))
+        self._configured(self.ctx.engines.check_fpu(name, ("binary", op, bcast), in0_cb, in1_cb))
         a = self._cb_tile(in0_cb, in0_tile, name, fpu=True)
         b = self._cb_tile(in1_cb, in1_tile, name, fpu=True)
         self._math(self.ctx.costs.fpu_eltwise_tile, True)
-        self._write(i, _Node(("fpu", op, bcast.removeprefix("_bcast_") or None, a[1:], b[1:]), [], (a[0], b[0])))
+        self._write(i, _Node(("fpu", op, bcast, a[1:], b[1:]), [], (a[0], b[0])))
 
     def _sfpu_unary(self, name: str, dst_index, *params) -> None:
         base = name[:-5]

@@ -149,8 +149,8 @@ builtin.module {
 // CHECK-NEXT:         %[[#ZERO:]] = arith.constant 0 : i32
 // CHECK-NEXT:         ttkernel.noc_semaphore_set(%A_s_sender_sem, %[[#ZERO]]) : i32, i32
 // CHECK-NEXT:         %[[#INDEX:]] = arith.constant 0 : i32
-// CHECK-NEXT:         %[[#CB:]] = ttkernel.cb(%[[#INDEX]]) : i32
-// CHECK-NEXT:         %[[#L1:]] = ttkernel.get_write_ptr(%[[#CB]]) : (!ttkernel.cb) -> i32
+// CHECK-NEXT:         %cb0 = ttkernel.cb(%[[#INDEX]]) : i32
+// CHECK-NEXT:         %[[#L1:]] = ttkernel.get_write_ptr(%cb0) : (!ttkernel.cb) -> i32
 // CHECK-NEXT:         %[[#DATA:]] = ttkernel.get_noc_multicast_addr(%A_s_start_noc_x, %A_s_start_noc_y, %A_s_end_noc_x, %A_s_end_noc_y, %[[#L1]]) : (i32, i32, i32, i32, i32) -> i64
 // CHECK-NEXT:         %[[#BYTES:]] = arith.constant 4096 : i32
 // CHECK-NEXT:         %[[#NOLINK:]] = arith.constant false

@@ -242,7 +242,7 @@ CHECK-NEXT: } else {
 CHECK:        memref.store %{{[0-9]+}}, %branch[] : memref<i32>
 CHECK:      scf.for %i = %{{[0-9]+}} to %n step %{{[0-9]+}} : i32 {
 CHECK:        %inside = arith.muli %i, %{{[0-9]+}} : i32
-CHECK:        ttkernel.cb_push_back(%{{[0-9]+}}, %inside)
+CHECK:        ttkernel.cb_push_back(%{{cb0[_0-9]*}}, %inside)
 CHECK:      memref.load %branch[]
 CHECK:      memref.load %twice[]
 """)

@@ -42,11 +42,11 @@ CHECK-NEXT:     memref.store %[[NEW]], %stick_id[] : memref<i32>
 CHECK-NEXT:   }
 CHECK:        scf.for %block = %{{[0-9]+}} to %num_full_blocks_in_row step %{{[0-9]+}} : i32 {
 CHECK-NEXT:     %[[CB:[0-9]+]] = arith.constant 0 : i32
-CHECK-NEXT:     %[[CBV:[0-9]+]] = ttkernel.cb(%[[CB]]) : i32
+CHECK-NEXT:     %[[CBV:cb0(_[0-9]+)?]] = ttkernel.cb(%[[CB]]) : i32
 CHECK-NEXT:     ttkernel.cb_reserve_back(%[[CBV]], %num_tiles_per_block) : !ttkernel.cb, i32
 CHECK-NEXT:     %l1_write_addr = memref.alloca() : memref<i32>
 CHECK-NEXT:     %[[CB2:[0-9]+]] = arith.constant 0 : i32
-CHECK-NEXT:     %[[CBV2:[0-9]+]] = ttkernel.cb(%[[CB2]]) : i32
+CHECK-NEXT:     %[[CBV2:cb0(_[0-9]+)?]] = ttkernel.cb(%[[CB2]]) : i32
 CHECK-NEXT:     %[[PTR:[0-9]+]] = ttkernel.get_write_ptr(%[[CBV2]]) : (!ttkernel.cb) -> i32
 CHECK-NEXT:     memref.store %[[PTR]], %l1_write_addr[] : memref<i32>
 CHECK:          scf.for %k = %{{[0-9]+}} to %{{[0-9]+}} step %{{[0-9]+}} : i32 {
@@ -61,15 +61,15 @@ CHECK-NEXT:       memref.store %[[NEXT]], %base_src_noc_addr[%{{[0-9]+}}] : memr
 CHECK-NEXT:     }
 CHECK-NEXT:     ttkernel.noc_async_read_barrier()
 CHECK-NEXT:     %[[CB3:[0-9]+]] = arith.constant 0 : i32
-CHECK-NEXT:     %[[CBV3:[0-9]+]] = ttkernel.cb(%[[CB3]]) : i32
+CHECK-NEXT:     %[[CBV3:cb0(_[0-9]+)?]] = ttkernel.cb(%[[CB3]]) : i32
 CHECK-NEXT:     ttkernel.cb_push_back(%[[CBV3]], %num_tiles_per_block) : !ttkernel.cb, i32
 CHECK-NEXT:   }
 CHECK-NEXT:   %[[ZERO:[0-9]+]] = arith.constant 0 : i32
 CHECK-NEXT:   %[[ANY:[0-9]+]] = arith.cmpi ugt, %num_leftover_tiles, %[[ZERO]] : i32
 CHECK-NEXT:   scf.if %[[ANY]] {
-CHECK:          ttkernel.cb_reserve_back(%{{[0-9]+}}, %num_leftover_tiles) : !ttkernel.cb, i32
+CHECK:          ttkernel.cb_reserve_back(%{{cb0[_0-9]*}}, %num_leftover_tiles) : !ttkernel.cb, i32
 CHECK:          ttkernel.noc_async_read(%{{[0-9]+}}, %{{[0-9]+}}, %leftover_width_in_row) : i64, i32, i32
-CHECK:          ttkernel.cb_push_back(%{{[0-9]+}}, %num_leftover_tiles) : !ttkernel.cb, i32
+CHECK:          ttkernel.cb_push_back(%{{cb0[_0-9]*}}, %num_leftover_tiles) : !ttkernel.cb, i32
 CHECK-NEXT:   }
 CHECK-NEXT: }
 CHECK-NEXT: func.return
@@ -79,7 +79,7 @@ WRITER_CHECKS = """
 CHECK-LABEL: func.func @writer_unary_interleaved_start_id() attributes {ttkernel.thread = "noc"}
 CHECK:      %start_id = ttkernel.get_arg_val
 CHECK-NEXT: %cb_id_out = ttkernel.get_compile_time_arg_val(0 : i32) : i32
-CHECK-NEXT: %[[CB:[0-9]+]] = ttkernel.cb(%cb_id_out) : i32
+CHECK-NEXT: %[[CB:cb_cb_id_out]] = ttkernel.cb(%cb_id_out) : i32
 CHECK-NEXT: %dst_args = ttkernel.tensor_accessor_args() {cta_offset = 1 : i32}
 CHECK-NEXT: %page_bytes = ttkernel.get_tile_size(%[[CB]]) : (!ttkernel.cb) -> i32
 CHECK-NEXT: %s = ttkernel.tensor_accessor(%dst_args, %dst_addr, %page_bytes)
