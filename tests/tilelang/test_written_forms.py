@@ -1,0 +1,87 @@
+"""Forms TileLang kernels are written in: ``T.gemm(transpose_A=True)``, ``T.grid`` and ``T.Serial``
+loops, a jitted factory annotated ``-> T.PrimFunc``, and ``T.float8_e4m3fn`` tensors (stored as
+bfloat8_b, with a warning). Each runs on the simulated device against numpy."""
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import tilefold as tilelang
+import tilefold.language as T
+from tilefold.ir.tile_types import DTypeWarning
+
+
+@tilelang.jit(out_idx=[2])
+def gemm_transposed(M, N, K, bm=32, bn=32, bk=32) -> T.PrimFunc:
+    @T.prim_func
+    def main(A: T.Tensor((K, M), "bfloat16"), B: T.Tensor((N, K), "bfloat16"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm)) as (bx, by):
+            a = T.alloc_shared((bk, bm), "bfloat16")
+            b = T.alloc_shared((bn, bk), "bfloat16")
+            c = T.alloc_fragment((bm, bn), "float32")
+            T.clear(c)
+            for ko in T.Pipelined(T.ceildiv(K, bk), num_stages=2):
+                T.copy(A[ko * bk, by * bm], a)
+                T.copy(B[bx * bn, ko * bk], b)
+                T.gemm(a, b, c, transpose_A=True, transpose_B=True)
+            T.copy(c, C[by * bm, bx * bn])
+
+    return main
+
+
+def test_gemm_with_transpose_a_and_b_from_an_annotated_factory():
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((64, 96)).astype(ml_dtypes.bfloat16)
+    b = rng.standard_normal((64, 64)).astype(ml_dtypes.bfloat16)
+    got = gemm_transposed(96, 64, 64)(a, b)
+    want = a.astype(np.float32).T @ b.astype(np.float32).T
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3)
+
+
+@tilelang.jit(out_idx=[1])
+def grid_and_serial(M, N, rounds):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, N), "float32")):
+        with T.Kernel(1) as bx:
+            s = T.alloc_fragment((M, N), "float32")
+            T.copy(A, s)
+            for i, j in T.grid(M, N):
+                s[i, j] = s[i, j] * 2.0
+            for r in T.Serial(rounds):
+                for i, j in T.Parallel(M, N):
+                    s[i, j] = s[i, j] + 1.0
+            T.copy(s, B)
+
+    return main
+
+
+def test_grid_and_capitalised_serial_loops():
+    x = np.random.default_rng(1).standard_normal((32, 64)).astype(np.float32)
+    np.testing.assert_allclose(grid_and_serial(32, 64, 3)(x), x * 2 + 3, rtol=1e-6, atol=1e-6)
+
+
+@tilelang.jit(out_idx=[1])
+def to_float8(M, N):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, N), T.float8_e4m3fn)):
+        with T.Kernel(1) as bx:
+            s = T.alloc_fragment((M, N), "float32")
+            o = T.alloc_fragment((M, N), T.float8_e4m3fn)
+            T.copy(A, s)
+            for i, j in T.Parallel(M, N):
+                o[i, j] = s[i, j] * 2.0
+            T.copy(o, B)
+
+    return main
+
+
+def test_float8_e4m3fn_is_stored_as_bfloat8_b_and_the_user_is_told():
+    x = np.random.default_rng(2).standard_normal((32, 32)).astype(np.float32)
+    with pytest.warns(DTypeWarning, match="float8_e4m3fn has no Wormhole tile format; stored as bfloat8_b"):
+        y = to_float8(32, 32)(x)
+    assert y.dtype == ml_dtypes.float8_e4m3fn
+    want = 2 * x
+    err = np.abs(y.astype(np.float32) - want)
+    # e4m3 keeps 3 mantissa bits (1/16 relative), bfloat8_b 7 bits below each 16 values' exponent
+    assert (err <= np.abs(want) / 16 + np.abs(want).max() / 64).all()
+    assert err.max() > 0   # it really is narrowed
