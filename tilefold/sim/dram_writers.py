@@ -140,8 +140,11 @@ class DramWriters:
         local = np.broadcast_to(np.asarray(local, dtype=np.int64), shape).ravel() - self.base
         first = local // GRANULE
         count = -(-(local + nbytes) // GRANULE) - first
-        for k in range(int(count.max()) if count.size else 0):
-            self.touched[bank, np.minimum(first + k, first + count - 1)] = True
+        if not count.size:
+            return
+        # every granule of every write in one assignment (a short write repeats its last granule)
+        steps = np.minimum(np.arange(int(count.max())), (count - 1)[:, None])
+        self.touched[bank[:, None], first[:, None] + steps] = True
 
     def untouched(self, bank: np.ndarray, local: np.ndarray, nbytes: int) -> np.ndarray:
         """Per page (``bank``, ``local`` arrays, ``nbytes`` each): whether no write touched any of its bytes."""

@@ -163,16 +163,21 @@ def _time(ctx, run: list, call: str, bank: np.ndarray, l1: np.ndarray, nbytes: i
     dev = ctx.dev
     issue = ctx._issue_cycles(nbytes)
     t = nbytes / ctx.arch.noc_link_bytes_per_cycle
-    steps = np.arange(n, dtype=np.float64)[:, None]
-    port = np.maximum(ctx.port_free + (steps + 1) * t, ctx.clock + t + steps * max(issue, t))   # (n, lanes)
-    # dram_free after call j: max over i <= j of (entry_i + (j - i + 1) * service), entry_-1 = dram_free
-    service = nbytes / dev.dram_share[ctx.row_idx]
-    entries = np.concatenate([ctx.dram_free[None] - service, port]) - np.arange(-1, n)[:, None] * service
-    dram_free = np.maximum.accumulate(entries, axis=0)[1:] + (steps + 1) * service
-    ctx.dram_free = dram_free[-1].copy()
-    done = np.maximum(port, dram_free) + (ctx.costs.noc_latency + ctx.costs.dram_latency)
+    latency = ctx.costs.noc_latency + ctx.costs.dram_latency
+    if lanes == 1:
+        last_port, last_done = _time_one_lane(ctx, n, issue, t, nbytes / dev.dram_share[ctx.row0], latency)
+    else:
+        steps = np.arange(n, dtype=np.float64)[:, None]
+        port = np.maximum(ctx.port_free + (steps + 1) * t, ctx.clock + t + steps * max(issue, t))   # (n, lanes)
+        # dram_free after call j: max over i <= j of (entry_i + (j - i + 1) * service), entry_-1 = dram_free
+        service = nbytes / dev.dram_share[ctx.row_idx]
+        entries = np.concatenate([ctx.dram_free[None] - service, port]) - np.arange(-1, n)[:, None] * service
+        dram_free = np.maximum.accumulate(entries, axis=0)[1:] + (steps + 1) * service
+        ctx.dram_free = dram_free[-1].copy()
+        done = np.maximum(port, dram_free) + latency
+        ctx.port_free = port[-1].copy()
+        last_port, last_done = port.max(axis=0), done.max(axis=0)
     dev.bank_traffic.append((bank, nbytes))
-    ctx.port_free = port[-1].copy()
     ctx.charge(issue * n, None, call)
     counters = dev.counters
     counters.noc_bytes += nbytes * lanes * n
@@ -180,12 +185,12 @@ def _time(ctx, run: list, call: str, bank: np.ndarray, l1: np.ndarray, nbytes: i
     if call == READ:
         counters.dram_read_bytes += nbytes * lanes * n
         dev.core_read_bytes[ctx.row_idx] += nbytes * n
-        np.maximum(ctx.read_done, done.max(axis=0), out=ctx.read_done)
+        np.maximum(ctx.read_done, last_done, out=ctx.read_done)
         pending = ctx.pending_reads
     else:
         counters.dram_write_bytes += nbytes * lanes * n
-        np.maximum(ctx.write_flushed, port.max(axis=0), out=ctx.write_flushed)
-        np.maximum(ctx.write_done, done.max(axis=0), out=ctx.write_done)
+        np.maximum(ctx.write_flushed, last_port, out=ctx.write_flushed)
+        np.maximum(ctx.write_done, last_done, out=ctx.write_done)
         dev.note_output_write(NODE_DRAM, None, nbytes * lanes * n)
         pending = ctx.pending_writes
     uniform = bool((l1 == l1[:, :1]).all())           # the same address on every lane: ints
@@ -193,3 +198,24 @@ def _time(ctx, run: list, call: str, bank: np.ndarray, l1: np.ndarray, nbytes: i
         added = ctx._remember(pending, int(l1[i, 0]) if uniform else l1[i].copy(), nbytes, line)
         if added and call == WRITE:
             dev.progress += 1
+
+
+def _time_one_lane(ctx, n: int, issue: float, t: float, service: float, latency: float) -> tuple[float, float]:
+    """:func:`_time`'s closed form on one lane, on Python floats (the same operations in the same
+    order, so the same values as on many lanes). Moves the lane's port and DRAM clocks on;
+    returns (the last port time, the last completion time)."""
+    clock, port_free = ctx.clock.item(), ctx.port_free.item()
+    wait = issue if issue > t else t
+    running = (ctx.dram_free.item() - service) - (-1 * service)
+    port = dram = done = float("-inf")
+    for i in range(n):
+        a, b = port_free + (i + 1) * t, clock + t + i * wait
+        port = a if a >= b else b
+        entry = port - i * service
+        running = entry if entry > running else running
+        dram = running + (i + 1) * service
+        finished = (port if port >= dram else dram) + latency
+        done = finished if finished > done else done
+    ctx.port_free[0] = port
+    ctx.dram_free[0] = dram
+    return port, done
