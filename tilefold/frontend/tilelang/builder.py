@@ -584,9 +584,9 @@ class KernelBuilder(PrimitiveRules, ElementRules, ThreadRules):
             self.scope[name] = Index({Symbol(arg, name, "grid", extent): 1})
         outer = self.block
         self.block = op.body.block
-        self.begin_threads(stmt.body)
+        body = self.begin_threads(stmt.body)
         try:
-            self.statements(stmt.body)
+            self.statements(body)
         finally:
             self.simt = None
         self.block = outer

@@ -31,6 +31,7 @@ import ast
 import copy
 
 from tilefold.frontend.tilelang import api
+from tilefold.frontend.tilelang.thread_vectors import fold_thread_vectors
 
 _LOOPS = ("serial", "Serial", "unroll", "vectorized", "Pipelined")
 
@@ -93,9 +94,13 @@ class ThreadRules:
 
     # -- entry ---------------------------------------------------------------------------------------
 
-    def begin_threads(self, body: list[ast.stmt]) -> None:
+    def intrinsic_of(self, node) -> str | None:
+        return _intrinsic_call(node, self)
+
+    def begin_threads(self, body: list[ast.stmt]) -> list[ast.stmt]:
         """Find the thread indices a kernel body binds (with none, element statements outside T.Parallel
-        still run once, as ``T.Parallel(1)``)."""
+        still run once, as ``T.Parallel(1)``); returns the body to build (split-K per-thread vectors
+        folded into the last thread index, see :mod:`thread_vectors`)."""
         self.simt = None
         found: dict[str, int] = {}
         for node in ast.walk(ast.Module(body=body, type_ignores=[])):
@@ -107,13 +112,19 @@ class ThreadRules:
                     if kw.arg == "dim" and isinstance(kw.value, ast.Constant):
                         dim = kw.value.value
                 if not isinstance(dim, int) or isinstance(dim, bool):
-                    return
+                    return body
                 found[node.targets[0].id] = dim
         threads = self.threads or [128]
         order = sorted(found, key=lambda n: found[n])
         self.thread_names = set(order)
         self.simt = {"vars": {n: (threads[found[n]] if found[n] < len(threads) else 1) for n in order},
                      "locals": {}, "subst": {}, "pinned": {}, "run": [], "forward": {}}
+        if len(order) == 2 and found[order[1]] < len(self.threads):
+            body, factor = fold_thread_vectors(self, body, order[1])
+            if factor > 1:
+                self.simt["vars"][order[1]] *= factor
+                self.threads[found[order[1]]] *= factor
+        return body
 
     def thread_dependent(self, node) -> set[str]:
         """The thread indices a statement or expression depends on (locals count as all threads)."""
