@@ -102,6 +102,7 @@ class Tensor:
     padded_shape: tuple[int, ...]   # on the device
     data_format: DataFormat
     role: str                       # input | output | inout | unused
+    lead: tuple[int, ...] = ()      # padding before the first element, per device dim
 
 
 @dataclass
@@ -194,7 +195,8 @@ class CompiledKernel:
                 out[t.name] = a
                 continue
             padded = np.full(t.padded_shape, self.safe_values.get(t.name, 0), a.dtype)
-            padded[tuple(slice(0, s) for s in a.shape)] = a
+            lead = t.lead or (0,) * a.ndim
+            padded[tuple(slice(l, l + s) for l, s in zip(lead, a.shape))] = a
             out[t.name] = padded
         return out
 
@@ -270,12 +272,13 @@ def compile_prim_func(prim, arch=None, print_ir_after_all: bool = False, stream:
     names = param_names(host)
     types = {p.name: p.type for p in prim.params}
     views = {view: (v["base"], tuple(v["shape"])) for view, v in get_attr(host, "tile.views", {}).items()}
+    leads = get_attr(host, "tt.lead_pads", {})
     tensors = []
     for name in names:
         entry = get_attr(host, f"tt.buffer.{name}")
         shape, fmt = (views[name][1], types[views[name][0]].dtype) if name in views else \
             (types[name].shape, types[name].dtype)
-        tensors.append(Tensor(name, shape, tuple(entry["padded_shape"]), fmt, roles[name]))
+        tensors.append(Tensor(name, shape, tuple(entry["padded_shape"]), fmt, roles[name], tuple(leads.get(name, ()))))
     return CompiledKernel(prim, arch, module, program, tensors, views=views,
                           safe_values=get_attr(host, "tile.safe_values", {}))
 

@@ -8,7 +8,7 @@ from tilelang_helpers import expect_error, load_example
 
 import tilefold as tilelang
 import tilefold.language as T
-from tilefold.errors import KernelError
+from tilefold.errors import CompileError, KernelError
 
 EXAMPLES = ("flash_attention", "norms", "online_softmax", "gemm_splitk", "gemm_batched", "gemm_transpose_b",
             "reductions", "cumsum_transpose", "convert", "gemm_persistent", "eager_gemm", "convolution",
@@ -224,6 +224,39 @@ def test_element_copies_read_the_safe_value_past_the_end():
     ref = np.full((96, 96), -99, np.float32)
     ref[:70, :75] = a
     np.testing.assert_array_equal(out, ref)
+
+
+def shifted_rows(M, N, block, shift, safe=True):
+    """Each block of rows reads the rows ``shift`` above it (``by * block + i - shift``): below row 0
+    of A, and past its last column, the block reads A's safe value."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, N + 8), "float32")):
+        with T.Kernel(T.ceildiv(N + 8, block), T.ceildiv(M, block)) as (bx, by):
+            s = T.alloc_shared((block, block), "float32")
+            if safe:
+                T.annotate_safe_value({A: -7.0})
+            for i, j in T.Parallel(block, block):  # error
+                s[i, j] = A[by * block + i - shift, bx * block + j]
+            for i, j in T.Parallel(block, block):
+                B[by * block + i, bx * block + j] = s[i, j]
+
+    return main
+
+
+@pytest.mark.parametrize("shift", [10, 40])
+def test_reads_below_row_0_read_the_safe_value(shift):
+    a = np.random.default_rng(5).standard_normal((96, 56)).astype(np.float32)
+    b = np.zeros((96, 64), np.float32)
+    tilelang.compile(shifted_rows(96, 56, 32, shift))(a, b)
+    want = np.full((96 + shift, 64), -7.0, np.float32)
+    want[shift:, :56] = a
+    np.testing.assert_array_equal(b, want[:96])
+
+
+def test_reads_below_row_0_without_a_safe_value_are_one_line():
+    func = shifted_rows(96, 56, 32, 10, safe=False)
+    expect_error(lambda: tilelang.compile(func), CompileError, shifted_rows, "T.copy of A starts at -10 in dim 0, below 0")
 
 
 # -- exact float32 maxima ---------------------------------------------------------------------------

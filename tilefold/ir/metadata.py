@@ -18,8 +18,9 @@ write plain values.
   default layout, grid axes and block order (:class:`ScheduleAttr`, :class:`ShardAttr`,
   :class:`GridAxesAttr`, :class:`RasterAttr`).
 * ``tt.tensor_accessor.<tensor>`` — :class:`TensorAccessorAttr`: how its accessor is built.
-* ``tt.global_roles``, ``tt.padded_shapes``, ``tt.kernels`` — maps by name (:class:`NameMap`):
-  each tensor's role and padded shape, each thread's kernel function.
+* ``tt.global_roles``, ``tt.padded_shapes``, ``tt.lead_pads``, ``tt.kernels`` — maps by name
+  (:class:`NameMap`): each tensor's role, padded shape and padding before its first element in
+  each dim, each thread's kernel function.
 * ``tt.buffer.<tensor>`` — :class:`BufferAttr`: a global tensor's memory, layout, tile shape,
   data type, shape and padded shape, and for a sharded tensor its :class:`NdShardAttr`.
 * ``tt.tile_dfg`` — :class:`TileDfgAttr`: the tile dataflow graph, one :class:`DfgEdgeAttr` per CB.
@@ -512,6 +513,18 @@ class ShapesAttr(NameMap):
 
 
 @irdl_attr_definition
+class LeadPadsAttr(NameMap):
+    """``#tt.lead_pads<A = [32, 0], ...>``: per tensor, the padding before its first element in each
+    device dim (a read below index 0 reads it)."""
+
+    name = "tt.lead_pads"
+
+    @classmethod
+    def check(cls, value):
+        return _int_list(0)(value)
+
+
+@irdl_attr_definition
 class KernelsAttr(NameMap):
     """``#tt.kernels<reader = "reader", ...>``: the device kernel function of each thread."""
 
@@ -869,7 +882,8 @@ RECORDS: dict[str, type[Record] | type[NameMap]] = {"tt.cb.": CircularBufferAttr
                                     "tt.shard": ShardAttr, "tt.grid_axes": GridAxesAttr, "tt.raster": RasterAttr,
                                     "tt.tensor_accessor.": TensorAccessorAttr, "tt.global_roles": RolesAttr,
                                     "tt.padded_shapes": ShapesAttr, "tt.kernels": KernelsAttr,
-                                    "tt.tile_dfg": TileDfgAttr, "tt.vector_layouts": VectorLayoutsAttr,
+                                    "tt.lead_pads": LeadPadsAttr, "tt.tile_dfg": TileDfgAttr,
+                                    "tt.vector_layouts": VectorLayoutsAttr,
                                     "tt.user_layout": UserLayoutsAttr, "tt.user_schedule": UserScheduleAttr,
                                     "tt.use_swizzle": SwizzleAttr, "tile.safe_values": SafeValuesAttr,
                                     "tile.views": ViewsAttr, "tt.multicast_groups": MulticastGroupsAttr,
@@ -902,13 +916,13 @@ def as_record(key: str, value: Any) -> Attribute | None:
 
 
 TT = Dialect("tt", [], [CircularBufferAttr, BufferAttr, NdShardAttr, ScheduleAttr, ShardAttr, GridAxesAttr, RasterAttr,
-                       TensorAccessorAttr, RolesAttr, ShapesAttr, KernelsAttr, DfgEdgeAttr, TileDfgAttr,
+                       TensorAccessorAttr, RolesAttr, ShapesAttr, LeadPadsAttr, KernelsAttr, DfgEdgeAttr, TileDfgAttr,
                        VectorLayoutsAttr, UserNdShardAttr, UserLayoutAttr, UserLayoutsAttr, UserScheduleAttr,
                        SwizzleAttr, SafeValuesAttr, ViewAttr, ViewsAttr, MulticastAttr, SemaphoreAttr,
                        MulticastGroupsAttr, SyncBarriersAttr, RuntimeArgAttr])
 
 __all__ = ["Record", "Field", "CircularBufferAttr", "BufferAttr", "NdShardAttr", "ComputeConfigAttr", "ScheduleAttr",
-           "ShardAttr", "GridAxesAttr", "RasterAttr", "TensorAccessorAttr", "NameMap", "RolesAttr", "ShapesAttr",
+           "ShardAttr", "GridAxesAttr", "RasterAttr", "TensorAccessorAttr", "NameMap", "RolesAttr", "ShapesAttr", "LeadPadsAttr",
            "KernelsAttr", "DfgEdgeAttr", "TileDfgAttr", "VectorLayoutsAttr", "UserNdShardAttr", "UserLayoutAttr",
            "UserLayoutsAttr", "UserScheduleAttr", "SwizzleAttr", "SafeValuesAttr", "ViewAttr", "ViewsAttr", "MulticastAttr", "SemaphoreAttr",
            "MulticastGroupsAttr", "SyncBarriersAttr", "RuntimeArgAttr", "noc_cores", "RECORDS", "record_for", "as_record",
