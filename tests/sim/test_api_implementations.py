@@ -44,6 +44,7 @@ def test_each_compute_row_has_exactly_one_implementation():
             assert fn.sfpu is None or name == "cumsum_tile", name
         assert how != "sfpu" or fn.sfpu is not None
         assert how != "configure" or fn.configures
+        assert (how == "eltwise") == (fn.eltwise is not None), name
 
 
 def test_configuration_only_rows_do_nothing_but_configure():

@@ -324,46 +324,16 @@ class ComputeApi:
 
     # -- FPU element-wise and broadcasts -----------------------------------------------------
 
-    def _fpu_binary(self, op: str, bcast: str | None, in0_cb, in1_cb, in0_tile, in1_tile, dst_index, call):
+    def _fpu_binary(self, call: str, in0_cb, in1_cb, in0_tile, in1_tile, dst_index):
+        """An FPU element-wise row (``add_tiles``, ``mul_tiles_bcast_rows`` ...): its operation and
+        broadcast are the row's ``eltwise``."""
+        op, bcast = API[call].eltwise
         i = self._math_slot(dst_index, call)
         self._configured(self.engines.check_fpu(call, ("binary", op, bcast), in0_cb, in1_cb))
         a = self._unpack(in0_cb, in0_tile, call)[:, 0]
         b = self._unpack(in1_cb, in1_tile, call)[:, 0]
         self._math(self.costs.fpu_eltwise_tile, call)
         self._write_slot(i, tm.fpu_binary_values(op, bcast, a, b, self.fidelity))
-
-    def add_tiles(self, a, b, ia, ib, dst):
-        self._fpu_binary("add", None, a, b, ia, ib, dst, "add_tiles")
-
-    def sub_tiles(self, a, b, ia, ib, dst):
-        self._fpu_binary("sub", None, a, b, ia, ib, dst, "sub_tiles")
-
-    def mul_tiles(self, a, b, ia, ib, dst):
-        self._fpu_binary("mul", None, a, b, ia, ib, dst, "mul_tiles")
-
-    def add_tiles_bcast_rows(self, a, b, ia, ib, dst):
-        self._fpu_binary("add", "rows", a, b, ia, ib, dst, "add_tiles_bcast_rows")
-
-    def add_tiles_bcast_cols(self, a, b, ia, ib, dst):
-        self._fpu_binary("add", "cols", a, b, ia, ib, dst, "add_tiles_bcast_cols")
-
-    def add_tiles_bcast_scalar(self, a, b, ia, ib, dst):
-        self._fpu_binary("add", "scalar", a, b, ia, ib, dst, "add_tiles_bcast_scalar")
-
-    def sub_tiles_bcast_cols(self, a, b, ia, ib, dst):
-        self._fpu_binary("sub", "cols", a, b, ia, ib, dst, "sub_tiles_bcast_cols")
-
-    def sub_tiles_bcast_scalar(self, a, b, ia, ib, dst):
-        self._fpu_binary("sub", "scalar", a, b, ia, ib, dst, "sub_tiles_bcast_scalar")
-
-    def mul_tiles_bcast_rows(self, a, b, ia, ib, dst):
-        self._fpu_binary("mul", "rows", a, b, ia, ib, dst, "mul_tiles_bcast_rows")
-
-    def mul_tiles_bcast_cols(self, a, b, ia, ib, dst):
-        self._fpu_binary("mul", "cols", a, b, ia, ib, dst, "mul_tiles_bcast_cols")
-
-    def mul_tiles_bcast_scalar(self, a, b, ia, ib, dst):
-        self._fpu_binary("mul", "scalar", a, b, ia, ib, dst, "mul_tiles_bcast_scalar")
 
     # -- matmul -----------------------------------------------------------------------------
 
@@ -833,6 +803,13 @@ def _configure(name: str):
     return call
 
 
+def _eltwise(name: str):
+    """An FPU element-wise row of the API table (tiles of two CBs into DST)."""
+    def call(self, in0_cb, in1_cb, in0_tile_index, in1_tile_index, dst_index):
+        self._fpu_binary(name, in0_cb, in1_cb, in0_tile_index, in1_tile_index, dst_index)
+    return call
+
+
 def _sfpu(name: str, arity: str):
     """An SFPU function of :mod:`tilefold.ir.sfpu` on DST slots."""
     if arity == "binary":
@@ -854,7 +831,7 @@ def _queued(name: str):
 
 def register_api(cls: type) -> dict[str, str]:
     """Give ``cls`` one implementation of every compute row of the API table; returns how each
-    row is implemented (``method``, ``configure`` or ``sfpu``). Tile calls a loop nest may batch
+    row is implemented (``method``, ``configure``, ``sfpu`` or ``eltwise``). Tile calls a loop nest may batch
     also get their ``<call>_later`` form."""
     how = {}
     for fn in API.values():
@@ -865,6 +842,9 @@ def register_api(cls: type) -> dict[str, str]:
         elif fn.sfpu is not None:
             setattr(cls, fn.name, _sfpu(fn.sfpu, SFPU[fn.sfpu].arity))
             how[fn.name] = "sfpu"
+        elif fn.eltwise is not None:
+            setattr(cls, fn.name, _eltwise(fn.name))
+            how[fn.name] = "eltwise"
         elif fn.configures:
             setattr(cls, fn.name, _configure(fn.name))
             how[fn.name] = "configure"
