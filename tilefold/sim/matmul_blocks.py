@@ -297,6 +297,33 @@ class BlockProducts:
                                     fast=self.fast)
         return entry[2].block(slice(ar * 32, (ar + rt) * 32), slice(bc * 32, (bc + ct) * 32)), None
 
+    def steps(self, a: CbMatrix, a_tile: int, rt: int, b: CbMatrix, b_tile: int, ct: int,
+              n: int) -> tuple[np.ndarray, bool]:
+        """The product of each of ``n`` K steps on its own, (n, lanes, rt*32, ct*32), as
+        :func:`_step_products` gives it, and whether the caller owns the array (False: a slice of
+        the steps of the whole in0 × in1 block pair, kept here). The whole is computed under the
+        same rule as :meth:`product`, for one fidelity phase and lanes that share no operand;
+        each element is the same exact float64 sum either way."""
+        if a.lanes is not None or b.lanes is not None or a.companion is not None:
+            return _step_products(a, a_tile, rt, b, b_tile, ct, n), True
+        (ar, ac), (bq, bc) = a.place(a_tile), b.place(b_tile)
+        key = ("steps", id(a), id(b), ac, bq, n)
+        entry = self._entries.get(key)
+        if entry is None or entry[0] is not a or entry[1] is not b:
+            whole = a.values.shape[1] * b.values.shape[2]
+            keep = n * len(a.values) * whole * 4 <= self.WHOLE_BYTES
+            if whole > self.EAGER_RATIO * rt * ct * 1024 or not keep:
+                if keep:
+                    self._remember(key, [a, b, None])       # the whole steps at a second request
+                return _step_products(a, a_tile, rt, b, b_tile, ct, n), True
+            entry = self._remember(key, [a, b, None])
+        if entry[2] is None:
+            lanes, rows, cols = len(a.values), a.values.shape[1], b.values.shape[2]
+            left = a.values[:, :, ac * 32:(ac + n) * 32].reshape(lanes, rows, n, 32).transpose(2, 0, 1, 3)
+            right = b.values[:, bq * 32:(bq + n) * 32, :].reshape(lanes, n, 32, cols).transpose(1, 0, 2, 3)
+            entry[2] = _KeptArray(exact_matmul(left, right))
+        return entry[2].values[:, :, ar * 32:(ar + rt) * 32, bc * 32:(bc + ct) * 32], False
+
     def _remember(self, key: tuple, entry: list) -> list:
         if len(self._entries) >= self.MAX_ENTRIES:
             self.release()
@@ -309,6 +336,18 @@ class BlockProducts:
             if product is not None:
                 product.release()
         self._entries.clear()
+
+
+class _KeptArray:
+    """A scratch array kept by :class:`BlockProducts` (released like a :class:`LaneProducts`)."""
+
+    __slots__ = ("values",)
+
+    def __init__(self, values: np.ndarray):
+        self.values = values
+
+    def release(self) -> None:
+        scratch.give(self.values)
 
 
 class PendingMatmul:
@@ -383,18 +422,17 @@ class PendingMatmul:
                 if own is not None:
                     own.release()
             return
-        a, b, steps = run.a, run.b, None
-        while a is not None:
+        steps, owned = self.products.steps(run.a, run.a_tile, rt, run.b, run.b_tile, ct, n)
+        a, b = run.a.companion, run.b.companion
+        while a is not None:                                      # a second fidelity phase
             part = _step_products(a, run.a_tile, rt, b, run.b_tile, ct, n)
-            if steps is None:
-                steps = part
-            else:
-                steps += part
-                scratch.give(part)
+            steps += part
+            scratch.give(part)
             a, b = a.companion, b.companion
         for k in range(n):
             self._add(steps[k])
-        scratch.give(steps)
+        if owned:
+            scratch.give(steps)
 
     def _add(self, product: np.ndarray) -> None:
         """Add a row-major (lanes, rt*32, ct*32) product — or (lhs, rhs, rt*32, ct*32) for lanes
