@@ -383,6 +383,27 @@ def test_serial_element_loops_run_as_one_parallel_block():
     np.testing.assert_array_equal(tilelang.compile(rows_of_a_vector(1024, 32), out_idx=-1)(x), x.reshape(32, 32))
 
 
+@tilelang.jit
+def equal_to_two(data):
+    N = T.const("N")
+    data: T.Tensor[[N], T.int32]
+    out = T.empty([N], T.int32)
+    with T.Kernel(1) as _:
+        for i in T.serial(N):
+            cond = T.alloc_var(T.bool)
+            cond = data[i] == 2
+            if cond:
+                out[i] = 1
+            else:
+                out[i] = 0
+    return out
+
+
+def test_a_scalar_declared_in_a_serial_element_loop_is_a_per_element_value():
+    d = np.random.default_rng(4).integers(0, 4, 64).astype(np.int32)
+    np.testing.assert_array_equal(equal_to_two(d), (d == 2).astype(np.int32))
+
+
 def test_a_serial_loop_that_carries_a_value_is_not_made_parallel():
     @T.prim_func
     def running(A: T.Tensor((32,), "float32"), B: T.Tensor((32,), "float32")):

@@ -38,6 +38,14 @@ def _find_function(tree: ast.Module, name: str, first_line: int) -> ast.Function
     return None
 
 
+_TREES: dict[tuple[str, str, int], ast.FunctionDef] = {}
+
+
+def register_tree(file: str, name: str, first_line: int, tree: ast.FunctionDef) -> None:
+    """Give a function made from parts of a file (not written as one ``def``) its parsed tree."""
+    _TREES[(file, name, first_line)] = tree
+
+
 @dataclass
 class FunctionSource:
     """A parsed Python function and the scope its names resolve in."""
@@ -50,6 +58,9 @@ class FunctionSource:
     def of(cls, function, what: str = "kernel") -> FunctionSource:
         code = function.__code__
         file = code.co_filename
+        made = _TREES.get((file, function.__name__, code.co_firstlineno))
+        if made is not None:
+            return cls(function, file, made)
         text = "".join(linecache.getlines(file, function.__globals__))
         where = SourceLocation(file, code.co_firstlineno)
         if not text:

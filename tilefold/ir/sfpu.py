@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+import ml_dtypes
 import numpy as np
 
 from tilefold.ir import sfpu_approx as approx
@@ -37,6 +38,8 @@ class SfpuOp:
     values: Callable                    # float32 values (and the parameters) -> float32 values
     dest_aware: bool = False            # values also take fp32_dest= (DST's precision)
     tilelang: bool = False              # TileLang's element function ``T.<name>`` (inside T.Parallel)
+    cpp_name: str | None = None         # the C++ function when one templated function serves several rows
+    cpp_templates: str | None = None    # its fixed template arguments (of the call and of its init)
 
     @property
     def call(self) -> str:
@@ -94,6 +97,17 @@ def _approx(name, header, values, cost, params=()):
 
 def _scalar(name, values, cost):
     return SfpuOp(name, "scalar", _SCALAR_H, (("scalar_bits", "u32"),), "binop_with_scalar_tile_init", cost, values)
+
+
+def _round_bf16(x):
+    """float32 values rounded to bfloat16 (nearest even), kept in float32."""
+    return np.asarray(x, np.float32).astype(ml_dtypes.bfloat16).astype(np.float32)
+
+
+# ``typecast_tile<Float32, Float16_b>``: rounds each value in DST to bfloat16 (nearest even)
+_TYPECAST_BF16 = SfpuOp("typecast_fp32_to_bf16", "unary", _U + "typecast.h", (), "typecast_fp32_to_bf16_tile_init",
+                        "copy", _round_bf16, cpp_name="typecast_tile",
+                        cpp_templates="(uint32_t)DataFormat::Float32, (uint32_t)DataFormat::Float16_b")
 
 
 def _binary(name, values, cost, header=_BINARY_H):
@@ -174,6 +188,7 @@ SFPU_OPS: tuple[SfpuOp, ...] = (
     _unary("signbit", _CKA, _mask(np.signbit), "compare"),
     _unary("log1p", _U + "log1p.h", np.log1p, "log"),
     _unary("frac", _ROUND, lambda x: x - np.trunc(x), "floor", init=_ROUNDING_INIT),
+    _TYPECAST_BF16,
     _unary("round", _ROUND, lambda x, d: np.round(x, int(np.int32(np.uint32(d & 0xFFFFFFFF)))), "floor",
            (("decimals", "i32"),), init=_ROUNDING_INIT),
     # a float scalar with one DST slot

@@ -311,10 +311,13 @@ def _sfpu_rows(arity: str, slots: tuple[str, ...]) -> None:
     for op in SFPU_OPS:
         if op.arity != arity:
             continue
+        cpp = {"cpp_type_template": op.cpp_templates}
         if not any(f.name == op.init for f in COMPUTE_API) and arity != "scalar":
-            COMPUTE_API.append(_init(op.init, (), op.header))
+            init_cpp = f"{op.cpp_name}_init" if op.cpp_name else None
+            COMPUTE_API.append(_init(op.init, (), op.header, cpp_name=init_cpp, **cpp))
         COMPUTE_API.append(_cp(op.call, slots + tuple(Param(n, k) for n, k in op.params), op.header, sfpu=op.name,
-                               init=op.init, family="sfpu", cost="sfpu", cost_family=op.cost))
+                               init=op.init, family="sfpu", cost="sfpu", cost_family=op.cost,
+                               cpp_name=op.cpp_name, **cpp))
 
 
 # SFPU on DST slots: two slots into a third, where, one slot in place, one slot with a float scalar

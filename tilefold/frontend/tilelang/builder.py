@@ -95,6 +95,27 @@ _ELEMENT_CALLS = {"cast", "Cast", "if_then_else", "max", "min", "astype", "float
                   *api.UNARY_FUNCTIONS}
 
 
+def _without_scalar_declarations(body: list[ast.stmt]) -> list[ast.stmt]:
+    """The body without its ``x = T.alloc_var(T.bool)`` (or float32) declarations of a scalar the body
+    then assigns: in an element loop such a scalar is a per-element value, a local name."""
+    def declared(stmt) -> str | None:
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
+            return None
+        call = stmt.value
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "alloc_var"
+                and len(call.args) == 1 and not call.keywords):
+            return None
+        dtype = call.args[0]
+        text = dtype.value if isinstance(dtype, ast.Constant) else getattr(dtype, "attr", None)
+        return stmt.targets[0].id if text in ("bool", "float32") else None
+
+    def assigned_later(name: str, rest: list[ast.stmt]) -> bool:
+        return any(isinstance(s, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in s.targets)
+                   for s in rest)
+
+    return [s for k, s in enumerate(body) if (name := declared(s)) is None or not assigned_later(name, body[k + 1:])]
+
+
 def _independent_elements(body: list[ast.stmt], loop_vars: set[str]) -> bool:
     """Whether a loop body only computes local names, branches, and stores elements at indices that use
     every loop variable, reading any buffer it stores only at the element it stores (its iterations are
@@ -714,6 +735,7 @@ class KernelBuilder(PrimitiveRules, ElementRules, ThreadRules):
             names.append(inner.target.id)
             extents.append(extent)
             body = inner.body
+        body = _without_scalar_declarations(body)
         if not _independent_elements(body, set(names)):
             return False
         if self.element_copy(body, names, extents):

@@ -231,6 +231,8 @@ class ElementRules:
         x = self.float_value(value, node)
         if name in _INT_DTYPES:
             return Elem(self.insert(tile.MathOp("trunc", [x]), node).result)
+        if name == "bfloat16":
+            return Elem(self.insert(tile.MathOp("typecast_fp32_to_bf16", [x]), node).result)
         return Elem(x, narrowed=None if name in ("float32", "float64") else name)
 
     # -- conditions --------------------------------------------------------------------------------

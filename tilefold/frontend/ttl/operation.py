@@ -148,11 +148,23 @@ class Operation:
         capture = OperationCapture(self.name, grid, arch, tensors, self.location)
         capture.constants = constants
         with capturing(capture):
-            result = with_node_builtins(self.function)(*args, **kwargs)
+            result = with_node_builtins(self._body())(*args, **kwargs)
         if result is not None:
             raise KernelError(f"operation {self.function.__name__} returns {type(result).__name__}; an operation "
                               "writes its output tensors and returns None", self.location)
         return capture
+
+    def _body(self):
+        """The function to run: a body without kernel functions is split into kernels once
+        (:mod:`.implicit_kernels`)."""
+        if not hasattr(self, "_split"):
+            from tilefold.frontend.source import FunctionSource
+            from tilefold.frontend.ttl import implicit_kernels
+
+            source = FunctionSource.of(self.function, "operation")
+            self._split = implicit_kernels.split(self.function, source) \
+                if implicit_kernels.needs_split(source.tree) else self.function
+        return self._split
 
     def build(self, args, kwargs) -> BuiltOperation:
         """Run the body and build every kernel into one ttl module."""

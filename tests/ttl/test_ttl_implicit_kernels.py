@@ -1,0 +1,79 @@
+"""An operation body without kernel functions: its statements become reader, compute and writer
+kernels, in program order, and it computes what the same body with explicit kernels computes."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import tilefold.ttl as ttl
+from tilefold.errors import KernelError
+from ttl_helpers import expect_error, tile_tensor, zeros
+
+
+def _bf16(values):
+    import ml_dtypes
+
+    return values.astype(ml_dtypes.bfloat16).astype(np.float32)
+
+
+@ttl.operation(grid=(1, 1))
+def _add(a, b, out):
+    a_dfb = ttl.make_dataflow_buffer_like(a, shape=(1, 1), block_count=2)
+    b_dfb = ttl.make_dataflow_buffer_like(b, shape=(1, 1), block_count=2)
+    out_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+    a_dst_blk = a_dfb.reserve()
+    b_dst_blk = b_dfb.reserve()
+    ttl.copy(a[0:1, 0:1], a_dst_blk).wait()
+    ttl.copy(b[0:1, 0:1], b_dst_blk).wait()
+    a_dst_blk.push()
+    b_dst_blk.push()
+    out_blk = out_dfb.reserve()
+    a_blk = a_dfb.wait()
+    b_blk = b_dfb.wait()
+    out_blk.store(a_blk + b_blk)
+    a_blk.pop()
+    b_blk.pop()
+    ttl.copy(out_dfb.wait(), out[0:1, 0:1]).wait()     # the block is released after the statement
+    out_blk.push()
+
+
+def test_body_with_explicit_push_and_pop_runs_as_three_kernels():
+    a, b, out = tile_tensor((32, 32), seed=1), tile_tensor((32, 32), seed=2), zeros((32, 32))
+    _add(a, b, out)
+    np.testing.assert_array_equal(out.host_values, _bf16(a.host_values + b.host_values))
+
+
+@ttl.operation(grid=(1, 1))
+def _scaled_rows(x, y):
+    rows = x.shape[0] // 32
+    x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 2), block_count=2)
+    y_dfb = ttl.make_dataflow_buffer_like(y, shape=(1, 2), block_count=2)
+    for r in range(rows):
+        with x_dfb.reserve() as blk:
+            ttl.copy(x[r, 0:2], blk).wait()
+    for r in range(rows):
+        with x_dfb.wait() as xv, y_dfb.reserve() as yv:
+            yv.store(xv * xv + xv)
+    for r in range(rows):
+        with y_dfb.wait() as blk:
+            ttl.copy(blk, y[r, 0:2]).wait()
+
+
+def test_loops_of_with_blocks_run_as_three_kernels():
+    x, y = tile_tensor((96, 64), seed=3), zeros((96, 64))
+    _scaled_rows(x, y)
+    v = x.host_values
+    np.testing.assert_array_equal(y.host_values, _bf16(_bf16(v * v) + v))
+
+
+def test_an_error_in_the_body_names_the_users_line():
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+        with x_dfb.reserve() as blk:
+            ttl.copy(x[0, 0], blk).wait()
+        with x_dfb.wait() as xv:
+            xv.store(xv + xv)  # error
+
+    expect_error(lambda: op(tile_tensor((32, 32)), zeros((32, 32))), test_an_error_in_the_body_names_the_users_line,
+                 KernelError, "reserve")

@@ -1,0 +1,182 @@
+"""An operation body without kernel functions: its statements are split into three kernels.
+
+TT-Lang lets an operation's body use its dataflow buffers directly (reserve, copy in, store,
+copy out) without ``@ttl.datamovement()`` / ``@ttl.compute()`` functions. This module reads the
+body's source and writes an equivalent function whose dataflow statements sit in three nested
+kernel functions, in the order they appear:
+
+* a statement that copies from a tensor slice into a block goes to the reader;
+* a statement that copies a block into a tensor slice goes to the writer;
+* a statement that uses a block variable goes to the kernel that acquired it (``blk.push()``);
+* any other statement that acquires, stores or pops a block goes to the compute kernel;
+* the remaining statements (buffer creation, shapes, constants) stay in the body.
+
+A block acquired by ``x = dfb.reserve()`` / ``dfb.wait()`` goes to the kernel of the first later
+statement that uses ``x``. The nested functions keep the user's lines, so errors point at them.
+Reads: the operation function's source (:mod:`tilefold.frontend.source`). Writes: a new function
+object (same globals, same file) and the parsed trees of its kernels (:func:`register_tree`).
+"""
+
+from __future__ import annotations
+
+import ast
+
+from tilefold.frontend.source import FunctionSource, register_tree
+
+ACQUIRE = {"reserve", "wait"}
+KINDS = (("read", "datamovement"), ("compute", "compute"), ("write", "datamovement"))
+_DECORATOR = {"datamovement": "__tilefold_ttl_datamovement__", "compute": "__tilefold_ttl_compute__"}
+
+
+def _is_acquire(node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ACQUIRE
+
+
+def _names(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def _is_kernel_def(node: ast.AST) -> bool:
+    if not isinstance(node, ast.FunctionDef):
+        return False
+    for d in node.decorator_list:
+        target = d.func if isinstance(d, ast.Call) else d
+        if isinstance(target, ast.Attribute) and target.attr in ("compute", "datamovement"):
+            return True
+    return False
+
+
+def _uses_dataflow(stmt: ast.stmt) -> bool:
+    for node in ast.walk(stmt):
+        if _is_acquire(node):
+            return True
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "copy":
+            return True
+    return False
+
+
+def needs_split(tree: ast.FunctionDef) -> bool:
+    """True for a body that acquires blocks itself and defines no kernel function."""
+    if any(_is_kernel_def(n) for n in ast.walk(tree)):
+        return False
+    return any(_uses_dataflow(s) for s in tree.body)
+
+
+def _copy_direction(stmt: ast.stmt, tensors: set[str]) -> str | None:
+    """"read" / "write" for a statement holding ttl.copy(tensor[...], blk) / ttl.copy(blk, tensor[...])."""
+    for node in ast.walk(stmt):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "copy"
+                and len(node.args) == 2):
+            continue
+        src, dst = node.args
+        if isinstance(src, ast.Subscript) and isinstance(src.value, ast.Name) and src.value.id in tensors:
+            return "read"
+        if isinstance(dst, ast.Subscript) and isinstance(dst.value, ast.Name) and dst.value.id in tensors:
+            return "write"
+    return None
+
+
+def _bound_block(stmt: ast.stmt) -> str | None:
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
+            and _is_acquire(stmt.value):
+        return stmt.targets[0].id
+    return None
+
+
+def _assign(body: list[ast.stmt], tensors: set[str]) -> list[str | None]:
+    """The kernel of each statement ("read" / "compute" / "write"), None for the host."""
+    kinds: list[str | None] = [None] * len(body)
+    owner: dict[str, str] = {}
+    pending: dict[str, int] = {}
+    for i, stmt in enumerate(body):
+        bound = _bound_block(stmt)
+        if bound is not None:
+            pending[bound] = i
+            continue
+        if not _uses_dataflow(stmt) and not (_names(stmt) & (owner.keys() | pending.keys())):
+            continue
+        used = _names(stmt)
+        kind = _copy_direction(stmt, tensors)
+        if kind is None:
+            kind = next((owner[n] for n in used if n in owner), "compute")
+        kinds[i] = kind
+        for name in [n for n in pending if n in used]:
+            kinds[pending.pop(name)] = kind
+            owner[name] = kind
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.withitem) and isinstance(node.optional_vars, ast.Name):
+                owner[node.optional_vars.id] = kind
+    for i in pending.values():
+        kinds[i] = "compute"
+    return kinds
+
+
+def _hold_inline_blocks(stmt: ast.stmt, counter: list[int]) -> ast.stmt:
+    """``ttl.copy(dfb.wait(), t[...]).wait()`` → ``with dfb.wait() as blk: ttl.copy(blk, t[...]).wait()``:
+    a block acquired inside an expression is released at the end of its statement."""
+    if not isinstance(stmt, ast.Expr):
+        return stmt
+    items = []
+
+    class Hoist(ast.NodeTransformer):
+        def visit_Call(self, node):
+            self.generic_visit(node)
+            node.args = [hoist(a) for a in node.args]
+            return node
+
+    def hoist(arg):
+        if not (_is_acquire(arg) and isinstance(arg.func.value, ast.Name)):
+            return arg
+        counter[0] += 1
+        items.append(ast.withitem(context_expr=arg, optional_vars=ast.copy_location(
+            ast.Name(id=f"__block{counter[0]}", ctx=ast.Store()), arg)))
+        return ast.copy_location(ast.Name(id=f"__block{counter[0]}", ctx=ast.Load()), arg)
+
+    stmt = Hoist().visit(stmt)
+    if not items:
+        return stmt
+    held = ast.With(items=items, body=[stmt])
+    ast.copy_location(held, stmt)
+    held.end_lineno, held.end_col_offset = stmt.end_lineno, stmt.end_col_offset
+    return held
+
+
+def split(function, source: FunctionSource):
+    """A copy of ``function`` whose dataflow statements sit in reader / compute / writer kernels."""
+    from tilefold.frontend.ttl import kernels
+
+    tree = source.tree
+    tensors = {a.arg for a in tree.args.args + tree.args.kwonlyargs}
+    kinds = _assign(tree.body, tensors)
+    host = [s for s, k in zip(tree.body, kinds) if k is None]
+    defs = []
+    base = tree.name.lstrip("_") or "operation"
+    for part, kind in KINDS:
+        counter = [0]
+        stmts = [_hold_inline_blocks(s, counter) for s, k in zip(tree.body, kinds) if k == part]
+        if not stmts:
+            continue
+        name = f"{base}_{part}"
+        decorator = ast.Call(func=ast.Name(id=_DECORATOR[kind], ctx=ast.Load()), args=[], keywords=[])
+        fn = ast.FunctionDef(name=name, args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[],
+                                                             defaults=[]),
+                             body=stmts, decorator_list=[decorator], returns=None, type_params=[])
+        ast.copy_location(fn, stmts[0])
+        ast.copy_location(decorator, stmts[0])
+        ast.copy_location(decorator.func, stmts[0])
+        fn.end_lineno, fn.end_col_offset = stmts[-1].end_lineno, stmts[-1].end_col_offset
+        register_tree(source.file, name, stmts[0].lineno, fn)
+        defs.append(fn)
+    outer = ast.FunctionDef(name=tree.name, args=tree.args, body=host + defs, decorator_list=[],
+                            returns=None, type_params=[])
+    ast.copy_location(outer, tree)
+    module = ast.fix_missing_locations(ast.Module(body=[outer], type_ignores=[]))
+    scope = dict(function.__globals__)
+    for name, cell in zip(function.__code__.co_freevars, function.__closure__ or ()):
+        scope[name] = cell.cell_contents
+    scope[_DECORATOR["datamovement"]] = kernels.datamovement
+    scope[_DECORATOR["compute"]] = kernels.compute
+    exec(compile(module, source.file, "exec"), scope)
+    new = scope[tree.name]
+    new.__defaults__, new.__kwdefaults__ = function.__defaults__, function.__kwdefaults__
+    return new
