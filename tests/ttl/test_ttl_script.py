@@ -179,3 +179,15 @@ def test_scripts_importing_tt_langs_simulator_package_run(tmp_path, capsys):
     assert "ttl.operation double" in out and "anticorrelated rejected" in out
     import sys
     assert "sim" not in sys.modules or sys.modules["sim"].__name__ != "tilefold.cli.sim_package"
+
+
+@pytest.mark.parametrize("line", ["from ttl.ttl_api import *", "from ttl.ttl_api import pykernel_gen"])
+def test_the_api_before_1_0_is_one_error_naming_the_1_x_spelling(tmp_path, line):
+    script = tmp_path / "old_api.py"
+    script.write_text(f"import numpy\n{line}\n\nprint('ran')\n")
+    with pytest.raises(KernelError) as err:
+        run_script(script)
+    message = str(err.value)
+    assert message.startswith(f"{script}:2: ttl.ttl_api") and "@ttl.operation" in message
+    assert "\n" not in message
+    assert "ttl.ttl_api" not in sys.modules
