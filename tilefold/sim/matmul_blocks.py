@@ -277,20 +277,13 @@ class BlockProducts:
         """The (lanes, rt*32, ct*32) product block (or its grid form, see :meth:`LaneProducts.block`)
         and the products to release once it has been used (None: kept here)."""
         (ar, ac), (bq, bc) = a.place(a_tile), b.place(b_tile)
-        key = (id(a), id(b), ac, bq, n)
-        entry = self._entries.get(key)
-        if entry is None or entry[0] is not a or entry[1] is not b:
-            pairs = len(a.values) * len(b.values) if a.lanes is not None or b.lanes is not None else len(a.values)
-            whole = a.values.shape[1] * b.values.shape[2]
-            keep = pairs * whole * 4 <= self.WHOLE_BYTES
-            if whole > self.EAGER_RATIO * rt * ct * 1024 or not keep:
-                if keep:
-                    self._remember(key, [a, b, None])       # the whole product at a second request
-                own = LaneProducts(a.distinct_block(a_tile, rt, n), a.lanes, b.distinct_block(b_tile, n, ct), b.lanes,
-                                   lambda: a.stacked(a_tile, rt, n, "left"), lambda: b.stacked(b_tile, n, ct, "right"),
-                                   fast=self.fast)
-                return own.block(), own
-            entry = self._remember(key, [a, b, None])
+        pairs = len(a.values) * len(b.values) if a.lanes is not None or b.lanes is not None else len(a.values)
+        entry = self._whole((id(a), id(b), ac, bq, n), a, b, rt, ct, pairs)
+        if entry is None:
+            own = LaneProducts(a.distinct_block(a_tile, rt, n), a.lanes, b.distinct_block(b_tile, n, ct), b.lanes,
+                               lambda: a.stacked(a_tile, rt, n, "left"), lambda: b.stacked(b_tile, n, ct, "right"),
+                               fast=self.fast)
+            return own.block(), own
         if entry[2] is None:
             lhs, rhs = a.values[:, :, ac * 32:(ac + n) * 32], b.values[:, bq * 32:(bq + n) * 32, :]
             entry[2] = LaneProducts(lhs, a.lanes, rhs, b.lanes, stacked_rhs=lambda: b.stacked_rows(bq, n),
@@ -307,22 +300,31 @@ class BlockProducts:
         if a.lanes is not None or b.lanes is not None or a.companion is not None:
             return _step_products(a, a_tile, rt, b, b_tile, ct, n), True
         (ar, ac), (bq, bc) = a.place(a_tile), b.place(b_tile)
-        key = ("steps", id(a), id(b), ac, bq, n)
-        entry = self._entries.get(key)
-        if entry is None or entry[0] is not a or entry[1] is not b:
-            whole = a.values.shape[1] * b.values.shape[2]
-            keep = n * len(a.values) * whole * 4 <= self.WHOLE_BYTES
-            if whole > self.EAGER_RATIO * rt * ct * 1024 or not keep:
-                if keep:
-                    self._remember(key, [a, b, None])       # the whole steps at a second request
-                return _step_products(a, a_tile, rt, b, b_tile, ct, n), True
-            entry = self._remember(key, [a, b, None])
+        entry = self._whole(("steps", id(a), id(b), ac, bq, n), a, b, rt, ct, n * len(a.values))
+        if entry is None:
+            return _step_products(a, a_tile, rt, b, b_tile, ct, n), True
         if entry[2] is None:
             lanes, rows, cols = len(a.values), a.values.shape[1], b.values.shape[2]
             left = a.values[:, :, ac * 32:(ac + n) * 32].reshape(lanes, rows, n, 32).transpose(2, 0, 1, 3)
             right = b.values[:, bq * 32:(bq + n) * 32, :].reshape(lanes, n, 32, cols).transpose(1, 0, 2, 3)
             entry[2] = _KeptArray(exact_matmul(left, right))
         return entry[2].values[:, :, ar * 32:(ar + rt) * 32, bc * 32:(bc + ct) * 32], False
+
+    def _whole(self, key: tuple, a: CbMatrix, b: CbMatrix, rt: int, ct: int, copies: int) -> list | None:
+        """The entry ``[a, b, whole or None]`` whose whole product (``copies`` arrays of all of
+        ``a``'s rows × all of ``b``'s columns) serves this rt×ct block, or None when the block is
+        multiplied on its own: the whole is too large to keep, or several times the block and not
+        asked for before (it is remembered, and computed at the second request)."""
+        entry = self._entries.get(key)
+        if entry is not None and entry[0] is a and entry[1] is b:
+            return entry
+        whole = a.values.shape[1] * b.values.shape[2]
+        keep = copies * whole * 4 <= self.WHOLE_BYTES
+        if whole > self.EAGER_RATIO * rt * ct * 1024 or not keep:
+            if keep:
+                self._remember(key, [a, b, None])
+            return None
+        return self._remember(key, [a, b, None])
 
     def _remember(self, key: tuple, entry: list) -> list:
         if len(self._entries) >= self.MAX_ENTRIES:
