@@ -324,10 +324,9 @@ def _shape(shape) -> tuple[int, ...]:
 
 
 def _created_dtype(dtype) -> DataType:
-    """The data type of a tensor made on the host (``full``, ``zeros``, ``rand`` ...): float32 unless
-    ``dtype`` says otherwise. TT-NN's default is bfloat16, but TT-Lang's simulator holds every tensor
-    in float32 and the TT-Lang programs written for it compare such outputs exactly."""
-    return float32 if dtype is None else _dtype(dtype)
+    """The data type of a tensor made on the host (``full``, ``zeros``, ``rand`` ...): bfloat16 unless
+    ``dtype`` says otherwise, as in TT-NN."""
+    return bfloat16 if dtype is None else _dtype(dtype)
 
 
 def full(shape, fill_value, dtype=None, layout=TILE_LAYOUT, device=None, memory_config=None) -> Tensor:
@@ -389,14 +388,12 @@ def relu(a: Tensor, **kwargs) -> Tensor:
     return _result(np.maximum(a.host_values, 0), a)
 
 
-def exp(a: Tensor, **kwargs) -> Tensor:
-    return _result(np.exp(a.host_values), a)
-
-
 def _unary(fn):
+    """A host element-wise function: computed in float64 and rounded once to float32, then to the
+    tensor's data type (so a bfloat16 result is the correctly rounded one, as torch's mostly is)."""
     def op(a: Tensor, **kwargs) -> Tensor:
         with np.errstate(all="ignore"):
-            return _result(fn(a.host_values.astype(np.float32)), a)
+            return _result(fn(a.host_values.astype(np.float64)).astype(np.float32), a)
     return op
 
 
@@ -404,6 +401,7 @@ def _gelu(x):
     return 0.5 * x * (1 + np.tanh(np.float32(0.7978845608) * (x + np.float32(0.044715) * x ** 3)))
 
 
+exp = _unary(np.exp)
 abs = _unary(np.abs)  # noqa: A001 - TT-NN's name
 neg = _unary(np.negative)
 sqrt = _unary(np.sqrt)

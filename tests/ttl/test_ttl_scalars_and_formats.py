@@ -60,9 +60,10 @@ def test_a_scalar_tensor_is_one_tile_and_comes_back_as_a_scalar():
     assert ttnn.to_numpy(d).shape == () and float(ttnn.to_numpy(d)) == 1.5
 
 
-def test_zeros_without_a_dtype_is_float32():
-    assert ttnn.zeros((2, 3)).dtype == ttnn.float32
-    assert ttnn.rand((2, 3)).dtype == ttnn.float32
+def test_host_made_tensors_default_to_bfloat16_as_in_ttnn():
+    for made in (ttnn.zeros((2, 3)), ttnn.ones((2, 3)), ttnn.empty((2, 3)), ttnn.rand((2, 3)), ttnn.full((2, 3), 1.5)):
+        assert made.dtype == ttnn.bfloat16
+    assert ttnn.zeros((2, 3), dtype=ttnn.float32).dtype == ttnn.float32
     assert ttnn.zeros((2, 3), dtype=ttnn.bfloat16).dtype == ttnn.bfloat16
 
 
@@ -70,7 +71,7 @@ def test_mixed_format_compute_with_a_scalar_matches_numpy():
     a, d = _inputs()
     a_t = ttnn.from_numpy(a, layout=ttnn.TILE_LAYOUT)
     d_t = ttnn.from_numpy(d, dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT)
-    z_t = ttnn.zeros((64,), layout=ttnn.TILE_LAYOUT)
+    z_t = ttnn.zeros((64,), dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT)
     scaled_column_sums(a_t, d_t, z_t)
     expected = ((a.astype(np.float32) + d) ** 2).sum(axis=0)
     got = ttnn.to_numpy(z_t)
@@ -84,7 +85,7 @@ def test_mixed_format_compute_kernel_compiles_against_the_real_headers(tmp_path,
     a, d = _inputs()
     program = compiled(scaled_column_sums, ttnn.from_numpy(a, layout=ttnn.TILE_LAYOUT),
                        ttnn.from_numpy(d, dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT),
-                       ttnn.zeros((64,), layout=ttnn.TILE_LAYOUT)).program
+                       ttnn.zeros((64,), dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT)).program
     kernel = next(k for k in program.kernels if k.name == "compute")
     text = emit_kernel(kernel.function)
     assert "reconfig_data_format" in text and "pack_reconfig_data_format" in text
@@ -123,6 +124,6 @@ def column_copy(a, out):
 def test_node_shares_with_min_in_the_operation_body():
     v = np.random.default_rng(2).standard_normal((64, 5 * 32)).astype(np.float32)
     a = ttnn.from_numpy(v, layout=ttnn.TILE_LAYOUT)
-    out = ttnn.zeros((64, 5 * 32), layout=ttnn.TILE_LAYOUT)
+    out = ttnn.zeros((64, 5 * 32), dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT)
     column_copy(a, out)
     np.testing.assert_array_equal(ttnn.to_numpy(out), v)

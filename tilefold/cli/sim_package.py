@@ -26,12 +26,18 @@ def _values(tensor) -> np.ndarray:
     return np.asarray(tensor, dtype=np.float64)
 
 
-def assert_pcc(expected, actual, pcc: float = 0.99) -> None:
-    """Assert two tensors (torch, numpy or device tensors) of one shape have a Pearson correlation
-    of at least ``pcc`` (equal tensors pass, constant ones must match to 1e-6 relative)."""
+def assert_pcc(expected, actual, pcc: float = 0.99, *, rtol: float | None = None, atol: float | None = None) -> None:
+    """Assert two tensors (torch, numpy or device tensors) of one shape agree: elementwise within
+    ``rtol`` / ``atol`` when either is given (as ``allclose``), else by a Pearson correlation of
+    at least ``pcc`` (equal tensors pass, constant ones must match to 1e-6 relative)."""
     a, b = _values(expected), _values(actual)
     if a.shape != b.shape:
         raise LayoutError(f"assert_pcc: the tensors have shapes {a.shape} and {b.shape}", user_location())
+    if rtol is not None or atol is not None:
+        rtol, atol = 1e-5 if rtol is None else rtol, 1e-8 if atol is None else atol
+        assert np.allclose(b, a, rtol=rtol, atol=atol), \
+            f"assert_pcc: values differ by up to {float(np.max(np.abs(a - b))):.3g} (rtol={rtol}, atol={atol})"
+        return
     a, b = a.ravel(), b.ravel()
     if np.array_equal(a, b):
         return

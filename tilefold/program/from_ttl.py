@@ -125,17 +125,17 @@ def build_program(module: ModuleOp, built, arch) -> Program:
     processors = iter(("RISCV_0", "RISCV_1"))
     for fn in _kernel_functions(module):
         role = fn.attributes[ttl.KERNEL_ROLE_ATTR].data
+        compile_args = []
+        for arg in _args(fn, "ttl.compile_args"):
+            compile_args.append(arg["index"] if arg["kind"] == "cb" else program.buffer(names[arg["index"]]).accessor_args)
         if role == "compute":
             cfg = compute_config(fn)
             formats = {cb.index: cb.data_format for cb in program.circular_buffers}
             config = ComputeConfig(cfg["math_fidelity"], cfg["fp32_dest_acc_en"], cfg["dst_full_sync_en"],
                                    cfg["math_approx_mode"],
-                                   unpack_to_dest_mode(fn, formats, cfg["fp32_dest_acc_en"]))
+                                   unpack_to_dest_mode(fn, formats, cfg["fp32_dest_acc_en"], compile_args))
         else:
             config = DataMovementConfig(next(processors))
-        compile_args = []
-        for arg in _args(fn, "ttl.compile_args"):
-            compile_args.append(arg["index"] if arg["kind"] == "cb" else program.buffer(names[arg["index"]]).accessor_args)
         kernel = program.create_kernel(fn, cores, config, compile_args, name=fn.sym_name.data)
         descriptors = _args(fn, "ttl.runtime_args")
         noc1 = isinstance(config, DataMovementConfig) and config.noc_index == 1

@@ -11,15 +11,15 @@ it into DST directly, when DST is 32-bit (``fp32_dest_acc_en``) and the host set
 to ``UnpackToDestFp32`` — what TT-Metal's tilize and untilize factories do for float32. A CB
 qualifies when it is float32 and every call that unpacks it is one of those; a CB an FPU call
 (element-wise, matmul, reduce) also reads stays ``Default``, as FPU calls read through the source
-registers whatever the mode. CB operands must be constants; with any other CB operand on an
-unpacking call nothing qualifies.
+registers whatever the mode. CB operands must be constants or compile-time arguments whose values
+are given; with any other CB operand on an unpacking call nothing qualifies.
 """
 
 from __future__ import annotations
 
 from xdsl.dialects import func
 
-from tilefold.ir.ttkernel import constant_int
+from tilefold.ir.ttkernel import CBOp, GetCompileTimeArgValOp, constant_int
 from tilefold.ir.ttkernel_api import api_function
 from tilefold.layout.formats import DataFormat
 
@@ -27,9 +27,24 @@ TO_DEST_CALLS = frozenset({"copy_tile", "transpose_wh_tile", "tilize_block", "un
 UNPACKED_PARAMS = frozenset({"in_cb", "in0_cb", "in1_cb", "scaler_cb"})
 
 
-def unpacked_cbs(function: func.FuncOp) -> dict[int, set[str]] | None:
-    """CB index → the calls that unpack it; None when an unpacking call names a CB that is not a
-    constant."""
+def _cb_index(value, compile_args) -> int | None:
+    """The CB index ``value`` names: a constant, or ``get_compile_time_arg_val(i)`` whose value
+    ``compile_args[i]`` is an integer (all arguments before it integers too)."""
+    c = constant_int(value)
+    if c is not None:
+        return c
+    owner = value.owner.index.owner if isinstance(value.owner, CBOp) else value.owner
+    if isinstance(owner, GetCompileTimeArgValOp):
+        i = owner.arg_index
+        if i < len(compile_args) and all(isinstance(a, int) for a in compile_args[:i + 1]):
+            return compile_args[i]
+    return None
+
+
+def unpacked_cbs(function: func.FuncOp, compile_args=()) -> dict[int, set[str]] | None:
+    """CB index → the calls that unpack it; None when an unpacking call names a CB that is neither
+    a constant nor a known compile-time argument."""
+    compile_args = list(compile_args)
     reads: dict[int, set[str]] = {}
     for op in function.walk():
         if not op.name.startswith("ttkernel."):
@@ -40,19 +55,21 @@ def unpacked_cbs(function: func.FuncOp) -> dict[int, set[str]] | None:
             continue
         for param, operand in zip(api.param_names, op.operands):
             if param in UNPACKED_PARAMS:
-                cb = constant_int(operand)
+                cb = _cb_index(operand, compile_args)
                 if cb is None:
                     return None
                 reads.setdefault(cb, set()).add(name)
     return reads
 
 
-def unpack_to_dest_mode(function: func.FuncOp, formats: dict[int, DataFormat], fp32_dest_acc_en: bool) -> dict[int, str]:
+def unpack_to_dest_mode(function: func.FuncOp, formats: dict[int, DataFormat], fp32_dest_acc_en: bool,
+                        compile_args=()) -> dict[int, str]:
     """``{cb: "UnpackToDestFp32"}`` for each float32 CB only ``copy_tile`` / ``transpose_wh_tile``
-    / ``tilize_block`` / ``untilize_block`` unpack, when DST is 32-bit; else empty."""
+    / ``tilize_block`` / ``untilize_block`` unpack, when DST is 32-bit; else empty. ``compile_args``
+    are the kernel's compile-time arguments (CB indexes passed that way)."""
     if not fp32_dest_acc_en:
         return {}
-    reads = unpacked_cbs(function)
+    reads = unpacked_cbs(function, compile_args)
     if not reads:
         return {}
     return {cb: "UnpackToDestFp32" for cb, calls in sorted(reads.items())

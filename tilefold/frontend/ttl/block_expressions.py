@@ -548,6 +548,17 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         self.emit(ttl.StoreOp(v.value, block.value))
         block.stored = v.value
 
+    def store_accumulating(self, block: Block, value, node) -> None:
+        """``block.store(value, acc=True)``: add ``value`` to what the block holds; a reserved block
+        that holds nothing yet holds zeros."""
+        self.require_compute(node, f"{block.name}.store(..., acc=True)")
+        if block.acquired != "reserve":
+            raise self.error(f"{block.name} was obtained with wait(); accumulate into a block from reserve()", node)
+        if block.stored is None and block.accumulator is None:
+            self.store(block, value, node)
+            return
+        self.store(block, self.binary(ast.Add, self.operand(block, node), value, node), node)
+
     def accumulate_into_block(self, block: Block, op: type, operand) -> None:
         node = self.node
         self.require_compute(node, f"{block.name} += ...")
@@ -615,12 +626,18 @@ class BlockExpressionBuilder(AcquisitionBuilder):
                     scope.names[name] = self.make_accumulator(name, value, node)
             scope = scope.parent
 
-    def promote_block(self, block: Block, stmt) -> Block:
-        """A reserved block accumulated into in a loop: keep its value in an accumulator."""
-        if block.acquired != "reserve" or block.stored is None:
+    def promote_block(self, block: Block, stmt, zero_start: bool = False) -> Block:
+        """A reserved block accumulated into in a loop: keep its value in an accumulator. With
+        ``zero_start`` (the loop stores into it with ``acc=True``) a block that holds nothing yet
+        starts at zero."""
+        if block.acquired == "reserve" and block.stored is None and zero_start:
+            self.node = stmt
+            value = self.make("fill", [], block.shape, stmt, {"value": 0.0}, fmt=block.data_format)
+        elif block.acquired != "reserve" or block.stored is None:
             raise self.error(f"{block.name} is assigned in this loop; only a reserved block that already holds a "
                              "value can be accumulated into across loop iterations", stmt)
-        value = BlockExpression(block.stored, block.shape, block.data_format)
+        else:
+            value = BlockExpression(block.stored, block.shape, block.data_format)
         block.accumulator = self.make_accumulator(block.name, value, stmt)
         return block
 

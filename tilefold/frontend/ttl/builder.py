@@ -298,7 +298,7 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, BlockExpressionBuilder, 
 
     def promote(self, stmt: ast.stmt, scope: Scope) -> list:
         """Before a runtime loop or branch: give storage to the carried names it assigns."""
-        from tilefold.frontend.ttl.variables import writes
+        from tilefold.frontend.ttl.variables import accumulated_names, writes
 
         promoted = []
         names = (writes(stmt) - (writes(stmt.target) if isinstance(stmt, ast.For) else set())) & scope.carried
@@ -317,7 +317,7 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, BlockExpressionBuilder, 
             elif isinstance(current, BlockExpression):
                 scope.names[name] = self.make_accumulator(name, current, stmt)
             elif isinstance(current, Block):
-                promoted.append((name, self.promote_block(current, stmt)))
+                promoted.append((name, self.promote_block(current, stmt, name in accumulated_names(stmt))))
             elif isinstance(current, (float, bool, str, tuple)):
                 raise self.error(f"{name} is assigned inside this {'loop' if isinstance(stmt, ast.For) else 'branch'} "
                                  "and used afterwards, but it holds a Python value that cannot change at run time; "

@@ -410,9 +410,14 @@ class ExpressionBuilder:
                 self.release(obj, node)
                 return None
             if name == "store":
+                acc = kwargs.pop("acc", False)
                 if len(args) != 1 or kwargs:
-                    raise self.error(f"{obj.name}.store(expr) takes one block expression", node)
-                self.store(obj, args[0], node)
+                    raise self.error(f"{obj.name}.store(expr) takes one block expression (and acc=True to add it to "
+                                     "what the block holds)", node)
+                if not isinstance(acc, bool):
+                    raise self.error(f"{obj.name}.store(expr, acc=...) takes True or False, not "
+                                     f"{self.describe(acc)}", node)
+                (self.store_accumulating if acc else self.store)(obj, args[0], node)
                 return None
         elif isinstance(obj, Transfer) and name == "wait":
             self.no_arguments(args, kwargs, node, "wait()")

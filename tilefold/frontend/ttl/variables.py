@@ -23,6 +23,23 @@ def _names(node: ast.AST, ctx) -> set[str]:
     return out
 
 
+def accumulated_name(node: ast.AST) -> str | None:
+    """The block ``node`` accumulates into when it is ``blk.store(expr, acc=...)`` with ``acc``
+    not the constant ``False`` (it reads and writes ``blk`` like ``blk += expr``), else None."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "store"
+            and isinstance(node.func.value, ast.Name)):
+        return None
+    for kw in node.keywords:
+        if kw.arg == "acc" and not (isinstance(kw.value, ast.Constant) and kw.value.value is False):
+            return node.func.value.id
+    return None
+
+
+def accumulated_names(node: ast.AST) -> set[str]:
+    """Blocks accumulated into by ``store(expr, acc=True)`` anywhere in ``node``."""
+    return {n for n in map(accumulated_name, _walk_no_functions(node)) if n is not None}
+
+
 def reads(node: ast.AST) -> set[str]:
     """Names read anywhere in ``node`` (an augmented assignment reads its target)."""
     out = _names(node, ast.Load)
@@ -33,11 +50,14 @@ def reads(node: ast.AST) -> set[str]:
 
 
 def writes(node: ast.AST) -> set[str]:
-    """Names assigned anywhere in ``node`` (not inside nested functions)."""
+    """Names assigned anywhere in ``node`` (not inside nested functions), and blocks accumulated
+    into by ``blk.store(expr, acc=True)``."""
     out = set()
     for sub in _walk_no_functions(node):
         if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
             out.add(sub.id)
+        elif (name := accumulated_name(sub)) is not None:
+            out.add(name)
         elif isinstance(sub, ast.FunctionDef) and sub is not node:
             out.add(sub.name)
     return out
