@@ -168,20 +168,6 @@ def test_l1_overflow():
                  "smaller blocks")
 
 
-def test_store_into_a_waited_block():
-    @ttl.operation(grid=(1, 1))
-    def op(x, y):
-        x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1))
-
-        @ttl.compute()
-        def compute():
-            with x_dfb.wait() as blk:
-                blk.store(ttl.math.exp(blk))  # error
-
-    expect_error(lambda: op(*tensors()), test_store_into_a_waited_block, KernelError, "obtained with wait()",
-                 "reserve()")
-
-
 def test_copy_into_a_waited_block_before_reading_it():
     @ttl.operation(grid=(1, 1))
     def op(x, y):

@@ -76,9 +76,9 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         if isinstance(value, Block):
             self.require_compute(node, f"reading {value.name}")
             self.check_position(value, node)
+            if value.accumulator is not None:
+                return self.accumulator_read(value.accumulator, node)
             if value.acquired == "reserve":
-                if value.accumulator is not None:
-                    return self.accumulator_read(value.accumulator, node)
                 value.status.read(self.location(node))     # raises when nothing was stored yet
                 return BlockExpression(value.stored, value.shape, value.data_format)
             value.status.read(self.location(node))
@@ -544,6 +544,10 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         if block.accumulator is not None:
             self.accumulator_assign(block.accumulator, v, node)
             return
+        if block.acquired == "wait":
+            # the waited block's value is replaced: held in a buffer of its own until the block's pop
+            block.accumulator = self.make_accumulator(block.name, v, node)
+            return
         self.node = node
         self.emit(ttl.StoreOp(v.value, block.value))
         block.stored = v.value
@@ -610,21 +614,26 @@ class BlockExpressionBuilder(AcquisitionBuilder):
 
     def before_release(self, block: Block, node) -> None:
         """A block-expression variable that reads a waited block outlives it (``with x.wait() as x0:
-        acc = x0 * 2`` and ``acc`` used later): keep its value in an accumulator before the pop."""
+        acc = x0 * 2`` and ``acc`` used later): keep its value in an accumulator before the pop.
+        A value stored into the waited block is freed with it."""
         if self.kind != "compute" or block.acquired != "wait":
             return
+        replaced, block.accumulator = block.accumulator, None
         scope = getattr(self, "_scope", None)
-        if scope is None:
-            return
         end = getattr(node, "end_lineno", None) or 0
         later = {n.id for n in ast.walk(self.source.tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
-                 and n.lineno > end}
+                 and n.lineno > end} if scope is not None else set()
         while scope is not None:
             for name, value in list(scope.names.items()):
                 if isinstance(value, BlockExpression) and (name in later or name in scope.carried) \
-                        and _reads(value.value, block.value):
+                        and (_reads(value.value, block.value) or replaced is not None and _reads(value.value, replaced.cb)):
                     scope.names[name] = self.make_accumulator(name, value, node)
             scope = scope.parent
+        if replaced is not None:
+            self.node = node
+            self.emit(ttl.CBWaitOp(replaced.cb))
+            self.emit(ttl.CBPopOp(replaced.cb))
+            replaced.holds = False
 
     def promote_block(self, block: Block, stmt, zero_start: bool = False) -> Block:
         """A reserved block accumulated into in a loop: keep its value in an accumulator. With
@@ -654,14 +663,19 @@ class BlockExpressionBuilder(AcquisitionBuilder):
 
 
 def _reads(value, source) -> bool:
-    """Whether the SSA value ``value`` is computed from ``source``."""
+    """Whether the SSA value ``value`` is computed from ``source`` (a block, or a CB: from one of
+    its blocks)."""
     stack, seen = [value], set()
     while stack:
         v = stack.pop()
         if v is source:
             return True
         owner = getattr(v, "owner", None)
-        if owner is None or id(owner) in seen or isinstance(owner, (ttl.CBWaitOp, ttl.CBReserveOp)):
+        if owner is None or id(owner) in seen:
+            continue
+        if isinstance(owner, (ttl.CBWaitOp, ttl.CBReserveOp)):
+            if owner.operands and owner.operands[0] is source:      # a block of the CB ``source``
+                return True
             continue
         seen.add(id(owner))
         stack.extend(getattr(owner, "operands", ()))

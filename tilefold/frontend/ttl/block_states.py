@@ -6,9 +6,10 @@ one :class:`KernelError` at the user's line saying what is wrong and what to do 
 States: **MW** (must be written: reserved, holds garbage), **MR** (must be read: waited for, or
 written), **RW** (read at least once; may be read again or overwritten), **NAW** (no access while
 a ``ttl.copy`` writes it), **ROR** (read only while ``n`` copies read it), **OS** (out of scope:
-pushed or popped). A compute kernel's packer writes only reserved pages, so a compute kernel may
-not store into a block it obtained with ``wait()``; a data-movement kernel may overwrite a waited
-block only after reading it (RW), never before (MR) — that would destroy data it was sent.
+pushed or popped). A compute kernel may store into a block it obtained with ``wait()``: the
+block's value is replaced until it is popped (nothing else reads those pages); a data-movement
+kernel may overwrite a waited block only after reading it (RW), never before (MR) — that would
+destroy data it was sent.
 """
 
 from __future__ import annotations
@@ -39,11 +40,7 @@ class BlockState:
 
     def store(self, where: SourceLocation) -> None:
         self._gone(where)
-        if self.acquired == "wait":
-            raise KernelError(f"{self.name} was obtained with wait(): a compute kernel can only store into a block "
-                              f"obtained with reserve() (the packer writes reserved pages); reserve a block of an "
-                              f"output buffer and store into it", where)
-        self.state = MR
+        self.state = RW if self.acquired == "wait" else MR
 
     def read(self, where: SourceLocation) -> None:
         self._gone(where)
