@@ -442,6 +442,31 @@ def reshape(a: Tensor, shape, **kwargs) -> Tensor:
     return _result(a.host_values.reshape(_shape(shape)), a)
 
 
+def repeat(a: Tensor, repeat_dims, **kwargs) -> Tensor:
+    """``ttnn.repeat``: ``a`` tiled ``repeat_dims[i]`` times along dim i (as ``torch.Tensor.repeat``:
+    more repeat dims than ``a`` has dims prepend dims of size 1)."""
+    reps = _shape(repeat_dims)
+    if len(reps) < len(a.shape):
+        raise LayoutError(f"ttnn.repeat: {len(reps)} repeat dims for a tensor of rank {len(a.shape)}; give at least "
+                          "one per dimension", user_location())
+    values = a.host_values.reshape((1,) * (len(reps) - len(a.shape)) + tuple(a.shape))
+    return _result(np.tile(values, reps), a)
+
+
+def squeeze(a: Tensor, dim=None, **kwargs) -> Tensor:
+    """``ttnn.squeeze``: ``a`` without its dims of size 1 (only ``dim``, an int or a tuple, when given;
+    a named dim of another size stays, as in torch)."""
+    shape = tuple(a.shape)
+    dims = range(len(shape)) if dim is None else [dim] if isinstance(dim, int) else list(dim)
+    drop = {d % len(shape) for d in dims if shape[d % len(shape)] == 1} if shape else set()
+    return _result(a.host_values.reshape(tuple(n for i, n in enumerate(shape) if i not in drop)), a)
+
+
+def unsqueeze(a: Tensor, dim: int, **kwargs) -> Tensor:
+    """``ttnn.unsqueeze``: ``a`` with a dim of size 1 inserted at ``dim``."""
+    return _result(np.expand_dims(a.host_values, dim), a)
+
+
 def _over_mesh(op):
     """A host op that applies to each chip's piece of mesh tensors."""
     def wrapped(a, *args, **kwargs):

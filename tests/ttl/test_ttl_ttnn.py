@@ -97,3 +97,25 @@ def test_to_torch_without_torch_says_what_to_use():
     with pytest.raises(LayoutError) as info:
         ttnn.to_torch(ttnn.zeros((2, 2)))
     assert "to_numpy" in str(info.value)
+
+
+def test_host_exp_of_bfloat16_is_correctly_rounded():
+    # exp(6.84375) = 938.0000478...: just above the tie of 936 and 940, so bfloat16 940
+    t = ttnn.from_numpy(np.array([6.84375, 0.5], dtype=np.float32), dtype=ttnn.bfloat16)
+    got = ttnn.to_numpy(ttnn.exp(t))
+    np.testing.assert_array_equal(got, [940.0, float(ml_dtypes.bfloat16(np.exp(0.5)))])
+
+
+def test_repeat_squeeze_and_unsqueeze_follow_torch():
+    c = ttnn.from_numpy(np.array([[2.5]], dtype=np.float32), layout=ttnn.TILE_LAYOUT)
+    tiled = ttnn.repeat(c, (1, 1, 32, 32))
+    assert tuple(tiled.shape) == (1, 1, 32, 32)
+    squeezed = ttnn.squeeze(tiled)
+    assert tuple(squeezed.shape) == (32, 32) and np.all(ttnn.to_numpy(squeezed) == 2.5)
+    assert tuple(ttnn.squeeze(tiled, 0).shape) == (1, 32, 32)
+    assert tuple(ttnn.squeeze(tiled, 2).shape) == (1, 1, 32, 32)
+    assert tuple(ttnn.unsqueeze(squeezed, 0).shape) == (1, 32, 32)
+    v = np.arange(6, dtype=np.float32).reshape(2, 3)
+    np.testing.assert_array_equal(ttnn.to_numpy(ttnn.repeat(ttnn.from_numpy(v), (2, 1))), np.tile(v, (2, 1)))
+    with pytest.raises(LayoutError, match="repeat dims"):
+        ttnn.repeat(c, (2,))

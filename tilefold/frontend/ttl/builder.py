@@ -414,7 +414,7 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, BlockExpressionBuilder, 
     # -- branches -------------------------------------------------------------------------------
 
     def stmt_If(self, stmt: ast.If, scope: Scope) -> None:
-        cond = self.condition(self.evaluate(stmt.test, scope), stmt.test)
+        cond = self.condition(self.evaluate_test(stmt.test, scope), stmt.test)
         if isinstance(cond, bool):
             chosen = stmt.body if cond else stmt.orelse
             if chosen:

@@ -104,6 +104,22 @@ class ExpressionBuilder:
             return self.scalars.compare("ne", value, 0)
         raise self.error(f"{ast.unparse(node)[:40]} ({self.describe(value)}) cannot be used as a condition", node)
 
+    def evaluate_test(self, test: ast.expr, scope):
+        """The value of a condition (of an ``if``, a conditional expression, ``and`` / ``or``).
+        ``a == b`` / ``a != b`` of two names holding blocks or block expressions asks whether they
+        are the same block (a compile-time bool), as blocks compare in TT-Lang's simulator:
+        ``x if c_expr != c_blk else c_blk`` after ``c_expr`` may have been rebound. Anything else
+        is evaluated (an element-wise comparison of blocks is no condition)."""
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.NotEq)) \
+                and isinstance(test.left, ast.Name) and isinstance(test.comparators[0], ast.Name):
+            from tilefold.frontend.ttl.block_expressions import PendingBroadcast
+
+            blocks = (Block, BlockExpression, PendingBroadcast)
+            a, b = scope.lookup(test.left.id), scope.lookup(test.comparators[0].id)
+            if isinstance(a, blocks) and isinstance(b, blocks):
+                return (a is b) == isinstance(test.ops[0], ast.Eq)
+        return self.evaluate(test, scope)
+
     def node_values(self, node: ast.AST):
         """The node's runtime coordinates ``(x, y)`` (emitted once, at the kernel's start)."""
         if self.node_coords is None:
@@ -161,7 +177,7 @@ class ExpressionBuilder:
         return slice(*parts)
 
     def expr_IfExp(self, node: ast.IfExp, scope):
-        cond = self.condition(self.evaluate(node.test, scope), node.test)
+        cond = self.condition(self.evaluate_test(node.test, scope), node.test)
         if isinstance(cond, bool):
             return self.evaluate(node.body if cond else node.orelse, scope)
         a = self.as_int(self.evaluate(node.body, scope), node.body, "a runtime conditional expression")
@@ -303,7 +319,7 @@ class ExpressionBuilder:
     def expr_BoolOp(self, node: ast.BoolOp, scope):
         result = None
         for value_node in node.values:
-            value = self.condition(self.evaluate(value_node, scope), value_node)
+            value = self.condition(self.evaluate_test(value_node, scope), value_node)
             if result is None:
                 result = value
                 continue
