@@ -39,6 +39,7 @@ from tilefold.program.kernels import ComputeConfig
 from tilefold.progress import Progress
 from tilefold.sim.allocator import DRAM_BASE, Allocation, allocate
 from tilefold.sim.blas_threads import one_blas_thread
+from tilefold.sim.steady_heap import steady_heap
 from tilefold.sim.cb_api import CircularBufferApi
 from tilefold.sim.circular_buffers import CircularBuffers
 from tilefold.sim.compute_api import ComputeApi
@@ -393,7 +394,7 @@ class Device:
             max_cycles: int | None = None) -> RunResult:
         """Run ``program`` with ``inputs`` (buffer name → host array). A thread running past
         ``max_cycles`` cycles (default: :mod:`tilefold.sim.watchdog`'s limit) is a ``WatchdogError``."""
-        with watchdog.limit(max_cycles), one_blas_thread():
+        with watchdog.limit(max_cycles), one_blas_thread(), steady_heap():
             return self._run_checked(program, inputs, trace, progress, raise_on_hazard, batch)
 
     def _run_checked(self, program, inputs, trace, progress, raise_on_hazard, batch) -> RunResult:

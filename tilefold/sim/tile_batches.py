@@ -148,7 +148,7 @@ class _Node:
     """One DST value or pack the queue produces: ``key`` says how (calls with equal keys at one
     depth are computed together), ``inputs`` are nodes or ``(INITIAL, slot)``."""
 
-    __slots__ = ("key", "inputs", "depth", "address", "value")
+    __slots__ = ("key", "inputs", "depth", "address", "value", "origin")
 
     def __init__(self, key: tuple, inputs: list, address=None):
         self.key = key
@@ -156,6 +156,7 @@ class _Node:
         self.depth = 1 + max((i.depth for i in inputs if i.__class__ is _Node), default=0)
         self.address = address      # L1 address(es) read or written, ints
         self.value = None
+        self.origin = None          # (array, index) with array[index] the value: stacks of values are its views
 
 
 class _Plan:
@@ -432,6 +433,16 @@ class _Plan:
         ctx = self.ctx
         # matmul runs are multiplied in DST itself: what the queue found there is kept aside
         self.initial = ctx.dst[ctx.rows].copy() if self.matmul_tiles else None
+        self.initial_slots = None if self.initial is None else self.initial.swapaxes(0, 1)
+        if self.matmul_tiles:
+            # every run's block, tiles first, one above the other: consecutive tiles of the runs
+            # are then a view of one array wherever later calls read them together
+            runs = [node for node in self.nodes if node.key[0] == "matmul"]
+            blocks = np.empty((sum(run.key[2] * run.key[3] for run in runs), ctx.L, tm.TILE_ELEMS), ctx.dst.dtype)
+            first = 0
+            for run in runs:
+                run.origin = (blocks, first)
+                first += run.key[2] * run.key[3]
         if self.groups is None:
             groups: dict[tuple, list[_Node]] = {}
             for node in self.nodes:
@@ -441,6 +452,9 @@ class _Plan:
             values = self._group_values(key, nodes)
             for node, value in zip(nodes, values):
                 node.value = value
+            if values.__class__ is np.ndarray:
+                for i, node in enumerate(nodes):
+                    node.origin = (values, i)
         if self.packs:
             self._pack_values()
         for slot, node in self.latest.items():
@@ -453,18 +467,19 @@ class _Plan:
         for cb, (st, page) in self.pack_seq.items():
             st.pack_seq[ctx.rows] = page
         for node in self.nodes:
-            node.value = None                 # the plan may be used again: keep no tiles alive
+            node.value = node.origin = None   # the plan may be used again: keep no tiles alive
         for node in self.packs:
             node.value = None
-        self.initial = None
+        self.initial = self.initial_slots = None
 
     def _initial(self, slot: int) -> np.ndarray:
         """What DST slot ``slot`` held before the queue, (lanes, 1024)."""
         return self.ctx.dst[self.ctx.rows, slot] if self.initial is None else self.initial[:, slot]
 
-    def _run_values(self, run: _Node) -> np.ndarray | None:
-        """A matmul run's output block (lanes, tiles, 1024): its calls made on the context, onto
-        the values its slots held when it started, and multiplied."""
+    def _run_values(self, run: _Node, out: np.ndarray) -> bool:
+        """A matmul run's output block into ``out`` (tiles, lanes, 1024): its calls made on the
+        context, onto the values its slots held when it started, and multiplied. False when the
+        run is still open at the end of the queue (nothing written)."""
         ctx = self.ctx
         first, starts, calls = run.address
         tiles = run.key[2] * run.key[3]
@@ -478,16 +493,27 @@ class _Plan:
             (cb0, st0), (cb1, st1) = ctx._cb(cb0, name), ctx._cb(cb1, name)
             ctx.matmul_accumulate(cb0, st0, cb1, st1, t0, t1, first, flip, run.key[2], run.key[3], kt, name)
         if self.runs.get(first) is run:
-            return None                       # still open when the queue ends: left pending, as the calls leave it
+            return False                      # still open when the queue ends: left pending, as the calls leave it
         ctx._flush_matmul(first, first + tiles)
-        return ctx.dst[ctx.rows, first:first + tiles].copy()
+        np.copyto(out, ctx.dst[ctx.rows, first:first + tiles].swapaxes(0, 1))
+        return True
 
     def _inputs(self, nodes: list[_Node], k: int) -> np.ndarray:
-        """Input ``k`` of every node as float32 values (nodes, lanes, 1024)."""
-        ctx = self.ctx
-        parts = [self._initial(src[1]) if src.__class__ is tuple else src.value
-                 for src in (n.inputs[k] for n in nodes)]
-        return np.stack(parts).astype(np.float32)
+        """Input ``k`` of every node as float32 values (nodes, lanes, 1024), read only."""
+        return self._stacked([n.inputs[k] for n in nodes]).astype(np.float32, copy=False)
+
+    def _stacked(self, sources: list) -> np.ndarray:
+        """The values of ``sources`` (nodes or ``(INITIAL, slot)``) one above the other, (sources,
+        lanes, 1024), read only: a view when they are consecutive values of one computed array (a
+        group of nodes, a matmul run's block, DST as the queue found it), else a stack."""
+        origins = [(self.initial_slots, s[1]) if s.__class__ is tuple else s.origin for s in sources]
+        base = origins[0][0] if origins[0] is not None else None
+        if base is not None and all(o is not None and o[0] is base for o in origins):
+            first = origins[0][1]
+            if all(o[1] == first + i for i, o in enumerate(origins)):
+                return base[first:first + len(origins)]
+            return base[[o[1] for o in origins]]
+        return np.stack([self._initial(s[1]) if s.__class__ is tuple else s.value for s in sources])
 
     def _tiles(self, addresses: list[int], ps: int) -> np.ndarray:
         """Bytes of the L1 pages at ``addresses`` on every lane: (pages, lanes, page size)."""
@@ -497,10 +523,20 @@ class _Plan:
     def _group_values(self, key: tuple, nodes: list[_Node]) -> np.ndarray:
         ctx = self.ctx
         kind = key[0]
-        if kind == "matmul":
-            return [self._run_values(run) for run in nodes]
+        if kind == "matmul":                  # into the queue's array of run blocks (compute_values)
+            values = []
+            for run in nodes:
+                blocks, first = run.origin
+                block = blocks[first:first + key[2] * key[3]]
+                if not self._run_values(run, block):
+                    run.origin = None
+                values.append(None if run.origin is None else block.swapaxes(0, 1))
+            return values
         if kind == "part":                    # (None: a part of a run left pending, which nothing reads)
-            return [None if n.inputs[0].value is None else n.inputs[0].value[:, key[1]] for n in nodes]
+            for n in nodes:
+                run = n.inputs[0].origin
+                n.origin = None if run is None else (run[0], run[1] + key[1])
+            return [None if n.origin is None else n.origin[0][n.origin[1]] for n in nodes]
         if kind == "copy":
             _, ps, fmt, to_dest = key
             values = ctx._copied_values(self._tiles([n.address for n in nodes], ps), fmt, to_dest)
@@ -523,8 +559,7 @@ class _Plan:
         for node in self.packs:
             by_format.setdefault(node.key, []).append(node)
         for (_, ps, fmt), nodes in by_format.items():
-            src = [n.inputs[0] for n in nodes]
-            values = np.stack([self._initial(s[1]) if s.__class__ is tuple else s.value for s in src])
+            values = self._stacked([n.inputs[0] for n in nodes])
             raw = tm.pack(values, fmt).reshape(len(nodes), ctx.L, ps)
             ctx.dev.l1.write(ctx.row_idx[None, :], np.asarray([n.address for n in nodes], dtype=np.int64)[:, None],
                              raw)
