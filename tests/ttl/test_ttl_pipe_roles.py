@@ -124,17 +124,18 @@ def test_role_predicates_compile_against_the_real_headers(tmp_path, check_kernel
                                                             check_kernel.accessor_compile_args(program, kernel)))
 
 
-@ttl.operation(grid=(4, 2))
+@ttl.operation(grid=(2, 4))
 def eltwise_pipe(a_in, b_in, c_in, out):
-    """TT-Lang's eltwise pipe example: node 0 multicasts a float32 tile of ``c`` to row 0, whose
-    nodes compute ``a * b + broadcast(c)`` on their column; row 1 returns at once (``is_active``)."""
+    """TT-Lang's eltwise pipe example: node 0 multicasts a float32 tile of ``c`` to the nodes
+    (0, 0..3), linear nodes 0..3, which compute ``a * b + broadcast(c)`` on the tile column of their
+    linear index; the nodes (1, y) return at once (``is_active``)."""
     granularity = 2
     row_tiles, col_tiles = a_in.shape[0] // 32, a_in.shape[1] // 32
     a_dfb = ttl.make_dataflow_buffer_like(a_in, shape=(granularity, 1), block_count=2)
     b_dfb = ttl.make_dataflow_buffer_like(b_in, shape=(granularity, 1), block_count=2)
     c_dfb = ttl.make_dataflow_buffer_like(c_in, shape=(1, 1), block_count=2)
     out_dfb = ttl.make_dataflow_buffer_like(out, shape=(granularity, 1), block_count=2)
-    pipe_net = ttl.PipeNet([ttl.Pipe((0, 0), (slice(0, 4), 0))])
+    pipe_net = ttl.PipeNet([ttl.Pipe((0, 0), (0, slice(0, 4)))])
 
     @ttl.compute()
     def compute():

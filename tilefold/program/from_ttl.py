@@ -151,13 +151,14 @@ def _args(fn: func.FuncOp, name: str) -> list[dict]:
     return [a.to_dict() for a in attr.data] if attr is not None else []
 
 
-def _peer(route, role: str, field: str, cols: int) -> int:
-    """A logical coordinate of the other end of ``route`` (``ttl.pipe_peer``)."""
+def _peer(route, role: str, field: str, rows: int) -> int:
+    """A logical coordinate of the other end of ``route`` (``ttl.pipe_peer``); ``linear`` is TT-Lang's
+    linear node index ``x * rows + y``."""
     if role == "dst":
         x, y = route.src
-        return {"x": x, "y": y, "linear": y * cols + x}[field]
+        return {"x": x, "y": y, "linear": x * rows + y}[field]
     return {"x0": route.x0, "y0": route.y0, "x1": route.x1, "y1": route.y1,
-            "linear": route.y0 * cols + route.x0}[field]
+            "linear": route.x0 * rows + route.y0}[field]
 
 
 def _runtime_value(arg: dict, core: CoreCoord, program: Program, names, nets, noc1: bool, capture=None):
@@ -198,7 +199,7 @@ def _runtime_value(arg: dict, core: CoreCoord, program: Program, names, nets, no
     if field == "index":                # the pipe's slot in its net's landing buffer
         return net.landing_slots()[net.routes.index(route)]
     if kind == "pipe_peer":
-        return _peer(route, role, field, net.grid[0])
+        return _peer(route, role, field, net.grid[1])
     if role == "src":
         first, last = CoreCoord(route.x0, route.y0), CoreCoord(route.x1, route.y1)
         if noc1:                       # NOC 1 multicasts from the far corner

@@ -141,8 +141,27 @@ class DataflowApi:
             raise self.fail(ProgramError, f"{call} {what}, a {cb_fmt.ttnn_name} circular buffer; a transfer does not "
                                           "convert formats: give the circular buffer the buffer's data format")
 
-    def _check_race(self, banks, local, nbytes: int, call: str, line: int) -> None:
-        """A DRAM write to bytes another core wrote (or writes in the same call): a race."""
+    def _same_bytes(self, banks, local, data: np.ndarray, within_call: bool) -> bool:
+        """Whether racing writes all store the same bytes, so that their order cannot change DRAM:
+        every lane's bytes are what DRAM already holds (an earlier core wrote them), or, for lanes of
+        this call meeting each other, the lanes writing one address write the same bytes."""
+        existing = self.dev.dram.read(banks, local, data.shape[-1])
+        if np.array_equal(np.broadcast_to(existing, data.shape), data):
+            return True
+        if not within_call:
+            return False
+        lanes = data.shape[0]
+        addr = np.stack([np.broadcast_to(np.asarray(banks, dtype=np.int64), (lanes,)),
+                         np.broadcast_to(np.asarray(local, dtype=np.int64), (lanes,))], axis=1)
+        _, first = np.unique(addr, axis=0, return_inverse=True)
+        first = first.ravel()
+        leader = np.zeros(int(first.max()) + 1, dtype=np.int64)
+        leader[first[::-1]] = np.arange(lanes)[::-1]        # the first lane of each address
+        return bool(np.array_equal(data, data[leader[first]]))
+
+    def _check_race(self, banks, local, nbytes: int, call: str, line: int, data: np.ndarray) -> None:
+        """A DRAM write to bytes another core wrote (or writes in the same call): a race, unless
+        every racing write stores the same bytes (cores writing one result redundantly)."""
         writers = self.dev.dram_writers
         if self.row_idx.size == 1 and banks.__class__ is not np.ndarray and local.__class__ is not np.ndarray:
             clash = writers.write_one(int(banks), int(local), nbytes, int(self.row_idx[0]), self, line)
@@ -154,6 +173,9 @@ class DataflowApi:
                 writers.note(banks, local, nbytes, self.row_idx, writers.site_id(self, line))
                 return
         row, site = clash
+        if self._same_bytes(banks, local, data, site == 0):
+            writers.note(banks, local, nbytes, self.row_idx, writers.site_id(self, line))
+            return
         other = self.dev.rows_core_name(row)
         before = ""
         if site:
@@ -476,7 +498,9 @@ class DataflowApi:
         counters = self.dev.counters
         if kind == NODE_DRAM:
             self._check_dram(local, nbytes, call)
-            self._check_race(rows, local, nbytes, call, line)
+            self._check_race(rows, local, nbytes, call, line, data)
+            if rows.__class__ is not np.ndarray and local.__class__ is not np.ndarray and len(data) > 1:
+                data = data[-1:]                # lanes writing the same bytes to one address
             self.dev.dram.write(rows, local, data)
             counters.dram_write_bytes += nbytes * self.L
             done = self._dram_done(rows, nbytes)

@@ -4,8 +4,9 @@ Reads: the ``grid`` argument of ``@ttl.operation`` and the device description. W
 ``(columns, rows)`` and, at operation scope, symbolic node coordinates.
 
 Coordinates follow TT-Lang: ``x`` is the column, ``y`` the row; ``grid_size(dims=1)`` flattens the
-grid (``columns * rows``), ``dims=3`` pads with 1; ``node(dims=1)`` is ``x + y * columns``, ``dims=3``
-pads with 0. Inside kernels the front end turns ``ttl.node`` into runtime values; in the
+grid (``columns * rows``), ``dims=3`` pads with 1; ``node(dims=1)`` is ``x * rows + y`` (the last
+coordinate varies fastest, as in TT-Lang's simulator: a linear index ``i`` is the node
+``(i // rows, i % rows)``), ``dims=3`` pads with 0. Inside kernels the front end turns ``ttl.node`` into runtime values; in the
 operation's body it returns :class:`NodeExpression` objects, which support integer arithmetic and
 become runtime values where a kernel uses them.
 """
@@ -218,12 +219,17 @@ def with_node_builtins(function):
     return body
 
 
+def linear_node(index: int, grid: tuple[int, int]) -> tuple[int, int]:
+    """The node ``(x, y)`` of linear index ``index`` (see the module's docstring)."""
+    return index // grid[1], index % grid[1]
+
+
 def node_coordinates(grid: tuple[int, int], dims: int, x, y, arithmetic, location=None):
     """``ttl.node(dims)`` from the coordinates ``x`` (column) and ``y`` (row)."""
     if not isinstance(dims, int) or dims < 1:
         raise KernelError(f"node(dims={dims!r}): dims must be a positive integer", location)
     if dims == 1:
-        return arithmetic("+", x, arithmetic("*", y, grid[0]))
+        return arithmetic("+", arithmetic("*", x, grid[1]), y)
     return (x, y) + (0,) * (dims - 2)
 
 

@@ -17,13 +17,17 @@ from dataclasses import dataclass
 
 from tilefold.errors import KernelError, SourceLocation
 from tilefold.frontend.ttl import capture
+from tilefold.frontend.ttl.grid import linear_node
 from tilefold.caller import user_location
 
 
 def _coordinate(value, grid: tuple[int, int], what: str, location) -> tuple[int, int]:
+    if isinstance(value, tuple) and len(value) == 1:          # (i,): a linear node index
+        value = value[0]
     if isinstance(value, int) and not isinstance(value, bool):
-        cols = grid[0]
-        return value % cols, value // cols
+        if not 0 <= value < grid[0] * grid[1]:
+            raise KernelError(f"{what} {value} is outside the {grid[0] * grid[1]} nodes of the grid", location)
+        return linear_node(value, grid)
     if isinstance(value, tuple) and len(value) == 2 and all(isinstance(v, int) for v in value):
         return value
     if isinstance(value, tuple) and len(value) == 4:
@@ -101,15 +105,18 @@ class PipeRoute:
     y0: int
     x1: int
     y1: int
+    exclude_src: bool = False   # the rectangle holds the source, which is not a destination
 
     @property
     def destinations(self) -> list[tuple[int, int]]:
-        return [(x, y) for y in range(self.y0, self.y1 + 1) for x in range(self.x0, self.x1 + 1)]
+        return [(x, y) for y in range(self.y0, self.y1 + 1) for x in range(self.x0, self.x1 + 1)
+                if not (self.exclude_src and (x, y) == self.src)]
 
     @property
     def loopback(self) -> bool:
         """The source is one of the destinations."""
-        return self.x0 <= self.src[0] <= self.x1 and self.y0 <= self.src[1] <= self.y1
+        return (not self.exclude_src and self.x0 <= self.src[0] <= self.x1
+                and self.y0 <= self.src[1] <= self.y1)
 
     @property
     def remote_receivers(self) -> int:
@@ -177,6 +184,8 @@ class PipeNet:
         if not (0 <= src[0] < cols and 0 <= src[1] < rows):
             raise KernelError(f"Pipe {i} src {src} is outside the {cols}x{rows} grid", location)
         dst = pipe.dst
+        if isinstance(dst, tuple) and len(dst) == 1 and isinstance(dst[0], slice):
+            return self._linear_route(src, dst[0], i, location)
         if isinstance(dst, tuple) and len(dst) == 2:
             (x0, x1), (y0, y1) = (_range(dst[0], cols, f"Pipe {i} dst", location),
                                   _range(dst[1], rows, f"Pipe {i} dst", location))
@@ -185,6 +194,23 @@ class PipeNet:
         if not (0 <= x0 <= x1 < cols and 0 <= y0 <= y1 < rows):
             raise KernelError(f"Pipe {i} dst {dst!r} reaches outside the {cols}x{rows} grid", location)
         return PipeRoute(src, x0, y0, x1, y1)
+
+    def _linear_route(self, src, span: slice, i: int, location) -> PipeRoute:
+        """A destination given as a range of linear node indices ``(first:stop,)``: the nodes must
+        fill a rectangle, or a rectangle less the source (a multicast that skips its sender)."""
+        first, last = _range(span, self.grid[0] * self.grid[1], f"Pipe {i} dst", location)
+        nodes = {linear_node(k, self.grid) for k in range(first, last + 1)}
+        xs, ys = [n[0] for n in nodes], [n[1] for n in nodes]
+        x0, x1, y0, y1 = min(xs), max(xs), min(ys), max(ys)
+        rect = {(x, y) for x in range(x0, x1 + 1) for y in range(y0, y1 + 1)}
+        if nodes == rect:
+            return PipeRoute(src, x0, y0, x1, y1)
+        if src not in nodes and nodes | {src} == rect:
+            return PipeRoute(src, x0, y0, x1, y1, exclude_src=True)
+        raise KernelError(f"Pipe {i} dst {node_text((span,))}: the nodes {first}..{last} do not form a "
+                          f"rectangle of the {self.grid[0]}x{self.grid[1]} grid (a linear node i is "
+                          f"(i // {self.grid[1]}, i % {self.grid[1]})); a multicast reaches a rectangle of nodes",
+                          location)
 
     # -- who does what -------------------------------------------------------------------------
 

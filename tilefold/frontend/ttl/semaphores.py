@@ -15,13 +15,13 @@ from dataclasses import dataclass
 from tilefold.caller import user_location
 from tilefold.errors import KernelError
 from tilefold.frontend.ttl import capture
-from tilefold.frontend.ttl.grid import NodeExpression
+from tilefold.frontend.ttl.grid import NodeExpression, linear_node
 
 
 def _node(value, grid, what: str, location) -> tuple[int, int]:
     cols, rows = grid
     if isinstance(value, int) and not isinstance(value, bool):
-        value = (value % cols, value // cols)
+        value = linear_node(value, grid)
     if (not isinstance(value, tuple) or len(value) != 2
             or not all(isinstance(v, int) and not isinstance(v, bool) for v in value)):
         kind = "the node's own coordinates" if isinstance(value, NodeExpression) or (
@@ -94,7 +94,7 @@ class RemoteSemaphore:
     """A semaphore's copy on another node (``Semaphore.get_remote``)."""
 
     semaphore: Semaphore
-    node: int                   # linear index y * columns + x
+    node: int                   # y * columns + x (not the user's linear index)
 
     def inc(self, value=1):
         Semaphore._kernel_only(self)

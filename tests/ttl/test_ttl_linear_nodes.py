@@ -1,0 +1,109 @@
+"""Linear node indices as TT-Lang numbers them: ``ttl.node(dims=1)`` is ``x * rows + y`` (the last
+coordinate varies fastest), pipes name nodes by a linear index, a 1-tuple ``(i,)`` or a range
+``(slice(a, b),)``, and a linear range that fills a rectangle less its source is a multicast that
+skips its sender. Run on the simulated device against numpy; the C++ checked against the headers."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import tilefold.ttl as ttl
+import tilefold.ttnn as ttnn
+from tilefold.errors import KernelError
+from ttl_helpers import compiled, expect_error, tile_tensor, zeros
+
+
+@ttl.operation(grid=(3, 2))
+def by_linear_index(inp, out):
+    """Node (x, y) copies tile (y, x) of ``inp`` to tile (0, node(dims=1)) of ``out``."""
+    dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
+
+    @ttl.compute()
+    def compute():
+        pass
+
+    @ttl.datamovement()
+    def dm():
+        x, y = ttl.node(dims=2)
+        i = ttl.node(dims=1)
+        with dfb.reserve() as blk:
+            ttl.copy(inp[y, x], blk).wait()
+            ttl.copy(blk, out[0, i]).wait()
+
+
+def test_node_dims_1_is_x_times_rows_plus_y():
+    inp, out = tile_tensor((2 * 32, 3 * 32), seed=1), zeros((32, 6 * 32))
+    by_linear_index(inp, out)
+    v = ttnn.to_numpy(inp)
+    expected = np.concatenate([v[y * 32:(y + 1) * 32, x * 32:(x + 1) * 32] for x in range(3) for y in range(2)],
+                              axis=1)
+    np.testing.assert_array_equal(ttnn.to_numpy(out), expected)
+
+
+@ttl.operation(grid=(2, 3))
+def multicast_to_the_others(inp, out):
+    """Linear node 0 reads one tile and multicasts it to the linear nodes 1..5 (the whole grid but
+    the sender); every node adds one to its tile and writes it to tile (0, node(dims=1)) of ``out``."""
+    net = ttl.PipeNet([ttl.Pipe((0,), (slice(1, ttl.grid_size(dims=1)),))])
+    dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
+    out_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+
+    @ttl.compute()
+    def compute():
+        with dfb.wait() as x, out_dfb.reserve() as y:
+            y.store(x + 1.0)
+
+    @ttl.datamovement()
+    def dm():
+        with dfb.reserve() as blk:
+            def send(pipe):
+                ttl.copy(inp[0, 0], blk).wait()
+                ttl.copy(blk, pipe).wait()
+
+            def receive(pipe):
+                ttl.copy(pipe, blk).wait()
+
+            net.if_src(send)
+            net.if_dst(receive)
+
+    @ttl.datamovement()
+    def write():
+        with out_dfb.wait() as blk:
+            ttl.copy(blk, out[0, ttl.node(dims=1)]).wait()
+
+
+def test_a_linear_range_multicast_skips_its_sender():
+    inp, out = tile_tensor((32, 32), seed=2), zeros((32, 6 * 32))
+    multicast_to_the_others(inp, out)
+    tile = ttnn.to_numpy(inp)
+    got = ttnn.to_numpy(out)
+    expected = tile.astype(np.float32) + 1.0
+    for i in range(6):
+        np.testing.assert_allclose(got[:, i * 32:(i + 1) * 32], expected, rtol=1e-2, atol=1e-2)
+
+
+def test_the_multicast_that_skips_its_sender_compiles(tmp_path, check_kernel):
+    from tilefold.codegen.cpp import emit_kernel
+
+    program = compiled(multicast_to_the_others, tile_tensor((32, 32)), zeros((32, 6 * 32))).program
+    kernel = next(k for k in program.kernels if k.name == "dm")
+    path = tmp_path / "dm.cpp"
+    path.write_text(emit_kernel(kernel.function))
+    text = path.read_text()
+    assert "noc_async_write_multicast" in text
+    check_kernel.require_accepted(check_kernel.check_kernel(path, "reader",
+                                                            check_kernel.accessor_compile_args(program, kernel)))
+
+
+def test_a_linear_range_that_is_no_rectangle_names_the_users_line():
+    @ttl.operation(grid=(2, 3))
+    def op(inp, out):
+        net = ttl.PipeNet([ttl.Pipe((0,), (slice(2, 4),))])  # error
+
+        @ttl.datamovement()
+        def dm():
+            net.if_src(lambda pipe: None)
+
+    expect_error(lambda: op(tile_tensor((32, 32)), zeros((32, 32))),
+                 test_a_linear_range_that_is_no_rectangle_names_the_users_line, KernelError,
+                 "do not form a rectangle")
