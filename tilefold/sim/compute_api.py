@@ -822,10 +822,11 @@ def _sfpu(name: str, arity: str):
 
 
 def _queued(name: str):
-    """``<call>_later``: the call queued for :meth:`ComputeApi.flush_tiles`, with the bytecode
-    offset it was called from (a line only if needed)."""
+    """``<call>_later``: the call queued for :meth:`ComputeApi.flush_tiles` as ``(name, args,
+    keyword items, bytecode offset it was called from)`` (a line only if needed): a tuple, so a
+    queue of scalar arguments is its own hashable key."""
     def call(self, *args, **kwargs):
-        self.tile_queue.append((name, args, kwargs, sys._getframe(1).f_lasti))
+        self.tile_queue.append((name, args, tuple(kwargs.items()) if kwargs else (), sys._getframe(1).f_lasti))
     return call
 
 

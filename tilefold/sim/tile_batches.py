@@ -54,8 +54,8 @@ class _Fallback(Exception):
 
 
 def flush(ctx, queue: list) -> None:
-    """Execute the queued calls ``(name, args, kwargs, bytecode offset of the call)`` of a compute
-    thread."""
+    """Execute the queued calls ``(name, args, keyword items, bytecode offset of the call)`` of a
+    compute thread."""
     if not queue:
         return
     plan = None
@@ -82,22 +82,16 @@ def flush(ctx, queue: list) -> None:
 
 
 def _queue_key(queue: list):
-    """The calls of a queue as a hashable key, or None when an argument differs per core."""
-    key = []
-    for name, args, kwargs, _ in queue:
-        if kwargs:
-            values = (*args, *kwargs.values())
-            args = (args, tuple(kwargs.items()))
-        else:
-            values = args
-        for a in values:
-            if a.__class__ not in _SCALARS:
-                return None
-        key.append((name, args))
-    return tuple(key)
+    """The calls of a queue as a hashable key (the queued tuples themselves: names, arguments,
+    keyword items and call sites), or None when an argument differs per core (an array)."""
+    key = tuple(queue)
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
 
 
-_SCALARS = (int, float, bool)
 _PLANS_PER_KEY = 8
 
 
@@ -127,7 +121,7 @@ def _one_by_one(ctx, queue: list) -> None:
     for name, args, kwargs, offset in queue:
         ctx.line_override = lines[offset // 2]
         try:
-            getattr(ctx, name)(*args, **kwargs)
+            getattr(ctx, name)(*args, **dict(kwargs))
         finally:
             ctx.line_override = None
 
@@ -181,7 +175,7 @@ class _Plan:
         self.hand_overs = 0                       # hand-over calls of any kind among them
         self.before = self._state_of_ctx()
         for name, args, kwargs, _ in queue:
-            self._call(name, args, kwargs)
+            self._call(name, args, dict(kwargs) if kwargs else {})
         self._check_pack_targets()
         self.engines_after = ctx.engines.snapshot()
 
