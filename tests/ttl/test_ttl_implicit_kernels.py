@@ -73,7 +73,7 @@ def test_an_error_in_the_body_names_the_users_line():
         with x_dfb.reserve() as blk:
             ttl.copy(x[0, 0], blk).wait()
         with x_dfb.wait() as xv:
-            xv.store(xv + xv)  # error
+            xv.store(xv + xv, acc=True)  # error
 
     expect_error(lambda: op(tile_tensor((32, 32)), zeros((32, 32))), test_an_error_in_the_body_names_the_users_line,
                  KernelError, "reserve")
