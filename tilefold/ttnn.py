@@ -324,9 +324,12 @@ def _shape(shape) -> tuple[int, ...]:
 
 
 def _created_dtype(dtype) -> DataType:
-    """The data type of a tensor made on the host (``full``, ``zeros``, ``rand`` ...): bfloat16 unless
-    ``dtype`` says otherwise, as in TT-NN."""
-    return bfloat16 if dtype is None else _dtype(dtype)
+    """The data type of a tensor made on the host (``full``, ``zeros``, ``rand`` ...): float32 unless
+    ``dtype`` says otherwise. TT-NN's default is bfloat16, but TT-Lang's programs are written for
+    its simulator, which holds every tensor in float32 and hands it to torch as float32: its spec
+    examples compare such outputs with float32 torch tensors (``torch.allclose`` refuses a bfloat16
+    one) or exactly."""
+    return float32 if dtype is None else _dtype(dtype)
 
 
 def full(shape, fill_value, dtype=None, layout=TILE_LAYOUT, device=None, memory_config=None) -> Tensor:

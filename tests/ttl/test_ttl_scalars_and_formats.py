@@ -60,9 +60,10 @@ def test_a_scalar_tensor_is_one_tile_and_comes_back_as_a_scalar():
     assert ttnn.to_numpy(d).shape == () and float(ttnn.to_numpy(d)) == 1.5
 
 
-def test_host_made_tensors_default_to_bfloat16_as_in_ttnn():
+def test_host_made_tensors_are_float32_unless_a_dtype_is_given():
+    # as TT-Lang's simulator holds them: TT-Lang's programs compare them with float32 torch tensors
     for made in (ttnn.zeros((2, 3)), ttnn.ones((2, 3)), ttnn.empty((2, 3)), ttnn.rand((2, 3)), ttnn.full((2, 3), 1.5)):
-        assert made.dtype == ttnn.bfloat16
+        assert made.dtype == ttnn.float32
     assert ttnn.zeros((2, 3), dtype=ttnn.float32).dtype == ttnn.float32
     assert ttnn.zeros((2, 3), dtype=ttnn.bfloat16).dtype == ttnn.bfloat16
 
