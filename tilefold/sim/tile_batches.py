@@ -428,6 +428,7 @@ class _Plan:
         # matmul runs are multiplied in DST itself: what the queue found there is kept aside
         self.initial = ctx.dst[ctx.rows].copy() if self.matmul_tiles else None
         self.initial_slots = None if self.initial is None else self.initial.swapaxes(0, 1)
+        self.run_blocks = {}                  # matmul run -> (array of every run's tiles, index of its first)
         if self.matmul_tiles:
             # every run's block, tiles first, one above the other: consecutive tiles of the runs
             # are then a view of one array wherever later calls read them together
@@ -435,7 +436,7 @@ class _Plan:
             blocks = np.empty((sum(run.key[2] * run.key[3] for run in runs), ctx.L, tm.TILE_ELEMS), ctx.dst.dtype)
             first = 0
             for run in runs:
-                run.origin = (blocks, first)
+                self.run_blocks[run] = (blocks, first)
                 first += run.key[2] * run.key[3]
         if self.groups is None:
             groups: dict[tuple, list[_Node]] = {}
@@ -464,7 +465,7 @@ class _Plan:
             node.value = node.origin = None   # the plan may be used again: keep no tiles alive
         for node in self.packs:
             node.value = None
-        self.initial = self.initial_slots = None
+        self.initial = self.initial_slots = self.run_blocks = None
 
     def _initial(self, slot: int) -> np.ndarray:
         """What DST slot ``slot`` held before the queue, (lanes, 1024)."""
@@ -520,15 +521,17 @@ class _Plan:
         if kind == "matmul":                  # into the queue's array of run blocks (compute_values)
             values = []
             for run in nodes:
-                blocks, first = run.origin
+                blocks, first = self.run_blocks[run]
                 block = blocks[first:first + key[2] * key[3]]
-                if not self._run_values(run, block):
-                    run.origin = None
-                values.append(None if run.origin is None else block.swapaxes(0, 1))
+                if self._run_values(run, block):
+                    values.append(block.swapaxes(0, 1))
+                else:
+                    del self.run_blocks[run]
+                    values.append(None)
             return values
         if kind == "part":                    # (None: a part of a run left pending, which nothing reads)
             for n in nodes:
-                run = n.inputs[0].origin
+                run = self.run_blocks.get(n.inputs[0])
                 n.origin = None if run is None else (run[0], run[1] + key[1])
             return [None if n.origin is None else n.origin[0][n.origin[1]] for n in nodes]
         if kind == "copy":
