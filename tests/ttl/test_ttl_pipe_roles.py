@@ -233,3 +233,106 @@ def test_a_loop_carried_block_after_an_early_return():
     sum_on_the_source(a, out)
     v = ttnn.to_numpy(a).astype(np.float64)
     np.testing.assert_allclose(ttnn.to_numpy(out), v[:, :32] + v[:, 32:64] + v[:, 64:], rtol=2e-2, atol=5e-2)
+
+
+@ttl.operation(grid=(3, 2))
+def pipe_members_scale(a_in, c_in, out):
+    """``pipe.has_current_core()`` in every kernel: the nodes (0, 0), (0, 1) and (1, 1) of a pipe
+    from (0, 0) to the rectangle (0..1, 1) work, the others return at once. ``c_in`` (1x1) is
+    expanded to a tile in the body (``ttnn.repeat`` then ``ttnn.squeeze``); the expanded tensor,
+    which is not an argument, becomes an input of the operation. Member ``i`` (in linear node order)
+    writes ``a[:, i] * c`` to column ``i`` of ``out``."""
+    c_tile = ttnn.squeeze(ttnn.repeat(c_in, (1, 1, *ttl.TILE_SHAPE)))
+    pipe = ttl.Pipe((0, 0), (slice(0, 2), 1))
+    net = ttl.PipeNet([pipe])
+    a_dfb = ttl.make_dataflow_buffer_like(a_in, shape=(1, 1), block_count=2)
+    c_dfb = ttl.make_dataflow_buffer_like(c_tile, shape=(1, 1), block_count=1)
+    out_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+
+    def member():
+        x, y = ttl.node(dims=2)
+        return x + y
+
+    @ttl.compute()
+    def compute():
+        if not pipe.has_current_core():
+            return
+        with c_dfb.wait() as c, a_dfb.wait() as a, out_dfb.reserve() as o:
+            o.store(a * c)
+
+    @ttl.datamovement()
+    def reader():
+        if not pipe.has_current_core():
+            return
+        with c_dfb.reserve() as c_block:
+            def send(p):
+                ttl.copy(c_tile[0:1, 0:1], c_block).wait()
+                ttl.copy(c_block, p).wait()
+
+            def receive(p):
+                ttl.copy(p, c_block).wait()
+
+            net.if_src(send)
+            net.if_dst(receive)
+        with a_dfb.reserve() as a:
+            ttl.copy(a_in[0, member()], a).wait()
+
+    @ttl.datamovement()
+    def writer():
+        if pipe.has_current_core():
+            with out_dfb.wait() as o:
+                ttl.copy(o, out[0, member()]).wait()
+
+
+def test_pipe_has_current_core_and_a_tensor_made_in_the_body():
+    rng = np.random.default_rng(11)
+    a = rng.random((32, 96), dtype=np.float32)
+    c = np.array([[1.5]], np.float32)
+    out = ttnn.from_numpy(np.zeros((32, 96), np.float32), dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT)
+    pipe_members_scale(ttnn.from_numpy(a, dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT),
+                       ttnn.from_numpy(c, dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT), out)
+    # members (0,0), (0,1), (1,1) have x + y = 0, 1, 2; nodes (1,0), (2,0), (2,1) take no part
+    np.testing.assert_allclose(ttnn.to_numpy(out), a * 1.5, rtol=1e-6)
+
+
+def test_pipe_has_current_core_outside_a_kernel_names_the_line():
+    import pytest
+    from tilefold.errors import KernelError
+
+    with pytest.raises(KernelError, match="inside a kernel function") as info:
+        ttl.Pipe((0, 0), (1, 0)).has_current_core()
+    assert info.value.location.line > 0 and info.value.location.file.endswith("test_ttl_pipe_roles.py")
+
+
+SCALE = ttnn.from_numpy(np.full((32, 32), 3.0, np.float32), dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT)
+
+
+@ttl.operation(grid=(1, 1))
+def scale_by_module_tensor(a_in, out):
+    """A kernel reads a device tensor made at module level: it becomes an input too."""
+    a_dfb = ttl.make_dataflow_buffer_like(a_in, shape=(1, 1), block_count=2)
+    s_dfb = ttl.make_dataflow_buffer_like(SCALE, shape=(1, 1), block_count=1)
+    out_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+
+    @ttl.compute()
+    def compute():
+        with a_dfb.wait() as a, s_dfb.wait() as s, out_dfb.reserve() as o:
+            o.store(a * s)
+
+    @ttl.datamovement()
+    def reader():
+        with a_dfb.reserve() as a, s_dfb.reserve() as s:
+            ttl.copy(a_in[0, 0], a).wait()
+            ttl.copy(SCALE[0, 0], s).wait()
+
+    @ttl.datamovement()
+    def writer():
+        with out_dfb.wait() as o:
+            ttl.copy(o, out[0, 0]).wait()
+
+
+def test_a_module_level_device_tensor_read_by_a_kernel():
+    a = np.random.default_rng(2).random((32, 32), dtype=np.float32)
+    out = ttnn.from_numpy(np.zeros((32, 32), np.float32), dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT)
+    scale_by_module_tensor(ttnn.from_numpy(a, dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT), out)
+    np.testing.assert_allclose(ttnn.to_numpy(out), a * 3.0, rtol=1e-6)

@@ -23,7 +23,7 @@ from xdsl.dialects import scf
 from xdsl.dialects.builtin import IntegerAttr, i32
 from xdsl.ir import Block as IRBlock
 
-from tilefold.frontend.ttl.pipes import Pipe, PipeNet, nets_holding, pipe_text
+from tilefold.frontend.ttl.pipes import Pipe, PipeNet, nets_holding, pipe_text, resolve_route
 from tilefold.frontend.ttl.scalars import Scalar, difference
 from tilefold.frontend.ttl.values import (
     Block,
@@ -430,6 +430,23 @@ class DataMovementBuilder:
             count.result.name_hint = f"{r}_pipes"
             flags.append(self.scalars.compare("sgt", Scalar.opaque(count.result), 0))
         return flags[0] if len(flags) == 1 else self.logical(ast.Or, flags[0], flags[1], node)
+
+    def pipe_has_node(self, pipe: Pipe, node):
+        """``pipe.has_current_core()``: whether this node is the pipe's source or one of its
+        destinations — a compile-time bool on a one-node grid, else an ``i1`` from the node's
+        coordinates, so one kernel serves every node (usable in compute kernels too)."""
+        nets = nets_holding(pipe, self.operation)
+        route = (nets[0].routes[nets[0].route_of(pipe)] if nets
+                 else resolve_route(pipe, 0, self.operation.grid, self.location(node)))
+        x, y = self.node_values(node)
+        self.node = node
+        compare = self.scalars.compare
+        is_src = self.logical(ast.And, compare("eq", x, route.src[0]), compare("eq", y, route.src[1]), node)
+        inside = is_src
+        for value, low, high in ((x, route.x0, route.x1), (y, route.y0, route.y1)):
+            within = self.logical(ast.And, compare("sge", value, low), compare("sle", value, high), node)
+            inside = within if inside is is_src else self.logical(ast.And, inside, within, node)
+        return self.logical(ast.Or, is_src, inside, node)
 
     def pipe_condition(self, net: PipeNet, role: str, body, node, scope) -> None:
         from tilefold.frontend.ttl.variables import carried_names

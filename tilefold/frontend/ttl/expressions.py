@@ -27,7 +27,7 @@ from tilefold.frontend.ttl.semaphores import MulticastSemaphore, RemoteSemaphore
 from tilefold.frontend.ttl.grid import BODY_BUILTINS, NodeExpression, grid_shape, grid_size, node_coordinates
 from tilefold.frontend.ttl.grid import node as ttl_node
 from tilefold.frontend.ttl.math_api import BlockFunction
-from tilefold.frontend.ttl.pipes import PipeNet
+from tilefold.frontend.ttl.pipes import Pipe, PipeNet
 from tilefold.frontend.ttl.scalars import Scalar
 from tilefold.frontend.ttl.values import (
     Accumulator,
@@ -197,6 +197,8 @@ class ExpressionBuilder:
                 return tuple(base.shape)
             if name == "dtype" and isinstance(base, (Block, DataflowBuffer)):
                 return (base.dfb if isinstance(base, Block) else base).data_format
+            return BoundMethod(base, name)
+        if isinstance(base, Pipe) and name in ("has_current_core", "has_current_node"):
             return BoundMethod(base, name)
         if isinstance(base, BlockExpression):
             if name == "shape":
@@ -452,6 +454,9 @@ class ExpressionBuilder:
                 raise self.error(f"net.{name}(body) takes one function", node)
             self.pipe_condition(self.bound_net(obj), name.removeprefix("if_"), args[0], node, scope)
             return None
+        elif isinstance(obj, Pipe) and name in ("has_current_core", "has_current_node"):
+            self.no_arguments(args, kwargs, node, f"pipe.{name}()")
+            return self.pipe_has_node(obj, node)
         elif isinstance(obj, PipeNet) and name in ("is_src", "is_dst", "is_active"):
             self.no_arguments(args, kwargs, node, f"net.{name}()")
             return self.pipe_role(self.bound_net(obj), name.removeprefix("is_"), node)

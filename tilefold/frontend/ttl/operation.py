@@ -152,6 +152,7 @@ class Operation:
         if result is not None:
             raise KernelError(f"operation {self.function.__name__} returns {type(result).__name__}; an operation "
                               "writes its output tensors and returns None", self.location)
+        _add_body_tensors(capture)
         return capture
 
     def _body(self):
@@ -223,6 +224,36 @@ def _is_constant(value) -> bool:
     if isinstance(value, dict):
         return all(_is_constant(k) and _is_constant(v) for k, v in value.items())
     return isinstance(value, slice) or type(value).__module__ in ("tilefold.ttnn", "ttnn") and not callable(value)
+
+
+def _names_read(fn):
+    """``(name, value)`` of every closure variable and global a kernel function (or a function
+    nested in it) reads."""
+    code = fn.__code__
+    for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
+        try:
+            yield name, cell.cell_contents
+        except ValueError:          # a cell not yet filled
+            continue
+    codes = [code]
+    while codes:
+        c = codes.pop()
+        codes += [k for k in c.co_consts if inspect.iscode(k)]
+        for name in c.co_names:
+            if name in fn.__globals__:
+                yield name, fn.__globals__[name]
+
+
+def _add_body_tensors(capture: OperationCapture) -> None:
+    """Device tensors the kernel functions read that are not arguments of the call — made in the
+    operation's body (``ttnn.repeat`` of an argument, ``ttnn.from_torch`` ...) or at module level —
+    become further inputs of the operation, after its arguments."""
+    known = {id(a.tensor) for a in capture.tensors}
+    for definition in capture.kernels:
+        for name, value in _names_read(definition.function):
+            if id(value) not in known and _is_device_tensor(value):
+                known.add(id(value))
+                capture.tensors.append(TensorArgument(len(capture.tensors), name, value))
 
 
 def _is_device_tensor(value) -> bool:

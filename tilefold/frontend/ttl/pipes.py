@@ -50,6 +50,45 @@ def _range(value, size: int, what: str, location) -> tuple[int, int]:
     raise KernelError(f"{what}: {value!r} is not an index or a slice", location)
 
 
+def resolve_route(pipe: Pipe, i: int, grid: tuple[int, int], location) -> PipeRoute:
+    """Pipe ``i`` of a net with its nodes resolved on an operation's ``grid``."""
+    cols, rows = grid
+    if isinstance(pipe.dst, tuple) and len(pipe.dst) == 4:
+        raise KernelError(f"Pipe {i} dst {node_text(pipe.dst)} names nodes on chips of a mesh; pipes between "
+                          "chips are not supported by tilefold yet — give (x, y) on this chip's grid", location)
+    src = _coordinate(pipe.src, grid, f"Pipe {i} src", location)
+    if not (0 <= src[0] < cols and 0 <= src[1] < rows):
+        raise KernelError(f"Pipe {i} src {src} is outside the {cols}x{rows} grid", location)
+    dst = pipe.dst
+    if isinstance(dst, tuple) and len(dst) == 1 and isinstance(dst[0], slice):
+        return _linear_route(src, dst[0], i, grid, location)
+    if isinstance(dst, tuple) and len(dst) == 2:
+        (x0, x1), (y0, y1) = (_range(dst[0], cols, f"Pipe {i} dst", location),
+                              _range(dst[1], rows, f"Pipe {i} dst", location))
+    else:
+        x0, y0 = x1, y1 = _coordinate(dst, grid, f"Pipe {i} dst", location)
+    if not (0 <= x0 <= x1 < cols and 0 <= y0 <= y1 < rows):
+        raise KernelError(f"Pipe {i} dst {dst!r} reaches outside the {cols}x{rows} grid", location)
+    return PipeRoute(src, x0, y0, x1, y1)
+
+def _linear_route(src, span: slice, i: int, grid: tuple[int, int], location) -> PipeRoute:
+    """A destination given as a range of linear node indices ``(first:stop,)``: the nodes must
+    fill a rectangle, or a rectangle less the source (a multicast that skips its sender)."""
+    first, last = _range(span, grid[0] * grid[1], f"Pipe {i} dst", location)
+    nodes = {linear_node(k, grid) for k in range(first, last + 1)}
+    xs, ys = [n[0] for n in nodes], [n[1] for n in nodes]
+    x0, x1, y0, y1 = min(xs), max(xs), min(ys), max(ys)
+    rect = {(x, y) for x in range(x0, x1 + 1) for y in range(y0, y1 + 1)}
+    if nodes == rect:
+        return PipeRoute(src, x0, y0, x1, y1)
+    if src not in nodes and nodes | {src} == rect:
+        return PipeRoute(src, x0, y0, x1, y1, exclude_src=True)
+    raise KernelError(f"Pipe {i} dst {node_text((span,))}: the nodes {first}..{last} do not form a "
+                      f"rectangle of the {grid[0]}x{grid[1]} grid (a linear node i is "
+                      f"(i // {grid[1]}, i % {grid[1]})); a multicast reaches a rectangle of nodes",
+                      location)
+
+
 # nets made outside any operation, in creation order; a kernel that names only a pipe of one of
 # them finds the net here
 _UNBOUND: list = []
@@ -94,6 +133,9 @@ class Pipe:
 
     src: object
     dst: object
+
+    def has_current_core(self):
+        raise KernelError("Pipe.has_current_core() can only be called inside a kernel function", user_location())
 
 
 @dataclass(frozen=True)
@@ -152,7 +194,7 @@ class PipeNet:
             _UNBOUND.append(self)
             return
         self.grid = op.grid
-        self.routes = [self._route(pipe, i, location) for i, pipe in enumerate(pipes)]
+        self.routes = [resolve_route(pipe, i, self.grid, location) for i, pipe in enumerate(pipes)]
         self.index = len(op.pipe_nets)
         op.pipe_nets.append(self)
         op.bound_nets[id(self)] = self
@@ -174,43 +216,6 @@ class PipeNet:
             if p == pipe:
                 return i
         return None
-
-    def _route(self, pipe: Pipe, i: int, location) -> PipeRoute:
-        cols, rows = self.grid
-        if isinstance(pipe.dst, tuple) and len(pipe.dst) == 4:
-            raise KernelError(f"Pipe {i} dst {node_text(pipe.dst)} names nodes on chips of a mesh; pipes between "
-                              "chips are not supported by tilefold yet — give (x, y) on this chip's grid", location)
-        src = _coordinate(pipe.src, self.grid, f"Pipe {i} src", location)
-        if not (0 <= src[0] < cols and 0 <= src[1] < rows):
-            raise KernelError(f"Pipe {i} src {src} is outside the {cols}x{rows} grid", location)
-        dst = pipe.dst
-        if isinstance(dst, tuple) and len(dst) == 1 and isinstance(dst[0], slice):
-            return self._linear_route(src, dst[0], i, location)
-        if isinstance(dst, tuple) and len(dst) == 2:
-            (x0, x1), (y0, y1) = (_range(dst[0], cols, f"Pipe {i} dst", location),
-                                  _range(dst[1], rows, f"Pipe {i} dst", location))
-        else:
-            x0, y0 = x1, y1 = _coordinate(dst, self.grid, f"Pipe {i} dst", location)
-        if not (0 <= x0 <= x1 < cols and 0 <= y0 <= y1 < rows):
-            raise KernelError(f"Pipe {i} dst {dst!r} reaches outside the {cols}x{rows} grid", location)
-        return PipeRoute(src, x0, y0, x1, y1)
-
-    def _linear_route(self, src, span: slice, i: int, location) -> PipeRoute:
-        """A destination given as a range of linear node indices ``(first:stop,)``: the nodes must
-        fill a rectangle, or a rectangle less the source (a multicast that skips its sender)."""
-        first, last = _range(span, self.grid[0] * self.grid[1], f"Pipe {i} dst", location)
-        nodes = {linear_node(k, self.grid) for k in range(first, last + 1)}
-        xs, ys = [n[0] for n in nodes], [n[1] for n in nodes]
-        x0, x1, y0, y1 = min(xs), max(xs), min(ys), max(ys)
-        rect = {(x, y) for x in range(x0, x1 + 1) for y in range(y0, y1 + 1)}
-        if nodes == rect:
-            return PipeRoute(src, x0, y0, x1, y1)
-        if src not in nodes and nodes | {src} == rect:
-            return PipeRoute(src, x0, y0, x1, y1, exclude_src=True)
-        raise KernelError(f"Pipe {i} dst {node_text((span,))}: the nodes {first}..{last} do not form a "
-                          f"rectangle of the {self.grid[0]}x{self.grid[1]} grid (a linear node i is "
-                          f"(i // {self.grid[1]}, i % {self.grid[1]})); a multicast reaches a rectangle of nodes",
-                          location)
 
     # -- who does what -------------------------------------------------------------------------
 
