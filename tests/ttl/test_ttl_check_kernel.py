@@ -31,6 +31,7 @@ EXAMPLES = {
     "bfp8_inputs": {"shape": (128, 128)},
     "pipe_scatter_gather": {"cols": 1},
     "batched_matmul_bias": {"batches": 2, "m": 32, "k": 64, "n": 32},
+    "eltwise_1d_broadcast": {"n": 100},
 }
 
 

@@ -75,6 +75,14 @@ def test_fused_chain_example_within_bfloat16_accuracy():
     np.testing.assert_allclose(result, reference, rtol=0.03, atol=0.01)
 
 
+def test_1d_broadcast_example_matches_numpy():
+    """1-D float32 tensors of a length that is not a multiple of 32, a one-element operand broadcast."""
+    (hyp, gap), (hyp_ref, gap_ref) = load_example("eltwise_1d_broadcast").main(n=200)
+    assert hyp.shape == gap.shape == (200,)
+    np.testing.assert_allclose(hyp, hyp_ref, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(gap, gap_ref, rtol=1e-5, atol=1e-5)
+
+
 def test_softmax_example_rows_sum_to_one():
     result, reference = load_example("softmax").main(shape=(64, 128))
     np.testing.assert_allclose(result, reference, rtol=0.05, atol=0.004)

@@ -9,7 +9,10 @@ pipeline's job (``convert-ttl-to-compute`` and after).
 Shapes are in tiles. Element-wise operands must have the same shape — a block of another shape
 must be broadcast explicitly with ``ttl.math.broadcast``; ``a @ b`` needs ``(M, K) @ (K, N)``;
 ``reduce_sum`` / ``reduce_max`` over ``dims`` give 1 in those dims; ``broadcast`` expands dims of
-size 1. A block expression variable whose value crosses loop iterations (``y += a @ b`` in a
+size 1. A 1-D block (of a 1-D tensor) has shape ``(n,)`` here and ``(1, n)`` tiles in the IR
+(its elements in row 0): along its one dimension ``broadcast`` replicates element 0 and
+``reduce_sum`` / ``reduce_max`` reduce the elements, so their IR ``dims`` are the column
+dimension. A block expression variable whose value crosses loop iterations (``y += a @ b`` in a
 loop) becomes an :class:`~.values.Accumulator` kept in a dataflow buffer of its own; a reserved
 block accumulated into in a loop (``y_blk += ...``) is accumulated the same way and stored into
 the block when the loop ends.
@@ -29,7 +32,7 @@ from tilefold.frontend.ttl.acquisition import AcquisitionBuilder
 from tilefold.frontend.ttl.dataflow_buffers import hidden_dataflow_buffer
 from tilefold.frontend.ttl.math_api import PARAMETRIC, sfpu_functions
 from tilefold.frontend.ttl.scalars import Scalar
-from tilefold.frontend.ttl.values import Accumulator, Block, BlockExpression
+from tilefold.frontend.ttl.values import Accumulator, Block, BlockExpression, device_block_shape
 from tilefold.ir import ttl
 from tilefold.layout.formats import DataFormat, data_format
 
@@ -44,7 +47,7 @@ def _number(v) -> bool:
 
 
 def _shape_text(shape) -> str:
-    return "x".join(str(s) for s in shape)
+    return f"({shape[0]},)" if len(shape) == 1 else "x".join(str(s) for s in shape)
 
 
 
@@ -94,7 +97,10 @@ class BlockExpressionBuilder(AcquisitionBuilder):
     def make(self, name: str, operands: list[BlockExpression], shape, node, params=None, dims=None,
              fmt: DataFormat | None = None) -> BlockExpression:
         fmt = fmt or self.result_format(*operands)
-        result_type = ttl.block_type(shape, ttl.tile_type(fmt))
+        tiles = device_block_shape(shape)
+        result_type = ttl.block_type(tiles, ttl.tile_type(fmt))
+        if dims is not None:         # a 1-D block's dimension is the column dimension of its IR row
+            dims = tuple(d + len(tiles) - len(shape) for d in dims)
         self.node = node
         op = self.emit(ttl.make_block_op(name, [o.value for o in operands], result_type, params, dims))
         return BlockExpression(op.result, tuple(shape), fmt)
@@ -335,10 +341,10 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         source = a.value
         while isinstance(source.owner, ttl.ReshapeOp):
             source = source.owner.input
-        if tuple(source.type.get_shape()) == shape:
+        if tuple(source.type.get_shape()) == device_block_shape(shape):
             return BlockExpression(source, shape, a.data_format)
         self.node = node
-        op = self.emit(ttl.ReshapeOp(source, shape))
+        op = self.emit(ttl.ReshapeOp(source, device_block_shape(shape)))
         return BlockExpression(op.result, shape, a.data_format)
 
     def fn_squeeze(self, fn, args, kwargs, node):
@@ -389,9 +395,17 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         except (TypeError, ValueError):
             raise self.error(f"ttl.{fn.namespace}.{fn.name}(shape={shape!r}): shape is a tuple of compile-time "
                              "integers", node) from None
-        if any(s <= 0 for s in shape):
-            raise self.error(f"ttl.{fn.namespace}.{fn.name}(shape={shape!r}): sizes must be positive", node)
+        if not shape or any(s <= 0 for s in shape):
+            raise self.error(f"ttl.{fn.namespace}.{fn.name}(shape={shape!r}): sizes must be positive, at least "
+                             "one dimension", node)
         return shape
+
+    def _dims_exist(self, what: str, dims, shape, node) -> None:
+        """A dimension index outside the block (``dims=[1]`` on a 1-D block) is an error naming it."""
+        for d in [dims] if isinstance(dims, int) else (dims if isinstance(dims, (list, tuple)) else []):
+            if isinstance(d, int) and not isinstance(d, bool) and not -len(shape) <= d < len(shape):
+                raise self.error(f"{what} along dimension {d}: the block is {len(shape)}-D (shape "
+                                 f"{_shape_text(shape)} in tiles) and has no dimension {d}", node)
 
     @staticmethod
     def _normalize_dims(dims, rank: int):
@@ -433,8 +447,6 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         if not _number(bound.get("value")):
             raise self.error(f"ttl.{fn.namespace}.fill needs a number to fill with", node)
         shape = self._target_shape(fn, bound, node)
-        if len(shape) < 2:
-            raise self.error(f"ttl.{fn.namespace}.fill(shape={shape}) needs at least 2 dimensions (tiles)", node)
         return self.make("fill", [], shape, node, {"value": float(bound["value"])}, fmt=fmt)
 
     def _shaped_arguments(self, fn, args, kwargs, node) -> dict:
@@ -482,6 +494,7 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         if len(target) != len(a.shape):
             raise self.error(f"ttl.{fn.namespace}.broadcast: the block has {len(a.shape)} dimensions but the target "
                              f"shape {_shape_text(target)} has {len(target)}", node)
+        self._dims_exist(f"ttl.{fn.namespace}.broadcast", bound.get("dims"), a.shape, node)
         dims = self._normalize_dims(bound.get("dims"), len(a.shape)) if bound.get("dims") is not None else None
         if not dims:
             raise self.error(f"ttl.{fn.namespace}.broadcast needs dims=[...] naming the dimensions to broadcast "
@@ -502,6 +515,7 @@ class BlockExpressionBuilder(AcquisitionBuilder):
             raise self.error(f"ttl.math.{kind}: a scaler block is not supported; scale the result instead", node)
         a = self.operand(bound["expr"], node)
         rank = len(a.shape)
+        self._dims_exist(f"ttl.math.{kind}", bound.get("dims"), a.shape, node)
         dims = self._normalize_dims(bound.get("dims"), rank) if bound.get("dims") is not None else None
         if not dims:
             raise self.error(f"ttl.math.{kind} needs dims=[...] naming the dimensions to reduce (indices of a "

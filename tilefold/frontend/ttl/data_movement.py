@@ -32,6 +32,7 @@ from tilefold.frontend.ttl.values import (
     PipeIdentity,
     TensorSlice,
     Transfer,
+    device_block_shape,
 )
 from tilefold.ir import ttl
 from tilefold.layout.formats import DataFormat, data_format
@@ -48,6 +49,11 @@ def tensor_units(tensor) -> tuple[int, ...]:
     if len(shape) == 1:
         shape = (1,) + shape
     return shape[:-2] + (-(-shape[-2] // TILE), -(-shape[-1] // TILE))
+
+
+def is_1d_tiled(tensor) -> bool:
+    """A tiled tensor of rank 1: ``tensor[i]`` selects its tile ``i`` (elements ``32 i .. 32 i + 31``)."""
+    return _is_tiled(tensor) and len(tuple(getattr(tensor, "device_shape", tensor.shape))) == 1
 
 
 def _is_tiled(tensor) -> bool:
@@ -91,6 +97,9 @@ class DataMovementBuilder:
         units = tensor_units(argument.tensor)
         entries = list(index) if isinstance(index, tuple) else [index]
         unit = "tiles" if _is_tiled(argument.tensor) else "elements"
+        one_d = len(entries) == 1 and is_1d_tiled(argument.tensor)
+        if one_d:        # a 1-D tensor's tiles: its device row (1, n) seen as (n,)
+            units = units[1:]
         if len(entries) > len(units):
             raise self.error(f"{argument.name}[...] has {len(entries)} indices but the tensor has {len(units)} "
                              f"dimensions ({_shape_text(units)} {unit})", node)
@@ -131,6 +140,8 @@ class DataMovementBuilder:
                                      "with an if", node)
             offsets.append(start)
             sizes.append(size)
+        if one_d:
+            offsets, sizes, checked = [0, *offsets], [1, *sizes], [d + 1 for d in checked]
         return TensorSlice(argument, self.tensor_value(argument, node), offsets, tuple(sizes), self.location(node),
                            tuple(checked))
 
@@ -355,8 +366,8 @@ class DataMovementBuilder:
             raise self.error(f"ttl.unsafe.{fn.name} reads a block held with reserve() or wait(), not "
                              f"{self.describe(block)}", node)
         self.check_position(block, node)
-        rows, cols = block.shape[-2] * (32 if block.dfb.is_tiled else 1), block.shape[-1] * (
-            32 if block.dfb.is_tiled else 1)
+        shape = device_block_shape(block.dfb.shape)     # a 1-D block is one row
+        rows, cols = shape[-2] * (32 if block.dfb.is_tiled else 1), shape[-1] * (32 if block.dfb.is_tiled else 1)
         coords = []
         for what, v, size in (("row", b["row"], rows), ("col", b["col"], cols)):
             v = self.as_int(v, node, f"the {what} of ttl.unsafe.{fn.name}")

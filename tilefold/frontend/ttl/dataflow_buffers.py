@@ -3,10 +3,12 @@
 Reads: the likeness tensor (data type, layout) and the block shape. Writes: a
 :class:`DataflowBuffer` registered with the running operation; it becomes circular buffer
 ``c_<index>`` on every node of the grid, with one page per tile (a tiled tensor) or per block
-row (a row-major tensor) and ``block pages × block_count`` pages.
+row (a row-major tensor) and ``block pages × block_count`` pages. A 1-D tiled buffer
+(``shape=(n,)``) holds blocks of ``n`` tiles of a 1-D tensor: the program sees 1-D blocks, the
+device a row of ``(1, n)`` tiles with the elements in row 0 (how a 1-D tensor is tilized).
 
 Errors (at the user's line): a block count outside 1–32, a shape that is not a tuple of positive
-integers, a tiled buffer with fewer than two dimensions, more than 32 buffers per node.
+integers, more than 32 buffers per node.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import re
 
 from tilefold.errors import KernelError, SourceLocation
 from tilefold.frontend.ttl import capture
+from tilefold.frontend.ttl.values import device_block_shape
 from tilefold.layout.formats import DataFormat, data_format
 from tilefold.caller import user_location
 
@@ -57,6 +60,11 @@ class DataflowBuffer:
     @property
     def is_tiled(self) -> bool:
         return self.layout == "TILE"
+
+    @property
+    def ir_shape(self) -> tuple[int, ...]:
+        """The block shape of the buffer's IR type: ``(1, n)`` tiles for a 1-D tiled buffer."""
+        return device_block_shape(self.shape) if self.is_tiled else tuple(self.shape)
 
     @property
     def block_pages(self) -> int:
@@ -174,9 +182,6 @@ def _make(fmt, layout_name: str, shape, count, tensor, location, what: str, allo
                           f"tilefold yet; use a tensor of {', '.join(f.ttnn_name for f in supported)} (e.g. "
                           "ttnn.from_numpy(array, dtype=ttnn.bfloat16))", location)
     dims = _block_shape(shape, location)
-    if layout_name == "TILE" and len(dims) < 2:
-        raise KernelError(f"{what}(shape={shape!r}): a buffer of tiles needs at least "
-                          "two dimensions (rows and columns of tiles), e.g. shape=(1, n)", location)
     name = _variable_name(location) or f"dfb{len(op.dataflow_buffers)}"
     dfb = DataflowBuffer(dims, count, fmt, layout_name, location, name)
     dfb.index = op.add_dataflow_buffer(dfb)

@@ -28,6 +28,13 @@ from tilefold.frontend.ttl.block_states import BlockState
 from tilefold.layout.formats import DataFormat
 
 
+def device_block_shape(shape) -> tuple[int, ...]:
+    """The shape in tiles a tiled block has in the IR: a 1-D block of ``(n,)`` tiles is the row
+    ``(1, n)`` — a 1-D tensor is held as one row of elements, in row 0 of its tiles."""
+    shape = tuple(shape)
+    return (1, *shape) if len(shape) == 1 else shape
+
+
 @dataclass
 class MutableScalar:
     slot: SSAValue            # memref<index>
@@ -36,7 +43,8 @@ class MutableScalar:
 
 @dataclass
 class BlockExpression:
-    """A block-level value (the result of a ``ttl`` block op), of ``shape`` in tiles."""
+    """A block-level value (the result of a ``ttl`` block op), of ``shape`` in tiles as the program
+    sees it (``(n,)`` for a 1-D block; its IR type has :func:`device_block_shape`)."""
 
     value: SSAValue
     shape: tuple[int, ...]
