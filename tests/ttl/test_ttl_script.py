@@ -191,3 +191,15 @@ def test_the_api_before_1_0_is_one_error_naming_the_1_x_spelling(tmp_path, line)
     assert message.startswith(f"{script}:2: ttl.ttl_api") and "@ttl.operation" in message
     assert "\n" not in message
     assert "ttl.ttl_api" not in sys.modules
+
+
+def test_sim_num_devices_sets_the_chips_a_script_sees(capsys):
+    from tilefold.cli.main import main
+    from tilefold.frontend.ttl.mesh import num_available_devices, set_num_devices
+
+    try:
+        assert main(["sim", str(SCRIPTS / "mesh_of_available_chips.py"), "--num-devices", "4"]) == 0
+    finally:
+        set_num_devices(None)
+    assert "chips 4 sum 10" in capsys.readouterr().out
+    assert num_available_devices() == 1

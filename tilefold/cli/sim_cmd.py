@@ -17,6 +17,9 @@ def add_parser(sub, help: str) -> None:
     p.add_argument("--trace", default=None, metavar="OUT.json", help="write a Chrome / Perfetto trace")
     p.add_argument("--max-cycles", type=positive_int, default=None, metavar="N",
                    help="stop a kernel thread past N simulated cycles (the watchdog; default 2**31)")
+    p.add_argument("--num-devices", type=positive_int, default=None, metavar="N",
+                   help="chips the script's ttnn.GetNumAvailableDevices() sees and a mesh may use "
+                        "(default: the board's; 8 for a T3K)")
     add_numerics_option(p)
     p.set_defaults(handler=run)
 
@@ -27,6 +30,10 @@ def run(args) -> int:
     if args.trace:
         check_output_file(args.trace, "--trace")
     front_end = script_front_end(args.script)
+    if args.num_devices is not None:
+        from tilefold.frontend.ttl.mesh import set_num_devices
+
+        set_num_devices(args.num_devices)
     with script_environment(args.script), watchdog.limit(args.max_cycles), \
             numerics_mode.chosen(args.numerics):
         return front_end.run_script(args.script, args.arch, args.trace)
