@@ -430,3 +430,57 @@ def test_a_block_larger_than_the_tensor():
 
     expect_error(lambda: op(*tensors()), test_a_block_larger_than_the_tensor, KernelError,
                  "dimension 0 selects 4 tiles but the tensor has only 2", "make the block smaller")
+
+
+def test_assert_in_a_kernel_is_checked_when_the_kernel_is_built():
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        n = x.shape[1] // 32
+        x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+
+        @ttl.compute()
+        def compute():
+            pass
+
+        @ttl.datamovement()
+        def read():
+            assert n >= 1, "at least one tile"
+            for t in range(n):
+                with x_dfb.reserve() as blk:
+                    ttl.copy(x[0, t], blk).wait()
+
+        @ttl.datamovement()
+        def write():
+            assert n % 3 == 0, f"{n} tiles is not a multiple of 3"  # error
+            for t in range(n):
+                with x_dfb.wait() as blk:
+                    ttl.copy(blk, y[0, t]).wait()
+
+    expect_error(lambda: op(*tensors()), test_assert_in_a_kernel_is_checked_when_the_kernel_is_built,
+                 KernelError, "assertion failed: 2 tiles is not a multiple of 3")
+
+
+def test_assert_on_a_runtime_value_in_a_kernel():
+    @ttl.operation(grid=(2, 1))
+    def op(x, y):
+        x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+
+        @ttl.compute()
+        def compute():
+            pass
+
+        @ttl.datamovement()
+        def read():
+            nx, _ = ttl.node(dims=2)
+            assert nx < 2  # error
+            with x_dfb.reserve() as blk:
+                ttl.copy(x[0, nx], blk).wait()
+
+        @ttl.datamovement()
+        def write():
+            nx, _ = ttl.node(dims=2)
+            with x_dfb.wait() as blk:
+                ttl.copy(blk, y[0, nx]).wait()
+
+    expect_error(lambda: op(*tensors()), test_assert_on_a_runtime_value_in_a_kernel, KernelError,
+                 "known only when the kernel runs")

@@ -183,6 +183,28 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, BlockExpressionBuilder, 
     def stmt_Pass(self, stmt, scope) -> None:
         pass
 
+    def stmt_Assert(self, stmt: ast.Assert, scope) -> None:
+        """``assert`` on values known when the kernel is built (shapes, constants, loop bounds): checked
+        then, failing at its line with its message; on a runtime value it is an error."""
+        value = self.evaluate(stmt.test, scope)
+        if not isinstance(value, (bool, int, float, str, tuple, list, type(None))):
+            raise self.error(f"assert {ast.unparse(stmt.test)[:40]}: the condition depends on values known only "
+                             "when the kernel runs; check it in the operation's body", stmt)
+        if not value:
+            raise self.error(f"assertion failed: {self._assert_message(stmt, scope)}", stmt)
+
+    def _assert_message(self, stmt: ast.Assert, scope) -> str:
+        if stmt.msg is None:
+            return ast.unparse(stmt.test)
+        parts = stmt.msg.values if isinstance(stmt.msg, ast.JoinedStr) else [stmt.msg]
+        text = []
+        for part in parts:
+            value = self.evaluate(part.value if isinstance(part, ast.FormattedValue) else part, scope)
+            if not isinstance(value, (bool, int, float, str, tuple, list, type(None))):
+                return ast.unparse(stmt.msg)
+            text.append(str(value))
+        return "".join(text)
+
     def stmt_Expr(self, stmt: ast.Expr, scope) -> None:
         value = stmt.value
         if isinstance(value, ast.Constant):
@@ -516,7 +538,6 @@ def _unsupported_statement(stmt: ast.stmt) -> str:
         "Nonlocal": "nonlocal is not supported in a kernel; return nothing from pipe bodies and use blocks",
         "Try": "try is not supported in a kernel",
         "Raise": "raise is not supported in a kernel",
-        "Assert": "assert is not supported in a kernel",
         "Delete": "del is not supported in a kernel",
         "Import": "import modules in the operation's file, not inside a kernel",
         "ImportFrom": "import modules in the operation's file, not inside a kernel",
