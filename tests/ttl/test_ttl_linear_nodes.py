@@ -93,17 +93,3 @@ def test_the_multicast_that_skips_its_sender_compiles(tmp_path, check_kernel):
     assert "noc_async_write_multicast" in text
     check_kernel.require_accepted(check_kernel.check_kernel(path, "reader",
                                                             check_kernel.accessor_compile_args(program, kernel)))
-
-
-def test_a_linear_range_that_is_no_rectangle_names_the_users_line():
-    @ttl.operation(grid=(2, 3))
-    def op(inp, out):
-        net = ttl.PipeNet([ttl.Pipe((0,), (slice(2, 4),))])  # error
-
-        @ttl.datamovement()
-        def dm():
-            net.if_src(lambda pipe: None)
-
-    expect_error(lambda: op(tile_tensor((32, 32)), zeros((32, 32))),
-                 test_a_linear_range_that_is_no_rectangle_names_the_users_line, KernelError,
-                 "do not form a rectangle")

@@ -969,7 +969,7 @@ class PipeCountOp(IRDLOperation):
                          result_types=[IndexType()])
 
 
-PIPE_PEER_FIELDS = {"src": ("x0", "y0", "x1", "y1", "linear"), "dst": ("x", "y", "linear")}
+PIPE_PEER_FIELDS = {"src": ("x0", "y0", "x1", "y1", "linear", "first", "stop"), "dst": ("x", "y", "linear")}
 
 
 @irdl_op_definition
@@ -977,7 +977,8 @@ class PipePeerOp(IRDLOperation):
     """``ttl.pipe_peer {net, slot, role, field}``: a logical node coordinate of the other end of this
     node's ``slot``-th pipe of the net: for role ``src`` (this node sends) the destination rectangle
     (``x0 y0 x1 y1``, inclusive), for role ``dst`` the source (``x y``); ``linear`` is ``y * cols + x``
-    of the source or of the first destination."""
+    of the source or of the first destination; ``first`` / ``stop`` the linear destination range of
+    a pipe written as one."""
 
     name = "ttl.pipe_peer"
     net = prop_def(IntegerAttr)

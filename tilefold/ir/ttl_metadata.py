@@ -117,9 +117,10 @@ COMPILE_TIME_KINDS = ("cb", "accessor")
 PIPE_FIELDS = {"src": ("x0", "y0", "x1", "y1", "dests", "remote", "loopback", "index", "src_slot"),
                "dst": ("x", "y", "self", "index", "src_slot")}
 # the logical coordinates of the other end of a pipe: the destinations' rectangle of a source, the
-# source of a destination (``linear``: y * grid columns + x of its first core)
+# source of a destination (``linear``: y * grid columns + x of its first core; ``first`` / ``stop``:
+# the linear destination range of a pipe written as one, over all its routes)
 NOC_FIELDS = ("x", "y", "x0", "y0", "x1", "y1", "dests")
-PEER_FIELDS = {"src": ("x0", "y0", "x1", "y1", "linear"), "dst": ("x", "y", "linear")}
+PEER_FIELDS = {"src": ("x0", "y0", "x1", "y1", "linear", "first", "stop"), "dst": ("x", "y", "linear")}
 
 
 @irdl_attr_definition

@@ -15,7 +15,8 @@ the operation's capture (tensors, pipe nets, grid). Writes: a :class:`~tilefold.
   RISCV_0 and the second on RISCV_1, each on the whole grid with its compile-time arguments, and per
   node its runtime arguments: node coordinates, tensor addresses, and for each pipe net the pipes it
   sends and receives (NOC rectangles, destination counts, the sender's NOC coordinates, the logical
-  coordinates of the other end for ``pipe.src`` / ``pipe.dst``).
+  coordinates of the other end for ``pipe.src`` / ``pipe.dst``), per route: a pipe whose
+  destinations form no rectangle takes several routes, each its own multicast and ``ready``.
 
 Errors: :class:`L1OverflowError` at the line of the dataflow buffer that does not fit a node's L1
 (the first, in the order they were made, past the budget).
@@ -157,8 +158,9 @@ def _peer(route, role: str, field: str, rows: int) -> int:
     if role == "dst":
         x, y = route.src
         return {"x": x, "y": y, "linear": x * rows + y}[field]
+    first, stop = route.span if route.span is not None else (route.x0 * rows + route.y0, None)
     return {"x0": route.x0, "y0": route.y0, "x1": route.x1, "y1": route.y1,
-            "linear": route.x0 * rows + route.y0}[field]
+            "linear": route.x0 * rows + route.y0, "first": first, "stop": stop}[field]
 
 
 def _runtime_value(arg: dict, core: CoreCoord, program: Program, names, nets, noc1: bool, capture=None):
@@ -184,7 +186,15 @@ def _runtime_value(arg: dict, core: CoreCoord, program: Program, names, nets, no
     net = nets[arg["index"]]
     node = (core.x, core.y)
     role = arg["role"]
-    if kind == "pipe_named":
+    if kind == "pipe_named" and role == "dst":
+        # a receive names the first route of its pipe: the node receives from the route of that pipe
+        # that reaches it
+        pipe = net.routes[arg["slot"]].pipe
+        routes = list(net.routes)
+        mine = [r for r in net.pipe_routes[pipe] if node in net.routes[r].destinations]
+        if mine:
+            routes[arg["slot"]] = net.routes[mine[0]]
+    elif kind == "pipe_named":
         routes = net.routes
     else:
         routes = net.sources_of(node) if role == "src" else net.destinations_of(node)

@@ -23,7 +23,7 @@ from xdsl.dialects import scf
 from xdsl.dialects.builtin import IntegerAttr, i32
 from xdsl.ir import Block as IRBlock
 
-from tilefold.frontend.ttl.pipes import Pipe, PipeNet, nets_holding, pipe_text, resolve_route
+from tilefold.frontend.ttl.pipes import Pipe, PipeNet, nets_holding, pipe_text, resolve_routes
 from tilefold.frontend.ttl.scalars import Scalar, difference
 from tilefold.frontend.ttl.values import (
     Block,
@@ -254,12 +254,15 @@ class DataMovementBuilder:
             raise self.error(f"this pipe ({pipe_text(pipe)}) is in {len(nets)} pipe nets; put each ttl.Pipe in one "
                              "net", node)
         net = nets[0]
-        route = net.route_of(pipe)
-        return self.pipe_transfer(block, node, kind, net, route, named=True)
+        routes = net.routes_of(pipe)
+        if kind == "recv":          # a node receives from the one route of the pipe that reaches it
+            return self.pipe_transfer(block, node, kind, net, routes[0], named=True)
+        return self.pipe_transfer(block, node, kind, net, *routes, named=True)
 
-    def pipe_transfer(self, block: Block, node, kind: str, net, *where, **options) -> Transfer:
-        """Send ``block`` into (``kind`` "send") or receive it from a pipe of ``net`` at ``where``
-        (a slot, or a named pipe's route), noting the pipe's use for the net's checks."""
+    def pipe_transfer(self, block: Block, node, kind: str, net, *where, named: bool = False) -> Transfer:
+        """Send ``block`` into (``kind`` "send") or receive it from a pipe of ``net`` at each slot of
+        ``where`` (this node's slots, or — ``named`` — routes of the net: a named pipe's), noting the
+        pipe's use for the net's checks; the transfer's wait waits for every one."""
         if kind == "send":
             block.status.copy_from(self.location(node))
         else:
@@ -269,9 +272,13 @@ class DataMovementBuilder:
         if landing is not None:
             self.cb_value(landing)
         cls = ttl.PipeSendOp if kind == "send" else ttl.PipeRecvOp
-        op = self.emit(cls(block.value, net.index, *where, **options))
+        ops = [self.emit(cls(block.value, net.index, slot, named)) for slot in where]
         self.pipe_uses.append((net, kind, block.dfb, self.location(node)))
-        return self.new_transfer(op.result, kind, block, node)
+        transfer = self.new_transfer(ops[0].result, kind, block, node)
+        for op in ops[1:]:
+            op.result.name_hint = ops[0].result.name_hint
+        transfer.more = tuple(op.result for op in ops[1:])
+        return transfer
 
     def landing_buffer(self, net, dfb, node):
         """The buffer a net's blocks land in when a node both sends and receives on it (see
@@ -318,7 +325,8 @@ class DataMovementBuilder:
             raise self.error(f"wait() for the transfer started at {t.location} must be called in the same loop "
                              "iteration or branch that started it", node)
         self.node = node
-        self.emit(ttl.WaitOp(t.value))
+        for value in (t.value, *t.more):
+            self.emit(ttl.WaitOp(value))
         t.waited = True
         t.block.status.transfer_done(t.into_block)
 
@@ -391,8 +399,9 @@ class DataMovementBuilder:
 
     def pipe_attribute(self, pipe: PipeIdentity, name: str, node):
         """``pipe.dst`` in an ``if_src`` body (the destination node, or a node range with slices for a
-        multicast) and ``pipe.src`` in an ``if_dst`` body (the source node): runtime integers, since
-        the pipe a slot holds differs from node to node."""
+        multicast; a range of linear nodes as the pipe names it, the same for each of its routes) and
+        ``pipe.src`` in an ``if_dst`` body (the source node): runtime integers, since the pipe a slot
+        holds differs from node to node."""
         other = "dst" if pipe.role == "src" else "src"
         if name != other:
             raise self.error(f"pipe.{name}: in net.if_{pipe.role}'s body a pipe has .{other} (the node at its other "
@@ -413,6 +422,12 @@ class DataMovementBuilder:
             return peer("x", cols - 1), peer("y", rows - 1)
         if net.linear_dst:
             return peer("linear", cols * rows - 1)
+        spans = {r.span[1] - r.span[0] for r in net.routes if r.span is not None}
+        if all(r.span is not None for r in net.routes):      # linear ranges: the range as written
+            start = peer("first", cols * rows - 1)
+            if len(spans) == 1:
+                return (slice(start, self.scalars.add(start, spans.pop())),)
+            return (slice(start, peer("stop", cols * rows)),)
         coords = []
         for d, size in ((0, cols), (1, rows)):
             lo, hi = (("x0", "x1") if d == 0 else ("y0", "y1"))
@@ -447,17 +462,20 @@ class DataMovementBuilder:
         destinations — a compile-time bool on a one-node grid, else an ``i1`` from the node's
         coordinates, so one kernel serves every node (usable in compute kernels too)."""
         nets = nets_holding(pipe, self.operation)
-        route = (nets[0].routes[nets[0].route_of(pipe)] if nets
-                 else resolve_route(pipe, 0, self.operation.grid, self.location(node)))
+        routes = ([nets[0].routes[r] for r in nets[0].routes_of(pipe)] if nets
+                  else resolve_routes(pipe, 0, self.operation.grid, self.location(node)))
         x, y = self.node_values(node)
         self.node = node
         compare = self.scalars.compare
-        is_src = self.logical(ast.And, compare("eq", x, route.src[0]), compare("eq", y, route.src[1]), node)
-        inside = is_src
-        for value, low, high in ((x, route.x0, route.x1), (y, route.y0, route.y1)):
-            within = self.logical(ast.And, compare("sge", value, low), compare("sle", value, high), node)
-            inside = within if inside is is_src else self.logical(ast.And, inside, within, node)
-        return self.logical(ast.Or, is_src, inside, node)
+        src = routes[0].src
+        found = self.logical(ast.And, compare("eq", x, src[0]), compare("eq", y, src[1]), node)
+        for route in routes:           # the source, or a node of any of the pipe's rectangles
+            inside = None
+            for value, low, high in ((x, route.x0, route.x1), (y, route.y0, route.y1)):
+                within = self.logical(ast.And, compare("sge", value, low), compare("sle", value, high), node)
+                inside = within if inside is None else self.logical(ast.And, inside, within, node)
+            found = self.logical(ast.Or, found, inside, node)
+        return found
 
     def pipe_condition(self, net: PipeNet, role: str, body, node, scope) -> None:
         from tilefold.frontend.ttl.variables import carried_names

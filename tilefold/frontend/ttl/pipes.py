@@ -4,9 +4,12 @@ Reads: node coordinates ``(x, y)`` and node ranges (a coordinate per dimension o
 Writes: a :class:`PipeNet` registered with the running operation, which knows for every node of
 the grid the pipes it is the source of and the pipes it receives from, in the net's order.
 
-A pipe's destination is one node (unicast) or a rectangle of nodes (multicast). The data
+A pipe's destination is one node (unicast), a rectangle of nodes (multicast) or a range of linear
+node indices; a range that is no rectangle takes several routes, one multicast rectangle each (a
+partial column, full columns, a partial column), each with its own semaphore handshake. The data
 movement kernels use a net with ``net.if_src(body)`` / ``net.if_dst(body)``; the front end runs
-``body`` once per pipe the node takes part in (see :mod:`tilefold.frontend.ttl.builder`).
+``body`` once per route the node takes part in (see :mod:`tilefold.frontend.ttl.builder`): a split
+pipe's source sends once per rectangle, each destination receives once.
 
 Errors: coordinates outside the grid, an empty destination range, slices with a step.
 """
@@ -50,8 +53,9 @@ def _range(value, size: int, what: str, location) -> tuple[int, int]:
     raise KernelError(f"{what}: {value!r} is not an index or a slice", location)
 
 
-def resolve_route(pipe: Pipe, i: int, grid: tuple[int, int], location) -> PipeRoute:
-    """Pipe ``i`` of a net with its nodes resolved on an operation's ``grid``."""
+def resolve_routes(pipe: Pipe, i: int, grid: tuple[int, int], location) -> list[PipeRoute]:
+    """Pipe ``i`` of a net with its nodes resolved on an operation's ``grid``: one rectangular route,
+    or several when its destinations (a range of linear node indices) form no rectangle."""
     cols, rows = grid
     if isinstance(pipe.dst, tuple) and len(pipe.dst) == 4:
         raise KernelError(f"Pipe {i} dst {node_text(pipe.dst)} names nodes on chips of a mesh; pipes between "
@@ -61,7 +65,7 @@ def resolve_route(pipe: Pipe, i: int, grid: tuple[int, int], location) -> PipeRo
         raise KernelError(f"Pipe {i} src {src} is outside the {cols}x{rows} grid", location)
     dst = pipe.dst
     if isinstance(dst, tuple) and len(dst) == 1 and isinstance(dst[0], slice):
-        return _linear_route(src, dst[0], i, grid, location)
+        return _linear_routes(src, dst[0], i, grid, location)
     if isinstance(dst, tuple) and len(dst) == 2:
         (x0, x1), (y0, y1) = (_range(dst[0], cols, f"Pipe {i} dst", location),
                               _range(dst[1], rows, f"Pipe {i} dst", location))
@@ -69,24 +73,47 @@ def resolve_route(pipe: Pipe, i: int, grid: tuple[int, int], location) -> PipeRo
         x0, y0 = x1, y1 = _coordinate(dst, grid, f"Pipe {i} dst", location)
     if not (0 <= x0 <= x1 < cols and 0 <= y0 <= y1 < rows):
         raise KernelError(f"Pipe {i} dst {dst!r} reaches outside the {cols}x{rows} grid", location)
-    return PipeRoute(src, x0, y0, x1, y1)
+    return [PipeRoute(src, x0, y0, x1, y1, pipe=i)]
 
-def _linear_route(src, span: slice, i: int, grid: tuple[int, int], location) -> PipeRoute:
-    """A destination given as a range of linear node indices ``(first:stop,)``: the nodes must
-    fill a rectangle, or a rectangle less the source (a multicast that skips its sender)."""
+
+def _column_cover(first: int, last: int, rows: int) -> list[tuple[int, int, int, int]]:
+    """The rectangles ``(x0, y0, x1, y1)`` that cover linear nodes ``first..last`` (``x * rows + y``):
+    the range itself when it fills one, else a partial first column, the full columns, a partial
+    last column."""
+    (fx, fy), (lx, ly) = divmod(first, rows), divmod(last, rows)
+    if fx == lx:
+        return [(fx, fy, lx, ly)]
+    rects = []
+    if fy > 0:
+        rects.append((fx, fy, fx, rows - 1))
+        fx += 1
+    last_part = None
+    if ly < rows - 1:
+        last_part = (lx, 0, lx, ly)
+        lx -= 1
+    if fx <= lx:
+        rects.append((fx, 0, lx, rows - 1))
+    if last_part is not None:
+        rects.append(last_part)
+    return rects
+
+
+def _linear_routes(src, span: slice, i: int, grid: tuple[int, int], location) -> list[PipeRoute]:
+    """A destination given as a range of linear node indices ``(first:stop,)``: the fewest
+    rectangles of the cover by columns, one of them holding the source but skipping it (a multicast
+    that skips its sender) when that saves a rectangle."""
     first, last = _range(span, grid[0] * grid[1], f"Pipe {i} dst", location)
-    nodes = {linear_node(k, grid) for k in range(first, last + 1)}
-    xs, ys = [n[0] for n in nodes], [n[1] for n in nodes]
-    x0, x1, y0, y1 = min(xs), max(xs), min(ys), max(ys)
-    rect = {(x, y) for x in range(x0, x1 + 1) for y in range(y0, y1 + 1)}
-    if nodes == rect:
-        return PipeRoute(src, x0, y0, x1, y1)
-    if src not in nodes and nodes | {src} == rect:
-        return PipeRoute(src, x0, y0, x1, y1, exclude_src=True)
-    raise KernelError(f"Pipe {i} dst {node_text((span,))}: the nodes {first}..{last} do not form a "
-                      f"rectangle of the {grid[0]}x{grid[1]} grid (a linear node i is "
-                      f"(i // {grid[1]}, i % {grid[1]})); a multicast reaches a rectangle of nodes",
-                      location)
+    rows = grid[1]
+    s = src[0] * rows + src[1]
+    options = [(_column_cover(first, last, rows), False)]
+    if s in (first - 1, last + 1):        # the source next to the range: a rectangle may skip it
+        options.append((_column_cover(min(first, s), max(last, s), rows), True))
+    rects, extended = min(options, key=lambda o: len(o[0]))
+    routes = []
+    for x0, y0, x1, y1 in rects:
+        holds_src = extended and x0 <= src[0] <= x1 and y0 <= src[1] <= y1
+        routes.append(PipeRoute(src, x0, y0, x1, y1, exclude_src=holds_src, pipe=i, span=(first, last + 1)))
+    return routes
 
 
 # nets made outside any operation, in creation order; a kernel that names only a pipe of one of
@@ -148,6 +175,8 @@ class PipeRoute:
     x1: int
     y1: int
     exclude_src: bool = False   # the rectangle holds the source, which is not a destination
+    pipe: int = 0               # the index of the pipe in its net (a pipe may take several routes)
+    span: tuple[int, int] | None = None   # the pipe's linear destination range first, stop as written
 
     @property
     def destinations(self) -> list[tuple[int, int]]:
@@ -189,12 +218,16 @@ class PipeNet:
         op = _operation or capture.active()
         self.grid = None
         self.routes: list[PipeRoute] = []
+        self.pipe_routes: list[list[int]] = []      # per pipe, the indices of its routes
         self.index = -1
         if op is None:
             _UNBOUND.append(self)
             return
         self.grid = op.grid
-        self.routes = [resolve_route(pipe, i, self.grid, location) for i, pipe in enumerate(pipes)]
+        for i, pipe in enumerate(pipes):
+            routes = resolve_routes(pipe, i, self.grid, location)
+            self.pipe_routes.append(list(range(len(self.routes), len(self.routes) + len(routes))))
+            self.routes += routes
         self.index = len(op.pipe_nets)
         op.pipe_nets.append(self)
         op.bound_nets[id(self)] = self
@@ -206,6 +239,11 @@ class PipeNet:
             net = PipeNet(self.pipes, _operation=op, _location=self.location)
             op.bound_nets[id(self)] = net
         return net
+
+    def routes_of(self, pipe: Pipe) -> list[int]:
+        """The indices in :attr:`routes` of the routes of ``pipe`` (see :meth:`route_of`)."""
+        i = self.route_of(pipe)
+        return [] if i is None else self.pipe_routes[i]
 
     def route_of(self, pipe: Pipe) -> int | None:
         """The index of ``pipe`` among the net's pipes (the same object, else an equal pipe)."""
@@ -231,7 +269,7 @@ class PipeNet:
         receivers to reach their receive, or every node would wait for the next one. Such a net's
         blocks land in a buffer of :meth:`landing_slots` on every node, each slot with a semaphore
         saying its block arrived; a receive copies its slot out and frees it for the sender."""
-        sources = [r.src for r in self.routes]
+        sources = [self.routes[rs[0]].src for rs in self.pipe_routes]
         receivers = {d for r in self.routes for d in r.destinations}
         return len(set(sources)) == len(sources) and any(s in receivers for s in sources)
 

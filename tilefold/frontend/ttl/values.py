@@ -103,6 +103,7 @@ class Transfer:
     waited: bool = False
     group: GroupTransfer | None = None
     converts: bool = False    # a copy between data formats, through a staging buffer
+    more: tuple = ()          # the other sends of a named pipe that takes several routes; wait() waits for all
 
     @property
     def into_block(self) -> bool:
