@@ -400,8 +400,28 @@ def _unary(fn):
     return op
 
 
+def _erf(x):
+    """erf in float64 to about 1e-7 relative (the Chebyshev fit of erfc in Numerical Recipes, 6.2)."""
+    z = np.abs(x)
+    t = 1.0 / (1.0 + 0.5 * z)
+    poly = -z * z - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (
+        -0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277))))))))
+    return np.sign(x) * (1.0 - t * np.exp(poly))
+
+
 def _gelu(x):
-    return 0.5 * x * (1 + np.tanh(np.float32(0.7978845608) * (x + np.float32(0.044715) * x ** 3)))
+    """GELU as TT-NN's default (``fast_and_approximate_mode=False``) and torch's: ``x Φ(x)`` with erf,
+    in float32 steps as torch computes it (``1 + erf`` cancels for negative ``x``)."""
+    x = x.astype(np.float32)
+    e = _erf(x.astype(np.float64) * np.float64(np.float32(np.sqrt(0.5)))).astype(np.float32)
+    return (np.float32(0.5) * x * (np.float32(1) + e)).astype(np.float64)
+
+
+def _gelu_tanh(x):
+    """The tanh approximation, in float32 steps as torch computes it."""
+    x = x.astype(np.float32)
+    inner = np.float32(np.sqrt(2.0 / np.pi)) * (x + np.float32(0.044715) * x * x * x)
+    return (np.float32(0.5) * x * (np.float32(1) + np.tanh(inner))).astype(np.float64)
 
 
 exp = _unary(np.exp)
@@ -417,7 +437,12 @@ cos = _unary(np.cos)
 tanh = _unary(np.tanh)
 sigmoid = _unary(lambda x: 1 / (1 + np.exp(-x)))
 silu = _unary(lambda x: x / (1 + np.exp(-x)))
-gelu = _unary(_gelu)
+_gelu_exact, _gelu_fast = _unary(_gelu), _unary(_gelu_tanh)
+
+
+def gelu(a: Tensor, *, fast_and_approximate_mode: bool = False, **kwargs) -> Tensor:
+    """``ttnn.gelu``: erf GELU, or its tanh approximation with ``fast_and_approximate_mode=True``."""
+    return (_gelu_fast if fast_and_approximate_mode else _gelu_exact)(a, **kwargs)
 
 
 def divide(a: Tensor, b, dtype=None, **kwargs) -> Tensor:

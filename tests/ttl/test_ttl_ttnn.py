@@ -119,3 +119,16 @@ def test_repeat_squeeze_and_unsqueeze_follow_torch():
     np.testing.assert_array_equal(ttnn.to_numpy(ttnn.repeat(ttnn.from_numpy(v), (2, 1))), np.tile(v, (2, 1)))
     with pytest.raises(LayoutError, match="repeat dims"):
         ttnn.repeat(c, (2,))
+
+
+def test_host_gelu_is_the_erf_form_and_the_tanh_form_on_request():
+    import math
+
+    x = np.linspace(-6, 6, 1024, dtype=np.float32).reshape(32, 32)
+    t = ttnn.from_numpy(x, dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT)
+    exact = np.array([0.5 * v * (1 + math.erf(v / math.sqrt(2))) for v in x.astype(np.float64).ravel()])
+    np.testing.assert_allclose(ttnn.to_numpy(ttnn.gelu(t)).ravel(), exact, rtol=2e-6, atol=2e-7)
+    approx = 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x.astype(np.float64) ** 3)))
+    fast = ttnn.to_numpy(ttnn.gelu(t, fast_and_approximate_mode=True))
+    np.testing.assert_allclose(fast, approx, rtol=2e-6, atol=2e-7)
+    assert np.abs(fast - ttnn.to_numpy(ttnn.gelu(t))).max() > 1e-4     # the two forms differ
