@@ -495,6 +495,17 @@ def unsqueeze(a: Tensor, dim: int, **kwargs) -> Tensor:
     return _result(np.expand_dims(a.host_values, dim), a)
 
 
+def upsample(a: Tensor, scale_factor, mode: str = "nearest", **kwargs) -> Tensor:
+    """``ttnn.upsample``: nearest-neighbour upsampling of an ``(N, H, W, C)`` tensor, ``scale_factor``
+    an int or ``(scale_h, scale_w)``."""
+    if mode != "nearest":
+        raise LayoutError(f"ttnn.upsample(mode={mode!r}): tilefold's host upsample is 'nearest' only", user_location())
+    if len(a.shape) != 4:
+        raise LayoutError(f"ttnn.upsample takes an (N, H, W, C) tensor, not shape {tuple(a.shape)}", user_location())
+    sh, sw = (scale_factor, scale_factor) if isinstance(scale_factor, int) else tuple(scale_factor)
+    return _result(a.host_values.repeat(sh, axis=1).repeat(sw, axis=2), a)
+
+
 def _over_mesh(op):
     """A host op that applies to each chip's piece of mesh tensors."""
     def wrapped(a, *args, **kwargs):
@@ -705,7 +716,7 @@ __all__ = [
     "open_device", "close_device", "Tensor", "from_numpy", "from_torch", "to_numpy", "to_torch", "full", "zeros",
     "ones", "empty", "rand", "zeros_like", "add", "subtract", "multiply", "matmul", "relu", "exp", "to_layout",
     "to_device", "from_device", "abs", "neg", "sqrt", "rsqrt", "reciprocal", "square", "log", "sin", "cos", "tanh",
-    "sigmoid", "silu", "gelu", "divide", "maximum", "minimum", "sum", "transpose", "reshape", "CoreGrid",
+    "sigmoid", "silu", "gelu", "upsample", "divide", "maximum", "minimum", "sum", "transpose", "reshape", "CoreGrid",
     "ShardStrategy", "ShardOrientation", "TensorMemoryLayout", "BufferType", "create_sharded_memory_config",
     "to_memory_config", "get_memory_config", "is_sharded", "MeshShape", "MeshDevice", "MeshTensor",
     "open_mesh_device", "close_mesh_device", "ShardTensorToMesh", "ShardTensor2dMesh", "ReplicateTensorToMesh",

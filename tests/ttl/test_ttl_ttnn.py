@@ -132,3 +132,11 @@ def test_host_gelu_is_the_erf_form_and_the_tanh_form_on_request():
     fast = ttnn.to_numpy(ttnn.gelu(t, fast_and_approximate_mode=True))
     np.testing.assert_allclose(fast, approx, rtol=2e-6, atol=2e-7)
     assert np.abs(fast - ttnn.to_numpy(ttnn.gelu(t))).max() > 1e-4     # the two forms differ
+
+
+def test_host_upsample_repeats_rows_and_columns():
+    x = np.arange(2 * 3 * 4 * 5, dtype=np.float32).reshape(2, 3, 4, 5)
+    t = ttnn.from_numpy(x, dtype=ttnn.float32)
+    out = ttnn.to_numpy(ttnn.upsample(t, (2, 3)))
+    np.testing.assert_array_equal(out, x.repeat(2, axis=1).repeat(3, axis=2))
+    np.testing.assert_array_equal(ttnn.to_numpy(ttnn.upsample(t, 2)), x.repeat(2, axis=1).repeat(2, axis=2))

@@ -3,12 +3,17 @@
 Reads: a call, in a kernel, of a plain Python function or lambda with at least one runtime value
 (a block, a block expression, a runtime integer ...). Writes: the helper's body, built in place
 as if it were written at the call (its parameters bound to the arguments, its other names read
-from its own module and closure). A ``def`` helper may end with ``return <value>``; a lambda is its
-expression. Calls with only compile-time values are made by Python instead (see
+from its own module and closure). A lambda is its expression. A ``def`` helper returns a value
+from its end or from inside ``if`` / ``elif`` / ``else`` branches (``if i < n: return a`` ...): its
+body is first rewritten to have one exit (:func:`single_exit`), each ``return v`` becoming an
+assignment to a result name, the statements after an ``if`` whose branch returned moved into its
+other branch; a runtime condition then carries the result out of the ``scf.if`` like any name
+assigned in a branch. Calls with only compile-time values are made by Python instead (see
 :mod:`.expressions`).
 
-Errors: a helper whose source cannot be read, a ``return`` that is not the last statement,
-recursion deeper than a few levels, arguments that do not bind to the helper's parameters.
+Errors: a helper whose source cannot be read, a ``return`` inside a loop or ``with`` block,
+returns of tuples of different lengths, recursion deeper than a few levels, arguments that do not
+bind to the helper's parameters.
 """
 
 from __future__ import annotations
@@ -23,6 +28,75 @@ from tilefold.frontend.ttl.variables import carried_names
 from tilefold.frontend.ttl.scopes import Region, Scope
 
 MAX_DEPTH = 8
+RESULT = "__helper_result"
+
+
+def _returns_inside(stmts) -> bool:
+    return any(isinstance(n, ast.Return) for s in stmts for n in ast.walk(s))
+
+
+def single_exit(fn: ast.FunctionDef, where) -> ast.FunctionDef:
+    """``fn`` with every ``return v`` made an assignment to :data:`RESULT` (names ``RESULT_i`` for
+    the items of a returned tuple) and one ``return`` at its end; ``where(node)`` locates errors."""
+    widths = {len(r.value.elts) if isinstance(r.value, ast.Tuple) else None
+              for r in ast.walk(fn) if isinstance(r, ast.Return) and r.value is not None}
+    if len(widths) > 1:
+        raise KernelError(f"the helper {fn.name}() returns tuples of different lengths; return the same "
+                          "number of values everywhere", where(fn))
+    width = widths.pop() if widths else None
+
+    def target(i=None):
+        return ast.Name(RESULT if i is None else f"{RESULT}_{i}", ast.Store())
+
+    def assign(ret: ast.Return) -> list[ast.stmt]:
+        if ret.value is None:
+            return []
+        if width is None:
+            return [ast.copy_location(ast.Assign([target()], ret.value), ret)]
+        return [ast.copy_location(ast.Assign([target(i)], item), ret) for i, item in enumerate(ret.value.elts)]
+
+    def rewrite(stmts) -> tuple[list[ast.stmt], bool]:
+        """(the statements, whether every path through them returned)."""
+        out: list[ast.stmt] = []
+        for i, stmt in enumerate(stmts):
+            if isinstance(stmt, ast.Return):
+                return out + assign(stmt), True
+            if isinstance(stmt, ast.If) and _returns_inside([stmt]):
+                body, body_returns = rewrite(stmt.body)
+                orelse, else_returns = rewrite(stmt.orelse)
+                rest, rest_returns = rewrite(stmts[i + 1:])
+                if not body_returns:
+                    body = body + rest
+                if not else_returns:
+                    orelse = orelse + rest
+                out.append(ast.copy_location(ast.If(stmt.test, body or [ast.Pass()], orelse), stmt))
+                return out, (body_returns or rest_returns) and (else_returns or rest_returns)
+            if _returns_inside([stmt]) and not isinstance(stmt, (ast.FunctionDef, ast.Lambda)):
+                inner = next(n for n in ast.walk(stmt) if isinstance(n, ast.Return))
+                raise KernelError(f"the helper {fn.name}() returns from inside a {type(stmt).__name__.lower()} "
+                                  "statement; set a variable there and return it after", where(inner))
+            out.append(stmt)
+        return out, False
+
+    body, _ = rewrite(fn.body)
+    if width is None:
+        value = ast.Name(RESULT, ast.Load())
+    else:
+        value = ast.Tuple([ast.Name(f"{RESULT}_{i}", ast.Load()) for i in range(width)], ast.Load())
+    last = ast.copy_location(ast.Return(value if widths or width is not None or _has_value(fn) else None), fn)
+    new = ast.FunctionDef(fn.name, fn.args, body + [last], [], fn.returns, getattr(fn, "type_comment", None),
+                          **({"type_params": []} if hasattr(fn, "type_params") else {}))
+    return ast.fix_missing_locations(ast.copy_location(new, fn))
+
+
+def _has_value(fn: ast.FunctionDef) -> bool:
+    return any(isinstance(r, ast.Return) and r.value is not None for r in ast.walk(fn))
+
+
+def _needs_single_exit(fn: ast.FunctionDef) -> bool:
+    """Whether ``fn`` returns anywhere but at its very end."""
+    last = fn.body[-1] if fn.body else None
+    return any(isinstance(n, ast.Return) and n is not last for s in fn.body for n in ast.walk(s))
 
 
 def _lambda_node(fn) -> tuple[FunctionSource, ast.Lambda]:
@@ -68,6 +142,13 @@ class HelperInliner:
         scope.names.update(bound.arguments)
         saved_source, saved_node = self.source, self.node
         self.source = source
+        if isinstance(tree, ast.FunctionDef) and _needs_single_exit(tree):
+            try:
+                tree = single_exit(tree, self.location)
+            except KernelError:
+                self.source, self.node = saved_source, saved_node
+                raise
+            scope.carried = carried_names(tree)
         self.function_stack.append(tree)
         try:
             if isinstance(tree, ast.Lambda):
