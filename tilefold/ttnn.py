@@ -26,7 +26,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import builtins
+
 import ml_dtypes
+
 import numpy as np
 
 from tilefold.errors import LayoutError
@@ -533,6 +536,57 @@ Tensor.__neg__ = lambda self: neg(self)
 # --- cores and memory configs -------------------------------------------------------------------
 
 
+class CoreRange:
+    """``ttnn.CoreRange(start, end)``: the cores from ``start`` to ``end`` (inclusive), as TT-NN's."""
+
+    def __init__(self, start, end):
+        self.start = start if isinstance(start, CoreCoord) else CoreCoord(*start)
+        self.end = end if isinstance(end, CoreCoord) else CoreCoord(*end)
+
+    def grid_size(self) -> CoreCoord:
+        return CoreCoord(self.end.x - self.start.x + 1, self.end.y - self.start.y + 1)
+
+    def num_cores(self) -> int:
+        size = self.grid_size()
+        return size.x * size.y
+
+    def __repr__(self) -> str:
+        return f"CoreRange(start={self.start!r}, end={self.end!r})"
+
+
+class CoreRangeSet:
+    """``ttnn.CoreRangeSet``: disjoint core ranges; ``ranges()`` lists them."""
+
+    def __init__(self, ranges=()):
+        self._ranges = [r if isinstance(r, CoreRange) else CoreRange(*r) for r in ranges]
+
+    def ranges(self) -> list[CoreRange]:
+        return list(self._ranges)
+
+    def num_cores(self) -> int:
+        return builtins.sum(r.num_cores() for r in self._ranges)
+
+    def __repr__(self) -> str:
+        return f"CoreRangeSet({self._ranges!r})"
+
+
+def split_work_to_cores(grid, units_to_divide: int, row_wise: bool = False):
+    """``ttnn.split_work_to_cores(grid, units, row_wise)``: ``(num_cores, all_cores, core_group_1,
+    core_group_2, units_per_core_group_1, units_per_core_group_2)`` as TT-Metal's work split gives
+    them (the first ``units % num_cores`` cores take one unit more)."""
+    from tilefold.ops.work_split import split_work_to_cores as split
+
+    size = (grid.x, grid.y) if isinstance(grid, (CoreCoord, CoreGrid)) else tuple(grid)
+    work = split(size, units_to_divide, row_wise)
+
+    def host(ranges) -> CoreRangeSet:
+        return CoreRangeSet(CoreRange(CoreCoord(r.start.x, r.start.y), CoreCoord(r.end.x, r.end.y))
+                            for r in ranges.ranges)
+
+    return (work.num_cores, host(work.all_cores), host(work.core_group_1), host(work.core_group_2),
+            work.units_per_core_group_1, work.units_per_core_group_2)
+
+
 class CoreGrid:
     """``ttnn.CoreGrid(y=rows, x=columns)``."""
 
@@ -716,7 +770,7 @@ __all__ = [
     "open_device", "close_device", "Tensor", "from_numpy", "from_torch", "to_numpy", "to_torch", "full", "zeros",
     "ones", "empty", "rand", "zeros_like", "add", "subtract", "multiply", "matmul", "relu", "exp", "to_layout",
     "to_device", "from_device", "abs", "neg", "sqrt", "rsqrt", "reciprocal", "square", "log", "sin", "cos", "tanh",
-    "sigmoid", "silu", "gelu", "upsample", "divide", "maximum", "minimum", "sum", "transpose", "reshape", "CoreGrid",
+    "sigmoid", "silu", "gelu", "upsample", "divide", "maximum", "minimum", "sum", "transpose", "reshape", "CoreGrid", "CoreRange", "CoreRangeSet", "split_work_to_cores",
     "ShardStrategy", "ShardOrientation", "TensorMemoryLayout", "BufferType", "create_sharded_memory_config",
     "to_memory_config", "get_memory_config", "is_sharded", "MeshShape", "MeshDevice", "MeshTensor",
     "open_mesh_device", "close_mesh_device", "ShardTensorToMesh", "ShardTensor2dMesh", "ReplicateTensorToMesh",

@@ -46,7 +46,8 @@ def test_grid_larger_than_the_device():
     def op(x, y):
         pass
 
-    expect_error(lambda: op(*tensors()), test_grid_larger_than_the_device, KernelError, "8x8", "grid='full'")
+    expect_error(lambda: op(*tensors()), test_grid_larger_than_the_device, KernelError, "8x8", "grid='full'",
+                 "--arch blackhole", "--arch p150-full")
 
 
 @pytest.mark.parametrize("count", [0, 33])

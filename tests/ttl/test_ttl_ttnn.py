@@ -140,3 +140,14 @@ def test_host_upsample_repeats_rows_and_columns():
     out = ttnn.to_numpy(ttnn.upsample(t, (2, 3)))
     np.testing.assert_array_equal(out, x.repeat(2, axis=1).repeat(3, axis=2))
     np.testing.assert_array_equal(ttnn.to_numpy(ttnn.upsample(t, 2)), x.repeat(2, axis=1).repeat(2, axis=2))
+
+
+def test_host_split_work_to_cores_as_tt_metal_splits():
+    n, all_cores, group_1, group_2, per_1, per_2 = ttnn.split_work_to_cores(ttnn.CoreCoord(4, 2), 11, row_wise=True)
+    assert (n, per_1, per_2) == (8, 2, 1)
+    assert all_cores.num_cores() == 8
+    assert group_1.num_cores() == 3 and group_2.num_cores() == 5       # 11 = 3 * 2 + 5 * 1
+    first = group_1.ranges()[0]
+    assert (first.start.x, first.start.y, first.end.x, first.end.y) == (0, 0, 2, 0)
+    n, _, group_1, group_2, per_1, per_2 = ttnn.split_work_to_cores(ttnn.CoreCoord(4, 2), 3)
+    assert (n, per_1, per_2, group_1.num_cores(), group_2.num_cores()) == (3, 1, 0, 3, 0)

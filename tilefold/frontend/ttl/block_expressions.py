@@ -435,7 +435,7 @@ class BlockExpressionBuilder(AcquisitionBuilder):
             if k not in ("value", "shape", "out_blk", "dtype"):
                 raise self.error(f"ttl.{fn.namespace}.fill() got an unexpected keyword {k!r}", node)
             bound[k] = v
-        fmt = DataFormat.Float16_b
+        fmt = bound["out_blk"].dfb.data_format if "out_blk" in bound else DataFormat.Float16_b
         if isinstance(bound.get("dtype"), DataFormat):
             fmt = bound["dtype"]
         elif bound.get("dtype") is not None:
@@ -590,7 +590,13 @@ class BlockExpressionBuilder(AcquisitionBuilder):
     # -- accumulators ---------------------------------------------------------------------------
 
     def _accumulator_format(self, value: BlockExpression) -> DataFormat:
+        """float32 when DST is (fp32_dest_acc_en, or the value is float32) or when the operation has
+        a float32 dataflow buffer — a value that starts as ``ttl.block.fill(0, ...)`` and then adds
+        float32 products must not round to bfloat16 between steps; else bfloat16."""
         if self.options.get("fp32_dest_acc_en") or value.data_format is DataFormat.Float32:
+            return DataFormat.Float32
+        if self.options.get("fp32_dest_acc_en") is None and any(
+                d.data_format is DataFormat.Float32 for d in self.operation.dataflow_buffers):
             return DataFormat.Float32
         return DataFormat.Float16_b
 

@@ -49,8 +49,12 @@ def resolve_grid(grid, arch: Arch, location: SourceLocation | None) -> tuple[int
         raise KernelError(f"@ttl.operation(grid={grid!r}): grid sizes must be positive", location)
     gx, gy = arch.grid
     if cols > gx or rows > gy:
+        from tilefold.arch import ARCHS
+
+        fits = [k for k, a in ARCHS.items() if a.grid[0] >= cols and a.grid[1] >= rows and ":" not in k]
+        other = f", or run on a device with a larger grid ({', '.join(f'--arch {k}' for k in fits)})" if fits else ""
         raise KernelError(f"@ttl.operation(grid={grid!r}) does not fit the {gx}x{gy} compute grid of {arch.board}; "
-                          f"use at most ({gx}, {gy}) or grid='full'", location)
+                          f"use at most ({gx}, {gy}) or grid='full'{other}", location)
     return cols, rows
 
 
