@@ -29,6 +29,7 @@ from __future__ import annotations
 import numpy as np
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import (
+    ArrayAttr,
     BoolAttr,
     Float32Type,
     IndexType,
@@ -52,6 +53,7 @@ from xdsl.irdl import (
     prop_def,
     result_def,
     traits_def,
+    var_operand_def,
 )
 from xdsl.traits import MemoryReadEffect, MemoryWriteEffect, Pure
 from xdsl.utils.exceptions import VerifyException
@@ -498,8 +500,31 @@ class AssertInRangeOp(IRDLOperation):
             raise VerifyException("assert_in_range needs an upper bound >= 0")
 
 
+@irdl_op_definition
+class DPrintOp(IRDLOperation):
+    """``DPRINT << part0 << value0 << part1 ... << ENDL()``: TT-Metal's debug print of texts and
+    runtime integers; ``parts`` holds one more text than there are values (the texts around them).
+    In a compute kernel the math thread prints (``DPRINT_MATH``), so a line appears once per core."""
+
+    name = "ttkernel.dprint"   # no effect trait: never dead
+    values = var_operand_def()
+    parts = prop_def(ArrayAttr)
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def __init__(self, parts: list[str], values):
+        super().__init__(operands=[list(values)], properties={"parts": ArrayAttr([StringAttr(p) for p in parts])})
+
+    @property
+    def texts(self) -> list[str]:
+        return [p.data for p in self.parts.data]
+
+    def verify_(self) -> None:
+        if len(self.parts.data) != len(self.values) + 1:
+            raise VerifyException("dprint needs one more text part than values")
+
+
 SPECIAL_OP_CLASSES = (CBOp, GetCompileTimeArgValOp, TensorAccessorArgsOp, TensorAccessorOp, MyXOp, MyYOp,
-                      L1LoadOp, L1StoreOp, AssertInRangeOp)
+                      L1LoadOp, L1StoreOp, AssertInRangeOp, DPrintOp)
 
 TTKernel = Dialect(
     "ttkernel",
@@ -525,6 +550,7 @@ __all__ = [
     "L1LoadOp",
     "L1StoreOp",
     "AssertInRangeOp",
+    "DPrintOp",
     "THREAD_ATTR",
     "COMPUTE_CONFIG_ATTR",
     "compute_config",

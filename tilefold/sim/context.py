@@ -196,6 +196,16 @@ class KernelContext:
         raise self.fail(DramAccessError, f"{message} starts at {first}, outside 0..{upper}: the copy would reach "
                                          "past the tensor; guard it or shorten the loop", bad)
 
+    def dprint(self, parts: tuple, values: tuple) -> None:
+        """``DPRINT``: one line per core of this thread, kept with the core's clock; the device prints
+        the lines of its final run in the order of their simulated times (:meth:`Device.run`)."""
+        for lane in range(self.L):
+            text = parts[0]
+            for value, part in zip(values, parts[1:]):
+                v = value if value.__class__ is int else np.asarray(value).reshape(-1)[lane if np.size(value) > 1 else 0]
+                text += f"{int(v)}{part}"
+            self.dev.printed.append((float(self.clock[lane]), len(self.dev.printed), text))
+
     def step(self) -> None:
         """One iteration of a while loop (the watchdog counts them)."""
         self.steps += 1

@@ -135,6 +135,7 @@ class RunResult:
     batched: bool = True
     pages: dict[str, np.ndarray] = field(default_factory=dict)
     numerics: str = "faithful"        # the device's numerics mode (sim.numerics_mode)
+    printed: list[str] = field(default_factory=list)   # the kernels' DPRINT lines, in simulated time order
 
     @property
     def ok(self) -> bool:
@@ -169,6 +170,7 @@ class _Run:
         self.arch = arch
         self.tracing = tracing
         self.fast_numerics = fast_numerics
+        self.printed: list[tuple[float, int, str]] = []      # (core clock, order, text) of each DPRINT
         self.max_cycles = watchdog.current() if max_cycles is None else max_cycles
         self.allocation: Allocation = allocate(program, arch)
         gx, gy = arch.grid
@@ -382,6 +384,17 @@ def accessor_compile_args(buffer, allocation: Allocation, arch: Arch) -> list[in
     return list(tensor_accessor_args(buffer.buffer_layout(), arch))
 
 
+def _printed_lines(run: _Run) -> list[str]:
+    return [text for _, _, text in sorted(run.printed)]
+
+
+def _show_printed(lines) -> None:
+    """The kernels' DPRINT lines of a run, on standard output (a rerun of the program, after lanes
+    diverged or at other DRAM shares, prints nothing twice: only the final run's lines show)."""
+    for line in lines:
+        print(line)
+
+
 class Device:
     """The simulated Tenstorrent device (Wormhole B0 n150 unless told otherwise)."""
 
@@ -395,7 +408,13 @@ class Device:
         """Run ``program`` with ``inputs`` (buffer name → host array). A thread running past
         ``max_cycles`` cycles (default: :mod:`tilefold.sim.watchdog`'s limit) is a ``WatchdogError``."""
         with watchdog.limit(max_cycles), one_blas_thread(), steady_heap():
-            return self._run_checked(program, inputs, trace, progress, raise_on_hazard, batch)
+            try:
+                result = self._run_checked(program, inputs, trace, progress, raise_on_hazard, batch)
+            except SimulationError as err:
+                _show_printed(getattr(err, "printed", ()))
+                raise
+        _show_printed(result.printed)
+        return result
 
     def _run_checked(self, program, inputs, trace, progress, raise_on_hazard, batch) -> RunResult:
         if program.arch is not self.arch and program.arch.name != self.arch.name:
@@ -464,6 +483,7 @@ class Device:
                 raise unwritten
         except SimulationError as err:
             if raise_on_hazard or isinstance(err, (DeadlockError, SemaphoreError)) and batch:
+                err.printed = _printed_lines(run)
                 raise
             hazards.append(err)
         finally:
@@ -484,7 +504,8 @@ class Device:
 
             write_chrome_trace(trace, contexts, self.arch.clock_hz)
             trace_path = Path(trace)
-        return RunResult(outputs, perf, hazards, trace_path, batch, pages, "fast" if run.fast_numerics else "faithful")
+        return RunResult(outputs, perf, hazards, trace_path, batch, pages, "fast" if run.fast_numerics else "faithful",
+                         _printed_lines(run))
 
     def _contexts(self, run: _Run, batch: bool, labels: dict) -> list[KernelContext]:
         contexts: list[KernelContext] = []

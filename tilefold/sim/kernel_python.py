@@ -37,6 +37,7 @@ from tilefold.ir.ttkernel import (
     ApiCallOp,
     CBOp,
     AssertInRangeOp,
+    DPrintOp,
     GetCompileTimeArgValOp,
     L1LoadOp,
     L1StoreOp,
@@ -220,6 +221,8 @@ class _Printer:
         elif isinstance(op, AssertInRangeOp):
             self.emit(depth, f"k.assert_in_range({self.ref(op.value)}, {op.upper.value.data}, "
                              f"{op.message.data!r})", op)
+        elif isinstance(op, DPrintOp):
+            self.emit(depth, f"k.dprint({tuple(op.texts)!r}, ({self.args(op.values)}{',' if op.values else ''}))", op)
         elif isinstance(op, (scf.YieldOp, scf.ConditionOp)):
             raise AssertionError("terminators are printed by their parent op")
         else:

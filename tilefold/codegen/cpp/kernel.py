@@ -22,12 +22,13 @@ from xdsl.dialects import func
 from tilefold.codegen.cpp.statements import BodyPrinter
 from tilefold.errors import CompileError
 from tilefold.ir.locations import source_location
-from tilefold.ir.ttkernel import ApiCallOp, AssertInRangeOp, kernel_thread
+from tilefold.ir.ttkernel import ApiCallOp, AssertInRangeOp, DPrintOp, kernel_thread
 from tilefold.ir.ttkernel_api import HEADER_MACROS
 
 DATAFLOW_HEADER = "api/dataflow/dataflow_api.h"
 COMPUTE_COMMON_HEADER = "api/compute/common.h"
 ASSERT_HEADER = "api/debug/assert.h"
+DPRINT_HEADER = "api/debug/dprint.h"
 
 
 def thread_kind(kernel: func.FuncOp) -> str:
@@ -44,7 +45,9 @@ def thread_kind(kernel: func.FuncOp) -> str:
 
 def kernel_headers(kernel: func.FuncOp) -> list[str]:
     """The headers a kernel includes, in include order."""
-    asserts = [ASSERT_HEADER] if any(isinstance(op, AssertInRangeOp) for op in kernel.walk()) else []
+    ops = list(kernel.walk())
+    asserts = [ASSERT_HEADER] if any(isinstance(op, AssertInRangeOp) for op in ops) else []
+    asserts += [DPRINT_HEADER] if any(isinstance(op, DPrintOp) for op in ops) else []
     if thread_kind(kernel) == "noc":
         return [DATAFLOW_HEADER, *asserts]
     headers = {op.api.header or COMPUTE_COMMON_HEADER for op in kernel.walk() if isinstance(op, ApiCallOp)}

@@ -36,6 +36,7 @@ from tilefold.codegen.cpp.cpp_types import constant_literal, cpp_type, memref_el
 from tilefold.codegen.cpp.expressions import (
     POSTFIX,
     RELATIONAL,
+    SHIFT,
     Expr,
     arith_expression,
     assignment,
@@ -45,6 +46,7 @@ from tilefold.codegen.cpp.expressions import (
     unary,
     variable,
 )
+from tilefold.codegen.cpp.host import cpp_string
 from tilefold.codegen.cpp.names import Identifiers
 from tilefold.errors import CompileError
 from tilefold.ir.locations import source_location
@@ -52,6 +54,7 @@ from tilefold.ir.ttkernel import (
     ApiCallOp,
     AssertInRangeOp,
     CBOp,
+    DPrintOp,
     GetCompileTimeArgValOp,
     L1LoadOp,
     L1StoreOp,
@@ -60,6 +63,7 @@ from tilefold.ir.ttkernel import (
     TensorAccessorArgsOp,
     TensorAccessorOp,
     constant_int,
+    kernel_thread,
 )
 
 INDENT = "    "
@@ -279,6 +283,20 @@ class BodyPrinter:
         target = f"{_l1_pointer(op.width.value.data, self.expr(op.addr))}[{self.expr(op.index).text}]"
         self.emit(f"{target} = {self.expr(op.value).text};", op)
 
+    def print_dprint(self, op: DPrintOp) -> None:
+        pieces = []
+        for i, text in enumerate(op.texts):
+            if text:
+                pieces.append(cpp_string(text))
+            if i < len(op.values):
+                value = self.expr(op.values[i])
+                pieces.append(value.text if value.precedence > SHIFT else f"({value.text})")
+        stream = " << ".join(["DPRINT", *pieces, "ENDL()"])
+        if kernel_thread(self.kernel) == "compute":
+            self.emit(f"DPRINT_MATH({stream});", op)
+        else:
+            self.emit(f"{stream};", op)
+
     def print_assert_in_range(self, op: AssertInRangeOp) -> None:
         self.emit(f"// {op.message.data}")
         self.emit(f"ASSERT({self.expr(op.value).text} <= {op.upper.value.data}u);", op)
@@ -492,6 +510,7 @@ _HANDLERS = {
     L1LoadOp: BodyPrinter.print_l1_load,
     L1StoreOp: BodyPrinter.print_l1_store,
     AssertInRangeOp: BodyPrinter.print_assert_in_range,
+    DPrintOp: BodyPrinter.print_dprint,
     memref.AllocaOp: BodyPrinter.print_alloca,
     memref.LoadOp: BodyPrinter.print_load,
     memref.StoreOp: BodyPrinter.print_store,

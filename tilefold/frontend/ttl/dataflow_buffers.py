@@ -19,7 +19,6 @@ import re
 
 from tilefold.errors import KernelError, SourceLocation
 from tilefold.frontend.ttl import capture
-from tilefold.frontend.ttl.values import device_block_shape
 from tilefold.layout.formats import DataFormat, data_format
 from tilefold.caller import user_location
 
@@ -33,6 +32,13 @@ def _variable_name(location: SourceLocation | None) -> str | None:
         return None
     match = _ASSIGNED.match(linecache.getline(location.file, location.line))
     return match.group(1) if match else None
+
+
+def device_block_shape(shape) -> tuple[int, ...]:
+    """The shape in tiles a tiled block has in the IR: a 1-D block of ``(n,)`` tiles is the row
+    ``(1, n)`` — a 1-D tensor is held as one row of elements, in row 0 of its tiles."""
+    shape = tuple(shape)
+    return (1, *shape) if len(shape) == 1 else shape
 
 
 class DataflowBuffer:

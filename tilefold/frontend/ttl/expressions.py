@@ -352,7 +352,7 @@ class ExpressionBuilder:
             raise self.error("*args and **kwargs are not supported in a kernel call", node)
         callee = self.evaluate(node.func, scope)
         if callee is print:
-            return None          # debug printing is a no-op on the simulated device
+            return self.kernel_print(node, scope)
         args = [self.evaluate(a, scope) for a in node.args]
         kwargs = {k.arg: self.evaluate(k.value, scope) for k in node.keywords}
         if callee is slice and not kwargs and 1 <= len(args) <= 3:
@@ -369,6 +369,53 @@ class ExpressionBuilder:
         if handler is not None:
             return handler(args, kwargs, node)
         return self.compile_time_call(callee, args, kwargs, node)
+
+    def kernel_print(self, node: ast.Call, scope) -> None:
+        """``print(...)`` in a kernel: TT-Metal's ``DPRINT`` (``ttkernel.dprint``) of its texts and its
+        runtime integers (f-strings included); values known when the kernel is built are printed as
+        Python prints them, blocks, buffers and tensors as their description. ``sep`` is honoured;
+        other keywords (``end``, ``flush``, TT-Lang's ``num_pages`` ...) are accepted and ignored."""
+        from xdsl.ir import SSAValue
+
+        from tilefold.ir.ttkernel import DPrintOp
+
+        keywords = {k.arg: k.value for k in node.keywords}
+        sep = self.evaluate(keywords["sep"], scope) if "sep" in keywords else " "
+        parts, values = [""], []
+
+        def show(value, spec: str = "") -> None:
+            if isinstance(value, NodeExpression):
+                value = self.node_expression(value, node)
+            if isinstance(value, Scalar):
+                values.append(self.scalars.materialize(value))
+                parts.append("")
+            elif isinstance(value, SSAValue):
+                values.append(value)
+                parts.append("")
+            elif isinstance(value, (bool, int, float, str, tuple, list, type(None))):
+                parts[-1] += format(value, spec) if spec else str(value)
+            else:
+                parts[-1] += f"<{self.describe(value)}>"
+
+        for i, arg in enumerate(node.args):
+            if i:
+                parts[-1] += str(sep)
+            pieces = arg.values if isinstance(arg, ast.JoinedStr) else [arg]
+            for piece in pieces:
+                if isinstance(piece, ast.Constant) and isinstance(arg, ast.JoinedStr):
+                    parts[-1] += str(piece.value)
+                elif isinstance(piece, ast.FormattedValue):
+                    spec = "".join(str(v.value) for v in piece.format_spec.values
+                                   if isinstance(v, ast.Constant)) if piece.format_spec is not None else ""
+                    value = self.evaluate(piece.value, scope)
+                    if piece.conversion == ord("r") and not isinstance(value, (Scalar, NodeExpression, SSAValue)):
+                        value = repr(value)
+                    show(value, spec)
+                else:
+                    show(self.evaluate(piece, scope))
+        self.node = node
+        self.emit(DPrintOp(parts, values))
+        return None
 
     def semaphore_call(self, obj, name: str, args, kwargs, node):
         """``sem.wait_eq(n)`` / ``wait_min(n)`` / ``set(n)``, ``remote.inc(n)``, ``multicast.set(n)``."""

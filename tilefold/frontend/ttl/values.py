@@ -25,14 +25,8 @@ from xdsl.ir import SSAValue
 
 from tilefold.errors import SourceLocation
 from tilefold.frontend.ttl.block_states import BlockState
+from tilefold.frontend.ttl.dataflow_buffers import device_block_shape  # noqa: F401 - re-exported
 from tilefold.layout.formats import DataFormat
-
-
-def device_block_shape(shape) -> tuple[int, ...]:
-    """The shape in tiles a tiled block has in the IR: a 1-D block of ``(n,)`` tiles is the row
-    ``(1, n)`` — a 1-D tensor is held as one row of elements, in row 0 of its tiles."""
-    shape = tuple(shape)
-    return (1, *shape) if len(shape) == 1 else shape
 
 
 @dataclass

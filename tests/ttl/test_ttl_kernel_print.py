@@ -1,0 +1,80 @@
+"""``print(...)`` in TT-Lang kernels: TT-Metal's ``DPRINT`` — each core prints its own runtime
+integers (f-strings included), values known at build time as Python prints them; the simulator
+shows the final run's lines in simulated-time order, and the C++ passes check-kernel."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import tilefold.ttl as ttl
+import tilefold.ttnn as ttnn
+from tilefold.codegen.cpp import emit_kernel
+from ttl_helpers import compiled
+
+SCALE = 2.5
+
+
+@ttl.operation(grid=(2, 1))
+def scale_tiles(a, out):
+    dfb = ttl.make_dataflow_buffer_like(a, shape=(1, 1), block_count=2)
+    o_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+
+    @ttl.compute()
+    def compute():
+        n = ttl.node(dims=1)
+        print("compute on node", n, f"scale={SCALE:.2f}")
+        with dfb.wait() as x, o_dfb.reserve() as o:
+            print("got", x)
+            o.store(x * SCALE)
+
+    @ttl.datamovement()
+    def reader():
+        x, _ = ttl.node(dims=2)
+        for t in range(2):
+            print(f"reader node={x} step={t * 2 + x} first={x < 1}", sep="")
+        with dfb.reserve() as blk:
+            ttl.copy(a[0, x], blk).wait()
+
+    @ttl.datamovement()
+    def writer():
+        x, _ = ttl.node(dims=2)
+        with o_dfb.wait() as blk:
+            ttl.copy(blk, out[0, x]).wait()
+
+
+def _tensors():
+    a = np.random.default_rng(1).random((32, 64), dtype=np.float32)
+    return a, [ttnn.from_numpy(v, dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT) for v in (a, np.zeros_like(a))]
+
+
+def test_each_core_prints_its_own_values(capsys):
+    a, tensors = _tensors()
+    scale_tiles(*tensors)
+    np.testing.assert_allclose(ttnn.to_numpy(tensors[1]), a * SCALE, rtol=1e-6)
+    lines = capsys.readouterr().out.splitlines()
+    assert "compute on node 0 scale=2.50" in lines and "compute on node 1 scale=2.50" in lines
+    reader = [line for line in lines if line.startswith("reader")]
+    assert sorted(reader) == ["reader node=0 step=0 first=1", "reader node=0 step=2 first=1",
+                              "reader node=1 step=1 first=0", "reader node=1 step=3 first=0"]
+    assert reader.index("reader node=0 step=0 first=1") < reader.index("reader node=0 step=2 first=1")
+    assert lines.count("got <block x>") == 2
+
+
+def test_printing_kernels_pass_check_kernel(tmp_path, check_kernel):
+    _, tensors = _tensors()
+    program = compiled(scale_tiles, *tensors).program
+    checked = 0
+    for kernel in program.kernels:
+        text = emit_kernel(kernel.function)
+        if "DPRINT" not in text:
+            continue
+        assert '#include "api/debug/dprint.h"' in text
+        if kernel.name == "compute":
+            assert "DPRINT_MATH(DPRINT <<" in text
+        path = tmp_path / f"{kernel.name}.cpp"
+        path.write_text(text)
+        core = "compute" if kernel.name == "compute" else "brisc"
+        check_kernel.require_accepted(check_kernel.check_kernel(
+            path, core, check_kernel.accessor_compile_args(program, kernel)))
+        checked += 1
+    assert checked == 2
