@@ -32,13 +32,22 @@ def copy_kernels(x_dfb, y_dfb, x, y, rows=1):
                 ttl.copy(blk, y[r, 0]).wait()
 
 
-def test_three_dimensional_grid():
-    @ttl.operation(grid=(2, 2, 2))  # error
+def test_one_dimensional_grid():
+    @ttl.operation(grid=(4,))  # error
     def op(x, y):
         pass
 
-    expect_error(lambda: op(*tensors()), test_three_dimensional_grid, KernelError, "3 dimensions",
+    expect_error(lambda: op(*tensors()), test_one_dimensional_grid, KernelError, "has 1 dimension;",
                  "grid=(columns, rows)")
+
+
+def test_three_dimensional_grid_larger_than_the_device():
+    @ttl.operation(grid=(3, 3, 2))  # error
+    def op(x, y):
+        pass
+
+    expect_error(lambda: op(*tensors()), test_three_dimensional_grid_larger_than_the_device, KernelError,
+                 "does not fit one chip", "9 columns (d0 * d1) by 2 rows (d2)", "8x8")
 
 
 def test_grid_larger_than_the_device():

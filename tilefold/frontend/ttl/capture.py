@@ -42,6 +42,10 @@ class OperationCapture:
     landing: dict = field(default_factory=dict)       # net index -> its landing buffer (pipes.needs_landing)
     semaphores: list = field(default_factory=list)    # ttl.Semaphore objects, in order
     semaphore_rects: list = field(default_factory=list)   # (x0, y0, x1, y1) of their multicast handles
+    grid_dims: tuple = ()           # the grid as written, (d0, ..., dn); (columns, rows) when 2-D
+
+    def __post_init__(self):
+        self.grid_dims = tuple(self.grid_dims) or tuple(self.grid)
 
     def tensor_argument(self, tensor) -> TensorArgument | None:
         for arg in self.tensors:

@@ -23,6 +23,7 @@ from xdsl.dialects import scf
 from xdsl.dialects.builtin import IntegerAttr, i32
 from xdsl.ir import Block as IRBlock
 
+from tilefold.frontend.ttl.grid import node_coordinates
 from tilefold.frontend.ttl.pipes import Pipe, PipeNet, nets_holding, pipe_text, resolve_routes
 from tilefold.frontend.ttl.scalars import Scalar, difference
 from tilefold.frontend.ttl.values import (
@@ -416,14 +417,33 @@ class DataMovementBuilder:
             self.scalars.ranges[id(op.result)] = (0, high)
             return Scalar.opaque(op.result)
 
+        def coordinates(x, y, dims: int):
+            """A node's coordinates as ``ttl.node(dims)`` gives them, from its column and row."""
+            ops = {"+": self.scalars.add, "*": self.scalars.mul, "//": self.scalars.floordiv,
+                   "%": self.scalars.mod}
+            return node_coordinates(net.grid_dims, dims, x, y, lambda op, a, b: ops[op](a, b), self.location(node))
+
+        def linear_coordinates(index, dims: int):
+            return coordinates(self.scalars.floordiv(index, rows), self.scalars.mod(index, rows), dims)
+
         if pipe.role == "dst":
             if net.linear_src:
                 return peer("linear", cols * rows - 1)
+            if net.src_dims:
+                return coordinates(peer("x", cols - 1), peer("y", rows - 1), net.src_dims)
             return peer("x", cols - 1), peer("y", rows - 1)
         if net.linear_dst:
             return peer("linear", cols * rows - 1)
+        if net.dst_dims:
+            return coordinates(peer("x0", cols - 1), peer("y0", rows - 1), net.dst_dims)
+        boxes = {r.box for r in net.routes}
+        if None not in boxes and len({len(b) for b in boxes}) == 1:     # boxes of an n-D grid, as written
+            sliced = [any(b[a] for b in boxes) for a in range(len(next(iter(boxes))))]
+            low = linear_coordinates(peer("first", cols * rows - 1), len(sliced))
+            high = linear_coordinates(self.scalars.sub(peer("stop", cols * rows), 1), len(sliced))
+            return tuple(slice(lo, self.scalars.add(hi, 1)) if s else lo for lo, hi, s in zip(low, high, sliced))
         spans = {r.span[1] - r.span[0] for r in net.routes if r.span is not None}
-        if all(r.span is not None for r in net.routes):      # linear ranges: the range as written
+        if all(r.span is not None and r.box is None for r in net.routes):   # linear ranges, as written
             start = peer("first", cols * rows - 1)
             if len(spans) == 1:
                 return (slice(start, self.scalars.add(start, spans.pop())),)
@@ -463,7 +483,7 @@ class DataMovementBuilder:
         coordinates, so one kernel serves every node (usable in compute kernels too)."""
         nets = nets_holding(pipe, self.operation)
         routes = ([nets[0].routes[r] for r in nets[0].routes_of(pipe)] if nets
-                  else resolve_routes(pipe, 0, self.operation.grid, self.location(node)))
+                  else resolve_routes(pipe, 0, self.operation.grid_dims, self.location(node)))
         x, y = self.node_values(node)
         self.node = node
         compare = self.scalars.compare

@@ -516,13 +516,14 @@ class ExpressionBuilder:
     def call_node(self, args, kwargs, node):
         dims = kwargs.get("dims", args[0] if args else 2)
         x, y = self.node_values(node)
-        arithmetic = {"+": self.scalars.add, "*": self.scalars.mul}
-        return node_coordinates(self.operation.grid, dims, x, y, lambda op, a, b: arithmetic[op](a, b),
+        arithmetic = {"+": self.scalars.add, "*": self.scalars.mul, "//": self.scalars.floordiv,
+                      "%": self.scalars.mod}
+        return node_coordinates(self.operation.grid_dims, dims, x, y, lambda op, a, b: arithmetic[op](a, b),
                                 self.location(node))
 
     def call_grid_size(self, args, kwargs, node):
         dims = kwargs.get("dims", args[0] if args else 2)
-        return grid_shape(self.operation.grid, dims, self.location(node))
+        return grid_shape(self.operation.grid_dims, dims, self.location(node))
 
     def call_min_max(self, args, node, which: str):
         values = list(args[0]) if len(args) == 1 and isinstance(args[0], (tuple, list)) else list(args)

@@ -129,5 +129,5 @@ def operation_key(capture, options: dict):
         tensors += tuple((name, f.value(v)) for name, v in sorted(capture.constants.items()))
     except Unhashable:
         return None, []
-    return (capture.grid, capture.arch.name, capture.arch.board, tuple(sorted(options.items(), key=str)), kernels,
+    return (capture.grid, capture.grid_dims, capture.arch.name, capture.arch.board, tuple(sorted(options.items(), key=str)), kernels,
             buffers, nets, tensors), f.pinned

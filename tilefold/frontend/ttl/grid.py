@@ -1,19 +1,24 @@
-"""The grid of a TT-Lang operation: ``grid=(columns, rows) | "full" | "auto"``, ``ttl.grid_size`` and ``ttl.node``.
+"""The grid of a TT-Lang operation: ``grid=(d0, ..., dn) | "full" | "auto"``, ``ttl.grid_size`` and ``ttl.node``.
 
-Reads: the ``grid`` argument of ``@ttl.operation`` and the device description. Writes: the grid as
-``(columns, rows)`` and, at operation scope, symbolic node coordinates.
+Reads: the ``grid`` argument of ``@ttl.operation`` and the device description. Writes: the nodes
+as ``(columns, rows)`` and the grid's own dimensions, and, at operation scope, symbolic node
+coordinates.
 
-Coordinates follow TT-Lang: ``x`` is the column, ``y`` the row; ``grid_size(dims=1)`` flattens the
-grid (``columns * rows``), ``dims=3`` pads with 1; ``node(dims=1)`` is ``x * rows + y`` (the last
-coordinate varies fastest, as in TT-Lang's simulator: a linear index ``i`` is the node
-``(i // rows, i % rows)``), ``dims=3`` pads with 0. Inside kernels the front end turns ``ttl.node`` into runtime values; in the
-operation's body it returns :class:`NodeExpression` objects, which support integer arithmetic and
-become runtime values where a kernel uses them.
+Coordinates follow TT-Lang: a node's linear index enumerates the grid with the last coordinate
+varying fastest. A 2-D grid is ``(columns, rows)``: ``x`` is the column, ``y`` the row, the linear
+node ``x * rows + y``. A grid of more dimensions takes ``d0 * ... * d(n-1)`` columns of ``dn``
+rows, which keeps that order. ``grid_size(dims)`` with fewer dimensions than the grid flattens the
+last ones (``dims=1`` is the node count), with more pads with 1; ``node(dims)`` with fewer
+flattens the first ones (``dims=1`` is the linear index), with more pads with 0. Inside kernels
+the front end turns ``ttl.node`` into runtime values; in the operation's body it returns
+:class:`NodeExpression` objects, which support integer arithmetic and become runtime values where
+a kernel uses them.
 """
 
 from __future__ import annotations
 
 import builtins
+import math
 import types
 from dataclasses import dataclass
 
@@ -25,52 +30,88 @@ from tilefold.caller import user_location
 FULL_GRID = ("full", "auto")
 
 
-def resolve_grid(grid, arch: Arch, location: SourceLocation | None) -> tuple[int, int]:
-    """``(columns, rows)`` of a ``grid`` argument on ``arch``."""
+def core_grid(dims: tuple[int, ...]) -> tuple[int, int]:
+    """The ``(columns, rows)`` of nodes an n-D grid takes: every dimension but the last as columns,
+    the last as rows (so the linear node order is the same)."""
+    return math.prod(dims[:-1]), dims[-1]
+
+
+def resolve_grid(grid, arch: Arch, location: SourceLocation | None) -> tuple[tuple[int, int], tuple[int, ...]]:
+    """``(columns, rows)`` of the nodes a ``grid`` argument takes on ``arch``, and the grid's own
+    dimensions (``(d0, ..., dn)`` for ``ttl.node`` / ``ttl.grid_size``)."""
     if isinstance(grid, str):
         if grid not in FULL_GRID:
             raise KernelError(f"@ttl.operation(grid={grid!r}): grid is 'full', 'auto' or (columns, rows)", location)
-        return tuple(arch.grid)
+        return tuple(arch.grid), tuple(arch.grid)
     try:
         dims = tuple(int(d) for d in grid)
     except (TypeError, ValueError):
         raise KernelError(f"@ttl.operation(grid={grid!r}): grid is 'full', 'auto' or a tuple (columns, rows) of "
                           "positive integers", location) from None
-    if len(dims) == 4:
-        raise KernelError(f"@ttl.operation(grid={grid!r}) spans several chips; tilefold runs one grid per chip: give "
-                          "grid=(columns, rows) and call the operation with mesh tensors (pipes between chips are "
-                          "not supported by tilefold yet; combine chips with ttnn.all_gather / ttnn.all_reduce)",
-                          location)
-    if len(dims) != 2:
-        raise KernelError(f"@ttl.operation(grid={grid!r}) has {len(dims)} dimensions; a single-chip grid is "
-                          "2-D: give grid=(columns, rows)", location)
-    cols, rows = dims
-    if cols <= 0 or rows <= 0:
+    if len(dims) < 2:
+        raise KernelError(f"@ttl.operation(grid={grid!r}) has {len(dims)} dimension{'s' * (len(dims) != 1)}; give "
+                          "grid=(columns, rows) or more dimensions", location)
+    if any(d <= 0 for d in dims):
         raise KernelError(f"@ttl.operation(grid={grid!r}): grid sizes must be positive", location)
+    cols, rows = core_grid(dims)
     gx, gy = arch.grid
-    if cols > gx or rows > gy:
+    if cols <= gx and rows <= gy:
+        return (cols, rows), dims
+    if len(dims) == 2:
         from tilefold.arch import ARCHS
 
         fits = [k for k, a in ARCHS.items() if a.grid[0] >= cols and a.grid[1] >= rows and ":" not in k]
         other = f", or run on a device with a larger grid ({', '.join(f'--arch {k}' for k in fits)})" if fits else ""
         raise KernelError(f"@ttl.operation(grid={grid!r}) does not fit the {gx}x{gy} compute grid of {arch.board}; "
                           f"use at most ({gx}, {gy}) or grid='full'{other}", location)
-    return cols, rows
+    lead = " * ".join(f"d{i}" for i in range(len(dims) - 1))
+    limit = (f"its nodes take {cols} columns ({lead}) by {rows} rows (d{len(dims) - 1}), and the compute grid of "
+             f"{arch.board} is {gx}x{gy}: an n-D grid fits one chip when {lead} <= {gx} and d{len(dims) - 1} <= {gy}")
+    if len(dims) == 4:
+        raise KernelError(f"@ttl.operation(grid={grid!r}) spans several chips: {limit}; tilefold runs one grid per "
+                          "chip: give a grid that fits and call the operation with mesh tensors (pipes between chips "
+                          "are not supported by tilefold yet; combine chips with ttnn.all_gather / ttnn.all_reduce)",
+                          location)
+    raise KernelError(f"@ttl.operation(grid={grid!r}) does not fit one chip: {limit}", location)
 
 
-def grid_shape(grid: tuple[int, int], dims: int, location=None):
-    """``ttl.grid_size(dims)`` of a ``(columns, rows)`` grid."""
-    if not isinstance(dims, int) or dims < 1:
+def grid_shape(grid: tuple[int, ...], dims: int, location=None):
+    """``ttl.grid_size(dims)`` of a grid of dimensions ``grid``: fewer dimensions flatten the last
+    ones, more pad with 1."""
+    if not isinstance(dims, int) or isinstance(dims, bool) or dims < 1:
         raise KernelError(f"grid_size(dims={dims!r}): dims must be a positive integer", location)
-    cols, rows = grid
+    grid = tuple(grid)
     if dims == 1:
-        return cols * rows
-    return (cols, rows) + (1,) * (dims - 2)
+        return math.prod(grid)
+    if dims >= len(grid):
+        return grid + (1,) * (dims - len(grid))
+    return grid[:dims - 1] + (math.prod(grid[dims - 1:]),)
+
+
+def node_shape(grid: tuple[int, ...], dims: int) -> tuple[int, ...]:
+    """The sizes of the coordinates ``ttl.node(dims)`` gives on a grid of dimensions ``grid``: fewer
+    dimensions flatten the first ones, more pad with 1."""
+    n = len(grid)
+    if dims >= n:
+        return tuple(grid) + (1,) * (dims - n)
+    return (math.prod(grid[:n - dims + 1]),) + tuple(grid[n - dims + 1:])
+
+
+def node_index(coords: tuple[int, ...], grid: tuple[int, ...]) -> int | None:
+    """The linear index of node ``coords`` (as ``ttl.node(dims=len(coords))`` gives them), or None
+    when it is outside the grid."""
+    shape = node_shape(grid, len(coords))
+    if not all(0 <= c < s for c, s in zip(coords, shape)):
+        return None
+    index = 0
+    for c, s in zip(coords, shape):
+        index = index * s + c
+    return index
 
 
 def grid_size(dims: int = 2):
     """The size of the operation's grid in ``dims`` dimensions."""
-    return grid_shape(capture.current("ttl.grid_size").grid, dims, user_location())
+    return grid_shape(capture.current("ttl.grid_size").grid_dims, dims, user_location())
 
 
 # --- node coordinates at operation scope ------------------------------------------------------
@@ -228,13 +269,36 @@ def linear_node(index: int, grid: tuple[int, int]) -> tuple[int, int]:
     return index // grid[1], index % grid[1]
 
 
-def node_coordinates(grid: tuple[int, int], dims: int, x, y, arithmetic, location=None):
-    """``ttl.node(dims)`` from the coordinates ``x`` (column) and ``y`` (row)."""
-    if not isinstance(dims, int) or dims < 1:
+def node_coordinates(grid: tuple[int, ...], dims: int, x, y, arithmetic, location=None):
+    """``ttl.node(dims)`` on a grid of dimensions ``grid`` from the coordinates ``x`` (column) and
+    ``y`` (row) of its nodes (:func:`core_grid`): the last coordinate is ``y``, the others are
+    ``x`` unflattened; fewer dimensions flatten the first ones, more pad with 0. ``arithmetic(op,
+    a, b)`` computes ``+ * // %``."""
+    if not isinstance(dims, int) or isinstance(dims, bool) or dims < 1:
         raise KernelError(f"node(dims={dims!r}): dims must be a positive integer", location)
+    grid = tuple(grid)
+    n = len(grid)
     if dims == 1:
-        return arithmetic("+", arithmetic("*", x, grid[1]), y)
-    return (x, y) + (0,) * (dims - 2)
+        return arithmetic("+", arithmetic("*", x, grid[-1]), y)
+    # groups of the grid's dimensions, each one coordinate: the first n - dims + 1 flattened
+    first = max(0, n - dims)
+    groups = [(0, first)] + [(i, i) for i in range(first + 1, n)]
+
+    def column_part(a: int, b: int):
+        """Dimensions a..b (all before the last) flattened, from the column x."""
+        size = math.prod(grid[a:b + 1])
+        if size == 1:
+            return 0
+        value = x
+        below = math.prod(grid[b + 1:n - 1])
+        if below > 1:
+            value = arithmetic("//", value, below)
+        if a > 0:
+            value = arithmetic("%", value, size)
+        return value
+
+    coords = tuple(y if b == n - 1 else column_part(a, b) for a, b in groups)
+    return coords + (0,) * (dims - len(coords))
 
 
 def node(dims: int = 2):
@@ -246,4 +310,4 @@ def node(dims: int = 2):
         a = a if isinstance(a, NodeExpression) else NodeExpression("const", (a,))
         return NodeExpression(kind, (a, b if isinstance(b, NodeExpression) else NodeExpression("const", (b,))))
 
-    return node_coordinates(op.grid, dims, x, y, arithmetic, user_location())
+    return node_coordinates(op.grid_dims, dims, x, y, arithmetic, user_location())

@@ -143,9 +143,9 @@ class Operation:
     def capture(self, args, kwargs) -> OperationCapture:
         """Run the body: collect its dataflow buffers, pipe nets and kernel functions."""
         arch = get_arch(session.settings().arch)
-        grid = resolve_grid(self.grid, arch, self.location)
+        grid, dims = resolve_grid(self.grid, arch, self.location)
         tensors, constants = self.tensor_arguments(args, kwargs)
-        capture = OperationCapture(self.name, grid, arch, tensors, self.location)
+        capture = OperationCapture(self.name, grid, arch, tensors, self.location, grid_dims=dims)
         capture.constants = constants
         with capturing(capture):
             result = with_node_builtins(self._body())(*args, **kwargs)
@@ -319,7 +319,7 @@ def _pipe_net_table(capture: OperationCapture, uses) -> ArrayAttr:
 
 def operation(fn=None, *, grid="full", fp32_dest_acc_en: bool | None = None, dst_full_sync_en: bool | None = None,
               math_fidelity: str | None = None, math_approx_mode: bool | None = None, **unknown):
-    """``@ttl.operation(grid=(columns, rows) | "full" | "auto")``: a TT-Lang operation."""
+    """``@ttl.operation(grid=(columns, rows) | (d0, ..., dn) | "full" | "auto")``: a TT-Lang operation."""
     location = user_location()
     if unknown:
         raise KernelError(f"@ttl.operation() got unexpected keyword(s) {', '.join(sorted(unknown))}; it takes grid, "

@@ -1,12 +1,14 @@
 """Pipes between nodes: ``ttl.Pipe(src, dst)`` and ``ttl.PipeNet([pipes])``.
 
-Reads: node coordinates ``(x, y)`` and node ranges (a coordinate per dimension or a ``slice``).
+Reads: node coordinates (``(x, y)``, a linear index, or one coordinate per dimension of an n-D
+grid) and node ranges (a coordinate or a ``slice`` per dimension).
 Writes: a :class:`PipeNet` registered with the running operation, which knows for every node of
 the grid the pipes it is the source of and the pipes it receives from, in the net's order.
 
-A pipe's destination is one node (unicast), a rectangle of nodes (multicast) or a range of linear
-node indices; a range that is no rectangle takes several routes, one multicast rectangle each (a
-partial column, full columns, a partial column), each with its own semaphore handshake. The data
+A pipe's destination is one node (unicast), a rectangle of nodes (multicast), a range of linear
+node indices or a box of an n-D grid; destinations that form no rectangle of the grid's columns
+and rows take several routes, one multicast rectangle each (:func:`cover`), each with its own
+semaphore handshake. The data
 movement kernels use a net with ``net.if_src(body)`` / ``net.if_dst(body)``; the front end runs
 ``body`` once per route the node takes part in (see :mod:`tilefold.frontend.ttl.builder`): a split
 pipe's source sends once per rectangle, each destination receives once.
@@ -16,26 +18,35 @@ Errors: coordinates outside the grid, an empty destination range, slices with a 
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 from tilefold.errors import KernelError, SourceLocation
 from tilefold.frontend.ttl import capture
-from tilefold.frontend.ttl.grid import linear_node
+from tilefold.frontend.ttl.grid import core_grid, linear_node, node_index, node_shape
 from tilefold.caller import user_location
 
 
-def _coordinate(value, grid: tuple[int, int], what: str, location) -> tuple[int, int]:
+def _coordinate(value, dims: tuple[int, ...], what: str, location) -> tuple[int, int]:
+    """The node ``(x, y)`` of a node given as a linear index or a tuple of coordinates (as
+    ``ttl.node(dims=len(value))`` gives them)."""
+    grid = core_grid(dims)
     if isinstance(value, tuple) and len(value) == 1:          # (i,): a linear node index
         value = value[0]
-    if isinstance(value, int) and not isinstance(value, bool):
+    if _is_int(value):
         if not 0 <= value < grid[0] * grid[1]:
             raise KernelError(f"{what} {value} is outside the {grid[0] * grid[1]} nodes of the grid", location)
         return linear_node(value, grid)
-    if isinstance(value, tuple) and len(value) == 2 and all(isinstance(v, int) for v in value):
-        return value
-    if isinstance(value, tuple) and len(value) == 4:
+    if isinstance(value, tuple) and len(value) == 4 and len(dims) < 4:
         raise KernelError(f"{what} {node_text(value)} names a node on a chip of a mesh; pipes between chips are not "
                           "supported by tilefold yet — give (x, y) on this chip's grid", location)
+    if isinstance(value, tuple) and len(value) >= 2 and all(_is_int(v) for v in value):
+        if len(value) == 2 and len(dims) == 2:
+            return value            # checked against the grid by the caller
+        index = node_index(value, dims)
+        if index is None:
+            raise KernelError(f"{what} {node_text(value)} is outside the grid {dims}", location)
+        return linear_node(index, grid)
     raise KernelError(f"{what} {value!r} is not a node coordinate; give (x, y) with integers", location)
 
 
@@ -53,67 +64,104 @@ def _range(value, size: int, what: str, location) -> tuple[int, int]:
     raise KernelError(f"{what}: {value!r} is not an index or a slice", location)
 
 
-def resolve_routes(pipe: Pipe, i: int, grid: tuple[int, int], location) -> list[PipeRoute]:
-    """Pipe ``i`` of a net with its nodes resolved on an operation's ``grid``: one rectangular route,
-    or several when its destinations (a range of linear node indices) form no rectangle."""
+def resolve_routes(pipe: Pipe, i: int, dims: tuple[int, ...], location) -> list[PipeRoute]:
+    """Pipe ``i`` of a net with its nodes resolved on an operation's grid of dimensions ``dims``: one
+    rectangular route, or several when its destinations (a range of linear node indices, or a box of
+    an n-D grid) form no rectangle of nodes."""
+    dims = tuple(dims)
+    grid = core_grid(dims)
     cols, rows = grid
-    if isinstance(pipe.dst, tuple) and len(pipe.dst) == 4:
+    if isinstance(pipe.dst, tuple) and len(pipe.dst) == 4 and len(dims) < 4:
         raise KernelError(f"Pipe {i} dst {node_text(pipe.dst)} names nodes on chips of a mesh; pipes between "
                           "chips are not supported by tilefold yet — give (x, y) on this chip's grid", location)
-    src = _coordinate(pipe.src, grid, f"Pipe {i} src", location)
+    src = _coordinate(pipe.src, dims, f"Pipe {i} src", location)
     if not (0 <= src[0] < cols and 0 <= src[1] < rows):
         raise KernelError(f"Pipe {i} src {src} is outside the {cols}x{rows} grid", location)
     dst = pipe.dst
     if isinstance(dst, tuple) and len(dst) == 1 and isinstance(dst[0], slice):
         return _linear_routes(src, dst[0], i, grid, location)
+    if isinstance(dst, tuple) and len(dst) > 2 and any(isinstance(d, slice) for d in dst):
+        return _box_routes(src, dst, i, dims, location)
     if isinstance(dst, tuple) and len(dst) == 2:
         (x0, x1), (y0, y1) = (_range(dst[0], cols, f"Pipe {i} dst", location),
                               _range(dst[1], rows, f"Pipe {i} dst", location))
     else:
-        x0, y0 = x1, y1 = _coordinate(dst, grid, f"Pipe {i} dst", location)
+        x0, y0 = x1, y1 = _coordinate(dst, dims, f"Pipe {i} dst", location)
     if not (0 <= x0 <= x1 < cols and 0 <= y0 <= y1 < rows):
         raise KernelError(f"Pipe {i} dst {dst!r} reaches outside the {cols}x{rows} grid", location)
     return [PipeRoute(src, x0, y0, x1, y1, pipe=i)]
 
 
-def _column_cover(first: int, last: int, rows: int) -> list[tuple[int, int, int, int]]:
-    """The rectangles ``(x0, y0, x1, y1)`` that cover linear nodes ``first..last`` (``x * rows + y``):
-    the range itself when it fills one, else a partial first column, the full columns, a partial
-    last column."""
-    (fx, fy), (lx, ly) = divmod(first, rows), divmod(last, rows)
-    if fx == lx:
-        return [(fx, fy, lx, ly)]
-    rects = []
-    if fy > 0:
-        rects.append((fx, fy, fx, rows - 1))
-        fx += 1
-    last_part = None
-    if ly < rows - 1:
-        last_part = (lx, 0, lx, ly)
-        lx -= 1
-    if fx <= lx:
-        rects.append((fx, 0, lx, rows - 1))
-    if last_part is not None:
-        rects.append(last_part)
-    return rects
+def cover(nodes) -> list[tuple[int, int, int, int]]:
+    """Few rectangles ``(x0, y0, x1, y1)`` that together hold exactly the nodes ``(x, y)`` of a set:
+    each column's runs of consecutive rows, a run repeated in consecutive columns made one
+    rectangle; ordered by first column, then first row."""
+    columns: dict[int, list[int]] = {}
+    for x, y in nodes:
+        columns.setdefault(x, []).append(y)
+    done: list = []
+    open_: dict = {}                    # open_: (y0, y1) -> [x0, x1] of a rectangle still growing
+    for x in sorted(columns):
+        ys = sorted(columns[x])
+        runs, start = [], ys[0]
+        for a, b in zip(ys, ys[1:] + [None]):
+            if b != a + 1:
+                runs.append((start, a))
+                start = b
+        grown = {}
+        for run in runs:
+            rect = open_.pop(run, None)
+            if rect is not None and rect[1] == x - 1:
+                rect[1] = x
+            else:
+                if rect is not None:
+                    done.append((rect[0], run[0], rect[1], run[1]))
+                rect = [x, x]
+            grown[run] = rect
+        done += [(r[0], run[0], r[1], run[1]) for run, r in open_.items()]
+        open_ = grown
+    done += [(r[0], run[0], r[1], run[1]) for run, r in open_.items()]
+    return sorted(done)
 
 
-def _linear_routes(src, span: slice, i: int, grid: tuple[int, int], location) -> list[PipeRoute]:
-    """A destination given as a range of linear node indices ``(first:stop,)``: the fewest
-    rectangles of the cover by columns, one of them holding the source but skipping it (a multicast
-    that skips its sender) when that saves a rectangle."""
-    first, last = _range(span, grid[0] * grid[1], f"Pipe {i} dst", location)
-    rows = grid[1]
-    s = src[0] * rows + src[1]
-    options = [(_column_cover(first, last, rows), False)]
-    if s in (first - 1, last + 1):        # the source next to the range: a rectangle may skip it
-        options.append((_column_cover(min(first, s), max(last, s), rows), True))
+def _cover_routes(src, nodes: set, i: int, span=None, box=None) -> list[PipeRoute]:
+    """The routes of a pipe from ``src`` to a set of nodes: the fewest rectangles of :func:`cover`,
+    one of them holding the source but skipping it (a multicast that skips its sender) when that
+    saves a rectangle."""
+    options = [(cover(nodes), False)]
+    if src not in nodes:
+        options.append((cover(nodes | {src}), True))
     rects, extended = min(options, key=lambda o: len(o[0]))
     routes = []
     for x0, y0, x1, y1 in rects:
         holds_src = extended and x0 <= src[0] <= x1 and y0 <= src[1] <= y1
-        routes.append(PipeRoute(src, x0, y0, x1, y1, exclude_src=holds_src, pipe=i, span=(first, last + 1)))
+        routes.append(PipeRoute(src, x0, y0, x1, y1, exclude_src=holds_src, pipe=i, span=span, box=box))
     return routes
+
+
+def _linear_routes(src, span: slice, i: int, grid: tuple[int, int], location) -> list[PipeRoute]:
+    """A destination given as a range of linear node indices ``(first:stop,)``."""
+    first, last = _range(span, grid[0] * grid[1], f"Pipe {i} dst", location)
+    nodes = {linear_node(k, grid) for k in range(first, last + 1)}
+    return _cover_routes(src, nodes, i, span=(first, last + 1))
+
+
+def _box_routes(src, dst: tuple, i: int, dims: tuple[int, ...], location) -> list[PipeRoute]:
+    """A destination given as a box of node coordinates with slices (``(0:2, 1, 0:4)`` on a 3-D grid),
+    read as ``ttl.node(dims=len(dst))`` gives coordinates: its nodes, which need not form a
+    rectangle of the grid's columns and rows."""
+    shape = node_shape(dims, len(dst))
+    axes = []
+    for d, size in zip(dst, shape):
+        first, last = _range(d, size, f"Pipe {i} dst", location)
+        if not 0 <= first <= last < size:
+            raise KernelError(f"Pipe {i} dst {node_text(dst)} reaches outside the grid {dims}", location)
+        axes.append(range(first, last + 1))
+    grid = core_grid(dims)
+    indices = [node_index(c, dims) for c in itertools.product(*axes)]
+    nodes = {linear_node(k, grid) for k in indices}
+    return _cover_routes(src, nodes, i, span=(indices[0], indices[-1] + 1),
+                         box=tuple(isinstance(d, slice) for d in dst))
 
 
 # nets made outside any operation, in creation order; a kernel that names only a pipe of one of
@@ -154,6 +202,12 @@ def _is_int(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+def _written_dims(nodes) -> int | None:
+    """The common length of nodes written as 3 or more integer coordinates, else None."""
+    lengths = {len(n) if isinstance(n, tuple) and all(_is_int(v) for v in n) else 0 for n in nodes}
+    return lengths.pop() if len(lengths) == 1 and min(lengths) >= 3 else None
+
+
 @dataclass(frozen=True)
 class Pipe:
     """``ttl.Pipe(src, dst)``: from node ``src`` to node ``dst`` or a range of nodes."""
@@ -177,6 +231,8 @@ class PipeRoute:
     exclude_src: bool = False   # the rectangle holds the source, which is not a destination
     pipe: int = 0               # the index of the pipe in its net (a pipe may take several routes)
     span: tuple[int, int] | None = None   # the pipe's linear destination range first, stop as written
+    box: tuple[bool, ...] | None = None   # a box of an n-D grid: per coordinate, whether it is a slice
+                                          # (span then holds its first and last node, stop exclusive)
 
     @property
     def destinations(self) -> list[tuple[int, int]]:
@@ -215,8 +271,12 @@ class PipeNet:
         # node index when every pipe names its nodes by one integer
         self.linear_src = all(_is_int(p.src) for p in pipes)
         self.linear_dst = all(_is_int(p.dst) for p in pipes)
+        # a node written with one coordinate per dimension of an n-D grid (n >= 3): its length
+        self.src_dims = _written_dims([p.src for p in pipes])
+        self.dst_dims = _written_dims([p.dst for p in pipes])
         op = _operation or capture.active()
         self.grid = None
+        self.grid_dims = None
         self.routes: list[PipeRoute] = []
         self.pipe_routes: list[list[int]] = []      # per pipe, the indices of its routes
         self.index = -1
@@ -224,8 +284,9 @@ class PipeNet:
             _UNBOUND.append(self)
             return
         self.grid = op.grid
+        self.grid_dims = op.grid_dims
         for i, pipe in enumerate(pipes):
-            routes = resolve_routes(pipe, i, self.grid, location)
+            routes = resolve_routes(pipe, i, self.grid_dims, location)
             self.pipe_routes.append(list(range(len(self.routes), len(self.routes) + len(routes))))
             self.routes += routes
         self.index = len(op.pipe_nets)

@@ -1,7 +1,8 @@
 """``ttl.Semaphore``: a semaphore of an operation, one copy on every node of its grid.
 
 Reads: the operation's body (``ttl.Semaphore(initial_value)``, ``get_remote((x, y))``,
-``get_remote_multicast()``). Writes: the semaphore's entry in the operation's capture (its
+``get_remote_multicast()``; nodes as ``(x, y)``, a linear index or one coordinate per dimension
+of the grid). Writes: the semaphore's entry in the operation's capture (its
 number among the operation's semaphores, its initial value) and the nodes and rectangles its
 remote handles name. Data movement kernels use them (:mod:`.expressions` builds
 ``ttl.semaphore`` ops): ``wait_eq(n)`` / ``wait_min(n)`` / ``set(n)`` on this node's copy,
@@ -15,33 +16,26 @@ from dataclasses import dataclass
 from tilefold.caller import user_location
 from tilefold.errors import KernelError
 from tilefold.frontend.ttl import capture
-from tilefold.frontend.ttl.grid import NodeExpression, linear_node
+from tilefold.frontend.ttl.grid import NodeExpression, core_grid, linear_node, node_index
 
 
-def _node(value, grid, what: str, location) -> tuple[int, int]:
+def _node(value, dims, what: str, location) -> tuple[int, int]:
+    """The node ``(x, y)`` of a linear index or a tuple of coordinates (as ``ttl.node(dims=len(value))``
+    gives them) on a grid of dimensions ``dims``."""
+    grid = core_grid(dims)
     cols, rows = grid
     if isinstance(value, int) and not isinstance(value, bool):
-        value = linear_node(value, grid)
-    if (not isinstance(value, tuple) or len(value) != 2
+        value = (value,)
+    if (not isinstance(value, tuple) or not value
             or not all(isinstance(v, int) and not isinstance(v, bool) for v in value)):
         kind = "the node's own coordinates" if isinstance(value, NodeExpression) or (
             isinstance(value, tuple) and any(isinstance(v, NodeExpression) for v in value)) else repr(value)
         raise KernelError(f"{what}: give a node as (x, y) integers or a linear index, not {kind}", location)
-    x, y = value
-    if not (0 <= x < cols and 0 <= y < rows):
-        raise KernelError(f"{what}: node {value} is outside the {cols}x{rows} grid", location)
-    return x, y
-
-
-def _span(value, size: int, what: str, location) -> tuple[int, int]:
-    if isinstance(value, slice):
-        start, stop, step = value.indices(size)
-        if step != 1 or start >= stop:
-            raise KernelError(f"{what}: {value} is not a non-empty range of nodes", location)
-        return start, stop - 1
-    if isinstance(value, int) and 0 <= value < size:
-        return value, value
-    raise KernelError(f"{what}: {value!r} is not a node coordinate or a slice of them", location)
+    index = node_index(value, dims)
+    if index is None:
+        where = f"{cols}x{rows} grid" if len(value) == 2 else f"grid {tuple(dims)}"
+        raise KernelError(f"{what}: node {value[0] if len(value) == 1 else value} is outside the {where}", location)
+    return linear_node(index, grid)
 
 
 class Semaphore:
@@ -54,6 +48,7 @@ class Semaphore:
             raise KernelError(f"ttl.Semaphore(initial_value={initial_value!r}): the initial value is a "
                               "non-negative integer", location)
         self.grid = op.grid
+        self.grid_dims = op.grid_dims
         self.initial_value = initial_value
         self.location = location
         self.index = len(op.semaphores)
@@ -61,7 +56,7 @@ class Semaphore:
 
     def get_remote(self, node) -> RemoteSemaphore:
         """This semaphore's copy on ``node`` ((x, y) or a linear index): ``inc(n)`` from a kernel."""
-        x, y = _node(node, self.grid, "Semaphore.get_remote", user_location())
+        x, y = _node(node, self.grid_dims, "Semaphore.get_remote", user_location())
         return RemoteSemaphore(self, y * self.grid[0] + x)
 
     def get_remote_multicast(self, nodes=None) -> MulticastSemaphore:
@@ -72,12 +67,22 @@ class Semaphore:
         if nodes is None:
             rect = (0, 0, cols - 1, rows - 1)
         else:
-            if not isinstance(nodes, tuple) or len(nodes) != 2:
+            from tilefold.frontend.ttl.pipes import Pipe, resolve_routes
+
+            if not isinstance(nodes, tuple) or len(nodes) < 2:
                 raise KernelError(f"Semaphore.get_remote_multicast({nodes!r}): give (x, y) with slices of nodes",
                                   location)
-            (x0, x1), (y0, y1) = (_span(nodes[0], cols, "Semaphore.get_remote_multicast", location),
-                                  _span(nodes[1], rows, "Semaphore.get_remote_multicast", location))
-            rect = (x0, y0, x1, y1)
+            try:
+                routes = resolve_routes(Pipe(0, nodes), 0, self.grid_dims, location)
+            except KernelError as exc:
+                raise KernelError(f"Semaphore.get_remote_multicast: {exc.message.removeprefix('Pipe 0 ')}",
+                                  location) from None
+            if len(routes) != 1 or routes[0].exclude_src:
+                raise KernelError(f"Semaphore.get_remote_multicast({nodes!r}): these nodes form no rectangle of the "
+                                  f"grid's {cols} columns and {rows} rows; multicast to each rectangle separately",
+                                  location)
+            r = routes[0]
+            rect = (r.x0, r.y0, r.x1, r.y1)
         op = capture.current("Semaphore.get_remote_multicast")
         op.semaphore_rects.append(rect)
         return MulticastSemaphore(self, len(op.semaphore_rects) - 1, rect)
