@@ -318,8 +318,16 @@ def test_a_4d_grid_larger_than_the_chip_names_the_limit():
         pass
 
     expect_error(lambda: op(tile_tensor((32, 32))), test_a_4d_grid_larger_than_the_chip_names_the_limit,
-                 KernelError, "spans several chips", "9 columns (d0 * d1 * d2) by 4 rows (d3)",
-                 "d0 * d1 * d2 <= 8 and d3 <= 8", "mesh tensors")
+                 KernelError, "spans 3 chips (1x3) but 1 are simulated", "--num-devices 3")
+
+
+def test_a_4d_grid_whose_chips_do_not_fit_names_the_limit():
+    @ttl.operation(grid=(1, 2, 9, 4))  # error
+    def op(a):
+        pass
+
+    expect_error(lambda: op(tile_tensor((32, 32))), test_a_4d_grid_whose_chips_do_not_fit_names_the_limit,
+                 KernelError, "spans several chips", "x <= 8, y <= 8", "18 columns (d0 * d1 * d2) by 4 rows (d3)")
 
 
 def test_a_3d_grid_larger_than_the_chip_names_the_limit():

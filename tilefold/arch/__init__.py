@@ -14,7 +14,7 @@ from it is a model, labelled as such.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from tilefold.arch.costs import OpCosts, BLACKHOLE_COSTS, WORMHOLE_COSTS
 from tilefold.errors import ArchError
@@ -55,6 +55,7 @@ class Arch:
     costs: OpCosts = field(default_factory=OpCosts)
     max_runtime_args: int = 255
     max_circular_buffers: int = 32
+    chip_columns: int | None = None  # a mesh of chips run as one device (mesh_of): node columns per chip
 
     # -- derived figures --------------------------------------------------------------
 
@@ -159,6 +160,19 @@ class Arch:
             f"{self.l1_size // KiB} KiB L1 each, {self.dram_banks} DRAM banks, "
             f"{self.dram_bandwidth / 1e9:g} GB/s DRAM"
         )
+
+
+def mesh_of(arch: Arch, chips: int, chip_grid: tuple[int, int]) -> Arch:
+    """``chips`` chips of ``arch`` run as one simulated device: each gives ``chip_grid`` nodes, chip
+    ``k`` the columns ``k * chip_grid[0]`` onwards; transfers between chips cross ethernet (see
+    :data:`ETHERNET_BYTES_PER_CYCLE`). Their DRAM is one memory, at one chip's bandwidth."""
+    return replace(arch, board=f"{chips}-chip mesh of {arch.board}", grid=(chips * chip_grid[0], chip_grid[1]),
+                   num_chips=chips, chip_columns=chip_grid[0], dram_bandwidth=arch.dram_bandwidth_per_chip * chips)
+
+
+# One Wormhole ethernet link (100 Gb/s) and a hop's latency through the fabric router, at 1 GHz.
+ETHERNET_BYTES_PER_CYCLE = 12.5
+ETHERNET_LATENCY_CYCLES = 1000
 
 
 def noc_addr(x: int, y: int, local: int) -> int:
@@ -280,6 +294,9 @@ def get_arch(name: str | Arch | None = None) -> Arch:
 
 __all__ = [
     "Arch",
+    "mesh_of",
+    "ETHERNET_BYTES_PER_CYCLE",
+    "ETHERNET_LATENCY_CYCLES",
     "OpCosts",
     "ARCHS",
     "DEFAULT_ARCH",

@@ -43,7 +43,11 @@ def run_operation(operation, capture, compiled, report: bool = True):
     if settings.report and report:
         cols, rows = capture.grid
         numerics = " with fast numerics (float32 accumulation)" if result.numerics == "fast" else ""
-        print(f"ttl.operation {operation.name} on a {cols}x{rows} grid of {arch.board}, simulated{numerics}:")
+        where = f"a {cols}x{rows} grid of {arch.board}"
+        if arch.chip_columns is not None:
+            r, c, x, y = capture.grid_dims
+            where = f"a {r}x{c} mesh of chips ({x}x{y} nodes each, {arch.board})"
+        print(f"ttl.operation {operation.name} on {where}, simulated{numerics}:")
         print("  " + result.perf.summary().replace("\n", "\n  "))
     if settings.project_dir is not None:
         count = sum(1 for name, _ in settings.runs if name == operation.name)

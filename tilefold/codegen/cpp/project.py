@@ -23,11 +23,16 @@ from tilefold.codegen.cpp.host import emit_host, golden_path, input_path, kernel
 from tilefold.codegen.cpp.host_checks import HOST_CHECKS_HEADER, emit_host_checks
 from tilefold.codegen.cpp.host_data import HostData
 from tilefold.codegen.cpp.kernel import emit_kernel
+from tilefold.errors import CompileError
 from tilefold.program import Program
 
 
 def project_files(program: Program, data: HostData, source_comments: bool = True) -> dict[str, str | bytes]:
     """Every file of the project, by path relative to the project folder."""
+    if program.arch.chip_columns is not None:
+        raise CompileError(f"program {program.name!r} runs on a {program.arch.board}: tilefold simulates operations "
+                           "over several chips but does not write their C++ yet (it would need TT-Fabric transfers "
+                           "between the chips); give the operation a grid of one chip to get a project")
     files: dict[str, str | bytes] = {}
     for kernel in program.kernels:
         path = kernel_path(kernel)

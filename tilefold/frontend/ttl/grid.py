@@ -64,14 +64,22 @@ def resolve_grid(grid, arch: Arch, location: SourceLocation | None) -> tuple[tup
         other = f", or run on a device with a larger grid ({', '.join(f'--arch {k}' for k in fits)})" if fits else ""
         raise KernelError(f"@ttl.operation(grid={grid!r}) does not fit the {gx}x{gy} compute grid of {arch.board}; "
                           f"use at most ({gx}, {gy}) or grid='full'{other}", location)
+    if len(dims) == 4 and dims[2] <= gx and dims[3] <= gy and cols + 1 < 64:
+        from tilefold.frontend.ttl.mesh import num_available_devices
+
+        chips = dims[0] * dims[1]
+        if chips <= num_available_devices():
+            return (cols, rows), dims            # a mesh of chips (operation.capture makes its device)
+        raise KernelError(f"@ttl.operation(grid={grid!r}) spans {chips} chips ({dims[0]}x{dims[1]}) but "
+                          f"{num_available_devices()} are simulated; run with --num-devices {chips} (or "
+                          f"ttnn.set_num_devices({chips}))", location)
     lead = " * ".join(f"d{i}" for i in range(len(dims) - 1))
     limit = (f"its nodes take {cols} columns ({lead}) by {rows} rows (d{len(dims) - 1}), and the compute grid of "
              f"{arch.board} is {gx}x{gy}: an n-D grid fits one chip when {lead} <= {gx} and d{len(dims) - 1} <= {gy}")
     if len(dims) == 4:
-        raise KernelError(f"@ttl.operation(grid={grid!r}) spans several chips: {limit}; tilefold runs one grid per "
-                          "chip: give a grid that fits and call the operation with mesh tensors (pipes between chips "
-                          "are not supported by tilefold yet; combine chips with ttnn.all_gather / ttnn.all_reduce)",
-                          location)
+        raise KernelError(f"@ttl.operation(grid={grid!r}) spans several chips, and a grid (mesh rows, mesh columns, "
+                          f"x, y) runs on a mesh of chips when x <= {gx}, y <= {gy} and the {dims[0] * dims[1]} chips "
+                          f"take at most 62 node columns together ({limit})", location)
     raise KernelError(f"@ttl.operation(grid={grid!r}) does not fit one chip: {limit}", location)
 
 

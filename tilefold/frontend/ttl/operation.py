@@ -20,7 +20,7 @@ from __future__ import annotations
 import inspect
 from dataclasses import dataclass, field
 
-from tilefold.arch import get_arch
+from tilefold.arch import get_arch, mesh_of
 from tilefold.errors import KernelError, SourceLocation
 from tilefold.frontend.ttl import session
 from tilefold.frontend.ttl.capture import OperationCapture, TensorArgument, capturing
@@ -145,6 +145,8 @@ class Operation:
         arch = get_arch(session.settings().arch)
         grid, dims = resolve_grid(self.grid, arch, self.location)
         tensors, constants = self.tensor_arguments(args, kwargs)
+        if grid[0] > arch.grid[0]:          # a 4-D grid over several chips: one device for the mesh
+            arch = mesh_of(arch, dims[0] * dims[1], (dims[2], dims[3]))
         capture = OperationCapture(self.name, grid, arch, tensors, self.location, grid_dims=dims)
         capture.constants = constants
         with capturing(capture):

@@ -1,0 +1,98 @@
+"""An operation whose 4-D grid ``(mesh rows, mesh columns, x, y)`` spans several chips runs as one
+simulated device of those chips (``tilefold.arch.mesh_of``): a pipe from a node of chip 0 to a node
+of every chip, each chip's node then working on its own column of tiles; checked against numpy.
+Too few simulated chips is a clear error, and the C++ of such an operation is refused clearly."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tilefold.ttl as ttl
+import tilefold.ttnn as ttnn
+from tilefold.errors import CompileError, KernelError
+from tilefold.frontend.ttl.mesh import set_num_devices
+
+MESH_R, MESH_C, CX, CY = 1, 2, 8, 2     # 16 columns: more than one 8x8 chip holds
+
+
+@ttl.operation(grid=(MESH_R, MESH_C, CX, CY))
+def scale_on_each_chip(a, s, out):
+    """Node (0, 0) of chip 0 reads the scale tile and sends it to node (0, 0) of every chip; that
+    node of chip k writes ``a[:, k] * s`` to column k of ``out``."""
+    pipe = ttl.Pipe((0, 0, 0, 0), (slice(0, MESH_R), slice(0, MESH_C), 0, 0))
+    net = ttl.PipeNet([pipe])
+    a_dfb = ttl.make_dataflow_buffer_like(a, shape=(1, 1), block_count=2)
+    s_dfb = ttl.make_dataflow_buffer_like(s, shape=(1, 1), block_count=1)
+    o_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+
+    @ttl.compute()
+    def compute():
+        if net.is_active():
+            with s_dfb.wait() as sv, a_dfb.wait() as av, o_dfb.reserve() as o:
+                o.store(av * sv)
+
+    @ttl.datamovement()
+    def read():
+        if not net.is_active():
+            return
+        chip = ttl.node(dims=1) // (CX * CY)
+        with s_dfb.reserve() as blk:
+            def send(p):
+                ttl.copy(s[0, 0], blk).wait()
+                ttl.copy(blk, p).wait()
+
+            def receive(p):
+                ttl.copy(p, blk).wait()
+
+            net.if_src(send)
+            net.if_dst(receive)
+        with a_dfb.reserve() as blk:
+            ttl.copy(a[0, chip], blk).wait()
+
+    @ttl.datamovement()
+    def write():
+        if net.is_active():
+            chip = ttl.node(dims=1) // (CX * CY)
+            with o_dfb.wait() as blk:
+                ttl.copy(blk, out[0, chip]).wait()
+
+
+def _tensors():
+    rng = np.random.default_rng(3)
+    a = rng.random((32, 64), dtype=np.float32)
+    s = np.full((32, 32), 1.5, np.float32)
+    made = [ttnn.from_numpy(v, dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT) for v in (a, s, np.zeros_like(a))]
+    return a, made
+
+
+@pytest.fixture
+def two_chips():
+    set_num_devices(2)
+    yield
+    set_num_devices(None)
+
+
+def test_a_pipe_between_chips_on_a_mesh_grid(two_chips):
+    a, tensors = _tensors()
+    scale_on_each_chip(*tensors)
+    np.testing.assert_allclose(ttnn.to_numpy(tensors[2]), a * 1.5, rtol=1e-6)
+
+
+def test_a_mesh_grid_needs_its_chips():
+    _, tensors = _tensors()
+    with pytest.raises(KernelError, match="spans 2 chips .* but 1 are simulated; run with --num-devices 2"):
+        scale_on_each_chip(*tensors)
+
+
+def test_the_cpp_of_a_mesh_operation_is_refused(two_chips):
+    from tilefold.codegen.cpp.host_data import HostData
+    from tilefold.codegen.cpp.project import project_files
+    from tilefold.run.ttl import compile_built
+
+    _, tensors = _tensors()
+    built = scale_on_each_chip.build(tensors, {})
+    program = compile_built(built, built.capture.arch).program
+    assert program.arch.num_chips == 2 and program.arch.grid == (16, 2)
+    with pytest.raises(CompileError, match="does not write their C\\+\\+ yet"):
+        project_files(program, HostData())
