@@ -139,7 +139,7 @@ def test_a_grid_over_several_chips_names_the_users_line():
         op(tile_tensor((32, 32)))
 
     expect_error(run, test_a_grid_over_several_chips_names_the_users_line, KernelError,
-                 "spans several chips", "mesh tensors")
+                 "spans 4 chips (2x2) but 1 are simulated", "--num-devices 4")
 
 
 def test_a_pipe_to_another_chip_names_the_users_line():
