@@ -64,8 +64,10 @@ class CircularBufferApi:
     # -- producer side ------------------------------------------------------------------
 
     def cb_reserve_back(self, cb, num_pages) -> None:
-        cb, st = self._cb(cb, "cb_reserve_back")
-        n = self._pages(num_pages, "cb_reserve_back page count")
+        st = self._cb_cache.get(cb) if cb.__class__ is int else None
+        if st is None:
+            cb, st = self._cb(cb, "cb_reserve_back")
+        n = num_pages if num_pages.__class__ is int and num_pages > 0 else self._pages(num_pages, "cb_reserve_back page count")
         rows = self.rows
         cap = self._capacity(st)
         if self.L == 1 and cap.__class__ is int and n <= cap and int(st.wr[self.row0]) + n <= cap:
@@ -113,8 +115,10 @@ class CircularBufferApi:
         self.charge(self.costs.cb_op, clock, "cb_reserve_back")
 
     def cb_push_back(self, cb, num_pages) -> None:
-        cb, st = self._cb(cb, "cb_push_back")
-        n = self._pages(num_pages, "cb_push_back page count")
+        st = self._cb_cache.get(cb) if cb.__class__ is int else None
+        if st is None:
+            cb, st = self._cb(cb, "cb_push_back")
+        n = num_pages if num_pages.__class__ is int and num_pages > 0 else self._pages(num_pages, "cb_push_back page count")
         rows = self.rows
         if self.L == 1 and st.uniform_capacity is not None:
             row = self.row0
@@ -123,14 +127,17 @@ class CircularBufferApi:
                 self._check_pushed_data(cb, st, wr, n)
                 clock = self._producer_clock()
                 self.charge(self.costs.cb_op, clock, "cb_push_back")
-                st.push_time[row, wr:wr + n] = clock.item()
+                if n == 1:
+                    st.push_time[row, wr] = clock.item()
+                else:
+                    st.push_time[row, wr:wr + n] = clock.item()
                 st.received[row] += n
                 st.reserved[row] -= n
                 st.wr[row] = (wr + n) % cap
                 st.pack_seq[row] = 0
                 st.last_push = (self, self.line_of())
                 self.dev.progress += 1
-                self.scheduler.notify(("cb", cb))
+                self.scheduler.notify(st.key)
                 return
         reserved = st.reserved[rows]
         if any_lane(reserved < n):
@@ -151,13 +158,15 @@ class CircularBufferApi:
         st.pack_seq[rows] = 0
         st.last_push = (self, self.line_of())
         self.dev.progress += 1
-        self.scheduler.notify(("cb", cb))
+        self.scheduler.notify(st.key)
 
     # -- consumer side ------------------------------------------------------------------
 
     def cb_wait_front(self, cb, num_pages) -> None:
-        cb, st = self._cb(cb, "cb_wait_front")
-        n = self._pages(num_pages, "cb_wait_front page count")
+        st = self._cb_cache.get(cb) if cb.__class__ is int else None
+        if st is None:
+            cb, st = self._cb(cb, "cb_wait_front")
+        n = num_pages if num_pages.__class__ is int and num_pages > 0 else self._pages(num_pages, "cb_wait_front page count")
         rows = self.rows
         cap = self._capacity(st)
         if self.L == 1 and cap.__class__ is int and n <= cap and int(st.rd[self.row0]) + n <= cap:
@@ -187,8 +196,10 @@ class CircularBufferApi:
         self.charge(self.costs.cb_op, clock, "cb_wait_front")
 
     def cb_pop_front(self, cb, num_pages) -> None:
-        cb, st = self._cb(cb, "cb_pop_front")
-        n = self._pages(num_pages, "cb_pop_front page count")
+        st = self._cb_cache.get(cb) if cb.__class__ is int else None
+        if st is None:
+            cb, st = self._cb(cb, "cb_pop_front")
+        n = num_pages if num_pages.__class__ is int and num_pages > 0 else self._pages(num_pages, "cb_pop_front page count")
         rows = self.rows
         if self.L == 1 and st.uniform_capacity is not None:
             row = self.row0
@@ -197,13 +208,16 @@ class CircularBufferApi:
                 self._check_popped_data(cb, st, rd, n)
                 clock = self._consumer_clock()
                 self.charge(self.costs.cb_op, clock, "cb_pop_front")
-                st.pop_time[row, rd:rd + n] = clock.item()
+                if n == 1:
+                    st.pop_time[row, rd] = clock.item()
+                else:
+                    st.pop_time[row, rd:rd + n] = clock.item()
                 st.acked[row] += n
                 st.pops += 1
                 st.waited[row] -= n
                 st.rd[row] = (rd + n) % cap
                 self.dev.progress += 1
-                self.scheduler.notify(("cb", cb))
+                self.scheduler.notify(st.key)
                 return
         waited = st.waited[rows]
         if any_lane(waited < n):
@@ -221,7 +235,7 @@ class CircularBufferApi:
         st.waited[rows] -= n
         st.rd[rows] = (rd + n) % self._capacity(st)
         self.dev.progress += 1
-        self.scheduler.notify(("cb", cb))
+        self.scheduler.notify(st.key)
 
     # -- helpers ------------------------------------------------------------------------
 

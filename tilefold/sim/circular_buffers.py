@@ -31,6 +31,7 @@ class CircularBufferState:
 
     def __init__(self, index: int, ncores: int, max_pages: int):
         self.index = index
+        self.key = ("cb", index)                      # what threads waiting on it block on
         n = ncores
         self.configured = np.zeros(n, dtype=bool)
         self.base = np.zeros(n, dtype=np.int64)
@@ -87,6 +88,7 @@ class CircularBuffers:
             self.states[index] = st
         self.regions = sorted((p.address, p.address + p.page_size * p.num_pages, p.index)
                               for p in allocation.circular_buffers)
+        self._at: dict[int, int | None] = {}       # cb_at's answers so far
 
     def state(self, index: int, rows, where: str) -> CircularBufferState:
         st = self.states.get(index)
@@ -104,10 +106,17 @@ class CircularBuffers:
 
     def cb_at(self, addr: int) -> int | None:
         """The CB index whose L1 range holds ``addr`` (CB addresses are the same on all cores)."""
+        at = self._at
+        if addr.__class__ is int and addr in at:
+            return at[addr]
+        found = None
         for start, end, index in self.regions:
             if start <= addr < end:
-                return index
-        return None
+                found = index
+                break
+        if addr.__class__ is int and len(at) < 4096:
+            at[addr] = found
+        return found
 
     def leftovers(self) -> list[str]:
         """Descriptions of pages pushed and never popped, per CB and core, with the kernel and

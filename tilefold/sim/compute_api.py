@@ -72,6 +72,11 @@ class ComputeApi:
         self.pack_l1_acc = False                # pack_reconfig_l1_acc(1): packs add to L1's tiles
         self.engine_busy = [0.0, 0.0, 0.0]   # unpack, math, pack
         self._operand_cache: dict = {}
+        self._tile_sizes: dict[int, int] = {}     # CB -> bytes of a tile of its format
+        self._unpack_cost: dict[tuple, float] = {}  # (bytes, format, tiles) -> unpacker cycles
+        self._pack_cost: dict[tuple, float] = {}    # (bytes, format, tiles, L1 accumulation) -> packer cycles
+        self._dst_holds: dict = {}                  # data format -> whether DST holds its values as they are
+        self._slot_views: dict[tuple, np.ndarray] = {}  # (first slot, rt, ct) -> DST's one-tile block
         self._products = BlockProducts(fast=self.dev.fast_numerics)
         self._matmul_cycles: dict[tuple, tuple[float, float]] = {}  # (cb0, cb1, rt, ct) -> unpack, math cycles
         self._waited_floor: dict[int, tuple[int, int]] = {}     # cb -> (pops, pages all lanes waited)
@@ -160,6 +165,13 @@ class ComputeApi:
     def _cb_format(self, cb: int):
         return self.dev.cb_formats[cb]
 
+    def _tile_size_of(self, cb: int) -> int:
+        """Bytes of one tile of CB ``cb``'s data format."""
+        size = self._tile_sizes.get(cb)
+        if size is None:
+            size = self._tile_sizes[cb] = self.dev.cb_formats[cb].tile_size()
+        return size
+
     def _page_bytes(self, st) -> int:
         """Page size of a CB on the lanes' cores (one size for every lane of a thread)."""
         return st.uniform_page_size if st.uniform_page_size is not None else int(st.page_size[self.row_idx[0]])
@@ -169,8 +181,8 @@ class ComputeApi:
         t = tile if tile.__class__ is int else uniform(tile, "CB tile index")
         self._check_waited(cb, st, t + count, call)
         ps = self._page_bytes(st)
-        fmt = self._cb_format(cb)
-        if ps != fmt.tile_size():
+        if self._tile_size_of(cb) != ps:
+            fmt = self._cb_format(cb)
             raise self.fail(CircularBufferError, f"{call}: c_{cb} has {ps}-byte pages but a {fmt.ttnn_name} tile is "
                                                  f"{fmt.tile_size()} bytes; size the CB pages for its format")
         addr = self._page_address(st, st.rd, t, ps)
@@ -216,13 +228,20 @@ class ComputeApi:
         """Tile bytes (..., tile size) as ``copy_tile`` puts them in DST: bfloat16 into a 16-bit
         DST and float32 unpacked to a 32-bit one as they are, other formats unpacked (float32
         through SRCA unless ``to_dest``)."""
-        if tm.tile_value_dtype(fmt) == self.dst.dtype and (to_dest or fmt is not DataFormat.Float32):
+        same = self._dst_holds.get(fmt)
+        if same is None:
+            same = self._dst_holds[fmt] = tm.tile_value_dtype(fmt) == self.dst.dtype
+        if same and (to_dest or fmt is not DataFormat.Float32):
             return raw.view(self.dst.dtype)       # bytes are contiguous within each tile
         return self._unpacked_values(raw, fmt, fpu=False, to_dest=to_dest)
 
     def _charge_unpack(self, nbytes: int, fmt, tiles: int) -> None:
         self.dev.counters.unpack_tiles += tiles * self.L
-        self.charge(self._unpack_cycles(nbytes, fmt, tiles), self.unpack_clock)
+        key = (nbytes, fmt, tiles)
+        cycles = self._unpack_cost.get(key)
+        if cycles is None:
+            cycles = self._unpack_cost[key] = self._unpack_cycles(nbytes, fmt, tiles)
+        self.charge(cycles, self.unpack_clock)
 
     def _unpack_cycles(self, nbytes: int, fmt, tiles: int) -> float:
         """Unpacker cycles for ``tiles`` tiles of ``nbytes`` in all."""
@@ -277,7 +296,12 @@ class ComputeApi:
         self.dst_state = COMMITTED
         if self._pending_matmul:
             self._flush_matmul()
-        np.maximum(self.math_clock, self.unpack_clock, out=self.math_clock)
+        if self.L == 1:
+            u = self.unpack_clock.item()
+            if u > self.math_clock.item():
+                self.math_clock[0] = u
+        else:
+            np.maximum(self.math_clock, self.unpack_clock, out=self.math_clock)
         self.commit_time = self.math_clock.copy()
         self._init_call("tile_regs_commit")
 
@@ -339,10 +363,11 @@ class ComputeApi:
 
     def _flush_matmul(self, lo: int = 0, hi: int | None = None) -> None:
         """Settle pending matmul blocks overlapping DST slots [lo, hi) into DST (all slots by default)."""
+        pending = self._pending_matmul
         hi = self.arch.dst_tiles_16bit if hi is None else hi
-        for first, block in list(self._pending_matmul.items()):
+        for first, block in list(pending.items()):
             if first < hi and lo < first + block.tiles:
-                del self._pending_matmul[first]
+                del pending[first]
                 block.settle()
                 if self.rows.__class__ is not slice:     # the block summed into a copy of DST's rows
                     self.dst[self.rows, first:first + block.tiles] = block.slots.reshape(
@@ -354,14 +379,24 @@ class ComputeApi:
         if block is not None and (block.rt, block.ct) == (rt, ct):
             return block
         count = rt * ct
-        self._flush_matmul(first, first + count)
-        written = self.dst_written[first:first + count]
-        slots = self.dst[self.rows, first:first + count]      # a view of DST when the lanes are a slice
-        started = bool(written.any())
-        if started and not written.all():
-            slots[:, ~written] = 0                            # tiles nothing wrote add to zero
+        if self._pending_matmul:
+            self._flush_matmul(first, first + count)
+        if count == 1:
+            started = bool(self.dst_written[first])
+            view = self._slot_views.get((first, rt, ct)) if self.rows.__class__ is slice else None
+            if view is None:
+                view = self.dst[self.rows, first:first + 1].reshape(self.L, rt, ct, 2, 2, 16, 16)
+                if self.rows.__class__ is slice:              # a view of DST: the same every time
+                    self._slot_views[(first, rt, ct)] = view
+        else:
+            written = self.dst_written[first:first + count]
+            slots = self.dst[self.rows, first:first + count]  # a view of DST when the lanes are a slice
+            started = bool(written.any())
+            if started and not written.all():
+                slots[:, ~written] = 0                        # tiles nothing wrote add to zero
+            view = slots.reshape(self.L, rt, ct, 2, 2, 16, 16)
         block = self._pending_matmul[first] = PendingMatmul(
-            rt, ct, slots.reshape(self.L, rt, ct, 2, 2, 16, 16), started, self.fp32_dest, self._products)
+            rt, ct, view, started, self.fp32_dest, self._products)
         return block
 
     def matmul_tiles(self, in0_cb, in1_cb, in0_tile_index, in1_tile_index, dst_index) -> None:
@@ -388,7 +423,10 @@ class ComputeApi:
         t0 = in0_tile_index if in0_tile_index.__class__ is int else uniform(in0_tile_index, "CB tile index")
         t1 = in1_tile_index if in1_tile_index.__class__ is int else uniform(in1_tile_index, "CB tile index")
         self.matmul_accumulate(cb0, st0, cb1, st1, t0, t1, first, flip, rt, ct, kt, _call)
-        self.dst_written[first:first + tiles] = True
+        if tiles == 1:
+            self.dst_written[first] = True
+        else:
+            self.dst_written[first:first + tiles] = True
         unpack, math = self.matmul_cycles(cb0, st0, cb1, st1, rt, ct)
         counters = self.dev.counters
         counters.unpack_tiles += (rt + ct) * self.L
@@ -440,7 +478,10 @@ class ComputeApi:
             return None
         if hit is not None and not any(b.uses(hit) for b in self._pending_matmul.values()):
             hit.release()
-        raw, lanes = self._distinct_pages(cb, st, available, call)
+        if self.L == 1:                     # one lane: nothing to share
+            raw, lanes = self._tile_bytes(cb, st, 0, call, available), None
+        else:
+            raw, lanes = self._distinct_pages(cb, st, available, call)
         # matmul feeds in1 to SrcA and in0 to SrcB; one matrix per fidelity phase term
         register = "A" if role == "in1" else "B"
         covered = available - (available % width if width else 0)
@@ -474,6 +515,8 @@ class ComputeApi:
                 return sources.reshape(len(used), pages, ps), lanes
             content = l1.same_content(self.row_idx, addr, addr + pages * ps)
         raw = self._tile_bytes(cb, st, 0, call, pages)
+        if content is None and self.L < 4:
+            return raw, None                        # too few lanes to share (distinct_lanes)
         shared = distinct_lanes(raw) if content is None else lanes_of_content(content)
         if shared is None:
             return raw, None
@@ -614,6 +657,8 @@ class ComputeApi:
     def _out_pages(self, cb, first_page, count: int, call: str):
         """L1 address of output page ``first_page`` (relative to the write pointer) after checks."""
         cbi, st = self._cb(cb, call)
+        if self.L == 1 and st.reserved[self.row0] >= first_page + count:
+            return cbi, st, self._page_address(st, st.wr, first_page, self._page_bytes(st)), self._page_bytes(st)
         reserved = st.reserved[self.rows]
         if any_lane(reserved < first_page + count):
             raise self.fail(CircularBufferError,
@@ -636,7 +681,7 @@ class ComputeApi:
         self._configured(self.engines.check_pack(call, cb))
         cbi, st, addr, ps = self._out_pages(cb, first_page, count, call)
         fmt = self._cb_format(cbi)
-        if fmt.tile_size() != ps:
+        if self._tile_size_of(cbi) != ps:
             raise self.fail(CircularBufferError, f"{call}: c_{cbi} has {ps}-byte pages but a {fmt.ttnn_name} tile is "
                                                  f"{fmt.tile_size()} bytes; size the CB pages for its format")
         nbytes = ps * count
@@ -644,9 +689,13 @@ class ComputeApi:
             self._accumulate_in_l1(cbi, fmt, addr, nbytes, values, call)
         else:
             self._store_in_l1(fmt, addr, nbytes, values)
-        cycles = (2 if self.pack_l1_acc else 1) * nbytes / self.costs.pack_bytes_per_cycle
-        if fmt.is_block_float:
-            cycles += self.costs.bfp_extra_per_tile * count
+        key = (nbytes, fmt, count, self.pack_l1_acc)
+        cycles = self._pack_cost.get(key)
+        if cycles is None:
+            cycles = (2 if self.pack_l1_acc else 1) * nbytes / self.costs.pack_bytes_per_cycle
+            if fmt.is_block_float:
+                cycles += self.costs.bfp_extra_per_tile * count
+            self._pack_cost[key] = cycles
         self.charge(cycles, self.pack_clock, call)
         self.dev.counters.pack_tiles += count * self.L
 
@@ -689,7 +738,10 @@ class ComputeApi:
         last = self._dst_in_range(first + count - 1, call)
         if self._pending_matmul:
             self._flush_matmul(first, last + 1)
-        unwritten = [i for i in range(first, last + 1) if not self.dst_written[i]]
+        if first == last:
+            unwritten = () if self.dst_written[first] else (first,)
+        else:
+            unwritten = [i for i in range(first, last + 1) if not self.dst_written[i]]
         if unwritten:
             raise self.fail(DstError, f"{call} reads DST[{unwritten[0]}], which nothing wrote since tile_regs_acquire")
         return self.dst[self.rows, first:last + 1]     # bfloat16 or float32, as DST holds it

@@ -17,6 +17,7 @@ import sys
 from dataclasses import dataclass
 
 import numpy as np
+from greenlet import getcurrent
 
 from tilefold.arch.cores import CoreCoord
 from tilefold.errors import DramAccessError, ProgramError, RuntimeArgError, SimulationError, SourceLocation
@@ -67,6 +68,8 @@ class KernelContext:
         self.events: list[TraceEvent] = []
         self.calls = 0
         self.line_override: int | None = None   # generated line of a queued call being executed
+        self.kernel_frame = None   # the running kernel function's frame, once line_of has found it
+        self._line_at: dict[int, int] = {}   # the kernel's bytecode offsets -> their lines (f_lineno is slow)
         self.pending_reads: list = []    # (lo, hi, line) of NOC reads into this core's L1 not yet barriered
         self.pending_writes: list = []   # (lo, hi, line) of NOC writes from this core's L1 not yet flushed
         self._cb_cache: dict = {}
@@ -117,9 +120,22 @@ class KernelContext:
         """Generated-code line of the caller's caller (cheap; for remembering where a transfer started)."""
         if self.line_override:
             return self.line_override
+        kernel = self.kernel_frame
+        if kernel is not None:              # the one frame of the kernel's code on this thread's stack
+            line = self._line_at.get(kernel.f_lasti)
+            if line is None:
+                line = self._line_at[kernel.f_lasti] = kernel.f_lineno
+            return line
         frame = sys._getframe(frame_depth)
-        return frame.f_lineno if frame.f_code.co_filename == self.pykernel.filename else (
-            self._kernel_line(frame) or 0)
+        filename = self.pykernel.filename
+        while frame is not None and frame.f_code.co_filename != filename:
+            frame = frame.f_back
+        if frame is None:
+            return 0
+        thread = self.thread
+        if thread is not None and thread.running_kernel and getcurrent() is thread.greenlet:
+            self.kernel_frame = frame
+        return frame.f_lineno
 
     def location_of(self, line: int) -> SourceLocation | None:
         return self.pykernel.location_of_line(line)

@@ -54,6 +54,8 @@ class DataflowApi:
         self._spins = 0
         self._spin_progress = -1
         self.page_queue: list = []       # page transfers queued by *_later calls until flush_pages()
+        self._issue_cost: dict[int, float] = {}   # bytes of a transfer -> cycles to issue it
+        self._done1 = np.zeros(1)         # what _dram_done returns on one lane (read before the next call)
 
     # -- CB pointers --------------------------------------------------------------------
 
@@ -300,20 +302,21 @@ class DataflowApi:
     def _local_write_fits(self, addr, nbytes: int) -> bool:
         """Whether NOC reads landing at ``addr`` (per-lane addresses of any shape, in the CB that
         holds the first one, if any) end in that CB's reserved pages, or lie in one L1 buffer."""
-        first = _first(addr)
-        cb = self.dev.cbs.cb_at(first)
+        cbs = self.dev.cbs
+        cb = cbs.cb_at(addr if addr.__class__ is int else _first(addr))
+        if cb is not None and self.L == 1 and addr.__class__ is int:
+            st = cbs.states[cb]
+            if st.uniform_capacity is not None and st.uniform_base is not None and st.uniform_page_size is not None:
+                base, ps, cap, row = st.uniform_base, st.uniform_page_size, st.uniform_capacity, self.row0
+                if addr + nbytes > base + cap * ps:
+                    return False
+                return ((addr + nbytes - 1 - base) // ps - int(st.wr[row])) % cap < int(st.reserved[row])
         a = np.asarray(addr)
         if cb is None:
             region = self.dev.allocation.l1_regions[self.cores[0]].find(int(a.min()), nbytes)
             return region is not None and int(a.max()) + nbytes <= region.end
-        st = self.dev.cbs.states[cb]
+        st = cbs.states[cb]
         rows = self.rows
-        if self.L == 1 and addr.__class__ is int and st.uniform_capacity is not None \
-                and st.uniform_base is not None and st.uniform_page_size is not None:
-            base, ps, cap, row = st.uniform_base, st.uniform_page_size, st.uniform_capacity, self.row0
-            if addr + nbytes > base + cap * ps:
-                return False
-            return ((addr + nbytes - 1 - base) // ps - int(st.wr[row])) % cap < int(st.reserved[row])
         base = st.uniform_base if st.uniform_base is not None else st.base[rows]
         ps = st.uniform_page_size if st.uniform_page_size is not None else st.page_size[rows]
         cap = self._capacity(st)
@@ -371,7 +374,10 @@ class DataflowApi:
         return self.costs.noc_issue * max(-(-nbytes // self.arch.noc_max_burst), 1)
 
     def _issue(self, nbytes: int, call: str) -> None:
-        self.charge(self._issue_cycles(nbytes), None, call)
+        cycles = self._issue_cost.get(nbytes)
+        if cycles is None:
+            cycles = self._issue_cost[nbytes] = self._issue_cycles(nbytes)
+        self.charge(cycles, None, call)
 
     def _dram_done(self, banks, nbytes: int) -> np.ndarray:
         """Completion times of one transfer per lane to / from DRAM.
@@ -390,7 +396,9 @@ class DataflowApi:
             p, d = port.item(), self.dram_free.item()
             d = (d if d > p else p) + nbytes / dev.dram_share[self.row0]
             self.dram_free[0] = d
-            return np.array([(p if p > d else d) + (self.costs.noc_latency + self.costs.dram_latency)])
+            done = self._done1                # (a fresh array would cost more than the arithmetic)
+            done[0] = (p if p > d else d) + (self.costs.noc_latency + self.costs.dram_latency)
+            return done
         self.dram_free = np.maximum(self.dram_free, port) + nbytes / dev.dram_share[self.row_idx]
         return np.maximum(port, self.dram_free) + (self.costs.noc_latency + self.costs.dram_latency)
 
@@ -428,7 +436,12 @@ class DataflowApi:
         return True
 
     def _note_read(self, dst, nbytes: int, done: np.ndarray, line: int) -> None:
-        np.maximum(self.read_done, done, out=self.read_done)
+        if self.L == 1:
+            d = done.item()
+            if d > self.read_done.item():
+                self.read_done[0] = d
+        else:
+            np.maximum(self.read_done, done, out=self.read_done)
         self._remember(self.pending_reads, dst, nbytes, line)
 
     def _note_write(self, src, nbytes: int, line: int, flushed: np.ndarray, done: np.ndarray) -> None:
@@ -443,13 +456,20 @@ class DataflowApi:
         nbytes = nbytes if nbytes.__class__ is int else uniform(nbytes, "transfer size")
         if nbytes <= 0:
             return
+        if (self.L == 1 and kind == NODE_DRAM and rows.__class__ is int and local.__class__ is int
+                and dst.__class__ is int):
+            self._read_dram_one(rows, local, dst, nbytes, call, line)
+            return
         self._check_local_write(dst, nbytes, call)
         counters = self.dev.counters
         if kind == NODE_DRAM:
             self._check_dram(local, nbytes, call)
             data = self.dev.dram.read(rows, local, nbytes)
             counters.dram_read_bytes += nbytes * self.L
-            self.dev.core_read_bytes[self.row_idx] += nbytes
+            if self.L == 1:
+                self.dev.core_read_bytes[self.row0] += nbytes
+            else:
+                self.dev.core_read_bytes[self.row_idx] += nbytes
             done = self._dram_done(rows, nbytes)
         else:
             self._check_remote_l1(rows, local, nbytes, call)
@@ -459,6 +479,31 @@ class DataflowApi:
         counters.noc_bytes += nbytes * self.L
         self._issue(nbytes, call)
         self._note_read(dst, nbytes, done, line)
+
+    def _read_dram_one(self, bank: int, local: int, dst: int, nbytes: int, call: str, line: int) -> None:
+        """:meth:`_read` of one lane from one DRAM bank into its L1: the same steps, in the same
+        order, on Python numbers (:meth:`_dram_done`, :meth:`_port`, :meth:`_note_read` inlined)."""
+        self._check_local_write(dst, nbytes, call)
+        self._check_dram(local, nbytes, call)
+        dev = self.dev
+        counters = dev.counters
+        data = dev.dram.read(bank, local, nbytes)
+        counters.dram_read_bytes += nbytes
+        dev.core_read_bytes[self.row0] += nbytes
+        dev.bank_traffic.append((bank, nbytes))
+        c, p = self.clock.item(), self.port_free.item()
+        p = (c if c > p else p) + nbytes / self.arch.noc_link_bytes_per_cycle
+        self.port_free[0] = p
+        d = self.dram_free.item()
+        d = (d if d > p else p) + nbytes / dev.dram_share[self.row0]
+        self.dram_free[0] = d
+        done = (p if p > d else d) + (self.costs.noc_latency + self.costs.dram_latency)
+        dev.l1.write(self.rows, dst, data)
+        counters.noc_bytes += nbytes
+        self._issue(nbytes, call)
+        if done > self.read_done.item():
+            self.read_done[0] = done
+        self._remember(self.pending_reads, dst, nbytes, line)
 
     def noc_async_read(self, src_noc_addr, dst_local_l1_addr, size) -> None:
         kind, rows, local = self._decode(src_noc_addr, "noc_async_read")

@@ -30,6 +30,7 @@ from tilefold.layout.formats import DataFormat
 from tilefold.sim import scratch, tile_math as tm
 
 MATMUL_TILE_FLOPS = 2 * 32 ** 3          # the flops of one 32×32×32 tile product (a multiply-add is two)
+_FACE_ROWS_MIN = 4 * 1024                # blocks of more values than this move into DST by face rows
 
 
 class CbMatrix:
@@ -131,6 +132,9 @@ def lanes_of_content(content: np.ndarray) -> tuple[np.ndarray, np.ndarray] | Non
     return reps[order], rank[group.reshape(-1)]
 
 
+_SMALL = 8 * 1024          # operands of at most this many values are multiplied without the scratch pool
+
+
 def exact_matmul(lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray | None = None,
                  fast: bool = False) -> np.ndarray:
     """``lhs @ rhs`` as float32 (into ``out`` if given), summed in float64. Source-register
@@ -140,6 +144,13 @@ def exact_matmul(lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray | None = None
     ``fast`` (fast numerics, :mod:`tilefold.sim.numerics_mode`): summed in float32 by BLAS."""
     if fast:
         return np.matmul(lhs, rhs) if out is None else np.matmul(lhs, rhs, out=out)
+    if lhs.size <= _SMALL and rhs.size <= _SMALL:
+        # small operands (a few tiles): fresh float64 copies cost less than the pool's bookkeeping
+        product = np.matmul(lhs.astype(np.float64), rhs.astype(np.float64))
+        if out is None:
+            return product.astype(np.float32)
+        np.copyto(out, product, casting="same_kind")
+        return out
     # float64 copies of the operands and the product come from the scratch pool: freshly
     # allocated, their pages would fault in on first touch, costing as much as the product
     left, right = _float64(lhs), _float64(rhs)
@@ -401,7 +412,12 @@ class PendingMatmul:
         rt, ct, n = self.rt, self.ct, run.count
         if n == 1:
             b = run.in1_matrix(None, run.b_tile + ct)
-            a, total, owned = run.a, None, []
+            a = run.a
+            if a.companion is None and a.lanes is None and b.lanes is None:     # one phase, a lane each
+                self._add(exact_matmul(a.distinct_block(run.a_tile, rt, 1), b.distinct_block(run.b_tile, 1, ct),
+                                       fast=self.products.fast))
+                return
+            total, owned = None, []
             while a is not None:
                 product = LaneProducts(a.distinct_block(run.a_tile, rt, 1), a.lanes,
                                        b.distinct_block(run.b_tile, 1, ct), b.lanes, fast=self.products.fast)
@@ -444,7 +460,9 @@ class PendingMatmul:
         rows = product.reshape(lead + (self.rt, 2, 16, self.ct, 2, 16))
         order = (*range(n), n, n + 3, n + 1, n + 4, n + 2, n + 5)
         slots = self.slots if n == 1 else self.slots.reshape(lead + self.slots.shape[1:], copy=False)
-        by_face_row = slots.dtype == rows.dtype and rows.strides[-1] == slots.strides[-1] == rows.itemsize
+        # (a block of a few tiles moves faster value by value: the face-row view costs more)
+        by_face_row = (slots.size > _FACE_ROWS_MIN and slots.dtype == rows.dtype
+                       and rows.strides[-1] == slots.strides[-1] == rows.itemsize)
         if not self.started:
             self.started = True
             if by_face_row:

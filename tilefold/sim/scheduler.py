@@ -35,7 +35,16 @@ class SimThread:
         self.state = READY
         self.wait_key = None
         self.wait_description = ""
-        self.greenlet = greenlet(run=lambda: function(ctx))
+        self.running_kernel = False     # the kernel function is on this greenlet's stack
+        self.greenlet = greenlet(run=lambda: self._run(function))
+
+    def _run(self, function: Callable):
+        self.running_kernel = True
+        try:
+            return function(self.ctx)
+        finally:
+            self.running_kernel = False
+            self.ctx.kernel_frame = None
 
     def location(self):
         """The user's file:line where this thread is parked (or runs)."""

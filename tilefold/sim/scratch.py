@@ -9,17 +9,23 @@ that fills it; an array of the same shape from here is already mapped. The pool 
 
 from __future__ import annotations
 
+from math import prod
+
 import numpy as np
 
 LIMIT_BYTES = 1 << 30
+SMALL = 8 * 1024          # arrays of at most this many values are allocated afresh: that costs them nothing
 _free: dict[tuple, list[np.ndarray]] = {}
 _held = 0
+_F32 = np.dtype(np.float32)
 
 
 def take(shape: tuple[int, ...], dtype=np.float32) -> np.ndarray:
     """An uninitialised C-contiguous array of ``shape`` (a kept one if there is one)."""
     global _held
-    kept = _free.get((shape, np.dtype(dtype)))
+    if prod(shape) <= SMALL:
+        return np.empty(shape, dtype)
+    kept = _free.get((shape, _F32 if dtype is np.float32 else np.dtype(dtype)))
     if kept:
         array = kept.pop()
         _held -= array.nbytes
@@ -30,7 +36,7 @@ def take(shape: tuple[int, ...], dtype=np.float32) -> np.ndarray:
 def give(array: np.ndarray) -> None:
     """Keep ``array`` for a later :func:`take`; the caller must not use it any more."""
     global _held
-    if not array.flags.c_contiguous or _held + array.nbytes > LIMIT_BYTES:
+    if array.size <= SMALL or not array.flags.c_contiguous or _held + array.nbytes > LIMIT_BYTES:
         return
     _free.setdefault((array.shape, array.dtype), []).append(array)
     _held += array.nbytes
