@@ -65,3 +65,22 @@ def test_the_accumulator_buffer_is_float32_in_the_program():
     program = compiled(k_loop_matmul, *tensors).program
     accumulators = [cb for cb in program.circular_buffers if "accumulator" in (cb.name or "")]
     assert accumulators and all(cb.data_format is DataFormat.Float32 for cb in accumulators)
+
+
+def test_fast_numerics_multiply_float32_operands_whole():
+    """Fast numerics compute as TT-Lang's simulator does: float32 operands are not cut to TF32 nor
+    split into fidelity phases, so the product is float32-accurate; cycles stay those of the
+    faithful run."""
+    from tilefold.frontend.ttl import session
+    from tilefold.sim import numerics_mode
+
+    results = {}
+    for mode in ("faithful", "fast"):
+        a, b, tensors = _tensors()
+        with numerics_mode.chosen(mode):
+            k_loop_matmul(*tensors)
+        exact = a.astype(np.float64) @ b
+        results[mode] = (np.abs(ttnn.to_numpy(tensors[2]) - exact).max() / np.abs(exact).max(),
+                         session.settings().runs[-1][1].perf.cycles)
+    assert results["fast"][0] < 1e-6 < 1e-4 < results["faithful"][0]
+    assert results["fast"][1] == results["faithful"][1]

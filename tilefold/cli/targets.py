@@ -72,5 +72,6 @@ def script_front_end(path: str):
 def add_numerics_option(parser) -> None:
     """``--numerics faithful|fast`` (see :mod:`tilefold.sim.numerics_mode`)."""
     parser.add_argument("--numerics", choices=("faithful", "fast"), default=None,
-                        help="faithful (default: the device's rounding) or fast (float32 accumulation in DST and "
-                             "matmul, as TT-Lang's simulator computes; same checks and cycle counts)")
+                        help="faithful (default: the device's rounding) or fast (float32 DST and accumulation, "
+                             "float32 operands multiplied whole, as TT-Lang's simulator computes; same checks "
+                             "and cycle counts)")

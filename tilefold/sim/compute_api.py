@@ -56,6 +56,10 @@ class ComputeApi:
         self.fp32_dest = cfg.fp32_dest_acc_en or self.dev.fast_numerics
         self.unpack_to_dest_cbs = frozenset(cb for cb, mode in cfg.unpack_to_dest_mode if mode == "UnpackToDestFp32")
         self.fidelity = cfg.math_fidelity
+        # fast numerics compute as TT-Lang's simulator does: float32 operands reach the multiplier
+        # whole (no TF32 source registers, no fidelity phases); the costs still follow self.fidelity
+        self.exact_sources = self.dev.fast_numerics
+        self.value_fidelity = "exact" if self.exact_sources else self.fidelity
         self.full_sync = cfg.dst_full_sync_en
         self.dst_capacity = self.arch.dst_capacity(cfg.fp32_dest_acc_en, cfg.dst_full_sync_en)
         self.unpack_clock = np.zeros(self.L)
@@ -218,7 +222,7 @@ class ComputeApi:
         hold them (``fpu``), else as they arrive in DST — through SRCA (TF32) unless ``to_dest``,
         then at DST precision."""
         values = tm.unpack(raw, fmt)
-        if fpu or not to_dest:
+        if (fpu or not to_dest) and not self.exact_sources:
             values = tm.source_register(values, fmt)
         if fpu:
             return values
@@ -357,7 +361,7 @@ class ComputeApi:
         a = self._unpack(in0_cb, in0_tile, call)[:, 0]
         b = self._unpack(in1_cb, in1_tile, call)[:, 0]
         self._math(self.costs.fpu_eltwise_tile, call)
-        self._write_slot(i, tm.fpu_binary_values(op, bcast, a, b, self.fidelity))
+        self._write_slot(i, tm.fpu_binary_values(op, bcast, a, b, self.value_fidelity))
 
     # -- matmul -----------------------------------------------------------------------------
 
@@ -486,9 +490,10 @@ class ComputeApi:
         register = "A" if role == "in1" else "B"
         covered = available - (available % width if width else 0)
         matrix = None
-        for terms in reversed(tm.FIDELITY_TERMS[self.fidelity]):
+        for terms in reversed(tm.FIDELITY_TERMS[self.value_fidelity]):
             part = terms[0] if register == "A" else terms[1]
-            values = operand_matrix(raw, self._cb_format(cb), register, part, transpose, width)
+            values = operand_matrix(raw, self._cb_format(cb), register, part, transpose, width,
+                                    exact=self.exact_sources)
             matrix = CbMatrix(covered, width, values, st.pops, lanes, companion=matrix)
         self._operand_cache[key] = matrix
         return matrix
@@ -790,7 +795,7 @@ class ComputeApi:
         values = _rows_from_bytes(raw, fmt, n)                       # (L, 32, n*32)
         self._charge_unpack(raw.shape[-1], fmt, n)
         tiles = tm.row_major_to_tiles(values, n)
-        if not self._unpacks_to_dest(cbi, fmt):
+        if not self._unpacks_to_dest(cbi, fmt) and not self.exact_sources:
             tiles = tm.source_register(tiles, fmt)                    # through SRCA
         if not (self.fp32_dest and fmt.element_size == 4):
             tiles = tm.round_bf16(tiles)

@@ -224,12 +224,13 @@ class LaneProducts:
 
 
 def operand_matrix(raw: np.ndarray, fmt, register: str, part: str, transpose: bool,
-                   width: int | None) -> np.ndarray:
+                   width: int | None, exact: bool = False) -> np.ndarray:
     """Tile bytes (lanes, n, tile size) → the (lanes, n/width*32, width*32) float32 matrix of
     those tiles, ``width`` per tile row (None: all side by side), as the multiplier sees them:
     source-register precision, each tile transposed if ``transpose``, the ``part`` of source
-    register ``register`` one fidelity phase multiplies (:func:`tile_math.multiplier_slice`).
-    One copy from bytes to the final layout (bfloat16 widens by a shift)."""
+    register ``register`` one fidelity phase multiplies (:func:`tile_math.multiplier_slice`);
+    ``exact`` (fast numerics) keeps float32 values whole instead of TF32. One copy from bytes to
+    the final layout (bfloat16 widens by a shift)."""
     lanes, n = raw.shape[:2]
     w = n if width is None else width
     n -= n % w
@@ -244,7 +245,9 @@ def operand_matrix(raw: np.ndarray, fmt, register: str, part: str, transpose: bo
         np.copyto(words, raw[:, :n].view(np.uint16).reshape(shape).transpose(order))
         words <<= 16
     else:
-        values = tm.source_register(tm.unpack(raw[:, :n], fmt), fmt)
+        values = tm.unpack(raw[:, :n], fmt)
+        if not exact:                                  # fast numerics keep float32 operands whole
+            values = tm.source_register(values, fmt)
         np.copyto(out, values.reshape(shape).transpose(order))
     tm.slice_in_place(matrix, register, part)
     return matrix

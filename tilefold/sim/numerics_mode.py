@@ -10,7 +10,8 @@ products are summed exactly (in float64) and rounded once, so results never depe
 numpy's BLAS orders its additions.
 
 ``fast`` trades those last bits for speed, as TT-Lang's own simulator computes: every compute
-kernel's DST holds float32 (no rounding between K steps, so a K loop folds into one product) and
+kernel's DST holds float32 (no rounding between K steps, so a K loop folds into one product),
+float32 operands are multiplied whole (no TF32 source registers, no fidelity phases) and
 products are summed in float32 in whatever order BLAS picks. Packing into a circular buffer
 still rounds to its format, every check still runs, and cycle counts are identical to
 ``faithful`` (the cost model does not depend on the numerics). Results may differ from the

@@ -541,7 +541,7 @@ class _Plan:
             _, op, bcast, (ps_a, fmt_a), (ps_b, fmt_b) = key
             a = ctx._unpacked_values(self._tiles([n.address[0] for n in nodes], ps_a), fmt_a, fpu=True)
             b = ctx._unpacked_values(self._tiles([n.address[1] for n in nodes], ps_b), fmt_b, fpu=True)
-            values = tm.fpu_binary_values(op, bcast, a, b, ctx.fidelity)
+            values = tm.fpu_binary_values(op, bcast, a, b, ctx.value_fidelity)
         elif kind == "unary":
             _, name, params = key
             x = np.zeros((len(nodes), ctx.L, tm.TILE_ELEMS), np.float32) if name == "fill" else self._inputs(nodes, 0)

@@ -129,6 +129,7 @@ FIDELITY_TERMS = {
     "HiFi2": (("both", "high"),),                       # + A_lo·B_hi
     "HiFi3": (("both", "high"), ("high", "low")),       # + A_hi·B_lo
     "HiFi4": (("both", "all"),),                        # + A_lo·B_lo
+    "exact": (("all", "all"),),                         # fast numerics: float32 operands as they are
 }
 
 
