@@ -96,3 +96,22 @@ def test_the_cpp_of_a_mesh_operation_is_refused(two_chips):
     assert program.arch.num_chips == 2 and program.arch.grid == (16, 2)
     with pytest.raises(CompileError, match="does not write their C\\+\\+ yet"):
         project_files(program, HostData())
+
+
+def test_transfers_between_chips_cost_an_ethernet_hop(two_chips, monkeypatch):
+    """The same run with free ethernet is at least one hop faster: the tile crosses to the other
+    chip on the critical path (the receiver's ready signal crosses earlier, hidden by the sender's
+    DRAM read)."""
+    import tilefold.sim.dataflow_api as dataflow_api
+    from tilefold.arch import ETHERNET_LATENCY_CYCLES
+    from tilefold.frontend.ttl import session
+
+    def cycles():
+        _, tensors = _tensors()
+        scale_on_each_chip(*tensors)
+        return session.settings().runs[-1][1].perf.cycles
+
+    with_ethernet = cycles()
+    monkeypatch.setattr(dataflow_api, "ETHERNET_LATENCY_CYCLES", 0)
+    monkeypatch.setattr(dataflow_api, "ETHERNET_BYTES_PER_CYCLE", float("inf"))
+    assert with_ethernet - cycles() >= ETHERNET_LATENCY_CYCLES

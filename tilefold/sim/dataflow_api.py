@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tilefold.arch import NOC_ADDR_LOCAL_BITS, NOC_ADDR_NODE_ID_BITS
+from tilefold.arch import ETHERNET_BYTES_PER_CYCLE, ETHERNET_LATENCY_CYCLES, NOC_ADDR_LOCAL_BITS, NOC_ADDR_NODE_ID_BITS
 from tilefold.errors import CircularBufferError, DramAccessError, NocHazardError, ProgramError, SemaphoreError
 from tilefold.sim import page_batches
 from tilefold.sim.accessor import Accessor, AccessorArgs, decode_accessor_args
@@ -412,8 +412,24 @@ class DataflowApi:
         self.port_free = start + nbytes / self.arch.noc_link_bytes_per_cycle
         return self.port_free
 
-    def _core_done(self, nbytes: int) -> np.ndarray:
-        return self._port(nbytes) + self.costs.noc_latency
+    def _core_done(self, nbytes: int, rows=None) -> np.ndarray:
+        done = self._port(nbytes) + self.costs.noc_latency
+        return done if rows is None else done + self._ethernet(rows, nbytes)
+
+    def _ethernet(self, rows, nbytes: int):
+        """Extra cycles per lane for a transfer of ``nbytes`` to core rows ``rows`` (one per lane, or a
+        list of rows per lane for a multicast) that lie on another chip of a mesh run as one device:
+        an ethernet hop's latency and the bytes at one link's rate. 0 on one chip."""
+        chips = self.dev.row_chip
+        if chips is None:
+            return 0.0
+        mine = chips[self.row_idx]
+        if isinstance(rows, list):              # per lane, the rows of a multicast
+            away = np.array([bool(len(r)) and bool((chips[np.asarray(r, dtype=np.int64)] != m).any())
+                             for r, m in zip(rows, mine)])
+        else:
+            away = chips[np.broadcast_to(np.asarray(rows, dtype=np.int64), (self.L,))] != mine
+        return np.where(away, ETHERNET_LATENCY_CYCLES + nbytes / ETHERNET_BYTES_PER_CYCLE, 0.0)
 
     def _mcast_done(self, nbytes: int) -> np.ndarray:
         """A multicast occupies the port at the measured one-to-all rate, below the link's width
@@ -552,7 +568,7 @@ class DataflowApi:
         else:
             self._check_remote_l1(rows, local, nbytes, call)
             self.dev.l1.write(rows, local, data)
-            done = self._core_done(nbytes)
+            done = self._core_done(nbytes, rows)
             self.scheduler.notify(("sem",))
         flushed = self.port_free.copy()
         counters.noc_bytes += nbytes * self.L
@@ -578,6 +594,7 @@ class DataflowApi:
         line = self.line_of(3)
         if not words:
             self._check_local_source(src, nbytes, call)
+        reached = []
         for lane in range(self.L):
             a = _first(dst_mcast) if dst_mcast.__class__ is int else int(np.asarray(dst_mcast)[lane])
             if not a & _MCAST_BIT:
@@ -600,6 +617,7 @@ class DataflowApi:
             s = _first(src) if src.__class__ is int else int(np.asarray(src)[lane])
             data = self.dev.l1.read(np.array([me]), s, nbytes)
             rows = np.array(targets, dtype=np.int64)
+            reached.append(rows)
             self._check_remote_l1(rows, local, nbytes, call)
             if not words:
                 self._check_remote_cb(rows, local, nbytes, call)
@@ -607,9 +625,12 @@ class DataflowApi:
                 self.dev.l1.write(rows, local, np.repeat(data, rows.size, axis=0))
             self.dev.counters.noc_bytes += nbytes * max(len(targets), 1)
             if words:
-                self.dev.sem_time_note(rows, local, float(self.clock[lane] + self.costs.noc_latency))
+                chips = self.dev.row_chip
+                hop = (ETHERNET_LATENCY_CYCLES + nbytes / ETHERNET_BYTES_PER_CYCLE
+                       if chips is not None and rows.size and (chips[rows] != chips[me]).any() else 0.0)
+                self.dev.sem_time_note(rows, local, float(self.clock[lane] + self.costs.noc_latency + hop))
                 self.dev.order.release(me, rows, local)
-        done = self._mcast_done(nbytes)
+        done = self._mcast_done(nbytes) + self._ethernet(reached, nbytes)
         self._issue(nbytes, call)
         if not words:
             self._note_write(src, nbytes, line, self.clock + nbytes / self.arch.noc_link_bytes_per_cycle, done)
@@ -728,7 +749,7 @@ class DataflowApi:
         else:
             for lane in range(self.L):
                 self.dev.l1.add_u32(rows[lane:lane + 1], int(local[lane]), increments[lane:lane + 1])
-        self.dev.sem_time_note(rows, local, self.clock + self.costs.noc_latency)
+        self.dev.sem_time_note(rows, local, self.clock + self.costs.noc_latency + self._ethernet(rows, 4))
         self._release(rows, local)
         self._issue(4, "noc_semaphore_inc")
         self.dev.progress += 1
@@ -738,7 +759,7 @@ class DataflowApi:
         kind, rows, local = self._decode(dst_noc_addr, "noc_semaphore_set_remote")
         value = self.dev.l1.read_u32(self.rows, src_local_l1_addr)
         self.dev.l1.write_u32(rows, local, value)
-        self.dev.sem_time_note(rows, local, self.clock + self.costs.noc_latency)
+        self.dev.sem_time_note(rows, local, self.clock + self.costs.noc_latency + self._ethernet(rows, 4))
         self._release(rows, local)
         self._issue(4, "noc_semaphore_set_remote")
         self.dev.progress += 1

@@ -211,6 +211,10 @@ class _Run:
         for c in cores:
             x, y = arch.worker_noc_coord(c.x, c.y)
             self.node_kind[y, x], self.node_row[y, x] = NODE_CORE, self.core_rows[c]
+        # a mesh of chips run as one device (arch.mesh_of): the chip of each core row, for the
+        # ethernet time of transfers between chips; None on one chip
+        self.row_chip = (np.array([c.x // arch.chip_columns for c in cores], dtype=np.int64)
+                         if arch.chip_columns is not None else None)
 
     # -- what contexts ask of the device ---------------------------------------------------
 

@@ -19,7 +19,7 @@ Errors: coordinates outside the grid, an empty destination range, slices with a 
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from tilefold.errors import KernelError, SourceLocation
 from tilefold.frontend.ttl import capture
@@ -164,6 +164,23 @@ def _box_routes(src, dst: tuple, i: int, dims: tuple[int, ...], location) -> lis
                          box=tuple(isinstance(d, slice) for d in dst))
 
 
+def _per_chip(routes: list[PipeRoute], chip_columns: int) -> list[PipeRoute]:
+    """Routes on a mesh of chips run as one device (each chip ``chip_columns`` node columns wide):
+    a NOC multicast stays on its chip, so a rectangle across chips becomes one per chip."""
+    out = []
+    for r in routes:
+        x = r.x0
+        while x <= r.x1:
+            end = min(r.x1, (x // chip_columns + 1) * chip_columns - 1)
+            part = replace(r, x0=x, x1=end)
+            if part.exclude_src and not (x <= r.src[0] <= end):
+                part = replace(part, exclude_src=False)
+            if part.destinations:
+                out.append(part)
+            x = end + 1
+    return out
+
+
 # nets made outside any operation, in creation order; a kernel that names only a pipe of one of
 # them finds the net here
 _UNBOUND: list = []
@@ -285,8 +302,11 @@ class PipeNet:
             return
         self.grid = op.grid
         self.grid_dims = op.grid_dims
+        chip_columns = getattr(op.arch, "chip_columns", None)
         for i, pipe in enumerate(pipes):
             routes = resolve_routes(pipe, i, self.grid_dims, location)
+            if chip_columns is not None:
+                routes = _per_chip(routes, chip_columns)
             self.pipe_routes.append(list(range(len(self.routes), len(self.routes) + len(routes))))
             self.routes += routes
         self.index = len(op.pipe_nets)
