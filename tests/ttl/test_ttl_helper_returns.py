@@ -91,3 +91,36 @@ def test_a_return_inside_a_loop_of_a_helper_is_a_clear_error():
 
     expect_error(lambda: op(tile_tensor((32, 64)), zeros((32, 64))),
                  test_a_return_inside_a_loop_of_a_helper_is_a_clear_error, KernelError, "returns from inside a for")
+
+
+def _flat(coord, rows):
+    x, y = coord
+    return x * rows + y
+
+
+@ttl.operation(grid=(2, 2))
+def copy_by_flat_index(x, y):
+    dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+
+    @ttl.compute()
+    def compute():
+        pass
+
+    @ttl.datamovement()
+    def read():
+        i = _flat(ttl.node(dims=2), 2)
+        with dfb.reserve() as blk:
+            ttl.copy(x[0, i], blk).wait()
+
+    @ttl.datamovement()
+    def write():
+        i = _flat(ttl.node(dims=2), 2)
+        with dfb.wait() as blk:
+            ttl.copy(blk, y[0, i]).wait()
+
+
+def test_a_helper_given_a_tuple_of_runtime_values_is_built_inline():
+    x = tile_tensor((32, 128), seed=6)
+    y = zeros((32, 128))
+    copy_by_flat_index(x, y)
+    np.testing.assert_array_equal(ttnn.to_numpy(y), ttnn.to_numpy(x))

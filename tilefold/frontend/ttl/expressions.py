@@ -562,8 +562,19 @@ class ExpressionBuilder:
         return GroupTransfer(self.location(node))
 
     def compile_time_call(self, callee, args, kwargs, node):
-        runtime = [v for v in (*args, *kwargs.values())
-                   if isinstance(v, (Scalar, Block, BlockExpression, Transfer, TensorSlice, NodeExpression))]
+        kinds = (Scalar, Block, BlockExpression, Transfer, TensorSlice, NodeExpression)
+
+        def runtime_values(value):
+            """``value`` if it is a runtime value, or the runtime values a tuple / list / dict holds."""
+            if isinstance(value, kinds):
+                return [value]
+            if isinstance(value, (tuple, list)):
+                return [r for v in value for r in runtime_values(v)]
+            if isinstance(value, dict):
+                return [r for v in value.values() for r in runtime_values(v)]
+            return []
+
+        runtime = [r for v in (*args, *kwargs.values()) for r in runtime_values(v)]
         name = getattr(callee, "__name__", type(callee).__name__)
         if runtime and inspect.isfunction(callee):
             return self.inline_call(callee, args, kwargs, node)
