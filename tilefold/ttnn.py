@@ -6,7 +6,8 @@ shared exponents), and torch tensors / numpy arrays back.
 
 A script written for TT-Lang runs unchanged when ``import ttnn`` resolves to this module
 (``tilefold sim SCRIPT.py`` arranges that, or write ``import tilefold.ttnn as ttnn``):
-``open_device`` / ``close_device``, ``from_torch`` / ``to_torch`` (and ``from_numpy`` /
+``open_device`` / ``close_device`` (``worker_l1_size=`` splits a core's L1 between the
+kernel-config ring and the allocator, at most ``get_max_worker_l1_unreserved_size()``), ``from_torch`` / ``to_torch`` (and ``from_numpy`` /
 ``to_numpy``), ``zeros`` / ``ones`` / ``full`` / ``rand`` / ``empty``, the data types
 ``bfloat16`` / ``float32`` / ``bfloat8_b``, the layouts ``TILE_LAYOUT`` / ``ROW_MAJOR_LAYOUT``,
 ``DRAM_MEMORY_CONFIG`` / ``L1_MEMORY_CONFIG``, sharded memory configs (``create_sharded_memory_config``

@@ -191,6 +191,12 @@ def test_open_device_with_worker_l1_size_gives_operations_that_much_l1_until_it_
     x = tile_tensor((256, 256), seed=3)
     with configured():
         max_l1 = ttnn.device.get_max_worker_l1_unreserved_size()
+        device = ttnn.open_device(device_id=0, worker_l1_size=max_l1 - 96 * 1024)   # a bigger ring, still room
+        y = zeros((256, 256))
+        _stage_8x8_tiles()(x, y)
+        ttnn.close_device(device)
+        assert get_arch(settings().arch).l1_free == get_arch(None).l1_free
+
         device = ttnn.open_device(device_id=0, worker_l1_size=128 * 1024)
         assert get_arch(settings().arch).l1_free == 128 * 1024
         assert ttnn.get_max_worker_l1_unreserved_size() == max_l1       # the whole stays the same
@@ -199,11 +205,6 @@ def test_open_device_with_worker_l1_size_gives_operations_that_much_l1_until_it_
             _stage_8x8_tiles()(x, zeros((256, 256)))
 
         expect_error(run, _stage_8x8_tiles, L1OverflowError, "has 131072 B free")
-        ttnn.close_device(device)
-        assert get_arch(settings().arch).l1_free == get_arch(None).l1_free
-        device = ttnn.open_device(device_id=0, worker_l1_size=max_l1 - 96 * 1024)   # a bigger ring, still room
-        y = zeros((256, 256))
-        _stage_8x8_tiles()(x, y)
         ttnn.close_device(device)
     np.testing.assert_array_equal(ttnn.to_numpy(y), ttnn.to_numpy(x))
 
