@@ -306,7 +306,7 @@ def compile_ttl(built, arch: Arch, keep_dumps: bool = False, print_ir_after_all:
     key = (print_ir(built.module, debuginfo=True),
            tuple((a.name, tuple(a.tensor.shape), a.tensor.dtype.name, str(a.tensor.layout),
                   str(a.tensor.memory_config())) for a in built.capture.tensors),
-           arch.name, arch.board, keep_dumps)
+           arch.name, arch.board, arch.l1_unreserved_base, keep_dumps)
     hit = _TTL_CACHE.get(key)
     if hit is not None:
         if print_ir_after_all:

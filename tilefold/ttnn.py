@@ -6,7 +6,8 @@ shared exponents), and torch tensors / numpy arrays back.
 
 A script written for TT-Lang runs unchanged when ``import ttnn`` resolves to this module
 (``tilefold sim SCRIPT.py`` arranges that, or write ``import tilefold.ttnn as ttnn``):
-``open_device`` / ``close_device``, ``from_torch`` / ``to_torch`` (and ``from_numpy`` /
+``open_device`` / ``close_device`` (``worker_l1_size=`` splits a core's L1 between the
+kernel-config ring and the allocator, at most ``get_max_worker_l1_unreserved_size()``), ``from_torch`` / ``to_torch`` (and ``from_numpy`` /
 ``to_numpy``), ``zeros`` / ``ones`` / ``full`` / ``rand`` / ``empty``, the data types
 ``bfloat16`` / ``float32`` / ``bfloat8_b``, the layouts ``TILE_LAYOUT`` / ``ROW_MAJOR_LAYOUT``,
 ``DRAM_MEMORY_CONFIG`` / ``L1_MEMORY_CONFIG``, sharded memory configs (``create_sharded_memory_config``
@@ -86,6 +87,8 @@ class Device:
         self.device_id = device_id
         self.arch = get_arch(arch)
         self.is_open = True
+        self.worker_l1_size = None       # set by open_device(worker_l1_size=...)
+        self._session_arch = None        # the session's device before that changed its L1 split
 
     def compute_with_storage_grid_size(self) -> CoreCoord:
         return CoreCoord(*self.arch.grid)
@@ -93,19 +96,71 @@ class Device:
     def id(self) -> int:
         return self.device_id
 
+    def l1_size_per_core(self) -> int:
+        return self.arch.l1_size
+
     def __repr__(self) -> str:
         return f"<simulated {self.arch.board} device {self.device_id}>"
 
 
-def open_device(device_id: int = 0, **kwargs) -> Device:
-    """Open the simulated device (the session's architecture; Wormhole n150 unless told otherwise)."""
+def open_device(device_id: int = 0, worker_l1_size: int | None = None, **kwargs) -> Device:
+    """Open the simulated device (the session's architecture; Wormhole n150 unless told otherwise).
+
+    ``worker_l1_size`` (bytes, at most :func:`get_max_worker_l1_unreserved_size`) is the L1 of each
+    core the allocator gives to circular buffers and L1 buffers while the device is open; the
+    kernel-config ring takes the rest. Operations run until ``close_device`` see that split.
+    """
+    from tilefold.arch import get_arch
     from tilefold.frontend.ttl.session import settings
 
-    return Device(device_id, settings().arch)
+    session = settings()
+    arch = get_arch(session.arch)
+    if worker_l1_size is None:
+        return Device(device_id, arch)
+    limit = arch.max_worker_l1_unreserved_size
+    if not isinstance(worker_l1_size, int) or not 0 < worker_l1_size <= limit:
+        raise LayoutError(f"open_device(worker_l1_size={worker_l1_size!r}): a {arch.board} core has {limit} B of L1 "
+                          "above its firmware (ttnn.get_max_worker_l1_unreserved_size()); give a size in 1.."
+                          f"{limit}", user_location())
+    device = Device(device_id, arch.with_worker_l1_size(worker_l1_size))
+    device.worker_l1_size, device._session_arch = worker_l1_size, session.arch
+    session.arch = device.arch
+    return device
 
 
 def close_device(device: Device) -> None:
+    from tilefold.frontend.ttl.session import settings
+
+    if device.is_open and device.worker_l1_size is not None and settings().arch is device.arch:
+        settings().arch = device._session_arch
     device.is_open = False
+
+
+def get_max_worker_l1_unreserved_size() -> int:
+    """Bytes of L1 per core above the firmware, shared by the kernel-config ring and the allocator
+    (the largest ``worker_l1_size`` of ``open_device``), on the session's device."""
+    from tilefold.arch import get_arch
+    from tilefold.frontend.ttl.session import settings
+
+    return get_arch(settings().arch).max_worker_l1_unreserved_size
+
+
+class _DeviceModule:
+    """``ttnn.device``: the device functions of TT-NN's ``ttnn.device`` module."""
+
+    open_device = staticmethod(open_device)
+    close_device = staticmethod(close_device)
+    get_max_worker_l1_unreserved_size = staticmethod(get_max_worker_l1_unreserved_size)
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        from tilefold.frontend.ttl.math_api import UnsupportedName
+
+        raise UnsupportedName(f"ttnn.device.{name} is not supported by tilefold yet", user_location())
+
+
+device = _DeviceModule()
 
 
 def _dtype(dtype) -> DataType:
@@ -775,7 +830,7 @@ __all__ = [
     "to_memory_config", "get_memory_config", "is_sharded", "MeshShape", "MeshDevice", "MeshTensor",
     "open_mesh_device", "close_mesh_device", "ShardTensorToMesh", "ShardTensor2dMesh", "ReplicateTensorToMesh",
     "ConcatMeshToTensor", "ConcatMesh2dToTensor", "all_reduce", "all_gather", "set_num_devices", "GetNumAvailableDevices",
-    "FabricConfig", "set_fabric_config", "synchronize_device",
+    "FabricConfig", "set_fabric_config", "synchronize_device", "get_max_worker_l1_unreserved_size", "device",
 ]
 
 

@@ -558,3 +558,24 @@ def test_a_broadcast_without_any_shape_to_take_names_the_users_line():
 
     expect_error(lambda: op(ttnn.zeros((64, 32), layout=ttnn.TILE_LAYOUT), ttnn.zeros((64, 32), layout=ttnn.TILE_LAYOUT)),
                  test_a_broadcast_without_any_shape_to_take_names_the_users_line, KernelError, "needs the result shape")
+
+
+def test_the_element_wise_functions_and_transpose_under_ttls_own_names():
+    # ttl.add / sub / mul / max / exp / neg / transpose are the ttl.math and ttl.block functions
+    x = tile_tensor((64, 64), seed=29)
+    got = run_block_function(
+        lambda b: ttl.add(ttl.mul(ttl.exp(ttl.sub(b, 0.25)), 2.0), ttl.transpose(ttl.max(b, ttl.neg(b)))), x)
+    v = ttnn.to_numpy(x).astype(np.float64)
+    np.testing.assert_allclose(got, 2 * np.exp(v - 0.25) + np.abs(v).T, rtol=0.03, atol=0.03)
+    assert ttl.transpose is not ttl.block.transpose and repr(ttl.sub) == "<ttl.sub>"
+
+
+def test_a_top_level_function_called_on_the_host_names_itself():
+    from tilefold.errors import KernelError
+    from ttl_helpers import expect_error
+
+    def run():
+        ttl.exp(1.0)  # error
+
+    expect_error(run, test_a_top_level_function_called_on_the_host_names_itself, KernelError,
+                 "ttl.exp computes on blocks on the device")

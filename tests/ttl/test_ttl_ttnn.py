@@ -151,3 +151,69 @@ def test_host_split_work_to_cores_as_tt_metal_splits():
     assert (first.start.x, first.start.y, first.end.x, first.end.y) == (0, 0, 2, 0)
     n, _, group_1, group_2, per_1, per_2 = ttnn.split_work_to_cores(ttnn.CoreCoord(4, 2), 3)
     assert (n, per_1, per_2, group_1.num_cores(), group_2.num_cores()) == (3, 1, 0, 3, 0)
+
+
+def test_max_worker_l1_unreserved_size_is_the_l1_above_the_firmware_of_the_sessions_device():
+    from tilefold.arch import get_arch
+    from tilefold.frontend.ttl.session import configured
+
+    for arch in ("wormhole_b0", "blackhole"):
+        with configured(arch=arch):
+            a = get_arch(arch)
+            size = ttnn.get_max_worker_l1_unreserved_size()
+            assert size == ttnn.device.get_max_worker_l1_unreserved_size() == a.l1_size - 31 * 1024
+            # the default split: the kernel-config ring (69 KiB) and the allocator's L1 share it
+            assert size == a.l1_free + 69 * 1024
+
+
+def _stage_8x8_tiles():
+    import tilefold.ttl as ttl
+
+    @ttl.operation(grid=(1, 1))
+    def stage(x, out):
+        buf = ttl.make_dataflow_buffer_like(x, shape=(8, 8), block_count=2)  # error
+
+        @ttl.datamovement()
+        def mover():
+            with buf.reserve() as blk:
+                ttl.copy(x[0:8, 0:8], blk).wait()
+                ttl.copy(blk, out[0:8, 0:8]).wait()
+
+    return stage
+
+
+def test_open_device_with_worker_l1_size_gives_operations_that_much_l1_until_it_is_closed():
+    from tilefold.arch import get_arch
+    from tilefold.errors import L1OverflowError
+    from tilefold.frontend.ttl.session import configured, settings
+    from ttl_helpers import expect_error, tile_tensor, zeros
+
+    x = tile_tensor((256, 256), seed=3)
+    with configured():
+        max_l1 = ttnn.device.get_max_worker_l1_unreserved_size()
+        device = ttnn.open_device(device_id=0, worker_l1_size=max_l1 - 96 * 1024)   # a bigger ring, still room
+        y = zeros((256, 256))
+        _stage_8x8_tiles()(x, y)
+        ttnn.close_device(device)
+        assert get_arch(settings().arch).l1_free == get_arch(None).l1_free
+
+        device = ttnn.open_device(device_id=0, worker_l1_size=128 * 1024)
+        assert get_arch(settings().arch).l1_free == 128 * 1024
+        assert ttnn.get_max_worker_l1_unreserved_size() == max_l1       # the whole stays the same
+
+        def run():      # two blocks of 64 bfloat16 tiles: 256 KiB of buffers
+            _stage_8x8_tiles()(x, zeros((256, 256)))
+
+        expect_error(run, _stage_8x8_tiles, L1OverflowError, "has 131072 B free")
+        ttnn.close_device(device)
+    np.testing.assert_array_equal(ttnn.to_numpy(y), ttnn.to_numpy(x))
+
+
+def test_a_worker_l1_size_larger_than_the_l1_names_the_users_line():
+    from ttl_helpers import expect_error
+
+    def run():
+        ttnn.open_device(device_id=0, worker_l1_size=2 * 1024 * 1024)  # error
+
+    expect_error(run, test_a_worker_l1_size_larger_than_the_l1_names_the_users_line, LayoutError,
+                 "worker_l1_size=2097152", "ttnn.get_max_worker_l1_unreserved_size()")

@@ -56,6 +56,7 @@ class Arch:
     max_runtime_args: int = 255
     max_circular_buffers: int = 32
     chip_columns: int | None = None  # a mesh of chips run as one device (mesh_of): node columns per chip
+    l1_kernel_config_base: int = 31 * KiB  # first L1 byte of the kernel-config ring (below: firmware, mailboxes)
 
     # -- derived figures --------------------------------------------------------------
 
@@ -67,6 +68,19 @@ class Arch:
     def l1_free(self) -> int:
         """Bytes of L1 available to circular buffers and L1 buffers on one core."""
         return self.l1_size - self.l1_unreserved_base
+
+    @property
+    def max_worker_l1_unreserved_size(self) -> int:
+        """Bytes of L1 above the firmware that the kernel-config ring and the allocator share."""
+        return self.l1_size - self.l1_kernel_config_base
+
+    def with_worker_l1_size(self, worker_l1_size: int) -> Arch:
+        """This device with ``worker_l1_size`` bytes at the top of each core's L1 for the allocator;
+        the kernel-config ring gets the rest of :attr:`max_worker_l1_unreserved_size`."""
+        if not 0 < worker_l1_size <= self.max_worker_l1_unreserved_size:
+            raise ArchError(f"worker_l1_size {worker_l1_size} is outside 1..{self.max_worker_l1_unreserved_size}, "
+                            f"the L1 bytes above the firmware of a {self.board} core")
+        return replace(self, l1_unreserved_base=self.l1_size - worker_l1_size)
 
     def dst_capacity(self, fp32_dest_acc_en: bool = False, dst_full_sync_en: bool = False) -> int:
         """Tiles of DST one ``tile_regs_acquire`` gives: 8 (bf16) / 4 (fp32) in the default
@@ -213,7 +227,8 @@ def is_multicast_addr(addr: int) -> bool:
 # 32 B/cycle NOC links, two NOCs, 8 KiB max burst; n150 288 GB/s, n300 576 GB/s (two chips).
 # FPU: 4.096 TFLOP/s per core at LoFi and 1 GHz -> 4096 flop/cycle.
 # L1 below 100 KiB holds firmware, mailboxes and the kernel-config ring (model of
-# L1_UNRESERVED_BASE; the exact value depends on the dispatch configuration).
+# L1_UNRESERVED_BASE; the exact value depends on the dispatch configuration): the firmware below
+# 31 KiB, then the ring at its default 69 KiB.
 _WORMHOLE = dict(
     name="wormhole_b0",
     l1_size=1464 * KiB,

@@ -21,7 +21,7 @@ from tilefold.frontend.ttl.dataflow_buffers import (DataflowBuffer, make_dataflo
 from tilefold.frontend.ttl.device_calls import GroupTransfer, copy, signpost
 from tilefold.frontend.ttl.grid import grid_size, node
 from tilefold.frontend.ttl.kernels import Kernel, KernelKind, compute, datamovement
-from tilefold.frontend.ttl.math_api import UnsupportedName, block, math, unsafe
+from tilefold.frontend.ttl.math_api import UnsupportedName, block, math, top_level, unsafe
 from tilefold.frontend.ttl.operation import Operation, operation
 from tilefold.frontend.ttl.pipes import Pipe, PipeNet
 from tilefold.frontend.ttl.semaphores import Semaphore
@@ -83,4 +83,7 @@ __all__ = [
 def __getattr__(name: str):
     if name.startswith("__"):
         raise AttributeError(name)
+    functions = top_level()            # ttl.exp, ttl.sub, ttl.transpose ...: block functions
+    if name in functions:
+        return functions[name]
     raise UnsupportedName(f"ttl.{name} is not supported by tilefold yet", user_location())

@@ -197,7 +197,7 @@ class BlockExpressionBuilder(AcquisitionBuilder):
     def block_function(self, fn, args, kwargs, node):
         if fn.namespace == "unsafe":
             return self.unsafe_element(fn, args, kwargs, node)
-        self.require_compute(node, f"ttl.{fn.namespace}.{fn.name}")
+        self.require_compute(node, f"{fn.qualname}")
         name = fn.name
         if name in UNARY:
             self._arity(fn, args, kwargs, 1, node)
@@ -256,23 +256,36 @@ class BlockExpressionBuilder(AcquisitionBuilder):
     def _arity(self, fn, args, kwargs, n: int, node, allowed: tuple[str, ...] = ()) -> None:
         unknown = set(kwargs) - set(allowed)
         if unknown:
-            raise self.error(f"ttl.{fn.namespace}.{fn.name}() got unexpected keyword(s) {', '.join(sorted(unknown))}",
+            raise self.error(f"{fn.qualname}() got unexpected keyword(s) {', '.join(sorted(unknown))}",
                              node)
         if len(args) != n:
-            raise self.error(f"ttl.{fn.namespace}.{fn.name}() takes {n} positional argument(s), got {len(args)}", node)
+            raise self.error(f"{fn.qualname}() takes {n} positional argument(s), got {len(args)}", node)
 
     def _kw(self, fn, args, kwargs, names: tuple[str, ...], node) -> dict:
         """Bind positional and keyword arguments to ``names``."""
         if len(args) > len(names):
-            raise self.error(f"ttl.{fn.namespace}.{fn.name}() takes at most {len(names)} arguments", node)
+            raise self.error(f"{fn.qualname}() takes at most {len(names)} arguments", node)
         bound = dict(zip(names, args))
         for k, v in kwargs.items():
             if k not in names:
-                raise self.error(f"ttl.{fn.namespace}.{fn.name}() got an unexpected keyword {k!r}", node)
+                raise self.error(f"{fn.qualname}() got an unexpected keyword {k!r}", node)
             if k in bound:
-                raise self.error(f"ttl.{fn.namespace}.{fn.name}() got {k!r} twice", node)
+                raise self.error(f"{fn.qualname}() got {k!r} twice", node)
             bound[k] = v
         return bound
+
+    def fn_add(self, fn, args, kwargs, node):
+        """``ttl.add(a, b)`` (and ``sub``, ``mul``): ``a + b`` of blocks or of a block and a number."""
+        self._arity(fn, args, kwargs, 2, node)
+        return self.block_binary(ast.Add, args[0], args[1], node)
+
+    def fn_sub(self, fn, args, kwargs, node):
+        self._arity(fn, args, kwargs, 2, node)
+        return self.block_binary(ast.Sub, args[0], args[1], node)
+
+    def fn_mul(self, fn, args, kwargs, node):
+        self._arity(fn, args, kwargs, 2, node)
+        return self.block_binary(ast.Mult, args[0], args[1], node)
 
     def fn_max(self, fn, args, kwargs, node):
         self._arity(fn, args, kwargs, 2, node)
@@ -321,7 +334,7 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         self._arity(fn, args, kwargs, 1, node)
         a = self.operand(args[0], node)
         if len(a.shape) != 2:
-            raise self.error(f"ttl.math.transpose needs a 2-D block, not {_shape_text(a.shape)}", node)
+            raise self.error(f"{fn.qualname} needs a 2-D block, not {_shape_text(a.shape)}", node)
         return self.make("transpose", [a], (a.shape[1], a.shape[0]), node)
 
     def _reshape_dims(self, fn, args, kwargs, node) -> tuple[BlockExpression, list]:
@@ -388,15 +401,15 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         if shape is None and isinstance(out, Block):
             shape = out.shape
         if shape is None:
-            raise self.error(f"ttl.{fn.namespace}.{fn.name}() needs the result shape: shape=(rows, cols) or the "
+            raise self.error(f"{fn.qualname}() needs the result shape: shape=(rows, cols) or the "
                              "output block", node)
         try:
             shape = tuple(int(s) for s in shape)
         except (TypeError, ValueError):
-            raise self.error(f"ttl.{fn.namespace}.{fn.name}(shape={shape!r}): shape is a tuple of compile-time "
+            raise self.error(f"{fn.qualname}(shape={shape!r}): shape is a tuple of compile-time "
                              "integers", node) from None
         if not shape or any(s <= 0 for s in shape):
-            raise self.error(f"ttl.{fn.namespace}.{fn.name}(shape={shape!r}): sizes must be positive, at least "
+            raise self.error(f"{fn.qualname}(shape={shape!r}): sizes must be positive, at least "
                              "one dimension", node)
         return shape
 
@@ -430,10 +443,10 @@ class BlockExpressionBuilder(AcquisitionBuilder):
             elif isinstance(v, tuple):
                 bound["shape"] = v
             else:
-                raise self.error(f"ttl.{fn.namespace}.fill: unexpected argument {self.describe(v)}", node)
+                raise self.error(f"{fn.prefix}fill: unexpected argument {self.describe(v)}", node)
         for k, v in kwargs.items():
             if k not in ("value", "shape", "out_blk", "dtype"):
-                raise self.error(f"ttl.{fn.namespace}.fill() got an unexpected keyword {k!r}", node)
+                raise self.error(f"{fn.prefix}fill() got an unexpected keyword {k!r}", node)
             bound[k] = v
         fmt = bound["out_blk"].dfb.data_format if "out_blk" in bound else DataFormat.Float16_b
         if isinstance(bound.get("dtype"), DataFormat):
@@ -442,17 +455,17 @@ class BlockExpressionBuilder(AcquisitionBuilder):
             try:
                 fmt = data_format(getattr(bound["dtype"], "name", str(bound["dtype"])).lower().removeprefix("ttnn."))
             except Exception:       # noqa: BLE001 - reported below
-                raise self.error(f"ttl.{fn.namespace}.fill(dtype={bound['dtype']!r}): give a block's dtype or a "
+                raise self.error(f"{fn.prefix}fill(dtype={bound['dtype']!r}): give a block's dtype or a "
                                  "TT-NN data type", node) from None
         if not _number(bound.get("value")):
-            raise self.error(f"ttl.{fn.namespace}.fill needs a number to fill with", node)
+            raise self.error(f"{fn.prefix}fill needs a number to fill with", node)
         shape = self._target_shape(fn, bound, node)
         return self.make("fill", [], shape, node, {"value": float(bound["value"])}, fmt=fmt)
 
     def _shaped_arguments(self, fn, args, kwargs, node) -> dict:
         """Bind ``(expr, [out_blk | dims | shape | scaler]...)`` by the kind of each positional value."""
         if not args:
-            raise self.error(f"ttl.{fn.namespace}.{fn.name}() needs a block expression", node)
+            raise self.error(f"{fn.qualname}() needs a block expression", node)
         bound: dict = {"expr": args[0]}
         for v in args[1:]:
             if isinstance(v, Block) and "out_blk" not in bound and fn.name == "broadcast":
@@ -464,15 +477,15 @@ class BlockExpressionBuilder(AcquisitionBuilder):
             elif isinstance(v, tuple):
                 key = "shape" if "dims" in bound or fn.name != "broadcast" or len(args) > 2 else "dims"
             else:
-                raise self.error(f"ttl.{fn.namespace}.{fn.name}(): unexpected argument {self.describe(v)}", node)
+                raise self.error(f"{fn.qualname}(): unexpected argument {self.describe(v)}", node)
             if key in bound:
-                raise self.error(f"ttl.{fn.namespace}.{fn.name}(): {key} given twice", node)
+                raise self.error(f"{fn.qualname}(): {key} given twice", node)
             bound[key] = v
         for k, v in kwargs.items():
             if k not in ("dims", "shape", "out_blk", "scaler"):
-                raise self.error(f"ttl.{fn.namespace}.{fn.name}() got an unexpected keyword {k!r}", node)
+                raise self.error(f"{fn.qualname}() got an unexpected keyword {k!r}", node)
             if k in bound:
-                raise self.error(f"ttl.{fn.namespace}.{fn.name}(): {k} given twice", node)
+                raise self.error(f"{fn.qualname}(): {k} given twice", node)
             bound[k] = v
         return bound
 
@@ -492,20 +505,20 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         a = self.operand(bound["expr"], node)
         target = self._target_shape(fn, bound, node)
         if len(target) != len(a.shape):
-            raise self.error(f"ttl.{fn.namespace}.broadcast: the block has {len(a.shape)} dimensions but the target "
+            raise self.error(f"{fn.prefix}broadcast: the block has {len(a.shape)} dimensions but the target "
                              f"shape {_shape_text(target)} has {len(target)}", node)
-        self._dims_exist(f"ttl.{fn.namespace}.broadcast", bound.get("dims"), a.shape, node)
+        self._dims_exist(f"{fn.prefix}broadcast", bound.get("dims"), a.shape, node)
         dims = self._normalize_dims(bound.get("dims"), len(a.shape)) if bound.get("dims") is not None else None
         if not dims:
-            raise self.error(f"ttl.{fn.namespace}.broadcast needs dims=[...] naming the dimensions to broadcast "
+            raise self.error(f"{fn.prefix}broadcast needs dims=[...] naming the dimensions to broadcast "
                              f"(indices of a {len(a.shape)}-D block)", node)
         for d in dims:
             if a.shape[d] != 1:
-                raise self.error(f"ttl.{fn.namespace}.broadcast along dimension {d}: the block has {a.shape[d]} tiles "
+                raise self.error(f"{fn.prefix}broadcast along dimension {d}: the block has {a.shape[d]} tiles "
                                  "there; only a dimension of size 1 can be broadcast", node)
         for d, (s, t) in enumerate(zip(a.shape, target)):
             if d not in dims and s != t:
-                raise self.error(f"ttl.{fn.namespace}.broadcast: dimension {d} is {s} in the block but {t} in the "
+                raise self.error(f"{fn.prefix}broadcast: dimension {d} is {s} in the block but {t} in the "
                                  "target shape and is not broadcast", node)
         return self.make("bcast", [a], target, node, dims=tuple(dims))
 

@@ -74,15 +74,23 @@ class BlockFunction:
 
     def __init__(self, name: str, namespace: str):
         self.name = name
-        self.namespace = namespace
+        self.namespace = namespace         # "math", "block", "unsafe", or "" for a name of ttl itself
         self.__name__ = name
 
+    @property
+    def prefix(self) -> str:
+        return f"ttl.{self.namespace}." if self.namespace else "ttl."
+
+    @property
+    def qualname(self) -> str:
+        return self.prefix + self.name
+
     def __call__(self, *args, **kwargs):
-        raise KernelError(f"ttl.{self.namespace}.{self.name} computes on blocks on the device; call it inside a "
+        raise KernelError(f"{self.qualname} computes on blocks on the device; call it inside a "
                           "@ttl.compute() kernel function", user_location())
 
     def __repr__(self) -> str:
-        return f"<ttl.{self.namespace}.{self.name}>"
+        return f"<{self.qualname}>"
 
 
 def _namespace(namespace: str, names: Callable[[], list[str]]) -> Namespace:
@@ -97,4 +105,9 @@ def _math_names() -> list[str]:
 math = _namespace("math", _math_names)
 block = _namespace("block", lambda: ["broadcast", "fill", "where", "transpose", "mask", "mask_posinf", "squeeze",
                                      "unsqueeze"])
+# The element-wise functions TT-Lang also provides as names of ttl itself (``ttl.exp(x)``,
+# ``ttl.sub(a, b)``, ``ttl.transpose(x)``): the same block functions as their ttl.math / ttl.block names.
+TOP_LEVEL = ("add", "sub", "mul", "max", "exp", "log", "sqrt", "rsqrt", "tanh", "abs", "neg", "relu", "sigmoid",
+             "transpose")
+top_level = cache(lambda: {name: BlockFunction(name, "") for name in TOP_LEVEL})
 unsafe = _namespace("unsafe", lambda: ["element_read", "element_write"])
