@@ -24,7 +24,7 @@ def add_parser(sub, help: str) -> None:
     p.add_argument("--arch", default=None, help="wormhole_b0 (default), n300, blackhole")
     p.add_argument("--trace", default=None, metavar="OUT.json", help="write a Chrome / Perfetto trace")
     p.add_argument("--max-cycles", type=positive_int, default=None, metavar="N",
-                   help="stop a kernel thread past N simulated cycles (the watchdog; default 2**31)")
+                   help="stop a kernel thread past N simulated cycles (the watchdog; default 2**36)")
     add_numerics_option(p)
     p.add_argument("op_args", nargs=argparse.REMAINDER, help="options of the op (see tilefold run OP --help)")
     p.set_defaults(handler=run)

@@ -16,7 +16,7 @@ def add_parser(sub, help: str) -> None:
     p.add_argument("--arch", default=None, help="wormhole_b0 (default), n300, blackhole")
     p.add_argument("--trace", default=None, metavar="OUT.json", help="write a Chrome / Perfetto trace")
     p.add_argument("--max-cycles", type=positive_int, default=None, metavar="N",
-                   help="stop a kernel thread past N simulated cycles (the watchdog; default 2**31)")
+                   help="stop a kernel thread past N simulated cycles (the watchdog; default 2**36)")
     p.add_argument("--num-devices", type=positive_int, default=None, metavar="N",
                    help="chips the script's ttnn.GetNumAvailableDevices() sees and a mesh may use "
                         "(default: the board's; 8 for a T3K)")

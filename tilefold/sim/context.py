@@ -22,6 +22,7 @@ from greenlet import getcurrent
 from tilefold.arch.cores import CoreCoord
 from tilefold.errors import DramAccessError, ProgramError, RuntimeArgError, SimulationError, SourceLocation
 from tilefold.sim.lanes import any_lane, lane_values, uniform
+from tilefold.sim.watchdog import MAX_LOOP_TRIPS
 
 
 def _lane_range(lb, step: int, trips: int):
@@ -186,7 +187,7 @@ class KernelContext:
     def range(self, lb, ub, step):
         if lb.__class__ is int and ub.__class__ is int and step.__class__ is int:
             r = range(lb, ub, step)
-            if len(r) > self.max_cycles - self.busy - self.steps:
+            if len(r) > min(self.max_cycles - self.busy - self.steps, MAX_LOOP_TRIPS - 1):
                 self.scheduler.runaway(self.thread, f"a loop of {len(r)} iterations")
             return r
         step = uniform(step, "loop step")
@@ -194,7 +195,7 @@ class KernelContext:
             return self.range(lb, ub, step)
         # Bounds differ per lane: fine as long as every lane runs the same number of iterations.
         trips = max(uniform((np.asarray(ub) - np.asarray(lb) + (step - 1)) // step, "loop trip count"), 0)
-        if trips > self.max_cycles - self.busy - self.steps:
+        if trips > min(self.max_cycles - self.busy - self.steps, MAX_LOOP_TRIPS - 1):
             self.scheduler.runaway(self.thread, f"a loop of {trips} iterations")
         return _lane_range(lb, step, trips)
 

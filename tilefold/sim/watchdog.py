@@ -3,8 +3,8 @@
 Reads: the limit given to ``Device.run(max_cycles=...)``, set for a block of code with
 :func:`limit` (the command line's ``--max-cycles``), or :data:`DEFAULT_MAX_CYCLES`. Writes:
 nothing. A thread's cycles are its busy cycles plus one per iteration of a ``while`` loop;
-a ``for`` loop of more iterations than remain is over the limit before it starts (each
-iteration costs at least a cycle on the device). Past the limit the scheduler raises
+a ``for`` loop of more iterations than remain, or of :data:`MAX_LOOP_TRIPS` or more, is over the
+limit before it starts (each iteration costs at least a cycle on the device). Past the limit the scheduler raises
 :class:`~tilefold.errors.WatchdogError` naming each running thread's line, the way a
 kernel that never ends (a loop count that wrapped around) shows up on hardware as a hang.
 """
@@ -13,9 +13,12 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
-# 2**31 cycles (about 2 s of device time at 1 GHz) per thread: far above the kernels tilefold
-# runs, and below any loop over a uint32 count that wrapped around (2**31 iterations or more).
-DEFAULT_MAX_CYCLES = 1 << 31
+# 2**36 cycles (about 69 s of device time at 1 GHz) per thread: above any kernel a program runs in
+# earnest (TT-Lang's one-node matmul tutorial at 8192³ keeps its compute thread busy 2.2e9 cycles).
+DEFAULT_MAX_CYCLES = 1 << 36
+# A for loop of 2**31 iterations or more is a runaway from its start whatever the cycle limit: a
+# uint32 loop count that wrapped around (0 - 1) has that many.
+MAX_LOOP_TRIPS = 1 << 31
 
 _limit = [DEFAULT_MAX_CYCLES]
 
