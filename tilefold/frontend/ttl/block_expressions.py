@@ -33,6 +33,7 @@ from tilefold.frontend.ttl.dataflow_buffers import hidden_dataflow_buffer
 from tilefold.frontend.ttl.math_api import PARAMETRIC, sfpu_functions
 from tilefold.frontend.ttl.scalars import Scalar
 from tilefold.frontend.ttl.values import Accumulator, Block, BlockExpression, device_block_shape
+from tilefold.frontend.ttl.variables import live_after
 from tilefold.ir import ttl
 from tilefold.layout.formats import DataFormat, data_format
 
@@ -653,9 +654,14 @@ class BlockExpressionBuilder(AcquisitionBuilder):
             return
         replaced, block.accumulator = block.accumulator, None
         scope = getattr(self, "_scope", None)
-        end = getattr(node, "end_lineno", None) or 0
-        later = {n.id for n in ast.walk(self.source.tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
-                 and n.lineno > end} if scope is not None else set()
+        later = set()
+        if scope is not None:
+            tree = self.source.tree
+            later = live_after(tree, node) if isinstance(tree, ast.FunctionDef) else None
+            if later is None:                   # not a statement of this function: whatever is read below it
+                end = getattr(node, "end_lineno", None) or 0
+                later = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+                         and n.lineno > end}
         while scope is not None:
             for name, value in list(scope.names.items()):
                 if isinstance(value, BlockExpression) and (name in later or name in scope.carried) \

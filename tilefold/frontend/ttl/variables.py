@@ -126,40 +126,68 @@ def _exposed(stmts: list[ast.stmt], defined: set[str]) -> set[str]:
     return out
 
 
+def _live_after(tail: list[ast.stmt]) -> set[str]:
+    """Names the statements ``tail`` (what runs after a statement, to the function's end) may read
+    before they certainly assign them; a nested ``def`` or lambda there counts as reading every name
+    it reads (a pipe body reads its kernel's names when it is built where it is called)."""
+    live = _exposed(tail, set())
+    for stmt in tail:
+        for sub in ast.walk(stmt):
+            if isinstance(sub, (ast.FunctionDef, ast.Lambda)):
+                live |= reads(sub)
+    return live
+
+
 def carried_names(function: ast.FunctionDef) -> set[str]:
     """The names of ``function`` that may carry a value across a loop iteration or out of a
-    loop or branch (see the module docstring)."""
-    positions: dict[int, int] = {}
-    order = 0
-    read_positions: dict[str, list[int]] = {}
-
-    def number(node: ast.AST) -> None:
-        """Number nodes in program order (pre-order, children in source order)."""
-        nonlocal order
-        positions[id(node)] = order
-        order += 1
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-            read_positions.setdefault(node.id, []).append(positions[id(node)])
-        if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
-            read_positions.setdefault(node.target.id, []).append(positions[id(node)])
-        for child in ast.iter_child_nodes(node):
-            number(child)
-
-    for stmt in function.body:
-        number(stmt)
-
-    def last_position(node: ast.AST) -> int:
-        return max(positions.get(id(sub), -1) for sub in ast.walk(node))
-
+    loop or branch (see the module docstring): assigned in a loop and read in its body before
+    they are certainly assigned again, or assigned in a loop or branch and live after it (read by
+    what follows, up to the function's end, before that certainly assigns them)."""
     carried: set[str] = set()
-    for node in _walk_no_functions(function):
-        if isinstance(node, (ast.For, ast.While)):
-            assigned = writes(node) - (writes(node.target) if isinstance(node, ast.For) else set())
-            start = {} if not isinstance(node, ast.For) else writes(node.target)
-            carried |= assigned & _exposed(node.body, set(start))
-        if isinstance(node, (ast.For, ast.While, ast.If)):
-            end = last_position(node)
-            for name in writes(node):
-                if any(p > end for p in read_positions.get(name, ())):
-                    carried.add(name)
+
+    def visit(stmts: list[ast.stmt], after: list[ast.stmt]) -> None:
+        for i, stmt in enumerate(stmts):
+            tail = list(stmts[i + 1:]) + after
+            if isinstance(stmt, (ast.For, ast.While)):
+                assigned = writes(stmt) - (writes(stmt.target) if isinstance(stmt, ast.For) else set())
+                start = writes(stmt.target) if isinstance(stmt, ast.For) else set()
+                carried.update(assigned & _exposed(stmt.body, set(start)))
+            if isinstance(stmt, (ast.For, ast.While, ast.If)):
+                carried.update(writes(stmt) & _live_after(tail))
+            if isinstance(stmt, (ast.FunctionDef, ast.Lambda)):
+                continue
+            for field in ("body", "orelse"):
+                block = getattr(stmt, field, None)
+                if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+                    # a loop body runs again: what follows it includes the body itself
+                    again = list(stmt.body) if isinstance(stmt, (ast.For, ast.While)) and field == "body" else []
+                    visit(block, again + tail)
+
+    visit(function.body, [])
     return carried
+
+
+def live_after(function: ast.FunctionDef, node: ast.AST) -> set[str] | None:
+    """Names live after the statement of ``function`` that holds ``node`` (see :func:`_live_after`),
+    or None when ``node`` is not in ``function``."""
+    found: list[set[str]] = []
+
+    def visit(stmts: list[ast.stmt], after: list[ast.stmt]) -> bool:
+        for i, stmt in enumerate(stmts):
+            tail = list(stmts[i + 1:]) + after
+            if not any(sub is node for sub in ast.walk(stmt)):
+                continue
+            for field in ("body", "orelse"):
+                block = getattr(stmt, field, None)
+                if (stmt is not node and not isinstance(stmt, (ast.FunctionDef, ast.Lambda)) and isinstance(block, list)
+                        and block and isinstance(block[0], ast.stmt)):
+                    again = list(stmt.body) if isinstance(stmt, (ast.For, ast.While)) and field == "body" else []
+                    if visit(block, again + tail):
+                        return True
+            found.append(_live_after(tail))
+            return True
+        return False
+
+    visit(function.body, [])
+    return found[0] if found else None
+

@@ -1,0 +1,96 @@
+"""A name assigned in several runtime branches but not read after them is a plain name of each
+branch, not a value carried out of them (TT-Lang's flash-attention chain reuses names in sibling
+``if net.is_src()`` / ``if net.is_dst()`` branches); one read after the branches still carries it."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import tilefold.ttl as ttl
+import tilefold.ttnn as ttnn
+
+
+@ttl.operation(grid=(2, 1))
+def by_role(a, out):
+    """Node 0 (the pipe's source) writes a*2 to its column, node 1 (its destination) a+1; both
+    branches name their value ``t``."""
+    net = ttl.PipeNet([ttl.Pipe((0, 0), (1, 0))])
+    a_dfb = ttl.make_dataflow_buffer_like(a, shape=(1, 1), block_count=2)
+    o_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+
+    @ttl.compute()
+    def compute():
+        if net.is_src():
+            with a_dfb.wait() as x, o_dfb.reserve() as y:
+                t = x * 2.0
+                y.store(t)
+        if net.is_dst():
+            with a_dfb.wait() as x, o_dfb.reserve() as y:
+                t = x + 1.0
+                y.store(t)
+
+    @ttl.datamovement()
+    def read():
+        i = ttl.node(dims=1)
+        with a_dfb.reserve() as blk:
+            ttl.copy(a[0, i], blk).wait()
+
+    @ttl.datamovement()
+    def write():
+        i = ttl.node(dims=1)
+        with o_dfb.wait() as blk:
+            ttl.copy(blk, out[0, i]).wait()
+
+
+def test_a_name_reused_in_sibling_runtime_branches():
+    a = np.random.default_rng(9).random((32, 64), dtype=np.float32)
+    tensors = [ttnn.from_numpy(v, dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT) for v in (a, np.zeros_like(a))]
+    by_role(*tensors)
+    expected = np.concatenate([a[:, :32] * 2.0, a[:, 32:] + 1.0], axis=1)
+    np.testing.assert_allclose(ttnn.to_numpy(tensors[1]), expected, rtol=1e-6)
+
+
+def test_carried_names_follow_liveness():
+    import ast
+    import textwrap
+
+    from tilefold.frontend.ttl.variables import carried_names
+
+    def names(src: str) -> set[str]:
+        return carried_names(ast.parse(textwrap.dedent(src)).body[0])
+
+    assert names("""
+        def k():
+            if c:
+                t = 1
+                use(t)
+            if d:
+                t = 2
+                use(t)
+    """) == set()
+    assert names("""
+        def k():
+            if c:
+                t = 1
+            use(t)
+    """) == {"t"}
+    assert names("""
+        def k():
+            for i in range(3):
+                if c:
+                    t = i
+            use(t)
+    """) == {"t"}
+    assert names("""
+        def k():
+            acc = 0
+            for i in range(3):
+                acc = acc + i
+    """) == {"acc"}
+    assert names("""
+        def k():
+            if c:
+                t = 1
+            def body(p):
+                use(t)
+    """) == {"t"}
