@@ -254,13 +254,17 @@ class ComputeApi:
             cycles += self.costs.bfp_extra_per_tile * tiles
         return cycles
 
-    def _math(self, cycles: float, name: str, engine: str = "fpu", tiles: int = 1) -> None:
+    def _math_after_unpack(self) -> None:
+        """The math engine starts no earlier than the unpacker has delivered (Python floats on one lane)."""
         if self.L == 1:
             u = self.unpack_clock.item()
             if u > self.math_clock.item():
                 self.math_clock[0] = u
         else:
             np.maximum(self.math_clock, self.unpack_clock, out=self.math_clock)
+
+    def _math(self, cycles: float, name: str, engine: str = "fpu", tiles: int = 1) -> None:
+        self._math_after_unpack()
         self.charge(cycles, self.math_clock, name)
         c = self.dev.counters
         if engine == "fpu":
@@ -300,12 +304,7 @@ class ComputeApi:
         self.dst_state = COMMITTED
         if self._pending_matmul:
             self._flush_matmul()
-        if self.L == 1:
-            u = self.unpack_clock.item()
-            if u > self.math_clock.item():
-                self.math_clock[0] = u
-        else:
-            np.maximum(self.math_clock, self.unpack_clock, out=self.math_clock)
+        self._math_after_unpack()
         self.commit_time = self.math_clock.copy()
         self._init_call("tile_regs_commit")
 
