@@ -286,14 +286,20 @@ def test_block_math_in_a_data_movement_kernel():
 
 
 def test_block_never_released():
+    """A kernel that releases blocks itself (it calls push() / pop()) must release each one; a
+    kernel that never does has its blocks released where their names die (test_ttl_implicit_release)."""
     @ttl.operation(grid=(1, 1))
     def op(x, y):
         x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1))
+        y_dfb = ttl.make_dataflow_buffer_like(y, shape=(1, 1))
 
         @ttl.datamovement()
         def read():
             blk = x_dfb.reserve()  # error
             ttl.copy(x[0, 0], blk).wait()
+            other = y_dfb.reserve()
+            ttl.copy(x[0, 0], other).wait()
+            other.push()
 
     expect_error(lambda: op(*tensors()), test_block_never_released, KernelError, "never released", "blk.push()")
 

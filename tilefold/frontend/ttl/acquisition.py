@@ -41,9 +41,16 @@ class AcquisitionBuilder:
         name = self.pending_name(node) or f"{dfb.name}_blk"
         op.result.name_hint = name
         status = BlockState(name, kind, self.kind, self.location(node))
-        block = Block(dfb, op.result, status, depth)
+        stmt = self.current_statement()
+        block = Block(dfb, op.result, status, depth,
+                      assigned=isinstance(stmt, ast.Assign) and stmt.value is node,   # name = dfb.reserve() / wait()
+                      level=self.runtime_level())
         held.append(block)
         return block
+
+    def runtime_level(self) -> int:
+        """How many loops and runtime branches the statement being built is in."""
+        return sum(1 for r in self.regions if r.kind in ("loop", "branch"))
 
     def pending_name(self, node: ast.AST) -> str | None:
         """The name a ``with ... as NAME`` or ``NAME = ...`` statement binds the value to."""

@@ -52,7 +52,8 @@ from tilefold.frontend.ttl.values import (
     LocalFunction,
     MutableScalar,
 )
-from tilefold.frontend.ttl.variables import carried_names
+from tilefold.frontend.ttl.implicit_kernels import hold_inline_blocks
+from tilefold.frontend.ttl.variables import carried_names, live_after
 from tilefold.ir import ttl
 from tilefold.ir.locations import file_line_loc
 from tilefold.ir.ttkernel import THREAD_ATTR
@@ -94,6 +95,9 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, BlockExpressionBuilder, 
         kernel.attributes[THREAD_ATTR] = StringAttr(THREADS[self.kind])
         kernel.attributes[ttl.KERNEL_ROLE_ATTR] = StringAttr(self.kind)
         self.block = body
+        self.kernel_tree = tree
+        self.implicit_release = _releases_implicitly(tree)
+        self.inline_blocks = [0]
         scope = Scope(carried=carried_names(tree))
         self.statements(tree.body, scope, Region("function", tree))
         self.check_all_released(tree.body[-1] if tree.body else tree)
@@ -147,13 +151,18 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, BlockExpressionBuilder, 
             self._scope = outer_scope
 
     def _statements(self, stmts: list[ast.stmt], scope: Scope, region: Region) -> None:
+        implicit = getattr(self, "implicit_release", False)
         for stmt in _fold_early_returns(stmts):
+            if implicit:            # ttl.copy(dfb.wait(), ...): the block is released after the statement
+                stmt = hold_inline_blocks(stmt, self.inline_blocks)
             self.node = stmt
             self._statement = stmt
             handler = getattr(self, f"stmt_{type(stmt).__name__}", None)
             if handler is None:
                 raise self.error(_unsupported_statement(stmt), stmt)
             handler(stmt, scope)
+            if getattr(self, "implicit_release", False) and self.source.tree is self.kernel_tree:
+                self.release_dead_blocks(stmt, scope)
         self.end_region(region, stmts[-1] if stmts else region.node)
         self.regions.pop()
 
@@ -486,6 +495,44 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, BlockExpressionBuilder, 
 
     # -- held blocks ----------------------------------------------------------------------------
 
+    def release_dead_blocks(self, stmt: ast.stmt, scope: Scope) -> None:
+        """In a kernel without ``push()`` / ``pop()`` calls: after ``stmt``, push a block reserved by
+        ``name = dfb.reserve()`` once it holds its value and its name is no longer live (read by what
+        follows before it is assigned again), pop a block obtained by ``name = dfb.wait()`` once its
+        name is no longer live — oldest block of a buffer end first — waiting first for the copies
+        into or out of it that the kernel did not wait for."""
+        live = live_after(self.kernel_tree, stmt)
+        if live is None:
+            return
+        for ends in self.held.values():
+            for end, blocks in ends.items():
+                while blocks:
+                    b = blocks[0]
+                    if not b.assigned or b.level != self.runtime_level() or (
+                            b.name in live and scope.lookup(b.name) is b) or (
+                            end == "wait" and self._feeds_live_value(b, live, scope)):
+                        break
+                    if end == "reserve" and self.kind == "compute" and b.stored is None:
+                        break
+                    for region in self.regions:
+                        for t in region.transfers:
+                            if t.block is b and not t.waited and t.group is None and self._dominates(t.value):
+                                self.transfer_wait(t, stmt)
+                    self.release(b, stmt)
+
+    @staticmethod
+    def _feeds_live_value(block, live: set[str], scope: Scope) -> bool:
+        """Whether a live name holds a block expression computed from ``block`` (the block then
+        stays until that value is used, instead of the value being copied out before the pop)."""
+        from tilefold.frontend.ttl.block_expressions import _reads
+
+        while scope is not None:
+            for name, value in scope.names.items():
+                if name in live and isinstance(value, BlockExpression) and _reads(value.value, block.value):
+                    return True
+            scope = scope.parent
+        return False
+
     def held_snapshot(self) -> dict:
         return {k: {e: list(v) for e, v in ends.items()} for k, ends in self.held.items()}
 
@@ -523,6 +570,14 @@ class Unassigned:
 
     def __init__(self, name: str):
         self.name = name
+
+
+def _releases_implicitly(tree: ast.FunctionDef) -> bool:
+    """A kernel that never calls ``push()`` / ``pop()`` releases the blocks it acquires with
+    ``name = dfb.reserve()`` / ``dfb.wait()`` itself, as TT-Lang's compiler does (see
+    :meth:`KernelBuilder.release_dead_blocks`)."""
+    return not any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("push", "pop")
+                   for n in ast.walk(tree))
 
 
 def _is_int(v) -> bool:

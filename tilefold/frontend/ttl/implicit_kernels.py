@@ -111,7 +111,7 @@ def _assign(body: list[ast.stmt], tensors: set[str]) -> list[str | None]:
     return kinds
 
 
-def _hold_inline_blocks(stmt: ast.stmt, counter: list[int]) -> ast.stmt:
+def hold_inline_blocks(stmt: ast.stmt, counter: list[int]) -> ast.stmt:
     """``ttl.copy(dfb.wait(), t[...]).wait()`` → ``with dfb.wait() as blk: ttl.copy(blk, t[...]).wait()``:
     a block acquired inside an expression is released at the end of its statement."""
     if not isinstance(stmt, ast.Expr):
@@ -153,7 +153,7 @@ def split(function, source: FunctionSource):
     base = tree.name.lstrip("_") or "operation"
     for part, kind in KINDS:
         counter = [0]
-        stmts = [_hold_inline_blocks(s, counter) for s, k in zip(tree.body, kinds) if k == part]
+        stmts = [hold_inline_blocks(s, counter) for s, k in zip(tree.body, kinds) if k == part]
         if not stmts:
             continue
         name = f"{base}_{part}"

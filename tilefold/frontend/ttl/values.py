@@ -55,6 +55,8 @@ class Block:
     depth: int                # blocks of the same buffer end held before this one
     stored: SSAValue | None = None        # the last value stored into it (compute kernels)
     accumulator: Accumulator | None = None
+    assigned: bool = False                 # acquired as name = dfb.reserve() / wait() (may be released implicitly)
+    level: int = 0                         # runtime loops and branches around its acquisition
 
     @property
     def shape(self) -> tuple[int, ...]:
