@@ -54,3 +54,40 @@ def test_blocks_are_released_where_their_names_die():
     tensors = [ttnn.from_numpy(v, dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT) for v in (a, b, np.zeros_like(a))]
     scaled_sum(*tensors)
     np.testing.assert_allclose(ttnn.to_numpy(tensors[2]), 2 * (a + b) + a, rtol=1e-5)
+
+
+@ttl.operation(grid=(2, 1))
+def forward(a, out):
+    """Node 0 reads a tile and sends it to node 1 with ``ttl.copy(dfb.wait(), pipe)`` in a pipe
+    body: the wait belongs to the body, so node 1 (no source) never waits on its own buffer."""
+    net = ttl.PipeNet([ttl.Pipe((0, 0), (1, 0))])
+    send_dfb = ttl.make_dataflow_buffer_like(a, shape=(1, 1), block_count=2)
+    recv_dfb = ttl.make_dataflow_buffer_like(a, shape=(1, 1), block_count=2)
+
+    @ttl.compute()
+    def compute():
+        pass
+
+    @ttl.datamovement()
+    def read():
+        if net.is_src():
+            blk = send_dfb.reserve()
+            ttl.copy(a[0, 0], blk)
+        net.if_src(lambda pipe: ttl.copy(send_dfb.wait(), pipe).wait())
+
+    @ttl.datamovement()
+    def write():
+        def receive(pipe):
+            blk = recv_dfb.reserve()
+            ttl.copy(pipe, blk).wait()
+
+        net.if_dst(receive)
+        if net.is_dst():
+            ttl.copy(recv_dfb.wait(), out[0, 0]).wait()
+
+
+def test_a_block_taken_inside_a_pipe_body_is_held_by_the_body():
+    a = np.random.default_rng(5).random((32, 32), dtype=np.float32)
+    tensors = [ttnn.from_numpy(v, dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT) for v in (a, np.zeros_like(a))]
+    forward(*tensors)
+    np.testing.assert_array_equal(ttnn.to_numpy(tensors[1]), a)

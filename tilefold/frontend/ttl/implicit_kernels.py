@@ -124,6 +124,9 @@ def hold_inline_blocks(stmt: ast.stmt, counter: list[int]) -> ast.stmt:
             node.args = [hoist(a) for a in node.args]
             return node
 
+        def visit_Lambda(self, node):
+            return node             # a pipe body's acquisitions belong to the body (held when it is built)
+
     def hoist(arg):
         if not (_is_acquire(arg) and isinstance(arg.func.value, ast.Name)):
             return arg

@@ -177,6 +177,9 @@ def live_after(function: ast.FunctionDef, node: ast.AST) -> set[str] | None:
             tail = list(stmts[i + 1:]) + after
             if not any(sub is node for sub in ast.walk(stmt)):
                 continue
+            if isinstance(stmt, ast.FunctionDef) and stmt is not node:
+                found.append(live_after(stmt, node))     # a nested def (a pipe body): its own statements
+                return True
             for field in ("body", "orelse"):
                 block = getattr(stmt, field, None)
                 if (stmt is not node and not isinstance(stmt, (ast.FunctionDef, ast.Lambda)) and isinstance(block, list)
