@@ -131,7 +131,8 @@ def open_device(device_id: int = 0, worker_l1_size: int | None = None, **kwargs)
 def close_device(device: Device) -> None:
     from tilefold.frontend.ttl.session import settings
 
-    if device.is_open and device.worker_l1_size is not None and settings().arch is device.arch:
+    if getattr(device, "is_open", False) and getattr(device, "worker_l1_size", None) is not None \
+            and settings().arch is device.arch:
         settings().arch = device._session_arch
     device.is_open = False
 

@@ -217,3 +217,14 @@ def test_a_worker_l1_size_larger_than_the_l1_names_the_users_line():
 
     expect_error(run, test_a_worker_l1_size_larger_than_the_l1_names_the_users_line, LayoutError,
                  "worker_l1_size=2097152", "ttnn.get_max_worker_l1_unreserved_size()")
+
+
+def test_close_device_takes_a_mesh_device():
+    """TT-Lang's multi-device tutorials close their mesh with ttnn.close_device."""
+    ttnn.set_num_devices(2)
+    try:
+        mesh = ttnn.open_mesh_device(ttnn.MeshShape(1, 2))
+        ttnn.close_device(mesh)
+        assert not mesh.is_open
+    finally:
+        ttnn.set_num_devices(None)
