@@ -423,13 +423,18 @@ class DataflowApi:
         chips = self.dev.row_chip
         if chips is None:
             return 0.0
-        mine = chips[self.row_idx]
         if isinstance(rows, list):              # per lane, the rows of a multicast
-            away = np.array([bool(len(r)) and bool((chips[np.asarray(r, dtype=np.int64)] != m).any())
-                             for r, m in zip(rows, mine)])
-        else:
-            away = chips[np.broadcast_to(np.asarray(rows, dtype=np.int64), (self.L,))] != mine
+            return np.array([self._hop(me, r, nbytes) for me, r in zip(np.atleast_1d(self.row_idx), rows)])
+        away = chips[np.broadcast_to(np.asarray(rows, dtype=np.int64), (self.L,))] != chips[self.row_idx]
         return np.where(away, ETHERNET_LATENCY_CYCLES + nbytes / ETHERNET_BYTES_PER_CYCLE, 0.0)
+
+    def _hop(self, me: int, rows: np.ndarray, nbytes: int) -> float:
+        """The ethernet cycles of one lane's multicast from core row ``me`` to core rows ``rows``:
+        one hop when any of them is on another chip (see :meth:`_ethernet`), else 0."""
+        chips = self.dev.row_chip
+        if chips is None or not len(rows) or not (chips[np.asarray(rows, dtype=np.int64)] != chips[me]).any():
+            return 0.0
+        return ETHERNET_LATENCY_CYCLES + nbytes / ETHERNET_BYTES_PER_CYCLE
 
     def _mcast_done(self, nbytes: int) -> np.ndarray:
         """A multicast occupies the port at the measured one-to-all rate, below the link's width
@@ -498,7 +503,8 @@ class DataflowApi:
 
     def _read_dram_one(self, bank: int, local: int, dst: int, nbytes: int, call: str, line: int) -> None:
         """:meth:`_read` of one lane from one DRAM bank into its L1: the same steps, in the same
-        order, on Python numbers (:meth:`_dram_done`, :meth:`_port`, :meth:`_note_read` inlined)."""
+        order, on Python numbers (the one-lane paths of :meth:`_dram_done` and :meth:`_port`,
+        :meth:`_note_read` inlined)."""
         self._check_local_write(dst, nbytes, call)
         self._check_dram(local, nbytes, call)
         dev = self.dev
@@ -506,14 +512,7 @@ class DataflowApi:
         data = dev.dram.read(bank, local, nbytes)
         counters.dram_read_bytes += nbytes
         dev.core_read_bytes[self.row0] += nbytes
-        dev.bank_traffic.append((bank, nbytes))
-        c, p = self.clock.item(), self.port_free.item()
-        p = (c if c > p else p) + nbytes / self.arch.noc_link_bytes_per_cycle
-        self.port_free[0] = p
-        d = self.dram_free.item()
-        d = (d if d > p else p) + nbytes / dev.dram_share[self.row0]
-        self.dram_free[0] = d
-        done = (p if p > d else d) + (self.costs.noc_latency + self.costs.dram_latency)
+        done = self._dram_done(bank, nbytes).item()
         dev.l1.write(self.rows, dst, data)
         counters.noc_bytes += nbytes
         self._issue(nbytes, call)
@@ -625,9 +624,7 @@ class DataflowApi:
                 self.dev.l1.write(rows, local, np.repeat(data, rows.size, axis=0))
             self.dev.counters.noc_bytes += nbytes * max(len(targets), 1)
             if words:
-                chips = self.dev.row_chip
-                hop = (ETHERNET_LATENCY_CYCLES + nbytes / ETHERNET_BYTES_PER_CYCLE
-                       if chips is not None and rows.size and (chips[rows] != chips[me]).any() else 0.0)
+                hop = self._hop(me, rows, nbytes)
                 self.dev.sem_time_note(rows, local, float(self.clock[lane] + self.costs.noc_latency + hop))
                 self.dev.order.release(me, rows, local)
         done = self._mcast_done(nbytes) + self._ethernet(reached, nbytes)
