@@ -25,12 +25,10 @@ over a mesh of chips. A name this module lacks raises one error naming the user'
 
 from __future__ import annotations
 
+import builtins
 from dataclasses import dataclass
 
-import builtins
-
 import ml_dtypes
-
 import numpy as np
 
 from tilefold.errors import LayoutError
@@ -131,8 +129,8 @@ def open_device(device_id: int = 0, worker_l1_size: int | None = None, **kwargs)
 def close_device(device: Device) -> None:
     from tilefold.frontend.ttl.session import settings
 
-    if getattr(device, "is_open", False) and getattr(device, "worker_l1_size", None) is not None \
-            and settings().arch is device.arch:
+    # a mesh device (TT-Lang's multi-device tutorials close theirs here) never changes the L1 split
+    if device.is_open and getattr(device, "worker_l1_size", None) is not None and settings().arch is device.arch:
         settings().arch = device._session_arch
     device.is_open = False
 

@@ -40,7 +40,7 @@ from tilefold.errors import KernelError, SourceLocation
 from tilefold.frontend.source import MISSING, FunctionSource
 from tilefold.frontend.ttl.block_expressions import BlockExpressionBuilder
 from tilefold.frontend.ttl.data_movement import DataMovementBuilder
-from tilefold.frontend.ttl.expressions import ExpressionBuilder
+from tilefold.frontend.ttl.expressions import PYTHON_VALUES, ExpressionBuilder
 from tilefold.frontend.ttl.helpers import HelperInliner
 from tilefold.frontend.ttl.device_calls import SIGNPOST
 from tilefold.frontend.ttl.scalars import Scalar, ScalarBuilder
@@ -161,7 +161,7 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, BlockExpressionBuilder, 
             if handler is None:
                 raise self.error(_unsupported_statement(stmt), stmt)
             handler(stmt, scope)
-            if getattr(self, "implicit_release", False) and self.source.tree is self.kernel_tree:
+            if implicit and self.source.tree is self.kernel_tree:
                 self.release_dead_blocks(stmt, scope)
         self.end_region(region, stmts[-1] if stmts else region.node)
         self.regions.pop()
@@ -196,7 +196,7 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, BlockExpressionBuilder, 
         """``assert`` on values known when the kernel is built (shapes, constants, loop bounds): checked
         then, failing at its line with its message; on a runtime value it is an error."""
         value = self.evaluate(stmt.test, scope)
-        if not isinstance(value, (bool, int, float, str, tuple, list, type(None))):
+        if not isinstance(value, PYTHON_VALUES):
             raise self.error(f"assert {ast.unparse(stmt.test)[:40]}: the condition depends on values known only "
                              "when the kernel runs; check it in the operation's body", stmt)
         if not value:
@@ -205,13 +205,11 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, BlockExpressionBuilder, 
     def _assert_message(self, stmt: ast.Assert, scope) -> str:
         if stmt.msg is None:
             return ast.unparse(stmt.test)
-        parts = stmt.msg.values if isinstance(stmt.msg, ast.JoinedStr) else [stmt.msg]
         text = []
-        for part in parts:
-            value = self.evaluate(part.value if isinstance(part, ast.FormattedValue) else part, scope)
-            if not isinstance(value, (bool, int, float, str, tuple, list, type(None))):
+        for value, spec in self.text_pieces(stmt.msg, scope):
+            if not isinstance(value, PYTHON_VALUES):
                 return ast.unparse(stmt.msg)
-            text.append(str(value))
+            text.append(format(value, spec) if spec else str(value))
         return "".join(text)
 
     def stmt_Expr(self, stmt: ast.Expr, scope) -> None:

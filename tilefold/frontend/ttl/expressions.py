@@ -55,6 +55,10 @@ def _is_int(v) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
+# values a kernel holds as Python values, known when it is built (printed or asserted as Python would)
+PYTHON_VALUES = (bool, int, float, str, tuple, list, type(None))
+
+
 class BoundMethod:
     """``obj.method`` of a kernel value, called later."""
 
@@ -392,7 +396,7 @@ class ExpressionBuilder:
             elif isinstance(value, SSAValue):
                 values.append(value)
                 parts.append("")
-            elif isinstance(value, (bool, int, float, str, tuple, list, type(None))):
+            elif isinstance(value, PYTHON_VALUES):
                 parts[-1] += format(value, spec) if spec else str(value)
             else:
                 parts[-1] += f"<{self.describe(value)}>"
@@ -400,22 +404,29 @@ class ExpressionBuilder:
         for i, arg in enumerate(node.args):
             if i:
                 parts[-1] += str(sep)
-            pieces = arg.values if isinstance(arg, ast.JoinedStr) else [arg]
-            for piece in pieces:
-                if isinstance(piece, ast.Constant) and isinstance(arg, ast.JoinedStr):
-                    parts[-1] += str(piece.value)
-                elif isinstance(piece, ast.FormattedValue):
-                    spec = "".join(str(v.value) for v in piece.format_spec.values
-                                   if isinstance(v, ast.Constant)) if piece.format_spec is not None else ""
-                    value = self.evaluate(piece.value, scope)
-                    if piece.conversion == ord("r") and not isinstance(value, (Scalar, NodeExpression, SSAValue)):
-                        value = repr(value)
-                    show(value, spec)
-                else:
-                    show(self.evaluate(piece, scope))
+            for value, spec in self.text_pieces(arg, scope):
+                show(value, spec)
         self.node = node
         self.emit(DPrintOp(parts, values))
         return None
+
+    def text_pieces(self, arg: ast.expr, scope):
+        """``(value, format spec)`` of each piece an argument of ``print`` or an ``assert`` message
+        shows: an f-string's texts and formatted values (``!r`` applied to values known when the
+        kernel is built), else the argument's value."""
+        if not isinstance(arg, ast.JoinedStr):
+            yield self.evaluate(arg, scope), ""
+            return
+        for piece in arg.values:
+            if isinstance(piece, ast.Constant):
+                yield str(piece.value), ""
+                continue
+            spec = "".join(str(v.value) for v in piece.format_spec.values
+                           if isinstance(v, ast.Constant)) if piece.format_spec is not None else ""
+            value = self.evaluate(piece.value, scope)
+            if piece.conversion == ord("r") and isinstance(value, PYTHON_VALUES):
+                value = repr(value)
+            yield value, spec
 
     def semaphore_call(self, obj, name: str, args, kwargs, node):
         """``sem.wait_eq(n)`` / ``wait_min(n)`` / ``set(n)``, ``remote.inc(n)``, ``multicast.set(n)``."""
@@ -594,4 +605,4 @@ class ExpressionBuilder:
                 from None
 
 
-__all__ = ["ExpressionBuilder", "BoundMethod", "MISSING"]
+__all__ = ["ExpressionBuilder", "BoundMethod", "MISSING", "PYTHON_VALUES"]

@@ -3,11 +3,13 @@
 Reads: the AST of a kernel function (or of a function nested in it). Writes: the set of names
 that may need storage: a name assigned inside a ``for`` body and read in that body before it is
 (definitely) assigned again — its value flows from one iteration to the next — or assigned in a
-``for`` / ``if`` and read after it. The builder keeps such a name in storage when it is assigned
-inside a runtime loop or branch: a runtime integer in a local variable, a block expression in a
-dataflow buffer of its own (an accumulator).
+``for`` / ``if`` and live after it (read before it is assigned again). The builder keeps such a
+name in storage when it is assigned inside a runtime loop or branch: a runtime integer in a local
+variable, a block expression in a dataflow buffer of its own (an accumulator).
 
 Nested ``def``s (pipe condition bodies) are analysed on their own when they are built.
+:func:`live_after` gives the names live after a statement — what the builder reads to keep a value
+computed from a block past its pop, and to release blocks implicitly where their names die.
 """
 
 from __future__ import annotations
@@ -138,59 +140,49 @@ def _live_after(tail: list[ast.stmt]) -> set[str]:
     return live
 
 
+def _with_tails(stmts: list[ast.stmt], after: list[ast.stmt]):
+    """``(statement, tail)`` for every statement of ``stmts`` and of the blocks nested in them (not
+    inside nested functions), in program order; ``tail`` is what runs after the statement up to the
+    function's end — a loop body's statements are followed by the body again."""
+    for i, stmt in enumerate(stmts):
+        tail = list(stmts[i + 1:]) + after
+        yield stmt, tail
+        if isinstance(stmt, (ast.FunctionDef, ast.Lambda)):
+            continue
+        for field in ("body", "orelse"):
+            block = getattr(stmt, field, None)
+            if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+                again = list(stmt.body) if isinstance(stmt, (ast.For, ast.While)) and field == "body" else []
+                yield from _with_tails(block, again + tail)
+
+
 def carried_names(function: ast.FunctionDef) -> set[str]:
     """The names of ``function`` that may carry a value across a loop iteration or out of a
     loop or branch (see the module docstring): assigned in a loop and read in its body before
     they are certainly assigned again, or assigned in a loop or branch and live after it (read by
     what follows, up to the function's end, before that certainly assigns them)."""
     carried: set[str] = set()
-
-    def visit(stmts: list[ast.stmt], after: list[ast.stmt]) -> None:
-        for i, stmt in enumerate(stmts):
-            tail = list(stmts[i + 1:]) + after
-            if isinstance(stmt, (ast.For, ast.While)):
-                assigned = writes(stmt) - (writes(stmt.target) if isinstance(stmt, ast.For) else set())
-                start = writes(stmt.target) if isinstance(stmt, ast.For) else set()
-                carried.update(assigned & _exposed(stmt.body, set(start)))
-            if isinstance(stmt, (ast.For, ast.While, ast.If)):
-                carried.update(writes(stmt) & _live_after(tail))
-            if isinstance(stmt, (ast.FunctionDef, ast.Lambda)):
-                continue
-            for field in ("body", "orelse"):
-                block = getattr(stmt, field, None)
-                if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
-                    # a loop body runs again: what follows it includes the body itself
-                    again = list(stmt.body) if isinstance(stmt, (ast.For, ast.While)) and field == "body" else []
-                    visit(block, again + tail)
-
-    visit(function.body, [])
+    for stmt, tail in _with_tails(function.body, []):
+        if isinstance(stmt, (ast.For, ast.While)):
+            assigned = writes(stmt) - (writes(stmt.target) if isinstance(stmt, ast.For) else set())
+            start = writes(stmt.target) if isinstance(stmt, ast.For) else set()
+            carried.update(assigned & _exposed(stmt.body, set(start)))
+        if isinstance(stmt, (ast.For, ast.While, ast.If)):
+            carried.update(writes(stmt) & _live_after(tail))
     return carried
 
 
 def live_after(function: ast.FunctionDef, node: ast.AST) -> set[str] | None:
-    """Names live after the statement of ``function`` that holds ``node`` (see :func:`_live_after`),
-    or None when ``node`` is not in ``function``."""
-    found: list[set[str]] = []
-
-    def visit(stmts: list[ast.stmt], after: list[ast.stmt]) -> bool:
-        for i, stmt in enumerate(stmts):
-            tail = list(stmts[i + 1:]) + after
-            if not any(sub is node for sub in ast.walk(stmt)):
-                continue
-            if isinstance(stmt, ast.FunctionDef) and stmt is not node:
-                found.append(live_after(stmt, node))     # a nested def (a pipe body): its own statements
-                return True
-            for field in ("body", "orelse"):
-                block = getattr(stmt, field, None)
-                if (stmt is not node and not isinstance(stmt, (ast.FunctionDef, ast.Lambda)) and isinstance(block, list)
-                        and block and isinstance(block[0], ast.stmt)):
-                    again = list(stmt.body) if isinstance(stmt, (ast.For, ast.While)) and field == "body" else []
-                    if visit(block, again + tail):
-                        return True
-            found.append(_live_after(tail))
-            return True
-        return False
-
-    visit(function.body, [])
-    return found[0] if found else None
-
+    """Names live after the innermost statement of ``function`` that holds ``node`` (see
+    :func:`_live_after`; in a nested ``def``, a pipe body, within that body), or None when ``node``
+    is not in ``function``."""
+    innermost = None
+    for stmt, tail in _with_tails(function.body, []):
+        if any(sub is node for sub in ast.walk(stmt)):
+            innermost = stmt, tail
+    if innermost is None:
+        return None
+    stmt, tail = innermost
+    if isinstance(stmt, ast.FunctionDef) and stmt is not node:
+        return live_after(stmt, node)
+    return _live_after(tail)
