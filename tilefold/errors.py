@@ -62,6 +62,18 @@ class KernelError(TilefoldError):
     """Misuse of a kernel language (PyKernel, TT-Lang, TileLang) or an IR verifier failure."""
 
 
+class KernelArgumentError(KernelError, TypeError):
+    """A kernel-language call with arguments Python itself would refuse (an unknown keyword ...)."""
+
+
+class KernelValueError(KernelError, ValueError):
+    """A kernel-language object made with a value it cannot take (a pipe range with a step ...)."""
+
+
+class OutsideOperationError(KernelError, RuntimeError):
+    """A call that needs a running operation (``ttl.node``, ``ttl.grid_size`` ...) made outside one."""
+
+
 class CompileError(TilefoldError):
     """A pass of a lowering pipeline rejected the program (DST overflow, halo, ...)."""
 
@@ -123,6 +135,10 @@ class DramAccessError(SimulationError):
 
 class UnwrittenOutputError(SimulationError):
     """Pages of an output buffer that no kernel wrote: the host would read whatever DRAM held."""
+
+
+class KernelAssertError(SimulationError):
+    """A kernel's own ``assert`` on runtime values failed on a core."""
 
 
 class DstError(SimulationError):

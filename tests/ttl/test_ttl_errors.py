@@ -8,7 +8,10 @@ from __future__ import annotations
 import pytest
 
 import tilefold.ttl as ttl
-from tilefold.errors import CompileError, KernelError, L1OverflowError
+import numpy as np
+
+import tilefold.ttnn as ttnn
+from tilefold.errors import CompileError, KernelAssertError, KernelError, L1OverflowError
 from ttl_helpers import expect_error, tile_tensor, zeros
 
 
@@ -32,13 +35,13 @@ def copy_kernels(x_dfb, y_dfb, x, y, rows=1):
                 ttl.copy(blk, y[r, 0]).wait()
 
 
-def test_one_dimensional_grid():
-    @ttl.operation(grid=(4,))  # error
+def test_grid_without_dimensions():
+    @ttl.operation(grid=())  # error
     def op(x, y):
         pass
 
-    expect_error(lambda: op(*tensors()), test_one_dimensional_grid, KernelError, "has 1 dimension;",
-                 "grid=(columns, rows)")
+    expect_error(lambda: op(*tensors()), test_grid_without_dimensions, KernelError, "has no dimensions",
+                 "grid=(nodes,)")
 
 
 def test_three_dimensional_grid_larger_than_the_device():
@@ -476,7 +479,10 @@ def test_assert_in_a_kernel_is_checked_when_the_kernel_is_built():
                  KernelError, "assertion failed: 2 tiles is not a multiple of 3")
 
 
-def test_assert_on_a_runtime_value_in_a_kernel():
+def runtime_assert_op(limit: int):
+    """Two nodes copy their tile; the reader asserts, on the node's runtime column, that it is below
+    ``limit`` (TT-Metal's ASSERT, checked on each core)."""
+
     @ttl.operation(grid=(2, 1))
     def op(x, y):
         x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
@@ -488,7 +494,7 @@ def test_assert_on_a_runtime_value_in_a_kernel():
         @ttl.datamovement()
         def read():
             nx, _ = ttl.node(dims=2)
-            assert nx < 2  # error
+            assert 0 <= nx < limit, f"node {nx} is past {limit}"  # error
             with x_dfb.reserve() as blk:
                 ttl.copy(x[0, nx], blk).wait()
 
@@ -498,5 +504,44 @@ def test_assert_on_a_runtime_value_in_a_kernel():
             with x_dfb.wait() as blk:
                 ttl.copy(blk, y[0, nx]).wait()
 
-    expect_error(lambda: op(*tensors()), test_assert_on_a_runtime_value_in_a_kernel, KernelError,
-                 "known only when the kernel runs")
+    return op
+
+
+def test_assert_on_a_runtime_value_is_checked_on_each_core():
+    x, y = tensors()
+    runtime_assert_op(2)(x, y)
+    np.testing.assert_array_equal(ttnn.to_numpy(y)[:32], ttnn.to_numpy(x)[:32])
+    expect_error(lambda: runtime_assert_op(1)(*tensors()), runtime_assert_op, KernelAssertError,
+                 "assertion failed: node 1 is past 1", "(1,0)")
+
+
+def test_a_runtime_assert_is_watcher_assert_in_cpp(tmp_path, check_kernel):
+    from tilefold.codegen.cpp import emit_kernel
+    from ttl_helpers import compiled
+
+    program = compiled(runtime_assert_op(2), *tensors()).program
+    kernel = next(k for k in program.kernels if k.name == "read")
+    text = emit_kernel(kernel.function)
+    assert '#include "api/debug/assert.h"' in text and "ASSERT(" in text
+    path = tmp_path / "read.cpp"
+    path.write_text(text)
+    check_kernel.require_accepted(check_kernel.check_kernel(path, "brisc",
+                                                            check_kernel.accessor_compile_args(program, kernel)))
+
+
+def test_node_and_grid_size_outside_an_operation():
+    def node():
+        ttl.node(dims=1)  # error
+
+    def size():
+        ttl.grid_size()  # error
+
+    expect_error(node, node, RuntimeError, "ttl.node: node not available outside a @ttl.operation")
+    expect_error(size, size, RuntimeError, "ttl.grid_size: grid not available outside a @ttl.operation")
+
+
+def test_operation_with_an_unknown_keyword():
+    def make():
+        ttl.operation(grid=(1, 1), totally_unknown_option=42)  # error
+
+    expect_error(make, make, TypeError, "unexpected keyword argument 'totally_unknown_option'", "it takes grid")

@@ -124,3 +124,79 @@ def test_a_helper_given_a_tuple_of_runtime_values_is_built_inline():
     y = zeros((32, 128))
     copy_by_flat_index(x, y)
     np.testing.assert_array_equal(ttnn.to_numpy(y), ttnn.to_numpy(x))
+
+
+# -- defs inside a kernel, called there ----------------------------------------------------------
+
+
+@ttl.operation(grid=(2, 2))
+def nested_defs(x, y):
+    """Each kernel defines its own helpers and calls them: the compute kernel ``3 * a + 1`` through
+    two nested defs (one with a default), the reader the node's tile through a def that reads the
+    node's coordinates and returns from a runtime branch."""
+    dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+    out_dfb = ttl.make_dataflow_buffer_like(y, shape=(1, 1), block_count=2)
+
+    @ttl.compute()
+    def compute():
+        def scaled(block, k=3.0):
+            return block * k
+
+        def shifted(block):
+            return scaled(block) + 1.0
+
+        with dfb.wait() as a, out_dfb.reserve() as o:
+            o.store(shifted(a))
+
+    @ttl.datamovement()
+    def read():
+        def tile_of_node():
+            col, row = ttl.node(dims=2)
+            assert isinstance(col, int) and not isinstance(col, tuple)
+            if row == 0:
+                return col
+            return 2 + col
+
+        with dfb.reserve() as blk:
+            ttl.copy(x[0, tile_of_node()], blk).wait()
+
+    @ttl.datamovement()
+    def write():
+        def where():
+            coord = ttl.node(dims=2)
+            assert isinstance(coord, tuple) and len(coord) == 2
+            return coord[1] * 2 + coord[0]
+
+        with out_dfb.wait() as blk:
+            ttl.copy(blk, y[0, where()]).wait()
+
+
+def test_defs_inside_a_kernel_are_built_where_they_are_called():
+    x = tile_tensor((32, 4 * 32), seed=9)
+    y = zeros((32, 4 * 32))
+    nested_defs(x, y)
+    expected = ttnn.to_numpy(x).astype(np.float32) * 3.0 + 1.0
+    np.testing.assert_allclose(ttnn.to_numpy(y), expected, rtol=2e-2, atol=2e-2)
+
+
+def test_a_def_inside_a_kernel_called_with_wrong_arguments():
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+
+        @ttl.datamovement()
+        def read():
+            def first(i):
+                return i
+
+            with dfb.reserve() as blk:
+                ttl.copy(x[0, first(0, 1)], blk).wait()  # error
+
+        @ttl.compute()
+        def compute():
+            with dfb.wait():
+                pass
+
+    expect_error(lambda: op(tile_tensor((32, 64)), zeros((32, 64))),
+                 test_a_def_inside_a_kernel_called_with_wrong_arguments, KernelError, "first()",
+                 "too many positional arguments")

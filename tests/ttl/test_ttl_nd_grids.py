@@ -364,3 +364,64 @@ def test_a_multicast_semaphore_on_no_rectangle_names_the_users_line():
     expect_error(lambda: op(tile_tensor((32, 32))),
                  test_a_multicast_semaphore_on_no_rectangle_names_the_users_line, KernelError,
                  "form no rectangle of the grid's 6 columns and 4 rows")
+
+
+# -- 1-D grids ----------------------------------------------------------------------------------
+
+
+@ttl.operation(grid=(16,))
+def one_d_grid(inp, out):
+    """16 nodes in a line: node i (``ttl.node(dims=1)``, or ``(i, 0)`` with dims=2) doubles tile
+    ``(0, i)`` and adds tile 16, which node 0 reads and multicasts to nodes 1..15."""
+    SEEN["one_d"] = (ttl.grid_size(dims=1), ttl.grid_size(dims=2), ttl.grid_size())
+    net = ttl.PipeNet([ttl.Pipe((0,), (slice(1, 16),))])
+    dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
+    shared = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=1)
+    out_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+
+    @ttl.compute()
+    def compute():
+        with dfb.wait() as x, shared.wait() as s, out_dfb.reserve() as y:
+            y.store(x * 2.0 + s)
+
+    @ttl.datamovement()
+    def read():
+        i, zero = ttl.node(dims=2)
+        assert ttl.grid_size(dims=2) == (16, 1) and isinstance(i, int) and zero == 0
+        with dfb.reserve() as blk:
+            ttl.copy(inp[0, i], blk).wait()
+        with shared.reserve() as blk:
+            def send(pipe):
+                ttl.copy(inp[0, 16], blk).wait()
+                ttl.copy(blk, pipe).wait()
+
+            def receive(pipe):
+                ttl.copy(pipe, blk).wait()
+
+            net.if_src(send)
+            net.if_dst(receive)
+
+    @ttl.datamovement()
+    def write():
+        with out_dfb.wait() as blk:
+            ttl.copy(blk, out[0, ttl.node(dims=1)]).wait()
+
+
+def test_a_1d_grid_fills_columns_of_eight_rows():
+    inp = tile_tensor((32, 17 * 32), seed=11)
+    out = zeros((32, 16 * 32))
+    one_d_grid(inp, out)
+    assert SEEN["one_d"] == (16, (16, 1), (16, 1))
+    assert one_d_grid.build((inp, out), {}).capture.grid == (2, 8)
+    v = ttnn.to_numpy(inp).astype(np.float32)
+    expected = v[:, :16 * 32] * 2.0 + np.tile(v[:, 16 * 32:], 16)    # the source keeps its own copy
+    np.testing.assert_allclose(ttnn.to_numpy(out), expected, rtol=2e-2, atol=2e-2)
+
+
+def test_a_1d_grid_too_long_for_the_device():
+    @ttl.operation(grid=(11,))  # error
+    def op(x, y):
+        pass
+
+    expect_error(lambda: op(tile_tensor((64, 64)), zeros((64, 64))), test_a_1d_grid_too_long_for_the_device,
+                 KernelError, "8x8", "11 nodes take 11 columns of 1 row", "--arch blackhole")

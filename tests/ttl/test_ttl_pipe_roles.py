@@ -5,6 +5,7 @@ run on the simulated device against numpy, and the generated C++ checked against
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import tilefold.ttl as ttl
 import tilefold.ttnn as ttnn
@@ -336,3 +337,51 @@ def test_a_module_level_device_tensor_read_by_a_kernel():
     out = ttnn.from_numpy(np.zeros((32, 32), np.float32), dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT)
     scale_by_module_tensor(ttnn.from_numpy(a, dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT), out)
     np.testing.assert_allclose(ttnn.to_numpy(out), a * 3.0, rtol=1e-6)
+
+
+# -- roles checked by runtime asserts -------------------------------------------------------------
+
+def role_check(wrong_node: int | None):
+    """On a 2x2 grid with a unicast (0, 0) -> (1, 0), each node asserts its roles with ``is True`` /
+    ``is False`` and ``in``; node ``wrong_node`` (if any) claims the source's roles and raises."""
+
+    @ttl.operation(grid=(2, 2))
+    def op(a, b):
+        unicast = ttl.PipeNet([ttl.Pipe((0, 0), (1, 0))])
+
+        @ttl.compute()
+        def compute():
+            node = ttl.node(dims=1)
+            if node == wrong_node:
+                raise AssertionError(f"node {node} is not where the pipe starts")
+            if node == 0:
+                assert unicast.is_src() is True and unicast.is_dst() is False
+            elif node in (2,):
+                assert unicast.is_dst() is True and unicast.is_active() is not False
+            elif node in (1, 3):
+                assert unicast.is_active() is False, f"node {node} is outside the pipe"
+            else:
+                raise ValueError(f"no node {node}")
+
+        @ttl.datamovement()
+        def dm():
+            pass
+
+    return op
+
+
+def test_runtime_asserts_of_pipe_roles_hold_on_every_node():
+    role_check(None)(tile_tensor((32, 32)), zeros((32, 32)))
+
+
+def test_a_raise_in_a_kernel_fails_on_the_node_that_reaches_it():
+    from tilefold.errors import KernelAssertError
+
+    with pytest.raises(KernelAssertError, match=r"AssertionError: node 3 is not where the pipe starts"):
+        role_check(3)(tile_tensor((32, 32)), zeros((32, 32)))
+
+
+def test_a_pipe_range_with_a_step_is_a_value_error():
+    with pytest.raises(ValueError, match="step must be 1 or None"):
+        ttl.Pipe((0, 0), (slice(0, 4, 2), 0))
+    ttl.Pipe((0, 0), (slice(0, 4, 1), 0))

@@ -36,6 +36,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
     StringAttr,
+    i1,
     i32,
     i64,
 )
@@ -500,8 +501,37 @@ class AssertInRangeOp(IRDLOperation):
             raise VerifyException("assert_in_range needs an upper bound >= 0")
 
 
+class _MessageParts:
+    """Texts around runtime integers (``parts`` holds one more text than there are ``values``)."""
+
+    @property
+    def texts(self) -> list[str]:
+        return [p.data for p in self.parts.data]
+
+    def verify_(self) -> None:
+        if len(self.parts.data) != len(self.values) + 1:
+            raise VerifyException(f"{self.name} needs one more text part than values")
+
+
 @irdl_op_definition
-class DPrintOp(IRDLOperation):
+class KernelAssertOp(_MessageParts, IRDLOperation):
+    """``ASSERT(condition)``: a kernel's own ``assert`` on runtime values, a TT-Metal watcher assert.
+    Its message is ``parts`` around runtime ``values`` (printed as a comment, and by the simulator,
+    with the values, when the assert trips)."""
+
+    name = "ttkernel.assert"   # no effect trait: never dead
+    condition = operand_def(i1)
+    values = var_operand_def()
+    parts = prop_def(ArrayAttr)
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def __init__(self, condition, parts: list[str], values=()):
+        super().__init__(operands=[condition, list(values)],
+                         properties={"parts": ArrayAttr([StringAttr(p) for p in parts])})
+
+
+@irdl_op_definition
+class DPrintOp(_MessageParts, IRDLOperation):
     """``DPRINT << part0 << value0 << part1 ... << ENDL()``: TT-Metal's debug print of texts and
     runtime integers; ``parts`` holds one more text than there are values (the texts around them).
     In a compute kernel the math thread prints (``DPRINT_MATH``), so a line appears once per core."""
@@ -514,17 +544,9 @@ class DPrintOp(IRDLOperation):
     def __init__(self, parts: list[str], values):
         super().__init__(operands=[list(values)], properties={"parts": ArrayAttr([StringAttr(p) for p in parts])})
 
-    @property
-    def texts(self) -> list[str]:
-        return [p.data for p in self.parts.data]
-
-    def verify_(self) -> None:
-        if len(self.parts.data) != len(self.values) + 1:
-            raise VerifyException("dprint needs one more text part than values")
-
 
 SPECIAL_OP_CLASSES = (CBOp, GetCompileTimeArgValOp, TensorAccessorArgsOp, TensorAccessorOp, MyXOp, MyYOp,
-                      L1LoadOp, L1StoreOp, AssertInRangeOp, DPrintOp)
+                      L1LoadOp, L1StoreOp, AssertInRangeOp, KernelAssertOp, DPrintOp)
 
 TTKernel = Dialect(
     "ttkernel",
@@ -550,6 +572,7 @@ __all__ = [
     "L1LoadOp",
     "L1StoreOp",
     "AssertInRangeOp",
+    "KernelAssertOp",
     "DPrintOp",
     "THREAD_ATTR",
     "COMPUTE_CONFIG_ATTR",

@@ -20,7 +20,8 @@ import numpy as np
 from greenlet import getcurrent
 
 from tilefold.arch.cores import CoreCoord
-from tilefold.errors import DramAccessError, ProgramError, RuntimeArgError, SimulationError, SourceLocation
+from tilefold.errors import (DramAccessError, KernelAssertError, ProgramError, RuntimeArgError, SimulationError,
+                             SourceLocation)
 from tilefold.sim.lanes import any_lane, lane_values, uniform
 from tilefold.sim.watchdog import MAX_LOOP_TRIPS
 
@@ -212,6 +213,23 @@ class KernelContext:
         first = value if bad is None else int(np.asarray(value)[np.nonzero(bad)[0][0]])
         raise self.fail(DramAccessError, f"{message} starts at {first}, outside 0..{upper}: the copy would reach "
                                          "past the tensor; guard it or shorten the loop", bad)
+
+    def kernel_assert(self, condition, parts: tuple, values: tuple) -> None:
+        """The kernel's own ``ASSERT(condition)``: a clear error at its line, with the message's
+        runtime values of the first core where it fails."""
+        if condition.__class__ is bool or condition.__class__ is int:
+            if condition:
+                return
+            bad, lane = None, 0
+        else:
+            bad = ~np.asarray(condition, dtype=bool)
+            if not bad.any():
+                return
+            lane = int(np.nonzero(bad)[0][0]) if bad.ndim else 0
+        shown = [v if v.__class__ is int else int(np.asarray(v).reshape(-1)[lane] if np.size(v) > 1 else v)
+                 for v in values]
+        message = "".join(p + (str(shown[i]) if i < len(shown) else "") for i, p in enumerate(parts))
+        raise self.fail(KernelAssertError, f"assertion failed: {message}", bad)
 
     def dprint(self, parts: tuple, values: tuple) -> None:
         """``DPRINT``: one line per core of this thread, kept with the core's clock; the device prints

@@ -37,6 +37,7 @@ from tilefold.ir.ttkernel import (
     ApiCallOp,
     CBOp,
     AssertInRangeOp,
+    KernelAssertOp,
     DPrintOp,
     GetCompileTimeArgValOp,
     L1LoadOp,
@@ -221,6 +222,9 @@ class _Printer:
         elif isinstance(op, AssertInRangeOp):
             self.emit(depth, f"k.assert_in_range({self.ref(op.value)}, {op.upper.value.data}, "
                              f"{op.message.data!r})", op)
+        elif isinstance(op, KernelAssertOp):
+            self.emit(depth, f"k.kernel_assert({self.ref(op.condition)}, {tuple(op.texts)!r}, "
+                             f"({self.args(op.values)}{',' if op.values else ''}))", op)
         elif isinstance(op, DPrintOp):
             self.emit(depth, f"k.dprint({tuple(op.texts)!r}, ({self.args(op.values)}{',' if op.values else ''}))", op)
         elif isinstance(op, (scf.YieldOp, scf.ConditionOp)):

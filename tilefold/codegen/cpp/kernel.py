@@ -22,7 +22,7 @@ from xdsl.dialects import func
 from tilefold.codegen.cpp.statements import BodyPrinter
 from tilefold.errors import CompileError
 from tilefold.ir.locations import source_location
-from tilefold.ir.ttkernel import ApiCallOp, AssertInRangeOp, DPrintOp, kernel_thread
+from tilefold.ir.ttkernel import ApiCallOp, AssertInRangeOp, DPrintOp, KernelAssertOp, kernel_thread
 from tilefold.ir.ttkernel_api import HEADER_MACROS
 
 DATAFLOW_HEADER = "api/dataflow/dataflow_api.h"
@@ -46,7 +46,7 @@ def thread_kind(kernel: func.FuncOp) -> str:
 def kernel_headers(kernel: func.FuncOp) -> list[str]:
     """The headers a kernel includes, in include order."""
     ops = list(kernel.walk())
-    asserts = [ASSERT_HEADER] if any(isinstance(op, AssertInRangeOp) for op in ops) else []
+    asserts = [ASSERT_HEADER] if any(isinstance(op, (AssertInRangeOp, KernelAssertOp)) for op in ops) else []
     asserts += [DPRINT_HEADER] if any(isinstance(op, DPrintOp) for op in ops) else []
     if thread_kind(kernel) == "noc":
         return [DATAFLOW_HEADER, *asserts]

@@ -53,6 +53,7 @@ from tilefold.ir.locations import source_location
 from tilefold.ir.ttkernel import (
     ApiCallOp,
     AssertInRangeOp,
+    KernelAssertOp,
     CBOp,
     DPrintOp,
     GetCompileTimeArgValOp,
@@ -297,6 +298,10 @@ class BodyPrinter:
         else:
             self.emit(f"{stream};", op)
 
+    def print_kernel_assert(self, op: KernelAssertOp) -> None:
+        self.emit(f"// assert: {'{}'.join(op.texts)}")
+        self.emit(f"ASSERT({self.expr(op.condition).text});", op)
+
     def print_assert_in_range(self, op: AssertInRangeOp) -> None:
         self.emit(f"// {op.message.data}")
         self.emit(f"ASSERT({self.expr(op.value).text} <= {op.upper.value.data}u);", op)
@@ -510,6 +515,7 @@ _HANDLERS = {
     L1LoadOp: BodyPrinter.print_l1_load,
     L1StoreOp: BodyPrinter.print_l1_store,
     AssertInRangeOp: BodyPrinter.print_assert_in_range,
+    KernelAssertOp: BodyPrinter.print_kernel_assert,
     DPrintOp: BodyPrinter.print_dprint,
     memref.AllocaOp: BodyPrinter.print_alloca,
     memref.LoadOp: BodyPrinter.print_load,

@@ -14,8 +14,9 @@ The function body is not run; it is walked statement by statement:
   plain block);
 * names assigned in a loop or branch and needed after it (:mod:`.variables`) are kept in storage:
   runtime integers in a ``memref.alloca``, block expressions in an accumulator buffer;
-* a ``def`` inside the kernel is a pipe condition body, built where ``net.if_src`` / ``net.if_dst``
-  calls it; a Python helper function called with runtime values is built inline (:mod:`.helpers`).
+* a ``def`` inside the kernel is built where it is called: by ``net.if_src`` / ``net.if_dst`` (a
+  pipe condition body) or by the kernel itself; a Python helper function called with runtime values
+  is built inline too (:mod:`.helpers`).
 
 Expressions are built by the mixins :class:`~.expressions.ExpressionBuilder` (Python values and
 runtime integers), :class:`~.block_expressions.BlockExpressionBuilder` (block math, ``store``,
@@ -194,13 +195,45 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, BlockExpressionBuilder, 
 
     def stmt_Assert(self, stmt: ast.Assert, scope) -> None:
         """``assert`` on values known when the kernel is built (shapes, constants, loop bounds): checked
-        then, failing at its line with its message; on a runtime value it is an error."""
+        then, failing at its line with its message. On runtime values (the node's coordinates, loop
+        indices ...) it is TT-Metal's ``ASSERT``, which the simulator checks on every core."""
+        from xdsl.ir import SSAValue
+
+        from tilefold.ir.ttkernel import KernelAssertOp
+
         value = self.evaluate(stmt.test, scope)
+        if isinstance(value, Scalar):
+            value = self.scalars.compare("ne", value, 0)
+        if isinstance(value, SSAValue):
+            parts, values = (self.printed_text([stmt.msg], "", scope, stmt) if stmt.msg is not None
+                             else ([ast.unparse(stmt.test)], []))
+            self.node = stmt
+            self.emit(KernelAssertOp(value, parts, values))
+            return
         if not isinstance(value, PYTHON_VALUES):
-            raise self.error(f"assert {ast.unparse(stmt.test)[:40]}: the condition depends on values known only "
-                             "when the kernel runs; check it in the operation's body", stmt)
+            raise self.error(f"assert {ast.unparse(stmt.test)[:40]}: the condition is {self.describe(value)}; "
+                             "assert on integers and comparisons", stmt)
         if not value:
             raise self.error(f"assertion failed: {self._assert_message(stmt, scope)}", stmt)
+
+    def stmt_Raise(self, stmt: ast.Raise, scope) -> None:
+        """``raise SomeError(message)`` in a kernel: an assert that always fails where it is reached
+        (TT-Metal's ``ASSERT(false)``; kernels have no exceptions)."""
+        from xdsl.dialects import arith
+        from xdsl.dialects.builtin import IntegerAttr, i1
+
+        from tilefold.ir.ttkernel import KernelAssertOp
+
+        exc = stmt.exc
+        if exc is None:
+            raise self.error("a bare raise has nothing to re-raise in a kernel; raise SomeError(message)", stmt)
+        message = exc.args[:1] if isinstance(exc, ast.Call) else []
+        name = ast.unparse(exc.func if isinstance(exc, ast.Call) else exc)
+        parts, values = self.printed_text(message, "", scope, stmt) if message else ([""], [])
+        parts[0] = f"{name}: {parts[0]}" if message else name
+        self.node = stmt
+        never = self.emit(arith.ConstantOp(IntegerAttr(0, i1))).result
+        self.emit(KernelAssertOp(never, parts, values))
 
     def _assert_message(self, stmt: ast.Assert, scope) -> str:
         if stmt.msg is None:
@@ -590,7 +623,6 @@ def _unsupported_statement(stmt: ast.stmt) -> str:
         "Global": "global is not supported in a kernel",
         "Nonlocal": "nonlocal is not supported in a kernel; return nothing from pipe bodies and use blocks",
         "Try": "try is not supported in a kernel",
-        "Raise": "raise is not supported in a kernel",
         "Delete": "del is not supported in a kernel",
         "Import": "import modules in the operation's file, not inside a kernel",
         "ImportFrom": "import modules in the operation's file, not inside a kernel",

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from tilefold.arch import Arch
-from tilefold.errors import KernelError, SourceLocation
+from tilefold.errors import KernelError, OutsideOperationError, SourceLocation
 from tilefold.caller import user_location
 
 
@@ -71,8 +71,9 @@ _STACK: list[OperationCapture] = []
 def current(what: str) -> OperationCapture:
     """The operation whose body is running; ``what`` names the caller for the error message."""
     if not _STACK:
-        raise KernelError(f"{what} can only be used inside the body of a @ttl.operation function",
-                          user_location())
+        noun = what.split(".")[-1].replace("grid_size", "grid")
+        raise OutsideOperationError(f"{what}: {noun} not available outside a @ttl.operation; it can only be used "
+                                    "inside the body of a @ttl.operation function", user_location())
     return _STACK[-1]
 
 

@@ -255,12 +255,8 @@ class ExpressionBuilder:
             if op is ast.Not:
                 return self.scalars.compare("eq", value, 0)
             raise self.error(f"{ast.unparse(node)[:40]}: unsupported on runtime integers", node)
-        if hasattr(value, "type") and str(getattr(value, "type", "")) == "i1" and op is ast.Not:
-            from xdsl.dialects import arith
-            from xdsl.dialects.builtin import IntegerAttr, i1
-
-            one = self.emit(arith.ConstantOp(IntegerAttr(1, i1)))
-            return self.emit(arith.XOrIOp(value, one.result)).result
+        if self.is_flag(value) and op is ast.Not:
+            return self.negate(value)
         python = {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Not: operator.not_, ast.Invert: operator.invert}
         try:
             return python[op](value)
@@ -315,12 +311,43 @@ class ExpressionBuilder:
             if op not in names:
                 raise self.error(f"{ast.unparse(node)[:40]}: blocks compare with < <= > >= == !=", node)
             return self.block_binary_named(names[op], left, right, node)
+        if op in (ast.In, ast.NotIn) and isinstance(left, Scalar) and isinstance(right, (tuple, list, range)):
+            return self.membership(op, left, right, node)
+        if op in (ast.Is, ast.IsNot) and isinstance(right, bool) and self.is_flag(left):
+            return left if (op is ast.Is) == right else self.negate(left)
+        if op in (ast.Eq, ast.NotEq) and (isinstance(left, Scalar) or isinstance(right, Scalar)) and any(
+                other is None or isinstance(other, str) for other in (left, right)):
+            return op is ast.NotEq      # a runtime integer is never None or a string
         if isinstance(left, Scalar) or isinstance(right, Scalar):
             if op not in _COMPARE:
                 raise self.error(f"{ast.unparse(node)[:40]}: runtime integers compare with < <= > >= == !=", node)
             return self.scalars.compare(_COMPARE[op], self.as_int(left, node, "a compared value"),
                                         self.as_int(right, node, "a compared value"))
         return _PY_COMPARE[op](left, right)
+
+    def membership(self, op: type, value: Scalar, options, node):
+        """``i in (1, 2)`` on a runtime integer: ``i == 1 or i == 2`` (``not in``: none equal)."""
+        found = False
+        for option in options:
+            if not _is_int(option):
+                raise self.error(f"{ast.unparse(node)[:40]}: a runtime integer is looked up among integers", node)
+            found = self.logical(ast.Or, found, self.scalars.compare("eq", value, option), node)
+        return found if op is ast.In else self.negate(found)
+
+    @staticmethod
+    def is_flag(value) -> bool:
+        """Whether ``value`` is a runtime truth value (an ``i1``, such as ``net.is_src()``)."""
+        return str(getattr(value, "type", "")) == "i1"
+
+    def negate(self, value):
+        """``not value`` of a bool or a runtime ``i1``."""
+        if isinstance(value, bool):
+            return not value
+        from xdsl.dialects import arith
+        from xdsl.dialects.builtin import IntegerAttr, i1
+
+        one = self.emit(arith.ConstantOp(IntegerAttr(1, i1)))
+        return self.emit(arith.XOrIOp(value, one.result)).result
 
     def expr_BoolOp(self, node: ast.BoolOp, scope):
         result = None
@@ -367,8 +394,7 @@ class ExpressionBuilder:
         if isinstance(callee, BlockFunction):
             return self.block_function(callee, args, kwargs, node)
         if isinstance(callee, LocalFunction):
-            raise self.error(f"{callee.node.name} is a pipe condition body; pass it to net.if_src() or "
-                             "net.if_dst()", node)
+            return self.inline_local(callee, args, kwargs, node)
         handler = self._call_handlers().get(id(callee))
         if handler is not None:
             return handler(args, kwargs, node)
@@ -379,17 +405,27 @@ class ExpressionBuilder:
         runtime integers (f-strings included); values known when the kernel is built are printed as
         Python prints them, blocks, buffers and tensors as their description. ``sep`` is honoured;
         other keywords (``end``, ``flush``, TT-Lang's ``num_pages`` ...) are accepted and ignored."""
-        from xdsl.ir import SSAValue
-
         from tilefold.ir.ttkernel import DPrintOp
 
         keywords = {k.arg: k.value for k in node.keywords}
         sep = self.evaluate(keywords["sep"], scope) if "sep" in keywords else " "
+        parts, values = self.printed_text(node.args, str(sep), scope, node)
+        self.node = node
+        self.emit(DPrintOp(parts, values))
+        return None
+
+    def printed_text(self, args: list[ast.expr], sep: str, scope, where: ast.AST) -> tuple[list[str], list]:
+        """The texts and runtime integers that print ``args`` (f-strings included) separated by
+        ``sep``: one more text than values, as ``ttkernel.dprint`` and ``ttkernel.assert`` take them.
+        Values known when the kernel is built are printed as Python prints them, blocks, buffers and
+        tensors as their description."""
+        from xdsl.ir import SSAValue
+
         parts, values = [""], []
 
         def show(value, spec: str = "") -> None:
             if isinstance(value, NodeExpression):
-                value = self.node_expression(value, node)
+                value = self.node_expression(value, where)
             if isinstance(value, Scalar):
                 values.append(self.scalars.materialize(value))
                 parts.append("")
@@ -401,14 +437,12 @@ class ExpressionBuilder:
             else:
                 parts[-1] += f"<{self.describe(value)}>"
 
-        for i, arg in enumerate(node.args):
+        for i, arg in enumerate(args):
             if i:
-                parts[-1] += str(sep)
+                parts[-1] += sep
             for value, spec in self.text_pieces(arg, scope):
                 show(value, spec)
-        self.node = node
-        self.emit(DPrintOp(parts, values))
-        return None
+        return parts, values
 
     def text_pieces(self, arg: ast.expr, scope):
         """``(value, format spec)`` of each piece an argument of ``print`` or an ``assert`` message
@@ -463,6 +497,8 @@ class ExpressionBuilder:
             id(BODY_BUILTINS["max"]): lambda args, kwargs, node: self.call_min_max(args, node, "max"),
             id(builtins.abs): self.call_abs,
             id(builtins.range): self.call_range,
+            id(builtins.isinstance): self.call_isinstance,
+            id(builtins.len): self.call_len,
         }
 
     def call_method(self, bound: BoundMethod, args, kwargs, node, scope):
@@ -561,6 +597,27 @@ class ExpressionBuilder:
         if isinstance(args[0], Scalar):
             raise self.error("abs() of a runtime integer is not supported (kernel integers are unsigned)", node)
         return builtins.abs(args[0])
+
+    def call_isinstance(self, args, kwargs, node):
+        """``isinstance(value, types)`` answered when the kernel is built: a runtime integer is an
+        ``int``; blocks, transfers and other kernel objects are none of Python's types."""
+        if len(args) != 2 or kwargs:
+            raise self.error("isinstance() takes two arguments", node)
+        value, types = args
+        if isinstance(value, (Scalar, NodeExpression)):
+            value = 0
+        try:
+            return builtins.isinstance(value, types)
+        except TypeError as exc:
+            raise self.error(f"isinstance(): {exc}", node) from None
+
+    def call_len(self, args, kwargs, node):
+        """``len()`` of a tuple or list, which may hold runtime values (``len(ttl.node(dims=2))``)."""
+        if len(args) != 1 or kwargs:
+            raise self.error("len() takes one argument", node)
+        if isinstance(args[0], (tuple, list, dict, str)):
+            return builtins.len(args[0])
+        raise self.error(f"len() of {self.describe(args[0])} is not known when the kernel is built", node)
 
     def call_range(self, args, kwargs, node):
         raise self.error("range() can only be used as the iterable of a for loop in a kernel", node)

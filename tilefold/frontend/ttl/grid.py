@@ -7,7 +7,8 @@ coordinates.
 Coordinates follow TT-Lang: a node's linear index enumerates the grid with the last coordinate
 varying fastest. A 2-D grid is ``(columns, rows)``: ``x`` is the column, ``y`` the row, the linear
 node ``x * rows + y``. A grid of more dimensions takes ``d0 * ... * d(n-1)`` columns of ``dn``
-rows, which keeps that order. ``grid_size(dims)`` with fewer dimensions than the grid flattens the
+rows, which keeps that order; a 1-D grid ``(n,)`` takes columns of up to 8 rows (:func:`core_grid`).
+``grid_size(dims)`` with fewer dimensions than the grid flattens the
 last ones (``dims=1`` is the node count), with more pads with 1; ``node(dims)`` with fewer
 flattens the first ones (``dims=1`` is the linear index), with more pads with 0. Inside kernels
 the front end turns ``ttl.node`` into runtime values; in the operation's body it returns
@@ -30,9 +31,17 @@ from tilefold.caller import user_location
 FULL_GRID = ("full", "auto")
 
 
+ONE_D_ROWS = 8     # a 1-D grid's nodes fill columns of at most this many rows (every device has 8+)
+
+
 def core_grid(dims: tuple[int, ...]) -> tuple[int, int]:
     """The ``(columns, rows)`` of nodes an n-D grid takes: every dimension but the last as columns,
-    the last as rows (so the linear node order is the same)."""
+    the last as rows (so the linear node order is the same). A 1-D grid of ``n`` nodes fills
+    columns of ``r`` rows, ``r`` the largest divisor of ``n`` up to :data:`ONE_D_ROWS`, so node
+    ``i`` is ``(i // r, i % r)`` as a linear index is on a 2-D grid."""
+    if len(dims) == 1:
+        rows = max(r for r in range(1, min(dims[0], ONE_D_ROWS) + 1) if dims[0] % r == 0)
+        return dims[0] // rows, rows
     return math.prod(dims[:-1]), dims[-1]
 
 
@@ -48,22 +57,23 @@ def resolve_grid(grid, arch: Arch, location: SourceLocation | None) -> tuple[tup
     except (TypeError, ValueError):
         raise KernelError(f"@ttl.operation(grid={grid!r}): grid is 'full', 'auto' or a tuple (columns, rows) of "
                           "positive integers", location) from None
-    if len(dims) < 2:
-        raise KernelError(f"@ttl.operation(grid={grid!r}) has {len(dims)} dimension{'s' * (len(dims) != 1)}; give "
-                          "grid=(columns, rows) or more dimensions", location)
+    if not dims:
+        raise KernelError(f"@ttl.operation(grid={grid!r}) has no dimensions; give grid=(nodes,), (columns, rows) "
+                          "or more dimensions", location)
     if any(d <= 0 for d in dims):
         raise KernelError(f"@ttl.operation(grid={grid!r}): grid sizes must be positive", location)
     cols, rows = core_grid(dims)
     gx, gy = arch.grid
     if cols <= gx and rows <= gy:
         return (cols, rows), dims
-    if len(dims) == 2:
+    if len(dims) <= 2:
         from tilefold.arch import ARCHS
 
         fits = [k for k, a in ARCHS.items() if a.grid[0] >= cols and a.grid[1] >= rows and ":" not in k]
         other = f", or run on a device with a larger grid ({', '.join(f'--arch {k}' for k in fits)})" if fits else ""
-        raise KernelError(f"@ttl.operation(grid={grid!r}) does not fit the {gx}x{gy} compute grid of {arch.board}; "
-                          f"use at most ({gx}, {gy}) or grid='full'{other}", location)
+        takes = f" (its {dims[0]} nodes take {cols} columns of {rows} row{'s' * (rows != 1)})" if len(dims) == 1 else ""
+        raise KernelError(f"@ttl.operation(grid={grid!r}) does not fit the {gx}x{gy} compute grid of {arch.board}"
+                          f"{takes}; use at most ({gx}, {gy}) or grid='full'{other}", location)
     if len(dims) == 4 and dims[2] <= gx and dims[3] <= gy and cols + 1 < 64:
         from tilefold.frontend.ttl.mesh import num_available_devices
 
@@ -286,8 +296,9 @@ def node_coordinates(grid: tuple[int, ...], dims: int, x, y, arithmetic, locatio
         raise KernelError(f"node(dims={dims!r}): dims must be a positive integer", location)
     grid = tuple(grid)
     n = len(grid)
-    if dims == 1:
-        return arithmetic("+", arithmetic("*", x, grid[-1]), y)
+    if dims == 1 or n == 1:
+        linear = arithmetic("+", arithmetic("*", x, core_grid(grid)[1]), y)
+        return linear if dims == 1 else (linear,) + (0,) * (dims - 1)
     # groups of the grid's dimensions, each one coordinate: the first n - dims + 1 flattened
     first = max(0, n - dims)
     groups = [(0, first)] + [(i, i) for i in range(first + 1, n)]

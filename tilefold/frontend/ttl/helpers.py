@@ -126,8 +126,7 @@ class HelperInliner:
     """Mixin of :class:`~.builder.KernelBuilder`."""
 
     def inline_call(self, fn, args, kwargs, node):
-        if len(self.function_stack) > MAX_DEPTH:
-            raise self.error(f"{fn.__name__}() calls helpers more than {MAX_DEPTH} deep; is it recursive?", node)
+        self._check_depth(fn.__name__, node)
         try:
             bound = inspect.signature(fn).bind(*args, **kwargs)
         except TypeError as exc:
@@ -138,8 +137,43 @@ class HelperInliner:
         else:
             source = FunctionSource.of(fn, "helper function")
             tree = source.tree
-        scope = Scope(carried=carried_names(tree) if isinstance(tree, ast.FunctionDef) else set())
-        scope.names.update(bound.arguments)
+        return self._inline(tree, source, bound.arguments, None)
+
+    def inline_local(self, fn, args, kwargs, node):
+        """A ``def`` written inside the kernel (:class:`~.values.LocalFunction`) called there: built
+        inline like a helper, its other names read from the kernel's names where it was defined."""
+        tree = fn.node
+        self._check_depth(tree.name, node)
+        params = tree.args
+        if params.vararg or params.kwarg:
+            raise self.error(f"{tree.name}(): *args and **kwargs parameters are not supported in a kernel", tree)
+        positional = [*params.posonlyargs, *params.args]
+        defaults = dict(zip([p.arg for p in positional][len(positional) - len(params.defaults):], params.defaults))
+        defaults.update({p.arg: d for p, d in zip(params.kwonlyargs, params.kw_defaults) if d is not None})
+        kind = inspect.Parameter
+        signature = inspect.Signature(
+            [kind(p.arg, kind.POSITIONAL_ONLY, default=defaults.get(p.arg, kind.empty)) for p in params.posonlyargs]
+            + [kind(p.arg, kind.POSITIONAL_OR_KEYWORD, default=defaults.get(p.arg, kind.empty)) for p in params.args]
+            + [kind(p.arg, kind.KEYWORD_ONLY, default=defaults.get(p.arg, kind.empty)) for p in params.kwonlyargs])
+        try:
+            bound = signature.bind(*args, **kwargs)
+        except TypeError as exc:
+            raise self.error(f"{tree.name}(): {exc}", node) from None
+        arguments = dict(bound.arguments)
+        for name, default in defaults.items():      # defaults are evaluated where the def is
+            if name not in arguments:
+                arguments[name] = self.evaluate(default, fn.scope)
+        return self._inline(tree, self.source, arguments, fn.scope)
+
+    def _check_depth(self, name: str, node) -> None:
+        if len(self.function_stack) > MAX_DEPTH:
+            raise self.error(f"{name}() calls helpers more than {MAX_DEPTH} deep; is it recursive?", node)
+
+    def _inline(self, tree, source, arguments: dict, parent: Scope | None):
+        """Build ``tree`` (a def or a lambda) in place with its parameters bound to ``arguments``;
+        its value is what it returns."""
+        scope = Scope(parent=parent, carried=carried_names(tree) if isinstance(tree, ast.FunctionDef) else set())
+        scope.names.update(arguments)
         saved_source, saved_node = self.source, self.node
         self.source = source
         if isinstance(tree, ast.FunctionDef) and _needs_single_exit(tree):

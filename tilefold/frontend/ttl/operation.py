@@ -21,7 +21,7 @@ import inspect
 from dataclasses import dataclass, field
 
 from tilefold.arch import get_arch, mesh_of
-from tilefold.errors import KernelError, SourceLocation
+from tilefold.errors import KernelArgumentError, KernelError, SourceLocation
 from tilefold.frontend.ttl import session
 from tilefold.frontend.ttl.capture import OperationCapture, TensorArgument, capturing
 from tilefold.frontend.ttl.fingerprint import operation_key
@@ -324,8 +324,9 @@ def operation(fn=None, *, grid="full", fp32_dest_acc_en: bool | None = None, dst
     """``@ttl.operation(grid=(columns, rows) | (d0, ..., dn) | "full" | "auto")``: a TT-Lang operation."""
     location = user_location()
     if unknown:
-        raise KernelError(f"@ttl.operation() got unexpected keyword(s) {', '.join(sorted(unknown))}; it takes grid, "
-                          "fp32_dest_acc_en, dst_full_sync_en, math_fidelity, math_approx_mode", location)
+        names = ", ".join(repr(k) for k in sorted(unknown))
+        raise KernelArgumentError(f"@ttl.operation() got an unexpected keyword argument {names}; it takes grid, "
+                                  "fp32_dest_acc_en, dst_full_sync_en, math_fidelity, math_approx_mode", location)
     if math_fidelity is not None and math_fidelity not in ("LoFi", "HiFi2", "HiFi3", "HiFi4"):
         raise KernelError(f"@ttl.operation(math_fidelity={math_fidelity!r}): use LoFi, HiFi2, HiFi3 or HiFi4",
                           location)

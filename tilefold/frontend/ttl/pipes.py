@@ -21,7 +21,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, replace
 
-from tilefold.errors import KernelError, SourceLocation
+from tilefold.errors import KernelError, KernelValueError, SourceLocation
 from tilefold.frontend.ttl import capture
 from tilefold.frontend.ttl.grid import core_grid, linear_node, node_index, node_shape
 from tilefold.caller import user_location
@@ -231,6 +231,14 @@ class Pipe:
 
     src: object
     dst: object
+
+    def __post_init__(self):
+        for end, value in (("src", self.src), ("dst", self.dst)):
+            for item in value if isinstance(value, tuple) else (value,):
+                if isinstance(item, slice) and item.step not in (None, 1):
+                    raise KernelValueError(f"ttl.Pipe {end} {value!r}: a node range's step must be 1 or None "
+                                           f"(node ranges are contiguous); drop the step {item.step}",
+                                           user_location())
 
     def has_current_core(self):
         raise KernelError("Pipe.has_current_core() can only be called inside a kernel function", user_location())

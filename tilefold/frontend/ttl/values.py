@@ -13,7 +13,7 @@ operation's tensors, dataflow buffers, pipe nets, ``ttl`` functions), a kernel's
 * :class:`Transfer` / :class:`GroupTransfer` — handles of ``ttl.copy``;
 * :class:`TensorSlice` — ``tensor[...]`` in a data movement kernel;
 * :class:`PipeIdentity` — the pipe a ``net.if_src`` / ``net.if_dst`` body runs for;
-* :class:`LocalFunction` — a ``def`` inside a kernel (a pipe condition body).
+* :class:`LocalFunction` — a ``def`` inside a kernel: a pipe condition body, or a helper called there.
 """
 
 from __future__ import annotations
