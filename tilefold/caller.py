@@ -21,7 +21,8 @@ def user_location() -> SourceLocation | None:
     frame = sys._getframe(1)
     while frame is not None:
         filename = os.path.abspath(frame.f_code.co_filename)
-        if not filename.startswith(_PACKAGE_DIR + os.sep):
+        generated = frame.f_code.co_filename == "<string>" and frame.f_code.co_name == "__init__"   # a dataclass's
+        if not filename.startswith(_PACKAGE_DIR + os.sep) and not generated:
             if filename.startswith(_LAUNCHERS) or os.path.basename(filename) == "runpy.py" \
                     or frame.f_code.co_filename == "<frozen runpy>":
                 return None
