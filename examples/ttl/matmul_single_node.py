@@ -2,8 +2,9 @@
 
 The compute kernel keeps the running sum in ``acc``: it starts as ``ttl.math.fill(0, ...)`` and
 takes ``acc += a_blk @ b_blk`` once per K block. Because its value crosses loop iterations, the
-front end keeps it in a dataflow buffer of its own; each ``a_blk @ b_blk`` is computed in DST with
-``matmul_block`` over DST-sized output sub-blocks and added to the previous sum.
+front end keeps it in a dataflow buffer of its own, one block (the loop only adds to it): each
+``a_blk @ b_blk`` is computed in DST with ``matmul_block`` over DST-sized output sub-blocks and
+packed onto the previous sum with the packer's L1 accumulation.
 
 Run: ``python examples/ttl/matmul_single_node.py``.
 """

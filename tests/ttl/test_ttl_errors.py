@@ -145,11 +145,20 @@ def test_with_on_something_that_is_not_a_buffer_block():
 
 
 def test_more_than_32_dataflow_buffers():
+    """33 buffers the kernels use do not fit a node's 32 circular buffers: an error at the line of
+    the 33rd (unused ones do not count, see test_ttl_unused_buffers.py)."""
     def run():
         @ttl.operation(grid=(1, 1))
         def op(x, y):
-            for _ in range(33):
-                ttl.make_dataflow_buffer_like(x, shape=(1, 1))  # error
+            dfbs = [ttl.make_dataflow_buffer_like(x, shape=(1, 1)) for _ in range(32)]
+            last = ttl.make_dataflow_buffer_like(x, shape=(1, 1))  # error
+            dfbs.append(last)
+
+            @ttl.datamovement()
+            def fill():
+                for d in dfbs:
+                    with d.reserve() as blk:
+                        ttl.copy(x[0, 0], blk).wait()
 
         op(*tensors())
 

@@ -757,6 +757,21 @@ class TileRegsReleaseOp(_TileRegs):
 
 
 @irdl_op_definition
+class PackL1AccOp(IRDLOperation):
+    """``ttl.pack_l1_acc {enable}``: whether the packs that follow add DST to the tiles already at
+    their L1 place (``pack_reconfig_l1_acc``); set around the packs of a ``ttl.store`` marked
+    :data:`L1_ACC_ATTR`."""
+
+    name = "ttl.pack_l1_acc"
+    enable = prop_def(IntegerAttr)
+    assembly_format = "attr-dict"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def __init__(self, enable: bool):
+        super().__init__(properties={"enable": IntegerAttr(int(enable), i32)})
+
+
+@irdl_op_definition
 class PackTileOp(IRDLOperation):
     """``ttl.pack_tile %dst_slot, %cb_tile, %block {ttl.dst_footprint}``: pack DST slot
     ``footprint + dst_slot`` into tile ``cb_tile`` of a reserved block."""
@@ -1079,7 +1094,7 @@ class SemaphoreOp(IRDLOperation):
 
 STRUCTURAL_OPS = (BindCBOp, CBReserveOp, CBWaitOp, CBPushOp, CBPopOp, StoreOp, AttachCBOp, BlockSliceOp, ReshapeOp,
                   ComputeOp, YieldOp, LinearizedIndexOp, CopyTileOp, CopyDstOp, InitSFPUOp, TileRegsAcquireOp,
-                  TileRegsCommitOp, TileRegsWaitOp, TileRegsReleaseOp, PackTileOp, DstTileOp, MatmulBlockOp, TensorOp,
+                  TileRegsCommitOp, TileRegsWaitOp, TileRegsReleaseOp, PackL1AccOp, PackTileOp, DstTileOp, MatmulBlockOp, TensorOp,
                   TensorSliceOp, CopyOp, WaitOp, GroupWaitOp, NodeCoordOp, PipeCountOp, PipePeerOp, PipeSendOp, PipeRecvOp,
                   UnsafeElementReadOp, UnsafeElementWriteOp, SemaphoreOp)
 
@@ -1096,6 +1111,9 @@ CB_INDEX_ATTR = "ttl.cb_index"
 # on a ttl.copy between data formats: the circular buffer its pages go through in the tensor's format
 STAGING_CB_ATTR = "ttl.staging_cb"
 CB_TILE_OFFSET_ATTR = "ttl.cb_tile_offset"
+# on a ttl.store: the value is added to what the block's L1 already holds (the packer's L1
+# accumulation), not written over it
+L1_ACC_ATTR = "ttl.l1_acc"
 CB_TABLE_ATTR = "ttl.circular_buffers"
 KERNEL_ROLE_ATTR = "ttl.kernel_role"
 UNIT = UnitAttr()

@@ -15,7 +15,8 @@ size 1. A 1-D block (of a 1-D tensor) has shape ``(n,)`` here and ``(1, n)`` til
 dimension. A block expression variable whose value crosses loop iterations (``y += a @ b`` in a
 loop) becomes an :class:`~.values.Accumulator` kept in a dataflow buffer of its own; a reserved
 block accumulated into in a loop (``y_blk += ...``) is accumulated the same way and stored into
-the block when the loop ends.
+the block when the loop ends. A loop that only adds to it keeps it in one block, summed by the
+packer's L1 accumulation; otherwise it takes two blocks (docs/ttl.md).
 
 Errors: shape mismatches, block math in a data movement kernel, a block read before it is
 written, a store into a waited block, unknown keywords of the block functions.
@@ -34,6 +35,8 @@ from tilefold.frontend.ttl.math_api import PARAMETRIC, sfpu_functions
 from tilefold.frontend.ttl.scalars import Scalar
 from tilefold.frontend.ttl.values import Accumulator, Block, BlockExpression, device_block_shape
 from tilefold.frontend.ttl.variables import live_after
+from xdsl.dialects.builtin import UnitAttr
+
 from tilefold.ir import ttl
 from tilefold.layout.formats import DataFormat, data_format
 
@@ -598,6 +601,11 @@ class BlockExpressionBuilder(AcquisitionBuilder):
             raise self.error(f"{block.name} was obtained with wait(); accumulate into a block from reserve()", node)
         if block.stored is None and block.accumulator is None:
             raise self.error(f"{block.name} has no value yet; store() into it before accumulating into it", node)
+        if block.accumulator is not None and block.accumulator.l1_acc and op is ast.Add:
+            self.check_position(block, node)
+            block.status.store(self.location(node))
+            self.accumulator_add(block.accumulator, operand, node)
+            return
         current = self.operand(block, node)
         self.store(block, self.binary(op, current, operand, node), node)
 
@@ -614,11 +622,15 @@ class BlockExpressionBuilder(AcquisitionBuilder):
             return DataFormat.Float32
         return DataFormat.Float16_b
 
-    def make_accumulator(self, name: str, value: BlockExpression, node) -> Accumulator:
+    def make_accumulator(self, name: str, value: BlockExpression, node, l1_acc: bool = False) -> Accumulator:
+        """Keep ``value`` in a buffer of its own: one block when the loop only adds to it
+        (``l1_acc``, see :meth:`accumulator_add`), else two (the new value is written while the old
+        one is read)."""
         fmt = self._accumulator_format(value)
-        dfb = hidden_dataflow_buffer(value.shape, fmt, f"{name} (accumulator)", self.location(node))
+        dfb = hidden_dataflow_buffer(value.shape, fmt, f"{name} (accumulator)", self.location(node),
+                                     block_count=1 if l1_acc else 2)
         cb = self.cb_value(dfb)
-        acc = Accumulator(dfb, cb, name, self.location(node))
+        acc = Accumulator(dfb, cb, name, self.location(node), l1_acc=l1_acc)
         region = next(r for r in reversed(self.regions) if r.kind in ("loop", "function", "branch"))
         region.accumulators.append(acc)
         self.accumulator_assign(acc, value, node)
@@ -629,12 +641,45 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         if v.shape != acc.dfb.shape:
             raise self.error(f"{acc.name} holds a {_shape_text(acc.dfb.shape)} block; it cannot take a value of shape "
                              f"{_shape_text(v.shape)}", node)
+        if acc.l1_acc and acc.holds:
+            if _reads(v.value, acc.cb):
+                raise self.error(f"{acc.name} is kept in one block because its loop only adds to it; this value "
+                                 f"reads {acc.name}, so compute it into another name first", node)
+            self._free_accumulator_block(acc, node)
         self.node = node
         new = self.emit(ttl.CBReserveOp(acc.cb))
         new.result.name_hint = f"{acc.dfb.ir_name}_next"
         self.emit(ttl.StoreOp(v.value, new.result))
         if acc.holds:
             self.emit(ttl.CBPopOp(acc.cb))
+        self.emit(ttl.CBPushOp(acc.cb))
+        acc.holds = True
+
+    def _free_accumulator_block(self, acc: Accumulator, node) -> None:
+        """Pop a one-block accumulator's block: its bytes stay in L1, where the next reserve of
+        the buffer (the same place) finds them."""
+        self.node = node
+        self.emit(ttl.CBWaitOp(acc.cb))
+        self.emit(ttl.CBPopOp(acc.cb))
+        acc.holds = False
+
+    def accumulator_add(self, acc: Accumulator, addend, node) -> None:
+        """``acc += addend`` on a one-block accumulator: free the block, reserve it again and store
+        ``addend`` with the packer's L1 accumulation (``pack_reconfig_l1_acc(1)``), which adds it
+        to the sum the block's L1 holds, then push it — as TT-Metal's matmuls keep partials."""
+        if _number(addend):
+            addend = self.make("fill", [], acc.dfb.shape, node, {"value": float(addend)}, fmt=acc.dfb.data_format)
+        v = self.operand(self.resolve(addend, acc.dfb.shape), node)
+        if v.shape != acc.dfb.shape:
+            raise self.error(f"{acc.name} holds a {_shape_text(acc.dfb.shape)} block; it cannot add a value of shape "
+                             f"{_shape_text(v.shape)}", node)
+        if not acc.holds:
+            raise self.error(f"{acc.name} has no value here", node)
+        self._free_accumulator_block(acc, node)
+        new = self.emit(ttl.CBReserveOp(acc.cb))
+        new.result.name_hint = f"{acc.dfb.ir_name}_next"
+        store = self.emit(ttl.StoreOp(v.value, new.result))
+        store.attributes[ttl.L1_ACC_ATTR] = UnitAttr()
         self.emit(ttl.CBPushOp(acc.cb))
         acc.holds = True
 
@@ -674,10 +719,10 @@ class BlockExpressionBuilder(AcquisitionBuilder):
             self.emit(ttl.CBPopOp(replaced.cb))
             replaced.holds = False
 
-    def promote_block(self, block: Block, stmt, zero_start: bool = False) -> Block:
-        """A reserved block accumulated into in a loop: keep its value in an accumulator. With
-        ``zero_start`` (the loop stores into it with ``acc=True``) a block that holds nothing yet
-        starts at zero."""
+    def promote_block(self, block: Block, stmt, zero_start: bool = False, l1_acc: bool = False) -> Block:
+        """A reserved block accumulated into in a loop: keep its value in an accumulator (of one
+        block with ``l1_acc``: the loop only adds to it). With ``zero_start`` (the loop stores into
+        it with ``acc=True``) a block that holds nothing yet starts at zero."""
         if block.acquired == "reserve" and block.stored is None and zero_start:
             self.node = stmt
             value = self.make("fill", [], block.shape, stmt, {"value": 0.0}, fmt=block.data_format)
@@ -686,7 +731,7 @@ class BlockExpressionBuilder(AcquisitionBuilder):
                              "value can be accumulated into across loop iterations", stmt)
         else:
             value = BlockExpression(block.stored, block.shape, block.data_format)
-        block.accumulator = self.make_accumulator(block.name, value, stmt)
+        block.accumulator = self.make_accumulator(block.name, value, stmt, l1_acc)
         return block
 
     def finish_block_accumulation(self, block: Block, stmt) -> None:

@@ -280,6 +280,11 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, BlockExpressionBuilder, 
     def stmt_AugAssign(self, stmt: ast.AugAssign, scope) -> None:
         if not isinstance(stmt.target, ast.Name):
             raise self.error("only a plain name can be the target of an augmented assignment", stmt)
+        held = scope.lookup(stmt.target.id)
+        if isinstance(held, Accumulator) and held.l1_acc and isinstance(stmt.op, ast.Add):
+            self.require_compute(stmt, f"{stmt.target.id} += ...")
+            self.accumulator_add(held, self.evaluate(stmt.value, scope), stmt)
+            return
         current = self.read_name(stmt.target.id, scope, stmt.target)
         operand = self.evaluate(stmt.value, scope)
         if isinstance(current, Block):
@@ -377,14 +382,20 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, BlockExpressionBuilder, 
                 self.emit(memref.StoreOp.get(self.scalars.materialize(current), slot.memref, []))
                 scope.names[name] = MutableScalar(slot.memref, name)
             elif isinstance(current, BlockExpression):
-                scope.names[name] = self.make_accumulator(name, current, stmt)
+                scope.names[name] = self.make_accumulator(name, current, stmt, self._only_summed(stmt, name))
             elif isinstance(current, Block):
-                promoted.append((name, self.promote_block(current, stmt, name in accumulated_names(stmt))))
+                promoted.append((name, self.promote_block(current, stmt, name in accumulated_names(stmt),
+                                                          self._only_summed(stmt, name))))
             elif isinstance(current, (float, bool, str, tuple)):
                 raise self.error(f"{name} is assigned inside this {'loop' if isinstance(stmt, ast.For) else 'branch'} "
                                  "and used afterwards, but it holds a Python value that cannot change at run time; "
                                  "compute it before the loop", stmt)
         return promoted
+
+    def _only_summed(self, stmt: ast.stmt, name: str) -> bool:
+        from tilefold.frontend.ttl.variables import only_summed
+
+        return self.kind == "compute" and only_summed(stmt, self.source.tree, name)
 
     # -- loops ----------------------------------------------------------------------------------
 

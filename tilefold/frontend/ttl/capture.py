@@ -54,15 +54,11 @@ class OperationCapture:
         return None
 
     def add_dataflow_buffer(self, dfb) -> int:
-        """Register a dataflow buffer; returns its circular-buffer index."""
-        index = len(self.dataflow_buffers)
-        count = self.arch.max_circular_buffers
-        if index >= count:
-            raise KernelError(f"this is dataflow buffer number {index + 1} of operation {self.name!r}, but a node "
-                              f"has at most {count} (circular buffers c_0-c_{count - 1}); reuse buffers or "
-                              "make fewer", dfb.location)
+        """Register a dataflow buffer; returns its provisional circular-buffer index (its position).
+        Buffers no kernel uses are dropped and the rest renumbered once the kernels are built
+        (``operation.allocate_buffers``), where the limit of circular buffers per node is checked."""
         self.dataflow_buffers.append(dfb)
-        return index
+        return len(self.dataflow_buffers) - 1
 
 
 _STACK: list[OperationCapture] = []

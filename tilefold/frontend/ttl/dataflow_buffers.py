@@ -7,8 +7,11 @@ row (a row-major tensor) and ``block pages × block_count`` pages. A 1-D tiled b
 (``shape=(n,)``) holds blocks of ``n`` tiles of a 1-D tensor: the program sees 1-D blocks, the
 device a row of ``(1, n)`` tiles with the elements in row 0 (how a 1-D tensor is tilized).
 
+A buffer no kernel uses is not allocated: it gets no circular buffer and no L1, and a warning
+names it at its line (``operation.allocate_buffers``).
+
 Errors (at the user's line): a block count outside 1–32, a shape that is not a tuple of positive
-integers, more than 32 buffers per node.
+integers, more than 32 buffers per node that kernels use.
 """
 
 from __future__ import annotations
@@ -53,6 +56,7 @@ class DataflowBuffer:
         self.location = location
         self.name = name
         self.hidden = hidden          # made by the compiler (accumulators), not by the user
+        self.purpose = ""             # of a hidden buffer: what it is for, for the error past the limit
         self.index = -1
 
     @property
@@ -200,10 +204,6 @@ def hidden_dataflow_buffer(shape: tuple[int, ...], fmt: DataFormat, name: str, l
     registered with the running operation."""
     op = capture.current(what)
     dfb = DataflowBuffer(tuple(shape), block_count, fmt, "TILE", location, name, hidden=True)
-    if len(op.dataflow_buffers) >= op.arch.max_circular_buffers:
-        purpose = "to carry its value between loop iterations" if what == "an accumulator" else \
-            f"for {what}"
-        raise KernelError(f"{name} needs a dataflow buffer of its own {purpose}, but the operation already uses all "
-                          f"{op.arch.max_circular_buffers}; use fewer buffers", location)
+    dfb.purpose = "to carry its value between loop iterations" if what == "an accumulator" else f"for {what}"
     dfb.index = op.add_dataflow_buffer(dfb)
     return dfb

@@ -62,6 +62,7 @@ class Operation:
         self.__name__ = function.__name__
         self.__doc__ = function.__doc__
         self._cache: dict = {}
+        self._warned: dict = {}         # the warnings registry of unused buffers: each warned once
 
     # -- the call ---------------------------------------------------------------------------
 
@@ -195,6 +196,7 @@ class Operation:
                 built.writes |= builder.written_tensors
                 pipe_uses += builder.pipe_uses
         grid = capture.grid
+        allocate_buffers(capture, module, self._warned)
         module.attributes[GRID_ATTR] = ArrayAttr([IntegerAttr(grid[0], i32), IntegerAttr(grid[1], i32)])
         module.attributes[PIPE_NETS_ATTR] = _pipe_net_table(capture, pipe_uses)
         verify_ops(module)
@@ -262,6 +264,45 @@ def _is_device_tensor(value) -> bool:
     # getattr_static: looking must not evaluate a property (host_values reads the device's pages)
     return all(inspect.getattr_static(value, a, _MISSING) is not _MISSING
                for a in ("shape", "dtype", "layout", "host_values"))
+
+
+def allocate_buffers(capture: OperationCapture, module: ModuleOp, registry: dict | None = None) -> None:
+    """Give circular buffers only to the dataflow buffers the built kernels use (a ``ttl.bind_cb``
+    or a converting copy's staging buffer; the compiler's own buffers are always used), numbered
+    in the order they were made; warn at the line of each buffer no kernel uses. More used buffers
+    than a node has circular buffers is an error at the line of the first one past the limit."""
+    import warnings
+
+    from xdsl.dialects.builtin import IntegerAttr, i32
+
+    from tilefold.ir import ttl
+
+    binds = [op for op in module.walk() if isinstance(op, ttl.BindCBOp)]
+    staged = [op for op in module.walk() if ttl.STAGING_CB_ATTR in op.attributes]
+    used = {op.index for op in binds} | {op.attributes[ttl.STAGING_CB_ATTR].value.data for op in staged}
+    kept = [d for d in capture.dataflow_buffers if d.hidden or d.index in used]
+    limit = capture.arch.max_circular_buffers
+    if len(kept) > limit:
+        extra = kept[limit]
+        if extra.hidden:
+            purpose = f" {extra.purpose}" if extra.purpose else ""
+            raise KernelError(f"{extra.name} needs a dataflow buffer of its own{purpose}, but the operation's kernels "
+                              f"already use all {limit}; use fewer buffers", extra.location)
+        raise KernelError(f"this is dataflow buffer number {limit + 1} of those the kernels of operation {capture.name!r} use, "
+                          f"but a node has at most {limit} (circular buffers c_0-c_{limit - 1}); reuse buffers or "
+                          "make fewer", extra.location)
+    for d in capture.dataflow_buffers:
+        if d not in kept and d.location is not None:
+            warnings.warn_explicit(f"dfb {d.name} is declared but no kernel uses it; it is not allocated",
+                                   UserWarning, d.location.file, d.location.line, registry=registry)
+    renumbered = {d.index: i for i, d in enumerate(kept)}
+    for d in kept:
+        d.index = renumbered[d.index]
+    capture.dataflow_buffers[:] = kept
+    for op in binds:
+        op.properties["cb_index"] = IntegerAttr(renumbered[op.index], i32)
+    for op in staged:
+        op.attributes[ttl.STAGING_CB_ATTR] = IntegerAttr(renumbered[op.attributes[ttl.STAGING_CB_ATTR].value.data], i32)
 
 
 def _drop_unconsumed_pushes(module: ModuleOp) -> None:

@@ -77,17 +77,20 @@ class Block:
 
 @dataclass
 class Accumulator:
-    """A block value kept in a hidden dataflow buffer (``block_count`` 2) between loop iterations.
+    """A block value kept in a hidden dataflow buffer between loop iterations.
 
-    Assigning reserves a block, stores the value, pops the previous block and pushes the new one;
-    reading waits for the current block. ``holds`` says whether a block is pushed (it must be the
-    same at the start and the end of every loop iteration)."""
+    Two blocks (the general form): assigning reserves a block, stores the value, pops the previous
+    block and pushes the new one; reading waits for the current block. One block (``l1_acc``, a
+    value the loop only adds to): a step frees the block and reserves it again — the same L1 —
+    and packs the addend with the packer's L1 accumulation. ``holds`` says whether a block is
+    pushed (it must be the same at the start and the end of every loop iteration)."""
 
     dfb: object
     cb: SSAValue
     name: str
     location: SourceLocation
     holds: bool = False
+    l1_acc: bool = False
 
 
 @dataclass

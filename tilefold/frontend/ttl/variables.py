@@ -42,6 +42,32 @@ def accumulated_names(node: ast.AST) -> set[str]:
     return {n for n in map(accumulated_name, _walk_no_functions(node)) if n is not None}
 
 
+def only_summed(loop: ast.AST, function: ast.AST, name: str) -> bool:
+    """Whether ``name`` is only added to in ``loop`` — each use there is the target of
+    ``name += expr`` with ``expr`` not reading ``name`` — and no assignment to it anywhere in
+    ``function`` reads it. Such an accumulator needs one block: each step adds ``expr`` to the
+    block in L1 without reading it first."""
+    def reads_name(value) -> bool:
+        return value is not None and name in _names(value, ast.Load)
+
+    summed = set()
+    for sub in ast.walk(loop):
+        if isinstance(sub, ast.AugAssign) and isinstance(sub.target, ast.Name) and sub.target.id == name:
+            if not isinstance(sub.op, ast.Add) or reads_name(sub.value):
+                return False
+            summed.add(id(sub.target))
+    if not summed or any(isinstance(sub, ast.Name) and sub.id == name and id(sub) not in summed
+                         for sub in ast.walk(loop)):
+        return False
+    for sub in ast.walk(function):
+        if isinstance(sub, (ast.Assign, ast.AnnAssign)) and name in writes(sub) and reads_name(sub.value):
+            return False
+        if isinstance(sub, ast.AugAssign) and isinstance(sub.target, ast.Name) and sub.target.id == name \
+                and (not isinstance(sub.op, ast.Add) or reads_name(sub.value)):
+            return False
+    return True
+
+
 def reads(node: ast.AST) -> set[str]:
     """Names read anywhere in ``node`` (an augmented assignment reads its target)."""
     out = _names(node, ast.Load)

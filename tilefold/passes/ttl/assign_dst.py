@@ -354,6 +354,7 @@ class DstAssignment:
         target = sliced(store.block, out_map)
         new_store = ttl.StoreOp(new.result[0], target)
         new_store.location = store.location
+        new_store.attributes.update(store.attributes)
         block.insert_op_before(new_store, anchor)
         store.detach()
         store.erase()

@@ -12,7 +12,10 @@ Reads: ``ttl.compute`` ops with DST slots assigned, each followed (somewhere in 
     ttl.tile_regs_release               the packer gives DST back
 
 so a multi-tile block is computed in one loop and packed in a second one, both inside one
-acquire / release, as the TT-Lang multi-tile lowering shows.
+acquire / release, as the TT-Lang multi-tile lowering shows. A store marked ``ttl.l1_acc`` (a
+loop accumulator's step, which adds its value to the block already in L1) is packed between
+``ttl.pack_l1_acc {enable = 1}`` and ``ttl.pack_l1_acc {enable = 0}``, so that the packer adds
+and every other pack overwrites.
 
 Each compute is rewritten by a ``RewritePattern`` (:class:`BracketCompute`) under xDSL's pattern
 walker. Errors: none (a compute whose result is not stored is an internal error).
@@ -62,6 +65,11 @@ class BracketCompute(RewritePattern):
         release = ttl.TileRegsReleaseOp()
         release.location = store.location
         rewriter.insert(release, InsertPoint.after(store))
+        if ttl.L1_ACC_ATTR in store.attributes:
+            on, off = ttl.PackL1AccOp(True), ttl.PackL1AccOp(False)
+            on.location = off.location = store.location
+            rewriter.insert(on, InsertPoint.before(store))
+            rewriter.insert(off, InsertPoint.before(release))
 
 
 class TTLInsertTileRegsSync(ModulePass):

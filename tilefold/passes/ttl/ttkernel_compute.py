@@ -16,7 +16,8 @@ calls, each preceded by its ``*_init`` as the TT-Lang multi-tile lowering shows:
   (``arith.addi``), the pack writes slot ``footprint + dst_slot`` to tile ``cb_tile`` of the block:
   ``pack_tile<out_of_order>(slot, cb, index)`` (in order when the loop fills the block tile by tile);
 * ``ttl.cb_wait`` / ``cb_reserve`` / ``cb_pop`` / ``cb_push`` → ``cb_wait_front`` / ``cb_reserve_back`` /
-  ``cb_pop_front`` / ``cb_push_back`` with the block's page count.
+  ``cb_pop_front`` / ``cb_push_back`` with the block's page count;
+* ``ttl.pack_l1_acc {enable}`` → ``pack_reconfig_l1_acc(enable)``.
 """
 
 from __future__ import annotations
@@ -143,6 +144,8 @@ class ComputeLowering:
             e.call(op.name.removeprefix("ttl."), [], op)
         elif isinstance(op, (ttl.CBWaitOp, ttl.CBReserveOp, ttl.CBPopOp, ttl.CBPushOp)):
             self.cb_op(op)
+        elif isinstance(op, ttl.PackL1AccOp):
+            e.call("pack_reconfig_l1_acc", [e.i32(op.enable.value.data, op)], op)
         else:
             return op.name in ("tensor.extract", "tensor.empty", "ttl.attach_cb", "ttl.block_slice",
                                "ttl.reshape")

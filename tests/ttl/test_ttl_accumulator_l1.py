@@ -1,0 +1,196 @@
+"""A loop accumulator the loop only adds to (``acc += a @ b``) takes one block of L1: each step
+packs its addend onto the block with the packer's L1 accumulation. A program whose buffers fit
+with one accumulator block and not with two runs and matches numpy; the same loop written as
+``acc = acc + a @ b`` keeps the two-block form and does not fit. Run on the simulated device."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tilefold.ttl as ttl
+import tilefold.ttnn as ttnn
+from tilefold.codegen.cpp import emit_kernel
+from tilefold.errors import L1OverflowError
+from ttl_helpers import compiled, marked_line
+
+TS = 32
+BM, BN, BK, NK = 8, 8, 16, 2        # a, b: 2 blocks of 128 tiles; out: 1 block of 64; acc: 64 tiles
+
+
+def _matmul(summed: bool):
+    if summed:
+        @ttl.operation(grid=(1, 1))
+        def matmul(a, b, out):
+            a_dfb = ttl.make_dataflow_buffer_like(a, shape=(BM, BK), block_count=2)
+            b_dfb = ttl.make_dataflow_buffer_like(b, shape=(BK, BN), block_count=2)
+            out_dfb = ttl.make_dataflow_buffer_like(out, shape=(BM, BN), block_count=1)
+
+            @ttl.compute()
+            def compute():
+                with out_dfb.reserve() as out_blk:
+                    acc = ttl.block.fill(0, shape=out_blk.shape)
+                    for _ in range(NK):
+                        with a_dfb.wait() as x, b_dfb.wait() as y:
+                            acc += x @ y
+                    out_blk.store(acc)
+
+            @ttl.datamovement()
+            def read():
+                for k in range(NK):
+                    with a_dfb.reserve() as x, b_dfb.reserve() as y:
+                        ttl.copy(a[0:BM, k * BK:(k + 1) * BK], x).wait()
+                        ttl.copy(b[k * BK:(k + 1) * BK, 0:BN], y).wait()
+
+            @ttl.datamovement()
+            def write():
+                with out_dfb.wait() as o:
+                    ttl.copy(o, out[0:BM, 0:BN]).wait()
+
+        return matmul
+
+    @ttl.operation(grid=(1, 1))
+    def matmul(a, b, out):
+        a_dfb = ttl.make_dataflow_buffer_like(a, shape=(BM, BK), block_count=2)
+        b_dfb = ttl.make_dataflow_buffer_like(b, shape=(BK, BN), block_count=2)
+        out_dfb = ttl.make_dataflow_buffer_like(out, shape=(BM, BN), block_count=1)
+
+        @ttl.compute()
+        def compute():
+            with out_dfb.reserve() as out_blk:
+                acc = ttl.block.fill(0, shape=out_blk.shape)
+                for _ in range(NK):  # accumulator
+                    with a_dfb.wait() as x, b_dfb.wait() as y:
+                        acc = acc + x @ y       # reads acc: the two-block form
+                out_blk.store(acc)
+
+        @ttl.datamovement()
+        def read():
+            for k in range(NK):
+                with a_dfb.reserve() as x, b_dfb.reserve() as y:
+                    ttl.copy(a[0:BM, k * BK:(k + 1) * BK], x).wait()
+                    ttl.copy(b[k * BK:(k + 1) * BK, 0:BN], y).wait()
+
+        @ttl.datamovement()
+        def write():
+            with out_dfb.wait() as o:
+                ttl.copy(o, out[0:BM, 0:BN]).wait()
+
+    return matmul
+
+
+def _tensors():
+    rng = np.random.default_rng(1)
+    a = rng.random((BM * TS, NK * BK * TS), dtype=np.float32)
+    b = rng.random((NK * BK * TS, BN * TS), dtype=np.float32)
+    tensors = [ttnn.from_numpy(v, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT) for v in (a, b)]
+    tensors.append(ttnn.from_numpy(np.zeros((BM * TS, BN * TS), np.float32), dtype=ttnn.bfloat16,
+                                   layout=ttnn.TILE_LAYOUT))
+    return tensors
+
+
+def test_an_accumulator_of_one_block_fits_where_two_do_not_and_matches_numpy():
+    tensors = _tensors()
+    matmul = _matmul(summed=True)
+    result = compiled(matmul, *tensors)
+    acc = [cb for cb in result.program.circular_buffers if "accumulator" in (cb.name or "")]
+    assert [cb.num_pages for cb in acc] == [BM * BN]                 # one block
+    used = sum(cb.total_size for cb in result.program.circular_buffers)
+    arch = result.program.arch
+    assert used <= arch.l1_free < used + acc[0].total_size           # a second block would not fit
+    compute = emit_kernel(next(k for k in result.program.kernels if k.is_compute).function)
+    assert "pack_reconfig_l1_acc(1);" in compute and "pack_reconfig_l1_acc(0);" in compute
+    matmul(*tensors)
+    a, b = (ttnn.to_numpy(t).astype(np.float64) for t in tensors[:2])
+    exact = a @ b
+    error = np.abs(ttnn.to_numpy(tensors[2]) - exact).max() / np.abs(exact).max()
+    # bfloat16 throughout: DST rounds the sum after each of the 32 K tiles, L1 after each block
+    assert error < 2 ** -5, error
+
+
+def test_the_two_block_form_of_the_same_loop_does_not_fit():
+    matmul = _matmul(summed=False)
+    with pytest.raises(L1OverflowError) as info:
+        matmul(*_tensors())
+    assert "acc (accumulator)" in str(info.value)
+    assert str(info.value).startswith(f"{__file__}:{marked_line(matmul.function, '# accumulator')}: ")
+
+
+@ttl.operation(grid="full")
+def matmul_1d(a_tensor, b_tensor, out_tensor, block_h, block_w, block_inner_dim, blocks_per_node_n):
+    """A row of A blocks multicast from node 0 to the working nodes, each node computing
+    ``blocks_per_node_n`` output blocks with ``acc += a @ b`` over K (TT-Lang's 1-D mcast matmul)."""
+    Mt, Kt, Nt = a_tensor.shape[0] // TS, a_tensor.shape[1] // TS, b_tensor.shape[1] // TS
+    num_working_nodes = Nt // (blocks_per_node_n * block_w)
+    num_blocks_m, num_blocks_k = Mt // block_h, Kt // block_inner_dim
+    a_dfb = ttl.make_dataflow_buffer_like(a_tensor, shape=(block_h, block_inner_dim), block_count=2)
+    b_dfb = ttl.make_dataflow_buffer_like(b_tensor, shape=(block_inner_dim, block_w), block_count=2)
+    out_dfb = ttl.make_dataflow_buffer_like(out_tensor, shape=(block_h, block_w), block_count=1)
+    net = ttl.PipeNet([ttl.Pipe((0,), (slice(1, num_working_nodes),))])
+
+    def block_slice(offset, size):
+        return slice(offset * size, (offset + 1) * size)
+
+    @ttl.compute()
+    def mm_compute():
+        node = ttl.node(dims=1)
+        if node >= num_working_nodes:
+            return
+        for _ in range(num_blocks_m):
+            for _ in range(blocks_per_node_n):
+                with out_dfb.reserve() as out_blk:
+                    acc = ttl.block.fill(0, shape=out_blk.shape)
+                    for _ in range(num_blocks_k):
+                        with a_dfb.wait() as a_blk, b_dfb.wait() as b_blk:
+                            acc += a_blk @ b_blk
+                    out_blk.store(acc)
+
+    @ttl.datamovement()
+    def mm_reader():
+        node = ttl.node(dims=1)
+        if node >= num_working_nodes:
+            return
+        for block_m in range(num_blocks_m):
+            for _ in range(blocks_per_node_n):
+                for block_k in range(num_blocks_k):
+                    with a_dfb.reserve() as a_blk:
+                        def pipe_src(pipe):
+                            ttl.copy(a_tensor[block_slice(block_m, block_h), block_slice(block_k, block_inner_dim)],
+                                     a_blk).wait()
+                            ttl.copy(a_blk, pipe).wait()
+
+                        def pipe_dst(pipe):
+                            ttl.copy(pipe, a_blk).wait()
+
+                        net.if_src(pipe_src)
+                        net.if_dst(pipe_dst)
+
+    @ttl.datamovement()
+    def mm_writer():
+        node = ttl.node(dims=1)
+        if node >= num_working_nodes:
+            return
+        for block_m in range(num_blocks_m):
+            for block_n in range(blocks_per_node_n):
+                for block_k in range(num_blocks_k):
+                    with b_dfb.reserve() as b_blk:
+                        ttl.copy(b_tensor[block_slice(block_k, block_inner_dim),
+                                          block_slice(block_n + node * blocks_per_node_n, block_w)], b_blk).wait()
+                with out_dfb.wait() as out_blk:
+                    ttl.copy(out_blk, out_tensor[block_slice(block_m, block_h),
+                                                 block_slice(block_n + node * blocks_per_node_n, block_w)]).wait()
+
+
+def test_the_1d_multicast_matmul_at_the_l1_limit_matches_numpy():
+    """The (TS*8, N, TS*16, 2, 8, 8, 16) case — a, b 2 blocks of 128 tiles, out and the
+    accumulator one block of 64 — on 2 working nodes instead of 120, with 2 K blocks."""
+    rng = np.random.default_rng(2)
+    M, N, K = TS * 8, 2 * TS * 2 * 8, TS * 16 * 2
+    a = rng.random((M, K), dtype=np.float32)
+    b = rng.random((K, N), dtype=np.float32)
+    tensors = [ttnn.from_numpy(v, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT) for v in (a, b)]
+    tensors.append(ttnn.from_numpy(np.zeros((M, N), np.float32), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT))
+    matmul_1d(*tensors, 8, 8, 16, 2)
+    exact = ttnn.to_numpy(tensors[0]).astype(np.float64) @ ttnn.to_numpy(tensors[1]).astype(np.float64)
+    error = np.abs(ttnn.to_numpy(tensors[2]) - exact).max() / np.abs(exact).max()
+    assert error < 2 ** -5, error
