@@ -18,6 +18,12 @@ block accumulated into in a loop (``y_blk += ...``) is accumulated the same way 
 the block when the loop ends. A loop that only adds to it keeps it in one block, summed by the
 packer's L1 accumulation; otherwise it takes two blocks (docs/ttl.md).
 
+A block of a row-major buffer has its shape in elements; a compute kernel computes on its
+tile-sized pages (``(1, n)`` tiles in the IR), which element-wise math, numbers and a broadcast of a
+one-element block (a scalar broadcast: the element is element 0 in either layout) do not tell
+apart from tiles. What depends on the tile layout — ``@``, reductions, transposes, broadcasting a
+block of several elements, a row-major operand beside a tiled one — is refused.
+
 Errors: shape mismatches, block math in a data movement kernel, a block read before it is
 written, a store into a waited block, unknown keywords of the block functions.
 """
@@ -48,6 +54,15 @@ _SCALAR_OPS = {ast.Add: "add_scalar", ast.Sub: "sub_scalar", ast.Mult: "mul_scal
 
 def _number(v) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _unit(value: BlockExpression) -> str:
+    return "elements" if value.row_major else "tiles"
+
+
+# block ops that depend on how elements sit in tiles: refused on row-major blocks
+_LAYOUT_DEPENDENT = {"matmul": "a @ b (matmul)", "reduce_sum": "ttl.math.reduce_sum",
+                     "reduce_max": "ttl.math.reduce_max", "transpose": "ttl.transpose"}
 
 
 def _shape_text(shape) -> str:
@@ -85,11 +100,12 @@ class BlockExpressionBuilder(AcquisitionBuilder):
             self.check_position(value, node)
             if value.accumulator is not None:
                 return self.accumulator_read(value.accumulator, node)
+            row_major = not value.dfb.is_tiled
             if value.acquired == "reserve":
                 value.status.read(self.location(node))     # raises when nothing was stored yet
-                return BlockExpression(value.stored, value.shape, value.data_format)
+                return BlockExpression(value.stored, value.shape, value.data_format, row_major)
             value.status.read(self.location(node))
-            return BlockExpression(value.value, value.shape, value.data_format)
+            return BlockExpression(value.value, value.shape, value.data_format, row_major)
         raise self.error(f"{self.describe(value)} is not a block or a block expression", node)
 
     @staticmethod
@@ -99,20 +115,47 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         return DataFormat.Float16_b
 
     def make(self, name: str, operands: list[BlockExpression], shape, node, params=None, dims=None,
-             fmt: DataFormat | None = None) -> BlockExpression:
+             fmt: DataFormat | None = None, row_major: bool | None = None) -> BlockExpression:
         fmt = fmt or self.result_format(*operands)
-        tiles = device_block_shape(shape)
+        if row_major is None:
+            row_major = self.layout_of(operands, name, node)
+        if row_major:
+            # element-wise math on the block's tile-sized pages; a broadcast is of a one-element
+            # block, whose element is element 0 of its first page: a scalar broadcast
+            self.require_tiled(BlockExpression(None, tuple(shape), fmt, True), _LAYOUT_DEPENDENT.get(name), node)
+            tiles = (1, ttl.row_major_tiles(shape))
+            dims = (0, 1) if dims is not None else None
+        else:
+            tiles = device_block_shape(shape)
+            if dims is not None:         # a 1-D block's dimension is the column dimension of its IR row
+                dims = tuple(d + len(tiles) - len(shape) for d in dims)
         result_type = ttl.block_type(tiles, ttl.tile_type(fmt))
-        if dims is not None:         # a 1-D block's dimension is the column dimension of its IR row
-            dims = tuple(d + len(tiles) - len(shape) for d in dims)
         self.node = node
         op = self.emit(ttl.make_block_op(name, [o.value for o in operands], result_type, params, dims))
-        return BlockExpression(op.result, tuple(shape), fmt)
+        return BlockExpression(op.result, tuple(shape), fmt, row_major)
+
+    def layout_of(self, operands: list[BlockExpression], what: str, node) -> bool:
+        """Whether the operands are row-major blocks (all or none: their elements are arranged
+        differently, so an element-wise op cannot pair them up)."""
+        kinds = {o.row_major for o in operands}
+        if len(kinds) > 1:
+            raise self.error(f"{what} of a row-major block and a tiled block: their elements are arranged "
+                             "differently (rows, or 32x32 tiles); make both buffers like tensors of the same "
+                             "layout", node)
+        return kinds == {True}
+
+    def require_tiled(self, a: BlockExpression, what: str | None, node) -> None:
+        """Refuse an operation that depends on the tile layout (``what``) on a row-major block."""
+        if what is not None and a.row_major:
+            raise self.error(f"{what} needs tiled blocks: it depends on how the elements sit in 32x32 tiles, and "
+                             f"this {_shape_text(a.shape)} block is row-major; use tensors with "
+                             "layout=ttnn.TILE_LAYOUT", node)
 
     def same_shape(self, a: BlockExpression, b: BlockExpression, node, what: str) -> None:
+        self.layout_of([a, b], what, node)
         if a.shape != b.shape:
             raise self.error(f"{what}: the operands have shapes {_shape_text(a.shape)} and {_shape_text(b.shape)} "
-                             "(in tiles); they must match — broadcast the smaller one with "
+                             f"(in {_unit(a)}); they must match — broadcast the smaller one with "
                              "ttl.math.broadcast(x, dims=[...], shape=...)", node)
 
     # -- operators ----------------------------------------------------------------------------
@@ -184,6 +227,7 @@ class BlockExpressionBuilder(AcquisitionBuilder):
     def matmul(self, a: BlockExpression, b: BlockExpression, node) -> BlockExpression:
         """``a @ b``: (M, K) @ (K, N), or a batch of them — (..., M, K) @ (..., K, N) with the same
         leading (batch) dims, one matrix product per batch index."""
+        self.require_tiled(a if a.row_major else b, "a @ b (matmul)", node)
         if len(a.shape) < 2 or len(a.shape) != len(b.shape):
             raise self.error(f"a @ b multiplies 2-D blocks or batches of them with the same rank; the operands have "
                              f"shapes {_shape_text(a.shape)} and {_shape_text(b.shape)}", node)
@@ -239,8 +283,9 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         b = self._kw(fn, args, kwargs, ("expr", "mask_blk"), node)
         a, m = self.operand(b.get("expr"), node), self.operand(b.get("mask_blk"), node)
         self.same_shape(a, m, node, f"ttl.block.{fn.name}")
-        masked = self.make("eq", [m, self.make("fill", [], m.shape, node, {"value": 1.0})], a.shape, node)
-        value = self.make("fill", [], a.shape, node, {"value": fill}, fmt=a.data_format)
+        ones = self.make("fill", [], m.shape, node, {"value": 1.0}, row_major=m.row_major)
+        masked = self.make("eq", [m, ones], a.shape, node)
+        value = self.make("fill", [], a.shape, node, {"value": fill}, fmt=a.data_format, row_major=a.row_major)
         return self.make("where", [masked, value, a], a.shape, node, fmt=a.data_format)
 
     def fn_mask_posinf(self, fn, args, kwargs, node):
@@ -253,8 +298,9 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         t, v = b.get("threshold"), b.get("value")
         if not (_number(t) and _number(v)):
             raise self.error("ttl.math.threshold(x, threshold, value) needs numbers for threshold and value", node)
-        above = self.make("gt", [a, self.make("fill", [], a.shape, node, {"value": float(t)})], a.shape, node)
-        value = self.make("fill", [], a.shape, node, {"value": float(v)}, fmt=a.data_format)
+        limit = self.make("fill", [], a.shape, node, {"value": float(t)}, row_major=a.row_major)
+        above = self.make("gt", [a, limit], a.shape, node)
+        value = self.make("fill", [], a.shape, node, {"value": float(v)}, fmt=a.data_format, row_major=a.row_major)
         return self.make("where", [above, value, a], a.shape, node, fmt=a.data_format)
 
     def _arity(self, fn, args, kwargs, n: int, node, allowed: tuple[str, ...] = ()) -> None:
@@ -337,6 +383,7 @@ class BlockExpressionBuilder(AcquisitionBuilder):
     def fn_transpose(self, fn, args, kwargs, node):
         self._arity(fn, args, kwargs, 1, node)
         a = self.operand(args[0], node)
+        self.require_tiled(a, fn.qualname, node)
         if len(a.shape) != 2:
             raise self.error(f"{fn.qualname} needs a 2-D block, not {_shape_text(a.shape)}", node)
         return self.make("transpose", [a], (a.shape[1], a.shape[0]), node)
@@ -355,6 +402,10 @@ class BlockExpressionBuilder(AcquisitionBuilder):
 
     def reshape(self, a: BlockExpression, shape: tuple[int, ...], node) -> BlockExpression:
         """The same tiles under another shape (sizes of 1 added or removed): a ``ttl.reshape``."""
+        if a.row_major:            # the same rows when the last dimension stays
+            if shape[-1] != a.shape[-1] or ttl.row_major_tiles(shape) != ttl.row_major_tiles(a.shape):
+                self.require_tiled(a, "a squeeze or unsqueeze of the last dimension", node)
+            return BlockExpression(a.value, shape, a.data_format, True)
         source = a.value
         while isinstance(source.owner, ttl.ReshapeOp):
             source = source.owner.input
@@ -464,7 +515,9 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         if not _number(bound.get("value")):
             raise self.error(f"{fn.prefix}fill needs a number to fill with", node)
         shape = self._target_shape(fn, bound, node)
-        return self.make("fill", [], shape, node, {"value": float(bound["value"])}, fmt=fmt)
+        out = bound.get("out_blk")
+        return self.make("fill", [], shape, node, {"value": float(bound["value"])}, fmt=fmt,
+                         row_major=isinstance(out, Block) and not out.dfb.is_tiled)
 
     def _shaped_arguments(self, fn, args, kwargs, node) -> dict:
         """Bind ``(expr, [out_blk | dims | shape | scaler]...)`` by the kind of each positional value."""
@@ -508,6 +561,13 @@ class BlockExpressionBuilder(AcquisitionBuilder):
     def _broadcast(self, fn, bound, node):
         a = self.operand(bound["expr"], node)
         target = self._target_shape(fn, bound, node)
+        if a.row_major and math.prod(a.shape) != 1:
+            self.require_tiled(a, f"{fn.prefix}broadcast of a block of {math.prod(a.shape)} elements (only a "
+                                  "one-element block broadcasts the same in either layout)", node)
+        out = bound.get("out_blk")
+        if isinstance(out, Block) and out.dfb.is_tiled == a.row_major:
+            self.layout_of([a, BlockExpression(None, out.shape, out.data_format, not out.dfb.is_tiled)],
+                           f"{fn.prefix}broadcast", node)
         if len(target) != len(a.shape):
             raise self.error(f"{fn.prefix}broadcast: the block has {len(a.shape)} dimensions but the target "
                              f"shape {_shape_text(target)} has {len(target)}", node)
@@ -531,6 +591,7 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         if bound.get("scaler") is not None:
             raise self.error(f"ttl.math.{kind}: a scaler block is not supported; scale the result instead", node)
         a = self.operand(bound["expr"], node)
+        self.require_tiled(a, f"ttl.math.{kind}", node)
         rank = len(a.shape)
         self._dims_exist(f"ttl.math.{kind}", bound.get("dims"), a.shape, node)
         dims = self._normalize_dims(bound.get("dims"), rank) if bound.get("dims") is not None else None
@@ -566,10 +627,9 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         v = self.operand(self.resolve(value, block.shape), node)
         if v.shape != block.shape:
             raise self.error(f"{block.name}.store(): the expression has shape {_shape_text(v.shape)} but the block "
-                             f"is {_shape_text(block.shape)} (in tiles); they must match", node)
-        if not block.dfb.is_tiled:
-            raise self.error(f"{block.name} belongs to a row-major buffer; compute kernels work on tiled blocks",
-                             node)
+                             f"is {_shape_text(block.shape)} (in {_unit(v)}); they must match", node)
+        self.layout_of([v, BlockExpression(None, block.shape, block.data_format, not block.dfb.is_tiled)],
+                       f"{block.name}.store()", node)
         self.check_position(block, node)
         block.status.store(self.location(node))
         if block.accumulator is not None:
@@ -626,6 +686,10 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         """Keep ``value`` in a buffer of its own: one block when the loop only adds to it
         (``l1_acc``, see :meth:`accumulator_add`), else two (the new value is written while the old
         one is read)."""
+        if value.row_major:
+            raise self.error(f"{name} would keep a row-major block value in a buffer of its own (across loop "
+                             "iterations, or after the block it reads is released), which tilefold does not support "
+                             "yet; store it into a reserved block of a row-major buffer first", node)
         fmt = self._accumulator_format(value)
         dfb = hidden_dataflow_buffer(value.shape, fmt, f"{name} (accumulator)", self.location(node),
                                      block_count=1 if l1_acc else 2)

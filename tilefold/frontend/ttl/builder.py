@@ -134,8 +134,10 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, BlockExpressionBuilder, 
     def cb_value(self, dfb) -> SSAValue:
         """The ``ttl.bind_cb`` of a dataflow buffer in this kernel."""
         if dfb.index not in self.cbs:
-            element = ttl.tile_type(dfb.data_format) if dfb.is_tiled else ttl.scalar_type(dfb.data_format)
-            cb_type = ttl.CircularBufferType(dfb.ir_shape, element, dfb.block_count)
+            if dfb.is_tiled or self.kind == "compute":      # a compute kernel sees tiles (row-major: its pages)
+                cb_type = ttl.CircularBufferType(dfb.compute_shape, ttl.tile_type(dfb.data_format), dfb.block_count)
+            else:
+                cb_type = ttl.CircularBufferType(dfb.ir_shape, ttl.scalar_type(dfb.data_format), dfb.block_count)
             op = self.emit_prologue(ttl.BindCBOp(dfb.index, cb_type, dfb.name), None)
             op.result.name_hint = dfb.ir_name
             self.cbs[dfb.index] = op.result

@@ -1,7 +1,8 @@
 """Data movement in a kernel: tensor slices, ``ttl.copy``, transfers and pipes.
 
 Reads: ``tensor[...]`` of the operation's tensors (indices in tiles for a tiled tensor, in
-elements for a row-major one), ``ttl.copy(src, dst)``, ``xf.wait()``, ``ttl.GroupTransfer``,
+elements for a row-major one, whose copies move a contiguous part of each row),
+``ttl.copy(src, dst)``, ``xf.wait()``, ``ttl.GroupTransfer``,
 ``net.if_src(body)`` / ``net.if_dst(body)``. Writes: ``ttl.tensor``, ``ttl.tensor_slice``,
 ``ttl.copy``, ``ttl.wait``, ``ttl.group_wait``, ``ttl.pipe_count`` + ``scf.if`` around each pipe
 body, ``ttl.pipe_send`` / ``ttl.pipe_recv``.
@@ -200,10 +201,7 @@ class DataMovementBuilder:
             raise self.error(f"ttl.copy: the slice of {name} is {_shape_text(piece.sizes)} {unit} but {block.name} "
                              f"is {_shape_text(block.shape)}; the slice and the block must have the same shape", node)
         if not block.dfb.is_tiled:
-            width = tensor_units(tensor)[-1]
-            if piece.sizes[-1] != width or (isinstance(piece.offsets[-1], int) and piece.offsets[-1] != 0):
-                raise self.error(f"ttl.copy of a row-major slice of {name} must cover whole rows (all {width} "
-                                 "elements of the last dimension)", node)
+            self.check_row_range(piece, fmt, staging is not None, node)
         self.check_position(block, node)
         if kind == "read":
             block.status.copy_into(self.location(node))
@@ -222,6 +220,23 @@ class DataMovementBuilder:
         transfer = self.new_transfer(op.result, kind, block, node)
         transfer.converts = staging is not None
         return transfer
+
+    def check_row_range(self, piece: TensorSlice, fmt: DataFormat, converts: bool, node) -> None:
+        """A row-major slice copies a contiguous byte range of each row (a part of a DRAM page): the
+        NOC moves it between addresses 16-byte aligned alike, so a part of a row starts at an element
+        whose byte offset is a multiple of 16 (checked when known here)."""
+        name = piece.argument.name
+        width = tensor_units(piece.argument.tensor)[-1]
+        start, size = piece.offsets[-1], piece.sizes[-1]
+        if size == width:
+            return
+        if converts:
+            raise self.error(f"ttl.copy of part of a row of {name} ({size} of {width} elements) into a buffer of "
+                             "another data type; copy whole rows, or make the buffer like the tensor", node)
+        step = 16 // fmt.element_size
+        if isinstance(start, int) and start % step:
+            raise self.error(f"ttl.copy of {name}[...]: the row part starts at element {start}, not a multiple of "
+                             f"{step} ({fmt.ttnn_name}: 16 bytes); the NOC moves 16-byte aligned ranges", node)
 
     def staging_buffer(self, dfb, fmt, node):
         """The L1 area of one block in the tensor's data format that a converting copy at this line

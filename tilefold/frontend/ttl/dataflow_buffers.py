@@ -2,8 +2,9 @@
 
 Reads: the likeness tensor (data type, layout) and the block shape. Writes: a
 :class:`DataflowBuffer` registered with the running operation; it becomes circular buffer
-``c_<index>`` on every node of the grid, with one page per tile (a tiled tensor) or per block
-row (a row-major tensor) and ``block pages × block_count`` pages. A 1-D tiled buffer
+``c_<index>`` on every node of the grid, with one page per tile (a tiled tensor) and
+``block pages × block_count`` pages; a row-major block's rows sit one after another (see
+``ttl.row_major_pitch``) in tile-sized pages, which a compute kernel computes on as tiles. A 1-D tiled buffer
 (``shape=(n,)``) holds blocks of ``n`` tiles of a 1-D tensor: the program sees 1-D blocks, the
 device a row of ``(1, n)`` tiles with the elements in row 0 (how a 1-D tensor is tilized).
 
@@ -22,11 +23,11 @@ import re
 
 from tilefold.errors import KernelError, SourceLocation
 from tilefold.frontend.ttl import capture
+from tilefold.ir.ttl import row_major_tiles
 from tilefold.layout.formats import DataFormat, data_format
 from tilefold.caller import user_location
 
 MAX_BLOCK_COUNT = 32
-L1_ALIGNMENT = 16
 _ASSIGNED = re.compile(r"^\s*(\w+)\s*=")
 
 
@@ -77,16 +78,19 @@ class DataflowBuffer:
         return device_block_shape(self.shape) if self.is_tiled else tuple(self.shape)
 
     @property
+    def compute_shape(self) -> tuple[int, ...]:
+        """The block as a compute kernel sees it in the IR: its tiles, or for a row-major buffer
+        the ``(1, n)`` tile-sized pages holding its rows."""
+        return self.ir_shape if self.is_tiled else (1, row_major_tiles(self.shape))
+
+    @property
     def block_pages(self) -> int:
-        """Pages of one block: its tiles, or its rows for a row-major buffer."""
-        return math.prod(self.shape) if self.is_tiled else math.prod(self.shape[:-1])
+        """Pages of one block: its tiles (the tile-sized pages of its rows for a row-major buffer)."""
+        return math.prod(self.shape) if self.is_tiled else row_major_tiles(self.shape)
 
     @property
     def page_size(self) -> int:
-        if self.is_tiled:
-            return self.data_format.tile_size()
-        row = self.shape[-1] * self.data_format.element_size
-        return -(-row // L1_ALIGNMENT) * L1_ALIGNMENT
+        return self.data_format.tile_size()
 
     @property
     def num_pages(self) -> int:

@@ -38,11 +38,14 @@ class MutableScalar:
 @dataclass
 class BlockExpression:
     """A block-level value (the result of a ``ttl`` block op), of ``shape`` in tiles as the program
-    sees it (``(n,)`` for a 1-D block; its IR type has :func:`device_block_shape`)."""
+    sees it (``(n,)`` for a 1-D block; its IR type has :func:`device_block_shape`). A ``row_major``
+    value has ``shape`` in elements and the IR type of its block's tile-sized pages, ``(1, n)``
+    tiles (``ttl.row_major_tiles``)."""
 
     value: SSAValue
     shape: tuple[int, ...]
     data_format: DataFormat
+    row_major: bool = False
 
 
 @dataclass

@@ -9,7 +9,8 @@ Reads: kernels after ``ttl-lower-to-loops`` (tile ops reading ``tensor.extract``
   the kernel holds an older block of the same buffer end);
 * on the module: ``ttl.circular_buffers``, one ``#ttl.cb_entry`` per buffer — index, name, block
   shape, data format, layout, block count, page size and page count — which the program builder
-  creates.
+  creates. A row-major buffer keeps its block's rows in tile-sized pages; a compute kernel binds
+  it as the ``(1, n)`` tiles of those pages (its tile view), the same buffer.
 
 Errors: :class:`CompileError` when two kernels bind one index to different buffers.
 """
@@ -28,8 +29,6 @@ from tilefold.ir.locations import source_location
 from tilefold.ir.ttl_metadata import CBEntryAttr
 from tilefold.passes.ttl.common import acquisition_of, bind_of, kernels
 
-L1_ALIGNMENT = 16
-
 
 def cb_geometry(cb_type: ttl.CircularBufferType) -> tuple[int, int, int]:
     """``(page size, pages per block, pages)`` of a dataflow buffer."""
@@ -39,10 +38,19 @@ def cb_geometry(cb_type: ttl.CircularBufferType) -> tuple[int, int, int]:
     if isinstance(element, ttl.TileType):
         page = fmt.tile_size(element.height.data, element.width.data)
         per_block = math.prod(shape)
-    else:
-        page = -(-shape[-1] * fmt.element_size // L1_ALIGNMENT) * L1_ALIGNMENT
-        per_block = math.prod(shape[:-1])
+    else:           # row-major: the block's rows in tile-sized pages (see ttl.row_major_pitch)
+        page = fmt.tile_size()
+        per_block = ttl.row_major_tiles(shape)
     return page, per_block, per_block * cb_type.block_count.data
+
+
+def is_tile_view(tiled: ttl.CircularBufferType, row_major: ttl.CircularBufferType) -> bool:
+    """Whether ``tiled`` is how a compute kernel binds the row-major buffer ``row_major``: its
+    tile-sized pages as a ``(1, n)`` block of tiles of the same data format."""
+    return (isinstance(tiled.element_type, ttl.TileType) and not isinstance(row_major.element_type, ttl.TileType)
+            and ttl.data_format_of(tiled) is ttl.data_format_of(row_major)
+            and tiled.block_count == row_major.block_count
+            and tiled.block_shape == (1, ttl.row_major_tiles(row_major.block_shape)))
 
 
 def tile_offset(value) -> int:
@@ -96,7 +104,15 @@ class TTLAnnotateCBAssociations(ModulePass):
             "num_pages": pages,
         })
         known = table.get(bind.index)
-        if known is not None and known[0].result.type != cb_type:
-            raise CompileError(f"circular buffer c_{bind.index} is bound as {known[0].result.type} in one kernel and "
-                               f"as {cb_type} in another", source_location(bind))
-        table.setdefault(bind.index, (bind, entry))
+        if known is None:
+            table[bind.index] = (bind, entry)
+            return
+        known_type = known[0].result.type
+        if known_type == cb_type:
+            return
+        if is_tile_view(known_type, cb_type) or is_tile_view(cb_type, known_type):
+            if not isinstance(element, ttl.TileType):       # the entry names the buffer as row-major
+                table[bind.index] = (bind, entry)
+            return
+        raise CompileError(f"circular buffer c_{bind.index} is bound as {known_type} in one kernel and as {cb_type} "
+                           "in another", source_location(bind))

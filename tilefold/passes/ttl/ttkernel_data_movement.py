@@ -8,8 +8,10 @@ table (``ttl.pipe_nets``: per net, the buffer blocks are received into and the b
 * ``ttl.cb_reserve`` / ``ttl.cb_wait`` → ``cb_reserve_back`` / ``cb_wait_front`` and the block's L1
   address ``get_write_ptr`` / ``get_read_ptr`` (plus the blocks held before it);
 * ``ttl.copy`` of a tensor slice → a loop over the slice's pages (tiles, or rows of a row-major
-  tensor): ``noc_async_read_page(page, accessor, l1)`` into the block, or
-  ``noc_async_write_page`` from it; ``ttl.wait`` → ``noc_async_read_barrier`` /
+  tensor, at the block's row pitch in L1): ``noc_async_read_page(page, accessor, l1)`` into the
+  block, or ``noc_async_write_page`` from it; a slice of part of each row reads
+  ``noc_async_read(get_noc_addr(page, accessor, byte offset), l1, bytes)`` and writes
+  ``noc_async_write_page(page, accessor, l1, bytes, byte offset)``; ``ttl.wait`` → ``noc_async_read_barrier`` /
   ``noc_async_write_barrier``; ``ttl.group_wait`` → both as needed;
 * pipes, with semaphores per net (``valid`` on a receiver says the block arrived, ``one`` holds 1
   for multicasting it, then a ``ready`` per pipe a node sources, on the sender, counting the
@@ -186,7 +188,7 @@ class DataMovementLowering:
 
     def element(self, op) -> None:
         """``ttl.unsafe_element_read`` / ``_write``: an L1 load / store of one element of a held block, at
-        its index in the block's pages (tiles in face order, or rows)."""
+        its index in the block's pages (tiles in face order, or rows at the block's row pitch)."""
         e = self.e
         block_type = op.block.type
         fmt = ttl.data_format_of(block_type)
@@ -213,7 +215,7 @@ class DataMovementLowering:
             within = e.add(e.mul(rem(r, 16), const(16), op), rem(c, 16), op)
             index = e.add(e.mul(tile, const(1024), op), e.add(e.mul(face, const(256), op), within, op), op)
         else:
-            index = e.add(e.mul(row, const(shape[-1]), op), col, op)
+            index = e.add(e.mul(row, const(ttl.row_major_pitch(shape)), op), col, op)
         address = self.addresses[op.block]
         if isinstance(op, ttl.UnsafeElementReadOp):
             load = e.before(L1LoadOp(address, index, width), op)
@@ -234,9 +236,16 @@ class DataMovementLowering:
         sizes = list(piece.static_sizes)
         tiled = isinstance(tensor_op.result.type.element_type, ttl.TileType)
         page, _, _ = cb_geometry(bind_of(block).result.type)
+        part = None
         if not tiled:          # pages are rows: drop the last (element) dimension
             units, sizes = units[:-1], sizes[:-1]
             offsets = list(piece.offsets)[:-1]
+            block_format = ttl.data_format_of(block.type)
+            page = ttl.row_major_pitch(bind_of(block).result.type.block_shape) * block_format.element_size
+            width = piece.static_sizes[-1]
+            if width != tensor_op.result.type.get_shape()[-1]:      # a part of each row: bytes of a page
+                part = (self.byte_offset(piece.offsets[-1], block_format.element_size, op),
+                        e.i32(width * block_format.element_size, op))
         else:
             offsets = list(piece.offsets)
         strides = [math.prod(units[i + 1:]) for i in range(len(units))]
@@ -258,7 +267,7 @@ class DataMovementLowering:
             else:               # rows padded to the L1 alignment, differently in each format
                 width = piece.static_sizes[-1]
                 tensor_row = page // tensor_format.element_size
-                block_row = cb_geometry(bind_of(block).result.type)[0] // block_format.element_size
+                block_row = ttl.row_major_pitch(bind_of(block).result.type.block_shape)
                 rows = _Rows(math.prod(sizes), width, tensor_row if reading else block_row,
                              block_row if reading else tensor_row)
             if reading:
@@ -267,7 +276,15 @@ class DataMovementLowering:
                 self.convert(address, scratch, rows, block_format, op)
             address = scratch
         self.page_loop(op, offsets, sizes, strides, accessor, address, page,
-                       "noc_async_read_page" if reading else "noc_async_write_page")
+                       "noc_async_read_page" if reading else "noc_async_write_page", part)
+
+    def byte_offset(self, offset: SSAValue, element_size: int, anchor: Operation) -> SSAValue:
+        """The byte offset in its row of a row-major slice starting at element ``offset``."""
+        known = constant_int(offset)
+        if known is not None:
+            return self.e.i32(known * element_size, anchor)
+        value = self.e.to_i32(offset, anchor)
+        return self.e.mul(value, self.e.i32(element_size, anchor), anchor) if element_size != 1 else value
 
     def convert(self, src: SSAValue, dst: SSAValue, rows: "_Rows", src_format: DataFormat,
                 anchor: Operation, copy: bool = False) -> None:
@@ -321,7 +338,10 @@ class DataMovementLowering:
                        f"{units[d]} {unit}s)")
             self.e.before(AssertInRangeOp(piece.offsets[d], last, message), op, op.location)
 
-    def page_loop(self, op, offsets, sizes, strides, accessor, address, page_size, call) -> None:
+    def page_loop(self, op, offsets, sizes, strides, accessor, address, page_size, call, part=None) -> None:
+        """One page transfer per page of the slice, ``page_size`` bytes apart in L1; ``part``
+        ``(byte offset, bytes)``: of a part of each page (rows of a row-major tensor) — a read from
+        the page's NOC address plus the offset, a write of that many bytes at the offset."""
         e = self.e
         anchor = op
         base = None
@@ -368,7 +388,13 @@ class DataMovementLowering:
             l1 = e.add(address, e.to_i32(offset, anchor), anchor)
         if not isinstance(page.owner, Block):
             page.name_hint = "page"
-        e.call(call, [page, accessor, l1], anchor, location=op.location)
+        if part is None:
+            e.call(call, [page, accessor, l1], anchor, location=op.location)
+        elif call == "noc_async_read_page":
+            source = e.call("get_noc_addr", [page, accessor, part[0]], anchor, location=op.location).results[0]
+            e.call("noc_async_read", [source, l1, part[1]], anchor, location=op.location)
+        else:
+            e.call(call, [page, accessor, l1, part[1], part[0]], anchor, location=op.location)
 
     def wait(self, op: ttl.WaitOp) -> None:
         e = self.e
