@@ -73,6 +73,7 @@ from tilefold.ir.context import register_dialect
 from tilefold.ir.sfpu import SFPU_CALLS
 from tilefold.ir import ttl_metadata
 from tilefold.layout.formats import DataFormat
+from tilefold.layout.row_major_blocks import ROW_PITCH_ELEMENTS, TILE_ELEMENTS, row_major_pitch, row_major_tiles
 
 # --- ttcore: the tile type ------------------------------------------------------------------
 
@@ -207,32 +208,6 @@ def scalar_type(fmt: DataFormat) -> Attribute:
     if fmt is DataFormat.Float32:
         return Float32Type()
     raise TypeError(f"{fmt.ttnn_name} has no row-major element type")
-
-
-# A row-major block in L1: its rows one after another, each starting ROW_PITCH_ELEMENTS-aligned
-# when the block has several (16 B of bfloat16, 32 B of float32, so every row's NOC transfer
-# lands on an L1-aligned address and element i sits at the same place in either format), in
-# tile-sized pages: the compute engine computes on them as tiles of 1024 consecutive elements.
-ROW_PITCH_ELEMENTS = 8
-TILE_ELEMENTS = 1024
-
-
-def row_major_pitch(shape) -> int:
-    """Elements from one row of a row-major block of ``shape`` to the next in L1."""
-    shape = tuple(shape)
-    rows = 1
-    for s in shape[:-1]:
-        rows *= s
-    return shape[-1] if rows == 1 else -(-shape[-1] // ROW_PITCH_ELEMENTS) * ROW_PITCH_ELEMENTS
-
-
-def row_major_tiles(shape) -> int:
-    """Tile-sized pages of a row-major block of ``shape`` (the last one partly don't-care)."""
-    shape = tuple(shape)
-    rows = 1
-    for s in shape[:-1]:
-        rows *= s
-    return -(-rows * row_major_pitch(shape) // TILE_ELEMENTS)
 
 
 DST_OUTPUT_ATTR = "ttl.dst_output"

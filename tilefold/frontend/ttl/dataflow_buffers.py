@@ -23,7 +23,7 @@ import re
 
 from tilefold.errors import KernelError, SourceLocation
 from tilefold.frontend.ttl import capture
-from tilefold.ir.ttl import row_major_tiles
+from tilefold.layout.row_major_blocks import row_major_tiles
 from tilefold.layout.formats import DataFormat, data_format
 from tilefold.caller import user_location
 
