@@ -11,6 +11,8 @@ from tilefold.frontend.ttl import *  # noqa: F401,F403
 from tilefold.frontend.ttl import __all__  # noqa: F401
 from tilefold.frontend.ttl.api import __getattr__  # noqa: F401  (a name tilefold lacks is one clear error)
 
+from tilefold import uncaught as _uncaught
 from tilefold.run import ttl as _runner
 
-_runner.install()  # calls of ttl.operation compile and run through tilefold.run.ttl
+_runner.install()
+_uncaught.install()   # an uncaught tilefold error prints as one line  # calls of ttl.operation compile and run through tilefold.run.ttl

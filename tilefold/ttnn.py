@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import ml_dtypes
 import numpy as np
 
+from tilefold import uncaught
 from tilefold.errors import LayoutError
 from tilefold.frontend.ttl import mesh
 from tilefold.frontend.ttl.host_types import ROW_MAJOR_LAYOUT, TILE_LAYOUT, CoreCoord, Layout
@@ -40,6 +41,8 @@ from tilefold.layout.addressing import BufferType, ShardOrientation
 from tilefold.layout.tensor_spec import (DRAM_MEMORY_CONFIG, L1_MEMORY_CONFIG, MemoryConfig, ShardSpec,
                                          TensorMemoryLayout)
 from tilefold.caller import user_location
+
+uncaught.install()   # an uncaught tilefold error prints as one line
 
 
 class DataType:

@@ -203,3 +203,35 @@ def test_sim_num_devices_sets_the_chips_a_script_sees(capsys):
         set_num_devices(None)
     assert "chips 4 sum 10" in capsys.readouterr().out
     assert num_available_devices() == 1
+
+
+def test_an_uncaught_error_in_a_plain_python_script_is_one_line(tmp_path):
+    """``python prog.py`` with ``import tilefold.ttl as ttl``: a mistake prints as one line naming
+    the user's file:line, without a traceback; TILEFOLD_TRACEBACK=1 brings the traceback back."""
+    import os
+    import subprocess
+
+    script = tmp_path / "prog.py"
+    script.write_text(
+        "import numpy as np\n"
+        "import tilefold.ttl as ttl\n"
+        "import tilefold.ttnn as ttnn\n"
+        "\n"
+        "@ttl.operation(grid=(2, 1))\n"
+        "def op(x):\n"
+        "    @ttl.compute()\n"
+        "    def compute():\n"
+        "        assert ttl.node(dims=1) < 1, 'only node 0 computes'\n"
+        "\n"
+        "x = ttnn.from_numpy(np.zeros((32, 32), np.float32), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)\n"
+        "op(x)\n")
+    root = str(Path(__file__).resolve().parents[2])
+    env = dict(os.environ, PYTHONPATH=root)
+    env.pop("TILEFOLD_TRACEBACK", None)
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [
+        f"tilefold: {script}:9: assertion failed: only node 0 computes (compute kernel compute on core (1,0))"]
+    env["TILEFOLD_TRACEBACK"] = "1"
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=120)
+    assert "Traceback" in done.stderr and "KernelAssertError" in done.stderr
