@@ -8,7 +8,7 @@ import numpy as np
 
 import tilefold.ttl as ttl
 import tilefold.ttnn as ttnn
-from tilefold.errors import KernelError
+from tilefold.errors import KernelError, SourceLocation
 from ttl_helpers import compiled, expect_error, tile_tensor, zeros
 
 SOURCES = 3
@@ -109,6 +109,8 @@ def test_named_pipes_compile_against_the_real_dataflow_headers(tmp_path, check_k
 
 
 LONE = ttl.Pipe(src=(0, 0), dst=(1, 0))
+# a net of another file holding a pipe equal to LONE: it must not lend LONE a net
+ELSEWHERE = ttl.PipeNet([ttl.Pipe(src=(0, 0), dst=(1, 0))], _location=SourceLocation("/elsewhere/other.py", 3))
 
 
 def test_a_pipe_outside_every_net_names_the_users_line():

@@ -19,6 +19,7 @@ Errors: coordinates outside the grid, an empty destination range, slices with a 
 from __future__ import annotations
 
 import itertools
+import weakref
 from dataclasses import dataclass, replace
 
 from tilefold.errors import KernelError, KernelValueError, SourceLocation
@@ -181,18 +182,31 @@ def _per_chip(routes: list[PipeRoute], chip_columns: int) -> list[PipeRoute]:
     return out
 
 
-# nets made outside any operation, in creation order; a kernel that names only a pipe of one of
-# them finds the net here
+# nets made outside any operation, in creation order (weakly held: a net nobody keeps is gone); a
+# kernel that names only a pipe of one of them finds the net here
 _UNBOUND: list = []
+
+
+def _unbound_nets() -> list:
+    alive = [net for ref in _UNBOUND if (net := ref()) is not None]
+    _UNBOUND[:] = [weakref.ref(net) for net in alive]
+    return alive
+
+
+def _same_file(net, op) -> bool:
+    """Whether ``net`` was made in the file of operation ``op`` (an equal pipe written in one file
+    never finds a net of another file)."""
+    return net.location is None or op.location is None or net.location.file == op.location.file
 
 
 def nets_holding(pipe: Pipe, op) -> list[PipeNet]:
     """The nets, resolved on operation ``op``'s grid, that hold this very ``pipe`` object (else an
-    equal pipe): the operation's own nets and the nets made outside any operation."""
-    candidates = [*op.pipe_nets, *_UNBOUND]
+    equal pipe): the operation's own nets and the nets made outside any operation (for an equal
+    pipe, those made in the operation's file)."""
+    unbound = _unbound_nets()
     for same in (True, False):
         out = []
-        for net in candidates:
+        for net in [*op.pipe_nets, *(unbound if same else [n for n in unbound if _same_file(n, op)])]:
             if any((p is pipe) if same else (p == pipe) for p in net.pipes):
                 bound = net.bound(op)
                 if all(b is not bound for b in out):
@@ -306,7 +320,7 @@ class PipeNet:
         self.pipe_routes: list[list[int]] = []      # per pipe, the indices of its routes
         self.index = -1
         if op is None:
-            _UNBOUND.append(self)
+            _UNBOUND.append(weakref.ref(self))
             return
         self.grid = op.grid
         self.grid_dims = op.grid_dims
