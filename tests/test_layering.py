@@ -42,7 +42,8 @@ FRONTEND_FOUNDATION = {"tilefold.arch", "tilefold.layout.formats"}
 
 # Facades and tools on top (the public modules, program factories, the CLI, the demo) may import
 # anything; nothing below them may import them.
-TOP = {"language", "ttl", "pykernel", "ttnn", "ops", "cli", "demo", "utils", "carver", "__main__", "__init__"}
+TOP = {"language", "ttl", "pykernel", "ttnn", "uncaught", "ops", "cli", "demo", "utils", "carver", "__main__",
+       "__init__"}
 
 
 def module_name(path: Path) -> str:

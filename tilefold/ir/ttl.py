@@ -73,7 +73,7 @@ from tilefold.ir.context import register_dialect
 from tilefold.ir.sfpu import SFPU_CALLS
 from tilefold.ir import ttl_metadata
 from tilefold.layout.formats import DataFormat
-from tilefold.layout.row_major_blocks import ROW_PITCH_ELEMENTS, TILE_ELEMENTS, row_major_pitch, row_major_tiles
+from tilefold.ir.row_major_blocks import ROW_PITCH_ELEMENTS, TILE_ELEMENTS, row_major_pitch, row_major_tiles
 
 # --- ttcore: the tile type ------------------------------------------------------------------
 

@@ -23,7 +23,6 @@ import re
 
 from tilefold.errors import KernelError, SourceLocation
 from tilefold.frontend.ttl import capture
-from tilefold.layout.row_major_blocks import row_major_tiles
 from tilefold.layout.formats import DataFormat, data_format
 from tilefold.caller import user_location
 
@@ -81,12 +80,16 @@ class DataflowBuffer:
     def compute_shape(self) -> tuple[int, ...]:
         """The block as a compute kernel sees it in the IR: its tiles, or for a row-major buffer
         the ``(1, n)`` tile-sized pages holding its rows."""
-        return self.ir_shape if self.is_tiled else (1, row_major_tiles(self.shape))
+        return self.ir_shape if self.is_tiled else (1, self.block_pages)
 
     @property
     def block_pages(self) -> int:
         """Pages of one block: its tiles (the tile-sized pages of its rows for a row-major buffer)."""
-        return math.prod(self.shape) if self.is_tiled else row_major_tiles(self.shape)
+        if self.is_tiled:
+            return math.prod(self.shape)
+        from tilefold.ir.row_major_blocks import row_major_tiles   # not at import: tilefold.ttl loads no IR
+
+        return row_major_tiles(self.shape)
 
     @property
     def page_size(self) -> int:
