@@ -786,7 +786,7 @@ class BlockExpressionBuilder(AcquisitionBuilder):
     def promote_block(self, block: Block, stmt, zero_start: bool = False, l1_acc: bool = False) -> Block:
         """A reserved block accumulated into in a loop: keep its value in an accumulator (of one
         block with ``l1_acc``: the loop only adds to it). With ``zero_start`` (the loop stores into
-        it with ``acc=True``) a block that holds nothing yet starts at zero."""
+        it with ``acc=True``, or only adds to it with ``+=``) a block that holds nothing yet starts at zero."""
         if block.acquired == "reserve" and block.stored is None and zero_start:
             self.node = stmt
             value = self.make("fill", [], block.shape, stmt, {"value": 0.0}, fmt=block.data_format)
