@@ -325,7 +325,7 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         return bound
 
     def fn_add(self, fn, args, kwargs, node):
-        """``ttl.add(a, b)`` (and ``sub``, ``mul``): ``a + b`` of blocks or of a block and a number."""
+        """``ttl.add(a, b)`` (and ``sub``, ``mul``, ``div``): ``a + b`` of blocks or of a block and a number."""
         self._arity(fn, args, kwargs, 2, node)
         return self.block_binary(ast.Add, args[0], args[1], node)
 
@@ -336,6 +336,10 @@ class BlockExpressionBuilder(AcquisitionBuilder):
     def fn_mul(self, fn, args, kwargs, node):
         self._arity(fn, args, kwargs, 2, node)
         return self.block_binary(ast.Mult, args[0], args[1], node)
+
+    def fn_div(self, fn, args, kwargs, node):
+        self._arity(fn, args, kwargs, 2, node)
+        return self.block_binary(ast.Div, args[0], args[1], node)
 
     def fn_max(self, fn, args, kwargs, node):
         self._arity(fn, args, kwargs, 2, node)
