@@ -1,7 +1,8 @@
 """A loop accumulator the loop only adds to (``acc += a @ b``) takes one block of L1: each step
 packs its addend onto the block with the packer's L1 accumulation. A program whose buffers fit
 with one accumulator block and not with two runs and matches numpy; the same loop written as
-``acc = acc + a @ b`` keeps the two-block form and does not fit. Run on the simulated device."""
+``acc = acc + a @ b`` keeps the two-block form and does not fit. A freshly reserved block that a
+loop only adds to (``out_blk += x``) sums from zero. Run on the simulated device."""
 
 from __future__ import annotations
 
@@ -194,3 +195,93 @@ def test_the_1d_multicast_matmul_at_the_l1_limit_matches_numpy():
     exact = ttnn.to_numpy(tensors[0]).astype(np.float64) @ ttnn.to_numpy(tensors[1]).astype(np.float64)
     error = np.abs(ttnn.to_numpy(tensors[2]) - exact).max() / np.abs(exact).max()
     assert error < 2 ** -5, error
+
+
+# -- a reserved block that only ``+=`` fills: the sum starts at zero (the first step stores) ----------
+
+NT = 3
+
+
+@ttl.operation(grid=(1, 1))
+def summed_into_reserved_block(a, b, out):
+    a_dfb = ttl.make_dataflow_buffer_like(a, shape=(1, 2), block_count=2)
+    b_dfb = ttl.make_dataflow_buffer_like(b, shape=(1, 2), block_count=2)
+    out_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 2), block_count=1)
+
+    @ttl.compute()
+    def compute():
+        total = out_dfb.reserve()
+        for _ in range(NT):
+            x = a_dfb.wait()
+            y = b_dfb.wait()
+            total += x * y - y
+            x.pop()
+            y.pop()
+        total.push()
+
+    @ttl.datamovement()
+    def read():
+        for t in range(NT):
+            with a_dfb.reserve() as x, b_dfb.reserve() as y:
+                ttl.copy(a[t:t + 1, 0:2], x).wait()
+                ttl.copy(b[t:t + 1, 0:2], y).wait()
+
+    @ttl.datamovement()
+    def write():
+        with out_dfb.wait() as o:
+            ttl.copy(o, out[0:1, 0:2]).wait()
+
+
+@ttl.operation(grid=(1, 1))
+def matmul_into_reserved_block(a, b, out):
+    a_dfb = ttl.make_dataflow_buffer_like(a, shape=(2, 1), block_count=2)
+    b_dfb = ttl.make_dataflow_buffer_like(b, shape=(1, 2), block_count=2)
+    out_dfb = ttl.make_dataflow_buffer_like(out, shape=(2, 2), block_count=1)
+
+    @ttl.compute()
+    def compute():
+        with out_dfb.reserve() as o:
+            for _ in range(NT):
+                with a_dfb.wait() as x, b_dfb.wait() as y:
+                    o += x @ y
+
+    @ttl.datamovement()
+    def read():
+        for k in range(NT):
+            with a_dfb.reserve() as x, b_dfb.reserve() as y:
+                ttl.copy(a[0:2, k:k + 1], x).wait()
+                ttl.copy(b[k:k + 1, 0:2], y).wait()
+
+    @ttl.datamovement()
+    def write():
+        with out_dfb.wait() as o:
+            ttl.copy(o, out[0:2, 0:2]).wait()
+
+
+def _bf16(values):
+    return ttnn.from_numpy(values.astype(np.float32), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
+
+
+def test_adding_into_a_freshly_reserved_block_in_a_loop_sums_from_zero(tmp_path, check_kernel):
+    rng = np.random.default_rng(5)
+    a, b = _bf16(rng.standard_normal((NT * TS, 2 * TS))), _bf16(rng.standard_normal((NT * TS, 2 * TS)))
+    out = _bf16(np.full((TS, 2 * TS), 7.0))       # whatever L1 or the tensor held before does not count
+    result = compiled(summed_into_reserved_block, a, b, out)
+    compute = emit_kernel(next(k for k in result.program.kernels if k.is_compute).function)
+    assert "pack_reconfig_l1_acc(1);" in compute
+    summed_into_reserved_block(a, b, out)
+    x, y = (ttnn.to_numpy(t).astype(np.float64).reshape(NT, TS, 2 * TS) for t in (a, b))
+    exact = (x * y - y).sum(axis=0)
+    assert np.abs(ttnn.to_numpy(out) - exact).max() <= 2 ** -5 * np.abs(exact).max()
+    path = tmp_path / "compute.cpp"
+    path.write_text(compute)
+    check_kernel.require_accepted(check_kernel.check_kernel(path, "compute"))
+
+
+def test_a_matmul_added_into_a_reserved_block_in_a_loop_matches_numpy():
+    rng = np.random.default_rng(6)
+    a, b = _bf16(rng.standard_normal((2 * TS, NT * TS))), _bf16(rng.standard_normal((NT * TS, 2 * TS)))
+    out = _bf16(np.zeros((2 * TS, 2 * TS)))
+    matmul_into_reserved_block(a, b, out)
+    exact = ttnn.to_numpy(a).astype(np.float64) @ ttnn.to_numpy(b).astype(np.float64)
+    assert np.abs(ttnn.to_numpy(out) - exact).max() <= 2 ** -5 * np.abs(exact).max()

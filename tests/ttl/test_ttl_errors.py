@@ -545,6 +545,9 @@ def test_node_and_grid_size_outside_an_operation():
     def size():
         ttl.grid_size()  # error
 
+    from tilefold.frontend.ttl import capture
+
+    capture._LAST.clear()          # before any operation call (after one, the host sees its grid)
     expect_error(node, node, RuntimeError, "ttl.node: node not available outside a @ttl.operation")
     expect_error(size, size, RuntimeError, "ttl.grid_size: grid not available outside a @ttl.operation")
 

@@ -325,7 +325,7 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         return bound
 
     def fn_add(self, fn, args, kwargs, node):
-        """``ttl.add(a, b)`` (and ``sub``, ``mul``): ``a + b`` of blocks or of a block and a number."""
+        """``ttl.add(a, b)`` (and ``sub``, ``mul``, ``div``): ``a + b`` of blocks or of a block and a number."""
         self._arity(fn, args, kwargs, 2, node)
         return self.block_binary(ast.Add, args[0], args[1], node)
 
@@ -336,6 +336,10 @@ class BlockExpressionBuilder(AcquisitionBuilder):
     def fn_mul(self, fn, args, kwargs, node):
         self._arity(fn, args, kwargs, 2, node)
         return self.block_binary(ast.Mult, args[0], args[1], node)
+
+    def fn_div(self, fn, args, kwargs, node):
+        self._arity(fn, args, kwargs, 2, node)
+        return self.block_binary(ast.Div, args[0], args[1], node)
 
     def fn_max(self, fn, args, kwargs, node):
         self._arity(fn, args, kwargs, 2, node)
@@ -786,7 +790,7 @@ class BlockExpressionBuilder(AcquisitionBuilder):
     def promote_block(self, block: Block, stmt, zero_start: bool = False, l1_acc: bool = False) -> Block:
         """A reserved block accumulated into in a loop: keep its value in an accumulator (of one
         block with ``l1_acc``: the loop only adds to it). With ``zero_start`` (the loop stores into
-        it with ``acc=True``) a block that holds nothing yet starts at zero."""
+        it with ``acc=True``, or only adds to it with ``+=``) a block that holds nothing yet starts at zero."""
         if block.acquired == "reserve" and block.stored is None and zero_start:
             self.node = stmt
             value = self.make("fill", [], block.shape, stmt, {"value": 0.0}, fmt=block.data_format)

@@ -386,8 +386,10 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, BlockExpressionBuilder, 
             elif isinstance(current, BlockExpression):
                 scope.names[name] = self.make_accumulator(name, current, stmt, self._only_summed(stmt, name))
             elif isinstance(current, Block):
-                promoted.append((name, self.promote_block(current, stmt, name in accumulated_names(stmt),
-                                                          self._only_summed(stmt, name))))
+                summed = self._only_summed(stmt, name)
+                # a reserved block only added to (``blk += x``) starts at zero: the first step stores
+                promoted.append((name, self.promote_block(current, stmt, name in accumulated_names(stmt) or summed,
+                                                          summed)))
             elif isinstance(current, (float, bool, str, tuple)):
                 raise self.error(f"{name} is assigned inside this {'loop' if isinstance(stmt, ast.For) else 'branch'} "
                                  "and used afterwards, but it holds a Python value that cannot change at run time; "

@@ -77,6 +77,9 @@ def active() -> OperationCapture | None:
     return _STACK[-1] if _STACK else None
 
 
+_LAST: list[OperationCapture] = []     # the operation whose body ran last (host-side ttl.grid_size)
+
+
 @contextmanager
 def capturing(capture: OperationCapture):
     _STACK.append(capture)
@@ -84,3 +87,12 @@ def capturing(capture: OperationCapture):
         yield capture
     finally:
         _STACK.pop()
+        _LAST[:] = [capture]
+
+
+def current_or_last(what: str) -> OperationCapture:
+    """The operation whose body is running; on the host, after a call, the operation called last
+    (its grid is what ``ttl.grid_size`` reports there)."""
+    if _STACK or not _LAST:
+        return current(what)
+    return _LAST[0]

@@ -128,8 +128,9 @@ def node_index(coords: tuple[int, ...], grid: tuple[int, ...]) -> int | None:
 
 
 def grid_size(dims: int = 2):
-    """The size of the operation's grid in ``dims`` dimensions."""
-    return grid_shape(capture.current("ttl.grid_size").grid_dims, dims, user_location())
+    """The size of the operation's grid in ``dims`` dimensions (on the host after an operation
+    call: the grid that call ran on)."""
+    return grid_shape(capture.current_or_last("ttl.grid_size").grid_dims, dims, user_location())
 
 
 # --- node coordinates at operation scope ------------------------------------------------------

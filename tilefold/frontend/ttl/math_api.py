@@ -107,7 +107,9 @@ block = _namespace("block", lambda: ["broadcast", "fill", "where", "transpose", 
                                      "unsqueeze"])
 # The element-wise functions TT-Lang also provides as names of ttl itself (``ttl.exp(x)``,
 # ``ttl.sub(a, b)``, ``ttl.transpose(x)``): the same block functions as their ttl.math / ttl.block names.
-TOP_LEVEL = ("add", "sub", "mul", "max", "exp", "log", "sqrt", "rsqrt", "tanh", "abs", "neg", "relu", "sigmoid",
+TOP_LEVEL = ("add", "sub", "mul", "div", "eq", "ne", "gt", "lt", "max", "min", "exp", "exp2", "log", "sqrt", "rsqrt",
+             "tanh", "abs", "neg", "relu", "sigmoid", "floor", "recip", "sin", "cos", "tan", "asin", "acos", "atan",
+             "ceil", "sign", "gelu", "silu", "hardsigmoid", "expm1", "square", "softsign", "signbit", "frac", "trunc",
              "transpose")
 top_level = cache(lambda: {name: BlockFunction(name, "") for name in TOP_LEVEL})
 unsafe = _namespace("unsafe", lambda: ["element_read", "element_write"])
