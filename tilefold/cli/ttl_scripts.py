@@ -27,7 +27,8 @@ from tilefold.caller import user_location
 from tilefold.errors import KernelError
 from tilefold.frontend.ttl import session
 
-MODULE_ALIASES = ("ttl", "ttnn", "sim", "sim.testing", "sim.typedefs", "ttl.ttl_api")
+MODULE_ALIASES = ("ttl", "ttnn", "sim", "sim.testing", "sim.typedefs", "ttl.ttl_api", "ttl.utils", "ttl.utils.correctness",
+                  "ttl.utils.block_allocation")
 _SIM_IMPORT = re.compile(r"^\s*(from\s+sim(\.testing|\.typedefs)?\s+import|import\s+sim\b)", re.M)
 
 
@@ -55,6 +56,8 @@ def tt_lang_modules(path=None):
     sys.modules["ttl"] = tilefold.ttl
     sys.modules["ttnn"] = tilefold.ttnn
     sys.modules["ttl.ttl_api"] = _pre_1_0_api()
+    for name in ("", ".correctness", ".block_allocation"):
+        sys.modules[f"ttl.utils{name}"] = sys.modules[f"tilefold.ttl_utils{name}"]
     if path is not None and _SIM_IMPORT.search(Path(path).read_text(encoding="utf-8", errors="replace")):
         from tilefold.cli.sim_package import MODULES
 
