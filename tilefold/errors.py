@@ -44,6 +44,25 @@ class TilefoldError(Exception):
         return self.message
 
 
+_WARNED: dict = {}       # the registry of warn_at: a warning shows once per text and place
+
+
+def warn_at(message: str, location: SourceLocation | None, category: type[Warning] = UserWarning) -> None:
+    """A Python warning shown at the user's ``file:line`` (or at the caller when it is unknown),
+    once per text and place."""
+    import warnings
+
+    if location is None:
+        warnings.warn(message, category, stacklevel=3)
+    else:
+        warnings.warn_explicit(message, category, location.file, location.line, registry=_WARNED)
+
+
+class LeftoverBlocksWarning(UserWarning):
+    """Blocks pushed into a buffer and never popped when the program ended: harmless on the device
+    (each launch starts its buffers empty), but often a consumer that forgot a block."""
+
+
 # --- layouts, formats, devices -------------------------------------------------------
 
 

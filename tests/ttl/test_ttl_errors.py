@@ -221,8 +221,9 @@ def test_producer_pushes_more_blocks_than_the_consumer_takes():
             for r in range(2):
                 with x_dfb.reserve() as blk:
                     ttl.copy(x[r, 0], blk).wait()
-            with x_dfb.reserve() as blk:
-                ttl.copy(x[0, 1], blk).wait()  # error
+            for _ in range(3):      # three more than the compute kernel takes, one more than x_dfb holds
+                with x_dfb.reserve() as blk:
+                    ttl.copy(x[0, 1], blk).wait()  # error
 
         @ttl.datamovement()
         def write():
@@ -231,13 +232,13 @@ def test_producer_pushes_more_blocks_than_the_consumer_takes():
                     ttl.copy(blk, y[r, 0]).wait()
 
     expect_error(lambda: op(*tensors()), test_producer_pushes_more_blocks_than_the_consumer_takes, KernelError,
-                 "receives 3 blocks", "takes only 2")
+                 "receives 5 blocks", "takes only 2")
 
 
 def test_producer_pushes_more_than_taken_on_some_nodes_is_caught_by_the_simulator():
     """Counts that depend on the node are not known before running: the simulated device finds the
-    extra block left in the buffer (detected, not hung)."""
-    from tilefold.errors import SimulationError
+    extra block left in the buffer of node 1 (a warning: harmless on the device), not a hang."""
+    from tilefold.errors import LeftoverBlocksWarning
 
     @ttl.operation(grid=(2, 1))
     def op(x, y):
@@ -262,9 +263,8 @@ def test_producer_pushes_more_than_taken_on_some_nodes_is_caught_by_the_simulato
             with y_dfb.wait() as blk:
                 ttl.copy(blk, y[0, col]).wait()
 
-    with pytest.raises(SimulationError) as info:
+    with pytest.warns(LeftoverBlocksWarning, match=r"c_0 on core \(1,0\): 1 pages pushed and never popped"):
         op(*tensors())
-    assert "left in circular buffers" in str(info.value) or "deadlock" in str(info.value)
 
 
 def test_dst_overflow_names_the_line_and_the_tile_count():

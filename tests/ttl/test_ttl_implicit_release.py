@@ -91,3 +91,62 @@ def test_a_block_taken_inside_a_pipe_body_is_held_by_the_body():
     tensors = [ttnn.from_numpy(v, dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT) for v in (a, np.zeros_like(a))]
     forward(*tensors)
     np.testing.assert_array_equal(ttnn.to_numpy(tensors[1]), a)
+
+
+def _scaled_rows(explicit: bool):
+    """Rows of x times a scale tile. The reader (one source, shared by both variants) acquires its
+    blocks inside ``ttl.copy(...)``; the compute kernel releases explicitly or implicitly."""
+
+    @ttl.operation(grid=(2, 1))
+    def op(x, s, out):
+        x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+        s_dfb = ttl.make_dataflow_buffer_like(s, shape=(1, 1), block_count=1)
+        o_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+        if explicit:
+            @ttl.compute()
+            def compute():
+                sv = s_dfb.wait()
+                for _ in range(2):
+                    xv = x_dfb.wait()
+                    o = o_dfb.reserve()
+                    o.store(xv * sv)
+                    o.push()
+                    xv.pop()
+                sv.pop()
+        else:
+            @ttl.compute()
+            def compute():
+                sv = s_dfb.wait()
+                for _ in range(2):
+                    xv = x_dfb.wait()
+                    o = o_dfb.reserve()
+                    o.store(xv * sv)
+        _shared_reader(x, s, x_dfb, s_dfb)
+
+        @ttl.datamovement()
+        def write():
+            node, _ = ttl.node(dims=2)
+            for j in range(2):
+                ttl.copy(o_dfb.wait(), out[node, j]).wait()
+
+    return op
+
+
+def _shared_reader(x, s, x_dfb, s_dfb):
+    @ttl.datamovement()
+    def read():
+        node, _ = ttl.node(dims=2)
+        ttl.copy(s[0, 0], s_dfb.reserve()).wait()
+        for j in range(2):
+            ttl.copy(x[node, j], x_dfb.reserve()).wait()
+
+
+def test_a_kernel_source_built_again_releases_its_inline_blocks_again():
+    """The same reader source built for a second operation (its tree is kept between builds)."""
+    v = np.random.default_rng(5).standard_normal((64, 64)).astype(np.float32)
+    for explicit in (False, True):
+        x = ttnn.from_numpy(v, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
+        s = ttnn.from_numpy(np.full((32, 32), 2.0, np.float32), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
+        out = ttnn.zeros((64, 64), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
+        _scaled_rows(explicit)(x, s, out)
+        np.testing.assert_array_equal(ttnn.to_numpy(out), ttnn.to_numpy(x) * 2)

@@ -20,6 +20,7 @@ object (same globals, same file) and the parsed trees of its kernels (:func:`reg
 from __future__ import annotations
 
 import ast
+import copy
 
 from tilefold.frontend.source import FunctionSource, register_tree
 
@@ -135,9 +136,10 @@ def hold_inline_blocks(stmt: ast.stmt, counter: list[int]) -> ast.stmt:
             ast.Name(id=f"__block{counter[0]}", ctx=ast.Store()), arg)))
         return ast.copy_location(ast.Name(id=f"__block{counter[0]}", ctx=ast.Load()), arg)
 
-    stmt = Hoist().visit(stmt)
+    original = stmt
+    stmt = Hoist().visit(copy.deepcopy(stmt))      # the kernel's tree is kept and built again
     if not items:
-        return stmt
+        return original
     held = ast.With(items=items, body=[stmt])
     ast.copy_location(held, stmt)
     held.end_lineno, held.end_col_offset = stmt.end_lineno, stmt.end_col_offset
