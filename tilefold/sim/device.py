@@ -10,7 +10,7 @@ inputs to DRAM / L1 through the host transfer TT-NN uses (tilize and format conv
 (:mod:`tilefold.sim.kernel_python`); group each kernel's cores into lanes
 (:mod:`.lanes`); run every reader, writer and compute thread concurrently
 (:mod:`.scheduler`); check what must hold at the end (no outstanding transfers, DST
-released, no pages left in CBs); read outputs back. A run that batched cores into lanes
+released; pages left in CBs are a warning); read outputs back. A run that batched cores into lanes
 and hit a divergence or a deadlock is run again one core per thread, so what is reported
 never depends on batching.
 """
