@@ -123,6 +123,37 @@ def test_an_sfpu_function_after_another_functions_init():
 
 
 @compute_kernel
+def typecast_after_another_casts_init():
+    """which: 0 the init of the other direction; 1 the matching init (bfloat16 -> float32)."""
+    which = get_arg_val(0)
+    init_sfpu(A, OUT)
+    cb_wait_front(A, 1)
+    cb_wait_front(B, 1)
+    cb_reserve_back(OUT, 1)
+    tile_regs_acquire()
+    copy_tile(A, 0, 0)
+    if which == 0:
+        typecast_tile_init(in_dtype="Float32", out_dtype="Float16_b")
+    else:
+        typecast_tile_init(in_dtype="Float16_b", out_dtype="Float32")
+    typecast_tile(0, in_dtype="Float16_b", out_dtype="Float32")
+    tile_regs_commit()
+    tile_regs_wait()
+    pack_tile(0, OUT)
+    tile_regs_release()
+    cb_push_back(OUT, 1)
+    cb_pop_front(A, 1)
+    cb_pop_front(B, 1)
+
+
+def test_a_typecast_needs_the_init_of_its_own_formats():
+    raises_at(typecast_after_another_casts_init, 'typecast_tile(0, in_dtype="Float16_b", out_dtype="Float32")',
+              "typecast_tile without typecast_tile_init<Float16_b, Float32>: the latest SFPU init is "
+              "typecast_tile_init<Float32, Float16_b>", args=[0])
+    np.testing.assert_array_equal(run(typecast_after_another_casts_init, out_dtype="float32", args=[1]), 1.5)
+
+
+@compute_kernel
 def sfpu_in_a_loop():
     init_sfpu(A, OUT)
     cb_wait_front(A, 1)

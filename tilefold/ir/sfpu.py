@@ -110,6 +110,21 @@ _TYPECAST_BF16 = SfpuOp("typecast_fp32_to_bf16", "unary", _U + "typecast.h", (),
                         cpp_templates="(uint32_t)DataFormat::Float32, (uint32_t)DataFormat::Float16_b")
 
 
+# ``typecast_tile<IN_DTYPE, OUT_DTYPE>`` between the float formats DST holds element by element:
+# bfloat16 -> float32 leaves DST as it is (the packer writes float32), float32 -> bfloat16 rounds
+# to nearest even on the SFPU. Integer and block-float formats are not modelled.
+TYPECASTS: dict[tuple[str, str], Callable] = {
+    ("Float16_b", "Float32"): lambda x: np.asarray(x, np.float32),
+    ("Float32", "Float16_b"): _round_bf16,
+}
+
+
+def typecast_values(x, in_dtype: str, out_dtype: str) -> np.ndarray:
+    """float32 DST values after ``typecast_tile<in_dtype, out_dtype>`` (``tt::DataFormat`` names;
+    one of :data:`TYPECASTS`)."""
+    return TYPECASTS[in_dtype, out_dtype](x)
+
+
 def _binary(name, values, cost, header=_BINARY_H):
     return SfpuOp(name, "binary", header, (), f"{name}_tile_init", cost, values)
 
@@ -233,4 +248,4 @@ def sfpu_values(name: str, *values_and_params, fp32_dest: bool = False) -> np.nd
         return np.asarray(op.values(*values_and_params), dtype=np.float32)
 
 
-__all__ = ["SfpuOp", "SFPU_OPS", "SFPU", "SFPU_CALLS", "TILELANG_FUNCTIONS", "TILELANG_LOGARITHMS", "sfpu_values", "bits_to_float"]
+__all__ = ["SfpuOp", "SFPU_OPS", "SFPU", "SFPU_CALLS", "TYPECASTS", "typecast_values", "TILELANG_FUNCTIONS", "TILELANG_LOGARITHMS", "sfpu_values", "bits_to_float"]

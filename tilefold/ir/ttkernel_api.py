@@ -64,12 +64,15 @@ class Param:
 @dataclass(frozen=True)
 class TemplateParam:
     """A compile-time parameter printed as a C++ template argument (``kind`` is ``bool``
-    or the name of a C++ enum such as ``PoolType``), stored as an op property."""
+    or the name of a C++ enum such as ``PoolType``), stored as an op property. An enum value
+    passed as a ``uint32_t`` template argument (``typecast_tile<IN_DTYPE, OUT_DTYPE>``) prints
+    with its ``cpp_cast``."""
 
     name: str
     kind: str
-    default: bool | str
+    default: bool | str | None           # None: required
     choices: tuple[str, ...] = ()
+    cpp_cast: str = ""                   # printed before the value: ``(uint32_t)`` for a uint32_t parameter
 
 
 # The cost-model terms an API row can cost (see the module docstring).
@@ -200,6 +203,11 @@ _ELTWISE_BINARY_H = "api/compute/eltwise_binary.h"
 _BCAST_H = "api/compute/bcast.h"
 _MATMUL_H = "api/compute/matmul.h"
 _WHERE_H = "api/compute/eltwise_unary/where.h"
+_TYPECAST_H = "api/compute/eltwise_unary/typecast.h"
+# the data formats typecast_tile converts between (0.69's typecast.h)
+TYPECAST_FORMATS = ("Float32", "Float16_b", "Bfp8_b", "Bfp4_b", "Int32", "UInt32", "UInt16", "UInt8")
+TYPECAST_TEMPLATES = (TemplateParam("in_dtype", "DataFormat", None, TYPECAST_FORMATS, "(uint32_t)"),
+                      TemplateParam("out_dtype", "DataFormat", None, TYPECAST_FORMATS, "(uint32_t)"))
 
 _FPU_TILE_ARGS = ("in0_cb", "in1_cb", "in0_tile_index", "in1_tile_index", "dst_index")
 
@@ -328,6 +336,10 @@ COMPUTE_API.append(_cp("where_tile", ("dst_condition", "dst_true", "dst_false", 
                        templates=(TemplateParam("data_format", "DataFormat", "Float16_b",
                                                 ("Float16_b", "Float32", "Int32", "UInt32", "UInt16")),)))
 _sfpu_rows("unary", ("dst_index",))
+COMPUTE_API.append(_init("typecast_tile_init", (), _TYPECAST_H, templates=TYPECAST_TEMPLATES))
+COMPUTE_API.append(_cp("typecast_tile", ("dst_index",), _TYPECAST_H, templates=TYPECAST_TEMPLATES,
+                       init="typecast_tile_init", family="sfpu", cost="sfpu", cost_family="copy",
+                       doc="Converts the tile in DST slot dst_index from in_dtype to out_dtype in place."))
 _sfpu_rows("scalar", ("dst_index",))
 COMPUTE_API.append(_init("binop_with_scalar_tile_init", (), SFPU["add_unary"].header))
 
@@ -353,4 +365,4 @@ def api_function(name: str) -> ApiFunction | None:
 
 
 __all__ = ["Param", "TemplateParam", "ApiFunction", "API", "COSTS", "SPECIAL_OPS", "api_function",
-           "POOL_TYPE", "REDUCE_DIM", "HEADER_MACROS"]
+           "POOL_TYPE", "REDUCE_DIM", "HEADER_MACROS", "TYPECAST_FORMATS"]

@@ -260,6 +260,8 @@ TILE_OPS: dict[str, TileOpInfo] = {info.name: info for info in (
     _unary("prelu", params=("alpha",)), _unary("softplus", params=("beta", "beta_reciprocal", "threshold")),
     _unary("clamp", params=("min", "max")),
     _unary("power", params=("exponent",), encoding="int"),
+    # the tile's data format becomes the result's: the formats are typecast_tile's template arguments
+    TileOpInfo("typecast", "sfpu_unary", "typecast_tile", "typecast_tile_init"),
     _unary("add_scalar", "add_unary_tile", ("value",)),
     _unary("sub_scalar", "sub_unary_tile", ("value",)),
     _unary("rsub_scalar", "rsub_unary_tile", ("value",)),

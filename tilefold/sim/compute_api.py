@@ -27,7 +27,7 @@ import numpy as np
 
 from tilefold.errors import CircularBufferError, DstError, InitError
 from tilefold.layout.formats import DataFormat
-from tilefold.ir.sfpu import SFPU
+from tilefold.ir.sfpu import SFPU, TYPECASTS, typecast_values
 from tilefold.ir.tile_loops import QUEUEABLE_TILE_CALLS
 from tilefold.ir.ttkernel_api import API
 from tilefold.program import ComputeConfig
@@ -645,6 +645,20 @@ class ComputeApi:
         o = self._math_slot(out, call)
         self._math(self.costs.sfpu(SFPU[name].cost), call, "sfpu")
         self._write_slot(o, tm.sfpu_binary_values(name, a, b))
+
+    def typecast_tile(self, dst_index, in_dtype=None, out_dtype=None) -> None:
+        """Converts DST slot ``dst_index`` from ``in_dtype`` to ``out_dtype`` (``tt::DataFormat``
+        names) in place: the float formats (:data:`tilefold.ir.sfpu.TYPECASTS`)."""
+        call = "typecast_tile"
+        i = self._math_slot(dst_index, call)
+        self._configured(self.engines.check_sfpu(call, {"in_dtype": in_dtype, "out_dtype": out_dtype}))
+        if (in_dtype, out_dtype) not in TYPECASTS:
+            raise self.fail(DstError, f"typecast_tile<{in_dtype}, {out_dtype}>: the simulator converts between "
+                                      "Float16_b and Float32 only")
+        self._cumsum_carry = None
+        x = self._read_slot(i, call)
+        self._math(self.costs.sfpu("copy"), call, "sfpu")
+        self._write_slot(i, typecast_values(x, in_dtype, out_dtype))
 
     def where_tile(self, dst_condition, dst_true, dst_false, dst_out, data_format=None) -> None:
         self._configured(self.engines.check_sfpu("where_tile"))

@@ -21,7 +21,8 @@ The rules follow TT-Metalium 0.69's compute API (``api/compute/*.h``):
   ``tilize`` / ``untilize`` (their inits); ``reduce_uninit`` / ``tilize_uninit`` /
   ``untilize_uninit`` leave no op family set;
 * an SFPU call needs its own init (its row of :mod:`tilefold.ir.sfpu`) to be the SFPU's latest
-  (``exp_tile`` after ``exp_tile_init``);
+  (``exp_tile`` after ``exp_tile_init``), with the same template arguments
+  (``typecast_tile<Float32, Float16_b>`` after ``typecast_tile_init<Float32, Float16_b>``);
 * the CBs an FPU call reads must have the formats SrcA and SrcB are configured for (element-wise
   and copy: in0 → SrcA, in1 → SrcB; matmul: in1 → SrcA, in0 → SrcB; reduce: input → SrcA,
   scaler → SrcB), and a pack's CB the packer's format.
@@ -73,6 +74,12 @@ SFPU_INITS = frozenset(f.init for f in API.values() if f.family in SFPU_FAMILIES
 def sfpu_init_of(call: str) -> str:
     """The init SFPU call ``call`` (``exp_tile``, ``copy_dest_values`` ...) needs: its API row's ``init``."""
     return API[call].init
+
+
+def sfpu_init_text(init: str, templates: dict | None) -> str:
+    """An SFPU init as the SFPU is configured by it: with its template arguments, if any
+    (``typecast_tile_init<Float32, Float16_b>``); a call needs the one with its own arguments."""
+    return f"{init}<{', '.join(str(v) for v in templates.values())}>" if templates else init
 
 
 def _name(fmt) -> str:
@@ -150,7 +157,7 @@ class EngineConfig:
         elif name == "pack_reconfig_data_format":
             self.pack = self._described(args[-1], name)
         elif name in SFPU_INITS:
-            self.sfpu = name
+            self.sfpu = sfpu_init_text(name, kwargs)
 
     def _not_configured(self, call: str) -> str | None:
         if self.configured:
@@ -180,12 +187,12 @@ class EngineConfig:
                         f"{_name(have)} (c_{have_cb}); call {fix}(c_{cb}) or reconfig_data_format first")
         return None
 
-    def check_sfpu(self, call: str) -> str | None:
-        """The error of SFPU call ``call``, or None."""
+    def check_sfpu(self, call: str, templates: dict | None = None) -> str | None:
+        """The error of SFPU call ``call`` (with its template arguments), or None."""
         message = self._not_configured(call)
         if message is not None:
             return message
-        need = sfpu_init_of(call)
+        need = sfpu_init_text(sfpu_init_of(call), templates)
         if self.sfpu != need:
             now = f"the latest SFPU init is {self.sfpu}" if self.sfpu else "no SFPU init ran"
             return f"{call} without {need}: {now}; call {need}() before it"

@@ -237,7 +237,7 @@ class BodyPrinter:
         values = op.template_values()
         for t in fn.templates:
             v = values[t.name]
-            templates.append(("true" if v else "false") if t.kind == "bool" else f"{t.kind}::{v}")
+            templates.append(("true" if v else "false") if t.kind == "bool" else f"{t.cpp_cast}{t.kind}::{v}")
         params = list(fn.params)
         operands = list(op.operands)
         while params and params[-1].default is not None and constant_int(operands[-1]) is not None \

@@ -70,7 +70,8 @@ def _api_signature(fn: ApiFunction) -> inspect.Signature:
         default = inspect.Parameter.empty if p.default is None else p.default
         params.append(inspect.Parameter(p.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=default))
     for t in fn.templates:
-        params.append(inspect.Parameter(t.name, inspect.Parameter.KEYWORD_ONLY, default=t.default))
+        default = inspect.Parameter.empty if t.default is None else t.default
+        params.append(inspect.Parameter(t.name, inspect.Parameter.KEYWORD_ONLY, default=default))
     return inspect.Signature(params)
 
 
@@ -85,7 +86,7 @@ def _api_doc(fn: ApiFunction) -> str:
         lines.append(fn.doc)
     if fn.templates:
         lines.append("Template parameters: " + ", ".join(
-            f"{t.name}={t.default!r}" + (f" (one of {', '.join(t.choices)})" if t.choices else "")
+            (t.name if t.default is None else f"{t.name}={t.default!r}") + (f" (one of {', '.join(t.choices)})" if t.choices else "")
             for t in fn.templates))
     return "\n\n".join(lines)
 

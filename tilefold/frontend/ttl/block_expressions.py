@@ -44,6 +44,8 @@ from tilefold.frontend.ttl.variables import live_after
 from xdsl.dialects.builtin import UnitAttr
 
 from tilefold.ir import ttl
+from tilefold.ir.sfpu import TYPECASTS
+from tilefold.errors import LayoutError
 from tilefold.layout.formats import DataFormat, data_format
 
 UNARY, BINARY = sfpu_functions()
@@ -302,6 +304,28 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         above = self.make("gt", [a, limit], a.shape, node)
         value = self.make("fill", [], a.shape, node, {"value": float(v)}, fmt=a.data_format, row_major=a.row_major)
         return self.make("where", [above, value, a], a.shape, node, fmt=a.data_format)
+
+    def fn_typecast(self, fn, args, kwargs, node):
+        """``ttl.math.typecast(x, dtype)``: the block converted to another data format on the SFPU
+        (``typecast_tile``); later ops and the store see the new format. ``dtype`` is a torch dtype,
+        a ttnn dtype or a name (``"float32"``)."""
+        b = self._kw(fn, args, kwargs, ("expr", "dtype"), node)
+        if "dtype" not in b:
+            raise self.error(f"{fn.qualname}(x, dtype) needs the target dtype (torch.float32, ttnn.bfloat16, ...)",
+                             node)
+        a = self.operand(b.get("expr"), node)
+        dtype = b["dtype"]
+        try:
+            target = data_format(dtype)        # torch dtypes by their name (torch.float32)
+        except (LayoutError, TypeError, ValueError):
+            raise self.error(f"{fn.qualname}(): unknown dtype {_dtype_text(dtype)}; use torch.float32 / "
+                             "torch.bfloat16, ttnn.float32 / ttnn.bfloat16 or 'float32' / 'bfloat16'", node) from None
+        if target is a.data_format:
+            return a
+        if (a.data_format.value, target.value) not in TYPECASTS:
+            raise self.error(f"{fn.qualname}() from {a.data_format.ttnn_name} to {target.ttnn_name} is not supported: "
+                             "tilefold converts between bfloat16 and float32 only", node)
+        return self.make("typecast", [a], a.shape, node, fmt=target)
 
     def _arity(self, fn, args, kwargs, n: int, node, allowed: tuple[str, ...] = ()) -> None:
         unknown = set(kwargs) - set(allowed)
@@ -812,6 +836,10 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         block.stored = None
         self.emit(ttl.CBPopOp(acc.cb))
         acc.holds = False
+
+
+def _dtype_text(dtype) -> str:
+    return repr(dtype) if isinstance(dtype, str) else str(dtype)
 
 
 def _reads(value, source) -> bool:

@@ -48,7 +48,8 @@ def sfpu_functions() -> tuple[dict[str, str], dict[str, str]]:
     from tilefold.ir.sfpu import SFPU_CALLS
     from tilefold.ir.ttl import TILE_OPS
 
-    unary = {**{name: name for name, info in TILE_OPS.items() if info.kind == "sfpu_unary" and not info.params},
+    unary = {**{name: name for name, info in TILE_OPS.items()
+                if info.kind == "sfpu_unary" and not info.params and info.call in SFPU_CALLS},
              "logp1": "log1p"}
     binary = {name: name for name, info in TILE_OPS.items()
               if info.kind == "sfpu_binary" and SFPU_CALLS[info.call].cost == "compare"}
@@ -66,7 +67,7 @@ PARAMETRIC = {
     "round": (("decimals", 0),),
 }
 SPECIAL = ("max", "min", "clamp", "pow", "rsub", "relu_max", "relu_min", "where", "fill", "broadcast", "transpose",
-           "reduce_sum", "reduce_max", "hardtanh", "threshold")
+           "reduce_sum", "reduce_max", "hardtanh", "threshold", "typecast")
 
 
 class BlockFunction:

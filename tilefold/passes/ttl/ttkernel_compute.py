@@ -4,7 +4,9 @@ Reads: a compute kernel after ``ttl-annotate-cb-associations``. Writes the TT-Me
 calls, each preceded by its ``*_init`` as the TT-Lang multi-tile lowering shows:
 
 * ``ttl.copy_tile`` → ``copy_tile_init(cb)``, ``copy_tile(cb, index, slot)``;
-* SFPU ops → ``<op>_tile_init()``, ``<op>_tile(slot[, params])`` in place, binary ones
+* SFPU ops → ``<op>_tile_init()``, ``<op>_tile(slot[, params])`` in place (``ttl.tile_typecast`` →
+  ``typecast_tile_init<IN, OUT>()`` / ``typecast_tile<IN, OUT>(slot)``, the formats of its operand
+  and result tile types), binary ones
   ``<op>_tile(slot_a, slot_b, slot_out)``; ``where_tile``; ``fill_tile(slot, value)``;
   ``copy_dest_values(src, dst)``;
 * ``ttl.tile_bcast`` → ``add_tiles_bcast_{rows,cols,scalar}(zero_cb, cb, 0, index, slot)`` (a zero
@@ -190,8 +192,12 @@ class ComputeLowering:
                 source = self.slot_of(op.operands[0])
                 if source is not slot and not _same_slot(source, slot):
                     raise AssertionError(f"{op.name} is in place but its operand is in another DST slot")
-            e.call(info.init, [], op)
-            e.call(info.call, [slot, *params], op)
+            templates = None
+            if info.name == "typecast":      # the formats are template arguments: the tile types'
+                templates = {"in_dtype": ttl.data_format_of(op.operands[0].type).value,
+                             "out_dtype": ttl.data_format_of(op.result.type).value}
+            e.call(info.init, [], op, templates)
+            e.call(info.call, [slot, *params], op, templates)
         elif info.kind == "sfpu_binary":
             slots = [self.slot_of(o) for o in op.tile_operands]
             e.call(info.init, [], op)

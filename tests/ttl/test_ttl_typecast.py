@@ -1,0 +1,225 @@
+"""``ttl.math.typecast(x, dtype)``: a block converted between bfloat16 and float32 on the SFPU
+(``typecast_tile<IN, OUT>``). Widening is exact; narrowing rounds to nearest even, and later ops
+and the store see the new format. Simulated against numpy; the compute kernel's C++ is checked
+against the real 0.69 headers; unsupported and unknown dtypes are errors at the user's line."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import tilefold.ttl as ttl
+import tilefold.ttnn as ttnn
+from tilefold.errors import KernelError
+from ttl_helpers import compiled, expect_error
+
+
+def _unary_operation(body):
+    """An operation of one (1, 1) block: ``out = body(x)`` with ``x`` read from ``inp``."""
+
+    @ttl.operation(grid=(1, 1))
+    def cast(inp, out):
+        inp_dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
+        out_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+
+        @ttl.compute()
+        def compute_fn():
+            with inp_dfb.wait() as x, out_dfb.reserve() as o:
+                o.store(body(x))
+
+        @ttl.datamovement()
+        def dm_read():
+            with inp_dfb.reserve() as blk:
+                ttl.copy(inp[0, 0], blk).wait()
+
+        @ttl.datamovement()
+        def dm_write():
+            with out_dfb.wait() as blk:
+                ttl.copy(blk, out[0, 0]).wait()
+
+    return cast
+
+
+def _widen(x):
+    return ttl.math.typecast(x, ttnn.float32)
+
+
+def _narrow(x):
+    return ttl.math.typecast(x, "bfloat16")
+
+
+def _residual(x):
+    return x - ttl.math.typecast(x, ttnn.bfloat16)
+
+
+widen = _unary_operation(_widen)
+narrow = _unary_operation(_narrow)
+residual = _unary_operation(_residual)
+
+
+def _bf16_values(seed=0):
+    return (np.random.default_rng(seed).standard_normal((32, 32)) * 100).astype(ml_dtypes.bfloat16)
+
+
+def _float32_between_bf16():
+    """float32 values whose low 16 bits are below, at (ties, with an even and an odd bfloat16
+    neighbour) and above half a bfloat16 step, so nearest-even and truncation differ; the bits
+    below 13 are zero, so the values pass the unpacker's TF32 source registers unchanged."""
+    rng = np.random.default_rng(3)
+    high = rng.integers(0x3C00, 0x4400, (32, 32), dtype=np.uint32) << 16        # about 2^-7 .. 2^8
+    high |= (rng.random((32, 32)) < 0.5).astype(np.uint32) << 31               # signs
+    low = np.array([0x2000, 0x6000, 0x8000, 0xA000, 0xE000], np.uint32)[rng.integers(0, 5, (32, 32))]
+    return (high | low).view(np.float32)
+
+
+def _truncated(v):
+    return (v.view(np.uint32) & np.uint32(0xFFFF0000)).view(np.float32)
+
+
+def _rne(v):
+    return v.astype(ml_dtypes.bfloat16).astype(np.float32)
+
+
+def test_bfloat16_to_float32_is_exact():
+    v = _bf16_values()
+    inp = ttnn.from_numpy(v, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
+    out = ttnn.zeros((32, 32), dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT)
+    widen(inp, out)
+    got = ttnn.to_numpy(out)
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(got, v.astype(np.float32))
+
+
+def test_float32_to_bfloat16_rounds_to_nearest_even_in_a_float32_buffer():
+    v = _float32_between_bf16()
+    assert not np.array_equal(_rne(v), _truncated(v))
+    inp = ttnn.from_numpy(v, dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT)
+    out = ttnn.zeros((32, 32), dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT)
+    narrow(inp, out)
+    np.testing.assert_array_equal(ttnn.to_numpy(out), _rne(v))
+
+
+def test_later_ops_see_the_rounded_block():
+    """``x - typecast(x, bfloat16)`` in float32 is the rounding error of nearest even."""
+    v = _float32_between_bf16()
+    inp = ttnn.from_numpy(v, dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT)
+    out = ttnn.zeros((32, 32), dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT)
+    residual(inp, out)
+    got = ttnn.to_numpy(out)
+    np.testing.assert_array_equal(got, v - _rne(v))
+    assert not np.array_equal(got, v - _truncated(v))
+
+
+@ttl.operation(grid=(1, 1))
+def scaled_narrow(inp, out):
+    """A (2, 2) block per step: float32 in, ``typecast(x, bfloat16) * 2`` out in bfloat16."""
+    inp_dfb = ttl.make_dataflow_buffer_like(inp, shape=(2, 2), block_count=2)
+    out_dfb = ttl.make_dataflow_buffer_like(out, shape=(2, 2), block_count=2)
+    steps = inp.shape[0] // 64
+
+    @ttl.compute()
+    def compute_fn():
+        for _ in range(steps):
+            with inp_dfb.wait() as x, out_dfb.reserve() as o:
+                o.store(ttl.math.typecast(x, ttnn.bfloat16) * 2.0)
+
+    @ttl.datamovement()
+    def dm_read():
+        for i in range(steps):
+            with inp_dfb.reserve() as blk:
+                ttl.copy(inp[2 * i:2 * i + 2, 0:2], blk).wait()
+
+    @ttl.datamovement()
+    def dm_write():
+        for i in range(steps):
+            with out_dfb.wait() as blk:
+                ttl.copy(blk, out[2 * i:2 * i + 2, 0:2]).wait()
+
+
+def test_multi_tile_blocks_in_a_loop_into_a_bfloat16_buffer():
+    v = np.concatenate([np.concatenate([_float32_between_bf16()] * 2, axis=1)] * 4, axis=0)
+    inp = ttnn.from_numpy(v, dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT)
+    out = ttnn.zeros((128, 64), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
+    scaled_narrow(inp, out)
+    np.testing.assert_array_equal(ttnn.to_numpy(out), _rne(v) * 2)
+
+
+def test_torch_dtypes_are_named_without_torch():
+    class FakeTorchDtype:                 # str() of a torch dtype, without importing torch
+        def __str__(self):
+            return "torch.float32"
+
+    dtype = FakeTorchDtype()
+    op = _unary_operation(lambda x: ttl.math.typecast(x, dtype))
+    v = _bf16_values(1)
+    inp = ttnn.from_numpy(v, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
+    out = ttnn.zeros((32, 32), dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT)
+    op(inp, out)
+    np.testing.assert_array_equal(ttnn.to_numpy(out), v.astype(np.float32))
+
+
+@pytest.mark.parametrize("operation, in_dtype, out_dtype, templates", [
+    (widen, ttnn.bfloat16, ttnn.float32, "(uint32_t)DataFormat::Float16_b, (uint32_t)DataFormat::Float32"),
+    (narrow, ttnn.float32, ttnn.float32, "(uint32_t)DataFormat::Float32, (uint32_t)DataFormat::Float16_b"),
+])
+def test_compute_kernel_compiles_against_the_real_headers(tmp_path, check_kernel, operation, in_dtype,
+                                                          out_dtype, templates):
+    from tilefold.codegen.cpp import emit_kernel
+
+    inp = ttnn.zeros((32, 32), dtype=in_dtype, layout=ttnn.TILE_LAYOUT)
+    out = ttnn.zeros((32, 32), dtype=out_dtype, layout=ttnn.TILE_LAYOUT)
+    program = compiled(operation, inp, out).program
+    kernel = next(k for k in program.kernels if k.name == "compute_fn")
+    text = emit_kernel(kernel.function)
+    assert f"typecast_tile_init<{templates}>();" in text
+    assert f"typecast_tile<{templates}>(" in text
+    assert '#include "api/compute/eltwise_unary/typecast.h"' in text
+    path = tmp_path / "compute.cpp"
+    path.write_text(text)
+    check_kernel.require_accepted(check_kernel.check_kernel(path, "compute"))
+
+
+def _run(body, in_dtype=ttnn.bfloat16):
+    op = _unary_operation(body)
+    inp = ttnn.zeros((32, 32), dtype=in_dtype, layout=ttnn.TILE_LAYOUT)
+    out = ttnn.zeros((32, 32), dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT)
+    return lambda: op(inp, out)
+
+
+def test_an_integer_dtype_is_refused_at_the_users_line():
+    def body(x):
+        return ttl.math.typecast(x, ttnn.int32)  # error
+
+    expect_error(_run(body), body, KernelError, "ttl.math.typecast() from bfloat16 to int32 is not supported",
+                 "between bfloat16 and float32 only")
+
+
+def test_a_block_float_dtype_is_refused_at_the_users_line():
+    def body(x):
+        return ttl.math.typecast(x, "bfloat8_b")  # error
+
+    expect_error(_run(body, ttnn.float32), body, KernelError, "from float32 to bfloat8_b is not supported")
+
+
+def test_an_unknown_dtype_is_an_error_at_the_users_line():
+    def body(x):
+        return ttl.math.typecast(x, "complex64")  # error
+
+    expect_error(_run(body), body, KernelError, "ttl.math.typecast(): unknown dtype 'complex64'")
+
+
+def test_a_missing_dtype_is_an_error_at_the_users_line():
+    def body(x):
+        return ttl.math.typecast(x)  # error
+
+    expect_error(_run(body), body, KernelError, "ttl.math.typecast(x, dtype) needs the target dtype")
+
+
+def test_a_cast_to_the_blocks_own_format_changes_nothing():
+    op = _unary_operation(lambda x: ttl.math.typecast(x, ttnn.bfloat16))
+    v = _bf16_values(2)
+    inp = ttnn.from_numpy(v, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
+    out = ttnn.zeros((32, 32), dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT)
+    op(inp, out)
+    np.testing.assert_array_equal(ttnn.to_numpy(out), v.astype(np.float32))
