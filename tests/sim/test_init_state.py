@@ -154,6 +154,35 @@ def test_a_typecast_needs_the_init_of_its_own_formats():
 
 
 @compute_kernel
+def typecast_to_an_integer():
+    init_sfpu(A, OUT)
+    cb_wait_front(A, 1)
+    cb_wait_front(B, 1)
+    cb_reserve_back(OUT, 1)
+    tile_regs_acquire()
+    copy_tile(A, 0, 0)
+    typecast_tile_init(in_dtype="Float16_b", out_dtype="Int32")
+    typecast_tile(0, in_dtype="Float16_b", out_dtype="Int32")
+    tile_regs_commit()
+    tile_regs_wait()
+    pack_tile(0, OUT)
+    tile_regs_release()
+    cb_push_back(OUT, 1)
+    cb_pop_front(A, 1)
+    cb_pop_front(B, 1)
+
+
+def test_a_typecast_the_simulator_does_not_model_is_an_error():
+    from tilefold.errors import DstError
+
+    with pytest.raises(DstError, match=r"typecast_tile<Float16_b, Int32>: the simulator converts between "
+                                       "Float16_b and Float32 only") as err:
+        run(typecast_to_an_integer)
+    assert str(err.value).startswith(where(typecast_to_an_integer, 'typecast_tile(0, in_dtype="Float16_b"')), \
+        str(err.value)
+
+
+@compute_kernel
 def sfpu_in_a_loop():
     init_sfpu(A, OUT)
     cb_wait_front(A, 1)
