@@ -93,3 +93,32 @@ def test_waited_block_name_reassigned_in_a_loop():
     out = zeros((32, 32))
     doubled_three_times(inp, out)
     np.testing.assert_allclose(_np(out), _np(inp) * 8.0, rtol=1e-2, atol=1e-2)
+
+
+@ttl.operation(grid=(1, 1))
+def unwaited_inline_copies(inp, out):
+    """Copies into and out of blocks acquired inside the copy, never waited for by the program:
+    each is waited for before its block is released at the end of the statement."""
+    in_dfb = ttl.make_dataflow_buffer_like(inp, shape=(2, 2), block_count=2)
+    out_dfb = ttl.make_dataflow_buffer_like(out, shape=(2, 2), block_count=2)
+
+    @ttl.compute()
+    def compute():
+        x = in_dfb.wait()
+        o = out_dfb.reserve()
+        o.store(ttl.math.abs(x) + 0.5)
+
+    @ttl.datamovement()
+    def reader():
+        ttl.copy(inp[0:2, 0:2], in_dfb.reserve())
+
+    @ttl.datamovement()
+    def writer():
+        ttl.copy(out_dfb.wait(), out[0:2, 0:2])
+
+
+def test_copies_into_inline_acquired_blocks_are_waited_for():
+    inp = tile_tensor((64, 64), seed=13)
+    out = zeros((64, 64))
+    unwaited_inline_copies(inp, out)
+    np.testing.assert_allclose(_np(out), np.abs(_np(inp)) + 0.5, rtol=1e-2, atol=1e-2)

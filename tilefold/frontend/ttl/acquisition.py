@@ -41,6 +41,8 @@ class AcquisitionBuilder:
         cls = ttl.CBReserveOp if kind == "reserve" else ttl.CBWaitOp
         op = self.emit(cls(cb, depth))
         name = self.pending_name(node) or f"{dfb.name}_blk"
+        if name.startswith("__block"):        # acquired inside an expression (``ttl.copy(dfb.wait(), ...)``)
+            name = f"{dfb.name}_blk"
         op.result.name_hint = name
         status = BlockState(name, kind, self.kind, self.location(node))
         stmt = self.current_statement()

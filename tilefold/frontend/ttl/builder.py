@@ -541,6 +541,12 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, BlockExpressionBuilder, 
                 self.assign(item.optional_vars, value, scope)
         self.statements(stmt.body, scope, Region("with", stmt))
         self.node = stmt.body[-1]
+        if getattr(stmt, "inline_blocks", False):       # ttl.copy(t[...], dfb.reserve()): wait for the copy
+            for region in self.regions:
+                for t in region.transfers:
+                    if any(t.block is b for b in acquired) and not t.waited and t.group is None \
+                            and self._dominates(t.value):
+                        self.transfer_wait(t, stmt.body[-1])
         for blk in reversed(acquired):
             if not blk.status.released:
                 self.release(blk, stmt.body[-1])
