@@ -21,7 +21,7 @@ import inspect
 from dataclasses import dataclass, field
 
 from tilefold.arch import get_arch, mesh_of
-from tilefold.errors import KernelArgumentError, KernelError, SourceLocation
+from tilefold.errors import KernelArgumentError, KernelError, KernelValueError, SourceLocation
 from tilefold.frontend.ttl import session
 from tilefold.frontend.ttl.capture import OperationCapture, TensorArgument, capturing
 from tilefold.frontend.ttl.fingerprint import operation_key
@@ -361,13 +361,24 @@ def _pipe_net_table(capture: OperationCapture, uses) -> ArrayAttr:
 
 
 def operation(fn=None, *, grid="full", fp32_dest_acc_en: bool | None = None, dst_full_sync_en: bool | None = None,
-              math_fidelity: str | None = None, math_approx_mode: bool | None = None, **unknown):
-    """``@ttl.operation(grid=(columns, rows) | (d0, ..., dn) | "full" | "auto")``: a TT-Lang operation."""
+              math_fidelity: str | None = None, math_approx_mode: bool | None = None, memory_space: str | None = None,
+              tiled: bool = True, **unknown):
+    """``@ttl.operation(grid=(columns, rows) | (d0, ..., dn) | "full" | "auto")``: a TT-Lang operation.
+    ``memory_space`` ("L1" or "DRAM") and ``tiled=True`` are accepted: each tensor's own memory
+    and layout decide how it is read and written."""
     location = user_location()
     if unknown:
         names = ", ".join(repr(k) for k in sorted(unknown))
         raise KernelArgumentError(f"@ttl.operation() got an unexpected keyword argument {names}; it takes grid, "
-                                  "fp32_dest_acc_en, dst_full_sync_en, math_fidelity, math_approx_mode", location)
+                                  "fp32_dest_acc_en, dst_full_sync_en, math_fidelity, math_approx_mode, "
+                                  "memory_space, tiled", location)
+    if memory_space is not None and memory_space not in ("L1", "DRAM"):
+        raise KernelValueError(f"@ttl.operation(memory_space={memory_space!r}): memory_space is 'L1' or 'DRAM' — or "
+                               "drop it: each tensor is read and written where it lives (its memory_config)", location)
+    if tiled is not True:
+        raise KernelValueError(f"@ttl.operation(tiled={tiled!r}): only tiled=True is supported; drop the argument — "
+                               "each tensor's layout (ttnn.TILE_LAYOUT or ROW_MAJOR_LAYOUT) comes from the tensor",
+                               location)
     if math_fidelity is not None and math_fidelity not in ("LoFi", "HiFi2", "HiFi3", "HiFi4"):
         raise KernelError(f"@ttl.operation(math_fidelity={math_fidelity!r}): use LoFi, HiFi2, HiFi3 or HiFi4",
                           location)
