@@ -137,3 +137,17 @@ def test_two_consumer_kernels_of_one_buffer():
     expect_error(lambda: op(tile_tensor((32, 32)), zeros((32, 32))), test_two_consumer_kernels_of_one_buffer,
                  KernelError, "shared has two consumer kernels: write pops from it, as compute does",
                  "make one buffer per consumer")
+
+
+def test_compiler_option_strings():
+    x, y = tile_tensor((32, 32), seed=3), zeros((32, 32))
+    op = _scaled(options="--no-ttl-maximize-dst --ttl-l1-budget=1000000")
+    op(x, y, options="--ttl-matmul-full-fp32")
+    np.testing.assert_allclose(ttnn.to_numpy(y).astype(np.float32), ttnn.to_numpy(x).astype(np.float32) * 2,
+                               rtol=1e-2, atol=1e-2)
+
+    def run():
+        op(x, y, options="--fast-math")  # error
+
+    expect_error(run, test_compiler_option_strings, ValueError, "'--fast-math' is not a TT-Lang compiler option",
+                 "--ttl-maximize-dst")
