@@ -13,12 +13,15 @@ from tilefold.frontend.ttl.api import __getattr__  # noqa: F401  (a name tilefol
 
 import sys as _sys
 
+from tilefold import ttl_diagnostics as diagnostics  # ttl.diagnostics.TTLangCompileError
 from tilefold import ttl_utils as utils  # ttl.utils: TT-Lang's helpers beside the language
 from tilefold import uncaught as _uncaught
 from tilefold.run import ttl as _runner
 
 for _name in ("", ".correctness", ".block_allocation"):     # `from tilefold.ttl.utils.correctness import ...`
     _sys.modules[f"{__name__}.utils{_name}"] = _sys.modules[f"tilefold.ttl_utils{_name}"]
+_sys.modules[f"{__name__}.diagnostics"] = diagnostics
+ttl = _sys.modules[__name__]     # `from ttl import ttl`: TT-Lang's language module is the package's own names
 
 _runner.install()
 _uncaught.install()   # an uncaught tilefold error prints as one line  # calls of ttl.operation compile and run through tilefold.run.ttl

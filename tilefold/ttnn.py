@@ -633,6 +633,12 @@ def split_work_to_cores(grid, units_to_divide: int, row_wise: bool = False):
     them (the first ``units % num_cores`` cores take one unit more)."""
     from tilefold.ops.work_split import split_work_to_cores as split
 
+    if isinstance(grid, CoreRangeSet):
+        ranges = grid.ranges()
+        if len(ranges) != 1 or (ranges[0].start.x, ranges[0].start.y) != (0, 0):
+            raise ValueError(f"split_work_to_cores({grid!r}, ...): tilefold splits work over one range of cores "
+                             "starting at (0, 0); give that range or its grid size as a CoreCoord")
+        grid = ranges[0].grid_size()
     size = (grid.x, grid.y) if isinstance(grid, (CoreCoord, CoreGrid)) else tuple(grid)
     work = split(size, units_to_divide, row_wise)
 

@@ -93,4 +93,27 @@ def test_carried_names_follow_liveness():
                 t = 1
             def body(p):
                 use(t)
+            net.if_dst(body)
+    """) == {"t"}
+    # a nested function reads its names where it is used: here after each iteration binds t again
+    assert names("""
+        def k():
+            for i in range(3):
+                def body(p):
+                    use(t)
+                if c:
+                    t = i
+                    net.if_dst(body)
+                elif d:
+                    t = i + 1
+                    net.if_dst(body)
+    """) == set()
+    # ... and a function defined before the branch reads t where it is used after it
+    assert names("""
+        def k():
+            def body(p):
+                use(t)
+            if c:
+                t = 1
+            net.if_dst(body)
     """) == {"t"}

@@ -28,7 +28,7 @@ from tilefold.errors import KernelError
 from tilefold.frontend.ttl import session
 
 MODULE_ALIASES = ("ttl", "ttnn", "sim", "sim.testing", "sim.typedefs", "ttl.ttl_api", "ttl.utils", "ttl.utils.correctness",
-                  "ttl.utils.block_allocation")
+                  "ttl.utils.block_allocation", "ttl.diagnostics")
 _SIM_IMPORT = re.compile(r"^\s*(from\s+sim(\.testing|\.typedefs)?\s+import|import\s+sim\b)", re.M)
 
 
@@ -58,6 +58,7 @@ def tt_lang_modules(path=None):
     sys.modules["ttl.ttl_api"] = _pre_1_0_api()
     for name in ("", ".correctness", ".block_allocation"):
         sys.modules[f"ttl.utils{name}"] = sys.modules[f"tilefold.ttl_utils{name}"]
+    sys.modules["ttl.diagnostics"] = tilefold.ttl.diagnostics
     if path is not None and _SIM_IMPORT.search(Path(path).read_text(encoding="utf-8", errors="replace")):
         from tilefold.cli.sim_package import MODULES
 

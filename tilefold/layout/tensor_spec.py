@@ -98,6 +98,11 @@ def core_grid(spec) -> CoreRangeSet:
     grid size as a tuple of two ints meaning the cores (0, 0)..(x-1, y-1)."""
     if isinstance(spec, CoreRangeSet):
         return spec
+    if callable(getattr(spec, "ranges", None)):        # ttnn.CoreRangeSet
+        spec = spec.ranges()
+    if isinstance(spec, (list, tuple, set, frozenset)) and all(hasattr(r, "start") and hasattr(r, "end") and
+                                                               not isinstance(r, CoreRange) for r in spec):
+        spec = [CoreRange((r.start.x, r.start.y), (r.end.x, r.end.y)) for r in spec]     # ttnn.CoreRange
     if isinstance(spec, (CoreRange, CoreCoord)):
         return CoreRangeSet(spec)
     if isinstance(spec, tuple) and len(spec) == 2 and all(isinstance(v, int) for v in spec):

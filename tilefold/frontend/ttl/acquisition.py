@@ -7,7 +7,9 @@ the number of blocks of the same buffer end already held, ``depth``) and ``ttl.c
 
 A kernel may hold several blocks of one buffer end at once; they are released oldest first,
 as the circular buffer's FIFO requires. A compute kernel addresses tiles relative to the FIFO's
-pointers, so it may not use a block after an older block of the same end was released.
+pointers: when an older block is released, each younger block still held is acquired again at its
+new position (the FIFO already holds it, so this does not wait), and block-expression variables
+computed from it are kept in storage of their own first.
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ class AcquisitionBuilder:
         cls = ttl.CBReserveOp if kind == "reserve" else ttl.CBWaitOp
         op = self.emit(cls(cb, depth))
         name = self.pending_name(node) or f"{dfb.name}_blk"
+        if name.startswith("__block"):        # acquired inside an expression (``ttl.copy(dfb.wait(), ...)``)
+            name = f"{dfb.name}_blk"
         op.result.name_hint = name
         status = BlockState(name, kind, self.kind, self.location(node))
         stmt = self.current_statement()
@@ -93,6 +97,19 @@ class AcquisitionBuilder:
         cls = ttl.CBPushOp if block.acquired == "reserve" else ttl.CBPopOp
         self.emit(cls(self.cb_value(block.dfb)))
         held.pop(0)
+        if self.kind == "compute":
+            level = self.runtime_level()
+            for position, younger in enumerate(held):
+                if younger.depth != position and younger.level == level:
+                    self.reacquire(younger, position)
+
+    def reacquire(self, block: Block, position: int) -> None:
+        """Acquire the held ``block`` again at ``position`` of its FIFO end (older blocks were
+        released): a compute kernel addresses its tiles from there on."""
+        cls = ttl.CBReserveOp if block.acquired == "reserve" else ttl.CBWaitOp
+        op = self.emit(cls(self.cb_value(block.dfb), position))
+        op.result.name_hint = block.value.name_hint
+        block.value, block.depth = op.result, position
 
     def release_oldest(self, dfb, kind: str, node: ast.AST) -> None:
         end = "reserve" if kind == "push" else "wait"

@@ -785,8 +785,9 @@ class BlockExpressionBuilder(AcquisitionBuilder):
 
     def before_release(self, block: Block, node) -> None:
         """A block-expression variable that reads a waited block outlives it (``with x.wait() as x0:
-        acc = x0 * 2`` and ``acc`` used later): keep its value in an accumulator before the pop.
-        A value stored into the waited block is freed with it."""
+        acc = x0 * 2`` and ``acc`` used later): keep its value in an accumulator before the pop, as
+        that of a variable read from a younger block of the buffer, which moves in the FIFO. A value
+        stored into the waited block is freed with it."""
         if self.kind != "compute" or block.acquired != "wait":
             return
         replaced, block.accumulator = block.accumulator, None
@@ -799,10 +800,13 @@ class BlockExpressionBuilder(AcquisitionBuilder):
                 end = getattr(node, "end_lineno", None) or 0
                 later = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
                          and n.lineno > end}
+        # the younger blocks still held move to new FIFO positions: values read from them are kept too
+        held = [b.value for b in self._ends(block.dfb)["wait"] if b is not block]
         while scope is not None:
             for name, value in list(scope.names.items()):
                 if isinstance(value, BlockExpression) and (name in later or name in scope.carried) \
-                        and (_reads(value.value, block.value) or replaced is not None and _reads(value.value, replaced.cb)):
+                        and (_reads(value.value, block.value) or replaced is not None and _reads(value.value, replaced.cb)
+                             or any(_reads(value.value, h) for h in held)):
                     scope.names[name] = self.make_accumulator(name, value, node)
             scope = scope.parent
         if replaced is not None:

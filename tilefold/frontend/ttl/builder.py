@@ -52,6 +52,7 @@ from tilefold.frontend.ttl.values import (
     BlockExpression,
     LocalFunction,
     MutableScalar,
+    Transfer,
 )
 from tilefold.frontend.ttl.implicit_kernels import hold_inline_blocks
 from tilefold.frontend.ttl.variables import carried_names, live_after
@@ -385,6 +386,11 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, BlockExpressionBuilder, 
                 scope.names[name] = MutableScalar(slot.memref, name)
             elif isinstance(current, BlockExpression):
                 scope.names[name] = self.make_accumulator(name, current, stmt, self._only_summed(stmt, name))
+            elif isinstance(current, Block) and current.acquired == "wait" and current.accumulator is None \
+                    and self.kind == "compute" and name not in accumulated_names(stmt):
+                # ``x = dfb.wait()`` then ``x = x + ...`` in the loop: the name carries the block's value
+                scope.names[name] = self.make_accumulator(name, self.operand(current, stmt), stmt,
+                                                          self._only_summed(stmt, name))
             elif isinstance(current, Block):
                 summed = self._only_summed(stmt, name)
                 # a reserved block only added to (``blk += x``) starts at zero: the first step stores
@@ -535,6 +541,12 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, BlockExpressionBuilder, 
                 self.assign(item.optional_vars, value, scope)
         self.statements(stmt.body, scope, Region("with", stmt))
         self.node = stmt.body[-1]
+        if getattr(stmt, "inline_blocks", False):       # ttl.copy(t[...], dfb.reserve()): wait for the copy
+            for region in self.regions:
+                for t in region.transfers:
+                    if any(t.block is b for b in acquired) and not t.waited and t.group is None \
+                            and self._dominates(t.value):
+                        self.transfer_wait(t, stmt.body[-1])
         for blk in reversed(acquired):
             if not blk.status.released:
                 self.release(blk, stmt.body[-1])
@@ -556,7 +568,8 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, BlockExpressionBuilder, 
                     b = blocks[0]
                     if not b.assigned or b.level != self.runtime_level() or (
                             b.name in live and scope.lookup(b.name) is b) or (
-                            end == "wait" and self._feeds_live_value(b, live, scope)):
+                            end == "wait" and self._feeds_live_value(b, live, scope)) or \
+                            self._live_transfer(b, live, scope):
                         break
                     if end == "reserve" and self.kind == "compute" and b.stored is None:
                         break
@@ -565,6 +578,17 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, BlockExpressionBuilder, 
                             if t.block is b and not t.waited and t.group is None and self._dominates(t.value):
                                 self.transfer_wait(t, stmt)
                     self.release(b, stmt)
+
+    @staticmethod
+    def _live_transfer(block, live: set[str], scope: Scope) -> bool:
+        """Whether a live name holds a copy into or out of ``block`` not waited for yet (``tx =
+        ttl.copy(tx, ...)`` rebinds the block's name; the block stays until ``tx.wait()``)."""
+        while scope is not None:
+            for name, value in scope.names.items():
+                if name in live and isinstance(value, Transfer) and value.block is block and not value.waited:
+                    return True
+            scope = scope.parent
+        return False
 
     @staticmethod
     def _feeds_live_value(block, live: set[str], scope: Scope) -> bool:

@@ -198,8 +198,13 @@ class DataMovementBuilder:
             staging = self.staging_buffer(block.dfb, fmt, node)
         if _strip(piece.sizes) != _strip(block.shape):
             unit = "tiles" if block.dfb.is_tiled else "elements"
+            extra = len(_strip(piece.sizes)) - len(_strip(block.shape))
+            hint = (f"; index the first {extra} dimension{'s' * (extra > 1)} of {name} with an integer (a scalar "
+                    f"index, not a range) to drop {'them' if extra > 1 else 'it'}") if extra > 0 and \
+                tuple(_strip(piece.sizes))[extra:] == tuple(_strip(block.shape)) else ""
             raise self.error(f"ttl.copy: the slice of {name} is {_shape_text(piece.sizes)} {unit} but {block.name} "
-                             f"is {_shape_text(block.shape)}; the slice and the block must have the same shape", node)
+                             f"is {_shape_text(block.shape)}; the slice and the block must have the same shape"
+                             f"{hint}", node)
         if not block.dfb.is_tiled:
             self.check_row_range(piece, fmt, staging is not None, node)
         self.check_position(block, node)

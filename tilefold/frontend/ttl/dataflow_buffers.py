@@ -21,7 +21,7 @@ import linecache
 import math
 import re
 
-from tilefold.errors import KernelError, SourceLocation
+from tilefold.errors import KernelError, KernelValueError, SourceLocation
 from tilefold.frontend.ttl import capture
 from tilefold.layout.formats import DataFormat, data_format
 from tilefold.caller import user_location
@@ -173,6 +173,7 @@ def make_dataflow_buffer_like(tensor, shape, block_count: int | None = None, *, 
     if block_count is not None and buffer_factor is not None:
         raise KernelError("give block_count or buffer_factor (its former name), not both", location)
     count = block_count if block_count is not None else (buffer_factor if buffer_factor is not None else 2)
+    _check_count("make_dataflow_buffer_like", count, location)
     dtype = getattr(tensor, "dtype", None)
     layout = getattr(tensor, "layout", None)
     if dtype is None or layout is None:
@@ -183,14 +184,18 @@ def make_dataflow_buffer_like(tensor, shape, block_count: int | None = None, *, 
     return _make(fmt, layout_name, shape, count, tensor, location, "make_dataflow_buffer_like", allocation_group)
 
 
+def _check_count(what: str, count, location) -> None:
+    if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= MAX_BLOCK_COUNT:
+        raise KernelValueError(f"{what}(block_count={count!r}): block_count must be an integer from 1 "
+                               f"to {MAX_BLOCK_COUNT}", location)
+
+
 def _make(fmt, layout_name: str, shape, count, tensor, location, what: str, allocation_group) -> DataflowBuffer:
     op = capture.current(f"ttl.{what.removeprefix('ttl.')}")
     if allocation_group is not None and not isinstance(allocation_group, DFBAllocationGroup):
         raise KernelError(f"{what}(allocation_group={allocation_group!r}): give a group from "
                           "ttl.make_dfb_allocation_group()", location)
-    if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= MAX_BLOCK_COUNT:
-        raise KernelError(f"{what}(block_count={count!r}): block_count must be an integer from 1 "
-                          f"to {MAX_BLOCK_COUNT}", location)
+    _check_count(what, count, location)
     supported = (DataFormat.Float16_b, DataFormat.Float32, DataFormat.Bfp8_b) if layout_name == "TILE" else (
         DataFormat.Float16_b, DataFormat.Float32)
     if fmt not in supported:

@@ -217,6 +217,12 @@ class ExpressionBuilder:
         except AttributeError as exc:
             if isinstance(exc, TilefoldError):
                 raise self.error(exc.message, node) from None
+            if base is None and isinstance(node.value, ast.Call):
+                call = ast.unparse(node.value)[:60]
+                obj = ast.unparse(node.value.func.value)[:30] if isinstance(node.value.func, ast.Attribute) else None
+                then = f"{obj}.{name}" if obj else f".{name} on the object you meant"
+                raise self.error(f"{call} returns no value, so .{name} cannot be used on its result; write {call} "
+                                 f"and {then} as two statements", node) from None
             raise self.error(f"{self.describe(base)} has no attribute {name!r}", node) from None
 
     def expr_Subscript(self, node: ast.Subscript, scope):

@@ -114,7 +114,8 @@ def _assign(body: list[ast.stmt], tensors: set[str]) -> list[str | None]:
 
 def hold_inline_blocks(stmt: ast.stmt, counter: list[int]) -> ast.stmt:
     """``ttl.copy(dfb.wait(), t[...]).wait()`` → ``with dfb.wait() as blk: ttl.copy(blk, t[...]).wait()``:
-    a block acquired inside an expression is released at the end of its statement."""
+    a block acquired inside an expression is released at the end of its statement, once the copies
+    of the statement that were not waited for (``ttl.copy(t[...], dfb.reserve())``) are done."""
     if not isinstance(stmt, ast.Expr):
         return stmt
     items = []
@@ -141,6 +142,7 @@ def hold_inline_blocks(stmt: ast.stmt, counter: list[int]) -> ast.stmt:
     if not items:
         return original
     held = ast.With(items=items, body=[stmt])
+    held.inline_blocks = True       # the builder waits for the statement's copies before the release
     ast.copy_location(held, stmt)
     held.end_lineno, held.end_col_offset = stmt.end_lineno, stmt.end_col_offset
     return held

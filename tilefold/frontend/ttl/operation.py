@@ -21,7 +21,7 @@ import inspect
 from dataclasses import dataclass, field
 
 from tilefold.arch import get_arch, mesh_of
-from tilefold.errors import KernelArgumentError, KernelError, SourceLocation
+from tilefold.errors import KernelArgumentError, KernelError, KernelValueError, SourceLocation
 from tilefold.frontend.ttl import session
 from tilefold.frontend.ttl.capture import OperationCapture, TensorArgument, capturing
 from tilefold.frontend.ttl.fingerprint import operation_key
@@ -68,6 +68,9 @@ class Operation:
 
     def __call__(self, *args, **kwargs):
         from tilefold.frontend.ttl.mesh import MeshTensor
+
+        if "options" in kwargs and "options" not in inspect.signature(self.function).parameters:
+            compiler_options(kwargs.pop("options"), user_location())
 
         meshes = {id(v.mesh): v.mesh for v in (*args, *kwargs.values()) if isinstance(v, MeshTensor)}
         if not meshes:
@@ -360,14 +363,48 @@ def _pipe_net_table(capture: OperationCapture, uses) -> ArrayAttr:
     return ArrayAttr(entries)
 
 
+# TT-Lang's compiler option names (``--ttl-NAME`` / ``--no-ttl-NAME``): tuning of TT-Lang's own code
+# generation; tilefold accepts them and makes its own choices, so they do not change what it runs
+COMPILER_OPTIONS = ("maximize-dst", "fpu-binary-ops", "block-matmul", "subblock-sync", "combine-pack-tiles",
+                    "reduce-full-fp32", "matmul-full-fp32", "strict-f32-acc", "compiler-dfbs", "l1-budget")
+
+
+def compiler_options(value, location) -> None:
+    """Check a TT-Lang compiler option string (``options="--no-ttl-maximize-dst"``)."""
+    if value is None:
+        return
+    if not isinstance(value, str):
+        raise KernelArgumentError(f"options={value!r}: give TT-Lang compiler options as one string, e.g. "
+                                  "options=\"--no-ttl-maximize-dst\"", location)
+    for token in value.split():
+        name = token.split("=", 1)[0].removeprefix("--").removeprefix("no-").removeprefix("ttl-")
+        if not token.startswith("--") or name not in COMPILER_OPTIONS:
+            raise KernelValueError(f"options={value!r}: {token!r} is not a TT-Lang compiler option; they are "
+                                   + ", ".join(f"--ttl-{n}" for n in COMPILER_OPTIONS) + " (or --no-ttl-...)",
+                                   location)
+
+
 def operation(fn=None, *, grid="full", fp32_dest_acc_en: bool | None = None, dst_full_sync_en: bool | None = None,
-              math_fidelity: str | None = None, math_approx_mode: bool | None = None, **unknown):
-    """``@ttl.operation(grid=(columns, rows) | (d0, ..., dn) | "full" | "auto")``: a TT-Lang operation."""
+              math_fidelity: str | None = None, math_approx_mode: bool | None = None, memory_space: str | None = None,
+              tiled: bool = True, options: str | None = None, **unknown):
+    """``@ttl.operation(grid=(columns, rows) | (d0, ..., dn) | "full" | "auto")``: a TT-Lang operation.
+    ``memory_space`` ("L1" or "DRAM") and ``tiled=True`` are accepted: each tensor's own memory
+    and layout decide how it is read and written; so are TT-Lang's compiler ``options`` (here or per
+    call), which tune TT-Lang's own code generation (:data:`COMPILER_OPTIONS`)."""
     location = user_location()
+    compiler_options(options, location)
     if unknown:
         names = ", ".join(repr(k) for k in sorted(unknown))
         raise KernelArgumentError(f"@ttl.operation() got an unexpected keyword argument {names}; it takes grid, "
-                                  "fp32_dest_acc_en, dst_full_sync_en, math_fidelity, math_approx_mode", location)
+                                  "fp32_dest_acc_en, dst_full_sync_en, math_fidelity, math_approx_mode, "
+                                  "memory_space, tiled, options", location)
+    if memory_space is not None and memory_space not in ("L1", "DRAM"):
+        raise KernelValueError(f"@ttl.operation(memory_space={memory_space!r}): memory_space is 'L1' or 'DRAM' — or "
+                               "drop it: each tensor is read and written where it lives (its memory_config)", location)
+    if tiled is not True:
+        raise KernelValueError(f"@ttl.operation(tiled={tiled!r}): only tiled=True is supported; drop the argument — "
+                               "each tensor's layout (ttnn.TILE_LAYOUT or ROW_MAJOR_LAYOUT) comes from the tensor",
+                               location)
     if math_fidelity is not None and math_fidelity not in ("LoFi", "HiFi2", "HiFi3", "HiFi4"):
         raise KernelError(f"@ttl.operation(math_fidelity={math_fidelity!r}): use LoFi, HiFi2, HiFi3 or HiFi4",
                           location)

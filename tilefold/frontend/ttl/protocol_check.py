@@ -48,14 +48,48 @@ def executions(op) -> int | None:
     return count
 
 
+def _kernel(op) -> func.FuncOp | None:
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, func.FuncOp):
+        parent = parent.parent_op()
+    return parent
+
+
+def check_one_producer_one_consumer(pushes: dict[int, list], pops: dict[int, list], names: dict[int, str]) -> None:
+    """Raise when two kernels both push into (or both pop from) one buffer on every node: a circular
+    buffer has one producer kernel and one consumer kernel."""
+    for ops, role, verb in ((pushes, "producer", "pushes into"), (pops, "consumer", "pops from")):
+        for index, found in ops.items():
+            kernels: dict[str, object] = {}
+            for op in found:
+                kernel = _kernel(op)
+                if kernel is not None and executions(op):          # runs on every node, unconditionally
+                    kernels.setdefault(kernel.sym_name.data, op)
+            if len(kernels) > 1:
+                acquire = ttl.CBReserveOp if role == "producer" else ttl.CBWaitOp
+
+                def acquired(op):       # the reserve() / wait() of the kernel, else the release
+                    return next((o for o in _kernel(op).walk() if isinstance(o, acquire)
+                                 and o.cb.owner.index == index), op)
+
+                (first, a), (second, b) = [(k, acquired(op)) for k, op in list(kernels.items())[:2]]
+                name = names.get(index, f"c_{index}")
+                where = source_location(a)
+                raise KernelError(f"{name} has two {role} kernels: {second} {verb} it, as {first} does"
+                                  f"{f' (line {where.line})' if where else ''}; a dataflow buffer has one producer "
+                                  f"kernel and one consumer kernel — make one buffer per {role}", source_location(b))
+
+
 def check_block_counts(module: ModuleOp, names: dict[int, str]) -> None:
-    """Raise when a buffer's pushes and pops differ on every node (see the module docstring)."""
+    """Raise when a buffer's pushes and pops differ on every node (see the module docstring), or
+    when two kernels produce or consume one buffer."""
     pushes: dict[int, list] = {}
     pops: dict[int, list] = {}
     for op in module.walk():
         if isinstance(op, (ttl.CBPushOp, ttl.CBPopOp)):
             index = op.cb.owner.index
             (pushes if isinstance(op, ttl.CBPushOp) else pops).setdefault(index, []).append(op)
+    check_one_producer_one_consumer(pushes, pops, names)
     for index in set(pushes) | set(pops):
         produced = [executions(op) for op in pushes.get(index, [])]
         consumed = [executions(op) for op in pops.get(index, [])]

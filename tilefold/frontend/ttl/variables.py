@@ -7,9 +7,11 @@ that may need storage: a name assigned inside a ``for`` body and read in that bo
 name in storage when it is assigned inside a runtime loop or branch: a runtime integer in a local
 variable, a block expression in a dataflow buffer of its own (an accumulator).
 
-Nested ``def``s (pipe condition bodies) are analysed on their own when they are built.
-:func:`live_after` gives the names live after a statement — what the builder reads to keep a value
-computed from a block past its pop, and to release blocks implicitly where their names die.
+Nested ``def``s (pipe condition bodies) are analysed on their own when they are built; where the
+kernel uses such a function's name (``net.if_dst(recv)``, ``recv(pipe)``) it reads the names the
+function reads, as the body is built there. :func:`live_after` gives the names live after a
+statement — what the builder reads to keep a value computed from a block past its pop, and to
+release blocks implicitly where their names die.
 """
 
 from __future__ import annotations
@@ -103,6 +105,32 @@ def _walk_no_functions(node: ast.AST):
             stack.append(child)
 
 
+def nested_functions(function: ast.AST) -> dict[str, set[str]]:
+    """For each ``def`` nested in ``function`` (at any depth), the outer names its body reads: those
+    read before the body assigns them, less its parameters."""
+    out: dict[str, set[str]] = {}
+    for sub in ast.walk(function):
+        if isinstance(sub, ast.FunctionDef) and sub is not function:
+            a = sub.args
+            params = {x.arg for x in a.posonlyargs + a.args + a.kwonlyargs}
+            params |= {x.arg for x in (a.vararg, a.kwarg) if x is not None}
+            out[sub.name] = _exposed(sub.body, params)
+    return out
+
+
+def _expand(names: set[str], defs: dict[str, set[str]] | None) -> set[str]:
+    """``names`` plus what the nested functions among them read (transitively)."""
+    if not defs:
+        return names
+    out, todo = set(names), [n for n in names if n in defs]
+    while todo:
+        for n in defs[todo.pop()] - out:
+            out.add(n)
+            if n in defs:
+                todo.append(n)
+    return out
+
+
 def _definite(stmts: list[ast.stmt]) -> set[str]:
     """Names certainly assigned when ``stmts`` run to completion."""
     out: set[str] = set()
@@ -123,45 +151,47 @@ def _definite(stmts: list[ast.stmt]) -> set[str]:
     return out
 
 
-def _exposed(stmts: list[ast.stmt], defined: set[str]) -> set[str]:
-    """Names read by ``stmts`` before they are certainly assigned by them."""
+def _exposed(stmts: list[ast.stmt], defined: set[str], defs: dict[str, set[str]] | None = None) -> set[str]:
+    """Names read by ``stmts`` before they are certainly assigned by them (a use of a nested
+    function of ``defs`` reads what it reads)."""
     out: set[str] = set()
     defined = set(defined)
     for s in stmts:
         if isinstance(s, ast.For):
-            out |= reads(s.iter) - defined
-            out |= _exposed(s.body, defined | writes(s.target))
-            out |= _exposed(s.orelse, defined)
+            out |= _expand(reads(s.iter), defs) - defined
+            out |= _exposed(s.body, defined | writes(s.target), defs)
+            out |= _exposed(s.orelse, defined, defs)
         elif isinstance(s, ast.While):
-            out |= reads(s.test) - defined
-            out |= _exposed(s.body, defined)
+            out |= _expand(reads(s.test), defs) - defined
+            out |= _exposed(s.body, defined, defs)
         elif isinstance(s, ast.If):
-            out |= reads(s.test) - defined
-            out |= _exposed(s.body, defined) | _exposed(s.orelse, defined)
+            out |= _expand(reads(s.test), defs) - defined
+            out |= _exposed(s.body, defined, defs) | _exposed(s.orelse, defined, defs)
             defined |= _definite(s.body) & _definite(s.orelse)
         elif isinstance(s, ast.With):
             for item in s.items:
-                out |= reads(item.context_expr) - defined
+                out |= _expand(reads(item.context_expr), defs) - defined
                 if item.optional_vars is not None:
                     defined |= writes(item.optional_vars)
-            out |= _exposed(s.body, defined)
+            out |= _exposed(s.body, defined, defs)
             defined |= _definite(s.body)
         elif isinstance(s, ast.FunctionDef):
             defined.add(s.name)
         else:
-            out |= reads(s) - defined
+            out |= _expand(reads(s), defs) - defined
             defined |= writes(s)
     return out
 
 
-def _live_after(tail: list[ast.stmt]) -> set[str]:
+def _live_after(tail: list[ast.stmt], defs: dict[str, set[str]] | None = None) -> set[str]:
     """Names the statements ``tail`` (what runs after a statement, to the function's end) may read
-    before they certainly assign them; a nested ``def`` or lambda there counts as reading every name
-    it reads (a pipe body reads its kernel's names when it is built where it is called)."""
-    live = _exposed(tail, set())
+    before they certainly assign them. A use of a nested function of ``defs`` reads what the
+    function reads (a pipe body reads its kernel's names when it is built where it is called); a
+    lambda, or a nested ``def`` not in ``defs``, counts as reading every name it reads."""
+    live = _exposed(tail, set(), defs)
     for stmt in tail:
         for sub in ast.walk(stmt):
-            if isinstance(sub, (ast.FunctionDef, ast.Lambda)):
+            if isinstance(sub, ast.Lambda) or isinstance(sub, ast.FunctionDef) and sub.name not in (defs or {}):
                 live |= reads(sub)
     return live
 
@@ -188,17 +218,18 @@ def carried_names(function: ast.FunctionDef) -> set[str]:
     they are certainly assigned again, or assigned in a loop or branch and live after it (read by
     what follows, up to the function's end, before that certainly assigns them)."""
     carried: set[str] = set()
+    defs = nested_functions(function)
     for stmt, tail in _with_tails(function.body, []):
         if isinstance(stmt, (ast.For, ast.While)):
             assigned = writes(stmt) - (writes(stmt.target) if isinstance(stmt, ast.For) else set())
             start = writes(stmt.target) if isinstance(stmt, ast.For) else set()
-            carried.update(assigned & _exposed(stmt.body, set(start)))
+            carried.update(assigned & _exposed(stmt.body, set(start), defs))
         if isinstance(stmt, (ast.For, ast.While, ast.If)):
-            carried.update(writes(stmt) & _live_after(tail))
+            carried.update(writes(stmt) & _live_after(tail, defs))
     return carried
 
 
-def live_after(function: ast.FunctionDef, node: ast.AST) -> set[str] | None:
+def live_after(function: ast.FunctionDef, node: ast.AST, defs: dict[str, set[str]] | None = None) -> set[str] | None:
     """Names live after the innermost statement of ``function`` that holds ``node`` (see
     :func:`_live_after`; in a nested ``def``, a pipe body, within that body), or None when ``node``
     is not in ``function``."""
@@ -209,6 +240,7 @@ def live_after(function: ast.FunctionDef, node: ast.AST) -> set[str] | None:
     if innermost is None:
         return None
     stmt, tail = innermost
+    defs = {**(defs or {}), **nested_functions(function)}
     if isinstance(stmt, ast.FunctionDef) and stmt is not node:
-        return live_after(stmt, node)
-    return _live_after(tail)
+        return live_after(stmt, node, defs)
+    return _live_after(tail, defs)

@@ -1,0 +1,153 @@
+"""Invalid TT-Lang programs as TT-Lang's own test suite writes them: one clear tilefold error at the
+user's line (marked ``# error``), of the exception type TT-Lang raises where that is sensible; and
+the accepted forms next to them, run on the simulated device against numpy."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tilefold.ttl as ttl
+import tilefold.ttnn as ttnn
+from tilefold.errors import KernelError
+from ttl_helpers import expect_error, tile_tensor, zeros
+
+
+def _copy_kernels(x_dfb, y_dfb, x, y):
+    @ttl.datamovement()
+    def read():
+        with x_dfb.reserve() as blk:
+            ttl.copy(x[0, 0], blk).wait()
+
+    @ttl.datamovement()
+    def write():
+        with y_dfb.wait() as blk:
+            ttl.copy(blk, y[0, 0]).wait()
+
+
+def test_diagnostics_module_and_language_module_names():
+    from tilefold.ttl import ttl as language
+    from tilefold.ttl.diagnostics import TTLangCompileError
+
+    assert language.operation is ttl.operation and TTLangCompileError is KernelError
+
+
+def test_range_where_the_block_has_no_dimension_hints_at_a_scalar_index():
+    from tilefold.ttl.diagnostics import TTLangCompileError
+
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+        y_dfb = ttl.make_dataflow_buffer_like(y, shape=(1, 1), block_count=2)
+
+        @ttl.compute()
+        def compute():
+            with x_dfb.wait() as a, y_dfb.reserve() as b:
+                b.store(a)
+
+        @ttl.datamovement()
+        def read():
+            with x_dfb.reserve() as blk:
+                ttl.copy(x[0:2, 0, 0], blk).wait()  # error
+
+        @ttl.datamovement()
+        def write():
+            with y_dfb.wait() as blk:
+                ttl.copy(blk, y[0, 0]).wait()
+
+    x = ttnn.from_numpy(np.ones((2, 32, 32), np.float32), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
+    expect_error(lambda: op(x, zeros((32, 32))), test_range_where_the_block_has_no_dimension_hints_at_a_scalar_index,
+                 TTLangCompileError, "must have the same shape", "with an integer (a scalar index, not a range)")
+
+
+def test_method_chained_on_a_call_that_returns_nothing():
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+        y_dfb = ttl.make_dataflow_buffer_like(y, shape=(1, 1), block_count=2)
+
+        @ttl.compute()
+        def compute():
+            with x_dfb.wait() as a, y_dfb.reserve() as b:
+                b.store(a).push()  # error
+
+        _copy_kernels(x_dfb, y_dfb, x, y)
+
+    expect_error(lambda: op(tile_tensor((32, 32)), zeros((32, 32))), test_method_chained_on_a_call_that_returns_nothing,
+                 KernelError, "b.store(a) returns no value", "b.push as two statements")
+
+
+def _scaled(**options):
+    @ttl.operation(grid=(1, 1), **options)
+    def op(x, y):
+        x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+        y_dfb = ttl.make_dataflow_buffer_like(y, shape=(1, 1), block_count=2)
+
+        @ttl.compute()
+        def compute():
+            with x_dfb.wait() as a, y_dfb.reserve() as b:
+                b.store(a * 2.0)
+
+        _copy_kernels(x_dfb, y_dfb, x, y)
+
+    return op
+
+
+def test_memory_space_and_tiled_arguments():
+    x, y = tile_tensor((32, 32), seed=2), zeros((32, 32))
+    _scaled(memory_space="L1", tiled=True)(x, y)
+    np.testing.assert_allclose(ttnn.to_numpy(y).astype(np.float32), ttnn.to_numpy(x).astype(np.float32) * 2,
+                               rtol=1e-2, atol=1e-2)
+
+    with pytest.raises(ValueError, match=r"memory_space='INVALID'\): memory_space is 'L1' or 'DRAM'"):
+        _scaled(memory_space="INVALID")
+    with pytest.raises(ValueError, match=r"tiled=False\): only tiled=True is supported; drop the argument"):
+        _scaled(tiled=False)
+
+
+def test_block_count_is_checked_before_the_tensor():
+    def run():
+        ttl.make_dataflow_buffer_like(None, shape=(1, 1), block_count=0)  # error
+
+    expect_error(run, test_block_count_is_checked_before_the_tensor, ValueError,
+                 "block_count=0): block_count must be an integer from 1 to 32")
+
+
+def test_two_consumer_kernels_of_one_buffer():
+    @ttl.operation(grid=(2, 1))
+    def op(x, y):
+        shared = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+        scratch = ttl.make_dataflow_buffer_like(y, shape=(1, 1), block_count=2)
+
+        @ttl.compute()
+        def compute():
+            with shared.wait() as a, scratch.reserve() as b:
+                b.store(a)
+
+        @ttl.datamovement()
+        def read():
+            with shared.reserve() as blk:
+                ttl.copy(x[0, 0], blk).wait()
+
+        @ttl.datamovement()
+        def write():
+            with shared.wait() as blk:  # error
+                ttl.copy(blk, y[0, 0]).wait()
+
+    expect_error(lambda: op(tile_tensor((32, 32)), zeros((32, 32))), test_two_consumer_kernels_of_one_buffer,
+                 KernelError, "shared has two consumer kernels: write pops from it, as compute does",
+                 "make one buffer per consumer")
+
+
+def test_compiler_option_strings():
+    x, y = tile_tensor((32, 32), seed=3), zeros((32, 32))
+    op = _scaled(options="--no-ttl-maximize-dst --ttl-l1-budget=1000000")
+    op(x, y, options="--ttl-matmul-full-fp32")
+    np.testing.assert_allclose(ttnn.to_numpy(y).astype(np.float32), ttnn.to_numpy(x).astype(np.float32) * 2,
+                               rtol=1e-2, atol=1e-2)
+
+    def run():
+        op(x, y, options="--fast-math")  # error
+
+    expect_error(run, test_compiler_option_strings, ValueError, "'--fast-math' is not a TT-Lang compiler option",
+                 "--ttl-maximize-dst")
