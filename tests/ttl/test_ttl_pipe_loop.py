@@ -96,3 +96,54 @@ def test_the_same_source_with_another_net_is_built_again():
         make(multicast, 2)(inp, out)
         written = ttnn.to_numpy(out).astype(np.float32)[64:96]
         np.testing.assert_array_equal(written, 2 * v if multicast else np.zeros_like(v))
+
+
+@ttl.operation(grid=(3, 1))
+def posted_gather(inp, out):
+    """Node 2 holds two blocks of one buffer in one with statement and receives a tile from node 0
+    into the first, one from node 1 into the second; the blocks are pushed in that order."""
+    first = ttl.Pipe(src=(0, 0), dst=(2, 0))
+    second = ttl.Pipe(src=(1, 0), dst=(2, 0))
+    net = ttl.PipeNet([first, second])
+    send_dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
+    recv_dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
+    out_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+
+    @ttl.datamovement()
+    def reader():
+        nx, _ = ttl.node(dims=2)
+        if nx == 0:
+            with send_dfb.reserve() as blk:
+                ttl.copy(inp[0, 0], blk).wait()
+                ttl.copy(blk, first).wait()
+        if nx == 1:
+            with send_dfb.reserve() as blk:
+                ttl.copy(inp[0, 1], blk).wait()
+                ttl.copy(blk, second).wait()
+        if nx == 2:
+            with recv_dfb.reserve() as a, recv_dfb.reserve() as b:
+                ta = ttl.copy(first, a)
+                tb = ttl.copy(second, b)
+                ta.wait()
+                tb.wait()
+
+    @ttl.compute()
+    def compute():
+        if net.is_dst():
+            with recv_dfb.wait() as a, recv_dfb.wait() as b, out_dfb.reserve() as o:
+                o.store(a - b)
+
+    @ttl.datamovement()
+    def writer():
+        if net.is_dst():
+            with out_dfb.wait() as blk:
+                ttl.copy(blk, out[0, 0]).wait()
+
+
+@pytest.mark.xfail(strict=True, reason="deadlocks: node 2 waits for the first pipe's block (open)")
+def test_two_blocks_of_one_buffer_in_one_with_receive_from_two_sources():
+    rng = np.random.default_rng(2)
+    v = rng.integers(-8, 8, size=(32, 64)).astype(np.float32)
+    out = ttnn.zeros((32, 32), layout=ttnn.TILE_LAYOUT)
+    posted_gather(ttnn.from_numpy(v, layout=ttnn.TILE_LAYOUT), out)
+    np.testing.assert_array_equal(ttnn.to_numpy(out).astype(np.float32), v[:, :32] - v[:, 32:])
