@@ -306,7 +306,7 @@ def compile_ttl(built, arch: Arch, keep_dumps: bool = False, print_ir_after_all:
     key = (print_ir(built.module, debuginfo=True),
            tuple((a.name, tuple(a.tensor.shape), a.tensor.dtype.name, str(a.tensor.layout),
                   str(a.tensor.memory_config())) for a in built.capture.tensors),
-           arch.name, arch.board, arch.l1_unreserved_base, keep_dumps)
+           arch.name, arch.board, arch.l1_unreserved_base, keep_dumps, _runtime_key(built.capture))
     hit = _TTL_CACHE.get(key)
     if hit is not None:
         if print_ir_after_all:
@@ -320,6 +320,15 @@ def compile_ttl(built, arch: Arch, keep_dumps: bool = False, print_ir_after_all:
     compiled = CompiledOperation(module, program, dumps or [])
     _TTL_CACHE[key] = compiled
     return compiled
+
+
+def _runtime_key(capture) -> tuple:
+    """What a call's runtime arguments and semaphores come from besides its IR: the pipe nets'
+    routes (a unicast and a multicast net lower to the same IR), the semaphores and the grid."""
+    nets = tuple((n.index, tuple(n.routes), tuple(tuple(r) for r in n.pipe_routes))
+                 for n in getattr(capture, "pipe_nets", ()))
+    semaphores = tuple(s.initial_value for s in getattr(capture, "semaphores", ()))
+    return (nets, semaphores, repr(getattr(capture, "semaphore_rects", None)), getattr(capture, "grid", None))
 
 
 def print_dumps(dumps: list[tuple[str, str]], stream: TextIO | None = None) -> None:

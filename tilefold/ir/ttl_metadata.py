@@ -86,8 +86,11 @@ class PipeNetAttr(Record):
 
 def net_semaphores(fields: dict) -> int:
     """The semaphores of one pipe net (its ``#ttl.pipe_net`` fields): valid, one and a ready per
-    pipe a node sources (the most any node does)."""
-    return 2 + (fields.get("ready_slots") or 1)
+    pipe a node sources (the most any node does); a net without a landing buffer then has an
+    outbox (a receiver's block address, sent to the sender) and an address per ready (where the
+    sender's receivers hold their block)."""
+    ready = fields.get("ready_slots") or 1
+    return 2 + ready + (0 if fields.get("landing_cb") is not None else 1 + ready)
 
 
 def pipe_semaphores(module) -> int:

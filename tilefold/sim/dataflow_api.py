@@ -754,8 +754,16 @@ class DataflowApi:
 
     def noc_semaphore_set_remote(self, src_local_l1_addr, dst_noc_addr) -> None:
         kind, rows, local = self._decode(dst_noc_addr, "noc_semaphore_set_remote")
-        value = self.dev.l1.read_u32(self.rows, src_local_l1_addr)
-        self.dev.l1.write_u32(rows, local, value)
+        if kind != NODE_CORE:
+            raise self.fail(SemaphoreError, "noc_semaphore_set_remote must target a semaphore in a worker core's L1")
+        self._sem_check(local, "noc_semaphore_set_remote")
+        rows = np.broadcast_to(np.asarray(rows, dtype=np.int64), (self.L,))
+        value = np.broadcast_to(np.asarray(self.dev.l1.read_u32(self.rows, src_local_l1_addr)), (self.L,))
+        if np.ndim(local) == 0:
+            self.dev.l1.write_u32(rows, int(local), value)
+        else:
+            for lane in range(self.L):
+                self.dev.l1.write_u32(rows[lane:lane + 1], int(local[lane]), value[lane:lane + 1])
         self.dev.sem_time_note(rows, local, self.clock + self.costs.noc_latency + self._ethernet(rows, 4))
         self._release(rows, local)
         self._issue(4, "noc_semaphore_set_remote")

@@ -547,9 +547,15 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, BlockExpressionBuilder, 
                     if any(t.block is b for b in acquired) and not t.waited and t.group is None \
                             and self._dominates(t.value):
                         self.transfer_wait(t, stmt.body[-1])
+        # innermost first, as Python exits them; but blocks of one buffer end leave it in the order
+        # they were acquired (with dfb.reserve() as a, dfb.reserve() as b: a is pushed, then b)
         for blk in reversed(acquired):
-            if not blk.status.released:
-                self.release(blk, stmt.body[-1])
+            if blk.status.released:
+                continue
+            older = [b for b in acquired if b.dfb is blk.dfb and b.acquired == blk.acquired]
+            for b in older[:older.index(blk) + 1]:
+                if not b.status.released:
+                    self.release(b, stmt.body[-1])
 
     # -- held blocks ----------------------------------------------------------------------------
 

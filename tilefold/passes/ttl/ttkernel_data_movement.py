@@ -65,6 +65,7 @@ def pipe_table(module: ModuleOp) -> dict[int, dict]:
     for position, fields in enumerate(entries):
         out[fields["net"]] = {"position": position, "recv_cb": fields["recv_cb"], "block_bytes": fields["block_bytes"],
                               "landing_cb": fields.get("landing_cb"), "receive_slots": fields.get("receive_slots"),
+                              "ready_slots": fields.get("ready_slots") or 1,
                               "first_flag": flags, "base": base}
         base += net_semaphores(fields)
         flags += fields.get("landing_slots") or 0
@@ -421,16 +422,27 @@ class DataMovementLowering:
         if key not in self.semaphores:
             const = self.e.at_start(arith.ConstantOp.from_int_and_width(self.pipes[net]["base"] + which, 32))
             op = self.e.at_start(api_call("get_semaphore", [const.result]))
-            op.results[0].name_hint = ("valid_sem", "one_sem", "ready_sem")[min(which, 2)]
+            ready = self.pipes[net]["ready_slots"]
+            op.results[0].name_hint = ("valid_sem", "one_sem", "ready_sem", "outbox_sem", "address_sem")[
+                min(which, 2) if which < 2 + ready else min(which - ready + 1, 4)]
             self.semaphores[key] = op.results[0]
         return self.semaphores[key]
 
     def ready(self, net: int, slot, anchor: Operation | None) -> SSAValue:
         """The ``ready`` semaphore of a source's ``slot``-th pipe (an int, or a runtime value at
         ``anchor``; ``anchor`` None: in the prologue) — the same address on every node."""
+        return self.slot_semaphore(net, 2, slot, anchor)
+
+    def address_word(self, net: int, slot, anchor: Operation | None) -> SSAValue:
+        """The semaphore on a source where the receivers of its ``slot``-th pipe post the L1
+        address of the block they receive into (see :meth:`post_address`)."""
+        return self.slot_semaphore(net, 3 + self.pipes[net]["ready_slots"], slot, anchor)
+
+    def slot_semaphore(self, net: int, first: int, slot, anchor: Operation | None) -> SSAValue:
+        """Semaphore ``first + slot`` of net ``net`` (``slot`` an int or a runtime value)."""
         if isinstance(slot, int):
-            return self.semaphore(net, 2 + slot, anchor)
-        base = self.pipes[net]["base"] + 2
+            return self.semaphore(net, first + slot, anchor)
+        base = self.pipes[net]["base"] + first
         if anchor is None:
             wide = self.e.at_start(arith.IndexCastOp(slot, i32)).result
             offset = self.e.at_start(arith.ConstantOp.from_int_and_width(base, 32)).result
@@ -460,7 +472,16 @@ class DataMovementLowering:
         if info["landing_cb"] is not None:
             dst, valid = self.landing_slot(op, "src")
         else:
-            dst = e.call("get_write_ptr", [self.cbs[info["recv_cb"]]], op).results[0]
+            # the receivers' block: the address they posted (a receiver's write pointer of the
+            # buffer need not match the sender's, which may never use that buffer); a sender
+            # sending only to itself uses its own
+            own = e.call("get_write_ptr", [self.cbs[info["recv_cb"]]], op).results[0]
+            word = self.address_word(net, op.slot_index if op.named is None else self._field(op, "src", "src_slot"),
+                                     op)
+            posted = e.before(L1LoadOp(word, e.i32(0, op), 32), op).result
+            has_remote = e.before(arith.CmpiOp(remote, e.index(0, op), "ne"), op).result
+            dst = e.before(arith.SelectOp(has_remote, posted, own), op).result
+            dst.name_hint = "recv_addr"
         data = e.call("get_noc_multicast_addr", [*rect, dst], op).results[0]
         flag = e.call("get_noc_multicast_addr", [*rect, valid], op).results[0]
         dests = self._field(op, "src", "dests")
@@ -574,7 +595,22 @@ class DataMovementLowering:
         e.before(scf.IfOp(remote, [], [then_block]), op)
         then_block.add_op(scf.YieldOp())
         end = then_block.last_op
+        self.post_address(op, end)
         ready = self.ready(op.net_index, self._field(op, "dst", "src_slot"), end)
         sender = e.call("get_noc_addr_xy", [self._field(op, "dst", "x"), self._field(op, "dst", "y"), ready], end,
                         location=op.location).results[0]
         e.call("noc_semaphore_inc", [sender, e.i32(1, end)], end, location=op.location)
+
+    def post_address(self, op: ttl.PipeRecvOp, anchor: Operation) -> None:
+        """Before a remote receiver credits its sender: write the L1 address of the block it
+        receives into to the sender's address word of the pipe (through the net's outbox
+        semaphore), and wait until that write landed, so the sender reads it once credited."""
+        e = self.e
+        net = op.net_index
+        outbox = self.semaphore(net, 2 + self.pipes[net]["ready_slots"], anchor)
+        e.call("noc_semaphore_set", [outbox, self.e_address(op)], anchor, location=op.location)
+        word = self.address_word(net, self._field(op, "dst", "src_slot"), anchor)
+        mailbox = e.call("get_noc_addr_xy", [self._field(op, "dst", "x"), self._field(op, "dst", "y"), word], anchor,
+                         location=op.location).results[0]
+        e.call("noc_semaphore_set_remote", [outbox, mailbox], anchor, location=op.location)
+        e.call("noc_async_write_barrier", [], anchor, location=op.location)
