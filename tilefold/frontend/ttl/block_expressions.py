@@ -809,6 +809,15 @@ class BlockExpressionBuilder(AcquisitionBuilder):
                              or any(_reads(value.value, h) for h in held)):
                     scope.names[name] = self.make_accumulator(name, value, node)
             scope = scope.parent
+        # a reserved block still held whose stored value reads this block (``o.store(a @ b)``, ``a.pop()``,
+        # then ``o += ...``): the value it holds is kept too, so adding to it later does not read a popped block
+        for ends in self.held.values():
+            for other in ends["reserve"]:
+                if other.stored is not None and other.accumulator is None and (
+                        _reads(other.stored, block.value) or any(_reads(other.stored, h) for h in held)):
+                    keep = self.make_accumulator(f"{other.name} (stored value)",
+                                                 BlockExpression(other.stored, other.shape, other.data_format), node)
+                    other.stored = self.accumulator_read(keep, node).value
         if replaced is not None:
             self.node = node
             self.emit(ttl.CBWaitOp(replaced.cb))
@@ -831,15 +840,15 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         return block
 
     def finish_block_accumulation(self, block: Block, stmt) -> None:
-        """After the loop: store the accumulated value into the block and free the accumulator."""
+        """After the loop: store the accumulated value into the block, which then holds it."""
         acc = block.accumulator
         block.accumulator = None
         value = self.accumulator_read(acc, stmt)
         self.node = stmt
         self.emit(ttl.StoreOp(value.value, block.value))
-        block.stored = None
-        self.emit(ttl.CBPopOp(acc.cb))
-        acc.holds = False
+        # the block holds the sum: a later loop adding to it starts from it (the accumulator is popped at
+        # the end of the region that made it)
+        block.stored = value.value
 
 
 def _dtype_text(dtype) -> str:
