@@ -809,6 +809,16 @@ class BlockExpressionBuilder(AcquisitionBuilder):
                              or any(_reads(value.value, h) for h in held)):
                     scope.names[name] = self.make_accumulator(name, value, node)
             scope = scope.parent
+        # a reserved block still held whose stored value reads this block (``o.store(a @ b)``, ``a.pop()``,
+        # then ``o += ...``): the value it holds is kept too, so adding to it later does not read a popped block
+        value_reads = _value_reads_after(self.source.tree, node)
+        for ends in self.held.values():
+            for other in ends["reserve"]:
+                if other.stored is not None and other.accumulator is None and other.name in value_reads and (
+                        _reads(other.stored, block.value) or any(_reads(other.stored, h) for h in held)):
+                    keep = self.make_accumulator(f"{other.name} (stored value)",
+                                                 BlockExpression(other.stored, other.shape, other.data_format), node)
+                    other.stored = self.accumulator_read(keep, node).value
         if replaced is not None:
             self.node = node
             self.emit(ttl.CBWaitOp(replaced.cb))
@@ -831,19 +841,41 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         return block
 
     def finish_block_accumulation(self, block: Block, stmt) -> None:
-        """After the loop: store the accumulated value into the block and free the accumulator."""
+        """After the loop: store the accumulated value into the block, which then holds it."""
         acc = block.accumulator
         block.accumulator = None
         value = self.accumulator_read(acc, stmt)
         self.node = stmt
         self.emit(ttl.StoreOp(value.value, block.value))
-        block.stored = None
-        self.emit(ttl.CBPopOp(acc.cb))
-        acc.holds = False
+        # the block holds the sum: a later loop adding to it starts from it (the accumulator is popped at
+        # the end of the region that made it)
+        block.stored = value.value
 
 
 def _dtype_text(dtype) -> str:
     return repr(dtype) if isinstance(dtype, str) else str(dtype)
+
+
+def _value_reads_after(tree: ast.AST, node) -> set[str]:
+    """Names whose block value is read after ``node`` (by line): operands, ``x += ...``,
+    ``x.store(..., acc=True)`` — not ``x.push()``, ``x.pop()`` or a plain ``x.store(v)``."""
+    end = getattr(node, "end_lineno", None) or 0
+    parents = {id(child): parent for parent in ast.walk(tree) for child in ast.iter_child_nodes(parent)}
+    names = set()
+    for n in ast.walk(tree):
+        if getattr(n, "lineno", 0) <= end:
+            continue
+        if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):
+            names.add(n.target.id)
+        elif isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+            parent = parents.get(id(n))
+            if isinstance(parent, ast.Attribute) and parent.attr in ("push", "pop", "store"):
+                call = parents.get(id(parent))
+                if not (parent.attr == "store" and isinstance(call, ast.Call)
+                        and any(k.arg == "acc" for k in call.keywords)):
+                    continue
+            names.add(n.id)
+    return names
 
 
 def _reads(value, source) -> bool:

@@ -31,7 +31,8 @@ from tilefold.caller import user_location
 PIPE_NETS_ATTR = "ttl.pipe_nets"
 GRID_ATTR = "ttl.grid"
 OPTION_ATTRS = {"fp32_dest_acc_en": "ttl.fp32_dest_acc_en", "dst_full_sync_en": "ttl.dst_full_sync_en",
-                "math_fidelity": "ttl.math_fidelity", "math_approx_mode": "ttl.math_approx_mode"}
+                "math_fidelity": "ttl.math_fidelity", "math_approx_mode": "ttl.math_approx_mode",
+                "matmul_full_fp32": "ttl.matmul_full_fp32"}
 
 
 @dataclass
@@ -363,16 +364,20 @@ def _pipe_net_table(capture: OperationCapture, uses) -> ArrayAttr:
     return ArrayAttr(entries)
 
 
-# TT-Lang's compiler option names (``--ttl-NAME`` / ``--no-ttl-NAME``): tuning of TT-Lang's own code
-# generation; tilefold accepts them and makes its own choices, so they do not change what it runs
+# TT-Lang's compiler option names (``--ttl-NAME`` / ``--no-ttl-NAME``): mostly tuning of TT-Lang's own
+# code generation, which tilefold accepts and makes its own choices for; the one that changes numbers,
+# ``matmul-full-fp32`` (on by default: a compute kernel with a matmul gets a 32-bit DST), is honoured
+# when given to ``@ttl.operation(options=...)``
 COMPILER_OPTIONS = ("maximize-dst", "fpu-binary-ops", "block-matmul", "subblock-sync", "combine-pack-tiles",
                     "reduce-full-fp32", "matmul-full-fp32", "strict-f32-acc", "compiler-dfbs", "l1-budget")
 
 
-def compiler_options(value, location) -> None:
-    """Check a TT-Lang compiler option string (``options="--no-ttl-maximize-dst"``)."""
+def compiler_options(value, location) -> dict:
+    """Check a TT-Lang compiler option string (``options="--no-ttl-maximize-dst"``); the options tilefold
+    honours, as ``{"matmul_full_fp32": False}`` (later tokens win)."""
+    honoured: dict = {}
     if value is None:
-        return
+        return honoured
     if not isinstance(value, str):
         raise KernelArgumentError(f"options={value!r}: give TT-Lang compiler options as one string, e.g. "
                                   "options=\"--no-ttl-maximize-dst\"", location)
@@ -382,6 +387,9 @@ def compiler_options(value, location) -> None:
             raise KernelValueError(f"options={value!r}: {token!r} is not a TT-Lang compiler option; they are "
                                    + ", ".join(f"--ttl-{n}" for n in COMPILER_OPTIONS) + " (or --no-ttl-...)",
                                    location)
+        if name == "matmul-full-fp32":
+            honoured["matmul_full_fp32"] = not token.startswith("--no-")
+    return honoured
 
 
 def operation(fn=None, *, grid="full", fp32_dest_acc_en: bool | None = None, dst_full_sync_en: bool | None = None,
@@ -392,7 +400,7 @@ def operation(fn=None, *, grid="full", fp32_dest_acc_en: bool | None = None, dst
     and layout decide how it is read and written; so are TT-Lang's compiler ``options`` (here or per
     call), which tune TT-Lang's own code generation (:data:`COMPILER_OPTIONS`)."""
     location = user_location()
-    compiler_options(options, location)
+    honoured = compiler_options(options, location)
     if unknown:
         names = ", ".join(repr(k) for k in sorted(unknown))
         raise KernelArgumentError(f"@ttl.operation() got an unexpected keyword argument {names}; it takes grid, "
@@ -409,7 +417,8 @@ def operation(fn=None, *, grid="full", fp32_dest_acc_en: bool | None = None, dst
         raise KernelError(f"@ttl.operation(math_fidelity={math_fidelity!r}): use LoFi, HiFi2, HiFi3 or HiFi4",
                           location)
     options = {"fp32_dest_acc_en": fp32_dest_acc_en, "dst_full_sync_en": dst_full_sync_en,
-               "math_fidelity": math_fidelity, "math_approx_mode": math_approx_mode}
+               "math_fidelity": math_fidelity, "math_approx_mode": math_approx_mode,
+               "matmul_full_fp32": honoured.get("matmul_full_fp32")}
 
     def decorate(function):
         if not inspect.isfunction(function):

@@ -8,7 +8,10 @@ the DST capacity the next pass allocates against follows from it (8 / 4 tiles pe
 16-bit / 32-bit DST in half-sync mode, 16 / 8 in full sync).
 
 Policy: an explicit choice wins; otherwise DST is 32-bit when any tile the kernel computes on
-is float32 (a 16-bit DST would round it), math fidelity is HiFi4 and DST is double buffered.
+is float32 (a 16-bit DST would round it) or, as TT-Lang compiles it (its ``matmul-full-fp32``
+option, on unless ``ttl.matmul_full_fp32`` is false), when the kernel has a matmul — so the K
+products accumulate in float32 — and no bfloat16 broadcast (TT-Lang keeps DST 16-bit for those);
+math fidelity is HiFi4 and DST is double buffered.
 
 Errors: none.
 """
@@ -45,6 +48,15 @@ def _uses_float32(kernel) -> bool:
     return False
 
 
+def _matmul_wants_float32(kernel) -> bool:
+    """A matmul in ``kernel`` and no broadcast of a non-float32 tile."""
+    kinds = [(op.info.kind, op) for op in kernel.walk() if isinstance(op, ttl.TileOp)]
+    if not any(kind == "matmul" for kind, _ in kinds):
+        return False
+    return not any(kind == "bcast" and ttl.data_format_of(op.input.type) is not DataFormat.Float32
+                   for kind, op in kinds)
+
+
 class TTLSetComputeKernelConfig(ModulePass):
     """Attach ``ttkernel.compute_config`` to every compute kernel (see the module docstring)."""
 
@@ -54,7 +66,8 @@ class TTLSetComputeKernelConfig(ModulePass):
         for kernel in kernels(op, "compute"):
             fp32 = _explicit(kernel, "fp32_dest_acc_en")
             if fp32 is None:
-                fp32 = _uses_float32(kernel)
+                fp32 = _uses_float32(kernel) or (_explicit(kernel, "matmul_full_fp32") is not False
+                                                 and _matmul_wants_float32(kernel))
             kernel.attributes[COMPUTE_CONFIG_ATTR] = compute_config_attr(
                 math_fidelity=_explicit(kernel, "math_fidelity") or "HiFi4",
                 fp32_dest_acc_en=bool(fp32),
