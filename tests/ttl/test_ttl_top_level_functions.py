@@ -51,3 +51,50 @@ def test_every_top_level_function_is_a_ttl_math_or_ttl_block_function():
                  "softsign", "sin", "cos", "tan", "asin", "acos", "atan", "eq", "ne", "gt", "lt"):
         assert getattr(ttl, name).qualname == f"ttl.{name}"
         assert getattr(ttl.math, name).name == name
+
+
+def _matmul_op(transposed: bool):
+    """(64 x 96) @ (96 x 64) with ``ttl.matmul``; with ``transposed`` the right operand comes as its
+    (64 x 96) transpose and ``transpose_rhs=True`` turns it back."""
+
+    @ttl.operation(grid=(1, 1))
+    def op(a, b, out):
+        a_dfb = ttl.make_dataflow_buffer_like(a, shape=(2, 3), block_count=2)
+        b_dfb = ttl.make_dataflow_buffer_like(b, shape=(2, 3) if transposed else (3, 2), block_count=2)
+        o_dfb = ttl.make_dataflow_buffer_like(out, shape=(2, 2), block_count=2)
+
+        @ttl.compute()
+        def compute():
+            with a_dfb.wait() as x, b_dfb.wait() as y, o_dfb.reserve() as o:
+                if transposed:
+                    o.store(ttl.matmul(x, y, transpose_rhs=True))
+                else:
+                    o.store(ttl.math.matmul(x, y))
+
+        @ttl.datamovement()
+        def read():
+            with a_dfb.reserve() as x, b_dfb.reserve() as y:
+                ttl.copy(a[0:2, 0:3], x).wait()
+                ttl.copy(b[0:2, 0:3] if transposed else b[0:3, 0:2], y).wait()
+
+        @ttl.datamovement()
+        def write():
+            with o_dfb.wait() as o:
+                ttl.copy(o, out[0:2, 0:2]).wait()
+
+    return op
+
+
+def test_matmul_function_with_and_without_a_transposed_rhs():
+    rng = np.random.default_rng(3)
+    a_host = rng.standard_normal((64, 96)).astype(np.float32)
+    b_host = rng.standard_normal((96, 64)).astype(np.float32)
+    for transposed in (False, True):
+        a = ttnn.from_numpy(a_host, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
+        b = ttnn.from_numpy(b_host.T.copy() if transposed else b_host, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
+        out = ttnn.zeros((64, 64), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
+        _matmul_op(transposed)(a, b, out)
+        b_values = ttnn.to_numpy(b).astype(np.float64)
+        reference = ttnn.to_numpy(a).astype(np.float64) @ (b_values.T if transposed else b_values)
+        # a float32 DST sums K; the result is rounded once to bfloat16 (half a unit at |x| < 64)
+        np.testing.assert_allclose(ttnn.to_numpy(out), reference, rtol=2 ** -8, atol=2 ** -3)

@@ -408,6 +408,24 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         self.same_shape(ops[0], ops[2], node, "ttl.math.where")
         return self.make("where", ops, ops[0].shape, node, fmt=self.result_format(ops[1], ops[2]))
 
+    def fn_matmul(self, fn, args, kwargs, node):
+        """``ttl.matmul(lhs, rhs, transpose_rhs=False)``: ``lhs @ rhs``; with ``transpose_rhs`` the right
+        operand is given as (N, K) and is transposed first (its tiles, and each tile's elements)."""
+        b = self._kw(fn, args, kwargs, ("lhs", "rhs", "transpose_rhs"), node)
+        if "lhs" not in b or "rhs" not in b:
+            raise self.error(f"{fn.qualname}(lhs, rhs) needs both operands", node)
+        flag = b.get("transpose_rhs", False)
+        if not isinstance(flag, bool):
+            raise self.error(f"{fn.qualname}(): transpose_rhs must be True or False when the kernel is built", node)
+        a, r = self.operand(b["lhs"], node), self.operand(b["rhs"], node)
+        if flag:
+            self.require_tiled(r, fn.qualname, node)
+            if len(r.shape) != 2:
+                raise self.error(f"{fn.qualname}(transpose_rhs=True) needs a 2-D right operand, not "
+                                 f"{_shape_text(r.shape)}", node)
+            r = self.make("transpose", [r], (r.shape[1], r.shape[0]), node)
+        return self.matmul(a, r, node)
+
     def fn_transpose(self, fn, args, kwargs, node):
         self._arity(fn, args, kwargs, 1, node)
         a = self.operand(args[0], node)

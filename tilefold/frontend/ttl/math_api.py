@@ -67,7 +67,7 @@ PARAMETRIC = {
     "round": (("decimals", 0),),
 }
 SPECIAL = ("max", "min", "clamp", "pow", "rsub", "relu_max", "relu_min", "where", "fill", "broadcast", "transpose",
-           "reduce_sum", "reduce_max", "hardtanh", "threshold", "typecast")
+           "matmul", "reduce_sum", "reduce_max", "hardtanh", "threshold", "typecast")
 
 
 class BlockFunction:
@@ -111,6 +111,6 @@ block = _namespace("block", lambda: ["broadcast", "fill", "where", "transpose", 
 TOP_LEVEL = ("add", "sub", "mul", "div", "eq", "ne", "gt", "lt", "max", "min", "exp", "exp2", "log", "sqrt", "rsqrt",
              "tanh", "abs", "neg", "relu", "sigmoid", "floor", "recip", "sin", "cos", "tan", "asin", "acos", "atan",
              "ceil", "sign", "gelu", "silu", "hardsigmoid", "expm1", "square", "softsign", "signbit", "frac", "trunc",
-             "transpose")
+             "transpose", "matmul")
 top_level = cache(lambda: {name: BlockFunction(name, "") for name in TOP_LEVEL})
 unsafe = _namespace("unsafe", lambda: ["element_read", "element_write"])
