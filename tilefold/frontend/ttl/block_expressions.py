@@ -247,6 +247,8 @@ class BlockExpressionBuilder(AcquisitionBuilder):
     def block_function(self, fn, args, kwargs, node):
         if fn.namespace == "unsafe":
             return self.unsafe_element(fn, args, kwargs, node)
+        if fn.namespace == "" and fn.name in ("raw_element_read", "raw_element_write"):
+            return self.raw_element(fn, args, kwargs, node)
         self.require_compute(node, f"{fn.qualname}")
         name = fn.name
         if name in UNARY:

@@ -43,6 +43,7 @@ from tilefold.frontend.ttl.block_expressions import BlockExpressionBuilder
 from tilefold.frontend.ttl.data_movement import DataMovementBuilder
 from tilefold.frontend.ttl.expressions import PYTHON_VALUES, ExpressionBuilder
 from tilefold.frontend.ttl.helpers import HelperInliner
+from tilefold.frontend.ttl.raw_elements import RawElementBuilder
 from tilefold.frontend.ttl.device_calls import SIGNPOST
 from tilefold.frontend.ttl.scalars import Scalar, ScalarBuilder
 from tilefold.frontend.ttl.scopes import Region, Scope
@@ -50,7 +51,9 @@ from tilefold.frontend.ttl.values import (
     Accumulator,
     Block,
     BlockExpression,
+    ElementValue,
     LocalFunction,
+    MutableElement,
     MutableScalar,
     Transfer,
 )
@@ -63,7 +66,7 @@ from tilefold.ir.ttkernel import THREAD_ATTR
 THREADS = {"compute": "compute", "datamovement": "noc"}
 
 
-class KernelBuilder(HelperInliner, DataMovementBuilder, BlockExpressionBuilder, ExpressionBuilder):
+class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, BlockExpressionBuilder, ExpressionBuilder):
     """Builds one kernel function; use :func:`build_kernel`."""
 
     def __init__(self, definition, operation, options: dict):
@@ -316,6 +319,8 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, BlockExpressionBuilder, 
                 slot = self.emit_prologue(memref.AllocaOp.get(IndexType(), shape=[]), node)
                 slot.memref.name_hint = name
                 current = scope.names[name] = MutableScalar(slot.memref, name)
+            elif isinstance(value, ElementValue):
+                current = scope.names[name] = self.mutable_element(name, value.data_format, node)
             else:
                 scope.names[name] = value
                 return
@@ -323,6 +328,14 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, BlockExpressionBuilder, 
             v = self.as_int(value, node, f"{name} holds a runtime integer")
             self.node = node
             self.emit(memref.StoreOp.get(self.scalars.materialize(v), current.slot, []))
+            return
+        if isinstance(current, MutableElement):
+            if not isinstance(value, ElementValue) or value.data_format is not current.data_format:
+                raise self.error(f"{name} holds a {current.data_format.ttnn_name} value read with "
+                                 f"ttl.raw_element_read; assign it another such value, not {self.describe(value)}",
+                                 node)
+            self.node = node
+            self.emit(memref.StoreOp.get(value.value, current.slot, []))
             return
         if isinstance(current, Accumulator):
             self.accumulator_assign(current, value, node)
@@ -342,13 +355,16 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, BlockExpressionBuilder, 
             self.node = node
             load = self.emit(memref.LoadOp.get(value.slot, []))
             return Scalar.opaque(load.res)
+        if isinstance(value, MutableElement):
+            self.node = node
+            return ElementValue(self.emit(memref.LoadOp.get(value.slot, [])).res, value.data_format)
         if isinstance(value, Accumulator):
             return self.accumulator_read(value, node)
         return value
 
     def check_visible(self, name: str, value, node: ast.AST) -> None:
         """A runtime value computed inside a loop or branch cannot be used after it."""
-        ssa = value.value if isinstance(value, (Scalar, BlockExpression, Block)) else None
+        ssa = value.value if isinstance(value, (Scalar, BlockExpression, Block, ElementValue)) else None
         if ssa is None:
             return
         owner = ssa.owner
@@ -374,7 +390,7 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, BlockExpressionBuilder, 
         names = (writes(stmt) - (writes(stmt.target) if isinstance(stmt, ast.For) else set())) & scope.carried
         for name in sorted(names):
             current = scope.names.get(name, MISSING)
-            if isinstance(current, (MutableScalar, Accumulator)):
+            if isinstance(current, (MutableScalar, Accumulator, MutableElement)):
                 continue
             if current is MISSING:
                 scope.names[name] = Unassigned(name)
@@ -384,6 +400,10 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, BlockExpressionBuilder, 
                 self.node = stmt
                 self.emit(memref.StoreOp.get(self.scalars.materialize(current), slot.memref, []))
                 scope.names[name] = MutableScalar(slot.memref, name)
+            elif isinstance(current, ElementValue):
+                scope.names[name] = slot = self.mutable_element(name, current.data_format, stmt)
+                self.node = stmt
+                self.emit(memref.StoreOp.get(current.value, slot.slot, []))
             elif isinstance(current, BlockExpression):
                 scope.names[name] = self.make_accumulator(name, current, stmt, self._only_summed(stmt, name))
             elif isinstance(current, Block) and current.acquired == "wait" and current.accumulator is None \

@@ -33,6 +33,7 @@ from tilefold.frontend.ttl.values import (
     Accumulator,
     Block,
     BlockExpression,
+    ElementValue,
     GroupTransfer,
     LocalFunction,
     PipeIdentity,
@@ -78,6 +79,8 @@ class ExpressionBuilder:
             return "a runtime integer"
         if isinstance(value, Block):
             return f"block {value.name}"
+        if isinstance(value, ElementValue):
+            return f"a {value.data_format.ttnn_name} value read with ttl.raw_element_read"
         if isinstance(value, BlockExpression):
             return "a block expression"
         if isinstance(value, DataflowBuffer):
@@ -106,6 +109,8 @@ class ExpressionBuilder:
             return value
         if isinstance(value, Scalar):
             return self.scalars.compare("ne", value, 0)
+        if isinstance(value, ElementValue):
+            raise self.unsupported_element_use(node)
         raise self.error(f"{ast.unparse(node)[:40]} ({self.describe(value)}) cannot be used as a condition", node)
 
     def evaluate_test(self, test: ast.expr, scope):
@@ -253,6 +258,8 @@ class ExpressionBuilder:
             if op is ast.UAdd:
                 return value
             raise self.error(f"{ast.unparse(node)[:40]}: this operator does not apply to blocks", node)
+        if isinstance(value, ElementValue):
+            raise self.unsupported_element_use(node)
         if isinstance(value, Scalar):
             if op is ast.USub:
                 return self.scalars.sub(0, value)
@@ -281,6 +288,8 @@ class ExpressionBuilder:
             left = self.node_expression(left, node)
         if isinstance(right, NodeExpression):
             right = self.node_expression(right, node)
+        if isinstance(left, ElementValue) or isinstance(right, ElementValue):
+            raise self.unsupported_element_use(node)
         if isinstance(left, (Block, BlockExpression)) or isinstance(right, (Block, BlockExpression)):
             return self.block_binary(op, left, right, node)
         if isinstance(left, Scalar) or isinstance(right, Scalar):
@@ -317,6 +326,8 @@ class ExpressionBuilder:
             if op not in names:
                 raise self.error(f"{ast.unparse(node)[:40]}: blocks compare with < <= > >= == !=", node)
             return self.block_binary_named(names[op], left, right, node)
+        if isinstance(left, ElementValue) or isinstance(right, ElementValue):
+            return self.element_compare(op, left, right, node)
         if op in (ast.In, ast.NotIn) and isinstance(left, Scalar) and isinstance(right, (tuple, list, range)):
             return self.membership(op, left, right, node)
         if op in (ast.Is, ast.IsNot) and isinstance(right, bool) and self.is_flag(left):

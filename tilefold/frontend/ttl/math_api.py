@@ -112,5 +112,7 @@ TOP_LEVEL = ("add", "sub", "mul", "div", "eq", "ne", "gt", "lt", "max", "min", "
              "tanh", "abs", "neg", "relu", "sigmoid", "floor", "recip", "sin", "cos", "tan", "asin", "acos", "atan",
              "ceil", "sign", "gelu", "silu", "hardsigmoid", "expm1", "square", "softsign", "signbit", "frac", "trunc",
              "transpose", "matmul")
-top_level = cache(lambda: {name: BlockFunction(name, "") for name in TOP_LEVEL})
+# ttl.raw_element_read / ttl.raw_element_write: float elements of a block in a data movement kernel
+RAW_ELEMENT = ("raw_element_read", "raw_element_write")
+top_level = cache(lambda: {name: BlockFunction(name, "") for name in TOP_LEVEL + RAW_ELEMENT})
 unsafe = _namespace("unsafe", lambda: ["element_read", "element_write"])

@@ -6,6 +6,8 @@ operation's tensors, dataflow buffers, pipe nets, ``ttl`` functions), a kernel's
 * :class:`~tilefold.frontend.ttl.scalars.Scalar` — a runtime integer;
 * :class:`MutableScalar` — a runtime integer variable assigned in a loop or a branch
   (a rank-0 ``memref.alloca``);
+* :class:`ElementValue` / :class:`MutableElement` — a float element read with
+  ``ttl.raw_element_read`` (its bits and format), and such a variable assigned in a loop or branch;
 * :class:`Block` — a block acquired with ``reserve()`` / ``wait()``, with its life-cycle state;
 * :class:`BlockExpression` — the value of a block expression (``a_blk * b_blk + 1``);
 * :class:`Accumulator` — a block-expression variable whose value crosses loop iterations, kept
@@ -33,6 +35,22 @@ from tilefold.layout.formats import DataFormat
 class MutableScalar:
     slot: SSAValue            # memref<index>
     name: str
+
+
+@dataclass
+class ElementValue:
+    """One float element of a block read by a data movement kernel: its bits (an ``i32``, the
+    low 16 of a bfloat16) and its data format (float32 or bfloat16)."""
+
+    value: SSAValue
+    data_format: DataFormat
+
+
+@dataclass
+class MutableElement:
+    slot: SSAValue            # memref<i32>
+    name: str
+    data_format: DataFormat
 
 
 @dataclass

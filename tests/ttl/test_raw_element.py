@@ -1,0 +1,279 @@
+"""ttl.raw_element_read / ttl.raw_element_write in data movement kernels: element copies, constants,
+compare-and-swap and a running maximum on float32 and bfloat16 blocks, against numpy."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import tilefold.ttl as ttl
+import tilefold.ttnn as ttnn
+
+
+def _bits(values, dtype: str):
+    if dtype == "float32":
+        return np.asarray(values, np.float32).view(np.uint32)
+    return np.asarray(values).astype(ml_dtypes.bfloat16).view(np.uint16)
+
+
+@ttl.operation(grid=(1, 1))
+def element_copy(inp, out):
+    """Element (0, 5) to (0, 0), and (40, 37) to (33, 1), of 2x2-tile blocks (other tiles and faces)."""
+    inp_dfb = ttl.make_dataflow_buffer_like(inp, shape=(2, 2), block_count=2)
+    out_dfb = ttl.make_dataflow_buffer_like(out, shape=(2, 2), block_count=2)
+
+    @ttl.compute()
+    def compute():
+        pass
+
+    @ttl.datamovement()
+    def dm_read():
+        with inp_dfb.reserve() as blk:
+            ttl.copy(inp[0:2, 0:2], blk).wait()
+
+    @ttl.datamovement()
+    def dm_write():
+        with inp_dfb.wait() as rblk:
+            val = ttl.raw_element_read(rblk, 0, 5)
+            far = ttl.raw_element_read(rblk, 40, 37)
+            with out_dfb.reserve() as wblk:
+                ttl.raw_element_write(wblk, 0, 0, val)
+                ttl.raw_element_write(wblk, 33, 1, far)
+                ttl.copy(wblk, out[0:2, 0:2]).wait()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_an_element_is_copied_between_blocks(dtype):
+    v = np.random.default_rng(3).standard_normal((64, 64)).astype(np.float32)
+    x = ttnn.from_numpy(v, dtype=getattr(ttnn, dtype), layout=ttnn.TILE_LAYOUT)
+    y = ttnn.zeros((64, 64), dtype=getattr(ttnn, dtype), layout=ttnn.TILE_LAYOUT)
+    element_copy(x, y)
+    held, got = ttnn.to_numpy(x), ttnn.to_numpy(y)
+    expected = np.zeros((64, 64), np.float32)
+    expected[0, 0], expected[33, 1] = held[0, 5], held[40, 37]
+    np.testing.assert_array_equal(_bits(got, dtype), _bits(expected, dtype))
+
+
+def constant_write(value):
+    @ttl.operation(grid=(1, 1))
+    def constant_write(out):
+        out_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+
+        @ttl.compute()
+        def compute():
+            pass
+
+        @ttl.datamovement()
+        def dm_write():
+            with out_dfb.reserve() as wblk:
+                ttl.raw_element_write(wblk, 0, 0, value)
+                ttl.raw_element_write(wblk, 17, 20, -2.5)
+                ttl.copy(wblk, out[0, 0]).wait()
+
+    return constant_write
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_a_float_constant_is_written_truncated_to_bfloat16(dtype):
+    y = ttnn.zeros((32, 32), dtype=getattr(ttnn, dtype), layout=ttnn.TILE_LAYOUT)
+    constant_write(3.14)(y)
+    got = ttnn.to_numpy(y)
+    f32 = int(np.float32(3.14).view(np.uint32))
+    expected_bits = f32 if dtype == "float32" else f32 >> 16          # truncated, not rounded
+    assert int(_bits(got, dtype)[0, 0]) == expected_bits
+    assert got[17, 20] == -2.5
+    rest = got.copy()
+    rest[0, 0] = rest[17, 20] = 0
+    assert not rest.any()
+
+
+def sort_pair(out_dtype_differs: bool = False):
+    @ttl.operation(grid=(1, 1))
+    def sort_pair(inp, out):
+        """Elements (0, 0) and (0, 1) in order with a > b; their minimum at (1, 0) with a < b ... else."""
+        inp_dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
+        out_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+
+        @ttl.compute()
+        def compute():
+            pass
+
+        @ttl.datamovement()
+        def dm_read():
+            with inp_dfb.reserve() as blk:
+                ttl.copy(inp[0, 0], blk).wait()
+
+        @ttl.datamovement()
+        def dm_write():
+            with inp_dfb.wait() as rblk:
+                with out_dfb.reserve() as wblk:
+                    a = ttl.raw_element_read(rblk, 0, 0)
+                    b = ttl.raw_element_read(rblk, 0, 1)
+                    ttl.raw_element_write(wblk, 0, 0, a)
+                    ttl.raw_element_write(wblk, 0, 1, b)
+                    if a > b:
+                        ttl.raw_element_write(wblk, 0, 0, b)
+                        ttl.raw_element_write(wblk, 0, 1, a)
+                    if a < b:
+                        ttl.raw_element_write(wblk, 1, 0, a)
+                    else:
+                        ttl.raw_element_write(wblk, 1, 0, b)
+                    ttl.raw_element_write(wblk, 2, 0, 1.0 if True else 0.0)
+                    if a == b:
+                        ttl.raw_element_write(wblk, 2, 0, 2.0)
+                    if a >= 0.5:
+                        ttl.raw_element_write(wblk, 3, 0, 1.0)
+                    ttl.copy(wblk, out[0, 0]).wait()
+
+    return sort_pair
+
+
+PAIRS = [(5.0, 2.0), (2.0, 5.0), (-3.0, -1.0), (-1.0, -3.0), (-2.0, 4.0), (4.0, -2.0), (0.0, -0.0), (-0.0, 0.0),
+         (1.5, 1.5), (0.5, 0.25), (float("nan"), 1.0), (-7.0, float("inf")), (float("-inf"), -1e30)]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_compare_and_swap_orders_two_elements_as_ieee_compares_them(dtype):
+    kernel = sort_pair()
+    for a, b in PAIRS:
+        v = np.zeros((32, 32), np.float32)
+        v[0, 0], v[0, 1] = a, b
+        x = ttnn.from_numpy(v, dtype=getattr(ttnn, dtype), layout=ttnn.TILE_LAYOUT)
+        y = ttnn.zeros((32, 32), dtype=getattr(ttnn, dtype), layout=ttnn.TILE_LAYOUT)
+        kernel(x, y)
+        held, got = ttnn.to_numpy(x), ttnn.to_numpy(y)
+        a, b = held[0, 0], held[0, 1]
+        first, second = (b, a) if a > b else (a, b)
+        expected = [first, second, a if a < b else b, 2.0 if a == b else 1.0, 1.0 if a >= 0.5 else 0.0]
+        got_values = [got[0, 0], got[0, 1], got[1, 0], got[2, 0], got[3, 0]]
+        np.testing.assert_array_equal(_bits(got_values, dtype), _bits(expected, dtype), err_msg=f"a={a} b={b}")
+
+
+@ttl.operation(grid=(1, 1))
+def row_max(inp, out):
+    """The greatest element of row 3 at (0, 0) of a float32 block, and its bfloat16 truncation at (0, 1)."""
+    inp_dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 2), block_count=2)
+    out_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+
+    @ttl.compute()
+    def compute():
+        pass
+
+    @ttl.datamovement()
+    def dm_read():
+        with inp_dfb.reserve() as blk:
+            ttl.copy(inp[0, 0:2], blk).wait()
+
+    @ttl.datamovement()
+    def dm_write():
+        with inp_dfb.wait() as rblk:
+            with out_dfb.reserve() as wblk:
+                best = ttl.raw_element_read(rblk, 3, 0)
+                for c in range(1, 64):
+                    val = ttl.raw_element_read(rblk, 3, c)
+                    if val > best:
+                        best = val
+                ttl.raw_element_write(wblk, 0, 0, best)
+                ttl.copy(wblk, out[0, 0]).wait()
+
+
+def test_a_running_maximum_over_a_row_carries_the_read_value():
+    v = np.random.default_rng(5).standard_normal((32, 64)).astype(np.float32) - 3.0
+    x = ttnn.from_numpy(v, dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT)
+    y = ttnn.zeros((32, 32), dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT)
+    row_max(x, y)
+    assert ttnn.to_numpy(y)[0, 0] == v[3].max()
+
+
+@ttl.operation(grid=(1, 1))
+def narrowing_copy(inp, out):
+    inp_dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
+    out_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+
+    @ttl.compute()
+    def compute():
+        pass
+
+    @ttl.datamovement()
+    def dm_write():
+        with inp_dfb.reserve() as rblk:
+            ttl.copy(inp[0, 0], rblk).wait()
+            with out_dfb.reserve() as wblk:
+                for c in range(32):
+                    ttl.raw_element_write(wblk, 0, c, ttl.raw_element_read(rblk, 0, c))
+                ttl.copy(wblk, out[0, 0]).wait()
+
+
+def test_a_float32_element_written_into_a_bfloat16_block_is_truncated():
+    v = np.random.default_rng(9).standard_normal((32, 32)).astype(np.float32)
+    v[0, 7] = np.nan
+    x = ttnn.from_numpy(v, dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT)
+    y = ttnn.zeros((32, 32), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
+    narrowing_copy(x, y)
+    got = _bits(ttnn.to_numpy(y)[0], "bfloat16")
+    expected = (v[0].view(np.uint32) >> 16).astype(np.uint16)
+    assert np.isnan(ttnn.to_numpy(y)[0, 7])
+    got[7] = expected[7] = 0
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_raw_element_access_compiles_against_the_real_dataflow_headers(tmp_path, check_kernel):
+    import tilefold.run.ttl as runner
+    from tilefold.codegen.cpp import emit_kernel
+
+    programs = []
+    original = runner.run_operation
+
+    def recording(operation, capture, compiled, *rest):
+        programs.append(compiled.program)
+        return original(operation, capture, compiled, *rest)
+
+    runner.run_operation = recording
+    try:
+        for dtype in (ttnn.float32, ttnn.bfloat16):
+            sort_pair()(ttnn.zeros((32, 32), dtype=dtype, layout=ttnn.TILE_LAYOUT),
+                        ttnn.zeros((32, 32), dtype=dtype, layout=ttnn.TILE_LAYOUT))
+        row_max(ttnn.zeros((32, 64), dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT),
+                ttnn.zeros((32, 32), dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT))
+        narrowing_copy(ttnn.zeros((32, 32), dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT),
+                       ttnn.zeros((32, 32), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT))
+    finally:
+        runner.run_operation = original
+    assert len(programs) == 4
+    for i, program in enumerate(programs):
+        kernel = next(k for k in program.kernels if k.name == "dm_write")
+        path = tmp_path / f"dm_write_{i}.cpp"
+        path.write_text(emit_kernel(kernel.function))
+        check_kernel.require_accepted(check_kernel.check_kernel(path, "writer", check_kernel.accessor_compile_args(
+            program, kernel)))
+
+
+def test_arithmetic_on_read_elements_is_refused_at_its_line():
+    from ttl_helpers import expect_error
+
+    @ttl.operation(grid=(1, 1))
+    def element_sum(inp, out):
+        inp_dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
+        out_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+
+        @ttl.compute()
+        def compute():
+            pass
+
+        @ttl.datamovement()
+        def dm_write():
+            with inp_dfb.reserve() as rblk:
+                ttl.copy(inp[0, 0], rblk).wait()
+                a = ttl.raw_element_read(rblk, 0, 0)
+                b = ttl.raw_element_read(rblk, 0, 1)
+                with out_dfb.reserve() as wblk:
+                    ttl.raw_element_write(wblk, 0, 0, a + b)  # error
+                    ttl.copy(wblk, out[0, 0]).wait()
+
+    def run():
+        element_sum(ttnn.zeros((32, 32), dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT),
+                    ttnn.zeros((32, 32), dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT))
+
+    expect_error(run, test_arithmetic_on_read_elements_is_refused_at_its_line, Exception, "a + b",
+                 "is not supported by tilefold yet")
