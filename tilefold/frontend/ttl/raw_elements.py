@@ -144,9 +144,9 @@ class RawElementBuilder:
         return bool(bits >> 31), magnitude, magnitude > 0x7F800000
 
     def unsupported_element_use(self, node):
-        return self.error(f"{ast.unparse(node)[:40]}: arithmetic on values read with ttl.raw_element_read is not "
-                          "supported by tilefold yet (they can be written with ttl.raw_element_write and compared)",
-                          node)
+        return self.error(f"{ast.unparse(node)[:40]}: arithmetic on (or the truth value of) a value read with "
+                          "ttl.raw_element_read is not supported by tilefold yet; such values can be written with "
+                          "ttl.raw_element_write and compared", node)
 
     def element_compare(self, op: type, left, right, node):
         """``a < b`` (``<=``, ``>``, ``>=``, ``==``, ``!=``) of read elements and numbers, as IEEE
