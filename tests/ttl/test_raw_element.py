@@ -119,7 +119,7 @@ def sort_pair(out_dtype_differs: bool = False):
                         ttl.raw_element_write(wblk, 1, 0, a)
                     else:
                         ttl.raw_element_write(wblk, 1, 0, b)
-                    ttl.raw_element_write(wblk, 2, 0, 1.0 if True else 0.0)
+                    ttl.raw_element_write(wblk, 2, 0, 1.0)
                     if a == b:
                         ttl.raw_element_write(wblk, 2, 0, 2.0)
                     if a >= 0.5:
