@@ -1,6 +1,7 @@
 """The SFPU's approximations of the TT-Lang math functions: programs on the simulated device
 against numpy (within the device's error) and where the device's polynomial visibly departs
-from the exact function (asin near 1, exp(0) with a float32 DST)."""
+from the exact function (exp(0) with a float32 DST); asin / acos near 1 with the device's range
+reduction."""
 
 from __future__ import annotations
 
@@ -35,15 +36,45 @@ def test_approximated_function_on_the_simulator_against_numpy(name):
     assert np.max(np.abs(got - want) / np.maximum(1.0, np.abs(want))) < tol
 
 
-def test_asin_near_one_is_the_devices_maclaurin_series_not_the_exact_value():
-    values = np.full((32, 32), 0.9453125, np.float32)         # exact in bfloat16
-    x = ttnn.from_numpy(values, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
-    got = run_block_function(lambda b: ttl.math.asin(b), x)[0, 0]
-    v = 0.9453125
-    series = v + v**3 / 6 + 3 * v**5 / 40 + 5 * v**7 / 112 + 35 * v**9 / 1152 + 63 * v**11 / 2816
-    assert abs(np.arcsin(v) - series) > 0.03                  # the series stops at x**11
-    assert got == pytest.approx(series, abs=0.008)            # within bfloat16 rounding of the series
-    assert abs(got - np.arcsin(v)) > 0.02
+@ttl.operation(grid=(1, 1))
+def _asin_acos(x, y_asin, y_acos):
+    x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+    s_dfb = ttl.make_dataflow_buffer_like(y_asin, shape=(1, 1), block_count=2)
+    c_dfb = ttl.make_dataflow_buffer_like(y_acos, shape=(1, 1), block_count=2)
+
+    @ttl.compute()
+    def compute():
+        with x_dfb.wait() as v, s_dfb.reserve() as s, c_dfb.reserve() as c:
+            s.store(ttl.math.asin(v))
+            c.store(ttl.math.acos(v))
+
+    @ttl.datamovement()
+    def read():
+        with x_dfb.reserve() as blk:
+            ttl.copy(x[0, 0], blk).wait()
+
+    @ttl.datamovement()
+    def write():
+        with s_dfb.wait() as blk:
+            ttl.copy(blk, y_asin[0, 0]).wait()
+        with c_dfb.wait() as blk:
+            ttl.copy(blk, y_acos[0, 0]).wait()
+
+
+@pytest.mark.parametrize("dtype, bound", [("bfloat16", 2.0**-7), ("float32", 4e-6)])
+def test_asin_acos_stay_accurate_up_to_one_through_the_devices_range_reduction(dtype, bound):
+    """Above |x| = 5/8 the device computes pi/2 - 2 asin(sqrt((1 - |x|) / 2)), so asin(0.996) is
+    within one bfloat16 step (a float32 DST: a few 1e-6) of the exact value, not 4% low as a
+    plain series would be."""
+    values = np.concatenate([np.linspace(-0.9961, -0.001, 512), np.linspace(0.001, 0.9961, 512)])
+    x = ttnn.from_numpy(values.reshape(32, 32).astype(np.float32), dtype=getattr(ttnn, dtype),
+                        layout=ttnn.TILE_LAYOUT)
+    outs = [ttnn.zeros((32, 32), dtype=getattr(ttnn, dtype), layout=ttnn.TILE_LAYOUT) for _ in range(2)]
+    _asin_acos(x, *outs)
+    v = ttnn.to_numpy(x).astype(np.float64)
+    assert np.abs(ttnn.to_numpy(outs[0]) - np.arcsin(v)).max() <= bound
+    assert np.abs(ttnn.to_numpy(outs[1]) - np.arccos(v)).max() <= 2 * bound
+    assert np.isnan(sfpu_approx.asin(np.float32([1.5]), dtype == "float32")[0])
 
 
 def test_exp_21f_keeps_its_polynomial_error_with_a_float32_dest_and_rounds_it_away_in_bfloat16():

@@ -77,7 +77,6 @@ def _softplus(v, beta, threshold):
 SELU_SCALE, SELU_ALPHA = 1.0507009873554805, 1.6732632423543772
 # (call, reference on float64 inputs, input range)
 MATH_FUNCTIONS = {
-    # the device's asin / acos series is about 4% low near |x| = 1 (test_ttl_sfpu_approximations)
     "asin": (lambda b: ttl.math.asin(b), np.arcsin, (-0.8, 0.8)),
     "acos": (lambda b: ttl.math.acos(b), np.arccos, (-0.8, 0.8)),
     "atan": (lambda b: ttl.math.atan(b), np.arctan, (-4, 4)),

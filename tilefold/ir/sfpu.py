@@ -173,8 +173,8 @@ SFPU_OPS: tuple[SfpuOp, ...] = (
     # cumsum carries its last row to the next call in SFPU registers: the simulator implements
     # it by itself (these values are one tile's, first=true)
     _unary("cumsum", "api/compute/cumsum.h", None, "cumsum", (("first", "u32"),)),
-    _approx("asin", _TRIG, lambda x, fp32_dest=False: approx.asin(x), "trig"),
-    _approx("acos", _TRIG, lambda x, fp32_dest=False: approx.acos(x), "trig"),
+    _approx("asin", _TRIG, approx.asin, "trig"),
+    _approx("acos", _TRIG, approx.acos, "trig"),
     _approx("atan", _TRIG, approx.atan, "trig"),
     _approx("sinh", _TRIG, approx.sinh, "trig"),
     _approx("cosh", _TRIG, approx.cosh, "trig"),

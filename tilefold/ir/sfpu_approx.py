@@ -11,8 +11,10 @@ operation order, in float32.
   ``x / ln 2 + 127`` scaled by ``2**23``, the fraction refined by a 2nd-degree polynomial
   (Moroz et al. 2022, ``exp_21f``); the building block of ``sinh``, ``cosh``, ``elu``, ``selu``,
   ``celu`` and ``expm1`` on a 16-bit DST.
-* ``asin`` / ``acos`` — the Maclaurin series of ``asin`` to ``x**11`` (``acos = pi/2 - asin``): about
-  4% low near ``|x| = 1``, as on the device; NaN outside ``[-1, 1]``.
+* ``asin`` / ``acos`` — ``asin(|x|) = |x| P(x**2)`` up to ``|x| = 5/8`` and
+  ``pi/2 - 2 asin(sqrt((1 - |x|) / 2))`` above (the square root from the ``0x5f37`` seed and two
+  Newton steps), ``P`` a degree-3 minimax polynomial for a 16-bit DST and the Maclaurin series to
+  ``x**19`` for float32; ``acos = pi/2 - asin``; NaN outside ``[-1, 1]``.
 * ``atan`` — a minimax odd polynomial (degree 7 for a 16-bit DST, 17 for float32) on
   ``[0, 1]``, with ``pi/2 - atan(1/|x|)`` above 1.
 * ``tan`` — a four-part Cody-Waite reduction by ``pi/2`` and an odd polynomial (degree 7 for a
@@ -92,27 +94,47 @@ def cosh(x, fp32_dest: bool = False) -> np.ndarray:
     return (exp_21f(x, fp32_dest) + exp_21f(-np.asarray(x, np.float32), fp32_dest)) * F(0.5)
 
 
-_ASIN_TERMS = (0.166666666, 0.075, 0.044642857, 0.03038194, 0.02237216)
+# asin(z) / z as a polynomial in z**2: a degree-3 minimax fit on [0, 5/8] for a 16-bit DST, the
+# Maclaurin series to z**19 for float32
+_ASIN_BF16 = (0.999978601932525634765625, 0.16771225631237030029296875, 0.06381262838840484619140625,
+              0.083148844540119171142578125)
+_ASIN_FP32 = (1.0, 0.16666666666666666, 0.075, 0.044642857142857144, 0.030381944444444444, 0.022372159090909091,
+              0.017352764423076923, 0.01396484375, 0.011551800896139705, 0.009761609529194078)
 
 
-def _asin_series(x) -> np.ndarray:
+def _sqrt_custom(x) -> np.ndarray:
+    """``sfpu_sqrt_custom``: the 0x5f37 inverse square-root seed, two Newton steps, times ``x``."""
     x = np.asarray(x, np.float32)
-    square = x * x
-    term, out = x, x.copy()
-    for c in _ASIN_TERMS:
-        term = term * square
-        out = _mad(F(c), term, out)
-    return out
+    approx = _from_bits(np.uint32(0x5F370000) - (_bits(x) >> np.uint32(1)))
+    neg_half = x * F(-0.5)
+    with np.errstate(over="ignore", invalid="ignore"):      # the seed of 0 overflows; its lanes keep x
+        for _ in range(2):
+            approx = _mad(approx * approx, neg_half, F(1.5)) * approx
+        return np.where(x != 0, approx * x, x)
+
+
+def _asin_abs(a, fp32_dest: bool) -> np.ndarray:
+    """``asin(|x|)``: the polynomial up to 5/8, ``pi/2 - 2 asin(sqrt((1 - |x|) / 2))`` above."""
+    small = a <= F(0.625)
+    root = _sqrt_custom(np.where(small, F(0.0), (F(1.0) - a) * F(0.5)))
+    z = np.where(small, a, root)
+    p = z * _horner(z * z, *(_ASIN_FP32 if fp32_dest else _ASIN_BF16))
+    return np.where(small, p, PI_2 - F(2.0) * p)
+
+
+def _asin_acos(x, fp32_dest: bool, acos: bool) -> np.ndarray:
+    x = np.asarray(x, np.float32)
+    a = np.copysign(_asin_abs(np.abs(x), fp32_dest), x)
+    y = PI_2 - a if acos else a
+    return _dest(np.where(np.abs(x) <= 1, y, np.float32(np.nan)), fp32_dest)
 
 
 def asin(x, fp32_dest: bool = False) -> np.ndarray:
-    x = np.asarray(x, np.float32)
-    return np.where((x < -1) | (x > 1), np.float32(np.nan), _asin_series(x))
+    return _asin_acos(x, fp32_dest, acos=False)
 
 
 def acos(x, fp32_dest: bool = False) -> np.ndarray:
-    x = np.asarray(x, np.float32)
-    return np.where((x < -1) | (x > 1), np.float32(np.nan), PI_2 - _asin_series(x))
+    return _asin_acos(x, fp32_dest, acos=True)
 
 
 _ATAN_BF16 = (0.999787867069244384765625, -0.325808584690093994140625, 0.1555790007114410400390625,

@@ -70,11 +70,34 @@ def test_slots_are_reused_after_their_last_use():
     ttl.yield %m : {T}""")
     filecheck(run(text, "ttl-assign-dst"), """
     CHECK: ttl.dst_footprint = 3 : i32
-    CHECK: ttl.copy_dst {{.*}}dst_idx = 2 : i32
-    CHECK-NEXT: ttl.tile_add_scalar {{.*}}dst_idx = 2 : i32
+    CHECK: ttl.copy_dst {{.*}}dst_idx = 1 : i32
     CHECK-NEXT: ttl.tile_add_scalar {{.*}}dst_idx = 1 : i32
+    CHECK: ttl.copy_tile %yt, %{{.+}}, %[[C2:.+]] :
+    CHECK-NEXT: ttl.tile_add_scalar {{.*}}dst_idx = 2 : i32
     CHECK-NEXT: ttl.tile_mul {{.*}}dst_idx = 3 : i32, ttl.dst_output
     CHECK-NEXT: ttl.tile_add_scalar {{.*}}dst_idx = 0 : i32
+    """)
+
+
+def test_an_input_is_copied_into_dst_just_before_its_first_reader():
+    """(x * y + z) * 0.001: z is copied after x and y are consumed, so it reuses their slot and the
+    expression needs 3 slots plus the result (it fits one fp32 tile_regs_acquire of 4)."""
+    text = compute("1, 4", f"""    %p = ttl.tile_mul %xt, %yt : {T}
+    %s = ttl.tile_add %p, %zt : {T}
+    %m = ttl.tile_mul_scalar %s {{value = 0.001 : f32}} : {T}
+    ttl.yield %m : {T}""", inputs=3, attrs=', ttkernel.compute_config = #ttkernel.compute_config<math_fidelity = '
+                   '"HiFi4", fp32_dest_acc_en = true, dst_full_sync_en = false, math_approx_mode = false>')
+    filecheck(run(text, "ttl-assign-dst"), f"""
+    CHECK: scf.for
+    CHECK: ttl.compute ins(%{{{{.+}}}} : tensor<1x1x{T}>, tensor<1x1x{T}>, tensor<1x1x{T}>)
+    CHECK-SAME: ttl.dst_footprint = 3 : i32
+    CHECK: ttl.copy_tile %xt
+    CHECK: ttl.copy_tile %yt
+    CHECK-NEXT: ttl.tile_mul {{{{.*}}}} {{dst_idx = 2 : i32}}
+    CHECK: %[[Z0:.+]] = arith.constant 0 : index
+    CHECK-NEXT: ttl.copy_tile %zt, %{{{{.+}}}}, %[[Z0]]
+    CHECK-NEXT: ttl.tile_add {{{{.*}}}} {{dst_idx = 3 : i32, ttl.dst_output}}
+    CHECK-NEXT: ttl.tile_mul_scalar {{{{.*}}}}dst_idx = 3 : i32, ttl.dst_output
     """)
 
 

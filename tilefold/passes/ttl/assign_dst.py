@@ -3,7 +3,8 @@
 Reads: ``ttl.compute`` ops (after ``convert-ttl-to-compute``) and the kernel's
 ``ttkernel.compute_config`` (its DST capacity). Writes, in each body:
 
-* ``ttl.copy_tile %arg, %index, %slot`` for each input tile an SFPU op reads (CB → DST), with
+* ``ttl.copy_tile %arg, %index, %slot`` for each input tile an SFPU op reads (CB → DST), placed
+  just before its first reader, with
   ``%index = ttl.linearized_index`` — the tile's index in its block — and a constant slot;
   ops that read a circular buffer themselves (``tile_bcast``, ``tile_transpose``,
   ``tile_reduce``) get the index as an operand instead;
@@ -122,12 +123,15 @@ class DstAssignment:
                 user.result.replace_all_uses_with(replacement.result)
                 user.detach()
                 user.erase()
-        anchor = self.body.first_op
+        position = {op: n for n, op in enumerate(self.body.ops)}
         for i, arg in enumerate(args):
             dst_users = [u for u in arg.uses if isinstance(u.operation, ttl.YieldOp) or (
                 isinstance(u.operation, ttl.TileOp) and u.operation.info.kind in ttl.ELEMENTWISE_KINDS)]
             if not dst_users:
                 continue
+            # copied just before its first reader, so that an input's slot is not held while earlier
+            # parts of the expression are computed
+            anchor = min((u.operation for u in dst_users), key=lambda op: position[op])
             lin = self._linearized(i, anchor)
             slot = _index_constant(0, self.body, anchor)
             copy = ttl.CopyTileOp(arg, lin, slot)

@@ -1,0 +1,65 @@
+"""An element-wise expression whose per-tile DST need fits one ``tile_regs_acquire`` compiles for any
+block size: each input is copied into DST just before its first use, and the block is split into
+DST-sized sub-blocks (one tile each when only one fits). Run on the simulated device against numpy;
+the compute C++ passes ``check-kernel``."""
+
+from __future__ import annotations
+
+import numpy as np
+from checkkernel import accessor_compile_args, check_kernels, require_accepted
+
+import tilefold.ttl as ttl
+import tilefold.ttnn as ttnn
+from tilefold.codegen.cpp import emit_kernel
+from ttl_helpers import compiled, tile_tensor, zeros
+
+COLS = 4
+
+
+@ttl.operation(grid=(1, 1))
+def scaled_fma(a, b, c, out):
+    a_dfb = ttl.make_dataflow_buffer_like(a, shape=(1, COLS), block_count=2)
+    b_dfb = ttl.make_dataflow_buffer_like(b, shape=(1, COLS), block_count=2)
+    c_dfb = ttl.make_dataflow_buffer_like(c, shape=(1, COLS), block_count=2)
+    o_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, COLS), block_count=2)
+
+    @ttl.compute()
+    def compute():
+        with a_dfb.wait() as x, b_dfb.wait() as y, c_dfb.wait() as z, o_dfb.reserve() as o:
+            o.store(0.001 * (x * y + z))
+
+    @ttl.datamovement()
+    def read():
+        with a_dfb.reserve() as x:
+            ttl.copy(a[0:1, 0:COLS], x).wait()
+        with b_dfb.reserve() as y:
+            ttl.copy(b[0:1, 0:COLS], y).wait()
+        with c_dfb.reserve() as z:
+            ttl.copy(c[0:1, 0:COLS], z).wait()
+
+    @ttl.datamovement()
+    def write():
+        with o_dfb.wait() as o:
+            ttl.copy(o, out[0:1, 0:COLS]).wait()
+
+
+def _tensors():
+    shape = (32, 32 * COLS)
+    return [tile_tensor(shape, seed=s, dtype="float32") for s in range(3)] + [zeros(shape, dtype="float32")]
+
+
+def test_float32_chain_needing_all_of_dst_per_tile_runs_one_tile_per_acquire():
+    a, b, c, out = _tensors()
+    scaled_fma(a, b, c, out)
+    x, y, z = (ttnn.to_numpy(t).astype(np.float64) for t in (a, b, c))
+    np.testing.assert_allclose(ttnn.to_numpy(out), 0.001 * (x * y + z), rtol=1e-5, atol=1e-7)
+
+
+def test_float32_chain_compute_kernel_passes_check_kernel(tmp_path):
+    program = compiled(scaled_fma, *_tensors()).program
+    compute = next(k for k in program.kernels if k.is_compute)
+    source = emit_kernel(compute.function)
+    assert source.count("tile_regs_acquire()") == 1 and "for (" in source
+    path = tmp_path / "compute.cpp"
+    path.write_text(source)
+    require_accepted(check_kernels([(path, "compute", accessor_compile_args(program, compute) or None)])[0])
