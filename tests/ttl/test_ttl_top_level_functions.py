@@ -69,7 +69,7 @@ def _matmul_op(transposed: bool):
                 if transposed:
                     o.store(ttl.matmul(x, y, transpose_rhs=True))
                 else:
-                    o.store(ttl.math.matmul(x, y))
+                    o.store(ttl.math.matmul(x, y, o))      # the older spelling names the output block
 
         @ttl.datamovement()
         def read():
@@ -98,3 +98,31 @@ def test_matmul_function_with_and_without_a_transposed_rhs():
         reference = ttnn.to_numpy(a).astype(np.float64) @ (b_values.T if transposed else b_values)
         # a float32 DST sums K; the result is rounded once to bfloat16 (half a unit at |x| < 64)
         np.testing.assert_allclose(ttnn.to_numpy(out), reference, rtol=2 ** -8, atol=2 ** -3)
+
+
+def test_matmul_into_an_output_block_of_another_shape():
+    from tilefold.errors import KernelError
+    from ttl_helpers import expect_error, tile_tensor, zeros
+
+    @ttl.operation(grid=(1, 1))
+    def op(a, out):
+        a_dfb = ttl.make_dataflow_buffer_like(a, shape=(2, 2), block_count=2)
+        o_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 2), block_count=2)
+
+        @ttl.compute()
+        def compute():
+            with a_dfb.wait() as x, o_dfb.reserve() as o:
+                o.store(ttl.math.matmul(x, x, o))  # error
+
+        @ttl.datamovement()
+        def read():
+            with a_dfb.reserve() as x:
+                ttl.copy(a[0:2, 0:2], x).wait()
+
+        @ttl.datamovement()
+        def write():
+            with o_dfb.wait() as o:
+                ttl.copy(o, out[0:1, 0:2]).wait()
+
+    expect_error(lambda: op(tile_tensor((64, 64)), zeros((32, 64))), test_matmul_into_an_output_block_of_another_shape,
+                 KernelError, "the product is 2x2 but o is 1x2")

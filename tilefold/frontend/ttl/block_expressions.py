@@ -412,8 +412,13 @@ class BlockExpressionBuilder(AcquisitionBuilder):
 
     def fn_matmul(self, fn, args, kwargs, node):
         """``ttl.matmul(lhs, rhs, transpose_rhs=False)``: ``lhs @ rhs``; with ``transpose_rhs`` the right
-        operand is given as (N, K) and is transposed first (its tiles, and each tile's elements)."""
-        b = self._kw(fn, args, kwargs, ("lhs", "rhs", "transpose_rhs"), node)
+        operand is given as (N, K) and is transposed first (its tiles, and each tile's elements). The
+        older ``ttl.math.matmul(lhs, rhs, out_blk)`` names the block the result is stored into; it is
+        only checked against the result's shape."""
+        if len(args) > 3:
+            raise self.error(f"{fn.qualname}(lhs, rhs, *, transpose_rhs=False) takes two operands", node)
+        out = args[2] if len(args) == 3 else kwargs.pop("out", None)
+        b = self._kw(fn, args[:2], kwargs, ("lhs", "rhs", "transpose_rhs"), node)
         if "lhs" not in b or "rhs" not in b:
             raise self.error(f"{fn.qualname}(lhs, rhs) needs both operands", node)
         flag = b.get("transpose_rhs", False)
@@ -426,7 +431,15 @@ class BlockExpressionBuilder(AcquisitionBuilder):
                 raise self.error(f"{fn.qualname}(transpose_rhs=True) needs a 2-D right operand, not "
                                  f"{_shape_text(r.shape)}", node)
             r = self.make("transpose", [r], (r.shape[1], r.shape[0]), node)
-        return self.matmul(a, r, node)
+        product = self.matmul(a, r, node)
+        if out is not None:
+            if not isinstance(out, Block):
+                raise self.error(f"{fn.qualname}(lhs, rhs, out): out is the block the product is stored into, not "
+                                 f"{self.describe(out)}", node)
+            if tuple(out.dfb.shape) != tuple(product.shape):
+                raise self.error(f"{fn.qualname}(): the product is {_shape_text(product.shape)} but {out.name} is "
+                                 f"{_shape_text(out.dfb.shape)}", node)
+        return product
 
     def fn_transpose(self, fn, args, kwargs, node):
         self._arity(fn, args, kwargs, 1, node)
