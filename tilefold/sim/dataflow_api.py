@@ -566,6 +566,8 @@ class DataflowApi:
             done = self._dram_done(rows, nbytes)
         else:
             self._check_remote_l1(rows, local, nbytes, call)
+            if rows.__class__ is not np.ndarray and local.__class__ is not np.ndarray and len(data) > 1:
+                data = self._one_l1_writer(rows, local, data, call)
             self.dev.l1.write(rows, local, data)
             done = self._core_done(nbytes, rows)
             self.scheduler.notify(("sem",))
@@ -574,6 +576,18 @@ class DataflowApi:
         self._issue(nbytes, call)
         self._note_write(src, nbytes, line, flushed, done)
         self.dev.note_output_write(kind, local, nbytes * self.L)
+
+    def _one_l1_writer(self, row, local, data: np.ndarray, call: str) -> np.ndarray:
+        """Lanes writing the same bytes of one core's L1 in one call (an L1 tensor's page every core
+        writes): fine when they all store the same bytes, else a race."""
+        differ = (data != data[0]).any(axis=1)
+        if differ.any():
+            other = self.dev.rows_core_name(int(self.row_idx[int(np.argmax(differ))]))
+            raise self.fail(NocHazardError, f"race: {call} writes bytes at L1 address {int(local):#x} of core "
+                                            f"{self.dev.rows_core_name(int(row))} that core {other} also writes, "
+                                            "with other bytes, and nothing orders the writes; give every page one "
+                                            "writer", differ)
+        return data[:1]
 
     def noc_async_write(self, src_local_l1_addr, dst_noc_addr, size) -> None:
         kind, rows, local = self._decode(dst_noc_addr, "noc_async_write")
