@@ -13,6 +13,7 @@ from tilefold.frontend.ttl.api import __getattr__  # noqa: F401  (a name tilefol
 
 import sys as _sys
 
+from tilefold import __version__  # noqa: F401  (ttl.__version__: the tilefold release)
 from tilefold import ttl_diagnostics as diagnostics  # ttl.diagnostics.TTLangCompileError
 from tilefold import ttl_utils as utils  # ttl.utils: TT-Lang's helpers beside the language
 from tilefold import uncaught as _uncaught
@@ -23,5 +24,5 @@ for _name in ("", ".correctness", ".block_allocation"):     # `from tilefold.ttl
 _sys.modules[f"{__name__}.diagnostics"] = diagnostics
 ttl = _sys.modules[__name__]     # `from ttl import ttl`: TT-Lang's language module is the package's own names
 
-_runner.install()
-_uncaught.install()   # an uncaught tilefold error prints as one line  # calls of ttl.operation compile and run through tilefold.run.ttl
+_runner.install()      # calls of ttl.operation compile and run through tilefold.run.ttl
+_uncaught.install()    # an uncaught tilefold error prints as one line

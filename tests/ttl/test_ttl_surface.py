@@ -578,3 +578,9 @@ def test_a_top_level_function_called_on_the_host_names_itself():
 
     expect_error(run, test_a_top_level_function_called_on_the_host_names_itself, KernelError,
                  "ttl.exp computes on blocks on the device")
+
+
+def test_ttl_has_a_version():
+    import tilefold
+
+    assert ttl.__version__ == tilefold.__version__ and ttl.__version__[0].isdigit()
