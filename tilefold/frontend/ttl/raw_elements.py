@@ -204,18 +204,10 @@ class _Logic:
         return self.b.emit(arith.OrIOp(self._v(a), self._v(b))).result
 
     def and_(self, a, b):
-        if isinstance(a, bool):
-            a, b = b, a
-        if isinstance(b, bool):
-            return a if b else False
-        return self.b.emit(arith.AndIOp(a, b)).result
+        return self.b.logical(ast.And, a, b, None)
 
     def or_(self, a, b):
-        if isinstance(a, bool):
-            a, b = b, a
-        if isinstance(b, bool):
-            return True if b else a
-        return self.b.emit(arith.OrIOp(a, b)).result
+        return self.b.logical(ast.Or, a, b, None)
 
     def not_(self, a):
         if isinstance(a, bool):
