@@ -64,10 +64,12 @@ class CBEntryAttr(Record):
 
 @irdl_attr_definition
 class PipeNetAttr(Record):
-    """``#ttl.pipe_net<net, recv_cb, block_bytes[, landing_cb, landing_slots, receive_slots]>``: a pipe net, the buffer its
-    blocks are received into, the size of a block in bytes and — for a net whose nodes both send
-    and receive — the buffer its blocks land in, its number of slots (each with a semaphore after
-    the nets' own three) and the most pipes a node receives from."""
+    """``#ttl.pipe_net<net, recv_cb, block_bytes[, landing_cb, landing_slots, receive_slots, ready_slots,
+    valid_slots]>``: a pipe net, the buffer its blocks are received into, the size of a block in
+    bytes and — for a net whose nodes both send and receive — the buffer its blocks land in, its
+    number of slots (each with a semaphore after the nets' own) and the most pipes a node receives
+    from; the most pipes a node sources, and the receive slots of a net without a landing buffer
+    (each with a ``valid`` semaphore)."""
 
     name = "ttl.pipe_net"
 
@@ -78,19 +80,33 @@ class PipeNetAttr(Record):
     landing_slots: _OPT_INT
     receive_slots: _OPT_INT
     ready_slots: _OPT_INT
+    valid_slots: _OPT_INT
 
     FIELDS = (Field("net", True, _int(0)), Field("recv_cb", True, _int(0)), Field("block_bytes", True, _int(1)),
               Field("landing_cb", False, _int(0)), Field("landing_slots", False, _int(1)),
-              Field("receive_slots", False, _int(1)), Field("ready_slots", False, _int(1)))
+              Field("receive_slots", False, _int(1)), Field("ready_slots", False, _int(1)),
+              Field("valid_slots", False, _int(1)))
+
+
+def net_layout(fields: dict) -> dict[str, int]:
+    """Where each semaphore of one pipe net (its ``#ttl.pipe_net`` fields) sits among the net's own:
+    a ``valid`` per receive slot (pipes reaching a common node have different slots, so one node's
+    receives never share a flag; a net with a landing buffer flags its slots instead and has none),
+    ``one``, a ``ready`` per pipe a node sources (the most any node does); a net without a landing
+    buffer then has an ``outbox`` (a receiver's block address, sent to the sender) and an
+    ``address`` per ready (where the sender's receivers hold their block). ``count``: how many."""
+    landing = fields.get("landing_cb") is not None
+    valid = 0 if landing else fields.get("valid_slots") or 1
+    ready = fields.get("ready_slots") or 1
+    layout = {"valid": 0, "one": valid, "ready": valid + 1, "outbox": valid + 1 + ready,
+              "address": valid + 2 + ready}
+    layout["count"] = valid + 1 + ready + (0 if landing else 1 + ready)
+    return layout
 
 
 def net_semaphores(fields: dict) -> int:
-    """The semaphores of one pipe net (its ``#ttl.pipe_net`` fields): valid, one and a ready per
-    pipe a node sources (the most any node does); a net without a landing buffer then has an
-    outbox (a receiver's block address, sent to the sender) and an address per ready (where the
-    sender's receivers hold their block)."""
-    ready = fields.get("ready_slots") or 1
-    return 2 + ready + (0 if fields.get("landing_cb") is not None else 1 + ready)
+    """How many semaphores one pipe net takes (see :func:`net_layout`)."""
+    return net_layout(fields)["count"]
 
 
 def pipe_semaphores(module) -> int:

@@ -10,7 +10,7 @@ the operation's capture (tensors, pipe nets, grid). Writes: a :class:`~tilefold.
   its value;
 * each dataflow buffer → circular buffer ``c_<index>`` on every node of the grid (page = one tile
   of the buffer's data format, or one block row; pages = block pages × block count);
-* three semaphores per pipe net (``ready``, ``valid``, ``one``);
+* the semaphores of each pipe net (a ``valid`` per receive slot, ``one``, ``ready`` s; see ``net_layout``);
 * the compute kernel with the compute config the pipeline chose, the first data movement kernel on
   RISCV_0 and the second on RISCV_1, each on the whole grid with its compile-time arguments, and per
   node its runtime arguments: node coordinates, tensor addresses, and for each pipe net the pipes it
@@ -206,7 +206,7 @@ def _runtime_value(arg: dict, core: CoreCoord, program: Program, names, nets, no
     route = routes[slot]
     if field == "src_slot":             # the pipe's place among its source's pipes: its ready semaphore
         return net.sources_of(route.src).index(route)
-    if field == "index":                # the pipe's slot in its net's landing buffer
+    if field == "index":                # the pipe's receive slot: its slot in the net's landing buffer, or its valid
         return net.landing_slots()[net.routes.index(route)]
     if kind == "pipe_peer":
         return _peer(route, role, field, net.grid[1])

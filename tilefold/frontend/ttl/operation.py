@@ -360,6 +360,8 @@ def _pipe_net_table(capture: OperationCapture, uses) -> ArrayAttr:
         if landing is not None:
             entry.update(landing_cb=landing.index, landing_slots=landing.block_count,
                          receive_slots=net.max_destinations())
+        else:                          # a valid semaphore per receive slot: one node's pipes never share one
+            entry["valid_slots"] = max(net.landing_slots()) + 1
         entries.append(PipeNetAttr.from_dict(entry))
     return ArrayAttr(entries)
 

@@ -377,8 +377,9 @@ class PipeNet:
         return len(set(sources)) == len(sources) and any(s in receivers for s in sources)
 
     def landing_slots(self) -> list[int]:
-        """The slot of each pipe in a landing buffer: pipes that reach a common node get different
-        slots (a greedy colouring; a ring needs one slot, a column scatter-gather one per row)."""
+        """The receive slot of each pipe (route): its slot in a landing buffer, or its ``valid``
+        semaphore; pipes that reach a common node get different slots, every receiver of one pipe
+        the same (a greedy colouring; a ring needs one slot, a column scatter-gather one per row)."""
         slots: list[int] = []
         reach = [set(r.destinations) for r in self.routes]
         for i in range(len(self.routes)):

@@ -13,15 +13,16 @@ table (``ttl.pipe_nets``: per net, the buffer blocks are received into and the b
   ``noc_async_read(get_noc_addr(page, accessor, byte offset), l1, bytes)`` and writes
   ``noc_async_write_page(page, accessor, l1, bytes, byte offset)``; ``ttl.wait`` → ``noc_async_read_barrier`` /
   ``noc_async_write_barrier``; ``ttl.group_wait`` → both as needed;
-* pipes, with semaphores per net (``valid`` on a receiver says the block arrived, ``one`` holds 1
-  for multicasting it, then a ``ready`` per pipe a node sources, on the sender, counting the
-  receivers of that pipe ready for the next block):
+* pipes, with semaphores per net (a ``valid`` per receive slot, on a receiver, says the block of
+  the pipe with that slot arrived — pipes reaching a common node have different slots, so flags of
+  two senders never merge; ``one`` holds 1 for multicasting it, then a ``ready`` per pipe a node
+  sources, on the sender, counting the receivers of that pipe ready for the next block):
   a receiver's ``ttl.pipe_recv`` increments the sender's ``ready`` (unless it is the sender) and its
-  ``wait`` waits for ``valid`` and clears it; a sender's ``ttl.pipe_send`` waits for every remote
+  ``wait`` waits for its slot's ``valid`` and clears it; a sender's ``ttl.pipe_send`` waits for every remote
   receiver, clears ``ready``, multicasts the block to the destination rectangle
   (``noc_async_write_multicast``, ``_loopback_src`` when it is one of the destinations) at its own
   write pointer of the receiving buffer — every node reserves that buffer in step, so the address is
-  the same on all of them — then multicasts ``valid = 1``; its ``wait`` is a write barrier;
+  the same on all of them — then multicasts ``valid = 1`` of the pipe's slot; its ``wait`` is a write barrier;
 * a net whose nodes both send and receive (a ring, a scatter-gather with loopback) has a landing
   buffer, one slot per pipe reaching a common node, each slot with a semaphore: a receiving kernel
   holds the whole buffer from its start and credits the ``ready`` of each of its sources once, a
@@ -47,10 +48,8 @@ from tilefold.ir.ttkernel import (AssertInRangeOp, L1LoadOp, L1StoreOp, TensorAc
 from tilefold.layout.formats import DataFormat
 from tilefold.passes.ttl.annotate_cb_associations import cb_geometry
 from tilefold.passes.ttl.common import bind_of
-from tilefold.ir.ttl_metadata import KernelArgAttr, net_semaphores, pipe_semaphores
+from tilefold.ir.ttl_metadata import KernelArgAttr, net_layout, net_semaphores, pipe_semaphores
 from tilefold.passes.ttl.ttkernel_builder import KernelEmitter
-
-VALID, ONE = 0, 1           # a net's semaphores: valid, one, then a ready per pipe a node sources
 
 
 def pipe_table(module: ModuleOp) -> dict[int, dict]:
@@ -66,6 +65,7 @@ def pipe_table(module: ModuleOp) -> dict[int, dict]:
         out[fields["net"]] = {"position": position, "recv_cb": fields["recv_cb"], "block_bytes": fields["block_bytes"],
                               "landing_cb": fields.get("landing_cb"), "receive_slots": fields.get("receive_slots"),
                               "ready_slots": fields.get("ready_slots") or 1,
+                              "valid_slots": fields.get("valid_slots") or 1, "layout": net_layout(fields),
                               "first_flag": flags, "base": base}
         base += net_semaphores(fields)
         flags += fields.get("landing_slots") or 0
@@ -411,7 +411,7 @@ class DataMovementLowering:
         elif self.pipes[source.net_index]["landing_cb"] is not None:
             self.land(source, op)
         else:
-            valid = self.semaphore(source.net_index, VALID, op)
+            valid = self.valid(source, "dst", op)
             e.call("noc_semaphore_wait", [valid, e.i32(1, op)], op)
             e.call("noc_semaphore_set", [valid, e.i32(0, op)], op)
 
@@ -422,21 +422,30 @@ class DataMovementLowering:
         if key not in self.semaphores:
             const = self.e.at_start(arith.ConstantOp.from_int_and_width(self.pipes[net]["base"] + which, 32))
             op = self.e.at_start(api_call("get_semaphore", [const.result]))
-            ready = self.pipes[net]["ready_slots"]
-            op.results[0].name_hint = ("valid_sem", "one_sem", "ready_sem", "outbox_sem", "address_sem")[
-                min(which, 2) if which < 2 + ready else min(which - ready + 1, 4)]
+            layout = self.pipes[net]["layout"]
+            op.results[0].name_hint = next(f"{name}_sem" for name in ("address", "outbox", "ready", "one", "valid")
+                                           if which >= layout[name])
             self.semaphores[key] = op.results[0]
         return self.semaphores[key]
 
     def ready(self, net: int, slot, anchor: Operation | None) -> SSAValue:
         """The ``ready`` semaphore of a source's ``slot``-th pipe (an int, or a runtime value at
         ``anchor``; ``anchor`` None: in the prologue) — the same address on every node."""
-        return self.slot_semaphore(net, 2, slot, anchor)
+        return self.slot_semaphore(net, self.pipes[net]["layout"]["ready"], slot, anchor)
+
+    def valid(self, op, role: str, anchor: Operation) -> SSAValue:
+        """The ``valid`` semaphore of the receive slot of ``op``'s pipe (the pipe's ``index``): the
+        same address on every receiver of the pipe, another one for each pipe a node receives from,
+        so two senders' flags never merge into one."""
+        if self.pipes[op.net_index]["valid_slots"] == 1:
+            return self.semaphore(op.net_index, self.pipes[op.net_index]["layout"]["valid"], anchor)
+        return self.slot_semaphore(op.net_index, self.pipes[op.net_index]["layout"]["valid"],
+                                   self._field(op, role, "index"), anchor)
 
     def address_word(self, net: int, slot, anchor: Operation | None) -> SSAValue:
         """The semaphore on a source where the receivers of its ``slot``-th pipe post the L1
         address of the block they receive into (see :meth:`post_address`)."""
-        return self.slot_semaphore(net, 3 + self.pipes[net]["ready_slots"], slot, anchor)
+        return self.slot_semaphore(net, self.pipes[net]["layout"]["address"], slot, anchor)
 
     def slot_semaphore(self, net: int, first: int, slot, anchor: Operation | None) -> SSAValue:
         """Semaphore ``first + slot`` of net ``net`` (``slot`` an int or a runtime value)."""
@@ -448,7 +457,9 @@ class DataMovementLowering:
             offset = self.e.at_start(arith.ConstantOp.from_int_and_width(base, 32)).result
             sid = self.e.at_start(arith.AddiOp(wide, offset)).result
             return self.e.at_start(api_call("get_semaphore", [sid])).results[0]
-        sid = self.e.add(self.e.to_i32(slot, anchor), self.e.i32(base, anchor), anchor)
+        sid = self.e.to_i32(slot, anchor)
+        if base:
+            sid = self.e.add(sid, self.e.i32(base, anchor), anchor)
         return self.e.call("get_semaphore", [sid], anchor).results[0]
 
     def _field(self, op, role: str, field: str) -> SSAValue:
@@ -463,8 +474,7 @@ class DataMovementLowering:
         net = op.net_index
         info = self.pipes[net]
         ready = self.ready(net, op.slot_index if op.named is None else self._field(op, "src", "src_slot"), op)
-        valid = self.semaphore(net, VALID, op)
-        one = self.semaphore(net, ONE, op)
+        one = self.semaphore(net, info["layout"]["one"], op)
         remote = self._field(op, "src", "remote")
         e.call("noc_semaphore_wait", [ready, remote], op)
         e.call("noc_semaphore_set", [ready, e.i32(0, op)], op)
@@ -472,6 +482,7 @@ class DataMovementLowering:
         if info["landing_cb"] is not None:
             dst, valid = self.landing_slot(op, "src")
         else:
+            valid = self.valid(op, "src", op)
             # the receivers' block: the address they posted (a receiver's write pointer of the
             # buffer need not match the sender's, which may never use that buffer); a sender
             # sending only to itself uses its own
@@ -607,7 +618,7 @@ class DataMovementLowering:
         semaphore), and wait until that write landed, so the sender reads it once credited."""
         e = self.e
         net = op.net_index
-        outbox = self.semaphore(net, 2 + self.pipes[net]["ready_slots"], anchor)
+        outbox = self.semaphore(net, self.pipes[net]["layout"]["outbox"], anchor)
         e.call("noc_semaphore_set", [outbox, self.e_address(op)], anchor, location=op.location)
         word = self.address_word(net, self._field(op, "dst", "src_slot"), anchor)
         mailbox = e.call("get_noc_addr_xy", [self._field(op, "dst", "x"), self._field(op, "dst", "y"), word], anchor,
