@@ -26,6 +26,16 @@ from tilefold.sim.lanes import any_lane, lane_values, uniform
 from tilefold.sim.watchdog import MAX_LOOP_TRIPS
 
 
+def _lane_text(parts: tuple, values: tuple, lane: int) -> str:
+    """The texts ``parts`` around lane ``lane``'s runtime integers ``values`` (one more text than
+    values; a value is an int or one per lane)."""
+    text = parts[0]
+    for value, part in zip(values, parts[1:]):
+        v = value if value.__class__ is int else np.asarray(value).reshape(-1)[lane if np.size(value) > 1 else 0]
+        text += f"{int(v)}{part}"
+    return text
+
+
 def _lane_range(lb, step: int, trips: int):
     for j in range(trips):
         yield lb + j * step
@@ -226,20 +236,13 @@ class KernelContext:
             if not bad.any():
                 return
             lane = int(np.nonzero(bad)[0][0]) if bad.ndim else 0
-        shown = [v if v.__class__ is int else int(np.asarray(v).reshape(-1)[lane] if np.size(v) > 1 else v)
-                 for v in values]
-        message = "".join(p + (str(shown[i]) if i < len(shown) else "") for i, p in enumerate(parts))
-        raise self.fail(KernelAssertError, f"assertion failed: {message}", bad)
+        raise self.fail(KernelAssertError, f"assertion failed: {_lane_text(parts, values, lane)}", bad)
 
     def dprint(self, parts: tuple, values: tuple) -> None:
         """``DPRINT``: one line per core of this thread, kept with the core's clock; the device prints
         the lines of its final run in the order of their simulated times (:meth:`Device.run`)."""
         for lane in range(self.L):
-            text = parts[0]
-            for value, part in zip(values, parts[1:]):
-                v = value if value.__class__ is int else np.asarray(value).reshape(-1)[lane if np.size(value) > 1 else 0]
-                text += f"{int(v)}{part}"
-            self.dev.printed.append((float(self.clock[lane]), len(self.dev.printed), text))
+            self.dev.printed.append((float(self.clock[lane]), len(self.dev.printed), _lane_text(parts, values, lane)))
 
     def step(self) -> None:
         """One iteration of a while loop (the watchdog counts them)."""

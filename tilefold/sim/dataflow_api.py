@@ -749,38 +749,31 @@ class DataflowApi:
         self._sem_wait(sem_addr, value, "noc_semaphore_wait_min", True)
 
     def noc_semaphore_inc(self, addr, incr) -> None:
-        kind, rows, local = self._decode(addr, "noc_semaphore_inc")
-        if kind != NODE_CORE:
-            raise self.fail(SemaphoreError, "noc_semaphore_inc must target a semaphore in a worker core's L1")
-        self._sem_check(local, "noc_semaphore_inc")
-        rows = np.broadcast_to(np.asarray(rows, dtype=np.int64), (self.L,))
-        increments = np.broadcast_to(np.asarray(incr, dtype=np.int64), (self.L,))
-        if np.ndim(local) == 0:
-            self.dev.l1.add_u32(rows, int(local), increments)
-        else:
-            for lane in range(self.L):
-                self.dev.l1.add_u32(rows[lane:lane + 1], int(local[lane]), increments[lane:lane + 1])
-        self.dev.sem_time_note(rows, local, self.clock + self.costs.noc_latency + self._ethernet(rows, 4))
-        self._release(rows, local)
-        self._issue(4, "noc_semaphore_inc")
-        self.dev.progress += 1
-        self.scheduler.notify(("sem",))
+        self._remote_semaphore(addr, lambda: np.asarray(incr, dtype=np.int64), self.dev.l1.add_u32,
+                               "noc_semaphore_inc")
 
     def noc_semaphore_set_remote(self, src_local_l1_addr, dst_noc_addr) -> None:
-        kind, rows, local = self._decode(dst_noc_addr, "noc_semaphore_set_remote")
+        self._remote_semaphore(dst_noc_addr, lambda: np.asarray(self.dev.l1.read_u32(self.rows, src_local_l1_addr)),
+                               self.dev.l1.write_u32, "noc_semaphore_set_remote")
+
+    def _remote_semaphore(self, addr, values, store, call: str) -> None:
+        """A semaphore update of (possibly) another core: ``store(rows, local, values)`` of each
+        lane's ``values()`` at the semaphore ``addr`` names, then the wake-ups and ordering a
+        semaphore release makes (``noc_semaphore_inc`` adds, ``noc_semaphore_set_remote`` writes)."""
+        kind, rows, local = self._decode(addr, call)
         if kind != NODE_CORE:
-            raise self.fail(SemaphoreError, "noc_semaphore_set_remote must target a semaphore in a worker core's L1")
-        self._sem_check(local, "noc_semaphore_set_remote")
+            raise self.fail(SemaphoreError, f"{call} must target a semaphore in a worker core's L1")
+        self._sem_check(local, call)
         rows = np.broadcast_to(np.asarray(rows, dtype=np.int64), (self.L,))
-        value = np.broadcast_to(np.asarray(self.dev.l1.read_u32(self.rows, src_local_l1_addr)), (self.L,))
+        values = np.broadcast_to(values(), (self.L,))
         if np.ndim(local) == 0:
-            self.dev.l1.write_u32(rows, int(local), value)
+            store(rows, int(local), values)
         else:
             for lane in range(self.L):
-                self.dev.l1.write_u32(rows[lane:lane + 1], int(local[lane]), value[lane:lane + 1])
+                store(rows[lane:lane + 1], int(local[lane]), values[lane:lane + 1])
         self.dev.sem_time_note(rows, local, self.clock + self.costs.noc_latency + self._ethernet(rows, 4))
         self._release(rows, local)
-        self._issue(4, "noc_semaphore_set_remote")
+        self._issue(4, call)
         self.dev.progress += 1
         self.scheduler.notify(("sem",))
 
