@@ -47,15 +47,17 @@ class TilefoldError(Exception):
 _WARNED: dict = {}       # the registry of warn_at: a warning shows once per text and place
 
 
-def warn_at(message: str, location: SourceLocation | None, category: type[Warning] = UserWarning) -> None:
+def warn_at(message: str, location: SourceLocation | None, category: type[Warning] = UserWarning,
+            registry: dict | None = None) -> None:
     """A Python warning shown at the user's ``file:line`` (or at the caller when it is unknown),
-    once per text and place."""
+    once per text and place (of ``registry``, else of the whole process)."""
     import warnings
 
     if location is None:
         warnings.warn(message, category, stacklevel=3)
     else:
-        warnings.warn_explicit(message, category, location.file, location.line, registry=_WARNED)
+        warnings.warn_explicit(message, category, location.file, location.line,
+                               registry=_WARNED if registry is None else registry)
 
 
 class LeftoverBlocksWarning(UserWarning):

@@ -37,7 +37,7 @@ import math
 
 from tilefold.frontend.ttl.acquisition import AcquisitionBuilder
 from tilefold.frontend.ttl.dataflow_buffers import hidden_dataflow_buffer
-from tilefold.frontend.ttl.math_api import PARAMETRIC, sfpu_functions
+from tilefold.frontend.ttl.math_api import PARAMETRIC, RAW_ELEMENT, sfpu_functions
 from tilefold.frontend.ttl.scalars import Scalar
 from tilefold.frontend.ttl.values import Accumulator, Block, BlockExpression, device_block_shape
 from tilefold.frontend.ttl.variables import live_after
@@ -49,6 +49,8 @@ from tilefold.errors import LayoutError
 from tilefold.layout.formats import DataFormat, data_format
 
 UNARY, BINARY = sfpu_functions()
+# ``ttl.add(a, b)``, ``sub``, ``mul``, ``div``: the operators, on blocks or a block and a number
+ARITHMETIC = {"add": ast.Add, "sub": ast.Sub, "mul": ast.Mult, "div": ast.Div}
 
 _OPERATOR_NAMES = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div"}
 _SCALAR_OPS = {ast.Add: "add_scalar", ast.Sub: "sub_scalar", ast.Mult: "mul_scalar", ast.Div: "div_scalar"}
@@ -247,7 +249,7 @@ class BlockExpressionBuilder(AcquisitionBuilder):
     def block_function(self, fn, args, kwargs, node):
         if fn.namespace == "unsafe":
             return self.unsafe_element(fn, args, kwargs, node)
-        if fn.namespace == "" and fn.name in ("raw_element_read", "raw_element_write"):
+        if fn.namespace == "" and fn.name in RAW_ELEMENT:
             return self.raw_element(fn, args, kwargs, node)
         self.require_compute(node, f"{fn.qualname}")
         name = fn.name
@@ -257,6 +259,9 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         if name in BINARY:
             self._arity(fn, args, kwargs, 2, node)
             return self.block_binary_named(BINARY[name], args[0], args[1], node)
+        if name in ARITHMETIC:
+            self._arity(fn, args, kwargs, 2, node)
+            return self.block_binary(ARITHMETIC[name], args[0], args[1], node)
         if name in PARAMETRIC:
             return self.parametric(fn, args, kwargs, node)
         handler = getattr(self, f"fn_{name}")
@@ -349,23 +354,6 @@ class BlockExpressionBuilder(AcquisitionBuilder):
                 raise self.error(f"{fn.qualname}() got {k!r} twice", node)
             bound[k] = v
         return bound
-
-    def fn_add(self, fn, args, kwargs, node):
-        """``ttl.add(a, b)`` (and ``sub``, ``mul``, ``div``): ``a + b`` of blocks or of a block and a number."""
-        self._arity(fn, args, kwargs, 2, node)
-        return self.block_binary(ast.Add, args[0], args[1], node)
-
-    def fn_sub(self, fn, args, kwargs, node):
-        self._arity(fn, args, kwargs, 2, node)
-        return self.block_binary(ast.Sub, args[0], args[1], node)
-
-    def fn_mul(self, fn, args, kwargs, node):
-        self._arity(fn, args, kwargs, 2, node)
-        return self.block_binary(ast.Mult, args[0], args[1], node)
-
-    def fn_div(self, fn, args, kwargs, node):
-        self._arity(fn, args, kwargs, 2, node)
-        return self.block_binary(ast.Div, args[0], args[1], node)
 
     def fn_max(self, fn, args, kwargs, node):
         self._arity(fn, args, kwargs, 2, node)

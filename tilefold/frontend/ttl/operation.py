@@ -21,7 +21,7 @@ import inspect
 from dataclasses import dataclass, field
 
 from tilefold.arch import get_arch, mesh_of
-from tilefold.errors import KernelArgumentError, KernelError, KernelValueError, SourceLocation
+from tilefold.errors import KernelArgumentError, KernelError, KernelValueError, SourceLocation, warn_at
 from tilefold.frontend.ttl import session
 from tilefold.frontend.ttl.capture import OperationCapture, TensorArgument, capturing
 from tilefold.frontend.ttl.fingerprint import operation_key
@@ -275,8 +275,6 @@ def allocate_buffers(capture: OperationCapture, module: ModuleOp, registry: dict
     or a converting copy's staging buffer; the compiler's own buffers are always used), numbered
     in the order they were made; warn at the line of each buffer no kernel uses. More used buffers
     than a node has circular buffers is an error at the line of the first one past the limit."""
-    import warnings
-
     from xdsl.dialects.builtin import IntegerAttr, i32
 
     from tilefold.ir import ttl
@@ -297,8 +295,8 @@ def allocate_buffers(capture: OperationCapture, module: ModuleOp, registry: dict
                           "make fewer", extra.location)
     for d in capture.dataflow_buffers:
         if d not in kept and d.location is not None:
-            warnings.warn_explicit(f"dfb {d.name} is declared but no kernel uses it; it is not allocated",
-                                   UserWarning, d.location.file, d.location.line, registry=registry)
+            warn_at(f"dfb {d.name} is declared but no kernel uses it; it is not allocated", d.location,
+                    registry=registry)
     renumbered = {d.index: i for i, d in enumerate(kept)}
     for d in kept:
         d.index = renumbered[d.index]

@@ -21,7 +21,6 @@ from tilefold.frontend.ttl.values import Block, ElementValue, MutableElement
 from tilefold.ir import ttl
 from tilefold.layout.formats import DataFormat
 
-RAW_ELEMENT_FUNCTIONS = ("raw_element_read", "raw_element_write")
 _FLOATS = (DataFormat.Float32, DataFormat.Float16_b)
 
 
@@ -210,8 +209,6 @@ class _Logic:
         return self.b.logical(ast.Or, a, b, None)
 
     def not_(self, a):
-        if isinstance(a, bool):
-            return not a
         return self.b.negate(a)
 
     def eq_flag(self, a, b):
