@@ -17,12 +17,13 @@ table (``ttl.pipe_nets``: per net, the buffer blocks are received into and the b
   the pipe with that slot arrived — pipes reaching a common node have different slots, so flags of
   two senders never merge; ``one`` holds 1 for multicasting it, then a ``ready`` per pipe a node
   sources, on the sender, counting the receivers of that pipe ready for the next block):
-  a receiver's ``ttl.pipe_recv`` increments the sender's ``ready`` (unless it is the sender) and its
-  ``wait`` waits for its slot's ``valid`` and clears it; a sender's ``ttl.pipe_send`` waits for every remote
-  receiver, clears ``ready``, multicasts the block to the destination rectangle
-  (``noc_async_write_multicast``, ``_loopback_src`` when it is one of the destinations) at its own
-  write pointer of the receiving buffer — every node reserves that buffer in step, so the address is
-  the same on all of them — then multicasts ``valid = 1`` of the pipe's slot; its ``wait`` is a write barrier;
+  a receiver's ``ttl.pipe_recv`` posts the L1 address of its block to the sender's ``address``
+  word (through its ``outbox``) and increments the sender's ``ready`` (unless it is the sender),
+  and its ``wait`` waits for its slot's ``valid`` and clears it; a sender's ``ttl.pipe_send`` waits
+  for every remote receiver, clears ``ready``, multicasts the block to the destination rectangle
+  (``noc_async_write_multicast``, ``_loopback_src`` when it is one of the destinations) at the
+  address its receivers posted (its own write pointer when it only sends to itself), then
+  multicasts ``valid = 1`` of the pipe's slot; its ``wait`` is a write barrier;
 * a net whose nodes both send and receive (a ring, a scatter-gather with loopback) has a landing
   buffer, one slot per pipe reaching a common node, each slot with a semaphore: a receiving kernel
   holds the whole buffer from its start and credits the ``ready`` of each of its sources once, a
