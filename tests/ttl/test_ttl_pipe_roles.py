@@ -385,3 +385,20 @@ def test_a_pipe_range_with_a_step_is_a_value_error():
     with pytest.raises(ValueError, match="step must be 1 or None"):
         ttl.Pipe((0, 0), (slice(0, 4, 2), 0))
     ttl.Pipe((0, 0), (slice(0, 4, 1), 0))
+
+
+def test_a_pipe_range_needs_explicit_increasing_bounds():
+    """Open or empty node ranges are a ValueError at the user's line, as TT-Lang's own check."""
+    for dst, wanted in (((slice(None, 4), 0), "explicit start and stop"),
+                        ((slice(0, None), 0), "explicit start and stop"),
+                        ((slice(4, 4), 0), "start must be < stop"),
+                        ((0, slice(4, 0)), "start must be < stop")):
+        with pytest.raises(ValueError, match=wanted) as raised:
+            ttl.Pipe((0, 0), dst)
+        assert f"{__file__}:" in str(raised.value)
+
+
+def test_an_empty_pipe_net_is_a_value_error():
+    with pytest.raises(ValueError, match="at least one pipe") as raised:
+        ttl.PipeNet([])
+    assert f"{__file__}:" in str(raised.value)

@@ -249,10 +249,19 @@ class Pipe:
     def __post_init__(self):
         for end, value in (("src", self.src), ("dst", self.dst)):
             for item in value if isinstance(value, tuple) else (value,):
-                if isinstance(item, slice) and item.step not in (None, 1):
-                    raise KernelValueError(f"ttl.Pipe {end} {value!r}: a node range's step must be 1 or None "
+                if not isinstance(item, slice):
+                    continue
+                where = f"ttl.Pipe {end} {node_text(value)}"
+                if item.step not in (None, 1):
+                    raise KernelValueError(f"{where}: a node range's step must be 1 or None "
                                            f"(node ranges are contiguous); drop the step {item.step}",
                                            user_location())
+                if not (_is_int(item.start) and _is_int(item.stop)):
+                    raise KernelValueError(f"{where}: a node range needs an explicit start and stop, as integers "
+                                           f"(slice(first, last + 1))", user_location())
+                if item.start >= item.stop:
+                    raise KernelValueError(f"{where}: a node range's start must be < stop; "
+                                           f"slice({item.start}, {item.stop}) selects no node", user_location())
 
     def has_current_core(self):
         raise KernelError("Pipe.has_current_core() can only be called inside a kernel function", user_location())
@@ -301,7 +310,7 @@ class PipeNet:
         self.location: SourceLocation | None = location
         pipes = list(pipes)
         if not pipes:
-            raise KernelError("ttl.PipeNet needs at least one ttl.Pipe", location)
+            raise KernelValueError("ttl.PipeNet needs at least one pipe; give it a list of ttl.Pipe", location)
         for i, pipe in enumerate(pipes):
             if not isinstance(pipe, Pipe):
                 raise KernelError(f"PipeNet element {i} is {type(pipe).__name__}, not a ttl.Pipe", location)
