@@ -63,3 +63,50 @@ def test_float32_chain_compute_kernel_passes_check_kernel(tmp_path):
     path = tmp_path / "compute.cpp"
     path.write_text(source)
     require_accepted(check_kernels([(path, "compute", accessor_compile_args(program, compute) or None)])[0])
+
+
+BOX, INV_BOX, DT = 8.0, 0.125, 0.25
+
+
+@ttl.operation(grid=(1, 1))
+def wrapped_position(p, v, out):
+    """A periodic position update as molecular-dynamics kernels write it: ``new_p`` is used twice
+    and each ``ttl.math.fill`` is a constant tile."""
+    p_dfb = ttl.make_dataflow_buffer_like(p, shape=(1, 1), block_count=2)
+    v_dfb = ttl.make_dataflow_buffer_like(v, shape=(1, 1), block_count=2)
+    o_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+
+    @ttl.compute()
+    def compute():
+        with p_dfb.wait() as x, v_dfb.wait() as dx, o_dfb.reserve() as o:
+            new_p = x + dx * ttl.math.fill(x, DT)
+            o.store(new_p - ttl.math.fill(x, BOX) * ttl.math.floor(new_p * ttl.math.fill(x, INV_BOX)))
+
+    @ttl.datamovement()
+    def read():
+        with p_dfb.reserve() as x:
+            ttl.copy(p[0, 0], x).wait()
+        with v_dfb.reserve() as dx:
+            ttl.copy(v[0, 0], dx).wait()
+
+    @ttl.datamovement()
+    def write():
+        with o_dfb.wait() as o:
+            ttl.copy(o, out[0, 0]).wait()
+
+
+def test_a_value_used_twice_and_constant_fills_fit_a_float32_acquire():
+    """Computed once and each fill placed just before its reader, with binary results written over
+    operands read for the last time, the expression needs 3 slots and the result (4 with fp32)."""
+    rng = np.random.default_rng(3)
+    p_host = rng.uniform(0, BOX, (32, 32)).astype(np.float32)
+    v_host = rng.uniform(-8, 8, (32, 32)).astype(np.float32)
+    p, v = (ttnn.from_numpy(a, dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT) for a in (p_host, v_host))
+    out = zeros((32, 32), dtype="float32")
+    wrapped_position(p, v, out)
+    new_p = p_host.astype(np.float64) + v_host * DT
+    expected = new_p - BOX * np.floor(new_p * INV_BOX)
+    np.testing.assert_allclose(ttnn.to_numpy(out), expected, rtol=1e-5, atol=1e-5)
+    program = compiled(wrapped_position, p, v, out).program
+    source = emit_kernel(next(k for k in program.kernels if k.is_compute).function)
+    assert source.count("fill_tile(") == 3 and source.count("mul_binary_tile(") == 3

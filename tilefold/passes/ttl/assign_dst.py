@@ -3,13 +3,17 @@
 Reads: ``ttl.compute`` ops (after ``convert-ttl-to-compute``) and the kernel's
 ``ttkernel.compute_config`` (its DST capacity). Writes, in each body:
 
+* one op per value (tile ops equal in name, operands and properties merged) and each constant
+  fill moved just before its first reader;
+
 * ``ttl.copy_tile %arg, %index, %slot`` for each input tile an SFPU op reads (CB → DST), placed
   just before its first reader, with
   ``%index = ttl.linearized_index`` — the tile's index in its block — and a constant slot;
   ops that read a circular buffer themselves (``tile_bcast``, ``tile_transpose``,
   ``tile_reduce``) get the index as an operand instead;
 * ``dst_idx`` on every op that writes DST. Slots come from a linear scan over the body: a binary
-  op takes a fresh slot, a unary op works in place, a value with a later consumer is first copied
+  SFPU op writes over an operand it reads for the last time (else a fresh slot), a unary op works
+  in place, a value with a later consumer is first copied
   (``ttl.copy_dst``) so that in-place ops do not destroy it; a slot is free again after its
   value's last use. The result tile (and the chain of in-place ops, or the reduction, that
   produces it) goes to ``footprint + `` its linear index in the output (``ttl.dst_output``,
@@ -92,6 +96,8 @@ class DstAssignment:
             isinstance(op, ttl.TileOp) and op.info.kind in ttl.REDUCTION_KINDS for op in self.body.ops)
 
     def run(self) -> None:
+        self.merge_duplicates()
+        self.sink_fills()
         self.insert_copies()
         chain = self.output_chain()
         footprint = self.assign_slots(chain)
@@ -105,6 +111,33 @@ class DstAssignment:
         self.compute.attributes[ttl.DST_FOOTPRINT_ATTR] = i32_attr(footprint)
         final = self.split(footprint)
         finalize_maps(final)
+
+    # -- the body's order -----------------------------------------------------------------------
+
+    def merge_duplicates(self) -> None:
+        """One op per value: a block expression used twice in one store (``n = p + v; o.store(n *
+        n - n)``) is built once per use, and computing it again would hold its inputs' slots."""
+        seen: dict = {}
+        for op in list(self.body.ops):
+            if not isinstance(op, ttl.TileOp):
+                continue
+            key = (op.name, tuple(op.operands), op.result.type,
+                   tuple(sorted((name, str(value)) for name, value in op.properties.items())))
+            first = seen.setdefault(key, op)
+            if first is not op:
+                op.result.replace_all_uses_with(first.result)
+                op.detach()
+                op.erase()
+
+    def sink_fills(self) -> None:
+        """Each constant fill just before its first reader, so that its slot is held no longer."""
+        for op in [op for op in self.body.ops if isinstance(op, ttl.TileOp) and op.info.kind == "fill"]:
+            readers = [use.operation for use in op.result.uses]
+            position = {o: n for n, o in enumerate(self.body.ops)}
+            first = min(readers, key=lambda o: position[o], default=None)
+            if first is not None and first is not op.next_op:
+                op.detach()
+                self.body.insert_op_before(op, first)
 
     # -- copies into DST ------------------------------------------------------------------------
 
@@ -242,6 +275,9 @@ class DstAssignment:
                         self.body.insert_op_before(copy, op)
                         op.operands[0] = copy.result
                         return self.assign_slots(chain)     # rescan with the copy in place
+                elif (reused := self._dying_operand(op, operands, slot, last_use, handed, i)) is not None:
+                    slot[result] = slot[reused]         # written over an operand read for the last time
+                    handed.add(reused)
                 else:
                     slot[result] = take(exclude=[slot[o] for o in operands if isinstance(slot[o], int)])
             for o in {o for o in op.operands if isinstance(o.type, ttl.TileType)}:
@@ -252,6 +288,15 @@ class DstAssignment:
         for value, s in slot.items():
             self._annotate(value, s, footprint)
         return footprint
+
+    @staticmethod
+    def _dying_operand(op, operands: list, slot: dict, last_use: dict, handed: set, i: int):
+        """The first DST operand of an SFPU binary op that nothing reads after it (its slot can
+        take the result: the op reads both tiles before it writes), or None."""
+        if not (isinstance(op, ttl.TileOp) and op.info.kind == "sfpu_binary"):
+            return None
+        return next((o for o in operands if last_use.get(o) == i and o not in handed and isinstance(slot[o], int)),
+                    None)
 
     def _annotate(self, value: SSAValue, s, footprint: int) -> None:
         op = value.owner
