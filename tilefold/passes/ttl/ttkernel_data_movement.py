@@ -149,7 +149,7 @@ class DataMovementLowering:
         elif isinstance(op, (ttl.CBPushOp, ttl.CBPopOp)):
             _, per_block, _ = cb_geometry(op.cb.type)
             name = "cb_push_back" if isinstance(op, ttl.CBPushOp) else "cb_pop_front"
-            e.call(name, [self.cb(op.cb), e.index(per_block, op)], op)
+            e.call(name, [self.cb(op.cb), e.index(per_block * op.blocks, op)], op)
         elif isinstance(op, ttl.CopyOp):
             self.copy(op)
         elif isinstance(op, ttl.WaitOp):
