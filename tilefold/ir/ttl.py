@@ -531,22 +531,29 @@ class CBWaitOp(_Acquire):
 
 class _Release(IRDLOperation):
     cb = operand_def(CircularBufferType)
+    count = opt_prop_def(IntegerAttr)    # blocks released at once (younger ones released earlier), default 1
     assembly_format = "$cb attr-dict `:` type($cb)"
+    irdl_options = (ParsePropInAttrDict(),)
 
-    def __init__(self, cb: SSAValue):
-        super().__init__(operands=[cb])
+    def __init__(self, cb: SSAValue, count: int = 1):
+        props = {"count": IntegerAttr(count, i32)} if count != 1 else {}
+        super().__init__(operands=[cb], properties=props)
+
+    @property
+    def blocks(self) -> int:
+        return self.count.value.data if self.count is not None else 1
 
 
 @irdl_op_definition
 class CBPushOp(_Release):
-    """``ttl.cb_push %cb``: hand the oldest reserved block to the consumer."""
+    """``ttl.cb_push %cb {count}``: hand the oldest reserved block (and ``count - 1`` younger ones) to the consumer."""
 
     name = "ttl.cb_push"
 
 
 @irdl_op_definition
 class CBPopOp(_Release):
-    """``ttl.cb_pop %cb``: free the oldest waited block for the producer."""
+    """``ttl.cb_pop %cb {count}``: free the oldest waited block (and ``count - 1`` younger ones) for the producer."""
 
     name = "ttl.cb_pop"
 

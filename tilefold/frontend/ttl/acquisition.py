@@ -5,8 +5,10 @@ Reads: ``dfb.reserve()``, ``dfb.wait()``, ``blk.push()``, ``blk.pop()`` (and ``d
 the number of blocks of the same buffer end already held, ``depth``) and ``ttl.cb_push`` /
 ``ttl.cb_pop``.
 
-A kernel may hold several blocks of one buffer end at once; they are released oldest first,
-as the circular buffer's FIFO requires. A compute kernel addresses tiles relative to the FIFO's
+A kernel may hold several blocks of one buffer end at once. The circular buffer's FIFO frees them
+oldest first: a younger block released while an older one is held stays in the FIFO (still counted
+where later blocks of that end are acquired) and leaves it with the older one — the older block's
+release pushes or pops both. A compute kernel addresses tiles relative to the FIFO's
 pointers: when an older block is released, each younger block still held is acquired again at its
 new position (the FIFO already holds it, so this does not wait), and block-expression variables
 computed from it are kept in storage of their own first.
@@ -88,15 +90,19 @@ class AcquisitionBuilder:
         verb = "push" if block.acquired == "reserve" else "pop"
         if block.status.released:
             raise self.error(f"{block.name} was already released; each block is {verb}ed once", node)
-        if not held or held[0] is not block:
-            raise self.error(f"{block.name} is released before an older block of {block.dfb.name}; blocks of one "
-                             f"buffer are {verb}ed in the order they were acquired", node)
+        if all(b is not block for b in held):
+            raise self.error(f"{block.name} is not held; each block is {verb}ed once", node)
         self.before_release(block, node)
         block.status.release(self.location(node))
+        if held[0] is not block:
+            return          # an older block is held: this one leaves the FIFO with it
+        count = 1
+        while count < len(held) and held[count].status.released:
+            count += 1
         self.node = node
         cls = ttl.CBPushOp if block.acquired == "reserve" else ttl.CBPopOp
-        self.emit(cls(self.cb_value(block.dfb)))
-        held.pop(0)
+        self.emit(cls(self.cb_value(block.dfb), count))
+        del held[:count]
         if self.kind == "compute":
             level = self.runtime_level()
             for position, younger in enumerate(held):

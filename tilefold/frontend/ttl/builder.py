@@ -449,6 +449,21 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
                     self.assign(stmt.target, v, scope)
                     self.statements(stmt.body, scope, Region("with", stmt))
                 return
+            behind = self.acquires_behind_held(stmt, scope)
+            if behind is not None:
+                if not (isinstance(lb, int) and isinstance(ub, int) and len(range(lb, ub, step)) <= self.MAX_UNROLLED):
+                    older, call = behind
+                    raise self.error(
+                        f"{ast.unparse(call)[:40]} in this loop acquires a block of {older.dfb.name} while {older.name}, "
+                        f"an older block of it, is held: the loop's blocks leave the buffer only with {older.name}, "
+                        f"so each iteration's block sits further back — give the loop a compile-time trip count of "
+                        f"at most {self.MAX_UNROLLED} or release {older.name} before the loop", stmt)
+                # each iteration's block sits one place further back in the FIFO: unrolled, each
+                # copy of the body knows its position
+                for v in range(lb, ub, step):
+                    self.assign(stmt.target, v, scope)
+                    self.statements(stmt.body, scope, Region("with", stmt))
+                return
             self.runtime_loop(stmt, scope, lb, ub, step)
             return
         values = self.evaluate(iterable, scope)
@@ -484,6 +499,24 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
             if isinstance(value, (list, tuple)) and not all(isinstance(v, (int, float, bool)) for v in value):
                 return True
         return False
+
+    def acquires_behind_held(self, stmt: ast.stmt, scope: Scope):
+        """``(older block, call)`` when ``stmt`` acquires (``dfb.wait()`` / ``dfb.reserve()`` on a
+        buffer named in the kernel) from a buffer end that already holds a block, else None."""
+        from tilefold.frontend.ttl.dataflow_buffers import DataflowBuffer
+
+        for node in ast.walk(stmt):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and node.func.attr in ("wait", "reserve") and isinstance(node.func.value, ast.Name)):
+                continue
+            dfb = scope.lookup(node.func.value.id)
+            if dfb is MISSING:
+                dfb = self.source.lookup(node.func.value.id)
+            if isinstance(dfb, DataflowBuffer):
+                held = [b for b in self._ends(dfb)[node.func.attr] if not b.status.released]
+                if held:
+                    return held[0], node
+        return None
 
     def runtime_loop(self, stmt: ast.For, scope: Scope, lb, ub, step: int) -> None:
         self.node = stmt
@@ -642,6 +675,13 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
                     if extra:
                         b = extra[0]
                         verb = "pushed" if b.acquired == "reserve" else "popped"
+                        if b.status.released:
+                            older = blocks[0]
+                            raise self.error(f"{b.name} is {verb} in this {what} while {older.name}, an older block "
+                                             f"of {b.dfb.name}, is held: it can leave the buffer only with "
+                                             f"{older.name}, which this runtime {what} cannot arrange — release "
+                                             f"{older.name} before it, or acquire and release {b.name} outside it",
+                                             stmt)
                         raise KernelError(f"{b.name} is acquired in this {what} but not {verb} before it ends; "
                                           f"use 'with {b.dfb.name}.{b.acquired}() as {b.name}:' or call "
                                           f"{b.name}.{'push' if b.acquired == 'reserve' else 'pop'}() in the same "
@@ -656,7 +696,7 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
         simulator reports as a warning."""
         for ends in self.held.values():
             for blocks in ends.values():
-                blocks = [b for b in blocks if b.acquired == "reserve"]
+                blocks = [b for b in blocks if b.acquired == "reserve" and not b.status.released]
                 if blocks:
                     b = blocks[0]
                     verb = "push" if b.acquired == "reserve" else "pop"

@@ -91,8 +91,8 @@ def check_block_counts(module: ModuleOp, names: dict[int, str]) -> None:
             (pushes if isinstance(op, ttl.CBPushOp) else pops).setdefault(index, []).append(op)
     check_one_producer_one_consumer(pushes, pops, names)
     for index in set(pushes) | set(pops):
-        produced = [executions(op) for op in pushes.get(index, [])]
-        consumed = [executions(op) for op in pops.get(index, [])]
+        produced = [executions(op) and executions(op) * op.blocks for op in pushes.get(index, [])]
+        consumed = [executions(op) and executions(op) * op.blocks for op in pops.get(index, [])]
         if None in produced or None in consumed:
             continue
         p, c = sum(produced), sum(consumed)

@@ -160,7 +160,7 @@ class ComputeLowering:
             pages = per_block * (op.held_before + 1)
             name = "cb_wait_front" if isinstance(op, ttl.CBWaitOp) else "cb_reserve_back"
         else:
-            pages = per_block
+            pages = per_block * op.blocks
             name = "cb_pop_front" if isinstance(op, ttl.CBPopOp) else "cb_push_back"
         self.e.call(name, [cb, self.e.index(pages, op)], op)
 

@@ -15,7 +15,7 @@ table (``ttl.pipe_nets``: per net, the buffer blocks are received into and the b
   ``noc_async_write_barrier``; ``ttl.group_wait`` → both as needed;
 * pipes, with semaphores per net (a ``valid`` per receive slot, on a receiver, says the block of
   the pipe with that slot arrived — pipes reaching a common node have different slots, so flags of
-  two senders never merge; ``one`` holds 1 for multicasting it, then a ``ready`` per pipe a node
+  two senders never merge; ``one`` holds the value multicast into it, then a ``ready`` per pipe a node
   sources, on the sender, counting the receivers of that pipe ready for the next block):
   a receiver's ``ttl.pipe_recv`` posts the L1 address of its block to the sender's ``address``
   word (through its ``outbox``) and increments the sender's ``ready`` (unless it is the sender),
@@ -23,7 +23,10 @@ table (``ttl.pipe_nets``: per net, the buffer blocks are received into and the b
   for every remote receiver, clears ``ready``, multicasts the block to the destination rectangle
   (``noc_async_write_multicast``, ``_loopback_src`` when it is one of the destinations) at the
   address its receivers posted (its own write pointer when it only sends to itself), then
-  multicasts ``valid = 1`` of the pipe's slot; its ``wait`` is a write barrier;
+  multicasts the pipe's slot's ``valid`` set to that address (``one`` holds it); its ``wait`` is a
+  write barrier; a receiver's ``wait`` checks (a kernel assert) that it is its block's address: a
+  multicast writes one address on every receiver, so receivers whose blocks sit at different
+  positions of their buffers are an error, never a block written elsewhere;
 * a net whose nodes both send and receive (a ring, a scatter-gather with loopback) has a landing
   buffer, one slot per pipe reaching a common node, each slot with a semaphore: a receiving kernel
   holds the whole buffer from its start and credits the ``ready`` of each of its sources once, a
@@ -44,7 +47,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from tilefold.ir import ttl
 from tilefold.errors import CompileError
 from tilefold.ir.locations import source_location
-from tilefold.ir.ttkernel import (AssertInRangeOp, L1LoadOp, L1StoreOp, TensorAccessorArgsOp, TensorAccessorOp, api_call,
+from tilefold.ir.ttkernel import (AssertInRangeOp, KernelAssertOp, L1LoadOp, L1StoreOp, TensorAccessorArgsOp, TensorAccessorOp, api_call,
                                   constant_int)
 from tilefold.layout.formats import DataFormat
 from tilefold.passes.ttl.annotate_cb_associations import cb_geometry
@@ -149,7 +152,7 @@ class DataMovementLowering:
         elif isinstance(op, (ttl.CBPushOp, ttl.CBPopOp)):
             _, per_block, _ = cb_geometry(op.cb.type)
             name = "cb_push_back" if isinstance(op, ttl.CBPushOp) else "cb_pop_front"
-            e.call(name, [self.cb(op.cb), e.index(per_block, op)], op)
+            e.call(name, [self.cb(op.cb), e.index(per_block * op.blocks, op)], op)
         elif isinstance(op, ttl.CopyOp):
             self.copy(op)
         elif isinstance(op, ttl.WaitOp):
@@ -413,7 +416,16 @@ class DataMovementLowering:
             self.land(source, op)
         else:
             valid = self.valid(source, "dst", op)
-            e.call("noc_semaphore_wait", [valid, e.i32(1, op)], op)
+            e.call("noc_semaphore_wait_min", [valid, e.i32(1, op)], op)
+            written = e.before(L1LoadOp(valid, e.i32(0, op), 32), op).result
+            written.name_hint = "written_addr"
+            mine = self.e_address(source)
+            same = e.before(arith.CmpiOp(written, mine, "eq"), op).result
+            e.before(KernelAssertOp(same, [
+                "the pipe's sender wrote the block at L1 address ", " but this receiver's block is at ",
+                "; the receivers of one multicast must receive into blocks at the same position of their "
+                "dataflow buffer (the same number of blocks reserved and pushed before it on every receiver)"],
+                [written, mine]), op)
             e.call("noc_semaphore_set", [valid, e.i32(0, op)], op)
 
     # -- pipes ----------------------------------------------------------------------------------
@@ -499,7 +511,9 @@ class DataMovementLowering:
         dests = self._field(op, "src", "dests")
         size = e.i32(info["block_bytes"], op)
         loopback = e.before(arith.CmpiOp(self._field(op, "src", "loopback"), e.index(0, op), "ne"), op).result
-        e.call("noc_semaphore_set", [one, e.i32(1, op)], op)
+        # a landing slot's flag is 1; a receiver's block's flag is the address written, which each
+        # receiver checks against its own block (a multicast writes one address on every receiver)
+        e.call("noc_semaphore_set", [one, e.i32(1, op) if info["landing_cb"] is not None else dst], op)
         then_block, else_block = Block(), Block()
         branch = e.before(scf.IfOp(loopback, [], [then_block], [else_block]), op)
         for block, suffix in ((then_block, "_loopback_src"), (else_block, "")):
