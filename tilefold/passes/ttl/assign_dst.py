@@ -9,7 +9,8 @@ Reads: ``ttl.compute`` ops (after ``convert-ttl-to-compute``) and the kernel's
   ops that read a circular buffer themselves (``tile_bcast``, ``tile_transpose``,
   ``tile_reduce``) get the index as an operand instead;
 * ``dst_idx`` on every op that writes DST. Slots come from a linear scan over the body: a binary
-  op takes a fresh slot, a unary op works in place, a value with a later consumer is first copied
+  op takes the slot of an operand it reads for the last time, else a fresh slot, a unary op works
+  in place, a value with a later consumer is first copied
   (``ttl.copy_dst``) so that in-place ops do not destroy it; a slot is free again after its
   value's last use. The result tile (and the chain of in-place ops, or the reduction, that
   produces it) goes to ``footprint + `` its linear index in the output (``ttl.dst_output``,
@@ -46,6 +47,7 @@ from tilefold.passes.ttl.common import bind_of, i32_attr, kernels, linear_map
 
 _IN_PLACE = ("sfpu_unary",)
 _FRESH = ("sfpu_binary", "sfpu_ternary", "fill", "bcast", "transpose")
+_REUSES = ("sfpu_binary", "sfpu_ternary")
 
 
 def _index_constant(value: int, block: Block, before) -> SSAValue:
@@ -243,7 +245,15 @@ class DstAssignment:
                         op.operands[0] = copy.result
                         return self.assign_slots(chain)     # rescan with the copy in place
                 else:
-                    slot[result] = take(exclude=[slot[o] for o in operands if isinstance(slot[o], int)])
+                    # an SFPU binary / ternary op reads its operands row by row before writing its result,
+                    # so the result may go to the slot of an operand this op reads for the last time
+                    dying = [o for o in operands if last_use.get(o) == i and isinstance(slot[o], int)
+                             and o not in handed] if isinstance(op, ttl.TileOp) and op.info.kind in _REUSES else []
+                    if dying:
+                        slot[result] = slot[dying[0]]
+                        handed.add(dying[0])
+                    else:
+                        slot[result] = take(exclude=[slot[o] for o in operands if isinstance(slot[o], int)])
             for o in {o for o in op.operands if isinstance(o.type, ttl.TileType)}:
                 if last_use.get(o) == i and isinstance(slot.get(o), int) and o not in handed:
                     free.append(slot[o])
