@@ -1,15 +1,15 @@
 """The host tensor module of TT-Lang scripts (the names of TT-NN a script uses), for the simulated device.
 
 Reads: torch tensors or numpy arrays. Writes: :class:`Tensor` objects holding the values a
-device tensor of that data type holds (bfloat16 rounded to nearest even, bfloat8_b with its
-shared exponents), and torch tensors / numpy arrays back.
+device tensor of that data type holds (bfloat16 rounded to nearest even, bfloat8_b / bfloat4_b
+with their shared exponents), and torch tensors / numpy arrays back.
 
 A script written for TT-Lang runs unchanged when ``import ttnn`` resolves to this module
 (``tilefold sim SCRIPT.py`` arranges that, or write ``import tilefold.ttnn as ttnn``):
 ``open_device`` / ``close_device`` (``worker_l1_size=`` splits a core's L1 between the
 kernel-config ring and the allocator, at most ``get_max_worker_l1_unreserved_size()``), ``from_torch`` / ``to_torch`` (and ``from_numpy`` /
 ``to_numpy``), ``zeros`` / ``ones`` / ``full`` / ``rand`` / ``empty``, the data types
-``bfloat16`` / ``float32`` / ``bfloat8_b``, the layouts ``TILE_LAYOUT`` / ``ROW_MAJOR_LAYOUT``,
+``bfloat16`` / ``float32`` / ``bfloat8_b`` / ``bfloat4_b``, the layouts ``TILE_LAYOUT`` / ``ROW_MAJOR_LAYOUT``,
 ``DRAM_MEMORY_CONFIG`` / ``L1_MEMORY_CONFIG``, sharded memory configs (``create_sharded_memory_config``
 over a ``CoreGrid`` by ``ShardStrategy``, ``to_memory_config``), and element-wise operations computed
 on the host as the device would round them (``add``, ``subtract``, ``multiply``, ``divide``,
@@ -175,8 +175,8 @@ def _dtype(dtype) -> DataType:
     try:
         return _DTYPES[data_format(name).ttnn_name]
     except Exception:      # noqa: BLE001 - reported below
-        raise LayoutError(f"dtype {dtype!r} is not a TT-NN data type; use ttnn.bfloat16, ttnn.float32 or "
-                          "ttnn.bfloat8_b", user_location()) from None
+        raise LayoutError(f"dtype {dtype!r} is not a TT-NN data type; use ttnn.bfloat16, ttnn.float32, "
+                          "ttnn.bfloat8_b or ttnn.bfloat4_b", user_location()) from None
 
 
 def _layout(layout) -> Layout:

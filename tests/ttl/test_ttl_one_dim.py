@@ -240,7 +240,7 @@ def test_broadcast_along_a_dimension_a_1d_block_lacks_names_it():
                 ttl.copy(y_blk, y[0]).wait()
 
     expect_error(lambda: bad(*_one_tile_tensors()), test_broadcast_along_a_dimension_a_1d_block_lacks_names_it,
-                 KernelError, "broadcast along dimension 1", "1-D", "no dimension 1")
+                 KernelError, "broadcast: Invalid broadcast dimension 1", "1-D", "no dimension 1")
 
 
 def test_a_1d_block_and_a_2d_block_do_not_mix():

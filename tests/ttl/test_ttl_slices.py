@@ -117,3 +117,46 @@ def test_a_guarded_slice_inside_the_tensor_runs_and_asserts_in_the_cpp(tmp_path,
     path.write_text(source)
     [result] = check_kernel.check_kernels([(path, "reader", check_kernel.accessor_compile_args(program, reader))])
     assert result.returncode == check_kernel.ACCEPTED, result.output[-2000:]
+
+
+
+def _squeezing_copy_op(ranged: bool):
+    """Reads the (2, 2) tiles of a (1, 1, 2, 2)-tile tensor into a (2, 2) block, dropping the two
+    leading dimensions (``ranged``: the first with a range ``0:1``), and writes them negated."""
+
+    @ttl.operation(grid=(1, 1))
+    def op(inp, out):
+        inp_dfb = ttl.make_dataflow_buffer_like(inp, shape=(2, 2), block_count=2)
+        out_dfb = ttl.make_dataflow_buffer_like(out, shape=(2, 2), block_count=2)
+
+        @ttl.compute()
+        def compute():
+            with inp_dfb.wait() as x, out_dfb.reserve() as o:
+                o.store(-x)
+
+        @ttl.datamovement()
+        def read():
+            with inp_dfb.reserve() as blk:
+                if ranged:
+                    ttl.copy(inp[0:1, 0, 0:2, 0:2], blk).wait()  # error
+                else:
+                    ttl.copy(inp[0, 0, 0:2, 0:2], blk).wait()
+
+        @ttl.datamovement()
+        def write():
+            with out_dfb.wait() as blk:
+                ttl.copy(blk, out[0:2, 0:2]).wait()
+
+    return op
+
+
+def test_dropped_leading_dimensions_take_scalar_indices():
+    inp, out = tile_tensor((1, 1, 64, 64), seed=4), zeros((64, 64))
+    _squeezing_copy_op(False)(inp, out)
+    np.testing.assert_allclose(ttl_to_numpy(out), -ttl_to_numpy(inp)[0, 0], rtol=0.01, atol=0.01)
+
+
+def test_a_range_in_a_dropped_dimension_is_an_error_at_the_users_line():
+    expect_error(lambda: _squeezing_copy_op(True)(tile_tensor((1, 1, 64, 64)), zeros((64, 64))),
+                 _squeezing_copy_op, KernelError,
+                 "dimension 0 of the slice of inp is a range", "a dropped dimension takes a scalar index")

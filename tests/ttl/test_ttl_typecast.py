@@ -1,6 +1,7 @@
-"""``ttl.math.typecast(x, dtype)``: a block converted between bfloat16 and float32 on the SFPU
-(``typecast_tile<IN, OUT>``). Widening is exact; narrowing rounds to nearest even, and later ops
-and the store see the new format. Simulated against numpy; the compute kernel's C++ is checked
+"""``ttl.math.typecast(x, dtype)``: a block converted between the float formats
+(``typecast_tile<IN, OUT>``). Widening is exact; float32 to bfloat16 rounds to nearest even, a cast
+to bfloat8_b / bfloat4_b is packed with shared exponents into the buffer it is stored in, and later
+ops and the store see the new format. A value used several times in one expression is computed once. Simulated against numpy; the compute kernel's C++ is checked
 against the real 0.69 headers; unsupported and unknown dtypes are errors at the user's line."""
 
 from __future__ import annotations
@@ -192,14 +193,7 @@ def test_an_integer_dtype_is_refused_at_the_users_line():
         return ttl.math.typecast(x, ttnn.int32)  # error
 
     expect_error(_run(body), body, KernelError, "ttl.math.typecast() from bfloat16 to int32 is not supported",
-                 "between bfloat16 and float32 only")
-
-
-def test_a_block_float_dtype_is_refused_at_the_users_line():
-    def body(x):
-        return ttl.math.typecast(x, "bfloat8_b")  # error
-
-    expect_error(_run(body, ttnn.float32), body, KernelError, "from float32 to bfloat8_b is not supported")
+                 "between the float formats (float32, bfloat16, bfloat8_b, bfloat4_b) only")
 
 
 def test_an_unknown_dtype_is_an_error_at_the_users_line():
@@ -223,3 +217,100 @@ def test_a_cast_to_the_blocks_own_format_changes_nothing():
     out = ttnn.zeros((32, 32), dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT)
     op(inp, out)
     np.testing.assert_array_equal(ttnn.to_numpy(out), v.astype(np.float32))
+
+
+def _block_op(body, rows=3, cols=5):
+    """An operation of one (rows, cols) block: ``out = body(x)``."""
+
+    @ttl.operation(grid=(1, 1))
+    def op(inp, out):
+        inp_dfb = ttl.make_dataflow_buffer_like(inp, shape=(rows, cols), block_count=2)
+        out_dfb = ttl.make_dataflow_buffer_like(out, shape=(rows, cols), block_count=2)
+
+        @ttl.compute()
+        def compute_fn():
+            with inp_dfb.wait() as x, out_dfb.reserve() as o:
+                o.store(body(x))
+
+        @ttl.datamovement()
+        def dm_read():
+            with inp_dfb.reserve() as blk:
+                ttl.copy(inp[0:rows, 0:cols], blk).wait()
+
+        @ttl.datamovement()
+        def dm_write():
+            with out_dfb.wait() as blk:
+                ttl.copy(blk, out[0:rows, 0:cols]).wait()
+
+    return op
+
+
+def _values(seed):
+    return np.random.default_rng(seed).standard_normal((96, 160)).astype(np.float32) * 3
+
+
+@pytest.mark.parametrize("target", ["bfloat8_b", "bfloat4_b"])
+def test_a_cast_to_a_block_float_is_packed_with_shared_exponents(target):
+    """bfloat16 in, cast to a block float, stored into a buffer of it: the tensor TT-NN makes of the
+    same values in that format."""
+    v = _values(5)
+    inp = ttnn.from_numpy(v, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
+    out = ttnn.zeros(v.shape, dtype=getattr(ttnn, target), layout=ttnn.TILE_LAYOUT)
+    _block_op(lambda x: ttl.math.typecast(x, target))(inp, out)
+    expected = ttnn.to_numpy(ttnn.from_numpy(ttnn.to_numpy(inp), dtype=getattr(ttnn, target),
+                                              layout=ttnn.TILE_LAYOUT))
+    got = ttnn.to_numpy(out)
+    np.testing.assert_array_equal(got, expected)
+    assert not np.array_equal(got, ttnn.to_numpy(inp))       # the shared exponents did round
+
+
+@pytest.mark.parametrize("source", ["bfloat8_b", "bfloat4_b"])
+def test_a_block_float_cast_to_float32_is_exact(source):
+    inp = ttnn.from_numpy(_values(6), dtype=getattr(ttnn, source), layout=ttnn.TILE_LAYOUT)
+    out = ttnn.zeros((96, 160), dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT)
+    _block_op(lambda x: ttl.math.typecast(x, ttnn.float32))(inp, out)
+    np.testing.assert_array_equal(ttnn.to_numpy(out), ttnn.to_numpy(inp))
+
+
+def _fusion(x):
+    f = ttl.math.typecast(x, ttnn.float32)
+    return ((f + f) * f) + f
+
+
+def test_a_cast_value_used_four_times_is_computed_once_and_fits_a_float32_dst():
+    """``f`` is one DST value read by three ops (not three copies of the cast): the expression needs
+    two DST slots besides the result, so a 3x5 block runs in float32 DST (4 tiles per acquire)."""
+    v = _values(7).astype(ml_dtypes.bfloat16)
+    inp = ttnn.from_numpy(v, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
+    out = ttnn.zeros(v.shape, dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT)
+    op = _block_op(_fusion)
+    op(inp, out)
+    f = v.astype(np.float32)
+    np.testing.assert_allclose(ttnn.to_numpy(out), ((f + f) * f) + f, rtol=1e-5, atol=1e-5)
+    text = compiled(op, inp, out).dumps
+    dst = dict(text)["ttl-assign-dst"]
+    assert dst.count("ttl.tile_typecast") == 1
+    assert "ttl.dst_footprint = 2" in dst
+
+
+@pytest.mark.parametrize("body, in_dtype, out_dtype, templates", [
+    (lambda x: ttl.math.typecast(x, ttnn.bfloat8_b), ttnn.bfloat16, ttnn.bfloat8_b,
+     "(uint32_t)DataFormat::Float16_b, (uint32_t)DataFormat::Bfp8_b"),
+    (lambda x: ttl.math.typecast(x, ttnn.float32), ttnn.bfloat4_b, ttnn.float32,
+     "(uint32_t)DataFormat::Bfp4_b, (uint32_t)DataFormat::Float32"),
+    (_fusion, ttnn.bfloat16, ttnn.float32, "(uint32_t)DataFormat::Float16_b, (uint32_t)DataFormat::Float32"),
+])
+def test_block_float_casts_and_shared_values_compile_against_the_real_headers(tmp_path, check_kernel, body,
+                                                                              in_dtype, out_dtype, templates):
+    from tilefold.codegen.cpp import emit_kernel
+
+    op = _block_op(body)
+    inp = ttnn.zeros((96, 160), dtype=in_dtype, layout=ttnn.TILE_LAYOUT)
+    out = ttnn.zeros((96, 160), dtype=out_dtype, layout=ttnn.TILE_LAYOUT)
+    program = compiled(op, inp, out).program
+    kernel = next(k for k in program.kernels if k.name == "compute_fn")
+    text = emit_kernel(kernel.function)
+    assert f"typecast_tile<{templates}>(" in text
+    path = tmp_path / "compute.cpp"
+    path.write_text(text)
+    check_kernel.require_accepted(check_kernel.check_kernel(path, "compute"))

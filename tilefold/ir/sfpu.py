@@ -110,12 +110,19 @@ _TYPECAST_BF16 = SfpuOp("typecast_fp32_to_bf16", "unary", _U + "typecast.h", (),
                         cpp_templates="(uint32_t)DataFormat::Float32, (uint32_t)DataFormat::Float16_b")
 
 
-# ``typecast_tile<IN_DTYPE, OUT_DTYPE>`` between the float formats DST holds element by element:
-# bfloat16 -> float32 leaves DST as it is (the packer writes float32), float32 -> bfloat16 rounds
-# to nearest even on the SFPU. Integer and block-float formats are not modelled.
+def _unchanged(x):
+    return np.asarray(x, np.float32)
+
+
+# ``typecast_tile<IN_DTYPE, OUT_DTYPE>`` between the float formats: bfloat16 -> float32 leaves DST as
+# it is (the packer writes float32), float32 -> bfloat16 rounds to nearest even on the SFPU. A cast
+# from or to a block float (bfloat8_b, bfloat4_b) runs no SFPU code either: the unpacker has already
+# expanded the block float, and the packer writes the shared exponents when it packs into a buffer
+# of that format. Integer formats are not modelled.
+_FLOATS = ("Float16_b", "Float32", "Bfp8_b", "Bfp4_b")
 TYPECASTS: dict[tuple[str, str], Callable] = {
-    ("Float16_b", "Float32"): lambda x: np.asarray(x, np.float32),
-    ("Float32", "Float16_b"): _round_bf16,
+    (a, b): _round_bf16 if (a, b) == ("Float32", "Float16_b") else _unchanged
+    for a in _FLOATS for b in _FLOATS if a != b
 }
 
 

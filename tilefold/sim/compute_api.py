@@ -654,7 +654,7 @@ class ComputeApi:
         self._configured(self.engines.check_sfpu(call, {"in_dtype": in_dtype, "out_dtype": out_dtype}))
         if (in_dtype, out_dtype) not in TYPECASTS:
             raise self.fail(DstError, f"typecast_tile<{in_dtype}, {out_dtype}>: the simulator converts between "
-                                      "Float16_b and Float32 only")
+                                      "the float formats (Float32, Float16_b, Bfp8_b, Bfp4_b) only")
         self._cumsum_carry = None
         x = self._read_slot(i, call)
         self._math(self.costs.sfpu("copy"), call, "sfpu")

@@ -331,7 +331,8 @@ class BlockExpressionBuilder(AcquisitionBuilder):
             return a
         if (a.data_format.value, target.value) not in TYPECASTS:
             raise self.error(f"{fn.qualname}() from {a.data_format.ttnn_name} to {target.ttnn_name} is not supported: "
-                             "tilefold converts between bfloat16 and float32 only", node)
+                             "tilefold converts between the float formats (float32, bfloat16, bfloat8_b, bfloat4_b) "
+                             "only", node)
         return self.make("typecast", [a], a.shape, node, fmt=target)
 
     def _arity(self, fn, args, kwargs, n: int, node, allowed: tuple[str, ...] = ()) -> None:
@@ -517,11 +518,11 @@ class BlockExpressionBuilder(AcquisitionBuilder):
                              "one dimension", node)
         return shape
 
-    def _dims_exist(self, what: str, dims, shape, node) -> None:
+    def _dims_exist(self, what: str, kind: str, dims, shape, node) -> None:
         """A dimension index outside the block (``dims=[1]`` on a 1-D block) is an error naming it."""
         for d in [dims] if isinstance(dims, int) else (dims if isinstance(dims, (list, tuple)) else []):
             if isinstance(d, int) and not isinstance(d, bool) and not -len(shape) <= d < len(shape):
-                raise self.error(f"{what} along dimension {d}: the block is {len(shape)}-D (shape "
+                raise self.error(f"{what}: Invalid {kind} dimension {d}; the block is {len(shape)}-D (shape "
                                  f"{_shape_text(shape)} in tiles) and has no dimension {d}", node)
 
     @staticmethod
@@ -620,7 +621,7 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         if len(target) != len(a.shape):
             raise self.error(f"{fn.prefix}broadcast: the block has {len(a.shape)} dimensions but the target "
                              f"shape {_shape_text(target)} has {len(target)}", node)
-        self._dims_exist(f"{fn.prefix}broadcast", bound.get("dims"), a.shape, node)
+        self._dims_exist(f"{fn.prefix}broadcast", "broadcast", bound.get("dims"), a.shape, node)
         dims = self._normalize_dims(bound.get("dims"), len(a.shape)) if bound.get("dims") is not None else None
         if not dims:
             raise self.error(f"{fn.prefix}broadcast needs dims=[...] naming the dimensions to broadcast "
@@ -642,7 +643,7 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         a = self.operand(bound["expr"], node)
         self.require_tiled(a, f"ttl.math.{kind}", node)
         rank = len(a.shape)
-        self._dims_exist(f"ttl.math.{kind}", bound.get("dims"), a.shape, node)
+        self._dims_exist(f"ttl.math.{kind}", "reduction", bound.get("dims"), a.shape, node)
         dims = self._normalize_dims(bound.get("dims"), rank) if bound.get("dims") is not None else None
         if not dims:
             raise self.error(f"ttl.math.{kind} needs dims=[...] naming the dimensions to reduce (indices of a "

@@ -107,6 +107,7 @@ class DataMovementBuilder:
                              f"dimensions ({_shape_text(units)} {unit})", node)
         entries += [slice(None)] * (len(units) - len(entries))
         offsets, sizes, checked = [], [], []
+        ranges = tuple(isinstance(e, slice) for e in entries)
         for d, (entry, dim) in enumerate(zip(entries, units)):
             if isinstance(entry, slice):
                 if entry.step not in (None, 1):
@@ -144,8 +145,9 @@ class DataMovementBuilder:
             sizes.append(size)
         if one_d:
             offsets, sizes, checked = [0, *offsets], [1, *sizes], [d + 1 for d in checked]
+            ranges = (False, *ranges)
         return TensorSlice(argument, self.tensor_value(argument, node), offsets, tuple(sizes), self.location(node),
-                           tuple(checked))
+                           tuple(checked), ranges)
 
     def _guarded(self) -> bool:
         """Whether the statement being built sits inside a runtime ``if`` (which may keep a slice in range)."""
@@ -205,6 +207,13 @@ class DataMovementBuilder:
             raise self.error(f"ttl.copy: the slice of {name} is {_shape_text(piece.sizes)} {unit} but {block.name} "
                              f"is {_shape_text(block.shape)}; the slice and the block must have the same shape"
                              f"{hint}", node)
+        dropped = len(piece.sizes) - len(block.shape)
+        ranged = [d for d in range(max(dropped, 0)) if piece.ranges[d]]
+        if ranged:
+            raise self.error(f"ttl.copy: dimension {ranged[0]} of the slice of {name} is a range but {block.name} "
+                             f"has {len(block.shape)} dimensions, so the first {dropped} of {name}'s are dropped; "
+                             f"a dropped dimension takes a scalar index ({name}[0, ...] rather than {name}[0:1, ...])",
+                             node)
         if not block.dfb.is_tiled:
             self.check_row_range(piece, fmt, staging is not None, node)
         self.check_position(block, node)

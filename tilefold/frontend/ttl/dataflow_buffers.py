@@ -146,13 +146,14 @@ def make_dfb_allocation_group() -> DFBAllocationGroup:
     return DFBAllocationGroup()
 
 
-_DTYPE_NAMES = {"bf16": "bfloat16", "fp32": "float32", "f32": "float32", "bfp8": "bfloat8_b", "bfp8_b": "bfloat8_b"}
+_DTYPE_NAMES = {"bf16": "bfloat16", "fp32": "float32", "f32": "float32", "bfp8": "bfloat8_b", "bfp8_b": "bfloat8_b",
+                "bfp4": "bfloat4_b", "bfp4_b": "bfloat4_b"}
 
 
 def make_dfb(dtype, shape, block_count: int = 2, *, layout=None, allocation_group=None):
     """``ttl.make_dfb(dtype, shape, block_count)``: a dataflow buffer no tensor describes — of tiles
     (or row-major elements with ``layout=ttnn.ROW_MAJOR_LAYOUT``) of ``dtype`` ("bf16", "fp32",
-    "bfp8" or a TT-NN data type)."""
+    "bfp8", "bfp4" or a TT-NN data type)."""
     location = user_location()
     name = getattr(dtype, "name", None) or str(dtype)
     name = _DTYPE_NAMES.get(name.lower().removeprefix("ttnn.").removeprefix("datatype."), name)
@@ -196,8 +197,8 @@ def _make(fmt, layout_name: str, shape, count, tensor, location, what: str, allo
         raise KernelError(f"{what}(allocation_group={allocation_group!r}): give a group from "
                           "ttl.make_dfb_allocation_group()", location)
     _check_count(what, count, location)
-    supported = (DataFormat.Float16_b, DataFormat.Float32, DataFormat.Bfp8_b) if layout_name == "TILE" else (
-        DataFormat.Float16_b, DataFormat.Float32)
+    supported = (DataFormat.Float16_b, DataFormat.Float32, DataFormat.Bfp8_b, DataFormat.Bfp4_b) \
+        if layout_name == "TILE" else (DataFormat.Float16_b, DataFormat.Float32)
     if fmt not in supported:
         kind = "tiles" if layout_name == "TILE" else "row-major elements"
         raise KernelError(f"{what}: a buffer of {fmt.ttnn_name} {kind} is not supported by "

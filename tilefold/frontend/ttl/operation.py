@@ -10,6 +10,8 @@ A call runs the function's body on the host (:mod:`.capture`), builds each kerne
 pipeline, builds its :class:`~tilefold.program.Program` and runs it on the simulated device. The builder is imported on the first call, so that ``import
 tilefold.ttl`` does not load it. A call whose body made the same kernels, buffers and tensor layouts
 as an earlier one (:mod:`.fingerprint`) reuses that call's program without building IR again.
+With ``TTLANG_COMPILE_ONLY=1`` in the environment a call compiles and does not run, and takes torch
+tensors (their shape and dtype, in tile layout) as well as device tensors.
 
 Errors: a call with something that is not a device tensor, a grid that does not fit the device,
 pipe nets whose send and receive blocks differ, and every error of the steps above.
@@ -18,6 +20,7 @@ pipe nets whose send and receive blocks differ, and every error of the steps abo
 from __future__ import annotations
 
 import inspect
+import os
 from dataclasses import dataclass, field
 
 from tilefold.arch import get_arch, mesh_of
@@ -73,6 +76,9 @@ class Operation:
         if "options" in kwargs and "options" not in inspect.signature(self.function).parameters:
             compiler_options(kwargs.pop("options"), user_location())
 
+        if compile_only():       # a torch tensor's shape and dtype are all a compile reads
+            args = tuple(_as_tile_tensor(a) for a in args)
+            kwargs = {k: _as_tile_tensor(v) for k, v in kwargs.items()}
         meshes = {id(v.mesh): v.mesh for v in (*args, *kwargs.values()) if isinstance(v, MeshTensor)}
         if not meshes:
             return self._call_on_one_device(args, kwargs)
@@ -124,6 +130,10 @@ class Operation:
             compiled = runner.compile_built(self.build_capture(capture), capture.arch)
             if key is not None:
                 self._cache[key] = (compiled, pinned)
+        if compile_only():
+            if report and session.settings().report:
+                print(f"ttl.operation {self.name} compiled; not run (TTLANG_COMPILE_ONLY is set)")
+            return None
         return runner.run_operation(self, capture, compiled, report)
 
     def tensor_arguments(self, args, kwargs) -> tuple[list[TensorArgument], dict]:
@@ -262,6 +272,20 @@ def _add_body_tensors(capture: OperationCapture) -> None:
             if id(value) not in known and _is_device_tensor(value):
                 known.add(id(value))
                 capture.tensors.append(TensorArgument(len(capture.tensors), name, value))
+
+
+def compile_only() -> bool:
+    """``TTLANG_COMPILE_ONLY=1``: an operation call compiles its kernels and does not run them."""
+    return os.environ.get("TTLANG_COMPILE_ONLY", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def _as_tile_tensor(value):
+    """A torch tensor as a device tensor of its shape and dtype in tile layout; anything else as it is."""
+    if type(value).__module__.startswith("torch") and hasattr(value, "shape") and hasattr(value, "dtype"):
+        from tilefold import ttnn
+
+        return ttnn.from_torch(value, layout=ttnn.TILE_LAYOUT)
+    return value
 
 
 def _is_device_tensor(value) -> bool:

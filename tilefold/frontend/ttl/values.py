@@ -146,6 +146,7 @@ class TensorSlice:
     sizes: tuple[int, ...]
     location: SourceLocation
     checked: tuple[int, ...] = ()   # dimensions whose runtime offset the copy checks when it runs
+    ranges: tuple[bool, ...] = ()   # per dimension: written as a range (a slice), not a scalar index
 
 
 @dataclass

@@ -12,9 +12,8 @@ Reads: ``ttl.compute`` ops (after ``convert-ttl-to-compute``) and the kernel's
   ops that read a circular buffer themselves (``tile_bcast``, ``tile_transpose``,
   ``tile_reduce``) get the index as an operand instead;
 * ``dst_idx`` on every op that writes DST. Slots come from a linear scan over the body: a binary
-  SFPU op writes over an operand it reads for the last time (else a fresh slot), a unary op works
-  in place, a value with a later consumer is first copied
-  (``ttl.copy_dst``) so that in-place ops do not destroy it; a slot is free again after its
+  or ternary SFPU op writes over an operand it reads for the last time (else a fresh slot), a
+  unary op works in place, a value with a later consumer is first copied (``ttl.copy_dst``) so that in-place ops do not destroy it; a slot is free again after its
   value's last use. The result tile (and the chain of in-place ops, or the reduction, that
   produces it) goes to ``footprint + `` its linear index in the output (``ttl.dst_output``,
   ``ttl.linearized_index {ttl.dst_output_index}``), where the footprint is the number of slots
@@ -50,6 +49,7 @@ from tilefold.passes.ttl.common import bind_of, i32_attr, kernels, linear_map
 
 _IN_PLACE = ("sfpu_unary",)
 _FRESH = ("sfpu_binary", "sfpu_ternary", "fill", "bcast", "transpose")
+_REUSES = ("sfpu_binary", "sfpu_ternary")
 
 
 def _index_constant(value: int, block: Block, before) -> SSAValue:
@@ -291,9 +291,9 @@ class DstAssignment:
 
     @staticmethod
     def _dying_operand(op, operands: list, slot: dict, last_use: dict, handed: set, i: int):
-        """The first DST operand of an SFPU binary op that nothing reads after it (its slot can
-        take the result: the op reads both tiles before it writes), or None."""
-        if not (isinstance(op, ttl.TileOp) and op.info.kind == "sfpu_binary"):
+        """The first DST operand of an SFPU binary or ternary op that nothing reads after it (its
+        slot can take the result: the op reads its tiles row by row before it writes), or None."""
+        if not (isinstance(op, ttl.TileOp) and op.info.kind in _REUSES):
             return None
         return next((o for o in operands if last_use.get(o) == i and o not in handed and isinstance(slot[o], int)),
                     None)

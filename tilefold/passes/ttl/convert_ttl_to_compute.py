@@ -70,6 +70,7 @@ class Body:
     block: Block
     inputs: list = field(default_factory=list)       # (tensor value, AffineMap)
     keys: dict = field(default_factory=dict)
+    values: dict = field(default_factory=dict)       # (block value, broadcast dims) -> its tile in the body
     needs_zero: bool = False
     needs_scaler: bool = False
     constant_tile: object = None        # the tile type of the operand a zero / scaler tile pairs with
@@ -241,6 +242,14 @@ class StoreConverter:
         return op.result
 
     def translate(self, v: SSAValue, ctx: frozenset[int], plan: Plan, body: Body) -> SSAValue:
+        """The tile of ``v`` in the body; a value the expression reads several times (``f = exp(a)`` then
+        ``f + f * f``) is computed once and its tile reused."""
+        key = (v, ctx)
+        if key not in body.values:
+            body.values[key] = self._translate(v, ctx, plan, body)
+        return body.values[key]
+
+    def _translate(self, v: SSAValue, ctx: frozenset[int], plan: Plan, body: Body) -> SSAValue:
         op = v.owner
         if not isinstance(op, ttl.BlockOp):
             return self.leaf(v, ctx, plan, body)

@@ -1,0 +1,70 @@
+"""``TTLANG_COMPILE_ONLY=1``: an operation call compiles its kernels (with every compile-time error at
+the user's line) and does not run them; torch tensors stand for device tensors of their shape and
+dtype. Without it the same call runs on the simulator."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tilefold.ttl as ttl
+import tilefold.ttnn as ttnn
+from tilefold.errors import KernelError
+from ttl_helpers import expect_error, tile_tensor, zeros
+
+
+def _broadcast_op(dims):
+    @ttl.operation(grid=(1, 1))
+    def op(inp, out):
+        inp_dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
+        out_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+
+        @ttl.compute()
+        def compute_fn():
+            with inp_dfb.wait() as i, out_dfb.reserve() as o:
+                o.store(ttl.block.broadcast(i, dims=dims, shape=(1, 1)))  # error
+
+        @ttl.datamovement()
+        def dm_read():
+            with inp_dfb.reserve() as blk:
+                ttl.copy(inp[0, 0], blk).wait()
+
+        @ttl.datamovement()
+        def dm_write():
+            with out_dfb.wait() as blk:
+                ttl.copy(blk, out[0, 0]).wait()
+
+    return op
+
+
+def test_a_compile_only_call_leaves_its_outputs_unwritten(monkeypatch):
+    inp, out = tile_tensor((32, 32), seed=1), zeros((32, 32))
+    monkeypatch.setenv("TTLANG_COMPILE_ONLY", "1")
+    _broadcast_op([1])(inp, out)
+    assert not ttnn.to_numpy(out).any()
+    monkeypatch.setenv("TTLANG_COMPILE_ONLY", "0")
+    _broadcast_op([1])(inp, out)
+    x = ttnn.to_numpy(inp)
+    np.testing.assert_array_equal(ttnn.to_numpy(out), np.broadcast_to(x[:, :1], x.shape))   # column 0 across
+
+
+@pytest.mark.parametrize("dim", [2, -3, 10])
+def test_a_broadcast_dimension_outside_the_block_is_an_error_when_compiling(monkeypatch, dim):
+    monkeypatch.setenv("TTLANG_COMPILE_ONLY", "1")
+    expect_error(lambda: _broadcast_op([dim])(tile_tensor((32, 32)), zeros((32, 32))), _broadcast_op, KernelError,
+                 f"Invalid broadcast dimension {dim}; the block is 2-D")
+
+
+def test_torch_tensors_are_compiled_for_their_shape_and_dtype(monkeypatch):
+    torch = pytest.importorskip("torch")
+    monkeypatch.setenv("TTLANG_COMPILE_ONLY", "1")
+    inp, out = torch.ones((32, 32), dtype=torch.bfloat16), torch.zeros((32, 32), dtype=torch.bfloat16)
+    _broadcast_op([1])(inp, out)
+    expect_error(lambda: _broadcast_op([2])(inp, out), _broadcast_op, KernelError, "Invalid broadcast dimension 2")
+
+
+def test_torch_tensors_are_refused_when_the_call_runs(monkeypatch):
+    torch = pytest.importorskip("torch")
+    monkeypatch.delenv("TTLANG_COMPILE_ONLY", raising=False)
+    with pytest.raises(KernelError, match="a TT-Lang operation takes device tensors"):
+        _broadcast_op([1])(torch.ones((32, 32)), torch.zeros((32, 32)))
