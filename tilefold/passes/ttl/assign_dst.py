@@ -13,8 +13,8 @@ Reads: ``ttl.compute`` ops (after ``convert-ttl-to-compute``) and the kernel's
   ``tile_reduce``) get the index as an operand instead;
 * ``dst_idx`` on every op that writes DST. Slots come from a linear scan over the body: a binary
   or ternary SFPU op writes over an operand it reads for the last time (else a fresh slot), a
-  unary op works in place, a value with a later consumer is first copied (``ttl.copy_dst``) so that in-place ops do not destroy it; a slot is free again after its
-  value's last use. The result tile (and the chain of in-place ops, or the reduction, that
+  unary op works in place, a value with a later consumer is first copied (``ttl.copy_dst``) so
+  that in-place ops do not destroy it; a slot is free again after its value's last use. The result tile (and the chain of in-place ops, or the reduction, that
   produces it) goes to ``footprint + `` its linear index in the output (``ttl.dst_output``,
   ``ttl.linearized_index {ttl.dst_output_index}``), where the footprint is the number of slots
   the other values need (``ttl.dst_footprint`` on the compute);
