@@ -11,9 +11,10 @@ kernel-config ring and the allocator, at most ``get_max_worker_l1_unreserved_siz
 ``to_numpy``), ``zeros`` / ``ones`` / ``full`` / ``rand`` / ``empty``, the data types
 ``bfloat16`` / ``float32`` / ``bfloat8_b`` / ``bfloat4_b``, the layouts ``TILE_LAYOUT`` / ``ROW_MAJOR_LAYOUT``,
 ``DRAM_MEMORY_CONFIG`` / ``L1_MEMORY_CONFIG``, sharded memory configs (``create_sharded_memory_config``
-over a ``CoreGrid`` by ``ShardStrategy``, ``to_memory_config``), and element-wise operations computed
-on the host as the device would round them (``add``, ``subtract``, ``multiply``, ``divide``,
-``matmul``, ``relu``, ``exp``, ``abs``, ``sqrt`` ..., and the operators ``+ - * / @`` on tensors).
+over a ``CoreGrid`` by ``ShardStrategy``, ``to_memory_config``), and TT-NN's operations computed on
+the host and rounded to their data types (:mod:`tilefold.ttnn_ops`: element-wise ops and their
+aliases, reductions, ``sort`` / ``topk`` / ``gather``, ``typecast``, shapes; ``HOST_OPS`` names them,
+and the operators ``+ - * / ** @ < > <= >=`` and slicing apply them to tensors).
 torch is optional: without it, use the numpy functions.
 
 Tensors are created in tile layout unless a layout is given, as TT-Lang's simulator does (TT-NN
@@ -31,7 +32,7 @@ from dataclasses import dataclass
 import ml_dtypes
 import numpy as np
 
-from tilefold import uncaught
+from tilefold import ttnn_ops, uncaught
 from tilefold.errors import LayoutError
 from tilefold.frontend.ttl import mesh
 from tilefold.frontend.ttl.host_types import ROW_MAJOR_LAYOUT, TILE_LAYOUT, CoreCoord, Layout
@@ -65,7 +66,9 @@ bfloat8_b = DataType("bfloat8_b")
 bfloat4_b = DataType("bfloat4_b")
 uint32 = DataType("uint32")
 int32 = DataType("int32")
-_DTYPES = {d.name: d for d in (bfloat16, float32, bfloat8_b, bfloat4_b, uint32, int32)}
+uint16 = DataType("uint16")
+uint8 = DataType("uint8")
+_DTYPES = {d.name: d for d in (bfloat16, float32, bfloat8_b, bfloat4_b, uint32, int32, uint16, uint8)}
 
 
 TILE_SIZE = 32
@@ -176,7 +179,8 @@ def _dtype(dtype) -> DataType:
         return _DTYPES[data_format(name).ttnn_name]
     except Exception:      # noqa: BLE001 - reported below
         raise LayoutError(f"dtype {dtype!r} is not a TT-NN data type; use ttnn.bfloat16, ttnn.float32, "
-                          "ttnn.bfloat8_b or ttnn.bfloat4_b", user_location()) from None
+                          "ttnn.bfloat8_b, ttnn.bfloat4_b, ttnn.uint32, ttnn.int32, ttnn.uint16 or ttnn.uint8",
+                          user_location()) from None
 
 
 def _layout(layout) -> Layout:
@@ -262,6 +266,9 @@ class Tensor:
     def host_values(self) -> np.ndarray:
         """The tensor's values (float32 for float data types)."""
         if self._values is None:
+            if self._pages is None:
+                raise LayoutError("this tensor was deallocated (tensor.deallocate() / ttnn.deallocate) before "
+                                  "this use", user_location())
             (shape, fmt, layout, tile), pages = self._pages
             self._values = from_device_pages(pages, shape, fmt, layout, tile)
         return self._values.reshape(()) if self._scalar else self._values
@@ -282,6 +289,13 @@ class Tensor:
 
     def memory_config(self) -> MemoryConfig:
         return self._memory_config
+
+    def deallocate(self, force: bool = True) -> None:
+        """``tensor.deallocate()``: frees the tensor; a later use of it is an error."""
+        self._values = self._pages = None
+
+    def is_allocated(self) -> bool:
+        return self._values is not None or self._pages is not None
 
     def device(self) -> Device | None:
         return self._device
@@ -414,12 +428,36 @@ def rand(shape, dtype=None, layout=TILE_LAYOUT, device=None, memory_config=None,
     return from_numpy(values, _created_dtype(dtype), layout, device, memory_config)
 
 
+def full_like(tensor: Tensor, fill_value, dtype=None, layout=None, device=None, memory_config=None) -> Tensor:
+    """``ttnn.full_like``: a tensor of ``tensor``'s shape (and data type, layout, device and memory
+    config unless given) filled with ``fill_value``."""
+    return full(tensor.shape, fill_value, dtype or tensor.dtype, layout or tensor.layout, device or tensor.device(),
+                memory_config or tensor.memory_config())
+
+
 def zeros_like(tensor: Tensor, dtype=None, layout=None, device=None, memory_config=None) -> Tensor:
-    return zeros(tensor.shape, dtype or tensor.dtype, layout or tensor.layout, device or tensor.device(),
-                 memory_config or tensor.memory_config())
+    return full_like(tensor, 0.0, dtype, layout, device, memory_config)
 
 
-# --- host-side element-wise operations ------------------------------------------------------------
+def ones_like(tensor: Tensor, dtype=None, layout=None, device=None, memory_config=None) -> Tensor:
+    return full_like(tensor, 1.0, dtype, layout, device, memory_config)
+
+
+def empty_like(tensor: Tensor, dtype=None, layout=None, device=None, memory_config=None) -> Tensor:
+    return zeros_like(tensor, dtype, layout, device, memory_config)
+
+
+def arange(start, end=None, step=1, dtype=None, device=None, layout=TILE_LAYOUT, memory_config=None) -> Tensor:
+    """``ttnn.arange(end)`` or ``ttnn.arange(start, end, step)``: a 1-D tensor of ``start, start + step,
+    ... < end`` (float32 unless ``dtype`` says otherwise, as the other creation functions)."""
+    if end is None:
+        start, end = 0, start
+    values = np.arange(start, end, step, dtype=np.float64)
+    return from_numpy(ttnn_ops.cast(values, _created_dtype(dtype).name), _created_dtype(dtype), layout, device,
+                      memory_config)
+
+
+# --- host operations ------------------------------------------------------------------------------
 
 
 def _result(values: np.ndarray, like: Tensor, dtype=None) -> Tensor:
@@ -427,167 +465,93 @@ def _result(values: np.ndarray, like: Tensor, dtype=None) -> Tensor:
                   like.memory_config())
 
 
-def _operand(x, like: Tensor) -> np.ndarray:
-    return x.host_values if isinstance(x, Tensor) else np.float32(x)
+def _find_tensor(args, kwargs) -> Tensor | None:
+    for x in (*args, *kwargs.values()):
+        if isinstance(x, Tensor):
+            return x
+        if isinstance(x, (list, tuple)):
+            for y in x:
+                if isinstance(y, Tensor):
+                    return y
+    return None
 
 
-def add(a: Tensor, b, dtype=None, **kwargs) -> Tensor:
-    return _result(a.host_values + _operand(b, a), a, dtype)
+def _operand(x):
+    """A host op's operand: a tensor's values and data type, a data type's name, the rest as given."""
+    if isinstance(x, Tensor):
+        return ttnn_ops.Value(x.host_values, x.dtype.name)
+    if isinstance(x, DataType):
+        return x.name
+    if isinstance(x, (list, tuple)) and any(isinstance(y, Tensor) for y in x):
+        return [_operand(y) for y in x]
+    return x
 
 
-def subtract(a: Tensor, b, dtype=None, **kwargs) -> Tensor:
-    return _result(a.host_values - _operand(b, a), a, dtype)
+def _host_op(name: str, compute):
+    """The ``ttnn.NAME`` of a host operation of :mod:`tilefold.ttnn_ops`: its tensors' host values
+    in, tensors of its results out (rounded to their data types) on the first tensor's device and
+    memory config (or ``memory_config=``); an in-place op (``add_``) writes into its first tensor."""
+    inplace = name in ttnn_ops.INPLACE
 
+    def run(*args, **kwargs):
+        like = _find_tensor(args, kwargs)
+        if like is None:
+            raise LayoutError(f"ttnn.{name} takes a ttnn tensor (ttnn.from_torch / ttnn.from_numpy make one)",
+                              user_location())
+        memory_config = kwargs.pop("memory_config", None) or like.memory_config()
+        if kwargs.get("dtype") is not None:
+            kwargs["dtype"] = _dtype(kwargs["dtype"]).name
+        if name == "typecast" and len(args) > 1:
+            args = (args[0], _dtype(args[1]).name, *args[2:])
+        result = compute(*map(_operand, args), **{k: _operand(v) for k, v in kwargs.items()})
 
-def multiply(a: Tensor, b, dtype=None, **kwargs) -> Tensor:
-    return _result(a.host_values * _operand(b, a), a, dtype)
+        def tensor(v: ttnn_ops.Value) -> Tensor:
+            return Tensor(v.values, _DTYPES[v.dtype], like.layout, like.device(), memory_config)
 
+        if inplace:
+            like._values, like._shape, like._pages = quantize(result.values, like.dtype, like.layout), \
+                result.values.shape, None
+            return like
+        return tuple(tensor(v) for v in result) if isinstance(result, tuple) else tensor(result)
 
-def matmul(a: Tensor, b: Tensor, dtype=None, **kwargs) -> Tensor:
-    return _result(a.host_values.astype(np.float32) @ b.host_values.astype(np.float32), a, dtype)
-
-
-def relu(a: Tensor, **kwargs) -> Tensor:
-    return _result(np.maximum(a.host_values, 0), a)
-
-
-def _unary(fn):
-    """A host element-wise function: computed in float64 and rounded once to float32, then to the
-    tensor's data type (so a bfloat16 result is the correctly rounded one, as torch's mostly is)."""
-    def op(a: Tensor, **kwargs) -> Tensor:
-        with np.errstate(all="ignore"):
-            return _result(fn(a.host_values.astype(np.float64)).astype(np.float32), a)
-    return op
-
-
-def _erf(x):
-    """erf in float64 to about 1e-7 relative (the Chebyshev fit of erfc in Numerical Recipes, 6.2)."""
-    z = np.abs(x)
-    t = 1.0 / (1.0 + 0.5 * z)
-    poly = -z * z - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (
-        -0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277))))))))
-    return np.sign(x) * (1.0 - t * np.exp(poly))
-
-
-def _gelu(x):
-    """GELU as TT-NN's default (``fast_and_approximate_mode=False``) and torch's: ``x Φ(x)`` with erf,
-    in float32 steps as torch computes it (``1 + erf`` cancels for negative ``x``)."""
-    x = x.astype(np.float32)
-    e = _erf(x.astype(np.float64) * np.float64(np.float32(np.sqrt(0.5)))).astype(np.float32)
-    return (np.float32(0.5) * x * (np.float32(1) + e)).astype(np.float64)
-
-
-def _gelu_tanh(x):
-    """The tanh approximation, in float32 steps as torch computes it."""
-    x = x.astype(np.float32)
-    inner = np.float32(np.sqrt(2.0 / np.pi)) * (x + np.float32(0.044715) * x * x * x)
-    return (np.float32(0.5) * x * (np.float32(1) + np.tanh(inner))).astype(np.float64)
-
-
-exp = _unary(np.exp)
-abs = _unary(np.abs)  # noqa: A001 - TT-NN's name
-neg = _unary(np.negative)
-sqrt = _unary(np.sqrt)
-rsqrt = _unary(lambda x: 1 / np.sqrt(x))
-reciprocal = _unary(lambda x: 1 / x)
-square = _unary(np.square)
-log = _unary(np.log)
-sin = _unary(np.sin)
-cos = _unary(np.cos)
-tanh = _unary(np.tanh)
-sigmoid = _unary(lambda x: 1 / (1 + np.exp(-x)))
-silu = _unary(lambda x: x / (1 + np.exp(-x)))
-_gelu_exact, _gelu_fast = _unary(_gelu), _unary(_gelu_tanh)
-
-
-def gelu(a: Tensor, *, fast_and_approximate_mode: bool = False, **kwargs) -> Tensor:
-    """``ttnn.gelu``: erf GELU, or its tanh approximation with ``fast_and_approximate_mode=True``."""
-    return (_gelu_fast if fast_and_approximate_mode else _gelu_exact)(a, **kwargs)
-
-
-def divide(a: Tensor, b, dtype=None, **kwargs) -> Tensor:
-    return _result(a.host_values / _operand(b, a), a, dtype)
-
-
-def maximum(a: Tensor, b, dtype=None, **kwargs) -> Tensor:
-    return _result(np.maximum(a.host_values, _operand(b, a)), a, dtype)
-
-
-def minimum(a: Tensor, b, dtype=None, **kwargs) -> Tensor:
-    return _result(np.minimum(a.host_values, _operand(b, a)), a, dtype)
-
-
-def sum(a: Tensor, dim=None, keepdim: bool = False, **kwargs) -> Tensor:  # noqa: A001 - TT-NN's name
-    values = a.host_values.astype(np.float32).sum(axis=dim, keepdims=keepdim)
-    return _result(np.atleast_1d(values), a)
-
-
-def transpose(a: Tensor, dim0: int = -2, dim1: int = -1, **kwargs) -> Tensor:
-    return _result(np.swapaxes(a.host_values, dim0, dim1), a)
-
-
-def reshape(a: Tensor, shape, **kwargs) -> Tensor:
-    return _result(a.host_values.reshape(_shape(shape)), a)
-
-
-def repeat(a: Tensor, repeat_dims, **kwargs) -> Tensor:
-    """``ttnn.repeat``: ``a`` tiled ``repeat_dims[i]`` times along dim i (as ``torch.Tensor.repeat``:
-    more repeat dims than ``a`` has dims prepend dims of size 1)."""
-    reps = _shape(repeat_dims)
-    if len(reps) < len(a.shape):
-        raise LayoutError(f"ttnn.repeat: {len(reps)} repeat dims for a tensor of rank {len(a.shape)}; give at least "
-                          "one per dimension", user_location())
-    values = a.host_values.reshape((1,) * (len(reps) - len(a.shape)) + tuple(a.shape))
-    return _result(np.tile(values, reps), a)
-
-
-def squeeze(a: Tensor, dim=None, **kwargs) -> Tensor:
-    """``ttnn.squeeze``: ``a`` without its dims of size 1 (only ``dim``, an int or a tuple, when given;
-    a named dim of another size stays, as in torch)."""
-    shape = tuple(a.shape)
-    dims = range(len(shape)) if dim is None else [dim] if isinstance(dim, int) else list(dim)
-    drop = {d % len(shape) for d in dims if shape[d % len(shape)] == 1} if shape else set()
-    return _result(a.host_values.reshape(tuple(n for i, n in enumerate(shape) if i not in drop)), a)
-
-
-def unsqueeze(a: Tensor, dim: int, **kwargs) -> Tensor:
-    """``ttnn.unsqueeze``: ``a`` with a dim of size 1 inserted at ``dim``."""
-    return _result(np.expand_dims(a.host_values, dim), a)
-
-
-def upsample(a: Tensor, scale_factor, mode: str = "nearest", **kwargs) -> Tensor:
-    """``ttnn.upsample``: nearest-neighbour upsampling of an ``(N, H, W, C)`` tensor, ``scale_factor``
-    an int or ``(scale_h, scale_w)``."""
-    if mode != "nearest":
-        raise LayoutError(f"ttnn.upsample(mode={mode!r}): tilefold's host upsample is 'nearest' only", user_location())
-    if len(a.shape) != 4:
-        raise LayoutError(f"ttnn.upsample takes an (N, H, W, C) tensor, not shape {tuple(a.shape)}", user_location())
-    sh, sw = (scale_factor, scale_factor) if isinstance(scale_factor, int) else tuple(scale_factor)
-    return _result(a.host_values.repeat(sh, axis=1).repeat(sw, axis=2), a)
+    run.__name__ = run.__qualname__ = name
+    run.__doc__ = compute.__doc__ or f"``ttnn.{name}`` computed on the host (see :mod:`tilefold.ttnn_ops`)."
+    return run
 
 
 def _over_mesh(op):
     """A host op that applies to each chip's piece of mesh tensors."""
-    def wrapped(a, *args, **kwargs):
-        if isinstance(a, mesh.MeshTensor):
-            pieces = [[x.pieces[i] if isinstance(x, mesh.MeshTensor) else x for x in args]
+    def wrapped(*args, **kwargs):
+        if args and isinstance(args[0], mesh.MeshTensor):
+            a, rest = args[0], args[1:]
+            pieces = [[x.pieces[i] if isinstance(x, mesh.MeshTensor) else x for x in rest]
                       for i in range(len(a.pieces))]
-            return mesh.MeshTensor([op(p, *rest, **kwargs) for p, rest in zip(a.pieces, pieces)], a.mesh)
-        return op(a, *args, **kwargs)
+            return mesh.MeshTensor([op(p, *r, **kwargs) for p, r in zip(a.pieces, pieces)], a.mesh)
+        return op(*args, **kwargs)
     wrapped.__name__ = wrapped.__qualname__ = op.__name__
     wrapped.__doc__ = op.__doc__
     return wrapped
 
 
-Tensor.__add__ = lambda self, other: add(self, other)
-Tensor.__radd__ = lambda self, other: add(self, other)
-Tensor.__sub__ = lambda self, other: subtract(self, other)
-Tensor.__rsub__ = lambda self, other: _result(_operand(other, self) - self.host_values, self)
-Tensor.__mul__ = lambda self, other: multiply(self, other)
-Tensor.__rmul__ = lambda self, other: multiply(self, other)
-Tensor.__truediv__ = lambda self, other: divide(self, other)
-Tensor.__matmul__ = lambda self, other: matmul(self, other)
-Tensor.__neg__ = lambda self: neg(self)
+HOST_OPS = tuple(sorted(ttnn_ops.OPS))
+for _name in HOST_OPS:
+    globals()[_name] = _over_mesh(_host_op(_name, ttnn_ops.OPS[_name]))
+
+
+def _tensor_op(name: str, swap: bool = False):
+    def method(self, other):
+        return globals()[name](other, self) if swap else globals()[name](self, other)
+    return method
+
+
+for _dunder, _name, _swap in (("add", "add", False), ("radd", "add", True), ("sub", "subtract", False),
+                              ("rsub", "subtract", True), ("mul", "multiply", False), ("rmul", "multiply", True),
+                              ("truediv", "divide", False), ("rtruediv", "divide", True), ("pow", "pow", False),
+                              ("matmul", "matmul", False), ("gt", "gt", False), ("ge", "ge", False),
+                              ("lt", "lt", False), ("le", "le", False)):
+    setattr(Tensor, f"__{_dunder}__", _tensor_op(_name, _swap))
+Tensor.__neg__ = lambda self: neg(self)  # noqa: F821 - made from the table above
+Tensor.__getitem__ = lambda self, key: _result(ttnn_ops.getitem(_operand(self), key).values, self)
 
 
 # --- cores and memory configs -------------------------------------------------------------------
@@ -717,10 +681,6 @@ def from_device(tensor: Tensor) -> Tensor:
     return tensor
 
 
-for _name in ("add", "subtract", "multiply", "divide", "matmul", "relu", "exp", "abs", "neg", "sqrt", "rsqrt",
-              "reciprocal", "square", "log", "sin", "cos", "tanh", "sigmoid", "silu", "gelu", "maximum", "minimum",
-              "sum", "transpose", "reshape", "to_layout", "to_memory_config"):
-    globals()[_name] = _over_mesh(globals()[_name])
 
 # --- several chips ------------------------------------------------------------------------------
 
@@ -823,6 +783,11 @@ def set_fabric_config(config, *args, **kwargs) -> None:
     """Accepted for TT-NN scripts: the simulated chips always reach each other over ethernet."""
 
 
+def deallocate(tensor: Tensor, force: bool = True) -> None:
+    """``ttnn.deallocate(tensor)``: :meth:`Tensor.deallocate`."""
+    tensor.deallocate(force)
+
+
 def synchronize_device(*args, **kwargs) -> None:
     """Simulated operations finish before the call that runs them returns."""
 
@@ -839,7 +804,9 @@ __all__ = [
     "open_mesh_device", "close_mesh_device", "ShardTensorToMesh", "ShardTensor2dMesh", "ReplicateTensorToMesh",
     "ConcatMeshToTensor", "ConcatMesh2dToTensor", "all_reduce", "all_gather", "set_num_devices", "GetNumAvailableDevices",
     "FabricConfig", "set_fabric_config", "synchronize_device", "get_max_worker_l1_unreserved_size", "device",
+    "uint16", "uint8", "deallocate", "full_like", "ones_like", "empty_like", "arange", "HOST_OPS",
 ]
+__all__ += [name for name in HOST_OPS if name not in __all__]
 
 
 def __getattr__(name: str):

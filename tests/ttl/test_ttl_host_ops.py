@@ -1,0 +1,377 @@
+"""The host TT-NN operations of tilefold.ttnn (tilefold.ttnn_ops) against numpy: element-wise ops
+and their aliases, reductions, sort / topk / gather indices, typecasts, shapes, and the data type
+of every result (rounded as the device holds it)."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import tilefold.ttl as ttl
+import tilefold.ttnn as ttnn
+from tilefold.errors import LayoutError
+
+
+def bf16(values) -> np.ndarray:
+    """float32 values rounded to bfloat16 (nearest even), as float32."""
+    return np.asarray(values, dtype=np.float32).astype(ml_dtypes.bfloat16).astype(np.float32)
+
+
+def tensor(values, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, **kwargs):
+    return ttnn.from_numpy(np.asarray(values), dtype=dtype, layout=layout, **kwargs)
+
+
+def held(t) -> np.ndarray:
+    return ttnn.to_numpy(t)
+
+
+RNG = np.random.default_rng(7)
+A = RNG.uniform(-3, 3, (4, 40)).astype(np.float32)
+B = RNG.uniform(0.5, 3, (4, 40)).astype(np.float32)
+
+
+# --- names and aliases -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("alias, name", [("mul", "multiply"), ("sub", "subtract"), ("div", "divide"),
+                                         ("clip", "clamp"), ("gte", "ge"), ("lte", "le"), ("power", "pow")])
+def test_aliases_compute_what_their_names_compute(alias, name):
+    a, b = tensor(A), tensor(B)
+    if name == "clamp":
+        np.testing.assert_array_equal(held(getattr(ttnn, alias)(a, min=-1, max=1)),
+                                      held(getattr(ttnn, name)(a, min=-1, max=1)))
+    else:
+        np.testing.assert_array_equal(held(getattr(ttnn, alias)(a, b)), held(getattr(ttnn, name)(a, b)))
+
+
+def test_a_name_tilefold_lacks_is_one_clear_error():
+    with pytest.raises(Exception, match="ttnn.conv2d is not supported by tilefold yet"):
+        ttnn.conv2d  # noqa: B018
+
+
+# --- element-wise ---------------------------------------------------------------------------------
+
+
+BINARY = {
+    "add": np.add, "subtract": np.subtract, "multiply": np.multiply, "divide": np.divide,
+    "maximum": np.maximum, "minimum": np.minimum, "rsub": lambda a, b: b - a,
+    "squared_difference": lambda a, b: (a - b) ** 2, "remainder": np.remainder, "fmod": np.fmod,
+}
+
+
+@pytest.mark.parametrize("name", sorted(BINARY))
+@pytest.mark.parametrize("dtype", [ttnn.bfloat16, ttnn.float32], ids=["bf16", "f32"])
+def test_binary_ops_are_float32_arithmetic_rounded_to_the_data_type(name, dtype):
+    a, b = tensor(A, dtype), tensor(B, dtype)
+    out = getattr(ttnn, name)(a, b)
+    expected = BINARY[name](held(a), held(b)).astype(np.float32)
+    assert out.dtype is dtype and tuple(out.shape) == A.shape
+    np.testing.assert_array_equal(held(out), bf16(expected) if dtype is ttnn.bfloat16 else expected)
+
+
+def test_binary_ops_broadcast_take_scalars_and_an_output_dtype():
+    a = tensor(A, ttnn.float32)
+    row = tensor(B[:1], ttnn.float32)
+    np.testing.assert_array_equal(held(ttnn.add(a, row)), A + B[:1])
+    np.testing.assert_array_equal(held(ttnn.mul(a, 2.5)), A * np.float32(2.5))
+    out = ttnn.sub(a, row, dtype=ttnn.bfloat16)
+    assert out.dtype is ttnn.bfloat16
+    np.testing.assert_array_equal(held(out), bf16(A - B[:1]))
+    np.testing.assert_array_equal(held(ttnn.pow(a, 2.0)), (A.astype(np.float64) ** 2).astype(np.float32))
+
+
+def test_tensor_operators_are_the_ops():
+    a, b = tensor(A, ttnn.float32), tensor(B, ttnn.float32)
+    np.testing.assert_array_equal(held(a - b), A - B)
+    np.testing.assert_array_equal(held(1.0 - a), 1 - A)
+    np.testing.assert_array_equal(held(a / b), A / B)
+    np.testing.assert_array_equal(held(2.0 / b), np.float32(2) / B)
+    np.testing.assert_array_equal(held(a < b), (A < B).astype(np.float32))
+    np.testing.assert_array_equal(held(a ** 2), (A.astype(np.float64) ** 2).astype(np.float32))
+    np.testing.assert_array_equal(held(a[1:3, ::2]), A[1:3, ::2])
+
+
+@pytest.mark.parametrize("name, fn", [("eq", np.equal), ("ne", np.not_equal), ("gt", np.greater),
+                                      ("ge", np.greater_equal), ("lt", np.less), ("le", np.less_equal)])
+def test_comparisons_are_ones_and_zeros_of_the_input_dtype(name, fn):
+    values = np.round(A)
+    a, b = tensor(values), tensor(np.round(B))
+    out = getattr(ttnn, name)(a, b)
+    assert out.dtype is ttnn.bfloat16
+    np.testing.assert_array_equal(held(out), fn(values, np.round(B)).astype(np.float32))
+    np.testing.assert_array_equal(held(getattr(ttnn, name)(a, 0.0)), fn(values, 0).astype(np.float32))
+
+
+def test_logical_ops_and_where():
+    x, y = (A > 0).astype(np.float32), (B > 1.5).astype(np.float32)
+    a, b = tensor(x), tensor(y)
+    np.testing.assert_array_equal(held(ttnn.logical_and(a, b)), np.logical_and(x, y))
+    np.testing.assert_array_equal(held(ttnn.logical_or(a, b)), np.logical_or(x, y))
+    np.testing.assert_array_equal(held(ttnn.logical_xor(a, b)), np.logical_xor(x, y))
+    np.testing.assert_array_equal(held(ttnn.logical_not(a)), np.logical_not(x))
+    out = ttnn.where(a, tensor(A, ttnn.float32), tensor(B, ttnn.float32))
+    assert out.dtype is ttnn.float32
+    np.testing.assert_array_equal(held(out), np.where(x != 0, A, B))
+    np.testing.assert_array_equal(held(ttnn.where(a, tensor(A, ttnn.float32), 0.0)), np.where(x != 0, A, 0))
+
+
+UNARY = {
+    "abs": np.abs, "neg": np.negative, "exp": np.exp, "exp2": np.exp2, "expm1": np.expm1, "log": np.log,
+    "log2": np.log2, "log10": np.log10, "log1p": np.log1p, "sqrt": np.sqrt, "rsqrt": lambda x: 1 / np.sqrt(x),
+    "reciprocal": lambda x: 1 / x, "square": np.square, "sin": np.sin, "cos": np.cos, "tan": np.tan,
+    "tanh": np.tanh, "sinh": np.sinh, "cosh": np.cosh, "atan": np.arctan, "floor": np.floor, "ceil": np.ceil,
+    "trunc": np.trunc, "sign": np.sign, "relu": lambda x: np.maximum(x, 0), "relu6": lambda x: np.clip(x, 0, 6),
+    "sigmoid": lambda x: 1 / (1 + np.exp(-x)), "silu": lambda x: x / (1 + np.exp(-x)),
+    "softsign": lambda x: x / (1 + np.abs(x)), "hardsigmoid": lambda x: np.clip(x / 6 + 0.5, 0, 1),
+    "cbrt": np.cbrt, "frac": lambda x: x - np.trunc(x), "isfinite": np.isfinite,
+}
+
+
+@pytest.mark.parametrize("name", sorted(UNARY))
+def test_unary_ops_are_correctly_rounded_to_the_data_type(name):
+    x = B if name in ("log", "log2", "log10", "sqrt", "rsqrt") else A
+    a = tensor(x)
+    out = getattr(ttnn, name)(a)
+    with np.errstate(all="ignore"):
+        expected = UNARY[name](held(a).astype(np.float64)).astype(np.float32)
+    assert out.dtype is ttnn.bfloat16
+    np.testing.assert_array_equal(held(out), bf16(expected))
+
+
+def test_unary_ops_with_parameters_use_tt_nn_keywords():
+    a = tensor(A, ttnn.float32)
+    np.testing.assert_array_equal(held(ttnn.leaky_relu(a, negative_slope=0.1)),
+                                  np.where(A >= 0, A, A.astype(np.float64) * 0.1).astype(np.float32))
+    np.testing.assert_array_equal(held(ttnn.clamp(a, min=-1.0, max=0.5)), np.clip(A, -1, 0.5))
+    np.testing.assert_array_equal(held(ttnn.clamp(a, max=0.5)), np.minimum(A, 0.5))
+    np.testing.assert_array_equal(held(ttnn.hardtanh(a, min_val=-2.0, max_val=2.0)), np.clip(A, -2, 2))
+    np.testing.assert_allclose(held(ttnn.elu(a, alpha=0.5)), np.where(A > 0, A, 0.5 * np.expm1(A)), rtol=1e-6)
+    np.testing.assert_array_equal(held(ttnn.round(a, decimals=1)), np.round(A.astype(np.float64), 1).astype(np.float32))
+    np.testing.assert_allclose(held(ttnn.erf(a)), np.vectorize(__import__("math").erf)(A), atol=2e-7)
+
+
+def test_integer_tensors_add_and_multiply_exactly():
+    big = np.array([[2 ** 24 + 1, 7], [-3, 100000]], dtype=np.int32)
+    a = tensor(big, ttnn.int32)
+    out = ttnn.add(a, a)
+    assert out.dtype is ttnn.int32
+    np.testing.assert_array_equal(held(out), big.astype(np.int64) * 2)
+    np.testing.assert_array_equal(held(ttnn.mul(a, 3)), big * 3)
+    np.testing.assert_array_equal(held(ttnn.bitwise_and(a, 6)), big & 6)
+
+
+def test_in_place_ops_write_into_their_first_tensor():
+    a = tensor(A, ttnn.float32)
+    assert ttnn.add_(a, 1.0) is a
+    np.testing.assert_array_equal(held(a), A + np.float32(1))
+
+
+# --- matrix products ----------------------------------------------------------------------------
+
+
+def test_matmul_with_transposes_and_linear_with_bias():
+    x = RNG.uniform(-1, 1, (32, 64)).astype(np.float32)
+    w = RNG.uniform(-1, 1, (96, 64)).astype(np.float32)
+    bias = RNG.uniform(-1, 1, (1, 96)).astype(np.float32)
+    a, b, c = tensor(x, ttnn.float32), tensor(w, ttnn.float32), tensor(bias, ttnn.float32)
+    np.testing.assert_allclose(held(ttnn.matmul(a, b, transpose_b=True)), x @ w.T, rtol=1e-5, atol=1e-5)
+    out = ttnn.linear(a, b, bias=c, transpose_b=True, dtype=ttnn.bfloat16)
+    assert out.dtype is ttnn.bfloat16
+    np.testing.assert_array_equal(held(out), bf16(x @ w.T + bias))
+
+
+# --- reductions ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name, fn", [("sum", np.sum), ("mean", np.mean), ("max", np.max), ("min", np.min),
+                                      ("prod", np.prod)])
+@pytest.mark.parametrize("dim, keepdim", [(-1, False), (0, True), ((0, 1), False)])
+def test_reductions_over_dims(name, fn, dim, keepdim):
+    x = A[:, :8]
+    out = getattr(ttnn, name)(tensor(x, ttnn.float32), dim=dim, keepdim=keepdim)
+    expected = np.atleast_1d(fn(x, axis=dim, keepdims=keepdim))
+    assert out.dtype is ttnn.float32 and tuple(out.shape) == expected.shape
+    np.testing.assert_allclose(held(out), expected, rtol=1e-6)
+
+
+def test_argmax_gives_uint32_indices():
+    out = ttnn.argmax(tensor(A, ttnn.float32), dim=-1)
+    assert out.dtype is ttnn.uint32
+    np.testing.assert_array_equal(held(out), np.argmax(A, axis=-1))
+    flat = ttnn.argmax(tensor(A, ttnn.float32))
+    np.testing.assert_array_equal(held(flat), [np.argmax(A)])
+    np.testing.assert_array_equal(held(ttnn.argmax(tensor(A, ttnn.float32), dim=0, keepdim=True)),
+                                  np.argmax(A, axis=0, keepdims=True))
+
+
+def test_cumsum_along_a_dim():
+    np.testing.assert_allclose(held(ttnn.cumsum(tensor(A, ttnn.float32), dim=1)), np.cumsum(A, axis=1), rtol=1e-5)
+
+
+# --- sorting and indexing -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("descending", [False, True])
+@pytest.mark.parametrize("dim", [-1, 0])
+def test_sort_returns_values_and_uint16_indices_keeping_ties_in_order(descending, dim):
+    x = np.round(A * 2) / 2                      # many ties
+    values, indices = ttnn.sort(tensor(x), dim=dim, descending=descending)
+    key = -x if descending else x
+    order = np.argsort(key, axis=dim, kind="stable")
+    assert values.dtype is ttnn.bfloat16 and indices.dtype is ttnn.uint16
+    np.testing.assert_array_equal(held(indices), order)
+    np.testing.assert_array_equal(held(values), np.take_along_axis(bf16(x), order, axis=dim))
+
+
+def test_sort_of_more_than_32768_values_gives_uint32_indices():
+    x = RNG.permutation(40000).astype(np.float32).reshape(1, -1)
+    values, indices = ttnn.sort(tensor(x, ttnn.float32))
+    assert indices.dtype is ttnn.uint32
+    np.testing.assert_array_equal(held(indices), np.argsort(x, axis=-1))
+    np.testing.assert_array_equal(held(values), np.sort(x, axis=-1))
+
+
+def test_topk_largest_and_smallest():
+    x = tensor(A, ttnn.float32)
+    values, indices = ttnn.topk(x, 5)
+    order = np.argsort(-A, axis=-1, kind="stable")[:, :5]
+    assert indices.dtype is ttnn.uint16
+    np.testing.assert_array_equal(held(indices), order)
+    np.testing.assert_array_equal(held(values), np.take_along_axis(A, order, -1))
+    _, low = ttnn.topk(x, 3, largest=False)
+    np.testing.assert_array_equal(held(low), np.argsort(A, axis=-1, kind="stable")[:, :3])
+
+
+@pytest.mark.parametrize("dim", [0, 1])
+@pytest.mark.parametrize("index_dtype", [ttnn.uint32, ttnn.uint16])
+def test_gather_follows_torch_gather(dim, index_dtype):
+    x = RNG.uniform(-5, 5, (64, 64)).astype(np.float32)
+    idx = RNG.integers(0, 64, (64, 32) if dim == 1 else (32, 64))
+    out = ttnn.gather(tensor(x, ttnn.float32), dim=dim, index=tensor(idx, index_dtype))
+    assert out.dtype is ttnn.float32 and tuple(out.shape) == idx.shape
+    window = x[:idx.shape[0]] if dim == 1 else x[:, :idx.shape[1]]    # torch.gather: index may be smaller
+    np.testing.assert_array_equal(held(out), np.take_along_axis(window, idx, dim))
+
+
+def test_sort_then_gather_reorders_another_tensor():
+    keys = RNG.integers(0, 10, (32, 128)).astype(np.float32)
+    payload = RNG.uniform(-1, 1, (32, 128)).astype(np.float32)
+    _, perm = ttnn.sort(tensor(keys), dim=0)
+    moved = ttnn.gather(tensor(payload, ttnn.float32), dim=0, index=perm)
+    np.testing.assert_array_equal(held(moved), np.take_along_axis(payload, np.argsort(keys, 0, kind="stable"), 0))
+
+
+def test_gather_index_errors_name_the_users_line():
+    x = tensor(A, ttnn.float32)
+    with pytest.raises(LayoutError, match=r"test_ttl_host_ops.py:\d+: ttnn.gather: index must be a uint32 or uint16 tensor"):
+        ttnn.gather(x, dim=1, index=tensor(np.zeros((4, 4))))
+    with pytest.raises(LayoutError, match=r"index values 0..40 outside 0..39"):
+        ttnn.gather(x, dim=1, index=tensor(np.array([[0, 40]] * 4), ttnn.uint32))
+
+
+# --- typecast -----------------------------------------------------------------------------------
+
+
+def test_typecast_rounds_floats_to_nearest_even_and_saturates():
+    x = np.array([[0.4, 0.5, 1.5, 2.5, -3.0, 7.6]], dtype=np.float32)
+    u = ttnn.typecast(tensor(x, ttnn.float32), ttnn.uint32)
+    assert u.dtype is ttnn.uint32 and held(u).dtype == np.uint32
+    np.testing.assert_array_equal(held(u), [[0, 0, 2, 2, 0, 8]])
+    i = ttnn.typecast(tensor(x, ttnn.float32), dtype=ttnn.int32)
+    np.testing.assert_array_equal(held(i), [[0, 0, 2, 2, -3, 8]])
+    back = ttnn.typecast(u, ttnn.bfloat16)
+    assert back.dtype is ttnn.bfloat16
+    np.testing.assert_array_equal(held(back), [[0, 0, 2, 2, 0, 8]])
+    np.testing.assert_array_equal(held(ttnn.typecast(tensor(A, ttnn.float32), ttnn.bfloat16)), bf16(A))
+
+
+# --- shapes and creation --------------------------------------------------------------------------
+
+
+def test_shape_ops_follow_numpy():
+    x = RNG.uniform(-1, 1, (2, 3, 32)).astype(np.float32)
+    t = tensor(x, ttnn.float32)
+    np.testing.assert_array_equal(held(ttnn.permute(t, (2, 0, 1))), np.transpose(x, (2, 0, 1)))
+    np.testing.assert_array_equal(held(ttnn.concat([t, t], dim=1)), np.concatenate([x, x], axis=1))
+    np.testing.assert_array_equal(held(ttnn.slice(t, [0, 1, 0], [2, 3, 32], [1, 1, 2])), x[:, 1:3, ::2])
+    np.testing.assert_array_equal(held(ttnn.transpose(t, 0, 2)), np.swapaxes(x, 0, 2))
+    np.testing.assert_array_equal(held(ttnn.reshape(t, (6, 32))), x.reshape(6, 32))
+    np.testing.assert_array_equal(held(ttnn.pad(t, [(0, 1), (0, 0)], value=2.0)),
+                                  np.pad(x, [(0, 0), (0, 1), (0, 0)], constant_values=2))
+    parts = ttnn.split(t, 2, dim=1)
+    assert [tuple(p.shape) for p in parts] == [(2, 2, 32), (2, 1, 32)]
+    np.testing.assert_array_equal(held(ttnn.expand(tensor(x[:1], ttnn.float32), (4, -1, -1))),
+                                  np.broadcast_to(x[:1], (4, 3, 32)))
+
+
+def test_creation_like_and_arange():
+    t = tensor(A, ttnn.bfloat16, memory_config=ttnn.L1_MEMORY_CONFIG)
+    full = ttnn.full_like(t, 0.1)
+    assert full.dtype is ttnn.bfloat16 and full.memory_config() is ttnn.L1_MEMORY_CONFIG
+    np.testing.assert_array_equal(held(full), bf16(np.full(A.shape, 0.1)))
+    np.testing.assert_array_equal(held(ttnn.ones_like(t, dtype=ttnn.float32)), np.ones(A.shape))
+    np.testing.assert_array_equal(held(ttnn.arange(5)), np.arange(5))
+    r = ttnn.arange(2, 20, 3, dtype=ttnn.int32)
+    assert r.dtype is ttnn.int32
+    np.testing.assert_array_equal(held(r), np.arange(2, 20, 3))
+
+
+def test_results_stay_on_the_device_and_memory_config_of_their_first_tensor():
+    device = ttnn.open_device(0)
+    a = tensor(A, device=device, memory_config=ttnn.L1_MEMORY_CONFIG)
+    for out in (ttnn.mul(a, 2.0), ttnn.sort(a)[1], ttnn.typecast(a, ttnn.uint32), ttnn.sum(a, dim=0)):
+        assert out.device() is device and out.memory_config() is ttnn.L1_MEMORY_CONFIG
+        assert out.layout is ttnn.TILE_LAYOUT
+    assert ttnn.exp(a, memory_config=ttnn.DRAM_MEMORY_CONFIG).memory_config() is ttnn.DRAM_MEMORY_CONFIG
+    ttnn.close_device(device)
+
+
+def test_a_deallocated_tensor_is_an_error_when_used():
+    a = tensor(A)
+    ttnn.deallocate(a)
+    assert not a.is_allocated()
+    with pytest.raises(LayoutError, match="deallocated"):
+        ttnn.to_numpy(a)
+
+
+# --- around an operation on the simulated device ------------------------------------------------
+
+
+@ttl.operation(grid=(1, 1))
+def add_two(a, b, y):
+    """y = a + b over one block of a (32, 64) tensor."""
+    a_dfb = ttl.make_dataflow_buffer_like(a, shape=(1, 2))
+    b_dfb = ttl.make_dataflow_buffer_like(b, shape=(1, 2))
+    y_dfb = ttl.make_dataflow_buffer_like(y, shape=(1, 2))
+
+    @ttl.datamovement()
+    def read():
+        with a_dfb.reserve() as a_blk, b_dfb.reserve() as b_blk:
+            ttl.copy(a[0:1, 0:2], a_blk).wait()
+            ttl.copy(b[0:1, 0:2], b_blk).wait()
+
+    @ttl.compute()
+    def compute():
+        with a_dfb.wait() as a_blk, b_dfb.wait() as b_blk, y_dfb.reserve() as y_blk:
+            y_blk.store(a_blk + b_blk)
+
+    @ttl.datamovement()
+    def write():
+        with y_dfb.wait() as y_blk:
+            ttl.copy(y_blk, y[0:1, 0:2]).wait()
+
+
+def test_host_sort_and_gather_feed_an_operation_and_read_its_output():
+    keys = RNG.integers(0, 16, (32, 64)).astype(np.float32)
+    x = RNG.uniform(-2, 2, (32, 64)).astype(np.float32)
+    _, perm = ttnn.sort(tensor(keys), dim=0)
+    moved = ttnn.gather(tensor(x), dim=0, index=perm)             # bfloat16, like x's tensor
+    y = ttnn.zeros((32, 64), dtype=ttnn.bfloat16)
+    add_two(moved, tensor(x), y)                                  # on the simulated device
+    expected = bf16(np.take_along_axis(bf16(x), np.argsort(keys, 0, kind="stable"), 0) + bf16(x))
+    np.testing.assert_array_equal(held(y), expected)
+    # host ops read what the device wrote
+    top, where_ = ttnn.max(y, dim=0), ttnn.argmax(y, dim=0)
+    np.testing.assert_array_equal(held(top), expected.max(axis=0))
+    np.testing.assert_array_equal(held(where_), expected.argmax(axis=0))

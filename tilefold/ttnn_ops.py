@@ -1,0 +1,691 @@
+"""TT-NN's host operations as numpy computes them: the table of names (aliases included) of the
+element-wise, reduction, sorting, indexing and shape operations of the host ``ttnn`` module.
+
+Reads: :class:`Value` operands (a tensor's host values and data type name). Writes: a
+:class:`Value`, or a tuple of them (``sort``, ``topk``, ``split``). Floating-point arithmetic is
+float32, element-wise functions are evaluated in float64 and rounded once to float32; the host
+module then rounds each result to its output data type (bfloat16 to nearest even ...). Integer
+operands of integer operations compute exactly. Output data types follow TT-NN: an operation's
+``dtype=`` or its first tensor's, indices ``uint16`` (``uint32`` past 32768 values) for ``sort`` /
+``topk``, ``uint32`` for ``argmax``.
+"""
+
+from __future__ import annotations
+
+import builtins
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from tilefold.caller import user_location
+from tilefold.errors import LayoutError
+
+INT_DTYPES = {"uint32": np.uint32, "int32": np.int32, "uint16": np.uint16, "uint8": np.uint8}
+
+
+@dataclass(frozen=True)
+class Value:
+    """An operand: host values (float32 for float data types) and the TT-NN data type name."""
+
+    values: np.ndarray
+    dtype: str
+
+    @property
+    def is_int(self) -> bool:
+        return self.dtype in INT_DTYPES
+
+
+OPS: dict[str, Callable] = {}       # TT-NN name -> the function of Values computing it
+INPLACE: set[str] = set()           # names whose result is written into their first tensor
+
+
+def op(*names: str, inplace: tuple[str, ...] = ()):
+    """Register a host operation under TT-NN's names (the first is its own, the others aliases),
+    and ``inplace`` names that write the result into the first operand."""
+    def register(fn):
+        for name in names + inplace:
+            OPS[name] = fn
+        INPLACE.update(inplace)
+        return fn
+    return register
+
+
+def fail(message: str):
+    return LayoutError(message, user_location())
+
+
+# --- helpers ------------------------------------------------------------------------------------
+
+
+def _num(x, like: Value | None = None):
+    """The values of an operand: a Value's, or a Python number (an int stays integral next to
+    an integer tensor, otherwise float32)."""
+    if isinstance(x, Value):
+        return x.values
+    if isinstance(x, (bool, np.bool_)):
+        x = int(x)
+    if like is not None and like.is_int and isinstance(x, (int, np.integer)):
+        return np.int64(x)
+    return np.float32(x)
+
+
+def _first(*xs) -> Value:
+    for x in xs:
+        if isinstance(x, Value):
+            return x
+    raise fail("a host ttnn operation needs a tensor operand")
+
+
+def _all_int(*xs) -> bool:
+    return builtins.all(x.is_int if isinstance(x, Value) else isinstance(x, (int, np.integer)) for x in xs)
+
+
+def cast(values, dtype: str) -> np.ndarray:
+    """``values`` as the host array of ``dtype``: float32 for float types; integers rounded to
+    nearest (ties to even) and saturated to the type's range, as the device's typecast does."""
+    values = np.asarray(values)
+    if dtype not in INT_DTYPES:
+        return values.astype(np.float32)
+    target = np.dtype(INT_DTYPES[dtype])
+    if values.dtype.kind in "iub":
+        info = np.iinfo(target)
+        return np.clip(values.astype(np.int64), info.min, info.max).astype(target)
+    info = np.iinfo(target)
+    with np.errstate(invalid="ignore"):
+        rounded = np.rint(values.astype(np.float64))
+        rounded = np.where(np.isnan(rounded), 0, np.clip(rounded, info.min, info.max))
+    return rounded.astype(target)
+
+
+def _out(values, like: Value, dtype: str | None = None) -> Value:
+    dtype = dtype or like.dtype
+    return Value(cast(values, dtype), dtype)
+
+
+def _dim(dim, rank: int, name: str) -> int:
+    if not isinstance(dim, (int, np.integer)) or not -builtins.max(rank, 1) <= dim < builtins.max(rank, 1):
+        raise fail(f"ttnn.{name}(dim={dim!r}): a {rank}-D tensor has dims {-rank}..{rank - 1}")
+    return int(dim) % builtins.max(rank, 1)
+
+
+# --- element-wise: one operand ------------------------------------------------------------------
+
+
+def _erfc_tail(z):
+    """erfc(z) for z >= 0 in float64 to about 1e-7 relative (the Chebyshev fit of Numerical
+    Recipes, 6.2)."""
+    t = 1.0 / (1.0 + 0.5 * z)
+    poly = -z * z - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (
+        -0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277))))))))
+    return t * np.exp(poly)
+
+
+def _erfc(x):
+    tail = _erfc_tail(np.abs(x))
+    return np.where(x >= 0, tail, 2.0 - tail)
+
+
+def erf(x):
+    return np.sign(x) * (1.0 - _erfc_tail(np.abs(x)))
+
+
+def _gelu(x):
+    """GELU as TT-NN's default and torch's: ``x Φ(x)`` with erf, in float32 steps as torch computes
+    it (``1 + erf`` cancels for negative ``x``)."""
+    x = x.astype(np.float32)
+    e = erf(x.astype(np.float64) * np.float64(np.float32(np.sqrt(0.5)))).astype(np.float32)
+    return (np.float32(0.5) * x * (np.float32(1) + e)).astype(np.float64)
+
+
+def _gelu_tanh(x):
+    """The tanh approximation, in float32 steps as torch computes it."""
+    x = x.astype(np.float32)
+    inner = np.float32(np.sqrt(2.0 / np.pi)) * (x + np.float32(0.044715) * x * x * x)
+    return (np.float32(0.5) * x * (np.float32(1) + np.tanh(inner))).astype(np.float64)
+
+
+def _softplus(x, beta=1.0, threshold=20.0):
+    bx = beta * x
+    return np.where(bx > threshold, x, np.log1p(np.exp(np.minimum(bx, threshold))) / beta)
+
+
+def _sigmoid(x):
+    return 1 / (1 + np.exp(-x))
+
+
+_SELU_ALPHA, _SELU_SCALE = 1.6732632423543772, 1.0507009873554805
+
+# name -> (function of float64 values and the op's parameters, exact on integer tensors)
+UNARY: dict[str, tuple[Callable, bool]] = {
+    "abs": (np.abs, True), "neg": (np.negative, True), "square": (np.square, True), "sign": (np.sign, True),
+    "relu": (lambda x: np.maximum(x, 0), True), "identity": (lambda x: x, True),
+    "floor": (np.floor, True), "ceil": (np.ceil, True), "trunc": (np.trunc, True),
+    "sqrt": (np.sqrt, False), "rsqrt": (lambda x: 1 / np.sqrt(x), False), "reciprocal": (lambda x: 1 / x, False),
+    "cbrt": (np.cbrt, False), "exp": (np.exp, False), "exp2": (np.exp2, False), "expm1": (np.expm1, False),
+    "log": (np.log, False), "log2": (np.log2, False), "log10": (np.log10, False), "log1p": (np.log1p, False),
+    "sin": (np.sin, False), "cos": (np.cos, False), "tan": (np.tan, False), "asin": (np.arcsin, False),
+    "acos": (np.arccos, False), "atan": (np.arctan, False), "sinh": (np.sinh, False), "cosh": (np.cosh, False),
+    "tanh": (np.tanh, False), "asinh": (np.arcsinh, False), "acosh": (np.arccosh, False),
+    "atanh": (np.arctanh, False), "deg2rad": (np.deg2rad, False), "rad2deg": (np.rad2deg, False),
+    "frac": (lambda x: x - np.trunc(x), False), "signbit": (lambda x: np.signbit(x).astype(np.float64), False),
+    "erf": (erf, False), "erfc": (_erfc, False),
+    "sigmoid": (_sigmoid, False), "silu": (lambda x: x * _sigmoid(x), False),
+    "relu6": (lambda x: np.clip(x, 0, 6), False), "softsign": (lambda x: x / (1 + np.abs(x)), False),
+    "tanhshrink": (lambda x: x - np.tanh(x), False),
+    "hardsigmoid": (lambda x: np.clip(x / 6 + 0.5, 0, 1), False),
+    "hardswish": (lambda x: x * np.clip(x / 6 + 0.5, 0, 1), False),
+    "mish": (lambda x: x * np.tanh(_softplus(x)), False),
+    "selu": (lambda x: _SELU_SCALE * np.where(x > 0, x, _SELU_ALPHA * np.expm1(x)), False),
+    "isfinite": (lambda x: np.isfinite(x).astype(np.float64), False),
+    "isinf": (lambda x: np.isinf(x).astype(np.float64), False),
+    "isnan": (lambda x: np.isnan(x).astype(np.float64), False),
+    "isposinf": (lambda x: np.isposinf(x).astype(np.float64), False),
+    "isneginf": (lambda x: np.isneginf(x).astype(np.float64), False),
+    "logical_not": (lambda x: (x == 0).astype(np.float64), True),
+    "eqz": (lambda x: (x == 0).astype(np.float64), True), "nez": (lambda x: (x != 0).astype(np.float64), True),
+    "gtz": (lambda x: (x > 0).astype(np.float64), True), "ltz": (lambda x: (x < 0).astype(np.float64), True),
+    "gez": (lambda x: (x >= 0).astype(np.float64), True), "lez": (lambda x: (x <= 0).astype(np.float64), True),
+    # with parameters (TT-NN's keyword names and defaults)
+    "leaky_relu": (lambda x, negative_slope=0.01: np.where(x >= 0, x, x * negative_slope), False),
+    "elu": (lambda x, alpha=1.0: np.where(x > 0, x, alpha * np.expm1(x)), False),
+    "celu": (lambda x, alpha=1.0: np.maximum(x, 0) + np.minimum(0, alpha * np.expm1(x / alpha)), False),
+    "softplus": (_softplus, False),
+    "hardtanh": (lambda x, min_val=-1.0, max_val=1.0: np.clip(x, min_val, max_val), False),
+    "relu_max": (lambda x, upper_limit: np.clip(x, 0, upper_limit), False),
+    "relu_min": (lambda x, lower_limit: np.maximum(x, lower_limit), False),
+    "heaviside": (lambda x, value: np.where(x == 0, value, (x > 0).astype(np.float64)), False),
+    "threshold": (lambda x, threshold, value: np.where(x > threshold, x, value), False),
+    "logit": (lambda x, eps=None: np.log((z := x if eps is None else np.clip(x, eps, 1 - eps)) / (1 - z)), False),
+    "round": (lambda x, decimals=0: np.round(x, decimals), True),
+    "rpow": (lambda x, exponent: np.power(exponent, x), False),
+}
+
+
+def _unary_op(name: str, fn: Callable, exact_int: bool):
+    def compute(a: Value, *params, memory_config=None, output_tensor=None, queue_id=None, **kwargs) -> Value:
+        if a.is_int and exact_int:
+            return _out(fn(a.values.astype(np.int64), *params, **kwargs), a)
+        with np.errstate(all="ignore"):
+            return _out(fn(a.values.astype(np.float64), *params, **kwargs).astype(np.float32), a)
+    compute.__name__ = name
+    return compute
+
+
+for _name, (_fn, _exact) in UNARY.items():
+    OPS[_name] = _unary_op(_name, _fn, _exact)
+OPS["negative"] = OPS["neg"]
+INPLACE.update({"relu_", "exp_"})
+OPS["relu_"], OPS["exp_"] = OPS["relu"], OPS["exp"]
+
+
+@op("gelu")
+def gelu(a: Value, *, fast_and_approximate_mode: bool = False, **_) -> Value:
+    """erf GELU, or its tanh approximation with ``fast_and_approximate_mode=True``."""
+    with np.errstate(all="ignore"):
+        values = (_gelu_tanh if fast_and_approximate_mode else _gelu)(a.values.astype(np.float64))
+    return _out(values.astype(np.float32), a)
+
+
+@op("clamp", "clip")
+def clamp(a: Value, min=None, max=None, **_) -> Value:  # noqa: A002 - TT-NN's names
+    if min is None and max is None:
+        raise fail("ttnn.clamp needs min=, max= or both")
+    lo = None if min is None else _num(min, a)
+    hi = None if max is None else _num(max, a)
+    values = a.values if a.is_int else a.values.astype(np.float32)
+    if lo is not None:
+        values = np.maximum(values, lo)
+    if hi is not None:
+        values = np.minimum(values, hi)
+    return _out(values, a)
+
+
+@op("typecast")
+def typecast(a: Value, dtype: str, **_) -> Value:
+    """``a`` as ``dtype``: floats to integers round to nearest, ties to even, saturating."""
+    return Value(cast(a.values, dtype), dtype)
+
+
+@op("bitwise_not")
+def bitwise_not(a: Value, **_) -> Value:
+    if not a.is_int:
+        raise fail(f"ttnn.bitwise_not takes an integer tensor, not {a.dtype}")
+    return _out(np.invert(a.values), a)
+
+
+# --- element-wise: two operands ------------------------------------------------------------------
+
+
+def _fmod(a, b):
+    return np.fmod(a, b)
+
+
+# name -> (float function, integer function or None: the float one on int64)
+BINARY: dict[str, tuple[Callable, Callable | None]] = {
+    "add": (np.add, np.add), "subtract": (np.subtract, np.subtract), "multiply": (np.multiply, np.multiply),
+    "rsub": (lambda a, b: b - a, lambda a, b: b - a),
+    "maximum": (np.maximum, np.maximum), "minimum": (np.minimum, np.minimum),
+    "squared_difference": (lambda a, b: np.square(a - b), lambda a, b: np.square(a - b)),
+    "eq": (np.equal, np.equal), "ne": (np.not_equal, np.not_equal), "gt": (np.greater, np.greater),
+    "ge": (np.greater_equal, np.greater_equal), "lt": (np.less, np.less), "le": (np.less_equal, np.less_equal),
+    "logical_and": (lambda a, b: (a != 0) & (b != 0), None), "logical_or": (lambda a, b: (a != 0) | (b != 0), None),
+    "logical_xor": (lambda a, b: (a != 0) ^ (b != 0), None),
+    "pow": (np.power, None), "atan2": (np.arctan2, None), "hypot": (np.hypot, None),
+    "logaddexp": (np.logaddexp, None), "logaddexp2": (np.logaddexp2, None),
+    "xlogy": (lambda a, b: np.where(a == 0, 0.0, a * np.log(b)), None),
+    "remainder": (np.remainder, np.remainder), "fmod": (_fmod, _fmod),
+    "floor_div": (lambda a, b: np.floor(a / b), np.floor_divide),
+    "div_no_nan": (lambda a, b: np.where(b == 0, 0.0, a / np.where(b == 0, 1, b)), None),
+    "ldexp": (lambda a, b: a * np.exp2(b), None),
+    "bias_gelu": (lambda a, b: _gelu(a + b), None),
+}
+_COMPARISONS = {"eq", "ne", "gt", "ge", "lt", "le", "logical_and", "logical_or", "logical_xor"}
+_F64 = {"pow", "atan2", "hypot", "logaddexp", "logaddexp2", "xlogy", "bias_gelu", "ldexp"}   # functions, not arithmetic
+
+
+def _binary_op(name: str, fn: Callable, int_fn: Callable | None):
+    def compute(a, b, *, dtype: str | None = None, memory_config=None, output_tensor=None, queue_id=None,
+                activations=None, use_legacy=None, **_) -> Value:
+        like = _first(a, b)
+        if int_fn is not None and _all_int(a, b):
+            values = int_fn(np.asarray(_num(a, like)).astype(np.int64), np.asarray(_num(b, like)).astype(np.int64))
+        else:
+            x, y = (np.asarray(_num(v)).astype(np.float32) for v in (a, b))
+            with np.errstate(all="ignore"):
+                if name in _F64:
+                    values = fn(x.astype(np.float64), y.astype(np.float64)).astype(np.float32)
+                else:
+                    values = fn(x, y)
+        if name in _COMPARISONS:
+            values = values.astype(np.float32)
+        return _apply_activations(_out(values, like, dtype), activations)
+    compute.__name__ = name
+    return compute
+
+
+def _apply_activations(v: Value, activations) -> Value:
+    for act in activations or ():
+        name = getattr(act, "name", act)
+        name = str(name).lower().rsplit(".", 1)[-1]
+        if name not in UNARY:
+            raise fail(f"activation {act!r}: tilefold applies the unary ops {', '.join(sorted(UNARY))}")
+        v = OPS[name](v)
+    return v
+
+
+for _name, (_fn, _int) in BINARY.items():
+    OPS[_name] = _binary_op(_name, _fn, _int)
+for _alias, _name in {"sub": "subtract", "mul": "multiply", "gte": "ge", "lte": "le", "power": "pow"}.items():
+    OPS[_alias] = OPS[_name]
+for _name in ("add", "subtract", "multiply", "sub", "mul", "rsub", "eq", "ne", "gt", "ge", "lt", "le",
+              "logical_and", "logical_or", "logical_xor", "squared_difference", "ldexp", "logaddexp"):
+    OPS[_name + "_"] = OPS[_name]
+    INPLACE.add(_name + "_")
+
+
+@op("divide", "div", inplace=("divide_", "div_"))
+def divide(a, b, *, round_mode: str | None = None, dtype: str | None = None, accurate_mode=None,
+           activations=None, **_) -> Value:
+    """``a / b`` (``round_mode`` ``"trunc"`` or ``"floor"`` rounds the quotient, as torch.div)."""
+    like = _first(a, b)
+    x, y = (np.asarray(_num(v)).astype(np.float32) for v in (a, b))
+    with np.errstate(all="ignore"):
+        q = x / y
+    if round_mode in ("trunc", "floor"):
+        q = (np.trunc if round_mode == "trunc" else np.floor)(q)
+    elif round_mode not in (None, "None"):
+        raise fail(f"ttnn.div(round_mode={round_mode!r}): use None, 'trunc' or 'floor'")
+    return _apply_activations(_out(q, like, dtype), activations)
+
+
+@op("rdiv")
+def rdiv(a: Value, value, *, round_mode: str | None = None, **kwargs) -> Value:
+    """``value / a``."""
+    return divide(value, a, round_mode=round_mode, dtype=kwargs.get("dtype"))
+
+
+@op("addalpha")
+def addalpha(a: Value, b: Value, alpha: float = 1.0, **_) -> Value:
+    return _out(a.values.astype(np.float32) + np.float32(alpha) * _num(b), a)
+
+
+@op("subalpha")
+def subalpha(a: Value, b: Value, alpha: float = 1.0, **_) -> Value:
+    return _out(a.values.astype(np.float32) - np.float32(alpha) * _num(b), a)
+
+
+@op("isclose")
+def isclose(a: Value, b: Value, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False, **_) -> Value:
+    return _out(np.isclose(a.values, _num(b), rtol=rtol, atol=atol, equal_nan=equal_nan).astype(np.float32), a)
+
+
+def _bitwise(name: str, fn: Callable):
+    def compute(a: Value, b, **_) -> Value:
+        if not _all_int(a, b):
+            raise fail(f"ttnn.{name} takes integer tensors (int32, uint32, uint16), not {a.dtype}")
+        return _out(fn(a.values.astype(np.int64), np.asarray(_num(b, a)).astype(np.int64)), a)
+    compute.__name__ = name
+    return compute
+
+
+for _name, _fn in {"bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or, "bitwise_xor": np.bitwise_xor,
+                   "bitwise_left_shift": np.left_shift, "bitwise_right_shift": np.right_shift,
+                   "logical_left_shift": np.left_shift}.items():
+    OPS[_name] = _bitwise(_name, _fn)
+
+
+# --- element-wise: three operands ----------------------------------------------------------------
+
+
+@op("where")
+def where(condition, true_value, false_value, **_) -> Value:
+    """``true_value`` where ``condition`` is nonzero, else ``false_value`` (tensors or numbers)."""
+    like = _first(true_value, false_value, condition)
+    cond = np.asarray(_num(condition)) != 0
+    return _out(np.where(cond, _num(true_value, like), _num(false_value, like)), like)
+
+
+@op("addcmul")
+def addcmul(a: Value, b: Value, c: Value, value: float = 1.0, **_) -> Value:
+    return _out(a.values + np.float32(value) * (_num(b) * _num(c)), a)
+
+
+@op("addcdiv")
+def addcdiv(a: Value, b: Value, c: Value, value: float = 1.0, **_) -> Value:
+    with np.errstate(all="ignore"):
+        return _out(a.values + np.float32(value) * (_num(b) / _num(c)), a)
+
+
+@op("lerp")
+def lerp(a: Value, end, weight, **_) -> Value:
+    x = a.values.astype(np.float32)
+    return _out(x + np.asarray(_num(weight), dtype=np.float32) * (_num(end) - x), a)
+
+
+@op("mac")
+def mac(a: Value, b, c, **_) -> Value:
+    return _out(a.values.astype(np.float32) * _num(b) + _num(c), a)
+
+
+# --- matrix products -----------------------------------------------------------------------------
+
+
+@op("matmul")
+def matmul(a: Value, b: Value, *, transpose_a: bool = False, transpose_b: bool = False, dtype: str | None = None,
+           activation=None, **_) -> Value:
+    """``a @ b`` accumulated in float32 (``transpose_a`` / ``transpose_b`` swap the last two dims)."""
+    x = a.values.astype(np.float32)
+    y = b.values.astype(np.float32)
+    if transpose_a:
+        x = np.swapaxes(x, -1, -2)
+    if transpose_b:
+        y = np.swapaxes(y, -1, -2)
+    if x.shape[-1] != y.shape[-2 if y.ndim > 1 else 0]:
+        raise fail(f"ttnn.matmul: inner dims differ, {tuple(x.shape)} @ {tuple(y.shape)}")
+    return _apply_activations(_out(x @ y, a, dtype), [activation] if activation else None)
+
+
+@op("linear")
+def linear(a: Value, b: Value, *, bias: Value | None = None, transpose_a: bool = False, transpose_b: bool = False,
+           dtype: str | None = None, activation=None, **_) -> Value:
+    """``a @ b + bias``."""
+    out = matmul(a, b, transpose_a=transpose_a, transpose_b=transpose_b)
+    values = out.values + (bias.values if bias is not None else np.float32(0))
+    return _apply_activations(_out(values, a, dtype), [activation] if activation else None)
+
+
+# --- reductions ----------------------------------------------------------------------------------
+
+
+def _axes(a: Value, dim, name: str):
+    rank = a.values.ndim
+    if dim is None:
+        return None
+    dims = [dim] if isinstance(dim, (int, np.integer)) else list(dim)
+    return tuple(sorted({_dim(d, rank, name) for d in dims}))
+
+
+def _reduce(name: str, fn: Callable, exact_int: bool):
+    def compute(a: Value, dim=None, keepdim: bool = False, *, dtype=None, memory_config=None,
+                compute_kernel_config=None, scalar: float = 1.0, correction=True, **_) -> Value:
+        axes = _axes(a, dim, name)
+        if a.is_int and exact_int:
+            values = fn(a.values.astype(np.int64), axis=axes, keepdims=keepdim)
+        else:
+            kwargs = {"ddof": 1 if correction else 0} if name in ("std", "var") else {}
+            with np.errstate(all="ignore"):
+                values = fn(a.values.astype(np.float32), axis=axes, keepdims=keepdim, **kwargs)
+            if scalar != 1.0:
+                values = values * np.float32(scalar)
+        return _out(np.atleast_1d(values), a, dtype)
+    compute.__name__ = name
+    return compute
+
+
+for _name, _fn, _exact in (("sum", np.sum, True), ("mean", np.mean, False), ("max", np.max, True),
+                           ("min", np.min, True), ("prod", np.prod, True), ("std", np.std, False),
+                           ("var", np.var, False)):
+    OPS[_name] = _reduce(_name, _fn, _exact)
+
+
+@op("argmax")
+def argmax(a: Value, dim=None, keepdim: bool = False, **_) -> Value:
+    """The index of the largest value (the first of equal ones), as ``uint32``; over all
+    elements (row-major order) without ``dim``."""
+    axis = None if dim is None else _dim(dim, a.values.ndim, "argmax")
+    values = np.argmax(a.values, axis=axis, keepdims=keepdim)
+    return Value(cast(np.atleast_1d(values), "uint32"), "uint32")
+
+
+def _scan(name: str, fn: Callable):
+    def compute(a: Value, dim: int, *, dtype=None, **_) -> Value:
+        axis = _dim(dim, a.values.ndim, name)
+        if a.is_int:
+            return _out(fn(a.values.astype(np.int64), axis=axis), a, dtype)
+        return _out(fn(a.values.astype(np.float32), axis=axis, dtype=np.float32), a, dtype)
+    compute.__name__ = name
+    return compute
+
+
+OPS["cumsum"], OPS["cumprod"] = _scan("cumsum", np.cumsum), _scan("cumprod", np.cumprod)
+
+
+# --- sorting and indexing ------------------------------------------------------------------------
+
+
+def index_dtype(n: int) -> str:
+    """TT-NN's index type for ``n`` values along the sorted dim: ``uint16`` unless the dim, padded
+    to a power of two of whole tiles, reaches 65535 values (more than 32768 values)."""
+    return "uint16" if n <= 32768 else "uint32"
+
+
+def _argsort(x: np.ndarray, axis: int, descending: bool) -> np.ndarray:
+    """Indices that sort ``x`` along ``axis``; equal values keep their order (either direction)."""
+    if not descending:
+        return np.argsort(x, axis=axis, kind="stable")
+    n = x.shape[axis]
+    return n - 1 - np.flip(np.argsort(np.flip(x, axis=axis), axis=axis, kind="stable"), axis=axis)
+
+
+@op("sort")
+def sort(a: Value, dim: int = -1, descending: bool = False, stable: bool = False, **_) -> tuple[Value, Value]:
+    """``(values, indices)`` of ``a`` sorted along ``dim``; equal values keep their order."""
+    if a.values.ndim == 0:
+        return a, Value(np.zeros((), np.uint16), "uint16")
+    axis = _dim(dim, a.values.ndim, "sort")
+    order = _argsort(a.values, axis, descending)
+    idx = index_dtype(a.values.shape[axis])
+    return (Value(np.take_along_axis(a.values, order, axis), a.dtype), Value(cast(order, idx), idx))
+
+
+@op("topk")
+def topk(a: Value, k: int, dim: int = -1, largest: bool = True, sorted: bool = True, **_) -> tuple[Value, Value]:  # noqa: A002
+    """The ``k`` largest (``largest=False``: smallest) values along ``dim`` and their indices."""
+    axis = _dim(dim, a.values.ndim, "topk")
+    n = a.values.shape[axis]
+    if not isinstance(k, (int, np.integer)) or not 1 <= k <= n:
+        raise fail(f"ttnn.topk(k={k!r}): dim {dim} has {n} values; give k in 1..{n}")
+    order = np.take(_argsort(a.values, axis, largest), np.arange(k), axis=axis)
+    idx = index_dtype(n)
+    return (Value(np.take_along_axis(a.values, order, axis), a.dtype), Value(cast(order, idx), idx))
+
+
+@op("gather")
+def gather(a: Value, dim: int, index: Value, sparse_grad: bool = False, **_) -> Value:
+    """``out[..., i, ...] = a[..., index[..., i, ...], ...]`` along ``dim`` (as torch.gather): the
+    shape of ``index``, the data type of ``a``."""
+    if not isinstance(index, Value) or not index.is_int:
+        got = index.dtype if isinstance(index, Value) else type(index).__name__
+        raise fail(f"ttnn.gather: index must be a uint32 or uint16 tensor (ttnn.typecast it), not {got}")
+    rank = a.values.ndim
+    axis = _dim(dim, rank, "gather")
+    if index.values.ndim != rank:
+        raise fail(f"ttnn.gather: index has {index.values.ndim} dims, the input {rank}; give it as many")
+    shape, ishape = a.values.shape, index.values.shape
+    if builtins.any(ishape[d] > shape[d] for d in range(rank) if d != axis):
+        raise fail(f"ttnn.gather: index shape {tuple(ishape)} is larger than the input {tuple(shape)} "
+                   f"outside dim {dim}")
+    idx = index.values.astype(np.int64)
+    if idx.size and (idx.min() < 0 or idx.max() >= shape[axis]):
+        raise fail(f"ttnn.gather: index values {int(idx.min())}..{int(idx.max())} outside 0..{shape[axis] - 1} "
+                   f"of dim {dim}")
+    window = tuple(slice(None) if d == axis else slice(0, ishape[d]) for d in range(rank))
+    return Value(np.take_along_axis(a.values[window], idx, axis), a.dtype)
+
+
+# --- shapes --------------------------------------------------------------------------------------
+
+
+def _shape(shape) -> tuple[int, ...]:
+    return tuple(int(s) for s in (shape if hasattr(shape, "__len__") else (shape,)))
+
+
+@op("concat")
+def concat(tensors, dim: int = 0, **_) -> Value:
+    tensors = list(tensors)
+    if not tensors:
+        raise fail("ttnn.concat takes a list of tensors")
+    first = tensors[0]
+    axis = _dim(dim, first.values.ndim, "concat")
+    return Value(cast(np.concatenate([t.values for t in tensors], axis=axis), first.dtype), first.dtype)
+
+
+@op("stack")
+def stack(tensors, dim: int = 0, **_) -> Value:
+    tensors = list(tensors)
+    return Value(cast(np.stack([t.values for t in tensors], axis=dim), tensors[0].dtype), tensors[0].dtype)
+
+
+@op("split")
+def split(a: Value, split_size, dim: int = 0, **_) -> tuple[Value, ...]:
+    """Pieces of ``split_size`` along ``dim`` (the last smaller), or of the sizes in a list."""
+    axis = _dim(dim, a.values.ndim, "split")
+    n = a.values.shape[axis]
+    sizes = [int(split_size)] * -(-n // int(split_size)) if isinstance(split_size, (int, np.integer)) \
+        else [int(s) for s in split_size]
+    cuts = np.cumsum(sizes)[:-1]
+    return tuple(Value(p, a.dtype) for p in np.split(a.values, cuts, axis=axis))
+
+
+@op("permute")
+def permute(a: Value, dims, **_) -> Value:
+    dims = _shape(dims)
+    if sorted(d % builtins.max(a.values.ndim, 1) for d in dims) != list(range(a.values.ndim)):
+        raise fail(f"ttnn.permute(dims={dims}): give each of the {a.values.ndim} dims once")
+    return Value(np.transpose(a.values, dims), a.dtype)
+
+
+@op("transpose")
+def transpose(a: Value, dim0: int = -2, dim1: int = -1, **_) -> Value:
+    return Value(np.swapaxes(a.values, dim0, dim1), a.dtype)
+
+
+@op("reshape", "view")
+def reshape(a: Value, shape, *args, **_) -> Value:
+    return Value(a.values.reshape(_shape(shape)), a.dtype)
+
+
+@op("repeat")
+def repeat(a: Value, repeat_dims, **_) -> Value:
+    """``a`` tiled ``repeat_dims[i]`` times along dim i (as ``torch.Tensor.repeat``: more repeat dims
+    than ``a`` has dims prepend dims of size 1)."""
+    reps = _shape(repeat_dims)
+    if len(reps) < a.values.ndim:
+        raise fail(f"ttnn.repeat: {len(reps)} repeat dims for a tensor of rank {a.values.ndim}; give at least "
+                   "one per dimension")
+    values = a.values.reshape((1,) * (len(reps) - a.values.ndim) + a.values.shape)
+    return Value(np.tile(values, reps), a.dtype)
+
+
+@op("expand")
+def expand(a: Value, shape, **_) -> Value:
+    """``a`` broadcast to ``shape`` (``-1`` keeps a dim)."""
+    shape = _shape(shape)
+    lead = (1,) * (len(shape) - a.values.ndim) + a.values.shape
+    target = tuple(n if s == -1 else s for s, n in zip(shape, lead))
+    return Value(np.broadcast_to(a.values.reshape(lead), target).copy(), a.dtype)
+
+
+@op("squeeze")
+def squeeze(a: Value, dim=None, **_) -> Value:
+    """``a`` without its dims of size 1 (only ``dim``, an int or a tuple, when given; a named dim of
+    another size stays, as in torch)."""
+    shape = a.values.shape
+    dims = range(len(shape)) if dim is None else [dim] if isinstance(dim, int) else list(dim)
+    drop = {d % len(shape) for d in dims if shape[d % len(shape)] == 1} if shape else set()
+    return Value(a.values.reshape(tuple(n for i, n in enumerate(shape) if i not in drop)), a.dtype)
+
+
+@op("unsqueeze")
+def unsqueeze(a: Value, dim: int, **_) -> Value:
+    return Value(np.expand_dims(a.values, dim), a.dtype)
+
+
+@op("flip")
+def flip(a: Value, dims, **_) -> Value:
+    return Value(np.flip(a.values, axis=tuple(_shape(dims))).copy(), a.dtype)
+
+
+@op("slice")
+def slice_(a: Value, slice_start, slice_end, slice_step=None, **_) -> Value:
+    """``a[start:end:step]`` in each dim."""
+    start, end = _shape(slice_start), _shape(slice_end)
+    step = _shape(slice_step) if slice_step is not None else (1,) * len(start)
+    if not len(start) == len(end) == len(step) == a.values.ndim:
+        raise fail(f"ttnn.slice: give a start, end and step for each of the {a.values.ndim} dims")
+    return Value(a.values[tuple(slice(s, e, t) for s, e, t in zip(start, end, step))].copy(), a.dtype)
+
+
+@op("pad")
+def pad(a: Value, padding, value: float, **_) -> Value:
+    """``a`` padded with ``value``: ``padding`` a ``(before, after)`` pair per dim (the last dims
+    when fewer are given)."""
+    pairs = [tuple(int(p) for p in pair) for pair in padding]
+    pairs = [(0, 0)] * (a.values.ndim - len(pairs)) + pairs
+    return Value(cast(np.pad(a.values, pairs, constant_values=_num(value, a)), a.dtype), a.dtype)
+
+
+@op("upsample")
+def upsample(a: Value, scale_factor, mode: str = "nearest", **_) -> Value:
+    """Nearest-neighbour upsampling of an ``(N, H, W, C)`` tensor, ``scale_factor`` an int or
+    ``(scale_h, scale_w)``."""
+    if mode != "nearest":
+        raise fail(f"ttnn.upsample(mode={mode!r}): tilefold's host upsample is 'nearest' only")
+    if a.values.ndim != 4:
+        raise fail(f"ttnn.upsample takes an (N, H, W, C) tensor, not shape {tuple(a.values.shape)}")
+    sh, sw = (scale_factor, scale_factor) if isinstance(scale_factor, int) else tuple(scale_factor)
+    return Value(a.values.repeat(sh, axis=1).repeat(sw, axis=2), a.dtype)
+
+
+@op("clone")
+def clone(a: Value, *args, dtype: str | None = None, **_) -> Value:
+    return _out(a.values.copy(), a, dtype)
+
+
+def getitem(a: Value, key) -> Value:
+    """``tensor[key]``: basic indexing (ints and slices) of the host values."""
+    key = key if isinstance(key, tuple) else (key,)
+    if not builtins.all(isinstance(k, (int, np.integer, slice)) or k is Ellipsis for k in key):
+        raise fail("tensor[...]: tilefold slices tensors with ints, slices and ... only")
+    return Value(a.values[key].copy(), a.dtype)
