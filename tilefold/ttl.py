@@ -17,6 +17,7 @@ from tilefold import __version__  # noqa: F401  (ttl.__version__: the tilefold r
 from tilefold import ttl_diagnostics as diagnostics  # ttl.diagnostics.TTLangCompileError
 from tilefold import ttl_utils as utils  # ttl.utils: TT-Lang's helpers beside the language
 from tilefold import uncaught as _uncaught
+from tilefold.frontend.ttl import session as _session
 from tilefold.run import ttl as _runner
 
 for _name in ("", ".correctness", ".block_allocation"):     # `from tilefold.ttl.utils.correctness import ...`
@@ -25,4 +26,13 @@ _sys.modules[f"{__name__}.diagnostics"] = diagnostics
 ttl = _sys.modules[__name__]     # `from ttl import ttl`: TT-Lang's language module is the package's own names
 
 _runner.install()      # calls of ttl.operation compile and run through tilefold.run.ttl
+
+
+def _tile_tensor(value):
+    from tilefold import ttnn
+
+    return ttnn.from_torch(value, layout=ttnn.TILE_LAYOUT)
+
+
+_session.install_tile_tensor(_tile_tensor)     # torch arguments of a compile-only call
 _uncaught.install()    # an uncaught tilefold error prints as one line

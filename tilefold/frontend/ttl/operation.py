@@ -282,9 +282,7 @@ def compile_only() -> bool:
 def _as_tile_tensor(value):
     """A torch tensor as a device tensor of its shape and dtype in tile layout; anything else as it is."""
     if type(value).__module__.startswith("torch") and hasattr(value, "shape") and hasattr(value, "dtype"):
-        from tilefold import ttnn
-
-        return ttnn.from_torch(value, layout=ttnn.TILE_LAYOUT)
+        return session.tile_tensor(value)
     return value
 
 

@@ -71,6 +71,20 @@ def install_runner(runner: Runner) -> None:
     _RUNNER = runner
 
 
+_TILE_TENSOR = None
+
+
+def install_tile_tensor(convert) -> None:
+    """``convert(torch tensor)`` → a device tensor of its shape and dtype in tile layout (what a
+    compile-only call reads of a torch argument; the host tensor module provides it)."""
+    global _TILE_TENSOR
+    _TILE_TENSOR = convert
+
+
+def tile_tensor(value):
+    return value if _TILE_TENSOR is None else _TILE_TENSOR(value)
+
+
 def runner() -> Runner:
     if _RUNNER is None:
         raise KernelError("TT-Lang operations run through tilefold.ttl: import tilefold.ttl (as ttl) before calling "
