@@ -406,13 +406,17 @@ def _make_block_op(info: TileOpInfo) -> type[BlockOp]:
     names = ("lhs", "rhs", "third")[:arity] if arity > 1 else ("input",)[:arity]
     for n in names:
         fields[n] = operand_def(TensorType)
+    if info.kind == "reduce":       # the block whose first tile scales the reduced elements (else ones)
+        fields["scaler"] = opt_operand_def(TensorType)
     for p in info.params:
         fields[p] = prop_def(FloatAttr)
     if info.kind in ("bcast", "reduce"):
         fields["dims"] = prop_def(DenseArrayBase)
     fields["result"] = result_def(TensorType)
     operands = ", ".join(f"${n}" for n in names)
-    if arity:
+    if info.kind == "reduce":
+        assembly_format = "$input (`,` $scaler^)? attr-dict `:` type(operands) `->` type($result)"
+    elif arity:
         assembly_format = f"{operands} attr-dict `:` type(operands) `->` type($result)".replace(", ", " `,` ")
     else:
         assembly_format = "attr-dict `:` type($result)"
@@ -426,6 +430,8 @@ def _make_tile_op(info: TileOpInfo) -> type[TileOp]:
     arity = ARITY[info.kind]
     fields: dict = {"name": f"ttl.tile_{info.name}", "__doc__": f"Tile-level ``{info.name}`` (see TILE_OPS)."}
     names = ("lhs", "rhs", "third")[:arity] if arity > 1 else ("input",)[:arity]
+    if info.kind == "reduce":       # the scaler tile, read from its circular buffer as the input is
+        names = ("input", "scaler")
     for n in names:
         fields[n] = operand_def(TileType)
     if info.kind in CB_READING_KINDS and info.kind != "matmul":
@@ -458,7 +464,10 @@ def make_block_op(name: str, operands: list[SSAValue], result_type: TensorType, 
     props = float_props(info, params or {})
     if dims is not None:
         props["dims"] = DenseArrayBase.from_list(i64, list(dims))
-    return BLOCK_OPS[name].build(operands=list(operands), result_types=[result_type], properties=props)
+    operands = list(operands)
+    if info.kind == "reduce":       # (input[, scaler]): the scaler is an optional operand
+        operands = [operands[0], operands[1:]]
+    return BLOCK_OPS[name].build(operands=operands, result_types=[result_type], properties=props)
 
 
 def make_tile_op(name: str, operands: list[SSAValue], result_type: TileType, params: dict | None = None,

@@ -563,10 +563,8 @@ class ComputeApi:
         i = self._math_slot(dst_index, "reduce_tile")
         self._configured(self.engines.check_fpu("reduce_tile", ("reduce", pool, dim), in_cb, scaler_cb))
         x = tm.faces_to_rows(self._unpack(in_cb, in_tile_index, "reduce_tile")[:, 0])
-        scaler = tm.faces_to_rows(self._unpack(scaler_cb, scaler_tile_index, "reduce_tile")[:, 0])[:, 0, 0]
-        x = x * scaler[:, None, None]
-        axis = {"REDUCE_ROW": 2, "REDUCE_COL": 1, "REDUCE_SCALAR": (1, 2)}[dim]
-        red = x.max(axis=axis) if pool == "MAX" else x.sum(axis=axis, dtype=np.float32)
+        scaler = tm.faces_to_rows(self._unpack(scaler_cb, scaler_tile_index, "reduce_tile")[:, 0])
+        red = tm.reduce_values(x, scaler, pool, dim)
         written = self.dst_written[i]
         cur = tm.faces_to_rows(self.dst[self.rows, i].astype(np.float32)) if written else np.zeros_like(x)
         out = cur.copy()

@@ -184,6 +184,30 @@ def rows_to_faces(rows: np.ndarray) -> np.ndarray:
     return rows.reshape(*lead, 2, 16, 2, 16).swapaxes(-3, -2).reshape(*lead, TILE_ELEMS)
 
 
+# The reduce's weights: the unpacker reads one row, the first, of each face of the scaler tile and
+# pairs it with the same face of the input; the pool multiplies element ``k`` of that row into row
+# ``k`` of the face in source register A, which for REDUCE_ROW holds the face transposed.
+_R, _C = np.meshgrid(np.arange(32), np.arange(32), indexing="ij")
+_ROW_WEIGHT = (16 * (_R // 16), _C)                       # REDUCE_ROW: element c of its face's row
+_COL_WEIGHT = (16 * (_R // 16), 16 * (_C // 16) + _R % 16)  # REDUCE_COL: element r % 16
+
+
+def reduce_values(x: np.ndarray, scaler: np.ndarray, pool: str, dim: str) -> np.ndarray:
+    """``reduce_tile`` of row-ordered tiles ``x`` (lanes, 32, 32) with the row-ordered scaler tiles:
+    per lane, the 32 row results (REDUCE_ROW), 32 column results (REDUCE_COL) or the one result
+    (REDUCE_SCALAR: the column pool of all four faces into one 16-wide row, then a pool of that
+    row, transposed, with the last face's weights: a uniform scaler ``s`` scales the sum by s²)."""
+    reduce = np.max if pool == "MAX" else np.sum
+    kw = {} if pool == "MAX" else {"dtype": np.float32}
+    if dim == "REDUCE_ROW":
+        return reduce(x * scaler[:, _ROW_WEIGHT[0], _ROW_WEIGHT[1]], axis=2, **kw)
+    weighted = x * scaler[:, _COL_WEIGHT[0], _COL_WEIGHT[1]]
+    if dim == "REDUCE_COL":
+        return reduce(weighted, axis=1, **kw)
+    columns = reduce(weighted.reshape(-1, 32, 2, 16), axis=(1, 2), **kw)
+    return reduce(columns * scaler[:, 16, 16:], axis=1, **kw)
+
+
 def row_major_to_tiles(block: np.ndarray, ntiles: int) -> np.ndarray:
     """(lanes, 32, ntiles*32) rows → (lanes, ntiles, 1024) tiles in face order (tilize)."""
     lanes = block.shape[0]

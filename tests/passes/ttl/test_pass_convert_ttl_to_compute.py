@@ -88,7 +88,7 @@ def test_reduction_under_a_broadcast_is_materialized_in_an_internal_buffer():
     filecheck(run(text, "convert-ttl-to-compute"), f"""
     CHECK: %[[S:.+]] = ttl.bind_cb {{cb_index = 2 : i32, block_count = 1 : i32, name = "scratch:reduce_max"}}
     CHECK: %[[R:.+]] = ttl.cb_reserve %[[S]]
-    CHECK: %[[MAX:.+]] = ttl.compute ins(%a : tensor<1x2x{T}>)
+    CHECK: %[[MAX:.+]] = ttl.compute ins(%a, %scaler_tile{{{{.*}}}} : tensor<1x2x{T}>, tensor<1x1x{T}>)
     CHECK-SAME: iterator_types = ["parallel", "reduction"]
     CHECK: ttl.tile_reduce_max {{{{.*}}}}reduce_dim = "REDUCE_ROW"
     CHECK: ttl.store %[[MAX]], %[[R]]

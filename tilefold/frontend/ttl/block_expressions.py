@@ -8,8 +8,10 @@ pipeline's job (``convert-ttl-to-compute`` and after).
 
 Shapes are in tiles. Element-wise operands must have the same shape — a block of another shape
 must be broadcast explicitly with ``ttl.math.broadcast``; ``a @ b`` needs ``(M, K) @ (K, N)``;
-``reduce_sum`` / ``reduce_max`` over ``dims`` give 1 in those dims; ``broadcast`` expands dims of
-size 1. A 1-D block (of a 1-D tensor) has shape ``(n,)`` here and ``(1, n)`` tiles in the IR
+``reduce_sum`` / ``reduce_max`` over ``dims`` give 1 in those dims (an optional one-tile scaler
+block, ``reduce_sum(x, scaler_blk[, out_blk], dims=...)``, is the reduce's second operand);
+``broadcast`` expands dims of size 1; ``fill`` takes its shape from a block, a block expression or
+``shape=``. A 1-D block (of a 1-D tensor) has shape ``(n,)`` here and ``(1, n)`` tiles in the IR
 (its elements in row 0): along its one dimension ``broadcast`` replicates element 0 and
 ``reduce_sum`` / ``reduce_max`` reduce the elements, so their IR ``dims`` are the column
 dimension. A block expression variable whose value crosses loop iterations (``y += a @ b`` in a
@@ -537,12 +539,15 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         return sorted(set(out))
 
     def fn_fill(self, fn, args, kwargs, node):
-        # fill(value, shape=...), fill(out_blk, value) or fill(value, out_blk)
+        # fill(value, shape=...), fill(out_blk, value), fill(value, out_blk) or fill(expr, value): the
+        # shape (and data format and layout) of a block or block expression
         values = list(args)
         bound: dict = {}
         for v in values:
             if isinstance(v, Block):
                 bound["out_blk"] = v
+            elif isinstance(v, BlockExpression):
+                bound["like"] = v
             elif _number(v):
                 bound["value"] = v
             elif isinstance(v, tuple):
@@ -553,7 +558,11 @@ class BlockExpressionBuilder(AcquisitionBuilder):
             if k not in ("value", "shape", "out_blk", "dtype"):
                 raise self.error(f"{fn.prefix}fill() got an unexpected keyword {k!r}", node)
             bound[k] = v
-        fmt = bound["out_blk"].dfb.data_format if "out_blk" in bound else DataFormat.Float16_b
+        like = bound.pop("like", None)
+        if like is not None and "out_blk" not in bound and "shape" not in bound:
+            bound["shape"] = like.shape
+        fmt = bound["out_blk"].dfb.data_format if "out_blk" in bound else (
+            like.data_format if like is not None else DataFormat.Float16_b)
         if isinstance(bound.get("dtype"), DataFormat):
             fmt = bound["dtype"]
         elif bound.get("dtype") is not None:
@@ -566,8 +575,8 @@ class BlockExpressionBuilder(AcquisitionBuilder):
             raise self.error(f"{fn.prefix}fill needs a number to fill with", node)
         shape = self._target_shape(fn, bound, node)
         out = bound.get("out_blk")
-        return self.make("fill", [], shape, node, {"value": float(bound["value"])}, fmt=fmt,
-                         row_major=isinstance(out, Block) and not out.dfb.is_tiled)
+        row_major = (not out.dfb.is_tiled) if isinstance(out, Block) else (like is not None and like.row_major)
+        return self.make("fill", [], shape, node, {"value": float(bound["value"])}, fmt=fmt, row_major=row_major)
 
     def _shaped_arguments(self, fn, args, kwargs, node) -> dict:
         """Bind ``(expr, [out_blk | dims | shape | scaler]...)`` by the kind of each positional value."""
@@ -577,6 +586,8 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         for v in args[1:]:
             if isinstance(v, Block) and "out_blk" not in bound and fn.name == "broadcast":
                 key = "out_blk"
+            elif isinstance(v, Block) and "scaler" in bound and "out_blk" not in bound:
+                key = "out_blk"         # reduce_sum(x, scaler_blk, out_blk, dims=...)
             elif isinstance(v, (Block, BlockExpression)):
                 key = "scaler"
             elif isinstance(v, list) or (isinstance(v, int) and not isinstance(v, bool)):
@@ -638,10 +649,20 @@ class BlockExpressionBuilder(AcquisitionBuilder):
 
     def _reduce(self, kind: str, fn, args, kwargs, node):
         bound = self._shaped_arguments(fn, args, kwargs, node)
-        if bound.get("scaler") is not None:
-            raise self.error(f"ttl.math.{kind}: a scaler block is not supported; scale the result instead", node)
         a = self.operand(bound["expr"], node)
         self.require_tiled(a, f"ttl.math.{kind}", node)
+        operands = [a]
+        if bound.get("scaler") is not None:
+            # a block (or expression) whose first tile the hardware's reduce reads as its scaler
+            scaler = self.operand(self.resolve(bound["scaler"], (1,) * len(a.shape)), node)
+            self.require_tiled(scaler, f"ttl.math.{kind} with a scaler block", node)
+            if math.prod(scaler.shape) != 1:
+                raise self.error(f"ttl.math.{kind}: the scaler block is {_shape_text(scaler.shape)} tiles; it must "
+                                 "be one tile (the reduce reads the first row of each of its faces)", node)
+            operands.append(scaler)
+        out = bound.get("out_blk")
+        if out is not None and not isinstance(out, Block):
+            raise self.error(f"ttl.math.{kind}: the output argument must be a block", node)
         rank = len(a.shape)
         self._dims_exist(f"ttl.math.{kind}", "reduction", bound.get("dims"), a.shape, node)
         dims = self._normalize_dims(bound.get("dims"), rank) if bound.get("dims") is not None else None
@@ -652,12 +673,12 @@ class BlockExpressionBuilder(AcquisitionBuilder):
             raise self.error(f"ttl.math.{kind} over dims {dims} only: reduce over the last two dimensions (rows or "
                              "columns of tiles)", node)
         result = tuple(1 if d in dims else s for d, s in enumerate(a.shape))
-        if bound.get("shape") is not None:
+        if bound.get("shape") is not None or out is not None:
             shape = self._target_shape(fn, bound, node)
             if shape != result:
                 raise self.error(f"ttl.math.{kind}: reducing a {_shape_text(a.shape)} block over dims {dims} gives "
                                  f"{_shape_text(result)}, not {_shape_text(shape)}", node)
-        return self.make(kind, [a], result, node, dims=tuple(dims))
+        return self.make(kind, operands, result, node, dims=tuple(dims), fmt=a.data_format, row_major=False)
 
     def fn_reduce_sum(self, fn, args, kwargs, node):
         return self._reduce("reduce_sum", fn, args, kwargs, node)

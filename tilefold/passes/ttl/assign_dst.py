@@ -144,7 +144,8 @@ class DstAssignment:
     def insert_copies(self) -> None:
         args = self.body.args[:self.n_inputs]
         for i, arg in enumerate(args):
-            cb_users = [u.operation for u in arg.uses if isinstance(u.operation, ttl.TileOp)
+            # (a reduction's scaler, its second operand, is always the first tile of its block)
+            cb_users = [u.operation for u in arg.uses if isinstance(u.operation, ttl.TileOp) and u.index == 0
                         and u.operation.info.kind in ("bcast", "transpose", "reduce")]
             for user in dict.fromkeys(cb_users):
                 lin = self._linearized(i, user)

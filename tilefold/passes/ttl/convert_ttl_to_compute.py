@@ -13,8 +13,10 @@ removed.
   ``ttl.tile_bcast {bcast_kind = rows | cols | scalar}`` (which reads a zero tile from an internal
   one-tile buffer, the kernel attribute ``ttl.zero_cb``).
 * One reduction per compute: ``ttl.matmul`` (iterators ``(batch..., M, N, K)``, ``K`` a ``reduction``) or
-  ``ttl.reduce_*`` (the reduced dims are ``reduction``; ``ttl.tile_reduce`` reads a scaler tile of
-  ones from the buffer ``ttl.scaler_cb``); element-wise ops on its result fuse after it.
+  ``ttl.reduce_*`` (the reduced dims are ``reduction``; ``ttl.tile_reduce %x, %scaler`` reads its
+  scaler tile as a second input, the first tile of the program's scaler block, or else a tile of
+  ones filled at the kernel's start into an internal one-tile buffer); element-wise ops on its
+  result fuse after it.
 * A value the hardware must read from a circular buffer — the operand of a matmul, reduction or
   transpose that is not a block, a reduction under a broadcast or inside another reduction's
   expression — is materialized first into an internal buffer: ``ttl.cb_reserve``, a ``ttl.store``
@@ -72,8 +74,7 @@ class Body:
     keys: dict = field(default_factory=dict)
     values: dict = field(default_factory=dict)       # (block value, broadcast dims) -> its tile in the body
     needs_zero: bool = False
-    needs_scaler: bool = False
-    constant_tile: object = None        # the tile type of the operand a zero / scaler tile pairs with
+    constant_tile: object = None        # the tile type of the operand a zero tile pairs with
 
 
 def _is_block_op(value: SSAValue) -> bool:
@@ -114,7 +115,7 @@ class StoreConverter:
         self.kernel = kernel
         self.max_cbs = max_cbs
         self.zero_cb = None
-        self.scaler_cb = None
+        self.ones = None
 
     # -- the kernel ---------------------------------------------------------------------------
 
@@ -282,12 +283,13 @@ class StoreConverter:
             return self._emit(body, ttl.make_tile_op("matmul", [a, b], tile), op.location)
         rank = len(plan.iter_shape)
         x = self._input(body, op.operands[0], list(range(rank)), plan)
+        # the scaler: the first tile of the user's block, else a tile of ones
+        scaler = op.operands[1] if len(op.operands) > 1 else self._ones_tile(op.operands[0].type.element_type)
+        s = self._input(body, scaler, [None] * len(_shape(scaler)), plan)
         dims = set(op.dim_list)
         rows, cols = rank - 2 in dims, rank - 1 in dims
         reduce_dim = "REDUCE_SCALAR" if rows and cols else ("REDUCE_ROW" if cols else "REDUCE_COL")
-        body.needs_scaler = True
-        body.constant_tile = body.constant_tile or op.operands[0].type.element_type
-        return self._emit(body, ttl.make_tile_op(info.name, [x], tile,
+        return self._emit(body, ttl.make_tile_op(info.name, [x, s], tile,
                                                  extra={"reduce_dim": StringAttr(reduce_dim)}), op.location)
 
     def leaf(self, v: SSAValue, ctx: frozenset[int], plan: Plan, body: Body) -> SSAValue:
@@ -322,15 +324,20 @@ class StoreConverter:
         store.operands[0] = compute.result[0]
         if body.needs_zero:
             self._constant_tile("zero", 0.0, body.constant_tile)
-        if body.needs_scaler:
-            self._constant_tile("scaler", 1.0, body.constant_tile)
 
-    def _constant_tile(self, which: str, value: float, tile) -> None:
+    def _ones_tile(self, tile) -> SSAValue:
+        """The kernel's tile of ones (a reduction's scaler when the program gives none)."""
+        if self.ones is None:
+            self.ones = self._constant_tile("scaler", 1.0, tile)
+        return self.ones
+
+    def _constant_tile(self, which: str, value: float, tile) -> SSAValue | None:
         """A one-tile internal buffer holding ``value`` everywhere, filled at the kernel's start, in the
-        data format of the operand it is read with (the unpacker reads both with one configuration)."""
+        data format of the operand it is read with (the unpacker reads both with one configuration);
+        returns the waited block."""
         attr = ZERO_CB_ATTR if which == "zero" else SCALER_CB_ATTR
         if attr in self.kernel.attributes:
-            return
+            return None
         tile = tile or ttl.tile_type(ttl.TILE_DTYPES["bf16"])
         cb = new_scratch_cb(self.kernel, self.module, (1, 1), tile, f"{which} tile", self.max_cbs)
         self.kernel.attributes[attr] = i32_attr(cb.index)
@@ -346,6 +353,7 @@ class StoreConverter:
         ret = self.kernel.body.block.last_op
         insert_before(ttl.CBPopOp(cb.result), ret)
         self.convert(store)
+        return waited.result
 
     def materialize(self, value: SSAValue, store: ttl.StoreOp) -> ttl.StoreOp:
         """Put ``value`` in a new internal buffer before ``store``; pop it after."""

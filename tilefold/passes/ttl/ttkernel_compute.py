@@ -11,7 +11,8 @@ calls, each preceded by its ``*_init`` as the TT-Lang multi-tile lowering shows:
   ``copy_dest_values(src, dst)``;
 * ``ttl.tile_bcast`` → ``add_tiles_bcast_{rows,cols,scalar}(zero_cb, cb, 0, index, slot)`` (a zero
   tile plus the broadcast tile); ``ttl.tile_transpose`` → ``transpose_wh_tile``;
-  ``ttl.tile_reduce`` → ``reduce_init<pool, dim>`` / ``reduce_tile<...>(cb, scaler_cb, index, 0, slot)``
+  ``ttl.tile_reduce`` → ``reduce_init<pool, dim>`` / ``reduce_tile<...>(cb, scaler_cb, index, scaler_index, slot)``
+  (the scaler tile is its second operand's block's first tile)
   / ``reduce_uninit``; ``ttl.matmul_block`` → ``mm_block_init_short`` / ``matmul_block`` (a compute
   region holding a matmul starts with ``mm_block_init`` instead of ``init_sfpu``);
 * the DST slot of a result in the output region is ``footprint + `` its linear index
@@ -237,14 +238,14 @@ class ComputeLowering:
     def reduce(self, op: ttl.TileOp) -> None:
         e = self.e
         cb = self.cb(op.tile_operands[0])
-        scaler = self.cb_index(_kernel_attr(op, "ttl.scaler_cb"))
+        scaler = self.cb(op.tile_operands[1])
         out = self.cb_index(op.attributes[OUT_CB_ATTR].value.data)
         templates = {"pool_type": "SUM" if op.info.name == "reduce_sum" else "MAX",
                      "reduce_dim": op.properties["reduce_dim"].data}
         self.sources(op, cb, scaler)
         e.call("reduce_init", [cb, scaler, out], op, templates)
-        e.call("reduce_tile", [cb, scaler, self.tile_index(op, op.tile_index), e.index(0, op), self.result_slot(op)],
-               op, templates)
+        e.call("reduce_tile", [cb, scaler, self.tile_index(op, op.tile_index), e.index(_offsets(op)[1], op),
+                               self.result_slot(op)], op, templates)
         e.call("reduce_uninit", [], op)
 
     def matmul_block(self, op: ttl.MatmulBlockOp) -> None:
