@@ -176,7 +176,7 @@ def test_a_typecast_the_simulator_does_not_model_is_an_error():
     from tilefold.errors import DstError
 
     with pytest.raises(DstError, match=r"typecast_tile<Float16_b, Int32>: the simulator converts between "
-                                       "Float16_b and Float32 only") as err:
+                                       r"the float formats \(Float32, Float16_b, Bfp8_b, Bfp4_b\) only") as err:
         run(typecast_to_an_integer)
     assert str(err.value).startswith(where(typecast_to_an_integer, 'typecast_tile(0, in_dtype="Float16_b"')), \
         str(err.value)
