@@ -110,3 +110,45 @@ def test_a_value_used_twice_and_constant_fills_fit_a_float32_acquire():
     program = compiled(wrapped_position, p, v, out).program
     source = emit_kernel(next(k for k in program.kernels if k.is_compute).function)
     assert source.count("fill_tile(") == 3 and source.count("mul_binary_tile(") == 3
+
+
+K_BOND, R0 = 40.0, 1.5
+
+
+@ttl.operation(grid=(1, 1))
+def bond_force(r_sq_in, mask_in, out):
+    """A harmonic bond force, -k (r - r0) / r · mask, with r = r² · rsqrt(r²): a constant chain
+    ``neg(fill)`` written first in the expression is computed just before its reader."""
+    r_dfb = ttl.make_dataflow_buffer_like(r_sq_in, shape=(1, 1), block_count=2)
+    m_dfb = ttl.make_dataflow_buffer_like(mask_in, shape=(1, 1), block_count=2)
+    o_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+
+    @ttl.compute()
+    def compute():
+        with r_dfb.wait() as r_sq, m_dfb.wait() as mask, o_dfb.reserve() as o:
+            r_inv = ttl.math.rsqrt(r_sq)
+            r = r_sq * r_inv
+            o.store(ttl.math.neg(ttl.math.fill(r_sq, K_BOND)) * (r - ttl.math.fill(r_sq, R0)) * r_inv * mask)
+
+    @ttl.datamovement()
+    def read():
+        with r_dfb.reserve() as x:
+            ttl.copy(r_sq_in[0, 0], x).wait()
+        with m_dfb.reserve() as x:
+            ttl.copy(mask_in[0, 0], x).wait()
+
+    @ttl.datamovement()
+    def write():
+        with o_dfb.wait() as o:
+            ttl.copy(o, out[0, 0]).wait()
+
+
+def test_a_constant_chain_is_computed_where_it_is_read():
+    rng = np.random.default_rng(5)
+    r_sq = rng.uniform(0.5, 4.0, (32, 32)).astype(np.float32)
+    mask = (rng.uniform(0, 1, (32, 32)) > 0.3).astype(np.float32)
+    a, m = (ttnn.from_numpy(v, dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT) for v in (r_sq, mask))
+    out = zeros((32, 32), dtype="float32")
+    bond_force(a, m, out)
+    r = np.sqrt(r_sq.astype(np.float64))
+    np.testing.assert_allclose(ttnn.to_numpy(out), -K_BOND * (r - R0) / r * mask, rtol=2e-3, atol=1e-3)

@@ -4,7 +4,7 @@ Reads: ``ttl.compute`` ops (after ``convert-ttl-to-compute``) and the kernel's
 ``ttkernel.compute_config`` (its DST capacity). Writes, in each body:
 
 * one op per value (tile ops equal in name, operands and properties merged) and each constant
-  fill moved just before its first reader;
+  tile (fills and element-wise ops on them) moved just before its first reader;
 
 * ``ttl.copy_tile %arg, %index, %slot`` for each input tile an SFPU op reads (CB → DST), placed
   just before its first reader, with
@@ -97,7 +97,7 @@ class DstAssignment:
 
     def run(self) -> None:
         self.merge_duplicates()
-        self.sink_fills()
+        self.sink_constants()
         self.insert_copies()
         chain = self.output_chain()
         footprint = self.assign_slots(chain)
@@ -129,12 +129,19 @@ class DstAssignment:
                 op.detach()
                 op.erase()
 
-    def sink_fills(self) -> None:
-        """Each constant fill just before its first reader, so that its slot is held no longer."""
-        for op in [op for op in self.body.ops if isinstance(op, ttl.TileOp) and op.info.kind == "fill"]:
-            readers = [use.operation for use in op.result.uses]
+    def sink_constants(self) -> None:
+        """Each constant tile — a fill, and element-wise ops on constants only (``neg(fill(x, k))``)
+        — computed just before its first reader, so that its slot is held no longer; the last
+        constant first, so that a chain moves as a whole."""
+        constant: dict = {}            # (in body order)
+        for op in self.body.ops:
+            if isinstance(op, ttl.TileOp) and op.info.kind in ttl.ELEMENTWISE_KINDS and \
+                    all(o in constant for o in op.operands):
+                constant[op.result] = None
+        for value in reversed(constant):
+            op = value.owner
             position = {o: n for n, o in enumerate(self.body.ops)}
-            first = min(readers, key=lambda o: position[o], default=None)
+            first = min((use.operation for use in value.uses), key=lambda o: position[o], default=None)
             if first is not None and first is not op.next_op:
                 op.detach()
                 self.body.insert_op_before(op, first)
