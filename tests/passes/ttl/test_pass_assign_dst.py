@@ -119,14 +119,19 @@ def test_a_block_larger_than_dst_is_split_into_sub_blocks():
 
 
 def test_one_output_tile_needing_more_slots_than_dst_has_is_an_error_at_the_users_line():
-    body = f"""    %a = ttl.tile_add_scalar %xt {{value = 1.0 : f32}} : {T} loc("user.py":7:0)
-    %b = ttl.tile_add_scalar %xt {{value = 2.0 : f32}} : {T}
-    %c = ttl.tile_add_scalar %xt {{value = 3.0 : f32}} : {T}
-    %d = ttl.tile_add_scalar %xt {{value = 4.0 : f32}} : {T}
-    %e = ttl.tile_mul %a, %b : {T}
-    %f = ttl.tile_mul %c, %d : {T}
-    %g = ttl.tile_add %e, %f : {T}
-    ttl.yield %g : {T}"""
+    """A balanced product of eight values (x + 1 ... x + 8) needs x and three partial products live
+    besides the result in any order: more than a float32 acquire's 4 slots."""
+    leaves = [f"    %a{i} = ttl.tile_add_scalar %xt {{value = {i}.0 : f32}} : {T}" for i in range(1, 9)]
+    leaves[0] += ' loc("user.py":7:0)'
+    level, names, lines, n = 0, [f"%a{i}" for i in range(1, 9)], [], 0
+    while len(names) > 1:
+        pairs = []
+        for left, right in zip(names[::2], names[1::2]):
+            n += 1
+            lines.append(f"    %p{n} = ttl.tile_mul {left}, {right} : {T}")
+            pairs.append(f"%p{n}")
+        names = pairs
+    body = "\n".join(leaves + lines + [f"    ttl.yield {names[0]} : {T}"])
     text = compute("1, 1", body, inputs=1, attrs=', ttkernel.compute_config = #ttkernel.compute_config<math_fidelity = "HiFi4", '
                    'fp32_dest_acc_en = true, dst_full_sync_en = false, math_approx_mode = false>')
     text = text.replace(f'  }} -> tensor<1x1x{T}>\n', f'  }} -> tensor<1x1x{T}> loc("user.py":12:0)\n')
@@ -152,4 +157,33 @@ def test_matmul_larger_than_dst_is_split_into_rt_by_ct_sub_blocks():
     CHECK-SAME: ttl.dst_footprint = 0 : i32
     CHECK: ttl.tile_matmul {{{{.*}}}}dst_idx = 0 : i32, ttl.dst_output
     CHECK: }} -> tensor<2x4x{T}>
+    """)
+
+
+def test_the_operand_needing_more_slots_is_computed_first():
+    """GELU's tanh form of h = x + y, 0.5·h·(1 + tanh(0.798·(h + 0.045·h³))), written left to
+    right holds 0.5·h while the right side is computed: 4 slots and the result, more than a float32
+    acquire gives. The heavier right side first needs 3."""
+    text = compute("1, 1", f"""    %h = ttl.tile_add %xt, %yt : {T}
+    %c0 = ttl.tile_fill {{value = 0.5 : f32}} : {T}
+    %l = ttl.tile_mul %c0, %h : {T}
+    %h2 = ttl.tile_mul %h, %h : {T}
+    %h3 = ttl.tile_mul %h2, %h : {T}
+    %c1 = ttl.tile_fill {{value = 0.044715 : f32}} : {T}
+    %s = ttl.tile_mul %c1, %h3 : {T}
+    %a = ttl.tile_add %h, %s : {T}
+    %c2 = ttl.tile_fill {{value = 0.7978845608 : f32}} : {T}
+    %i = ttl.tile_mul %c2, %a : {T}
+    %t = ttl.tile_tanh %i : {T}
+    %c3 = ttl.tile_fill {{value = 1.0 : f32}} : {T}
+    %r = ttl.tile_add %c3, %t : {T}
+    %g = ttl.tile_mul %l, %r : {T}
+    ttl.yield %g : {T}""", attrs=', ttkernel.compute_config = #ttkernel.compute_config<math_fidelity = '
+                   '"HiFi4", fp32_dest_acc_en = true, dst_full_sync_en = false, math_approx_mode = false>')
+    filecheck(run(text, "ttl-assign-dst"), f"""
+    CHECK: ttl.dst_footprint = 3 : i32
+    CHECK: ttl.tile_tanh
+    CHECK: ttl.tile_fill {{{{.*}}}}value = 5.000000e-01
+    CHECK: %l = ttl.tile_mul
+    CHECK-NEXT: ttl.tile_mul %l, %{{{{.+}}}} {{dst_idx = 3 : i32, ttl.dst_output}}
     """)

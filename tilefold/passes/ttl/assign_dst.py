@@ -3,8 +3,10 @@
 Reads: ``ttl.compute`` ops (after ``convert-ttl-to-compute``) and the kernel's
 ``ttkernel.compute_config`` (its DST capacity). Writes, in each body:
 
-* one op per value (tile ops equal in name, operands and properties merged) and each constant
-  tile (fills and element-wise ops on them) moved just before its first reader;
+* one op per value (tile ops equal in name, operands and properties merged), an element-wise
+  body reordered so that each op's heavier operand is computed first (when that holds fewer
+  values live), and each constant tile (fills and element-wise ops on them) moved just before
+  its first reader;
 
 * ``ttl.copy_tile %arg, %index, %slot`` for each input tile an SFPU op reads (CB → DST), placed
   just before its first reader, with
@@ -52,6 +54,26 @@ _FRESH = ("sfpu_binary", "sfpu_ternary", "fill", "bcast", "transpose")
 _REUSES = ("sfpu_binary", "sfpu_ternary")
 
 
+def _live_peak(ops: list) -> int:
+    """The most tile values live at once when ``ops`` run in this order (an input tile from its
+    first reader, every value until its last reader)."""
+    position = {op: n for n, op in enumerate(ops)}
+    first: dict = {}
+    last: dict = {}
+    for op in ops:
+        last[op.result] = first[op.result] = position[op]
+        for o in op.tile_operands:
+            first.setdefault(o, position[op])
+            last[o] = position[op]
+    events = sorted([(start, 1) for start in first.values()] + [(end, -1) for end in last.values()],
+                    key=lambda e: (e[0], -e[1]))
+    peak = live = 0
+    for _, change in events:
+        live += change
+        peak = max(peak, live)
+    return peak
+
+
 def _index_constant(value: int, block: Block, before) -> SSAValue:
     return Builder(InsertPoint.before(before)).insert(arith.ConstantOp(IntegerAttr(value, IndexType()))).result
 
@@ -97,6 +119,7 @@ class DstAssignment:
 
     def run(self) -> None:
         self.merge_duplicates()
+        self.schedule_heavier_operands_first()
         self.sink_constants()
         self.insert_copies()
         chain = self.output_chain()
@@ -128,6 +151,47 @@ class DstAssignment:
                 op.result.replace_all_uses_with(first.result)
                 op.detach()
                 op.erase()
+
+    def schedule_heavier_operands_first(self) -> None:
+        """Order an element-wise body so that each op's operand needing more DST slots is computed
+        first (Sethi–Ullman numbering over the expression, from the stored value back), when that
+        holds fewer values live at once than the order the expression was written in. Only bodies
+        of element-wise ops and CB reads (broadcast, transpose) are reordered."""
+        tile_ops = [op for op in self.body.ops if isinstance(op, ttl.TileOp)]
+        others = [op for op in self.body.ops if not isinstance(op, (ttl.TileOp, ttl.YieldOp))]
+        if any(op.info.kind not in (*ttl.ELEMENTWISE_KINDS, "bcast", "transpose") for op in tile_ops) or any(
+                isinstance(v.type, ttl.TileType) for op in others for v in (*op.operands, *op.results)):
+            return
+        need: dict = {}
+
+        def label(value) -> int:
+            if not isinstance(value.owner, ttl.TileOp):
+                return 1                                  # an input tile, copied into a slot
+            if value not in need:
+                operands = sorted((label(o) for o in value.owner.tile_operands), reverse=True)
+                need[value] = max([1] + [n + i for i, n in enumerate(operands)])
+            return need[value]
+
+        order: list = []
+        placed: set = set()
+
+        def place(value) -> None:
+            op = value.owner
+            if not isinstance(op, ttl.TileOp) or op in placed:
+                return
+            placed.add(op)
+            for operand in sorted(op.tile_operands, key=label, reverse=True):
+                place(operand)
+            order.append(op)
+
+        for value in self.body.last_op.operands:
+            place(value)
+        order += [op for op in tile_ops if op not in placed]
+        if _live_peak(order) >= _live_peak(tile_ops):
+            return
+        for op in order:
+            op.detach()
+            self.body.insert_op_before(op, self.body.last_op)
 
     def sink_constants(self) -> None:
         """Each constant tile — a fill, and element-wise ops on constants only (``neg(fill(x, k))``)
