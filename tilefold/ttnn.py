@@ -27,6 +27,7 @@ over a mesh of chips. A name this module lacks raises one error naming the user'
 from __future__ import annotations
 
 import builtins
+import sys
 from dataclasses import dataclass
 
 import ml_dtypes
@@ -533,9 +534,26 @@ def _over_mesh(op):
     return wrapped
 
 
+class _Namespace:
+    """A TT-NN submodule of host operations (``ttnn.transformer``); other names are one clear error."""
+
+    def __init__(self, name: str):
+        self._name = name
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        from tilefold.frontend.ttl.math_api import UnsupportedName
+
+        raise UnsupportedName(f"ttnn.{self._name}.{name} is not supported by tilefold yet", user_location())
+
+
+transformer = _Namespace("transformer")
 HOST_OPS = tuple(sorted(ttnn_ops.OPS))
 for _name in HOST_OPS:
-    globals()[_name] = _over_mesh(_host_op(_name, ttnn_ops.OPS[_name]))
+    _space, _, _leaf = _name.rpartition(".")
+    setattr(globals()[_space] if _space else sys.modules[__name__], _leaf,
+            _over_mesh(_host_op(_name, ttnn_ops.OPS[_name])))
 
 
 def _tensor_op(name: str, swap: bool = False):
@@ -806,7 +824,7 @@ __all__ = [
     "FabricConfig", "set_fabric_config", "synchronize_device", "get_max_worker_l1_unreserved_size", "device",
     "uint16", "uint8", "deallocate", "full_like", "ones_like", "empty_like", "arange", "HOST_OPS",
 ]
-__all__ += [name for name in HOST_OPS if name not in __all__]
+__all__ += [name for name in HOST_OPS if name not in __all__ and "." not in name] + ["transformer"]
 
 
 def __getattr__(name: str):

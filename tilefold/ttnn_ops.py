@@ -435,6 +435,31 @@ def linear(a: Value, b: Value, *, bias: Value | None = None, transpose_a: bool =
     return _apply_activations(_out(values, a, dtype), [activation] if activation else None)
 
 
+@op("transformer.scaled_dot_product_attention")
+def scaled_dot_product_attention(q: Value, k: Value, v: Value, *, attn_mask: Value | None = None,
+                                 is_causal: bool = True, scale: float | None = None, **_) -> Value:
+    """``softmax(q kᵀ · scale + mask) v`` over (batch, heads, sequence, head dim), in float32: ``scale``
+    defaults to 1/√(head dim), ``is_causal`` (TT-NN's default) masks keys after each query, and
+    query heads share key / value heads in groups when there are fewer of those."""
+    x, y, z = (t.values.astype(np.float32) for t in (q, k, v))
+    if x.ndim != 4 or y.ndim != 4 or z.ndim != 4:
+        raise fail("ttnn.transformer.scaled_dot_product_attention takes (batch, heads, sequence, head dim) "
+                   f"tensors, not shapes {x.shape}, {y.shape}, {z.shape}")
+    if x.shape[1] % y.shape[1]:
+        raise fail(f"ttnn.transformer.scaled_dot_product_attention: {x.shape[1]} query heads cannot share "
+                   f"{y.shape[1]} key heads")
+    group = x.shape[1] // y.shape[1]
+    y, z = np.repeat(y, group, axis=1), np.repeat(z, group, axis=1)
+    scores = (x @ np.swapaxes(y, -1, -2)) * np.float32(scale if scale is not None else 1 / np.sqrt(x.shape[-1]))
+    if attn_mask is not None:
+        scores = scores + attn_mask.values.astype(np.float32)
+    if is_causal:
+        rows, cols = scores.shape[-2:]
+        scores = np.where(np.tril(np.ones((rows, cols), bool), cols - rows), scores, -np.inf)
+    scores = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    return _out((scores / scores.sum(axis=-1, keepdims=True)) @ z, q)
+
+
 # --- reductions ----------------------------------------------------------------------------------
 
 

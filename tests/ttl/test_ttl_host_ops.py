@@ -375,3 +375,21 @@ def test_host_sort_and_gather_feed_an_operation_and_read_its_output():
     top, where_ = ttnn.max(y, dim=0), ttnn.argmax(y, dim=0)
     np.testing.assert_array_equal(held(top), expected.max(axis=0))
     np.testing.assert_array_equal(held(where_), expected.argmax(axis=0))
+
+
+def test_scaled_dot_product_attention_on_the_host_matches_numpy():
+    """``ttnn.transformer.scaled_dot_product_attention``: causal by default, grouped key heads."""
+    rng = np.random.default_rng(11)
+    q, k, v = (rng.standard_normal(shape).astype(np.float32) for shape in ((1, 4, 64, 32), (1, 2, 64, 32),
+                                                                             (1, 2, 64, 32)))
+    tq, tk, tv = (ttnn.from_numpy(a, dtype=ttnn.float32) for a in (q, k, v))
+    for causal in (True, False):
+        out = ttnn.to_numpy(ttnn.transformer.scaled_dot_product_attention(tq, tk, tv, is_causal=causal))
+        kk, vv = np.repeat(k, 2, axis=1).astype(np.float64), np.repeat(v, 2, axis=1).astype(np.float64)
+        scores = q @ np.swapaxes(kk, -1, -2) / np.sqrt(32)
+        if causal:
+            scores = np.where(np.tril(np.ones((64, 64), bool)), scores, -np.inf)
+        weights = np.exp(scores - scores.max(-1, keepdims=True))
+        np.testing.assert_allclose(out, weights / weights.sum(-1, keepdims=True) @ vv, rtol=1e-4, atol=1e-5)
+    with pytest.raises(Exception, match="ttnn.transformer.flash_mla is not supported by tilefold yet"):
+        ttnn.transformer.flash_mla(tq)
