@@ -557,3 +557,22 @@ def test_operation_with_an_unknown_keyword():
         ttl.operation(grid=(1, 1), totally_unknown_option=42)  # error
 
     expect_error(make, make, TypeError, "unexpected keyword argument 'totally_unknown_option'", "it takes grid")
+
+
+def test_operation_takes_ttl_langs_structural_keywords():
+    """``num_outs=1``, ``indexing_maps`` and ``iterator_types`` are accepted as TT-Lang accepts them;
+    what TT-Lang rejects is a ValueError at the user's line."""
+    ttl.operation(grid=(1, 1), num_outs=1, indexing_maps=[lambda i, j: (i, j)], iterator_types=["parallel", "parallel"])
+
+    def two_outputs():
+        ttl.operation(grid=(1, 1), num_outs=2)  # error
+
+    def types_without_maps():
+        ttl.operation(grid=(1, 1), iterator_types=["parallel"])  # error
+
+    def maps_of_another_rank():
+        ttl.operation(grid=(1, 1), indexing_maps=[lambda i: (i,)], iterator_types=["parallel", "parallel"])  # error
+
+    expect_error(two_outputs, two_outputs, ValueError, "num_outs must be 1")
+    expect_error(types_without_maps, types_without_maps, ValueError, "indexing_maps must be set")
+    expect_error(maps_of_another_rank, maps_of_another_rank, ValueError, "a map takes 1 dimensions")

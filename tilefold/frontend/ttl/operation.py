@@ -416,18 +416,31 @@ def compiler_options(value, location) -> dict:
 
 def operation(fn=None, *, grid="full", fp32_dest_acc_en: bool | None = None, dst_full_sync_en: bool | None = None,
               math_fidelity: str | None = None, math_approx_mode: bool | None = None, memory_space: str | None = None,
-              tiled: bool = True, options: str | None = None, **unknown):
+              tiled: bool = True, options: str | None = None, num_outs: int = 1, indexing_maps=None,
+              iterator_types=None, **unknown):
     """``@ttl.operation(grid=(columns, rows) | (d0, ..., dn) | "full" | "auto")``: a TT-Lang operation.
     ``memory_space`` ("L1" or "DRAM") and ``tiled=True`` are accepted: each tensor's own memory
     and layout decide how it is read and written; so are TT-Lang's compiler ``options`` (here or per
-    call), which tune TT-Lang's own code generation (:data:`COMPILER_OPTIONS`)."""
+    call), which tune TT-Lang's own code generation (:data:`COMPILER_OPTIONS`), and ``num_outs=1``,
+    ``indexing_maps`` and ``iterator_types``, which TT-Lang checks and its kernels do not read."""
     location = user_location()
     honoured = compiler_options(options, location)
     if unknown:
         names = ", ".join(repr(k) for k in sorted(unknown))
         raise KernelArgumentError(f"@ttl.operation() got an unexpected keyword argument {names}; it takes grid, "
                                   "fp32_dest_acc_en, dst_full_sync_en, math_fidelity, math_approx_mode, "
-                                  "memory_space, tiled, options", location)
+                                  "memory_space, tiled, options, num_outs, indexing_maps, iterator_types", location)
+    if num_outs != 1:
+        raise KernelValueError(f"@ttl.operation(num_outs={num_outs!r}): num_outs must be 1, as in TT-Lang; drop it — "
+                               "every tensor a kernel writes is an output", location)
+    if iterator_types is not None and indexing_maps is None:
+        raise KernelValueError("@ttl.operation(iterator_types=...): indexing_maps must be set when iterator_types is "
+                               "set", location)
+    for indexing_map in indexing_maps or ():
+        if iterator_types is not None and len(inspect.signature(indexing_map).parameters) != len(iterator_types):
+            raise KernelValueError(f"@ttl.operation(indexing_maps=...): a map takes "
+                                   f"{len(inspect.signature(indexing_map).parameters)} dimensions but iterator_types "
+                                   f"names {len(iterator_types)}", location)
     if memory_space is not None and memory_space not in ("L1", "DRAM"):
         raise KernelValueError(f"@ttl.operation(memory_space={memory_space!r}): memory_space is 'L1' or 'DRAM' — or "
                                "drop it: each tensor is read and written where it lives (its memory_config)", location)
