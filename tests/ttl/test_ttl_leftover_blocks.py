@@ -122,3 +122,45 @@ def test_a_waited_block_never_popped_stays_in_its_buffer():
     v, s = ttnn.to_numpy(x).astype(np.float32), ttnn.to_numpy(scale).astype(np.float32)
     expected = (v.reshape(32, STEPS, 32) * s[:, None, :]).reshape(32, STEPS * 32)
     np.testing.assert_allclose(ttnn.to_numpy(out), expected, rtol=1e-2, atol=1e-2)
+
+
+@ttl.operation(grid=(3, 1))
+def copy_leaving_a_block(x, out):
+    """Each node passes its tile through a buffer twice and reads it back once: one block stays."""
+    x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+    kept = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+    out_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+
+    @ttl.compute()
+    def compute():
+        with x_dfb.wait() as t:
+            with kept.reserve() as a:
+                a.store(t)
+            with kept.reserve() as b:
+                b.store(t)
+        with kept.wait() as k, out_dfb.reserve() as o:
+            o.store(k)
+
+    @ttl.datamovement()
+    def read():
+        i = ttl.node(dims=1)
+        with x_dfb.reserve() as blk:
+            ttl.copy(x[0, i], blk).wait()
+
+    @ttl.datamovement()
+    def write():
+        i = ttl.node(dims=1)
+        with out_dfb.wait() as blk:
+            ttl.copy(blk, out[0, i]).wait()
+
+
+def test_leftovers_on_many_cores_are_one_entry_per_buffer():
+    """The same leftover on every node of a grid is named once, with the number of cores."""
+    x = tile_tensor((32, 96), seed=4)
+    out = zeros((32, 96))
+    with pytest.warns(LeftoverBlocksWarning) as caught:
+        copy_leaving_a_block(x, out)
+    message = str(caught[0].message)
+    assert "on 3 cores ((0,0), (1,0), (2,0)): 1 pages each pushed and never popped" in message, message
+    assert message.count("pushed and never popped") == 1
+    np.testing.assert_array_equal(ttnn.to_numpy(out), ttnn.to_numpy(x))

@@ -128,9 +128,16 @@ class CircularBuffers:
             if st.last_push is not None:
                 ctx, line = st.last_push
                 by = f" (pushed by {ctx.thread_name} at {ctx.location_of(line)})"
-            for row in np.nonzero(left)[0][:8]:
-                out.append(f"c_{index} on core {self.rows_core[int(row)]}: {int(left[row])} pages pushed and never "
-                           f"popped{by}")
+            rows = np.nonzero(left)[0]
+            if not len(rows):
+                continue
+            counts = sorted({int(left[r]) for r in rows})
+            cores = [str(self.rows_core[int(r)]) for r in rows[:4]]
+            where = (f"core {cores[0]}" if len(rows) == 1 else
+                     f"{len(rows)} cores ({', '.join(cores)}{', ...' if len(rows) > 4 else ''})")
+            pages = f"{counts[0]} pages" if len(counts) == 1 else f"{counts[0]} to {counts[-1]} pages"
+            each = " each" if len(rows) > 1 and len(counts) == 1 else ""
+            out.append(f"c_{index} on {where}: {pages}{each} pushed and never popped{by}")
         return out
 
     def first_push_location(self):
