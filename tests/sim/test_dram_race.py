@@ -143,3 +143,40 @@ def test_the_same_writes_without_the_wait_race():
     with pytest.raises(NocHazardError) as err:
         _ordered(wait=0, batch=True)
     assert "race: noc_async_write_page writes bytes of buffer 'dst'" in str(err.value)
+
+
+def _four_cores(sources: list[int], batch: bool):
+    """Core i reads page ``sources[i]`` of ``src`` and writes it to page i // 2 of ``dst``: cores 0 and 1
+    meet on page 0, cores 2 and 3 on page 1, in one call of one thread of lanes."""
+    prog = Program("race4")
+    src = prog.add_buffer("src", (32, 128), "bfloat16")
+    dst = prog.add_buffer("dst", (32, 64), "bfloat16", role="output")
+    cores = grid(4)
+    prog.create_circular_buffer(cores, CB_IN, 2048, 2, "bfloat16")
+    prog.create_circular_buffer(cores, CB_OUT, 2048, 2, "bfloat16")
+    ct = [src.accessor_args, dst.accessor_args]
+    r = prog.create_kernel(read_one_page, cores, DataMovementConfig("RISCV_0"), ct)
+    c = prog.create_kernel(copy_compute, cores, ComputeConfig())
+    w = prog.create_kernel(writer_to_page, cores, DataMovementConfig("RISCV_1"), ct)
+    for i, core in enumerate(cores.cores()):
+        prog.set_runtime_args(r, core, [src.address, sources[i]])
+        prog.set_runtime_args(c, core, [1])
+        prog.set_runtime_args(w, core, [dst.address, 1, i // 2])
+    x = random_tiles((32, 128))
+    return Device().run(prog, {"src": x}, batch=batch), x
+
+
+@pytest.mark.parametrize("batch", [True, False])
+def test_pairs_of_lanes_writing_the_same_bytes_to_their_page_run(batch):
+    """Each page's two writers store the same bytes (a different page's bytes for each pair): no race."""
+    result, x = _four_cores([0, 0, 3, 3], batch)
+    assert result.hazards == []
+    assert np.array_equal(result.outputs["dst"], np.concatenate([x[:, :32], x[:, 96:]], axis=1))
+
+
+@pytest.mark.parametrize("batch", [True, False])
+def test_a_pair_of_lanes_writing_different_bytes_to_one_page_race(batch):
+    """The first pair agrees, the second does not: a race on page 1."""
+    with pytest.raises(NocHazardError) as err:
+        _four_cores([0, 0, 2, 3], batch)
+    assert "race: noc_async_write_page writes bytes of buffer 'dst' that core" in str(err.value)

@@ -153,30 +153,30 @@ class DataflowApi:
         if not within_call:
             return False
         lanes = data.shape[0]
-        addr = np.stack([np.broadcast_to(np.asarray(banks, dtype=np.int64), (lanes,)),
-                         np.broadcast_to(np.asarray(local, dtype=np.int64), (lanes,))], axis=1)
-        _, first = np.unique(addr, axis=0, return_inverse=True)
-        first = first.ravel()
-        leader = np.zeros(int(first.max()) + 1, dtype=np.int64)
-        leader[first[::-1]] = np.arange(lanes)[::-1]        # the first lane of each address
-        return bool(np.array_equal(data, data[leader[first]]))
+        # one int64 key per lane's address (a bank's local addresses stay below 2^40)
+        addr = (np.broadcast_to(np.asarray(banks, dtype=np.int64), (lanes,)) << 40) \
+            + np.broadcast_to(np.asarray(local, dtype=np.int64), (lanes,))
+        _, leader, first = np.unique(addr, return_index=True, return_inverse=True)
+        return bool(np.array_equal(data, data[leader[first.ravel()]]))   # each lane vs the first lane of its address
 
     def _check_race(self, banks, local, nbytes: int, call: str, line: int, data: np.ndarray) -> None:
         """A DRAM write to bytes another core wrote (or writes in the same call): a race, unless
         every racing write stores the same bytes (cores writing one result redundantly)."""
         writers = self.dev.dram_writers
         if self.row_idx.size == 1 and banks.__class__ is not np.ndarray and local.__class__ is not np.ndarray:
+            cells = False
             clash = writers.write_one(int(banks), int(local), nbytes, int(self.row_idx[0]), self, line)
             if clash is None:
                 return
         else:
-            clash = writers.clash(banks, local, nbytes, self.row_idx)
+            cells = writers.cells(banks, local, nbytes, self.row_idx)      # shared by clash and note
+            clash = writers.clash(banks, local, nbytes, self.row_idx, cells)
             if clash is None:
-                writers.note(banks, local, nbytes, self.row_idx, writers.site_id(self, line))
+                writers.note(banks, local, nbytes, self.row_idx, writers.site_id(self, line), cells)
                 return
         row, site = clash
         if self._same_bytes(banks, local, data, site == 0):
-            writers.note(banks, local, nbytes, self.row_idx, writers.site_id(self, line))
+            writers.note(banks, local, nbytes, self.row_idx, writers.site_id(self, line), cells)
             return
         other = self.dev.rows_core_name(row)
         before = ""

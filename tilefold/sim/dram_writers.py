@@ -44,7 +44,7 @@ class DramWriters:
                 self.sites.append((ctx, line))
         return sid
 
-    def _cells(self, bank, local, nbytes: int, cores):
+    def cells(self, bank, local, nbytes: int, cores):
         """(rows, cols, core) of the granules the writes cover completely: arrays (writes, k)."""
         shape = np.broadcast_shapes(np.shape(bank), np.shape(local), np.shape(cores))
         bank = np.broadcast_to(np.asarray(bank, dtype=np.int64), shape).ravel()
@@ -60,10 +60,12 @@ class DramWriters:
         cols = np.where(keep, cols, first[:, None])
         return bank[:, None], cols, core[:, None], keep
 
-    def clash(self, bank, local, nbytes: int, cores):
+    def clash(self, bank, local, nbytes: int, cores, cells=False):
         """(core, site) of an earlier write by another core to these bytes, (core, 0) when two of
-        these writes (different cores) meet each other, or None."""
-        cells = self._cells(bank, local, nbytes, cores)
+        these writes (different cores) meet each other, or None. ``cells``: :meth:`cells` of the
+        same arguments when the caller has them (then :meth:`note` can take them too)."""
+        if cells is False:
+            cells = self.cells(bank, local, nbytes, cores)
         if cells is None:
             return None
         rows, cols, core, keep = cells
@@ -117,10 +119,11 @@ class DramWriters:
             self.epoch = np.ones(self.core.shape, np.int32)
         return self.epoch
 
-    def note(self, bank, local, nbytes: int, cores, sites) -> None:
-        """Record the writes (site ids broadcast like the addresses)."""
+    def note(self, bank, local, nbytes: int, cores, sites, cells=False) -> None:
+        """Record the writes (site ids broadcast like the addresses); ``cells`` as for :meth:`clash`."""
         self._touch(bank, local, nbytes, cores)
-        cells = self._cells(bank, local, nbytes, cores)
+        if cells is False:
+            cells = self.cells(bank, local, nbytes, cores)
         if cells is None:
             return
         rows, cols, core, keep = cells
