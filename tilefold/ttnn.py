@@ -27,6 +27,7 @@ over a mesh of chips. A name this module lacks raises one error naming the user'
 from __future__ import annotations
 
 import builtins
+import inspect
 import sys
 from dataclasses import dataclass
 
@@ -488,11 +489,17 @@ def _operand(x):
     return x
 
 
+# keyword arguments of TT-NN ops that choose the device's approximation or placement of the work
+_DEVICE_ONLY_FLAGS = ("fast_and_approximate_mode", "vector_mode", "approx", "accurate_mode", "sub_core_grids",
+                      "compute_kernel_config", "use_legacy", "core_grid", "program_config")
+
+
 def _host_op(name: str, compute):
     """The ``ttnn.NAME`` of a host operation of :mod:`tilefold.ttnn_ops`: its tensors' host values
     in, tensors of its results out (rounded to their data types) on the first tensor's device and
     memory config (or ``memory_config=``); an in-place op (``add_``) writes into its first tensor."""
     inplace = name in ttnn_ops.INPLACE
+    ignored = [f for f in _DEVICE_ONLY_FLAGS if f not in inspect.signature(compute).parameters]
 
     def run(*args, **kwargs):
         like = _find_tensor(args, kwargs)
@@ -504,7 +511,12 @@ def _host_op(name: str, compute):
             kwargs["dtype"] = _dtype(kwargs["dtype"]).name
         if name == "typecast" and len(args) > 1:
             args = (args[0], _dtype(args[1]).name, *args[2:])
-        result = compute(*map(_operand, args), **{k: _operand(v) for k, v in kwargs.items()})
+        for flag in ignored:                 # how the device computes it; the host computes exactly
+            kwargs.pop(flag, None)
+        try:
+            result = compute(*map(_operand, args), **{k: _operand(v) for k, v in kwargs.items()})
+        except TypeError as exc:
+            raise LayoutError(f"ttnn.{name}: {str(exc).replace('compute()', 'it')}", user_location()) from None
 
         def tensor(v: ttnn_ops.Value) -> Tensor:
             return Tensor(v.values, _DTYPES[v.dtype], like.layout, like.device(), memory_config)

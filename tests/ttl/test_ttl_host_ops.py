@@ -393,3 +393,14 @@ def test_scaled_dot_product_attention_on_the_host_matches_numpy():
         np.testing.assert_allclose(out, weights / weights.sum(-1, keepdims=True) @ vv, rtol=1e-4, atol=1e-5)
     with pytest.raises(Exception, match="ttnn.transformer.flash_mla is not supported by tilefold yet"):
         ttnn.transformer.flash_mla(tq)
+
+
+def test_device_only_flags_are_accepted_and_a_wrong_keyword_is_one_clear_error():
+    """``fast_and_approximate_mode`` only chooses the device's approximation: the host computes exactly.
+    A keyword the op does not take is an error at the user's line, not a traceback."""
+    x = ttnn.from_numpy(np.linspace(-2, 2, 1024, dtype=np.float32).reshape(32, 32), dtype=ttnn.float32)
+    np.testing.assert_allclose(ttnn.to_numpy(ttnn.exp(x, fast_and_approximate_mode=True)),
+                               np.exp(ttnn.to_numpy(x)), rtol=1e-6)
+    with pytest.raises(LayoutError, match=r"ttnn.exp: .*unexpected keyword argument 'bogus'") as raised:
+        ttnn.exp(x, bogus=1)
+    assert f"{__file__}:" in str(raised.value)
