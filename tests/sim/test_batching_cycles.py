@@ -1,6 +1,6 @@
 """Batching never changes a result: every example and built-in op gives the same output bytes, the
-same cycle count and the same per-thread clocks when cores run as lanes of one thread as when each
-core runs as its own thread."""
+same cycle count and the same per-thread clocks (end, busy and stall cycles) when cores run as
+lanes of one thread as when each core runs as its own thread."""
 
 from __future__ import annotations
 
@@ -30,9 +30,9 @@ def assert_same_run(a, b) -> None:
 
 
 def per_core(result) -> list[tuple]:
-    """(kernel, role, core, end cycles, busy cycles) of every thread of every core."""
-    return sorted((t.kernel, t.role, str(c), float(end), float(busy)) for t in result.perf.threads
-                  for c, end, busy in zip(t.cores, t.end_cycles, t.busy_cycles))
+    """(kernel, role, core, end, busy and stall cycles) of every thread of every core."""
+    return sorted((t.kernel, t.role, str(c), float(end), float(busy), float(stall)) for t in result.perf.threads
+                  for c, end, busy, stall in zip(t.cores, t.end_cycles, t.busy_cycles, t.stall_cycles))
 
 
 @pytest.fixture

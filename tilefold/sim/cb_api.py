@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from tilefold.errors import CircularBufferError, NocHazardError
-from tilefold.sim.lanes import all_lanes, any_lane, uniform
+from tilefold.sim.lanes import all_lanes, any_lane, even, uniform
 
 
 def _pages(n: int) -> str:
@@ -73,6 +73,11 @@ class CircularBufferApi:
         if self.L == 1 and cap.__class__ is int and n <= cap and int(st.wr[self.row0]) + n <= cap:
             self._reserve_one(cb, st, n, cap)
             return
+        if cap.__class__ is int and n <= cap and self.L > 1:
+            wr = st.wr[rows]
+            if even(wr) and wr.item(0) + n <= cap:
+                self._reserve_even(cb, st, n, cap)
+                return
         if any_lane(n > cap):
             raise self.fail(CircularBufferError, f"cb_reserve_back(c_{cb}, {n}) asks for more pages than the circular "
                                                  f"buffer holds ({int(np.min(cap))}); it can never succeed")
@@ -114,6 +119,38 @@ class CircularBufferApi:
         st.last_reserve = (self, self.line_of(3))
         self.charge(self.costs.cb_op, clock, "cb_reserve_back")
 
+    def _reserve_even(self, cb: int, st, n: int, cap: int) -> None:
+        """``cb_reserve_back`` of many lanes whose checks pass: what a lane does, done once on
+        Python numbers where every lane holds the same counts (and clocks, in ``sync_to``)."""
+        rows = self.rows
+        received, acked = st.received[rows], st.acked[rows]
+        if even(received) and even(acked):
+            free = cap - (received.item(0) - acked.item(0)) >= n
+        else:
+            free = all_lanes(cap - (received - acked) >= n)
+        if not free:
+            self.block(("cb", cb), f"cb_reserve_back(c_{cb}, {n}): waiting for {_pages(n)} to be freed",
+                       lambda: bool(all_lanes(cap - (st.received[rows] - st.acked[rows]) >= n)))
+            received = st.received[rows]
+        clock = self._producer_clock()
+        if even(received):
+            last = received.item(0) + (n - 1)
+            if last >= cap:      # the slot of the n-th page was freed when the page `cap` pages earlier was popped
+                self.sync_to(st.pop_time[rows, last % cap], clock)
+        else:
+            last = received + (n - 1)
+            earlier = last - cap
+            if any_lane(earlier >= 0):
+                freed = st.pop_time[self.row_idx, last % cap]
+                self.sync_to(np.where(earlier >= 0, freed, 0.0), clock)
+        reserved = st.reserved[rows]
+        if not even(reserved):
+            st.reserved[rows] = np.maximum(reserved, n)
+        elif reserved.item(0) < n:
+            st.reserved[rows] = n
+        st.last_reserve = (self, self.line_of(3))
+        self.charge(self.costs.cb_op, clock, "cb_reserve_back")
+
     def cb_push_back(self, cb, num_pages) -> None:
         st = self._cb_cache.get(cb) if cb.__class__ is int else None
         if st is None:
@@ -140,6 +177,23 @@ class CircularBufferApi:
                 self.scheduler.notify(st.key)
                 return
         reserved = st.reserved[rows]
+        if st.uniform_capacity is not None and self.L > 1:
+            wr, cap = st.wr[rows], st.uniform_capacity
+            if even(reserved) and even(wr):
+                r0, w0 = reserved.item(0), wr.item(0)
+                if r0 >= n and w0 + n <= cap:      # every lane's checks pass: their steps once, on ints
+                    self._check_pushed_data(cb, st, w0, n)
+                    clock = self._producer_clock()
+                    self.charge(self.costs.cb_op, clock, "cb_push_back")
+                    self._stamp(st.push_time, w0, n, clock)
+                    st.received[rows] += n
+                    st.reserved[rows] = r0 - n
+                    st.wr[rows] = (w0 + n) % cap
+                    st.pack_seq[rows] = 0
+                    st.last_push = (self, self.line_of())
+                    self.dev.progress += 1
+                    self.scheduler.notify(st.key)
+                    return
         if any_lane(reserved < n):
             raise self.fail(CircularBufferError,
                             f"cb_push_back(c_{cb}, {n}) pushes pages that were not reserved (only "
@@ -181,6 +235,11 @@ class CircularBufferApi:
                 st.waited[row] = n
             self.charge(self.costs.cb_op, clock, "cb_wait_front")
             return
+        if cap.__class__ is int and n <= cap and self.L > 1:
+            rd = st.rd[rows]
+            if even(rd) and rd.item(0) + n <= cap:
+                self._wait_even(cb, st, n, cap)
+                return
         if any_lane(n > cap):
             raise self.fail(CircularBufferError, f"cb_wait_front(c_{cb}, {n}) waits for more pages than the circular "
                                                  f"buffer holds ({int(np.min(cap))}); it can never succeed")
@@ -193,6 +252,31 @@ class CircularBufferApi:
         self.sync_to(st.push_time[self.row_idx, slot], clock)
         waited = st.waited[rows]
         st.waited[rows] = np.maximum(waited, n)
+        self.charge(self.costs.cb_op, clock, "cb_wait_front")
+
+    def _wait_even(self, cb: int, st, n: int, cap: int) -> None:
+        """``cb_wait_front`` of many lanes whose checks pass, on Python numbers where every lane
+        holds the same counts."""
+        rows = self.rows
+        received, acked = st.received[rows], st.acked[rows]
+        if even(received) and even(acked):
+            ready = received.item(0) - acked.item(0) >= n
+        else:
+            ready = all_lanes(received - acked >= n)
+        if not ready:
+            self.block(("cb", cb), f"cb_wait_front(c_{cb}, {n}): waiting for {_pages(n)} to be pushed",
+                       lambda: bool(all_lanes(st.received[rows] - st.acked[rows] >= n)))
+        rd = st.rd[rows]
+        clock = self._consumer_clock()
+        if even(rd):
+            self.sync_to(st.push_time[rows, (rd.item(0) + (n - 1)) % cap], clock)
+        else:
+            self.sync_to(st.push_time[self.row_idx, (rd + (n - 1)) % cap], clock)
+        waited = st.waited[rows]
+        if not even(waited):
+            st.waited[rows] = np.maximum(waited, n)
+        elif waited.item(0) < n:
+            st.waited[rows] = n
         self.charge(self.costs.cb_op, clock, "cb_wait_front")
 
     def cb_pop_front(self, cb, num_pages) -> None:
@@ -220,6 +304,22 @@ class CircularBufferApi:
                 self.scheduler.notify(st.key)
                 return
         waited = st.waited[rows]
+        if st.uniform_capacity is not None and self.L > 1:
+            rd, cap = st.rd[rows], st.uniform_capacity
+            if even(waited) and even(rd):
+                w0, r0 = waited.item(0), rd.item(0)
+                if w0 >= n and r0 + n <= cap:      # every lane's checks pass: their steps once, on ints
+                    self._check_popped_data(cb, st, r0, n)
+                    clock = self._consumer_clock()
+                    self.charge(self.costs.cb_op, clock, "cb_pop_front")
+                    self._stamp(st.pop_time, r0, n, clock)
+                    st.acked[rows] += n
+                    st.pops += 1
+                    st.waited[rows] = w0 - n
+                    st.rd[rows] = (r0 + n) % cap
+                    self.dev.progress += 1
+                    self.scheduler.notify(st.key)
+                    return
         if any_lane(waited < n):
             raise self.fail(CircularBufferError,
                             f"cb_pop_front(c_{cb}, {n}) pops pages that were not waited for (only {int(np.min(waited))} "
@@ -243,6 +343,9 @@ class CircularBufferApi:
         if self.L == 1:
             p0 = int(pos[0]) if pos.__class__ is np.ndarray else pos
             times[self.row_idx[0], p0:p0 + n] = clock[0]
+            return
+        if pos.__class__ is int:
+            times[self.rows, pos:pos + n] = clock.item(0) if even(clock) else clock[:, None]
             return
         p0 = pos[0] if isinstance(pos, np.ndarray) else pos
         if isinstance(pos, np.ndarray) and not (pos == p0).all():

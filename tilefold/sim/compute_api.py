@@ -35,7 +35,7 @@ from tilefold.sim import tile_batches
 from tilefold.sim import tile_math as tm
 from tilefold.sim.context import KernelContext
 from tilefold.sim.engine_config import EngineConfig
-from tilefold.sim.lanes import any_lane, uniform
+from tilefold.sim.lanes import any_lane, even, uniform
 from tilefold.sim.matmul_blocks import (MATMUL_TILE_FLOPS, BlockProducts, CbMatrix, PendingMatmul, distinct_lanes,
                                         lanes_of_content, operand_matrix)
 
@@ -200,8 +200,7 @@ class ComputeApi:
             return base + int(pointer[self.row0]) * ps + page * ps
         base = st.uniform_base if st.uniform_base is not None else st.base[self.rows]
         ptr = pointer[self.rows]
-        p0 = int(ptr[0])
-        return base + (p0 if (ptr == p0).all() else ptr) * ps + page * ps
+        return base + (ptr.item(0) if even(ptr) else ptr) * ps + page * ps
 
     def _unpack(self, cb, tile, call: str, count: int = 1, fpu: bool = True) -> np.ndarray:
         """float32 values (lanes, count, 1024) of waited tiles, as the
@@ -676,6 +675,9 @@ class ComputeApi:
         if self.L == 1 and st.reserved[self.row0] >= first_page + count:
             return cbi, st, self._page_address(st, st.wr, first_page, self._page_bytes(st)), self._page_bytes(st)
         reserved = st.reserved[self.rows]
+        if even(reserved) and reserved.item(0) >= first_page + count:
+            ps = self._page_bytes(st)
+            return cbi, st, self._page_address(st, st.wr, first_page, ps), ps
         if any_lane(reserved < first_page + count):
             raise self.fail(CircularBufferError,
                             f"{call} writes page {first_page + count - 1} of c_{cbi} but only "
@@ -769,8 +771,8 @@ class ComputeApi:
             st.pack_seq[self.row0] = page + count
             return page
         seq = st.pack_seq[self.rows]
-        page = int(seq[0]) if (seq == seq[0]).all() else uniform(seq)
-        st.pack_seq[self.rows] = seq + count
+        page = seq.item(0) if even(seq) else uniform(seq)
+        st.pack_seq[self.rows] = page + count
         return page
 
     def pack_tile(self, dst_index, out_cb, out_tile_index=0, out_of_order_output=False) -> None:

@@ -22,7 +22,7 @@ from greenlet import getcurrent
 from tilefold.arch.cores import CoreCoord
 from tilefold.errors import (DramAccessError, KernelAssertError, ProgramError, RuntimeArgError, SimulationError,
                              SourceLocation)
-from tilefold.sim.lanes import any_lane, lane_values, uniform
+from tilefold.sim.lanes import any_lane, even, lane_values, uniform
 from tilefold.sim.watchdog import MAX_LOOP_TRIPS
 
 
@@ -181,6 +181,19 @@ class KernelContext:
                 gap = w - c
                 self.stall[0] = self.stall.item() + gap
                 clk[0] = c + gap
+            return
+        if even(clk) and (when.__class__ is not np.ndarray or even(when)):
+            # lanes at one time waiting for one time: the same arithmetic once, on Python floats
+            c = clk.item(0)
+            w = when.item(0) if when.__class__ is np.ndarray else when
+            if w > c:
+                gap = w - c
+                stall = self.stall
+                if even(stall):
+                    stall.fill(stall.item(0) + gap)
+                else:
+                    stall += gap
+                clk.fill(c + gap)
             return
         gap = when - clk
         if any_lane(gap > 0.0):

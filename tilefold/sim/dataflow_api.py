@@ -24,7 +24,7 @@ from tilefold.arch import ETHERNET_BYTES_PER_CYCLE, ETHERNET_LATENCY_CYCLES, NOC
 from tilefold.errors import CircularBufferError, DramAccessError, NocHazardError, ProgramError, SemaphoreError
 from tilefold.sim import page_batches
 from tilefold.sim.accessor import Accessor, AccessorArgs, decode_accessor_args
-from tilefold.sim.lanes import all_lanes, any_lane, uniform
+from tilefold.sim.lanes import all_lanes, any_lane, even, uniform
 
 _LOCAL_MASK = (1 << NOC_ADDR_LOCAL_BITS) - 1
 _NODE_MASK = (1 << NOC_ADDR_NODE_ID_BITS) - 1
@@ -304,13 +304,19 @@ class DataflowApi:
         holds the first one, if any) end in that CB's reserved pages, or lie in one L1 buffer."""
         cbs = self.dev.cbs
         cb = cbs.cb_at(addr if addr.__class__ is int else _first(addr))
-        if cb is not None and self.L == 1 and addr.__class__ is int:
+        if cb is not None and addr.__class__ is int:
             st = cbs.states[cb]
             if st.uniform_capacity is not None and st.uniform_base is not None and st.uniform_page_size is not None:
                 base, ps, cap, row = st.uniform_base, st.uniform_page_size, st.uniform_capacity, self.row0
-                if addr + nbytes > base + cap * ps:
-                    return False
-                return ((addr + nbytes - 1 - base) // ps - int(st.wr[row])) % cap < int(st.reserved[row])
+                if self.L == 1:
+                    wr, reserved = int(st.wr[row]), int(st.reserved[row])
+                else:       # many lanes: one check on Python ints when their pointers and counts agree
+                    wr, reserved = st.wr[self.rows], st.reserved[self.rows]
+                    wr, reserved = (wr.item(0), reserved.item(0)) if even(wr) and even(reserved) else (None, None)
+                if wr is not None:
+                    if addr + nbytes > base + cap * ps:
+                        return False
+                    return ((addr + nbytes - 1 - base) // ps - wr) % cap < reserved
         a = np.asarray(addr)
         if cb is None:
             region = self.dev.allocation.l1_regions[self.cores[0]].find(int(a.min()), nbytes)

@@ -45,7 +45,9 @@ class DramWriters:
         return sid
 
     def cells(self, bank, local, nbytes: int, cores):
-        """(rows, cols, core) of the granules the writes cover completely: arrays (writes, k)."""
+        """(rows, cols, core, keep, spans) of the granules the writes cover completely: arrays
+        (writes, k), ``keep`` None when every write covers k granules; ``spans`` is (bank, first
+        granule, one past the last) per write and whether every write starts and ends on a granule."""
         shape = np.broadcast_shapes(np.shape(bank), np.shape(local), np.shape(cores))
         bank = np.broadcast_to(np.asarray(bank, dtype=np.int64), shape).ravel()
         local = np.broadcast_to(np.asarray(local, dtype=np.int64), shape).ravel() - self.base
@@ -57,8 +59,12 @@ class DramWriters:
             return None
         cols = first[:, None] + np.arange(k)
         keep = cols < end[:, None]
-        cols = np.where(keep, cols, first[:, None])
-        return bank[:, None], cols, core[:, None], keep
+        if b"\x00" in keep.tobytes():
+            cols = np.where(keep, cols, first[:, None])
+        else:
+            keep = None
+        aligned = nbytes % GRANULE == 0 and b"\x00" not in (first * GRANULE == local).tobytes()
+        return bank[:, None], cols, core[:, None], keep, (bank, first, end, aligned)
 
     def clash(self, bank, local, nbytes: int, cores, cells=False):
         """(core, site) of an earlier write by another core to these bytes, (core, 0) when two of
@@ -68,13 +74,17 @@ class DramWriters:
             cells = self.cells(bank, local, nbytes, cores)
         if cells is None:
             return None
-        rows, cols, core, keep = cells
+        rows, cols, core, keep, spans = cells
         prev = self.core[rows, cols]
-        other = self._unordered(keep & (prev >= 0) & (prev != core), prev, (rows, cols), core)
+        other = (prev >= 0) & (prev != core)
+        if keep is not None:
+            other &= keep
+        other = self._unordered(other, prev, (rows, cols), core)
         if other.any():
             i = np.argwhere(other)[0]
             return int(prev[i[0], i[1]]), int(self.site[rows[i[0], 0], cols[i[0], i[1]]])
-        if core.size > 1 and (core != core.flat[0]).any():
+        if core.size > 1 and (core != core.flat[0]).any() and self._spans_meet(spans):
+            keep = np.ones(cols.shape, bool) if keep is None else keep
             key = (np.broadcast_to(rows, cols.shape) * self.core.shape[1] + cols)[keep]
             who = np.broadcast_to(core, cols.shape)[keep]
             order = np.argsort(key, kind="stable")
@@ -83,6 +93,16 @@ class DramWriters:
             if same.any():
                 return int(who[np.argmax(same)]), 0
         return None
+
+    def _spans_meet(self, spans) -> bool:
+        """Whether two of the writes' granule ranges may overlap (the writes sorted by bank and
+        first granule, each range checked against the next; True also for ranges that only look
+        like meeting, such as an empty one, so the caller looks at the granules then)."""
+        bank, first, end, _ = spans
+        width = self.core.shape[1]
+        start = bank * width + first
+        order = np.argsort(start, kind="stable")
+        return bool((start[order[1:]] < (bank * width + end)[order[:-1]]).any())
 
     def write_one(self, bank: int, local: int, nbytes: int, core: int, ctx, line: int):
         """One write of one core (plain ints): the clash :meth:`clash` would return, or None after
@@ -121,14 +141,22 @@ class DramWriters:
 
     def note(self, bank, local, nbytes: int, cores, sites, cells=False) -> None:
         """Record the writes (site ids broadcast like the addresses); ``cells`` as for :meth:`clash`."""
-        self._touch(bank, local, nbytes, cores)
         if cells is False:
             cells = self.cells(bank, local, nbytes, cores)
+        if cells is not None and cells[3] is None and cells[4][3]:
+            self.touched[cells[0], cells[1]] = True      # whole granules: the ones recorded below
+        else:
+            self._touch(bank, local, nbytes, cores)
         if cells is None:
             return
-        rows, cols, core, keep = cells
+        rows, cols, core, keep, _ = cells
         shape = np.broadcast_shapes(np.shape(bank), np.shape(local), np.shape(cores))
         site = np.broadcast_to(np.asarray(sites, dtype=np.int16), shape).ravel()[:, None]
+        if keep is None and not self.order.any_release:     # every write covers k whole granules
+            self.core[rows, cols] = core
+            self.site[rows, cols] = site
+            return
+        keep = np.ones(cols.shape, bool) if keep is None else keep
         rows = np.broadcast_to(rows, cols.shape)[keep]
         cols = cols[keep]
         writers = np.broadcast_to(core, keep.shape)[keep]

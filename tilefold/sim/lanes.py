@@ -231,6 +231,13 @@ def all_lanes(x) -> bool:
     return bool(x)
 
 
+def even(x: np.ndarray) -> bool:
+    """Whether every lane of a per-lane array holds the same bits (then arithmetic on the first
+    lane's value, as Python numbers, gives every lane's result); a byte comparison, far cheaper
+    than an element-wise one."""
+    return x.tobytes() == x[:1].tobytes() * len(x)
+
+
 def lane_values(column: np.ndarray):
     """A per-lane column as an int when all lanes agree, else an int64 array."""
     first = column[0]
