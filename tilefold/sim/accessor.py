@@ -14,7 +14,7 @@ geometry. ``page_size`` is both the stride between a bank's pages and the size
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -65,6 +65,7 @@ class Accessor:
     buffer: str | None = None     # the buffer whose address is ``base``, when there is one
     num_pages: int | None = None  # its pages: ids outside [0, num_pages) have no address
     data_format: object = None    # its data format (tilefold.layout.formats.DataFormat)
+    bank_nodes: object = field(default=None, compare=False, repr=False)   # NOC node bits per bank, once asked
 
     def pages_outside(self, page_id):
         """Per-lane mask (or bool) of page ids outside the buffer; None when all are inside."""

@@ -28,7 +28,9 @@ from tilefold.sim.lanes import all_lanes, any_lane, even, uniform
 
 _LOCAL_MASK = (1 << NOC_ADDR_LOCAL_BITS) - 1
 _NODE_MASK = (1 << NOC_ADDR_NODE_ID_BITS) - 1
+_NODE_XY_MASK = (1 << 2 * NOC_ADDR_NODE_ID_BITS) - 1
 _MCAST_BIT = 1 << 63
+_I64 = np.dtype(np.int64)
 NODE_DRAM, NODE_CORE = 1, 2
 
 
@@ -56,6 +58,8 @@ class DataflowApi:
         self.page_queue: list = []       # page transfers queued by *_later calls until flush_pages()
         self._issue_cost: dict[int, float] = {}   # bytes of a transfer -> cycles to issue it
         self._done1 = np.zeros(1)         # what _dram_done returns on one lane (read before the next call)
+        self._dram_cost: dict[int, np.ndarray] = {}   # bytes of a DRAM transfer -> cycles per lane at its share
+        self._noc_decoded = None          # (address array get_noc_addr returned last, its kind, rows, local)
 
     # -- CB pointers --------------------------------------------------------------------
 
@@ -207,7 +211,41 @@ class DataflowApi:
             return int(x), int(y)
         return table[bank, 0], table[bank, 1]
 
+    def _bank_nodes(self, accessor: Accessor):
+        """(node bits of each bank's NOC address, ``(y << 6 | x) << 36``; the node kind all banks
+        share, or 0; each bank's row in the node tables), kept on the accessor."""
+        nodes = accessor.bank_nodes
+        if nodes is None:
+            table = self.dev.dram_coords if accessor.args.is_dram else self.dev.l1_bank_coords
+            bits = ((table[:, 1] << NOC_ADDR_NODE_ID_BITS) | table[:, 0]) << NOC_ADDR_LOCAL_BITS
+            index = (bits >> NOC_ADDR_LOCAL_BITS) & _NODE_XY_MASK
+            kinds = self.dev.node_kind_flat[index]
+            kind = int(kinds[0]) if kinds.size and (kinds == kinds[0]).all() else 0
+            nodes = accessor.bank_nodes = (bits, kind, self.dev.node_row_flat[index])
+        return nodes
+
+    @staticmethod
+    def _locate_lanes(page_id, accessor: Accessor, offset):
+        """(bank, local address) of per-lane pages of an interleaved buffer when all lie inside it
+        (what ``accessor.locate`` gives, with one divmod and one unsigned comparison as the
+        check); None otherwise: the caller checks and locates them the general way."""
+        if page_id.__class__ is np.ndarray and page_id.dtype is _I64 and not accessor.args.is_sharded:
+            n = accessor.num_pages
+            if n is None or not any_lane(page_id.view(np.uint64) >= n):    # negative ids are huge unsigned
+                q, bank = np.divmod(page_id, accessor.num_banks)
+                return bank, accessor.base + q * accessor.page_size + offset
+        return None
+
     def get_noc_addr(self, page_id, accessor: Accessor, offset=0):
+        located = self._locate_lanes(page_id, accessor, offset)
+        if located is not None:
+            bank, local = located
+            bits, kind, rows = self._bank_nodes(accessor)
+            addr = bits[bank] | local
+            if kind and local.dtype is _I64 and not any_lane(local.view(np.uint64) > _LOCAL_MASK):
+                self._noc_decoded = (addr, kind, rows[bank], local)   # what _decode(addr) gives
+            self.charge(self.costs.riscv_call, None, "get_noc_addr")
+            return addr
         self._check_pages(page_id, accessor, "get_noc_addr")
         bank, local = accessor.locate(page_id, offset)
         x, y = self._bank_coords(accessor, bank)
@@ -247,7 +285,15 @@ class DataflowApi:
                 raise self.fail(DramAccessError, f"{call}: NOC address 0x{noc_addr:x} names node ({x}, {y}), which "
                                                  "is neither a DRAM bank nor a worker core")
             return int(kind), int(row), noc_addr & _LOCAL_MASK
+        known = self._noc_decoded
+        if known is not None and noc_addr is known[0]:     # straight from get_noc_addr (never changed in place)
+            return known[1], known[2], known[3]
         a = np.asarray(noc_addr, dtype=np.int64)
+        node = (a >> NOC_ADDR_LOCAL_BITS) & _NODE_XY_MASK      # y << 6 | x, the index into the flat tables
+        kinds = self.dev.node_kind_flat[node]
+        kind = kinds.item(0)
+        if kind and a.ndim == 1 and even(kinds):         # every lane names a node of one kind
+            return kind, self.dev.node_row_flat[node], a & _LOCAL_MASK
         node = a >> NOC_ADDR_LOCAL_BITS
         x, y = node & _NODE_MASK, (node >> NOC_ADDR_NODE_ID_BITS) & _NODE_MASK
         kinds = self.dev.node_kind[y, x]
@@ -398,6 +444,16 @@ class DataflowApi:
         dev = self.dev
         dev.bank_traffic.append((banks, nbytes if banks.__class__ is np.ndarray else nbytes * self.L))
         port = self._port(nbytes)
+        if self.L > 1:
+            cost = self._dram_cost.get(nbytes)      # the run's shares are fixed: one division per size
+            if cost is None:
+                cost = self._dram_cost[nbytes] = nbytes / dev.dram_share[self.row_idx]
+            free = self.dram_free          # this thread's own array (page batches store a copy)
+            np.maximum(free, port, out=free)
+            free += cost
+            done = np.maximum(port, free)
+            done += self.costs.noc_latency + self.costs.dram_latency
+            return done
         if self.L == 1:                     # the same arithmetic on Python floats
             p, d = port.item(), self.dram_free.item()
             d = (d if d > p else p) + nbytes / dev.dram_share[self.row0]
@@ -496,7 +552,7 @@ class DataflowApi:
             if self.L == 1:
                 self.dev.core_read_bytes[self.row0] += nbytes
             else:
-                self.dev.core_read_bytes[self.row_idx] += nbytes
+                self.dev.core_read_bytes[self.rows] += nbytes     # a slice when the rows are consecutive
             done = self._dram_done(rows, nbytes)
         else:
             self._check_remote_l1(rows, local, nbytes, call)
@@ -531,9 +587,11 @@ class DataflowApi:
         self._read(kind, rows, local, dst_local_l1_addr, size, "noc_async_read", self.line_of())
 
     def noc_async_read_page(self, page_id, accessor: Accessor, dst_local_l1_addr, offset=0) -> None:
-        self._check_pages(page_id, accessor, "noc_async_read_page")
+        located = self._locate_lanes(page_id, accessor, offset)
+        if located is None:
+            self._check_pages(page_id, accessor, "noc_async_read_page")
         self._check_format(accessor, dst_local_l1_addr, "noc_async_read_page", True)
-        bank, local = accessor.locate(page_id, offset)
+        bank, local = located if located is not None else accessor.locate(page_id, offset)
         kind = NODE_DRAM if accessor.args.is_dram else NODE_CORE
         rows = bank if kind == NODE_DRAM else self.dev.l1_bank_rows[bank]
         self._read(kind, rows, local, dst_local_l1_addr, accessor.page_size, "noc_async_read_page", self.line_of())
@@ -600,9 +658,11 @@ class DataflowApi:
         self._write(kind, rows, local, src_local_l1_addr, size, "noc_async_write", self.line_of())
 
     def noc_async_write_page(self, page_id, accessor: Accessor, src_local_l1_addr, size=0, offset=0) -> None:
-        self._check_pages(page_id, accessor, "noc_async_write_page")
+        located = self._locate_lanes(page_id, accessor, offset)
+        if located is None:
+            self._check_pages(page_id, accessor, "noc_async_write_page")
         self._check_format(accessor, src_local_l1_addr, "noc_async_write_page", False)
-        bank, local = accessor.locate(page_id, offset)
+        bank, local = located if located is not None else accessor.locate(page_id, offset)
         kind = NODE_DRAM if accessor.args.is_dram else NODE_CORE
         rows = bank if kind == NODE_DRAM else self.dev.l1_bank_rows[bank]
         self._write(kind, rows, local, src_local_l1_addr, _page_write_size(size, accessor), "noc_async_write_page",

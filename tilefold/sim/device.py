@@ -217,6 +217,9 @@ class _Run:
         # ethernet time of transfers between chips; None on one chip
         self.row_chip = (np.array([c.x // arch.chip_columns for c in cores], dtype=np.int64)
                          if arch.chip_columns is not None else None)
+        # the node tables flat, indexed by a NOC address's node bits (y << 6 | x) as one integer
+        self.node_kind_flat = self.node_kind.ravel()
+        self.node_row_flat = self.node_row.ravel()
 
     # -- what contexts ask of the device ---------------------------------------------------
 
@@ -272,11 +275,12 @@ class _Run:
         if not self.bank_traffic:
             return np.zeros(self.arch.dram_banks)
         one = [(b, n) for b, n in self.bank_traffic if b.__class__ is not np.ndarray]    # one bank per entry
-        many = [(np.ravel(b), n) for b, n in self.bank_traffic if b.__class__ is np.ndarray]
+        many = [(b.ravel(), n) for b, n in self.bank_traffic if b.__class__ is np.ndarray]
         banks = [np.array([b for b, _ in one], dtype=np.int64)] + [b for b, _ in many]
-        nbytes = [np.array([n for _, n in one], dtype=np.float64)] + [np.broadcast_to(np.float64(n), b.shape)
-                                                                    for b, n in many]
-        return np.bincount(np.concatenate(banks), np.concatenate(nbytes), minlength=self.arch.dram_banks)
+        nbytes = np.concatenate([np.array([n for _, n in one], dtype=np.float64),
+                                 np.repeat(np.array([n for _, n in many], dtype=np.float64),
+                                           [b.size for b, _ in many])])
+        return np.bincount(np.concatenate(banks), nbytes, minlength=self.arch.dram_banks)
 
     def note_output_write(self, kind: int, local, nbytes: int) -> None:
         self.output_bytes_written += nbytes

@@ -34,6 +34,7 @@ from numpy.lib.stride_tricks import as_strided
 # was written with one sequential fill is several times cheaper. Arrays above POOL_LIMIT bytes
 # are given back to the system instead: for tensors that large the page faults are a small part
 # of the run, and holding the memory would double the host's footprint while results are checked.
+_I64 = np.dtype(np.int64)
 _POOL: dict[tuple[int, int], tuple[np.ndarray, int, int]] = {}
 POOL_LIMIT = 256 << 20
 
@@ -256,8 +257,14 @@ class RegionMap:
     def contains_all(self, addr, nbytes: int) -> bool:
         if addr.__class__ is int:
             return self.find(addr, nbytes) is not None
-        a = np.asarray(addr, dtype=np.int64).ravel()
+        a = addr if addr.__class__ is np.ndarray and addr.dtype is _I64 else np.asarray(addr, dtype=np.int64)
+        if a.size:      # the usual case: every lane inside the region of the first (one unsigned comparison)
+            first = self.find(a.item(0), nbytes)
+            if first is not None and not (np.subtract(a, first.start).view(np.uint64) > first.end - nbytes
+                                          - first.start).any():
+                return True
         lo, hi = int(a.min()), int(a.max())
+        a = a.ravel()
         region = self.find(lo, nbytes)
         if region is not None and hi + nbytes <= region.end:
             return True       # every lane inside one region (the usual case: one buffer)
