@@ -516,3 +516,19 @@ def test_storing_a_waited_integer_block_is_refused_at_the_users_line():
     with pytest.raises(KernelError, match="store\\(\\) of a waited int32 block is not supported") as e:
         op(inp, out)
     assert "test_ttl_typecast.py:" in str(e.value)
+
+
+def test_the_host_program_unpacks_the_int32_buffer_to_dst_and_passes_check_host(tmp_path):
+    from checkhost import check_hosts, require_hosts_accepted
+    from tilefold.frontend.ttl import session
+
+    v = _int32_values()
+    inp = ttnn.from_numpy(v, dtype=ttnn.int32, layout=ttnn.TILE_LAYOUT)
+    out = ttnn.zeros((32, 32), dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT)
+    with session.configured(project_dir=tmp_path):
+        _unary_operation(lambda x: ttl.math.typecast(x, ttnn.float32))(inp, out)
+    np.testing.assert_array_equal(ttnn.to_numpy(out), v.astype(np.float32))
+    mains = sorted(tmp_path.glob("*/main.cpp"))
+    text = mains[0].read_text()
+    assert "UnpackToDestMode::UnpackToDestFp32" in text and ".fp32_dest_acc_en = true" in text
+    require_hosts_accepted(check_hosts(mains))
