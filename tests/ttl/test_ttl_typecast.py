@@ -1,8 +1,10 @@
 """``ttl.math.typecast(x, dtype)``: a block converted between the float formats
 (``typecast_tile<IN, OUT>``). Widening is exact; float32 to bfloat16 rounds to nearest even, a cast
 to bfloat8_b / bfloat4_b is packed with shared exponents into the buffer it is stored in, and later
-ops and the store see the new format. A value used several times in one expression is computed once. Simulated against numpy; the compute kernel's C++ is checked
-against the real 0.69 headers; unsupported and unknown dtypes are errors at the user's line."""
+ops and the store see the new format. A value used several times in one expression is computed once.
+Floats to int32 / uint32 truncate and saturate, int32 to floats rounds to nearest even, as 0.69's
+LLK does. Simulated against numpy; the compute kernel's C++ is checked against the real 0.69
+headers; unsupported pairs and dtypes and integer misuse are errors at the user's line."""
 
 from __future__ import annotations
 
@@ -188,12 +190,67 @@ def _run(body, in_dtype=ttnn.bfloat16):
     return lambda: op(inp, out)
 
 
-def test_an_integer_dtype_is_refused_at_the_users_line():
+def test_a_uint32_block_cast_to_a_float_is_refused_at_the_users_line():
     def body(x):
-        return ttl.math.typecast(x, ttnn.int32)  # error
+        return ttl.math.typecast(x, ttnn.float32)  # error
 
-    expect_error(_run(body), body, KernelError, "ttl.math.typecast() from bfloat16 to int32 is not supported",
-                 "between the float formats (float32, bfloat16, bfloat8_b, bfloat4_b) only")
+    expect_error(_run(body, ttnn.uint32), body, KernelError, "ttl.math.typecast() from uint32 to float32 is not "
+                 "supported", "from them to int32 and uint32, and from int32 to them")
+
+
+def test_a_16_bit_integer_dtype_is_refused_at_the_users_line():
+    def body(x):
+        return ttl.math.typecast(x, ttnn.uint16)  # error
+
+    expect_error(_run(body), body, KernelError, "ttl.math.typecast() from bfloat16 to uint16 is not supported")
+
+
+def test_math_on_an_integer_block_is_refused_at_the_users_line():
+    def body(x):
+        return ttl.math.typecast(x, ttnn.int32) + ttl.math.typecast(x, ttnn.int32)  # error
+
+    expect_error(_run(body), body, KernelError, "add of an int32 block is not supported by tilefold",
+                 "ttl.math.typecast(x, ttnn.float32) first")
+
+
+def test_storing_an_integer_block_into_a_float_buffer_is_refused_at_the_users_line():
+    def body(x):
+        return ttl.math.typecast(x, ttnn.int32)
+
+    op = _unary_operation(body)
+    inp = ttnn.zeros((32, 32), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
+    out = ttnn.zeros((32, 32), dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT)
+    with pytest.raises(KernelError, match=r"o.store\(\): the value is int32 but the block is float32") as e:
+        op(inp, out)
+    assert "test_ttl_typecast.py:" in str(e.value)
+
+
+def test_an_integer_cast_with_a_16_bit_dst_is_refused_at_the_users_line():
+    @ttl.operation(grid=(1, 1), fp32_dest_acc_en=False)
+    def cast16(inp, out):
+        inp_dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
+        out_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+
+        @ttl.compute()
+        def compute_fn():
+            with inp_dfb.wait() as x, out_dfb.reserve() as o:
+                o.store(ttl.math.typecast(x, ttnn.int32))  # error
+
+        @ttl.datamovement()
+        def dm_read():
+            with inp_dfb.reserve() as blk:
+                ttl.copy(inp[0, 0], blk).wait()
+
+        @ttl.datamovement()
+        def dm_write():
+            with out_dfb.wait() as blk:
+                ttl.copy(blk, out[0, 0]).wait()
+
+    inp = ttnn.zeros((32, 32), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
+    out = ttnn.zeros((32, 32), dtype=ttnn.int32, layout=ttnn.TILE_LAYOUT)
+    with pytest.raises(KernelError, match="from bfloat16 to int32 needs a 32-bit DST") as e:
+        cast16(inp, out)
+    assert "test_ttl_typecast.py:" in str(e.value)
 
 
 def test_an_unknown_dtype_is_an_error_at_the_users_line():
@@ -314,3 +371,164 @@ def test_block_float_casts_and_shared_values_compile_against_the_real_headers(tm
     path = tmp_path / "compute.cpp"
     path.write_text(text)
     check_kernel.require_accepted(check_kernel.check_kernel(path, "compute"))
+
+
+# --- integers ------------------------------------------------------------------------------------
+# 0.69's LLK (Wormhole B0): float -> int32 / uint32 shifts the 24-bit significand by the exponent
+# (truncation toward zero); int32 saturates |x| >= 2^31, infinities and NaN to INT_MIN, uint32 gives
+# 0 for negatives and 0xFFFFFFFF from 2^32 up. int32 -> float32 is the nearest float32 (ties to
+# even), -> bfloat16 that rounded again to nearest even.
+
+def _special_floats():
+    """Fractions with ties (x.5) both signs, values beyond 2^31 / 2^32, infinities, NaN, the int32
+    and uint32 limits, and random values of all magnitudes, as float32 (32, 32)."""
+    rng = np.random.default_rng(11)
+    special = np.array([0.5, -0.5, 1.5, -1.5, 2.5, -2.5, 0.999, -0.999, 1e-40, -0.0, 7.99, -7.99,
+                        2.0 ** 31, -2.0 ** 31, 2.0 ** 31 - 128, -(2.0 ** 31 - 128), 3e9, -3e9, 2.0 ** 32 - 256,
+                        2.0 ** 32, 1e20, -1e20, np.inf, -np.inf, np.nan, -np.nan, 16777217.0, 123456.75],
+                       np.float32)
+    rest = (rng.standard_normal(1024 - special.size) * 10.0 ** rng.integers(-2, 10, 1024 - special.size))
+    return np.concatenate([special, rest.astype(np.float32)]).reshape(32, 32)
+
+
+def _int32_reference(v):
+    """int32 of float32 ``v`` as the LLK computes it, written independently: Python's int()
+    truncates toward zero."""
+    out = np.empty(v.size, np.int64)
+    for k, x in enumerate(v.ravel().tolist()):
+        out[k] = -2 ** 31 if not np.isfinite(x) or abs(x) >= 2 ** 31 else int(x)
+    return out.reshape(v.shape).astype(np.int32)
+
+
+def _uint32_reference(v):
+    out = np.empty(v.size, np.int64)
+    for k, (x, neg) in enumerate(zip(v.ravel().tolist(), np.signbit(v).ravel().tolist())):
+        out[k] = 0 if neg else (2 ** 32 - 1 if not x < 2 ** 32 else int(x))
+    return out.reshape(v.shape).astype(np.uint32)
+
+
+to_int32 = _unary_operation(lambda x: ttl.math.typecast(x, ttnn.int32))
+to_uint32 = _unary_operation(lambda x: ttl.math.typecast(x, "uint32"))
+round_trip = _unary_operation(lambda x: ttl.math.typecast(ttl.math.typecast(x, ttnn.int32), ttnn.float32))
+
+
+@pytest.mark.parametrize("source", ["float32", "bfloat16", "bfloat8_b"])
+@pytest.mark.parametrize("target, operation, reference", [
+    ("int32", to_int32, _int32_reference), ("uint32", to_uint32, _uint32_reference)])
+def test_a_float_cast_to_an_integer_truncates_and_saturates(source, target, operation, reference):
+    # a block float shares exponents per 16 values: an infinity there would flush its neighbours
+    v = _special_floats() if source != "bfloat8_b" else (
+        np.random.default_rng(14).standard_normal((32, 32)) * 8).astype(np.float32)
+    inp = ttnn.from_numpy(v, dtype=getattr(ttnn, source), layout=ttnn.TILE_LAYOUT)
+    out = ttnn.zeros((32, 32), dtype=getattr(ttnn, target), layout=ttnn.TILE_LAYOUT)
+    operation(inp, out)
+    got = ttnn.to_numpy(out)
+    assert got.dtype == np.dtype(target)
+    held = ttnn.to_numpy(inp).astype(np.float32)       # the values as the input format holds them
+    np.testing.assert_array_equal(got, reference(held))
+    rounded = np.rint(held[np.isfinite(held) & (np.abs(held) < 2 ** 31)])
+    assert not np.array_equal(rounded, reference(held)[np.isfinite(held) & (np.abs(held) < 2 ** 31)])
+
+
+def test_int32_saturates_positive_overflow_to_int_min():
+    inp = ttnn.from_numpy(np.full((32, 32), 3e9, np.float32), dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT)
+    out = ttnn.zeros((32, 32), dtype=ttnn.int32, layout=ttnn.TILE_LAYOUT)
+    to_int32(inp, out)
+    assert (ttnn.to_numpy(out) == np.iinfo(np.int32).min).all()
+
+
+def test_a_cast_to_int32_and_back_truncates_in_one_kernel():
+    v = (np.random.default_rng(12).standard_normal((32, 32)) * 1000).astype(np.float32)
+    inp = ttnn.from_numpy(v, dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT)
+    out = ttnn.zeros((32, 32), dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT)
+    round_trip(inp, out)
+    np.testing.assert_array_equal(ttnn.to_numpy(out), np.trunc(v))
+
+
+def _int32_values():
+    """int32 values of every magnitude, both signs, the limits, and odd values above 2^24 that
+    float32 and bfloat16 must round (ties included)."""
+    rng = np.random.default_rng(13)
+    special = np.array([2 ** 31 - 1, -2 ** 31, -2 ** 31 + 1, 0, 1, -1, 2 ** 24 + 1, 2 ** 24 + 3, -(2 ** 24 + 3),
+                        2 ** 25 + 2, 2 ** 25 + 6, 123456789, -123456789, 257, -257, 385, 0x7FFFFF80], np.int64)
+    rest = rng.integers(-2 ** 31, 2 ** 31, 1024 - special.size) >> rng.integers(0, 31, 1024 - special.size)
+    return np.concatenate([special, rest]).astype(np.int32).reshape(32, 32)
+
+
+@pytest.mark.parametrize("target", ["float32", "bfloat16"])
+def test_int32_cast_to_a_float_rounds_to_nearest_even(target):
+    v = _int32_values()
+    op = _unary_operation(lambda x: ttl.math.typecast(x, target))
+    inp = ttnn.from_numpy(v, dtype=ttnn.int32, layout=ttnn.TILE_LAYOUT)
+    out = ttnn.zeros((32, 32), dtype=getattr(ttnn, target), layout=ttnn.TILE_LAYOUT)
+    op(inp, out)
+    expected = v.astype(np.float32)                            # numpy: nearest even
+    if target == "bfloat16":
+        expected = expected.astype(ml_dtypes.bfloat16)
+    got = ttnn.to_numpy(out)
+    np.testing.assert_array_equal(got, expected)
+    assert not np.array_equal(got.astype(np.float64), v.astype(np.float64))    # some values did round
+
+
+def test_int32_cast_to_bfloat8_b_is_packed_with_shared_exponents():
+    v = _int32_values() >> 12
+    inp = ttnn.from_numpy(v, dtype=ttnn.int32, layout=ttnn.TILE_LAYOUT)
+    out = ttnn.zeros((32, 32), dtype=ttnn.bfloat8_b, layout=ttnn.TILE_LAYOUT)
+    _unary_operation(lambda x: ttl.math.typecast(x, ttnn.bfloat8_b))(inp, out)
+    bf16 = v.astype(np.float32).astype(ml_dtypes.bfloat16).astype(np.float32)
+    expected = ttnn.to_numpy(ttnn.from_numpy(bf16, dtype=ttnn.bfloat8_b, layout=ttnn.TILE_LAYOUT))
+    np.testing.assert_array_equal(ttnn.to_numpy(out), expected)
+
+
+@pytest.mark.parametrize("operation, in_dtype, out_dtype, templates", [
+    (to_int32, ttnn.float32, ttnn.int32, "(uint32_t)DataFormat::Float32, (uint32_t)DataFormat::Int32"),
+    (to_uint32, ttnn.bfloat16, ttnn.uint32, "(uint32_t)DataFormat::Float16_b, (uint32_t)DataFormat::UInt32"),
+    (_unary_operation(lambda x: ttl.math.typecast(x, ttnn.bfloat16)), ttnn.int32, ttnn.bfloat16,
+     "(uint32_t)DataFormat::Int32, (uint32_t)DataFormat::Float16_b"),
+    (round_trip, ttnn.bfloat8_b, ttnn.float32, "(uint32_t)DataFormat::Int32, (uint32_t)DataFormat::Float32"),
+])
+def test_integer_casts_compile_against_the_real_headers_with_a_32_bit_dst(tmp_path, check_kernel, operation,
+                                                                          in_dtype, out_dtype, templates):
+    from tilefold.codegen.cpp import emit_kernel
+
+    inp = ttnn.zeros((32, 32), dtype=in_dtype, layout=ttnn.TILE_LAYOUT)
+    out = ttnn.zeros((32, 32), dtype=out_dtype, layout=ttnn.TILE_LAYOUT)
+    program = compiled(operation, inp, out).program
+    kernel = next(k for k in program.kernels if k.name == "compute_fn")
+    assert kernel.config.fp32_dest_acc_en
+    if in_dtype is ttnn.int32:          # the unpacker writes the int32 tiles straight into DST
+        assert [m for _, m in kernel.config.unpack_to_dest_mode] == ["UnpackToDestFp32"]
+    text = emit_kernel(kernel.function)
+    assert f"typecast_tile_init<{templates}>();" in text
+    assert f"typecast_tile<{templates}>(" in text
+    path = tmp_path / "compute.cpp"
+    path.write_text(text)
+    check_kernel.require_accepted(check_kernel.check_kernel(path, "compute"))
+
+
+def test_storing_a_waited_integer_block_is_refused_at_the_users_line():
+    def body(x):
+        return x
+
+    op = _unary_operation(body)
+    inp = ttnn.zeros((32, 32), dtype=ttnn.int32, layout=ttnn.TILE_LAYOUT)
+    out = ttnn.zeros((32, 32), dtype=ttnn.int32, layout=ttnn.TILE_LAYOUT)
+    with pytest.raises(KernelError, match="store\\(\\) of a waited int32 block is not supported") as e:
+        op(inp, out)
+    assert "test_ttl_typecast.py:" in str(e.value)
+
+
+def test_the_host_program_unpacks_the_int32_buffer_to_dst_and_passes_check_host(tmp_path):
+    from checkhost import check_hosts, require_hosts_accepted
+    from tilefold.frontend.ttl import session
+
+    v = _int32_values()
+    inp = ttnn.from_numpy(v, dtype=ttnn.int32, layout=ttnn.TILE_LAYOUT)
+    out = ttnn.zeros((32, 32), dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT)
+    with session.configured(project_dir=tmp_path):
+        _unary_operation(lambda x: ttl.math.typecast(x, ttnn.float32))(inp, out)
+    np.testing.assert_array_equal(ttnn.to_numpy(out), v.astype(np.float32))
+    mains = sorted(tmp_path.glob("*/main.cpp"))
+    text = mains[0].read_text()
+    assert "UnpackToDestMode::UnpackToDestFp32" in text and ".fp32_dest_acc_en = true" in text
+    require_hosts_accepted(check_hosts(mains))

@@ -118,12 +118,47 @@ def _unchanged(x):
 # it is (the packer writes float32), float32 -> bfloat16 rounds to nearest even on the SFPU. A cast
 # from or to a block float (bfloat8_b, bfloat4_b) runs no SFPU code either: the unpacker has already
 # expanded the block float, and the packer writes the shared exponents when it packs into a buffer
-# of that format. Integer formats are not modelled.
+# of that format.
+#
+# Float to int32 / uint32 (0.69's fp32_to_int32 / fp32_to_uint32 LLK): the 24-bit significand
+# shifted by the exponent, so truncation toward zero. int32: |x| >= 2^31, infinities and NaN give
+# INT_MIN (also for positive values). uint32: negative values (and -inf, negative NaN) give 0,
+# x >= 2^32, +inf and positive NaN give 0xFFFFFFFF. int32 to float: magnitude cast to float32
+# (SFPCAST, nearest even), sign restored, INT_MIN exactly -2^31; to bfloat16 (and the block floats,
+# which the packer then packs) also rounded to nearest even (SFP_STOCH_RND, mode 0). DST holds the
+# integer results as float32 values (exact: a truncated float32 is a float32) and int32 inputs as
+# the unpacker gives them (nearest float32), so int32 -> float32 leaves them as they are.
+# uint32 -> float (magnitude below 2^31 cast, then 2^31 added: two roundings above 2^31) and the
+# 16- and 8-bit integer formats (LO16 stores into DST) are not modelled.
 _FLOATS = ("Float16_b", "Float32", "Bfp8_b", "Bfp4_b")
+_INT_MIN = np.float32(-2.0 ** 31)
+
+
+def _to_int32(x):
+    x = np.asarray(x, np.float32)
+    with np.errstate(invalid="ignore"):
+        inside = np.abs(x) < np.float32(2.0 ** 31)          # False for infinities and NaN
+        return np.where(inside, np.trunc(x), _INT_MIN).astype(np.float32)
+
+
+def _to_uint32(x):
+    x = np.asarray(x, np.float32)
+    negative = np.signbit(x)
+    with np.errstate(invalid="ignore"):
+        inside = x < np.float32(2.0 ** 32)                   # False for +inf and NaN
+        out = np.where(inside, np.trunc(x), np.float32(4294967295.0))
+    return np.where(negative, np.float32(0), out).astype(np.float32)
+
+
 TYPECASTS: dict[tuple[str, str], Callable] = {
     (a, b): _round_bf16 if (a, b) == ("Float32", "Float16_b") else _unchanged
     for a in _FLOATS for b in _FLOATS if a != b
 }
+TYPECASTS.update({(a, "Int32"): _to_int32 for a in _FLOATS})
+TYPECASTS.update({(a, "UInt32"): _to_uint32 for a in _FLOATS})
+TYPECASTS.update({("Int32", b): _unchanged if b == "Float32" else _round_bf16 for b in _FLOATS})
+# formats typecast_tile needs a 32-bit DST for (fp32_dest_acc_en), besides Float32
+INTEGER_32 = ("Int32", "UInt32")
 
 
 def typecast_values(x, in_dtype: str, out_dtype: str) -> np.ndarray:
@@ -255,4 +290,4 @@ def sfpu_values(name: str, *values_and_params, fp32_dest: bool = False) -> np.nd
         return np.asarray(op.values(*values_and_params), dtype=np.float32)
 
 
-__all__ = ["SfpuOp", "SFPU_OPS", "SFPU", "SFPU_CALLS", "TYPECASTS", "typecast_values", "TILELANG_FUNCTIONS", "TILELANG_LOGARITHMS", "sfpu_values", "bits_to_float"]
+__all__ = ["SfpuOp", "SFPU_OPS", "SFPU", "SFPU_CALLS", "TYPECASTS", "INTEGER_32", "typecast_values", "TILELANG_FUNCTIONS", "TILELANG_LOGARITHMS", "sfpu_values", "bits_to_float"]

@@ -9,7 +9,7 @@ mantissa bits on the way. Calls that only move a tile into DST (``copy_tile``,
 ``transpose_wh_tile``, ``tilize_block``, ``untilize_block``) can instead have the unpacker write
 it into DST directly, when DST is 32-bit (``fp32_dest_acc_en``) and the host sets the CB's mode
 to ``UnpackToDestFp32`` — what TT-Metal's tilize and untilize factories do for float32. A CB
-qualifies when it is float32 and every call that unpacks it is one of those; a CB an FPU call
+qualifies when it is float32, int32 or uint32 (whose 32 bits the source registers cannot carry) and every call that unpacks it is one of those; a CB an FPU call
 (element-wise, matmul, reduce) also reads stays ``Default``, as FPU calls read through the source
 registers whatever the mode. CB operands must be constants or compile-time arguments whose values
 are given; with any other CB operand on an unpacking call nothing qualifies.
@@ -23,6 +23,8 @@ from tilefold.ir.ttkernel import CBOp, GetCompileTimeArgValOp, constant_int
 from tilefold.ir.ttkernel_api import api_function
 from tilefold.layout.formats import DataFormat
 
+# 32-bit formats the source registers would cut: float32 to TF32, integers altogether
+_TO_DEST_FORMATS = (DataFormat.Float32, DataFormat.Int32, DataFormat.UInt32)
 TO_DEST_CALLS = frozenset({"copy_tile", "transpose_wh_tile", "tilize_block", "untilize_block"})
 UNPACKED_PARAMS = frozenset({"in_cb", "in0_cb", "in1_cb", "scaler_cb"})
 
@@ -64,7 +66,7 @@ def unpacked_cbs(function: func.FuncOp, compile_args=()) -> dict[int, set[str]] 
 
 def unpack_to_dest_mode(function: func.FuncOp, formats: dict[int, DataFormat], fp32_dest_acc_en: bool,
                         compile_args=()) -> dict[int, str]:
-    """``{cb: "UnpackToDestFp32"}`` for each float32 CB only ``copy_tile`` / ``transpose_wh_tile``
+    """``{cb: "UnpackToDestFp32"}`` for each float32, int32 or uint32 CB only ``copy_tile`` / ``transpose_wh_tile``
     / ``tilize_block`` / ``untilize_block`` unpack, when DST is 32-bit; else empty. ``compile_args``
     are the kernel's compile-time arguments (CB indexes passed that way)."""
     if not fp32_dest_acc_en:
@@ -73,4 +75,4 @@ def unpack_to_dest_mode(function: func.FuncOp, formats: dict[int, DataFormat], f
     if not reads:
         return {}
     return {cb: "UnpackToDestFp32" for cb, calls in sorted(reads.items())
-            if formats.get(cb) is DataFormat.Float32 and calls <= TO_DEST_CALLS}
+            if formats.get(cb) in _TO_DEST_FORMATS and calls <= TO_DEST_CALLS}

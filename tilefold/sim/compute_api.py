@@ -27,7 +27,7 @@ import numpy as np
 
 from tilefold.errors import CircularBufferError, DstError, InitError
 from tilefold.layout.formats import DataFormat
-from tilefold.ir.sfpu import SFPU, TYPECASTS, typecast_values
+from tilefold.ir.sfpu import INTEGER_32, SFPU, TYPECASTS, typecast_values
 from tilefold.ir.tile_loops import QUEUEABLE_TILE_CALLS
 from tilefold.ir.ttkernel_api import API
 from tilefold.program import ComputeConfig
@@ -54,6 +54,7 @@ class ComputeApi:
         # DST's precision for the numerics: fast numerics (sim.numerics_mode) hold float32 in every
         # DST; its capacity, and so every cost, stay those the kernel configures
         self.fp32_dest = cfg.fp32_dest_acc_en or self.dev.fast_numerics
+        self.dest_32bit = cfg.fp32_dest_acc_en           # what the kernel configures
         self.unpack_to_dest_cbs = frozenset(cb for cb, mode in cfg.unpack_to_dest_mode if mode == "UnpackToDestFp32")
         self.fidelity = cfg.math_fidelity
         # fast numerics compute as TT-Lang's simulator does: float32 operands reach the multiplier
@@ -645,13 +646,18 @@ class ComputeApi:
 
     def typecast_tile(self, dst_index, in_dtype=None, out_dtype=None) -> None:
         """Converts DST slot ``dst_index`` from ``in_dtype`` to ``out_dtype`` (``tt::DataFormat``
-        names) in place: the float formats (:data:`tilefold.ir.sfpu.TYPECASTS`)."""
+        names) in place: the pairs of :data:`tilefold.ir.sfpu.TYPECASTS`; Int32 and UInt32 need a 32-bit
+        DST."""
         call = "typecast_tile"
         i = self._math_slot(dst_index, call)
         self._configured(self.engines.check_sfpu(call, {"in_dtype": in_dtype, "out_dtype": out_dtype}))
         if (in_dtype, out_dtype) not in TYPECASTS:
             raise self.fail(DstError, f"typecast_tile<{in_dtype}, {out_dtype}>: the simulator converts between "
-                                      "the float formats (Float32, Float16_b, Bfp8_b, Bfp4_b) only")
+                                      "the float formats (Float32, Float16_b, Bfp8_b, Bfp4_b), from them to Int32 "
+                                      "and UInt32, and from Int32 to them only")
+        if not self.dest_32bit and (in_dtype in INTEGER_32 or out_dtype in INTEGER_32):
+            raise self.fail(DstError, f"typecast_tile<{in_dtype}, {out_dtype}> needs a 32-bit DST "
+                                      "(fp32_dest_acc_en) for its Int32 / UInt32 values")
         self._cumsum_carry = None
         x = self._read_slot(i, call)
         self._math(self.costs.sfpu("copy"), call, "sfpu")

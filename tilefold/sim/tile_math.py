@@ -87,7 +87,8 @@ def pack(values: np.ndarray, fmt: DataFormat) -> np.ndarray:
         return raw.reshape(*lead, raw.shape[-1])
     if fmt in (DataFormat.UInt32, DataFormat.Int32, DataFormat.UInt16, DataFormat.UInt8):
         info = np.iinfo(fmt.numpy_dtype)
-        ints = np.clip(np.rint(values), info.min, info.max).astype(fmt.numpy_dtype)
+        # in float64: float32 cannot hold the largest uint32 / int32, which would wrap around
+        ints = np.clip(np.rint(values.astype(np.float64)), info.min, info.max).astype(fmt.numpy_dtype)
         return ints.view(np.uint8).reshape(*lead, -1)
     raise ValueError(f"cannot pack to {fmt}")
 

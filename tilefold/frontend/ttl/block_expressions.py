@@ -46,11 +46,13 @@ from tilefold.frontend.ttl.variables import live_after
 from xdsl.dialects.builtin import UnitAttr
 
 from tilefold.ir import ttl
-from tilefold.ir.sfpu import TYPECASTS
+from tilefold.ir.sfpu import INTEGER_32, TYPECASTS
 from tilefold.errors import LayoutError
 from tilefold.layout.formats import DataFormat, data_format
 
 UNARY, BINARY = sfpu_functions()
+# integer blocks: typecast, store and copy only
+_INTEGER_FORMATS = (DataFormat.Int32, DataFormat.UInt32)
 # ``ttl.add(a, b)``, ``sub``, ``mul``, ``div``: the operators, on blocks or a block and a number
 ARITHMETIC = {"add": ast.Add, "sub": ast.Sub, "mul": ast.Mult, "div": ast.Div}
 
@@ -122,6 +124,12 @@ class BlockExpressionBuilder(AcquisitionBuilder):
 
     def make(self, name: str, operands: list[BlockExpression], shape, node, params=None, dims=None,
              fmt: DataFormat | None = None, row_major: bool | None = None) -> BlockExpression:
+        if name != "typecast":
+            integer = next((o for o in operands if o.data_format in _INTEGER_FORMATS), None)
+            if integer is not None:
+                kind = integer.data_format.ttnn_name
+                raise self.error(f"{name} of a{'n' * kind.startswith('i')} {kind} block is not supported by tilefold; "
+                                 "convert it with ttl.math.typecast(x, ttnn.float32) first", node)
         fmt = fmt or self.result_format(*operands)
         if row_major is None:
             row_major = self.layout_of(operands, name, node)
@@ -317,7 +325,7 @@ class BlockExpressionBuilder(AcquisitionBuilder):
     def fn_typecast(self, fn, args, kwargs, node):
         """``ttl.math.typecast(x, dtype)``: the block converted to another data format on the SFPU
         (``typecast_tile``); later ops and the store see the new format. ``dtype`` is a torch dtype,
-        a ttnn dtype or a name (``"float32"``)."""
+        a ttnn dtype or a name (``"float32"``); the pairs are :data:`tilefold.ir.sfpu.TYPECASTS`."""
         b = self._kw(fn, args, kwargs, ("expr", "dtype"), node)
         if "dtype" not in b:
             raise self.error(f"{fn.qualname}(x, dtype) needs the target dtype (torch.float32, ttnn.bfloat16, ...)",
@@ -331,10 +339,14 @@ class BlockExpressionBuilder(AcquisitionBuilder):
                              "torch.bfloat16, ttnn.float32 / ttnn.bfloat16 or 'float32' / 'bfloat16'", node) from None
         if target is a.data_format:
             return a
-        if (a.data_format.value, target.value) not in TYPECASTS:
+        pair = (a.data_format.value, target.value)
+        if pair not in TYPECASTS:
             raise self.error(f"{fn.qualname}() from {a.data_format.ttnn_name} to {target.ttnn_name} is not supported: "
-                             "tilefold converts between the float formats (float32, bfloat16, bfloat8_b, bfloat4_b) "
-                             "only", node)
+                             "tilefold converts between the float formats (float32, bfloat16, bfloat8_b, bfloat4_b), "
+                             "from them to int32 and uint32, and from int32 to them", node)
+        if self.options.get("fp32_dest_acc_en") is False and any(f in INTEGER_32 for f in pair):
+            raise self.error(f"{fn.qualname}() from {a.data_format.ttnn_name} to {target.ttnn_name} needs a 32-bit "
+                             "DST; drop fp32_dest_acc_en=False from the operation", node)
         return self.make("typecast", [a], a.shape, node, fmt=target)
 
     def _arity(self, fn, args, kwargs, n: int, node, allowed: tuple[str, ...] = ()) -> None:
@@ -701,6 +713,15 @@ class BlockExpressionBuilder(AcquisitionBuilder):
                              f"is {_shape_text(block.shape)} (in {_unit(v)}); they must match", node)
         self.layout_of([v, BlockExpression(None, block.shape, block.data_format, not block.dfb.is_tiled)],
                        f"{block.name}.store()", node)
+        if v.data_format in _INTEGER_FORMATS and not isinstance(v.value.owner, ttl.BLOCK_OPS["typecast"]):
+            # DST holds values, not bits: a copy of integers above 2^24 would round
+            raise self.error(f"{block.name}.store() of a waited {v.data_format.ttnn_name} block is not supported by "
+                             "tilefold; move integer blocks between buffers with ttl.copy", node)
+        if v.data_format is not block.data_format and (
+                v.data_format in _INTEGER_FORMATS or block.data_format in _INTEGER_FORMATS):
+            raise self.error(f"{block.name}.store(): the value is {v.data_format.ttnn_name} but the block is "
+                             f"{block.data_format.ttnn_name}; convert with ttl.math.typecast(x, "
+                             f"ttnn.{block.data_format.ttnn_name}) first", node)
         self.check_position(block, node)
         block.status.store(self.location(node))
         if block.accumulator is not None:

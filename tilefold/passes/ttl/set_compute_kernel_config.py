@@ -8,7 +8,7 @@ the DST capacity the next pass allocates against follows from it (8 / 4 tiles pe
 16-bit / 32-bit DST in half-sync mode, 16 / 8 in full sync).
 
 Policy: an explicit choice wins; otherwise DST is 32-bit when any tile the kernel computes on
-is float32 (a 16-bit DST would round it) or, as TT-Lang compiles it (its ``matmul-full-fp32``
+is float32 (a 16-bit DST would round it), int32 or uint32, or, as TT-Lang compiles it (its ``matmul-full-fp32``
 option, on unless ``ttl.matmul_full_fp32`` is false), when the kernel has a matmul — so the K
 products accumulate in float32 — and no bfloat16 broadcast (TT-Lang keeps DST 16-bit for those);
 math fidelity is HiFi4 and DST is double buffered.
@@ -37,11 +37,15 @@ def _explicit(kernel, name: str):
     return None
 
 
+# formats a 16-bit DST cannot hold (typecast_tile to or from Int32 / UInt32 needs 32-bit DST)
+_DEST_32BIT = (DataFormat.Float32, DataFormat.Int32, DataFormat.UInt32)
+
+
 def _uses_float32(kernel) -> bool:
     for op in kernel.walk():
         for value in (*op.results, *op.operands):
             try:
-                if ttl.data_format_of(value.type) is DataFormat.Float32:
+                if ttl.data_format_of(value.type) in _DEST_32BIT:
                     return True
             except TypeError:
                 continue
