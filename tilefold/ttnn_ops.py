@@ -243,7 +243,21 @@ def clamp(a: Value, min=None, max=None, **_) -> Value:  # noqa: A002 - TT-NN's n
 
 @op("typecast")
 def typecast(a: Value, dtype: str, **_) -> Value:
-    """``a`` as ``dtype``: floats to integers round to nearest, ties to even, saturating."""
+    """``a`` as ``dtype``. Floats to int32 / uint32 as the device's SFPU typecast does: truncated
+    toward zero; int32 gives INT_MIN for |x| ≥ 2³¹, infinities and NaN; uint32 gives 0 for negative
+    values (and negative NaN) and 0xFFFFFFFF from 2³² on (and for +inf, positive NaN). Other integer
+    types round to nearest and saturate."""
+    if dtype in ("int32", "uint32") and not a.is_int:
+        x = a.values.astype(np.float64)
+        with np.errstate(invalid="ignore"):
+            whole = np.trunc(np.where(np.isnan(x), 0.0, x))
+            if dtype == "int32":
+                bad = np.isnan(x) | (np.abs(x) >= 2.0 ** 31)
+                return Value(np.where(bad, -2 ** 31, whole).astype(np.int32), dtype)
+            negative = np.signbit(x)
+            high = ~negative & (np.isnan(x) | (x >= 2.0 ** 32))
+            values = np.where(negative, 0, np.where(high, 2 ** 32 - 1, whole))
+        return Value(values.astype(np.uint32), dtype)
     return Value(cast(a.values, dtype), dtype)
 
 

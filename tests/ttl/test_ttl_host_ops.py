@@ -273,16 +273,18 @@ def test_gather_index_errors_name_the_users_line():
 # --- typecast -----------------------------------------------------------------------------------
 
 
-def test_typecast_rounds_floats_to_nearest_even_and_saturates():
-    x = np.array([[0.4, 0.5, 1.5, 2.5, -3.0, 7.6]], dtype=np.float32)
+def test_typecast_to_32_bit_integers_truncates_as_the_sfpu_does():
+    """Toward zero; int32 overflow, infinities and NaN are INT_MIN; uint32 clamps at 0 and 2³² − 1."""
+    x = np.array([[0.4, 0.5, 1.5, 2.5, -3.0, 7.6, -2.7, 3e9, np.inf, np.nan, -np.inf, 5e9]], dtype=np.float32)
     u = ttnn.typecast(tensor(x, ttnn.float32), ttnn.uint32)
     assert u.dtype is ttnn.uint32 and held(u).dtype == np.uint32
-    np.testing.assert_array_equal(held(u), [[0, 0, 2, 2, 0, 8]])
+    np.testing.assert_array_equal(held(u), [[0, 0, 1, 2, 0, 7, 0, 3000000000, 2 ** 32 - 1, 2 ** 32 - 1, 0,
+                                             2 ** 32 - 1]])
     i = ttnn.typecast(tensor(x, ttnn.float32), dtype=ttnn.int32)
-    np.testing.assert_array_equal(held(i), [[0, 0, 2, 2, -3, 8]])
+    np.testing.assert_array_equal(held(i), [[0, 0, 1, 2, -3, 7, -2] + [-2 ** 31] * 5])
     back = ttnn.typecast(u, ttnn.bfloat16)
     assert back.dtype is ttnn.bfloat16
-    np.testing.assert_array_equal(held(back), [[0, 0, 2, 2, 0, 8]])
+    np.testing.assert_array_equal(held(back)[0, :7], [0, 0, 1, 2, 0, 7, 0])
     np.testing.assert_array_equal(held(ttnn.typecast(tensor(A, ttnn.float32), ttnn.bfloat16)), bf16(A))
 
 
