@@ -161,8 +161,8 @@ def typecast_to_an_integer():
     cb_reserve_back(OUT, 1)
     tile_regs_acquire()
     copy_tile(A, 0, 0)
-    typecast_tile_init(in_dtype="Float16_b", out_dtype="Int32")
-    typecast_tile(0, in_dtype="Float16_b", out_dtype="Int32")
+    typecast_tile_init(in_dtype="Float16_b", out_dtype="UInt16")
+    typecast_tile(0, in_dtype="Float16_b", out_dtype="UInt16")
     tile_regs_commit()
     tile_regs_wait()
     pack_tile(0, OUT)
@@ -175,8 +175,9 @@ def typecast_to_an_integer():
 def test_a_typecast_the_simulator_does_not_model_is_an_error():
     from tilefold.errors import DstError
 
-    with pytest.raises(DstError, match=r"typecast_tile<Float16_b, Int32>: the simulator converts between "
-                                       r"the float formats \(Float32, Float16_b, Bfp8_b, Bfp4_b\) only") as err:
+    with pytest.raises(DstError, match=r"typecast_tile<Float16_b, UInt16>: the simulator converts between "
+                                       r"the float formats \(Float32, Float16_b, Bfp8_b, Bfp4_b\), from them to "
+                                       r"Int32 and UInt32, and from Int32 to them only") as err:
         run(typecast_to_an_integer)
     assert str(err.value).startswith(where(typecast_to_an_integer, 'typecast_tile(0, in_dtype="Float16_b"')), \
         str(err.value)
