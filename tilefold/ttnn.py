@@ -35,7 +35,7 @@ import ml_dtypes
 import numpy as np
 
 from tilefold import ttnn_ops, uncaught
-from tilefold.errors import LayoutError
+from tilefold.errors import LayoutError, TilefoldError
 from tilefold.frontend.ttl import mesh
 from tilefold.frontend.ttl.host_types import ROW_MAJOR_LAYOUT, TILE_LAYOUT, CoreCoord, Layout
 from tilefold.layout.formats import DataFormat, data_format, to_bfloat16
@@ -515,7 +515,9 @@ def _host_op(name: str, compute):
             kwargs.pop(flag, None)
         try:
             result = compute(*map(_operand, args), **{k: _operand(v) for k, v in kwargs.items()})
-        except TypeError as exc:
+        except (TypeError, ValueError, IndexError) as exc:      # a wrong argument: shapes, dims, keywords
+            if isinstance(exc, TilefoldError):
+                raise
             raise LayoutError(f"ttnn.{name}: {str(exc).replace('compute()', 'it')}", user_location()) from None
 
         def tensor(v: ttnn_ops.Value) -> Tensor:

@@ -406,3 +406,13 @@ def test_device_only_flags_are_accepted_and_a_wrong_keyword_is_one_clear_error()
     with pytest.raises(LayoutError, match=r"ttnn.exp: .*unexpected keyword argument 'bogus'") as raised:
         ttnn.exp(x, bogus=1)
     assert f"{__file__}:" in str(raised.value)
+
+
+def test_a_host_op_given_shapes_it_cannot_combine_is_one_error_at_the_users_line():
+    a = tensor(np.ones((32, 64), np.float32), ttnn.float32)
+    b = tensor(np.ones((32, 48), np.float32), ttnn.float32)
+    for call, wanted in ((lambda: ttnn.add(a, b), r"ttnn.add: operands could not be broadcast"),
+                         (lambda: ttnn.reshape(a, (7, 5)), r"ttnn.reshape: cannot reshape")):
+        with pytest.raises(LayoutError, match=wanted) as raised:
+            call()
+        assert f"{__file__}:" in str(raised.value)
