@@ -576,3 +576,29 @@ def test_operation_takes_ttl_langs_structural_keywords():
     expect_error(two_outputs, two_outputs, ValueError, "num_outs must be 1")
     expect_error(types_without_maps, types_without_maps, ValueError, "indexing_maps must be set")
     expect_error(maps_of_another_rank, maps_of_another_rank, ValueError, "a map takes 1 dimensions")
+
+
+def test_a_math_function_missing_an_argument_names_it():
+    @ttl.operation(grid=(1, 1))
+    def where_of_two(a, out):
+        a_dfb = ttl.make_dataflow_buffer_like(a, shape=(1, 1), block_count=2)
+        o_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+
+        @ttl.compute()
+        def c():
+            with a_dfb.wait() as x, o_dfb.reserve() as o:
+                o.store(ttl.math.where(x, x))  # error
+
+        @ttl.datamovement()
+        def r():
+            with a_dfb.reserve() as x:
+                ttl.copy(a[0, 0], x).wait()
+
+        @ttl.datamovement()
+        def w():
+            with o_dfb.wait() as o:
+                ttl.copy(o, out[0, 0]).wait()
+
+    expect_error(lambda: where_of_two(tile_tensor((32, 32)), zeros((32, 32))),
+                 test_a_math_function_missing_an_argument_names_it, KernelError,
+                 "ttl.math.where(condition, true_value, false_value) is missing 'false_value'")

@@ -299,7 +299,7 @@ class BlockExpressionBuilder(AcquisitionBuilder):
 
     def fn_mask(self, fn, args, kwargs, node, fill: float = 0.0):
         """``ttl.block.mask(x, m)``: 0 where ``m`` is 1, else ``x`` (``mask_posinf``: +inf there)."""
-        b = self._kw(fn, args, kwargs, ("expr", "mask_blk"), node)
+        b = self._kw(fn, args, kwargs, ("expr", "mask_blk"), node, required=("expr", "mask_blk"))
         a, m = self.operand(b.get("expr"), node), self.operand(b.get("mask_blk"), node)
         self.same_shape(a, m, node, f"ttl.block.{fn.name}")
         ones = self.make("fill", [], m.shape, node, {"value": 1.0}, row_major=m.row_major)
@@ -312,7 +312,7 @@ class BlockExpressionBuilder(AcquisitionBuilder):
 
     def fn_threshold(self, fn, args, kwargs, node):
         """``ttl.math.threshold(x, threshold, value)``: ``value`` where ``x > threshold``, else ``x``."""
-        b = self._kw(fn, args, kwargs, ("expr", "threshold", "value"), node)
+        b = self._kw(fn, args, kwargs, ("expr", "threshold", "value"), node, required=("expr", "threshold", "value"))
         a = self.operand(b.get("expr"), node)
         t, v = b.get("threshold"), b.get("value")
         if not (_number(t) and _number(v)):
@@ -357,8 +357,8 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         if len(args) != n:
             raise self.error(f"{fn.qualname}() takes {n} positional argument(s), got {len(args)}", node)
 
-    def _kw(self, fn, args, kwargs, names: tuple[str, ...], node) -> dict:
-        """Bind positional and keyword arguments to ``names``."""
+    def _kw(self, fn, args, kwargs, names: tuple[str, ...], node, required: tuple[str, ...] = ()) -> dict:
+        """Bind positional and keyword arguments to ``names``; each of ``required`` must be given."""
         if len(args) > len(names):
             raise self.error(f"{fn.qualname}() takes at most {len(names)} arguments", node)
         bound = dict(zip(names, args))
@@ -368,6 +368,9 @@ class BlockExpressionBuilder(AcquisitionBuilder):
             if k in bound:
                 raise self.error(f"{fn.qualname}() got {k!r} twice", node)
             bound[k] = v
+        missing = [k for k in required if k not in bound]
+        if missing:
+            raise self.error(f"{fn.qualname}({', '.join(names)}) is missing {', '.join(map(repr, missing))}", node)
         return bound
 
     def fn_max(self, fn, args, kwargs, node):
@@ -391,23 +394,23 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         return self.fn_clamp(fn, [b.get("expr"), b.get("min", -1.0), b.get("max", 1.0)], {}, node)
 
     def fn_pow(self, fn, args, kwargs, node):
-        b = self._kw(fn, args, kwargs, ("expr", "exponent"), node)
+        b = self._kw(fn, args, kwargs, ("expr", "exponent"), node, required=("expr", "exponent"))
         return self.block_binary(ast.Pow, b.get("expr"), b.get("exponent"), node)
 
     def fn_rsub(self, fn, args, kwargs, node):
-        b = self._kw(fn, args, kwargs, ("expr", "value"), node)
+        b = self._kw(fn, args, kwargs, ("expr", "value"), node, required=("expr", "value"))
         return self.scalar_binary(ast.Sub, b.get("value"), b.get("expr"), node)
 
     def fn_relu_max(self, fn, args, kwargs, node):
-        b = self._kw(fn, args, kwargs, ("expr", "upper_limit"), node)
+        b = self._kw(fn, args, kwargs, ("expr", "upper_limit"), node, required=("expr", "upper_limit"))
         return self.block_unary("relu", self.block_binary_named("min", b["expr"], b["upper_limit"], node), node)
 
     def fn_relu_min(self, fn, args, kwargs, node):
-        b = self._kw(fn, args, kwargs, ("expr", "lower_limit"), node)
+        b = self._kw(fn, args, kwargs, ("expr", "lower_limit"), node, required=("expr", "lower_limit"))
         return self.block_unary("relu", self.block_binary_named("max", b["expr"], b["lower_limit"], node), node)
 
     def fn_where(self, fn, args, kwargs, node):
-        b = self._kw(fn, args, kwargs, ("condition", "true_value", "false_value"), node)
+        b = self._kw(fn, args, kwargs, ("condition", "true_value", "false_value"), node, required=("condition", "true_value", "false_value"))
         ops = [self.operand(b.get(k), node) for k in ("condition", "true_value", "false_value")]
         self.same_shape(ops[0], ops[1], node, "ttl.math.where")
         self.same_shape(ops[0], ops[2], node, "ttl.math.where")
