@@ -444,16 +444,6 @@ class DataflowApi:
         dev = self.dev
         dev.bank_traffic.append((banks, nbytes if banks.__class__ is np.ndarray else nbytes * self.L))
         port = self._port(nbytes)
-        if self.L > 1:
-            cost = self._dram_cost.get(nbytes)      # the run's shares are fixed: one division per size
-            if cost is None:
-                cost = self._dram_cost[nbytes] = nbytes / dev.dram_share[self.row_idx]
-            free = self.dram_free          # this thread's own array (page batches store a copy)
-            np.maximum(free, port, out=free)
-            free += cost
-            done = np.maximum(port, free)
-            done += self.costs.noc_latency + self.costs.dram_latency
-            return done
         if self.L == 1:                     # the same arithmetic on Python floats
             p, d = port.item(), self.dram_free.item()
             d = (d if d > p else p) + nbytes / dev.dram_share[self.row0]
@@ -461,8 +451,15 @@ class DataflowApi:
             done = self._done1                # (a fresh array would cost more than the arithmetic)
             done[0] = (p if p > d else d) + (self.costs.noc_latency + self.costs.dram_latency)
             return done
-        self.dram_free = np.maximum(self.dram_free, port) + nbytes / dev.dram_share[self.row_idx]
-        return np.maximum(port, self.dram_free) + (self.costs.noc_latency + self.costs.dram_latency)
+        cost = self._dram_cost.get(nbytes)      # the run's shares are fixed: one division per size
+        if cost is None:
+            cost = self._dram_cost[nbytes] = nbytes / dev.dram_share[self.row_idx]
+        free = self.dram_free          # this thread's own array (page batches store a copy)
+        np.maximum(free, port, out=free)
+        free += cost
+        done = np.maximum(port, free)
+        done += self.costs.noc_latency + self.costs.dram_latency
+        return done
 
     def _port(self, nbytes: int) -> np.ndarray:
         """When each lane's NOC port has pushed ``nbytes`` (transfers from one core queue on its port)."""

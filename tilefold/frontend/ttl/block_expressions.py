@@ -410,8 +410,9 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         return self.block_unary("relu", self.block_binary_named("max", b["expr"], b["lower_limit"], node), node)
 
     def fn_where(self, fn, args, kwargs, node):
-        b = self._kw(fn, args, kwargs, ("condition", "true_value", "false_value"), node, required=("condition", "true_value", "false_value"))
-        ops = [self.operand(b.get(k), node) for k in ("condition", "true_value", "false_value")]
+        names = ("condition", "true_value", "false_value")
+        b = self._kw(fn, args, kwargs, names, node, required=names)
+        ops = [self.operand(b[k], node) for k in names]
         self.same_shape(ops[0], ops[1], node, "ttl.math.where")
         self.same_shape(ops[0], ops[2], node, "ttl.math.where")
         return self.make("where", ops, ops[0].shape, node, fmt=self.result_format(ops[1], ops[2]))

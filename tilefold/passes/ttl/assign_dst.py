@@ -16,8 +16,8 @@ Reads: ``ttl.compute`` ops (after ``convert-ttl-to-compute``) and the kernel's
 * ``dst_idx`` on every op that writes DST. Slots come from a linear scan over the body: a binary
   or ternary SFPU op writes over an operand it reads for the last time (else a fresh slot), a
   unary op works in place, a value with a later consumer is first copied (``ttl.copy_dst``) so
-  that in-place ops do not destroy it; a slot is free again after its value's last use. The result tile (and the chain of in-place ops, or the reduction, that
-  produces it) goes to ``footprint + `` its linear index in the output (``ttl.dst_output``,
+  that in-place ops do not destroy it; a slot is free again after its value's last use. The
+  result tile (and the chain of in-place ops, or the reduction, that produces it) goes to ``footprint + `` its linear index in the output (``ttl.dst_output``,
   ``ttl.linearized_index {ttl.dst_output_index}``), where the footprint is the number of slots
   the other values need (``ttl.dst_footprint`` on the compute);
 * when the output does not fit in the DST slots left (``capacity - footprint``), the compute is
@@ -50,7 +50,6 @@ from tilefold.passes.device_pass import DevicePass
 from tilefold.passes.ttl.common import bind_of, i32_attr, kernels, linear_map
 
 _IN_PLACE = ("sfpu_unary",)
-_FRESH = ("sfpu_binary", "sfpu_ternary", "fill", "bcast", "transpose")
 _REUSES = ("sfpu_binary", "sfpu_ternary")
 
 
