@@ -15,8 +15,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1] / "tilefold"
 
-# Modules every layer may use: errors, the user's source location, progress bars.
-BASE = {"errors", "caller", "progress"}
+# Modules every layer may use: errors, the user's source location, progress bars, the collector pause.
+BASE = {"errors", "caller", "progress", "frozen_gc"}
 
 # layer -> the layers it may import (besides itself and BASE)
 ALLOWED = {

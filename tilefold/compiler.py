@@ -43,6 +43,7 @@ from xdsl.passes import ModulePass, PassPipeline
 from tilefold.arch import Arch, get_arch
 from tilefold.errors import ProgramError
 from tilefold.ir.attributes import get_attr, kernel_function, param_names
+from tilefold.frozen_gc import frozen_gc
 from tilefold.ir.context import make_context, print_ir
 from tilefold.ir.verify import verify_kernel_module
 from tilefold.passes.pipelines import pipeline_passes
@@ -85,7 +86,8 @@ def run_pipeline(module: ModuleOp, pipeline: str | tuple[ModulePass, ...], arch:
             if dumps is not None:
                 dumps.append((previous.name, text))
 
-    PassPipeline(passes, after_each).apply(make_context(), module)
+    with frozen_gc():
+        PassPipeline(passes, after_each).apply(make_context(), module)
     if not passes:
         module.verify()
     return module

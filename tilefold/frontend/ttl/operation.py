@@ -30,6 +30,7 @@ from tilefold.frontend.ttl.capture import OperationCapture, TensorArgument, capt
 from tilefold.frontend.ttl.fingerprint import operation_key
 from tilefold.frontend.ttl.grid import resolve_grid, with_node_builtins
 from tilefold.caller import user_location
+from tilefold.frozen_gc import frozen_gc
 
 PIPE_NETS_ATTR = "ttl.pipe_nets"
 GRID_ATTR = "ttl.grid"
@@ -71,6 +72,10 @@ class Operation:
     # -- the call ---------------------------------------------------------------------------
 
     def __call__(self, *args, **kwargs):
+        with frozen_gc():         # the objects alive before the call stay out of its cycle collections
+            return self._call(args, kwargs)
+
+    def _call(self, args, kwargs):
         from tilefold.frontend.ttl.mesh import MeshTensor
 
         if "options" in kwargs and "options" not in inspect.signature(self.function).parameters:

@@ -1,0 +1,47 @@
+"""frozen_gc leaves the objects older than a compile or a run out of cycle collections, and only for its body."""
+
+import gc
+import weakref
+
+from tilefold.frozen_gc import frozen_gc
+
+
+class _Node:
+    pass
+
+
+def _cycle():
+    a, b = _Node(), _Node()
+    a.other, b.other = b, a
+    return weakref.ref(a)
+
+
+def test_objects_older_than_the_body_are_frozen_only_inside_it():
+    before = gc.get_freeze_count()
+    with frozen_gc():
+        assert gc.get_freeze_count() > before
+        with frozen_gc():                 # nested: frozen once, thawed once
+            inner = gc.get_freeze_count()
+        assert gc.get_freeze_count() == inner
+    assert gc.get_freeze_count() == before
+
+
+def test_garbage_made_inside_is_collected_inside_and_older_garbage_after():
+    old = _cycle()                        # unreachable already, but older than the body
+    with frozen_gc():
+        young = _cycle()
+        gc.collect()
+        assert young() is None            # the body's own cycles are still collected
+        assert old() is not None          # the older one is left alone while the body runs
+    gc.collect()
+    assert old() is None
+
+
+def test_an_error_in_the_body_still_thaws():
+    before = gc.get_freeze_count()
+    try:
+        with frozen_gc():
+            raise ValueError("boom")
+    except ValueError:
+        pass
+    assert gc.get_freeze_count() == before
