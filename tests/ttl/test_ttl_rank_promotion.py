@@ -187,3 +187,36 @@ def test_a_store_of_other_tiles_than_the_block_holds_is_still_an_error():
     expect_error(lambda: op(tile_tensor((32, 64)), zeros((2, 32, 32))),
                  test_a_store_of_other_tiles_than_the_block_holds_is_still_an_error,
                  KernelError, "the expression has shape 1x2 but the block is 2x1x1")
+
+
+@ttl.operation(grid=(1, 1))
+def batch_of_one_into_2d(a, b, y):
+    """A (1, 1, 1) @ (1, 1) product stored into a 2-D (1, 1) block: the leading size-1 dim is dropped."""
+    a_dfb = ttl.make_dataflow_buffer_like(a, shape=(1, 1, 1), block_count=1)
+    b_dfb = ttl.make_dataflow_buffer_like(b, shape=(1, 1), block_count=1)
+    y_dfb = ttl.make_dataflow_buffer_like(y, shape=(1, 1), block_count=1)
+
+    @ttl.datamovement()
+    def read():
+        with a_dfb.reserve() as ab, b_dfb.reserve() as bb:
+            ttl.copy(a[0, 0, 0], ab).wait()
+            ttl.copy(b[0, 0], bb).wait()
+
+    @ttl.compute()
+    def compute():
+        with a_dfb.wait() as ab, b_dfb.wait() as bb, y_dfb.reserve() as yb:
+            yb.store(ab @ bb)
+
+    @ttl.datamovement()
+    def write():
+        with y_dfb.wait() as yb:
+            ttl.copy(yb, y[0, 0]).wait()
+
+
+def test_a_batch_of_one_product_stores_into_a_2d_block():
+    a = tile_tensor((1, 32, 32), seed=7)
+    b = tile_tensor((32, 32), seed=8)
+    y = zeros((32, 32))
+    batch_of_one_into_2d(a, b, y)
+    want = ttnn.to_numpy(a).astype(np.float64)[0] @ ttnn.to_numpy(b).astype(np.float64)
+    np.testing.assert_allclose(ttnn.to_numpy(y), want, rtol=2 ** -7, atol=2 ** -4)
