@@ -73,6 +73,13 @@ _LAYOUT_DEPENDENT = {"matmul": "a @ b (matmul)", "reduce_sum": "ttl.math.reduce_
                      "reduce_max": "ttl.math.reduce_max", "transpose": "ttl.transpose"}
 
 
+def _strip_leading_ones(shape) -> tuple[int, ...]:
+    shape = tuple(shape)
+    while len(shape) > 1 and shape[0] == 1:
+        shape = shape[1:]
+    return shape
+
+
 def _shape_text(shape) -> str:
     return f"({shape[0]},)" if len(shape) == 1 else "x".join(str(s) for s in shape)
 
@@ -242,9 +249,11 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         """``a @ b``: (M, K) @ (K, N), or a batch of them — (..., M, K) @ (..., K, N) with the same
         leading (batch) dims, one matrix product per batch index."""
         self.require_tiled(a if a.row_major else b, "a @ b (matmul)", node)
-        if len(a.shape) < 2 or len(a.shape) != len(b.shape):
-            raise self.error(f"a @ b multiplies 2-D blocks or batches of them with the same rank; the operands have "
+        if len(a.shape) < 2 or len(b.shape) < 2:
+            raise self.error(f"a @ b multiplies 2-D blocks or batches of them; the operands have "
                              f"shapes {_shape_text(a.shape)} and {_shape_text(b.shape)}", node)
+        if len(a.shape) != len(b.shape) or a.shape[:-2] != b.shape[:-2]:
+            a, b = self._matmul_batches(a, b, node)
         if a.shape[:-2] != b.shape[:-2]:
             raise self.error(f"a @ b needs the same batch dims on both operands; they have shapes "
                              f"{_shape_text(a.shape)} and {_shape_text(b.shape)} (broadcast one with "
@@ -253,6 +262,14 @@ class BlockExpressionBuilder(AcquisitionBuilder):
             raise self.error(f"a @ b needs (M, K) @ (K, N); the operands have shapes {_shape_text(a.shape)} and "
                              f"{_shape_text(b.shape)} (in tiles)", node)
         return self.make("matmul", [a, b], (*a.shape[:-1], b.shape[-1]), node)
+
+    def _matmul_batches(self, a: BlockExpression, b: BlockExpression, node):
+        """An operand of lower rank gets leading dims of size 1 (a (1, M, K) block times a 2-D (K, N)
+        one); batch dims that then differ are left for the caller to report (broadcasting over the
+        batch is written out with ttl.block.broadcast)."""
+        rank = max(len(a.shape), len(b.shape))
+        return tuple(x if len(x.shape) == rank else self.reshape(x, (1,) * (rank - len(x.shape)) + tuple(x.shape), node)
+                     for x in (a, b))
 
     # -- ttl.math / ttl.block functions -----------------------------------------------------------
 
@@ -449,12 +466,23 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         return product
 
     def fn_transpose(self, fn, args, kwargs, node):
-        self._arity(fn, args, kwargs, 1, node)
+        """``ttl.transpose(x)``; the older ``ttl.transpose(x, out_blk)`` names the block the result is
+        stored into, which is only checked against the result's shape."""
+        out = args[1] if len(args) == 2 else kwargs.pop("out", None)
+        self._arity(fn, args[:1], kwargs, 1, node)
         a = self.operand(args[0], node)
         self.require_tiled(a, fn.qualname, node)
         if len(a.shape) != 2:
             raise self.error(f"{fn.qualname} needs a 2-D block, not {_shape_text(a.shape)}", node)
-        return self.make("transpose", [a], (a.shape[1], a.shape[0]), node)
+        shape = (a.shape[1], a.shape[0])
+        if out is not None:
+            if not isinstance(out, Block):
+                raise self.error(f"{fn.qualname}(x, out): out is the block the result is stored into, not "
+                                 f"{self.describe(out)}", node)
+            if tuple(out.dfb.shape) != shape:
+                raise self.error(f"{fn.qualname}(): the transpose of a {_shape_text(a.shape)} block is "
+                                 f"{_shape_text(shape)} but {out.name} is {_shape_text(out.dfb.shape)}", node)
+        return self.make("transpose", [a], shape, node)
 
     def _reshape_dims(self, fn, args, kwargs, node) -> tuple[BlockExpression, list]:
         b = self._kw(fn, args, kwargs, ("expr", "dims"), node) if "dim" not in kwargs else \
@@ -712,6 +740,10 @@ class BlockExpressionBuilder(AcquisitionBuilder):
             raise self.error(f"{block.name}.store() takes a block expression; for a constant use "
                              f"ttl.math.fill({value}, shape={block.shape})", node)
         v = self.operand(self.resolve(value, block.shape), node)
+        if v.shape != block.shape and _strip_leading_ones(v.shape) == _strip_leading_ones(block.shape):
+            # the same tiles with leading dimensions of size 1 added or dropped (a (1, 1) tile into a
+            # (1, 1, 1) block of a batched tensor's buffer)
+            v = self.reshape(v, tuple(block.shape), node)
         if v.shape != block.shape:
             raise self.error(f"{block.name}.store(): the expression has shape {_shape_text(v.shape)} but the block "
                              f"is {_shape_text(block.shape)} (in {_unit(v)}); they must match", node)

@@ -396,7 +396,8 @@ def _pipe_net_table(capture: OperationCapture, uses) -> ArrayAttr:
 # ``matmul-full-fp32`` (on by default: a compute kernel with a matmul gets a 32-bit DST), is honoured
 # when given to ``@ttl.operation(options=...)``
 COMPILER_OPTIONS = ("maximize-dst", "fpu-binary-ops", "block-matmul", "subblock-sync", "combine-pack-tiles",
-                    "reduce-full-fp32", "matmul-full-fp32", "strict-f32-acc", "compiler-dfbs", "l1-budget")
+                    "reduce-full-fp32", "matmul-full-fp32", "strict-f32-acc", "compiler-dfbs", "l1-budget",
+                    "reuse-user-dfbs")
 
 
 def compiler_options(value, location) -> dict:
