@@ -195,3 +195,38 @@ def test_block_functions_under_their_pre_1_0_ttl_math_names():
     v = ttnn.to_numpy(x).astype(np.float32)
     expected = np.where(bits == 1, 2.0, v.T) + v[:, :1]
     np.testing.assert_allclose(ttnn.to_numpy(y).astype(np.float32), expected, rtol=1e-2, atol=2e-2)
+
+
+@ttl.kernel(grid=(1, 1))
+def one_pass_per_block(x, y):
+    """A buffer's block count read as ``block_count`` (1.x) and ``buffer_factor`` (pre-1.0), in the
+    body and in kernels: three tiles, one per block of a three-block buffer."""
+    x_cb = ttl.make_circular_buffer_like(x, shape=(1, 1), buffer_factor=3)
+    y_cb = ttl.make_circular_buffer_like(y, shape=(1, 1), buffer_factor=2)
+    blocks = x_cb.buffer_factor
+
+    @ttl.compute()
+    def compute():
+        for _ in range(x_cb.buffer_factor):
+            with x_cb.wait() as a, y_cb.reserve() as out:
+                out.store(a + 1.0)
+
+    @ttl.datamovement()
+    def read():
+        for i in range(x_cb.block_count):
+            with x_cb.reserve() as a:
+                ttl.copy(x[i, 0], a).wait()
+
+    @ttl.datamovement()
+    def write():
+        for i in range(blocks):
+            with y_cb.wait() as out:
+                ttl.copy(out, y[i, 0]).wait()
+
+
+def test_a_buffers_block_count_under_both_names():
+    x = tile_tensor((96, 32), seed=9)
+    y = zeros((96, 32))
+    one_pass_per_block(x, y)
+    v = ttnn.to_numpy(x).astype(np.float32)
+    np.testing.assert_allclose(ttnn.to_numpy(y).astype(np.float32), v + 1.0, rtol=1e-2, atol=1e-2)

@@ -100,6 +100,11 @@ class DataflowBuffer:
         return self.block_pages * self.block_count
 
     @property
+    def buffer_factor(self) -> int:
+        """The pre-1.0 name of ``block_count``."""
+        return self.block_count
+
+    @property
     def total_size(self) -> int:
         return self.num_pages * self.page_size
 

@@ -206,6 +206,8 @@ class ExpressionBuilder:
                 return tuple(base.shape)
             if name == "dtype" and isinstance(base, (Block, DataflowBuffer)):
                 return (base.dfb if isinstance(base, Block) else base).data_format
+            if name in ("block_count", "buffer_factor") and isinstance(base, DataflowBuffer):
+                return base.block_count          # buffer_factor: its pre-1.0 name
             return BoundMethod(base, name)
         if isinstance(base, Pipe) and name in ("has_current_core", "has_current_node"):
             return BoundMethod(base, name)
