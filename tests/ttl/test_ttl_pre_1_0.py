@@ -230,3 +230,11 @@ def test_a_buffers_block_count_under_both_names():
     one_pass_per_block(x, y)
     v = ttnn.to_numpy(x).astype(np.float32)
     np.testing.assert_allclose(ttnn.to_numpy(y).astype(np.float32), v + 1.0, rtol=1e-2, atol=1e-2)
+
+
+def test_a_bad_buffer_factor_is_named_as_written():
+    def run():
+        _operation_with(lambda x: ttl.make_circular_buffer_like(x, shape=(1, 1), buffer_factor=0))  # error
+
+    expect_error(run, test_a_bad_buffer_factor_is_named_as_written, ValueError,
+                 "make_dataflow_buffer_like(buffer_factor=0): buffer_factor must be an integer from 1 to")

@@ -195,13 +195,13 @@ def _block_count(what: str, block_count, buffer_factor, location) -> int:
     if block_count is not None and buffer_factor is not None:
         raise KernelError(f"{what}: give block_count or buffer_factor (its pre-1.0 name), not both", location)
     count = block_count if block_count is not None else (buffer_factor if buffer_factor is not None else 2)
-    _check_count(what, count, location)
+    _check_count(what, count, location, "buffer_factor" if buffer_factor is not None else "block_count")
     return count
 
 
-def _check_count(what: str, count, location) -> None:
+def _check_count(what: str, count, location, keyword: str = "block_count") -> None:
     if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= MAX_BLOCK_COUNT:
-        raise KernelValueError(f"{what}(block_count={count!r}): block_count must be an integer from 1 "
+        raise KernelValueError(f"{what}({keyword}={count!r}): {keyword} must be an integer from 1 "
                                f"to {MAX_BLOCK_COUNT}", location)
 
 
