@@ -469,6 +469,14 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
                     self.assign(stmt.target, v, scope)
                     self.statements(stmt.body, scope, Region("with", stmt))
                 return
+            if isinstance(lb, int) and isinstance(ub, int) and ub > lb and self.carries_none(stmt, scope):
+                # ``acc = None`` before the loop, ``acc = x if acc is None else acc + x`` in it: the
+                # first iteration is built on its own (there ``acc`` is None), the rest loop at runtime
+                self.assign(stmt.target, lb, scope)
+                self.statements(stmt.body, scope, Region("with", stmt))
+                lb += step
+                if lb >= ub:
+                    return
             self.runtime_loop(stmt, scope, lb, ub, step)
             return
         values = self.evaluate(iterable, scope)
@@ -483,6 +491,13 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
             self.statements(stmt.body, scope, Region("with", stmt))
 
     MAX_UNROLLED = 64
+
+    def carries_none(self, stmt: ast.For, scope: Scope) -> bool:
+        """Whether the loop assigns a carried name that holds None before it."""
+        from tilefold.frontend.ttl.variables import writes
+
+        names = (writes(stmt) - writes(stmt.target)) & scope.carried
+        return any(scope.names.get(name, MISSING) is None for name in names)
 
     def indexes_a_sequence(self, stmt: ast.For, scope: Scope) -> bool:
         """Whether the body of a ``range()`` loop with at most :data:`MAX_UNROLLED` iterations

@@ -323,6 +323,9 @@ class ExpressionBuilder:
             left = self.node_expression(left, node)
         if isinstance(right, NodeExpression):
             right = self.node_expression(right, node)
+        if op in (ast.Is, ast.IsNot) and (left is None) != (right is None) and not isinstance(
+                left if right is None else right, (bool, int, float, str, tuple, list, dict)):
+            return op is ast.IsNot      # a device value (a block, an accumulator, a runtime integer) is never None
         if isinstance(left, (Block, BlockExpression)) or isinstance(right, (Block, BlockExpression)):
             names = {ast.Gt: "gt", ast.Lt: "lt", ast.GtE: "ge", ast.LtE: "le", ast.Eq: "eq", ast.NotEq: "ne"}
             if op not in names:
