@@ -3,7 +3,7 @@
 A device loop has a fixed trip count, so a loop that leaves early becomes one that keeps counting
 with the rest of its body skipped: ``break`` sets the loop's break flag, ``continue`` its
 continue flag (cleared at the start of each iteration), the statements after one that may set a
-flag run under ``if`` the flags are clear, and the whole body under ``if`` the break flag is. The
+flag run under ``if`` the flags are clear, and the whole body under ``if`` the break flag is clear. The
 flags are ordinary runtime integers of the kernel, so the rest of the front end sees plain ``if``
 statements. ``break`` / ``continue`` are found through ``if`` / ``else`` and ``with`` blocks; one
 inside another construct (``try``, ``match``) is left for the builder to reject.
@@ -16,9 +16,6 @@ from __future__ import annotations
 
 import ast
 import copy
-import itertools
-
-_counter = itertools.count()
 
 
 def _exits(stmts: list[ast.stmt]) -> tuple[bool, bool]:
@@ -51,7 +48,7 @@ def _guardable(node: ast.stmt) -> bool:
 
 class _Loop:
     def __init__(self, loop: ast.For, brk: bool, cont: bool):
-        n = next(_counter)
+        n = f"{loop.lineno}_{loop.col_offset}"      # the same names each time the kernel is built
         self.loop = loop
         self.brk = f"_tf_break_{n}" if brk else None
         self.cont = f"_tf_continue_{n}" if cont else None
