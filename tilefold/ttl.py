@@ -17,12 +17,14 @@ from tilefold import __version__  # noqa: F401  (ttl.__version__: the tilefold r
 from tilefold import ttl_diagnostics as diagnostics  # ttl.diagnostics.TTLangCompileError
 from tilefold import ttl_utils as utils  # ttl.utils: TT-Lang's helpers beside the language
 from tilefold import uncaught as _uncaught
+from tilefold.frontend.ttl import api as _api
 from tilefold.frontend.ttl import session as _session
 from tilefold.run import ttl as _runner
 
 for _name in ("", ".correctness", ".block_allocation"):     # `from tilefold.ttl.utils.correctness import ...`
     _sys.modules[f"{__name__}.utils{_name}"] = _sys.modules[f"tilefold.ttl_utils{_name}"]
 _sys.modules[f"{__name__}.diagnostics"] = diagnostics
+_sys.modules[f"{__name__}.ttl_api"] = _api.pre_1_0_api_module(f"{__name__}.ttl_api")   # pre-1.0: one clear error
 ttl = _sys.modules[__name__]     # `from ttl import ttl`: TT-Lang's language module is the package's own names
 
 _runner.install()      # calls of ttl.operation compile and run through tilefold.run.ttl

@@ -17,35 +17,18 @@ import os
 import re
 import runpy
 import sys
-import types
 from contextlib import contextmanager
 from pathlib import Path
 
 import tilefold.ttl
 import tilefold.ttnn
-from tilefold.caller import user_location
 from tilefold.errors import KernelError
 from tilefold.frontend.ttl import session
+from tilefold.frontend.ttl.api import pre_1_0_api_module
 
 MODULE_ALIASES = ("ttl", "ttnn", "sim", "sim.testing", "sim.typedefs", "ttl.ttl_api", "ttl.utils", "ttl.utils.correctness",
                   "ttl.utils.block_allocation", "ttl.diagnostics")
 _SIM_IMPORT = re.compile(r"^\s*(from\s+sim(\.testing|\.typedefs)?\s+import|import\s+sim\b)", re.M)
-
-
-def _pre_1_0_api() -> types.ModuleType:
-    """``ttl.ttl_api``, the module of TT-Lang before 1.0 (``pykernel_gen``, ``dma``,
-    ``TensorAccessor``): importing a name from it is one clear error naming the 1.x spelling."""
-    module = types.ModuleType("ttl.ttl_api")
-
-    def __getattr__(name):  # noqa: N807 - a module's __getattr__
-        if name.startswith("__") and name != "__all__":
-            raise AttributeError(name)
-        raise KernelError("ttl.ttl_api (pykernel_gen, dma, TensorAccessor) is TT-Lang's API before 1.0, which "
-                          "tilefold does not accept; write `import ttl` with @ttl.operation, "
-                          "@ttl.compute() / @ttl.datamovement() kernels and ttl.copy", user_location())
-
-    module.__getattr__ = __getattr__
-    return module
 
 
 @contextmanager
@@ -55,7 +38,7 @@ def tt_lang_modules(path=None):
     saved = {name: sys.modules.get(name) for name in MODULE_ALIASES}
     sys.modules["ttl"] = tilefold.ttl
     sys.modules["ttnn"] = tilefold.ttnn
-    sys.modules["ttl.ttl_api"] = _pre_1_0_api()
+    sys.modules["ttl.ttl_api"] = pre_1_0_api_module("ttl.ttl_api")
     for name in ("", ".correctness", ".block_allocation"):
         sys.modules[f"ttl.utils{name}"] = sys.modules[f"tilefold.ttl_utils{name}"]
     sys.modules["ttl.diagnostics"] = tilefold.ttl.diagnostics

@@ -12,6 +12,7 @@ functions and raise an error when Python calls them anywhere else.
 
 from __future__ import annotations
 
+import types
 from typing import Generic, Tuple, TypeVar, Union
 
 from tilefold.errors import KernelError
@@ -71,12 +72,54 @@ CircularBuffer = DataflowBuffer
 kernel = operation
 core = node
 
+
+class IndexType:
+    """``ttl.IndexType`` (pre-1.0): how a ``ttl.TensorAccessor`` indexes its tensor."""
+
+    TILE = "TILE"
+
+
+def TensorAccessor(tensor, index_type=IndexType.TILE):  # noqa: N802 - TT-Lang's name
+    """``ttl.TensorAccessor(t, index_type=ttl.IndexType.TILE)`` (pre-1.0): indexing it in tiles is
+    indexing the tensor itself, as 1.x writes it (``ttl.copy(t[r0:r1, c], blk)``), so the accessor is
+    the tensor."""
+    if index_type != IndexType.TILE:
+        raise KernelError(f"ttl.TensorAccessor(index_type={index_type!r}): only ttl.IndexType.TILE exists; in 1.x "
+                          "index the tensor itself in tiles (ttl.copy(t[r, c], blk))", user_location())
+    return tensor
+
+
+# Pre-1.0 names without a 1.x meaning to map to: using one is one error naming what 1.x writes.
+PRE_1_0_NAMES = {
+    "is_tiled": "ttl.is_tiled(t, shape) is pre-1.0 TT-Lang; 1.x checks a tensor's layout as "
+                "t.layout == ttnn.TILE_LAYOUT",
+    "pykernel_gen": "ttl.pykernel_gen is pre-1.0 TT-Lang; 1.x writes @ttl.operation(grid=...)",
+    "dma": "ttl.dma is pre-1.0 TT-Lang; 1.x writes ttl.copy(src, dst).wait()",
+}
+
+def pre_1_0_api_module(name: str) -> types.ModuleType:
+    """``ttl.ttl_api``, the module of TT-Lang before 1.0 (``pykernel_gen``, ``dma``,
+    ``TensorAccessor``): importing a name from it is one clear error naming the 1.x spelling."""
+    module = types.ModuleType(name)
+
+    def __getattr__(attr):  # noqa: N807 - a module's __getattr__
+        if attr.startswith("__") and attr != "__all__":
+            raise AttributeError(attr)
+        raise KernelError("ttl.ttl_api (pykernel_gen, dma, TensorAccessor) is TT-Lang's API before 1.0, which "
+                          "tilefold does not accept; write `import ttl` with @ttl.operation, "
+                          "@ttl.compute() / @ttl.datamovement() kernels and ttl.copy", user_location())
+
+    module.__getattr__ = __getattr__
+    return module
+
+
 __all__ = [
     "operation", "Operation", "compute", "datamovement", "make_dataflow_buffer_like", "make_circular_buffer_like",
     "DataflowBuffer", "CircularBuffer", "grid_size", "node", "copy", "GroupTransfer", "Pipe", "PipeNet",
     "signpost", "math", "block", "unsafe", "TILE_SHAPE", "TILE_SIZE", "TILE_LAYOUT", "ROW_MAJOR_LAYOUT", "Program",
     "SrcPipeIdentity", "DstPipeIdentity", "Semaphore", "Kernel", "KernelKind", "make_dfb",
     "make_dfb_allocation_group", "NodeCoord", "NodeRange", "Shape", "Size", "DstT", "kernel", "core",
+    "TensorAccessor", "IndexType",
 ]
 
 
@@ -86,4 +129,6 @@ def __getattr__(name: str):
     functions = top_level()            # ttl.exp, ttl.sub, ttl.transpose ...: block functions
     if name in functions:
         return functions[name]
+    if name in PRE_1_0_NAMES:
+        raise UnsupportedName(PRE_1_0_NAMES[name], user_location())
     raise UnsupportedName(f"ttl.{name} is not supported by tilefold yet", user_location())

@@ -31,6 +31,7 @@ transfer never waited, a block never released, blocks held across loop iteration
 from __future__ import annotations
 
 import ast
+import dataclasses
 
 from xdsl.dialects import func, memref, scf
 from xdsl.dialects.builtin import FunctionType, IndexType, StringAttr
@@ -58,6 +59,7 @@ from tilefold.frontend.ttl.values import (
     Transfer,
 )
 from tilefold.frontend.ttl.implicit_kernels import hold_inline_blocks
+from tilefold.frontend.ttl.loop_exits import without_loop_exits
 from tilefold.frontend.ttl.variables import carried_names, live_after
 from tilefold.ir import ttl
 from tilefold.ir.locations import file_line_loc
@@ -93,7 +95,10 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
     # -- building ---------------------------------------------------------------------------
 
     def build(self) -> func.FuncOp:
-        tree = self.source.tree
+        tree = without_loop_exits(self.source.tree)
+        if tree is not self.source.tree:           # break / continue became flags (see loop_exits)
+            self.source = dataclasses.replace(self.source, tree=tree)
+            self.function_stack = [tree]
         body = IRBlock()
         kernel = func.FuncOp(self.definition.name, FunctionType.from_lists([], []), IRRegion(body))
         kernel.location = self.source.loc(tree)
@@ -464,6 +469,14 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
                     self.assign(stmt.target, v, scope)
                     self.statements(stmt.body, scope, Region("with", stmt))
                 return
+            if isinstance(lb, int) and isinstance(ub, int) and ub > lb and self.carries_none(stmt, scope):
+                # ``acc = None`` before the loop, ``acc = x if acc is None else acc + x`` in it: the
+                # first iteration is built on its own (there ``acc`` is None), the rest loop at runtime
+                self.assign(stmt.target, lb, scope)
+                self.statements(stmt.body, scope, Region("with", stmt))
+                lb += step
+                if lb >= ub:
+                    return
             self.runtime_loop(stmt, scope, lb, ub, step)
             return
         values = self.evaluate(iterable, scope)
@@ -478,6 +491,13 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
             self.statements(stmt.body, scope, Region("with", stmt))
 
     MAX_UNROLLED = 64
+
+    def carries_none(self, stmt: ast.For, scope: Scope) -> bool:
+        """Whether the loop assigns a carried name that holds None before it."""
+        from tilefold.frontend.ttl.variables import writes
+
+        names = (writes(stmt) - writes(stmt.target)) & scope.carried
+        return any(scope.names.get(name, MISSING) is None for name in names)
 
     def indexes_a_sequence(self, stmt: ast.For, scope: Scope) -> bool:
         """Whether the body of a ``range()`` loop with at most :data:`MAX_UNROLLED` iterations
@@ -727,8 +747,10 @@ def _is_int(v) -> bool:
 def _unsupported_statement(stmt: ast.stmt) -> str:
     kind = type(stmt).__name__
     hints = {
-        "Break": "break is not supported in a kernel; bound the loop with range() instead",
-        "Continue": "continue is not supported in a kernel; use if around the rest of the loop body",
+        "Break": "break is supported in a kernel's for loops only through if / else and with blocks (not in "
+                 "for ... else, try or match)",
+        "Continue": "continue is supported in a kernel's for loops only through if / else and with blocks (not in "
+                    "for ... else, try or match)",
         "Global": "global is not supported in a kernel",
         "Nonlocal": "nonlocal is not supported in a kernel; return nothing from pipe bodies and use blocks",
         "Try": "try is not supported in a kernel",

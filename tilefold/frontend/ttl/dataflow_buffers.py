@@ -100,6 +100,11 @@ class DataflowBuffer:
         return self.block_pages * self.block_count
 
     @property
+    def buffer_factor(self) -> int:
+        """The pre-1.0 name of ``block_count``."""
+        return self.block_count
+
+    @property
     def total_size(self) -> int:
         return self.num_pages * self.page_size
 
@@ -150,11 +155,13 @@ _DTYPE_NAMES = {"bf16": "bfloat16", "fp32": "float32", "f32": "float32", "bfp8":
                 "bfp4": "bfloat4_b", "bfp4_b": "bfloat4_b"}
 
 
-def make_dfb(dtype, shape, block_count: int = 2, *, layout=None, allocation_group=None):
+def make_dfb(dtype, shape, block_count: int | None = None, *, buffer_factor: int | None = None, layout=None,
+             allocation_group=None):
     """``ttl.make_dfb(dtype, shape, block_count)``: a dataflow buffer no tensor describes — of tiles
     (or row-major elements with ``layout=ttnn.ROW_MAJOR_LAYOUT``) of ``dtype`` ("bf16", "fp32",
-    "bfp8", "bfp4" or a TT-NN data type)."""
+    "bfp8", "bfp4" or a TT-NN data type). ``buffer_factor`` is the former name of ``block_count``."""
     location = user_location()
+    block_count = _block_count("ttl.make_dfb", block_count, buffer_factor, location)
     name = getattr(dtype, "name", None) or str(dtype)
     name = _DTYPE_NAMES.get(name.lower().removeprefix("ttnn.").removeprefix("datatype."), name)
     try:
@@ -171,10 +178,7 @@ def make_dataflow_buffer_like(tensor, shape, block_count: int | None = None, *, 
     """A dataflow buffer of blocks of ``shape`` in the likeness of ``tensor`` (its data type and
     layout). ``buffer_factor`` is the former name of ``block_count``."""
     location = user_location()
-    if block_count is not None and buffer_factor is not None:
-        raise KernelError("give block_count or buffer_factor (its former name), not both", location)
-    count = block_count if block_count is not None else (buffer_factor if buffer_factor is not None else 2)
-    _check_count("make_dataflow_buffer_like", count, location)
+    count = _block_count("make_dataflow_buffer_like", block_count, buffer_factor, location)
     dtype = getattr(tensor, "dtype", None)
     layout = getattr(tensor, "layout", None)
     if dtype is None or layout is None:
@@ -185,9 +189,19 @@ def make_dataflow_buffer_like(tensor, shape, block_count: int | None = None, *, 
     return _make(fmt, layout_name, shape, count, tensor, location, "make_dataflow_buffer_like", allocation_group)
 
 
-def _check_count(what: str, count, location) -> None:
+def _block_count(what: str, block_count, buffer_factor, location) -> int:
+    """The block count of a buffer given as ``block_count=`` or by its pre-1.0 name ``buffer_factor=``
+    (the same number), 2 when neither is given."""
+    if block_count is not None and buffer_factor is not None:
+        raise KernelError(f"{what}: give block_count or buffer_factor (its pre-1.0 name), not both", location)
+    count = block_count if block_count is not None else (buffer_factor if buffer_factor is not None else 2)
+    _check_count(what, count, location, "buffer_factor" if buffer_factor is not None else "block_count")
+    return count
+
+
+def _check_count(what: str, count, location, keyword: str = "block_count") -> None:
     if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= MAX_BLOCK_COUNT:
-        raise KernelValueError(f"{what}(block_count={count!r}): block_count must be an integer from 1 "
+        raise KernelValueError(f"{what}({keyword}={count!r}): {keyword} must be an integer from 1 "
                                f"to {MAX_BLOCK_COUNT}", location)
 
 

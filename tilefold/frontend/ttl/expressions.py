@@ -206,6 +206,8 @@ class ExpressionBuilder:
                 return tuple(base.shape)
             if name == "dtype" and isinstance(base, (Block, DataflowBuffer)):
                 return (base.dfb if isinstance(base, Block) else base).data_format
+            if name in ("block_count", "buffer_factor") and isinstance(base, DataflowBuffer):
+                return base.block_count          # buffer_factor: its pre-1.0 name
             return BoundMethod(base, name)
         if isinstance(base, Pipe) and name in ("has_current_core", "has_current_node"):
             return BoundMethod(base, name)
@@ -321,6 +323,9 @@ class ExpressionBuilder:
             left = self.node_expression(left, node)
         if isinstance(right, NodeExpression):
             right = self.node_expression(right, node)
+        if op in (ast.Is, ast.IsNot) and (left is None) != (right is None) and not isinstance(
+                left if right is None else right, (bool, int, float, str, tuple, list, dict)):
+            return op is ast.IsNot      # a device value (a block, an accumulator, a runtime integer) is never None
         if isinstance(left, (Block, BlockExpression)) or isinstance(right, (Block, BlockExpression)):
             names = {ast.Gt: "gt", ast.Lt: "lt", ast.GtE: "ge", ast.LtE: "le", ast.Eq: "eq", ast.NotEq: "ne"}
             if op not in names:

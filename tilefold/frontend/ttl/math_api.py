@@ -98,9 +98,14 @@ def _namespace(namespace: str, names: Callable[[], list[str]]) -> Namespace:
     return Namespace(f"ttl.{namespace}", cache(lambda: {name: BlockFunction(name, namespace) for name in names()}))
 
 
+# Block functions TT-Lang kept in ttl.math before 1.0 and moved to ttl.block (broadcast, fill,
+# where and transpose are in SPECIAL): their pre-1.0 names are the same functions.
+MOVED_TO_BLOCK = ("mask", "mask_posinf", "squeeze", "unsqueeze")
+
+
 def _math_names() -> list[str]:
     unary, binary = sfpu_functions()
-    return [*unary, *binary, *PARAMETRIC, *SPECIAL]
+    return [*unary, *binary, *PARAMETRIC, *SPECIAL, *MOVED_TO_BLOCK]
 
 
 math = _namespace("math", _math_names)

@@ -420,6 +420,25 @@ def compiler_options(value, location) -> dict:
     return honoured
 
 
+def _unknown_options(unknown: dict) -> str:
+    """The error for keywords ``@ttl.operation`` does not take, naming what 1.x writes for the
+    pre-1.0 ones (``compute_config=``; extra keywords the pre-1.0 ``@ttl.kernel`` made names in the
+    body, as ``granularity=2``)."""
+    if "compute_config" in unknown:
+        return ("@ttl.operation(compute_config=...) is pre-1.0 TT-Lang; 1.x gives the compute settings as "
+                "@ttl.operation(fp32_dest_acc_en=..., dst_full_sync_en=..., math_fidelity=..., math_approx_mode=...)")
+    names = ", ".join(repr(k) for k in sorted(unknown))
+    message = (f"@ttl.operation() got an unexpected keyword argument {names}; it takes grid, fp32_dest_acc_en, "
+               "dst_full_sync_en, math_fidelity, math_approx_mode, memory_space, tiled, options, num_outs, "
+               "indexing_maps, iterator_types")
+    constants = {k: v for k, v in sorted(unknown.items()) if isinstance(v, (int, float, str, tuple))}
+    if constants:
+        name, value = next(iter(constants.items()))
+        message += (f" (pre-1.0 TT-Lang made {name}= a name in the body; 1.x takes such compile-time values from "
+                    f"the enclosing scope: set {name} = {value!r} before the operation and drop the argument)")
+    return message
+
+
 def operation(fn=None, *, grid="full", fp32_dest_acc_en: bool | None = None, dst_full_sync_en: bool | None = None,
               math_fidelity: str | None = None, math_approx_mode: bool | None = None, memory_space: str | None = None,
               tiled: bool = True, options: str | None = None, num_outs: int = 1, indexing_maps=None,
@@ -432,10 +451,7 @@ def operation(fn=None, *, grid="full", fp32_dest_acc_en: bool | None = None, dst
     location = user_location()
     honoured = compiler_options(options, location)
     if unknown:
-        names = ", ".join(repr(k) for k in sorted(unknown))
-        raise KernelArgumentError(f"@ttl.operation() got an unexpected keyword argument {names}; it takes grid, "
-                                  "fp32_dest_acc_en, dst_full_sync_en, math_fidelity, math_approx_mode, "
-                                  "memory_space, tiled, options, num_outs, indexing_maps, iterator_types", location)
+        raise KernelArgumentError(_unknown_options(unknown), location)
     if num_outs != 1:
         raise KernelValueError(f"@ttl.operation(num_outs={num_outs!r}): num_outs must be 1, as in TT-Lang; drop it — "
                                "every tensor a kernel writes is an output", location)
