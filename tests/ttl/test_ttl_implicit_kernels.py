@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 import tilefold.ttl as ttl
+import tilefold.ttnn as ttnn
 from tilefold.errors import KernelError
 from ttl_helpers import expect_error, tile_tensor, zeros
 
@@ -77,3 +78,42 @@ def test_an_error_in_the_body_names_the_users_line():
 
     expect_error(lambda: op(tile_tensor((32, 32)), zeros((32, 32))), test_an_error_in_the_body_names_the_users_line,
                  KernelError, "reserve")
+
+
+ROW_BLOCKS, CHUNKS = 3, 2
+
+
+@ttl.operation(grid=(2, 1))
+def _chunk_sums(x, y, sums):
+    """Per row block (the blocks dealt to the two nodes, the last node getting fewer): the sum of
+    the row's chunks and each chunk doubled — reads, compute and writes inside the same loops."""
+    node_x, _ = ttl.node(dims=2)
+    per_node = (ROW_BLOCKS + 1) // 2
+    x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+    y_dfb = ttl.make_dataflow_buffer_like(y, shape=(1, 1), block_count=2)
+    acc_dfb = ttl.make_dataflow_buffer_like(sums, shape=(1, 1), block_count=2)
+    for local in range(per_node):
+        row = node_x * per_node + local
+        if row < ROW_BLOCKS:
+            first = acc_dfb.reserve()
+            first.store(ttl.block.fill(0.0, shape=first.shape))
+            for c in range(CHUNKS):
+                xd = x_dfb.reserve()
+                ttl.copy(x[row, c], xd)
+                xv = x_dfb.wait()
+                yw = y_dfb.reserve()
+                yw.store(xv + xv)
+                old = acc_dfb.wait()
+                new = acc_dfb.reserve()
+                new.store(old + xv)
+                ttl.copy(y_dfb.wait(), y[row, c])
+            ttl.copy(acc_dfb.wait(), sums[row, 0])
+
+
+def test_loops_and_branches_holding_reads_compute_and_writes_are_split():
+    x, y, sums = tile_tensor((96, 64), seed=9), zeros((96, 64)), zeros((96, 32))
+    _chunk_sums(x, y, sums)
+    v = ttnn.to_numpy(x).astype(np.float32)
+    np.testing.assert_array_equal(ttnn.to_numpy(y).astype(np.float32), _bf16(v + v))
+    want = _bf16(_bf16(v[:, :32]) + v[:, 32:])
+    np.testing.assert_allclose(ttnn.to_numpy(sums).astype(np.float32), want, rtol=1e-2, atol=1e-2)

@@ -151,3 +151,19 @@ def test_compiler_option_strings():
 
     expect_error(run, test_compiler_option_strings, ValueError, "'--fast-math' is not a TT-Lang compiler option",
                  "--ttl-maximize-dst")
+
+
+def test_compiler_options_that_choose_storage_and_accumulation():
+    """TT-Lang's options that pick how its compiler stores blocks and accumulates (tilefold makes its
+    own choices) are accepted; a memory model TT-Lang does not have is an error naming the line."""
+    x, y = tile_tensor((32, 32), seed=4), zeros((32, 32))
+    op = _scaled(options="--ttl-specialize-cores --ttl-accumulation-strategy=l1-pack")
+    op(x, y, options="--no-ttl-specialize-cores --ttl-memory-model=compiler-l1 --ttl-accumulation-strategy=dst")
+    np.testing.assert_allclose(ttnn.to_numpy(y).astype(np.float32), ttnn.to_numpy(x).astype(np.float32) * 2,
+                               rtol=1e-2, atol=1e-2)
+
+    def run():
+        op(x, y, options="--ttl-memory-model=cached")  # error
+
+    expect_error(run, test_compiler_options_that_choose_storage_and_accumulation, ValueError,
+                 "--ttl-memory-model takes a value, one of metal-cb, compiler-l1, compiler-sram")

@@ -397,7 +397,8 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
             current = scope.names.get(name, MISSING)
             if isinstance(current, (MutableScalar, Accumulator, MutableElement)):
                 continue
-            if current is MISSING:
+            if current is MISSING or isinstance(current, Block) and current.status.released:
+                # (a block released before the statement carries nothing: the statement acquires anew)
                 scope.names[name] = Unassigned(name)
             elif isinstance(current, (int, Scalar)) and not isinstance(current, bool):
                 slot = self.emit_prologue(memref.AllocaOp.get(IndexType(), shape=[]), stmt)
@@ -501,24 +502,51 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
 
     def indexes_a_sequence(self, stmt: ast.For, scope: Scope) -> bool:
         """Whether the body of a ``range()`` loop with at most :data:`MAX_UNROLLED` iterations
-        indexes a Python list or tuple of the kernel's surroundings by the loop variable (and has no
-        ``break`` / ``continue``)."""
+        indexes a Python list or tuple of the kernel's surroundings (``items[i]``,
+        ``groups["key"][i]``, ``items[j]`` with ``j = i + 1``) by the loop variable or a name
+        computed from it (and has no ``break`` / ``continue``)."""
         if not isinstance(stmt.target, ast.Name):
             return False
         body = [n for s in stmt.body for n in ast.walk(s)]
         if any(isinstance(n, (ast.Break, ast.Continue)) for n in body):
             return False
+        derived = {stmt.target.id}         # the loop variable and the names assigned from it
+        assigns = [n for n in body if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and n.value is not None]
+        changed = True
+        while changed:
+            changed = False
+            for n in assigns:
+                if any(isinstance(m, ast.Name) and m.id in derived for m in ast.walk(n.value)):
+                    targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+                    for t in targets:
+                        for m in ast.walk(t):
+                            if isinstance(m, ast.Name) and m.id not in derived:
+                                derived.add(m.id)
+                                changed = True
         for n in body:
-            if not (isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name)):
+            if not isinstance(n, ast.Subscript):
                 continue
-            if not any(isinstance(m, ast.Name) and m.id == stmt.target.id for m in ast.walk(n.slice)):
+            if not any(isinstance(m, ast.Name) and m.id in derived for m in ast.walk(n.slice)):
                 continue
-            value = scope.lookup(n.value.id)
-            if value is MISSING:
-                value = self.source.lookup(n.value.id)
+            value = self.static_value(n.value, scope)
             if isinstance(value, (list, tuple)) and not all(isinstance(v, (int, float, bool)) for v in value):
                 return True
         return False
+
+    def static_value(self, expr: ast.expr, scope: Scope):
+        """The Python object ``expr`` names when it is a name, or constant subscripts / attributes of
+        one (``groups["key"]``), looked up without building anything; :data:`MISSING` otherwise."""
+        if isinstance(expr, ast.Name):
+            value = scope.lookup(expr.id)
+            return self.source.lookup(expr.id) if value is MISSING else value
+        if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant):
+            base = self.static_value(expr.value, scope)
+            if isinstance(base, (list, tuple, dict)):
+                try:
+                    return base[expr.slice.value]
+                except (LookupError, TypeError):
+                    return MISSING
+        return MISSING
 
     def acquires_behind_held(self, stmt: ast.stmt, scope: Scope):
         """``(older block, call)`` when ``stmt`` acquires (``dfb.wait()`` / ``dfb.reserve()`` on a

@@ -506,6 +506,15 @@ class DataMovementBuilder:
             flags.append(self.scalars.compare("sgt", Scalar.opaque(count.result), 0))
         return flags[0] if len(flags) == 1 else self.logical(ast.Or, flags[0], flags[1], node)
 
+    def pipe_destination_count(self, net: PipeNet, node):
+        """``net.destination_count()``: how many pipes of the net have this node among their
+        destinations — the number of times ``net.if_dst(body)`` runs ``body`` here (a runtime
+        integer, as each node has its own count)."""
+        self.node = node
+        count = self.emit(ttl.PipeCountOp(net.index, "dst"))
+        count.result.name_hint = "dst_pipes"
+        return Scalar.opaque(count.result)
+
     def pipe_has_node(self, pipe: Pipe, node):
         """``pipe.has_current_core()``: whether this node is the pipe's source or one of its
         destinations — a compile-time bool on a one-node grid, else an ``i1`` from the node's

@@ -1,4 +1,5 @@
-"""The TT-Lang functions that describe device work: ``ttl.copy``, ``ttl.GroupTransfer``, ``ttl.signpost``.
+"""The TT-Lang functions that describe device work: ``ttl.copy``, ``ttl.GroupTransfer``, ``ttl.signpost``;
+``ttl.static_range`` (a loop unrolled when the kernel is built).
 
 Reads / writes: nothing. The front end recognizes these objects inside kernel functions
 (:mod:`.expressions`); called by Python anywhere else they raise an error naming the user's
@@ -35,3 +36,23 @@ class GroupTransfer:
 def signpost(name: str):
     """``with ttl.signpost(name):`` marks a region for profiling (no effect on the program)."""
     _device_only("signpost")
+
+
+def static_range(*bounds):
+    """``for i in ttl.static_range(n)`` / ``(start, stop[, step])``: a loop unrolled when the kernel is
+    built, so ``i`` is a Python integer in each copy of the body. The bounds must be compile-time
+    integers. Outside a kernel it is ``range``."""
+    return range(*static_range_bounds(bounds, lambda message: KernelError(message, user_location())))
+
+
+def static_range_bounds(bounds, error) -> tuple[int, ...]:
+    """The validated bounds of ``ttl.static_range(*bounds)``; ``error(message)`` makes the exception."""
+    if not 1 <= len(bounds) <= 3:
+        raise error(f"ttl.static_range() takes 1 to 3 integers (start, stop, step), not {len(bounds)}")
+    for position, bound in enumerate(bounds, 1):
+        if isinstance(bound, bool) or not isinstance(bound, int):
+            raise error(f"ttl.static_range() argument {position} must be a compile-time integer; "
+                        "use range(...) for a loop whose bounds are known only at run time")
+    if len(bounds) == 3 and bounds[2] == 0:
+        raise error("ttl.static_range() step must not be zero")
+    return tuple(bounds)

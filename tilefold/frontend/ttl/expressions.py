@@ -91,6 +91,8 @@ class ExpressionBuilder:
             return "a tensor slice"
         if value is None:
             return "None"
+        if isinstance(value, PipeNet):
+            return "a ttl.PipeNet"
         return f"{type(value).__name__} {value!r}"[:80]
 
     def as_int(self, value, node: ast.AST, what: str):
@@ -519,6 +521,7 @@ class ExpressionBuilder:
             id(BODY_BUILTINS["max"]): lambda args, kwargs, node: self.call_min_max(args, node, "max"),
             id(builtins.abs): self.call_abs,
             id(builtins.range): self.call_range,
+            id(device_calls.static_range): self.call_static_range,
             id(builtins.isinstance): self.call_isinstance,
             id(builtins.len): self.call_len,
         }
@@ -576,6 +579,9 @@ class ExpressionBuilder:
         elif isinstance(obj, PipeNet) and name in ("is_src", "is_dst", "is_active"):
             self.no_arguments(args, kwargs, node, f"net.{name}()")
             return self.pipe_role(self.bound_net(obj), name.removeprefix("is_"), node)
+        elif isinstance(obj, PipeNet) and name == "destination_count":
+            self.no_arguments(args, kwargs, node, "net.destination_count()")
+            return self.pipe_destination_count(self.bound_net(obj), node)
         raise self.error(f"{self.describe(obj)} has no method {name}() usable in a kernel", node)
 
     def no_arguments(self, args, kwargs, node, what: str) -> None:
@@ -643,6 +649,12 @@ class ExpressionBuilder:
 
     def call_range(self, args, kwargs, node):
         raise self.error("range() can only be used as the iterable of a for loop in a kernel", node)
+
+    def call_static_range(self, args, kwargs, node):
+        """``ttl.static_range(...)``: the loop's values as a list, so the ``for`` unrolls."""
+        if kwargs:
+            raise self.error("ttl.static_range() takes positional integers only", node)
+        return list(range(*device_calls.static_range_bounds(args, lambda m: self.error(m, node))))
 
     def call_group_transfer(self, args, kwargs, node):
         if args or kwargs:

@@ -84,32 +84,98 @@ def _bound_block(stmt: ast.stmt) -> str | None:
     return None
 
 
-def _assign(body: list[ast.stmt], tensors: set[str]) -> list[str | None]:
-    """The kernel of each statement ("read" / "compute" / "write"), None for the host."""
+SPLIT = "split"         # a loop or branch whose body holds statements of several kernels
+_COMPOUND = (ast.For, ast.If)
+
+
+def _assign(body: list[ast.stmt], tensors: set[str], owner: dict | None = None,
+            pending: dict | None = None, inner: dict | None = None) -> list[str | None]:
+    """The kernel of each statement ("read" / "compute" / "write"), None for the host (or, inside a
+    loop or branch, for a statement every kernel that runs the loop repeats), :data:`SPLIT` for a
+    loop or branch whose statements go to several kernels (their kinds in ``inner[id(stmt)]``)."""
+    top = owner is None
+    owner = {} if owner is None else owner
+    pending = {} if pending is None else pending
+    inner = {} if inner is None else inner
     kinds: list[str | None] = [None] * len(body)
-    owner: dict[str, str] = {}
-    pending: dict[str, int] = {}
     for i, stmt in enumerate(body):
         bound = _bound_block(stmt)
         if bound is not None:
-            pending[bound] = i
+            pending[bound] = (kinds, i)
             continue
         if not _uses_dataflow(stmt) and not (_names(stmt) & (owner.keys() | pending.keys())):
             continue
+        if isinstance(stmt, _COMPOUND) \
+                and not (isinstance(stmt, ast.For) and stmt.orelse):
+            parts = [_assign(stmt.body, tensors, owner, pending, inner)]
+            if isinstance(stmt, ast.If) and stmt.orelse:
+                parts.append(_assign(stmt.orelse, tensors, owner, pending, inner))
+            found = {k for part in parts for k in _kinds_within(part, inner)}
+            if len(found) > 1 or SPLIT in found:
+                kinds[i] = SPLIT
+                inner[id(stmt)] = parts
+                continue
+            if found:
+                kinds[i] = found.pop()
+                continue
         used = _names(stmt)
         kind = _copy_direction(stmt, tensors)
         if kind is None:
             kind = next((owner[n] for n in used if n in owner), "compute")
         kinds[i] = kind
         for name in [n for n in pending if n in used]:
-            kinds[pending.pop(name)] = kind
+            where, j = pending.pop(name)
+            where[j] = kind
             owner[name] = kind
         for node in ast.walk(stmt):
             if isinstance(node, ast.withitem) and isinstance(node.optional_vars, ast.Name):
                 owner[node.optional_vars.id] = kind
-    for i in pending.values():
-        kinds[i] = "compute"
+    if top:
+        for where, j in pending.values():
+            where[j] = "compute"
+        _assign.inner = inner
     return kinds
+
+
+def _kinds_within(kinds: list[str | None], inner: dict) -> set[str]:
+    found = set()
+    for k in kinds:
+        if k == SPLIT:
+            found.add(SPLIT)
+        elif k is not None:
+            found.add(k)
+    return found
+
+
+def _has(body: list[ast.stmt], kinds: list[str | None], part: str, inner: dict) -> bool:
+    for stmt, k in zip(body, kinds):
+        if k == part or k == SPLIT and any(_has(b, ks, part, inner)
+                                          for b, ks in zip(_bodies(stmt), inner[id(stmt)])):
+            return True
+    return False
+
+
+def _bodies(stmt: ast.stmt) -> list[list[ast.stmt]]:
+    return [stmt.body, stmt.orelse] if isinstance(stmt, ast.If) and stmt.orelse else [stmt.body]
+
+
+def _part_of(body: list[ast.stmt], kinds: list[str | None], part: str, inner: dict, nested: bool) -> list[ast.stmt]:
+    """The statements of ``body`` kernel ``part`` runs: its own, the loops and branches holding some
+    of its own (with only those inside), and, inside a loop or branch, the statements every kernel
+    repeats (scalar work such as ``base = i * rows``)."""
+    out = []
+    for stmt, k in zip(body, kinds):
+        if k == part or (k is None and nested):
+            out.append(stmt)
+        elif k == SPLIT and _has([stmt], [k], part, inner):
+            copy_ = copy.copy(stmt)
+            bodies = [_part_of(b, ks, part, inner, True) or [ast.copy_location(ast.Pass(), stmt)]
+                      for b, ks in zip(_bodies(stmt), inner[id(stmt)])]
+            copy_.body = bodies[0]
+            if len(bodies) > 1:
+                copy_.orelse = bodies[1]
+            out.append(copy_)
+    return out
 
 
 def hold_inline_blocks(stmt: ast.stmt, counter: list[int]) -> ast.stmt:
@@ -148,6 +214,18 @@ def hold_inline_blocks(stmt: ast.stmt, counter: list[int]) -> ast.stmt:
     return held
 
 
+def _hold_all(stmt: ast.stmt, counter: list[int]) -> ast.stmt:
+    """:func:`hold_inline_blocks` on ``stmt`` and on the statements of the loops, branches and
+    ``with`` bodies it holds, so the kernel's tree has the blocks it releases after a statement."""
+    if isinstance(stmt, (ast.For, ast.While, ast.If, ast.With)):
+        stmt = copy.copy(stmt)
+        stmt.body = [_hold_all(s, counter) for s in stmt.body]
+        if not isinstance(stmt, ast.With):
+            stmt.orelse = [_hold_all(s, counter) for s in stmt.orelse]
+        return stmt
+    return hold_inline_blocks(stmt, counter)
+
+
 def split(function, source: FunctionSource):
     """A copy of ``function`` whose dataflow statements sit in reader / compute / writer kernels."""
     from tilefold.frontend.ttl import kernels
@@ -155,12 +233,13 @@ def split(function, source: FunctionSource):
     tree = source.tree
     tensors = {a.arg for a in tree.args.args + tree.args.kwonlyargs}
     kinds = _assign(tree.body, tensors)
+    inner = _assign.inner
     host = [s for s, k in zip(tree.body, kinds) if k is None]
     defs = []
     base = tree.name.lstrip("_") or "operation"
     for part, kind in KINDS:
         counter = [0]
-        stmts = [hold_inline_blocks(s, counter) for s, k in zip(tree.body, kinds) if k == part]
+        stmts = [_hold_all(s, counter) for s in _part_of(tree.body, kinds, part, inner, False)]
         if not stmts:
             continue
         name = f"{base}_{part}"

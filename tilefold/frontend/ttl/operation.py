@@ -397,7 +397,12 @@ def _pipe_net_table(capture: OperationCapture, uses) -> ArrayAttr:
 # when given to ``@ttl.operation(options=...)``
 COMPILER_OPTIONS = ("maximize-dst", "fpu-binary-ops", "block-matmul", "subblock-sync", "combine-pack-tiles",
                     "reduce-full-fp32", "matmul-full-fp32", "strict-f32-acc", "compiler-dfbs", "l1-budget",
-                    "reuse-user-dfbs")
+                    "reuse-user-dfbs", "specialize-cores")
+# options that take a value (``--ttl-NAME=VALUE``): how TT-Lang stores and accumulates blocks, which
+# tilefold decides itself; the known values of each (None: TT-Lang's set of values is open)
+VALUED_COMPILER_OPTIONS = {"memory-model": ("metal-cb", "compiler-l1", "compiler-sram"),
+                           "accumulation-strategy": None, "l1-allocation-strategy": None,
+                           "sram-allocation-mode": None}
 
 
 def compiler_options(value, location) -> dict:
@@ -411,9 +416,17 @@ def compiler_options(value, location) -> dict:
                                   "options=\"--no-ttl-maximize-dst\"", location)
     for token in value.split():
         name = token.split("=", 1)[0].removeprefix("--").removeprefix("no-").removeprefix("ttl-")
+        if token.startswith("--ttl-") and name in VALUED_COMPILER_OPTIONS:
+            known = VALUED_COMPILER_OPTIONS[name]
+            given = token.split("=", 1)[1] if "=" in token else ""
+            if not given or known is not None and given not in known:
+                raise KernelValueError(f"options={value!r}: {token!r}: --ttl-{name} takes a value, "
+                                       + (f"one of {', '.join(known)}" if known else f"--ttl-{name}=VALUE"), location)
+            continue
         if not token.startswith("--") or name not in COMPILER_OPTIONS:
             raise KernelValueError(f"options={value!r}: {token!r} is not a TT-Lang compiler option; they are "
-                                   + ", ".join(f"--ttl-{n}" for n in COMPILER_OPTIONS) + " (or --no-ttl-...)",
+                                   + ", ".join(f"--ttl-{n}" for n in COMPILER_OPTIONS)
+                                   + " (or --no-ttl-...), " + ", ".join(f"--ttl-{n}=..." for n in VALUED_COMPILER_OPTIONS),
                                    location)
         if name == "matmul-full-fp32":
             honoured["matmul_full_fp32"] = not token.startswith("--no-")

@@ -415,6 +415,10 @@ class PipeNet:
     def is_active(self):
         raise KernelError("PipeNet.is_active() can only be called inside a kernel function", user_location())
 
+    def destination_count(self):
+        raise KernelError("PipeNet.destination_count() can only be called inside a kernel function",
+                          user_location())
+
     def if_src(self, body):
         raise KernelError("PipeNet.if_src can only be called inside a @ttl.datamovement kernel function",
                           user_location())
