@@ -338,3 +338,24 @@ def test_publishing_in_a_loop_is_refused_at_the_users_line():
         op(_sharded((TILE, TILE), (1, 1), "height"))
 
     expect_error(test, test, KernelError, "x_dfb.publish() in a loop")
+
+
+def test_partly_overlapping_ranges_of_one_tensor_are_refused_at_the_users_line():
+    def test():
+        @ttl.operation(grid=(1, 1))
+        def op(x):
+            a = ttl.make_tensor_backed_dfb(x, shape=(1, 2))
+            b = ttl.make_tensor_backed_dfb(x, shape=(1, 2), byte_offset=2048)  # error
+
+            @ttl.compute()
+            def compute():
+                with a.wait() as blk, b.reserve() as out:
+                    out.store(blk)
+
+            @ttl.datamovement()
+            def read():
+                a.publish()
+
+        op(_sharded((TILE, 4 * TILE), (1, 1), "height"))
+
+    expect_error(test, test, KernelError, "b (bytes 2048-6144 of x's shard) partly overlaps a (bytes 0-4096)")

@@ -116,6 +116,19 @@ def _check_backing(dfb, entry: CircularBufferEntry, buffer, cores: CoreRangeSet,
                           "shard on each node; use a smaller shape or block_count", dfb.location)
 
 
+def _check_overlap(dfb, entry: CircularBufferEntry, earlier) -> None:
+    """Two tensor-backed buffers over one tensor take the same bytes or none of the same bytes."""
+    start, end = dfb.byte_offset, dfb.byte_offset + entry.total_size
+    for other, e in earlier:
+        if other.backing.index != dfb.backing.index:
+            continue
+        o_start, o_end = other.byte_offset, other.byte_offset + e.total_size
+        if (start, end) != (o_start, o_end) and start < o_end and o_start < end:
+            raise KernelError(f"{dfb.name} (bytes {start}-{end} of {dfb.backing.name}'s shard) partly overlaps "
+                              f"{other.name} (bytes {o_start}-{o_end}); tensor-backed buffers over one tensor take "
+                              "the same byte range or disjoint ones", dfb.location)
+
+
 def _kernel_functions(module: ModuleOp) -> list[func.FuncOp]:
     return [op for op in module.ops if isinstance(op, func.FuncOp)]
 
@@ -151,6 +164,7 @@ def build_program(module: ModuleOp, built, arch) -> Program:
             continue
         buffer = program.buffer(dfb.backing.name)
         _check_backing(dfb, e, buffer, cores, arch)
+        _check_overlap(dfb, e, [(backed[o.index], o) for o in entries if o.index in backed and o.index < e.index])
         program.create_circular_buffer(cores, e.index, e.page_size, e.num_pages, e.data_format, name=e.name,
                                        backing_buffer=buffer, backing_offset=dfb.byte_offset,
                                        defined_at=dfb.location)
