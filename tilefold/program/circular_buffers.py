@@ -3,7 +3,7 @@
 Reads: nothing. Writes: nothing. Mirrors ``CircularBufferConfig(total_size,
 {{index, format}}).set_page_size(index, page_size)`` created on a core range set; a CB
 may be backed by an L1 buffer (``set_globally_allocated_address``), in which case it takes
-no extra L1.
+no extra L1 and starts ``backing_offset`` bytes into the buffer's range on each core.
 """
 
 from __future__ import annotations
@@ -24,7 +24,12 @@ class CircularBuffer:
     data_format: DataFormat
     name: str = ""
     backing_buffer: str | None = None     # an L1 buffer whose address the CB uses
+    backing_offset: int = 0               # bytes from that buffer's address to the CB's first page
     defined_at: SourceLocation | None = None
+
+    def __post_init__(self):
+        if self.backing_buffer is None and self.backing_offset:
+            raise ValueError("a circular buffer's backing_offset needs a backing_buffer")
 
     @property
     def total_size(self) -> int:

@@ -9,7 +9,8 @@ the operation's capture (tensors, pipe nets, grid). Writes: a :class:`~tilefold.
   in the L1 of its core; a written tensor is ``inout`` so that what the kernels do not write keeps
   its value;
 * each dataflow buffer → circular buffer ``c_<index>`` on every node of the grid (page = one tile
-  of the buffer's data format, or one block row; pages = block pages × block count);
+  of the buffer's data format, or one block row; pages = block pages × block count); a
+  tensor-backed one at its sharded L1 tensor's address (plus its byte offset) on each node;
 * the semaphores of each pipe net (a ``valid`` per receive slot, ``one``, ``ready`` s; see ``net_layout``);
 * the compute kernel with the compute config the pipeline chose, the first data movement kernel on
   RISCV_0 and the second on RISCV_1, each on the whole grid with its compile-time arguments, and per
@@ -18,7 +19,8 @@ the operation's capture (tensors, pipe nets, grid). Writes: a :class:`~tilefold.
   coordinates of the other end for ``pipe.src`` / ``pipe.dst``), per route: a pipe whose
   destinations form no rectangle takes several routes, each its own multicast and ``ready``.
 
-Errors: :class:`L1OverflowError` at the line of the dataflow buffer that does not fit a node's L1
+Errors: a tensor-backed buffer whose blocks do not fit the shard of each node, or a node with no
+shard, at the buffer's line; :class:`L1OverflowError` at the line of the dataflow buffer that does not fit a node's L1
 (the first, in the order they were made, past the budget).
 """
 
@@ -31,7 +33,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from tilefold.ir.ttl_metadata import pipe_semaphores
 from tilefold.arch.cores import CoreCoord, CoreRange, CoreRangeSet
-from tilefold.errors import L1OverflowError
+from tilefold.errors import KernelError, L1OverflowError
 from tilefold.ir import ttl
 from tilefold.ir.ttkernel import compute_config
 from tilefold.layout.formats import DataFormat
@@ -92,6 +94,41 @@ def check_l1(entries: list[CircularBufferEntry], capture, semaphores: int, arch)
         "blocks or a smaller block_count", largest.location if largest is not None else capture.location)
 
 
+def _check_backing(dfb, entry: CircularBufferEntry, buffer, cores: CoreRangeSet, arch) -> None:
+    """A tensor-backed buffer's blocks fit the shard each node of the grid holds; an error at the
+    buffer's line otherwise."""
+    layout = buffer.buffer_layout(arch)
+    shard_cores = set(layout.distribution.cores_with_data)
+    outside = [c for c in cores.cores() if c not in shard_cores]
+    name = dfb.backing.name
+    if outside:
+        raise KernelError(f"{dfb.name}: node ({outside[0].x}, {outside[0].y}) of the grid holds no shard of {name}; "
+                          f"a tensor-backed buffer needs a shard of its tensor on every node (shard {name} over the "
+                          "operation's grid)", dfb.location)
+    room = layout.bytes_per_bank(arch)
+    if buffer.page_size != entry.page_size or layout.aligned_page_size(arch) != entry.page_size:
+        raise KernelError(f"{dfb.name}: the pages of {name} ({buffer.page_size} B) are not the buffer's tiles "
+                          f"({entry.page_size} B)", dfb.location)
+    if dfb.byte_offset + entry.total_size > room:
+        pages = room // entry.page_size
+        raise KernelError(f"{dfb.name}: {entry.num_pages} tiles ({'x'.join(map(str, dfb.shape))} x block_count="
+                          f"{dfb.block_count}) from byte {dfb.byte_offset} do not fit the {pages} tiles of {name}'s "
+                          "shard on each node; use a smaller shape or block_count", dfb.location)
+
+
+def _check_overlap(dfb, entry: CircularBufferEntry, earlier) -> None:
+    """Two tensor-backed buffers over one tensor take the same bytes or none of the same bytes."""
+    start, end = dfb.byte_offset, dfb.byte_offset + entry.total_size
+    for other, e in earlier:
+        if other.backing.index != dfb.backing.index:
+            continue
+        o_start, o_end = other.byte_offset, other.byte_offset + e.total_size
+        if (start, end) != (o_start, o_end) and start < o_end and o_start < end:
+            raise KernelError(f"{dfb.name} (bytes {start}-{end} of {dfb.backing.name}'s shard) partly overlaps "
+                              f"{other.name} (bytes {o_start}-{o_end}); tensor-backed buffers over one tensor take "
+                              "the same byte range or disjoint ones", dfb.location)
+
+
 def _kernel_functions(module: ModuleOp) -> list[func.FuncOp]:
     return [op for op in module.ops if isinstance(op, func.FuncOp)]
 
@@ -102,7 +139,9 @@ def build_program(module: ModuleOp, built, arch) -> Program:
     cols, rows = capture.grid
     cores = CoreRangeSet([CoreRange((0, 0), (cols - 1, rows - 1))])
     program = Program(name=capture.name, arch=arch)
-    used = built.reads | built.writes
+    backed = {d.index: d for d in capture.dataflow_buffers if d.backing is not None}
+    used = built.reads | built.writes | {d.backing.index for d in backed.values()}
+    written = built.writes | {d.backing.index for d in backed.values()}
     for arg in capture.tensors:
         if arg.index not in used:
             continue
@@ -111,15 +150,24 @@ def build_program(module: ModuleOp, built, arch) -> Program:
         buffer_type = getattr(getattr(memory, "buffer_type", None), "name", "DRAM")
         layout = "TILE" if "TILE" in str(getattr(tensor.layout, "name", tensor.layout)).upper() else "ROW_MAJOR"
         program.add_buffer(arg.name, tuple(getattr(tensor, "device_shape", tensor.shape)), tensor.dtype.name, layout, buffer_type,
-                           role="inout" if arg.index in built.writes else "input",
+                           role="inout" if arg.index in written else "input",
                            memory_config=memory if getattr(memory, "is_sharded", False) else None)
     entries = circular_buffer_table(module)
     nets = {net.index: net for net in capture.pipe_nets}
     # the pipe nets' semaphores, then the operation's ttl.Semaphore s
     initial = [0] * pipe_semaphores(module) + [s.initial_value for s in capture.semaphores]    # then the ttl.Semaphore s
-    check_l1(entries, capture, len(initial), arch)
+    check_l1([e for e in entries if e.index not in backed], capture, len(initial), arch)    # backed: no L1 of their own
     for e in entries:
-        program.create_circular_buffer(cores, e.index, e.page_size, e.num_pages, e.data_format, name=e.name)
+        dfb = backed.get(e.index)
+        if dfb is None:
+            program.create_circular_buffer(cores, e.index, e.page_size, e.num_pages, e.data_format, name=e.name)
+            continue
+        buffer = program.buffer(dfb.backing.name)
+        _check_backing(dfb, e, buffer, cores, arch)
+        _check_overlap(dfb, e, [(backed[o.index], o) for o in entries if o.index in backed and o.index < e.index])
+        program.create_circular_buffer(cores, e.index, e.page_size, e.num_pages, e.data_format, name=e.name,
+                                       backing_buffer=buffer, backing_offset=dfb.byte_offset,
+                                       defined_at=dfb.location)
     for value in initial:
         program.create_semaphore(cores, value)
     names = {arg.index: arg.name for arg in capture.tensors}

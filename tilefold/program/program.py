@@ -18,7 +18,7 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr
 
 from tilefold.arch import Arch, get_arch
 from tilefold.arch.cores import CoreCoord, CoreRange, CoreRangeSet
-from tilefold.errors import L1OverflowError, ProgramError, RuntimeArgError
+from tilefold.errors import L1OverflowError, ProgramError, RuntimeArgError, SourceLocation
 from tilefold.ir.ttkernel import COMPUTE_CONFIG_ATTR, THREAD_ATTR, compute_config, compute_config_attr
 from tilefold.layout.formats import data_format
 from tilefold.program.args import BufferAddress, NocX, NocY, TensorAccessorArgsRef
@@ -113,10 +113,12 @@ class Program:
     # -- circular buffers -------------------------------------------------------------
 
     def create_circular_buffer(self, cores, index: int, page_size: int, num_pages: int, dtype,
-                               name: str = "", backing_buffer: Buffer | str | None = None) -> CircularBuffer:
+                               name: str = "", backing_buffer: Buffer | str | None = None,
+                               backing_offset: int = 0, defined_at: SourceLocation | None = None) -> CircularBuffer:
         """``CreateCircularBuffer(program, cores, CircularBufferConfig(num_pages * page_size,
-        {{index, format}}).set_page_size(index, page_size))``."""
-        loc = user_location()
+        {{index, format}}).set_page_size(index, page_size))``, at ``backing_offset`` bytes into
+        ``backing_buffer``'s range on each core when given."""
+        loc = defined_at or user_location()
         if not 0 <= index < self.arch.max_circular_buffers:
             raise ProgramError(f"circular buffer index {index} is outside 0-{self.arch.max_circular_buffers - 1}",
                                loc)
@@ -125,7 +127,7 @@ class Program:
                                f"(got {page_size} B x {num_pages})", loc)
         backing = backing_buffer.name if isinstance(backing_buffer, Buffer) else backing_buffer
         cb = CircularBuffer(index, core_range_set(cores), page_size, num_pages, data_format(dtype), name,
-                            backing, loc)
+                            backing, backing_offset, loc)
         self.circular_buffers.append(cb)
         return cb
 
@@ -307,6 +309,10 @@ class Program:
                 if backing.buffer_type != "L1":
                     raise ProgramError(f"circular buffer c_{a.index} is backed by {backing.name!r}, which is not "
                                        "an L1 buffer", a.defined_at)
+                room = backing.buffer_layout(self.arch).bytes_per_bank(self.arch)
+                if a.backing_offset + a.total_size > room:
+                    raise ProgramError(f"circular buffer c_{a.index} ({a.total_size} B from byte {a.backing_offset}) "
+                                       f"does not fit the {room} B {backing.name!r} holds on each core", a.defined_at)
         for s in self.semaphores:
             for c in s.cores:
                 if not (0 <= c.x < gx and 0 <= c.y < gy):

@@ -49,6 +49,7 @@ class CircularBufferPlacement:
     cores: list[CoreCoord]
     page_size: int
     num_pages: int
+    backed: bool = False      # at an L1 buffer's address: its pages are that buffer's data
 
 
 @dataclass
@@ -96,21 +97,21 @@ def allocate(program: Program, arch: Arch) -> Allocation:
 
     # Circular buffers, bottom up, one address for all cores of a CB.
     cb_top = {core: arch.l1_unreserved_base for core in grid_cores}
+    placed = {}
     for cb in program.circular_buffers:
-        cores = cb.cores.cores()
         if cb.backing_buffer is not None:
-            address = alloc.buffers[cb.backing_buffer].address
-        else:
-            address = align(max(cb_top[c] for c in cores), arch.l1_alignment)
-            end = address + cb.total_size
-            if end > arch.l1_size:
-                raise L1OverflowError(
-                    f"circular buffer c_{cb.index} ({cb.total_size} B) does not fit in L1 on {cores[0]}: circular "
-                    f"buffers reach {end} B of {arch.l1_size} B; use fewer or smaller pages", cb.defined_at)
-            for c in cores:
-                cb_top[c] = end
-                alloc.l1_regions[c].add(address, cb.total_size, f"c_{cb.index}")
-        alloc.circular_buffers.append(CircularBufferPlacement(cb.index, address, cores, cb.page_size, cb.num_pages))
+            continue        # at its L1 buffer's address, once that is placed (below)
+        cores = cb.cores.cores()
+        address = align(max(cb_top[c] for c in cores), arch.l1_alignment)
+        end = address + cb.total_size
+        if end > arch.l1_size:
+            raise L1OverflowError(
+                f"circular buffer c_{cb.index} ({cb.total_size} B) does not fit in L1 on {cores[0]}: circular "
+                f"buffers reach {end} B of {arch.l1_size} B; use fewer or smaller pages", cb.defined_at)
+        for c in cores:
+            cb_top[c] = end
+            alloc.l1_regions[c].add(address, cb.total_size, f"c_{cb.index}")
+        placed[id(cb)] = address
 
     # L1 buffers, after the circular buffers, at one address on every core.
     l1_next = align(max(cb_top.values()), arch.l1_alignment)
@@ -132,6 +133,11 @@ def allocate(program: Program, arch: Arch) -> Allocation:
             alloc.l1_regions[core].add(l1_next, per_core, buf.name)
         l1_next += per_core
     alloc.l1_top = l1_next
+    for cb in program.circular_buffers:     # in creation order; a backed CB uses its buffer's L1 range
+        address = placed[id(cb)] if cb.backing_buffer is None else \
+            alloc.buffers[cb.backing_buffer].address + cb.backing_offset
+        alloc.circular_buffers.append(CircularBufferPlacement(cb.index, address, cb.cores.cores(), cb.page_size,
+                                                              cb.num_pages, cb.backing_buffer is not None))
 
     # Semaphores in the reserved region.
     alloc.semaphore_base = arch.l1_unreserved_base - SEMAPHORE_BASE_BELOW_UNRESERVED

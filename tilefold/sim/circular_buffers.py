@@ -86,6 +86,7 @@ class CircularBuffers:
                     if (vals == vals[0]).all():
                         setattr(st, uattr, int(vals[0]))
             self.states[index] = st
+        self.backed = {p.index for p in allocation.circular_buffers if p.backed}   # pages left are a tensor's data
         self.regions = sorted((p.address, p.address + p.page_size * p.num_pages, p.index)
                               for p in allocation.circular_buffers)
         self._at: dict[int, int | None] = {}       # cb_at's answers so far
@@ -120,9 +121,11 @@ class CircularBuffers:
 
     def leftovers(self) -> list[str]:
         """Descriptions of pages pushed and never popped, per CB and core, with the kernel and
-        line that pushed them last."""
+        line that pushed them last (not of a CB at a tensor's address: what it holds is the tensor's)."""
         out = []
         for index, st in self.states.items():
+            if index in self.backed:
+                continue
             left = st.received - st.acked
             by = ""
             if st.last_push is not None:
@@ -142,8 +145,8 @@ class CircularBuffers:
 
     def first_push_location(self):
         """The user's line of the last push into a CB that still holds pages, or None."""
-        for st in self.states.values():
-            if (st.received != st.acked).any() and st.last_push is not None:
+        for index, st in self.states.items():
+            if index not in self.backed and (st.received != st.acked).any() and st.last_push is not None:
                 ctx, line = st.last_push
                 return ctx.location_of(line)
         return None

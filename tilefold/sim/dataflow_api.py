@@ -211,6 +211,13 @@ class DataflowApi:
             return int(x), int(y)
         return table[bank, 0], table[bank, 1]
 
+    def _l1_bank_rows(self, accessor: Accessor):
+        """The core row of each L1 bank of ``accessor``: a sharded buffer's banks are its shard cores."""
+        if not accessor.args.is_sharded or not hasattr(accessor.args.sharded_spec, "bank_coords"):
+            return self.dev.l1_bank_rows
+        coords = np.asarray(accessor.args.sharded_spec.bank_coords, dtype=np.int64)
+        return self.dev.node_row[coords[:, 1], coords[:, 0]]
+
     def _bank_nodes(self, accessor: Accessor):
         """(node bits of each bank's NOC address, ``(y << 6 | x) << 36``; the node kind all banks
         share, or 0; each bank's row in the node tables), kept on the accessor."""
@@ -590,7 +597,7 @@ class DataflowApi:
         self._check_format(accessor, dst_local_l1_addr, "noc_async_read_page", True)
         bank, local = located if located is not None else accessor.locate(page_id, offset)
         kind = NODE_DRAM if accessor.args.is_dram else NODE_CORE
-        rows = bank if kind == NODE_DRAM else self.dev.l1_bank_rows[bank]
+        rows = bank if kind == NODE_DRAM else self._l1_bank_rows(accessor)[bank]
         self._read(kind, rows, local, dst_local_l1_addr, accessor.page_size, "noc_async_read_page", self.line_of())
 
     # -- page transfers of a loop nest, executed together (tilefold.sim.page_batches) -------
@@ -661,7 +668,7 @@ class DataflowApi:
         self._check_format(accessor, src_local_l1_addr, "noc_async_write_page", False)
         bank, local = located if located is not None else accessor.locate(page_id, offset)
         kind = NODE_DRAM if accessor.args.is_dram else NODE_CORE
-        rows = bank if kind == NODE_DRAM else self.dev.l1_bank_rows[bank]
+        rows = bank if kind == NODE_DRAM else self._l1_bank_rows(accessor)[bank]
         self._write(kind, rows, local, src_local_l1_addr, _page_write_size(size, accessor), "noc_async_write_page",
                     self.line_of())
 

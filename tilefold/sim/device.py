@@ -300,6 +300,9 @@ class _Run:
             local = place.address + (pages // place.num_banks) * place.aligned_page_size
         if place.is_dram:
             return self.dram, bank, local
+        if buf.is_sharded:          # the banks of a sharded buffer are its shard cores
+            cores = buf.buffer_layout(self.arch).distribution.cores
+            return self.l1, np.array([self.core_rows[c] for c in cores], dtype=np.int64)[bank], local
         return self.l1, self.l1_bank_rows[bank], local
 
     def write_buffer(self, name: str, array) -> None:

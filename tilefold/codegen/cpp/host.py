@@ -174,7 +174,19 @@ class HostPrinter:
             self.emit(f"// {cb.describe()}")
             config = (f"CircularBufferConfig({cb.total_size}, {{{{{cb.index}, {cb.data_format.cpp}}}}})"
                       f".set_page_size({cb.index}, {cb.page_size})")
-            if cb.backing_buffer is not None:
+            if cb.backing_buffer is not None and cb.backing_offset:
+                # a CB from an offset into its L1 buffer: the descriptor form carries the offset
+                ranges = core_spec(cb.cores, False)
+                if not ranges.startswith("CoreRangeSet"):
+                    ranges = f"CoreRangeSet({ranges})"
+                descriptor = self.names.unique(f"cb_{cb.index}_descriptor")
+                self.emit(f"CBDescriptor {descriptor}{{.total_size = {cb.total_size}, .core_ranges = {ranges},")
+                self.emit(f".format_descriptors = {{CBFormatDescriptor{{.buffer_index = {cb.index}, "
+                          f".data_format = {cb.data_format.cpp}, .page_size = {cb.page_size}}}}},", depth=2)
+                self.emit(f".buffer = {self.buffer_names[cb.backing_buffer]}->get_reference_buffer(), "
+                          f".address_offset = {cb.backing_offset}}};", depth=2)
+                config = f"CircularBufferConfig({descriptor})"
+            elif cb.backing_buffer is not None:
                 config += f".set_globally_allocated_address(*{self.buffer_names[cb.backing_buffer]}" \
                           "->get_reference_buffer())"
             self.emit(f"CreateCircularBuffer(program, {core_spec(cb.cores)},")

@@ -3,7 +3,8 @@
 Reads: ``dfb.reserve()``, ``dfb.wait()``, ``blk.push()``, ``blk.pop()`` (and ``dfb.push()`` /
 ``dfb.pop()``, which release the oldest block). Writes: ``ttl.cb_reserve`` / ``ttl.cb_wait`` (with
 the number of blocks of the same buffer end already held, ``depth``) and ``ttl.cb_push`` /
-``ttl.cb_pop``.
+``ttl.cb_pop``. ``dfb.publish()`` of a tensor-backed buffer reserves and pushes its whole capacity
+at once: the tensor's pages become ``block_count`` filled blocks, with no copy.
 
 A kernel may hold several blocks of one buffer end at once. The circular buffer's FIFO frees them
 oldest first: a younger block released while an older one is held stays in the FIFO (still counted
@@ -53,6 +54,30 @@ class AcquisitionBuilder:
                       level=self.runtime_level())
         held.append(block)
         return block
+
+    def publish(self, dfb, node: ast.AST) -> None:
+        """``dfb.publish()``: hand every block of a tensor-backed buffer, as the tensor holds it, to
+        the consumer (``ttl.cb_reserve`` of the whole capacity, then ``ttl.cb_push`` of it)."""
+        if dfb.backing is None:
+            raise self.error(f"{dfb.name}.publish() needs a tensor-backed buffer (ttl.make_tensor_backed_dfb); "
+                             f"{dfb.name} has storage of its own — fill its blocks with reserve() and push()", node)
+        if self._ends(dfb)["reserve"]:
+            raise self.error(f"{dfb.name}.publish() while a reserved block of {dfb.name} is held; publish() "
+                             "hands over the whole buffer — push the block first or drop the reserve()", node)
+        if any(r.kind == "loop" for r in self.regions):
+            raise self.error(f"{dfb.name}.publish() in a loop; publish() hands the tensor's contents over once "
+                             "per operation — call it once, outside loops", node)
+        published = getattr(self, "published", None)
+        if published is None:
+            published = self.published = {}
+        if dfb.index in published:
+            raise self.error(f"{dfb.name}.publish() a second time (first at line {published[dfb.index]}); the "
+                             "tensor's contents are handed over once per operation", node)
+        published[dfb.index] = self.location(node).line if self.location(node) else "?"
+        cb = self.cb_value(dfb)
+        self.node = node
+        self.emit(ttl.CBReserveOp(cb, dfb.block_count - 1))
+        self.emit(ttl.CBPushOp(cb, dfb.block_count))
 
     def runtime_level(self) -> int:
         """How many loops and runtime branches the statement being built is in."""

@@ -18,7 +18,7 @@ from typing import Generic, Tuple, TypeVar, Union
 from tilefold.errors import KernelError
 from tilefold.frontend.ttl.capture import current
 from tilefold.frontend.ttl.dataflow_buffers import (DataflowBuffer, make_dataflow_buffer_like, make_dfb,
-                                                    make_dfb_allocation_group)
+                                                    make_dfb_allocation_group, make_tensor_backed_dfb)
 from tilefold.frontend.ttl.device_calls import GroupTransfer, copy, signpost, static_range
 from tilefold.frontend.ttl.grid import grid_size, node
 from tilefold.frontend.ttl.kernels import Kernel, KernelKind, compute, datamovement
@@ -118,8 +118,8 @@ __all__ = [
     "DataflowBuffer", "CircularBuffer", "grid_size", "node", "copy", "GroupTransfer", "Pipe", "PipeNet",
     "signpost", "static_range", "math", "block", "unsafe", "TILE_SHAPE", "TILE_SIZE", "TILE_LAYOUT", "ROW_MAJOR_LAYOUT", "Program",
     "SrcPipeIdentity", "DstPipeIdentity", "Semaphore", "Kernel", "KernelKind", "make_dfb",
-    "make_dfb_allocation_group", "NodeCoord", "NodeRange", "Shape", "Size", "DstT", "kernel", "core",
-    "TensorAccessor", "IndexType",
+    "make_dfb_allocation_group", "make_tensor_backed_dfb", "NodeCoord", "NodeRange", "Shape", "Size", "DstT",
+    "kernel", "core", "TensorAccessor", "IndexType",
 ]
 
 

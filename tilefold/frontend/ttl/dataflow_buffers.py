@@ -8,6 +8,12 @@ Reads: the likeness tensor (data type, layout) and the block shape. Writes: a
 (``shape=(n,)``) holds blocks of ``n`` tiles of a 1-D tensor: the program sees 1-D blocks, the
 device a row of ``(1, n)`` tiles with the elements in row 0 (how a 1-D tensor is tilized).
 
+``ttl.make_tensor_backed_dfb(tensor, shape, block_count=1, byte_offset=0)`` makes a buffer whose
+storage is the L1 shard of a sharded, tiled ``tensor`` on each node (a circular buffer at the
+tensor's address plus ``byte_offset``): ``dfb.publish()`` hands its whole capacity — the tensor's
+pages as they are — to the consumer as filled blocks, and blocks a kernel reserves and fills are
+the tensor's own pages, so the tensor holds them when the operation ends.
+
 A buffer no kernel uses is not allocated: it gets no circular buffer and no L1, and a warning
 names it at its line (``operation.allocate_buffers``).
 
@@ -58,6 +64,8 @@ class DataflowBuffer:
         self.hidden = hidden          # made by the compiler (accumulators), not by the user
         self.purpose = ""             # of a hidden buffer: what it is for, for the error past the limit
         self.index = -1
+        self.backing = None           # the operation tensor argument whose L1 shard is the storage
+        self.byte_offset = 0          # where in that shard the buffer starts
 
     @property
     def ir_name(self) -> str:
@@ -126,6 +134,9 @@ class DataflowBuffer:
     def wait(self):
         self._outside("wait")
 
+    def publish(self):
+        self._outside("publish")
+
     def __repr__(self) -> str:
         return f"<DataflowBuffer {self.describe()}>"
 
@@ -187,6 +198,54 @@ def make_dataflow_buffer_like(tensor, shape, block_count: int | None = None, *, 
     fmt = data_format(getattr(dtype, "name", dtype))
     layout_name = "TILE" if "TILE" in str(getattr(layout, "name", layout)).upper() else "ROW_MAJOR"
     return _make(fmt, layout_name, shape, count, tensor, location, "make_dataflow_buffer_like", allocation_group)
+
+
+def make_tensor_backed_dfb(tensor, shape, *, block_count: int = 1, byte_offset: int = 0, tile=None,
+                           allocation_group=None):
+    """A dataflow buffer whose storage is ``tensor``'s L1 shard on each node (see the module
+    docstring): ``block_count`` blocks of ``shape`` tiles, from ``byte_offset`` bytes into the shard."""
+    location = user_location()
+    what = "ttl.make_tensor_backed_dfb"
+    op = capture.current(what)
+    dtype = getattr(tensor, "dtype", None)
+    layout = getattr(tensor, "layout", None)
+    memory = tensor.memory_config() if callable(getattr(tensor, "memory_config", None)) else None
+    if dtype is None or layout is None or memory is None:
+        raise KernelError(f"{what}: the first argument must be a device tensor (its L1 shard is the buffer's "
+                          f"storage), not {type(tensor).__name__}", location)
+    argument = op.tensor_argument(tensor)
+    if argument is None:
+        raise KernelError(f"{what}: the tensor must be one of the tensors operation {op.name!r} is called with",
+                          location)
+    place = getattr(getattr(memory, "buffer_type", None), "name", "DRAM")
+    if place != "L1":
+        raise KernelError(f"{what}({argument.name}): {argument.name} is in {place}; a tensor-backed buffer needs a "
+                          "sharded L1 tensor (memory_config with a shard spec and ttnn.BufferType.L1)", location)
+    if not getattr(memory, "is_sharded", False):
+        raise KernelError(f"{what}({argument.name}): {argument.name} is interleaved in L1; a tensor-backed buffer "
+                          "needs a sharded L1 tensor, whose shard each node holds", location)
+    if "TILE" not in str(getattr(layout, "name", layout)).upper():
+        raise KernelError(f"{what}({argument.name}): a tensor-backed buffer needs a tensor in TILE layout", location)
+    if tile is not None:
+        try:
+            dims = tuple(int(d) for d in tile)
+        except (TypeError, ValueError):
+            dims = None
+        if dims != (32, 32):
+            raise KernelError(f"{what}(tile={tile!r}): buffers of tiles other than 32x32 are not supported by "
+                              "tilefold yet; give tile=None (the tensor's 32x32 tiles)", location)
+    if not isinstance(block_count, int) or isinstance(block_count, bool):
+        raise KernelValueError(f"{what}(block_count={block_count!r}): block_count must be an integer from 1 to "
+                               f"{MAX_BLOCK_COUNT}", location)
+    fmt = data_format(getattr(dtype, "name", dtype))
+    if not isinstance(byte_offset, int) or isinstance(byte_offset, bool) or byte_offset < 0 \
+            or byte_offset % fmt.tile_size():
+        raise KernelValueError(f"{what}(byte_offset={byte_offset!r}): byte_offset must be a non-negative multiple "
+                               f"of the {fmt.tile_size()}-byte page of a {fmt.ttnn_name} tile", location)
+    dfb = _make(fmt, "TILE", shape, block_count, tensor, location, what, allocation_group)
+    dfb.backing = argument
+    dfb.byte_offset = byte_offset
+    return dfb
 
 
 def _block_count(what: str, block_count, buffer_factor, location) -> int:

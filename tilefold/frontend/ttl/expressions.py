@@ -537,6 +537,9 @@ class ExpressionBuilder:
             if name in ("push", "pop"):
                 self.no_arguments(args, kwargs, node, f"{obj.name}.{name}()")
                 return self.release_oldest(obj, name, node)
+            if name == "publish":
+                self.no_arguments(args, kwargs, node, f"{obj.name}.publish()")
+                return self.publish(obj, node)
         elif isinstance(obj, Block):
             if name in ("push", "pop"):
                 self.no_arguments(args, kwargs, node, f"{obj.name}.{name}()")

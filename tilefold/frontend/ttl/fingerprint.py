@@ -69,7 +69,7 @@ class Fingerprinter:
             return ("tensor", self.tensors[id(v)])
         if isinstance(v, DataflowBuffer):
             return ("dfb", v.index, v.shape, v.block_count, v.data_format.value, v.layout, v.name, v.hidden,
-                    str(v.location))
+                    str(v.location), v.backing.index if v.backing is not None else None, v.byte_offset)
         if isinstance(v, PipeNet):
             if v.grid is None:          # made outside any operation
                 return ("pipes", tuple(self.value((p.src, p.dst), depth + 1) for p in v.pipes))

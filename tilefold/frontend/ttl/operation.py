@@ -220,7 +220,7 @@ class Operation:
         module.attributes[PIPE_NETS_ATTR] = _pipe_net_table(capture, pipe_uses)
         verify_ops(module)
         check_block_counts(module, {d.index: d.name for d in capture.dataflow_buffers})
-        _drop_unconsumed_pushes(module)
+        _drop_unconsumed_pushes(module, {d.index for d in capture.dataflow_buffers if d.backing is not None})
         return built
 
     def _apply_options(self, kernel) -> None:
@@ -334,7 +334,7 @@ def allocate_buffers(capture: OperationCapture, module: ModuleOp, registry: dict
         op.attributes[ttl.STAGING_CB_ATTR] = IntegerAttr(renumbered[op.attributes[ttl.STAGING_CB_ATTR].value.data], i32)
 
 
-def _drop_unconsumed_pushes(module: ModuleOp) -> None:
+def _drop_unconsumed_pushes(module: ModuleOp, backed=()) -> None:
     """A buffer nothing waits on is a staging area (reserve, copy in, copy out): its blocks are never
     handed to a consumer, so the reserves reuse the same space instead of pushing blocks that would
     stay in the buffer (``check_block_counts`` has checked that they would fit)."""
@@ -342,6 +342,7 @@ def _drop_unconsumed_pushes(module: ModuleOp) -> None:
 
     ops = [op for op in module.walk() if isinstance(op, (ttl.CBPushOp, ttl.CBPopOp, ttl.CBWaitOp))]
     waited = {op.cb.owner.index for op in ops if not isinstance(op, ttl.CBPushOp)}
+    waited |= set(backed)             # a tensor-backed buffer's blocks are the tensor's pages: each is kept
     for op in ops:
         if isinstance(op, ttl.CBPushOp) and op.cb.owner.index not in waited:
             op.detach()

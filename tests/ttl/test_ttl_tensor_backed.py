@@ -1,0 +1,361 @@
+"""Tensor-backed dataflow buffers (``ttl.make_tensor_backed_dfb``, ``dfb.publish()``): a buffer whose
+storage is a sharded L1 tensor's shard on each node, computed on in place, against numpy on the
+simulated device; the C++ passes check-kernel and check-host; misuse is one error at the user's line."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tilefold.ttl as ttl
+import tilefold.ttnn as ttnn
+from tilefold.errors import KernelError, KernelValueError
+from ttl_helpers import compiled, expect_error
+
+TILE = 32
+
+
+def _sharded(shape, grid, strategy, seed=0, zero=False):
+    config = ttnn.create_sharded_memory_config(shape, ttnn.CoreGrid(x=grid[0], y=grid[1]),
+                                               getattr(ttnn.ShardStrategy, strategy.upper()))
+    if zero:
+        return ttnn.zeros(shape, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, memory_config=config)
+    values = np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+    return ttnn.from_numpy(values, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, memory_config=config)
+
+
+@ttl.operation(grid=(2, 2))
+def scale_shards(x, y):
+    """y = 2x + 1 on each node's 2x2-tile shard, one tile per block, with no copy in or out."""
+    x_dfb = ttl.make_tensor_backed_dfb(x, shape=(1, 1), block_count=4)
+    y_dfb = ttl.make_tensor_backed_dfb(y, shape=(1, 1), block_count=4)
+
+    @ttl.compute()
+    def compute():
+        for _ in range(4):
+            with x_dfb.wait() as a, y_dfb.reserve() as b:
+                b.store(a * 2.0 + 1.0)
+
+    @ttl.datamovement()
+    def read():
+        x_dfb.publish()
+
+    @ttl.datamovement()
+    def write():
+        for _ in range(4):
+            with y_dfb.wait():
+                pass
+
+
+@ttl.operation(grid=(2, 1))
+def exp_in_place(x):
+    """x = exp(x): input and output buffers are the same shard; the writer side waits for nothing."""
+    src = ttl.make_tensor_backed_dfb(x, shape=(1, 2), block_count=2)
+    dst = ttl.make_tensor_backed_dfb(x, shape=(1, 2), block_count=2)
+
+    @ttl.compute()
+    def compute():
+        for _ in range(2):
+            a = src.wait()
+            b = dst.reserve()
+            b.store(ttl.math.exp(a))
+            b.push()
+            a.pop()
+
+    @ttl.datamovement()
+    def read():
+        src.publish()
+
+
+@ttl.operation(grid=(4, 1))
+def row_sums_of_second_half(x, out):
+    """The published tiles 2-3 of each node's 1x4-tile shard (byte_offset) summed per row into DRAM."""
+    half = ttl.make_tensor_backed_dfb(x, shape=(1, 2), byte_offset=2 * 2048)
+    sums = ttl.make_dataflow_buffer_like(out, shape=(1, 1))
+
+    @ttl.compute()
+    def compute():
+        with half.wait() as a, sums.reserve() as s:
+            s.store(ttl.math.reduce_sum(a, dims=[1]))
+
+    @ttl.datamovement()
+    def read():
+        half.publish()
+
+    @ttl.datamovement()
+    def write():
+        x_node, _ = ttl.node(dims=2)
+        with sums.wait() as s:
+            ttl.copy(s, out[x_node:x_node + 1, 0:1]).wait()
+
+
+def test_a_compute_kernel_reads_and_writes_sharded_tensors_in_place():
+    x = _sharded((4 * TILE, 4 * TILE), (2, 2), "block")
+    y = _sharded((4 * TILE, 4 * TILE), (2, 2), "block", zero=True)
+    before = ttnn.to_numpy(x).astype(np.float64)
+    scale_shards(x, y)
+    np.testing.assert_allclose(ttnn.to_numpy(y), before * 2 + 1, rtol=0.01, atol=0.02)
+    np.testing.assert_array_equal(ttnn.to_numpy(x), before)       # the input keeps its values
+
+
+def test_input_and_output_buffers_over_one_tensor_update_it_in_place():
+    x = _sharded((2 * TILE, 4 * TILE), (2, 1), "width", seed=1)
+    before = ttnn.to_numpy(x).astype(np.float64)
+    exp_in_place(x)
+    np.testing.assert_allclose(ttnn.to_numpy(x), np.exp(before), rtol=0.02, atol=0.02)
+
+
+def test_published_blocks_from_a_byte_offset_feed_a_compute_kernel():
+    x = _sharded((4 * TILE, 4 * TILE), (4, 1), "height", seed=2)
+    out = ttnn.zeros((4 * TILE, TILE), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
+    values = ttnn.to_numpy(x).astype(np.float64)
+    row_sums_of_second_half(x, out)
+    expected = values[:, 2 * TILE:].sum(axis=1)
+    np.testing.assert_allclose(ttnn.to_numpy(out)[:, 0], expected, rtol=0.03, atol=0.3)
+
+
+def test_the_circular_buffers_are_at_the_tensors_address():
+    x = _sharded((4 * TILE, 4 * TILE), (4, 1), "height")
+    out = ttnn.zeros((4 * TILE, TILE), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
+    program = compiled(row_sums_of_second_half, x, out).program
+    half = next(cb for cb in program.circular_buffers if cb.name == "half")
+    assert (half.backing_buffer, half.backing_offset, half.num_pages) == ("x", 4096, 2)
+    assert program.buffer("x").role == "inout"
+    from tilefold.arch import get_arch
+    from tilefold.sim.allocator import allocate
+
+    alloc = allocate(program, get_arch(None))
+    placed = next(p for p in alloc.circular_buffers if p.index == half.index)
+    assert placed.address == alloc.buffers["x"].address + 4096
+
+
+def test_the_kernels_and_host_program_compile_against_the_real_headers(tmp_path, check_kernel):
+    import tilefold.run.ttl as runner
+    from checkhost import check_hosts, require_hosts_accepted
+    from tilefold.codegen.cpp import emit_kernel
+    from tilefold.frontend.ttl import session
+
+    programs = []
+    original = runner.run_operation
+
+    def recording(operation, capture, compiled, *rest):
+        programs.append((capture.name, compiled.program))
+        return original(operation, capture, compiled, *rest)
+
+    runner.run_operation = recording
+    try:
+        with session.configured(project_dir=tmp_path / "projects"):
+            row_sums_of_second_half(_sharded((4 * TILE, 4 * TILE), (4, 1), "height"),
+                                    ttnn.zeros((4 * TILE, TILE), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT))
+            scale_shards(_sharded((4 * TILE, 4 * TILE), (2, 2), "block"),
+                         _sharded((4 * TILE, 4 * TILE), (2, 2), "block", zero=True))
+    finally:
+        runner.run_operation = original
+    jobs = []
+    for name, program in programs:
+        for k in program.kernels:
+            path = tmp_path / f"{name}_{k.name}.cpp"
+            path.write_text(emit_kernel(k.function))
+            role = "compute" if k.is_compute else ("reader" if k.processor == "RISCV_0" else "writer")
+            jobs.append((path, role, check_kernel.accessor_compile_args(program, k)))
+    mains = sorted((tmp_path / "projects").glob("*/main.cpp"))
+    texts = {path.parent.name: path.read_text() for path in mains}
+    assert any(".address_offset = 4096" in t and "get_reference_buffer()" in t for t in texts.values()), texts.keys()
+    assert any("set_globally_allocated_address" in t for t in texts.values())
+    for result in check_kernel.check_kernels(jobs):
+        check_kernel.require_accepted(result)
+    require_hosts_accepted(check_hosts(mains))
+
+
+def test_a_dram_tensor_is_refused_at_the_users_line():
+    def test():
+        @ttl.operation(grid=(1, 1))
+        def op(x):
+            x_dfb = ttl.make_tensor_backed_dfb(x, shape=(1, 1))  # error
+
+            @ttl.compute()
+            def compute():
+                with x_dfb.wait():
+                    pass
+
+            @ttl.datamovement()
+            def read():
+                x_dfb.publish()
+
+        op(ttnn.zeros((TILE, TILE), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT))
+
+    expect_error(test, test, KernelError, "x is in DRAM", "sharded L1 tensor")
+
+
+def test_blocks_that_do_not_fit_the_shard_are_refused_at_the_users_line():
+    def test():
+        @ttl.operation(grid=(2, 1))
+        def op(x):
+            x_dfb = ttl.make_tensor_backed_dfb(x, shape=(1, 2), block_count=2)  # error
+
+            @ttl.compute()
+            def compute():
+                for _ in range(2):
+                    with x_dfb.wait():
+                        pass
+
+            @ttl.datamovement()
+            def read():
+                x_dfb.publish()
+
+        op(_sharded((2 * TILE, 2 * TILE), (2, 1), "height"))
+
+    expect_error(test, test, KernelError, "4 tiles", "do not fit the 2 tiles of x's shard")
+
+
+def test_a_node_without_a_shard_is_refused_at_the_users_line():
+    def test():
+        @ttl.operation(grid=(2, 1))
+        def op(x):
+            x_dfb = ttl.make_tensor_backed_dfb(x, shape=(1, 1))  # error
+
+            @ttl.compute()
+            def compute():
+                with x_dfb.wait():
+                    pass
+
+            @ttl.datamovement()
+            def read():
+                x_dfb.publish()
+
+        op(_sharded((TILE, TILE), (1, 1), "height"))
+
+    expect_error(test, test, KernelError, "node (1, 0)", "holds no shard of x")
+
+
+def test_publishing_twice_is_refused_at_the_users_line():
+    def test():
+        @ttl.operation(grid=(1, 1))
+        def op(x):
+            x_dfb = ttl.make_tensor_backed_dfb(x, shape=(1, 1))
+
+            @ttl.compute()
+            def compute():
+                with x_dfb.wait():
+                    pass
+
+            @ttl.datamovement()
+            def read():
+                x_dfb.publish()
+                x_dfb.publish()  # error
+
+        op(_sharded((TILE, TILE), (1, 1), "height"))
+
+    expect_error(test, test, KernelError, "x_dfb.publish() a second time")
+
+
+def test_publishing_a_buffer_with_storage_of_its_own_is_refused_at_the_users_line():
+    def test():
+        @ttl.operation(grid=(1, 1))
+        def op(x):
+            x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1))
+
+            @ttl.compute()
+            def compute():
+                with x_dfb.wait():
+                    pass
+
+            @ttl.datamovement()
+            def read():
+                x_dfb.publish()  # error
+
+        op(_sharded((TILE, TILE), (1, 1), "height"))
+
+    expect_error(test, test, KernelError, "needs a tensor-backed buffer")
+
+
+def test_an_unaligned_byte_offset_is_refused_at_the_users_line():
+    def test():
+        @ttl.operation(grid=(1, 1))
+        def op(x):
+            x_dfb = ttl.make_tensor_backed_dfb(x, shape=(1, 1), byte_offset=100)  # error
+
+            @ttl.compute()
+            def compute():
+                with x_dfb.wait():
+                    pass
+
+            @ttl.datamovement()
+            def read():
+                x_dfb.publish()
+
+        op(_sharded((TILE, TILE), (1, 1), "height"))
+
+    expect_error(test, test, KernelValueError, "byte_offset must be a non-negative multiple of the 2048-byte page")
+
+
+def test_calls_with_another_byte_offset_build_another_program():
+    x = _sharded((TILE, 2 * TILE), (1, 1), "height", seed=3)
+    values = ttnn.to_numpy(x).astype(np.float64)
+    for offset, cols in ((0, slice(0, TILE)), (2048, slice(TILE, 2 * TILE)), (0, slice(0, TILE))):
+        out = ttnn.zeros((TILE, TILE), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
+        first_tile_sum(x, out, offset)
+        np.testing.assert_allclose(ttnn.to_numpy(out)[:, 0], values[:, cols].sum(axis=1), rtol=0.03, atol=0.3)
+
+
+@ttl.operation(grid=(1, 1))
+def first_tile_sum(x, out, offset):
+    part = ttl.make_tensor_backed_dfb(x, shape=(1, 1), byte_offset=offset)
+    sums = ttl.make_dataflow_buffer_like(out, shape=(1, 1))
+
+    @ttl.compute()
+    def compute():
+        with part.wait() as a, sums.reserve() as s:
+            s.store(ttl.math.reduce_sum(a, dims=[1]))
+
+    @ttl.datamovement()
+    def read():
+        part.publish()
+
+    @ttl.datamovement()
+    def write():
+        with sums.wait() as s:
+            ttl.copy(s, out[0:1, 0:1]).wait()
+
+
+def test_publishing_in_a_loop_is_refused_at_the_users_line():
+    def test():
+        @ttl.operation(grid=(1, 1))
+        def op(x):
+            x_dfb = ttl.make_tensor_backed_dfb(x, shape=(1, 1))
+
+            @ttl.compute()
+            def compute():
+                for _ in range(2):
+                    with x_dfb.wait():
+                        pass
+
+            @ttl.datamovement()
+            def read():
+                for _ in range(2):
+                    x_dfb.publish()  # error
+
+        op(_sharded((TILE, TILE), (1, 1), "height"))
+
+    expect_error(test, test, KernelError, "x_dfb.publish() in a loop")
+
+
+def test_partly_overlapping_ranges_of_one_tensor_are_refused_at_the_users_line():
+    def test():
+        @ttl.operation(grid=(1, 1))
+        def op(x):
+            a = ttl.make_tensor_backed_dfb(x, shape=(1, 2))
+            b = ttl.make_tensor_backed_dfb(x, shape=(1, 2), byte_offset=2048)  # error
+
+            @ttl.compute()
+            def compute():
+                with a.wait() as blk, b.reserve() as out:
+                    out.store(blk)
+
+            @ttl.datamovement()
+            def read():
+                a.publish()
+
+        op(_sharded((TILE, 4 * TILE), (1, 1), "height"))
+
+    expect_error(test, test, KernelError, "b (bytes 2048-6144 of x's shard) partly overlaps a (bytes 0-4096)")
