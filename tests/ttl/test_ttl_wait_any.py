@@ -227,15 +227,25 @@ def _misuse(kind: str):
 
         @ttl.datamovement()
         def dm():
-            x, _ = ttl.node(dims=2)
-            if x == 0:
+            x, y = ttl.node(dims=2)
+            if x == 0 and kind == "unwaited":
+                blk = land.reserve()
+                recv = ttl.copy(pipe, blk)
+                chosen = ttl.wait_any((recv,), start=0).index()
+                if chosen == 0:
+                    blk.push()  # error: unwaited
+                recv.wait()
+            elif x == 0:
                 with land.reserve() as blk:
                     recv = ttl.copy(pipe, blk)
+                    if kind == "maybe":
+                        if y == 0:
+                            recv.wait()
                     if kind == "empty":
                         ttl.wait_any((), start=0)  # error: empty
                     elif kind == "twice":
                         ttl.wait_any((recv, recv), start=0)  # error: twice
-                    recv.wait()
+                    recv.wait()  # error: maybe
                     ttl.copy(blk, out[0, 0]).wait()
             else:
                 with send_dfb.reserve() as blk:
@@ -274,3 +284,11 @@ def test_wait_any_on_a_send_handle_is_an_error_at_its_line():
 
 def test_wait_any_with_one_request_twice_is_an_error_at_its_line():
     _expect_misuse("twice", "requests 0 and 1 are the same receive request")
+
+
+def test_waiting_after_a_branch_that_may_have_waited_is_an_error_at_its_line():
+    _expect_misuse("maybe", "is waited for inside a branch or loop that ended before this line")
+
+
+def test_using_a_block_a_selection_may_have_completed_without_wait_is_an_error_at_its_line():
+    _expect_misuse("unwaited", "blk is pushed while ttl.copy", "call .wait() on it first")

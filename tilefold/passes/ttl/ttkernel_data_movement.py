@@ -470,7 +470,8 @@ class DataMovementLowering:
             word = e.before(L1LoadOp(valid, e.i32(0, mark), 32), mark).result
             word.name_hint = "posted"
             ready = e.before(arith.CmpiOp(word, zero, "ne"), mark).result
-            ready = e.before(arith.OrIOp(ready, done), mark).result
+            if constant_int(done) != 0:          # completed before (or maybe): counts as complete
+                ready = e.before(arith.OrIOp(ready, done), mark).result
             rank = e.before(arith.SelectOp(ready, ranks[k], count), mark).result
             nearer = e.before(arith.CmpiOp(rank, best_rank, "ult"), mark).result
             best_rank = e.before(arith.SelectOp(nearer, rank, best_rank), mark).result
