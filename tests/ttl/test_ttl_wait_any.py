@@ -14,75 +14,98 @@ from ttl_helpers import compiled, marked_line, tile_tensor, zeros
 BLOCKS = 4
 
 
-@ttl.operation(grid=(3, 1))
-def two_senders(a, b, out, order):
-    """Nodes 1 and 2 send BLOCKS tiles each to node 0 through two pipes into two landing buffers.
-    Node 0 posts both receives, writes the block that completes first to column 2i of ``out`` and the
-    other to column 2i + 1, and notes in ``order`` which came first (tile i holds a or b's tile)."""
-    pipe_a = ttl.Pipe(src=(1, 0), dst=(0, 0))
-    pipe_b = ttl.Pipe(src=(2, 0), dst=(0, 0))
-    net_a = ttl.PipeNet([pipe_a])
-    net_b = ttl.PipeNet([pipe_b])
-    send_dfb = ttl.make_dataflow_buffer_like(a, shape=(1, 1), block_count=2)
-    land_a = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
-    land_b = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+def _two_senders(slow_a: int):
+    @ttl.operation(grid=(3, 1))
+    def two_senders(a, b, out, order):
+        """Nodes 1 and 2 send BLOCKS tiles each to node 0 through two pipes into two landing buffers.
+        Node 0 posts both receives, writes the block that completes first to column 2i of ``out`` and the
+        other to column 2i + 1, and notes in ``order`` which came first (tile i holds a or b's tile).
+        Node 1 reads its tile ``1 + slow_a`` times before sending it."""
+        pipe_a = ttl.Pipe(src=(1, 0), dst=(0, 0))
+        pipe_b = ttl.Pipe(src=(2, 0), dst=(0, 0))
+        net_a = ttl.PipeNet([pipe_a])
+        net_b = ttl.PipeNet([pipe_b])
+        send_dfb = ttl.make_dataflow_buffer_like(a, shape=(1, 1), block_count=2)
+        land_a = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+        land_b = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
 
-    @ttl.compute()
-    def compute():
-        pass
+        @ttl.compute()
+        def compute():
+            pass
 
-    @ttl.datamovement()
-    def dm():
-        x, _ = ttl.node(dims=2)
-        if x == 0:
-            start = 0
-            for i in range(BLOCKS):
-                with land_a.reserve() as blk_a, land_b.reserve() as blk_b:
-                    recv_a = ttl.copy(pipe_a, blk_a)
-                    recv_b = ttl.copy(pipe_b, blk_b)
-                    first = ttl.wait_any((recv_a, recv_b), start=start).index()
-                    if first == 0:
-                        recv_a.wait()
-                        ttl.copy(blk_a, out[0, 2 * i]).wait()
-                        ttl.copy(blk_a, order[0, i]).wait()
-                        recv_b.wait()
-                        ttl.copy(blk_b, out[0, 2 * i + 1]).wait()
-                    else:
-                        recv_b.wait()
-                        ttl.copy(blk_b, out[0, 2 * i]).wait()
-                        ttl.copy(blk_b, order[0, i]).wait()
-                        recv_a.wait()
-                        ttl.copy(blk_a, out[0, 2 * i + 1]).wait()
-                    start = (first + 1) % 2
-        elif x == 1:
-            for i in range(BLOCKS):
-                with send_dfb.reserve() as blk:
-                    ttl.copy(a[0, i], blk).wait()
-                    ttl.copy(blk, pipe_a).wait()
-        else:
-            for i in range(BLOCKS):
-                with send_dfb.reserve() as blk:
-                    ttl.copy(b[0, i], blk).wait()
-                    ttl.copy(blk, pipe_b).wait()
+        @ttl.datamovement()
+        def dm():
+            x, _ = ttl.node(dims=2)
+            if x == 0:
+                start = 0
+                for i in range(BLOCKS):
+                    with land_a.reserve() as blk_a, land_b.reserve() as blk_b:
+                        recv_a = ttl.copy(pipe_a, blk_a)
+                        recv_b = ttl.copy(pipe_b, blk_b)
+                        first = ttl.wait_any((recv_a, recv_b), start=start).index()
+                        if first == 0:
+                            recv_a.wait()
+                            ttl.copy(blk_a, out[0, 2 * i]).wait()
+                            ttl.copy(blk_a, order[0, i]).wait()
+                            recv_b.wait()
+                            ttl.copy(blk_b, out[0, 2 * i + 1]).wait()
+                        else:
+                            recv_b.wait()
+                            ttl.copy(blk_b, out[0, 2 * i]).wait()
+                            ttl.copy(blk_b, order[0, i]).wait()
+                            recv_a.wait()
+                            ttl.copy(blk_a, out[0, 2 * i + 1]).wait()
+                        start = (first + 1) % 2
+            elif x == 1:
+                for i in range(BLOCKS):
+                    with send_dfb.reserve() as blk:
+                        for _ in ttl.static_range(1 + slow_a):    # slow_a more reads: a sends later
+                            ttl.copy(a[0, i], blk).wait()
+                        ttl.copy(blk, pipe_a).wait()
+            else:
+                for i in range(BLOCKS):
+                    with send_dfb.reserve() as blk:
+                        ttl.copy(b[0, i], blk).wait()
+                        ttl.copy(blk, pipe_b).wait()
 
-    del net_a, net_b
+        del net_a, net_b
+
+    return two_senders
+
+
+two_senders = _two_senders(0)
 
 
 def _tiles(t):
     return np.split(ttnn.to_numpy(t), t.shape[-1] // 32, axis=1)
 
 
-def test_a_receiver_takes_two_senders_blocks_in_completion_order():
-    a, b = tile_tensor((32, BLOCKS * 32), seed=1), tile_tensor((32, BLOCKS * 32), seed=2)
+def _run_two_senders(operation, seed: int) -> list[str]:
+    """Runs ``operation``, checks both blocks of every step reached DRAM, and returns which sender's
+    block each step took first."""
+    a, b = tile_tensor((32, BLOCKS * 32), seed=seed), tile_tensor((32, BLOCKS * 32), seed=seed + 1)
     out, order = zeros((32, 2 * BLOCKS * 32)), zeros((32, BLOCKS * 32))
-    two_senders(a, b, out, order)
+    operation(a, b, out, order)
     tiles_a, tiles_b, got, first = _tiles(a), _tiles(b), _tiles(out), _tiles(order)
+    taken = []
     for i in range(BLOCKS):
         a_first = np.array_equal(first[i], tiles_a[i])
-        expected = (tiles_a[i], tiles_b[i]) if a_first else (tiles_b[i], tiles_a[i])
         assert a_first or np.array_equal(first[i], tiles_b[i]), f"block {i} came from neither sender"
+        expected = (tiles_a[i], tiles_b[i]) if a_first else (tiles_b[i], tiles_a[i])
         np.testing.assert_array_equal(got[2 * i], expected[0])
         np.testing.assert_array_equal(got[2 * i + 1], expected[1])
+        taken.append("a" if a_first else "b")
+    return taken
+
+
+def test_a_receiver_takes_two_senders_blocks_in_completion_order():
+    _run_two_senders(two_senders, seed=1)
+
+
+def test_a_late_sender_is_taken_second_whatever_the_start():
+    """Sender a reads its tile eight more times before sending: b's block is complete first at
+    every step, so the selection takes b although the start rotates to a every other step."""
+    assert _run_two_senders(_two_senders(8), seed=7) == ["b"] * BLOCKS
 
 
 @ttl.operation(grid=(3, 1))
