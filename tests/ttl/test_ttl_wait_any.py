@@ -264,6 +264,9 @@ def _misuse(kind: str):
                     if kind == "maybe":
                         if y == 0:
                             recv.wait()
+                    if kind == "loop":
+                        for _ in range(2):
+                            ttl.wait_any((recv,), start=0)  # error: loop
                     if kind == "empty":
                         ttl.wait_any((), start=0)  # error: empty
                     elif kind == "twice":
@@ -315,3 +318,19 @@ def test_waiting_after_a_branch_that_may_have_waited_is_an_error_at_its_line():
 
 def test_using_a_block_a_selection_may_have_completed_without_wait_is_an_error_at_its_line():
     _expect_misuse("unwaited", "blk is pushed while ttl.copy", "call .wait() on it first")
+
+
+def test_wait_any_in_a_loop_over_a_receive_posted_before_it_is_an_error_at_its_line():
+    _expect_misuse("loop", "call ttl.wait_any in the loop iteration and branch that posted it")
+
+
+def test_wait_any_outside_a_kernel_is_an_error_at_its_line():
+    import inspect
+
+    import pytest
+
+    with pytest.raises(KernelError) as info:
+        ttl.wait_any((), start=0)  # error: host
+    line = marked_line(test_wait_any_outside_a_kernel_is_an_error_at_its_line, "# error: host")
+    assert str(info.value).startswith(f"{inspect.getsourcefile(_misuse)}:{line}: "), str(info.value)
+    assert "ttl.wait_any describes work on the device" in str(info.value)

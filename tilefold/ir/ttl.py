@@ -1143,8 +1143,8 @@ class SemaphoreOp(IRDLOperation):
 STRUCTURAL_OPS = (BindCBOp, CBReserveOp, CBWaitOp, CBPushOp, CBPopOp, StoreOp, AttachCBOp, BlockSliceOp, ReshapeOp,
                   ComputeOp, YieldOp, LinearizedIndexOp, CopyTileOp, CopyDstOp, InitSFPUOp, TileRegsAcquireOp,
                   TileRegsCommitOp, TileRegsWaitOp, TileRegsReleaseOp, PackL1AccOp, PackTileOp, DstTileOp, MatmulBlockOp, TensorOp,
-                  TensorSliceOp, CopyOp, WaitOp, WaitAnyOp, GroupWaitOp, NodeCoordOp, PipeCountOp, PipePeerOp, PipeSendOp, PipeRecvOp,
-                  UnsafeElementReadOp, UnsafeElementWriteOp, SemaphoreOp)
+                  TensorSliceOp, CopyOp, WaitOp, WaitAnyOp, GroupWaitOp, NodeCoordOp, PipeCountOp, PipePeerOp,
+                  PipeSendOp, PipeRecvOp, UnsafeElementReadOp, UnsafeElementWriteOp, SemaphoreOp)
 
 TTL = Dialect("ttl", [*STRUCTURAL_OPS, *BLOCK_OPS.values(), *TILE_OP_CLASSES.values()],
               [CircularBufferType, TransferType, DstType, *ttl_metadata.ATTRIBUTES])

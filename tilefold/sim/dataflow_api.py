@@ -879,7 +879,8 @@ class DataflowApi:
         dtype = {1: np.uint8, 2: np.uint16, 4: np.uint32}[nbytes]
         values = raw.view(dtype)[:, 0].astype(np.int64)
         if nbytes == 4 and np.ndim(a) == 0 and self.dev.allocation.semaphore_base <= a < self.arch.l1_unreserved_base:
-            values = self.dev.sem_visible(self.row_idx, int(a), values, self.clock)     # a poll sees writes landed by now
+            # a semaphore word as of this thread's time: a write landing later is not seen yet
+            values = self.dev.sem_visible(self.row_idx, int(a), values, self.clock)
         self.charge(self.costs.riscv_call, None, "l1_load")
         self._maybe_yield_spin()
         first = values[0]
