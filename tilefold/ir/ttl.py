@@ -11,7 +11,7 @@ The dialect holds every level the TT-Lang pipeline passes through (TT-Lang multi
   expressions (``ttl.add``, ``ttl.exp``, ``ttl.matmul``, ``ttl.bcast``, ``ttl.reduce_sum`` ...),
   ``ttl.store``; data movement (``ttl.tensor``, ``ttl.tensor_slice``, ``ttl.copy`` → ``!ttl.transfer``,
   ``ttl.wait``), the node's coordinates (``ttl.node_coord``) and pipes (``ttl.pipe_count``,
-  ``ttl.pipe_send``, ``ttl.pipe_recv``);
+  ``ttl.pipe_send``, ``ttl.pipe_recv``, ``ttl.wait_any``);
 * **compute level** — ``ttl.compute ins(...) outs(...) {indexing_maps, iterator_types}`` whose
   region computes one tile with ``ttl.tile_<op>`` ops and ``ttl.yield``; ``ttl.attach_cb``;
 * **DST level** — ``ttl.copy_tile`` (tile → DST slot), ``ttl.copy_dst``, ``ttl.linearized_index``,
@@ -43,6 +43,7 @@ from xdsl.dialects.builtin import (
     TensorType,
     UnitAttr,
     f32,
+    i1,
     i32,
     i64,
 )
@@ -930,6 +931,32 @@ class WaitOp(IRDLOperation):
 
 
 @irdl_op_definition
+class WaitAnyOp(IRDLOperation):
+    """``ttl.wait_any %recv... start %start done %done...``: wait until at least one of the pipe
+    receives is complete and complete it; the result is its position among the operands, the first
+    complete one found scanning cyclically from ``start % n``. ``done``: per receive, whether the
+    program already completed it (an earlier selection), so it counts as complete and is not
+    completed again."""
+
+    name = "ttl.wait_any"
+    requests = var_operand_def(TransferType)
+    start = operand_def(IndexType)
+    done = var_operand_def(i1)
+    result = result_def(IndexType)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+    def __init__(self, requests, start: SSAValue, done):
+        super().__init__(operands=[list(requests), start, list(done)], result_types=[IndexType()])
+
+    def verify_(self) -> None:
+        if not self.requests or len(self.requests) != len(self.done):
+            raise VerifyException("ttl.wait_any: one done flag per receive, at least one receive")
+        for value in self.requests:
+            if not isinstance(value.owner, PipeRecvOp):
+                raise VerifyException("ttl.wait_any: every request is a ttl.pipe_recv")
+
+
+@irdl_op_definition
 class GroupWaitOp(IRDLOperation):
     """``ttl.group_wait {kinds = ["read", "write"]}``: wait for every transfer of a ``ttl.GroupTransfer``."""
 
@@ -1116,8 +1143,8 @@ class SemaphoreOp(IRDLOperation):
 STRUCTURAL_OPS = (BindCBOp, CBReserveOp, CBWaitOp, CBPushOp, CBPopOp, StoreOp, AttachCBOp, BlockSliceOp, ReshapeOp,
                   ComputeOp, YieldOp, LinearizedIndexOp, CopyTileOp, CopyDstOp, InitSFPUOp, TileRegsAcquireOp,
                   TileRegsCommitOp, TileRegsWaitOp, TileRegsReleaseOp, PackL1AccOp, PackTileOp, DstTileOp, MatmulBlockOp, TensorOp,
-                  TensorSliceOp, CopyOp, WaitOp, GroupWaitOp, NodeCoordOp, PipeCountOp, PipePeerOp, PipeSendOp, PipeRecvOp,
-                  UnsafeElementReadOp, UnsafeElementWriteOp, SemaphoreOp)
+                  TensorSliceOp, CopyOp, WaitOp, WaitAnyOp, GroupWaitOp, NodeCoordOp, PipeCountOp, PipePeerOp,
+                  PipeSendOp, PipeRecvOp, UnsafeElementReadOp, UnsafeElementWriteOp, SemaphoreOp)
 
 TTL = Dialect("ttl", [*STRUCTURAL_OPS, *BLOCK_OPS.values(), *TILE_OP_CLASSES.values()],
               [CircularBufferType, TransferType, DstType, *ttl_metadata.ATTRIBUTES])

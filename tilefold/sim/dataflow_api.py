@@ -704,12 +704,13 @@ class DataflowApi:
             self._check_remote_l1(rows, local, nbytes, call)
             if not words:
                 self._check_remote_cb(rows, local, nbytes, call)
+            before = self.dev.l1.read_u32(rows, local).astype(np.int64) if words and rows.size else None
             if rows.size:
                 self.dev.l1.write(rows, local, np.repeat(data, rows.size, axis=0))
             self.dev.counters.noc_bytes += nbytes * max(len(targets), 1)
             if words:
                 hop = self._hop(me, rows, nbytes)
-                self.dev.sem_time_note(rows, local, float(self.clock[lane] + self.costs.noc_latency + hop))
+                self.dev.sem_time_note(rows, local, float(self.clock[lane] + self.costs.noc_latency + hop), before)
                 self.dev.order.release(me, rows, local)
         done = self._mcast_done(nbytes) + self._ethernet(reached, nbytes)
         self._issue(nbytes, call)
@@ -791,8 +792,9 @@ class DataflowApi:
 
     def noc_semaphore_set(self, sem_addr, value) -> None:
         self._sem_check(sem_addr, "noc_semaphore_set")
+        before = self.dev.l1.read_u32(self.rows, sem_addr).astype(np.int64)
         self.dev.l1.write_u32(self.rows, sem_addr, value)
-        self.dev.sem_time_note(self.row_idx, sem_addr, self.clock)
+        self.dev.sem_time_note(self.row_idx, sem_addr, self.clock, before)
         self.charge(self.costs.riscv_call, None, "noc_semaphore_set")
         self.dev.progress += 1
         self.scheduler.notify(("sem",))
@@ -836,12 +838,14 @@ class DataflowApi:
         self._sem_check(local, call)
         rows = np.broadcast_to(np.asarray(rows, dtype=np.int64), (self.L,))
         values = np.broadcast_to(values(), (self.L,))
+        before = None
         if np.ndim(local) == 0:
+            before = self.dev.l1.read_u32(rows, int(local)).astype(np.int64)
             store(rows, int(local), values)
         else:
             for lane in range(self.L):
                 store(rows[lane:lane + 1], int(local[lane]), values[lane:lane + 1])
-        self.dev.sem_time_note(rows, local, self.clock + self.costs.noc_latency + self._ethernet(rows, 4))
+        self.dev.sem_time_note(rows, local, self.clock + self.costs.noc_latency + self._ethernet(rows, 4), before)
         self._release(rows, local)
         self._issue(4, call)
         self.dev.progress += 1
@@ -881,6 +885,9 @@ class DataflowApi:
         raw = self.dev.l1.read(self.rows, a, nbytes)
         dtype = {1: np.uint8, 2: np.uint16, 4: np.uint32}[nbytes]
         values = raw.view(dtype)[:, 0].astype(np.int64)
+        if nbytes == 4 and np.ndim(a) == 0 and self.dev.allocation.semaphore_base <= a < self.arch.l1_unreserved_base:
+            # a semaphore word as of this thread's time: a write landing later is not seen yet
+            values = self.dev.sem_visible(self.row_idx, int(a), values, self.clock)
         self.charge(self.costs.riscv_call, None, "l1_load")
         self._maybe_yield_spin()
         first = values[0]
@@ -897,11 +904,14 @@ class DataflowApi:
                                                 "noc_async_writes_flushed() first")
         dtype = {1: np.uint8, 2: np.uint16, 4: np.uint32}[nbytes]
         vals = np.broadcast_to(np.asarray(value, dtype=np.int64) & ((1 << width) - 1), (self.L,)).astype(dtype)
+        base = self.dev.allocation.semaphore_base
+        semaphore = base <= _first(a) < self.arch.l1_unreserved_base
+        before = (self.dev.l1.read_u32(self.rows, a).astype(np.int64)
+                  if semaphore and nbytes == 4 and np.ndim(a) == 0 else None)
         self.dev.l1.write(self.rows, a, vals.view(np.uint8).reshape(self.L, nbytes))
         self.charge(self.costs.riscv_call, None, "l1_store")
-        base = self.dev.allocation.semaphore_base
-        if base <= _first(a) < self.arch.l1_unreserved_base:
-            self.dev.sem_time_note(self.row_idx, a, self.clock)
+        if semaphore:
+            self.dev.sem_time_note(self.row_idx, a, self.clock, before)
             self.dev.progress += 1
             self.scheduler.notify(("sem",))
 

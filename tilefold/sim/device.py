@@ -202,6 +202,7 @@ class _Run:
         self.progress = 0
         self.output_bytes_written = 0
         self._sem_times: dict[int, np.ndarray] = {}
+        self._sem_before: dict[int, np.ndarray] = {}     # per semaphore word: its value before the latest write
         # NOC node tables: (y, x) -> kind / row
         self.node_kind = np.zeros((64, 64), dtype=np.int64)
         self.node_row = np.zeros((64, 64), dtype=np.int64)
@@ -266,10 +267,29 @@ class _Run:
         times = self._sem_times.get(a)
         return np.zeros(np.size(rows)) if times is None else times[rows]
 
-    def sem_time_note(self, rows, addr, when) -> None:
+    def sem_time_note(self, rows, addr, when, before=None) -> None:
+        """A write of the semaphore word at ``addr`` of cores ``rows`` lands at time ``when``;
+        ``before``: the word's value before it (what a read earlier than ``when`` sees)."""
         a = int(np.asarray(addr).flat[0])
         times = self._sem_times.setdefault(a, np.zeros(self.ncores))
-        np.maximum.at(times, np.asarray(rows, dtype=np.int64), np.broadcast_to(when, np.shape(rows)))
+        rows = np.asarray(rows, dtype=np.int64)
+        if before is not None:
+            held = self._sem_before.setdefault(a, np.zeros(self.ncores, dtype=np.int64))
+            latest = np.broadcast_to(when, np.shape(rows)) >= times[rows]
+            held[rows[latest]] = np.broadcast_to(np.asarray(before, dtype=np.int64), np.shape(rows))[latest]
+        np.maximum.at(times, rows, np.broadcast_to(when, np.shape(rows)))
+
+    def sem_visible(self, rows, addr: int, values, clock):
+        """The semaphore word at ``addr`` of cores ``rows`` as a read at time ``clock`` sees it: a
+        write that lands later (its sender ran ahead in the simulation) is not visible yet, the
+        value before it is."""
+        times, before = self._sem_times.get(addr), self._sem_before.get(addr)
+        if times is None or before is None:
+            return values
+        future = times[rows] > clock
+        if not future.any():
+            return values
+        return np.where(future, before[rows], values)
 
     def dram_bank_bytes(self) -> np.ndarray:
         """Bytes each DRAM bank moved during the run."""

@@ -19,7 +19,7 @@ from tilefold.errors import KernelError
 from tilefold.frontend.ttl.capture import current
 from tilefold.frontend.ttl.dataflow_buffers import (DataflowBuffer, make_dataflow_buffer_like, make_dfb,
                                                     make_dfb_allocation_group, make_tensor_backed_dfb)
-from tilefold.frontend.ttl.device_calls import GroupTransfer, copy, signpost, static_range
+from tilefold.frontend.ttl.device_calls import GroupTransfer, copy, signpost, static_range, wait_any
 from tilefold.frontend.ttl.grid import grid_size, node
 from tilefold.frontend.ttl.kernels import Kernel, KernelKind, compute, datamovement
 from tilefold.frontend.ttl.math_api import UnsupportedName, block, math, top_level, unsafe
@@ -115,7 +115,7 @@ def pre_1_0_api_module(name: str) -> types.ModuleType:
 
 __all__ = [
     "operation", "Operation", "compute", "datamovement", "make_dataflow_buffer_like", "make_circular_buffer_like",
-    "DataflowBuffer", "CircularBuffer", "grid_size", "node", "copy", "GroupTransfer", "Pipe", "PipeNet",
+    "DataflowBuffer", "CircularBuffer", "grid_size", "node", "copy", "wait_any", "GroupTransfer", "Pipe", "PipeNet",
     "signpost", "static_range", "math", "block", "unsafe", "TILE_SHAPE", "TILE_SIZE", "TILE_LAYOUT", "ROW_MAJOR_LAYOUT", "Program",
     "SrcPipeIdentity", "DstPipeIdentity", "Semaphore", "Kernel", "KernelKind", "make_dfb",
     "make_dfb_allocation_group", "make_tensor_backed_dfb", "NodeCoord", "NodeRange", "Shape", "Size", "DstT",

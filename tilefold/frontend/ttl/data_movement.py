@@ -2,18 +2,23 @@
 
 Reads: ``tensor[...]`` of the operation's tensors (indices in tiles for a tiled tensor, in
 elements for a row-major one, whose copies move a contiguous part of each row),
-``ttl.copy(src, dst)``, ``xf.wait()``, ``ttl.GroupTransfer``,
+``ttl.copy(src, dst)``, ``xf.wait()``, ``ttl.wait_any(requests, start)``, ``ttl.GroupTransfer``,
 ``net.if_src(body)`` / ``net.if_dst(body)``. Writes: ``ttl.tensor``, ``ttl.tensor_slice``,
-``ttl.copy``, ``ttl.wait``, ``ttl.group_wait``, ``ttl.pipe_count`` + ``scf.if`` around each pipe
+``ttl.copy``, ``ttl.wait``, ``ttl.wait_any``, ``ttl.group_wait``, ``ttl.pipe_count`` + ``scf.if`` around each pipe
 body, ``ttl.pipe_send`` / ``ttl.pipe_recv``.
 
 A pipe body runs once for every pipe of the net the node takes part in: the front end unrolls it
 as many times as the busiest node needs and guards each copy with the node's pipe count.
 
+A pipe receive may be waited again (a no-op) and completed by ``ttl.wait_any``; the front end
+tracks, per receive, the waits and selections on the path to each statement, so a later wait
+waits only when no selection took it.
+
 Errors: a slice whose extent is not a compile-time number or that leaves the tensor, a copy
 between a slice and a block of different shapes, data types or layouts, a copy in a compute
-kernel, a transfer waited twice or outside the loop iteration that started it, a pipe used on
-the wrong side.
+kernel, a transfer other than a pipe receive waited twice, a wait outside the loop iteration
+that started it, a pipe used on the wrong side, ``ttl.wait_any`` given no request, a request
+twice or something other than a pipe receive request.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from tilefold.frontend.ttl.values import (
     GroupTransfer,
     LocalFunction,
     PipeIdentity,
+    ReadyReceive,
     TensorSlice,
     Transfer,
     device_block_shape,
@@ -347,18 +353,157 @@ class DataMovementBuilder:
         return False
 
     def transfer_wait(self, t: Transfer, node) -> None:
-        if t.waited:
+        if t.waited and t.kind != "recv":
             raise self.error("this transfer was already waited for; wait() once per transfer", node)
         if t.group is not None:
             raise self.error("this transfer belongs to a ttl.GroupTransfer; call wait_all() on the group", node)
         if not self._dominates(t.value):
             raise self.error(f"wait() for the transfer started at {t.location} must be called in the same loop "
                              "iteration or branch that started it", node)
+        if t.kind == "recv":
+            # a pipe receive may be waited again (it observes the same transfer) and may have been
+            # completed by a ttl.wait_any: then its wait waits only when that selected another one
+            if t.selections and self._loops_between(t.value):
+                raise self.error(f"wait() for the receive posted at {t.location}, which ttl.wait_any took, must be "
+                                 "called in the loop iteration that posted it", node)
+            pending = self.receive_completed(t, node, pending=True)
+            if pending is False:
+                return
+        else:
+            pending = True
         self.node = node
-        for value in (t.value, *t.more):
-            self.emit(ttl.WaitOp(value))
+        if pending is True:
+            for value in (t.value, *t.more):
+                self.emit(ttl.WaitOp(value))
+        else:
+            then_block = IRBlock()
+            self.emit(scf.IfOp(pending, [], [then_block]))
+            outer, self.block = self.block, then_block
+            for value in (t.value, *t.more):
+                self.emit(ttl.WaitOp(value))
+            self.emit(scf.YieldOp())
+            self.block = outer
+        t.waits.append(self.block)
         t.waited = True
         t.block.status.transfer_done(t.into_block)
+
+    # -- selecting among receives --------------------------------------------------------------
+
+    def _ancestry(self) -> list:
+        """The IR blocks holding the statement being built, innermost first."""
+        chain, block = [], self.block
+        while block is not None:
+            chain.append(block)
+            parent = block.parent_op()
+            block = parent.parent_block() if parent is not None else None
+        return chain
+
+    def _relation(self, block) -> str:
+        """How code emitted in IR block ``block`` relates to the statement being built: ``before``
+        (it ran on every path here), ``exclusive`` (another branch of an ``if`` holding this
+        statement) or ``maybe`` (inside a branch or loop that ended before it)."""
+        chain = self._ancestry()
+        if any(b is block for b in chain):
+            return "before"
+        op = None
+        while block is not None and not any(b is block for b in chain):
+            op = block.parent_op()
+            block = op.parent_block() if op is not None else None
+        if isinstance(op, scf.IfOp) and any(b.parent_op() is op for b in chain):
+            return "exclusive"
+        return "maybe"
+
+    def _loops_between(self, value) -> bool:
+        """Whether a runtime loop lies between the definition of ``value`` and the statement being built."""
+        home = value.owner.parent_block()
+        for block in self._ancestry():
+            if block is home:
+                return False
+            if isinstance(block.parent_op(), scf.ForOp):
+                return True
+        return False
+
+    def receive_completed(self, t: Transfer, node, pending: bool = False):
+        """Whether pipe receive ``t`` was completed before this statement on every path (True), on
+        none (False), or as an ``i1``: an earlier ``ttl.wait_any`` selected it; with ``pending`` the
+        opposite (whether it is still to be completed)."""
+        for block in t.waits:
+            relation = self._relation(block)
+            if relation == "before":
+                return not pending
+            if relation == "maybe":
+                raise self.error(f"the receive posted at {t.location} is waited for inside a branch or loop that ended "
+                                 "before this line, so whether it completed is known only at run time; wait() on it "
+                                 "where every path reaches", node)
+        done = pending
+        for value, position, location in t.selections:
+            relation = self._relation(value.owner.parent_block())
+            if relation == "exclusive":
+                continue
+            if relation == "maybe":
+                raise self.error(f"the receive posted at {t.location} took part in ttl.wait_any at {location} inside "
+                                 "a branch or loop that ended before this line; call ttl.wait_any where every path "
+                                 "reaches, or wait() on the receive inside that branch", node)
+            self.node = node
+            chosen = self.scalars.compare("ne" if pending else "eq", Scalar.opaque(value), position)
+            done = self.logical(ast.And if pending else ast.Or, done, chosen, node)
+        return done
+
+    def call_wait_any(self, args, kwargs, node):
+        """``ttl.wait_any(requests, start)``: a :class:`ReadyReceive` whose ``index()`` is the position
+        of the pipe receive the wait completed (see :class:`tilefold.ir.ttl.WaitAnyOp`)."""
+        from xdsl.dialects import arith
+
+        self.require_datamovement(node, "ttl.wait_any")
+        usage = "ttl.wait_any(requests, start) takes a tuple of pipe receive requests and a start index"
+        if len(args) > 2 or set(kwargs) - {"requests", "start"}:
+            raise self.error(usage, node)
+        given = dict(zip(("requests", "start"), args))
+        for name, value in kwargs.items():
+            if name in given:
+                raise self.error(f"{usage}; {name} is given twice", node)
+            given[name] = value
+        if "requests" not in given:
+            raise self.error(usage, node)
+        requests, start = given["requests"], given.get("start", 0)
+        if not isinstance(requests, (tuple, list)):
+            raise self.error(f"ttl.wait_any takes a tuple of pipe receive requests (the handles of "
+                             f"ttl.copy(pipe, block)), not {self.describe(requests)}", node)
+        if not requests:
+            raise self.error("ttl.wait_any(()): the tuple of requests is empty; give at least one pipe receive "
+                             "request", node)
+        for i, t in enumerate(requests):
+            if not isinstance(t, Transfer) or t.kind != "recv":
+                hint = ("; a send completes inside ttl.copy(block, pipe) — call wait() on it"
+                        if isinstance(t, Transfer) and t.kind == "send" else "")
+                raise self.error(f"ttl.wait_any: request {i} is {self.describe(t)}, not a pipe receive request "
+                                 f"(the handle of ttl.copy(pipe, block)){hint}", node)
+            for j in range(i):
+                if requests[j] is t:
+                    raise self.error(f"ttl.wait_any: requests {j} and {i} are the same receive request (posted at "
+                                     f"{t.location}); give each request once", node)
+            if self.operation.landing.get(t.value.owner.net_index) is not None:
+                raise self.error(f"ttl.wait_any: request {i} receives from a pipe net whose nodes both send and "
+                                 "receive (a ring, a gather with loopback), which tilefold does not support in "
+                                 "ttl.wait_any yet; wait() on it", node)
+            if not self._dominates(t.value) or self._loops_between(t.value):
+                raise self.error(f"ttl.wait_any: request {i} was posted at {t.location}; call ttl.wait_any in the "
+                                 "loop iteration and branch that posted it", node)
+        start = self.as_int(start, node, "the start index of ttl.wait_any")
+        done = []
+        for t in requests:
+            flag = self.receive_completed(t, node)
+            if isinstance(flag, bool):
+                self.node = node
+                flag = self.emit(arith.ConstantOp.from_int_and_width(int(flag), 1)).result
+            done.append(flag)
+        self.node = node
+        op = self.emit(ttl.WaitAnyOp([t.value for t in requests], self.scalars.materialize(start), done))
+        op.result.name_hint = self.pending_name(node) or "ready"
+        self.scalars.ranges[id(op.result)] = (0, len(requests) - 1)
+        for position, t in enumerate(requests):
+            t.selections.append((op.result, position, self.location(node)))
+        return ReadyReceive(Scalar.opaque(op.result), tuple(requests), self.location(node))
 
     def group_add(self, group: GroupTransfer, t, node) -> None:
         if not isinstance(t, Transfer):

@@ -1,5 +1,5 @@
-"""The TT-Lang functions that describe device work: ``ttl.copy``, ``ttl.GroupTransfer``, ``ttl.signpost``;
-``ttl.static_range`` (a loop unrolled when the kernel is built).
+"""The TT-Lang functions that describe device work: ``ttl.copy``, ``ttl.wait_any``, ``ttl.GroupTransfer``,
+``ttl.signpost``; ``ttl.static_range`` (a loop unrolled when the kernel is built).
 
 Reads / writes: nothing. The front end recognizes these objects inside kernel functions
 (:mod:`.expressions`); called by Python anywhere else they raise an error naming the user's
@@ -24,6 +24,14 @@ def copy(src, dst):
     """``ttl.copy(src, dst)``: start a transfer between a tensor slice, a block or a pipe (in a data
     movement kernel); returns a transfer handle with ``.wait()``."""
     _device_only("copy")
+
+
+def wait_any(requests, start=0):
+    """``ttl.wait_any((recv0, recv1, ...), start)``: wait until at least one of the pipe receives
+    (handles of ``ttl.copy(pipe, block)`` not waited yet) is complete and complete it; returns a
+    ready receive whose ``index()`` is its position in ``requests``, the first complete one scanning
+    cyclically from ``start % len(requests)``. The other receives stay pending."""
+    _device_only("wait_any")
 
 
 class GroupTransfer:

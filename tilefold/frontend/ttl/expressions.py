@@ -37,6 +37,7 @@ from tilefold.frontend.ttl.values import (
     GroupTransfer,
     LocalFunction,
     PipeIdentity,
+    ReadyReceive,
     TensorSlice,
     Transfer,
 )
@@ -86,7 +87,10 @@ class ExpressionBuilder:
         if isinstance(value, DataflowBuffer):
             return f"dataflow buffer {value.name}"
         if isinstance(value, Transfer):
-            return "a transfer handle"
+            return {"send": "a pipe send handle", "recv": "a pipe receive request"}.get(value.kind,
+                                                                                      "a transfer handle")
+        if isinstance(value, ReadyReceive):
+            return "the result of ttl.wait_any"
         if isinstance(value, TensorSlice):
             return "a tensor slice"
         if value is None:
@@ -203,7 +207,7 @@ class ExpressionBuilder:
         base = self.evaluate(node.value, scope)
         name = node.attr
         if isinstance(base, (Block, DataflowBuffer, Transfer, GroupTransfer, PipeNet, Accumulator, Semaphore,
-                             RemoteSemaphore, MulticastSemaphore)):
+                             RemoteSemaphore, MulticastSemaphore, ReadyReceive)):
             if name == "shape" and isinstance(base, (Block, DataflowBuffer)):
                 return tuple(base.shape)
             if name == "dtype" and isinstance(base, (Block, DataflowBuffer)):
@@ -511,6 +515,7 @@ class ExpressionBuilder:
     def _call_handlers(self):
         return {
             id(device_calls.copy): self.call_copy,
+            id(device_calls.wait_any): self.call_wait_any,
             id(ttl_node): self.call_node,
             id(grid_size): self.call_grid_size,
             id(device_calls.GroupTransfer): self.call_group_transfer,
@@ -563,6 +568,9 @@ class ExpressionBuilder:
             self.no_arguments(args, kwargs, node, "wait()")
             self.transfer_wait(obj, node)
             return None
+        elif isinstance(obj, ReadyReceive) and name == "index":
+            self.no_arguments(args, kwargs, node, "index()")
+            return obj.index
         elif isinstance(obj, GroupTransfer):
             if name == "add" and len(args) == 1 and not kwargs:
                 self.group_add(obj, args[0], node)

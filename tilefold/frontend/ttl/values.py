@@ -13,6 +13,7 @@ operation's tensors, dataflow buffers, pipe nets, ``ttl`` functions), a kernel's
 * :class:`Accumulator` — a block-expression variable whose value crosses loop iterations, kept
   in a dataflow buffer of its own;
 * :class:`Transfer` / :class:`GroupTransfer` — handles of ``ttl.copy``;
+* :class:`ReadyReceive` — what ``ttl.wait_any`` returns;
 * :class:`TensorSlice` — ``tensor[...]`` in a data movement kernel;
 * :class:`PipeIdentity` — the pipe a ``net.if_src`` / ``net.if_dst`` body runs for;
 * :class:`LocalFunction` — a ``def`` inside a kernel: a pipe condition body, or a helper called there.
@@ -124,10 +125,22 @@ class Transfer:
     group: GroupTransfer | None = None
     converts: bool = False    # a copy between data formats, through a staging buffer
     more: tuple = ()          # the other sends of a named pipe that takes several routes; wait() waits for all
+    waits: list = field(default_factory=list)        # the IR blocks its exact waits were emitted in
+    selections: list = field(default_factory=list)   # (ttl.wait_any result, position, location) it took part in
 
     @property
     def into_block(self) -> bool:
         return self.kind in ("read", "recv")
+
+
+@dataclass
+class ReadyReceive:
+    """What ``ttl.wait_any(requests, start)`` returns: ``index()`` is the position in ``requests`` of
+    the receive it completed (a runtime integer)."""
+
+    index: object             # Scalar
+    requests: tuple
+    location: SourceLocation
 
 
 @dataclass

@@ -27,6 +27,9 @@ table (``ttl.pipe_nets``: per net, the buffer blocks are received into and the b
   write barrier; a receiver's ``wait`` checks (a kernel assert) that it is its block's address: a
   multicast writes one address on every receiver, so receivers whose blocks sit at different
   positions of their buffers are an error, never a block written elsewhere;
+* ``ttl.wait_any``: a ``while`` loop reading the candidates' ``valid`` semaphores as volatile L1
+  words (never blocking) until one is set or was completed before, taking the one nearest the
+  start in cyclic order, then that receive's completion as its ``wait`` does it;
 * a net whose nodes both send and receive (a ring, a scatter-gather with loopback) has a landing
   buffer, one slot per pipe reaching a common node, each slot with a semaphore: a receiving kernel
   holds the whole buffer from its start and credits the ``ready`` of each of its sources once, a
@@ -41,7 +44,7 @@ import math
 from typing import NamedTuple
 
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp, i32
+from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp, i1, i32
 from xdsl.ir import Block, Operation, SSAValue
 
 from tilefold.ir import ttl
@@ -157,6 +160,8 @@ class DataMovementLowering:
             self.copy(op)
         elif isinstance(op, ttl.WaitOp):
             self.wait(op)
+        elif isinstance(op, ttl.WaitAnyOp):
+            self.wait_any(op)
         elif isinstance(op, ttl.GroupWaitOp):
             for kind in op.kind_names:
                 e.call("noc_async_read_barrier" if kind == "read" else "noc_async_write_barrier", [], op)
@@ -415,18 +420,87 @@ class DataMovementLowering:
         elif self.pipes[source.net_index]["landing_cb"] is not None:
             self.land(source, op)
         else:
-            valid = self.valid(source, "dst", op)
-            e.call("noc_semaphore_wait_min", [valid, e.i32(1, op)], op)
-            written = e.before(L1LoadOp(valid, e.i32(0, op), 32), op).result
-            written.name_hint = "written_addr"
-            mine = self.e_address(source)
-            same = e.before(arith.CmpiOp(written, mine, "eq"), op).result
-            e.before(KernelAssertOp(same, [
-                "the pipe's sender wrote the block at L1 address ", " but this receiver's block is at ",
-                "; the receivers of one multicast must receive into blocks at the same position of their "
-                "dataflow buffer (the same number of blocks reserved and pushed before it on every receiver)"],
-                [written, mine]), op)
-            e.call("noc_semaphore_set", [valid, e.i32(0, op)], op)
+            self.complete_receive(source, op)
+
+    def complete_receive(self, source: ttl.PipeRecvOp, anchor: Operation) -> None:
+        """Wait for the ``valid`` semaphore of a receive (the address its sender wrote the block at),
+        check that address is this receiver's block and clear it."""
+        e = self.e
+        valid = self.valid(source, "dst", anchor)
+        e.call("noc_semaphore_wait_min", [valid, e.i32(1, anchor)], anchor)
+        written = e.before(L1LoadOp(valid, e.i32(0, anchor), 32), anchor).result
+        written.name_hint = "written_addr"
+        mine = self.e_address(source)
+        same = e.before(arith.CmpiOp(written, mine, "eq"), anchor).result
+        e.before(KernelAssertOp(same, [
+            "the pipe's sender wrote the block at L1 address ", " but this receiver's block is at ",
+            "; the receivers of one multicast must receive into blocks at the same position of their "
+            "dataflow buffer (the same number of blocks reserved and pushed before it on every receiver)"],
+            [written, mine]), anchor)
+        e.call("noc_semaphore_set", [valid, e.i32(0, anchor)], anchor)
+
+    def wait_any(self, op: ttl.WaitAnyOp) -> None:
+        """``ttl.wait_any``: a loop polling the receives' ``valid`` semaphores (plain volatile reads of
+        L1, which never block) until one is set or was completed before; of those it takes the first
+        from ``start % n`` on, cyclically, then completes that one as its ``wait`` does (the semaphore
+        wait there returns at once)."""
+        e = self.e
+        sources = [value.owner for value in op.requests]
+        n = len(sources)
+        for source in sources:
+            if self.pipes[source.net_index]["landing_cb"] is not None:
+                raise CompileError("ttl.wait_any on a pipe net with a landing buffer is not supported",
+                                   source_location(op))
+        count = e.index(n, op)
+        start = e.before(arith.RemUIOp(op.start, count), op).result
+        start.name_hint = "scan_from"
+        valids = [self.valid(source, "dst", op) for source in sources]
+        # the distance of each candidate from the first one scanned: its rank in the scan
+        ranks = []
+        for k in range(n):
+            ahead = e.before(arith.SubiOp(e.index(k + n, op), start), op).result
+            ranks.append(e.before(arith.RemUIOp(ahead, count), op).result)
+        before, after = Block(), Block(arg_types=[IndexType()])
+        mark = scf.YieldOp()
+        before.add_op(mark)
+        mark.location = op.location
+        best_rank, best = count, e.index(0, mark)
+        zero = e.i32(0, mark)
+        for k, (valid, done) in enumerate(zip(valids, op.done)):
+            word = e.before(L1LoadOp(valid, e.i32(0, mark), 32), mark).result
+            word.name_hint = "posted"
+            ready = e.before(arith.CmpiOp(word, zero, "ne"), mark).result
+            if constant_int(done) != 0:          # completed before (or maybe): counts as complete
+                ready = e.before(arith.OrIOp(ready, done), mark).result
+            rank = e.before(arith.SelectOp(ready, ranks[k], count), mark).result
+            nearer = e.before(arith.CmpiOp(rank, best_rank, "ult"), mark).result
+            best_rank = e.before(arith.SelectOp(nearer, rank, best_rank), mark).result
+            best = e.before(arith.SelectOp(nearer, e.index(k, mark), best), mark).result
+        none = e.before(arith.CmpiOp(best_rank, count, "eq"), mark).result
+        e.before(scf.ConditionOp(none, best), mark)
+        mark.detach()
+        mark.erase()
+        after.add_op(scf.YieldOp())
+        after.last_op.location = op.location
+        loop = e.before(scf.WhileOp([], [IndexType()], [before], [after]), op)
+        selected = loop.results[0]
+        selected.name_hint = op.result.name_hint or "ready"
+        for k, (source, done) in enumerate(zip(sources, op.done)):
+            known = constant_int(done)
+            if known is not None and known != 0:
+                continue                  # completed before: nothing to do when selected
+            take = e.before(arith.CmpiOp(selected, e.index(k, op), "eq"), op).result
+            if known is None:
+                fresh = e.before(arith.XOrIOp(done, e.before(arith.ConstantOp(IntegerAttr(1, i1)), op).result),
+                                 op).result
+                take = e.before(arith.AndIOp(take, fresh), op).result
+            then_block = Block()
+            e.before(scf.IfOp(take, [], [then_block]), op)
+            end = scf.YieldOp()
+            then_block.add_op(end)
+            end.location = op.location
+            self.complete_receive(source, end)
+        op.result.replace_all_uses_with(selected)
 
     # -- pipes ----------------------------------------------------------------------------------
 

@@ -1,0 +1,336 @@
+"""``ttl.wait_any``: a receiver posts receives from two senders and takes them in the order they
+complete, with a rotating start; repeated waits of a receive; misuse errors at the user's line.
+Run on the simulated device against numpy, C++ checked against the real headers."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import tilefold.ttl as ttl
+import tilefold.ttnn as ttnn
+from tilefold.errors import KernelError
+from ttl_helpers import compiled, marked_line, tile_tensor, zeros
+
+BLOCKS = 4
+
+
+def _two_senders(slow_a: int):
+    @ttl.operation(grid=(3, 1))
+    def two_senders(a, b, out, order):
+        """Nodes 1 and 2 send BLOCKS tiles each to node 0 through two pipes into two landing buffers.
+        Node 0 posts both receives, writes the block that completes first to column 2i of ``out`` and the
+        other to column 2i + 1, and notes in ``order`` which came first (tile i holds a or b's tile).
+        Node 1 reads its tile ``1 + slow_a`` times before sending it."""
+        pipe_a = ttl.Pipe(src=(1, 0), dst=(0, 0))
+        pipe_b = ttl.Pipe(src=(2, 0), dst=(0, 0))
+        net_a = ttl.PipeNet([pipe_a])
+        net_b = ttl.PipeNet([pipe_b])
+        send_dfb = ttl.make_dataflow_buffer_like(a, shape=(1, 1), block_count=2)
+        land_a = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+        land_b = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+
+        @ttl.compute()
+        def compute():
+            pass
+
+        @ttl.datamovement()
+        def dm():
+            x, _ = ttl.node(dims=2)
+            if x == 0:
+                start = 0
+                for i in range(BLOCKS):
+                    with land_a.reserve() as blk_a, land_b.reserve() as blk_b:
+                        recv_a = ttl.copy(pipe_a, blk_a)
+                        recv_b = ttl.copy(pipe_b, blk_b)
+                        first = ttl.wait_any((recv_a, recv_b), start=start).index()
+                        if first == 0:
+                            recv_a.wait()
+                            ttl.copy(blk_a, out[0, 2 * i]).wait()
+                            ttl.copy(blk_a, order[0, i]).wait()
+                            recv_b.wait()
+                            ttl.copy(blk_b, out[0, 2 * i + 1]).wait()
+                        else:
+                            recv_b.wait()
+                            ttl.copy(blk_b, out[0, 2 * i]).wait()
+                            ttl.copy(blk_b, order[0, i]).wait()
+                            recv_a.wait()
+                            ttl.copy(blk_a, out[0, 2 * i + 1]).wait()
+                        start = (first + 1) % 2
+            elif x == 1:
+                for i in range(BLOCKS):
+                    with send_dfb.reserve() as blk:
+                        for _ in ttl.static_range(1 + slow_a):    # slow_a more reads: a sends later
+                            ttl.copy(a[0, i], blk).wait()
+                        ttl.copy(blk, pipe_a).wait()
+            else:
+                for i in range(BLOCKS):
+                    with send_dfb.reserve() as blk:
+                        ttl.copy(b[0, i], blk).wait()
+                        ttl.copy(blk, pipe_b).wait()
+
+        del net_a, net_b
+
+    return two_senders
+
+
+two_senders = _two_senders(0)
+
+
+def _tiles(t):
+    return np.split(ttnn.to_numpy(t), t.shape[-1] // 32, axis=1)
+
+
+def _run_two_senders(operation, seed: int) -> list[str]:
+    """Runs ``operation``, checks both blocks of every step reached DRAM, and returns which sender's
+    block each step took first."""
+    a, b = tile_tensor((32, BLOCKS * 32), seed=seed), tile_tensor((32, BLOCKS * 32), seed=seed + 1)
+    out, order = zeros((32, 2 * BLOCKS * 32)), zeros((32, BLOCKS * 32))
+    operation(a, b, out, order)
+    tiles_a, tiles_b, got, first = _tiles(a), _tiles(b), _tiles(out), _tiles(order)
+    taken = []
+    for i in range(BLOCKS):
+        a_first = np.array_equal(first[i], tiles_a[i])
+        assert a_first or np.array_equal(first[i], tiles_b[i]), f"block {i} came from neither sender"
+        expected = (tiles_a[i], tiles_b[i]) if a_first else (tiles_b[i], tiles_a[i])
+        np.testing.assert_array_equal(got[2 * i], expected[0])
+        np.testing.assert_array_equal(got[2 * i + 1], expected[1])
+        taken.append("a" if a_first else "b")
+    return taken
+
+
+def test_a_receiver_takes_two_senders_blocks_in_completion_order():
+    _run_two_senders(two_senders, seed=1)
+
+
+def test_a_late_sender_is_taken_second_whatever_the_start():
+    """Sender a reads its tile eight more times before sending: b's block is complete first at
+    every step, so the selection takes b although the start rotates to a every other step."""
+    assert _run_two_senders(_two_senders(8), seed=7) == ["b"] * BLOCKS
+
+
+@ttl.operation(grid=(3, 1))
+def rotating_start(a, b, out):
+    """Both receives complete (waited for) before ``ttl.wait_any``: it takes the first complete one
+    from ``start % 2`` on, so the start rotates the choice; the chosen block goes to column i."""
+    pipe_a = ttl.Pipe(src=(1, 0), dst=(0, 0))
+    pipe_b = ttl.Pipe(src=(2, 0), dst=(0, 0))
+    net_a = ttl.PipeNet([pipe_a])
+    net_b = ttl.PipeNet([pipe_b])
+    send_dfb = ttl.make_dataflow_buffer_like(a, shape=(1, 1), block_count=2)
+    land_a = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+    land_b = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+
+    @ttl.compute()
+    def compute():
+        pass
+
+    @ttl.datamovement()
+    def dm():
+        x, _ = ttl.node(dims=2)
+        if x == 0:
+            for i in range(BLOCKS):
+                with land_a.reserve() as blk_a, land_b.reserve() as blk_b:
+                    recv_a = ttl.copy(pipe_a, blk_a)
+                    recv_b = ttl.copy(pipe_b, blk_b)
+                    recv_b.wait()
+                    recv_a.wait()
+                    recv_a.wait()           # a second wait observes the same transfer
+                    chosen = ttl.wait_any((recv_a, recv_b), start=i + 3).index()
+                    if chosen == 0:
+                        ttl.copy(blk_a, out[0, i]).wait()
+                    else:
+                        ttl.copy(blk_b, out[0, i]).wait()
+        elif x == 1:
+            for i in range(BLOCKS):
+                with send_dfb.reserve() as blk:
+                    ttl.copy(a[0, i], blk).wait()
+                    ttl.copy(blk, pipe_a).wait()
+        else:
+            for i in range(BLOCKS):
+                with send_dfb.reserve() as blk:
+                    ttl.copy(b[0, i], blk).wait()
+                    ttl.copy(blk, pipe_b).wait()
+
+    del net_a, net_b
+
+
+def test_the_start_index_rotates_the_choice_among_complete_receives():
+    a, b = tile_tensor((32, BLOCKS * 32), seed=3), tile_tensor((32, BLOCKS * 32), seed=4)
+    out = zeros((32, BLOCKS * 32))
+    rotating_start(a, b, out)
+    tiles_a, tiles_b, got = _tiles(a), _tiles(b), _tiles(out)
+    for i in range(BLOCKS):
+        np.testing.assert_array_equal(got[i], tiles_a[i] if (i + 3) % 2 == 0 else tiles_b[i])
+
+
+@ttl.operation(grid=(3, 1))
+def select_twice(a, b, out):
+    """Two selections over the same pending receives: the second may take the receive the first
+    completed (it counts as complete and is not completed again) or the other one; then exact waits
+    complete whatever is left, and both blocks go to DRAM."""
+    pipe_a = ttl.Pipe(src=(1, 0), dst=(0, 0))
+    pipe_b = ttl.Pipe(src=(2, 0), dst=(0, 0))
+    net_a = ttl.PipeNet([pipe_a])
+    net_b = ttl.PipeNet([pipe_b])
+    send_dfb = ttl.make_dataflow_buffer_like(a, shape=(1, 1), block_count=2)
+    land_a = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+    land_b = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+
+    @ttl.compute()
+    def compute():
+        pass
+
+    @ttl.datamovement()
+    def dm():
+        x, _ = ttl.node(dims=2)
+        if x == 0:
+            for i in range(BLOCKS):
+                with land_a.reserve() as blk_a, land_b.reserve() as blk_b:
+                    recv_a = ttl.copy(pipe_a, blk_a)
+                    recv_b = ttl.copy(pipe_b, blk_b)
+                    first = ttl.wait_any((recv_a, recv_b), start=i).index()
+                    ttl.wait_any((recv_a, recv_b), start=first + 1)
+                    recv_a.wait()
+                    recv_b.wait()
+                    ttl.copy(blk_a, out[0, 2 * i]).wait()
+                    ttl.copy(blk_b, out[0, 2 * i + 1]).wait()
+        elif x == 1:
+            for i in range(BLOCKS):
+                with send_dfb.reserve() as blk:
+                    ttl.copy(a[0, i], blk).wait()
+                    ttl.copy(blk, pipe_a).wait()
+        else:
+            for i in range(BLOCKS):
+                with send_dfb.reserve() as blk:
+                    ttl.copy(b[0, i], blk).wait()
+                    ttl.copy(blk, pipe_b).wait()
+
+    del net_a, net_b
+
+
+def test_a_second_selection_over_the_same_receives_completes_each_once():
+    a, b = tile_tensor((32, BLOCKS * 32), seed=5), tile_tensor((32, BLOCKS * 32), seed=6)
+    out = zeros((32, 2 * BLOCKS * 32))
+    select_twice(a, b, out)
+    tiles_a, tiles_b, got = _tiles(a), _tiles(b), _tiles(out)
+    for i in range(BLOCKS):
+        np.testing.assert_array_equal(got[2 * i], tiles_a[i])
+        np.testing.assert_array_equal(got[2 * i + 1], tiles_b[i])
+
+
+def test_wait_any_kernels_compile_against_the_real_dataflow_headers(tmp_path, check_kernel):
+    from tilefold.codegen.cpp import emit_kernel
+
+    a, b = tile_tensor((32, BLOCKS * 32)), tile_tensor((32, BLOCKS * 32))
+    programs = [compiled(two_senders, a, b, zeros((32, 2 * BLOCKS * 32)), zeros((32, BLOCKS * 32))).program,
+                compiled(select_twice, a, b, zeros((32, 2 * BLOCKS * 32))).program]
+    jobs = []
+    for n, program in enumerate(programs):
+        kernel = next(k for k in program.kernels if k.name == "dm")
+        source = emit_kernel(kernel.function)
+        assert "while (true)" in source and "volatile tt_l1_ptr uint32_t*>(valid_sem" in source, source
+        path = tmp_path / f"dm{n}.cpp"
+        path.write_text(source)
+        jobs.append((path, "reader", check_kernel.accessor_compile_args(program, kernel)))
+    for result in check_kernel.check_kernels(jobs):
+        check_kernel.require_accepted(result)
+
+
+def _misuse(kind: str):
+    @ttl.operation(grid=(2, 1))
+    def misuse(a, out):
+        pipe = ttl.Pipe(src=(1, 0), dst=(0, 0))
+        net = ttl.PipeNet([pipe])
+        send_dfb = ttl.make_dataflow_buffer_like(a, shape=(1, 1), block_count=2)
+        land = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+
+        @ttl.compute()
+        def compute():
+            pass
+
+        @ttl.datamovement()
+        def dm():
+            x, y = ttl.node(dims=2)
+            if x == 0 and kind == "unwaited":
+                blk = land.reserve()
+                recv = ttl.copy(pipe, blk)
+                chosen = ttl.wait_any((recv,), start=0).index()
+                if chosen == 0:
+                    blk.push()  # error: unwaited
+                recv.wait()
+            elif x == 0:
+                with land.reserve() as blk:
+                    recv = ttl.copy(pipe, blk)
+                    if kind == "maybe":
+                        if y == 0:
+                            recv.wait()
+                    if kind == "loop":
+                        for _ in range(2):
+                            ttl.wait_any((recv,), start=0)  # error: loop
+                    if kind == "empty":
+                        ttl.wait_any((), start=0)  # error: empty
+                    elif kind == "twice":
+                        ttl.wait_any((recv, recv), start=0)  # error: twice
+                    recv.wait()  # error: maybe
+                    ttl.copy(blk, out[0, 0]).wait()
+            else:
+                with send_dfb.reserve() as blk:
+                    ttl.copy(a[0, 0], blk).wait()
+                    sent = ttl.copy(blk, pipe)
+                    if kind == "send":
+                        ttl.wait_any((sent,), start=0)  # error: send
+                    sent.wait()
+
+        del net
+
+    return misuse
+
+
+def _expect_misuse(kind: str, *fragments: str) -> None:
+    import inspect
+
+    import pytest
+
+    with pytest.raises(KernelError) as info:
+        _misuse(kind)(tile_tensor((32, 32)), zeros((32, 32)))
+    message = str(info.value)
+    line = marked_line(_misuse, f"# error: {kind}")
+    assert message.startswith(f"{inspect.getsourcefile(_misuse)}:{line}: "), message
+    for fragment in fragments:
+        assert fragment in message, message
+
+
+def test_wait_any_with_no_request_is_an_error_at_its_line():
+    _expect_misuse("empty", "the tuple of requests is empty")
+
+
+def test_wait_any_on_a_send_handle_is_an_error_at_its_line():
+    _expect_misuse("send", "request 0 is a pipe send handle", "not a pipe receive request")
+
+
+def test_wait_any_with_one_request_twice_is_an_error_at_its_line():
+    _expect_misuse("twice", "requests 0 and 1 are the same receive request")
+
+
+def test_waiting_after_a_branch_that_may_have_waited_is_an_error_at_its_line():
+    _expect_misuse("maybe", "is waited for inside a branch or loop that ended before this line")
+
+
+def test_using_a_block_a_selection_may_have_completed_without_wait_is_an_error_at_its_line():
+    _expect_misuse("unwaited", "blk is pushed while ttl.copy", "call .wait() on it first")
+
+
+def test_wait_any_in_a_loop_over_a_receive_posted_before_it_is_an_error_at_its_line():
+    _expect_misuse("loop", "call ttl.wait_any in the loop iteration and branch that posted it")
+
+
+def test_wait_any_outside_a_kernel_is_an_error_at_its_line():
+    import inspect
+
+    import pytest
+
+    with pytest.raises(KernelError) as info:
+        ttl.wait_any((), start=0)  # error: host
+    line = marked_line(test_wait_any_outside_a_kernel_is_an_error_at_its_line, "# error: host")
+    assert str(info.value).startswith(f"{inspect.getsourcefile(_misuse)}:{line}: "), str(info.value)
+    assert "ttl.wait_any describes work on the device" in str(info.value)
