@@ -71,6 +71,11 @@ make_circular_buffer_like = make_dataflow_buffer_like
 CircularBuffer = DataflowBuffer
 kernel = operation
 core = node
+# ttl.atom is the older spelling of an operation whose body has no kernel functions (its
+# statements are split into kernels); ttl.DFB is the dataflow buffer type in annotations of
+# operations called from other operations' bodies (inlined, :mod:`.inlining`).
+atom = operation
+DFB = DataflowBuffer
 
 
 class IndexType:
@@ -119,7 +124,7 @@ __all__ = [
     "signpost", "static_range", "math", "block", "unsafe", "TILE_SHAPE", "TILE_SIZE", "TILE_LAYOUT", "ROW_MAJOR_LAYOUT", "Program",
     "SrcPipeIdentity", "DstPipeIdentity", "Semaphore", "Kernel", "KernelKind", "make_dfb",
     "make_dfb_allocation_group", "make_tensor_backed_dfb", "NodeCoord", "NodeRange", "Shape", "Size", "DstT",
-    "kernel", "core", "TensorAccessor", "IndexType",
+    "kernel", "core", "TensorAccessor", "IndexType", "atom", "DFB",
 ]
 
 

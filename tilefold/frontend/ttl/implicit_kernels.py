@@ -179,7 +179,8 @@ def _part_of(body: list[ast.stmt], kinds: list[str | None], part: str, inner: di
 
 
 def hold_inline_blocks(stmt: ast.stmt, counter: list[int]) -> ast.stmt:
-    """``ttl.copy(dfb.wait(), t[...]).wait()`` → ``with dfb.wait() as blk: ttl.copy(blk, t[...]).wait()``:
+    """``ttl.copy(dfb.wait(), t[...]).wait()`` → ``with dfb.wait() as blk: ttl.copy(blk, t[...]).wait()``
+    (an acquisition that is a call's argument or an operand of ``+``, ``-`` ...):
     a block acquired inside an expression is released at the end of its statement, once the copies
     of the statement that were not waited for (``ttl.copy(t[...], dfb.reserve())``) are done."""
     if not isinstance(stmt, ast.Expr):
@@ -190,6 +191,16 @@ def hold_inline_blocks(stmt: ast.stmt, counter: list[int]) -> ast.stmt:
         def visit_Call(self, node):
             self.generic_visit(node)
             node.args = [hoist(a) for a in node.args]
+            return node
+
+        def visit_BinOp(self, node):         # d.store(scratch.wait() + 1)
+            self.generic_visit(node)
+            node.left, node.right = hoist(node.left), hoist(node.right)
+            return node
+
+        def visit_UnaryOp(self, node):
+            self.generic_visit(node)
+            node.operand = hoist(node.operand)
             return node
 
         def visit_Lambda(self, node):
@@ -226,11 +237,13 @@ def _hold_all(stmt: ast.stmt, counter: list[int]) -> ast.stmt:
     return hold_inline_blocks(stmt, counter)
 
 
-def split(function, source: FunctionSource):
-    """A copy of ``function`` whose dataflow statements sit in reader / compute / writer kernels."""
+def split(function, source: FunctionSource, tree: ast.FunctionDef | None = None, values: dict | None = None):
+    """A copy of ``function`` whose dataflow statements sit in reader / compute / writer kernels
+    (of ``tree``, its body with operation calls inlined, when given; ``values`` are the names the
+    inlined statements carry over from the callees' scopes)."""
     from tilefold.frontend.ttl import kernels
 
-    tree = source.tree
+    tree = source.tree if tree is None else tree
     tensors = {a.arg for a in tree.args.args + tree.args.kwonlyargs}
     kinds = _assign(tree.body, tensors)
     inner = _assign.inner
@@ -260,6 +273,7 @@ def split(function, source: FunctionSource):
     scope = dict(function.__globals__)
     for name, cell in zip(function.__code__.co_freevars, function.__closure__ or ()):
         scope[name] = cell.cell_contents
+    scope.update(values or {})
     scope[_DECORATOR["datamovement"]] = kernels.datamovement
     scope[_DECORATOR["compute"]] = kernels.compute
     exec(compile(module, source.file, "exec"), scope)

@@ -13,7 +13,10 @@ as an earlier one (:mod:`.fingerprint`) reuses that call's program without build
 With ``TTLANG_COMPILE_ONLY=1`` in the environment a call compiles and does not run, and takes torch
 tensors (their shape and dtype, in tile layout) as well as device tensors.
 
-Errors: a call with something that is not a device tensor, a grid that does not fit the device,
+An operation called as a statement of another operation's body is inlined there (:mod:`.inlining`).
+
+Errors: a call with something that is not a device tensor (or with a tensor for a dataflow buffer
+parameter), a grid that does not fit the device,
 pipe nets whose send and receive blocks differ, and every error of the steps above.
 """
 
@@ -27,6 +30,7 @@ from tilefold.arch import get_arch, mesh_of
 from tilefold.errors import KernelArgumentError, KernelError, KernelValueError, SourceLocation, warn_at
 from tilefold.frontend.ttl import session
 from tilefold.frontend.ttl.capture import OperationCapture, TensorArgument, capturing
+from tilefold.frontend.ttl.dataflow_buffers import DataflowBuffer
 from tilefold.frontend.ttl.fingerprint import operation_key
 from tilefold.frontend.ttl.grid import resolve_grid, with_node_builtins
 from tilefold.caller import user_location
@@ -150,15 +154,31 @@ class Operation:
             raise KernelError(f"{self.function.__name__}(): {exc}", user_location()) from None
         out, constants = [], {}
         for name, value in bound.arguments.items():
+            if _is_device_tensor(value) and name in self.buffer_parameters():
+                raise KernelError(f"{self.function.__name__}(): parameter {name!r} is a dataflow buffer (ttl.DFB), "
+                                  "not a tensor; call this operation from another operation's body with dataflow "
+                                  "buffers (it is inlined there)", user_location())
             if _is_device_tensor(value):
                 out.append(TensorArgument(len(out), name, value))
             elif _is_constant(value):
                 constants[name] = value
+            elif isinstance(value, DataflowBuffer):
+                raise KernelError(f"{self.function.__name__}(): argument {name!r} is a dataflow buffer; an operation "
+                                  "takes dataflow buffers only as a statement of another operation's body without "
+                                  "kernel functions, where it is inlined", user_location())
             else:
                 raise KernelError(f"{self.function.__name__}(): argument {name!r} is {type(value).__name__}; a TT-Lang "
                                   "operation takes device tensors (ttnn.from_torch / from_numpy) and compile-time "
                                   "constants (numbers, strings, tuples and lists of them)", user_location())
         return out, constants
+
+    def buffer_parameters(self) -> set[str]:
+        """The parameters that are dataflow buffers (:func:`.inlining.buffer_parameters`)."""
+        if not hasattr(self, "_buffer_parameters"):
+            from tilefold.frontend.ttl.inlining import buffer_parameters
+
+            self._buffer_parameters = buffer_parameters(self.function)
+        return self._buffer_parameters
 
     def capture(self, args, kwargs) -> OperationCapture:
         """Run the body: collect its dataflow buffers, pipe nets and kernel functions."""
@@ -184,9 +204,20 @@ class Operation:
             from tilefold.frontend.source import FunctionSource
             from tilefold.frontend.ttl import implicit_kernels
 
+            from tilefold.frontend.ttl.inlining import Inliner
+
             source = FunctionSource.of(self.function, "operation")
-            self._split = implicit_kernels.split(self.function, source) \
-                if implicit_kernels.needs_split(source.tree) else self.function
+            inliner = Inliner(self.function, source, Operation)
+            tree = inliner.expand()
+            if implicit_kernels.needs_split(tree):
+                self._split = implicit_kernels.split(self.function, source, tree, inliner.values)
+            elif inliner.inlined:
+                raise KernelError(f"operation {self.function.__name__} calls another operation, and one of their bodies "
+                                  "defines @ttl.compute() / @ttl.datamovement() functions; an operation is inlined only "
+                                  "into a body without kernel functions, and only when its own body has none",
+                                  inliner.first_call)
+            else:
+                self._split = self.function
         return self._split
 
     def build(self, args, kwargs) -> BuiltOperation:

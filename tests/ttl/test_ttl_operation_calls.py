@@ -1,0 +1,213 @@
+"""Operations called from an operation's body (dataflow buffer parameters, ``ttl.DFB``): each call
+is inlined with the caller's buffers, a callee's scratch buffers are made once per call, calls
+nest; run on the simulated device against numpy, kernels checked by check-kernel, and misuse is
+one error at the user's line."""
+
+from __future__ import annotations
+
+import numpy as np
+from checkkernel import accessor_compile_args, check_kernels, require_accepted
+
+import tilefold.ttl as ttl
+from tilefold.codegen.cpp import emit_kernel
+from tilefold.errors import KernelError
+from ttl_helpers import compiled, expect_error, tile_tensor, zeros
+
+ROWS = 3
+
+
+def _bf16(values):
+    import ml_dtypes
+
+    return np.asarray(values, dtype=np.float32).astype(ml_dtypes.bfloat16).astype(np.float32)
+
+
+@ttl.operation()
+def exp_via_scratch(src: ttl.DFB, dst: ttl.DFB):
+    """dst = exp(src), through a scratch buffer of its own."""
+    scratch = ttl.make_dfb("bf16", shape=(1, 2), block_count=2)
+    s = scratch.reserve()
+    s.store(ttl.exp(src.wait()))
+    d = dst.reserve()
+    d.store(scratch.wait())
+
+
+@ttl.operation()
+def add_constant(src: ttl.DFB, dst: ttl.DFB, value=1.0):
+    """dst = src + value (a Python number, given by keyword or left at its default)."""
+    s = src.wait()
+    d = dst.reserve()
+    d.store(s + ttl.block.fill(value, shape=s.shape, dtype=s.dtype))
+
+
+@ttl.operation(grid=(1, 1))
+def exp_plus_one(x, y):
+    x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 2), block_count=2)
+    e_dfb = ttl.make_dataflow_buffer_like(y, shape=(1, 2), block_count=2)
+    y_dfb = ttl.make_dataflow_buffer_like(y, shape=(1, 2), block_count=2)
+    for r in range(ROWS):
+        ttl.copy(x[r, 0:2], x_dfb.reserve()).wait()
+        exp_via_scratch(x_dfb, e_dfb)
+        add_constant(e_dfb, y_dfb)
+        ttl.copy(y_dfb.wait(), y[r, 0:2]).wait()
+
+
+def test_an_operation_inlined_in_a_loop_computes_exp_then_plus_one():
+    x, y = tile_tensor((32 * ROWS, 64), seed=1, scale=0.5), zeros((32 * ROWS, 64))
+    exp_plus_one(x, y)
+    expected = _bf16(_bf16(np.exp(x.host_values)) + 1.0)
+    np.testing.assert_allclose(y.host_values, expected, rtol=2e-2, atol=2e-2)
+
+
+def test_the_kernels_of_a_body_with_calls_pass_check_kernel(tmp_path):
+    program = compiled(exp_plus_one, tile_tensor((32 * ROWS, 64)), zeros((32 * ROWS, 64))).program
+    assert len(program.kernels) == 3
+    jobs = []
+    for k in program.kernels:
+        path = tmp_path / f"{k.name}.cpp"
+        path.write_text(emit_kernel(k.function))
+        role = "compute" if k.is_compute else ("reader" if k.processor == "RISCV_0" else "writer")
+        jobs.append((path, role, accessor_compile_args(program, k)))
+    for check in check_kernels(jobs):
+        require_accepted(check)
+
+
+@ttl.atom()
+def copy_stage(src: ttl.DFB, dst: ttl.DFB):
+    d = dst.reserve()
+    d.store(src.wait())
+
+
+@ttl.operation()
+def add_twice(src: ttl.DFB, dst: ttl.DFB):
+    """Two levels: calls add_constant twice through a scratch buffer."""
+    mid = ttl.make_dfb("bf16", shape=(1, 1), block_count=2)
+    add_constant(src, mid, value=2.0)
+    add_constant(mid, dst)
+
+
+@ttl.operation(grid=(1, 1))
+def nested_calls(x, y):
+    a = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+    b = ttl.make_dataflow_buffer_like(y, shape=(1, 1), block_count=2)
+    c = ttl.make_dataflow_buffer_like(y, shape=(1, 1), block_count=2)
+    for r in range(ROWS):
+        ttl.copy(x[r, 0], a.reserve()).wait()
+        add_twice(a, b)
+        add_constant(b, b, value=0.5)       # the same buffer as source and result
+        copy_stage(b, c)
+        ttl.copy(c.wait(), y[r, 0]).wait()
+
+
+def test_calls_nest_two_levels_and_may_take_one_buffer_twice():
+    x, y = tile_tensor((32 * ROWS, 32), seed=2, scale=4.0), zeros((32 * ROWS, 32))
+    nested_calls(x, y)
+    expected = _bf16(_bf16(_bf16(x.host_values + 2.0) + 1.0) + 0.5)
+    np.testing.assert_array_equal(y.host_values, expected)
+
+
+def test_dfb_and_atom_are_the_buffer_type_and_the_operation_decorator():
+    assert ttl.DFB is ttl.DataflowBuffer
+    assert isinstance(copy_stage, ttl.Operation)
+
+
+def test_a_call_with_a_missing_argument_is_an_error_at_its_line():
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        a = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+        ttl.copy(x[0, 0], a.reserve()).wait()
+        copy_stage(a)  # error
+        ttl.copy(a.wait(), y[0, 0]).wait()
+
+    expect_error(lambda: op(tile_tensor((32, 32)), zeros((32, 32))),
+                 test_a_call_with_a_missing_argument_is_an_error_at_its_line, KernelError,
+                 "copy_stage():", "'dst'")
+
+
+def test_a_tensor_for_a_dfb_parameter_is_an_error_at_the_call():
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        a = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+        copy_stage(x, a)  # error
+        ttl.copy(a.wait(), y[0, 0]).wait()
+
+    expect_error(lambda: op(tile_tensor((32, 32)), zeros((32, 32))),
+                 test_a_tensor_for_a_dfb_parameter_is_an_error_at_the_call, KernelError,
+                 "parameter 'src' is a dataflow buffer", "'x'")
+
+
+def test_calling_a_dfb_operation_with_tensors_from_the_host_is_an_error():
+    def run():
+        add_constant(tile_tensor((32, 32)), zeros((32, 32)))  # error
+
+    expect_error(run, test_calling_a_dfb_operation_with_tensors_from_the_host_is_an_error, KernelError,
+                 "add_constant(): parameter 'src' is a dataflow buffer", "another operation's body")
+
+
+def test_using_the_result_of_an_operation_call_is_an_error():
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        a = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+        ttl.copy(x[0, 0], a.reserve()).wait()
+        z = copy_stage(a, a)  # error
+        ttl.copy(a.wait(), y[0, 0]).wait()
+
+    expect_error(lambda: op(tile_tensor((32, 32)), zeros((32, 32))),
+                 test_using_the_result_of_an_operation_call_is_an_error, KernelError,
+                 "copy_stage(...) is an operation", "statement")
+
+
+def test_a_call_in_a_body_with_kernel_functions_is_an_error():
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        a = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+        copy_stage(a, a)  # error
+
+        @ttl.compute()
+        def compute():
+            pass
+
+    expect_error(lambda: op(tile_tensor((32, 32)), zeros((32, 32))),
+                 test_a_call_in_a_body_with_kernel_functions_is_an_error, KernelError,
+                 "inlined only into a body without kernel functions")
+
+
+def test_an_operation_calling_itself_is_an_error():
+    @ttl.operation()
+    def again(src: ttl.DFB, dst: ttl.DFB):
+        again(src, dst)  # error
+
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        a = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+        again(a, a)
+
+    expect_error(lambda: op(tile_tensor((32, 32)), zeros((32, 32))),
+                 test_an_operation_calling_itself_is_an_error, KernelError, "calls itself")
+
+
+@ttl.operation(grid=(1, 1))
+def doubled_row(src, dst, row):
+    """An ordinary operation (tensor parameters, a constant): run alone, or inlined into a body."""
+    s_dfb = ttl.make_dataflow_buffer_like(src, shape=(1, 1), block_count=2)
+    d_dfb = ttl.make_dataflow_buffer_like(dst, shape=(1, 1), block_count=2)
+    ttl.copy(src[row, 0], s_dfb.reserve()).wait()
+    s = s_dfb.wait()
+    d = d_dfb.reserve()
+    d.store(s + s)
+    ttl.copy(d_dfb.wait(), dst[row, 0]).wait()
+
+
+@ttl.operation(grid=(1, 1))
+def doubled_rows(x, y):
+    for r in range(ROWS):
+        doubled_row(x, y, r)
+
+
+def test_an_operation_of_tensors_runs_alone_and_inlined():
+    x, alone, inlined = tile_tensor((32 * ROWS, 32), seed=3), zeros((32 * ROWS, 32)), zeros((32 * ROWS, 32))
+    doubled_row(x, alone, 1)
+    expected = _bf16(x.host_values * 2)
+    np.testing.assert_array_equal(alone.host_values[32:64], expected[32:64])
+    doubled_rows(x, inlined)
+    np.testing.assert_array_equal(inlined.host_values, expected)

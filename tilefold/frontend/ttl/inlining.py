@@ -1,0 +1,290 @@
+"""Operations called from an operation's body: each call is replaced by the callee's statements.
+
+An operation whose parameters are dataflow buffers (``def f(inp: ttl.DFB, out: ttl.DFB)``, or
+any parameters given buffers, pipe nets or Python values at the call) can be called as a
+statement of another operation body without kernel functions, or of another such operation.
+The call is inlined before the body is split into kernels (:mod:`.implicit_kernels`): the
+callee's parameters become the caller's argument expressions, its own names get fresh names
+(so two calls do not share blocks), the names it reads from its module or closure are carried
+over as values, and its scratch buffers (``ttl.make_dfb(...)`` statements) are made once per
+call, before the caller's top-level statement holding the call. Nested calls are inlined first.
+
+Reads: the caller's and callees' sources and scopes. Writes: a new function tree and the values
+its carried-over names hold. Errors: a call with the wrong arguments, a device tensor for a
+``ttl.DFB`` parameter, an operation call whose result is used, recursion — at the call's line.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import inspect
+import itertools
+
+from tilefold.errors import KernelError, SourceLocation
+
+MAX_DEPTH = 32
+BUFFER_MAKERS = {"make_dfb", "make_dataflow_buffer_like", "make_circular_buffer_like", "make_tensor_backed_dfb"}
+_PREFIX = "__tf_call"
+
+
+def function_scope(function) -> dict:
+    """The names ``function`` reads: its module's globals and its closure's values."""
+    scope = dict(function.__globals__)
+    for name, cell in zip(function.__code__.co_freevars, function.__closure__ or ()):
+        try:
+            scope[name] = cell.cell_contents
+        except ValueError:
+            continue
+    return scope
+
+
+def _operation_of(node: ast.expr, scope: dict, operation_type):
+    """The operation a call's function expression names (``f`` or ``module.f``), else None."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name) or node.id not in scope:
+        return None
+    value = scope[node.id]
+    for attr in reversed(parts):
+        try:
+            value = inspect.getattr_static(value, attr) if not inspect.ismodule(value) else getattr(value, attr)
+        except Exception:       # noqa: BLE001 - a name the module lacks (or refuses) is no operation
+            return None
+    return value if isinstance(value, operation_type) else None
+
+
+def is_buffer_annotation(annotation) -> bool:
+    from tilefold.frontend.ttl.dataflow_buffers import DataflowBuffer
+
+    if isinstance(annotation, str):
+        return annotation.split(".")[-1] in ("DFB", "DataflowBuffer", "CircularBuffer")
+    return annotation is DataflowBuffer
+
+
+def buffer_parameters(function) -> set[str]:
+    """The parameters of an operation that are dataflow buffers: annotated ``ttl.DFB``, or whose
+    blocks its body acquires (``param.reserve()`` / ``param.wait()``)."""
+    from tilefold.frontend.source import FunctionSource
+
+    out = {k for k, v in getattr(function, "__annotations__", {}).items() if is_buffer_annotation(v)}
+    try:
+        tree = FunctionSource.of(function, "operation").tree
+    except KernelError:
+        return out
+    params = {a.arg for a in tree.args.args + tree.args.kwonlyargs}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("reserve", "wait") \
+                and isinstance(node.func.value, ast.Name) and node.func.value.id in params:
+            out.add(node.func.value.id)
+    return out
+
+
+class Inliner:
+    """Inlines the operation calls of one operation's body (:meth:`expand`)."""
+
+    def __init__(self, function, source, operation_type):
+        self.function = function
+        self.operation_type = operation_type        # the class of operations (ttl.Operation)
+        self.file = source.file
+        self.tree = source.tree
+        self.scope = function_scope(function)
+        self.values: dict[str, object] = {}        # carried-over names -> values
+        self.counter = itertools.count(1)
+        self.inlined = 0
+        self.first_call: SourceLocation | None = None
+
+    def expand(self) -> ast.FunctionDef:
+        """The body's tree with every operation call inlined (the tree itself when there is none)."""
+        params = {a.arg for a in self.tree.args.args + self.tree.args.kwonlyargs}
+        body = self._body(self.tree.body, self.function, self.file, self.scope, [], params)
+        if not self.inlined:
+            return self.tree
+        tree = copy.copy(self.tree)
+        tree.body = body
+        return tree
+
+    # -- statements ----------------------------------------------------------------------------
+
+    def _body(self, stmts, function, file, scope, stack, params) -> list[ast.stmt]:
+        """``stmts`` with their operation calls inlined; the scratch buffer statements of a call
+        inside a loop, branch or ``with`` go before the statement of ``stmts`` holding it."""
+        out = []
+        for stmt in stmts:
+            hoisted: list[ast.stmt] = []
+            new = self._statement(stmt, function, file, scope, stack, params, hoisted, nested=False)
+            out += hoisted + new
+        return out
+
+    def _statement(self, stmt, function, file, scope, stack, params, hoisted, nested) -> list[ast.stmt]:
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+            op = _operation_of(stmt.value.func, scope, self.operation_type)
+            if op is not None:
+                scratch, body = self._call(op, stmt.value, function, file, scope, stack, params)
+                if nested:
+                    hoisted += scratch
+                    return body
+                return scratch + body
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            return [stmt]
+        self._check_no_value_use(stmt, file, scope)
+        if isinstance(stmt, (ast.For, ast.While, ast.If, ast.With)):
+            fields = ("body",) if isinstance(stmt, ast.With) else ("body", "orelse")
+            copy_ = copy.copy(stmt)
+            for name in fields:
+                setattr(copy_, name, [s for inner in getattr(stmt, name)
+                                      for s in self._statement(inner, function, file, scope, stack, params,
+                                                               hoisted, nested=True)])
+            return [copy_]
+        return [stmt]
+
+    def _check_no_value_use(self, stmt, file, scope) -> None:
+        shallow = [stmt] if not isinstance(stmt, (ast.For, ast.While, ast.If, ast.With)) else \
+            [getattr(stmt, f) for f in ("iter", "test") if hasattr(stmt, f)] + \
+            [i.context_expr for i in getattr(stmt, "items", [])]
+        for part in shallow:
+            for node in ast.walk(part):
+                if isinstance(node, ast.Call) and _operation_of(node.func, scope, self.operation_type) is not None:
+                    op = _operation_of(node.func, scope, self.operation_type)
+                    raise KernelError(f"{op.function.__name__}(...) is an operation: call it as a statement of the "
+                                      "body (it writes its dataflow buffers and returns nothing)",
+                                      SourceLocation(file, node.lineno))
+
+    # -- one call ------------------------------------------------------------------------------
+
+    def _call(self, op, call: ast.Call, function, file, scope, stack, caller_params):
+        from tilefold.frontend.source import FunctionSource
+
+        where = SourceLocation(file, call.lineno)
+        name = op.function.__name__
+        if op.function in stack or op.function is self.function or len(stack) >= MAX_DEPTH:
+            raise KernelError(f"{name}() calls itself: an operation called from a body is inlined, so it cannot "
+                              "recurse", where)
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+            raise KernelError(f"{name}(): give the arguments of an operation called from a body one by one "
+                              "(no *args / **kwargs)", where)
+        source = FunctionSource.of(op.function, "operation")
+        tree = source.tree
+        args = tree.args
+        if args.vararg or args.kwarg or args.posonlyargs:
+            raise KernelError(f"{name}(): an operation called from a body takes named parameters only "
+                              "(no *args, **kwargs or positional-only parameters)", where)
+        signature = inspect.signature(op.function)
+        try:
+            bound = signature.bind(*call.args, **{k.arg: k.value for k in call.keywords})
+        except TypeError as exc:
+            raise KernelError(f"{name}(): {exc}", where) from None
+        callee_scope = function_scope(op.function)
+        buffers = op.buffer_parameters()
+        for param, value in bound.arguments.items():
+            if param in buffers and function is self.function:
+                base = value.value if isinstance(value, ast.Subscript) else value
+                if isinstance(base, ast.Name) and base.id in caller_params:
+                    raise KernelError(f"{name}(): parameter {param!r} is a dataflow buffer, but {base.id!r} is an argument "
+                                      "of the operation (a device tensor); pass a dataflow buffer, such as "
+                                      f"ttl.make_dataflow_buffer_like({base.id}, shape=..., block_count=2)", where)
+        callee_params = [a.arg for a in args.args + args.kwonlyargs]
+        # the callee's own calls first, in its own scope
+        body = self._body([s for s in tree.body if not _is_docstring(s)], op.function, source.file, callee_scope,
+                          stack + [op.function], set(callee_params))
+        self.inlined += 1
+        self.first_call = self.first_call or where
+        n = next(self.counter)
+        prefix = f"{_PREFIX}{n}_"
+        stored = _stored_names(body)
+        renames = {v: prefix + v for v in stored | set(callee_params)}
+        substitute: dict[str, ast.expr] = {}
+        bindings: list[ast.stmt] = []
+        for param in callee_params:
+            if param in bound.arguments:
+                value = bound.arguments[param]
+            else:
+                default = signature.parameters[param].default
+                carried = f"{prefix}default_{param}"
+                self.values[carried] = default
+                value = ast.Name(id=carried, ctx=ast.Load())
+            if param in stored:
+                bindings.append(ast.copy_location(ast.Assign(targets=[ast.Name(id=renames[param], ctx=ast.Store())],
+                                                             value=copy.deepcopy(value)), call))
+            else:
+                substitute[param] = value
+                renames.pop(param)
+        carried = {}
+        for free in _loaded_names(body) - stored - set(callee_params):
+            if free.startswith(_PREFIX) or free not in callee_scope:
+                continue            # carried over by an inner call already, or a builtin
+            value = callee_scope[free]
+            if free in self.scope and self.scope[free] is value:
+                continue            # the same object in the outermost body's scope (ttl, ttnn ...)
+            carried[free] = f"{prefix}{free}"
+            self.values[carried[free]] = value
+        body = [_Rename(renames, carried, substitute).visit(copy.deepcopy(s)) for s in body]
+        if source.file != self.file:       # its lines are of another file: errors name the call's line
+            for s in body:
+                for node in ast.walk(s):
+                    if hasattr(node, "lineno"):
+                        node.lineno = node.end_lineno = call.lineno
+        body = bindings + body
+        scratch = [s for s in body if _makes_buffer(s)]
+        return scratch, [s for s in body if not _makes_buffer(s)] or [ast.copy_location(ast.Pass(), call)]
+
+
+def _is_docstring(stmt) -> bool:
+    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
+
+
+def _makes_buffer(stmt) -> bool:
+    """A statement making a dataflow buffer (``x = ttl.make_dfb(...)``)."""
+    if not isinstance(stmt, ast.Assign):
+        return False
+    for node in ast.walk(stmt.value):
+        if isinstance(node, ast.Call):
+            f = node.func
+            if (f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", None)) in BUFFER_MAKERS:
+                return True
+    return False
+
+
+def _stored_names(body) -> set[str]:
+    out = set()
+    for stmt in body:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+                out.add(node.id)
+            elif isinstance(node, ast.arg):
+                out.add(node.arg)
+            elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                out.add(node.name)
+    return out
+
+
+def _loaded_names(body) -> set[str]:
+    return {node.id for stmt in body for node in ast.walk(stmt)
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
+
+
+class _Rename(ast.NodeTransformer):
+    def __init__(self, renames, carried, substitute):
+        self.renames, self.carried, self.substitute = renames, carried, substitute
+
+    def visit_Name(self, node):
+        if node.id in self.substitute and isinstance(node.ctx, ast.Load):
+            return ast.copy_location(copy.deepcopy(self.substitute[node.id]), node)
+        new = self.renames.get(node.id) or (self.carried.get(node.id) if isinstance(node.ctx, ast.Load) else None)
+        if new:
+            node.id = new
+        return node
+
+    def visit_arg(self, node):
+        if node.arg in self.renames:
+            node.arg = self.renames[node.arg]
+        return node
+
+    def visit_FunctionDef(self, node):
+        node.name = self.renames.get(node.name, node.name)
+        self.generic_visit(node)
+        return node
+
+
