@@ -211,3 +211,23 @@ def test_an_operation_of_tensors_runs_alone_and_inlined():
     np.testing.assert_array_equal(alone.host_values[32:64], expected[32:64])
     doubled_rows(x, inlined)
     np.testing.assert_array_equal(inlined.host_values, expected)
+
+
+def test_a_call_inside_a_kernel_function_is_an_error_at_its_line():
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        a = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+        b = ttl.make_dataflow_buffer_like(y, shape=(1, 1), block_count=2)
+
+        @ttl.compute()
+        def compute():
+            copy_stage(a, b)  # error
+
+        @ttl.datamovement()
+        def move():
+            ttl.copy(x[0, 0], a.reserve()).wait()
+            ttl.copy(b.wait(), y[0, 0]).wait()
+
+    expect_error(lambda: op(tile_tensor((32, 32)), zeros((32, 32))),
+                 test_a_call_inside_a_kernel_function_is_an_error_at_its_line, KernelError,
+                 "copy_stage() is an operation", "not from a kernel function")

@@ -689,6 +689,9 @@ class ExpressionBuilder:
 
         runtime = [r for v in (*args, *kwargs.values()) for r in runtime_values(v)]
         name = getattr(callee, "__name__", type(callee).__name__)
+        if inspect.getattr_static(callee, "is_ttl_operation", False) is True:
+            raise self.error(f"{name}() is an operation: call it from an operation body without kernel functions "
+                             "(where it is inlined), not from a kernel function", node)
         if runtime and inspect.isfunction(callee):
             return self.inline_call(callee, args, kwargs, node)
         if runtime:

@@ -17,6 +17,7 @@ its carried-over names hold. Errors: a call with the wrong arguments, a device t
 from __future__ import annotations
 
 import ast
+import builtins
 import copy
 import inspect
 import itertools
@@ -213,8 +214,11 @@ class Inliner:
                 renames.pop(param)
         carried = {}
         for free in _loaded_names(body) - stored - set(callee_params):
-            if free.startswith(_PREFIX) or free not in callee_scope:
+            if free.startswith(_PREFIX) or free not in callee_scope and hasattr(builtins, free):
                 continue            # carried over by an inner call already, or a builtin
+            if free not in callee_scope:
+                line = min(n.lineno for s in body for n in ast.walk(s) if isinstance(n, ast.Name) and n.id == free)
+                raise KernelError(f"{name}(): name {free!r} is not defined", SourceLocation(source.file, line))
             value = callee_scope[free]
             if free in self.scope and self.scope[free] is value:
                 continue            # the same object in the outermost body's scope (ttl, ttnn ...)

@@ -62,6 +62,8 @@ class BuiltOperation:
 class Operation:
     """A TT-Lang operation: call it with device tensors (inputs and outputs)."""
 
+    is_ttl_operation = True         # how kernel builders recognize one without importing this module
+
     def __init__(self, function, grid, options: dict, location: SourceLocation | None):
         self.function = function
         self.grid = grid
