@@ -231,3 +231,23 @@ def test_a_call_inside_a_kernel_function_is_an_error_at_its_line():
     expect_error(lambda: op(tile_tensor((32, 32)), zeros((32, 32))),
                  test_a_call_inside_a_kernel_function_is_an_error_at_its_line, KernelError,
                  "copy_stage() is an operation", "not from a kernel function")
+
+
+@ttl.operation()
+def copy_through(src: ttl.DFB, dst: ttl.DFB, tiles):
+    scratch = ttl.make_dfb("bf16", shape=(1, tiles), block_count=2)
+    copy_stage(src, scratch)
+    copy_stage(scratch, dst)
+
+
+def test_a_scratch_buffer_shaped_by_a_loop_variable_is_an_error_at_the_call():
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        a = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+        b = ttl.make_dataflow_buffer_like(y, shape=(1, 1), block_count=2)
+        for r in range(2):
+            copy_through(a, b, r + 1)  # error
+
+    expect_error(lambda: op(tile_tensor((32, 32)), zeros((32, 32))),
+                 test_a_scratch_buffer_shaped_by_a_loop_variable_is_an_error_at_the_call, KernelError,
+                 "depends on 'r'")

@@ -116,6 +116,14 @@ class Inliner:
         for stmt in stmts:
             hoisted: list[ast.stmt] = []
             new = self._statement(stmt, function, file, scope, stack, params, hoisted, nested=False)
+            inner = _stored_names([stmt]) if hoisted else set()
+            for made in hoisted:
+                late = sorted(_loaded_names([made]) & inner)
+                if late:
+                    raise KernelError(f"a scratch buffer of an operation called here depends on {late[0]!r}, which "
+                                      "is set inside the loop or branch holding the call; an operation's buffers are "
+                                      "made once, before it — give them compile-time shapes and formats",
+                                      made.called_at)
             out += hoisted + new
         return out
 
@@ -232,6 +240,8 @@ class Inliner:
                         node.lineno = node.end_lineno = call.lineno
         body = bindings + body
         scratch = [s for s in body if _makes_buffer(s)]
+        for s in scratch:
+            s.called_at = where         # the call whose buffer it is (errors about it name that line)
         return scratch, [s for s in body if not _makes_buffer(s)] or [ast.copy_location(ast.Pass(), call)]
 
 
