@@ -1,5 +1,7 @@
 """``ttl.wait_any``: a receiver posts receives from two senders and takes them in the order they
-complete, with a rotating start; repeated waits of a receive; misuse errors at the user's line.
+complete, with a rotating start; repeated waits of a receive; a node selecting among receives it
+sent itself (loopback nets), pushing the selected block in the branch testing the index and
+leaving the other pending; misuse errors at the user's line.
 Run on the simulated device against numpy, C++ checked against the real headers."""
 
 from __future__ import annotations
@@ -218,17 +220,124 @@ def test_a_second_selection_over_the_same_receives_completes_each_once():
         np.testing.assert_array_equal(got[2 * i + 1], tiles_b[i])
 
 
+def _loopback(start: int, form: str, misuse: str = ""):
+    @ttl.operation(grid=(1, 1))
+    def loopback(a, out):
+        """One node sends tiles 0 and 1 of ``a`` to itself through two pipe nets (sends first, then
+        the receives are posted), selects one receive from ``start`` on and pushes only the selected
+        block, in the branch that tests the selection, without an exact wait; that block goes to
+        ``out``. The other receive and its block stay pending when the kernel ends."""
+        pipe_x = ttl.Pipe(src=(0, 0), dst=(0, 0))
+        pipe_y = ttl.Pipe(src=(0, 0), dst=(0, 0))
+        net_x = ttl.PipeNet([pipe_x])
+        net_y = ttl.PipeNet([pipe_y])
+        tiles = ttl.make_dataflow_buffer_like(a, shape=(1, 1), block_count=2)
+        got_x = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+        got_y = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+
+        @ttl.compute()
+        def compute():
+            pass
+
+        @ttl.datamovement()
+        def dm():
+            tile_x = tiles.wait()
+            sent_x = ttl.copy(tile_x, pipe_x)
+            tile_y = tiles.wait()
+            sent_y = ttl.copy(tile_y, pipe_y)
+            blk_x = got_x.reserve()
+            blk_y = got_y.reserve()
+            recv_x = ttl.copy(pipe_x, blk_x)
+            recv_y = ttl.copy(pipe_y, blk_y)
+            sent_x.wait()
+            sent_y.wait()
+            tile_x.pop()
+            tile_y.pop()
+            ready = ttl.wait_any((recv_x, recv_y), start=start)
+            chosen = ready.index()
+            if form == "else":
+                if chosen == 0:
+                    blk_x.push()
+                    with got_x.wait() as res:
+                        ttl.copy(res, out[0, 0]).wait()
+                else:
+                    blk_y.push()
+                    with got_y.wait() as res:
+                        ttl.copy(res, out[0, 0]).wait()
+            elif misuse == "other":
+                if chosen == 1:
+                    blk_x.push()  # error: other
+            elif misuse == "again":
+                if chosen == 0:
+                    blk_x.push()
+                got_x.reserve()  # error: again
+            else:
+                if chosen == 0:
+                    blk_x.push()
+                    with got_x.wait() as res:
+                        ttl.copy(res, out[0, 0]).wait()
+                if ready.index() == 1:
+                    blk_y.push()
+                    with got_y.wait() as res:
+                        ttl.copy(res, out[0, 0]).wait()
+
+        @ttl.datamovement()
+        def reader():
+            for t in range(2):
+                with tiles.reserve() as blk:
+                    ttl.copy(a[0, t], blk).wait()
+
+        del net_x, net_y
+
+    return loopback
+
+
+def test_a_loopback_selection_pushes_the_selected_block_in_its_branch():
+    """Both loopback receives are complete when the selection runs: it takes the one at ``start``;
+    its block, pushed without an exact wait, reaches DRAM; the other stays pending."""
+    a = tile_tensor((32, 64), seed=11)
+    tiles = _tiles(a)
+    for start, form in ((0, "ifs"), (1, "ifs"), (3, "else"), (2, "else")):
+        out = zeros((32, 32))
+        _loopback(start, form)(a, out)
+        np.testing.assert_array_equal(ttnn.to_numpy(out), tiles[start % 2], err_msg=f"start {start}, {form}")
+
+
+def test_pushing_a_block_in_the_branch_of_another_selection_is_an_error_at_its_line():
+    _expect_error(_loopback(0, "", "other"), "other", "blk_x is pushed while ttl.copy", "call .wait() on it first")
+
+
+def test_acquiring_after_a_block_pushed_on_one_path_only_is_an_error_at_its_line():
+    _expect_error(_loopback(0, "", "again"), "again", "one branch of which pushed blk_x")
+
+
+def _expect_error(operation, kind: str, *fragments: str) -> None:
+    import inspect
+
+    import pytest
+
+    with pytest.raises(KernelError) as info:
+        operation(tile_tensor((32, 64)), zeros((32, 32)))
+    message = str(info.value)
+    line = marked_line(_loopback, f"# error: {kind}")
+    assert message.startswith(f"{inspect.getsourcefile(_loopback)}:{line}: "), message
+    for fragment in fragments:
+        assert fragment in message, message
+
+
 def test_wait_any_kernels_compile_against_the_real_dataflow_headers(tmp_path, check_kernel):
     from tilefold.codegen.cpp import emit_kernel
 
     a, b = tile_tensor((32, BLOCKS * 32)), tile_tensor((32, BLOCKS * 32))
     programs = [compiled(two_senders, a, b, zeros((32, 2 * BLOCKS * 32)), zeros((32, BLOCKS * 32))).program,
-                compiled(select_twice, a, b, zeros((32, 2 * BLOCKS * 32))).program]
+                compiled(select_twice, a, b, zeros((32, 2 * BLOCKS * 32))).program,
+                compiled(_loopback(1, "ifs"), tile_tensor((32, 64)), zeros((32, 32))).program]
     jobs = []
     for n, program in enumerate(programs):
         kernel = next(k for k in program.kernels if k.name == "dm")
         source = emit_kernel(kernel.function)
-        assert "while (true)" in source and "volatile tt_l1_ptr uint32_t*>(valid_sem" in source, source
+        flag = "landing_flag" if n == 2 else "valid_sem"
+        assert "while (true)" in source and f"volatile tt_l1_ptr uint32_t*>({flag}" in source, source
         path = tmp_path / f"dm{n}.cpp"
         path.write_text(source)
         jobs.append((path, "reader", check_kernel.accessor_compile_args(program, kernel)))
@@ -255,7 +364,7 @@ def _misuse(kind: str):
                 blk = land.reserve()
                 recv = ttl.copy(pipe, blk)
                 chosen = ttl.wait_any((recv,), start=0).index()
-                if chosen == 0:
+                if chosen != 0:
                     blk.push()  # error: unwaited
                 recv.wait()
             elif x == 0:

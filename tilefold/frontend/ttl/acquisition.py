@@ -34,6 +34,12 @@ class AcquisitionBuilder:
         if dfb.hidden:
             raise self.error(f"{dfb.name} is managed by the compiler", node)
         held = self._ends(dfb)[kind]
+        partly = self.partly_released.get((dfb.index, kind))
+        if partly is not None:
+            verb = "pushed" if kind == "reserve" else "popped"
+            raise self.error(f"{dfb.name}.{kind}() after the if at {partly[1]}, one branch of which {verb} "
+                             f"{partly[0].name} and the other not: where the next block sits depends on the path; "
+                             f"release {partly[0].name} on every path or in none", node)
         depth = len(held)
         if (depth + 1) * 1 > dfb.block_count:
             raise self.error(f"{dfb.name}.{kind}() would hold {depth + 1} blocks of a buffer with block_count="

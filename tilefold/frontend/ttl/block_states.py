@@ -30,8 +30,14 @@ class BlockState:
         self.state = MW if acquired == "reserve" else MR
         self.readers = 0                  # copies reading the block (ROR)
         self.writer_line: SourceLocation | None = None
+        self.partly: SourceLocation | None = None   # the if one branch of which released it
 
     def _gone(self, where: SourceLocation) -> None:
+        if self.state == OS and self.partly is not None:
+            verb = "pushed" if self.acquired == "reserve" else "popped"
+            raise KernelError(f"{self.name} is {verb} by one branch of the if at {self.partly} only, so after it "
+                              f"whether {self.name} is held is known only at run time; use it inside that branch",
+                              where)
         if self.state == OS:
             raise KernelError(f"{self.name} was already released (pushed or popped); acquire a new block with "
                               "reserve() or wait()", where)

@@ -88,6 +88,8 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
         self.held: dict[int, dict[str, list[Block]]] = {}
         self.pipe_uses: list = []                     # (net, kind, dfb, location) for cross-kernel checks
         self.staging: dict = {}                       # (copy site, buffer, format) -> its staging buffer
+        self.ready_requests: dict = {}                # ttl.wait_any result -> its requests
+        self.partly_released: dict = {}               # (buffer, end) -> (block, the if) released on some paths
         self.function_stack: list[ast.FunctionDef] = [self.source.tree]
         self.read_tensors: set[int] = set()
         self.written_tensors: set[int] = set()
@@ -185,7 +187,8 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
             ends = {"loop": "the end of the loop iteration", "function": "the kernel ends",
                     "branch": "the end of this branch"}
             for t in region.transfers:
-                if not t.waited and t.group is None:
+                # a receive a ttl.wait_any did not take may stay pending when the kernel ends
+                if not t.waited and t.group is None and not (region.kind == "function" and t.selections):
                     raise KernelError("this transfer is never waited for; call .wait() on it (or add it to a "
                                       f"ttl.GroupTransfer and call wait_all()) before {ends[region.kind]}", t.location)
         if region.kind in ("loop", "function", "branch"):
@@ -582,7 +585,14 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
         if isinstance(lb, int) and isinstance(ub, int) and ub > lb:
             self.scalars.ranges[id(iv)] = (lb, lb + (ub - lb - 1) // step * step)
         self.assign(stmt.target, Scalar.opaque(iv), scope)
+        partly_before = dict(self.partly_released)
         self.statements(stmt.body, scope, Region("loop", stmt))
+        for key, (b, where) in self.partly_released.items():
+            if partly_before.get(key, (None,))[0] is not b:
+                verb = "pushed" if b.acquired == "reserve" else "popped"
+                raise KernelError(f"{b.name} is {verb} by one branch of this if only, inside a loop: the next "
+                                  f"iteration's block of {b.dfb.name} would sit where the path decides; release "
+                                  f"{b.name} on every path of the iteration", where)
         self.check_held(held_before, stmt, "loop iteration")
         self.node = stmt.body[-1]
         self.emit(scf.YieldOp())
@@ -610,17 +620,29 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
             raise self.error("a block cannot be accumulated into inside a runtime if; accumulate in a loop or "
                              "store the result of an expression", stmt)
         held_before = self.held_snapshot()
+        states = {id(b): (b.status.state, b.status.writer_line, b.status.readers)
+                  for ends in self.held.values() for blocks in ends.values() for b in blocks}
+        selected = self.selected_in_branches(cond)
         then_block, else_block = IRBlock(), IRBlock()
         self.emit(scf.IfOp(cond, [], [then_block], [else_block]))
         outer = self.block
-        for branch, stmts in ((then_block, stmt.body), (else_block, stmt.orelse)):
+        released = []
+        for branch, stmts, done in ((then_block, stmt.body, selected[0]), (else_block, stmt.orelse, selected[1])):
             self.block = branch
+            marked = self.mark_selected(done)
+            gone = []
             if stmts:
                 self.statements(stmts, scope, Region("branch", stmt))
+                gone = self.branch_releases(held_before)
                 self.check_held(held_before, stmt, "branch of this if")
+            self.unmark_selected(marked)
+            for b in gone:          # the other branch starts from the state before the if
+                b.status.state, b.status.writer_line, b.status.readers = states[id(b)]
+            released.append(gone)
             self.node = stmt
             self.emit(scf.YieldOp())
         self.block = outer
+        self.merge_branch_releases(*released, stmt)
 
     # -- with -----------------------------------------------------------------------------------
 
@@ -709,6 +731,33 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
                     return True
             scope = scope.parent
         return False
+
+    def branch_releases(self, before: dict) -> list:
+        """The blocks held before an ``if`` that a branch of it released: every block of a buffer end
+        (no younger one left behind, whose position would depend on the path). They are put back
+        among the held blocks for the other branch; :meth:`merge_branch_releases` settles them."""
+        gone = []
+        for index, ends in before.items():
+            for end, old in ends.items():
+                current = self.held[index][end]
+                if old and not current and all(b.status.released for b in old):
+                    current[:0] = old
+                    gone.extend(old)
+        return gone
+
+    def merge_branch_releases(self, then_gone: list, else_gone: list, stmt: ast.If) -> None:
+        """After an ``if``: a block both branches released is released; one released by one branch
+        only stays reserved (or waited) on the other path — it can no longer be used, and its buffer
+        end cannot be acquired from again, as the position of a next block depends on the path."""
+        both = {id(b) for b in then_gone} & {id(b) for b in else_gone}
+        for b in {id(b): b for b in then_gone + else_gone}.values():
+            held = self._ends(b.dfb)[b.acquired]
+            if any(h is b for h in held):
+                held.remove(b)
+            b.status.state = "OS"
+            if id(b) not in both:
+                b.status.partly = self.location(stmt)
+                self.partly_released[(b.dfb.index, b.acquired)] = (b, self.location(stmt))
 
     def held_snapshot(self) -> dict:
         return {k: {e: list(v) for e, v in ends.items()} for k, ends in self.held.items()}

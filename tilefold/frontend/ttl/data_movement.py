@@ -12,7 +12,9 @@ as many times as the busiest node needs and guards each copy with the node's pip
 
 A pipe receive may be waited again (a no-op) and completed by ``ttl.wait_any``; the front end
 tracks, per receive, the waits and selections on the path to each statement, so a later wait
-waits only when no selection took it.
+waits only when no selection took it; in a branch testing ``index == k`` request ``k`` is complete
+(its block may be used without a wait), and a receive a selection did not take may stay pending
+when the kernel ends.
 
 Errors: a slice whose extent is not a compile-time number or that leaves the tensor, a copy
 between a slice and a block of different shapes, data types or layouts, a copy in a compute
@@ -482,10 +484,6 @@ class DataMovementBuilder:
                 if requests[j] is t:
                     raise self.error(f"ttl.wait_any: requests {j} and {i} are the same receive request (posted at "
                                      f"{t.location}); give each request once", node)
-            if self.operation.landing.get(t.value.owner.net_index) is not None:
-                raise self.error(f"ttl.wait_any: request {i} receives from a pipe net whose nodes both send and "
-                                 "receive (a ring, a gather with loopback), which tilefold does not support in "
-                                 "ttl.wait_any yet; wait() on it", node)
             if not self._dominates(t.value) or self._loops_between(t.value):
                 raise self.error(f"ttl.wait_any: request {i} was posted at {t.location}; call ttl.wait_any in the "
                                  "loop iteration and branch that posted it", node)
@@ -503,7 +501,49 @@ class DataMovementBuilder:
         self.scalars.ranges[id(op.result)] = (0, len(requests) - 1)
         for position, t in enumerate(requests):
             t.selections.append((op.result, position, self.location(node)))
+        self.ready_requests[op.result] = tuple(requests)
         return ReadyReceive(Scalar.opaque(op.result), tuple(requests), self.location(node))
+
+    def selected_in_branches(self, cond) -> tuple[tuple, tuple]:
+        """The receives known complete in the then and else branches of an ``if`` whose condition
+        compares a ``ttl.wait_any`` index with a number: ``index == k`` selects request ``k`` in the
+        then branch (and, of two requests, the other one in the else branch); ``!=`` the reverse."""
+        from xdsl.dialects import arith
+
+        from tilefold.ir.ttkernel import constant_int
+
+        op = getattr(cond, "owner", None)
+        if not isinstance(op, arith.CmpiOp) or op.predicate.value.data not in (0, 1):
+            return (), ()
+        for ready, other in ((op.lhs, op.rhs), (op.rhs, op.lhs)):
+            requests, k = self.ready_requests.get(ready), constant_int(other)
+            if requests is None or k is None or not 0 <= k < len(requests):
+                continue
+            chosen = (requests[k],)
+            rest = (requests[1 - k],) if len(requests) == 2 else ()
+            return (chosen, rest) if op.predicate.value.data == 0 else (rest, chosen)
+        return (), ()
+
+    def mark_selected(self, transfers) -> list:
+        """In a branch where a selection completed each of ``transfers``: their blocks are no longer
+        being written (they may be read, copied out or pushed); undone by :meth:`unmark_selected`."""
+        from tilefold.frontend.ttl.block_states import NAW
+
+        marked = []
+        for t in transfers:
+            status = t.block.status
+            if status.state == NAW and status.writer_line == t.location:
+                marked.append((t, status.state, status.writer_line, len(t.waits)))
+                status.transfer_done(True)
+        return marked
+
+    @staticmethod
+    def unmark_selected(marked) -> None:
+        """After the branch: a block still held whose receive was not waited in it is, outside the
+        branch, still being written."""
+        for t, state, writer, waits in marked:
+            if not t.block.status.released and len(t.waits) == waits:
+                t.block.status.state, t.block.status.writer_line = state, writer
 
     def group_add(self, group: GroupTransfer, t, node) -> None:
         if not isinstance(t, Transfer):

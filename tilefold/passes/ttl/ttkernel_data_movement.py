@@ -29,7 +29,8 @@ table (``ttl.pipe_nets``: per net, the buffer blocks are received into and the b
   positions of their buffers are an error, never a block written elsewhere;
 * ``ttl.wait_any``: a ``while`` loop reading the candidates' ``valid`` semaphores as volatile L1
   words (never blocking) until one is set or was completed before, taking the one nearest the
-  start in cyclic order, then that receive's completion as its ``wait`` does it;
+  start in cyclic order, then that receive's completion as its ``wait`` does it (a receive from a
+  landing net, below: its slot's semaphore, and the copy out of the slot);
 * a net whose nodes both send and receive (a ring, a scatter-gather with loopback) has a landing
   buffer, one slot per pipe reaching a common node, each slot with a semaphore: a receiving kernel
   holds the whole buffer from its start and credits the ``ready`` of each of its sources once, a
@@ -447,14 +448,13 @@ class DataMovementLowering:
         e = self.e
         sources = [value.owner for value in op.requests]
         n = len(sources)
-        for source in sources:
-            if self.pipes[source.net_index]["landing_cb"] is not None:
-                raise CompileError("ttl.wait_any on a pipe net with a landing buffer is not supported",
-                                   source_location(op))
+        landed = [self.pipes[source.net_index]["landing_cb"] is not None for source in sources]
         count = e.index(n, op)
         start = e.before(arith.RemUIOp(op.start, count), op).result
         start.name_hint = "scan_from"
-        valids = [self.valid(source, "dst", op) for source in sources]
+        # a net with a landing buffer flags its pipe's slot (1 once the block landed there)
+        valids = [self.landing_slot(source, "dst")[1] if land else self.valid(source, "dst", op)
+                  for source, land in zip(sources, landed)]
         # the distance of each candidate from the first one scanned: its rank in the scan
         ranks = []
         for k in range(n):
@@ -499,7 +499,10 @@ class DataMovementLowering:
             end = scf.YieldOp()
             then_block.add_op(end)
             end.location = op.location
-            self.complete_receive(source, end)
+            if landed[k]:
+                self.land(source, end)
+            else:
+                self.complete_receive(source, end)
         op.result.replace_all_uses_with(selected)
 
     # -- pipes ----------------------------------------------------------------------------------
