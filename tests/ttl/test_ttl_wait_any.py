@@ -443,3 +443,42 @@ def test_wait_any_outside_a_kernel_is_an_error_at_its_line():
     line = marked_line(test_wait_any_outside_a_kernel_is_an_error_at_its_line, "# error: host")
     assert str(info.value).startswith(f"{inspect.getsourcefile(_misuse)}:{line}: "), str(info.value)
     assert "ttl.wait_any describes work on the device" in str(info.value)
+
+
+def _push_on_one_path_in_a_loop():
+    @ttl.operation(grid=(1, 1))
+    def push_on_one_path(a, out):
+        """A block reserved in a loop iteration and pushed by one branch of an if only."""
+        tiles = ttl.make_dataflow_buffer_like(a, shape=(1, 1), block_count=2)
+
+        @ttl.compute()
+        def compute():
+            pass
+
+        @ttl.datamovement()
+        def reader():
+            for t in range(2):
+                blk = tiles.reserve()
+                ttl.copy(a[0, t], blk).wait()
+                if t == 0:  # error: loop push
+                    blk.push()
+
+        @ttl.datamovement()
+        def writer():
+            with tiles.wait() as blk:
+                ttl.copy(blk, out[0, 0]).wait()
+
+    return push_on_one_path
+
+
+def test_a_push_on_one_path_of_a_loop_iteration_is_an_error_at_the_if():
+    import inspect
+
+    import pytest
+
+    with pytest.raises(KernelError) as info:
+        _push_on_one_path_in_a_loop()(tile_tensor((32, 64)), zeros((32, 32)))
+    line = marked_line(_push_on_one_path_in_a_loop, "# error: loop push")
+    message = str(info.value)
+    assert message.startswith(f"{inspect.getsourcefile(_loopback)}:{line}: "), message
+    assert "blk is pushed by one branch of this if only, inside a loop" in message, message
