@@ -161,3 +161,61 @@ def test_sending_a_block_the_compute_kernel_holds_is_an_error_at_the_send():
     expect_error(lambda: send_a_computed_block(tile_tensor((32, 32)), zeros((32, 32))),
                  test_sending_a_block_the_compute_kernel_holds_is_an_error_at_the_send, KernelError,
                  "pipe send here uses block 'p', which the compute kernel holds", "writer kernel")
+
+
+@ttl.operation()
+def broadcast(net: ttl.PipeNet, src, stage: ttl.DFB, dst: ttl.DFB):
+    """The source node of ``net`` reads ``src`` (a tensor slice) into ``stage`` and sends it; every
+    destination, the source included, receives it into ``dst``."""
+    def send(pipe):
+        ttl.copy(src, stage.reserve()).wait()
+        with stage.wait() as b:
+            ttl.copy(b, pipe).wait()
+
+    net.if_src(send)
+
+    def receive(pipe):
+        with dst.reserve() as d:
+            ttl.copy(pipe, d).wait()
+
+    net.if_dst(receive)
+
+
+@ttl.operation(grid=(2, 1))
+def broadcast_double(a, out):
+    """Node (0, 0) reads one tile and multicasts it to both nodes (itself included); each doubles
+    it and writes it at its own column."""
+    net = ttl.PipeNet([ttl.Pipe(src=(0, 0), dst=(slice(0, 2), 0))])
+    stage_dfb = ttl.make_dataflow_buffer_like(a, shape=(1, 1), block_count=2)
+    got_dfb = ttl.make_dataflow_buffer_like(a, shape=(1, 1), block_count=2)
+    out_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+    x, _ = ttl.node(dims=2)
+    broadcast(net, a[0, 0], stage_dfb, got_dfb)
+    o = out_dfb.reserve()
+    o.store(got_dfb.wait() * 2.0)
+    ttl.copy(out_dfb.wait(), out[0, x]).wait()
+
+
+def test_a_multicast_whose_send_reads_a_tensor_runs_the_read_in_the_sender():
+    a, out = tile_tensor((32, 32), seed=3), zeros((32, 64))
+    broadcast_double(a, out)
+    doubled = _bf16(a.host_values * 2.0)
+    np.testing.assert_allclose(out.host_values, np.concatenate([doubled, doubled], axis=1), rtol=1e-2, atol=1e-2)
+
+
+def test_a_statement_that_sends_and_receives_is_an_error_at_its_line():
+    @ttl.operation(grid=(2, 1))
+    def swap(a, out):
+        net = ttl.PipeNet([ttl.Pipe(src=(0, 0), dst=(1, 0)), ttl.Pipe(src=(1, 0), dst=(0, 0))])
+        a_dfb = ttl.make_dataflow_buffer_like(a, shape=(1, 1), block_count=2)
+        b_dfb = ttl.make_dataflow_buffer_like(a, shape=(1, 1), block_count=2)
+        x, _ = ttl.node(dims=2)
+        ttl.copy(a[0, x], a_dfb.reserve()).wait()
+        with a_dfb.wait() as mine, b_dfb.reserve() as theirs:  # error
+            net.if_src(lambda pipe: ttl.copy(mine, pipe).wait())
+            net.if_dst(lambda pipe: ttl.copy(pipe, theirs).wait())
+        ttl.copy(b_dfb.wait(), out[0, x]).wait()
+
+    expect_error(lambda: swap(tile_tensor((32, 64)), zeros((32, 64))),
+                 test_a_statement_that_sends_and_receives_is_an_error_at_its_line, KernelError,
+                 "both sends over a pipe", "separate statements")
