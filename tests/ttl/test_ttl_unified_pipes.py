@@ -219,3 +219,21 @@ def test_a_statement_that_sends_and_receives_is_an_error_at_its_line():
     expect_error(lambda: swap(tile_tensor((32, 64)), zeros((32, 64))),
                  test_a_statement_that_sends_and_receives_is_an_error_at_its_line, KernelError,
                  "both sends over a pipe", "separate statements")
+
+
+def test_one_function_given_to_if_src_and_if_dst_is_an_error_at_the_second():
+    @ttl.operation(grid=(2, 1))
+    def both(a, out):
+        net = ttl.PipeNet([ttl.Pipe(src=(0, 0), dst=(1, 0))])
+        a_dfb = ttl.make_dataflow_buffer_like(a, shape=(1, 1), block_count=2)
+
+        def move(pipe):
+            with a_dfb.reserve() as b:
+                ttl.copy(a[0, 0], b).wait()
+
+        net.if_src(move)
+        net.if_dst(move)  # error
+
+    expect_error(lambda: both(tile_tensor((32, 32)), zeros((32, 32))),
+                 test_one_function_given_to_if_src_and_if_dst_is_an_error_at_the_second, KernelError,
+                 "move() is run both by net.if_src and by net.if_dst")
