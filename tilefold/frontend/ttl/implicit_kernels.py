@@ -7,6 +7,11 @@ kernel functions, in the order they appear:
 
 * a statement that copies from a tensor slice into a block goes to the reader;
 * a statement that copies a block into a tensor slice goes to the writer;
+* a pipe receive (``ttl.copy(pipe, blk)``, ``net.if_dst(f)`` and the function ``f`` it runs) goes
+  to the reader, a pipe send (``ttl.copy(blk, pipe)``, ``net.if_src(f)`` and ``f``) to the writer,
+  so sends and receives sit in different data movement kernels, as TT-Lang keeps its pipe senders
+  apart; a statement that both sends and receives, or a pipe copy of a block another kernel
+  holds, is an error at its line;
 * a statement that uses a block variable goes to the kernel that acquired it (``blk.push()``);
 * any other statement that acquires, stores or pops a block goes to the compute kernel;
 * the remaining statements (buffer creation, shapes, constants) stay in the body.
@@ -22,6 +27,7 @@ from __future__ import annotations
 import ast
 import copy
 
+from tilefold.errors import KernelError, SourceLocation
 from tilefold.frontend.source import FunctionSource, register_tree
 
 ACQUIRE = {"reserve", "wait"}
@@ -47,13 +53,79 @@ def _is_kernel_def(node: ast.AST) -> bool:
     return False
 
 
+PIPE_GUARDS = {"if_src": "write", "if_dst": "read"}
+_SIDE = {"write": "send", "read": "receive"}
+
+
 def _uses_dataflow(stmt: ast.stmt) -> bool:
     for node in ast.walk(stmt):
         if _is_acquire(node):
             return True
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "copy":
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and (node.func.attr == "copy" or node.func.attr in PIPE_GUARDS):
             return True
     return False
+
+
+class Pipes:
+    """What the body says about pipes: the functions ``net.if_src`` / ``net.if_dst`` run (name ->
+    kernel), and the names that hold pipes or nets (the parameters of those functions, names bound
+    to ``ttl.Pipe(...)`` / ``ttl.PipeNet(...)``, and names of the operation's scope holding one)."""
+
+    def __init__(self, tree: ast.FunctionDef, file: str, scope: dict):
+        from tilefold.frontend.ttl.pipes import Pipe, PipeNet
+
+        self.file = file
+        self.callbacks: dict[str, str] = {}
+        self.names = {k for k, v in scope.items() if isinstance(v, (Pipe, PipeNet))
+                      or isinstance(v, (list, tuple)) and v and all(isinstance(i, (Pipe, PipeNet)) for i in v)}
+        defs = {n.name: n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in PIPE_GUARDS \
+                    and node.args:
+                kind, body = PIPE_GUARDS[node.func.attr], node.args[0]
+                if isinstance(body, ast.Name):
+                    if self.callbacks.get(body.id, kind) != kind:
+                        raise KernelError(f"{body.id}() is run both by net.if_src and by net.if_dst; in a body without "
+                                          "kernel functions sends go to the writer and receives to the reader kernel: "
+                                          "give each its own function", SourceLocation(file, node.lineno))
+                    self.callbacks[body.id] = kind
+                    if body.id in defs:
+                        self.names |= {a.arg for a in defs[body.id].args.args[:1]}
+                elif isinstance(body, ast.Lambda):
+                    self.names |= {a.arg for a in body.args.args[:1]}
+            elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+                f = node.value.func
+                if (f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", None)) in ("Pipe", "PipeNet"):
+                    self.names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+
+    def _is_pipe(self, node: ast.expr) -> bool:
+        while isinstance(node, (ast.Subscript, ast.Attribute)):
+            node = node.value
+        return isinstance(node, ast.Name) and node.id in self.names
+
+    def direction(self, stmt: ast.stmt) -> tuple[str, ast.AST] | None:
+        """("write", node) for a statement that sends over a pipe, ("read", node) for one that
+        receives, None for one that does neither; both is an error at the statement's line."""
+        if isinstance(stmt, ast.FunctionDef) and stmt.name in self.callbacks:
+            return self.callbacks[stmt.name], stmt
+        found: dict[str, ast.AST] = {}
+        for node in ast.walk(stmt):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+                continue
+            if node.func.attr in PIPE_GUARDS:
+                found.setdefault(PIPE_GUARDS[node.func.attr], node)
+            elif node.func.attr == "copy" and len(node.args) == 2:
+                if self._is_pipe(node.args[1]):
+                    found.setdefault("write", node)
+                elif self._is_pipe(node.args[0]):
+                    found.setdefault("read", node)
+        if len(found) > 1:
+            raise KernelError("this statement both sends over a pipe (line "
+                              f"{found['write'].lineno}) and receives from one (line {found['read'].lineno}); in a body "
+                              "without kernel functions sends go to the writer and receives to the reader data movement "
+                              "kernel: write them as separate statements", SourceLocation(self.file, stmt.lineno))
+        return next(iter(found.items()), None)
 
 
 def needs_split(tree: ast.FunctionDef) -> bool:
@@ -88,7 +160,7 @@ SPLIT = "split"         # a loop or branch whose body holds statements of severa
 _COMPOUND = (ast.For, ast.If)
 
 
-def _assign(body: list[ast.stmt], tensors: set[str], owner: dict | None = None,
+def _assign(body: list[ast.stmt], tensors: set[str], pipes: Pipes, owner: dict | None = None,
             pending: dict | None = None, inner: dict | None = None) -> list[str | None]:
     """The kernel of each statement ("read" / "compute" / "write"), None for the host (or, inside a
     loop or branch, for a statement every kernel that runs the loop repeats), :data:`SPLIT` for a
@@ -107,9 +179,9 @@ def _assign(body: list[ast.stmt], tensors: set[str], owner: dict | None = None,
             continue
         if isinstance(stmt, _COMPOUND) \
                 and not (isinstance(stmt, ast.For) and stmt.orelse):
-            parts = [_assign(stmt.body, tensors, owner, pending, inner)]
+            parts = [_assign(stmt.body, tensors, pipes, owner, pending, inner)]
             if isinstance(stmt, ast.If) and stmt.orelse:
-                parts.append(_assign(stmt.orelse, tensors, owner, pending, inner))
+                parts.append(_assign(stmt.orelse, tensors, pipes, owner, pending, inner))
             found = {k for part in parts for k in _kinds_within(part, inner)}
             if len(found) > 1 or SPLIT in found:
                 kinds[i] = SPLIT
@@ -119,10 +191,15 @@ def _assign(body: list[ast.stmt], tensors: set[str], owner: dict | None = None,
                 kinds[i] = found.pop()
                 continue
         used = _names(stmt)
-        kind = _copy_direction(stmt, tensors)
+        piped = pipes.direction(stmt)
+        kind = piped[0] if piped else _copy_direction(stmt, tensors)
+        if piped:
+            _check_held_elsewhere(stmt, piped, used, owner, pipes.file)
         if kind is None:
             kind = next((owner[n] for n in used if n in owner), "compute")
         kinds[i] = kind
+        if isinstance(stmt, ast.Assign) and _is_copy(stmt.value):     # a copy's handle: waited where it runs
+            owner.update({t.id: kind for t in stmt.targets if isinstance(t, ast.Name)})
         for name in [n for n in pending if n in used]:
             where, j = pending.pop(name)
             where[j] = kind
@@ -135,6 +212,32 @@ def _assign(body: list[ast.stmt], tensors: set[str], owner: dict | None = None,
             where[j] = "compute"
         _assign.inner = inner
     return kinds
+
+
+def _is_copy(node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "copy"
+
+
+def _check_held_elsewhere(stmt, piped, used, owner, file) -> None:
+    """A pipe copy of a block that another kernel acquired (``p = dfb.reserve()`` stored by the
+    compute kernel, then sent) cannot be placed: the copy runs in a data movement kernel."""
+    kind, node = piped
+    for name in sorted(used):
+        if owner.get(name, kind) != kind and name not in _stored(stmt):
+            raise KernelError(f"the pipe {_SIDE[kind]} here uses block {name!r}, which the {_KERNEL[owner[name]]} "
+                              f"kernel holds; in a body without kernel functions a pipe {_SIDE[kind]} runs in the "
+                              f"{_KERNEL[kind]} kernel: {_ADVICE[kind]}", SourceLocation(file, node.lineno))
+
+
+_KERNEL = {"read": "reader", "write": "writer", "compute": "compute"}
+_ADVICE = {"write": "push the block and send a block waited from its buffer (with buf.wait() as b: "
+                    "ttl.copy(b, pipe))",
+           "read": "receive into a block reserved for the receive and wait for it where it is used"}
+
+
+def _stored(stmt: ast.stmt) -> set[str]:
+    return {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)} | \
+        {n.arg for n in ast.walk(stmt) if isinstance(n, ast.arg)}
 
 
 def _kinds_within(kinds: list[str | None], inner: dict) -> set[str]:
@@ -245,7 +348,14 @@ def split(function, source: FunctionSource, tree: ast.FunctionDef | None = None,
 
     tree = source.tree if tree is None else tree
     tensors = {a.arg for a in tree.args.args + tree.args.kwonlyargs}
-    kinds = _assign(tree.body, tensors)
+    scope = dict(function.__globals__)
+    for name, cell in zip(function.__code__.co_freevars, function.__closure__ or ()):
+        try:
+            scope[name] = cell.cell_contents
+        except ValueError:
+            continue
+    scope.update(values or {})
+    kinds = _assign(tree.body, tensors, Pipes(tree, source.file, scope))
     inner = _assign.inner
     host = [s for s, k in zip(tree.body, kinds) if k is None]
     defs = []
