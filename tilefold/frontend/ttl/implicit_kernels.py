@@ -29,6 +29,7 @@ import copy
 
 from tilefold.errors import KernelError, SourceLocation
 from tilefold.frontend.source import FunctionSource, register_tree
+from tilefold.frontend.ttl.inlining import function_scope
 
 ACQUIRE = {"reserve", "wait"}
 KINDS = (("read", "datamovement"), ("compute", "compute"), ("write", "datamovement"))
@@ -348,12 +349,7 @@ def split(function, source: FunctionSource, tree: ast.FunctionDef | None = None,
 
     tree = source.tree if tree is None else tree
     tensors = {a.arg for a in tree.args.args + tree.args.kwonlyargs}
-    scope = dict(function.__globals__)
-    for name, cell in zip(function.__code__.co_freevars, function.__closure__ or ()):
-        try:
-            scope[name] = cell.cell_contents
-        except ValueError:
-            continue
+    scope = function_scope(function)
     scope.update(values or {})
     kinds = _assign(tree.body, tensors, Pipes(tree, source.file, scope))
     inner = _assign.inner
@@ -380,9 +376,7 @@ def split(function, source: FunctionSource, tree: ast.FunctionDef | None = None,
                             returns=None, type_params=[])
     ast.copy_location(outer, tree)
     module = ast.fix_missing_locations(ast.Module(body=[outer], type_ignores=[]))
-    scope = dict(function.__globals__)
-    for name, cell in zip(function.__code__.co_freevars, function.__closure__ or ()):
-        scope[name] = cell.cell_contents
+    scope = function_scope(function)
     scope.update(values or {})
     scope[_DECORATOR["datamovement"]] = kernels.datamovement
     scope[_DECORATOR["compute"]] = kernels.compute
