@@ -117,3 +117,30 @@ def test_loops_and_branches_holding_reads_compute_and_writes_are_split():
     np.testing.assert_array_equal(ttnn.to_numpy(y).astype(np.float32), _bf16(v + v))
     want = _bf16(_bf16(v[:, :32]) + v[:, 32:])
     np.testing.assert_allclose(ttnn.to_numpy(sums).astype(np.float32), want, rtol=1e-2, atol=1e-2)
+
+
+SCALE = 1.0
+
+
+@ttl.operation(grid=(1, 1))
+def _scaled_by_global(x, y):
+    x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+    y_dfb = ttl.make_dataflow_buffer_like(y, shape=(1, 1), block_count=2)
+    ttl.copy(x[0, 0], x_dfb.reserve()).wait()
+    s = x_dfb.wait()
+    d = y_dfb.reserve()
+    d.store(s * ttl.block.fill(SCALE, shape=s.shape, dtype=s.dtype))
+    ttl.copy(y_dfb.wait(), y[0, 0]).wait()
+
+
+def test_a_global_rebound_between_calls_is_seen_by_the_second_call():
+    global SCALE
+    x = tile_tensor((32, 32), seed=3)
+    try:
+        for scale in (1.0, 2.0):
+            SCALE = scale
+            y = zeros((32, 32))
+            _scaled_by_global(x, y)
+            np.testing.assert_array_equal(y.host_values, _bf16(x.host_values * scale))
+    finally:
+        SCALE = 1.0

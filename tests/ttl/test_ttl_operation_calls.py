@@ -251,3 +251,44 @@ def test_a_scratch_buffer_shaped_by_a_loop_variable_is_an_error_at_the_call():
     expect_error(lambda: op(tile_tensor((32, 32)), zeros((32, 32))),
                  test_a_scratch_buffer_shaped_by_a_loop_variable_is_an_error_at_the_call, KernelError,
                  "depends on 'r'")
+
+
+def _offset_operation():
+    """An operation reading ``offset`` from its closure, and a setter rebinding it."""
+    offset = 1.0
+
+    @ttl.operation()
+    def add_offset(src: ttl.DFB, dst: ttl.DFB):
+        s = src.wait()
+        d = dst.reserve()
+        d.store(s + ttl.block.fill(offset, shape=s.shape, dtype=s.dtype))
+
+    def set_offset(value):
+        nonlocal offset
+        offset = value
+
+    return add_offset, set_offset
+
+
+add_offset, set_offset = _offset_operation()
+
+
+@ttl.operation(grid=(1, 1))
+def plus_offset(x, y):
+    x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+    y_dfb = ttl.make_dataflow_buffer_like(y, shape=(1, 1), block_count=2)
+    ttl.copy(x[0, 0], x_dfb.reserve()).wait()
+    add_offset(x_dfb, y_dfb)
+    ttl.copy(y_dfb.wait(), y[0, 0]).wait()
+
+
+def test_a_name_a_callee_reads_is_read_again_at_each_call():
+    x = tile_tensor((32, 32), seed=4)
+    try:
+        for offset in (1.0, 3.0):
+            set_offset(offset)
+            y = zeros((32, 32))
+            plus_offset(x, y)
+            np.testing.assert_allclose(y.host_values, _bf16(x.host_values + offset), rtol=1e-2, atol=1e-2)
+    finally:
+        set_offset(1.0)

@@ -19,13 +19,15 @@ kernel functions, in the order they appear:
 A block acquired by ``x = dfb.reserve()`` / ``dfb.wait()`` goes to the kernel of the first later
 statement that uses ``x``. The nested functions keep the user's lines, so errors point at them.
 Reads: the operation function's source (:mod:`tilefold.frontend.source`). Writes: a new function
-object (same globals, same file) and the parsed trees of its kernels (:func:`register_tree`).
+object (same file; it reads the operation's module and closure as they are at each call,
+:func:`rebind`) and the parsed trees of its kernels (:func:`register_tree`).
 """
 
 from __future__ import annotations
 
 import ast
 import copy
+import types
 
 from tilefold.errors import KernelError, SourceLocation
 from tilefold.frontend.source import FunctionSource, register_tree
@@ -344,14 +346,10 @@ def _hold_all(stmt: ast.stmt, counter: list[int]) -> ast.stmt:
 def split(function, source: FunctionSource, tree: ast.FunctionDef | None = None, values: dict | None = None):
     """A copy of ``function`` whose dataflow statements sit in reader / compute / writer kernels
     (of ``tree``, its body with operation calls inlined, when given; ``values`` are the names the
-    inlined statements carry over from the callees' scopes)."""
-    from tilefold.frontend.ttl import kernels
-
+    inlined statements carry over from the callees' scopes). Call it through :func:`rebind`."""
     tree = source.tree if tree is None else tree
     tensors = {a.arg for a in tree.args.args + tree.args.kwonlyargs}
-    scope = function_scope(function)
-    scope.update(values or {})
-    kinds = _assign(tree.body, tensors, Pipes(tree, source.file, scope))
+    kinds = _assign(tree.body, tensors, Pipes(tree, source.file, split_scope(function, values)))
     inner = _assign.inner
     host = [s for s, k in zip(tree.body, kinds) if k is None]
     defs = []
@@ -376,11 +374,28 @@ def split(function, source: FunctionSource, tree: ast.FunctionDef | None = None,
                             returns=None, type_params=[])
     ast.copy_location(outer, tree)
     module = ast.fix_missing_locations(ast.Module(body=[outer], type_ignores=[]))
+    scope = split_scope(function, values)
+    exec(compile(module, source.file, "exec"), scope)
+    return scope[tree.name]
+
+
+def split_scope(function, values: dict | None = None) -> dict:
+    """The names a split body reads: ``function``'s module and closure as they are now, ``values``
+    (the names inlined statements carry over) and the kernel decorators."""
+    from tilefold.frontend.ttl import kernels
+
     scope = function_scope(function)
     scope.update(values or {})
     scope[_DECORATOR["datamovement"]] = kernels.datamovement
     scope[_DECORATOR["compute"]] = kernels.compute
-    exec(compile(module, source.file, "exec"), scope)
-    new = scope[tree.name]
-    new.__defaults__, new.__kwdefaults__ = function.__defaults__, function.__kwdefaults__
+    return scope
+
+
+def rebind(body, function, values: dict | None = None):
+    """The split ``body`` reading the names of ``function``'s module and closure, and ``values``,
+    as they are at this call (a split is made once; a global rebound between calls is seen, as an
+    operation with kernel functions sees it)."""
+    new = types.FunctionType(body.__code__, split_scope(function, values), body.__name__, function.__defaults__,
+                             body.__closure__)
+    new.__kwdefaults__ = function.__kwdefaults__
     return new

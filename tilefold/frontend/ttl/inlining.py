@@ -10,7 +10,7 @@ over as values, and its scratch buffers (``ttl.make_dfb(...)`` statements) are m
 call, before the caller's top-level statement holding the call. Nested calls are inlined first.
 
 Reads: the caller's and callees' sources and scopes. Writes: a new function tree and the values
-its carried-over names hold. Errors: a call with the wrong arguments, a device tensor for a
+its carried-over names hold (read again at each call of the operation, :meth:`Inliner.values`). Errors: a call with the wrong arguments, a device tensor for a
 ``ttl.DFB`` parameter, an operation call whose result is used, recursion — at the call's line.
 """
 
@@ -92,10 +92,22 @@ class Inliner:
         self.file = source.file
         self.tree = source.tree
         self.scope = function_scope(function)
-        self.values: dict[str, object] = {}        # carried-over names -> values
+        self.defaults: dict[str, object] = {}      # carried-over names -> callees' parameter defaults
+        self.reads: dict[str, tuple] = {}           # carried-over names -> (callee, the name it reads, line)
         self.counter = itertools.count(1)
         self.inlined = 0
         self.first_call: SourceLocation | None = None
+
+    def values(self) -> dict[str, object]:
+        """The values of the carried-over names, the names the callees read taken from their modules
+        and closures now (a global rebound between two calls of the operation is seen by the second)."""
+        out = dict(self.defaults)
+        for carried, (function, name, where) in self.reads.items():
+            scope = function_scope(function)
+            if name not in scope:
+                raise KernelError(f"{function.__name__}(): name {name!r} is not defined", where)
+            out[carried] = scope[name]
+        return out
 
     def expand(self) -> ast.FunctionDef:
         """The body's tree with every operation call inlined (the tree itself when there is none)."""
@@ -212,7 +224,7 @@ class Inliner:
             else:
                 default = signature.parameters[param].default
                 carried = f"{prefix}default_{param}"
-                self.values[carried] = default
+                self.defaults[carried] = default
                 value = ast.Name(id=carried, ctx=ast.Load())
             if param in stored:
                 bindings.append(ast.copy_location(ast.Assign(targets=[ast.Name(id=renames[param], ctx=ast.Store())],
@@ -224,14 +236,13 @@ class Inliner:
         for free in _loaded_names(body) - stored - set(callee_params):
             if free.startswith(_PREFIX) or free not in callee_scope and hasattr(builtins, free):
                 continue            # carried over by an inner call already, or a builtin
+            line = min(n.lineno for s in body for n in ast.walk(s) if isinstance(n, ast.Name) and n.id == free)
             if free not in callee_scope:
-                line = min(n.lineno for s in body for n in ast.walk(s) if isinstance(n, ast.Name) and n.id == free)
                 raise KernelError(f"{name}(): name {free!r} is not defined", SourceLocation(source.file, line))
-            value = callee_scope[free]
-            if free in self.scope and self.scope[free] is value:
+            if free in self.scope and self.scope[free] is callee_scope[free]:
                 continue            # the same object in the outermost body's scope (ttl, ttnn ...)
             carried[free] = f"{prefix}{free}"
-            self.values[carried[free]] = value
+            self.reads[carried[free]] = (op.function, free, SourceLocation(source.file, line))
         body = [_Rename(renames, carried, substitute).visit(copy.deepcopy(s)) for s in body]
         if source.file != self.file:       # its lines are of another file: errors name the call's line
             for s in body:

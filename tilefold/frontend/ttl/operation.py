@@ -201,26 +201,29 @@ class Operation:
 
     def _body(self):
         """The function to run: a body without kernel functions is split into kernels once
-        (:mod:`.implicit_kernels`)."""
+        (:mod:`.implicit_kernels`), and reads its module's names as they are at each call."""
+        from tilefold.frontend.ttl import implicit_kernels
+
         if not hasattr(self, "_split"):
             from tilefold.frontend.source import FunctionSource
-            from tilefold.frontend.ttl import implicit_kernels
-
             from tilefold.frontend.ttl.inlining import Inliner
 
             source = FunctionSource.of(self.function, "operation")
             inliner = Inliner(self.function, source, Operation)
             tree = inliner.expand()
             if implicit_kernels.needs_split(tree):
-                self._split = implicit_kernels.split(self.function, source, tree, inliner.values)
+                self._split = (implicit_kernels.split(self.function, source, tree, inliner.values()), inliner)
             elif inliner.inlined:
                 raise KernelError(f"operation {self.function.__name__} calls another operation, and one of their bodies "
                                   "defines @ttl.compute() / @ttl.datamovement() functions; an operation is inlined only "
                                   "into a body without kernel functions, and only when its own body has none",
                                   inliner.first_call)
             else:
-                self._split = self.function
-        return self._split
+                self._split = None
+        if self._split is None:
+            return self.function
+        body, inliner = self._split
+        return implicit_kernels.rebind(body, self.function, inliner.values())
 
     def build(self, args, kwargs) -> BuiltOperation:
         """Run the body and build every kernel into one ttl module."""
