@@ -292,3 +292,46 @@ def test_a_name_a_callee_reads_is_read_again_at_each_call():
             np.testing.assert_allclose(y.host_values, _bf16(x.host_values + offset), rtol=1e-2, atol=1e-2)
     finally:
         set_offset(1.0)
+
+
+@ttl.operation()
+def stage_then_return(src: ttl.DFB, dst: ttl.DFB):
+    d = dst.reserve()
+    d.store(src.wait())
+    return
+
+
+@ttl.operation(grid=(1, 1))
+def staged_rows(x, y):
+    a = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+    b = ttl.make_dataflow_buffer_like(y, shape=(1, 1), block_count=2)
+    for r in range(2):
+        ttl.copy(x[r, 0], a.reserve()).wait()
+        stage_then_return(a, b)
+        ttl.copy(b.wait(), y[r, 0]).wait()
+
+
+def test_a_callee_ending_with_a_bare_return_is_inlined_without_it():
+    x, y = tile_tensor((64, 32), seed=5), zeros((64, 32))
+    staged_rows(x, y)
+    np.testing.assert_array_equal(y.host_values, x.host_values)
+
+
+def test_a_return_before_the_end_of_a_callee_is_an_error_at_its_line():
+    @ttl.operation()
+    def early(src: ttl.DFB, dst: ttl.DFB, skip=True):
+        if skip:
+            return  # error
+        d = dst.reserve()
+        d.store(src.wait())
+
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        a = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+        ttl.copy(x[0, 0], a.reserve()).wait()
+        early(a, a)
+        ttl.copy(a.wait(), y[0, 0]).wait()
+
+    expect_error(lambda: op(tile_tensor((32, 32)), zeros((32, 32))),
+                 test_a_return_before_the_end_of_a_callee_is_an_error_at_its_line, KernelError,
+                 "early() returns here", "inlined")

@@ -66,6 +66,7 @@ class Accessor:
     num_pages: int | None = None  # its pages: ids outside [0, num_pages) have no address
     data_format: object = None    # its data format (tilefold.layout.formats.DataFormat)
     bank_nodes: object = field(default=None, compare=False, repr=False)   # NOC node bits per bank, once asked
+    l1_rows: object = field(default=None, compare=False, repr=False)      # core row of each L1 bank, once asked
 
     def pages_outside(self, page_id):
         """Per-lane mask (or bool) of page ids outside the buffer; None when all are inside."""

@@ -212,11 +212,17 @@ class DataflowApi:
         return table[bank, 0], table[bank, 1]
 
     def _l1_bank_rows(self, accessor: Accessor):
-        """The core row of each L1 bank of ``accessor``: a sharded buffer's banks are its shard cores."""
-        if not accessor.args.is_sharded or not hasattr(accessor.args.sharded_spec, "bank_coords"):
-            return self.dev.l1_bank_rows
-        coords = np.asarray(accessor.args.sharded_spec.bank_coords, dtype=np.int64)
-        return self.dev.node_row[coords[:, 1], coords[:, 0]]
+        """The core row of each L1 bank of ``accessor`` (a sharded buffer's banks are its shard
+        cores), kept on the accessor."""
+        rows = accessor.l1_rows
+        if rows is None:
+            if not accessor.args.is_sharded or not hasattr(accessor.args.sharded_spec, "bank_coords"):
+                rows = self.dev.l1_bank_rows
+            else:
+                coords = np.asarray(accessor.args.sharded_spec.bank_coords, dtype=np.int64)
+                rows = self.dev.node_row[coords[:, 1], coords[:, 0]]
+            accessor.l1_rows = rows
+        return rows
 
     def _bank_nodes(self, accessor: Accessor):
         """(node bits of each bank's NOC address, ``(y << 6 | x) << 36``; the node kind all banks

@@ -234,9 +234,7 @@ def make_tensor_backed_dfb(tensor, shape, *, block_count: int = 1, byte_offset: 
         if dims != (32, 32):
             raise KernelError(f"{what}(tile={tile!r}): buffers of tiles other than 32x32 are not supported by "
                               "tilefold yet; give tile=None (the tensor's 32x32 tiles)", location)
-    if not isinstance(block_count, int) or isinstance(block_count, bool):
-        raise KernelValueError(f"{what}(block_count={block_count!r}): block_count must be an integer from 1 to "
-                               f"{MAX_BLOCK_COUNT}", location)
+    _check_count(what, block_count, location)
     fmt = data_format(getattr(dtype, "name", dtype))
     if not isinstance(byte_offset, int) or isinstance(byte_offset, bool) or byte_offset < 0 \
             or byte_offset % fmt.tile_size():

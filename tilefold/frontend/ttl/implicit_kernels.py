@@ -185,7 +185,7 @@ def _assign(body: list[ast.stmt], tensors: set[str], pipes: Pipes, owner: dict |
             parts = [_assign(stmt.body, tensors, pipes, owner, pending, inner)]
             if isinstance(stmt, ast.If) and stmt.orelse:
                 parts.append(_assign(stmt.orelse, tensors, pipes, owner, pending, inner))
-            found = {k for part in parts for k in _kinds_within(part, inner)}
+            found = {k for part in parts for k in part if k is not None}
             if len(found) > 1 or SPLIT in found:
                 kinds[i] = SPLIT
                 inner[id(stmt)] = parts
@@ -213,7 +213,6 @@ def _assign(body: list[ast.stmt], tensors: set[str], pipes: Pipes, owner: dict |
     if top:
         for where, j in pending.values():
             where[j] = "compute"
-        _assign.inner = inner
     return kinds
 
 
@@ -241,16 +240,6 @@ _ADVICE = {"write": "push the block and send a block waited from its buffer (wit
 def _stored(stmt: ast.stmt) -> set[str]:
     return {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)} | \
         {n.arg for n in ast.walk(stmt) if isinstance(n, ast.arg)}
-
-
-def _kinds_within(kinds: list[str | None], inner: dict) -> set[str]:
-    found = set()
-    for k in kinds:
-        if k == SPLIT:
-            found.add(SPLIT)
-        elif k is not None:
-            found.add(k)
-    return found
 
 
 def _has(body: list[ast.stmt], kinds: list[str | None], part: str, inner: dict) -> bool:
@@ -349,8 +338,8 @@ def split(function, source: FunctionSource, tree: ast.FunctionDef | None = None,
     inlined statements carry over from the callees' scopes). Call it through :func:`rebind`."""
     tree = source.tree if tree is None else tree
     tensors = {a.arg for a in tree.args.args + tree.args.kwonlyargs}
-    kinds = _assign(tree.body, tensors, Pipes(tree, source.file, split_scope(function, values)))
-    inner = _assign.inner
+    inner: dict = {}
+    kinds = _assign(tree.body, tensors, Pipes(tree, source.file, split_scope(function, values)), inner=inner)
     host = [s for s, k in zip(tree.body, kinds) if k is None]
     defs = []
     base = tree.name.lstrip("_") or "operation"

@@ -11,7 +11,8 @@ call, before the caller's top-level statement holding the call. Nested calls are
 
 Reads: the caller's and callees' sources and scopes. Writes: a new function tree and the values
 its carried-over names hold (read again at each call of the operation, :meth:`Inliner.values`). Errors: a call with the wrong arguments, a device tensor for a
-``ttl.DFB`` parameter, an operation call whose result is used, recursion — at the call's line.
+``ttl.DFB`` parameter, an operation call whose result is used, recursion — at the call's line; a
+``return`` before the end of a callee — at its line.
 """
 
 from __future__ import annotations
@@ -143,7 +144,7 @@ class Inliner:
         if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
             op = _operation_of(stmt.value.func, scope, self.operation_type)
             if op is not None:
-                scratch, body = self._call(op, stmt.value, function, file, scope, stack, params)
+                scratch, body = self._call(op, stmt.value, function, file, stack, params)
                 if nested:
                     hoisted += scratch
                     return body
@@ -167,15 +168,15 @@ class Inliner:
             [i.context_expr for i in getattr(stmt, "items", [])]
         for part in shallow:
             for node in ast.walk(part):
-                if isinstance(node, ast.Call) and _operation_of(node.func, scope, self.operation_type) is not None:
-                    op = _operation_of(node.func, scope, self.operation_type)
+                op = _operation_of(node.func, scope, self.operation_type) if isinstance(node, ast.Call) else None
+                if op is not None:
                     raise KernelError(f"{op.function.__name__}(...) is an operation: call it as a statement of the "
                                       "body (it writes its dataflow buffers and returns nothing)",
                                       SourceLocation(file, node.lineno))
 
     # -- one call ------------------------------------------------------------------------------
 
-    def _call(self, op, call: ast.Call, function, file, scope, stack, caller_params):
+    def _call(self, op, call: ast.Call, function, file, stack, caller_params):
         from tilefold.frontend.source import FunctionSource
 
         where = SourceLocation(file, call.lineno)
@@ -208,7 +209,7 @@ class Inliner:
                                       f"ttl.make_dataflow_buffer_like({base.id}, shape=..., block_count=2)", where)
         callee_params = [a.arg for a in args.args + args.kwonlyargs]
         # the callee's own calls first, in its own scope
-        body = self._body([s for s in tree.body if not _is_docstring(s)], op.function, source.file, callee_scope,
+        body = self._body(_inlinable_statements(tree, name, source.file), op.function, source.file, callee_scope,
                           stack + [op.function], set(callee_params))
         self.inlined += 1
         self.first_call = self.first_call or where
@@ -254,6 +255,25 @@ class Inliner:
         for s in scratch:
             s.called_at = where         # the call whose buffer it is (errors about it name that line)
         return scratch, [s for s in body if not _makes_buffer(s)] or [ast.copy_location(ast.Pass(), call)]
+
+
+def _inlinable_statements(tree: ast.FunctionDef, name: str, file: str) -> list[ast.stmt]:
+    """The statements of a callee's body to inline: without its docstring and a closing bare
+    ``return``; any other ``return`` of the body is an error at its line (inlined, it would leave
+    the caller's body)."""
+    body = [s for s in tree.body if not _is_docstring(s)]
+    if body and isinstance(body[-1], ast.Return) and body[-1].value is None:
+        body = body[:-1]
+    todo = list(body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Return):
+            raise KernelError(f"{name}() returns here: an operation called from a body is inlined into it, so it "
+                              "cannot return early; put the rest of its body under if / else",
+                              SourceLocation(file, node.lineno))
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            todo.extend(ast.iter_child_nodes(node))
+    return body
 
 
 def _is_docstring(stmt) -> bool:
