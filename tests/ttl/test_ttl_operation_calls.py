@@ -335,3 +335,52 @@ def test_a_return_before_the_end_of_a_callee_is_an_error_at_its_line():
     expect_error(lambda: op(tile_tensor((32, 32)), zeros((32, 32))),
                  test_a_return_before_the_end_of_a_callee_is_an_error_at_its_line, KernelError,
                  "early() returns here", "inlined")
+
+
+@ttl.operation()
+def stage_through_width(src: ttl.DFB, dst: ttl.DFB, width=1):
+    width = width * 1           # a parameter the body assigns, read by its scratch buffer's shape
+    scratch = ttl.make_dfb("bf16", shape=(1, width), block_count=2)
+    s = scratch.reserve()
+    s.store(src.wait())
+    d = dst.reserve()
+    d.store(scratch.wait())
+
+
+@ttl.operation(grid=(1, 1))
+def staged_through_width(x, y):
+    a = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+    b = ttl.make_dataflow_buffer_like(y, shape=(1, 1), block_count=2)
+    for r in range(2):
+        ttl.copy(x[r, 0], a.reserve()).wait()
+        stage_through_width(a, b)
+        ttl.copy(b.wait(), y[r, 0]).wait()
+
+
+def test_a_scratch_buffer_shaped_by_a_name_the_callee_sets_is_made_after_it():
+    x, y = tile_tensor((64, 32), seed=6), zeros((64, 32))
+    staged_through_width(x, y)
+    np.testing.assert_array_equal(y.host_values, x.host_values)
+
+
+def test_a_scratch_buffer_shaped_by_an_acquired_block_is_an_error_at_the_call():
+    @ttl.operation()
+    def shaped_by_block(src: ttl.DFB, dst: ttl.DFB):
+        s = src.wait()
+        scratch = ttl.make_dfb("bf16", shape=s.shape, block_count=2)
+        t = scratch.reserve()
+        t.store(s)
+        d = dst.reserve()
+        d.store(scratch.wait())
+
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        a = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+        b = ttl.make_dataflow_buffer_like(y, shape=(1, 1), block_count=2)
+        ttl.copy(x[0, 0], a.reserve()).wait()
+        shaped_by_block(a, b)  # error
+        ttl.copy(b.wait(), y[0, 0]).wait()
+
+    expect_error(lambda: op(tile_tensor((32, 32)), zeros((32, 32))),
+                 test_a_scratch_buffer_shaped_by_an_acquired_block_is_an_error_at_the_call, KernelError,
+                 "shaped_by_block(): a scratch buffer", "'s'")

@@ -6,13 +6,16 @@ statement of another operation body without kernel functions, or of another such
 The call is inlined before the body is split into kernels (:mod:`.implicit_kernels`): the
 callee's parameters become the caller's argument expressions, its own names get fresh names
 (so two calls do not share blocks), the names it reads from its module or closure are carried
-over as values, and its scratch buffers (``ttl.make_dfb(...)`` statements) are made once per
-call, before the caller's top-level statement holding the call. Nested calls are inlined first.
+over as values, and its scratch buffers (``ttl.make_dfb(...)`` statements, with the statements
+setting names they read) are made once per call, before the caller's top-level statement holding
+the call. Nested calls are inlined first.
 
 Reads: the caller's and callees' sources and scopes. Writes: a new function tree and the values
-its carried-over names hold (read again at each call of the operation, :meth:`Inliner.values`). Errors: a call with the wrong arguments, a device tensor for a
-``ttl.DFB`` parameter, an operation call whose result is used, recursion — at the call's line; a
-``return`` before the end of a callee — at its line.
+its carried-over names hold (read again at each call of the operation, :meth:`Inliner.values`).
+Errors: a call with the wrong arguments, a device tensor for a ``ttl.DFB`` parameter, an
+operation call whose result is used, recursion, a scratch buffer shaped by a name set in the loop
+holding the call or by a block the callee acquires — at the call's line; a ``return`` before the
+end of a callee — at its line.
 """
 
 from __future__ import annotations
@@ -251,10 +254,10 @@ class Inliner:
                     if hasattr(node, "lineno"):
                         node.lineno = node.end_lineno = call.lineno
         body = bindings + body
-        scratch = [s for s in body if _makes_buffer(s)]
+        scratch, rest = _scratch_first(body, name, prefix, where)
         for s in scratch:
             s.called_at = where         # the call whose buffer it is (errors about it name that line)
-        return scratch, [s for s in body if not _makes_buffer(s)] or [ast.copy_location(ast.Pass(), call)]
+        return scratch, rest or [ast.copy_location(ast.Pass(), call)]
 
 
 def _inlinable_statements(tree: ast.FunctionDef, name: str, file: str) -> list[ast.stmt]:
@@ -274,6 +277,28 @@ def _inlinable_statements(tree: ast.FunctionDef, name: str, file: str) -> list[a
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
             todo.extend(ast.iter_child_nodes(node))
     return body
+
+
+def _scratch_first(body: list[ast.stmt], name: str, prefix: str, where: SourceLocation):
+    """``(scratch, rest)``: the statements of an inlined body that make its scratch buffers, with
+    the statements before them that set names they read (``n = rows * 2``, a parameter the body
+    assigns), in order; then the rest. A buffer that reads a name set by a statement acquiring or
+    copying blocks cannot be made first: an error at the call."""
+    from tilefold.frontend.ttl.implicit_kernels import _uses_dataflow
+
+    needed: set[str] = set()
+    first = [False] * len(body)
+    for i in reversed(range(len(body))):
+        stmt = body[i]
+        if _makes_buffer(stmt) or (_stored_names([stmt]) & needed and not _uses_dataflow(stmt)):
+            first[i] = True
+            needed |= _loaded_names([stmt])
+    late = sorted(needed & _stored_names([s for s, f in zip(body, first) if not f]))
+    if late:
+        raise KernelError(f"{name}(): a scratch buffer of this operation depends on {late[0].removeprefix(prefix)!r}, "
+                          "which a statement acquiring or copying blocks sets; an operation's buffers are made before "
+                          "its statements run — give them compile-time shapes and formats", where)
+    return [s for s, f in zip(body, first) if f], [s for s, f in zip(body, first) if not f]
 
 
 def _is_docstring(stmt) -> bool:
