@@ -284,13 +284,11 @@ def _scratch_first(body: list[ast.stmt], name: str, prefix: str, where: SourceLo
     the statements before them that set names they read (``n = rows * 2``, a parameter the body
     assigns), in order; then the rest. A buffer that reads a name set by a statement acquiring or
     copying blocks cannot be made first: an error at the call."""
-    from tilefold.frontend.ttl.implicit_kernels import _uses_dataflow
-
     needed: set[str] = set()
     first = [False] * len(body)
     for i in reversed(range(len(body))):
         stmt = body[i]
-        if _makes_buffer(stmt) or (_stored_names([stmt]) & needed and not _uses_dataflow(stmt)):
+        if _makes_buffer(stmt) or (_stored_names([stmt]) & needed and not _moves_blocks(stmt)):
             first[i] = True
             needed |= _loaded_names([stmt])
     late = sorted(needed & _stored_names([s for s, f in zip(body, first) if not f]))
@@ -299,6 +297,13 @@ def _scratch_first(body: list[ast.stmt], name: str, prefix: str, where: SourceLo
                           "which a statement acquiring or copying blocks sets; an operation's buffers are made before "
                           "its statements run — give them compile-time shapes and formats", where)
     return [s for s, f in zip(body, first) if f], [s for s, f in zip(body, first) if not f]
+
+
+def _moves_blocks(stmt: ast.stmt) -> bool:
+    """Whether ``stmt`` acquires, copies or sends / receives blocks (``x.reserve()``, ``x.wait()``,
+    ``ttl.copy(...)``, ``net.if_src(f)`` / ``net.if_dst(f)``)."""
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+               and n.func.attr in ("reserve", "wait", "copy", "if_src", "if_dst") for n in ast.walk(stmt))
 
 
 def _is_docstring(stmt) -> bool:
