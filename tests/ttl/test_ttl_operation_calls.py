@@ -384,3 +384,35 @@ def test_a_scratch_buffer_shaped_by_an_acquired_block_is_an_error_at_the_call():
     expect_error(lambda: op(tile_tensor((32, 32)), zeros((32, 32))),
                  test_a_scratch_buffer_shaped_by_an_acquired_block_is_an_error_at_the_call, KernelError,
                  "shaped_by_block(): a scratch buffer", "'s'")
+
+
+@ttl.operation()
+def plus_one_stage(src: ttl.DFB, dst: ttl.DFB):
+    s = src.wait()
+    d = dst.reserve()
+    d.store(s + ttl.block.fill(1.0, shape=s.shape, dtype=s.dtype))
+
+
+step = copy_stage
+
+
+@ttl.operation(grid=(1, 1))
+def one_step(x, y):
+    a = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+    b = ttl.make_dataflow_buffer_like(y, shape=(1, 1), block_count=2)
+    ttl.copy(x[0, 0], a.reserve()).wait()
+    step(a, b)
+    ttl.copy(b.wait(), y[0, 0]).wait()
+
+
+def test_a_name_rebound_to_another_operation_between_calls_inlines_the_new_one():
+    global step
+    x = tile_tensor((32, 32), seed=7)
+    try:
+        for operation, offset in ((copy_stage, 0.0), (plus_one_stage, 1.0)):
+            step = operation
+            y = zeros((32, 32))
+            one_step(x, y)
+            np.testing.assert_allclose(y.host_values, _bf16(x.host_values + offset), rtol=1e-2, atol=1e-2)
+    finally:
+        step = copy_stage

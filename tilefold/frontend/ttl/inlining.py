@@ -101,6 +101,7 @@ class Inliner:
         self.counter = itertools.count(1)
         self.inlined = 0
         self.first_call: SourceLocation | None = None
+        self.resolved: list[tuple] = []             # (function, call's function expression, operation or None)
 
     def values(self) -> dict[str, object]:
         """The values of the carried-over names, the names the callees read taken from their modules
@@ -112,6 +113,18 @@ class Inliner:
                 raise KernelError(f"{function.__name__}(): name {name!r} is not defined", where)
             out[carried] = scope[name]
         return out
+
+    def unchanged(self) -> bool:
+        """Whether every call statement the expansion looked at still names the same operation (or
+        still none): a name rebound to another operation between calls needs a new expansion."""
+        scopes: dict[int, dict] = {}
+        for function, func, op in self.resolved:
+            scope = scopes.get(id(function))
+            if scope is None:
+                scope = scopes[id(function)] = function_scope(function)
+            if _operation_of(func, scope, self.operation_type) is not op:
+                return False
+        return True
 
     def expand(self) -> ast.FunctionDef:
         """The body's tree with every operation call inlined (the tree itself when there is none)."""
@@ -146,6 +159,7 @@ class Inliner:
     def _statement(self, stmt, function, file, scope, stack, params, hoisted, nested) -> list[ast.stmt]:
         if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
             op = _operation_of(stmt.value.func, scope, self.operation_type)
+            self.resolved.append((function, stmt.value.func, op))
             if op is not None:
                 scratch, body = self._call(op, stmt.value, function, file, stack, params)
                 if nested:

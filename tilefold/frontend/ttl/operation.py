@@ -200,11 +200,12 @@ class Operation:
         return capture
 
     def _body(self):
-        """The function to run: a body without kernel functions is split into kernels once
-        (:mod:`.implicit_kernels`), and reads its module's names as they are at each call."""
+        """The function to run: a body without kernel functions is split into kernels once (again
+        when a name it calls as an operation is rebound; :mod:`.implicit_kernels`), and reads its
+        module's names as they are at each call."""
         from tilefold.frontend.ttl import implicit_kernels
 
-        if not hasattr(self, "_split"):
+        if not hasattr(self, "_split") or self._split is not None and not self._split[1].unchanged():
             from tilefold.frontend.source import FunctionSource
             from tilefold.frontend.ttl.inlining import Inliner
 
