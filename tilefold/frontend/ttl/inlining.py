@@ -194,44 +194,20 @@ class Inliner:
     # -- one call ------------------------------------------------------------------------------
 
     def _call(self, op, call: ast.Call, function, file, stack, caller_params):
-        from tilefold.frontend.source import FunctionSource
-
+        """``(scratch, statements)``: the callee's statements for one call, its names renamed for
+        the call, and its scratch buffer statements apart (see :func:`_scratch_first`)."""
         where = SourceLocation(file, call.lineno)
         name = op.function.__name__
-        if op.function in stack or op.function is self.function or len(stack) >= MAX_DEPTH:
-            raise KernelError(f"{name}() calls itself: an operation called from a body is inlined, so it cannot "
-                              "recurse", where)
-        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
-            raise KernelError(f"{name}(): give the arguments of an operation called from a body one by one "
-                              "(no *args / **kwargs)", where)
-        source = FunctionSource.of(op.function, "operation")
+        source, signature, bound = self._bind(op, call, function, where, stack, caller_params)
         tree = source.tree
-        args = tree.args
-        if args.vararg or args.kwarg or args.posonlyargs:
-            raise KernelError(f"{name}(): an operation called from a body takes named parameters only "
-                              "(no *args, **kwargs or positional-only parameters)", where)
-        signature = inspect.signature(op.function)
-        try:
-            bound = signature.bind(*call.args, **{k.arg: k.value for k in call.keywords})
-        except TypeError as exc:
-            raise KernelError(f"{name}(): {exc}", where) from None
         callee_scope = function_scope(op.function)
-        buffers = op.buffer_parameters()
-        for param, value in bound.arguments.items():
-            if param in buffers and function is self.function:
-                base = value.value if isinstance(value, ast.Subscript) else value
-                if isinstance(base, ast.Name) and base.id in caller_params:
-                    raise KernelError(f"{name}(): parameter {param!r} is a dataflow buffer, but {base.id!r} is an argument "
-                                      "of the operation (a device tensor); pass a dataflow buffer, such as "
-                                      f"ttl.make_dataflow_buffer_like({base.id}, shape=..., block_count=2)", where)
-        callee_params = [a.arg for a in args.args + args.kwonlyargs]
+        callee_params = [a.arg for a in tree.args.args + tree.args.kwonlyargs]
         # the callee's own calls first, in its own scope
         body = self._body(_inlinable_statements(tree, name, source.file), op.function, source.file, callee_scope,
                           stack + [op.function], set(callee_params))
         self.inlined += 1
         self.first_call = self.first_call or where
-        n = next(self.counter)
-        prefix = f"{_PREFIX}{n}_"
+        prefix = f"{_PREFIX}{next(self.counter)}_"
         stored = _stored_names(body)
         renames = {v: prefix + v for v in stored | set(callee_params)}
         substitute: dict[str, ast.expr] = {}
@@ -240,9 +216,8 @@ class Inliner:
             if param in bound.arguments:
                 value = bound.arguments[param]
             else:
-                default = signature.parameters[param].default
                 carried = f"{prefix}default_{param}"
-                self.defaults[carried] = default
+                self.defaults[carried] = signature.parameters[param].default
                 value = ast.Name(id=carried, ctx=ast.Load())
             if param in stored:
                 bindings.append(ast.copy_location(ast.Assign(targets=[ast.Name(id=renames[param], ctx=ast.Store())],
@@ -250,28 +225,68 @@ class Inliner:
             else:
                 substitute[param] = value
                 renames.pop(param)
-        carried = {}
-        for free in _loaded_names(body) - stored - set(callee_params):
-            if free.startswith(_PREFIX) or free not in callee_scope and hasattr(builtins, free):
-                continue            # carried over by an inner call already, or a builtin
-            line = min(n.lineno for s in body for n in ast.walk(s) if isinstance(n, ast.Name) and n.id == free)
-            if free not in callee_scope:
-                raise KernelError(f"{name}(): name {free!r} is not defined", SourceLocation(source.file, line))
-            if free in self.scope and self.scope[free] is callee_scope[free]:
-                continue            # the same object in the outermost body's scope (ttl, ttnn ...)
-            carried[free] = f"{prefix}{free}"
-            self.reads[carried[free]] = (op.function, free, SourceLocation(source.file, line))
+        carried = self._carry(op, body, stored | set(callee_params), callee_scope, source.file, prefix)
         body = [_Rename(renames, carried, substitute).visit(copy.deepcopy(s)) for s in body]
         if source.file != self.file:       # its lines are of another file: errors name the call's line
             for s in body:
                 for node in ast.walk(s):
                     if hasattr(node, "lineno"):
                         node.lineno = node.end_lineno = call.lineno
-        body = bindings + body
-        scratch, rest = _scratch_first(body, name, prefix, where)
+        scratch, rest = _scratch_first(bindings + body, name, prefix, where)
         for s in scratch:
             s.called_at = where         # the call whose buffer it is (errors about it name that line)
         return scratch, rest or [ast.copy_location(ast.Pass(), call)]
+
+    def _bind(self, op, call: ast.Call, function, where, stack, caller_params):
+        """``(callee source, signature, bound arguments)`` of a call (the arguments as the call's
+        expressions); errors at the call for recursion, ``*args`` / ``**kwargs``, arguments that do
+        not bind, and one of the operation's tensors given for a buffer parameter."""
+        from tilefold.frontend.source import FunctionSource
+
+        name = op.function.__name__
+        if op.function in stack or op.function is self.function or len(stack) >= MAX_DEPTH:
+            raise KernelError(f"{name}() calls itself: an operation called from a body is inlined, so it cannot "
+                              "recurse", where)
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+            raise KernelError(f"{name}(): give the arguments of an operation called from a body one by one "
+                              "(no *args / **kwargs)", where)
+        source = FunctionSource.of(op.function, "operation")
+        args = source.tree.args
+        if args.vararg or args.kwarg or args.posonlyargs:
+            raise KernelError(f"{name}(): an operation called from a body takes named parameters only "
+                              "(no *args, **kwargs or positional-only parameters)", where)
+        signature = inspect.signature(op.function)
+        try:
+            bound = signature.bind(*call.args, **{k.arg: k.value for k in call.keywords})
+        except TypeError as exc:
+            raise KernelError(f"{name}(): {exc}", where) from None
+        buffers = op.buffer_parameters()
+        for param, value in bound.arguments.items():
+            if param in buffers and function is self.function:
+                base = value.value if isinstance(value, ast.Subscript) else value
+                if isinstance(base, ast.Name) and base.id in caller_params:
+                    raise KernelError(f"{name}(): parameter {param!r} is a dataflow buffer, but {base.id!r} is an argument "
+                                      "of the operation (a device tensor); pass a dataflow buffer, such as "
+                                      f"ttl.make_dataflow_buffer_like({base.id}, shape=..., block_count=2)", where)
+        return source, signature, bound
+
+    def _carry(self, op, body, local: set[str], callee_scope: dict, file: str, prefix: str) -> dict[str, str]:
+        """The names ``body`` reads from its operation's module or closure, each given a carried-over
+        name read at each call (:meth:`values`) unless the outermost body names the same object; a
+        name neither defines (nor a builtin) is an error at its line."""
+        name = op.function.__name__
+        carried = {}
+        for free in _loaded_names(body) - local:
+            if free.startswith(_PREFIX) or free not in callee_scope and hasattr(builtins, free):
+                continue            # carried over by an inner call already, or a builtin
+            line = min(n.lineno for s in body for n in ast.walk(s) if isinstance(n, ast.Name) and n.id == free)
+            if free not in callee_scope:
+                raise KernelError(f"{name}(): name {free!r} is not defined", SourceLocation(file, line))
+            if free in self.scope and self.scope[free] is callee_scope[free]:
+                continue            # the same object in the outermost body's scope (ttl, ttnn ...)
+            carried[free] = f"{prefix}{free}"
+            self.reads[carried[free]] = (op.function, free, SourceLocation(file, line))
+        return carried
 
 
 def _inlinable_statements(tree: ast.FunctionDef, name: str, file: str) -> list[ast.stmt]:
