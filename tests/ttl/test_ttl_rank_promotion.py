@@ -220,3 +220,29 @@ def test_a_batch_of_one_product_stores_into_a_2d_block():
     batch_of_one_into_2d(a, b, y)
     want = ttnn.to_numpy(a).astype(np.float64)[0] @ ttnn.to_numpy(b).astype(np.float64)
     np.testing.assert_allclose(ttnn.to_numpy(y), want, rtol=2 ** -7, atol=2 ** -4)
+
+
+def test_transpose_with_more_than_an_out_block_is_an_error_at_the_users_line():
+    @ttl.operation(grid=(1, 1))
+    def op(a, y):
+        a_dfb = ttl.make_dataflow_buffer_like(a, shape=(1, 1), block_count=1)
+        y_dfb = ttl.make_dataflow_buffer_like(y, shape=(1, 1), block_count=1)
+
+        @ttl.datamovement()
+        def read():
+            with a_dfb.reserve() as ab:
+                ttl.copy(a[0, 0], ab).wait()
+
+        @ttl.compute()
+        def compute():
+            with a_dfb.wait() as ab, y_dfb.reserve() as yb:
+                yb.store(ttl.transpose(ab, yb, yb))  # error
+
+        @ttl.datamovement()
+        def write():
+            with y_dfb.wait() as yb:
+                ttl.copy(yb, y[0, 0]).wait()
+
+    expect_error(lambda: op(tile_tensor((32, 32)), zeros((32, 32))),
+                 test_transpose_with_more_than_an_out_block_is_an_error_at_the_users_line,
+                 KernelError, "takes 1 positional argument(s), got 3")

@@ -468,8 +468,10 @@ class BlockExpressionBuilder(AcquisitionBuilder):
     def fn_transpose(self, fn, args, kwargs, node):
         """``ttl.transpose(x)``; the older ``ttl.transpose(x, out_blk)`` names the block the result is
         stored into, which is only checked against the result's shape."""
-        out = args[1] if len(args) == 2 else kwargs.pop("out", None)
-        self._arity(fn, args[:1], kwargs, 1, node)
+        out = kwargs.pop("out", None)
+        if out is None and len(args) == 2:
+            out, args = args[1], args[:1]
+        self._arity(fn, args, kwargs, 1, node)
         a = self.operand(args[0], node)
         self.require_tiled(a, fn.qualname, node)
         if len(a.shape) != 2:
