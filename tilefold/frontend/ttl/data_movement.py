@@ -488,6 +488,8 @@ class DataMovementBuilder:
                 raise self.error(f"ttl.wait_any: request {i} was posted at {t.location}; call ttl.wait_any in the "
                                  "loop iteration and branch that posted it", node)
         start = self.as_int(start, node, "the start index of ttl.wait_any")
+        if not isinstance(start, Scalar):
+            start %= len(requests)          # Python's %: a negative start counts from the end
         done = []
         for t in requests:
             flag = self.receive_completed(t, node)

@@ -443,14 +443,23 @@ class DataMovementLowering:
     def wait_any(self, op: ttl.WaitAnyOp) -> None:
         """``ttl.wait_any``: a loop polling the receives' ``valid`` semaphores (plain volatile reads of
         L1, which never block) until one is set or was completed before; of those it takes the first
-        from ``start % n`` on, cyclically, then completes that one as its ``wait`` does (the semaphore
+        from ``start % n`` on (Python's ``%``, for a negative start too), cyclically, then completes that one as its ``wait`` does (the semaphore
         wait there returns at once)."""
         e = self.e
         sources = [value.owner for value in op.requests]
         n = len(sources)
         landed = [self.pipes[source.net_index]["landing_cb"] is not None for source in sources]
         count = e.index(n, op)
-        start = e.before(arith.RemUIOp(op.start, count), op).result
+        known = constant_int(op.start)
+        if known is not None:
+            start = e.index(known % n, op)
+        else:
+            # a runtime start is a signed 32-bit number: its truncated remainder, moved up by n when
+            # negative, is Python's start % n (an unsigned remainder would be wrong below zero)
+            rest = e.before(arith.RemSIOp(op.start, count), op).result
+            below = e.before(arith.CmpiOp(rest, e.index(0, op), "slt"), op).result
+            lifted = e.before(arith.AddiOp(rest, count), op).result
+            start = e.before(arith.SelectOp(below, lifted, rest), op).result
         start.name_hint = "scan_from"
         # a net with a landing buffer flags its pipe's slot (1 once the block landed there)
         valids = [self.landing_slot(source, "dst")[1] if land else self.valid(source, "dst", op)
