@@ -849,6 +849,8 @@ class DataflowApi:
             before = self.dev.l1.read_u32(rows, int(local)).astype(np.int64)
             store(rows, int(local), values)
         else:
+            # each lane's word as it was before this call (lanes may share a word: the value before all)
+            before = self.dev.l1.read_u32(rows, np.asarray(local, dtype=np.int64)).astype(np.int64)
             for lane in range(self.L):
                 store(rows[lane:lane + 1], int(local[lane]), values[lane:lane + 1])
         self.dev.sem_time_note(rows, local, self.clock + self.costs.noc_latency + self._ethernet(rows, 4), before)

@@ -269,8 +269,19 @@ class _Run:
 
     def sem_time_note(self, rows, addr, when, before=None) -> None:
         """A write of the semaphore word at ``addr`` of cores ``rows`` lands at time ``when``;
-        ``before``: the word's value before it (what a read earlier than ``when`` sees)."""
-        a = int(np.asarray(addr).flat[0])
+        ``before``: the word's value before it (what a read earlier than ``when`` sees). ``addr``
+        may differ per lane (one per row): each address keeps its own times and values."""
+        lanes = np.asarray(addr)
+        if lanes.ndim and lanes.size > 1 and (lanes != lanes.flat[0]).any():
+            rows = np.broadcast_to(np.asarray(rows, dtype=np.int64), lanes.shape)
+            when = np.broadcast_to(when, lanes.shape)
+            if before is not None:
+                before = np.broadcast_to(np.asarray(before, dtype=np.int64), lanes.shape)
+            for a in np.unique(lanes):
+                at = lanes == a
+                self.sem_time_note(rows[at], int(a), when[at], None if before is None else before[at])
+            return
+        a = int(lanes.flat[0])
         times = self._sem_times.setdefault(a, np.zeros(self.ncores))
         rows = np.asarray(rows, dtype=np.int64)
         if before is not None:
