@@ -357,7 +357,7 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
         if value is MISSING:
             value = self.source.lookup(name)
         if value is MISSING or isinstance(value, Unassigned):
-            raise self.error(f"name {name!r} is not defined here", node)
+            raise self.error(f"name {name!r} is not defined here{self.none_idiom_hint(name)}", node)
         self.check_visible(name, value, node)
         if isinstance(value, MutableScalar):
             self.node = node
@@ -387,6 +387,20 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
             block = parent.parent_block() if parent is not None else None
         raise self.error(f"{name} gets its value inside a loop or branch that has ended; give {name} a value before "
                          "the loop (or the if) so that it carries over", node)
+
+    def none_idiom_hint(self, name: str) -> str:
+        """Why a name of the ``acc = None`` idiom has no value, when the kernel uses that idiom."""
+        trees = [n for tree in self.function_stack for n in ast.walk(tree)]
+        set_none = any(isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant) and n.value.value is None
+                       and any(isinstance(t, ast.Name) and t.id == name for t in n.targets) for n in trees)
+        tested = any(isinstance(n, ast.Compare) and isinstance(n.left, ast.Name) and n.left.id == name
+                     and isinstance(n.ops[0], (ast.Is, ast.IsNot)) for n in trees)
+        if not (set_none and tested):
+            return ""
+        return (f": {name} = None then {name} = x if {name} is None else {name} + x needs {name} assigned on every "
+                f"path of the first iteration of a loop with a compile-time trip count, not only inside a runtime "
+                f"if or loop or after a continue; give {name} its first value before the loop instead "
+                f"({name} = ttl.math.fill(x, 0) with a block x of the summed shape, or the first block)")
 
     # -- promotion of carried names -------------------------------------------------------------
 
