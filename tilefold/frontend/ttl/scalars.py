@@ -142,14 +142,39 @@ class ScalarBuilder:
             return a // b
         if isinstance(b, int) and b == 1:
             return a
+        if self._may_be_negative(a, b):
+            q = self.emit(arith.DivSIOp(self.materialize(a), self.constant(b))).result
+            below = self._negative_remainder(a, b)
+            return Scalar.opaque(self.emit(arith.SelectOp(below, self.emit(arith.SubiOp(q, self.constant(1))).result,
+                                                          q)).result)
         op = self.emit(arith.DivUIOp(self.materialize(a), self.materialize(b)))
         return Scalar.opaque(op.result)
 
     def mod(self, a: IntLike, b: IntLike) -> IntLike:
         if isinstance(a, int) and isinstance(b, int):
             return a % b
+        if self._may_be_negative(a, b):
+            r = self.emit(arith.RemSIOp(self.materialize(a), self.constant(b))).result
+            below = self.emit(arith.CmpiOp(r, self.constant(0), "slt")).result
+            op = self.emit(arith.SelectOp(below, self.emit(arith.AddiOp(r, self.constant(b))).result, r))
+            self.ranges[id(op.result)] = (0, b - 1)
+            return Scalar.opaque(op.result)
         op = self.emit(arith.RemUIOp(self.materialize(a), self.materialize(b)))
         return Scalar.opaque(op.result)
+
+    def _may_be_negative(self, a: IntLike, b: IntLike) -> bool:
+        """Whether ``a // b`` / ``a % b`` need Python's floor semantics on signed values: ``b`` is a
+        positive constant and ``a`` can be negative over its symbols' ranges (``(x - 1) % n`` with
+        ``x`` a node coordinate or loop index). The device computes on ``uint32_t``: an unsigned
+        division of a wrapped negative value gives another number."""
+        if not (isinstance(b, int) and b > 0):
+            return False
+        bounds = self.bounds(a)
+        return bounds is not None and bounds[0] < 0
+
+    def _negative_remainder(self, a: IntLike, b: int) -> SSAValue:
+        r = self.emit(arith.RemSIOp(self.materialize(a), self.constant(b))).result
+        return self.emit(arith.CmpiOp(r, self.constant(0), "slt")).result
 
     def minimum(self, a: IntLike, b: IntLike) -> IntLike:
         if isinstance(a, int) and isinstance(b, int):
