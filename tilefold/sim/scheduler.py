@@ -41,7 +41,8 @@ class SimThread:
     def _run(self, function: Callable):
         self.running_kernel = True
         try:
-            return function(self.ctx)
+            with np.errstate(all="ignore"):     # each greenlet has its own context: the device raises no FP exceptions
+                return function(self.ctx)
         finally:
             self.running_kernel = False
             self.ctx.kernel_frame = None
