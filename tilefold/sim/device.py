@@ -452,8 +452,7 @@ class Device:
             max_cycles: int | None = None) -> RunResult:
         """Run ``program`` with ``inputs`` (buffer name → host array). A thread running past
         ``max_cycles`` cycles (default: :mod:`tilefold.sim.watchdog`'s limit) is a ``WatchdogError``."""
-        # the device raises no floating-point exceptions: infinities and NaN are values like any other
-        with watchdog.limit(max_cycles), one_blas_thread(), steady_heap(), frozen_gc(), np.errstate(all="ignore"):
+        with watchdog.limit(max_cycles), one_blas_thread(), steady_heap(), frozen_gc():
             try:
                 result = self._run_checked(program, inputs, trace, progress, raise_on_hazard, batch)
             except SimulationError as err:

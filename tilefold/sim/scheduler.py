@@ -41,7 +41,9 @@ class SimThread:
     def _run(self, function: Callable):
         self.running_kernel = True
         try:
-            with np.errstate(all="ignore"):     # each greenlet has its own context: the device raises no FP exceptions
+            # the device raises no floating-point exceptions: infinities and NaN are values like any
+            # other (numpy's error state is per greenlet, so it is set here, in the kernel's own)
+            with np.errstate(all="ignore"):
                 return function(self.ctx)
         finally:
             self.running_kernel = False

@@ -144,7 +144,7 @@ class ScalarBuilder:
             return a
         if self._may_be_negative(a, b):
             q = self.emit(arith.DivSIOp(self.materialize(a), self.constant(b))).result
-            below = self._negative_remainder(a, b)
+            _, below = self._signed_remainder(a, b)
             return Scalar.opaque(self.emit(arith.SelectOp(below, self.emit(arith.SubiOp(q, self.constant(1))).result,
                                                           q)).result)
         op = self.emit(arith.DivUIOp(self.materialize(a), self.materialize(b)))
@@ -154,8 +154,7 @@ class ScalarBuilder:
         if isinstance(a, int) and isinstance(b, int):
             return a % b
         if self._may_be_negative(a, b):
-            r = self.emit(arith.RemSIOp(self.materialize(a), self.constant(b))).result
-            below = self.emit(arith.CmpiOp(r, self.constant(0), "slt")).result
+            r, below = self._signed_remainder(a, b)
             op = self.emit(arith.SelectOp(below, self.emit(arith.AddiOp(r, self.constant(b))).result, r))
             self.ranges[id(op.result)] = (0, b - 1)
             return Scalar.opaque(op.result)
@@ -172,9 +171,10 @@ class ScalarBuilder:
         bounds = self.bounds(a)
         return bounds is not None and bounds[0] < 0
 
-    def _negative_remainder(self, a: IntLike, b: int) -> SSAValue:
+    def _signed_remainder(self, a: IntLike, b: int) -> tuple[SSAValue, SSAValue]:
+        """C's truncating ``a % b`` on signed values, and whether it is negative (an ``i1``)."""
         r = self.emit(arith.RemSIOp(self.materialize(a), self.constant(b))).result
-        return self.emit(arith.CmpiOp(r, self.constant(0), "slt")).result
+        return r, self.emit(arith.CmpiOp(r, self.constant(0), "slt")).result
 
     def minimum(self, a: IntLike, b: IntLike) -> IntLike:
         if isinstance(a, int) and isinstance(b, int):
