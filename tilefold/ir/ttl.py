@@ -1155,6 +1155,8 @@ DST_SUBBLOCK_ATTR = "ttl.dst_subblock"
 DST_OUTPUT_INDEX_ATTR = "ttl.dst_output_index"
 OPERAND_ATTR = "ttl.operand"
 SUBBLOCK_LOOP_ATTR = "ttl.subblock_loop"
+# on a ``ttl.copy_tile`` of a compute body: the tile a matmul adds onto (copied into its output slots first)
+MATMUL_ADDEND_ATTR = "ttl.matmul_addend"
 CB_INDEX_ATTR = "ttl.cb_index"
 # on a ttl.copy between data formats: the circular buffer its pages go through in the tensor's format
 STAGING_CB_ATTR = "ttl.staging_cb"

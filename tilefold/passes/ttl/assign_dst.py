@@ -8,6 +8,9 @@ Reads: ``ttl.compute`` ops (after ``convert-ttl-to-compute``) and the kernel's
   values live), and each constant tile (fills and element-wise ops on them) moved just before
   its first reader;
 
+* for ``x + a @ b`` with ``x`` an input tile indexed like the output: a ``ttl.copy_tile`` of ``x``
+  into the output slots marked ``ttl.matmul_addend`` instead of the add (the matmul's K steps then
+  accumulate onto it in DST);
 * ``ttl.copy_tile %arg, %index, %slot`` for each input tile an SFPU op reads (CB → DST), placed
   just before its first reader, with
   ``%index = ttl.linearized_index`` — the tile's index in its block — and a constant slot;
@@ -38,7 +41,7 @@ from xdsl.context import Context
 from xdsl.dialects import arith, scf
 from xdsl.dialects import tensor as tensor_dialect
 from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp, UnitAttr
-from xdsl.ir import Block, SSAValue
+from xdsl.ir import Block, BlockArgument, SSAValue
 from xdsl.ir.affine import AffineDimExpr
 from xdsl.rewriter import InsertPoint
 
@@ -120,8 +123,11 @@ class DstAssignment:
         self.merge_duplicates()
         self.schedule_heavier_operands_first()
         self.sink_constants()
+        addend = self.fold_addend_into_matmul()
         self.insert_copies()
         chain = self.output_chain()
+        if addend is not None:
+            chain.add(addend.result)             # copied into the matmul's output slots
         footprint = self.assign_slots(chain)
         if footprint + 1 > self.capacity:
             cfg = compute_config(self.kernel)
@@ -208,6 +214,35 @@ class DstAssignment:
             if first is not None and first is not op.next_op:
                 op.detach()
                 self.body.insert_op_before(op, first)
+
+    def fold_addend_into_matmul(self) -> ttl.CopyTileOp | None:
+        """``x + a @ b`` with ``x`` a tile of an input block indexed like the output: ``x`` is copied
+        into the matmul's output slots (a ``ttl.copy_tile`` marked ``ttl.matmul_addend``) and the
+        matmul adds its K steps onto it, as ``matmul_block`` accumulates into DST. This replaces an
+        SFPU add and the DST slot of the product, and rounds the sum to DST's precision once per K
+        step instead of rounding the product first. Returns the copy, or None."""
+        mm = next((op for op in self.body.ops if isinstance(op, ttl.TileOp) and op.info.kind == "matmul"), None)
+        if mm is None:
+            return None
+        uses = list(mm.result.uses)
+        if len(uses) != 1:
+            return None
+        add = uses[0].operation
+        if not (isinstance(add, ttl.TileOp) and add.info.name == "add" and add.result.type == mm.result.type):
+            return None
+        addend = add.operands[1 - uses[0].index]
+        maps = self.compute.indexing_maps
+        if not (isinstance(addend, BlockArgument) and addend.block is self.body and addend.index < self.n_inputs
+                and maps[addend.index] == maps[-1] and addend not in mm.operands):
+            return None
+        copy = ttl.CopyTileOp(addend, self._linearized(addend.index, mm), _index_constant(0, self.body, mm))
+        copy.attributes[ttl.MATMUL_ADDEND_ATTR] = UnitAttr()
+        copy.location = add.location
+        self.body.insert_op_before(copy, mm)
+        add.result.replace_all_uses_with(mm.result)
+        add.detach()
+        add.erase()
+        return copy
 
     # -- copies into DST ------------------------------------------------------------------------
 

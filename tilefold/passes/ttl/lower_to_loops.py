@@ -8,7 +8,8 @@ Reads: computes with DST slots assigned and the DST protocol around them. Writes
   ``affine.apply`` of the loop indices (and sub-block offsets), and holds the body's tile ops;
 * for a reduction: ``ttl.tile_reduce`` runs in an inner nest over the reduced dims, a matmul
   becomes one ``ttl.matmul_block`` per K step over the whole ``rt × ct`` sub-block
-  (``scf.for`` over K; a batched matmul has one per batch index of the sub-block, unrolled);
+  (``scf.for`` over K; a batched matmul has one per batch index of the sub-block, unrolled),
+  after a nest copying the tiles it adds onto (``ttl.matmul_addend``) into its output slots;
   ops on the result follow in a loop over the output tiles, reading it
   with ``ttl.dst_tile``;
 * a **pack loop nest** over the output tiles for the store: ``ttl.pack_tile %dst_slot, %cb_tile,
@@ -209,8 +210,13 @@ class ComputeLowering:
         batch, (rt, ct) = self.sizes[:nb], self.sizes[nb:nb + 2]
         a_parent = a.owner.block.type.get_shape() if isinstance(a.owner, ttl.BlockSliceOp) else a.type.get_shape()
         b_parent = b.owner.block.type.get_shape() if isinstance(b.owner, ttl.BlockSliceOp) else b.type.get_shape()
+        names = [f"b{d}" for d in range(nb)] + ["i", "j", "k"]
+        addend_ops, addend_only = self._addend_ops()
+        if addend_ops:                  # the tiles it adds onto, copied into its output slots first
+            pre, pre_ivs, _ = loop_nest(cursor, [*batch, rt, ct, 1], self.location, names, self.footprint)
+            self._clone_body(pre, pre_ivs, [op for op in self.body.ops if op in addend_ops], {}, {})
         k_cursor, k_ivs, _ = loop_nest(cursor, [1 if d != k_dim else self.sizes[d] for d in range(rank)],
-                                       self.location, [f"b{d}" for d in range(nb)] + ["i", "j", "k"], self.footprint)
+                                       self.location, names, self.footprint)
         k_iv = k_ivs[k_dim]
         zero = k_cursor.index(0, self.location)
         a_dims = [*range(nb), nb, nb + 2]
@@ -231,7 +237,8 @@ class ComputeLowering:
             indices[0].name_hint, indices[1].name_hint = "a_tile", "b_tile"
             k_cursor.add(ttl.MatmulBlockOp(a, b, indices[0], indices[1], rt, ct, a_parent[-1],
                                            self.footprint + flat * rt * ct), mm.location)
-        rest = [op for op in self.body.ops if op is not mm and not isinstance(op, ttl.YieldOp)]
+        rest = [op for op in self.body.ops if op is not mm and not isinstance(op, ttl.YieldOp)
+                and op not in addend_only]
         yielded = self.body.last_op.operands[0]
         if yielded is mm.result and not [op for op in rest if ttl.DST_OUTPUT_INDEX_ATTR not in op.attributes]:
             return
@@ -244,6 +251,17 @@ class ComputeLowering:
         placeholder.attributes[ttl.DST_OUTPUT_ATTR] = UnitAttr()
         mapping[mm.result] = placeholder.result
         self._clone_body(inner, ivs, [op for op in rest if op not in first], mapping, {})
+
+    def _addend_ops(self) -> tuple[set, set]:
+        """The copy of the tiles a matmul adds onto (``ttl.matmul_addend``) with the ops computing
+        its operands, and those of them nothing else reads; empty when the matmul starts from zero."""
+        copy = next((op for op in self.body.ops if ttl.MATMUL_ADDEND_ATTR in op.attributes), None)
+        if copy is None:
+            return set(), set()
+        ops = {copy} | self._feeding(copy)
+        only = {op for op in ops if ttl.DST_OUTPUT_INDEX_ATTR not in op.attributes
+                and all(use.operation in ops for r in op.results for use in r.uses)}
+        return ops, only
 
     # -- the pack nest ----------------------------------------------------------------------------
 
