@@ -4,8 +4,8 @@ to bfloat8_b / bfloat4_b is packed with shared exponents into the buffer it is s
 ops and the store see the new format. A value used several times in one expression is computed once.
 Floats to int32 / uint32 truncate and saturate, int32 to floats rounds to nearest even, uint32 to
 floats rounds its low 31 bits and then adds 2^31 (two roundings), uint32 to uint16 saturates and to
-uint8 keeps the low byte, uint16 / uint8 to uint32 are exact, as 0.69's LLK does. Simulated against numpy; the compute kernel's C++ is checked against the real 0.69
-headers; unsupported pairs and dtypes and integer misuse are errors at the user's line."""
+uint8 keeps the low byte, uint16 / uint8 to uint32 are exact, as 0.69's LLK does. Simulated
+against numpy; the compute kernel's C++ is checked against the real 0.69 headers; unsupported pairs and dtypes and integer misuse are errors at the user's line."""
 
 from __future__ import annotations
 
@@ -549,7 +549,8 @@ def _uint32_values():
     special = np.array([0, 1, 255, 256, 65535, 65536, 2 ** 24 + 1, 2 ** 24 + 3, 2 ** 31 - 1, 2 ** 31, 2 ** 31 + 1,
                         2 ** 31 + 2 ** 25 + 129, 2 ** 31 + 2 ** 25 + 384 + 129, 2 ** 32 - 1, 2 ** 32 - 129,
                         2 ** 32 - 128, 3_000_000_123, 123_456_789], np.uint64)
-    rest = rng.integers(0, 2 ** 32, 64 * 64 - special.size, dtype=np.uint64) >> rng.integers(0, 32, 64 * 64 - special.size).astype(np.uint64)
+    n = 64 * 64 - special.size
+    rest = rng.integers(0, 2 ** 32, n, dtype=np.uint64) >> rng.integers(0, 32, n).astype(np.uint64)
     return np.concatenate([special, rest]).astype(np.uint32).reshape(64, 64)
 
 
