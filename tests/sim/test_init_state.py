@@ -177,7 +177,8 @@ def test_a_typecast_the_simulator_does_not_model_is_an_error():
 
     with pytest.raises(DstError, match=r"typecast_tile<Float16_b, UInt16>: the simulator converts between "
                                        r"the float formats \(Float32, Float16_b, Bfp8_b, Bfp4_b\), from them to "
-                                       r"Int32 and UInt32, and from Int32 to them only") as err:
+                                       r"Int32 and UInt32, from Int32 and UInt32 to them, from UInt32 to UInt16 and UInt8 "
+                                       r"and from those to UInt32 only") as err:
         run(typecast_to_an_integer)
     assert str(err.value).startswith(where(typecast_to_an_integer, 'typecast_tile(0, in_dtype="Float16_b"')), \
         str(err.value)

@@ -410,7 +410,7 @@ def test_an_operation_is_called_with_device_tensors():
     assert "argument 'x' is ndarray" in str(info.value)
 
 
-def test_a_buffer_of_uint16_tiles():
+def test_a_buffer_of_row_major_uint16_elements():
     import numpy as np
 
     import tilefold.ttnn as ttnn
@@ -427,9 +427,10 @@ def test_a_buffer_of_uint16_tiles():
 
         copy_kernels(x_dfb, y_dfb, x, y)
 
-    x = ttnn.from_numpy(np.arange(1024, dtype=np.uint16).reshape(32, 32), dtype=ttnn.uint16, layout=ttnn.TILE_LAYOUT)
-    expect_error(lambda: op(x, zeros((32, 32))), test_a_buffer_of_uint16_tiles, KernelError,
-                 "a buffer of uint16 tiles is not supported by tilefold yet", "bfloat16, float32, bfloat8_b")
+    x = ttnn.from_numpy(np.arange(1024, dtype=np.uint16).reshape(32, 32), dtype=ttnn.uint16,
+                        layout=ttnn.ROW_MAJOR_LAYOUT)
+    expect_error(lambda: op(x, zeros((32, 32))), test_a_buffer_of_row_major_uint16_elements, KernelError,
+                 "a buffer of uint16 row-major elements is not supported by tilefold yet", "bfloat16, float32")
 
 
 def test_a_block_larger_than_the_tensor():

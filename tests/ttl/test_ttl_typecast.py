@@ -2,9 +2,10 @@
 (``typecast_tile<IN, OUT>``). Widening is exact; float32 to bfloat16 rounds to nearest even, a cast
 to bfloat8_b / bfloat4_b is packed with shared exponents into the buffer it is stored in, and later
 ops and the store see the new format. A value used several times in one expression is computed once.
-Floats to int32 / uint32 truncate and saturate, int32 to floats rounds to nearest even, as 0.69's
-LLK does. Simulated against numpy; the compute kernel's C++ is checked against the real 0.69
-headers; unsupported pairs and dtypes and integer misuse are errors at the user's line."""
+Floats to int32 / uint32 truncate and saturate, int32 to floats rounds to nearest even, uint32 to
+floats rounds its low 31 bits and then adds 2^31 (two roundings), uint32 to uint16 saturates and to
+uint8 keeps the low byte, uint16 / uint8 to uint32 are exact, as 0.69's LLK does. Simulated
+against numpy; the compute kernel's C++ is checked against the real 0.69 headers; unsupported pairs and dtypes and integer misuse are errors at the user's line."""
 
 from __future__ import annotations
 
@@ -190,12 +191,12 @@ def _run(body, in_dtype=ttnn.bfloat16):
     return lambda: op(inp, out)
 
 
-def test_a_uint32_block_cast_to_a_float_is_refused_at_the_users_line():
+def test_a_uint16_block_cast_to_a_float_is_refused_at_the_users_line():
     def body(x):
         return ttl.math.typecast(x, ttnn.float32)  # error
 
-    expect_error(_run(body, ttnn.uint32), body, KernelError, "ttl.math.typecast() from uint32 to float32 is not "
-                 "supported", "from them to int32 and uint32, and from int32 to them")
+    expect_error(_run(body, ttnn.uint16), body, KernelError, "ttl.math.typecast() from uint16 to float32 is not "
+                 "supported", "from uint16 and uint8 to uint32")
 
 
 def test_a_16_bit_integer_dtype_is_refused_at_the_users_line():
@@ -531,4 +532,183 @@ def test_the_host_program_unpacks_the_int32_buffer_to_dst_and_passes_check_host(
     mains = sorted(tmp_path.glob("*/main.cpp"))
     text = mains[0].read_text()
     assert "UnpackToDestMode::UnpackToDestFp32" in text and ".fp32_dest_acc_en = true" in text
+    require_hosts_accepted(check_hosts(mains))
+
+
+# --- uint32 and the narrow unsigned formats ------------------------------------------------------
+# 0.69's LLK (Wormhole B0): uint32 -> float casts the low 31 bits to float32 (nearest even) and,
+# when bit 31 is set, adds 2^31 in float32 (nearest even again); -> bfloat16 rounds that to nearest
+# even. uint32 -> uint16 saturates at 65535, uint32 -> uint8 keeps the low byte (x & 0xFF);
+# uint16 / uint8 -> uint32 keep the value.
+
+def _uint32_values():
+    """uint32 values of every magnitude, the limits, and values from 2^31 up whose low 31 bits
+    round to a tie of the second rounding (2^31 + 2^25 + 129: once rounded it is 2^31 + 2^25 + 256,
+    twice 2^31 + 2^25), as (64, 64)."""
+    rng = np.random.default_rng(21)
+    special = np.array([0, 1, 255, 256, 65535, 65536, 2 ** 24 + 1, 2 ** 24 + 3, 2 ** 31 - 1, 2 ** 31, 2 ** 31 + 1,
+                        2 ** 31 + 2 ** 25 + 129, 2 ** 31 + 2 ** 25 + 384 + 129, 2 ** 32 - 1, 2 ** 32 - 129,
+                        2 ** 32 - 128, 3_000_000_123, 123_456_789], np.uint64)
+    n = 64 * 64 - special.size
+    rest = rng.integers(0, 2 ** 32, n, dtype=np.uint64) >> rng.integers(0, 32, n).astype(np.uint64)
+    return np.concatenate([special, rest]).astype(np.uint32).reshape(64, 64)
+
+
+def _uint32_to_float32_reference(v):
+    """Written independently, element by element: Python floats are doubles, and a double holding
+    an integer below 2^32 or a float32 plus 2^31 is exact, so np.float32() of it rounds once."""
+    out = np.empty(v.size, np.float32)
+    for k, x in enumerate(v.ravel().tolist()):
+        low = np.float32(x & 0x7FFFFFFF)                      # nearest even
+        out[k] = np.float32(float(low) + 2.0 ** 31) if x >> 31 else low
+    return out.reshape(v.shape)
+
+
+@pytest.mark.parametrize("target", ["float32", "bfloat16"])
+def test_uint32_cast_to_a_float_rounds_its_low_bits_then_adds_two_to_the_31(target):
+    v = _uint32_values()
+    op = _block_op(lambda x: ttl.math.typecast(x, target), 2, 2)
+    inp = ttnn.from_numpy(v, dtype=ttnn.uint32, layout=ttnn.TILE_LAYOUT)
+    out = ttnn.zeros(v.shape, dtype=getattr(ttnn, target), layout=ttnn.TILE_LAYOUT)
+    op(inp, out)
+    expected = _uint32_to_float32_reference(v)
+    if target == "bfloat16":
+        expected = expected.astype(ml_dtypes.bfloat16).astype(np.float32)
+    got = ttnn.to_numpy(out).astype(np.float32)
+    np.testing.assert_array_equal(got, expected)
+    assert got[0, 11] == 2.0 ** 31 + 2.0 ** 25                 # the tie of the second rounding, to even
+    single = v.astype(np.float32)                               # one rounding, as numpy does it
+    assert target == "bfloat16" or single[0, 11] != got[0, 11]
+
+
+def test_uint32_cast_to_bfloat8_b_is_packed_with_shared_exponents():
+    v = _uint32_values()[:32, :32]
+    op = _unary_operation(lambda x: ttl.math.typecast(x, ttnn.bfloat8_b))
+    inp = ttnn.from_numpy(v, dtype=ttnn.uint32, layout=ttnn.TILE_LAYOUT)
+    out = ttnn.zeros((32, 32), dtype=ttnn.bfloat8_b, layout=ttnn.TILE_LAYOUT)
+    op(inp, out)
+    bf16 = _uint32_to_float32_reference(v).astype(ml_dtypes.bfloat16).astype(np.float32)
+    expected = ttnn.to_numpy(ttnn.from_numpy(bf16, dtype=ttnn.bfloat8_b, layout=ttnn.TILE_LAYOUT))
+    np.testing.assert_array_equal(ttnn.to_numpy(out), expected)
+
+
+@pytest.mark.parametrize("target, reference", [
+    ("uint16", lambda v: np.minimum(v, 65535).astype(np.uint16)),
+    ("uint8", lambda v: (v & 0xFF).astype(np.uint8)),
+])
+def test_uint32_cast_to_uint16_saturates_and_to_uint8_keeps_the_low_byte(target, reference):
+    v = _uint32_values()
+    op = _block_op(lambda x: ttl.math.typecast(x, target), 2, 2)
+    inp = ttnn.from_numpy(v, dtype=ttnn.uint32, layout=ttnn.TILE_LAYOUT)
+    out = ttnn.zeros(v.shape, dtype=getattr(ttnn, target), layout=ttnn.TILE_LAYOUT)
+    op(inp, out)
+    got = ttnn.to_numpy(out)
+    assert got.dtype == np.dtype(target)
+    np.testing.assert_array_equal(got, reference(v))
+
+
+@pytest.mark.parametrize("source", ["uint16", "uint8"])
+def test_uint16_and_uint8_cast_to_uint32_keep_the_value(source):
+    info = np.iinfo(source)
+    v = np.random.default_rng(22).integers(0, info.max + 1, (64, 64)).astype(source)
+    v[0, :3] = [0, 1, info.max]
+    op = _block_op(lambda x: ttl.math.typecast(x, ttnn.uint32), 2, 2)
+    inp = ttnn.from_numpy(v, dtype=getattr(ttnn, source), layout=ttnn.TILE_LAYOUT)
+    out = ttnn.zeros(v.shape, dtype=ttnn.uint32, layout=ttnn.TILE_LAYOUT)
+    op(inp, out)
+    got = ttnn.to_numpy(out)
+    assert got.dtype == np.uint32
+    np.testing.assert_array_equal(got, v.astype(np.uint32))
+
+
+def test_a_float_cast_to_uint32_and_back_in_one_kernel():
+    """The saturated 0xFFFFFFFF and the values from 2^31 up come back through the uint32 -> float32
+    rounding (2^32 - 1 -> 2^32)."""
+    v = _special_floats()
+    op = _unary_operation(lambda x: ttl.math.typecast(ttl.math.typecast(x, ttnn.uint32), ttnn.float32))
+    inp = ttnn.from_numpy(v, dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT)
+    out = ttnn.zeros((32, 32), dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT)
+    op(inp, out)
+    np.testing.assert_array_equal(ttnn.to_numpy(out), _uint32_to_float32_reference(_uint32_reference(v)))
+
+
+def test_a_uint32_cast_with_a_16_bit_dst_is_refused_at_the_users_line():
+    @ttl.operation(grid=(1, 1), fp32_dest_acc_en=False)
+    def cast16(inp, out):
+        inp_dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
+        out_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+
+        @ttl.compute()
+        def compute_fn():
+            with inp_dfb.wait() as x, out_dfb.reserve() as o:
+                o.store(ttl.math.typecast(x, ttnn.uint8))  # error
+
+        @ttl.datamovement()
+        def dm_read():
+            with inp_dfb.reserve() as blk:
+                ttl.copy(inp[0, 0], blk).wait()
+
+        @ttl.datamovement()
+        def dm_write():
+            with out_dfb.wait() as blk:
+                ttl.copy(blk, out[0, 0]).wait()
+
+    inp = ttnn.zeros((32, 32), dtype=ttnn.uint32, layout=ttnn.TILE_LAYOUT)
+    out = ttnn.zeros((32, 32), dtype=ttnn.uint8, layout=ttnn.TILE_LAYOUT)
+    with pytest.raises(KernelError, match="from uint32 to uint8 needs a 32-bit DST") as e:
+        cast16(inp, out)
+    assert "test_ttl_typecast.py:" in str(e.value)
+
+
+def test_storing_a_uint16_block_into_a_uint32_buffer_without_a_cast_is_refused_at_the_users_line():
+    def body(x):
+        return ttl.math.typecast(x, ttnn.uint16)
+
+    op = _unary_operation(body)
+    inp = ttnn.zeros((32, 32), dtype=ttnn.uint32, layout=ttnn.TILE_LAYOUT)
+    out = ttnn.zeros((32, 32), dtype=ttnn.uint32, layout=ttnn.TILE_LAYOUT)
+    with pytest.raises(KernelError, match=r"o.store\(\): the value is uint16 but the block is uint32") as e:
+        op(inp, out)
+    assert "test_ttl_typecast.py:" in str(e.value)
+
+
+@pytest.mark.parametrize("in_dtype, out_dtype, templates", [
+    (ttnn.uint32, ttnn.float32, "(uint32_t)DataFormat::UInt32, (uint32_t)DataFormat::Float32"),
+    (ttnn.uint32, ttnn.bfloat16, "(uint32_t)DataFormat::UInt32, (uint32_t)DataFormat::Float16_b"),
+    (ttnn.uint32, ttnn.uint16, "(uint32_t)DataFormat::UInt32, (uint32_t)DataFormat::UInt16"),
+    (ttnn.uint32, ttnn.uint8, "(uint32_t)DataFormat::UInt32, (uint32_t)DataFormat::UInt8"),
+    (ttnn.uint16, ttnn.uint32, "(uint32_t)DataFormat::UInt16, (uint32_t)DataFormat::UInt32"),
+    (ttnn.uint8, ttnn.uint32, "(uint32_t)DataFormat::UInt8, (uint32_t)DataFormat::UInt32"),
+])
+def test_unsigned_casts_compile_against_the_real_headers_with_a_32_bit_dst(tmp_path, check_kernel, in_dtype,
+                                                                           out_dtype, templates):
+    from tilefold.codegen.cpp import emit_kernel
+
+    op = _block_op(lambda x: ttl.math.typecast(x, out_dtype), 2, 2)
+    inp = ttnn.zeros((64, 64), dtype=in_dtype, layout=ttnn.TILE_LAYOUT)
+    out = ttnn.zeros((64, 64), dtype=out_dtype, layout=ttnn.TILE_LAYOUT)
+    program = compiled(op, inp, out).program
+    kernel = next(k for k in program.kernels if k.name == "compute_fn")
+    assert kernel.config.fp32_dest_acc_en
+    text = emit_kernel(kernel.function)
+    assert f"typecast_tile_init<{templates}>();" in text
+    assert f"typecast_tile<{templates}>(" in text
+    path = tmp_path / "compute.cpp"
+    path.write_text(text)
+    check_kernel.require_accepted(check_kernel.check_kernel(path, "compute"))
+
+
+def test_the_host_program_of_a_uint16_to_uint32_cast_passes_check_host(tmp_path):
+    from checkhost import check_hosts, require_hosts_accepted
+    from tilefold.frontend.ttl import session
+
+    v = np.arange(32 * 32, dtype=np.uint16).reshape(32, 32) * 61
+    inp = ttnn.from_numpy(v, dtype=ttnn.uint16, layout=ttnn.TILE_LAYOUT)
+    out = ttnn.zeros((32, 32), dtype=ttnn.uint32, layout=ttnn.TILE_LAYOUT)
+    with session.configured(project_dir=tmp_path):
+        _unary_operation(lambda x: ttl.math.typecast(x, ttnn.uint32))(inp, out)
+    np.testing.assert_array_equal(ttnn.to_numpy(out), v.astype(np.uint32))
+    mains = sorted(tmp_path.glob("*/main.cpp"))
+    text = mains[0].read_text()
+    assert "DataFormat::UInt16" in text and ".fp32_dest_acc_en = true" in text
     require_hosts_accepted(check_hosts(mains))

@@ -128,8 +128,12 @@ def _unchanged(x):
 # which the packer then packs) also rounded to nearest even (SFP_STOCH_RND, mode 0). DST holds the
 # integer results as float32 values (exact: a truncated float32 is a float32) and int32 inputs as
 # the unpacker gives them (nearest float32), so int32 -> float32 leaves them as they are.
-# uint32 -> float (magnitude below 2^31 cast, then 2^31 added: two roundings above 2^31) and the
-# 16- and 8-bit integer formats (LO16 stores into DST) are not modelled.
+# uint32 to float (0.69's uint32_to_fp32 / uint32_to_fp16b): the low 31 bits cast to float32
+# (nearest even), 2^31 added in float32 (nearest even) when the top bit is set, so values from 2^31
+# up are rounded twice; to bfloat16 (and the block floats) that is rounded again to nearest even.
+# uint32 to uint16 saturates at 65535; uint32 to uint8 keeps the low byte (x & 0xFF, a wrap, as
+# uint_to_uint8 masks it); uint16 and uint8 to uint32 keep the value. These read the integers a
+# slot holds exactly (``ints``, see :func:`typecast_values`).
 _FLOATS = ("Float16_b", "Float32", "Bfp8_b", "Bfp4_b")
 _INT_MIN = np.float32(-2.0 ** 31)
 
@@ -150,6 +154,31 @@ def _to_uint32(x):
     return np.where(negative, np.float32(0), out).astype(np.float32)
 
 
+_TWO_31 = np.float32(2.0 ** 31)
+
+
+def _uint32_to_float32(u):
+    u = np.asarray(u, np.int64)
+    low = (u & 0x7FFFFFFF).astype(np.float32)              # SFPCAST: nearest even
+    return np.where(u >= 2 ** 31, low + _TWO_31, low).astype(np.float32)
+
+
+def _uint32_to_bf16(u):
+    return _round_bf16(_uint32_to_float32(u))
+
+
+def _saturate_uint16(u):
+    return np.minimum(np.asarray(u, np.int64), 0xFFFF).astype(np.float32)
+
+
+def _low_byte(u):
+    return (np.asarray(u, np.int64) & 0xFF).astype(np.float32)
+
+
+def _int_unchanged(u):
+    return np.asarray(u, np.int64).astype(np.float32)
+
+
 TYPECASTS: dict[tuple[str, str], Callable] = {
     (a, b): _round_bf16 if (a, b) == ("Float32", "Float16_b") else _unchanged
     for a in _FLOATS for b in _FLOATS if a != b
@@ -157,13 +186,23 @@ TYPECASTS: dict[tuple[str, str], Callable] = {
 TYPECASTS.update({(a, "Int32"): _to_int32 for a in _FLOATS})
 TYPECASTS.update({(a, "UInt32"): _to_uint32 for a in _FLOATS})
 TYPECASTS.update({("Int32", b): _unchanged if b == "Float32" else _round_bf16 for b in _FLOATS})
-# formats typecast_tile needs a 32-bit DST for (fp32_dest_acc_en), besides Float32
-INTEGER_32 = ("Int32", "UInt32")
+TYPECASTS.update({("UInt32", b): _uint32_to_float32 if b == "Float32" else _uint32_to_bf16 for b in _FLOATS})
+TYPECASTS.update({("UInt32", "UInt16"): _saturate_uint16, ("UInt32", "UInt8"): _low_byte,
+                  ("UInt16", "UInt32"): _int_unchanged, ("UInt8", "UInt32"): _int_unchanged})
+# the integer formats; typecast_tile needs a 32-bit DST (fp32_dest_acc_en) for them, as for Float32
+INTEGER_32 = ("Int32", "UInt32", "UInt16", "UInt8")
+_INT_RANGES = {"Int32": (-2 ** 31, 2 ** 31 - 1), "UInt32": (0, 2 ** 32 - 1), "UInt16": (0, 0xFFFF), "UInt8": (0, 0xFF)}
 
 
-def typecast_values(x, in_dtype: str, out_dtype: str) -> np.ndarray:
+def typecast_values(x, in_dtype: str, out_dtype: str, ints=None) -> np.ndarray:
     """float32 DST values after ``typecast_tile<in_dtype, out_dtype>`` (``tt::DataFormat`` names;
-    one of :data:`TYPECASTS`)."""
+    one of :data:`TYPECASTS`). From an integer format the cast reads ``ints``, the integers the
+    slot holds exactly (int64) when known, else ``x`` rounded to integers of that format's range."""
+    if in_dtype in _INT_RANGES:
+        if ints is None:
+            lo, hi = _INT_RANGES[in_dtype]
+            ints = np.clip(np.rint(np.asarray(x, np.float64)), lo, hi).astype(np.int64)
+        x = ints
     return TYPECASTS[in_dtype, out_dtype](x)
 
 

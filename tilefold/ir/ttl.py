@@ -79,14 +79,15 @@ from tilefold.ir.row_major_blocks import ROW_PITCH_ELEMENTS, TILE_ELEMENTS, row_
 # --- ttcore: the tile type ------------------------------------------------------------------
 
 TILE_DTYPES = {"bf16": DataFormat.Float16_b, "f32": DataFormat.Float32, "bfp_bf8": DataFormat.Bfp8_b,
-               "bfp_bf4": DataFormat.Bfp4_b, "si32": DataFormat.Int32, "u32": DataFormat.UInt32}
+               "bfp_bf4": DataFormat.Bfp4_b, "si32": DataFormat.Int32, "u32": DataFormat.UInt32,
+               "u16": DataFormat.UInt16, "u8": DataFormat.UInt8}
 _DTYPE_OF_FORMAT = {fmt: name for name, fmt in TILE_DTYPES.items()}
 
 
 @irdl_attr_definition
 class TileType(ParametrizedAttribute, TypeAttribute):
     """``!ttcore.tile<32x32, bf16>``: one tile of a data format (bf16, f32, bfp_bf8,
-    bfp_bf4, si32 or u32)."""
+    bfp_bf4, si32, u32, u16 or u8)."""
 
     name = "ttcore.tile"
     height: IntAttr

@@ -41,6 +41,7 @@ from tilefold.sim.matmul_blocks import (MATMUL_TILE_FLOPS, BlockProducts, CbMatr
 
 RELEASED, ACQUIRED, COMMITTED, WAITED = "released", "acquired", "committed", "waited"
 L1_ACC_FORMATS = (DataFormat.Float32, DataFormat.Float16_b)
+_INTEGER_CBS = (DataFormat.Int32, DataFormat.UInt32, DataFormat.UInt16, DataFormat.UInt8)
 
 
 class ComputeApi:
@@ -71,6 +72,9 @@ class ComputeApi:
         self.section = 0
         self.dst_state = RELEASED
         self.dst_written = np.zeros(self.arch.dst_tiles_16bit, dtype=bool)
+        # DST slot -> the integers (lanes, 1024) int64 it holds, when copy_tile unpacked an integer
+        # CB into it: float32 values cannot tell uint32 values above 2^24 apart, typecast_tile reads these
+        self.dst_ints: dict[int, np.ndarray] = {}
         self.dst = self.dev.dst32 if self.fp32_dest else self.dev.dst16   # storing rounds to DST precision
         self.reduce_mode = ("SUM", "REDUCE_ROW")
         self.engines = EngineConfig(self._engine_cb)   # what the *_init calls set up
@@ -166,6 +170,8 @@ class ComputeApi:
     def _write_slot(self, i: int, values: np.ndarray) -> None:
         self.dst[self.rows, i] = values   # rounds to bfloat16 (nearest even) in a 16-bit DST
         self.dst_written[i] = True
+        if self.dst_ints:
+            self.dst_ints.pop(i, None)
 
     def _cb_format(self, cb: int):
         return self.dev.cb_formats[cb]
@@ -295,6 +301,7 @@ class ComputeApi:
         self.dst_state = ACQUIRED
         self.dst_acquired_at = self.line_of()
         self.dst_written[:] = False
+        self.dst_ints.clear()
         self.sync_to(self.section_free[self.section], self.math_clock)
         self._init_call("tile_regs_acquire")
 
@@ -340,6 +347,8 @@ class ComputeApi:
         self._charge_unpack(raw.shape[-1], fmt, 1)
         self._math(self.costs.fpu_eltwise_tile, "copy_tile")
         self._write_slot(i, self._copied_values(raw[:, 0], fmt, self._unpacks_to_dest(cbi, fmt)))
+        if fmt in _INTEGER_CBS:
+            self.dst_ints[i] = np.ascontiguousarray(raw[:, 0]).view(fmt.numpy_dtype).astype(np.int64)
 
     def copy_dest_values(self, dst_in, dst_out) -> None:
         self._configured(self.engines.check_sfpu("copy_dest_values"))
@@ -654,14 +663,16 @@ class ComputeApi:
         if (in_dtype, out_dtype) not in TYPECASTS:
             raise self.fail(DstError, f"typecast_tile<{in_dtype}, {out_dtype}>: the simulator converts between "
                                       "the float formats (Float32, Float16_b, Bfp8_b, Bfp4_b), from them to Int32 "
-                                      "and UInt32, and from Int32 to them only")
+                                      "and UInt32, from Int32 and UInt32 to them, from UInt32 to UInt16 and UInt8 "
+                                      "and from those to UInt32 only")
         if not self.dest_32bit and (in_dtype in INTEGER_32 or out_dtype in INTEGER_32):
             raise self.fail(DstError, f"typecast_tile<{in_dtype}, {out_dtype}> needs a 32-bit DST "
-                                      "(fp32_dest_acc_en) for its Int32 / UInt32 values")
+                                      "(fp32_dest_acc_en) for its integer values")
         self._cumsum_carry = None
         x = self._read_slot(i, call)
+        ints = self.dst_ints.get(i) if in_dtype in INTEGER_32 else None
         self._math(self.costs.sfpu("copy"), call, "sfpu")
-        self._write_slot(i, typecast_values(x, in_dtype, out_dtype))
+        self._write_slot(i, typecast_values(x, in_dtype, out_dtype, ints))
 
     def where_tile(self, dst_condition, dst_true, dst_false, dst_out, data_format=None) -> None:
         self._configured(self.engines.check_sfpu("where_tile"))

@@ -455,6 +455,7 @@ class _Plan:
         for slot, node in self.latest.items():
             if node.value is not None:        # (a run left pending holds its slots)
                 ctx.dst[ctx.rows, slot] = node.value
+            ctx.dst_ints.pop(slot, None)      # (integers copy_tile unpacked there are overwritten)
         ctx.dst_written[:] = self.written
         ctx.dst_state = self.dst_state
         if self.counts[2]:

@@ -52,7 +52,7 @@ from tilefold.layout.formats import DataFormat, data_format
 
 UNARY, BINARY = sfpu_functions()
 # integer blocks: typecast, store and copy only
-_INTEGER_FORMATS = (DataFormat.Int32, DataFormat.UInt32)
+_INTEGER_FORMATS = (DataFormat.Int32, DataFormat.UInt32, DataFormat.UInt16, DataFormat.UInt8)
 # ``ttl.add(a, b)``, ``sub``, ``mul``, ``div``: the operators, on blocks or a block and a number
 ARITHMETIC = {"add": ast.Add, "sub": ast.Sub, "mul": ast.Mult, "div": ast.Div}
 
@@ -360,7 +360,8 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         if pair not in TYPECASTS:
             raise self.error(f"{fn.qualname}() from {a.data_format.ttnn_name} to {target.ttnn_name} is not supported: "
                              "tilefold converts between the float formats (float32, bfloat16, bfloat8_b, bfloat4_b), "
-                             "from them to int32 and uint32, and from int32 to them", node)
+                             "from them to int32 and uint32, from int32 and uint32 to them, from uint32 to uint16 "
+                             "and uint8, and from uint16 and uint8 to uint32", node)
         if self.options.get("fp32_dest_acc_en") is False and any(f in INTEGER_32 for f in pair):
             raise self.error(f"{fn.qualname}() from {a.data_format.ttnn_name} to {target.ttnn_name} needs a 32-bit "
                              "DST; drop fp32_dest_acc_en=False from the operation", node)

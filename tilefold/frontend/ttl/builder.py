@@ -189,6 +189,10 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
             for t in region.transfers:
                 # a receive a ttl.wait_any did not take may stay pending when the kernel ends
                 if not t.waited and t.group is None and not (region.kind == "function" and t.selections):
+                    if t.kind == "recv":
+                        raise KernelError(f"this pipe receive into {t.block.name} is posted but never waited for, so "
+                                          f"{t.block.name} never holds the block sent; call .wait() on it (or take "
+                                          f"it with ttl.wait_any) before {ends[region.kind]}", t.location)
                     raise KernelError("this transfer is never waited for; call .wait() on it (or add it to a "
                                       f"ttl.GroupTransfer and call wait_all()) before {ends[region.kind]}", t.location)
         if region.kind in ("loop", "function", "branch"):

@@ -269,7 +269,7 @@ def _make(fmt, layout_name: str, shape, count, tensor, location, what: str, allo
                           "ttl.make_dfb_allocation_group()", location)
     _check_count(what, count, location)
     supported = (DataFormat.Float16_b, DataFormat.Float32, DataFormat.Bfp8_b, DataFormat.Bfp4_b, DataFormat.Int32,
-                 DataFormat.UInt32) if layout_name == "TILE" else (DataFormat.Float16_b, DataFormat.Float32)
+                 DataFormat.UInt32, DataFormat.UInt16, DataFormat.UInt8) if layout_name == "TILE" else (DataFormat.Float16_b, DataFormat.Float32)
     if fmt not in supported:
         kind = "tiles" if layout_name == "TILE" else "row-major elements"
         raise KernelError(f"{what}: a buffer of {fmt.ttnn_name} {kind} is not supported by "

@@ -37,8 +37,8 @@ def _explicit(kernel, name: str):
     return None
 
 
-# formats a 16-bit DST cannot hold (typecast_tile to or from Int32 / UInt32 needs 32-bit DST)
-_DEST_32BIT = (DataFormat.Float32, DataFormat.Int32, DataFormat.UInt32)
+# formats a 16-bit DST cannot hold (typecast_tile to or from an integer format needs 32-bit DST)
+_DEST_32BIT = (DataFormat.Float32, DataFormat.Int32, DataFormat.UInt32, DataFormat.UInt16, DataFormat.UInt8)
 
 
 def _uses_float32(kernel) -> bool:
