@@ -165,7 +165,7 @@ def test_user_annotations_keep_what_the_user_wrote_for_the_pass_to_check():
     (dict(kind="pipe", index=0, role="dst", slot=0, field="x0"), "a dst pipe has no field 'x0'"),
     (dict(kind="pipe", index=0, role="src"), "has fields kind, index, role, slot, field"),
     (dict(kind="cb", index=0, role="src"), "has fields kind, index, not"),
-    (dict(kind="node", index=2), "index 0 \\(x\\) or 1 \\(y\\)"),
+    (dict(kind="node", index=3), "index 0 \\(x\\), 1 \\(y\\) or 2 \\(device\\)"),
     (dict(kind="semaphore", index=0), "kind must be one of"),
 ])
 def test_kernel_argument_descriptors_verify_themselves(fields, message):

@@ -117,3 +117,10 @@ def test_multidevice_matmul_example_sums_the_chips_partial_products(mesh_shape, 
     assert np.corrcoef(result.ravel(), reference.ravel())[0, 1] > 0.9999
     record = TRANSFERS[-1]
     assert (record.chips, record.steps) == (chips, 2 * (chips - 1)) and record.seconds > 0
+
+
+@pytest.mark.parametrize("device_count,grid", [(4, "full"), (2, (2, 2)), (3, (1, 1))])
+def test_ring_all_gather_example_gathers_every_shard_on_every_device(device_count, grid):
+    result, reference = load_example("ring_all_gather").main(device_count=device_count, shard_shape=(64, 96), grid=grid)
+    assert result.shape == (device_count, device_count * 64, 96)
+    np.testing.assert_array_equal(result, reference)

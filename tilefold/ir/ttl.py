@@ -976,7 +976,8 @@ class GroupWaitOp(IRDLOperation):
 
 @irdl_op_definition
 class NodeCoordOp(IRDLOperation):
-    """``ttl.node_coord {dim}``: this node's logical coordinate (0 = x / column, 1 = y / row)."""
+    """``ttl.node_coord {dim}``: this node's logical coordinate (0 = x / column, 1 = y / row), or (2)
+    its device's index in the operation's device domain."""
 
     name = "ttl.node_coord"
     dim = prop_def(IntegerAttr)
@@ -1033,7 +1034,8 @@ class PipeCountOp(IRDLOperation):
                          result_types=[IndexType()])
 
 
-PIPE_PEER_FIELDS = {"src": ("x0", "y0", "x1", "y1", "linear", "first", "stop"), "dst": ("x", "y", "linear")}
+PIPE_PEER_FIELDS = {"src": ("x0", "y0", "x1", "y1", "linear", "first", "stop", "device"),
+                    "dst": ("x", "y", "linear", "device")}
 
 
 @irdl_op_definition
@@ -1042,7 +1044,7 @@ class PipePeerOp(IRDLOperation):
     node's ``slot``-th pipe of the net: for role ``src`` (this node sends) the destination rectangle
     (``x0 y0 x1 y1``, inclusive), for role ``dst`` the source (``x y``); ``linear`` is ``y * cols + x``
     of the source or of the first destination; ``first`` / ``stop`` the linear destination range of
-    a pipe written as one."""
+    a pipe written as one; ``device`` the other end's device index in the operation's device domain."""
 
     name = "ttl.pipe_peer"
     net = prop_def(IntegerAttr)

@@ -121,7 +121,7 @@ def pipe_semaphores(module) -> int:
 ARG_KINDS = {
     "cb": "a circular buffer index (compile-time)",
     "accessor": "the TensorAccessorArgs of operation tensor <index> (compile-time, several words)",
-    "node": "the node's logical x (index 0) or y (index 1)",
+    "node": "the node's logical x (index 0), y (index 1) or device index in the operation's device domain (index 2)",
     "address": "the base address of operation tensor <index>",
     "pipe_count": "how many pipes of net <index> the node is the role of",
     "pipe": "one field of pipe <slot> of net <index> for the node's role",
@@ -137,9 +137,10 @@ PIPE_FIELDS = {"src": ("x0", "y0", "x1", "y1", "dests", "remote", "loopback", "i
                "dst": ("x", "y", "self", "index", "src_slot")}
 # the logical coordinates of the other end of a pipe: the destinations' rectangle of a source, the
 # source of a destination (``linear``: y * grid columns + x of its first core; ``first`` / ``stop``:
-# the linear destination range of a pipe written as one, over all its routes)
+# the linear destination range of a pipe written as one, over all its routes; ``device``: the other
+# end's device index in the operation's device domain)
 NOC_FIELDS = ("x", "y", "x0", "y0", "x1", "y1", "dests")
-PEER_FIELDS = {"src": ("x0", "y0", "x1", "y1", "linear", "first", "stop"), "dst": ("x", "y", "linear")}
+PEER_FIELDS = {"src": ("x0", "y0", "x1", "y1", "linear", "first", "stop", "device"), "dst": ("x", "y", "linear", "device")}
 
 
 @irdl_attr_definition
@@ -182,8 +183,8 @@ class KernelArgAttr(Record):
             raise VerifyException(f"#ttl.arg<kind = {kind!r}> has fields kind, index"
                                   f"{''.join(', ' + n for n in ('role', 'slot', 'field') if n in pipe)}, not "
                                   f"{', '.join(f)}")
-        if kind == "node" and f["index"] > 1:
-            raise VerifyException("#ttl.arg<kind = \"node\"> has index 0 (x) or 1 (y)")
+        if kind == "node" and f["index"] > 2:
+            raise VerifyException("#ttl.arg<kind = \"node\"> has index 0 (x), 1 (y) or 2 (device)")
         fields = PIPE_FIELDS if kind in ("pipe", "pipe_named") else PEER_FIELDS if kind == "pipe_peer" else None
         if fields is not None and f["field"] not in fields[f["role"]]:
             raise VerifyException(f"#ttl.arg<kind = {kind!r}>: a {f['role']} pipe has no field {f['field']!r} "

@@ -149,9 +149,22 @@ def build_program(module: ModuleOp, built, arch) -> Program:
         memory = tensor.memory_config()
         buffer_type = getattr(getattr(memory, "buffer_type", None), "name", "DRAM")
         layout = "TILE" if "TILE" in str(getattr(tensor.layout, "name", tensor.layout)).upper() else "ROW_MAJOR"
-        program.add_buffer(arg.name, tuple(getattr(tensor, "device_shape", tensor.shape)), tensor.dtype.name, layout, buffer_type,
-                           role="inout" if arg.index in written else "input",
-                           memory_config=memory if getattr(memory, "is_sharded", False) else None)
+        sharded = getattr(memory, "is_sharded", False)
+        domain = capture.device_domain
+        if domain is not None and domain.size > 1 and (sharded or arg.index in written) \
+                and arg.name not in capture.device_pieces:
+            raise KernelError(f"operation {capture.name!r} runs over {domain!r} and writes tensor {arg.name!r}, which "
+                              f"is one device tensor; give a mesh tensor (ttnn.from_torch(..., device=mesh_device, "
+                              "mesh_mapper=...)) so that each device writes its own piece", capture.location)
+        if domain is not None and sharded:
+            raise KernelError(f"tensor {arg.name!r} is sharded in L1; an operation over a device domain reads and "
+                              "writes interleaved tensors (DRAM or L1) only — sharded pieces are not supported by "
+                              "tilefold yet", capture.location)
+        for device in range(domain.size if arg.name in capture.device_pieces else 1):
+            program.add_buffer(capture.device_buffer(arg.name, device), tuple(getattr(tensor, "device_shape", tensor.shape)),
+                               tensor.dtype.name, layout, buffer_type,
+                               role="inout" if arg.index in written else "input",
+                               memory_config=memory if sharded else None)
     entries = circular_buffer_table(module)
     nets = {net.index: net for net in capture.pipe_nets}
     # the pipe nets' semaphores, then the operation's ttl.Semaphore s
@@ -200,27 +213,39 @@ def _args(fn: func.FuncOp, name: str) -> list[dict]:
     return [a.to_dict() for a in attr.data] if attr is not None else []
 
 
-def _peer(route, role: str, field: str, rows: int) -> int:
+def _peer(route, role: str, field: str, net) -> int:
     """A logical coordinate of the other end of ``route`` (``ttl.pipe_peer``); ``linear`` is TT-Lang's
-    linear node index ``x * rows + y``."""
+    linear node index ``x * rows + y``; over a device domain, nodes are named on their own chip and
+    ``device`` is the other end's device."""
+    rows = net.grid[1]
     if role == "dst":
         x, y = route.src
-        return {"x": x, "y": y, "linear": x * rows + y}[field]
-    first, stop = route.span if route.span is not None else (route.x0 * rows + route.y0, None)
-    return {"x0": route.x0, "y0": route.y0, "x1": route.x1, "y1": route.y1,
-            "linear": route.x0 * rows + route.y0, "first": first, "stop": stop}[field]
+        base = net.device_of(x) * (net.chip_columns or 0)
+        x -= base
+        return {"x": x, "y": y, "linear": x * rows + y, "device": net.device_of(route.src[0])}[field]
+    base = net.device_of(route.x0) * (net.chip_columns or 0)
+    x0, x1 = route.x0 - base, route.x1 - base
+    first, stop = route.span if route.span is not None else (x0 * rows + route.y0, None)
+    return {"x0": x0, "y0": route.y0, "x1": x1, "y1": route.y1, "linear": x0 * rows + route.y0,
+            "first": first, "stop": stop, "device": net.device_of(route.x0)}[field]
 
 
 def _runtime_value(arg: dict, core: CoreCoord, program: Program, names, nets, noc1: bool, capture=None):
     kind = arg["kind"]
+    # an operation over a device domain: device k is chip k, node columns k * chip_columns onwards;
+    # nodes and semaphores are named on the node's own chip
+    chip_columns = capture.arch.chip_columns if capture is not None and capture.device_domain is not None else None
+    chip = core.x // chip_columns if chip_columns else 0
+    base = chip * chip_columns if chip_columns else 0
     if kind == "node":
-        return core.x if arg["index"] == 0 else core.y
+        return (core.x - base, core.y, chip)[arg["index"]]
     if kind == "noc":                   # a node of the grid, by linear index
         cols = capture.grid[0]
-        node = CoreCoord(arg["index"] % cols, arg["index"] // cols)
+        node = CoreCoord(arg["index"] % cols + base, arg["index"] // cols)
         return NocX(node) if arg["field"] == "x" else NocY(node)
     if kind == "noc_rect":              # a semaphore's multicast rectangle
         x0, y0, x1, y1 = capture.semaphore_rects[arg["index"]]
+        x0, x1 = x0 + base, x1 + base
         if arg["field"] == "dests":     # the others: this node sets its own copy itself
             inside = x0 <= core.x <= x1 and y0 <= core.y <= y1
             return (x1 - x0 + 1) * (y1 - y0 + 1) - int(inside)
@@ -230,7 +255,7 @@ def _runtime_value(arg: dict, core: CoreCoord, program: Program, names, nets, no
         corner = first if arg["field"][1] == "0" else last
         return NocX(corner) if arg["field"][0] == "x" else NocY(corner)
     if kind == "address":
-        return program.buffer(names[arg["index"]]).address
+        return program.buffer(capture.device_buffer(names[arg["index"]], chip)).address
     net = nets[arg["index"]]
     node = (core.x, core.y)
     role = arg["role"]
@@ -243,7 +268,8 @@ def _runtime_value(arg: dict, core: CoreCoord, program: Program, names, nets, no
         if mine:
             routes[arg["slot"]] = net.routes[mine[0]]
     elif kind == "pipe_named":
-        routes = net.routes
+        routes = list(net.routes)
+        routes[arg["slot"]] = net.routes[net.named_route(arg["slot"], chip)]    # the copy of a replicated net's pipe on this chip
     else:
         routes = net.sources_of(node) if role == "src" else net.destinations_of(node)
     if kind == "pipe_count":
@@ -257,7 +283,7 @@ def _runtime_value(arg: dict, core: CoreCoord, program: Program, names, nets, no
     if field == "index":                # the pipe's receive slot: its slot in the net's landing buffer, or its valid
         return net.landing_slots()[net.routes.index(route)]
     if kind == "pipe_peer":
-        return _peer(route, role, field, net.grid[1])
+        return _peer(route, role, field, net)
     if role == "src":
         first, last = CoreCoord(route.x0, route.y0), CoreCoord(route.x1, route.y1)
         if noc1:                       # NOC 1 multicasts from the far corner

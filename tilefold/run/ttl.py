@@ -38,13 +38,18 @@ def run_operation(operation, capture, compiled, report: bool = True):
     settings = session.settings()
     arch = capture.arch
     tensors = {a.name: a.tensor for a in capture.tensors}
+    for name, pieces in capture.device_pieces.items():      # an operation over a device domain: a buffer per piece
+        tensors.update({capture.device_buffer(name, device): piece for device, piece in enumerate(pieces)})
     result, inputs = run_ttl(compiled, tensors, arch, trace=settings.trace)
     settings.runs.append((operation.name, result))
     if settings.report and report:
         cols, rows = capture.grid
         numerics = " with fast numerics (float32 accumulation)" if result.numerics == "fast" else ""
         where = f"a {cols}x{rows} grid of {arch.board}"
-        if arch.chip_columns is not None:
+        if capture.device_domain is not None:
+            where = (f"{capture.device_domain!r} ({arch.num_chips} chips, grid {cols // arch.num_chips}x{rows} on each, "
+                     f"{arch.board})")
+        elif arch.chip_columns is not None:
             r, c, x, y = capture.grid_dims
             where = f"a {r}x{c} mesh of chips ({x}x{y} nodes each, {arch.board})"
         print(f"ttl.operation {operation.name} on {where}, simulated{numerics}:")

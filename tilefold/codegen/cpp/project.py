@@ -32,7 +32,8 @@ def project_files(program: Program, data: HostData, source_comments: bool = True
     if program.arch.chip_columns is not None:
         raise CompileError(f"program {program.name!r} runs on a {program.arch.board}: tilefold simulates operations "
                            "over several chips but does not write their C++ yet (it would need TT-Fabric transfers "
-                           "between the chips); give the operation a grid of one chip to get a project")
+                           "between the chips); give the operation a grid of one chip, over no more than one device, to get a "
+                           "project")
     files: dict[str, str | bytes] = {}
     for kernel in program.kernels:
         path = kernel_path(kernel)

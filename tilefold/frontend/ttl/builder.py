@@ -283,7 +283,13 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
         if stmt.decorator_list:
             raise self.error(f"{stmt.name} is decorated; functions inside a kernel are pipe condition bodies and "
                              "take no decorators", stmt)
-        scope.names[stmt.name] = LocalFunction(stmt, scope)
+        params = stmt.args
+        positional = [*params.posonlyargs, *params.args]
+        named = [p.arg for p in positional][len(positional) - len(params.defaults):]
+        defaults = {name: self.evaluate(d, scope) for name, d in zip(named, params.defaults)}
+        defaults.update({p.arg: self.evaluate(d, scope) for p, d in zip(params.kwonlyargs, params.kw_defaults)
+                         if d is not None})
+        scope.names[stmt.name] = LocalFunction(stmt, scope, defaults)
 
     def stmt_Assign(self, stmt: ast.Assign, scope) -> None:
         value = self.evaluate(stmt.value, scope)

@@ -43,9 +43,16 @@ class OperationCapture:
     semaphores: list = field(default_factory=list)    # ttl.Semaphore objects, in order
     semaphore_rects: list = field(default_factory=list)   # (x0, y0, x1, y1) of their multicast handles
     grid_dims: tuple = ()           # the grid as written, (d0, ..., dn); (columns, rows) when 2-D
+    device_domain: object = None    # the ttl.DeviceDomain the operation spans (each device one chip of grid_dims)
+    device_pieces: dict = field(default_factory=dict)   # tensor name -> its mesh tensor's pieces, one per device
 
     def __post_init__(self):
         self.grid_dims = tuple(self.grid_dims) or tuple(self.grid)
+
+    def device_buffer(self, name: str, device: int) -> str:
+        """The name of the buffer of tensor ``name`` on ``device`` of the device domain: each piece
+        of a mesh tensor is a buffer of its own; another tensor is one buffer all devices read."""
+        return f"{name}@{device}" if device and name in self.device_pieces else name
 
     def tensor_argument(self, tensor) -> TensorArgument | None:
         for arg in self.tensors:

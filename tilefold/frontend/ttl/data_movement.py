@@ -31,7 +31,7 @@ from xdsl.dialects import scf
 from xdsl.dialects.builtin import IntegerAttr, i32
 from xdsl.ir import Block as IRBlock
 
-from tilefold.frontend.ttl.grid import node_coordinates
+from tilefold.frontend.ttl.grid import core_grid, node_coordinates
 from tilefold.frontend.ttl.pipes import Pipe, PipeNet, nets_holding, pipe_text, resolve_routes
 from tilefold.frontend.ttl.scalars import Scalar, difference
 from tilefold.frontend.ttl.values import (
@@ -620,11 +620,13 @@ class DataMovementBuilder:
         ``pipe.src`` in an ``if_dst`` body (the source node): runtime integers, since the pipe a slot
         holds differs from node to node."""
         other = "dst" if pipe.role == "src" else "src"
-        if name != other:
-            raise self.error(f"pipe.{name}: in net.if_{pipe.role}'s body a pipe has .{other} (the node at its other "
-                             "end)", node)
+        device = "destination_device_index" if pipe.role == "src" else "source_device_index"
         net = pipe.net
-        cols, rows = net.grid
+        if name != other and name != device:
+            also = f" and .{device} (its device's index in the operation's device domain)" if net.graph else ""
+            raise self.error(f"pipe.{name}: in net.if_{pipe.role}'s body a pipe has .{other} (the node at its other "
+                             f"end){also}", node)
+        cols, rows = core_grid(net.grid_dims)          # one chip's nodes: peers are named on their own chip
         self.node = node
 
         def peer(field: str, high: int) -> Scalar:
@@ -642,6 +644,9 @@ class DataMovementBuilder:
         def linear_coordinates(index, dims: int):
             return coordinates(self.scalars.floordiv(index, rows), self.scalars.mod(index, rows), dims)
 
+        if name == device:
+            chips = self.operation.device_domain.size if self.operation.device_domain is not None else 1
+            return peer("device", chips - 1)
         if pipe.role == "dst":
             if net.linear_src:
                 return peer("linear", cols * rows - 1)
@@ -730,8 +735,14 @@ class DataMovementBuilder:
             raise self.error(f"net.if_{role}() takes a function defined in this kernel (def body(pipe): ...)", node)
         fn = body.node
         params = fn.args
-        if len(params.args) != 1 or params.vararg or params.kwarg or params.kwonlyargs or params.posonlyargs:
-            raise self.error(f"the pipe body {fn.name} takes exactly one parameter (the pipe)", fn)
+        # one parameter (the pipe); more only with defaults (``def send(pipe, dfb=dfb)``, binding a
+        # loop's value as Python does)
+        bound = dict(body.defaults or {})
+        if (not params.args or params.vararg or params.kwarg or params.posonlyargs
+                or any(p.arg not in bound for p in params.args[1:]) or params.args[0].arg in bound
+                or any(p.arg not in bound for p in params.kwonlyargs)):
+            raise self.error(f"the pipe body {fn.name} takes exactly one parameter (the pipe), and others only with "
+                             "default values", fn)
         count = net.max_sources() if role == "src" else net.max_destinations()
         for slot in range(count):
             self.node = node
@@ -744,6 +755,7 @@ class DataMovementBuilder:
             outer = self.block
             self.block = then_block
             inner = Scope(parent=body.scope, carried=carried_names(fn))
+            inner.names.update(bound)
             inner.names[params.args[0].arg] = PipeIdentity(net, slot, role)
             self.function_stack.append(fn)
             self.statements(fn.body, inner, Region("branch", fn))

@@ -23,8 +23,9 @@ from tilefold.errors import TilefoldError
 from tilefold.frontend.source import MISSING
 from tilefold.frontend.ttl import device_calls
 from tilefold.frontend.ttl.dataflow_buffers import DataflowBuffer
+from tilefold.frontend.ttl.devices import DeviceDomain
 from tilefold.frontend.ttl.semaphores import MulticastSemaphore, RemoteSemaphore, Semaphore
-from tilefold.frontend.ttl.grid import BODY_BUILTINS, NodeExpression, grid_shape, grid_size, node_coordinates
+from tilefold.frontend.ttl.grid import BODY_BUILTINS, NodeExpression, core_grid, grid_shape, grid_size, node_coordinates
 from tilefold.frontend.ttl.grid import node as ttl_node
 from tilefold.frontend.ttl.math_api import BlockFunction
 from tilefold.frontend.ttl.pipes import Pipe, PipeNet
@@ -142,10 +143,36 @@ class ExpressionBuilder:
             for dim, name in ((0, "node_x"), (1, "node_y")):
                 op = self.emit_prologue(ttl.NodeCoordOp(dim), node)
                 op.result.name_hint = name
-                self.scalars.ranges[id(op.result)] = (0, self.operation.grid[dim] - 1)
+                self.scalars.ranges[id(op.result)] = (0, core_grid(self.operation.grid_dims)[dim] - 1)
                 coords.append(Scalar.opaque(op.result))
             self.node_coords = tuple(coords)
         return self.node_coords
+
+    def domain_method(self, domain: DeviceDomain, name: str, args, kwargs, node: ast.AST):
+        """``domain.current_index()`` (this node's device, row-major in the domain) and
+        ``domain.is_current(device)`` (whether it is that device) — runtime values, as one kernel
+        serves every device."""
+        own = self.operation.device_domain
+        if own is None or not own.same_as(domain):
+            raise self.error(f"{domain!r}.{name}(): this operation runs over "
+                             f"{'no device domain' if own is None else repr(own)}; give it "
+                             f"@ttl.operation(..., device_domain=...) with this domain", node)
+        self.node = node
+        op = self.emit_prologue(ttl.NodeCoordOp(2), node)
+        op.result.name_hint = "device_index"
+        self.scalars.ranges[id(op.result)] = (0, domain.size - 1)
+        index = Scalar.opaque(op.result)
+        if name == "current_index":
+            self.no_arguments(args, kwargs, node, "DeviceDomain.current_index()")
+            return index
+        if len(args) != 1 or kwargs:
+            raise self.error("DeviceDomain.is_current(device) takes one device (a coordinate or ttl.DeviceRef)", node)
+        try:
+            wanted = domain.index(args[0], "is_current:", self.location(node))
+        except TilefoldError as exc:
+            raise self.error(exc.message, node) from None
+        self.node = node
+        return self.scalars.compare("eq", index, wanted)
 
     def node_expression(self, expr: NodeExpression, node: ast.AST):
         x, y = self.node_values(node)
@@ -207,7 +234,7 @@ class ExpressionBuilder:
         base = self.evaluate(node.value, scope)
         name = node.attr
         if isinstance(base, (Block, DataflowBuffer, Transfer, GroupTransfer, PipeNet, Accumulator, Semaphore,
-                             RemoteSemaphore, MulticastSemaphore, ReadyReceive)):
+                             RemoteSemaphore, MulticastSemaphore, ReadyReceive, DeviceDomain)):
             if name == "shape" and isinstance(base, (Block, DataflowBuffer)):
                 return tuple(base.shape)
             if name == "dtype" and isinstance(base, (Block, DataflowBuffer)):
@@ -590,6 +617,8 @@ class ExpressionBuilder:
         elif isinstance(obj, PipeNet) and name in ("is_src", "is_dst", "is_active"):
             self.no_arguments(args, kwargs, node, f"net.{name}()")
             return self.pipe_role(self.bound_net(obj), name.removeprefix("is_"), node)
+        elif isinstance(obj, DeviceDomain) and name in ("current_index", "is_current"):
+            return self.domain_method(obj, name, args, kwargs, node)
         elif isinstance(obj, PipeNet) and name == "destination_count":
             self.no_arguments(args, kwargs, node, "net.destination_count()")
             return self.pipe_destination_count(self.bound_net(obj), node)

@@ -22,6 +22,7 @@ import types
 import numpy as np
 
 from tilefold.frontend.ttl.dataflow_buffers import DataflowBuffer
+from tilefold.frontend.ttl.devices import DeviceDomain, TransferGraph
 from tilefold.frontend.ttl.grid import NodeExpression
 from tilefold.frontend.ttl.math_api import BlockFunction
 from tilefold.frontend.ttl.pipes import Pipe, PipeNet
@@ -72,10 +73,15 @@ class Fingerprinter:
                     str(v.location), v.backing.index if v.backing is not None else None, v.byte_offset)
         if isinstance(v, PipeNet):
             if v.grid is None:          # made outside any operation
-                return ("pipes", tuple(self.value((p.src, p.dst), depth + 1) for p in v.pipes))
+                graph = None if v.graph is None else (v.graph.domain.shape, tuple(v.graph.edges))
+                return ("pipes", tuple(self.value((p.src, p.dst), depth + 1) for p in v.pipes), graph)
             return ("pipes", v.index, tuple(v.routes))
         if isinstance(v, Pipe):
             return ("pipe", self.value((v.src, v.dst), depth + 1))
+        if isinstance(v, DeviceDomain):
+            return ("device-domain", v.shape)
+        if isinstance(v, TransferGraph):
+            return ("transfer-graph", v.domain.shape, tuple(v.edges))
         if isinstance(v, NodeExpression):
             return ("node", v.key())
         if isinstance(v, types.ModuleType):

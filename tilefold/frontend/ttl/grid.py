@@ -182,7 +182,7 @@ class NodeExpression:
         op = capture.active()
         values = set()
         if op is not None:
-            cols, rows = op.grid
+            cols, rows = core_grid(op.grid_dims)       # one chip's nodes (of an operation over devices)
             for y in range(rows):
                 for x in range(cols):
                     values.add(fn(lambda leaf, x=x, y=y: x if leaf == "x" else y))

@@ -162,7 +162,7 @@ class HelperInliner:
         arguments = dict(bound.arguments)
         for name, default in defaults.items():      # defaults are evaluated where the def is
             if name not in arguments:
-                arguments[name] = self.evaluate(default, fn.scope)
+                arguments[name] = fn.defaults[name] if fn.defaults is not None else self.evaluate(default, fn.scope)
         return self._inline(tree, self.source, arguments, fn.scope)
 
     def _check_depth(self, name: str, node) -> None:

@@ -116,10 +116,12 @@ def num_available_devices() -> int:
 
 
 class MeshShape(tuple):
-    """``ttnn.MeshShape(rows, columns)``."""
+    """``ttnn.MeshShape(rows, columns)`` (``MeshShape((n,))``: one row of ``n`` chips)."""
 
     def __new__(cls, *dims):
         dims = tuple(dims[0]) if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else dims
+        if len(dims) == 1:              # a 1-D mesh of n chips: one row
+            dims = (1,) + dims
         if len(dims) != 2 or not all(isinstance(d, int) and d >= 1 for d in dims):
             raise LayoutError(f"MeshShape{dims}: give two positive integers (rows, columns)", user_location())
         return super().__new__(cls, dims)
@@ -141,6 +143,14 @@ class MeshDevice:
 
     def get_devices(self) -> list[int]:
         return list(range(self.shape.num_devices))
+
+    def create_submesh(self, shape, offset=None) -> MeshDevice:
+        """A mesh of ``shape`` chips of this one (``offset``: where it starts, accepted)."""
+        shape = shape if isinstance(shape, MeshShape) else MeshShape(*shape)
+        if shape[0] > self.shape[0] or shape[1] > self.shape[1]:
+            raise LayoutError(f"create_submesh({shape[0]}x{shape[1]}): the mesh is {self.shape[0]}x{self.shape[1]} "
+                              "chips", user_location())
+        return MeshDevice(shape)
 
     def compute_with_storage_grid_size(self):
         from tilefold.arch import get_arch

@@ -63,6 +63,7 @@ class Operation:
     """A TT-Lang operation: call it with device tensors (inputs and outputs)."""
 
     is_ttl_operation = True         # how kernel builders recognize one without importing this module
+    device_domain = None            # the ttl.DeviceDomain of @ttl.operation(device_domain=...)
 
     def __init__(self, function, grid, options: dict, location: SourceLocation | None):
         self.function = function
@@ -91,6 +92,8 @@ class Operation:
             args = tuple(_as_tile_tensor(a) for a in args)
             kwargs = {k: _as_tile_tensor(v) for k, v in kwargs.items()}
         meshes = {id(v.mesh): v.mesh for v in (*args, *kwargs.values()) if isinstance(v, MeshTensor)}
+        if self.device_domain is not None:
+            return self._call_on_domain(args, kwargs, list(meshes.values()))
         if not meshes:
             return self._call_on_one_device(args, kwargs)
         if len(meshes) > 1:
@@ -108,6 +111,35 @@ class Operation:
         if any(r is None for r in results):
             return None
         self._report_mesh(next(iter(meshes.values())), results)
+        return None
+
+    def _call_on_domain(self, args, kwargs, meshes):
+        """A call of an operation over a device domain: one simulated device of the domain's chips,
+        each running the grid on its own pieces of the mesh tensors."""
+        from tilefold.frontend.ttl.mesh import MeshStep, num_available_devices, record_step
+
+        domain = self.device_domain
+        location = user_location()
+        if len(meshes) > 1:
+            raise KernelError(f"{self.function.__name__}(): the tensors are spread over different meshes; give one "
+                              "mesh device to all of them", location)
+        available = num_available_devices()
+        if domain.size > available:
+            raise KernelError(f"{self.function.__name__}() runs over {domain!r}, {domain.size} devices, but "
+                              f"{available} chip{'s are' if available != 1 else ' is'} simulated; run with "
+                              f"--num-devices {domain.size} (or call ttnn.set_num_devices({domain.size}))", location)
+        if meshes:
+            shape = tuple(meshes[0].shape)
+            rank = len(domain.shape)
+            fits = (shape == domain.shape if rank == 2 else shape in ((1, domain.size), (domain.size, 1)) if rank == 1
+                    else meshes[0].shape.num_devices == domain.size)
+            if not fits:
+                raise KernelError(f"{self.function.__name__}(): the tensors are on a {shape[0]}x{shape[1]} mesh, and "
+                                  f"the operation runs over {domain!r}; open a mesh of the domain's extents "
+                                  f"(ttnn.open_mesh_device(ttnn.MeshShape({domain.shape!r})))", location)
+        result = self._call_on_one_device(args, kwargs)
+        if result is not None:
+            record_step(MeshStep("operation", self.name, (result.perf.seconds,)))
         return None
 
     def _report_mesh(self, mesh_device, results) -> None:
@@ -186,10 +218,27 @@ class Operation:
         """Run the body: collect its dataflow buffers, pipe nets and kernel functions."""
         arch = get_arch(session.settings().arch)
         grid, dims = resolve_grid(self.grid, arch, self.location)
+        domain = self.device_domain
+        pieces = {}
+        if domain is not None:
+            args, kwargs, pieces = self._device_pieces(args, kwargs)
         tensors, constants = self.tensor_arguments(args, kwargs)
-        if grid[0] > arch.grid[0]:          # a 4-D grid over several chips: one device for the mesh
-            arch = mesh_of(arch, dims[0] * dims[1], (dims[2], dims[3]))
-        capture = OperationCapture(self.name, grid, arch, tensors, self.location, grid_dims=dims)
+        if domain is not None:
+            if grid[0] > arch.grid[0]:
+                raise KernelError(f"@ttl.operation(grid={self.grid!r}, device_domain={domain!r}): the grid is each "
+                                  f"device's, and must fit one chip ({arch.grid[0]}x{arch.grid[1]} on {arch.board})",
+                                  self.location)
+            if domain.size * grid[0] + 1 >= 64:
+                raise KernelError(f"@ttl.operation(grid={self.grid!r}, device_domain={domain!r}): the {domain.size} "
+                                  f"devices' grids take {domain.size * grid[0]} node columns together, and the "
+                                  "simulated mesh holds at most 62; give each device fewer columns", self.location)
+            arch = mesh_of(arch, domain.size, grid)
+            capture = OperationCapture(self.name, (domain.size * grid[0], grid[1]), arch, tensors, self.location,
+                                       grid_dims=dims, device_domain=domain, device_pieces=pieces)
+        else:
+            if grid[0] > arch.grid[0]:          # a 4-D grid over several chips: one device for the mesh
+                arch = mesh_of(arch, dims[0] * dims[1], (dims[2], dims[3]))
+            capture = OperationCapture(self.name, grid, arch, tensors, self.location, grid_dims=dims)
         capture.constants = constants
         with capturing(capture):
             result = with_node_builtins(self._body())(*args, **kwargs)
@@ -198,6 +247,31 @@ class Operation:
                               "writes its output tensors and returns None", self.location)
         _add_body_tensors(capture)
         return capture
+
+    def _device_pieces(self, args, kwargs):
+        """The call's arguments with each mesh tensor replaced by its first piece (what the body and
+        kernels see: one device's tensor), and the pieces of each by parameter name."""
+        from tilefold.frontend.ttl.mesh import MeshTensor
+
+        try:
+            bound = inspect.signature(self.function).bind(*args, **kwargs)
+        except TypeError as exc:
+            raise KernelError(f"{self.function.__name__}(): {exc}", user_location()) from None
+        pieces = {}
+        for name, value in bound.arguments.items():
+            if compile_only() and _is_device_tensor(value):     # nothing runs: a tensor stands for each device's
+                pieces[name] = [value] * self.device_domain.size
+            if not isinstance(value, MeshTensor):
+                continue
+            first = value.pieces[0]
+            for p in value.pieces[1:]:
+                if tuple(p.shape) != tuple(first.shape) or p.dtype != first.dtype:
+                    raise KernelError(f"{self.function.__name__}(): the pieces of mesh tensor {name!r} differ in shape "
+                                      f"or data type ({tuple(first.shape)} and {tuple(p.shape)}); an operation over "
+                                      "a device domain needs equal pieces", user_location())
+            pieces[name] = list(value.pieces)
+            bound.arguments[name] = first
+        return bound.args, bound.kwargs, pieces
 
     def _body(self):
         """The function to run: a body without kernel functions is split into kernels once (again
@@ -406,11 +480,16 @@ def _pipe_net_table(capture: OperationCapture, uses) -> ArrayAttr:
             raise KernelError("this pipe net is received from (ttl.copy(pipe, block)) but nothing sends into it; add "
                               "ttl.copy(block, pipe) in net.if_src's body", recvs[0][1])
         receiver = recvs[0][0]
-        for dfb, loc in recvs[1:]:
-            if dfb is not receiver:
-                raise KernelError(f"blocks of this pipe net are received into {receiver.name} and into {dfb.name}; "
-                                  "receive every pipe of a net into one dataflow buffer", loc)
         block_bytes = receiver.block_pages * receiver.page_size
+        # a sender writes where its receiver posted its block, so receives of one net may take
+        # blocks of several buffers of one block size; a node sending to itself writes into its own
+        # block of the net's receive buffer, so a net with such pipes receives into one buffer
+        loopback = any(r.loopback for r in net.routes)
+        for dfb, loc in recvs[1:]:
+            if dfb is not receiver and (loopback or dfb.block_pages * dfb.page_size != block_bytes):
+                raise KernelError(f"blocks of this pipe net are received into {receiver.name} and into {dfb.name}; "
+                                  "receive every pipe of a net into one dataflow buffer" +
+                                  ("" if loopback else " (or into buffers of one block size)"), loc)
         for dfb, loc in sends:
             size = dfb.block_pages * dfb.page_size
             if size != block_bytes:
@@ -481,7 +560,7 @@ def _unknown_options(unknown: dict) -> str:
     names = ", ".join(repr(k) for k in sorted(unknown))
     message = (f"@ttl.operation() got an unexpected keyword argument {names}; it takes grid, fp32_dest_acc_en, "
                "dst_full_sync_en, math_fidelity, math_approx_mode, memory_space, tiled, options, num_outs, "
-               "indexing_maps, iterator_types")
+               "indexing_maps, iterator_types, device_domain")
     constants = {k: v for k, v in sorted(unknown.items()) if isinstance(v, (int, float, str, tuple))}
     if constants:
         name, value = next(iter(constants.items()))
@@ -493,13 +572,20 @@ def _unknown_options(unknown: dict) -> str:
 def operation(fn=None, *, grid="full", fp32_dest_acc_en: bool | None = None, dst_full_sync_en: bool | None = None,
               math_fidelity: str | None = None, math_approx_mode: bool | None = None, memory_space: str | None = None,
               tiled: bool = True, options: str | None = None, num_outs: int = 1, indexing_maps=None,
-              iterator_types=None, **unknown):
+              iterator_types=None, device_domain=None, **unknown):
     """``@ttl.operation(grid=(columns, rows) | (d0, ..., dn) | "full" | "auto")``: a TT-Lang operation.
     ``memory_space`` ("L1" or "DRAM") and ``tiled=True`` are accepted: each tensor's own memory
     and layout decide how it is read and written; so are TT-Lang's compiler ``options`` (here or per
     call), which tune TT-Lang's own code generation (:data:`COMPILER_OPTIONS`), and ``num_outs=1``,
-    ``indexing_maps`` and ``iterator_types``, which TT-Lang checks and its kernels do not read."""
+    ``indexing_maps`` and ``iterator_types``, which TT-Lang checks and its kernels do not read.
+    ``device_domain=ttl.DeviceDomain(...)`` runs the grid on every device of the domain (see
+    :meth:`Operation.capture`)."""
     location = user_location()
+    from tilefold.frontend.ttl.devices import DeviceDomain
+
+    if device_domain is not None and not isinstance(device_domain, DeviceDomain):
+        raise KernelValueError(f"@ttl.operation(device_domain={device_domain!r}): give one ttl.DeviceDomain(extents) "
+                               "(an operation spans at most one domain)", location)
     honoured = compiler_options(options, location)
     if unknown:
         raise KernelArgumentError(_unknown_options(unknown), location)
@@ -532,6 +618,8 @@ def operation(fn=None, *, grid="full", fp32_dest_acc_en: bool | None = None, dst
         if not inspect.isfunction(function):
             raise KernelError(f"@ttl.operation decorates a def function, not {type(function).__name__}", location)
         code = function.__code__
-        return Operation(function, grid, options, SourceLocation(code.co_filename, code.co_firstlineno))
+        op = Operation(function, grid, options, SourceLocation(code.co_filename, code.co_firstlineno))
+        op.device_domain = device_domain
+        return op
 
     return decorate(fn) if fn is not None else decorate

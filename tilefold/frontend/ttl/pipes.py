@@ -1,4 +1,4 @@
-"""Pipes between nodes: ``ttl.Pipe(src, dst)`` and ``ttl.PipeNet([pipes])``.
+"""Pipes between nodes: ``ttl.Pipe(src, dst)``, ``ttl.PipeNet([pipes])`` and ``ttl.PipeNet(graph=...)``.
 
 Reads: node coordinates (``(x, y)``, a linear index, or one coordinate per dimension of an n-D
 grid) and node ranges (a coordinate or a ``slice`` per dimension).
@@ -13,7 +13,13 @@ movement kernels use a net with ``net.if_src(body)`` / ``net.if_dst(body)``; the
 ``body`` once per route the node takes part in (see :mod:`tilefold.frontend.ttl.builder`): a split
 pipe's source sends once per rectangle, each destination receives once.
 
-Errors: coordinates outside the grid, an empty destination range, slices with a step.
+In an operation over a device domain (``device_domain=``, one chip per device) a net made with
+``graph=ttl.TransferGraph...`` has, for each edge of the graph, its local pipes (``pipes=``, each
+node of ``local_nodes=``, or every node to itself) from the source device's chip to the destination
+device's; a net without a graph is repeated on every chip.
+
+Errors: coordinates outside the grid, an empty destination range, slices with a step, a graph net
+used by an operation over another device domain or none.
 """
 
 from __future__ import annotations
@@ -182,6 +188,47 @@ def _per_chip(routes: list[PipeRoute], chip_columns: int) -> list[PipeRoute]:
     return out
 
 
+def _graph_pipes(graph, pipes, local_nodes, location):
+    """The local pipes of ``PipeNet(graph=...)``: ``pipes`` (node to node on the two devices of each
+    edge), ``local_nodes`` (each node to itself), or None for every node to itself."""
+    from tilefold.frontend.ttl.devices import TransferGraph
+
+    if graph is None:
+        raise KernelValueError("ttl.PipeNet(local_nodes=...) names the nodes of a graph's transfers; give "
+                               "graph=ttl.TransferGraph...(domain) too", location)
+    if not isinstance(graph, TransferGraph):
+        raise KernelValueError(f"ttl.PipeNet(graph={graph!r}): graph is a ttl.TransferGraph (TransferGraph.edges, "
+                               ".axis_neighbor, .all_to_all ...)", location)
+    if pipes is not None and local_nodes is not None:
+        raise KernelValueError("ttl.PipeNet(graph=..., pipes=..., local_nodes=...): give the nodes of the transfers "
+                               "either as pipes or as local_nodes, not both", location)
+    if local_nodes is not None:
+        nodes = list(local_nodes)
+        if not nodes:
+            raise KernelValueError("ttl.PipeNet(local_nodes=[]) names no node; give at least one", location)
+        return [Pipe(n, n) for n in nodes]
+    return pipes if pipes is None else list(pipes)
+
+
+def _single_chip(routes: list[PipeRoute]) -> list[PipeRoute]:
+    """Routes to be moved to another chip: a rectangle extended over its source (which it skips) is
+    split into rectangles of its destinations only, as the source is on another chip."""
+    out = []
+    for r in routes:
+        if not r.exclude_src:
+            out.append(r)
+            continue
+        out += [replace(r, x0=x0, y0=y0, x1=x1, y1=y1, exclude_src=False) for x0, y0, x1, y1 in cover(set(r.destinations))]
+    return out
+
+
+def _shifted(route: PipeRoute, src_columns: int, dst_columns: int) -> PipeRoute:
+    """``route`` with its source ``src_columns`` and its destinations ``dst_columns`` node columns
+    further (on other chips of a mesh run as one device)."""
+    return replace(route, src=(route.src[0] + src_columns, route.src[1]), x0=route.x0 + dst_columns,
+                   x1=route.x1 + dst_columns)
+
+
 # nets made outside any operation, in creation order (weakly held: a net nobody keeps is gone); a
 # kernel that names only a pipe of one of them finds the net here
 _UNBOUND: list = []
@@ -305,11 +352,20 @@ class PipeNet:
     level, as TT-Lang's main branch allows), it is resolved against the grid of each operation
     whose kernels use it (:meth:`bound`)."""
 
-    def __init__(self, pipes, *, _operation=None, _location=None):
+    def __init__(self, pipes=None, *, graph=None, local_nodes=None, _operation=None, _location=None):
         location = _location or user_location()
         self.location: SourceLocation | None = location
+        self.graph = graph
+        self._given = (pipes, local_nodes)
+        if graph is not None or local_nodes is not None:
+            pipes = _graph_pipes(graph, pipes, local_nodes, location)
+            if pipes is None:           # every node to the same node of the other device
+                pipes = []
+        if pipes is None:
+            raise KernelValueError("ttl.PipeNet needs its pipes (ttl.PipeNet([ttl.Pipe(src, dst), ...])) or a graph "
+                                   "(ttl.PipeNet(graph=ttl.TransferGraph...))", location)
         pipes = list(pipes)
-        if not pipes:
+        if not pipes and graph is None:
             raise KernelValueError("ttl.PipeNet needs at least one pipe; give it a list of ttl.Pipe", location)
         for i, pipe in enumerate(pipes):
             if not isinstance(pipe, Pipe):
@@ -317,45 +373,101 @@ class PipeNet:
         self.pipes = pipes
         # how a body sees the other end (pipe.src / pipe.dst): as the pipes were written, a linear
         # node index when every pipe names its nodes by one integer
-        self.linear_src = all(_is_int(p.src) for p in pipes)
-        self.linear_dst = all(_is_int(p.dst) for p in pipes)
+        self.linear_src = bool(pipes) and all(_is_int(p.src) for p in pipes)
+        self.linear_dst = bool(pipes) and all(_is_int(p.dst) for p in pipes)
         # a node written with one coordinate per dimension of an n-D grid (n >= 3): its length
-        self.src_dims = _written_dims([p.src for p in pipes])
-        self.dst_dims = _written_dims([p.dst for p in pipes])
+        self.src_dims = _written_dims([p.src for p in pipes]) if pipes else None
+        self.dst_dims = _written_dims([p.dst for p in pipes]) if pipes else None
         op = _operation or capture.active()
         self.grid = None
         self.grid_dims = None
         self.routes: list[PipeRoute] = []
         self.pipe_routes: list[list[int]] = []      # per pipe, the indices of its routes
+        self.replicas = 1           # a net without a graph in an operation over n devices: n copies, one per chip
+        self.chip_columns = None    # node columns of each chip (an operation over a device domain)
         self.index = -1
         if op is None:
             _UNBOUND.append(weakref.ref(self))
             return
         self.grid = op.grid
         self.grid_dims = op.grid_dims
-        chip_columns = getattr(op.arch, "chip_columns", None)
-        for i, pipe in enumerate(pipes):
-            routes = resolve_routes(pipe, i, self.grid_dims, location)
-            if chip_columns is not None:
-                routes = _per_chip(routes, chip_columns)
-            self.pipe_routes.append(list(range(len(self.routes), len(self.routes) + len(routes))))
-            self.routes += routes
+        domain = getattr(op, "device_domain", None)
+        if graph is not None:
+            self._graph_routes(op, domain, location)
+        elif domain is not None:
+            self._replicated_routes(domain.size, location)
+        else:
+            chip_columns = getattr(op.arch, "chip_columns", None)
+            for i, pipe in enumerate(self.pipes):
+                routes = resolve_routes(pipe, i, self.grid_dims, location)
+                if chip_columns is not None:
+                    routes = _per_chip(routes, chip_columns)
+                self.pipe_routes.append(list(range(len(self.routes), len(self.routes) + len(routes))))
+                self.routes += routes
         self.index = len(op.pipe_nets)
         op.pipe_nets.append(self)
         op.bound_nets[id(self)] = self
+
+    def _graph_routes(self, op, domain, location) -> None:
+        """The routes of a net over a transfer graph: for each edge, each local pipe from its source
+        node on the edge's source chip to its destination nodes on the destination chip."""
+        if domain is None:
+            raise KernelError(f"this PipeNet's graph spans {self.graph.domain!r}, but operation {op.name!r} has no "
+                              f"device domain; give it @ttl.operation(..., device_domain=...)", location)
+        if not domain.same_as(self.graph.domain):
+            raise KernelError(f"this PipeNet's graph spans {self.graph.domain!r}, but operation {op.name!r} runs "
+                              f"over {domain!r}; build the graph over the operation's device domain", location)
+        cols, rows = core_grid(self.grid_dims)
+        self.chip_columns = cols
+        local = [_single_chip(resolve_routes(pipe, i, self.grid_dims, location)) for i, pipe in enumerate(self.pipes)]
+        if not self.pipes:
+            local = [[PipeRoute((x, y), x, y, x, y) for x in range(cols) for y in range(rows)]]
+        self.pipe_routes = [[] for _ in local]
+        for s, d in self.graph.edges:
+            for i, routes in enumerate(local):
+                for r in routes:
+                    self.pipe_routes[i].append(len(self.routes))
+                    self.routes.append(_shifted(r, s * cols, d * cols))
+
+    def _replicated_routes(self, chips: int, location) -> None:
+        """The routes of a net without a graph in an operation over ``chips`` devices: the same pipes
+        on every chip (each pipe's routes chip by chip)."""
+        cols = core_grid(self.grid_dims)[0]
+        self.chip_columns = cols
+        self.replicas = chips
+        for i, pipe in enumerate(self.pipes):
+            routes = resolve_routes(pipe, i, self.grid_dims, location)
+            self.pipe_routes.append(list(range(len(self.routes), len(self.routes) + chips * len(routes))))
+            self.routes += [_shifted(r, chip * cols, chip * cols) for chip in range(chips) for r in routes]
+
+    def named_route(self, slot: int, chip: int) -> int:
+        """The route on chip ``chip`` of route ``slot`` (a route of chip 0) of a replicated net."""
+        if self.replicas == 1:
+            return slot
+        routes = next(rs for rs in self.pipe_routes if slot in rs)
+        per_chip = len(routes) // self.replicas
+        return routes[routes.index(slot) % per_chip + chip * per_chip]
+
+    def device_of(self, x: int) -> int:
+        """The device (chip) of node column ``x``."""
+        return 0 if self.chip_columns is None else x // self.chip_columns
 
     def bound(self, op) -> PipeNet:
         """This net resolved on the grid of operation ``op`` (itself when made in ``op``'s body)."""
         net = op.bound_nets.get(id(self))
         if net is None:
-            net = PipeNet(self.pipes, _operation=op, _location=self.location)
+            pipes, local_nodes = self._given
+            net = PipeNet(pipes, graph=self.graph, local_nodes=local_nodes, _operation=op, _location=self.location)
             op.bound_nets[id(self)] = net
         return net
 
     def routes_of(self, pipe: Pipe) -> list[int]:
         """The indices in :attr:`routes` of the routes of ``pipe`` (see :meth:`route_of`)."""
         i = self.route_of(pipe)
-        return [] if i is None else self.pipe_routes[i]
+        if i is None:
+            return []
+        routes = self.pipe_routes[i]
+        return routes[:len(routes) // self.replicas]      # a replicated net: chip 0's (see named_route)
 
     def route_of(self, pipe: Pipe) -> int | None:
         """The index of ``pipe`` among the net's pipes (the same object, else an equal pipe)."""
@@ -369,11 +481,24 @@ class PipeNet:
 
     # -- who does what -------------------------------------------------------------------------
 
+    def _by_node(self) -> tuple[dict, dict]:
+        """Per node, the routes it sends and those it receives, in the net's order (made once: the
+        routes do not change after the net is resolved)."""
+        if getattr(self, "_nodes", None) is None or self._nodes[0] != len(self.routes):
+            sends: dict = {}
+            receives: dict = {}
+            for r in self.routes:
+                sends.setdefault(r.src, []).append(r)
+                for d in r.destinations:
+                    receives.setdefault(d, []).append(r)
+            self._nodes = (len(self.routes), sends, receives)
+        return self._nodes[1], self._nodes[2]
+
     def sources_of(self, node: tuple[int, int]) -> list[PipeRoute]:
-        return [r for r in self.routes if r.src == node]
+        return list(self._by_node()[0].get(tuple(node), ()))
 
     def destinations_of(self, node: tuple[int, int]) -> list[PipeRoute]:
-        return [r for r in self.routes if node in r.destinations]
+        return list(self._by_node()[1].get(tuple(node), ()))
 
     def needs_landing(self) -> bool:
         """Whether a node both sends and receives on this net (a ring, a scatter-gather with
@@ -381,7 +506,8 @@ class PipeNet:
         receivers to reach their receive, or every node would wait for the next one. Such a net's
         blocks land in a buffer of :meth:`landing_slots` on every node, each slot with a semaphore
         saying its block arrived; a receive copies its slot out and frees it for the sender."""
-        sources = [self.routes[rs[0]].src for rs in self.pipe_routes]
+        sources = ([r.src for r in self.routes] if self.graph is not None
+                   else [self.routes[rs[0]].src for rs in self.pipe_routes if rs])
         receivers = {d for r in self.routes for d in r.destinations}
         return len(set(sources)) == len(sources) and any(s in receivers for s in sources)
 
@@ -389,20 +515,24 @@ class PipeNet:
         """The receive slot of each pipe (route): its slot in a landing buffer, or its ``valid``
         semaphore; pipes that reach a common node get different slots, every receiver of one pipe
         the same (a greedy colouring; a ring needs one slot, a column scatter-gather one per row)."""
-        slots: list[int] = []
-        reach = [set(r.destinations) for r in self.routes]
-        for i in range(len(self.routes)):
-            taken = {slots[j] for j in range(i) if reach[i] & reach[j]}
-            slots.append(next(s for s in range(len(self.routes)) if s not in taken))
-        return slots
+        if getattr(self, "_slots", None) is None or len(self._slots) != len(self.routes):
+            slots: list[int] = []
+            used: dict = {}             # node -> the slots of the earlier routes reaching it
+            for r in self.routes:
+                reach = r.destinations
+                taken = set().union(*(used.get(d, ()) for d in reach))
+                slot = next(k for k in range(len(self.routes)) if k not in taken)
+                slots.append(slot)
+                for d in reach:
+                    used.setdefault(d, set()).add(slot)
+            self._slots = slots
+        return self._slots
 
     def max_sources(self) -> int:
-        cols, rows = self.grid
-        return max(len(self.sources_of((x, y))) for y in range(rows) for x in range(cols))
+        return max((len(rs) for rs in self._by_node()[0].values()), default=0)
 
     def max_destinations(self) -> int:
-        cols, rows = self.grid
-        return max(len(self.destinations_of((x, y))) for y in range(rows) for x in range(cols))
+        return max((len(rs) for rs in self._by_node()[1].values()), default=0)
 
     # -- used outside a kernel ------------------------------------------------------------------
 

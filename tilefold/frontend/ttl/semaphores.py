@@ -63,7 +63,7 @@ class Semaphore:
         """This semaphore's copies on a rectangle of nodes (``(x, y)`` with slices; the whole grid by
         default): ``set(n)`` from a kernel sets this node's copy and all of them."""
         location = user_location()
-        cols, rows = self.grid
+        cols, rows = core_grid(self.grid_dims)      # one chip's nodes (of an operation over devices)
         if nodes is None:
             rect = (0, 0, cols - 1, rows - 1)
         else:

@@ -173,3 +173,4 @@ class PipeIdentity:
 class LocalFunction:
     node: ast.FunctionDef
     scope: object             # the Scope it was defined in
+    defaults: dict | None = None   # its parameters' default values, evaluated where the def is (as Python does)

@@ -58,7 +58,7 @@ class LowerTTLOp(RewritePattern):
             pass                                        # its compile-time argument is in the prologue
         elif isinstance(op, ttl.NodeCoordOp):
             dim = op.dim.value.data
-            value = self.emitter.runtime(KernelArgAttr.of("node", dim), ("node_x", "node_y")[dim])
+            value = self.emitter.runtime(KernelArgAttr.of("node", dim), ("node_x", "node_y", "device_index")[dim])
             op.result.replace_all_uses_with(value)
         elif isinstance(op, ttl.PipeCountOp):
             arg = KernelArgAttr.of("pipe_count", op.net.value.data, op.role.data)
