@@ -38,7 +38,8 @@ CHUNK_BYTES = 2 << 20
 def _lane_matrix(values, lanes: int) -> np.ndarray:
     """Per-call values (ints or per-lane arrays) as an (calls, lanes) int64 array."""
     if all(v.__class__ is int for v in values):
-        return np.broadcast_to(np.asarray(values, dtype=np.int64)[:, None], (len(values), lanes))
+        column = np.asarray(values, dtype=np.int64)[:, None]
+        return column if lanes == 1 else np.broadcast_to(column, (len(values), lanes))
     matrix = np.empty((len(values), lanes), dtype=np.int64)
     for row, v in zip(matrix, values):
         row[...] = v
@@ -94,8 +95,8 @@ def _batch(ctx, run: list) -> bool:
             return False
     l1 = _lane_matrix([r[3] for r in run], lanes)
     bank, local = accessor.locate(pages, offset)
-    bank = np.broadcast_to(np.asarray(bank, dtype=np.int64), pages.shape)
-    local = np.broadcast_to(np.asarray(local, dtype=np.int64), pages.shape)
+    bank, local = (v if v.__class__ is np.ndarray and v.shape == pages.shape
+                   else np.broadcast_to(np.asarray(v, dtype=np.int64), pages.shape) for v in (bank, local))
     regions = ctx.dev.allocation.dram_regions
     if not regions.contains_all(local, nbytes):
         return False
@@ -193,9 +194,10 @@ def _time(ctx, run: list, call: str, bank: np.ndarray, l1: np.ndarray, nbytes: i
         np.maximum(ctx.write_done, last_done, out=ctx.write_done)
         dev.note_output_write(NODE_DRAM, None, nbytes * lanes * n)
         pending = ctx.pending_writes
-    uniform = bool((l1 == l1[:, :1]).all())           # the same address on every lane: ints
-    for i, line in enumerate(lines):
-        added = ctx._remember(pending, int(l1[i, 0]) if uniform else l1[i].copy(), nbytes, line)
+    uniform = lanes == 1 or bool((l1 == l1[:, :1]).all())      # the same address on every lane: ints
+    starts = l1[:, 0].tolist() if uniform else list(l1.copy())
+    for lo, line in zip(starts, lines):
+        added = ctx._remember(pending, lo, nbytes, line)
         if added and call == WRITE:
             dev.progress += 1
 
