@@ -19,6 +19,8 @@ from tilefold.errors import KernelError
 from tilefold.frontend.ttl.capture import current
 from tilefold.frontend.ttl.dataflow_buffers import (DataflowBuffer, make_dataflow_buffer_like, make_dfb,
                                                     make_dfb_allocation_group, make_tensor_backed_dfb)
+from tilefold.frontend.ttl.dfb_boundaries import (DFBReconfiguration, DFBReset, reconfigure_dfbs,
+                                                 reset_dataflow_buffers, reset_dfbs)
 from tilefold.frontend.ttl.device_calls import GroupTransfer, copy, signpost, static_range, wait_any
 from tilefold.frontend.ttl.grid import grid_size, node
 from tilefold.frontend.ttl.kernels import Kernel, KernelKind, compute, datamovement
@@ -124,7 +126,8 @@ __all__ = [
     "signpost", "static_range", "math", "block", "unsafe", "TILE_SHAPE", "TILE_SIZE", "TILE_LAYOUT", "ROW_MAJOR_LAYOUT", "Program",
     "SrcPipeIdentity", "DstPipeIdentity", "Semaphore", "Kernel", "KernelKind", "make_dfb",
     "make_dfb_allocation_group", "make_tensor_backed_dfb", "NodeCoord", "NodeRange", "Shape", "Size", "DstT",
-    "kernel", "core", "TensorAccessor", "IndexType", "atom", "DFB",
+    "kernel", "core", "TensorAccessor", "IndexType", "atom", "DFB", "DFBReset", "DFBReconfiguration",
+    "reset_dataflow_buffers", "reset_dfbs", "reconfigure_dfbs",
 ]
 
 
