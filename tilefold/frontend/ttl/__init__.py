@@ -7,7 +7,8 @@ over device tensors whose body makes dataflow buffers and pipe nets and defines 
 
 Modules: :mod:`.api` (the names scripts use), :mod:`.operation` (the operation and one call of
 it), :mod:`.capture` (what the body creates), :mod:`.grid`, :mod:`.dataflow_buffers`,
-:mod:`.pipes`, :mod:`.devices` (device domains and transfer graphs), :mod:`.kernels`, :mod:`.math_api` (the block functions), :mod:`.implicit_kernels` and
+:mod:`.pipes`, :mod:`.devices` (device domains and transfer graphs), :mod:`.kernels`,
+:mod:`.dfb_boundaries`, :mod:`.math_api` (the block functions), :mod:`.implicit_kernels` and
 :mod:`.inlining` (bodies without kernel functions, operations called from them); building kernels:
 :mod:`.builder` (statements), :mod:`.expressions`, :mod:`.scalars`, :mod:`.variables`,
 :mod:`.values`, :mod:`.acquisition`, :mod:`.block_states`, :mod:`.block_expressions`,

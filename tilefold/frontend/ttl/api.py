@@ -20,6 +20,8 @@ from tilefold.frontend.ttl.capture import current
 from tilefold.frontend.ttl.dataflow_buffers import (DataflowBuffer, make_dataflow_buffer_like, make_dfb,
                                                     make_dfb_allocation_group, make_tensor_backed_dfb)
 from tilefold.frontend.ttl.devices import DeviceDomain, DeviceRef, Fabric1D, Fabric2D, TransferGraph
+from tilefold.frontend.ttl.dfb_boundaries import (DFBReconfiguration, DFBReset, reconfigure_dfbs,
+                                                 reset_dataflow_buffers, reset_dfbs)
 from tilefold.frontend.ttl.device_calls import GroupTransfer, copy, signpost, static_range, wait_any
 from tilefold.frontend.ttl.grid import grid_size, node
 from tilefold.frontend.ttl.kernels import Kernel, KernelKind, compute, datamovement
@@ -126,7 +128,7 @@ __all__ = [
     "SrcPipeIdentity", "DstPipeIdentity", "Semaphore", "Kernel", "KernelKind", "make_dfb",
     "make_dfb_allocation_group", "make_tensor_backed_dfb", "NodeCoord", "NodeRange", "Shape", "Size", "DstT",
     "kernel", "core", "TensorAccessor", "IndexType", "atom", "DFB", "DeviceDomain", "DeviceRef", "TransferGraph",
-    "Fabric1D", "Fabric2D",
+    "Fabric1D", "Fabric2D", "DFBReset", "DFBReconfiguration", "reset_dataflow_buffers", "reset_dfbs", "reconfigure_dfbs",
 ]
 
 

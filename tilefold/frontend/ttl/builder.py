@@ -58,6 +58,7 @@ from tilefold.frontend.ttl.values import (
     MutableScalar,
     Transfer,
 )
+from tilefold.frontend.ttl.dfb_boundaries import BoundaryBuilder
 from tilefold.frontend.ttl.implicit_kernels import hold_inline_blocks
 from tilefold.frontend.ttl.loop_exits import without_loop_exits
 from tilefold.frontend.ttl.variables import carried_names, live_after
@@ -68,7 +69,8 @@ from tilefold.ir.ttkernel import THREAD_ATTR
 THREADS = {"compute": "compute", "datamovement": "noc"}
 
 
-class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, BlockExpressionBuilder, ExpressionBuilder):
+class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, BlockExpressionBuilder, BoundaryBuilder,
+                    ExpressionBuilder):
     """Builds one kernel function; use :func:`build_kernel`."""
 
     def __init__(self, definition, operation, options: dict):
@@ -183,6 +185,13 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
     def end_region(self, region: Region, last: ast.AST) -> None:
         """Checks and releases at the end of a statement list."""
         self.node = last
+        if region.kind in ("loop", "branch") and getattr(self, "implicit_release", False):
+            # a kernel that releases its blocks itself waits for the copies a loop iteration or a
+            # branch started into or out of a block that outlives it (a receive into a block
+            # reserved before ``net.if_dst``) where they end, before the block's release
+            for t in region.transfers:
+                if not t.waited and t.group is None and not t.selections and self._dominates(t.value):
+                    self.transfer_wait(t, last)
         if region.kind in ("loop", "function", "branch"):
             ends = {"loop": "the end of the loop iteration", "function": "the kernel ends",
                     "branch": "the end of this branch"}

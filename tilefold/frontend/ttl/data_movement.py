@@ -229,6 +229,7 @@ class DataMovementBuilder:
             block.status.copy_into(self.location(node))
             self.read_tensors.add(piece.argument.index)
         else:
+            self.wait_copies_into(block, node)
             block.status.copy_from(self.location(node))
             self.written_tensors.add(piece.argument.index)
         self.node = node
@@ -297,11 +298,24 @@ class DataMovementBuilder:
             return self.pipe_transfer(block, node, kind, net, routes[0], named=True)
         return self.pipe_transfer(block, node, kind, net, *routes, named=True)
 
+    def wait_copies_into(self, block: Block, node) -> None:
+        """In a kernel that releases its blocks itself: before ``block`` is copied out, wait for the
+        copies into it not waited for yet (``ttl.copy(t[...], blk)`` then ``ttl.copy(blk, pipe)``), as
+        its release would."""
+        if not getattr(self, "implicit_release", False):
+            return
+        for region in self.regions:
+            for t in region.transfers:
+                if t.block is block and t.into_block and not t.waited and t.group is None \
+                        and not t.selections and self._dominates(t.value):
+                    self.transfer_wait(t, node)
+
     def pipe_transfer(self, block: Block, node, kind: str, net, *where, named: bool = False) -> Transfer:
         """Send ``block`` into (``kind`` "send") or receive it from a pipe of ``net`` at each slot of
         ``where`` (this node's slots, or — ``named`` — routes of the net: a named pipe's), noting the
         pipe's use for the net's checks; the transfer's wait waits for every one."""
         if kind == "send":
+            self.wait_copies_into(block, node)
             block.status.copy_from(self.location(node))
         else:
             block.status.copy_into(self.location(node))

@@ -178,7 +178,21 @@ class ExpressionBuilder:
         x, y = self.node_values(node)
         ops = {"+": self.scalars.add, "-": self.scalars.sub, "*": self.scalars.mul, "//": self.scalars.floordiv,
                "%": self.scalars.mod, "min": self.scalars.minimum, "max": self.scalars.maximum}
-        return expr.evaluate(lambda leaf: x if leaf == "x" else y, lambda op, a, b: ops[op](a, b))
+        # ``n = x % cols`` used twice (``t[n * 2:n * 2 + 2]``) is one symbol of the affine forms, so
+        # the extent of a slice whose bounds both use it is a compile-time number.
+        forms = self.__dict__.setdefault("_node_forms", {})
+
+        def fold(e: NodeExpression):
+            if e.op in ("x", "y"):
+                return x if e.op == "x" else y
+            if e.op == "const":
+                return e.args[0]
+            result = ops[e.op](fold(e.args[0]), fold(e.args[1]))
+            if isinstance(result, Scalar) and e.op in ("//", "%", "min", "max"):
+                result = Scalar(result.value, forms.setdefault(e.key(), result.form))
+            return result
+
+        return fold(expr)
 
     # -- evaluation -----------------------------------------------------------------------------
 
@@ -556,6 +570,7 @@ class ExpressionBuilder:
             id(device_calls.static_range): self.call_static_range,
             id(builtins.isinstance): self.call_isinstance,
             id(builtins.len): self.call_len,
+            **self.boundary_handlers(),
         }
 
     def call_method(self, bound: BoundMethod, args, kwargs, node, scope):
@@ -567,6 +582,7 @@ class ExpressionBuilder:
                 self.no_arguments(args, kwargs, node, f"{obj.name}.{name}()")
                 return self.acquire(obj, name, node)
             if name in ("push", "pop"):
+                self.release_selector(kwargs, node, f"{obj.name}.{name}()")
                 self.no_arguments(args, kwargs, node, f"{obj.name}.{name}()")
                 return self.release_oldest(obj, name, node)
             if name == "publish":
@@ -574,6 +590,7 @@ class ExpressionBuilder:
                 return self.publish(obj, node)
         elif isinstance(obj, Block):
             if name in ("push", "pop"):
+                self.release_selector(kwargs, node, f"{obj.name}.{name}()")
                 self.no_arguments(args, kwargs, node, f"{obj.name}.{name}()")
                 expected = "push" if obj.acquired == "reserve" else "pop"
                 if name != expected:
@@ -623,6 +640,22 @@ class ExpressionBuilder:
             self.no_arguments(args, kwargs, node, "net.destination_count()")
             return self.pipe_destination_count(self.bound_net(obj), node)
         raise self.error(f"{self.describe(obj)} has no method {name}() usable in a kernel", node)
+
+    def release_selector(self, kwargs: dict, node, what: str) -> None:
+        """``blk.push(kernel=...)`` / ``pop(kernel=...)``: the kernel that releases the block, which
+        must be this one (its kind, or the ``ttl.Kernel`` this kernel function selects)."""
+        from tilefold.frontend.ttl.kernels import Kernel, check_selector
+
+        if "kernel" not in kwargs:
+            return
+        selector = kwargs.pop("kernel")
+        location = self.location(node)
+        check_selector(selector, self.kind, what, location)
+        own = getattr(self.definition, "selector", None)
+        if isinstance(selector, Kernel) and selector is not own:
+            raise self.error(f"{what}: kernel= names a ttl.Kernel that this kernel function "
+                             f"({self.definition.name}) does not select; give the one of its decorator or "
+                             "the kernel kind", node)
 
     def no_arguments(self, args, kwargs, node, what: str) -> None:
         if args or kwargs:

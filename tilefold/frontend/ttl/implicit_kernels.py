@@ -14,6 +14,7 @@ kernel functions, in the order they appear:
   holds, is an error at its line;
 * a statement that uses a block variable goes to the kernel that acquired it (``blk.push()``);
 * any other statement that acquires, stores or pops a block goes to the compute kernel;
+* ``ttl.reset_dataflow_buffers()`` (and ``reset_dfbs`` / ``reconfigure_dfbs``) goes to every kernel;
 * the remaining statements (buffer creation, shapes, constants) stay in the body.
 
 A block acquired by ``x = dfb.reserve()`` / ``dfb.wait()`` goes to the kernel of the first later
@@ -160,6 +161,16 @@ def _bound_block(stmt: ast.stmt) -> str | None:
 
 
 SPLIT = "split"         # a loop or branch whose body holds statements of several kernels
+EVERY = "every"         # a point every kernel runs (ttl.reset_dataflow_buffers(), :mod:`.dfb_boundaries`)
+_BOUNDARIES = {"reset_dataflow_buffers", "reset_dfbs", "reconfigure_dfbs"}
+
+
+def _is_boundary(stmt: ast.stmt) -> bool:
+    """``ttl.reset_dataflow_buffers()`` / ``ttl.reset_dfbs(...)`` / ``ttl.reconfigure_dfbs(...)``."""
+    if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
+        return False
+    f = stmt.value.func
+    return (f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", None)) in _BOUNDARIES
 _COMPOUND = (ast.For, ast.If)
 
 
@@ -178,6 +189,9 @@ def _assign(body: list[ast.stmt], tensors: set[str], pipes: Pipes, owner: dict |
         if bound is not None:
             pending[bound] = (kinds, i)
             continue
+        if _is_boundary(stmt):
+            kinds[i] = EVERY
+            continue
         if not _uses_dataflow(stmt) and not (_names(stmt) & (owner.keys() | pending.keys())):
             continue
         if isinstance(stmt, _COMPOUND) \
@@ -186,7 +200,7 @@ def _assign(body: list[ast.stmt], tensors: set[str], pipes: Pipes, owner: dict |
             if isinstance(stmt, ast.If) and stmt.orelse:
                 parts.append(_assign(stmt.orelse, tensors, pipes, owner, pending, inner))
             found = {k for part in parts for k in part if k is not None}
-            if len(found) > 1 or SPLIT in found:
+            if len(found) > 1 or SPLIT in found or EVERY in found:
                 kinds[i] = SPLIT
                 inner[id(stmt)] = parts
                 continue
@@ -244,7 +258,7 @@ def _stored(stmt: ast.stmt) -> set[str]:
 
 def _has(body: list[ast.stmt], kinds: list[str | None], part: str, inner: dict) -> bool:
     for stmt, k in zip(body, kinds):
-        if k == part or k == SPLIT and any(_has(b, ks, part, inner)
+        if k == part or k == EVERY or k == SPLIT and any(_has(b, ks, part, inner)
                                           for b, ks in zip(_bodies(stmt), inner[id(stmt)])):
             return True
     return False
@@ -260,7 +274,7 @@ def _part_of(body: list[ast.stmt], kinds: list[str | None], part: str, inner: di
     repeats (scalar work such as ``base = i * rows``)."""
     out = []
     for stmt, k in zip(body, kinds):
-        if k == part or (k is None and nested):
+        if k == part or k == EVERY or (k is None and nested):
             out.append(stmt)
         elif k == SPLIT and _has([stmt], [k], part, inner):
             copy_ = copy.copy(stmt)
@@ -271,6 +285,13 @@ def _part_of(body: list[ast.stmt], kinds: list[str | None], part: str, inner: di
                 copy_.orelse = bodies[1]
             out.append(copy_)
     return out
+
+
+def _is_buffer_ref(node: ast.expr) -> bool:
+    """``dfb`` or an element of a list of buffers, ``buffers[0]``."""
+    while isinstance(node, ast.Subscript):
+        node = node.value
+    return isinstance(node, ast.Name)
 
 
 def hold_inline_blocks(stmt: ast.stmt, counter: list[int]) -> ast.stmt:
@@ -302,7 +323,7 @@ def hold_inline_blocks(stmt: ast.stmt, counter: list[int]) -> ast.stmt:
             return node             # a pipe body's acquisitions belong to the body (held when it is built)
 
     def hoist(arg):
-        if not (_is_acquire(arg) and isinstance(arg.func.value, ast.Name)):
+        if not (_is_acquire(arg) and _is_buffer_ref(arg.func.value)):
             return arg
         counter[0] += 1
         items.append(ast.withitem(context_expr=arg, optional_vars=ast.copy_location(

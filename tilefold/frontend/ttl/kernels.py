@@ -29,6 +29,7 @@ class KernelDefinition:
     kind: str                 # "compute" | "datamovement"
     location: SourceLocation
     options: dict
+    selector: object = None   # the ttl.KernelKind / ttl.Kernel of kernel=, if given
 
     @property
     def name(self) -> str:
@@ -54,26 +55,56 @@ class KernelKind(enum.Enum):
     DATA_MOVEMENT = "datamovement"
 
 
+class KernelKindError(KernelError, ValueError):
+    """A kernel selector (``kernel=``) of another kind than the kernel it names."""
+
+
+class KernelSelectorTypeError(KernelError, TypeError):
+    """A ``kernel=`` that is neither a ``ttl.KernelKind`` nor a ``ttl.Kernel``."""
+
+
+_KIND_TEXT = {"compute": "compute", "datamovement": "data movement"}
+
+
 class Kernel:
-    """``ttl.Kernel(ttl.KernelKind.COMPUTE | DATA_MOVEMENT)``: a kernel that operations name with
-    ``@ttl.compute(kernel=...)`` / ``@ttl.datamovement(kernel=...)``; tilefold builds each
-    operation's kernel functions as they are and checks only that the kinds agree."""
+    """``ttl.Kernel(ttl.KernelKind.COMPUTE | DATA_MOVEMENT)``: a named kernel that one kernel
+    function of an operation selects with ``@ttl.compute(kernel=...)`` /
+    ``@ttl.datamovement(kernel=...)`` (and its ``push`` / ``pop`` calls with ``kernel=``)."""
 
     def __init__(self, kind: KernelKind):
         if not isinstance(kind, KernelKind):
-            raise KernelError(f"ttl.Kernel({kind!r}): give ttl.KernelKind.COMPUTE or ttl.KernelKind.DATA_MOVEMENT",
-                              user_location())
+            raise KernelSelectorTypeError(f"ttl.Kernel({kind!r}): give ttl.KernelKind.COMPUTE or "
+                                          "ttl.KernelKind.DATA_MOVEMENT", user_location())
         self.kind = kind
+
+
+def selector_kind(selector, what: str, location) -> str:
+    """The kind ("compute" / "datamovement") a ``kernel=`` selector names, or an error."""
+    if isinstance(selector, KernelKind):
+        return selector.value
+    if isinstance(selector, Kernel):
+        return selector.kind.value
+    raise KernelSelectorTypeError(f"{what}: kernel= takes a ttl.KernelKind or a ttl.Kernel, not "
+                                  f"{type(selector).__name__}", location)
+
+
+def check_selector(selector, kind: str, what: str, location) -> None:
+    """``selector`` names a kernel of ``kind``, or a one-line error at ``location``."""
+    got = selector_kind(selector, what, location)
+    if got != kind:
+        name = "COMPUTE" if kind == "compute" else "DATA_MOVEMENT"
+        raise KernelKindError(f"{what}: kernel= selects a {_KIND_TEXT[got]} kernel, but this is a "
+                              f"{_KIND_TEXT[kind]} kernel; give ttl.KernelKind.{name} or a "
+                              f"ttl.Kernel(ttl.KernelKind.{name})", location)
 
 
 def _register(fn, kind: str, options: dict):
     if not inspect.isfunction(fn):
         raise KernelError(f"@ttl.{kind}() decorates a def function, not {type(fn).__name__}", user_location())
     options = dict(options)
-    handle = options.pop("kernel", None)
-    if handle is not None and (not isinstance(handle, Kernel) or handle.kind.value != kind):
-        raise KernelError(f"@ttl.{kind}(kernel=...) takes a ttl.Kernel(ttl.KernelKind."
-                          f"{'COMPUTE' if kind == 'compute' else 'DATA_MOVEMENT'})", user_location())
+    selector = options.pop("kernel", None)
+    if selector is not None:
+        check_selector(selector, kind, f"@ttl.{kind}(kernel=...)", user_location())
     location = _def_line(fn)
     op = capture.current(f"@ttl.{kind}()")
     params = list(inspect.signature(fn).parameters)
@@ -86,7 +117,13 @@ def _register(fn, kind: str, options: dict):
         raise KernelError(f"operation {op.name!r} already has {len(same)} @ttl.{kind}() kernel(s); a node runs at "
                           f"most {MAX_KERNELS[kind]} — merge {fn.__name__!r} into "
                           f"{same[0].name!r}", location)
-    definition = KernelDefinition(fn, kind, location, options)
+    if isinstance(selector, Kernel):
+        for other in op.kernels:
+            if other.selector is selector:
+                raise KernelError(f"kernel function {fn.__name__!r} selects the ttl.Kernel that {other.name!r} "
+                                  "already selects; a ttl.Kernel names one kernel function of an operation — give "
+                                  "each its own", location)
+    definition = KernelDefinition(fn, kind, location, options, selector)
     op.kernels.append(definition)
     return definition
 

@@ -1,0 +1,362 @@
+"""TT-Lang's newer operation spellings: lists of dataflow buffers in a body without kernel functions
+(``ttl.copy(t[...], buffers[0].reserve())``), node expressions with ``//`` / ``%`` in both bounds of
+a slice, a pipe receive into a block reserved before ``net.if_dst``, a copy into a block sent
+without a wait, ``kernel=`` selectors on kernels and on ``push`` / ``pop``, and the points where
+buffers start over (``ttl.reset_dataflow_buffers()``, ``ttl.reset_dfbs``, ``ttl.reconfigure_dfbs``).
+Simulated against numpy, the C++ checked against the real headers; misuse is one line at the
+user's file:line."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import tilefold.ttl as ttl
+import tilefold.ttnn as ttnn
+from tilefold.errors import KernelError
+from ttl_helpers import compiled, expect_error, tile_tensor, zeros
+
+
+def _bf16(v):
+    return np.asarray(v, dtype=np.float32).astype(ml_dtypes.bfloat16).astype(np.float32)
+
+
+def _check_all(program, tmp_path, check_kernel):
+    from tilefold.codegen.cpp import emit_kernel
+
+    roles = {"read": "reader", "write": "writer", "compute": "compute"}
+    for kernel in program.kernels:
+        role = next((r for suffix, r in roles.items() if kernel.name.endswith(suffix)), None)
+        if role is None:
+            role = "compute" if "compute" in kernel.name else "reader"
+        path = tmp_path / f"{kernel.name}.cpp"
+        path.write_text(emit_kernel(kernel.function))
+        args = check_kernel.accessor_compile_args(program, kernel) if role != "compute" else None
+        check_kernel.require_accepted(check_kernel.check_kernel(path, role, args))
+
+
+# -- a list of buffers, an acquisition inside a copy ----------------------------------------------
+
+@ttl.operation()
+def _double_stage(source: ttl.DFB, destination: ttl.DFB):
+    block = source.wait()
+    out = destination.reserve()
+    out.store(block + block)
+
+
+@ttl.operation(grid=(1, 1))
+def through_buffer_list(x, y):
+    buffers = [ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2),
+               ttl.make_dataflow_buffer_like(y, shape=(1, 1), block_count=2)]
+    ttl.copy(x[0:1, 0:1], buffers[0].reserve()).wait()
+    _double_stage(buffers[0], buffers[1])
+    ttl.copy(buffers[1].wait(), y[0:1, 0:1]).wait()
+
+
+def test_a_buffer_of_a_list_acquired_inside_a_copy_is_released_after_it():
+    x, y = tile_tensor((32, 32), seed=1), zeros((32, 32))
+    through_buffer_list(x, y)
+    v = ttnn.to_numpy(x)
+    np.testing.assert_array_equal(ttnn.to_numpy(y), _bf16(v + v))
+
+
+# -- node expressions with // and % in slice bounds -----------------------------------------------
+
+COLS = 2
+
+
+@ttl.operation(grid=(2 * COLS, 1))
+def banded_copy(x, y):
+    """Node x reads tile column ``x % COLS`` of band ``x // COLS`` (a row of tiles) and writes it
+    to column ``x`` of ``y``; both bounds of each slice use the same node expression."""
+    dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+    node_x, _ = ttl.node(dims=2)
+    band = node_x // COLS
+    col = node_x % COLS
+    blk = dfb.reserve()
+    ttl.copy(x[band:band + 1, col:col + 1], blk)
+    ttl.copy(dfb.wait(), y[0:1, node_x:node_x + 1])
+
+
+def test_slices_whose_bounds_share_a_modulo_of_the_node_have_a_compile_time_extent():
+    x, y = tile_tensor((64, 64), seed=2), zeros((32, 128))
+    banded_copy(x, y)
+    v = ttnn.to_numpy(x)
+    expected = np.concatenate([v[b * 32:(b + 1) * 32, c * 32:(c + 1) * 32] for b in range(2) for c in range(COLS)],
+                              axis=1)
+    np.testing.assert_array_equal(ttnn.to_numpy(y), expected)
+
+
+# -- a receive into a block reserved before net.if_dst; a read block sent without a wait ----------
+
+@ttl.operation(grid=(2, 1))
+def forward_and_add(a, out):
+    own_dfb = ttl.make_dataflow_buffer_like(a, shape=(1, 1), block_count=2)
+    send_dfb = ttl.make_dataflow_buffer_like(a, shape=(1, 1), block_count=2)
+    recv_dfb = ttl.make_dataflow_buffer_like(a, shape=(1, 1), block_count=2)
+    out_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+    net = ttl.PipeNet([ttl.Pipe(src=(1, 0), dst=(0, 0))])
+    node_x, _ = ttl.node(dims=2)
+    sent = send_dfb.reserve()
+    received = recv_dfb.reserve()
+
+    def send(pipe):
+        ttl.copy(a[1:2, 0:1], sent)
+        ttl.copy(sent, pipe)
+
+    net.if_src(send)
+
+    def receive(pipe):
+        ttl.copy(pipe, received)
+
+    net.if_dst(receive)
+
+    if node_x == 0:
+        own = own_dfb.reserve()
+        ttl.copy(a[0:1, 0:1], own)
+        s = out_dfb.reserve()
+        s.store(own_dfb.wait() + recv_dfb.wait())
+        ttl.copy(out_dfb.wait(), out[0:1, 0:1])
+
+
+def test_a_receive_into_a_block_reserved_before_the_pipe_body_is_waited_at_its_end():
+    a, out = tile_tensor((64, 32), seed=3), zeros((32, 32))
+    with pytest.warns(UserWarning, match="pushed and never popped"):     # node 1's reserve of recv_dfb
+        forward_and_add(a, out)
+    v = ttnn.to_numpy(a)
+    np.testing.assert_array_equal(ttnn.to_numpy(out), _bf16(v[:32] + v[32:]))
+
+
+def test_the_forwarding_kernels_compile_against_the_real_headers(tmp_path, check_kernel):
+    program = compiled(forward_and_add, tile_tensor((64, 32)), zeros((32, 32))).program
+    _check_all(program, tmp_path, check_kernel)
+
+
+# -- kernel= selectors ----------------------------------------------------------------------------
+
+compute_kernel = ttl.Kernel(ttl.KernelKind.COMPUTE)
+reader_kernel = ttl.Kernel(ttl.KernelKind.DATA_MOVEMENT)
+
+
+@ttl.operation(grid=(2, 1))
+def selected_add(inp, out):
+    in_dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=1)
+    out_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=1)
+
+    @ttl.compute(kernel=compute_kernel)
+    def compute():
+        x, _ = ttl.node(dims=2)
+        b = in_dfb.wait()
+        o = out_dfb.reserve()
+        if x == 0:
+            o.store(b + b)
+        else:
+            o.store(b)
+        b.pop(kernel=compute_kernel)
+        o.push(kernel=compute_kernel)
+
+    @ttl.datamovement(kernel=reader_kernel)
+    def read():
+        b = in_dfb.reserve()
+        ttl.copy(inp[0, 0], b).wait()
+        b.push(kernel=reader_kernel)
+
+    @ttl.datamovement()
+    def write():
+        x, _ = ttl.node(dims=2)
+        b = out_dfb.wait()
+        ttl.copy(b, out[0, x]).wait()
+        b.pop(kernel=ttl.KernelKind.DATA_MOVEMENT)
+
+
+def test_kernel_selectors_on_kernels_and_on_push_and_pop():
+    inp, out = tile_tensor((32, 32), seed=4), zeros((32, 64))
+    selected_add(inp, out)
+    v = ttnn.to_numpy(inp)
+    np.testing.assert_array_equal(ttnn.to_numpy(out), np.concatenate([_bf16(v + v), v], axis=1))
+
+
+def test_a_selector_of_the_other_kind_is_a_value_error_at_the_users_line():
+    def run():
+        @ttl.compute(kernel=ttl.KernelKind.DATA_MOVEMENT)  # error
+        def compute():
+            pass
+
+    error = expect_error(run, test_a_selector_of_the_other_kind_is_a_value_error_at_the_users_line, ValueError,
+                         "data movement kernel", "ttl.KernelKind.COMPUTE")
+    assert isinstance(error, KernelError)
+
+
+def test_a_selector_of_another_type_is_a_type_error_at_the_users_line():
+    def run():
+        @ttl.datamovement(kernel=(ttl.KernelKind.DATA_MOVEMENT,))  # error
+        def read():
+            pass
+
+    expect_error(run, test_a_selector_of_another_type_is_a_type_error_at_the_users_line, TypeError, "not tuple")
+
+
+def test_one_named_kernel_selected_twice_names_the_second_function():
+    shared = ttl.Kernel(ttl.KernelKind.DATA_MOVEMENT)
+
+    def run():
+        @ttl.operation(grid=(1, 1))
+        def op(x):
+            @ttl.datamovement(kernel=shared)
+            def first():
+                pass
+
+            @ttl.datamovement(kernel=shared)
+            def second():  # error
+                pass
+
+        op(zeros((32, 32)))
+
+    expect_error(run, test_one_named_kernel_selected_twice_names_the_second_function, KernelError,
+                 "'second'", "'first'")
+
+
+def test_a_push_naming_another_kernel_names_the_users_line():
+    def run():
+        @ttl.operation(grid=(1, 1))
+        def op(x, y):
+            dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=1)
+
+            @ttl.datamovement(kernel=reader_kernel)
+            def read():
+                b = dfb.reserve()
+                ttl.copy(x[0, 0], b).wait()
+                b.push(kernel=ttl.Kernel(ttl.KernelKind.DATA_MOVEMENT))  # error
+
+            @ttl.datamovement()
+            def write():
+                b = dfb.wait()
+                ttl.copy(b, y[0, 0]).wait()
+                b.pop()
+
+        op(zeros((32, 32)), zeros((32, 32)))
+
+    expect_error(run, test_a_push_naming_another_kernel_names_the_users_line, KernelError, "does not select")
+
+
+# -- buffers that start over ----------------------------------------------------------------------
+
+TILES = 3
+
+
+@ttl.operation(grid=(1, 1))
+def two_epochs(bf16_in, f32_out, f32_in, bf16_out):
+    first_in = ttl.make_dataflow_buffer_like(bf16_in, shape=(1, 1), block_count=2)
+    first_out = ttl.make_dataflow_buffer_like(f32_out, shape=(1, 1), block_count=2)
+    second_in = ttl.make_dataflow_buffer_like(f32_in, shape=(1, 1), block_count=2)
+    second_out = ttl.make_dataflow_buffer_like(bf16_out, shape=(1, 1), block_count=2)
+    for i in range(TILES):
+        r = first_in.reserve()
+        ttl.copy(bf16_in[i:i + 1, 0:1], r).wait()
+        w = first_out.reserve()
+        w.store(ttl.math.typecast(first_in.wait(), ttnn.float32))
+        ttl.copy(first_out.wait(), f32_out[i:i + 1, 0:1]).wait()
+    ttl.reset_dataflow_buffers()
+    for i in range(TILES):
+        r = second_in.reserve()
+        ttl.copy(f32_in[i:i + 1, 0:1], r).wait()
+        w = second_out.reserve()
+        w.store(ttl.math.typecast(second_in.wait(), ttnn.bfloat16))
+        ttl.copy(second_out.wait(), bf16_out[i:i + 1, 0:1]).wait()
+
+
+def _epoch_tensors():
+    shape = (TILES * 32, 32)
+    return (tile_tensor(shape, seed=5), zeros(shape, "float32"), tile_tensor(shape, seed=6, dtype="float32"),
+            zeros(shape))
+
+
+def test_a_reset_between_two_epochs_of_a_body_without_kernel_functions():
+    bf16_in, f32_out, f32_in, bf16_out = _epoch_tensors()
+    two_epochs(bf16_in, f32_out, f32_in, bf16_out)
+    np.testing.assert_array_equal(ttnn.to_numpy(f32_out), ttnn.to_numpy(bf16_in))
+    np.testing.assert_array_equal(ttnn.to_numpy(bf16_out), _bf16(ttnn.to_numpy(f32_in)))
+
+
+def test_the_reset_kernels_compile_against_the_real_headers(tmp_path, check_kernel):
+    program = compiled(two_epochs, *_epoch_tensors()).program
+    _check_all(program, tmp_path, check_kernel)
+
+
+def _boundary_op(compute_kernel, reader_kernel, writer_kernel, point, reconfigure: bool):
+    @ttl.operation(grid=(1, 1))
+    def op(inp, out):
+        dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
+
+        @ttl.compute(kernel=compute_kernel)
+        def compute():
+            for _ in range(2):
+                if reconfigure:
+                    ttl.reconfigure_dfbs(point)
+                else:
+                    ttl.reset_dfbs(point, dfbs=[dfb])
+
+        @ttl.datamovement(kernel=reader_kernel)
+        def read():
+            for i in range(2):
+                with dfb.reserve() as blk:
+                    ttl.copy(inp[0, i], blk).wait()
+                if reconfigure:
+                    ttl.reconfigure_dfbs(point)
+                else:
+                    ttl.reset_dfbs(point, dfbs=[dfb])
+
+        @ttl.datamovement(kernel=writer_kernel)
+        def write():
+            for i in range(2):
+                with dfb.wait() as blk:
+                    ttl.copy(blk, out[0, i]).wait()
+                if reconfigure:
+                    ttl.reconfigure_dfbs(point)
+                else:
+                    ttl.reset_dfbs(point, dfbs=[dfb])
+
+    return op
+
+
+@pytest.mark.parametrize("reconfigure", [False, True])
+def test_reset_and_reconfiguration_points_in_kernel_functions(reconfigure):
+    kernels = (ttl.Kernel(ttl.KernelKind.COMPUTE), ttl.Kernel(ttl.KernelKind.DATA_MOVEMENT),
+               ttl.Kernel(ttl.KernelKind.DATA_MOVEMENT))
+    point = ttl.DFBReconfiguration(participants=kernels, discard_dfb_state=True) if reconfigure else \
+        ttl.DFBReset(participants=kernels)
+    inp, out = tile_tensor((32, 64), seed=7), zeros((32, 64))
+    _boundary_op(*kernels, point, reconfigure)(inp, out)
+    np.testing.assert_array_equal(ttnn.to_numpy(out), ttnn.to_numpy(inp))
+
+
+def test_discard_dfb_state_must_be_a_bool():
+    def run():
+        ttl.DFBReconfiguration(participants=(ttl.Kernel(ttl.KernelKind.COMPUTE),), discard_dfb_state=1)  # error
+
+    expect_error(run, test_discard_dfb_state_must_be_a_bool, TypeError, "discard_dfb_state must be a bool")
+
+
+def test_a_block_held_across_a_reset_names_the_users_line():
+    def run():
+        @ttl.operation(grid=(1, 1))
+        def op(x, y):
+            dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+            blk = dfb.reserve()
+            ttl.copy(x[0:1, 0:1], blk).wait()
+            ttl.reset_dataflow_buffers()  # error
+            ttl.copy(dfb.wait(), y[0:1, 0:1]).wait()
+            ttl.copy(x[0:1, 0:1], blk).wait()
+
+        op(zeros((32, 32)), zeros((32, 32)))
+
+    expect_error(run, test_a_block_held_across_a_reset_names_the_users_line, KernelError,
+                 "blk", "still held here")
+
+
+def test_a_reset_called_by_python_names_the_users_line():
+    def run():
+        ttl.reset_dataflow_buffers()  # error
+
+    expect_error(run, test_a_reset_called_by_python_names_the_users_line, KernelError, "kernel function")

@@ -1,0 +1,121 @@
+"""Points where an operation's dataflow buffers start over: ``ttl.reset_dataflow_buffers()``,
+``ttl.reset_dfbs(ttl.DFBReset(...), dfbs=[...])`` and ``ttl.reconfigure_dfbs(ttl.DFBReconfiguration(...))``.
+
+Reads: those statements in kernel functions (and in an operation body without kernel functions,
+where every kernel runs them, :mod:`.implicit_kernels`). Writes: nothing into the IR. At such a
+point each kernel of the node has finished with the buffers it restores: the kernel must hold no
+block of them there (an error at the user's line otherwise). tilefold keeps every buffer in its
+own L1 area, so no storage is handed to another buffer at the point, buffers drained on both sides
+are empty already, and the kernels need not meet there.
+"""
+
+from __future__ import annotations
+
+from tilefold.caller import user_location
+from tilefold.errors import KernelError
+from tilefold.frontend.ttl.kernels import Kernel, KernelSelectorTypeError
+
+
+class BoundaryTypeError(KernelError, TypeError):
+    """A reset or reconfiguration declared with arguments of the wrong type."""
+
+
+def _participants(participants, what: str) -> tuple:
+    if not isinstance(participants, (tuple, list)) or not participants \
+            or not all(isinstance(k, Kernel) for k in participants):
+        raise KernelSelectorTypeError(f"{what}(participants=...) takes a tuple of ttl.Kernel(...) objects, the "
+                                      "kernels that meet at the point", user_location())
+    return tuple(participants)
+
+
+class DFBReset:
+    """``ttl.DFBReset(participants=(compute, reader, writer))``: a point where the kernels of
+    ``participants`` restore the buffers ``ttl.reset_dfbs(reset, dfbs=[...])`` names."""
+
+    def __init__(self, participants):
+        self.participants = _participants(participants, "ttl.DFBReset")
+
+
+class DFBReconfiguration:
+    """``ttl.DFBReconfiguration(participants=..., discard_dfb_state=False)``: a point where the
+    kernels of ``participants`` restore every buffer (``ttl.reconfigure_dfbs(boundary)``)."""
+
+    def __init__(self, participants, discard_dfb_state: bool = False):
+        self.participants = _participants(participants, "ttl.DFBReconfiguration")
+        if not isinstance(discard_dfb_state, bool):
+            raise BoundaryTypeError(f"ttl.DFBReconfiguration: discard_dfb_state must be a bool (True or False), "
+                                    f"not {discard_dfb_state!r}", user_location())
+        self.discard_dfb_state = discard_dfb_state
+
+
+def _device_only(name: str):
+    raise KernelError(f"ttl.{name} marks a point in the kernels; call it inside a kernel function or an operation "
+                      "body without kernel functions", user_location())
+
+
+def reset_dataflow_buffers():
+    """``ttl.reset_dataflow_buffers()``: every buffer of the operation starts over here."""
+    _device_only("reset_dataflow_buffers")
+
+
+def reset_dfbs(reset, dfbs=None):
+    """``ttl.reset_dfbs(reset, dfbs=[...])``: the buffers ``dfbs`` start over here."""
+    _device_only("reset_dfbs")
+
+
+def reconfigure_dfbs(boundary):
+    """``ttl.reconfigure_dfbs(boundary)``: every buffer starts over here."""
+    _device_only("reconfigure_dfbs")
+
+
+NAMES = {"reset_dataflow_buffers": reset_dataflow_buffers, "reset_dfbs": reset_dfbs,
+         "reconfigure_dfbs": reconfigure_dfbs}
+
+
+class BoundaryBuilder:
+    """Mixin of :class:`~.builder.KernelBuilder`: the three statements above in a kernel."""
+
+    def boundary_handlers(self) -> dict:
+        return {id(reset_dataflow_buffers): self.call_reset_dataflow_buffers, id(reset_dfbs): self.call_reset_dfbs,
+                id(reconfigure_dfbs): self.call_reconfigure_dfbs}
+
+    def call_reset_dataflow_buffers(self, args, kwargs, node):
+        if args or kwargs:
+            raise self.error("ttl.reset_dataflow_buffers() takes no arguments", node)
+        self._boundary("ttl.reset_dataflow_buffers()", None, None, node)
+
+    def call_reset_dfbs(self, args, kwargs, node):
+        from tilefold.frontend.ttl.dataflow_buffers import DataflowBuffer
+
+        values = list(args) + [kwargs.pop(k) for k in ("reset", "dfbs") if k in kwargs]
+        if kwargs or len(values) != 2 or not isinstance(values[0], DFBReset):
+            raise self.error("ttl.reset_dfbs(reset, dfbs=[...]) takes a ttl.DFBReset and a list of dataflow "
+                             "buffers", node)
+        dfbs = values[1]
+        if not isinstance(dfbs, (list, tuple)) or not dfbs or not all(isinstance(d, DataflowBuffer) for d in dfbs):
+            raise self.error(f"ttl.reset_dfbs(reset, dfbs=...): dfbs must be a list of dataflow buffers, not "
+                             f"{self.describe(dfbs)}", node)
+        self._boundary("ttl.reset_dfbs()", values[0], list(dfbs), node)
+
+    def call_reconfigure_dfbs(self, args, kwargs, node):
+        values = list(args) + ([kwargs.pop("boundary")] if "boundary" in kwargs else [])
+        if kwargs or len(values) != 1 or not isinstance(values[0], DFBReconfiguration):
+            raise self.error("ttl.reconfigure_dfbs(boundary) takes one ttl.DFBReconfiguration", node)
+        self._boundary("ttl.reconfigure_dfbs()", values[0], None, node)
+
+    def _boundary(self, what: str, declaration, dfbs, node) -> None:
+        own = getattr(self.definition, "selector", None)
+        if declaration is not None and isinstance(own, Kernel) and own not in declaration.participants:
+            raise self.error(f"{what}: this kernel function ({self.definition.name}) selects a ttl.Kernel that is not "
+                             "among the participants of the point; add it to participants=", node)
+        chosen = None if dfbs is None else {d.index for d in dfbs}
+        for index, ends in self.held.items():
+            if chosen is not None and index not in chosen:
+                continue
+            for blocks in ends.values():
+                for b in blocks:
+                    if not b.status.released:
+                        verb = "push" if b.acquired == "reserve" else "pop"
+                        raise self.error(f"{what}: {b.name} (of {b.dfb.name}, acquired at {b.status.location}) is "
+                                         f"still held here, and its buffer starts over at this point; {verb} it "
+                                         "before", node)
