@@ -6,7 +6,7 @@ Every row of the table becomes an op ``ttkernel.<name>`` whose operands are the 
 function's parameters in order and whose properties are its template parameters; it
 prints as ``ttkernel.cb_reserve_back(%cb, %n) : !ttkernel.cb, i32``. A handful of ops that are
 not plain calls are defined by hand below (circular buffers, compile-time args, TensorAccessor
-construction, NOC coordinates of the core, L1 pointer access).
+construction, NOC coordinates of the core, L1 pointer access, calls of a user's C++ functions).
 
 Circular buffers have a type of their own, ``!ttkernel.cb``: every CB parameter of the table
 (role ``cb``) takes one, so an op's operand verifier checks CB-ness by type. ``ttkernel.cb(%i)``
@@ -51,6 +51,7 @@ from xdsl.irdl import (
     operand_def,
     opt_operand_def,
     opt_prop_def,
+    opt_result_def,
     prop_def,
     result_def,
     traits_def,
@@ -545,8 +546,81 @@ class DPrintOp(_MessageParts, IRDLOperation):
         super().__init__(operands=[list(values)], properties={"parts": ArrayAttr([StringAttr(p) for p in parts])})
 
 
+# the C++ types of an external call's scalar result (``ttl.ScalarType``)
+EXTERN_RESULT_TYPES = {"i32": "int32_t", "i64": "int64_t", "u32": "uint32_t", "bool": "bool"}
+
+
+@irdl_op_definition
+class ExternCallOp(IRDLOperation):
+    """``callee<template...>(args...)``: a C++ function of a user's header (``ttl.call_extern_func``),
+    printed after ``#include "header"`` as the user wrote the header's path.
+
+    The first ``arg_count`` operands are the function arguments (runtime integers, constants, and
+    dataflow buffers — a circular buffer index); the rest are the buffers the template arguments
+    name. Each template argument is a string: ``int:N``, ``bool:0|1``, ``float:BITS`` (an f32 bit
+    pattern, unsigned), ``dfb_id:K`` (the index of the K-th template buffer) or
+    ``dfb_descriptor:K:PAGES:BLOCKS:PAGE_BYTES`` (a ``ttlang::DFBDescriptor`` type). The optional
+    result is a runtime integer declared with the C++ type ``result_ctype``. ``header_path`` is
+    the header's file on disk when the front end found one (a project copies it). The simulator
+    cannot run the C++: reaching the call stops a simulated run with an error at its line."""
+
+    name = "ttkernel.extern_call"   # no effect trait: never dead
+    args = var_operand_def()
+    result = opt_result_def(IndexType)
+    header = prop_def(StringAttr)
+    callee = prop_def(StringAttr)
+    arg_count = prop_def(IntegerAttr)
+    template_args = prop_def(ArrayAttr)
+    result_ctype = opt_prop_def(StringAttr)
+    header_path = opt_prop_def(StringAttr)
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def __init__(self, header: str, callee: str, args, template_args: list[str], template_cbs=(),
+                 result_ctype: str | None = None, header_path: str | None = None):
+        props = {"header": StringAttr(header), "callee": StringAttr(callee),
+                 "arg_count": IntegerAttr(len(args), i32),
+                 "template_args": ArrayAttr([StringAttr(t) for t in template_args])}
+        if result_ctype is not None:
+            props["result_ctype"] = StringAttr(result_ctype)
+        if header_path:
+            props["header_path"] = StringAttr(header_path)
+        super().__init__(operands=[[*args, *template_cbs]], properties=props,
+                         result_types=[[IndexType()] if result_ctype is not None else []])
+
+    @property
+    def call_args(self) -> list[SSAValue]:
+        return list(self.args[:self.arg_count.value.data])
+
+    @property
+    def template_cbs(self) -> list[SSAValue]:
+        return list(self.args[self.arg_count.value.data:])
+
+    @property
+    def templates(self) -> list[str]:
+        return [t.data for t in self.template_args.data]
+
+    def verify_(self) -> None:
+        if not 0 <= self.arg_count.value.data <= len(self.args):
+            raise VerifyException(f"{self.name}: arg_count {self.arg_count.value.data} is outside the operands")
+        if self.result_ctype is not None and self.result_ctype.data not in EXTERN_RESULT_TYPES.values():
+            raise VerifyException(f"{self.name}: result type {self.result_ctype.data!r} is not one of "
+                                  f"{sorted(EXTERN_RESULT_TYPES.values())}")
+        if (self.result_ctype is None) != (self.result is None):
+            raise VerifyException(f"{self.name}: a result needs a result type and the reverse")
+        cbs = len(self.template_cbs)
+        for t in self.templates:
+            kind, _, rest = t.partition(":")
+            fields = rest.split(":")
+            if kind in ("dfb_id", "dfb_descriptor"):
+                if not (fields[0].isdigit() and int(fields[0]) < cbs) \
+                        or len(fields) != (1 if kind == "dfb_id" else 4):
+                    raise VerifyException(f"{self.name}: bad template argument {t!r}")
+            elif kind not in ("int", "bool", "float") or len(fields) != 1:
+                raise VerifyException(f"{self.name}: bad template argument {t!r}")
+
+
 SPECIAL_OP_CLASSES = (CBOp, GetCompileTimeArgValOp, TensorAccessorArgsOp, TensorAccessorOp, MyXOp, MyYOp,
-                      L1LoadOp, L1StoreOp, AssertInRangeOp, KernelAssertOp, DPrintOp)
+                      L1LoadOp, L1StoreOp, AssertInRangeOp, KernelAssertOp, DPrintOp, ExternCallOp)
 
 TTKernel = Dialect(
     "ttkernel",
@@ -574,6 +648,8 @@ __all__ = [
     "AssertInRangeOp",
     "KernelAssertOp",
     "DPrintOp",
+    "ExternCallOp",
+    "EXTERN_RESULT_TYPES",
     "THREAD_ATTR",
     "COMPUTE_CONFIG_ATTR",
     "compute_config",

@@ -30,6 +30,14 @@ def compile_built(built, arch, keep_dumps: bool | None = None):
     return compile_ttl(built, arch, keep_dumps, settings.print_ir_after_all)
 
 
+def emit_kernels(compiled) -> dict[str, str]:
+    """The C++ source of every kernel of a compiled call, by kernel name (``TTLANG_COMPILE_ONLY``
+    builds it without running)."""
+    from tilefold.codegen.cpp import emit_kernel
+
+    return {k.name: emit_kernel(k.function) for k in compiled.program.kernels}
+
+
 def run_operation(operation, capture, compiled, report: bool = True):
     """Run one call's compiled program; write results into the tensors. Returns the run's result
     (``report=False``: the caller reports it, as a multi-chip call does)."""

@@ -52,6 +52,7 @@ class KernelContext:
     """Base of the per-thread kernel API object."""
 
     role = "thread"  # "reader" / "writer" / "compute", set by subclasses
+    from tilefold.sim.extern_calls import extern_call  # ttl.call_extern_func: a simulated run stops there
 
     def __init__(self, device, kernel, cores: list[CoreCoord], pykernel, thread_name: str):
         self.dev = device

@@ -31,6 +31,7 @@ from xdsl.ir import Block, Operation, SSAValue
 
 from tilefold.errors import SourceLocation
 from tilefold.ir.locations import source_location
+from tilefold.sim import extern_calls
 from tilefold.ir.page_loops import QUEUEABLE_CALLS, is_page_transfer_nest
 from tilefold.ir.tile_loops import QUEUEABLE_TILE_CALLS, is_tile_nest
 from tilefold.ir.ttkernel import (
@@ -39,6 +40,7 @@ from tilefold.ir.ttkernel import (
     AssertInRangeOp,
     KernelAssertOp,
     DPrintOp,
+    ExternCallOp,
     GetCompileTimeArgValOp,
     L1LoadOp,
     L1StoreOp,
@@ -225,6 +227,8 @@ class _Printer:
         elif isinstance(op, KernelAssertOp):
             self.emit(depth, f"k.kernel_assert({self.ref(op.condition)}, {tuple(op.texts)!r}, "
                              f"({self.args(op.values)}{',' if op.values else ''}))", op)
+        elif isinstance(op, ExternCallOp):
+            self.emit(depth, extern_calls.python_call(op, self), op)
         elif isinstance(op, DPrintOp):
             self.emit(depth, f"k.dprint({tuple(op.texts)!r}, ({self.args(op.values)}{',' if op.values else ''}))", op)
         elif isinstance(op, (scf.YieldOp, scf.ConditionOp)):

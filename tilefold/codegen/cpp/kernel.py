@@ -11,6 +11,9 @@ deduplicated and sorted, with ``api/compute/common.h`` for the calls every kerne
 reads (``HEADER_MACROS``: ``REDUCE_OP`` / ``REDUCE_DIM`` for ``reduce.h``). The body is printed by
 :class:`tilefold.codegen.cpp.statements.BodyPrinter`.
 
+A kernel with external calls (``ttl.call_extern_func``) then defines ``ttlang::DFBDescriptor``
+and includes the user's headers, each as the user wrote its path.
+
 Errors: :class:`CompileError` for a function that is not a kernel (no thread kind and no
 API call that tells it) or that holds ops the emitter does not print.
 """
@@ -22,13 +25,26 @@ from xdsl.dialects import func
 from tilefold.codegen.cpp.statements import BodyPrinter
 from tilefold.errors import CompileError
 from tilefold.ir.locations import source_location
-from tilefold.ir.ttkernel import ApiCallOp, AssertInRangeOp, DPrintOp, KernelAssertOp, kernel_thread
+from tilefold.ir.ttkernel import ApiCallOp, AssertInRangeOp, DPrintOp, ExternCallOp, KernelAssertOp, kernel_thread
 from tilefold.ir.ttkernel_api import HEADER_MACROS
 
 DATAFLOW_HEADER = "api/dataflow/dataflow_api.h"
 COMPUTE_COMMON_HEADER = "api/compute/common.h"
 ASSERT_HEADER = "api/debug/assert.h"
 DPRINT_HEADER = "api/debug/dprint.h"
+# before the headers of external calls: a dataflow buffer as a C++ type (``ttl.dfb_descriptor``)
+DFB_DESCRIPTOR_PRELUDE = """#include <cstdint>
+
+namespace ttlang {
+// a dataflow buffer as a type: circular buffer index, pages per block, block count, page bytes
+template <uint32_t Index, uint32_t PagesPerBlock, uint32_t BlockCount, uint32_t PageSizeBytes>
+struct DFBDescriptor {
+    static constexpr uint32_t index = Index;
+    static constexpr uint32_t pages_per_block = PagesPerBlock;
+    static constexpr uint32_t block_count = BlockCount;
+    static constexpr uint32_t page_size_bytes = PageSizeBytes;
+};
+}  // namespace ttlang"""
 
 
 def thread_kind(kernel: func.FuncOp) -> str:
@@ -54,6 +70,12 @@ def kernel_headers(kernel: func.FuncOp) -> list[str]:
     return sorted(headers or {COMPUTE_COMMON_HEADER}) + asserts
 
 
+def extern_headers(kernel: func.FuncOp) -> list[str]:
+    """The user's headers of the kernel's external calls (``ttl.call_extern_func``), as written,
+    in order of first use."""
+    return list(dict.fromkeys(op.header.data for op in kernel.walk() if isinstance(op, ExternCallOp)))
+
+
 def header_macros(kernel: func.FuncOp, headers: list[str]) -> list[str]:
     """``#define`` lines for the macros the included headers read (``HEADER_MACROS``), each set
     to the template value of the kernel's first call that has that template parameter."""
@@ -77,5 +99,8 @@ def emit_kernel(kernel: func.FuncOp, source_comments: bool = True) -> str:
     macros = header_macros(kernel, headers)
     lines += [*macros, ""] if macros else []
     lines += [f'#include "{header}"' for header in headers]
+    external = extern_headers(kernel)
+    if external:
+        lines += ["", DFB_DESCRIPTOR_PRELUDE, "", *[f'#include "{header}"' for header in external]]
     lines += ["", "void kernel_main() {", *body, "}"]
     return "\n".join(lines) + "\n"

@@ -7,6 +7,7 @@ Reads: a :class:`~tilefold.program.Program` (its kernel functions and host descr
     main.cpp                    the host program (tilefold.codegen.cpp.host)
     host_checks.hpp             its file I/O and output checks (tilefold.codegen.cpp.host_checks)
     CMakeLists.txt              (tilefold.codegen.cpp.cmake)
+    <header>                    a user's header a kernel includes by a relative path (ttl.call_extern_func)
     data/<buffer>.bin           input bytes, device page format
     data/<buffer>.golden.bin    expected output bytes
 
@@ -16,6 +17,7 @@ is written when one is raised.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from tilefold.codegen.cpp.cmake import emit_cmake
@@ -24,6 +26,8 @@ from tilefold.codegen.cpp.host_checks import HOST_CHECKS_HEADER, emit_host_check
 from tilefold.codegen.cpp.host_data import HostData
 from tilefold.codegen.cpp.kernel import emit_kernel
 from tilefold.errors import CompileError
+from tilefold.ir.locations import source_location
+from tilefold.ir.ttkernel import ExternCallOp
 from tilefold.program import Program
 
 
@@ -39,6 +43,7 @@ def project_files(program: Program, data: HostData, source_comments: bool = True
         path = kernel_path(kernel)
         if path not in files:
             files[path] = emit_kernel(kernel.function, source_comments)
+    files.update(extern_headers(program))
     files["main.cpp"] = emit_host(program, data)
     files[HOST_CHECKS_HEADER] = emit_host_checks()
     files["CMakeLists.txt"] = emit_cmake(program.name)
@@ -46,6 +51,33 @@ def project_files(program: Program, data: HostData, source_comments: bool = True
         files[input_path(name)] = raw
     for name, golden in data.outputs.items():
         files[golden_path(name)] = golden.data
+    return files
+
+
+def extern_headers(program: Program) -> dict[str, bytes]:
+    """The user's headers the kernels include by a relative path (``ttl.call_extern_func``), copied
+    to that path next to the kernel sources, where the kernels' ``#include "..."`` finds them; a
+    header given by an absolute path is included from there. A header that is not a file on disk
+    is an error at the call's line."""
+    files: dict[str, bytes] = {}
+    for kernel in program.kernels:
+        for op in kernel.function.walk():
+            if not isinstance(op, ExternCallOp):
+                continue
+            header = op.header.data
+            found = op.header_path.data if op.header_path is not None else None
+            if found is None or not os.path.isfile(found):
+                raise CompileError(f"the header {header!r} of {op.callee.data}() (ttl.call_extern_func) is not a file "
+                                   "on disk, so the project's kernels could not include it; give the path of an "
+                                   "existing header (absolute, or relative to the script's folder)", source_location(op))
+            if os.path.isabs(header):
+                continue
+            relative = os.path.normpath(header)
+            if relative.startswith(".."):
+                raise CompileError(f"the header {header!r} of {op.callee.data}() (ttl.call_extern_func) is outside the "
+                                   "folder its path is relative to, so the project cannot keep it next to the kernels; "
+                                   "give its absolute path", source_location(op))
+            files[relative] = Path(found).read_bytes()
     return files
 
 

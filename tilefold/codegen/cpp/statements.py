@@ -47,7 +47,7 @@ from tilefold.codegen.cpp.expressions import (
     variable,
 )
 from tilefold.codegen.cpp.host import cpp_string
-from tilefold.codegen.cpp.names import Identifiers
+from tilefold.codegen.cpp.names import KERNEL_RESERVED, Identifiers
 from tilefold.errors import CompileError
 from tilefold.ir.locations import source_location
 from tilefold.ir.ttkernel import (
@@ -56,6 +56,7 @@ from tilefold.ir.ttkernel import (
     KernelAssertOp,
     CBOp,
     DPrintOp,
+    ExternCallOp,
     GetCompileTimeArgValOp,
     L1LoadOp,
     L1StoreOp,
@@ -104,7 +105,9 @@ class BodyPrinter:
                                "none (pass values as runtime or compile-time arguments)", source_location(kernel))
         self.kernel = kernel
         self.source_comments = source_comments
-        self.names = Identifiers()
+        # the first name of an external call's function is never a variable's (it would hide the function)
+        callees = frozenset(op.callee.data.lstrip(":").split("::")[0] for op in kernel.walk() if isinstance(op, ExternCallOp))
+        self.names = Identifiers(KERNEL_RESERVED | callees) if callees else Identifiers()
         self.exprs: dict[SSAValue, Expr] = {}
         self.memref_names: dict[SSAValue, str] = {}
         self.deferred_declarations: set[SSAValue] = set()
@@ -297,6 +300,32 @@ class BodyPrinter:
             self.emit(f"DPRINT_MATH({stream});", op)
         else:
             self.emit(f"{stream};", op)
+
+    def print_extern_call(self, op: ExternCallOp) -> None:
+        """``callee<template args>(args);`` of ``ttl.call_extern_func``; with a result,
+        ``T name = callee(...);`` in the result's C++ type."""
+        cbs = op.template_cbs
+        templates = []
+        for text in op.templates:
+            kind, _, rest = text.partition(":")
+            fields = rest.split(":")
+            if kind == "int":
+                templates.append(fields[0])
+            elif kind == "bool":
+                templates.append("true" if fields[0] == "1" else "false")
+            elif kind == "float":
+                templates.append(f"{fields[0]}U")
+            elif kind == "dfb_id":
+                templates.append(self.expr(cbs[int(fields[0])]).text)
+            else:
+                index, pages, blocks, size = fields
+                templates.append(f"ttlang::DFBDescriptor<{self.expr(cbs[int(index)]).text}, {pages}, {blocks}, {size}>")
+        call = op.callee.data + (f"<{', '.join(templates)}>" if templates else "")
+        call += f"({', '.join(self.expr(v).text for v in op.call_args)})"
+        if op.result is not None:
+            self.declare(op.result, call, op, op.result_ctype.data)
+        else:
+            self.emit(f"{call};", op)
 
     def print_kernel_assert(self, op: KernelAssertOp) -> None:
         self.emit(f"// assert: {'{}'.join(op.texts)}")
@@ -517,6 +546,7 @@ _HANDLERS = {
     AssertInRangeOp: BodyPrinter.print_assert_in_range,
     KernelAssertOp: BodyPrinter.print_kernel_assert,
     DPrintOp: BodyPrinter.print_dprint,
+    ExternCallOp: BodyPrinter.print_extern_call,
     memref.AllocaOp: BodyPrinter.print_alloca,
     memref.LoadOp: BodyPrinter.print_load,
     memref.StoreOp: BodyPrinter.print_store,

@@ -21,7 +21,7 @@ import operator
 
 from tilefold.errors import TilefoldError
 from tilefold.frontend.source import MISSING
-from tilefold.frontend.ttl import device_calls
+from tilefold.frontend.ttl import device_calls, extern_calls
 from tilefold.frontend.ttl.dataflow_buffers import DataflowBuffer
 from tilefold.frontend.ttl.devices import DeviceDomain
 from tilefold.frontend.ttl.semaphores import MulticastSemaphore, RemoteSemaphore, Semaphore
@@ -223,10 +223,24 @@ class ExpressionBuilder:
         return value
 
     def expr_Tuple(self, node: ast.Tuple, scope):
-        return tuple(self.evaluate(e, scope) for e in node.elts)
+        return tuple(self.elements(node, scope))
 
     def expr_List(self, node: ast.List, scope):
-        return [self.evaluate(e, scope) for e in node.elts]
+        return self.elements(node, scope)
+
+    def elements(self, node: ast.Tuple | ast.List, scope) -> list:
+        """The items of a tuple or list display; ``*xs`` spreads a compile-time tuple or list."""
+        out = []
+        for e in node.elts:
+            if isinstance(e, ast.Starred):
+                value = self.evaluate(e.value, scope)
+                if not isinstance(value, (tuple, list)):
+                    raise self.error(f"*{ast.unparse(e.value)[:40]} spreads a tuple or list known when the kernel "
+                                     f"is built, not {self.describe(value)}", e)
+                out.extend(value)
+            else:
+                out.append(self.evaluate(e, scope))
+        return out
 
     def expr_Slice(self, node: ast.Slice, scope):
         parts = [self.evaluate(p, scope) if p is not None else None for p in (node.lower, node.upper, node.step)]
@@ -561,6 +575,9 @@ class ExpressionBuilder:
             id(grid_size): self.call_grid_size,
             id(device_calls.GroupTransfer): self.call_group_transfer,
             id(device_calls.signpost): lambda args, kwargs, node: device_calls.SIGNPOST,
+            id(extern_calls.call_extern_func): lambda args, kwargs, node: extern_calls.build_call(self, args, kwargs, node),
+            id(extern_calls.get_dfb_id): lambda a, k, n: extern_calls.dfb_marker(extern_calls.DFBId)(self, a, k, n),
+            id(extern_calls.dfb_descriptor): lambda a, k, n: extern_calls.dfb_marker(extern_calls.DFBDescriptor)(self, a, k, n),
             id(builtins.min): lambda args, kwargs, node: self.call_min_max(args, node, "min"),
             id(builtins.max): lambda args, kwargs, node: self.call_min_max(args, node, "max"),
             id(BODY_BUILTINS["min"]): lambda args, kwargs, node: self.call_min_max(args, node, "min"),

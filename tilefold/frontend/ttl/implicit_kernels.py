@@ -15,6 +15,9 @@ kernel functions, in the order they appear:
 * a statement that uses a block variable goes to the kernel that acquired it (``blk.push()``);
 * any other statement that acquires, stores or pops a block goes to the compute kernel;
 * ``ttl.reset_dataflow_buffers()`` (and ``reset_dfbs`` / ``reconfigure_dfbs``) goes to every kernel;
+* ``ttl.call_extern_func(..., kernel=ttl.KernelKind.X)`` goes to the kernel of that kind (the
+  reader for data movement), with a tuple of kinds to each; without ``kernel=`` it is placed as
+  any other statement;
 * the remaining statements (buffer creation, shapes, constants) stay in the body.
 
 A block acquired by ``x = dfb.reserve()`` / ``dfb.wait()`` goes to the kernel of the first later
@@ -61,9 +64,34 @@ PIPE_GUARDS = {"if_src": "write", "if_dst": "read"}
 _SIDE = {"write": "send", "read": "receive"}
 
 
+def _is_extern_call(node: ast.AST) -> bool:
+    if not isinstance(node, ast.Call):
+        return False
+    f = node.func
+    return (f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", None)) == "call_extern_func"
+
+
+_SELECTED = {"COMPUTE": "compute", "DATA_MOVEMENT": "read"}
+
+
+def _extern_kernels(stmt: ast.stmt) -> frozenset[str] | None:
+    """The kernels the external calls of ``stmt`` select with ``kernel=ttl.KernelKind.X`` or a tuple
+    of kinds (a data movement kind is the reader); None when none says."""
+    found: set[str] = set()
+    for node in ast.walk(stmt):
+        if not _is_extern_call(node):
+            continue
+        for kw in node.keywords:
+            if kw.arg != "kernel":
+                continue
+            items = kw.value.elts if isinstance(kw.value, ast.Tuple) else [kw.value]
+            found |= {_SELECTED[i.attr] for i in items if isinstance(i, ast.Attribute) and i.attr in _SELECTED}
+    return frozenset(found) or None
+
+
 def _uses_dataflow(stmt: ast.stmt) -> bool:
     for node in ast.walk(stmt):
-        if _is_acquire(node):
+        if _is_acquire(node) or _is_extern_call(node):
             return True
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
                 and (node.func.attr == "copy" or node.func.attr in PIPE_GUARDS):
@@ -212,6 +240,9 @@ def _assign(body: list[ast.stmt], tensors: set[str], pipes: Pipes, owner: dict |
         kind = piped[0] if piped else _copy_direction(stmt, tensors)
         if piped:
             _check_held_elsewhere(stmt, piped, used, owner, pipes.file)
+        selected = _extern_kernels(stmt) if kind is None else None
+        if selected is not None:           # ttl.call_extern_func(..., kernel=...): the kernels it names
+            kind = next(iter(selected)) if len(selected) == 1 else selected
         if kind is None:
             kind = next((owner[n] for n in used if n in owner), "compute")
         kinds[i] = kind
@@ -258,7 +289,7 @@ def _stored(stmt: ast.stmt) -> set[str]:
 
 def _has(body: list[ast.stmt], kinds: list[str | None], part: str, inner: dict) -> bool:
     for stmt, k in zip(body, kinds):
-        if k == part or k == EVERY or k == SPLIT and any(_has(b, ks, part, inner)
+        if k == part or k == EVERY or isinstance(k, frozenset) and part in k or k == SPLIT and any(_has(b, ks, part, inner)
                                           for b, ks in zip(_bodies(stmt), inner[id(stmt)])):
             return True
     return False
@@ -274,7 +305,7 @@ def _part_of(body: list[ast.stmt], kinds: list[str | None], part: str, inner: di
     repeats (scalar work such as ``base = i * rows``)."""
     out = []
     for stmt, k in zip(body, kinds):
-        if k == part or k == EVERY or (k is None and nested):
+        if k == part or k == EVERY or (k is None and nested) or (isinstance(k, frozenset) and part in k):
             out.append(stmt)
         elif k == SPLIT and _has([stmt], [k], part, inner):
             copy_ = copy.copy(stmt)

@@ -10,7 +10,7 @@ A call runs the function's body on the host (:mod:`.capture`), builds each kerne
 pipeline, builds its :class:`~tilefold.program.Program` and runs it on the simulated device. The builder is imported on the first call, so that ``import
 tilefold.ttl`` does not load it. A call whose body made the same kernels, buffers and tensor layouts
 as an earlier one (:mod:`.fingerprint`) reuses that call's program without building IR again.
-With ``TTLANG_COMPILE_ONLY=1`` in the environment a call compiles and does not run, and takes torch
+With ``TTLANG_COMPILE_ONLY=1`` in the environment a call compiles (its IR and C++) and does not run, and takes torch
 tensors (their shape and dtype, in tile layout) as well as device tensors.
 
 An operation called as a statement of another operation's body is inlined there (:mod:`.inlining`).
@@ -174,6 +174,7 @@ class Operation:
             if key is not None:
                 self._cache[key] = (compiled, pinned)
         if compile_only():
+            runner.emit_kernels(compiled)       # the C++ is built too (its errors at the user's lines)
             if report and session.settings().report:
                 print(f"ttl.operation {self.name} compiled; not run (TTLANG_COMPILE_ONLY is set)")
             return None

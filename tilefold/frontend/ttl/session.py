@@ -61,6 +61,9 @@ class Runner(Protocol):
     def run_operation(self, operation, capture, compiled, report: bool = True):
         """Run a compiled call on the simulated device; write the results into the tensors."""
 
+    def emit_kernels(self, compiled):
+        """The C++ of a compiled call's kernels (``TTLANG_COMPILE_ONLY``: built, not run)."""
+
 
 _RUNNER: Runner | None = None
 

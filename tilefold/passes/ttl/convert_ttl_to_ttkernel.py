@@ -6,6 +6,8 @@ and ``affine`` ops only (``lower-affine`` then removes ``affine.apply``):
 * each ``ttl.bind_cb`` becomes ``get_compile_time_arg_val(i)`` — the circular buffer indices are
   the kernel's first compile-time arguments, in binding order, as the TT-Lang multi-tile lowering shows;
 * ``ttl.node_coord`` and the pipe counts become runtime arguments (``get_arg_val``);
+* a ``ttkernel.extern_call`` (``ttl.call_extern_func``) stays, its buffer operands replaced by
+  their circular buffer indices;
 * compute kernels: :mod:`.ttkernel_compute`; data movement kernels: :mod:`.ttkernel_data_movement`.
 
 Written as xDSL ``RewritePattern`` s, as ``xdsl.transforms.lower_affine`` is, under two
@@ -29,6 +31,7 @@ from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
 
 from tilefold.ir import ttl
+from tilefold.ir.ttkernel import ExternCallOp
 from tilefold.ir.ttl_metadata import KernelArgAttr
 from tilefold.passes.builder import rewrite_once
 from tilefold.passes.ttl.common import kernels
@@ -60,6 +63,9 @@ class LowerTTLOp(RewritePattern):
             dim = op.dim.value.data
             value = self.emitter.runtime(KernelArgAttr.of("node", dim), ("node_x", "node_y", "device_index")[dim])
             op.result.replace_all_uses_with(value)
+        elif isinstance(op, ExternCallOp):             # its buffers become their circular buffer indices
+            op.operands = [self.cbs[v.owner.index] if isinstance(v.owner, ttl.BindCBOp) else v for v in op.operands]
+            return
         elif isinstance(op, ttl.PipeCountOp):
             arg = KernelArgAttr.of("pipe_count", op.net.value.data, op.role.data)
             op.result.replace_all_uses_with(self.emitter.runtime(arg, f"{op.role.data}_pipes"))

@@ -1,0 +1,332 @@
+"""``ttl.call_extern_func``: a kernel calls a C++ function of a user's header. The C++ includes the
+header and calls the function with the given arguments (a scalar result is a runtime integer the
+kernel uses later) and passes check-kernel with a real header; ``TTLANG_COMPILE_ONLY=1`` builds it
+without running; the simulator stops at the call's line; misuse is an error at the user's line;
+a project copies a header given by a relative path and refuses one that is not on disk."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tilefold.ttl as ttl
+import tilefold.ttnn as ttnn
+from tilefold.errors import CompileError, KernelError, SimulationError
+from ttl_helpers import compiled, expect_error, filecheck, marked_line, tile_tensor, zeros
+
+FAKE_HEADER = "/dev/null/not_a_header.hpp"
+
+HEADER = """#pragma once
+#include <cstdint>
+
+namespace ext {
+// the number of pages of a buffer's block times a factor, as a signed result
+inline int32_t scaled_pages(uint32_t cb, uint32_t factor) { return static_cast<int32_t>(cb * 0u + factor); }
+inline void consume(uint32_t value) { (void)value; }
+template <typename Out, int Shift, bool Flag, uint32_t Bits>
+inline void describe(uint32_t in_cb) {
+    static_assert(Out::block_count == 2, "two blocks");
+    static_assert(Out::pages_per_block == 1, "one tile per block");
+    static_assert(Out::page_size_bytes == 2048, "bfloat16 tiles");
+    static_assert(Shift == -3 && Flag, "template values");
+    (void)in_cb;
+    (void)Out::index;
+}
+template <uint32_t Cb>
+inline void by_index() { static_assert(Cb < 32, "a circular buffer index"); }
+}  // namespace ext
+"""
+
+
+def _extern_op(header):
+    @ttl.operation(grid=(1, 1))
+    def op(inp, out):
+        in_dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
+        out_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+
+        @ttl.compute()
+        def compute():
+            with in_dfb.wait() as i, out_dfb.reserve() as o:
+                count = ttl.call_extern_func(header, "ext::scaled_pages", func_args=[in_dfb, 3],
+                                             result_type=ttl.ScalarType.I32)
+                ttl.call_extern_func(header, "ext::consume", func_args=[count + 1])
+                ttl.call_extern_func(header, "ext::describe", func_args=[in_dfb],
+                                     template_args=[ttl.dfb_descriptor(out_dfb), -3, True, 1.5])
+                o.store(ttl.math.abs(i))
+
+        @ttl.datamovement()
+        def read():
+            with in_dfb.reserve() as b:
+                ttl.copy(inp[0, 0], b).wait()
+            ttl.call_extern_func(header, "ext::by_index", template_args=[ttl.get_dfb_id(in_dfb)],
+                                 kernel=ttl.KernelKind.DATA_MOVEMENT)
+
+        @ttl.datamovement()
+        def write():
+            with out_dfb.wait() as b:
+                ttl.copy(b, out[0, 0]).wait()
+
+    return op
+
+
+def _sources(op, *tensors) -> dict[str, str]:
+    from tilefold.codegen.cpp import emit_kernel
+
+    return {k.source_file: emit_kernel(k.function) for k in compiled(op, *tensors).program.kernels}
+
+
+def _jobs(op, folder, check_kernel) -> list:
+    """check-kernel jobs (path, role, compile args) of the op's compute and reader kernels."""
+    from tilefold.codegen.cpp import emit_kernel
+
+    program = compiled(op, tile_tensor((32, 32)), zeros((32, 32))).program
+    jobs = []
+    for k in program.kernels:
+        if k.is_compute or k.processor == "RISCV_0":
+            path = folder / k.source_file
+            path.write_text(emit_kernel(k.function))
+            jobs.append((path, "compute" if k.is_compute else "reader", check_kernel.accessor_compile_args(program, k)))
+    return jobs
+
+
+def test_the_cpp_includes_the_header_and_calls_the_function(tmp_path):
+    header = tmp_path / "ext.hpp"
+    header.write_text(HEADER)
+    sources = _sources(_extern_op(str(header)), tile_tensor((32, 32)), zeros((32, 32)))
+    filecheck(sources["compute.cpp"], f"""
+CHECK: struct DFBDescriptor {{
+CHECK: #include "{header}"
+CHECK: void kernel_main() {{
+CHECK: constexpr uint32_t [[IN:in_dfb]] = get_compile_time_arg_val(0);
+CHECK: constexpr uint32_t [[OUT:out_dfb]] = get_compile_time_arg_val(1);
+CHECK: int32_t [[COUNT:count]] = ext::scaled_pages([[IN]], 3);
+CHECK-NEXT: ext::consume([[COUNT]] + 1);
+CHECK-NEXT: ext::describe<ttlang::DFBDescriptor<[[OUT]], 1, 2, 2048>, -3, true, 1069547520U>([[IN]]);
+CHECK: cb_push_back([[OUT]], 1);
+""")
+    filecheck(sources["read.cpp"], f"""
+CHECK: #include "{header}"
+CHECK: constexpr uint32_t [[IN:in_dfb]] = get_compile_time_arg_val(0);
+CHECK: noc_async_read_barrier();
+CHECK: ext::by_index<[[IN]]>();
+""")
+    assert "#include" not in sources["write.cpp"].split('dataflow_api.h"')[1]
+
+
+def test_the_kernels_pass_check_kernel_with_a_real_header(tmp_path, check_kernel):
+    header = tmp_path / "ext.hpp"
+    header.write_text(HEADER)
+    jobs = _jobs(_extern_op(str(header)), tmp_path, check_kernel)
+    assert sorted(j[1] for j in jobs) == ["compute", "reader"]
+    for result in check_kernel.check_kernels(jobs):        # compute (TRISCs) and reader (BRISC, NCRISC)
+        check_kernel.require_accepted(result)
+
+
+def test_a_wrong_call_is_rejected_by_check_kernel(tmp_path, check_kernel):
+    """check-kernel really compiles the call against the header: a wrong template value fails."""
+    header = tmp_path / "ext.hpp"
+    header.write_text(HEADER.replace("Out::block_count == 2", "Out::block_count == 3"))
+    jobs = _jobs(_extern_op(str(header)), tmp_path, check_kernel)
+    compute = next(j for j in jobs if j[1] == "compute")
+    result = check_kernel.check_kernel(compute[0], "trisc1", compute[2])
+    if result.returncode in (check_kernel.SETUP_FAILED, check_kernel.SKIPPED):
+        pytest.skip(result.output[-300:])
+    assert result.rejected and "two blocks" in result.output
+
+
+def test_compile_only_builds_the_operation_and_its_cpp_without_running(monkeypatch):
+    import tilefold.run.ttl as runner
+
+    monkeypatch.setenv("TTLANG_COMPILE_ONLY", "1")
+    emitted = []
+    original = runner.emit_kernels
+    monkeypatch.setattr(runner, "emit_kernels", lambda c: emitted.append(original(c)) or emitted[-1])
+    out = zeros((32, 32))
+    assert _extern_op(FAKE_HEADER)(tile_tensor((32, 32)), out) is None
+    assert not ttnn.to_numpy(out).any()                     # not run
+    assert f'#include "{FAKE_HEADER}"' in emitted[0]["compute"]
+    assert "ext::scaled_pages(in_dfb, 3)" in emitted[0]["compute"]
+
+
+def _simulated_op(header):
+    @ttl.operation(grid=(1, 1))
+    def op(inp, out):
+        in_dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
+        out_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+
+        @ttl.compute()
+        def compute():
+            with in_dfb.wait() as i, out_dfb.reserve() as o:
+                o.store(ttl.math.abs(i))
+            with in_dfb.wait(), out_dfb.reserve():
+                ttl.call_extern_func(header, "ext_add", func_args=[in_dfb, out_dfb])  # error
+
+        @ttl.datamovement()
+        def read():
+            for _ in range(2):
+                with in_dfb.reserve() as b:
+                    ttl.copy(inp[0, 0], b).wait()
+
+        @ttl.datamovement()
+        def write():
+            for _ in range(2):
+                with out_dfb.wait() as b:
+                    ttl.copy(b, out[0, 0]).wait()
+
+    return op
+
+
+def test_the_simulator_stops_at_the_call_naming_the_function_and_header(monkeypatch):
+    monkeypatch.delenv("TTLANG_COMPILE_ONLY", raising=False)
+    expect_error(lambda: _simulated_op(FAKE_HEADER)(tile_tensor((32, 32)), zeros((32, 32))), _simulated_op,
+                 SimulationError, f"the simulator cannot run C++ from {FAKE_HEADER}; ext_add()", "TTLANG_COMPILE_ONLY")
+
+
+def _misuse_op(kind):
+    @ttl.operation(grid=(1, 1))
+    def op(inp, out):
+        in_dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
+
+        @ttl.compute()
+        def compute():
+            with in_dfb.wait() as blk:
+                if kind == "header":
+                    ttl.call_extern_func(42, "f")  # error
+                elif kind == "result":
+                    ttl.call_extern_func(FAKE_HEADER, "f", result_type="i32")  # error
+                elif kind == "arg":
+                    ttl.call_extern_func(FAKE_HEADER, "f", func_args=[blk])  # error
+                elif kind == "name":
+                    ttl.call_extern_func(FAKE_HEADER, "not a name")  # error
+                elif kind == "template":
+                    ttl.call_extern_func(FAKE_HEADER, "f", template_args=[in_dfb])  # error
+                elif kind == "kernel":
+                    ttl.call_extern_func(FAKE_HEADER, "f", kernel=ttl.KernelKind.DATA_MOVEMENT)  # error
+                elif kind == "tensor":
+                    ttl.call_extern_func(FAKE_HEADER, "f", func_args=[inp])  # error
+                elif kind == "keyword":
+                    ttl.call_extern_func(FAKE_HEADER, "f", arguments=[1])  # error
+
+        @ttl.datamovement()
+        def read():
+            with in_dfb.reserve() as b:
+                ttl.copy(inp[0, 0], b).wait()
+
+    return op
+
+
+@pytest.mark.parametrize("kind, fragments", [
+    ("header", ["the header must be a string", "not int 42"]),
+    ("result", ["result_type must be a ttl.ScalarType (I32, I64, U32, BOOL) or None", "'i32'"]),
+    ("arg", ["func_args[0] must be a scalar", "or a dataflow buffer, not block blk"]),
+    ("name", ["the function name must be a C++ name"]),
+    ("template", ["template_args[0] is dataflow buffer in_dfb, which is ambiguous", "ttl.get_dfb_id(in_dfb)"]),
+    ("kernel", ["kernel= selects a data movement kernel, but this is a compute kernel"]),
+    ("keyword", ["has no argument arguments="]),
+    ("tensor", ["func_args[0] is a tensor; tensor arguments", "not supported by tilefold yet"]),
+])
+def test_misuse_is_an_error_at_the_users_line(monkeypatch, kind, fragments):
+    monkeypatch.setenv("TTLANG_COMPILE_ONLY", "1")
+
+    def run():
+        _misuse_op(kind)(tile_tensor((32, 32)), zeros((32, 32)))
+
+    with pytest.raises(KernelError) as info:
+        run()
+    import inspect
+
+    lines, start = inspect.getsourcelines(_misuse_op)
+    line = next(start + i for i, text in enumerate(lines) if f'"{kind}":' in text) + 1
+    message = str(info.value)
+    assert message.startswith(f"{inspect.getsourcefile(_misuse_op)}:{line}: "), message
+    for fragment in fragments:
+        assert fragment in message, message
+
+
+def test_outside_a_kernel_function_it_is_an_error():
+    with pytest.raises(KernelError, match="ttl.call_extern_func describes work on the device"):
+        ttl.call_extern_func(FAKE_HEADER, "f")
+
+
+def test_a_body_without_kernel_functions_places_calls_by_kernel(monkeypatch):
+    @ttl.operation()
+    def helper():
+        flag: int = ttl.call_extern_func(FAKE_HEADER, "flag", result_type=ttl.ScalarType.I64,
+                                         kernel=(ttl.KernelKind.COMPUTE, ttl.KernelKind.DATA_MOVEMENT))
+        if flag:
+            ttl.call_extern_func(FAKE_HEADER, "consume", func_args=[flag],
+                                 kernel=(ttl.KernelKind.COMPUTE, ttl.KernelKind.DATA_MOVEMENT))
+
+    @ttl.operation(grid=(1, 1))
+    def composed(inp):
+        helper()
+
+    @ttl.operation(grid=(1, 1))
+    def unified(inp, out):
+        in_dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
+        out_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+        with in_dfb.reserve() as b:
+            ttl.copy(inp[0, 0], b).wait()
+        with in_dfb.wait(), out_dfb.reserve():
+            ttl.call_extern_func(FAKE_HEADER, "ext_add", func_args=[in_dfb, out_dfb])
+        ttl.call_extern_func(FAKE_HEADER, "mark", kernel=ttl.KernelKind.DATA_MOVEMENT)
+        with out_dfb.wait() as b:
+            ttl.copy(b, out[0, 0]).wait()
+
+    sources = _sources(composed, tile_tensor((32, 32)))
+    assert sorted(sources) == ["composed_compute.cpp", "composed_read.cpp"]
+    for text in sources.values():
+        filecheck(text, """
+CHECK: int64_t [[F:.*]] = flag();
+CHECK-NEXT: if ([[F]] != 0) {
+CHECK-NEXT: consume([[F]]);
+""")
+    sources = _sources(unified, tile_tensor((32, 32)), zeros((32, 32)))
+    assert "ext_add(in_dfb, out_dfb);" in sources["unified_compute.cpp"]
+    assert "mark();" in sources["unified_read.cpp"]
+    assert "mark()" not in sources["unified_compute.cpp"] + sources["unified_write.cpp"]
+
+
+def test_a_project_copies_a_header_given_by_a_relative_path(tmp_path, monkeypatch):
+    from tilefold.codegen.cpp import HostData, write_project
+
+    folder = tmp_path / "src"
+    folder.mkdir()
+    (folder / "ext.hpp").write_text(HEADER)
+    monkeypatch.chdir(folder)                       # a relative header is found in the working folder too
+    program = compiled(_extern_op("ext.hpp"), tile_tensor((32, 32)), zeros((32, 32))).program
+    data = HostData(inputs={"inp": bytes(2048), "out": bytes(2048)})
+    project = tmp_path / "project"
+    write_project(program, project, data)
+    assert (project / "ext.hpp").read_text() == HEADER
+    assert '#include "ext.hpp"' in (project / "compute.cpp").read_text()
+
+
+def test_a_project_refuses_a_header_that_is_not_on_disk(tmp_path):
+    from tilefold.codegen.cpp import HostData, write_project
+
+    program = compiled(_simulated_op(FAKE_HEADER), tile_tensor((32, 32)), zeros((32, 32))).program
+    data = HostData(inputs={"inp": bytes(2048), "out": bytes(2048)})
+    with pytest.raises(CompileError) as info:
+        write_project(program, tmp_path / "project", data)
+    import inspect
+
+    assert str(info.value).startswith(f"{inspect.getsourcefile(_simulated_op)}:{marked_line(_simulated_op)}: ")
+    assert f"the header {FAKE_HEADER!r} of ext_add() (ttl.call_extern_func) is not a file on disk" in str(info.value)
+    assert not (tmp_path / "project").exists()
+
+
+def test_template_arguments_spread_from_a_captured_tuple():
+    extra = (17, False)
+
+    @ttl.operation(grid=(1, 1))
+    def op(inp):
+        scratch = ttl.make_dataflow_buffer_like(inp, shape=(2, 1), block_count=3)
+
+        @ttl.compute()
+        def compute():
+            ttl.call_extern_func(FAKE_HEADER, "shim", template_args=[ttl.dfb_descriptor(scratch), *extra, -1.0,
+                                                                     ttl.get_dfb_id(scratch)])
+
+    text = _sources(op, tile_tensor((32, 32)))["compute.cpp"]
+    assert "shim<ttlang::DFBDescriptor<scratch, 2, 3, 2048>, 17, false, 3212836864U, scratch>();" in text
