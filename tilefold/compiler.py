@@ -347,25 +347,36 @@ def run_ttl(compiled: CompiledOperation, tensors: dict, arch: Arch, trace=None):
     """Run a compiled call on the simulated device. ``tensors`` are the call's device tensors by
     name (they give their device pages and take the results back). Returns the run's result and
     the input pages it used."""
-    from tilefold.sim import Device, DevicePages
+    from tilefold.sim import Device
 
     program = compiled.program
-    inputs = {name: DevicePages(tensors[name].device_pages(buf)) for name, buf in program.buffers.items()
-              if buf.role in ("input", "inout")}
+    inputs = input_pages(compiled, tensors)
     result = Device(arch).run(program, inputs, trace=trace)
     for name, pages in result.pages.items():
         tensors[name].set_device_pages(pages, program.buffer(name))
     return result, inputs
 
 
-def write_ttl_project(compiled: CompiledOperation, folder: Path, inputs, output_pages) -> list[Path]:
+def input_pages(compiled: CompiledOperation, tensors: dict) -> dict:
+    """The device pages of a call's input and in/out buffers, from its device tensors by name."""
+    from tilefold.sim import DevicePages
+
+    return {name: DevicePages(tensors[name].device_pages(buf)) for name, buf in compiled.program.buffers.items()
+            if buf.role in ("input", "inout")}
+
+
+def write_ttl_project(compiled: CompiledOperation, folder: Path, inputs, output_pages,
+                      not_simulated: str | None = None) -> list[Path]:
     """The TT-Metalium project of a call in ``folder``; its data files are the device pages the run
     used and produced (the simulated result is the golden the host program compares with), and
-    ``ir/NN-<pass>.mlir`` the IR after every pass."""
+    ``ir/NN-<pass>.mlir`` the IR after every pass. A call that was not simulated (``output_pages``
+    None, ``not_simulated`` saying why: ``"calls C++ from ext.hpp"``) has no golden: its host program
+    writes the outputs without checking them."""
     from tilefold.codegen.cpp import Golden, HostData, write_project
 
-    data = HostData(inputs={n: p.pages.tobytes() for n, p in inputs.items()},
-                    outputs={n: Golden(pages.tobytes()) for n, pages in output_pages.items()})
+    outputs = {} if output_pages is None else {n: Golden(pages.tobytes()) for n, pages in output_pages.items()}
+    data = HostData(inputs={n: p.pages.tobytes() for n, p in inputs.items()}, outputs=outputs,
+                    not_simulated=not_simulated)
     written = write_project(compiled.program, folder, data)
     ir_dir = folder / "ir"
     ir_dir.mkdir(parents=True, exist_ok=True)

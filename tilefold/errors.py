@@ -95,6 +95,11 @@ class OutsideOperationError(KernelError, RuntimeError):
     """A call that needs a running operation (``ttl.node``, ``ttl.grid_size`` ...) made outside one."""
 
 
+class NotSimulatedError(KernelError):
+    """A read of a tensor whose values an operation's C++ computes (``ttl.call_extern_func``): the
+    operation was written into a project without being simulated, so the values are not known."""
+
+
 class CompileError(TilefoldError):
     """A pass of a lowering pipeline rejected the program (DST overflow, halo, ...)."""
 

@@ -35,7 +35,7 @@ import ml_dtypes
 import numpy as np
 
 from tilefold import ttnn_ops, uncaught
-from tilefold.errors import LayoutError, TilefoldError
+from tilefold.errors import LayoutError, NotSimulatedError, TilefoldError
 from tilefold.frontend.ttl import mesh
 from tilefold.frontend.ttl.host_types import ROW_MAJOR_LAYOUT, TILE_LAYOUT, CoreCoord, Layout
 from tilefold.layout.formats import DataFormat, data_format, to_bfloat16
@@ -238,6 +238,7 @@ class Tensor:
         self._values: np.ndarray | None = quantize(values, dtype, layout)
         self._shape = self._values.shape
         self._pages: tuple | None = None     # (buffer geometry, device pages)
+        self._not_simulated: str | None = None   # why the values are unknown (mark_not_simulated)
 
     @property
     def shape(self) -> Shape:
@@ -268,6 +269,8 @@ class Tensor:
     def host_values(self) -> np.ndarray:
         """The tensor's values (float32 for float data types)."""
         if self._values is None:
+            if self._pages is None and getattr(self, "_not_simulated", None):
+                raise NotSimulatedError(self._not_simulated, user_location())
             if self._pages is None:
                 raise LayoutError("this tensor was deallocated (tensor.deallocate() / ttnn.deallocate) before "
                                   "this use", user_location())
@@ -288,16 +291,23 @@ class Tensor:
             raise LayoutError(f"buffer shape {tuple(buffer.shape)} does not match the tensor {tuple(self._shape)}")
         self._pages = ((tuple(buffer.shape), buffer.data_format, buffer.layout, buffer.tile), pages)
         self._values = None
+        self._not_simulated = None
+
+    def mark_not_simulated(self, reason: str) -> None:
+        """An operation wrote this tensor with C++ the simulator cannot run: its values are unknown,
+        and reading them is a :class:`NotSimulatedError` (``reason``) at the reading line."""
+        self._values = self._pages = None
+        self._not_simulated = reason
 
     def memory_config(self) -> MemoryConfig:
         return self._memory_config
 
     def deallocate(self, force: bool = True) -> None:
         """``tensor.deallocate()``: frees the tensor; a later use of it is an error."""
-        self._values = self._pages = None
+        self._values = self._pages = self._not_simulated = None
 
     def is_allocated(self) -> bool:
-        return self._values is not None or self._pages is not None
+        return self._values is not None or self._pages is not None or getattr(self, "_not_simulated", None) is not None
 
     def device(self) -> Device | None:
         return self._device

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import tilefold.ttl
 import tilefold.ttnn
-from tilefold.errors import KernelError
+from tilefold.errors import KernelError, NotSimulatedError
 from tilefold.frontend.ttl import session
 from tilefold.frontend.ttl.api import pre_1_0_api_module
 
@@ -91,11 +91,29 @@ def run_script(path, arch: str | None = None, trace: str | None = None) -> int:
 
 
 def compile_script(path, out_dir, print_ir_after_all: bool = False) -> list[Path]:
-    """Run a script and write a TT-Metalium project for every operation call into ``out_dir``."""
-    with session.configured(project_dir=Path(out_dir), print_ir_after_all=print_ir_after_all), tt_lang_modules(path):
-        status = execute(path)
-        written = list(session.settings().written)
-        ran = bool(session.settings().runs)
+    """Run a script and write a TT-Metalium project for every operation call into ``out_dir``.
+
+    A call whose kernels call a user's C++ (``ttl.call_extern_func``) cannot be simulated: its
+    project is written without expected outputs (one line printed for it), the tensors it writes
+    have no values, and a later read of them stops the script there — printed as ``stopped:
+    FILE:LINE: ...``, not an error; the projects written until then stay."""
+    settings = None
+    try:
+        with session.configured(project_dir=Path(out_dir), print_ir_after_all=print_ir_after_all) as settings, \
+                tt_lang_modules(path):
+            try:
+                status = execute(path)
+            except NotSimulatedError as err:
+                if not settings.notes:
+                    raise
+                status = 0
+                settings.notes.append(f"stopped: {err}; tilefold compile stops the script at this read, so "
+                                      "operation calls after it have no project")
+            written = list(settings.written)
+            ran = bool(settings.runs)
+    finally:
+        for note in settings.notes if settings is not None else ():
+            print(note)
     if status:
         raise KernelError(f"{path} exited with status {status} before it finished")
     if not ran:

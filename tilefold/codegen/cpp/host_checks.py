@@ -8,6 +8,8 @@ Reads: nothing. Writes: the header's C++ text (written next to ``main.cpp``).
   does it (exponent section of one shared exponent per 16 values, then sign-magnitude
   mantissas; the leading one is normalised and values below the float32 range flush to
   zero); integer formats are their integer values.
+- ``print_checksum``: an output's size and FNV-1a 64-bit checksum, for a program whose outputs
+  have no expected values.
 - ``compare_output``: max abs error, Pearson correlation (PCC) and the count of values outside
   ``atol + rtol * |golden|``; prints one line and returns whether the output passes.
 
@@ -124,6 +126,16 @@ std::vector<double> decode_values(const std::vector<uint8_t>& bytes, tt::DataFor
     return values;
 }
 
+// Prints an output's size and the FNV-1a 64-bit checksum of its bytes (outputs without expected values).
+void print_checksum(const char* name, const std::vector<uint8_t>& output, const char* path) {
+    uint64_t hash = 14695981039346656037ull;
+    for (uint8_t byte : output) {
+        hash = (hash ^ byte) * 1099511628211ull;
+    }
+    std::printf("%s: %zu bytes written to %s, FNV-1a checksum %016llx (not checked)\n", name, output.size(), path,
+                static_cast<unsigned long long>(hash));
+}
+
 // Compares an output with its golden bytes; prints one line and returns whether it passes.
 bool compare_output(const char* name, const std::vector<uint8_t>& output, const std::vector<uint8_t>& golden,
                     tt::DataFormat format, size_t tile_elements, double rtol, double atol, double min_pcc) {
@@ -190,6 +202,7 @@ def emit_host_checks() -> str:
         "}  // namespace host_checks",
         "",
         "using host_checks::compare_output;",
+        "using host_checks::print_checksum;",
         "using host_checks::read_bytes;",
         "using host_checks::write_bytes;",
     ]

@@ -48,10 +48,13 @@ class Golden:
 @dataclass
 class HostData:
     """``inputs``: buffer name → bytes written before the run; ``outputs``: buffer name →
-    :class:`Golden` the result read back after the run is compared with."""
+    :class:`Golden` the result read back after the run is compared with. ``not_simulated``: why
+    there are no expected outputs at all (``"calls C++ from ext.hpp"``); the host program then
+    writes every output and its checksum without checking them."""
 
     inputs: dict[str, bytes] = field(default_factory=dict)
     outputs: dict[str, Golden] = field(default_factory=dict)
+    not_simulated: str | None = None
 
     def __post_init__(self):
         self.inputs = {name: _as_bytes(b, f"HostData.inputs[{name!r}]") for name, b in self.inputs.items()}
@@ -69,6 +72,9 @@ class HostData:
                 raise ProgramError(f"HostData.inputs[{name!r}] holds {len(data)} bytes but buffer {name!r} is "
                                    f"{buf.size} bytes ({buf.num_pages} pages of {buf.page_size} B); pass its "
                                    "bytes in device page format")
+        if self.not_simulated is not None and self.outputs:
+            raise ProgramError(f"HostData has golden outputs ({', '.join(self.outputs)}) but says the program was not "
+                               f"simulated ({self.not_simulated}); give one or the other")
         for name, golden in self.outputs.items():
             buf = program.buffer(name)
             if buf.role not in _READ_BACK:

@@ -9,7 +9,7 @@ Reads: a :class:`~tilefold.program.Program` (its kernel functions and host descr
     CMakeLists.txt              (tilefold.codegen.cpp.cmake)
     <header>                    a user's header a kernel includes by a relative path (ttl.call_extern_func)
     data/<buffer>.bin           input bytes, device page format
-    data/<buffer>.golden.bin    expected output bytes
+    data/<buffer>.golden.bin    expected output bytes (none for a program that was not simulated)
 
 Errors: those of :func:`emit_kernel`, :func:`emit_host` and :meth:`HostData.check`; nothing
 is written when one is raised.

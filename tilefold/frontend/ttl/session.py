@@ -2,7 +2,8 @@
 
 Reads: nothing. Writes: nothing. :data:`SETTINGS` is read by every operation call:
 ``arch`` (the simulated device), ``project_dir`` (set by ``tilefold compile``: each call also
-writes a TT-Metalium project there), ``print_ir_after_all``, ``trace`` (a Chrome trace of the last
+writes a TT-Metalium project there; ``written`` lists its files, ``notes`` the projects of calls
+that were not simulated), ``print_ir_after_all``, ``trace`` (a Chrome trace of the last
 run), ``report`` (print a summary of each run) and the steps of multi-chip runs (``mesh_steps``).
 :func:`configured` sets them for a ``with`` block.
 
@@ -29,6 +30,7 @@ class Settings:
     trace: Path | None = None
     report: bool = False
     written: list[Path] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)      # one line per project of a call that was not simulated
     runs: list = field(default_factory=list)
     mesh_steps: list = field(default_factory=list)     # mesh.MeshStep of multi-chip runs
 
@@ -41,7 +43,7 @@ def configured(**changes):
     """Use ``SETTINGS`` with ``changes`` inside the ``with`` block."""
     global SETTINGS
     saved = SETTINGS
-    SETTINGS = replace(saved, written=[], runs=[], mesh_steps=[], **changes)
+    SETTINGS = replace(saved, written=[], notes=[], runs=[], mesh_steps=[], **changes)
     try:
         yield SETTINGS
     finally:
