@@ -36,8 +36,8 @@ from tilefold.sim import tile_math as tm
 from tilefold.sim.context import KernelContext
 from tilefold.sim.engine_config import EngineConfig
 from tilefold.sim.lanes import any_lane, even, uniform
-from tilefold.sim.matmul_blocks import (MATMUL_TILE_FLOPS, BlockProducts, CbMatrix, PendingMatmul, distinct_lanes,
-                                        lanes_of_content, operand_matrix)
+from tilefold.sim.matmul_blocks import (MATMUL_TILE_FLOPS, BlockProducts, CbMatrix, OneTileMatmul, PendingMatmul,
+                                        bf16_tile_operand, distinct_lanes, lanes_of_content, operand_matrix)
 
 RELEASED, ACQUIRED, COMMITTED, WAITED = "released", "acquired", "committed", "waited"
 L1_ACC_FORMATS = (DataFormat.Float32, DataFormat.Float16_b)
@@ -93,7 +93,12 @@ class ComputeApi:
         # (first DST slot -> PendingMatmul) and written into DST's face order once, when anything
         # else uses their slots (at the latest at tile_regs_commit); their operands come from
         # CB pages unpacked once into matrices ((cb, role, width, transpose) -> CbMatrix).
-        self._pending_matmul: dict[int, PendingMatmul] = {}
+        self._pending_matmul: dict[int, PendingMatmul | OneTileMatmul] = {}
+        # one-tile matmul_block calls of one lane at one fidelity phase skip the operand matrices
+        # (OneTileMatmul): (SrcA, SrcB) multiplier part of that phase, and whether it applies
+        terms = tm.FIDELITY_TERMS[self.value_fidelity]
+        self._one_tile_parts = terms[0]
+        self._one_tile_matmuls = self.L == 1 and len(terms) == 1 and not self.exact_sources
         # cumsum_tile keeps the last row of its sums in SFPU registers for the next tile
         # (first=false); any other SFPU op overwrites those registers.
         self._cumsum_carry: np.ndarray | None = None
@@ -434,7 +439,9 @@ class ComputeApi:
         self._configured(self.engines.check_fpu(_call, ("matmul",), cb1, cb0))     # in1 is SrcA, in0 SrcB
         t0 = in0_tile_index if in0_tile_index.__class__ is int else uniform(in0_tile_index, "CB tile index")
         t1 = in1_tile_index if in1_tile_index.__class__ is int else uniform(in1_tile_index, "CB tile index")
-        self.matmul_accumulate(cb0, st0, cb1, st1, t0, t1, first, flip, rt, ct, kt, _call)
+        if not (tiles == 1 and self._one_tile_matmuls and not flip
+                and self._one_tile_matmul(cb0, st0, cb1, st1, t0, t1, first, _call)):
+            self.matmul_accumulate(cb0, st0, cb1, st1, t0, t1, first, flip, rt, ct, kt, _call)
         if tiles == 1:
             self.dst_written[first] = True
         else:
@@ -445,6 +452,36 @@ class ComputeApi:
         self.charge(unpack, self.unpack_clock)
         self._math(math, _call, tiles=tiles)
         counters.matmul_flops += MATMUL_TILE_FLOPS * tiles * self.L
+
+    def _one_tile_matmul(self, cb0: int, st0, cb1: int, st1, t0: int, t1: int, first: int, call: str) -> bool:
+        """A one-tile ``matmul_block`` of bfloat16 tiles as a :class:`OneTileMatmul`, when no
+        later call could continue it as a run (its in0 tile is the last waited for, and no run is
+        pending at ``first``): the same checks in the same order, the same product. False (nothing
+        done) when it does not apply."""
+        formats = self.dev.cb_formats
+        if formats.get(cb0) is not DataFormat.Float16_b or formats.get(cb1) is not DataFormat.Float16_b:
+            return False
+        if self._check_waited(cb0, st0, t0 + 1, call) != t0 + 1:
+            return False
+        pending = self._pending_matmul
+        block = pending.get(first)
+        if block is not None and block.rt == 1 and block.ct == 1 and block.__class__ is PendingMatmul \
+                and block.run is not None:
+            return False                                # a run that this call may continue
+        raw = self._tile_bytes(cb0, st0, t0, call)
+        register_a, register_b = self._one_tile_parts
+        a = bf16_tile_operand(raw, "B", register_b)
+        self._check_waited(cb1, st1, t1 + 1, call)
+        if block is None or block.rt != 1 or block.ct != 1:
+            if pending:
+                self._flush_matmul(first, first + 1)     # as _pending_block does
+            started = bool(self.dst_written[first])
+        else:
+            block.settle()                              # as PendingMatmul.accumulate does
+            started = True
+        pending[first] = OneTileMatmul(a, lambda: self._tile_bytes(cb1, st1, t1, call), register_a,
+                                       self.dst[self.row0, first], started)
+        return True
 
     def matmul_accumulate(self, cb0: int, st0, cb1: int, st1, t0: int, t1: int, first: int, flip: bool, rt: int,
                           ct: int, kt: int, call: str) -> None:
@@ -459,6 +496,11 @@ class ComputeApi:
             return self._cb_matrix(cb1, st1, "in1", width, flip, pages, call, exact=True)
 
         block = self._pending_matmul.get(first)
+        if block.__class__ is OneTileMatmul:             # settled, then kept as the block it stands for
+            block.settle()
+            block = self._pending_matmul[first] = PendingMatmul(
+                1, 1, self.dst[self.rows, first:first + 1].reshape(self.L, 1, 1, 2, 2, 16, 16), True,
+                self.fp32_dest, self._products)
         if block is None or block.rt != rt or block.ct != ct:
             block = self._pending_block(first, rt, ct)
         block.accumulate(a, t0, t1, (cb1, flip), in1_matrix)
