@@ -477,8 +477,8 @@ class ComputeApi:
                 and block.run is not None:
             return False                                # a run that this call may continue
         raw = self._tile_bytes(cb0, st0, t0, call)
-        register_a, register_b = self._one_tile_parts
-        a = bf16_tile_operand(raw, "B", register_b)
+        part_a, part_b = self._one_tile_parts
+        a = bf16_tile_operand(raw, "B", part_b)
         self._check_waited(cb1, st1, t1 + 1, call)
         if block is None or block.rt != 1 or block.ct != 1:
             if pending:
@@ -487,7 +487,7 @@ class ComputeApi:
         else:
             block.settle()                              # as PendingMatmul.accumulate does
             started = True
-        pending[first] = OneTileMatmul(a, lambda: self._tile_bytes(cb1, st1, t1, call), register_a,
+        pending[first] = OneTileMatmul(a, lambda: self._tile_bytes(cb1, st1, t1, call), part_a,
                                        self.dst[self.row0, first], started)
         return True
 

@@ -20,6 +20,9 @@ that does not continue it, or DST being read): with a 32-bit DST as one float32 
 the whole run — the same precision as step by step, only the order of float32 additions
 differs; with a 16-bit DST as one batched product of all steps, each step added to DST in
 turn (storing rounds the running sum to bfloat16, as each step does on the device).
+
+:class:`OneTileMatmul` — a one-tile block of bfloat16 tiles on one lane that no later call can
+extend into a run: the same product, without operand matrices (a stream of one-tile blocks).
 """
 
 from __future__ import annotations
@@ -539,18 +542,18 @@ def bf16_tile_operand(raw: np.ndarray, register: str, part: str) -> np.ndarray:
 
 
 class OneTileMatmul:
-    """A pending ``matmul_block`` of one tile (rt = ct = kt = 1) on one lane at one fidelity
+    """A pending ``matmul_block`` of one bfloat16 tile (rt = ct = 1) on one lane at one fidelity
     phase, whose in0 tile is the last one waited for (so no later call can continue it as a run
-    of :class:`PendingMatmul`): in0 is unpacked at the call, in1 (``in1()``, the tile's bytes,
-    read with their checks) when it settles, and their exact product is added to the DST slot
-    ``slot`` (face order) as :class:`PendingMatmul` would add it. Kept in the compute thread's
-    pending blocks like one, with the same interface."""
+    of :class:`PendingMatmul`): in0 is unpacked at the call (``a``), in1 (``in1()``, the tile's
+    bytes, read with their checks; ``part_a`` its SrcA slice) when it settles, and their exact
+    product is added to the DST slot ``slot`` (face order) as :class:`PendingMatmul` would add it.
+    Kept in the compute thread's pending blocks like one, with the same interface."""
 
-    __slots__ = ("a", "in1", "register_part", "slot", "started", "run")
+    __slots__ = ("a", "in1", "part_a", "slot", "started", "run")
     rt = ct = tiles = 1
 
-    def __init__(self, a: np.ndarray, in1, register_part: str, slot: np.ndarray, started: bool):
-        self.a, self.in1, self.register_part = a, in1, register_part
+    def __init__(self, a: np.ndarray, in1, part_a: str, slot: np.ndarray, started: bool):
+        self.a, self.in1, self.part_a = a, in1, part_a
         self.slot, self.started = slot, started
         self.run = True                    # not settled yet
 
@@ -558,7 +561,7 @@ class OneTileMatmul:
         if not self.run:
             return
         self.run = False
-        b = bf16_tile_operand(self.in1(), "A", self.register_part)
+        b = bf16_tile_operand(self.in1(), "A", self.part_a)
         faces = np.matmul(self.a, b).astype(np.float32).reshape(-1)[FACES_OF_ROWS]
         self.a = self.in1 = None
         if self.started:
