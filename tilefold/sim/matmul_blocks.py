@@ -515,6 +515,7 @@ def _step_products(a: CbMatrix, a_tile: int, rt: int, b: CbMatrix, b_tile: int, 
 # one tile: row-major position r*32 + c <- face-order position, and the reverse
 FACES_OF_ROWS = np.arange(1024).reshape(2, 16, 2, 16).transpose(0, 2, 1, 3).reshape(-1)
 ROWS_OF_FACES = np.argsort(FACES_OF_ROWS)
+_ROWS_OF_FACES_BLOCK = ROWS_OF_FACES.reshape(1, 32, 32)
 _BF16_MASKS = {("A", "high"): tm.SRCA_HIGH, ("A", "both"): tm.SRCA_BOTH, ("B", "high"): tm.SRCB_HIGH}
 _BF16_WIDENED: dict[tuple, np.ndarray] = {}
 
@@ -538,7 +539,7 @@ def bf16_tile_operand(raw: np.ndarray, register: str, part: str) -> np.ndarray:
     """One bfloat16 tile's bytes (2048) as the (1, 32, 32) float64 matrix :func:`operand_matrix`
     gives for it (untransposed, one fidelity phase's ``part``, no ``"low"``), as
     :func:`exact_matmul` widens it: the same values, without the matrix's bookkeeping."""
-    return _bf16_widened(register, part).take(raw.reshape(-1).view(np.uint16).take(ROWS_OF_FACES)).reshape(1, 32, 32)
+    return _bf16_widened(register, part).take(raw.view(np.uint16).take(_ROWS_OF_FACES_BLOCK))   # take: flat indices
 
 
 class OneTileMatmul:
@@ -562,7 +563,7 @@ class OneTileMatmul:
             return
         self.run = False
         b = bf16_tile_operand(self.in1(), "A", self.part_a)
-        faces = np.matmul(self.a, b).astype(np.float32).reshape(-1)[FACES_OF_ROWS]
+        faces = np.matmul(self.a, b).astype(np.float32).take(FACES_OF_ROWS)       # take: flat indices
         self.a = self.in1 = None
         if self.started:
             self.slot += faces             # rounds to DST's precision, as PendingMatmul._add
