@@ -1,6 +1,6 @@
 """One-tile fast paths of the compute thread (a single-tile ``matmul_block`` of bfloat16 tiles on
-one lane, :class:`tilefold.sim.matmul_blocks.OneTileMatmul`) against the general path on the same
-calls: outputs, DST after every commit, the engines' clocks, the report's cycles and counters, and
+one lane, :class:`tilefold.sim.matmul_blocks.OneTileMatmul`; ``copy_tile`` of a bfloat16 tile on
+one lane) against the general path on the same calls: outputs, DST after every commit, the engines' clocks, the report's cycles and counters, and
 errors, bit for bit; and the cases the fast path must leave to the general one."""
 
 from __future__ import annotations
@@ -12,19 +12,21 @@ from tilefold.errors import CircularBufferError
 from tilefold.program import ComputeConfig, DataMovementConfig, Program
 from tilefold.pykernel import *  # noqa: F403
 from tilefold.sim import Device
+from tilefold.sim.device import DevicePages
 from tilefold.sim import matmul_blocks
 from tilefold.sim.compute_api import ComputeApi
 
-from simhelpers import A, B, OUT, bf16, grid, random_tiles, run_two_input, step_model, where
+from simhelpers import A, B, OUT, bf16, grid, random_tiles, read_two, run_two_input, step_model, where, write_out
 
 
 class Recorder:
     """DST, its written flags and the unpack / math / pack clocks after every ``tile_regs_commit``,
-    and how many one-tile matmuls were made."""
+    and how many one-tile matmuls and one-lane bfloat16 copies were made."""
 
     def __init__(self, monkeypatch, fast: bool):
         self.commits: list = []
         self.one_tile = 0
+        self.copies = 0                 # copy_tile calls on the one-lane bfloat16 path
         commit = ComputeApi.tile_regs_commit
         recorder = self
 
@@ -42,8 +44,16 @@ class Recorder:
                 made(block, *args)
 
             monkeypatch.setattr(matmul_blocks.OneTileMatmul, "__init__", counted)
+            copy = ComputeApi._copy_bf16_tile
+
+            def counted_copy(ctx, *args):
+                recorder.copies += 1
+                return copy(ctx, *args)
+
+            monkeypatch.setattr(ComputeApi, "_copy_bf16_tile", counted_copy)
         else:
             monkeypatch.setattr(ComputeApi, "_one_tile_matmul", lambda ctx, *args: False)
+            monkeypatch.setattr(ComputeApi, "_copy_bf16_tile", lambda ctx, *args: False)
 
 
 def both_ways(monkeypatch, run):
@@ -77,7 +87,7 @@ def assert_same(fast, general):
     for ca, cb in zip(ra.commits, rb.commits):
         for x, y in zip(ca, cb, strict=True):
             assert np.array_equal(np.asarray(x).view(np.uint8), np.asarray(y).view(np.uint8))
-    assert rb.one_tile == 0
+    assert rb.one_tile == rb.copies == 0
 
 
 # -- one tile at a time, the accumulator carried in DST across pops -----------------------------------
@@ -293,3 +303,53 @@ def test_one_tile_operand_is_the_operand_matrix():
         with np.errstate(invalid="ignore"):
             widened = general.astype(np.float64)
         assert np.array_equal(fast.view(np.uint64), widened.view(np.uint64))
+
+
+# -- copy_tile of bfloat16 tiles on one lane: every bit pattern, into either DST ----------------------
+
+
+@compute_kernel
+def copy_each():
+    n = get_arg_val(0)
+    unary_op_init_common(A, OUT)
+    cb_reserve_back(OUT, n)
+    for i in range(n):
+        cb_wait_front(A, i + 1)                      # a CB call in the loop: the calls run one by one
+        tile_regs_acquire()
+        copy_tile(A, i, 1)
+        tile_regs_commit()
+        tile_regs_wait()
+        pack_tile(1, OUT, i, out_of_order_output=True)
+        tile_regs_release()
+    cb_push_back(OUT, n)
+    cb_pop_front(A, n)
+    cb_wait_front(B, 1)
+    cb_pop_front(B, 1)
+
+
+@pytest.mark.parametrize("fp32", [False, True])
+def test_copy_tile_of_every_bfloat16_pattern_matches_the_general_path(monkeypatch, fp32):
+    pages = np.arange(1 << 16, dtype=np.uint16).view(np.uint8).reshape(64, 2048)
+    b = np.zeros((32, 32), np.float32)
+    out = "float32" if fp32 else "bfloat16"
+    prog = Program("copies")
+    ba, bb = prog.add_buffer("a", (64 * 32, 32), "bfloat16"), prog.add_buffer("b", (32, 32), "bfloat16")
+    bo = prog.add_buffer("out", (64 * 32, 32), out, role="output")
+    cores = grid(1)
+    prog.create_circular_buffer(cores, A, ba.page_size, 64, "bfloat16")
+    prog.create_circular_buffer(cores, B, bb.page_size, 1, "bfloat16")
+    prog.create_circular_buffer(cores, OUT, bo.page_size, 64, out)
+    ct = [ba.accessor_args, bb.accessor_args, bo.accessor_args]
+    r = prog.create_kernel(read_two, cores, DataMovementConfig("RISCV_0"), ct)
+    c = prog.create_kernel(copy_each, cores, ComputeConfig(fp32_dest_acc_en=fp32))
+    w = prog.create_kernel(write_out, cores, DataMovementConfig("RISCV_1"), ct)
+    prog.set_runtime_args(r, (0, 0), [ba.address, bb.address, 64, 1])
+    prog.set_runtime_args(c, (0, 0), [64])
+    prog.set_runtime_args(w, (0, 0), [bo.address, 64])
+    run = lambda: Device().run(prog, {"a": DevicePages(pages), "b": b})  # noqa: E731
+    fast, general = both_ways(monkeypatch, run)
+    assert fast[1].copies == 64
+    assert_same(fast, general)
+    if fp32:                                       # the float32 widening of each pattern, packed as it is
+        words = fast[0].pages["out"].view(np.uint32).reshape(-1)
+        assert np.array_equal(words, np.arange(1 << 16, dtype=np.uint32) << 16)

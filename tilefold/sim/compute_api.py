@@ -351,17 +351,21 @@ class ComputeApi:
         raw = self._tile_bytes(cbi, st, in_tile_index, "copy_tile")
         self._charge_unpack(raw.shape[-1], fmt, 1)
         self._math(self.costs.fpu_eltwise_tile, "copy_tile")
-        if self.L == 1 and fmt is DataFormat.Float16_b:
-            # one lane, bfloat16: the values as they are, widened to a 32-bit DST by the store (the
-            # cast _copied_values makes, without its temporaries)
-            self.dst[self.row0, i] = raw.reshape(-1).view(tm._BF16)
-            self.dst_written[i] = True
-            if self.dst_ints:
-                self.dst_ints.pop(i, None)
+        if self.L == 1 and fmt is DataFormat.Float16_b and self._copy_bf16_tile(i, raw):
             return
         self._write_slot(i, self._copied_values(raw[:, 0], fmt, self._unpacks_to_dest(cbi, fmt)))
         if fmt in _INTEGER_CBS:
             self.dst_ints[i] = np.ascontiguousarray(raw[:, 0]).view(fmt.numpy_dtype).astype(np.int64)
+
+    def _copy_bf16_tile(self, i: int, raw: np.ndarray) -> bool:
+        """``copy_tile`` of a bfloat16 tile (its bytes ``raw``) into DST slot ``i`` on one lane: the
+        values as they are, widened to a 32-bit DST by the store (the cast :meth:`_copied_values`
+        makes, without its temporaries)."""
+        self.dst[self.row0, i] = raw.reshape(-1).view(tm._BF16)
+        self.dst_written[i] = True
+        if self.dst_ints:
+            self.dst_ints.pop(i, None)
+        return True
 
     def copy_dest_values(self, dst_in, dst_out) -> None:
         self._configured(self.engines.check_sfpu("copy_dest_values"))
