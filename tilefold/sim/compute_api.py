@@ -36,8 +36,8 @@ from tilefold.sim import tile_math as tm
 from tilefold.sim.context import KernelContext
 from tilefold.sim.engine_config import EngineConfig
 from tilefold.sim.lanes import any_lane, even, uniform
-from tilefold.sim.matmul_blocks import (MATMUL_TILE_FLOPS, BlockProducts, CbMatrix, PendingMatmul, distinct_lanes,
-                                        lanes_of_content, operand_matrix)
+from tilefold.sim.matmul_blocks import (MATMUL_TILE_FLOPS, BlockProducts, CbMatrix, OneTileMatmul, PendingMatmul,
+                                        bf16_tile_operand, distinct_lanes, lanes_of_content, operand_matrix)
 
 RELEASED, ACQUIRED, COMMITTED, WAITED = "released", "acquired", "committed", "waited"
 L1_ACC_FORMATS = (DataFormat.Float32, DataFormat.Float16_b)
@@ -93,7 +93,12 @@ class ComputeApi:
         # (first DST slot -> PendingMatmul) and written into DST's face order once, when anything
         # else uses their slots (at the latest at tile_regs_commit); their operands come from
         # CB pages unpacked once into matrices ((cb, role, width, transpose) -> CbMatrix).
-        self._pending_matmul: dict[int, PendingMatmul] = {}
+        self._pending_matmul: dict[int, PendingMatmul | OneTileMatmul] = {}
+        # one-tile matmul_block calls of one lane at one fidelity phase skip the operand matrices
+        # (OneTileMatmul): (SrcA, SrcB) multiplier part of that phase, and whether it applies
+        terms = tm.FIDELITY_TERMS[self.value_fidelity]
+        self._one_tile_parts = terms[0]
+        self._one_tile_matmuls = self.L == 1 and len(terms) == 1 and not self.exact_sources
         # cumsum_tile keeps the last row of its sums in SFPU registers for the next tile
         # (first=false); any other SFPU op overwrites those registers.
         self._cumsum_carry: np.ndarray | None = None
@@ -346,9 +351,21 @@ class ComputeApi:
         raw = self._tile_bytes(cbi, st, in_tile_index, "copy_tile")
         self._charge_unpack(raw.shape[-1], fmt, 1)
         self._math(self.costs.fpu_eltwise_tile, "copy_tile")
+        if self.L == 1 and fmt is DataFormat.Float16_b and self._copy_bf16_tile(i, raw):
+            return
         self._write_slot(i, self._copied_values(raw[:, 0], fmt, self._unpacks_to_dest(cbi, fmt)))
         if fmt in _INTEGER_CBS:
             self.dst_ints[i] = np.ascontiguousarray(raw[:, 0]).view(fmt.numpy_dtype).astype(np.int64)
+
+    def _copy_bf16_tile(self, i: int, raw: np.ndarray) -> bool:
+        """``copy_tile`` of a bfloat16 tile (its bytes ``raw``) into DST slot ``i`` on one lane: the
+        values as they are, widened to a 32-bit DST by the store (the cast :meth:`_copied_values`
+        makes, without its temporaries)."""
+        self.dst[self.row0, i] = raw.reshape(-1).view(tm._BF16)
+        self.dst_written[i] = True
+        if self.dst_ints:
+            self.dst_ints.pop(i, None)
+        return True
 
     def copy_dest_values(self, dst_in, dst_out) -> None:
         self._configured(self.engines.check_sfpu("copy_dest_values"))
@@ -434,7 +451,9 @@ class ComputeApi:
         self._configured(self.engines.check_fpu(_call, ("matmul",), cb1, cb0))     # in1 is SrcA, in0 SrcB
         t0 = in0_tile_index if in0_tile_index.__class__ is int else uniform(in0_tile_index, "CB tile index")
         t1 = in1_tile_index if in1_tile_index.__class__ is int else uniform(in1_tile_index, "CB tile index")
-        self.matmul_accumulate(cb0, st0, cb1, st1, t0, t1, first, flip, rt, ct, kt, _call)
+        if not (tiles == 1 and self._one_tile_matmuls and not flip
+                and self._one_tile_matmul(cb0, st0, cb1, st1, t0, t1, first, _call)):
+            self.matmul_accumulate(cb0, st0, cb1, st1, t0, t1, first, flip, rt, ct, kt, _call)
         if tiles == 1:
             self.dst_written[first] = True
         else:
@@ -445,6 +464,36 @@ class ComputeApi:
         self.charge(unpack, self.unpack_clock)
         self._math(math, _call, tiles=tiles)
         counters.matmul_flops += MATMUL_TILE_FLOPS * tiles * self.L
+
+    def _one_tile_matmul(self, cb0: int, st0, cb1: int, st1, t0: int, t1: int, first: int, call: str) -> bool:
+        """A one-tile ``matmul_block`` of bfloat16 tiles as a :class:`OneTileMatmul`, when no
+        later call could continue it as a run (its in0 tile is the last waited for, and no run is
+        pending at ``first``): the same checks in the same order, the same product. False (nothing
+        done) when it does not apply."""
+        formats = self.dev.cb_formats
+        if formats.get(cb0) is not DataFormat.Float16_b or formats.get(cb1) is not DataFormat.Float16_b:
+            return False
+        if self._check_waited(cb0, st0, t0 + 1, call) != t0 + 1:
+            return False
+        pending = self._pending_matmul
+        block = pending.get(first)
+        if block is not None and block.rt == 1 and block.ct == 1 and block.__class__ is PendingMatmul \
+                and block.run is not None:
+            return False                                # a run that this call may continue
+        raw = self._tile_bytes(cb0, st0, t0, call)
+        part_a, part_b = self._one_tile_parts
+        a = bf16_tile_operand(raw, "B", part_b)
+        self._check_waited(cb1, st1, t1 + 1, call)
+        if block is None or block.rt != 1 or block.ct != 1:
+            if pending:
+                self._flush_matmul(first, first + 1)     # as _pending_block does
+            started = bool(self.dst_written[first])
+        else:
+            block.settle()                              # as PendingMatmul.accumulate does
+            started = True
+        pending[first] = OneTileMatmul(a, lambda: self._tile_bytes(cb1, st1, t1, call), part_a,
+                                       self.dst[self.row0, first], started)
+        return True
 
     def matmul_accumulate(self, cb0: int, st0, cb1: int, st1, t0: int, t1: int, first: int, flip: bool, rt: int,
                           ct: int, kt: int, call: str) -> None:
@@ -459,6 +508,11 @@ class ComputeApi:
             return self._cb_matrix(cb1, st1, "in1", width, flip, pages, call, exact=True)
 
         block = self._pending_matmul.get(first)
+        if block.__class__ is OneTileMatmul:             # settled, then kept as the block it stands for
+            block.settle()
+            block = self._pending_matmul[first] = PendingMatmul(
+                1, 1, self.dst[self.rows, first:first + 1].reshape(self.L, 1, 1, 2, 2, 16, 16), True,
+                self.fp32_dest, self._products)
         if block is None or block.rt != rt or block.ct != ct:
             block = self._pending_block(first, rt, ct)
         block.accumulate(a, t0, t1, (cb1, flip), in1_matrix)

@@ -20,6 +20,9 @@ that does not continue it, or DST being read): with a 32-bit DST as one float32 
 the whole run — the same precision as step by step, only the order of float32 additions
 differs; with a 16-bit DST as one batched product of all steps, each step added to DST in
 turn (storing rounds the running sum to bfloat16, as each step does on the device).
+
+:class:`OneTileMatmul` — a one-tile block of bfloat16 tiles on one lane that no later call can
+extend into a run: the same product, without operand matrices (a stream of one-tile blocks).
 """
 
 from __future__ import annotations
@@ -507,6 +510,69 @@ def _step_products(a: CbMatrix, a_tile: int, rt: int, b: CbMatrix, b_tile: int, 
     lanes = left.shape[0]
     return exact_matmul(left.reshape(lanes, rt * 32, n, 32).transpose(2, 0, 1, 3),
                         right.reshape(lanes, n, 32, ct * 32).transpose(1, 0, 2, 3))
+
+
+# one tile: row-major position r*32 + c <- face-order position, and the reverse
+FACES_OF_ROWS = np.arange(1024).reshape(2, 16, 2, 16).transpose(0, 2, 1, 3).reshape(-1)
+ROWS_OF_FACES = np.argsort(FACES_OF_ROWS)
+_ROWS_OF_FACES_BLOCK = ROWS_OF_FACES.reshape(1, 32, 32)
+_BF16_MASKS = {("A", "high"): tm.SRCA_HIGH, ("A", "both"): tm.SRCA_BOTH, ("B", "high"): tm.SRCB_HIGH}
+_BF16_WIDENED: dict[tuple, np.ndarray] = {}
+
+
+def _bf16_widened(register: str, part: str) -> np.ndarray:
+    """float64 value of each of the 65536 bfloat16 bit patterns as the multiplier's ``part`` of
+    source register ``register`` sees it: the float32 widening, the slice's mask and the float64
+    widening :func:`operand_matrix` and :func:`exact_matmul` apply, done once for every pattern."""
+    table = _BF16_WIDENED.get((register, part))
+    if table is None:
+        words = np.arange(1 << 16, dtype=np.uint32) << 16
+        mask = _BF16_MASKS.get((register, part))
+        if mask is not None:
+            words &= mask
+        with np.errstate(invalid="ignore"):
+            table = _BF16_WIDENED[(register, part)] = words.view(np.float32).astype(np.float64)
+    return table
+
+
+def bf16_tile_operand(raw: np.ndarray, register: str, part: str) -> np.ndarray:
+    """One bfloat16 tile's bytes (2048) as the (1, 32, 32) float64 matrix :func:`operand_matrix`
+    gives for it (untransposed, one fidelity phase's ``part``, no ``"low"``), as
+    :func:`exact_matmul` widens it: the same values, without the matrix's bookkeeping."""
+    return _bf16_widened(register, part).take(raw.view(np.uint16).take(_ROWS_OF_FACES_BLOCK))   # take: flat indices
+
+
+class OneTileMatmul:
+    """A pending ``matmul_block`` of one bfloat16 tile (rt = ct = 1) on one lane at one fidelity
+    phase, whose in0 tile is the last one waited for (so no later call can continue it as a run
+    of :class:`PendingMatmul`): in0 is unpacked at the call (``a``), in1 (``in1()``, the tile's
+    bytes, read with their checks; ``part_a`` its SrcA slice) when it settles, and their exact
+    product is added to the DST slot ``slot`` (face order) as :class:`PendingMatmul` would add it.
+    Kept in the compute thread's pending blocks like one, with the same interface."""
+
+    __slots__ = ("a", "in1", "part_a", "slot", "started", "run")
+    rt = ct = tiles = 1
+
+    def __init__(self, a: np.ndarray, in1, part_a: str, slot: np.ndarray, started: bool):
+        self.a, self.in1, self.part_a = a, in1, part_a
+        self.slot, self.started = slot, started
+        self.run = True                    # not settled yet
+
+    def settle(self) -> None:
+        if not self.run:
+            return
+        self.run = False
+        b = bf16_tile_operand(self.in1(), "A", self.part_a)
+        faces = np.matmul(self.a, b).astype(np.float32).take(FACES_OF_ROWS)       # take: flat indices
+        self.a = self.in1 = None
+        if self.started:
+            self.slot += faces             # rounds to DST's precision, as PendingMatmul._add
+        else:
+            self.started = True
+            self.slot[...] = faces
+
+    def uses(self, matrix: CbMatrix) -> bool:
+        return False
 
 
 def _copy_face_rows(target: np.ndarray, rows: np.ndarray, order: tuple) -> None:
