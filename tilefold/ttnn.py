@@ -699,7 +699,9 @@ def create_sharded_memory_config(shape, core_grid: CoreGrid, strategy, orientati
     return MemoryConfig(layout, BufferType.L1, spec)
 
 
+@_over_mesh
 def to_memory_config(tensor: Tensor, memory_config: MemoryConfig, **kwargs) -> Tensor:
+    """The tensor in another memory (each chip's piece of a mesh tensor)."""
     return Tensor(tensor.host_values, tensor.dtype, tensor.layout, tensor.device(), memory_config)
 
 
@@ -810,6 +812,11 @@ def GetNumAvailableDevices() -> int:  # noqa: N802 - TT-NN's name
     return mesh.num_available_devices()
 
 
+def get_num_devices() -> int:
+    """``ttnn.get_num_devices()``: the simulated chips (as :func:`GetNumAvailableDevices`)."""
+    return mesh.num_available_devices()
+
+
 def close_mesh_device(device) -> None:
     device.is_open = False
 
@@ -844,7 +851,7 @@ __all__ = [
     "ShardStrategy", "ShardOrientation", "TensorMemoryLayout", "BufferType", "create_sharded_memory_config",
     "to_memory_config", "get_memory_config", "is_sharded", "MeshShape", "MeshDevice", "MeshTensor",
     "open_mesh_device", "close_mesh_device", "ShardTensorToMesh", "ShardTensor2dMesh", "ReplicateTensorToMesh",
-    "ConcatMeshToTensor", "ConcatMesh2dToTensor", "all_reduce", "all_gather", "set_num_devices", "GetNumAvailableDevices",
+    "ConcatMeshToTensor", "ConcatMesh2dToTensor", "all_reduce", "all_gather", "set_num_devices", "GetNumAvailableDevices", "get_num_devices",
     "FabricConfig", "set_fabric_config", "synchronize_device", "get_max_worker_l1_unreserved_size", "device",
     "uint16", "uint8", "deallocate", "full_like", "ones_like", "empty_like", "arange", "HOST_OPS",
 ]

@@ -287,6 +287,54 @@ CHECK-NEXT: consume([[F]]);
     assert "mark()" not in sources["unified_compute.cpp"] + sources["unified_write.cpp"]
 
 
+READER = ttl.Kernel(ttl.KernelKind.DATA_MOVEMENT)
+
+
+def test_a_kernel_selector_and_buffer_effects_in_a_composed_body(monkeypatch):
+    """``kernel=`` naming a ``ttl.Kernel`` of the module goes to that kernel of a body without kernel
+    functions; ``ttl.DFBAccess`` / ``ttl.DFBEffect`` describe the C++'s buffer use (no C++ of their
+    own) and ``condition_result=ttl.DispatchCondition(type)`` gives the call a result of that type."""
+    active = ttl.DispatchCondition(ttl.ScalarType.I64)
+
+    @ttl.operation()
+    def helper(source: ttl.DFB):
+        ttl.call_extern_func(FAKE_HEADER, "reader_entry", func_args=[source], kernel=READER,
+                             dfb_accesses=[ttl.DFBAccess.inspect(source)],
+                             dfb_effects=[ttl.DFBEffect.repeat(2, [ttl.DFBEffect.reserve(source, tiles=1),
+                                                                   ttl.DFBEffect.push(source, tiles=1)])])
+        go: int = ttl.call_extern_func(FAKE_HEADER, "active", condition_result=active,
+                                       kernel=ttl.KernelKind.COMPUTE)
+        if go:
+            ttl.call_extern_func(FAKE_HEADER, "consume", func_args=[go], kernel=ttl.KernelKind.COMPUTE)
+
+    @ttl.operation(grid=(1, 1))
+    def composed(inp):
+        source = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
+        helper(source)
+        helper(source)
+
+    sources = _sources(composed, tile_tensor((32, 32)))
+    assert sources["composed_read.cpp"].count("reader_entry(") == 2
+    assert "reader_entry" not in sources["composed_compute.cpp"]
+    filecheck(sources["composed_compute.cpp"], """
+CHECK: int64_t [[F:.*]] = active();
+CHECK-NEXT: if ([[F]] != 0) {
+CHECK-NEXT: consume([[F]]);
+""")
+
+    @ttl.operation(grid=(1, 1))
+    def wrong(inp):
+        source = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
+
+        @ttl.compute()
+        def compute():
+            ttl.call_extern_func(FAKE_HEADER, "f", dfb_effects=[ttl.DFBEffect.wait(source, tiles=-1)])  # error
+
+    monkeypatch.setenv("TTLANG_COMPILE_ONLY", "1")
+    expect_error(lambda: wrong(tile_tensor((32, 32))), test_a_kernel_selector_and_buffer_effects_in_a_composed_body,
+                 KernelError, "ttl.DFBEffect.wait(dfb, tiles=...) takes a non-negative integer")
+
+
 def test_a_project_copies_a_header_given_by_a_relative_path(tmp_path, monkeypatch):
     from tilefold.codegen.cpp import HostData, write_project
 

@@ -31,6 +31,7 @@ transfer never waited, a block never released, blocks held across loop iteration
 from __future__ import annotations
 
 import ast
+import copy
 import dataclasses
 
 from xdsl.dialects import func, memref, scf
@@ -103,6 +104,10 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
         if tree is not self.source.tree:           # break / continue became flags (see loop_exits)
             self.source = dataclasses.replace(self.source, tree=tree)
             self.function_stack = [tree]
+        placed = getattr(self.operation, "placements", None)
+        if placed is not None and tree.body:       # mesh_program_placements: the other devices run nothing
+            tree = _placed_only(tree, placed, self.operation.device_domain)
+            self.function_stack = [tree]
         body = IRBlock()
         kernel = func.FuncOp(self.definition.name, FunctionType.from_lists([], []), IRRegion(body))
         kernel.location = self.source.loc(tree)
@@ -113,6 +118,8 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
         self.implicit_release = _releases_implicitly(tree)
         self.inline_blocks = [0]
         scope = Scope(carried=carried_names(tree))
+        if placed is not None:
+            scope.names[_PLACED_DOMAIN] = self.operation.device_domain
         self.statements(tree.body, scope, Region("function", tree))
         self.check_all_released(tree.body[-1] if tree.body else tree)
         self.node = tree.body[-1] if tree.body else tree
@@ -872,6 +879,25 @@ def _unsupported_statement(stmt: ast.stmt) -> str:
         "Match": "match is not supported in a kernel; use if / elif",
     }
     return hints.get(kind, f"{kind} statements are not supported in a TT-Lang kernel")
+
+
+_PLACED_DOMAIN = "__tilefold_placed_domain__"
+
+
+def _placed_only(tree: ast.FunctionDef, placed: list[int], domain) -> ast.FunctionDef:
+    """``tree`` with its body under ``if domain.is_current(d0) or ...`` over the placed devices."""
+    tests = [ast.Call(func=ast.Attribute(value=ast.Name(id=_PLACED_DOMAIN, ctx=ast.Load()), attr="is_current",
+                                         ctx=ast.Load()),
+                      args=[ast.Constant(value=domain.coordinate(i))], keywords=[]) for i in placed]
+    test = tests[0] if len(tests) == 1 else ast.BoolOp(op=ast.Or(), values=tests)
+    guard = ast.If(test=test, body=tree.body, orelse=[])
+    for n in ast.walk(test):
+        ast.copy_location(n, tree.body[0])
+    ast.copy_location(guard, tree.body[0])
+    guard.end_lineno, guard.end_col_offset = tree.body[-1].end_lineno, tree.body[-1].end_col_offset
+    new = copy.copy(tree)
+    new.body = [guard]
+    return new
 
 
 def build_kernel(definition, operation, options: dict) -> tuple[func.FuncOp, KernelBuilder]:

@@ -173,6 +173,9 @@ class DataMovementBuilder:
 
     def call_copy(self, args, kwargs, node):
         self.require_datamovement(node, "ttl.copy")
+        if len(args) == 2 and isinstance(args[0], (PipeIdentity, Pipe)) and isinstance(args[1], TensorSlice):
+            raise self.error("ttl.copy(pipe, tensor slice) (a pipe receive straight into a tensor) is not supported "
+                             "by tilefold yet; receive into a block and copy the block to the tensor", node)
         if kwargs or len(args) != 2:
             raise self.error("ttl.copy(src, dst) takes two arguments", node)
         src, dst = args

@@ -184,6 +184,15 @@ def make_dfb(dtype, shape, block_count: int | None = None, *, buffer_factor: int
     return _make(fmt, layout_name, shape, block_count, None, location, "ttl.make_dfb", allocation_group)
 
 
+def _template_format(dtype):
+    """The data format of a torch (or TT-NN) dtype of an object without a layout, or None."""
+    name = str(getattr(dtype, "name", dtype)).lower().removeprefix("torch.").removeprefix("ttnn.")
+    try:
+        return data_format(_DTYPE_NAMES.get(name, name))
+    except Exception:       # noqa: BLE001 - the caller reports it
+        return None
+
+
 def make_dataflow_buffer_like(tensor, shape, block_count: int | None = None, *, buffer_factor: int | None = None,
                               allocation_group=None):
     """A dataflow buffer of blocks of ``shape`` in the likeness of ``tensor`` (its data type and
@@ -192,10 +201,13 @@ def make_dataflow_buffer_like(tensor, shape, block_count: int | None = None, *, 
     count = _block_count("make_dataflow_buffer_like", block_count, buffer_factor, location)
     dtype = getattr(tensor, "dtype", None)
     layout = getattr(tensor, "layout", None)
+    fmt = _template_format(dtype) if dtype is not None and layout is None else None
+    if fmt is not None:             # an object with only a dtype (a torch tensor, a template): tiles of it
+        layout = "TILE"
     if dtype is None or layout is None:
         raise KernelError(f"make_dataflow_buffer_like: the first argument must be a tensor (it gives the buffer's "
                           f"data type and layout), not {type(tensor).__name__}", location)
-    fmt = data_format(getattr(dtype, "name", dtype))
+    fmt = fmt or data_format(getattr(dtype, "name", dtype))
     layout_name = "TILE" if "TILE" in str(getattr(layout, "name", layout)).upper() else "ROW_MAJOR"
     return _make(fmt, layout_name, shape, count, tensor, location, "make_dataflow_buffer_like", allocation_group)
 

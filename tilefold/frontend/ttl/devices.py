@@ -8,7 +8,9 @@ chips of an operation's mesh.
 An operation with ``device_domain=`` runs on a mesh of simulated chips as one device
 (:func:`tilefold.arch.mesh_of`): logical device ``i`` (row-major over the domain's extents) is chip
 ``i``, which runs the operation's grid. Devices are numbered, named by a coordinate tuple of the
-domain's rank, by an integer on a 1-D domain, or by :class:`DeviceRef`.
+domain's rank, by an integer on a 1-D domain, or by :class:`DeviceRef`. ``domain[0, :]`` and
+``domain.select([...])`` are :class:`DeviceSelection` objects, whose ``at_node(x, y)`` names the
+ends of ``ttl.Pipe.all_to_all``.
 
 Errors (at the user's line): extents that are not positive integers, an edge naming a device outside
 the domain, an explicit self edge, an axis outside the domain's rank, and the parts of the API not
@@ -121,8 +123,73 @@ class DeviceDomain:
     def same_as(self, other) -> bool:
         return isinstance(other, DeviceDomain) and other.shape == self.shape
 
+    def __getitem__(self, key) -> DeviceSelection:
+        """``domain[0, :]`` / ``domain[(1, 2)]``: the devices of a coordinate whose entries are
+        integers or slices (row-major order)."""
+        location = user_location()
+        key = key if isinstance(key, tuple) else (key,)
+        if len(key) != len(self.shape) or not all(_is_int(k) or isinstance(k, slice) for k in key):
+            raise KernelValueError(f"{self!r}[{key!r}]: give {len(self.shape)} integers or slices, one per axis",
+                                   location)
+        axes = []
+        for k, d in zip(key, self.shape):
+            if _is_int(k):
+                if not -d <= k < d:
+                    raise KernelValueError(f"{self!r}[{key!r}]: {k} is outside an axis of extent {d}", location)
+                axes.append([k % d])
+            else:
+                axes.append(list(range(d))[k])
+        indices = [self.index(c, location=location) for c in itertools.product(*axes)]
+        if not indices:
+            raise KernelValueError(f"{self!r}[{key!r}] selects no device", location)
+        return DeviceSelection(self, indices)
+
+    def select(self, devices) -> DeviceSelection:
+        """``domain.select([domain[a], domain[b], ...])``: the union of selections (or devices), in
+        the order given."""
+        location = user_location()
+        indices: list[int] = []
+        for i, item in enumerate(devices):
+            if isinstance(item, DeviceSelection):
+                if not item.domain.same_as(self):
+                    raise KernelValueError(f"{self!r}.select: item {i} selects devices of {item.domain!r}", location)
+                found = item.indices
+            else:
+                found = [self.index(item, f"select: item {i}", location)]
+            indices += [d for d in found if d not in indices]
+        if not indices:
+            raise KernelValueError(f"{self!r}.select([...]) needs at least one device", location)
+        return DeviceSelection(self, indices)
+
     def __repr__(self) -> str:
         return f"DeviceDomain({self.shape!r})"
+
+
+class DeviceSelection:
+    """Some devices of a domain (``domain[0, :]``, ``domain.select([...])``); ``at_node(x, y)``
+    names one node on each of them, an end of ``ttl.Pipe.all_to_all``."""
+
+    def __init__(self, domain: DeviceDomain, indices: list[int]):
+        self.domain = domain
+        self.indices = indices
+
+    def at_node(self, *node) -> DeviceEndpoints:
+        node = node[0] if len(node) == 1 and isinstance(node[0], tuple) else node
+        if not node or not all(_is_int(v) and v >= 0 for v in node):
+            raise KernelValueError(f"at_node{node!r}: give the node's coordinates as non-negative integers",
+                                   user_location())
+        return DeviceEndpoints(self, tuple(node) if len(node) > 1 else node[0])
+
+    def __repr__(self) -> str:
+        return f"<devices {self.indices} of {self.domain!r}>"
+
+
+class DeviceEndpoints:
+    """One node on each device of a :class:`DeviceSelection`."""
+
+    def __init__(self, devices: DeviceSelection, node):
+        self.devices = devices
+        self.node = node
 
 
 class TransferGraph:

@@ -578,6 +578,7 @@ class ExpressionBuilder:
             id(extern_calls.call_extern_func): lambda args, kwargs, node: extern_calls.build_call(self, args, kwargs, node),
             id(extern_calls.get_dfb_id): lambda a, k, n: extern_calls.dfb_marker(extern_calls.DFBId)(self, a, k, n),
             id(extern_calls.dfb_descriptor): lambda a, k, n: extern_calls.dfb_marker(extern_calls.DFBDescriptor)(self, a, k, n),
+            **extern_calls.note_handlers(self),
             id(builtins.min): lambda args, kwargs, node: self.call_min_max(args, node, "min"),
             id(builtins.max): lambda args, kwargs, node: self.call_min_max(args, node, "max"),
             id(BODY_BUILTINS["min"]): lambda args, kwargs, node: self.call_min_max(args, node, "min"),

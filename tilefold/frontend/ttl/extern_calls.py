@@ -40,6 +40,92 @@ class ScalarType(enum.Enum):
     BOOL = "bool"
 
 
+class DispatchCondition:
+    """``ttl.DispatchCondition(ttl.ScalarType.X)``: names the value of an external call
+    (``condition_result=``) that decides whether the operation's work runs; the call returns a
+    runtime integer of that type, as with ``result_type=``."""
+
+    def __init__(self, scalar_type=ScalarType.I32):
+        if not isinstance(scalar_type, ScalarType):
+            raise KernelError(f"ttl.DispatchCondition({scalar_type!r}): give a ttl.ScalarType "
+                              f"({', '.join(t.name for t in ScalarType)})", user_location())
+        self.scalar_type = scalar_type
+
+
+class DFBNote:
+    """What ``ttl.DFBAccess.X(dfb)`` / ``ttl.DFBEffect.X(dfb, tiles=n)`` / ``DFBEffect.repeat(n, [...])``
+    make in a kernel: a description of what the C++ does with a buffer (``dfb_accesses=`` /
+    ``dfb_effects=``), which changes no C++."""
+
+    def __init__(self, kind: str, dfb=None, count=None, items=()):
+        self.kind, self.dfb, self.count, self.items = kind, dfb, count, tuple(items)
+
+
+class DFBAccess:
+    """``ttl.DFBAccess.inspect(dfb)``: the C++ reads a buffer's description without a transaction."""
+
+    @staticmethod
+    def inspect(dfb):
+        _device_only("DFBAccess.inspect")
+
+
+class DFBEffect:
+    """``ttl.DFBEffect.reserve/push/wait/pop(dfb, tiles=n)`` and ``repeat(count, [effects])``: the
+    buffer transactions the C++ makes itself (in ``dfb_effects=``)."""
+
+    @staticmethod
+    def reserve(dfb, tiles=1):
+        _device_only("DFBEffect.reserve")
+
+    @staticmethod
+    def push(dfb, tiles=1):
+        _device_only("DFBEffect.push")
+
+    @staticmethod
+    def wait(dfb, tiles=1):
+        _device_only("DFBEffect.wait")
+
+    @staticmethod
+    def pop(dfb, tiles=1):
+        _device_only("DFBEffect.pop")
+
+    @staticmethod
+    def repeat(count, effects):
+        _device_only("DFBEffect.repeat")
+
+
+def note_handlers(builder) -> dict:
+    """The kernel builder's handlers of ``ttl.DFBAccess.*`` / ``ttl.DFBEffect.*`` (by function id)."""
+    from tilefold.frontend.ttl.dataflow_buffers import DataflowBuffer
+
+    def buffer_note(what, kind):
+        def handle(args, kwargs, node):
+            kwargs = dict(kwargs)
+            tiles = kwargs.pop("tiles", 1) if kind != "inspect" else None
+            if len(args) != 1 or kwargs or not isinstance(args[0], DataflowBuffer):
+                raise builder.error(f"ttl.{what}(dfb{'' if tiles is None else ', tiles=n'}) takes one dataflow "
+                                    "buffer", node)
+            if tiles is not None and not (isinstance(tiles, int) and not isinstance(tiles, bool) and tiles >= 0):
+                raise builder.error(f"ttl.{what}(dfb, tiles=...) takes a non-negative integer, not "
+                                    f"{builder.describe(tiles)}", node)
+            return DFBNote(kind, args[0], tiles)
+        return handle
+
+    def repeat(args, kwargs, node):
+        values = list(args) + [kwargs[k] for k in ("count", "effects") if k in kwargs]
+        if len(values) != 2 or not (isinstance(values[0], int) and values[0] >= 0) \
+                or not isinstance(values[1], (list, tuple)) or not all(isinstance(e, DFBNote) for e in values[1]):
+            raise builder.error("ttl.DFBEffect.repeat(count, [effects]) takes a non-negative integer and a list of "
+                                "ttl.DFBEffect values", node)
+        return DFBNote("repeat", None, values[0], values[1])
+
+    out = {id(DFBAccess.inspect): buffer_note("DFBAccess.inspect", "inspect"),
+           id(DFBEffect.repeat): repeat}
+    for name in ("reserve", "push", "wait", "pop"):
+        out[id(getattr(DFBEffect, name))] = buffer_note(f"DFBEffect.{name}", name)
+    return out
+
+
 class DFBId:
     """``ttl.get_dfb_id(dfb)`` in a kernel: the buffer's circular buffer index, as a template argument."""
 
@@ -112,13 +198,22 @@ def build_call(builder, args, kwargs, node):
     header, callee = kwargs.pop("header"), kwargs.pop("name")
     func_args, template_args = kwargs.pop("func_args", ()) or (), kwargs.pop("template_args", ()) or ()
     result_type, selector = kwargs.pop("result_type", None), kwargs.pop("kernel", None)
+    condition = kwargs.pop("condition_result", None)
+    if condition is not None:
+        if not isinstance(condition, DispatchCondition):
+            raise builder.error(f"{what}: condition_result must be a ttl.DispatchCondition, not "
+                                f"{builder.describe(condition)}", node)
+        if result_type is not None and result_type is not condition.scalar_type:
+            raise builder.error(f"{what}: result_type={result_type} differs from the type of its condition_result "
+                                f"({condition.scalar_type})", node)
+        result_type = condition.scalar_type
     include_paths = kwargs.pop("include_paths", ()) or ()
     dependencies = kwargs.pop("dfb_dependencies", ()) or ()
     for key in [k for k in kwargs if k in _METADATA]:
         kwargs.pop(key)
     if kwargs:
         raise builder.error(f"{what} has no argument {sorted(kwargs)[0]}=; it takes header, name, func_args, "
-                            "template_args, result_type, kernel and include_paths", node)
+                            "template_args, result_type, condition_result, kernel and include_paths", node)
 
     if not isinstance(header, str) or not header.strip() or any(c in header for c in '"\n<>'):
         raise builder.error(f"{what}: the header must be a string, the path of a C++ header, not "
@@ -192,8 +287,11 @@ def _check_kernel(builder, selector, node) -> None:
     if len(selectors) == 1:
         check_selector(selectors[0], builder.kind, what, location)
     kinds = [selector_kind(s, what, location) for s in selectors]
+    # a kernel the body's split made (an operation without kernel functions) is the ttl.Kernel it was
+    # made for
+    implicit = getattr(builder.definition, "implicit", False)
     mine = [s for s, kind in zip(selectors, kinds) if kind == builder.kind
-            and (not isinstance(s, Kernel) or s is own)]
+            and (not isinstance(s, Kernel) or s is own or implicit)]
     if not mine:
         raise builder.error(f"{what}: kernel= names no kernel this {builder.kind} kernel function "
                             f"({builder.definition.name}) is; give its kind or the ttl.Kernel of its decorator", node)

@@ -15,9 +15,9 @@ kernel functions, in the order they appear:
 * a statement that uses a block variable goes to the kernel that acquired it (``blk.push()``);
 * any other statement that acquires, stores or pops a block goes to the compute kernel;
 * ``ttl.reset_dataflow_buffers()`` (and ``reset_dfbs`` / ``reconfigure_dfbs``) goes to every kernel;
-* ``ttl.call_extern_func(..., kernel=ttl.KernelKind.X)`` goes to the kernel of that kind (the
-  reader for data movement), with a tuple of kinds to each; without ``kernel=`` it is placed as
-  any other statement;
+* ``ttl.call_extern_func(..., kernel=ttl.KernelKind.X)`` (or a name holding a kind or a
+  ``ttl.Kernel``) goes to the kernel of that kind (the reader for data movement), with a tuple of
+  kinds to each; without ``kernel=`` it is placed as any other statement;
 * the remaining statements (buffer creation, shapes, constants) stay in the body.
 
 A block acquired by ``x = dfb.reserve()`` / ``dfb.wait()`` goes to the kernel of the first later
@@ -74,9 +74,21 @@ def _is_extern_call(node: ast.AST) -> bool:
 _SELECTED = {"COMPUTE": "compute", "DATA_MOVEMENT": "read"}
 
 
-def _extern_kernels(stmt: ast.stmt) -> frozenset[str] | None:
-    """The kernels the external calls of ``stmt`` select with ``kernel=ttl.KernelKind.X`` or a tuple
-    of kinds (a data movement kind is the reader); None when none says."""
+def _selected(item: ast.expr, scope: dict) -> str | None:
+    """The kernel ``kernel=item`` names: ``ttl.KernelKind.X`` written out, or a name of the body's
+    scope holding a ``ttl.KernelKind`` or a ``ttl.Kernel`` (a data movement kind is the reader)."""
+    from tilefold.frontend.ttl.kernels import Kernel, KernelKind
+
+    if isinstance(item, ast.Attribute) and item.attr in _SELECTED:
+        return _SELECTED[item.attr]
+    value = scope.get(item.id) if isinstance(item, ast.Name) else None
+    value = value.kind if isinstance(value, Kernel) else value
+    return _SELECTED[value.name] if isinstance(value, KernelKind) else None
+
+
+def _extern_kernels(stmt: ast.stmt, scope: dict | None = None) -> frozenset[str] | None:
+    """The kernels the external calls of ``stmt`` select with ``kernel=ttl.KernelKind.X``, a
+    ``ttl.Kernel`` or a tuple of them (a data movement kind is the reader); None when none says."""
     found: set[str] = set()
     for node in ast.walk(stmt):
         if not _is_extern_call(node):
@@ -85,7 +97,7 @@ def _extern_kernels(stmt: ast.stmt) -> frozenset[str] | None:
             if kw.arg != "kernel":
                 continue
             items = kw.value.elts if isinstance(kw.value, ast.Tuple) else [kw.value]
-            found |= {_SELECTED[i.attr] for i in items if isinstance(i, ast.Attribute) and i.attr in _SELECTED}
+            found |= {k for k in (_selected(i, scope or {}) for i in items) if k is not None}
     return frozenset(found) or None
 
 
@@ -108,6 +120,7 @@ class Pipes:
         from tilefold.frontend.ttl.pipes import Pipe, PipeNet
 
         self.file = file
+        self.scope = scope
         self.callbacks: dict[str, str] = {}
         self.names = {k for k, v in scope.items() if isinstance(v, (Pipe, PipeNet))
                       or isinstance(v, (list, tuple)) and v and all(isinstance(i, (Pipe, PipeNet)) for i in v)}
@@ -240,7 +253,7 @@ def _assign(body: list[ast.stmt], tensors: set[str], pipes: Pipes, owner: dict |
         kind = piped[0] if piped else _copy_direction(stmt, tensors)
         if piped:
             _check_held_elsewhere(stmt, piped, used, owner, pipes.file)
-        selected = _extern_kernels(stmt) if kind is None else None
+        selected = _extern_kernels(stmt, pipes.scope) if kind is None else None
         if selected is not None:           # ttl.call_extern_func(..., kernel=...): the kernels it names
             kind = next(iter(selected)) if len(selected) == 1 else selected
         if kind is None:
@@ -427,8 +440,8 @@ def split_scope(function, values: dict | None = None) -> dict:
 
     scope = function_scope(function)
     scope.update(values or {})
-    scope[_DECORATOR["datamovement"]] = kernels.datamovement
-    scope[_DECORATOR["compute"]] = kernels.compute
+    scope[_DECORATOR["datamovement"]] = lambda: lambda fn: kernels.datamovement(fn, __implicit__=True)
+    scope[_DECORATOR["compute"]] = lambda: lambda fn: kernels.compute(fn, __implicit__=True)
     return scope
 
 

@@ -30,6 +30,7 @@ class KernelDefinition:
     location: SourceLocation
     options: dict
     selector: object = None   # the ttl.KernelKind / ttl.Kernel of kernel=, if given
+    implicit: bool = False    # made by splitting a body without kernel functions
 
     @property
     def name(self) -> str:
@@ -103,6 +104,7 @@ def _register(fn, kind: str, options: dict):
         raise KernelError(f"@ttl.{kind}() decorates a def function, not {type(fn).__name__}", user_location())
     options = dict(options)
     selector = options.pop("kernel", None)
+    implicit = options.pop("__implicit__", False)
     if selector is not None:
         check_selector(selector, kind, f"@ttl.{kind}(kernel=...)", user_location())
     location = _def_line(fn)
@@ -123,7 +125,7 @@ def _register(fn, kind: str, options: dict):
                 raise KernelError(f"kernel function {fn.__name__!r} selects the ttl.Kernel that {other.name!r} "
                                   "already selects; a ttl.Kernel names one kernel function of an operation — give "
                                   "each its own", location)
-    definition = KernelDefinition(fn, kind, location, options, selector)
+    definition = KernelDefinition(fn, kind, location, options, selector, implicit)
     op.kernels.append(definition)
     return definition
 

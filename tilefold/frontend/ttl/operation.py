@@ -64,6 +64,7 @@ class Operation:
 
     is_ttl_operation = True         # how kernel builders recognize one without importing this module
     device_domain = None            # the ttl.DeviceDomain of @ttl.operation(device_domain=...)
+    placements = None               # mesh_program_placements=: the devices (indices) whose nodes run kernels
 
     def __init__(self, function, grid, options: dict, location: SourceLocation | None):
         self.function = function
@@ -124,7 +125,7 @@ class Operation:
             raise KernelError(f"{self.function.__name__}(): the tensors are spread over different meshes; give one "
                               "mesh device to all of them", location)
         available = num_available_devices()
-        if domain.size > available:
+        if domain.size > available and not compile_only():     # a compile runs nothing: any number of chips
             raise KernelError(f"{self.function.__name__}() runs over {domain!r}, {domain.size} devices, but "
                               f"{available} chip{'s are' if available != 1 else ' is'} simulated; run with "
                               f"--num-devices {domain.size} (or call ttnn.set_num_devices({domain.size}))", location)
@@ -241,6 +242,7 @@ class Operation:
                 arch = mesh_of(arch, dims[0] * dims[1], (dims[2], dims[3]))
             capture = OperationCapture(self.name, grid, arch, tensors, self.location, grid_dims=dims)
         capture.constants = constants
+        capture.placements = self.placements
         with capturing(capture):
             result = with_node_builtins(self._body())(*args, **kwargs)
         if result is not None:
@@ -515,7 +517,7 @@ def _pipe_net_table(capture: OperationCapture, uses) -> ArrayAttr:
 # when given to ``@ttl.operation(options=...)``
 COMPILER_OPTIONS = ("maximize-dst", "fpu-binary-ops", "block-matmul", "subblock-sync", "combine-pack-tiles",
                     "reduce-full-fp32", "matmul-full-fp32", "strict-f32-acc", "compiler-dfbs", "l1-budget",
-                    "reuse-user-dfbs", "specialize-cores")
+                    "reuse-user-dfbs", "specialize-cores", "pipe-global-semaphores-only")
 # options that take a value (``--ttl-NAME=VALUE``): how TT-Lang stores and accumulates blocks, which
 # tilefold decides itself; the known values of each (None: TT-Lang's set of values is open)
 VALUED_COMPILER_OPTIONS = {"memory-model": ("metal-cb", "compiler-l1", "compiler-sram"),
@@ -561,7 +563,7 @@ def _unknown_options(unknown: dict) -> str:
     names = ", ".join(repr(k) for k in sorted(unknown))
     message = (f"@ttl.operation() got an unexpected keyword argument {names}; it takes grid, fp32_dest_acc_en, "
                "dst_full_sync_en, math_fidelity, math_approx_mode, memory_space, tiled, options, num_outs, "
-               "indexing_maps, iterator_types, device_domain")
+               "indexing_maps, iterator_types, device_domain, mesh_program_placements")
     constants = {k: v for k, v in sorted(unknown.items()) if isinstance(v, (int, float, str, tuple))}
     if constants:
         name, value = next(iter(constants.items()))
@@ -573,14 +575,15 @@ def _unknown_options(unknown: dict) -> str:
 def operation(fn=None, *, grid="full", fp32_dest_acc_en: bool | None = None, dst_full_sync_en: bool | None = None,
               math_fidelity: str | None = None, math_approx_mode: bool | None = None, memory_space: str | None = None,
               tiled: bool = True, options: str | None = None, num_outs: int = 1, indexing_maps=None,
-              iterator_types=None, device_domain=None, **unknown):
+              iterator_types=None, device_domain=None, mesh_program_placements=None, **unknown):
     """``@ttl.operation(grid=(columns, rows) | (d0, ..., dn) | "full" | "auto")``: a TT-Lang operation.
     ``memory_space`` ("L1" or "DRAM") and ``tiled=True`` are accepted: each tensor's own memory
     and layout decide how it is read and written; so are TT-Lang's compiler ``options`` (here or per
     call), which tune TT-Lang's own code generation (:data:`COMPILER_OPTIONS`), and ``num_outs=1``,
     ``indexing_maps`` and ``iterator_types``, which TT-Lang checks and its kernels do not read.
     ``device_domain=ttl.DeviceDomain(...)`` runs the grid on every device of the domain (see
-    :meth:`Operation.capture`)."""
+    :meth:`Operation.capture`); ``mesh_program_placements=[device, ...]`` only on those devices (the
+    nodes of the others run no kernel)."""
     location = user_location()
     from tilefold.frontend.ttl.devices import DeviceDomain
 
@@ -588,6 +591,17 @@ def operation(fn=None, *, grid="full", fp32_dest_acc_en: bool | None = None, dst
         raise KernelValueError(f"@ttl.operation(device_domain={device_domain!r}): give one ttl.DeviceDomain(extents) "
                                "(an operation spans at most one domain)", location)
     honoured = compiler_options(options, location)
+    placements = None
+    if mesh_program_placements is not None:
+        if device_domain is None:
+            raise KernelValueError("@ttl.operation(mesh_program_placements=...) names devices of the operation's "
+                                   "device domain; give device_domain=ttl.DeviceDomain(...) too", location)
+        if not isinstance(mesh_program_placements, (list, tuple)) or not mesh_program_placements:
+            raise KernelValueError(f"@ttl.operation(mesh_program_placements={mesh_program_placements!r}): give a "
+                                   "list of devices of the domain", location)
+        placements = sorted({device_domain.index(d, f"mesh_program_placements: item {i}", location)
+                             for i, d in enumerate(mesh_program_placements)})
+        placements = None if len(placements) == device_domain.size else placements
     if unknown:
         raise KernelArgumentError(_unknown_options(unknown), location)
     if num_outs != 1:
@@ -621,6 +635,7 @@ def operation(fn=None, *, grid="full", fp32_dest_acc_en: bool | None = None, dst
         code = function.__code__
         op = Operation(function, grid, options, SourceLocation(code.co_filename, code.co_firstlineno))
         op.device_domain = device_domain
+        op.placements = placements
         return op
 
     return decorate(fn) if fn is not None else decorate

@@ -313,6 +313,36 @@ class Pipe:
     def has_current_core(self):
         raise KernelError("Pipe.has_current_core() can only be called inside a kernel function", user_location())
 
+    @staticmethod
+    def all_to_all(src=None, dst=None, include_self: bool = False) -> DevicePipes:
+        """``ttl.Pipe.all_to_all(src=domain[...].at_node(x, y), dst=..., include_self=False)``: a pipe
+        from the node of every source device to the node of every destination device (and from a
+        device to itself with ``include_self``); an element of ``ttl.PipeNet([...])``."""
+        from tilefold.frontend.ttl.devices import DeviceEndpoints, TransferGraph
+
+        location = user_location()
+        for end, value in (("src", src), ("dst", dst)):
+            if not isinstance(value, DeviceEndpoints):
+                raise KernelValueError(f"ttl.Pipe.all_to_all({end}=...): give devices at a node, as "
+                                       f"domain[0, :].at_node(0, 0), not {type(value).__name__}", location)
+        if not src.devices.domain.same_as(dst.devices.domain):
+            raise KernelValueError(f"ttl.Pipe.all_to_all: src devices are of {src.devices.domain!r} but dst devices "
+                                   f"of {dst.devices.domain!r}", location)
+        pairs = [(s, d) for s in src.devices.indices for d in dst.devices.indices if s != d]
+        if include_self:               # a device's transfer to itself comes first
+            pairs = [(s, s) for s in src.devices.indices if s in dst.devices.indices] + pairs
+        graph = TransferGraph(src.devices.domain, pairs, "all_to_all", location)
+        return DevicePipes(graph, Pipe(src.node, dst.node))
+
+
+@dataclass(frozen=True)
+class DevicePipes:
+    """What ``ttl.Pipe.all_to_all`` makes: a transfer graph and the pipe between the nodes it names
+    on each edge's devices (``ttl.PipeNet([...])`` of it is ``PipeNet(graph=g, pipes=[pipe])``)."""
+
+    graph: object
+    pipe: Pipe
+
 
 @dataclass(frozen=True)
 class PipeRoute:
@@ -355,6 +385,12 @@ class PipeNet:
     def __init__(self, pipes=None, *, graph=None, local_nodes=None, _operation=None, _location=None):
         location = _location or user_location()
         self.location: SourceLocation | None = location
+        if pipes is not None and not isinstance(pipes, Pipe) and any(isinstance(p, DevicePipes) for p in pipes):
+            pipes = list(pipes)
+            if graph is not None or local_nodes is not None or len(pipes) != 1:
+                raise KernelError("a ttl.PipeNet of several ttl.Pipe.all_to_all elements (or of one with graph= or "
+                                  "other pipes) is not supported by tilefold yet; give each its own PipeNet", location)
+            graph, pipes = pipes[0].graph, [pipes[0].pipe]
         self.graph = graph
         self._given = (pipes, local_nodes)
         if graph is not None or local_nodes is not None:

@@ -18,7 +18,8 @@ table (``ttl.pipe_nets``: per net, the buffer blocks are received into and the b
   two senders never merge; ``one`` holds the value multicast into it, then a ``ready`` per pipe a node
   sources, on the sender, counting the receivers of that pipe ready for the next block):
   a receiver's ``ttl.pipe_recv`` posts the L1 address of its block to the sender's ``address``
-  word (through its ``outbox``) and increments the sender's ``ready`` (unless it is the sender),
+  word (through its ``outbox``) and increments the sender's ``ready`` (unless it is the sender and
+  this kernel sends on the net too: a receive of its own node's pipe in another kernel credits it),
   and its ``wait`` waits for its slot's ``valid`` and clears it; a sender's ``ttl.pipe_send`` waits
   for every remote receiver, clears ``ready``, multicasts the block to the destination rectangle
   (``noc_async_write_multicast``, ``_loopback_src`` when it is one of the destinations) at the
@@ -113,6 +114,10 @@ class DataMovementLowering:
                 recv_cb = self.pipes[op.net_index]["recv_cb"]
                 if recv_cb not in cbs:
                     cbs[recv_cb] = emitter.compile_arg(KernelArgAttr.of("cb", recv_cb), f"recv_cb{recv_cb}")
+        # the nets this kernel sends on / receives from: a node's receive of its own pipe (loopback)
+        # made by another kernel of the node credits the sender as a remote receiver does
+        self.sent_nets = {op.net_index for op in emitter.kernel.walk() if isinstance(op, ttl.PipeSendOp)}
+        self.received_nets = {op.net_index for op in emitter.kernel.walk() if isinstance(op, ttl.PipeRecvOp)}
         self.accessors: dict[int, SSAValue] = {}
         self.last_args: SSAValue | None = None
         self.addresses: dict[SSAValue, SSAValue] = {}     # block value -> its L1 address (i32)
@@ -575,6 +580,8 @@ class DataMovementLowering:
         ready = self.ready(net, op.slot_index if op.named is None else self._field(op, "src", "src_slot"), op)
         one = self.semaphore(net, info["layout"]["one"], op)
         remote = self._field(op, "src", "remote")
+        if net not in self.received_nets:   # its own node's receive, if the pipe reaches it, credits too
+            remote = e.before(arith.AddiOp(remote, self._field(op, "src", "loopback")), op).result
         e.call("noc_semaphore_wait", [ready, remote], op)
         e.call("noc_semaphore_set", [ready, e.i32(0, op)], op)
         rect = [self._field(op, "src", f) for f in ("x0", "y0", "x1", "y1")]
@@ -666,8 +673,11 @@ class DataMovementLowering:
             n = e.at_start(arith.ConstantOp(IntegerAttr(slot, IndexType()))).result
             zero = e.at_start(arith.ConstantOp(IntegerAttr(0, IndexType()))).result
             has = e.at_start(arith.CmpiOp(n, count, "ult")).result
-            remote = e.at_start(arith.CmpiOp(me, zero, "eq")).result
-            cond = e.at_start(arith.AndIOp(has, remote)).result
+            if net in self.sent_nets:       # its own pipe's slot: this kernel's send needs no credit
+                remote = e.at_start(arith.CmpiOp(me, zero, "eq")).result
+                cond = e.at_start(arith.AndIOp(has, remote)).result
+            else:
+                cond = has
             body = Block()
             address = api_call("get_noc_addr_xy", [x, y, ready])
             one = arith.ConstantOp.from_int_and_width(1, 32)
@@ -684,7 +694,10 @@ class DataMovementLowering:
         words = self.pipes[recv.net_index]["block_bytes"] // 4
         self.convert(slot, self.e_address(recv), _Rows(1, words, 0, 0), DataFormat.Float32, op, copy=True)
         e.call("noc_semaphore_set", [flag, e.i32(0, op)], op)
-        remote = e.before(arith.CmpiOp(self._field(recv, "dst", "self"), e.index(0, op), "eq"), op).result
+        if recv.net_index in self.sent_nets:
+            remote = e.before(arith.CmpiOp(self._field(recv, "dst", "self"), e.index(0, op), "eq"), op).result
+        else:                                    # the send is another node's, or another kernel's
+            remote = e.before(arith.ConstantOp(IntegerAttr(1, i1)), op).result
         then_block = Block()
         e.before(scf.IfOp(remote, [], [then_block]), op)
         then_block.add_op(scf.YieldOp())
@@ -702,7 +715,10 @@ class DataMovementLowering:
         if self.pipes[op.net_index]["landing_cb"] is not None:
             self.open_landing(op.net_index)
             return                  # the block lands in the landing buffer; the wait copies it
-        remote = e.before(arith.CmpiOp(self._field(op, "dst", "self"), e.index(0, op), "eq"), op).result
+        if op.net_index in self.sent_nets:      # a receive of its own send in this kernel needs no credit
+            remote = e.before(arith.CmpiOp(self._field(op, "dst", "self"), e.index(0, op), "eq"), op).result
+        else:                                    # the send is another node's, or another kernel's
+            remote = e.before(arith.ConstantOp(IntegerAttr(1, i1)), op).result
         then_block = Block()
         e.before(scf.IfOp(remote, [], [then_block]), op)
         then_block.add_op(scf.YieldOp())
