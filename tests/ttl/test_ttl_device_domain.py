@@ -680,12 +680,9 @@ def test_an_operation_over_devices_writes_mesh_tensors(chips):
         ring_copy(*plain)
 
 
-def test_parts_of_the_api_tilefold_does_not_simulate_yet():
-    with pytest.raises(KernelError, match=r"ttl.DeviceDomain.product .* is not supported by tilefold yet") as info:
-        line = _here()
-        ttl.DeviceDomain.product(row=(2,), column=(3,))
-    _at(info, line)
-    with pytest.raises(KernelError, match=r"component='column'\) .* is not supported by tilefold yet") as info:
+def test_misuse_of_the_device_api():
+    with pytest.raises(KernelValueError, match=r"all_to_all\(component='column'\): 'column' is no component of "
+                                               r"DeviceDomain\(\(2, 3\)\); its components are 'device'") as info:
         line = _here()
         ttl.TransferGraph.all_to_all(ttl.DeviceDomain((2, 3)), component="column")
     _at(info, line)

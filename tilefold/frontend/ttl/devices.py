@@ -8,13 +8,16 @@ chips of an operation's mesh.
 An operation with ``device_domain=`` runs on a mesh of simulated chips as one device
 (:func:`tilefold.arch.mesh_of`): logical device ``i`` (row-major over the domain's extents) is chip
 ``i``, which runs the operation's grid. Devices are numbered, named by a coordinate tuple of the
-domain's rank, by an integer on a 1-D domain, or by :class:`DeviceRef`. ``domain[0, :]`` and
+domain's rank, by an integer on a 1-D domain, or by :class:`DeviceRef`. A domain is made of named
+components (one, ``"device"``, for ``DeviceDomain(extents)``); ``DeviceDomain.product(a=..., b=...)``
+concatenates its components' axes in the order given, so its devices are numbered row-major over
+those axes, and structured graphs act along one named component (``component=``). ``domain[0, :]`` and
 ``domain.select([...])`` are :class:`DeviceSelection` objects, whose ``at_node(x, y)`` names the
 ends of ``ttl.Pipe.all_to_all``.
 
 Errors (at the user's line): extents that are not positive integers, an edge naming a device outside
-the domain, an explicit self edge, an axis outside the domain's rank, and the parts of the API not
-simulated yet (product domains, ``component=``).
+the domain, an explicit self edge, an axis outside the domain's (or component's) rank, an unknown
+component name, a structured graph of a product domain without ``component=``.
 """
 
 from __future__ import annotations
@@ -30,8 +33,16 @@ def _is_int(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _unsupported(what: str):
-    raise KernelError(f"{what} is not supported by tilefold yet", user_location())
+def _extents(value) -> tuple[int, ...] | None:
+    """``value`` (an integer or a sequence of them) as a tuple of positive extents, else None."""
+    shape = (value,) if _is_int(value) else tuple(value) if isinstance(value, (tuple, list)) else None
+    return shape if shape and all(_is_int(d) and d >= 1 for d in shape) else None
+
+
+def _component_coordinate(value):
+    """A coordinate of one component (an integer or a sequence of integers) as a tuple, else None."""
+    value = (value,) if _is_int(value) else tuple(value) if isinstance(value, (tuple, list)) else None
+    return value if value and all(_is_int(v) for v in value) else None
 
 
 class Fabric1D:
@@ -50,33 +61,95 @@ class Fabric2D:
 
 
 class DeviceRef:
-    """``ttl.DeviceRef(coordinate)``: one logical device of a domain (an index or a coordinate tuple)."""
+    """``ttl.DeviceRef(coordinate, ...)``: one logical device of a domain, by one coordinate per
+    component of the domain (an integer or a tuple; one for a domain that is no product), or by
+    named components: ``ttl.DeviceRef(board=0, device=1)`` on ``DeviceDomain.product(board=...,
+    device=...)``."""
 
-    def __init__(self, coordinate=None, **components):
-        if components:
-            _unsupported("ttl.DeviceRef with named components (of a DeviceDomain.product)")
-        self.coordinate = coordinate
+    def __init__(self, *coordinates, **components):
+        location = user_location()
+        if coordinates and components:
+            raise KernelValueError("ttl.DeviceRef takes coordinates or named components, not both", location)
+        if not coordinates and not components:
+            raise KernelValueError("ttl.DeviceRef needs a coordinate (or named components of a product domain)",
+                                   location)
+        self.names = tuple(components)
+        self.coordinates = tuple(components.values()) if components else coordinates
+        self.location = location
+
+    @property
+    def coordinate(self):
+        """The coordinate of a reference to a device of a domain of one component."""
+        return self.coordinates[0] if len(self.coordinates) == 1 and not self.names else self.coordinates
 
     def __repr__(self) -> str:
-        return f"ttl.DeviceRef({self.coordinate!r})"
+        if self.names:
+            return "ttl.DeviceRef(" + ", ".join(f"{n}={c!r}" for n, c in zip(self.names, self.coordinates)) + ")"
+        return "ttl.DeviceRef(" + ", ".join(repr(c) for c in self.coordinates) + ")"
 
 
 class DeviceDomain:
     """``ttl.DeviceDomain(extents)``: the logical devices an operation spans, row-major."""
 
-    def __init__(self, extents, topology=None):
+    def __init__(self, extents, topology=None, *, name: str = "device"):
         location = user_location()
-        shape = (extents,) if _is_int(extents) else tuple(extents) if isinstance(extents, (tuple, list)) else None
-        if not shape or not all(_is_int(d) and d >= 1 for d in shape):
+        shape = _extents(extents)
+        if shape is None:
             raise KernelValueError(f"ttl.DeviceDomain({extents!r}): give the extents as a tuple of positive integers, "
                                    "as (4,) or (2, 4)", location)
+        if not isinstance(name, str) or not name:
+            raise KernelValueError(f"ttl.DeviceDomain(name={name!r}): a component's name is a non-empty string",
+                                   location)
+        self.components = ((name, shape),)
         self.shape = shape
         self.topology = topology
         self.location = location
 
-    @staticmethod
-    def product(**components):
-        _unsupported("ttl.DeviceDomain.product (a domain of named components)")
+    @classmethod
+    def product(cls, **components) -> DeviceDomain:
+        """``DeviceDomain.product(board=(2,), device=DeviceDomain((4,)))``: a domain of named components,
+        each an extents tuple or a domain of one component; its axes are the components' axes in the
+        order given (devices numbered row-major over them)."""
+        location = user_location()
+        if not components:
+            raise KernelValueError("ttl.DeviceDomain.product(name=extents, ...) needs at least one component",
+                                   location)
+        parts = []
+        for name, value in components.items():
+            if isinstance(value, DeviceDomain):
+                if len(value.components) != 1:
+                    raise KernelValueError(f"ttl.DeviceDomain.product({name}=...): a component is extents or a domain "
+                                           "of one component, not a product domain; give its components directly",
+                                           location)
+                shape = value.components[0][1]
+            else:
+                shape = _extents(value)
+                if shape is None:
+                    raise KernelValueError(f"ttl.DeviceDomain.product({name}={value!r}): give each component's extents "
+                                           "as a tuple of positive integers, as (2,), or a ttl.DeviceDomain", location)
+            parts.append((name, shape))
+        domain = cls.__new__(cls)
+        domain.components = tuple(parts)
+        domain.shape = tuple(d for _, shape in parts for d in shape)
+        domain.topology = None
+        domain.location = location
+        return domain
+
+    @property
+    def component_names(self) -> tuple[str, ...]:
+        return tuple(name for name, _ in self.components)
+
+    def component_axes(self, name, what: str, location=None) -> tuple[int, tuple[int, ...]]:
+        """The first axis (of the domain's axes) and the extents of component ``name``; an error
+        naming ``what`` for a name that is no component of the domain."""
+        first = 0
+        for n, shape in self.components:
+            if n == name:
+                return first, shape
+            first += len(shape)
+        names = ", ".join(repr(n) for n in self.component_names)
+        raise KernelValueError(f"{what}: {name!r} is no component of {self!r}; its components are {names}",
+                               location or user_location())
 
     @property
     def size(self) -> int:
@@ -97,21 +170,52 @@ class DeviceDomain:
         return tuple(reversed(out))
 
     def index(self, device, what: str = "device", location=None) -> int:
-        """The row-major index of ``device`` (an integer on a 1-D domain, a coordinate tuple, or a
-        :class:`DeviceRef`); an error naming ``what`` when it is no device of the domain."""
+        """The row-major index of ``device`` (an integer on a 1-D domain, a coordinate tuple of the
+        domain's axes, or a :class:`DeviceRef`); an error naming ``what`` when it is no device of the
+        domain."""
         location = location or user_location()
-        value = device.coordinate if isinstance(device, DeviceRef) else device
+        value = self._flat(device, what, location) if isinstance(device, DeviceRef) else device
         if _is_int(value) and len(self.shape) == 1:
             value = (value,)
         if not (isinstance(value, tuple) and len(value) == len(self.shape) and all(_is_int(v) for v in value)):
             raise KernelValueError(f"{what} {value!r} is not a device of {self!r}: give a coordinate of "
                                    f"{len(self.shape)} integer{'s' * (len(self.shape) != 1)}", location)
         if not all(0 <= v < d for v, d in zip(value, self.shape)):
-            raise KernelValueError(f"{what} {value!r} is outside {self!r}", location)
+            raise KernelValueError(f"{what} {device if isinstance(device, DeviceRef) else value!r} is outside "
+                                   f"{self!r}", location)
         index = 0
         for v, d in zip(value, self.shape):
             index = index * d + v
         return index
+
+    def _flat(self, ref: DeviceRef, what: str, location) -> tuple:
+        """The coordinate over the domain's axes of a :class:`DeviceRef` (one coordinate per
+        component, in order or by name)."""
+        names = self.component_names
+        if ref.names:
+            for n in ref.names:
+                self.component_axes(n, f"{what} {ref!r}", location)
+            missing = [n for n in names if n not in ref.names]
+            if missing:
+                raise KernelValueError(f"{what} {ref!r} names no coordinate of component "
+                                       f"{', '.join(repr(n) for n in missing)} of {self!r}", location)
+            by_name = dict(zip(ref.names, ref.coordinates))
+            parts = [by_name[n] for n in names]
+        else:
+            if len(ref.coordinates) != len(names):
+                raise KernelValueError(f"{what} {ref!r} gives {len(ref.coordinates)} coordinate"
+                                       f"{'s' * (len(ref.coordinates) != 1)}; {self!r} has {len(names)} "
+                                       f"component{'s' * (len(names) != 1)} ({', '.join(names)}), one coordinate each",
+                                       location)
+            parts = list(ref.coordinates)
+        out = []
+        for (n, shape), part in zip(self.components, parts):
+            c = _component_coordinate(part)
+            if c is None or len(c) != len(shape):
+                raise KernelValueError(f"{what} {ref!r}: component {n!r} of {self!r} takes {len(shape)} integer"
+                                       f"{'s' * (len(shape) != 1)}, not {part!r}", location)
+            out += c
+        return tuple(out)
 
     # in a kernel: the builder computes these from the node's device (see data_movement)
     def current_index(self):
@@ -121,6 +225,8 @@ class DeviceDomain:
         raise KernelError("DeviceDomain.is_current() can only be called inside a kernel function", user_location())
 
     def same_as(self, other) -> bool:
+        """Whether ``other`` has the same devices (the same extents over its axes; the names of the
+        components do not matter)."""
         return isinstance(other, DeviceDomain) and other.shape == self.shape
 
     def __getitem__(self, key) -> DeviceSelection:
@@ -162,7 +268,11 @@ class DeviceDomain:
         return DeviceSelection(self, indices)
 
     def __repr__(self) -> str:
-        return f"DeviceDomain({self.shape!r})"
+        if len(self.components) == 1 and self.components[0][0] == "device":
+            return f"DeviceDomain({self.shape!r})"
+        if len(self.components) == 1:
+            return f"DeviceDomain({self.shape!r}, name={self.components[0][0]!r})"
+        return "DeviceDomain.product(" + ", ".join(f"{n}={shape!r}" for n, shape in self.components) + ")"
 
 
 class DeviceSelection:
@@ -209,13 +319,47 @@ class TransferGraph:
 
     @staticmethod
     def _start(domain, what: str, component=None):
+        """The location of a structured graph's call and the component it acts along: ``(name, first
+        axis, extents)``; a domain of one component acts along it without ``component=``."""
         location = user_location()
         if not isinstance(domain, DeviceDomain):
             raise KernelValueError(f"TransferGraph.{what}: the first argument is a ttl.DeviceDomain, not "
                                    f"{type(domain).__name__}", location)
-        if component is not None:
-            _unsupported(f"TransferGraph.{what}(component={component!r}) (components of a DeviceDomain.product)")
-        return location
+        if component is None:
+            if len(domain.components) != 1:
+                names = " or ".join(repr(n) for n in domain.component_names)
+                raise KernelValueError(f"TransferGraph.{what}({domain!r}): a structured graph of a product domain "
+                                       f"acts along one component; give component={names}", location)
+            component = domain.components[0][0]
+        first, shape = domain.component_axes(component, f"TransferGraph.{what}(component={component!r})", location)
+        return location, (component, first, shape)
+
+    @staticmethod
+    def _point(domain, part, value, what: str, location) -> tuple[int, ...]:
+        """A coordinate of component ``part`` (a root or a source): an integer or tuple, or a
+        ``DeviceRef`` of that component alone (any device of a domain of one component)."""
+        name, first, shape = part
+        if len(domain.components) == 1:
+            return domain.coordinate(domain.index(value, what, location))
+        if isinstance(value, DeviceRef):
+            if value.names and value.names != (name,) or not value.names and len(value.coordinates) != 1:
+                raise KernelValueError(f"{what} {value!r}: give a coordinate of component {name!r} alone, as "
+                                       f"ttl.DeviceRef({name}=...)", location)
+            value = value.coordinates[0]
+        c = _component_coordinate(value)
+        if c is None or len(c) != len(shape):
+            raise KernelValueError(f"{what} {value!r} is no coordinate of component {name!r} of {domain!r}: give "
+                                   f"{len(shape)} integer{'s' * (len(shape) != 1)}", location)
+        if not all(0 <= v < d for v, d in zip(c, shape)):
+            raise KernelValueError(f"{what} {value!r} is outside component {name!r} {shape!r} of {domain!r}",
+                                   location)
+        return c
+
+    @staticmethod
+    def _placed(c: tuple, part, point: tuple) -> tuple:
+        """Coordinate ``c`` with the axes of component ``part`` set to ``point``."""
+        first = part[1]
+        return c[:first] + tuple(point) + c[first + len(point):]
 
     @staticmethod
     def _made(domain, pairs, kind, location) -> TransferGraph:
@@ -229,7 +373,13 @@ class TransferGraph:
     @staticmethod
     def edges(domain, edges=None, *, component=None) -> TransferGraph:
         """``TransferGraph.edges(domain, edges=[(src, dst), ...])``: exactly these transfers."""
-        location = TransferGraph._start(domain, "edges", component)
+        location = user_location()
+        if not isinstance(domain, DeviceDomain):
+            raise KernelValueError(f"TransferGraph.edges: the first argument is a ttl.DeviceDomain, not "
+                                   f"{type(domain).__name__}", location)
+        if component is not None:
+            raise KernelValueError(f"TransferGraph.edges(component={component!r}): an edges graph names whole "
+                                   "devices; name them by components with ttl.DeviceRef(name=...)", location)
         if edges is None:
             raise KernelValueError("TransferGraph.edges(domain, edges=[(source, destination), ...]) needs its edges",
                                    location)
@@ -248,16 +398,19 @@ class TransferGraph:
 
     @staticmethod
     def axis_neighbor(domain, axis: int = 0, offset: int = 1, wrap: bool = False, *, component=None) -> TransferGraph:
-        """Each device to the one ``offset`` further along ``axis`` (modulo the extent with ``wrap``,
-        else only where that device exists)."""
-        location = TransferGraph._start(domain, "axis_neighbor", component)
-        if not (_is_int(axis) and -len(domain.shape) <= axis < len(domain.shape)):
-            raise KernelValueError(f"TransferGraph.axis_neighbor(axis={axis!r}): {domain!r} has axes 0 to "
-                                   f"{len(domain.shape) - 1}", location)
+        """Each device to the one ``offset`` further along ``axis`` (of the component, with
+        ``component=``; modulo the extent with ``wrap``, else only where that device exists)."""
+        location, part = TransferGraph._start(domain, "axis_neighbor", component)
+        name, first, shape = part
+        rank = len(shape)
+        if not (_is_int(axis) and -rank <= axis < rank):
+            whose = f"{domain!r}" if len(domain.components) == 1 else f"component {name!r} of {domain!r}"
+            raise KernelValueError(f"TransferGraph.axis_neighbor(axis={axis!r}): {whose} has axes 0 to {rank - 1}",
+                                   location)
         if not _is_int(offset) or offset == 0:
             raise KernelValueError(f"TransferGraph.axis_neighbor(offset={offset!r}): the offset is a nonzero integer",
                                    location)
-        axis %= len(domain.shape)
+        axis = first + axis % rank
         pairs = []
         for c in domain.coordinates():
             target = c[axis] + offset
@@ -270,38 +423,49 @@ class TransferGraph:
 
     @staticmethod
     def all_to_all(domain, *, component=None) -> TransferGraph:
-        """Every device to every other device."""
-        location = TransferGraph._start(domain, "all_to_all", component)
-        n = domain.size
-        return TransferGraph._made(domain, [(s, d) for s in range(n) for d in range(n)], "all_to_all", location)
+        """Every device to every other device (that differs from it only in ``component``)."""
+        location, part = TransferGraph._start(domain, "all_to_all", component)
+        points = list(itertools.product(*(range(d) for d in part[2])))
+        pairs = [(domain.index(c), domain.index(TransferGraph._placed(c, part, p)))
+                 for c in domain.coordinates() for p in points]
+        return TransferGraph._made(domain, pairs, "all_to_all", location)
 
     @staticmethod
     def gather(domain, root=0, *, component=None) -> TransferGraph:
-        """Every other device to ``root``."""
-        location = TransferGraph._start(domain, "gather", component)
-        r = domain.index(root, "root", location)
-        return TransferGraph._made(domain, [(s, r) for s in range(domain.size)], "gather", location)
+        """Every other device to ``root`` (with ``component=``: to the device whose coordinate of
+        that component is ``root``, the others' the same)."""
+        location, part = TransferGraph._start(domain, "gather", component)
+        r = TransferGraph._point(domain, part, root, "root", location)
+        pairs = [(domain.index(c), domain.index(TransferGraph._placed(c, part, r))) for c in domain.coordinates()]
+        return TransferGraph._made(domain, pairs, "gather", location)
 
     @staticmethod
     def scatter(domain, source=0, *, component=None) -> TransferGraph:
-        """``source`` to every other device."""
-        location = TransferGraph._start(domain, "scatter", component)
-        s = domain.index(source, "source", location)
-        return TransferGraph._made(domain, [(s, d) for d in range(domain.size)], "scatter", location)
+        """``source`` to every other device (with ``component=``: from the device whose coordinate of
+        that component is ``source``, the others' the same)."""
+        location, part = TransferGraph._start(domain, "scatter", component)
+        s = TransferGraph._point(domain, part, source, "source", location)
+        pairs = [(domain.index(TransferGraph._placed(c, part, s)), domain.index(c)) for c in domain.coordinates()]
+        return TransferGraph._made(domain, pairs, "scatter", location)
 
     @staticmethod
     def stencil(domain, offsets=(), wrap: bool = False, *, component=None) -> TransferGraph:
-        """Each device to the device at each coordinate offset (modulo the extents with ``wrap``,
-        else only where it exists)."""
-        location = TransferGraph._start(domain, "stencil", component)
-        rank = len(domain.shape)
+        """Each device to the device at each coordinate offset (of the component's axes, with
+        ``component=``; modulo the extents with ``wrap``, else only where it exists)."""
+        location, part = TransferGraph._start(domain, "stencil", component)
+        name, first, shape = part
+        rank = len(shape)
+        whose = f"{domain!r}" if len(domain.components) == 1 else f"component {name!r} of {domain!r}"
+        steps = []
+        for offset in offsets:
+            offset = (offset,) if _is_int(offset) else tuple(offset)
+            if len(offset) != rank or not all(_is_int(o) for o in offset):
+                raise KernelValueError(f"TransferGraph.stencil: offset {offset!r} needs {rank} integers (the rank "
+                                       f"of {whose})", location)
+            steps.append((0,) * first + offset + (0,) * (len(domain.shape) - first - rank))
         pairs = []
         for c in domain.coordinates():
-            for offset in offsets:
-                offset = (offset,) if _is_int(offset) else tuple(offset)
-                if len(offset) != rank or not all(_is_int(o) for o in offset):
-                    raise KernelValueError(f"TransferGraph.stencil: offset {offset!r} needs {rank} integers (the rank "
-                                           f"of {domain!r})", location)
+            for offset in steps:
                 target = tuple(v + o for v, o in zip(c, offset))
                 if wrap:
                     target = tuple(t % d for t, d in zip(target, domain.shape))

@@ -79,7 +79,7 @@ class Fingerprinter:
         if isinstance(v, Pipe):
             return ("pipe", self.value((v.src, v.dst), depth + 1))
         if isinstance(v, DeviceDomain):
-            return ("device-domain", v.shape)
+            return ("device-domain", v.components)
         if isinstance(v, TransferGraph):
             return ("transfer-graph", v.domain.shape, tuple(v.edges))
         if isinstance(v, NodeExpression):
