@@ -434,19 +434,25 @@ class TransferGraph:
     def gather(domain, root=0, *, component=None) -> TransferGraph:
         """Every other device to ``root`` (with ``component=``: to the device whose coordinate of
         that component is ``root``, the others' the same)."""
-        location, part = TransferGraph._start(domain, "gather", component)
-        r = TransferGraph._point(domain, part, root, "root", location)
-        pairs = [(domain.index(c), domain.index(TransferGraph._placed(c, part, r))) for c in domain.coordinates()]
-        return TransferGraph._made(domain, pairs, "gather", location)
+        return TransferGraph._star(domain, root, "gather", "root", component, inward=True)
 
     @staticmethod
     def scatter(domain, source=0, *, component=None) -> TransferGraph:
         """``source`` to every other device (with ``component=``: from the device whose coordinate of
         that component is ``source``, the others' the same)."""
-        location, part = TransferGraph._start(domain, "scatter", component)
-        s = TransferGraph._point(domain, part, source, "source", location)
-        pairs = [(domain.index(TransferGraph._placed(c, part, s)), domain.index(c)) for c in domain.coordinates()]
-        return TransferGraph._made(domain, pairs, "scatter", location)
+        return TransferGraph._star(domain, source, "scatter", "source", component, inward=False)
+
+    @staticmethod
+    def _star(domain, center, form: str, argument: str, component, inward: bool) -> TransferGraph:
+        """Edges between each device and the one whose coordinate of ``component`` is ``center`` (the
+        others' the same): toward it (``inward``, a gather) or from it (a scatter)."""
+        location, part = TransferGraph._start(domain, form, component)
+        point = TransferGraph._point(domain, part, center, argument, location)
+        pairs = []
+        for c in domain.coordinates():
+            device, hub = domain.index(c), domain.index(TransferGraph._placed(c, part, point))
+            pairs.append((device, hub) if inward else (hub, device))
+        return TransferGraph._made(domain, pairs, form, location)
 
     @staticmethod
     def stencil(domain, offsets=(), wrap: bool = False, *, component=None) -> TransferGraph:
