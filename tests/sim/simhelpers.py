@@ -95,6 +95,29 @@ def read_two():
     cb_push_back(B, nb)
 
 
+# one tile of A and of B at a time through two-page CBs, in the order a tile-by-tile matmul takes
+# them: for each output tile (m, n), the K tiles A[m, k] and B[k, n]
+@reader_kernel
+def stream_tiles():
+    a = get_arg_val(0)
+    b = get_arg_val(1)
+    mt = get_arg_val(2)
+    kt = get_arg_val(3)
+    nt = get_arg_val(4)
+    sa = TensorAccessor(TensorAccessorArgs(0), a, get_tile_size(A))
+    sb = TensorAccessor(TensorAccessorArgs(after=TensorAccessorArgs(0)), b, get_tile_size(B))
+    for m in range(mt):
+        for n in range(nt):
+            for k in range(kt):
+                cb_reserve_back(A, 1)
+                noc_async_read_page(m * kt + k, sa, get_write_ptr(A))
+                cb_reserve_back(B, 1)
+                noc_async_read_page(k * nt + n, sb, get_write_ptr(B))
+                noc_async_read_barrier()
+                cb_push_back(A, 1)
+                cb_push_back(B, 1)
+
+
 @writer_kernel
 def write_out():
     dst = get_arg_val(0)

@@ -13,31 +13,10 @@ from tilefold.program import ComputeConfig, DataMovementConfig, Program
 from tilefold.pykernel import *  # noqa: F403
 from tilefold.sim import Device
 
-from simhelpers import A, B, OUT, grid, random_tiles, run_two_input, step_model
+from simhelpers import A, B, OUT, grid, random_tiles, run_two_input, step_model, stream_tiles
 
 
 # -- one tile at a time through two-page CBs (the tile-by-tile single-core matmul) --------------------
-
-
-@reader_kernel
-def stream_tiles():
-    a = get_arg_val(0)
-    b = get_arg_val(1)
-    mt = get_arg_val(2)
-    kt = get_arg_val(3)
-    nt = get_arg_val(4)
-    sa = TensorAccessor(TensorAccessorArgs(0), a, get_tile_size(A))
-    sb = TensorAccessor(TensorAccessorArgs(after=TensorAccessorArgs(0)), b, get_tile_size(B))
-    for m in range(mt):
-        for n in range(nt):
-            for k in range(kt):
-                cb_reserve_back(A, 1)
-                noc_async_read_page(m * kt + k, sa, get_write_ptr(A))
-                cb_reserve_back(B, 1)
-                noc_async_read_page(k * nt + n, sb, get_write_ptr(B))
-                noc_async_read_barrier()
-                cb_push_back(A, 1)
-                cb_push_back(B, 1)
 
 
 @compute_kernel

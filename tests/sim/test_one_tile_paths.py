@@ -16,7 +16,8 @@ from tilefold.sim.device import DevicePages
 from tilefold.sim import matmul_blocks
 from tilefold.sim.compute_api import ComputeApi
 
-from simhelpers import A, B, OUT, bf16, grid, random_tiles, read_two, run_two_input, step_model, where, write_out
+from simhelpers import (A, B, OUT, bf16, grid, random_tiles, read_two, run_two_input, step_model, stream_tiles, where,
+                        write_out)
 
 
 class Recorder:
@@ -91,27 +92,6 @@ def assert_same(fast, general):
 
 
 # -- one tile at a time, the accumulator carried in DST across pops -----------------------------------
-
-
-@reader_kernel
-def stream_tiles():
-    a = get_arg_val(0)
-    b = get_arg_val(1)
-    mt = get_arg_val(2)
-    kt = get_arg_val(3)
-    nt = get_arg_val(4)
-    sa = TensorAccessor(TensorAccessorArgs(0), a, get_tile_size(A))
-    sb = TensorAccessor(TensorAccessorArgs(after=TensorAccessorArgs(0)), b, get_tile_size(B))
-    for m in range(mt):
-        for n in range(nt):
-            for k in range(kt):
-                cb_reserve_back(A, 1)
-                noc_async_read_page(m * kt + k, sa, get_write_ptr(A))
-                cb_reserve_back(B, 1)
-                noc_async_read_page(k * nt + n, sb, get_write_ptr(B))
-                noc_async_read_barrier()
-                cb_push_back(A, 1)
-                cb_push_back(B, 1)
 
 
 @compute_kernel
