@@ -24,6 +24,7 @@ used by an operation over another device domain or none.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import weakref
 from dataclasses import dataclass, replace
@@ -517,24 +518,23 @@ class PipeNet:
 
     # -- who does what -------------------------------------------------------------------------
 
+    @functools.cached_property
     def _by_node(self) -> tuple[dict, dict]:
-        """Per node, the routes it sends and those it receives, in the net's order (made once: the
-        routes do not change after the net is resolved)."""
-        if getattr(self, "_nodes", None) is None or self._nodes[0] != len(self.routes):
-            sends: dict = {}
-            receives: dict = {}
-            for r in self.routes:
-                sends.setdefault(r.src, []).append(r)
-                for d in r.destinations:
-                    receives.setdefault(d, []).append(r)
-            self._nodes = (len(self.routes), sends, receives)
-        return self._nodes[1], self._nodes[2]
+        """Per node, the routes it sends and those it receives, in the net's order (made once, on
+        first use: the routes are fixed when the net is resolved)."""
+        sends: dict = {}
+        receives: dict = {}
+        for r in self.routes:
+            sends.setdefault(r.src, []).append(r)
+            for d in r.destinations:
+                receives.setdefault(d, []).append(r)
+        return sends, receives
 
     def sources_of(self, node: tuple[int, int]) -> list[PipeRoute]:
-        return list(self._by_node()[0].get(tuple(node), ()))
+        return list(self._by_node[0].get(tuple(node), ()))
 
     def destinations_of(self, node: tuple[int, int]) -> list[PipeRoute]:
-        return list(self._by_node()[1].get(tuple(node), ()))
+        return list(self._by_node[1].get(tuple(node), ()))
 
     def needs_landing(self) -> bool:
         """Whether a node both sends and receives on this net (a ring, a scatter-gather with
@@ -551,24 +551,26 @@ class PipeNet:
         """The receive slot of each pipe (route): its slot in a landing buffer, or its ``valid``
         semaphore; pipes that reach a common node get different slots, every receiver of one pipe
         the same (a greedy colouring; a ring needs one slot, a column scatter-gather one per row)."""
-        if getattr(self, "_slots", None) is None or len(self._slots) != len(self.routes):
-            slots: list[int] = []
-            used: dict = {}             # node -> the slots of the earlier routes reaching it
-            for r in self.routes:
-                reach = r.destinations
-                taken = set().union(*(used.get(d, ()) for d in reach))
-                slot = next(k for k in range(len(self.routes)) if k not in taken)
-                slots.append(slot)
-                for d in reach:
-                    used.setdefault(d, set()).add(slot)
-            self._slots = slots
-        return self._slots
+        return self._landing
+
+    @functools.cached_property
+    def _landing(self) -> list[int]:
+        slots: list[int] = []
+        used: dict = {}             # node -> the slots of the earlier routes reaching it
+        for r in self.routes:
+            reach = r.destinations
+            taken = set().union(*(used.get(d, ()) for d in reach))
+            slot = next(k for k in range(len(self.routes)) if k not in taken)
+            slots.append(slot)
+            for d in reach:
+                used.setdefault(d, set()).add(slot)
+        return slots
 
     def max_sources(self) -> int:
-        return max((len(rs) for rs in self._by_node()[0].values()), default=0)
+        return max((len(rs) for rs in self._by_node[0].values()), default=0)
 
     def max_destinations(self) -> int:
-        return max((len(rs) for rs in self._by_node()[1].values()), default=0)
+        return max((len(rs) for rs in self._by_node[1].values()), default=0)
 
     # -- used outside a kernel ------------------------------------------------------------------
 
