@@ -88,6 +88,8 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
         self.cbs: dict[int, SSAValue] = {}            # dataflow buffer index -> ttl.bind_cb result
         self.tensors: dict[int, SSAValue] = {}        # operation tensor index -> ttl.tensor result
         self.node_coords: tuple[Scalar, Scalar] | None = None
+        self.node_forms: dict = {}                     # a node expression's key -> its one affine symbol
+        self.implicit_release = False                  # set by build(): the kernel releases its blocks itself
         self.held: dict[int, dict[str, list[Block]]] = {}
         self.pipe_uses: list = []                     # (net, kind, dfb, location) for cross-kernel checks
         self.staging: dict = {}                       # (copy site, buffer, format) -> its staging buffer
@@ -174,7 +176,7 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
             self._scope = outer_scope
 
     def _statements(self, stmts: list[ast.stmt], scope: Scope, region: Region) -> None:
-        implicit = getattr(self, "implicit_release", False)
+        implicit = self.implicit_release
         for stmt in _fold_early_returns(stmts):
             if implicit:            # ttl.copy(dfb.wait(), ...): the block is released after the statement
                 stmt = hold_inline_blocks(stmt, self.inline_blocks)
@@ -192,7 +194,7 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
     def end_region(self, region: Region, last: ast.AST) -> None:
         """Checks and releases at the end of a statement list."""
         self.node = last
-        if region.kind in ("loop", "branch") and getattr(self, "implicit_release", False):
+        if region.kind in ("loop", "branch") and self.implicit_release:
             # a kernel that releases its blocks itself waits for the copies a loop iteration or a
             # branch started into or out of a block that outlives it (a receive into a block
             # reserved before ``net.if_dst``) where they end, before the block's release

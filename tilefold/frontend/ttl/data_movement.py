@@ -305,7 +305,7 @@ class DataMovementBuilder:
         """In a kernel that releases its blocks itself: before ``block`` is copied out, wait for the
         copies into it not waited for yet (``ttl.copy(t[...], blk)`` then ``ttl.copy(blk, pipe)``), as
         its release would."""
-        if not getattr(self, "implicit_release", False):
+        if not self.implicit_release:
             return
         for region in self.regions:
             for t in region.transfers:

@@ -180,7 +180,7 @@ class ExpressionBuilder:
                "%": self.scalars.mod, "min": self.scalars.minimum, "max": self.scalars.maximum}
         # ``n = x % cols`` used twice (``t[n * 2:n * 2 + 2]``) is one symbol of the affine forms, so
         # the extent of a slice whose bounds both use it is a compile-time number.
-        forms = self.__dict__.setdefault("_node_forms", {})
+        forms = self.node_forms
 
         def fold(e: NodeExpression):
             if e.op in ("x", "y"):
