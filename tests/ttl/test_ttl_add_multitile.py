@@ -27,7 +27,7 @@ from ttl_helpers import filecheck, load_example, tile_tensor, zeros, compiled
 
 STAGES = ["ttl", "convert-ttl-to-compute", "ttl-set-compute-kernel-config", "ttl-assign-dst",
           "ttl-insert-tile-regs-sync", "ttl-lower-to-loops", "ttl-annotate-cb-associations",
-          "convert-ttl-to-ttkernel", "lower-affine"]
+          "convert-ttl-to-ttkernel", "lower-affine", "ttl-tidy-kernels"]
 
 
 @pytest.fixture(scope="module")
@@ -192,12 +192,14 @@ def test_cpp_compute_kernel_has_the_seed_structure(seed):
     CHECK-NEXT: tile_regs_acquire();
     CHECK-NEXT: for (uint32_t [[I:.+]] = 0; [[I]] < 2; ++[[I]]) {
     CHECK-NEXT: for (uint32_t [[J:.+]] = 0; [[J]] < 2; ++[[J]]) {
-    CHECK: copy_tile_init(lhs_cb);
-    CHECK-NEXT: copy_tile(lhs_cb, [[I]] * 2 + [[J]], 0);
+    CHECK-NEXT: uint32_t [[ROW:.+]] = [[I]] * 2;
+    CHECK-NEXT: uint32_t [[LIN:.+]] = [[ROW]] + [[J]];
+    CHECK-NEXT: copy_tile_init(lhs_cb);
+    CHECK-NEXT: copy_tile(lhs_cb, [[LIN]], 0);
     CHECK-NEXT: copy_tile_init(rhs_cb);
-    CHECK-NEXT: copy_tile(rhs_cb, [[I]] * 2 + [[J]], 1);
+    CHECK-NEXT: copy_tile(rhs_cb, [[LIN]], 1);
     CHECK-NEXT: add_binary_tile_init();
-    CHECK-NEXT: uint32_t [[OUT:.+]] = {{.+}} + 2;
+    CHECK-NEXT: uint32_t [[OUT:.+]] = [[LIN]] + 2;
     CHECK-NEXT: add_binary_tile(0, 1, [[OUT]]);
     CHECK: tile_regs_commit();
     CHECK-NEXT: tile_regs_wait();

@@ -55,7 +55,7 @@ TILELANG = (
 
 # --- the TT-Lang pipeline (docs/references.md: TT-Lang) ---------------------------------------------
 # ttl dialect -> fused compute regions -> compute config -> DST slots -> DST protocol -> loops ->
-# circular-buffer associations -> ttkernel -> lower-affine (xDSL's own pass).
+# circular-buffer associations -> ttkernel -> lower-affine (xDSL's own pass) -> index arithmetic tidied.
 TTL = (
     "convert-ttl-to-compute",
     "ttl-set-compute-kernel-config",
@@ -65,6 +65,7 @@ TTL = (
     "ttl-annotate-cb-associations",
     "convert-ttl-to-ttkernel",
     "lower-affine",
+    "ttl-tidy-kernels",
 )
 
 PIPELINES: dict[str, tuple[str, ...]] = {

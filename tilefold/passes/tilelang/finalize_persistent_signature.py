@@ -19,9 +19,6 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.builder import Builder
 from xdsl.rewriter import InsertPoint, Rewriter
-from xdsl.transforms.canonicalize import CanonicalizePass
-from xdsl.transforms.common_subexpression_elimination import cse
-from xdsl.transforms.dead_code_elimination import region_dce
 
 from tilefold.errors import CompileError
 from tilefold.ir import tile
@@ -30,6 +27,7 @@ from tilefold.ir.ttkernel import api_call
 from tilefold.passes.tilelang.affine import constant_op
 from tilefold.ir.attributes import get_attr, kernel_function, set_attr
 from tilefold.passes.tilelang.configure_tensor_accessor import device_kernels
+from tilefold.passes.tidy import tidy_kernels
 
 MAX_RUNTIME_ARGS = 255
 
@@ -67,7 +65,4 @@ class FinalizePersistentSignature(ModulePass):
                 call.location = use.location
                 Rewriter.replace_op(use, call)
             set_attr(kernel, "tt.runtime_args", args)
-        CanonicalizePass().apply(ctx, op)
-        for kernel in device_kernels(op):
-            cse(kernel)
-            region_dce(kernel.body)     # unused runtime arguments too: get_arg_val is pure
+        tidy_kernels(ctx, op)     # unused runtime arguments too: get_arg_val is pure

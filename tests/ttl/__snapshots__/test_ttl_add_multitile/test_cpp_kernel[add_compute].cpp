@@ -21,9 +21,9 @@ void kernel_main() {
             uint32_t out_lin = i0 * 2;
             uint32_t out_lin_1 = out_lin + i1;
             copy_tile_init(lhs_cb);
-            copy_tile(lhs_cb, i0 * 2 + i1, 0);
+            copy_tile(lhs_cb, out_lin_1, 0);
             copy_tile_init(rhs_cb);
-            copy_tile(rhs_cb, i0 * 2 + i1, 1);
+            copy_tile(rhs_cb, out_lin_1, 1);
             add_binary_tile_init();
             uint32_t dst_out = out_lin_1 + 2;
             add_binary_tile(0, 1, dst_out);

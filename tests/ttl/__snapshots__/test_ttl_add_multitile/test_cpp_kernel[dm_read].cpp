@@ -18,13 +18,13 @@ void kernel_main() {
     for (uint32_t t = 0; t < 2; ++t) {  // add_multitile.py:38
         for (uint32_t t_1 = 0; t_1 < 2; ++t_1) {
             uint32_t page = t * 2 + t_1;
-            noc_async_read_page(page, lhs, lhs_blk_addr + (t * 2 + t_1) * 2048);
+            noc_async_read_page(page, lhs, lhs_blk_addr + page * 2048);
         }
     }
     for (uint32_t t = 0; t < 2; ++t) {  // add_multitile.py:39
         for (uint32_t t_1 = 0; t_1 < 2; ++t_1) {
             uint32_t page = t * 2 + t_1;
-            noc_async_read_page(page, rhs, rhs_blk_addr + (t * 2 + t_1) * 2048);
+            noc_async_read_page(page, rhs, rhs_blk_addr + page * 2048);
         }
     }
     noc_async_read_barrier();  // add_multitile.py:40

@@ -12,7 +12,7 @@ void kernel_main() {
     for (uint32_t t = 0; t < 2; ++t) {  // add_multitile.py:46
         for (uint32_t t_1 = 0; t_1 < 2; ++t_1) {
             uint32_t page = t * 2 + t_1;
-            noc_async_write_page(page, out, out_blk_addr + (t * 2 + t_1) * 2048);
+            noc_async_write_page(page, out, out_blk_addr + page * 2048);
         }
     }
     noc_async_write_barrier();  // add_multitile.py:47
