@@ -55,7 +55,7 @@ TILELANG = (
 
 # --- the TT-Lang pipeline (docs/references.md: TT-Lang) ---------------------------------------------
 # ttl dialect -> fused compute regions -> compute config -> DST slots -> DST protocol -> loops ->
-# circular-buffer associations -> ttkernel -> lower-affine (xDSL's own pass) -> index arithmetic tidied.
+# circular-buffer associations -> ttkernel -> lower-affine (xDSL's own pass) -> index arithmetic tidied -> inits a loop repeats hoisted.
 TTL = (
     "convert-ttl-to-compute",
     "ttl-set-compute-kernel-config",
@@ -66,6 +66,7 @@ TTL = (
     "convert-ttl-to-ttkernel",
     "lower-affine",
     "ttl-tidy-kernels",
+    "ttl-hoist-inits",
 )
 
 PIPELINES: dict[str, tuple[str, ...]] = {
