@@ -4,29 +4,75 @@ Reads / writes: the device kernels of a module (``func.func`` ops with a ``ttker
 Used by the last pass of each front end's pipeline, so that the C++ and the simulated program,
 both printed from these kernels, compute each index once and without ``0 * 4`` or ``i + 0``.
 
-Three of xDSL's transformations, in order: canonicalization (integer constants folded, ``x + 0``
-and ``x * 1`` replaced by ``x``, ``x * 0`` by ``0``, constants hoisted out of loops, loops of one
-trip inlined), common-subexpression elimination (a pure value computed twice is computed once;
-one that reads state only when no call in between writes it), and dead-code elimination of values
-nothing uses (calls with effects are kept).
+In order: every constant moves to the top of its kernel, unnamed (where each is defined once);
+integer ``addi`` / ``subi`` / ``muli`` with two constant operands become a constant, ``x + 0``,
+``x - 0`` and ``x * 1`` become ``x``, ``x * 0`` becomes ``0``; then xDSL's common-subexpression
+elimination (a pure value computed twice is computed once; one that reads state only when no call
+in between writes it) and dead-code elimination of values nothing uses (calls with effects are
+kept). The folding is one walk in program order rather than xDSL's general canonicalization, whose
+worklist and effect queries cost twice a whole TT-Lang compile for this much arithmetic.
 """
 
 from __future__ import annotations
 
 from xdsl.context import Context
-from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.transforms.canonicalize import CanonicalizePass
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.transforms.common_subexpression_elimination import cse
 from xdsl.transforms.dead_code_elimination import region_dce
 
 from tilefold.ir.ttkernel import THREAD_ATTR
 
+_FOLDS = {arith.AddiOp: lambda a, b: a + b, arith.SubiOp: lambda a, b: a - b, arith.MuliOp: lambda a, b: a * b}
+
 
 def tidy_kernels(ctx: Context, module: ModuleOp) -> None:
-    """Canonicalize ``module``, then share repeated values and drop dead ones in each device kernel."""
-    CanonicalizePass().apply(ctx, module)
+    """Fold each device kernel's integer arithmetic, then share repeated values and drop dead ones."""
     for kernel in module.ops:
         if isinstance(kernel, func.FuncOp) and THREAD_ATTR in kernel.attributes:
+            fold_integer_arithmetic(kernel)
             cse(kernel)
             region_dce(kernel.body)
+
+
+def _constant(value) -> int | None:
+    owner = value.owner
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+        return owner.value.value.data
+    return None
+
+
+def fold_integer_arithmetic(kernel: func.FuncOp) -> None:
+    """Constants to the top of ``kernel``; constant and identity ``addi`` / ``subi`` / ``muli`` folded."""
+    entry = kernel.body.block
+    top = entry.first_op
+    for op in list(kernel.walk()):
+        if isinstance(op, arith.ConstantOp):
+            op.result.name_hint = None             # shared by every use: no one use's name
+            if op.parent_block() is not entry:
+                op.detach()
+                entry.insert_op_before(op, top)
+    for op in list(kernel.walk()):
+        fold = _FOLDS.get(type(op))
+        if fold is None:
+            continue
+        a, b = _constant(op.lhs), _constant(op.rhs)
+        if a is not None and b is not None:
+            width = getattr(op.result.type, "bitwidth", 64)          # index: 64 bits
+            value = fold(a, b)
+            if not -(1 << (width - 1)) <= value < (1 << (width - 1)):
+                continue                               # keep arithmetic that wraps as it is
+            folded = arith.ConstantOp(IntegerAttr(value, op.result.type))
+            entry.insert_op_before(folded, top)
+            replacement = folded.result
+        elif b == 0 and not isinstance(op, arith.MuliOp) or b == 1 and isinstance(op, arith.MuliOp):
+            replacement = op.lhs                       # x + 0, x - 0, x * 1
+        elif a == 0 and isinstance(op, arith.AddiOp) or a == 1 and isinstance(op, arith.MuliOp):
+            replacement = op.rhs                       # 0 + x, 1 * x
+        elif isinstance(op, arith.MuliOp) and 0 in (a, b):
+            replacement = op.lhs if a == 0 else op.rhs  # x * 0, 0 * x: the zero
+        else:
+            continue
+        op.result.replace_all_uses_with(replacement)
+        op.detach()
+        op.erase()

@@ -6,9 +6,9 @@ sy, sx``).
 Writes: every kernel takes the canonical arguments first, at the same indices, then the
 base addresses of the tensors it moves (a ``tile.runtime_arg`` with a ``tensor``) in order of
 first use; each ``tile.runtime_arg`` becomes ``ttkernel.get_arg_val(index)``, and each kernel
-records its list as ``tt.runtime_args`` (the addresses with role ``address``). The kernels are then tidied: constants folded
-(canonicalization), repeated values shared (CSE), and unused index arithmetic and
-runtime-argument reads dropped (every kernel keeps the same argument list).
+records its list as ``tt.runtime_args`` (the addresses with role ``address``). The kernels are then tidied
+(:mod:`tilefold.passes.tidy`): constants folded, repeated values shared (CSE), and unused index
+arithmetic and runtime-argument reads dropped (every kernel keeps the same argument list).
 Errors: more than 255 runtime arguments.
 """
 
