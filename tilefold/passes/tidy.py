@@ -6,11 +6,12 @@ both printed from these kernels, compute each index once and without ``0 * 4`` o
 
 In order: every constant moves to the top of its kernel, unnamed (where each is defined once);
 integer ``addi`` / ``subi`` / ``muli`` with two constant operands become a constant, ``x + 0``,
-``x - 0`` and ``x * 1`` become ``x``, ``x * 0`` becomes ``0``; then xDSL's common-subexpression
-elimination (a pure value computed twice is computed once; one that reads state only when no call
-in between writes it) and dead-code elimination of values nothing uses (calls with effects are
-kept). The folding is one walk in program order rather than xDSL's general canonicalization, whose
-worklist and effect queries cost twice a whole TT-Lang compile for this much arithmetic.
+``x - 0`` and ``x * 1`` become ``x``, ``x * 0`` becomes ``0``, and a constant operand of ``addi``
+/ ``muli`` goes last; then xDSL's common-subexpression elimination (a pure value computed twice
+is computed once; one that reads state only when no call in between writes it) and dead-code
+elimination of values nothing uses (calls with effects are kept). The folding is one walk in
+program order rather than xDSL's general canonicalization, whose worklist and effect queries cost
+twice a whole TT-Lang compile for this much arithmetic.
 """
 
 from __future__ import annotations
@@ -72,6 +73,8 @@ def fold_integer_arithmetic(kernel: func.FuncOp) -> None:
         elif isinstance(op, arith.MuliOp) and 0 in (a, b):
             replacement = op.lhs if a == 0 else op.rhs  # x * 0, 0 * x: the zero
         else:
+            if a is not None and not isinstance(op, arith.SubiOp):
+                op.operands = (op.rhs, op.lhs)         # a constant term or factor goes last: n * 4 + 48
             continue
         op.result.replace_all_uses_with(replacement)
         op.detach()
