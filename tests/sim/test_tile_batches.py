@@ -23,7 +23,7 @@ SCRIPTS = example_scripts()
 @contextlib.contextmanager
 def one_call_at_a_time():
     original = tile_batches.flush
-    tile_batches.flush = lambda ctx, queue: tile_batches._one_by_one(ctx, queue)
+    tile_batches.flush = lambda ctx, queue, key=None: tile_batches._one_by_one(ctx, queue)
     try:
         yield
     finally:

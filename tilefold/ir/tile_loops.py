@@ -13,7 +13,8 @@ emitter does, for :mod:`tilefold.sim.tile_batches`).
 
 from __future__ import annotations
 
-from xdsl.dialects import memref, scf
+from xdsl.dialects import func, memref, scf
+from xdsl.ir import BlockArgument, SSAValue
 
 from tilefold.ir.ttkernel import ApiCallOp, CBOp
 from tilefold.ir.sfpu import SFPU_OPS
@@ -46,3 +47,36 @@ def is_tile_nest(loop: scf.ForOp) -> bool:
                 inner, (CBOp, scf.ForOp, scf.YieldOp, memref.AllocaOp, memref.LoadOp, memref.StoreOp))):
             return False
     return tiles > 0
+
+
+def nest_inputs(loop: scf.ForOp) -> list[SSAValue] | None:
+    """The values a tile nest reads from outside it, when its calls are the same every time it runs
+    with the same such values: the nest yields nothing, uses no local variable of the kernel's
+    (a memref from outside it) and each outside value is defined in the kernel's entry block, so
+    none changes between runs of an enclosing loop. None otherwise. (Constants are included: a
+    runner may skip them, their values being fixed.)"""
+    if loop.results:
+        return None
+    entry = loop
+    while entry.parent_op() is not None and not isinstance(entry.parent_op(), func.FuncOp):
+        entry = entry.parent_op()
+    entry_block = entry.parent_block()
+    inside = set(loop.walk())
+    found: dict[SSAValue, None] = {}
+    for op in inside:
+        if isinstance(op, (memref.LoadOp, memref.StoreOp)) and _defined_outside(op.memref, inside):
+            return None
+        for value in op.operands:
+            if not _defined_outside(value, inside):
+                continue
+            block = value.owner if isinstance(value, BlockArgument) else value.owner.parent_block()
+            if block is not entry_block:
+                return None
+            found[value] = None
+    return list(found)
+
+
+def _defined_outside(value: SSAValue, inside: set) -> bool:
+    if isinstance(value, BlockArgument):
+        return value.owner.parent_op() not in inside
+    return value.owner not in inside

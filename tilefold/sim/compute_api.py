@@ -42,6 +42,7 @@ from tilefold.sim.matmul_blocks import (MATMUL_TILE_FLOPS, BlockProducts, CbMatr
 RELEASED, ACQUIRED, COMMITTED, WAITED = "released", "acquired", "committed", "waited"
 L1_ACC_FORMATS = (DataFormat.Float32, DataFormat.Float16_b)
 _INTEGER_CBS = (DataFormat.Int32, DataFormat.UInt32, DataFormat.UInt16, DataFormat.UInt8)
+MAX_RECORDED_NESTS = 64     # tile nests (by the values they read) a compute thread keeps the queue of
 
 
 class ComputeApi:
@@ -104,6 +105,10 @@ class ComputeApi:
         self._cumsum_carry: np.ndarray | None = None
         self.tile_queue: list = []              # tile calls queued by *_later calls until flush_tiles()
         self.tile_plans: dict = {}              # queued calls -> plans made for them (tilefold.sim.tile_batches)
+        # tile nests queued before, by (nest number, the values of the kernel it reads) -> (queue, plan key)
+        self.nest_queues: dict[tuple, tuple[tuple, tuple]] = {}
+        self._nest_replay: tuple | None = None  # the recorded queue the next flush_tiles() runs
+        self._nest_recording: tuple | None = None   # the nest the next flush_tiles() records the queue of
 
     def _producer_clock(self) -> np.ndarray:
         return self.pack_clock
@@ -293,10 +298,36 @@ class ComputeApi:
 
     # -- tile calls of a loop nest, executed together (tilefold.sim.tile_batches) ----------
 
+    def replay_tile_nest(self, nest: int, values: tuple) -> bool:
+        """Whether the tile nest ``nest`` was queued before with the same values of the kernel it reads
+        (its calls are then the same: the kernel's Python skips the nest and the next
+        :meth:`flush_tiles` runs the recorded queue); False: the nest queues its calls, and the
+        flush records them under these values."""
+        key = (nest, values)
+        try:
+            recorded = self.nest_queues.get(key)
+        except TypeError:                   # a value per core (an array): not recorded
+            return False
+        if recorded is not None:
+            self._nest_replay = recorded
+            return True
+        if len(self.nest_queues) < MAX_RECORDED_NESTS:
+            self._nest_recording = key
+        return False
+
     def flush_tiles(self) -> None:
-        queue = self.tile_queue[:]
+        replay, self._nest_replay = self._nest_replay, None
+        if replay is not None:
+            tile_batches.flush(self, *replay)
+            return
+        queue = tuple(self.tile_queue)
         self.tile_queue.clear()             # the same list: the *_later calls hold it
-        tile_batches.flush(self, queue)
+        recording, self._nest_recording = self._nest_recording, None
+        key = None
+        if recording is not None:
+            key = ("nest", recording)
+            self.nest_queues[recording] = (queue, key)
+        tile_batches.flush(self, queue, key)
 
     # -- tile registers -----------------------------------------------------------------
 

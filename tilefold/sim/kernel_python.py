@@ -12,8 +12,10 @@ array indices go through ``k.range`` / ``k.cond`` / ``k.index``, which insist th
 the same on every core. A page-transfer nest (:mod:`tilefold.ir.page_loops`) is printed with
 queued calls (``k.noc_async_read_page_later``) and ``k.flush_pages()`` after it, which the
 simulator executes as one batch with the same effects; a tile nest (:mod:`tilefold.ir.tile_loops`)
-likewise, with ``k.copy_tile_later`` ... and ``k.flush_tiles()``. The emitter decides nothing: it
-prints.
+likewise, with ``k.copy_tile_later`` ... and ``k.flush_tiles()``; one whose calls depend only on
+values fixed for the whole kernel is guarded by ``if not k.replay_tile_nest(n, (values, ...)):``,
+so that a thread that queued it before with those values reuses that queue. The emitter decides
+nothing: it prints.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from tilefold.errors import SourceLocation
 from tilefold.ir.locations import source_location
 from tilefold.sim import extern_calls
 from tilefold.ir.page_loops import QUEUEABLE_CALLS, is_page_transfer_nest
-from tilefold.ir.tile_loops import QUEUEABLE_TILE_CALLS, is_tile_nest
+from tilefold.ir.tile_loops import QUEUEABLE_TILE_CALLS, is_tile_nest, nest_inputs
 from tilefold.ir.ttkernel import (
     ApiCallOp,
     CBOp,
@@ -95,6 +97,7 @@ class _Printer:
         self.lines: list[str] = []
         self.locations: dict[int, SourceLocation] = {}
         self.queuing: frozenset[str] = frozenset()   # inside a queued nest: the calls printed as *_later
+        self.nests = count()                         # numbers of the tile nests that may be replayed
 
     # -- naming -------------------------------------------------------------------------
 
@@ -275,12 +278,24 @@ class _Printer:
                 if is_nest(op):
                     self.queuing = calls
                     try:
-                        self._for_loop(op, depth)
+                        self._queued_nest(op, depth, calls is QUEUEABLE_TILE_CALLS)
                     finally:
                         self.queuing = frozenset()
                     self.emit(depth, flush, op)
                     return
         self._for_loop(op, depth)
+
+    def _queued_nest(self, op: scf.ForOp, depth: int, tiles: bool) -> None:
+        """A nest's queuing loop; a tile nest whose calls depend only on values fixed for the whole
+        kernel (:func:`nest_inputs`) runs only when the thread has not queued it with those values
+        before (``k.replay_tile_nest`` then hands the recorded queue to the flush)."""
+        inputs = nest_inputs(op) if tiles else None
+        if inputs is None:
+            self._for_loop(op, depth)
+            return
+        refs = "".join(f"{self.ref(v)}, " for v in inputs if not isinstance(v.owner, arith.ConstantOp))
+        self.emit(depth, f"if not k.replay_tile_nest({next(self.nests)}, ({refs})):", op)
+        self._for_loop(op, depth + 1)
 
     def _for_loop(self, op: scf.ForOp, depth: int) -> None:
         body = op.body.block

@@ -53,14 +53,15 @@ class _Fallback(Exception):
     """The queue must run call by call."""
 
 
-def flush(ctx, queue: list) -> None:
+def flush(ctx, queue, key=None) -> None:
     """Execute the queued calls ``(name, args, keyword items, bytecode offset of the call)`` of a
-    compute thread."""
+    compute thread. ``key``: a short key standing for this queue among the thread's (a recorded
+    tile nest's, :meth:`ComputeApi.replay_tile_nest`), else the queue is its own key."""
     if not queue:
         return
     plan = None
     if not ctx.tracing:
-        key = _queue_key(queue)
+        key = _queue_key(queue) if key is None else key
         plan = _cached_plan(ctx, key)
         if plan is None:
             engines = ctx.engines.snapshot()      # planning applies the queue's inits as it goes
