@@ -28,7 +28,7 @@ from ttl_helpers import filecheck, load_example, tile_tensor, zeros, compiled
 STAGES = ["ttl", "convert-ttl-to-compute", "ttl-set-compute-kernel-config", "ttl-assign-dst",
           "ttl-insert-tile-regs-sync", "ttl-lower-to-loops", "ttl-annotate-cb-associations",
           "convert-ttl-to-ttkernel", "lower-affine", "ttl-tidy-kernels",
-          "ttl-hoist-inits"]
+          "ttl-trim-inits", "ttl-hoist-inits"]
 
 
 @pytest.fixture(scope="module")

@@ -55,7 +55,8 @@ TILELANG = (
 
 # --- the TT-Lang pipeline (docs/references.md: TT-Lang) ---------------------------------------------
 # ttl dialect -> fused compute regions -> compute config -> DST slots -> DST protocol -> loops ->
-# circular-buffer associations -> ttkernel -> lower-affine (xDSL's own pass) -> index arithmetic tidied -> inits a loop repeats hoisted.
+# circular-buffer associations -> ttkernel -> lower-affine (xDSL's own pass) -> index arithmetic tidied -> repeated full inits
+# shortened, replaced ones dropped -> inits a loop repeats hoisted.
 TTL = (
     "convert-ttl-to-compute",
     "ttl-set-compute-kernel-config",
@@ -66,6 +67,7 @@ TTL = (
     "convert-ttl-to-ttkernel",
     "lower-affine",
     "ttl-tidy-kernels",
+    "ttl-trim-inits",
     "ttl-hoist-inits",
 )
 
