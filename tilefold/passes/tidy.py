@@ -9,7 +9,9 @@ integer ``addi`` / ``subi`` / ``muli`` with two constant operands become a const
 ``x - 0`` and ``x * 1`` become ``x``, ``x * 0`` becomes ``0``, and a constant operand of ``addi``
 / ``muli`` goes last; then xDSL's common-subexpression elimination (a pure value computed twice
 is computed once; one that reads state only when no call in between writes it) and dead-code
-elimination of values nothing uses (calls with effects are kept). The folding is one walk in
+elimination of values nothing uses (calls with effects are kept); last, a NOC barrier right after
+the same barrier (nothing but integer arithmetic between them: no transfer to wait for) is
+dropped, as two ``tx.wait()`` in a row give. The folding is one walk in
 program order rather than xDSL's general canonicalization, whose worklist and effect queries cost
 twice a whole TT-Lang compile for this much arithmetic.
 """
@@ -22,7 +24,7 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.transforms.common_subexpression_elimination import cse
 from xdsl.transforms.dead_code_elimination import region_dce
 
-from tilefold.ir.ttkernel import THREAD_ATTR
+from tilefold.ir.ttkernel import THREAD_ATTR, ApiCallOp
 
 _FOLDS = {arith.AddiOp: lambda a, b: a + b, arith.SubiOp: lambda a, b: a - b, arith.MuliOp: lambda a, b: a * b}
 
@@ -34,6 +36,7 @@ def tidy_kernels(ctx: Context, module: ModuleOp) -> None:
             fold_integer_arithmetic(kernel)
             cse(kernel)
             region_dce(kernel.body)
+            drop_repeated_barriers(kernel)
 
 
 def _constant(value) -> int | None:
@@ -79,3 +82,20 @@ def fold_integer_arithmetic(kernel: func.FuncOp) -> None:
         op.result.replace_all_uses_with(replacement)
         op.detach()
         op.erase()
+
+
+_BARRIERS = frozenset({"noc_async_read_barrier", "noc_async_write_barrier", "noc_async_writes_flushed"})
+
+
+def drop_repeated_barriers(kernel: func.FuncOp) -> None:
+    """Erase a NOC barrier that follows the same barrier with only pure operations in between."""
+    for op in list(kernel.walk()):
+        if not isinstance(op, ApiCallOp) or op.api.name not in _BARRIERS:
+            continue
+        previous = op.prev_op
+        while previous is not None and not previous.regions and (
+                previous.name.startswith("arith.") or isinstance(previous, ApiCallOp) and previous.api.effects == "pure"):
+            previous = previous.prev_op
+        if isinstance(previous, ApiCallOp) and previous.api.name == op.api.name:
+            op.detach()
+            op.erase()

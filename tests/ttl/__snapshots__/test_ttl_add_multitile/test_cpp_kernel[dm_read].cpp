@@ -28,7 +28,6 @@ void kernel_main() {
         }
     }
     noc_async_read_barrier();  // add_multitile.py:40
-    noc_async_read_barrier();  // add_multitile.py:41
-    cb_push_back(rhs_cb, 4);
+    cb_push_back(rhs_cb, 4);  // add_multitile.py:41
     cb_push_back(lhs_cb, 4);
 }
