@@ -444,3 +444,24 @@ def test_a_writer_with_the_callers_lines_before_an_inlined_callees_earlier_lines
     copy_then_exp(x, y, z)
     np.testing.assert_allclose(z.host_values, x.host_values, rtol=1e-2, atol=1e-2)
     np.testing.assert_allclose(y.host_values, _bf16(np.exp(x.host_values)), rtol=2e-2, atol=2e-2)
+
+
+def test_an_error_in_an_inlined_callee_names_the_callees_own_block():
+    @ttl.operation()
+    def bad_stage(src: ttl.DFB, dst: ttl.DFB):
+        s = src.wait()
+        block = dst.reserve()
+        block.store()  # error
+
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        a = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+        b = ttl.make_dataflow_buffer_like(y, shape=(1, 1), block_count=2)
+        ttl.copy(x[0, 0], a.reserve()).wait()
+        bad_stage(a, b)
+        ttl.copy(b.wait(), y[0, 0]).wait()
+
+    err = expect_error(lambda: op(tile_tensor((32, 32)), zeros((32, 32))),
+                       test_an_error_in_an_inlined_callee_names_the_callees_own_block, KernelError,
+                       ": block.store(expr) takes one block expression")
+    assert "__" not in str(err), err
