@@ -160,3 +160,29 @@ def test_the_node_tuple_compared_with_a_number_is_an_error_at_the_line():
 
     expect_error(run, test_the_node_tuple_compared_with_a_number_is_an_error_at_the_line, KernelError,
                  "'<' not supported between instances of 'tuple' and 'int'")
+
+
+def test_unpacking_more_node_coordinates_than_names_describes_them():
+    def run():
+        @ttl.operation(grid=(2, 2))
+        def op(x, y):
+            a = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+
+            @ttl.datamovement()
+            def reader():
+                c, r = ttl.node(dims=3)  # error
+                ttl.copy(x[r, c], a.reserve()).wait()
+
+            @ttl.datamovement()
+            def writer():
+                ttl.copy(a.wait(), y[0, 0]).wait()
+
+            @ttl.compute()
+            def compute():
+                pass
+
+        op(tile_tensor((64, 64)), zeros((64, 64)))
+
+    err = expect_error(run, test_unpacking_more_node_coordinates_than_names_describes_them, KernelError,
+                       "cannot unpack a tuple of 3 values (a runtime integer, a runtime integer, int 0) into 2 names")
+    assert "OpResult" not in str(err)

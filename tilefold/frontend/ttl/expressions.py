@@ -104,6 +104,9 @@ class ExpressionBuilder:
             return "None"
         if isinstance(value, PipeNet):
             return "a ttl.PipeNet"
+        if isinstance(value, (tuple, list)) and not all(isinstance(v, (bool, int, float, str)) for v in value):
+            shown = ", ".join(ExpressionBuilder.describe(v) for v in value[:3]) + (", ..." if len(value) > 3 else "")
+            return f"a {type(value).__name__} of {len(value)} values ({shown})"
         return f"{type(value).__name__} {value!r}"[:80]
 
     def as_int(self, value, node: ast.AST, what: str):
