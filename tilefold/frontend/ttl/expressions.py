@@ -49,6 +49,8 @@ _PY_BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.m
               ast.MatMult: operator.matmul, ast.BitAnd: operator.and_, ast.BitOr: operator.or_,
               ast.BitXor: operator.xor, ast.LShift: operator.lshift, ast.RShift: operator.rshift}
 _COMPARE = {ast.Lt: "slt", ast.LtE: "sle", ast.Gt: "sgt", ast.GtE: "sge", ast.Eq: "eq", ast.NotEq: "ne"}
+
+
 def _holds_runtime(values) -> bool:
     """Whether a tuple or list holds (at any depth) a runtime integer or node expression."""
     return any(isinstance(v, (Scalar, NodeExpression)) or isinstance(v, (tuple, list)) and _holds_runtime(v)
