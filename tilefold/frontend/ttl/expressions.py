@@ -18,6 +18,7 @@ import ast
 import builtins
 import inspect
 import operator
+import types
 
 from tilefold.errors import TilefoldError
 from tilefold.frontend.source import MISSING
@@ -106,6 +107,8 @@ class ExpressionBuilder:
             return "None"
         if isinstance(value, PipeNet):
             return "a ttl.PipeNet"
+        if isinstance(value, types.ModuleType):        # tilefold.ttl as the user imports it: ttl
+            return f"module {value.__name__.removeprefix('tilefold.')}"
         if isinstance(value, (tuple, list)) and not all(isinstance(v, (bool, int, float, str)) for v in value):
             shown = ", ".join(ExpressionBuilder.describe(v) for v in value[:3]) + (", ..." if len(value) > 3 else "")
             return f"a {type(value).__name__} of {len(value)} values ({shown})"
