@@ -8,8 +8,10 @@ import pytest
 
 import tilefold.ttl as ttl
 import tilefold.ttnn as ttnn
+from tilefold.errors import LayoutError
 from tilefold.frontend.ttl import mesh as mesh_model
 from tilefold.frontend.ttl import session
+from ttl_helpers import expect_error
 
 
 @pytest.fixture
@@ -105,9 +107,6 @@ def test_a_multi_chip_run_has_one_modeled_time(t3k, capsys):
 
 
 def test_a_mesh_mapper_or_composer_dim_outside_the_tensor_is_an_error_at_the_line(t3k):
-    from tilefold.errors import LayoutError
-    from ttl_helpers import expect_error
-
     values = np.zeros((8 * 32, 64), np.float32)
 
     def shard():

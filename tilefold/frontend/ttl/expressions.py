@@ -107,6 +107,8 @@ class ExpressionBuilder:
             return "None"
         if isinstance(value, PipeNet):
             return "a ttl.PipeNet"
+        if isinstance(value, PipeIdentity):
+            return f"the pipe given to net.if_{value.role}'s body"
         if isinstance(value, types.ModuleType):        # tilefold.ttl as the user imports it: ttl
             return f"module {value.__name__.removeprefix('tilefold.')}"
         if isinstance(value, (tuple, list)) and not all(isinstance(v, (bool, int, float, str)) for v in value):
