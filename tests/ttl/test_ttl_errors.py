@@ -621,3 +621,28 @@ def test_a_module_where_a_block_belongs_is_named_as_the_user_imported_it():
     err = expect_error(lambda: op(*tensors()), test_a_module_where_a_block_belongs_is_named_as_the_user_imported_it,
                        KernelError, "not a tensor slice into module ttl")
     assert "tilefold/ttl.py" not in str(err)
+
+
+class _Settings:
+    pass
+
+
+SETTINGS = _Settings()
+
+
+def test_an_object_without_a_repr_is_named_by_its_type():
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1))
+
+        @ttl.datamovement()
+        def read():
+            ttl.copy(x[0, 0], SETTINGS).wait()  # error
+
+        @ttl.datamovement()
+        def write():
+            ttl.copy(x_dfb.wait(), y[0, 0]).wait()
+
+    err = expect_error(lambda: op(*tensors()), test_an_object_without_a_repr_is_named_by_its_type, KernelError,
+                       "not a tensor slice into a _Settings object")
+    assert "0x" not in str(err)

@@ -114,7 +114,10 @@ class ExpressionBuilder:
         if isinstance(value, (tuple, list)) and not all(isinstance(v, (bool, int, float, str)) for v in value):
             shown = ", ".join(ExpressionBuilder.describe(v) for v in value[:3]) + (", ..." if len(value) > 3 else "")
             return f"a {type(value).__name__} of {len(value)} values ({shown})"
-        return f"{type(value).__name__} {value!r}"[:80]
+        shown = repr(value)
+        if " object at 0x" in shown:        # no repr of its own: the type says what it is
+            return f"a {type(value).__name__} object"
+        return f"{type(value).__name__} {shown}"[:80]
 
     def as_int(self, value, node: ast.AST, what: str):
         """An int or a :class:`Scalar`, or an error naming ``what``."""
