@@ -603,3 +603,46 @@ def test_a_math_function_missing_an_argument_names_it():
     expect_error(lambda: where_of_two(tile_tensor((32, 32)), zeros((32, 32))),
                  test_a_math_function_missing_an_argument_names_it, KernelError,
                  "ttl.math.where(condition, true_value, false_value) is missing 'false_value'")
+
+
+def test_a_module_where_a_block_belongs_is_named_as_the_user_imported_it():
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1))
+
+        @ttl.datamovement()
+        def read():
+            ttl.copy(x[0, 0], ttl).wait()  # error
+
+        @ttl.datamovement()
+        def write():
+            ttl.copy(x_dfb.wait(), y[0, 0]).wait()
+
+    err = expect_error(lambda: op(*tensors()), test_a_module_where_a_block_belongs_is_named_as_the_user_imported_it,
+                       KernelError, "not a tensor slice into module ttl")
+    assert "tilefold/ttl.py" not in str(err)
+
+
+class _Settings:
+    pass
+
+
+SETTINGS = _Settings()
+
+
+def test_an_object_without_a_repr_is_named_by_its_type():
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1))
+
+        @ttl.datamovement()
+        def read():
+            ttl.copy(x[0, 0], SETTINGS).wait()  # error
+
+        @ttl.datamovement()
+        def write():
+            ttl.copy(x_dfb.wait(), y[0, 0]).wait()
+
+    err = expect_error(lambda: op(*tensors()), test_an_object_without_a_repr_is_named_by_its_type, KernelError,
+                       "not a tensor slice into a _Settings object")
+    assert "0x" not in str(err)

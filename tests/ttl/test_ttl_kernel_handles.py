@@ -84,3 +84,31 @@ def test_make_dfb_with_an_unknown_data_type_names_the_users_line():
         op(ttnn.zeros((32, 32), layout=ttnn.TILE_LAYOUT))
 
     expect_error(run, test_make_dfb_with_an_unknown_data_type_names_the_users_line, KernelError, "bf16, fp32")
+
+
+def test_a_kernel_handle_used_as_a_block_is_named_as_the_user_wrote_it():
+    compute_kernel = ttl.Kernel(ttl.KernelKind.COMPUTE)
+
+    def run():
+        @ttl.operation(grid=(1, 1))
+        def op(x, y):
+            a = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+            b = ttl.make_dataflow_buffer_like(y, shape=(1, 1), block_count=2)
+
+            @ttl.datamovement()
+            def reader():
+                ttl.copy(x[0, 0], a.reserve()).wait()
+
+            @ttl.datamovement()
+            def writer():
+                ttl.copy(b.wait(), y[0, 0]).wait()
+
+            @ttl.compute(kernel=compute_kernel)
+            def compute():
+                b.reserve()
+                compute_kernel.store(a.wait())  # error
+
+        op(ttnn.zeros((32, 32), layout=ttnn.TILE_LAYOUT), ttnn.zeros((32, 32), layout=ttnn.TILE_LAYOUT))
+
+    expect_error(run, test_a_kernel_handle_used_as_a_block_is_named_as_the_user_wrote_it, KernelError,
+                 "ttl.Kernel(ttl.KernelKind.COMPUTE) has no attribute 'store'")

@@ -93,3 +93,96 @@ def test_the_multicast_that_skips_its_sender_compiles(tmp_path, check_kernel):
     assert "noc_async_write_multicast" in text
     check_kernel.require_accepted(check_kernel.check_kernel(path, "reader",
                                                             check_kernel.accessor_compile_args(program, kernel)))
+
+
+def _write_where(condition):
+    """An operation on a 2x2 grid where each node copies its tile of x into y when ``condition(node)``
+    (a comparison of the runtime tuple ``ttl.node(dims=2)``) holds."""
+
+    @ttl.operation(grid=(2, 2))
+    def op(x, y):
+        a = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+
+        @ttl.datamovement()
+        def reader():
+            c, r = ttl.node(dims=2)
+            ttl.copy(x[r, c], a.reserve()).wait()
+
+        @ttl.datamovement()
+        def writer():
+            c, r = ttl.node(dims=2)
+            blk = a.wait()
+            if condition(ttl.node(dims=2)):
+                ttl.copy(blk, y[r, c]).wait()
+
+        @ttl.compute()
+        def compute():
+            pass
+
+    return op
+
+
+def test_the_node_tuple_compares_with_a_tuple_like_python_tuples():
+    x = tile_tensor((64, 64), seed=2)
+    nodes = [(c, r) for c in range(2) for r in range(2)]
+    for condition in (lambda n: n == (1, 0), lambda n: n != (1, 0), lambda n: n < (1, 1), lambda n: n >= (1, 0),
+                      lambda n: n > (0, 1), lambda n: n <= (0,), lambda n: n == (1, 0, 0), lambda n: n < (1,)):
+        y = zeros((64, 64))
+        _write_where(condition)(x, y)
+        expected = np.zeros((64, 64), np.float32)
+        for c, r in nodes:
+            if condition((c, r)):
+                expected[32 * r:32 * r + 32, 32 * c:32 * c + 32] = x.host_values[32 * r:32 * r + 32, 32 * c:32 * c + 32]
+        np.testing.assert_array_equal(y.host_values, expected)
+
+
+def test_the_node_tuple_compared_with_a_number_is_an_error_at_the_line():
+    def run():
+        @ttl.operation(grid=(2, 2))
+        def op(x, y):
+            a = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+
+            @ttl.datamovement()
+            def reader():
+                ttl.copy(x[0, 0], a.reserve()).wait()
+
+            @ttl.datamovement()
+            def writer():
+                blk = a.wait()
+                if ttl.node(dims=2) < 2:  # error
+                    ttl.copy(blk, y[0, 0]).wait()
+
+            @ttl.compute()
+            def compute():
+                pass
+
+        op(tile_tensor((64, 64)), zeros((64, 64)))
+
+    expect_error(run, test_the_node_tuple_compared_with_a_number_is_an_error_at_the_line, KernelError,
+                 "'<' not supported between instances of 'tuple' and 'int'")
+
+
+def test_unpacking_more_node_coordinates_than_names_describes_them():
+    def run():
+        @ttl.operation(grid=(2, 2))
+        def op(x, y):
+            a = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+
+            @ttl.datamovement()
+            def reader():
+                c, r = ttl.node(dims=3)  # error
+                ttl.copy(x[r, c], a.reserve()).wait()
+
+            @ttl.datamovement()
+            def writer():
+                ttl.copy(a.wait(), y[0, 0]).wait()
+
+            @ttl.compute()
+            def compute():
+                pass
+
+        op(tile_tensor((64, 64)), zeros((64, 64)))
+
+    err = expect_error(run, test_unpacking_more_node_coordinates_than_names_describes_them, KernelError,
+                       "cannot unpack a tuple of 3 values (a runtime integer, a runtime integer, int 0) into 2 names")
+    assert "OpResult" not in str(err)

@@ -8,8 +8,10 @@ import pytest
 
 import tilefold.ttl as ttl
 import tilefold.ttnn as ttnn
+from tilefold.errors import LayoutError
 from tilefold.frontend.ttl import mesh as mesh_model
 from tilefold.frontend.ttl import session
+from ttl_helpers import expect_error
 
 
 @pytest.fixture
@@ -102,3 +104,28 @@ def test_a_multi_chip_run_has_one_modeled_time(t3k, capsys):
     printed = capsys.readouterr().out
     assert "on a 2x4 mesh" in printed and "the slowest chip, 7" in printed
     assert printed.count("estimated device time") == 1
+
+
+def test_a_mesh_mapper_or_composer_dim_outside_the_tensor_is_an_error_at_the_line(t3k):
+    values = np.zeros((8 * 32, 64), np.float32)
+
+    def shard():
+        mapper = ttnn.ShardTensorToMesh(t3k, dim=2)
+        ttnn.from_numpy(values, layout=ttnn.TILE_LAYOUT, device=t3k, mesh_mapper=mapper)  # error
+
+    expect_error(shard, shard, LayoutError,
+                 "ttnn.ShardTensorToMesh: dim=2 is not a dimension of a 2-dimensional tensor (256, 64)")
+
+    spread = _spread(values, t3k, -2)       # negative dims count from the end, as in numpy
+    assert [tuple(p.shape) for p in spread.pieces] == [(32, 64)] * 8
+
+    def concat():
+        ttnn.to_numpy(spread, mesh_composer=ttnn.ConcatMeshToTensor(t3k, dim=-3))  # error
+
+    expect_error(concat, concat, LayoutError,
+                 "ttnn.ConcatMeshToTensor: dim=-3 is not a dimension")
+
+    def not_a_mapper():
+        ttnn.from_numpy(values, layout=ttnn.TILE_LAYOUT, device=t3k, mesh_mapper=0)  # error
+
+    expect_error(not_a_mapper, not_a_mapper, LayoutError, "mesh_mapper=0: give ttnn.ShardTensorToMesh")

@@ -56,3 +56,15 @@ def test_padded_shapes_in_tiles_and_in_rows():
     for shape, expected in (((), [1]), ((128,), [128]), ((2, 120, 30), [2, 120, 30])):
         t = ttnn.from_numpy(np.zeros(shape, np.float32), layout=ttnn.ROW_MAJOR_LAYOUT)
         assert list(t.padded_shape) == expected
+
+
+def test_unpacking_the_linear_node_index_in_the_body_is_an_error_at_the_line():
+    def run():
+        @ttl.operation(grid=(2, 2))
+        def op():
+            x, y = ttl.node(dims=1)  # error
+
+        op()
+
+    expect_error(run, test_unpacking_the_linear_node_index_in_the_body_is_an_error_at_the_line, KernelError,
+                 "this node coordinate is one number", "ttl.node(dims=2)")

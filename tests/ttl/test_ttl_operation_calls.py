@@ -416,3 +416,52 @@ def test_a_name_rebound_to_another_operation_between_calls_inlines_the_new_one()
             np.testing.assert_allclose(y.host_values, _bf16(x.host_values + offset), rtol=1e-2, atol=1e-2)
     finally:
         step = copy_stage
+
+
+@ttl.operation()
+def exp_to_tensor(src: ttl.DFB, out):
+    """out[0, 0] = exp(src): compute and writer statements of its own."""
+    scratch = ttl.make_dfb("bf16", shape=(1, 1), block_count=2)
+    s = scratch.reserve()
+    s.store(ttl.exp(src.wait()))
+    ttl.copy(scratch.wait(), out[0, 0]).wait()
+
+
+@ttl.operation(grid=(1, 1))
+def copy_then_exp(x, y, z):
+    a = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+    b = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+    ttl.copy(x[0, 0], a.reserve()).wait()
+    ttl.copy(x[0, 0], b.reserve()).wait()
+    ttl.copy(b.wait(), z[0, 0]).wait()
+    exp_to_tensor(a, y)
+
+
+def test_a_writer_with_the_callers_lines_before_an_inlined_callees_earlier_lines():
+    """The writer kernel holds the caller's copy (a later line) and then the callee's copy (an
+    earlier line of the file): the kernel still builds and both tensors are written."""
+    x, y, z = tile_tensor((32, 32), seed=3, scale=0.5), zeros((32, 32)), zeros((32, 32))
+    copy_then_exp(x, y, z)
+    np.testing.assert_allclose(z.host_values, x.host_values, rtol=1e-2, atol=1e-2)
+    np.testing.assert_allclose(y.host_values, _bf16(np.exp(x.host_values)), rtol=2e-2, atol=2e-2)
+
+
+def test_an_error_in_an_inlined_callee_names_the_callees_own_block():
+    @ttl.operation()
+    def bad_stage(src: ttl.DFB, dst: ttl.DFB):
+        s = src.wait()
+        block = dst.reserve()
+        block.store()  # error
+
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        a = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+        b = ttl.make_dataflow_buffer_like(y, shape=(1, 1), block_count=2)
+        ttl.copy(x[0, 0], a.reserve()).wait()
+        bad_stage(a, b)
+        ttl.copy(b.wait(), y[0, 0]).wait()
+
+    err = expect_error(lambda: op(tile_tensor((32, 32)), zeros((32, 32))),
+                       test_an_error_in_an_inlined_callee_names_the_callees_own_block, KernelError,
+                       ": block.store(expr) takes one block expression")
+    assert "__" not in str(err), err

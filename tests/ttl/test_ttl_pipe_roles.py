@@ -9,7 +9,8 @@ import pytest
 
 import tilefold.ttl as ttl
 import tilefold.ttnn as ttnn
-from ttl_helpers import compiled, tile_tensor, zeros
+from tilefold.errors import KernelError
+from ttl_helpers import compiled, expect_error, tile_tensor, zeros
 
 COLS = 4
 
@@ -402,3 +403,34 @@ def test_an_empty_pipe_net_is_a_value_error():
     with pytest.raises(ValueError, match="at least one pipe") as raised:
         ttl.PipeNet([])
     assert f"{__file__}:" in str(raised.value)
+
+
+def test_copying_a_tensor_slice_into_the_pipe_of_if_src_names_the_pipe():
+    def run():
+        @ttl.operation(grid=(COLS, 2))
+        def op(inp, out):
+            recv_dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
+
+            @ttl.datamovement()
+            def send_dm():
+                nx, _ = ttl.node(dims=2)
+                DOWN.if_src(lambda pipe: ttl.copy(inp[0, nx], pipe).wait())  # error
+
+            @ttl.datamovement()
+            def recv_dm():
+                nx, _ = ttl.node(dims=2)
+
+                def recv(pipe):
+                    with recv_dfb.reserve() as blk:
+                        ttl.copy(pipe, blk).wait()
+
+                DOWN.if_dst(recv)
+                if DOWN.is_dst():
+                    with recv_dfb.wait() as blk:
+                        ttl.copy(blk, out[1, nx]).wait()
+
+        op(tile_tensor((64, COLS * 32)), zeros((64, COLS * 32)))
+
+    err = expect_error(run, test_copying_a_tensor_slice_into_the_pipe_of_if_src_names_the_pipe, KernelError,
+                       "not a tensor slice into the pipe given to net.if_src's body")
+    assert "object at" not in str(err)

@@ -18,6 +18,7 @@ import ast
 import builtins
 import inspect
 import operator
+import types
 
 from tilefold.errors import TilefoldError
 from tilefold.frontend.source import MISSING
@@ -49,6 +50,14 @@ _PY_BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.m
               ast.MatMult: operator.matmul, ast.BitAnd: operator.and_, ast.BitOr: operator.or_,
               ast.BitXor: operator.xor, ast.LShift: operator.lshift, ast.RShift: operator.rshift}
 _COMPARE = {ast.Lt: "slt", ast.LtE: "sle", ast.Gt: "sgt", ast.GtE: "sge", ast.Eq: "eq", ast.NotEq: "ne"}
+
+
+def _holds_runtime(values) -> bool:
+    """Whether a tuple or list holds (at any depth) a runtime integer or node expression."""
+    return any(isinstance(v, (Scalar, NodeExpression)) or isinstance(v, (tuple, list)) and _holds_runtime(v)
+               for v in values)
+
+
 _PY_COMPARE = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
                ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Is: operator.is_, ast.IsNot: operator.is_not,
                ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b}
@@ -98,7 +107,17 @@ class ExpressionBuilder:
             return "None"
         if isinstance(value, PipeNet):
             return "a ttl.PipeNet"
-        return f"{type(value).__name__} {value!r}"[:80]
+        if isinstance(value, PipeIdentity):
+            return f"the pipe given to net.if_{value.role}'s body"
+        if isinstance(value, types.ModuleType):        # tilefold.ttl as the user imports it: ttl
+            return f"module {value.__name__.removeprefix('tilefold.')}"
+        if isinstance(value, (tuple, list)) and not all(isinstance(v, (bool, int, float, str)) for v in value):
+            shown = ", ".join(ExpressionBuilder.describe(v) for v in value[:3]) + (", ..." if len(value) > 3 else "")
+            return f"a {type(value).__name__} of {len(value)} values ({shown})"
+        shown = repr(value)
+        if " object at 0x" in shown:        # no repr of its own: the type says what it is
+            return f"a {type(value).__name__} object"
+        return f"{type(value).__name__} {shown}"[:80]
 
     def as_int(self, value, node: ast.AST, what: str):
         """An int or a :class:`Scalar`, or an error naming ``what``."""
@@ -406,7 +425,30 @@ class ExpressionBuilder:
                 raise self.error(f"{ast.unparse(node)[:40]}: runtime integers compare with < <= > >= == !=", node)
             return self.scalars.compare(_COMPARE[op], self.as_int(left, node, "a compared value"),
                                         self.as_int(right, node, "a compared value"))
-        return _PY_COMPARE[op](left, right)
+        if type(left) is type(right) and isinstance(left, (tuple, list)) and _holds_runtime(left + right):
+            return self.sequence_compare(op, left, right, node)
+        try:
+            return _PY_COMPARE[op](left, right)
+        except TypeError as exc:
+            raise self.error(f"{ast.unparse(node)[:40]}: {exc}", node) from None
+
+    def sequence_compare(self, op: type, left, right, node):
+        """``ttl.node(dims=2) == (1, 0)`` and other tuple / list comparisons holding runtime integers, as
+        Python compares them: element by element, the first unequal pair deciding an ordering."""
+        if op in (ast.Eq, ast.NotEq):
+            equal = len(left) == len(right)
+            for a, b in zip(left, right) if equal else ():
+                equal = self.logical(ast.And, equal, self.compare(ast.Eq, a, b, node), node)
+            return equal if op is ast.Eq else self.negate(equal)
+        if op not in (ast.Lt, ast.LtE, ast.Gt, ast.GtE):
+            raise self.error(f"{ast.unparse(node)[:40]}: tuples holding runtime integers compare with "
+                             "< <= > >= == !=", node)
+        strict = ast.Lt if op in (ast.Lt, ast.LtE) else ast.Gt
+        result = _PY_COMPARE[op](len(left), len(right))     # decides when the common part is equal
+        for a, b in reversed(list(zip(left, right))):
+            tie = self.logical(ast.And, self.compare(ast.Eq, a, b, node), result, node)
+            result = self.logical(ast.Or, self.compare(strict, a, b, node), tie, node)
+        return result
 
     def membership(self, op: type, value: Scalar, options, node):
         """``i in (1, 2)`` on a runtime integer: ``i == 1 or i == 2`` (``not in``: none equal)."""

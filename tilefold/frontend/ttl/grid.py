@@ -24,7 +24,7 @@ import types
 from dataclasses import dataclass
 
 from tilefold.arch import Arch
-from tilefold.errors import KernelError, SourceLocation
+from tilefold.errors import KernelArgumentError, KernelError, SourceLocation
 from tilefold.frontend.ttl import capture
 from tilefold.caller import user_location
 
@@ -226,6 +226,10 @@ class NodeExpression:
         return self._uniform("this value", self.value)
 
     __int__ = __index__
+
+    def __iter__(self):
+        raise KernelArgumentError("this node coordinate is one number (ttl.node(dims=1) is the linear index); "
+                                  "unpack coordinates from ttl.node(dims=2) (x, y = ...)", user_location())
 
     def value(self, leaf) -> int:
         """The expression on one node (``leaf(name)`` gives its x / y)."""

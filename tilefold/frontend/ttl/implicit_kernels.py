@@ -418,11 +418,13 @@ def split(function, source: FunctionSource, tree: ast.FunctionDef | None = None,
         fn = ast.FunctionDef(name=name, args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[],
                                                              defaults=[]),
                              body=stmts, decorator_list=[decorator], returns=None, type_params=[])
-        ast.copy_location(fn, stmts[0])
-        ast.copy_location(decorator, stmts[0])
-        ast.copy_location(decorator.func, stmts[0])
-        fn.end_lineno, fn.end_col_offset = stmts[-1].end_lineno, stmts[-1].end_col_offset
-        register_tree(source.file, name, stmts[0].lineno, fn)
+        # inlined statements keep their callee's lines, which may come before the caller's
+        first = min(stmts, key=lambda s: (s.lineno, s.col_offset))
+        last = max(stmts, key=lambda s: (s.end_lineno, s.end_col_offset))
+        for node in (fn, decorator, decorator.func):
+            ast.copy_location(node, first)
+        fn.end_lineno, fn.end_col_offset = last.end_lineno, last.end_col_offset
+        register_tree(source.file, name, first.lineno, fn)
         defs.append(fn)
     outer = ast.FunctionDef(name=tree.name, args=tree.args, body=host + defs, decorator_list=[],
                             returns=None, type_params=[])

@@ -25,12 +25,21 @@ import builtins
 import copy
 import inspect
 import itertools
+import re
 
 from tilefold.errors import KernelError, SourceLocation
 
 MAX_DEPTH = 32
 BUFFER_MAKERS = {"make_dfb", "make_dataflow_buffer_like", "make_circular_buffer_like", "make_tensor_backed_dfb"}
 _PREFIX = "__tf_call"
+
+
+def show_user_names(err):
+    """``err`` with the fresh names of inlined statements in its message shown as the callee wrote them."""
+    if _PREFIX in err.message:
+        err.message = re.sub(rf"{_PREFIX}\d+_", "", err.message)
+        err.args = (str(err),)
+    return err
 
 
 def function_scope(function) -> dict:

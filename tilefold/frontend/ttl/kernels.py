@@ -78,6 +78,9 @@ class Kernel:
                                           "ttl.KernelKind.DATA_MOVEMENT", user_location())
         self.kind = kind
 
+    def __repr__(self) -> str:
+        return f"ttl.Kernel(ttl.KernelKind.{self.kind.name})"
+
 
 def selector_kind(selector, what: str, location) -> str:
     """The kind ("compute" / "datamovement") a ``kernel=`` selector names, or an error."""

@@ -198,7 +198,17 @@ class MeshTensor:
         return f"ttnn.Tensor(mesh of {len(self.pieces)} x shape={tuple(self.shape)}, dtype={self.dtype.name})"
 
 
-def _split(values: np.ndarray, dim: int, parts: int) -> list[np.ndarray]:
+def _axis(dim, shape: tuple, what: str) -> int:
+    """``dim`` when it names a dimension of a tensor of ``shape`` (negative counts from the end)."""
+    rank = len(shape)
+    if not isinstance(dim, (int, np.integer)) or isinstance(dim, bool) or not -rank <= dim < rank:
+        raise LayoutError(f"{what}: dim={dim!r} is not a dimension of a {rank}-dimensional tensor {tuple(shape)}; "
+                          f"give an integer from 0 to {rank - 1} (or -{rank} to -1)", user_location())
+    return int(dim)
+
+
+def _split(values: np.ndarray, dim: int, parts: int, what: str = "ttnn.ShardTensorToMesh") -> list[np.ndarray]:
+    dim = _axis(dim, values.shape, what)
     if values.shape[dim] % parts:
         raise LayoutError(f"dimension {dim} of a {values.shape} tensor does not split into {parts} equal shards",
                           user_location())
@@ -233,10 +243,11 @@ class ShardTensor2dMesh:
 
     def pieces(self, values: np.ndarray) -> list[np.ndarray]:
         rows, cols = self.mesh.shape
-        by_row = _split(values, self.dims[0], rows) if self.dims[0] is not None else [values] * rows
+        what = "ttnn.ShardTensor2dMesh"
+        by_row = _split(values, self.dims[0], rows, what) if self.dims[0] is not None else [values] * rows
         out = []
         for piece in by_row:
-            out += _split(piece, self.dims[1], cols) if self.dims[1] is not None else [piece] * cols
+            out += _split(piece, self.dims[1], cols, what) if self.dims[1] is not None else [piece] * cols
         return out
 
 
@@ -247,7 +258,7 @@ class ConcatMeshToTensor:
         self.mesh, self.dim = mesh, dim
 
     def join(self, pieces: list[np.ndarray]) -> np.ndarray:
-        return np.concatenate(pieces, axis=self.dim)
+        return np.concatenate(pieces, axis=_axis(self.dim, pieces[0].shape, "ttnn.ConcatMeshToTensor"))
 
 
 class ConcatMesh2dToTensor:
@@ -258,14 +269,19 @@ class ConcatMesh2dToTensor:
 
     def join(self, pieces: list[np.ndarray]) -> np.ndarray:
         rows, cols = self.mesh.shape
-        row_values = [np.concatenate(pieces[r * cols:(r + 1) * cols], axis=self.dims[1]) for r in range(rows)]
-        return np.concatenate(row_values, axis=self.dims[0])
+        what = "ttnn.ConcatMesh2dToTensor"
+        across = _axis(self.dims[1], pieces[0].shape, what)
+        row_values = [np.concatenate(pieces[r * cols:(r + 1) * cols], axis=across) for r in range(rows)]
+        return np.concatenate(row_values, axis=_axis(self.dims[0], pieces[0].shape, what))
 
 
 def distribute(values: np.ndarray, make, mesh: MeshDevice, mapper) -> MeshTensor:
     """A mesh tensor: ``mapper`` splits ``values`` and ``make(piece)`` builds each chip's tensor."""
     if mapper is None:
         mapper = ReplicateTensorToMesh(mesh)
+    if not callable(getattr(mapper, "pieces", None)):
+        raise LayoutError(f"mesh_mapper={mapper!r}: give ttnn.ShardTensorToMesh, ttnn.ShardTensor2dMesh or "
+                          "ttnn.ReplicateTensorToMesh", user_location())
     return MeshTensor([make(np.ascontiguousarray(p)) for p in mapper.pieces(values)], mesh)
 
 
@@ -273,6 +289,9 @@ def compose(tensor: MeshTensor, composer) -> np.ndarray:
     if composer is None:
         raise LayoutError("this tensor is spread over a mesh of chips; pass mesh_composer=ttnn.ConcatMeshToTensor("
                           "mesh_device, dim=...) to read it", user_location())
+    if not callable(getattr(composer, "join", None)):
+        raise LayoutError(f"mesh_composer={composer!r}: give ttnn.ConcatMeshToTensor or ttnn.ConcatMesh2dToTensor",
+                          user_location())
     return composer.join([p.to_numpy() for p in tensor.pieces])
 
 

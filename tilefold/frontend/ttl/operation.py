@@ -27,7 +27,8 @@ import os
 from dataclasses import dataclass, field
 
 from tilefold.arch import get_arch, mesh_of
-from tilefold.errors import KernelArgumentError, KernelError, KernelValueError, SourceLocation, warn_at
+from tilefold.errors import (KernelArgumentError, KernelError, KernelValueError, SourceLocation, TilefoldError,
+                             warn_at)
 from tilefold.frontend.ttl import session
 from tilefold.frontend.ttl.capture import OperationCapture, TensorArgument, capturing
 from tilefold.frontend.ttl.dataflow_buffers import DataflowBuffer
@@ -80,8 +81,14 @@ class Operation:
     # -- the call ---------------------------------------------------------------------------
 
     def __call__(self, *args, **kwargs):
+        from tilefold.frontend.ttl.inlining import show_user_names
+
         with frozen_gc():         # the objects alive before the call stay out of its cycle collections
-            return self._call(args, kwargs)
+            try:
+                return self._call(args, kwargs)
+            except TilefoldError as err:
+                show_user_names(err)
+                raise
 
     def _call(self, args, kwargs):
         from tilefold.frontend.ttl.mesh import MeshTensor
