@@ -14,11 +14,11 @@ from xdsl.dialects import arith, scf
 
 import tilefold.ttl as ttl
 import tilefold.ttnn as ttnn
-from tilefold.ir.context import parse_module
 from tilefold.ir.tile_loops import nest_inputs
 from tilefold.sim.compute_api import ComputeApi
 from tilefold.sim.device import Device
 
+from compute_ir import compute_kernel
 from simhelpers import EXAMPLES
 
 TILE = 32
@@ -125,32 +125,11 @@ def test_examples_run_the_same_without_replays(name, runs, monkeypatch):
         _same(replayed, queued)
 
 
-NEST = """
-builtin.module {{
-  func.func @compute() attributes {{ttkernel.thread = "compute", ttl.kernel_role = "compute"}} {{
-    %x = ttkernel.get_compile_time_arg_val(0 : i32) : i32
-    %cb = ttkernel.cb(%x) : i32
-    %c0 = arith.constant 0 : index
-    %c1 = arith.constant 1 : index
-    %c4 = arith.constant 4 : index
-    %local = memref.alloca() : memref<1xindex>
-    scf.for %outer = %c0 to %c4 step %c1 {{
-      ttkernel.tile_regs_acquire()
-      scf.for %i = %c0 to %c4 step %c1 {{
-{body}
-      }}
-      ttkernel.tile_regs_commit()
-      ttkernel.tile_regs_wait()
-      ttkernel.tile_regs_release()
-    }}
-    func.return
-  }}
-}}
-"""
-
-
 def _inputs(body: str):
-    module = parse_module(NEST.format(body=body))
+    module = compute_kernel("%local = memref.alloca() : memref<1xindex>\n"
+                            "scf.for %outer = %c0 to %c4 step %c1 {\nttkernel.tile_regs_acquire()\n"
+                            f"scf.for %i = %c0 to %c4 step %c1 {{\n{body}\n}}\nttkernel.tile_regs_commit()\n"
+                            "ttkernel.tile_regs_wait()\nttkernel.tile_regs_release()\n}")
     outer = next(op for op in module.walk() if isinstance(op, scf.ForOp))
     inner = next(op for op in outer.body.walk() if isinstance(op, scf.ForOp))
     return nest_inputs(inner)
@@ -164,10 +143,10 @@ def test_a_nest_of_kernel_values_may_be_replayed():
 
 
 @pytest.mark.parametrize("body", [
-    """        %t = arith.addi %i, %outer : index
-        ttkernel.copy_tile(%cb, %t, %i) : !ttkernel.cb, index, index""",
-    """        %t = memref.load %local[%c0] : memref<1xindex>
-        ttkernel.copy_tile(%cb, %t, %i) : !ttkernel.cb, index, index""",
+    """        %s = arith.addi %i, %outer : index
+        ttkernel.copy_tile(%cb, %s, %i) : !ttkernel.cb, index, index""",
+    """        %s = memref.load %local[%c0] : memref<1xindex>
+        ttkernel.copy_tile(%cb, %s, %i) : !ttkernel.cb, index, index""",
 ], ids=["an enclosing loop's index", "a local variable"])
 def test_a_nest_reading_values_that_change_is_queued_every_time(body):
     assert _inputs(body) is None

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from compute_ir import compute_kernel
 from test_ttl_matmul_addend import ADDEND_FIRST, _compute_source, _tensors
 
 import tilefold.ttnn as ttnn
-from tilefold.ir.context import parse_module
 from tilefold.ir.ttkernel import ApiCallOp
 from tilefold.passes.ttl.hoist_inits import TtlHoistInits
 
@@ -33,32 +33,11 @@ def test_the_hoisted_kernel_computes_the_exact_sum():
     np.testing.assert_array_equal(ttnn.to_numpy(out), ttnn.to_numpy(c).astype(np.float64) + product)
 
 
-KERNEL = """
-builtin.module {{
-  func.func @compute() attributes {{ttkernel.thread = "compute", ttl.kernel_role = "compute"}} {{
-    %x = ttkernel.get_compile_time_arg_val(0 : i32) : i32
-    %cb = ttkernel.cb(%x) : i32
-    %y = ttkernel.get_compile_time_arg_val(1 : i32) : i32
-    %cb2 = ttkernel.cb(%y) : i32
-    %c0 = arith.constant 0 : index
-    %c1 = arith.constant 1 : index
-    %c4 = arith.constant {upper} : index
-    ttkernel.tile_regs_acquire()
-    scf.for %i = %c0 to %c4 step %c1 {{
-{body}
-    }}
-    ttkernel.tile_regs_commit()
-    ttkernel.tile_regs_wait()
-    ttkernel.tile_regs_release()
-    func.return
-  }}
-}}
-"""
-
-
 def _hoisted(body: str, upper: int = 4) -> bool:
     """Whether the pass moves the body's first init out of the loop."""
-    module = parse_module(KERNEL.format(body=body, upper=upper))
+    loop = f"ttkernel.tile_regs_acquire()\nscf.for %i = %c0 to %c4 step %c1 {{\n{body}\n}}\n" \
+           "ttkernel.tile_regs_commit()\nttkernel.tile_regs_wait()\nttkernel.tile_regs_release()"
+    module = compute_kernel(loop, ("cb", "cb2"), upper)
     TtlHoistInits().apply(None, module)
     kernel = next(iter(module.ops))
     return any(isinstance(op, ApiCallOp) and op.api.configures for op in kernel.body.block.ops)

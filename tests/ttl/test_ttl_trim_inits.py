@@ -8,11 +8,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from checkkernel import accessor_compile_args, check_kernels, require_accepted
+from compute_ir import compute_kernel
 
 import tilefold.ttl as ttl
 import tilefold.ttnn as ttnn
 from tilefold.codegen.cpp import emit_kernel
-from tilefold.ir.context import parse_module
 from tilefold.ir.ttkernel import ApiCallOp
 from tilefold.passes.ttl.trim_inits import TtlTrimInits
 from ttl_helpers import compiled
@@ -85,24 +85,6 @@ def test_the_trimmed_k_loop_computes_the_exact_product():
     np.testing.assert_array_equal(ttnn.to_numpy(y), expected)
 
 
-KERNEL = """
-builtin.module {{
-  func.func @compute() attributes {{ttkernel.thread = "compute", ttl.kernel_role = "compute"}} {{
-    %x = ttkernel.get_compile_time_arg_val(0 : i32) : i32
-    %a = ttkernel.cb(%x) : i32
-    %y = ttkernel.get_compile_time_arg_val(1 : i32) : i32
-    %b = ttkernel.cb(%y) : i32
-    %z = ttkernel.get_compile_time_arg_val(2 : i32) : i32
-    %o = ttkernel.cb(%z) : i32
-    %c0 = arith.constant 0 : index
-    %c1 = arith.constant 1 : index
-    %c4 = arith.constant 4 : index
-    %t = arith.constant true
-{body}
-    func.return
-  }}
-}}
-"""
 MM = "ttkernel.mm_block_init(%a, %b, %o, %c0, %c1, %c1, %c1) : !ttkernel.cb, !ttkernel.cb, !ttkernel.cb, index, index, index, index"
 COPY_INIT = "ttkernel.copy_tile_init(%o) : !ttkernel.cb"
 COPY = "ttkernel.copy_tile(%o, %c0, %c0) : !ttkernel.cb, index, index"
@@ -110,7 +92,7 @@ SFPU = "ttkernel.init_sfpu(%a, %o) : !ttkernel.cb, !ttkernel.cb"
 
 
 def _calls(body: str) -> list[str]:
-    module = parse_module(KERNEL.format(body=body))
+    module = compute_kernel(body, ("a", "b", "o"))
     TtlTrimInits().apply(None, module)
     return [op.api.name for op in module.walk() if isinstance(op, ApiCallOp) and op.api.configures]
 
@@ -134,6 +116,7 @@ def test_a_loop_entered_with_the_same_init_shortens_the_one_in_its_body():
      "the loop's body ends configured for another full init"),
     (f"scf.if %t {{\n{MM}\n}}\n{MM}", "only one way of a branch made the init"),
     (f"{SFPU}\n{COPY}\n{MM}", "another full init"),
+    (f"{MM}\nttkernel.pack_reconfig_l1_acc(%c1) : index\n{MM}", "the packer's L1 accumulation switched"),
 ])
 def test_a_full_init_stays_when_the_engines_may_be_configured_otherwise(body, why):
     calls = _calls(body)

@@ -16,8 +16,8 @@ branches, and where it is the same init with the same CBs and nothing in between
 
 A loop is entered with what is known both before it and at the end of its body (a K loop's second
 step finds the first step's init); a branch leaves what both ways agree on. Any other configuring
-call (``reconfig_data_format``, ``*_with_dt``, ``reduce_init``, ``tilize_init``, ...) makes the
-configuration unknown, so the next full init stays.
+call (``reconfig_data_format``, ``*_with_dt``, ``reduce_init``, ``tilize_init``, ...) and
+``pack_reconfig_l1_acc`` make the configuration unknown, so the next full init stays.
 
 Then, within each block, an init that only selects the FPU operation (``copy_tile_init``,
 ``mm_block_init_short``, ``add_tiles_init``, ...) is dropped when another such init or a full init
@@ -129,7 +129,11 @@ class _Walk:
             return states[0] if all(s == states[0] for s in states) else _UNKNOWN
         if op.regions:
             return _UNKNOWN
-        if not isinstance(op, ApiCallOp) or not op.api.configures:
+        if not isinstance(op, ApiCallOp):
+            return state
+        if op.api.name == "pack_reconfig_l1_acc":
+            return _UNKNOWN                                  # a full init may be what turns it off again
+        if not op.api.configures:
             return state
         name = op.api.name
         if name in SHORT_FORMS:
