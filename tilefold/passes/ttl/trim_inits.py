@@ -47,8 +47,6 @@ SHORT_FORMS = {
 _FORMAT_KEEPING_SUFFIXES = ("_tile_init", "_init_short", "_tiles_init")
 _FORMAT_CHANGING = frozenset({"copy_tile_to_dst_init_short_with_dt"})
 _UNKNOWN = None
-
-
 # inits that only select the FPU operation: the calls that run it read that selection
 FPU_OPERATION_INITS = frozenset({"copy_tile_init", "copy_tile_to_dst_init_short", "mm_init_short",
                                  "mm_block_init_short", "add_tiles_init", "sub_tiles_init", "mul_tiles_init",
@@ -71,7 +69,7 @@ class TtlTrimInits(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for kernel in kernels(op, "compute"):
             _Walk().block(kernel.body.block, _UNKNOWN)
-            for block in [kernel.body.block, *(b for o in kernel.walk() for r in o.regions for b in r.blocks)]:
+            for block in [b for o in kernel.walk() for r in o.regions for b in r.blocks]:   # the kernel's own too
                 _drop_replaced_operation_inits(block)
 
 
