@@ -509,9 +509,13 @@ def _host_op(name: str, compute):
     in, tensors of its results out (rounded to their data types) on the first tensor's device and
     memory config (or ``memory_config=``); an in-place op (``add_``) writes into its first tensor."""
     inplace = name in ttnn_ops.INPLACE
-    ignored = [f for f in _DEVICE_ONLY_FLAGS if f not in inspect.signature(compute).parameters]
+    ignored: list[str] | None = None     # the device-only flags ``compute`` does not take (at the first call)
 
     def run(*args, **kwargs):
+        nonlocal ignored
+        if ignored is None:
+            parameters = inspect.signature(compute).parameters
+            ignored = [f for f in _DEVICE_ONLY_FLAGS if f not in parameters]
         like = _find_tensor(args, kwargs)
         if like is None:
             raise LayoutError(f"ttnn.{name} takes a ttnn tensor (ttnn.from_torch / ttnn.from_numpy make one)",
