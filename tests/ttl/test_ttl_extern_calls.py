@@ -223,7 +223,8 @@ def _misuse_op(kind):
     ("template", ["template_args[0] is dataflow buffer in_dfb, which is ambiguous", "ttl.get_dfb_id(in_dfb)"]),
     ("kernel", ["kernel= selects a data movement kernel, but this is a compute kernel"]),
     ("keyword", ["has no argument arguments="]),
-    ("tensor", ["func_args[0] is a tensor; tensor arguments", "not supported by tilefold yet"]),
+    ("tensor", ["func_args[0] is tensor inp, which the C++ gets as its TensorAccessor",
+                "make the call in a @ttl.datamovement() kernel"]),
 ])
 def test_misuse_is_an_error_at_the_users_line(monkeypatch, kind, fragments):
     monkeypatch.setenv("TTLANG_COMPILE_ONLY", "1")
@@ -378,3 +379,61 @@ def test_template_arguments_spread_from_a_captured_tuple():
 
     text = _sources(op, tile_tensor((32, 32)))["compute.cpp"]
     assert "shim<ttlang::DFBDescriptor<scratch, 2, 3, 2048>, 17, false, 3212836864U, scratch>();" in text
+
+
+ACCESSOR_HEADER = """#pragma once
+#include <cstdint>
+
+namespace ext {
+// the NOC address of a tensor's page, through the TensorAccessor the kernel passes
+template <typename Accessor>
+inline uint64_t page_address(const Accessor& tensor, uint32_t page) { return tensor.get_noc_addr(page); }
+}  // namespace ext
+"""
+
+
+def _tensor_argument_op(header):
+    @ttl.operation(grid=(1, 1))
+    def op(inp, out):
+        in_dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
+
+        @ttl.compute()
+        def compute():
+            pass
+
+        @ttl.datamovement()
+        def read():
+            address = ttl.call_extern_func(header, "ext::page_address", func_args=[inp, 0],
+                                           result_type=ttl.ScalarType.U32)
+            with in_dfb.reserve() as b:
+                ttl.copy(inp[0, 0], b).wait()
+            ttl.call_extern_func(header, "ext::page_address", func_args=[out, address])
+
+        @ttl.datamovement()
+        def write():
+            with in_dfb.wait() as b:
+                ttl.copy(b, out[0, 0]).wait()
+
+    return op
+
+
+def test_a_tensor_argument_is_passed_as_its_tensor_accessor(tmp_path, check_kernel):
+    from tilefold.codegen.cpp import emit_kernel
+
+    header = tmp_path / "ext.hpp"
+    header.write_text(ACCESSOR_HEADER)
+    program = compiled(_tensor_argument_op(str(header)), tile_tensor((32, 32)), zeros((32, 32))).program
+    reader = next(k for k in program.kernels if k.name == "read")
+    source = emit_kernel(reader.function)
+    filecheck(source, f"""
+CHECK: #include "{header}"
+CHECK: const auto [[IN:inp]] = TensorAccessor(
+CHECK: const auto [[OUT:out]] = TensorAccessor(
+CHECK: uint32_t [[ADDRESS:address]] = ext::page_address([[IN]], 0);
+CHECK: noc_async_read_page(
+CHECK: ext::page_address([[OUT]], [[ADDRESS]]);
+""")
+    path = tmp_path / "read.cpp"
+    path.write_text(source)
+    for result in check_kernel.check_kernels([(path, "reader", check_kernel.accessor_compile_args(program, reader))]):
+        check_kernel.require_accepted(result)

@@ -315,9 +315,16 @@ def _func_arg(builder, value, i: int, node):
         return builder.scalars.materialize(value)
     if isinstance(value, float):
         return builder.emit(arith.ConstantOp.from_float_and_width(value, Float32Type())).result
+    argument = builder.operation.tensor_argument(value) if "Tensor" in type(value).__name__ else None
+    if argument is not None:                         # its TensorAccessor, as ttl.copy addresses it
+        if builder.kind != "datamovement":
+            raise builder.error(f"ttl.call_extern_func: func_args[{i}] is tensor {argument.name}, which the C++ gets "
+                                "as its TensorAccessor; only a data movement kernel has one: make the call in a "
+                                "@ttl.datamovement() kernel", node)
+        return builder.tensor_value(argument, node)
     if "Tensor" in type(value).__name__:
-        raise builder.error(f"ttl.call_extern_func: func_args[{i}] is a tensor; tensor arguments (a TensorAccessor "
-                            "in the C++) are not supported by tilefold yet: pass dataflow buffers and scalars", node)
+        raise builder.error(f"ttl.call_extern_func: func_args[{i}] is a tensor that is not an argument of the "
+                            "operation; pass one of its tensor arguments", node)
     raise builder.error(f"ttl.call_extern_func: func_args[{i}] must be a scalar (an integer, a bool, a float or a "
                         f"runtime integer) or a dataflow buffer, not {builder.describe(value)}", node)
 

@@ -7,7 +7,7 @@ and ``affine`` ops only (``lower-affine`` then removes ``affine.apply``):
   the kernel's first compile-time arguments, in binding order, as the TT-Lang multi-tile lowering shows;
 * ``ttl.node_coord`` and the pipe counts become runtime arguments (``get_arg_val``);
 * a ``ttkernel.extern_call`` (``ttl.call_extern_func``) stays, its buffer operands replaced by
-  their circular buffer indices;
+  their circular buffer indices and its tensor operands by their ``TensorAccessor`` s;
 * compute kernels: :mod:`.ttkernel_compute`; data movement kernels: :mod:`.ttkernel_data_movement`.
 
 Written as xDSL ``RewritePattern`` s, as ``xdsl.transforms.lower_affine`` is, under two
@@ -63,8 +63,10 @@ class LowerTTLOp(RewritePattern):
             dim = op.dim.value.data
             value = self.emitter.runtime(KernelArgAttr.of("node", dim), ("node_x", "node_y", "device_index")[dim])
             op.result.replace_all_uses_with(value)
-        elif isinstance(op, ExternCallOp):             # its buffers become their circular buffer indices
-            op.operands = [self.cbs[v.owner.index] if isinstance(v.owner, ttl.BindCBOp) else v for v in op.operands]
+        elif isinstance(op, ExternCallOp):             # its buffers become their CB indices, its tensors accessors
+            op.operands = [self.cbs[v.owner.index] if isinstance(v.owner, ttl.BindCBOp) else
+                           self.lowering.accessors[v.owner.arg_index.value.data] if isinstance(v.owner, ttl.TensorOp)
+                           else v for v in op.operands]
             return
         elif isinstance(op, ttl.PipeCountOp):
             arg = KernelArgAttr.of("pipe_count", op.net.value.data, op.role.data)
