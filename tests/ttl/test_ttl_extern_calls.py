@@ -206,6 +206,8 @@ def _misuse_op(kind):
                     ttl.call_extern_func(FAKE_HEADER, "f", func_args=[inp])  # error
                 elif kind == "keyword":
                     ttl.call_extern_func(FAKE_HEADER, "f", arguments=[1])  # error
+                elif kind == "raw_addr":
+                    ttl.call_extern_func(FAKE_HEADER, "f", func_args=[ttl.raw_addr(in_dfb)])  # error
 
         @ttl.datamovement()
         def read():
@@ -223,6 +225,7 @@ def _misuse_op(kind):
     ("template", ["template_args[0] is dataflow buffer in_dfb, which is ambiguous", "ttl.get_dfb_id(in_dfb)"]),
     ("kernel", ["kernel= selects a data movement kernel, but this is a compute kernel"]),
     ("keyword", ["has no argument arguments="]),
+    ("raw_addr", ["ttl.raw_addr(tensor) takes one tensor argument of the operation"]),
     ("tensor", ["func_args[0] is tensor inp, which the C++ gets as its TensorAccessor",
                 "make the call in a @ttl.datamovement() kernel"]),
 ])
@@ -437,3 +440,58 @@ CHECK: ext::page_address([[OUT]], [[ADDRESS]]);
     path.write_text(source)
     for result in check_kernel.check_kernels([(path, "reader", check_kernel.accessor_compile_args(program, reader))]):
         check_kernel.require_accepted(result)
+
+
+ADDRESS_HEADER = """#pragma once
+#include <cstdint>
+
+namespace ext {
+inline void note_address(uint32_t address, uint32_t cb) { (void)address; (void)cb; }
+}  // namespace ext
+"""
+
+
+def _raw_address_op(header):
+    @ttl.operation(grid=(1, 1))
+    def op(inp, out):
+        in_dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
+
+        @ttl.compute()
+        def compute():
+            pass
+
+        @ttl.datamovement()
+        def read():
+            with in_dfb.reserve() as b:
+                ttl.copy(inp[0, 0], b).wait()
+
+        @ttl.datamovement()
+        def write():
+            with in_dfb.wait() as b:
+                ttl.copy(b, out[0, 0]).wait()
+            ttl.call_extern_func(header, "ext::note_address", func_args=[ttl.raw_addr(out), in_dfb])
+
+    return op
+
+
+def test_raw_addr_is_the_tensors_address_the_host_passes(tmp_path, check_kernel):
+    from tilefold.codegen.cpp import HostData, emit_kernel, write_project
+    from checkhost import check_hosts, require_hosts_accepted
+
+    header = tmp_path / "ext.hpp"
+    header.write_text(ADDRESS_HEADER)
+    program = compiled(_raw_address_op(str(header)), tile_tensor((32, 32)), zeros((32, 32))).program
+    writer = next(k for k in program.kernels if k.name == "write")
+    source = emit_kernel(writer.function)
+    filecheck(source, """
+CHECK: uint32_t [[ADDR:out_addr]] = get_arg_val<uint32_t>(0);
+CHECK: const auto out = TensorAccessor(out_args, [[ADDR]], 2048);
+CHECK: ext::note_address([[ADDR]], in_dfb);
+""")
+    path = tmp_path / "write.cpp"
+    path.write_text(source)
+    for result in check_kernel.check_kernels([(path, "writer", check_kernel.accessor_compile_args(program, writer))]):
+        check_kernel.require_accepted(result)
+    project = tmp_path / "project"
+    write_project(program, project, HostData(inputs={"inp": bytes(2048), "out": bytes(2048)}))
+    require_hosts_accepted(check_hosts([project / "main.cpp"]))

@@ -870,6 +870,23 @@ class TensorOp(IRDLOperation):
 
 
 @irdl_op_definition
+class TensorAddressOp(IRDLOperation):
+    """``ttl.tensor_address {index, name}``: the base address of operand ``index``'s buffer
+    (``ttl.raw_addr``), a runtime argument of the kernel."""
+
+    name = "ttl.tensor_address"
+    arg_index = prop_def(IntegerAttr, prop_name="index")
+    tensor_name = prop_def(StringAttr, prop_name="name")
+    result = result_def(IndexType)
+    assembly_format = "attr-dict `:` type($result)"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def __init__(self, index: int, name: str):
+        super().__init__(properties={"index": IntegerAttr(index, i32), "name": StringAttr(name)},
+                         result_types=[IndexType()])
+
+
+@irdl_op_definition
 class TensorSliceOp(IRDLOperation):
     """``ttl.tensor_slice %t[%offsets] {sizes}``: a slice of a tensor (offsets in its shape unit).
     ``checked`` lists the dimensions whose offset no loop or node range bounds, so the copy checks
@@ -1146,7 +1163,7 @@ class SemaphoreOp(IRDLOperation):
 STRUCTURAL_OPS = (BindCBOp, CBReserveOp, CBWaitOp, CBPushOp, CBPopOp, StoreOp, AttachCBOp, BlockSliceOp, ReshapeOp,
                   ComputeOp, YieldOp, LinearizedIndexOp, CopyTileOp, CopyDstOp, InitSFPUOp, TileRegsAcquireOp,
                   TileRegsCommitOp, TileRegsWaitOp, TileRegsReleaseOp, PackL1AccOp, PackTileOp, DstTileOp, MatmulBlockOp, TensorOp,
-                  TensorSliceOp, CopyOp, WaitOp, WaitAnyOp, GroupWaitOp, NodeCoordOp, PipeCountOp, PipePeerOp,
+                  TensorAddressOp, TensorSliceOp, CopyOp, WaitOp, WaitAnyOp, GroupWaitOp, NodeCoordOp, PipeCountOp, PipePeerOp,
                   PipeSendOp, PipeRecvOp, UnsafeElementReadOp, UnsafeElementWriteOp, SemaphoreOp)
 
 TTL = Dialect("ttl", [*STRUCTURAL_OPS, *BLOCK_OPS.values(), *TILE_OP_CLASSES.values()],

@@ -21,7 +21,7 @@ from tilefold.frontend.ttl.dataflow_buffers import (DataflowBuffer, make_dataflo
                                                     make_dfb_allocation_group, make_tensor_backed_dfb)
 from tilefold.frontend.ttl.devices import DeviceDomain, DeviceRef, Fabric1D, Fabric2D, TransferGraph
 from tilefold.frontend.ttl.extern_calls import (DFBAccess, DFBEffect, DispatchCondition, ScalarType, call_extern_func,
-                                                dfb_descriptor, get_dfb_id)
+                                                dfb_descriptor, get_dfb_id, raw_addr)
 from tilefold.frontend.ttl.dfb_boundaries import (DFBReconfiguration, DFBReset, reconfigure_dfbs,
                                                  reset_dataflow_buffers, reset_dfbs)
 from tilefold.frontend.ttl.device_calls import GroupTransfer, copy, signpost, static_range, wait_any
@@ -131,7 +131,7 @@ __all__ = [
     "make_dfb_allocation_group", "make_tensor_backed_dfb", "NodeCoord", "NodeRange", "Shape", "Size", "DstT",
     "kernel", "core", "TensorAccessor", "IndexType", "atom", "DFB", "DeviceDomain", "DeviceRef", "TransferGraph",
     "Fabric1D", "Fabric2D", "DFBReset", "DFBReconfiguration", "reset_dataflow_buffers", "reset_dfbs", "reconfigure_dfbs",
-    "call_extern_func", "get_dfb_id", "dfb_descriptor", "ScalarType", "DFBAccess", "DFBEffect", "DispatchCondition",
+    "call_extern_func", "get_dfb_id", "dfb_descriptor", "raw_addr", "ScalarType", "DFBAccess", "DFBEffect", "DispatchCondition",
 ]
 
 

@@ -619,6 +619,7 @@ class ExpressionBuilder:
             id(device_calls.signpost): lambda args, kwargs, node: device_calls.SIGNPOST,
             id(extern_calls.call_extern_func): lambda args, kwargs, node: extern_calls.build_call(self, args, kwargs, node),
             id(extern_calls.get_dfb_id): lambda a, k, n: extern_calls.dfb_marker(extern_calls.DFBId)(self, a, k, n),
+            id(extern_calls.raw_addr): lambda args, kwargs, node: extern_calls.raw_address(self, args, kwargs, node),
             id(extern_calls.dfb_descriptor): lambda a, k, n: extern_calls.dfb_marker(extern_calls.DFBDescriptor)(self, a, k, n),
             **extern_calls.note_handlers(self),
             id(builtins.min): lambda args, kwargs, node: self.call_min_max(args, node, "min"),

@@ -161,6 +161,12 @@ def dfb_descriptor(dfb):
     _device_only("dfb_descriptor")
 
 
+def raw_addr(tensor):
+    """``ttl.raw_addr(tensor)``: the base address of a tensor argument's buffer, a runtime integer (for
+    ``func_args`` of an external call)."""
+    _device_only("raw_addr")
+
+
 # -- in a kernel ------------------------------------------------------------------------------
 
 
@@ -367,3 +373,16 @@ def _find_header(header: str, include_paths, user_file: str) -> str | None:
         if os.path.isfile(path):
             return path
     return None
+
+
+def raw_address(builder, args, kwargs, node):
+    """``ttl.raw_addr(tensor)`` in a kernel: the tensor's base address, a runtime integer."""
+    from tilefold.frontend.ttl.scalars import Scalar
+    from tilefold.ir import ttl as ttl_ir
+
+    argument = builder.operation.tensor_argument(args[0]) if len(args) == 1 and not kwargs else None
+    if argument is None:
+        raise builder.error("ttl.raw_addr(tensor) takes one tensor argument of the operation", node)
+    op = builder.emit(ttl_ir.TensorAddressOp(argument.index, argument.name))
+    op.result.name_hint = f"{argument.name}_addr"
+    return Scalar.opaque(op.result)

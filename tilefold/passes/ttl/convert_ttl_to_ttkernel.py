@@ -5,7 +5,7 @@ and ``affine`` ops only (``lower-affine`` then removes ``affine.apply``):
 
 * each ``ttl.bind_cb`` becomes ``get_compile_time_arg_val(i)`` — the circular buffer indices are
   the kernel's first compile-time arguments, in binding order, as the TT-Lang multi-tile lowering shows;
-* ``ttl.node_coord`` and the pipe counts become runtime arguments (``get_arg_val``);
+* ``ttl.node_coord``, ``ttl.tensor_address`` and the pipe counts become runtime arguments (``get_arg_val``);
 * a ``ttkernel.extern_call`` (``ttl.call_extern_func``) stays, its buffer operands replaced by
   their circular buffer indices and its tensor operands by their ``TensorAccessor`` s;
 * compute kernels: :mod:`.ttkernel_compute`; data movement kernels: :mod:`.ttkernel_data_movement`.
@@ -62,6 +62,10 @@ class LowerTTLOp(RewritePattern):
         elif isinstance(op, ttl.NodeCoordOp):
             dim = op.dim.value.data
             value = self.emitter.runtime(KernelArgAttr.of("node", dim), ("node_x", "node_y", "device_index")[dim])
+            op.result.replace_all_uses_with(value)
+        elif isinstance(op, ttl.TensorAddressOp):      # ttl.raw_addr: the address the host passes
+            value = self.emitter.runtime(KernelArgAttr.of("address", op.arg_index.value.data),
+                                         f"{op.tensor_name.data}_addr")
             op.result.replace_all_uses_with(value)
         elif isinstance(op, ExternCallOp):             # its buffers become their CB indices, its tensors accessors
             op.operands = [self.cbs[v.owner.index] if isinstance(v.owner, ttl.BindCBOp) else
