@@ -129,3 +129,13 @@ def test_an_operation_init_replaced_before_any_use_is_dropped():
         ["mm_block_init", "copy_tile_init"]
     assert _calls(f"{MM}\n{short}\n{COPY}\n{COPY_INIT}\n{COPY}") == \
         ["mm_block_init", "mm_block_init_short", "copy_tile_init"]
+
+
+@pytest.mark.parametrize("upper, kept", [(4, False), (0, True)])
+def test_an_operation_init_a_running_loop_replaces_first_is_dropped(upper, kept):
+    short = "ttkernel.mm_block_init_short(%a, %b, %c0, %c1, %c1, %c1) : !ttkernel.cb, !ttkernel.cb, index, index, index, index"
+    module = compute_kernel(f"{MM}\n{COPY}\n{short}\nscf.for %i = %c0 to %c4 step %c1 {{\n"
+                            f"ttkernel.tile_regs_acquire()\n{COPY_INIT}\n{COPY}\n}}", ("a", "b", "o"), upper)
+    TtlTrimInits().apply(None, module)
+    calls = [op.api.name for op in module.walk() if isinstance(op, ApiCallOp) and op.api.configures]
+    assert ("mm_block_init_short" in calls) == kept, calls

@@ -21,7 +21,8 @@ call (``reconfig_data_format``, ``*_with_dt``, ``reduce_init``, ``tilize_init``,
 
 Then, within each block, an init that only selects the FPU operation (``copy_tile_init``,
 ``mm_block_init_short``, ``add_tiles_init``, ...) is dropped when another such init or a full init
-follows before any FPU call (a shortened K-step init followed by the reload's ``copy_tile_init``).
+follows before any FPU call — also first thing in a loop that runs at least once (a shortened
+K-step init followed by the reload loop's ``copy_tile_init``).
 """
 
 from __future__ import annotations
@@ -75,23 +76,40 @@ class TtlTrimInits(ModulePass):
 
 def _drop_replaced_operation_inits(block: Block) -> None:
     """Erase each FPU operation init of ``block`` that another operation init or a full init
-    follows before any call that uses the FPU (anything else with effects, or a loop or branch,
-    counts as a use)."""
+    follows before any call that uses the FPU (anything else with effects, or a branch, counts as a
+    use; so does a loop, unless it runs at least once and its body starts by replacing the init)."""
     unused = None
     for op in list(block.ops):
-        if isinstance(op, ApiCallOp):
-            name = op.api.name
-            if name in FPU_OPERATION_INITS or name in SHORT_FORMS or name == "compute_kernel_hw_startup":
-                if unused is not None:
-                    unused.detach()
-                    unused.erase()
-                unused = op if name in FPU_OPERATION_INITS else None
-            elif name in _FPU_NEUTRAL or op.api.sfpu is not None or op.api.effects == "pure":
-                continue
-            else:
-                unused = None                              # an FPU call, or one this pass does not know
-        elif op.regions or not (op.name.startswith("arith.") or isinstance(op, CBOp)):
-            unused = None
+        step = _fpu_step(op)
+        if step == "replaces" and unused is not None:
+            unused.detach()
+            unused.erase()
+        if step != "neutral":
+            unused = op if isinstance(op, ApiCallOp) and op.api.name in FPU_OPERATION_INITS else None
+
+
+def _fpu_step(op) -> str:
+    """What ``op`` does to the FPU operation an earlier init selected: ``"replaces"`` it (an
+    operation init or a full init, or a loop that runs and whose body begins with one), ``"neutral"``
+    (neither uses nor changes it) or ``"uses"`` (or may)."""
+    if isinstance(op, ApiCallOp):
+        name = op.api.name
+        if name in FPU_OPERATION_INITS or name in SHORT_FORMS or name == "compute_kernel_hw_startup":
+            return "replaces"
+        if name in _FPU_NEUTRAL or op.api.sfpu is not None or op.api.effects == "pure":
+            return "neutral"
+        return "uses"
+    if isinstance(op, scf.ForOp):
+        lb, ub = constant_int(op.lb), constant_int(op.ub)
+        if lb is not None and ub is not None and ub > lb:
+            for inner in op.body.block.ops:
+                step = _fpu_step(inner)
+                if step != "neutral":
+                    return step
+        return "uses"
+    if op.regions or not (op.name.startswith("arith.") or isinstance(op, CBOp)):
+        return "uses"
+    return "neutral"
 
 
 def _cb_key(value: SSAValue):
