@@ -61,22 +61,15 @@ def nest_inputs(loop: scf.ForOp) -> list[SSAValue] | None:
     while entry.parent_op() is not None and not isinstance(entry.parent_op(), func.FuncOp):
         entry = entry.parent_op()
     entry_block = entry.parent_block()
-    inside = set(loop.walk())
     found: dict[SSAValue, None] = {}
-    for op in inside:
-        if isinstance(op, (memref.LoadOp, memref.StoreOp)) and _defined_outside(op.memref, inside):
+    for op in loop.walk():
+        if isinstance(op, (memref.LoadOp, memref.StoreOp)) and not loop.is_ancestor(op.memref.owner):
             return None
         for value in op.operands:
-            if not _defined_outside(value, inside):
+            if loop.is_ancestor(value.owner):
                 continue
             block = value.owner if isinstance(value, BlockArgument) else value.owner.parent_block()
             if block is not entry_block:
                 return None
             found[value] = None
     return list(found)
-
-
-def _defined_outside(value: SSAValue, inside: set) -> bool:
-    if isinstance(value, BlockArgument):
-        return value.owner.parent_op() not in inside
-    return value.owner not in inside

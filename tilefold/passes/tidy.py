@@ -24,7 +24,7 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.transforms.common_subexpression_elimination import cse
 from xdsl.transforms.dead_code_elimination import region_dce
 
-from tilefold.ir.ttkernel import THREAD_ATTR, ApiCallOp
+from tilefold.ir.ttkernel import THREAD_ATTR, ApiCallOp, constant_int
 
 _FOLDS = {arith.AddiOp: lambda a, b: a + b, arith.SubiOp: lambda a, b: a - b, arith.MuliOp: lambda a, b: a * b}
 
@@ -37,13 +37,6 @@ def tidy_kernels(ctx: Context, module: ModuleOp) -> None:
             cse(kernel)
             region_dce(kernel.body)
             drop_repeated_barriers(kernel)
-
-
-def _constant(value) -> int | None:
-    owner = value.owner
-    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
-        return owner.value.value.data
-    return None
 
 
 def fold_integer_arithmetic(kernel: func.FuncOp) -> None:
@@ -60,7 +53,7 @@ def fold_integer_arithmetic(kernel: func.FuncOp) -> None:
         fold = _FOLDS.get(type(op))
         if fold is None:
             continue
-        a, b = _constant(op.lhs), _constant(op.rhs)
+        a, b = constant_int(op.lhs), constant_int(op.rhs)
         if a is not None and b is not None:
             width = getattr(op.result.type, "bitwidth", 64)          # index: 64 bits
             value = fold(a, b)

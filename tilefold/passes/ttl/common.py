@@ -6,7 +6,7 @@ Reads: ttl IR. Writes: nothing by itself; the helpers create ops for the passes 
 from __future__ import annotations
 
 from xdsl.builder import Builder
-from xdsl.dialects import func
+from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, i32
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
@@ -15,8 +15,18 @@ from xdsl.rewriter import InsertPoint
 from tilefold.errors import CompileError
 from tilefold.ir import ttl
 from tilefold.ir.locations import source_location
+from tilefold.ir.ttkernel import constant_int
 
 SCRATCH_PREFIX = "scratch"
+# compute calls that hand DST over or move CB pointers: they neither configure the engines nor use them
+HAND_OVER_AND_CB_CALLS = frozenset({"tile_regs_acquire", "tile_regs_commit", "tile_regs_wait", "tile_regs_release",
+                                    "cb_wait_front", "cb_reserve_back", "cb_push_back", "cb_pop_front"})
+
+
+def runs_at_least_once(loop: scf.ForOp) -> bool:
+    """Whether a loop's constant bounds give it at least one trip."""
+    lb, ub = constant_int(loop.lb), constant_int(loop.ub)
+    return lb is not None and ub is not None and ub > lb
 
 
 def kernels(module: ModuleOp, role: str | None = None) -> list[func.FuncOp]:

@@ -64,8 +64,7 @@ class LowerTTLOp(RewritePattern):
             value = self.emitter.runtime(KernelArgAttr.of("node", dim), ("node_x", "node_y", "device_index")[dim])
             op.result.replace_all_uses_with(value)
         elif isinstance(op, ttl.TensorAddressOp):      # ttl.raw_addr: the address the host passes
-            value = self.emitter.runtime(KernelArgAttr.of("address", op.arg_index.value.data),
-                                         f"{op.tensor_name.data}_addr")
+            value = self.emitter.tensor_address(op.arg_index.value.data, op.tensor_name.data)
             op.result.replace_all_uses_with(value)
         elif isinstance(op, ExternCallOp):             # its buffers become their CB indices, its tensors accessors
             op.operands = [self.cbs[v.owner.index] if isinstance(v.owner, ttl.BindCBOp) else

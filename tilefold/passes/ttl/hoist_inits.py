@@ -24,15 +24,10 @@ from __future__ import annotations
 from xdsl.context import Context
 from xdsl.dialects import scf
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
-from tilefold.ir.ttkernel import ApiCallOp, constant_int
-from tilefold.passes.ttl.common import kernels
-
-# calls that may come before the init in a loop body: they neither configure nor use the engines
-_NEUTRAL = frozenset({"tile_regs_acquire", "tile_regs_commit", "tile_regs_wait", "tile_regs_release",
-                      "cb_wait_front", "cb_reserve_back", "cb_push_back", "cb_pop_front"})
+from tilefold.ir.ttkernel import ApiCallOp
+from tilefold.passes.ttl.common import HAND_OVER_AND_CB_CALLS, kernels, runs_at_least_once
 
 
 class TtlHoistInits(ModulePass):
@@ -42,32 +37,13 @@ class TtlHoistInits(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for kernel in kernels(op, "compute"):
-            for loop in _loops_innermost_first(kernel):
+            loops = [o for o in kernel.walk(region_first=True) if isinstance(o, scf.ForOp)]    # innermost first
+            for loop in loops:
                 _hoist_from(loop)
 
 
-def _loops_innermost_first(root: Operation) -> list[scf.ForOp]:
-    loops: list[scf.ForOp] = []
-
-    def visit(op: Operation) -> None:
-        for region in op.regions:
-            for block in region.blocks:
-                for inner in block.ops:
-                    visit(inner)
-        if isinstance(op, scf.ForOp):
-            loops.append(op)
-
-    visit(root)
-    return loops
-
-
-def _runs_at_least_once(loop: scf.ForOp) -> bool:
-    lb, ub = constant_int(loop.lb), constant_int(loop.ub)
-    return lb is not None and ub is not None and ub > lb
-
-
 def _hoist_from(loop: scf.ForOp) -> None:
-    if not _runs_at_least_once(loop):
+    if not runs_at_least_once(loop):
         return
     configuring = [op for op in loop.body.walk() if isinstance(op, ApiCallOp) and op.api.configures]
     if len(configuring) != 1:
@@ -78,21 +54,13 @@ def _hoist_from(loop: scf.ForOp) -> None:
     for op in loop.body.block.ops:
         if op is init:
             break
-        if isinstance(op, ApiCallOp) and op.api.effects != "pure" and op.api.name not in _NEUTRAL:
-            return                                # a call the engines' configuration may affect
+        if isinstance(op, ApiCallOp) and op.api.effects != "pure" and op.api.name not in HAND_OVER_AND_CB_CALLS:
+            return                                # a call the engines' configuration may affect (only DST
+                                                  # hand-overs and CB calls may come before the init)
         if op.regions:
             return
-    if any(_inside(operand.owner, loop) for operand in init.operands):
+    if any(loop.is_ancestor(operand.owner) for operand in init.operands):     # made in the loop
         return
     init.detach()
     loop.parent_block().insert_op_before(init, loop)
 
-
-def _inside(owner, loop: scf.ForOp) -> bool:
-    """Whether a value's owner (an op or a block) lies within ``loop``."""
-    op = owner.parent_op() if not isinstance(owner, Operation) else owner
-    while op is not None:
-        if op is loop:
-            return True
-        op = op.parent_op()
-    return False

@@ -35,7 +35,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from tilefold.ir.ttkernel import ApiCallOp, CBOp, api_call, constant_int
-from tilefold.passes.ttl.common import kernels
+from tilefold.passes.ttl.common import HAND_OVER_AND_CB_CALLS, kernels, runs_at_least_once
 
 # full init -> (its short form, which of its operands the short form takes)
 SHORT_FORMS = {
@@ -57,8 +57,7 @@ FPU_OPERATION_INITS = frozenset({"copy_tile_init", "copy_tile_to_dst_init_short"
                                  "mul_bcast_cols_init_short", "mul_tiles_bcast_scalar_init_short",
                                  "transpose_wh_init_short"})
 # calls that neither configure nor use the FPU's operation
-_FPU_NEUTRAL = frozenset({"tile_regs_acquire", "tile_regs_commit", "tile_regs_wait", "tile_regs_release",
-                          "cb_wait_front", "cb_reserve_back", "cb_push_back", "cb_pop_front", "pack_tile"})
+_FPU_NEUTRAL = HAND_OVER_AND_CB_CALLS | {"pack_tile"}
 
 
 class TtlTrimInits(ModulePass):
@@ -70,7 +69,7 @@ class TtlTrimInits(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for kernel in kernels(op, "compute"):
             _Walk().block(kernel.body.block, _UNKNOWN)
-            for block in [b for o in kernel.walk() for r in o.regions for b in r.blocks]:   # the kernel's own too
+            for block in list(kernel.walk_blocks()):
                 _drop_replaced_operation_inits(block)
 
 
@@ -100,8 +99,7 @@ def _fpu_step(op) -> str:
             return "neutral"
         return "uses"
     if isinstance(op, scf.ForOp):
-        lb, ub = constant_int(op.lb), constant_int(op.ub)
-        if lb is not None and ub is not None and ub > lb:
+        if runs_at_least_once(op):
             for inner in op.body.block.ops:
                 step = _fpu_step(inner)
                 if step != "neutral":

@@ -110,6 +110,11 @@ class KernelEmitter:
             return self.at_start(CBOp(op.result)).result   # a CB argument is a !ttkernel.cb
         return op.result
 
+    def tensor_address(self, index: int, name: str) -> SSAValue:
+        """The base address of the operation's tensor ``index`` (``name``), the runtime argument the
+        host passes (shared by its ``TensorAccessor`` and ``ttl.raw_addr``)."""
+        return self.runtime(KernelArgAttr.of("address", index), f"{name}_addr")
+
     def runtime(self, descriptor: KernelArgAttr, name: str | None = None) -> SSAValue:
         """The ``index`` value of a runtime argument (read once, at the kernel's start)."""
         if descriptor not in self.runtime_values:

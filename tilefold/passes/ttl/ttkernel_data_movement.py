@@ -144,7 +144,7 @@ class DataMovementLowering:
             args = e.at_start(TensorAccessorArgsOp(prev=self.last_args))
         args.result.name_hint = f"{name}_args"
         self.last_args = args.result
-        address = e.runtime(KernelArgAttr.of("address", index), f"{name}_addr")
+        address = e.tensor_address(index, name)
         size = e.at_start(arith.ConstantOp.from_int_and_width(_page_size(op.result.type), 32))
         accessor = e.at_start(TensorAccessorOp(args.result, address, size.result))
         accessor.result.name_hint = name
