@@ -555,8 +555,9 @@ class ExternCallOp(IRDLOperation):
     """``callee<template...>(args...)``: a C++ function of a user's header (``ttl.call_extern_func``),
     printed after ``#include "header"`` as the user wrote the header's path.
 
-    The first ``arg_count`` operands are the function arguments (runtime integers, constants, and
-    dataflow buffers — a circular buffer index); the rest are the buffers the template arguments
+    The first ``arg_count`` operands are the function arguments (runtime integers, constants,
+    dataflow buffers — a circular buffer index — and, in a data movement kernel, ``TensorAccessor``
+    values); the rest are the buffers the template arguments
     name. Each template argument is a string: ``int:N``, ``bool:0|1``, ``float:BITS`` (an f32 bit
     pattern, unsigned), ``dfb_id:K`` (the index of the K-th template buffer) or
     ``dfb_descriptor:K:PAGES:BLOCKS:PAGE_BYTES`` (a ``ttlang::DFBDescriptor`` type). The optional
