@@ -704,3 +704,71 @@ def test_structured_graphs_list_their_edges():
     plane = ttl.DeviceDomain((2, 2))
     assert ttl.TransferGraph.stencil(plane, offsets=[(0, 1), (1, 0)]).edges == [(0, 1), (0, 2), (1, 3), (2, 3)]
     assert len(ttl.TransferGraph.all_to_all(plane).edges) == 12
+
+
+# -- a destination range: one device sends its tile to every device of a box ----------------------
+
+BROADCAST_DOMAIN = ttl.DeviceDomain((4,))
+RANGE_NET = ttl.PipeNet(graph=ttl.TransferGraph.edges(
+    BROADCAST_DOMAIN, edges=[(ttl.DeviceRef(0), ttl.DeviceRange(lo=ttl.DeviceRef(1), hi=ttl.DeviceRef(4)))]))
+
+
+@ttl.operation(grid=(2, 2), device_domain=BROADCAST_DOMAIN)
+def broadcast_from_device_0(inp, out):
+    dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
+
+    @ttl.compute()
+    def idle_compute():
+        pass
+
+    @ttl.datamovement()
+    def send_own_tile():
+        node_column, node_row = ttl.node(dims=2)
+        if BROADCAST_DOMAIN.current_index() == 0:
+            with dfb.reserve() as block:
+                ttl.copy(inp[node_row, node_column], block).wait()
+                ttl.copy(block, out[node_row, node_column]).wait()
+
+                def send(pipe):
+                    ttl.copy(block, pipe).wait()
+
+                RANGE_NET.if_src(send)
+
+    @ttl.datamovement()
+    def receive_tile():
+        node_column, node_row = ttl.node(dims=2)
+
+        def receive(pipe):
+            with dfb.reserve() as block:
+                ttl.copy(pipe, block).wait()
+                ttl.copy(block, out[node_row, node_column]).wait()
+
+        RANGE_NET.if_dst(receive)
+
+
+def test_a_device_range_destination_reaches_every_device_of_the_box(chips):
+    chips(4)
+    mesh, v, (inp, out) = _ring_inputs()
+    broadcast_from_device_0(inp, out)
+    first = np.split(v, 4)[0]
+    np.testing.assert_array_equal(_read(out, mesh), np.concatenate([first] * 4))
+
+
+def test_a_device_range_lists_an_edge_to_each_device_of_its_box():
+    plane = ttl.DeviceDomain((2, 3))
+    box = ttl.DeviceRange(lo=ttl.DeviceRef((0, 1)), hi=ttl.DeviceRef((2, 3)))
+    assert ttl.TransferGraph.edges(plane, edges=[((0, 0), box)]).edges == [(0, 1), (0, 2), (0, 4), (0, 5)]
+    assert ttl.TransferGraph.edges(plane, edges=[((1, 0), ttl.DeviceRange(lo=(0, 0), hi=(1, 3)))]).edges == \
+        [(3, 0), (3, 1), (3, 2)]
+    with pytest.raises(KernelValueError, match="the source lies in its destination range") as info:
+        line = _here()
+        ttl.TransferGraph.edges(plane, edges=[((0, 1), box)])
+    _at(info, line)
+    with pytest.raises(KernelValueError, match=r"holds no device; hi must exceed lo on every axis") as info:
+        line = _here()
+        ttl.TransferGraph.edges(plane, edges=[((0, 0), ttl.DeviceRange(lo=(1, 1), hi=(1, 3)))])
+    _at(info, line)
+    with pytest.raises(KernelValueError, match=r"hi \(3, 3\) is beyond DeviceDomain\(\(2, 3\)\)"):
+        ttl.TransferGraph.edges(plane, edges=[((0, 0), ttl.DeviceRange(lo=(1, 1), hi=(3, 3)))])
+    with pytest.raises(KernelValueError, match=r"lo \(2, 0\) is outside"):
+        ttl.TransferGraph.edges(plane, edges=[((0, 0), ttl.DeviceRange(lo=(2, 0), hi=(2, 3)))])

@@ -88,6 +88,36 @@ class DeviceRef:
         return "ttl.DeviceRef(" + ", ".join(repr(c) for c in self.coordinates) + ")"
 
 
+class DeviceRange:
+    """``ttl.DeviceRange(lo=ttl.DeviceRef(...), hi=ttl.DeviceRef(...))``: the devices of a half-open
+    box of a domain (``lo <= coordinate < hi`` on every axis), a destination of
+    ``TransferGraph.edges`` that stands for an edge to each of them. ``lo`` and ``hi`` are devices as
+    :meth:`DeviceDomain.index` takes them; ``hi`` may equal an axis's extent."""
+
+    def __init__(self, lo, hi):
+        self.lo = lo
+        self.hi = hi
+        self.location = user_location()
+
+    def indices(self, domain: DeviceDomain, what: str, location) -> list[int]:
+        """The row-major indices of the devices of the box in ``domain``; an error naming ``what``
+        for corners outside the domain or a box that holds no device."""
+        lo = domain.coordinate_of(self.lo, f"{what}: lo", location)
+        hi = domain.coordinate_of(self.hi, f"{what}: hi", location)
+        if not all(0 <= v < d for v, d in zip(lo, domain.shape)):
+            raise KernelValueError(f"{what}: lo {self.lo!r} is outside {domain!r}", location)
+        if not all(0 <= v <= d for v, d in zip(hi, domain.shape)):
+            raise KernelValueError(f"{what}: hi {self.hi!r} is beyond {domain!r} (an axis's bound may equal its "
+                                   "extent, no more)", location)
+        if not all(a < b for a, b in zip(lo, hi)):
+            raise KernelValueError(f"{what}: {self!r} holds no device; hi must exceed lo on every axis (the range "
+                                   "is half-open)", location)
+        return [domain.index(c, what, location) for c in itertools.product(*map(range, lo, hi))]
+
+    def __repr__(self) -> str:
+        return f"ttl.DeviceRange(lo={self.lo!r}, hi={self.hi!r})"
+
+
 class DeviceDomain:
     """``ttl.DeviceDomain(extents)``: the logical devices an operation spans, row-major."""
 
@@ -169,17 +199,26 @@ class DeviceDomain:
             index //= d
         return tuple(reversed(out))
 
+    def coordinate_of(self, device, what: str, location) -> tuple[int, ...]:
+        """The coordinate over the domain's axes of ``device`` (an integer on a 1-D domain, a
+        coordinate tuple, or a :class:`DeviceRef`), not checked against the extents; an error naming
+        ``what`` when it has the wrong form."""
+        value = self._flat(device, what, location) if isinstance(device, DeviceRef) else device
+        if _is_int(value) and len(self.shape) == 1:
+            value = (value,)
+        if isinstance(value, list):
+            value = tuple(value)
+        if not (isinstance(value, tuple) and len(value) == len(self.shape) and all(_is_int(v) for v in value)):
+            raise KernelValueError(f"{what} {value!r} is not a device of {self!r}: give a coordinate of "
+                                   f"{len(self.shape)} integer{'s' * (len(self.shape) != 1)}", location)
+        return value
+
     def index(self, device, what: str = "device", location=None) -> int:
         """The row-major index of ``device`` (an integer on a 1-D domain, a coordinate tuple of the
         domain's axes, or a :class:`DeviceRef`); an error naming ``what`` when it is no device of the
         domain."""
         location = location or user_location()
-        value = self._flat(device, what, location) if isinstance(device, DeviceRef) else device
-        if _is_int(value) and len(self.shape) == 1:
-            value = (value,)
-        if not (isinstance(value, tuple) and len(value) == len(self.shape) and all(_is_int(v) for v in value)):
-            raise KernelValueError(f"{what} {value!r} is not a device of {self!r}: give a coordinate of "
-                                   f"{len(self.shape)} integer{'s' * (len(self.shape) != 1)}", location)
+        value = self.coordinate_of(device, what, location)
         if not all(0 <= v < d for v, d in zip(value, self.shape)):
             raise KernelValueError(f"{what} {device if isinstance(device, DeviceRef) else value!r} is outside "
                                    f"{self!r}", location)
@@ -372,7 +411,8 @@ class TransferGraph:
 
     @staticmethod
     def edges(domain, edges=None, *, component=None) -> TransferGraph:
-        """``TransferGraph.edges(domain, edges=[(src, dst), ...])``: exactly these transfers."""
+        """``TransferGraph.edges(domain, edges=[(src, dst), ...])``: exactly these transfers; a
+        destination :class:`DeviceRange` is an edge to each device of its box (row-major)."""
         location = user_location()
         if not isinstance(domain, DeviceDomain):
             raise KernelValueError(f"TransferGraph.edges: the first argument is a ttl.DeviceDomain, not "
@@ -389,6 +429,13 @@ class TransferGraph:
                 raise KernelValueError(f"TransferGraph.edges: edge {i} is {edge!r}; give (source, destination) pairs "
                                        "of devices", location)
             s = domain.index(edge[0], f"edge {i}: source", location)
+            if isinstance(edge[1], DeviceRange):      # an edge to each device of the box
+                targets = edge[1].indices(domain, f"edge {i}: destination {edge[1]!r}", location)
+                if s in targets:
+                    raise KernelValueError(f"TransferGraph.edges: edge {i} {edge!r}: the source lies in its "
+                                           "destination range; a device sends to other devices only", location)
+                pairs += [(s, d) for d in targets]
+                continue
             d = domain.index(edge[1], f"edge {i}: destination", location)
             if s == d:
                 raise KernelValueError(f"TransferGraph.edges: edge {i} {edge!r}: the source must differ from the "
