@@ -31,6 +31,7 @@ import numpy as np
 
 from tilefold.layout.formats import DataFormat
 from tilefold.sim import scratch, tile_math as tm
+from tilefold.sim.two_thread_products import matmul_in_halves, worth_splitting
 
 MATMUL_TILE_FLOPS = 2 * 32 ** 3          # the flops of one 32×32×32 tile product (a multiply-add is two)
 _FACE_ROWS_MIN = 4 * 1024                # blocks of more values than this move into DST by face rows
@@ -158,7 +159,11 @@ def exact_matmul(lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray | None = None
     # allocated, their pages would fault in on first touch, costing as much as the product
     left, right = _float64(lhs), _float64(rhs)
     shape = np.broadcast_shapes(lhs.shape[:-2], rhs.shape[:-2]) + (lhs.shape[-2], rhs.shape[-1])
-    product = np.matmul(left, right, out=scratch.take(shape, np.float64))
+    product = scratch.take(shape, np.float64)
+    if worth_splitting(left, right, shape):
+        matmul_in_halves(left, right, product)
+    else:
+        np.matmul(left, right, out=product)
     scratch.give(left)
     scratch.give(right)
     if out is None:
