@@ -124,3 +124,18 @@ def test_a_grid_matmul_gives_the_same_numbers_and_cycles_with_split_products(mon
     assert one[3] == 0 and two[3] > 0
     assert one[0].tobytes() == two[0].tobytes() and one[2] == two[2] and one[2]
     assert abs(two[0] - two[1]).max() < 0.05 * abs(two[1]).max()
+
+
+def test_a_forked_child_splits_products_with_its_own_worker(monkeypatch):
+    """A process forked after a split product (a pool of autotuning workers) starts its own worker
+    thread instead of waiting on its parent's, which the child does not have."""
+    import multiprocessing
+
+    monkeypatch.setattr(two_thread_products, "_cores", 2)
+    rng = np.random.default_rng(4)
+    left, right = _tf32(rng, (64, 32)), _tf32(rng, (32, 48))
+    two_thread_products.matmul_in_halves(left, right, np.empty((64, 48)))
+    context = multiprocessing.get_context("fork")
+    with context.Pool(1) as pool:
+        product = pool.apply_async(two_thread_products.matmul_in_halves, (left, right, np.empty((64, 48))))
+        assert product.get(timeout=60).tobytes() == (left @ right).tobytes()

@@ -54,14 +54,18 @@ def _evaluate_in_worker(i: int):
 
 
 def _start_worker() -> None:
-    """A worker owns one core: Ctrl-C is handled by the parent, and numpy's BLAS runs one thread
-    (a pool of workers each starting one BLAS thread per core would oversubscribe the cores)."""
+    """A worker owns one core: Ctrl-C is handled by the parent, and numpy's BLAS runs one thread,
+    as do the simulator's products (a pool of workers each starting a thread per core would
+    oversubscribe the cores)."""
     import signal
 
     from threadpoolctl import threadpool_limits
 
+    from tilefold.sim.two_thread_products import keep_to_one_thread
+
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     threadpool_limits(1)
+    keep_to_one_thread()
 
 
 def run_process_pool(sweep, indices: list[int], on_result: Callable, workers: int) -> None:

@@ -28,6 +28,22 @@ _worker: ThreadPoolExecutor | None = None
 _cores: int | None = None
 
 
+def _forget_worker() -> None:
+    """In a forked child the worker thread does not exist: a later product starts its own."""
+    global _worker, _cores
+    _worker = _cores = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_worker)
+
+
+def keep_to_one_thread() -> None:
+    """Split no product in this process (a worker of a pool that already has one process per core)."""
+    global _cores
+    _cores = 1
+
+
 def _usable_cores() -> int:
     global _cores
     if _cores is None:
