@@ -1,5 +1,6 @@
 """The simulator multiplies on one BLAS thread, and gives the thread count back after the run; a large
-float64 product is split over two threads by rows, with the same bits and cycles."""
+product is computed in two halves of rows (on two threads when there are two cores), with the same
+bits and cycles whatever the cores."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import io
 import runpy
 
 import numpy as np
+import pytest
 from threadpoolctl import threadpool_info, threadpool_limits
 
 import tilefold.ttl as ttl
@@ -55,13 +57,20 @@ def test_a_product_in_two_halves_is_the_same_bits():
         assert halves.tobytes() == whole.tobytes(), (lhs, rhs)
 
 
-def test_only_large_products_on_two_cores_are_split(monkeypatch):
-    big, small = np.empty((256, 128)), np.empty((128, 128))
-    monkeypatch.setattr(two_thread_products, "_cores", 2)
-    assert two_thread_products.worth_splitting(big, np.empty((128, 512)), (256, 512))
-    assert not two_thread_products.worth_splitting(small, small, (128, 128))
+def test_large_products_are_halved_on_two_threads_or_in_sequence_on_one_core(monkeypatch):
+    assert two_thread_products.is_large(np.empty((256, 128)), (256, 512))
+    assert not two_thread_products.is_large(np.empty((128, 128)), (128, 128))
+    assert not two_thread_products.is_large(np.empty((1, 4096)), (1, 4096))
+    rng = np.random.default_rng(6)
+    left, right = _tf32(rng, (256, 128)), _tf32(rng, (128, 512))
     monkeypatch.setattr(two_thread_products, "_cores", 1)
-    assert not two_thread_products.worth_splitting(big, np.empty((128, 512)), (256, 512))
+    monkeypatch.setattr(two_thread_products, "_worker", None)
+    one_core = two_thread_products.matmul_in_halves(left, right, np.empty((256, 512)))
+    assert two_thread_products._worker is None
+    monkeypatch.setattr(two_thread_products, "_cores", 2)
+    two_cores = two_thread_products.matmul_in_halves(left, right, np.empty((256, 512)))
+    assert two_thread_products._worker is not None
+    assert one_core.tobytes() == two_cores.tobytes() == (left @ right).tobytes()
 
 
 BLOCK = 4          # 4x4-tile blocks: each lane's operands are above the size multiplied without the pool
@@ -97,9 +106,15 @@ def grid_matmul(a, b, y):
             ttl.copy(out, y[row * BLOCK:(row + 1) * BLOCK, col * BLOCK:(col + 1) * BLOCK]).wait()
 
 
-def test_a_grid_matmul_gives_the_same_numbers_and_cycles_with_split_products(monkeypatch):
+@pytest.mark.parametrize("numerics", ["faithful", "fast"])
+def test_a_grid_matmul_gives_the_same_numbers_and_cycles_on_one_core_or_two(monkeypatch, numerics):
+    """Products of a grid's stacked operands are halved on two threads, or in sequence on one core:
+    the same bits and cycles (fast numerics' float32 sums included); in faithful numerics the same
+    as one product too."""
+    from tilefold.sim import numerics_mode
     from tilefold.sim.device import Device
 
+    monkeypatch.setenv(numerics_mode.ENVIRONMENT, numerics)
     rng = np.random.default_rng(5)
     size, depth = 2 * 32 * BLOCK, 3 * 32 * BLOCK
     a_values = rng.standard_normal((size, depth)).astype(np.float32)
@@ -119,11 +134,13 @@ def test_a_grid_matmul_gives_the_same_numbers_and_cycles_with_split_products(mon
         reference = ttnn.to_numpy(a).astype(np.float64) @ ttnn.to_numpy(b)
         return ttnn.to_numpy(y), reference, [r.perf.cycles for r in runs], len(split)
 
-    one = run(1, two_thread_products.MIN_FLOPS)
-    two = run(2, 0)
-    assert one[3] == 0 and two[3] > 0
-    assert one[0].tobytes() == two[0].tobytes() and one[2] == two[2] and one[2]
-    assert abs(two[0] - two[1]).max() < 0.05 * abs(two[1]).max()
+    one_core, two_cores = run(1, 0), run(2, 0)
+    assert one_core[3] > 0 and two_cores[3] > 0
+    assert one_core[0].tobytes() == two_cores[0].tobytes() and one_core[2] == two_cores[2] and one_core[2]
+    assert abs(two_cores[0] - two_cores[1]).max() < 0.05 * abs(two_cores[1]).max()
+    if numerics == "faithful":
+        whole = run(2, 1 << 62)
+        assert whole[3] == 0 and whole[0].tobytes() == two_cores[0].tobytes() and whole[2] == two_cores[2]
 
 
 def test_a_forked_child_splits_products_with_its_own_worker(monkeypatch):

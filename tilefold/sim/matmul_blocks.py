@@ -31,7 +31,7 @@ import numpy as np
 
 from tilefold.layout.formats import DataFormat
 from tilefold.sim import scratch, tile_math as tm
-from tilefold.sim.two_thread_products import matmul_in_halves, worth_splitting
+from tilefold.sim.two_thread_products import is_large, matmul_in_halves
 
 MATMUL_TILE_FLOPS = 2 * 32 ** 3          # the flops of one 32×32×32 tile product (a multiply-add is two)
 _FACE_ROWS_MIN = 4 * 1024                # blocks of more values than this move into DST by face rows
@@ -147,6 +147,9 @@ def exact_matmul(lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray | None = None
     on the order BLAS sums in, which changes with the operands' shapes (lanes stacked or not).
     ``fast`` (fast numerics, :mod:`tilefold.sim.numerics_mode`): summed in float32 by BLAS."""
     if fast:
+        shape = np.broadcast_shapes(lhs.shape[:-2], rhs.shape[:-2]) + (lhs.shape[-2], rhs.shape[-1])
+        if is_large(lhs, shape):
+            return matmul_in_halves(lhs, rhs, np.empty(shape, np.float32) if out is None else out)
         return np.matmul(lhs, rhs) if out is None else np.matmul(lhs, rhs, out=out)
     if lhs.size <= _SMALL and rhs.size <= _SMALL:
         # small operands (a few tiles): fresh float64 copies cost less than the pool's bookkeeping
@@ -160,7 +163,7 @@ def exact_matmul(lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray | None = None
     left, right = _float64(lhs), _float64(rhs)
     shape = np.broadcast_shapes(lhs.shape[:-2], rhs.shape[:-2]) + (lhs.shape[-2], rhs.shape[-1])
     product = scratch.take(shape, np.float64)
-    if worth_splitting(left, right, shape):
+    if is_large(left, shape):
         matmul_in_halves(left, right, product)
     else:
         np.matmul(left, right, out=product)
