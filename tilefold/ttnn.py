@@ -40,6 +40,7 @@ from tilefold.frontend.ttl import mesh
 from tilefold.frontend.ttl.host_types import ROW_MAJOR_LAYOUT, TILE_LAYOUT, CoreCoord, Layout
 from tilefold.layout.formats import DataFormat, data_format, to_bfloat16
 from tilefold.layout.host import from_device_pages, to_device_pages
+from tilefold.layout.tiles import SUPPORTED_TILE_SHAPES, tile_shape as tile_shape_of
 from tilefold.layout.addressing import BufferType, ShardOrientation
 from tilefold.layout.tensor_spec import (DRAM_MEMORY_CONFIG, L1_MEMORY_CONFIG, MemoryConfig, ShardSpec,
                                          TensorMemoryLayout)
@@ -212,11 +213,56 @@ def quantize(values: np.ndarray, dtype: DataType, layout: Layout) -> np.ndarray:
     return values.astype(fmt.numpy_dtype)
 
 
-@dataclass(frozen=True)
 class Tile:
-    """``ttnn.Tile``: the shape of one tile."""
+    """``ttnn.Tile((height, width))``: the shape of one tile of a tiled tensor, and its faces:
+    32×32 (four 16×16 faces), 16×32, 32×16, 16×16, and the tiny tiles 1/2/4/8×32 and 1/2/4/8×16
+    (faces of 1/2/4/8 rows). ``transpose_tile=True`` (faces stored transposed) is not supported."""
 
-    tile_shape: tuple[int, int] = (32, 32)
+    def __init__(self, tile_shape=(32, 32), transpose_tile: bool = False):
+        location = user_location()
+        try:
+            shape = tuple(int(d) for d in tile_shape)
+            self._shape = tile_shape_of(shape)
+        except (TypeError, ValueError, LayoutError):
+            raise LayoutError(f"ttnn.Tile({tile_shape!r}): a tile is (height, width), one of "
+                              f"{', '.join(f'({h}, {w})' for h, w in SUPPORTED_TILE_SHAPES)}", location) from None
+        if transpose_tile:
+            raise LayoutError("ttnn.Tile(..., transpose_tile=True): transposed tiles are not supported by tilefold "
+                              "yet; give transpose_tile=False", location)
+        self.transpose_tile = False
+
+    @property
+    def tile_shape(self) -> tuple[int, int]:
+        return (self._shape.height, self._shape.width)
+
+    @property
+    def face_shape(self) -> tuple[int, int]:
+        return self._shape.face_shape
+
+    @property
+    def num_faces(self) -> int:
+        return self._shape.num_faces
+
+    @property
+    def layout_tile(self):
+        """The tile as :mod:`tilefold.layout` describes it (:class:`~tilefold.layout.tiles.TileShape`)."""
+        return self._shape
+
+    def get_tile_size(self, dtype) -> int:
+        """Bytes of one tile of ``dtype``."""
+        return _dtype(dtype).data_format.tile_size(*self.tile_shape)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Tile) and other.tile_shape == self.tile_shape
+
+    def __hash__(self) -> int:
+        return hash(self.tile_shape)
+
+    def __repr__(self) -> str:
+        return f"ttnn.Tile({self.tile_shape!r})"
+
+
+_FULL_TILE = Tile((TILE_SIZE, TILE_SIZE))
 
 
 class Tensor:
@@ -227,8 +273,9 @@ class Tensor:
     only when the host reads them, so operations chained on device tensors pay no conversions."""
 
     def __init__(self, values: np.ndarray, dtype: DataType, layout: Layout, device: Device | None = None,
-                 memory_config: MemoryConfig | None = None):
+                 memory_config: MemoryConfig | None = None, tile: Tile | None = None):
         values = np.asarray(values)
+        self._tile = tile if tile is not None and layout is TILE_LAYOUT else None     # None: 32x32
         self._scalar = values.ndim == 0       # a rank-0 tensor: one element, held on the device as (1,)
         values = values.reshape(1) if self._scalar else values
         self.dtype = dtype
@@ -256,14 +303,21 @@ class Tensor:
         if self.layout is not TILE_LAYOUT:
             return Shape(self._shape)
         s = [1] * (2 - len(self.shape)) + list(self.shape)
-        s[-1] = -(-s[-1] // TILE_SIZE) * TILE_SIZE
-        s[-2] = -(-s[-2] // TILE_SIZE) * TILE_SIZE
+        height, width = self.tile.tile_shape
+        s[-1] = -(-s[-1] // width) * width
+        s[-2] = -(-s[-2] // height) * height
         return Shape(s)
 
     @property
     def tile(self) -> Tile:
-        """``tensor.tile``: the 32x32 tile of a tiled tensor (``tile_shape``)."""
-        return Tile((TILE_SIZE, TILE_SIZE))
+        """``tensor.tile``: the tile of a tiled tensor (``tile_shape``; 32x32 unless made with
+        ``tile=ttnn.Tile(...)``)."""
+        return self._tile if self._tile is not None else _FULL_TILE
+
+    @property
+    def has_full_tiles(self) -> bool:
+        """Whether the tensor is row-major or made of 32x32 tiles, as device operations take it."""
+        return self._tile is None or self._tile.tile_shape == (TILE_SIZE, TILE_SIZE)
 
     @property
     def host_values(self) -> np.ndarray:
@@ -350,23 +404,34 @@ def _default_dtype(array: np.ndarray) -> DataType:
     return float32
 
 
+def _tile(tile) -> Tile | None:
+    """The ``tile=`` of a tensor made on the host: a ``ttnn.Tile`` or ``(height, width)``."""
+    if tile is None or isinstance(tile, Tile):
+        return tile
+    if isinstance(tile, (tuple, list)):
+        return Tile(tile)
+    raise LayoutError(f"tile={tile!r}: give a ttnn.Tile((height, width))", user_location())
+
+
 def from_numpy(array, dtype=None, layout=TILE_LAYOUT, device: Device | None = None,
-               memory_config: MemoryConfig | None = None, mesh_mapper=None, **kwargs) -> Tensor:
+               memory_config: MemoryConfig | None = None, mesh_mapper=None, tile=None, **kwargs) -> Tensor:
     """A device tensor with the values of a numpy array, rounded to ``dtype`` (by default the array's);
-    on a mesh device, spread over its chips by ``mesh_mapper`` (replicated without one)."""
+    on a mesh device, spread over its chips by ``mesh_mapper`` (replicated without one). ``tile=``
+    a ``ttnn.Tile`` of a tiled tensor (32x32 by default)."""
     array = np.asarray(array)
     dt = _dtype(dtype) if dtype is not None else _default_dtype(array)
+    tile = _tile(tile)
     # bfloat16 arrays stay bfloat16 until quantize (every float format holds their values exactly)
     values = array.astype(np.float32) if dt.data_format.is_float and array.dtype.name != "bfloat16" else array
     if isinstance(device, mesh.MeshDevice) or mesh_mapper is not None:
         target = device if isinstance(device, mesh.MeshDevice) else mesh_mapper.mesh
-        return mesh.distribute(values, lambda v: Tensor(v, dt, _layout(layout), None, memory_config), target,
+        return mesh.distribute(values, lambda v: Tensor(v, dt, _layout(layout), None, memory_config, tile), target,
                                mesh_mapper)
-    return Tensor(values, dt, _layout(layout), device, memory_config)
+    return Tensor(values, dt, _layout(layout), device, memory_config, tile)
 
 
 def from_torch(tensor, dtype=None, layout=TILE_LAYOUT, device: Device | None = None,
-               memory_config: MemoryConfig | None = None, mesh_mapper=None, **kwargs) -> Tensor:
+               memory_config: MemoryConfig | None = None, mesh_mapper=None, tile=None, **kwargs) -> Tensor:
     """A device tensor with the values of a torch tensor (its own data type unless ``dtype`` is given)."""
     torch = _torch()
     if not isinstance(tensor, torch.Tensor):
@@ -380,7 +445,7 @@ def from_torch(tensor, dtype=None, layout=TILE_LAYOUT, device: Device | None = N
         values = tensor.detach().to(torch.float32).cpu().numpy()
     else:
         values = tensor.cpu().numpy()
-    return from_numpy(values, _dtype(dtype), layout, device, memory_config, mesh_mapper)
+    return from_numpy(values, _dtype(dtype), layout, device, memory_config, mesh_mapper, tile)
 
 
 def to_numpy(tensor: Tensor, mesh_composer=None, **kwargs) -> np.ndarray:
@@ -722,7 +787,8 @@ def to_layout(tensor: Tensor, layout, **kwargs) -> Tensor:
 
 
 def to_device(tensor: Tensor, device, memory_config=None) -> Tensor:
-    return Tensor(tensor.host_values, tensor.dtype, tensor.layout, device, memory_config or tensor.memory_config())
+    return Tensor(tensor.host_values, tensor.dtype, tensor.layout, device, memory_config or tensor.memory_config(),
+                  tensor.tile)
 
 
 def from_device(tensor: Tensor) -> Tensor:

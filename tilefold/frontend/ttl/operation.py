@@ -202,6 +202,12 @@ class Operation:
                                   "not a tensor; call this operation from another operation's body with dataflow "
                                   "buffers (it is inlined there)", user_location())
             if _is_device_tensor(value):
+                piece = value.pieces[0] if hasattr(value, "pieces") else value
+                if not getattr(piece, "has_full_tiles", True):
+                    height, width = piece.tile.tile_shape
+                    raise KernelError(f"{self.function.__name__}(): argument {name!r} is a tensor of {height}x{width} "
+                                      "tiles; tilefold's TT-Lang operations take tensors of 32x32 tiles only yet; "
+                                      "make it without tile= (or with ttnn.Tile((32, 32)))", user_location())
                 out.append(TensorArgument(len(out), name, value))
             elif _is_constant(value):
                 constants[name] = value

@@ -1,0 +1,100 @@
+"""Host tensors of other tiles than 32x32: ``ttnn.Tile((h, w))`` and ``from_numpy(..., tile=...)``.
+The tile's faces and byte size, the padded shape, values that round-trip, a tile moving with the
+tensor to a device; TT-Lang operations take 32x32 tiles only yet, and say so at the call."""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+import pytest
+
+import tilefold.ttl as ttl
+import tilefold.ttnn as ttnn
+from tilefold.errors import KernelError, LayoutError
+from tilefold.layout.host import from_device_pages, to_device_pages
+
+
+def _next_line() -> int:
+    return inspect.currentframe().f_back.f_lineno + 1
+
+
+@pytest.mark.parametrize("shape, faces, face", [((32, 32), 4, (16, 16)), ((16, 32), 2, (16, 16)),
+                                                 ((32, 16), 2, (16, 16)), ((16, 16), 1, (16, 16)),
+                                                 ((1, 32), 2, (1, 16)), ((8, 32), 2, (8, 16)), ((4, 16), 1, (4, 16))])
+def test_a_tile_has_its_faces_and_byte_size(shape, faces, face):
+    tile = ttnn.Tile(shape)
+    h, w = shape
+    assert tile.tile_shape == shape and tile.num_faces == faces and tile.face_shape == face
+    assert tile.get_tile_size(ttnn.bfloat16) == 2 * h * w
+    assert tile.get_tile_size(ttnn.float32) == 4 * h * w
+    exponents = -(-(h * w // 16) // 16) * 16         # one byte per 16 values, padded to 16 bytes
+    assert tile.get_tile_size(ttnn.bfloat8_b) == h * w + exponents
+
+
+def test_a_tensor_of_16x32_tiles_keeps_its_tile_and_values():
+    values = np.random.default_rng(0).standard_normal((20, 64)).astype(np.float32)
+    tensor = ttnn.from_numpy(values, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, tile=ttnn.Tile((16, 32)))
+    assert tensor.tile.tile_shape == (16, 32) and tuple(tensor.padded_shape) == (32, 64)
+    assert not tensor.has_full_tiles
+    expected = ttnn.to_numpy(ttnn.from_numpy(values, dtype=ttnn.bfloat16))
+    np.testing.assert_array_equal(ttnn.to_numpy(tensor), expected)
+    small = ttnn.from_numpy(values[:3], dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, tile=(1, 32))
+    assert tuple(small.padded_shape) == (3, 64) and small.tile == ttnn.Tile((1, 32))
+    device = ttnn.open_device(device_id=0)
+    try:
+        assert ttnn.to_device(small, device).tile.tile_shape == (1, 32)
+    finally:
+        ttnn.close_device(device)
+    full = ttnn.from_numpy(values, layout=ttnn.TILE_LAYOUT)
+    assert full.tile.tile_shape == (32, 32) and full.has_full_tiles
+
+
+def test_block_float_values_of_tiny_tiles_are_those_of_their_pages():
+    """bfloat8_b shares an exponent per 16 values of a face row, the same groups in every tile shape:
+    the values of a tensor of 1x32 tiles are those its 1x32 device pages hold."""
+    values = np.random.default_rng(1).standard_normal((6, 64)).astype(np.float32) * 10.0 ** np.arange(6)[:, None]
+    tensor = ttnn.from_numpy(values, dtype=ttnn.bfloat8_b, layout=ttnn.TILE_LAYOUT, tile=ttnn.Tile((1, 32)))
+    fmt = ttnn.bfloat8_b.data_format
+    pages = to_device_pages(values, fmt, "TILE", (1, 32))
+    assert pages.size == 12 * ttnn.Tile((1, 32)).get_tile_size(ttnn.bfloat8_b)
+    np.testing.assert_array_equal(ttnn.to_numpy(tensor), from_device_pages(pages, values.shape, fmt, "TILE", (1, 32)))
+
+
+def test_a_tile_that_does_not_exist_is_one_error_at_its_line():
+    with pytest.raises(LayoutError, match=r"ttnn.Tile\(\(3, 32\)\): a tile is \(height, width\), one of") as info:
+        line = _next_line()
+        ttnn.Tile((3, 32))
+    assert info.value.location.line == line and info.value.location.file == __file__
+    with pytest.raises(LayoutError, match="transposed tiles are not supported by tilefold yet"):
+        ttnn.Tile((16, 32), transpose_tile=True)
+    with pytest.raises(LayoutError, match=r"tile='16x32': give a ttnn.Tile\(\(height, width\)\)"):
+        ttnn.from_numpy(np.zeros((32, 32), np.float32), tile="16x32")
+
+
+@ttl.operation(grid=(1, 1))
+def copy_tile(inp, out):
+    dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
+
+    @ttl.datamovement()
+    def read():
+        with dfb.reserve() as block:
+            ttl.copy(inp[0, 0], block).wait()
+
+    @ttl.datamovement()
+    def write():
+        with dfb.wait() as block:
+            ttl.copy(block, out[0, 0]).wait()
+
+
+def test_an_operation_on_a_tensor_of_tiny_tiles_is_one_error_at_the_call():
+    values = np.ones((32, 32), np.float32)
+    out = ttnn.from_numpy(np.zeros_like(values), layout=ttnn.TILE_LAYOUT)
+    copy_tile(ttnn.from_numpy(values, layout=ttnn.TILE_LAYOUT, tile=ttnn.Tile((32, 32))), out)
+    np.testing.assert_array_equal(ttnn.to_numpy(out), values)
+    small = ttnn.from_numpy(values, layout=ttnn.TILE_LAYOUT, tile=ttnn.Tile((16, 32)))
+    with pytest.raises(KernelError, match=r"argument 'inp' is a tensor of 16x32 tiles; tilefold's TT-Lang operations "
+                                          r"take tensors of 32x32 tiles only yet") as info:
+        line = _next_line()
+        copy_tile(small, out)
+    assert info.value.location.line == line
