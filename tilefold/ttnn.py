@@ -29,7 +29,6 @@ from __future__ import annotations
 import builtins
 import inspect
 import sys
-from dataclasses import dataclass
 
 import ml_dtypes
 import numpy as np
@@ -242,11 +241,6 @@ class Tile:
     @property
     def num_faces(self) -> int:
         return self._shape.num_faces
-
-    @property
-    def layout_tile(self):
-        """The tile as :mod:`tilefold.layout` describes it (:class:`~tilefold.layout.tiles.TileShape`)."""
-        return self._shape
 
     def get_tile_size(self, dtype) -> int:
         """Bytes of one tile of ``dtype``."""
