@@ -197,8 +197,9 @@ class ComputeApi:
         """Page size of a CB on the lanes' cores (one size for every lane of a thread)."""
         return st.uniform_page_size if st.uniform_page_size is not None else int(st.page_size[self.row_idx[0]])
 
-    def _tile_bytes(self, cb: int, st, tile, call: str, count: int = 1):
-        """Raw bytes of ``count`` waited tiles of a CB from ``tile``: (lanes, count, tile_size)."""
+    def _tile_bytes(self, cb: int, st, tile, call: str, count: int = 1, lanes: np.ndarray | None = None):
+        """Raw bytes of ``count`` waited tiles of a CB from ``tile``: (lanes, count, tile_size), of
+        every lane or of ``lanes`` (indices of the thread's lanes) only."""
         t = tile if tile.__class__ is int else uniform(tile, "CB tile index")
         self._check_waited(cb, st, t + count, call)
         ps = self._page_bytes(st)
@@ -207,6 +208,10 @@ class ComputeApi:
             raise self.fail(CircularBufferError, f"{call}: c_{cb} has {ps}-byte pages but a {fmt.ttnn_name} tile is "
                                                  f"{fmt.tile_size()} bytes; size the CB pages for its format")
         addr = self._page_address(st, st.rd, t, ps)
+        if lanes is not None:
+            if addr.__class__ is not int:
+                addr = addr[lanes]
+            return self.dev.l1.read(self.row_idx[lanes], addr, ps * count).reshape(len(lanes), count, ps)
         return self.dev.l1.read(self.rows, addr, ps * count).reshape(self.L, count, ps)
 
     def _page_address(self, st, pointer: np.ndarray, page: int, ps: int):
@@ -612,10 +617,14 @@ class ComputeApi:
                     sources = sources[used]
                 return sources.reshape(len(used), pages, ps), lanes
             content = l1.same_content(self.row_idx, addr, addr + pages * ps)
+            shared = None if content is None else lanes_of_content(content)
+            if shared is not None:                  # the bytes of one lane of each content only
+                first, lanes = shared
+                return self._tile_bytes(cb, st, 0, call, pages, first), lanes
         raw = self._tile_bytes(cb, st, 0, call, pages)
         if content is None and self.L < 4:
             return raw, None                        # too few lanes to share (distinct_lanes)
-        shared = distinct_lanes(raw) if content is None else lanes_of_content(content)
+        shared = distinct_lanes(raw) if content is None else None
         if shared is None:
             return raw, None
         first, lanes = shared
