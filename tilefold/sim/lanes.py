@@ -235,7 +235,11 @@ def even(x: np.ndarray) -> bool:
     """Whether every lane of a per-lane array holds the same bits (then arithmetic on the first
     lane's value, as Python numbers, gives every lane's result); a byte comparison, far cheaper
     than an element-wise one."""
-    return x.tobytes() == x[:1].tobytes() * len(x)
+    lanes = len(x)
+    if not lanes:
+        return True
+    data = x.tobytes()
+    return data == data[:len(data) // lanes] * lanes
 
 
 def lane_values(column: np.ndarray):
