@@ -124,6 +124,8 @@ class AcquisitionBuilder:
         if all(b is not block for b in held):
             raise self.error(f"{block.name} is not held; each block is {verb}ed once", node)
         self.before_release(block, node)
+        if block.status.unread:       # pushed as written: unless a kernel waits on the buffer, nothing reads it
+            self.unread_pushes.append((block.dfb, block.name, block.status.writer_line or self.location(node)))
         block.status.release(self.location(node))
         if held[0] is not block:
             return          # an older block is held: this one leaves the FIFO with it

@@ -573,6 +573,12 @@ class BlockExpressionBuilder(AcquisitionBuilder):
             if isinstance(d, int) and not isinstance(d, bool) and not -len(shape) <= d < len(shape):
                 raise self.error(f"{what}: Invalid {kind} dimension {d}; the block is {len(shape)}-D (shape "
                                  f"{_shape_text(shape)} in tiles) and has no dimension {d}", node)
+        if isinstance(dims, (list, tuple)) and all(isinstance(d, int) and not isinstance(d, bool) for d in dims):
+            seen = [d % len(shape) for d in dims]
+            twice = next((d for i, d in enumerate(dims) if seen[i] in seen[:i]), None)
+            if twice is not None:
+                raise self.error(f"{what}: dims={list(dims)} names dimension {twice % len(shape)} twice; list each "
+                                 f"{kind} dimension once", node)
 
     @staticmethod
     def _normalize_dims(dims, rank: int):

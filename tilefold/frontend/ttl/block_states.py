@@ -47,6 +47,7 @@ class BlockState:
     def store(self, where: SourceLocation) -> None:
         self._gone(where)
         self.state = RW if self.acquired == "wait" else MR
+        self.writer_line = where
 
     def read(self, where: SourceLocation) -> None:
         self._gone(where)
@@ -111,6 +112,11 @@ class BlockState:
             raise KernelError(f"{self.name} is pushed but nothing was written into it; store() into it (compute) or "
                               "copy into it and wait() (data movement) before it is pushed", where)
         self.state = OS
+
+    @property
+    def unread(self) -> bool:
+        """A reserved block that holds what was written into it and was not read since."""
+        return self.acquired == "reserve" and self.state == MR
 
     @property
     def released(self) -> bool:

@@ -333,6 +333,7 @@ class Operation:
         module = ModuleOp([])
         built = BuiltOperation(capture, module)
         pipe_uses = []
+        unread = []
         with capturing(capture):
             for definition in capture.kernels:
                 kernel, builder = build_kernel(definition, capture, self.options)
@@ -341,12 +342,14 @@ class Operation:
                 built.reads |= builder.read_tensors
                 built.writes |= builder.written_tensors
                 pipe_uses += builder.pipe_uses
+                unread += builder.unread_pushes
         grid = capture.grid
         allocate_buffers(capture, module, self._warned)
         module.attributes[GRID_ATTR] = ArrayAttr([IntegerAttr(grid[0], i32), IntegerAttr(grid[1], i32)])
         module.attributes[PIPE_NETS_ATTR] = _pipe_net_table(capture, pipe_uses)
         verify_ops(module)
         check_block_counts(module, {d.index: d.name for d in capture.dataflow_buffers})
+        _check_results_used(module, unread)
         _drop_unconsumed_pushes(module, {d.index for d in capture.dataflow_buffers if d.backing is not None})
         return built
 
@@ -459,6 +462,21 @@ def allocate_buffers(capture: OperationCapture, module: ModuleOp, registry: dict
         op.properties["cb_index"] = IntegerAttr(renumbered[op.index], i32)
     for op in staged:
         op.attributes[ttl.STAGING_CB_ATTR] = IntegerAttr(renumbered[op.attributes[ttl.STAGING_CB_ATTR].value.data], i32)
+
+
+def _check_results_used(module: ModuleOp, unread) -> None:
+    """Raise at the line that wrote a block which is pushed without being read when no kernel waits on
+    its buffer: the pushed data would be dropped (a staging block is read before it is pushed; a
+    tensor-backed buffer's blocks are the tensor's pages)."""
+    from tilefold.ir import ttl
+
+    waited = {op.cb.owner.index for op in module.walk() if isinstance(op, (ttl.CBWaitOp, ttl.CBPopOp))}
+    for dfb, name, where in unread:
+        if dfb.index in waited or dfb.backing is not None or dfb.hidden:
+            continue
+        raise KernelError(f"what is written into {name} here is never used: {name} is pushed into {dfb.name}, which no "
+                          f"kernel waits on, so the data is dropped; wait on {dfb.name} in the kernel that uses it "
+                          f"(with {dfb.name}.wait() as blk: ...), e.g. to copy it to a tensor", where)
 
 
 def _drop_unconsumed_pushes(module: ModuleOp, backed=()) -> None:

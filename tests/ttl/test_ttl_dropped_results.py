@@ -1,0 +1,105 @@
+"""A block written and pushed into a buffer no kernel waits on (a writer kernel that lost its
+``wait()``): the data would be dropped and the output tensor left as it was, so this is an error at
+the line that wrote the block. A staging block (read before it is pushed) is not; run against numpy."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import tilefold.ttl as ttl
+import tilefold.ttnn as ttnn
+from tilefold.errors import KernelError
+from ttl_helpers import expect_error, tile_tensor, zeros
+
+
+def test_a_result_pushed_into_a_buffer_nothing_waits_on():
+    @ttl.operation(grid=(1, 1))
+    def op(x, out):
+        x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+        out_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+
+        @ttl.compute()
+        def compute():
+            with x_dfb.wait() as xv, out_dfb.reserve() as o:
+                o.store(ttl.math.exp(xv))  # error
+
+        @ttl.datamovement()
+        def read():
+            with x_dfb.reserve() as blk:
+                ttl.copy(x[0, 0], blk).wait()
+
+        @ttl.datamovement()
+        def write():
+            pass
+
+    expect_error(lambda: op(tile_tensor((32, 32)), zeros((32, 32))), test_a_result_pushed_into_a_buffer_nothing_waits_on,
+                 KernelError, "what is written into o here is never used", "out_dfb, which no kernel waits on",
+                 "out_dfb.wait()")
+
+
+def test_data_loaded_into_a_block_nothing_reads():
+    @ttl.operation(grid=(1, 1))
+    def op(x, y, out):
+        x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+        y_dfb = ttl.make_dataflow_buffer_like(y, shape=(1, 1), block_count=2)
+        out_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+
+        @ttl.compute()
+        def compute():
+            with x_dfb.wait() as xv, out_dfb.reserve() as o:
+                o.store(xv)
+
+        @ttl.datamovement()
+        def read():
+            with x_dfb.reserve() as blk:
+                ttl.copy(x[0, 0], blk).wait()
+            with y_dfb.reserve() as blk:
+                ttl.copy(y[0, 0], blk).wait()  # error
+
+        @ttl.datamovement()
+        def write():
+            with out_dfb.wait() as blk:
+                ttl.copy(blk, out[0, 0]).wait()
+
+    expect_error(lambda: op(tile_tensor((32, 32)), tile_tensor((32, 32), seed=1), zeros((32, 32))),
+                 test_data_loaded_into_a_block_nothing_reads, KernelError, "written into blk here is never used",
+                 "y_dfb, which no kernel waits on")
+
+
+def test_a_staging_block_and_a_compute_scratch_block_nobody_waits_on_still_run():
+    """Blocks read before they are pushed: a data-movement staging block (copied in, then out) and
+    a compute scratch block (stored, then read into the result)."""
+
+    @ttl.operation(grid=(1, 1))
+    def op(x, copy_out, out):
+        x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+        stage_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+        scratch_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+        out_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+
+        @ttl.compute()
+        def compute():
+            with x_dfb.wait() as xv:
+                with scratch_dfb.reserve() as s:
+                    s.store(xv + xv)
+                    with out_dfb.reserve() as o:
+                        o.store(s * xv)
+
+        @ttl.datamovement()
+        def read():
+            with x_dfb.reserve() as blk:
+                ttl.copy(x[0, 0], blk).wait()
+            with stage_dfb.reserve() as st:
+                ttl.copy(x[0, 0], st).wait()
+                ttl.copy(st, copy_out[0, 0]).wait()
+
+        @ttl.datamovement()
+        def write():
+            with out_dfb.wait() as blk:
+                ttl.copy(blk, out[0, 0]).wait()
+
+    x, copy_out, out = tile_tensor((32, 32)), zeros((32, 32)), zeros((32, 32))
+    op(x, copy_out, out)
+    xs = ttnn.to_numpy(x).astype(np.float32)
+    np.testing.assert_array_equal(ttnn.to_numpy(copy_out), xs)
+    np.testing.assert_allclose(ttnn.to_numpy(out).astype(np.float32), 2 * xs * xs, rtol=2e-2, atol=2e-2)
