@@ -1,0 +1,236 @@
+"""Mistakes in the host code of a TT-Lang script (tensor creation and conversion, devices, memory
+configs, the operation call's tensors): each is one error naming the user's line and what to
+change, never an internal traceback; the valid spellings next to them run and match numpy."""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+import pytest
+
+import tilefold.ttl as ttl
+import tilefold.ttnn as ttnn
+from tilefold.errors import KernelError, LayoutError
+from tilefold.frontend.ttl.mesh import set_num_devices
+
+
+def _here() -> int:
+    """The line after the caller's."""
+    return inspect.currentframe().f_back.f_lineno + 1
+
+
+def _at(info, line: int) -> None:
+    assert info.value.location is not None and info.value.location.file == __file__ \
+        and info.value.location.line == line, str(info.value)
+
+
+@ttl.operation(grid=(1, 1))
+def add_tiles(a, b, out):
+    a_dfb = ttl.make_dataflow_buffer_like(a, shape=(1, 1), block_count=2)
+    b_dfb = ttl.make_dataflow_buffer_like(b, shape=(1, 1), block_count=2)
+    o_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+
+    @ttl.compute()
+    def compute():
+        with a_dfb.wait() as x, b_dfb.wait() as y, o_dfb.reserve() as o:
+            o.store(x + y)
+
+    @ttl.datamovement()
+    def read():
+        with a_dfb.reserve() as blk:
+            ttl.copy(a[0, 0], blk).wait()
+        with b_dfb.reserve() as blk:
+            ttl.copy(b[0, 0], blk).wait()
+
+    @ttl.datamovement()
+    def write():
+        with o_dfb.wait() as blk:
+            ttl.copy(blk, out[0, 0]).wait()
+
+
+def _values(seed=0, shape=(32, 32)):
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+@pytest.mark.parametrize("call", [ttnn.to_numpy, ttnn.to_layout, ttnn.to_memory_config,
+                                  ttnn.to_device, ttnn.from_device, ttnn.deallocate, ttnn.zeros_like])
+def test_a_host_function_given_a_numpy_array_for_a_ttnn_tensor(call):
+    array = _values()
+    extra = {ttnn.to_layout: (ttnn.TILE_LAYOUT,), ttnn.to_memory_config: (ttnn.L1_MEMORY_CONFIG,),
+             ttnn.to_device: (None,)}.get(call, ())
+    with pytest.raises(LayoutError, match=r"takes a ttnn tensor, not ndarray; it is a numpy array: convert it with "
+                                          r"ttnn.from_numpy") as info:
+        line = _here()
+        call(array, *extra)
+    _at(info, line)
+
+
+def test_to_torch_of_a_torch_tensor_names_from_torch():
+    torch = pytest.importorskip("torch")
+    with pytest.raises(LayoutError, match=r"to_torch takes a ttnn tensor, not Tensor; it is a torch tensor: "
+                                          r"convert it with ttnn.from_torch") as info:
+        line = _here()
+        ttnn.to_torch(torch.zeros(32, 32))
+    _at(info, line)
+
+
+@pytest.mark.parametrize("layout", [ttnn.bfloat16, 0, "tile"])
+def test_a_layout_that_is_not_one(layout):
+    with pytest.raises(LayoutError, match=r"is not a TT-NN layout; use ttnn.TILE_LAYOUT or ttnn.ROW_MAJOR_LAYOUT") \
+            as info:
+        line = _here()
+        ttnn.from_numpy(_values(), layout=layout)
+    _at(info, line)
+
+
+@pytest.mark.parametrize("keyword, value, message", [
+    ("memory_config", "dram", r"from_numpy\(memory_config='dram'\): give ttnn.DRAM_MEMORY_CONFIG"),
+    ("device", 0, r"from_numpy\(device=0\): give the device ttnn.open_device returned"),
+    ("tile", ttnn.Tile((16, 32)), r"from_numpy\(tile=\(16, 32\)\): tilefold's tensors use 32x32 tiles"),
+    ("memory_cofig", ttnn.L1_MEMORY_CONFIG, r"from_numpy\(\) got an unexpected keyword argument 'memory_cofig'"),
+    ("mesh_mapper", 3, r"mesh_mapper=3: give ttnn.ShardTensorToMesh"),
+])
+def test_a_conversion_keyword_of_the_wrong_kind(keyword, value, message):
+    with pytest.raises(LayoutError, match=message) as info:
+        line = _here()
+        ttnn.from_numpy(_values(), **{keyword: value})
+    _at(info, line)
+
+
+def test_from_numpy_of_values_a_tensor_cannot_hold():
+    with pytest.raises(LayoutError, match=r"the values are <U1 \('U'\); a ttnn tensor holds numbers") as info:
+        line = _here()
+        ttnn.from_numpy(np.array(["a", "b"]))
+    _at(info, line)
+    tensor = ttnn.from_numpy(_values())
+    with pytest.raises(LayoutError, match=r"from_numpy takes a numpy array; this is already a ttnn tensor") as info:
+        line = _here()
+        ttnn.from_numpy(tensor)
+    _at(info, line)
+
+
+@pytest.mark.parametrize("shape", [(-32, 32), "ab", (32.5, 32), None])
+def test_a_creation_shape_that_is_not_sizes(shape):
+    with pytest.raises(LayoutError, match=r"give a tuple of sizes \(ints >= 0\)") as info:
+        line = _here()
+        ttnn.zeros(shape)
+    _at(info, line)
+
+
+def test_full_of_something_not_a_number():
+    with pytest.raises(LayoutError, match=r"ttnn.full\(fill_value='x'\): give a number") as info:
+        line = _here()
+        ttnn.full((32, 32), "x")
+    _at(info, line)
+
+
+def test_devices_opened_and_closed_wrongly():
+    with pytest.raises(LayoutError, match=r"open_device\(device_id=1\): the simulated n150 has 1 device; give an id "
+                                          r"in 0..0") as info:
+        line = _here()
+        ttnn.open_device(device_id=1)
+    _at(info, line)
+    with pytest.raises(LayoutError, match=r"close_device takes the device ttnn.open_device returned, not Tensor") \
+            as info:
+        line = _here()
+        ttnn.close_device(ttnn.zeros((32, 32)))
+    _at(info, line)
+    device = ttnn.open_device(device_id=0)
+    ttnn.close_device(device)
+    with pytest.raises(LayoutError, match=r"the device was closed \(ttnn.close_device\) before this use") as info:
+        line = _here()
+        ttnn.from_numpy(_values(), device=device)
+    _at(info, line)
+
+
+def test_a_mesh_mapper_of_a_single_device():
+    device = ttnn.open_device(device_id=0)
+    with pytest.raises(LayoutError, match=r"ttnn.ShardTensorToMesh takes the mesh device of ttnn.open_mesh_device, "
+                                          r"not Device") as info:
+        line = _here()
+        ttnn.ShardTensorToMesh(device, dim=0)
+    _at(info, line)
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (((32, 32), ttnn.CoreGrid(y=1, x=1), "height"), r"strategy='height'\): give ttnn.ShardStrategy.HEIGHT"),
+    (((32, 32), (1, 1), ttnn.ShardStrategy.HEIGHT), r"core_grid=\(1, 1\)\): give a ttnn.CoreGrid"),
+    (((32,), ttnn.CoreGrid(y=1, x=1), ttnn.ShardStrategy.HEIGHT), r"shape=\(32,\)\): give the tensor's shape"),
+])
+def test_a_sharded_memory_config_of_wrong_arguments(arguments, message):
+    with pytest.raises(LayoutError, match=message) as info:
+        line = _here()
+        ttnn.create_sharded_memory_config(*arguments)
+    _at(info, line)
+
+
+def test_a_core_grid_of_no_cores():
+    with pytest.raises(LayoutError, match=r"ttnn.CoreGrid\(y=0, x=1\): give positive numbers") as info:
+        line = _here()
+        ttnn.CoreGrid(y=0, x=1)
+    _at(info, line)
+
+
+def test_a_tensor_that_does_not_fit_its_sharded_config_is_an_error_where_it_is_made():
+    device = ttnn.open_device(device_id=0)
+    config = ttnn.create_sharded_memory_config((33, 32), ttnn.CoreGrid(y=1, x=1), ttnn.ShardStrategy.WIDTH)
+    with pytest.raises(LayoutError, match=r"a 32x32 tensor does not fit its sharded memory config: "
+                                          r"memory_config.shard_spec.shape 33x32 is not a multiple") as info:
+        line = _here()
+        ttnn.from_numpy(_values(), dtype=ttnn.bfloat16, device=device, memory_config=config)
+    _at(info, line)
+    wide = ttnn.create_sharded_memory_config((288, 288), ttnn.CoreGrid(y=9, x=9), ttnn.ShardStrategy.BLOCK)
+    with pytest.raises(LayoutError, match=r"a 288x288 tensor does not fit .*outside the 8x8 grid") as info:
+        line = _here()
+        ttnn.from_numpy(_values(shape=(288, 288)), dtype=ttnn.bfloat16, device=device, memory_config=wide)
+    _at(info, line)
+    tensor = ttnn.from_numpy(_values(shape=(64, 64)), dtype=ttnn.bfloat16, device=device)
+    narrow = ttnn.create_sharded_memory_config((32, 32), ttnn.CoreGrid(y=1, x=1), ttnn.ShardStrategy.HEIGHT)
+    with pytest.raises(LayoutError, match=r"ttnn.to_memory_config: a 64x64 tensor does not fit") as info:
+        line = _here()
+        ttnn.to_memory_config(tensor, narrow)
+    _at(info, line)
+
+
+def test_an_operation_on_a_closed_device():
+    device = ttnn.open_device(device_id=0)
+    a, b = (ttnn.from_numpy(_values(s), dtype=ttnn.bfloat16, device=device) for s in (1, 2))
+    out = ttnn.zeros((32, 32), dtype=ttnn.bfloat16, device=device)
+    ttnn.close_device(device)
+    with pytest.raises(KernelError, match=r"add_tiles\(\): argument 'a' is on a device that was closed") as info:
+        line = _here()
+        add_tiles(a, b, out)
+    _at(info, line)
+
+
+def test_an_operation_on_tensors_of_two_devices():
+    set_num_devices(2)
+    try:
+        first, second = ttnn.open_device(device_id=0), ttnn.open_device(device_id=1)
+        a = ttnn.from_numpy(_values(1), dtype=ttnn.bfloat16, device=first)
+        b = ttnn.from_numpy(_values(2), dtype=ttnn.bfloat16, device=second)
+        out = ttnn.zeros((32, 32), dtype=ttnn.bfloat16, device=first)
+        with pytest.raises(KernelError, match=r"the tensors are on different devices \('a' on device 0, 'b' on "
+                                              r"device 1, 'out' on device 0\)") as info:
+            line = _here()
+            add_tiles(a, b, out)
+        _at(info, line)
+    finally:
+        set_num_devices(None)
+
+
+def test_the_valid_spellings_next_to_the_mistakes_run():
+    """ttnn.Layout.TILE, tile=ttnn.Tile((32, 32)), a block-sharded input and a host tensor mixed with
+    device tensors: the operation's sum matches numpy."""
+    device = ttnn.open_device(device_id=0)
+    x, y = _values(1, (64, 64)), _values(2)
+    sharded = ttnn.create_sharded_memory_config((64, 64), ttnn.CoreGrid(y=2, x=2), ttnn.ShardStrategy.BLOCK)
+    a = ttnn.from_numpy(x, dtype=ttnn.bfloat16, layout=ttnn.Layout.TILE, device=device, memory_config=sharded,
+                        tile=ttnn.Tile((32, 32)))
+    b = ttnn.from_numpy(y, dtype=ttnn.bfloat16)
+    out = ttnn.zeros((32, 32), dtype=ttnn.bfloat16, device=device)
+    add_tiles(a, b, out)
+    ttnn.close_device(device)
+    expected = ttnn.to_numpy(ttnn.add(ttnn.from_numpy(x[:32, :32], dtype=ttnn.bfloat16), b))
+    np.testing.assert_array_equal(ttnn.to_numpy(out), expected)
