@@ -689,11 +689,14 @@ def _host_op(name: str, compute):
         if ignored is None:
             parameters = inspect.signature(compute).parameters
             ignored = [f for f in _DEVICE_ONLY_FLAGS if f not in parameters]
+        for value in (*args, *kwargs.values()):
+            if type(value).__module__.split(".")[0] == "torch" and type(value).__name__ == "Tensor":
+                raise _not_a_tensor(value, f"ttnn.{name}")
         like = _find_tensor(args, kwargs)
         if like is None:
-            raise LayoutError(f"ttnn.{name} takes a ttnn tensor (ttnn.from_torch / ttnn.from_numpy make one)",
-                              user_location())
-        memory_config = kwargs.pop("memory_config", None) or like.memory_config()
+            first = args[0] if args else next(iter(kwargs.values()), None)
+            raise _not_a_tensor(first, f"ttnn.{name}")
+        memory_config = _memory_config(kwargs.pop("memory_config", None), f"ttnn.{name}") or like.memory_config()
         if kwargs.get("dtype") is not None:
             kwargs["dtype"] = _dtype(kwargs["dtype"]).name
         if name == "typecast" and len(args) > 1:
@@ -701,10 +704,16 @@ def _host_op(name: str, compute):
         for flag in ignored:                 # how the device computes it; the host computes exactly
             kwargs.pop(flag, None)
         try:
+            inspect.signature(compute).bind(*args, **kwargs)
+        except TypeError as exc:             # a missing, extra or unknown argument
+            raise LayoutError(f"ttnn.{name}(): {exc}", user_location()) from None
+        try:
             result = compute(*map(_operand, args), **{k: _operand(v) for k, v in kwargs.items()})
         except (TypeError, ValueError, IndexError) as exc:      # a wrong argument: shapes, dims, keywords
             if isinstance(exc, TilefoldError):
-                raise
+                if exc.message.startswith("ttnn."):
+                    raise
+                raise LayoutError(f"ttnn.{name}: {exc.message}", exc.location or user_location()) from None
             raise LayoutError(f"ttnn.{name}: {str(exc).replace('compute()', 'it')}", user_location()) from None
 
         def tensor(v: ttnn_ops.Value) -> Tensor:

@@ -63,6 +63,8 @@ def _num(x, like: Value | None = None):
     an integer tensor, otherwise float32)."""
     if isinstance(x, Value):
         return x.values
+    if not isinstance(x, (int, float, np.number, np.bool_)):    # np.float32(None) would be NaN
+        raise fail(f"operand {x!r} is not a tensor or a number")
     if isinstance(x, (bool, np.bool_)):
         x = int(x)
     if like is not None and like.is_int and isinstance(x, (int, np.integer)):

@@ -234,3 +234,23 @@ def test_the_valid_spellings_next_to_the_mistakes_run():
     ttnn.close_device(device)
     expected = ttnn.to_numpy(ttnn.add(ttnn.from_numpy(x[:32, :32], dtype=ttnn.bfloat16), b))
     np.testing.assert_array_equal(ttnn.to_numpy(out), expected)
+
+
+X = object()       # stands for the test's tensor in the arguments below
+
+
+@pytest.mark.parametrize("name, arguments, keywords, message", [
+    ("add", (X,), {}, r"ttnn.add\(\): missing a required argument: 'b'"),
+    ("permute", (X,), {}, r"ttnn.permute\(\): missing a required argument: 'dims'"),
+    ("add", (None, X), {}, r"ttnn.add: operand None is not a tensor or a number"),
+    ("where", (X, X, None), {}, r"ttnn.where: operand None is not a tensor or a number"),
+    ("add", (X, X), {"memory_config": "l1"}, r"ttnn.add\(memory_config='l1'\): give ttnn.DRAM_MEMORY_CONFIG"),
+    ("reshape", (np.zeros((32, 32)), (1024,)), {}, r"ttnn.reshape takes a ttnn tensor, not ndarray; it is a numpy array"),
+])
+def test_a_host_op_called_with_wrong_arguments(name, arguments, keywords, message):
+    x = ttnn.from_numpy(_values(), dtype=ttnn.bfloat16)
+    arguments = [x if a is X else a for a in arguments]
+    with pytest.raises(LayoutError, match=message) as info:
+        line = _here()
+        getattr(ttnn, name)(*arguments, **keywords)
+    _at(info, line)
