@@ -254,3 +254,15 @@ def test_a_host_op_called_with_wrong_arguments(name, arguments, keywords, messag
         line = _here()
         getattr(ttnn, name)(*arguments, **keywords)
     _at(info, line)
+
+
+def test_an_operation_called_with_a_number_for_a_tensor_names_the_argument():
+    a = ttnn.from_numpy(_values(1), dtype=ttnn.bfloat16)
+    out = ttnn.zeros((32, 32), dtype=ttnn.bfloat16)
+    with pytest.raises(KernelError, match=r"make_dataflow_buffer_like: the first argument must be a tensor .*not "
+                                          r"float; the operation was called with 1.0 for 'b': pass a ttnn tensor") \
+            as info:
+        add_tiles(a, 1.0, out)
+    source, first = inspect.getsourcelines(add_tiles.function)
+    line = first + next(i for i, text in enumerate(source) if "b_dfb = " in text)
+    _at(info, line)
