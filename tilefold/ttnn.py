@@ -608,6 +608,8 @@ def empty(shape, dtype=None, layout=TILE_LAYOUT, device=None, memory_config=None
 
 
 def rand(shape, dtype=None, layout=TILE_LAYOUT, device=None, memory_config=None, seed=None) -> Tensor:
+    if seed is not None and (not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0):
+        raise LayoutError(f"ttnn.rand(seed={seed!r}): give a non-negative int (or None)", user_location())
     values = np.random.default_rng(seed).random(_shape(shape), dtype=np.float32)
     return from_numpy(values, _created_dtype(dtype), layout, device, memory_config)
 
@@ -637,6 +639,10 @@ def arange(start, end=None, step=1, dtype=None, device=None, layout=TILE_LAYOUT,
     ... < end`` (float32 unless ``dtype`` says otherwise, as the other creation functions)."""
     if end is None:
         start, end = 0, start
+    if not all(isinstance(v, (int, float, np.number)) and not isinstance(v, bool) for v in (start, end, step)) \
+            or step == 0:
+        raise LayoutError(f"ttnn.arange({start!r}, {end!r}, {step!r}): give numbers, and a step that is not 0",
+                          user_location())
     values = np.arange(start, end, step, dtype=np.float64)
     return from_numpy(ttnn_ops.cast(values, _created_dtype(dtype).name), _created_dtype(dtype), layout, device,
                       memory_config)
@@ -785,12 +791,25 @@ Tensor.__getitem__ = lambda self, key: _result(ttnn_ops.getitem(_operand(self), 
 # --- cores and memory configs -------------------------------------------------------------------
 
 
+def _core(value, what: str) -> CoreCoord:
+    """A core of a ``CoreRange``: a ``CoreCoord`` or an ``(x, y)`` pair of non-negative ints."""
+    if isinstance(value, CoreCoord):
+        return value
+    if isinstance(value, (tuple, list)) and len(value) == 2 and all(
+            isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 0 for v in value):
+        return CoreCoord(int(value[0]), int(value[1]))
+    raise LayoutError(f"ttnn.CoreRange {what} {value!r}: give a ttnn.CoreCoord(x, y) or an (x, y) pair",
+                      user_location())
+
+
 class CoreRange:
     """``ttnn.CoreRange(start, end)``: the cores from ``start`` to ``end`` (inclusive), as TT-NN's."""
 
     def __init__(self, start, end):
-        self.start = start if isinstance(start, CoreCoord) else CoreCoord(*start)
-        self.end = end if isinstance(end, CoreCoord) else CoreCoord(*end)
+        self.start, self.end = _core(start, "start"), _core(end, "end")
+        if self.end.x < self.start.x or self.end.y < self.start.y:
+            raise LayoutError(f"ttnn.CoreRange({self.start!r}, {self.end!r}): the end core is before the start",
+                              user_location())
 
     def grid_size(self) -> CoreCoord:
         return CoreCoord(self.end.x - self.start.x + 1, self.end.y - self.start.y + 1)
@@ -807,6 +826,10 @@ class CoreRangeSet:
     """``ttnn.CoreRangeSet``: disjoint core ranges; ``ranges()`` lists them."""
 
     def __init__(self, ranges=()):
+        ranges = [ranges] if isinstance(ranges, CoreRange) else list(ranges)
+        for r in ranges:
+            if not isinstance(r, (CoreRange, tuple, list)) or not isinstance(r, CoreRange) and len(r) != 2:
+                raise LayoutError(f"ttnn.CoreRangeSet: {r!r} is not a ttnn.CoreRange", user_location())
         self._ranges = [r if isinstance(r, CoreRange) else CoreRange(*r) for r in ranges]
 
     def ranges(self) -> list[CoreRange]:
@@ -916,6 +939,7 @@ def is_sharded(tensor: Tensor) -> bool:
     return _tensor(tensor, "ttnn.is_sharded", mesh_ok=False).memory_config().is_sharded
 
 
+@_over_mesh
 def to_layout(tensor: Tensor, layout, **kwargs) -> Tensor:
     _tensor(tensor, "ttnn.to_layout", mesh_ok=False)
     return Tensor(tensor.host_values, tensor.dtype, _layout(layout), tensor.device(), tensor.memory_config())

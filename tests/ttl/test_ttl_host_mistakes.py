@@ -266,3 +266,36 @@ def test_an_operation_called_with_a_number_for_a_tensor_names_the_argument():
     source, first = inspect.getsourcelines(add_tiles.function)
     line = first + next(i for i, text in enumerate(source) if "b_dfb = " in text)
     _at(info, line)
+
+
+@pytest.mark.parametrize("name, arguments, keywords, message", [
+    ("arange", ("a",), {}, r"ttnn.arange\(0, 'a', 1\): give numbers"),
+    ("arange", (0, 10, 0), {}, r"a step that is not 0"),
+    ("rand", ((32, 32),), {"seed": "a"}, r"ttnn.rand\(seed='a'\): give a non-negative int"),
+    ("CoreRange", (0, 1), {}, r"ttnn.CoreRange start 0: give a ttnn.CoreCoord\(x, y\) or an \(x, y\) pair"),
+    ("CoreRange", ((2, 2), (1, 1)), {}, r"the end core is before the start"),
+    ("CoreRangeSet", ([5],), {}, r"ttnn.CoreRangeSet: 5 is not a ttnn.CoreRange"),
+])
+def test_host_helpers_given_wrong_arguments(name, arguments, keywords, message):
+    with pytest.raises(LayoutError, match=message) as info:
+        line = _here()
+        getattr(ttnn, name)(*arguments, **keywords)
+    _at(info, line)
+
+
+def test_mesh_mappers_of_wrong_dims_and_to_layout_over_a_mesh():
+    set_num_devices(2)
+    try:
+        mesh_device = ttnn.open_mesh_device(ttnn.MeshShape(1, 2))
+        with pytest.raises(LayoutError, match=r"ttnn.ShardTensor2dMesh\(dims=\(0,\)\): give two dims") as info:
+            line = _here()
+            ttnn.ShardTensor2dMesh(mesh_device, dims=(0,))
+        _at(info, line)
+        x = _values(3, (32, 64))
+        spread = ttnn.from_numpy(x, dtype=ttnn.float32, device=mesh_device,
+                                 mesh_mapper=ttnn.ShardTensorToMesh(mesh_device, dim=1))
+        rows = ttnn.to_layout(spread, ttnn.ROW_MAJOR_LAYOUT)
+        assert all(piece.layout is ttnn.ROW_MAJOR_LAYOUT for piece in rows.pieces)
+        np.testing.assert_array_equal(ttnn.to_numpy(rows, mesh_composer=ttnn.ConcatMeshToTensor(mesh_device, dim=1)), x)
+    finally:
+        set_num_devices(None)

@@ -249,6 +249,9 @@ class ShardTensor2dMesh:
 
     def __init__(self, mesh: MeshDevice, dims, mesh_shape=None):
         _mesh_arg(mesh, "ttnn.ShardTensor2dMesh")
+        if not isinstance(dims, (tuple, list)) or len(dims) != 2:
+            raise LayoutError(f"ttnn.ShardTensor2dMesh(dims={dims!r}): give two dims (or None), one for the mesh's "
+                              "rows and one for its columns", user_location())
         self.mesh, self.dims = mesh, tuple(dims)
 
     def pieces(self, values: np.ndarray) -> list[np.ndarray]:
@@ -277,6 +280,9 @@ class ConcatMesh2dToTensor:
 
     def __init__(self, mesh: MeshDevice, dims, mesh_shape=None):
         _mesh_arg(mesh, "ttnn.ConcatMesh2dToTensor")
+        if not isinstance(dims, (tuple, list)) or len(dims) != 2:
+            raise LayoutError(f"ttnn.ConcatMesh2dToTensor(dims={dims!r}): give two dims, one for the mesh's rows and "
+                              "one for its columns", user_location())
         self.mesh, self.dims = mesh, tuple(dims)
 
     def join(self, pieces: list[np.ndarray]) -> np.ndarray:
