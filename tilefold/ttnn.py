@@ -700,7 +700,9 @@ def _host_op(name: str, compute):
                 raise _not_a_tensor(value, f"ttnn.{name}")
         like = _find_tensor(args, kwargs)
         if like is None:
-            first = args[0] if args else next(iter(kwargs.values()), None)
+            if not args and not kwargs:
+                raise LayoutError(f"ttnn.{name}() needs a ttnn tensor", user_location())
+            first = args[0] if args else next(iter(kwargs.values()))
             raise _not_a_tensor(first, f"ttnn.{name}")
         memory_config = _memory_config(kwargs.pop("memory_config", None), f"ttnn.{name}") or like.memory_config()
         if kwargs.get("dtype") is not None:
@@ -739,6 +741,10 @@ def _host_op(name: str, compute):
 def _over_mesh(op):
     """A host op that applies to each chip's piece of mesh tensors."""
     def wrapped(*args, **kwargs):
+        try:
+            inspect.signature(op).bind(*args, **kwargs)
+        except TypeError as exc:             # a missing, extra or unknown argument
+            raise LayoutError(f"ttnn.{op.__name__}(): {exc}", user_location()) from None
         if args and isinstance(args[0], mesh.MeshTensor):
             a, rest = args[0], args[1:]
             pieces = [[x.pieces[i] if isinstance(x, mesh.MeshTensor) else x for x in rest]

@@ -299,3 +299,16 @@ def test_mesh_mappers_of_wrong_dims_and_to_layout_over_a_mesh():
         np.testing.assert_array_equal(ttnn.to_numpy(rows, mesh_composer=ttnn.ConcatMeshToTensor(mesh_device, dim=1)), x)
     finally:
         set_num_devices(None)
+
+
+def test_a_host_function_missing_its_argument():
+    x = ttnn.from_numpy(_values(), dtype=ttnn.bfloat16)
+    with pytest.raises(LayoutError, match=r"ttnn.to_memory_config\(\): missing a required argument: 'memory_config'") \
+            as info:
+        line = _here()
+        ttnn.to_memory_config(x)
+    _at(info, line)
+    with pytest.raises(LayoutError, match=r"ttnn.exp\(\) needs a ttnn tensor") as info:
+        line = _here()
+        ttnn.exp()
+    _at(info, line)
