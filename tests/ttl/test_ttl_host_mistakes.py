@@ -312,3 +312,30 @@ def test_a_host_function_missing_its_argument():
         line = _here()
         ttnn.exp()
     _at(info, line)
+
+
+def test_an_operation_given_an_array_or_a_closed_mesh():
+    a = ttnn.from_numpy(_values(1), dtype=ttnn.bfloat16)
+    out = ttnn.zeros((32, 32), dtype=ttnn.bfloat16)
+    with pytest.raises(KernelError, match=r"add_tiles\(\): argument 'b' is ndarray; a numpy array: convert it with "
+                                          r"ttnn.from_numpy") as info:
+        line = _here()
+        add_tiles(a, _values(2), out)
+    _at(info, line)
+    set_num_devices(2)
+    try:
+        mesh_device = ttnn.open_mesh_device(ttnn.MeshShape(1, 2))
+        x, y = (ttnn.from_numpy(_values(s), dtype=ttnn.bfloat16, device=mesh_device) for s in (1, 2))
+        spread_out = ttnn.from_numpy(np.zeros((32, 32), np.float32), dtype=ttnn.bfloat16, device=mesh_device)
+        add_tiles(x, y, spread_out)
+        composer = ttnn.ConcatMeshToTensor(mesh_device, dim=0)
+        expected = ttnn.to_numpy(ttnn.add(ttnn.from_numpy(_values(1), dtype=ttnn.bfloat16),
+                                          ttnn.from_numpy(_values(2), dtype=ttnn.bfloat16)))
+        np.testing.assert_array_equal(ttnn.to_numpy(spread_out, mesh_composer=composer), np.concatenate([expected] * 2))
+        ttnn.close_device(mesh_device)
+        with pytest.raises(KernelError, match=r"the tensors' mesh device was closed") as info:
+            line = _here()
+            add_tiles(x, y, spread_out)
+        _at(info, line)
+    finally:
+        set_num_devices(None)

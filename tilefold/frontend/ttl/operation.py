@@ -107,6 +107,9 @@ class Operation:
         if len(meshes) > 1:
             raise KernelError(f"{self.function.__name__}(): the tensors are spread over different meshes; give one "
                               "mesh device to all of them", user_location())
+        if not next(iter(meshes.values())).is_open:
+            raise KernelError(f"{self.function.__name__}(): the tensors' mesh device was closed (ttnn.close_device) "
+                              "before this call; close it after its last operation", user_location())
         chips = next(iter(meshes.values())).shape.num_devices
 
         def piece(v, chip):
@@ -216,9 +219,12 @@ class Operation:
                                   "takes dataflow buffers only as a statement of another operation's body without "
                                   "kernel functions, where it is inlined", user_location())
             else:
-                raise KernelError(f"{self.function.__name__}(): argument {name!r} is {type(value).__name__}; a TT-Lang "
-                                  "operation takes device tensors (ttnn.from_torch / from_numpy) and compile-time "
-                                  "constants (numbers, strings, tuples and lists of them)", user_location())
+                kind = {"torch": "a torch tensor: convert it with ttnn.from_torch(...) first; ",
+                        "numpy": "a numpy array: convert it with ttnn.from_numpy(...) first; "}.get(
+                    type(value).__module__.split(".")[0], "")
+                raise KernelError(f"{self.function.__name__}(): argument {name!r} is {type(value).__name__}; {kind}"
+                                  "a TT-Lang operation takes device tensors (ttnn.from_torch / from_numpy) and "
+                                  "compile-time constants (numbers, strings, tuples and lists of them)", user_location())
         self._check_devices(out)
         return out, constants
 
