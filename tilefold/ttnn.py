@@ -460,6 +460,16 @@ class Tensor:
     def __repr__(self) -> str:
         return f"ttnn.Tensor(shape={tuple(self.shape)}, dtype={self.dtype.name}, layout={self.layout.name})"
 
+    def __getattr__(self, name: str):
+        """A TT-NN tensor method tilefold lacks: one error at the user's line (an AttributeError)."""
+        if name.startswith("_"):
+            raise AttributeError(name)
+        from tilefold.frontend.ttl.math_api import UnsupportedName
+
+        module = sys.modules[__name__]
+        hint = f"; use ttnn.{name}(tensor, ...)" if callable(module.__dict__.get(name)) else ""
+        raise UnsupportedName(f"ttnn.Tensor.{name} is not supported by tilefold yet{hint}", user_location())
+
 
 # --- conversion -----------------------------------------------------------------------------
 

@@ -339,3 +339,15 @@ def test_an_operation_given_an_array_or_a_closed_mesh():
         _at(info, line)
     finally:
         set_num_devices(None)
+
+
+def test_a_tensor_method_tilefold_lacks():
+    from tilefold.frontend.ttl.math_api import UnsupportedName
+
+    x = ttnn.from_numpy(_values(), dtype=ttnn.bfloat16)
+    with pytest.raises(UnsupportedName, match=r"ttnn.Tensor.reshape is not supported by tilefold yet; use "
+                                              r"ttnn.reshape\(tensor, ...\)") as info:
+        line = _here()
+        x.reshape((1024,))
+    _at(info, line)
+    assert not hasattr(x, "pieces") and ttnn.reshape(x, (1024,)).shape == (1024,)
