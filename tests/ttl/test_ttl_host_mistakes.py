@@ -351,3 +351,30 @@ def test_a_tensor_method_tilefold_lacks():
         x.reshape((1024,))
     _at(info, line)
     assert not hasattr(x, "pieces") and ttnn.reshape(x, (1024,)).shape == (1024,)
+
+
+@ttl.operation(grid=(1, 1))
+def copy_tile(a, out):
+    o_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+
+    @ttl.datamovement()
+    def read():
+        with o_dfb.reserve() as blk:
+            ttl.copy(a[0, 0], blk).wait()
+
+    @ttl.datamovement()
+    def write():
+        with o_dfb.wait() as blk:
+            ttl.copy(blk, out[0, 0]).wait()
+
+
+def test_a_number_passed_for_a_tensor_a_kernel_indexes_names_the_argument():
+    with pytest.raises(KernelError, match=r"float 2.5 cannot be indexed in a kernel; .*the operation was called with "
+                                          r"2.5 for 'a': pass a ttnn tensor there") as info:
+        copy_tile(2.5, ttnn.zeros((32, 32)))
+    source, first = inspect.getsourcelines(copy_tile.function)
+    _at(info, first + next(i for i, text in enumerate(source) if "ttl.copy(a[0, 0]" in text))
+    x = _values(4)
+    out = ttnn.zeros((32, 32))
+    copy_tile(ttnn.from_numpy(x), out)
+    np.testing.assert_array_equal(ttnn.to_numpy(out), x)
