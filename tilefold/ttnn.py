@@ -936,14 +936,15 @@ def create_sharded_memory_config(shape, core_grid: CoreGrid, strategy, orientati
 
 
 @_over_mesh
-def to_memory_config(tensor: Tensor, memory_config: MemoryConfig, **kwargs) -> Tensor:
-    """The tensor in another memory (each chip's piece of a mesh tensor)."""
+def to_memory_config(tensor: Tensor, memory_config: MemoryConfig, dtype=None, **kwargs) -> Tensor:
+    """The tensor in another memory (each chip's piece of a mesh tensor), of ``dtype`` if given."""
     _tensor(tensor, "ttnn.to_memory_config", mesh_ok=False)
     if not isinstance(memory_config, MemoryConfig):
-        _memory_config(memory_config, "ttnn.to_memory_config: ")
+        _memory_config(memory_config, "ttnn.to_memory_config")
         raise LayoutError("ttnn.to_memory_config needs memory_config=: ttnn.DRAM_MEMORY_CONFIG, ttnn.L1_MEMORY_CONFIG "
                           "or a sharded config", user_location())
-    return _placed(Tensor(tensor.host_values, tensor.dtype, tensor.layout, tensor.device(), memory_config),
+    dtype = tensor.dtype if dtype is None else _dtype(dtype)
+    return _placed(Tensor(tensor.host_values, dtype, tensor.layout, tensor.device(), memory_config),
                    "ttnn.to_memory_config: ")
 
 
@@ -956,9 +957,12 @@ def is_sharded(tensor: Tensor) -> bool:
 
 
 @_over_mesh
-def to_layout(tensor: Tensor, layout, **kwargs) -> Tensor:
+def to_layout(tensor: Tensor, layout, dtype=None, memory_config=None, **kwargs) -> Tensor:
+    """The tensor in ``layout`` (of ``dtype`` and in ``memory_config`` if given)."""
     _tensor(tensor, "ttnn.to_layout", mesh_ok=False)
-    return Tensor(tensor.host_values, tensor.dtype, _layout(layout), tensor.device(), tensor.memory_config())
+    dtype = tensor.dtype if dtype is None else _dtype(dtype)
+    memory_config = _memory_config(memory_config, "ttnn.to_layout") or tensor.memory_config()
+    return _placed(Tensor(tensor.host_values, dtype, _layout(layout), tensor.device(), memory_config), "ttnn.to_layout: ")
 
 
 def to_device(tensor: Tensor, device, memory_config=None) -> Tensor:

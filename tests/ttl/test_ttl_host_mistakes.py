@@ -378,3 +378,13 @@ def test_a_number_passed_for_a_tensor_a_kernel_indexes_names_the_argument():
     out = ttnn.zeros((32, 32))
     copy_tile(ttnn.from_numpy(x), out)
     np.testing.assert_array_equal(ttnn.to_numpy(out), x)
+
+
+def test_to_memory_config_and_to_layout_convert_to_the_dtype_given():
+    """dtype= of ttnn.to_memory_config / ttnn.to_layout rounds the values (it was ignored)."""
+    x = ttnn.from_numpy(np.full((32, 32), 1.001, np.float32), dtype=ttnn.float32)
+    moved = ttnn.to_memory_config(x, ttnn.L1_MEMORY_CONFIG, dtype=ttnn.bfloat16)
+    rows = ttnn.to_layout(x, ttnn.ROW_MAJOR_LAYOUT, dtype=ttnn.bfloat16)
+    assert moved.dtype is ttnn.bfloat16 and rows.dtype is ttnn.bfloat16 and rows.layout is ttnn.ROW_MAJOR_LAYOUT
+    np.testing.assert_array_equal(ttnn.to_numpy(moved), np.ones((32, 32), np.float32))
+    np.testing.assert_array_equal(ttnn.to_numpy(rows), np.ones((32, 32), np.float32))
