@@ -715,6 +715,9 @@ def _host_op(name: str, compute):
             first = args[0] if args else next(iter(kwargs.values()))
             raise _not_a_tensor(first, f"ttnn.{name}")
         memory_config = _memory_config(kwargs.pop("memory_config", None), f"ttnn.{name}") or like.memory_config()
+        output = kwargs.pop("output_tensor", None)
+        if output is not None:
+            _tensor(output, f"ttnn.{name}(output_tensor=...)", mesh_ok=False)
         if kwargs.get("dtype") is not None:
             kwargs["dtype"] = _dtype(kwargs["dtype"]).name
         if name == "typecast" and len(args) > 1:
@@ -741,6 +744,14 @@ def _host_op(name: str, compute):
             like._values, like._shape, like._pages = quantize(result.values, like.dtype, like.layout), \
                 result.values.shape, None
             return like
+        if output is not None:               # the result written into the given tensor, in its data type
+            if isinstance(result, tuple) or tuple(result.values.shape) != tuple(output.shape):
+                shape = "several tensors" if isinstance(result, tuple) else "x".join(map(str, result.values.shape))
+                raise LayoutError(f"ttnn.{name}(output_tensor=...): the result is {shape or 'a scalar'} but "
+                                  f"output_tensor is {'x'.join(map(str, output.shape)) or 'a scalar'}", user_location())
+            values = quantize(result.values, output.dtype, output.layout)
+            output._values, output._pages, output._not_simulated = values.reshape(output.device_shape), None, None
+            return output
         return tuple(tensor(v) for v in result) if isinstance(result, tuple) else tensor(result)
 
     run.__name__ = run.__qualname__ = name

@@ -388,3 +388,19 @@ def test_to_memory_config_and_to_layout_convert_to_the_dtype_given():
     assert moved.dtype is ttnn.bfloat16 and rows.dtype is ttnn.bfloat16 and rows.layout is ttnn.ROW_MAJOR_LAYOUT
     np.testing.assert_array_equal(ttnn.to_numpy(moved), np.ones((32, 32), np.float32))
     np.testing.assert_array_equal(ttnn.to_numpy(rows), np.ones((32, 32), np.float32))
+
+
+def test_a_host_op_writes_its_output_tensor():
+    """output_tensor= of a host op receives the result in its own data type (it was left unwritten)."""
+    x = ttnn.from_numpy(_values(5), dtype=ttnn.bfloat16)
+    out = ttnn.zeros((32, 32), dtype=ttnn.float32)
+    assert ttnn.exp(x, output_tensor=out) is out
+    np.testing.assert_allclose(ttnn.to_numpy(out), np.exp(ttnn.to_numpy(x)), rtol=1e-6)
+    total = ttnn.zeros((32, 32), dtype=ttnn.bfloat16)
+    ttnn.add(x, x, output_tensor=total)
+    np.testing.assert_array_equal(ttnn.to_numpy(total), ttnn.to_numpy(x + x))
+    with pytest.raises(LayoutError, match=r"ttnn.exp\(output_tensor=...\): the result is 32x32 but output_tensor is "
+                                          r"32x64") as info:
+        line = _here()
+        ttnn.exp(x, output_tensor=ttnn.zeros((32, 64)))
+    _at(info, line)
