@@ -246,6 +246,8 @@ X = object()       # stands for the test's tensor in the arguments below
     ("where", (X, X, None), {}, r"ttnn.where: operand None is not a tensor or a number"),
     ("add", (X, X), {"memory_config": "l1"}, r"ttnn.add\(memory_config='l1'\): give ttnn.DRAM_MEMORY_CONFIG"),
     ("reshape", (np.zeros((32, 32)), (1024,)), {}, r"ttnn.reshape takes a ttnn tensor, not ndarray; it is a numpy array"),
+    ("add", (X, X), {"input_tensor_a_activations": ["relu"]},
+     r"ttnn.add: input_tensor_a_activations= is not supported by tilefold yet"),
 ])
 def test_a_host_op_called_with_wrong_arguments(name, arguments, keywords, message):
     x = ttnn.from_numpy(_values(), dtype=ttnn.bfloat16)
