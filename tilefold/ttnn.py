@@ -601,6 +601,12 @@ def _created_dtype(dtype) -> DataType:
 def full(shape, fill_value, dtype=None, layout=TILE_LAYOUT, device=None, memory_config=None) -> Tensor:
     if not isinstance(fill_value, (int, float, np.number, np.bool_)):
         raise LayoutError(f"ttnn.full(fill_value={fill_value!r}): give a number", user_location())
+    fmt = _created_dtype(dtype).data_format
+    if not fmt.is_float and not fmt.is_block_float:
+        limits = np.iinfo(fmt.numpy_dtype)
+        if not (np.isfinite(fill_value) and limits.min <= fill_value <= limits.max):
+            raise LayoutError(f"ttnn.full(fill_value={fill_value!r}): a {fmt.ttnn_name} tensor holds "
+                              f"{limits.min}..{limits.max}", user_location())
     return from_numpy(np.full(_shape(shape), fill_value, dtype=np.float32), _created_dtype(dtype), layout, device,
                       memory_config)
 

@@ -123,6 +123,11 @@ def test_full_of_something_not_a_number():
         line = _here()
         ttnn.full((32, 32), "x")
     _at(info, line)
+    with pytest.raises(LayoutError, match=r"ttnn.full\(fill_value=-5\): a uint32 tensor holds 0..4294967295") as info:
+        line = _here()
+        ttnn.full((32, 32), -5, dtype=ttnn.uint32)
+    _at(info, line)
+    np.testing.assert_array_equal(ttnn.to_numpy(ttnn.full((32, 32), 7, dtype=ttnn.uint8)), np.full((32, 32), 7))
 
 
 def test_devices_opened_and_closed_wrongly():
