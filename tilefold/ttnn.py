@@ -961,7 +961,7 @@ def to_memory_config(tensor: Tensor, memory_config: MemoryConfig, dtype=None, **
         raise LayoutError("ttnn.to_memory_config needs memory_config=: ttnn.DRAM_MEMORY_CONFIG, ttnn.L1_MEMORY_CONFIG "
                           "or a sharded config", user_location())
     dtype = tensor.dtype if dtype is None else _dtype(dtype)
-    return _placed(Tensor(tensor.host_values, dtype, tensor.layout, tensor.device(), memory_config),
+    return _placed(Tensor(tensor.host_values, dtype, tensor.layout, tensor.device(), memory_config, tensor._tile),
                    "ttnn.to_memory_config: ")
 
 
@@ -979,7 +979,8 @@ def to_layout(tensor: Tensor, layout, dtype=None, memory_config=None, **kwargs) 
     _tensor(tensor, "ttnn.to_layout", mesh_ok=False)
     dtype = tensor.dtype if dtype is None else _dtype(dtype)
     memory_config = _memory_config(memory_config, "ttnn.to_layout") or tensor.memory_config()
-    return _placed(Tensor(tensor.host_values, dtype, _layout(layout), tensor.device(), memory_config), "ttnn.to_layout: ")
+    return _placed(Tensor(tensor.host_values, dtype, _layout(layout), tensor.device(), memory_config, tensor._tile),
+                   "ttnn.to_layout: ")
 
 
 def to_device(tensor: Tensor, device, memory_config=None) -> Tensor:

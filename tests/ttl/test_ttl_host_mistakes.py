@@ -87,7 +87,7 @@ def test_a_layout_that_is_not_one(layout):
 @pytest.mark.parametrize("keyword, value, message", [
     ("memory_config", "dram", r"from_numpy\(memory_config='dram'\): give ttnn.DRAM_MEMORY_CONFIG"),
     ("device", 0, r"from_numpy\(device=0\): give the device ttnn.open_device returned"),
-    ("tile", ttnn.Tile((16, 32)), r"from_numpy\(tile=\(16, 32\)\): tilefold's tensors use 32x32 tiles"),
+    ("tile", 16, r"tile=16: give a ttnn.Tile\(\(height, width\)\)"),
     ("memory_cofig", ttnn.L1_MEMORY_CONFIG, r"from_numpy\(\) got an unexpected keyword argument 'memory_cofig'"),
     ("mesh_mapper", 3, r"mesh_mapper=3: give ttnn.ShardTensorToMesh"),
 ])
@@ -411,3 +411,13 @@ def test_a_host_op_writes_its_output_tensor():
         line = _here()
         ttnn.exp(x, output_tensor=ttnn.zeros((32, 64)))
     _at(info, line)
+
+
+def test_a_tensor_keeps_its_tile_through_to_memory_config_and_to_layout():
+    x = _values(6, (32, 64))
+    small = ttnn.from_numpy(x, dtype=ttnn.float32, tile=ttnn.Tile((16, 32)))
+    moved = ttnn.to_memory_config(small, ttnn.L1_MEMORY_CONFIG)
+    tiled = ttnn.to_layout(small, ttnn.TILE_LAYOUT)
+    assert moved.tile.tile_shape == (16, 32) and tiled.tile.tile_shape == (16, 32)
+    np.testing.assert_array_equal(ttnn.to_numpy(moved), x)
+    np.testing.assert_array_equal(ttnn.to_numpy(tiled), x)
