@@ -551,6 +551,8 @@ def from_torch(tensor, dtype=None, layout=TILE_LAYOUT, device: Device | None = N
     else:
         values = tensor.cpu().numpy()
     _conversion_keywords(kwargs, "from_torch")
+    _device(device, "from_torch")            # its own name in the errors of these arguments
+    _memory_config(memory_config, "from_torch")
     return from_numpy(values, _dtype(dtype), layout, device, memory_config, mesh_mapper, tile, **kwargs)
 
 
