@@ -21,7 +21,10 @@ Tensors are created in tile layout unless a layout is given, as TT-Lang's simula
 itself defaults to row major; TT-Lang programs written for it pass the layout). A sharded tensor's
 shards live in the L1 of the cores of its shard grid, so a node of an operation that reads its own
 part reads its local shard. ``all_reduce`` / ``all_gather`` combine the pieces of a tensor spread
-over a mesh of chips. A name this module lacks raises one error naming the user's line.
+over a mesh of chips. A name this module lacks raises one error naming the user's line, and so
+does an argument of the wrong kind: a torch tensor or numpy array where a ttnn tensor goes, a layout,
+data type, device, memory config, tile or shape that is not one, a closed device, or a tensor its
+sharded memory config cannot hold.
 """
 
 from __future__ import annotations
@@ -121,6 +124,11 @@ def open_device(device_id: int = 0, worker_l1_size: int | None = None, **kwargs)
 
     session = settings()
     arch = get_arch(session.arch)
+    chips = mesh.num_available_devices()
+    if isinstance(device_id, bool) or not isinstance(device_id, (int, np.integer)) or not 0 <= device_id < chips:
+        raise LayoutError(f"open_device(device_id={device_id!r}): the simulated {arch.board} has {chips} "
+                          f"device{'s' if chips > 1 else ''}; give an id in 0..{chips - 1}", user_location())
+    device_id = int(device_id)
     if worker_l1_size is None:
         return Device(device_id, arch)
     limit = arch.max_worker_l1_unreserved_size
@@ -137,6 +145,9 @@ def open_device(device_id: int = 0, worker_l1_size: int | None = None, **kwargs)
 def close_device(device: Device) -> None:
     from tilefold.frontend.ttl.session import settings
 
+    if not isinstance(device, (Device, mesh.MeshDevice)):
+        raise LayoutError(f"close_device takes the device ttnn.open_device returned, not {type(device).__name__}",
+                          user_location())
     # a mesh device (TT-Lang's multi-device tutorials close theirs here) never changes the L1 split
     if device.is_open and getattr(device, "worker_l1_size", None) is not None and settings().arch is device.arch:
         settings().arch = device._session_arch
@@ -186,10 +197,83 @@ def _dtype(dtype) -> DataType:
 
 
 def _layout(layout) -> Layout:
+    """``layout=``: a TT-NN layout (None: row major, as TT-NN's default)."""
     if isinstance(layout, Layout):
         return layout
-    text = str(getattr(layout, "name", layout)).upper()
-    return TILE_LAYOUT if "TILE" in text else ROW_MAJOR_LAYOUT
+    if layout is None:
+        return ROW_MAJOR_LAYOUT
+    name = getattr(layout, "name", None)
+    if isinstance(name, str) and name.upper() in ("TILE", "ROW_MAJOR"):     # another module's Layout enum
+        return TILE_LAYOUT if name.upper() == "TILE" else ROW_MAJOR_LAYOUT
+    raise LayoutError(f"layout {layout!r} is not a TT-NN layout; use ttnn.TILE_LAYOUT or ttnn.ROW_MAJOR_LAYOUT",
+                      user_location())
+
+
+def _not_a_tensor(value, what: str) -> LayoutError:
+    """The error for ``value`` given where ``what`` takes a ttnn tensor."""
+    hint = {"torch": "; it is a torch tensor: convert it with ttnn.from_torch(...) first",
+            "numpy": "; it is a numpy array: convert it with ttnn.from_numpy(...) first"}.get(
+        type(value).__module__.split(".")[0], "")
+    return LayoutError(f"{what} takes a ttnn tensor, not {type(value).__name__}{hint}", user_location())
+
+
+def _tensor(value, what: str, mesh_ok: bool = True):
+    """``value`` when it is a ttnn tensor (or a mesh tensor, if ``mesh_ok``); else one clear error."""
+    if isinstance(value, Tensor) or mesh_ok and isinstance(value, mesh.MeshTensor):
+        return value
+    raise _not_a_tensor(value, what)
+
+
+def _device(device, what: str):
+    """``device=``: None (a host tensor) or an open device."""
+    if device is None:
+        return None
+    if not isinstance(device, (Device, mesh.MeshDevice)):
+        raise LayoutError(f"{what}(device={device!r}): give the device ttnn.open_device returned (or None)",
+                          user_location())
+    if not device.is_open:
+        raise LayoutError(f"{what}: the device was closed (ttnn.close_device) before this use; close it after its "
+                          "last use", user_location())
+    return device
+
+
+def _placed(tensor: Tensor, what: str = "") -> Tensor:
+    """``tensor`` when its sharded memory config can hold it on the session's device (whole tiles
+    per shard, enough cores, cores on the device's grid); else one error at the user's line."""
+    config = tensor.memory_config()
+    if config.is_sharded:
+        from types import SimpleNamespace
+
+        from tilefold.arch import get_arch
+        from tilefold.frontend.ttl.session import settings
+
+        view = SimpleNamespace(shape=tensor.device_shape, data_format=tensor.dtype.data_format,
+                               layout=tensor.layout.name, tile=tensor.tile.tile_shape)
+        try:
+            config.distribution(view, get_arch(settings().arch))
+        except LayoutError as exc:
+            if exc.location is not None:
+                raise
+            raise LayoutError(f"{what}a {'x'.join(map(str, tensor.shape))} tensor does not fit its sharded memory "
+                              f"config: {exc.message}", user_location()) from None
+    return tensor
+
+
+_CONVERSION_KEYWORDS = ("pad_value", "cq_id", "spec")
+
+
+def _conversion_keywords(kwargs: dict, what: str) -> None:
+    """The other keywords of ``from_torch`` / ``from_numpy``: TT-NN's."""
+    for key in kwargs:
+        if key not in _CONVERSION_KEYWORDS:
+            raise LayoutError(f"{what}() got an unexpected keyword argument {key!r}", user_location())
+
+
+def _memory_config(memory_config, what: str) -> MemoryConfig | None:
+    if memory_config is None or isinstance(memory_config, MemoryConfig):
+        return memory_config
+    raise LayoutError(f"{what}(memory_config={memory_config!r}): give ttnn.DRAM_MEMORY_CONFIG, ttnn.L1_MEMORY_CONFIG "
+                      "or a config of ttnn.create_sharded_memory_config", user_location())
 
 
 def quantize(values: np.ndarray, dtype: DataType, layout: Layout) -> np.ndarray:
@@ -376,6 +460,16 @@ class Tensor:
     def __repr__(self) -> str:
         return f"ttnn.Tensor(shape={tuple(self.shape)}, dtype={self.dtype.name}, layout={self.layout.name})"
 
+    def __getattr__(self, name: str):
+        """A TT-NN tensor method tilefold lacks: one error at the user's line (an AttributeError)."""
+        if name.startswith("_"):
+            raise AttributeError(name)
+        from tilefold.frontend.ttl.math_api import UnsupportedName
+
+        module = sys.modules[__name__]
+        hint = f"; use ttnn.{name}(tensor, ...)" if callable(module.__dict__.get(name)) else ""
+        raise UnsupportedName(f"ttnn.Tensor.{name} is not supported by tilefold yet{hint}", user_location())
+
 
 # --- conversion -----------------------------------------------------------------------------
 
@@ -384,7 +478,7 @@ def _torch():
     try:
         import torch
     except ImportError:
-        raise LayoutError("torch is not installed; use ttnn.from_numpy / ttnn.to_numpy") from None
+        raise LayoutError("torch is not installed; use ttnn.from_numpy / ttnn.to_numpy", user_location()) from None
     return torch
 
 
@@ -412,16 +506,30 @@ def from_numpy(array, dtype=None, layout=TILE_LAYOUT, device: Device | None = No
     """A device tensor with the values of a numpy array, rounded to ``dtype`` (by default the array's);
     on a mesh device, spread over its chips by ``mesh_mapper`` (replicated without one). ``tile=``
     a ``ttnn.Tile`` of a tiled tensor (32x32 by default)."""
+    if isinstance(array, (Tensor, mesh.MeshTensor)):
+        raise LayoutError("from_numpy takes a numpy array; this is already a ttnn tensor", user_location())
+    if type(array).__module__.split(".")[0] == "torch":
+        raise LayoutError("from_numpy takes a numpy array, not a torch tensor; use ttnn.from_torch", user_location())
     array = np.asarray(array)
+    if array.dtype.name != "bfloat16" and array.dtype.kind not in "biuf":
+        raise LayoutError(f"from_numpy: the values are {array.dtype} ({array.dtype.kind!r}); a ttnn tensor holds "
+                          "numbers (float, int or bool)", user_location())
+    device = _device(device, "from_numpy")
+    _conversion_keywords(kwargs, "from_numpy")
+    memory_config = _memory_config(memory_config, "from_numpy")
+    layout = _layout(layout)
     dt = _dtype(dtype) if dtype is not None else _default_dtype(array)
     tile = _tile(tile)
     # bfloat16 arrays stay bfloat16 until quantize (every float format holds their values exactly)
     values = array.astype(np.float32) if dt.data_format.is_float and array.dtype.name != "bfloat16" else array
     if isinstance(device, mesh.MeshDevice) or mesh_mapper is not None:
-        target = device if isinstance(device, mesh.MeshDevice) else mesh_mapper.mesh
-        return mesh.distribute(values, lambda v: Tensor(v, dt, _layout(layout), None, memory_config, tile), target,
-                               mesh_mapper)
-    return Tensor(values, dt, _layout(layout), device, memory_config, tile)
+        target = device if isinstance(device, mesh.MeshDevice) else getattr(mesh_mapper, "mesh", None)
+        if not isinstance(target, mesh.MeshDevice):
+            raise LayoutError(f"mesh_mapper={mesh_mapper!r}: give ttnn.ShardTensorToMesh, ttnn.ShardTensor2dMesh or "
+                              "ttnn.ReplicateTensorToMesh of a mesh device (ttnn.open_mesh_device)", user_location())
+        return mesh.distribute(values, lambda v: _placed(Tensor(v, dt, layout, None, memory_config, tile), ""),
+                               target, mesh_mapper)
+    return _placed(Tensor(values, dt, layout, device, memory_config, tile), "")
 
 
 def from_torch(tensor, dtype=None, layout=TILE_LAYOUT, device: Device | None = None,
@@ -429,8 +537,11 @@ def from_torch(tensor, dtype=None, layout=TILE_LAYOUT, device: Device | None = N
     """A device tensor with the values of a torch tensor (its own data type unless ``dtype`` is given)."""
     torch = _torch()
     if not isinstance(tensor, torch.Tensor):
-        raise LayoutError(f"from_torch takes a torch.Tensor, not {type(tensor).__name__}; use from_numpy for arrays",
-                          user_location())
+        what = "this is already a ttnn tensor" if isinstance(tensor, (Tensor, mesh.MeshTensor)) else \
+            f"not {type(tensor).__name__}; use from_numpy for arrays"
+        raise LayoutError(f"from_torch takes a torch.Tensor, {what}", user_location())
+    if tensor.is_complex():
+        raise LayoutError(f"from_torch: a ttnn tensor holds real numbers, not {tensor.dtype}", user_location())
     if dtype is None:
         dtype = {torch.bfloat16: bfloat16, torch.float32: float32, torch.int32: int32}.get(tensor.dtype, bfloat16)
     if tensor.dtype == torch.bfloat16:      # its bits as they are: exact, and no float32 copy
@@ -439,12 +550,16 @@ def from_torch(tensor, dtype=None, layout=TILE_LAYOUT, device: Device | None = N
         values = tensor.detach().to(torch.float32).cpu().numpy()
     else:
         values = tensor.cpu().numpy()
-    return from_numpy(values, _dtype(dtype), layout, device, memory_config, mesh_mapper, tile)
+    _conversion_keywords(kwargs, "from_torch")
+    _device(device, "from_torch")            # its own name in the errors of these arguments
+    _memory_config(memory_config, "from_torch")
+    return from_numpy(values, _dtype(dtype), layout, device, memory_config, mesh_mapper, tile, **kwargs)
 
 
 def to_numpy(tensor: Tensor, mesh_composer=None, **kwargs) -> np.ndarray:
     """The tensor's values as a numpy array (float32 for float data types); a mesh tensor's pieces
     joined by ``mesh_composer``."""
+    _tensor(tensor, "to_numpy")
     if isinstance(tensor, mesh.MeshTensor):
         return mesh.compose(tensor, mesh_composer)
     return tensor.to_numpy()
@@ -453,6 +568,10 @@ def to_numpy(tensor: Tensor, mesh_composer=None, **kwargs) -> np.ndarray:
 def to_torch(tensor: Tensor, dtype=None, mesh_composer=None, **kwargs):
     """The tensor's values as a torch tensor (bfloat16 for bfloat16 and block-float tensors)."""
     torch = _torch()
+    _tensor(tensor, "to_torch")
+    if dtype is not None and not isinstance(dtype, torch.dtype):
+        raise LayoutError(f"to_torch(dtype={dtype!r}): give a torch data type (torch.float32, torch.bfloat16 ...)",
+                          user_location())
     values = torch.from_numpy(to_numpy(tensor, mesh_composer))
     if dtype is not None:
         return values.to(dtype)
@@ -465,7 +584,11 @@ def to_torch(tensor: Tensor, dtype=None, mesh_composer=None, **kwargs):
 
 
 def _shape(shape) -> tuple[int, ...]:
-    return tuple(int(s) for s in (shape if hasattr(shape, "__len__") else (shape,)))
+    """A tensor shape given to a creation function (a tuple of sizes, or one size)."""
+    dims = shape if hasattr(shape, "__len__") and not isinstance(shape, str) else (shape,)
+    if not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d >= 0 for d in dims):
+        raise LayoutError(f"shape {shape!r}: give a tuple of sizes (ints >= 0)", user_location())
+    return tuple(int(d) for d in dims)
 
 
 def _created_dtype(dtype) -> DataType:
@@ -478,6 +601,14 @@ def _created_dtype(dtype) -> DataType:
 
 
 def full(shape, fill_value, dtype=None, layout=TILE_LAYOUT, device=None, memory_config=None) -> Tensor:
+    if not isinstance(fill_value, (int, float, np.number, np.bool_)):
+        raise LayoutError(f"ttnn.full(fill_value={fill_value!r}): give a number", user_location())
+    fmt = _created_dtype(dtype).data_format
+    if not fmt.is_float and not fmt.is_block_float:
+        limits = np.iinfo(fmt.numpy_dtype)
+        if not (np.isfinite(fill_value) and limits.min <= fill_value <= limits.max):
+            raise LayoutError(f"ttnn.full(fill_value={fill_value!r}): a {fmt.ttnn_name} tensor holds "
+                              f"{limits.min}..{limits.max}", user_location())
     return from_numpy(np.full(_shape(shape), fill_value, dtype=np.float32), _created_dtype(dtype), layout, device,
                       memory_config)
 
@@ -495,6 +626,8 @@ def empty(shape, dtype=None, layout=TILE_LAYOUT, device=None, memory_config=None
 
 
 def rand(shape, dtype=None, layout=TILE_LAYOUT, device=None, memory_config=None, seed=None) -> Tensor:
+    if seed is not None and (not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0):
+        raise LayoutError(f"ttnn.rand(seed={seed!r}): give a non-negative int (or None)", user_location())
     values = np.random.default_rng(seed).random(_shape(shape), dtype=np.float32)
     return from_numpy(values, _created_dtype(dtype), layout, device, memory_config)
 
@@ -502,6 +635,7 @@ def rand(shape, dtype=None, layout=TILE_LAYOUT, device=None, memory_config=None,
 def full_like(tensor: Tensor, fill_value, dtype=None, layout=None, device=None, memory_config=None) -> Tensor:
     """``ttnn.full_like``: a tensor of ``tensor``'s shape (and data type, layout, device and memory
     config unless given) filled with ``fill_value``."""
+    _tensor(tensor, "ttnn.full_like", mesh_ok=False)
     return full(tensor.shape, fill_value, dtype or tensor.dtype, layout or tensor.layout, device or tensor.device(),
                 memory_config or tensor.memory_config())
 
@@ -523,6 +657,10 @@ def arange(start, end=None, step=1, dtype=None, device=None, layout=TILE_LAYOUT,
     ... < end`` (float32 unless ``dtype`` says otherwise, as the other creation functions)."""
     if end is None:
         start, end = 0, start
+    if not all(isinstance(v, (int, float, np.number)) and not isinstance(v, bool) for v in (start, end, step)) \
+            or step == 0:
+        raise LayoutError(f"ttnn.arange({start!r}, {end!r}, {step!r}): give numbers, and a step that is not 0",
+                          user_location())
     values = np.arange(start, end, step, dtype=np.float64)
     return from_numpy(ttnn_ops.cast(values, _created_dtype(dtype).name), _created_dtype(dtype), layout, device,
                       memory_config)
@@ -575,11 +713,19 @@ def _host_op(name: str, compute):
         if ignored is None:
             parameters = inspect.signature(compute).parameters
             ignored = [f for f in _DEVICE_ONLY_FLAGS if f not in parameters]
+        for value in (*args, *kwargs.values()):
+            if type(value).__module__.split(".")[0] == "torch" and type(value).__name__ == "Tensor":
+                raise _not_a_tensor(value, f"ttnn.{name}")
         like = _find_tensor(args, kwargs)
         if like is None:
-            raise LayoutError(f"ttnn.{name} takes a ttnn tensor (ttnn.from_torch / ttnn.from_numpy make one)",
-                              user_location())
-        memory_config = kwargs.pop("memory_config", None) or like.memory_config()
+            if not args and not kwargs:
+                raise LayoutError(f"ttnn.{name}() needs a ttnn tensor", user_location())
+            first = args[0] if args else next(iter(kwargs.values()))
+            raise _not_a_tensor(first, f"ttnn.{name}")
+        memory_config = _memory_config(kwargs.pop("memory_config", None), f"ttnn.{name}") or like.memory_config()
+        output = kwargs.pop("output_tensor", None)
+        if output is not None:
+            _tensor(output, f"ttnn.{name}(output_tensor=...)", mesh_ok=False)
         if kwargs.get("dtype") is not None:
             kwargs["dtype"] = _dtype(kwargs["dtype"]).name
         if name == "typecast" and len(args) > 1:
@@ -587,10 +733,16 @@ def _host_op(name: str, compute):
         for flag in ignored:                 # how the device computes it; the host computes exactly
             kwargs.pop(flag, None)
         try:
+            inspect.signature(compute).bind(*args, **kwargs)
+        except TypeError as exc:             # a missing, extra or unknown argument
+            raise LayoutError(f"ttnn.{name}(): {exc}", user_location()) from None
+        try:
             result = compute(*map(_operand, args), **{k: _operand(v) for k, v in kwargs.items()})
         except (TypeError, ValueError, IndexError) as exc:      # a wrong argument: shapes, dims, keywords
             if isinstance(exc, TilefoldError):
-                raise
+                if exc.message.startswith("ttnn."):
+                    raise
+                raise LayoutError(f"ttnn.{name}: {exc.message}", exc.location or user_location()) from None
             raise LayoutError(f"ttnn.{name}: {str(exc).replace('compute()', 'it')}", user_location()) from None
 
         def tensor(v: ttnn_ops.Value) -> Tensor:
@@ -600,6 +752,14 @@ def _host_op(name: str, compute):
             like._values, like._shape, like._pages = quantize(result.values, like.dtype, like.layout), \
                 result.values.shape, None
             return like
+        if output is not None:               # the result written into the given tensor, in its data type
+            if isinstance(result, tuple) or tuple(result.values.shape) != tuple(output.shape):
+                shape = "several tensors" if isinstance(result, tuple) else "x".join(map(str, result.values.shape))
+                raise LayoutError(f"ttnn.{name}(output_tensor=...): the result is {shape or 'a scalar'} but "
+                                  f"output_tensor is {'x'.join(map(str, output.shape)) or 'a scalar'}", user_location())
+            values = quantize(result.values, output.dtype, output.layout)
+            output._values, output._pages, output._not_simulated = values.reshape(output.device_shape), None, None
+            return output
         return tuple(tensor(v) for v in result) if isinstance(result, tuple) else tensor(result)
 
     run.__name__ = run.__qualname__ = name
@@ -610,6 +770,10 @@ def _host_op(name: str, compute):
 def _over_mesh(op):
     """A host op that applies to each chip's piece of mesh tensors."""
     def wrapped(*args, **kwargs):
+        try:
+            inspect.signature(op).bind(*args, **kwargs)
+        except TypeError as exc:             # a missing, extra or unknown argument
+            raise LayoutError(f"ttnn.{op.__name__}(): {exc}", user_location()) from None
         if args and isinstance(args[0], mesh.MeshTensor):
             a, rest = args[0], args[1:]
             pieces = [[x.pieces[i] if isinstance(x, mesh.MeshTensor) else x for x in rest]
@@ -662,12 +826,25 @@ Tensor.__getitem__ = lambda self, key: _result(ttnn_ops.getitem(_operand(self), 
 # --- cores and memory configs -------------------------------------------------------------------
 
 
+def _core(value, what: str) -> CoreCoord:
+    """A core of a ``CoreRange``: a ``CoreCoord`` or an ``(x, y)`` pair of non-negative ints."""
+    if isinstance(value, CoreCoord):
+        return value
+    if isinstance(value, (tuple, list)) and len(value) == 2 and all(
+            isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 0 for v in value):
+        return CoreCoord(int(value[0]), int(value[1]))
+    raise LayoutError(f"ttnn.CoreRange {what} {value!r}: give a ttnn.CoreCoord(x, y) or an (x, y) pair",
+                      user_location())
+
+
 class CoreRange:
     """``ttnn.CoreRange(start, end)``: the cores from ``start`` to ``end`` (inclusive), as TT-NN's."""
 
     def __init__(self, start, end):
-        self.start = start if isinstance(start, CoreCoord) else CoreCoord(*start)
-        self.end = end if isinstance(end, CoreCoord) else CoreCoord(*end)
+        self.start, self.end = _core(start, "start"), _core(end, "end")
+        if self.end.x < self.start.x or self.end.y < self.start.y:
+            raise LayoutError(f"ttnn.CoreRange({self.start!r}, {self.end!r}): the end core is before the start",
+                              user_location())
 
     def grid_size(self) -> CoreCoord:
         return CoreCoord(self.end.x - self.start.x + 1, self.end.y - self.start.y + 1)
@@ -684,6 +861,10 @@ class CoreRangeSet:
     """``ttnn.CoreRangeSet``: disjoint core ranges; ``ranges()`` lists them."""
 
     def __init__(self, ranges=()):
+        ranges = [ranges] if isinstance(ranges, CoreRange) else list(ranges)
+        for r in ranges:
+            if not isinstance(r, (CoreRange, tuple, list)) or not isinstance(r, CoreRange) and len(r) != 2:
+                raise LayoutError(f"ttnn.CoreRangeSet: {r!r} is not a ttnn.CoreRange", user_location())
         self._ranges = [r if isinstance(r, CoreRange) else CoreRange(*r) for r in ranges]
 
     def ranges(self) -> list[CoreRange]:
@@ -723,6 +904,9 @@ class CoreGrid:
     """``ttnn.CoreGrid(y=rows, x=columns)``."""
 
     def __init__(self, y: int, x: int):
+        if not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v > 0 for v in (y, x)):
+            raise LayoutError(f"ttnn.CoreGrid(y={y!r}, x={x!r}): give positive numbers of rows and columns of cores",
+                              user_location())
         self.y, self.x = int(y), int(x)
 
     @property
@@ -747,8 +931,16 @@ def create_sharded_memory_config(shape, core_grid: CoreGrid, strategy, orientati
     sharding deal the shards to the cores in row-major order, block sharding gives core ``(x, y)``
     the shard in block row ``y`` and column ``x``)."""
     shape = _shape(shape)
-    layout = strategy if isinstance(strategy, TensorMemoryLayout) else TensorMemoryLayout[
-        f"{getattr(strategy, 'name', strategy)}_SHARDED"]
+    if not isinstance(strategy, TensorMemoryLayout) or not strategy.name.endswith("_SHARDED"):
+        raise LayoutError(f"create_sharded_memory_config(strategy={strategy!r}): give ttnn.ShardStrategy.HEIGHT, "
+                          "WIDTH or BLOCK", user_location())
+    if not isinstance(core_grid, CoreGrid):
+        raise LayoutError(f"create_sharded_memory_config(core_grid={core_grid!r}): give a ttnn.CoreGrid(y=..., x=...)",
+                          user_location())
+    if len(shape) < 2:
+        raise LayoutError(f"create_sharded_memory_config(shape={shape}): give the tensor's shape (at least 2 dims)",
+                          user_location())
+    layout = strategy
     height, width = int(np.prod(shape[:-1])), shape[-1]
     if use_height_and_width_as_shard_shape:
         shard = (shape[-2], shape[-1])
@@ -763,30 +955,47 @@ def create_sharded_memory_config(shape, core_grid: CoreGrid, strategy, orientati
 
 
 @_over_mesh
-def to_memory_config(tensor: Tensor, memory_config: MemoryConfig, **kwargs) -> Tensor:
-    """The tensor in another memory (each chip's piece of a mesh tensor)."""
-    return Tensor(tensor.host_values, tensor.dtype, tensor.layout, tensor.device(), memory_config)
+def to_memory_config(tensor: Tensor, memory_config: MemoryConfig, dtype=None, **kwargs) -> Tensor:
+    """The tensor in another memory (each chip's piece of a mesh tensor), of ``dtype`` if given."""
+    _tensor(tensor, "ttnn.to_memory_config", mesh_ok=False)
+    if not isinstance(memory_config, MemoryConfig):
+        _memory_config(memory_config, "ttnn.to_memory_config")
+        raise LayoutError("ttnn.to_memory_config needs memory_config=: ttnn.DRAM_MEMORY_CONFIG, ttnn.L1_MEMORY_CONFIG "
+                          "or a sharded config", user_location())
+    dtype = tensor.dtype if dtype is None else _dtype(dtype)
+    return _placed(Tensor(tensor.host_values, dtype, tensor.layout, tensor.device(), memory_config, tensor._tile),
+                   "ttnn.to_memory_config: ")
 
 
 def get_memory_config(tensor: Tensor) -> MemoryConfig:
-    return tensor.memory_config()
+    return _tensor(tensor, "ttnn.get_memory_config", mesh_ok=False).memory_config()
 
 
 def is_sharded(tensor: Tensor) -> bool:
-    return tensor.memory_config().is_sharded
+    return _tensor(tensor, "ttnn.is_sharded", mesh_ok=False).memory_config().is_sharded
 
 
-def to_layout(tensor: Tensor, layout, **kwargs) -> Tensor:
-    return Tensor(tensor.host_values, tensor.dtype, _layout(layout), tensor.device(), tensor.memory_config())
+@_over_mesh
+def to_layout(tensor: Tensor, layout, dtype=None, memory_config=None, **kwargs) -> Tensor:
+    """The tensor in ``layout`` (of ``dtype`` and in ``memory_config`` if given)."""
+    _tensor(tensor, "ttnn.to_layout", mesh_ok=False)
+    dtype = tensor.dtype if dtype is None else _dtype(dtype)
+    memory_config = _memory_config(memory_config, "ttnn.to_layout") or tensor.memory_config()
+    return _placed(Tensor(tensor.host_values, dtype, _layout(layout), tensor.device(), memory_config, tensor._tile),
+                   "ttnn.to_layout: ")
 
 
 def to_device(tensor: Tensor, device, memory_config=None) -> Tensor:
-    return Tensor(tensor.host_values, tensor.dtype, tensor.layout, device, memory_config or tensor.memory_config(),
-                  tensor.tile)
+    _tensor(tensor, "ttnn.to_device", mesh_ok=False)
+    if device is None:
+        raise LayoutError("ttnn.to_device needs the device ttnn.open_device returned", user_location())
+    return _placed(Tensor(tensor.host_values, tensor.dtype, tensor.layout, _device(device, "ttnn.to_device"),
+                          _memory_config(memory_config, "ttnn.to_device") or tensor.memory_config(), tensor.tile),
+                   "ttnn.to_device: ")
 
 
 def from_device(tensor: Tensor) -> Tensor:
-    return tensor
+    return _tensor(tensor, "ttnn.from_device")
 
 
 
@@ -898,7 +1107,7 @@ def set_fabric_config(config, *args, **kwargs) -> None:
 
 def deallocate(tensor: Tensor, force: bool = True) -> None:
     """``ttnn.deallocate(tensor)``: :meth:`Tensor.deallocate`."""
-    tensor.deallocate(force)
+    _tensor(tensor, "ttnn.deallocate").deallocate(force)
 
 
 def synchronize_device(*args, **kwargs) -> None:

@@ -63,6 +63,8 @@ def _num(x, like: Value | None = None):
     an integer tensor, otherwise float32)."""
     if isinstance(x, Value):
         return x.values
+    if not isinstance(x, (int, float, np.number, np.bool_)):    # np.float32(None) would be NaN
+        raise fail(f"operand {x!r} is not a tensor or a number")
     if isinstance(x, (bool, np.bool_)):
         x = int(x)
     if like is not None and like.is_int and isinstance(x, (int, np.integer)):
@@ -301,6 +303,10 @@ _F64 = {"pow", "atan2", "hypot", "logaddexp", "logaddexp2", "xlogy", "bias_gelu"
 def _binary_op(name: str, fn: Callable, int_fn: Callable | None):
     def compute(a, b, *, dtype: str | None = None, memory_config=None, output_tensor=None, queue_id=None,
                 activations=None, use_legacy=None, **_) -> Value:
+        for key in ("input_tensor_a_activations", "input_tensor_b_activations"):
+            if _.get(key):                   # would change the operands: not to be dropped silently
+                raise fail(f"{key}= is not supported by tilefold yet; apply the op (ttnn.relu ...) to the operand "
+                           "first")
         like = _first(a, b)
         if int_fn is not None and _all_int(a, b):
             values = int_fn(np.asarray(_num(a, like)).astype(np.int64), np.asarray(_num(b, like)).astype(np.int64))

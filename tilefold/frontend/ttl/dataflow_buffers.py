@@ -205,8 +205,13 @@ def make_dataflow_buffer_like(tensor, shape, block_count: int | None = None, *, 
     if fmt is not None:             # an object with only a dtype (a torch tensor, a template): tiles of it
         layout = "TILE"
     if dtype is None or layout is None:
+        from tilefold.frontend.ttl.capture import active
+
+        capture = active()
+        given = [name for name, value in (capture.constants.items() if capture else ()) if value is tensor]
+        hint = f"; the operation was called with {tensor!r} for {given[0]!r}: pass a ttnn tensor there" if given else ""
         raise KernelError(f"make_dataflow_buffer_like: the first argument must be a tensor (it gives the buffer's "
-                          f"data type and layout), not {type(tensor).__name__}", location)
+                          f"data type and layout), not {type(tensor).__name__}{hint}", location)
     fmt = fmt or data_format(getattr(dtype, "name", dtype))
     layout_name = "TILE" if "TILE" in str(getattr(layout, "name", layout)).upper() else "ROW_MAJOR"
     return _make(fmt, layout_name, shape, count, tensor, location, "make_dataflow_buffer_like", allocation_group)

@@ -328,8 +328,12 @@ class ExpressionBuilder:
                 return base[index]
             except (IndexError, KeyError, TypeError) as exc:
                 raise self.error(f"{ast.unparse(node)[:40]}: {exc}", node) from None
+        name = node.value.id if isinstance(node.value, ast.Name) else None
+        constants = getattr(self.operation, "constants", None) or {}
+        hint = f"; the operation was called with {base!r} for {name!r}: pass a ttnn tensor there" \
+            if name in constants and constants[name] is base else ""
         raise self.error(f"{self.describe(base)} cannot be indexed in a kernel; index the operation's tensors to "
-                         "make tensor slices", node)
+                         f"make tensor slices{hint}", node)
 
     def expr_UnaryOp(self, node: ast.UnaryOp, scope):
         value = self.evaluate(node.operand, scope)

@@ -19,6 +19,7 @@ class Layout:
 
 TILE_LAYOUT = Layout("TILE")
 ROW_MAJOR_LAYOUT = Layout("ROW_MAJOR")
+Layout.TILE, Layout.ROW_MAJOR = TILE_LAYOUT, ROW_MAJOR_LAYOUT      # ttnn.Layout.TILE spells TILE_LAYOUT
 
 
 class CoreCoord:

@@ -215,10 +215,18 @@ def _split(values: np.ndarray, dim: int, parts: int, what: str = "ttnn.ShardTens
     return np.split(values, parts, axis=dim)
 
 
+def _mesh_arg(device, what: str) -> None:
+    """A mapper's or composer's mesh: a mesh device (``ttnn.open_mesh_device``)."""
+    if not isinstance(device, MeshDevice):
+        raise LayoutError(f"{what} takes the mesh device of ttnn.open_mesh_device, not {type(device).__name__}",
+                          user_location())
+
+
 class ShardTensorToMesh:
     """Split dimension ``dim`` into one shard per chip."""
 
     def __init__(self, mesh: MeshDevice, dim: int):
+        _mesh_arg(mesh, "ttnn.ShardTensorToMesh")
         self.mesh, self.dim = mesh, dim
 
     def pieces(self, values: np.ndarray) -> list[np.ndarray]:
@@ -229,6 +237,7 @@ class ReplicateTensorToMesh:
     """The same tensor on every chip."""
 
     def __init__(self, mesh: MeshDevice):
+        _mesh_arg(mesh, "ttnn.ReplicateTensorToMesh")
         self.mesh = mesh
 
     def pieces(self, values: np.ndarray) -> list[np.ndarray]:
@@ -239,6 +248,10 @@ class ShardTensor2dMesh:
     """Split ``dims[0]`` over the mesh rows and ``dims[1]`` over its columns (``None``: replicate)."""
 
     def __init__(self, mesh: MeshDevice, dims, mesh_shape=None):
+        _mesh_arg(mesh, "ttnn.ShardTensor2dMesh")
+        if not isinstance(dims, (tuple, list)) or len(dims) != 2:
+            raise LayoutError(f"ttnn.ShardTensor2dMesh(dims={dims!r}): give two dims (or None), one for the mesh's "
+                              "rows and one for its columns", user_location())
         self.mesh, self.dims = mesh, tuple(dims)
 
     def pieces(self, values: np.ndarray) -> list[np.ndarray]:
@@ -255,6 +268,7 @@ class ConcatMeshToTensor:
     """Join the chips' pieces along ``dim``."""
 
     def __init__(self, mesh: MeshDevice, dim: int):
+        _mesh_arg(mesh, "ttnn.ConcatMeshToTensor")
         self.mesh, self.dim = mesh, dim
 
     def join(self, pieces: list[np.ndarray]) -> np.ndarray:
@@ -265,6 +279,10 @@ class ConcatMesh2dToTensor:
     """Join the pieces of each mesh row along ``dims[1]``, then the rows along ``dims[0]``."""
 
     def __init__(self, mesh: MeshDevice, dims, mesh_shape=None):
+        _mesh_arg(mesh, "ttnn.ConcatMesh2dToTensor")
+        if not isinstance(dims, (tuple, list)) or len(dims) != 2:
+            raise LayoutError(f"ttnn.ConcatMesh2dToTensor(dims={dims!r}): give two dims, one for the mesh's rows and "
+                              "one for its columns", user_location())
         self.mesh, self.dims = mesh, tuple(dims)
 
     def join(self, pieces: list[np.ndarray]) -> np.ndarray:

@@ -107,6 +107,9 @@ class Operation:
         if len(meshes) > 1:
             raise KernelError(f"{self.function.__name__}(): the tensors are spread over different meshes; give one "
                               "mesh device to all of them", user_location())
+        if not next(iter(meshes.values())).is_open:
+            raise KernelError(f"{self.function.__name__}(): the tensors' mesh device was closed (ttnn.close_device) "
+                              "before this call; close it after its last operation", user_location())
         chips = next(iter(meshes.values())).shape.num_devices
 
         def piece(v, chip):
@@ -216,10 +219,32 @@ class Operation:
                                   "takes dataflow buffers only as a statement of another operation's body without "
                                   "kernel functions, where it is inlined", user_location())
             else:
-                raise KernelError(f"{self.function.__name__}(): argument {name!r} is {type(value).__name__}; a TT-Lang "
-                                  "operation takes device tensors (ttnn.from_torch / from_numpy) and compile-time "
-                                  "constants (numbers, strings, tuples and lists of them)", user_location())
+                kind = {"torch": "a torch tensor: convert it with ttnn.from_torch(...) first; ",
+                        "numpy": "a numpy array: convert it with ttnn.from_numpy(...) first; "}.get(
+                    type(value).__module__.split(".")[0], "")
+                raise KernelError(f"{self.function.__name__}(): argument {name!r} is {type(value).__name__}; {kind}"
+                                  "a TT-Lang operation takes device tensors (ttnn.from_torch / from_numpy) and "
+                                  "compile-time constants (numbers, strings, tuples and lists of them)", user_location())
+        self._check_devices(out)
         return out, constants
+
+    def _check_devices(self, tensors: list[TensorArgument]) -> None:
+        """The tensors' devices: open, and one device (a tensor without one is a host tensor)."""
+        placed = []
+        for t in tensors:
+            device = t.tensor.device() if callable(getattr(t.tensor, "device", None)) else None
+            if device is None:
+                continue
+            if getattr(device, "is_open", True) is False:
+                raise KernelError(f"{self.function.__name__}(): argument {t.name!r} is on a device that was closed "
+                                  "(ttnn.close_device) before this call; close the device after its last "
+                                  "operation", user_location())
+            placed.append((t.name, getattr(device, "device_id", None)))
+        ids = {device_id for _, device_id in placed}
+        if len(ids) > 1:
+            where = ", ".join(f"{name!r} on device {device_id}" for name, device_id in placed)
+            raise KernelError(f"{self.function.__name__}(): the tensors are on different devices ({where}); an "
+                              "operation runs on one device: make them all on it", user_location())
 
     def buffer_parameters(self) -> set[str]:
         """The parameters that are dataflow buffers (:func:`.inlining.buffer_parameters`)."""
