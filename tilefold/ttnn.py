@@ -963,7 +963,8 @@ def to_memory_config(tensor: Tensor, memory_config: MemoryConfig, dtype=None, **
         raise LayoutError("ttnn.to_memory_config needs memory_config=: ttnn.DRAM_MEMORY_CONFIG, ttnn.L1_MEMORY_CONFIG "
                           "or a sharded config", user_location())
     dtype = tensor.dtype if dtype is None else _dtype(dtype)
-    return _placed(Tensor(tensor.host_values, dtype, tensor.layout, tensor.device(), memory_config, tensor._tile),
+    # TT-NN's conversion allocates its output with the default 32x32 tile, whatever the input's
+    return _placed(Tensor(tensor.host_values, dtype, tensor.layout, tensor.device(), memory_config),
                    "ttnn.to_memory_config: ")
 
 

@@ -413,11 +413,12 @@ def test_a_host_op_writes_its_output_tensor():
     _at(info, line)
 
 
-def test_a_tensor_keeps_its_tile_through_to_memory_config_and_to_layout():
+def test_a_tensor_keeps_its_tile_through_to_layout_and_gets_32x32_tiles_from_to_memory_config():
+    """As in TT-NN: ``to_memory_config`` allocates its output with the default 32x32 tile."""
     x = _values(6, (32, 64))
     small = ttnn.from_numpy(x, dtype=ttnn.float32, tile=ttnn.Tile((16, 32)))
     moved = ttnn.to_memory_config(small, ttnn.L1_MEMORY_CONFIG)
     tiled = ttnn.to_layout(small, ttnn.TILE_LAYOUT)
-    assert moved.tile.tile_shape == (16, 32) and tiled.tile.tile_shape == (16, 32)
+    assert moved.tile.tile_shape == (32, 32) and tiled.tile.tile_shape == (16, 32)
     np.testing.assert_array_equal(ttnn.to_numpy(moved), x)
     np.testing.assert_array_equal(ttnn.to_numpy(tiled), x)
