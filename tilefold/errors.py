@@ -61,8 +61,9 @@ def warn_at(message: str, location: SourceLocation | None, category: type[Warnin
 
 
 class LeftoverBlocksWarning(UserWarning):
-    """Blocks pushed into a buffer and never popped when the program ended: harmless on the device
-    (each launch starts its buffers empty), but often a consumer that forgot a block."""
+    """Blocks pushed into a buffer and never popped when the program ended: no harm to the device
+    (each launch starts its buffers empty), but often a consumer that stopped early, whose output
+    then misses what those blocks held."""
 
 
 # --- layouts, formats, devices -------------------------------------------------------

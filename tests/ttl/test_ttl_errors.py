@@ -237,7 +237,7 @@ def test_producer_pushes_more_blocks_than_the_consumer_takes():
 
 def test_producer_pushes_more_than_taken_on_some_nodes_is_caught_by_the_simulator():
     """Counts that depend on the node are not known before running: the simulated device finds the
-    extra block left in the buffer of node 1 (a warning: harmless on the device), not a hang."""
+    extra block left in the buffer of node 1 (a warning: no harm to the device), not a hang."""
     from tilefold.errors import LeftoverBlocksWarning
 
     @ttl.operation(grid=(2, 1))

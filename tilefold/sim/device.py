@@ -521,8 +521,9 @@ class Device:
             leftovers = run.cbs.leftovers()
             if leftovers:
                 warn_at("pages left in circular buffers when the program ended: " + "; ".join(leftovers)
-                        + " (each launch starts its buffers empty, so this is harmless on the device; pop "
-                          "every page the consumer waits for if it should have used them)",
+                        + " (each launch starts its buffers empty, so the device itself comes to no harm; "
+                          "but pages nothing consumed are results nothing used: if the consumer should have "
+                          "used them, make its loop wait for and pop every page the producer pushes)",
                         run.cbs.first_push_location(), LeftoverBlocksWarning)
             unwritten = run.unwritten_output_error()
             if unwritten is not None:
