@@ -1,7 +1,8 @@
 """The TT-NN host value types that TT-Lang kernels and :mod:`tilefold.ttnn` share.
 
 Reads / writes: nothing. Layouts (``TILE_LAYOUT`` / ``ROW_MAJOR_LAYOUT``, compared by identity)
-and core coordinates, as TT-NN spells them; ``ttl.*`` and ``ttnn.*`` re-export them.
+and core coordinates, as TT-NN spells them; ``ttl.*`` and ``ttnn.*`` re-export them. Also how a
+host array given where a ttnn tensor goes is converted (:func:`conversion_hint`).
 """
 
 from __future__ import annotations
@@ -28,3 +29,10 @@ class CoreCoord:
 
     def __repr__(self) -> str:
         return f"CoreCoord(x={self.x}, y={self.y})"
+
+
+def conversion_hint(value) -> str:
+    """How to make a ttnn tensor of ``value`` when it is a torch tensor or a numpy array (else "")."""
+    return {"torch": "a torch tensor: convert it with ttnn.from_torch(...) first",
+            "numpy": "a numpy array: convert it with ttnn.from_numpy(...) first"}.get(
+        type(value).__module__.split(".")[0], "")

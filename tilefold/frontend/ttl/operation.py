@@ -34,6 +34,7 @@ from tilefold.frontend.ttl.capture import OperationCapture, TensorArgument, capt
 from tilefold.frontend.ttl.dataflow_buffers import DataflowBuffer
 from tilefold.frontend.ttl.fingerprint import operation_key
 from tilefold.frontend.ttl.grid import resolve_grid, with_node_builtins
+from tilefold.frontend.ttl.host_types import conversion_hint
 from tilefold.caller import user_location
 from tilefold.frozen_gc import frozen_gc
 
@@ -219,9 +220,8 @@ class Operation:
                                   "takes dataflow buffers only as a statement of another operation's body without "
                                   "kernel functions, where it is inlined", user_location())
             else:
-                kind = {"torch": "a torch tensor: convert it with ttnn.from_torch(...) first; ",
-                        "numpy": "a numpy array: convert it with ttnn.from_numpy(...) first; "}.get(
-                    type(value).__module__.split(".")[0], "")
+                kind = conversion_hint(value)
+                kind = f"{kind}; " if kind else ""
                 raise KernelError(f"{self.function.__name__}(): argument {name!r} is {type(value).__name__}; {kind}"
                                   "a TT-Lang operation takes device tensors (ttnn.from_torch / from_numpy) and "
                                   "compile-time constants (numbers, strings, tuples and lists of them)", user_location())
