@@ -39,7 +39,7 @@ import numpy as np
 from tilefold import ttnn_ops, uncaught
 from tilefold.errors import LayoutError, NotSimulatedError, TilefoldError
 from tilefold.frontend.ttl import mesh
-from tilefold.frontend.ttl.host_types import ROW_MAJOR_LAYOUT, TILE_LAYOUT, CoreCoord, Layout
+from tilefold.frontend.ttl.host_types import ROW_MAJOR_LAYOUT, TILE_LAYOUT, CoreCoord, Layout, conversion_hint
 from tilefold.layout.formats import DataFormat, data_format, to_bfloat16
 from tilefold.layout.host import from_device_pages, to_device_pages
 from tilefold.layout.tiles import SUPPORTED_TILE_SHAPES, tile_shape as tile_shape_of
@@ -211,9 +211,8 @@ def _layout(layout) -> Layout:
 
 def _not_a_tensor(value, what: str) -> LayoutError:
     """The error for ``value`` given where ``what`` takes a ttnn tensor."""
-    hint = {"torch": "; it is a torch tensor: convert it with ttnn.from_torch(...) first",
-            "numpy": "; it is a numpy array: convert it with ttnn.from_numpy(...) first"}.get(
-        type(value).__module__.split(".")[0], "")
+    hint = conversion_hint(value)
+    hint = f"; it is {hint}" if hint else ""
     return LayoutError(f"{what} takes a ttnn tensor, not {type(value).__name__}{hint}", user_location())
 
 
@@ -706,13 +705,14 @@ def _host_op(name: str, compute):
     in, tensors of its results out (rounded to their data types) on the first tensor's device and
     memory config (or ``memory_config=``); an in-place op (``add_``) writes into its first tensor."""
     inplace = name in ttnn_ops.INPLACE
-    ignored: list[str] | None = None     # the device-only flags ``compute`` does not take (at the first call)
+    signature: inspect.Signature | None = None     # ``compute``'s, read at the first call (not at import)
+    ignored: list[str] = []              # the device-only flags ``compute`` does not take
 
     def run(*args, **kwargs):
-        nonlocal ignored
-        if ignored is None:
-            parameters = inspect.signature(compute).parameters
-            ignored = [f for f in _DEVICE_ONLY_FLAGS if f not in parameters]
+        nonlocal signature, ignored
+        if signature is None:
+            signature = inspect.signature(compute)
+            ignored = [f for f in _DEVICE_ONLY_FLAGS if f not in signature.parameters]
         for value in (*args, *kwargs.values()):
             if type(value).__module__.split(".")[0] == "torch" and type(value).__name__ == "Tensor":
                 raise _not_a_tensor(value, f"ttnn.{name}")
@@ -733,7 +733,7 @@ def _host_op(name: str, compute):
         for flag in ignored:                 # how the device computes it; the host computes exactly
             kwargs.pop(flag, None)
         try:
-            inspect.signature(compute).bind(*args, **kwargs)
+            signature.bind(*args, **kwargs)
         except TypeError as exc:             # a missing, extra or unknown argument
             raise LayoutError(f"ttnn.{name}(): {exc}", user_location()) from None
         try:
@@ -769,9 +769,14 @@ def _host_op(name: str, compute):
 
 def _over_mesh(op):
     """A host op that applies to each chip's piece of mesh tensors."""
+    signature: inspect.Signature | None = None     # ``op``'s, read at the first call (not at import)
+
     def wrapped(*args, **kwargs):
+        nonlocal signature
+        if signature is None:
+            signature = inspect.signature(op)
         try:
-            inspect.signature(op).bind(*args, **kwargs)
+            signature.bind(*args, **kwargs)
         except TypeError as exc:             # a missing, extra or unknown argument
             raise LayoutError(f"ttnn.{op.__name__}(): {exc}", user_location()) from None
         if args and isinstance(args[0], mesh.MeshTensor):
