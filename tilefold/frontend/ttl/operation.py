@@ -374,8 +374,9 @@ class Operation:
         module.attributes[PIPE_NETS_ATTR] = _pipe_net_table(capture, pipe_uses)
         verify_ops(module)
         check_block_counts(module, {d.index: d.name for d in capture.dataflow_buffers})
-        _check_results_used(module, unread)
-        _drop_unconsumed_pushes(module, {d.index for d in capture.dataflow_buffers if d.backing is not None})
+        pushes, waited = _pushes_and_waited_buffers(module)
+        _check_results_used(waited, unread)
+        _drop_unconsumed_pushes(pushes, waited | {d.index for d in capture.dataflow_buffers if d.backing is not None})
         return built
 
     def _apply_options(self, kernel) -> None:
@@ -489,13 +490,23 @@ def allocate_buffers(capture: OperationCapture, module: ModuleOp, registry: dict
         op.attributes[ttl.STAGING_CB_ATTR] = IntegerAttr(renumbered[op.attributes[ttl.STAGING_CB_ATTR].value.data], i32)
 
 
-def _check_results_used(module: ModuleOp, unread) -> None:
-    """Raise at the line that wrote a block which is pushed without being read when no kernel waits on
-    its buffer: the pushed data would be dropped (a staging block is read before it is pushed; a
-    tensor-backed buffer's blocks are the tensor's pages)."""
+def _pushes_and_waited_buffers(module: ModuleOp) -> tuple[list, set[int]]:
+    """The module's ``ttl.cb_push`` ops, and the indices of the buffers some kernel waits on or pops."""
     from tilefold.ir import ttl
 
-    waited = {op.cb.owner.index for op in module.walk() if isinstance(op, (ttl.CBWaitOp, ttl.CBPopOp))}
+    pushes, waited = [], set()
+    for op in module.walk():
+        if isinstance(op, ttl.CBPushOp):
+            pushes.append(op)
+        elif isinstance(op, (ttl.CBWaitOp, ttl.CBPopOp)):
+            waited.add(op.cb.owner.index)
+    return pushes, waited
+
+
+def _check_results_used(waited: set[int], unread) -> None:
+    """Raise at the line that wrote a block which is pushed without being read when no kernel waits on
+    its buffer (``waited`` holds those some kernel does): the pushed data would be dropped (a staging
+    block is read before it is pushed; a tensor-backed buffer's blocks are the tensor's pages)."""
     for dfb, name, where in unread:
         if dfb.index in waited or dfb.backing is not None or dfb.hidden:
             continue
@@ -504,17 +515,13 @@ def _check_results_used(module: ModuleOp, unread) -> None:
                           f"(with {dfb.name}.wait() as blk: ...), e.g. to copy it to a tensor", where)
 
 
-def _drop_unconsumed_pushes(module: ModuleOp, backed=()) -> None:
+def _drop_unconsumed_pushes(pushes: list, kept: set[int]) -> None:
     """A buffer nothing waits on is a staging area (reserve, copy in, copy out): its blocks are never
     handed to a consumer, so the reserves reuse the same space instead of pushing blocks that would
-    stay in the buffer (``check_block_counts`` has checked that they would fit)."""
-    from tilefold.ir import ttl
-
-    ops = [op for op in module.walk() if isinstance(op, (ttl.CBPushOp, ttl.CBPopOp, ttl.CBWaitOp))]
-    waited = {op.cb.owner.index for op in ops if not isinstance(op, ttl.CBPushOp)}
-    waited |= set(backed)             # a tensor-backed buffer's blocks are the tensor's pages: each is kept
-    for op in ops:
-        if isinstance(op, ttl.CBPushOp) and op.cb.owner.index not in waited:
+    stay in the buffer (``check_block_counts`` has checked that they would fit). ``kept``: the
+    buffers whose pushes stay (waited on, or tensor-backed: their blocks are the tensor's pages)."""
+    for op in pushes:
+        if op.cb.owner.index not in kept:
             op.detach()
             op.erase()
 
