@@ -60,6 +60,12 @@ class OperationCapture:
                 return arg
         return None
 
+    def not_a_tensor_hint(self, value, name: str | None = None) -> str:
+        """When ``value`` was passed to the call as a compile-time argument (``name``, or any): a
+        clause saying so, for an error about something that needs a tensor there; else ""."""
+        given = [n for n, v in self.constants.items() if v is value and (name is None or n == name)]
+        return f"; the operation was called with {value!r} for {given[0]!r}: pass a ttnn tensor there" if given else ""
+
     def add_dataflow_buffer(self, dfb) -> int:
         """Register a dataflow buffer; returns its provisional circular-buffer index (its position).
         Buffers no kernel uses are dropped and the rest renumbered once the kernels are built

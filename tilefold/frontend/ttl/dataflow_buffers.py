@@ -208,8 +208,7 @@ def make_dataflow_buffer_like(tensor, shape, block_count: int | None = None, *, 
         from tilefold.frontend.ttl.capture import active
 
         capture = active()
-        given = [name for name, value in (capture.constants.items() if capture else ()) if value is tensor]
-        hint = f"; the operation was called with {tensor!r} for {given[0]!r}: pass a ttnn tensor there" if given else ""
+        hint = capture.not_a_tensor_hint(tensor) if capture else ""
         raise KernelError(f"make_dataflow_buffer_like: the first argument must be a tensor (it gives the buffer's "
                           f"data type and layout), not {type(tensor).__name__}{hint}", location)
     fmt = fmt or data_format(getattr(dtype, "name", dtype))

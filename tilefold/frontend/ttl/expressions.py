@@ -329,9 +329,7 @@ class ExpressionBuilder:
             except (IndexError, KeyError, TypeError) as exc:
                 raise self.error(f"{ast.unparse(node)[:40]}: {exc}", node) from None
         name = node.value.id if isinstance(node.value, ast.Name) else None
-        constants = getattr(self.operation, "constants", None) or {}
-        hint = f"; the operation was called with {base!r} for {name!r}: pass a ttnn tensor there" \
-            if name in constants and constants[name] is base else ""
+        hint = self.operation.not_a_tensor_hint(base, name) if name else ""
         raise self.error(f"{self.describe(base)} cannot be indexed in a kernel; index the operation's tensors to "
                          f"make tensor slices{hint}", node)
 
