@@ -208,9 +208,7 @@ class ComputeApi:
             raise self.fail(CircularBufferError, f"{call}: c_{cb} has {ps}-byte pages but a {fmt.ttnn_name} tile is "
                                                  f"{fmt.tile_size()} bytes; size the CB pages for its format")
         addr = self._page_address(st, st.rd, t, ps)
-        if lanes is not None:
-            if addr.__class__ is not int:
-                addr = addr[lanes]
+        if lanes is not None:           # (callers pass lanes whose CB pointers agree: one address)
             return self.dev.l1.read(self.row_idx[lanes], addr, ps * count).reshape(len(lanes), count, ps)
         return self.dev.l1.read(self.rows, addr, ps * count).reshape(self.L, count, ps)
 
