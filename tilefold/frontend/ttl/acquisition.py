@@ -30,8 +30,9 @@ class AcquisitionBuilder:
     def _ends(self, dfb) -> dict:
         return self.held.setdefault(dfb.index, {"reserve": [], "wait": []})
 
-    def acquire(self, dfb, kind: str, node: ast.AST) -> Block:
-        if dfb.hidden:
+    def acquire(self, dfb, kind: str, node: ast.AST, managed: bool = False) -> Block:
+        """``dfb.reserve()`` / ``dfb.wait()``; ``managed``: the compiler acquiring a buffer of its own."""
+        if dfb.hidden and not managed:
             raise self.error(f"{dfb.name} is managed by the compiler", node)
         held = self._ends(dfb)[kind]
         partly = self.partly_released.get((dfb.index, kind))

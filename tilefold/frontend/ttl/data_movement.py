@@ -174,8 +174,7 @@ class DataMovementBuilder:
     def call_copy(self, args, kwargs, node):
         self.require_datamovement(node, "ttl.copy")
         if len(args) == 2 and isinstance(args[0], (PipeIdentity, Pipe)) and isinstance(args[1], TensorSlice):
-            raise self.error("ttl.copy(pipe, tensor slice) (a pipe receive straight into a tensor) is not supported "
-                             "by tilefold yet; receive into a block and copy the block to the tensor", node)
+            return self.receive_into_tensor(args[0], args[1], kwargs, node)
         if kwargs or len(args) != 2:
             raise self.error("ttl.copy(src, dst) takes two arguments", node)
         src, dst = args
@@ -274,6 +273,54 @@ class DataMovementBuilder:
             self.staging[key] = hidden_dataflow_buffer(dfb.shape, fmt, f"{dfb.name} as {fmt.ttnn_name}",
                                                        self.location(node), block_count=1, what="a converting copy")
         return self.staging[key]
+
+    def receive_into_tensor(self, pipe, piece: TensorSlice, kwargs, node) -> Transfer:
+        """``ttl.copy(pipe, t[...], shape=...)``: the block sent lands in a compiler-managed L1 block at
+        this line, and the receive's first wait copies it on into the tensor slice (and waits for that
+        write) before the L1 block is released."""
+        name = piece.argument.name
+        unknown = set(kwargs) - {"shape"}
+        if unknown:
+            raise self.error(f"ttl.copy(pipe, {name}[...]) takes shape= (the block's shape in tiles), not "
+                             f"{', '.join(sorted(unknown))}=", node)
+        tensor = piece.argument.tensor
+        if not _is_tiled(tensor):
+            raise self.error(f"ttl.copy(pipe, {name}[...]) receives tiles; {name} is row-major — receive into a "
+                             "block of a row-major buffer and copy the block to the tensor", node)
+        if "shape" in kwargs:
+            shape = kwargs["shape"]
+            if not isinstance(shape, (tuple, list)) or not shape or \
+                    not all(isinstance(s, int) and not isinstance(s, bool) and s > 0 for s in shape):
+                raise self.error(f"ttl.copy(pipe, {name}[...], shape=...) takes a tuple of positive tile counts, "
+                                 f"not {self.describe(shape)}", node)
+            if _strip(shape) != _strip(piece.sizes):
+                raise self.error(f"ttl.copy(pipe, {name}[...], shape={tuple(shape)}): the slice of {name} is "
+                                 f"{_shape_text(piece.sizes)} tiles; give the slice's shape", node)
+        shape = tuple(piece.sizes)
+        fmt = data_format(getattr(tensor.dtype, "name", tensor.dtype))
+        key = ("receive", id(node))
+        if key not in self.staging:
+            from tilefold.frontend.ttl.dataflow_buffers import hidden_dataflow_buffer
+            line = self.location(node).line if self.location(node) else 0
+            self.staging[key] = hidden_dataflow_buffer(shape, fmt, f"received_{name}_{line}",
+                                                       self.location(node), block_count=1,
+                                                       what="a pipe receive into a tensor")
+        dfb = self.staging[key]
+        if self._ends(dfb)["reserve"] or self._ends(dfb)["wait"]:
+            raise self.error(f"ttl.copy(pipe, {name}[...]) again before the receive this line posted earlier was "
+                             "waited for; wait() on it first", node)
+        landing = self.acquire(dfb, "reserve", node, managed=True)
+        received = (self.copy_pipe(pipe, landing, node, "recv") if isinstance(pipe, PipeIdentity)
+                    else self.copy_named_pipe(pipe, landing, node, "recv"))
+
+        def land(wait_node):
+            self.release(landing, wait_node)
+            held = self.acquire(dfb, "wait", wait_node, managed=True)
+            self.transfer_wait(self.copy_slice(piece, held, wait_node, "write"), wait_node)
+            self.release(held, wait_node)
+
+        received.landed = land
+        return received
 
     def copy_pipe(self, pipe: PipeIdentity, block: Block, node, kind: str) -> Transfer:
         role = "src" if kind == "send" else "dst"
@@ -403,8 +450,11 @@ class DataMovementBuilder:
             self.emit(scf.YieldOp())
             self.block = outer
         t.waits.append(self.block)
+        first = not t.waited
         t.waited = True
         t.block.status.transfer_done(t.into_block)
+        if first and t.landed is not None:
+            t.landed(node)
 
     # -- selecting among receives --------------------------------------------------------------
 
@@ -497,6 +547,9 @@ class DataMovementBuilder:
                         if isinstance(t, Transfer) and t.kind == "send" else "")
                 raise self.error(f"ttl.wait_any: request {i} is {self.describe(t)}, not a pipe receive request "
                                  f"(the handle of ttl.copy(pipe, block)){hint}", node)
+            if t.landed is not None:
+                raise self.error(f"ttl.wait_any: request {i} (posted at {t.location}) receives into a tensor; "
+                                 "tilefold selects only among receives into blocks yet — wait() on it", node)
             for j in range(i):
                 if requests[j] is t:
                     raise self.error(f"ttl.wait_any: requests {j} and {i} are the same receive request (posted at "

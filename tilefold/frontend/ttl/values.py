@@ -127,6 +127,7 @@ class Transfer:
     more: tuple = ()          # the other sends of a named pipe that takes several routes; wait() waits for all
     waits: list = field(default_factory=list)        # the IR blocks its exact waits were emitted in
     selections: list = field(default_factory=list)   # (ttl.wait_any result, position, location) it took part in
+    landed: object = None     # a receive into a tensor slice: what its first wait does after the block lands
 
     @property
     def into_block(self) -> bool:
