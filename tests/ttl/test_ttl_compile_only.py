@@ -68,3 +68,31 @@ def test_torch_tensors_are_refused_when_the_call_runs(monkeypatch):
     monkeypatch.delenv("TTLANG_COMPILE_ONLY", raising=False)
     with pytest.raises(KernelError, match="a TT-Lang operation takes device tensors"):
         _broadcast_op([1])(torch.ones((32, 32)), torch.zeros((32, 32)))
+
+
+def _push_unwritten():
+    @ttl.operation(grid=(1, 1))
+    def op(inp, out):
+        dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=1)
+
+        @ttl.datamovement()
+        def dm():
+            with dfb.reserve() as blk:
+                pass  # error
+            with dfb.wait() as blk:
+                ttl.copy(blk, out[0, 0]).wait()
+
+    return op
+
+
+def test_a_block_pushed_unwritten_is_a_warning_in_a_compile_only_build_and_an_error_in_a_run(monkeypatch):
+    """TT-Lang's compiler builds a kernel that pushes a block it never wrote (its compile tests do);
+    running it would send whatever L1 held, so a run rejects it — also after a compile-only build
+    of the same call."""
+    inp, out, op = tile_tensor((32, 32), seed=1), zeros((32, 32)), _push_unwritten()
+    monkeypatch.setenv("TTLANG_COMPILE_ONLY", "1")
+    with pytest.warns(UserWarning, match="pushed but nothing was written into it.*TTLANG_COMPILE_ONLY"):
+        op(inp, out)
+    monkeypatch.setenv("TTLANG_COMPILE_ONLY", "0")
+    expect_error(lambda: op(inp, out), _push_unwritten, KernelError,
+                 "blk is pushed but nothing was written into it")

@@ -23,13 +23,13 @@ pipe nets whose send and receive blocks differ, and every error of the steps abo
 from __future__ import annotations
 
 import inspect
-import os
 from dataclasses import dataclass, field
 
 from tilefold.arch import get_arch, mesh_of
 from tilefold.errors import (KernelArgumentError, KernelError, KernelValueError, SourceLocation, TilefoldError,
                              warn_at)
 from tilefold.frontend.ttl import session
+from tilefold.frontend.ttl.block_states import compile_only
 from tilefold.frontend.ttl.capture import OperationCapture, TensorArgument, capturing
 from tilefold.frontend.ttl.dataflow_buffers import DataflowBuffer
 from tilefold.frontend.ttl.fingerprint import operation_key
@@ -179,6 +179,8 @@ class Operation:
                 print(f"ttl.operation {self.name} defines no kernel function: nothing runs on the device")
             return None
         key, pinned = operation_key(capture, self.options)
+        if key is not None:
+            key = (key, compile_only())     # a compile-only build accepts kernels a run rejects
         if key is not None and key in self._cache:
             compiled, _ = self._cache[key]
         else:
@@ -433,11 +435,6 @@ def _add_body_tensors(capture: OperationCapture) -> None:
             if id(value) not in known and _is_device_tensor(value):
                 known.add(id(value))
                 capture.tensors.append(TensorArgument(len(capture.tensors), name, value))
-
-
-def compile_only() -> bool:
-    """``TTLANG_COMPILE_ONLY=1``: an operation call compiles its kernels and does not run them."""
-    return os.environ.get("TTLANG_COMPILE_ONLY", "").strip().lower() not in ("", "0", "false", "no")
 
 
 def _as_tile_tensor(value):
