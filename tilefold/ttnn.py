@@ -37,7 +37,7 @@ import ml_dtypes
 import numpy as np
 
 from tilefold import ttnn_ops, uncaught
-from tilefold.errors import LayoutError, NotSimulatedError, TilefoldError
+from tilefold.errors import LayoutError, NotSimulatedError, TilefoldError, warn_at
 from tilefold.frontend.ttl import mesh
 from tilefold.frontend.ttl.host_types import ROW_MAJOR_LAYOUT, TILE_LAYOUT, CoreCoord, Layout, conversion_hint
 from tilefold.layout.formats import DataFormat, data_format, to_bfloat16
@@ -700,6 +700,10 @@ _DEVICE_ONLY_FLAGS = ("fast_and_approximate_mode", "vector_mode", "approx", "acc
                       "compute_kernel_config", "use_legacy", "core_grid", "program_config")
 
 
+# keywords TT-NN's ops take that do not change a host result
+_KNOWN_DROPPED = ("queue_id",)
+
+
 def _host_op(name: str, compute):
     """The ``ttnn.NAME`` of a host operation of :mod:`tilefold.ttnn_ops`: its tensors' host values
     in, tensors of its results out (rounded to their data types) on the first tensor's device and
@@ -707,12 +711,20 @@ def _host_op(name: str, compute):
     inplace = name in ttnn_ops.INPLACE
     signature: inspect.Signature | None = None     # ``compute``'s, read at the first call (not at import)
     ignored: list[str] = []              # the device-only flags ``compute`` does not take
+    named: set[str] = set()              # the keywords ``compute`` names (it may take others and drop them)
 
     def run(*args, **kwargs):
-        nonlocal signature, ignored
+        nonlocal signature, ignored, named
         if signature is None:
             signature = inspect.signature(compute)
             ignored = [f for f in _DEVICE_ONLY_FLAGS if f not in signature.parameters]
+            named = {p.name for p in signature.parameters.values() if p.kind is not p.VAR_KEYWORD}
+            named |= {"memory_config", "output_tensor", "optional_output_tensor", *_DEVICE_ONLY_FLAGS, *_KNOWN_DROPPED}
+        unknown = sorted(set(kwargs) - named)
+        if unknown and not getattr(compute, "passes_keywords", False):
+            warn_at(f"ttnn.{name}({', '.join(k + '=' for k in unknown)}): tilefold does not know "
+                    f"{'these keywords' if len(unknown) > 1 else 'this keyword'} of ttnn.{name} and ignores "
+                    f"{'them' if len(unknown) > 1 else 'it'}; check the spelling", user_location())
         for value in (*args, *kwargs.values()):
             if type(value).__module__.split(".")[0] == "torch" and type(value).__name__ == "Tensor":
                 raise _not_a_tensor(value, f"ttnn.{name}")
@@ -724,6 +736,12 @@ def _host_op(name: str, compute):
             raise _not_a_tensor(first, f"ttnn.{name}")
         memory_config = _memory_config(kwargs.pop("memory_config", None), f"ttnn.{name}") or like.memory_config()
         output = kwargs.pop("output_tensor", None)
+        optional = kwargs.pop("optional_output_tensor", None)       # matmul's and linear's name for it
+        if optional is not None:
+            if output is not None:
+                raise LayoutError(f"ttnn.{name}(): output_tensor= and optional_output_tensor= are the same "
+                                  "argument; give one", user_location())
+            output = optional
         if output is not None:
             _tensor(output, f"ttnn.{name}(output_tensor=...)", mesh_ok=False)
         if kwargs.get("dtype") is not None:

@@ -211,6 +211,7 @@ def _unary_op(name: str, fn: Callable, exact_int: bool):
         with np.errstate(all="ignore"):
             return _out(fn(a.values.astype(np.float64), *params, **kwargs).astype(np.float32), a)
     compute.__name__ = name
+    compute.passes_keywords = True       # its other keywords are the function's (an unknown one is an error)
     return compute
 
 
@@ -302,9 +303,11 @@ _F64 = {"pow", "atan2", "hypot", "logaddexp", "logaddexp2", "xlogy", "bias_gelu"
 
 def _binary_op(name: str, fn: Callable, int_fn: Callable | None):
     def compute(a, b, *, dtype: str | None = None, memory_config=None, output_tensor=None, queue_id=None,
-                activations=None, use_legacy=None, **_) -> Value:
-        for key in ("input_tensor_a_activations", "input_tensor_b_activations"):
-            if _.get(key):                   # would change the operands: not to be dropped silently
+                activations=None, use_legacy=None, input_tensor_a_activations=None, input_tensor_b_activations=None,
+                **_) -> Value:
+        for key, given in (("input_tensor_a_activations", input_tensor_a_activations),
+                           ("input_tensor_b_activations", input_tensor_b_activations)):
+            if given:                        # would change the operands: not to be dropped silently
                 raise fail(f"{key}= is not supported by tilefold yet; apply the op (ttnn.relu ...) to the operand "
                            "first")
         like = _first(a, b)

@@ -413,6 +413,26 @@ def test_a_host_op_writes_its_output_tensor():
     _at(info, line)
 
 
+def test_matmul_and_linear_write_their_optional_output_tensor():
+    """TT-NN's matmul and linear name their output ``optional_output_tensor=`` (it was dropped)."""
+    a, b = ttnn.from_numpy(_values(7), dtype=ttnn.bfloat16), ttnn.from_numpy(_values(8), dtype=ttnn.bfloat16)
+    out = ttnn.zeros((32, 32), dtype=ttnn.float32)
+    assert ttnn.matmul(a, b, optional_output_tensor=out) is out
+    np.testing.assert_allclose(ttnn.to_numpy(out), ttnn.to_numpy(a) @ ttnn.to_numpy(b), rtol=1e-5, atol=1e-5)
+    ttnn.linear(a, b, bias=a, optional_output_tensor=out)
+    np.testing.assert_allclose(ttnn.to_numpy(out), ttnn.to_numpy(a) @ ttnn.to_numpy(b) + ttnn.to_numpy(a),
+                               rtol=1e-5, atol=1e-5)
+
+
+def test_an_unknown_keyword_of_a_host_op_is_a_warning_at_the_line():
+    """A keyword tilefold's host op does not take (a misspelling) is not silently dropped."""
+    x = ttnn.from_numpy(_values(9), dtype=ttnn.bfloat16)
+    with pytest.warns(UserWarning, match=r"ttnn.add\(memroy_config=\): tilefold does not know this keyword") as info:
+        line = _here()
+        ttnn.add(x, x, memroy_config=ttnn.L1_MEMORY_CONFIG)
+    assert info[0].filename == __file__ and info[0].lineno == line
+
+
 def test_a_tensor_keeps_its_tile_through_to_layout_and_gets_32x32_tiles_from_to_memory_config():
     """As in TT-NN: ``to_memory_config`` allocates its output with the default 32x32 tile."""
     x = _values(6, (32, 64))
