@@ -237,7 +237,8 @@ def test_a_compile_of_a_larger_domain_than_the_simulated_chips(chips, monkeypatc
     neighbours()           # builds the kernels and their C++, runs nothing
 
 
-def test_a_pipe_receive_into_a_tensor_is_not_supported_yet(chips):
+def test_a_pipe_receive_into_another_chips_tensor(chips):
+    """Device 0's first tile lands in device 1's piece of ``out`` (see test_ttl_pipe_into_tensor)."""
     chips(2)
     domain = ttl.DeviceDomain((2,))
     net = ttl.PipeNet(graph=ttl.TransferGraph.edges(domain, edges=[(0, 1)]))
@@ -262,12 +263,12 @@ def test_a_pipe_receive_into_a_tensor_is_not_supported_yet(chips):
             net.if_dst(receive)
 
     mesh = ttnn.open_mesh_device(ttnn.MeshShape((2,)))
-    inp, out = _mesh_tensors(mesh, np.zeros((2 * T, T), np.float32), np.zeros((2 * T, T), np.float32))
-    with pytest.raises(KernelError, match=r"ttl.copy\(pipe, tensor slice\) .* is not supported by tilefold yet") \
-            as info:
-        receive_to_dram(inp, out)
-    assert info.value.location.file == __file__
-    assert info.value.location.line == receive_to_dram.function.__code__.co_firstlineno + 16   # the ttl.copy line
+    values = np.arange(2 * T * T, dtype=np.float32).reshape(2 * T, T)
+    inp, out = _mesh_tensors(mesh, values, np.zeros((2 * T, T), np.float32))
+    receive_to_dram(inp, out)
+    expected = np.zeros_like(values)
+    expected[T:] = ttnn.to_numpy(inp, mesh_composer=ttnn.ConcatMeshToTensor(mesh, dim=0))[:T]
+    np.testing.assert_array_equal(ttnn.to_numpy(out, mesh_composer=ttnn.ConcatMeshToTensor(mesh, dim=0)), expected)
 
 
 def test_the_self_pipe_and_placed_kernels_pass_check_kernel(chips, tmp_path, check_kernel):
