@@ -96,3 +96,40 @@ def test_a_block_pushed_unwritten_is_a_warning_in_a_compile_only_build_and_an_er
     monkeypatch.setenv("TTLANG_COMPILE_ONLY", "0")
     expect_error(lambda: op(inp, out), _push_unwritten, KernelError,
                  "blk is pushed but nothing was written into it")
+
+
+def _double_copy():
+    @ttl.operation(grid=(2, 1))
+    def op(inp, out):
+        dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
+
+        @ttl.datamovement()
+        def dm_read():
+            x, _ = ttl.node(dims=2)
+            with dfb.reserve() as blk:
+                tx = ttl.copy(inp[0, 0], blk)
+                if x == 0:
+                    tx = ttl.copy(inp[0, 1], blk)  # error
+                tx.wait()
+
+        @ttl.datamovement()
+        def dm_write():
+            x, _ = ttl.node(dims=2)
+            with dfb.wait() as blk:
+                ttl.copy(blk, out[0, x]).wait()
+
+        @ttl.compute()
+        def idle():
+            pass
+
+    return op
+
+
+def test_two_copies_into_one_block_at_once_are_a_warning_in_a_compile_only_build(monkeypatch):
+    """The second copy may land before the first: the block's value is undefined when run."""
+    inp, out, op = tile_tensor((32, 64), seed=2), zeros((32, 64)), _double_copy()
+    monkeypatch.setenv("TTLANG_COMPILE_ONLY", "1")
+    with pytest.warns(UserWarning, match="already being written by ttl.copy.*either order"):
+        op(inp, out)
+    monkeypatch.setenv("TTLANG_COMPILE_ONLY", "0")
+    expect_error(lambda: op(inp, out), _double_copy, KernelError, "blk is already being written")

@@ -9,8 +9,9 @@ a ``ttl.copy`` writes it), **ROR** (read only while ``n`` copies read it), **OS*
 pushed or popped). A compute kernel may store into a block it obtained with ``wait()``: the
 block's value is replaced until it is popped (nothing else reads those pages); a data-movement
 kernel may overwrite a waited block only after reading it (RW), never before (MR) — that would
-destroy data it was sent. A block pushed unwritten is an error, and a warning in a build that
-runs nothing (``TTLANG_COMPILE_ONLY``), as TT-Lang's compiler builds such kernels.
+destroy data it was sent. A block read, sent or pushed unwritten, or copied into twice at once, is
+an error, and a warning in a build that runs nothing (``TTLANG_COMPILE_ONLY``), as TT-Lang's
+compiler builds such kernels.
 """
 
 from __future__ import annotations
@@ -22,6 +23,14 @@ from tilefold.errors import KernelError, SourceLocation, warn_at
 def compile_only() -> bool:
     """``TTLANG_COMPILE_ONLY=1``: an operation call compiles its kernels and does not run them."""
     return os.environ.get("TTLANG_COMPILE_ONLY", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def _hazard(message: str, where: SourceLocation) -> None:
+    """A block's data would be garbage or undefined when the kernel runs: an error, and a warning in
+    a build that runs nothing (``TTLANG_COMPILE_ONLY``), as TT-Lang's compiler builds such kernels."""
+    if not compile_only():
+        raise KernelError(message, where)
+    warn_at(f"{message} (a build with TTLANG_COMPILE_ONLY runs nothing, so it goes on)", where)
 
 
 MW, MR, RW, NAW, ROR, OS = "MW", "MR", "RW", "NAW", "ROR", "OS"
@@ -60,8 +69,8 @@ class BlockState:
     def read(self, where: SourceLocation) -> None:
         self._gone(where)
         if self.state == MW:
-            raise KernelError(f"{self.name} is read before anything was written into it (it was reserved at "
-                              f"{self.location}); store() into it or copy data into it first", where)
+            _hazard(f"{self.name} is read before anything was written into it (it was reserved at "
+                    f"{self.location}); store() into it or copy data into it first", where)
         if self.state == NAW:
             raise KernelError(f"{self.name} is read while ttl.copy (at {self.writer_line}) is still writing it; call "
                               "wait() on that transfer first", where)
@@ -73,8 +82,8 @@ class BlockState:
     def copy_into(self, where: SourceLocation) -> None:
         self._gone(where)
         if self.state == NAW:
-            raise KernelError(f"{self.name} is already being written by ttl.copy at {self.writer_line}; wait() on "
-                              "that transfer before copying into the block again", where)
+            _hazard(f"{self.name} is already being written by ttl.copy at {self.writer_line}: the two copies may "
+                    "land in either order; wait() on that transfer before copying into the block again", where)
         if self.state == ROR:
             raise KernelError(f"{self.name} is being read by a ttl.copy that has not been waited for; wait() on it "
                               "before overwriting the block", where)
@@ -88,8 +97,8 @@ class BlockState:
     def copy_from(self, where: SourceLocation) -> None:
         self._gone(where)
         if self.state == MW:
-            raise KernelError(f"{self.name} is sent before anything was written into it (it was reserved at "
-                              f"{self.location}); copy data into it and wait() for that first", where)
+            _hazard(f"{self.name} is sent before anything was written into it (it was reserved at "
+                    f"{self.location}); copy data into it and wait() for that first", where)
         if self.state == NAW:
             raise KernelError(f"{self.name} is sent while ttl.copy (at {self.writer_line}) is still writing it; "
                               "wait() on that transfer first", where)
@@ -117,11 +126,8 @@ class BlockState:
             raise KernelError(f"{self.name} is {verb} while a ttl.copy still reads it: that transfer is never "
                               "waited for before the block is released; call .wait() on it first", where)
         if self.acquired == "reserve" and self.state == MW:
-            message = (f"{self.name} is pushed but nothing was written into it; store() into it (compute) or "
-                       "copy into it and wait() (data movement) before it is pushed")
-            if not compile_only():
-                raise KernelError(message, where)
-            warn_at(f"{message} (a build with TTLANG_COMPILE_ONLY runs nothing, so it goes on)", where)
+            _hazard(f"{self.name} is pushed but nothing was written into it; store() into it (compute) or "
+                    "copy into it and wait() (data movement) before it is pushed", where)
         self.state = OS
 
     @property

@@ -418,8 +418,13 @@ class DataMovementBuilder:
             current = parent.parent_block() if parent is not None else None
         return False
 
-    def transfer_wait(self, t: Transfer, node) -> None:
+    def transfer_wait(self, t: Transfer, node, explicit: bool = False) -> None:
+        """Wait for ``t`` at ``node``: the program's ``wait()`` (``explicit``) or the compiler's, where
+        a block's scope ends; a program's wait for a transfer the compiler already waited for waits
+        for nothing more."""
         if t.waited and t.kind != "recv":
+            if explicit and t.implicit:
+                return
             raise self.error("this transfer was already waited for; wait() once per transfer", node)
         if t.group is not None:
             raise self.error("this transfer belongs to a ttl.GroupTransfer; call wait_all() on the group", node)
@@ -451,10 +456,25 @@ class DataMovementBuilder:
             self.block = outer
         t.waits.append(self.block)
         first = not t.waited
-        t.waited = True
+        t.waited, t.implicit = True, not explicit
         t.block.status.transfer_done(t.into_block)
         if first and t.landed is not None:
             t.landed(node)
+        if t.kind != "recv" and not t.converts:
+            self._barrier_completes(t)
+
+    def _barrier_completes(self, t: Transfer) -> None:
+        """A copy's or send's wait is a NOC barrier (``noc_async_read_barrier`` for reads,
+        ``noc_async_write_barrier`` for writes and sends): every earlier read — or write and send —
+        this kernel started on every path here and has not waited for completes with it."""
+        kinds = {"read"} if t.kind == "read" else {"write", "send"}
+        for region in self.regions:
+            for u in region.transfers:
+                if u is not t and u.kind in kinds and not u.waited and u.group is None and not u.converts \
+                        and not u.selections and self._dominates(u.value):
+                    u.waits.append(self.block)
+                    u.waited, u.implicit = True, True
+                    u.block.status.transfer_done(u.into_block)
 
     # -- selecting among receives --------------------------------------------------------------
 

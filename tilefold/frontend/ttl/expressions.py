@@ -673,7 +673,7 @@ class ExpressionBuilder:
                 return None
         elif isinstance(obj, Transfer) and name == "wait":
             self.no_arguments(args, kwargs, node, "wait()")
-            self.transfer_wait(obj, node)
+            self.transfer_wait(obj, node, explicit=True)
             return None
         elif isinstance(obj, ReadyReceive) and name == "index":
             self.no_arguments(args, kwargs, node, "index()")

@@ -128,6 +128,7 @@ class Transfer:
     waits: list = field(default_factory=list)        # the IR blocks its exact waits were emitted in
     selections: list = field(default_factory=list)   # (ttl.wait_any result, position, location) it took part in
     landed: object = None     # a receive into a tensor slice: what its first wait does after the block lands
+    implicit: bool = False    # waited for by the compiler where its block's scope ended, not by wait()
 
     @property
     def into_block(self) -> bool:
