@@ -153,6 +153,25 @@ def test_compiler_option_strings():
                  "--ttl-maximize-dst")
 
 
+def test_pipe_lowering_options_and_the_options_of_the_environment(monkeypatch):
+    """TT-Lang's pipe lowering options (``--ttl-pipe-batch-tiles N`` with its value after a space, as
+    TT-Lang's tests write it) are accepted, also from ``TTLANG_COMPILER_OPTIONS``; a bad one there is
+    an error naming the variable at the operation's line."""
+    x, y = tile_tensor((32, 32), seed=5), zeros((32, 32))
+    monkeypatch.setenv("TTLANG_COMPILER_OPTIONS", "--no-ttl-pipe-computed-addresses")
+    op = _scaled(options="--ttl-pipe-batch-tiles 4 --no-ttl-pipe-capacity-sync")
+    op(x, y, options="--ttl-pipe-batch-tiles=2 --ttl-pipe-capacity-sync")
+    np.testing.assert_allclose(ttnn.to_numpy(y).astype(np.float32), ttnn.to_numpy(x).astype(np.float32) * 2,
+                               rtol=1e-2, atol=1e-2)
+    monkeypatch.setenv("TTLANG_COMPILER_OPTIONS", "--ttl-pipe-batch")
+
+    def run():
+        op(x, y, options="--ttl-pipe-batch-tiles 4")  # error
+
+    expect_error(run, test_pipe_lowering_options_and_the_options_of_the_environment, ValueError,
+                 "TTLANG_COMPILER_OPTIONS:", "'--ttl-pipe-batch' is not a TT-Lang compiler option")
+
+
 def test_compiler_options_that_choose_storage_and_accumulation():
     """TT-Lang's options that pick how its compiler stores blocks and accumulates (tilefold makes its
     own choices) are accepted; a memory model TT-Lang does not have is an error naming the line."""

@@ -23,6 +23,7 @@ pipe nets whose send and receive blocks differ, and every error of the steps abo
 from __future__ import annotations
 
 import inspect
+import os
 from dataclasses import dataclass, field
 
 from tilefold.arch import get_arch, mesh_of
@@ -577,29 +578,45 @@ def _pipe_net_table(capture: OperationCapture, uses) -> ArrayAttr:
 # when given to ``@ttl.operation(options=...)``
 COMPILER_OPTIONS = ("maximize-dst", "fpu-binary-ops", "block-matmul", "subblock-sync", "combine-pack-tiles",
                     "reduce-full-fp32", "matmul-full-fp32", "strict-f32-acc", "compiler-dfbs", "l1-budget",
-                    "reuse-user-dfbs", "specialize-cores", "pipe-global-semaphores-only")
+                    "reuse-user-dfbs", "specialize-cores", "pipe-global-semaphores-only", "pipe-computed-addresses",
+                    "pipe-capacity-sync")
 # options that take a value (``--ttl-NAME=VALUE``): how TT-Lang stores and accumulates blocks, which
 # tilefold decides itself; the known values of each (None: TT-Lang's set of values is open)
 VALUED_COMPILER_OPTIONS = {"memory-model": ("metal-cb", "compiler-l1", "compiler-sram"),
                            "accumulation-strategy": None, "l1-allocation-strategy": None,
-                           "sram-allocation-mode": None}
+                           "sram-allocation-mode": None, "pipe-batch-tiles": None}
 
 
 def compiler_options(value, location) -> dict:
-    """Check a TT-Lang compiler option string (``options="--no-ttl-maximize-dst"``); the options tilefold
-    honours, as ``{"matmul_full_fp32": False}`` (later tokens win)."""
+    """Check a TT-Lang compiler option string (``options="--no-ttl-maximize-dst"``, after those of the
+    ``TTLANG_COMPILER_OPTIONS`` environment variable); the options tilefold honours, as
+    ``{"matmul_full_fp32": False}`` (later tokens win)."""
     honoured: dict = {}
+    from_environment = os.environ.get("TTLANG_COMPILER_OPTIONS", "").strip()
+    if from_environment:
+        try:
+            _parse_options(from_environment, None, honoured)
+        except KernelValueError as exc:
+            raise KernelValueError(f"TTLANG_COMPILER_OPTIONS: {exc.message}", location) from None
     if value is None:
         return honoured
     if not isinstance(value, str):
         raise KernelArgumentError(f"options={value!r}: give TT-Lang compiler options as one string, e.g. "
                                   "options=\"--no-ttl-maximize-dst\"", location)
-    for token in value.split():
+    return _parse_options(value, location, honoured)
+
+
+def _parse_options(value: str, location, honoured: dict) -> dict:
+    """Add the options of ``value`` that tilefold honours to ``honoured``; an unknown one is an error."""
+    tokens = value.split()
+    for i, token in enumerate(tokens):
         name = token.split("=", 1)[0].removeprefix("--").removeprefix("no-").removeprefix("ttl-")
+        if not token.startswith("--") and i and tokens[i - 1].removeprefix("--ttl-") in VALUED_COMPILER_OPTIONS:
+            continue                    # the value of ``--ttl-NAME VALUE``
         if token.startswith("--ttl-") and name in VALUED_COMPILER_OPTIONS:
             known = VALUED_COMPILER_OPTIONS[name]
-            given = token.split("=", 1)[1] if "=" in token else ""
-            if not given or known is not None and given not in known:
+            given = token.split("=", 1)[1] if "=" in token else (tokens[i + 1] if i + 1 < len(tokens) else "")
+            if not given or given.startswith("--") or known is not None and given not in known:
                 raise KernelValueError(f"options={value!r}: {token!r}: --ttl-{name} takes a value, "
                                        + (f"one of {', '.join(known)}" if known else f"--ttl-{name}=VALUE"), location)
             continue
