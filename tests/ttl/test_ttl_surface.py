@@ -466,6 +466,43 @@ def test_unsafe_element_read_and_write_in_a_data_movement_kernel(dtype, bits):
     assert not got[1].any()
 
 
+@ttl.operation(grid=(1, 1))
+def _last_of_row(inp, out):
+    """TT-Lang's earlier top-level spellings ``ttl.element_read`` / ``ttl.element_write``."""
+    inp_dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
+    out_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+
+    @ttl.compute()
+    def compute():
+        pass
+
+    @ttl.datamovement()
+    def dm_read():
+        with inp_dfb.reserve() as blk:
+            ttl.copy(inp[0, 0], blk).wait()
+
+    @ttl.datamovement()
+    def dm_write():
+        with inp_dfb.wait() as rblk, out_dfb.reserve() as wblk:
+            best = ttl.element_read(rblk, 0, 0)
+            for c in range(16):
+                best = ttl.element_read(rblk, 0, c)
+            for r in range(32):
+                for c in range(32):
+                    ttl.element_write(wblk, r, c, 0)
+            ttl.element_write(wblk, 0, 0, best)
+            ttl.copy(wblk, out[0, 0]).wait()
+
+
+def test_element_read_and_write_under_their_top_level_names():
+    v = np.random.default_rng(43).standard_normal((32, 32)).astype(np.float32)
+    x, y = ttnn.from_numpy(v, dtype=ttnn.float32), ttnn.zeros((32, 32), dtype=ttnn.float32)
+    _last_of_row(x, y)
+    expected = np.zeros((32, 32), np.float32)
+    expected[0, 0] = v[0, 15]
+    np.testing.assert_array_equal(ttnn.to_numpy(y), expected)
+
+
 def test_unsafe_element_access_compiles_against_the_real_dataflow_headers(tmp_path, check_kernel):
     import tilefold.run.ttl as runner
     from tilefold.codegen.cpp import emit_kernel

@@ -119,5 +119,7 @@ TOP_LEVEL = ("add", "sub", "mul", "div", "eq", "ne", "gt", "lt", "max", "min", "
              "transpose", "matmul")
 # ttl.raw_element_read / ttl.raw_element_write: float elements of a block in a data movement kernel
 RAW_ELEMENT = ("raw_element_read", "raw_element_write")
-top_level = cache(lambda: {name: BlockFunction(name, "") for name in TOP_LEVEL + RAW_ELEMENT})
+# ttl.element_read / ttl.element_write: TT-Lang's earlier names of ttl.unsafe.element_read / element_write
+top_level = cache(lambda: {**{name: BlockFunction(name, "") for name in TOP_LEVEL + RAW_ELEMENT},
+                           **{name: BlockFunction(name, "unsafe") for name in ("element_read", "element_write")}})
 unsafe = _namespace("unsafe", lambda: ["element_read", "element_write"])
