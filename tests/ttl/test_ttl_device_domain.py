@@ -94,6 +94,22 @@ def test_a_ring_copies_each_device_shard_to_the_next_device(chips):
     np.testing.assert_array_equal(_read(out, mesh), np.concatenate([shards[(d - 1) % 4] for d in range(4)]))
 
 
+def test_a_mesh_reshaped_to_the_domain_runs_the_ring(chips):
+    """``MeshDevice.reshape``: a 2x2 mesh arranged as a line of 4 chips takes the 4-device ring."""
+    from tilefold.errors import LayoutError
+
+    chips(4)
+    mesh = ttnn.open_mesh_device(ttnn.MeshShape(2, 2))
+    mesh.reshape(ttnn.MeshShape((4,)))
+    v = np.random.default_rng(2).standard_normal((4 * 2 * T, 2 * T)).astype(np.float32)
+    inp, out = _mesh_tensors(mesh, v, np.zeros_like(v))
+    ring_copy(inp, out)
+    shards = np.split(v, 4)
+    np.testing.assert_array_equal(_read(out, mesh), np.concatenate([shards[(d - 1) % 4] for d in range(4)]))
+    with pytest.raises(LayoutError, match=r"MeshDevice.reshape\(3x1\): the mesh has 4 chips"):
+        mesh.reshape(ttnn.MeshShape(3, 1))
+
+
 def test_the_ring_transfers_cross_ethernet(chips):
     """The tiles cross between chips: the run takes at least one ethernet hop."""
     from tilefold.arch import ETHERNET_LATENCY_CYCLES

@@ -152,6 +152,16 @@ class MeshDevice:
                               "chips", user_location())
         return MeshDevice(shape)
 
+    def reshape(self, shape) -> None:
+        """Arrange the same chips as a mesh of ``shape`` (TT-NN's ``MeshDevice.reshape``): tensors made
+        on it afterwards are spread over the new rows and columns."""
+        shape = shape if isinstance(shape, MeshShape) else MeshShape(*shape)
+        if shape.num_devices != self.shape.num_devices:
+            raise LayoutError(f"MeshDevice.reshape({shape[0]}x{shape[1]}): the mesh has {self.shape.num_devices} "
+                              f"chips ({self.shape[0]}x{self.shape[1]}); give a shape of as many chips",
+                              user_location())
+        self.shape = shape
+
     def compute_with_storage_grid_size(self):
         from tilefold.arch import get_arch
         from tilefold.frontend.ttl.session import settings
