@@ -391,6 +391,10 @@ class Tensor:
         ``tile=ttnn.Tile(...)``)."""
         return self._tile if self._tile is not None else _FULL_TILE
 
+    def get_tile(self) -> Tile:
+        """``tensor.get_tile()``, TT-NN's method for :attr:`tile`."""
+        return self.tile
+
     @property
     def has_full_tiles(self) -> bool:
         """Whether the tensor is row-major or made of 32x32 tiles, as device operations take it."""

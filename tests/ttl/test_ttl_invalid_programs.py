@@ -159,7 +159,7 @@ def test_pipe_lowering_options_and_the_options_of_the_environment(monkeypatch):
     an error naming the variable at the operation's line."""
     x, y = tile_tensor((32, 32), seed=5), zeros((32, 32))
     monkeypatch.setenv("TTLANG_COMPILER_OPTIONS", "--no-ttl-pipe-computed-addresses")
-    op = _scaled(options="--ttl-pipe-batch-tiles 4 --no-ttl-pipe-capacity-sync")
+    op = _scaled(options="--ttl-pipe-batch-tiles 4 --no-ttl-pipe-capacity-sync --ttl-sram-allocation-strategy=greedy")
     op(x, y, options="--ttl-pipe-batch-tiles=2 --ttl-pipe-capacity-sync")
     np.testing.assert_allclose(ttnn.to_numpy(y).astype(np.float32), ttnn.to_numpy(x).astype(np.float32) * 2,
                                rtol=1e-2, atol=1e-2)

@@ -48,6 +48,7 @@ def test_a_tensor_of_16x32_tiles_keeps_its_tile_and_values():
         ttnn.close_device(device)
     full = ttnn.from_numpy(values, layout=ttnn.TILE_LAYOUT)
     assert full.tile.tile_shape == (32, 32) and full.has_full_tiles
+    assert full.get_tile().get_tile_size(ttnn.bfloat8_b) == 1088 and small.get_tile().get_tile_size(ttnn.float32) == 128
 
 
 def test_block_float_values_of_tiny_tiles_are_those_of_their_pages():

@@ -584,7 +584,7 @@ COMPILER_OPTIONS = ("maximize-dst", "fpu-binary-ops", "block-matmul", "subblock-
 # tilefold decides itself; the known values of each (None: TT-Lang's set of values is open)
 VALUED_COMPILER_OPTIONS = {"memory-model": ("metal-cb", "compiler-l1", "compiler-sram"),
                            "accumulation-strategy": None, "l1-allocation-strategy": None,
-                           "sram-allocation-mode": None, "pipe-batch-tiles": None}
+                           "sram-allocation-mode": None, "sram-allocation-strategy": None, "pipe-batch-tiles": None}
 
 
 def compiler_options(value, location) -> dict:
