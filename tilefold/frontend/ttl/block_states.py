@@ -47,6 +47,7 @@ class BlockState:
         self.state = MW if acquired == "reserve" else MR
         self.readers = 0                  # copies reading the block (ROR)
         self.writer_line: SourceLocation | None = None
+        self.receiving: int | None = None           # the pipe net a posted receive into it waits on
         self.partly: SourceLocation | None = None   # the if one branch of which released it
 
     def _gone(self, where: SourceLocation) -> None:
@@ -79,9 +80,11 @@ class BlockState:
 
     # -- data movement ------------------------------------------------------------------------
 
-    def copy_into(self, where: SourceLocation) -> None:
+    def copy_into(self, where: SourceLocation, own_send: bool = False) -> None:
+        """A copy into the block starts; ``own_send``: the copy writing it now is the one its pending
+        pipe receive waits for the node's own send of (no other writer lands there)."""
         self._gone(where)
-        if self.state == NAW:
+        if self.state == NAW and not own_send:
             _hazard(f"{self.name} is already being written by ttl.copy at {self.writer_line}: the two copies may "
                     "land in either order; wait() on that transfer before copying into the block again", where)
         if self.state == ROR:

@@ -228,7 +228,9 @@ class DataMovementBuilder:
             self.check_row_range(piece, fmt, staging is not None, node)
         self.check_position(block, node)
         if kind == "read":
-            block.status.copy_into(self.location(node))
+            # a node filling the block it posted a receive of its own multicast into (the net's
+            # source, in its if_src body): only its own send lands there, after this copy
+            block.status.copy_into(self.location(node), own_send=block.status.receiving in self.sending_nets)
             self.read_tensors.add(piece.argument.index)
         else:
             self.wait_copies_into(block, node)
@@ -354,10 +356,11 @@ class DataMovementBuilder:
         its release would."""
         if not self.implicit_release:
             return
+        own = block.status.receiving in self.sending_nets      # the receive of the node's own send: after it
         for region in self.regions:
             for t in region.transfers:
                 if t.block is block and t.into_block and not t.waited and t.group is None \
-                        and not t.selections and self._dominates(t.value):
+                        and not t.selections and self._dominates(t.value) and not (own and t.kind == "recv"):
                     self.transfer_wait(t, node)
 
     def pipe_transfer(self, block: Block, node, kind: str, net, *where, named: bool = False) -> Transfer:
@@ -369,6 +372,7 @@ class DataMovementBuilder:
             block.status.copy_from(self.location(node))
         else:
             block.status.copy_into(self.location(node))
+            block.status.receiving = net.index
         self.node = node
         landing = self.landing_buffer(net, block.dfb, node)
         if landing is not None:
@@ -455,6 +459,8 @@ class DataMovementBuilder:
             self.emit(scf.YieldOp())
             self.block = outer
         t.waits.append(self.block)
+        if t.kind == "recv":
+            t.block.status.receiving = None
         first = not t.waited
         t.waited, t.implicit = True, not explicit
         t.block.status.transfer_done(t.into_block)
@@ -848,7 +854,9 @@ class DataMovementBuilder:
             inner.names.update(bound)
             inner.names[params.args[0].arg] = PipeIdentity(net, slot, role)
             self.function_stack.append(fn)
+            self.sending_nets.append(net.index if role == "src" else -1)
             self.statements(fn.body, inner, Region("branch", fn))
+            self.sending_nets.pop()
             self.function_stack.pop()
             self.check_held(held_before, fn, "pipe body")
             self.node = node
