@@ -465,3 +465,43 @@ def test_an_error_in_an_inlined_callee_names_the_callees_own_block():
                        test_an_error_in_an_inlined_callee_names_the_callees_own_block, KernelError,
                        ": block.store(expr) takes one block expression")
     assert "__" not in str(err), err
+
+
+def _composed_in_a_loop(levels: int):
+    """Operations made in a loop, each calling the previous one twice through the loop variable
+    ``inner`` (TT-Lang binds it when the operation is decorated): ``levels`` doublings of a copy."""
+    @ttl.operation()
+    def leaf(src: ttl.DFB, dst: ttl.DFB):
+        d = dst.reserve()
+        d.store(src.wait() * 2)
+
+    nested = leaf
+    for _ in range(levels):
+        inner = nested
+
+        @ttl.operation()
+        def doubled(src: ttl.DFB, dst: ttl.DFB):
+            mid = ttl.make_dfb("bf16", shape=(1, 1), block_count=2)
+            inner(src, mid)
+            inner(mid, dst)
+
+        nested = doubled
+    return nested
+
+
+_CHAIN = _composed_in_a_loop(2)
+
+
+@ttl.operation(grid=(1, 1))
+def _through_chain(x, y):
+    a = ttl.make_dfb("bf16", shape=(1, 1), block_count=2)
+    b = ttl.make_dfb("bf16", shape=(1, 1), block_count=2)
+    ttl.copy(x[0, 0], a.reserve()).wait()
+    _CHAIN(a, b)
+    ttl.copy(b.wait(), y[0, 0]).wait()
+
+
+def test_operations_composed_in_a_loop_call_the_one_they_were_made_with():
+    x, y = tile_tensor((32, 32), seed=8), zeros((32, 32))
+    _through_chain(x, y)
+    np.testing.assert_array_equal(y.host_values, x.host_values * 16)    # 2 levels: 4 leaves, each x2

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import types
 from dataclasses import dataclass, field
 
 from tilefold.arch import get_arch, mesh_of
@@ -62,6 +63,34 @@ class BuiltOperation:
         return print_ir(self.module)
 
 
+def _captured_at_decoration(function):
+    """``function`` with the operations its closure names bound now, as TT-Lang binds the callees
+    of an operation when it is decorated: operations made in a loop, each calling the loop's
+    previous one through a loop variable, keep the one they were made with. Other names of the
+    closure (values a body reads) are read at each call."""
+    if not function.__closure__:
+        return function
+    cells, frozen = [], False
+    for cell in function.__closure__:
+        try:
+            value = cell.cell_contents
+        except ValueError:          # not bound yet
+            value = None
+        if getattr(value, "is_ttl_operation", False) is True:
+            cells.append(types.CellType(value))
+            frozen = True
+        else:
+            cells.append(cell)
+    if not frozen:
+        return function
+    bound = types.FunctionType(function.__code__, function.__globals__, function.__name__, function.__defaults__,
+                               tuple(cells))
+    bound.__kwdefaults__, bound.__qualname__ = function.__kwdefaults__, function.__qualname__
+    bound.__dict__.update(function.__dict__)
+    bound.__wrapped__ = function
+    return bound
+
+
 class Operation:
     """A TT-Lang operation: call it with device tensors (inputs and outputs)."""
 
@@ -70,7 +99,7 @@ class Operation:
     placements = None               # mesh_program_placements=: the devices (indices) whose nodes run kernels
 
     def __init__(self, function, grid, options: dict, location: SourceLocation | None):
-        self.function = function
+        self.function = _captured_at_decoration(function)
         self.grid = grid
         self.options = options
         self.location = location
