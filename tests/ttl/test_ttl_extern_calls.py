@@ -495,3 +495,39 @@ CHECK: ext::note_address([[ADDR]], in_dfb);
     project = tmp_path / "project"
     write_project(program, project, HostData(inputs={"inp": bytes(2048), "out": bytes(2048)}))
     require_hosts_accepted(check_hosts([project / "main.cpp"]))
+
+
+def test_a_composed_helper_importing_names_from_ttl_in_another_module(monkeypatch, tmp_path):
+    """A helper operation whose module imports ``call_extern_func`` by name, called from an
+    operation of another module: its inlined calls are still recognized as kernel statements."""
+    import importlib
+    import sys
+    import textwrap
+
+    import tilefold.run.ttl as runner
+
+    (tmp_path / "helper_of_another_module.py").write_text(textwrap.dedent(f'''
+        from tilefold.ttl import KernelKind, ScalarType, call_extern_func, operation
+
+        @operation()
+        def helper():
+            p = call_extern_func("{FAKE_HEADER}", "alias_result", result_type=ScalarType.I64,
+                                 kernel=KernelKind.COMPUTE)
+            call_extern_func("{FAKE_HEADER}", "alias_consume", func_args=[p], kernel=KernelKind.COMPUTE)
+    '''))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    helper = importlib.import_module("helper_of_another_module").helper
+    monkeypatch.setenv("TTLANG_COMPILE_ONLY", "1")
+    emitted = []
+    original = runner.emit_kernels
+    monkeypatch.setattr(runner, "emit_kernels", lambda c: emitted.append(original(c)) or emitted[-1])
+
+    @ttl.operation(grid=(1, 1))
+    def caller(inp):
+        helper()
+
+    try:
+        caller(tile_tensor((32, 32)))
+    finally:
+        sys.modules.pop("helper_of_another_module", None)
+    assert any("alias_consume(" in source for source in emitted[0].values()), emitted

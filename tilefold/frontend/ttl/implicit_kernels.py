@@ -35,7 +35,7 @@ import types
 
 from tilefold.errors import KernelError, SourceLocation
 from tilefold.frontend.source import FunctionSource, register_tree
-from tilefold.frontend.ttl.inlining import function_scope
+from tilefold.frontend.ttl.inlining import function_scope, user_name
 
 ACQUIRE = {"reserve", "wait"}
 KINDS = (("read", "datamovement"), ("compute", "compute"), ("write", "datamovement"))
@@ -64,11 +64,18 @@ PIPE_GUARDS = {"if_src": "write", "if_dst": "read"}
 _SIDE = {"write": "send", "read": "receive"}
 
 
+def _called_name(f: ast.expr) -> str | None:
+    """The name a call's function expression ends in (``ttl.copy`` → ``copy``), as its module
+    wrote it: a name an inlined operation read from its own module carries the inliner's prefix."""
+    name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", None)
+    return user_name(name) if name is not None else None
+
+
 def _is_extern_call(node: ast.AST) -> bool:
     if not isinstance(node, ast.Call):
         return False
     f = node.func
-    return (f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", None)) == "call_extern_func"
+    return _called_name(f) == "call_extern_func"
 
 
 _SELECTED = {"COMPUTE": "compute", "DATA_MOVEMENT": "read"}
@@ -141,7 +148,7 @@ class Pipes:
                     self.names |= {a.arg for a in body.args.args[:1]}
             elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
                 f = node.value.func
-                if (f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", None)) in ("Pipe", "PipeNet"):
+                if _called_name(f) in ("Pipe", "PipeNet"):
                     self.names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
 
     def _is_pipe(self, node: ast.expr) -> bool:
@@ -211,7 +218,7 @@ def _is_boundary(stmt: ast.stmt) -> bool:
     if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
         return False
     f = stmt.value.func
-    return (f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", None)) in _BOUNDARIES
+    return _called_name(f) in _BOUNDARIES
 _COMPOUND = (ast.For, ast.If)
 
 

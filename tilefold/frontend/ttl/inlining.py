@@ -34,6 +34,11 @@ BUFFER_MAKERS = {"make_dfb", "make_dataflow_buffer_like", "make_circular_buffer_
 _PREFIX = "__tf_call"
 
 
+def user_name(name: str) -> str:
+    """``name`` as the user wrote it (without the prefix an inlined operation's names get)."""
+    return re.sub(rf"^{_PREFIX}\d+_", "", name) if name.startswith(_PREFIX) else name
+
+
 def show_user_names(err):
     """``err`` with the fresh names of inlined statements in its message shown as the callee wrote them."""
     if _PREFIX in err.message:
