@@ -331,6 +331,24 @@ def test_reset_and_reconfiguration_points_in_kernel_functions(reconfigure):
     np.testing.assert_array_equal(ttnn.to_numpy(out), ttnn.to_numpy(inp))
 
 
+def test_kernel_kinds_and_the_pipe_source_kernel_as_participants():
+    """TT-Lang's canonical participants (``ttl.KernelKind`` values and ``ttl.PIPE_SOURCE_KERNEL``), in
+    kernel functions and in a body whose one statement is the point (every kernel runs it)."""
+    point = ttl.DFBReconfiguration(participants=(ttl.KernelKind.COMPUTE, ttl.KernelKind.DATA_MOVEMENT,
+                                                 ttl.PIPE_SOURCE_KERNEL))
+    kernels = (ttl.Kernel(ttl.KernelKind.COMPUTE), ttl.Kernel(ttl.KernelKind.DATA_MOVEMENT),
+               ttl.Kernel(ttl.KernelKind.DATA_MOVEMENT))
+    inp, out = tile_tensor((32, 64), seed=9), zeros((32, 64))
+    _boundary_op(*kernels, point, True)(inp, out)
+    np.testing.assert_array_equal(ttnn.to_numpy(out), ttnn.to_numpy(inp))
+
+    @ttl.operation(grid=(1, 1))
+    def only_the_point(x):
+        ttl.reconfigure_dfbs(point)
+
+    only_the_point(inp)
+
+
 def test_discard_dfb_state_must_be_a_bool():
     def run():
         ttl.DFBReconfiguration(participants=(ttl.Kernel(ttl.KernelKind.COMPUTE),), discard_dfb_state=1)  # error

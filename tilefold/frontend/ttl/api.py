@@ -26,7 +26,7 @@ from tilefold.frontend.ttl.dfb_boundaries import (DFBReconfiguration, DFBReset, 
                                                  reset_dataflow_buffers, reset_dfbs)
 from tilefold.frontend.ttl.device_calls import GroupTransfer, copy, signpost, static_range, wait_any
 from tilefold.frontend.ttl.grid import grid_size, node
-from tilefold.frontend.ttl.kernels import Kernel, KernelKind, compute, datamovement
+from tilefold.frontend.ttl.kernels import PIPE_SOURCE_KERNEL, Kernel, KernelKind, compute, datamovement
 from tilefold.frontend.ttl.math_api import UnsupportedName, block, math, top_level, unsafe
 from tilefold.frontend.ttl.operation import Operation, operation
 from tilefold.frontend.ttl.pipes import Pipe, PipeNet
@@ -127,7 +127,7 @@ __all__ = [
     "operation", "Operation", "compute", "datamovement", "make_dataflow_buffer_like", "make_circular_buffer_like",
     "DataflowBuffer", "CircularBuffer", "grid_size", "node", "copy", "wait_any", "GroupTransfer", "Pipe", "PipeNet",
     "signpost", "static_range", "math", "block", "unsafe", "TILE_SHAPE", "TILE_SIZE", "TILE_LAYOUT", "ROW_MAJOR_LAYOUT", "Program",
-    "SrcPipeIdentity", "DstPipeIdentity", "Semaphore", "Kernel", "KernelKind", "make_dfb",
+    "SrcPipeIdentity", "DstPipeIdentity", "Semaphore", "Kernel", "KernelKind", "PIPE_SOURCE_KERNEL", "make_dfb",
     "make_dfb_allocation_group", "make_tensor_backed_dfb", "NodeCoord", "NodeRange", "Shape", "Size", "DstT",
     "kernel", "core", "TensorAccessor", "IndexType", "atom", "DFB", "DeviceDomain", "DeviceRange", "DeviceRef",
     "TransferGraph", "Fabric1D", "Fabric2D", "DFBReset", "DFBReconfiguration", "reset_dataflow_buffers", "reset_dfbs", "reconfigure_dfbs",

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from tilefold.caller import user_location
 from tilefold.errors import KernelError
-from tilefold.frontend.ttl.kernels import Kernel, KernelSelectorTypeError
+from tilefold.frontend.ttl.kernels import PIPE_SOURCE_KERNEL, Kernel, KernelKind, KernelSelectorTypeError
 
 
 class BoundaryTypeError(KernelError, TypeError):
@@ -21,10 +21,13 @@ class BoundaryTypeError(KernelError, TypeError):
 
 
 def _participants(participants, what: str) -> tuple:
+    """The kernels that meet at a point: ``ttl.Kernel`` objects, ``ttl.KernelKind`` values (every
+    kernel of that kind) or ``ttl.PIPE_SOURCE_KERNEL``."""
     if not isinstance(participants, (tuple, list)) or not participants \
-            or not all(isinstance(k, Kernel) for k in participants):
-        raise KernelSelectorTypeError(f"{what}(participants=...) takes a tuple of ttl.Kernel(...) objects, the "
-                                      "kernels that meet at the point", user_location())
+            or not all(isinstance(k, (Kernel, KernelKind)) or k is PIPE_SOURCE_KERNEL for k in participants):
+        raise KernelSelectorTypeError(f"{what}(participants=...) takes a tuple of ttl.Kernel(...) objects, "
+                                      "ttl.KernelKind values or ttl.PIPE_SOURCE_KERNEL: the kernels that meet at the "
+                                      "point", user_location())
     return tuple(participants)
 
 
@@ -105,7 +108,8 @@ class BoundaryBuilder:
 
     def _boundary(self, what: str, declaration, dfbs, node) -> None:
         own = getattr(self.definition, "selector", None)
-        if declaration is not None and isinstance(own, Kernel) and own not in declaration.participants:
+        if declaration is not None and isinstance(own, Kernel) and own not in declaration.participants \
+                and own.kind not in declaration.participants:
             raise self.error(f"{what}: this kernel function ({self.definition.name}) selects a ttl.Kernel that is not "
                              "among the participants of the point; add it to participants=", node)
         chosen = None if dfbs is None else {d.index for d in dfbs}

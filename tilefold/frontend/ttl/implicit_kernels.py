@@ -181,10 +181,11 @@ class Pipes:
 
 
 def needs_split(tree: ast.FunctionDef) -> bool:
-    """True for a body that acquires blocks itself and defines no kernel function."""
+    """True for a body that acquires blocks itself (or marks a point where buffers start over) and
+    defines no kernel function."""
     if any(_is_kernel_def(n) for n in ast.walk(tree)):
         return False
-    return any(_uses_dataflow(s) for s in tree.body)
+    return any(_uses_dataflow(s) or _is_boundary(s) for s in tree.body)
 
 
 def _copy_direction(stmt: ast.stmt, tensors: set[str]) -> str | None:

@@ -82,6 +82,17 @@ class Kernel:
         return f"ttl.Kernel(ttl.KernelKind.{self.kind.name})"
 
 
+class _PipeSourceKernel:
+    """``ttl.PIPE_SOURCE_KERNEL``: as a participant of a reset or reconfiguration point, the data
+    movement kernel that sends a body's pipe transfers."""
+
+    def __repr__(self) -> str:
+        return "ttl.PIPE_SOURCE_KERNEL"
+
+
+PIPE_SOURCE_KERNEL = _PipeSourceKernel()
+
+
 def selector_kind(selector, what: str, location) -> str:
     """The kind ("compute" / "datamovement") a ``kernel=`` selector names, or an error."""
     if isinstance(selector, KernelKind):
