@@ -531,3 +531,41 @@ def test_a_composed_helper_importing_names_from_ttl_in_another_module(monkeypatc
     finally:
         sys.modules.pop("helper_of_another_module", None)
     assert any("alias_consume(" in source for source in emitted[0].values()), emitted
+
+
+def test_a_buffer_whose_blocks_the_cpp_moves_is_left_to_the_cpp(monkeypatch):
+    """``dfb_effects=``: the C++ waits on and pops ``in_dfb`` and reserves and pushes ``res_dfb``; the
+    reader's pushes into ``in_dfb`` stay (they are not a dropped result) and the writer's wait on
+    ``res_dfb`` is no count mismatch."""
+    import tilefold.run.ttl as runner
+
+    @ttl.operation(grid=(1, 1))
+    def extern_copy(inp, out):
+        in_dfb = ttl.make_dfb("bf16", shape=(1, 1), block_count=2)
+        res_dfb = ttl.make_dfb("bf16", shape=(1, 1), block_count=2)
+
+        @ttl.compute()
+        def compute():
+            pass
+
+        @ttl.datamovement()
+        def read():
+            with in_dfb.reserve() as blk:
+                ttl.copy(inp[0, 0], blk).wait()
+
+        @ttl.datamovement()
+        def write():
+            ttl.call_extern_func(FAKE_HEADER, "copy_dfb",
+                                 template_args=[ttl.dfb_descriptor(in_dfb), ttl.dfb_descriptor(res_dfb)],
+                                 dfb_effects=[ttl.DFBEffect.repeat(1, [ttl.DFBEffect.reserve(res_dfb, tiles=1),
+                                                                       ttl.DFBEffect.wait(in_dfb, tiles=1)]),
+                                              ttl.DFBEffect.push(res_dfb, tiles=1), ttl.DFBEffect.pop(in_dfb, tiles=1)])
+            with res_dfb.wait() as blk:
+                ttl.copy(blk, out[0, 0]).wait()
+
+    monkeypatch.setenv("TTLANG_COMPILE_ONLY", "1")
+    emitted = []
+    original = runner.emit_kernels
+    monkeypatch.setattr(runner, "emit_kernels", lambda c: emitted.append(original(c)) or emitted[-1])
+    extern_copy(tile_tensor((32, 32)), zeros((32, 32)))
+    assert "cb_push_back" in emitted[0]["read"] and "copy_dfb<" in emitted[0]["write"]

@@ -10,7 +10,9 @@ numbers, ``ttl.get_dfb_id(dfb)`` (the index) and ``ttl.dfb_descriptor(dfb)`` (a
 integer of the kernel. The C++ body is opaque: the simulator cannot run it, so a simulated kernel
 that reaches the call stops with an error at its line (:mod:`tilefold.sim.extern_calls`); with
 ``TTLANG_COMPILE_ONLY=1`` the operation and its C++ are built without running. The blocks a kernel
-holds of a buffer it passes count as written (reserved) or read (waited) by the C++.
+holds of a buffer it passes count as written (reserved) or read (waited) by the C++. A buffer
+named in ``dfb_effects=`` (blocks the C++ reserves, pushes, waits on or pops itself) is bound in the
+kernel and left out of the checks that count a buffer's blocks: those counts are partly in the C++.
 
 Outside a kernel function these names raise an error naming the user's line.
 """
@@ -215,6 +217,9 @@ def build_call(builder, args, kwargs, node):
         result_type = condition.scalar_type
     include_paths = kwargs.pop("include_paths", ()) or ()
     dependencies = kwargs.pop("dfb_dependencies", ()) or ()
+    for note in _effect_notes(kwargs.pop("dfb_effects", ()) or ()):
+        builder.cb_value(note.dfb)             # a buffer the C++ reserves, pushes, waits on or pops
+        builder.extern_effects.add(note.dfb.index)
     for key in [k for k in kwargs if k in _METADATA]:
         kwargs.pop(key)
     if kwargs:
@@ -264,6 +269,17 @@ def build_call(builder, args, kwargs, node):
     from tilefold.frontend.ttl.scalars import Scalar
 
     return Scalar.opaque(op.result)
+
+
+def _effect_notes(effects) -> list:
+    """The buffer transactions of ``dfb_effects=`` (``DFBEffect.repeat`` unrolled into its items)."""
+    notes = []
+    for note in effects if isinstance(effects, (list, tuple)) else ():
+        if isinstance(note, DFBNote) and note.kind == "repeat":
+            notes += _effect_notes(note.items)
+        elif isinstance(note, DFBNote) and note.dfb is not None and note.kind != "inspect":
+            notes.append(note)
+    return notes
 
 
 def _held_blocks_used(builder, buffers, location) -> None:

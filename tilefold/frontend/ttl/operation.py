@@ -391,6 +391,7 @@ class Operation:
         built = BuiltOperation(capture, module)
         pipe_uses = []
         unread = []
+        in_cpp = set()                  # buffers whose blocks called C++ functions move themselves
         with capturing(capture):
             for definition in capture.kernels:
                 kernel, builder = build_kernel(definition, capture, self.options)
@@ -400,13 +401,15 @@ class Operation:
                 built.writes |= builder.written_tensors
                 pipe_uses += builder.pipe_uses
                 unread += builder.unread_pushes
+                in_cpp |= builder.extern_effects
         grid = capture.grid
         allocate_buffers(capture, module, self._warned)
         module.attributes[GRID_ATTR] = ArrayAttr([IntegerAttr(grid[0], i32), IntegerAttr(grid[1], i32)])
         module.attributes[PIPE_NETS_ATTR] = _pipe_net_table(capture, pipe_uses)
         verify_ops(module)
-        check_block_counts(module, {d.index: d.name for d in capture.dataflow_buffers})
+        check_block_counts(module, {d.index: d.name for d in capture.dataflow_buffers}, in_cpp)
         pushes, waited = _pushes_and_waited_buffers(module)
+        waited |= in_cpp
         _check_results_used(waited, unread)
         _drop_unconsumed_pushes(pushes, waited | {d.index for d in capture.dataflow_buffers if d.backing is not None})
         return built
