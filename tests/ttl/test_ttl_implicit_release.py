@@ -10,6 +10,7 @@ import numpy as np
 
 import tilefold.ttl as ttl
 import tilefold.ttnn as ttnn
+from ttl_helpers import tile_tensor, zeros
 
 TILES = 3
 
@@ -150,3 +151,38 @@ def test_a_kernel_source_built_again_releases_its_inline_blocks_again():
         out = ttnn.zeros((64, 64), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
         _scaled_rows(explicit)(x, s, out)
         np.testing.assert_array_equal(ttnn.to_numpy(out), ttnn.to_numpy(x) * 2)
+
+
+@ttl.operation(grid=(1, 1))
+def _blocks_acquired_in_expressions(x, out):
+    """Blocks with no name: ``dfb.reserve().store(...)``, a wait as an operand, an acquisition in an
+    assignment's expression, ``ttl.copy(t[...], dfb.reserve())`` — each released after its statement
+    once no live value is computed from it."""
+    x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+    t_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+    u_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+    o_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+
+    @ttl.compute()
+    def compute():
+        xb = x_dfb.wait()
+        t_dfb.reserve().store(ttl.math.exp(xb))
+        u_dfb.reserve().store(xb * 2)
+        total = t_dfb.wait() + u_dfb.wait()
+        ob = o_dfb.reserve()
+        ob.store(total + xb)
+
+    @ttl.datamovement()
+    def dm_read():
+        ttl.copy(x[0, 0], x_dfb.reserve()).wait()
+
+    @ttl.datamovement()
+    def dm_write():
+        ttl.copy(o_dfb.wait(), out[0, 0]).wait()
+
+
+def test_blocks_acquired_inside_expressions_are_released_after_their_statement():
+    x, out = tile_tensor((32, 32), seed=12), zeros((32, 32))
+    _blocks_acquired_in_expressions(x, out)
+    v = ttnn.to_numpy(x).astype(np.float64)
+    np.testing.assert_allclose(ttnn.to_numpy(out), np.exp(v) + 3 * v, rtol=3e-2, atol=3e-2)

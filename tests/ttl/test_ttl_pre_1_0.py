@@ -161,6 +161,14 @@ def test_the_pre_1_0_api_module_is_one_error_under_tilefolds_own_name():
                  "ttl.ttl_api (pykernel_gen, dma, TensorAccessor) is TT-Lang's API before 1.0", "@ttl.operation")
 
 
+def test_a_private_function_of_ttl_api_is_not_called_pre_1_0():
+    def run():
+        from tilefold.ttl.ttl_api import _detect_device_arch  # noqa: F401  # error
+
+    expect_error(run, test_a_private_function_of_ttl_api_is_not_called_pre_1_0, KernelError,
+                 "ttl.ttl_api._detect_device_arch is a private function of TT-Lang's own implementation")
+
+
 @ttl.kernel(grid=(1, 1))
 def math_spellings_before_ttl_block(x, m, y):
     """Before ttl.block, mask, where, fill, transpose and broadcast were ttl.math functions."""

@@ -56,9 +56,10 @@ class AcquisitionBuilder:
         op.result.name_hint = name
         status = BlockState(name, kind, self.kind, self.location(node))
         stmt = self.current_statement()
-        block = Block(dfb, op.result, status, depth,
-                      assigned=isinstance(stmt, ast.Assign) and stmt.value is node,   # name = dfb.reserve() / wait()
-                      level=self.runtime_level())
+        assigned = isinstance(stmt, ast.Assign) and stmt.value is node       # name = dfb.reserve() / wait()
+        with_item = isinstance(stmt, ast.With) and any(item.context_expr is node for item in stmt.items)
+        block = Block(dfb, op.result, status, depth, assigned=assigned,
+                      inline=not assigned and not with_item and not managed, level=self.runtime_level())
         held.append(block)
         return block
 

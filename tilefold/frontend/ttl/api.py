@@ -115,6 +115,9 @@ def pre_1_0_api_module(name: str) -> types.ModuleType:
     def __getattr__(attr):  # noqa: N807 - a module's __getattr__
         if attr.startswith("__") and attr != "__all__":
             raise AttributeError(attr)
+        if attr.startswith("_") and attr != "__all__":     # a private function of TT-Lang's implementation
+            raise KernelError(f"ttl.ttl_api.{attr} is a private function of TT-Lang's own implementation, which "
+                              "tilefold does not have; use the public ttl and ttnn names", user_location())
         raise KernelError("ttl.ttl_api (pykernel_gen, dma, TensorAccessor) is TT-Lang's API before 1.0, which "
                           "tilefold does not accept; write `import ttl` with @ttl.operation, "
                           "@ttl.compute() / @ttl.datamovement() kernels and ttl.copy", user_location())

@@ -180,7 +180,8 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
 
     def _statements(self, stmts: list[ast.stmt], scope: Scope, region: Region) -> None:
         implicit = self.implicit_release
-        for stmt in _fold_early_returns(stmts):
+        for written in _fold_early_returns(stmts):
+            stmt = written
             if implicit:            # ttl.copy(dfb.wait(), ...): the block is released after the statement
                 stmt = hold_inline_blocks(stmt, self.inline_blocks)
             self.node = stmt
@@ -190,7 +191,7 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
                 raise self.error(_unsupported_statement(stmt), stmt)
             handler(stmt, scope)
             if implicit and self.source.tree is self.kernel_tree:
-                self.release_dead_blocks(stmt, scope)
+                self.release_dead_blocks(written, scope)        # liveness is of the statement as written
         self.end_region(region, stmts[-1] if stmts else region.node)
         self.regions.pop()
 
@@ -732,7 +733,9 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
         ``name = dfb.reserve()`` once it holds its value and its name is no longer live (read by what
         follows before it is assigned again), pop a block obtained by ``name = dfb.wait()`` once its
         name is no longer live — oldest block of a buffer end first — waiting first for the copies
-        into or out of it that the kernel did not wait for."""
+        into or out of it that the kernel did not wait for. A block acquired inside an expression
+        (``dfb.reserve().store(x)``, ``ttl.copy(t[0, 0], dfb.reserve())``, ``f(dfb.wait())``) has no
+        name: it is released after its statement, once no live value is computed from it."""
         live = live_after(self.kernel_tree, stmt)
         if live is None:
             return
@@ -740,8 +743,8 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
             for end, blocks in ends.items():
                 while blocks:
                     b = blocks[0]
-                    if not b.assigned or b.level != self.runtime_level() or (
-                            b.name in live and scope.lookup(b.name) is b) or (
+                    if not (b.assigned or b.inline) or b.level != self.runtime_level() or (
+                            b.assigned and b.name in live and scope.lookup(b.name) is b) or (
                             end == "wait" and self._feeds_live_value(b, live, scope)) or \
                             self._live_transfer(b, live, scope):
                         break

@@ -348,7 +348,8 @@ def _is_buffer_ref(node: ast.expr) -> bool:
 
 def hold_inline_blocks(stmt: ast.stmt, counter: list[int]) -> ast.stmt:
     """``ttl.copy(dfb.wait(), t[...]).wait()`` → ``with dfb.wait() as blk: ttl.copy(blk, t[...]).wait()``
-    (an acquisition that is a call's argument or an operand of ``+``, ``-`` ...):
+    (an acquisition that is a call's argument, the object of a method call — ``dfb.reserve().store(x)``
+    — or an operand of ``+``, ``-`` ...):
     a block acquired inside an expression is released at the end of its statement, once the copies
     of the statement that were not waited for (``ttl.copy(t[...], dfb.reserve())``) are done."""
     if not isinstance(stmt, ast.Expr):
@@ -359,6 +360,8 @@ def hold_inline_blocks(stmt: ast.stmt, counter: list[int]) -> ast.stmt:
         def visit_Call(self, node):
             self.generic_visit(node)
             node.args = [hoist(a) for a in node.args]
+            if isinstance(node.func, ast.Attribute):        # dfb.reserve().store(x)
+                node.func.value = hoist(node.func.value)
             return node
 
         def visit_BinOp(self, node):         # d.store(scratch.wait() + 1)

@@ -78,6 +78,7 @@ class Block:
     stored: SSAValue | None = None        # the last value stored into it (compute kernels)
     accumulator: Accumulator | None = None
     assigned: bool = False                 # acquired as name = dfb.reserve() / wait() (may be released implicitly)
+    inline: bool = False                   # acquired inside an expression (``dfb.reserve().store(x)``): no name
     level: int = 0                         # runtime loops and branches around its acquisition
 
     @property
