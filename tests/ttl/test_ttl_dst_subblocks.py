@@ -152,3 +152,42 @@ def test_a_constant_chain_is_computed_where_it_is_read():
     bond_force(a, m, out)
     r = np.sqrt(r_sq.astype(np.float64))
     np.testing.assert_allclose(ttnn.to_numpy(out), -K_BOND * (r - R0) / r * mask, rtol=2e-3, atol=1e-3)
+
+
+@ttl.operation(grid=(1, 1), fp32_dest_acc_en=True)
+def _long_product_chain(a, b, c, d, out):
+    """``a*b*c - d*a*b*b*c``: held from first to last reader, its inputs alone would take the four
+    slots of a float32 DST; read again from their buffers before each later reader it fits."""
+    dfbs = [ttl.make_dataflow_buffer_like(t, shape=(1, 2), block_count=2) for t in (a, b, c, d)]
+    o_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 2), block_count=2)
+
+    @ttl.compute()
+    def compute():
+        with dfbs[0].wait() as av, dfbs[1].wait() as bv, dfbs[2].wait() as cv, dfbs[3].wait() as dv:
+            with o_dfb.reserve() as o:
+                o.store(av * bv * cv - dv * av * bv * bv * cv)
+
+    @ttl.datamovement()
+    def read():
+        for dfb, t in zip(dfbs, (a, b, c, d)):
+            with dfb.reserve() as blk:
+                ttl.copy(t[0:1, 0:2], blk).wait()
+
+    @ttl.datamovement()
+    def write():
+        with o_dfb.wait() as blk:
+            ttl.copy(blk, out[0:1, 0:2]).wait()
+
+
+def test_inputs_read_by_several_ops_are_copied_again_when_dst_is_short(tmp_path):
+    tensors = [tile_tensor((32, 64), seed=20 + s, dtype="float32") for s in range(4)] + [zeros((32, 64), "float32")]
+    _long_product_chain(*tensors)
+    a, b, c, d = (ttnn.to_numpy(t).astype(np.float64) for t in tensors[:4])
+    np.testing.assert_allclose(ttnn.to_numpy(tensors[4]), a * b * c - d * a * b * b * c, rtol=1e-4, atol=1e-4)
+    program = compiled(_long_product_chain, *tensors).program
+    compute = next(k for k in program.kernels if k.is_compute)
+    source = emit_kernel(compute.function)
+    assert source.count("copy_tile(") > 4          # inputs copied again
+    path = tmp_path / "compute.cpp"
+    path.write_text(source)
+    require_accepted(check_kernels([(path, "compute", accessor_compile_args(program, compute) or None)])[0])

@@ -13,7 +13,9 @@ Reads: ``ttl.compute`` ops (after ``convert-ttl-to-compute``) and the kernel's
   accumulate onto it in DST);
 * ``ttl.copy_tile %arg, %index, %slot`` for each input tile an SFPU op reads (CB → DST), placed
   just before its first reader, with
-  ``%index = ttl.linearized_index`` — the tile's index in its block — and a constant slot;
+  ``%index = ttl.linearized_index`` — the tile's index in its block — and a constant slot (when
+  the expression does not fit DST so, an input read by several ops is copied again before each
+  later reader instead of holding its slot in between);
   ops that read a circular buffer themselves (``tile_bcast``, ``tile_transpose``,
   ``tile_reduce``) get the index as an operand instead;
 * ``dst_idx`` on every op that writes DST. Slots come from a linear scan over the body: a binary
@@ -129,6 +131,8 @@ class DstAssignment:
         if addend is not None:
             chain.add(addend.result)             # copied into the matmul's output slots
         footprint = self.assign_slots(chain)
+        if footprint + 1 > self.capacity and self.copy_inputs_per_reader():
+            footprint = self.assign_slots(chain)
         if footprint + 1 > self.capacity:
             cfg = compute_config(self.kernel)
             raise CompileError(
@@ -278,6 +282,28 @@ class DstAssignment:
             self.body.insert_op_before(copy, anchor)
             for use in dst_users:
                 use.operation.operands[use.index] = copy.result
+
+    def copy_inputs_per_reader(self) -> bool:
+        """When an expression does not fit DST with each input tile copied once and held until its
+        last reader: copy an input read by several ops again just before each later reader (the tile
+        is still in its circular buffer), so that it holds no slot in between. Whether any copy was
+        added."""
+        added = False
+        for copy in [op for op in self.body.ops if isinstance(op, ttl.CopyTileOp)]:
+            readers = list(dict.fromkeys(u.operation for u in copy.result.uses))
+            for reader in readers[1:]:
+                if isinstance(reader, ttl.YieldOp):
+                    continue
+                operand = next(i for i, a in enumerate(self.body.args) if a is copy.operands[0])
+                lin = self._linearized(operand, reader)
+                again = ttl.CopyTileOp(copy.operands[0], lin, _index_constant(0, self.body, reader))
+                again.location = copy.location
+                self.body.insert_op_before(again, reader)
+                for i, value in enumerate(reader.operands):
+                    if value is copy.result:
+                        reader.operands[i] = again.result
+                added = True
+        return added
 
     def _linearized(self, operand: int, before) -> SSAValue:
         op = ttl.LinearizedIndexOp(linear_map((1,)))
