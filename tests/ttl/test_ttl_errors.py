@@ -165,6 +165,40 @@ def test_more_than_32_dataflow_buffers():
     expect_error(run, test_more_than_32_dataflow_buffers, KernelError, "number 33", "at most 32")
 
 
+def test_a_blackhole_node_has_64_circular_buffers():
+    """TT-Metal gives a Blackhole core 64 circular buffers (a Wormhole core 32): 33 buffers in a
+    chain run on a p150, compared with numpy."""
+    from tilefold.frontend.ttl.session import configured, settings
+
+    @ttl.operation(grid=(1, 1))
+    def chain(x, y):
+        bufs = [ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=1) for _ in range(33)]
+
+        @ttl.compute()
+        def compute():
+            for i in range(32):
+                with bufs[i].wait() as v, bufs[i + 1].reserve() as w:
+                    w.store(v + v)
+
+        @ttl.datamovement()
+        def read():
+            with bufs[0].reserve() as blk:
+                ttl.copy(x[0, 0], blk).wait()
+
+        @ttl.datamovement()
+        def write():
+            with bufs[32].wait() as blk:
+                ttl.copy(blk, y[0, 0]).wait()
+
+    x, y = tensors()
+    with configured():
+        settings().arch = "blackhole"
+        chain(x, y)
+    expected = np.zeros((64, 64), np.float32)
+    expected[:32, :32] = ttnn.to_numpy(x)[:32, :32] * 2.0 ** 32
+    np.testing.assert_array_equal(ttnn.to_numpy(y), expected)
+
+
 def test_l1_overflow():
     @ttl.operation(grid=(1, 1))
     def op(x, y):

@@ -267,6 +267,7 @@ _BLACKHOLE = dict(
     noc_max_burst=16 * KiB,
     clock_hz=1.35e9,
     fpu_flops_per_cycle_lofi=4096,
+    max_circular_buffers=64,        # TT-Metal 0.69: 64 on Blackhole, 32 on Wormhole (2 KB TRISC memory)
     costs=BLACKHOLE_COSTS,
 )
 

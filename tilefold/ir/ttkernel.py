@@ -67,7 +67,7 @@ from tilefold.ir.ttkernel_api import API, ApiFunction
 THREAD_ATTR = "ttkernel.thread"
 COMPUTE_CONFIG_ATTR = "ttkernel.compute_config"
 # The IR does not name its device: operands are checked against what every device allows.
-NUM_CIRCULAR_BUFFERS = min(a.max_circular_buffers for a in ARCHS.values())
+NUM_CIRCULAR_BUFFERS = max(a.max_circular_buffers for a in ARCHS.values())   # a device checks its own
 
 
 @irdl_attr_definition

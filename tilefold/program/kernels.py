@@ -18,8 +18,8 @@ from tilefold.arch.cores import CoreCoord, CoreRangeSet
 from tilefold.errors import SourceLocation
 from tilefold.program.args import CompileArg, RuntimeArg
 
-# the circular buffers every device has (a compute config is not tied to one device)
-_NUM_CBS = min(a.max_circular_buffers for a in ARCHS.values())
+# the circular buffers a device may have (a compute config is not tied to one device; a program checks its own)
+_NUM_CBS = max(a.max_circular_buffers for a in ARCHS.values())
 
 MATH_FIDELITIES = ("LoFi", "HiFi2", "HiFi3", "HiFi4")
 

@@ -18,7 +18,8 @@ A buffer no kernel uses is not allocated: it gets no circular buffer and no L1, 
 names it at its line (``operation.allocate_buffers``).
 
 Errors (at the user's line): a block count outside 1–32, a shape that is not a tuple of positive
-integers, more than 32 buffers per node that kernels use.
+integers, more buffers per node that kernels use than the device has circular buffers (32 on
+Wormhole, 64 on Blackhole).
 """
 
 from __future__ import annotations

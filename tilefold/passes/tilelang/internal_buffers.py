@@ -10,13 +10,13 @@ from __future__ import annotations
 from xdsl.dialects import func
 
 from tilefold.ir.tile_types import memref_type
-from tilefold.ir.ttkernel import NUM_CIRCULAR_BUFFERS
+from tilefold.arch import ARCHS
 from tilefold.ir import tile
 from tilefold.layout.formats import DataFormat
 from tilefold.ir.attributes import cb_entries, set_attr
 from tilefold.passes.tilelang.common import TILE, compile_error, insert_before, persistent_loop
 
-NUM_CBS = NUM_CIRCULAR_BUFFERS          # the circular buffers every device has
+NUM_CBS = min(a.max_circular_buffers for a in ARCHS.values())     # the circular buffers every device has
 
 
 def free_index(kernel: func.FuncOp, start: int = 24) -> int:
