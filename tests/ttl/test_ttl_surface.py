@@ -384,6 +384,9 @@ def test_import_of_several_modules_on_one_line_is_a_tt_lang_script(tmp_path):
     script = tmp_path / "s.py"
     script.write_text("import numpy, ttnn, ttl\n")
     assert script_front_end(str(script)).__name__ == "tilefold.cli.ttl_scripts"
+    for line in ("import tilefold.ttnn as ttnn\n", "from tilefold import ttnn\n"):   # its operations imported
+        script.write_text(line)
+        assert script_front_end(str(script)).__name__ == "tilefold.cli.ttl_scripts"
 
 
 def test_a_mesh_larger_than_the_simulated_chips_names_the_users_line():

@@ -25,7 +25,8 @@ _FRONT_ENDS = (
      "tilefold.cli.pykernel_scripts"),
     # a script of host TT-NN calls only (from_torch, exp, add, to_torch ...) runs like a TT-Lang
     # script, whose runner provides ``import ttnn``
-    ("ttnn", re.compile(r"^\s*(import\s+(?:[\w.]+(?:\s+as\s+\w+)?\s*,\s*)*ttnn\b|from\s+ttnn\b)", re.M),
+    ("ttnn", re.compile(r"^\s*(import\s+(?:[\w.]+(?:\s+as\s+\w+)?\s*,\s*)*(?:tilefold\.)?ttnn\b|from\s+ttnn\b|"
+                        r"from\s+tilefold\.ttnn\b|from\s+tilefold\s+import\s+.*\bttnn\b)", re.M),
      "tilefold.cli.ttl_scripts"),
 )
 
@@ -65,7 +66,7 @@ def script_front_end(path: str):
                 if exc.name == module:
                     raise TilefoldError(f"{path}: the {name} front end cannot compile scripts yet") from None
                 raise
-    raise TilefoldError(f"{path}: no tilefold front end imported; import tilefold.ttl (or ttl, ttnn), "
+    raise TilefoldError(f"{path}: no tilefold front end imported; import tilefold.ttl (or ttl, ttnn, tilefold.ttnn), "
                         "tilefold.language or tilefold.pykernel")
 
 
