@@ -133,3 +133,34 @@ def test_two_copies_into_one_block_at_once_are_a_warning_in_a_compile_only_build
         op(inp, out)
     monkeypatch.setenv("TTLANG_COMPILE_ONLY", "0")
     expect_error(lambda: op(inp, out), _double_copy, KernelError, "blk is already being written")
+
+
+def _past_the_tensor():
+    @ttl.operation(grid=(4, 1))
+    def op(inp, out):
+        dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
+
+        @ttl.datamovement()
+        def dm():
+            x, _ = ttl.node(dims=2)
+            with dfb.reserve() as blk:
+                ttl.copy(inp[0, 0], blk).wait()
+            with dfb.wait() as blk:
+                ttl.copy(blk, out[0, x]).wait()  # error
+
+        @ttl.compute()
+        def idle():
+            pass
+
+    return op
+
+
+def test_a_slice_past_the_tensor_over_the_nodes_is_a_warning_in_a_compile_only_build(monkeypatch):
+    """Nodes 2 and 3 would write past a 2-tile-wide tensor: an error when run, a warning (and a
+    runtime check in the kernel) when only built."""
+    inp, out, op = tile_tensor((32, 64), seed=3), zeros((32, 64)), _past_the_tensor()
+    monkeypatch.setenv("TTLANG_COMPILE_ONLY", "1")
+    with pytest.warns(UserWarning, match="outside the tensor.*TTLANG_COMPILE_ONLY"):
+        op(inp, out)
+    monkeypatch.setenv("TTLANG_COMPILE_ONLY", "0")
+    expect_error(lambda: op(inp, out), _past_the_tensor, KernelError, "outside the tensor (2 tiles")
