@@ -132,7 +132,7 @@ class DstAssignment:
             chain.add(addend.result)             # copied into the matmul's output slots
         footprint = self.assign_slots(chain)
         if footprint + 1 > self.capacity and self.copy_inputs_per_reader():
-            footprint = self.assign_slots(chain)
+            footprint = min(footprint, self.assign_slots(chain))     # the error names the better of the two
         if footprint + 1 > self.capacity:
             cfg = compute_config(self.kernel)
             raise CompileError(
