@@ -375,3 +375,42 @@ def test_kernels_and_main_cpp_compile_against_the_real_headers(tmp_path, check_k
     for result in check_kernel.check_kernels(jobs):
         check_kernel.require_accepted(result)
     require_hosts_accepted(check_hosts(mains))
+
+
+def _converting_copy(tile):
+    @ttl.operation(grid=(1, 1))
+    def converting(inp, out):
+        a = ttl.make_dfb("bf16", shape=(4, 1), block_count=1, tile=ttnn.Tile(tile))
+
+        @ttl.datamovement()
+        def dm():
+            with a.reserve() as x:
+                ttl.copy(inp[0:4, 0:1], x).wait()
+            with a.wait() as x:
+                ttl.copy(x, out[0:4, 0:1]).wait()
+
+    return converting
+
+
+@pytest.mark.parametrize("tile", [(1, 32), (16, 32)])
+def test_a_float32_tensor_of_small_tiles_converts_through_a_bfloat16_buffer_of_them(tile):
+    h, w = tile
+    values = np.random.default_rng(5).standard_normal((4 * h, w)).astype(np.float32)
+    inp = ttnn.from_numpy(values, dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT, tile=ttnn.Tile(tile))
+    out = ttnn.from_numpy(np.zeros_like(values), dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT, tile=ttnn.Tile(tile))
+    _converting_copy(tile)(inp, out)
+    np.testing.assert_array_equal(ttnn.to_numpy(out), values.astype(ml_dtypes.bfloat16).astype(np.float32))
+
+
+def test_make_dfb_with_a_tile_that_does_not_exist_is_one_error():
+    @ttl.operation(grid=(1, 1))
+    def odd(inp):
+        a = ttl.make_dfb("bf16", shape=(1, 1), block_count=1, tile=(3, 32))  # error
+
+        @ttl.datamovement()
+        def dm():
+            with a.reserve() as x:
+                ttl.copy(inp[0:1, 0:1], x).wait()
+
+    expect_error(lambda: odd(_rows_tensor(1)), test_make_dfb_with_a_tile_that_does_not_exist_is_one_error,
+                 KernelError, "tile=(3, 32)", "1x32")

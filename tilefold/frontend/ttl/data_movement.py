@@ -1,8 +1,9 @@
 """Data movement in a kernel: tensor slices, ``ttl.copy``, transfers and pipes.
 
-Reads: ``tensor[...]`` of the operation's tensors (indices in tiles for a tiled tensor, in
-elements for a row-major one, whose copies move a contiguous part of each row),
-``ttl.copy(src, dst)``, ``xf.wait()``, ``ttl.wait_any(requests, start)``, ``ttl.GroupTransfer``,
+Reads: ``tensor[...]`` of the operation's tensors (indices in the tensor's tiles — 32x32 or
+others — for a tiled tensor, in elements for a row-major one, whose copies move a contiguous part
+of each row), ``ttl.copy(src, dst)``, ``ttl.copy(blk, other_blk | pipe, byte_count=n)`` (the first
+``n`` bytes of a block), ``xf.wait()``, ``ttl.wait_any(requests, start)``, ``ttl.GroupTransfer``,
 ``net.if_src(body)`` / ``net.if_dst(body)``. Writes: ``ttl.tensor``, ``ttl.tensor_slice``,
 ``ttl.copy``, ``ttl.wait``, ``ttl.wait_any``, ``ttl.group_wait``, ``ttl.pipe_count`` + ``scf.if`` around each pipe
 body, ``ttl.pipe_send`` / ``ttl.pipe_recv``.
@@ -17,7 +18,8 @@ waits only when no selection took it; in a branch testing ``index == k`` request
 when the kernel ends.
 
 Errors: a slice whose extent is not a compile-time number or that leaves the tensor, a copy
-between a slice and a block of different shapes, data types or layouts, a copy in a compute
+between a slice and a block of different shapes, data types, layouts or tiles, a ``byte_count``
+that is not a positive int, exceeds a block or is given to a tensor copy, a copy in a compute
 kernel, a transfer other than a pipe receive waited twice, a wait outside the loop iteration
 that started it, a pipe used on the wrong side, ``ttl.wait_any`` given no request, a request
 twice or something other than a pipe receive request.

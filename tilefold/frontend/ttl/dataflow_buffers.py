@@ -2,7 +2,9 @@
 
 Reads: the likeness tensor (data type, layout) and the block shape. Writes: a
 :class:`DataflowBuffer` registered with the running operation; it becomes circular buffer
-``c_<index>`` on every node of the grid, with one page per tile (a tiled tensor) and
+``c_<index>`` on every node of the grid, with one page per tile (a tiled tensor; its tiles are
+the likeness tensor's — 1x32, 16x32 ... — or ``ttl.make_dfb(..., tile=(h, w))``'s, 32x32 by
+default) and
 ``block pages × block_count`` pages; a row-major block's rows sit one after another (see
 ``ttl.row_major_pitch``) in tile-sized pages, which a compute kernel computes on as tiles. A 1-D tiled buffer
 (``shape=(n,)``) holds blocks of ``n`` tiles of a 1-D tensor: the program sees 1-D blocks, the

@@ -13,6 +13,8 @@ table (``ttl.pipe_nets``: per net, the buffer blocks are received into and the b
   ``noc_async_read(get_noc_addr(page, accessor, byte offset), l1, bytes)`` and writes
   ``noc_async_write_page(page, accessor, l1, bytes, byte offset)``; ``ttl.wait`` → ``noc_async_read_barrier`` /
   ``noc_async_write_barrier``; ``ttl.group_wait`` → both as needed;
+* ``ttl.copy`` between two blocks (``byte_count`` bytes) → ``noc_async_write(src, get_noc_addr(my_x,
+  my_y, dst), byte_count)`` to the node's own L1; its ``wait`` is a write barrier;
 * pipes, with semaphores per net (a ``valid`` per receive slot, on a receiver, says the block of
   the pipe with that slot arrived — pipes reaching a common node have different slots, so flags of
   two senders never merge; ``one`` holds the value multicast into it, then a ``ready`` per pipe a node
@@ -21,7 +23,8 @@ table (``ttl.pipe_nets``: per net, the buffer blocks are received into and the b
   word (through its ``outbox``) and increments the sender's ``ready`` (unless it is the sender and
   this kernel sends on the net too: a receive of its own node's pipe in another kernel credits it),
   and its ``wait`` waits for its slot's ``valid`` and clears it; a sender's ``ttl.pipe_send`` waits
-  for every remote receiver, clears ``ready``, multicasts the block to the destination rectangle
+  for every remote receiver, clears ``ready``, multicasts the block (its first ``byte_count``
+  bytes when the send has one) to the destination rectangle
   (``noc_async_write_multicast``, ``_loopback_src`` when it is one of the destinations) at the
   address its receivers posted (its own write pointer when it only sends to itself), then
   multicasts the pipe's slot's ``valid`` set to that address (``one`` holds it); its ``wait`` is a
