@@ -414,3 +414,18 @@ def test_make_dfb_with_a_tile_that_does_not_exist_is_one_error():
 
     expect_error(lambda: odd(_rows_tensor(1)), test_make_dfb_with_a_tile_that_does_not_exist_is_one_error,
                  KernelError, "tile=(3, 32)", "1x32")
+
+
+def test_unsafe_element_access_on_a_block_of_small_tiles_is_one_error():
+    @ttl.operation(grid=(1, 1))
+    def peek(inp):
+        a = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=1)
+
+        @ttl.datamovement()
+        def dm():
+            with a.reserve() as x:
+                ttl.copy(inp[0:1, 0:1], x).wait()
+                ttl.unsafe.element_read(x, 0, 0)  # error
+
+    expect_error(lambda: peek(_rows_tensor(1)), test_unsafe_element_access_on_a_block_of_small_tiles_is_one_error,
+                 KernelError, "a block of 1x32 tiles", "not supported by tilefold yet")
