@@ -119,9 +119,9 @@ class TileType(ParametrizedAttribute, TypeAttribute):
             raise VerifyException(f"tile dtype must be one of {', '.join(TILE_DTYPES)}, not {self.dtype.data}")
 
 
-def tile_type(fmt: DataFormat) -> TileType:
-    """The tile type of a data format."""
-    return TileType(_DTYPE_OF_FORMAT[fmt])
+def tile_type(fmt: DataFormat, height: int = 32, width: int = 32) -> TileType:
+    """The tile type of a data format (``height`` x ``width`` tiles; 32x32 by default)."""
+    return TileType(_DTYPE_OF_FORMAT[fmt], height, width)
 
 
 TTCore = Dialect("ttcore", [], [TileType])
@@ -924,16 +924,20 @@ class TensorSliceOp(IRDLOperation):
 
 @irdl_op_definition
 class CopyOp(IRDLOperation):
-    """``ttl.copy %src, %dst``: start copying a tensor slice into a block or a block into a slice."""
+    """``ttl.copy %src, %dst``: start copying a tensor slice into a block, a block into a slice, or
+    (with ``byte_count``) the first ``byte_count`` bytes of a block into another block."""
 
     name = "ttl.copy"
     src = operand_def(TensorType)
     dst = operand_def(TensorType)
+    byte_count = opt_prop_def(IntegerAttr)
     result = result_def(TransferType)
     assembly_format = "$src `,` $dst attr-dict `:` type($src) `,` type($dst)"
+    irdl_options = (ParsePropInAttrDict(),)
 
-    def __init__(self, src: SSAValue, dst: SSAValue):
-        super().__init__(operands=[src, dst], result_types=[TransferType()])
+    def __init__(self, src: SSAValue, dst: SSAValue, byte_count: int | None = None):
+        properties = {} if byte_count is None else {"byte_count": IntegerAttr(byte_count, i32)}
+        super().__init__(operands=[src, dst], properties=properties, result_types=[TransferType()])
 
 
 @irdl_op_definition
@@ -1014,15 +1018,18 @@ class _PipeOp(IRDLOperation):
     net = prop_def(IntegerAttr)
     slot = prop_def(IntegerAttr)
     named = opt_prop_def(UnitAttr)
+    byte_count = opt_prop_def(IntegerAttr)    # only the block's first bytes travel (None: all of it)
     block = operand_def(TensorType)
     result = result_def(TransferType)
     assembly_format = "$block attr-dict `:` type($block)"
     irdl_options = (ParsePropInAttrDict(),)
 
-    def __init__(self, block: SSAValue, net: int, slot: int, named: bool = False):
+    def __init__(self, block: SSAValue, net: int, slot: int, named: bool = False, byte_count: int | None = None):
         properties = {"net": IntegerAttr(net, i32), "slot": IntegerAttr(slot, i32)}
         if named:
             properties["named"] = UnitAttr()
+        if byte_count is not None:
+            properties["byte_count"] = IntegerAttr(byte_count, i32)
         super().__init__(operands=[block], properties=properties, result_types=[TransferType()])
 
     @property

@@ -5,7 +5,7 @@ makes the ``tt`` ones (a record checks its fields when a pass or the parser make
 
 * ``ttl.circular_buffers`` (on the module) — a list of :class:`CBEntryAttr`, one per buffer:
   ``#ttl.cb_entry<index, name, shape, data_format, layout, block_count, page_size, block_pages,
-  num_pages>`` (written by ``ttl-annotate-cb-associations``, read by the program builder).
+  num_pages[, tile]>`` (``tile``: the height and width of tiles other than 32x32) (written by ``ttl-annotate-cb-associations``, read by the program builder).
 * ``ttl.pipe_nets`` (on the module) — a list of :class:`PipeNetAttr`,
   ``#ttl.pipe_net<net, recv_cb, block_bytes>``: per pipe net, the buffer blocks are received into
   and the block size (the position in the list numbers the net's semaphores).
@@ -41,6 +41,7 @@ class CBEntryAttr(Record):
     page_size: _OPT_INT
     block_pages: _OPT_INT
     num_pages: _OPT_INT
+    tile: ArrayAttr | NoneAttr      # (height, width) of a buffer of tiles other than 32x32
 
     FIELDS = (
         Field("index", True, _int(0)),
@@ -52,6 +53,7 @@ class CBEntryAttr(Record):
         Field("page_size", True, _int(1)),
         Field("block_pages", True, _int(1)),
         Field("num_pages", True, _int(1)),
+        Field("tile", False, _int_list()),
     )
 
     def verify(self) -> None:

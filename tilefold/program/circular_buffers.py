@@ -26,6 +26,7 @@ class CircularBuffer:
     backing_buffer: str | None = None     # an L1 buffer whose address the CB uses
     backing_offset: int = 0               # bytes from that buffer's address to the CB's first page
     defined_at: SourceLocation | None = None
+    tile: tuple[int, int] = (32, 32)      # (height, width) of the tiles its pages hold
 
     def __post_init__(self):
         if self.backing_buffer is None and self.backing_offset:
@@ -37,5 +38,6 @@ class CircularBuffer:
 
     def describe(self) -> str:
         label = f" ({self.name})" if self.name else ""
+        tiles = "" if self.tile == (32, 32) else f" ({self.tile[0]}x{self.tile[1]} tiles)"
         return (f"CB c_{self.index}{label}: {self.num_pages} pages x {self.page_size} B "
-                f"{self.data_format.ttnn_name} on {self.cores.num_cores} cores")
+                f"{self.data_format.ttnn_name}{tiles} on {self.cores.num_cores} cores")

@@ -34,6 +34,7 @@ from xdsl.dialects.builtin import ModuleOp
 from tilefold.ir.ttl_metadata import pipe_semaphores
 from tilefold.arch.cores import CoreCoord, CoreRange, CoreRangeSet
 from tilefold.errors import KernelError, L1OverflowError
+from tilefold.frontend.ttl.dataflow_buffers import tensor_tile
 from tilefold.ir import ttl
 from tilefold.ir.ttkernel import compute_config
 from tilefold.layout.formats import DataFormat
@@ -53,6 +54,7 @@ class CircularBufferEntry:
     block_count: int
     page_size: int
     num_pages: int
+    tile: tuple[int, int] = (32, 32)
 
     @property
     def total_size(self) -> int:
@@ -64,7 +66,8 @@ def circular_buffer_table(module: ModuleOp) -> list[CircularBufferEntry]:
     for entry in module.attributes[ttl.CB_TABLE_ATTR].data:
         d = entry.to_dict()
         entries.append(CircularBufferEntry(d["index"], d["name"], tuple(d["shape"]), DataFormat(d["data_format"]),
-                                           d["layout"], d["block_count"], d["page_size"], d["num_pages"]))
+                                           d["layout"], d["block_count"], d["page_size"], d["num_pages"],
+                                           tuple(d.get("tile") or (32, 32))))
     return entries
 
 
@@ -163,6 +166,7 @@ def build_program(module: ModuleOp, built, arch) -> Program:
         for device in range(domain.size if arg.name in capture.device_pieces else 1):
             program.add_buffer(capture.device_buffer(arg.name, device), tuple(getattr(tensor, "device_shape", tensor.shape)),
                                tensor.dtype.name, layout, buffer_type,
+                               tile=tensor_tile(tensor) if layout == "TILE" else None,
                                role="inout" if arg.index in written else "input",
                                memory_config=memory if sharded else None)
     entries = circular_buffer_table(module)
@@ -173,7 +177,8 @@ def build_program(module: ModuleOp, built, arch) -> Program:
     for e in entries:
         dfb = backed.get(e.index)
         if dfb is None:
-            program.create_circular_buffer(cores, e.index, e.page_size, e.num_pages, e.data_format, name=e.name)
+            program.create_circular_buffer(cores, e.index, e.page_size, e.num_pages, e.data_format, name=e.name,
+                                           tile=e.tile)
             continue
         buffer = program.buffer(dfb.backing.name)
         _check_backing(dfb, e, buffer, cores, arch)

@@ -114,10 +114,12 @@ class Program:
 
     def create_circular_buffer(self, cores, index: int, page_size: int, num_pages: int, dtype,
                                name: str = "", backing_buffer: Buffer | str | None = None,
-                               backing_offset: int = 0, defined_at: SourceLocation | None = None) -> CircularBuffer:
+                               backing_offset: int = 0, defined_at: SourceLocation | None = None,
+                               tile: tuple[int, int] = (32, 32)) -> CircularBuffer:
         """``CreateCircularBuffer(program, cores, CircularBufferConfig(num_pages * page_size,
         {{index, format}}).set_page_size(index, page_size))``, at ``backing_offset`` bytes into
-        ``backing_buffer``'s range on each core when given."""
+        ``backing_buffer``'s range on each core when given; ``tile`` (height, width) other than
+        32x32: ``.set_tile_dims(index, Tile({h, w}))``."""
         loc = defined_at or user_location()
         if not 0 <= index < self.arch.max_circular_buffers:
             raise ProgramError(f"circular buffer index {index} is outside 0-{self.arch.max_circular_buffers - 1}",
@@ -127,7 +129,7 @@ class Program:
                                f"(got {page_size} B x {num_pages})", loc)
         backing = backing_buffer.name if isinstance(backing_buffer, Buffer) else backing_buffer
         cb = CircularBuffer(index, core_range_set(cores), page_size, num_pages, data_format(dtype), name,
-                            backing, backing_offset, loc)
+                            backing, backing_offset, loc, tuple(tile))
         self.circular_buffers.append(cb)
         return cb
 

@@ -176,6 +176,8 @@ class HostPrinter:
             self.emit(f"// {cb.describe()}")
             config = (f"CircularBufferConfig({cb.total_size}, {{{{{cb.index}, {cb.data_format.cpp}}}}})"
                       f".set_page_size({cb.index}, {cb.page_size})")
+            if cb.tile != (32, 32):
+                config += f".set_tile_dims({cb.index}, tt::tt_metal::Tile({{{cb.tile[0]}, {cb.tile[1]}}}))"
             if cb.backing_buffer is not None and cb.backing_offset:
                 # a CB from an offset into its L1 buffer: the descriptor form carries the offset
                 ranges = core_spec(cb.cores, False)

@@ -91,7 +91,7 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
         self.node_forms: dict = {}                     # a node expression's key -> its one affine symbol
         self.implicit_release = False                  # set by build(): the kernel releases its blocks itself
         self.held: dict[int, dict[str, list[Block]]] = {}
-        self.pipe_uses: list = []                     # (net, kind, dfb, location) for cross-kernel checks
+        self.pipe_uses: list = []     # (net, kind, dfb, location, byte_count) for cross-kernel checks
         self.staging: dict = {}                       # (copy site, buffer, format) -> its staging buffer
         self.sending_nets: list[int] = []             # the nets whose net.if_src body is being built
         self.extern_effects: set[int] = set()        # buffers whose blocks a called C++ function moves itself
@@ -159,8 +159,13 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
     def cb_value(self, dfb) -> SSAValue:
         """The ``ttl.bind_cb`` of a dataflow buffer in this kernel."""
         if dfb.index not in self.cbs:
+            if self.kind == "compute" and dfb.tile != (32, 32):
+                raise self.error(f"{dfb.name} holds {dfb.tile[0]}x{dfb.tile[1]} tiles; a compute kernel using a "
+                                 "buffer of tiles other than 32x32 is not supported by tilefold yet (data movement "
+                                 "kernels copy them)")
             if dfb.is_tiled or self.kind == "compute":      # a compute kernel sees tiles (row-major: its pages)
-                cb_type = ttl.CircularBufferType(dfb.compute_shape, ttl.tile_type(dfb.data_format), dfb.block_count)
+                cb_type = ttl.CircularBufferType(dfb.compute_shape, ttl.tile_type(dfb.data_format, *dfb.tile),
+                                                 dfb.block_count)
             else:
                 cb_type = ttl.CircularBufferType(dfb.ir_shape, ttl.scalar_type(dfb.data_format), dfb.block_count)
             op = self.emit_prologue(ttl.BindCBOp(dfb.index, cb_type, dfb.name), None)
@@ -713,7 +718,7 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
         if getattr(stmt, "inline_blocks", False):       # ttl.copy(t[...], dfb.reserve()): wait for the copy
             for region in self.regions:
                 for t in region.transfers:
-                    if any(t.block is b for b in acquired) and not t.waited and t.group is None \
+                    if any(t.block is b or t.peer is b for b in acquired) and not t.waited and t.group is None \
                             and self._dominates(t.value):
                         self.transfer_wait(t, stmt.body[-1])
         # innermost first, as Python exits them; but blocks of one buffer end leave it in the order
@@ -752,7 +757,8 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
                         break
                     for region in self.regions:
                         for t in region.transfers:
-                            if t.block is b and not t.waited and t.group is None and self._dominates(t.value):
+                            if (t.block is b or t.peer is b) and not t.waited and t.group is None \
+                                    and self._dominates(t.value):
                                 self.transfer_wait(t, stmt)
                     self.release(b, stmt)
 
@@ -762,7 +768,8 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
         ttl.copy(tx, ...)`` rebinds the block's name; the block stays until ``tx.wait()``)."""
         while scope is not None:
             for name, value in scope.names.items():
-                if name in live and isinstance(value, Transfer) and value.block is block and not value.waited:
+                if name in live and isinstance(value, Transfer) and (value.block is block or value.peer is block) \
+                        and not value.waited:
                     return True
             scope = scope.parent
         return False

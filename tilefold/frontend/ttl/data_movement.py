@@ -1,8 +1,9 @@
 """Data movement in a kernel: tensor slices, ``ttl.copy``, transfers and pipes.
 
-Reads: ``tensor[...]`` of the operation's tensors (indices in tiles for a tiled tensor, in
-elements for a row-major one, whose copies move a contiguous part of each row),
-``ttl.copy(src, dst)``, ``xf.wait()``, ``ttl.wait_any(requests, start)``, ``ttl.GroupTransfer``,
+Reads: ``tensor[...]`` of the operation's tensors (indices in the tensor's tiles — 32x32 or
+others — for a tiled tensor, in elements for a row-major one, whose copies move a contiguous part
+of each row), ``ttl.copy(src, dst)``, ``ttl.copy(blk, other_blk | pipe, byte_count=n)`` (the first
+``n`` bytes of a block), ``xf.wait()``, ``ttl.wait_any(requests, start)``, ``ttl.GroupTransfer``,
 ``net.if_src(body)`` / ``net.if_dst(body)``. Writes: ``ttl.tensor``, ``ttl.tensor_slice``,
 ``ttl.copy``, ``ttl.wait``, ``ttl.wait_any``, ``ttl.group_wait``, ``ttl.pipe_count`` + ``scf.if`` around each pipe
 body, ``ttl.pipe_send`` / ``ttl.pipe_recv``.
@@ -17,7 +18,8 @@ waits only when no selection took it; in a branch testing ``index == k`` request
 when the kernel ends.
 
 Errors: a slice whose extent is not a compile-time number or that leaves the tensor, a copy
-between a slice and a block of different shapes, data types or layouts, a copy in a compute
+between a slice and a block of different shapes, data types, layouts or tiles, a ``byte_count``
+that is not a positive int, exceeds a block or is given to a tensor copy, a copy in a compute
 kernel, a transfer other than a pipe receive waited twice, a wait outside the loop iteration
 that started it, a pipe used on the wrong side, ``ttl.wait_any`` given no request, a request
 twice or something other than a pipe receive request.
@@ -33,6 +35,7 @@ from xdsl.ir import Block as IRBlock
 
 from tilefold.errors import warn_at
 from tilefold.frontend.ttl.block_states import compile_only
+from tilefold.frontend.ttl.dataflow_buffers import tensor_tile
 from tilefold.frontend.ttl.grid import core_grid, node_coordinates
 from tilefold.frontend.ttl.pipes import Pipe, PipeNet, nets_holding, pipe_text, resolve_routes
 from tilefold.frontend.ttl.scalars import Scalar, difference
@@ -60,7 +63,8 @@ def tensor_units(tensor) -> tuple[int, ...]:
         return shape
     if len(shape) == 1:
         shape = (1,) + shape
-    return shape[:-2] + (-(-shape[-2] // TILE), -(-shape[-1] // TILE))
+    height, width = tensor_tile(tensor)
+    return shape[:-2] + (-(-shape[-2] // height), -(-shape[-1] // width))
 
 
 def is_1d_tiled(tensor) -> bool:
@@ -97,7 +101,7 @@ class DataMovementBuilder:
         if argument.index not in self.tensors:
             tensor = argument.tensor
             fmt = data_format(getattr(tensor.dtype, "name", tensor.dtype))
-            element = ttl.tile_type(fmt) if _is_tiled(tensor) else ttl.scalar_type(fmt)
+            element = ttl.tile_type(fmt, *tensor_tile(tensor)) if _is_tiled(tensor) else ttl.scalar_type(fmt)
             op = self.emit_prologue(ttl.TensorOp(argument.index, argument.name,
                                                  ttl.block_type(tensor_units(tensor), element)), node)
             op.result.name_hint = argument.name
@@ -181,10 +185,20 @@ class DataMovementBuilder:
     def call_copy(self, args, kwargs, node):
         self.require_datamovement(node, "ttl.copy")
         if len(args) == 2 and isinstance(args[0], (PipeIdentity, Pipe)) and isinstance(args[1], TensorSlice):
+            if "byte_count" in kwargs:
+                raise self.error(f"ttl.copy(pipe, {args[1].argument.name}[...], byte_count=...): byte_count= copies "
+                                 "part of a block; receive into a block of a dataflow buffer", node)
             return self.receive_into_tensor(args[0], args[1], kwargs, node)
+        byte_count = None
+        if "byte_count" in kwargs:
+            kwargs = dict(kwargs)
+            byte_count = kwargs.pop("byte_count")
         if kwargs or len(args) != 2:
-            raise self.error("ttl.copy(src, dst) takes two arguments", node)
+            raise self.error("ttl.copy(src, dst) takes two arguments (and byte_count= between blocks or a block "
+                             "and a pipe)", node)
         src, dst = args
+        if byte_count is not None or (isinstance(src, Block) and isinstance(dst, Block)):
+            return self.copy_bytes(src, dst, byte_count, node)
         if isinstance(src, TensorSlice) and isinstance(dst, Block):
             return self.copy_slice(src, dst, node, "read")
         if isinstance(src, Block) and isinstance(dst, TensorSlice):
@@ -200,6 +214,51 @@ class DataMovementBuilder:
         raise self.error(f"ttl.copy copies a tensor slice into a block, a block into a tensor slice, or a block "
                          f"through a pipe; not {self.describe(src)} into {self.describe(dst)}", node)
 
+    def copy_bytes(self, src, dst, byte_count, node) -> Transfer:
+        """``ttl.copy(blk, other_blk[, byte_count=n])``: the first ``n`` bytes of ``blk``'s L1 block
+        into ``other_blk``'s (the rest of it keeps its bytes; n: all of ``blk`` by default);
+        ``ttl.copy(blk, pipe, byte_count=n)`` / ``ttl.copy(pipe, blk, byte_count=n)``: only the
+        block's first ``n`` bytes travel through the pipe."""
+        pipes = (PipeIdentity, Pipe)
+        if isinstance(src, TensorSlice) or isinstance(dst, TensorSlice):
+            piece = src if isinstance(src, TensorSlice) else dst
+            raise self.error(f"ttl.copy(..., byte_count=...) with a slice of tensor {piece.argument.name}: "
+                             "byte_count= copies part of a block into another block or through a pipe; a tensor "
+                             "copy moves whole pages — drop byte_count=", node)
+        if not (isinstance(src, Block) and isinstance(dst, (Block, *pipes))
+                or isinstance(src, pipes) and isinstance(dst, Block)):
+            raise self.error(f"ttl.copy(src, dst, byte_count=n) copies part of a block into another block or "
+                             f"through a pipe; not {self.describe(src)} into {self.describe(dst)}", node)
+        blocks = [b for b in (src, dst) if isinstance(b, Block)]
+        if byte_count is None:
+            byte_count = src.dfb.block_pages * src.dfb.page_size
+        elif not isinstance(byte_count, int) or isinstance(byte_count, bool) or byte_count <= 0:
+            raise self.error(f"ttl.copy(..., byte_count={byte_count!r}): byte_count is a positive int (a "
+                             "compile-time number of bytes)", node)
+        for b in blocks:
+            size = b.dfb.block_pages * b.dfb.page_size
+            if byte_count > size:
+                raise self.error(f"ttl.copy(..., byte_count={byte_count}): {b.name} holds {size} bytes "
+                                 f"({b.dfb.describe()}); byte_count must not exceed either block's bytes", node)
+        if isinstance(dst, pipes) or isinstance(src, pipes):
+            kind = "send" if isinstance(dst, pipes) else "recv"
+            pipe, block = (dst, src) if kind == "send" else (src, dst)
+            if isinstance(pipe, PipeIdentity):
+                return self.copy_pipe(pipe, block, node, kind, byte_count)
+            return self.copy_named_pipe(pipe, block, node, kind, byte_count)
+        if src.dfb is dst.dfb and src.value is dst.value:
+            raise self.error(f"ttl.copy({src.name}, {dst.name}, ...): a block copied into itself", node)
+        self.check_position(src, node)
+        self.check_position(dst, node)
+        self.wait_copies_into(src, node)
+        src.status.copy_from(self.location(node))
+        dst.status.copy_into(self.location(node))
+        self.node = node
+        op = self.emit(ttl.CopyOp(src.value, dst.value, byte_count))
+        transfer = self.new_transfer(op.result, "local", src, node)
+        transfer.peer = dst
+        return transfer
+
     def copy_slice(self, piece: TensorSlice, block: Block, node, kind: str) -> Transfer:
         tensor = piece.argument.tensor
         name = piece.argument.name
@@ -207,6 +266,10 @@ class DataMovementBuilder:
             raise self.error(f"ttl.copy between {name} ({'tiled' if _is_tiled(tensor) else 'row-major'}) and "
                              f"{block.name} ({'tiled' if block.dfb.is_tiled else 'row-major'}); make the buffer "
                              f"like {name}", node)
+        if block.dfb.is_tiled and tensor_tile(tensor) != block.dfb.tile:
+            (th, tw), (bh, bw) = tensor_tile(tensor), block.dfb.tile
+            raise self.error(f"ttl.copy between {name} ({th}x{tw} tiles) and {block.name} ({bh}x{bw} tiles); a "
+                             f"copy moves one tile per page — make the buffer like {name}", node)
         fmt = data_format(getattr(tensor.dtype, "name", tensor.dtype))
         staging = None
         if fmt is not block.dfb.data_format:
@@ -280,7 +343,8 @@ class DataMovementBuilder:
         key = (id(node), dfb.index, fmt)
         if key not in self.staging:
             self.staging[key] = hidden_dataflow_buffer(dfb.shape, fmt, f"{dfb.name} as {fmt.ttnn_name}",
-                                                       self.location(node), block_count=1, what="a converting copy")
+                                                       self.location(node), block_count=1, what="a converting copy",
+                                                       tile=dfb.tile)
         return self.staging[key]
 
     def receive_into_tensor(self, pipe, piece: TensorSlice, kwargs, node) -> Transfer:
@@ -313,7 +377,7 @@ class DataMovementBuilder:
             line = self.location(node).line if self.location(node) else 0
             self.staging[key] = hidden_dataflow_buffer(shape, fmt, f"received_{name}_{line}",
                                                        self.location(node), block_count=1,
-                                                       what="a pipe receive into a tensor")
+                                                       what="a pipe receive into a tensor", tile=tensor_tile(tensor))
         dfb = self.staging[key]
         if self._ends(dfb)["reserve"] or self._ends(dfb)["wait"]:
             raise self.error(f"ttl.copy(pipe, {name}[...]) again before the receive this line posted earlier was "
@@ -331,16 +395,16 @@ class DataMovementBuilder:
         received.landed = land
         return received
 
-    def copy_pipe(self, pipe: PipeIdentity, block: Block, node, kind: str) -> Transfer:
+    def copy_pipe(self, pipe: PipeIdentity, block: Block, node, kind: str, byte_count: int | None = None) -> Transfer:
         role = "src" if kind == "send" else "dst"
         if pipe.role != role:
             side = "net.if_src" if kind == "send" else "net.if_dst"
             raise self.error(f"this pipe was given to net.if_{pipe.role}'s body; "
                              f"{'sending into' if kind == 'send' else 'receiving from'} a pipe belongs in {side}'s "
                              "body", node)
-        return self.pipe_transfer(block, node, kind, pipe.net, pipe.slot)
+        return self.pipe_transfer(block, node, kind, pipe.net, pipe.slot, byte_count=byte_count)
 
-    def copy_named_pipe(self, pipe: Pipe, block: Block, node, kind: str) -> Transfer:
+    def copy_named_pipe(self, pipe: Pipe, block: Block, node, kind: str, byte_count: int | None = None) -> Transfer:
         """``ttl.copy(blk, pipe)`` / ``ttl.copy(pipe, blk)`` with a ``ttl.Pipe`` of a net: the kernel
         guards the copy with the node's role (``net.is_src()``, node coordinates ...); the pipe's
         ends are the same on every node."""
@@ -354,8 +418,8 @@ class DataMovementBuilder:
         net = nets[0]
         routes = net.routes_of(pipe)
         if kind == "recv":          # a node receives from the one route of the pipe that reaches it
-            return self.pipe_transfer(block, node, kind, net, routes[0], named=True)
-        return self.pipe_transfer(block, node, kind, net, *routes, named=True)
+            return self.pipe_transfer(block, node, kind, net, routes[0], named=True, byte_count=byte_count)
+        return self.pipe_transfer(block, node, kind, net, *routes, named=True, byte_count=byte_count)
 
     def wait_copies_into(self, block: Block, node) -> None:
         """In a kernel that releases its blocks itself: before ``block`` is copied out, wait for the
@@ -366,11 +430,12 @@ class DataMovementBuilder:
         own = block.status.receiving in self.sending_nets      # the receive of the node's own send: after it
         for region in self.regions:
             for t in region.transfers:
-                if t.block is block and t.into_block and not t.waited and t.group is None \
+                if (t.block is block and t.into_block or t.peer is block) and not t.waited and t.group is None \
                         and not t.selections and self._dominates(t.value) and not (own and t.kind == "recv"):
                     self.transfer_wait(t, node)
 
-    def pipe_transfer(self, block: Block, node, kind: str, net, *where, named: bool = False) -> Transfer:
+    def pipe_transfer(self, block: Block, node, kind: str, net, *where, named: bool = False,
+                      byte_count: int | None = None) -> Transfer:
         """Send ``block`` into (``kind`` "send") or receive it from a pipe of ``net`` at each slot of
         ``where`` (this node's slots, or — ``named`` — routes of the net: a named pipe's), noting the
         pipe's use for the net's checks; the transfer's wait waits for every one."""
@@ -385,8 +450,8 @@ class DataMovementBuilder:
         if landing is not None:
             self.cb_value(landing)
         cls = ttl.PipeSendOp if kind == "send" else ttl.PipeRecvOp
-        ops = [self.emit(cls(block.value, net.index, slot, named)) for slot in where]
-        self.pipe_uses.append((net, kind, block.dfb, self.location(node)))
+        ops = [self.emit(cls(block.value, net.index, slot, named, byte_count)) for slot in where]
+        self.pipe_uses.append((net, kind, block.dfb, self.location(node), byte_count))
         transfer = self.new_transfer(ops[0].result, kind, block, node)
         for op in ops[1:]:
             op.result.name_hint = ops[0].result.name_hint
@@ -406,7 +471,7 @@ class DataMovementBuilder:
         if net.needs_landing() and max(net.landing_slots()) < MAX_LANDING_SLOTS:
             landing = DataflowBuffer(tuple(dfb.shape), max(net.landing_slots()) + 1, dfb.data_format, dfb.layout,
                                      self.location(node),
-                                     f"landing of pipe net {net.index}", hidden=True)
+                                     f"landing of pipe net {net.index}", hidden=True, tile=dfb.tile)
             landing.index = op.add_dataflow_buffer(landing)
         op.landing[net.index] = landing
         return landing
@@ -471,6 +536,8 @@ class DataMovementBuilder:
         first = not t.waited
         t.waited, t.implicit = True, not explicit
         t.block.status.transfer_done(t.into_block)
+        if t.peer is not None:
+            t.peer.status.transfer_done(True)
         if first and t.landed is not None:
             t.landed(node)
         if t.kind != "recv" and not t.converts:
@@ -480,7 +547,7 @@ class DataMovementBuilder:
         """A copy's or send's wait is a NOC barrier (``noc_async_read_barrier`` for reads,
         ``noc_async_write_barrier`` for writes and sends): every earlier read — or write and send —
         this kernel started on every path here and has not waited for completes with it."""
-        kinds = {"read"} if t.kind == "read" else {"write", "send"}
+        kinds = {"read"} if t.kind == "read" else {"write", "send", "local"}
         for region in self.regions:
             for u in region.transfers:
                 if u is not t and u.kind in kinds and not u.waited and u.group is None and not u.converts \
@@ -488,6 +555,8 @@ class DataMovementBuilder:
                     u.waits.append(self.block)
                     u.waited, u.implicit = True, True
                     u.block.status.transfer_done(u.into_block)
+                    if u.peer is not None:
+                        u.peer.status.transfer_done(True)
 
     # -- selecting among receives --------------------------------------------------------------
 
@@ -656,7 +725,9 @@ class DataMovementBuilder:
         if group.waited:
             raise self.error("GroupTransfer.add() after wait_all(); make a new ttl.GroupTransfer", node)
         if t.kind not in ("read", "write"):
-            raise self.error("pipe transfers cannot join a GroupTransfer; wait() on them", node)
+            what = "a copy between blocks" if t.kind == "local" else "pipe transfers"
+            raise self.error(f"{what} cannot join a GroupTransfer; wait() on {'it' if t.kind == 'local' else 'them'}",
+                             node)
         if getattr(t, "converts", False):
             raise self.error("a copy that converts data types cannot join a GroupTransfer; wait() on it", node)
         if t.waited or t.group is not None:
@@ -694,6 +765,9 @@ class DataMovementBuilder:
             raise self.error(f"ttl.unsafe.{fn.name} reads a block held with reserve() or wait(), not "
                              f"{self.describe(block)}", node)
         self.check_position(block, node)
+        if block.dfb.is_tiled and block.dfb.tile != (32, 32):
+            raise self.error(f"ttl.unsafe.{fn.name} on {block.name}, a block of {block.dfb.tile[0]}x"
+                             f"{block.dfb.tile[1]} tiles, is not supported by tilefold yet (32x32 tiles only)", node)
         shape = device_block_shape(block.dfb.shape)     # a 1-D block is one row
         rows, cols = shape[-2] * (32 if block.dfb.is_tiled else 1), shape[-1] * (32 if block.dfb.is_tiled else 1)
         coords = []

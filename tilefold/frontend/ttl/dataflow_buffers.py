@@ -2,7 +2,9 @@
 
 Reads: the likeness tensor (data type, layout) and the block shape. Writes: a
 :class:`DataflowBuffer` registered with the running operation; it becomes circular buffer
-``c_<index>`` on every node of the grid, with one page per tile (a tiled tensor) and
+``c_<index>`` on every node of the grid, with one page per tile (a tiled tensor; its tiles are
+the likeness tensor's — 1x32, 16x32 ... — or ``ttl.make_dfb(..., tile=(h, w))``'s, 32x32 by
+default) and
 ``block pages × block_count`` pages; a row-major block's rows sit one after another (see
 ``ttl.row_major_pitch``) in tile-sized pages, which a compute kernel computes on as tiles. A 1-D tiled buffer
 (``shape=(n,)``) holds blocks of ``n`` tiles of a 1-D tensor: the program sees 1-D blocks, the
@@ -55,8 +57,10 @@ class DataflowBuffer:
     """A dataflow buffer of an operation (``ttl.DataflowBuffer``)."""
 
     def __init__(self, shape: tuple[int, ...], block_count: int, fmt: DataFormat, layout: str,
-                 location: SourceLocation | None, name: str, hidden: bool = False):
+                 location: SourceLocation | None, name: str, hidden: bool = False,
+                 tile: tuple[int, int] = (32, 32)):
         self.shape = shape
+        self.tile = tuple(tile)       # (height, width) of a tiled buffer's tiles: one page each
         self.block_count = block_count
         self.data_format = fmt
         self.layout = layout
@@ -102,7 +106,7 @@ class DataflowBuffer:
 
     @property
     def page_size(self) -> int:
-        return self.data_format.tile_size()
+        return self.data_format.tile_size(*self.tile) if self.is_tiled else self.data_format.tile_size()
 
     @property
     def num_pages(self) -> int:
@@ -119,7 +123,9 @@ class DataflowBuffer:
 
     def describe(self) -> str:
         dims = "x".join(str(s) for s in self.shape)
-        unit = "tiles" if self.is_tiled else "elements"
+        unit = "elements"
+        if self.is_tiled:
+            unit = "tiles" if self.tile == (32, 32) else f"{self.tile[0]}x{self.tile[1]} tiles"
         return f"{self.name} ({dims} {unit} of {self.data_format.ttnn_name} x {self.block_count} blocks = " \
                f"{self.total_size} B)"
 
@@ -168,11 +174,13 @@ _DTYPE_NAMES = {"bf16": "bfloat16", "fp32": "float32", "f32": "float32", "bfp8":
 
 
 def make_dfb(dtype, shape, block_count: int | None = None, *, buffer_factor: int | None = None, layout=None,
-             allocation_group=None):
+             allocation_group=None, tile=None):
     """``ttl.make_dfb(dtype, shape, block_count)``: a dataflow buffer no tensor describes — of tiles
     (or row-major elements with ``layout=ttnn.ROW_MAJOR_LAYOUT``) of ``dtype`` ("bf16", "fp32",
-    "bfp8", "bfp4" or a TT-NN data type). ``buffer_factor`` is the former name of ``block_count``."""
+    "bfp8", "bfp4" or a TT-NN data type); ``tile=(h, w)`` (or a ``ttnn.Tile``) the shape of its
+    tiles, 32x32 by default. ``buffer_factor`` is the former name of ``block_count``."""
     location = user_location()
+    tile_dims = _tile_dims("ttl.make_dfb", tile, location)
     block_count = _block_count("ttl.make_dfb", block_count, buffer_factor, location)
     name = getattr(dtype, "name", None) or str(dtype)
     name = _DTYPE_NAMES.get(name.lower().removeprefix("ttnn.").removeprefix("datatype."), name)
@@ -182,7 +190,34 @@ def make_dfb(dtype, shape, block_count: int | None = None, *, buffer_factor: int
         raise KernelError(f"ttl.make_dfb({dtype!r}, ...): the data type is bf16, fp32, bfp8 or a TT-NN data type",
                           location) from None
     layout_name = "TILE" if layout is None or "TILE" in str(getattr(layout, "name", layout)).upper() else "ROW_MAJOR"
-    return _make(fmt, layout_name, shape, block_count, None, location, "ttl.make_dfb", allocation_group)
+    if layout_name != "TILE" and tile is not None:
+        raise KernelError(f"ttl.make_dfb(tile={tile!r}, layout=...): a row-major buffer has no tiles; drop tile=",
+                          location)
+    return _make(fmt, layout_name, shape, block_count, None, location, "ttl.make_dfb", allocation_group, tile_dims)
+
+
+def _tile_dims(what: str, tile, location) -> tuple[int, int]:
+    """The ``(height, width)`` of a buffer's ``tile=`` (a pair or a ``ttnn.Tile``; None: 32x32)."""
+    if tile is None:
+        return (32, 32)
+    from tilefold.layout.tiles import SUPPORTED_TILE_SHAPES
+
+    dims = getattr(tile, "tile_shape", tile)
+    try:
+        dims = tuple(int(d) for d in dims)
+    except (TypeError, ValueError):
+        dims = None
+    if dims not in {tuple(t) for t in SUPPORTED_TILE_SHAPES}:
+        shapes = ", ".join(f"{h}x{w}" for h, w in SUPPORTED_TILE_SHAPES)
+        raise KernelError(f"{what}(tile={tile!r}): a tile is (height, width), one of {shapes}", location)
+    return dims
+
+
+def tensor_tile(tensor) -> tuple[int, int]:
+    """``(height, width)`` of a tiled tensor's tiles (of its first piece for a mesh tensor)."""
+    piece = tensor.pieces[0] if hasattr(tensor, "pieces") else tensor
+    tile = getattr(piece, "tile", None)
+    return tuple(getattr(tile, "tile_shape", None) or (32, 32))
 
 
 def _template_format(dtype):
@@ -214,7 +249,9 @@ def make_dataflow_buffer_like(tensor, shape, block_count: int | None = None, *, 
                           f"data type and layout), not {type(tensor).__name__}{hint}", location)
     fmt = fmt or data_format(getattr(dtype, "name", dtype))
     layout_name = "TILE" if "TILE" in str(getattr(layout, "name", layout)).upper() else "ROW_MAJOR"
-    return _make(fmt, layout_name, shape, count, tensor, location, "make_dataflow_buffer_like", allocation_group)
+    tile = tensor_tile(tensor) if layout_name == "TILE" else (32, 32)
+    return _make(fmt, layout_name, shape, count, tensor, location, "make_dataflow_buffer_like", allocation_group,
+                 tile)
 
 
 def make_tensor_backed_dfb(tensor, shape, *, block_count: int = 1, byte_offset: int = 0, tile=None,
@@ -279,7 +316,8 @@ def _check_count(what: str, count, location, keyword: str = "block_count") -> No
                                f"to {MAX_BLOCK_COUNT}", location)
 
 
-def _make(fmt, layout_name: str, shape, count, tensor, location, what: str, allocation_group) -> DataflowBuffer:
+def _make(fmt, layout_name: str, shape, count, tensor, location, what: str, allocation_group,
+          tile: tuple[int, int] = (32, 32)) -> DataflowBuffer:
     op = capture.current(f"ttl.{what.removeprefix('ttl.')}")
     if allocation_group is not None and not isinstance(allocation_group, DFBAllocationGroup):
         raise KernelError(f"{what}(allocation_group={allocation_group!r}): give a group from "
@@ -294,17 +332,18 @@ def _make(fmt, layout_name: str, shape, count, tensor, location, what: str, allo
                           "ttnn.from_numpy(array, dtype=ttnn.bfloat16))", location)
     dims = _block_shape(shape, location)
     name = _variable_name(location) or f"dfb{len(op.dataflow_buffers)}"
-    dfb = DataflowBuffer(dims, count, fmt, layout_name, location, name)
+    dfb = DataflowBuffer(dims, count, fmt, layout_name, location, name, tile=tile)
     dfb.index = op.add_dataflow_buffer(dfb)
     return dfb
 
 
 def hidden_dataflow_buffer(shape: tuple[int, ...], fmt: DataFormat, name: str, location: SourceLocation | None,
-                           block_count: int = 2, what: str = "an accumulator") -> DataflowBuffer:
+                           block_count: int = 2, what: str = "an accumulator",
+                           tile: tuple[int, int] = (32, 32)) -> DataflowBuffer:
     """A buffer the compiler adds (an accumulator, the staging area of a converting copy),
     registered with the running operation."""
     op = capture.current(what)
-    dfb = DataflowBuffer(tuple(shape), block_count, fmt, "TILE", location, name, hidden=True)
+    dfb = DataflowBuffer(tuple(shape), block_count, fmt, "TILE", location, name, hidden=True, tile=tile)
     dfb.purpose = "to carry its value between loop iterations" if what == "an accumulator" else f"for {what}"
     dfb.index = op.add_dataflow_buffer(dfb)
     return dfb

@@ -21,7 +21,7 @@ import types
 
 import numpy as np
 
-from tilefold.frontend.ttl.dataflow_buffers import DataflowBuffer
+from tilefold.frontend.ttl.dataflow_buffers import DataflowBuffer, tensor_tile
 from tilefold.frontend.ttl.devices import DeviceDomain, TransferGraph
 from tilefold.frontend.ttl.grid import NodeExpression
 from tilefold.frontend.ttl.math_api import BlockFunction
@@ -70,7 +70,7 @@ class Fingerprinter:
             return ("tensor", self.tensors[id(v)])
         if isinstance(v, DataflowBuffer):
             return ("dfb", v.index, v.shape, v.block_count, v.data_format.value, v.layout, v.name, v.hidden,
-                    str(v.location), v.backing.index if v.backing is not None else None, v.byte_offset)
+                    str(v.location), v.backing.index if v.backing is not None else None, v.byte_offset, v.tile)
         if isinstance(v, PipeNet):
             if v.grid is None:          # made outside any operation
                 graph = None if v.graph is None else (v.graph.domain.shape, tuple(v.graph.edges))
@@ -131,7 +131,7 @@ def operation_key(capture, options: dict):
         buffers = tuple(f.value(d) for d in capture.dataflow_buffers)
         nets = tuple(f.value(n) for n in capture.pipe_nets)
         tensors = tuple((a.name, tuple(a.tensor.shape), a.tensor.dtype.name, str(a.tensor.layout),
-                         str(a.tensor.memory_config())) for a in capture.tensors)
+                         str(a.tensor.memory_config()), tensor_tile(a.tensor)) for a in capture.tensors)
         tensors += tuple((name, f.value(v)) for name, v in sorted(capture.constants.items()))
     except Unhashable:
         return None, []

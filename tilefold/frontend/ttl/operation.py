@@ -238,12 +238,6 @@ class Operation:
                                   "not a tensor; call this operation from another operation's body with dataflow "
                                   "buffers (it is inlined there)", user_location())
             if _is_device_tensor(value):
-                piece = value.pieces[0] if hasattr(value, "pieces") else value
-                if not getattr(piece, "has_full_tiles", True):
-                    height, width = piece.tile.tile_shape
-                    raise KernelError(f"{self.function.__name__}(): argument {name!r} is a tensor of {height}x{width} "
-                                      "tiles; tilefold's TT-Lang operations take tensors of 32x32 tiles only yet; "
-                                      "make it without tile= (or with ttnn.Tile((32, 32)))", user_location())
                 out.append(TensorArgument(len(out), name, value))
             elif _is_constant(value):
                 constants[name] = value
@@ -565,8 +559,11 @@ def _pipe_net_table(capture: OperationCapture, uses) -> ArrayAttr:
 
     entries = []
     for net in capture.pipe_nets:
-        sends = [(dfb, loc) for n, kind, dfb, loc in uses if n is net and kind == "send"]
-        recvs = [(dfb, loc) for n, kind, dfb, loc in uses if n is net and kind == "recv"]
+        sends = [(dfb, loc) for n, kind, dfb, loc, _ in uses if n is net and kind == "send"]
+        recvs = [(dfb, loc) for n, kind, dfb, loc, _ in uses if n is net and kind == "recv"]
+        # what travels: a block's first byte_count bytes (ttl.copy(..., byte_count=n)), or all of it
+        counts = [(n_bytes if n_bytes is not None else dfb.block_pages * dfb.page_size, n_bytes, loc)
+                  for n, kind, dfb, loc, n_bytes in uses if n is net]
         if not sends and not recvs:
             continue
         if sends and not recvs:
@@ -586,8 +583,21 @@ def _pipe_net_table(capture: OperationCapture, uses) -> ArrayAttr:
                 raise KernelError(f"blocks of this pipe net are received into {receiver.name} and into {dfb.name}; "
                                   "receive every pipe of a net into one dataflow buffer" +
                                   ("" if loopback else " (or into buffers of one block size)"), loc)
+        partial = [c for c in counts if c[1] is not None]
+        if partial:
+            moved, _, first = partial[0]
+            for size, n_bytes, loc in counts:
+                if size != moved:
+                    given = f"byte_count={n_bytes}" if n_bytes is not None else f"a whole block ({size} B)"
+                    raise KernelError(f"this pipe net moves {moved} bytes at {first} (byte_count=) but {given} here; "
+                                      "give every send and receive of a net the same byte_count", loc)
+            if capture.landing.get(net.index) is not None:
+                raise KernelError("ttl.copy(..., byte_count=) on a pipe net whose nodes both send and receive (it "
+                                  "lands blocks in a landing buffer) is not supported by tilefold yet", first)
         for dfb, loc in sends:
             size = dfb.block_pages * dfb.page_size
+            if partial:
+                continue            # byte_count fits each block (checked at its copy)
             if size != block_bytes:
                 raise KernelError(f"the block sent here ({dfb.name}, {size} B) differs from the block received "
                                   f"({receiver.name}, {block_bytes} B); send and receive blocks of the same shape and "

@@ -119,7 +119,7 @@ class Accumulator:
 @dataclass
 class Transfer:
     value: SSAValue
-    kind: str                 # "read" | "write" | "send" | "recv"
+    kind: str                 # "read" | "write" | "send" | "recv" | "local" (block to block)
     block: Block
     location: SourceLocation
     waited: bool = False
@@ -130,6 +130,7 @@ class Transfer:
     selections: list = field(default_factory=list)   # (ttl.wait_any result, position, location) it took part in
     landed: object = None     # a receive into a tensor slice: what its first wait does after the block lands
     implicit: bool = False    # waited for by the compiler where its block's scope ended, not by wait()
+    peer: Block | None = None  # a copy between blocks ("local"): the block copied into (``block`` is read)
 
     @property
     def into_block(self) -> bool:

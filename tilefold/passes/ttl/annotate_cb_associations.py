@@ -102,6 +102,8 @@ class TTLAnnotateCBAssociations(ModulePass):
             "page_size": page,
             "block_pages": per_block,
             "num_pages": pages,
+            "tile": ([element.height.data, element.width.data] if isinstance(element, ttl.TileType)
+                     and (element.height.data, element.width.data) != (32, 32) else None),
         })
         known = table.get(bind.index)
         if known is None:

@@ -13,6 +13,8 @@ table (``ttl.pipe_nets``: per net, the buffer blocks are received into and the b
   ``noc_async_read(get_noc_addr(page, accessor, byte offset), l1, bytes)`` and writes
   ``noc_async_write_page(page, accessor, l1, bytes, byte offset)``; ``ttl.wait`` → ``noc_async_read_barrier`` /
   ``noc_async_write_barrier``; ``ttl.group_wait`` → both as needed;
+* ``ttl.copy`` between two blocks (``byte_count`` bytes) → ``noc_async_write(src, get_noc_addr(my_x,
+  my_y, dst), byte_count)`` to the node's own L1; its ``wait`` is a write barrier;
 * pipes, with semaphores per net (a ``valid`` per receive slot, on a receiver, says the block of
   the pipe with that slot arrived — pipes reaching a common node have different slots, so flags of
   two senders never merge; ``one`` holds the value multicast into it, then a ``ready`` per pipe a node
@@ -21,7 +23,8 @@ table (``ttl.pipe_nets``: per net, the buffer blocks are received into and the b
   word (through its ``outbox``) and increments the sender's ``ready`` (unless it is the sender and
   this kernel sends on the net too: a receive of its own node's pipe in another kernel credits it),
   and its ``wait`` waits for its slot's ``valid`` and clears it; a sender's ``ttl.pipe_send`` waits
-  for every remote receiver, clears ``ready``, multicasts the block to the destination rectangle
+  for every remote receiver, clears ``ready``, multicasts the block (its first ``byte_count``
+  bytes when the send has one) to the destination rectangle
   (``noc_async_write_multicast``, ``_loopback_src`` when it is one of the destinations) at the
   address its receivers posted (its own write pointer when it only sends to itself), then
   multicasts the pipe's slot's ``valid`` set to that address (``one`` holds it); its ``wait`` is a
@@ -52,8 +55,8 @@ from xdsl.ir import Block, Operation, SSAValue
 from tilefold.ir import ttl
 from tilefold.errors import CompileError
 from tilefold.ir.locations import source_location
-from tilefold.ir.ttkernel import (AssertInRangeOp, KernelAssertOp, L1LoadOp, L1StoreOp, TensorAccessorArgsOp, TensorAccessorOp, api_call,
-                                  constant_int)
+from tilefold.ir.ttkernel import (AssertInRangeOp, KernelAssertOp, L1LoadOp, L1StoreOp, MyXOp, MyYOp,
+                                  TensorAccessorArgsOp, TensorAccessorOp, api_call, constant_int)
 from tilefold.layout.formats import DataFormat
 from tilefold.passes.ttl.annotate_cb_associations import cb_geometry
 from tilefold.passes.ttl.common import bind_of
@@ -243,6 +246,9 @@ class DataMovementLowering:
 
     def copy(self, op: ttl.CopyOp) -> None:
         e = self.e
+        if not isinstance(op.src.owner, ttl.TensorSliceOp) and not isinstance(op.dst.owner, ttl.TensorSliceOp):
+            self.copy_bytes(op)
+            return
         reading = isinstance(op.src.owner, ttl.TensorSliceOp)
         piece = (op.src if reading else op.dst).owner
         block = op.dst if reading else op.src
@@ -279,7 +285,8 @@ class DataMovementLowering:
             tensor_format = ttl.data_format_of(tensor_op.result.type)
             block_format = ttl.data_format_of(block.type)
             if tiled:
-                rows = _Rows(1, math.prod(sizes) * 1024, 0, 0)
+                tile = tensor_op.result.type.element_type
+                rows = _Rows(1, math.prod(sizes) * tile.height.data * tile.width.data, 0, 0)
             else:               # rows padded to the L1 alignment, differently in each format
                 width = piece.static_sizes[-1]
                 tensor_row = page // tensor_format.element_size
@@ -293,6 +300,15 @@ class DataMovementLowering:
             address = scratch
         self.page_loop(op, offsets, sizes, strides, accessor, address, page,
                        "noc_async_read_page" if reading else "noc_async_write_page", part)
+
+    def copy_bytes(self, op: ttl.CopyOp) -> None:
+        """A copy between two blocks of this node: a NOC write of the source block's first
+        ``byte_count`` bytes to this node's own NOC address of the destination block."""
+        e = self.e
+        x = e.before(MyXOp(), op).result
+        y = e.before(MyYOp(), op).result
+        target = e.call("get_noc_addr_xy", [x, y, self.addresses[op.dst]], op).results[0]
+        e.call("noc_async_write", [self.addresses[op.src], target, e.i32(op.byte_count.value.data, op)], op)
 
     def byte_offset(self, offset: SSAValue, element_size: int, anchor: Operation) -> SSAValue:
         """The byte offset in its row of a row-major slice starting at element ``offset``."""
@@ -602,7 +618,7 @@ class DataMovementLowering:
         data = e.call("get_noc_multicast_addr", [*rect, dst], op).results[0]
         flag = e.call("get_noc_multicast_addr", [*rect, valid], op).results[0]
         dests = self._field(op, "src", "dests")
-        size = e.i32(info["block_bytes"], op)
+        size = e.i32(op.byte_count.value.data if op.byte_count is not None else info["block_bytes"], op)
         loopback = e.before(arith.CmpiOp(self._field(op, "src", "loopback"), e.index(0, op), "ne"), op).result
         # a landing slot's flag is 1; a receiver's block's flag is the address written, which each
         # receiver checks against its own block (a multicast writes one address on every receiver)
