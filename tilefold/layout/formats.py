@@ -55,7 +55,7 @@ import numpy as np
 
 from tilefold.errors import LayoutError
 from tilefold.layout.chunks import for_each_chunk
-from tilefold.layout.tiles import FACE_WIDTH, TILE_32x32, TileShape, tile_shape
+from tilefold.layout.tiles import SUPPORTED_TILE_SHAPES, FACE_WIDTH, TILE_32x32, TileShape, tile_shape  # noqa: F401
 
 # The exponent section of a block-float tile is padded to the L1 alignment (16 bytes on
 # Wormhole and Blackhole).
@@ -695,3 +695,11 @@ def _codes_of_rows(raw: np.ndarray, rows: np.ndarray, fmt: DataFormat, tile: Til
     codes[:, 0::2] = packed & 0x0F
     codes[:, 1::2] = packed >> 4
     return codes
+
+
+def tensor_tile(tensor) -> tuple[int, int]:
+    """``(height, width)`` of a tiled tensor's tiles (``tensor.tile``; of its first piece for a mesh
+    tensor; 32x32 when it names none)."""
+    piece = tensor.pieces[0] if hasattr(tensor, "pieces") else tensor
+    tile = getattr(piece, "tile", None)
+    return tuple(getattr(tile, "tile_shape", None) or (32, 32))

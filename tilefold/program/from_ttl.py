@@ -34,10 +34,10 @@ from xdsl.dialects.builtin import ModuleOp
 from tilefold.ir.ttl_metadata import pipe_semaphores
 from tilefold.arch.cores import CoreCoord, CoreRange, CoreRangeSet
 from tilefold.errors import KernelError, L1OverflowError
-from tilefold.frontend.ttl.dataflow_buffers import tensor_tile
+
 from tilefold.ir import ttl
 from tilefold.ir.ttkernel import compute_config
-from tilefold.layout.formats import DataFormat
+from tilefold.layout.formats import DataFormat, tensor_tile
 from tilefold.program import ComputeConfig, DataMovementConfig, NocX, NocY, Program
 from tilefold.program.program import SEMAPHORE_SIZE
 from tilefold.program.unpack_to_dest import unpack_to_dest_mode

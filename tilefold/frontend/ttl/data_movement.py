@@ -35,7 +35,6 @@ from xdsl.ir import Block as IRBlock
 
 from tilefold.errors import warn_at
 from tilefold.frontend.ttl.block_states import compile_only
-from tilefold.frontend.ttl.dataflow_buffers import tensor_tile
 from tilefold.frontend.ttl.grid import core_grid, node_coordinates
 from tilefold.frontend.ttl.pipes import Pipe, PipeNet, nets_holding, pipe_text, resolve_routes
 from tilefold.frontend.ttl.scalars import Scalar, difference
@@ -50,7 +49,7 @@ from tilefold.frontend.ttl.values import (
     device_block_shape,
 )
 from tilefold.ir import ttl
-from tilefold.layout.formats import DataFormat, data_format
+from tilefold.layout.formats import DataFormat, data_format, tensor_tile
 from tilefold.frontend.ttl.scopes import Region, Scope
 
 TILE = 32

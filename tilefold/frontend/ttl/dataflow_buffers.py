@@ -32,7 +32,7 @@ import re
 
 from tilefold.errors import KernelError, KernelValueError, SourceLocation
 from tilefold.frontend.ttl import capture
-from tilefold.layout.formats import DataFormat, data_format
+from tilefold.layout.formats import SUPPORTED_TILE_SHAPES, DataFormat, data_format, tensor_tile
 from tilefold.caller import user_location
 
 MAX_BLOCK_COUNT = 32
@@ -200,8 +200,6 @@ def _tile_dims(what: str, tile, location) -> tuple[int, int]:
     """The ``(height, width)`` of a buffer's ``tile=`` (a pair or a ``ttnn.Tile``; None: 32x32)."""
     if tile is None:
         return (32, 32)
-    from tilefold.layout.tiles import SUPPORTED_TILE_SHAPES
-
     dims = getattr(tile, "tile_shape", tile)
     try:
         dims = tuple(int(d) for d in dims)
@@ -211,13 +209,6 @@ def _tile_dims(what: str, tile, location) -> tuple[int, int]:
         shapes = ", ".join(f"{h}x{w}" for h, w in SUPPORTED_TILE_SHAPES)
         raise KernelError(f"{what}(tile={tile!r}): a tile is (height, width), one of {shapes}", location)
     return dims
-
-
-def tensor_tile(tensor) -> tuple[int, int]:
-    """``(height, width)`` of a tiled tensor's tiles (of its first piece for a mesh tensor)."""
-    piece = tensor.pieces[0] if hasattr(tensor, "pieces") else tensor
-    tile = getattr(piece, "tile", None)
-    return tuple(getattr(tile, "tile_shape", None) or (32, 32))
 
 
 def _template_format(dtype):

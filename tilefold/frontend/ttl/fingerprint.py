@@ -21,7 +21,8 @@ import types
 
 import numpy as np
 
-from tilefold.frontend.ttl.dataflow_buffers import DataflowBuffer, tensor_tile
+from tilefold.frontend.ttl.dataflow_buffers import DataflowBuffer
+from tilefold.layout.formats import tensor_tile
 from tilefold.frontend.ttl.devices import DeviceDomain, TransferGraph
 from tilefold.frontend.ttl.grid import NodeExpression
 from tilefold.frontend.ttl.math_api import BlockFunction
