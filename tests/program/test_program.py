@@ -73,6 +73,10 @@ def test_circular_buffer_index_out_of_range():
     with pytest.raises(ProgramError, match="index 32 is outside 0-31") as err:
         prog.create_circular_buffer(ONE, 32, 2048, 2, "bfloat16")
     assert str(err.value).startswith(f"{__file__}:{line}:")
+    blackhole = Program(arch=get_arch("blackhole"))       # 64 circular buffers a core
+    assert blackhole.create_circular_buffer(ONE, 63, 2048, 2, "bfloat16").index == 63
+    with pytest.raises(ProgramError, match="index 64 is outside 0-63"):
+        blackhole.create_circular_buffer(ONE, 64, 2048, 2, "bfloat16")
 
 
 def test_kernel_without_cores():

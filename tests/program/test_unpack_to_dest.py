@@ -52,5 +52,5 @@ def test_compute_config_keeps_the_modes_sorted_and_checks_them():
     assert config.unpacks_to_dest(3) and not config.unpacks_to_dest(1)
     with pytest.raises(ValueError, match="UnpackToDestFp32"):
         ComputeConfig(unpack_to_dest_mode={0: "Fp32"})
-    with pytest.raises(ValueError, match="0-31"):
-        ComputeConfig(unpack_to_dest_mode={40: "UnpackToDestFp32"})
+    with pytest.raises(ValueError, match="0-63"):
+        ComputeConfig(unpack_to_dest_mode={70: "UnpackToDestFp32"})

@@ -524,9 +524,9 @@ def test_pack_tile_outside_wait_release():
 def test_cb_index_out_of_range():
     @reader_kernel
     def k():
-        cb_push_back(32, 1)  # error
+        cb_push_back(64, 1)  # error
 
-    expect_error(k, __file__, "circular buffer index 32 is outside 0-31")
+    expect_error(k, __file__, "circular buffer index 64 is outside 0-63")
 
 
 def test_dst_index_beyond_capacity_of_the_compute_config():
