@@ -511,9 +511,15 @@ def test_a_composed_helper_importing_names_from_ttl_in_another_module(monkeypatc
 
         @operation()
         def helper():
-            p = call_extern_func("{FAKE_HEADER}", "alias_result", result_type=ScalarType.I64,
-                                 kernel=KernelKind.COMPUTE)
-            call_extern_func("{FAKE_HEADER}", "alias_consume", func_args=[p], kernel=KernelKind.COMPUTE)
+            predicate = call_extern_func(
+                "{FAKE_HEADER}",
+                "alias_result",
+                result_type=ScalarType.I64,
+                kernel=KernelKind.COMPUTE,
+            )
+            call_extern_func(
+                "{FAKE_HEADER}", "alias_consume", func_args=[predicate], kernel=KernelKind.COMPUTE
+            )
     '''))
     monkeypatch.syspath_prepend(str(tmp_path))
     helper = importlib.import_module("helper_of_another_module").helper

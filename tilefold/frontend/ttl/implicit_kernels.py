@@ -440,10 +440,22 @@ def split(function, source: FunctionSource, tree: ast.FunctionDef | None = None,
     outer = ast.FunctionDef(name=tree.name, args=tree.args, body=host + defs, decorator_list=[],
                             returns=None, type_params=[])
     ast.copy_location(outer, tree)
-    module = ast.fix_missing_locations(ast.Module(body=[outer], type_ignores=[]))
+    module = _valid_ranges(ast.fix_missing_locations(ast.Module(body=[outer], type_ignores=[])))
     scope = split_scope(function, values)
     exec(compile(module, source.file, "exec"), scope)
     return scope[tree.name]
+
+
+def _valid_ranges(module: ast.Module) -> ast.Module:
+    """``module`` with every node's source range starting no later than it ends: statements inlined
+    from another module keep their own lines, which may mix with the caller's in one node."""
+    for node in ast.walk(module):
+        end = (getattr(node, "end_lineno", None), getattr(node, "end_col_offset", None))
+        if None in end or not hasattr(node, "lineno"):
+            continue
+        if end < (node.lineno, node.col_offset):
+            node.end_lineno, node.end_col_offset = node.lineno, node.col_offset
+    return module
 
 
 def split_scope(function, values: dict | None = None) -> dict:
