@@ -103,3 +103,29 @@ def test_a_staging_block_and_a_compute_scratch_block_nobody_waits_on_still_run()
     xs = ttnn.to_numpy(x).astype(np.float32)
     np.testing.assert_array_equal(ttnn.to_numpy(copy_out), xs)
     np.testing.assert_allclose(ttnn.to_numpy(out).astype(np.float32), 2 * xs * xs, rtol=2e-2, atol=2e-2)
+
+
+def test_tiles_loaded_by_an_operation_that_writes_no_tensor_are_a_warning():
+    """TT-Lang's tensor-slice spec example loads slices into a buffer nothing reads and writes no
+    tensor: it runs, with a warning at the line that loaded them."""
+    import pytest
+
+    @ttl.operation(grid=(1, 1))
+    def slices_only(a):
+        a_dfb = ttl.make_dataflow_buffer_like(a, shape=(2, 1), block_count=2)
+
+        @ttl.datamovement()
+        def dm():
+            for ct in range(2):             # two blocks: they fit the buffer, none is ever freed
+                for rt in range(1):
+                    with a_dfb.reserve() as blk:
+                        ttl.copy(a[rt * 2:(rt + 1) * 2, ct:ct + 1], blk).wait()
+
+        @ttl.compute()
+        def idle():
+            pass
+
+    a = tile_tensor((128, 64), seed=5)
+    with pytest.warns(UserWarning, match="never used.*the operation writes no tensor"):
+        slices_only(a)
+    assert np.isfinite(ttnn.to_numpy(a)).all()

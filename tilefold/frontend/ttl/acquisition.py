@@ -127,7 +127,8 @@ class AcquisitionBuilder:
             raise self.error(f"{block.name} is not held; each block is {verb}ed once", node)
         self.before_release(block, node)
         if block.status.unread:       # pushed as written: unless a kernel waits on the buffer, nothing reads it
-            self.unread_pushes.append((block.dfb, block.name, block.status.writer_line or self.location(node)))
+            self.unread_pushes.append((block.dfb, block.name, block.status.writer_line or self.location(node),
+                                       self.kind == "compute"))
         block.status.release(self.location(node))
         if held[0] is not block:
             return          # an older block is held: this one leaves the FIFO with it

@@ -95,7 +95,7 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
         self.staging: dict = {}                       # (copy site, buffer, format) -> its staging buffer
         self.sending_nets: list[int] = []             # the nets whose net.if_src body is being built
         self.extern_effects: set[int] = set()        # buffers whose blocks a called C++ function moves itself
-        self.unread_pushes: list = []                 # (dfb, block name, line written) of blocks pushed unread
+        self.unread_pushes: list = []     # (dfb, block name, line written, by compute) of blocks pushed unread
         self.ready_requests: dict = {}                # ttl.wait_any result -> its requests
         self.partly_released: dict = {}               # (buffer, end) -> (block, the if) released on some paths
         self.function_stack: list[ast.FunctionDef] = [self.source.tree]

@@ -404,7 +404,7 @@ class Operation:
         check_block_counts(module, {d.index: d.name for d in capture.dataflow_buffers}, in_cpp)
         pushes, waited = _pushes_and_waited_buffers(module)
         waited |= in_cpp
-        _check_results_used(waited, unread)
+        _check_results_used(waited, unread, writes_a_tensor=bool(built.writes))
         _drop_unconsumed_pushes(pushes, waited | {d.index for d in capture.dataflow_buffers if d.backing is not None})
         return built
 
@@ -527,16 +527,22 @@ def _pushes_and_waited_buffers(module: ModuleOp) -> tuple[list, set[int]]:
     return pushes, waited
 
 
-def _check_results_used(waited: set[int], unread) -> None:
+def _check_results_used(waited: set[int], unread, writes_a_tensor: bool = True) -> None:
     """Raise at the line that wrote a block which is pushed without being read when no kernel waits on
     its buffer (``waited`` holds those some kernel does): the pushed data would be dropped (a staging
-    block is read before it is pushed; a tensor-backed buffer's blocks are the tensor's pages)."""
-    for dfb, name, where in unread:
+    block is read before it is pushed; a tensor-backed buffer's blocks are the tensor's pages). Tiles
+    loaded by an operation that writes no tensor at all (a demonstration of reads) get a warning
+    instead; a computed result is never dropped in silence."""
+    for dfb, name, where, computed in unread:
         if dfb.index in waited or dfb.backing is not None or dfb.hidden:
             continue
-        raise KernelError(f"what is written into {name} here is never used: {name} is pushed into {dfb.name}, which no "
-                          f"kernel waits on, so the data is dropped; wait on {dfb.name} in the kernel that uses it "
-                          f"(with {dfb.name}.wait() as blk: ...), e.g. to copy it to a tensor", where)
+        message = (f"what is written into {name} here is never used: {name} is pushed into {dfb.name}, which no "
+                   f"kernel waits on, so the data is dropped; wait on {dfb.name} in the kernel that uses it "
+                   f"(with {dfb.name}.wait() as blk: ...), e.g. to copy it to a tensor")
+        if writes_a_tensor or computed:
+            raise KernelError(message, where)
+        warn_at(f"{message} (the operation writes no tensor)", where)
+        return
 
 
 def _drop_unconsumed_pushes(pushes: list, kept: set[int]) -> None:
