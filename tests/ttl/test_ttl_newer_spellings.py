@@ -378,3 +378,35 @@ def test_a_reset_called_by_python_names_the_users_line():
         ttl.reset_dataflow_buffers()  # error
 
     expect_error(run, test_a_reset_called_by_python_names_the_users_line, KernelError, "kernel function")
+
+
+def test_the_public_dataflow_buffer_constructor():
+    """``ttl.DataflowBuffer(tensor=..., shape=..., block_count=...)`` as TT-Lang writes it; a dtype
+    other than the tensor's is one error at the line."""
+    @ttl.operation(grid=(1, 1))
+    def copy_through(x, y):
+        dfb = ttl.DataflowBuffer(tensor=x, shape=(1, 1), block_count=2, dtype=ttnn.bfloat16)
+
+        @ttl.datamovement()
+        def read():
+            with dfb.reserve() as blk:
+                ttl.copy(x[0, 0], blk).wait()
+
+        @ttl.datamovement()
+        def write():
+            with dfb.wait() as blk:
+                ttl.copy(blk, y[0, 0]).wait()
+
+        @ttl.compute()
+        def idle():
+            pass
+
+    x, y = tile_tensor((32, 32), seed=11), zeros((32, 32))
+    copy_through(x, y)
+    np.testing.assert_array_equal(ttnn.to_numpy(y), ttnn.to_numpy(x))
+
+    def run():
+        ttl.DataflowBuffer(tensor=x, shape=(1, 1), block_count=2, dtype=ttnn.float32)  # error
+
+    expect_error(run, test_the_public_dataflow_buffer_constructor, ValueError,
+                 "DataflowBuffer dtype float32 conflicts with backing tensor dtype bfloat16")

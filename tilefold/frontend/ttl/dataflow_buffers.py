@@ -53,7 +53,33 @@ def device_block_shape(shape) -> tuple[int, ...]:
     return (1, *shape) if len(shape) == 1 else shape
 
 
-class DataflowBuffer:
+class _PublicConstructor(type):
+    """``ttl.DataflowBuffer(tensor=..., shape=..., block_count=..., dtype=...)``, TT-Lang's public
+    constructor: a buffer like ``tensor`` (:func:`make_dataflow_buffer_like`) or of ``dtype``
+    (:func:`make_dfb`); a ``dtype`` other than the tensor's is one error at the line."""
+
+    def __call__(cls, *args, **kwargs):
+        if args or not {"tensor", "dtype"} & set(kwargs):
+            return super().__call__(*args, **kwargs)
+        tensor, dtype = kwargs.pop("tensor", None), kwargs.pop("dtype", None)
+        location = user_location()
+        if tensor is not None and dtype is not None:
+            own = _template_format(getattr(tensor, "dtype", None))
+            given = _template_format(dtype)
+            if own is not None and given is not None and own is not given:
+                raise KernelValueError(f"DataflowBuffer dtype {given.ttnn_name} conflicts with backing tensor dtype "
+                                       f"{own.ttnn_name}; drop dtype= or make the buffer like a tensor of that type",
+                                       location)
+        unknown = set(kwargs) - {"shape", "block_count"}
+        if unknown or "shape" not in kwargs:
+            raise KernelError("ttl.DataflowBuffer(tensor=..., shape=..., block_count=..., dtype=...) takes shape= and "
+                              f"a tensor or a dtype{f'; not {sorted(unknown)[0]}=' if unknown else ''}", location)
+        if tensor is not None:
+            return make_dataflow_buffer_like(tensor, kwargs["shape"], kwargs.get("block_count"))
+        return make_dfb(dtype, kwargs["shape"], kwargs.get("block_count"))
+
+
+class DataflowBuffer(metaclass=_PublicConstructor):
     """A dataflow buffer of an operation (``ttl.DataflowBuffer``)."""
 
     def __init__(self, shape: tuple[int, ...], block_count: int, fmt: DataFormat, layout: str,
