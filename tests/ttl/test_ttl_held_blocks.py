@@ -8,6 +8,7 @@ device against numpy."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import tilefold.ttl as ttl
 import tilefold.ttnn as ttnn
@@ -122,3 +123,34 @@ def test_copies_into_inline_acquired_blocks_are_waited_for():
     out = zeros((64, 64))
     unwaited_inline_copies(inp, out)
     np.testing.assert_allclose(_np(out), np.abs(_np(inp)) + 0.5, rtol=1e-2, atol=1e-2)
+
+
+def test_two_held_blocks_straddling_the_buffer_end_name_the_buffer():
+    """Taking one block of a 2-block buffer alone and then two at once puts the second held block
+    past the buffer's end: the run stops at the line, naming the buffer and what to change."""
+    from tilefold.errors import CircularBufferError
+
+    @ttl.operation(grid=(1, 1))
+    def op(inp, out):
+        staged = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
+
+        @ttl.compute()
+        def compute():
+            pass
+
+        @ttl.datamovement()
+        def reader():
+            for i in range(3):
+                with staged.reserve() as blk:
+                    ttl.copy(inp[0, i], blk).wait()
+
+        @ttl.datamovement()
+        def writer():
+            with staged.wait() as blk:
+                ttl.copy(blk, out[0, 0]).wait()
+            with staged.wait() as first, staged.wait() as second:
+                ttl.copy(first, out[0, 1]).wait()
+                ttl.copy(second, out[0, 2]).wait()
+
+    with pytest.raises(CircularBufferError, match="staged: several blocks held at once must not straddle its end"):
+        op(tile_tensor((32, 96)), zeros((32, 96)))

@@ -50,6 +50,7 @@ class CircularBufferPlacement:
     page_size: int
     num_pages: int
     backed: bool = False      # at an L1 buffer's address: its pages are that buffer's data
+    name: str = ""            # the program's name for it (a dataflow buffer's)
 
 
 @dataclass
@@ -137,7 +138,7 @@ def allocate(program: Program, arch: Arch) -> Allocation:
         address = placed[id(cb)] if cb.backing_buffer is None else \
             alloc.buffers[cb.backing_buffer].address + cb.backing_offset
         alloc.circular_buffers.append(CircularBufferPlacement(cb.index, address, cb.cores.cores(), cb.page_size,
-                                                              cb.num_pages, cb.backing_buffer is not None))
+                                                              cb.num_pages, cb.backing_buffer is not None, cb.name))
 
     # Semaphores in the reserved region.
     alloc.semaphore_base = arch.l1_unreserved_base - SEMAPHORE_BASE_BELOW_UNRESERVED

@@ -57,9 +57,11 @@ class CircularBufferApi:
         if any_lane(over):
             capv = int(np.max(cap))
             posv = int(np.max(pos))
+            named = f" ({st.name}: several blocks held at once must not straddle its end — acquire its blocks " \
+                    f"the same number at a time, or make its block count a multiple of that)" if st.name else ""
             raise self.fail(CircularBufferError,
                             f"{call}(c_{cb}, {n}) at page {posv} of {capv} runs past the end of the circular buffer; "
-                            f"make its page count a multiple of {n}", over)
+                            f"make its page count a multiple of {n}{named}", over)
 
     # -- producer side ------------------------------------------------------------------
 

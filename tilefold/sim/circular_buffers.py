@@ -31,6 +31,7 @@ class CircularBufferState:
 
     def __init__(self, index: int, ncores: int, max_pages: int):
         self.index = index
+        self.name = ""                                # the program's name for it (a dataflow buffer's)
         self.key = ("cb", index)                      # what threads waiting on it block on
         n = ncores
         self.configured = np.zeros(n, dtype=bool)
@@ -72,6 +73,7 @@ class CircularBuffers:
         for index, placements in by_index.items():
             max_pages = max(p.num_pages for p in placements)
             st = CircularBufferState(index, ncores, max_pages)
+            st.name = next((p.name for p in placements if p.name), "")
             for p in placements:
                 rows = [core_rows[c] for c in p.cores if c in core_rows]
                 st.configured[rows] = True
