@@ -16,13 +16,8 @@ compiler builds such kernels.
 
 from __future__ import annotations
 
-import os
-
 from tilefold.errors import KernelError, SourceLocation, warn_at
-
-def compile_only() -> bool:
-    """``TTLANG_COMPILE_ONLY=1``: an operation call compiles its kernels and does not run them."""
-    return os.environ.get("TTLANG_COMPILE_ONLY", "").strip().lower() not in ("", "0", "false", "no")
+from tilefold.frontend.ttl.session import compile_only
 
 
 def _hazard(message: str, where: SourceLocation) -> None:

@@ -34,7 +34,7 @@ from xdsl.dialects.builtin import IntegerAttr, i32
 from xdsl.ir import Block as IRBlock
 
 from tilefold.errors import warn_at
-from tilefold.frontend.ttl.block_states import compile_only
+from tilefold.frontend.ttl.session import compile_only
 from tilefold.frontend.ttl.grid import core_grid, node_coordinates
 from tilefold.frontend.ttl.pipes import Pipe, PipeNet, nets_holding, pipe_text, resolve_routes
 from tilefold.frontend.ttl.scalars import Scalar, difference

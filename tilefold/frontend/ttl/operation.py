@@ -31,7 +31,7 @@ from tilefold.arch import get_arch, mesh_of
 from tilefold.errors import (KernelArgumentError, KernelError, KernelValueError, SourceLocation, TilefoldError,
                              warn_at)
 from tilefold.frontend.ttl import session
-from tilefold.frontend.ttl.block_states import compile_only
+from tilefold.frontend.ttl.session import compile_only
 from tilefold.frontend.ttl.capture import OperationCapture, TensorArgument, capturing
 from tilefold.frontend.ttl.dataflow_buffers import DataflowBuffer
 from tilefold.frontend.ttl.fingerprint import operation_key

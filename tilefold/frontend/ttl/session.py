@@ -14,6 +14,7 @@ The front end only builds a call's ``ttl`` IR; compiling and running it is the j
 
 from __future__ import annotations
 
+import os
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -95,3 +96,8 @@ def runner() -> Runner:
         raise KernelError("TT-Lang operations run through tilefold.ttl: import tilefold.ttl (as ttl) before calling "
                           "one")
     return _RUNNER
+
+
+def compile_only() -> bool:
+    """``TTLANG_COMPILE_ONLY=1``: an operation call compiles its kernels and does not run them."""
+    return os.environ.get("TTLANG_COMPILE_ONLY", "").strip().lower() not in ("", "0", "false", "no")
