@@ -16,16 +16,8 @@ compiler builds such kernels.
 
 from __future__ import annotations
 
-from tilefold.errors import KernelError, SourceLocation, warn_at
-from tilefold.frontend.ttl.session import compile_only
-
-
-def _hazard(message: str, where: SourceLocation) -> None:
-    """A block's data would be garbage or undefined when the kernel runs: an error, and a warning in
-    a build that runs nothing (``TTLANG_COMPILE_ONLY``), as TT-Lang's compiler builds such kernels."""
-    if not compile_only():
-        raise KernelError(message, where)
-    warn_at(f"{message} (a build with TTLANG_COMPILE_ONLY runs nothing, so it goes on)", where)
+from tilefold.errors import KernelError, SourceLocation
+from tilefold.frontend.ttl.session import compile_only_or_raise as _hazard
 
 
 MW, MR, RW, NAW, ROR, OS = "MW", "MR", "RW", "NAW", "ROR", "OS"

@@ -33,8 +33,7 @@ from xdsl.dialects import scf
 from xdsl.dialects.builtin import IntegerAttr, i32
 from xdsl.ir import Block as IRBlock
 
-from tilefold.errors import warn_at
-from tilefold.frontend.ttl.session import compile_only
+from tilefold.frontend.ttl.session import compile_only_or_raise
 from tilefold.frontend.ttl.grid import core_grid, node_coordinates
 from tilefold.frontend.ttl.pipes import Pipe, PipeNet, nets_holding, pipe_text, resolve_routes
 from tilefold.frontend.ttl.scalars import Scalar, difference
@@ -153,12 +152,8 @@ class DataMovementBuilder:
                                f"{bounds[1]} over the loop and node values, so it reaches {unit} "
                                f"{min(bounds[0], 0)}..{bounds[1] + size - 1}, outside the tensor ({dim} {unit}; "
                                f"shape {_shape_text(units)}); shorten the loop or the grid, or guard the copy with an if")
-                    if not compile_only():
-                        raise self.error(message, node)
-                    # a build that runs nothing goes on, as TT-Lang's compiler does; the copy checks it when it runs
-                    warn_at(f"{message} (a build with TTLANG_COMPILE_ONLY runs nothing, so it goes on)",
-                            self.location(node))
-                    checked.append(d)
+                    compile_only_or_raise(message, self.location(node))
+                    checked.append(d)     # a build that runs nothing goes on: the copy checks it when it runs
             offsets.append(start)
             sizes.append(size)
         if one_d:
@@ -202,14 +197,10 @@ class DataMovementBuilder:
             return self.copy_slice(src, dst, node, "read")
         if isinstance(src, Block) and isinstance(dst, TensorSlice):
             return self.copy_slice(dst, src, node, "write")
-        if isinstance(src, Block) and isinstance(dst, PipeIdentity):
-            return self.copy_pipe(dst, src, node, "send")
-        if isinstance(src, PipeIdentity) and isinstance(dst, Block):
-            return self.copy_pipe(src, dst, node, "recv")
-        if isinstance(src, Block) and isinstance(dst, Pipe):
-            return self.copy_named_pipe(dst, src, node, "send")
-        if isinstance(src, Pipe) and isinstance(dst, Block):
-            return self.copy_named_pipe(src, dst, node, "recv")
+        if isinstance(src, Block) and isinstance(dst, (PipeIdentity, Pipe)):
+            return self.copy_through_pipe(dst, src, node, "send")
+        if isinstance(src, (PipeIdentity, Pipe)) and isinstance(dst, Block):
+            return self.copy_through_pipe(src, dst, node, "recv")
         raise self.error(f"ttl.copy copies a tensor slice into a block, a block into a tensor slice, or a block "
                          f"through a pipe; not {self.describe(src)} into {self.describe(dst)}", node)
 
@@ -230,21 +221,19 @@ class DataMovementBuilder:
                              f"through a pipe; not {self.describe(src)} into {self.describe(dst)}", node)
         blocks = [b for b in (src, dst) if isinstance(b, Block)]
         if byte_count is None:
-            byte_count = src.dfb.block_pages * src.dfb.page_size
+            byte_count = src.dfb.block_bytes
         elif not isinstance(byte_count, int) or isinstance(byte_count, bool) or byte_count <= 0:
             raise self.error(f"ttl.copy(..., byte_count={byte_count!r}): byte_count is a positive int (a "
                              "compile-time number of bytes)", node)
         for b in blocks:
-            size = b.dfb.block_pages * b.dfb.page_size
+            size = b.dfb.block_bytes
             if byte_count > size:
                 raise self.error(f"ttl.copy(..., byte_count={byte_count}): {b.name} holds {size} bytes "
                                  f"({b.dfb.describe()}); byte_count must not exceed either block's bytes", node)
-        if isinstance(dst, pipes) or isinstance(src, pipes):
-            kind = "send" if isinstance(dst, pipes) else "recv"
-            pipe, block = (dst, src) if kind == "send" else (src, dst)
-            if isinstance(pipe, PipeIdentity):
-                return self.copy_pipe(pipe, block, node, kind, byte_count)
-            return self.copy_named_pipe(pipe, block, node, kind, byte_count)
+        if isinstance(dst, pipes):
+            return self.copy_through_pipe(dst, src, node, "send", byte_count)
+        if isinstance(src, pipes):
+            return self.copy_through_pipe(src, dst, node, "recv", byte_count)
         if src.dfb is dst.dfb and src.value is dst.value:
             raise self.error(f"ttl.copy({src.name}, {dst.name}, ...): a block copied into itself", node)
         self.check_position(src, node)
@@ -382,8 +371,7 @@ class DataMovementBuilder:
             raise self.error(f"ttl.copy(pipe, {name}[...]) again before the receive this line posted earlier was "
                              "waited for; wait() on it first", node)
         landing = self.acquire(dfb, "reserve", node, managed=True)
-        received = (self.copy_pipe(pipe, landing, node, "recv") if isinstance(pipe, PipeIdentity)
-                    else self.copy_named_pipe(pipe, landing, node, "recv"))
+        received = self.copy_through_pipe(pipe, landing, node, "recv")
 
         def land(wait_node):
             self.release(landing, wait_node)
@@ -393,6 +381,13 @@ class DataMovementBuilder:
 
         received.landed = land
         return received
+
+    def copy_through_pipe(self, pipe, block: Block, node, kind: str, byte_count: int | None = None) -> Transfer:
+        """Send ``block`` into (``kind`` "send") or receive it from a pipe: the one a pipe body was
+        given, or a ``ttl.Pipe`` of a net named directly."""
+        if isinstance(pipe, PipeIdentity):
+            return self.copy_pipe(pipe, block, node, kind, byte_count)
+        return self.copy_named_pipe(pipe, block, node, kind, byte_count)
 
     def copy_pipe(self, pipe: PipeIdentity, block: Block, node, kind: str, byte_count: int | None = None) -> Transfer:
         role = "src" if kind == "send" else "dst"
@@ -529,14 +524,10 @@ class DataMovementBuilder:
                 self.emit(ttl.WaitOp(value))
             self.emit(scf.YieldOp())
             self.block = outer
-        t.waits.append(self.block)
         if t.kind == "recv":
             t.block.status.receiving = None
         first = not t.waited
-        t.waited, t.implicit = True, not explicit
-        t.block.status.transfer_done(t.into_block)
-        if t.peer is not None:
-            t.peer.status.transfer_done(True)
+        self._complete(t, implicit=not explicit)
         if first and t.landed is not None:
             t.landed(node)
         if t.kind != "recv" and not t.converts:
@@ -551,11 +542,15 @@ class DataMovementBuilder:
             for u in region.transfers:
                 if u is not t and u.kind in kinds and not u.waited and u.group is None and not u.converts \
                         and not u.selections and self._dominates(u.value):
-                    u.waits.append(self.block)
-                    u.waited, u.implicit = True, True
-                    u.block.status.transfer_done(u.into_block)
-                    if u.peer is not None:
-                        u.peer.status.transfer_done(True)
+                    self._complete(u, implicit=True)
+
+    def _complete(self, t: Transfer, implicit: bool) -> None:
+        """Note ``t`` done here: waited for in this IR block, its blocks' states past the copy."""
+        t.waits.append(self.block)
+        t.waited, t.implicit = True, implicit
+        t.block.status.transfer_done(t.into_block)
+        if t.peer is not None:
+            t.peer.status.transfer_done(True)
 
     # -- selecting among receives --------------------------------------------------------------
 

@@ -135,6 +135,11 @@ class DataflowBuffer(metaclass=_PublicConstructor):
         return self.data_format.tile_size(*self.tile) if self.is_tiled else self.data_format.tile_size()
 
     @property
+    def block_bytes(self) -> int:
+        """Bytes of one block: its pages."""
+        return self.block_pages * self.page_size
+
+    @property
     def num_pages(self) -> int:
         return self.block_pages * self.block_count
 

@@ -568,7 +568,7 @@ def _pipe_net_table(capture: OperationCapture, uses) -> ArrayAttr:
         sends = [(dfb, loc) for n, kind, dfb, loc, _ in uses if n is net and kind == "send"]
         recvs = [(dfb, loc) for n, kind, dfb, loc, _ in uses if n is net and kind == "recv"]
         # what travels: a block's first byte_count bytes (ttl.copy(..., byte_count=n)), or all of it
-        counts = [(n_bytes if n_bytes is not None else dfb.block_pages * dfb.page_size, n_bytes, loc)
+        counts = [(n_bytes if n_bytes is not None else dfb.block_bytes, n_bytes, loc)
                   for n, kind, dfb, loc, n_bytes in uses if n is net]
         if not sends and not recvs:
             continue
@@ -579,13 +579,13 @@ def _pipe_net_table(capture: OperationCapture, uses) -> ArrayAttr:
             raise KernelError("this pipe net is received from (ttl.copy(pipe, block)) but nothing sends into it; add "
                               "ttl.copy(block, pipe) in net.if_src's body", recvs[0][1])
         receiver = recvs[0][0]
-        block_bytes = receiver.block_pages * receiver.page_size
+        block_bytes = receiver.block_bytes
         # a sender writes where its receiver posted its block, so receives of one net may take
         # blocks of several buffers of one block size; a node sending to itself writes into its own
         # block of the net's receive buffer, so a net with such pipes receives into one buffer
         loopback = any(r.loopback for r in net.routes)
         for dfb, loc in recvs[1:]:
-            if dfb is not receiver and (loopback or dfb.block_pages * dfb.page_size != block_bytes):
+            if dfb is not receiver and (loopback or dfb.block_bytes != block_bytes):
                 raise KernelError(f"blocks of this pipe net are received into {receiver.name} and into {dfb.name}; "
                                   "receive every pipe of a net into one dataflow buffer" +
                                   ("" if loopback else " (or into buffers of one block size)"), loc)
@@ -600,14 +600,12 @@ def _pipe_net_table(capture: OperationCapture, uses) -> ArrayAttr:
             if capture.landing.get(net.index) is not None:
                 raise KernelError("ttl.copy(..., byte_count=) on a pipe net whose nodes both send and receive (it "
                                   "lands blocks in a landing buffer) is not supported by tilefold yet", first)
-        for dfb, loc in sends:
-            size = dfb.block_pages * dfb.page_size
-            if partial:
-                continue            # byte_count fits each block (checked at its copy)
-            if size != block_bytes:
-                raise KernelError(f"the block sent here ({dfb.name}, {size} B) differs from the block received "
-                                  f"({receiver.name}, {block_bytes} B); send and receive blocks of the same shape and "
-                                  "data type", loc)
+        if not partial:                 # with byte_count= what travels fits each block (checked at its copy)
+            for dfb, loc in sends:
+                if dfb.block_bytes != block_bytes:
+                    raise KernelError(f"the block sent here ({dfb.name}, {dfb.block_bytes} B) differs from the block "
+                                      f"received ({receiver.name}, {block_bytes} B); send and receive blocks of the "
+                                      "same shape and data type", loc)
         entry = {"net": net.index, "recv_cb": receiver.index, "block_bytes": block_bytes,
                  "ready_slots": max(1, net.max_sources())}
         landing = capture.landing.get(net.index)

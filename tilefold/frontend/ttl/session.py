@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
-from tilefold.errors import KernelError
+from tilefold.errors import KernelError, warn_at
 
 
 @dataclass
@@ -101,3 +101,12 @@ def runner() -> Runner:
 def compile_only() -> bool:
     """``TTLANG_COMPILE_ONLY=1``: an operation call compiles its kernels and does not run them."""
     return os.environ.get("TTLANG_COMPILE_ONLY", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def compile_only_or_raise(message: str, where) -> None:
+    """A mistake that would make a run's numbers wrong or undefined: a :class:`KernelError` at
+    ``where``, and a warning in a build that runs nothing (``TTLANG_COMPILE_ONLY``), as TT-Lang's
+    compiler builds such kernels."""
+    if not compile_only():
+        raise KernelError(message, where)
+    warn_at(f"{message} (a build with TTLANG_COMPILE_ONLY runs nothing, so it goes on)", where)
