@@ -718,7 +718,7 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
         if getattr(stmt, "inline_blocks", False):       # ttl.copy(t[...], dfb.reserve()): wait for the copy
             for region in self.regions:
                 for t in region.transfers:
-                    if any(t.block is b or t.peer is b for b in acquired) and not t.waited and t.group is None \
+                    if any(t.touches(b) for b in acquired) and not t.waited and t.group is None \
                             and self._dominates(t.value):
                         self.transfer_wait(t, stmt.body[-1])
         # innermost first, as Python exits them; but blocks of one buffer end leave it in the order
@@ -757,8 +757,7 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
                         break
                     for region in self.regions:
                         for t in region.transfers:
-                            if (t.block is b or t.peer is b) and not t.waited and t.group is None \
-                                    and self._dominates(t.value):
+                            if t.touches(b) and not t.waited and t.group is None and self._dominates(t.value):
                                 self.transfer_wait(t, stmt)
                     self.release(b, stmt)
 
@@ -768,8 +767,7 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
         ttl.copy(tx, ...)`` rebinds the block's name; the block stays until ``tx.wait()``)."""
         while scope is not None:
             for name, value in scope.names.items():
-                if name in live and isinstance(value, Transfer) and (value.block is block or value.peer is block) \
-                        and not value.waited:
+                if name in live and isinstance(value, Transfer) and value.touches(block) and not value.waited:
                     return True
             scope = scope.parent
         return False

@@ -136,6 +136,10 @@ class Transfer:
     def into_block(self) -> bool:
         return self.kind in ("read", "recv")
 
+    def touches(self, block: Block) -> bool:
+        """Whether it copies into or out of ``block`` (either end of a copy between blocks)."""
+        return self.block is block or self.peer is block
+
 
 @dataclass
 class ReadyReceive:

@@ -291,10 +291,12 @@ class DstAssignment:
         added = False
         for copy in [op for op in self.body.ops if isinstance(op, ttl.CopyTileOp)]:
             readers = list(dict.fromkeys(u.operation for u in copy.result.uses))
+            if len(readers) < 2:
+                continue
+            operand = next(i for i, a in enumerate(self.body.args) if a is copy.operands[0])
             for reader in readers[1:]:
                 if isinstance(reader, ttl.YieldOp):
                     continue
-                operand = next(i for i, a in enumerate(self.body.args) if a is copy.operands[0])
                 lin = self._linearized(operand, reader)
                 again = ttl.CopyTileOp(copy.operands[0], lin, _index_constant(0, self.body, reader))
                 again.location = copy.location
