@@ -1,6 +1,8 @@
 """frozen_gc leaves the objects older than a compile or a run out of cycle collections, and only for its body."""
 
 import gc
+import subprocess
+import sys
 import weakref
 
 from tilefold.frozen_gc import frozen_gc
@@ -45,3 +47,17 @@ def test_an_error_in_the_body_still_thaws():
     except ValueError:
         pass
     assert gc.get_freeze_count() == before
+
+
+def test_a_process_that_used_it_freezes_its_objects_when_it_exits(tmp_path):
+    # an atexit handler registered before tilefold's runs after it (last in, first out)
+    script = tmp_path / "exits.py"
+    script.write_text(
+        "import atexit, gc\n"
+        "atexit.register(lambda: print('frozen at exit:', gc.get_freeze_count() > 0))\n"
+        "from tilefold.frozen_gc import frozen_gc\n"
+        "with frozen_gc():\n"
+        "    pass\n"
+        "print('frozen after the body:', gc.get_freeze_count() > 0)\n")
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, check=True).stdout
+    assert out.split("\n")[:2] == ["frozen after the body: False", "frozen at exit: True"]
