@@ -359,8 +359,16 @@ class Tensor:
         self.layout = layout
         self._device = device
         self._memory_config = memory_config or DRAM_MEMORY_CONFIG
-        self._values: np.ndarray | None = quantize(values, dtype, layout)
-        self._shape = self._values.shape
+        # bfloat16 values given as bfloat16 stay so until float32 is asked for (host_values): a
+        # device buffer's pages are made from them directly
+        self._bf16: np.ndarray | None = None
+        if dtype.data_format is DataFormat.Float16_b and values.dtype.name == "bfloat16":
+            stored = to_bfloat16(values)
+            self._bf16 = stored.copy() if np.may_share_memory(stored, values) else stored     # not the caller's memory
+            self._values: np.ndarray | None = None
+        else:
+            self._values = quantize(values, dtype, layout)
+        self._shape = values.shape
         self._pages: tuple | None = None     # (buffer geometry, device pages)
         self._not_simulated: str | None = None   # why the values are unknown (mark_not_simulated)
 
@@ -403,6 +411,8 @@ class Tensor:
     @property
     def host_values(self) -> np.ndarray:
         """The tensor's values (float32 for float data types)."""
+        if self._values is None and self._bf16 is not None:
+            self._values = self._bf16.astype(np.float32)
         if self._values is None:
             if self._pages is None and getattr(self, "_not_simulated", None):
                 raise NotSimulatedError(self._not_simulated, user_location())
@@ -417,7 +427,8 @@ class Tensor:
         """The bytes of this tensor as ``buffer`` (a Program buffer) holds them on the device."""
         key = (tuple(buffer.shape), buffer.data_format, buffer.layout, buffer.tile)
         if self._pages is None or self._pages[0] != key:
-            self._pages = (key, to_device_pages(self.host_values.reshape(self._shape), buffer.data_format, buffer.layout, buffer.tile))
+            values = self._bf16 if self._bf16 is not None else self.host_values.reshape(self._shape)
+            self._pages = (key, to_device_pages(values, buffer.data_format, buffer.layout, buffer.tile))
         return self._pages[1]
 
     def set_device_pages(self, pages: np.ndarray, buffer) -> None:
@@ -425,13 +436,13 @@ class Tensor:
         if tuple(buffer.shape) != tuple(self._shape):
             raise LayoutError(f"buffer shape {tuple(buffer.shape)} does not match the tensor {tuple(self._shape)}")
         self._pages = ((tuple(buffer.shape), buffer.data_format, buffer.layout, buffer.tile), pages)
-        self._values = None
+        self._values = self._bf16 = None
         self._not_simulated = None
 
     def mark_not_simulated(self, reason: str) -> None:
         """An operation wrote this tensor with C++ the simulator cannot run: its values are unknown,
         and reading them is a :class:`NotSimulatedError` (``reason``) at the reading line."""
-        self._values = self._pages = None
+        self._values = self._bf16 = self._pages = None
         self._not_simulated = reason
 
     def memory_config(self) -> MemoryConfig:
@@ -439,10 +450,11 @@ class Tensor:
 
     def deallocate(self, force: bool = True) -> None:
         """``tensor.deallocate()``: frees the tensor; a later use of it is an error."""
-        self._values = self._pages = self._not_simulated = None
+        self._values = self._bf16 = self._pages = self._not_simulated = None
 
     def is_allocated(self) -> bool:
-        return self._values is not None or self._pages is not None or getattr(self, "_not_simulated", None) is not None
+        return (self._values is not None or self._bf16 is not None or self._pages is not None
+                or getattr(self, "_not_simulated", None) is not None)
 
     def device(self) -> Device | None:
         return self._device
@@ -771,7 +783,7 @@ def _host_op(name: str, compute):
             return Tensor(v.values, _DTYPES[v.dtype], like.layout, like.device(), memory_config)
 
         if inplace:
-            like._values, like._shape, like._pages = quantize(result.values, like.dtype, like.layout), \
+            like._values, like._bf16, like._shape, like._pages = quantize(result.values, like.dtype, like.layout), None, \
                 result.values.shape, None
             return like
         if output is not None:               # the result written into the given tensor, in its data type
@@ -780,7 +792,8 @@ def _host_op(name: str, compute):
                 raise LayoutError(f"ttnn.{name}(output_tensor=...): the result is {shape or 'a scalar'} but "
                                   f"output_tensor is {'x'.join(map(str, output.shape)) or 'a scalar'}", user_location())
             values = quantize(result.values, output.dtype, output.layout)
-            output._values, output._pages, output._not_simulated = values.reshape(output.device_shape), None, None
+            output._values, output._bf16, output._pages, output._not_simulated = \
+                values.reshape(output.device_shape), None, None, None
             return output
         return tuple(tensor(v) for v in result) if isinstance(result, tuple) else tensor(result)
 

@@ -18,6 +18,25 @@ def test_bfloat16_rounds_to_nearest_even():
     np.testing.assert_array_equal(ttnn.to_numpy(t), [1.0, 1 + 2 ** -6])
 
 
+def test_bfloat16_values_given_as_bfloat16_are_kept_and_copied():
+    # kept as they are (no float32 copy) until read; the tensor owns a copy, pages are the same
+    # bytes the float32 path makes, and a NaN comes back canonical
+    rng = np.random.default_rng(0)
+    wide = rng.standard_normal((64, 96)).astype(np.float32)
+    wide[3, 5] = np.nan
+    narrow = wide.astype(ml_dtypes.bfloat16)
+    t = ttnn.from_numpy(narrow, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
+    narrow[0, 0] = 7.0                                  # the caller's array changes afterwards
+    reference = ttnn.from_numpy(wide, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
+    from tilefold.program import Buffer
+    buffer = Buffer(name="t", shape=(64, 96), data_format=DataFormat.Float16_b, layout="TILE")
+    np.testing.assert_array_equal(t.device_pages(buffer), reference.device_pages(buffer))
+    got = ttnn.to_numpy(t)
+    assert got.dtype == np.float32 and got[0, 0] == np.float32(wide[0, 0].astype(ml_dtypes.bfloat16))
+    np.testing.assert_array_equal(got, ttnn.to_numpy(reference))
+    assert np.isnan(got[3, 5]) and got.view(np.uint32)[3, 5] == 0x7FC00000
+
+
 def test_bfloat8_b_shares_one_exponent_per_16_values():
     values = np.zeros((32, 32), dtype=np.float32)
     values[0, 0], values[0, 1] = 1.0, 0.01      # same face row: 0.01 loses its bits below 2**-6 of 1.0
