@@ -397,7 +397,7 @@ class Operation:
                 unread += builder.unread_pushes
                 in_cpp |= builder.extern_effects
         grid = capture.grid
-        allocate_buffers(capture, module, self._warned)
+        allocate_buffers(capture, module, self._warned, self.options.get("reuse_user_dfbs") is not False)
         module.attributes[GRID_ATTR] = ArrayAttr([IntegerAttr(grid[0], i32), IntegerAttr(grid[1], i32)])
         module.attributes[PIPE_NETS_ATTR] = _pipe_net_table(capture, pipe_uses)
         verify_ops(module)
@@ -477,22 +477,31 @@ def _is_device_tensor(value) -> bool:
                for a in ("shape", "dtype", "layout", "host_values"))
 
 
-def allocate_buffers(capture: OperationCapture, module: ModuleOp, registry: dict | None = None) -> None:
+def allocate_buffers(capture: OperationCapture, module: ModuleOp, registry: dict | None = None,
+                     reuse: bool = True) -> None:
     """Give circular buffers only to the dataflow buffers the built kernels use (a ``ttl.bind_cb``
     or a converting copy's staging buffer; the compiler's own buffers are always used), numbered
-    in the order they were made; warn at the line of each buffer no kernel uses. More used buffers
-    than a node has circular buffers is an error at the line of the first one past the limit."""
+    in the order they were made; warn at the line of each buffer no kernel uses. When they are more
+    than a node has circular buffers, buffers of disjoint lifetimes share one (``reuse``,
+    :mod:`.dfb_reuse`); still more is an error at the line of the first one past the limit."""
     from xdsl.dialects.builtin import IntegerAttr, i32
 
+    from tilefold.frontend.ttl.dfb_reuse import shared_circular_buffers
     from tilefold.ir import ttl
 
     binds = [op for op in module.walk() if isinstance(op, ttl.BindCBOp)]
     staged = [op for op in module.walk() if ttl.STAGING_CB_ATTR in op.attributes]
-    used = {op.index for op in binds} | {op.attributes[ttl.STAGING_CB_ATTR].value.data for op in staged}
+    staged_indices = {op.attributes[ttl.STAGING_CB_ATTR].value.data for op in staged}
+    used = {op.index for op in binds} | staged_indices
     kept = [d for d in capture.dataflow_buffers if d.hidden or d.index in used]
     limit = capture.arch.max_circular_buffers
-    if len(kept) > limit:
-        extra = kept[limit]
+    shared: dict[int, int] = {}
+    if len(kept) > limit and reuse:
+        shared = shared_circular_buffers(module, {d.index for d in kept if not d.hidden and d.backing is None
+                                                  and d.index not in staged_indices})
+    owners = [d for d in kept if shared.get(d.index, d.index) == d.index]
+    if len(owners) > limit:
+        extra = owners[limit]
         if extra.hidden:
             purpose = f" {extra.purpose}" if extra.purpose else ""
             raise KernelError(f"{extra.name} needs a dataflow buffer of its own{purpose}, but the operation's kernels "
@@ -504,7 +513,8 @@ def allocate_buffers(capture: OperationCapture, module: ModuleOp, registry: dict
         if d not in kept and d.location is not None:
             warn_at(f"dfb {d.name} is declared but no kernel uses it; it is not allocated", d.location,
                     registry=registry)
-    renumbered = {d.index: i for i, d in enumerate(kept)}
+    renumbered = {d.index: i for i, d in enumerate(owners)}
+    renumbered.update({d.index: renumbered[shared[d.index]] for d in kept if d.index not in renumbered})
     for d in kept:
         d.index = renumbered[d.index]
     capture.dataflow_buffers[:] = kept
@@ -671,8 +681,8 @@ def _parse_options(value: str, location, honoured: dict) -> dict:
                                    + ", ".join(f"--ttl-{n}" for n in COMPILER_OPTIONS)
                                    + " (or --no-ttl-...), " + ", ".join(f"--ttl-{n}=..." for n in VALUED_COMPILER_OPTIONS),
                                    location)
-        if name == "matmul-full-fp32":
-            honoured["matmul_full_fp32"] = not token.startswith("--no-")
+        if name in ("matmul-full-fp32", "reuse-user-dfbs"):
+            honoured[name.replace("-", "_")] = not token.startswith("--no-")
     return honoured
 
 
@@ -750,7 +760,7 @@ def operation(fn=None, *, grid="full", fp32_dest_acc_en: bool | None = None, dst
                           location)
     options = {"fp32_dest_acc_en": fp32_dest_acc_en, "dst_full_sync_en": dst_full_sync_en,
                "math_fidelity": math_fidelity, "math_approx_mode": math_approx_mode,
-               "matmul_full_fp32": honoured.get("matmul_full_fp32")}
+               "matmul_full_fp32": honoured.get("matmul_full_fp32"), "reuse_user_dfbs": honoured.get("reuse_user_dfbs")}
 
     def decorate(function):
         if not inspect.isfunction(function):

@@ -25,7 +25,8 @@ from tilefold.ir import ttl
 from tilefold.ir.locations import source_location
 
 
-def _constant(value) -> int | None:
+def constant_of(value) -> int | None:
+    """The value of a constant integer (an ``arith.constant``), else None."""
     owner = value.owner
     if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
         return owner.value.value.data
@@ -38,7 +39,7 @@ def executions(op) -> int | None:
     parent = op.parent_op()
     while parent is not None and not isinstance(parent, func.FuncOp):
         if isinstance(parent, scf.ForOp):
-            lb, ub, step = (_constant(v) for v in (parent.lb, parent.ub, parent.step))
+            lb, ub, step = (constant_of(v) for v in (parent.lb, parent.ub, parent.step))
             if None in (lb, ub, step):
                 return None
             count *= max(0, -(-(ub - lb) // step))

@@ -1,0 +1,180 @@
+"""Dataflow buffers of disjoint lifetimes sharing one circular buffer (TT-Lang's ``--ttl-reuse-user-dfbs``).
+
+Reads: the front end's ``ttl`` module of one operation call (every kernel) and its dataflow buffers.
+Writes: nothing; :func:`shared_circular_buffers` returns, for the buffers that may share, which one
+each shares with.
+
+A node has 32 circular buffers (64 on Blackhole). When an operation's kernels use more dataflow
+buffers than that, buffers whose lifetimes do not overlap may take turns in one circular buffer,
+as TT-Lang's compiler arranges. tilefold lets a buffer share only when that is safe by
+construction:
+
+* one kernel both fills and drains it (every ``reserve`` / ``push`` / ``wait`` / ``pop`` is in that
+  kernel, no pipe sends or receives its blocks, it has no tensor backing and the compiler did not
+  make it);
+* that kernel pushes exactly as many blocks as it pops — counted through loops (a loop whose body
+  is balanced is balanced whatever its trip count) and conditionals (an ``if`` whose branches differ
+  counts as its condition; two ``if`` statements on equal conditions, such as ``node_x == 0``
+  computed twice, cancel);
+* its lifetime is a run of top-level statements of the kernel, each executed once: two buffers
+  whose runs do not overlap are never live at once, and the first is empty again when the second
+  starts;
+* both have the same block shape, tile, data format and block count, so one circular buffer
+  configuration serves both.
+
+Buffers are given circular buffers in the order their lifetimes start, each the first one of its
+configuration whose last user ended before it starts (interval colouring, which is optimal for
+intervals).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.dialects import func, scf
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block, Operation, SSAValue
+
+from tilefold.ir import ttl
+
+_CB_OPS = (ttl.CBReserveOp, ttl.CBWaitOp, ttl.CBPushOp, ttl.CBPopOp)
+
+
+@dataclass
+class _Lifetime:
+    index: int                 # the buffer's circular buffer index before sharing
+    first: int                 # the top-level statements of its kernel that use it
+    last: int
+    config: object             # what must match for two buffers to share (the bound type)
+
+
+def shared_circular_buffers(module: ModuleOp, candidates: set[int]) -> dict[int, int]:
+    """For the buffers of ``candidates`` (indices) that may share, the index of the buffer whose
+    circular buffer each one uses (itself for the first of each group)."""
+    lifetimes = [life for index in sorted(candidates) if (life := _lifetime(module, index)) is not None]
+    lifetimes.sort(key=lambda life: (life.first, life.index))
+    owners: list[_Lifetime] = []                 # the first buffer of each group, with the group's last end
+    ends: list[int] = []
+    shared: dict[int, int] = {}
+    for life in lifetimes:
+        for k, owner in enumerate(owners):
+            if owner.config == life.config and ends[k] < life.first:
+                shared[life.index] = owner.index
+                ends[k] = life.last
+                break
+        else:
+            owners.append(life)
+            ends.append(life.last)
+            shared[life.index] = life.index
+    return shared
+
+
+def _lifetime(module: ModuleOp, index: int) -> _Lifetime | None:
+    """The top-level statements of the one kernel that uses buffer ``index``, or None when the
+    buffer may not share (see the module docstring)."""
+    binds = [op for op in module.walk() if isinstance(op, ttl.BindCBOp) and op.index == index]
+    if len(binds) != 1:
+        return None
+    bind = binds[0]
+    kernel = bind.parent_op()
+    if not isinstance(kernel, func.FuncOp) or bind.parent_block() is not kernel.body.block:
+        return None
+    body = kernel.body.block
+    statements = []
+    for use in bind.result.uses:
+        if not isinstance(use.operation, _CB_OPS) or _moves_through_pipe(use.operation):
+            return None
+        statements.append(_statement_of(use.operation, body))
+    if not statements or _net_blocks(body, bind.result) != {}:
+        return None
+    return _Lifetime(index, min(statements), max(statements), bind.result.type)
+
+
+def _moves_through_pipe(acquire: Operation) -> bool:
+    """Whether the block an acquire returns (or a slice of it) is sent or received through a pipe."""
+    if not isinstance(acquire, (ttl.CBReserveOp, ttl.CBWaitOp)):
+        return False
+    pending = [acquire.result]
+    while pending:
+        value = pending.pop()
+        for use in value.uses:
+            op = use.operation
+            if isinstance(op, (ttl.PipeSendOp, ttl.PipeRecvOp)):
+                return True
+            if isinstance(op, (ttl.BlockSliceOp, ttl.ReshapeOp)):
+                pending.extend(op.results)
+    return False
+
+
+def _statement_of(op: Operation, body: Block) -> int:
+    """The index in ``body`` of the top-level statement that holds ``op``."""
+    while op.parent_block() is not body:
+        op = op.parent_op()
+    return body.get_operation_index(op)
+
+
+def _net_blocks(block: Block, cb: SSAValue) -> dict | None:
+    """Blocks pushed minus blocks popped of ``cb`` by one run of ``block``, as ``{condition: count}``
+    (the key ``()`` for what runs unconditionally, a condition key for what runs when that
+    condition holds); zero terms are left out, so ``{}`` means balanced. None when that cannot be
+    known (a loop whose body is not balanced and whose trip count is not a constant, or a
+    conditional inside a loop that does not cancel)."""
+    net: dict = {}
+    for op in block.ops:
+        if isinstance(op, (ttl.CBPushOp, ttl.CBPopOp)) and op.cb is cb:
+            _add(net, (), op.blocks if isinstance(op, ttl.CBPushOp) else -op.blocks)
+        elif isinstance(op, scf.ForOp):
+            inner = _net_blocks(op.body.block, cb)
+            if inner is None:
+                return None
+            if inner:
+                trips = _trip_count(op)
+                if trips is None or set(inner) != {()}:
+                    return None
+                _add(net, (), inner[()] * trips)
+        elif isinstance(op, scf.IfOp):
+            then = _net_blocks(op.true_region.block, cb)
+            other = _net_blocks(op.false_region.block, cb) if op.false_region.blocks else {}
+            if then is None or other is None or set(then) - {()} or set(other) - {()}:
+                return None
+            _add(net, (), other.get((), 0))
+            _add(net, _condition_key(op.cond), then.get((), 0) - other.get((), 0))
+        elif op.regions and any(_touches(region_block, cb) for region in op.regions for region_block in region.blocks):
+            return None                          # another structured op around its calls: not counted
+    return net
+
+
+def _add(net: dict, key, count: int) -> None:
+    total = net.get(key, 0) + count
+    if total:
+        net[key] = total
+    else:
+        net.pop(key, None)
+
+
+def _touches(block: Block, cb: SSAValue) -> bool:
+    return any(operand is cb for op in block.walk() for operand in op.operands)
+
+
+def _trip_count(loop: scf.ForOp) -> int | None:
+    from tilefold.frontend.ttl.protocol_check import constant_of
+
+    lb, ub, step = (constant_of(v) for v in (loop.lb, loop.ub, loop.step))
+    if None in (lb, ub, step) or step <= 0:
+        return None
+    return max(0, -(-(ub - lb) // step))
+
+
+def _condition_key(value: SSAValue, depth: int = 0):
+    """A key equal for two values the same pure operations compute from the same inputs (``node_x ==
+    0`` written twice), else unique to ``value``."""
+    owner = value.owner
+    if depth > 16 or not isinstance(owner, Operation) or owner.regions or not _is_pure(owner):
+        return ("value", id(value))
+    fields = tuple(sorted((k, str(v)) for k, v in {**owner.properties, **owner.attributes}.items()))
+    return (owner.name, fields, tuple(_condition_key(o, depth + 1) for o in owner.operands),
+            list(owner.results).index(value))
+
+
+def _is_pure(op: Operation) -> bool:
+    return op.name.startswith("arith.") or isinstance(op, ttl.NodeCoordOp)
