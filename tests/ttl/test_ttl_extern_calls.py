@@ -575,3 +575,89 @@ def test_a_buffer_whose_blocks_the_cpp_moves_is_left_to_the_cpp(monkeypatch):
     monkeypatch.setattr(runner, "emit_kernels", lambda c: emitted.append(original(c)) or emitted[-1])
     extern_copy(tile_tensor((32, 32)), zeros((32, 32)))
     assert "cb_push_back" in emitted[0]["read"] and "copy_dfb<" in emitted[0]["write"]
+
+
+def test_kernels_made_in_the_body_are_the_reader_then_the_writer_and_a_third_is_an_error(monkeypatch):
+    """``ttl.Kernel(DATA_MOVEMENT)`` objects made in a body without kernel functions select kernels
+    as those of the module do: the first one selected is the reader, the second the writer; a node
+    runs two data movement kernels, so a third is an error at its ``kernel=``."""
+    monkeypatch.setenv("TTLANG_COMPILE_ONLY", "1")
+    first = ttl.Kernel(ttl.KernelKind.DATA_MOVEMENT)
+
+    @ttl.operation(grid=(1, 1))
+    def two(inp):
+        second = ttl.Kernel(ttl.KernelKind.DATA_MOVEMENT)
+        ttl.call_extern_func(FAKE_HEADER, "first_entry", kernel=first)
+        ttl.call_extern_func(FAKE_HEADER, "second_entry", kernel=second)
+        ttl.call_extern_func(FAKE_HEADER, "both_entry", kernel=(first, second))
+
+    sources = _sources(two, tile_tensor((32, 32)))
+    read, write = sources["two_read.cpp"], sources["two_write.cpp"]
+    assert "first_entry();" in read and "second_entry" not in read and "both_entry();" in read
+    assert "second_entry();" in write and "first_entry" not in write and "both_entry();" in write
+
+    @ttl.operation(grid=(1, 1))
+    def three(inp):
+        a = ttl.Kernel(ttl.KernelKind.DATA_MOVEMENT)
+        b = ttl.Kernel(ttl.KernelKind.DATA_MOVEMENT)
+        c = ttl.Kernel(ttl.KernelKind.DATA_MOVEMENT)
+        ttl.call_extern_func(FAKE_HEADER, "f", kernel=a)
+        ttl.call_extern_func(FAKE_HEADER, "f", kernel=b)
+        ttl.call_extern_func(FAKE_HEADER, "f", kernel=c)  # error
+
+    expect_error(lambda: three(tile_tensor((32, 32))),
+                 test_kernels_made_in_the_body_are_the_reader_then_the_writer_and_a_third_is_an_error, KernelError,
+                 "third data movement ttl.Kernel", "a node runs two data movement kernels")
+
+
+def test_a_call_selecting_other_kernels_inside_a_block_one_kernel_holds_is_an_error(monkeypatch):
+    monkeypatch.setenv("TTLANG_COMPILE_ONLY", "1")
+
+    @ttl.operation(grid=(1, 1))
+    def op(inp):
+        dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=1)
+        with dfb.reserve() as b:
+            ttl.copy(inp[0, 0], b).wait()
+        with dfb.wait() as blk:
+            ttl.copy(blk, inp[0, 0]).wait()
+            ttl.call_extern_func(FAKE_HEADER, "f", kernel=(ttl.KernelKind.COMPUTE, ttl.KernelKind.DATA_MOVEMENT))  # error
+
+    expect_error(lambda: op(tile_tensor((32, 32))),
+                 test_a_call_selecting_other_kernels_inside_a_block_one_kernel_holds_is_an_error, KernelError,
+                 "selects the compute and data movement kernels", "inside a statement the writer kernel runs")
+
+
+def test_interface_preserved_access_and_an_unknown_access_name(monkeypatch):
+    """``ttl.DFBAccess.interface_preserved(dfb)`` (the C++ reads the buffer's interface and leaves
+    it as it was) builds like ``inspect``; a name ``ttl.DFBAccess`` lacks is one clear error."""
+    monkeypatch.setenv("TTLANG_COMPILE_ONLY", "1")
+
+    @ttl.operation(grid=(1, 1))
+    def op(inp):
+        fmt = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=1)
+
+        @ttl.compute()
+        def compute():
+            ttl.call_extern_func(FAKE_HEADER, "inspect_dfb_interface", template_args=[ttl.dfb_descriptor(fmt)],
+                                 dfb_accesses=[ttl.DFBAccess.interface_preserved(fmt)])
+
+        @ttl.datamovement()
+        def read():
+            pass
+
+    assert "inspect_dfb_interface<" in _sources(op, tile_tensor((32, 32)))["compute.cpp"]
+
+    @ttl.operation(grid=(1, 1))
+    def unknown(inp):
+        fmt = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=1)
+
+        @ttl.compute()
+        def compute():
+            ttl.call_extern_func(FAKE_HEADER, "f", dfb_accesses=[ttl.DFBAccess.frobnicate(fmt)])  # error
+
+        @ttl.datamovement()
+        def read():
+            pass
+
+    expect_error(lambda: unknown(tile_tensor((32, 32))), test_interface_preserved_access_and_an_unknown_access_name,
+                 KernelError, "ttl.DFBAccess.frobnicate is not supported by tilefold yet")

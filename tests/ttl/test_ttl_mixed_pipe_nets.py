@@ -12,7 +12,8 @@ from checkkernel import accessor_compile_args, check_kernels, require_accepted
 import tilefold.ttl as ttl
 import tilefold.ttnn as ttnn
 from tilefold.codegen.cpp import emit_kernel
-from ttl_helpers import compiled, tile_tensor, zeros
+from tilefold.errors import KernelError
+from ttl_helpers import compiled, expect_error, tile_tensor, zeros
 
 
 @ttl.operation(grid=(4, 1))
@@ -134,3 +135,46 @@ def test_mixed_net_kernels_compile_against_the_real_headers(tmp_path):
             jobs.append((path, role, accessor_compile_args(program, k)))
     for check in check_kernels(jobs):
         require_accepted(check)
+
+
+def test_a_multicast_net_received_into_two_buffers_is_an_error_at_the_second_receive():
+    pipe = ttl.Pipe(src=(0, 0), dst=(slice(1, 3), 0))
+    net = ttl.PipeNet([pipe])  # noqa: F841 - the net the pipe belongs to
+
+    @ttl.operation(grid=(3, 1))
+    def mcast(inp, out):
+        send_dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
+        first_dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
+        second_dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
+
+        @ttl.compute()
+        def compute():
+            pass
+
+        @ttl.datamovement()
+        def reader():
+            x, _ = ttl.node(dims=2)
+            if x == 0:
+                with send_dfb.reserve() as blk:
+                    ttl.copy(inp[0, 0], blk).wait()
+                    ttl.copy(blk, pipe).wait()
+            if x == 1:
+                with first_dfb.reserve() as blk:
+                    ttl.copy(pipe, blk).wait()
+            if x == 2:
+                with second_dfb.reserve() as blk:
+                    ttl.copy(pipe, blk).wait()  # error
+
+        @ttl.datamovement()
+        def writer():
+            x, _ = ttl.node(dims=2)
+            if x == 1:
+                with first_dfb.wait() as blk:
+                    ttl.copy(blk, out[0, 0]).wait()
+            if x == 2:
+                with second_dfb.wait() as blk:
+                    ttl.copy(blk, out[0, 1]).wait()
+
+    expect_error(lambda: mcast(tile_tensor((32, 32)), zeros((32, 64))),
+                 test_a_multicast_net_received_into_two_buffers_is_an_error_at_the_second_receive, KernelError,
+                 "a multicast pipe of the net writes one address on every node")

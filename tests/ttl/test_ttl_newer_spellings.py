@@ -410,3 +410,78 @@ def test_the_public_dataflow_buffer_constructor():
 
     expect_error(run, test_the_public_dataflow_buffer_constructor, ValueError,
                  "DataflowBuffer dtype float32 conflicts with backing tensor dtype bfloat16")
+
+
+def test_reset_all_dfbs_restores_every_buffer_but_those_preserved():
+    kernels = (ttl.Kernel(ttl.KernelKind.COMPUTE), ttl.Kernel(ttl.KernelKind.DATA_MOVEMENT),
+               ttl.Kernel(ttl.KernelKind.DATA_MOVEMENT))
+    reset = ttl.DFBReset(participants=kernels)
+    compute_kernel, reader_kernel, writer_kernel = kernels
+
+    @ttl.operation(grid=(1, 1))
+    def op(inp, out):
+        dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
+        kept = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
+
+        @ttl.compute(kernel=compute_kernel)
+        def compute():
+            for _ in range(2):
+                ttl.reset_all_dfbs(reset, preserve=[kept])
+
+        @ttl.datamovement(kernel=reader_kernel)
+        def read():
+            for i in range(2):
+                with dfb.reserve() as blk:
+                    ttl.copy(inp[0, i], blk).wait()
+                ttl.reset_all_dfbs(reset)
+
+        @ttl.datamovement(kernel=writer_kernel)
+        def write():
+            for i in range(2):
+                with dfb.wait() as blk:
+                    ttl.copy(blk, out[0, i]).wait()
+                ttl.reset_all_dfbs(reset)
+
+    inp, out = tile_tensor((32, 64), seed=11), zeros((32, 64))
+    with pytest.warns(UserWarning, match="dfb kept is declared but no kernel uses it"):
+        op(inp, out)
+    np.testing.assert_array_equal(ttnn.to_numpy(out), ttnn.to_numpy(inp))
+
+
+@pytest.mark.parametrize("participants, fragment", [
+    ([ttl.KernelKind.COMPUTE], "takes a nonempty tuple"),
+    ((17,), "takes a nonempty tuple"),
+    ((ttl.KernelKind.COMPUTE, ttl.KernelKind.COMPUTE), "must be distinct"),
+    ((ttl.Kernel(ttl.KernelKind.COMPUTE),), "one compute and two data movement kernels"),
+])
+def test_reset_participants_that_cannot_meet_are_an_error(participants, fragment):
+    with pytest.raises(KernelError, match=fragment):
+        ttl.DFBReset(participants=participants)
+
+
+@pytest.mark.parametrize("statement, fragment", [
+    ("ttl.reset_dfbs(reset, dfbs=[])", "dfbs must be a nonempty list"),
+    ("ttl.reset_dfbs(reset, dfbs=[target, target])", "dfbs must name distinct buffers"),
+    ("ttl.reset_all_dfbs(reset, dfbs=[target])", "takes only the preserve keyword"),
+    ("ttl.reset_all_dfbs(reset, preserve=(target,))", "preserve must be a list of dataflow buffers"),
+    ("ttl.reset_all_dfbs(reset, preserve=[target, target])", "preserve must name distinct buffers"),
+])
+def test_reset_statements_naming_buffers_wrongly_are_an_error_at_their_line(statement, fragment, tmp_path,
+                                                                               monkeypatch):
+    monkeypatch.setenv("TTLANG_COMPILE_ONLY", "1")
+    script = tmp_path / "resets.py"
+    script.write_text(
+        "import numpy as np\nimport tilefold.ttl as ttl\nimport tilefold.ttnn as ttnn\n"
+        "kernels = (ttl.Kernel(ttl.KernelKind.COMPUTE), ttl.Kernel(ttl.KernelKind.DATA_MOVEMENT),\n"
+        "           ttl.Kernel(ttl.KernelKind.DATA_MOVEMENT))\n"
+        "reset = ttl.DFBReset(participants=kernels)\n"
+        "@ttl.operation(grid=(1, 1))\n"
+        "def op(inp):\n"
+        "    target = ttl.make_dfb('bf16', shape=(1, 1), block_count=2)\n"
+        f"    {statement}\n"
+        "op(ttnn.from_numpy(np.zeros((32, 32), np.float32), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT))\n")
+    import runpy
+
+    with pytest.raises(KernelError) as info:
+        runpy.run_path(str(script))
+    assert str(info.value).startswith(f"{script}:10: ") and fragment in str(info.value), str(info.value)

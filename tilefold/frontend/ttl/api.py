@@ -23,7 +23,7 @@ from tilefold.frontend.ttl.devices import DeviceDomain, DeviceRange, DeviceRef, 
 from tilefold.frontend.ttl.extern_calls import (DFBAccess, DFBEffect, DispatchCondition, ScalarType, call_extern_func,
                                                 dfb_descriptor, get_dfb_id, raw_addr)
 from tilefold.frontend.ttl.dfb_boundaries import (DFBReconfiguration, DFBReset, reconfigure_dfbs,
-                                                 reset_dataflow_buffers, reset_dfbs)
+                                                 reset_all_dfbs, reset_dataflow_buffers, reset_dfbs)
 from tilefold.frontend.ttl.device_calls import GroupTransfer, copy, signpost, static_range, wait_any
 from tilefold.frontend.ttl.grid import grid_size, node
 from tilefold.frontend.ttl.kernels import PIPE_SOURCE_KERNEL, Kernel, KernelKind, compute, datamovement
@@ -133,7 +133,7 @@ __all__ = [
     "SrcPipeIdentity", "DstPipeIdentity", "Semaphore", "Kernel", "KernelKind", "PIPE_SOURCE_KERNEL", "make_dfb",
     "make_dfb_allocation_group", "make_tensor_backed_dfb", "NodeCoord", "NodeRange", "Shape", "Size", "DstT",
     "kernel", "core", "TensorAccessor", "IndexType", "atom", "DFB", "DeviceDomain", "DeviceRange", "DeviceRef",
-    "TransferGraph", "Fabric1D", "Fabric2D", "DFBReset", "DFBReconfiguration", "reset_dataflow_buffers", "reset_dfbs", "reconfigure_dfbs",
+    "TransferGraph", "Fabric1D", "Fabric2D", "DFBReset", "DFBReconfiguration", "reset_dataflow_buffers", "reset_dfbs", "reset_all_dfbs", "reconfigure_dfbs",
     "call_extern_func", "get_dfb_id", "dfb_descriptor", "raw_addr", "ScalarType", "DFBAccess", "DFBEffect", "DispatchCondition",
 ]
 

@@ -20,15 +20,22 @@ class BoundaryTypeError(KernelError, TypeError):
     """A reset or reconfiguration declared with arguments of the wrong type."""
 
 
+class BoundaryValueError(KernelError, ValueError):
+    """A reset or reconfiguration declared with participants that cannot meet."""
+
+
 def _participants(participants, what: str) -> tuple:
-    """The kernels that meet at a point: ``ttl.Kernel`` objects, ``ttl.KernelKind`` values (every
-    kernel of that kind) or ``ttl.PIPE_SOURCE_KERNEL``."""
-    if not isinstance(participants, (tuple, list)) or not participants \
+    """The kernels that meet at a point: a nonempty tuple of distinct ``ttl.Kernel`` objects,
+    ``ttl.KernelKind`` values (every kernel of that kind) or ``ttl.PIPE_SOURCE_KERNEL``."""
+    if not isinstance(participants, tuple) or not participants \
             or not all(isinstance(k, (Kernel, KernelKind)) or k is PIPE_SOURCE_KERNEL for k in participants):
-        raise KernelSelectorTypeError(f"{what}(participants=...) takes a tuple of ttl.Kernel(...) objects, "
+        raise KernelSelectorTypeError(f"{what}(participants=...) takes a nonempty tuple of ttl.Kernel(...) objects, "
                                       "ttl.KernelKind values or ttl.PIPE_SOURCE_KERNEL: the kernels that meet at the "
-                                      "point", user_location())
-    return tuple(participants)
+                                      f"point, not {participants!r}"[:300], user_location())
+    if len(set(map(id, participants))) != len(participants):
+        raise BoundaryValueError(f"{what}(participants=...): the participants must be distinct; each kernel is "
+                                 "named once", user_location())
+    return participants
 
 
 class DFBReset:
@@ -37,6 +44,13 @@ class DFBReset:
 
     def __init__(self, participants):
         self.participants = _participants(participants, "ttl.DFBReset")
+        kernels = [k for k in self.participants if isinstance(k, Kernel)]
+        if len(kernels) == len(self.participants):      # a node's own kernels: all three meet at a reset
+            kinds = sorted(k.kind.name for k in kernels)
+            if kinds != ["COMPUTE", "DATA_MOVEMENT", "DATA_MOVEMENT"]:
+                raise BoundaryValueError("ttl.DFBReset(participants=...) names ttl.Kernel objects of kinds "
+                                         f"{', '.join(kinds)}; a reset is met by a node's three kernels, one compute "
+                                         "and two data movement kernels: name all three", user_location())
 
 
 class DFBReconfiguration:
@@ -66,12 +80,17 @@ def reset_dfbs(reset, dfbs=None):
     _device_only("reset_dfbs")
 
 
+def reset_all_dfbs(reset, preserve=None):
+    """``ttl.reset_all_dfbs(reset, preserve=[...])``: every buffer but those of ``preserve`` starts over here."""
+    _device_only("reset_all_dfbs")
+
+
 def reconfigure_dfbs(boundary):
     """``ttl.reconfigure_dfbs(boundary)``: every buffer starts over here."""
     _device_only("reconfigure_dfbs")
 
 
-NAMES = {"reset_dataflow_buffers": reset_dataflow_buffers, "reset_dfbs": reset_dfbs,
+NAMES = {"reset_dataflow_buffers": reset_dataflow_buffers, "reset_dfbs": reset_dfbs, "reset_all_dfbs": reset_all_dfbs,
          "reconfigure_dfbs": reconfigure_dfbs}
 
 
@@ -80,7 +99,7 @@ class BoundaryBuilder:
 
     def boundary_handlers(self) -> dict:
         return {id(reset_dataflow_buffers): self.call_reset_dataflow_buffers, id(reset_dfbs): self.call_reset_dfbs,
-                id(reconfigure_dfbs): self.call_reconfigure_dfbs}
+                id(reset_all_dfbs): self.call_reset_all_dfbs, id(reconfigure_dfbs): self.call_reconfigure_dfbs}
 
     def call_reset_dataflow_buffers(self, args, kwargs, node):
         if args or kwargs:
@@ -88,17 +107,37 @@ class BoundaryBuilder:
         self._boundary("ttl.reset_dataflow_buffers()", None, None, node)
 
     def call_reset_dfbs(self, args, kwargs, node):
-        from tilefold.frontend.ttl.dataflow_buffers import DataflowBuffer
-
         values = list(args) + [kwargs.pop(k) for k in ("reset", "dfbs") if k in kwargs]
         if kwargs or len(values) != 2 or not isinstance(values[0], DFBReset):
             raise self.error("ttl.reset_dfbs(reset, dfbs=[...]) takes a ttl.DFBReset and a list of dataflow "
                              "buffers", node)
-        dfbs = values[1]
-        if not isinstance(dfbs, (list, tuple)) or not dfbs or not all(isinstance(d, DataflowBuffer) for d in dfbs):
-            raise self.error(f"ttl.reset_dfbs(reset, dfbs=...): dfbs must be a list of dataflow buffers, not "
-                             f"{self.describe(dfbs)}", node)
-        self._boundary("ttl.reset_dfbs()", values[0], list(dfbs), node)
+        dfbs = self._buffer_list("ttl.reset_dfbs(reset, dfbs=...): dfbs", values[1], node)
+        if not dfbs:
+            raise self.error("ttl.reset_dfbs(reset, dfbs=...): dfbs must be a nonempty list; name the buffers that "
+                             "start over (ttl.reset_all_dfbs(reset) restores all of them)", node)
+        self._boundary("ttl.reset_dfbs()", values[0], dfbs, node)
+
+    def call_reset_all_dfbs(self, args, kwargs, node):
+        values = list(args) + ([kwargs.pop("reset")] if "reset" in kwargs else [])
+        preserve = kwargs.pop("preserve", [])
+        if kwargs:
+            raise self.error(f"ttl.reset_all_dfbs(reset, preserve=[...]) takes only the preserve keyword, not "
+                             f"{', '.join(sorted(kwargs))}", node)
+        if len(values) != 1 or not isinstance(values[0], DFBReset):
+            raise self.error("ttl.reset_all_dfbs(reset, preserve=[...]) takes a ttl.DFBReset", node)
+        kept = self._buffer_list("ttl.reset_all_dfbs(reset, preserve=...): preserve", preserve, node)
+        restored = [d for d in self.operation.dataflow_buffers if not d.hidden and d not in kept]
+        self._boundary("ttl.reset_all_dfbs()", values[0], restored, node)
+
+    def _buffer_list(self, what: str, dfbs, node) -> list:
+        """``dfbs`` as a list of distinct dataflow buffers (a list, as TT-Lang writes it), or an error."""
+        from tilefold.frontend.ttl.dataflow_buffers import DataflowBuffer
+
+        if not isinstance(dfbs, list) or not all(isinstance(d, DataflowBuffer) for d in dfbs):
+            raise self.error(f"{what} must be a list of dataflow buffers, not {self.describe(dfbs)}", node)
+        if len(set(map(id, dfbs))) != len(dfbs):
+            raise self.error(f"{what} must name distinct buffers; each one is named once", node)
+        return dfbs
 
     def call_reconfigure_dfbs(self, args, kwargs, node):
         values = list(args) + ([kwargs.pop("boundary")] if "boundary" in kwargs else [])

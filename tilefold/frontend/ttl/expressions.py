@@ -114,6 +114,11 @@ class ExpressionBuilder:
         if isinstance(value, (tuple, list)) and not all(isinstance(v, (bool, int, float, str)) for v in value):
             shown = ", ".join(ExpressionBuilder.describe(v) for v in value[:3]) + (", ..." if len(value) > 3 else "")
             return f"a {type(value).__name__} of {len(value)} values ({shown})"
+        public = _public_ttl_name(value)
+        if public is not None:
+            return public
+        if isinstance(value, type):
+            return f"class {value.__name__}"
         shown = repr(value)
         if " object at 0x" in shown:        # no repr of its own: the type says what it is
             return f"a {type(value).__name__} object"
@@ -310,6 +315,9 @@ class ExpressionBuilder:
                 then = f"{obj}.{name}" if obj else f".{name} on the object you meant"
                 raise self.error(f"{call} returns no value, so .{name} cannot be used on its result; write {call} "
                                  f"and {then} as two statements", node) from None
+            public = _public_ttl_name(base)
+            if public is not None:
+                raise self.error(f"{public}.{name} is not supported by tilefold yet", node) from None
             raise self.error(f"{self.describe(base)} has no attribute {name!r}", node) from None
 
     def expr_Subscript(self, node: ast.Subscript, scope):
@@ -836,3 +844,12 @@ class ExpressionBuilder:
 
 
 __all__ = ["ExpressionBuilder", "BoundMethod", "MISSING", "PYTHON_VALUES"]
+
+
+def _public_ttl_name(value) -> str | None:
+    """``ttl.NAME`` when ``value`` is a class of tilefold's TT-Lang names (``ttl.DFBAccess``), else None."""
+    if not isinstance(value, type) or not value.__module__.startswith("tilefold."):
+        return None
+    import tilefold.ttl as public
+
+    return f"ttl.{value.__name__}" if getattr(public, value.__name__, None) is value else None

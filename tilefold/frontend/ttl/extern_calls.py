@@ -64,11 +64,17 @@ class DFBNote:
 
 
 class DFBAccess:
-    """``ttl.DFBAccess.inspect(dfb)``: the C++ reads a buffer's description without a transaction."""
+    """``ttl.DFBAccess.inspect(dfb)`` / ``ttl.DFBAccess.interface_preserved(dfb)``: the C++ reads a
+    buffer's description (its interface: index, pointers, page size) and leaves it as it was,
+    without a transaction."""
 
     @staticmethod
     def inspect(dfb):
         _device_only("DFBAccess.inspect")
+
+    @staticmethod
+    def interface_preserved(dfb):
+        _device_only("DFBAccess.interface_preserved")
 
 
 class DFBEffect:
@@ -122,6 +128,7 @@ def note_handlers(builder) -> dict:
         return DFBNote("repeat", None, values[0], values[1])
 
     out = {id(DFBAccess.inspect): buffer_note("DFBAccess.inspect", "inspect"),
+           id(DFBAccess.interface_preserved): buffer_note("DFBAccess.interface_preserved", "inspect"),
            id(DFBEffect.repeat): repeat}
     for name in ("reserve", "push", "wait", "pop"):
         out[id(getattr(DFBEffect, name))] = buffer_note(f"DFBEffect.{name}", name)

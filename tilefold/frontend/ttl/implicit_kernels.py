@@ -81,21 +81,50 @@ def _is_extern_call(node: ast.AST) -> bool:
 _SELECTED = {"COMPUTE": "compute", "DATA_MOVEMENT": "read"}
 
 
-def _selected(item: ast.expr, scope: dict) -> str | None:
-    """The kernel ``kernel=item`` names: ``ttl.KernelKind.X`` written out, or a name of the body's
-    scope holding a ``ttl.KernelKind`` or a ``ttl.Kernel`` (a data movement kind is the reader)."""
+def _declared_kernel(stmt: ast.stmt) -> tuple[str, str] | None:
+    """``name = ttl.Kernel(ttl.KernelKind.X)`` (or ``kind=``) in the body: (name, X)."""
+    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+            and isinstance(stmt.value, ast.Call) and _called_name(stmt.value.func) == "Kernel"):
+        return None
+    kinds = list(stmt.value.args) + [kw.value for kw in stmt.value.keywords if kw.arg == "kind"]
+    if len(kinds) == 1 and isinstance(kinds[0], ast.Attribute) and kinds[0].attr in _SELECTED:
+        return stmt.targets[0].id, kinds[0].attr
+    return None
+
+
+def _selected(item: ast.expr, pipes: Pipes) -> str | None:
+    """The kernel ``kernel=item`` names: ``ttl.KernelKind.X`` written out, or a name holding a
+    ``ttl.KernelKind`` (a data movement kind is the reader) or a ``ttl.Kernel`` (of the operation's
+    scope or made in the body): the first data movement ``ttl.Kernel`` selected is the reader, the
+    second the writer; a third is an error, a node runs two data movement kernels."""
     from tilefold.frontend.ttl.kernels import Kernel, KernelKind
 
     if isinstance(item, ast.Attribute) and item.attr in _SELECTED:
         return _SELECTED[item.attr]
-    value = scope.get(item.id) if isinstance(item, ast.Name) else None
-    value = value.kind if isinstance(value, Kernel) else value
-    return _SELECTED[value.name] if isinstance(value, KernelKind) else None
+    if not isinstance(item, ast.Name):
+        return None
+    value = pipes.scope.get(item.id)
+    if item.id in pipes.declared_kernels:
+        kind, identity = pipes.declared_kernels[item.id], ("body", item.id)
+    elif isinstance(value, Kernel):
+        kind, identity = value.kind.name, ("object", id(value))
+    else:
+        return _SELECTED[value.name] if isinstance(value, KernelKind) else None
+    if kind != "DATA_MOVEMENT":
+        return _SELECTED[kind]
+    chosen = pipes.data_movement_kernels
+    if identity not in chosen:
+        if len(chosen) == 2:
+            raise KernelError(f"kernel={item.id} is the third data movement ttl.Kernel this operation selects, but a "
+                              "node runs two data movement kernels (a reader and a writer); select one of the other "
+                              "two", SourceLocation(pipes.file, item.lineno))
+        chosen.append(identity)
+    return ("read", "write")[chosen.index(identity)]
 
 
-def _extern_kernels(stmt: ast.stmt, scope: dict | None = None) -> frozenset[str] | None:
+def _extern_kernels(stmt: ast.stmt, pipes: Pipes) -> frozenset[str] | None:
     """The kernels the external calls of ``stmt`` select with ``kernel=ttl.KernelKind.X``, a
-    ``ttl.Kernel`` or a tuple of them (a data movement kind is the reader); None when none says."""
+    ``ttl.Kernel`` or a tuple of them (see :func:`_selected`); None when none says."""
     found: set[str] = set()
     for node in ast.walk(stmt):
         if not _is_extern_call(node):
@@ -104,7 +133,7 @@ def _extern_kernels(stmt: ast.stmt, scope: dict | None = None) -> frozenset[str]
             if kw.arg != "kernel":
                 continue
             items = kw.value.elts if isinstance(kw.value, ast.Tuple) else [kw.value]
-            found |= {k for k in (_selected(i, scope or {}) for i in items) if k is not None}
+            found |= {k for k in (_selected(i, pipes) for i in items) if k is not None}
     return frozenset(found) or None
 
 
@@ -128,6 +157,9 @@ class Pipes:
 
         self.file = file
         self.scope = scope
+        # ttl.Kernel objects made in the body (name -> kind), and the data movement ones selected so far
+        self.declared_kernels = dict(d for stmt in tree.body if (d := _declared_kernel(stmt)) is not None)
+        self.data_movement_kernels: list = []
         self.callbacks: dict[str, str] = {}
         self.names = {k for k, v in scope.items() if isinstance(v, (Pipe, PipeNet))
                       or isinstance(v, (list, tuple)) and v and all(isinstance(i, (Pipe, PipeNet)) for i in v)}
@@ -211,7 +243,7 @@ def _bound_block(stmt: ast.stmt) -> str | None:
 
 SPLIT = "split"         # a loop or branch whose body holds statements of several kernels
 EVERY = "every"         # a point every kernel runs (ttl.reset_dataflow_buffers(), :mod:`.dfb_boundaries`)
-_BOUNDARIES = {"reset_dataflow_buffers", "reset_dfbs", "reconfigure_dfbs"}
+_BOUNDARIES = {"reset_dataflow_buffers", "reset_dfbs", "reset_all_dfbs", "reconfigure_dfbs"}
 
 
 def _is_boundary(stmt: ast.stmt) -> bool:
@@ -261,7 +293,10 @@ def _assign(body: list[ast.stmt], tensors: set[str], pipes: Pipes, owner: dict |
         kind = piped[0] if piped else _copy_direction(stmt, tensors)
         if piped:
             _check_held_elsewhere(stmt, piped, used, owner, pipes.file)
-        selected = _extern_kernels(stmt, pipes.scope) if kind is None else None
+        selected = _extern_kernels(stmt, pipes)
+        if kind is not None and selected is not None and {_ROLE[k] for k in selected} != {_ROLE[kind]}:
+            _selection_outside_owner(stmt, kind, selected, pipes.file)
+        selected = selected if kind is None else None
         if selected is not None:           # ttl.call_extern_func(..., kernel=...): the kernels it names
             kind = next(iter(selected)) if len(selected) == 1 else selected
         if kind is None:
@@ -280,6 +315,21 @@ def _assign(body: list[ast.stmt], tensors: set[str], pipes: Pipes, owner: dict |
         for where, j in pending.values():
             where[j] = "compute"
     return kinds
+
+
+def _selection_outside_owner(stmt: ast.stmt, kind: str, selected: frozenset, file: str) -> None:
+    """An external call selecting other kernels inside a statement that runs in ``kind`` (a block
+    that kernel acquires, ``with dfb.wait() as b: ...``): it cannot run where it says."""
+    call = next(node for node in ast.walk(stmt) if _is_extern_call(node)
+                and any(kw.arg == "kernel" for kw in node.keywords))
+    roles = sorted({_ROLE[k] for k in selected})
+    raise KernelError(f"this ttl.call_extern_func selects the {' and '.join(roles)} kernel{'s' if len(roles) > 1 else ''}, "
+                      f"but it is inside a statement the {_KERNEL[kind]} kernel runs (it acquires or moves the block "
+                      "there); in a body without kernel functions it runs where its statement does: move the call "
+                      f"out of the with, or select only the {_ROLE[kind]} kernel", SourceLocation(file, call.lineno))
+
+
+_ROLE = {"read": "data movement", "write": "data movement", "compute": "compute"}
 
 
 def _is_copy(node: ast.AST) -> bool:
