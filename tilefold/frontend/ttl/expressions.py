@@ -18,6 +18,7 @@ import ast
 import builtins
 import inspect
 import operator
+import sys
 import types
 
 from tilefold.errors import TilefoldError
@@ -850,6 +851,5 @@ def _public_ttl_name(value) -> str | None:
     """``ttl.NAME`` when ``value`` is a class of tilefold's TT-Lang names (``ttl.DFBAccess``), else None."""
     if not isinstance(value, type) or not value.__module__.startswith("tilefold."):
         return None
-    import tilefold.ttl as public
-
+    public = sys.modules.get("tilefold.frontend.ttl.api")      # the names ``tilefold.ttl`` exports (loaded with it)
     return f"ttl.{value.__name__}" if getattr(public, value.__name__, None) is value else None
