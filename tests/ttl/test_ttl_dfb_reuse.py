@@ -7,6 +7,7 @@ and ``--no-ttl-reuse-user-dfbs`` turns sharing off (an error at the 33rd buffer)
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import tilefold.ttl as ttl
 import tilefold.ttnn as ttnn
@@ -149,3 +150,47 @@ def test_an_unbalanced_buffer_is_not_shared():
     push.detach()
     push.erase()                                                       # that link's block is never pushed
     assert unbalanced not in shared_circular_buffers(built.module, indices)
+
+
+def _wide_chain(options=None, links=10):
+    """``out = inp + links`` through ``links`` buffers of 8x8-tile blocks (256 KiB each): more L1
+    than a node has, unless they take turns."""
+
+    @ttl.operation(grid=(1, 1), options=options)
+    def wide(inp, out):
+        first = ttl.make_dataflow_buffer_like(inp, shape=(8, 8), block_count=1)
+        last = ttl.make_dataflow_buffer_like(out, shape=(8, 8), block_count=1)
+        stages = [ttl.make_dfb("bf16", shape=(8, 8), block_count=2) for _ in range(links)]
+
+        @ttl.datamovement()
+        def read():
+            with first.reserve() as blk:
+                ttl.copy(inp[0:8, 0:8], blk).wait()
+
+        @ttl.compute()
+        def compute():
+            source = first
+            for stage in stages:
+                with source.wait() as x, stage.reserve() as y:
+                    y.store(x + 1.0)
+                source = stage
+            with source.wait() as x, last.reserve() as y:
+                y.store(x)
+
+        @ttl.datamovement()
+        def write():
+            with last.wait() as blk:
+                ttl.copy(blk, out[0:8, 0:8]).wait()
+
+    return wide
+
+
+def test_buffers_needing_more_l1_than_a_node_has_take_turns():
+    values = np.random.default_rng(3).integers(-8, 8, (256, 256)).astype(np.float32)
+    inp = ttnn.from_numpy(values, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
+    out = zeros((256, 256))
+    _wide_chain()(inp, out)
+    np.testing.assert_array_equal(ttnn.to_numpy(out), values + 10)
+    from tilefold.errors import L1OverflowError
+    with pytest.raises(L1OverflowError, match="need .* B of L1 on each node"):
+        _wide_chain(options="--no-ttl-reuse-user-dfbs")(inp, zeros((256, 256)))

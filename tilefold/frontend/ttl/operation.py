@@ -482,8 +482,9 @@ def allocate_buffers(capture: OperationCapture, module: ModuleOp, registry: dict
     """Give circular buffers only to the dataflow buffers the built kernels use (a ``ttl.bind_cb``
     or a converting copy's staging buffer; the compiler's own buffers are always used), numbered
     in the order they were made; warn at the line of each buffer no kernel uses. When they are more
-    than a node has circular buffers, buffers of disjoint lifetimes share one (``reuse``,
-    :mod:`.dfb_reuse`); still more is an error at the line of the first one past the limit."""
+    than a node has circular buffers, or need more L1 than it has, buffers of disjoint lifetimes
+    share one (``reuse``, :mod:`.dfb_reuse`); still more is an error at the line of the first one
+    past the limit (too much L1, when the program is built)."""
     from xdsl.dialects.builtin import IntegerAttr, i32
 
     from tilefold.frontend.ttl.dfb_reuse import shared_circular_buffers
@@ -496,7 +497,9 @@ def allocate_buffers(capture: OperationCapture, module: ModuleOp, registry: dict
     kept = [d for d in capture.dataflow_buffers if d.hidden or d.index in used]
     limit = capture.arch.max_circular_buffers
     shared: dict[int, int] = {}
-    if len(kept) > limit and reuse:
+    arch = capture.arch
+    l1 = sum(-(-d.total_size // arch.l1_alignment) * arch.l1_alignment for d in kept if d.backing is None)
+    if (len(kept) > limit or l1 > arch.l1_free) and reuse:
         shared = shared_circular_buffers(module, {d.index for d in kept if not d.hidden and d.backing is None
                                                   and d.index not in staged_indices})
     owners = [d for d in kept if shared.get(d.index, d.index) == d.index]
