@@ -194,3 +194,63 @@ def test_buffers_needing_more_l1_than_a_node_has_take_turns():
     from tilefold.errors import L1OverflowError
     with pytest.raises(L1OverflowError, match="need .* B of L1 on each node"):
         _wide_chain(options="--no-ttl-reuse-user-dfbs")(inp, zeros((256, 256)))
+
+
+def test_buffers_of_different_kernels_never_take_turns():
+    """A reader's bounce buffers and the compute kernel's chain both fit the pattern, but the two
+    kernels run at once: sharing across them would hand the reader's blocks to the chain."""
+    links, bounces = 30, 4
+
+    @ttl.operation(grid=(2, 1))
+    def op(inp, inp2, out, out2):
+        first = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
+        last = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+        token = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
+        chain = [ttl.make_dfb("bf16", shape=(1, 1), block_count=2) for _ in range(links)]
+        bounce = [ttl.make_dfb("bf16", shape=(1, 1), block_count=2) for _ in range(bounces)]
+
+        @ttl.datamovement()
+        def read():
+            x, _ = ttl.node(dims=2)
+            with first.reserve() as blk:
+                ttl.copy(inp[0, 0], blk).wait()
+            for i, b in enumerate(bounce):          # held until the compute kernel's chain is done
+                if x == 0:
+                    with b.reserve() as blk:
+                        ttl.copy(inp2[0, i], blk).wait()
+            if x == 0:
+                with token.wait() as t:
+                    pass
+            for i, b in enumerate(bounce):
+                if x == 0:
+                    with b.wait() as blk:
+                        ttl.copy(blk, out2[0, i]).wait()
+
+        @ttl.compute()
+        def compute():
+            x, _ = ttl.node(dims=2)
+            source = first
+            for link in chain:
+                with source.wait() as a, link.reserve() as y:
+                    y.store(a + 1.0)
+                source = link
+            with source.wait() as a, last.reserve() as y:
+                y.store(a)
+                if x == 0:
+                    with token.reserve() as t:
+                        t.store(a * 0.0)
+
+        @ttl.datamovement()
+        def write():
+            x, _ = ttl.node(dims=2)
+            with last.wait() as blk:
+                ttl.copy(blk, out[0, x]).wait()
+
+    rng = np.random.default_rng(5)
+    a = rng.integers(-8, 8, (32, 32)).astype(np.float32)
+    a2 = rng.integers(-8, 8, (32, 32 * bounces)).astype(np.float32) + 100
+    out, out2 = zeros((32, 64)), zeros((32, 32 * bounces))
+    op(ttnn.from_numpy(a, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT),
+       ttnn.from_numpy(a2, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT), out, out2)
+    np.testing.assert_array_equal(ttnn.to_numpy(out), np.concatenate([a, a], 1) + links)
+    np.testing.assert_array_equal(ttnn.to_numpy(out2), a2)

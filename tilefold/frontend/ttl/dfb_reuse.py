@@ -19,8 +19,9 @@ construction:
 * its lifetime is a run of top-level statements of the kernel, each executed once: two buffers
   whose runs do not overlap are never live at once, and the first is empty again when the second
   starts;
-* both have the same block shape, tile, data format and block count, so one circular buffer
-  configuration serves both.
+* both belong to the same kernel (another kernel's statements run at other times) and have the
+  same block shape, tile, data format and block count, so one circular buffer configuration
+  serves both.
 
 Buffers are given circular buffers in the order their lifetimes start, each the first one of its
 configuration whose last user ended before it starts (interval colouring, which is optimal for
@@ -45,7 +46,7 @@ class _Lifetime:
     index: int                 # the buffer's circular buffer index before sharing
     first: int                 # the top-level statements of its kernel that use it
     last: int
-    config: object             # what must match for two buffers to share (the bound type)
+    config: tuple              # what must match for two buffers to share: the kernel, the bound type
 
 
 def shared_circular_buffers(module: ModuleOp, candidates: set[int]) -> dict[int, int]:
@@ -87,7 +88,8 @@ def _lifetime(module: ModuleOp, index: int) -> _Lifetime | None:
         statements.append(_statement_of(use.operation, body))
     if not statements or _net_blocks(body, bind.result) != {}:
         return None
-    return _Lifetime(index, min(statements), max(statements), bind.result.type)
+    # only buffers of one kernel take turns: the statements of another kernel run at other times
+    return _Lifetime(index, min(statements), max(statements), (id(kernel), bind.result.type))
 
 
 def _moves_through_pipe(acquire: Operation) -> bool:
