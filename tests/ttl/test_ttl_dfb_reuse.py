@@ -91,11 +91,20 @@ def test_buffers_of_another_configuration_take_turns_among_themselves():
     assert len(formats) <= 6 and "Float32" in formats
 
 
-def test_sharing_turned_off_is_the_error_at_the_buffer_past_the_limit():
+@pytest.mark.parametrize("options", ["--no-ttl-reuse-user-dfbs", "--ttl-reuse-user-dfbs=false",
+                                     "--ttl-reuse-user-dfbs --ttl-reuse-user-dfbs=0"])
+def test_sharing_turned_off_is_the_error_at_the_buffer_past_the_limit(options):
     def run():
-        _run(_chain(options="--no-ttl-reuse-user-dfbs"))
+        _run(_chain(options=options))
 
     expect_error(run, _chain, KernelError, "dataflow buffer number 33", "reuse buffers or make fewer")
+
+
+def test_an_on_off_option_takes_true_or_false():
+    from tilefold.errors import KernelValueError
+
+    with pytest.raises(KernelValueError, match="is on or off"):
+        _chain(options="--ttl-reuse-user-dfbs=maybe")
 
 
 def test_buffers_live_at_the_same_time_keep_their_own():
@@ -254,3 +263,27 @@ def test_buffers_of_different_kernels_never_take_turns():
        ttnn.from_numpy(a2, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT), out, out2)
     np.testing.assert_array_equal(ttnn.to_numpy(out), np.concatenate([a, a], 1) + links)
     np.testing.assert_array_equal(ttnn.to_numpy(out2), a2)
+
+
+def test_a_chain_in_a_body_without_kernel_functions():
+    """``src = first`` before a loop that rebinds ``src``: the kernel the loop goes to repeats the
+    first binding; its 36 links take turns in circular buffers."""
+
+    @ttl.operation(grid=(1, 1))
+    def op(inp, out):
+        first = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
+        last = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+        links = [ttl.make_dfb("bf16", shape=(1, 1), block_count=2) for _ in range(36)]
+        r = first.reserve()
+        ttl.copy(inp[0:1, 0:1], r).wait()
+        src = first
+        for link in links:
+            w = link.reserve()
+            w.store(src.wait() + 1.0)
+            src = link
+        w = last.reserve()
+        w.store(src.wait())
+        ttl.copy(last.wait(), out[0:1, 0:1]).wait()
+
+    inp, out = _run(op)
+    np.testing.assert_array_equal(out, inp + 36)

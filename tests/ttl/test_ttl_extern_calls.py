@@ -624,7 +624,7 @@ def test_a_call_selecting_other_kernels_inside_a_block_one_kernel_holds_is_an_er
 
     expect_error(lambda: op(tile_tensor((32, 32))),
                  test_a_call_selecting_other_kernels_inside_a_block_one_kernel_holds_is_an_error, KernelError,
-                 "selects the compute and data movement kernels", "inside a statement the writer kernel runs")
+                 "selects the compute kernel", "inside a statement the writer kernel runs")
 
 
 def test_interface_preserved_access_and_an_unknown_access_name(monkeypatch):
@@ -661,3 +661,73 @@ def test_interface_preserved_access_and_an_unknown_access_name(monkeypatch):
 
     expect_error(lambda: unknown(tile_tensor((32, 32))), test_interface_preserved_access_and_an_unknown_access_name,
                  KernelError, "ttl.DFBAccess.frobnicate is not supported by tilefold yet")
+
+
+def test_kernel_selectors_written_every_way_tt_lang_allows(monkeypatch):
+    """A ``ttl.Kernel`` made from a kind held in a variable, a name bound to a ``ttl.KernelKind`` in
+    the body, ``ttl.Kernel(...)`` written in the call, kinds joined with ``|``, and a body name made
+    a second ``ttl.Kernel`` (a kernel of its own) all select as written."""
+    monkeypatch.setenv("TTLANG_COMPILE_ONLY", "1")
+    kind = ttl.KernelKind.DATA_MOVEMENT
+
+    @ttl.operation(grid=(1, 1))
+    def op(inp):
+        from_variable = ttl.Kernel(kind)
+        dm = ttl.KernelKind.DATA_MOVEMENT
+        ttl.call_extern_func(FAKE_HEADER, "variable_entry", kernel=from_variable)
+        ttl.call_extern_func(FAKE_HEADER, "alias_entry", kernel=dm)
+        ttl.call_extern_func(FAKE_HEADER, "both_entry", kernel=ttl.KernelKind.COMPUTE | ttl.KernelKind.DATA_MOVEMENT)
+        ttl.call_extern_func(FAKE_HEADER, "inline_entry", kernel=ttl.Kernel(ttl.KernelKind.DATA_MOVEMENT))
+
+    sources = _sources(op, tile_tensor((32, 32)))
+    read, write, compute = sources["op_read.cpp"], sources["op_write.cpp"], sources["op_compute.cpp"]
+    assert all(f"{name}();" in read for name in ("variable_entry", "alias_entry", "both_entry"))
+    assert "both_entry();" in compute and "variable_entry" not in compute
+    assert "inline_entry();" in write                  # a second data movement ttl.Kernel: the writer
+
+    @ttl.operation(grid=(1, 1))
+    def rebound(inp):
+        again = ttl.Kernel(ttl.KernelKind.DATA_MOVEMENT)
+        ttl.call_extern_func(FAKE_HEADER, "first_entry", kernel=again)
+        again = ttl.Kernel(ttl.KernelKind.DATA_MOVEMENT)
+        ttl.call_extern_func(FAKE_HEADER, "second_entry", kernel=again)
+
+    sources = _sources(rebound, tile_tensor((32, 32)))
+    assert "first_entry();" in sources["rebound_read.cpp"] and "second_entry();" in sources["rebound_write.cpp"]
+
+    @ttl.operation(grid=(1, 1))
+    def inside(inp):
+        r = ttl.Kernel(ttl.KernelKind.DATA_MOVEMENT)
+        w = ttl.Kernel(ttl.KernelKind.DATA_MOVEMENT)
+        dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=1)
+        ttl.call_extern_func(FAKE_HEADER, "r_entry", kernel=r)
+        ttl.call_extern_func(FAKE_HEADER, "w_entry", kernel=w)
+        with dfb.reserve() as b:
+            ttl.copy(inp[0, 0], b).wait()
+            ttl.call_extern_func(FAKE_HEADER, "inside", kernel=w)  # error
+        with dfb.wait() as b:
+            ttl.copy(b, inp[0, 0]).wait()
+
+    expect_error(lambda: inside(tile_tensor((32, 32))), test_kernel_selectors_written_every_way_tt_lang_allows,
+                 KernelError, "selects the writer kernel", "inside a statement the reader kernel runs")
+
+
+def test_release_selectors_in_a_body_without_kernel_functions(monkeypatch):
+    monkeypatch.setenv("TTLANG_COMPILE_ONLY", "1")
+
+    @ttl.operation(grid=(1, 1))
+    def op(inp, out):
+        r = ttl.Kernel(ttl.KernelKind.DATA_MOVEMENT)
+        w = ttl.Kernel(ttl.KernelKind.DATA_MOVEMENT)
+        dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=1)
+        ttl.call_extern_func(FAKE_HEADER, "r_entry", kernel=r)
+        ttl.call_extern_func(FAKE_HEADER, "w_entry", kernel=w)
+        b = dfb.reserve()
+        ttl.copy(inp[0, 0], b).wait()
+        b.push(kernel=r)
+        c = dfb.wait()
+        ttl.copy(c, out[0, 0]).wait()
+        c.pop(kernel=w)
+
+    sources = _sources(op, tile_tensor((32, 32)), zeros((32, 32)))
+    assert "cb_push_back" in sources["op_read.cpp"] and "cb_pop_front" in sources["op_write.cpp"]

@@ -459,12 +459,14 @@ def test_reset_participants_that_cannot_meet_are_an_error(participants, fragment
         ttl.DFBReset(participants=participants)
 
 
+@pytest.mark.filterwarnings("ignore:dfb .* is declared but no kernel uses it")
 @pytest.mark.parametrize("statement, fragment", [
     ("ttl.reset_dfbs(reset, dfbs=[])", "dfbs must be a nonempty list"),
     ("ttl.reset_dfbs(reset, dfbs=[target, target])", "dfbs must name distinct buffers"),
     ("ttl.reset_all_dfbs(reset, dfbs=[target])", "takes only the preserve keyword"),
     ("ttl.reset_all_dfbs(reset, preserve=(target,))", "preserve must be a list of dataflow buffers"),
     ("ttl.reset_all_dfbs(reset, preserve=[target, target])", "preserve must name distinct buffers"),
+    ("ttl.reset_dfbs(reset, dfbs=[made_elsewhere[0]])", "is not a dataflow buffer of this operation"),
 ])
 def test_reset_statements_naming_buffers_wrongly_are_an_error_at_their_line(statement, fragment, tmp_path,
                                                                                monkeypatch):
@@ -475,13 +477,20 @@ def test_reset_statements_naming_buffers_wrongly_are_an_error_at_their_line(stat
         "kernels = (ttl.Kernel(ttl.KernelKind.COMPUTE), ttl.Kernel(ttl.KernelKind.DATA_MOVEMENT),\n"
         "           ttl.Kernel(ttl.KernelKind.DATA_MOVEMENT))\n"
         "reset = ttl.DFBReset(participants=kernels)\n"
+        "made_elsewhere = []\n"
+        "@ttl.operation(grid=(1, 1))\n"
+        "def other(inp):\n"
+        "    made_elsewhere.append(ttl.make_dfb('bf16', shape=(1, 1), block_count=2))\n"
+        "    ttl.reset_dfbs(reset, dfbs=made_elsewhere)\n"
+        "t = ttnn.from_numpy(np.zeros((32, 32), np.float32), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)\n"
         "@ttl.operation(grid=(1, 1))\n"
         "def op(inp):\n"
         "    target = ttl.make_dfb('bf16', shape=(1, 1), block_count=2)\n"
         f"    {statement}\n"
-        "op(ttnn.from_numpy(np.zeros((32, 32), np.float32), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT))\n")
+        "other(t)\n"
+        "op(t)\n")
     import runpy
 
     with pytest.raises(KernelError) as info:
         runpy.run_path(str(script))
-    assert str(info.value).startswith(f"{script}:10: ") and fragment in str(info.value), str(info.value)
+    assert str(info.value).startswith(f"{script}:16: ") and fragment in str(info.value), str(info.value)

@@ -11,6 +11,8 @@ are empty already, and the kernels need not meet there.
 
 from __future__ import annotations
 
+import numpy as np
+
 from tilefold.caller import user_location
 from tilefold.errors import KernelError
 from tilefold.frontend.ttl.kernels import PIPE_SOURCE_KERNEL, Kernel, KernelKind, KernelSelectorTypeError
@@ -59,6 +61,8 @@ class DFBReconfiguration:
 
     def __init__(self, participants, discard_dfb_state: bool = False):
         self.participants = _participants(participants, "ttl.DFBReconfiguration")
+        if isinstance(discard_dfb_state, np.bool_):
+            discard_dfb_state = bool(discard_dfb_state)
         if not isinstance(discard_dfb_state, bool):
             raise BoundaryTypeError(f"ttl.DFBReconfiguration: discard_dfb_state must be a bool (True or False), "
                                     f"not {discard_dfb_state!r}", user_location())
@@ -119,7 +123,8 @@ class BoundaryBuilder:
 
     def call_reset_all_dfbs(self, args, kwargs, node):
         values = list(args) + ([kwargs.pop("reset")] if "reset" in kwargs else [])
-        preserve = kwargs.pop("preserve", [])
+        preserve = kwargs.pop("preserve", None)
+        preserve = [] if preserve is None else preserve
         if kwargs:
             raise self.error(f"ttl.reset_all_dfbs(reset, preserve=[...]) takes only the preserve keyword, not "
                              f"{', '.join(sorted(kwargs))}", node)
@@ -137,6 +142,10 @@ class BoundaryBuilder:
             raise self.error(f"{what} must be a list of dataflow buffers, not {self.describe(dfbs)}", node)
         if len(set(map(id, dfbs))) != len(dfbs):
             raise self.error(f"{what} must name distinct buffers; each one is named once", node)
+        foreign = next((d for d in dfbs if not any(d is own for own in self.operation.dataflow_buffers)), None)
+        if foreign is not None:
+            raise self.error(f"{what}: {foreign.name} is not a dataflow buffer of this operation; name the buffers "
+                             "this operation made", node)
         return dfbs
 
     def call_reconfigure_dfbs(self, args, kwargs, node):

@@ -724,7 +724,10 @@ class ExpressionBuilder:
         location = self.location(node)
         check_selector(selector, self.kind, what, location)
         own = getattr(self.definition, "selector", None)
-        if isinstance(selector, Kernel) and selector is not own:
+        # a kernel the split of a body without kernel functions made runs the statements its blocks
+        # go to: a ttl.Kernel of the right kind names it
+        implicit = getattr(self.definition, "implicit", False)
+        if isinstance(selector, Kernel) and selector is not own and not implicit:
             raise self.error(f"{what}: kernel= names a ttl.Kernel that this kernel function "
                              f"({self.definition.name}) does not select; give the one of its decorator or "
                              "the kernel kind", node)

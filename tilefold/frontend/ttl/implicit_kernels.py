@@ -81,59 +81,104 @@ def _is_extern_call(node: ast.AST) -> bool:
 _SELECTED = {"COMPUTE": "compute", "DATA_MOVEMENT": "read"}
 
 
-def _declared_kernel(stmt: ast.stmt) -> tuple[str, str] | None:
-    """``name = ttl.Kernel(ttl.KernelKind.X)`` (or ``kind=``) in the body: (name, X)."""
-    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
-            and isinstance(stmt.value, ast.Call) and _called_name(stmt.value.func) == "Kernel"):
-        return None
-    kinds = list(stmt.value.args) + [kw.value for kw in stmt.value.keywords if kw.arg == "kind"]
-    if len(kinds) == 1 and isinstance(kinds[0], ast.Attribute) and kinds[0].attr in _SELECTED:
-        return stmt.targets[0].id, kinds[0].attr
+def _kind_of(expr: ast.expr, pipes: Pipes | None) -> str | None:
+    """The ``ttl.KernelKind`` member (``COMPUTE`` / ``DATA_MOVEMENT``) an expression names: written
+    out, a name of the operation's scope holding one, or a name the body bound to one."""
+    from tilefold.frontend.ttl.kernels import KernelKind
+
+    if isinstance(expr, ast.Attribute) and expr.attr in _SELECTED:
+        return expr.attr
+    if isinstance(expr, ast.Name) and pipes is not None:
+        if expr.id in pipes.kind_aliases:
+            return pipes.kind_aliases[expr.id]
+        value = pipes.scope.get(expr.id)
+        return value.name if isinstance(value, KernelKind) else None
     return None
 
 
-def _selected(item: ast.expr, pipes: Pipes) -> str | None:
-    """The kernel ``kernel=item`` names: ``ttl.KernelKind.X`` written out, or a name holding a
-    ``ttl.KernelKind`` (a data movement kind is the reader) or a ``ttl.Kernel`` (of the operation's
-    scope or made in the body): the first data movement ``ttl.Kernel`` selected is the reader, the
-    second the writer; a third is an error, a node runs two data movement kernels."""
-    from tilefold.frontend.ttl.kernels import Kernel, KernelKind
-
-    if isinstance(item, ast.Attribute) and item.attr in _SELECTED:
-        return _SELECTED[item.attr]
-    if not isinstance(item, ast.Name):
+def _made_kernel(value: ast.expr, pipes: Pipes | None) -> str | None:
+    """The kind of ``ttl.Kernel(kind)`` (or ``kind=``) written as ``value``, else None."""
+    if not (isinstance(value, ast.Call) and _called_name(value.func) == "Kernel"):
         return None
-    value = pipes.scope.get(item.id)
-    if item.id in pipes.declared_kernels:
-        kind, identity = pipes.declared_kernels[item.id], ("body", item.id)
-    elif isinstance(value, Kernel):
-        kind, identity = value.kind.name, ("object", id(value))
+    kinds = list(value.args) + [kw.value for kw in value.keywords if kw.arg == "kind"]
+    return _kind_of(kinds[0], pipes) if len(kinds) == 1 else None
+
+
+def _body_bindings(tree: ast.FunctionDef, pipes: Pipes) -> None:
+    """The body's ``name = ttl.Kernel(kind)`` statements (each one a kernel of its own, by the line
+    it is made at) and ``name = ttl.KernelKind.X`` aliases, in the order they run."""
+    for stmt in tree.body:
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
+            continue
+        name = stmt.targets[0].id
+        kind = _made_kernel(stmt.value, pipes)
+        if kind is not None:
+            pipes.declared_kernels.setdefault(name, []).append((stmt.lineno, kind))
+        elif (alias := _kind_of(stmt.value, pipes)) is not None:
+            pipes.kind_aliases[name] = alias
+
+
+def _selection_items(item: ast.expr) -> list[ast.expr]:
+    """The selectors of ``kernel=item``: a tuple's, or those ``|`` joins (``COMPUTE | DATA_MOVEMENT``)."""
+    if isinstance(item, ast.Tuple):
+        return [i for e in item.elts for i in _selection_items(e)]
+    if isinstance(item, ast.BinOp) and isinstance(item.op, ast.BitOr):
+        return _selection_items(item.left) + _selection_items(item.right)
+    return [item]
+
+
+def _selected(item: ast.expr, pipes: Pipes) -> tuple[str, bool] | None:
+    """The kernel one selector of ``kernel=`` names, and whether it names only a kind (any kernel
+    of it): ``ttl.KernelKind.X`` (a data movement kind is the reader), or a ``ttl.Kernel`` (of the
+    operation's scope, made in the body, or written in the call): the first data movement
+    ``ttl.Kernel`` selected is the reader, the second the writer; a third is an error, a node runs
+    two data movement kernels."""
+    from tilefold.frontend.ttl.kernels import Kernel
+
+    kind = _kind_of(item, pipes)
+    if kind is not None:
+        return _SELECTED[kind], True
+    made = _made_kernel(item, pipes)
+    if made is not None:
+        kind, identity, label = made, ("call", item.lineno, item.col_offset), "ttl.Kernel(...)"
+    elif isinstance(item, ast.Name) and item.id in pipes.declared_kernels:
+        line, kind = max((d for d in pipes.declared_kernels[item.id] if d[0] <= item.lineno),
+                         default=pipes.declared_kernels[item.id][0])
+        identity, label = ("body", item.id, line), item.id
+    elif isinstance(item, ast.Name) and isinstance(pipes.scope.get(item.id), Kernel):
+        value = pipes.scope[item.id]
+        kind, identity, label = value.kind.name, ("object", id(value)), item.id
     else:
-        return _SELECTED[value.name] if isinstance(value, KernelKind) else None
+        return None
     if kind != "DATA_MOVEMENT":
-        return _SELECTED[kind]
+        return _SELECTED[kind], False
     chosen = pipes.data_movement_kernels
     if identity not in chosen:
         if len(chosen) == 2:
-            raise KernelError(f"kernel={item.id} is the third data movement ttl.Kernel this operation selects, but a "
+            raise KernelError(f"kernel={label} is the third data movement ttl.Kernel this operation selects, but a "
                               "node runs two data movement kernels (a reader and a writer); select one of the other "
                               "two", SourceLocation(pipes.file, item.lineno))
         chosen.append(identity)
-    return ("read", "write")[chosen.index(identity)]
+    return ("read", "write")[chosen.index(identity)], False
+
+
+def _selections(stmt: ast.stmt, pipes: Pipes) -> list[tuple[ast.Call, list[tuple[str, bool]]]]:
+    """Each external call of ``stmt`` with ``kernel=``, and the kernels its selectors name (see
+    :func:`_selected`)."""
+    found = []
+    for node in ast.walk(stmt):
+        if _is_extern_call(node):
+            for kw in node.keywords:
+                if kw.arg == "kernel":
+                    picked = [k for k in (_selected(i, pipes) for i in _selection_items(kw.value)) if k is not None]
+                    found.append((node, picked))
+    return found
 
 
 def _extern_kernels(stmt: ast.stmt, pipes: Pipes) -> frozenset[str] | None:
     """The kernels the external calls of ``stmt`` select with ``kernel=ttl.KernelKind.X``, a
     ``ttl.Kernel`` or a tuple of them (see :func:`_selected`); None when none says."""
-    found: set[str] = set()
-    for node in ast.walk(stmt):
-        if not _is_extern_call(node):
-            continue
-        for kw in node.keywords:
-            if kw.arg != "kernel":
-                continue
-            items = kw.value.elts if isinstance(kw.value, ast.Tuple) else [kw.value]
-            found |= {k for k in (_selected(i, pipes) for i in items) if k is not None}
+    found = {kernel for _, picked in _selections(stmt, pipes) for kernel, _ in picked}
     return frozenset(found) or None
 
 
@@ -157,9 +202,12 @@ class Pipes:
 
         self.file = file
         self.scope = scope
-        # ttl.Kernel objects made in the body (name -> kind), and the data movement ones selected so far
-        self.declared_kernels = dict(d for stmt in tree.body if (d := _declared_kernel(stmt)) is not None)
+        # ttl.Kernel objects made in the body (name -> [(line, kind)]), names bound to a ttl.KernelKind,
+        # and the data movement kernels selected so far
+        self.declared_kernels: dict[str, list] = {}
+        self.kind_aliases: dict[str, str] = {}
         self.data_movement_kernels: list = []
+        _body_bindings(tree, self)
         self.callbacks: dict[str, str] = {}
         self.names = {k for k, v in scope.items() if isinstance(v, (Pipe, PipeNet))
                       or isinstance(v, (list, tuple)) and v and all(isinstance(i, (Pipe, PipeNet)) for i in v)}
@@ -293,10 +341,9 @@ def _assign(body: list[ast.stmt], tensors: set[str], pipes: Pipes, owner: dict |
         kind = piped[0] if piped else _copy_direction(stmt, tensors)
         if piped:
             _check_held_elsewhere(stmt, piped, used, owner, pipes.file)
-        selected = _extern_kernels(stmt, pipes)
-        if kind is not None and selected is not None and {_ROLE[k] for k in selected} != {_ROLE[kind]}:
-            _selection_outside_owner(stmt, kind, selected, pipes.file)
-        selected = selected if kind is None else None
+        if kind is not None:
+            _check_selections_inside(stmt, kind, pipes)
+        selected = _extern_kernels(stmt, pipes) if kind is None else None
         if selected is not None:           # ttl.call_extern_func(..., kernel=...): the kernels it names
             kind = next(iter(selected)) if len(selected) == 1 else selected
         if kind is None:
@@ -317,16 +364,19 @@ def _assign(body: list[ast.stmt], tensors: set[str], pipes: Pipes, owner: dict |
     return kinds
 
 
-def _selection_outside_owner(stmt: ast.stmt, kind: str, selected: frozenset, file: str) -> None:
-    """An external call selecting other kernels inside a statement that runs in ``kind`` (a block
-    that kernel acquires, ``with dfb.wait() as b: ...``): it cannot run where it says."""
-    call = next(node for node in ast.walk(stmt) if _is_extern_call(node)
-                and any(kw.arg == "kernel" for kw in node.keywords))
-    roles = sorted({_ROLE[k] for k in selected})
-    raise KernelError(f"this ttl.call_extern_func selects the {' and '.join(roles)} kernel{'s' if len(roles) > 1 else ''}, "
-                      f"but it is inside a statement the {_KERNEL[kind]} kernel runs (it acquires or moves the block "
-                      "there); in a body without kernel functions it runs where its statement does: move the call "
-                      f"out of the with, or select only the {_ROLE[kind]} kernel", SourceLocation(file, call.lineno))
+def _check_selections_inside(stmt: ast.stmt, kind: str, pipes: Pipes) -> None:
+    """An external call inside a statement that runs in ``kind`` (a block that kernel acquires,
+    ``with dfb.wait() as b: ...``) must select that kernel only (a data movement kind: either data
+    movement kernel): it cannot run where else it says."""
+    for call, picked in _selections(stmt, pipes):
+        other = sorted({k for k, any_of_kind in picked if k != kind and not (any_of_kind and _ROLE[k] == _ROLE[kind])})
+        if other:
+            names = " and ".join(_KERNEL[k] for k in other)
+            raise KernelError(f"this ttl.call_extern_func selects the {names} kernel{'s' if len(other) > 1 else ''}, "
+                              f"but it is inside a statement the {_KERNEL[kind]} kernel runs (it acquires or moves "
+                              "the block there); in a body without kernel functions it runs where its statement "
+                              f"does: move the call out of the with, or select only the {_KERNEL[kind]} kernel",
+                              SourceLocation(pipes.file, call.lineno))
 
 
 _ROLE = {"read": "data movement", "write": "data movement", "compute": "compute"}
@@ -375,9 +425,13 @@ def _part_of(body: list[ast.stmt], kinds: list[str | None], part: str, inner: di
     of its own (with only those inside), and, inside a loop or branch, the statements every kernel
     repeats (scalar work such as ``base = i * rows``)."""
     out = []
+    rebound = set() if nested else _stored_names([s for s, k in zip(body, kinds) if k is not None and _has([s], [k],
+                                                                                                      part, inner)])
     for stmt, k in zip(body, kinds):
         if k == part or k == EVERY or (k is None and nested) or (isinstance(k, frozenset) and part in k):
             out.append(stmt)
+        elif k is None and _is_alias(stmt) and stmt.targets[0].id in rebound:
+            out.append(stmt)            # ``src = first`` before a loop of this kernel that rebinds src
         elif k == SPLIT and _has([stmt], [k], part, inner):
             copy_ = copy.copy(stmt)
             bodies = [_part_of(b, ks, part, inner, True) or [ast.copy_location(ast.Pass(), stmt)]
@@ -387,6 +441,17 @@ def _part_of(body: list[ast.stmt], kinds: list[str | None], part: str, inner: di
                 copy_.orelse = bodies[1]
             out.append(copy_)
     return out
+
+
+def _stored_names(stmts: list[ast.stmt]) -> set[str]:
+    return {n.id for s in stmts for n in ast.walk(s) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+
+
+def _is_alias(stmt: ast.stmt) -> bool:
+    """``name = other`` or ``name = others[i]``: a host statement that only names a value, which a
+    kernel rebinding ``name`` repeats."""
+    return (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+            and _is_buffer_ref(stmt.value))
 
 
 def _is_buffer_ref(node: ast.expr) -> bool:

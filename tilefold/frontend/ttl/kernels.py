@@ -55,6 +55,19 @@ class KernelKind(enum.Enum):
     COMPUTE = "compute"
     DATA_MOVEMENT = "datamovement"
 
+    def __or__(self, other):
+        """``COMPUTE | DATA_MOVEMENT``: both kinds, as the tuple ``kernel=`` takes."""
+        if isinstance(other, KernelKind):
+            return (self, other)
+        if isinstance(other, tuple) and all(isinstance(k, KernelKind) for k in other):
+            return (self, *other)
+        return NotImplemented
+
+    def __ror__(self, other):
+        if isinstance(other, tuple) and all(isinstance(k, KernelKind) for k in other):
+            return (*other, self)
+        return NotImplemented
+
 
 class KernelKindError(KernelError, ValueError):
     """A kernel selector (``kernel=``) of another kind than the kernel it names."""

@@ -689,8 +689,16 @@ def _parse_options(value: str, location, honoured: dict) -> dict:
                                    + ", ".join(f"--ttl-{n}" for n in COMPILER_OPTIONS)
                                    + " (or --no-ttl-...), " + ", ".join(f"--ttl-{n}=..." for n in VALUED_COMPILER_OPTIONS),
                                    location)
-        if name in ("matmul-full-fp32", "reuse-user-dfbs"):
-            honoured[name.replace("-", "_")] = not token.startswith("--no-")
+        if name not in ("matmul-full-fp32", "reuse-user-dfbs"):
+            continue
+        enabled = not token.startswith("--no-")
+        if "=" in token:                # --ttl-NAME=true / =false (or 1 / 0), as TT-Lang's on/off options take
+            given = token.split("=", 1)[1].lower()
+            if not enabled or given not in ("true", "false", "1", "0"):
+                raise KernelValueError(f"options={value!r}: {token!r}: --ttl-{name} is on or off: write --ttl-{name}, "
+                                       f"--no-ttl-{name} or --ttl-{name}=true|false", location)
+            enabled = given in ("true", "1")
+        honoured[name.replace("-", "_")] = enabled
     return honoured
 
 
