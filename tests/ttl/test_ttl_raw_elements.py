@@ -277,3 +277,90 @@ def test_arithmetic_on_read_elements_is_refused_at_its_line():
 
     expect_error(run, test_arithmetic_on_read_elements_is_refused_at_its_line, Exception, "a + b",
                  "is not supported by tilefold yet")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_read_index_picks_the_tile_rows_an_element_names(dtype, tmp_path, check_kernel):
+    """``ttl.read_index(blk, r, c)``: an element as an integer, truncated toward zero, used as the
+    start of a tensor slice (TT-Lang's embedding gather, KV-cache append)."""
+    from tilefold.codegen.cpp import emit_kernel
+    from ttl_helpers import compiled
+
+    @ttl.operation(grid=(1, 1))
+    def gather(table, idx, out):
+        idx_dfb = ttl.make_dataflow_buffer_like(idx, shape=(1, 1), block_count=1)
+        row_dfb = ttl.make_dataflow_buffer_like(table, shape=(1, 1), block_count=2)
+
+        @ttl.datamovement()
+        def read():
+            with idx_dfb.reserve() as d:
+                ttl.copy(idx[0, 0], d).wait()
+            with idx_dfb.wait() as blk:
+                for i in range(4):
+                    r = ttl.read_index(blk, 0, i)
+                    with row_dfb.reserve() as d:
+                        ttl.copy(table[r:r + 1, 0:1], d).wait()
+
+        @ttl.datamovement()
+        def write():
+            for i in range(4):
+                with row_dfb.wait() as d:
+                    ttl.copy(d, out[i:i + 1, 0:1]).wait()
+
+        @ttl.compute()
+        def compute():
+            pass
+
+    table = np.random.default_rng(4).standard_normal((8 * 32, 32)).astype(np.float32)
+    index = np.zeros((32, 32), np.float32)
+    index[0, :4] = [5.9, 0.2, 7.0, 3.5]                        # rows 5, 0, 7, 3 (truncated)
+    tensors = (ttnn.from_numpy(table, dtype=getattr(ttnn, dtype), layout=ttnn.TILE_LAYOUT),
+               ttnn.from_numpy(index, dtype=getattr(ttnn, dtype), layout=ttnn.TILE_LAYOUT),
+               ttnn.zeros((4 * 32, 32), dtype=getattr(ttnn, dtype), layout=ttnn.TILE_LAYOUT))
+    gather(*tensors)
+    stored = ttnn.to_numpy(tensors[0])
+    want = np.concatenate([stored[r * 32:(r + 1) * 32] for r in (5, 0, 7, 3)])
+    np.testing.assert_array_equal(ttnn.to_numpy(tensors[2]), want)
+    program = compiled(gather, *tensors).program
+    kernel = next(k for k in program.kernels if k.name == "read")
+    path = tmp_path / "read.cpp"
+    path.write_text(emit_kernel(kernel.function))
+    check_kernel.require_accepted(check_kernel.check_kernel(path, "reader",
+                                                            check_kernel.accessor_compile_args(program, kernel)))
+
+
+def test_element_access_in_a_body_without_kernel_functions():
+    """Element reads, writes and ``read_index`` run in a data movement kernel (with the blocks they
+    use), and a copy of a block that kernel holds goes with it (TT-Lang's KV-cache patch)."""
+
+    @ttl.operation(grid=(1, 1))
+    def patch(cache, k, pos, out):
+        pos_dfb = ttl.make_dataflow_buffer_like(pos, shape=(1, 1), block_count=1)
+        k_dfb = ttl.make_dataflow_buffer_like(k, shape=(1, 1), block_count=1)
+        band_dfb = ttl.make_dataflow_buffer_like(cache, shape=(1, 1), block_count=1)
+        pd = pos_dfb.reserve()
+        ttl.copy(pos[0, 0], pd)
+        pos_blk = pos_dfb.wait()
+        r = ttl.read_index(pos_blk, 0, 0)
+        row = ttl.read_index(pos_blk, 0, 1)
+        kd = k_dfb.reserve()
+        ttl.copy(k[0:1, 0:1], kd)
+        bd = band_dfb.reserve()
+        ttl.copy(cache[r:r + 1, 0:1], bd)
+        band = band_dfb.wait()
+        kb = k_dfb.wait()
+        for c in range(32):
+            ttl.raw_element_write(band, row, c, ttl.raw_element_read(kb, 0, c))
+        ttl.copy(band, out[r:r + 1, 0:1])
+
+    rng = np.random.default_rng(6)
+    cache = rng.standard_normal((4 * 32, 32)).astype(np.float32)
+    key = rng.standard_normal((32, 32)).astype(np.float32)
+    pos = np.zeros((32, 32), np.float32)
+    pos[0, :2] = [2, 17]                                       # tile row 2, row 17 of it
+    tensors = [ttnn.from_numpy(v, dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT) for v in (cache, key, pos)]
+    out = ttnn.from_numpy(cache, dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT)
+    patch(*tensors, out)
+    want = cache.copy()
+    want[2 * 32 + 17] = key[0]
+    np.testing.assert_array_equal(ttnn.to_numpy(out), want)

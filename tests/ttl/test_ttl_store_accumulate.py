@@ -131,3 +131,24 @@ def test_store_acc_compiles_against_the_real_compute_headers(tmp_path, check_ker
     path.write_text(emit_kernel(kernel.function))
     check_kernel.require_accepted(check_kernel.check_kernel(path, "compute",
                                                             check_kernel.accessor_compile_args(program, kernel)))
+
+
+def test_plus_equals_into_a_block_that_holds_nothing_yet_starts_from_zero():
+    """``p += a @ b`` straight after ``p = dfb.reserve()`` (TT-Lang's GEMV writes it so): as
+    ``store(..., acc=True)``, the block holds zeros until then."""
+
+    @ttl.operation(grid=(1, 1))
+    def mm(a, b, out):
+        a_dfb = ttl.make_dataflow_buffer_like(a, shape=(1, 1), block_count=2)
+        b_dfb = ttl.make_dataflow_buffer_like(b, shape=(1, 1), block_count=2)
+        o_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+        ttl.copy(a[0:1, 0:1], a_dfb.reserve()).wait()
+        ttl.copy(b[0:1, 0:1], b_dfb.reserve()).wait()
+        p = o_dfb.reserve()
+        p += a_dfb.wait() @ b_dfb.wait()
+        ttl.copy(o_dfb.wait(), out[0:1, 0:1]).wait()
+
+    a, b, out = tile_tensor((32, 32), seed=1), tile_tensor((32, 32), seed=2), zeros((32, 32))
+    mm(a, b, out)
+    want = ttnn.to_numpy(a).astype(np.float64) @ ttnn.to_numpy(b).astype(np.float64)
+    np.testing.assert_allclose(ttnn.to_numpy(out).astype(np.float64), want, rtol=2e-2, atol=0.1)

@@ -91,10 +91,15 @@ def check_l1(entries: list[CircularBufferEntry], capture, semaphores: int, arch)
             break
     described = ", ".join(
         f"{by_index[e.index].name if e.index in by_index else e.name} {e.total_size} B" for e in ranked[:4])
+    added = [e for e in entries if e.index in by_index and by_index[e.index].hidden]
+    added_text = "" if not added else (
+        f"; {sum(_align(e.total_size, arch.l1_alignment) for e in added)} B of it are buffers the compiler adds ("
+        + ", ".join(f"{by_index[e.index].name} {e.total_size} B" for e in added[:4]) + (", ..." if len(added) > 4 else "")
+        + ")")
     raise L1OverflowError(
         f"the dataflow buffers of operation {capture.name!r} need {total} B of L1 on each node ({described}"
-        f"{', ...' if len(ranked) > 4 else ''}) but a {arch.board} node has {arch.l1_free} B free; use smaller "
-        "blocks or a smaller block_count", largest.location if largest is not None else capture.location)
+        f"{', ...' if len(ranked) > 4 else ''}) but a {arch.board} node has {arch.l1_free} B free{added_text}; use "
+        "smaller blocks or a smaller block_count", largest.location if largest is not None else capture.location)
 
 
 def _check_backing(dfb, entry: CircularBufferEntry, buffer, cores: CoreRangeSet, arch) -> None:

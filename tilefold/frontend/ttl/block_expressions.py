@@ -797,6 +797,9 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         if block.acquired != "reserve":
             raise self.error(f"{block.name} was obtained with wait(); accumulate into a block from reserve()", node)
         if block.stored is None and block.accumulator is None:
+            if op is ast.Add:            # a reserved block that holds nothing yet holds zeros (as store(acc=True))
+                self.store(block, operand, node)
+                return
             raise self.error(f"{block.name} has no value yet; store() into it before accumulating into it", node)
         if block.accumulator is not None and block.accumulator.l1_acc and op is ast.Add:
             self.check_position(block, node)

@@ -339,8 +339,13 @@ def _assign(body: list[ast.stmt], tensors: set[str], pipes: Pipes, owner: dict |
         used = _names(stmt)
         piped = pipes.direction(stmt)
         kind = piped[0] if piped else _copy_direction(stmt, tensors)
+        if not piped and kind in ("read", "write"):      # a block the other data movement kernel holds: copied there
+            bound_here = _stored(stmt)
+            kind = next((owner[n] for n in sorted(used - bound_here) if owner.get(n) in ("read", "write")), kind)
         if piped:
             _check_held_elsewhere(stmt, piped, used, owner, pipes.file)
+        if kind is None and _uses_raw_elements(stmt):   # element reads and writes run in a data movement kernel
+            kind = next((owner[n] for n in sorted(used - _stored(stmt)) if owner.get(n) in ("read", "write")), "read")
         if kind is not None:
             _check_selections_inside(stmt, kind, pipes)
         selected = _extern_kernels(stmt, pipes) if kind is None else None
@@ -349,7 +354,8 @@ def _assign(body: list[ast.stmt], tensors: set[str], pipes: Pipes, owner: dict |
         if kind is None:
             kind = next((owner[n] for n in used if n in owner), "compute")
         kinds[i] = kind
-        if isinstance(stmt, ast.Assign) and _is_copy(stmt.value):     # a copy's handle: waited where it runs
+        if isinstance(stmt, ast.Assign) and (_is_copy(stmt.value) or _uses_raw_elements(stmt)):
+            # a copy's handle is waited where it runs; an element read is used where it was read
             owner.update({t.id: kind for t in stmt.targets if isinstance(t, ast.Name)})
         for name in [n for n in pending if n in used]:
             where, j = pending.pop(name)
@@ -380,6 +386,13 @@ def _check_selections_inside(stmt: ast.stmt, kind: str, pipes: Pipes) -> None:
 
 
 _ROLE = {"read": "data movement", "write": "data movement", "compute": "compute"}
+
+
+_RAW_ELEMENT_CALLS = {"raw_element_read", "raw_element_write", "read_index"}
+
+
+def _uses_raw_elements(stmt: ast.stmt) -> bool:
+    return any(isinstance(n, ast.Call) and _called_name(n.func) in _RAW_ELEMENT_CALLS for n in ast.walk(stmt))
 
 
 def _is_copy(node: ast.AST) -> bool:

@@ -117,8 +117,9 @@ TOP_LEVEL = ("add", "sub", "mul", "div", "eq", "ne", "gt", "lt", "max", "min", "
              "tanh", "abs", "neg", "relu", "sigmoid", "floor", "recip", "sin", "cos", "tan", "asin", "acos", "atan",
              "ceil", "sign", "gelu", "silu", "hardsigmoid", "expm1", "square", "softsign", "signbit", "frac", "trunc",
              "transpose", "matmul")
-# ttl.raw_element_read / ttl.raw_element_write: float elements of a block in a data movement kernel
-RAW_ELEMENT = ("raw_element_read", "raw_element_write")
+# ttl.raw_element_read / ttl.raw_element_write: float elements of a block in a data movement kernel;
+# ttl.read_index: such an element as an integer (truncated toward zero), a runtime index
+RAW_ELEMENT = ("raw_element_read", "raw_element_write", "read_index")
 # ttl.element_read / ttl.element_write: TT-Lang's earlier names of ttl.unsafe.element_read / element_write
 top_level = cache(lambda: {**{name: BlockFunction(name, "") for name in TOP_LEVEL + RAW_ELEMENT},
                            **{name: BlockFunction(name, "unsafe") for name in ("element_read", "element_write")}})

@@ -643,7 +643,7 @@ def _pipe_net_table(capture: OperationCapture, uses) -> ArrayAttr:
 COMPILER_OPTIONS = ("maximize-dst", "fpu-binary-ops", "block-matmul", "subblock-sync", "combine-pack-tiles",
                     "reduce-full-fp32", "matmul-full-fp32", "strict-f32-acc", "compiler-dfbs", "l1-budget",
                     "reuse-user-dfbs", "specialize-cores", "pipe-global-semaphores-only", "pipe-computed-addresses",
-                    "pipe-capacity-sync")
+                    "pipe-capacity-sync", "relax-dfb-spsc")
 # options that take a value (``--ttl-NAME=VALUE``): how TT-Lang stores and accumulates blocks, which
 # tilefold decides itself; the known values of each (None: TT-Lang's set of values is open)
 VALUED_COMPILER_OPTIONS = {"memory-model": ("metal-cb", "compiler-l1", "compiler-sram"),

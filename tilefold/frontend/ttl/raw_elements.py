@@ -1,5 +1,6 @@
 """``ttl.raw_element_read`` / ``ttl.raw_element_write``: float elements of a held block in a data
-movement kernel.
+movement kernel; ``ttl.read_index``: such an element as a runtime integer (truncated toward zero),
+for a tensor slice's start.
 
 Reads: nothing. Writes: ``ttl.unsafe_element_read`` / ``_write`` ops (L1 loads and stores) and
 ``arith`` integer ops. A read element is an :class:`ElementValue` — its bits and its format
@@ -54,12 +55,43 @@ class RawElementBuilder:
         self.node = node
         if not writing:
             block.status.read(self.location(node))
-            return ElementValue(self.emit(ttl.UnsafeElementReadOp(block.value, row, col)).result, fmt)
+            element = ElementValue(self.emit(ttl.UnsafeElementReadOp(block.value, row, col)).result, fmt)
+            return self._truncated(element) if fn.name == "read_index" else element
         bits = self._element_bits(value, fmt, node, what)
         if block.acquired == "reserve":
             block.status.store(self.location(node))
         self.emit(ttl.UnsafeElementWriteOp(block.value, row, col, bits))
         return None
+
+    def _truncated(self, element: ElementValue):
+        """The integer part of an element (toward zero) as a runtime index, computed on its bits:
+        the mantissa with its hidden bit shifted by the exponent, then the sign; magnitudes below
+        one are 0 (and so are NaNs and infinities past 2**31, which index nothing)."""
+        from xdsl.dialects.builtin import IndexType
+
+        from tilefold.frontend.ttl.scalars import Scalar
+
+        bits = element.value
+        if element.data_format is DataFormat.Float16_b:
+            bits = self._int_op(arith.ShLIOp, bits, 16)
+        exponent = self._int_op(arith.SubiOp, self._int_op(arith.AndIOp, self._int_op(arith.ShRUIOp, bits, 23), 0xFF),
+                                127)
+        mantissa = self._int_op(arith.OrIOp, self._int_op(arith.AndIOp, bits, 0x7FFFFF), 0x800000)
+        # exponent in [0, 30]: mantissa << (e - 23) or >> (23 - e); else 0
+        up = self._int_op(arith.ShLIOp, mantissa, self.emit(arith.MaxSIOp(self._int_op(arith.SubiOp, exponent, 23),
+                                                                          self._i32(0))).result)
+        down = self._int_op(arith.ShRUIOp, mantissa, self.emit(arith.MaxSIOp(self._int_op(arith.SubiOp, self._i32(23),
+                                                                                           exponent),
+                                                                             self._i32(0))).result)
+        above = self.emit(arith.CmpiOp(exponent, self._i32(23), "sge")).result
+        magnitude = self.emit(arith.SelectOp(above, up, down)).result
+        whole = self.emit(arith.AndIOp(self.emit(arith.CmpiOp(exponent, self._i32(0), "sge")).result,
+                                       self.emit(arith.CmpiOp(exponent, self._i32(31), "slt")).result)).result
+        magnitude = self.emit(arith.SelectOp(whole, magnitude, self._i32(0))).result
+        negative = self.emit(arith.CmpiOp(self._int_op(arith.ShRUIOp, bits, 31), self._i32(0), "ne")).result
+        signed = self.emit(arith.SelectOp(negative, self._int_op(arith.SubiOp, self._i32(0), magnitude),
+                                          magnitude)).result
+        return Scalar.opaque(self.emit(arith.IndexCastOp(signed, IndexType())).result)
 
     def _element_position(self, block: Block, coords: list, node, what: str):
         """The row and column (``index`` values) of the element at ``coords`` — one per dimension of
