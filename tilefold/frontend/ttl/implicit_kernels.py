@@ -195,7 +195,9 @@ def _uses_dataflow(stmt: ast.stmt) -> bool:
 class Pipes:
     """What the body says about pipes: the functions ``net.if_src`` / ``net.if_dst`` run (name ->
     kernel), and the names that hold pipes or nets (the parameters of those functions, names bound
-    to ``ttl.Pipe(...)`` / ``ttl.PipeNet(...)``, and names of the operation's scope holding one)."""
+    to ``ttl.Pipe(...)`` / ``ttl.PipeNet(...)``, and names of the operation's scope holding one);
+    and about kernel selectors: the ``ttl.Kernel`` objects and ``ttl.KernelKind`` names it binds,
+    and which data movement kernels its calls have selected (see :func:`_selected`)."""
 
     def __init__(self, tree: ast.FunctionDef, file: str, scope: dict):
         from tilefold.frontend.ttl.pipes import Pipe, PipeNet
