@@ -129,3 +129,31 @@ def test_tiles_loaded_by_an_operation_that_writes_no_tensor_are_a_warning():
     with pytest.warns(UserWarning, match="never used.*the operation writes no tensor"):
         slices_only(a)
     assert np.isfinite(ttnn.to_numpy(a)).all()
+
+
+def test_an_operation_touching_no_tensor_may_drop_its_results_with_a_warning():
+    """A kernel timed on its own (TT-Lang's single-block benchmarks): it reads and writes no tensor,
+    so nothing could see its results; pushing them where nothing waits is a warning, not an error."""
+    import pytest
+
+    @ttl.operation(grid=(1, 1))
+    def fill_only(out):
+        out_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+
+        @ttl.compute()
+        def compute():
+            with out_dfb.reserve() as o:
+                o.store(ttl.block.fill(-3.0, shape=o.shape))
+
+        @ttl.datamovement()
+        def read():
+            pass
+
+        @ttl.datamovement()
+        def write():
+            pass
+
+    out = zeros((32, 32))
+    with pytest.warns(UserWarning, match="the operation writes no tensor"):
+        fill_only(out)
+    np.testing.assert_array_equal(ttnn.to_numpy(out), 0)

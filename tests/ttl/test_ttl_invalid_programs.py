@@ -142,7 +142,7 @@ def test_two_consumer_kernels_of_one_buffer():
 def test_compiler_option_strings():
     x, y = tile_tensor((32, 32), seed=3), zeros((32, 32))
     op = _scaled(options="--no-ttl-maximize-dst --ttl-l1-budget=1000000")
-    op(x, y, options="--ttl-matmul-full-fp32 --ttl-reuse-user-dfbs --ttl-relax-dfb-spsc")
+    op(x, y, options="--ttl-matmul-full-fp32 --ttl-reuse-user-dfbs --ttl-relax-dfb-spsc --ttl-force-subblock=1,2")
     np.testing.assert_allclose(ttnn.to_numpy(y).astype(np.float32), ttnn.to_numpy(x).astype(np.float32) * 2,
                                rtol=1e-2, atol=1e-2)
 

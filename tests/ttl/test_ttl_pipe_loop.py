@@ -12,7 +12,7 @@ import pytest
 
 import tilefold.ttl as ttl
 import tilefold.ttnn as ttnn
-from ttl_helpers import compiled
+from ttl_helpers import compiled, tile_tensor, zeros
 
 N = 3          # loop iterations, one tile through the pipe each
 COLS = 3       # node 0 sends; nodes 1 and 2 receive (a multicast) or node 1 only (unicast)
@@ -291,3 +291,43 @@ def test_the_gathering_reader_compiles_against_the_real_dataflow_headers(operati
     path.write_text(source)
     check_kernel.require_accepted(check_kernel.check_kernel(path, "reader",
                                                             check_kernel.accessor_compile_args(program, kernel)))
+
+
+def test_a_block_reserved_in_a_loop_and_filled_by_pipe_bodies_is_pushed_when_dead():
+    """``blk = dfb.reserve()`` each iteration, filled by a ``def`` and a ``lambda`` handed to the net
+    (one returning a tuple, as TT-Lang's SUMMA matmul writes it): released once its name is dead,
+    the lambda's read of ``blk`` counting where it is passed."""
+    rows = 2
+
+    @ttl.operation(grid=(2, 1))
+    def bcast(a, out):
+        net = ttl.PipeNet([ttl.Pipe(src=(0, 0), dst=(slice(0, 2), 0))])
+        dfb = ttl.make_dataflow_buffer_like(a, shape=(1, 1), block_count=2)
+
+        @ttl.compute()
+        def compute():
+            pass
+
+        @ttl.datamovement()
+        def dm_read():
+            for i in range(rows):
+                blk = dfb.reserve()
+
+                def send(pipe):
+                    ttl.copy(a[i, 0], blk).wait()
+                    ttl.copy(blk, pipe).wait()
+
+                net.if_src(send)
+                net.if_dst(lambda pipe: (ttl.copy(pipe, blk).wait(),))
+
+        @ttl.datamovement()
+        def dm_write():
+            x, _ = ttl.node(dims=2)
+            for i in range(rows):
+                blk = dfb.wait()
+                ttl.copy(blk, out[i, x]).wait()
+
+    a, out = tile_tensor((32 * rows, 32), seed=8), zeros((32 * rows, 64))
+    bcast(a, out)
+    values = ttnn.to_numpy(a)
+    np.testing.assert_array_equal(ttnn.to_numpy(out), np.concatenate([values, values], axis=1))

@@ -294,6 +294,10 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
         value = stmt.value
         if isinstance(value, ast.Constant):
             return      # a docstring or a string used as a comment
+        if isinstance(value, (ast.Tuple, ast.List)) and value.elts and all(isinstance(e, ast.Call) for e in value.elts):
+            for element in value.elts:  # ``lambda pipe: (ttl.copy(pipe, blk).wait(),)``: the calls, in order
+                self.evaluate(element, scope)
+            return
         if not isinstance(value, ast.Call):
             raise self.error(f"this expression ({ast.unparse(value)[:40]}) has no effect; assign it or remove it",
                              stmt)

@@ -404,7 +404,7 @@ class Operation:
         check_block_counts(module, {d.index: d.name for d in capture.dataflow_buffers}, in_cpp)
         pushes, waited = _pushes_and_waited_buffers(module)
         waited |= in_cpp
-        _check_results_used(waited, unread, writes_a_tensor=bool(built.writes))
+        _check_results_used(waited, unread, writes_a_tensor=bool(built.writes), reads_a_tensor=bool(built.reads))
         _drop_unconsumed_pushes(pushes, waited | {d.index for d in capture.dataflow_buffers if d.backing is not None})
         return built
 
@@ -540,19 +540,20 @@ def _pushes_and_waited_buffers(module: ModuleOp) -> tuple[list, set[int]]:
     return pushes, waited
 
 
-def _check_results_used(waited: set[int], unread, writes_a_tensor: bool = True) -> None:
+def _check_results_used(waited: set[int], unread, writes_a_tensor: bool = True, reads_a_tensor: bool = True) -> None:
     """Raise at the line that wrote a block which is pushed without being read when no kernel waits on
     its buffer (``waited`` holds those some kernel does): the pushed data would be dropped (a staging
     block is read before it is pushed; a tensor-backed buffer's blocks are the tensor's pages). Tiles
-    loaded by an operation that writes no tensor at all (a demonstration of reads) get a warning
-    instead; a computed result is never dropped in silence."""
+    loaded by an operation that writes no tensor (a demonstration of reads), and results computed by
+    one that touches no tensor at all (a kernel timed on its own), get a warning instead: nothing
+    could see them; a result is never dropped in silence."""
     for dfb, name, where, computed in unread:
         if dfb.index in waited or dfb.backing is not None or dfb.hidden:
             continue
         message = (f"what is written into {name} here is never used: {name} is pushed into {dfb.name}, which no "
                    f"kernel waits on, so the data is dropped; wait on {dfb.name} in the kernel that uses it "
                    f"(with {dfb.name}.wait() as blk: ...), e.g. to copy it to a tensor")
-        if writes_a_tensor or computed:
+        if writes_a_tensor or (computed and reads_a_tensor):
             raise KernelError(message, where)
         warn_at(f"{message} (the operation writes no tensor)", where)
         return
@@ -647,7 +648,7 @@ COMPILER_OPTIONS = ("maximize-dst", "fpu-binary-ops", "block-matmul", "subblock-
 # options that take a value (``--ttl-NAME=VALUE``): how TT-Lang stores and accumulates blocks, which
 # tilefold decides itself; the known values of each (None: TT-Lang's set of values is open)
 VALUED_COMPILER_OPTIONS = {"memory-model": ("metal-cb", "compiler-l1", "compiler-sram"),
-                           "accumulation-strategy": None, "l1-allocation-strategy": None,
+                           "accumulation-strategy": None, "l1-allocation-strategy": None, "force-subblock": None,
                            "sram-allocation-mode": None, "sram-allocation-strategy": None, "pipe-batch-tiles": None}
 
 

@@ -187,11 +187,16 @@ def _live_after(tail: list[ast.stmt], defs: dict[str, set[str]] | None = None) -
     """Names the statements ``tail`` (what runs after a statement, to the function's end) may read
     before they certainly assign them. A use of a nested function of ``defs`` reads what the
     function reads (a pipe body reads its kernel's names when it is built where it is called); a
-    lambda, or a nested ``def`` not in ``defs``, counts as reading every name it reads."""
+    lambda passed straight to a call (``net.if_dst(lambda pipe: ...)``) reads its names there; any
+    other lambda, or a nested ``def`` not in ``defs``, may run later and counts as reading every
+    name it reads."""
     live = _exposed(tail, set(), defs)
     for stmt in tail:
+        called = {id(arg) for call in ast.walk(stmt) if isinstance(call, ast.Call)
+                  for arg in [*call.args, *(kw.value for kw in call.keywords)] if isinstance(arg, ast.Lambda)}
         for sub in ast.walk(stmt):
-            if isinstance(sub, ast.Lambda) or isinstance(sub, ast.FunctionDef) and sub.name not in (defs or {}):
+            if isinstance(sub, ast.Lambda) and id(sub) not in called \
+                    or isinstance(sub, ast.FunctionDef) and sub.name not in (defs or {}):
                 live |= reads(sub)
     return live
 
