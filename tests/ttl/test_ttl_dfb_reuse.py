@@ -19,22 +19,22 @@ from ttl_helpers import compiled, expect_error, marked_line, tile_tensor, zeros
 LINKS = 40
 
 
-def _chain(options=None, links=LINKS, float32_every=0):
-    """``out = inp + links`` through ``links`` intermediate buffers, each filled from the previous
-    one plus 1 by the compute kernel, which alone uses them (every ``float32_every``-th link is a
-    float32 buffer when given)."""
+def _chain(options=None, links=LINKS, float32_every=0, tiles=1):
+    """``out = inp + links`` through ``links`` intermediate buffers of ``tiles`` x ``tiles`` tile
+    blocks, each filled from the previous one plus 1 by the compute kernel, which alone uses them
+    (every ``float32_every``-th link is a float32 buffer when given)."""
 
     @ttl.operation(grid=(1, 1), options=options)
     def chain(inp, out):
-        first = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
-        last = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+        first = ttl.make_dataflow_buffer_like(inp, shape=(tiles, tiles), block_count=2)
+        last = ttl.make_dataflow_buffer_like(out, shape=(tiles, tiles), block_count=2)
         formats = ["float32" if float32_every and i % float32_every == 0 else "bf16" for i in range(links)]
-        links_dfbs = [ttl.make_dfb(f, shape=(1, 1), block_count=2) for f in formats]  # error
+        links_dfbs = [ttl.make_dfb(f, shape=(tiles, tiles), block_count=2) for f in formats]  # error
 
         @ttl.datamovement()
         def read():
             with first.reserve() as blk:
-                ttl.copy(inp[0, 0], blk).wait()
+                ttl.copy(inp[0:tiles, 0:tiles], blk).wait()
 
         @ttl.compute()
         def compute():
@@ -49,7 +49,7 @@ def _chain(options=None, links=LINKS, float32_every=0):
         @ttl.datamovement()
         def write():
             with last.wait() as blk:
-                ttl.copy(blk, out[0, 0]).wait()
+                ttl.copy(blk, out[0:tiles, 0:tiles]).wait()
 
     return chain
 
@@ -161,48 +161,15 @@ def test_an_unbalanced_buffer_is_not_shared():
     assert unbalanced not in shared_circular_buffers(built.module, indices)
 
 
-def _wide_chain(options=None, links=10):
-    """``out = inp + links`` through ``links`` buffers of 8x8-tile blocks (256 KiB each): more L1
-    than a node has, unless they take turns."""
-
-    @ttl.operation(grid=(1, 1), options=options)
-    def wide(inp, out):
-        first = ttl.make_dataflow_buffer_like(inp, shape=(8, 8), block_count=1)
-        last = ttl.make_dataflow_buffer_like(out, shape=(8, 8), block_count=1)
-        stages = [ttl.make_dfb("bf16", shape=(8, 8), block_count=2) for _ in range(links)]
-
-        @ttl.datamovement()
-        def read():
-            with first.reserve() as blk:
-                ttl.copy(inp[0:8, 0:8], blk).wait()
-
-        @ttl.compute()
-        def compute():
-            source = first
-            for stage in stages:
-                with source.wait() as x, stage.reserve() as y:
-                    y.store(x + 1.0)
-                source = stage
-            with source.wait() as x, last.reserve() as y:
-                y.store(x)
-
-        @ttl.datamovement()
-        def write():
-            with last.wait() as blk:
-                ttl.copy(blk, out[0:8, 0:8]).wait()
-
-    return wide
-
-
 def test_buffers_needing_more_l1_than_a_node_has_take_turns():
     values = np.random.default_rng(3).integers(-8, 8, (256, 256)).astype(np.float32)
     inp = ttnn.from_numpy(values, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
     out = zeros((256, 256))
-    _wide_chain()(inp, out)
+    _chain(links=10, tiles=8)(inp, out)            # ten 256 KiB stages: more L1 than a node has
     np.testing.assert_array_equal(ttnn.to_numpy(out), values + 10)
     from tilefold.errors import L1OverflowError
     with pytest.raises(L1OverflowError, match="need .* B of L1 on each node"):
-        _wide_chain(options="--no-ttl-reuse-user-dfbs")(inp, zeros((256, 256)))
+        _chain(options="--no-ttl-reuse-user-dfbs", links=10, tiles=8)(inp, zeros((256, 256)))
 
 
 def test_buffers_of_different_kernels_never_take_turns():
