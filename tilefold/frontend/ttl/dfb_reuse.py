@@ -36,6 +36,7 @@ from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 
+from tilefold.frontend.ttl.protocol_check import trip_count
 from tilefold.ir import ttl
 
 _CB_OPS = (ttl.CBReserveOp, ttl.CBWaitOp, ttl.CBPushOp, ttl.CBPopOp)
@@ -130,7 +131,7 @@ def _net_blocks(block: Block, cb: SSAValue) -> dict | None:
             if inner is None:
                 return None
             if inner:
-                trips = _trip_count(op)
+                trips = trip_count(op)
                 if trips is None or set(inner) != {()}:
                     return None
                 _add(net, (), inner[()] * trips)
@@ -156,15 +157,6 @@ def _add(net: dict, key, count: int) -> None:
 
 def _touches(block: Block, cb: SSAValue) -> bool:
     return any(operand is cb for op in block.walk() for operand in op.operands)
-
-
-def _trip_count(loop: scf.ForOp) -> int | None:
-    from tilefold.frontend.ttl.protocol_check import constant_of
-
-    lb, ub, step = (constant_of(v) for v in (loop.lb, loop.ub, loop.step))
-    if None in (lb, ub, step) or step <= 0:
-        return None
-    return max(0, -(-(ub - lb) // step))
 
 
 def _condition_key(value: SSAValue, depth: int = 0):

@@ -81,14 +81,14 @@ def _is_extern_call(node: ast.AST) -> bool:
 _SELECTED = {"COMPUTE": "compute", "DATA_MOVEMENT": "read"}
 
 
-def _kind_of(expr: ast.expr, pipes: Pipes | None) -> str | None:
+def _kind_of(expr: ast.expr, pipes: Pipes) -> str | None:
     """The ``ttl.KernelKind`` member (``COMPUTE`` / ``DATA_MOVEMENT``) an expression names: written
     out, a name of the operation's scope holding one, or a name the body bound to one."""
     from tilefold.frontend.ttl.kernels import KernelKind
 
     if isinstance(expr, ast.Attribute) and expr.attr in _SELECTED:
         return expr.attr
-    if isinstance(expr, ast.Name) and pipes is not None:
+    if isinstance(expr, ast.Name):
         if expr.id in pipes.kind_aliases:
             return pipes.kind_aliases[expr.id]
         value = pipes.scope.get(expr.id)
@@ -96,7 +96,7 @@ def _kind_of(expr: ast.expr, pipes: Pipes | None) -> str | None:
     return None
 
 
-def _made_kernel(value: ast.expr, pipes: Pipes | None) -> str | None:
+def _made_kernel(value: ast.expr, pipes: Pipes) -> str | None:
     """The kind of ``ttl.Kernel(kind)`` (or ``kind=``) written as ``value``, else None."""
     if not (isinstance(value, ast.Call) and _called_name(value.func) == "Kernel"):
         return None

@@ -33,16 +33,24 @@ def constant_of(value) -> int | None:
     return None
 
 
+def trip_count(loop: scf.ForOp) -> int | None:
+    """How many iterations ``loop`` runs, or None when its bounds are not compile-time constants."""
+    lb, ub, step = (constant_of(v) for v in (loop.lb, loop.ub, loop.step))
+    if None in (lb, ub, step) or step == 0:
+        return None
+    return max(0, -(-(ub - lb) // step))
+
+
 def executions(op) -> int | None:
     """How many times ``op`` runs on every node, or None when that depends on run-time values."""
     count = 1
     parent = op.parent_op()
     while parent is not None and not isinstance(parent, func.FuncOp):
         if isinstance(parent, scf.ForOp):
-            lb, ub, step = (constant_of(v) for v in (parent.lb, parent.ub, parent.step))
-            if None in (lb, ub, step):
+            trips = trip_count(parent)
+            if trips is None:
                 return None
-            count *= max(0, -(-(ub - lb) // step))
+            count *= trips
         elif isinstance(parent, scf.IfOp):
             return None
         parent = parent.parent_op()
