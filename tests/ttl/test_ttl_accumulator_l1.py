@@ -285,3 +285,141 @@ def test_a_matmul_added_into_a_reserved_block_in_a_loop_matches_numpy():
     matmul_into_reserved_block(a, b, out)
     exact = ttnn.to_numpy(a).astype(np.float64) @ ttnn.to_numpy(b).astype(np.float64)
     assert np.abs(ttnn.to_numpy(out) - exact).max() <= 2 ** -5 * np.abs(exact).max()
+
+
+# -- a reserved block only ``+=`` fills and nothing reads: summed in its own L1 by the packer ------
+
+
+def _partials_matmul(bm, bn, bk, nk):
+    """TT-Lang's K-split partials: ``p = partial.reserve()``, ``p += a @ b`` over K, ``p.push()``."""
+    @ttl.operation(grid=(1, 1))
+    def partials(a, b, out):
+        a_dfb = ttl.make_dataflow_buffer_like(a, shape=(bm, bk), block_count=2)
+        b_dfb = ttl.make_dataflow_buffer_like(b, shape=(bk, bn), block_count=2)
+        partial_dfb = ttl.make_dataflow_buffer_like(out, shape=(bm, bn), block_count=2)
+
+        @ttl.compute()
+        def compute():
+            p = partial_dfb.reserve()
+            for _ in range(nk):
+                x = a_dfb.wait()
+                y = b_dfb.wait()
+                p += x @ y
+                x.pop()
+                y.pop()
+            p.push()
+
+        @ttl.datamovement()
+        def read():
+            for k in range(nk):
+                with a_dfb.reserve() as x, b_dfb.reserve() as y:
+                    ttl.copy(a[0:bm, k * bk:(k + 1) * bk], x).wait()
+                    ttl.copy(b[k * bk:(k + 1) * bk, 0:bn], y).wait()
+
+        @ttl.datamovement()
+        def write():
+            with partial_dfb.wait() as o:
+                ttl.copy(o, out[0:bm, 0:bn]).wait()
+
+    return partials
+
+
+def test_partials_added_into_a_reserved_block_take_no_buffer_of_their_own_and_match_numpy(tmp_path, check_kernel):
+    bm, bn, bk, nk = 8, 8, 16, 2           # a, b: 2 blocks of 128 tiles; partials: 2 blocks of 64
+    rng = np.random.default_rng(9)
+    a = _bf16(rng.random((bm * TS, nk * bk * TS)))
+    b = _bf16(rng.random((nk * bk * TS, bn * TS)))
+    out = _bf16(np.zeros((bm * TS, bn * TS)))
+    operation = _partials_matmul(bm, bn, bk, nk)
+    result = compiled(operation, a, b, out)
+    assert len(result.program.circular_buffers) == 3                    # no accumulator buffer
+    used = sum(cb.total_size for cb in result.program.circular_buffers)
+    assert used + bm * bn * 4096 > result.program.arch.l1_free          # a float32 one would not fit
+    compute = emit_kernel(next(k for k in result.program.kernels if k.is_compute).function)
+    assert "pack_reconfig_l1_acc(1);" in compute
+    operation(a, b, out)
+    exact = ttnn.to_numpy(a).astype(np.float64) @ ttnn.to_numpy(b).astype(np.float64)
+    assert np.abs(ttnn.to_numpy(out) - exact).max() <= 2 ** -6 * np.abs(exact).max()
+    path = tmp_path / "compute.cpp"
+    path.write_text(compute)
+    check_kernel.require_accepted(check_kernel.check_kernel(path, "compute"))
+
+
+N_ADDS = 6
+
+
+@ttl.operation(grid=(1, 1))
+def summed_after_a_store(start, delta, out):
+    start_dfb = ttl.make_dataflow_buffer_like(start, shape=(1, 1), block_count=1)
+    delta_dfb = ttl.make_dataflow_buffer_like(delta, shape=(1, 1), block_count=2)
+    out_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=1)
+
+    @ttl.compute()
+    def compute():
+        with out_dfb.reserve() as out_blk, start_dfb.wait() as s:
+            out_blk.store(s)
+            for _ in range(N_ADDS):
+                with delta_dfb.wait() as d:
+                    out_blk += d
+
+    @ttl.datamovement()
+    def read():
+        with start_dfb.reserve() as s:
+            ttl.copy(start[0:1, 0:1], s).wait()
+        for _ in range(N_ADDS):
+            with delta_dfb.reserve() as d:
+                ttl.copy(delta[0:1, 0:1], d).wait()
+
+    @ttl.datamovement()
+    def write():
+        with out_dfb.wait() as o:
+            ttl.copy(o, out[0:1, 0:1]).wait()
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float32"])
+def test_a_block_summed_in_l1_rounds_to_its_own_format_at_each_step(dtype):
+    """256 + 1 is a tie in bfloat16 (spacing 2 there) and rounds to even, 256: summed in a bfloat16
+    block, each step's sum rounds back; a float32 block keeps every step."""
+    fmt = getattr(ttnn, dtype)
+    start = ttnn.from_numpy(np.full((TS, TS), 256.0, np.float32), dtype=fmt, layout=ttnn.TILE_LAYOUT)
+    delta = ttnn.from_numpy(np.ones((TS, TS), np.float32), dtype=fmt, layout=ttnn.TILE_LAYOUT)
+    out = ttnn.from_numpy(np.zeros((TS, TS), np.float32), dtype=fmt, layout=ttnn.TILE_LAYOUT)
+    summed_after_a_store(start, delta, out)
+    expected = 256.0 if dtype == "bfloat16" else 256.0 + N_ADDS
+    assert np.all(ttnn.to_numpy(out) == expected)
+
+
+@ttl.operation(grid=(1, 1))
+def summed_then_read(a, out):
+    a_dfb = ttl.make_dataflow_buffer_like(a, shape=(1, 1), block_count=2)
+    out_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=1)
+
+    @ttl.compute()
+    def compute():
+        with out_dfb.reserve() as o:
+            for _ in range(3):
+                with a_dfb.wait() as x:
+                    o += x
+            o.store(o * 2.0)
+
+    @ttl.datamovement()
+    def read():
+        for k in range(3):
+            with a_dfb.reserve() as x:
+                ttl.copy(a[k:k + 1, 0:1], x).wait()
+
+    @ttl.datamovement()
+    def write():
+        with out_dfb.wait() as o:
+            ttl.copy(o, out[0:1, 0:1]).wait()
+
+
+def test_a_block_read_after_its_loop_keeps_the_sum_in_a_buffer_of_its_own():
+    rng = np.random.default_rng(4)
+    a = _bf16(rng.standard_normal((3 * TS, TS)))
+    out = _bf16(np.zeros((TS, TS)))
+    result = compiled(summed_then_read, a, out)
+    assert any("accumulator" in (cb.name or "") for cb in result.program.circular_buffers)
+    summed_then_read(a, out)
+    exact = 2 * ttnn.to_numpy(a).astype(np.float64).reshape(3, TS, TS).sum(axis=0)
+    assert np.abs(ttnn.to_numpy(out) - exact).max() <= 2 ** -6 * np.abs(exact).max()

@@ -117,6 +117,10 @@ class BlockExpressionBuilder(AcquisitionBuilder):
                 return self.accumulator_read(value.accumulator, node)
             row_major = not value.dfb.is_tiled
             if value.acquired == "reserve":
+                if value.summed_in_l1:
+                    raise self.error(f"{value.name} is summed in its own L1 by the packer, which the compute kernel "
+                                     f"cannot read back; push {value.name} and wait for it, or add into a block "
+                                     "value (acc = ttl.block.fill(0, ...); acc += ...) and store that", node)
                 value.status.read(self.location(node))     # raises when nothing was stored yet
                 return BlockExpression(value.stored, value.shape, value.data_format, row_major)
             value.status.read(self.location(node))
@@ -778,7 +782,7 @@ class BlockExpressionBuilder(AcquisitionBuilder):
             return
         self.node = node
         self.emit(ttl.StoreOp(v.value, block.value))
-        block.stored = v.value
+        block.stored, block.summed_in_l1 = v.value, False
 
     def store_accumulating(self, block: Block, value, node) -> None:
         """``block.store(value, acc=True)``: add ``value`` to what the block holds; a reserved block
@@ -786,6 +790,9 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         self.require_compute(node, f"{block.name}.store(..., acc=True)")
         if block.acquired != "reserve":
             raise self.error(f"{block.name} was obtained with wait(); accumulate into a block from reserve()", node)
+        if block.summed_in_l1:
+            self.add_in_l1(block, value, node)
+            return
         if block.stored is None and block.accumulator is None:
             self.store(block, value, node)
             return
@@ -796,7 +803,10 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         self.require_compute(node, f"{block.name} += ...")
         if block.acquired != "reserve":
             raise self.error(f"{block.name} was obtained with wait(); accumulate into a block from reserve()", node)
-        if block.stored is None and block.accumulator is None:
+        if block.summed_in_l1 and op is ast.Add:
+            self.add_in_l1(block, operand, node)
+            return
+        if block.stored is None and block.accumulator is None and not block.summed_in_l1:
             if op is ast.Add:            # a reserved block that holds nothing yet holds zeros (as store(acc=True))
                 self.store(block, operand, node)
                 return
@@ -937,10 +947,43 @@ class BlockExpressionBuilder(AcquisitionBuilder):
             self.emit(ttl.CBPopOp(replaced.cb))
             replaced.holds = False
 
+    def add_in_l1(self, block: Block, addend, node) -> None:
+        """``blk += addend`` on a reserved block summed in its own L1: pack ``addend`` onto the
+        block's tiles with the packer's L1 accumulation (``pack_reconfig_l1_acc(1)``)."""
+        if _number(addend):
+            addend = self.make("fill", [], block.shape, node, {"value": float(addend)}, fmt=block.data_format)
+        v = self.operand(self.resolve(addend, block.shape), node)
+        if v.shape != block.shape:
+            raise self.error(f"{block.name} is a {_shape_text(block.shape)} block; it cannot add a value of shape "
+                             f"{_shape_text(v.shape)}", node)
+        self.check_position(block, node)
+        block.status.store(self.location(node))
+        self.node = node
+        store = self.emit(ttl.StoreOp(v.value, block.value))
+        store.attributes[ttl.L1_ACC_ATTR] = UnitAttr()
+
+    def sums_in_l1(self, block: Block, stmt) -> bool:
+        """Whether a reserved block that ``stmt`` (a loop) only adds to is summed in its own L1: its
+        format is one the packer accumulates into and the kernel does not read it after the loop
+        (it pushes it, or adds to it again)."""
+        return (block.acquired == "reserve" and block.accumulator is None and block.dfb.is_tiled
+                and block.data_format in (DataFormat.Float16_b, DataFormat.Float32)
+                and block.name not in _value_reads_after(self.source.tree, stmt, accumulations=False))
+
     def promote_block(self, block: Block, stmt, zero_start: bool = False, l1_acc: bool = False) -> Block:
-        """A reserved block accumulated into in a loop: keep its value in an accumulator (of one
-        block with ``l1_acc``: the loop only adds to it). With ``zero_start`` (the loop stores into
-        it with ``acc=True``, or only adds to it with ``+=``) a block that holds nothing yet starts at zero."""
+        """A reserved block accumulated into in a loop. When the loop only adds to it (``l1_acc``)
+        and nothing reads it afterwards, each step packs onto the block's own tiles with the packer's
+        L1 accumulation (a block that holds nothing yet is zeroed first), as TT-Lang lowers a
+        dataflow buffer accumulation. Otherwise its value is kept in an accumulator (of one block with
+        ``l1_acc``). With ``zero_start`` (the loop stores into it with ``acc=True``, or only adds to
+        it with ``+=``) a block that holds nothing yet starts at zero."""
+        if l1_acc and self.sums_in_l1(block, stmt):
+            if block.stored is None and not block.summed_in_l1:
+                self.node = stmt
+                zero = self.make("fill", [], block.shape, stmt, {"value": 0.0}, fmt=block.data_format)
+                self.store(block, zero, stmt)
+            block.stored, block.summed_in_l1 = None, True
+            return block
         if block.acquired == "reserve" and block.stored is None and zero_start:
             self.node = stmt
             value = self.make("fill", [], block.shape, stmt, {"value": 0.0}, fmt=block.data_format)
@@ -953,8 +996,11 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         return block
 
     def finish_block_accumulation(self, block: Block, stmt) -> None:
-        """After the loop: store the accumulated value into the block, which then holds it."""
+        """After the loop: store the accumulated value into the block, which then holds it (a block
+        summed in its own L1 holds it already)."""
         acc = block.accumulator
+        if acc is None:
+            return
         block.accumulator = None
         value = self.accumulator_read(acc, stmt)
         self.node = stmt
@@ -968,9 +1014,10 @@ def _dtype_text(dtype) -> str:
     return repr(dtype) if isinstance(dtype, str) else str(dtype)
 
 
-def _value_reads_after(tree: ast.AST, node) -> set[str]:
-    """Names whose block value is read after ``node`` (by line): operands, ``x += ...``,
-    ``x.store(..., acc=True)`` — not ``x.push()``, ``x.pop()`` or a plain ``x.store(v)``."""
+def _value_reads_after(tree: ast.AST, node, accumulations: bool = True) -> set[str]:
+    """Names whose block value is read after ``node`` (by line): operands and, with
+    ``accumulations``, ``x += ...`` and ``x.store(..., acc=True)`` — not ``x.push()``, ``x.pop()``
+    or a plain ``x.store(v)``."""
     end = getattr(node, "end_lineno", None) or 0
     parents = {id(child): parent for parent in ast.walk(tree) for child in ast.iter_child_nodes(parent)}
     names = set()
@@ -978,12 +1025,13 @@ def _value_reads_after(tree: ast.AST, node) -> set[str]:
         if getattr(n, "lineno", 0) <= end:
             continue
         if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):
-            names.add(n.target.id)
+            if accumulations:
+                names.add(n.target.id)
         elif isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
             parent = parents.get(id(n))
             if isinstance(parent, ast.Attribute) and parent.attr in ("push", "pop", "store"):
                 call = parents.get(id(parent))
-                if not (parent.attr == "store" and isinstance(call, ast.Call)
+                if not (accumulations and parent.attr == "store" and isinstance(call, ast.Call)
                         and any(k.arg == "acc" for k in call.keywords)):
                     continue
             names.add(n.id)

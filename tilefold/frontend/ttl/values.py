@@ -77,6 +77,7 @@ class Block:
     depth: int                # blocks of the same buffer end held before this one
     stored: SSAValue | None = None        # the last value stored into it (compute kernels)
     accumulator: Accumulator | None = None
+    summed_in_l1: bool = False             # its loop adds to it in its own L1 (packer L1 accumulation)
     assigned: bool = False                 # acquired as name = dfb.reserve() / wait() (may be released implicitly)
     inline: bool = False                   # acquired inside an expression (``dfb.reserve().store(x)``): no name
     level: int = 0                         # runtime loops and branches around its acquisition

@@ -99,6 +99,37 @@ def new_scratch_cb(kernel: func.FuncOp, module: ModuleOp, shape, element, name: 
     return op
 
 
+def runs_before(first: Operation, second: Operation) -> bool:
+    """Whether ``first`` ends before ``second`` starts in program order: their outermost differing
+    ancestors are ops of one block, ``first``'s earlier (not when one contains the other, or they
+    sit in different regions of one op)."""
+    def ancestry(op):
+        chain = []
+        while op is not None:
+            chain.append(op)
+            op = op.parent_op()
+        return chain[::-1]
+
+    for a, b in zip(ancestry(first), ancestry(second)):
+        if a is b:
+            continue
+        return a.parent_block() is b.parent_block() and a.is_before_in_block(b)
+    return False
+
+
+def free_scratch_cb(kernel: func.FuncOp, cb_type, anchor: Operation) -> ttl.BindCBOp | None:
+    """An internal dataflow buffer of ``kernel`` of type ``cb_type`` that the kernel is done with
+    before ``anchor`` on every path (all its uses run before it), so a block reserved there may
+    reuse it; None when there is none."""
+    for op in kernel.body.block.ops:
+        if not isinstance(op, ttl.BindCBOp):
+            break
+        if (op.buffer_name is not None and op.buffer_name.data.startswith(f"{SCRATCH_PREFIX}:") and op.result.type == cb_type and op.result.uses
+                and all(runs_before(use.operation, anchor) for use in op.result.uses)):
+            return op
+    return None
+
+
 def insert_before(op: Operation, anchor: Operation) -> Operation:
     """Insert ``op`` before ``anchor`` (xDSL's Builder); an op without a location takes the anchor's."""
     Builder(InsertPoint.before(anchor)).insert(op)

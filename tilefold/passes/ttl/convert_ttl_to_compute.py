@@ -45,7 +45,8 @@ from xdsl.ir.affine import AffineExpr, AffineMap
 
 from tilefold.ir import ttl
 from tilefold.passes.device_pass import DevicePass
-from tilefold.passes.ttl.common import bind_of, i32_attr, insert_after, insert_before, kernels, new_scratch_cb
+from tilefold.passes.ttl.common import (bind_of, free_scratch_cb, i32_attr, insert_after, insert_before, kernels,
+                                        new_scratch_cb)
 
 ZERO_CB_ATTR = "ttl.zero_cb"
 SCALER_CB_ATTR = "ttl.scaler_cb"
@@ -356,11 +357,13 @@ class StoreConverter:
         return waited.result
 
     def materialize(self, value: SSAValue, store: ttl.StoreOp) -> ttl.StoreOp:
-        """Put ``value`` in a new internal buffer before ``store``; pop it after."""
+        """Put ``value`` in an internal buffer before ``store``; pop it after. A buffer of the same
+        type that the kernel is done with by then is reused."""
         where = value.owner.location
-        cb = new_scratch_cb(self.kernel, self.module, _shape(value), value.type.element_type,
-                            value.owner.name.removeprefix("ttl."), self.max_cbs)
         anchor = value.owner.next_op          # right after the value, before its first use
+        cb = free_scratch_cb(self.kernel, ttl.CircularBufferType(_shape(value), value.type.element_type, 1), anchor) \
+            or new_scratch_cb(self.kernel, self.module, _shape(value), value.type.element_type,
+                              value.owner.name.removeprefix("ttl."), self.max_cbs)
         reserve = insert_before(ttl.CBReserveOp(cb.result), anchor)
         stored = insert_before(ttl.StoreOp(value, reserve.result), anchor)
         push = insert_before(ttl.CBPushOp(cb.result), anchor)
