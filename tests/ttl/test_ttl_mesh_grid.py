@@ -80,9 +80,15 @@ def test_a_pipe_between_chips_on_a_mesh_grid(two_chips):
 
 
 def test_a_mesh_grid_needs_its_chips():
+    from tilefold.frontend.ttl.mesh import set_num_devices
+
     _, tensors = _tensors()
-    with pytest.raises(KernelError, match="spans 2 chips .* but 1 are simulated; run with --num-devices 2"):
-        scale_on_each_chip(*tensors)
+    set_num_devices(1)
+    try:
+        with pytest.raises(KernelError, match="spans 2 chips .* but 1 are simulated; run with --num-devices 2"):
+            scale_on_each_chip(*tensors)
+    finally:
+        set_num_devices(None)
 
 
 def test_the_cpp_of_a_mesh_operation_is_refused(two_chips):

@@ -134,14 +134,14 @@ def test_a_pipe_outside_every_net_names_the_users_line():
 
 def test_a_grid_over_several_chips_names_the_users_line():
     def run():
-        @ttl.operation(grid=(2, 2, 8, 8))  # error
+        @ttl.operation(grid=(2, 4, 4, 4))  # error
         def op(a):
             pass
 
         op(tile_tensor((32, 32)))
 
     expect_error(run, test_a_grid_over_several_chips_names_the_users_line, KernelError,
-                 "spans 4 chips (2x2) but 1 are simulated", "--num-devices 4")
+                 "spans 8 chips (2x4) but 4 are simulated", "--num-devices 8")
 
 
 def test_a_pipe_to_another_chip_names_the_users_line():

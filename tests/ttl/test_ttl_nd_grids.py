@@ -313,12 +313,12 @@ def test_semaphores_name_nodes_of_a_3d_grid():
 
 
 def test_a_4d_grid_larger_than_the_chip_names_the_limit():
-    @ttl.operation(grid=(1, 3, 3, 4))  # error
+    @ttl.operation(grid=(1, 5, 3, 4))  # error
     def op(a):
         pass
 
     expect_error(lambda: op(tile_tensor((32, 32))), test_a_4d_grid_larger_than_the_chip_names_the_limit,
-                 KernelError, "spans 3 chips (1x3) but 1 are simulated", "--num-devices 3")
+                 KernelError, "spans 5 chips (1x5) but 4 are simulated", "--num-devices 5")
 
 
 def test_a_4d_grid_whose_chips_do_not_fit_names_the_limit():

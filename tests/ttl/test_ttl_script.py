@@ -202,7 +202,16 @@ def test_sim_num_devices_sets_the_chips_a_script_sees(capsys):
     finally:
         set_num_devices(None)
     assert "chips 4 sum 10" in capsys.readouterr().out
-    assert num_available_devices() == 1
+    assert num_available_devices() == 4              # no board named: TT-Lang's simulator's 4 chips
+
+
+def test_a_script_sees_the_chips_of_the_board_it_names(capsys):
+    from tilefold.cli.main import main
+
+    assert main(["sim", str(SCRIPTS / "mesh_of_available_chips.py"), "--arch", "n300"]) == 0
+    assert "chips 2 sum 3" in capsys.readouterr().out
+    assert main(["sim", str(SCRIPTS / "mesh_of_available_chips.py")]) == 0
+    assert "chips 4 sum 10" in capsys.readouterr().out
 
 
 def test_an_uncaught_error_in_a_plain_python_script_is_one_line(tmp_path):

@@ -397,7 +397,7 @@ def test_a_mesh_larger_than_the_simulated_chips_names_the_users_line():
         ttnn.open_mesh_device(ttnn.MeshShape(2, 4))  # error
 
     expect_error(run, test_a_mesh_larger_than_the_simulated_chips_names_the_users_line, LayoutError,
-                 "needs 8 chips but 1 are simulated", "set_num_devices(8)")
+                 "needs 8 chips but 4 are simulated", "set_num_devices(8)")
 
 
 def test_a_mesh_tensor_is_read_through_a_composer():

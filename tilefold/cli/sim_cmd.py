@@ -19,7 +19,7 @@ def add_parser(sub, help: str) -> None:
                    help="stop a kernel thread past N simulated cycles (the watchdog; default 2**36)")
     p.add_argument("--num-devices", type=positive_int, default=None, metavar="N",
                    help="chips the script's ttnn.GetNumAvailableDevices() sees and a mesh may use "
-                        "(default: the board's; 8 for a T3K)")
+                        "(default: the board's with --arch, else 4; 8 for a T3K)")
     add_numerics_option(p)
     p.set_defaults(handler=run)
 

@@ -24,7 +24,8 @@ a collective); its modeled time (:func:`modeled_time`) adds the slowest chip of 
 and the time of each collective, as chips wait for each other at a collective.
 
 Errors (one line at the user's line): a mesh larger than the chips available
-(``GetNumAvailableDevices``: the board's chips, or ``set_num_devices``), a shard dimension that
+(``GetNumAvailableDevices``: the board's chips, 4 when the session names no board, or
+``set_num_devices``), a shard dimension that
 does not divide, a mesh tensor read without a composer, mesh tensors of different meshes in one call.
 """
 
@@ -101,8 +102,14 @@ def chip_groups(mesh: "MeshDevice", cluster_axis) -> list[list[int]]:
 _NUM_DEVICES: list[int | None] = [None]
 
 
+# Chips a session that names no board simulates, as TT-Lang's own simulator does, so that programs
+# written for it (TT-Lang's multi-device tutorials assert more than one chip) run unchanged.
+DEFAULT_CHIPS = 4
+
+
 def set_num_devices(n: int | None) -> None:
-    """Simulate ``n`` chips (a T3K is 8), whatever the session's board has (``None``: the board's)."""
+    """Simulate ``n`` chips (a T3K is 8), whatever the session's board has (``None``: the board's,
+    or :data:`DEFAULT_CHIPS` when the session names no board)."""
     if n is not None and (not isinstance(n, int) or n < 1):
         raise LayoutError(f"set_num_devices({n!r}): give a positive number of chips", user_location())
     _NUM_DEVICES[0] = n
@@ -112,7 +119,8 @@ def num_available_devices() -> int:
     from tilefold.arch import get_arch
     from tilefold.frontend.ttl.session import settings
 
-    return _NUM_DEVICES[0] or get_arch(settings().arch).num_chips
+    board = settings().arch
+    return _NUM_DEVICES[0] or (DEFAULT_CHIPS if board is None else get_arch(board).num_chips)
 
 
 class MeshShape(tuple):
