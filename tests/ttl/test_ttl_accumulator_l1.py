@@ -348,43 +348,54 @@ def test_partials_added_into_a_reserved_block_take_no_buffer_of_their_own_and_ma
 N_ADDS = 6
 
 
-@ttl.operation(grid=(1, 1))
-def summed_after_a_store(start, delta, out):
-    start_dfb = ttl.make_dataflow_buffer_like(start, shape=(1, 1), block_count=1)
-    delta_dfb = ttl.make_dataflow_buffer_like(delta, shape=(1, 1), block_count=2)
-    out_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=1)
+def _summed_after_a_store(plus_equals: bool):
+    @ttl.operation(grid=(1, 1))
+    def summed_after_a_store(start, delta, out):
+        start_dfb = ttl.make_dataflow_buffer_like(start, shape=(1, 1), block_count=1)
+        delta_dfb = ttl.make_dataflow_buffer_like(delta, shape=(1, 1), block_count=2)
+        out_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=1)
 
-    @ttl.compute()
-    def compute():
-        with out_dfb.reserve() as out_blk, start_dfb.wait() as s:
-            out_blk.store(s)
+        @ttl.compute()
+        def compute():
+            with out_dfb.reserve() as out_blk, start_dfb.wait() as s:
+                out_blk.store(s)
+                for _ in range(N_ADDS):
+                    with delta_dfb.wait() as d:
+                        if plus_equals:
+                            out_blk += d
+                        else:
+                            out_blk.store(d, acc=True)
+
+        @ttl.datamovement()
+        def read():
+            with start_dfb.reserve() as s:
+                ttl.copy(start[0:1, 0:1], s).wait()
             for _ in range(N_ADDS):
-                with delta_dfb.wait() as d:
-                    out_blk += d
+                with delta_dfb.reserve() as d:
+                    ttl.copy(delta[0:1, 0:1], d).wait()
 
-    @ttl.datamovement()
-    def read():
-        with start_dfb.reserve() as s:
-            ttl.copy(start[0:1, 0:1], s).wait()
-        for _ in range(N_ADDS):
-            with delta_dfb.reserve() as d:
-                ttl.copy(delta[0:1, 0:1], d).wait()
+        @ttl.datamovement()
+        def write():
+            with out_dfb.wait() as o:
+                ttl.copy(o, out[0:1, 0:1]).wait()
 
-    @ttl.datamovement()
-    def write():
-        with out_dfb.wait() as o:
-            ttl.copy(o, out[0:1, 0:1]).wait()
+    return summed_after_a_store
 
 
+@pytest.mark.parametrize("plus_equals", [True, False], ids=["plus-equals", "store-acc"])
 @pytest.mark.parametrize("dtype", ["bfloat16", "float32"])
-def test_a_block_summed_in_l1_rounds_to_its_own_format_at_each_step(dtype):
+def test_a_block_summed_in_l1_rounds_to_its_own_format_at_each_step(dtype, plus_equals):
     """256 + 1 is a tie in bfloat16 (spacing 2 there) and rounds to even, 256: summed in a bfloat16
-    block, each step's sum rounds back; a float32 block keeps every step."""
+    block, each step's sum rounds back; a float32 block keeps every step. ``blk += d`` and
+    ``blk.store(d, acc=True)`` both sum in the block's own L1."""
     fmt = getattr(ttnn, dtype)
     start = ttnn.from_numpy(np.full((TS, TS), 256.0, np.float32), dtype=fmt, layout=ttnn.TILE_LAYOUT)
     delta = ttnn.from_numpy(np.ones((TS, TS), np.float32), dtype=fmt, layout=ttnn.TILE_LAYOUT)
     out = ttnn.from_numpy(np.zeros((TS, TS), np.float32), dtype=fmt, layout=ttnn.TILE_LAYOUT)
-    summed_after_a_store(start, delta, out)
+    operation = _summed_after_a_store(plus_equals)
+    result = compiled(operation, start, delta, out)
+    assert len(result.program.circular_buffers) == 3                    # no accumulator buffer
+    operation(start, delta, out)
     expected = 256.0 if dtype == "bfloat16" else 256.0 + N_ADDS
     assert np.all(ttnn.to_numpy(out) == expected)
 

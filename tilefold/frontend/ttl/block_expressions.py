@@ -790,16 +790,11 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         self.require_compute(node, f"{block.name}.store(..., acc=True)")
         if block.acquired != "reserve":
             raise self.error(f"{block.name} was obtained with wait(); accumulate into a block from reserve()", node)
-        if block.summed_in_l1:
-            self.add_in_l1(block, value, node)
-            return
-        if block.stored is None and block.accumulator is None:
-            self.store(block, value, node)
-            return
-        self.store(block, self.binary(ast.Add, self.operand(block, node), value, node), node)
+        self.accumulate_into_block(block, ast.Add, value, node)
 
-    def accumulate_into_block(self, block: Block, op: type, operand) -> None:
-        node = self.node
+    def accumulate_into_block(self, block: Block, op: type, operand, node=None) -> None:
+        """``block OP= operand`` (and ``block.store(operand, acc=True)``)."""
+        node = node or self.node
         self.require_compute(node, f"{block.name} += ...")
         if block.acquired != "reserve":
             raise self.error(f"{block.name} was obtained with wait(); accumulate into a block from reserve()", node)

@@ -44,11 +44,18 @@ def accumulated_names(node: ast.AST) -> set[str]:
     return {n for n in map(accumulated_name, _walk_no_functions(node)) if n is not None}
 
 
+def _summing_store(node: ast.AST, name: str) -> bool:
+    """Whether ``node`` is ``name.store(expr, acc=True)`` (one value, ``acc`` the constant True)."""
+    return (accumulated_name(node) == name and len(node.args) == 1
+            and any(kw.arg == "acc" and isinstance(kw.value, ast.Constant) and kw.value.value is True
+                    for kw in node.keywords) and len(node.keywords) == 1)
+
+
 def only_summed(loop: ast.AST, function: ast.AST, name: str) -> bool:
     """Whether ``name`` is only added to in ``loop`` — each use there is the target of
-    ``name += expr`` with ``expr`` not reading ``name`` — and no assignment to it anywhere in
-    ``function`` reads it. Such an accumulator needs one block: each step adds ``expr`` to the
-    block in L1 without reading it first."""
+    ``name += expr`` or ``name.store(expr, acc=True)`` with ``expr`` not reading ``name`` — and no
+    assignment to it anywhere in ``function`` reads it. Such an accumulator needs one block: each
+    step adds ``expr`` to the block in L1 without reading it first."""
     def reads_name(value) -> bool:
         return value is not None and name in _names(value, ast.Load)
 
@@ -58,6 +65,10 @@ def only_summed(loop: ast.AST, function: ast.AST, name: str) -> bool:
             if not isinstance(sub.op, ast.Add) or reads_name(sub.value):
                 return False
             summed.add(id(sub.target))
+        elif accumulated_name(sub) == name:
+            if not _summing_store(sub, name) or reads_name(sub.args[0]):
+                return False
+            summed.add(id(sub.func.value))
     if not summed or any(isinstance(sub, ast.Name) and sub.id == name and id(sub) not in summed
                          for sub in ast.walk(loop)):
         return False
