@@ -194,22 +194,39 @@ def _exposed(stmts: list[ast.stmt], defined: set[str], defs: dict[str, set[str]]
     return out
 
 
-def _live_after(tail: list[ast.stmt], defs: dict[str, set[str]] | None = None) -> set[str]:
+def _live_after(tail: list[ast.stmt], defs: dict[str, set[str]] | None = None, memo: dict | None = None) -> set[str]:
     """Names the statements ``tail`` (what runs after a statement, to the function's end) may read
     before they certainly assign them. A use of a nested function of ``defs`` reads what the
     function reads (a pipe body reads its kernel's names when it is built where it is called); a
     lambda passed straight to a call (``net.if_dst(lambda pipe: ...)``) reads its names there; any
     other lambda, or a nested ``def`` not in ``defs``, may run later and counts as reading every
     name it reads."""
-    live = _exposed(tail, set(), defs)
-    for stmt in tail:
-        called = {id(arg) for call in ast.walk(stmt) if isinstance(call, ast.Call)
-                  for arg in [*call.args, *(kw.value for kw in call.keywords)] if isinstance(arg, ast.Lambda)}
-        for sub in ast.walk(stmt):
-            if isinstance(sub, ast.Lambda) and id(sub) not in called \
-                    or isinstance(sub, ast.FunctionDef) and sub.name not in (defs or {}):
-                live |= reads(sub)
-    return live
+    # backwards: a statement's exposed reads, and what follows it less what it certainly assigns
+    # (``memo`` keeps each statement's three sets, for the tails of one function)
+    memo = {} if memo is None else memo
+    live: set[str] = set()
+    later: set[str] = set()
+    for stmt in reversed(tail):
+        facts = memo.get(id(stmt))
+        if facts is None:
+            facts = memo[id(stmt)] = (_exposed([stmt], set(), defs), _definite([stmt]), _later_reads(stmt, defs))
+        exposed, assigned, deferred = facts
+        live = exposed | (live - assigned)
+        later |= deferred
+    return live | later
+
+
+def _later_reads(stmt: ast.stmt, defs: dict[str, set[str]] | None) -> set[str]:
+    """What the lambdas and nested functions of ``stmt`` that may run later read (see
+    :func:`_live_after`)."""
+    called = {id(arg) for call in ast.walk(stmt) if isinstance(call, ast.Call)
+              for arg in [*call.args, *(kw.value for kw in call.keywords)] if isinstance(arg, ast.Lambda)}
+    out: set[str] = set()
+    for sub in ast.walk(stmt):
+        if isinstance(sub, ast.Lambda) and id(sub) not in called \
+                or isinstance(sub, ast.FunctionDef) and sub.name not in (defs or {}):
+            out |= reads(sub)
+    return out
 
 
 def _with_tails(stmts: list[ast.stmt], after: list[ast.stmt]):
@@ -245,18 +262,34 @@ def carried_names(function: ast.FunctionDef) -> set[str]:
     return carried
 
 
+# id of a function's tree -> (the tree, its statements by node, answers): the last few asked about
+_LIVE_FACTS: dict[int, tuple] = {}
+
+
 def live_after(function: ast.FunctionDef, node: ast.AST, defs: dict[str, set[str]] | None = None) -> set[str] | None:
     """Names live after the innermost statement of ``function`` that holds ``node`` (see
     :func:`_live_after`; in a nested ``def``, a pipe body, within that body), or None when ``node``
-    is not in ``function``."""
-    innermost = None
-    for stmt, tail in _with_tails(function.body, []):
-        if any(sub is node for sub in ast.walk(stmt)):
-            innermost = stmt, tail
-    if innermost is None:
+    is not in ``function``. The statements and answers of the functions asked about last are kept
+    (:data:`_LIVE_FACTS`): a kernel asks after each of its statements."""
+    facts = _LIVE_FACTS.get(id(function))
+    if facts is None or facts[0] is not function:
+        innermost = {}            # id of every node -> its innermost statement and that statement's tail
+        for stmt, tail in _with_tails(function.body, []):
+            for sub in ast.walk(stmt):
+                innermost[id(sub)] = stmt, tail
+        facts = _LIVE_FACTS[id(function)] = (function, innermost, {})
+        while len(_LIVE_FACTS) > 32:
+            del _LIVE_FACTS[next(iter(_LIVE_FACTS))]
+    _, innermost, answers = facts
+    found = innermost.get(id(node))
+    if found is None:
         return None
-    stmt, tail = innermost
-    defs = {**(defs or {}), **nested_functions(function)}
+    stmt, tail = found
     if isinstance(stmt, ast.FunctionDef) and stmt is not node:
-        return live_after(stmt, node, defs)
-    return _live_after(tail, defs)
+        return live_after(stmt, node, {**(defs or {}), **nested_functions(function)})
+    outer = None if defs is None else tuple(sorted(defs))
+    key = (id(stmt), outer)
+    if key not in answers:
+        memo = answers.setdefault(("statements", outer), {})
+        answers[key] = frozenset(_live_after(tail, {**(defs or {}), **nested_functions(function)}, memo))
+    return answers[key]
