@@ -246,3 +246,13 @@ def test_a_bad_buffer_factor_is_named_as_written():
 
     expect_error(run, test_a_bad_buffer_factor_is_named_as_written, ValueError,
                  "make_dataflow_buffer_like(buffer_factor=0): buffer_factor must be an integer from 1 to")
+
+
+def test_a_newer_operation_keyword_is_named_as_not_supported():
+    """``dispatcher=`` is a keyword of TT-Lang's newer operations, not a pre-1.0 body name: the
+    error does not suggest turning it into one."""
+    def run():
+        ttl.operation(dispatcher=True)  # error
+
+    expect_error(run, test_a_newer_operation_keyword_is_named_as_not_supported, TypeError,
+                 "@ttl.operation(dispatcher=...) is not supported by tilefold yet")

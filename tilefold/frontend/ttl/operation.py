@@ -703,6 +703,10 @@ def _parse_options(value: str, location, honoured: dict) -> dict:
     return honoured
 
 
+# keywords of TT-Lang's newer @ttl.operation that tilefold does not take
+_NEWER_OPTIONS = frozenset({"dispatcher"})
+
+
 def _unknown_options(unknown: dict) -> str:
     """The error for keywords ``@ttl.operation`` does not take, naming what 1.x writes for the
     pre-1.0 ones (``compute_config=``; extra keywords the pre-1.0 ``@ttl.kernel`` made names in the
@@ -710,6 +714,9 @@ def _unknown_options(unknown: dict) -> str:
     if "compute_config" in unknown:
         return ("@ttl.operation(compute_config=...) is pre-1.0 TT-Lang; 1.x gives the compute settings as "
                 "@ttl.operation(fp32_dest_acc_en=..., dst_full_sync_en=..., math_fidelity=..., math_approx_mode=...)")
+    newer = sorted(set(unknown) & _NEWER_OPTIONS)
+    if newer:
+        return f"@ttl.operation({newer[0]}=...) is not supported by tilefold yet"
     names = ", ".join(repr(k) for k in sorted(unknown))
     message = (f"@ttl.operation() got an unexpected keyword argument {names}; it takes grid, fp32_dest_acc_en, "
                "dst_full_sync_en, math_fidelity, math_approx_mode, memory_space, tiled, options, num_outs, "
