@@ -324,6 +324,33 @@ def _partials_matmul(bm, bn, bk, nk):
     return partials
 
 
+@ttl.operation(grid=(1, 1))
+def partials_pushed_implicitly(a, b, out):
+    """The same partials in a body without kernel functions and without push() / pop(): ``p`` is
+    pushed once its name is dead, after the loop that summed into it."""
+    a_dfb = ttl.make_dataflow_buffer_like(a, shape=(1, 2), block_count=2)
+    b_dfb = ttl.make_dataflow_buffer_like(b, shape=(2, 1), block_count=2)
+    partial_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+    for k in range(NT):
+        ttl.copy(a[0:1, 2 * k:2 * k + 2], a_dfb.reserve())
+        ttl.copy(b[2 * k:2 * k + 2, 0:1], b_dfb.reserve())
+    p = partial_dfb.reserve()
+    for _ in range(NT):
+        p += a_dfb.wait() @ b_dfb.wait()
+    ttl.copy(partial_dfb.wait(), out[0:1, 0:1])
+
+
+def test_partials_summed_in_l1_are_pushed_when_their_name_is_dead():
+    rng = np.random.default_rng(8)
+    a, b = _bf16(rng.standard_normal((TS, 2 * NT * TS))), _bf16(rng.standard_normal((2 * NT * TS, TS)))
+    out = _bf16(np.zeros((TS, TS)))
+    result = compiled(partials_pushed_implicitly, a, b, out)
+    assert not any("accumulator" in (cb.name or "") for cb in result.program.circular_buffers)
+    partials_pushed_implicitly(a, b, out)
+    exact = ttnn.to_numpy(a).astype(np.float64) @ ttnn.to_numpy(b).astype(np.float64)
+    assert np.abs(ttnn.to_numpy(out) - exact).max() <= 2 ** -6 * np.abs(exact).max()
+
+
 def test_partials_added_into_a_reserved_block_take_no_buffer_of_their_own_and_match_numpy(tmp_path, check_kernel):
     bm, bn, bk, nk = 8, 8, 16, 2           # a, b: 2 blocks of 128 tiles; partials: 2 blocks of 64
     rng = np.random.default_rng(9)

@@ -757,7 +757,7 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
                             end == "wait" and self._feeds_live_value(b, live, scope)) or \
                             self._live_transfer(b, live, scope):
                         break
-                    if end == "reserve" and self.kind == "compute" and b.stored is None:
+                    if end == "reserve" and self.kind == "compute" and b.stored is None and not b.summed_in_l1:
                         break
                     for region in self.regions:
                         for t in region.transfers:
