@@ -282,7 +282,7 @@ def quantize(values: np.ndarray, dtype: DataType, layout: Layout) -> np.ndarray:
     if fmt is DataFormat.Float16_b:
         if values.dtype.name == "bfloat16":     # already bfloat16: only NaNs change (canonical)
             return to_bfloat16(values).astype(np.float32)
-        return to_bfloat16(values.astype(np.float32)).astype(np.float32)
+        return to_bfloat16(np.asarray(values, dtype=np.float32)).astype(np.float32)
     if fmt is DataFormat.Float32:
         return values.astype(np.float32)
     if fmt.is_block_float:

@@ -314,7 +314,7 @@ def _binary_op(name: str, fn: Callable, int_fn: Callable | None):
         if int_fn is not None and _all_int(a, b):
             values = int_fn(np.asarray(_num(a, like)).astype(np.int64), np.asarray(_num(b, like)).astype(np.int64))
         else:
-            x, y = (np.asarray(_num(v)).astype(np.float32) for v in (a, b))
+            x, y = (np.asarray(_num(v), dtype=np.float32) for v in (a, b))      # read only: no copy
             with np.errstate(all="ignore"):
                 if name in _F64:
                     values = fn(x.astype(np.float64), y.astype(np.float64)).astype(np.float32)
