@@ -244,3 +244,20 @@ def test_an_uncaught_error_in_a_plain_python_script_is_one_line(tmp_path):
     env["TILEFOLD_TRACEBACK"] = "1"
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=120)
     assert "Traceback" in done.stderr and "KernelAssertError" in done.stderr
+
+
+def test_a_failed_result_check_of_the_simulator_package_shows_only_the_scripts_frames(tmp_path, capsys):
+    """``sim.testing.assert_pcc`` failing under ``tilefold sim`` reads like the script's own
+    ``assert``: the script's frames and the message, none of tilefold's."""
+    from tilefold.cli.main import main
+
+    script = tmp_path / "check.py"
+    script.write_text("import numpy as np\nimport ttnn\nfrom sim.testing import assert_pcc\n\n"
+                      "def main():\n"
+                      "    a = ttnn.from_numpy(np.zeros((32, 32), np.float32), layout=ttnn.TILE_LAYOUT)\n"
+                      "    b = ttnn.from_numpy(np.ones((32, 32), np.float32), layout=ttnn.TILE_LAYOUT)\n"
+                      "    assert_pcc(a, b, rtol=1e-4, atol=1e-4)\n\nmain()\n")
+    assert main(["sim", str(script)]) == 1
+    err = capsys.readouterr().err
+    assert f'File "{script}", line 8, in main' in err and "AssertionError: assert_pcc: values differ by up to 1" in err
+    assert "tilefold/" not in err.replace("tilefold sim:", "")

@@ -66,6 +66,12 @@ def check_output_dir(path: str | Path, option: str) -> None:
         raise TilefoldError(f"{option} {path}: not writable")
 
 
+# tilefold's versions of TT-Lang's result checks (assert_pcc, assert_allclose ...): an
+# AssertionError they raise is the user's check failing, reported like the user's own assert
+_CHECK_HELPERS = frozenset(os.path.join(_PACKAGE_DIR, *parts) for parts in (("cli", "sim_package.py"),
+                                                                           ("ttl_utils", "correctness.py")))
+
+
 def _is_library(filename: str) -> bool:
     if filename.startswith("<"):                 # <frozen importlib._bootstrap>, <string>
         return True
@@ -83,7 +89,8 @@ def user_error_text(exc: BaseException) -> str | None:
         return f"{exc.filename}:{exc.lineno}: syntax error: {exc.msg}"
     frames = traceback.extract_tb(exc.__traceback__)
     own = [f for f in frames if not _is_library(f.filename)]
-    if not own or _is_tilefold(own[-1].filename):
+    if not own or _is_tilefold(own[-1].filename) and not (
+            isinstance(exc, AssertionError) and os.path.abspath(own[-1].filename) in _CHECK_HELPERS):
         return None
     users = [f for f in frames if not _is_library(f.filename) and not _is_tilefold(f.filename)]
     lines = ["Traceback (most recent call last):"] + [

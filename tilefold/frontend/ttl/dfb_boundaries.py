@@ -2,12 +2,20 @@
 ``ttl.reset_dfbs(ttl.DFBReset(...), dfbs=[...])`` and ``ttl.reconfigure_dfbs(ttl.DFBReconfiguration(...))``.
 
 Reads: those statements in kernel functions (and in an operation body without kernel functions,
-where every kernel runs them, :mod:`.implicit_kernels`). Writes: nothing into the IR. At such a
-point each kernel of the node has finished with the buffers it restores: the kernel must hold no
-block of them there (an error at the user's line otherwise). tilefold keeps every buffer in its
-own L1 area, so no storage is handed to another buffer at the point, buffers drained on both sides
-are empty already, and the kernels need not meet there.
+where every kernel runs them, :mod:`.implicit_kernels`). At such a point each kernel of the node
+has finished with the buffers it restores: the kernel must hold no block of them there (an error
+at the user's line otherwise). tilefold keeps every buffer in its own L1 area, so no storage is
+handed to another buffer at the point and buffers drained on both sides are empty already.
+
+Writes: the meeting of a declared point's participants (``ttl.DFBReset`` /
+``ttl.DFBReconfiguration``): each participant waits there until all have arrived, as on the device.
+One participant is the hub (the compute kernel when it participates, else the first data movement
+kernel); every other one pushes a token into a one-tile buffer the hub waits on, and waits for the
+hub's token back, which the hub pushes once it has every arrival token (``barrier`` buffers, a pair
+per participant and hub). A kernel that waits before the point for what another sends only after it
+therefore stops there, and the simulator reports the waits that can never be satisfied.
 """
+
 
 from __future__ import annotations
 
@@ -154,6 +162,55 @@ class BoundaryBuilder:
             raise self.error("ttl.reconfigure_dfbs(boundary) takes one ttl.DFBReconfiguration", node)
         self._boundary("ttl.reconfigure_dfbs()", values[0], None, node)
 
+    def _meeting(self, declaration) -> list:
+        """The kernel functions of this operation that meet at a point of ``declaration``, in
+        definition order (none for a point without a declaration, or one naming the pipe source
+        kernel)."""
+        if declaration is None or any(p is PIPE_SOURCE_KERNEL for p in declaration.participants):
+            return []
+        return [d for d in self.operation.kernels
+                if any(d.selector is p if isinstance(p, Kernel) else p.value == d.kind
+                       for p in declaration.participants)]
+
+    def _meet(self, declaration, node) -> None:
+        """This kernel's part of the meeting at a point of ``declaration`` (see the module docstring)."""
+        from tilefold.ir import ttl
+
+        meeting = self._meeting(declaration)
+        if len(meeting) < 2 or not any(d is self.definition for d in meeting):
+            return
+        hub = next((d for d in meeting if d.kind == "compute"), meeting[0])
+        self.node = node
+        if self.definition is hub:
+            pairs = [self._barrier_buffers(d, hub, node) for d in meeting if d is not hub]
+            for arrive, _ in pairs:
+                self.emit(ttl.CBWaitOp(self.cb_value(arrive)))
+                self.emit(ttl.CBPopOp(self.cb_value(arrive)))
+            for _, leave in pairs:
+                self.emit(ttl.CBReserveOp(self.cb_value(leave)))
+                self.emit(ttl.CBPushOp(self.cb_value(leave)))
+            return
+        arrive, leave = self._barrier_buffers(self.definition, hub, node)
+        self.emit(ttl.CBReserveOp(self.cb_value(arrive)))
+        self.emit(ttl.CBPushOp(self.cb_value(arrive)))
+        self.emit(ttl.CBWaitOp(self.cb_value(leave)))
+        self.emit(ttl.CBPopOp(self.cb_value(leave)))
+
+    def _barrier_buffers(self, participant, hub, node) -> tuple:
+        """The (arrival, release) token buffers between ``participant`` and ``hub``, made once per
+        operation."""
+        from tilefold.frontend.ttl.dataflow_buffers import hidden_dataflow_buffer
+        from tilefold.layout.formats import DataFormat
+
+        made = self.operation.__dict__.setdefault("barrier_buffers", {})
+        key = (participant.name, hub.name)
+        if key not in made:
+            made[key] = tuple(
+                hidden_dataflow_buffer((1, 1), DataFormat.Float16_b, f"barrier {a} to {b}", self.location(node),
+                                       block_count=1, what="a meeting of kernels at a dataflow buffer reset")
+                for a, b in ((participant.name, hub.name), (hub.name, participant.name)))
+        return made[key]
+
     def _boundary(self, what: str, declaration, dfbs, node) -> None:
         own = getattr(self.definition, "selector", None)
         if declaration is not None and isinstance(own, Kernel) and own not in declaration.participants \
@@ -171,3 +228,4 @@ class BoundaryBuilder:
                         raise self.error(f"{what}: {b.name} (of {b.dfb.name}, acquired at {b.status.location}) is "
                                          f"still held here, and its buffer starts over at this point; {verb} it "
                                          "before", node)
+        self._meet(declaration, node)

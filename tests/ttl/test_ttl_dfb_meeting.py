@@ -1,0 +1,149 @@
+"""The kernels a ``ttl.DFBReset`` / ``ttl.DFBReconfiguration`` names meet at its point: each waits
+there until all have arrived (token buffers to and from a hub kernel). A program whose buffers
+start over between two phases runs and matches numpy, and its three kernels pass the real 0.69
+headers; one where a kernel waits before the point for a block another kernel sends only after it
+stops with the waits named at the user's lines, as it would hang on the device; a meeting of the
+two data movement kernels alone needs no compute kernel."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tilefold.ttl as ttl
+import tilefold.ttnn as ttnn
+from tilefold.errors import DeadlockError
+from checkkernel import accessor_compile_args, check_kernels, require_accepted
+from tilefold.codegen.cpp import emit_kernel
+from ttl_helpers import compiled
+
+TS = 32
+
+compute_k = ttl.Kernel(ttl.KernelKind.COMPUTE)
+reader_k = ttl.Kernel(ttl.KernelKind.DATA_MOVEMENT)
+writer_k = ttl.Kernel(ttl.KernelKind.DATA_MOVEMENT)
+phase_end = ttl.DFBReconfiguration(participants=(compute_k, reader_k, writer_k), discard_dfb_state=True)
+
+
+@ttl.operation(grid=(1, 1))
+def two_phases(x, out):
+    """Phase one doubles tile 0, phase two negates tile 1; the buffers start over in between."""
+    x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+    o_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+
+    @ttl.compute(kernel=compute_k)
+    def compute():
+        with x_dfb.wait() as a, o_dfb.reserve() as o:
+            o.store(a * 2.0)
+        ttl.reconfigure_dfbs(phase_end)
+        with x_dfb.wait() as a, o_dfb.reserve() as o:
+            o.store(-a)
+
+    @ttl.datamovement(kernel=reader_k)
+    def read():
+        with x_dfb.reserve() as a:
+            ttl.copy(x[0:1, 0:1], a).wait()
+        ttl.reconfigure_dfbs(phase_end)
+        with x_dfb.reserve() as a:
+            ttl.copy(x[1:2, 0:1], a).wait()
+
+    @ttl.datamovement(kernel=writer_k)
+    def write():
+        with o_dfb.wait() as o:
+            ttl.copy(o, out[0:1, 0:1]).wait()
+        ttl.reconfigure_dfbs(phase_end)
+        with o_dfb.wait() as o:
+            ttl.copy(o, out[1:2, 0:1]).wait()
+
+
+@ttl.operation(grid=(1, 1))
+def waits_across_the_point(x, out):
+    x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+
+    @ttl.compute(kernel=compute_k)
+    def compute():
+        ttl.reconfigure_dfbs(phase_end)
+
+    @ttl.datamovement(kernel=reader_k)
+    def read():
+        ttl.reconfigure_dfbs(phase_end)
+        with x_dfb.reserve() as a:                  # sent only after the point ...
+            ttl.copy(x[0:1, 0:1], a).wait()
+
+    @ttl.datamovement(kernel=writer_k)
+    def write():
+        with x_dfb.wait() as a:                     # ... awaited before it: waits forever  # blocked
+            ttl.copy(a, out[0:1, 0:1]).wait()
+        ttl.reconfigure_dfbs(phase_end)
+
+
+movers = ttl.DFBReconfiguration(participants=(ttl.KernelKind.DATA_MOVEMENT,))
+
+
+@ttl.operation(grid=(1, 1))
+def movers_meet(x, out):
+    """The two data movement kernels meet (the first is the hub); the compute kernel does not."""
+    x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+
+    @ttl.compute()
+    def compute():
+        pass
+
+    @ttl.datamovement()
+    def read():
+        with x_dfb.reserve() as a:
+            ttl.copy(x[0:1, 0:1], a).wait()
+        ttl.reconfigure_dfbs(movers)
+
+    @ttl.datamovement()
+    def write():
+        ttl.reconfigure_dfbs(movers)
+        with x_dfb.wait() as a:
+            ttl.copy(a, out[0:1, 0:1]).wait()
+
+
+def _tensors(rows: int):
+    values = np.random.default_rng(rows).standard_normal((rows * TS, TS)).astype(np.float32)
+    x = ttnn.from_numpy(values, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
+    out = ttnn.from_numpy(np.zeros_like(values), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
+    return x, out
+
+
+def _barriers(result) -> list[str]:
+    return [cb.name for cb in result.program.circular_buffers if (cb.name or "").startswith("barrier")]
+
+
+def test_two_phases_meet_at_the_point_and_match_numpy(tmp_path):
+    x, out = _tensors(2)
+    result = compiled(two_phases, x, out)
+    assert sorted(_barriers(result)) == ["barrier compute to read", "barrier compute to write",
+                                         "barrier read to compute", "barrier write to compute"]
+    jobs = []
+    for k in result.program.kernels:
+        path = tmp_path / f"{k.name}.cpp"
+        path.write_text(emit_kernel(k.function))
+        role = "compute" if k.is_compute else ("reader" if k.processor == "RISCV_0" else "writer")
+        jobs.append((path, role, accessor_compile_args(result.program, k) or None))
+    for check in check_kernels(jobs):
+        require_accepted(check)
+    two_phases(x, out)
+    a = ttnn.to_numpy(x)
+    np.testing.assert_array_equal(ttnn.to_numpy(out), np.concatenate([a[:TS] * 2, -a[TS:]]))
+
+
+def test_a_wait_across_the_point_stops_with_the_blocked_kernels_named():
+    x, out = _tensors(1)
+    with pytest.raises(DeadlockError) as info:
+        waits_across_the_point(x, out)
+    message = str(info.value)
+    assert "writer kernel write" in message and "reader kernel read" in message and "compute kernel compute" in message
+    blocked = next(i for i, line in enumerate(open(__file__).read().splitlines(), 1) if line.endswith("# blocked"))
+    assert f"{__file__}:{blocked}: writer kernel write" in message
+
+
+def test_the_data_movement_kernels_meet_without_the_compute_kernel():
+    x, out = _tensors(1)
+    result = compiled(movers_meet, x, out)
+    assert sorted(_barriers(result)) == ["barrier read to write", "barrier write to read"]
+    movers_meet(x, out)
+    np.testing.assert_array_equal(ttnn.to_numpy(out), ttnn.to_numpy(x))
