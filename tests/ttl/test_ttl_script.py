@@ -261,3 +261,17 @@ def test_a_failed_result_check_of_the_simulator_package_shows_only_the_scripts_f
     err = capsys.readouterr().err
     assert f'File "{script}", line 8, in main' in err and "AssertionError: assert_pcc: values differ by up to 1" in err
     assert "tilefold/" not in err.replace("tilefold sim:", "")
+
+
+def test_a_script_gets_the_arguments_after_its_name(tmp_path, capsys):
+    """``tilefold sim script.py mode --arch n300 -- --flag``: the script's ``sys.argv`` is its name
+    and ``mode --flag``, as ``python script.py mode --flag`` gives it; tilefold's options stay
+    tilefold's."""
+    from tilefold.cli.main import main
+
+    script = tmp_path / "modes.py"
+    script.write_text("import sys\nimport ttnn\nprint('args', sys.argv[1:], ttnn.GetNumAvailableDevices())\n")
+    assert main(["sim", str(script), "mode", "--arch", "n300", "--", "--flag"]) == 0
+    assert "args ['mode', '--flag'] 2" in capsys.readouterr().out
+    assert main(["sim", str(script)]) == 0
+    assert "args [] 4" in capsys.readouterr().out

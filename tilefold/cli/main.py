@@ -73,7 +73,14 @@ def _run(argv: list[str]) -> int:
     for token in argv:
         if _NEGATIVE_SIZES.match(token):
             parser.error(f"{token}: sizes must be positive")
+    extra: list[str] = []
+    if "--" in argv:                    # what follows goes to the script as it is (``tilefold sim s.py -- --flag``)
+        argv, extra = argv[:argv.index("--")], argv[argv.index("--") + 1:]
     args = parser.parse_args(argv)
+    if extra:
+        if not hasattr(args, "script_args"):
+            parser.error(f"unrecognized arguments: -- {' '.join(extra)}")
+        args.script_args = [*args.script_args, *extra]
     try:
         result = args.handler(args)
     except TilefoldError as err:

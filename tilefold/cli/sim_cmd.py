@@ -13,6 +13,8 @@ from tilefold.cli.user_code import check_output_file, script_environment
 def add_parser(sub, help: str) -> None:
     p = sub.add_parser("sim", help=help)
     p.add_argument("script", help="the script (.py)")
+    p.add_argument("script_args", nargs="*", metavar="ARG",
+                   help="arguments the script gets as sys.argv[1:] (after -- when one starts with -)")
     p.add_argument("--arch", default=None, help="wormhole_b0 (default), n300, blackhole")
     p.add_argument("--trace", default=None, metavar="OUT.json", help="write a Chrome / Perfetto trace")
     p.add_argument("--max-cycles", type=positive_int, default=None, metavar="N",
@@ -34,6 +36,6 @@ def run(args) -> int:
         from tilefold.frontend.ttl.mesh import set_num_devices
 
         set_num_devices(args.num_devices)
-    with script_environment(args.script), watchdog.limit(args.max_cycles), \
+    with script_environment(args.script, args.script_args), watchdog.limit(args.max_cycles), \
             numerics_mode.chosen(args.numerics):
         return front_end.run_script(args.script, args.arch, args.trace)

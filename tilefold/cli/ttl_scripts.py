@@ -23,6 +23,7 @@ from pathlib import Path
 import tilefold.ttl
 import tilefold.ttnn
 from tilefold.errors import KernelError, NotSimulatedError
+from tilefold.cli.user_code import script_argv
 from tilefold.frontend.ttl import session
 from tilefold.frontend.ttl.api import pre_1_0_api_module
 
@@ -62,7 +63,7 @@ def execute(path) -> int:
     if not script.is_file():
         raise KernelError(f"no such script: {path}")
     argv, sys_path = sys.argv, list(sys.path)
-    sys.argv = [str(script)]
+    sys.argv = script_argv(script)
     sys.path.insert(0, str(script.resolve().parent))
     try:
         runpy.run_path(str(script), run_name="__main__")

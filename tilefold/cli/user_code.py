@@ -29,16 +29,27 @@ _LIBRARY_DIRS = tuple({os.path.abspath(p) + os.sep for p in (sysconfig.get_paths
                                                              os.path.join(sys.prefix, "bin"))})
 
 
+# the arguments a script run from the command line gets after its name (its sys.argv[1:])
+_SCRIPT_ARGS: list[list[str]] = [[]]
+
+
 @contextmanager
-def script_environment(path: str):
-    """The script's folder first on ``sys.path`` while it runs, as ``python path`` does."""
+def script_environment(path: str, args=()):
+    """The script's folder first on ``sys.path`` while it runs, as ``python path args...`` does;
+    ``args`` are what the script sees after its name in ``sys.argv`` (:func:`script_argv`)."""
     folder = str(Path(path).resolve().parent)
-    saved = list(sys.path)
+    saved = list(sys.path), _SCRIPT_ARGS[0]
     sys.path.insert(0, folder)
+    _SCRIPT_ARGS[0] = list(args)
     try:
         yield
     finally:
-        sys.path[:] = saved
+        sys.path[:], _SCRIPT_ARGS[0] = saved
+
+
+def script_argv(script) -> list[str]:
+    """``sys.argv`` for running ``script``: its name, then the arguments it was given."""
+    return [str(script), *_SCRIPT_ARGS[0]]
 
 
 def check_output_file(path: str, option: str) -> None:
@@ -104,6 +115,8 @@ def run_as_main(path: str | Path) -> int:
     an ``assert`` in it fails (printed as ``file:line: check failed: <the assert>``)."""
     import runpy
 
+    argv = sys.argv
+    sys.argv = script_argv(path)
     try:
         runpy.run_path(str(path), run_name="__main__")
     except AssertionError:
@@ -112,4 +125,6 @@ def run_as_main(path: str | Path) -> int:
         return 1
     except SystemExit as exc:
         return int(exc.code or 0) if not isinstance(exc.code, str) else 1
+    finally:
+        sys.argv = argv
     return 0
