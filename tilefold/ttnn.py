@@ -126,8 +126,9 @@ def open_device(device_id: int = 0, worker_l1_size: int | None = None, **kwargs)
     arch = get_arch(session.arch)
     chips = mesh.num_available_devices()
     if isinstance(device_id, bool) or not isinstance(device_id, (int, np.integer)) or not 0 <= device_id < chips:
-        raise LayoutError(f"open_device(device_id={device_id!r}): {chips} {arch.board} chip{'s are' if chips > 1 else ' is'} "
-                          f"simulated; give an id in 0..{chips - 1}", user_location())
+        simulated = f"{chips} {arch.board} chip{'s are' if chips > 1 else ' is'} simulated"
+        raise LayoutError(f"open_device(device_id={device_id!r}): {simulated}; give an id in 0..{chips - 1}",
+                          user_location())
     device_id = int(device_id)
     if worker_l1_size is None:
         return Device(device_id, arch)

@@ -40,6 +40,7 @@ class OperationCapture:
     bound_nets: dict = field(default_factory=dict)    # id of a ttl.PipeNet -> the net on this grid
     constants: dict = field(default_factory=dict)     # compile-time arguments of the call, by name
     landing: dict = field(default_factory=dict)       # net index -> its landing buffer (pipes.needs_landing)
+    barriers: dict = field(default_factory=dict)      # (kernel, hub kernel) -> its meeting's token buffers
     semaphores: list = field(default_factory=list)    # ttl.Semaphore objects, in order
     semaphore_rects: list = field(default_factory=list)   # (x0, y0, x1, y1) of their multicast handles
     grid_dims: tuple = ()           # the grid as written, (d0, ..., dn); (columns, rows) when 2-D

@@ -16,7 +16,6 @@ per participant and hub). A kernel that waits before the point for what another 
 therefore stops there, and the simulator reports the waits that can never be satisfied.
 """
 
-
 from __future__ import annotations
 
 import numpy as np
@@ -202,7 +201,7 @@ class BoundaryBuilder:
         from tilefold.frontend.ttl.dataflow_buffers import hidden_dataflow_buffer
         from tilefold.layout.formats import DataFormat
 
-        made = self.operation.__dict__.setdefault("barrier_buffers", {})
+        made = self.operation.barriers
         key = (participant.name, hub.name)
         if key not in made:
             made[key] = tuple(

@@ -124,8 +124,9 @@ def free_scratch_cb(kernel: func.FuncOp, cb_type, anchor: Operation) -> ttl.Bind
     for op in kernel.body.block.ops:
         if not isinstance(op, ttl.BindCBOp):
             break
-        if (op.buffer_name is not None and op.buffer_name.data.startswith(f"{SCRATCH_PREFIX}:") and op.result.type == cb_type and op.result.uses
-                and all(runs_before(use.operation, anchor) for use in op.result.uses)):
+        scratch = op.buffer_name is not None and op.buffer_name.data.startswith(f"{SCRATCH_PREFIX}:")
+        if scratch and op.result.type == cb_type and op.result.uses \
+                and all(runs_before(use.operation, anchor) for use in op.result.uses):
             return op
     return None
 
