@@ -129,3 +129,20 @@ def test_a_mesh_mapper_or_composer_dim_outside_the_tensor_is_an_error_at_the_lin
         ttnn.from_numpy(values, layout=ttnn.TILE_LAYOUT, device=t3k, mesh_mapper=0)  # error
 
     expect_error(not_a_mapper, not_a_mapper, LayoutError, "mesh_mapper=0: give ttnn.ShardTensorToMesh")
+
+
+def test_a_plain_output_of_a_call_per_chip_is_an_error_before_anything_runs(t3k):
+    """Called with mesh tensors, an operation runs on each chip of the mesh; a tensor that is not a
+    mesh tensor is one buffer every chip reads, so writing it (every chip would, the last one
+    winning) is an error at the call, and the tensor keeps what it held."""
+    from tilefold.errors import KernelError
+
+    x = _spread(np.ones((8 * 32, 32), np.float32), t3k, 0)
+    y = ttnn.from_numpy(np.full((32, 32), 5.0, np.float32), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
+
+    def run():
+        scale(x, y, 2.0)  # error
+
+    expect_error(run, test_a_plain_output_of_a_call_per_chip_is_an_error_before_anything_runs, KernelError,
+                 "writes tensor 'y', which is one device tensor that every chip would write", "give a mesh tensor")
+    np.testing.assert_array_equal(ttnn.to_numpy(y), 5.0)

@@ -9,8 +9,8 @@ a ``ttl.copy`` writes it), **ROR** (read only while ``n`` copies read it), **OS*
 pushed or popped). A compute kernel may store into a block it obtained with ``wait()``: the
 block's value is replaced until it is popped (nothing else reads those pages); a data-movement
 kernel may overwrite a waited block only after reading it (RW), never before (MR) — that would
-destroy data it was sent. A block read, sent or pushed unwritten, or copied into twice at once, is
-an error, and a warning in a build that runs nothing (``TTLANG_COMPILE_ONLY``), as TT-Lang's
+destroy data it was sent. A block read, sent or pushed unwritten — or written by one branch of a
+runtime ``if`` only, with nothing written before it — or copied into twice at once, is an error, and a warning in a build that runs nothing (``TTLANG_COMPILE_ONLY``), as TT-Lang's
 compiler builds such kernels.
 """
 
@@ -36,6 +36,8 @@ class BlockState:
         self.writer_line: SourceLocation | None = None
         self.receiving: int | None = None           # the pipe net a posted receive into it waits on
         self.partly: SourceLocation | None = None   # the if one branch of which released it
+        self.unwritten_on: SourceLocation | None = None   # the if one branch of which left it unwritten
+        self.writes = 0                   # stores and completed copies into it
 
     def _gone(self, where: SourceLocation) -> None:
         if self.state == OS and self.partly is not None:
@@ -53,9 +55,18 @@ class BlockState:
         self._gone(where)
         self.state = RW if self.acquired == "wait" else MR
         self.writer_line = where
+        self.unwritten_on = None
+        self.writes += 1
+
+    def _maybe_unwritten(self, what: str, where: SourceLocation) -> None:
+        if self.unwritten_on is not None:
+            _hazard(f"{self.name} is {what} here, but on one path through the if at {self.unwritten_on} nothing was "
+                    f"written into it (it was reserved at {self.location}); write it on every path of the if (an "
+                    "else too) or before it", where)
 
     def read(self, where: SourceLocation) -> None:
         self._gone(where)
+        self._maybe_unwritten("read", where)
         if self.state == MW:
             _hazard(f"{self.name} is read before anything was written into it (it was reserved at "
                     f"{self.location}); store() into it or copy data into it first", where)
@@ -86,6 +97,7 @@ class BlockState:
 
     def copy_from(self, where: SourceLocation) -> None:
         self._gone(where)
+        self._maybe_unwritten("sent", where)
         if self.state == MW:
             _hazard(f"{self.name} is sent before anything was written into it (it was reserved at "
                     f"{self.location}); copy data into it and wait() for that first", where)
@@ -98,6 +110,8 @@ class BlockState:
     def transfer_done(self, into: bool) -> None:
         if into:
             self.state = MR
+            self.unwritten_on = None
+            self.writes += 1
         else:
             self.readers -= 1
             if self.readers == 0:
@@ -118,7 +132,14 @@ class BlockState:
         if self.acquired == "reserve" and self.state == MW:
             _hazard(f"{self.name} is pushed but nothing was written into it; store() into it (compute) or "
                     "copy into it and wait() (data movement) before it is pushed", where)
+        if self.acquired == "reserve":
+            self._maybe_unwritten("pushed", where)
         self.state = OS
+
+    def written_on_one_path(self, where: SourceLocation) -> None:
+        """After the if at ``where``, one branch of which wrote the block and the other did not
+        (nothing had before): on that other path it holds garbage."""
+        self.unwritten_on = self.unwritten_on or where
 
     @property
     def unread(self) -> bool:

@@ -675,28 +675,33 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
             raise self.error("a block cannot be accumulated into inside a runtime if; accumulate in a loop or "
                              "store the result of an expression", stmt)
         held_before = self.held_snapshot()
-        states = {id(b): (b.status.state, b.status.writer_line, b.status.readers)
-                  for ends in self.held.values() for blocks in ends.values() for b in blocks}
+        held = [b for ends in self.held.values() for blocks in ends.values() for b in blocks]
+        states = {id(b): (b.status.state, b.status.writer_line, b.status.readers) for b in held}
         selected = self.selected_in_branches(cond)
         then_block, else_block = IRBlock(), IRBlock()
         self.emit(scf.IfOp(cond, [], [then_block], [else_block]))
         outer = self.block
-        released = []
+        released, writes = [], []
         for branch, stmts, done in ((then_block, stmt.body, selected[0]), (else_block, stmt.orelse, selected[1])):
             self.block = branch
             marked = self.mark_selected(done)
             gone = []
+            before = {id(b): b.status.writes for b in held}
             if stmts:
                 self.statements(stmts, scope, Region("branch", stmt))
                 gone = self.branch_releases(held_before)
                 self.check_held(held_before, stmt, "branch of this if")
             self.unmark_selected(marked)
+            writes.append({id(b) for b in held if b.status.writes != before[id(b)]})
             for b in gone:          # the other branch starts from the state before the if
                 b.status.state, b.status.writer_line, b.status.readers = states[id(b)]
             released.append(gone)
             self.node = stmt
             self.emit(scf.YieldOp())
         self.block = outer
+        for b in held:              # a block written by one branch only holds garbage on the other path
+            if states[id(b)][0] == "MW" and (id(b) in writes[0]) != (id(b) in writes[1]):
+                b.status.written_on_one_path(self.location(stmt))
         self.merge_branch_releases(*released, stmt)
 
     # -- with -----------------------------------------------------------------------------------

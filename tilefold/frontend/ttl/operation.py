@@ -146,9 +146,13 @@ class Operation:
         def piece(v, chip):
             return v.pieces[chip] if isinstance(v, MeshTensor) else v
 
-        # one simulated device per chip, each on its own pieces
+        # one simulated device per chip, each on its own pieces; a tensor that is not a mesh tensor is
+        # one buffer every chip reads
+        bound = inspect.signature(self.function).bind_partial(*args, **kwargs).arguments
+        shared = frozenset(name for name, value in bound.items() if _is_device_tensor(value))
         results = [self._call_on_one_device(tuple(piece(a, chip) for a in args),
-                                            {k: piece(v, chip) for k, v in kwargs.items()}, report=False)
+                                            {k: piece(v, chip) for k, v in kwargs.items()}, report=False,
+                                            shared=shared)
                    for chip in range(chips)]
         if any(r is None for r in results):
             return None
@@ -201,7 +205,9 @@ class Operation:
               f"{min(seconds) * 1e6:,.1f} us)")
         print(f"  chip {slowest}: " + perf.summary().replace("\n", "\n  "))
 
-    def _call_on_one_device(self, args, kwargs, report: bool = True):
+    def _call_on_one_device(self, args, kwargs, report: bool = True, shared: frozenset = frozenset()):
+        """Build (or take from the cache), compile and run one call on one device. ``shared``: the
+        tensors one call per chip of a mesh reads as one buffer, which its kernels must not write."""
         runner = session.runner()
         capture = self.capture(args, kwargs)
         if not capture.kernels:         # a body of setup only (TT-Lang allows it): nothing runs on the device
@@ -217,6 +223,13 @@ class Operation:
             compiled = runner.compile_built(self.build_capture(capture), capture.arch)
             if key is not None:
                 self._cache[key] = (compiled, pinned)
+        written = sorted(name for name in shared if compiled.program.buffers.get(name) is not None
+                         and compiled.program.buffers[name].role == "inout")
+        if written:
+            raise KernelError(f"{self.function.__name__}() runs on each chip of the mesh of its mesh tensors and "
+                              f"writes tensor {written[0]!r}, which is one device tensor that every chip would "
+                              "write; give a mesh tensor (ttnn.from_torch(..., device=mesh_device, mesh_mapper=...)) "
+                              "so that each chip writes its own piece", user_location())
         if compile_only():
             runner.emit_kernels(compiled)       # the C++ is built too (its errors at the user's lines)
             if report and session.settings().report:
