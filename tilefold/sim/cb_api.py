@@ -15,6 +15,11 @@ from tilefold.errors import CircularBufferError, NocHazardError
 from tilefold.sim.lanes import all_lanes, any_lane, even, uniform
 
 
+def _named(st) -> str:
+    """`` (NAME)``: the program's name for a circular buffer, when it has one."""
+    return f" ({st.name})" if st.name else ""
+
+
 def _pages(n: int) -> str:
     return f"{n} page" if n == 1 else f"{n} pages"
 
@@ -85,7 +90,7 @@ class CircularBufferApi:
                                                  f"buffer holds ({int(np.min(cap))}); it can never succeed")
         self._check_step(st, cb, st.wr[rows], n, "cb_reserve_back")
         if not all_lanes(cap - (st.received[rows] - st.acked[rows]) >= n):
-            self.block(("cb", cb), f"cb_reserve_back(c_{cb}, {n}): waiting for {_pages(n)} to be freed",
+            self.block(("cb", cb), f"cb_reserve_back(c_{cb}, {n}){_named(st)}: waiting for {_pages(n)} to be freed",
                        lambda: bool(all_lanes(cap - (st.received[rows] - st.acked[rows]) >= n)))
         # The slot of the n-th page was freed when the page `capacity` pages earlier was popped.
         clock = self._producer_clock()
@@ -110,7 +115,7 @@ class CircularBufferApi:
         row = self.row0
         received = st.received
         if cap - (int(received[row]) - int(st.acked[row])) < n:
-            self.block(("cb", cb), f"cb_reserve_back(c_{cb}, {n}): waiting for {_pages(n)} to be freed",
+            self.block(("cb", cb), f"cb_reserve_back(c_{cb}, {n}){_named(st)}: waiting for {_pages(n)} to be freed",
                        lambda: cap - (int(received[row]) - int(st.acked[row])) >= n)
         clock = self._producer_clock()
         last = int(received[row]) + (n - 1)
@@ -131,7 +136,7 @@ class CircularBufferApi:
         else:
             free = all_lanes(cap - (received - acked) >= n)
         if not free:
-            self.block(("cb", cb), f"cb_reserve_back(c_{cb}, {n}): waiting for {_pages(n)} to be freed",
+            self.block(("cb", cb), f"cb_reserve_back(c_{cb}, {n}){_named(st)}: waiting for {_pages(n)} to be freed",
                        lambda: bool(all_lanes(cap - (st.received[rows] - st.acked[rows]) >= n)))
             received = st.received[rows]
         clock = self._producer_clock()
@@ -229,7 +234,7 @@ class CircularBufferApi:
             row = self.row0
             received = st.received
             if int(received[row]) - int(st.acked[row]) < n:
-                self.block(("cb", cb), f"cb_wait_front(c_{cb}, {n}): waiting for {_pages(n)} to be pushed",
+                self.block(("cb", cb), f"cb_wait_front(c_{cb}, {n}){_named(st)}: waiting for {_pages(n)} to be pushed",
                            lambda: int(received[row]) - int(st.acked[row]) >= n)
             clock = self._consumer_clock()
             self.sync_to(st.push_time[row, (int(st.rd[row]) + (n - 1)) % cap], clock)
@@ -247,7 +252,7 @@ class CircularBufferApi:
                                                  f"buffer holds ({int(np.min(cap))}); it can never succeed")
         self._check_step(st, cb, st.rd[rows], n, "cb_wait_front")
         if not all_lanes(st.received[rows] - st.acked[rows] >= n):
-            self.block(("cb", cb), f"cb_wait_front(c_{cb}, {n}): waiting for {_pages(n)} to be pushed",
+            self.block(("cb", cb), f"cb_wait_front(c_{cb}, {n}){_named(st)}: waiting for {_pages(n)} to be pushed",
                        lambda: bool(all_lanes(st.received[rows] - st.acked[rows] >= n)))
         slot = (st.rd[rows] + (n - 1)) % cap
         clock = self._consumer_clock()
@@ -266,7 +271,7 @@ class CircularBufferApi:
         else:
             ready = all_lanes(received - acked >= n)
         if not ready:
-            self.block(("cb", cb), f"cb_wait_front(c_{cb}, {n}): waiting for {_pages(n)} to be pushed",
+            self.block(("cb", cb), f"cb_wait_front(c_{cb}, {n}){_named(st)}: waiting for {_pages(n)} to be pushed",
                        lambda: bool(all_lanes(st.received[rows] - st.acked[rows] >= n)))
         rd = st.rd[rows]
         clock = self._consumer_clock()
