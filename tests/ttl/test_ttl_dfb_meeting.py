@@ -139,6 +139,7 @@ def test_a_wait_across_the_point_stops_with_the_blocked_kernels_named():
     assert "writer kernel write" in message and "reader kernel read" in message and "compute kernel compute" in message
     blocked = next(i for i, line in enumerate(open(__file__).read().splitlines(), 1) if line.endswith("# blocked"))
     assert f"{__file__}:{blocked}: writer kernel write" in message
+    assert "(barrier read to compute)" not in message and "(barrier compute to read)" in message
 
 
 def test_the_data_movement_kernels_meet_without_the_compute_kernel():
