@@ -30,6 +30,7 @@ sharded memory config cannot hold.
 from __future__ import annotations
 
 import builtins
+import enum
 import inspect
 import sys
 
@@ -98,6 +99,15 @@ class Device:
         self.is_open = True
         self.worker_l1_size = None       # set by open_device(worker_l1_size=...)
         self._session_arch = None        # the session's device before that changed its L1 split
+
+    def enable_program_cache(self) -> None:
+        """Accepted: tilefold keeps every compiled call (``num_program_cache_entries``)."""
+
+    def disable_and_clear_program_cache(self) -> None:
+        mesh.clear_program_cache()
+
+    def num_program_cache_entries(self) -> int:
+        return mesh.program_cache_entries()
 
     def compute_with_storage_grid_size(self) -> CoreCoord:
         return CoreCoord(*self.arch.grid)
@@ -1136,11 +1146,28 @@ def close_mesh_device(device) -> None:
     device.is_open = False
 
 
-class FabricConfig:
-    DISABLED = "DISABLED"
-    FABRIC_1D = "FABRIC_1D"
-    FABRIC_1D_RING = "FABRIC_1D_RING"
-    FABRIC_2D = "FABRIC_2D"
+class FabricConfig(enum.Enum):
+    """``ttnn.FabricConfig`` (TT-Metal 0.69's values); the simulated chips reach each other over
+    ethernet whatever is chosen."""
+
+    DISABLED = 0
+    FABRIC_1D_NEIGHBOR_EXCHANGE = 1
+    FABRIC_1D = 2
+    FABRIC_1D_RING = 3
+    FABRIC_2D = 4
+    FABRIC_2D_TORUS_X = 5
+    FABRIC_2D_TORUS_Y = 6
+    FABRIC_2D_TORUS_XY = 7
+    CUSTOM = 8
+
+
+class FabricReliabilityMode(enum.Enum):
+    """``ttnn.FabricReliabilityMode`` (TT-NN's names for TT-Metal 0.69's values), accepted by
+    :func:`set_fabric_config`."""
+
+    STRICT_INIT = 0
+    RELAXED_INIT = 1
+    DYNAMIC_RECONFIG = 2
 
 
 def set_fabric_config(config, *args, **kwargs) -> None:
@@ -1167,7 +1194,7 @@ __all__ = [
     "to_memory_config", "get_memory_config", "is_sharded", "MeshShape", "MeshDevice", "MeshTensor",
     "open_mesh_device", "close_mesh_device", "ShardTensorToMesh", "ShardTensor2dMesh", "ReplicateTensorToMesh",
     "ConcatMeshToTensor", "ConcatMesh2dToTensor", "all_reduce", "all_gather", "set_num_devices", "GetNumAvailableDevices", "get_num_devices",
-    "FabricConfig", "set_fabric_config", "synchronize_device", "get_max_worker_l1_unreserved_size", "device",
+    "FabricConfig", "FabricReliabilityMode", "set_fabric_config", "synchronize_device", "get_max_worker_l1_unreserved_size", "device",
     "uint16", "uint8", "deallocate", "full_like", "ones_like", "empty_like", "arange", "HOST_OPS",
 ]
 __all__ += [name for name in HOST_OPS if name not in __all__ and "." not in name] + ["transformer"]

@@ -494,3 +494,55 @@ def test_reset_statements_naming_buffers_wrongly_are_an_error_at_their_line(stat
     with pytest.raises(KernelError) as info:
         runpy.run_path(str(script))
     assert str(info.value).startswith(f"{script}:16: ") and fragment in str(info.value), str(info.value)
+
+
+@ttl.operation(grid=(1, 1), fp32_dest_acc_en=True)
+def matmul_into_float32(a, b, out):
+    a_dfb = ttl.make_dataflow_buffer_like(a, shape=(1, 2), block_count=1)
+    b_dfb = ttl.make_dataflow_buffer_like(b, shape=(2, 1), block_count=1)
+    o_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=1)
+
+    @ttl.compute()
+    def compute():
+        with a_dfb.wait() as x, b_dfb.wait() as y, o_dfb.reserve() as o:
+            o.store(ttl.math.matmul(x, y, dtype=ttnn.float32))
+
+    @ttl.datamovement()
+    def read():
+        with a_dfb.reserve() as x, b_dfb.reserve() as y:
+            ttl.copy(a[0:1, 0:2], x).wait()
+            ttl.copy(b[0:2, 0:1], y).wait()
+
+    @ttl.datamovement()
+    def write():
+        with o_dfb.wait() as o:
+            ttl.copy(o, out[0:1, 0:1]).wait()
+
+
+def test_matmul_takes_the_products_dtype():
+    """``ttl.math.matmul(a, b, dtype=ttnn.float32)`` (TT-Lang's reduce-scatter matmul): a float32
+    product of bfloat16 blocks, summed in a 32-bit DST and stored without rounding to bfloat16."""
+    a, b = tile_tensor((32, 64), seed=1), tile_tensor((64, 32), seed=2)
+    out = zeros((32, 32), dtype="float32")
+    matmul_into_float32(a, b, out)
+    exact = ttnn.to_numpy(a).astype(np.float64) @ ttnn.to_numpy(b).astype(np.float64)
+    np.testing.assert_allclose(ttnn.to_numpy(out), exact, rtol=1e-5, atol=1e-4)
+
+
+def test_fabric_and_program_cache_names_of_host_scripts():
+    """What TT-Lang's multi-device tests call around their operations: every 0.69 ``FabricConfig``,
+    ``FabricReliabilityMode``, and a device's program cache (tilefold keeps every compiled call:
+    repeating a call adds no entry)."""
+    assert [c.name for c in ttnn.FabricConfig][-4:] == ["FABRIC_2D_TORUS_X", "FABRIC_2D_TORUS_Y",
+                                                         "FABRIC_2D_TORUS_XY", "CUSTOM"]
+    ttnn.set_fabric_config(ttnn.FabricConfig.FABRIC_1D_NEIGHBOR_EXCHANGE, ttnn.FabricReliabilityMode.RELAXED_INIT)
+    mesh = ttnn.open_mesh_device(ttnn.MeshShape(1, 2))
+    mesh.enable_program_cache()
+    a, b = tile_tensor((32, 64), seed=1), tile_tensor((64, 32), seed=2)
+    counts = []
+    for _ in range(3):
+        matmul_into_float32(a, b, zeros((32, 32), dtype="float32"))
+        counts.append(mesh.num_program_cache_entries())
+    assert counts[0] >= 1 and len(set(counts)) == 1
+    mesh.disable_and_clear_program_cache()
+    assert mesh.num_program_cache_entries() == 0

@@ -113,6 +113,21 @@ def write_not_simulated(operation, compiled, tensors) -> None:
                 "device)")
 
 
+def program_cache_entries() -> int:
+    """The compiled calls this process keeps: one per distinct kernel IR, tensor layouts and
+    device (a call that repeats one adds none)."""
+    from tilefold.compiler import _TTL_CACHE
+
+    return len(_TTL_CACHE)
+
+
+def clear_program_cache() -> None:
+    """Forget the compiled calls: later calls compile again."""
+    from tilefold.compiler import _TTL_CACHE
+
+    _TTL_CACHE.clear()
+
+
 def install() -> None:
     """Make this module the runner of every TT-Lang operation call."""
     session.install_runner(sys.modules[__name__])

@@ -443,10 +443,12 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         """``ttl.matmul(lhs, rhs, transpose_rhs=False)``: ``lhs @ rhs``; with ``transpose_rhs`` the right
         operand is given as (N, K) and is transposed first (its tiles, and each tile's elements). The
         older ``ttl.math.matmul(lhs, rhs, out_blk)`` names the block the result is stored into; it is
-        only checked against the result's shape."""
+        only checked against the result's shape. ``dtype=`` gives the product's data format (as
+        ``ttl.math.typecast`` of it: with a 32-bit DST a float32 product keeps DST's precision)."""
         if len(args) > 3:
             raise self.error(f"{fn.qualname}(lhs, rhs, *, transpose_rhs=False) takes two operands", node)
         out = args[2] if len(args) == 3 else kwargs.pop("out", None)
+        dtype = kwargs.pop("dtype", None)
         b = self._kw(fn, args[:2], kwargs, ("lhs", "rhs", "transpose_rhs"), node)
         if "lhs" not in b or "rhs" not in b:
             raise self.error(f"{fn.qualname}(lhs, rhs) needs both operands", node)
@@ -468,6 +470,8 @@ class BlockExpressionBuilder(AcquisitionBuilder):
             if tuple(out.dfb.shape) != tuple(product.shape):
                 raise self.error(f"{fn.qualname}(): the product is {_shape_text(product.shape)} but {out.name} is "
                                  f"{_shape_text(out.dfb.shape)}", node)
+        if dtype is not None:
+            return self.fn_typecast(fn, [product, dtype], {}, node)
         return product
 
     def fn_transpose(self, fn, args, kwargs, node):

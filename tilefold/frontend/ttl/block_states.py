@@ -9,14 +9,16 @@ a ``ttl.copy`` writes it), **ROR** (read only while ``n`` copies read it), **OS*
 pushed or popped). A compute kernel may store into a block it obtained with ``wait()``: the
 block's value is replaced until it is popped (nothing else reads those pages); a data-movement
 kernel may overwrite a waited block only after reading it (RW), never before (MR) — that would
-destroy data it was sent. A block read, sent or pushed unwritten — or written by one branch of a
-runtime ``if`` only, with nothing written before it — or copied into twice at once, is an error, and a warning in a build that runs nothing (``TTLANG_COMPILE_ONLY``), as TT-Lang's
-compiler builds such kernels.
+destroy data it was sent. A block read, sent or pushed unwritten, or copied into twice at once, is
+an error, and a warning in a build that runs nothing (``TTLANG_COMPILE_ONLY``), as TT-Lang's
+compiler builds such kernels. One written by one branch of a runtime ``if`` only, with nothing
+written before, is a warning: on the other path it holds what its pages held, which programs that
+republish cached pages rely on.
 """
 
 from __future__ import annotations
 
-from tilefold.errors import KernelError, SourceLocation
+from tilefold.errors import KernelError, SourceLocation, warn_at
 from tilefold.frontend.ttl.session import compile_only_or_raise as _hazard
 
 
@@ -59,10 +61,14 @@ class BlockState:
         self.writes += 1
 
     def _maybe_unwritten(self, what: str, where: SourceLocation) -> None:
+        """A warning: on one path of an if nothing wrote the block, so there it holds what its slot
+        held (pages an earlier block left there — TT-Lang's programs republish cached pages this way —
+        or L1 nothing wrote, which the simulator holds as zeros and a device as whatever was there)."""
         if self.unwritten_on is not None:
-            _hazard(f"{self.name} is {what} here, but on one path through the if at {self.unwritten_on} nothing was "
-                    f"written into it (it was reserved at {self.location}); write it on every path of the if (an "
-                    "else too) or before it", where)
+            warn_at(f"{self.name} is {what} here, but on one path through the if at {self.unwritten_on} nothing was "
+                    f"written into it (it was reserved at {self.location}), so there it holds what its pages held "
+                    "before; write it on every path of the if (an else too) unless that is meant", where)
+            self.unwritten_on = None
 
     def read(self, where: SourceLocation) -> None:
         self._gone(where)

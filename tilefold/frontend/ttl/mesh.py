@@ -115,6 +115,20 @@ def set_num_devices(n: int | None) -> None:
     _NUM_DEVICES[0] = n
 
 
+def program_cache_entries() -> int:
+    """``device.num_program_cache_entries()``: the compiled calls the session's runner keeps."""
+    from tilefold.frontend.ttl.session import runner
+
+    return runner().program_cache_entries()
+
+
+def clear_program_cache() -> None:
+    """``device.disable_and_clear_program_cache()``: later calls compile again."""
+    from tilefold.frontend.ttl.session import runner
+
+    runner().clear_program_cache()
+
+
 def num_available_devices() -> int:
     from tilefold.arch import get_arch
     from tilefold.frontend.ttl.session import settings
@@ -175,6 +189,15 @@ class MeshDevice:
         from tilefold.frontend.ttl.session import settings
 
         return CoreCoord(*get_arch(settings().arch).grid)
+
+    def enable_program_cache(self) -> None:
+        """Accepted: tilefold keeps every compiled call (:func:`program_cache_entries`)."""
+
+    def disable_and_clear_program_cache(self) -> None:
+        clear_program_cache()
+
+    def num_program_cache_entries(self) -> int:
+        return program_cache_entries()
 
     def __repr__(self) -> str:
         return f"<simulated mesh of {self.shape[0]}x{self.shape[1]} chips>"

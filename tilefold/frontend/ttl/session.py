@@ -67,6 +67,12 @@ class Runner(Protocol):
     def emit_kernels(self, compiled):
         """The C++ of a compiled call's kernels (``TTLANG_COMPILE_ONLY``: built, not run)."""
 
+    def program_cache_entries(self) -> int:
+        """How many compiled calls are kept (``device.num_program_cache_entries()``)."""
+
+    def clear_program_cache(self) -> None:
+        """Forget the compiled calls (``device.disable_and_clear_program_cache()``)."""
+
 
 _RUNNER: Runner | None = None
 
