@@ -546,3 +546,13 @@ def test_fabric_and_program_cache_names_of_host_scripts():
     assert counts[0] >= 1 and len(set(counts)) == 1
     mesh.disable_and_clear_program_cache()
     assert mesh.num_program_cache_entries() == 0
+
+
+def test_tt_langs_file_writing_environment_variables_are_named_as_ignored(monkeypatch):
+    from tilefold.frontend.ttl import operation
+
+    monkeypatch.setenv("TTLANG_EMIT_RUNNER", "/tmp/runner.py")
+    monkeypatch.setattr(operation, "_WARNED_ENVIRONMENT", set())
+    a, b = tile_tensor((32, 64), seed=1), tile_tensor((64, 32), seed=2)
+    with pytest.warns(UserWarning, match="TTLANG_EMIT_RUNNER is set, but tilefold writes no standalone runner"):
+        matmul_into_float32(a, b, zeros((32, 32), dtype="float32"))

@@ -124,6 +124,7 @@ class Operation:
     def _call(self, args, kwargs):
         from tilefold.frontend.ttl.mesh import MeshTensor
 
+        _warn_unsupported_environment()
         if "options" in kwargs and "options" not in inspect.signature(self.function).parameters:
             compiler_options(kwargs.pop("options"), user_location())
 
@@ -714,6 +715,25 @@ def _parse_options(value: str, location, honoured: dict) -> dict:
             enabled = given in ("true", "1")
         honoured[name.replace("-", "_")] = enabled
     return honoured
+
+
+# TT-Lang's environment variables that ask for files tilefold does not write
+_UNSUPPORTED_ENVIRONMENT = {
+    "TTLANG_EMIT_RUNNER": "a standalone runner of the compiled operation",
+    "TTLANG_INITIAL_MLIR": "TT-Lang's MLIR", "TTLANG_FINAL_MLIR": "TT-Lang's MLIR",
+}
+_WARNED_ENVIRONMENT: set[str] = set()
+
+
+def _warn_unsupported_environment() -> None:
+    """One warning per process for each TT-Lang environment variable of :data:`_UNSUPPORTED_ENVIRONMENT`
+    that is set: tilefold writes no such file (``tilefold compile SCRIPT -o DIR`` writes a TT-Metalium
+    project of each call, ``--print-ir-after-all`` its IR)."""
+    for name, what in _UNSUPPORTED_ENVIRONMENT.items():
+        if os.environ.get(name) and name not in _WARNED_ENVIRONMENT:
+            _WARNED_ENVIRONMENT.add(name)
+            warn_at(f"{name} is set, but tilefold writes no {what}; tilefold compile SCRIPT -o DIR writes a "
+                    "TT-Metalium project of each call (--print-ir-after-all prints its IR)", user_location())
 
 
 # keywords of TT-Lang's newer @ttl.operation that tilefold does not take
