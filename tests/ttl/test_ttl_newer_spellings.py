@@ -549,8 +549,9 @@ def test_fabric_and_program_cache_names_of_host_scripts():
 
 
 def test_tt_langs_file_writing_environment_variables_are_named_as_ignored(monkeypatch):
-    from tilefold.frontend.ttl import operation
+    import importlib
 
+    operation = importlib.import_module("tilefold.frontend.ttl.operation")
     monkeypatch.setenv("TTLANG_EMIT_RUNNER", "/tmp/runner.py")
     monkeypatch.setattr(operation, "_WARNED_ENVIRONMENT", set())
     a, b = tile_tensor((32, 64), seed=1), tile_tensor((64, 32), seed=2)
