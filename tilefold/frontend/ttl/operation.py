@@ -719,8 +719,8 @@ def _parse_options(value: str, location, honoured: dict) -> dict:
 
 # TT-Lang's environment variables that ask for files tilefold does not write
 _UNSUPPORTED_ENVIRONMENT = {
-    "TTLANG_EMIT_RUNNER": "a standalone runner of the compiled operation",
-    "TTLANG_INITIAL_MLIR": "TT-Lang's MLIR", "TTLANG_FINAL_MLIR": "TT-Lang's MLIR",
+    "TTLANG_EMIT_RUNNER": "standalone runner of the compiled operation",
+    "TTLANG_INITIAL_MLIR": "MLIR file", "TTLANG_FINAL_MLIR": "MLIR file",
 }
 _WARNED_ENVIRONMENT: set[str] = set()
 
