@@ -131,10 +131,14 @@ def test_full_of_something_not_a_number():
 
 
 def test_devices_opened_and_closed_wrongly():
-    with pytest.raises(LayoutError, match=r"open_device\(device_id=4\): 4 n150 chips are simulated; give an id "
-                                          r"in 0..3") as info:
-        line = _here()
-        ttnn.open_device(device_id=4)
+    ttnn.set_num_devices(4)
+    try:
+        with pytest.raises(LayoutError, match=r"open_device\(device_id=4\): 4 n150 chips are simulated; give an "
+                                              r"id in 0..3") as info:
+            line = _here()
+            ttnn.open_device(device_id=4)
+    finally:
+        ttnn.set_num_devices(None)
     _at(info, line)
     with pytest.raises(LayoutError, match=r"close_device takes the device ttnn.open_device returned, not Tensor") \
             as info:

@@ -140,8 +140,12 @@ def test_a_grid_over_several_chips_names_the_users_line():
 
         op(tile_tensor((32, 32)))
 
-    expect_error(run, test_a_grid_over_several_chips_names_the_users_line, KernelError,
-                 "spans 8 chips (2x4) but 4 are simulated", "--num-devices 8")
+    ttnn.set_num_devices(4)
+    try:
+        expect_error(run, test_a_grid_over_several_chips_names_the_users_line, KernelError,
+                     "spans 8 chips (2x4) but 4 are simulated", "--num-devices 8")
+    finally:
+        ttnn.set_num_devices(None)
 
 
 def test_a_pipe_to_another_chip_names_the_users_line():

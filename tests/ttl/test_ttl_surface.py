@@ -396,8 +396,12 @@ def test_a_mesh_larger_than_the_simulated_chips_names_the_users_line():
     def run():
         ttnn.open_mesh_device(ttnn.MeshShape(2, 4))  # error
 
-    expect_error(run, test_a_mesh_larger_than_the_simulated_chips_names_the_users_line, LayoutError,
-                 "needs 8 chips but 4 are simulated", "set_num_devices(8)")
+    ttnn.set_num_devices(4)
+    try:
+        expect_error(run, test_a_mesh_larger_than_the_simulated_chips_names_the_users_line, LayoutError,
+                     "needs 8 chips but 4 are simulated", "set_num_devices(8)")
+    finally:
+        ttnn.set_num_devices(None)
 
 
 def test_a_mesh_tensor_is_read_through_a_composer():
