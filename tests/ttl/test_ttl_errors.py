@@ -680,3 +680,22 @@ def test_an_object_without_a_repr_is_named_by_its_type():
     err = expect_error(lambda: op(*tensors()), test_an_object_without_a_repr_is_named_by_its_type, KernelError,
                        "not a tensor slice into a _Settings object")
     assert "0x" not in str(err)
+
+
+def test_a_block_never_written_nor_released_says_both():
+    """A reserved block nothing writes and nothing pushes: the error asks for both, not only the
+    push (which would meet the next error, pushing an unwritten block)."""
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1))
+        y_dfb = ttl.make_dataflow_buffer_like(y, shape=(1, 1))
+
+        @ttl.datamovement()
+        def read():
+            blk = x_dfb.reserve()  # error
+            other = y_dfb.reserve()
+            ttl.copy(x[0, 0], other).wait()
+            other.push()
+
+    expect_error(lambda: op(*tensors()), test_a_block_never_written_nor_released_says_both, KernelError,
+                 "blk is reserved but never written or pushed", "then call blk.push()")

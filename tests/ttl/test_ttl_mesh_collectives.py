@@ -146,3 +146,16 @@ def test_a_plain_output_of_a_call_per_chip_is_an_error_before_anything_runs(t3k)
     expect_error(run, test_a_plain_output_of_a_call_per_chip_is_an_error_before_anything_runs, KernelError,
                  "writes tensor 'y', which is one device tensor that every chip would write", "give a mesh tensor")
     np.testing.assert_array_equal(ttnn.to_numpy(y), 5.0)
+
+
+def test_a_slice_outside_a_chips_piece_says_it_is_a_piece(t3k):
+    """An operation called with mesh tensors sees each chip's piece: a slice past the piece says so."""
+    from tilefold.errors import KernelError
+
+    x = _spread(np.ones((8 * 32, 32), np.float32), t3k, 0)
+    y = _spread(np.zeros((8 * 64, 32), np.float32), t3k, 0)
+
+    with pytest.raises(KernelError) as info:
+        scale(y, x, 2.0)              # two tile rows read, one written into each chip's one-tile piece
+    assert "y[...]:" in str(info.value)
+    assert "outside the tensor (1 tiles; shape 1x1, one chip's piece of a mesh tensor over 8 chips)" in str(info.value)

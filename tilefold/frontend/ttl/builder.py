@@ -859,6 +859,10 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
                 if blocks:
                     b = blocks[0]
                     verb = "push" if b.acquired == "reserve" else "pop"
+                    if b.status.state == "MW":      # nothing was written into it either
+                        raise KernelError(f"{b.name} is reserved but never written or pushed; store() into it "
+                                          f"(compute) or copy into it (data movement), then call {b.name}.push() — "
+                                          f"or drop the reserve", b.status.location)
                     raise KernelError(f"{b.name} is never released; call {b.name}.{verb}() or use 'with "
                                       f"{b.dfb.name}.{b.acquired}() as {b.name}:'", b.status.location)
 

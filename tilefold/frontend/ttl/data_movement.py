@@ -120,6 +120,8 @@ class DataMovementBuilder:
         entries += [slice(None)] * (len(units) - len(entries))
         offsets, sizes, checked = [], [], []
         ranges = tuple(isinstance(e, slice) for e in entries)
+        chips = getattr(argument.tensor, "mesh_piece_of", None)     # a piece of a mesh tensor over that many chips
+        piece = f", one chip's piece of a mesh tensor over {chips} chips" if chips else ""
         for d, (entry, dim) in enumerate(zip(entries, units)):
             if isinstance(entry, slice):
                 if entry.step not in (None, 1):
@@ -141,7 +143,7 @@ class DataMovementBuilder:
                                  f"{dim} (shape {_shape_text(units)}); make the block smaller", node)
             if isinstance(start, int) and (start < 0 or start + size > dim):
                 raise self.error(f"{argument.name}[...]: {unit} {start}..{start + size - 1} of dimension {d} are "
-                                 f"outside the tensor ({dim} {unit}; shape {_shape_text(units)})", node)
+                                 f"outside the tensor ({dim} {unit}; shape {_shape_text(units)}{piece})", node)
             if not isinstance(start, int):
                 bounds = self.scalars.bounds(start)
                 inside = bounds is not None and bounds[0] >= 0 and bounds[1] + size <= dim
@@ -151,7 +153,8 @@ class DataMovementBuilder:
                     message = (f"{argument.name}[...]: dimension {d} starts at {unit[:-1]} {bounds[0]} to "
                                f"{bounds[1]} over the loop and node values, so it reaches {unit} "
                                f"{min(bounds[0], 0)}..{bounds[1] + size - 1}, outside the tensor ({dim} {unit}; "
-                               f"shape {_shape_text(units)}); shorten the loop or the grid, or guard the copy with an if")
+                               f"shape {_shape_text(units)}{piece}); shorten the loop or the grid, or guard the copy "
+                               "with an if")
                     compile_only_or_raise(message, self.location(node))
                     checked.append(d)     # a build that runs nothing goes on: the copy checks it when it runs
             offsets.append(start)

@@ -219,6 +219,8 @@ class MeshTensor:
     def __init__(self, pieces: list, mesh: MeshDevice):
         self.pieces = pieces
         self.mesh = mesh
+        for piece in pieces:        # an operation called per chip names the whole in its errors
+            piece.mesh_piece_of = len(pieces)
 
     @property
     def shape(self):
