@@ -699,8 +699,9 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
             self.node = stmt
             self.emit(scf.YieldOp())
         self.block = outer
-        for b in held:              # a block written by one branch only holds garbage on the other path
-            if states[id(b)][0] == "MW" and (id(b) in writes[0]) != (id(b) in writes[1]):
+        gone = {id(b) for b in released[0] + released[1]}
+        for b in held:              # written by one branch only: on the other path it holds what its pages held
+            if id(b) not in gone and states[id(b)][0] == "MW" and (id(b) in writes[0]) != (id(b) in writes[1]):
                 b.status.written_on_one_path(self.location(stmt))
         self.merge_branch_releases(*released, stmt)
 
