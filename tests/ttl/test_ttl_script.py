@@ -275,3 +275,18 @@ def test_a_script_gets_the_arguments_after_its_name(tmp_path, capsys):
     assert "args ['mode', '--flag'] 2" in capsys.readouterr().out
     assert main(["sim", str(script)]) == 0
     assert "args [] 4" in capsys.readouterr().out
+
+
+def test_a_script_whose_ttnn_imports_are_in_its_own_package_runs(tmp_path, capsys):
+    """``tilefold sim main.py`` where main.py only imports its own package, whose module imports
+    ``ttnn`` (as TT-Lang's multi-device examples are laid out): the TT-Lang front end runs it."""
+    from tilefold.cli.main import main
+
+    package = tmp_path / "helpers"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "ops.py").write_text("import ttnn\n\ndef chips():\n    return ttnn.GetNumAvailableDevices()\n")
+    script = tmp_path / "main.py"
+    script.write_text("from helpers.ops import chips\n\nprint('chips', chips())\n")
+    assert main(["sim", str(script)]) == 0
+    assert "chips 4" in capsys.readouterr().out

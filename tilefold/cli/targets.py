@@ -58,16 +58,39 @@ def script_front_end(path: str):
     except UnicodeDecodeError as exc:
         raise TilefoldError(f"{path}: not a UTF-8 Python script (byte {exc.start} is 0x{exc.object[exc.start]:02x}); "
                             "save it as UTF-8 text") from None
-    for name, pattern, module in _FRONT_ENDS:
-        if pattern.search(text):
-            try:
-                return importlib.import_module(module)
-            except ModuleNotFoundError as exc:
-                if exc.name == module:
-                    raise TilefoldError(f"{path}: the {name} front end cannot compile scripts yet") from None
-                raise
+    for source in [text, *_local_imports(p, text)]:
+        for name, pattern, module in _FRONT_ENDS:
+            if pattern.search(source):
+                try:
+                    return importlib.import_module(module)
+                except ModuleNotFoundError as exc:
+                    if exc.name == module:
+                        raise TilefoldError(f"{path}: the {name} front end cannot compile scripts yet") from None
+                    raise
     raise TilefoldError(f"{path}: no tilefold front end imported; import tilefold.ttl (or ttl, ttnn, tilefold.ttnn), "
                         "tilefold.language or tilefold.pykernel")
+
+
+_IMPORTED = re.compile(r"^\s*(?:from\s+([\w.]+)\s+import|import\s+([\w.]+))", re.M)
+
+
+def _local_imports(script: Path, text: str, depth: int = 2) -> list[str]:
+    """The text of the modules ``text`` imports from the script's own folder (a package's
+    ``__init__.py`` and module, as ``from helpers.ops import main`` finds them), and of the ones
+    they import, ``depth`` levels deep: a script whose kernels live in its own modules."""
+    folder, found, todo = script.resolve().parent, {}, [(text, depth)]
+    while todo:
+        source, left = todo.pop()
+        for match in _IMPORTED.finditer(source):
+            parts = (match.group(1) or match.group(2)).split(".")
+            for n in range(1, len(parts) + 1):
+                base = folder.joinpath(*parts[:n])
+                for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+                    if candidate.is_file() and candidate not in found:
+                        found[candidate] = candidate.read_text(encoding="utf-8", errors="replace")
+                        if left > 1:
+                            todo.append((found[candidate], left - 1))
+    return list(found.values())
 
 
 def add_numerics_option(parser) -> None:
