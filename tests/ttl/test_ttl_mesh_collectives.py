@@ -159,3 +159,16 @@ def test_a_slice_outside_a_chips_piece_says_it_is_a_piece(t3k):
         scale(y, x, 2.0)              # two tile rows read, one written into each chip's one-tile piece
     assert "y[...]:" in str(info.value)
     assert "outside the tensor (1 tiles; shape 1x1, one chip's piece of a mesh tensor over 8 chips)" in str(info.value)
+
+
+def test_a_mesh_opened_without_a_shape_takes_every_chip_and_one_chip_reads_without_composer():
+    ttnn.set_num_devices(4)
+    try:
+        assert tuple(ttnn.open_mesh_device().shape) == (1, 4)
+        single = ttnn.open_mesh_device(ttnn.MeshShape(1, 1))
+    finally:
+        ttnn.set_num_devices(None)
+    values = np.arange(32 * 32, dtype=np.float32).reshape(32, 32)
+    t = ttnn.from_numpy(values, dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT, device=single,
+                        mesh_mapper=ttnn.ReplicateTensorToMesh(single))
+    np.testing.assert_array_equal(ttnn.to_numpy(t), values)

@@ -203,7 +203,11 @@ class MeshDevice:
         return f"<simulated mesh of {self.shape[0]}x{self.shape[1]} chips>"
 
 
-def open_mesh_device(mesh_shape, **kwargs) -> MeshDevice:
+def open_mesh_device(mesh_shape=None, **kwargs) -> MeshDevice:
+    """``ttnn.open_mesh_device(mesh_shape)``; without a shape, one row of every simulated chip (TT-NN
+    opens the system's mesh)."""
+    if mesh_shape is None:
+        mesh_shape = MeshShape(1, num_available_devices())
     shape = mesh_shape if isinstance(mesh_shape, MeshShape) else MeshShape(*mesh_shape)
     available = num_available_devices()
     if shape.num_devices > available:
@@ -347,6 +351,8 @@ def distribute(values: np.ndarray, make, mesh: MeshDevice, mapper) -> MeshTensor
 
 
 def compose(tensor: MeshTensor, composer) -> np.ndarray:
+    if composer is None and len(tensor.pieces) == 1:       # a mesh of one chip: its one piece, as TT-NN reads it
+        return tensor.pieces[0].to_numpy()
     if composer is None:
         raise LayoutError("this tensor is spread over a mesh of chips; pass mesh_composer=ttnn.ConcatMeshToTensor("
                           "mesh_device, dim=...) to read it", user_location())
