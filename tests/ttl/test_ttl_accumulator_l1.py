@@ -461,3 +461,39 @@ def test_a_block_read_after_its_loop_keeps_the_sum_in_a_buffer_of_its_own():
     summed_then_read(a, out)
     exact = 2 * ttnn.to_numpy(a).astype(np.float64).reshape(3, TS, TS).sum(axis=0)
     assert np.abs(ttnn.to_numpy(out) - exact).max() <= 2 ** -6 * np.abs(exact).max()
+
+
+@ttl.operation(grid=(1, 1))
+def summed_on_even_steps(a, out):
+    a_dfb = ttl.make_dataflow_buffer_like(a, shape=(1, 1), block_count=2)
+    o_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=1)
+
+    @ttl.compute()
+    def compute():
+        with o_dfb.reserve() as o:
+            for i in range(N_ADDS):
+                with a_dfb.wait() as x:
+                    if i % 2 == 0:
+                        o += x
+
+    @ttl.datamovement()
+    def read():
+        for i in range(N_ADDS):
+            with a_dfb.reserve() as x:
+                ttl.copy(a[i, 0], x).wait()
+
+    @ttl.datamovement()
+    def write():
+        with o_dfb.wait() as o:
+            ttl.copy(o, out[0, 0]).wait()
+
+
+def test_a_block_summed_in_l1_may_be_added_to_inside_a_runtime_if():
+    """Summed in its own L1, a block needs no storage of its own across the loop, so ``o += x``
+    inside a runtime ``if`` adds on the steps that take it (float32: exact)."""
+    values = np.random.default_rng(7).standard_normal((N_ADDS * TS, TS)).astype(np.float32)
+    a = ttnn.from_numpy(values, dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT)
+    out = ttnn.from_numpy(np.zeros((TS, TS), np.float32), dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT)
+    summed_on_even_steps(a, out)
+    x = ttnn.to_numpy(a).reshape(N_ADDS, TS, TS)
+    np.testing.assert_array_equal(ttnn.to_numpy(out), x[0::2].sum(axis=0, dtype=np.float32))

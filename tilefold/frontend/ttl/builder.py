@@ -671,7 +671,7 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
             return
         self.node = stmt
         promoted = self.promote(stmt, scope)
-        if promoted:
+        if any(block.accumulator is not None for _, block in promoted):     # (one summed in its own L1 needs none)
             raise self.error("a block cannot be accumulated into inside a runtime if; accumulate in a loop or "
                              "store the result of an expression", stmt)
         held_before = self.held_snapshot()
