@@ -273,6 +273,8 @@ def test_a_script_gets_the_arguments_after_its_name(tmp_path, capsys):
     script.write_text("import sys\nimport ttnn\nprint('args', sys.argv[1:], ttnn.GetNumAvailableDevices())\n")
     assert main(["sim", str(script), "mode", "--arch", "n300", "--", "--flag"]) == 0
     assert "args ['mode', '--flag'] 2" in capsys.readouterr().out
+    assert main(["sim", str(script), "--no-ttl-maximize-dst"]) == 0            # an option tilefold does not have
+    assert "args ['--no-ttl-maximize-dst'] 4" in capsys.readouterr().out
     assert main(["sim", str(script)]) == 0
     assert "args [] 4" in capsys.readouterr().out
 

@@ -76,7 +76,11 @@ def _run(argv: list[str]) -> int:
     extra: list[str] = []
     if "--" in argv:                    # what follows goes to the script as it is (``tilefold sim s.py -- --flag``)
         argv, extra = argv[:argv.index("--")], argv[argv.index("--") + 1:]
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:                         # a script's own options (``tilefold sim s.py --no-ttl-maximize-dst``)
+        if not hasattr(args, "script_args"):
+            parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+        extra = [*unknown, *extra]
     if extra:
         if not hasattr(args, "script_args"):
             parser.error(f"unrecognized arguments: -- {' '.join(extra)}")

@@ -14,7 +14,8 @@ def add_parser(sub, help: str) -> None:
     p = sub.add_parser("sim", help=help)
     p.add_argument("script", help="the script (.py)")
     p.add_argument("script_args", nargs="*", metavar="ARG",
-                   help="arguments the script gets as sys.argv[1:] (after -- when one starts with -)")
+                   help="arguments the script gets as sys.argv[1:] (options tilefold does not have go to the "
+                        "script too; put those it has, such as --arch, after --)")
     p.add_argument("--arch", default=None, help="wormhole_b0 (default), n300, blackhole")
     p.add_argument("--trace", default=None, metavar="OUT.json", help="write a Chrome / Perfetto trace")
     p.add_argument("--max-cycles", type=positive_int, default=None, metavar="N",
