@@ -88,7 +88,7 @@ class Shape(tuple):
         return len(self)
 
 
-class Device:
+class Device(mesh.ProgramCache):
     """A simulated device (``ttnn.open_device``)."""
 
     def __init__(self, device_id: int = 0, arch=None):
@@ -99,15 +99,6 @@ class Device:
         self.is_open = True
         self.worker_l1_size = None       # set by open_device(worker_l1_size=...)
         self._session_arch = None        # the session's device before that changed its L1 split
-
-    def enable_program_cache(self) -> None:
-        """Accepted: tilefold keeps every compiled call (``num_program_cache_entries``)."""
-
-    def disable_and_clear_program_cache(self) -> None:
-        mesh.clear_program_cache()
-
-    def num_program_cache_entries(self) -> int:
-        return mesh.program_cache_entries()
 
     def compute_with_storage_grid_size(self) -> CoreCoord:
         return CoreCoord(*self.arch.grid)

@@ -342,12 +342,11 @@ def _assign(body: list[ast.stmt], tensors: set[str], pipes: Pipes, owner: dict |
         piped = pipes.direction(stmt)
         kind = piped[0] if piped else _copy_direction(stmt, tensors)
         if not piped and kind in ("read", "write"):      # a block the other data movement kernel holds: copied there
-            bound_here = _stored(stmt)
-            kind = next((owner[n] for n in sorted(used - bound_here) if owner.get(n) in ("read", "write")), kind)
+            kind = _data_movement_owner(stmt, used, owner, kind)
         if piped:
             _check_held_elsewhere(stmt, piped, used, owner, pipes.file)
         if kind is None and _uses_raw_elements(stmt):   # element reads and writes run in a data movement kernel
-            kind = next((owner[n] for n in sorted(used - _stored(stmt)) if owner.get(n) in ("read", "write")), "read")
+            kind = _data_movement_owner(stmt, used, owner, "read")
         if kind is not None:
             _check_selections_inside(stmt, kind, pipes)
         selected = _extern_kernels(stmt, pipes) if kind is None else None
@@ -370,6 +369,12 @@ def _assign(body: list[ast.stmt], tensors: set[str], pipes: Pipes, owner: dict |
         for where, j in pending.values():
             where[j] = "compute"
     return kinds
+
+
+def _data_movement_owner(stmt: ast.stmt, used: set[str], owner: dict, default: str) -> str:
+    """The data movement kernel holding a name ``stmt`` reads and does not bind itself (the first
+    by name), else ``default``."""
+    return next((owner[n] for n in sorted(used - _stored(stmt)) if owner.get(n) in ("read", "write")), default)
 
 
 def _check_selections_inside(stmt: ast.stmt, kind: str, pipes: Pipes) -> None:

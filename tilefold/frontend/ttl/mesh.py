@@ -115,18 +115,24 @@ def set_num_devices(n: int | None) -> None:
     _NUM_DEVICES[0] = n
 
 
-def program_cache_entries() -> int:
-    """``device.num_program_cache_entries()``: the compiled calls the session's runner keeps."""
-    from tilefold.frontend.ttl.session import runner
+class ProgramCache:
+    """A device's (or mesh's) program cache, as TT-NN scripts call it: tilefold keeps every
+    compiled call (the session's runner), on any device."""
 
-    return runner().program_cache_entries()
+    def enable_program_cache(self) -> None:
+        """Accepted: the compiled calls are always kept."""
 
+    def disable_and_clear_program_cache(self) -> None:
+        """Forget the compiled calls: later calls compile again."""
+        from tilefold.frontend.ttl.session import runner
 
-def clear_program_cache() -> None:
-    """``device.disable_and_clear_program_cache()``: later calls compile again."""
-    from tilefold.frontend.ttl.session import runner
+        runner().clear_program_cache()
 
-    runner().clear_program_cache()
+    def num_program_cache_entries(self) -> int:
+        """The compiled calls kept."""
+        from tilefold.frontend.ttl.session import runner
+
+        return runner().program_cache_entries()
 
 
 def num_available_devices() -> int:
@@ -153,7 +159,7 @@ class MeshShape(tuple):
         return self[0] * self[1]
 
 
-class MeshDevice:
+class MeshDevice(ProgramCache):
     """A ``rows x columns`` mesh of simulated chips."""
 
     def __init__(self, shape: MeshShape):
@@ -189,15 +195,6 @@ class MeshDevice:
         from tilefold.frontend.ttl.session import settings
 
         return CoreCoord(*get_arch(settings().arch).grid)
-
-    def enable_program_cache(self) -> None:
-        """Accepted: tilefold keeps every compiled call (:func:`program_cache_entries`)."""
-
-    def disable_and_clear_program_cache(self) -> None:
-        clear_program_cache()
-
-    def num_program_cache_entries(self) -> int:
-        return program_cache_entries()
 
     def __repr__(self) -> str:
         return f"<simulated mesh of {self.shape[0]}x{self.shape[1]} chips>"

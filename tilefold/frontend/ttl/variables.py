@@ -262,7 +262,8 @@ def carried_names(function: ast.FunctionDef) -> set[str]:
     return carried
 
 
-# id of a function's tree -> (the tree, its statements by node, answers): the last few asked about
+# id of a function's tree -> (the tree, its statements by node, answers, each statement's facts by
+# the outer functions' names): the last few asked about
 _LIVE_FACTS: dict[int, tuple] = {}
 
 
@@ -277,10 +278,10 @@ def live_after(function: ast.FunctionDef, node: ast.AST, defs: dict[str, set[str
         for stmt, tail in _with_tails(function.body, []):
             for sub in ast.walk(stmt):
                 innermost[id(sub)] = stmt, tail
-        facts = _LIVE_FACTS[id(function)] = (function, innermost, {})
+        facts = _LIVE_FACTS[id(function)] = (function, innermost, {}, {})
         while len(_LIVE_FACTS) > 32:
             del _LIVE_FACTS[next(iter(_LIVE_FACTS))]
-    _, innermost, answers = facts
+    _, innermost, answers, memos = facts
     found = innermost.get(id(node))
     if found is None:
         return None
@@ -290,6 +291,6 @@ def live_after(function: ast.FunctionDef, node: ast.AST, defs: dict[str, set[str
     outer = None if defs is None else tuple(sorted(defs))
     key = (id(stmt), outer)
     if key not in answers:
-        memo = answers.setdefault(("statements", outer), {})
-        answers[key] = frozenset(_live_after(tail, {**(defs or {}), **nested_functions(function)}, memo))
+        answers[key] = frozenset(_live_after(tail, {**(defs or {}), **nested_functions(function)},
+                                             memos.setdefault(outer, {})))
     return answers[key]
