@@ -74,6 +74,23 @@ def _mask(f):
     return lambda *a: f(*a).astype(np.float32)
 
 
+def _remainder(a, b, fp32_dest=False):
+    """``remainder_binary_tile`` (0.69's ``_sfpu_binary_remainder_``): ``a - floor(a * (1/b)) * b``
+    (the reciprocal as float32; the multiply-subtract rounded once, as the SFPU's MAD), moved into
+    ``b``'s sign (``+ b`` where the result is nonzero and of the other sign), less ``b`` once more
+    where the floor came out low for operands of equal sign, NaN where ``b`` is 0, and rounded to
+    bfloat16 unless DST holds float32: Python's and torch's ``a % b`` for floats."""
+    a, b = np.asarray(a, np.float32), np.asarray(b, np.float32)
+    quotient = np.floor(a * (np.float32(1.0) / b))
+    result = (a.astype(np.float64) - quotient.astype(np.float64) * b).astype(np.float32)
+    result = np.where((result != 0) & (np.signbit(result) != np.signbit(b)), result + b, result)
+    diff = result - b
+    result = np.where((b > 0) & (a > 0) & (diff >= 0), diff, result)
+    result = np.where((b < 0) & (a < 0) & (diff <= 0), diff, result)
+    result = np.where(b == 0, np.float32(np.nan), result).astype(np.float32)
+    return result if fp32_dest else _round_bf16(result)
+
+
 _U = "api/compute/eltwise_unary/"
 _CKA = "api/compute/compute_kernel_api.h"
 _TRIG = _U + "trigonometry.h"
@@ -206,8 +223,8 @@ def typecast_values(x, in_dtype: str, out_dtype: str, ints=None) -> np.ndarray:
     return TYPECASTS[in_dtype, out_dtype](x)
 
 
-def _binary(name, values, cost, header=_BINARY_H):
-    return SfpuOp(name, "binary", header, (), f"{name}_tile_init", cost, values)
+def _binary(name, values, cost, header=_BINARY_H, dest_aware=False):
+    return SfpuOp(name, "binary", header, (), f"{name}_tile_init", cost, values, dest_aware=dest_aware)
 
 
 _ROUNDING_INIT = "rounding_op_tile_init"     # the rounding functions share one init in 0.69
@@ -308,6 +325,7 @@ SFPU_OPS: tuple[SfpuOp, ...] = (
     _binary("ge_binary", _mask(np.greater_equal), "compare"),
     _binary("binary_max", np.maximum, "max", _MAXMIN_H),
     _binary("binary_min", np.minimum, "min", _MAXMIN_H),
+    _binary("remainder_binary", _remainder, "power", "api/compute/binary_remainder.h", dest_aware=True),
 )
 
 SFPU: dict[str, SfpuOp] = {op.name: op for op in SFPU_OPS}

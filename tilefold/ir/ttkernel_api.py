@@ -135,6 +135,14 @@ HEADER_MACROS: dict[str, tuple[tuple[str, TemplateParam], ...]] = {
     "api/compute/reduce.h": (("REDUCE_OP", POOL_TYPE), ("REDUCE_DIM", REDUCE_DIM)),
 }
 
+# Headers a header needs included before it: header -> (headers, ...). 0.69's
+# ``api/compute/binary_remainder.h`` names ``reinterpret`` without ``sfpi::``; TT-NN's binary SFPU
+# kernels include ``api/compute/eltwise_binary_sfpu.h`` first, whose SFPU code brings sfpi's names
+# into scope.
+HEADER_PREREQUISITES: dict[str, tuple[str, ...]] = {
+    "api/compute/binary_remainder.h": ("api/compute/eltwise_binary_sfpu.h",),
+}
+
 DATAFLOW_API: tuple[ApiFunction, ...] = (
     # runtime arguments (also usable from compute kernels)
     ApiFunction("get_arg_val", (_P("arg_index"),), "u32", thread="any", effects="pure", cpp_type_template="uint32_t",

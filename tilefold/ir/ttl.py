@@ -246,7 +246,7 @@ def _binary(name, call):
 TILE_OPS: dict[str, TileOpInfo] = {info.name: info for info in (
     _binary("add", "add_binary_tile"), _binary("sub", "sub_binary_tile"), _binary("mul", "mul_binary_tile"),
     _binary("div", "div_binary_tile"), _binary("max", "binary_max_tile"), _binary("min", "binary_min_tile"),
-    _binary("pow", "power_binary_tile"),
+    _binary("pow", "power_binary_tile"), _binary("remainder", "remainder_binary_tile"),
     _binary("gt", "gt_binary_tile"), _binary("lt", "lt_binary_tile"), _binary("ge", "ge_binary_tile"),
     _binary("le", "le_binary_tile"), _binary("eq", "eq_binary_tile"), _binary("ne", "ne_binary_tile"),
     _unary("exp"), _unary("exp2"), _unary("log"), _unary("sqrt"), _unary("rsqrt"), _unary("recip"),

@@ -743,7 +743,7 @@ class ComputeApi:
         b = self._read_slot(self._dst_index(d1, call), call)
         o = self._math_slot(out, call)
         self._math(self.costs.sfpu(SFPU[name].cost), call, "sfpu")
-        self._write_slot(o, tm.sfpu_binary_values(name, a, b))
+        self._write_slot(o, tm.sfpu_binary_values(name, a, b, self.fp32_dest))
 
     def typecast_tile(self, dst_index, in_dtype=None, out_dtype=None) -> None:
         """Converts DST slot ``dst_index`` from ``in_dtype`` to ``out_dtype`` (``tt::DataFormat``

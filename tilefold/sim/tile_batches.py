@@ -549,7 +549,7 @@ class _Plan:
             x = np.zeros((len(nodes), ctx.L, tm.TILE_ELEMS), np.float32) if name == "fill" else self._inputs(nodes, 0)
             values = tm.sfpu_unary_values(name, x, params, ctx.fp32_dest)
         else:
-            values = tm.sfpu_binary_values(key[1], self._inputs(nodes, 0), self._inputs(nodes, 1))
+            values = tm.sfpu_binary_values(key[1], self._inputs(nodes, 0), self._inputs(nodes, 1), ctx.fp32_dest)
         return values.astype(ctx.dst.dtype, copy=False)     # DST holds them at its precision
 
     def _pack_values(self) -> None:

@@ -245,6 +245,7 @@ def sfpu_unary_values(name: str, x: np.ndarray, params, fp32_dest: bool = False)
     return sfpu_values(name, x, *params, fp32_dest=fp32_dest)
 
 
-def sfpu_binary_values(name: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """SFPU binary function ``name`` on float32 DST values (any shape), as float32."""
-    return sfpu_values(name, a, b)
+def sfpu_binary_values(name: str, a: np.ndarray, b: np.ndarray, fp32_dest: bool = False) -> np.ndarray:
+    """SFPU binary function ``name`` on float32 DST values (any shape), as float32; ``fp32_dest``
+    is DST's precision (a function that rounds its result to bfloat16 otherwise depends on it)."""
+    return sfpu_values(name, a, b, fp32_dest=fp32_dest)

@@ -6,7 +6,8 @@ Writes: the text of one kernel source file: the ``#include`` lines the kernel ne
 
 Data-movement kernels include ``api/dataflow/dataflow_api.h``; compute kernels include the
 ``api/compute/...`` header of every API function they call (from the API table),
-deduplicated and sorted, with ``api/compute/common.h`` for the calls every kernel kind has
+deduplicated and sorted (a header that needs another before it, ``HEADER_PREREQUISITES``, comes
+after it), with ``api/compute/common.h`` for the calls every kernel kind has
 (runtime arguments, circular buffers), preceded by ``#define`` lines for the macros a header
 reads (``HEADER_MACROS``: ``REDUCE_OP`` / ``REDUCE_DIM`` for ``reduce.h``). The body is printed by
 :class:`tilefold.codegen.cpp.statements.BodyPrinter`.
@@ -26,7 +27,7 @@ from tilefold.codegen.cpp.statements import BodyPrinter
 from tilefold.errors import CompileError
 from tilefold.ir.locations import source_location
 from tilefold.ir.ttkernel import ApiCallOp, AssertInRangeOp, DPrintOp, ExternCallOp, KernelAssertOp, kernel_thread
-from tilefold.ir.ttkernel_api import HEADER_MACROS
+from tilefold.ir.ttkernel_api import HEADER_MACROS, HEADER_PREREQUISITES
 
 DATAFLOW_HEADER = "api/dataflow/dataflow_api.h"
 COMPUTE_COMMON_HEADER = "api/compute/common.h"
@@ -67,7 +68,9 @@ def kernel_headers(kernel: func.FuncOp) -> list[str]:
     if thread_kind(kernel) == "noc":
         return [DATAFLOW_HEADER, *asserts]
     headers = {op.api.header or COMPUTE_COMMON_HEADER for op in kernel.walk() if isinstance(op, ApiCallOp)}
-    return sorted(headers or {COMPUTE_COMMON_HEADER}) + asserts
+    ordered = [h for header in sorted(headers or {COMPUTE_COMMON_HEADER})
+               for h in (*HEADER_PREREQUISITES.get(header, ()), header)]
+    return list(dict.fromkeys(ordered)) + asserts
 
 
 def extern_headers(kernel: func.FuncOp) -> list[str]:

@@ -199,13 +199,44 @@ class BlockExpressionBuilder(AcquisitionBuilder):
             if right == 1:
                 return a
             return self.make("power", [a], a.shape, node, {"exponent": float(right)})
+        if (_number(left) or _number(right)) and (isinstance(left, Scalar) or isinstance(right, Scalar)):
+            raise self.error("a block cannot be combined with a runtime integer", node)
+        if op is ast.Mod:
+            return self.remainder(left, right, node)
+        if op is ast.FloorDiv:
+            return self.floor_division(left, right, node)
         if _number(left) or _number(right):
-            if isinstance(left, Scalar) or isinstance(right, Scalar):
-                raise self.error("a block cannot be combined with a runtime integer", node)
             return self.scalar_binary(op, left, right, node)
         if op not in _OPERATOR_NAMES:
-            raise self.error(f"blocks support + - * / @ and ** with an integer; not {ast.unparse(node)[:40]}", node)
+            raise self.error(f"blocks support + - * / // % @ and ** with an integer; not {ast.unparse(node)[:40]}",
+                             node)
         return self.block_binary_named(_OPERATOR_NAMES[op], left, right, node)
+
+    def remainder(self, left, right, node):
+        """``a % b``: ``remainder_binary_tile``, the sign of ``b`` as Python's ``%``; a number operand is
+        a block filled with it (one more DST slot)."""
+        left, right = self._blocks_of(left, right, node)
+        return self.block_binary_named("remainder", left, right, node)
+
+    def floor_division(self, left, right, node):
+        """``a // b``: ``round((a - a % b) / b)``. The quotient of the exact multiple rounds to the
+        integer even in a bfloat16 DST, where ``floor(a / b)`` would floor a quotient that rounded up
+        to the next integer."""
+        left, right = self._blocks_of(left, right, node)
+        multiple = self.block_binary_named("sub", left, self.remainder(left, right, node), node)
+        quotient = self.block_binary_named("div", multiple, right, node)
+        return self.make("round", [quotient], quotient.shape, node, {"decimals": 0})
+
+    def _blocks_of(self, left, right, node) -> tuple:
+        """The operands of ``%`` / ``//``, a number as a block like the other operand."""
+        return tuple(self.filled_like(v, other, node) if _number(v) else v
+                     for v, other in ((left, right), (right, left)))
+
+    def filled_like(self, number, other, node) -> BlockExpression:
+        """A block of ``other``'s shape and data format holding ``number`` everywhere."""
+        like = self.operand(other, node)
+        return self.make("fill", [], like.shape, node, {"value": float(number)}, fmt=like.data_format,
+                         row_major=like.row_major)
 
     def block_binary_named(self, name: str, left, right, node):
         self.require_compute(node, "block arithmetic")
