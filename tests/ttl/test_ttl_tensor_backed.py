@@ -359,3 +359,68 @@ def test_partly_overlapping_ranges_of_one_tensor_are_refused_at_the_users_line()
         op(_sharded((TILE, 4 * TILE), (1, 1), "height"))
 
     expect_error(test, test, KernelError, "b (bytes 2048-6144 of x's shard) partly overlaps a (bytes 0-4096)")
+
+
+WIDTH = 7 * TILE * TILE      # 224 tiles of 1x32: their bytes are 7 tiles of 32x32
+
+
+@ttl.operation(grid=(1, 1))
+def sum_of_squares(x, out):
+    """A tensor of 1x32 tiles computed on as 32x32 tiles: the buffer's tiles are the shard's bytes,
+    32 of the tensor's pages each (TT-Lang's tensor-backed sum-of-squares test)."""
+    x_dfb = ttl.make_tensor_backed_dfb(x, shape=(1, 7), tile=(TILE, TILE))
+    out_dfb = ttl.make_tensor_backed_dfb(out, shape=(1, 1), tile=(TILE, TILE))
+
+    @ttl.compute()
+    def compute():
+        with x_dfb.wait() as a, out_dfb.reserve() as s:
+            s.store(ttl.math.reduce_sum(a * a, dims=[0, 1]))
+
+    @ttl.datamovement()
+    def read():
+        x_dfb.publish()
+
+    @ttl.datamovement()
+    def write():
+        with out_dfb.wait():
+            pass
+
+
+def _one_core_shard(shape):
+    core = ttnn.CoreRangeSet({ttnn.CoreRange(ttnn.CoreCoord(0, 0), ttnn.CoreCoord(0, 0))})
+    return ttnn.MemoryConfig(ttnn.TensorMemoryLayout.HEIGHT_SHARDED, ttnn.BufferType.L1,
+                             ttnn.ShardSpec(core, shape, ttnn.ShardOrientation.ROW_MAJOR))
+
+
+def _tiny_tile_input(width=WIDTH):
+    values = np.random.default_rng(4).standard_normal((1, width)).astype(np.float32)
+    return ttnn.from_numpy(values, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, tile=ttnn.Tile((1, TILE)),
+                           memory_config=_one_core_shard((1, width)))
+
+
+def test_a_shard_of_small_tiles_is_computed_on_as_32x32_tiles():
+    x = _tiny_tile_input()
+    out = ttnn.zeros((TILE, TILE), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, memory_config=_one_core_shard((TILE, TILE)))
+    sum_of_squares(x, out)
+    want = np.square(x.host_values.astype(np.float64)).sum()
+    np.testing.assert_allclose(out.host_values[0, 0], want, rtol=2e-2)
+    main = compiled(sum_of_squares, x, out).program
+    assert [cb.page_size for cb in main.circular_buffers][:2] == [2048, 2048]
+
+
+def test_small_tiles_that_make_no_whole_buffer_tile_are_refused_at_the_users_line():
+    @ttl.operation(grid=(1, 1))
+    def one_tile(x):
+        x_dfb = ttl.make_tensor_backed_dfb(x, shape=(1, 1), tile=(TILE, TILE), byte_offset=64)  # error
+
+        @ttl.compute()
+        def compute():
+            with x_dfb.wait() as a:
+                pass
+
+        @ttl.datamovement()
+        def read():
+            x_dfb.publish()
+
+    expect_error(lambda: one_tile(_tiny_tile_input()), test_small_tiles_that_make_no_whole_buffer_tile_are_refused_at_the_users_line,
+                 KernelError, "byte_offset")

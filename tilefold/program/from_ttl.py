@@ -114,9 +114,14 @@ def _check_backing(dfb, entry: CircularBufferEntry, buffer, cores: CoreRangeSet,
                           f"a tensor-backed buffer needs a shard of its tensor on every node (shard {name} over the "
                           "operation's grid)", dfb.location)
     room = layout.bytes_per_bank(arch)
-    if buffer.page_size != entry.page_size or layout.aligned_page_size(arch) != entry.page_size:
-        raise KernelError(f"{dfb.name}: the pages of {name} ({buffer.page_size} B) are not the buffer's tiles "
-                          f"({entry.page_size} B)", dfb.location)
+    if layout.aligned_page_size(arch) != buffer.page_size:
+        raise KernelError(f"{dfb.name}: the pages of {name} ({buffer.page_size} B) lie {layout.aligned_page_size(arch)} "
+                          f"B apart in L1, so its shard's bytes are not the buffer's {entry.page_size} B tiles; use a "
+                          "tensor of tiles whose size is a multiple of the L1 alignment", dfb.location)
+    if buffer.page_size != entry.page_size and (entry.page_size % buffer.page_size or dfb.byte_offset % buffer.page_size):
+        raise KernelError(f"{dfb.name}: the pages of {name} ({buffer.page_size} B) do not make whole tiles of the "
+                          f"buffer ({entry.page_size} B); give tile= a tile whose size is a multiple of the tensor's",
+                          dfb.location)
     if dfb.byte_offset + entry.total_size > room:
         pages = room // entry.page_size
         raise KernelError(f"{dfb.name}: {entry.num_pages} tiles ({'x'.join(map(str, dfb.shape))} x block_count="
