@@ -326,14 +326,17 @@ def compile_ttl(built, arch: Arch, keep_dumps: bool = False, print_ir_after_all:
 
 def _runtime_key(capture) -> tuple:
     """What a call's runtime arguments and semaphores come from besides its IR: the pipe nets'
-    routes (a unicast and a multicast net lower to the same IR), the semaphores, the grid and the
-    tensors and byte offsets of tensor-backed buffers."""
+    routes (a unicast and a multicast net lower to the same IR), the semaphores, the grid, the
+    tensors and byte offsets of tensor-backed buffers, and the operation's runtime_resource_factory
+    (the function itself: it is kept alive with the entry)."""
     nets = tuple((n.index, tuple(n.routes), tuple(tuple(r) for r in n.pipe_routes))
                  for n in getattr(capture, "pipe_nets", ()))
     semaphores = tuple(s.initial_value for s in getattr(capture, "semaphores", ()))
     backed = tuple((d.index, d.backing.index, d.byte_offset) for d in getattr(capture, "dataflow_buffers", ())
                    if getattr(d, "backing", None) is not None)
-    return (nets, semaphores, repr(getattr(capture, "semaphore_rects", None)), getattr(capture, "grid", None), backed)
+    factory = getattr(getattr(capture, "resource_semaphores", None), "factory", None)    # runtime_resource_factory=
+    return (nets, semaphores, repr(getattr(capture, "semaphore_rects", None)), getattr(capture, "grid", None), backed,
+            factory)
 
 
 def print_dumps(dumps: list[tuple[str, str]], stream: TextIO | None = None) -> None:

@@ -40,7 +40,8 @@ import numpy as np
 from tilefold import ttnn_ops, uncaught
 from tilefold.errors import LayoutError, NotSimulatedError, TilefoldError, warn_at
 from tilefold.frontend.ttl import mesh
-from tilefold.frontend.ttl.host_types import ROW_MAJOR_LAYOUT, TILE_LAYOUT, CoreCoord, Layout, conversion_hint
+from tilefold.frontend.ttl.host_types import (ROW_MAJOR_LAYOUT, TILE_LAYOUT, CoreCoord, CoreRange, CoreRangeSet, Layout,
+                                             SemaphoreDescriptor, conversion_hint)
 from tilefold.layout.formats import DataFormat, data_format, to_bfloat16
 from tilefold.layout.host import from_device_pages, to_device_pages
 from tilefold.layout.tiles import SUPPORTED_TILE_SHAPES, tile_shape as tile_shape_of
@@ -868,57 +869,6 @@ Tensor.__getitem__ = lambda self, key: _result(ttnn_ops.getitem(_operand(self), 
 # --- cores and memory configs -------------------------------------------------------------------
 
 
-def _core(value, what: str) -> CoreCoord:
-    """A core of a ``CoreRange``: a ``CoreCoord`` or an ``(x, y)`` pair of non-negative ints."""
-    if isinstance(value, CoreCoord):
-        return value
-    if isinstance(value, (tuple, list)) and len(value) == 2 and all(
-            isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 0 for v in value):
-        return CoreCoord(int(value[0]), int(value[1]))
-    raise LayoutError(f"ttnn.CoreRange {what} {value!r}: give a ttnn.CoreCoord(x, y) or an (x, y) pair",
-                      user_location())
-
-
-class CoreRange:
-    """``ttnn.CoreRange(start, end)``: the cores from ``start`` to ``end`` (inclusive), as TT-NN's."""
-
-    def __init__(self, start, end):
-        self.start, self.end = _core(start, "start"), _core(end, "end")
-        if self.end.x < self.start.x or self.end.y < self.start.y:
-            raise LayoutError(f"ttnn.CoreRange({self.start!r}, {self.end!r}): the end core is before the start",
-                              user_location())
-
-    def grid_size(self) -> CoreCoord:
-        return CoreCoord(self.end.x - self.start.x + 1, self.end.y - self.start.y + 1)
-
-    def num_cores(self) -> int:
-        size = self.grid_size()
-        return size.x * size.y
-
-    def __repr__(self) -> str:
-        return f"CoreRange(start={self.start!r}, end={self.end!r})"
-
-
-class CoreRangeSet:
-    """``ttnn.CoreRangeSet``: disjoint core ranges; ``ranges()`` lists them."""
-
-    def __init__(self, ranges=()):
-        ranges = [ranges] if isinstance(ranges, CoreRange) else list(ranges)
-        for r in ranges:
-            if not isinstance(r, (CoreRange, tuple, list)) or not isinstance(r, CoreRange) and len(r) != 2:
-                raise LayoutError(f"ttnn.CoreRangeSet: {r!r} is not a ttnn.CoreRange", user_location())
-        self._ranges = [r if isinstance(r, CoreRange) else CoreRange(*r) for r in ranges]
-
-    def ranges(self) -> list[CoreRange]:
-        return list(self._ranges)
-
-    def num_cores(self) -> int:
-        return builtins.sum(r.num_cores() for r in self._ranges)
-
-    def __repr__(self) -> str:
-        return f"CoreRangeSet({self._ranges!r})"
-
-
 def split_work_to_cores(grid, units_to_divide: int, row_wise: bool = False):
     """``ttnn.split_work_to_cores(grid, units, row_wise)``: ``(num_cores, all_cores, core_group_1,
     core_group_2, units_per_core_group_1, units_per_core_group_2)`` as TT-Metal's work split gives
@@ -1180,7 +1130,7 @@ __all__ = [
     "open_device", "close_device", "Tensor", "from_numpy", "from_torch", "to_numpy", "to_torch", "full", "zeros",
     "ones", "empty", "rand", "zeros_like", "add", "subtract", "multiply", "matmul", "relu", "exp", "to_layout",
     "to_device", "from_device", "abs", "neg", "sqrt", "rsqrt", "reciprocal", "square", "log", "sin", "cos", "tanh",
-    "sigmoid", "silu", "gelu", "upsample", "divide", "maximum", "minimum", "sum", "transpose", "reshape", "CoreGrid", "CoreRange", "CoreRangeSet", "split_work_to_cores",
+    "sigmoid", "silu", "gelu", "upsample", "divide", "maximum", "minimum", "sum", "transpose", "reshape", "CoreGrid", "CoreRange", "CoreRangeSet", "SemaphoreDescriptor", "split_work_to_cores",
     "ShardStrategy", "ShardOrientation", "TensorMemoryLayout", "BufferType", "create_sharded_memory_config",
     "to_memory_config", "get_memory_config", "is_sharded", "MeshShape", "MeshDevice", "MeshTensor",
     "open_mesh_device", "close_mesh_device", "ShardTensorToMesh", "ShardTensor2dMesh", "ReplicateTensorToMesh",

@@ -198,6 +198,9 @@ def build_program(module: ModuleOp, built, arch) -> Program:
                                        defined_at=dfb.location)
     for value in initial:
         program.create_semaphore(cores, value)
+    if capture.resource_semaphores is not None:     # then the ones the host program adds for the kernels' C++
+        for rects, value in capture.resource_semaphores(len(initial)):
+            program.create_semaphore(CoreRangeSet([CoreRange((x0, y0), (x1, y1)) for x0, y0, x1, y1 in rects]), value)
     names = {arg.index: arg.name for arg in capture.tensors}
     processors = iter(("RISCV_0", "RISCV_1"))
     for fn in _kernel_functions(module):

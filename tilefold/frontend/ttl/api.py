@@ -30,6 +30,8 @@ from tilefold.frontend.ttl.kernels import PIPE_SOURCE_KERNEL, Kernel, KernelKind
 from tilefold.frontend.ttl.math_api import UnsupportedName, block, math, top_level, unsafe
 from tilefold.frontend.ttl.operation import Operation, operation
 from tilefold.frontend.ttl.pipes import Pipe, PipeNet
+from tilefold.frontend.ttl.runtime_resources import (CoreRuntimeArgs, KernelDefine, KernelRuntimeResources,
+                                                     ProgramRuntimeResources)
 from tilefold.frontend.ttl.semaphores import Semaphore
 from tilefold.caller import user_location
 from tilefold.frontend.ttl.host_types import ROW_MAJOR_LAYOUT, TILE_LAYOUT
@@ -135,6 +137,7 @@ __all__ = [
     "kernel", "core", "TensorAccessor", "IndexType", "atom", "DFB", "DeviceDomain", "DeviceRange", "DeviceRef",
     "TransferGraph", "Fabric1D", "Fabric2D", "DFBReset", "DFBReconfiguration", "reset_dataflow_buffers", "reset_dfbs", "reset_all_dfbs", "reconfigure_dfbs",
     "call_extern_func", "get_dfb_id", "dfb_descriptor", "raw_addr", "ScalarType", "DFBAccess", "DFBEffect", "DispatchCondition",
+    "ProgramRuntimeResources", "KernelRuntimeResources", "CoreRuntimeArgs", "KernelDefine",
 ]
 
 

@@ -46,6 +46,7 @@ class OperationCapture:
     grid_dims: tuple = ()           # the grid as written, (d0, ..., dn); (columns, rows) when 2-D
     device_domain: object = None    # the ttl.DeviceDomain the operation spans (each device one chip of grid_dims)
     device_pieces: dict = field(default_factory=dict)   # tensor name -> its mesh tensor's pieces, one per device
+    resource_semaphores: object = None  # first free id -> semaphores of runtime_resource_factory= (runtime_resources)
 
     def __post_init__(self):
         self.grid_dims = tuple(self.grid_dims) or tuple(self.grid)

@@ -134,6 +134,8 @@ def operation_key(capture, options: dict):
         tensors = tuple((a.name, tuple(a.tensor.shape), a.tensor.dtype.name, str(a.tensor.layout),
                          str(a.tensor.memory_config()), tensor_tile(a.tensor)) for a in capture.tensors)
         tensors += tuple((name, f.value(v)) for name, v in sorted(capture.constants.items()))
+        if capture.resource_semaphores is not None:     # runtime_resource_factory=, and what it is given
+            tensors += (("runtime resources", f.value(capture.resource_semaphores)),)
     except Unhashable:
         return None, []
     return (capture.grid, capture.grid_dims, capture.arch.name, capture.arch.board, tuple(sorted(options.items(), key=str)), kernels,

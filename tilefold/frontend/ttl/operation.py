@@ -36,6 +36,7 @@ from tilefold.frontend.ttl.capture import OperationCapture, TensorArgument, capt
 from tilefold.frontend.ttl.dataflow_buffers import DataflowBuffer
 from tilefold.frontend.ttl.fingerprint import operation_key
 from tilefold.frontend.ttl.grid import resolve_grid, with_node_builtins
+from tilefold.frontend.ttl.runtime_resources import resource_semaphores
 from tilefold.frontend.ttl.host_types import conversion_hint
 from tilefold.caller import user_location
 from tilefold.frozen_gc import frozen_gc
@@ -97,6 +98,7 @@ class Operation:
     is_ttl_operation = True         # how kernel builders recognize one without importing this module
     device_domain = None            # the ttl.DeviceDomain of @ttl.operation(device_domain=...)
     placements = None               # mesh_program_placements=: the devices (indices) whose nodes run kernels
+    resource_factory = None         # runtime_resource_factory=: semaphores the host program adds
 
     def __init__(self, function, grid, options: dict, location: SourceLocation | None):
         self.function = _captured_at_decoration(function)
@@ -321,6 +323,10 @@ class Operation:
             capture = OperationCapture(self.name, grid, arch, tensors, self.location, grid_dims=dims)
         capture.constants = constants
         capture.placements = self.placements
+        if self.resource_factory is not None:
+            capture.resource_semaphores = resource_semaphores(
+                self.resource_factory, self.name, tuple(t.tensor for t in tensors), grid, self.location,
+                chips=domain.size if domain is not None else 1)
         with capturing(capture):
             result = with_node_builtins(self._body())(*args, **kwargs)
         if result is not None:
@@ -753,7 +759,7 @@ def _unknown_options(unknown: dict) -> str:
     names = ", ".join(repr(k) for k in sorted(unknown))
     message = (f"@ttl.operation() got an unexpected keyword argument {names}; it takes grid, fp32_dest_acc_en, "
                "dst_full_sync_en, math_fidelity, math_approx_mode, memory_space, tiled, options, num_outs, "
-               "indexing_maps, iterator_types, device_domain, mesh_program_placements")
+               "indexing_maps, iterator_types, device_domain, mesh_program_placements, runtime_resource_factory")
     constants = {k: v for k, v in sorted(unknown.items()) if isinstance(v, (int, float, str, tuple))}
     if constants:
         name, value = next(iter(constants.items()))
@@ -765,7 +771,8 @@ def _unknown_options(unknown: dict) -> str:
 def operation(fn=None, *, grid="full", fp32_dest_acc_en: bool | None = None, dst_full_sync_en: bool | None = None,
               math_fidelity: str | None = None, math_approx_mode: bool | None = None, memory_space: str | None = None,
               tiled: bool = True, options: str | None = None, num_outs: int = 1, indexing_maps=None,
-              iterator_types=None, device_domain=None, mesh_program_placements=None, **unknown):
+              iterator_types=None, device_domain=None, mesh_program_placements=None, runtime_resource_factory=None,
+              **unknown):
     """``@ttl.operation(grid=(columns, rows) | (d0, ..., dn) | "full" | "auto")``: a TT-Lang operation.
     ``memory_space`` ("L1" or "DRAM") and ``tiled=True`` are accepted: each tensor's own memory
     and layout decide how it is read and written; so are TT-Lang's compiler ``options`` (here or per
@@ -773,7 +780,8 @@ def operation(fn=None, *, grid="full", fp32_dest_acc_en: bool | None = None, dst
     ``indexing_maps`` and ``iterator_types``, which TT-Lang checks and its kernels do not read.
     ``device_domain=ttl.DeviceDomain(...)`` runs the grid on every device of the domain (see
     :meth:`Operation.capture`); ``mesh_program_placements=[device, ...]`` only on those devices (the
-    nodes of the others run no kernel)."""
+    nodes of the others run no kernel). ``runtime_resource_factory`` adds semaphores to the host
+    program for C++ the kernels call (:mod:`tilefold.frontend.ttl.runtime_resources`)."""
     location = user_location()
     from tilefold.frontend.ttl.devices import DeviceDomain
 
@@ -794,6 +802,9 @@ def operation(fn=None, *, grid="full", fp32_dest_acc_en: bool | None = None, dst
         placements = None if len(placements) == device_domain.size else placements
     if unknown:
         raise KernelArgumentError(_unknown_options(unknown), location)
+    if runtime_resource_factory is not None and not callable(runtime_resource_factory):
+        raise KernelValueError(f"@ttl.operation(runtime_resource_factory={runtime_resource_factory!r}): give a "
+                               "function of tensors=, core_ranges= and first_free_semaphore_id=", location)
     if num_outs != 1:
         raise KernelValueError(f"@ttl.operation(num_outs={num_outs!r}): num_outs must be 1, as in TT-Lang; drop it — "
                                "every tensor a kernel writes is an output", location)
@@ -826,6 +837,7 @@ def operation(fn=None, *, grid="full", fp32_dest_acc_en: bool | None = None, dst
         op = Operation(function, grid, options, SourceLocation(code.co_filename, code.co_firstlineno))
         op.device_domain = device_domain
         op.placements = placements
+        op.resource_factory = runtime_resource_factory
         return op
 
     return decorate(fn) if fn is not None else decorate
