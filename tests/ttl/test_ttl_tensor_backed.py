@@ -286,7 +286,7 @@ def test_an_unaligned_byte_offset_is_refused_at_the_users_line():
 
         op(_sharded((TILE, TILE), (1, 1), "height"))
 
-    expect_error(test, test, KernelValueError, "byte_offset must be a non-negative multiple of the 2048-byte page")
+    expect_error(test, test, KernelValueError, "byte_offset must be a non-negative multiple of the buffer's 2048-byte page")
 
 
 def test_calls_with_another_byte_offset_build_another_program():
@@ -424,3 +424,45 @@ def test_small_tiles_that_make_no_whole_buffer_tile_are_refused_at_the_users_lin
 
     expect_error(lambda: one_tile(_tiny_tile_input()), test_small_tiles_that_make_no_whole_buffer_tile_are_refused_at_the_users_line,
                  KernelError, "byte_offset")
+
+
+ROWS = 14        # 14 tiles of 1x32: one 32x32 tile's first 896 bytes
+
+
+@ttl.operation(grid=(1, 1))
+def double_compact_rows(x, out):
+    """Buffers of the tensors' own 1x32 tiles (tile=None), their bytes moved into and out of a 32x32
+    tile the compute kernel doubles (TT-Lang's compact tree reduction moves its rows this way)."""
+    x_dfb = ttl.make_tensor_backed_dfb(x, shape=(1, ROWS))
+    out_dfb = ttl.make_tensor_backed_dfb(out, shape=(1, ROWS))
+    staged = ttl.make_dfb(ttnn.bfloat16, shape=(1, 1), block_count=1)
+    doubled = ttl.make_dfb(ttnn.bfloat16, shape=(1, 1), block_count=1)
+    size = ROWS * TILE * 2
+
+    @ttl.datamovement()
+    def read():
+        x_dfb.publish()
+        with x_dfb.wait() as rows, staged.reserve() as blk:
+            ttl.copy(rows, blk, byte_count=size).wait()
+
+    @ttl.compute()
+    def compute():
+        with staged.wait() as a, doubled.reserve() as b:
+            b.store(a * 2.0)
+
+    @ttl.datamovement()
+    def write():
+        with doubled.wait() as blk, out_dfb.reserve() as rows:
+            ttl.copy(blk, rows, byte_count=size).wait()
+
+
+def test_buffers_of_the_tensors_own_small_tiles_move_their_bytes_through_a_full_tile():
+    values = np.random.default_rng(6).standard_normal((ROWS, TILE)).astype(np.float32)
+    x = ttnn.from_numpy(values, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, tile=ttnn.Tile((1, TILE)),
+                        memory_config=_one_core_shard((ROWS, TILE)))
+    out = ttnn.from_numpy(np.zeros((ROWS, TILE), np.float32), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT,
+                          tile=ttnn.Tile((1, TILE)), memory_config=_one_core_shard((ROWS, TILE)))
+    double_compact_rows(x, out)
+    np.testing.assert_array_equal(out.host_values, x.host_values * 2)
+    program = compiled(double_compact_rows, x, out).program
+    assert [cb.page_size for cb in program.circular_buffers][:2] == [64, 64]

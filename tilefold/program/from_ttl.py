@@ -118,9 +118,11 @@ def _check_backing(dfb, entry: CircularBufferEntry, buffer, cores: CoreRangeSet,
         raise KernelError(f"{dfb.name}: the pages of {name} ({buffer.page_size} B) lie {layout.aligned_page_size(arch)} "
                           f"B apart in L1, so its shard's bytes are not the buffer's {entry.page_size} B tiles; use a "
                           "tensor of tiles whose size is a multiple of the L1 alignment", dfb.location)
-    if buffer.page_size != entry.page_size and (entry.page_size % buffer.page_size or dfb.byte_offset % buffer.page_size):
-        raise KernelError(f"{dfb.name}: the pages of {name} ({buffer.page_size} B) do not make whole tiles of the "
-                          f"buffer ({entry.page_size} B); give tile= a tile whose size is a multiple of the tensor's",
+    small, large = sorted((buffer.page_size, entry.page_size))
+    if large % small:
+        raise KernelError(f"{dfb.name}: the pages of {name} ({buffer.page_size} B) and the buffer's tiles "
+                          f"({entry.page_size} B) do not divide one another, so the shard's bytes make no whole "
+                          "tiles of the buffer; give tile= a tile whose bytes are a multiple or a part of the tensor's",
                           dfb.location)
     if dfb.byte_offset + entry.total_size > room:
         pages = room // entry.page_size

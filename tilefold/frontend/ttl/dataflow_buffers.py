@@ -302,21 +302,17 @@ def make_tensor_backed_dfb(tensor, shape, *, block_count: int = 1, byte_offset: 
                           "needs a sharded L1 tensor, whose shard each node holds", location)
     if "TILE" not in str(getattr(layout, "name", layout)).upper():
         raise KernelError(f"{what}({argument.name}): a tensor-backed buffer needs a tensor in TILE layout", location)
-    if tile is not None:
-        try:
-            dims = tuple(int(d) for d in tile)
-        except (TypeError, ValueError):
-            dims = None
-        if dims != (32, 32):
-            raise KernelError(f"{what}(tile={tile!r}): buffers of tiles other than 32x32 are not supported by "
-                              "tilefold yet; give tile=None (the tensor's 32x32 tiles)", location)
+    # the buffer's tiles: the tensor's by default, or tile= viewing the shard's bytes as other tiles
+    tile_dims = tensor_tile(tensor) if tile is None else _tile_dims(what, tile, location)
     _check_count(what, block_count, location)
     fmt = data_format(getattr(dtype, "name", dtype))
+    page = fmt.tile_size(*tile_dims)
     if not isinstance(byte_offset, int) or isinstance(byte_offset, bool) or byte_offset < 0 \
-            or byte_offset % fmt.tile_size():
+            or byte_offset % page:
         raise KernelValueError(f"{what}(byte_offset={byte_offset!r}): byte_offset must be a non-negative multiple "
-                               f"of the {fmt.tile_size()}-byte page of a {fmt.ttnn_name} tile", location)
-    dfb = _make(fmt, "TILE", shape, block_count, tensor, location, what, allocation_group)
+                               f"of the buffer's {page}-byte page (a {fmt.ttnn_name} tile of "
+                               f"{tile_dims[0]}x{tile_dims[1]})", location)
+    dfb = _make(fmt, "TILE", shape, block_count, tensor, location, what, allocation_group, tile_dims)
     dfb.backing = argument
     dfb.byte_offset = byte_offset
     return dfb
