@@ -99,15 +99,21 @@ def role_map(inp, out):
                 ttl.copy(blk, out[1, nx]).wait()
 
 
-def test_each_node_sees_its_own_role():
+def test_each_node_sees_its_own_role_and_a_node_outside_every_pipe_runs_nothing():
+    """TT-Lang's PipeNet active set (its main branch; tt-lang-sim 1.1.6 ran every node): node 2 is
+    neither a source nor a destination, so it runs no kernel and its ``else`` branches never run."""
     inp = tile_tensor((32, 96), seed=5)
     out = zeros((64, 96))
-    role_map(inp, out)
+    with pytest.warns(UserWarning, match=r"1 of the 3 nodes of operation 'role_map' are neither a source nor a "
+                                         r"destination of any of its pipes, so they run none of its kernels"):
+        role_map(inp, out)
     v = ttnn.to_numpy(inp)
     expected = np.zeros((64, 96), v.dtype)
     expected[:32, :64] = v[:, :64]            # node 0 (source) tile 0, node 1 (destination) tile 1
-    expected[32:, 64:] = v[:, 64:]            # node 2 (neither) tile 2, in row 1
     np.testing.assert_array_equal(ttnn.to_numpy(out), expected)
+    program = compiled(role_map, inp, out).program
+    for kernel in program.kernels:
+        assert sorted((c.x, c.y) for c in kernel.cores) == [(0, 0), (1, 0)], kernel.name
 
 
 def test_role_predicates_compile_against_the_real_headers(tmp_path, check_kernel):
@@ -378,8 +384,9 @@ def test_runtime_asserts_of_pipe_roles_hold_on_every_node():
 def test_a_raise_in_a_kernel_fails_on_the_node_that_reaches_it():
     from tilefold.errors import KernelAssertError
 
-    with pytest.raises(KernelAssertError, match=r"AssertionError: node 3 is not where the pipe starts"):
-        role_check(3)(tile_tensor((32, 32)), zeros((32, 32)))
+    with pytest.raises(KernelAssertError, match=r"AssertionError: node 2 is not where the pipe starts"):
+        role_check(2)(tile_tensor((32, 32)), zeros((32, 32)))
+    role_check(3)(tile_tensor((32, 32)), zeros((32, 32)))     # node 3 is in no pipe: it runs no kernel
 
 
 def test_a_pipe_range_with_a_step_is_a_value_error():

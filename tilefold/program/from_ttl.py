@@ -205,6 +205,10 @@ def build_program(module: ModuleOp, built, arch) -> Program:
             program.create_semaphore(CoreRangeSet([CoreRange((x0, y0), (x1, y1)) for x0, y0, x1, y1 in rects]), value)
     names = {arg.index: arg.name for arg in capture.tensors}
     processors = iter(("RISCV_0", "RISCV_1"))
+    active = module.attributes.get("ttl.active_nodes")      # nodes outside every pipe run no kernel
+    if active is not None:
+        cores = CoreRangeSet([CoreRange((r.data[0].value.data, r.data[1].value.data),
+                                        (r.data[2].value.data, r.data[3].value.data)) for r in active.data])
     for fn in _kernel_functions(module):
         role = fn.attributes[ttl.KERNEL_ROLE_ATTR].data
         compile_args = []

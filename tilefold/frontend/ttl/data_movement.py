@@ -35,7 +35,7 @@ from xdsl.ir import Block as IRBlock
 
 from tilefold.frontend.ttl.session import compile_only_or_raise
 from tilefold.frontend.ttl.grid import core_grid, node_coordinates
-from tilefold.frontend.ttl.pipes import Pipe, PipeNet, nets_holding, pipe_text, resolve_routes
+from tilefold.frontend.ttl.pipes import Pipe, PipeNet, may_leave_nodes_idle, nets_holding, pipe_text, resolve_routes
 from tilefold.frontend.ttl.scalars import Scalar, difference
 from tilefold.frontend.ttl.values import (
     Block,
@@ -166,7 +166,10 @@ class DataMovementBuilder:
                            tuple(checked), ranges)
 
     def _guarded(self) -> bool:
-        """Whether the statement being built sits inside a runtime ``if`` (which may keep a slice in range)."""
+        """Whether the statement being built sits inside a runtime ``if`` (which may keep a slice in range),
+        or in an operation with pipe nets, whose nodes outside every pipe run no kernel."""
+        if may_leave_nodes_idle(self.operation):
+            return True
         block = self.block
         while block is not None:
             parent = block.parent_op()

@@ -812,7 +812,10 @@ class ExpressionBuilder:
         return GroupTransfer(self.location(node))
 
     def compile_time_call(self, callee, args, kwargs, node):
-        kinds = (Scalar, Block, BlockExpression, Transfer, TensorSlice, NodeExpression)
+        # a call is inlined when it is given a runtime value, or a buffer, pipe or semaphore that only
+        # kernel code acquires from, copies through or signals (a helper posting receives, say)
+        kinds = (Scalar, Block, BlockExpression, Transfer, TensorSlice, NodeExpression, DataflowBuffer, Pipe, PipeNet,
+                 PipeIdentity, GroupTransfer, ReadyReceive, Semaphore, RemoteSemaphore, MulticastSemaphore)
 
         def runtime_values(value):
             """``value`` if it is a runtime value, or the runtime values a tuple / list / dict holds."""

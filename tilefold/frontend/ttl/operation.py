@@ -36,6 +36,7 @@ from tilefold.frontend.ttl.capture import OperationCapture, TensorArgument, capt
 from tilefold.frontend.ttl.dataflow_buffers import DataflowBuffer
 from tilefold.frontend.ttl.fingerprint import operation_key
 from tilefold.frontend.ttl.grid import resolve_grid, with_node_builtins
+from tilefold.frontend.ttl.pipes import active_rectangles
 from tilefold.frontend.ttl.runtime_resources import resource_semaphores
 from tilefold.frontend.ttl.host_types import conversion_hint
 from tilefold.caller import user_location
@@ -43,6 +44,7 @@ from tilefold.frozen_gc import frozen_gc
 
 PIPE_NETS_ATTR = "ttl.pipe_nets"
 GRID_ATTR = "ttl.grid"
+ACTIVE_NODES_ATTR = "ttl.active_nodes"      # TT-Lang's PipeNet active set: the nodes whose kernels run
 OPTION_ATTRS = {"fp32_dest_acc_en": "ttl.fp32_dest_acc_en", "dst_full_sync_en": "ttl.dst_full_sync_en",
                 "math_fidelity": "ttl.math_fidelity", "math_approx_mode": "ttl.math_approx_mode",
                 "matmul_full_fp32": "ttl.matmul_full_fp32"}
@@ -420,6 +422,14 @@ class Operation:
         allocate_buffers(capture, module, self._warned, self.options.get("reuse_user_dfbs") is not False)
         module.attributes[GRID_ATTR] = ArrayAttr([IntegerAttr(grid[0], i32), IntegerAttr(grid[1], i32)])
         module.attributes[PIPE_NETS_ATTR] = _pipe_net_table(capture, pipe_uses)
+        active = active_rectangles(capture.pipe_nets, grid) if capture.device_domain is None else None
+        if active is not None:
+            module.attributes[ACTIVE_NODES_ATTR] = ArrayAttr([ArrayAttr([IntegerAttr(v, i32) for v in rect])
+                                                              for rect in active])
+            idle = grid[0] * grid[1] - sum((x1 - x0 + 1) * (y1 - y0 + 1) for x0, y0, x1, y1 in active)
+            warn_at(f"{idle} of the {grid[0] * grid[1]} nodes of operation {capture.name!r} are neither a source "
+                    "nor a destination of any of its pipes, so they run none of its kernels (TT-Lang's PipeNet active "
+                    "set)", self.location, registry=self._warned)
         verify_ops(module)
         check_block_counts(module, {d.index: d.name for d in capture.dataflow_buffers}, in_cpp)
         pushes, waited = _pushes_and_waited_buffers(module)
@@ -636,9 +646,6 @@ def _pipe_net_table(capture: OperationCapture, uses) -> ArrayAttr:
                     given = f"byte_count={n_bytes}" if n_bytes is not None else f"a whole block ({size} B)"
                     raise KernelError(f"this pipe net moves {moved} bytes at {first} (byte_count=) but {given} here; "
                                       "give every send and receive of a net the same byte_count", loc)
-            if capture.landing.get(net.index) is not None:
-                raise KernelError("ttl.copy(..., byte_count=) on a pipe net whose nodes both send and receive (it "
-                                  "lands blocks in a landing buffer) is not supported by tilefold yet", first)
         if not partial:                 # with byte_count= what travels fits each block (checked at its copy)
             for dfb, loc in sends:
                 if dfb.block_bytes != block_bytes:

@@ -132,6 +132,22 @@ def cover(nodes) -> list[tuple[int, int, int, int]]:
     return sorted(done)
 
 
+def active_rectangles(nets, grid: tuple[int, int]) -> list[tuple[int, int, int, int]] | None:
+    """TT-Lang's PipeNet active set: the nodes that are a source or a destination of a pipe of the
+    operation's nets, as rectangles ``(x0, y0, x1, y1)``, when they are fewer than the grid's nodes;
+    None when every node is active (no net, a net over a transfer graph, or pipes reaching every node)."""
+    if not nets or any(net.graph is not None for net in nets):
+        return None
+    nodes = set()
+    for net in nets:
+        for route in net.routes:
+            nodes.add(tuple(route.src))
+            nodes.update((x, y) for x in range(route.x0, route.x1 + 1) for y in range(route.y0, route.y1 + 1))
+    if len(nodes) >= grid[0] * grid[1]:
+        return None
+    return cover(nodes)
+
+
 def _cover_routes(src, nodes: set, i: int, span=None, box=None) -> list[PipeRoute]:
     """The routes of a pipe from ``src`` to a set of nodes: the fewest rectangles of :func:`cover`,
     one of them holding the source but skipping it (a multicast that skips its sender) when that
@@ -239,6 +255,13 @@ def _unbound_nets() -> list:
     alive = [net for ref in _UNBOUND if (net := ref()) is not None]
     _UNBOUND[:] = [weakref.ref(net) for net in alive]
     return alive
+
+
+def may_leave_nodes_idle(op) -> bool:
+    """Whether operation ``op`` has (or may bind, from its file's module level) a pipe net without a
+    transfer graph, whose active set may leave some of its nodes without kernels."""
+    return any(net.graph is None for net in op.pipe_nets) or any(
+        net.graph is None and _same_file(net, op) for net in _unbound_nets())
 
 
 def _same_file(net, op) -> bool:

@@ -39,8 +39,9 @@ table (``ttl.pipe_nets``: per net, the buffer blocks are received into and the b
   buffer, one slot per pipe reaching a common node, each slot with a semaphore: a receiving kernel
   holds the whole buffer from its start and credits the ``ready`` of each of its sources once, a
   send waits for its credits and multicasts into its slot and sets the slot's semaphore, and the
-  receive's ``wait`` waits for that semaphore, copies the slot into the block, clears it and
-  credits the sender again — so no send waits for a receiver to reach its receive.
+  receive's ``wait`` waits for that semaphore, copies the slot into the block (a NOC read of the
+  node's own L1, ``byte_count`` bytes when the receive has one), clears it and credits the sender
+  again — so no send waits for a receiver to reach its receive.
 """
 
 from __future__ import annotations
@@ -703,12 +704,17 @@ class DataMovementLowering:
 
     def land(self, recv: ttl.PipeRecvOp, op: ttl.WaitOp) -> None:
         """The wait of a receive from a landing net: wait for the pipe's flag, copy its slot into
-        the block word by word, clear the flag and give the sender its slot back."""
+        the block (a NOC read of the node's own L1: the whole block, or the receive's
+        ``byte_count`` bytes), clear the flag and give the sender its slot back."""
         e = self.e
         slot, flag = self.landing_slot(recv, "dst")
         e.call("noc_semaphore_wait", [flag, e.i32(1, op)], op)
-        words = self.pipes[recv.net_index]["block_bytes"] // 4
-        self.convert(slot, self.e_address(recv), _Rows(1, words, 0, 0), DataFormat.Float32, op, copy=True)
+        size = recv.byte_count.value.data if recv.byte_count is not None else self.pipes[recv.net_index]["block_bytes"]
+        x = e.before(MyXOp(), op).result
+        y = e.before(MyYOp(), op).result
+        source = e.call("get_noc_addr_xy", [x, y, slot], op).results[0]
+        e.call("noc_async_read", [source, self.e_address(recv), e.i32(size, op)], op)
+        e.call("noc_async_read_barrier", [], op)
         e.call("noc_semaphore_set", [flag, e.i32(0, op)], op)
         if recv.net_index in self.sent_nets:
             remote = e.before(arith.CmpiOp(self._field(recv, "dst", "self"), e.index(0, op), "eq"), op).result
