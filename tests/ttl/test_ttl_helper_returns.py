@@ -1,6 +1,7 @@
 """Python helpers called from kernels that return from inside ``if`` / ``elif`` / ``else``: the work
 split of TT-Metal's multi-core examples (``if node < n1: return w1 elif ...: return w2 else: return 0``)
-with the node's runtime index, run on the simulated device against numpy."""
+with the node's runtime index; and helpers given a dataflow buffer (which only kernel code acquires
+from), built into the kernel; run on the simulated device against numpy."""
 
 from __future__ import annotations
 
@@ -200,3 +201,38 @@ def test_a_def_inside_a_kernel_called_with_wrong_arguments():
     expect_error(lambda: op(tile_tensor((32, 64)), zeros((32, 64))),
                  test_a_def_inside_a_kernel_called_with_wrong_arguments, KernelError, "first()",
                  "too many positional arguments")
+
+
+def _load(dfb, tensor, col):
+    """A plain helper that only kernel code can run: it reserves, copies into and pushes a block."""
+    blk = dfb.reserve()
+    ttl.copy(tensor[0:1, col:col + 1], blk).wait()
+    blk.push()
+
+
+@ttl.operation(grid=(1, 1))
+def loaded_by_a_helper(inp, out):
+    in_dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
+    out_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+
+    @ttl.datamovement()
+    def read():
+        _load(in_dfb, inp, 1)          # every argument known when the kernel is built: still inlined
+
+    @ttl.compute()
+    def compute():
+        with in_dfb.wait() as a, out_dfb.reserve() as o:
+            o.store(a * 3.0)
+
+    @ttl.datamovement()
+    def write():
+        with out_dfb.wait() as o:
+            ttl.copy(o, out[0:1, 0:1]).wait()
+
+
+def test_a_helper_given_a_buffer_is_built_into_the_kernel():
+    values = np.random.default_rng(2).standard_normal((32, 64)).astype(np.float32)
+    inp = ttnn.from_numpy(values, dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT)
+    out = ttnn.zeros((32, 32), dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT)
+    loaded_by_a_helper(inp, out)
+    np.testing.assert_allclose(ttnn.to_numpy(out), values[:, 32:] * 3.0, rtol=1e-6)
