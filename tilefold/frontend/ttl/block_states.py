@@ -38,6 +38,8 @@ class BlockState:
         self.writer_line: SourceLocation | None = None
         self.receiving: int | None = None           # the pipe net a posted receive into it waits on
         self.partly: SourceLocation | None = None   # the if one branch of which released it
+        self.partly_conds: list = []      # the conditions of the ifs whose then-branches released it
+        self.partly_state = None          # (state, writer line, readers) before the first such release
         self.unwritten_on: SourceLocation | None = None   # the if one branch of which left it unwritten
         self.writes = 0                   # stores and completed copies into it
 

@@ -41,6 +41,7 @@ from xdsl.ir import Operation, Region as IRRegion, SSAValue
 
 from tilefold.errors import KernelError, SourceLocation
 from tilefold.frontend.source import MISSING, FunctionSource
+from tilefold.frontend.ttl.branch_conditions import exclusive, exhaustive
 from tilefold.frontend.ttl.block_expressions import BlockExpressionBuilder
 from tilefold.frontend.ttl.data_movement import DataMovementBuilder
 from tilefold.frontend.ttl.expressions import PYTHON_VALUES, ExpressionBuilder
@@ -674,6 +675,7 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
         if any(block.accumulator is not None for _, block in promoted):     # (one summed in its own L1 needs none)
             raise self.error("a block cannot be accumulated into inside a runtime if; accumulate in a loop or "
                              "store the result of an expression", stmt)
+        restored = self.restore_exclusive_releases(cond) if not stmt.orelse else []
         held_before = self.held_snapshot()
         held = [b for ends in self.held.values() for blocks in ends.values() for b in blocks]
         states = {id(b): (b.status.state, b.status.writer_line, b.status.readers) for b in held}
@@ -703,7 +705,34 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
         for b in held:              # written by one branch only: on the other path it holds what its pages held
             if id(b) not in gone and states[id(b)][0] == "MW" and (id(b) in writes[0]) != (id(b) in writes[1]):
                 b.status.written_on_one_path(self.location(stmt))
-        self.merge_branch_releases(*released, stmt)
+        self.merge_branch_releases(*released, stmt, cond)
+        for b, partly in restored:          # not released on this path either: as it was before the if
+            if not b.status.released:
+                self._ends(b.dfb)[b.acquired].remove(b)
+                b.status.state, b.status.partly = "OS", partly[1]
+                self.partly_released[(b.dfb.index, b.acquired)] = partly
+            elif exhaustive(b.status.partly_conds):     # released on every path after all
+                b.status.partly, b.status.partly_conds = None, []
+                self.partly_released.pop((b.dfb.index, b.acquired), None)
+
+    def restore_exclusive_releases(self, cond) -> list:
+        """Before an ``if`` without ``else`` on ``cond``: the blocks that earlier ``if`` s released on
+        their then-paths only, all of whose conditions exclude ``cond`` (``if selected == 0:`` ...
+        ``if selected == 1:`` after ``ttl.wait_any``), are held again — on this if's then-path none of
+        those releases happened. Returns them with what they were before. Once the ifs that released
+        a block cover every path (``v == k`` and ``v != k``), it is released."""
+        restored = []
+        for key, partly in list(self.partly_released.items()):
+            b = partly[0]
+            conds = b.status.partly_conds
+            if not conds or not all(exclusive(c, cond) for c in conds):
+                continue
+            del self.partly_released[key]
+            self._ends(b.dfb)[b.acquired].append(b)
+            b.status.state, b.status.writer_line, b.status.readers = b.status.partly_state
+            b.status.partly = None
+            restored.append((b, partly))
+        return restored
 
     # -- with -----------------------------------------------------------------------------------
 
@@ -808,11 +837,16 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
                     gone.extend(old)
         return gone
 
-    def merge_branch_releases(self, then_gone: list, else_gone: list, stmt: ast.If) -> None:
+    def merge_branch_releases(self, then_gone: list, else_gone: list, stmt: ast.If, cond=None) -> None:
         """After an ``if``: a block both branches released is released; one released by one branch
         only stays reserved (or waited) on the other path — it can no longer be used, and its buffer
-        end cannot be acquired from again, as the position of a next block depends on the path."""
+        end cannot be acquired from again, as the position of a next block depends on the path. A
+        block the then-branch of ``cond`` released keeps ``cond`` (and its state before the release):
+        a later ``if`` whose condition excludes it holds the block again (see
+        :meth:`restore_exclusive_releases`)."""
         both = {id(b) for b in then_gone} & {id(b) for b in else_gone}
+        then_only = {id(b) for b in then_gone} - both
+        states = {id(b): (b.status.state, b.status.writer_line, b.status.readers) for b in then_gone + else_gone}
         for b in {id(b): b for b in then_gone + else_gone}.values():
             held = self._ends(b.dfb)[b.acquired]
             if any(h is b for h in held):
@@ -821,6 +855,12 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
             if id(b) not in both:
                 b.status.partly = self.location(stmt)
                 self.partly_released[(b.dfb.index, b.acquired)] = (b, self.location(stmt))
+                if id(b) in then_only and cond is not None and not isinstance(cond, bool):
+                    b.status.partly_conds = [*b.status.partly_conds, cond]
+                    if b.status.partly_state is None:
+                        b.status.partly_state = states[id(b)]
+                else:
+                    b.status.partly_conds = []
 
     def held_snapshot(self) -> dict:
         return {k: {e: list(v) for e, v in ends.items()} for k, ends in self.held.items()}

@@ -35,6 +35,7 @@ from xdsl.ir import Block as IRBlock
 
 from tilefold.frontend.ttl.session import compile_only_or_raise
 from tilefold.frontend.ttl.grid import core_grid, node_coordinates
+from tilefold.frontend.ttl.branch_conditions import exclusive
 from tilefold.frontend.ttl.pipes import Pipe, PipeNet, may_leave_nodes_idle, nets_holding, pipe_text, resolve_routes
 from tilefold.frontend.ttl.scalars import Scalar, difference
 from tilefold.frontend.ttl.values import (
@@ -576,12 +577,16 @@ class DataMovementBuilder:
         chain = self._ancestry()
         if any(b is block for b in chain):
             return "before"
-        op = None
+        op = inner = None
         while block is not None and not any(b is block for b in chain):
-            op = block.parent_op()
+            op, inner = block.parent_op(), block
             block = op.parent_block() if op is not None else None
         if isinstance(op, scf.IfOp) and any(b.parent_op() is op for b in chain):
             return "exclusive"
+        if isinstance(op, scf.IfOp) and _in_then(inner, op) and any(
+                isinstance(b.parent_op(), scf.IfOp) and _in_then(b, b.parent_op())
+                and exclusive(b.parent_op().cond, op.cond) for b in chain):
+            return "exclusive"      # the then-branch of an earlier if whose condition excludes this one's
         return "maybe"
 
     def _loops_between(self, value) -> bool:
@@ -948,3 +953,8 @@ class DataMovementBuilder:
 # the data formats a ttl.copy converts between (on the data movement core, element by element)
 MAX_LANDING_SLOTS = 8
 _CONVERTIBLE = {DataFormat.Float16_b, DataFormat.Float32}
+
+
+def _in_then(block, op: scf.IfOp) -> bool:
+    """Whether IR block ``block`` is the then-block of ``op``."""
+    return block is not None and block.parent is op.true_region
