@@ -67,11 +67,12 @@ class CBEntryAttr(Record):
 @irdl_attr_definition
 class PipeNetAttr(Record):
     """``#ttl.pipe_net<net, recv_cb, block_bytes[, landing_cb, landing_slots, receive_slots, ready_slots,
-    valid_slots]>``: a pipe net, the buffer its blocks are received into, the size of a block in
-    bytes and — for a net whose nodes both send and receive — the buffer its blocks land in, its
-    number of slots (each with a semaphore after the nets' own) and the most pipes a node receives
+    valid_slots, landing_depth]>``: a pipe net, the buffer its blocks are received into, the size of a
+    block in bytes and — for a net whose nodes both send and receive — the buffer its blocks land in,
+    its number of slots (each with a semaphore after the nets' own) and the most pipes a node receives
     from; the most pipes a node sources, and the receive slots of a net without a landing buffer
-    (each with a ``valid`` semaphore)."""
+    (each with a ``valid`` semaphore); ``landing_depth``: blocks each landing slot holds (see
+    :func:`landing_semaphores`)."""
 
     name = "ttl.pipe_net"
 
@@ -83,11 +84,12 @@ class PipeNetAttr(Record):
     receive_slots: _OPT_INT
     ready_slots: _OPT_INT
     valid_slots: _OPT_INT
+    landing_depth: _OPT_INT
 
     FIELDS = (Field("net", True, _int(0)), Field("recv_cb", True, _int(0)), Field("block_bytes", True, _int(1)),
               Field("landing_cb", False, _int(0)), Field("landing_slots", False, _int(1)),
               Field("receive_slots", False, _int(1)), Field("ready_slots", False, _int(1)),
-              Field("valid_slots", False, _int(1)))
+              Field("valid_slots", False, _int(1)), Field("landing_depth", False, _int(1)))
 
 
 def net_layout(fields: dict) -> dict[str, int]:
@@ -111,12 +113,23 @@ def net_semaphores(fields: dict) -> int:
     return net_layout(fields)["count"]
 
 
+def landing_semaphores(fields: dict) -> int:
+    """The semaphores a landing net takes after the nets' own: a flag per landing slot; with a
+    ``landing_depth`` over 1 (a slot holding that many blocks, as a receiving buffer of that many),
+    the flag counts the blocks sent into the slot, and a count of the blocks received from each slot
+    and one of the blocks sent on each pipe a node sources follow (words each node keeps for itself)."""
+    slots = fields.get("landing_slots") or 0
+    if (fields.get("landing_depth") or 1) == 1:
+        return slots
+    return 2 * slots + (fields.get("ready_slots") or 1)
+
+
 def pipe_semaphores(module) -> int:
-    """How many semaphores a module's pipe nets take (their own, then one per landing slot); the
-    operation's own ``ttl.Semaphore`` s come after them."""
+    """How many semaphores a module's pipe nets take (their own, then those of the landing slots);
+    the operation's own ``ttl.Semaphore`` s come after them."""
     attr = module.attributes.get("ttl.pipe_nets")
     entries = [entry.to_dict() for entry in attr.data] if attr is not None else []
-    return sum(net_semaphores(e) + (e.get("landing_slots") or 0) for e in entries)
+    return sum(net_semaphores(e) + landing_semaphores(e) for e in entries)
 
 
 # the kinds of kernel argument, and what each one is

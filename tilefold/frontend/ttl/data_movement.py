@@ -461,8 +461,9 @@ class DataMovementBuilder:
 
     def landing_buffer(self, net, dfb, node):
         """The buffer a net's blocks land in when a node both sends and receives on it (see
-        ``PipeNet.needs_landing``): one block per landing slot; None when the net needs none or
-        more than :data:`MAX_LANDING_SLOTS` slots (each slot takes a semaphore)."""
+        ``PipeNet.needs_landing``): one block per landing slot (``block_count`` of them when every
+        pipe reaches one other node); None when the net needs none or more than
+        :data:`MAX_LANDING_SLOTS` slots (each slot takes a semaphore)."""
         from tilefold.frontend.ttl.dataflow_buffers import DataflowBuffer
 
         op = self.operation
@@ -470,9 +471,15 @@ class DataMovementBuilder:
             return op.landing[net.index]
         landing = None
         if net.needs_landing() and max(net.landing_slots()) < MAX_LANDING_SLOTS:
-            landing = DataflowBuffer(tuple(dfb.shape), max(net.landing_slots()) + 1, dfb.data_format, dfb.layout,
-                                     self.location(node),
+            # a net whose pipes each reach one other node holds, in each slot, as many blocks as the
+            # buffer of its blocks (block_count): a sender may send that many before its receiver
+            # takes the first, as TT-Lang's senders fill a receiving buffer's free blocks
+            unicast = all(len(r.destinations) == 1 and not r.loopback for r in net.routes)
+            depth = dfb.block_count if unicast else 1
+            landing = DataflowBuffer(tuple(dfb.shape), (max(net.landing_slots()) + 1) * depth, dfb.data_format,
+                                     dfb.layout, self.location(node),
                                      f"landing of pipe net {net.index}", hidden=True, tile=dfb.tile)
+            landing.depth = depth
             landing.index = op.add_dataflow_buffer(landing)
         op.landing[net.index] = landing
         return landing

@@ -812,27 +812,30 @@ class ExpressionBuilder:
         return GroupTransfer(self.location(node))
 
     def compile_time_call(self, callee, args, kwargs, node):
-        # a call is inlined when it is given a runtime value, or a buffer, pipe or semaphore that only
-        # kernel code acquires from, copies through or signals (a helper posting receives, say)
-        kinds = (Scalar, Block, BlockExpression, Transfer, TensorSlice, NodeExpression, DataflowBuffer, Pipe, PipeNet,
-                 PipeIdentity, GroupTransfer, ReadyReceive, Semaphore, RemoteSemaphore, MulticastSemaphore)
+        runtime_kinds = (Scalar, Block, BlockExpression, Transfer, TensorSlice, NodeExpression)
+        # a function given a buffer, pipe or semaphore, which only kernel code acquires from, copies
+        # through or signals (a helper posting receives, say), is inlined too
+        kernel_kinds = (DataflowBuffer, Pipe, PipeNet, PipeIdentity, GroupTransfer, ReadyReceive, Semaphore,
+                        RemoteSemaphore, MulticastSemaphore)
 
-        def runtime_values(value):
-            """``value`` if it is a runtime value, or the runtime values a tuple / list / dict holds."""
+        def values_of(value, kinds):
+            """``value`` if it is one of ``kinds``, or those a tuple / list / dict holds."""
             if isinstance(value, kinds):
                 return [value]
             if isinstance(value, (tuple, list)):
-                return [r for v in value for r in runtime_values(v)]
+                return [r for v in value for r in values_of(v, kinds)]
             if isinstance(value, dict):
-                return [r for v in value.values() for r in runtime_values(v)]
+                return [r for v in value.values() for r in values_of(v, kinds)]
             return []
 
-        runtime = [r for v in (*args, *kwargs.values()) for r in runtime_values(v)]
+        runtime = [r for v in (*args, *kwargs.values()) for r in values_of(v, runtime_kinds)]
         name = getattr(callee, "__name__", type(callee).__name__)
         if inspect.getattr_static(callee, "is_ttl_operation", False) is True:
             raise self.error(f"{name}() is an operation: call it from an operation body without kernel functions "
                              "(where it is inlined), not from a kernel function", node)
-        if runtime and inspect.isfunction(callee):
+        kernel_objects = inspect.isfunction(callee) and any(values_of(v, kernel_kinds)
+                                                            for v in (*args, *kwargs.values()))
+        if (runtime or kernel_objects) and inspect.isfunction(callee):
             return self.inline_call(callee, args, kwargs, node)
         if runtime:
             raise self.error(f"{name}() is called with {self.describe(runtime[0])}; in a kernel only ttl "

@@ -656,8 +656,11 @@ def _pipe_net_table(capture: OperationCapture, uses) -> ArrayAttr:
                  "ready_slots": max(1, net.max_sources())}
         landing = capture.landing.get(net.index)
         if landing is not None:
-            entry.update(landing_cb=landing.index, landing_slots=landing.block_count,
+            depth = getattr(landing, "depth", 1)
+            entry.update(landing_cb=landing.index, landing_slots=landing.block_count // depth,
                          receive_slots=net.max_destinations())
+            if depth > 1:
+                entry["landing_depth"] = depth
         else:                          # a valid semaphore per receive slot: one node's pipes never share one
             entry["valid_slots"] = max(net.landing_slots()) + 1
         entries.append(PipeNetAttr.from_dict(entry))

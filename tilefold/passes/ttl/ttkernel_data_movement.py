@@ -61,7 +61,7 @@ from tilefold.ir.ttkernel import (AssertInRangeOp, KernelAssertOp, L1LoadOp, L1S
 from tilefold.layout.formats import DataFormat
 from tilefold.passes.ttl.annotate_cb_associations import cb_geometry
 from tilefold.passes.ttl.common import bind_of
-from tilefold.ir.ttl_metadata import KernelArgAttr, net_layout, net_semaphores, pipe_semaphores
+from tilefold.ir.ttl_metadata import KernelArgAttr, landing_semaphores, net_layout, net_semaphores, pipe_semaphores
 from tilefold.passes.ttl.ttkernel_builder import KernelEmitter
 
 
@@ -75,13 +75,16 @@ def pipe_table(module: ModuleOp) -> dict[int, dict]:
     base = 0
     flags = sum(net_semaphores(f) for f in entries)      # the landing slots' semaphores follow the nets' own
     for position, fields in enumerate(entries):
+        slots = fields.get("landing_slots") or 0
         out[fields["net"]] = {"position": position, "recv_cb": fields["recv_cb"], "block_bytes": fields["block_bytes"],
                               "landing_cb": fields.get("landing_cb"), "receive_slots": fields.get("receive_slots"),
                               "ready_slots": fields.get("ready_slots") or 1,
                               "valid_slots": fields.get("valid_slots") or 1, "layout": net_layout(fields),
-                              "first_flag": flags, "base": base}
+                              "depth": fields.get("landing_depth") or 1,
+                              "first_flag": flags, "first_received": flags + slots, "first_sent": flags + 2 * slots,
+                              "base": base}
         base += net_semaphores(fields)
-        flags += fields.get("landing_slots") or 0
+        flags += landing_semaphores(fields)
     return out
 
 
@@ -500,7 +503,13 @@ class DataMovementLowering:
         for k, (valid, done) in enumerate(zip(valids, op.done)):
             word = e.before(L1LoadOp(valid, e.i32(0, mark), 32), mark).result
             word.name_hint = "posted"
-            ready = e.before(arith.CmpiOp(word, zero, "ne"), mark).result
+            info = self.pipes[sources[k].net_index]
+            if landed[k] and info["depth"] > 1:     # a deep slot's flag counts blocks sent: one not yet received
+                count = self.count_word(info["first_received"], self._field(sources[k], "dst", "index"), mark)
+                received = e.before(L1LoadOp(count, e.i32(0, mark), 32), mark).result
+                ready = e.before(arith.CmpiOp(word, received, "ugt"), mark).result
+            else:
+                ready = e.before(arith.CmpiOp(word, zero, "ne"), mark).result
             if constant_int(done) != 0:          # completed before (or maybe): counts as complete
                 ready = e.before(arith.OrIOp(ready, done), mark).result
             rank = e.before(arith.SelectOp(ready, ranks[k], count), mark).result
@@ -599,10 +608,20 @@ class DataMovementLowering:
         remote = self._field(op, "src", "remote")
         if net not in self.received_nets:   # its own node's receive, if the pipe reaches it, credits too
             remote = e.before(arith.AddiOp(remote, self._field(op, "src", "loopback")), op).result
-        e.call("noc_semaphore_wait", [ready, remote], op)
-        e.call("noc_semaphore_set", [ready, e.i32(0, op)], op)
         rect = [self._field(op, "src", f) for f in ("x0", "y0", "x1", "y1")]
-        if info["landing_cb"] is not None:
+        deep = info["landing_cb"] is not None and info["depth"] > 1
+        if deep:            # credits only grow: the k-th send needs k + 1 (depth at first, one per receive)
+            sent_word = self.count_word(info["first_sent"], op.slot_index if op.named is None
+                                        else self._field(op, "src", "src_slot"), op)
+            sent = e.before(L1LoadOp(sent_word, e.i32(0, op), 32), op).result
+            sent.name_hint = "sent"
+            e.call("noc_semaphore_wait_min", [ready, e.add(sent, e.i32(1, op), op)], op)
+        else:
+            e.call("noc_semaphore_wait", [ready, remote], op)
+            e.call("noc_semaphore_set", [ready, e.i32(0, op)], op)
+        if deep:
+            dst, valid = self.landing_slot(op, "src", sent)
+        elif info["landing_cb"] is not None:
             dst, valid = self.landing_slot(op, "src")
         else:
             valid = self.valid(op, "src", op)
@@ -623,6 +642,13 @@ class DataMovementLowering:
         loopback = e.before(arith.CmpiOp(self._field(op, "src", "loopback"), e.index(0, op), "ne"), op).result
         # a landing slot's flag is 1; a receiver's block's flag is the address written, which each
         # receiver checks against its own block (a multicast writes one address on every receiver)
+        if deep:            # one receiver: the block, then (once written) its slot's count of blocks
+            e.call("noc_async_write_multicast", [self.e_address(op), data, size, dests], op)
+            e.call("noc_async_write_barrier", [], op)
+            receiver = e.call("get_noc_addr_xy", [rect[0], rect[1], valid], op).results[0]
+            e.call("noc_semaphore_inc", [receiver, e.i32(1, op)], op)
+            e.before(L1StoreOp(sent_word, e.i32(0, op), e.add(sent, e.i32(1, op), op), 32), op)
+            return
         e.call("noc_semaphore_set", [one, e.i32(1, op) if info["landing_cb"] is not None else dst], op)
         then_block, else_block = Block(), Block()
         branch = e.before(scf.IfOp(loopback, [], [then_block], [else_block]), op)
@@ -659,17 +685,34 @@ class DataMovementLowering:
         target = e.call("get_noc_multicast_addr", [*rect[:4], address], op).results[0]
         e.call("noc_semaphore_set_multicast", [address, target, rect[4]], op)
 
-    def landing_slot(self, op, role: str) -> tuple[SSAValue, SSAValue]:
+    def landing_slot(self, op, role: str, count: SSAValue | None = None,
+                     anchor: Operation | None = None) -> tuple[SSAValue, SSAValue]:
         """The L1 address of the slot of ``op``'s pipe in its net's landing buffer (the same on every
-        node: the buffer is never pushed, its write pointer stays put) and the slot's semaphore."""
+        node: the buffer is never pushed, its write pointer stays put) and the slot's semaphore; with
+        ``count`` (the blocks sent or received on it so far) the block of a deep slot it lands in; its
+        ops go before ``anchor`` (``op`` by default)."""
         e = self.e
-        info = self.pipes[op.net_index]
+        pipe, op = op, anchor or op
+        info = self.pipes[pipe.net_index]
         base = e.call("get_write_ptr", [self.cbs[info["landing_cb"]]], op).results[0]
-        index = e.to_i32(self._field(op, role, "index"), op)
-        slot = e.add(base, e.mul(index, e.i32(info["block_bytes"], op), op), op)
+        index = e.to_i32(self._field(pipe, role, "index"), op)
+        block = e.mul(index, e.i32(info["depth"], op), op) if info["depth"] > 1 else index
+        if count is not None and info["depth"] > 1:
+            block = e.add(block, e.before(arith.RemUIOp(count, e.i32(info["depth"], op)), op).result, op)
+        slot = e.add(base, e.mul(block, e.i32(info["block_bytes"], op), op), op)
         flag = e.call("get_semaphore", [e.add(index, e.i32(info["first_flag"], op), op)], op).results[0]
         slot.name_hint, flag.name_hint = "landing_slot", "landing_flag"
         return slot, flag
+
+    def count_word(self, first: int, index, anchor: Operation) -> SSAValue:
+        """The L1 word (a semaphore this node keeps for itself) counting the blocks a deep landing
+        slot received, or a pipe sent: semaphore ``first + index``."""
+        e = self.e
+        sid = e.add(e.to_i32(index, anchor) if not isinstance(index, int) else e.i32(index, anchor),
+                    e.i32(first, anchor), anchor)
+        word = e.call("get_semaphore", [sid], anchor).results[0]
+        word.name_hint = "count_word"
+        return word
 
     def open_landing(self, net: int) -> None:
         """At the start of a kernel receiving from landing net ``net``: hold the whole landing buffer
@@ -697,7 +740,7 @@ class DataMovementLowering:
                 cond = has
             body = Block()
             address = api_call("get_noc_addr_xy", [x, y, ready])
-            one = arith.ConstantOp.from_int_and_width(1, 32)
+            one = arith.ConstantOp.from_int_and_width(info["depth"], 32)     # a credit per block of the slot
             body.add_ops([address, one, api_call("noc_semaphore_inc", [address.results[0], one.result]),
                           scf.YieldOp()])
             e.at_start(scf.IfOp(cond, [], [body]))
@@ -707,15 +750,27 @@ class DataMovementLowering:
         the block (a NOC read of the node's own L1: the whole block, or the receive's
         ``byte_count`` bytes), clear the flag and give the sender its slot back."""
         e = self.e
-        slot, flag = self.landing_slot(recv, "dst")
-        e.call("noc_semaphore_wait", [flag, e.i32(1, op)], op)
-        size = recv.byte_count.value.data if recv.byte_count is not None else self.pipes[recv.net_index]["block_bytes"]
+        info = self.pipes[recv.net_index]
+        if info["depth"] > 1:       # the slot's flag counts the blocks sent; wait for the next one
+            word = self.count_word(info["first_received"], self._field(recv, "dst", "index"), op)
+            received = e.before(L1LoadOp(word, e.i32(0, op), 32), op).result
+            received.name_hint = "received"
+            slot, flag = self.landing_slot(recv, "dst", received, op)
+            after = e.add(received, e.i32(1, op), op)
+            e.call("noc_semaphore_wait_min", [flag, after], op)
+        else:
+            slot, flag = self.landing_slot(recv, "dst")
+            e.call("noc_semaphore_wait", [flag, e.i32(1, op)], op)
+        size = recv.byte_count.value.data if recv.byte_count is not None else info["block_bytes"]
         x = e.before(MyXOp(), op).result
         y = e.before(MyYOp(), op).result
         source = e.call("get_noc_addr_xy", [x, y, slot], op).results[0]
         e.call("noc_async_read", [source, self.e_address(recv), e.i32(size, op)], op)
         e.call("noc_async_read_barrier", [], op)
-        e.call("noc_semaphore_set", [flag, e.i32(0, op)], op)
+        if info["depth"] > 1:
+            e.before(L1StoreOp(word, e.i32(0, op), after, 32), op)
+        else:
+            e.call("noc_semaphore_set", [flag, e.i32(0, op)], op)
         if recv.net_index in self.sent_nets:
             remote = e.before(arith.CmpiOp(self._field(recv, "dst", "self"), e.index(0, op), "eq"), op).result
         else:                                    # the send is another node's, or another kernel's
