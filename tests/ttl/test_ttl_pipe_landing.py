@@ -181,3 +181,58 @@ def test_a_receive_copies_its_landing_slot_with_one_noc_read():
     forward_neighbor(ttnn.from_numpy(v, layout=ttnn.TILE_LAYOUT), ttnn.zeros(v.shape, layout=ttnn.TILE_LAYOUT))
     perf = session.settings().runs[-1][1].perf
     assert perf.cycles < 4000, perf.summary()
+
+
+RING = 3
+
+
+def _ring_of_two_blocks(block_count: int):
+    @ttl.operation(grid=(RING, 1))
+    def ring_two_blocks(src, dst):
+        """Each node sends its two tiles to the next node, then receives the previous node's two."""
+        net = ttl.PipeNet([ttl.Pipe(src=(x, 0), dst=((x + 1) % RING, 0)) for x in range(RING)])
+        send_dfb = ttl.make_dataflow_buffer_like(src, shape=(1, 1), block_count=block_count)
+        recv_dfb = ttl.make_dataflow_buffer_like(src, shape=(1, 1), block_count=block_count)
+
+        @ttl.compute()
+        def compute():
+            pass
+
+        @ttl.datamovement()
+        def exchange():
+            x = ttl.node(dims=1)
+            for c in range(2):
+                with send_dfb.reserve() as b:
+                    ttl.copy(src[x:x + 1, c:c + 1], b).wait()
+                with send_dfb.wait() as b:
+                    net.if_src(lambda pipe: ttl.copy(b, pipe).wait())
+            for c in range(2):
+                def receive(pipe):
+                    with recv_dfb.reserve() as b:
+                        ttl.copy(pipe, b).wait()
+                    with recv_dfb.wait() as b:
+                        ttl.copy(b, dst[x:x + 1, c:c + 1]).wait()
+
+                net.if_dst(receive)
+
+        @ttl.datamovement()
+        def idle():
+            pass
+
+    return ring_two_blocks
+
+
+def test_a_ring_node_sends_as_many_blocks_as_its_buffer_holds_before_it_receives():
+    """Each landing slot of a net of one-node pipes holds ``block_count`` blocks: two sends before
+    the first receive complete with buffers of two blocks (and stop as a deadlock with one)."""
+    from tilefold.errors import SemaphoreError
+
+    v = np.random.default_rng(9).standard_normal((RING * 32, 64)).astype(np.float32)
+    src = ttnn.from_numpy(v, dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT)
+    dst = ttnn.zeros(v.shape, dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT)
+    _ring_of_two_blocks(2)(src, dst)
+    np.testing.assert_array_equal(ttnn.to_numpy(dst), np.roll(v.reshape(RING, 32, 64), 1, axis=0).reshape(v.shape))
+    import pytest
+
+    with pytest.raises(SemaphoreError, match="semaphore waits that can never be satisfied"):
+        _ring_of_two_blocks(1)(src, ttnn.zeros(v.shape, dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT))

@@ -115,13 +115,16 @@ def net_semaphores(fields: dict) -> int:
 
 def landing_semaphores(fields: dict) -> int:
     """The semaphores a landing net takes after the nets' own: a flag per landing slot; with a
-    ``landing_depth`` over 1 (a slot holding that many blocks, as a receiving buffer of that many),
-    the flag counts the blocks sent into the slot, and a count of the blocks received from each slot
-    and one of the blocks sent on each pipe a node sources follow (words each node keeps for itself)."""
+    ``landing_depth`` over 1 (a slot holding that many blocks, as a receiving buffer of that many), a
+    flag per block of each slot, a count of the blocks received from each slot and one of the blocks
+    sent on each pipe a node sources (words each node keeps for itself), and a credit per block of
+    each pipe a node sources (each word has one write in flight at a time)."""
     slots = fields.get("landing_slots") or 0
-    if (fields.get("landing_depth") or 1) == 1:
+    depth = fields.get("landing_depth") or 1
+    if depth == 1:
         return slots
-    return 2 * slots + (fields.get("ready_slots") or 1)
+    ready = fields.get("ready_slots") or 1
+    return slots * depth + slots + ready + ready * depth
 
 
 def pipe_semaphores(module) -> int:

@@ -41,7 +41,10 @@ table (``ttl.pipe_nets``: per net, the buffer blocks are received into and the b
   send waits for its credits and multicasts into its slot and sets the slot's semaphore, and the
   receive's ``wait`` waits for that semaphore, copies the slot into the block (a NOC read of the
   node's own L1, ``byte_count`` bytes when the receive has one), clears it and credits the sender
-  again — so no send waits for a receiver to reach its receive.
+  again — so no send waits for a receiver to reach its receive. When every pipe of the net reaches
+  one other node, a slot holds ``landing_depth`` blocks (the buffer's ``block_count``), each with
+  its own flag and, on the sender, its own credit; sender and receiver count the blocks they sent
+  and received (words each keeps for itself) to take the next block of the slot in turn.
 """
 
 from __future__ import annotations
@@ -81,8 +84,13 @@ def pipe_table(module: ModuleOp) -> dict[int, dict]:
                               "ready_slots": fields.get("ready_slots") or 1,
                               "valid_slots": fields.get("valid_slots") or 1, "layout": net_layout(fields),
                               "depth": fields.get("landing_depth") or 1,
-                              "first_flag": flags, "first_received": flags + slots, "first_sent": flags + 2 * slots,
-                              "base": base}
+                              "first_flag": flags, "base": base}
+        depth = out[fields["net"]]["depth"]
+        if depth > 1:           # flags of each block, counts of blocks received / sent, credits of each block
+            ready_slots = fields.get("ready_slots") or 1
+            out[fields["net"]].update(first_received=flags + slots * depth,
+                                      first_sent=flags + slots * depth + slots,
+                                      first_credit=flags + slots * depth + slots + ready_slots)
         base += net_semaphores(fields)
         flags += landing_semaphores(fields)
     return out
@@ -501,15 +509,14 @@ class DataMovementLowering:
         best_rank, best = count, e.index(0, mark)
         zero = e.i32(0, mark)
         for k, (valid, done) in enumerate(zip(valids, op.done)):
-            word = e.before(L1LoadOp(valid, e.i32(0, mark), 32), mark).result
-            word.name_hint = "posted"
             info = self.pipes[sources[k].net_index]
-            if landed[k] and info["depth"] > 1:     # a deep slot's flag counts blocks sent: one not yet received
+            if landed[k] and info["depth"] > 1:     # the flag of the slot's next block
                 count = self.count_word(info["first_received"], self._field(sources[k], "dst", "index"), mark)
                 received = e.before(L1LoadOp(count, e.i32(0, mark), 32), mark).result
-                ready = e.before(arith.CmpiOp(word, received, "ugt"), mark).result
-            else:
-                ready = e.before(arith.CmpiOp(word, zero, "ne"), mark).result
+                valid = self.landing_slot(sources[k], "dst", received, mark)[1]
+            word = e.before(L1LoadOp(valid, e.i32(0, mark), 32), mark).result
+            word.name_hint = "posted"
+            ready = e.before(arith.CmpiOp(word, zero, "ne"), mark).result
             if constant_int(done) != 0:          # completed before (or maybe): counts as complete
                 ready = e.before(arith.OrIOp(ready, done), mark).result
             rank = e.before(arith.SelectOp(ready, ranks[k], count), mark).result
@@ -610,15 +617,14 @@ class DataMovementLowering:
             remote = e.before(arith.AddiOp(remote, self._field(op, "src", "loopback")), op).result
         rect = [self._field(op, "src", f) for f in ("x0", "y0", "x1", "y1")]
         deep = info["landing_cb"] is not None and info["depth"] > 1
-        if deep:            # credits only grow: the k-th send needs k + 1 (depth at first, one per receive)
-            sent_word = self.count_word(info["first_sent"], op.slot_index if op.named is None
-                                        else self._field(op, "src", "src_slot"), op)
+        if deep:            # the next block of the slot (the blocks sent so far, modulo depth): its own credit
+            source_slot = op.slot_index if op.named is None else self._field(op, "src", "src_slot")
+            sent_word = self.count_word(info["first_sent"], source_slot, op)
             sent = e.before(L1LoadOp(sent_word, e.i32(0, op), 32), op).result
             sent.name_hint = "sent"
-            e.call("noc_semaphore_wait_min", [ready, e.add(sent, e.i32(1, op), op)], op)
-        else:
-            e.call("noc_semaphore_wait", [ready, remote], op)
-            e.call("noc_semaphore_set", [ready, e.i32(0, op)], op)
+            ready = self.credit_word(info, source_slot, sent, op)
+        e.call("noc_semaphore_wait", [ready, remote], op)
+        e.call("noc_semaphore_set", [ready, e.i32(0, op)], op)
         if deep:
             dst, valid = self.landing_slot(op, "src", sent)
         elif info["landing_cb"] is not None:
@@ -642,13 +648,8 @@ class DataMovementLowering:
         loopback = e.before(arith.CmpiOp(self._field(op, "src", "loopback"), e.index(0, op), "ne"), op).result
         # a landing slot's flag is 1; a receiver's block's flag is the address written, which each
         # receiver checks against its own block (a multicast writes one address on every receiver)
-        if deep:            # one receiver: the block, then (once written) its slot's count of blocks
-            e.call("noc_async_write_multicast", [self.e_address(op), data, size, dests], op)
-            e.call("noc_async_write_barrier", [], op)
-            receiver = e.call("get_noc_addr_xy", [rect[0], rect[1], valid], op).results[0]
-            e.call("noc_semaphore_inc", [receiver, e.i32(1, op)], op)
+        if deep:
             e.before(L1StoreOp(sent_word, e.i32(0, op), e.add(sent, e.i32(1, op), op), 32), op)
-            return
         e.call("noc_semaphore_set", [one, e.i32(1, op) if info["landing_cb"] is not None else dst], op)
         then_block, else_block = Block(), Block()
         branch = e.before(scf.IfOp(loopback, [], [then_block], [else_block]), op)
@@ -700,7 +701,7 @@ class DataMovementLowering:
         if count is not None and info["depth"] > 1:
             block = e.add(block, e.before(arith.RemUIOp(count, e.i32(info["depth"], op)), op).result, op)
         slot = e.add(base, e.mul(block, e.i32(info["block_bytes"], op), op), op)
-        flag = e.call("get_semaphore", [e.add(index, e.i32(info["first_flag"], op), op)], op).results[0]
+        flag = e.call("get_semaphore", [e.add(block, e.i32(info["first_flag"], op), op)], op).results[0]
         slot.name_hint, flag.name_hint = "landing_slot", "landing_flag"
         return slot, flag
 
@@ -712,6 +713,18 @@ class DataMovementLowering:
                     e.i32(first, anchor), anchor)
         word = e.call("get_semaphore", [sid], anchor).results[0]
         word.name_hint = "count_word"
+        return word
+
+    def credit_word(self, info: dict, source_slot, count: SSAValue, anchor: Operation) -> SSAValue:
+        """The ``ready`` of block ``count`` (modulo the depth) of a deep landing slot, on the sender:
+        a credit per block, so each word has one write in flight at a time."""
+        e = self.e
+        slot = e.to_i32(source_slot, anchor) if not isinstance(source_slot, int) else e.i32(source_slot, anchor)
+        block = e.add(e.mul(slot, e.i32(info["depth"], anchor), anchor),
+                      e.before(arith.RemUIOp(count, e.i32(info["depth"], anchor)), anchor).result, anchor)
+        word = e.call("get_semaphore", [e.add(block, e.i32(info["first_credit"], anchor), anchor)],
+                      anchor).results[0]
+        word.name_hint = "credit"
         return word
 
     def open_landing(self, net: int) -> None:
@@ -739,10 +752,26 @@ class DataMovementLowering:
             else:
                 cond = has
             body = Block()
-            address = api_call("get_noc_addr_xy", [x, y, ready])
-            one = arith.ConstantOp.from_int_and_width(info["depth"], 32)     # a credit per block of the slot
-            body.add_ops([address, one, api_call("noc_semaphore_inc", [address.results[0], one.result]),
-                          scf.YieldOp()])
+            one = arith.ConstantOp.from_int_and_width(1, 32)
+            body.add_op(one)
+            if info["depth"] == 1:
+                words = [ready]
+            else:                       # the credit of each block of the sender's slot
+                slot = arith.IndexCastOp(src_slot, i32)
+                body.add_op(slot)
+                words = []
+                for k in range(info["depth"]):
+                    first = arith.ConstantOp.from_int_and_width(info["first_credit"] + k, 32)
+                    depth = arith.ConstantOp.from_int_and_width(info["depth"], 32)
+                    scaled = arith.MuliOp(slot.result, depth.result)
+                    sid = arith.AddiOp(scaled.result, first.result)
+                    word = api_call("get_semaphore", [sid.result])
+                    body.add_ops([first, depth, scaled, sid, word])
+                    words.append(word.results[0])
+            for word in words:
+                address = api_call("get_noc_addr_xy", [x, y, word])
+                body.add_ops([address, api_call("noc_semaphore_inc", [address.results[0], one.result])])
+            body.add_op(scf.YieldOp())
             e.at_start(scf.IfOp(cond, [], [body]))
 
     def land(self, recv: ttl.PipeRecvOp, op: ttl.WaitOp) -> None:
@@ -751,26 +780,22 @@ class DataMovementLowering:
         ``byte_count`` bytes), clear the flag and give the sender its slot back."""
         e = self.e
         info = self.pipes[recv.net_index]
-        if info["depth"] > 1:       # the slot's flag counts the blocks sent; wait for the next one
+        received = None
+        if info["depth"] > 1:       # the next block of the slot: the blocks received so far, modulo depth
             word = self.count_word(info["first_received"], self._field(recv, "dst", "index"), op)
             received = e.before(L1LoadOp(word, e.i32(0, op), 32), op).result
             received.name_hint = "received"
-            slot, flag = self.landing_slot(recv, "dst", received, op)
-            after = e.add(received, e.i32(1, op), op)
-            e.call("noc_semaphore_wait_min", [flag, after], op)
-        else:
-            slot, flag = self.landing_slot(recv, "dst")
-            e.call("noc_semaphore_wait", [flag, e.i32(1, op)], op)
+        slot, flag = self.landing_slot(recv, "dst", received, op)
+        e.call("noc_semaphore_wait", [flag, e.i32(1, op)], op)
         size = recv.byte_count.value.data if recv.byte_count is not None else info["block_bytes"]
         x = e.before(MyXOp(), op).result
         y = e.before(MyYOp(), op).result
         source = e.call("get_noc_addr_xy", [x, y, slot], op).results[0]
         e.call("noc_async_read", [source, self.e_address(recv), e.i32(size, op)], op)
         e.call("noc_async_read_barrier", [], op)
-        if info["depth"] > 1:
-            e.before(L1StoreOp(word, e.i32(0, op), after, 32), op)
-        else:
-            e.call("noc_semaphore_set", [flag, e.i32(0, op)], op)
+        e.call("noc_semaphore_set", [flag, e.i32(0, op)], op)
+        if received is not None:
+            e.before(L1StoreOp(word, e.i32(0, op), e.add(received, e.i32(1, op), op), 32), op)
         if recv.net_index in self.sent_nets:
             remote = e.before(arith.CmpiOp(self._field(recv, "dst", "self"), e.index(0, op), "eq"), op).result
         else:                                    # the send is another node's, or another kernel's
@@ -779,7 +804,10 @@ class DataMovementLowering:
         e.before(scf.IfOp(remote, [], [then_block]), op)
         then_block.add_op(scf.YieldOp())
         end = then_block.last_op
-        ready = self.ready(recv.net_index, self._field(recv, "dst", "src_slot"), end)
+        if received is None:
+            ready = self.ready(recv.net_index, self._field(recv, "dst", "src_slot"), end)
+        else:                                   # the credit of the block taken
+            ready = self.credit_word(info, self._field(recv, "dst", "src_slot"), received, end)
         sender = e.call("get_noc_addr_xy", [self._field(recv, "dst", "x"), self._field(recv, "dst", "y"), ready], end,
                         location=op.location).results[0]
         e.call("noc_semaphore_inc", [sender, e.i32(1, end)], end, location=op.location)
