@@ -292,3 +292,17 @@ def test_a_script_whose_ttnn_imports_are_in_its_own_package_runs(tmp_path, capsy
     script.write_text("from helpers.ops import chips\n\nprint('chips', chips())\n")
     assert main(["sim", str(script)]) == 0
     assert "chips 4" in capsys.readouterr().out
+
+
+def test_a_script_whose_operation_defines_no_kernel_says_only_that(tmp_path, capsys):
+    """An operation body of setup only runs nothing on the device: the summary says so once, and
+    not also that the script ran no operation."""
+    from tilefold.cli.main import main
+
+    script = tmp_path / "body_only.py"
+    script.write_text("import ttl\n\n\n@ttl.operation(grid=(2, 1))\ndef setup_only():\n    x, y = ttl.node(dims=2)\n\n\n"
+                      "setup_only()\n")
+    assert main(["sim", str(script)]) == 0
+    out = capsys.readouterr().out
+    assert "defines no kernel function: nothing runs on the device" in out
+    assert "ran no TT-Lang operation" not in out

@@ -216,6 +216,7 @@ class Operation:
         runner = session.runner()
         capture = self.capture(args, kwargs)
         if not capture.kernels:         # a body of setup only (TT-Lang allows it): nothing runs on the device
+            session.settings().bodies_only += 1
             if report and session.settings().report:
                 print(f"ttl.operation {self.name} defines no kernel function: nothing runs on the device")
             return None

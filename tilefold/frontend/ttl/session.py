@@ -33,6 +33,7 @@ class Settings:
     written: list[Path] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)      # one line per project of a call that was not simulated
     runs: list = field(default_factory=list)
+    bodies_only: int = 0        # calls of operations that define no kernel function (nothing runs)
     mesh_steps: list = field(default_factory=list)     # mesh.MeshStep of multi-chip runs
 
 
