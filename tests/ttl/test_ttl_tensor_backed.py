@@ -208,15 +208,20 @@ def test_blocks_that_do_not_fit_the_shard_are_refused_at_the_users_line():
     expect_error(test, test, KernelError, "4 tiles", "do not fit the 2 tiles of x's shard")
 
 
-def test_a_node_without_a_shard_is_refused_at_the_users_line():
+def test_a_node_without_a_shard_has_no_such_buffer():
+    """The buffer lives on the nodes holding a shard (TT-Lang's tree reduction writes its result
+    through a buffer over a tensor sharded on the root only); a node without one that uses it stops
+    the run at that line."""
+    from tilefold.errors import CircularBufferError
+
     def test():
         @ttl.operation(grid=(2, 1))
         def op(x):
-            x_dfb = ttl.make_tensor_backed_dfb(x, shape=(1, 1))  # error
+            x_dfb = ttl.make_tensor_backed_dfb(x, shape=(1, 1))
 
             @ttl.compute()
             def compute():
-                with x_dfb.wait():
+                with x_dfb.wait():  # error
                     pass
 
             @ttl.datamovement()
@@ -225,7 +230,7 @@ def test_a_node_without_a_shard_is_refused_at_the_users_line():
 
         op(_sharded((TILE, TILE), (1, 1), "height"))
 
-    expect_error(test, test, KernelError, "node (1, 0)", "holds no shard of x")
+    expect_error(test, test, CircularBufferError, "is not configured on core (1,0)")
 
 
 def test_publishing_twice_is_refused_at_the_users_line():
@@ -466,3 +471,36 @@ def test_buffers_of_the_tensors_own_small_tiles_move_their_bytes_through_a_full_
     np.testing.assert_array_equal(out.host_values, x.host_values * 2)
     program = compiled(double_compact_rows, x, out).program
     assert [cb.page_size for cb in program.circular_buffers][:2] == [64, 64]
+
+
+@ttl.operation(grid=(2, 1))
+def gather_to_root(x, out):
+    """Node 1 sends its tile to node 0, which writes it through a buffer over ``out``, a tensor
+    sharded on node 0 only (node 1 never uses that buffer)."""
+    net = ttl.PipeNet([ttl.Pipe(src=(1, 0), dst=(0, 0))])
+    out_dfb = ttl.make_tensor_backed_dfb(out, shape=(1, 1))
+    stage = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+
+    @ttl.compute()
+    def compute():
+        pass
+
+    @ttl.datamovement()
+    def move():
+        node, _ = ttl.node(dims=2)
+        if node == 1:
+            with stage.reserve() as blk:
+                ttl.copy(x[0:1, 1:2], blk).wait()
+                net.if_src(lambda pipe: ttl.copy(blk, pipe).wait())
+        else:
+            with out_dfb.reserve() as blk:
+                net.if_dst(lambda pipe: ttl.copy(pipe, blk).wait())
+
+
+def test_a_buffer_over_a_tensor_sharded_on_some_nodes_lives_there():
+    values = np.random.default_rng(7).standard_normal((TILE, 2 * TILE)).astype(np.float32)
+    x = ttnn.from_numpy(values, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
+    out = ttnn.zeros((TILE, TILE), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT,
+                     memory_config=_one_core_shard((TILE, TILE)))
+    gather_to_root(x, out)
+    np.testing.assert_array_equal(out.host_values, x.host_values[:, TILE:])

@@ -102,17 +102,17 @@ def check_l1(entries: list[CircularBufferEntry], capture, semaphores: int, arch)
         "smaller blocks or a smaller block_count", largest.location if largest is not None else capture.location)
 
 
-def _check_backing(dfb, entry: CircularBufferEntry, buffer, cores: CoreRangeSet, arch) -> None:
-    """A tensor-backed buffer's blocks fit the shard each node of the grid holds; an error at the
-    buffer's line otherwise."""
+def _check_backing(dfb, entry: CircularBufferEntry, buffer, cores: CoreRangeSet, arch) -> CoreRangeSet:
+    """The nodes of the grid holding a shard of a tensor-backed buffer's tensor, where the buffer
+    exists (a node without one has no such buffer: a kernel there using it stops the run at its
+    line); its blocks fit each shard. An error at the buffer's line otherwise."""
     layout = buffer.buffer_layout(arch)
     shard_cores = set(layout.distribution.cores_with_data)
-    outside = [c for c in cores.cores() if c not in shard_cores]
+    inside = [c for c in cores.cores() if c in shard_cores]
     name = dfb.backing.name
-    if outside:
-        raise KernelError(f"{dfb.name}: node ({outside[0].x}, {outside[0].y}) of the grid holds no shard of {name}; "
-                          f"a tensor-backed buffer needs a shard of its tensor on every node (shard {name} over the "
-                          "operation's grid)", dfb.location)
+    if not inside:
+        raise KernelError(f"{dfb.name}: no node of the grid holds a shard of {name}; a tensor-backed buffer lives in "
+                          f"its tensor's shards (shard {name} over nodes of the operation's grid)", dfb.location)
     room = layout.bytes_per_bank(arch)
     if layout.aligned_page_size(arch) != buffer.page_size:
         raise KernelError(f"{dfb.name}: the pages of {name} ({buffer.page_size} B) lie {layout.aligned_page_size(arch)} "
@@ -129,6 +129,7 @@ def _check_backing(dfb, entry: CircularBufferEntry, buffer, cores: CoreRangeSet,
         raise KernelError(f"{dfb.name}: {entry.num_pages} tiles ({'x'.join(map(str, dfb.shape))} x block_count="
                           f"{dfb.block_count}) from byte {dfb.byte_offset} do not fit the {pages} tiles of {name}'s "
                           "shard on each node; use a smaller shape or block_count", dfb.location)
+    return CoreRangeSet([CoreRange((c.x, c.y), (c.x, c.y)) for c in inside])
 
 
 def _check_overlap(dfb, entry: CircularBufferEntry, earlier) -> None:
@@ -193,9 +194,9 @@ def build_program(module: ModuleOp, built, arch) -> Program:
                                            tile=e.tile)
             continue
         buffer = program.buffer(dfb.backing.name)
-        _check_backing(dfb, e, buffer, cores, arch)
+        holders = _check_backing(dfb, e, buffer, cores, arch)
         _check_overlap(dfb, e, [(backed[o.index], o) for o in entries if o.index in backed and o.index < e.index])
-        program.create_circular_buffer(cores, e.index, e.page_size, e.num_pages, e.data_format, name=e.name,
+        program.create_circular_buffer(holders, e.index, e.page_size, e.num_pages, e.data_format, name=e.name,
                                        backing_buffer=buffer, backing_offset=dfb.byte_offset,
                                        defined_at=dfb.location)
     for value in initial:

@@ -634,12 +634,20 @@ class DataMovementLowering:
             # the receivers' block: the address they posted (a receiver's write pointer of the
             # buffer need not match the sender's, which may never use that buffer); a sender
             # sending only to itself uses its own
-            own = e.call("get_write_ptr", [self.cbs[info["recv_cb"]]], op).results[0]
             word = self.address_word(net, op.slot_index if op.named is None else self._field(op, "src", "src_slot"),
                                      op)
             posted = e.before(L1LoadOp(word, e.i32(0, op), 32), op).result
             has_remote = e.before(arith.CmpiOp(remote, e.index(0, op), "ne"), op).result
-            dst = e.before(arith.SelectOp(has_remote, posted, own), op).result
+            # its own write pointer only when it sends to itself alone (a node without that buffer,
+            # a tensor-backed one over a tensor without a shard there, never reads it)
+            posted_block, own_block = Block(), Block()
+            posted_block.add_op(scf.YieldOp(posted))
+            own_block.add_op(own_yield := scf.YieldOp())
+            own = e.call("get_write_ptr", [self.cbs[info["recv_cb"]]], own_yield).results[0]
+            own_yield.detach()
+            own_yield.erase()
+            own_block.add_op(scf.YieldOp(own))
+            dst = e.before(scf.IfOp(has_remote, [i32], [posted_block], [own_block]), op).results[0]
             dst.name_hint = "recv_addr"
         data = e.call("get_noc_multicast_addr", [*rect, dst], op).results[0]
         flag = e.call("get_noc_multicast_addr", [*rect, valid], op).results[0]
