@@ -30,6 +30,9 @@ def __getattr__(name: str):
         import importlib
 
         return importlib.import_module("tilefold.language")
+    if name == "tvm":                   # ``from tilelang import tvm``
+        raise ImportError("TVM is not part of tilefold: tilefold builds TileLang kernels from their Python source "
+                          "(tilelang.language) without TVM; write the kernel with T.* only")
     raise AttributeError(f"module 'tilefold' has no attribute {name!r}")
 
 

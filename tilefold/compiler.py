@@ -55,6 +55,9 @@ from tilefold.program.from_ttl import build_program as build_ttl_program
 VERIFY_EACH_PASS_ENV = "TILEFOLD_VERIFY_EACH_PASS"
 IR_DUMP_HEADER = "// -----// IR Dump After {name} //----- //\n"
 
+# the cost model's device time of every kernel run so far (a benchmark subtracts two readings)
+MODELED_DEVICE_SECONDS = [0.0]
+
 
 def ir_dump(name: str, text: str) -> str:
     """One ``--print-ir-after-all`` dump: the header line and the module's IR."""
@@ -209,6 +212,7 @@ class CompiledKernel:
 
         result = Device(self.arch).run(self.program, self.device_inputs(arrays), trace=trace)
         self.last_result = result
+        MODELED_DEVICE_SECONDS[0] += result.perf.seconds
         shapes = {t.name: t.shape for t in self.tensors}
         out = {}
         for name in result.outputs:

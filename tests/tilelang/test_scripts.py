@@ -156,3 +156,27 @@ print("CLAMPED")
     assert "CLAMPED" in capsys.readouterr().out
     import sys
     assert "tilelang" not in sys.modules
+
+
+def test_a_failed_check_a_library_raises_names_the_scripts_line_and_its_message(tmp_path, capsys):
+    """``np.testing.assert_allclose`` (as ``torch.testing.assert_close``) fails inside the library:
+    the report names the script's line, then the check's own mismatch report."""
+    script = tmp_path / "close.py"
+    script.write_text("import numpy as np\n\nnp.testing.assert_allclose([1.0, 2.0], [1.0, 2.5])\n")
+    assert run_script(script) == 1
+    err = capsys.readouterr().err
+    assert f"{script}:3: check failed: np.testing.assert_allclose" in err
+    assert "Mismatched elements: 1 / 2" in err
+
+
+def test_tilefold_run_gives_a_script_its_own_arguments(tmp_path, capsys):
+    """``tilefold run s.py --n 3``: options tilefold run does not have go to the script (``--n`` is no
+    abbreviation of ``--numerics``), its own (``--arch``) stay tilefold's."""
+    from tilefold.cli.main import main
+
+    script = tmp_path / "args.py"
+    script.write_text("import argparse\nimport tilefold.language as T\n\np = argparse.ArgumentParser()\n"
+                      "p.add_argument('--n', type=int)\np.add_argument('--is_causal', action='store_true')\n"
+                      "a = p.parse_args()\nprint('n', a.n, 'causal', a.is_causal)\n")
+    assert main(["run", str(script), "--n", "3", "--is_causal", "--arch", "blackhole"]) == 0
+    assert "n 3 causal True" in capsys.readouterr().out

@@ -25,10 +25,14 @@ GiB = 1024 * MiB
 
 MATH_FIDELITY_PHASES = {"LoFi": 1, "HiFi2": 2, "HiFi3": 3, "HiFi4": 4}
 
-# Bits of a 64-bit NOC address: the local address, then x, then y (TT-Metalium's
-# NOC_ADDR_LOCAL_BITS = 36 and NOC_ADDR_NODE_ID_BITS = 6).
-NOC_ADDR_LOCAL_BITS = 36
-NOC_ADDR_NODE_ID_BITS = 6
+# Bits of a 64-bit NOC address as the simulator encodes it: the local address, then x, then y.
+# TT-Metalium's are 36 and 6; the simulator's local part holds any L1 or DRAM bank address (a
+# Blackhole bank is 4 GiB) in 33 bits, so that a node coordinate takes 7: a mesh of chips simulated
+# as one device (mesh_of) has up to NOC_COORDS - 2 node columns (a multicast's two corners and the
+# local address fill 61 bits; bit 63 marks a multicast). Kernels only make and pass these addresses.
+NOC_ADDR_LOCAL_BITS = 33
+NOC_ADDR_NODE_ID_BITS = 7
+NOC_COORDS = 1 << NOC_ADDR_NODE_ID_BITS
 
 
 @dataclass(frozen=True)

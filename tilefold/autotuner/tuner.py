@@ -350,6 +350,23 @@ class AutoTunedFunction:
             bound = kwargs
         return bool(keys) and all(k in bound or k in kwargs for k in keys)
 
+    def compile(self, *args, **kwargs):
+        """TileLang's ``autotuned.compile(...)``: the kernel for these arguments, to call later — as
+        given when they set every tuned parameter, else with the best configuration's."""
+        from tilefold.frontend.ttl.operation import Operation
+
+        if isinstance(self.fn, Operation):
+            raise KernelError(f"{self.__name__} is a TT-Lang operation: call it with its tensors (it has no "
+                              "compile())", self.location)
+        if not self.given_by_caller(args, kwargs):
+            result = self.tune(*args, **kwargs)
+            if result.best is None:
+                raise KernelError(f"no configuration of {self.__name__} passed ({len(result.rows)} tried)",
+                                  self.location)
+            kwargs = {**kwargs, **result.config}
+        compile_ = getattr(self.fn, "compile", None)
+        return compile_(*args, **kwargs) if compile_ is not None else self.fn(*args, **kwargs)
+
     def __call__(self, *args, **kwargs):
         from tilefold.frontend.ttl.operation import Operation
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from tilefold.cli.compile_cmd import late_options, op_namespace
+from tilefold.cli.compile_cmd import op_namespace
 from tilefold.cli.targets import add_numerics_option, is_script, positive_int, script_front_end
 from tilefold.cli.user_code import check_output_file, script_environment
 
@@ -26,12 +26,13 @@ def add_parser(sub, help: str) -> None:
     p.add_argument("--max-cycles", type=positive_int, default=None, metavar="N",
                    help="stop a kernel thread past N simulated cycles (the watchdog; default 2**36)")
     add_numerics_option(p)
-    p.add_argument("op_args", nargs=argparse.REMAINDER, help="options of the op (see tilefold run OP --help)")
+    p.add_argument("op_args", nargs=argparse.REMAINDER, help="options of the op (see tilefold run OP --help), or "
+                                                                "the script's own arguments (its sys.argv[1:])")
     p.set_defaults(handler=run)
 
 
 def _late_options() -> argparse.ArgumentParser:
-    late = argparse.ArgumentParser(prog="tilefold run", add_help=False)
+    late = argparse.ArgumentParser(prog="tilefold run", add_help=False, allow_abbrev=False)
     late.add_argument("--arch", default=None)
     late.add_argument("--trace", default=None)
     late.add_argument("--max-cycles", type=positive_int, default=None)
@@ -43,11 +44,15 @@ def run(args) -> int:
     from tilefold.sim import numerics_mode, watchdog
 
     if is_script(args.target):
-        late_options(args, _late_options())
+        # tilefold's own options after the script; the rest are the script's (``--is_causal``, ``--m 256``)
+        late, script_args = _late_options().parse_known_args(args.op_args)
+        for key, value in vars(late).items():
+            if value is not None:
+                setattr(args, key, value)
         if args.trace:
             check_output_file(args.trace, "--trace")
         front_end = script_front_end(args.target)
-        with script_environment(args.target), watchdog.limit(args.max_cycles), \
+        with script_environment(args.target, script_args), watchdog.limit(args.max_cycles), \
             numerics_mode.chosen(args.numerics):
             return front_end.run_script(args.target, args.arch, args.trace)
     from tilefold.sim import Device

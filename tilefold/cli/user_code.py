@@ -112,16 +112,24 @@ def user_error_text(exc: BaseException) -> str | None:
 
 def run_as_main(path: str | Path) -> int:
     """Run the script as ``__main__``: 0 when it finishes, its exit status when it exits, 1 when
-    an ``assert`` in it fails (printed as ``file:line: check failed: <the assert>``)."""
+    an ``assert`` in it fails, or a check it calls (``torch.testing.assert_close``, a profiler's
+    ``assert_allclose``): printed as ``file:line: check failed: <the line>`` at the script's own
+    line, then the check's message."""
     import runpy
 
     argv = sys.argv
     sys.argv = script_argv(path)
     try:
         runpy.run_path(str(path), run_name="__main__")
-    except AssertionError:
-        frame = traceback.extract_tb(sys.exc_info()[2])[-1]
-        print(f"{frame.filename}:{frame.lineno}: check failed: {frame.line}", file=sys.stderr)
+    except AssertionError as exc:
+        frames = traceback.extract_tb(exc.__traceback__)
+        folder = os.path.dirname(os.path.abspath(path)) + os.sep
+        users = [f for f in frames if os.path.abspath(f.filename).startswith(folder) and not _is_tilefold(f.filename)]
+        users = users or [f for f in frames if not _is_library(f.filename) and not _is_tilefold(f.filename)]
+        frame = (users or frames)[-1]        # the script's own line, also when a library's check failed
+        message = str(exc).strip()
+        print(f"{frame.filename}:{frame.lineno}: check failed: {frame.line}" + (f"\n{message}" if message else ""),
+              file=sys.stderr)
         return 1
     except SystemExit as exc:
         return int(exc.code or 0) if not isinstance(exc.code, str) else 1

@@ -3,9 +3,10 @@
 Reads: a :class:`~tilefold.run.jit.JITKernel`. Writes: nothing.
 ``kernel.get_profiler()`` returns a :class:`Profiler`: ``assert_allclose(ref_program, rtol,
 atol)`` runs the kernel on seeded random inputs and compares every output with
-``ref_program`` called on the same inputs (numpy arrays; torch tensors when torch is
-installed and ``ref_program`` is written for torch); ``do_bench()`` returns the simulated
-device's estimated kernel time in milliseconds (a cost model, not a measurement).
+``ref_program`` called on the same inputs (torch tensors when torch is installed, as TileLang
+gives them; numpy arrays otherwise, or when the program takes no tensors); ``do_bench()`` returns
+the simulated device's estimated kernel time in milliseconds (a cost model, not a measurement);
+:func:`do_bench` (``tilelang.profiler.do_bench``) times any function the same way.
 
 Errors: AssertionError naming the output and the largest difference.
 """
@@ -42,12 +43,7 @@ class Profiler:
         inputs = self.inputs()
         got = self.kernel(*inputs)
         got = list(got) if isinstance(got, tuple) else [got]
-        try:
-            want = reference_program(*inputs)
-        except TypeError:
-            import torch
-
-            want = reference_program(*(torch.from_numpy(np.asarray(a, np.float32)) for a in inputs))
+        want = _reference_values(reference_program, inputs)
         want = list(want) if isinstance(want, (tuple, list)) else [want]
         for k, (g, w) in enumerate(zip(got, want)):
             w = w.detach().cpu().float().numpy() if type(w).__module__.startswith("torch") else np.asarray(w)
@@ -58,10 +54,43 @@ class Profiler:
                                      f"largest difference {float(np.abs(g - w).max())}")
 
     def do_bench(self, func=None, warmup: int = 0, rep: int = 0, backend=None, **_options) -> float:
-        """The estimated kernel time of a run, in milliseconds (the simulator's cost model)."""
+        """The estimated kernel time of a run, in milliseconds (the simulator's cost model); with
+        ``func``, :func:`do_bench` of it called on the profiler's inputs."""
+        if func is not None:
+            return do_bench(lambda: func(*self.inputs()))
         if self.kernel.last_result is None:
             self.kernel(*self.inputs())
         return self.kernel.last_result.perf.seconds * 1000.0
 
 
-__all__ = ["Profiler"]
+def do_bench(fn, warmup=None, rep=None, **_options) -> float:
+    """``fn()``'s time in milliseconds, called once: the cost model's device time of the kernels it
+    ran on the simulated device, or — when it runs none (a torch or numpy reference) — its wall time
+    on the host. The two are of different machines: compare kernels with kernels."""
+    import time
+
+    from tilefold.compiler import MODELED_DEVICE_SECONDS
+
+    before, start = MODELED_DEVICE_SECONDS[0], time.perf_counter()
+    fn()
+    wall = time.perf_counter() - start
+    device = MODELED_DEVICE_SECONDS[0] - before
+    return (device if device > 0 else wall) * 1000.0
+
+
+def _reference_values(reference_program, inputs: list[np.ndarray]):
+    """``reference_program`` on the inputs: as torch tensors when torch is installed (as TileLang
+    calls it), as numpy arrays when it is not or the program takes no tensors."""
+    try:
+        import torch
+    except ImportError:
+        return reference_program(*inputs)
+    tensors = [torch.from_numpy(np.ascontiguousarray(a if a.dtype.kind in "biu" else np.asarray(a, np.float32)))
+               for a in inputs]
+    try:
+        return reference_program(*tensors)
+    except (TypeError, AttributeError):
+        return reference_program(*inputs)
+
+
+__all__ = ["Profiler", "do_bench"]

@@ -225,7 +225,7 @@ class DataflowApi:
         return rows
 
     def _bank_nodes(self, accessor: Accessor):
-        """(node bits of each bank's NOC address, ``(y << 6 | x) << 36``; the node kind all banks
+        """(node bits of each bank's NOC address, ``(y << 7 | x) << 33``; the node kind all banks
         share, or 0; each bank's row in the node tables), kept on the accessor."""
         nodes = accessor.bank_nodes
         if nodes is None:
@@ -302,7 +302,7 @@ class DataflowApi:
         if known is not None and noc_addr is known[0]:     # straight from get_noc_addr (never changed in place)
             return known[1], known[2], known[3]
         a = np.asarray(noc_addr, dtype=np.int64)
-        node = (a >> NOC_ADDR_LOCAL_BITS) & _NODE_XY_MASK      # y << 6 | x, the index into the flat tables
+        node = (a >> NOC_ADDR_LOCAL_BITS) & _NODE_XY_MASK      # y << 7 | x, the index into the flat tables
         kinds = self.dev.node_kind_flat[node]
         kind = kinds.item(0)
         if kind and a.ndim == 1 and even(kinds):         # every lane names a node of one kind

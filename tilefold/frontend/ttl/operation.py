@@ -27,7 +27,7 @@ import os
 import types
 from dataclasses import dataclass, field
 
-from tilefold.arch import get_arch, mesh_of
+from tilefold.arch import NOC_COORDS, get_arch, mesh_of
 from tilefold.errors import (KernelArgumentError, KernelError, KernelValueError, SourceLocation, TilefoldError,
                              warn_at)
 from tilefold.frontend.ttl import session
@@ -313,10 +313,11 @@ class Operation:
                 raise KernelError(f"@ttl.operation(grid={self.grid!r}, device_domain={domain!r}): the grid is each "
                                   f"device's, and must fit one chip ({arch.grid[0]}x{arch.grid[1]} on {arch.board})",
                                   self.location)
-            if domain.size * grid[0] + 1 >= 64:
+            if domain.size * grid[0] + 1 >= NOC_COORDS:
                 raise KernelError(f"@ttl.operation(grid={self.grid!r}, device_domain={domain!r}): the {domain.size} "
                                   f"devices' grids take {domain.size * grid[0]} node columns together, and the "
-                                  "simulated mesh holds at most 62; give each device fewer columns", self.location)
+                                  f"simulated mesh holds at most {NOC_COORDS - 2}; give each device fewer columns",
+                                  self.location)
             arch = mesh_of(arch, domain.size, grid)
             capture = OperationCapture(self.name, (domain.size * grid[0], grid[1]), arch, tensors, self.location,
                                        grid_dims=dims, device_domain=domain, device_pieces=pieces)
