@@ -82,6 +82,7 @@ from tilefold.frontend.tilelang.api import (  # noqa: F401
 from tilefold.frontend.tilelang.dtypes import (  # noqa: F401
     DType,
     bfloat16,
+    float8_e4m3,
     float8_e4m3fn,
     float8_e5m2,
     float16,
@@ -122,7 +123,7 @@ dtype = DType  # the type of ``dtype: T.dtype = T.float16`` parameters
 
 __all__ = [
     "prim_func", "PrimFunc", "Tensor", "Buffer", "SharedBuffer", "FragmentBuffer", "LocalBuffer", "dtype", "DType", "float32", "float", "bfloat16", "float16", "half",
-    "float64", "float8_e4m3fn", "float8_e5m2", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "bool",
+    "float64", "float8_e4m3fn", "float8_e4m3", "float8_e5m2", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "bool",
     "Kernel", "alloc_shared", "alloc_fragment", "alloc_local", "alloc_global", "alloc_reducer", "finalize_reducer", "alloc_var", "serial", "Serial", "unroll", "vectorized", "grid",
     "Pipelined", "Parallel", "Persistent", "parallel", "use_swizzle", "get_thread_binding", "annotate_layout",
     "annotate_safe_value", "disable_warp_group_reg_alloc", "sync_threads", "no_set_max_nreg", "const", "dynamic",

@@ -293,3 +293,21 @@ def test_comparing_a_narrowing_cast_is_one_line():
             T.copy(a, B[0, 0])
 
     expect_error(build(k), KernelError, k, "T.cast(..., float16) is not supported by tilefold yet")
+
+
+def test_an_element_of_a_global_tensor_steering_a_condition_is_named():
+    @jit(out_idx=[2])
+    def pick(N, G):
+        @T.prim_func
+        def main(A: T.Tensor((N,), "float32"), offsets: T.Tensor((G,), "int32"), B: T.Tensor((N,), "float32")):
+            with T.Kernel(N // 32) as bx:
+                g = T.alloc_var("int32")
+                g = 0
+                for i in range(G):
+                    g = T.if_then_else(bx * 32 >= offsets[i], i, g)
+                for j in T.Parallel(32):
+                    B[bx * 32 + j] = A[bx * 32 + j] + g
+        return main
+
+    with pytest.raises(TilefoldError, match=r"offsets\[i\] reads an element of global tensor offsets as a value"):
+        pick(64, 2)(np.zeros(64, np.float32), np.array([0, 32], np.int32))

@@ -479,3 +479,45 @@ def test_kernel_source_holds_the_six_artifacts():
     assert sorted(files) == sorted(["reader.cpp", "compute.cpp", "writer.cpp", "main.cpp", "tt.plan.json",
                                     "CMakeLists.txt"])
     assert "project(" in files["CMakeLists.txt"]
+
+
+# -- host Python computing a launch size ------------------------------------------------------------
+
+@tilelang.jit
+def doubled_in_groups(A, sizes, block=32):
+    """The grid size is host Python over the group sizes (TileLang's grouped GEMM computes its
+    block count this way): a comprehension of values known while compiling."""
+    N = T.const("N")
+    A: T.Tensor((N,), T.float32)
+    B = T.empty((N,), T.float32)
+    blocks = sum((s + block - 1) // block for s in sizes)
+    firsts = [b * block for b in range(blocks)]
+    with T.Kernel(len(firsts)) as bx:
+        for i in T.Parallel(block):
+            B[bx * block + i] = A[bx * block + i] * 2.0
+    return B
+
+
+def test_a_comprehension_of_compile_time_values_is_host_python():
+    a = np.arange(96, dtype=np.float32)
+    np.testing.assert_array_equal(doubled_in_groups(a, [32, 64]), a * 2)
+    assert T.float8_e4m3 is T.float8_e4m3fn
+
+
+def test_a_comprehension_over_kernel_values_is_one_clear_error():
+    from tilefold.errors import TilefoldError
+
+    @tilelang.jit
+    def summed(A):
+        N = T.const("N")
+        A: T.Tensor((N,), T.float32)
+        B = T.empty((N,), T.float32)
+        with T.Kernel(1) as bx:
+            total = sum(bx * k for k in range(2))
+            for i in T.Parallel(N):
+                B[i] = A[i] + total
+        return B
+
+    with pytest.raises(TilefoldError, match=r"a comprehension over the block index .*bx.* is not supported|"
+                                            r"a comprehension over .* \(bx\) is not supported"):
+        summed(np.zeros(32, np.float32))

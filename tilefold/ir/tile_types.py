@@ -52,8 +52,8 @@ _ALIASES = {
     "bfloat16": "bfloat16", "bf16": "bfloat16", "float16_b": "bfloat16",
     "float16": "float16", "half": "float16", "fp16": "float16", "f16": "float16",
     "float64": "float64", "double": "float64", "fp64": "float64",
-    "float8_e4m3fn": "float8_e4m3fn", "float8_e4m3": "float8_e4m3fn", "fp8_e4m3": "float8_e4m3fn",
-    "float8_e5m2": "float8_e5m2", "fp8_e5m2": "float8_e5m2",
+    "float8_e4m3fn": "float8_e4m3fn", "float8_e4m3": "float8_e4m3fn", "fp8_e4m3": "float8_e4m3fn", "e4m3_float8": "float8_e4m3fn",
+    "float8_e5m2": "float8_e5m2", "fp8_e5m2": "float8_e5m2", "e5m2_float8": "float8_e5m2",
     "int32": "int32", "int": "int32", "uint32": "uint32", "uint16": "uint16", "uint8": "uint8", "int8": "int8",
     "int16": "int16", "int64": "int64", "bool": "bool",
 }

@@ -1033,6 +1033,28 @@ class KernelBuilder(PrimitiveRules, ElementRules, ThreadRules):
     def expr_Constant(self, node: ast.Constant):
         return node.value
 
+    def expr_GeneratorExp(self, node):
+        """A comprehension over values known while compiling (``sum((s + 31) // 32 for s in sizes)``
+        computing a grid size): evaluated by Python, as the host code it is."""
+        bound = {n.id for gen in node.generators for n in ast.walk(gen.target) if isinstance(n, ast.Name)}
+        names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)} - bound
+        namespace = {}
+        for name in sorted(names):
+            value = self.expr_Name(ast.Name(name, ast.Load()))
+            if not is_static(value):
+                raise self.error(node, f"a comprehension over {self.describe(value)} ({name}) is not supported; "
+                                       "comprehensions compute Python values known while compiling — write a "
+                                       "T.Parallel or T.serial loop for kernel values")
+            namespace[name] = value
+        expression = ast.fix_missing_locations(ast.Expression(node))
+        try:
+            code = compile(expression, getattr(self.src, "filename", "<kernel>"), "eval")
+            return eval(code, {"__builtins__": __builtins__, **namespace})     # noqa: S307 - the user's own expression
+        except Exception as exc:        # noqa: BLE001 - the user's host expression failed
+            raise self.error(node, f"{ast.unparse(node)[:60]}: {type(exc).__name__}: {exc}") from None
+
+    expr_ListComp = expr_SetComp = expr_DictComp = expr_GeneratorExp
+
     def expr_Name(self, node: ast.Name):
         if node.id in self.scope:
             value = self.scope[node.id]
@@ -1223,6 +1245,13 @@ class KernelBuilder(PrimitiveRules, ElementRules, ThreadRules):
         """An integer or index of a region start, or a KernelError."""
         if isinstance(value, Symbol):
             return Index.of(value)
+        if isinstance(value, Region) and value.buffer.scope == "global":
+            read = next((n for n in ast.walk(node) if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name)
+                         and n.value.id == value.buffer.name), node)
+            raise self.error(node, f"{ast.unparse(read)} reads an element of global tensor {value.buffer.name} as a "
+                                   f"value; a value read from a tensor cannot steer an index or a condition here (a "
+                                   f"kernel reads a global tensor with T.copy into a shared or fragment buffer) — "
+                                   "compute it on the host and pass it in, or launch a kernel per case")
         if isinstance(value, bool) or not isinstance(value, (int, Index)):
             raise self.error(node, f"index {ast.unparse(node)} is {self.describe(value)}, not an integer")
         return value

@@ -114,6 +114,7 @@ float16 = DType("float16")
 bfloat16 = DType("bfloat16")
 float64 = DType("float64")
 float8_e4m3fn = DType("float8_e4m3fn")
+float8_e4m3 = float8_e4m3fn         # TileLang's other spelling of it
 float8_e5m2 = DType("float8_e5m2")
 int32 = DType("int32")
 int8 = DType("int8")
@@ -125,5 +126,5 @@ uint8 = DType("uint8")
 bool_ = DType("bool")
 
 __all__ = ["DType", "DTypeWarning", "canonical_name", "dtype", "data_format_of", "host_dtype", "NAMES",
-           "float32", "float16", "bfloat16", "float64", "float8_e4m3fn", "float8_e5m2", "int32", "int8", "int16",
-           "int64", "uint32", "uint16", "uint8", "bool_"]
+           "float32", "float16", "bfloat16", "float64", "float8_e4m3fn", "float8_e4m3", "float8_e5m2", "int32", "int8",
+           "int16", "int64", "uint32", "uint16", "uint8", "bool_"]
