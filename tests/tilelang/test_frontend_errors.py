@@ -311,3 +311,26 @@ def test_an_element_of_a_global_tensor_steering_a_condition_is_named():
 
     with pytest.raises(TilefoldError, match=r"offsets\[i\] reads an element of global tensor offsets as a value"):
         pick(64, 2)(np.zeros(64, np.float32), np.array([0, 32], np.int32))
+
+
+def test_an_unknown_primitive_names_the_closest_ones_and_warp_specialization_its_reason():
+    @T.prim_func
+    def k(A: T.Tensor((32, 32), "float32"), B: T.Tensor((32, 32), "float32")):
+        with T.Kernel(1) as bx:
+            s = T.alloc_shared((32, 32), "float32")
+            T.copy(A[0, 0], s)
+            T.copy(s, B[0, 0])
+            T.alloc_fragmnt((32, 32), "float32")
+
+    with pytest.raises(KernelError, match=r"unknown TileLang primitive T.alloc_fragmnt: tilefold has no such name "
+                                          r"\(closest: T.alloc_fragment"):
+        compile_prim_func(k)
+
+    @T.prim_func
+    def w(A: T.Tensor((32, 32), "float32"), B: T.Tensor((32, 32), "float32")):
+        with T.Kernel(1) as bx:
+            with T.ws(0):
+                T.copy(A[0, 0], B[0, 0])
+
+    with pytest.raises(KernelError, match=r"T.ws \(warp specialization\) has no Tensix form"):
+        compile_prim_func(w)

@@ -86,8 +86,10 @@ _IM2COL = ("gathers the patch matrix of a convolution element by element; Tensix
            "tiles and 16-element face rows, so copy the input row of each window position instead, "
            "T.copy(data[n, oh + kh, kw:kw + OW, :], data_shared), as examples/tilelang/convolution.py does")
 # TileLang primitives with no Tensix form: why, and what to write instead
+_WARP_SPECIALIZED = ("(warp specialization) has no Tensix form: write the copies and the compute in one body "
+                     "without it — tilefold splits every kernel into reader, compute and writer kernels itself")
 _NO_TENSIX_FORM = {
-    "im2col": _IM2COL, "c2d_im2col": _IM2COL,
+    "im2col": _IM2COL, "c2d_im2col": _IM2COL, "ws": _WARP_SPECIALIZED,
 }
 
 
@@ -1086,8 +1088,12 @@ class KernelBuilder(PrimitiveRules, ElementRules, ThreadRules):
             if _is_language_module(base) and node.attr in _NO_TENSIX_FORM:
                 raise self.error(node, f"T.{node.attr} {_NO_TENSIX_FORM[node.attr]}")
             if _is_language_module(base):
-                known = ", ".join(sorted(n for n in dir(base) if not n.startswith("_")))
-                raise self.error(node, f"unknown TileLang primitive T.{node.attr}; tilefold.language provides: {known}")
+                import difflib
+
+                close = difflib.get_close_matches(node.attr, [n for n in dir(base) if not n.startswith("_")], 3, 0.6)
+                hint = f" (closest: {', '.join(f'T.{n}' for n in close)})" if close else ""
+                raise self.error(node, f"unknown TileLang primitive T.{node.attr}: tilefold has no such name{hint}; "
+                                       "docs/tilelang.md lists what it accepts")
             raise self.error(node, f"{ast.unparse(node.value)} has no attribute {node.attr!r}")
         return value
 
