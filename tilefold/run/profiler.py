@@ -57,7 +57,8 @@ class Profiler:
         """The estimated kernel time of a run, in milliseconds (the simulator's cost model); with
         ``func``, :func:`do_bench` of it called on the profiler's inputs."""
         if func is not None:
-            return do_bench(lambda: func(*self.inputs()))
+            inputs = self.inputs()
+            return do_bench(lambda: _reference_values(func, inputs))
         if self.kernel.last_result is None:
             self.kernel(*self.inputs())
         return self.kernel.last_result.perf.seconds * 1000.0
