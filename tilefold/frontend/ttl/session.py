@@ -45,7 +45,7 @@ def configured(**changes):
     """Use ``SETTINGS`` with ``changes`` inside the ``with`` block."""
     global SETTINGS
     saved = SETTINGS
-    SETTINGS = replace(saved, written=[], notes=[], runs=[], mesh_steps=[], **changes)
+    SETTINGS = replace(saved, written=[], notes=[], runs=[], mesh_steps=[], bodies_only=0, **changes)
     try:
         yield SETTINGS
     finally:
