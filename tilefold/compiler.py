@@ -299,6 +299,12 @@ class CompiledOperation:
     program: Program
     dumps: list[tuple[str, str]]        # ("ttl", input IR), then (pass, IR after it)
 
+    def kernel_sources(self) -> dict[str, str]:
+        """The C++ of each kernel, by source file name."""
+        from tilefold.codegen.cpp import emit_kernel
+
+        return {k.source_file: emit_kernel(k.function) for k in self.program.kernels}
+
 
 _TTL_CACHE: dict = {}
 

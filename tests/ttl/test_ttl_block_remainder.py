@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from checkkernel import accessor_compile_args, check_kernels, require_accepted
+from checkkernel import check_kernels, compiled_kernel_jobs, require_accepted
 
 import tilefold.ttl as ttl
 import tilefold.ttnn as ttnn
-from tilefold.codegen.cpp import emit_kernel
 from ttl_helpers import compiled, zeros
 
 
@@ -85,17 +84,11 @@ def test_a_remainder_by_zero_is_nan():
 
 def test_the_cpp_calls_remainder_binary_tile_and_passes_check_kernel(tmp_path):
     a, b, *_ = _operands(ttnn.bfloat16)
-    program = compiled(remainders, a, b, *[zeros((32, 64)) for _ in range(4)]).program
-    jobs = []
-    for k in program.kernels:
-        text = emit_kernel(k.function)
-        if k.is_compute:
-            assert "remainder_binary_tile(" in text and "remainder_binary_tile_init()" in text, text
-            assert '#include "api/compute/binary_remainder.h"' in text, text
-            assert "round_tile(" in text and "fill_tile(" in text, text
-        path = tmp_path / f"{k.name}.cpp"
-        path.write_text(text)
-        role = "compute" if k.is_compute else ("reader" if k.processor == "RISCV_0" else "writer")
-        jobs.append((path, role, accessor_compile_args(program, k)))
-    for check in check_kernels(jobs):
+    built = compiled(remainders, a, b, *[zeros((32, 64)) for _ in range(4)])
+    text = built.kernel_sources()["compute.cpp"]
+    assert "remainder_binary_tile(" in text and "remainder_binary_tile_init()" in text, text
+    assert text.index('#include "api/compute/eltwise_binary_sfpu.h"') < text.index(
+        '#include "api/compute/binary_remainder.h"'), text
+    assert "round_tile(" in text and "fill_tile(" in text, text
+    for check in check_kernels(compiled_kernel_jobs(built, tmp_path)):
         require_accepted(check)

@@ -6,10 +6,9 @@ simulated device against numpy, the C++ checked for the signed remainder and by 
 from __future__ import annotations
 
 import numpy as np
-from checkkernel import accessor_compile_args, check_kernels, require_accepted
+from checkkernel import check_kernels, compiled_kernel_jobs, require_accepted
 
 import tilefold.ttl as ttl
-from tilefold.codegen.cpp import emit_kernel
 from ttl_helpers import compiled, tile_tensor, zeros
 
 N = 3        # 2**32 is no multiple of 3: an unsigned remainder of a wrapped negative is wrong
@@ -53,16 +52,9 @@ def test_a_ring_neighbour_and_a_floor_division_of_negative_values_match_python()
 
 
 def test_the_cpp_uses_a_signed_remainder_and_passes_check_kernel(tmp_path):
-    program = compiled(ring_neighbours, tile_tensor((32, 32 * N)), zeros((32, 32 * N)),
-                       zeros((32, 32 * N))).program
-    jobs = []
-    for k in program.kernels:
-        text = emit_kernel(k.function)
-        if not k.is_compute and k.processor == "RISCV_0":
-            assert "static_cast<int32_t>" in text and "% 3" in text, text
-        path = tmp_path / f"{k.name}.cpp"
-        path.write_text(text)
-        role = "compute" if k.is_compute else ("reader" if k.processor == "RISCV_0" else "writer")
-        jobs.append((path, role, accessor_compile_args(program, k)))
-    for check in check_kernels(jobs):
+    built = compiled(ring_neighbours, tile_tensor((32, 32 * N)), zeros((32, 32 * N)), zeros((32, 32 * N)))
+    reader = next(k for k in built.program.kernels if not k.is_compute and k.processor == "RISCV_0")
+    text = built.kernel_sources()[reader.source_file]
+    assert "static_cast<int32_t>" in text and "% 3" in text, text
+    for check in check_kernels(compiled_kernel_jobs(built, tmp_path)):
         require_accepted(check)
