@@ -236,3 +236,64 @@ def test_a_ring_node_sends_as_many_blocks_as_its_buffer_holds_before_it_receives
 
     with pytest.raises(SemaphoreError, match="semaphore waits that can never be satisfied"):
         _ring_of_two_blocks(1)(src, ttnn.zeros(v.shape, dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT))
+
+
+NODES, CHUNKS = 3, 2
+
+
+@ttl.operation(grid=(NODES, 1))
+def relay_ring_gather(src, dst):
+    """A ring all-gather by relay on one chip: each node sends its CHUNKS tiles to the next node
+    (seed net); the next receives them into its slice of ``dst`` (a tensor-slice receive: a buffer of
+    one block) and forwards them on (relay net, from a buffer of two blocks) before the node after it
+    reaches its relayed receives — two blocks ahead on each relay pipe."""
+    ring = [ttl.Pipe(src=(x, 0), dst=((x + 1) % NODES, 0)) for x in range(NODES)]
+    seed_net, relay_net = ttl.PipeNet(list(ring)), ttl.PipeNet(list(ring))
+    local_dfb = ttl.make_dataflow_buffer_like(src, shape=(1, 1), block_count=2)
+    relay_dfb = ttl.make_dataflow_buffer_like(src, shape=(1, 1), block_count=2)
+
+    @ttl.compute()
+    def compute():
+        pass
+
+    @ttl.datamovement()
+    def seed():
+        x = ttl.node(dims=1)
+        for c in range(CHUNKS):
+            with local_dfb.reserve() as blk:
+                ttl.copy(src[x:x + 1, c:c + 1], blk).wait()
+            with local_dfb.wait() as blk:
+                seed_net.if_src(lambda pipe: ttl.copy(blk, pipe).wait())
+
+    @ttl.datamovement()
+    def relay():
+        x = ttl.node(dims=1)
+        for distance in range(1, NODES):
+            for c in range(CHUNKS):
+                col = (distance - 1) * CHUNKS + c
+                region = dst[x:x + 1, col:col + 1]
+
+                def receive(pipe):
+                    ttl.copy(pipe, region, shape=(1, 1)).wait()
+
+                if distance == 1:
+                    seed_net.if_dst(receive)
+                else:
+                    relay_net.if_dst(receive)
+                if distance < NODES - 1:
+                    with relay_dfb.reserve() as blk:
+                        ttl.copy(region, blk).wait()
+                    with relay_dfb.wait() as blk:
+                        relay_net.if_src(lambda pipe: ttl.copy(blk, pipe).wait())
+
+
+def test_a_relay_ring_sends_as_deep_as_its_deepest_buffer():
+    v = np.random.default_rng(10).standard_normal((NODES * 32, CHUNKS * 32)).astype(np.float32)
+    src = ttnn.from_numpy(v, dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT)
+    dst = ttnn.zeros((NODES * 32, (NODES - 1) * CHUNKS * 32), dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT)
+    relay_ring_gather(src, dst)
+    got = ttnn.to_numpy(dst).reshape(NODES, 32, NODES - 1, CHUNKS * 32)
+    rows = v.reshape(NODES, 32, CHUNKS * 32)
+    for x in range(NODES):
+        for distance in range(1, NODES):
+            np.testing.assert_array_equal(got[x, :, distance - 1], rows[(x - distance) % NODES])

@@ -479,7 +479,7 @@ class DataMovementBuilder:
             landing = DataflowBuffer(tuple(dfb.shape), (max(net.landing_slots()) + 1) * depth, dfb.data_format,
                                      dfb.layout, self.location(node),
                                      f"landing of pipe net {net.index}", hidden=True, tile=dfb.tile)
-            landing.depth = depth
+            landing.depth, landing.unicast = depth, unicast
             landing.index = op.add_dataflow_buffer(landing)
         op.landing[net.index] = landing
         return landing

@@ -421,6 +421,7 @@ class Operation:
                 unread += builder.unread_pushes
                 in_cpp |= builder.extern_effects
         grid = capture.grid
+        _deepen_landing_buffers(capture, module, pipe_uses)
         allocate_buffers(capture, module, self._warned, self.options.get("reuse_user_dfbs") is not False)
         module.attributes[GRID_ATTR] = ArrayAttr([IntegerAttr(grid[0], i32), IntegerAttr(grid[1], i32)])
         module.attributes[PIPE_NETS_ATTR] = _pipe_net_table(capture, pipe_uses)
@@ -598,6 +599,37 @@ def _drop_unconsumed_pushes(pushes: list, kept: set[int]) -> None:
     buffers whose pushes stay (waited on, or tensor-backed: their blocks are the tensor's pages)."""
     for op in pushes:
         if op.cb.owner.index not in kept:
+            op.detach()
+            op.erase()
+
+
+def _deepen_landing_buffers(capture: OperationCapture, module, uses) -> None:
+    """A deep landing net (its pipes each reach one other node) holds as many blocks a slot as the
+    deepest buffer its kernels send from or receive into, not only the first one built: a relay
+    receiving into a tensor slice (a one-block buffer) and sending from a two-block buffer sends two
+    blocks ahead. Retypes the landing buffer's bindings in the kernels already built."""
+    for net in capture.pipe_nets:
+        landing = capture.landing.get(net.index)
+        if landing is None or not getattr(landing, "unicast", False):
+            continue
+        depth = landing.depth
+        wanted = max([dfb.block_count for n, _, dfb, _, _ in uses if n is net] + [depth])
+        if wanted == depth:
+            continue
+        landing.block_count = landing.block_count // depth * wanted
+        landing.depth = wanted
+        from tilefold.ir import ttl as ttl_ir
+
+        binds = [op for op in module.walk() if isinstance(op, ttl_ir.BindCBOp) and op.index == landing.index]
+        for op in binds:
+            old = op.result.type
+            name = op.buffer_name.data if op.buffer_name is not None else None
+            new = ttl_ir.BindCBOp(landing.index, ttl_ir.CircularBufferType(
+                [d.data for d in old.shape.data], old.element_type, landing.block_count), name)
+            new.location = getattr(op, "location", None)
+            op.parent_block().insert_op_before(new, op)
+            new.result.name_hint = op.result.name_hint
+            op.result.replace_all_uses_with(new.result)
             op.detach()
             op.erase()
 

@@ -42,7 +42,8 @@ table (``ttl.pipe_nets``: per net, the buffer blocks are received into and the b
   receive's ``wait`` waits for that semaphore, copies the slot into the block (a NOC read of the
   node's own L1, ``byte_count`` bytes when the receive has one), clears it and credits the sender
   again — so no send waits for a receiver to reach its receive. When every pipe of the net reaches
-  one other node, a slot holds ``landing_depth`` blocks (the buffer's ``block_count``), each with
+  one other node, a slot holds ``landing_depth`` blocks (the deepest ``block_count`` of the buffers
+  the net's kernels send from or receive into), each with
   its own flag and, on the sender, its own credit; sender and receiver count the blocks they sent
   and received (words each keeps for itself) to take the next block of the slot in turn.
 """
