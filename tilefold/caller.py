@@ -22,7 +22,8 @@ def user_location() -> SourceLocation | None:
     while frame is not None:
         filename = os.path.abspath(frame.f_code.co_filename)
         generated = frame.f_code.co_filename == "<string>" and frame.f_code.co_name == "__init__"   # a dataclass's
-        if not filename.startswith(_PACKAGE_DIR + os.sep) and not generated:
+        importing = frame.f_code.co_filename.startswith("<frozen importlib")      # the import machinery
+        if not filename.startswith(_PACKAGE_DIR + os.sep) and not generated and not importing:
             if filename.startswith(_LAUNCHERS) or os.path.basename(filename) == "runpy.py" \
                     or frame.f_code.co_filename == "<frozen runpy>":
                 return None

@@ -81,3 +81,13 @@ def test_an_autotuned_factory_compiles_as_given_or_with_its_best_configuration()
     np.testing.assert_array_equal(given(a), a + 1.0)
     best = tuned.compile()
     np.testing.assert_array_equal(best(a), a + 1.0)
+
+
+def test_a_script_importing_tvm_is_one_error_at_its_line(tmp_path, capsys):
+    from tilefold.cli.main import main
+
+    script = tmp_path / "uses_tvm.py"
+    script.write_text("import tilelang\nimport tvm\n")
+    assert main(["run", str(script)]) == 1
+    err = capsys.readouterr().err
+    assert f"{script}:2: import tvm: TVM is not part of tilefold" in err and "Traceback" not in err

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from tilefold.cli.user_code import run_as_main
 from tilefold.errors import KernelError, SourceLocation, TilefoldError
+from tilefold.caller import user_location
 from tilefold.compiler import compile_prim_func
 from tilefold.run.jit import JITKernel, default_device
 from tilefold.frontend.tilelang.prim_func import PrimFunc
@@ -37,6 +38,12 @@ class _TileLangAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """Resolves ``tilelang[.<sub>]`` to the ``tilefold[.<sub>]`` module itself (not a copy)."""
 
     def find_spec(self, fullname, path=None, target=None):
+        if fullname == "tvm" or fullname.startswith("tvm."):
+            if importlib.util.find_spec is None or _installed("tvm"):
+                return None
+            raise KernelError(f"import {fullname}: TVM is not part of tilefold, which builds TileLang kernels from "
+                              "their Python source without it; write the kernel with tilelang.language (T.*) only",
+                              user_location())
         if fullname != "tilelang" and not fullname.startswith("tilelang."):
             return None
         try:
@@ -52,6 +59,13 @@ class _TileLangAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def exec_module(self, module):
         module.__spec__ = self.own_spec  # the import system stamped the alias's spec on it
+
+
+def _installed(name: str) -> bool:
+    """Whether a module of that name exists outside these aliases (a real TVM installation)."""
+    import importlib.machinery
+
+    return importlib.machinery.PathFinder.find_spec(name) is not None
 
 
 @contextmanager
