@@ -113,6 +113,11 @@ def net_semaphores(fields: dict) -> int:
     return net_layout(fields)["count"]
 
 
+# the module attribute holding TT-Lang's PipeNet active set: rectangles (x0, y0, x1, y1) of the nodes
+# whose kernels run (absent: every node of the grid)
+ACTIVE_NODES_ATTR = "ttl.active_nodes"
+
+
 def landing_semaphores(fields: dict) -> int:
     """The semaphores a landing net takes after the nets' own: a flag per landing slot; with a
     ``landing_depth`` over 1 (a slot holding that many blocks, as a receiving buffer of that many), a

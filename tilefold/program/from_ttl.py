@@ -1,8 +1,9 @@
 """The host Program of a lowered TT-Lang operation: buffers, circular buffers, kernels, arguments.
 
 Reads: the ttkernel module the pipeline produced (kernel functions with ``ttl.compile_args`` /
-``ttl.runtime_args``, the module's ``ttl.circular_buffers`` and ``ttl.pipe_nets`` tables) and
-the operation's capture (tensors, pipe nets, grid). Writes: a :class:`~tilefold.program.Program`:
+``ttl.runtime_args``, the module's ``ttl.circular_buffers`` and ``ttl.pipe_nets`` tables and its
+``ttl.active_nodes``) and the operation's capture (tensors, pipe nets, grid, the semaphores of its
+``runtime_resource_factory``). Writes: a :class:`~tilefold.program.Program`:
 
 * each tensor a kernel reads or writes → a buffer named after the operation's parameter:
   interleaved in DRAM (or L1), or — for a sharded tensor — sharded by its memory config, each shard
@@ -10,17 +11,20 @@ the operation's capture (tensors, pipe nets, grid). Writes: a :class:`~tilefold.
   its value;
 * each dataflow buffer → circular buffer ``c_<index>`` on every node of the grid (page = one tile
   of the buffer's data format, or one block row; pages = block pages × block count); a
-  tensor-backed one at its sharded L1 tensor's address (plus its byte offset) on each node;
-* the semaphores of each pipe net (a ``valid`` per receive slot, ``one``, ``ready`` s; see ``net_layout``);
+  tensor-backed one at its sharded L1 tensor's address (plus its byte offset) on each node holding
+  a shard of it;
+* the semaphores of each pipe net (a ``valid`` per receive slot, ``one``, ``ready`` s; see ``net_layout``),
+  then the operation's ``ttl.Semaphore`` s, then those its ``runtime_resource_factory`` describes;
 * the compute kernel with the compute config the pipeline chose, the first data movement kernel on
-  RISCV_0 and the second on RISCV_1, each on the whole grid with its compile-time arguments, and per
+  RISCV_0 and the second on RISCV_1, each on the whole grid (on the nodes of the PipeNet active set
+  when the operation has one) with its compile-time arguments, and per
   node its runtime arguments: node coordinates, tensor addresses, and for each pipe net the pipes it
   sends and receives (NOC rectangles, destination counts, the sender's NOC coordinates, the logical
   coordinates of the other end for ``pipe.src`` / ``pipe.dst``), per route: a pipe whose
   destinations form no rectangle takes several routes, each its own multicast and ``ready``.
 
-Errors: a tensor-backed buffer whose blocks do not fit the shard of each node, or a node with no
-shard, at the buffer's line; :class:`L1OverflowError` at the line of the dataflow buffer that does not fit a node's L1
+Errors: a tensor-backed buffer whose blocks do not fit the shard of each node, or a grid no node of
+which holds a shard, at the buffer's line; :class:`L1OverflowError` at the line of the dataflow buffer that does not fit a node's L1
 (the first, in the order they were made, past the budget).
 """
 
@@ -31,7 +35,7 @@ from dataclasses import dataclass
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
-from tilefold.ir.ttl_metadata import pipe_semaphores
+from tilefold.ir.ttl_metadata import ACTIVE_NODES_ATTR, pipe_semaphores
 from tilefold.arch.cores import CoreCoord, CoreRange, CoreRangeSet
 from tilefold.errors import KernelError, L1OverflowError
 
@@ -206,7 +210,7 @@ def build_program(module: ModuleOp, built, arch) -> Program:
             program.create_semaphore(CoreRangeSet([CoreRange((x0, y0), (x1, y1)) for x0, y0, x1, y1 in rects]), value)
     names = {arg.index: arg.name for arg in capture.tensors}
     processors = iter(("RISCV_0", "RISCV_1"))
-    active = module.attributes.get("ttl.active_nodes")      # nodes outside every pipe run no kernel
+    active = module.attributes.get(ACTIVE_NODES_ATTR)      # nodes outside every pipe run no kernel
     if active is not None:
         cores = CoreRangeSet([CoreRange((r.data[0].value.data, r.data[1].value.data),
                                         (r.data[2].value.data, r.data[3].value.data)) for r in active.data])

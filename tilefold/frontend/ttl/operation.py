@@ -44,7 +44,6 @@ from tilefold.frozen_gc import frozen_gc
 
 PIPE_NETS_ATTR = "ttl.pipe_nets"
 GRID_ATTR = "ttl.grid"
-ACTIVE_NODES_ATTR = "ttl.active_nodes"      # TT-Lang's PipeNet active set: the nodes whose kernels run
 OPTION_ATTRS = {"fp32_dest_acc_en": "ttl.fp32_dest_acc_en", "dst_full_sync_en": "ttl.dst_full_sync_en",
                 "math_fidelity": "ttl.math_fidelity", "math_approx_mode": "ttl.math_approx_mode",
                 "matmul_full_fp32": "ttl.matmul_full_fp32"}
@@ -425,6 +424,8 @@ class Operation:
         allocate_buffers(capture, module, self._warned, self.options.get("reuse_user_dfbs") is not False)
         module.attributes[GRID_ATTR] = ArrayAttr([IntegerAttr(grid[0], i32), IntegerAttr(grid[1], i32)])
         module.attributes[PIPE_NETS_ATTR] = _pipe_net_table(capture, pipe_uses)
+        from tilefold.ir.ttl_metadata import ACTIVE_NODES_ATTR
+
         active = active_rectangles(capture.pipe_nets, grid) if capture.device_domain is None else None
         if active is not None:
             module.attributes[ACTIVE_NODES_ATTR] = ArrayAttr([ArrayAttr([IntegerAttr(v, i32) for v in rect])
@@ -608,6 +609,8 @@ def _deepen_landing_buffers(capture: OperationCapture, module, uses) -> None:
     deepest buffer its kernels send from or receive into, not only the first one built: a relay
     receiving into a tensor slice (a one-block buffer) and sending from a two-block buffer sends two
     blocks ahead. Retypes the landing buffer's bindings in the kernels already built."""
+    from tilefold.ir import ttl as ttl_ir
+
     for net in capture.pipe_nets:
         landing = capture.landing.get(net.index)
         if landing is None or not getattr(landing, "unicast", False):
@@ -618,8 +621,6 @@ def _deepen_landing_buffers(capture: OperationCapture, module, uses) -> None:
             continue
         landing.block_count = landing.block_count // depth * wanted
         landing.depth = wanted
-        from tilefold.ir import ttl as ttl_ir
-
         binds = [op for op in module.walk() if isinstance(op, ttl_ir.BindCBOp) and op.index == landing.index]
         for op in binds:
             old = op.result.type
