@@ -56,6 +56,10 @@ def test_noc_addresses_round_trip():
     assert decode_noc_addr(a) == (3, 7, 0x1234)
     m = noc_multicast_addr(1, 2, 8, 5, 4096)
     assert decode_noc_multicast_addr(m) == (1, 2, 8, 5, 4096)
+    # the simulator's wide coordinates (a mesh of chips side by side) and a 4 GiB DRAM bank's last byte
+    assert decode_noc_addr(noc_addr(500, 13, (4 << 30) - 1)) == (500, 13, (4 << 30) - 1)
+    wide = noc_multicast_addr(300, 1, 511, 31, 0x18000)
+    assert wide < 1 << 64 and decode_noc_multicast_addr(wide) == (300, 1, 511, 31, 0x18000)
     x, y = WORMHOLE_B0_N150.worker_noc_coord(2, 6)
     assert WORMHOLE_B0_N150.logical_from_noc_coord(x, y) == (2, 6)
     assert WORMHOLE_B0_N150.dram_bank_from_noc_coord(*WORMHOLE_B0_N150.dram_noc_coord(11)) == 11

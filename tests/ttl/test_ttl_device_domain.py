@@ -788,3 +788,55 @@ def test_a_device_range_lists_an_edge_to_each_device_of_its_box():
         ttl.TransferGraph.edges(plane, edges=[((0, 0), ttl.DeviceRange(lo=(1, 1), hi=(3, 3)))])
     with pytest.raises(KernelValueError, match=r"lo \(2, 0\) is outside"):
         ttl.TransferGraph.edges(plane, edges=[((0, 0), ttl.DeviceRange(lo=(2, 0), hi=(2, 3)))])
+
+
+# -- a domain wider than 64 node columns --------------------------------------------------------------
+
+WIDE_DOMAIN = ttl.DeviceDomain((16,))
+WIDE_NET = ttl.PipeNet(graph=ttl.TransferGraph.axis_neighbor(WIDE_DOMAIN, axis=0, wrap=True))
+
+
+@ttl.operation(grid=(8, 1), device_domain=WIDE_DOMAIN)
+def wide_ring_copy(inp, out):
+    """16 devices of 8 node columns (128 columns of the simulated mesh; NOC coordinates of 7 bits
+    and more): each node sends its tile to the same node of the next device."""
+    send_dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
+    receive_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+
+    @ttl.compute()
+    def idle_compute():
+        pass
+
+    @ttl.datamovement()
+    def send():
+        column, _ = ttl.node(dims=2)
+
+        def forward(pipe):
+            with send_dfb.reserve() as block:
+                ttl.copy(inp[0, column], block).wait()
+            with send_dfb.wait() as block:
+                ttl.copy(block, pipe).wait()
+
+        WIDE_NET.if_src(forward)
+
+    @ttl.datamovement()
+    def receive():
+        column, _ = ttl.node(dims=2)
+
+        def land(pipe):
+            with receive_dfb.reserve() as block:
+                ttl.copy(pipe, block).wait()
+            with receive_dfb.wait() as block:
+                ttl.copy(block, out[0, column]).wait()
+
+        WIDE_NET.if_dst(land)
+
+
+def test_a_domain_of_more_than_64_node_columns_runs(chips):
+    chips(16)
+    mesh = ttnn.open_mesh_device(ttnn.MeshShape((16,)))
+    v = np.random.default_rng(3).standard_normal((16 * T, 8 * T)).astype(np.float32)
+    inp, out = _mesh_tensors(mesh, v, np.zeros_like(v))
+    wide_ring_copy(inp, out)
+    shards = np.split(v, 16)
+    np.testing.assert_array_equal(_read(out, mesh), np.concatenate([shards[(d - 1) % 16] for d in range(16)]))

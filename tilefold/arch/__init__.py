@@ -26,13 +26,16 @@ GiB = 1024 * MiB
 MATH_FIDELITY_PHASES = {"LoFi": 1, "HiFi2": 2, "HiFi3": 3, "HiFi4": 4}
 
 # Bits of a 64-bit NOC address as the simulator encodes it: the local address, then x, then y.
-# TT-Metalium's are 36 and 6; the simulator's local part holds any L1 or DRAM bank address (a
-# Blackhole bank is 4 GiB) in 33 bits, so that a node coordinate takes 7: a mesh of chips simulated
-# as one device (mesh_of) has up to NOC_COORDS - 2 node columns (a multicast's two corners and the
-# local address fill 61 bits; bit 63 marks a multicast). Kernels only make and pass these addresses.
+# TT-Metalium's are 36, 6 and 6; the simulator's local part holds any L1 or DRAM bank address (a
+# Blackhole bank is 4 GiB) in 33 bits, so that x takes 9 and y 5: a mesh of chips simulated as one
+# device (mesh_of) has up to NOC_COLUMNS - 2 node columns (a multicast's two corners and the local
+# address fill 61 bits; bit 63 marks a multicast). Kernels only make and pass these addresses.
 NOC_ADDR_LOCAL_BITS = 33
-NOC_ADDR_NODE_ID_BITS = 7
-NOC_COORDS = 1 << NOC_ADDR_NODE_ID_BITS
+NOC_ADDR_X_BITS = 9
+NOC_ADDR_Y_BITS = 5
+NOC_ADDR_NODE_BITS = NOC_ADDR_X_BITS + NOC_ADDR_Y_BITS
+NOC_COLUMNS = 1 << NOC_ADDR_X_BITS
+NOC_ROWS = 1 << NOC_ADDR_Y_BITS
 
 
 @dataclass(frozen=True)
@@ -195,21 +198,21 @@ ETHERNET_LATENCY_CYCLES = 1000
 
 def noc_addr(x: int, y: int, local: int) -> int:
     """Encode a 64-bit NOC address from a node's coordinates and a local address."""
-    return (((y << NOC_ADDR_NODE_ID_BITS) | x) << NOC_ADDR_LOCAL_BITS) | local
+    return (((y << NOC_ADDR_X_BITS) | x) << NOC_ADDR_LOCAL_BITS) | local
 
 
 def decode_noc_addr(addr: int) -> tuple[int, int, int]:
     """Split a 64-bit NOC address into (x, y, local address)."""
     local = addr & ((1 << NOC_ADDR_LOCAL_BITS) - 1)
     node = addr >> NOC_ADDR_LOCAL_BITS
-    x = node & ((1 << NOC_ADDR_NODE_ID_BITS) - 1)
-    y = node >> NOC_ADDR_NODE_ID_BITS
+    x = node & (NOC_COLUMNS - 1)
+    y = node >> NOC_ADDR_X_BITS
     return x, y, local
 
 
 def noc_multicast_addr(x0: int, y0: int, x1: int, y1: int, local: int) -> int:
     """Encode a multicast NOC address for the rectangle (x0, y0)-(x1, y1), both inclusive."""
-    node = (((y1 << NOC_ADDR_NODE_ID_BITS | x1) << 2 * NOC_ADDR_NODE_ID_BITS) | (y0 << NOC_ADDR_NODE_ID_BITS) | x0)
+    node = (((y1 << NOC_ADDR_X_BITS | x1) << NOC_ADDR_NODE_BITS) | (y0 << NOC_ADDR_X_BITS) | x0)
     return (node << NOC_ADDR_LOCAL_BITS) | local | (1 << 63)
 
 
@@ -217,9 +220,9 @@ def decode_noc_multicast_addr(addr: int) -> tuple[int, int, int, int, int]:
     """Split a multicast NOC address into (x0, y0, x1, y1, local)."""
     local = addr & ((1 << NOC_ADDR_LOCAL_BITS) - 1)
     node = (addr & ~(1 << 63)) >> NOC_ADDR_LOCAL_BITS
-    mask = (1 << NOC_ADDR_NODE_ID_BITS) - 1
-    x0, y0 = node & mask, (node >> NOC_ADDR_NODE_ID_BITS) & mask
-    x1, y1 = (node >> 2 * NOC_ADDR_NODE_ID_BITS) & mask, (node >> 3 * NOC_ADDR_NODE_ID_BITS) & mask
+    x0, y0 = node & (NOC_COLUMNS - 1), (node >> NOC_ADDR_X_BITS) & (NOC_ROWS - 1)
+    end = node >> NOC_ADDR_NODE_BITS
+    x1, y1 = end & (NOC_COLUMNS - 1), (end >> NOC_ADDR_X_BITS) & (NOC_ROWS - 1)
     return x0, y0, x1, y1, local
 
 

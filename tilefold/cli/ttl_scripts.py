@@ -79,7 +79,7 @@ def run_script(path, arch: str | None = None, trace: str | None = None) -> int:
     """Run a script on the simulated device, printing a summary of each operation it runs."""
     with session.configured(arch=arch, trace=Path(trace) if trace else None, report=True), tt_lang_modules(path):
         status = execute(path)
-        if not session.settings().runs and not session.settings().bodies_only:
+        if not session.settings().runs and not session.settings().not_run:
             print(f"{os.path.basename(str(path))}: the script ran no TT-Lang operation")
         steps = session.settings().mesh_steps
         if steps:

@@ -20,15 +20,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from tilefold.arch import ETHERNET_BYTES_PER_CYCLE, ETHERNET_LATENCY_CYCLES, NOC_ADDR_LOCAL_BITS, NOC_ADDR_NODE_ID_BITS
+from tilefold.arch import (ETHERNET_BYTES_PER_CYCLE, ETHERNET_LATENCY_CYCLES, NOC_ADDR_LOCAL_BITS, NOC_ADDR_NODE_BITS,
+                           NOC_ADDR_X_BITS, NOC_ROWS)
 from tilefold.errors import CircularBufferError, DramAccessError, NocHazardError, ProgramError, SemaphoreError
 from tilefold.sim import page_batches
 from tilefold.sim.accessor import Accessor, AccessorArgs, decode_accessor_args
 from tilefold.sim.lanes import all_lanes, any_lane, even, uniform
 
 _LOCAL_MASK = (1 << NOC_ADDR_LOCAL_BITS) - 1
-_NODE_MASK = (1 << NOC_ADDR_NODE_ID_BITS) - 1
-_NODE_XY_MASK = (1 << 2 * NOC_ADDR_NODE_ID_BITS) - 1
+_X_MASK = (1 << NOC_ADDR_X_BITS) - 1
+_Y_MASK = NOC_ROWS - 1
+_NODE_XY_MASK = (1 << NOC_ADDR_NODE_BITS) - 1
 _MCAST_BIT = 1 << 63
 _I64 = np.dtype(np.int64)
 NODE_DRAM, NODE_CORE = 1, 2
@@ -225,12 +227,12 @@ class DataflowApi:
         return rows
 
     def _bank_nodes(self, accessor: Accessor):
-        """(node bits of each bank's NOC address, ``(y << 7 | x) << 33``; the node kind all banks
+        """(node bits of each bank's NOC address, ``(y << 9 | x) << 33``; the node kind all banks
         share, or 0; each bank's row in the node tables), kept on the accessor."""
         nodes = accessor.bank_nodes
         if nodes is None:
             table = self.dev.dram_coords if accessor.args.is_dram else self.dev.l1_bank_coords
-            bits = ((table[:, 1] << NOC_ADDR_NODE_ID_BITS) | table[:, 0]) << NOC_ADDR_LOCAL_BITS
+            bits = ((table[:, 1] << NOC_ADDR_X_BITS) | table[:, 0]) << NOC_ADDR_LOCAL_BITS
             index = (bits >> NOC_ADDR_LOCAL_BITS) & _NODE_XY_MASK
             kinds = self.dev.node_kind_flat[index]
             kind = int(kinds[0]) if kinds.size and (kinds == kinds[0]).all() else 0
@@ -263,15 +265,15 @@ class DataflowApi:
         bank, local = accessor.locate(page_id, offset)
         x, y = self._bank_coords(accessor, bank)
         self.charge(self.costs.riscv_call, None, "get_noc_addr")
-        return (((y << NOC_ADDR_NODE_ID_BITS) | x) << NOC_ADDR_LOCAL_BITS) | local
+        return (((y << NOC_ADDR_X_BITS) | x) << NOC_ADDR_LOCAL_BITS) | local
 
     def get_noc_addr_xy(self, noc_x, noc_y, addr):
         self.charge(self.costs.riscv_call, None, "get_noc_addr")
-        return (((noc_y << NOC_ADDR_NODE_ID_BITS) | noc_x) << NOC_ADDR_LOCAL_BITS) | addr
+        return (((noc_y << NOC_ADDR_X_BITS) | noc_x) << NOC_ADDR_LOCAL_BITS) | addr
 
     def get_noc_multicast_addr(self, noc_x_start, noc_y_start, noc_x_end, noc_y_end, addr):
-        node = (((noc_y_end << NOC_ADDR_NODE_ID_BITS | noc_x_end) << 2 * NOC_ADDR_NODE_ID_BITS)
-                | (noc_y_start << NOC_ADDR_NODE_ID_BITS) | noc_x_start)
+        node = (((noc_y_end << NOC_ADDR_X_BITS | noc_x_end) << NOC_ADDR_NODE_BITS)
+                | (noc_y_start << NOC_ADDR_X_BITS) | noc_x_start)
         self.charge(self.costs.riscv_call, None, "get_noc_multicast_addr")
         if node.__class__ is int and addr.__class__ is int:
             return (node << NOC_ADDR_LOCAL_BITS) | addr | _MCAST_BIT
@@ -292,8 +294,8 @@ class DataflowApi:
                 raise self.fail(NocHazardError, f"{call} was given a multicast NOC address; use "
                                                 "noc_async_write_multicast")
             node = noc_addr >> NOC_ADDR_LOCAL_BITS
-            x, y = node & _NODE_MASK, node >> NOC_ADDR_NODE_ID_BITS
-            kind, row = self.dev.node_kind[y & _NODE_MASK, x], self.dev.node_row[y & _NODE_MASK, x]
+            x, y = node & _X_MASK, node >> NOC_ADDR_X_BITS
+            kind, row = self.dev.node_kind[y & _Y_MASK, x], self.dev.node_row[y & _Y_MASK, x]
             if kind == 0:
                 raise self.fail(DramAccessError, f"{call}: NOC address 0x{noc_addr:x} names node ({x}, {y}), which "
                                                  "is neither a DRAM bank nor a worker core")
@@ -302,13 +304,13 @@ class DataflowApi:
         if known is not None and noc_addr is known[0]:     # straight from get_noc_addr (never changed in place)
             return known[1], known[2], known[3]
         a = np.asarray(noc_addr, dtype=np.int64)
-        node = (a >> NOC_ADDR_LOCAL_BITS) & _NODE_XY_MASK      # y << 7 | x, the index into the flat tables
+        node = (a >> NOC_ADDR_LOCAL_BITS) & _NODE_XY_MASK      # y << 9 | x, the index into the flat tables
         kinds = self.dev.node_kind_flat[node]
         kind = kinds.item(0)
         if kind and a.ndim == 1 and even(kinds):         # every lane names a node of one kind
             return kind, self.dev.node_row_flat[node], a & _LOCAL_MASK
         node = a >> NOC_ADDR_LOCAL_BITS
-        x, y = node & _NODE_MASK, (node >> NOC_ADDR_NODE_ID_BITS) & _NODE_MASK
+        x, y = node & _X_MASK, (node >> NOC_ADDR_X_BITS) & _Y_MASK
         kinds = self.dev.node_kind[y, x]
         if any_lane(kinds == 0) or any_lane(kinds != kinds[0]):
             bad = kinds == 0
@@ -689,8 +691,9 @@ class DataflowApi:
             if not a & _MCAST_BIT:
                 raise self.fail(NocHazardError, f"{call} needs a multicast address from get_noc_multicast_addr")
             node = (a & ~_MCAST_BIT) >> NOC_ADDR_LOCAL_BITS
-            x0, y0 = node & _NODE_MASK, (node >> NOC_ADDR_NODE_ID_BITS) & _NODE_MASK
-            x1, y1 = (node >> 2 * NOC_ADDR_NODE_ID_BITS) & _NODE_MASK, (node >> 3 * NOC_ADDR_NODE_ID_BITS) & _NODE_MASK
+            x0, y0 = node & _X_MASK, (node >> NOC_ADDR_X_BITS) & _Y_MASK
+            end = node >> NOC_ADDR_NODE_BITS
+            x1, y1 = end & _X_MASK, (end >> NOC_ADDR_X_BITS) & _Y_MASK
             local = a & _LOCAL_MASK
             me = self.dev.core_row(self.cores[lane])
             self._check_rectangle(x0, y0, x1, y1, call)

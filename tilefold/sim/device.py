@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tilefold.arch import NOC_COORDS, Arch, get_arch
+from tilefold.arch import NOC_COLUMNS, NOC_ROWS, Arch, get_arch
 from tilefold.arch.cores import CoreCoord
 from tilefold.sim.kernel_python import PythonKernel, emit_python
 from tilefold.errors import (
@@ -204,8 +204,8 @@ class _Run:
         self._sem_times: dict[int, np.ndarray] = {}
         self._sem_before: dict[int, np.ndarray] = {}     # per semaphore word: its value before the latest write
         # NOC node tables: (y, x) -> kind / row
-        self.node_kind = np.zeros((NOC_COORDS, NOC_COORDS), dtype=np.int64)
-        self.node_row = np.zeros((NOC_COORDS, NOC_COORDS), dtype=np.int64)
+        self.node_kind = np.zeros((NOC_ROWS, NOC_COLUMNS), dtype=np.int64)
+        self.node_row = np.zeros((NOC_ROWS, NOC_COLUMNS), dtype=np.int64)
         self.dram_coords = np.array([arch.dram_noc_coord(b) for b in range(arch.dram_banks)], dtype=np.int64)
         for b, (x, y) in enumerate(self.dram_coords):
             self.node_kind[y, x], self.node_row[y, x] = NODE_DRAM, b
@@ -219,7 +219,7 @@ class _Run:
         # ethernet time of transfers between chips; None on one chip
         self.row_chip = (np.array([c.x // arch.chip_columns for c in cores], dtype=np.int64)
                          if arch.chip_columns is not None else None)
-        # the node tables flat, indexed by a NOC address's node bits (y << 7 | x) as one integer
+        # the node tables flat, indexed by a NOC address's node bits (y << 9 | x) as one integer
         self.node_kind_flat = self.node_kind.ravel()
         self.node_row_flat = self.node_row.ravel()
 

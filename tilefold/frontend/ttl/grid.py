@@ -23,7 +23,7 @@ import math
 import types
 from dataclasses import dataclass
 
-from tilefold.arch import NOC_COORDS, Arch
+from tilefold.arch import NOC_COLUMNS, Arch
 from tilefold.errors import KernelArgumentError, KernelError, SourceLocation
 from tilefold.frontend.ttl import capture
 from tilefold.caller import user_location
@@ -74,7 +74,7 @@ def resolve_grid(grid, arch: Arch, location: SourceLocation | None) -> tuple[tup
         takes = f" (its {dims[0]} nodes take {cols} columns of {rows} row{'s' * (rows != 1)})" if len(dims) == 1 else ""
         raise KernelError(f"@ttl.operation(grid={grid!r}) does not fit the {gx}x{gy} compute grid of {arch.board}"
                           f"{takes}; use at most ({gx}, {gy}) or grid='full'{other}", location)
-    if len(dims) == 4 and dims[2] <= gx and dims[3] <= gy and cols + 1 < NOC_COORDS:
+    if len(dims) == 4 and dims[2] <= gx and dims[3] <= gy and cols + 1 < NOC_COLUMNS:
         from tilefold.frontend.ttl.mesh import num_available_devices
 
         chips = dims[0] * dims[1]

@@ -27,7 +27,7 @@ import os
 import types
 from dataclasses import dataclass, field
 
-from tilefold.arch import NOC_COORDS, get_arch, mesh_of
+from tilefold.arch import NOC_COLUMNS, get_arch, mesh_of
 from tilefold.errors import (KernelArgumentError, KernelError, KernelValueError, SourceLocation, TilefoldError,
                              warn_at)
 from tilefold.frontend.ttl import session
@@ -215,7 +215,7 @@ class Operation:
         runner = session.runner()
         capture = self.capture(args, kwargs)
         if not capture.kernels:         # a body of setup only (TT-Lang allows it): nothing runs on the device
-            session.settings().bodies_only += 1
+            session.settings().not_run += 1
             if report and session.settings().report:
                 print(f"ttl.operation {self.name} defines no kernel function: nothing runs on the device")
             return None
@@ -236,6 +236,7 @@ class Operation:
                               "write; give a mesh tensor (ttnn.from_torch(..., device=mesh_device, mesh_mapper=...)) "
                               "so that each chip writes its own piece", user_location())
         if compile_only():
+            session.settings().not_run += 1
             runner.emit_kernels(compiled)       # the C++ is built too (its errors at the user's lines)
             if report and session.settings().report:
                 print(f"ttl.operation {self.name} compiled; not run (TTLANG_COMPILE_ONLY is set)")
@@ -312,10 +313,10 @@ class Operation:
                 raise KernelError(f"@ttl.operation(grid={self.grid!r}, device_domain={domain!r}): the grid is each "
                                   f"device's, and must fit one chip ({arch.grid[0]}x{arch.grid[1]} on {arch.board})",
                                   self.location)
-            if domain.size * grid[0] + 1 >= NOC_COORDS:
+            if domain.size * grid[0] + 1 >= NOC_COLUMNS:
                 raise KernelError(f"@ttl.operation(grid={self.grid!r}, device_domain={domain!r}): the {domain.size} "
                                   f"devices' grids take {domain.size * grid[0]} node columns together, and the "
-                                  f"simulated mesh holds at most {NOC_COORDS - 2}; give each device fewer columns",
+                                  f"simulated mesh holds at most {NOC_COLUMNS - 2}; give each device fewer columns",
                                   self.location)
             arch = mesh_of(arch, domain.size, grid)
             capture = OperationCapture(self.name, (domain.size * grid[0], grid[1]), arch, tensors, self.location,

@@ -33,7 +33,7 @@ class Settings:
     written: list[Path] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)      # one line per project of a call that was not simulated
     runs: list = field(default_factory=list)
-    bodies_only: int = 0        # calls of operations that define no kernel function (nothing runs)
+    not_run: int = 0            # operation calls that ran nothing: no kernel function, or TTLANG_COMPILE_ONLY
     mesh_steps: list = field(default_factory=list)     # mesh.MeshStep of multi-chip runs
 
 
@@ -45,7 +45,7 @@ def configured(**changes):
     """Use ``SETTINGS`` with ``changes`` inside the ``with`` block."""
     global SETTINGS
     saved = SETTINGS
-    SETTINGS = replace(saved, written=[], notes=[], runs=[], mesh_steps=[], bodies_only=0, **changes)
+    SETTINGS = replace(saved, written=[], notes=[], runs=[], mesh_steps=[], not_run=0, **changes)
     try:
         yield SETTINGS
     finally:
