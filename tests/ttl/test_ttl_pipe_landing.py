@@ -2,7 +2,8 @@
 node, a column scatter-gather that multicasts to its own column (itself included) — as TT-Lang's
 pipe spec examples write them. A send does not wait for its receivers to reach their receive:
 the blocks land in a buffer of one slot per pipe that reaches a common node, each slot with a
-semaphore; the receive copies its slot out and frees it for the sender. Simulated against numpy;
+semaphore; the receive copies its slot out and frees it for the sender (``ttl.wait_any`` polls the
+flag of a deep slot's next block). Simulated against numpy;
 the data movement kernel's C++ is checked against the real headers."""
 
 from __future__ import annotations
@@ -297,3 +298,67 @@ def test_a_relay_ring_sends_as_deep_as_its_deepest_buffer():
     for x in range(NODES):
         for distance in range(1, NODES):
             np.testing.assert_array_equal(got[x, :, distance - 1], rows[(x - distance) % NODES])
+
+
+@ttl.operation(grid=(RING, 1))
+def both_ways_selected(src, dst):
+    """Each node sends its two tiles to both neighbours (two rings of one-node pipes, so two deep
+    landing nets), then takes each pair of blocks with ``ttl.wait_any`` over the two receives:
+    the poll reads the flag of each slot's next block."""
+    ahead = ttl.PipeNet([ttl.Pipe(src=(x, 0), dst=((x + 1) % RING, 0)) for x in range(RING)])
+    back = ttl.PipeNet([ttl.Pipe(src=(x, 0), dst=((x - 1) % RING, 0)) for x in range(RING)])
+    send_dfb = ttl.make_dataflow_buffer_like(src, shape=(1, 1), block_count=2)
+    from_behind = ttl.make_dataflow_buffer_like(src, shape=(1, 1), block_count=2)
+    from_ahead = ttl.make_dataflow_buffer_like(src, shape=(1, 1), block_count=2)
+
+    @ttl.compute()
+    def compute():
+        pass
+
+    @ttl.datamovement()
+    def exchange():
+        x = ttl.node(dims=1)
+        for c in range(2):
+            with send_dfb.reserve() as b:
+                ttl.copy(src[x:x + 1, c:c + 1], b).wait()
+            with send_dfb.wait() as b:
+                ahead.if_src(lambda pipe: ttl.copy(b, pipe).wait())
+                back.if_src(lambda pipe: ttl.copy(b, pipe).wait())
+        for c in range(2):
+            def receive(from_previous):
+                def receive_back(from_next):
+                    with from_behind.reserve() as behind, from_ahead.reserve() as before:
+                        first = ttl.copy(from_previous, behind)
+                        second = ttl.copy(from_next, before)
+                        ttl.wait_any((first, second), start=c)
+                        first.wait()
+                        second.wait()
+                        ttl.copy(behind, dst[x:x + 1, c:c + 1]).wait()
+                        ttl.copy(before, dst[x:x + 1, 2 + c:3 + c]).wait()
+
+                back.if_dst(receive_back)
+
+            ahead.if_dst(receive)
+
+    @ttl.datamovement()
+    def idle():
+        pass
+
+
+def test_wait_any_takes_blocks_of_deep_landing_slots(tmp_path, check_kernel):
+    from tilefold.codegen.cpp import emit_kernel
+
+    v = np.random.default_rng(11).standard_normal((RING * 32, 64)).astype(np.float32)
+    src = ttnn.from_numpy(v, dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT)
+    dst = ttnn.zeros((RING * 32, 128), dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT)
+    both_ways_selected(src, dst)
+    got, rows = ttnn.to_numpy(dst).reshape(RING, 32, 128), v.reshape(RING, 32, 64)
+    for x in range(RING):
+        np.testing.assert_array_equal(got[x, :, :64], rows[(x - 1) % RING])
+        np.testing.assert_array_equal(got[x, :, 64:], rows[(x + 1) % RING])
+    program = compiled(both_ways_selected, src, dst).program
+    kernel = next(k for k in program.kernels if k.name == "exchange")
+    path = tmp_path / "exchange.cpp"
+    path.write_text(emit_kernel(kernel.function))
+    check_kernel.require_accepted(check_kernel.check_kernel(path, "reader",
+                                                            check_kernel.accessor_compile_args(program, kernel)))

@@ -495,9 +495,11 @@ class DataMovementLowering:
             lifted = e.before(arith.AddiOp(rest, count), op).result
             start = e.before(arith.SelectOp(below, lifted, rest), op).result
         start.name_hint = "scan_from"
-        # a net with a landing buffer flags its pipe's slot (1 once the block landed there)
-        valids = [self.landing_slot(source, "dst")[1] if land else self.valid(source, "dst", op)
-                  for source, land in zip(sources, landed)]
+        # a net with a landing buffer flags its pipe's slot (1 once the block landed there); a deep
+        # slot's flag is its next block's, read again on every poll (None here)
+        deep = [land and self.pipes[source.net_index]["depth"] > 1 for source, land in zip(sources, landed)]
+        valids = [None if d else self.landing_slot(source, "dst")[1] if land else self.valid(source, "dst", op)
+                  for source, land, d in zip(sources, landed, deep)]
         # the distance of each candidate from the first one scanned: its rank in the scan
         ranks = []
         for k in range(n):
@@ -510,10 +512,8 @@ class DataMovementLowering:
         best_rank, best = count, e.index(0, mark)
         zero = e.i32(0, mark)
         for k, (valid, done) in enumerate(zip(valids, op.done)):
-            info = self.pipes[sources[k].net_index]
-            if landed[k] and info["depth"] > 1:     # the flag of the slot's next block
-                count = self.count_word(info["first_received"], self._field(sources[k], "dst", "index"), mark)
-                received = e.before(L1LoadOp(count, e.i32(0, mark), 32), mark).result
+            if deep[k]:
+                received = self.blocks_received(sources[k], mark)[1]
                 valid = self.landing_slot(sources[k], "dst", received, mark)[1]
             word = e.before(L1LoadOp(valid, e.i32(0, mark), 32), mark).result
             word.name_hint = "posted"
@@ -724,6 +724,15 @@ class DataMovementLowering:
         word.name_hint = "count_word"
         return word
 
+    def blocks_received(self, recv: ttl.PipeRecvOp, anchor: Operation) -> tuple[SSAValue, SSAValue]:
+        """The word counting the blocks a deep landing slot of ``recv``'s pipe received so far, and
+        its value, read before ``anchor``."""
+        info = self.pipes[recv.net_index]
+        word = self.count_word(info["first_received"], self._field(recv, "dst", "index"), anchor)
+        received = self.e.before(L1LoadOp(word, self.e.i32(0, anchor), 32), anchor).result
+        received.name_hint = "received"
+        return word, received
+
     def credit_word(self, info: dict, source_slot, count: SSAValue, anchor: Operation) -> SSAValue:
         """The ``ready`` of block ``count`` (modulo the depth) of a deep landing slot, on the sender:
         a credit per block, so each word has one write in flight at a time."""
@@ -791,9 +800,7 @@ class DataMovementLowering:
         info = self.pipes[recv.net_index]
         received = None
         if info["depth"] > 1:       # the next block of the slot: the blocks received so far, modulo depth
-            word = self.count_word(info["first_received"], self._field(recv, "dst", "index"), op)
-            received = e.before(L1LoadOp(word, e.i32(0, op), 32), op).result
-            received.name_hint = "received"
+            word, received = self.blocks_received(recv, op)
         slot, flag = self.landing_slot(recv, "dst", received, op)
         e.call("noc_semaphore_wait", [flag, e.i32(1, op)], op)
         size = recv.byte_count.value.data if recv.byte_count is not None else info["block_bytes"]
