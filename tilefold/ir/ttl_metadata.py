@@ -72,7 +72,7 @@ class PipeNetAttr(Record):
     its number of slots (each with a semaphore after the nets' own) and the most pipes a node receives
     from; the most pipes a node sources, and the receive slots of a net without a landing buffer
     (each with a ``valid`` semaphore); ``landing_depth``: blocks each landing slot holds (see
-    :func:`landing_semaphores`)."""
+    :func:`landing_layout`)."""
 
     name = "ttl.pipe_net"
 
@@ -113,23 +113,31 @@ def net_semaphores(fields: dict) -> int:
     return net_layout(fields)["count"]
 
 
-# the module attribute holding TT-Lang's PipeNet active set: rectangles (x0, y0, x1, y1) of the nodes
-# whose kernels run (absent: every node of the grid)
-ACTIVE_NODES_ATTR = "ttl.active_nodes"
-
-
-def landing_semaphores(fields: dict) -> int:
-    """The semaphores a landing net takes after the nets' own: a flag per landing slot; with a
-    ``landing_depth`` over 1 (a slot holding that many blocks, as a receiving buffer of that many), a
-    flag per block of each slot, a count of the blocks received from each slot and one of the blocks
-    sent on each pipe a node sources (words each node keeps for itself), and a credit per block of
-    each pipe a node sources (each word has one write in flight at a time)."""
+def landing_layout(fields: dict) -> dict[str, int]:
+    """Where each semaphore a landing net takes after the nets' own sits among its landing ones: a
+    ``flag`` per landing slot; with a ``landing_depth`` over 1 (a slot holding that many blocks, as
+    a receiving buffer of that many), a flag per block of each slot, then a count of the blocks
+    ``received`` from each slot and one of the blocks ``sent`` on each pipe a node sources (words
+    each node keeps for itself), and a ``credit`` per block of each pipe a node sources (each word
+    has one write in flight at a time). ``count``: how many."""
     slots = fields.get("landing_slots") or 0
     depth = fields.get("landing_depth") or 1
     if depth == 1:
-        return slots
+        return {"flag": 0, "count": slots}
     ready = fields.get("ready_slots") or 1
-    return slots * depth + slots + ready + ready * depth
+    flags = slots * depth
+    return {"flag": 0, "received": flags, "sent": flags + slots, "credit": flags + slots + ready,
+            "count": flags + slots + ready + ready * depth}
+
+
+def landing_semaphores(fields: dict) -> int:
+    """How many semaphores a landing net takes after the nets' own (see :func:`landing_layout`)."""
+    return landing_layout(fields)["count"]
+
+
+# the module attribute holding TT-Lang's PipeNet active set: rectangles (x0, y0, x1, y1) of the nodes
+# whose kernels run (absent: every node of the grid)
+ACTIVE_NODES_ATTR = "ttl.active_nodes"
 
 
 def pipe_semaphores(module) -> int:

@@ -93,7 +93,9 @@ class KernelEmitter:
     def mul(self, a: SSAValue, b: SSAValue, anchor: Operation) -> SSAValue:
         return self.before(arith.MuliOp(a, b), anchor).result
 
-    def to_i32(self, value: SSAValue, anchor: Operation) -> SSAValue:
+    def to_i32(self, value: SSAValue | int, anchor: Operation) -> SSAValue:
+        if isinstance(value, int):
+            return self.i32(value, anchor)
         if isinstance(value.type, IndexType):
             return self.before(arith.IndexCastOp(value, i32), anchor).result
         return value

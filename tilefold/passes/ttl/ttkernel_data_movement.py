@@ -65,7 +65,7 @@ from tilefold.ir.ttkernel import (AssertInRangeOp, KernelAssertOp, L1LoadOp, L1S
 from tilefold.layout.formats import DataFormat
 from tilefold.passes.ttl.annotate_cb_associations import cb_geometry
 from tilefold.passes.ttl.common import bind_of
-from tilefold.ir.ttl_metadata import KernelArgAttr, landing_semaphores, net_layout, net_semaphores, pipe_semaphores
+from tilefold.ir.ttl_metadata import KernelArgAttr, landing_layout, net_layout, net_semaphores, pipe_semaphores
 from tilefold.passes.ttl.ttkernel_builder import KernelEmitter
 
 
@@ -79,21 +79,15 @@ def pipe_table(module: ModuleOp) -> dict[int, dict]:
     base = 0
     flags = sum(net_semaphores(f) for f in entries)      # the landing slots' semaphores follow the nets' own
     for position, fields in enumerate(entries):
-        slots = fields.get("landing_slots") or 0
         out[fields["net"]] = {"position": position, "recv_cb": fields["recv_cb"], "block_bytes": fields["block_bytes"],
                               "landing_cb": fields.get("landing_cb"), "receive_slots": fields.get("receive_slots"),
                               "ready_slots": fields.get("ready_slots") or 1,
                               "valid_slots": fields.get("valid_slots") or 1, "layout": net_layout(fields),
-                              "depth": fields.get("landing_depth") or 1,
-                              "first_flag": flags, "base": base}
-        depth = out[fields["net"]]["depth"]
-        if depth > 1:           # flags of each block, counts of blocks received / sent, credits of each block
-            ready_slots = fields.get("ready_slots") or 1
-            out[fields["net"]].update(first_received=flags + slots * depth,
-                                      first_sent=flags + slots * depth + slots,
-                                      first_credit=flags + slots * depth + slots + ready_slots)
+                              "depth": fields.get("landing_depth") or 1, "base": base}
+        landing = landing_layout(fields)
+        out[fields["net"]].update({f"first_{kind}": flags + at for kind, at in landing.items() if kind != "count"})
         base += net_semaphores(fields)
-        flags += landing_semaphores(fields)
+        flags += landing["count"]
     return out
 
 
@@ -620,9 +614,7 @@ class DataMovementLowering:
         deep = info["landing_cb"] is not None and info["depth"] > 1
         if deep:            # the next block of the slot (the blocks sent so far, modulo depth): its own credit
             source_slot = op.slot_index if op.named is None else self._field(op, "src", "src_slot")
-            sent_word = self.count_word(info["first_sent"], source_slot, op)
-            sent = e.before(L1LoadOp(sent_word, e.i32(0, op), 32), op).result
-            sent.name_hint = "sent"
+            sent_word, sent = self.counter(info["first_sent"], source_slot, op, "sent")
             ready = self.credit_word(info, source_slot, sent, op)
         e.call("noc_semaphore_wait", [ready, remote], op)
         e.call("noc_semaphore_set", [ready, e.i32(0, op)], op)
@@ -705,41 +697,49 @@ class DataMovementLowering:
         pipe, op = op, anchor or op
         info = self.pipes[pipe.net_index]
         base = e.call("get_write_ptr", [self.cbs[info["landing_cb"]]], op).results[0]
-        index = e.to_i32(self._field(pipe, role, "index"), op)
-        block = e.mul(index, e.i32(info["depth"], op), op) if info["depth"] > 1 else index
-        if count is not None and info["depth"] > 1:
-            block = e.add(block, e.before(arith.RemUIOp(count, e.i32(info["depth"], op)), op).result, op)
+        block = self.landing_block(info, self._field(pipe, role, "index"), count, op)
         slot = e.add(base, e.mul(block, e.i32(info["block_bytes"], op), op), op)
         flag = e.call("get_semaphore", [e.add(block, e.i32(info["first_flag"], op), op)], op).results[0]
         slot.name_hint, flag.name_hint = "landing_slot", "landing_flag"
         return slot, flag
 
-    def count_word(self, first: int, index, anchor: Operation) -> SSAValue:
-        """The L1 word (a semaphore this node keeps for itself) counting the blocks a deep landing
-        slot received, or a pipe sent: semaphore ``first + index``."""
+    def landing_block(self, info: dict, slot, count: SSAValue | int | None, anchor: Operation) -> SSAValue:
+        """The block of landing slot ``slot`` a transfer takes: the slot itself on a net one block
+        deep; on a deeper one ``slot * depth``, plus ``count`` (the blocks sent or received on it so
+        far) modulo the depth when given."""
         e = self.e
-        sid = e.add(e.to_i32(index, anchor) if not isinstance(index, int) else e.i32(index, anchor),
-                    e.i32(first, anchor), anchor)
-        word = e.call("get_semaphore", [sid], anchor).results[0]
+        slot = e.to_i32(slot, anchor)
+        if info["depth"] == 1:
+            return slot
+        block = e.mul(slot, e.i32(info["depth"], anchor), anchor)
+        if count is None:
+            return block
+        if isinstance(count, int):
+            return e.add(block, e.i32(count % info["depth"], anchor), anchor)
+        return e.add(block, e.before(arith.RemUIOp(count, e.i32(info["depth"], anchor)), anchor).result, anchor)
+
+    def counter(self, first: int, index, anchor: Operation, hint: str) -> tuple[SSAValue, SSAValue]:
+        """The L1 word (semaphore ``first + index``, which this node keeps for itself) counting the
+        blocks a deep landing slot received, or a pipe sent, and its value read before ``anchor``."""
+        e = self.e
+        word = e.call("get_semaphore", [e.add(e.to_i32(index, anchor), e.i32(first, anchor), anchor)],
+                      anchor).results[0]
         word.name_hint = "count_word"
-        return word
+        value = e.before(L1LoadOp(word, e.i32(0, anchor), 32), anchor).result
+        value.name_hint = hint
+        return word, value
 
     def blocks_received(self, recv: ttl.PipeRecvOp, anchor: Operation) -> tuple[SSAValue, SSAValue]:
         """The word counting the blocks a deep landing slot of ``recv``'s pipe received so far, and
         its value, read before ``anchor``."""
-        info = self.pipes[recv.net_index]
-        word = self.count_word(info["first_received"], self._field(recv, "dst", "index"), anchor)
-        received = self.e.before(L1LoadOp(word, self.e.i32(0, anchor), 32), anchor).result
-        received.name_hint = "received"
-        return word, received
+        return self.counter(self.pipes[recv.net_index]["first_received"], self._field(recv, "dst", "index"), anchor,
+                            "received")
 
-    def credit_word(self, info: dict, source_slot, count: SSAValue, anchor: Operation) -> SSAValue:
+    def credit_word(self, info: dict, source_slot, count: SSAValue | int, anchor: Operation) -> SSAValue:
         """The ``ready`` of block ``count`` (modulo the depth) of a deep landing slot, on the sender:
         a credit per block, so each word has one write in flight at a time."""
         e = self.e
-        slot = e.to_i32(source_slot, anchor) if not isinstance(source_slot, int) else e.i32(source_slot, anchor)
-        block = e.add(e.mul(slot, e.i32(info["depth"], anchor), anchor),
-                      e.before(arith.RemUIOp(count, e.i32(info["depth"], anchor)), anchor).result, anchor)
+        block = self.landing_block(info, source_slot, count, anchor)
         word = e.call("get_semaphore", [e.add(block, e.i32(info["first_credit"], anchor), anchor)],
                       anchor).results[0]
         word.name_hint = "credit"
@@ -769,27 +769,15 @@ class DataMovementLowering:
                 cond = e.at_start(arith.AndIOp(has, remote)).result
             else:
                 cond = has
-            body = Block()
-            one = arith.ConstantOp.from_int_and_width(1, 32)
-            body.add_op(one)
-            if info["depth"] == 1:
-                words = [ready]
-            else:                       # the credit of each block of the sender's slot
-                slot = arith.IndexCastOp(src_slot, i32)
-                body.add_op(slot)
-                words = []
-                for k in range(info["depth"]):
-                    first = arith.ConstantOp.from_int_and_width(info["first_credit"] + k, 32)
-                    depth = arith.ConstantOp.from_int_and_width(info["depth"], 32)
-                    scaled = arith.MuliOp(slot.result, depth.result)
-                    sid = arith.AddiOp(scaled.result, first.result)
-                    word = api_call("get_semaphore", [sid.result])
-                    body.add_ops([first, depth, scaled, sid, word])
-                    words.append(word.results[0])
+            body, end = Block(), scf.YieldOp()
+            body.add_op(end)
+            one = e.i32(1, end)
+            # the credit of each block of the sender's slot
+            words = [ready] if info["depth"] == 1 else [self.credit_word(info, src_slot, k, end)
+                                                         for k in range(info["depth"])]
             for word in words:
-                address = api_call("get_noc_addr_xy", [x, y, word])
-                body.add_ops([address, api_call("noc_semaphore_inc", [address.results[0], one.result])])
-            body.add_op(scf.YieldOp())
+                address = e.call("get_noc_addr_xy", [x, y, word], end).results[0]
+                e.call("noc_semaphore_inc", [address, one], end)
             e.at_start(scf.IfOp(cond, [], [body]))
 
     def land(self, recv: ttl.PipeRecvOp, op: ttl.WaitOp) -> None:
