@@ -39,9 +39,17 @@ class BlockState:
         self.receiving: int | None = None           # the pipe net a posted receive into it waits on
         self.partly: SourceLocation | None = None   # the if one branch of which released it
         self.partly_conds: list = []      # the conditions of the ifs whose then-branches released it
-        self.partly_state = None          # (state, writer line, readers) before the first such release
+        self.partly_state = None          # its snapshot() before the first such release
         self.unwritten_on: SourceLocation | None = None   # the if one branch of which left it unwritten
         self.writes = 0                   # stores and completed copies into it
+
+    def snapshot(self) -> tuple:
+        """What a branch of an ``if`` changes: the state, the line that wrote the block, its readers."""
+        return self.state, self.writer_line, self.readers
+
+    def restore(self, snapshot: tuple) -> None:
+        """Back to a :meth:`snapshot` (the other path of an ``if`` starts from it)."""
+        self.state, self.writer_line, self.readers = snapshot
 
     def _gone(self, where: SourceLocation) -> None:
         if self.state == OS and self.partly is not None:

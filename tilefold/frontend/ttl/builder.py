@@ -678,7 +678,7 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
         restored = self.restore_exclusive_releases(cond) if not stmt.orelse else []
         held_before = self.held_snapshot()
         held = [b for ends in self.held.values() for blocks in ends.values() for b in blocks]
-        states = {id(b): (b.status.state, b.status.writer_line, b.status.readers) for b in held}
+        states = {id(b): b.status.snapshot() for b in held}
         selected = self.selected_in_branches(cond)
         then_block, else_block = IRBlock(), IRBlock()
         self.emit(scf.IfOp(cond, [], [then_block], [else_block]))
@@ -696,7 +696,7 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
             self.unmark_selected(marked)
             writes.append({id(b) for b in held if b.status.writes != before[id(b)]})
             for b in gone:          # the other branch starts from the state before the if
-                b.status.state, b.status.writer_line, b.status.readers = states[id(b)]
+                b.status.restore(states[id(b)])
             released.append(gone)
             self.node = stmt
             self.emit(scf.YieldOp())
@@ -729,7 +729,7 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
                 continue
             del self.partly_released[key]
             self._ends(b.dfb)[b.acquired].append(b)
-            b.status.state, b.status.writer_line, b.status.readers = b.status.partly_state
+            b.status.restore(b.status.partly_state)
             b.status.partly = None
             restored.append((b, partly))
         return restored
@@ -846,7 +846,7 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
         :meth:`restore_exclusive_releases`)."""
         both = {id(b) for b in then_gone} & {id(b) for b in else_gone}
         then_only = {id(b) for b in then_gone} - both
-        states = {id(b): (b.status.state, b.status.writer_line, b.status.readers) for b in then_gone + else_gone}
+        states = {id(b): b.status.snapshot() for b in then_gone + else_gone}
         for b in {id(b): b for b in then_gone + else_gone}.values():
             held = self._ends(b.dfb)[b.acquired]
             if any(h is b for h in held):
