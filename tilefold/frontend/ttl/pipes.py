@@ -142,7 +142,7 @@ def active_rectangles(nets, grid: tuple[int, int]) -> list[tuple[int, int, int, 
     for net in nets:
         for route in net.routes:
             nodes.add(tuple(route.src))
-            nodes.update((x, y) for x in range(route.x0, route.x1 + 1) for y in range(route.y0, route.y1 + 1))
+            nodes.update(route.destinations)
     if len(nodes) >= grid[0] * grid[1]:
         return None
     return cover(nodes)
