@@ -13,13 +13,17 @@ import numpy as np
 
 
 def values(x) -> np.ndarray:
-    """``x``'s values as numpy in its own precision (a bfloat16 tensor as ``ml_dtypes.bfloat16``)."""
+    """``x``'s values as numpy in its own precision (a bfloat16 tensor as ``ml_dtypes.bfloat16``; a
+    torch type numpy lacks, such as a float8, as float32)."""
     torch = sys.modules.get("torch")
     if torch is not None and isinstance(x, torch.Tensor):
         x = x.detach().cpu()
         if x.dtype == torch.bfloat16:
             return x.contiguous().view(torch.int16).numpy().view(ml_dtypes.bfloat16)
-        return x.numpy()
+        try:
+            return x.numpy()
+        except TypeError:       # a type numpy has no counterpart of here (torch's float8s): its float32 values
+            return x.float().numpy()
     from tilefold import ttnn
 
     if isinstance(x, ttnn.Tensor):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from tilefold.run.jit import TensorSupplyType
+from tilefold.ttl_utils.correctness import values
 
 
 def map_torch_type(name: str):
@@ -61,8 +62,8 @@ def torch_assert_close(tensor_a, tensor_b, rtol=1e-2, atol=1e-3, max_mismatched_
     """``tensor_a`` is close to ``tensor_b`` (``|a - b| <= atol + rtol * |b|``) except for at most
     ``max_mismatched_ratio`` of the elements; an AssertionError naming how many differ and the first
     one otherwise. Returns True."""
-    a = _as_float64(tensor_a)
-    b = _as_float64(tensor_b)
+    a = values(tensor_a).astype(np.float64)
+    b = values(tensor_b).astype(np.float64)
     if a.shape != b.shape:
         raise AssertionError(f"{base_name} has shape {a.shape} and {ref_name} {b.shape}")
     bad = ~np.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)
@@ -76,12 +77,6 @@ def torch_assert_close(tensor_a, tensor_b, rtol=1e-2, atol=1e-3, max_mismatched_
                              f"{ref_name}={b[first]:.6f}; greatest absolute difference "
                              f"{float(np.nanmax(np.abs(a - b))):.6g}")
     return True
-
-
-def _as_float64(t) -> np.ndarray:
-    if type(t).__module__.startswith("torch"):
-        return t.detach().cpu().double().numpy()
-    return np.asarray(t, dtype=np.float64)
 
 
 __all__ = ["TensorSupplyType", "get_tensor_supply", "map_torch_type", "torch_assert_close"]
