@@ -21,7 +21,8 @@ from __future__ import annotations
 import numpy as np
 
 from tilefold.arch import (ETHERNET_BYTES_PER_CYCLE, ETHERNET_LATENCY_CYCLES, NOC_ADDR_LOCAL_BITS, NOC_ADDR_NODE_BITS,
-                           NOC_ADDR_X_BITS, NOC_ROWS)
+                           NOC_ADDR_X_BITS, NOC_ROWS, decode_noc_addr, decode_noc_multicast_addr, noc_addr,
+                           noc_multicast_addr)
 from tilefold.errors import CircularBufferError, DramAccessError, NocHazardError, ProgramError, SemaphoreError
 from tilefold.sim import page_batches
 from tilefold.sim.accessor import Accessor, AccessorArgs, decode_accessor_args
@@ -232,7 +233,7 @@ class DataflowApi:
         nodes = accessor.bank_nodes
         if nodes is None:
             table = self.dev.dram_coords if accessor.args.is_dram else self.dev.l1_bank_coords
-            bits = ((table[:, 1] << NOC_ADDR_X_BITS) | table[:, 0]) << NOC_ADDR_LOCAL_BITS
+            bits = noc_addr(table[:, 0], table[:, 1], 0)
             index = (bits >> NOC_ADDR_LOCAL_BITS) & _NODE_XY_MASK
             kinds = self.dev.node_kind_flat[index]
             kind = int(kinds[0]) if kinds.size and (kinds == kinds[0]).all() else 0
@@ -265,18 +266,18 @@ class DataflowApi:
         bank, local = accessor.locate(page_id, offset)
         x, y = self._bank_coords(accessor, bank)
         self.charge(self.costs.riscv_call, None, "get_noc_addr")
-        return (((y << NOC_ADDR_X_BITS) | x) << NOC_ADDR_LOCAL_BITS) | local
+        return noc_addr(x, y, local)
 
     def get_noc_addr_xy(self, noc_x, noc_y, addr):
         self.charge(self.costs.riscv_call, None, "get_noc_addr")
-        return (((noc_y << NOC_ADDR_X_BITS) | noc_x) << NOC_ADDR_LOCAL_BITS) | addr
+        return noc_addr(noc_x, noc_y, addr)
 
     def get_noc_multicast_addr(self, noc_x_start, noc_y_start, noc_x_end, noc_y_end, addr):
+        self.charge(self.costs.riscv_call, None, "get_noc_multicast_addr")
+        if all(v.__class__ is int for v in (noc_x_start, noc_y_start, noc_x_end, noc_y_end, addr)):
+            return noc_multicast_addr(noc_x_start, noc_y_start, noc_x_end, noc_y_end, addr)
         node = (((noc_y_end << NOC_ADDR_X_BITS | noc_x_end) << NOC_ADDR_NODE_BITS)
                 | (noc_y_start << NOC_ADDR_X_BITS) | noc_x_start)
-        self.charge(self.costs.riscv_call, None, "get_noc_multicast_addr")
-        if node.__class__ is int and addr.__class__ is int:
-            return (node << NOC_ADDR_LOCAL_BITS) | addr | _MCAST_BIT
         # per-lane addresses: bit 63 needs unsigned 64-bit lanes
         node = np.asarray(node).astype(np.uint64)
         return (node << np.uint64(NOC_ADDR_LOCAL_BITS)) | np.asarray(addr).astype(np.uint64) | np.uint64(_MCAST_BIT)
@@ -293,13 +294,12 @@ class DataflowApi:
             if noc_addr & _MCAST_BIT:
                 raise self.fail(NocHazardError, f"{call} was given a multicast NOC address; use "
                                                 "noc_async_write_multicast")
-            node = noc_addr >> NOC_ADDR_LOCAL_BITS
-            x, y = node & _X_MASK, node >> NOC_ADDR_X_BITS
+            x, y, local = decode_noc_addr(noc_addr)
             kind, row = self.dev.node_kind[y & _Y_MASK, x], self.dev.node_row[y & _Y_MASK, x]
             if kind == 0:
                 raise self.fail(DramAccessError, f"{call}: NOC address 0x{noc_addr:x} names node ({x}, {y}), which "
                                                  "is neither a DRAM bank nor a worker core")
-            return int(kind), int(row), noc_addr & _LOCAL_MASK
+            return int(kind), int(row), local
         known = self._noc_decoded
         if known is not None and noc_addr is known[0]:     # straight from get_noc_addr (never changed in place)
             return known[1], known[2], known[3]
@@ -690,11 +690,7 @@ class DataflowApi:
             a = _first(dst_mcast) if dst_mcast.__class__ is int else int(np.asarray(dst_mcast)[lane])
             if not a & _MCAST_BIT:
                 raise self.fail(NocHazardError, f"{call} needs a multicast address from get_noc_multicast_addr")
-            node = (a & ~_MCAST_BIT) >> NOC_ADDR_LOCAL_BITS
-            x0, y0 = node & _X_MASK, (node >> NOC_ADDR_X_BITS) & _Y_MASK
-            end = node >> NOC_ADDR_NODE_BITS
-            x1, y1 = end & _X_MASK, (end >> NOC_ADDR_X_BITS) & _Y_MASK
-            local = a & _LOCAL_MASK
+            x0, y0, x1, y1, local = decode_noc_multicast_addr(a)
             me = self.dev.core_row(self.cores[lane])
             self._check_rectangle(x0, y0, x1, y1, call)
             targets = [self.dev.node_row[y, x] for y in range(min(y0, y1), max(y0, y1) + 1)
