@@ -23,6 +23,14 @@ sides move with the load, their CPU times much less.
 Without a peer the bench runs the project's own TT-Lang examples (``examples/ttl``) at the tutorials'
 sizes instead, says so, and prints tilefold's times only.
 
+The matmul tutorials (8192³) also get their *product floors*: the time numpy takes for the
+products alone, at the simulator's rate on one BLAS thread, measured here on the one-node
+tutorial's product shape (a 4×4-tile block, one K tile a step: 128×32 @ 32×128). Faithful numerics
+need float64 products (a bfloat16 DST rounds after every K tile, and the hardware sums each K tile's
+32 products exactly before that); fast numerics need float32 ones. A run cannot be faster than its
+floor, so where the floor is above half of tt-lang-sim's time, the 2× target is out of reach in that
+mode: the bench prints both floors beside half the peer's time.
+
 Run: ``.venv/bin/python bench/tutorials.py --peer /path/to/venv/bin/python [--only elementwise]
 [--repeat 3] [--with-step-1] [--numerics fast]``. Prints a table and, as its last line, one JSON
 object. ``--numerics fast`` runs tilefold with float32 accumulation (as tt-lang-sim computes; see
@@ -103,6 +111,29 @@ def timed(command: list[str], timeout: float, cpu: list[float] | None = None,
     return wall, ""
 
 
+def product_floors(flops: float, repeat: int = 400) -> dict:
+    """Seconds numpy needs for ``flops`` of products in float64 (faithful numerics) and float32
+    (fast), on one BLAS thread, at the one-node matmul tutorial's per-step shape."""
+    import numpy as np
+
+    from tilefold.sim.blas_threads import one_blas_thread
+
+    floors = {}
+    rng = np.random.default_rng(0)
+    with one_blas_thread():
+        for name, dtype in (("faithful_float64_s", np.float64), ("fast_float32_s", np.float32)):
+            left, right = rng.standard_normal((128, 32)).astype(dtype), rng.standard_normal((32, 128)).astype(dtype)
+            out = np.empty((128, 128), dtype)
+            best = float("inf")
+            for _ in range(3):
+                start = time.perf_counter()
+                for _ in range(repeat):
+                    np.matmul(left, right, out=out)
+                best = min(best, time.perf_counter() - start)
+            floors[name] = round(flops / (repeat * 2 * 128 * 32 * 128 / best), 1)
+    return floors
+
+
 def summary(times: list[float]) -> dict:
     return {"min": round(min(times), 3), "median": round(statistics.median(times), 3)} if times else {}
 
@@ -179,6 +210,10 @@ def main() -> None:
                 row["cpu_speedup"] = round(min(peers_cpu) / min(mine_cpu), 3)
                 base = min(floor["tilefold"].get("min", 0.0), floor.get("peer", {}).get("min", 0.0))
                 row["speedup_above_torch_import"] = round((min(peers) - base) / max(min(mine) - base, 1e-3), 3)
+        if name.startswith("matmul") and args.peer:
+            row["product_floors"] = product_floors(2.0 * 8192 ** 3)
+            if peers:
+                row["product_floors"]["half_of_peer_s"] = round(min(peers) / 2, 1)
         if errors:
             row["errors"] = errors
         results[name] = row
@@ -187,6 +222,8 @@ def main() -> None:
         print(f"{name:16} {fmt(row['tilefold_s']):>11} {fmt(row.get('tt_lang_sim_s', {})) if theirs else '-':>14} "
               f"{row.get('speedup', '-'):>9} {row.get('speedup_above_torch_import', '-'):>12} {cpu_text:>20}"
               + (f"   {'; '.join(errors)}" if errors else ""))
+        if "product_floors" in row:
+            print(f"{'':16} products alone: {row['product_floors']}")
     load_after = [round(x, 2) for x in os.getloadavg()]
     print(f"torch import alone: tilefold's Python {floor['tilefold']}, peer's {floor.get('peer', '-')}")
     print(f"load average {load_after[0]:.2f} {load_after[1]:.2f} {load_after[2]:.2f} at the end")

@@ -7,8 +7,9 @@ C's previous value?) and :mod:`.lower_tt_tile_intrinsics` (which form to lower t
 - ``loop``: the gemm sits in a serial / pipelined loop that touches C nowhere else, and C
   was last cleared before the loop (``T.clear`` / ``T.fill(C, 0)``, absorbed) or never
   written: C = Σ_k A_k @ B_k, defined when the loop ends.
-- ``single``: a gemm from zero outside such a loop (``clear_accum=True``, or C cleared just
-  before): C = A @ B.
+- ``single``: a gemm from zero outside such a loop (``clear_accum=True``, C cleared just
+  before in the same block, or nothing before it — in no loop, nor before the ``if`` s around
+  it — touching C): C = A @ B.
 - ``update``: anything else: C = C + A @ B, reading C's previous value.
 """
 
@@ -72,8 +73,19 @@ def analyze(gemm: tile.GemmOp) -> Accumulation:
             if prev is None or _is_clear(prev, c):
                 return Accumulation(gemm, "loop", parent, prev if prev is not None else None)
     prev = previous_touch(gemm, c)
-    if prev is None and not isinstance(parent, tile.ForOp):
-        return Accumulation(gemm, "single")
     if _is_clear(prev, c):
         return Accumulation(gemm, "single", clear=prev)
+    if prev is None and _first_touch_outside_loops(gemm, c):
+        return Accumulation(gemm, "single")
     return Accumulation(gemm, "update")
+
+
+def _first_touch_outside_loops(op: Operation, value: SSAValue) -> bool:
+    """Whether nothing before ``op`` touches ``value``: not in its block, nor before the ``if`` s
+    around it, and ``op`` is in no loop body (where the previous iteration's value comes first)."""
+    parent = op.parent_op()
+    while isinstance(parent, tile.IfOp):
+        if previous_touch(parent, value) is not None:
+            return False
+        parent = parent.parent_op()
+    return not isinstance(parent, tile.ForOp)

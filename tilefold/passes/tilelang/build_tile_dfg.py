@@ -18,7 +18,11 @@ block of statements. Loops and ifs are statements of their block too:
 - a buffer the body defines without reading first but that is read after the loop keeps
   each iteration's last version until the next iteration defines it again (a pop guarded
   by ``k > start``);
-- an ``if`` uses the versions its branches read; what a branch defines stays in it.
+- an ``if`` uses the versions its branches read; what a branch defines stays in it, unless
+  the code after the ``if`` reads it: then the ``if`` updates a version made before it — a
+  branch that defines the buffer pops the old version and leaves its own at the front of
+  the CB, a branch that does not keeps the old one there (a conditional accumulation,
+  ``if mask: T.gemm(A_s, B_s, C)`` in a K loop).
 
 So the protocol points are ``produce_begin`` / ``produce_end`` (reserve / push) around a
 defining statement, ``consume`` (wait) before a version's first use and ``release`` (pop)
@@ -30,7 +34,8 @@ Writes: ``tile.cb_event`` ops at those points; ``tt.cb.<name>`` updated (depth f
 updates, consumer ``compute`` for a buffer nothing reads, which compute drains);
 ``tt.tile_dfg`` = {"edges": [{buffer, cb, producer, consumer, pages, depth}]}.
 
-Errors: a buffer defined in a branch of an ``if`` and read after it.
+Errors: a buffer defined in a branch of an ``if`` and read after it that has no version
+before the ``if``.
 """
 
 from __future__ import annotations
@@ -188,13 +193,7 @@ class TileDFG:
             if isinstance(op, (tile.ForOp, tile.IfOp)):
                 after = self.used_after(op, live_out)
                 if isinstance(op, tile.IfOp):
-                    escaping = [b for b in defs if b in after]
-                    if escaping:
-                        raise compile_error(op, f"{escaping[0]} is computed inside this `if` and read after it; a "
-                                                "branch keeps the blocks it computes. Compute it before the `if`, or "
-                                                "in both branches' code after it")
-                    for region in self.regions(op):
-                        self.block(region, live_out=set(), carried=set())
+                    self.branches(op, [b for b in defs if b in after], current, carried)
                     continue
                 exported = [b for b in defs if b in after or b in loop_carries]
                 self.loop(op, set(exported) | loop_carries, loop_carries)
@@ -211,6 +210,57 @@ class TileDFG:
             if b in live_out:
                 v.flows_out = True
         self.versions.extend(current.values())
+
+    def branches(self, op: tile.IfOp, updated: list[str], current: dict[str, Version], carried: set[str]) -> None:
+        """The versions of an ``if``'s branches. A buffer a branch defines and the code after the
+        ``if`` reads is made anew by every branch, or had a version before the ``if``, which the
+        ``if`` then *updates*. A branch that
+        defines it pops that version (after its last use there, or before the definition if the
+        branch does not read it) and leaves its own last one at the front of the CB; a branch that
+        does not keeps the old one there. So after the ``if`` exactly one version is at the front
+        either way, and the code after it waits for that one."""
+        defined = [{b for inner in region.ops if isinstance(inner, STATEMENTS) for b in self.interface(inner)[0]}
+                   for region in self.regions(op)]
+        for b in updated:
+            if b not in current and b not in carried and all(b in d for d in defined):
+                continue               # each branch makes it anew: nothing came before to pop
+            if b not in current and b not in carried:
+                raise compile_error(op, f"{b} is computed inside this `if` and read after it, but has no value before "
+                                        "it: the branch not taken would leave it undefined. Give it a value before "
+                                        "the `if` (T.clear, T.fill or T.copy), or compute it in both branches' code "
+                                        "after it")
+            if b not in current:
+                current[b] = Version(b, None)
+            current[b].uses.append(op)
+            current[b].handed_to = op
+        before = {b for b in updated if b in current}
+        for region, made in zip(self.regions(op), defined):
+            own = [b for b in updated if b in made]
+            for b in own:
+                first = next(inner for inner in region.ops if isinstance(inner, STATEMENTS)
+                             and b in self.defined_here(inner))
+                if b in before and b not in self.imports_before(region, first):
+                    self.pop_before(b, first)
+            self.block(region, live_out=set(own), carried={b for b in own if b in before})
+        for b in updated:
+            if b in current:
+                self.versions.append(current.pop(b))
+            current[b] = Version(b, op)
+
+    def imports_before(self, region: Block, first: Operation) -> set[str]:
+        """The buffers ``region``'s statements before ``first`` (and ``first`` itself) read."""
+        out: set[str] = set()
+        for inner in region.ops:
+            if isinstance(inner, STATEMENTS):
+                out |= set(self.interface(inner)[1])
+            if inner is first:
+                break
+        return out
+
+    def pop_before(self, name: str, first_def: Operation) -> None:
+        """Pop the version that entered a branch right before the branch defines ``name`` anew."""
+        for kind in ("consume", "release"):
+            self.event(first_def, kind, name, after=False)
 
     def loop(self, loop: tile.ForOp, live_out: set[str], carried: set[str]) -> None:
         body = loop.body.block
@@ -236,7 +286,7 @@ class TileDFG:
         (For ``x = f(x)`` the pop of the old version follows the push of the new one.)"""
         d = v.definition
         end = None
-        if d is not None and not isinstance(d, tile.ForOp):
+        if d is not None and not isinstance(d, (tile.ForOp, tile.IfOp)):
             self.event(d, "produce_begin", v.buffer, after=False)
             end = self.event(d, "produce_end", v.buffer, after=True)
         uses = v.uses
