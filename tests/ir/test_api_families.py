@@ -16,10 +16,10 @@ def test_every_init_a_call_names_is_a_configuring_row_of_the_table():
             assert fn.family is not None, fn.name
 
 
-def test_compute_calls_without_an_init_are_the_dst_protocol_and_the_l1_accumulation_switch():
+def test_compute_calls_without_an_init_are_the_dst_protocol_the_l1_accumulation_switch_and_cb_reads():
     bare = {f.name for f in API.values() if f.thread == "compute" and not f.configures and f.init is None}
     assert bare == {"tile_regs_acquire", "tile_regs_commit", "tile_regs_wait", "tile_regs_release",
-                    "pack_reconfig_l1_acc"}
+                    "pack_reconfig_l1_acc", "read_tile_value"}
 
 
 def test_only_calls_with_a_result_are_free_of_writes():

@@ -295,7 +295,9 @@ def test_comparing_a_narrowing_cast_is_one_line():
     expect_error(build(k), KernelError, k, "T.cast(..., float16) is not supported by tilefold yet")
 
 
-def test_an_element_of_a_global_tensor_steering_a_condition_is_named():
+def test_an_element_of_an_int_table_steers_a_scalar_carried_through_an_unrolled_loop():
+    """``g = T.if_then_else(bx * 32 >= offsets[i], i, g)`` over ``range(G)``: the loop carries g, so it
+    is unrolled; each element of offsets is read by the reader and handed to compute."""
     @jit(out_idx=[2])
     def pick(N, G):
         @T.prim_func
@@ -309,8 +311,36 @@ def test_an_element_of_a_global_tensor_steering_a_condition_is_named():
                     B[bx * 32 + j] = A[bx * 32 + j] + g
         return main
 
-    with pytest.raises(TilefoldError, match=r"offsets\[i\] reads an element of global tensor offsets as a value"):
-        pick(64, 2)(np.zeros(64, np.float32), np.array([0, 32], np.int32))
+    a = np.arange(128, dtype=np.float32)
+    group = np.repeat([0, 1, 1, 2], 32).astype(np.float32)
+    np.testing.assert_array_equal(pick(128, 3)(a, np.array([0, 32, 96], np.int32)), a + group)
+
+
+def test_a_scalar_computed_in_a_loop_and_read_after_it_is_named():
+    @T.prim_func
+    def k(A: T.Tensor((64,), "float32"), offsets: T.Tensor((4,), "int32"), B: T.Tensor((64,), "float32")):
+        with T.Kernel(2) as bx:
+            for i in T.serial(4):
+                last = offsets[i] * 2
+            for j in T.Parallel(32):
+                B[bx * 32 + j] = A[bx * 32 + j] + last  # error
+
+    expect_error(lambda: compile_prim_func(k), KernelError, k, "last is computed inside the loop at line",
+                 "read after it")
+
+
+def test_a_loop_carrying_a_scalar_with_bounds_not_constant_is_named():
+    @T.prim_func
+    def k(A: T.Tensor((64,), "float32"), counts: T.Tensor((2,), "int32"), B: T.Tensor((64,), "float32")):
+        with T.Kernel(2) as bx:
+            s = 0
+            for i in T.serial(counts[bx]):  # error
+                s = s + i
+            for j in T.Parallel(32):
+                B[bx * 32 + j] = A[bx * 32 + j] + s
+
+    expect_error(lambda: compile_prim_func(k), KernelError, k, "assigns s from its previous value",
+                 "not constants")
 
 
 def test_an_unknown_primitive_names_the_closest_ones_and_warp_specialization_its_reason():

@@ -28,12 +28,17 @@ Front-end ops (what ``tilefold.language`` builds):
   row (``T.transpose``).
 - ``tile.cumsum`` — cumulative sums along ``dim`` (``T.cumsum``), optionally from the end.
 - ``tile.index_value`` — inside ``tile.parallel``: an ``i32`` index as an ``f32`` element value.
+- ``tile.element`` — outside ``tile.parallel``: one element of an integer or bool global tensor
+  as an ``i32`` (a block mask, an offset table), for an ``if``, a loop bound or an index.
 - ``tile.iota`` — a buffer whose elements hold their own row (``dim = 0``) or column (``dim = 1``)
   number within their tile (0..31); the pipeline makes it to compute index values.
 
 Pipeline ops (protocol-less until Stage D lowers them to ttkernel):
 
 - ``tile.runtime_arg`` — a named per-core runtime argument (``start_id``, ``Nt``, ``A_addr``...).
+- ``tile.read_element`` — ``tile.element`` placed in the tensor's tiles: element (``row``, ``col``)
+  of its folded rows; ``key`` names it in every kernel that needs it, ``mailbox`` the CB through
+  which the reader hands it to the compute kernel.
 - ``tile.read_block`` / ``tile.write_block`` — move ``rows × cols`` pages of a global tensor
   (page of block tile (r, c) = ``first_page + r * row_stride + c``) into / out of a CB.
 - ``tile.stmt`` — one compute statement (its ``reads`` / ``writes`` name buffers).
@@ -431,7 +436,71 @@ class IotaOp(IRDLOperation):
         super().__init__(operands=[buffer], properties={"dim": IntegerAttr(dim, i32)})
 
 
+@irdl_op_definition
+class ElementOp(IRDLOperation):
+    """One element of an integer or bool global tensor, outside ``tile.parallel``, as an ``i32``."""
+
+    assembly_format = "$buffer `[` $indices `]` attr-dict `:` type($buffer)"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    name = "tile.element"
+    buffer = operand_def(MemRefType)
+    indices = var_operand_def(i32)
+    result = result_def(i32)
+    traits = traits_def(Pure())         # the kernel only reads the tensors it reads elements of
+
+    def __init__(self, buffer, indices):
+        super().__init__(operands=[buffer, list(indices)], result_types=[i32])
+
+
 # --- pipeline ops ------------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class ReadElementOp(IRDLOperation):
+    """Element (``row``, ``col``) of global ``buffer``'s folded rows (``tiles_per_row`` tiles a row,
+    ``element_bytes`` each) as an ``i32``. The same ``key`` marks it in each kernel that needs it;
+    ``mailbox`` is the CB through which the reader hands the element's face row to compute."""
+
+    assembly_format = "$row `,` $col (`,` $accessor^ `:` type($accessor))? attr-dict"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    name = "tile.read_element"
+    row = operand_def(i32)
+    col = operand_def(i32)
+    accessor = opt_operand_def()
+    buffer = prop_def(StringAttr)
+    tiles_per_row = prop_def(IntegerAttr)
+    element_bytes = prop_def(IntegerAttr)
+    key = prop_def(IntegerAttr)
+    mailbox = opt_prop_def(IntegerAttr)
+    result = result_def(i32)
+    # not Pure: splitting the kernel decides which kernels keep it (the reader keeps the ones it
+    # hands to compute even when it does not use them itself)
+
+    def __init__(self, row, col, buffer: str, tiles_per_row: int, element_bytes: int, key: int,
+                 accessor=None, mailbox: int | None = None):
+        props = {"buffer": StringAttr(buffer), "tiles_per_row": IntegerAttr(tiles_per_row, i32),
+                 "element_bytes": IntegerAttr(element_bytes, i32), "key": IntegerAttr(key, i32)}
+        if mailbox is not None:
+            props["mailbox"] = IntegerAttr(mailbox, i32)
+        super().__init__(operands=[row, col, [accessor] if accessor is not None else []], properties=props,
+                         result_types=[i32])
+
+    @property
+    def buffer_name(self) -> str:
+        return self.buffer.data
+
+    @property
+    def mailbox_cb(self) -> int | None:
+        return None if self.mailbox is None else self.mailbox.value.data
+
+    def rebuilt(self, accessor=None, mailbox: int | None = None) -> "ReadElementOp":
+        """A copy with an accessor and / or mailbox CB (the others kept)."""
+        return ReadElementOp(self.row, self.col, self.buffer_name, self.tiles_per_row.value.data,
+                             self.element_bytes.value.data, self.key.value.data,
+                             accessor if accessor is not None else (self.accessor or None),
+                             mailbox if mailbox is not None else self.mailbox_cb)
 
 
 @irdl_op_definition
@@ -667,7 +736,7 @@ class CbEventOp(IRDLOperation):
 
 
 TILE_OPS = [KernelOp, AllocOp, CopyOp, GemmOp, FillOp, ReduceOp, ParallelOp, LoadOp, StoreOp, MathOp, ForOp,
-            IfOp, TransposeOp, CumsumOp, IndexValueOp, IotaOp, RuntimeArgOp, ReadBlockOp, WriteBlockOp, ReadRowsOp,
+            IfOp, TransposeOp, CumsumOp, IndexValueOp, IotaOp, ElementOp, RuntimeArgOp, ReadElementOp, ReadBlockOp, WriteBlockOp, ReadRowsOp,
             WriteRowsOp, StmtOp, DstSectionOp, CbEventOp]
 
 Tile = Dialect("tile", TILE_OPS, [])
@@ -675,7 +744,7 @@ register_dialect(Tile)
 
 __all__ = [
     "Tile", "TILE_OPS", "KernelOp", "AllocOp", "CopyOp", "GemmOp", "FillOp", "ReduceOp", "ParallelOp", "LoadOp",
-    "StoreOp", "MathOp", "ForOp", "IfOp", "TransposeOp", "CumsumOp", "IndexValueOp", "IotaOp", "RuntimeArgOp",
+    "StoreOp", "MathOp", "ForOp", "IfOp", "TransposeOp", "CumsumOp", "IndexValueOp", "IotaOp", "ElementOp", "RuntimeArgOp", "ReadElementOp",
     "ReadRowsOp", "WriteRowsOp", "TRANSFERS", "READS", "WRITES", "ReadBlockOp", "WriteBlockOp", "StmtOp", "DstSectionOp",
     "CbEventOp", "SCOPES", "LOOP_KINDS", "REDUCE_KINDS", "DST_MODES", "CB_EVENTS", "PRODUCER_EVENTS", "int_array", "int_list",
     "str_array", "str_list",

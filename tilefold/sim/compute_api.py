@@ -212,6 +212,24 @@ class ComputeApi:
             return self.dev.l1.read(self.row_idx[lanes], addr, ps * count).reshape(len(lanes), count, ps)
         return self.dev.l1.read(self.rows, addr, ps * count).reshape(self.L, count, ps)
 
+    def read_tile_value(self, cb, tile_index, offset):
+        """The uint32 word ``offset`` of waited page ``tile_index`` of a CB (TT-Metalium reads it on
+        UNPACK and hands it to MATH and PACK through their mailboxes): an int, or one per lane."""
+        call = "read_tile_value"
+        cbi, st = self._cb(cb, call)
+        t = tile_index if tile_index.__class__ is int else uniform(tile_index, "read_tile_value tile index")
+        self._check_waited(cbi, st, t + 1, call)
+        ps = self._page_bytes(st)
+        words = np.asarray(offset, dtype=np.int64)
+        if any_lane((words < 0) | (words * 4 + 4 > ps)):
+            raise self.fail(CircularBufferError, f"{call}(c_{cbi}, {t}, {offset}): word {offset} lies outside the "
+                                                 f"{ps}-byte page")
+        addr = self._page_address(st, st.rd, t, ps) + words * 4
+        raw = self.dev.l1.read(self.rows, addr if addr.ndim else int(addr), 4).reshape(self.L, 4)
+        values = raw.view(np.uint32).reshape(self.L).astype(np.int64)
+        self.charge(self.costs.riscv_call, None, call)
+        return int(values[0]) if (values == values[0]).all() else values
+
     def _page_address(self, st, pointer: np.ndarray, page: int, ps: int):
         """L1 address of ``page`` pages past a CB pointer (``st.rd`` or ``st.wr``): an int when
         every lane has the same address, else one per lane."""

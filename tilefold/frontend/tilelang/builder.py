@@ -25,6 +25,7 @@ constructs (``while``, ``try`` ...), undefined names, element stores outside ``T
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 import copy
 import math
 import builtins
@@ -95,6 +96,14 @@ _NO_TENSIX_FORM = {
 
 _ELEMENT_CALLS = {"cast", "Cast", "if_then_else", "max", "min", "astype", "float32", "float16", "bfloat16", "int32",
                   *api.UNARY_FUNCTIONS}
+
+
+@dataclass(frozen=True)
+class LoopLocal:
+    """A scalar name last assigned inside a loop's body: its value does not exist after the loop."""
+
+    name: str
+    line: int
 
 
 def _without_scalar_declarations(body: list[ast.stmt]) -> list[ast.stmt]:
@@ -493,9 +502,10 @@ class KernelBuilder(PrimitiveRules, ElementRules, ThreadRules):
             self.statements(stmt.body if cond else stmt.orelse)
             return
         if isinstance(cond, Region):
-            raise self.error(stmt, f"`if` on an element of global tensor {cond.buffer.name} is not supported: data-"
-                                   "dependent control flow would need the element on every engine; compute with "
-                                   "T.if_then_else inside T.Parallel instead")
+            cond = self.index_condition(ast.NotEq, self.index_of(cond, stmt.test), Index.of(0), stmt)
+            if is_static(cond):
+                self.statements(stmt.body if cond else stmt.orelse)
+                return
         if self.parallel is not None or isinstance(cond, Elem):
             self.parallel_if(stmt, cond)
             return
@@ -668,6 +678,8 @@ class KernelBuilder(PrimitiveRules, ElementRules, ThreadRules):
 
     def loop_bound(self, node: ast.expr, what: str):
         value = self.expr(node)
+        if isinstance(value, Region) and value.buffer.is_global:
+            value = self.global_element(value, node)
         if isinstance(value, Index) and value.is_constant:
             value = value.const
         if isinstance(value, Symbol):
@@ -704,6 +716,10 @@ class KernelBuilder(PrimitiveRules, ElementRules, ThreadRules):
             raise self.error(stmt, f"{what} binds one loop variable")
         if kind == "serial" and start == 0 and step == 1 and isinstance(stop, int) and self.element_nest(stmt, [stop]):
             return
+        carried = self.carried_scalars(stmt)
+        if carried:
+            self.unrolled_loop(stmt, start, stop, step, carried, what)
+            return
         lb = self.index_value(start, call)
         ub = self.index_value(stop, call)
         op = self.insert(tile.ForOp(lb, ub, kind, step, max(stages, 1) if stages is not None else None), stmt)
@@ -713,9 +729,59 @@ class KernelBuilder(PrimitiveRules, ElementRules, ThreadRules):
         self.scope[stmt.target.id] = Index({Symbol(op.iv, stmt.target.id, "loop", trips,
                                                    multiple=step if start == 0 else 1, bounds=bounds): 1})
         outer = self.block
+        before = dict(self.scope)
         self.block = op.body.block
         self.statements(stmt.body)
         self.block = outer
+        for name, value in list(self.scope.items()):
+            if value is not before.get(name) and self.defined_in(value, op):
+                self.scope[name] = LoopLocal(name, stmt.lineno)
+
+    UNROLL_LIMIT = 64          # trips of a loop carrying a scalar that are unrolled
+
+    def carried_scalars(self, stmt: ast.For) -> list[str]:
+        """Scalars (``T.alloc_var`` values, indices) the loop body reads and assigns again: each
+        iteration starts from the previous one's value."""
+        assigned: list[str] = []
+        for node in ast.walk(ast.Module(body=stmt.body, type_ignores=[])):
+            targets = node.targets if isinstance(node, ast.Assign) else \
+                [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
+            for t in targets:
+                if isinstance(t, ast.Name) and t.id not in assigned:
+                    assigned.append(t.id)
+        read = {n.id for n in ast.walk(ast.Module(body=stmt.body, type_ignores=[]))
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        return [n for n in assigned if n in read and n in self.scope and n != stmt.target.id
+                and isinstance(self.scope[n], (int, float, Index, Symbol, Cond)) and not isinstance(self.scope[n], bool)]
+
+    def unrolled_loop(self, stmt: ast.For, start, stop, step: int, carried: list[str], what: str) -> None:
+        """A loop carrying scalars from one iteration to the next, unrolled (its trip count must be
+        a constant of at most :attr:`UNROLL_LIMIT`)."""
+        if not (isinstance(start, int) and isinstance(stop, int)):
+            raise self.error(stmt, f"this {what} loop assigns {carried[0]} from its previous value, and its bounds are "
+                                   "not constants: tilefold unrolls a loop that carries a scalar, so give it constant "
+                                   "bounds (or compute the value without a loop)")
+        trips = range(start, stop, step)
+        if len(trips) > self.UNROLL_LIMIT:
+            raise self.error(stmt, f"this {what} loop assigns {carried[0]} from its previous value over {len(trips)} "
+                                   f"iterations: tilefold unrolls a loop that carries a scalar, up to "
+                                   f"{self.UNROLL_LIMIT} iterations")
+        for value in trips:
+            self.scope[stmt.target.id] = value
+            self.statements(stmt.body)
+
+    @staticmethod
+    def defined_in(value, loop: Operation) -> bool:
+        """Whether an index, symbol or condition value is computed inside ``loop``'s body."""
+        values = [value.value] if isinstance(value, (Symbol, Cond)) else \
+            [s.value for s in value.terms] if isinstance(value, Index) else []
+        for v in values:
+            owner = v.owner if isinstance(v.owner, Operation) else v.owner.parent_op()
+            while owner is not None:
+                if owner is loop:
+                    return True
+                owner = owner.parent_op()
+        return False
 
     def element_nest(self, stmt: ast.For, extents: list[int]) -> bool:
         """A nest of serial loops whose body stores elements of local or global buffers, each iteration its
@@ -1060,6 +1126,10 @@ class KernelBuilder(PrimitiveRules, ElementRules, ThreadRules):
     def expr_Name(self, node: ast.Name):
         if node.id in self.scope:
             value = self.scope[node.id]
+            if isinstance(value, LoopLocal):
+                raise self.error(node, f"{node.id} is computed inside the loop at line {value.line} and read after it; "
+                                       "give it a value before the loop and update it in the body (a loop carrying "
+                                       "a scalar is unrolled), or read it inside the loop")
             if isinstance(value, PendingParam):
                 raise self.error(node, f"tensor argument {node.id!r} is used before its type is declared; write "
                                        f"{node.id}: T.Tensor(shape, dtype) first")
@@ -1162,6 +1232,8 @@ class KernelBuilder(PrimitiveRules, ElementRules, ThreadRules):
     def binop(self, op: ast.operator, left, right, node):
         if self.is_element(left) or self.is_element(right):
             return self.element_binop(op, left, right, node)
+        left, right = (self.global_element(v, node) if isinstance(v, Region) and v.buffer.is_global
+                       and not v.buffer.dtype.is_float else v for v in (left, right))
         fn = _PY_BINOP.get(type(op))
         if fn is None:
             raise self.error(node, f"unsupported operator {type(op).__name__}")
@@ -1252,15 +1324,30 @@ class KernelBuilder(PrimitiveRules, ElementRules, ThreadRules):
         if isinstance(value, Symbol):
             return Index.of(value)
         if isinstance(value, Region) and value.buffer.scope == "global":
-            read = next((n for n in ast.walk(node) if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name)
-                         and n.value.id == value.buffer.name), node)
-            raise self.error(node, f"{ast.unparse(read)} reads an element of global tensor {value.buffer.name} as a "
-                                   f"value; a value read from a tensor cannot steer an index or a condition here (a "
-                                   f"kernel reads a global tensor with T.copy into a shared or fragment buffer) — "
-                                   "compute it on the host and pass it in, or launch a kernel per case")
+            return self.global_element(value, node)
         if isinstance(value, bool) or not isinstance(value, (int, Index)):
             raise self.error(node, f"index {ast.unparse(node)} is {self.describe(value)}, not an integer")
         return value
+
+    def global_element(self, region: Region, node) -> Index:
+        """One element of an integer or bool global tensor read outside T.Parallel (a block mask
+        steering an ``if``, an offset in a table): a ``tile.element`` value, as an index."""
+        buffer = region.buffer
+        read = next((n for n in ast.walk(node) if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name)
+                     and n.value.id == buffer.name), node)
+        if any(e is not None for e in region.extents):
+            raise self.error(node, f"{ast.unparse(read)} is a region of global tensor {buffer.name}, not one element; "
+                                   "an index or a condition takes one element (give an index in every dim)")
+        if buffer.dtype.is_float:
+            raise self.error(node, f"{ast.unparse(read)} reads an element of the float tensor {buffer.name} as an "
+                                   "index or a condition; only integer and bool tensors can steer them (compare "
+                                   "float values inside T.Parallel with T.if_then_else)")
+        if self.parallel is not None:
+            raise self.error(node, f"{ast.unparse(read)}: an element of a global tensor cannot steer an index inside "
+                                   "T.Parallel; read it before the T.Parallel loop")
+        indices = [self.index_value(start, node) for start in region.starts]
+        op = self.insert(tile.ElementOp(buffer.value, indices), node)
+        return Index({Symbol(op.result, ast.unparse(read), "opaque"): 1})
 
     # -- calls -------------------------------------------------------------------------------------
 

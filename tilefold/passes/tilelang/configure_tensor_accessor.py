@@ -1,6 +1,7 @@
 """configure_tensor_accessor (Stage D2): each data-movement kernel builds its TensorAccessors.
 
-Reads: ``tile.read_block`` / ``tile.write_block`` in the ``@reader`` / ``@writer`` kernels,
+Reads: ``tile.read_block`` / ``tile.write_block`` / ``tile.read_element`` in the ``@reader`` /
+``@writer`` kernels,
 ``tt.tensor_accessor.<name>`` of the TileLang function.
 Writes, at the top of each data-movement kernel, per tensor it moves (in order of first
 use)::
@@ -46,7 +47,8 @@ class ConfigureTensorAccessor(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         host = kernel_function(op)
         for kernel in device_kernels(op):
-            transfers = [o for o in kernel.walk() if isinstance(o, tile.TRANSFERS)]
+            transfers = [o for o in kernel.walk() if isinstance(o, tile.TRANSFERS)
+                         or (isinstance(o, tile.ReadElementOp) and kernel.attributes[THREAD_ATTR].data == "noc")]
             names = list(dict.fromkeys(t.buffer_name for t in transfers))
             accessors = {}
             prev = None
@@ -73,7 +75,8 @@ class ConfigureTensorAccessor(ModulePass):
                 prev = args.result
                 accessors[name] = accessor.result
             for t in transfers:
-                new = t.with_accessor(accessors[t.buffer_name])
+                new = t.rebuilt(accessor=accessors[t.buffer_name]) if isinstance(t, tile.ReadElementOp) \
+                    else t.with_accessor(accessors[t.buffer_name])
                 new.location = t.location
                 Rewriter.replace_op(t, new)
             set_attr(kernel, "tt.compile_args", names)

@@ -34,11 +34,20 @@ def add_buffer(kernel: func.FuncOp, name: str, shape: tuple[int, int], fmt: Data
     alloc = tile.AllocOp(name, "fragment", memref_type(shape, fmt, "fragment"))
     alloc.result.name_hint = name
     insert_before(loop, alloc)
+    add_cb(kernel, name, shape, fmt, pages, producer, consumer)
+    return alloc
+
+
+def add_cb(kernel: func.FuncOp, name: str, shape: tuple[int, int], fmt: DataFormat, pages: int,
+           producer: str, consumer: str) -> int:
+    """The ``tt.cb.<name>`` entry of a new CB (no buffer in the kernel's body: after the kernel is
+    split, only the entries remain); its index."""
+    index = free_index(kernel)
     set_attr(kernel, f"tt.cb.{name}", {
         "page_size": fmt.tile_size(TILE, TILE), "depth": pages, "data_format": fmt.value,
-        "block_tiles": [shape[0] // TILE, shape[1] // TILE], "index": free_index(kernel), "producer": producer,
+        "block_tiles": [shape[0] // TILE, shape[1] // TILE], "index": index, "producer": producer,
         "consumer": consumer, "scope": "fragment"})
-    return alloc
+    return index
 
 
 def constant_tile(kernel: func.FuncOp, name: str, value: float, fmt: DataFormat = DataFormat.Float16_b) -> str:
@@ -58,7 +67,10 @@ def scratch_for(kernel: func.FuncOp, thread: str) -> str:
     element by element (it reserves the page at its start and frees it at its end)."""
     name = f"{thread}_scratch"
     if f"tt.cb.{name}" not in kernel.attributes:
-        add_buffer(kernel, name, (TILE, TILE), DataFormat.Float32, 1, producer=thread, consumer=thread)
+        if persistent_loop(kernel) is None:        # split already: the entry is all that is left
+            add_cb(kernel, name, (TILE, TILE), DataFormat.Float32, 1, producer=thread, consumer=thread)
+        else:
+            add_buffer(kernel, name, (TILE, TILE), DataFormat.Float32, 1, producer=thread, consumer=thread)
     return name
 
 

@@ -13,7 +13,15 @@ Writes:
   ``noc_async_writes_flushed`` (before the pop that follows), and one
   ``noc_async_write_barrier`` at the end of the writer.
 
-Each CB protocol point and each transfer is rewritten in place by a ``RewritePattern``
+- a tensor element (``tile.read_element``) in a data-movement kernel → the 64 bytes holding it
+  (aligned: a DRAM read keeps its address modulo the DRAM alignment) read (``get_noc_addr`` +
+  ``noc_async_read`` + barrier) into the kernel's scratch
+  page, or into a page of its mailbox CB (reserved before, pushed after) when compute needs it
+  too, and the element loaded from L1; in the compute kernel → ``cb_wait_front`` of the mailbox,
+  ``read_tile_value`` of the word holding the element (shifted and masked for 8- and 16-bit
+  elements), ``cb_pop_front``.
+
+Each CB protocol point, transfer and element is rewritten in place by a ``RewritePattern``
 (:class:`LowerCbEvent`, :class:`LowerTransfer`) under xDSL's pattern walker.
 
 Errors: none.
@@ -31,11 +39,13 @@ from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
 from tilefold.ir import tile
-from tilefold.ir.ttkernel import L1LoadOp, L1StoreOp, api_call
+from tilefold.ir.ttkernel import THREAD_ATTR, L1LoadOp, L1StoreOp, api_call
 from tilefold.ir.attributes import kernel_function
 from tilefold.passes.builder import LocatedBuilder, rewrite_once
 from tilefold.passes.tilelang.configure_tensor_accessor import device_kernels
 from tilefold.ir.attributes import cb_entries
+
+ELEMENT_WINDOW = 64          # bytes read around a tensor element: the largest DRAM alignment
 
 EVENT_CALLS = {"consume": "cb_wait_front", "release": "cb_pop_front", "produce_begin": "cb_reserve_back",
                "produce_end": "cb_push_back"}
@@ -76,6 +86,53 @@ class LowerTransfer(RewritePattern):
         rewriter.erase(t)
 
 
+class LowerElement(RewritePattern):
+    """A tensor element → its read (data movement) or its hand-over from the reader (compute);
+    see the module docstring."""
+
+    def __init__(self, compute: bool, scratch):
+        self.compute = compute
+        self.scratch = scratch
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: tile.ReadElementOp, rewriter: PatternRewriter) -> None:
+        at = LocatedBuilder.before(op)
+        add, mul = _arith(at, arith.AddiOp), _arith(at, arith.MuliOp)
+        div, rem = _arith(at, arith.DivUIOp), _arith(at, arith.RemUIOp)
+        eb = op.element_bytes.value.data
+        mailbox = op.mailbox_cb
+        # the element's byte in its tile, and in the 64-byte window read around it (DRAM reads
+        # keep their address modulo the DRAM alignment, 32 B on Wormhole and 64 B on Blackhole)
+        face_row = add(_face_row(at, rem(op.row, at.c(32))), mul(div(rem(op.col, at.c(32)), at.c(16)), at.c(256)))
+        in_tile = mul(add(face_row, rem(op.col, at.c(16))), at.c(eb))
+        in_window = rem(in_tile, at.c(ELEMENT_WINDOW))
+        if self.compute:
+            at(api_call("cb_wait_front", [at.c(mailbox), at.c(1)]))
+            word = at(api_call("read_tile_value", [at.c(mailbox), at.c(0), div(in_window, at.c(4))])).result
+            value = word
+            if eb < 4:
+                shift = mul(rem(in_window, at.c(4)), at.c(8))
+                value = at(arith.AndIOp(at(arith.ShRUIOp(word, shift)).result, at.c((1 << (8 * eb)) - 1))).result
+            at(api_call("cb_pop_front", [at.c(mailbox), at.c(1)]))
+        else:
+            if mailbox is not None:
+                at(api_call("cb_reserve_back", [at.c(mailbox), at.c(1)]))
+                buf = at(api_call("get_write_ptr", [at.c(mailbox)])).result
+            else:
+                buf = self.scratch
+            tiles_per_row = op.tiles_per_row.value.data
+            page = add(mul(div(op.row, at.c(32)), at.c(tiles_per_row)), div(op.col, at.c(32)))
+            window = mul(div(in_tile, at.c(ELEMENT_WINDOW)), at.c(ELEMENT_WINDOW))
+            noc = at(api_call("get_noc_addr", [page, op.accessor, window])).result
+            at(api_call("noc_async_read", [noc, buf, at.c(ELEMENT_WINDOW)]))
+            at(api_call("noc_async_read_barrier", []))
+            value = at(L1LoadOp(add(buf, in_window), at.c(0), 8 * eb)).result
+            if mailbox is not None:
+                at(api_call("cb_push_back", [at.c(mailbox), at.c(1)]))
+        op.result.replace_all_uses_with(value)
+        rewriter.erase(op)
+
+
 class LowerCBIntrinsics(ModulePass):
     """CB protocol and block transfers → ttkernel calls (see the module docstring)."""
 
@@ -88,7 +145,10 @@ class LowerCBIntrinsics(ModulePass):
                    for kernel in device_kernels(op) for thread in [kernel.sym_name.data]}
         for kernel in device_kernels(op):
             writes = any(isinstance(o, tile.WRITES) for o in kernel.walk())
-            rewrite_once(kernel.body, LowerCbEvent(), LowerTransfer(page_sizes, scratch[kernel.sym_name.data]))
+            thread_scratch = scratch[kernel.sym_name.data]
+            compute = kernel.attributes[THREAD_ATTR].data == "compute"
+            rewrite_once(kernel.body, LowerCbEvent(), LowerTransfer(page_sizes, thread_scratch),
+                         LowerElement(compute, thread_scratch))
             if writes:
                 ret = kernel.body.block.last_op
                 assert isinstance(ret, func.ReturnOp)

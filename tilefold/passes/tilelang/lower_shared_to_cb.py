@@ -20,6 +20,7 @@ Writes:
 - ``tile.read_block`` / ``tile.write_block`` in place of global↔local ``tile.copy``:
   ``first_page`` = the page (tile) id of the block's first tile, ``row_stride`` = tiles
   per row of the (padded) tensor.
+- ``tile.read_element`` in place of ``tile.element``: the element's folded row and column.
 - ``tt.global_roles`` = {name: input | output | inout | unused}.
 - ``tt.compute_config`` = the compute kernel's ComputeConfig: HiFi4, and DST in float32
   (``fp32_dest_acc_en``) when a buffer that compute produces is float32.
@@ -33,7 +34,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
-from xdsl.dialects import func
+from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.rewriter import Rewriter
 from xdsl.transforms.dead_code_elimination import region_dce
@@ -42,8 +43,8 @@ from tilefold.ir.tile_types import memref_type
 from tilefold.ir import tile
 from tilefold.layout.formats import DataFormat
 from tilefold.passes.tilelang.accumulation import analyze
-from tilefold.passes.tilelang.affine import Affine, affine_of, materialize
-from tilefold.passes.tilelang.copy_geometry import copy_geometry
+from tilefold.passes.tilelang.affine import Affine, affine_of, constant_op, materialize
+from tilefold.passes.tilelang.copy_geometry import copy_geometry, folded_row_strides
 from tilefold.passes.tilelang.internal_buffers import scratch_for
 from tilefold.ir.attributes import get_attr, kernel_function, param_names, set_attr
 from tilefold.ir.buffer_layouts import entry_format
@@ -149,6 +150,7 @@ class LowerSharedToCB(DevicePass):
         for name, cb in cbs.items():
             set_attr(kernel, f"tt.cb.{name}", cb)
         self._lower_copies(kernel, cbs)
+        self._lower_elements(kernel)
         region_dce(kernel.body)
 
     # -- one consumer per CB ------------------------------------------------------------------------
@@ -237,7 +239,8 @@ class LowerSharedToCB(DevicePass):
                 cbs[name]["loc"] = [where.file, where.line]
         roles = {}
         for name in param_names(kernel):
-            read = any(isinstance(o, tile.CopyOp) and o.offsets and o.src == infos[name].value for o in kernel.walk())
+            read = any((isinstance(o, tile.CopyOp) and o.offsets and o.src == infos[name].value)
+                       or (isinstance(o, tile.ElementOp) and o.buffer == infos[name].value) for o in kernel.walk())
             written = any(isinstance(o, tile.CopyOp) and o.offsets and o.dst == infos[name].value
                           for o in kernel.walk())
             roles[name] = "inout" if read and written else "input" if read else "output" if written else "unused"
@@ -254,6 +257,31 @@ class LowerSharedToCB(DevicePass):
         raise compile_error(op, f"the kernel needs more than {count} circular buffers; use fewer local buffers")
 
     # -- copies ---------------------------------------------------------------------------------------
+
+    def _lower_elements(self, kernel: func.FuncOp) -> None:
+        """Each ``tile.element`` → ``tile.read_element`` at its folded row and column."""
+        for key, op in enumerate(o for o in list(kernel.walk()) if isinstance(o, tile.ElementOp)):
+            name = buffer_name(op.buffer, kernel)
+            entry = get_attr(kernel, f"tt.buffer.{name}")
+            padded = list(entry["padded_shape"])
+            indices = list(op.indices)
+            if len(indices) == 1:
+                indices = [None, indices[0]]
+            strides = folded_row_strides(padded)
+            at = inserter(op)
+            row = None
+            for index, stride in zip(indices[:-1], strides):
+                if index is None:
+                    continue
+                term = index if stride == 1 else at(arith.MuliOp(index, at(constant_op(stride)).result)).result
+                row = term if row is None else at(arith.AddiOp(row, term)).result
+            if row is None:
+                row = at(constant_op(0)).result
+            fmt = entry_format(entry)
+            new = tile.ReadElementOp(row, indices[-1], name, padded[-1] // TILE, fmt.tile_size(TILE, TILE) // (TILE * TILE),
+                                     key)
+            new.location = op.location
+            Rewriter.replace_op(op, new)
 
     def _lower_copies(self, kernel: func.FuncOp, cbs: dict[str, dict]) -> None:
         for copy in [o for o in kernel.walk() if isinstance(o, tile.CopyOp) and o.offsets]:

@@ -31,7 +31,9 @@ from xdsl.transforms.dead_code_elimination import region_dce
 from tilefold.ir import tile
 from tilefold.ir.ttkernel import COMPUTE_CONFIG_ATTR, THREAD_ATTR, compute_config_attr
 from tilefold.ir.attributes import get_attr, kernel_function, set_attr
+from tilefold.ir.buffer_layouts import entry_format
 from tilefold.passes.tilelang.common import compile_error
+from tilefold.passes.tilelang.internal_buffers import add_cb, scratch_for
 from tilefold.ir.attributes import cb_entries
 
 THREADS = ("reader", "compute", "writer")
@@ -77,6 +79,7 @@ class _Splitter:
             if owner is None:
                 if op.regions:
                     raise compile_error(op, f"{op.name} cannot be split into reader / compute / writer kernels")
+                self.check_available(op, mapper)
                 dst.add_op(op.clone(value_mapper=mapper))
             elif owner == self.thread:
                 if isinstance(op, tile.StmtOp):
@@ -84,6 +87,17 @@ class _Splitter:
                         dst.add_op(inner.clone(value_mapper=mapper))
                 else:
                     dst.add_op(op.clone(value_mapper=mapper))
+
+    def check_available(self, op: Operation, mapper: dict) -> None:
+        """An index value this thread computes must come from values it has: not from a compute
+        statement's result when the thread moves data."""
+        for operand in op.operands:
+            owner = operand.owner
+            if isinstance(owner, Operation) and operand not in mapper and isinstance(owner.parent_op(), tile.StmtOp):
+                raise compile_error(op, f"the {self.thread} kernel needs an index that the compute kernel computes "
+                                        "here (from a value of a local buffer, or a T.if_then_else on indices): a "
+                                        "data-movement kernel cannot read it; compute the index from block and loop "
+                                        "indices and tensor elements only")
 
     def branch(self, op: tile.IfOp, dst: Block, mapper: dict) -> None:
         blocks = []
@@ -114,6 +128,49 @@ class _Splitter:
         dst.add_op(loop)
 
 
+def hand_over_elements(host: func.FuncOp, kernels: dict[str, func.FuncOp]) -> None:
+    """Tensor elements the kernels read (``tile.read_element``): the data-movement kernels read
+    theirs through a scratch page; one the compute kernel needs (it cannot read the NOC) the
+    reader reads at the same point into a two-page mailbox CB and pushes, for compute to wait
+    for, read and pop."""
+    for thread in ("compute", "writer", "reader"):
+        if thread in kernels:
+            keep = {o.key.value.data for o in kernels["compute"].walk() if isinstance(o, tile.ReadElementOp)} \
+                if thread == "reader" and "compute" in kernels else set()
+            drop_unused_elements(kernels[thread], keep)
+    found = {t: {o.key.value.data: o for o in fn.walk() if isinstance(o, tile.ReadElementOp)}
+             for t, fn in kernels.items()}
+    for key, op in found.get("compute", {}).items():
+        reader = found.get("reader", {}).get(key)
+        if reader is None:
+            raise compile_error(op, f"an element of {op.buffer_name} steers the compute kernel here, where the "
+                                    "reader kernel has nothing to read: tilefold hands such an element to compute "
+                                    "from the reader, so read a block (T.copy) under the same loops and conditions")
+        fmt = entry_format(get_attr(host, f"tt.buffer.{op.buffer_name}"))
+        mailbox = add_cb(host, f"{op.buffer_name}_element{key}", (32, 32), fmt, 2, "reader", "compute")
+        for side in (op, reader):
+            new = side.rebuilt(mailbox=mailbox)
+            new.location = side.location
+            Rewriter.replace_op(side, new)
+    for thread in ("reader", "writer"):
+        if thread in kernels and any(o.mailbox_cb is None for o in kernels[thread].walk()
+                                     if isinstance(o, tile.ReadElementOp)):
+            scratch_for(host, thread)
+
+
+def drop_unused_elements(kernel: func.FuncOp, keep: set[int]) -> None:
+    """Remove the tensor elements a kernel got with the loops around them but does not use (and
+    the index arithmetic only they used), except those whose key is in ``keep``."""
+    while True:
+        unused = [o for o in kernel.walk() if isinstance(o, tile.ReadElementOp) and o.result.first_use is None
+                  and o.key.value.data not in keep]
+        if not unused:
+            return
+        for o in unused:
+            Rewriter.erase_op(o)
+        region_dce(kernel.body)
+
+
 class SplitDeviceKernel(ModulePass):
     """Reader / compute / writer kernels (see the module docstring)."""
 
@@ -140,6 +197,8 @@ class SplitDeviceKernel(ModulePass):
             region_dce(fn.body)
             op.body.block.add_op(fn)
             kernels[thread] = thread
+        hand_over_elements(kernel, {t: fn for fn in op.body.block.ops if isinstance(fn, func.FuncOp)
+                                    for t in [fn.sym_name.data] if t in kernels})
         for inner in reversed(list(kernel.body.block.ops)):
             if not isinstance(inner, func.ReturnOp):
                 Rewriter.erase_op(inner, safe_erase=False)
