@@ -79,7 +79,6 @@ class _Splitter:
             if owner is None:
                 if op.regions:
                     raise compile_error(op, f"{op.name} cannot be split into reader / compute / writer kernels")
-                self.check_available(op, mapper)
                 dst.add_op(op.clone(value_mapper=mapper))
             elif owner == self.thread:
                 if isinstance(op, tile.StmtOp):
@@ -87,17 +86,6 @@ class _Splitter:
                         dst.add_op(inner.clone(value_mapper=mapper))
                 else:
                     dst.add_op(op.clone(value_mapper=mapper))
-
-    def check_available(self, op: Operation, mapper: dict) -> None:
-        """An index value this thread computes must come from values it has: not from a compute
-        statement's result when the thread moves data."""
-        for operand in op.operands:
-            owner = operand.owner
-            if isinstance(owner, Operation) and operand not in mapper and isinstance(owner.parent_op(), tile.StmtOp):
-                raise compile_error(op, f"the {self.thread} kernel needs an index that the compute kernel computes "
-                                        "here (from a value of a local buffer, or a T.if_then_else on indices): a "
-                                        "data-movement kernel cannot read it; compute the index from block and loop "
-                                        "indices and tensor elements only")
 
     def branch(self, op: tile.IfOp, dst: Block, mapper: dict) -> None:
         blocks = []
