@@ -165,3 +165,17 @@ class BlockState:
     @property
     def released(self) -> bool:
         return self.state == OS
+
+
+def joined_state(a: tuple, b: tuple) -> tuple:
+    """Of a block's :meth:`BlockState.snapshot` s at the ends of an ``if`` 's two branches, the one
+    what follows must respect: a copy still writing or reading it on one path (NAW, ROR), else
+    read on one path (RW: what was written is used), else written and not read yet (MR), else
+    reserved and unwritten (MW)."""
+    if a == b:
+        return a
+    for state in (NAW, ROR, RW, MR, MW):
+        for snap in (a, b):
+            if snap[0] == state:
+                return snap
+    return b

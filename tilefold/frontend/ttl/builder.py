@@ -63,6 +63,7 @@ from tilefold.frontend.ttl.values import (
 from tilefold.frontend.ttl.dfb_boundaries import BoundaryBuilder
 from tilefold.frontend.ttl.implicit_kernels import hold_inline_blocks
 from tilefold.frontend.ttl.loop_exits import without_loop_exits
+from tilefold.frontend.ttl.block_states import joined_state
 from tilefold.frontend.ttl.variables import carried_names, live_after
 from tilefold.ir import ttl
 from tilefold.ir.locations import file_line_loc
@@ -680,10 +681,12 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
         held = [b for ends in self.held.values() for blocks in ends.values() for b in blocks]
         states = {id(b): b.status.snapshot() for b in held}
         selected = self.selected_in_branches(cond)
+        pending = self.pending_transfers()
+        flags = {id(t): (t.waited, t.implicit) for t in pending}
         then_block, else_block = IRBlock(), IRBlock()
         self.emit(scf.IfOp(cond, [], [then_block], [else_block]))
         outer = self.block
-        released, writes = [], []
+        released, writes, ends = [], [], []
         for branch, stmts, done in ((then_block, stmt.body, selected[0]), (else_block, stmt.orelse, selected[1])):
             self.block = branch
             marked = self.mark_selected(done)
@@ -695,11 +698,14 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
                 self.check_held(held_before, stmt, "branch of this if")
             self.unmark_selected(marked)
             writes.append({id(b) for b in held if b.status.writes != before[id(b)]})
-            for b in gone:          # the other branch starts from the state before the if
+            ends.append(({id(t): (t.waited, t.implicit) for t in pending},
+                         {id(b): b.status.snapshot() for b in held}))
+            for t in pending:       # the other branch starts from the state before the if
+                t.waited, t.implicit = flags[id(t)]
+            for b in held:
                 b.status.restore(states[id(b)])
             released.append(gone)
-            self.node = stmt
-            self.emit(scf.YieldOp())
+        self.join_transfers(stmt, pending, (then_block, else_block), ends, released)
         self.block = outer
         gone = {id(b) for b in released[0] + released[1]}
         for b in held:              # written by one branch only: on the other path it holds what its pages held
@@ -714,6 +720,52 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
             elif exhaustive(b.status.partly_conds):     # released on every path after all
                 b.status.partly, b.status.partly_conds = None, []
                 self.partly_released.pop((b.dfb.index, b.acquired), None)
+
+    def pending_transfers(self) -> list:
+        """The transfers started before the statement being built and not waited for yet."""
+        return [t for region in self.regions for t in region.transfers
+                if not t.waited and t.group is None and t.kind != "recv" and not t.selections]
+
+    def join_transfers(self, stmt: ast.If, pending: list, blocks: tuple, ends: list, released: list) -> None:
+        """After both branches of an ``if``: a transfer started before it that one branch waited for
+        is waited for at the end of the other branch too (a wait the program writes after the ``if``
+        then waits for nothing more), and each block held through the ``if`` takes, of its states
+        at the two branches' ends, the one a later statement must respect (a copy still in flight
+        on one path; else the one not read yet). The ``if`` 's yields close both branches."""
+        gone = {id(b) for b in released[0] + released[1]}
+        for side in (0, 1):
+            flags, states = ends[side]
+            late = [t for t in pending if flags[id(t)][0] != ends[1 - side][0][id(t)][0] and not flags[id(t)][0]]
+            self.block = blocks[side]
+            for t in pending:
+                t.waited, t.implicit = flags[id(t)]
+            for b in self._held_blocks():
+                if id(b) in states and id(b) not in gone:
+                    b.status.restore(states[id(b)])
+            for t in late:
+                if not t.waited:
+                    self.transfer_wait(t, stmt)
+            ends[side] = ({id(t): (t.waited, t.implicit) for t in pending},
+                          {**states, **{id(b): b.status.snapshot() for b in self._held_blocks() if id(b) in states}})
+            self.node = stmt
+            self.emit(scf.YieldOp())
+        (then_flags, then_states), (else_flags, else_states) = ends
+        for t in pending:
+            t.waited = then_flags[id(t)][0] and else_flags[id(t)][0]
+            t.implicit = t.waited and (then_flags[id(t)][1] or else_flags[id(t)][1])
+        then_gone, else_gone = {id(b) for b in released[0]}, {id(b) for b in released[1]}
+        for b in self._held_blocks():
+            if id(b) not in then_states:
+                continue
+            if id(b) not in gone:
+                b.status.restore(joined_state(then_states[id(b)], else_states[id(b)]))
+            elif id(b) not in else_gone:        # released by the then-branch only: held as the else left it
+                b.status.restore(else_states[id(b)])
+            elif id(b) not in then_gone:
+                b.status.restore(then_states[id(b)])
+
+    def _held_blocks(self) -> list:
+        return [b for ends in self.held.values() for blocks in ends.values() for b in blocks]
 
     def restore_exclusive_releases(self, cond) -> list:
         """Before an ``if`` without ``else`` on ``cond``: the blocks that earlier ``if`` s released on
