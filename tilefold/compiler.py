@@ -175,14 +175,17 @@ class CompiledKernel:
 
     def device_inputs(self, arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         """Host arrays of the logical shapes → zero-padded arrays of the device shapes (float32,
-        or bfloat16 as given: the device converts on the way in; unpadded arrays are not copied)."""
+        or bfloat16 as given: the device converts on the way in; unpadded arrays are not copied):
+        every input, and each output given (TileLang keeps a passed tensor's values where the
+        kernel does not write)."""
         arrays = dict(arrays)
         for view, (base, shape) in self.views.items():
             if base in arrays:
                 arrays[view] = np.asarray(arrays[base]).reshape(shape)
         out = {}
         for t in self.tensors:
-            if t.role not in ("input", "inout"):
+            # an output the caller passed keeps its values where the kernels do not write it
+            if t.role not in ("input", "inout") and not (t.role == "output" and t.name in arrays):
                 continue
             if t.name not in arrays:
                 raise ProgramError(f"kernel {self.name} needs input {t.name!r} of shape {t.shape}")

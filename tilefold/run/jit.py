@@ -10,7 +10,8 @@ once per distinct argument tuple (its shapes and block sizes) and returns the sa
 JITKernel for the same arguments. Calling a JITKernel takes numpy arrays or torch tensors
 for the kernel's parameters in order: pass the inputs only (the outputs are allocated and
 returned, one array or a tuple), or every parameter (outputs and in/out tensors are written
-into the arrays given, and the outputs returned). Which parameters are outputs comes from
+into the arrays given, and the outputs returned; an output given keeps its values where the
+kernel does not write it, as a TileLang kernel's tensors do). Which parameters are outputs comes from
 ``out_idx``, the ``T.empty`` tensors of an eager kernel, or the kernel's dataflow (the
 tensors it copies results into). A kernel of several ``with T.Kernel`` grids runs them one
 after another (:mod:`.sequence`). Results come back in the parameter's dtype (float16 as

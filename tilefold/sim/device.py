@@ -174,6 +174,7 @@ class _Run:
         self.tracing = tracing
         self.fast_numerics = fast_numerics
         self.printed: list[tuple[float, int, str]] = []      # (core clock, order, text) of each DPRINT
+        self.host_written: set[str] = set()     # buffers the host gave values before the kernels ran
         self.max_cycles = watchdog.current() if max_cycles is None else max_cycles
         self.allocation: Allocation = allocate(program, arch)
         gx, gy = arch.grid
@@ -357,10 +358,11 @@ class _Run:
             mem.write(rows[full:], local[full:], pages[full:])
 
     def unwritten_output_error(self) -> UnwrittenOutputError | None:
-        """The first DRAM output buffer (role ``output``) with pages no kernel wrote, as an error naming them."""
+        """The first DRAM output buffer (role ``output``, not given initial values by the host) with
+        pages no kernel wrote, as an error naming them."""
         for name, buf in self.program.buffers.items():
             place = self.allocation.buffers[name]
-            if buf.role != "output" or not place.is_dram:
+            if buf.role != "output" or not place.is_dram or name in self.host_written:
                 continue
             _, bank, local = self._page_locations(name)
             untouched = self.dram_writers.untouched(bank, local, buf.page_size)
@@ -507,6 +509,7 @@ class Device:
                       enabled=progress) as bar:
             for name, array in inputs.items():
                 run.write_buffer(name, array)
+                run.host_written.add(name)
                 bar.done += program.buffer(name).size
         contexts = self._contexts(run, batch, labels)
         threads = [SimThread(ctx, ctx.pykernel.function) for ctx in contexts]
