@@ -88,6 +88,15 @@ class KernelArgumentError(KernelError, TypeError):
     """A kernel-language call with arguments Python itself would refuse (an unknown keyword ...)."""
 
 
+class KernelAttributeError(KernelError, AttributeError):
+    """A name a kernel language's module does not have (``T.int4``, ``tilelang.JITKernell``);
+    ``hasattr`` and ``getattr(module, name, default)`` still see an AttributeError."""
+
+
+class KernelImportError(KernelError, ImportError):
+    """A module or name a script imports that tilefold does not provide (``from tilelang import tvm``)."""
+
+
 class KernelValueError(KernelError, ValueError):
     """A kernel-language object made with a value it cannot take (a pipe range with a step ...)."""
 

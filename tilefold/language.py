@@ -132,3 +132,14 @@ __all__ = [
     *_api.UNARY_FUNCTIONS, "max", "min", "pow", "clamp", "if_then_else", "Select", "cast", "Cast", "annotate_tt_layout", "annotate_tt_schedule",
     "annotate_tt_compute",
 ]
+
+
+def __getattr__(name: str):
+    # ``T.<name>`` that tilefold does not have: one error at the user's line, still an AttributeError
+    from tilefold.caller import user_location
+    from tilefold.errors import KernelAttributeError
+    from tilefold.frontend.tilelang.names import unknown_primitive
+
+    if name.startswith("__"):
+        raise AttributeError(name)
+    raise KernelAttributeError(unknown_primitive(name, __all__), user_location())

@@ -180,3 +180,30 @@ def test_tilefold_run_gives_a_script_its_own_arguments(tmp_path, capsys):
                       "a = p.parse_args()\nprint('n', a.n, 'causal', a.is_causal)\n")
     assert main(["run", str(script), "--n", "3", "--is_causal", "--arch", "blackhole"]) == 0
     assert "n 3 causal True" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("source, line, message", [
+    ("import tilelang\nfrom tilelang import tvm\n", 2, "TVM is not part of tilefold"),
+    ("import tilelang\nimport tilelang.tenstorrent\n", 2, "import tilelang.tenstorrent: tilefold has no such module"),
+    ("import tilelang.language as T\n\nDTYPE = T.int4\n", 3, "T.int4 is a data type with no Tensix tile format"),
+    ("import tilelang.language as T\n\nT.alloc_fragmnt\n", 3, "(closest: T.alloc_fragment"),
+    ("import tilelang\ntilelang.disable_cache()\nK = tilelang.JITKernel\nk = tilelang.JITKernell\n", 4,
+     "tilelang.JITKernell is not part of tilefold (closest: tilelang.JITKernel)"),
+])
+def test_names_tilefold_does_not_have_are_one_line_at_the_scripts_line(tmp_path, capsys, source, line, message):
+    from tilefold.cli.main import main
+
+    script = tmp_path / "names.py"
+    script.write_text(source)
+    assert main(["run", str(script)]) != 0
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err
+    assert f"{script}:{line}: " in err and message in err, err
+
+
+def test_a_missing_name_is_still_an_attribute_error_to_hasattr():
+    import tilefold
+    import tilefold.language as T
+
+    assert not hasattr(T, "int4") and not hasattr(tilefold, "no_such_name")
+    assert hasattr(tilefold, "JITKernel") and hasattr(T, "float16")

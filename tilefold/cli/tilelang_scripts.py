@@ -25,7 +25,7 @@ from itertools import count
 from pathlib import Path
 
 from tilefold.cli.user_code import run_as_main
-from tilefold.errors import KernelError, SourceLocation, TilefoldError
+from tilefold.errors import KernelError, KernelImportError, SourceLocation, TilefoldError
 from tilefold.caller import user_location
 from tilefold.compiler import compile_prim_func
 from tilefold.run.jit import JITKernel, default_device
@@ -49,7 +49,12 @@ class _TileLangAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         try:
             module = importlib.import_module("tilefold" + fullname[len("tilelang"):])
         except ModuleNotFoundError:
-            return None
+            if _installed(fullname.split(".")[0]):
+                return None
+            raise KernelImportError(f"import {fullname}: tilefold has no such module; it runs TileLang kernels "
+                                    "written with tilelang.language (T.*), tilelang.jit / tilelang.compile and "
+                                    "TileLang's helper modules (tilelang.profiler, tilelang.testing, "
+                                    "tilelang.utils.tensor, tilelang.carver)", user_location()) from None
         return importlib.util.spec_from_loader(fullname, self, is_package=hasattr(module, "__path__"))
 
     def create_module(self, spec):
@@ -65,7 +70,8 @@ def _installed(name: str) -> bool:
     """Whether a module of that name exists outside these aliases (a real TVM installation)."""
     import importlib.machinery
 
-    return importlib.machinery.PathFinder.find_spec(name) is not None
+    spec = importlib.machinery.PathFinder.find_spec(name)
+    return spec is not None and spec.origin not in (None, "namespace")     # a folder of that name is not one
 
 
 @contextmanager

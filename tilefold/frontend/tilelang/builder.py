@@ -42,6 +42,7 @@ from tilefold.errors import CompileError, KernelError, TilefoldError
 from tilefold.frontend.source import MISSING, FunctionSource
 from tilefold.frontend.tilelang.threads import ThreadRules
 from tilefold.frontend.tilelang import api
+from tilefold.frontend.tilelang.names import unknown_primitive
 from tilefold.frontend.tilelang.dtypes import DType, canonical_name
 from tilefold.frontend.tilelang.elements import _INT_DTYPES, CMPI, ElementRules, Deferred
 from tilefold.frontend.tilelang.primitives import USAGE, PrimitiveRules
@@ -80,17 +81,6 @@ _UNSUPPORTED = {
     ast.Global: "global is not supported in a kernel",
     ast.Nonlocal: "nonlocal is not supported in a kernel",
     ast.ClassDef: "classes are not supported in a kernel",
-}
-
-
-_IM2COL = ("gathers the patch matrix of a convolution element by element; Tensix cores move tensors by 32x32 "
-           "tiles and 16-element face rows, so copy the input row of each window position instead, "
-           "T.copy(data[n, oh + kh, kw:kw + OW, :], data_shared), as examples/tilelang/convolution.py does")
-# TileLang primitives with no Tensix form: why, and what to write instead
-_WARP_SPECIALIZED = ("(warp specialization) has no Tensix form: write the copies and the compute in one body "
-                     "without it — tilefold splits every kernel into reader, compute and writer kernels itself")
-_NO_TENSIX_FORM = {
-    "im2col": _IM2COL, "c2d_im2col": _IM2COL, "ws": _WARP_SPECIALIZED,
 }
 
 
@@ -1155,15 +1145,8 @@ class KernelBuilder(PrimitiveRules, ElementRules, ThreadRules):
             raise self.error(node, f"{self.describe(base)} has no attribute {node.attr!r}")
         value = getattr(base, node.attr, MISSING)
         if value is MISSING:
-            if _is_language_module(base) and node.attr in _NO_TENSIX_FORM:
-                raise self.error(node, f"T.{node.attr} {_NO_TENSIX_FORM[node.attr]}")
             if _is_language_module(base):
-                import difflib
-
-                close = difflib.get_close_matches(node.attr, [n for n in dir(base) if not n.startswith("_")], 3, 0.6)
-                hint = f" (closest: {', '.join(f'T.{n}' for n in close)})" if close else ""
-                raise self.error(node, f"unknown TileLang primitive T.{node.attr}: tilefold has no such name{hint}; "
-                                       "docs/tilelang.md lists what it accepts")
+                raise self.error(node, unknown_primitive(node.attr, dir(base)))
             raise self.error(node, f"{ast.unparse(node.value)} has no attribute {node.attr!r}")
         return value
 
