@@ -22,9 +22,13 @@ def gemm_plan(tmp_path_factory):
 
 def test_plan_schema(gemm_plan):
     plan = load_tt_plan(gemm_plan, params=["A", "B", "C"], grid_tiles=[8, 6])
-    assert set(plan) == {"core_grid", "grid", "core_ranges", "work_partition", "layouts"}
+    assert set(plan) == {"core_grid", "grid", "cores", "schedule", "core_ranges", "work_partition", "layouts"}
     assert plan["core_grid"] == [8, 8]
     assert plan["grid"] == {"x": 8, "y": 8, "total_tiles": 64}   # as TileLang-TT scripts read it
+    assert plan["cores"]["num_cores"] == 12 and plan["cores"]["topology"] == "grid"
+    assert plan["cores"]["assignments"][:2] == [{"core_id": 0, "start_tile": 0, "count": 1},
+                                                {"core_id": 1, "start_tile": 1, "count": 1}]
+    assert plan["schedule"] == {"policy": "contiguous", "order": "row_major"}
     # 4x3 blocks of 2x2 tiles on 12 cores, one block each
     assert plan["core_ranges"] == [{"start": [0, 0], "extent": [8, 1]}, {"start": [0, 1], "extent": [4, 1]}]
     assert plan["work_partition"]["(0,0)"] == [

@@ -5,6 +5,9 @@ JSON file::
 
     {"core_grid": [gx, gy],
      "grid": {"x": gx, "y": gy, "total_tiles": gx * gy},     # the core grid as TileLang-TT's v4 plans give it
+     "cores": {"num_cores": n, "topology": "grid",            # and its cores, each a run of blocks
+               "assignments": [{"core_id": i, "start_tile": s, "count": c}, ...]},
+     "schedule": {"policy": "contiguous", "order": "row_major"},
      "core_ranges": [{"start": [x, y], "extent": [w, h]}, ...],
      "work_partition": {"(x,y)": [{"io": m, "jo": n, "len_k": K, "tile_order": "row_major"}, ...]},
      "layouts": {"A": {"shard": "DRAM", "interleave": true, "tile_id_order": "row_major"}, ...}}
@@ -47,8 +50,10 @@ def plan_from_kernel(function) -> dict:
     mode = get_attr(function, "tt.partition_mode")
     len_k = get_attr(function, "tt.k_elems", None)
     work: dict[str, list[dict]] = {}
-    for row in get_attr(function, "tt.core_runtime_args"):
+    assignments = []
+    for core_id, row in enumerate(get_attr(function, "tt.core_runtime_args")):
         x, y, start, count = row[:4]
+        assignments.append({"core_id": core_id, "start_tile": start, "count": count})
         if mode == "local_shard":
             sm, sn, _, _, sy, sx = row[7:13]
             blocks = [(sy * sm + t // sn, sx * sn + t % sn) for t in range(start, start + count)]
@@ -84,6 +89,8 @@ def plan_from_kernel(function) -> dict:
     return {
         "core_grid": [gx, gy],
         "grid": {"x": gx, "y": gy, "total_tiles": gx * gy},
+        "cores": {"num_cores": len(assignments), "topology": "grid", "assignments": assignments},
+        "schedule": {"policy": "contiguous", "order": order},
         "core_ranges": [{"start": [x0, y0], "extent": [x1 - x0 + 1, y1 - y0 + 1]}
                         for x0, y0, x1, y1 in get_attr(function, "tt.core_ranges")],
         "work_partition": work,
