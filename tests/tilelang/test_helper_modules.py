@@ -91,3 +91,21 @@ def test_a_script_importing_tvm_is_one_error_at_its_line(tmp_path, capsys):
     assert main(["run", str(script)]) == 1
     err = capsys.readouterr().err
     assert f"{script}:2: import tvm: TVM is not part of tilefold" in err and "Traceback" not in err
+
+
+def test_a_profilers_assert_allclose_allows_one_percent_of_the_elements_to_differ():
+    """As TileLang's profiler: ``max_mismatched_ratio=0.01`` unless given."""
+    kernel = add_one(64)
+    off_by_one = lambda a: a + 1.0 + (np.arange(N) == 7) * 0.5       # noqa: E731  one element in 256
+    kernel.get_profiler().assert_allclose(off_by_one)
+    with pytest.raises(AssertionError, match="1 of 256 values differ"):
+        kernel.get_profiler().assert_allclose(off_by_one, max_mismatched_ratio=0.0)
+
+
+def test_a_script_importing_several_modules_on_one_line_is_a_tilelang_script(tmp_path):
+    from tilefold.cli import tilelang_scripts
+    from tilefold.cli.targets import script_front_end
+
+    script = tmp_path / "s.py"
+    script.write_text("import numpy as np, tilelang, tilelang.language as T\n")
+    assert script_front_end(str(script)) is tilelang_scripts

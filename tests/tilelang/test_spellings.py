@@ -87,3 +87,19 @@ def test_a_dynamic_dim_runs_at_each_size_it_is_called_with():
     for rows in (96, 64):
         x = RNG.standard_normal((rows, 64)).astype(np.float32)
         np.testing.assert_array_equal(tripled(x), 3 * x)
+
+
+def test_a_dtype_given_as_a_numpy_type_to_a_factory_and_a_cast():
+    @tilelang.jit(out_idx=[1])
+    def halve(dtype):
+        @T.prim_func
+        def kernel(A: T.Tensor((256,), "float32"), B: T.Tensor((256,), dtype)):
+            with T.Kernel(1) as _:
+                for i in T.Parallel(256):
+                    B[i] = T.cast(A[i] * 0.5, dtype)
+        return kernel
+
+    a = np.arange(256, dtype=np.float32)
+    b = halve(np.float16)(a)
+    assert b.dtype == np.float16
+    np.testing.assert_array_equal(b.astype(np.float32), a * 0.5)

@@ -18,7 +18,7 @@ _FRONT_ENDS = (
                        r"from\s+tilefold\s+import\s+.*\bttl\b|from\s+tilefold\.ttl|from\s+sim\s+import\s+.*\bttl\b)", re.M),
      "tilefold.cli.ttl_scripts"),
     ("tilelang", re.compile(r"^\s*(import\s+tilefold\.language|from\s+tilefold\s+import\s+language|"
-                            r"import\s+tilelang|from\s+tilelang)", re.M),
+                            r"import\s+(?:[\w.]+(?:\s+as\s+\w+)?\s*,\s*)*tilelang\b|from\s+tilelang)", re.M),
      "tilefold.cli.tilelang_scripts"),
     ("pykernel", re.compile(r"^\s*(from\s+tilefold\.pykernel|import\s+tilefold\.pykernel|"
                             r"from\s+tilefold\s+import\s+pykernel)", re.M),

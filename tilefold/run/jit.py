@@ -29,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
+import sys
 import json
 
 import ml_dtypes
@@ -246,7 +247,8 @@ class JITKernel:
             raise KernelError(f"{self.prim.name}({names}) takes {len(params)} arrays, or {len(params) - len(outs)} "
                               f"without its outputs ({out_names}); got {len(args)}", user_location())
         arrays = {}
-        use_torch = any(_is_torch(a) for a in args)
+        # torch tensors back when torch tensors came in, or nothing came in and the caller uses torch
+        use_torch = any(_is_torch(a) for a in args) or (not args and "torch" in sys.modules)
         for i, a in given.items():
             p = params[i]
             arr = _to_numpy(a, p.name)

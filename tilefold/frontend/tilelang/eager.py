@@ -44,7 +44,7 @@ def freeze(value):
         return tuple(freeze(v) for v in value)
     if isinstance(value, dict):
         return tuple(sorted((k, freeze(v)) for k, v in value.items()))
-    if isinstance(value, np.ndarray) or type(value).__module__.startswith("torch"):
+    if is_array(value):
         return ("array", tuple(value.shape), str(value.dtype))
     try:
         hash(value)
@@ -54,7 +54,8 @@ def freeze(value):
 
 
 def is_array(value) -> bool:
-    return isinstance(value, np.ndarray) or type(value).__module__.startswith("torch")
+    """A numpy array or a torch tensor (not a torch dtype or device)."""
+    return isinstance(value, np.ndarray) or (type(value).__module__.startswith("torch") and hasattr(value, "shape"))
 
 
 def _tensor_call(node: ast.expr):

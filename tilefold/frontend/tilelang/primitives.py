@@ -909,7 +909,10 @@ class PrimitiveRules:
         return self.cast_value(args["value"], self.dtype_arg(args["dtype"], node), node)
 
     def dtype_arg(self, dtype, node) -> DType:
-        if not isinstance(dtype, str):
+        """A dtype written as a name, ``T.float16``, a numpy or a torch dtype."""
+        if isinstance(dtype, DType):
+            return dtype
+        if isinstance(dtype, (bool, int, float)) or dtype is None:
             raise self.error(node, f"{dtype!r} is not a dtype")
         try:
             return DType(canonical_name(dtype))
