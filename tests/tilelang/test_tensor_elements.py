@@ -164,3 +164,43 @@ def test_a_count_read_from_a_tensor_bounds_the_k_loop():
     for by, s in enumerate(steps):
         ref[by * BM:(by + 1) * BM] = product(a[by * BM:(by + 1) * BM, :s * BK], b[:s * BK])
     np.testing.assert_allclose(c, ref, rtol=1e-5, atol=1e-4)
+
+
+def test_an_if_on_a_local_copy_of_an_int_tensor_reads_the_tensors_element():
+    """``T.copy(M, mask_local)`` then ``if mask_local[k] != 0:`` (block-sparse attention's skip): the
+    element that copy put there is read from M."""
+    @T.prim_func
+    def masked_sum(A: T.Tensor((128, 32), "float32"), Mask: T.Tensor((4,), "int32"), B: T.Tensor((32, 32), "float32")):
+        with T.Kernel(1) as _:
+            acc = T.alloc_fragment((32, 32), "float32")
+            a = T.alloc_shared((32, 32), "float32")
+            mask_local = T.alloc_fragment((4,), "int32")
+            T.copy(Mask, mask_local)
+            T.clear(acc)
+            for k in T.serial(4):
+                if mask_local[k] != 0:
+                    T.copy(A[k * 32:(k + 1) * 32, :], a)
+                    for i, j in T.Parallel(32, 32):
+                        acc[i, j] += a[i, j]
+            T.copy(acc, B)
+
+    a = np.random.default_rng(10).standard_normal((128, 32)).astype(np.float32)
+    mask = np.array([1, 0, 1, 0], np.int32)
+    b = np.zeros((32, 32), np.float32)
+    jit(masked_sum)(a, mask, b)
+    np.testing.assert_allclose(b, a[0:32] + a[64:96], rtol=1e-6, atol=1e-6)
+
+
+def test_an_if_on_a_local_buffer_the_kernel_computes_is_one_error():
+    @T.prim_func
+    def k(A: T.Tensor((32,), "int32"), B: T.Tensor((32,), "int32")):
+        with T.Kernel(1) as _:
+            s = T.alloc_fragment((32,), "int32")
+            T.copy(A, s)
+            for i in T.Parallel(32):
+                s[i] = s[i] + 1
+            if s[0] > 2:  # error
+                T.copy(s, B)
+
+    expect_error(lambda: compile_prim_func(k), KernelError, k, "s[0] is a value of fragment buffer s",
+                 "one T.copy from an integer tensor filled the buffer")

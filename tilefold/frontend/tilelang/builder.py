@@ -491,7 +491,7 @@ class KernelBuilder(PrimitiveRules, ElementRules, ThreadRules):
         if is_static(cond) and not isinstance(cond, Region):
             self.statements(stmt.body if cond else stmt.orelse)
             return
-        if isinstance(cond, Region):
+        if isinstance(cond, Region) and (cond.buffer.is_global or self.parallel is None):
             cond = self.index_condition(ast.NotEq, self.index_of(cond, stmt.test), Index.of(0), stmt)
             if is_static(cond):
                 self.statements(stmt.body if cond else stmt.orelse)
@@ -668,8 +668,8 @@ class KernelBuilder(PrimitiveRules, ElementRules, ThreadRules):
 
     def loop_bound(self, node: ast.expr, what: str):
         value = self.expr(node)
-        if isinstance(value, Region) and value.buffer.is_global:
-            value = self.global_element(value, node)
+        if isinstance(value, Region):
+            value = self.index_of(value, node)
         if isinstance(value, Index) and value.is_constant:
             value = value.const
         if isinstance(value, Symbol):
@@ -1215,8 +1215,8 @@ class KernelBuilder(PrimitiveRules, ElementRules, ThreadRules):
     def binop(self, op: ast.operator, left, right, node):
         if self.is_element(left) or self.is_element(right):
             return self.element_binop(op, left, right, node)
-        left, right = (self.global_element(v, node) if isinstance(v, Region) and v.buffer.is_global
-                       and not v.buffer.dtype.is_float else v for v in (left, right))
+        left, right = (self.index_of(v, node) if isinstance(v, Region) and not v.buffer.dtype.is_float
+                       and (v.buffer.is_global or self.parallel is None) else v for v in (left, right))
         fn = _PY_BINOP.get(type(op))
         if fn is None:
             raise self.error(node, f"unsupported operator {type(op).__name__}")
@@ -1308,9 +1308,53 @@ class KernelBuilder(PrimitiveRules, ElementRules, ThreadRules):
             return Index.of(value)
         if isinstance(value, Region) and value.buffer.scope == "global":
             return self.global_element(value, node)
+        if isinstance(value, Region) and self.parallel is None:
+            return self.local_element(value, node)
         if isinstance(value, bool) or not isinstance(value, (int, Index)):
             raise self.error(node, f"index {ast.unparse(node)} is {self.describe(value)}, not an integer")
         return value
+
+    def local_element(self, region: Region, node) -> Index:
+        """One element of a local buffer outside T.Parallel as an index or condition (``if
+        mask_local[k] != 0:``): when one ``T.copy`` from an integer tensor filled the buffer and
+        nothing writes either of them, the element that copy put there is read from the tensor."""
+        local = region.buffer
+        read = next((n for n in ast.walk(node) if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name)
+                     and n.value.id == local.name), node)
+        why = (f"{ast.unparse(read)} is a value of {local.describe()} steering an index or a condition: the compute "
+               "kernel holds local buffers, which the kernels that move data cannot read, so tilefold branches on "
+               "such a value only when one T.copy from an integer tensor filled the buffer and nothing writes either "
+               "of them; branch on the tensor's element (if M[k] != 0:), or compute with T.if_then_else inside "
+               "T.Parallel")
+        loaded = self.loaded_from.get(local.name)
+        if loaded is None or any(e is not None for e in region.extents) or len(loaded[1]) != 1:
+            raise self.error(node, why)
+        source, (copy,) = loaded
+        if self.written_anywhere(local.name, copy, getattr(copy, "origin", None)) or \
+                self.written_anywhere(source.buffer.name) or source.buffer.dtype.is_float:
+            raise self.error(node, why)
+        _, dims = self.global_offsets(source, local, node)
+        rank, lrank = len(source.buffer.shape), len(self.shape_of(local))
+        dims = dims if dims is not None else list(range(rank - lrank, rank))
+        starts = list(source.starts)
+        for ld, gd in enumerate(dims):
+            if gd >= 0:
+                starts[gd] = starts[gd] + region.starts[ld]
+        if not all(self.available(sym.value) for start in starts for sym in start.terms):
+            raise self.error(node, why + f" (the T.copy that filled {local.name} is in a loop or branch this line is "
+                                         "not in)")
+        return self.global_element(Region(source.buffer, starts, [None] * rank), node)
+
+    def available(self, value: SSAValue) -> bool:
+        """Whether ``value`` is defined in the block being built or one around it."""
+        home = value.owner if isinstance(value.owner, Block) else value.owner.parent_block()
+        block = self.block
+        while block is not None:
+            if block is home:
+                return True
+            parent = block.parent_op()
+            block = parent.parent_block() if parent is not None else None
+        return False
 
     def global_element(self, region: Region, node) -> Index:
         """One element of an integer or bool global tensor read outside T.Parallel (a block mask
