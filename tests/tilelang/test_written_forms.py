@@ -85,3 +85,33 @@ def test_float8_e4m3fn_is_stored_as_bfloat8_b_and_the_user_is_told():
     # e4m3 keeps 3 mantissa bits (1/16 relative), bfloat8_b 7 bits below each 16 values' exponent
     assert (err <= np.abs(want) / 16 + np.abs(want).max() / 64).all()
     assert err.max() > 0   # it really is narrowed
+
+
+def test_an_eager_kernel_of_two_grids_and_a_tensor_only_the_second_grid_writes():
+    """``.compile(N=...)`` of an eager kernel whose body runs two grids: the first writes y, the
+    second reads y and writes z (which the first does not touch: an output, not unused)."""
+    @tilelang.jit
+    def two_grids(x, y, z):
+        N = T.const("N")
+        x: T.Tensor((N, 64), T.float32)
+        y: T.Tensor((N, 64), T.float32)
+        z: T.Tensor((N, 64), T.float32)
+        with T.Kernel(N // 32) as bx:
+            a = T.alloc_fragment((32, 64), T.float32)
+            T.copy(x[bx * 32, 0], a)
+            for i, j in T.Parallel(32, 64):
+                a[i, j] = a[i, j] + 1.0
+            T.copy(a, y[bx * 32, 0])
+        with T.Kernel(N // 32) as bx:
+            b = T.alloc_fragment((32, 64), T.float32)
+            T.copy(y[bx * 32, 0], b)
+            for i, j in T.Parallel(32, 64):
+                b[i, j] = b[i, j] * 2.0
+            T.copy(b, z[bx * 32, 0])
+
+    kernel = two_grids.compile(N=64)
+    x = np.random.default_rng(3).standard_normal((64, 64)).astype(np.float32)
+    y, z = np.zeros((64, 64), np.float32), np.zeros((64, 64), np.float32)
+    kernel(x, y, z)
+    np.testing.assert_array_equal(y, x + 1)
+    np.testing.assert_array_equal(z, (x + 1) * 2)

@@ -38,7 +38,7 @@ class KernelSequence:
                 if name in self.scratch:
                     continue
                 before = roles.get(name)
-                if before is None:
+                if before in (None, "unused"):      # the first grid that touches it decides
                     roles[name] = role
                 elif before == "input" and role in ("output", "inout"):
                     roles[name] = "inout"

@@ -128,29 +128,32 @@ class PrimFunc:
         """A fresh ``tile`` IR module of this kernel (each call builds a new one)."""
         from tilefold.frontend.tilelang.builder import build_prim_func
 
+        return build_prim_func(self, self.binding())
+
+    def binding(self) -> EagerBinding | None:
+        """A fresh copy of an eager kernel's binding (a build fills in its constants), or None."""
         if self.eager is None:
-            return build_prim_func(self)
-        binding = EagerBinding(dict(self.eager.constants), list(self.eager.tensor_names), dict(self.eager.shapes),
-                               dict(self.eager.annotations))
-        return build_prim_func(self, binding)
+            return None
+        return EagerBinding(dict(self.eager.constants), list(self.eager.tensor_names), dict(self.eager.shapes),
+                            dict(self.eager.annotations))
 
     def grids(self) -> list[PrimFunc] | None:
         """One PrimFunc per ``with T.Kernel`` grid of the body, each taking the kernel's tensors and
         its ``T.alloc_global`` scratch tensors (in that order); None for a body of one grid
         without scratch tensors."""
-        if self.eager is not None or self.grid is not None:
+        if self.grid is not None:
             return None
         from tilefold.frontend.source import FunctionSource
 
         tree = FunctionSource.of(self.python_function).tree
-        count = sum(1 for stmt in tree.body if isinstance(stmt, ast.With) and _opens_kernel(stmt))
+        count = _grid_count(self.python_function)
         scratch = any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "alloc_global"
                       for n in ast.walk(tree))
         if count <= 1 and not scratch:
             return None
         from tilefold.frontend.tilelang.builder import KernelBuilder
 
-        probe = KernelBuilder(replace(self, grid=0))
+        probe = KernelBuilder(replace(self, grid=0), self.binding())
         probe.build()
         made = [g for g in probe.globals if g.name in probe.scratch_names]
         params = list(self.params) + [Param(g.name, TensorType(g.shape, g.dtype, g.dtype_name)) for g in made]
@@ -198,14 +201,24 @@ def prim_func(fn=None, **_options):
     return PrimFunc(fn, params, scalars=scalars)
 
 
+def _grid_count(fn) -> int:
+    """The ``with T.Kernel`` statements at the top of a kernel function's body."""
+    from tilefold.frontend.source import FunctionSource
+
+    tree = FunctionSource.of(fn).tree
+    return sum(1 for stmt in tree.body if isinstance(stmt, ast.With) and _opens_kernel(stmt))
+
+
 def eager_prim_func(fn, binding: EagerBinding) -> PrimFunc:
     """The kernel an eager ``@jit`` function builds for ``binding``: its parameters are the
     tensor arguments (in signature order) then the ``T.empty`` outputs (``out_idx``)."""
     from tilefold.frontend.tilelang.builder import build_eager
 
     prim = PrimFunc(fn, [], eager=binding)
-    _, builder = build_eager(prim, EagerBinding(dict(binding.constants), list(binding.tensor_names),
-                                                dict(binding.shapes), dict(binding.annotations)))
+    # the tensors are declared at the top of the body: with several grids, building the first finds them
+    probe = replace(prim, grid=0) if _grid_count(fn) > 1 else prim
+    _, builder = build_eager(probe, EagerBinding(dict(binding.constants), list(binding.tensor_names),
+                                                 dict(binding.shapes), dict(binding.annotations)))
     prim.params = [Param(g.name, TensorType(g.shape, g.dtype, g.dtype_name)) for g in builder.globals]
     names = [g.name for g in builder.globals]
     returned = builder.returned if builder.returned is not None else builder.outputs
