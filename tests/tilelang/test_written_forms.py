@@ -115,3 +115,50 @@ def test_an_eager_kernel_of_two_grids_and_a_tensor_only_the_second_grid_writes()
     kernel(x, y, z)
     np.testing.assert_array_equal(y, x + 1)
     np.testing.assert_array_equal(z, (x + 1) * 2)
+
+
+def test_a_scalar_copy_a_one_block_kernel_and_a_strided_tensor():
+    """``T.copy(A[i], B[i])`` of two elements is the store ``B[i] = A[i]`` (TileLang's scalar copy);
+    ``T.Kernel(threads=n)`` without grid sizes is one block; ``T.StridedTensor(shape, strides,
+    dtype)`` takes a strided view, which the host gathers (here a slice of a wider array)."""
+    @tilelang.jit(out_idx=[1])
+    def firsts(N=256, block=64):
+        @T.prim_func
+        def main(A: T.Tensor((N,), T.int32), B: T.Tensor((N,), T.int32)):
+            with T.Kernel(N // block) as bx:
+                for i in T.Parallel(block):
+                    B[bx * block + i] = 7
+                T.copy(A[bx * block], B[bx * block])
+        return main
+
+    a = np.arange(256, dtype=np.int32)
+    want = np.full(256, 7, np.int32)
+    want[0::64] = a[0::64]
+    np.testing.assert_array_equal(firsts()(a), want)
+
+    @tilelang.jit(out_idx=[1])
+    def doubled():
+        @T.prim_func
+        def main(A: T.StridedTensor((32, 32), (64, 1), T.float32), B: T.Tensor((32, 32), T.float32)):
+            with T.Kernel(threads=128):
+                for i, j in T.Parallel(32, 32):
+                    B[i, j] = A[i, j] * 2.0
+        return main
+
+    wide = np.random.default_rng(4).standard_normal((32, 64)).astype(np.float32)
+    np.testing.assert_array_equal(doubled()(wide[:, :32]), wide[:, :32] * 2)
+
+
+def test_the_source_of_a_kernel_of_scalars_is_the_one_built_for_the_last_call():
+    @tilelang.jit(out_idx=[1])
+    def ceil_of():
+        @T.prim_func
+        def main(a: T.int32, A: T.Tensor((32,), T.int32)):
+            with T.Kernel(1) as _:
+                for i in T.Parallel(32):
+                    A[i] = T.ceildiv(a, 32)
+        return main
+
+    kernel = ceil_of()
+    assert (kernel(100) == 4).all()
+    assert "compute.cpp" in kernel.get_kernel_source()

@@ -153,6 +153,8 @@ class JITKernel:
     @property
     def compiled(self) -> CompiledKernel:
         """The kernel compiled for its device (compiled on first use, once per device)."""
+        if self.prim.scalars and not self.prim.scalar_values and getattr(self, "last_called", None) is not None:
+            return self.last_called.compiled       # a kernel of scalars: the one built for the last call's values
         arch = get_arch(self.arch if self.arch is not None else _DEFAULT_DEVICE["arch"])
         key = id(arch)  # device descriptions are module-level singletons
         if key not in self._compiled:
@@ -226,6 +228,7 @@ class JITKernel:
             self.by_scalars[key] = JITKernel(replace(self.prim, scalar_values=values),
                                              shift if self.scalar_out_idx is not None else None,
                                              self.arch, self.pass_configs)
+        self.last_called = self.by_scalars[key]
         return self.by_scalars[key], tuple(arrays)
 
     def __call__(self, *args, trace=None):

@@ -584,7 +584,7 @@ class KernelBuilder(PrimitiveRules, ElementRules, ThreadRules):
         if self.kernel_op is not None:
             raise self.error(stmt, "this kernel has several `with T.Kernel(...)` grids: run it with tilefold.jit or "
                                    "tilefold.compile, which run the grids one after another")
-        grid = [self.static_int(a, "T.Kernel grid size") for a in call.args]
+        grid = [self.static_int(a, "T.Kernel grid size") for a in call.args] or [1]    # T.Kernel(threads=n): one block
         for kw in self.keywords(call):
             if kw[0] not in ("threads", "prelude", "is_cpu", "cluster_dims", "is_tma"):
                 raise self.error(call, f"T.Kernel has no argument {kw[0]!r}")

@@ -444,6 +444,26 @@ class PrimitiveRules:
                 raise self.error(node, f"T.copy {side} must be a buffer or a region A[...], not {self.describe(value)}")
         src_global = (src.buffer if isinstance(src, Region) else src).is_global
         dst_global = (dst.buffer if isinstance(dst, Region) else dst).is_global
+        if src_global and dst_global and all(isinstance(v, Region) and all(e is None for e in v.extents)
+                                             for v in (src, dst)):
+            # T.copy(A[i], B[j]): one element each side, TileLang's scalar copy: the store B[j] = A[i],
+            # as a T.Parallel of one element
+            def at_element(ref: ast.Subscript) -> ast.Subscript:
+                indices = list(ref.slice.elts) if isinstance(ref.slice, ast.Tuple) else [ref.slice]
+                indices[-1] = ast.BinOp(indices[-1], ast.Add(), ast.Name("__scalar_copy", ast.Load()))
+                key = ast.Tuple(indices, ast.Load()) if len(indices) > 1 else indices[0]
+                return ast.Subscript(ref.value, key, ref.ctx)
+
+            dst_ref, src_ref = node.args[1], node.args[0]
+            store = ast.Assign(targets=[at_element(dst_ref)], value=at_element(src_ref))
+            loop = ast.For(target=ast.Name("__scalar_copy", ast.Store()),
+                           iter=ast.Call(ast.Name("__scalar_copy_loop", ast.Load()), [ast.Constant(1)], []),
+                           body=[store], orelse=[])
+            for n in ast.walk(loop):
+                ast.copy_location(n, node)
+            self.scope["__scalar_copy_loop"] = api.Parallel
+            self.parallel_loop(loop, loop.iter)
+            return None
         if src_global and dst_global:
             self.copy_through_local(src, dst, node)
             return None

@@ -85,9 +85,23 @@ class _TensorAnnotation:
         return f"T.{self.__name__}"
 
 
+class _StridedAnnotation(_TensorAnnotation):
+    """``T.StridedTensor(shape, strides, dtype)``: a tensor the caller passes as a strided view (a
+    slice of a larger one). The host gathers and scatters its elements, so the device tensor is
+    an ordinary one of ``shape``: the strides change nothing on the device."""
+
+    def __call__(self, shape, strides=None, dtype="float32", *args, **kwargs) -> TensorType:
+        return super().__call__(shape, kwargs.get("dtype", dtype))
+
+    def __getitem__(self, key) -> TensorType:
+        if isinstance(key, tuple) and len(key) == 3:
+            key = (key[0], key[2])
+        return super().__getitem__(key)
+
+
 Tensor = _TensorAnnotation("Tensor")
 Buffer = _TensorAnnotation("Buffer")
-StridedTensor = _TensorAnnotation("StridedTensor")
+StridedTensor = _StridedAnnotation("StridedTensor")
 # Parameter annotations of ``@T.macro`` helpers: the builder inlines a helper at its call, so
 # these only document the buffers a helper takes.
 SharedBuffer = _TensorAnnotation("SharedBuffer")
