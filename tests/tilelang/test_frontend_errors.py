@@ -123,6 +123,27 @@ def test_read_after_write_of_a_global_in_a_loop():
     expect_error(compile_(k), CompileError, k, "A is both read and written by this kernel")
 
 
+def test_an_expression_needing_more_than_half_of_dst_runs_with_full_sync():
+    """Five values alive at once in a float32 DST: more than its half (4 tiles), so the compute
+    kernel takes all of DST (dst_full_sync_en) and the expression runs."""
+    @T.prim_func
+    def k(A: T.Tensor((32, 32), "float32"), B: T.Tensor((32, 32), "float32")):
+        with T.Kernel(1) as bx:
+            a = T.alloc_shared((32, 32), "float32")
+            b = T.alloc_fragment((32, 32), "float32")
+            T.copy(A[0, 0], a)
+            for i, j in T.Parallel(32, 32):
+                b[i, j] = a[i, j] * 1.5 + (a[i, j] * 2.5 + (a[i, j] * 3.5 + (a[i, j] * 4.5 + a[i, j] * 5.5)))
+            T.copy(b, B[0, 0])
+
+    kernel = jit(k)
+    a = np.random.default_rng(1).standard_normal((32, 32)).astype(np.float32)
+    b = np.zeros((32, 32), np.float32)
+    kernel(a, b)
+    np.testing.assert_allclose(b, a * 17.5, rtol=1e-2, atol=1e-2)
+    assert next(k_.config for k_ in kernel.compiled.program.kernels if k_.is_compute).dst_full_sync_en
+
+
 def test_too_many_dst_values():
     @T.prim_func
     def k(A: T.Tensor((32, 32), "float32"), B: T.Tensor((32, 32), "float32")):
@@ -131,10 +152,11 @@ def test_too_many_dst_values():
             b = T.alloc_fragment((32, 32), "float32")
             T.copy(A[0, 0], a)
             for i, j in T.Parallel(32, 32):  # error
-                b[i, j] = a[i, j] * 1.5 + (a[i, j] * 2.5 + (a[i, j] * 3.5 + (a[i, j] * 4.5 + a[i, j] * 5.5)))
+                b[i, j] = a[i, j] * 1.5 + (a[i, j] * 2.5 + (a[i, j] * 3.5 + (a[i, j] * 4.5 + (a[i, j] * 5.5 + (
+                    a[i, j] * 6.5 + (a[i, j] * 7.5 + (a[i, j] * 8.5 + a[i, j] * 9.5)))))))
             T.copy(b, B[0, 0])
 
-    expect_error(compile_(k), CompileError, k, "needs more than the 4 DST tiles")
+    expect_error(compile_(k), CompileError, k, "needs more than the 8 DST tiles")
 
 
 def test_annotation_of_an_unknown_tensor():

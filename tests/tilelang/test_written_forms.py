@@ -162,3 +162,31 @@ def test_the_source_of_a_kernel_of_scalars_is_the_one_built_for_the_last_call():
     kernel = ceil_of()
     assert (kernel(100) == 4).all()
     assert "compute.cpp" in kernel.get_kernel_source()
+
+
+def test_block_conditions_select_between_element_masks():
+    """A block-causal mask (block_causal_attention's): selections on conditions of the block index
+    (``q_is_noisy = bx < 1``) between element masks of i and j, nested deeper than half of DST holds."""
+    @tilelang.jit(out_idx=[1])
+    def mask():
+        @T.prim_func
+        def main(X: T.Tensor((128, 64), T.float32), S: T.Tensor((128, 64), T.float32)):
+            with T.Kernel(2) as bx:
+                x = T.alloc_fragment((64, 64), T.float32)
+                acc = T.alloc_fragment((64, 64), T.float32)
+                T.copy(X[bx * 64:(bx + 1) * 64, :], x)
+                q_is_noisy = bx < 1
+                is_noisy_diag = T.if_then_else(bx > 0, 1, 0)
+                for i, j in T.Parallel(64, 64):
+                    noisy = T.if_then_else(i == j, 1, 0)
+                    clean = T.if_then_else(q_is_noisy, T.if_then_else(i > j, 1, 0), T.if_then_else(i >= j, 1, 0))
+                    allowed = T.if_then_else(is_noisy_diag == 1, noisy, clean)
+                    acc[i, j] = T.if_then_else(allowed > 0, x[i, j], -1.0)
+                T.copy(acc, S[bx * 64:(bx + 1) * 64, :])
+        return main
+
+    x = np.random.default_rng(5).standard_normal((128, 64)).astype(np.float32)
+    i, j = np.indices((64, 64))
+    first = np.where(i > j, x[:64], -1.0)          # block 0: clean, q noisy (i > j)
+    second = np.where(i == j, x[64:], -1.0)        # block 1: the noisy diagonal
+    np.testing.assert_array_equal(mask()(x), np.concatenate([first, second]))

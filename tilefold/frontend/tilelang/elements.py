@@ -31,7 +31,7 @@ import math
 import numpy as np
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, f32, i1
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, f32, i1, i32
 from xdsl.ir import SSAValue
 
 from tilefold.errors import KernelError
@@ -145,8 +145,15 @@ class ElementRules:
                 return value
             return Elem(self.insert(arith.CmpfOp(value.value, self.f32_constant(0.0, node), "one"), node).result, True)
         if isinstance(value, Cond):
-            as_int = self.insert(arith.ExtUIOp(value.value, self.index_value(0, node).type), node).result
-            v = self.insert(tile.IndexValueOp(as_int), node).result
+            # the block-level condition as 0 / 1, computed before the T.Parallel loop (a value of the block)
+            widen = arith.ExtUIOp(value.value, i32)
+            widen.location = self.src.loc(node)
+            outer = self.parallel
+            if outer is not None and outer.parent_block() is not None:
+                outer.parent_block().insert_op_before(widen, outer)
+            else:
+                self.insert(widen, node)
+            v = self.insert(tile.IndexValueOp(widen.result), node).result
             return Elem(self.insert(arith.CmpfOp(v, self.f32_constant(0.5, node), "ogt"), node).result, True)
         if isinstance(value, Deferred):
             return self.as_mask(self.materialize(value), node)

@@ -32,7 +32,12 @@ Writes, in place of each ``tile.parallel``::
 plus the constant tiles it needs (``zero_tile``, the index tiles). Each ``tile.parallel`` is
 rewritten by a ``RewritePattern`` (:class:`LowerParallel`) under xDSL's pattern walker.
 
-Errors: an index other than those above; more values alive than DST holds.
+A body that needs more DST tiles at once than half of DST (the default half-sync double
+buffering: 8 bfloat16 / 4 float32 tiles) turns on ``dst_full_sync_en`` in the kernel's
+``tt.compute_config`` (16 / 8 tiles; math and pack then take turns on all of DST) and is lowered
+again.
+
+Errors: an index other than those above; more values alive than all of DST holds.
 """
 
 from __future__ import annotations
@@ -43,18 +48,18 @@ from xdsl.context import Context
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import ModuleOp, f32
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
-from xdsl.rewriter import InsertPoint
+from xdsl.rewriter import InsertPoint, Rewriter
 
 from tilefold.ir import tile
 from tilefold.ir.ttkernel import api_call, constant_int
 from tilefold.passes.tilelang.affine import affine_of
-from tilefold.ir.attributes import get_attr, kernel_function
+from tilefold.ir.attributes import get_attr, kernel_function, set_attr
 from tilefold.passes.builder import rewrite_once
 from tilefold.passes.tilelang.common import buffer_name, compile_error, is_global, tiles_for
 from tilefold.passes.tilelang.emitter import Emitter
 from tilefold.passes.tilelang.internal_buffers import constant_tile, index_tile
 from tilefold.passes.tilelang.parallel_space import Space, access_pattern, parallel_space
-from tilefold.passes.tilelang.sfpu_expressions import IndexTerms, Leaf, SfpuTile
+from tilefold.passes.tilelang.sfpu_expressions import DstCapacityError, IndexTerms, Leaf, SfpuTile
 from tilefold.passes.device_pass import DevicePass
 
 ZERO_TILE = "zero_tile"
@@ -79,9 +84,23 @@ class LowerToSFPU(DevicePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         kernel = kernel_function(op)
         config = get_attr(kernel, "tt.compute_config")
-        capacity = self.arch.dst_capacity(config["fp32_dest_acc_en"], config["dst_full_sync_en"])
         layouts = get_attr(kernel, "tt.vector_layouts", {})
         dst_format = "Float32" if config["fp32_dest_acc_en"] else "Float16_b"
+        before = kernel.clone()
+        try:
+            self.lower(kernel, config, layouts, dst_format)
+        except DstCapacityError:
+            if config["dst_full_sync_en"]:
+                raise
+            # an expression needs more DST tiles than half of DST: the whole of it (full sync), math
+            # and pack taking turns on all of DST instead of each on its half
+            Rewriter.replace_op(kernel, before)
+            config = {**config, "dst_full_sync_en": True}
+            set_attr(before, "tt.compute_config", config)
+            self.lower(before, config, layouts, dst_format)
+
+    def lower(self, kernel, config: dict, layouts: dict, dst_format: str) -> None:
+        capacity = self.arch.dst_capacity(config["fp32_dest_acc_en"], config["dst_full_sync_en"])
         rewrite_once(kernel.body, LowerParallel(kernel, layouts, capacity, dst_format))
 
 

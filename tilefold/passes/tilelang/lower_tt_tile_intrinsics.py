@@ -192,6 +192,13 @@ class TileIntrinsics:
         mb, nb, kb = dims
         a, b, c = names
         trips = trip_count(loop)
+        if trips is None:
+            why = (f"its {mb}x{nb}-tile product is larger than DST's {self.capacity} tiles" if mb * nb > self.capacity
+                   else "the loop also computes other things, which need DST between its steps")
+            raise compile_error(loop, f"the K loop of this T.gemm runs a number of iterations known only at run time, "
+                                      f"and {why}: tilefold then accumulates the product through a partials buffer "
+                                      "whose last step it peels, which needs a constant trip count; loop a constant "
+                                      "number of times and skip the extra steps with an if")
         if not trips:
             raise compile_error(loop, "the K loop of this T.gemm runs no iterations; give it at least one")
         fmt = DataFormat.Float32 if self.fp32 else DataFormat.Float16_b

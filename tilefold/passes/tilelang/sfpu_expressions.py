@@ -53,6 +53,10 @@ SCALAR_COMPARE = {"ogt": "unary_gt_tile", "oge": "unary_ge_tile", "olt": "unary_
 FLIPPED = {"ogt": "olt", "oge": "ole", "olt": "ogt", "ole": "oge", "oeq": "oeq", "one": "one"}
 
 
+class DstCapacityError(CompileError):
+    """An element expression needs more DST tiles at once than one ``tile_regs_acquire`` gives."""
+
+
 @dataclass(frozen=True)
 class Leaf:
     """What a ``tile.load`` reads: a block tile (``tile``), one read transposed
@@ -127,7 +131,7 @@ class SfpuTile:
 
     def allocate(self) -> int:
         if not self.free:
-            raise CompileError(f"this T.Parallel body needs more than the {self.capacity} DST tiles one "
+            raise DstCapacityError(f"this T.Parallel body needs more than the {self.capacity} DST tiles one "
                                "tile_regs_acquire gives; split it into several T.Parallel loops",
                                source_location(self.anchor))
         s = self.free.pop(0)
