@@ -204,3 +204,52 @@ def test_an_if_on_a_local_buffer_the_kernel_computes_is_one_error():
 
     expect_error(lambda: compile_prim_func(k), KernelError, k, "s[0] is a value of fragment buffer s",
                  "one T.copy from an integer tensor filled the buffer")
+
+
+@pytest.mark.parametrize("form", ["tensor", "filled_by_a_loop"])
+def test_any_of_and_all_of_a_mask_row_steer_a_block(form):
+    """Block bx is doubled when any element of Mask[bx, :] is set and negated when all are: read from
+    the tensor, or from a shared buffer a serial loop of element copies filled."""
+    @T.prim_func
+    def k(A: T.Tensor((96, 32), "float32"), Mask: T.Tensor((3, 2), "bool"), B: T.Tensor((96, 32), "float32")):
+        with T.Kernel(3) as bx:
+            a = T.alloc_shared((32, 32), "float32")
+            m = T.alloc_shared(2, "bool")
+            for i in T.serial(2):
+                m[i] = Mask[bx, i]
+            T.copy(A[bx * 32, 0], a)
+            if form == "tensor":
+                if T.any_of(Mask[bx, :]):
+                    for i, j in T.Parallel(32, 32):
+                        a[i, j] = a[i, j] * 2.0
+                if T.all_of(Mask[bx, :]):
+                    for i, j in T.Parallel(32, 32):
+                        a[i, j] = -a[i, j]
+            else:
+                if T.any_of(m):
+                    for i, j in T.Parallel(32, 32):
+                        a[i, j] = a[i, j] * 2.0
+                if T.all_of(m):
+                    for i, j in T.Parallel(32, 32):
+                        a[i, j] = -a[i, j]
+            T.copy(a, B[bx * 32, 0])
+
+    a = np.random.default_rng(11).standard_normal((96, 32)).astype(np.float32)
+    mask = np.array([[0, 0], [0, 1], [1, 1]], bool)
+    b = np.zeros_like(a)
+    jit(k)(a, mask, b)
+    scale = np.repeat([1.0, 2.0, -2.0], 32)[:, None]
+    np.testing.assert_array_equal(b, a * scale)
+
+
+def test_align_up_of_indices_and_numbers():
+    @T.prim_func
+    def k(A: T.Tensor((64,), "int32")):
+        with T.Kernel(2) as bx:
+            for i in T.Parallel(32):
+                A[bx * 32 + i] = T.align_up(bx * 20 + 1, 16) + T.align_up(5, 4) + i
+
+    a = np.zeros(64, np.int32)
+    jit(k)(a)
+    block = np.repeat([16, 32], 32)                       # align_up(1, 16), align_up(21, 16)
+    np.testing.assert_array_equal(a, block + 8 + np.tile(np.arange(32), 2))

@@ -190,3 +190,23 @@ def test_block_conditions_select_between_element_masks():
     first = np.where(i > j, x[:64], -1.0)          # block 0: clean, q noisy (i > j)
     second = np.where(i == j, x[64:], -1.0)        # block 1: the noisy diagonal
     np.testing.assert_array_equal(mask()(x), np.concatenate([first, second]))
+
+
+@pytest.mark.parametrize("name, reference", [("reduce_max", np.max), ("reduce_min", np.min), ("reduce_sum", np.sum),
+                                             ("reduce_absmax", lambda v: np.abs(v).max())])
+def test_a_vector_reduced_to_one_value(name, reference):
+    fn = getattr(T, name)
+
+    @T.prim_func
+    def kernel(a: T.Tensor((96,), T.float32), out: T.Tensor((1,), T.float32)):
+        with T.Kernel(1, threads=32):
+            frag = T.alloc_fragment((96,), T.float32)
+            one = T.alloc_fragment((1,), T.float32)
+            T.copy(a, frag)
+            fn(frag, one)
+            T.copy(one, out)
+
+    a = np.random.default_rng(6).standard_normal(96).astype(np.float32)
+    got = tilelang.compile(kernel, out_idx=-1)(a)
+    assert got.shape == (1,)
+    np.testing.assert_allclose(got[0], reference(a), rtol=2e-3, atol=1e-2)   # the FPU's 10 mantissa bits

@@ -379,7 +379,28 @@ class KernelBuilder(PrimitiveRules, ElementRules, ThreadRules):
         """``a op b`` for an index operation that is not linear (``//``, ``%``, a product, min / max)."""
         cls = {"muli": arith.MuliOp, "divui": arith.DivUIOp, "remui": arith.RemUIOp, "minsi": arith.MinSIOp,
                "maxsi": arith.MaxSIOp}[opname]
-        op = self.insert(cls(self.index_value(a), self.index_value(b)))
+        if self.parallel is not None and not any(s.kind == "parallel" for x in (a, b) for s in x.terms):
+            # a value of the block (no T.Parallel index in it): computed before the loop
+            body, self.block = self.block, self.parallel.parent_block()
+            anchor = self.parallel
+            try:
+                op = cls(self.index_value(a), self.index_value(b))
+            finally:
+                self.block = body
+            # index_value appended its ops at the end of the outer block: move them before the loop
+            outer = anchor.parent_block()
+            moved = []
+            nxt = anchor.next_op
+            while nxt is not None:
+                moved.append(nxt)
+                nxt = nxt.next_op
+            for m in moved:
+                m.detach()
+                outer.insert_op_before(m, anchor)
+            op.location = self.src.loc(self.node)
+            outer.insert_op_before(op, anchor)
+        else:
+            op = self.insert(cls(self.index_value(a), self.index_value(b)))
         if opname == "remui" and b.is_constant:
             multiple = __import__("math").gcd(a.multiple(), b.const)
         elif opname == "divui" and b.is_constant and a.multiple() % max(b.const, 1) == 0:
@@ -809,7 +830,9 @@ class KernelBuilder(PrimitiveRules, ElementRules, ThreadRules):
         return True
 
     def element_copy(self, body: list[ast.stmt], names: list[str], extents: list[int]) -> bool:
-        """``for i ...: X[i, j] = A[i, j]`` over the whole of a local buffer X and tensor A: ``T.copy(A, X)``."""
+        """``for i ...: X[i, j] = A[i, j]`` over the whole of a local buffer X and a tensor A, or a
+        block of A whose leading indices the loops do not use (``X[i] = M[by, bx, k, i]``):
+        ``T.copy(A[..., 0:n], X)``."""
         if len(body) != 1 or not isinstance(body[0], ast.Assign) or len(body[0].targets) != 1:
             return False
         target, value = body[0].targets[0], body[0].value
@@ -818,12 +841,22 @@ class KernelBuilder(PrimitiveRules, ElementRules, ThreadRules):
             if not (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name)):
                 return None
             idx = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-            if [getattr(i, "id", None) for i in idx] != names:
-                return None
             buf = self.scope.get(node.value.id)
-            if not isinstance(buf, BufferRef) or buf.is_global != is_global or list(buf.shape) != extents:
+            if not isinstance(buf, BufferRef) or buf.is_global != is_global:
                 return None
-            return node.value
+            lead, tail = idx[:len(idx) - len(names)], idx[len(idx) - len(names):]
+            if [getattr(i, "id", None) for i in tail] != names or list(buf.shape[len(lead):]) != extents:
+                return None
+            if not lead:
+                return node.value
+            if not is_global or any(isinstance(n, ast.Name) and n.id in names for i in lead for n in ast.walk(i)):
+                return None
+            slices = [ast.Slice(lower=ast.Constant(0), upper=ast.Constant(e)) for e in extents]
+            block = ast.Subscript(value=node.value, slice=ast.Tuple(elts=[*lead, *slices], ctx=ast.Load()),
+                                  ctx=ast.Load())
+            for n in ast.walk(block):
+                ast.copy_location(n, node)
+            return block
 
         dst, src = whole(target, False), whole(value, True)
         if dst is None or src is None:

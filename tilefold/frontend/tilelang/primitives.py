@@ -34,6 +34,8 @@ from __future__ import annotations
 import ast
 import math
 
+import numpy as np
+
 from xdsl.dialects import arith
 from xdsl.ir import SSAValue
 
@@ -48,6 +50,9 @@ from tilefold.frontend.tilelang.values import BufferRef, ConstVar, Elem, Index, 
 from tilefold.ir import tile
 
 TILE = 32
+# primitives that only read their arguments (the element functions, selections, conditions, views)
+_READ_ONLY_CALLS = {"reshape", "view", "Tensor", "if_then_else", "any_of", "all_of", "max", "min", "cast", "Cast",
+                    "clamp", "pow", *api.UNARY_FUNCTIONS}
 _GEMM_OPTIONS = {"transpose_A": False, "transpose_B": False, "policy": None, "clear_accum": False, "k_pack": 1,
                  "wg_wait": 0, "use_wgmma": None, "mbar": None}
 
@@ -247,7 +252,7 @@ class PrimitiveRules:
                                            for t in targets):
                     return True
                 if isinstance(n, ast.Call) and n is not but and isinstance(n.func, ast.Attribute) and \
-                        n.func.attr not in ("reshape", "view", "Tensor", "if_then_else"):
+                        n.func.attr not in _READ_ONLY_CALLS:
                     args = [*n.args, *(k.value for k in n.keywords)]
                     sources = args[:1] if n.func.attr in ("copy", "gemm", "reduce_sum", "reduce_max", "reduce_min",
                                                          "reduce_abssum", "reduce_absmax", "cumsum") else []
@@ -678,6 +683,37 @@ class PrimitiveRules:
 
     # -- reductions -----------------------------------------------------------------------------------
 
+    ANY_OF_LIMIT = 64          # elements T.any_of / T.all_of read one by one
+
+    def rule_any_of(self, node, name_hint):
+        return self.each_element(node, "any_of")
+
+    def rule_all_of(self, node, name_hint):
+        return self.each_element(node, "all_of")
+
+    def each_element(self, node, what: str):
+        """``T.any_of(region)`` / ``T.all_of(region)`` outside T.Parallel: the elements of a small region
+        of an integer or bool tensor (or of a local copy of one), each read as a kernel value and
+        compared with 0, or-ed / and-ed into one condition of the block."""
+        if len(node.args) != 1 or node.keywords:
+            raise self.error(node, f"T.{what} takes one buffer or region")
+        value = self.expr(node.args[0])
+        if isinstance(value, BufferRef):
+            value = Region(value, [Index() for _ in value.shape], list(value.shape))
+        if not isinstance(value, Region) or self.parallel is not None:
+            raise self.error(node, f"T.{what} takes a region of a tensor or buffer outside T.Parallel, not "
+                                   f"{self.describe(value)}")
+        extents = [1 if e is None else e for e in value.extents]
+        if math.prod(extents) > self.ANY_OF_LIMIT:
+            raise self.error(node, f"T.{what} of {math.prod(extents)} elements: tilefold reads them one by one, up to "
+                                   f"{self.ANY_OF_LIMIT}")
+        result = None
+        for offsets in np.ndindex(*extents):
+            element = Region(value.buffer, [s + o for s, o in zip(value.starts, offsets)], [None] * len(extents))
+            cond = self.index_condition(ast.NotEq, self.index_of(element, node), Index.of(0), node)
+            result = cond if result is None else self.logical(what == "all_of", result, cond, node)
+        return result
+
     def rule_reduce_sum(self, node, name_hint):
         self.reduce(node, "sum")
 
@@ -702,8 +738,17 @@ class PrimitiveRules:
         dst = self.local_buffer(args["out"], node, what)
         dim = args["dim"]
         shape = self.shape_of(src)
+        if len(shape) == 1 and dim in (0, -1):
+            # a vector to one value: its elements as the one row of a (1, n) buffer, reduced along it
+            if self.shape_of(dst) != (1,):
+                raise self.error(node, f"{what} of the vector {src.name} {shape} gives one value but {dst.name} has "
+                                       f"shape {self.shape_of(dst)}; make it (1,)")
+            row = self.new_buffer((1, shape[0]), src.dtype_name or canonical_name(src.dtype), "fragment",
+                                  f"{src.name}_row", node)
+            self.elementwise((1, shape[0]), node, lambda ix: self.load_at(src, ix[1:], node), row)
+            src, shape, dim = row, (1, shape[0]), 1
         if len(shape) != 2:
-            raise self.error(node, f"{what} reduces a 2-D buffer; {src.name} is {shape}")
+            raise self.error(node, f"{what} reduces a 2-D buffer or a vector; {src.name} is {shape}")
         if dim not in (0, 1, -1, -2):
             raise self.error(node, f"{what} dim must be 0 (down columns) or 1 / -1 (along rows), not {dim!r}")
         dim = dim % 2
