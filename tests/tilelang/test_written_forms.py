@@ -210,3 +210,45 @@ def test_a_vector_reduced_to_one_value(name, reference):
     got = tilelang.compile(kernel, out_idx=-1)(a)
     assert got.shape == (1,)
     np.testing.assert_allclose(got[0], reference(a), rtol=2e-3, atol=1e-2)   # the FPU's 10 mantissa bits
+
+
+def test_a_column_of_a_tensor_into_and_out_of_a_vector():
+    """``T.copy(M[b, 0:n, h], mask_local)``: the vector runs along a dim that is not the last (a
+    column of the tensor's tiles), read and written element by element; masks joined with ``&``."""
+    @T.prim_func
+    def k(X: T.Tensor((2, 128, 4), "float32"), M: T.Tensor((2, 128, 4), "uint8"), Y: T.Tensor((2, 128, 4), "float32")):
+        with T.Kernel(4, 2) as (h, b):
+            mask_local = T.alloc_fragment((128,), "uint8")
+            x_local = T.alloc_fragment((128,), "float32")
+            out = T.alloc_fragment((128,), "float32")
+            T.copy(M[b, 0:128, h], mask_local)
+            T.copy(X[b, 0:128, h], x_local)
+            for j in T.Parallel(128):
+                out[j] = T.if_then_else((mask_local[j] != 0) & (j < 100), x_local[j], -1.0)
+            T.copy(out, Y[b, 0:128, h])
+
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((2, 128, 4)).astype(np.float32)
+    m = (rng.random((2, 128, 4)) > 0.5).astype(np.uint8)
+    y = np.full((2, 128, 4), 5.0, np.float32)
+    tilelang.jit(k)(x, m, y)
+    keep = (m != 0) & (np.arange(128)[None, :, None] < 100)
+    np.testing.assert_array_equal(y, np.where(keep, x, -1.0))
+
+
+def test_a_part_of_a_local_buffer_copied_into_another():
+    """``T.copy(acc[:n, :], out)`` (the first rows of a fragment, flash decoding's ``acc_o[:valid_block_H, :]``):
+    an element copy of the region."""
+    @T.prim_func
+    def k(A: T.Tensor((64, 32), "float32"), B: T.Tensor((32, 32), "float32")):
+        with T.Kernel(1) as _:
+            acc = T.alloc_fragment((64, 32), "float32")
+            out = T.alloc_shared((32, 32), "float32")
+            T.copy(A[0, 0], acc)
+            T.copy(acc[:32, :], out)
+            T.copy(out, B[0, 0])
+
+    a = np.random.default_rng(9).standard_normal((64, 32)).astype(np.float32)
+    b = np.zeros((32, 32), np.float32)
+    tilelang.jit(k)(a, b)
+    np.testing.assert_array_equal(b, a[:32])

@@ -593,13 +593,16 @@ class _RowTransfer(IRDLOperation):
     tiles_per_row = prop_def(IntegerAttr)
     element_bytes = prop_def(IntegerAttr)
     elements = prop_def(BoolAttr)
+    column = opt_prop_def(BoolAttr)
 
     def __init__(self, first_row, first_col, buffer: str, cb: int, rows: int, cols: int, row_step: int,
-                 tiles_per_row: int, element_bytes: int, elements: bool = False, accessor=None):
+                 tiles_per_row: int, element_bytes: int, elements: bool = False, accessor=None, column: bool = False):
         props = {"buffer": StringAttr(buffer), "cb": IntegerAttr(cb, i32), "rows": IntegerAttr(rows, i32),
                  "cols": IntegerAttr(cols, i32), "row_step": IntegerAttr(row_step, i32),
                  "tiles_per_row": IntegerAttr(tiles_per_row, i32), "element_bytes": IntegerAttr(element_bytes, i32),
                  "elements": BoolAttr.from_bool(elements)}
+        if column:
+            props["column"] = BoolAttr.from_bool(True)
         super().__init__(operands=[first_row, first_col, [accessor] if accessor is not None else []],
                          properties=props)
 
@@ -620,9 +623,15 @@ class _RowTransfer(IRDLOperation):
     def buffer_name(self) -> str:
         return self.buffer.data
 
+    @property
+    def is_column(self) -> bool:
+        """A vector of one column of the tensor: local element ``c`` is tensor element (``first_row +
+        c * row_step``, ``first_col``), kept at (0, c) of the CB's tiles as a vector's elements are."""
+        return self.column is not None and bool(self.column.value.data)
+
     def with_accessor(self, accessor):
         return type(self)(self.first_row, self.first_col, self.buffer_name, self.cb_index, *self.geometry(),
-                          self.by_element, accessor)
+                          self.by_element, accessor, self.is_column)
 
 
 @irdl_op_definition

@@ -1250,6 +1250,9 @@ class KernelBuilder(PrimitiveRules, ElementRules, ThreadRules):
             return self.element_binop(op, left, right, node)
         left, right = (self.index_of(v, node) if isinstance(v, Region) and not v.buffer.dtype.is_float
                        and (v.buffer.is_global or self.parallel is None) else v for v in (left, right))
+        if isinstance(op, (ast.BitAnd, ast.BitOr)) and any(isinstance(v, Cond) for v in (left, right)) and \
+                all(isinstance(v, (Cond, bool)) for v in (left, right)):
+            return self.logical(isinstance(op, ast.BitAnd), left, right, node)      # conditions joined by & / |
         fn = _PY_BINOP.get(type(op))
         if fn is None:
             raise self.error(node, f"unsupported operator {type(op).__name__}")

@@ -172,6 +172,10 @@ class ElementRules:
         if type(op) in _ARITH_F:
             a, b = self.float_value(left, node), self.float_value(right, node)
             return Elem(self.insert(_ARITH_F[type(op)](a, b), node).result)
+        if isinstance(op, (ast.BitAnd, ast.BitOr)) and all(
+                (isinstance(v, Elem) and v.is_bool) or isinstance(v, (Cond, bool)) for v in (left, right)):
+            # conditions joined with & / | (TileLang's spelling of and / or on masks)
+            return self.logical(isinstance(op, ast.BitAnd), left, right, node)
         if isinstance(op, ast.Pow):
             if right == 2:
                 a = self.float_value(left, node)

@@ -472,6 +472,9 @@ class PrimitiveRules:
         if src_global and dst_global:
             self.copy_through_local(src, dst, node)
             return None
+        if not src_global and not dst_global and (self.partial(src) or self.partial(dst)):
+            self.local_region_copy(src, dst, node)
+            return None
         if not src_global and not dst_global:
             a = self.local_buffer(src, node, "T.copy")
             b = self.local_buffer(dst, node, "T.copy")
@@ -493,6 +496,54 @@ class PrimitiveRules:
         else:
             self.insert(tile.CopyOp(local.value, glob.value, offsets, dims), node)
         return None
+
+    def partial(self, value) -> bool:
+        """Whether a local region is a part of its buffer (not all of it, nor a block of a 3-D one)."""
+        if not isinstance(value, Region) or value.buffer.is_global:
+            return False
+        buf = value.buffer
+        return any(not (s.is_constant and s.const == 0) or (e is not None and e != d)
+                   for s, e, d in zip(value.starts[-2:], value.extents[-2:], buf.shape[-2:])) and \
+            all(s.is_constant and s.const == 0 and e is None for s, e in zip(value.starts[:-2], value.extents[:-2]))
+
+    def local_region_copy(self, src, dst, node) -> None:
+        """``T.copy(acc[:n, :], out)`` between parts of local buffers: an element-wise copy over the
+        region's extents, each element from its place in the source to its place in the destination."""
+        regions = []
+        for side in (src, dst):
+            region = side if isinstance(side, Region) else Region(side, [Index() for _ in side.shape], list(side.shape))
+            shape = self.shape_of(region.buffer)
+            extents = [d if e is None else e for e, d in zip(region.extents, shape)]
+            regions.append((region, extents))
+        (a, ea), (b, eb) = regions
+        squeeze = lambda extents: [e for e in extents if e != 1]      # noqa: E731
+        if squeeze(ea) != squeeze(eb):
+            raise self.error(node, f"T.copy from a {ea} region of {a.buffer.name} into a {eb} region of "
+                                   f"{b.buffer.name}: the extents differ")
+        shape = squeeze(eb) or [1]
+        src_starts = [self.index_value(s, node) for s in a.starts]
+        dst_starts = [self.index_value(s, node) for s in b.starts]
+
+        def place(starts, extents, ix):
+            """The indices of element ``ix`` of the copied block in a region with ``extents``."""
+            out, k = [], 0
+            for start, e in zip(starts, extents):
+                if e == 1 and len(shape) < len(extents):
+                    out.append(start)
+                    continue
+                out.append(self.insert(arith.AddiOp(start, ix[k]), node).result)
+                k += 1
+            return out
+
+        op = self.insert(tile.ParallelOp(list(shape)), node)
+        outer, saved = self.block, self.parallel
+        self.block, self.parallel = op.body.block, op
+        try:
+            ix = list(op.body.block.args)
+            value = self.insert(tile.LoadOp(a.buffer.value, place(src_starts, ea, ix)), node).result
+            self.insert(tile.StoreOp(value, b.buffer.value, place(dst_starts, eb, ix)), node)
+        finally:
+            self.block, self.parallel = outer, saved
 
     def whole(self, glob: BufferRef) -> Region:
         return Region(glob, [Index() for _ in glob.shape], list(glob.shape))
@@ -554,7 +605,7 @@ class PrimitiveRules:
                 raise self.error(node, f"T.copy region of {glob.name} has extent {given} in dim {d} but {local.name} "
                                        f"needs {need} (its shape is {lshape})")
         mapped = [gd for gd in dims if gd >= 0]
-        if mapped and mapped[-1] != rank - 1 and lshape[-1] != 1:
+        if mapped and mapped[-1] != rank - 1 and lshape[-1] != 1 and lrank > 1:
             raise self.error(node, f"T.copy of {glob.name}: the block runs along dim {mapped[-1]} in its last dim; "
                                    f"tiles hold rows of the tensor's last dim ({rank - 1}), so a copy must keep "
                                    "that dim last (copy whole rows, then T.transpose)")

@@ -18,6 +18,9 @@ Blocks whose columns are not whole face rows (a vector of one value per row, a c
 tensor) move element by element: the face rows holding them are read into a scratch page
 and the elements copied in place (:mod:`.lower_cb_intrinsics`).
 
+A vector along a dim other than the last (``T.copy(mask[b, k0:k0 + n, h], mask_local)``) is a
+*column*: its elements move one by one too, each from its own row of the tensor.
+
 Errors (:class:`CompileError` at the copy): the rows of a block running along the tensor's
 last dim.
 """
@@ -53,6 +56,8 @@ class CopyGeometry:
     row_step: int                  # folded tensor rows per local row
     first_row: Affine              # folded tensor row of local row 0
     first_col: Affine              # column of the tensor's last dim of local column 0
+    column: bool = False           # a vector along a dim other than the last: local element c is tensor
+                                   # element (first_row + c * row_step, first_col)
 
     @property
     def local_tiles(self) -> tuple[int, int]:
@@ -76,12 +81,14 @@ class CopyGeometry:
 
     def face_rows(self) -> bool:
         """Whether the block's columns are whole 16-value face rows (or pieces the padding completes)."""
+        if self.column:
+            return False
         return self.first_col.divisible_by(FACE) and (self.cols % FACE == 0 or self.whole_cols())
 
     def moves_whole_tiles(self) -> bool:
         """Whole pages: a read of tile-aligned rows and columns (what lies past the block is read
         too and never used); a write only when it overwrites nothing but the block or padding."""
-        if not (self.rows_aligned() and self.cols_aligned()):
+        if self.column or not (self.rows_aligned() and self.cols_aligned()):
             return False
         return self.reading or (self.whole_rows() and self.whole_cols())
 
@@ -129,12 +136,12 @@ def copy_geometry(copy: tile.CopyOp, kernel, padded: list[int] | None = None) ->
         for d in range(rank - 1):
             first_row = first_row + offsets[d].scaled(strides[d])
         first_col = offsets[-1]
+    column = False
     if len(lshape) == 1:
         rows, cols = 1, lshape[0]
         row_step = 0
-        if dims[0] != rank - 1:
-            raise compile_error(copy, f"the vector {buffer_name(local, kernel)} runs along dim {dims[0]} of "
-                                      f"{buffer_name(glob, kernel)}; copies move rows of the last dim")
+        if dims[0] != rank - 1 and dims[0] >= 0:
+            column, row_step = True, strides[dims[0]]
     else:
         rows, cols = lshape
         row_dim = dims[0]
@@ -143,7 +150,7 @@ def copy_geometry(copy: tile.CopyOp, kernel, padded: list[int] | None = None) ->
             raise compile_error(copy, f"the rows of {buffer_name(local, kernel)} run along the last dim of "
                                       f"{buffer_name(glob, kernel)}; copies keep the tensor's last dim last")
     return CopyGeometry(copy, reading, glob, local, buffer_name(glob, kernel), buffer_name(local, kernel), gshape,
-                        lshape, dims, extents, rows, cols, row_step, first_row, first_col)
+                        lshape, dims, extents, rows, cols, row_step, first_row, first_col, column)
 
 
 def reach(geometry: CopyGeometry) -> list[tuple[int, int] | None]:

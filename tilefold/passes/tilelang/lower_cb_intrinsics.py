@@ -13,6 +13,8 @@ Writes:
   ``noc_async_writes_flushed`` (before the pop that follows), and one
   ``noc_async_write_barrier`` at the end of the writer.
 
+- a column of the tensor into a vector (``tile.read_rows`` / ``write_rows`` with ``column``) →
+  element by element through the scratch page, each from its own tensor row;
 - a tensor element (``tile.read_element``) in a data-movement kernel → the 64 bytes holding it
   (aligned: a DRAM read keeps its address modulo the DRAM alignment) read (``get_noc_addr`` +
   ``noc_async_read`` + barrier) into the kernel's scratch
@@ -77,7 +79,9 @@ class LowerTransfer(RewritePattern):
         if not isinstance(t, tile.TRANSFERS):
             return
         page_size = self.page_sizes[t.cb_index]
-        if isinstance(t, (tile.ReadRowsOp, tile.WriteRowsOp)) and t.by_element:
+        if isinstance(t, (tile.ReadRowsOp, tile.WriteRowsOp)) and t.is_column:
+            _column(t, page_size, self.scratch)
+        elif isinstance(t, (tile.ReadRowsOp, tile.WriteRowsOp)) and t.by_element:
             _elements(t, page_size, self.scratch)
         elif isinstance(t, (tile.ReadRowsOp, tile.WriteRowsOp)):
             _rows(t, page_size)
@@ -283,6 +287,37 @@ def _elements(t, page_size: int, scratch) -> None:
         body(L1StoreOp(in_piece, body.c(0), value, width))
         body(api_call("noc_async_write", [scratch, noc, body.c(16 * eb)]))
         body(api_call("noc_async_write_barrier", []))
+
+def _column(t, page_size: int, scratch) -> None:
+    """A vector of one column of the tensor, one element at a time: local element ``c`` (at (0, c)
+    of the CB's tiles) is tensor element (``first_row + c * row_step``, ``first_col``); the face row
+    holding it is read into the scratch page (and, for a write, patched and written back)."""
+    reading = isinstance(t, tile.ReadRowsOp)
+    _, cols, row_step, tiles_per_row, eb = t.geometry()
+    at = LocatedBuilder.before(t)
+    base = at(api_call("get_write_ptr" if reading else "get_read_ptr", [at.c(t.cb_index)])).result
+    body, c = at.loop(cols, "c") if cols > 1 else (at, at.c(0))
+    add, mul = _arith(body, arith.AddiOp), _arith(body, arith.MuliOp)
+    div, rem = _arith(body, arith.DivUIOp), _arith(body, arith.RemUIOp)
+    row = add(t.first_row, mul(c, body.c(row_step)))
+    page = add(mul(div(row, body.c(32)), body.c(tiles_per_row)), div(t.first_col, body.c(32)))
+    piece = mul(add(_face_row(body, rem(row, body.c(32))), mul(div(rem(t.first_col, body.c(32)), body.c(16)),
+                                                               body.c(256))), body.c(eb))
+    in_piece = add(scratch, mul(rem(t.first_col, body.c(16)), body.c(eb)))
+    local = add(mul(div(c, body.c(32)), body.c(page_size)),
+                mul(add(mul(div(rem(c, body.c(32)), body.c(16)), body.c(256)), rem(c, body.c(16))), body.c(eb)))
+    l1 = add(base, local)
+    noc = body(api_call("get_noc_addr", [page, t.accessor, piece])).result
+    body(api_call("noc_async_read", [noc, scratch, body.c(16 * eb)]))
+    body(api_call("noc_async_read_barrier", []))
+    width = 8 * eb
+    if reading:
+        body(L1StoreOp(l1, body.c(0), body(L1LoadOp(in_piece, body.c(0), width)).result, width))
+    else:
+        body(L1StoreOp(in_piece, body.c(0), body(L1LoadOp(l1, body.c(0), width)).result, width))
+        body(api_call("noc_async_write", [scratch, noc, body.c(16 * eb)]))
+        body(api_call("noc_async_write_barrier", []))
+
 
 def _face_row(at, r):
     """The element offset of row ``r`` (0..31) of a tile's first face column: face

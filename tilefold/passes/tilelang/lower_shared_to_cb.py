@@ -308,6 +308,7 @@ class LowerSharedToCB(DevicePass):
                     scratch_for(kernel, "reader" if g.reading else "writer")
                 cls = tile.ReadRowsOp if g.reading else tile.WriteRowsOp
                 new = cls(materialize(g.first_row, at), materialize(g.first_col, at), g.gname, cb, g.rows, g.cols,
-                          g.row_step, tiles_per_row, fmt.tile_size(TILE, TILE) // (TILE * TILE), by_element)
+                          g.row_step, tiles_per_row, fmt.tile_size(TILE, TILE) // (TILE * TILE), by_element,
+                          column=g.column)
             new.location = copy.location
             Rewriter.replace_op(copy, new)
