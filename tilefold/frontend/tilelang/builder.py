@@ -88,6 +88,20 @@ _ELEMENT_CALLS = {"cast", "Cast", "if_then_else", "max", "min", "astype", "float
                   *api.UNARY_FUNCTIONS}
 
 
+class _AsUpdates(ast.NodeTransformer):
+    """``x[i] = x[i] + e`` is ``x[i] += e`` (so is ``-``, ``*``, ``/``): one form of an update, which
+    reductions and per-thread folds are recognised in (the tree is rewritten once, in place)."""
+
+    def visit_Assign(self, node: ast.Assign):
+        value = node.value
+        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Subscript) and isinstance(value, ast.BinOp) \
+                and isinstance(value.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)) \
+                and ast.dump(value.left) == ast.dump(ast.Subscript(node.targets[0].value, node.targets[0].slice,
+                                                                    ast.Load())):
+            return ast.copy_location(ast.AugAssign(node.targets[0], value.op, value.right), node)
+        return node
+
+
 @dataclass(frozen=True)
 class LoopLocal:
     """A scalar name last assigned inside a loop's body: its value does not exist after the loop."""
@@ -187,6 +201,7 @@ class KernelBuilder(PrimitiveRules, ElementRules, ThreadRules):
         self.prim = prim
         self.eager = eager                   # an EagerBinding, for eager kernels
         self.src = FunctionSource.of(prim.python_function)
+        _AsUpdates().visit(self.src.tree)
         self.scope: dict[str, object] = {}
         self.function: func.FuncOp | None = None
         self.block: Block | None = None
