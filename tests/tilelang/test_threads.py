@@ -12,9 +12,8 @@ import tilefold.language as T
 from tilefold.errors import KernelError
 
 
-def gemv_per_thread(N, K, BLOCK_N, BLOCK_K, spelled_out=False):
-    """One thread per output row; the row's dot product folded over a serial loop (TileLang's naive gemv),
-    as ``C_reg[0] += ...`` or ``C_reg[0] = C_reg[0] + ...``."""
+def gemv_per_thread(N, K, BLOCK_N, BLOCK_K):
+    """One thread per output row; the row's dot product folded over a serial loop (TileLang's naive gemv)."""
 
     @T.prim_func
     def main(A: T.Tensor((K,), "float16"), B: T.Tensor((N, K), "float16"), C: T.Tensor((N,), "float16")):
@@ -29,10 +28,29 @@ def gemv_per_thread(N, K, BLOCK_N, BLOCK_K, spelled_out=False):
                     A_shared[tk] = A[bk * BLOCK_K + tk]
                     B_shared[tn, tk] = B[bn * BLOCK_N + tn, bk * BLOCK_K + tk]
                 for tk in T.serial(BLOCK_K):
-                    if spelled_out:
-                        C_reg[0] = C_reg[0] + A_shared[tk].astype("float32") * B_shared[tn, tk].astype("float32")
-                    else:
-                        C_reg[0] += A_shared[tk].astype("float32") * B_shared[tn, tk].astype("float32")
+                    C_reg[0] += A_shared[tk].astype("float32") * B_shared[tn, tk].astype("float32")
+            C[bn * BLOCK_N + tn] = C_reg[0]
+
+    return main
+
+
+def gemv_per_thread_spelled_out(N, K, BLOCK_N, BLOCK_K):
+    """The same fold written ``C_reg[0] = C_reg[0] + ...``."""
+
+    @T.prim_func
+    def main(A: T.Tensor((K,), "float16"), B: T.Tensor((N, K), "float16"), C: T.Tensor((N,), "float16")):
+        with T.Kernel(T.ceildiv(N, BLOCK_N), threads=BLOCK_N) as bn:
+            tn = T.get_thread_binding(0)
+            A_shared = T.alloc_shared((BLOCK_K,), "float16")
+            B_shared = T.alloc_shared((BLOCK_N, BLOCK_K), "float16")
+            C_reg = T.alloc_local((1,), "float32")
+            T.clear(C_reg)
+            for bk in T.serial(T.ceildiv(K, BLOCK_K)):
+                for tk in T.serial(BLOCK_K):
+                    A_shared[tk] = A[bk * BLOCK_K + tk]
+                    B_shared[tn, tk] = B[bn * BLOCK_N + tn, bk * BLOCK_K + tk]
+                for tk in T.serial(BLOCK_K):
+                    C_reg[0] = C_reg[0] + A_shared[tk].astype("float32") * B_shared[tn, tk].astype("float32")
             C[bn * BLOCK_N + tn] = C_reg[0]
 
     return main
@@ -105,7 +123,8 @@ def gemv_inputs(N, K, seed):
 def test_per_thread_gemv_folds_over_the_serial_loop(spelled_out):
     a, b, want = gemv_inputs(64, 96, 1)
     c = np.zeros(64, np.float16)
-    tilelang.compile(gemv_per_thread(64, 96, 32, 32, spelled_out))(a, b, c)
+    factory = gemv_per_thread_spelled_out if spelled_out else gemv_per_thread
+    tilelang.compile(factory(64, 96, 32, 32))(a, b, c)
     np.testing.assert_allclose(c.astype(np.float32), want, rtol=2e-2, atol=5e-2)
 
 
