@@ -895,6 +895,8 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         new.result.name_hint = f"{acc.dfb.ir_name}_next"
         self.emit(ttl.StoreOp(v.value, new.result))
         if acc.holds:
+            if not _reads(v.value, acc.cb):
+                self.emit(ttl.CBWaitOp(acc.cb))      # the old value, replaced unread: waited for, then popped
             self.emit(ttl.CBPopOp(acc.cb))
         self.emit(ttl.CBPushOp(acc.cb))
         acc.holds = True
