@@ -3,6 +3,7 @@
 that overwrites, and the error when the buffer has no value before the ``if``."""
 
 import numpy as np
+import pytest
 from checkkernel import accessor_compile_args, check_kernels, require_accepted
 from tilelang_helpers import bf16, expect_error, random_bf16
 
@@ -135,3 +136,37 @@ def test_a_value_first_made_in_a_branch_and_read_after_it_is_an_error():
 
     expect_error(lambda: compile_prim_func(k), CompileError, k, "f is computed inside this `if` and read after it",
                  "has no value before it")
+
+
+@pytest.mark.parametrize("k_steps", [1, 2, 4])
+def test_two_gemms_of_one_k_loop_share_its_peeled_last_step(k_steps):
+    """Gate and up projections in one K loop (fused MoE's first grid): both gemms spill their partials
+    and the loop's last step is peeled once for both (over 1, 2 and 4 steps: no loop, a reload, L1
+    accumulation)."""
+    K_ = BK * k_steps
+
+    @T.prim_func
+    def two(A: T.Tensor((M, K_), "bfloat16"), B1: T.Tensor((K_, N), "bfloat16"), B2: T.Tensor((K_, N), "bfloat16"),
+            C1: T.Tensor((M, N), "float32"), C2: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, BN), T.ceildiv(M, BM)) as (bx, by):
+            A_s = T.alloc_shared((BM, BK), "bfloat16")
+            B1_s = T.alloc_shared((BK, BN), "bfloat16")
+            B2_s = T.alloc_shared((BK, BN), "bfloat16")
+            C1_l = T.alloc_fragment((BM, BN), "float32")
+            C2_l = T.alloc_fragment((BM, BN), "float32")
+            T.clear(C1_l)
+            T.clear(C2_l)
+            for k in T.Pipelined(K_ // BK, num_stages=2):
+                T.copy(A[by * BM, k * BK], A_s)
+                T.copy(B1[k * BK, bx * BN], B1_s)
+                T.gemm(A_s, B1_s, C1_l)
+                T.copy(B2[k * BK, bx * BN], B2_s)
+                T.gemm(A_s, B2_s, C2_l)
+            T.copy(C1_l, C1[by * BM, bx * BN])
+            T.copy(C2_l, C2[by * BM, bx * BN])
+
+    a, b1, b2 = random_bf16((M, K_), 12), random_bf16((K_, N), 13), random_bf16((K_, N), 14)
+    c1, c2 = np.zeros((M, N), np.float32), np.zeros((M, N), np.float32)
+    jit(two)(a, b1, b2, c1, c2)
+    np.testing.assert_allclose(c1, product(a, b1), rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(c2, product(a, b2), rtol=1e-5, atol=1e-4)

@@ -14,7 +14,8 @@ Reads: ``tile.gemm``, ``tile.reduce``, ``tile.fill``, local ``tile.copy``; ``tt.
   * over a K loop otherwise: partial sums spill (``pack_tile_block``) to a ``<C>_partials``
     CB of one block between K steps; the loop's last iteration is peeled so that it reloads them (``copy_tile``) and
     packs the final sums straight into C's block, each tile at its row-major place
-    (``pack_tile<true>``). Over three or more K steps the packer accumulates them in L1
+    (``pack_tile<true>``); several such gemms of one loop (two projections of one input) share
+    one peeled iteration. Over three or more K steps the packer accumulates them in L1
     (``pack_reconfig_l1_acc(k > 0)``, back to 0 after each step's packs so that other packs in the
     loop write; each step but the last two pops the block unread, so
     the next one packs onto the same pages), as TT-Metal's blocked matmul does; over two, the
@@ -82,6 +83,17 @@ def subblock(rows: int, cols: int, capacity: int) -> tuple[int, int]:
     return best
 
 
+@dataclass
+class _Peel:
+    """A K loop's peeled last iteration: each op of the loop body → its copy there; the loop's new
+    end (None when the loop ran once and goes)."""
+
+    clones: dict
+    end: object
+    erase_loop: bool
+    trips: int                  # the loop's trip count before the peel
+
+
 @dataclass(frozen=True)
 class LowerTTTileIntrinsics(DevicePass):
     """Tile ops → tile intrinsics in DST sections (see the module docstring)."""
@@ -106,6 +118,12 @@ class TileIntrinsics:
 
     def run(self) -> None:
         kernel = self.kernel
+        self.peels: dict = {}           # K loop -> its peeled last iteration, shared by its spilled gemms
+        for gemm in [o for o in kernel.walk() if isinstance(o, tile.GemmOp)]:
+            self.gemm(gemm)
+        for loop in [loop for loop, peel in self.peels.items() if peel.erase_loop]:
+            Rewriter.erase_op(loop, safe_erase=False)
+        # a gemm the peel of another's K loop copied, which no spill lowered (it is not a K-loop sum)
         for gemm in [o for o in kernel.walk() if isinstance(o, tile.GemmOp)]:
             self.gemm(gemm)
         for red in [o for o in kernel.walk() if isinstance(o, tile.ReduceOp)]:
@@ -191,7 +209,8 @@ class TileIntrinsics:
     def gemm_spill(self, gemm, loop: tile.ForOp, dims, names) -> None:
         mb, nb, kb = dims
         a, b, c = names
-        trips = trip_count(loop)
+        # (another gemm of this loop may have peeled it already: its trip count is the peel's)
+        trips = self.peels[loop].trips if loop in self.peels else trip_count(loop)
         if trips is None:
             why = (f"its {mb}x{nb}-tile product is larger than DST's {self.capacity} tiles" if mb * nb > self.capacity
                    else "the loop also computes other things, which need DST between its steps")
@@ -204,22 +223,13 @@ class TileIntrinsics:
         fmt = DataFormat.Float32 if self.fp32 else DataFormat.Float16_b
         partials = add_buffer(self.kernel, f"{c}_partials", (mb * TILE, nb * TILE), fmt, mb * nb)
         partials_cb = get_attr(self.kernel, f"tt.cb.{partials.buffer_name.data}")["index"]
-        # peel the last iteration: it packs the final sums into C
-        last_k = loop.lb.owner.value.value.data + (trips - 1) * loop.step.value.data
-        anchor = insert_after(loop, constant_op(last_k))
-        mapper = {loop.iv: anchor.result}
-        last = None
-        for op in list(loop.body.block.ops):
-            clone = op.clone(value_mapper=mapper)
-            anchor = insert_after(anchor, clone)
-            if op is gemm:
-                last = clone
+        peel = self.peel(loop, trips)
+        last = peel.clones[gemm]
         l1_acc = trips >= 3
         if trips == 1:
-            Rewriter.erase_op(loop, safe_erase=False)
+            pass        # the loop, this gemm in it, goes once every gemm of it is lowered (they see each other)
         else:
-            end = insert_before(loop, constant_op(last_k)).result
-            loop.operands[1] = end
+            end = peel.end
             em = self.stmt(gemm, "matmul_spill", [a, b], [])
             not_first = em(arith.CmpiOp(loop.iv, loop.lb, "ugt")).result
             if l1_acc:
@@ -240,6 +250,27 @@ class TileIntrinsics:
             em(api_call("pack_reconfig_l1_acc", [em.c(0)]))
         self.subblocks(em, last, dims, reload_from=partials_cb if trips > 1 else None, out_cb=self.cb(last.c))
         Rewriter.erase_op(last)
+
+    def peel(self, loop: tile.ForOp, trips: int) -> "_Peel":
+        """The last iteration of a K loop copied after it (it packs the final sums into C), once for
+        all the spilled gemms of the loop; the loop then stops before it (or goes, for one trip)."""
+        peel = self.peels.get(loop)
+        if peel is not None:
+            return peel
+        last_k = loop.lb.owner.value.value.data + (trips - 1) * loop.step.value.data
+        anchor = insert_after(loop, constant_op(last_k))
+        mapper = {loop.iv: anchor.result}
+        clones = {}
+        for op in list(loop.body.block.ops):
+            clone = op.clone(value_mapper=mapper)
+            anchor = insert_after(anchor, clone)
+            clones.update(zip(op.walk(), clone.walk()))
+        end = None
+        if trips > 1:
+            end = insert_before(loop, constant_op(last_k)).result
+            loop.operands[1] = end
+        peel = self.peels[loop] = _Peel(clones, end, trips == 1, trips)
+        return peel
 
     def subblocks(self, em: Emitter, gemm, dims, reload_from=None, reload_when=None, spill_to=None,
                   out_cb=None) -> None:
