@@ -22,6 +22,7 @@ TT-Metalium project with ``tilefold compile``. Local buffers are made of whole 3
 """
 
 from tilefold.frontend.tilelang.api import (  # noqa: F401
+    symbolic,
     align_up,
     all_of,
     any_of,
@@ -129,7 +130,7 @@ __all__ = [
     "float64", "float8_e4m3fn", "float8_e4m3", "float8_e5m2", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "bool",
     "Kernel", "alloc_shared", "alloc_fragment", "alloc_local", "alloc_global", "alloc_reducer", "finalize_reducer", "alloc_var", "serial", "Serial", "unroll", "vectorized", "grid",
     "Pipelined", "Parallel", "Persistent", "parallel", "use_swizzle", "get_thread_binding", "annotate_layout",
-    "annotate_safe_value", "disable_warp_group_reg_alloc", "sync_threads", "no_set_max_nreg", "const", "dynamic",
+    "annotate_safe_value", "disable_warp_group_reg_alloc", "sync_threads", "no_set_max_nreg", "const", "dynamic", "symbolic",
     "empty", "reshape", "view", "macro", "GemmWarpPolicy", "copy", "gemm", "clear", "fill", "reduce_sum", "reduce_max", "reduce_min",
     "reduce_abssum", "reduce_absmax", "cumsum", "transpose", "atomic_add", "atomic_max", "atomic_min", "ceildiv", "align_up", "any_of", "all_of", "infinity",
     *_api.UNARY_FUNCTIONS, "max", "min", "pow", "clamp", "if_then_else", "Select", "cast", "Cast", "annotate_tt_layout", "annotate_tt_schedule",

@@ -103,3 +103,30 @@ def test_a_dtype_given_as_a_numpy_type_to_a_factory_and_a_cast():
     b = halve(np.float16)(a)
     assert b.dtype == np.float16
     np.testing.assert_array_equal(b.astype(np.float32), a * 0.5)
+
+
+def test_a_dynamic_size_made_in_a_factory_is_bound_by_each_call():
+    """``n = T.dynamic("n")`` (``T.symbolic`` is the same) in a jit factory: the kernel is built for each
+    length it is called with; its code exists once it has been called."""
+    from tilefold.errors import KernelError
+
+    @tilelang.jit
+    def fill(value: float):
+        n = T.symbolic("n")
+
+        @T.prim_func
+        def main(x: T.Tensor[n, T.float32]):
+            with T.Kernel(T.ceildiv(n, 256), threads=128) as bx:
+                for i in T.Parallel(256):
+                    x[bx * 256 + i] = value
+
+        return main
+
+    kernel = fill(2.0)
+    with pytest.raises(KernelError, match="T.dynamic sizes n"):
+        kernel.get_kernel_source()
+    for length in (512, 1024):
+        x = np.zeros(length, np.float32)
+        kernel(x)
+        assert (x == 2.0).all()
+    assert "compute.cpp" in kernel.get_kernel_source()

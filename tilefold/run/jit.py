@@ -132,6 +132,7 @@ class JITKernel:
         self.arch = arch
         self.pass_configs = dict(pass_configs or {})
         self.by_scalars: dict = {}
+        self.by_dims: dict = {}                 # T.dynamic sizes -> the kernel built for them
         self.scalar_out_idx = out_idx
         n = len(prim.params) + (0 if prim.scalar_values else len(prim.scalars))
         if out_idx is None and prim.out_idx is not None:
@@ -153,8 +154,13 @@ class JITKernel:
     @property
     def compiled(self) -> CompiledKernel:
         """The kernel compiled for its device (compiled on first use, once per device)."""
-        if self.prim.scalars and not self.prim.scalar_values and getattr(self, "last_called", None) is not None:
-            return self.last_called.compiled       # a kernel of scalars: the one built for the last call's values
+        if ((self.prim.scalars and not self.prim.scalar_values) or self.prim.dynamic_dims()) and \
+                getattr(self, "last_called", None) is not None:
+            return self.last_called.compiled       # built for the last call's scalars or sizes
+        if self.prim.dynamic_dims():
+            raise KernelError(f"kernel {self.prim.name!r} has the T.dynamic sizes {', '.join(self.prim.dynamic_dims())}: "
+                              "tilefold builds it for the shapes each call passes, so call it before asking for its "
+                              "code", user_location())
         arch = get_arch(self.arch if self.arch is not None else _DEFAULT_DEVICE["arch"])
         key = id(arch)  # device descriptions are module-level singletons
         if key not in self._compiled:
@@ -231,10 +237,42 @@ class JITKernel:
         self.last_called = self.by_scalars[key]
         return self.by_scalars[key], tuple(arrays)
 
+    def for_dims(self, args: tuple) -> JITKernel:
+        """A kernel whose parameters' shapes use ``T.dynamic`` sizes is built for the sizes of the
+        arrays a call passes (once per sizes)."""
+        from tilefold.frontend.tilelang.values import ConstVar
+
+        params = self.prim.params
+        outs = set(self.out_idx or [])
+        given = list(range(len(params))) if len(args) == len(params) else [i for i in range(len(params))
+                                                                             if i not in outs]
+        dims: dict[str, int] = {}
+        for i, arg in zip(given, args):
+            shape = tuple(np.shape(arg))
+            declared = params[i].type.shape
+            if len(shape) != len(declared):
+                raise KernelError(f"argument {params[i].name!r} of {self.prim.name} has shape {shape}; the kernel "
+                                  f"takes {len(declared)} dims", user_location())
+            for d, size in zip(declared, shape):
+                if isinstance(d, ConstVar) and dims.setdefault(d.name, int(size)) != int(size):
+                    raise KernelError(f"argument {params[i].name!r} of {self.prim.name} gives T.dynamic {d.name!r} "
+                                      f"the size {size}, another argument {dims[d.name]}", user_location())
+        missing = [n for n in self.prim.dynamic_dims() if n not in dims]
+        if missing:
+            raise KernelError(f"{self.prim.name}: no argument gives T.dynamic {missing[0]!r} its size; pass the "
+                              "tensors whose shapes use it", user_location())
+        key = tuple(sorted(dims.items()))
+        if key not in self.by_dims:
+            self.by_dims[key] = JITKernel(self.prim.with_dims(dims), self.out_idx, self.arch, self.pass_configs)
+        self.last_called = self.by_dims[key]
+        return self.by_dims[key]
+
     def __call__(self, *args, trace=None):
         if self.prim.scalars and not self.prim.scalar_values:
             kernel, arrays = self.for_scalars(args)
             return kernel(*arrays, trace=trace)
+        if self.prim.dynamic_dims():
+            return self.for_dims(args)(*args, trace=trace)
         compiled = self.compiled
         trace = trace if trace is not None else _DEFAULT_DEVICE["trace"]
         params = self.prim.params

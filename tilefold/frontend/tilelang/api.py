@@ -71,8 +71,17 @@ sync_threads = _intrinsic("sync_threads", "A GPU barrier: accepted, no-op (circu
 no_set_max_nreg = _intrinsic("no_set_max_nreg", "A GPU register hint: accepted, no-op.")
 const = _intrinsic("const", "``M, N = T.const(\"M, N\")``: shape names of an eager kernel, bound from its "
                             "tensors' shapes or from .compile(M=...).")
-dynamic = _intrinsic("dynamic", "``N = T.dynamic(\"N\")``: like T.const; the kernel is compiled for each shape "
-                                "it is called with.")
+def dynamic(names, dtype=None):
+    """``N = T.dynamic("N")`` (also ``T.symbolic``): a size the kernel is compiled for at each shape it is
+    called with — a name ``T.Tensor`` annotations may use, in a kernel factory or an eager kernel."""
+    from tilefold.frontend.tilelang.values import ConstVar
+
+    found = tuple(ConstVar(n) for n in str(names).replace(",", " ").split() if n)
+    return found[0] if len(found) == 1 else found
+
+
+dynamic.__tile_intrinsic__ = "dynamic"
+symbolic = dynamic
 empty = _intrinsic("empty", "``C = T.empty((M, N), dtype)``: an output tensor of an eager kernel, returned by "
                             "the call.")
 reshape = _intrinsic("reshape", "``V = T.reshape(X, shape)``: a kernel tensor's elements under another shape (the "

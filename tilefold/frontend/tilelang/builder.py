@@ -1175,6 +1175,8 @@ class KernelBuilder(PrimitiveRules, ElementRules, ThreadRules):
         value = self.src.lookup(node.id)
         if value is MISSING:
             raise self.error(node, f"name {node.id!r} is not defined")
+        if isinstance(value, ConstVar) and value.name in self.prim.dims:
+            return self.prim.dims[value.name]        # a T.dynamic size of a factory, bound by the call
         return value
 
     def expr_Attribute(self, node: ast.Attribute):

@@ -112,6 +112,23 @@ class PrimFunc:
     scratch: tuple[str, ...] = ()                   # parameters that are the body's T.alloc_global tensors
     scalars: tuple = ()                             # scalar parameters: (position, name, dtype)
     scalar_values: dict = field(default_factory=dict)  # their values, for a kernel built for one call
+    dims: dict = field(default_factory=dict)        # T.dynamic sizes of the parameters, for a kernel built for them
+
+    def dynamic_dims(self) -> list[str]:
+        """The ``T.dynamic`` names the parameters' shapes use that have no value yet."""
+        from tilefold.frontend.tilelang.values import ConstVar
+
+        return list(dict.fromkeys(d.name for p in self.params for d in p.type.shape
+                                  if isinstance(d, ConstVar) and d.name not in self.dims))
+
+    def with_dims(self, dims: dict) -> "PrimFunc":
+        """This kernel for the given ``T.dynamic`` sizes (its parameters' shapes made concrete)."""
+        from tilefold.frontend.tilelang.types import TensorType
+        from tilefold.frontend.tilelang.values import ConstVar
+
+        params = [Param(p.name, TensorType(tuple(dims[d.name] if isinstance(d, ConstVar) else d for d in p.type.shape),
+                                           p.type.dtype, p.type.dtype_name)) for p in self.params]
+        return replace(self, params=params, dims={**self.dims, **dims})
 
     is_tilelang_prim_func = True
 

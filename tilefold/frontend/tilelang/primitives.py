@@ -134,6 +134,7 @@ class PrimitiveRules:
         return values[0] if len(values) == 1 else values
 
     rule_dynamic = rule_const
+    rule_symbolic = rule_const
 
     def rule_empty(self, node, name_hint):
         if self.eager is None:
