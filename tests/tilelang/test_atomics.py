@@ -53,3 +53,20 @@ def test_atomic_max_kernels_pass_check_kernel(tmp_path):
     assert "binary_max_tile" in sources[next(k.source_file for k in program.kernels if k.is_compute)]
     for result in check_kernels(jobs):
         require_accepted(result)
+
+
+def test_an_atomic_add_that_returns_the_previous_value():
+    """``old[i] = T.atomic_add(B[i], A[i], return_prev=True)``: B gets the sums, old what B held."""
+    @T.prim_func
+    def k(A: T.Tensor((128,), "float32"), B: T.Tensor((128,), "float32"), old: T.Tensor((128,), "float32")):
+        with T.Kernel(1, threads=128):
+            for i in T.Parallel(128):
+                old[i] = T.atomic_add(B[i], A[i], return_prev=True)
+
+    a = np.arange(128, dtype=np.float32)
+    b = np.full(128, 3.0, np.float32)
+    before = b.copy()
+    old = np.zeros(128, np.float32)
+    tilelang.jit(k)(a, b, old)
+    np.testing.assert_array_equal(b, before + a)
+    np.testing.assert_array_equal(old, before)

@@ -954,7 +954,8 @@ class PrimitiveRules:
             self.put(buffer, indices, key, Elem(self.insert(combine(old, value), node).result), node)
             if buffer.is_global and buffer.name not in self.atomic_targets:
                 self.atomic_targets.append(buffer.name)
-            return None
+            returns_old = dict(self.keywords(node)).get("return_prev", False)
+            return Elem(old) if returns_old else None       # return_prev: the element before the update
         self.require_kernel(node, call)
         dst = self.expr(target)
         value = self.expr(node.args[1])
