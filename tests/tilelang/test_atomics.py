@@ -70,3 +70,18 @@ def test_an_atomic_add_that_returns_the_previous_value():
     tilelang.jit(k)(a, b, old)
     np.testing.assert_array_equal(b, before + a)
     np.testing.assert_array_equal(old, before)
+
+
+def test_every_element_atomically_added_into_one():
+    """``T.atomic_add(Out[0], A[bx * 128 + i])`` over ``T.Parallel(128)`` in each of 3 blocks: the sum of
+    A added onto what Out held."""
+    @T.prim_func
+    def k(A: T.Tensor((384,), "float32"), Out: T.Tensor((1,), "float32")):
+        with T.Kernel(3, threads=128) as bx:
+            for i in T.Parallel(128):
+                T.atomic_add(Out[0], A[bx * 128 + i])
+
+    a = np.random.default_rng(3).standard_normal(384).astype(np.float32)
+    out = np.array([2.0], np.float32)
+    tilelang.jit(k)(a, out)
+    np.testing.assert_allclose(out[0], 2.0 + a.sum(), rtol=1e-2, atol=5e-2)

@@ -1051,6 +1051,8 @@ class KernelBuilder(PrimitiveRules, ElementRules, ThreadRules):
         reduction: the values go to an (m, n) temporary, ``T.reduce_sum`` / ``reduce_max`` /
         ``reduce_min`` (``clear=False``) folds them into the vector."""
         last = stmt.body[-1]
+        if self.contended_atomic(stmt, names, extents):
+            return True
         if isinstance(last, ast.AugAssign) and isinstance(last.op, ast.Add):
             target, value, kind = last.target, last.value, "sum"
         elif isinstance(last, ast.Assign) and len(last.targets) == 1 and isinstance(last.value, ast.Call) and \
@@ -1094,6 +1096,40 @@ class KernelBuilder(PrimitiveRules, ElementRules, ThreadRules):
         self.parallel_loop(loop, stmt.iter)
         self.reduce_buffers(temp, buf, kind, dim, False, last)
         del self.scope[temp.name]
+        return True
+
+    def contended_atomic(self, stmt: ast.For, names: list[str], extents: list[int]) -> bool:
+        """A ``T.Parallel`` over one dim whose body ends with ``T.atomic_add(Out[c], e)`` at an element
+        no loop variable indexes (every iteration adds into one element): the sum of the ``e`` s, a
+        reduction into a one-value buffer, then one atomic add of it into ``Out[c]``."""
+        last = stmt.body[-1]
+        call = last.value if isinstance(last, ast.Expr) else None
+        if len(extents) != 1 or not isinstance(call, ast.Call) or call.keywords or len(call.args) != 2 or \
+                getattr(self.expr(call.func), "__tile_intrinsic__", None) != "atomic_add":
+            return False
+        target = call.args[0]
+        if not (isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name)) or \
+                any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(target.slice)):
+            return False
+        glob = self.scope.get(target.value.id)
+        if not isinstance(glob, BufferRef) or not glob.is_global:
+            return False
+        total = self.new_buffer((1,), glob.dtype_name or canonical_name(glob.dtype), "fragment", f"{glob.name}_sum",
+                                last)
+        self.insert(tile.FillOp(total.value, 0.0), last)
+        self.scope[total.name] = total
+        self.scope["__atomic_add"] = self.expr(call.func)
+        fold = ast.AugAssign(ast.Subscript(ast.Name(total.name, ast.Load()), ast.Constant(0), ast.Store()), ast.Add(),
+                             call.args[1])
+        update = ast.Expr(ast.Call(ast.Name("__atomic_add", ast.Load()),
+                                   [ast.Subscript(target.value, target.slice, ast.Load()),
+                                    ast.Name(total.name, ast.Load())], []))
+        for node in (*ast.walk(fold), *ast.walk(update)):
+            ast.copy_location(node, last)
+        loop = ast.copy_location(ast.For(stmt.target, stmt.iter, [*stmt.body[:-1], fold], [], None), stmt)
+        self.parallel_loop(loop, stmt.iter)
+        self.statement(update)
+        del self.scope[total.name], self.scope["__atomic_add"]
         return True
 
     # -- expressions -------------------------------------------------------------------------------
