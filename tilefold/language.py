@@ -23,6 +23,7 @@ TT-Metalium project with ``tilefold compile``. Local buffers are made of whole 3
 
 from tilefold.frontend.tilelang.api import (  # noqa: F401
     symbolic,
+    let,
     align_up,
     all_of,
     any_of,
@@ -132,7 +133,7 @@ __all__ = [
     "Pipelined", "Parallel", "Persistent", "parallel", "use_swizzle", "get_thread_binding", "annotate_layout",
     "annotate_safe_value", "disable_warp_group_reg_alloc", "sync_threads", "no_set_max_nreg", "const", "dynamic", "symbolic",
     "empty", "reshape", "view", "macro", "GemmWarpPolicy", "copy", "gemm", "clear", "fill", "reduce_sum", "reduce_max", "reduce_min",
-    "reduce_abssum", "reduce_absmax", "cumsum", "transpose", "atomic_add", "atomic_max", "atomic_min", "ceildiv", "align_up", "any_of", "all_of", "infinity",
+    "reduce_abssum", "reduce_absmax", "cumsum", "transpose", "atomic_add", "atomic_max", "atomic_min", "ceildiv", "align_up", "any_of", "all_of", "let", "infinity",
     *_api.UNARY_FUNCTIONS, "max", "min", "pow", "clamp", "if_then_else", "Select", "cast", "Cast", "annotate_tt_layout", "annotate_tt_schedule",
     "annotate_tt_compute",
 ]

@@ -252,3 +252,24 @@ def test_a_part_of_a_local_buffer_copied_into_another():
     b = np.zeros((32, 32), np.float32)
     tilelang.jit(k)(a, b)
     np.testing.assert_array_equal(b, a[:32])
+
+
+def test_a_let_variable_a_cleared_part_and_run_once():
+    """``off = T.int32()`` bound by ``T.let(off, ...)``; ``T.clear(acc[:32, :])`` clears the first rows of a
+    fragment, one element at a time; ``kernel.run_once()`` runs it on the profiler's inputs."""
+    @T.prim_func
+    def k(A: T.Tensor((64, 32), "float32"), B: T.Tensor((64, 32), "float32")):
+        with T.Kernel(1) as bx:
+            acc = T.alloc_fragment((64, 32), "float32")
+            off = T.int32()
+            T.let(off, bx * 64)
+            T.copy(A[off, 0], acc)
+            T.clear(acc[:32, :])
+            T.copy(acc, B[off, 0])
+
+    a = np.random.default_rng(12).standard_normal((64, 32)).astype(np.float32)
+    kernel = tilelang.compile(k, out_idx=[1])
+    b = kernel(a)
+    assert not b[:32].any()
+    np.testing.assert_array_equal(b[32:], a[32:])
+    assert kernel.run_once().shape == (64, 32)

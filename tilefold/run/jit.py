@@ -189,6 +189,10 @@ class JITKernel:
         """One artifact by file name (``compute.cpp``, ``main.cpp``, ``tt.plan.json`` ...)."""
         return self.compiled.artifacts().get(name)
 
+    def run_once(self, func=None):
+        """Run the kernel (or ``func``) once on the profiler's inputs, as TileLang's ``run_once``."""
+        return self.get_profiler().run_once(func)
+
     def get_profiler(self, tensor_supply_type=None):
         from tilefold.run.profiler import Profiler
 

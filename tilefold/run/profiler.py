@@ -53,6 +53,10 @@ class Profiler:
                 raise AssertionError(f"output {k}: {int(bad.sum())} of {bad.size} values differ from the reference; "
                                      f"largest difference {float(np.abs(g - w).max())}")
 
+    def run_once(self, func=None):
+        """``func`` (default: the kernel) called once on the profiler's inputs."""
+        return (func or self.kernel)(*self.inputs())
+
     def do_bench(self, func=None, warmup: int = 0, rep: int = 0, backend=None, **_options) -> float:
         """The estimated kernel time of a run, in milliseconds (the simulator's cost model); with
         ``func``, :func:`do_bench` of it called on the profiler's inputs."""

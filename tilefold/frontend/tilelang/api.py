@@ -157,6 +157,7 @@ def align_up(x, alignment):
     return ceildiv(x, alignment) * alignment
 
 
+let = _intrinsic("let", "``T.let(x, value)``: bind a variable made with ``x = T.int32()`` to a value.")
 any_of = _intrinsic("any_of", "``T.any_of(M[i, j, :])``: whether any element of a small region of an integer or "
                               "bool tensor is nonzero (a condition of the block).")
 all_of = _intrinsic("all_of", "``T.all_of(M[i, j, :])``: whether every element of such a region is nonzero.")
@@ -174,4 +175,4 @@ INTRINSICS = {f.__tile_intrinsic__: f for f in (
     sync_threads, no_set_max_nreg, const, dynamic, empty, reshape, view, copy, gemm, clear, fill, reduce_sum, reduce_max,
     reduce_min, reduce_abssum, reduce_absmax, cumsum, transpose, atomic_add, atomic_max, atomic_min,
     *(globals()[fn] for fn in UNARY_FUNCTIONS), max, min, pow, clamp, if_then_else, cast, Cast,
-    annotate_tt_layout, annotate_tt_schedule, annotate_tt_compute, any_of, all_of)}
+    annotate_tt_layout, annotate_tt_schedule, annotate_tt_compute, any_of, all_of, let)}

@@ -103,6 +103,14 @@ class _AsUpdates(ast.NodeTransformer):
 
 
 @dataclass(frozen=True)
+class Unbound:
+    """``x = T.int32()``: a variable with no value until ``T.let(x, value)`` binds it."""
+
+    dtype: str
+    line: int
+
+
+@dataclass(frozen=True)
 class LoopLocal:
     """A scalar name last assigned inside a loop's body: its value does not exist after the loop."""
 
@@ -1200,6 +1208,9 @@ class KernelBuilder(PrimitiveRules, ElementRules, ThreadRules):
     def expr_Name(self, node: ast.Name):
         if node.id in self.scope:
             value = self.scope[node.id]
+            if isinstance(value, Unbound):
+                raise self.error(node, f"{node.id} = T.{value.dtype}() at line {value.line} has no value here; bind it "
+                                       f"with T.let({node.id}, value) first")
             if isinstance(value, LoopLocal):
                 raise self.error(node, f"{node.id} is computed inside the loop at line {value.line} and read after it; "
                                        "give it a value before the loop and update it in the body (a loop carrying "
@@ -1486,6 +1497,8 @@ class KernelBuilder(PrimitiveRules, ElementRules, ThreadRules):
             args = [self.expr(a) for a in node.args]
         kwargs = dict(self.keywords(node))
         if isinstance(fn, DType):
+            if not args and not kwargs:
+                return Unbound(str(fn), node.lineno)       # x = T.int32(): a variable T.let binds later
             if len(args) != 1 or kwargs:
                 raise self.error(node, f"T.{fn}(x) takes one value")
             return self.cast_value(args[0], fn, node)

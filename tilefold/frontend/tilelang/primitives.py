@@ -546,6 +546,29 @@ class PrimitiveRules:
         finally:
             self.block, self.parallel = outer, saved
 
+    def local_region_fill(self, region: Region, value: float, node) -> None:
+        """``T.clear(acc[:n, :])``: the buffer rewritten whole, each element the value inside the region
+        and its own value outside it (a statement defines a whole buffer)."""
+        buf = region.buffer
+        shape = self.shape_of(buf)
+        extents = [d if e is None else e for e, d in zip(region.extents, shape)]
+        op = self.insert(tile.ParallelOp(list(shape)), node)
+        outer, saved = self.block, self.parallel
+        self.block, self.parallel = op.body.block, op
+        try:
+            ix = list(op.body.block.args)
+            inside = True
+            for d, (arg, start, extent) in enumerate(zip(ix, region.starts, extents)):
+                i = Index({Symbol(arg, f"i{d}", "parallel", shape[d]): 1})
+                inside = self.logical(True, inside, self.compare(ast.GtE, i, start, node), node)
+                inside = self.logical(True, inside, self.compare(ast.Lt, i, start + extent, node), node)
+            old = Elem(self.load_at(buf, ix, node))
+            new = self.select(inside, float(value), old, node) if not isinstance(inside, bool) else \
+                (Elem(self.f32_constant(value, node)) if inside else old)
+            self.insert(tile.StoreOp(new.value, buf.value, ix), node)
+        finally:
+            self.block, self.parallel = outer, saved
+
     def whole(self, glob: BufferRef) -> Region:
         return Region(glob, [Index() for _ in glob.shape], list(glob.shape))
 
@@ -730,10 +753,19 @@ class PrimitiveRules:
             offsets, dims = self.global_offsets(region, frag, node)
             self.insert(tile.CopyOp(frag.value, glob.value, offsets, dims), node)
             return
+        if self.partial(target):
+            self.local_region_fill(target, value, node)
+            return
         buf = self.local_buffer(target, node, what)
         self.insert(tile.FillOp(buf.value, value), node)
 
     # -- reductions -----------------------------------------------------------------------------------
+
+    def rule_let(self, node, name_hint):
+        """``T.let(x, value)``: the name x (from ``x = T.int32()``) holds ``value`` from here on."""
+        if len(node.args) != 2 or node.keywords or not isinstance(node.args[0], ast.Name):
+            raise self.error(node, "T.let takes a variable name and its value: T.let(x, value)")
+        self.scope[node.args[0].id] = self.expr(node.args[1])
 
     ANY_OF_LIMIT = 64          # elements T.any_of / T.all_of read one by one
 
