@@ -273,3 +273,22 @@ def test_a_let_variable_a_cleared_part_and_run_once():
     assert not b[:32].any()
     np.testing.assert_array_equal(b[32:], a[32:])
     assert kernel.run_once().shape == (64, 32)
+
+
+def test_a_serial_loop_inside_t_parallel_is_unrolled_per_element():
+    @T.prim_func
+    def k(A: T.Tensor((32, 32), "float32"), B: T.Tensor((32, 32), "float32")):
+        with T.Kernel(1) as _:
+            a = T.alloc_fragment((32, 32), "float32")
+            b = T.alloc_fragment((32, 32), "float32")
+            T.copy(A[0, 0], a)
+            for i, j in T.Parallel(32, 32):
+                b[i, j] = a[i, j]
+                for s in T.serial(1, 4):
+                    b[i, j] += a[i, j] * s
+            T.copy(b, B[0, 0])
+
+    a = np.random.default_rng(13).standard_normal((32, 32)).astype(np.float32)
+    b = np.zeros_like(a)
+    tilelang.jit(k)(a, b)
+    np.testing.assert_allclose(b, a * 7, rtol=1e-2, atol=1e-2)

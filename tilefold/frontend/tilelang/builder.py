@@ -218,6 +218,7 @@ class KernelBuilder(PrimitiveRules, ElementRules, ThreadRules):
         self.parallel: tile.ParallelOp | None = None
         self.pending_stores: dict | None = None
         self.stored: dict = {}                  # element key -> the value stored in this T.Parallel body
+        self.stored_ops: dict = {}              # element key -> its store op (a later store replaces it)
         self.buffer_names: set[str] = set()
         self.layout: dict[str, dict] = {}
         self.schedule: dict = {}
@@ -727,7 +728,15 @@ class KernelBuilder(PrimitiveRules, ElementRules, ThreadRules):
     def serial_loop(self, stmt: ast.For, call: ast.Call, kind: str) -> None:
         what = {"serial": "T.serial", "pipelined": "T.Pipelined"}[kind]
         if self.parallel is not None:
-            raise self.error(stmt, f"{what} inside T.Parallel is not supported; a T.Parallel body is element-wise")
+            bounds = [self.expr(a) for a in call.args]
+            if not (1 <= len(bounds) <= 3 and all(isinstance(b, int) and not isinstance(b, bool) for b in bounds)
+                    and isinstance(stmt.target, ast.Name) and len(range(*bounds)) <= self.UNROLL_LIMIT):
+                raise self.error(stmt, f"{what} inside T.Parallel runs once per element: give it constant bounds (up to "
+                                       f"{self.UNROLL_LIMIT} iterations), which tilefold unrolls")
+            for value in range(*bounds):         # a loop per element: unrolled into the element body
+                self.scope[stmt.target.id] = value
+                self.statements(stmt.body)
+            return
         if self.kernel_op is None:
             raise self.error(stmt, f"{what} outside `with T.Kernel(...)`; put loops inside the kernel block")
         args = [self.loop_bound(a, f"{what} bound") for a in call.args]

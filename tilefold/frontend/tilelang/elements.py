@@ -403,8 +403,12 @@ class ElementRules:
         if self.pending_stores is not None:
             self.pending_stores["stores"][key] = (buffer, indices, v)
             return
+        earlier = self.stored_ops.get(key) if self.stored_ops.get(key) is not None and key in self.stored else None
+        if earlier is not None and earlier.parent_block() is self.block:
+            earlier.detach()        # stored again in this body: only the last value is stored (reads use it)
+            earlier.erase()
         self.stored[key] = v
-        self.insert(tile.StoreOp(v, buffer.value, indices), node)
+        self.stored_ops[key] = self.insert(tile.StoreOp(v, buffer.value, indices), node)
 
     def is_integral(self, value: SSAValue) -> bool:
         """Whether an element value is known to hold integers (no rounding needed to store it)."""
