@@ -4,7 +4,7 @@ that overwrites, and the error when the buffer has no value before the ``if``.""
 
 import numpy as np
 import pytest
-from checkkernel import accessor_compile_args, check_kernels, require_accepted
+from checkkernel import check_kernels, compiled_kernel_jobs, require_accepted
 from tilelang_helpers import bf16, expect_error, random_bf16
 
 import tilefold.language as T
@@ -58,16 +58,9 @@ def test_conditional_accumulation_in_a_k_loop_skips_the_blocks_it_should():
 
 def test_conditional_accumulation_kernels_pass_check_kernel(tmp_path):
     kernel = jit(skipping_gemm(), out_idx=[2])
-    program = kernel.compiled.program
     sources = kernel.compiled.kernel_sources()
     assert "if (" in sources["compute.cpp"] and "if (" in sources["reader.cpp"]
-    jobs = []
-    for k in program.kernels:
-        path = tmp_path / k.source_file
-        path.write_text(sources[k.source_file])
-        role = "compute" if k.is_compute else ("reader" if k.processor == "RISCV_0" else "writer")
-        jobs.append((path, role, accessor_compile_args(program, k) or None))
-    for result in check_kernels(jobs):
+    for result in check_kernels(compiled_kernel_jobs(kernel.compiled, tmp_path)):
         require_accepted(result)
 
 

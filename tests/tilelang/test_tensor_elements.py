@@ -5,7 +5,7 @@ from the reader through a mailbox CB (``read_tile_value``)."""
 
 import numpy as np
 import pytest
-from checkkernel import accessor_compile_args, check_kernels, require_accepted
+from checkkernel import check_kernels, compiled_kernel_jobs, require_accepted
 from tilelang_helpers import bf16, expect_error, random_bf16
 
 import tilefold.language as T
@@ -65,17 +65,10 @@ def test_block_sparse_gemm_skips_the_masked_blocks(mask_dtype):
 
 def test_block_sparse_kernels_pass_check_kernel(tmp_path):
     kernel = jit(blocksparse(), out_idx=[3])
-    program = kernel.compiled.program
     sources = kernel.compiled.kernel_sources()
     assert "read_tile_value(" in sources["compute.cpp"]
     assert "noc_async_read(" in sources["reader.cpp"] and "cb_push_back" in sources["reader.cpp"]
-    jobs = []
-    for k in program.kernels:
-        path = tmp_path / k.source_file
-        path.write_text(sources[k.source_file])
-        role = "compute" if k.is_compute else ("reader" if k.processor == "RISCV_0" else "writer")
-        jobs.append((path, role, accessor_compile_args(program, k) or None))
-    for result in check_kernels(jobs):
+    for result in check_kernels(compiled_kernel_jobs(kernel.compiled, tmp_path)):
         require_accepted(result)
 
 

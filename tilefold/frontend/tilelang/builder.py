@@ -25,6 +25,7 @@ constructs (``while``, ``try`` ...), undefined names, element stores outside ``T
 from __future__ import annotations
 
 import ast
+import contextlib
 from dataclasses import dataclass
 import copy
 import math
@@ -403,27 +404,9 @@ class KernelBuilder(PrimitiveRules, ElementRules, ThreadRules):
         """``a op b`` for an index operation that is not linear (``//``, ``%``, a product, min / max)."""
         cls = {"muli": arith.MuliOp, "divui": arith.DivUIOp, "remui": arith.RemUIOp, "minsi": arith.MinSIOp,
                "maxsi": arith.MaxSIOp}[opname]
-        if self.parallel is not None and not any(s.kind == "parallel" for x in (a, b) for s in x.terms):
-            # a value of the block (no T.Parallel index in it): computed before the loop
-            body, self.block = self.block, self.parallel.parent_block()
-            anchor = self.parallel
-            try:
-                op = cls(self.index_value(a), self.index_value(b))
-            finally:
-                self.block = body
-            # index_value appended its ops at the end of the outer block: move them before the loop
-            outer = anchor.parent_block()
-            moved = []
-            nxt = anchor.next_op
-            while nxt is not None:
-                moved.append(nxt)
-                nxt = nxt.next_op
-            for m in moved:
-                m.detach()
-                outer.insert_op_before(m, anchor)
-            op.location = self.src.loc(self.node)
-            outer.insert_op_before(op, anchor)
-        else:
+        # a value of the block (no T.Parallel index in it) is computed before the loop
+        block_value = not any(s.kind == "parallel" for x in (a, b) for s in x.terms)
+        with self.before_parallel() if block_value else contextlib.nullcontext():
             op = self.insert(cls(self.index_value(a), self.index_value(b)))
         if opname == "remui" and b.is_constant:
             multiple = __import__("math").gcd(a.multiple(), b.const)

@@ -25,6 +25,8 @@ indices of the wrong rank or kind, element operations with no element meaning.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import ast
 import math
 
@@ -32,7 +34,7 @@ import numpy as np
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, f32, i1, i32
-from xdsl.ir import SSAValue
+from xdsl.ir import Block, SSAValue
 
 from tilefold.errors import KernelError
 from tilefold.frontend.tilelang.dtypes import canonical_name
@@ -100,6 +102,24 @@ class ElementRules:
     def f32_constant(self, value: float, node) -> SSAValue:
         return self.insert(arith.ConstantOp(FloatAttr(float(value), f32)), node).result
 
+    @contextmanager
+    def before_parallel(self):
+        """Build a value of the block (no T.Parallel index in it) before the T.Parallel loop being
+        built, where the lowering finds it, rather than in its element body (outside one: here)."""
+        loop = self.parallel
+        if loop is None:
+            yield
+            return
+        staging, body = Block(), self.block
+        self.block, self.parallel = staging, None
+        try:
+            yield
+        finally:
+            self.block, self.parallel = body, loop
+            for op in list(staging.ops):
+                op.detach()
+                loop.parent_block().insert_op_before(op, loop)
+
     def float_value(self, value, node) -> SSAValue:
         """The ``f32`` SSA value of an element operand (inside ``T.Parallel``)."""
         if isinstance(value, Elem):
@@ -145,14 +165,9 @@ class ElementRules:
                 return value
             return Elem(self.insert(arith.CmpfOp(value.value, self.f32_constant(0.0, node), "one"), node).result, True)
         if isinstance(value, Cond):
-            # the block-level condition as 0 / 1, computed before the T.Parallel loop (a value of the block)
-            widen = arith.ExtUIOp(value.value, i32)
-            widen.location = self.src.loc(node)
-            outer = self.parallel
-            if outer is not None and outer.parent_block() is not None:
-                outer.parent_block().insert_op_before(widen, outer)
-            else:
-                self.insert(widen, node)
+            # the block-level condition as 0 / 1, a value of the block computed before the loop
+            with self.before_parallel():
+                widen = self.insert(arith.ExtUIOp(value.value, i32), node)
             v = self.insert(tile.IndexValueOp(widen.result), node).result
             return Elem(self.insert(arith.CmpfOp(v, self.f32_constant(0.5, node), "ogt"), node).result, True)
         if isinstance(value, Deferred):
@@ -403,7 +418,7 @@ class ElementRules:
         if self.pending_stores is not None:
             self.pending_stores["stores"][key] = (buffer, indices, v)
             return
-        earlier = self.stored_ops.get(key) if self.stored_ops.get(key) is not None and key in self.stored else None
+        earlier = self.stored_ops.get(key) if key in self.stored else None
         if earlier is not None and earlier.parent_block() is self.block:
             earlier.detach()        # stored again in this body: only the last value is stored (reads use it)
             earlier.erase()

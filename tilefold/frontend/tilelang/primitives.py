@@ -536,15 +536,8 @@ class PrimitiveRules:
                 k += 1
             return out
 
-        op = self.insert(tile.ParallelOp(list(shape)), node)
-        outer, saved = self.block, self.parallel
-        self.block, self.parallel = op.body.block, op
-        try:
-            ix = list(op.body.block.args)
-            value = self.insert(tile.LoadOp(a.buffer.value, place(src_starts, ea, ix)), node).result
-            self.insert(tile.StoreOp(value, b.buffer.value, place(dst_starts, eb, ix)), node)
-        finally:
-            self.block, self.parallel = outer, saved
+        self.elementwise(shape, node, lambda ix: self.load_at(a.buffer, place(src_starts, ea, ix), node), b.buffer,
+                         lambda ix: place(dst_starts, eb, ix))
 
     def local_region_fill(self, region: Region, value: float, node) -> None:
         """``T.clear(acc[:n, :])``: the buffer rewritten whole, each element the value inside the region
@@ -552,22 +545,19 @@ class PrimitiveRules:
         buf = region.buffer
         shape = self.shape_of(buf)
         extents = [d if e is None else e for e, d in zip(region.extents, shape)]
-        op = self.insert(tile.ParallelOp(list(shape)), node)
-        outer, saved = self.block, self.parallel
-        self.block, self.parallel = op.body.block, op
-        try:
-            ix = list(op.body.block.args)
+
+        def element(ix):
             inside = True
             for d, (arg, start, extent) in enumerate(zip(ix, region.starts, extents)):
                 i = Index({Symbol(arg, f"i{d}", "parallel", shape[d]): 1})
                 inside = self.logical(True, inside, self.compare(ast.GtE, i, start, node), node)
                 inside = self.logical(True, inside, self.compare(ast.Lt, i, start + extent, node), node)
             old = Elem(self.load_at(buf, ix, node))
-            new = self.select(inside, float(value), old, node) if not isinstance(inside, bool) else \
-                (Elem(self.f32_constant(value, node)) if inside else old)
-            self.insert(tile.StoreOp(new.value, buf.value, ix), node)
-        finally:
-            self.block, self.parallel = outer, saved
+            if isinstance(inside, bool):
+                return self.f32_constant(value, node) if inside else old.value
+            return self.select(inside, float(value), old, node).value
+
+        self.elementwise(shape, node, element, buf)
 
     def whole(self, glob: BufferRef) -> Region:
         return Region(glob, [Index() for _ in glob.shape], list(glob.shape))
@@ -942,14 +932,16 @@ class PrimitiveRules:
     def load_at(self, buf: BufferRef, indices, node) -> SSAValue:
         return self.insert(tile.LoadOp(buf.value, list(indices)), node).result
 
-    def elementwise(self, shape, node, compute, out: BufferRef) -> None:
-        """``for ix in T.Parallel(*shape): out[ix] = compute(ix)``, built directly."""
+    def elementwise(self, shape, node, compute, out: BufferRef, at=None) -> None:
+        """``for ix in T.Parallel(*shape): out[ix] = compute(ix)``, built directly (``at(ix)``: the
+        indices of out to store at instead of ``ix``)."""
         op = self.insert(tile.ParallelOp(list(shape)), node)
         outer, saved = self.block, self.parallel
         self.block, self.parallel = op.body.block, op
         try:
             ix = list(op.body.block.args)
-            self.insert(tile.StoreOp(compute(ix), out.value, ix), node)
+            value = compute(ix)
+            self.insert(tile.StoreOp(value, out.value, ix if at is None else at(ix)), node)
         finally:
             self.block, self.parallel = outer, saved
 

@@ -276,17 +276,23 @@ def _elements(t, page_size: int, scratch) -> None:
     local_elem = add(dst_face_row, add(mul(div(rem(e, body.c(32)), body.c(16)), body.c(256)), rem(e, body.c(16))))
     l1 = add(base, add(local_tile, mul(local_elem, body.c(eb))))
     noc = body(api_call("get_noc_addr", [page, t.accessor, piece])).result
+    _through_scratch(body, reading, noc, scratch, in_piece, l1, eb)
+
+
+def _through_scratch(body, reading: bool, noc, scratch, in_piece, l1, eb: int) -> None:
+    """One element between the tensor's face row at ``noc`` and the CB at ``l1``: the face row is
+    read into the scratch page; a read copies the element (at ``in_piece``) into the CB, a write
+    patches it into the face row and writes the face row back."""
     body(api_call("noc_async_read", [noc, scratch, body.c(16 * eb)]))
     body(api_call("noc_async_read_barrier", []))
     width = 8 * eb
     if reading:
-        value = body(L1LoadOp(in_piece, body.c(0), width)).result
-        body(L1StoreOp(l1, body.c(0), value, width))
+        body(L1StoreOp(l1, body.c(0), body(L1LoadOp(in_piece, body.c(0), width)).result, width))
     else:
-        value = body(L1LoadOp(l1, body.c(0), width)).result
-        body(L1StoreOp(in_piece, body.c(0), value, width))
+        body(L1StoreOp(in_piece, body.c(0), body(L1LoadOp(l1, body.c(0), width)).result, width))
         body(api_call("noc_async_write", [scratch, noc, body.c(16 * eb)]))
         body(api_call("noc_async_write_barrier", []))
+
 
 def _column(t, page_size: int, scratch) -> None:
     """A vector of one column of the tensor, one element at a time: local element ``c`` (at (0, c)
@@ -306,17 +312,8 @@ def _column(t, page_size: int, scratch) -> None:
     in_piece = add(scratch, mul(rem(t.first_col, body.c(16)), body.c(eb)))
     local = add(mul(div(c, body.c(32)), body.c(page_size)),
                 mul(add(mul(div(rem(c, body.c(32)), body.c(16)), body.c(256)), rem(c, body.c(16))), body.c(eb)))
-    l1 = add(base, local)
     noc = body(api_call("get_noc_addr", [page, t.accessor, piece])).result
-    body(api_call("noc_async_read", [noc, scratch, body.c(16 * eb)]))
-    body(api_call("noc_async_read_barrier", []))
-    width = 8 * eb
-    if reading:
-        body(L1StoreOp(l1, body.c(0), body(L1LoadOp(in_piece, body.c(0), width)).result, width))
-    else:
-        body(L1StoreOp(in_piece, body.c(0), body(L1LoadOp(l1, body.c(0), width)).result, width))
-        body(api_call("noc_async_write", [scratch, noc, body.c(16 * eb)]))
-        body(api_call("noc_async_write_barrier", []))
+    _through_scratch(body, reading, noc, scratch, in_piece, add(base, local), eb)
 
 
 def _face_row(at, r):

@@ -121,13 +121,14 @@ def hand_over_elements(host: func.FuncOp, kernels: dict[str, func.FuncOp]) -> No
     theirs through a scratch page; one the compute kernel needs (it cannot read the NOC) the
     reader reads at the same point into a two-page mailbox CB and pushes, for compute to wait
     for, read and pop."""
-    for thread in ("compute", "writer", "reader"):
+    def elements(thread: str) -> dict:
+        fn = kernels.get(thread)
+        return {} if fn is None else {o.key.value.data: o for o in fn.walk() if isinstance(o, tile.ReadElementOp)}
+
+    for thread in ("compute", "writer", "reader"):      # the reader keeps the ones it hands to compute
         if thread in kernels:
-            keep = {o.key.value.data for o in kernels["compute"].walk() if isinstance(o, tile.ReadElementOp)} \
-                if thread == "reader" and "compute" in kernels else set()
-            drop_unused_elements(kernels[thread], keep)
-    found = {t: {o.key.value.data: o for o in fn.walk() if isinstance(o, tile.ReadElementOp)}
-             for t, fn in kernels.items()}
+            drop_unused_elements(kernels[thread], set(elements("compute")) if thread == "reader" else set())
+    found = {t: elements(t) for t in kernels}
     for key, op in found.get("compute", {}).items():
         reader = found.get("reader", {}).get(key)
         if reader is None:
@@ -168,7 +169,7 @@ class SplitDeviceKernel(ModulePass):
         kernel = kernel_function(op)
         cbs_by_index = {cb["index"]: cb for cb in cb_entries(kernel).values()}
         config = get_attr(kernel, "tt.compute_config")
-        kernels = {}
+        kernels, built = {}, {}
         for thread in THREADS:
             splitter = _Splitter(thread, cbs_by_index)
             if not splitter.wanted(kernel):
@@ -185,8 +186,8 @@ class SplitDeviceKernel(ModulePass):
             region_dce(fn.body)
             op.body.block.add_op(fn)
             kernels[thread] = thread
-        hand_over_elements(kernel, {t: fn for fn in op.body.block.ops if isinstance(fn, func.FuncOp)
-                                    for t in [fn.sym_name.data] if t in kernels})
+            built[thread] = fn
+        hand_over_elements(kernel, built)
         for inner in reversed(list(kernel.body.block.ops)):
             if not isinstance(inner, func.ReturnOp):
                 Rewriter.erase_op(inner, safe_erase=False)
