@@ -560,15 +560,23 @@ class PipeNet:
         return list(self._by_node[1].get(tuple(node), ()))
 
     def needs_landing(self) -> bool:
-        """Whether a node both sends and receives on this net (a ring, a scatter-gather with
-        loopback), each node sending on at most one pipe: then a send must not wait for its
-        receivers to reach their receive, or every node would wait for the next one. Such a net's
-        blocks land in a buffer of :meth:`landing_slots` on every node, each slot with a semaphore
-        saying its block arrived; a receive copies its slot out and frees it for the sender."""
+        """Whether the net's sends wait on each other in a cycle: nodes that each send on at most one
+        pipe, where following "sends to" from node to node (a node's send to itself does not count)
+        comes back to where it started (a ring, a scatter-gather among its sources). There a send
+        must not wait for its receivers to reach their receive, or every node would wait for the next
+        one: the blocks land in a buffer of :meth:`landing_slots` on every node, each slot with a
+        semaphore saying its block arrived; a receive copies its slot out and frees it for the
+        sender. A multicast whose source also receives it (loopback) is no cycle: it lands straight
+        in the receivers' blocks, the source's own reserved before it sends."""
         sources = ([r.src for r in self.routes] if self.graph is not None
                    else [self.routes[rs[0]].src for rs in self.pipe_routes if rs])
-        receivers = {d for r in self.routes for d in r.destinations}
-        return len(set(sources)) == len(sources) and any(s in receivers for s in sources)
+        if len(set(sources)) != len(sources):
+            return False
+        senders = set(sources)
+        reaches: dict = {}
+        for r in self.routes:
+            reaches.setdefault(r.src, set()).update(d for d in r.destinations if d != r.src and d in senders)
+        return _has_cycle(reaches)
 
     def landing_slots(self) -> list[int]:
         """The receive slot of each pipe (route): its slot in a landing buffer, or its ``valid``
@@ -617,3 +625,18 @@ class PipeNet:
     def if_dst(self, body):
         raise KernelError("PipeNet.if_dst can only be called inside a @ttl.datamovement kernel function",
                           user_location())
+
+
+def _has_cycle(edges: dict) -> bool:
+    """Whether the directed graph ``edges`` (node -> the nodes it points to) has a cycle."""
+    state: dict = {}            # node -> 1 while on the path being walked, 2 once done
+
+    def walk(node) -> bool:
+        state[node] = 1
+        for nxt in edges.get(node, ()):
+            if state.get(nxt) == 1 or (nxt not in state and walk(nxt)):
+                return True
+        state[node] = 2
+        return False
+
+    return any(node not in state and walk(node) for node in list(edges))

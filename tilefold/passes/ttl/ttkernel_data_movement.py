@@ -133,8 +133,9 @@ class DataMovementLowering:
         self.addresses: dict[SSAValue, SSAValue] = {}     # block value -> its L1 address (i32)
         self.semaphores: dict[tuple[int, int], SSAValue] = {}
         self.opened: set[int] = set()         # landing nets whose buffer this kernel holds (open_landing)
-        self.cb_pages = {b.index: cb_geometry(b.result.type)[2] for b in emitter.kernel.walk()
-                         if isinstance(b, ttl.BindCBOp)}
+        binds = [b for b in emitter.kernel.walk() if isinstance(b, ttl.BindCBOp)]
+        self.cb_pages = {b.index: cb_geometry(b.result.type)[2] for b in binds}
+        self.cb_block_pages = {b.index: cb_geometry(b.result.type)[1] for b in binds}
         # a read between data formats -> (staging address, block address, elements, tensor format)
         self.pending_conversions: dict[SSAValue, tuple] = {}
 
@@ -612,6 +613,8 @@ class DataMovementLowering:
             remote = e.before(arith.AddiOp(remote, self._field(op, "src", "loopback")), op).result
         rect = [self._field(op, "src", f) for f in ("x0", "y0", "x1", "y1")]
         deep = info["landing_cb"] is not None and info["depth"] > 1
+        if info["landing_cb"] is None and net in self.received_nets:
+            self.reserve_own_block(op)
         if deep:            # the next block of the slot (the blocks sent so far, modulo depth): its own credit
             source_slot = op.slot_index if op.named is None else self._field(op, "src", "src_slot")
             sent_word, sent = self.counter(info["first_sent"], source_slot, op, "sent")
@@ -661,6 +664,20 @@ class DataMovementLowering:
                    location=op.location)
             e.call(f"noc_semaphore_set_multicast{suffix}", [one, flag, dests], end, location=op.location)
         del branch
+
+    def reserve_own_block(self, op: ttl.PipeSendOp) -> None:
+        """Before a multicast that reaches its own source (loopback) lands straight in the receivers'
+        blocks: on the source, hold a block of the receiving buffer, which this kernel's own receive
+        reserves anyway, so the write cannot land in a block its consumer still reads (the remote
+        receivers hold theirs before they credit the sender)."""
+        e = self.e
+        recv_cb = self.pipes[op.net_index]["recv_cb"]
+        loopback = e.before(arith.CmpiOp(self._field(op, "src", "loopback"), e.index(0, op), "ne"), op).result
+        body = Block()
+        e.before(scf.IfOp(loopback, [], [body]), op)
+        body.add_op(end := scf.YieldOp())
+        e.call("cb_reserve_back", [self.cbs[recv_cb], e.index(self.cb_block_pages[recv_cb], end)], end,
+               location=op.location)
 
     def user_semaphore(self, op: ttl.SemaphoreOp) -> None:
         """A ``ttl.Semaphore`` call: the operation's semaphores follow the pipe nets' (see
