@@ -78,24 +78,24 @@ def _push_unwritten():
         @ttl.datamovement()
         def dm():
             with dfb.reserve() as blk:
-                pass  # error
+                pass
             with dfb.wait() as blk:
-                ttl.copy(blk, out[0, 0]).wait()
+                ttl.copy(blk, out[0, 0]).wait()  # error
 
     return op
 
 
-def test_a_block_pushed_unwritten_is_a_warning_in_a_compile_only_build_and_an_error_in_a_run(monkeypatch):
+def test_reading_a_block_pushed_unwritten_is_a_warning_in_a_compile_only_build_and_an_error_in_a_run(monkeypatch):
     """TT-Lang's compiler builds a kernel that pushes a block it never wrote (its compile tests do);
-    running it would send whatever L1 held, so a run rejects it — also after a compile-only build
-    of the same call."""
+    a consumer reading it would send whatever L1 held, so a run rejects the read — also after a
+    compile-only build of the same call."""
     inp, out, op = tile_tensor((32, 32), seed=1), zeros((32, 32)), _push_unwritten()
     monkeypatch.setenv("TTLANG_COMPILE_ONLY", "1")
-    with pytest.warns(UserWarning, match="pushed but nothing was written into it.*TTLANG_COMPILE_ONLY"):
+    with pytest.warns(UserWarning, match="was pushed into dfb at .* with nothing written into it.*TTLANG_COMPILE_ONLY"):
         op(inp, out)
     monkeypatch.setenv("TTLANG_COMPILE_ONLY", "0")
     expect_error(lambda: op(inp, out), _push_unwritten, KernelError,
-                 "blk is pushed but nothing was written into it")
+                 "blk is read here, but blk was pushed into dfb at", "with nothing written into it")
 
 
 def _double_copy():

@@ -130,6 +130,12 @@ class AcquisitionBuilder:
             self.unread_pushes.append((block.dfb, block.name, block.status.writer_line or self.location(node),
                                        self.kind == "compute"))
         block.status.release(self.location(node))
+        if block.status.pushed_unwritten:
+            self.token_pushes.append((block.dfb, block.name, self.location(node)))
+        elif block.acquired == "reserve":
+            self.written_pushes.append(block.dfb)
+        elif block.acquired == "wait" and block.status.first_read is not None:
+            self.waited_reads.append((block.dfb, block.name, block.status.first_read))
         if held[0] is not block:
             return          # an older block is held: this one leaves the FIFO with it
         count = 1

@@ -9,9 +9,10 @@ a ``ttl.copy`` writes it), **ROR** (read only while ``n`` copies read it), **OS*
 pushed or popped). A compute kernel may store into a block it obtained with ``wait()``: the
 block's value is replaced until it is popped (nothing else reads those pages); a data-movement
 kernel may overwrite a waited block only after reading it (RW), never before (MR) — that would
-destroy data it was sent. A block read, sent or pushed unwritten, or copied into twice at once, is
-an error, and a warning in a build that runs nothing (``TTLANG_COMPILE_ONLY``), as TT-Lang's
-compiler builds such kernels. One written by one branch of a runtime ``if`` only, with nothing
+destroy data it was sent. A block read or sent unwritten, or copied into twice at once, is an
+error, and a warning in a build that runs nothing (``TTLANG_COMPILE_ONLY``), as TT-Lang's compiler
+builds such kernels. A block pushed unwritten is a token: the operation checks that no consumer
+reads the blocks of its buffer (``check_tokens_unread``). One written by one branch of a runtime ``if`` only, with nothing
 written before, is a warning: on the other path it holds what its pages held, which programs that
 republish cached pages rely on.
 """
@@ -42,6 +43,8 @@ class BlockState:
         self.partly_state = None          # its snapshot() before the first such release
         self.unwritten_on: SourceLocation | None = None   # the if one branch of which left it unwritten
         self.writes = 0                   # stores and completed copies into it
+        self.first_read: SourceLocation | None = None   # where a waited block was first read or sent
+        self.pushed_unwritten = False     # released by a push with nothing written into it (a token)
 
     def snapshot(self) -> tuple:
         """What a branch of an ``if`` changes: the state, the line that wrote the block, its readers."""
@@ -83,6 +86,7 @@ class BlockState:
     def read(self, where: SourceLocation) -> None:
         self._gone(where)
         self._maybe_unwritten("read", where)
+        self.first_read = self.first_read or where
         if self.state == MW:
             _hazard(f"{self.name} is read before anything was written into it (it was reserved at "
                     f"{self.location}); store() into it or copy data into it first", where)
@@ -114,6 +118,7 @@ class BlockState:
     def copy_from(self, where: SourceLocation) -> None:
         self._gone(where)
         self._maybe_unwritten("sent", where)
+        self.first_read = self.first_read or where
         if self.state == MW:
             _hazard(f"{self.name} is sent before anything was written into it (it was reserved at "
                     f"{self.location}); copy data into it and wait() for that first", where)
@@ -145,9 +150,9 @@ class BlockState:
         if self.state == ROR:
             raise KernelError(f"{self.name} is {verb} while a ttl.copy still reads it: that transfer is never "
                               "waited for before the block is released; call .wait() on it first", where)
-        if self.acquired == "reserve" and self.state == MW:
-            _hazard(f"{self.name} is pushed but nothing was written into it; store() into it (compute) or "
-                    "copy into it and wait() (data movement) before it is pushed", where)
+        # a block pushed unwritten is a token (its consumer waits on it and ignores its pages, as
+        # TT-Lang's programs signal "done"): the operation checks that no consumer reads such blocks
+        self.pushed_unwritten = self.acquired == "reserve" and self.state == MW
         if self.acquired == "reserve":
             self._maybe_unwritten("pushed", where)
         self.state = OS
