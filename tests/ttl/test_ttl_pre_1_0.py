@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 
 import tilefold.ttl as ttl
 import tilefold.ttnn as ttnn
@@ -256,3 +257,18 @@ def test_a_newer_operation_keyword_is_named_as_not_supported():
 
     expect_error(run, test_a_newer_operation_keyword_is_named_as_not_supported, TypeError,
                  "@ttl.operation(dispatcher=...) is not supported by tilefold yet")
+
+
+def test_the_ttlang_package_before_1_0_is_one_error_at_the_scripts_import(tmp_path):
+    """Scripts of TT-Lang before 1.0 imported ``ttlang.ttl_api`` / ``ttlang.d2m_api``: under
+    ``tilefold sim`` that import is one error at the script's line naming the 1.x API."""
+    from tilefold.cli.ttl_scripts import run_script
+
+    script = tmp_path / "old_script.py"
+    script.write_text("import math\nfrom ttlang.d2m_api import *\nfrom ttlang.utils.correctness import assert_allclose\n")
+    with pytest.raises(KernelError) as info:
+        run_script(script)
+    message = str(info.value)
+    assert message.startswith(f"{script}:2: ttlang.d2m_api (pykernel_gen, dma, TensorAccessor) is TT-Lang's API "
+                              "before 1.0"), message
+    assert "`import ttl` with @ttl.operation" in message

@@ -27,8 +27,11 @@ from tilefold.cli.user_code import script_argv
 from tilefold.frontend.ttl import session
 from tilefold.frontend.ttl.api import pre_1_0_api_module
 
+# TT-Lang's package before 1.0 and its modules: importing a name from them is one error naming the 1.x API
+PRE_1_0_PACKAGES = ("ttlang", "ttlang.ttl_api", "ttlang.d2m_api", "ttlang.utils", "ttlang.utils.correctness")
 MODULE_ALIASES = ("ttl", "ttnn", "sim", "sim.testing", "sim.typedefs", "ttl.ttl_api", "ttl.utils", "ttl.utils.correctness",
-                  "ttl.utils.block_allocation", "ttl.diagnostics")
+                  "ttl.utils.block_allocation", "ttl.diagnostics") + PRE_1_0_PACKAGES
+
 _SIM_IMPORT = re.compile(r"^\s*(from\s+sim(\.testing|\.typedefs)?\s+import|import\s+sim\b)", re.M)
 
 
@@ -40,6 +43,8 @@ def tt_lang_modules(path=None):
     sys.modules["ttl"] = tilefold.ttl
     sys.modules["ttnn"] = tilefold.ttnn
     sys.modules["ttl.ttl_api"] = pre_1_0_api_module("ttl.ttl_api")
+    for name in PRE_1_0_PACKAGES:
+        sys.modules[name] = pre_1_0_api_module(name)
     for name in ("", ".correctness", ".block_allocation"):
         sys.modules[f"ttl.utils{name}"] = sys.modules[f"tilefold.ttl_utils{name}"]
     sys.modules["ttl.diagnostics"] = tilefold.ttl.diagnostics

@@ -110,8 +110,8 @@ PRE_1_0_NAMES = {
 }
 
 def pre_1_0_api_module(name: str) -> types.ModuleType:
-    """``ttl.ttl_api``, the module of TT-Lang before 1.0 (``pykernel_gen``, ``dma``,
-    ``TensorAccessor``): importing a name from it is one clear error naming the 1.x spelling."""
+    """``ttl.ttl_api`` or ``ttlang...``, the modules of TT-Lang before 1.0 (``pykernel_gen``, ``dma``,
+    ``TensorAccessor``): importing a name from one is one clear error naming the 1.x spelling."""
     module = types.ModuleType(name)
 
     def __getattr__(attr):  # noqa: N807 - a module's __getattr__
@@ -120,11 +120,12 @@ def pre_1_0_api_module(name: str) -> types.ModuleType:
         if attr.startswith("_") and attr != "__all__":     # a private function of TT-Lang's implementation
             raise KernelError(f"ttl.ttl_api.{attr} is a private function of TT-Lang's own implementation, which "
                               "tilefold does not have; use the public ttl and ttnn names", user_location())
-        raise KernelError("ttl.ttl_api (pykernel_gen, dma, TensorAccessor) is TT-Lang's API before 1.0, which "
+        raise KernelError(f"{name} (pykernel_gen, dma, TensorAccessor) is TT-Lang's API before 1.0, which "
                           "tilefold does not accept; write `import ttl` with @ttl.operation, "
                           "@ttl.compute() / @ttl.datamovement() kernels and ttl.copy", user_location())
 
     module.__getattr__ = __getattr__
+    module.__path__ = []            # a package too: ``import ttlang.utils.correctness`` finds its parts here
     return module
 
 
