@@ -4,7 +4,9 @@
 ``reserve`` / ``pop`` / ``push``. ``tilefold compile -o build/add examples/ttl/add_multitile.py
 --print-ir-after-all`` shows the IR after every pass: the fused ``ttl.compute``, DST footprint 2
 with the result at ``footprint + linear index``, the compute loop and the pack loop inside one
-acquire / release.
+acquire / release. It keeps the lowering that trace shows — both tiles copied into DST, then the
+SFPU's ``add_binary_tile`` — with ``--no-ttl-fpu-binary-ops``; by default ``l + r`` of two buffer
+tiles is the FPU's ``add_tiles``, which reads both from their buffers into one DST slot.
 
 Run: ``python examples/ttl/add_multitile.py``.
 """
@@ -15,7 +17,7 @@ import tilefold.ttl as ttl
 import tilefold.ttnn as ttnn
 
 
-@ttl.operation(grid=(1, 1))
+@ttl.operation(grid=(1, 1), options="--no-ttl-fpu-binary-ops")
 def add_multitile_kernel(lhs, rhs, out):
     lhs_cb = ttl.make_dataflow_buffer_like(lhs, shape=(2, 2), block_count=2)
     rhs_cb = ttl.make_dataflow_buffer_like(rhs, shape=(2, 2), block_count=2)

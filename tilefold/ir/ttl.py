@@ -280,12 +280,18 @@ TILE_OPS: dict[str, TileOpInfo] = {info.name: info for info in (
     TileOpInfo("reduce_sum", "reduce", "reduce_tile", "reduce_init"),
     TileOpInfo("reduce_max", "reduce", "reduce_tile", "reduce_init"),
     TileOpInfo("matmul", "matmul", "matmul_block", "mm_block_init_short"),
+    # the FPU's element-wise binary ops: both operands read from circular buffers (see ttl-assign-dst)
+    TileOpInfo("fpu_add", "fpu_binary", "add_tiles", "add_tiles_init"),
+    TileOpInfo("fpu_sub", "fpu_binary", "sub_tiles", "sub_tiles_init"),
+    TileOpInfo("fpu_mul", "fpu_binary", "mul_tiles", "mul_tiles_init"),
 )}
+# the SFPU binary op each FPU one replaces
+FPU_BINARY = {"add": "fpu_add", "sub": "fpu_sub", "mul": "fpu_mul"}
 
 ARITY = {"sfpu_unary": 1, "sfpu_binary": 2, "sfpu_ternary": 3, "fill": 0, "bcast": 1, "transpose": 1, "reduce": 1,
-         "matmul": 2}
+         "matmul": 2, "fpu_binary": 2}
 # Ops whose input is read from a circular buffer (never from DST).
-CB_READING_KINDS = ("bcast", "transpose", "reduce", "matmul")
+CB_READING_KINDS = ("bcast", "transpose", "reduce", "matmul", "fpu_binary")
 ELEMENTWISE_KINDS = ("sfpu_unary", "sfpu_binary", "sfpu_ternary", "fill")
 REDUCTION_KINDS = ("reduce", "matmul")
 
@@ -315,7 +321,7 @@ class TileOp(IRDLOperation):
     ``ttl.dst_output`` the slot is ``dst_idx + `` the tile's linear index in the DST sub-block.
     Printed ``ttl.tile_add %a, %b {dst_idx = 2 : i32} : !ttcore.tile<32x32, bf16>`` when every operand
     and the result have one type, else with ``: (T0, T1) -> T``; ops that read a circular buffer
-    print their tile index in brackets (``ttl.tile_bcast %a [%i] {...}``)."""
+    print their tile indices in brackets (``ttl.tile_bcast %a [%i] {...}``, ``ttl.tile_fpu_add %a, %b [%i, %j]``)."""
 
     @property
     def info(self) -> TileOpInfo:
@@ -339,18 +345,23 @@ class TileOp(IRDLOperation):
 
     @property
     def tile_index(self) -> SSAValue | None:
-        idx = [v for v in self.operands if isinstance(v.type, IndexType)]
+        idx = self.tile_indices
         return idx[0] if idx else None
+
+    @property
+    def tile_indices(self) -> list[SSAValue]:
+        """The tile index in its CB block of each operand read from a circular buffer."""
+        return [v for v in self.operands if isinstance(v.type, IndexType)]
 
     def print(self, printer: Printer) -> None:
         tiles = self.tile_operands
         if tiles:
             printer.print_string(" ")
             printer.print_list(tiles, printer.print_operand)
-        index = self.tile_index
-        if index is not None:
+        indices = self.tile_indices
+        if indices:
             printer.print_string(" [")
-            printer.print_operand(index)
+            printer.print_list(indices, printer.print_operand)
             printer.print_string("]")
         printer.print_op_attributes({**self.properties, **self.attributes})
         printer.print_string(" : ")
@@ -371,9 +382,11 @@ class TileOp(IRDLOperation):
             tiles.append(first)
             while parser.parse_optional_punctuation(","):
                 tiles.append(parser.parse_unresolved_operand())
-        index = None
+        indices = []
         if parser.parse_optional_punctuation("["):
-            index = parser.parse_unresolved_operand()
+            indices.append(parser.parse_unresolved_operand())
+            while parser.parse_optional_punctuation(","):
+                indices.append(parser.parse_unresolved_operand())
             parser.parse_punctuation("]")
         attrs = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
@@ -392,8 +405,10 @@ class TileOp(IRDLOperation):
         props = {k: v for k, v in attrs.items() if k in prop_names}
         others = {k: v for k, v in attrs.items() if k not in prop_names}
         all_operands: list = list(operands)
-        if any(name == "index" for name, _ in cls.get_irdl_definition().operands):
-            all_operands.append([parser.resolve_operand(index, IndexType())] if index is not None else [])
+        defined = [d for n, d in cls.get_irdl_definition().operands if n in ("index", "index_b")]
+        for k, definition in enumerate(defined):
+            resolved = [parser.resolve_operand(indices[k], IndexType())] if k < len(indices) else []
+            all_operands += resolved if len(defined) > 1 else [resolved]
         op = cls.build(operands=all_operands, result_types=[result], properties=props)
         op.attributes.update(others)
         return op
@@ -437,7 +452,10 @@ def _make_tile_op(info: TileOpInfo) -> type[TileOp]:
         names = ("input", "scaler")
     for n in names:
         fields[n] = operand_def(TileType)
-    if info.kind in CB_READING_KINDS and info.kind != "matmul":
+    if info.kind == "fpu_binary":         # made by ttl-assign-dst, with the tile index of each operand
+        fields["index"] = operand_def(IndexType)
+        fields["index_b"] = operand_def(IndexType)
+    elif info.kind in CB_READING_KINDS and info.kind != "matmul":
         fields["index"] = opt_operand_def(IndexType)   # linear tile index in the CB block (after assign-dst)
     for p in info.params:
         fields[p] = prop_def(FloatAttr)
@@ -474,12 +492,15 @@ def make_block_op(name: str, operands: list[SSAValue], result_type: TensorType, 
 
 
 def make_tile_op(name: str, operands: list[SSAValue], result_type: TileType, params: dict | None = None,
-                 extra: dict[str, Attribute] | None = None, index: SSAValue | None = None) -> TileOp:
+                 extra: dict[str, Attribute] | None = None, index: SSAValue | None = None,
+                 index_b: SSAValue | None = None) -> TileOp:
     info = TILE_OPS[name]
     props = float_props(info, params or {})
     props.update(extra or {})
     all_operands: list = list(operands)
-    if info.kind in CB_READING_KINDS and info.kind != "matmul":
+    if info.kind == "fpu_binary":
+        all_operands += [index, index_b]
+    elif info.kind in CB_READING_KINDS and info.kind != "matmul":
         all_operands.append([index] if index is not None else [])
     return TILE_OP_CLASSES[name].build(operands=all_operands, result_types=[result_type], properties=props)
 

@@ -2,7 +2,7 @@
 // Input: the ttl IR the TT-Lang pipeline starts from; the lowering needs the passes before it in one run (as in tests/passes, test_pass_later_stages.test_ttkernel_lowering_of_a_compute_kernel); output: FileChecked below.
 
 builtin.module {
-  func.func @k() attributes {ttkernel.thread = "compute", ttl.kernel_role = "compute"} {
+  func.func @k() attributes {ttkernel.thread = "compute", ttl.fpu_binary_ops = false, ttl.kernel_role = "compute"} {
     %cb0 = ttl.bind_cb {cb_index = 0 : i32, block_count = 2 : i32} : !ttl.cb<[2, 2], !ttcore.tile<32x32, bf16>, 2>
     %cb1 = ttl.bind_cb {cb_index = 1 : i32, block_count = 2 : i32} : !ttl.cb<[2, 2], !ttcore.tile<32x32, bf16>, 2>
     %cb2 = ttl.bind_cb {cb_index = 2 : i32, block_count = 2 : i32} : !ttl.cb<[2, 2], !ttcore.tile<32x32, bf16>, 2>

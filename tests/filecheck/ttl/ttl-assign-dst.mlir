@@ -2,7 +2,7 @@
 // Input: the IR the pass runs on (as in tests/passes, test_pass_assign_dst.test_binary_takes_a_fresh_slot_unary_works_in_place_result_at_footprint_plus_index); output: FileChecked below.
 
 builtin.module {
-  func.func @k() attributes {ttkernel.thread = "compute", ttl.kernel_role = "compute"} {
+  func.func @k() attributes {ttkernel.thread = "compute", ttl.fpu_binary_ops = false, ttl.kernel_role = "compute"} {
     %cb0 = ttl.bind_cb {cb_index = 0 : i32, block_count = 2 : i32} : !ttl.cb<[2, 2], !ttcore.tile<32x32, bf16>, 2>
     %cb1 = ttl.bind_cb {cb_index = 1 : i32, block_count = 2 : i32} : !ttl.cb<[2, 2], !ttcore.tile<32x32, bf16>, 2>
     %cb2 = ttl.bind_cb {cb_index = 2 : i32, block_count = 2 : i32} : !ttl.cb<[2, 2], !ttcore.tile<32x32, bf16>, 2>

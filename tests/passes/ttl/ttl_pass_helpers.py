@@ -45,8 +45,11 @@ def filecheck(text: str, checks: str) -> None:
         pytest.fail(f"FileCheck failed:\n{stderr.getvalue()}\n--- input ---\n{text}")
 
 
-def compute_kernel(body: str, binds: list[tuple[int, str, int, str]], attrs: str = "") -> str:
-    """A compute kernel with ``ttl.bind_cb`` ops (index, shape, block count, tile) and ``body``."""
+def compute_kernel(body: str, binds: list[tuple[int, str, int, str]], attrs: str = "", fpu: bool = False) -> str:
+    """A compute kernel with ``ttl.bind_cb`` ops (index, shape, block count, tile) and ``body``; its
+    binary ops of two buffer tiles stay on the SFPU (the seed's lowering) unless ``fpu``."""
+    if not fpu:
+        attrs += ", ttl.fpu_binary_ops = false"
     lines = [f'func.func @k() attributes {{ttkernel.thread = "compute", ttl.kernel_role = "compute"{attrs}}} {{']
     for index, shape, count, tile in binds:
         lines.append(f"  %cb{index} = ttl.bind_cb {{cb_index = {index} : i32, block_count = {count} : i32}} : "

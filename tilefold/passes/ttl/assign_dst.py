@@ -11,6 +11,9 @@ Reads: ``ttl.compute`` ops (after ``convert-ttl-to-compute``) and the kernel's
 * for ``x + a @ b`` with ``x`` an input tile indexed like the output: a ``ttl.copy_tile`` of ``x``
   into the output slots marked ``ttl.matmul_addend`` instead of the add (the matmul's K steps then
   accumulate onto it in DST);
+* ``ttl.tile_fpu_add`` / ``fpu_sub`` / ``fpu_mul %a, %b [%ia, %ib]`` for ``add`` / ``sub`` / ``mul`` of
+  two input tiles that are not float32 (the FPU's ``add_tiles`` ..., which reads both from their
+  circular buffers), unless the kernel's ``ttl.fpu_binary_ops`` is false;
 * ``ttl.copy_tile %arg, %index, %slot`` for each input tile an SFPU op reads (CB → DST), placed
   just before its first reader, with
   ``%index = ttl.linearized_index`` — the tile's index in its block — and a constant slot (when
@@ -51,10 +54,18 @@ from tilefold.errors import CompileError
 from tilefold.ir import ttl
 from tilefold.ir.locations import source_location
 from tilefold.ir.ttkernel import compute_config, dst_capacity
+from tilefold.layout.formats import DataFormat
 from tilefold.passes.device_pass import DevicePass
 from tilefold.passes.ttl.common import bind_of, i32_attr, kernels, linear_map
 
+# formats the FPU's source registers hold exactly (float32 would lose bits there)
+_FPU_FORMATS = (DataFormat.Float16_b, DataFormat.Float16, DataFormat.Bfp8_b, DataFormat.Bfp4_b)
 _IN_PLACE = ("sfpu_unary",)
+
+
+def _fpu_binaries_enabled(kernel) -> bool:
+    attr = kernel.attributes.get("ttl.fpu_binary_ops")
+    return attr is None or bool(attr.value.data)
 _REUSES = ("sfpu_binary", "sfpu_ternary")
 
 
@@ -126,6 +137,7 @@ class DstAssignment:
         self.schedule_heavier_operands_first()
         self.sink_constants()
         addend = self.fold_addend_into_matmul()
+        self.use_fpu_binaries()
         self.insert_copies()
         chain = self.output_chain()
         if addend is not None:
@@ -249,6 +261,31 @@ class DstAssignment:
         return copy
 
     # -- copies into DST ------------------------------------------------------------------------
+
+    def use_fpu_binaries(self) -> None:
+        """``a + b``, ``a - b``, ``a * b`` of two input tiles (not float32: the FPU's source registers
+        hold 19 bits, so float32 operands stay on the SFPU, as TT-NN does) become the FPU's
+        ``add_tiles`` / ``sub_tiles`` / ``mul_tiles``, which read both tiles from their circular
+        buffers into one DST slot: no copies into DST, one slot instead of three (TT-Lang's
+        ``enable-fpu-binary-ops``, on unless the operation's options say ``--no-ttl-fpu-binary-ops``)."""
+        if not _fpu_binaries_enabled(self.kernel):
+            return
+        inputs = set(self.body.args[:self.n_inputs])
+        for op in list(self.body.ops):
+            if not (isinstance(op, ttl.TileOp) and op.info.name in ttl.FPU_BINARY):
+                continue
+            lhs, rhs = op.tile_operands
+            if lhs not in inputs or rhs not in inputs or not all(
+                    ttl.data_format_of(v.type) in _FPU_FORMATS for v in (lhs, rhs, op.result)):
+                continue
+            fpu = ttl.make_tile_op(ttl.FPU_BINARY[op.info.name], [lhs, rhs], op.result.type,
+                                   index=self._linearized(lhs.index, op), index_b=self._linearized(rhs.index, op))
+            fpu.attributes.update(op.attributes)
+            fpu.location = op.location
+            self.body.insert_op_before(fpu, op)
+            op.result.replace_all_uses_with(fpu.result)
+            op.detach()
+            op.erase()
 
     def insert_copies(self) -> None:
         args = self.body.args[:self.n_inputs]

@@ -9,6 +9,8 @@ calls, each preceded by its ``*_init`` as the TT-Lang multi-tile lowering shows:
   and result tile types), binary ones
   ``<op>_tile(slot_a, slot_b, slot_out)``; ``where_tile``; ``fill_tile(slot, value)``;
   ``copy_dest_values(src, dst)``;
+* ``ttl.tile_fpu_add`` / ``fpu_sub`` / ``fpu_mul`` → ``add_tiles_init(cb_a, cb_b)``,
+  ``add_tiles(cb_a, cb_b, index_a, index_b, slot)`` (the FPU reads both tiles from their buffers);
 * ``ttl.tile_bcast`` → ``add_tiles_bcast_{rows,cols,scalar}(zero_cb, cb, 0, index, slot)`` (a zero
   tile plus the broadcast tile); ``ttl.tile_transpose`` → ``transpose_wh_tile``;
   ``ttl.tile_reduce`` → ``reduce_init<pool, dim>`` / ``reduce_tile<...>(cb, scaler_cb, index, scaler_index, slot)``
@@ -207,6 +209,13 @@ class ComputeLowering:
             slots = [self.slot_of(o) for o in op.tile_operands]
             e.call(info.init, [], op)
             e.call(info.call, [*slots, self.result_slot(op)], op)
+        elif info.kind == "fpu_binary":
+            a, b = (self.cb(v) for v in op.tile_operands)
+            index_a, index_b = op.tile_indices
+            self.sources(op, a, b)
+            e.call(info.init, [a, b], op)
+            e.call(info.call, [a, b, self.tile_index(op, index_a, 0), self.tile_index(op, index_b, 1),
+                               self.result_slot(op)], op)
         elif info.kind == "bcast":
             self.bcast(op)
         elif info.kind == "transpose":

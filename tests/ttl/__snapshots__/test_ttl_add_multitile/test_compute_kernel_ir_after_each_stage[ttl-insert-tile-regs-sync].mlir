@@ -1,4 +1,4 @@
-func.func @add_compute() attributes {ttkernel.thread = "compute", ttl.kernel_role = "compute", ttkernel.compute_config = #ttkernel.compute_config<math_fidelity = "HiFi4", fp32_dest_acc_en = false, dst_full_sync_en = false, math_approx_mode = false>} {
+func.func @add_compute() attributes {ttkernel.thread = "compute", ttl.kernel_role = "compute", ttl.fpu_binary_ops = false, ttkernel.compute_config = #ttkernel.compute_config<math_fidelity = "HiFi4", fp32_dest_acc_en = false, dst_full_sync_en = false, math_approx_mode = false>} {
   %lhs_cb = ttl.bind_cb {cb_index = 0 : i32, block_count = 2 : i32, name = "lhs_cb"} : !ttl.cb<[2, 2], !ttcore.tile<32x32, bf16>, 2>
   %rhs_cb = ttl.bind_cb {cb_index = 1 : i32, block_count = 2 : i32, name = "rhs_cb"} : !ttl.cb<[2, 2], !ttcore.tile<32x32, bf16>, 2>
   %out_cb = ttl.bind_cb {cb_index = 2 : i32, block_count = 2 : i32, name = "out_cb"} : !ttl.cb<[2, 2], !ttcore.tile<32x32, bf16>, 2>

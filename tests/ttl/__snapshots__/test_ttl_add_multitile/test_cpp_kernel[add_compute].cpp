@@ -8,13 +8,13 @@
 #include "api/compute/tile_move_copy.h"
 
 void kernel_main() {
-    constexpr uint32_t lhs_cb = get_compile_time_arg_val(0);  // add_multitile.py:25
+    constexpr uint32_t lhs_cb = get_compile_time_arg_val(0);  // add_multitile.py:27
     constexpr uint32_t rhs_cb = get_compile_time_arg_val(1);
     constexpr uint32_t out_cb = get_compile_time_arg_val(2);
-    cb_wait_front(lhs_cb, 4);  // add_multitile.py:26
-    cb_wait_front(rhs_cb, 4);  // add_multitile.py:27
-    cb_reserve_back(out_cb, 4);  // add_multitile.py:28
-    init_sfpu(lhs_cb, out_cb);  // add_multitile.py:29
+    cb_wait_front(lhs_cb, 4);  // add_multitile.py:28
+    cb_wait_front(rhs_cb, 4);  // add_multitile.py:29
+    cb_reserve_back(out_cb, 4);  // add_multitile.py:30
+    init_sfpu(lhs_cb, out_cb);  // add_multitile.py:31
     tile_regs_acquire();
     for (uint32_t i0 = 0; i0 < 2; ++i0) {
         for (uint32_t i1 = 0; i1 < 2; ++i1) {
@@ -31,7 +31,7 @@ void kernel_main() {
     }
     tile_regs_commit();
     tile_regs_wait();
-    for (uint32_t p0 = 0; p0 < 2; ++p0) {  // add_multitile.py:30
+    for (uint32_t p0 = 0; p0 < 2; ++p0) {  // add_multitile.py:32
         for (uint32_t p1 = 0; p1 < 2; ++p1) {
             uint32_t cb_tile = p0 * 2;
             uint32_t cb_tile_1 = cb_tile + p1;
@@ -40,7 +40,7 @@ void kernel_main() {
         }
     }
     tile_regs_release();
-    cb_pop_front(lhs_cb, 4);  // add_multitile.py:31
-    cb_pop_front(rhs_cb, 4);  // add_multitile.py:32
-    cb_push_back(out_cb, 4);  // add_multitile.py:33
+    cb_pop_front(lhs_cb, 4);  // add_multitile.py:33
+    cb_pop_front(rhs_cb, 4);  // add_multitile.py:34
+    cb_push_back(out_cb, 4);  // add_multitile.py:35
 }

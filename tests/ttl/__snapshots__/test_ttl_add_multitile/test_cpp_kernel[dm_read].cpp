@@ -3,7 +3,7 @@
 #include "api/dataflow/dataflow_api.h"
 
 void kernel_main() {
-    constexpr uint32_t lhs_cb = get_compile_time_arg_val(0);  // add_multitile.py:36
+    constexpr uint32_t lhs_cb = get_compile_time_arg_val(0);  // add_multitile.py:38
     constexpr uint32_t rhs_cb = get_compile_time_arg_val(1);
     constexpr auto lhs_args = TensorAccessorArgs<2>();
     uint32_t lhs_addr = get_arg_val<uint32_t>(0);
@@ -11,23 +11,23 @@ void kernel_main() {
     constexpr auto rhs_args = TensorAccessorArgs<lhs_args.next_compile_time_args_offset()>();
     uint32_t rhs_addr = get_arg_val<uint32_t>(1);
     const auto rhs = TensorAccessor(rhs_args, rhs_addr, 2048);
-    cb_reserve_back(lhs_cb, 4);  // add_multitile.py:37
+    cb_reserve_back(lhs_cb, 4);  // add_multitile.py:39
     uint32_t lhs_blk_addr = get_write_ptr(lhs_cb);
     cb_reserve_back(rhs_cb, 4);
     uint32_t rhs_blk_addr = get_write_ptr(rhs_cb);
-    for (uint32_t t = 0; t < 2; ++t) {  // add_multitile.py:38
+    for (uint32_t t = 0; t < 2; ++t) {  // add_multitile.py:40
         for (uint32_t t_1 = 0; t_1 < 2; ++t_1) {
             uint32_t page = t * 2 + t_1;
             noc_async_read_page(page, lhs, lhs_blk_addr + page * 2048);
         }
     }
-    for (uint32_t t = 0; t < 2; ++t) {  // add_multitile.py:39
+    for (uint32_t t = 0; t < 2; ++t) {  // add_multitile.py:41
         for (uint32_t t_1 = 0; t_1 < 2; ++t_1) {
             uint32_t page = t * 2 + t_1;
             noc_async_read_page(page, rhs, rhs_blk_addr + page * 2048);
         }
     }
-    noc_async_read_barrier();  // add_multitile.py:40
-    cb_push_back(rhs_cb, 4);  // add_multitile.py:41
+    noc_async_read_barrier();  // add_multitile.py:42
+    cb_push_back(rhs_cb, 4);  // add_multitile.py:43
     cb_push_back(lhs_cb, 4);
 }

@@ -3,18 +3,18 @@
 #include "api/dataflow/dataflow_api.h"
 
 void kernel_main() {
-    constexpr uint32_t out_cb = get_compile_time_arg_val(0);  // add_multitile.py:44
+    constexpr uint32_t out_cb = get_compile_time_arg_val(0);  // add_multitile.py:46
     constexpr auto out_args = TensorAccessorArgs<1>();
     uint32_t out_addr = get_arg_val<uint32_t>(0);
     const auto out = TensorAccessor(out_args, out_addr, 2048);
-    cb_wait_front(out_cb, 4);  // add_multitile.py:45
+    cb_wait_front(out_cb, 4);  // add_multitile.py:47
     uint32_t out_blk_addr = get_read_ptr(out_cb);
-    for (uint32_t t = 0; t < 2; ++t) {  // add_multitile.py:46
+    for (uint32_t t = 0; t < 2; ++t) {  // add_multitile.py:48
         for (uint32_t t_1 = 0; t_1 < 2; ++t_1) {
             uint32_t page = t * 2 + t_1;
             noc_async_write_page(page, out, out_blk_addr + page * 2048);
         }
     }
-    noc_async_write_barrier();  // add_multitile.py:47
+    noc_async_write_barrier();  // add_multitile.py:49
     cb_pop_front(out_cb, 4);
 }
