@@ -181,6 +181,25 @@ def test_scripts_importing_tt_langs_simulator_package_run(tmp_path, capsys):
     assert "sim" not in sys.modules or sys.modules["sim"].__name__ != "tilefold.cli.sim_package"
 
 
+def test_a_multi_line_import_from_the_simulator_package_is_a_tt_lang_script(tmp_path, capsys):
+    from tilefold.cli.main import main
+
+    script = tmp_path / "sim_multiline.py"
+    script.write_text(SIM_PACKAGE.replace("from sim import ttl, ttnn", "from sim import (\n    ttl,\n    ttnn,\n)"))
+    assert main(["sim", str(script)]) == 0
+    assert "ttl.operation double" in capsys.readouterr().out
+
+
+def test_a_name_of_the_simulator_package_before_1_0_is_one_error_at_its_import(tmp_path):
+    script = tmp_path / "sim_dma.py"
+    script.write_text("import numpy\nfrom sim import ttl, dma\n")
+    with pytest.raises(KernelError) as err:
+        run_script(script)
+    message = str(err.value)
+    assert message.startswith(f"{script}:2: sim.dma is not part of TT-Lang's simulator package"), message
+    assert "TT-Lang's API before 1.0" in message and "\n" not in message
+
+
 @pytest.mark.parametrize("line", ["from ttl.ttl_api import *", "from ttl.ttl_api import pykernel_gen"])
 def test_the_api_before_1_0_is_one_error_naming_the_1_x_spelling(tmp_path, line):
     script = tmp_path / "old_api.py"

@@ -57,6 +57,22 @@ for _name in ("Pipe", "PipeNet", "Shape", "Size", "NodeCoord", "NodeRange"):
     setattr(typedefs, _name, getattr(ttl, _name))
 typedefs.CoreCoord, typedefs.CoreRange, typedefs.Index, typedefs.Count = ttl.NodeCoord, ttl.NodeRange, int, int
 
+TILE_SHAPE = ttl.TILE_SHAPE
+
+
+def __getattr__(name: str):
+    """A name the package had before TT-Lang 1.0 (``dma``, ``TensorAccessor``, ``CircularBuffer``,
+    ``core_index`` ...): one error at the user's line naming the 1.x API."""
+    if name.startswith("__"):
+        raise AttributeError(name)
+    from tilefold.errors import KernelError
+
+    raise KernelError(f"sim.{name} is not part of TT-Lang's simulator package as tilefold runs it (`from sim import "
+                      "ttl, ttnn`); names such as dma, TensorAccessor, CircularBuffer and core_index are TT-Lang's "
+                      "API before 1.0: write @ttl.operation with @ttl.compute() / @ttl.datamovement() kernels, "
+                      "ttl.make_dataflow_buffer_like and ttl.copy", user_location())
+
+
 MODULES = {"sim": sys.modules[__name__], "sim.testing": testing, "sim.typedefs": typedefs}
 
 __all__ = ["ttl", "ttnn", "testing", "typedefs", "assert_pcc"]

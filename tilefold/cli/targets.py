@@ -15,7 +15,7 @@ from tilefold.errors import TilefoldError
 
 _FRONT_ENDS = (
     ("ttl", re.compile(r"^\s*(import\s+(?:[\w.]+(?:\s+as\s+\w+)?\s*,\s*)*ttl\b|from\s+ttl\b|import\s+ttlang|from\s+ttlang|import\s+tilefold\.ttl|"
-                       r"from\s+tilefold\s+import\s+.*\bttl\b|from\s+tilefold\.ttl|from\s+sim\s+import\s+.*\bttl\b)", re.M),
+                       r"from\s+tilefold\s+import\s+.*\bttl\b|from\s+tilefold\.ttl|from\s+sim\s+import\s+\(?[\s\w,]*?\bttl\b)", re.M),
      "tilefold.cli.ttl_scripts"),
     ("tilelang", re.compile(r"^\s*(import\s+tilefold\.language|from\s+tilefold\s+import\s+language|"
                             r"import\s+(?:[\w.]+(?:\s+as\s+\w+)?\s*,\s*)*tilelang\b|from\s+tilelang)", re.M),

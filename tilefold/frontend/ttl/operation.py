@@ -445,7 +445,9 @@ class Operation:
         waited |= in_cpp
         data = {id(dfb) for dfb in pushed_written}
         check_tokens_unread([(dfb, name, where, id(dfb) in data) for dfb, name, where in tokens], reads)
-        _check_results_used(waited, unread, writes_a_tensor=bool(built.writes), reads_a_tensor=bool(built.reads))
+        untouched = [t for t in capture.tensors if t.index not in built.reads | built.writes]
+        _check_results_used(waited, unread, writes_a_tensor=bool(built.writes), reads_a_tensor=bool(built.reads),
+                            untouched_tensor=bool(untouched))
         _drop_unconsumed_pushes(pushes, waited | {d.index for d in capture.dataflow_buffers if d.backing is not None})
         return built
 
@@ -581,22 +583,27 @@ def _pushes_and_waited_buffers(module: ModuleOp) -> tuple[list, set[int]]:
     return pushes, waited
 
 
-def _check_results_used(waited: set[int], unread, writes_a_tensor: bool = True, reads_a_tensor: bool = True) -> None:
-    """Raise at the line that wrote a block which is pushed without being read when no kernel waits on
-    its buffer (``waited`` holds those some kernel does): the pushed data would be dropped (a staging
-    block is read before it is pushed; a tensor-backed buffer's blocks are the tensor's pages). Tiles
-    loaded by an operation that writes no tensor (a demonstration of reads), and results computed by
-    one that touches no tensor at all (a kernel timed on its own), get a warning instead: nothing
-    could see them; a result is never dropped in silence."""
+def _check_results_used(waited: set[int], unread, writes_a_tensor: bool = True, reads_a_tensor: bool = True,
+                        untouched_tensor: bool = True) -> None:
+    """A block written and pushed without being read into a buffer no kernel waits on (``waited``
+    holds those some kernel does): the pushed data is dropped (a staging block is read before it is
+    pushed; a tensor-backed buffer's blocks are the tensor's pages). When a tensor of the operation
+    is touched by no kernel, that is most likely a writer kernel that lost its ``wait()``: an error
+    at the line that wrote the block. Otherwise (every tensor is read or written: a dead store, a
+    load nothing uses) a warning there, as TT-Lang runs such programs; so too for tiles loaded by an
+    operation that writes no tensor and results of one that touches no tensor at all (a kernel timed
+    on its own). A result is never dropped in silence."""
     for dfb, name, where, computed in unread:
         if dfb.index in waited or dfb.backing is not None or dfb.hidden:
             continue
         message = (f"what is written into {name} here is never used: {name} is pushed into {dfb.name}, which no "
                    f"kernel waits on, so the data is dropped; wait on {dfb.name} in the kernel that uses it "
                    f"(with {dfb.name}.wait() as blk: ...), e.g. to copy it to a tensor")
-        if writes_a_tensor or (computed and reads_a_tensor):
-            raise KernelError(message, where)
-        warn_at(f"{message} (the operation writes no tensor)", where)
+        if untouched_tensor and (writes_a_tensor or (computed and reads_a_tensor)):
+            raise KernelError(message + " (a tensor of the operation is read or written by no kernel)", where)
+        if not writes_a_tensor:
+            message += " (the operation writes no tensor)"
+        warn_at(message, where)
         return
 
 
