@@ -69,6 +69,7 @@ def _compute_source(operation, *tensors) -> str:
 def test_two_buffer_tiles_are_added_and_multiplied_on_the_fpu():
     a, b, c = _inputs()
     source = _compute_source(FPU, a, b, c, zeros((64, 128)))
+    assert "binary_op_init_common(a_dfb, b_dfb, o_dfb)" in source      # the region starts with the FPU add
     assert "add_tiles(a_dfb, b_dfb" in source and "mul_tiles(a_dfb, c_dfb" in source
     assert "mul_binary_tile(" not in source and "copy_tile(c_dfb" not in source
     # exp(x + y) - y and the last + read values in DST: the SFPU's, y copied into DST for the first

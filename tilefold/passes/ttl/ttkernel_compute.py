@@ -9,6 +9,8 @@ calls, each preceded by its ``*_init`` as the TT-Lang multi-tile lowering shows:
   and result tile types), binary ones
   ``<op>_tile(slot_a, slot_b, slot_out)``; ``where_tile``; ``fill_tile(slot, value)``;
   ``copy_dest_values(src, dst)``;
+* ``ttl.init_sfpu`` → ``init_sfpu(in, out)``, or ``binary_op_init_common(a, b, out)`` when the region
+  starts with an FPU binary, ``mm_block_init`` when it holds a matmul;
 * ``ttl.tile_fpu_add`` / ``fpu_sub`` / ``fpu_mul`` → ``add_tiles_init(cb_a, cb_b)``,
   ``add_tiles(cb_a, cb_b, index_a, index_b, slot)`` (the FPU reads both tiles from their buffers);
 * ``ttl.tile_bcast`` → ``add_tiles_bcast_{rows,cols,scalar}(zero_cb, cb, 0, index, slot)`` (a zero
@@ -175,6 +177,11 @@ class ComputeLowering:
                 0, matmul.ct.value.data, matmul.rt.value.data, matmul.kt.value.data))]
             self.e.call("mm_block_init", args, op)
             return
+        first = _first_tile_op(op)
+        if first is not None and first.info.kind == "fpu_binary":     # an FPU binary first: its common init
+            a, b = (self.cb(v) for v in first.tile_operands)
+            self.e.call("binary_op_init_common", [a, b, self.cb(op.out_cb)], op)
+            return
         self.e.call("init_sfpu", [self.cb(op.in_cb), self.cb(op.out_cb)], op)
 
     def tile_op(self, op: ttl.TileOp) -> None:
@@ -294,6 +301,19 @@ def _kernel_attr(op: Operation, name: str) -> int:
         parent = parent.parent_op()
     attr = parent.attributes[name]
     return attr.value.data if isinstance(attr, IntegerAttr) else int(attr.data)
+
+
+def _first_tile_op(init: ttl.InitSFPUOp) -> ttl.TileOp | None:
+    """The first tile op of the compute region ``init`` starts (before the next region), if any."""
+    op = init.next_op
+    while op is not None and not isinstance(op, ttl.InitSFPUOp):
+        for inner in op.walk():
+            if isinstance(inner, ttl.TileOp):
+                return inner
+            if isinstance(inner, ttl.CopyTileOp):
+                return None
+        op = op.next_op
+    return None
 
 
 def _next_matmul(init: ttl.InitSFPUOp):
