@@ -334,3 +334,29 @@ def _close_to_steps(out, model, fp32: bool) -> None:
         np.testing.assert_allclose(out, model, rtol=2 ** -7, atol=1e-6)
     else:
         assert np.array_equal(out, model)
+
+
+@pytest.mark.parametrize("fidelity", ["HiFi4", "HiFi3"])
+def test_row_runs_of_one_in0_row_share_one_product_with_the_same_numbers(fidelity, monkeypatch):
+    """Sub-blocked matmuls multiply one in0 row segment per run (rt = 1); the segments of one in0
+    row are multiplied together in one product (``BlockProducts._segment``). Every element is the
+    same exact sum as each run's own product: outputs and cycles equal the per-run products'."""
+    from tilefold.program import ComputeConfig
+    from tilefold.sim import matmul_blocks
+
+    config = ComputeConfig(math_fidelity=fidelity, fp32_dest_acc_en=True)
+    a, b = random_tiles((96, 128), 11), random_tiles((128, 64), 12)
+    calls = []
+    segment = matmul_blocks.BlockProducts._segment
+
+    def counted(self, *args):
+        result = segment(self, *args)
+        calls.append(result is not None)
+        return result
+
+    monkeypatch.setattr(matmul_blocks.BlockProducts, "_segment", counted)
+    shared = run_two_input(matmul_rounds, a, b, (96, 64), config=config, compute_args=[3, 4, 2])
+    assert any(calls)
+    monkeypatch.setattr(matmul_blocks.BlockProducts, "_segment", lambda self, *args: None)
+    own = run_two_input(matmul_rounds, a, b, (96, 64), config=config, compute_args=[3, 4, 2])
+    same_run(shared, own)

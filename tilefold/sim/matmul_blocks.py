@@ -302,6 +302,9 @@ class BlockProducts:
         """The (lanes, rt*32, ct*32) product block (or its grid form, see :meth:`LaneProducts.block`)
         and the products to release once it has been used (None: kept here)."""
         (ar, ac), (bq, bc) = a.place(a_tile), b.place(b_tile)
+        segment = self._segment(a, ac, rt, b, bq, bc, ct, n)
+        if segment is not None:
+            return segment, None
         pairs = len(a.values) * len(b.values) if a.lanes is not None or b.lanes is not None else len(a.values)
         entry = self._whole((id(a), id(b), ac, bq, n), a, b, rt, ct, pairs)
         if entry is None:
@@ -314,6 +317,30 @@ class BlockProducts:
             entry[2] = LaneProducts(lhs, a.lanes, rhs, b.lanes, stacked_rhs=lambda: b.stacked_rows(bq, n),
                                     fast=self.fast)
         return entry[2].block(slice(ar * 32, (ar + rt) * 32), slice(bc * 32, (bc + ct) * 32)), None
+
+    def _segment(self, a: CbMatrix, ac: int, rt: int, b: CbMatrix, bq: int, bc: int, ct: int,
+                 n: int) -> np.ndarray | None:
+        """The product block of a one-row run over in0 tiles ``ac .. ac+n`` of an in0 matrix that
+        is one row of tiles (``matmul_block`` calls of one row each, as a sub-blocked compute makes
+        them), from the product of all of that row's ``n``-tile segments stacked as rows with the
+        same in1 rows — one multiplication serving each segment's run, every element the same exact
+        sum; None when that does not apply (lanes, several rows, a whole too large to keep)."""
+        if a.width is not None or rt != 1 or a.lanes is not None or b.lanes is not None or ac % n:
+            return None
+        lanes, rows, width = a.values.shape
+        segments, cols = width // (n * 32), b.values.shape[2]
+        if rows != 32 or width % (n * 32) or segments < 2 or segments * cols > self.EAGER_RATIO * ct * 32 \
+                or lanes * segments * 32 * cols * 4 > self.WHOLE_BYTES:
+            return None
+        key = ("segments", id(a), id(b), bq, n)
+        entry = self._entries.get(key)
+        if entry is None or entry[0] is not a or entry[1] is not b:
+            lhs = a.values.reshape(lanes, 32, segments, n * 32).transpose(0, 2, 1, 3).reshape(lanes, segments * 32,
+                                                                                            n * 32)
+            rhs = b.values[:, bq * 32:(bq + n) * 32, :]
+            entry = self._remember(key, [a, b, LaneProducts(lhs, None, rhs, None, fast=self.fast)])
+        row = ac // n
+        return entry[2].block(slice(row * 32, (row + 1) * 32), slice(bc * 32, (bc + ct) * 32))
 
     def steps(self, a: CbMatrix, a_tile: int, rt: int, b: CbMatrix, b_tile: int, ct: int,
               n: int) -> tuple[np.ndarray, bool]:
