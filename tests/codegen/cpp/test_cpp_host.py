@@ -390,3 +390,14 @@ def test_buffers_whose_data_files_would_clash_are_refused():
     program.add_buffer("a_b", (32, 32), "bfloat16", role="scratch")
     with pytest.raises(ProgramError, match=r"buffers 'a/b' and 'a_b' would share the data file data/a_b.bin"):
         emit_host(program, data)
+
+
+def test_more_semaphores_on_a_core_than_tt_metal_gives_is_a_warning_when_the_project_is_written(tmp_path):
+    """TT-Metal 0.69 gives a core 16 semaphores: a program creating more on one core still gets its
+    project (the simulator runs it), with a warning that its main.cpp would stop at CreateSemaphore."""
+    program, data = eltwise_add_program()
+    for _ in range(17 - len(program.semaphores)):
+        program.create_semaphore(CoreRangeSet([CoreRange(CoreCoord(0, 0), CoreCoord(0, 0))]))
+    with pytest.warns(UserWarning, match=r"creates 17 semaphores on core \(0,0\), but TT-Metal gives a core 16"):
+        write_project(program, tmp_path, data)
+    assert (tmp_path / "main.cpp").exists()

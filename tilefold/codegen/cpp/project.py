@@ -38,6 +38,7 @@ def project_files(program: Program, data: HostData, source_comments: bool = True
                            "over several chips but does not write their C++ yet (it would need TT-Fabric transfers "
                            "between the chips); give the operation a grid of one chip, over no more than one device, to get a "
                            "project")
+    _warn_over_semaphore_limit(program)
     files: dict[str, str | bytes] = {}
     for kernel in program.kernels:
         path = kernel_path(kernel)
@@ -52,6 +53,26 @@ def project_files(program: Program, data: HostData, source_comments: bool = True
     for name, golden in data.outputs.items():
         files[golden_path(name)] = golden.data
     return files
+
+
+# semaphores TT-Metal 0.69 gives a core (``NUM_SEMAPHORES`` of its host API): CreateSemaphore fails past them
+NUM_SEMAPHORES = 16
+
+
+def _warn_over_semaphore_limit(program: Program) -> None:
+    """A warning when a core of ``program`` holds more semaphores than TT-Metal gives one: the
+    simulator runs such a program, but its ``main.cpp`` would stop at ``CreateSemaphore``."""
+    import warnings
+    from collections import Counter
+
+    per_core = Counter(core for sem in program.semaphores for core in sem.cores)
+    if not per_core:
+        return
+    core, count = per_core.most_common(1)[0]
+    if count > NUM_SEMAPHORES:
+        warnings.warn(f"program {program.name!r} creates {count} semaphores on core {core}, but TT-Metal gives a core "
+                      f"{NUM_SEMAPHORES} (NUM_SEMAPHORES): its main.cpp would stop at CreateSemaphore on a device; "
+                      "the simulator runs it as written", UserWarning, stacklevel=3)
 
 
 def extern_headers(program: Program) -> dict[str, bytes]:
