@@ -87,7 +87,7 @@ def test_shape_mismatch_without_broadcast():
                 out.store(a * b)  # error
 
     expect_error(lambda: op(*tensors(3)), test_shape_mismatch_without_broadcast, KernelError,
-                 "shapes 2x2 and 2x1", "ttl.math.broadcast")
+                 "shapes 2x2 and 2x1", "ttl.block.broadcast(x, dims=[...], shape=...)")
 
 
 def test_copy_of_a_slice_into_a_block_of_another_shape():

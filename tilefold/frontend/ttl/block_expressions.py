@@ -181,7 +181,7 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         if a.shape != b.shape:
             raise self.error(f"{what}: the operands have shapes {_shape_text(a.shape)} and {_shape_text(b.shape)} "
                              f"(in {_unit(a)}); they must match — broadcast the smaller one with "
-                             "ttl.math.broadcast(x, dims=[...], shape=...)", node)
+                             "ttl.block.broadcast(x, dims=[...], shape=...)", node)
 
     # -- operators ----------------------------------------------------------------------------
 
