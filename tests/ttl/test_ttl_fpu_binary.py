@@ -115,3 +115,34 @@ def test_the_fpu_compute_kernel_compiles_against_the_real_compute_headers(tmp_pa
     path.write_text(emit_kernel(kernel.function))
     for result in check_kernel.check_kernels([(path, "compute", check_kernel.accessor_compile_args(program, kernel))]):
         check_kernel.require_accepted(result)
+
+
+@ttl.operation(grid=(1, 1))
+def difference_of_two_blocks(a, out):
+    a_dfb = ttl.make_dataflow_buffer_like(a, shape=(1, 2), block_count=2)
+    o_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 2), block_count=2)
+
+    @ttl.compute()
+    def compute():
+        with a_dfb.wait() as x, a_dfb.wait() as y, o_dfb.reserve() as o:
+            o.store(x - y)
+
+    @ttl.datamovement()
+    def read():
+        for i in range(2):
+            with a_dfb.reserve() as x:
+                ttl.copy(a[0:1, 2 * i:2 * i + 2], x).wait()
+
+    @ttl.datamovement()
+    def write():
+        with o_dfb.wait() as o:
+            ttl.copy(o, out[0:1, 0:2]).wait()
+
+
+def test_an_fpu_binary_of_two_blocks_of_one_buffer_reads_the_second_past_the_first():
+    a, out = tile_tensor((32, 128), seed=4), zeros((32, 64))
+    source = _compute_source(difference_of_two_blocks, a, out)
+    assert "sub_tiles(a_dfb, a_dfb, i1, i1 + 2, i1)" in source, source
+    difference_of_two_blocks(a, out)
+    x = ttnn.to_numpy(a).astype(np.float64)
+    np.testing.assert_allclose(ttnn.to_numpy(out).astype(np.float64), x[:, :64] - x[:, 64:], atol=2e-2, rtol=1e-2)
