@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from tilefold.cli.targets import is_script, script_front_end
+from tilefold.cli.targets import ARCH_HELP, is_script, script_front_end
 from tilefold.cli.user_code import check_output_dir, script_environment
 
 
@@ -19,7 +19,7 @@ def add_parser(sub, help: str) -> None:
                                    "script to a TT-Metalium project: kernels/*.cpp, main.cpp, CMakeLists.txt, data/.")
     p.add_argument("target", help="an op name or a kernel script (.py)")
     p.add_argument("-o", "--output", default=None, help="output folder (default build/<target>)")
-    p.add_argument("--arch", default=None, help="wormhole_b0 / n150 (default), n300, blackhole / p150 (an 11x10 grid), p150-full (13x10)")
+    p.add_argument("--arch", default=None, help=ARCH_HELP)
     p.add_argument("--print-ir-after-all", action="store_true", help="print the IR after every pass")
     p.add_argument("op_args", nargs=argparse.REMAINDER, help="options of the op (see tilefold compile OP --help)")
     p.set_defaults(handler=run)

@@ -21,6 +21,7 @@ import numpy as np
 
 from tilefold.arch import Arch, get_arch
 from tilefold.arch.cores import CoreRange, CoreRangeSet
+from tilefold.cli.targets import ARCH_HELP
 from tilefold.errors import LayoutError
 from tilefold.layout.addressing import BufferType, TensorAccessorArgs, buffer_type
 from tilefold.layout.formats import DataFormat, data_format
@@ -63,7 +64,7 @@ def add_parser(subparsers, help: str) -> argparse.ArgumentParser:
     parser.add_argument("--shard-shape", help="shard shape HxW (2-D shard spec) or an N-D shape (ND sharding)")
     parser.add_argument("--orientation", default="row_major", help="shard orientation: row_major or col_major")
     parser.add_argument("--buffer-type", default="dram", help="dram or l1")
-    parser.add_argument("--arch", default=None, help="wormhole_b0 / n150 (default), n300, blackhole / p150 (an 11x10 grid), p150-full (13x10), p150-full")
+    parser.add_argument("--arch", default=None, help=ARCH_HELP)
     parser.add_argument("--pages", type=int, default=8, help="how many pages of the page -> bank table to list")
     parser.add_argument("--png", help="draw the tensor split over the core grid to this PNG file")
     parser.set_defaults(handler=run)

@@ -12,7 +12,7 @@ import argparse
 import time
 
 from tilefold.cli.compile_cmd import op_namespace
-from tilefold.cli.targets import add_numerics_option, is_script, positive_int, script_front_end
+from tilefold.cli.targets import ARCH_HELP, add_numerics_option, is_script, positive_int, script_front_end
 from tilefold.cli.user_code import check_output_file, script_environment
 
 
@@ -21,7 +21,7 @@ def add_parser(sub, help: str) -> None:
                        description="Compile and run on the simulated device, compare with numpy, report the "
                                    "cost model's estimate.")
     p.add_argument("target", help="an op name or a kernel script (.py)")
-    p.add_argument("--arch", default=None, help="wormhole_b0 / n150 (default), n300, blackhole / p150 (an 11x10 grid), p150-full (13x10)")
+    p.add_argument("--arch", default=None, help=ARCH_HELP)
     p.add_argument("--trace", default=None, metavar="OUT.json", help="write a Chrome / Perfetto trace")
     p.add_argument("--max-cycles", type=positive_int, default=None, metavar="N",
                    help="stop a kernel thread past N simulated cycles (the watchdog; default 2**36)")

@@ -6,7 +6,7 @@ script gets ``ttl`` and the host tensor module the way TT-Lang's own simulator p
 
 from __future__ import annotations
 
-from tilefold.cli.targets import add_numerics_option, positive_int, script_front_end
+from tilefold.cli.targets import ARCH_HELP, add_numerics_option, positive_int, script_front_end
 from tilefold.cli.user_code import check_output_file, script_environment
 
 
@@ -16,7 +16,7 @@ def add_parser(sub, help: str) -> None:
     p.add_argument("script_args", nargs="*", metavar="ARG",
                    help="arguments the script gets as sys.argv[1:] (options tilefold does not have go to the "
                         "script too; put those it has, such as --arch, after --)")
-    p.add_argument("--arch", default=None, help="wormhole_b0 / n150 (default), n300, blackhole / p150 (an 11x10 grid), p150-full (13x10)")
+    p.add_argument("--arch", default=None, help=ARCH_HELP)
     p.add_argument("--trace", default=None, metavar="OUT.json", help="write a Chrome / Perfetto trace")
     p.add_argument("--max-cycles", type=positive_int, default=None, metavar="N",
                    help="stop a kernel thread past N simulated cycles (the watchdog; default 2**36)")

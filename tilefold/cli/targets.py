@@ -13,6 +13,9 @@ from pathlib import Path
 
 from tilefold.errors import TilefoldError
 
+# the ``--arch`` choices every command takes (see ``tilefold.arch.get_arch``)
+ARCH_HELP = "wormhole_b0 / n150 (default), n300, blackhole / p150 (an 11x10 grid), p150-full (13x10)"
+
 _FRONT_ENDS = (
     ("ttl", re.compile(r"^\s*(import\s+(?:[\w.]+(?:\s+as\s+\w+)?\s*,\s*)*ttl\b|from\s+ttl\b|import\s+ttlang|from\s+ttlang|import\s+tilefold\.ttl|"
                        r"from\s+tilefold\s+import\s+.*\bttl\b|from\s+tilefold\.ttl|from\s+sim\s+import\s+\(?[\s\w,]*?\bttl\b)", re.M),

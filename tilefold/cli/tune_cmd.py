@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tilefold.cli.targets import script_front_end
+from tilefold.cli.targets import ARCH_HELP, script_front_end
 from tilefold.errors import TilefoldError
 
 
@@ -31,7 +31,7 @@ def _workers(text: str) -> int:
 def add_parser(sub, help: str) -> None:
     p = sub.add_parser("tune", help=help, description=help)
     p.add_argument("script", help="the script (.py) that calls autotuned kernels")
-    p.add_argument("--arch", default=None, help="wormhole_b0 / n150 (default), n300, blackhole / p150 (an 11x10 grid), p150-full (13x10)")
+    p.add_argument("--arch", default=None, help=ARCH_HELP)
     p.add_argument("--engine", choices=("process", "serial", "ray"), default=None,
                    help="where configurations run: a local process pool (default), this process, or Ray")
     p.add_argument("-j", "--workers", type=_workers, default=None, help="process-pool workers (default: one per core)")
