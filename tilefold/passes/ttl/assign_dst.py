@@ -56,16 +56,11 @@ from tilefold.ir.locations import source_location
 from tilefold.ir.ttkernel import compute_config, dst_capacity
 from tilefold.layout.formats import DataFormat
 from tilefold.passes.device_pass import DevicePass
-from tilefold.passes.ttl.common import bind_of, i32_attr, kernels, linear_map
+from tilefold.passes.ttl.common import bind_of, i32_attr, kernel_option, kernels, linear_map
 
 # formats the FPU's source registers hold exactly (float32 would lose bits there)
 _FPU_FORMATS = (DataFormat.Float16_b, DataFormat.Float16, DataFormat.Bfp8_b, DataFormat.Bfp4_b)
 _IN_PLACE = ("sfpu_unary",)
-
-
-def _fpu_binaries_enabled(kernel) -> bool:
-    attr = kernel.attributes.get("ttl.fpu_binary_ops")
-    return attr is None or bool(attr.value.data)
 _REUSES = ("sfpu_binary", "sfpu_ternary")
 
 
@@ -268,7 +263,7 @@ class DstAssignment:
         ``add_tiles`` / ``sub_tiles`` / ``mul_tiles``, which read both tiles from their circular
         buffers into one DST slot: no copies into DST, one slot instead of three (TT-Lang's
         ``enable-fpu-binary-ops``, on unless the operation's options say ``--no-ttl-fpu-binary-ops``)."""
-        if not _fpu_binaries_enabled(self.kernel):
+        if kernel_option(self.kernel, "fpu_binary_ops") is False:
             return
         inputs = set(self.body.args[:self.n_inputs])
         for op in list(self.body.ops):

@@ -23,6 +23,17 @@ HAND_OVER_AND_CB_CALLS = frozenset({"tile_regs_acquire", "tile_regs_commit", "ti
                                     "cb_wait_front", "cb_reserve_back", "cb_push_back", "cb_pop_front"})
 
 
+def kernel_option(kernel, name: str):
+    """The operation's explicit choice ``name`` on a kernel (the ``ttl.<name>`` attribute
+    ``@ttl.operation(...)`` set): a bool, a string, or None when the operation left it open."""
+    attr = kernel.attributes.get(f"ttl.{name}")
+    if isinstance(attr, IntegerAttr):
+        return bool(attr.value.data)
+    if isinstance(attr, StringAttr):
+        return attr.data
+    return None
+
+
 def runs_at_least_once(loop: scf.ForOp) -> bool:
     """Whether a loop's constant bounds give it at least one trip."""
     lb, ub = constant_int(loop.lb), constant_int(loop.ub)

@@ -19,22 +19,13 @@ Errors: none.
 from __future__ import annotations
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from tilefold.ir import ttl
 from tilefold.ir.ttkernel import COMPUTE_CONFIG_ATTR, compute_config_attr
 from tilefold.layout.formats import DataFormat
-from tilefold.passes.ttl.common import kernels
-
-
-def _explicit(kernel, name: str):
-    attr = kernel.attributes.get(f"ttl.{name}")
-    if isinstance(attr, IntegerAttr):
-        return bool(attr.value.data)
-    if isinstance(attr, StringAttr):
-        return attr.data
-    return None
+from tilefold.passes.ttl.common import kernel_option, kernels
 
 
 # formats a 16-bit DST cannot hold (typecast_tile to or from an integer format needs 32-bit DST)
@@ -68,13 +59,13 @@ class TTLSetComputeKernelConfig(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for kernel in kernels(op, "compute"):
-            fp32 = _explicit(kernel, "fp32_dest_acc_en")
+            fp32 = kernel_option(kernel, "fp32_dest_acc_en")
             if fp32 is None:
-                fp32 = _uses_float32(kernel) or (_explicit(kernel, "matmul_full_fp32") is not False
+                fp32 = _uses_float32(kernel) or (kernel_option(kernel, "matmul_full_fp32") is not False
                                                  and _matmul_wants_float32(kernel))
             kernel.attributes[COMPUTE_CONFIG_ATTR] = compute_config_attr(
-                math_fidelity=_explicit(kernel, "math_fidelity") or "HiFi4",
+                math_fidelity=kernel_option(kernel, "math_fidelity") or "HiFi4",
                 fp32_dest_acc_en=bool(fp32),
-                dst_full_sync_en=bool(_explicit(kernel, "dst_full_sync_en") or False),
-                math_approx_mode=bool(_explicit(kernel, "math_approx_mode") or False),
+                dst_full_sync_en=bool(kernel_option(kernel, "dst_full_sync_en") or False),
+                math_approx_mode=bool(kernel_option(kernel, "math_approx_mode") or False),
             )
