@@ -303,28 +303,23 @@ def _kernel_attr(op: Operation, name: str) -> int:
     return attr.value.data if isinstance(attr, IntegerAttr) else int(attr.data)
 
 
-def _first_tile_op(init: ttl.InitSFPUOp) -> ttl.TileOp | None:
-    """The first tile op of the compute region ``init`` starts (before the next region), if any."""
+def _region_ops(init: ttl.InitSFPUOp):
+    """The ops of the compute region ``init`` starts (up to the next region), nested ones included."""
     op = init.next_op
     while op is not None and not isinstance(op, ttl.InitSFPUOp):
-        for inner in op.walk():
-            if isinstance(inner, ttl.TileOp):
-                return inner
-            if isinstance(inner, ttl.CopyTileOp):
-                return None
+        yield from op.walk()
         op = op.next_op
-    return None
+
+
+def _first_tile_op(init: ttl.InitSFPUOp) -> ttl.TileOp | None:
+    """The first tile op of the compute region ``init`` starts, unless a ``copy_tile`` comes first."""
+    first = next((op for op in _region_ops(init) if isinstance(op, (ttl.TileOp, ttl.CopyTileOp))), None)
+    return first if isinstance(first, ttl.TileOp) else None
 
 
 def _next_matmul(init: ttl.InitSFPUOp):
-    """The matmul of the compute region ``init`` starts (before the next region), if any."""
-    op = init.next_op
-    while op is not None and not isinstance(op, ttl.InitSFPUOp):
-        for inner in op.walk():
-            if isinstance(inner, ttl.MatmulBlockOp):
-                return inner
-        op = op.next_op
-    return None
+    """The matmul of the compute region ``init`` starts, if any."""
+    return next((op for op in _region_ops(init) if isinstance(op, ttl.MatmulBlockOp)), None)
 
 
 __all__ = ["ComputeLowering"]
