@@ -405,10 +405,13 @@ class TileOp(IRDLOperation):
         props = {k: v for k, v in attrs.items() if k in prop_names}
         others = {k: v for k, v in attrs.items() if k not in prop_names}
         all_operands: list = list(operands)
-        defined = [d for n, d in cls.get_irdl_definition().operands if n in ("index", "index_b")]
-        for k, definition in enumerate(defined):
-            resolved = [parser.resolve_operand(indices[k], IndexType())] if k < len(indices) else []
-            all_operands += resolved if len(defined) > 1 else [resolved]
+        # the index operands: one optional ``index``, or the required ``index`` and ``index_b`` of an FPU binary
+        names = [n for n, _ in cls.get_irdl_definition().operands if n in ("index", "index_b")]
+        resolved = [[parser.resolve_operand(i, IndexType())] for i in indices[:len(names)]]
+        if len(names) == 1:
+            all_operands.append(resolved[0] if resolved else [])
+        else:
+            all_operands += [r[0] for r in resolved]
         op = cls.build(operands=all_operands, result_types=[result], properties=props)
         op.attributes.update(others)
         return op

@@ -443,8 +443,7 @@ class Operation:
         check_block_counts(module, {d.index: d.name for d in capture.dataflow_buffers}, in_cpp)
         pushes, waited = _pushes_and_waited_buffers(module)
         waited |= in_cpp
-        data = {id(dfb) for dfb in pushed_written}
-        check_tokens_unread([(dfb, name, where, id(dfb) in data) for dfb, name, where in tokens], reads)
+        check_tokens_unread(tokens, reads, pushed_written)
         untouched = [t for t in capture.tensors if t.index not in built.reads | built.writes]
         _check_results_used(waited, unread, writes_a_tensor=bool(built.writes), reads_a_tensor=bool(built.reads),
                             untouched_tensor=bool(untouched))
@@ -607,28 +606,29 @@ def _check_results_used(waited: set[int], unread, writes_a_tensor: bool = True, 
         return
 
 
-def check_tokens_unread(tokens: list, reads: list) -> None:
+def check_tokens_unread(tokens: list, reads: list, written: list) -> None:
     """Blocks pushed with nothing written into them are tokens (TT-Lang's "done" signals): their
-    consumer may wait on them and pop them, not read them. ``tokens``: ``(dfb, block name, line,
-    written)`` per push site of a token (``written``: the buffer is pushed written elsewhere too);
-    ``reads``: ``(dfb, block name, line)`` per waited block read. A read of a buffer whose every
+    consumer may wait on them and pop them, not read them. ``tokens``: ``(dfb, block name, line)``
+    per push site of a token; ``reads``: ``(dfb, block name, line)`` per waited block read;
+    ``written``: the buffers of blocks pushed with something written. A read of a buffer whose every
     push is a token sees only what the pages held before (zeros in the simulator, whatever was in
     L1 on a device): an error at the read (a warning with TTLANG_COMPILE_ONLY); a read of a buffer
     also pushed written, a warning there."""
     from tilefold.frontend.ttl.session import compile_only_or_raise
 
+    data = {id(dfb) for dfb in written}
     first_token = {}
-    for dfb, name, where, written in tokens:
-        first_token.setdefault(id(dfb), (name, where, written))
+    for dfb, name, where in tokens:
+        first_token.setdefault(id(dfb), (name, where))
     for dfb, name, where in reads:
         token = first_token.pop(id(dfb), None)
         if token is None:
             continue
-        token_name, token_where, written = token
+        token_name, token_where = token
         message = (f"{name} is read here, but {token_name} was pushed into {dfb.name} at {token_where} with nothing "
                    "written into it, so this reads whatever its pages held before; store() or copy into "
                    f"{token_name} before it is pushed, or only wait on and pop blocks used as tokens")
-        if written:
+        if id(dfb) in data:
             warn_at(message, where)
         else:
             compile_only_or_raise(message, where)

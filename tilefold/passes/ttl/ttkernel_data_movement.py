@@ -613,8 +613,9 @@ class DataMovementLowering:
             remote = e.before(arith.AddiOp(remote, self._field(op, "src", "loopback")), op).result
         rect = [self._field(op, "src", f) for f in ("x0", "y0", "x1", "y1")]
         deep = info["landing_cb"] is not None and info["depth"] > 1
+        loopback = e.before(arith.CmpiOp(self._field(op, "src", "loopback"), e.index(0, op), "ne"), op).result
         if info["landing_cb"] is None and net in self.received_nets:
-            self.reserve_own_block(op)
+            self.reserve_own_block(op, loopback)
         if deep:            # the next block of the slot (the blocks sent so far, modulo depth): its own credit
             source_slot = op.slot_index if op.named is None else self._field(op, "src", "src_slot")
             sent_word, sent = self.counter(info["first_sent"], source_slot, op, "sent")
@@ -649,7 +650,6 @@ class DataMovementLowering:
         flag = e.call("get_noc_multicast_addr", [*rect, valid], op).results[0]
         dests = self._field(op, "src", "dests")
         size = e.i32(op.byte_count.value.data if op.byte_count is not None else info["block_bytes"], op)
-        loopback = e.before(arith.CmpiOp(self._field(op, "src", "loopback"), e.index(0, op), "ne"), op).result
         # a landing slot's flag is 1; a receiver's block's flag is the address written, which each
         # receiver checks against its own block (a multicast writes one address on every receiver)
         if deep:
@@ -665,14 +665,14 @@ class DataMovementLowering:
             e.call(f"noc_semaphore_set_multicast{suffix}", [one, flag, dests], end, location=op.location)
         del branch
 
-    def reserve_own_block(self, op: ttl.PipeSendOp) -> None:
+    def reserve_own_block(self, op: ttl.PipeSendOp, loopback: SSAValue) -> None:
         """Before a multicast that reaches its own source (loopback) lands straight in the receivers'
         blocks: on the source, hold a block of the receiving buffer, which this kernel's own receive
         reserves anyway, so the write cannot land in a block its consumer still reads (the remote
-        receivers hold theirs before they credit the sender)."""
+        receivers hold theirs before they credit the sender); ``loopback``: whether the pipe reaches
+        its source."""
         e = self.e
         recv_cb = self.pipes[op.net_index]["recv_cb"]
-        loopback = e.before(arith.CmpiOp(self._field(op, "src", "loopback"), e.index(0, op), "ne"), op).result
         body = Block()
         e.before(scf.IfOp(loopback, [], [body]), op)
         body.add_op(end := scf.YieldOp())
