@@ -67,12 +67,13 @@ class CBEntryAttr(Record):
 @irdl_attr_definition
 class PipeNetAttr(Record):
     """``#ttl.pipe_net<net, recv_cb, block_bytes[, landing_cb, landing_slots, receive_slots, ready_slots,
-    valid_slots, landing_depth]>``: a pipe net, the buffer its blocks are received into, the size of a
+    valid_slots, landing_depth, mailbox_depth]>``: a pipe net, the buffer its blocks are received into, the size of a
     block in bytes and — for a net whose nodes both send and receive — the buffer its blocks land in,
     its number of slots (each with a semaphore after the nets' own) and the most pipes a node receives
     from; the most pipes a node sources, and the receive slots of a net without a landing buffer
     (each with a ``valid`` semaphore); ``landing_depth``: blocks each landing slot holds (see
-    :func:`landing_layout`)."""
+    :func:`landing_layout`); ``mailbox_depth``: instead of a landing buffer, the blocks each slot of
+    the net's DRAM mailbox holds (a net whose receives all land in tensor slices)."""
 
     name = "ttl.pipe_net"
 
@@ -85,11 +86,13 @@ class PipeNetAttr(Record):
     ready_slots: _OPT_INT
     valid_slots: _OPT_INT
     landing_depth: _OPT_INT
+    mailbox_depth: _OPT_INT
 
     FIELDS = (Field("net", True, _int(0)), Field("recv_cb", True, _int(0)), Field("block_bytes", True, _int(1)),
               Field("landing_cb", False, _int(0)), Field("landing_slots", False, _int(1)),
               Field("receive_slots", False, _int(1)), Field("ready_slots", False, _int(1)),
-              Field("valid_slots", False, _int(1)), Field("landing_depth", False, _int(1)))
+              Field("valid_slots", False, _int(1)), Field("landing_depth", False, _int(1)),
+              Field("mailbox_depth", False, _int(1)))
 
 
 def net_layout(fields: dict) -> dict[str, int]:
@@ -99,7 +102,7 @@ def net_layout(fields: dict) -> dict[str, int]:
     ``one``, a ``ready`` per pipe a node sources (the most any node does); a net without a landing
     buffer then has an ``outbox`` (a receiver's block address, sent to the sender) and an
     ``address`` per ready (where the sender's receivers hold their block). ``count``: how many."""
-    landing = fields.get("landing_cb") is not None
+    landing = fields.get("landing_cb") is not None or bool(fields.get("mailbox_depth"))
     valid = 0 if landing else fields.get("valid_slots") or 1
     ready = fields.get("ready_slots") or 1
     layout = {"valid": 0, "one": valid, "ready": valid + 1, "outbox": valid + 1 + ready,
@@ -122,6 +125,12 @@ def landing_layout(fields: dict) -> dict[str, int]:
     has one write in flight at a time). ``count``: how many."""
     slots = fields.get("landing_slots") or 0
     depth = fields.get("landing_depth") or 1
+    if fields.get("mailbox_depth"):
+        # a DRAM mailbox: counting words — the blocks that ``flag`` (arrived) in each slot, those
+        # ``received`` from it and those ``sent`` on each pipe a node sources (the ``ready`` of the
+        # net counts the sender's credits)
+        ready = fields.get("ready_slots") or 1
+        return {"flag": 0, "received": slots, "sent": 2 * slots, "count": 2 * slots + ready}
     if depth == 1:
         return {"flag": 0, "count": slots}
     ready = fields.get("ready_slots") or 1
@@ -154,6 +163,8 @@ ARG_KINDS = {
     "accessor": "the TensorAccessorArgs of operation tensor <index> (compile-time, several words)",
     "node": "the node's logical x (index 0), y (index 1) or device index in the operation's device domain (index 2)",
     "address": "the base address of operation tensor <index>",
+    "mailbox_accessor": "the TensorAccessorArgs of the DRAM mailbox of pipe net <index> (compile-time)",
+    "mailbox_address": "the base address of the DRAM mailbox of pipe net <index>",
     "pipe_count": "how many pipes of net <index> the node is the role of",
     "pipe": "one field of pipe <slot> of net <index> for the node's role",
     "pipe_named": "one field of the net's pipe <slot> (a pipe the kernel names) for the role <role>",
@@ -162,10 +173,10 @@ ARG_KINDS = {
     "noc_rect": "a NOC corner (x0 y0 x1 y1) or the node count (dests) of multicast rectangle <index> of the "
                 "operation's semaphores",
 }
-COMPILE_TIME_KINDS = ("cb", "accessor")
+COMPILE_TIME_KINDS = ("cb", "accessor", "mailbox_accessor")
 # the fields of one pipe of a net, by the node's role in it
-PIPE_FIELDS = {"src": ("x0", "y0", "x1", "y1", "dests", "remote", "loopback", "index", "src_slot"),
-               "dst": ("x", "y", "self", "index", "src_slot")}
+PIPE_FIELDS = {"src": ("x0", "y0", "x1", "y1", "dests", "remote", "loopback", "index", "src_slot", "mailbox_block"),
+               "dst": ("x", "y", "self", "index", "src_slot", "mailbox_block")}
 # the logical coordinates of the other end of a pipe: the destinations' rectangle of a source, the
 # source of a destination (``linear``: y * grid columns + x of its first core; ``first`` / ``stop``:
 # the linear destination range of a pipe written as one, over all its routes; ``device``: the other

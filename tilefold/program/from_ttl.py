@@ -186,6 +186,10 @@ def build_program(module: ModuleOp, built, arch) -> Program:
                                tile=tensor_tile(tensor) if layout == "TILE" else None,
                                role="inout" if arg.index in written else "input",
                                memory_config=memory if sharded else None)
+    for mailbox in capture.mailboxes.values():     # the DRAM the nets' blocks land in (never host data)
+        pages = mailbox.pages(cols * rows)
+        program.add_buffer(mailbox.buffer_name, (pages * mailbox.tile[0], mailbox.tile[1]),
+                           mailbox.data_format.ttnn_name, "TILE", "DRAM", tile=mailbox.tile, role="scratch")
     entries = circular_buffer_table(module)
     nets = {net.index: net for net in capture.pipe_nets}
     # the pipe nets' semaphores, then the operation's ttl.Semaphore s
@@ -218,7 +222,12 @@ def build_program(module: ModuleOp, built, arch) -> Program:
         role = fn.attributes[ttl.KERNEL_ROLE_ATTR].data
         compile_args = []
         for arg in _args(fn, "ttl.compile_args"):
-            compile_args.append(arg["index"] if arg["kind"] == "cb" else program.buffer(names[arg["index"]]).accessor_args)
+            if arg["kind"] == "cb":
+                compile_args.append(arg["index"])
+            elif arg["kind"] == "mailbox_accessor":
+                compile_args.append(program.buffer(capture.mailboxes[arg["index"]].buffer_name).accessor_args)
+            else:
+                compile_args.append(program.buffer(names[arg["index"]]).accessor_args)
         if role == "compute":
             cfg = compute_config(fn)
             formats = {cb.index: cb.data_format for cb in program.circular_buffers}
@@ -285,6 +294,8 @@ def _runtime_value(arg: dict, core: CoreCoord, program: Program, names, nets, no
         return NocX(corner) if arg["field"][0] == "x" else NocY(corner)
     if kind == "address":
         return program.buffer(capture.device_buffer(names[arg["index"]], chip)).address
+    if kind == "mailbox_address":
+        return program.buffer(capture.mailboxes[arg["index"]].buffer_name).address
     net = nets[arg["index"]]
     node = (core.x, core.y)
     role = arg["role"]
@@ -311,6 +322,11 @@ def _runtime_value(arg: dict, core: CoreCoord, program: Program, names, nets, no
         return net.sources_of(route.src).index(route)
     if field == "index":                # the pipe's receive slot: its slot in the net's landing buffer, or its valid
         return net.landing_slots()[net.routes.index(route)]
+    if field == "mailbox_block":        # the first block of the receiver's slot in the net's DRAM mailbox
+        mailbox = capture.mailboxes[arg["index"]]
+        receiver = route.destinations[0] if role == "src" else node
+        linear = receiver[1] * capture.grid[0] + receiver[0]
+        return (linear * mailbox.slots + net.landing_slots()[net.routes.index(route)]) * mailbox.depth
     if kind == "pipe_peer":
         return _peer(route, role, field, net)
     if role == "src":

@@ -27,6 +27,28 @@ class TensorArgument:
     tensor: object          # tilefold.ttnn.Tensor
 
 
+@dataclass(frozen=True)
+class Mailbox:
+    """The DRAM buffer a pipe net whose receives all land in tensor slices sends its blocks into
+    (instead of a landing buffer in L1): ``depth`` blocks for each receive slot of each node of the
+    grid, one block of ``block_pages`` pages of ``page_size`` bytes in ``data_format`` each."""
+
+    net: int
+    depth: int
+    slots: int
+    block_pages: int
+    page_size: int
+    data_format: object
+    tile: tuple[int, int]
+
+    def pages(self, nodes: int) -> int:
+        return nodes * self.slots * self.depth * self.block_pages
+
+    @property
+    def buffer_name(self) -> str:
+        return f"pipe_net{self.net}_mailbox"
+
+
 @dataclass
 class OperationCapture:
     name: str
@@ -40,6 +62,7 @@ class OperationCapture:
     bound_nets: dict = field(default_factory=dict)    # id of a ttl.PipeNet -> the net on this grid
     constants: dict = field(default_factory=dict)     # compile-time arguments of the call, by name
     landing: dict = field(default_factory=dict)       # net index -> its landing buffer (pipes.needs_landing)
+    mailboxes: dict = field(default_factory=dict)     # net index -> its DRAM Mailbox (instead of a landing buffer)
     barriers: dict = field(default_factory=dict)      # (kernel, hub kernel) -> its meeting's token buffers
     semaphores: list = field(default_factory=list)    # ttl.Semaphore objects, in order
     semaphore_rects: list = field(default_factory=list)   # (x0, y0, x1, y1) of their multicast handles

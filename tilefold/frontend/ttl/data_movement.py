@@ -28,6 +28,7 @@ twice or something other than a pipe receive request.
 from __future__ import annotations
 
 import ast
+import math
 
 from xdsl.dialects import scf
 from xdsl.dialects.builtin import IntegerAttr, i32
@@ -373,6 +374,9 @@ class DataMovementBuilder:
             self.staging[key] = hidden_dataflow_buffer(shape, fmt, f"received_{name}_{line}",
                                                        self.location(node), block_count=1,
                                                        what="a pipe receive into a tensor", tile=tensor_tile(tensor))
+            # the blocks a receive can place in the tensor without overlap: a bound on the blocks its
+            # senders may send ahead when the net lands its blocks in a DRAM mailbox (operation.py)
+            self.staging[key].tensor_blocks = math.prod(tensor_units(tensor)) // math.prod(shape)
         dfb = self.staging[key]
         if self._ends(dfb)["reserve"] or self._ends(dfb)["wait"]:
             raise self.error(f"ttl.copy(pipe, {name}[...]) again before the receive this line posted earlier was "

@@ -45,7 +45,13 @@ table (``ttl.pipe_nets``: per net, the buffer blocks are received into and the b
   one other node, a slot holds ``landing_depth`` blocks (the deepest ``block_count`` of the buffers
   the net's kernels send from or receive into), each with
   its own flag and, on the sender, its own credit; sender and receiver count the blocks they sent
-  and received (words each keeps for itself) to take the next block of the slot in turn.
+  and received (words each keeps for itself) to take the next block of the slot in turn;
+* a landing net whose receives all land in tensor slices has a DRAM mailbox instead (its
+  ``mailbox_depth``: blocks per node and receive slot): a send waits until its ``ready`` counts
+  one more block than it sent (the receiver gives it the depth at its start and one per block
+  taken), writes the block's pages into the receiver's next mailbox block, and after a write
+  barrier increments the receiver's slot ``flag``; the receive's ``wait`` waits for the flag to
+  count one more block than it took, reads that block's pages into its own and credits the sender.
 """
 
 from __future__ import annotations
@@ -83,7 +89,8 @@ def pipe_table(module: ModuleOp) -> dict[int, dict]:
                               "landing_cb": fields.get("landing_cb"), "receive_slots": fields.get("receive_slots"),
                               "ready_slots": fields.get("ready_slots") or 1,
                               "valid_slots": fields.get("valid_slots") or 1, "layout": net_layout(fields),
-                              "depth": fields.get("landing_depth") or 1, "base": base}
+                              "depth": fields.get("landing_depth") or 1, "base": base,
+                              "mailbox": fields.get("mailbox_depth")}
         landing = landing_layout(fields)
         out[fields["net"]].update({f"first_{kind}": flags + at for kind, at in landing.items() if kind != "count"})
         base += net_semaphores(fields)
@@ -173,6 +180,10 @@ class DataMovementLowering:
             _, per_block, _ = cb_geometry(op.cb.type)
             name = "cb_push_back" if isinstance(op, ttl.CBPushOp) else "cb_pop_front"
             e.call(name, [self.cb(op.cb), e.index(per_block * op.blocks, op)], op)
+        elif isinstance(op, ttl.CBDrainedOp):
+            waiting = e.call("cb_pages_available_at_front", [self.cb(op.cb), e.index(1, op)], op).results[0]
+            drained = e.before(arith.CmpiOp(waiting, e.i32(0, op), "eq"), op).result
+            e.before(KernelAssertOp(drained, [op.message.data]), op, op.location)
         elif isinstance(op, ttl.CopyOp):
             self.copy(op)
         elif isinstance(op, ttl.WaitOp):
@@ -447,6 +458,8 @@ class DataMovementLowering:
                 self.convert(*pending, op)
         elif isinstance(source, ttl.PipeSendOp):
             e.call("noc_async_write_barrier", [], op)
+        elif self.pipes[source.net_index]["mailbox"]:
+            self.mailbox_receive(source, op)
         elif self.pipes[source.net_index]["landing_cb"] is not None:
             self.land(source, op)
         else:
@@ -606,6 +619,9 @@ class DataMovementLowering:
         e = self.e
         net = op.net_index
         info = self.pipes[net]
+        if info["mailbox"]:
+            self.mailbox_send(op)
+            return
         ready = self.ready(net, op.slot_index if op.named is None else self._field(op, "src", "src_slot"), op)
         one = self.semaphore(net, info["layout"]["one"], op)
         remote = self._field(op, "src", "remote")
@@ -833,11 +849,113 @@ class DataMovementLowering:
                         location=op.location).results[0]
         e.call("noc_semaphore_inc", [sender, e.i32(1, end)], end, location=op.location)
 
+    # -- DRAM mailboxes ------------------------------------------------------------------------
+
+    def mailbox_accessor(self, net: int, page_size: int) -> SSAValue:
+        """The ``TensorAccessor`` of net ``net``'s DRAM mailbox (its pages: blocks of the net's block
+        size one after another), made once in the kernel's prologue after the tensors' accessors."""
+        key = -1 - net
+        if key not in self.accessors:
+            e = self.e
+            e.compile_args.append(KernelArgAttr.of("mailbox_accessor", net))
+            if self.last_args is None:
+                args = e.at_start(TensorAccessorArgsOp(cta_offset=len(e.compile_args) - 1))
+            else:
+                args = e.at_start(TensorAccessorArgsOp(prev=self.last_args))
+            args.result.name_hint = f"mailbox{net}_args"
+            self.last_args = args.result
+            address = e.runtime(KernelArgAttr.of("mailbox_address", net), f"mailbox{net}_addr")
+            size = e.at_start(arith.ConstantOp.from_int_and_width(page_size, 32))
+            accessor = e.at_start(TensorAccessorOp(args.result, address, size.result))
+            accessor.result.name_hint = f"mailbox{net}"
+            self.accessors[key] = accessor.result
+        return self.accessors[key]
+
+    def mailbox_pages(self, pipe, role: str, count: SSAValue, call: str, op: Operation) -> None:
+        """Move ``pipe``'s block to (``noc_async_write_page``) or from (``noc_async_read_page``) block
+        ``count`` modulo the depth of its slot in its net's mailbox, page by page, before ``op``."""
+        e = self.e
+        info = self.pipes[pipe.net_index]
+        block = self.e_address(pipe)
+        _, pages, _ = cb_geometry(bind_of(pipe.block).result.type)
+        page_size = info["block_bytes"] // pages
+        depth = e.i32(info["mailbox"], op)
+        first = e.add(e.to_i32(self._field(pipe, role, "mailbox_block"), op),
+                      e.before(arith.RemUIOp(count, depth), op).result, op)
+        page = e.mul(first, e.i32(pages, op), op)
+        page = e.before(arith.IndexCastOp(page, IndexType()), op).result
+        page.name_hint = "mailbox_page"
+        self.page_loop(op, [page], [pages], [1], self.mailbox_accessor(pipe.net_index, page_size), block,
+                       page_size, call)
+
+    def mailbox_send(self, op: ttl.PipeSendOp) -> None:
+        """A send on a mailbox net: wait until the receiver has room for one more block (the net's
+        ``ready`` counts the blocks it may hold: its depth at the start, one more per block it takes),
+        write the block's pages into the receiver's next mailbox block, and once they are written
+        count the block on the receiver's slot ``flag``. No receive needs to be posted first."""
+        e = self.e
+        info = self.pipes[op.net_index]
+        source_slot = op.slot_index if op.named is None else self._field(op, "src", "src_slot")
+        sent_word, sent = self.counter(info["first_sent"], source_slot, op, "sent")
+        ready = self.ready(op.net_index, source_slot, op)
+        e.call("noc_semaphore_wait_min", [ready, e.add(sent, e.i32(1, op), op)], op)
+        self.mailbox_pages(op, "src", sent, "noc_async_write_page", op)
+        e.call("noc_async_write_barrier", [], op)
+        flag = e.call("get_semaphore", [e.add(e.to_i32(self._field(op, "src", "index"), op),
+                                              e.i32(info["first_flag"], op), op)], op).results[0]
+        flag.name_hint = "arrived"
+        x, y = self._field(op, "src", "x0"), self._field(op, "src", "y0")
+        e.call("noc_semaphore_inc", [e.call("get_noc_addr_xy", [x, y, flag], op).results[0], e.i32(1, op)], op,
+               location=op.location)
+        e.before(L1StoreOp(sent_word, e.i32(0, op), e.add(sent, e.i32(1, op), op), 32), op)
+
+    def mailbox_receive(self, recv: ttl.PipeRecvOp, op: ttl.WaitOp) -> None:
+        """The wait of a receive from a mailbox net: wait until the slot's ``flag`` counts one block
+        more than this node took, read that block's pages from the mailbox into the block, and give
+        the sender the room back."""
+        e = self.e
+        info = self.pipes[recv.net_index]
+        word, received = self.blocks_received(recv, op)
+        flag = e.call("get_semaphore", [e.add(e.to_i32(self._field(recv, "dst", "index"), op),
+                                              e.i32(info["first_flag"], op), op)], op).results[0]
+        flag.name_hint = "arrived"
+        e.call("noc_semaphore_wait_min", [flag, e.add(received, e.i32(1, op), op)], op)
+        self.mailbox_pages(recv, "dst", received, "noc_async_read_page", op)
+        e.call("noc_async_read_barrier", [], op)
+        e.before(L1StoreOp(word, e.i32(0, op), e.add(received, e.i32(1, op), op), 32), op)
+        ready = self.ready(recv.net_index, self._field(recv, "dst", "src_slot"), op)
+        sender = e.call("get_noc_addr_xy", [self._field(recv, "dst", "x"), self._field(recv, "dst", "y"), ready], op,
+                        location=op.location).results[0]
+        e.call("noc_semaphore_inc", [sender, e.i32(1, op)], op, location=op.location)
+
+    def open_mailbox(self, net: int) -> None:
+        """At the start of a kernel receiving from mailbox net ``net``: give the source of each pipe
+        the node receives from room for the depth of its slot."""
+        if net in self.opened:
+            return
+        self.opened.add(net)
+        e, info = self.e, self.pipes[net]
+        count = e.runtime(KernelArgAttr.of("pipe_count", net, "dst"), "dst_pipes")
+        for slot in range(info["receive_slots"]):
+            x, y, src_slot = (e.runtime(KernelArgAttr.of("pipe", net, "dst", slot, f), f"dst{slot}_{f}")
+                              for f in ("x", "y", "src_slot"))
+            ready = self.ready(net, src_slot, None)
+            n = e.at_start(arith.ConstantOp(IntegerAttr(slot, IndexType()))).result
+            has = e.at_start(arith.CmpiOp(n, count, "ult")).result
+            body, end = Block(), scf.YieldOp()
+            body.add_op(end)
+            address = e.call("get_noc_addr_xy", [x, y, ready], end).results[0]
+            e.call("noc_semaphore_inc", [address, e.i32(info["mailbox"], end)], end)
+            e.at_start(scf.IfOp(has, [], [body]))
+
     def e_address(self, op) -> SSAValue:
         return self.addresses[op.block]
 
     def receive(self, op: ttl.PipeRecvOp) -> None:
         e = self.e
+        if self.pipes[op.net_index]["mailbox"]:
+            self.open_mailbox(op.net_index)
+            return                  # the block lands in the mailbox; the wait reads it
         if self.pipes[op.net_index]["landing_cb"] is not None:
             self.open_landing(op.net_index)
             return                  # the block lands in the landing buffer; the wait copies it
