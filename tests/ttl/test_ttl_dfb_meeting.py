@@ -116,8 +116,10 @@ def _barriers(result) -> list[str]:
 def test_two_phases_meet_at_the_point_and_match_numpy(tmp_path):
     x, out = _tensors(2)
     result = compiled(two_phases, x, out)
-    assert sorted(_barriers(result)) == ["barrier compute to read", "barrier compute to write",
-                                         "barrier read to compute", "barrier write to compute"]
+    # the buffers start over (discard_dfb_state=True): a data movement kernel is the hub, which
+    # checks, once all have arrived, that no block pushed before the point is left
+    assert sorted(_barriers(result)) == ["barrier compute to read", "barrier read to compute",
+                                         "barrier read to write", "barrier write to read"]
     jobs = []
     for k in result.program.kernels:
         path = tmp_path / f"{k.name}.cpp"
@@ -139,7 +141,8 @@ def test_a_wait_across_the_point_stops_with_the_blocked_kernels_named():
     assert "writer kernel write" in message and "reader kernel read" in message and "compute kernel compute" in message
     blocked = next(i for i, line in enumerate(open(__file__).read().splitlines(), 1) if line.endswith("# blocked"))
     assert f"{__file__}:{blocked}: writer kernel write" in message
-    assert "(barrier read to compute)" not in message and "(barrier compute to read)" in message
+    # the hub (read) waits for the writer's arrival, the compute kernel for the hub's release
+    assert "(barrier write to read)" in message and "(barrier read to compute)" in message
 
 
 def test_the_data_movement_kernels_meet_without_the_compute_kernel():
@@ -148,3 +151,110 @@ def test_the_data_movement_kernels_meet_without_the_compute_kernel():
     assert sorted(_barriers(result)) == ["barrier read to write", "barrier write to read"]
     movers_meet(x, out)
     np.testing.assert_array_equal(ttnn.to_numpy(out), ttnn.to_numpy(x))
+
+
+def _crossing(discard: bool, both_sides: bool):
+    """Node 1's reader pushes a block before the point that its writer pops only after it. With
+    ``both_sides``, node 0 uses the buffer on both sides of the point, so a reconfiguration that
+    discards the buffers' state installs a new one: node 1's block is lost."""
+    kernels = (ttl.Kernel(ttl.KernelKind.COMPUTE), ttl.Kernel(ttl.KernelKind.DATA_MOVEMENT),
+               ttl.Kernel(ttl.KernelKind.DATA_MOVEMENT))
+    point = ttl.DFBReconfiguration(participants=kernels, discard_dfb_state=discard)
+    k_compute, k_read, k_write = kernels
+
+    @ttl.operation(grid=(2, 1))
+    def crossing(inp, out):
+        dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
+
+        @ttl.compute(kernel=k_compute)
+        def compute():
+            ttl.reconfigure_dfbs(point)
+
+        @ttl.datamovement(kernel=k_read)
+        def read():
+            x, _ = ttl.node(dims=2)
+            with dfb.reserve() as blk:
+                ttl.copy(inp[0, x], blk).wait()
+            ttl.reconfigure_dfbs(point)                                     # the point
+            if both_sides and x == 0:
+                with dfb.reserve() as blk:
+                    ttl.copy(inp[0, 2], blk).wait()
+
+        @ttl.datamovement(kernel=k_write)
+        def write():
+            x, _ = ttl.node(dims=2)
+            if both_sides and x == 0:
+                with dfb.wait() as blk:
+                    ttl.copy(blk, out[0, 0]).wait()
+            ttl.reconfigure_dfbs(point)
+            with dfb.wait() as blk:
+                ttl.copy(blk, out[0, 1 + x]).wait()
+
+    return crossing
+
+
+def test_a_block_pushed_before_a_discarding_point_and_popped_after_it_is_an_error_naming_the_node():
+    from tilefold.errors import SimulationError
+
+    inp = ttnn.from_numpy(np.arange(32 * 96, dtype=np.float32).reshape(32, 96), dtype=ttnn.bfloat16,
+                          layout=ttnn.TILE_LAYOUT)
+    out = ttnn.from_numpy(np.zeros((32, 96), np.float32), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
+    with pytest.raises(SimulationError) as info:
+        _crossing(discard=True, both_sides=True)(inp, out)
+    message = str(info.value)
+    line = next(i for i, text in enumerate(open(__file__).read().splitlines(), 1) if text.endswith("# the point"))
+    assert f"{__file__}:{line}" in message and "core (1,0)" in message
+    assert "holds a block pushed before this point that no kernel popped before it" in message
+
+
+@pytest.mark.parametrize("discard,both_sides", [(False, True), (True, False)])
+def test_a_block_crossing_a_point_that_keeps_its_buffer_arrives(discard, both_sides):
+    """Without discard_dfb_state, or for a buffer no kernel uses on both sides of the point (a
+    reader filling it before, a writer draining it after), the buffer keeps its blocks."""
+    values = np.random.default_rng(5).standard_normal((32, 96)).astype(np.float32)
+    inp = ttnn.from_numpy(values, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
+    out = ttnn.from_numpy(np.zeros((32, 96), np.float32), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
+    if both_sides:
+        # node 0's writer pops its first block before the point, node 1's only after it
+        _crossing(discard, both_sides)(inp, out)
+        a = ttnn.to_numpy(inp)
+        np.testing.assert_array_equal(ttnn.to_numpy(out)[:, 32:96], np.concatenate([a[:, 64:96], a[:, 32:64]], 1))
+        return
+    _crossing(discard, both_sides)(inp, out)
+    a = ttnn.to_numpy(inp)
+    np.testing.assert_array_equal(ttnn.to_numpy(out)[:, 32:96], a[:, 0:64])
+
+
+def test_a_reset_checks_the_buffers_it_names():
+    from tilefold.errors import SimulationError
+
+    kernels = (ttl.Kernel(ttl.KernelKind.COMPUTE), ttl.Kernel(ttl.KernelKind.DATA_MOVEMENT),
+               ttl.Kernel(ttl.KernelKind.DATA_MOVEMENT))
+    reset = ttl.DFBReset(participants=kernels)
+    k_compute, k_read, k_write = kernels
+
+    @ttl.operation(grid=(1, 1))
+    def leaves_a_block(inp, out):
+        dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
+
+        @ttl.compute(kernel=k_compute)
+        def compute():
+            ttl.reset_dfbs(reset, dfbs=[dfb])
+
+        @ttl.datamovement(kernel=k_read)
+        def read():
+            for i in range(2):
+                with dfb.reserve() as blk:
+                    ttl.copy(inp[0, i], blk).wait()
+            ttl.reset_dfbs(reset, dfbs=[dfb])
+
+        @ttl.datamovement(kernel=k_write)
+        def write():
+            with dfb.wait() as blk:                 # one of the two blocks: the other is left at the reset
+                ttl.copy(blk, out[0, 0]).wait()
+            ttl.reset_dfbs(reset, dfbs=[dfb])
+
+    _, out = _tensors(1)
+    inp = ttnn.from_numpy(np.zeros((32, 64), np.float32), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
+    with pytest.raises(SimulationError, match="ttl.reset_dfbs\\(\\): dfb holds a block pushed before this point"):
+        leaves_a_block(inp, out)

@@ -158,6 +158,8 @@ DATAFLOW_API: tuple[ApiFunction, ...] = (
     ApiFunction("read_tile_value", (_P("cb"), _P("in_tile_index"), _P("offset")), "u32", thread="compute",
                 header="api/compute/cb_api.h", effects="read", cost="riscv_call",
                 doc="Word `offset` (uint32) of waited page `in_tile_index` of a CB, the same on the three TRISCs."),
+    _df("cb_pages_available_at_front", (_P("cb"), _P("num_pages")), "u32", effects="read",
+        doc="Whether `num_pages` pushed pages wait at the CB's front (C++ returns bool); never blocks."),
     _df("get_write_ptr", (_P("cb"),), "u32", effects="read"),
     _df("get_read_ptr", (_P("cb"),), "u32", effects="read"),
     _df("get_tile_size", (_P("cb"),), "u32", effects="pure", cost="free"),

@@ -596,6 +596,22 @@ class CBPopOp(_Release):
 
 
 @irdl_op_definition
+class CBDrainedOp(IRDLOperation):
+    """``ttl.cb_drained %cb {message}``: a check, in a data movement kernel, that no block pushed into
+    the buffer still waits at its front (every push so far was popped); ``message`` says what the
+    program must change when one does (a kernel assert, lowered to ``cb_pages_available_at_front``)."""
+
+    name = "ttl.cb_drained"
+    cb = operand_def(CircularBufferType)
+    message = prop_def(StringAttr)
+    assembly_format = "$cb attr-dict `:` type($cb)"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def __init__(self, cb: SSAValue, message: str):
+        super().__init__(operands=[cb], properties={"message": StringAttr(message)})
+
+
+@irdl_op_definition
 class StoreOp(IRDLOperation):
     """``ttl.store %value, %block``: materialize a block expression into a reserved block."""
 
@@ -1191,7 +1207,7 @@ class SemaphoreOp(IRDLOperation):
                                   "remote")
 
 
-STRUCTURAL_OPS = (BindCBOp, CBReserveOp, CBWaitOp, CBPushOp, CBPopOp, StoreOp, AttachCBOp, BlockSliceOp, ReshapeOp,
+STRUCTURAL_OPS = (BindCBOp, CBReserveOp, CBWaitOp, CBPushOp, CBPopOp, CBDrainedOp, StoreOp, AttachCBOp, BlockSliceOp, ReshapeOp,
                   ComputeOp, YieldOp, LinearizedIndexOp, CopyTileOp, CopyDstOp, InitSFPUOp, TileRegsAcquireOp,
                   TileRegsCommitOp, TileRegsWaitOp, TileRegsReleaseOp, PackL1AccOp, PackTileOp, DstTileOp, MatmulBlockOp, TensorOp,
                   TensorAddressOp, TensorSliceOp, CopyOp, WaitOp, WaitAnyOp, GroupWaitOp, NodeCoordOp, PipeCountOp, PipePeerOp,

@@ -84,6 +84,15 @@ class DataflowApi:
         self.charge(self.costs.riscv_call, None, call)
         return value
 
+    def cb_pages_available_at_front(self, cb, num_pages):
+        """1 on each lane whose CB holds ``num_pages`` pushed pages not yet popped, else 0."""
+        cb, st = self._cb(cb, "cb_pages_available_at_front")
+        n = self._pages(num_pages, "cb_pages_available_at_front page count")
+        self.charge(self.costs.riscv_call, None, "cb_pages_available_at_front")
+        if self.L == 1:
+            return int(int(st.received[self.row0]) - int(st.acked[self.row0]) >= n)
+        return (st.received[self.rows] - st.acked[self.rows] >= n).astype(np.int64)
+
     def get_write_ptr(self, cb):
         return self._cb_pointer(cb, "wr", "get_write_ptr")
 

@@ -14,6 +14,11 @@ kernel); every other one pushes a token into a one-tile buffer the hub waits on,
 hub's token back, which the hub pushes once it has every arrival token (``barrier`` buffers, a pair
 per participant and hub). A kernel that waits before the point for what another sends only after it
 therefore stops there, and the simulator reports the waits that can never be satisfied.
+
+At a point whose buffers start over (a reset; a reconfiguration discarding their state, for the
+buffers a kernel uses on both sides of it, :func:`keep_drained_checks`) the hub is a data movement
+kernel, and between the arrivals and the release it checks each such buffer holds no pushed block
+(``ttl.cb_drained``): a block pushed before the point and popped only after it would be lost there.
 """
 
 from __future__ import annotations
@@ -105,6 +110,72 @@ NAMES = {"reset_dataflow_buffers": reset_dataflow_buffers, "reset_dfbs": reset_d
          "reconfigure_dfbs": reconfigure_dfbs}
 
 
+# on a meeting's first op in each kernel and on the hub's drained checks: which point (the
+# declaration's id) they belong to; on a reconfiguration's check: checked only for a buffer some
+# kernel uses on both sides of the point (:func:`keep_drained_checks`)
+POINT_ATTR = "ttl.boundary_point"
+ACROSS_ATTR = "ttl.boundary_across"
+
+
+def keep_drained_checks(module) -> None:
+    """Settle the drained checks of the built kernels: a reconfiguration that discards the buffers'
+    state installs new ones only for the buffers a kernel uses on both sides of the point (one
+    kernel reserves or waits on it before and after it, in program order); the others keep their
+    blocks — a reader filling a buffer before the point for a writer draining it after — so their
+    checks go. Drops the point marks."""
+    from tilefold.ir import ttl
+
+    across: dict = {}           # point -> the buffers a kernel uses both before and after it
+    acquired = {bind_index(op.cb) for op in module.walk() if isinstance(op, (ttl.CBReserveOp, ttl.CBWaitOp))}
+    for kernel in module.ops:
+        seen, marks = [], []
+        for op in kernel.walk():
+            if POINT_ATTR in op.attributes and not isinstance(op, ttl.CBDrainedOp):
+                marks.append((op.attributes[POINT_ATTR].data, len(seen)))
+            if isinstance(op, (ttl.CBReserveOp, ttl.CBWaitOp)):
+                seen.append(bind_index(op.cb))
+        for point, at in marks:
+            across.setdefault(point, set()).update(set(seen[:at]) & set(seen[at:]))
+    for kernel in module.ops:
+        for op in list(kernel.walk()):
+            if POINT_ATTR not in op.attributes:
+                continue
+            point = op.attributes[POINT_ATTR].data
+            del op.attributes[POINT_ATTR]
+            if not isinstance(op, ttl.CBDrainedOp):
+                continue
+            index = bind_index(op.cb)
+            if index not in acquired or ACROSS_ATTR in op.attributes and index not in across.get(point, ()):
+                bind = op.cb.owner
+                op.detach()
+                op.erase()
+                if index not in acquired and isinstance(bind, ttl.BindCBOp) and not bind.result.uses:
+                    bind.detach()           # a buffer no kernel uses stays unallocated
+                    bind.erase()
+            elif ACROSS_ATTR in op.attributes:
+                del op.attributes[ACROSS_ATTR]
+
+
+def bind_index(cb) -> int | None:
+    """The circular-buffer index of a ``ttl.bind_cb`` result (None for another value)."""
+    from tilefold.ir import ttl
+
+    return cb.owner.index if isinstance(cb.owner, ttl.BindCBOp) else None
+
+
+def _hub(meeting: list, declaration):
+    """The participant the others meet at: the compute kernel when it takes part — except at a point
+    whose buffers start over (a reset, a reconfiguration discarding their state), where a data
+    movement kernel checks, once everyone has arrived, that those buffers hold no pushed block."""
+    restores = isinstance(declaration, DFBReset) or getattr(declaration, "discard_dfb_state", False)
+    kinds = ("datamovement", "compute") if restores else ("compute", "datamovement")
+    for kind in kinds:
+        for d in meeting:
+            if d.kind == kind:
+                return d
+    return meeting[0]
+
+
 class BoundaryBuilder:
     """Mixin of :class:`~.builder.KernelBuilder`: the three statements above in a kernel."""
 
@@ -171,26 +242,41 @@ class BoundaryBuilder:
                 if any(d.selector is p if isinstance(p, Kernel) else p.value == d.kind
                        for p in declaration.participants)]
 
-    def _meet(self, declaration, node) -> None:
-        """This kernel's part of the meeting at a point of ``declaration`` (see the module docstring)."""
+    def _meet(self, declaration, restored, what: str, node) -> None:
+        """This kernel's part of the meeting at a point of ``declaration`` (see the module
+        docstring); ``restored``: the buffers that start over there, checked drained by the hub."""
+        from xdsl.dialects.builtin import StringAttr, UnitAttr
+
         from tilefold.ir import ttl
 
         meeting = self._meeting(declaration)
         if len(meeting) < 2 or not any(d is self.definition for d in meeting):
             return
-        hub = next((d for d in meeting if d.kind == "compute"), meeting[0])
+        hub = _hub(meeting, declaration)
         self.node = node
+        point = StringAttr(f"{id(declaration):x}")
         if self.definition is hub:
             pairs = [self._barrier_buffers(d, hub, node) for d in meeting if d is not hub]
             for arrive, _ in pairs:
-                self.emit(ttl.CBWaitOp(self.cb_value(arrive)))
+                self.emit(ttl.CBWaitOp(self.cb_value(arrive))).attributes[POINT_ATTR] = point
                 self.emit(ttl.CBPopOp(self.cb_value(arrive)))
+            if hub.kind != "compute":
+                # every participant has arrived and none has left: each restored buffer must be empty
+                for dfb in restored:
+                    check = self.emit(ttl.CBDrainedOp(self.cb_value(dfb), (
+                        f"{what}: {dfb.name} holds a block pushed before this point that no kernel popped before "
+                        "it; the buffer starts over here, so that block is lost and a wait for it after the point "
+                        "waits forever; pop every block pushed before the point before reaching it (or keep "
+                        "the buffer's state: discard_dfb_state=False, or leave it out of the reset)")))
+                    check.attributes[POINT_ATTR] = point
+                    if isinstance(declaration, DFBReconfiguration):
+                        check.attributes[ACROSS_ATTR] = UnitAttr()
             for _, leave in pairs:
                 self.emit(ttl.CBReserveOp(self.cb_value(leave)))
                 self.emit(ttl.CBPushOp(self.cb_value(leave)))
             return
         arrive, leave = self._barrier_buffers(self.definition, hub, node)
-        self.emit(ttl.CBReserveOp(self.cb_value(arrive)))
+        self.emit(ttl.CBReserveOp(self.cb_value(arrive))).attributes[POINT_ATTR] = point
         self.emit(ttl.CBPushOp(self.cb_value(arrive)))
         self.emit(ttl.CBWaitOp(self.cb_value(leave)))
         self.emit(ttl.CBPopOp(self.cb_value(leave)))
@@ -227,4 +313,8 @@ class BoundaryBuilder:
                         raise self.error(f"{what}: {b.name} (of {b.dfb.name}, acquired at {b.status.location}) is "
                                          f"still held here, and its buffer starts over at this point; {verb} it "
                                          "before", node)
-        self._meet(declaration, node)
+        if isinstance(declaration, DFBReconfiguration) and not declaration.discard_dfb_state:
+            restored = []                   # every buffer keeps its state across the point
+        else:
+            restored = [d for d in self.operation.dataflow_buffers if not d.hidden] if dfbs is None else dfbs
+        self._meet(declaration, restored, what, node)

@@ -401,6 +401,7 @@ class Operation:
             raise KernelError(f"operation {self.function.__name__} defines no kernel function; add @ttl.compute() "
                               "and @ttl.datamovement() functions to its body", self.location)
         from tilefold.frontend.ttl.builder import build_kernel
+        from tilefold.frontend.ttl.dfb_boundaries import keep_drained_checks
         from tilefold.frontend.ttl.protocol_check import check_block_counts
         from tilefold.ir.verify import verify_ops
         from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, ModuleOp, i32
@@ -425,6 +426,8 @@ class Operation:
                 reads += builder.waited_reads
                 in_cpp |= builder.extern_effects
         grid = capture.grid
+        keep_drained_checks(module)
+        _mailbox_nets(capture, module, pipe_uses)
         _deepen_landing_buffers(capture, module, pipe_uses)
         allocate_buffers(capture, module, self._warned, self.options.get("reuse_user_dfbs") is not False)
         module.attributes[GRID_ATTR] = ArrayAttr([IntegerAttr(grid[0], i32), IntegerAttr(grid[1], i32)])
@@ -536,7 +539,8 @@ def allocate_buffers(capture: OperationCapture, module: ModuleOp, registry: dict
     staged = [op for op in module.walk() if ttl.STAGING_CB_ATTR in op.attributes]
     staged_indices = {op.attributes[ttl.STAGING_CB_ATTR].value.data for op in staged}
     used = {op.index for op in binds} | staged_indices
-    kept = [d for d in capture.dataflow_buffers if d.hidden or d.index in used]
+    kept = [d for d in capture.dataflow_buffers
+            if d.hidden and not getattr(d, "dropped", False) or d.index in used]
     limit = capture.arch.max_circular_buffers
     shared: dict[int, int] = {}
     arch = capture.arch
@@ -555,7 +559,7 @@ def allocate_buffers(capture: OperationCapture, module: ModuleOp, registry: dict
                           f"but a node has at most {limit} (circular buffers c_0-c_{limit - 1}); reuse buffers or "
                           "make fewer", extra.location)
     for d in capture.dataflow_buffers:
-        if d not in kept and d.location is not None:
+        if d not in kept and d.location is not None and not getattr(d, "dropped", False):
             warn_at(f"dfb {d.name} is declared but no kernel uses it; it is not allocated", d.location,
                     registry=registry)
     renumbered = {d.index: i for i, d in enumerate(owners)}
@@ -645,6 +649,72 @@ def _drop_unconsumed_pushes(pushes: list, kept: set[int]) -> None:
             op.erase()
 
 
+# a net's DRAM mailbox may take at most this many bytes (else its blocks land in L1 as before)
+MAX_MAILBOX_BYTES = 1 << 30
+
+
+def _mailbox_nets(capture: OperationCapture, module, uses) -> None:
+    """A landing net whose pipes each reach one other node and whose receives all land in tensor
+    slices (``ttl.copy(pipe, t[...], shape=...)``) sends into a DRAM mailbox instead of an L1
+    landing buffer: its receivers' regions are disjoint DRAM, so TT-Lang's sends there never wait
+    for a receiver to reach its receive, and a relay ring sending several chunks before its
+    successor receives the first must not either. The mailbox holds, per node and receive slot, as
+    many blocks as the receives can take — the fewer of the blocks their tensors hold and the
+    receives the kernels' constant loops can make — so a sender only waits where the receiver's
+    tensor could not hold another block. Drops the net's landing buffer (its bindings) and records
+    the :class:`Mailbox`."""
+    from tilefold.frontend.ttl.capture import Mailbox
+    from tilefold.ir import ttl as ttl_ir
+
+    cols, rows = capture.grid
+    for net in capture.pipe_nets:
+        landing = capture.landing.get(net.index)
+        if landing is None or not getattr(landing, "unicast", False):
+            continue
+        mine = [u for u in uses if u[0] is net]
+        receivers = {id(dfb): dfb for n, kind, dfb, _, _ in mine if kind == "recv"}
+        if not receivers or any(getattr(d, "tensor_blocks", None) is None for d in receivers.values()) \
+                or any(u[4] is not None for u in mine):
+            continue
+        binds = [op for op in module.walk() if isinstance(op, ttl_ir.BindCBOp) and op.index == landing.index]
+        if any(op.result.uses for op in binds):
+            continue
+        receives = [op for op in module.walk() if isinstance(op, ttl_ir.PipeRecvOp) and op.net_index == net.index]
+        bounds = [_constant_trips(op) for op in receives]
+        depth = sum(max(1, d.tensor_blocks) for d in receivers.values())
+        if all(b is not None for b in bounds):
+            depth = min(depth, sum(bounds))
+        first = next(iter(receivers.values()))
+        mailbox = Mailbox(net.index, max(1, depth), max(net.landing_slots()) + 1, first.block_pages, first.page_size,
+                          first.data_format, tuple(first.tile))
+        if mailbox.pages(cols * rows) * mailbox.page_size > MAX_MAILBOX_BYTES:
+            continue
+        for op in binds:
+            op.detach()
+            op.erase()
+        landing.dropped = True
+        capture.landing[net.index] = None
+        capture.mailboxes[net.index] = mailbox
+
+
+def _constant_trips(op) -> int | None:
+    """How many times ``op`` runs at most: the product of the trip counts of the ``scf.for`` loops
+    around it, or None when one of them is not constant."""
+    from xdsl.dialects import arith, scf
+
+    trips = 1
+    parent = op.parent_op()
+    while parent is not None:
+        if isinstance(parent, scf.ForOp):
+            bounds = [v.owner.value.value.data if isinstance(v.owner, arith.ConstantOp) else None
+                      for v in (parent.lb, parent.ub, parent.step)]
+            if None in bounds or bounds[2] <= 0:
+                return None
+            trips *= max(0, -(-(bounds[1] - bounds[0]) // bounds[2]))
+        parent = parent.parent_op()
+    return trips
+
+
 def _deepen_landing_buffers(capture: OperationCapture, module, uses) -> None:
     """A deep landing net (its pipes each reach one other node) holds as many blocks a slot as the
     deepest buffer its kernels send from or receive into, not only the first one built: a relay
@@ -731,7 +801,11 @@ def _pipe_net_table(capture: OperationCapture, uses) -> ArrayAttr:
         entry = {"net": net.index, "recv_cb": receiver.index, "block_bytes": block_bytes,
                  "ready_slots": max(1, net.max_sources())}
         landing = capture.landing.get(net.index)
-        if landing is not None:
+        mailbox = capture.mailboxes.get(net.index)
+        if mailbox is not None:
+            entry.update(mailbox_depth=mailbox.depth, landing_slots=mailbox.slots,
+                         receive_slots=net.max_destinations())
+        elif landing is not None:
             depth = getattr(landing, "depth", 1)
             entry.update(landing_cb=landing.index, landing_slots=landing.block_count // depth,
                          receive_slots=net.max_destinations())
