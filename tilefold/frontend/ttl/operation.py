@@ -650,7 +650,7 @@ def _drop_unconsumed_pushes(pushes: list, kept: set[int]) -> None:
 
 
 # a net's DRAM mailbox may take at most this many bytes (else its blocks land in L1 as before)
-MAX_MAILBOX_BYTES = 1 << 30
+MAX_MAILBOX_BYTES = 256 << 20
 
 
 def _mailbox_nets(capture: OperationCapture, module, uses) -> None:
