@@ -661,8 +661,9 @@ def _mailbox_nets(capture: OperationCapture, module, uses) -> None:
     successor receives the first must not either. The mailbox holds, per node and receive slot, as
     many blocks as the receives can take — the fewer of the blocks their tensors hold and the
     receives the kernels' constant loops can make — so a sender only waits where the receiver's
-    tensor could not hold another block. Drops the net's landing buffer (its bindings) and records
-    the :class:`Mailbox`."""
+    tensor could not hold another block. A net whose receives all fit its L1 landing buffer (as deep as
+    its deepest buffer, :func:`_deepen_landing_buffers`) keeps it. Drops the net's landing buffer
+    (its bindings) and records the :class:`Mailbox`."""
     from tilefold.frontend.ttl.capture import Mailbox
     from tilefold.ir import ttl as ttl_ir
 
@@ -684,6 +685,10 @@ def _mailbox_nets(capture: OperationCapture, module, uses) -> None:
         depth = sum(max(1, d.tensor_blocks) for d in receivers.values())
         if all(b is not None for b in bounds):
             depth = min(depth, sum(bounds))
+            # the L1 landing buffer holds every block the receives take: no sender ever waits there
+            # either, and its blocks skip the trip through DRAM
+            if depth <= max([dfb.block_count for _, _, dfb, _, _ in mine] + [landing.depth]):
+                continue
         first = next(iter(receivers.values()))
         mailbox = Mailbox(net.index, max(1, depth), max(net.landing_slots()) + 1, first.block_pages, first.page_size,
                           first.data_format, tuple(first.tile))
