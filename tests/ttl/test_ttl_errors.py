@@ -332,8 +332,9 @@ def test_block_math_in_a_data_movement_kernel():
 
 
 def test_block_never_released():
-    """A kernel that releases blocks itself (it calls push() / pop()) must release each one; a
-    kernel that never does has its blocks released where their names die (test_ttl_implicit_release)."""
+    """A kernel that releases blocks itself at their buffers (dfb.push() / pop()) must release each
+    one; a kernel that never does, or pushes and pops only some named blocks, has its other blocks
+    released where their names die (test_ttl_implicit_release)."""
     @ttl.operation(grid=(1, 1))
     def op(x, y):
         x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1))
@@ -345,7 +346,7 @@ def test_block_never_released():
             ttl.copy(x[0, 0], blk).wait()
             other = y_dfb.reserve()
             ttl.copy(x[0, 0], other).wait()
-            other.push()
+            y_dfb.push()
 
     expect_error(lambda: op(*tensors()), test_block_never_released, KernelError, "never released", "blk.push()")
 
@@ -695,7 +696,7 @@ def test_a_block_never_written_nor_released_says_both():
             blk = x_dfb.reserve()  # error
             other = y_dfb.reserve()
             ttl.copy(x[0, 0], other).wait()
-            other.push()
+            y_dfb.push()
 
     expect_error(lambda: op(*tensors()), test_a_block_never_written_nor_released_says_both, KernelError,
                  "blk is reserved but never written or pushed", "then call blk.push()")

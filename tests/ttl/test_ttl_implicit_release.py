@@ -186,3 +186,39 @@ def test_blocks_acquired_inside_expressions_are_released_after_their_statement()
     _blocks_acquired_in_expressions(x, out)
     v = ttnn.to_numpy(x).astype(np.float64)
     np.testing.assert_allclose(ttnn.to_numpy(out), np.exp(v) + 3 * v, rtol=3e-2, atol=3e-2)
+
+
+@ttl.operation(grid=(1, 1))
+def staged_rows(inp, out):
+    """The reader stages two tiles whose blocks it leaves to implicit release and pushes a third
+    itself (as TT-Lang's all-gather matmul example mixes the two); the writer pops explicitly."""
+    a_dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
+    b_dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
+
+    @ttl.compute()
+    def compute():
+        pass
+
+    @ttl.datamovement()
+    def reader():
+        for i in range(2):
+            row = a_dfb.reserve()            # pushed once written and its name is dead
+            ttl.copy(inp[0, i], row).wait()
+        last = b_dfb.reserve()
+        ttl.copy(inp[0, 2], last).wait()
+        last.push()
+
+    @ttl.datamovement()
+    def writer():
+        for i in range(2):
+            row = a_dfb.wait()
+            ttl.copy(row, out[0, i]).wait()
+            row.pop()
+        last = b_dfb.wait()                  # popped where its name dies
+        ttl.copy(last, out[0, 2]).wait()
+
+
+def test_a_kernel_pushing_some_named_blocks_releases_the_others_implicitly():
+    inp, out = tile_tensor((32, 96), seed=8), zeros((32, 96))
+    staged_rows(inp, out)
+    np.testing.assert_array_equal(ttnn.to_numpy(out), ttnn.to_numpy(inp))

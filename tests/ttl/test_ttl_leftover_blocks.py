@@ -92,13 +92,13 @@ def scaled_copies(x, scale, out):
 
     @ttl.compute()
     def compute():
-        s = s_dfb.wait()
+        s = s_dfb.wait()            # a kernel releasing at its buffers keeps a block it never pops
         for _ in range(STEPS):
             t = x_dfb.wait()
             o = out_dfb.reserve()
             o.store(t * s)
-            o.push()
-            t.pop()
+            out_dfb.push()
+            x_dfb.pop()
 
     @ttl.datamovement()
     def read():

@@ -12,7 +12,7 @@ from checkkernel import accessor_compile_args, check_kernels, require_accepted
 import tilefold.ttl as ttl
 import tilefold.ttnn as ttnn
 from tilefold.codegen.cpp import emit_kernel
-from tilefold.errors import KernelError
+from tilefold.errors import KernelError, NocHazardError
 from ttl_helpers import compiled, expect_error, tile_tensor, zeros
 
 
@@ -137,7 +137,10 @@ def test_mixed_net_kernels_compile_against_the_real_headers(tmp_path):
         require_accepted(check)
 
 
-def test_a_multicast_net_received_into_two_buffers_is_an_error_at_the_second_receive():
+def test_a_multicast_into_blocks_at_different_addresses_stops_at_the_send():
+    """A multicast writes one address on every receiver: receivers whose blocks (here of two
+    buffers) sit at different L1 addresses stop the run at the send, naming the receiver whose
+    pages it would overwrite."""
     pipe = ttl.Pipe(src=(0, 0), dst=(slice(1, 3), 0))
     net = ttl.PipeNet([pipe])  # noqa: F841 - the net the pipe belongs to
 
@@ -157,13 +160,13 @@ def test_a_multicast_net_received_into_two_buffers_is_an_error_at_the_second_rec
             if x == 0:
                 with send_dfb.reserve() as blk:
                     ttl.copy(inp[0, 0], blk).wait()
-                    ttl.copy(blk, pipe).wait()
+                    ttl.copy(blk, pipe).wait()  # error
             if x == 1:
                 with first_dfb.reserve() as blk:
                     ttl.copy(pipe, blk).wait()
             if x == 2:
                 with second_dfb.reserve() as blk:
-                    ttl.copy(pipe, blk).wait()  # error
+                    ttl.copy(pipe, blk).wait()
 
         @ttl.datamovement()
         def writer():
@@ -176,5 +179,47 @@ def test_a_multicast_net_received_into_two_buffers_is_an_error_at_the_second_rec
                     ttl.copy(blk, out[0, 1]).wait()
 
     expect_error(lambda: mcast(tile_tensor((32, 32)), zeros((32, 64))),
-                 test_a_multicast_net_received_into_two_buffers_is_an_error_at_the_second_receive, KernelError,
-                 "a multicast pipe of the net writes one address on every node")
+                 test_a_multicast_into_blocks_at_different_addresses_stops_at_the_send, NocHazardError,
+                 "noc_async_write_multicast writes pages of", "does not hold reserved")
+
+
+def test_a_multicast_received_into_two_buffers_in_turn_runs():
+    """Every receiver takes the first transfer into one buffer and the second into another: for each
+    transfer all receivers' blocks are at one address, as a multicast needs."""
+    pipe = ttl.Pipe(src=(0, 0), dst=(slice(1, 3), 0))
+    net = ttl.PipeNet([pipe])
+
+    @ttl.operation(grid=(3, 1))
+    def halves(inp, out):
+        send_dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
+        left_dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=1)
+        right_dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=1)
+
+        @ttl.compute()
+        def compute():
+            pass
+
+        @ttl.datamovement()
+        def mover():
+            x, _ = ttl.node(dims=2)
+            for half in range(2):
+                if x == 0:
+                    with send_dfb.reserve() as blk:
+                        ttl.copy(inp[0, half], blk).wait()
+                        net.if_src(lambda p: ttl.copy(blk, p).wait())
+                elif half == 0:
+                    with left_dfb.reserve() as got:
+                        net.if_dst(lambda p: ttl.copy(p, got).wait())
+                        ttl.copy(got, out[x - 1, 0]).wait()
+                else:
+                    with right_dfb.reserve() as got:
+                        net.if_dst(lambda p: ttl.copy(p, got).wait())
+                        ttl.copy(got, out[x - 1, 1]).wait()
+
+        @ttl.datamovement()
+        def idle():
+            pass
+
+    inp, out = tile_tensor((32, 64), seed=4), zeros((64, 64))
+    halves(inp, out)
+    np.testing.assert_array_equal(ttnn.to_numpy(out), np.concatenate([ttnn.to_numpy(inp)] * 2))

@@ -54,7 +54,8 @@ def test_a_receive_in_a_pipe_body_never_waited_is_an_error_at_its_line():
 
 def test_a_receive_never_waited_when_the_kernel_ends_is_an_error_at_its_line():
     """Every node of the row receives the multicast (its source too), so the receive needs no
-    guard; the kernel pushes blocks itself, so nothing waits for the receive on its behalf."""
+    guard; the kernel pushes and pops at its buffers itself, so nothing waits for the receive on
+    its behalf."""
 
     @ttl.operation(grid=(2, 1))
     def op(inp, out):
@@ -72,10 +73,10 @@ def test_a_receive_never_waited_when_the_kernel_ends_is_an_error_at_its_line():
             def send(p):
                 blk = send_dfb.reserve()
                 ttl.copy(inp[0, 0], blk).wait()
-                blk.push()
+                send_dfb.push()
                 blk = send_dfb.wait()
                 ttl.copy(blk, p).wait()
-                blk.pop()
+                send_dfb.pop()
 
             net.if_src(send)
             got = recv_dfb.reserve()

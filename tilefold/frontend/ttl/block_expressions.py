@@ -313,6 +313,8 @@ class BlockExpressionBuilder(AcquisitionBuilder):
             return self.unsafe_element(fn, args, kwargs, node)
         if fn.namespace == "" and fn.name in RAW_ELEMENT:
             return self.raw_element(fn, args, kwargs, node)
+        if fn.namespace == "block" and fn.name == "subview":
+            return self.block_subview(args, kwargs, node)
         self.require_compute(node, f"{fn.qualname}")
         name = fn.name
         if name in UNARY:

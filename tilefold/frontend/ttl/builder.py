@@ -54,6 +54,7 @@ from tilefold.frontend.ttl.values import (
     Accumulator,
     Block,
     BlockExpression,
+    BlockView,
     ElementValue,
     LocalFunction,
     MutableElement,
@@ -92,6 +93,7 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
         self.node_coords: tuple[Scalar, Scalar] | None = None
         self.node_forms: dict = {}                     # a node expression's key -> its one affine symbol
         self.implicit_release = False                  # set by build(): the kernel releases its blocks itself
+        self.explicit_names: set[str] | None = None    # set by build(): names of blocks it pushes / pops itself
         self.held: dict[int, dict[str, list[Block]]] = {}
         self.pipe_uses: list = []     # (net, kind, dfb, location, byte_count) for cross-kernel checks
         self.staging: dict = {}                       # (copy site, buffer, format) -> its staging buffer
@@ -126,6 +128,9 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
         self.block = body
         self.kernel_tree = tree
         self.implicit_release = _releases_implicitly(tree)
+        # a kernel that pushes or pops some named blocks itself releases its other named blocks as
+        # an implicit kernel does (not when it releases at a buffer: dfb.push())
+        self.explicit_names = _explicitly_released_names(tree)
         self.inline_blocks = [0]
         scope = Scope(carried=carried_names(tree))
         if placed is not None:
@@ -200,7 +205,7 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
             if handler is None:
                 raise self.error(_unsupported_statement(stmt), stmt)
             handler(stmt, scope)
-            if implicit and self.source.tree is self.kernel_tree:
+            if (implicit or self.explicit_names is not None) and self.source.tree is self.kernel_tree:
                 self.release_dead_blocks(written, scope)        # liveness is of the statement as written
         self.end_region(region, stmts[-1] if stmts else region.node)
         self.regions.pop()
@@ -842,10 +847,11 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
             for end, blocks in ends.items():
                 while blocks:
                     b = blocks[0]
-                    if not (b.assigned or b.inline) or b.level != self.runtime_level() or (
+                    if not (b.assigned or b.inline) or b.level != self.runtime_level() or \
+                            not self.implicit_release and (b.inline or b.name in self.explicit_names) or (
                             b.assigned and b.name in live and scope.lookup(b.name) is b) or (
                             end == "wait" and self._feeds_live_value(b, live, scope)) or \
-                            self._live_transfer(b, live, scope):
+                            self._live_transfer(b, live, scope) or self._live_view(b, live, scope):
                         break
                     if end == "reserve" and self.kind == "compute" and b.stored is None and not b.summed_in_l1:
                         break
@@ -862,6 +868,16 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
         while scope is not None:
             for name, value in scope.names.items():
                 if name in live and isinstance(value, Transfer) and value.touches(block) and not value.waited:
+                    return True
+            scope = scope.parent
+        return False
+
+    @staticmethod
+    def _live_view(block, live: set[str], scope: Scope) -> bool:
+        """Whether a live name holds a ``ttl.block.subview`` of ``block`` (the block stays with it)."""
+        while scope is not None:
+            for name, value in scope.names.items():
+                if name in live and isinstance(value, BlockView) and value.parent is block:
                     return True
             scope = scope.parent
         return False
@@ -977,6 +993,22 @@ def _releases_implicitly(tree: ast.FunctionDef) -> bool:
     :meth:`KernelBuilder.release_dead_blocks`)."""
     return not any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("push", "pop")
                    for n in ast.walk(tree))
+
+
+def _explicitly_released_names(tree: ast.FunctionDef) -> set[str] | None:
+    """In a kernel that calls ``push()`` / ``pop()``: the names it calls them on, when each is a name
+    the kernel binds (a block: ``blk = dfb.reserve()``, ``with ... as blk``); None when it calls
+    none, or one on anything else (a buffer, ``dfb.push()``: then it releases every block itself)."""
+    calls = [n.func.value for n in ast.walk(tree)
+             if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("push", "pop")]
+    if not calls:
+        return None
+    bound = {t.id for n in ast.walk(tree) if isinstance(n, (ast.Assign, ast.With, ast.AnnAssign, ast.For))
+             for t in ast.walk(n) if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)}
+    if not all(isinstance(c, ast.Name) for c in calls):
+        return None
+    names = {c.id for c in calls}
+    return None if names - bound else names
 
 
 def _is_int(v) -> bool:

@@ -41,6 +41,7 @@ from tilefold.frontend.ttl.pipes import Pipe, PipeNet, may_leave_nodes_idle, net
 from tilefold.frontend.ttl.scalars import Scalar, difference
 from tilefold.frontend.ttl.values import (
     Block,
+    BlockView,
     GroupTransfer,
     LocalFunction,
     PipeIdentity,
@@ -199,6 +200,9 @@ class DataMovementBuilder:
             raise self.error("ttl.copy(src, dst) takes two arguments (and byte_count= between blocks or a block "
                              "and a pipe)", node)
         src, dst = args
+        view = next((b for b in (src, dst) if isinstance(b, BlockView)), None)
+        if byte_count is None and view is not None and isinstance(src if view is dst else dst, (PipeIdentity, Pipe)):
+            byte_count = view.block_bytes       # a view travels as a block of its own tiles
         if byte_count is not None or (isinstance(src, Block) and isinstance(dst, Block)):
             return self.copy_bytes(src, dst, byte_count, node)
         if isinstance(src, TensorSlice) and isinstance(dst, Block):
@@ -229,12 +233,12 @@ class DataMovementBuilder:
                              f"through a pipe; not {self.describe(src)} into {self.describe(dst)}", node)
         blocks = [b for b in (src, dst) if isinstance(b, Block)]
         if byte_count is None:
-            byte_count = src.dfb.block_bytes
+            byte_count = src.block_bytes
         elif not isinstance(byte_count, int) or isinstance(byte_count, bool) or byte_count <= 0:
             raise self.error(f"ttl.copy(..., byte_count={byte_count!r}): byte_count is a positive int (a "
                              "compile-time number of bytes)", node)
         for b in blocks:
-            size = b.dfb.block_bytes
+            size = b.block_bytes
             if byte_count > size:
                 raise self.error(f"ttl.copy(..., byte_count={byte_count}): {b.name} holds {size} bytes "
                                  f"({b.dfb.describe()}); byte_count must not exceed either block's bytes", node)
@@ -342,6 +346,53 @@ class DataMovementBuilder:
                                                        self.location(node), block_count=1, what="a converting copy",
                                                        tile=dfb.tile)
         return self.staging[key]
+
+    def block_subview(self, args, kwargs, node) -> BlockView:
+        """``ttl.block.subview(block, offsets=(r, c), shape=(h, w))``: the tiles of a held block from
+        ``offsets`` on, as a block of ``shape`` that a data movement kernel copies from or into or
+        sends (one row's part, or whole rows: tiles that lie one after another in L1)."""
+        if self.kind != "datamovement":
+            raise self.error("ttl.block.subview in a compute kernel is not supported by tilefold yet; compute on "
+                             "the whole block, or copy the view into a block of its own in a data movement kernel",
+                             node)
+        names = ("block", "offsets", "shape")
+        if len(args) > 3 or set(kwargs) - set(names):
+            raise self.error("ttl.block.subview(block, offsets=(...), shape=(...)) takes a block, its offsets and a "
+                             "shape, in tiles", node)
+        given = dict(zip(names, args))
+        for key, value in kwargs.items():
+            if key in given:
+                raise self.error(f"ttl.block.subview: {key} is given twice", node)
+            given[key] = value
+        missing = [n for n in names if n not in given]
+        if missing:
+            raise self.error(f"ttl.block.subview needs {', '.join(missing)}=", node)
+        block, offsets, shape = given["block"], given["offsets"], given["shape"]
+        if not isinstance(block, Block) or isinstance(block, BlockView):
+            raise self.error(f"ttl.block.subview takes a block acquired with reserve() or wait(), not "
+                             f"{self.describe(block)}", node)
+        parent = tuple(block.shape)
+        if not isinstance(shape, (tuple, list)) or len(shape) != len(parent) or \
+                not all(isinstance(s, int) and not isinstance(s, bool) and s > 0 for s in shape):
+            raise self.error(f"ttl.block.subview: shape= is a tuple of {len(parent)} positive tile counts (the "
+                             f"block is {_shape_text(parent)}), not {self.describe(shape)}", node)
+        if not isinstance(offsets, (tuple, list)) or len(offsets) != len(parent):
+            raise self.error(f"ttl.block.subview: offsets= is a tuple of {len(parent)} tile indices, not "
+                             f"{self.describe(offsets)}", node)
+        offsets = [self.as_int(o, node, "a subview offset") for o in offsets]
+        for d, (o, s, n) in enumerate(zip(offsets, shape, parent)):
+            if s > n or isinstance(o, int) and not 0 <= o <= n - s:
+                raise self.error(f"ttl.block.subview: dimension {d} takes {s} tiles from offset {o}, but "
+                                 f"{block.name} has {n} there", node)
+        first = next((d for d, s in enumerate(shape) if s > 1), len(shape))
+        if any(shape[d] != parent[d] for d in range(first + 1, len(shape))):
+            raise self.error(f"ttl.block.subview of shape {_shape_text(shape)} in a {_shape_text(parent)} block: "
+                             "its tiles are not one after another in L1 (part of several rows), which tilefold does "
+                             "not support yet; view part of one row, or whole rows", node)
+        self.node = node
+        op = self.emit(ttl.BlockSliceOp(block.value, [self.scalars.materialize(o) for o in offsets], tuple(shape)))
+        op.result.name_hint = self.pending_name(node) or f"{block.name}_view"
+        return BlockView(block.dfb, op.result, block.status, block.depth, parent=block, view_shape=tuple(shape))
 
     def receive_into_tensor(self, pipe, piece: TensorSlice, kwargs, node) -> Transfer:
         """``ttl.copy(pipe, t[...], shape=...)``: the block sent lands in a compiler-managed L1 block at

@@ -661,6 +661,9 @@ class ExpressionBuilder:
                 self.no_arguments(args, kwargs, node, f"{obj.name}.publish()")
                 return self.publish(obj, node)
         elif isinstance(obj, Block):
+            if name in ("push", "pop") and getattr(obj, "parent", None) is not None:
+                raise self.error(f"{name}() of a ttl.block.subview: release the block it views, "
+                                 f"{obj.parent.name}.{name}()", node)
             if name in ("push", "pop"):
                 self.release_selector(kwargs, node, f"{obj.name}.{name}()")
                 self.no_arguments(args, kwargs, node, f"{obj.name}.{name}()")

@@ -110,7 +110,7 @@ def _math_names() -> list[str]:
 
 math = _namespace("math", _math_names)
 block = _namespace("block", lambda: ["broadcast", "fill", "where", "transpose", "mask", "mask_posinf", "squeeze",
-                                     "unsqueeze"])
+                                     "unsqueeze", "subview"])
 # The element-wise functions TT-Lang also provides as names of ttl itself (``ttl.exp(x)``,
 # ``ttl.sub(a, b)``, ``ttl.transpose(x)``): the same block functions as their ttl.math / ttl.block names.
 TOP_LEVEL = ("add", "sub", "mul", "div", "eq", "ne", "gt", "lt", "max", "min", "exp", "exp2", "log", "sqrt", "rsqrt",

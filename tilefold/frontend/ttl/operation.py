@@ -775,16 +775,13 @@ def _pipe_net_table(capture: OperationCapture, uses) -> ArrayAttr:
                               "ttl.copy(block, pipe) in net.if_src's body", recvs[0][1])
         receiver = recvs[0][0]
         block_bytes = receiver.block_bytes
-        # a sender writes where its receiver posted its block, so receives of one net may take
-        # blocks of several buffers of one block size; a node sending to itself writes into its own
-        # block of the net's receive buffer, so a net with such pipes receives into one buffer
+        # a sender writes where its receivers posted their block, so receives of one net may take
+        # blocks of several buffers of one block size (a multicast writes one address on every
+        # receiver: each receive checks the address written is its own block's); a node sending to
+        # itself writes into its own block of the net's receive buffer, so a net with such pipes
+        # receives into one buffer
         loopback = any(r.loopback for r in net.routes)
-        multicast = any(len(r.destinations) > 1 for r in net.routes)
         for dfb, loc in recvs[1:]:
-            if dfb is not receiver and multicast:
-                raise KernelError(f"blocks of this pipe net are received into {receiver.name} and into {dfb.name}, "
-                                  "but a multicast pipe of the net writes one address on every node it reaches; "
-                                  "receive a multicast net into one dataflow buffer on all its nodes", loc)
             if dfb is not receiver and (loopback or dfb.block_bytes != block_bytes):
                 raise KernelError(f"blocks of this pipe net are received into {receiver.name} and into {dfb.name}; "
                                   "receive every pipe of a net into one dataflow buffer" +

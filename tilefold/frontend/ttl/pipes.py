@@ -406,9 +406,22 @@ class PipeNet:
     level, as TT-Lang's main branch allows), it is resolved against the grid of each operation
     whose kernels use it (:meth:`bound`)."""
 
-    def __init__(self, pipes=None, *, graph=None, local_nodes=None, _operation=None, _location=None):
+    def __init__(self, pipes=None, *, graph=None, local_nodes=None, local_pipes=None, _operation=None,
+                 _location=None, **unknown):
         location = _location or user_location()
         self.location: SourceLocation | None = location
+        if unknown:
+            raise KernelValueError(f"ttl.PipeNet(... {', '.join(f'{k}=' for k in sorted(unknown))}): "
+                                   f"{'these keywords are' if len(unknown) > 1 else 'this keyword is'} not supported "
+                                   "by tilefold yet; it takes pipes (or local_pipes= with graph=), graph= and "
+                                   "local_nodes=", location)
+        if local_pipes is not None:     # TT-Lang's name of a graph net's node-to-node pipes
+            if pipes is not None:
+                raise KernelValueError("ttl.PipeNet(pipes, local_pipes=...): give the pipes once", location)
+            if graph is None:
+                raise KernelValueError("ttl.PipeNet(local_pipes=...) names the node-to-node pipes of a graph's "
+                                       "transfers; give graph=ttl.TransferGraph...(domain) too", location)
+            pipes = list(local_pipes)
         if pipes is not None and not isinstance(pipes, Pipe) and any(isinstance(p, DevicePipes) for p in pipes):
             pipes = list(pipes)
             if graph is not None or local_nodes is not None or len(pipes) != 1:

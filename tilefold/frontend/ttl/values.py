@@ -22,6 +22,7 @@ operation's tensors, dataflow buffers, pipe nets, ``ttl`` functions), a kernel's
 from __future__ import annotations
 
 import ast
+import math
 from dataclasses import dataclass, field
 
 from xdsl.ir import SSAValue
@@ -87,6 +88,11 @@ class Block:
         return self.dfb.shape
 
     @property
+    def block_bytes(self) -> int:
+        """Bytes of L1 the block spans."""
+        return self.dfb.block_bytes
+
+    @property
     def data_format(self) -> DataFormat:
         return self.dfb.data_format
 
@@ -97,6 +103,24 @@ class Block:
     @property
     def acquired(self) -> str:
         return self.status.acquired
+
+
+@dataclass
+class BlockView(Block):
+    """``ttl.block.subview(block, offsets=..., shape=...)``: tiles of a held block that lie one after
+    another in its L1 (part of one row, or whole rows), copied and sent as a block of ``view_shape``;
+    it shares the block's state (a copy into it writes the block)."""
+
+    parent: Block | None = None
+    view_shape: tuple[int, ...] = ()
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.view_shape
+
+    @property
+    def block_bytes(self) -> int:
+        return math.prod(self.view_shape) * self.dfb.page_size
 
 
 @dataclass

@@ -180,6 +180,8 @@ class DataMovementLowering:
             _, per_block, _ = cb_geometry(op.cb.type)
             name = "cb_push_back" if isinstance(op, ttl.CBPushOp) else "cb_pop_front"
             e.call(name, [self.cb(op.cb), e.index(per_block * op.blocks, op)], op)
+        elif isinstance(op, ttl.BlockSliceOp):
+            self.view(op)
         elif isinstance(op, ttl.CBDrainedOp):
             waiting = e.call("cb_pages_available_at_front", [self.cb(op.cb), e.index(1, op)], op).results[0]
             drained = e.before(arith.CmpiOp(waiting, e.i32(0, op), "eq"), op).result
@@ -221,6 +223,25 @@ class DataMovementLowering:
             pointer = e.add(pointer, e.i32(op.held_before * per_block * page, op), op)
         pointer.name_hint = f"{op.result.name_hint or 'blk'}_addr"
         self.addresses[op.result] = pointer
+
+    def view(self, op: ttl.BlockSliceOp) -> None:
+        """``ttl.block.subview``: the L1 address of its first tile (its tiles follow one another)."""
+        e = self.e
+        page, _, _ = cb_geometry(bind_of(op.block).result.type)
+        shape = op.block.type.get_shape()
+        offset = None
+        for d, value in enumerate(op.offsets):
+            known = constant_int(value)
+            if known == 0:
+                continue
+            stride = math.prod(shape[d + 1:]) * page
+            term = e.i32(known * stride, op) if known is not None else e.mul(e.to_i32(value, op), e.i32(stride, op), op)
+            offset = term if offset is None else e.add(offset, term, op)
+        address = self.addresses[op.block]
+        if offset is not None:
+            address = e.add(address, offset, op)
+            address.name_hint = f"{op.result.name_hint or 'view'}_addr"
+        self.addresses[op.result] = address
 
     # -- element access -------------------------------------------------------------------------
 
