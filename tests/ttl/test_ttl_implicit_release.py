@@ -222,3 +222,38 @@ def test_a_kernel_pushing_some_named_blocks_releases_the_others_implicitly():
     inp, out = tile_tensor((32, 96), seed=8), zeros((32, 96))
     staged_rows(inp, out)
     np.testing.assert_array_equal(ttnn.to_numpy(out), ttnn.to_numpy(inp))
+
+
+@ttl.operation(grid=(1, 1))
+def relay_through_one_name(inp, out):
+    """One name for a block the kernel reserves and pushes itself, then for the block it waits for
+    and leaves to implicit release (popped where the name is bound again), per iteration."""
+    dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=1)
+    out_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+
+    @ttl.compute()
+    def compute():
+        pass
+
+    @ttl.datamovement()
+    def reader():
+        for i in range(3):
+            blk = dfb.reserve()
+            ttl.copy(inp[0, i], blk).wait()
+            blk.push()
+            blk = dfb.wait()
+            o = out_dfb.reserve()
+            ttl.copy(blk, o).wait()
+            o.push()
+
+    @ttl.datamovement()
+    def writer():
+        for i in range(3):
+            with out_dfb.wait() as o:
+                ttl.copy(o, out[0, i]).wait()
+
+
+def test_a_name_pushed_explicitly_then_bound_to_a_block_left_to_implicit_release():
+    inp, out = tile_tensor((32, 96), seed=9), zeros((32, 96))
+    relay_through_one_name(inp, out)
+    np.testing.assert_array_equal(ttnn.to_numpy(out), ttnn.to_numpy(inp))

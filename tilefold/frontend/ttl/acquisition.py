@@ -58,8 +58,10 @@ class AcquisitionBuilder:
         stmt = self.current_statement()
         assigned = isinstance(stmt, ast.Assign) and stmt.value is node       # name = dfb.reserve() / wait()
         with_item = isinstance(stmt, ast.With) and any(item.context_expr is node for item in stmt.items)
+        explicit = self.explicit_acquisitions is not None and self.explicit_acquisitions.get(id(stmt), False)
         block = Block(dfb, op.result, status, depth, assigned=assigned,
-                      inline=not assigned and not with_item and not managed, level=self.runtime_level())
+                      inline=not assigned and not with_item and not managed, level=self.runtime_level(),
+                      explicit=explicit)
         held.append(block)
         return block
 

@@ -93,7 +93,9 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
         self.node_coords: tuple[Scalar, Scalar] | None = None
         self.node_forms: dict = {}                     # a node expression's key -> its one affine symbol
         self.implicit_release = False                  # set by build(): the kernel releases its blocks itself
-        self.explicit_names: set[str] | None = None    # set by build(): names of blocks it pushes / pops itself
+        # set by build(): of a kernel pushing / popping some named blocks itself, whether each
+        # ``name = dfb.reserve() / wait()`` statement's block is one of those (by id of the statement)
+        self.explicit_acquisitions: dict[int, bool] | None = None
         self.held: dict[int, dict[str, list[Block]]] = {}
         self.pipe_uses: list = []     # (net, kind, dfb, location, byte_count) for cross-kernel checks
         self.staging: dict = {}                       # (copy site, buffer, format) -> its staging buffer
@@ -130,7 +132,7 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
         self.implicit_release = _releases_implicitly(tree)
         # a kernel that pushes or pops some named blocks itself releases its other named blocks as
         # an implicit kernel does (not when it releases at a buffer: dfb.push())
-        self.explicit_names = _explicitly_released_names(tree)
+        self.explicit_acquisitions = _explicit_acquisitions(tree)
         self.inline_blocks = [0]
         scope = Scope(carried=carried_names(tree))
         if placed is not None:
@@ -205,7 +207,7 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
             if handler is None:
                 raise self.error(_unsupported_statement(stmt), stmt)
             handler(stmt, scope)
-            if (implicit or self.explicit_names is not None) and self.source.tree is self.kernel_tree:
+            if (implicit or self.explicit_acquisitions is not None) and self.source.tree is self.kernel_tree:
                 self.release_dead_blocks(written, scope)        # liveness is of the statement as written
         self.end_region(region, stmts[-1] if stmts else region.node)
         self.regions.pop()
@@ -848,7 +850,7 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
                 while blocks:
                     b = blocks[0]
                     if not (b.assigned or b.inline) or b.level != self.runtime_level() or \
-                            not self.implicit_release and (b.inline or b.name in self.explicit_names) or (
+                            not self.implicit_release and (b.inline or b.explicit) or (
                             b.assigned and b.name in live and scope.lookup(b.name) is b) or (
                             end == "wait" and self._feeds_live_value(b, live, scope)) or \
                             self._live_transfer(b, live, scope) or self._live_view(b, live, scope):
@@ -995,20 +997,47 @@ def _releases_implicitly(tree: ast.FunctionDef) -> bool:
                    for n in ast.walk(tree))
 
 
-def _explicitly_released_names(tree: ast.FunctionDef) -> set[str] | None:
-    """In a kernel that calls ``push()`` / ``pop()``: the names it calls them on, when each is a name
-    the kernel binds (a block: ``blk = dfb.reserve()``, ``with ... as blk``); None when it calls
-    none, or one on anything else (a buffer, ``dfb.push()``: then it releases every block itself)."""
-    calls = [n.func.value for n in ast.walk(tree)
-             if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("push", "pop")]
-    if not calls:
+def _explicit_acquisitions(tree: ast.FunctionDef) -> dict[int, bool] | None:
+    """In a kernel that calls ``push()`` / ``pop()`` only on names it binds (blocks, not buffers):
+    for each ``name = dfb.reserve()`` / ``dfb.wait()`` statement (by id), whether the kernel
+    releases that block itself — a ``name.push()`` / ``name.pop()`` follows it in program order
+    before ``name`` is bound again. None for a kernel that calls none, or calls one on anything else
+    (a buffer, ``dfb.push()``: then it releases every block itself)."""
+    events: list = []            # ("bind" | "release", name, statement) in program order
+
+    def expressions(node) -> None:
+        for n in ast.walk(node):
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("push", "pop"):
+                events.append(("release", n.func.value.id if isinstance(n.func.value, ast.Name) else None, None))
+
+    def statements(body) -> None:
+        for stmt in body:
+            bodies = [getattr(stmt, f) for f in ("body", "orelse", "finalbody") if isinstance(getattr(stmt, f, None), list)]
+            headers = [v for f, v in ast.iter_fields(stmt) if f not in ("body", "orelse", "finalbody")]
+            for h in headers:
+                for n in (h if isinstance(h, list) else [h]):
+                    if isinstance(n, ast.AST):
+                        expressions(n)
+                        for t in ast.walk(n):
+                            if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store):
+                                events.append(("bind", t.id, stmt))
+            for b in bodies:
+                statements(b)
+
+    statements(tree.body)
+    releases = [e for e in events if e[0] == "release"]
+    if not releases or any(name is None for _, name, _ in releases):
         return None
-    bound = {t.id for n in ast.walk(tree) if isinstance(n, (ast.Assign, ast.With, ast.AnnAssign, ast.For))
-             for t in ast.walk(n) if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)}
-    if not all(isinstance(c, ast.Name) for c in calls):
+    bound = {name for kind, name, _ in events if kind == "bind"}
+    if {name for _, name, _ in releases} - bound:
         return None
-    names = {c.id for c in calls}
-    return None if names - bound else names
+    explicit: dict[int, bool] = {}
+    for k, (kind, name, stmt) in enumerate(events):
+        if kind != "bind" or not isinstance(stmt, ast.Assign):
+            continue
+        later = next((e for e in events[k + 1:] if e[1] == name), None)
+        explicit[id(stmt)] = later is not None and later[0] == "release"
+    return explicit
 
 
 def _is_int(v) -> bool:

@@ -82,6 +82,7 @@ class Block:
     assigned: bool = False                 # acquired as name = dfb.reserve() / wait() (may be released implicitly)
     inline: bool = False                   # acquired inside an expression (``dfb.reserve().store(x)``): no name
     level: int = 0                         # runtime loops and branches around its acquisition
+    explicit: bool = False                 # its kernel pushes / pops it itself (the rest are released implicitly)
 
     @property
     def shape(self) -> tuple[int, ...]:
