@@ -313,6 +313,29 @@ def test_a_script_whose_ttnn_imports_are_in_its_own_package_runs(tmp_path, capsy
     assert "chips 4" in capsys.readouterr().out
 
 
+def test_a_script_importing_a_package_found_through_pythonpath_runs(tmp_path, capsys, monkeypatch):
+    """A test script that only imports an example package found through ``PYTHONPATH`` (TT-Lang's
+    tests import ``examples.<name>.__main__`` with the repository root on the path): the package's
+    modules import ``ttnn``, so the TT-Lang front end runs it."""
+    from tilefold.cli.main import main
+
+    root = tmp_path / "repo"
+    package = root / "examples" / "gather"
+    package.mkdir(parents=True)
+    (root / "examples" / "__init__.py").write_text("")
+    (package / "__init__.py").write_text("")
+    (package / "__main__.py").write_text("from examples.gather.ops import chips\n")
+    (package / "ops.py").write_text("import ttnn\n\ndef chips():\n    return ttnn.GetNumAvailableDevices()\n")
+    tests = tmp_path / "tests"
+    tests.mkdir()
+    script = tests / "test_gather.py"
+    script.write_text("from examples.gather.__main__ import chips\n\nprint('chips', chips())\n")
+    monkeypatch.setenv("PYTHONPATH", str(root))
+    monkeypatch.syspath_prepend(str(root))
+    assert main(["sim", str(script)]) == 0
+    assert "chips 4" in capsys.readouterr().out
+
+
 def test_a_script_whose_operation_defines_no_kernel_says_only_that(tmp_path, capsys):
     """An operation body of setup only runs nothing on the device: the summary says so once, and
     not also that the script ran no operation."""

@@ -8,6 +8,8 @@ of which provides ``compile_script`` and ``run_script``; anything else names an 
 from __future__ import annotations
 
 import importlib
+import itertools
+import os
 import re
 from pathlib import Path
 
@@ -61,7 +63,7 @@ def script_front_end(path: str):
     except UnicodeDecodeError as exc:
         raise TilefoldError(f"{path}: not a UTF-8 Python script (byte {exc.start} is 0x{exc.object[exc.start]:02x}); "
                             "save it as UTF-8 text") from None
-    for source in [text, *_local_imports(p, text)]:
+    for source in itertools.chain([text], _local_imports(p, text)):
         for name, pattern, module in _FRONT_ENDS:
             if pattern.search(source):
                 try:
@@ -77,23 +79,34 @@ def script_front_end(path: str):
 _IMPORTED = re.compile(r"^\s*(?:from\s+([\w.]+)\s+import|import\s+([\w.]+))", re.M)
 
 
-def _local_imports(script: Path, text: str, depth: int = 2) -> list[str]:
-    """The text of the modules ``text`` imports from the script's own folder (a package's
-    ``__init__.py`` and module, as ``from helpers.ops import main`` finds them), and of the ones
-    they import, ``depth`` levels deep: a script whose kernels live in its own modules."""
-    folder, found, todo = script.resolve().parent, {}, [(text, depth)]
+# packages whose modules never hold a user's kernels: not read when looking for the front end
+_LIBRARIES = {"torch", "numpy", "ml_dtypes", "pytest", "scipy", "pandas", "transformers"}
+
+
+def _local_imports(script: Path, text: str, depth: int = 3):
+    """The texts of the modules ``text`` imports from the script's own folder, the working folder
+    or a ``PYTHONPATH`` folder (a package's ``__init__.py`` and module, as ``from helpers.ops
+    import main`` finds them), and of the ones they import, ``depth`` levels deep: a script whose
+    kernels live in its own modules, or in a package a test imports (``from examples.x import main``)."""
+    folders = list(dict.fromkeys([script.resolve().parent, Path.cwd(),
+                                  *(Path(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p)]))
+    found, todo = set(), [(text, depth)]
     while todo:
         source, left = todo.pop()
         for match in _IMPORTED.finditer(source):
             parts = (match.group(1) or match.group(2)).split(".")
-            for n in range(1, len(parts) + 1):
-                base = folder.joinpath(*parts[:n])
-                for candidate in (base.with_suffix(".py"), base / "__init__.py"):
-                    if candidate.is_file() and candidate not in found:
-                        found[candidate] = candidate.read_text(encoding="utf-8", errors="replace")
-                        if left > 1:
-                            todo.append((found[candidate], left - 1))
-    return list(found.values())
+            if parts[0] in _LIBRARIES:
+                continue
+            for folder in folders:
+                for n in range(1, len(parts) + 1):
+                    base = folder.joinpath(*parts[:n])
+                    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+                        if candidate.is_file() and candidate not in found:
+                            found.add(candidate)
+                            module = candidate.read_text(encoding="utf-8", errors="replace")
+                            yield module
+                            if left > 1:
+                                todo.append((module, left - 1))
 
 
 def add_numerics_option(parser) -> None:
