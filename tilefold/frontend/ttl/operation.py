@@ -705,17 +705,18 @@ def _mailbox_nets(capture: OperationCapture, module, uses) -> None:
 def _constant_trips(op) -> int | None:
     """How many times ``op`` runs at most: the product of the trip counts of the ``scf.for`` loops
     around it, or None when one of them is not constant."""
-    from xdsl.dialects import arith, scf
+    from xdsl.dialects import scf
+
+    from tilefold.frontend.ttl.protocol_check import trip_count
 
     trips = 1
     parent = op.parent_op()
     while parent is not None:
         if isinstance(parent, scf.ForOp):
-            bounds = [v.owner.value.value.data if isinstance(v.owner, arith.ConstantOp) else None
-                      for v in (parent.lb, parent.ub, parent.step)]
-            if None in bounds or bounds[2] <= 0:
+            n = trip_count(parent)
+            if n is None:
                 return None
-            trips *= max(0, -(-(bounds[1] - bounds[0]) // bounds[2]))
+            trips *= n
         parent = parent.parent_op()
     return trips
 

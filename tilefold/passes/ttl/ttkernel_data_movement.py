@@ -152,21 +152,28 @@ class DataMovementLowering:
     # -- tensors ------------------------------------------------------------------------------
 
     def tensor(self, op: ttl.TensorOp) -> None:
-        e = self.e
         index = op.arg_index.value.data
         name = op.tensor_name.data
-        e.compile_args.append(KernelArgAttr.of("accessor", index))
+        self.accessors[index] = self.accessor(KernelArgAttr.of("accessor", index),
+                                              lambda: self.e.tensor_address(index, name),
+                                              _page_size(op.result.type), name)
+
+    def accessor(self, compile_arg: KernelArgAttr, address, page_size: int, name: str) -> SSAValue:
+        """A ``TensorAccessor`` in the kernel's prologue: its ``TensorAccessorArgs`` the next
+        compile-time arguments (chained after the previous accessor's), ``address()`` its base."""
+        e = self.e
+        e.compile_args.append(compile_arg)
         if self.last_args is None:
             args = e.at_start(TensorAccessorArgsOp(cta_offset=len(e.compile_args) - 1))
         else:
             args = e.at_start(TensorAccessorArgsOp(prev=self.last_args))
         args.result.name_hint = f"{name}_args"
         self.last_args = args.result
-        address = e.tensor_address(index, name)
-        size = e.at_start(arith.ConstantOp.from_int_and_width(_page_size(op.result.type), 32))
-        accessor = e.at_start(TensorAccessorOp(args.result, address, size.result))
+        base = address()
+        size = e.at_start(arith.ConstantOp.from_int_and_width(page_size, 32))
+        accessor = e.at_start(TensorAccessorOp(args.result, base, size.result))
         accessor.result.name_hint = name
-        self.accessors[index] = accessor.result
+        return accessor.result
 
     # -- ops ------------------------------------------------------------------------------------
 
@@ -877,19 +884,10 @@ class DataMovementLowering:
         size one after another), made once in the kernel's prologue after the tensors' accessors."""
         key = -1 - net
         if key not in self.accessors:
-            e = self.e
-            e.compile_args.append(KernelArgAttr.of("mailbox_accessor", net))
-            if self.last_args is None:
-                args = e.at_start(TensorAccessorArgsOp(cta_offset=len(e.compile_args) - 1))
-            else:
-                args = e.at_start(TensorAccessorArgsOp(prev=self.last_args))
-            args.result.name_hint = f"mailbox{net}_args"
-            self.last_args = args.result
-            address = e.runtime(KernelArgAttr.of("mailbox_address", net), f"mailbox{net}_addr")
-            size = e.at_start(arith.ConstantOp.from_int_and_width(page_size, 32))
-            accessor = e.at_start(TensorAccessorOp(args.result, address, size.result))
-            accessor.result.name_hint = f"mailbox{net}"
-            self.accessors[key] = accessor.result
+            self.accessors[key] = self.accessor(
+                KernelArgAttr.of("mailbox_accessor", net),
+                lambda: self.e.runtime(KernelArgAttr.of("mailbox_address", net), f"mailbox{net}_addr"),
+                page_size, f"mailbox{net}")
         return self.accessors[key]
 
     def mailbox_pages(self, pipe, role: str, count: SSAValue, call: str, op: Operation) -> None:
@@ -909,6 +907,16 @@ class DataMovementLowering:
         self.page_loop(op, [page], [pages], [1], self.mailbox_accessor(pipe.net_index, page_size), block,
                        page_size, call)
 
+    def arrival_flag(self, pipe, role: str, op: Operation) -> SSAValue:
+        """The semaphore counting the blocks that arrived in the receive slot of ``pipe``'s route
+        (the same address on the sender, which increments it remotely, and the receiver)."""
+        e = self.e
+        first = self.pipes[pipe.net_index]["first_flag"]
+        flag = e.call("get_semaphore", [e.add(e.to_i32(self._field(pipe, role, "index"), op), e.i32(first, op), op)],
+                      op).results[0]
+        flag.name_hint = "arrived"
+        return flag
+
     def mailbox_send(self, op: ttl.PipeSendOp) -> None:
         """A send on a mailbox net: wait until the receiver has room for one more block (the net's
         ``ready`` counts the blocks it may hold: its depth at the start, one more per block it takes),
@@ -922,9 +930,7 @@ class DataMovementLowering:
         e.call("noc_semaphore_wait_min", [ready, e.add(sent, e.i32(1, op), op)], op)
         self.mailbox_pages(op, "src", sent, "noc_async_write_page", op)
         e.call("noc_async_write_barrier", [], op)
-        flag = e.call("get_semaphore", [e.add(e.to_i32(self._field(op, "src", "index"), op),
-                                              e.i32(info["first_flag"], op), op)], op).results[0]
-        flag.name_hint = "arrived"
+        flag = self.arrival_flag(op, "src", op)
         x, y = self._field(op, "src", "x0"), self._field(op, "src", "y0")
         e.call("noc_semaphore_inc", [e.call("get_noc_addr_xy", [x, y, flag], op).results[0], e.i32(1, op)], op,
                location=op.location)
@@ -935,11 +941,8 @@ class DataMovementLowering:
         more than this node took, read that block's pages from the mailbox into the block, and give
         the sender the room back."""
         e = self.e
-        info = self.pipes[recv.net_index]
         word, received = self.blocks_received(recv, op)
-        flag = e.call("get_semaphore", [e.add(e.to_i32(self._field(recv, "dst", "index"), op),
-                                              e.i32(info["first_flag"], op), op)], op).results[0]
-        flag.name_hint = "arrived"
+        flag = self.arrival_flag(recv, "dst", op)
         e.call("noc_semaphore_wait_min", [flag, e.add(received, e.i32(1, op), op)], op)
         self.mailbox_pages(recv, "dst", received, "noc_async_read_page", op)
         e.call("noc_async_read_barrier", [], op)
