@@ -16,10 +16,11 @@ from ttl_helpers import compiled, tile_tensor, zeros
 NODES = 4
 
 
-def _ring_all_gather(rows: int, shard: int, chunk_rows: int, block_count: int = 2):
+def _ring_all_gather(rows: int, shard: int, chunk_rows: int, block_count: int = 2, relay_view: bool = False):
     """Node (0, y) of a 1×4 grid owns columns ``y * shard ...`` of ``inp`` and gathers every node's
     shard into its row block of ``out``: its own shard directly, the others around a ring, each
-    chunk received into ``out`` and relayed on from there."""
+    chunk received into ``out`` and relayed on from there (``relay_view``: through the lower half
+    of a relay block twice the chunk's height, sent as a ``ttl.block.subview``)."""
     chunks = rows // chunk_rows
     seed = ttl.PipeNet([ttl.Pipe(src=(0, y), dst=(0, (y + 1) % NODES)) for y in range(NODES)])
     relay = ttl.PipeNet([ttl.Pipe(src=(0, y), dst=(0, (y + 1) % NODES)) for y in range(NODES)])
@@ -27,7 +28,8 @@ def _ring_all_gather(rows: int, shard: int, chunk_rows: int, block_count: int = 
     @ttl.operation(grid=(1, NODES))
     def ring_gather(inp, out):
         local = ttl.make_dataflow_buffer_like(inp, shape=(chunk_rows, shard), block_count=block_count)
-        hop = ttl.make_dataflow_buffer_like(inp, shape=(chunk_rows, shard), block_count=block_count)
+        hop = ttl.make_dataflow_buffer_like(inp, shape=((2 if relay_view else 1) * chunk_rows, shard),
+                                            block_count=block_count)
 
         @ttl.datamovement()
         def send_local():
@@ -61,13 +63,24 @@ def _ring_all_gather(rows: int, shard: int, chunk_rows: int, block_count: int = 
                     else:
                         relay.if_dst(receive)
                     if distance < NODES - 1:
-                        with hop.reserve() as blk:
-                            ttl.copy(region, blk).wait()
-                        with hop.wait() as blk:
-                            def forward(pipe):
-                                ttl.copy(blk, pipe).wait()
+                        if relay_view:
+                            with hop.reserve() as blk:
+                                ttl.copy(region, ttl.block.subview(blk, offsets=(chunk_rows, 0),
+                                                                   shape=(chunk_rows, shard))).wait()
+                            with hop.wait() as blk:
+                                def forward_view(pipe):
+                                    view = ttl.block.subview(blk, offsets=(chunk_rows, 0), shape=(chunk_rows, shard))
+                                    ttl.copy(view, pipe).wait()
 
-                            relay.if_src(forward)
+                                relay.if_src(forward_view)
+                        else:
+                            with hop.reserve() as blk:
+                                ttl.copy(region, blk).wait()
+                            with hop.wait() as blk:
+                                def forward(pipe):
+                                    ttl.copy(blk, pipe).wait()
+
+                                relay.if_src(forward)
 
         @ttl.compute()
         def idle():
@@ -85,6 +98,14 @@ def _tensors(rows: int, shard: int, dtype: str = "bfloat16"):
 def test_a_relay_ring_sends_more_chunks_than_its_buffers_hold(rows, shard, chunk_rows):
     inp, out = _tensors(rows, shard)
     _ring_all_gather(rows, shard, chunk_rows)(inp, out)
+    np.testing.assert_array_equal(ttnn.to_numpy(out), np.concatenate([ttnn.to_numpy(inp)] * NODES))
+
+
+def test_a_relay_ring_sending_views_of_larger_blocks_through_its_mailbox():
+    """The relayed chunk is a ``ttl.block.subview`` of a block twice its height: the mailbox moves the
+    view's pages, not its block's."""
+    inp, out = _tensors(3, 2)
+    _ring_all_gather(3, 2, 1, relay_view=True)(inp, out)
     np.testing.assert_array_equal(ttnn.to_numpy(out), np.concatenate([ttnn.to_numpy(inp)] * NODES))
 
 

@@ -674,8 +674,11 @@ def _mailbox_nets(capture: OperationCapture, module, uses) -> None:
             continue
         mine = [u for u in uses if u[0] is net]
         receivers = {id(dfb): dfb for n, kind, dfb, _, _ in mine if kind == "recv"}
-        if not receivers or any(getattr(d, "tensor_blocks", None) is None for d in receivers.values()) \
-                or any(u[4] is not None for u in mine):
+        if not receivers or any(getattr(d, "tensor_blocks", None) is None for d in receivers.values()):
+            continue
+        # whole blocks only (a ttl.block.subview sent travels with its own bytes as byte_count)
+        whole = next(iter(receivers.values())).block_bytes
+        if any(u[4] is not None and u[4] != whole for u in mine):
             continue
         binds = [op for op in module.walk() if isinstance(op, ttl_ir.BindCBOp) and op.index == landing.index]
         if any(op.result.uses for op in binds):

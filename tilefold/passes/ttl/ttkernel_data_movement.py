@@ -896,8 +896,8 @@ class DataMovementLowering:
         e = self.e
         info = self.pipes[pipe.net_index]
         block = self.e_address(pipe)
-        _, pages, _ = cb_geometry(bind_of(pipe.block).result.type)
-        page_size = info["block_bytes"] // pages
+        page_size, _, _ = cb_geometry(bind_of(pipe.block).result.type)
+        pages = info["block_bytes"] // page_size      # the net's block: a subview sent moves its own tiles
         depth = e.i32(info["mailbox"], op)
         first = e.add(e.to_i32(self._field(pipe, role, "mailbox_block"), op),
                       e.before(arith.RemUIOp(count, depth), op).result, op)
