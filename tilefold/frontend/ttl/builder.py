@@ -864,38 +864,30 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
                     self.release(b, stmt)
 
     @staticmethod
-    def _live_transfer(block, live: set[str], scope: Scope) -> bool:
+    def _live_value(live: set[str], scope: Scope, holds) -> bool:
+        """Whether a live name in ``scope`` or its parents holds a value for which ``holds`` is true."""
+        while scope is not None:
+            if any(name in live and holds(value) for name, value in scope.names.items()):
+                return True
+            scope = scope.parent
+        return False
+
+    def _live_transfer(self, block, live: set[str], scope: Scope) -> bool:
         """Whether a live name holds a copy into or out of ``block`` not waited for yet (``tx =
         ttl.copy(tx, ...)`` rebinds the block's name; the block stays until ``tx.wait()``)."""
-        while scope is not None:
-            for name, value in scope.names.items():
-                if name in live and isinstance(value, Transfer) and value.touches(block) and not value.waited:
-                    return True
-            scope = scope.parent
-        return False
+        return self._live_value(live, scope, lambda v: isinstance(v, Transfer) and v.touches(block) and not v.waited)
 
-    @staticmethod
-    def _live_view(block, live: set[str], scope: Scope) -> bool:
+    def _live_view(self, block, live: set[str], scope: Scope) -> bool:
         """Whether a live name holds a ``ttl.block.subview`` of ``block`` (the block stays with it)."""
-        while scope is not None:
-            for name, value in scope.names.items():
-                if name in live and isinstance(value, BlockView) and value.parent is block:
-                    return True
-            scope = scope.parent
-        return False
+        return self._live_value(live, scope, lambda v: isinstance(v, BlockView) and v.parent is block)
 
-    @staticmethod
-    def _feeds_live_value(block, live: set[str], scope: Scope) -> bool:
+    def _feeds_live_value(self, block, live: set[str], scope: Scope) -> bool:
         """Whether a live name holds a block expression computed from ``block`` (the block then
         stays until that value is used, instead of the value being copied out before the pop)."""
         from tilefold.frontend.ttl.block_expressions import _reads
 
-        while scope is not None:
-            for name, value in scope.names.items():
-                if name in live and isinstance(value, BlockExpression) and _reads(value.value, block.value):
-                    return True
-            scope = scope.parent
-        return False
+        return self._live_value(live, scope,
+                                lambda v: isinstance(v, BlockExpression) and _reads(v.value, block.value))
 
     def branch_releases(self, before: dict) -> list:
         """The blocks held before an ``if`` that a branch of it released: every block of a buffer end
