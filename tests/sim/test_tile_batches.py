@@ -302,15 +302,22 @@ def matmul_left_pending():
     cb_pop_front(B, kt * nt)
 
 
-@pytest.mark.parametrize("fidelity", ["HiFi4", "LoFi"])
+@pytest.mark.parametrize("fidelity", ["HiFi4", "HiFi3", "LoFi"])
 @pytest.mark.parametrize("fp32", [False, True])
-def test_matmul_in_tile_nests_matches_one_call_at_a_time(fidelity, fp32, batches):
+def test_matmul_in_tile_nests_matches_one_call_at_a_time(fidelity, fp32, batches, monkeypatch):
+    """The nest's three rounds of DST each make a one-row matmul run over the next in0 row: the
+    batch multiplies them as one three-row block (``_Plan._chain_values``), with the numbers and
+    cycles of the calls made one at a time."""
     from tilefold.program import ComputeConfig
 
     config = ComputeConfig(math_fidelity=fidelity, fp32_dest_acc_en=fp32)
     a, b = random_tiles((96, 128), 7), random_tiles((128, 64), 8)
+    chains = []
+    chain_values = tile_batches._Plan._chain_values
+    monkeypatch.setattr(tile_batches._Plan, "_chain_values",
+                        lambda plan, chain: chains.append(len(chain)) or chain_values(plan, chain))
     batched = run_two_input(matmul_rounds, a, b, (96, 64), config=config, compute_args=[3, 4, 2])
-    assert batches[0] == 1
+    assert batches[0] == 1 and chains == [3]
     with one_call_at_a_time():
         single = run_two_input(matmul_rounds, a, b, (96, 64), config=config, compute_args=[3, 4, 2])
     same_run(batched, single)
@@ -355,6 +362,7 @@ def test_row_runs_of_one_in0_row_share_one_product_with_the_same_numbers(fidelit
         return result
 
     monkeypatch.setattr(matmul_blocks.BlockProducts, "_segment", counted)
+    monkeypatch.setattr(tile_batches._Plan, "_chains", lambda plan, runs: [[run] for run in runs])  # run by run
     shared = run_two_input(matmul_rounds, a, b, (96, 64), config=config, compute_args=[3, 4, 2])
     assert any(calls)
     monkeypatch.setattr(matmul_blocks.BlockProducts, "_segment", lambda self, *args: None)

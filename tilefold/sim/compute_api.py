@@ -553,12 +553,7 @@ class ComputeApi:
         pending block at DST[first:first + rt*ct] (starting one onto what DST holds there).
         in0 is rt tiles down the block (kt apart), one tile column of an in0 matrix kt tiles wide;
         in1 is ct consecutive tiles side by side; their product is the whole rt×ct output block."""
-        a = self._cb_matrix(cb0, st0, "in0", kt if rt > 1 else None, False, t0 + (rt - 1) * kt + 1, call)
-        self._check_waited(cb1, st1, t1 + ct, call)
-
-        def in1_matrix(width: int | None, pages: int) -> CbMatrix | None:
-            return self._cb_matrix(cb1, st1, "in1", width, flip, pages, call, exact=True)
-
+        a, in1_matrix = self._matmul_operands(cb0, st0, cb1, st1, t0, t1, flip, rt, ct, kt, call)
         block = self._pending_matmul.get(first)
         if block.__class__ is OneTileMatmul:             # settled, then kept as the block it stands for
             block.settle()
@@ -568,6 +563,31 @@ class ComputeApi:
         if block is None or block.rt != rt or block.ct != ct:
             block = self._pending_block(first, rt, ct)
         block.accumulate(a, t0, t1, (cb1, flip), in1_matrix)
+
+    def _matmul_operands(self, cb0: int, st0, cb1: int, st1, t0: int, t1: int, flip: bool, rt: int, ct: int,
+                         kt: int, call: str):
+        """The in0 matrix of a ``matmul_block`` step and the function giving its in1 matrix, as
+        :meth:`PendingMatmul.accumulate` takes them (both CBs checked as waited far enough)."""
+        a = self._cb_matrix(cb0, st0, "in0", kt if rt > 1 else None, False, t0 + (rt - 1) * kt + 1, call)
+        self._check_waited(cb1, st1, t1 + ct, call)
+
+        def in1_matrix(width: int | None, pages: int) -> CbMatrix | None:
+            return self._cb_matrix(cb1, st1, "in1", width, flip, pages, call, exact=True)
+
+        return a, in1_matrix
+
+    def matmul_values(self, slots: np.ndarray, started: bool, rt: int, ct: int, steps) -> None:
+        """An rt×ct output block's K steps ``steps`` (``(cb0, cb1, t0, t1, flip, kt, call)`` each, as
+        ``matmul_block`` calls into one DST block) multiplied into ``slots`` — (lanes, rt*ct, 1024) in
+        DST's precision, holding the values the block starts from when ``started`` — with the same
+        arithmetic as those calls; DST and the pending blocks are not touched."""
+        block = PendingMatmul(rt, ct, slots.reshape(self.L, rt, ct, 2, 2, 16, 16), started, self.fp32_dest,
+                              self._products)
+        for cb0, cb1, t0, t1, flip, kt, call in steps:
+            (cb0, st0), (cb1, st1) = self._cb(cb0, call), self._cb(cb1, call)
+            a, in1_matrix = self._matmul_operands(cb0, st0, cb1, st1, t0, t1, flip, rt, ct, kt, call)
+            block.accumulate(a, t0, t1, (cb1, flip), in1_matrix)
+        block.settle()
 
     def matmul_cycles(self, cb0: int, st0, cb1: int, st1, rt: int, ct: int) -> tuple[float, float]:
         """(unpacker, math) cycles of one ``matmul_block`` of an rt×ct block."""

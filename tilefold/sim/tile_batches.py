@@ -442,7 +442,8 @@ class _Plan:
         if self.groups is None:
             groups: dict[tuple, list[_Node]] = {}
             for node in self.nodes:
-                groups.setdefault((node.depth, node.key), []).append(node)
+                key = self._run_kind(node) if node.key[0] == "matmul" else node.key
+                groups.setdefault((node.depth, key), []).append(node)
             self.groups = [(key, nodes) for (_, key), nodes in sorted(groups.items(), key=lambda item: item[0][0])]
         for key, nodes in self.groups:
             values = self._group_values(key, nodes)
@@ -468,6 +469,54 @@ class _Plan:
         for node in self.packs:
             node.value = None
         self.initial = self.initial_slots = self.run_blocks = None
+
+    def _run_kind(self, run: _Node) -> tuple:
+        """A matmul run's group key: runs of one key whose in0 tiles are successive row blocks
+        (:meth:`_chains`) are multiplied as one taller block. The key holds the block shape, each
+        K step's call but its in0 tile, and whether the run starts from DST values; a run left
+        open at the end of the queue, or starting from some of its slots only, is its own kind."""
+        _, index, rt, ct = run.key
+        first, starts, calls = run.address
+        written = {s is not None for s in starts}
+        if self.runs.get(first) is run or len(written) > 1:
+            return run.key
+        return ("matmul", None, rt, ct, written.pop(), tuple((c[0], c[1], c[3], c[4], c[5], c[6]) for c in calls))
+
+    def _chains(self, runs: list[_Node]) -> list[list[_Node]]:
+        """``runs`` (of one kind, in call order) as chains of runs each reading the next rt rows
+        of their in0 block (in0 tiles ``rt * kt`` after the previous run's at every K step)."""
+        chains: list[list[_Node]] = []
+        for run in runs:
+            if chains:
+                last = chains[-1][-1]
+                rows = run.key[2] * run.address[2][0][5]
+                if all(c[2] == p[2] + rows for c, p in zip(run.address[2], last.address[2])):
+                    chains[-1].append(run)
+                    continue
+            chains.append([run])
+        return chains
+
+    def _chain_values(self, chain: list[_Node]) -> list:
+        """The output blocks of a chain of matmul runs, multiplied as one block of all their rows
+        (each element the same sum of the same products as run by run): each run's (lanes, tiles,
+        1024) values, a view of the queue's array of run blocks."""
+        ctx = self.ctx
+        rt, ct = chain[0].key[2:4]
+        tiles = rt * ct
+        starts = [s for run in chain for s in run.address[1]]
+        started = starts[0] is not None
+        slots = np.empty((ctx.L, len(starts), tm.TILE_ELEMS), ctx.dst.dtype)
+        if started:
+            slots[...] = self._stacked(starts).swapaxes(0, 1)
+        steps = [(c[0], c[1], c[2], c[3], c[4], c[5], c[6]) for c in chain[0].address[2]]
+        ctx.matmul_values(slots, started, rt * len(chain), ct, steps)
+        values = []
+        for i, run in enumerate(chain):
+            blocks, first = self.run_blocks[run]
+            block = blocks[first:first + tiles]
+            np.copyto(block, slots[:, i * tiles:(i + 1) * tiles].swapaxes(0, 1))
+            values.append(block.swapaxes(0, 1))
+        return values
 
     def _initial(self, slot: int) -> np.ndarray:
         """What DST slot ``slot`` held before the queue, (lanes, 1024)."""
@@ -520,6 +569,9 @@ class _Plan:
     def _group_values(self, key: tuple, nodes: list[_Node]) -> np.ndarray:
         ctx = self.ctx
         kind = key[0]
+        if kind == "matmul" and key[1] is None:       # runs that chain: one block each chain
+            return [value for chain in self._chains(nodes) for value in
+                    (self._chain_values(chain) if len(chain) > 1 else self._group_values(chain[0].key, chain))]
         if kind == "matmul":                  # into the queue's array of run blocks (compute_values)
             values = []
             for run in nodes:
