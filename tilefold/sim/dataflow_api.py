@@ -374,7 +374,9 @@ class DataflowApi:
         holds the first one, if any) end in that CB's reserved pages, or lie in one L1 buffer."""
         cbs = self.dev.cbs
         cb = cbs.cb_at(addr if addr.__class__ is int else _first(addr))
-        if cb is not None and addr.__class__ is int:
+        # Python ints: one address, or a few on one lane
+        few = addr.__class__ is int or (self.L == 1 and addr.size <= 64)
+        if cb is not None and few:
             st = cbs.states[cb]
             if st.uniform_capacity is not None and st.uniform_base is not None and st.uniform_page_size is not None:
                 base, ps, cap, row = st.uniform_base, st.uniform_page_size, st.uniform_capacity, self.row0
@@ -384,9 +386,11 @@ class DataflowApi:
                     wr, reserved = st.wr[self.rows], st.reserved[self.rows]
                     wr, reserved = (wr.item(0), reserved.item(0)) if even(wr) and even(reserved) else (None, None)
                 if wr is not None:
-                    if addr + nbytes > base + cap * ps:
-                        return False
-                    return ((addr + nbytes - 1 - base) // ps - wr) % cap < reserved
+                    end = base + cap * ps
+                    for a in ((addr,) if addr.__class__ is int else addr.ravel().tolist()):
+                        if a + nbytes > end or ((a + nbytes - 1 - base) // ps - wr) % cap >= reserved:
+                            return False
+                    return True
         a = np.asarray(addr)
         if cb is None:
             region = self.dev.allocation.l1_regions[self.cores[0]].find(int(a.min()), nbytes)

@@ -196,6 +196,11 @@ def _time(ctx, run: list, call: str, bank: np.ndarray, l1: np.ndarray, nbytes: i
         pending = ctx.pending_writes
     uniform = lanes == 1 or bool((l1 == l1[:, :1]).all())      # the same address on every lane: ints
     starts = l1[:, 0].tolist() if uniform else list(l1.copy())
+    if uniform and n > 1 and starts == list(range(starts[0], starts[0] + n * nbytes, nbytes)):
+        # one after another: the pending list would take the first page and extend it by each next one
+        if ctx._remember(pending, starts[0], n * nbytes, lines[0]) and call == WRITE:
+            dev.progress += 1
+        return
     for lo, line in zip(starts, lines):
         added = ctx._remember(pending, lo, nbytes, line)
         if added and call == WRITE:
