@@ -56,7 +56,7 @@ def two_phases(x, out):
             ttl.copy(o, out[1:2, 0:1]).wait()
 
 
-@ttl.operation(grid=(1, 1))
+@ttl.operation(grid=(2, 1))
 def waits_across_the_point(x, out):
     x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
 
@@ -72,8 +72,10 @@ def waits_across_the_point(x, out):
 
     @ttl.datamovement(kernel=writer_k)
     def write():
-        with x_dfb.wait() as a:                     # ... awaited before it: waits forever  # blocked
-            ttl.copy(a, out[0:1, 0:1]).wait()
+        x_node, _ = ttl.node(dims=2)
+        if x_node == 0:                             # (a count known only on the node: the simulator's to find)
+            with x_dfb.wait() as a:                 # ... awaited before it: waits forever  # blocked
+                ttl.copy(a, out[0:1, 0:1]).wait()
         ttl.reconfigure_dfbs(phase_end)
 
 
@@ -233,7 +235,7 @@ def test_a_reset_checks_the_buffers_it_names():
     reset = ttl.DFBReset(participants=kernels)
     k_compute, k_read, k_write = kernels
 
-    @ttl.operation(grid=(1, 1))
+    @ttl.operation(grid=(2, 1))
     def leaves_a_block(inp, out):
         dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
 
@@ -250,11 +252,92 @@ def test_a_reset_checks_the_buffers_it_names():
 
         @ttl.datamovement(kernel=k_write)
         def write():
-            with dfb.wait() as blk:                 # one of the two blocks: the other is left at the reset
-                ttl.copy(blk, out[0, 0]).wait()
+            x, _ = ttl.node(dims=2)
+            if x == 0:                              # (a count known only on the node: the simulator's to find)
+                with dfb.wait() as blk:             # one of the two blocks: the other is left at the reset
+                    ttl.copy(blk, out[0, 0]).wait()
             ttl.reset_dfbs(reset, dfbs=[dfb])
 
     _, out = _tensors(1)
     inp = ttnn.from_numpy(np.zeros((32, 64), np.float32), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
     with pytest.raises(SimulationError, match="ttl.reset_dfbs\\(\\): dfb holds a block pushed before this point"):
         leaves_a_block(inp, out)
+
+
+def _point_program(reader_blocks: int, writer_blocks: int, discard: bool, block_count: int = 2):
+    """The reader pushes ``reader_blocks`` blocks before a reconfiguration point and the writer
+    pops ``writer_blocks`` before it (the rest after it), with loops of constant trip counts: the
+    counts at the point are known before running."""
+    kernels = (ttl.Kernel(ttl.KernelKind.COMPUTE), ttl.Kernel(ttl.KernelKind.DATA_MOVEMENT),
+               ttl.Kernel(ttl.KernelKind.DATA_MOVEMENT))
+    point = ttl.DFBReconfiguration(participants=kernels, discard_dfb_state=discard)
+    k_compute, k_read, k_write = kernels
+
+    @ttl.operation(grid=(1, 1))
+    def counted(inp, out):
+        dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=block_count)
+
+        @ttl.compute(kernel=k_compute)
+        def compute():
+            ttl.reconfigure_dfbs(point)
+
+        @ttl.datamovement(kernel=k_read)
+        def read():
+            for i in range(reader_blocks):
+                with dfb.reserve() as blk:                                  # reserved
+                    ttl.copy(inp[0, i], blk).wait()
+            ttl.reconfigure_dfbs(point)                                     # reader's point
+            for i in range(3 - reader_blocks):
+                with dfb.reserve() as blk:
+                    ttl.copy(inp[0, reader_blocks + i], blk).wait()
+
+        @ttl.datamovement(kernel=k_write)
+        def write():
+            for i in range(writer_blocks):
+                with dfb.wait() as blk:                                     # waited
+                    ttl.copy(blk, out[0, i]).wait()
+            ttl.reconfigure_dfbs(point)                                     # writer's point
+            for i in range(3 - writer_blocks):
+                with dfb.wait() as blk:
+                    ttl.copy(blk, out[0, writer_blocks + i]).wait()
+
+    return counted
+
+
+def _line(marker: str) -> int:
+    return next(i for i, text in enumerate(open(__file__).read().splitlines(), 1) if text.endswith(marker))
+
+
+@pytest.mark.parametrize("discard", [False, True])
+def test_counts_known_before_running_are_checked_at_the_point_when_the_operation_is_built(discard):
+    """Blocks that cannot pass a meeting point are an error when the operation is built — also
+    for a build that is not run — at the reserve or wait that would wait forever, as TT-Lang's
+    compiler rejects them: a writer waiting before the point for a block pushed after it; a reader
+    reserving more before the point than the buffer holds and the writer frees there; with
+    ``discard_dfb_state``, a block pushed before the point and popped after it (lost there)."""
+    from tilefold.errors import KernelError
+
+    inp = ttnn.from_numpy(np.zeros((32, 96), np.float32), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
+    out = ttnn.from_numpy(np.zeros((32, 96), np.float32), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
+    with pytest.raises(KernelError) as info:
+        compiled(_point_program(0, 1, discard), inp, out)
+    assert f"{__file__}:{_line('# waited')}" in str(info.value)
+    assert "write waits for block 1 before the meeting of the kernels" in str(info.value)
+    assert f"(line {_line('# writer' + chr(39) + 's point')})" in str(info.value)
+
+    with pytest.raises(KernelError) as info:
+        compiled(_point_program(3, 0, discard), inp, out)
+    assert f"{__file__}:{_line('# reserved')}" in str(info.value)
+    assert "read reserves block 3 before the meeting" in str(info.value) and "block_count=2" in str(info.value)
+
+    crossing = _point_program(2, 1, discard)
+    if discard:
+        with pytest.raises(KernelError) as info:
+            compiled(crossing, inp, out)
+        assert f"{__file__}:{_line('# reader' + chr(39) + 's point')}" in str(info.value)
+        assert "read pushes 2 block(s) before the meeting" in str(info.value) and "the rest are lost" in str(info.value)
+        return
+    values = np.random.default_rng(3).standard_normal((32, 96)).astype(np.float32)
+    inp = ttnn.from_numpy(values, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
+    crossing(inp, out)                              # the buffer keeps its state: the block arrives
+    np.testing.assert_array_equal(ttnn.to_numpy(out), ttnn.to_numpy(inp))

@@ -117,12 +117,12 @@ POINT_ATTR = "ttl.boundary_point"
 ACROSS_ATTR = "ttl.boundary_across"
 
 
-def keep_drained_checks(module) -> None:
-    """Settle the drained checks of the built kernels: a reconfiguration that discards the buffers'
-    state installs new ones only for the buffers a kernel uses on both sides of the point (one
-    kernel reserves or waits on it before and after it, in program order); the others keep their
-    blocks — a reader filling a buffer before the point for a writer draining it after — so their
-    checks go. Drops the point marks."""
+def restored_buffers(module) -> dict[str, set[int]]:
+    """The buffers that start over at each point of the built kernels (point -> CB indices): those a
+    reset names, and, at a reconfiguration that discards the buffers' state, those a kernel uses on
+    both sides of the point (one kernel reserves or waits on it before and after it, in program
+    order) — the others keep their blocks, as a reader filling a buffer before the point for a
+    writer draining it after. Buffers no kernel acquires are left out."""
     from tilefold.ir import ttl
 
     across: dict = {}           # point -> the buffers a kernel uses both before and after it
@@ -136,6 +136,21 @@ def keep_drained_checks(module) -> None:
                 seen.append(bind_index(op.cb))
         for point, at in marks:
             across.setdefault(point, set()).update(set(seen[:at]) & set(seen[at:]))
+    restored: dict[str, set[int]] = {}
+    for op in module.walk():
+        if isinstance(op, ttl.CBDrainedOp) and POINT_ATTR in op.attributes:
+            point, index = op.attributes[POINT_ATTR].data, bind_index(op.cb)
+            if index in acquired and (ACROSS_ATTR not in op.attributes or index in across.get(point, ())):
+                restored.setdefault(point, set()).add(index)
+    return restored
+
+
+def keep_drained_checks(module, restored: dict[str, set[int]]) -> None:
+    """Settle the drained checks of the built kernels: only those of the buffers that start over at
+    their point (``restored``, :func:`restored_buffers`) stay. Drops the point marks."""
+    from tilefold.ir import ttl
+
+    acquired = {bind_index(op.cb) for op in module.walk() if isinstance(op, (ttl.CBReserveOp, ttl.CBWaitOp))}
     for kernel in module.ops:
         for op in list(kernel.walk()):
             if POINT_ATTR not in op.attributes:
@@ -145,7 +160,7 @@ def keep_drained_checks(module) -> None:
             if not isinstance(op, ttl.CBDrainedOp):
                 continue
             index = bind_index(op.cb)
-            if index not in acquired or ACROSS_ATTR in op.attributes and index not in across.get(point, ()):
+            if index not in restored.get(point, ()):
                 bind = op.cb.owner
                 op.detach()
                 op.erase()
@@ -257,8 +272,10 @@ class BoundaryBuilder:
         point = StringAttr(f"{id(declaration):x}")
         if self.definition is hub:
             pairs = [self._barrier_buffers(d, hub, node) for d in meeting if d is not hub]
-            for arrive, _ in pairs:
-                self.emit(ttl.CBWaitOp(self.cb_value(arrive))).attributes[POINT_ATTR] = point
+            for i, (arrive, _) in enumerate(pairs):
+                wait = self.emit(ttl.CBWaitOp(self.cb_value(arrive)))
+                if i == 0:                  # the hub's point: where it starts to wait for the others
+                    wait.attributes[POINT_ATTR] = point
                 self.emit(ttl.CBPopOp(self.cb_value(arrive)))
             if hub.kind != "compute":
                 # every participant has arrived and none has left: each restored buffer must be empty

@@ -401,8 +401,8 @@ class Operation:
             raise KernelError(f"operation {self.function.__name__} defines no kernel function; add @ttl.compute() "
                               "and @ttl.datamovement() functions to its body", self.location)
         from tilefold.frontend.ttl.builder import build_kernel
-        from tilefold.frontend.ttl.dfb_boundaries import keep_drained_checks
-        from tilefold.frontend.ttl.protocol_check import check_block_counts
+        from tilefold.frontend.ttl.dfb_boundaries import POINT_ATTR, keep_drained_checks, restored_buffers
+        from tilefold.frontend.ttl.protocol_check import check_block_counts, check_meeting_counts
         from tilefold.ir.verify import verify_ops
         from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, ModuleOp, i32
 
@@ -426,7 +426,11 @@ class Operation:
                 reads += builder.waited_reads
                 in_cpp |= builder.extern_effects
         grid = capture.grid
-        keep_drained_checks(module)
+        restored = restored_buffers(module)
+        user_buffers = [d for d in capture.dataflow_buffers if not d.hidden]
+        check_meeting_counts(module, {d.index: d.name for d in user_buffers},
+                             {d.index: d.block_count for d in user_buffers}, restored, POINT_ATTR)
+        keep_drained_checks(module, restored)
         _mailbox_nets(capture, module, pipe_uses)
         _deepen_landing_buffers(capture, module, pipe_uses)
         allocate_buffers(capture, module, self._warned, self.options.get("reuse_user_dfbs") is not False)
