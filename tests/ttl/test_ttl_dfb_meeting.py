@@ -135,7 +135,26 @@ def test_two_phases_meet_at_the_point_and_match_numpy(tmp_path):
     np.testing.assert_array_equal(ttnn.to_numpy(out), np.concatenate([a[:TS] * 2, -a[TS:]]))
 
 
-def test_a_wait_across_the_point_stops_with_the_blocked_kernels_named():
+@pytest.fixture
+def simulator_checks_only(monkeypatch):
+    """The meeting counts left to the simulator, as for counts only a run can know (the build's
+    check is turned off)."""
+    from tilefold.frontend.ttl import protocol_check
+
+    monkeypatch.setattr(protocol_check, "check_meeting_counts", lambda *args, **kwargs: None)
+
+
+def test_a_wait_across_the_point_is_an_error_at_the_wait_when_the_operation_is_built():
+    from tilefold.errors import KernelError
+
+    x, out = _tensors(1)
+    with pytest.raises(KernelError) as info:
+        compiled(waits_across_the_point, x, out)
+    blocked = next(i for i, line in enumerate(open(__file__).read().splitlines(), 1) if line.endswith("# blocked"))
+    assert f"{__file__}:{blocked}" in str(info.value) and "on node (0, 0)" in str(info.value)
+
+
+def test_a_wait_across_the_point_stops_with_the_blocked_kernels_named(simulator_checks_only):
     x, out = _tensors(1)
     with pytest.raises(DeadlockError) as info:
         waits_across_the_point(x, out)
@@ -195,7 +214,8 @@ def _crossing(discard: bool, both_sides: bool):
     return crossing
 
 
-def test_a_block_pushed_before_a_discarding_point_and_popped_after_it_is_an_error_naming_the_node():
+def test_a_block_pushed_before_a_discarding_point_and_popped_after_it_is_an_error_naming_the_node(
+        simulator_checks_only):
     from tilefold.errors import SimulationError
 
     inp = ttnn.from_numpy(np.arange(32 * 96, dtype=np.float32).reshape(32, 96), dtype=ttnn.bfloat16,
@@ -227,7 +247,7 @@ def test_a_block_crossing_a_point_that_keeps_its_buffer_arrives(discard, both_si
     np.testing.assert_array_equal(ttnn.to_numpy(out)[:, 32:96], a[:, 0:64])
 
 
-def test_a_reset_checks_the_buffers_it_names():
+def test_a_reset_checks_the_buffers_it_names(simulator_checks_only):
     from tilefold.errors import SimulationError
 
     kernels = (ttl.Kernel(ttl.KernelKind.COMPUTE), ttl.Kernel(ttl.KernelKind.DATA_MOVEMENT),
@@ -341,3 +361,64 @@ def test_counts_known_before_running_are_checked_at_the_point_when_the_operation
     inp = ttnn.from_numpy(values, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
     crossing(inp, out)                              # the buffer keeps its state: the block arrives
     np.testing.assert_array_equal(ttnn.to_numpy(out), ttnn.to_numpy(inp))
+
+
+def test_a_block_lost_on_one_node_is_an_error_naming_the_node_when_the_operation_is_built():
+    """The kernels are followed on each node when their counts depend on the node's coordinates."""
+    from tilefold.errors import KernelError
+
+    inp = ttnn.from_numpy(np.zeros((32, 96), np.float32), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
+    out = ttnn.from_numpy(np.zeros((32, 96), np.float32), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
+    with pytest.raises(KernelError) as info:
+        compiled(_crossing(discard=True, both_sides=True), inp, out)
+    assert f"{__file__}:{_line('# the point')}" in str(info.value) and "on node (1, 0)" in str(info.value)
+
+
+def test_a_meeting_in_a_loop_is_followed_through_its_iterations():
+    """A reset in every iteration of a loop, with a block more each iteration than the buffer
+    frees there (TT-Lang's growing generations): the reserve that cannot be served is the error."""
+    from tilefold.errors import KernelError
+
+    kernels = (ttl.Kernel(ttl.KernelKind.COMPUTE), ttl.Kernel(ttl.KernelKind.DATA_MOVEMENT),
+               ttl.Kernel(ttl.KernelKind.DATA_MOVEMENT))
+    reset = ttl.DFBReset(participants=kernels)
+    k_compute, k_read, k_write = kernels
+
+    def generations(extra: int):
+        @ttl.operation(grid=(1, 1))
+        def growing(inp, out):
+            handoff = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
+            scratch = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=1)
+
+            @ttl.compute(kernel=k_compute)
+            def compute():
+                for g in range(8):
+                    ttl.reset_dfbs(reset, dfbs=[scratch])
+
+            @ttl.datamovement(kernel=k_read)
+            def read():
+                for g in range(8):
+                    for i in range(1 + extra):
+                        with handoff.reserve() as blk:                      # growing
+                            ttl.copy(inp[0, i], blk).wait()
+                    ttl.reset_dfbs(reset, dfbs=[scratch])
+
+            @ttl.datamovement(kernel=k_write)
+            def write():
+                for g in range(8):
+                    ttl.reset_dfbs(reset, dfbs=[scratch])
+                    with handoff.wait() as blk:
+                        ttl.copy(blk, out[0, 0]).wait()
+                for g in range(8 * extra):
+                    with handoff.wait() as blk:
+                        ttl.copy(blk, out[0, 1]).wait()
+
+        return growing
+
+    inp = ttnn.from_numpy(np.zeros((32, 64), np.float32), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
+    out = ttnn.from_numpy(np.zeros((32, 64), np.float32), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
+    generations(0)(inp, out)                        # a block each iteration: it passes
+    with pytest.raises(KernelError) as info:
+        compiled(generations(1), inp, out)
+    assert f"{__file__}:{_line('# growing')}" in str(info.value)
+    assert "read reserves block 4 before the meeting" in str(info.value)

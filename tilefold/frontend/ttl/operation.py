@@ -428,8 +428,11 @@ class Operation:
         grid = capture.grid
         restored = restored_buffers(module)
         user_buffers = [d for d in capture.dataflow_buffers if not d.hidden]
+        active = active_rectangles(capture.pipe_nets, capture.grid) if capture.device_domain is None else None
+        nodes = [(x, y) for x in range(capture.grid[0]) for y in range(capture.grid[1])
+                 if active is None or any(x0 <= x <= x1 and y0 <= y <= y1 for x0, y0, x1, y1 in active)]
         check_meeting_counts(module, {d.index: d.name for d in user_buffers},
-                             {d.index: d.block_count for d in user_buffers}, restored, POINT_ATTR)
+                             {d.index: d.block_count for d in user_buffers}, restored, POINT_ATTR, nodes)
         keep_drained_checks(module, restored)
         _mailbox_nets(capture, module, pipe_uses)
         _deepen_landing_buffers(capture, module, pipe_uses)
