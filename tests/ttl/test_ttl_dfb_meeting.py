@@ -139,9 +139,9 @@ def test_two_phases_meet_at_the_point_and_match_numpy(tmp_path):
 def simulator_checks_only(monkeypatch):
     """The meeting counts left to the simulator, as for counts only a run can know (the build's
     check is turned off)."""
-    from tilefold.frontend.ttl import protocol_check
+    from tilefold.frontend.ttl import meeting_check
 
-    monkeypatch.setattr(protocol_check, "check_meeting_counts", lambda *args, **kwargs: None)
+    monkeypatch.setattr(meeting_check, "check_meeting_counts", lambda *args, **kwargs: None)
 
 
 def test_a_wait_across_the_point_is_an_error_at_the_wait_when_the_operation_is_built():

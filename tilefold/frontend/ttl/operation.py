@@ -402,7 +402,8 @@ class Operation:
                               "and @ttl.datamovement() functions to its body", self.location)
         from tilefold.frontend.ttl.builder import build_kernel
         from tilefold.frontend.ttl.dfb_boundaries import POINT_ATTR, keep_drained_checks, restored_buffers
-        from tilefold.frontend.ttl.protocol_check import check_block_counts, check_meeting_counts
+        from tilefold.frontend.ttl.meeting_check import check_meeting_counts
+        from tilefold.frontend.ttl.protocol_check import check_block_counts
         from tilefold.ir.verify import verify_ops
         from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, ModuleOp, i32
 
