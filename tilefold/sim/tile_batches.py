@@ -508,8 +508,7 @@ class _Plan:
         slots = np.empty((ctx.L, len(starts), tm.TILE_ELEMS), ctx.dst.dtype)
         if started:
             slots[...] = self._stacked(starts).swapaxes(0, 1)
-        steps = [(c[0], c[1], c[2], c[3], c[4], c[5], c[6]) for c in chain[0].address[2]]
-        ctx.matmul_values(slots, started, rt * len(chain), ct, steps)
+        ctx.matmul_values(slots, started, rt * len(chain), ct, chain[0].address[2])     # the first run's K steps
         values = []
         for i, run in enumerate(chain):
             blocks, first = self.run_blocks[run]
