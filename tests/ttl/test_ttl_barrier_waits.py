@@ -51,8 +51,9 @@ def test_a_write_barrier_does_not_complete_a_read():
             with right.reserve() as b:
                 ttl.copy(inp[0, 1], b).wait()
                 with left.reserve() as a:
-                    ttl.copy(inp[0, 0], a)
+                    read = ttl.copy(inp[0, 0], a)       # (a handle kept: the kernel waits for it itself)
                     ttl.copy(b, out[0, 0]).wait()  # error
+                read.wait()
 
         @ttl.compute()
         def idle():

@@ -367,6 +367,34 @@ def test_push_while_the_copy_into_the_block_is_in_flight():
                  "still writing it", "wait()")
 
 
+def test_a_bare_copy_is_waited_before_its_block_is_pushed():
+    """A copy whose handle nothing keeps (``ttl.copy(x[0, 0], blk)`` as a statement) is waited for
+    before its block's explicit push, as TT-Lang waits a bare copy before the block's next use."""
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+
+        @ttl.datamovement()
+        def read():
+            blk = x_dfb.reserve()
+            ttl.copy(x[0, 0], blk)
+            blk.push()
+
+        @ttl.compute()
+        def idle():
+            pass
+
+        @ttl.datamovement()
+        def write():
+            blk = x_dfb.wait()
+            ttl.copy(blk, y[0, 0])
+            blk.pop()
+
+    x, y = tensors()
+    op(x, y)
+    np.testing.assert_array_equal(ttnn.to_numpy(y)[:32, :32], ttnn.to_numpy(x)[:32, :32])
+
+
 def test_slice_extent_must_be_known_at_compile_time():
     @ttl.operation(grid=(2, 1))
     def op(x, y):

@@ -128,6 +128,7 @@ class AcquisitionBuilder:
         if all(b is not block for b in held):
             raise self.error(f"{block.name} is not held; each block is {verb}ed once", node)
         self.before_release(block, node)
+        self.wait_unnamed_copies(block, node)
         if block.status.unread:       # pushed as written: unless a kernel waits on the buffer, nothing reads it
             self.unread_pushes.append((block.dfb, block.name, block.status.writer_line or self.location(node),
                                        self.kind == "compute"))
@@ -168,6 +169,9 @@ class AcquisitionBuilder:
             raise self.error(f"{dfb.name}.{kind}() but no block of {dfb.name} is held from "
                              f"{end}(); call {dfb.name}.{end}() first", node)
         self.release(held[0], node)
+
+    def wait_unnamed_copies(self, block: Block, node: ast.AST) -> None:
+        """Hook: wait for copies into or out of a block, not waited for, before it is released."""
 
     def before_release(self, block: Block, node: ast.AST) -> None:
         """Hook: materialize pending values into a block before it is released."""

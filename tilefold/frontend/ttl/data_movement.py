@@ -490,6 +490,25 @@ class DataMovementBuilder:
                         and not t.selections and self._dominates(t.value) and not (own and t.kind == "recv"):
                     self.transfer_wait(t, node)
 
+    def wait_unnamed_copies(self, block: Block, node) -> None:
+        """Before ``block`` is released: wait for the copies into or out of it that the kernel did not
+        wait for and holds no name of (``ttl.copy(t[...], blk)`` then ``blk.push()``), as TT-Lang
+        waits a bare copy before its block's next use. A copy whose handle a name still holds is
+        the kernel's to wait for: releasing its block first stays an error."""
+        def named(t) -> bool:
+            scope = getattr(self, "_scope", None)
+            while scope is not None:
+                if any(value is t for value in scope.names.values()):
+                    return True
+                scope = scope.parent
+            return False
+
+        for region in self.regions:
+            for t in region.transfers:
+                if t.touches(block) and not t.waited and t.group is None and not t.selections \
+                        and t.kind != "recv" and self._dominates(t.value) and not named(t):
+                    self.transfer_wait(t, node)
+
     def pipe_transfer(self, block: Block, node, kind: str, net, *where, named: bool = False,
                       byte_count: int | None = None) -> Transfer:
         """Send ``block`` into (``kind`` "send") or receive it from a pipe of ``net`` at each slot of
