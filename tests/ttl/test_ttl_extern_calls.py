@@ -731,3 +731,38 @@ def test_release_selectors_in_a_body_without_kernel_functions(monkeypatch):
 
     sources = _sources(op, tile_tensor((32, 32)), zeros((32, 32)))
     assert "cb_push_back" in sources["op_read.cpp"] and "cb_pop_front" in sources["op_write.cpp"]
+
+
+@pytest.mark.parametrize("handed", ["get_dfb_id", "dfb_descriptor", "unknown_dfb_access"])
+def test_a_buffer_handed_to_cpp_without_a_description_is_left_out_of_the_block_counts(handed, monkeypatch):
+    """The C++ may push into a buffer it is handed (its index or descriptor type) when the call does
+    not say what it does with it, or into any buffer with ``unknown_dfb_access=True``: a consumer
+    waiting for blocks no kernel of the operation pushes is then not an error when it is built. A
+    description of the call's effects keeps the buffer counted."""
+    monkeypatch.setenv("TTLANG_COMPILE_ONLY", "1")
+
+    def operation(described: bool):
+        @ttl.operation(grid=(1, 1))
+        def op(out):
+            out_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+
+            @ttl.datamovement()
+            def dm():
+                accesses = [ttl.DFBAccess.inspect(out_dfb)] if described else []
+                if handed == "get_dfb_id":
+                    ttl.call_extern_func(FAKE_HEADER, "produce", template_args=[ttl.get_dfb_id(out_dfb)],
+                                         dfb_accesses=accesses)
+                elif handed == "dfb_descriptor":
+                    ttl.call_extern_func(FAKE_HEADER, "produce", template_args=[ttl.dfb_descriptor(out_dfb)],
+                                         dfb_accesses=accesses)
+                else:
+                    ttl.call_extern_func(FAKE_HEADER, "produce", unknown_dfb_access=not described)
+                blk = out_dfb.wait()
+                ttl.copy(blk, out[0, 0]).wait()
+                blk.pop()
+
+        return op
+
+    compiled(operation(described=False), zeros((32, 32)))
+    with pytest.raises(KernelError, match="out_dfb is waited for 1 times but its producer pushes only 0 blocks"):
+        compiled(operation(described=True), zeros((32, 32)))

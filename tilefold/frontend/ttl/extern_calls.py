@@ -13,6 +13,9 @@ that reaches the call stops with an error at its line (:mod:`tilefold.sim.extern
 holds of a buffer it passes count as written (reserved) or read (waited) by the C++. A buffer
 named in ``dfb_effects=`` (blocks the C++ reserves, pushes, waits on or pops itself) is bound in the
 kernel and left out of the checks that count a buffer's blocks: those counts are partly in the C++.
+So is a buffer the call is handed (a function argument, ``ttl.get_dfb_id``, ``ttl.dfb_descriptor``,
+``dfb_dependencies=``) without an effect or access description, and, with
+``unknown_dfb_access=True``, every buffer of the operation, as TT-Lang counts them.
 
 Outside a kernel function these names raise an error naming the user's line.
 """
@@ -224,9 +227,17 @@ def build_call(builder, args, kwargs, node):
         result_type = condition.scalar_type
     include_paths = kwargs.pop("include_paths", ()) or ()
     dependencies = kwargs.pop("dfb_dependencies", ()) or ()
+    described = set()                          # buffers whose use by the C++ the call describes
     for note in _effect_notes(kwargs.pop("dfb_effects", ()) or ()):
         builder.cb_value(note.dfb)             # a buffer the C++ reserves, pushes, waits on or pops
         builder.extern_effects.add(note.dfb.index)
+        described.add(note.dfb.index)
+    accesses = kwargs.pop("dfb_accesses", ()) or ()
+    described |= {n.dfb.index for n in (accesses if isinstance(accesses, (list, tuple)) else ())
+                  if isinstance(n, DFBNote) and n.dfb is not None}
+    if kwargs.pop("unknown_dfb_access", False) is True:
+        # the C++ may reserve, push, wait on or pop any of the operation's buffers: none is counted
+        builder.extern_effects.update(d.index for d in builder.operation.dataflow_buffers if not d.hidden)
     for key in [k for k in kwargs if k in _METADATA]:
         kwargs.pop(key)
     if kwargs:
@@ -268,6 +279,8 @@ def build_call(builder, args, kwargs, node):
         [v.dfb for v in template_args if isinstance(v, (DFBId, DFBDescriptor))] + \
         [v for v in (dependencies if isinstance(dependencies, (list, tuple)) else ()) if hasattr(v, "block_pages")]
     _held_blocks_used(builder, buffers, location)
+    # a buffer the C++ is handed without a description of what it does with it may move its blocks
+    builder.extern_effects.update(d.index for d in buffers if d.index not in described)
     op = builder.emit(ExternCallOp(header, callee, operands, templates, template_cbs,
                                    EXTERN_RESULT_TYPES[result_type.value] if result_type is not None else None,
                                    _find_header(header, include_paths, location.file)))

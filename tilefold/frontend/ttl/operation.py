@@ -428,7 +428,7 @@ class Operation:
                 in_cpp |= builder.extern_effects
         grid = capture.grid
         restored = restored_buffers(module)
-        user_buffers = [d for d in capture.dataflow_buffers if not d.hidden]
+        user_buffers = [d for d in capture.dataflow_buffers if not d.hidden and d.index not in in_cpp]
         active = active_rectangles(capture.pipe_nets, capture.grid) if capture.device_domain is None else None
         nodes = [(x, y) for x in range(capture.grid[0]) for y in range(capture.grid[1])
                  if active is None or any(x0 <= x <= x1 and y0 <= y <= y1 for x0, y0, x1, y1 in active)]
