@@ -45,12 +45,17 @@ def test_grid_without_dimensions():
 
 
 def test_three_dimensional_grid_larger_than_the_device():
+    """Its first dimension is a device-mesh axis: three chips of 3x2 nodes, more than are simulated."""
     @ttl.operation(grid=(3, 3, 2))  # error
     def op(x, y):
         pass
 
-    expect_error(lambda: op(*tensors()), test_three_dimensional_grid_larger_than_the_device, KernelError,
-                 "does not fit one chip", "9 columns (d0 * d1) by 2 rows (d2)", "8x8")
+    ttnn.set_num_devices(2)
+    try:
+        expect_error(lambda: op(*tensors()), test_three_dimensional_grid_larger_than_the_device, KernelError,
+                     "spans 3 chips (3) but 2 are simulated", "--num-devices 3")
+    finally:
+        ttnn.set_num_devices(None)
 
 
 def test_grid_larger_than_the_device():

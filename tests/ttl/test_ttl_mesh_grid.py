@@ -1,5 +1,5 @@
 """An operation whose 4-D grid ``(mesh rows, mesh columns, x, y)`` spans several chips runs as one
-simulated device of those chips (``tilefold.arch.mesh_of``): a pipe from a node of chip 0 to a node
+simulated device of those chips (a 3-D grid ``(chips, x, y)`` too: leading dimensions are mesh axes) (``tilefold.arch.mesh_of``): a pipe from a node of chip 0 to a node
 of every chip, each chip's node then working on its own column of tiles; checked against numpy.
 Too few simulated chips is a clear error, and the C++ of such an operation is refused clearly."""
 
@@ -121,3 +121,35 @@ def test_transfers_between_chips_cost_an_ethernet_hop(two_chips, monkeypatch):
     monkeypatch.setattr(dataflow_api, "ETHERNET_LATENCY_CYCLES", 0)
     monkeypatch.setattr(dataflow_api, "ETHERNET_BYTES_PER_CYCLE", float("inf"))
     assert with_ethernet - cycles() >= ETHERNET_LATENCY_CYCLES
+
+
+def test_a_3d_grid_larger_than_a_chip_takes_its_first_dimension_as_a_mesh_axis(two_chips):
+    """``grid=(2, 8, 1)``: two chips of 8x1 nodes; node ``(chip, x, 0)`` doubles tile ``chip * 8 + x``."""
+    @ttl.operation(grid=(2, 8, 1))
+    def double(a, out):
+        a_dfb = ttl.make_dataflow_buffer_like(a, shape=(1, 1), block_count=2)
+        o_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+
+        @ttl.compute()
+        def compute():
+            with a_dfb.wait() as av, o_dfb.reserve() as o:
+                o.store(av + av)
+
+        @ttl.datamovement()
+        def read():
+            chip, x, _ = ttl.node(dims=3)
+            with a_dfb.reserve() as blk:
+                ttl.copy(a[0, chip * 8 + x], blk).wait()
+
+        @ttl.datamovement()
+        def write():
+            chip, x, _ = ttl.node(dims=3)
+            with o_dfb.wait() as blk:
+                ttl.copy(blk, out[0, chip * 8 + x]).wait()
+
+    values = np.random.default_rng(4).random((32, 16 * 32), dtype=np.float32)
+    a = ttnn.from_numpy(values, dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT)
+    out = ttnn.from_numpy(np.zeros_like(values), dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT)
+    double(a, out)
+    np.testing.assert_allclose(ttnn.to_numpy(out), values * 2, rtol=1e-6)
+    assert double.build((a, out), {}).capture.arch.num_chips == 2

@@ -340,7 +340,8 @@ def test_a_3d_grid_larger_than_the_chip_names_the_limit():
         pass
 
     expect_error(lambda: op(tile_tensor((32, 32))), test_a_3d_grid_larger_than_the_chip_names_the_limit,
-                 KernelError, "does not fit one chip", "4 columns (d0 * d1) by 9 rows (d2)", "d2 <= 8")
+                 KernelError, "spans several chips", "(mesh axes..., x, y)", "4 columns (d0 * d1) by 9 rows (d2)",
+                 "d2 <= 8")
 
 
 def test_a_pipe_node_outside_a_3d_grid_names_the_users_line():

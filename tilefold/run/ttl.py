@@ -68,8 +68,8 @@ def run_operation(operation, capture, compiled, report: bool = True):
             where = (f"{capture.device_domain!r} ({arch.num_chips} chips, grid {cols // arch.num_chips}x{rows} on each, "
                      f"{arch.board})")
         elif arch.chip_columns is not None:
-            r, c, x, y = capture.grid_dims
-            where = f"a {r}x{c} mesh of chips ({x}x{y} nodes each, {arch.board})"
+            *mesh, x, y = capture.grid_dims
+            where = f"a {'x'.join(map(str, mesh))} mesh of chips ({x}x{y} nodes each, {arch.board})"
         print(f"ttl.operation {operation.name} on {where}, simulated{numerics}:")
         print("  " + result.perf.summary().replace("\n", "\n  "))
     if settings.project_dir is not None:

@@ -74,23 +74,27 @@ def resolve_grid(grid, arch: Arch, location: SourceLocation | None) -> tuple[tup
         takes = f" (its {dims[0]} nodes take {cols} columns of {rows} row{'s' * (rows != 1)})" if len(dims) == 1 else ""
         raise KernelError(f"@ttl.operation(grid={grid!r}) does not fit the {gx}x{gy} compute grid of {arch.board}"
                           f"{takes}; use at most ({gx}, {gy}) or grid='full'{other}", location)
-    if len(dims) == 4 and dims[2] <= gx and dims[3] <= gy and cols + 1 < NOC_COLUMNS:
+    if len(dims) >= 3 and dims[-2] <= gx and dims[-1] <= gy and cols + 1 < NOC_COLUMNS:
         from tilefold.frontend.ttl.mesh import num_available_devices
 
-        chips = dims[0] * dims[1]
+        chips = mesh_chips(dims)
         if chips <= num_available_devices():
             return (cols, rows), dims            # a mesh of chips (operation.capture makes its device)
-        raise KernelError(f"@ttl.operation(grid={grid!r}) spans {chips} chips ({dims[0]}x{dims[1]}) but "
-                          f"{num_available_devices()} are simulated; run with --num-devices {chips} (or "
+        raise KernelError(f"@ttl.operation(grid={grid!r}) spans {chips} chips ({'x'.join(map(str, dims[:-2]))}) "
+                          f"but {num_available_devices()} are simulated; run with --num-devices {chips} (or "
                           f"ttnn.set_num_devices({chips}))", location)
     lead = " * ".join(f"d{i}" for i in range(len(dims) - 1))
     limit = (f"its nodes take {cols} columns ({lead}) by {rows} rows (d{len(dims) - 1}), and the compute grid of "
              f"{arch.board} is {gx}x{gy}: an n-D grid fits one chip when {lead} <= {gx} and d{len(dims) - 1} <= {gy}")
-    if len(dims) == 4:
-        raise KernelError(f"@ttl.operation(grid={grid!r}) spans several chips, and a grid (mesh rows, mesh columns, "
-                          f"x, y) runs on a mesh of chips when x <= {gx}, y <= {gy} and the {dims[0] * dims[1]} chips "
-                          f"take at most 62 node columns together ({limit})", location)
-    raise KernelError(f"@ttl.operation(grid={grid!r}) does not fit one chip: {limit}", location)
+    raise KernelError(f"@ttl.operation(grid={grid!r}) spans several chips, and a grid (mesh axes..., x, y) runs on "
+                      f"a mesh of chips when x <= {gx}, y <= {gy} and the {mesh_chips(dims)} chips take at most "
+                      f"{NOC_COLUMNS - 2} node columns together ({limit})", location)
+
+
+def mesh_chips(dims: tuple[int, ...]) -> int:
+    """The chips a grid larger than one chip takes: its leading dimensions are device-mesh axes
+    (TT-Lang's), the last two each chip's nodes."""
+    return math.prod(dims[:-2])
 
 
 def grid_shape(grid: tuple[int, ...], dims: int, location=None):

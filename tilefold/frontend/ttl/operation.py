@@ -35,7 +35,7 @@ from tilefold.frontend.ttl.session import compile_only
 from tilefold.frontend.ttl.capture import OperationCapture, TensorArgument, capturing
 from tilefold.frontend.ttl.dataflow_buffers import DataflowBuffer
 from tilefold.frontend.ttl.fingerprint import operation_key
-from tilefold.frontend.ttl.grid import resolve_grid, with_node_builtins
+from tilefold.frontend.ttl.grid import mesh_chips, resolve_grid, with_node_builtins
 from tilefold.frontend.ttl.pipes import active_rectangles
 from tilefold.frontend.ttl.runtime_resources import resource_semaphores
 from tilefold.frontend.ttl.host_types import conversion_hint
@@ -322,8 +322,8 @@ class Operation:
             capture = OperationCapture(self.name, (domain.size * grid[0], grid[1]), arch, tensors, self.location,
                                        grid_dims=dims, device_domain=domain, device_pieces=pieces)
         else:
-            if grid[0] > arch.grid[0]:          # a 4-D grid over several chips: one device for the mesh
-                arch = mesh_of(arch, dims[0] * dims[1], (dims[2], dims[3]))
+            if grid[0] > arch.grid[0]:          # an n-D grid over several chips: one device for the mesh
+                arch = mesh_of(arch, mesh_chips(dims), (dims[-2], dims[-1]))
             capture = OperationCapture(self.name, grid, arch, tensors, self.location, grid_dims=dims)
         capture.constants = constants
         capture.placements = self.placements
