@@ -621,6 +621,37 @@ def test_node_and_grid_size_outside_an_operation():
     expect_error(size, size, RuntimeError, "ttl.grid_size: grid not available outside a @ttl.operation")
 
 
+MODULE_LEVEL_DFB = ttl.make_dataflow_buffer_like(zeros((32, 32)), shape=(1, 1), block_count=2)
+
+
+def test_a_buffer_made_outside_an_operation_is_refused_only_where_an_operation_uses_it():
+    """As in TT-Lang, a dataflow buffer may be made anywhere; an operation uses those made in its
+    body, and one of its kernels using another is an error at that line."""
+    @ttl.operation(grid=(1, 1))
+    def uses_its_own(x, y):
+        MODULE_LEVEL_DFB = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)   # shadows the other
+        copy_kernels(MODULE_LEVEL_DFB, MODULE_LEVEL_DFB, x, y)
+
+    x, y = tensors(shape=(32, 32))
+    uses_its_own(x, y)
+    np.testing.assert_array_equal(ttnn.to_numpy(y), ttnn.to_numpy(x))
+
+    @ttl.operation(grid=(1, 1))
+    def uses_the_outer(x, y):
+        @ttl.datamovement()
+        def read():
+            with MODULE_LEVEL_DFB.reserve() as blk:  # error
+                ttl.copy(x[0, 0], blk).wait()
+
+        @ttl.compute()
+        def idle():
+            pass
+
+    expect_error(lambda: uses_the_outer(*tensors(shape=(32, 32))),
+                 test_a_buffer_made_outside_an_operation_is_refused_only_where_an_operation_uses_it, KernelError,
+                 "MODULE_LEVEL_DFB was made outside this operation", "make it there")
+
+
 def test_operation_with_an_unknown_keyword():
     def make():
         ttl.operation(grid=(1, 1), totally_unknown_option=42)  # error

@@ -170,6 +170,9 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
 
     def cb_value(self, dfb) -> SSAValue:
         """The ``ttl.bind_cb`` of a dataflow buffer in this kernel."""
+        if dfb.index is None:
+            raise self.error(f"{dfb.name} was made outside this operation (at {dfb.location}); an operation uses the "
+                             "dataflow buffers made in its body: make it there")
         if dfb.index not in self.cbs:
             if self.kind == "compute" and dfb.tile != (32, 32):
                 raise self.error(f"{dfb.name} holds {dfb.tile[0]}x{dfb.tile[1]} tiles; a compute kernel using a "

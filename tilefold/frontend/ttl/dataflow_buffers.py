@@ -336,7 +336,9 @@ def _check_count(what: str, count, location, keyword: str = "block_count") -> No
 
 def _make(fmt, layout_name: str, shape, count, tensor, location, what: str, allocation_group,
           tile: tuple[int, int] = (32, 32)) -> DataflowBuffer:
-    op = capture.current(f"ttl.{what.removeprefix('ttl.')}")
+    op = capture.active()
+    if op is None and what == "ttl.make_tensor_backed_dfb":
+        capture.current(what)               # raises: a node's shard exists only inside an operation
     if allocation_group is not None and not isinstance(allocation_group, DFBAllocationGroup):
         raise KernelError(f"{what}(allocation_group={allocation_group!r}): give a group from "
                           "ttl.make_dfb_allocation_group()", location)
@@ -349,9 +351,10 @@ def _make(fmt, layout_name: str, shape, count, tensor, location, what: str, allo
                           f"tilefold yet; use a tensor of {', '.join(f.ttnn_name for f in supported)} (e.g. "
                           "ttnn.from_numpy(array, dtype=ttnn.bfloat16))", location)
     dims = _block_shape(shape, location)
-    name = _variable_name(location) or f"dfb{len(op.dataflow_buffers)}"
+    name = _variable_name(location) or (f"dfb{len(op.dataflow_buffers)}" if op is not None else "dfb")
     dfb = DataflowBuffer(dims, count, fmt, layout_name, location, name, tile=tile)
-    dfb.index = op.add_dataflow_buffer(dfb)
+    # made outside an operation (as TT-Lang allows): a buffer no operation has; one that uses it is refused
+    dfb.index = op.add_dataflow_buffer(dfb) if op is not None else None
     return dfb
 
 
