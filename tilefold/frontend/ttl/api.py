@@ -17,8 +17,8 @@ from typing import Generic, Tuple, TypeVar, Union
 
 from tilefold.errors import KernelError
 from tilefold.frontend.ttl.capture import current
-from tilefold.frontend.ttl.dataflow_buffers import (DataflowBuffer, make_dataflow_buffer_like, make_dfb,
-                                                    make_dfb_allocation_group, make_tensor_backed_dfb)
+from tilefold.frontend.ttl.dataflow_buffers import (DataflowBuffer, DFBAllocationGroup, make_dataflow_buffer_like,
+                                                    make_dfb, make_dfb_allocation_group, make_tensor_backed_dfb)
 from tilefold.frontend.ttl.devices import DeviceDomain, DeviceRange, DeviceRef, Fabric1D, Fabric2D, TransferGraph
 from tilefold.frontend.ttl.extern_calls import (DFBAccess, DFBEffect, DispatchCondition, ScalarType, call_extern_func,
                                                 dfb_descriptor, get_dfb_id, raw_addr)
@@ -85,6 +85,49 @@ atom = operation
 DFB = DataflowBuffer
 
 
+class _KernelValueType(type):
+    """The type of a value a kernel works with, for annotations (``blk: ttl.TensorBlock``) and
+    ``isinstance``: an instance is a value of the front end's class of that name in
+    :mod:`.values` (loaded when first asked, as kernels are built)."""
+
+    def __instancecheck__(cls, value) -> bool:
+        from tilefold.frontend.ttl import values
+
+        return cls.matches(value, values)
+
+
+class TensorBlock(metaclass=_KernelValueType):
+    """``ttl.TensorBlock``: a block of a dataflow buffer (``dfb.reserve()``, ``dfb.wait()``, a subview)."""
+
+    @staticmethod
+    def matches(value, values) -> bool:
+        return isinstance(value, values.Block)
+
+
+class CopyTransferHandler(metaclass=_KernelValueType):
+    """``ttl.CopyTransferHandler``: what ``ttl.copy`` returns, to ``wait()`` on."""
+
+    @staticmethod
+    def matches(value, values) -> bool:
+        return isinstance(value, (values.Transfer, values.GroupTransfer))
+
+
+class ReceiveRequest(metaclass=_KernelValueType):
+    """``ttl.ReceiveRequest``: a posted receive from a pipe (``ttl.copy(pipe, blk)``), as ``ttl.wait_any`` takes."""
+
+    @staticmethod
+    def matches(value, values) -> bool:
+        return isinstance(value, values.Transfer) and value.kind == "recv"
+
+
+class ReadyReceive(metaclass=_KernelValueType):
+    """``ttl.ReadyReceive``: what ``ttl.wait_any`` returns (``index()``: the receive it completed)."""
+
+    @staticmethod
+    def matches(value, values) -> bool:
+        return isinstance(value, values.ReadyReceive)
+
+
 class IndexType:
     """``ttl.IndexType`` (pre-1.0): how a ``ttl.TensorAccessor`` indexes its tensor."""
 
@@ -139,6 +182,7 @@ __all__ = [
     "TransferGraph", "Fabric1D", "Fabric2D", "DFBReset", "DFBReconfiguration", "reset_dataflow_buffers", "reset_dfbs", "reset_all_dfbs", "reconfigure_dfbs",
     "call_extern_func", "get_dfb_id", "dfb_descriptor", "raw_addr", "ScalarType", "DFBAccess", "DFBEffect", "DispatchCondition",
     "ProgramRuntimeResources", "KernelRuntimeResources", "CoreRuntimeArgs", "KernelDefine",
+    "DFBAllocationGroup", "TensorBlock", "CopyTransferHandler", "ReceiveRequest", "ReadyReceive",
 ]
 
 

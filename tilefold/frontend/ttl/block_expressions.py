@@ -317,6 +317,12 @@ class BlockExpressionBuilder(AcquisitionBuilder):
             return self.block_subview(args, kwargs, node)
         self.require_compute(node, f"{fn.qualname}")
         name = fn.name
+        if name == "exp" and "iterations" in kwargs:
+            # TT-Lang's SFPU loop count over a tile's face rows: 8, the whole tile, is the only one it takes
+            kwargs = dict(kwargs)
+            iterations = kwargs.pop("iterations")
+            if iterations != 8 or isinstance(iterations, bool):
+                raise self.error(f"{fn.qualname} iterations must be 8, got {iterations!r}", node)
         if name in UNARY:
             self._arity(fn, args, kwargs, 1, node)
             return self.block_unary(UNARY[name], args[0], node)
