@@ -153,3 +153,52 @@ def test_a_3d_grid_larger_than_a_chip_takes_its_first_dimension_as_a_mesh_axis(t
     double(a, out)
     np.testing.assert_allclose(ttnn.to_numpy(out), values * 2, rtol=1e-6)
     assert double.build((a, out), {}).capture.arch.num_chips == 2
+
+
+def _mesh_axes_op(grid, rank: int, cross: bool = False):
+    """Node ``r`` (its first coordinate, a mesh axis) doubles tile ``r`` of a tensor sharded over the
+    mesh along rows, indexing the whole tensor; with ``cross`` every node reads tile 0."""
+    @ttl.operation(grid=grid)
+    def double_own_rows(a, o):
+        dfb = ttl.make_dataflow_buffer_like(a, shape=(1, 1), block_count=2)
+        out_dfb = ttl.make_dataflow_buffer_like(o, shape=(1, 1), block_count=2)
+
+        @ttl.compute()
+        def compute():
+            with dfb.wait() as blk, out_dfb.reserve() as out_blk:
+                out_blk.store(blk + blk)
+
+        @ttl.datamovement()
+        def read():
+            r = ttl.node(dims=rank)[0]
+            with dfb.reserve() as blk:
+                ttl.copy(a[0 if cross else r, 0], blk).wait()  # read
+
+        @ttl.datamovement()
+        def write():
+            r = ttl.node(dims=rank)[0]
+            with out_dfb.wait() as blk:
+                ttl.copy(blk, o[r, 0]).wait()
+
+    return double_own_rows
+
+
+@pytest.mark.parametrize("grid", [(2, 1, 1), (2, 1, 1, 1)])
+def test_a_grid_with_mesh_axes_indexes_mesh_tensors_as_the_whole(grid, two_chips):
+    """TT-Lang's grid with mesh axes over mesh tensors: chip ``k`` runs the nodes whose leading
+    coordinate is ``k`` and a kernel indexes a mesh-sharded tensor as the whole, reaching its own
+    chip's piece; a node reaching another chip's piece is an error at the copy."""
+    mesh = ttnn.open_mesh_device(ttnn.MeshShape(2, 1))
+    values = np.random.default_rng(6).random((64, 32), dtype=np.float32)
+    a = ttnn.from_numpy(values, dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT, device=mesh,
+                        mesh_mapper=ttnn.ShardTensorToMesh(mesh, dim=0))
+    o = ttnn.from_numpy(np.zeros_like(values), dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT, device=mesh,
+                        mesh_mapper=ttnn.ShardTensorToMesh(mesh, dim=0))
+    _mesh_axes_op(grid, len(grid))(a, o)
+    got = ttnn.to_numpy(o, mesh_composer=ttnn.ConcatMeshToTensor(mesh, dim=0))
+    np.testing.assert_allclose(got, values * 2, rtol=1e-6)
+    with pytest.raises(KernelError) as info:
+        _mesh_axes_op(grid, len(grid), cross=True)(a, o)
+    assert "tiles 0..0 of dimension 0 are on another chip (a cross-device access)" in str(info.value)
+    assert "holds tiles 1..1 of it" in str(info.value)
+    ttnn.close_mesh_device(mesh)

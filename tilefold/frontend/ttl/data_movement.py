@@ -68,6 +68,18 @@ def tensor_units(tensor) -> tuple[int, ...]:
     return shape[:-2] + (-(-shape[-2] // height), -(-shape[-1] // width))
 
 
+def mesh_origin(tensor, units: tuple[int, ...]) -> tuple[int, ...] | None:
+    """Where a piece of a mesh tensor starts in the whole, in the units of ``units`` (tiles in the
+    last two dims of a tiled tensor), or None when it is not such a piece."""
+    origin = getattr(tensor, "mesh_origin", None)
+    if origin is None or len(origin) != len(units) or _is_tiled(tensor) and len(origin) < 2:
+        return None
+    if not _is_tiled(tensor):
+        return tuple(origin)
+    height, width = tensor_tile(tensor)
+    return tuple(origin[:-2]) + (origin[-2] // height, origin[-1] // width)
+
+
 def is_1d_tiled(tensor) -> bool:
     """A tiled tensor of rank 1: ``tensor[i]`` selects its tile ``i`` (elements ``32 i .. 32 i + 31``)."""
     return _is_tiled(tensor) and len(tuple(getattr(tensor, "device_shape", tensor.shape))) == 1
@@ -125,6 +137,10 @@ class DataMovementBuilder:
         ranges = tuple(isinstance(e, slice) for e in entries)
         chips = getattr(argument.tensor, "mesh_piece_of", None)     # a piece of a mesh tensor over that many chips
         piece = f", one chip's piece of a mesh tensor over {chips} chips" if chips else ""
+        origin = mesh_origin(argument.tensor, units) if self.operation.mesh_chip is not None else None
+        if origin is not None and any(origin):
+            piece = (f"; this chip's piece of a mesh tensor over {chips} chips, which starts at {unit} "
+                     f"{_shape_text(origin)} of the whole: a node reads and writes its own chip's piece")
         for d, (entry, dim) in enumerate(zip(entries, units)):
             if isinstance(entry, slice):
                 if entry.step not in (None, 1):
@@ -141,9 +157,17 @@ class DataMovementBuilder:
             else:
                 start = self.as_int(entry, node, f"index {d} of {argument.name}[...]")
                 size = 1
+            if origin is not None and origin[d]:            # the whole tensor's index on this chip's piece
+                start = self.scalars.sub(start, origin[d])
             if size > dim:
                 raise self.error(f"{argument.name}[...]: dimension {d} selects {size} {unit} but the tensor has only "
                                  f"{dim} (shape {_shape_text(units)}); make the block smaller", node)
+            if isinstance(start, int) and (start < 0 or start + size > dim) and origin is not None and origin[d]:
+                first = start + origin[d]
+                raise self.error(f"{argument.name}[...]: {unit} {first}..{first + size - 1} of dimension {d} are on "
+                                 f"another chip (a cross-device access): this chip's piece of the mesh tensor holds "
+                                 f"{unit} {origin[d]}..{origin[d] + dim - 1} of it; a node reads and writes its own "
+                                 "chip's piece", node)
             if isinstance(start, int) and (start < 0 or start + size > dim):
                 raise self.error(f"{argument.name}[...]: {unit} {start}..{start + size - 1} of dimension {d} are "
                                  f"outside the tensor ({dim} {unit}; shape {_shape_text(units)}{piece})", node)

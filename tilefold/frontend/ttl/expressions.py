@@ -165,11 +165,15 @@ class ExpressionBuilder:
         """The node's runtime coordinates ``(x, y)`` (emitted once, at the kernel's start)."""
         if self.node_coords is None:
             coords = []
-            for dim, name in ((0, "node_x"), (1, "node_y")):
+            chip = self.operation.mesh_chip        # one chip of a grid with mesh axes: its nodes' columns follow
+            for dim, name in ((0, "node_x"), (1, "node_y")):          # the columns of the chips before it
                 op = self.emit_prologue(ttl.NodeCoordOp(dim), node)
                 op.result.name_hint = name
-                self.scalars.ranges[id(op.result)] = (0, core_grid(self.operation.grid_dims)[dim] - 1)
+                extent = self.operation.grid[dim] if chip is not None else core_grid(self.operation.grid_dims)[dim]
+                self.scalars.ranges[id(op.result)] = (0, extent - 1)
                 coords.append(Scalar.opaque(op.result))
+            if chip:
+                coords[0] = self.scalars.add(coords[0], chip * self.operation.grid[0])
             self.node_coords = tuple(coords)
         return self.node_coords
 

@@ -132,7 +132,10 @@ def operation_key(capture, options: dict):
         buffers = tuple(f.value(d) for d in capture.dataflow_buffers)
         nets = tuple(f.value(n) for n in capture.pipe_nets)
         tensors = tuple((a.name, tuple(a.tensor.shape), a.tensor.dtype.name, str(a.tensor.layout),
-                         str(a.tensor.memory_config()), tensor_tile(a.tensor)) for a in capture.tensors)
+                         str(a.tensor.memory_config()), tensor_tile(a.tensor),
+                         getattr(a.tensor, "mesh_origin", None) if capture.mesh_chip is not None else None)
+                        for a in capture.tensors)
+        tensors += (("mesh chip", capture.mesh_chip),)
         tensors += tuple((name, f.value(v)) for name, v in sorted(capture.constants.items()))
         if capture.resource_semaphores is not None:     # runtime_resource_factory=, and what it is given
             tensors += (("runtime resources", f.value(capture.resource_semaphores)),)

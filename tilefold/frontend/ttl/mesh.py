@@ -259,6 +259,19 @@ def _split(values: np.ndarray, dim: int, parts: int, what: str = "ttnn.ShardTens
     return np.split(values, parts, axis=dim)
 
 
+def _origins(shape: tuple, splits: list, chips: int) -> list[tuple[int, ...]]:
+    """Where the piece of each chip (row-major) starts in a tensor of ``shape``, split along
+    ``(dimension, parts, chips per part step)`` of ``splits`` (none: every chip holds the whole)."""
+    origins = []
+    for chip in range(chips):
+        origin = [0] * len(shape)
+        for dim, parts, stride in splits:
+            dim = _axis(dim, shape, "a mesh mapper")
+            origin[dim] += (chip // stride) % parts * (shape[dim] // parts)
+        origins.append(tuple(origin))
+    return origins
+
+
 def _mesh_arg(device, what: str) -> None:
     """A mapper's or composer's mesh: a mesh device (``ttnn.open_mesh_device``)."""
     if not isinstance(device, MeshDevice):
@@ -276,6 +289,10 @@ class ShardTensorToMesh:
     def pieces(self, values: np.ndarray) -> list[np.ndarray]:
         return _split(values, self.dim, self.mesh.shape.num_devices)
 
+    def origins(self, shape: tuple) -> list[tuple[int, ...]]:
+        """Where each piece starts in the whole tensor (elements per dimension)."""
+        return _origins(shape, [(self.dim, self.mesh.shape.num_devices, 1)], self.mesh.shape.num_devices)
+
 
 class ReplicateTensorToMesh:
     """The same tensor on every chip."""
@@ -286,6 +303,9 @@ class ReplicateTensorToMesh:
 
     def pieces(self, values: np.ndarray) -> list[np.ndarray]:
         return [values] * self.mesh.shape.num_devices
+
+    def origins(self, shape: tuple) -> list[tuple[int, ...]]:
+        return _origins(shape, [], self.mesh.shape.num_devices)
 
 
 class ShardTensor2dMesh:
@@ -306,6 +326,12 @@ class ShardTensor2dMesh:
         for piece in by_row:
             out += _split(piece, self.dims[1], cols, what) if self.dims[1] is not None else [piece] * cols
         return out
+
+    def origins(self, shape: tuple) -> list[tuple[int, ...]]:
+        rows, cols = self.mesh.shape
+        splits = [(d, n, stride) for d, n, stride in ((self.dims[0], rows, cols), (self.dims[1], cols, 1))
+                  if d is not None]
+        return _origins(shape, splits, rows * cols)
 
 
 class ConcatMeshToTensor:
@@ -344,7 +370,11 @@ def distribute(values: np.ndarray, make, mesh: MeshDevice, mapper) -> MeshTensor
     if not callable(getattr(mapper, "pieces", None)):
         raise LayoutError(f"mesh_mapper={mapper!r}: give ttnn.ShardTensorToMesh, ttnn.ShardTensor2dMesh or "
                           "ttnn.ReplicateTensorToMesh", user_location())
-    return MeshTensor([make(np.ascontiguousarray(p)) for p in mapper.pieces(values)], mesh)
+    pieces = [make(np.ascontiguousarray(p)) for p in mapper.pieces(values)]
+    if callable(getattr(mapper, "origins", None)):
+        for piece, origin in zip(pieces, mapper.origins(values.shape)):
+            piece.mesh_origin = origin      # where it starts in the whole (a grid with mesh axes indexes the whole)
+    return MeshTensor(pieces, mesh)
 
 
 def compose(tensor: MeshTensor, composer) -> np.ndarray:

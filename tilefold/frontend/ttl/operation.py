@@ -100,6 +100,7 @@ class Operation:
     device_domain = None            # the ttl.DeviceDomain of @ttl.operation(device_domain=...)
     placements = None               # mesh_program_placements=: the devices (indices) whose nodes run kernels
     resource_factory = None         # runtime_resource_factory=: semaphores the host program adds
+    _mesh_chip = None               # the chip a call of a grid with mesh axes runs now (_call_on_mesh_axes)
 
     def __init__(self, function, grid, options: dict, location: SourceLocation | None):
         self.function = _captured_at_decoration(function)
@@ -146,6 +147,8 @@ class Operation:
             raise KernelError(f"{self.function.__name__}(): the tensors' mesh device was closed (ttnn.close_device) "
                               "before this call; close it after its last operation", user_location())
         chips = next(iter(meshes.values())).shape.num_devices
+        if self._has_mesh_axes(next(iter(meshes.values())), (*args, *kwargs.values())):
+            return self._call_on_mesh_axes(args, kwargs, next(iter(meshes.values())))
 
         def piece(v, chip):
             return v.pieces[chip] if isinstance(v, MeshTensor) else v
@@ -161,6 +164,46 @@ class Operation:
         if any(r is None for r in results):
             return None
         self._report_mesh(next(iter(meshes.values())), results)
+        return None
+
+    def _has_mesh_axes(self, mesh, values) -> bool:
+        """Whether the grid's leading dimensions are the axes of ``mesh`` (TT-Lang: a grid's last two
+        dimensions are each device's nodes, any before them device-mesh axes) and every mesh tensor
+        knows where its pieces lie in the whole."""
+        from tilefold.frontend.ttl.mesh import MeshTensor
+
+        dims = self.grid if isinstance(self.grid, tuple) else ()
+        if len(dims) < 3 or mesh_chips(dims) != mesh.shape.num_devices:
+            return False
+        if len(dims) == 4 and tuple(dims[:2]) != tuple(mesh.shape):
+            return False
+        return all(getattr(p, "mesh_origin", None) is not None for v in values if isinstance(v, MeshTensor)
+                   for p in v.pieces)
+
+    def _call_on_mesh_axes(self, args, kwargs, mesh):
+        """A grid with mesh axes over mesh tensors: chip ``k`` runs the nodes whose leading coordinates
+        are the mesh position ``k`` (one chip's grid, the last two dimensions), on its own pieces, and
+        a kernel indexes each mesh tensor as the whole (its piece's origin subtracted), as TT-Lang's
+        programs do; an index outside the chip's piece is an error at the copy."""
+        from tilefold.frontend.ttl.mesh import MeshTensor
+
+        def piece(v, chip):
+            return v.pieces[chip] if isinstance(v, MeshTensor) else v
+
+        bound = inspect.signature(self.function).bind_partial(*args, **kwargs).arguments
+        shared = frozenset(name for name, value in bound.items() if _is_device_tensor(value))
+        results = []
+        for chip in range(mesh.shape.num_devices):
+            self._mesh_chip = chip
+            try:
+                results.append(self._call_on_one_device(tuple(piece(a, chip) for a in args),
+                                                        {k: piece(v, chip) for k, v in kwargs.items()},
+                                                        report=False, shared=shared))
+            finally:
+                self._mesh_chip = None
+        if any(r is None for r in results):
+            return None
+        self._report_mesh(mesh, results)
         return None
 
     def _call_on_domain(self, args, kwargs, meshes):
@@ -321,6 +364,9 @@ class Operation:
             arch = mesh_of(arch, domain.size, grid)
             capture = OperationCapture(self.name, (domain.size * grid[0], grid[1]), arch, tensors, self.location,
                                        grid_dims=dims, device_domain=domain, device_pieces=pieces)
+        elif self._mesh_chip is not None:     # one chip of a grid with mesh axes: its own nodes
+            capture = OperationCapture(self.name, (dims[-2], dims[-1]), arch, tensors, self.location, grid_dims=dims,
+                                       mesh_chip=self._mesh_chip)
         else:
             if grid[0] > arch.grid[0]:          # an n-D grid over several chips: one device for the mesh
                 arch = mesh_of(arch, mesh_chips(dims), (dims[-2], dims[-1]))
@@ -337,6 +383,10 @@ class Operation:
             raise KernelError(f"operation {self.function.__name__} returns {type(result).__name__}; an operation "
                               "writes its output tensors and returns None", self.location)
         _add_body_tensors(capture)
+        if capture.mesh_chip is not None and capture.pipe_nets:
+            raise KernelError(f"@ttl.operation(grid={self.grid!r}) called with mesh tensors runs one chip's nodes on "
+                              "each chip; pipes between the chips of such a grid are not supported by tilefold yet "
+                              "(an operation over a ttl.DeviceDomain sends between devices)", self.location)
         return capture
 
     def _device_pieces(self, args, kwargs):
