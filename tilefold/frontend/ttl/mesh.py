@@ -390,5 +390,10 @@ def compose(tensor: MeshTensor, composer) -> np.ndarray:
 
 
 def map_pieces(fn, tensor: MeshTensor) -> MeshTensor:
-    """A host op applied on every chip's piece."""
-    return MeshTensor([fn(p) for p in tensor.pieces], tensor.mesh)
+    """A host op applied on every chip's piece (a piece of the same shape keeps its place in the whole)."""
+    pieces = [fn(p) for p in tensor.pieces]
+    for old, new in zip(tensor.pieces, pieces):
+        origin = getattr(old, "mesh_origin", None)
+        if origin is not None and tuple(new.shape) == tuple(old.shape):
+            new.mesh_origin = origin
+    return MeshTensor(pieces, tensor.mesh)
