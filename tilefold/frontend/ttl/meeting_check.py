@@ -11,7 +11,7 @@ point loses a block pushed before it and popped only after.
 Each kernel is followed through its loops and branches on compile-time values (once, or on each
 node when what it does depends on the node's coordinates), counting each buffer's reserves,
 waits, pushes and pops up to each meeting. A kernel whose path depends on anything else, or that
-takes more than :data:`MAX_STEPS` ops to follow, leaves the operation to the simulator, which
+takes more than :data:`MAX_STEPS` ops to follow (all kernels on all nodes together), leaves the operation to the simulator, which
 reports the same mistakes when it runs it.
 """
 
@@ -48,8 +48,8 @@ _COMPARE = (lambda a, b: a == b, lambda a, b: a != b, lambda a, b: a < b, lambda
             lambda a, b: a >= b, lambda a, b: a < b, lambda a, b: a <= b, lambda a, b: a > b, lambda a, b: a >= b)
 _SAME_VALUE = (arith.IndexCastOp, arith.ExtUIOp, arith.ExtSIOp, arith.TruncIOp)
 _COUNTED = {ttl.CBReserveOp: "reserve", ttl.CBWaitOp: "wait", ttl.CBPushOp: "push", ttl.CBPopOp: "pop"}
-# ops a kernel is followed through, per node, before the meeting check gives up on it
-MAX_STEPS = 1 << 17
+# ops the kernels are followed through (all of them, on every node) before the meeting check gives up
+MAX_STEPS = 1 << 18
 
 
 class _Unknown(Exception):
@@ -65,7 +65,7 @@ class _KernelCounts:
     coordinates when ``node`` is given): each reserve / wait / push / pop of a buffer with the count
     before it, and the counts at each meeting point it reaches (in order)."""
 
-    def __init__(self, kernel: func.FuncOp, point_attr: str, node: tuple[int, int] | None):
+    def __init__(self, kernel: func.FuncOp, point_attr: str, node: tuple[int, int] | None, steps: list):
         self.name = kernel.sym_name.data
         self.node = node
         self.point_attr = point_attr
@@ -73,12 +73,15 @@ class _KernelCounts:
         self.at: dict[tuple[str, int], tuple[dict, object]] = {}   # (point, occurrence) -> (counts, op)
         self.counts: dict[tuple[int, str], int] = {}
         self.seen: dict[str, int] = {}
-        self.steps = 0
+        self.steps = steps              # [ops followed so far], shared by every kernel and node of the check
         self._run(kernel.body.block, {})
 
     def _value(self, value, env: dict):
         if value in env:
-            return env[value]
+            known = env[value]
+            if known is None:               # carried by a loop or an if, and not an integer we follow
+                raise _Unknown("a value the count does not follow")
+            return known
         owner = value.owner
         if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
             return owner.value.value.data
@@ -91,8 +94,8 @@ class _KernelCounts:
     def _run(self, block, env: dict) -> list:
         """Follow the ops of ``block``; the values its terminator yields."""
         for op in block.ops:
-            self.steps += 1
-            if self.steps > MAX_STEPS:
+            self.steps[0] += 1
+            if self.steps[0] > MAX_STEPS:
                 raise _Unknown("too many steps")
             kind = _COUNTED.get(type(op))
             if kind is not None and isinstance(op.cb.owner, ttl.BindCBOp):
@@ -125,11 +128,17 @@ class _KernelCounts:
                 for result, value in zip(op.results, yielded):
                     env[result] = value
             elif isinstance(op, (scf.YieldOp, func.ReturnOp)):
-                return [self._value(v, env) if not isinstance(v.type, ttl.CircularBufferType) else None
-                        for v in op.operands] if isinstance(op, scf.YieldOp) else []
+                return [self._known(v, env) for v in op.operands] if isinstance(op, scf.YieldOp) else []
             elif op.regions and any(self._matters(inner) for region in op.regions for inner in region.walk()):
                 raise _Unknown(op.name)
         return []
+
+    def _known(self, value, env: dict):
+        """``value`` when the count follows it, else None (a block, a float, a run-time value)."""
+        try:
+            return self._value(value, env)
+        except _Unknown:
+            return None
 
     def _matters(self, op) -> bool:
         return type(op) in _COUNTED or self.point_attr in op.attributes
@@ -139,7 +148,7 @@ class _KernelCounts:
         if step <= 0:
             raise _Unknown("a loop step that is not positive")
         block = loop.body.block
-        carried = [self._value(v, env) for v in loop.iter_args]
+        carried = [self._known(v, env) for v in loop.iter_args]
         for i in range(lb, ub, step):
             env[block.args[0]] = i
             for arg, value in zip(block.args[1:], carried):
@@ -156,14 +165,15 @@ class _KernelCounts:
 def _followed(kernels: list, point_attr: str, nodes) -> list[list[_KernelCounts]] | None:
     """Every kernel followed once (the same on every node), or once per node of ``nodes`` when one
     of them depends on the node; None when that cannot be known before running."""
+    steps = [0]
     try:
         try:
-            return [[_KernelCounts(k, point_attr, None) for k in kernels]]
+            return [[_KernelCounts(k, point_attr, None, steps) for k in kernels]]
         except _NeedsNode:
             if not nodes:
                 return None
-            return [[_KernelCounts(k, point_attr, node) for k in kernels] for node in nodes]
-    except (_Unknown, _NeedsNode):
+            return [[_KernelCounts(k, point_attr, node, steps) for k in kernels] for node in nodes]
+    except (_Unknown, _NeedsNode, ArithmeticError, ValueError):     # (a negative shift, say): left to the run
         return None
 
 
