@@ -71,7 +71,7 @@ class OperationCapture:
     device_pieces: dict = field(default_factory=dict)   # tensor name -> its mesh tensor's pieces, one per device
     resource_semaphores: object = None  # first free id -> semaphores of runtime_resource_factory= (runtime_resources)
     mesh_chip: int | None = None    # a grid with mesh axes over mesh tensors: the chip this call runs (its nodes,
-                                    # and the whole tensors' indices on its pieces, :meth:`Operation._call_on_mesh_axes`)
+                                    # and the whole tensors' indices on its pieces, :meth:`Operation._call`)
 
     def __post_init__(self):
         self.grid_dims = tuple(self.grid_dims) or tuple(self.grid)

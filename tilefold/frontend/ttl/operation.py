@@ -100,7 +100,7 @@ class Operation:
     device_domain = None            # the ttl.DeviceDomain of @ttl.operation(device_domain=...)
     placements = None               # mesh_program_placements=: the devices (indices) whose nodes run kernels
     resource_factory = None         # runtime_resource_factory=: semaphores the host program adds
-    _mesh_chip = None               # the chip a call of a grid with mesh axes runs now (_call_on_mesh_axes)
+    _mesh_chip = None               # the chip a call of a grid with mesh axes runs now (_call)
 
     def __init__(self, function, grid, options: dict, location: SourceLocation | None):
         self.function = _captured_at_decoration(function)
@@ -146,24 +146,31 @@ class Operation:
         if not next(iter(meshes.values())).is_open:
             raise KernelError(f"{self.function.__name__}(): the tensors' mesh device was closed (ttnn.close_device) "
                               "before this call; close it after its last operation", user_location())
-        chips = next(iter(meshes.values())).shape.num_devices
-        if self._has_mesh_axes(next(iter(meshes.values())), (*args, *kwargs.values())):
-            return self._call_on_mesh_axes(args, kwargs, next(iter(meshes.values())))
+        mesh = next(iter(meshes.values()))
+        mesh_axes = self._has_mesh_axes(mesh, (*args, *kwargs.values()))
 
         def piece(v, chip):
             return v.pieces[chip] if isinstance(v, MeshTensor) else v
 
         # one simulated device per chip, each on its own pieces; a tensor that is not a mesh tensor is
-        # one buffer every chip reads
+        # one buffer every chip reads. A grid with mesh axes runs on chip k the nodes whose leading
+        # coordinates are its mesh position, and its kernels index each mesh tensor as the whole
+        # (its piece's origin subtracted), as TT-Lang's programs do; an index outside the chip's
+        # piece is an error at the copy.
         bound = inspect.signature(self.function).bind_partial(*args, **kwargs).arguments
         shared = frozenset(name for name, value in bound.items() if _is_device_tensor(value))
-        results = [self._call_on_one_device(tuple(piece(a, chip) for a in args),
-                                            {k: piece(v, chip) for k, v in kwargs.items()}, report=False,
-                                            shared=shared)
-                   for chip in range(chips)]
+        results = []
+        for chip in range(mesh.shape.num_devices):
+            self._mesh_chip = chip if mesh_axes else None
+            try:
+                results.append(self._call_on_one_device(tuple(piece(a, chip) for a in args),
+                                                        {k: piece(v, chip) for k, v in kwargs.items()},
+                                                        report=False, shared=shared))
+            finally:
+                self._mesh_chip = None
         if any(r is None for r in results):
             return None
-        self._report_mesh(next(iter(meshes.values())), results)
+        self._report_mesh(mesh, results)
         return None
 
     def _has_mesh_axes(self, mesh, values) -> bool:
@@ -179,32 +186,6 @@ class Operation:
             return False
         return all(getattr(p, "mesh_origin", None) is not None for v in values if isinstance(v, MeshTensor)
                    for p in v.pieces)
-
-    def _call_on_mesh_axes(self, args, kwargs, mesh):
-        """A grid with mesh axes over mesh tensors: chip ``k`` runs the nodes whose leading coordinates
-        are the mesh position ``k`` (one chip's grid, the last two dimensions), on its own pieces, and
-        a kernel indexes each mesh tensor as the whole (its piece's origin subtracted), as TT-Lang's
-        programs do; an index outside the chip's piece is an error at the copy."""
-        from tilefold.frontend.ttl.mesh import MeshTensor
-
-        def piece(v, chip):
-            return v.pieces[chip] if isinstance(v, MeshTensor) else v
-
-        bound = inspect.signature(self.function).bind_partial(*args, **kwargs).arguments
-        shared = frozenset(name for name, value in bound.items() if _is_device_tensor(value))
-        results = []
-        for chip in range(mesh.shape.num_devices):
-            self._mesh_chip = chip
-            try:
-                results.append(self._call_on_one_device(tuple(piece(a, chip) for a in args),
-                                                        {k: piece(v, chip) for k, v in kwargs.items()},
-                                                        report=False, shared=shared))
-            finally:
-                self._mesh_chip = None
-        if any(r is None for r in results):
-            return None
-        self._report_mesh(mesh, results)
-        return None
 
     def _call_on_domain(self, args, kwargs, meshes):
         """A call of an operation over a device domain: one simulated device of the domain's chips,
@@ -479,8 +460,8 @@ class Operation:
         grid = capture.grid
         restored = restored_buffers(module)
         user_buffers = [d for d in capture.dataflow_buffers if not d.hidden and d.index not in in_cpp]
-        active = active_rectangles(capture.pipe_nets, capture.grid) if capture.device_domain is None else None
-        nodes = [(x, y) for x in range(capture.grid[0]) for y in range(capture.grid[1])
+        active = active_rectangles(capture.pipe_nets, grid) if capture.device_domain is None else None
+        nodes = [(x, y) for x in range(grid[0]) for y in range(grid[1])
                  if active is None or any(x0 <= x <= x1 and y0 <= y <= y1 for x0, y0, x1, y1 in active)]
         check_meeting_counts(module, {d.index: d.name for d in user_buffers},
                              {d.index: d.block_count for d in user_buffers}, restored, POINT_ATTR, nodes)
@@ -492,7 +473,6 @@ class Operation:
         module.attributes[PIPE_NETS_ATTR] = _pipe_net_table(capture, pipe_uses)
         from tilefold.ir.ttl_metadata import ACTIVE_NODES_ATTR
 
-        active = active_rectangles(capture.pipe_nets, grid) if capture.device_domain is None else None
         if active is not None:
             module.attributes[ACTIVE_NODES_ATTR] = ArrayAttr([ArrayAttr([IntegerAttr(v, i32) for v in rect])
                                                               for rect in active])
