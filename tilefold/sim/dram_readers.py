@@ -11,21 +11,17 @@ answer errs towards "reads".
 
 from __future__ import annotations
 
-import operator
-
 from xdsl.dialects import arith, func, scf
 from xdsl.ir import Operation, SSAValue
 
+from tilefold.ir.integer_arith import BINARY, CMPI
 from tilefold.ir.ttkernel import constant_int
 
 NOC_READS = frozenset({"ttkernel.noc_async_read_page", "ttkernel.noc_async_read"})
 
-_BINARY = {
-    arith.AddiOp: operator.add, arith.SubiOp: operator.sub, arith.MuliOp: operator.mul,
-    arith.AndIOp: operator.and_, arith.OrIOp: operator.or_, arith.XOrIOp: operator.xor,
-}
-_PREDICATES = {0: operator.eq, 1: operator.ne, 2: operator.lt, 3: operator.le, 4: operator.gt, 5: operator.ge,
-               6: operator.lt, 7: operator.le, 8: operator.gt, 9: operator.ge}
+# the integer arithmetic a condition is evaluated through (other ops leave it undecided)
+_BINARY = {op: BINARY[op] for op in (arith.AddiOp, arith.SubiOp, arith.MuliOp, arith.AndIOp, arith.OrIOp,
+                                     arith.XOrIOp)}
 
 
 def _value(v: SSAValue, args: list) -> int | None:
@@ -42,7 +38,7 @@ def _value(v: SSAValue, args: list) -> int | None:
         a, b = _value(owner.lhs, args), _value(owner.rhs, args)
         if a is None or b is None:
             return None
-        return int(_PREDICATES[owner.predicate.value.data](a, b))
+        return int(CMPI[owner.predicate.value.data](a, b))
     if type(owner) in _BINARY:
         a, b = _value(owner.operands[0], args), _value(owner.operands[1], args)
         return None if a is None or b is None else _BINARY[type(owner)](a, b)

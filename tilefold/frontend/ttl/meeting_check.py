@@ -10,9 +10,9 @@ point loses a block pushed before it and popped only after.
 
 Each kernel is followed through its loops and branches on compile-time values (once, or on each
 node when what it does depends on the node's coordinates), counting each buffer's reserves,
-waits, pushes and pops up to each meeting. A kernel whose path depends on anything else, or that
-takes more than :data:`MAX_STEPS` ops to follow (all kernels on all nodes together), leaves the operation to the simulator, which
-reports the same mistakes when it runs it.
+waits, pushes and pops up to each meeting. A kernel whose path depends on anything else, or more
+than :data:`MAX_STEPS` ops to follow (all kernels on all nodes together), leaves the operation to
+the simulator, which reports the same mistakes when it runs it.
 """
 
 from __future__ import annotations
@@ -22,30 +22,10 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 
 from tilefold.errors import KernelError
 from tilefold.ir import ttl
+from tilefold.ir.integer_arith import BINARY, CMPI, DIVISIONS
 from tilefold.ir.locations import source_location
 
 
-def _trunc_div(a: int, b: int) -> int:
-    q = abs(a) // abs(b)
-    return q if (a < 0) == (b < 0) else -q
-
-
-def _ceil_div(a: int, b: int) -> int:
-    return -(-a // b)
-
-
-_BINARY = {arith.AddiOp: lambda a, b: a + b, arith.SubiOp: lambda a, b: a - b, arith.MuliOp: lambda a, b: a * b,
-           arith.FloorDivSIOp: lambda a, b: a // b, arith.DivSIOp: _trunc_div, arith.DivUIOp: lambda a, b: a // b,
-           arith.CeilDivSIOp: _ceil_div, arith.CeilDivUIOp: _ceil_div,
-           arith.RemSIOp: lambda a, b: a - _trunc_div(a, b) * b, arith.RemUIOp: lambda a, b: a % b,
-           arith.AndIOp: lambda a, b: a & b, arith.OrIOp: lambda a, b: a | b, arith.XOrIOp: lambda a, b: a ^ b,
-           arith.MinSIOp: min, arith.MaxSIOp: max, arith.MinUIOp: min, arith.MaxUIOp: max,
-           arith.ShLIOp: lambda a, b: a << b, arith.ShRSIOp: lambda a, b: a >> b, arith.ShRUIOp: lambda a, b: a >> b}
-_DIVISIONS = (arith.FloorDivSIOp, arith.DivSIOp, arith.DivUIOp, arith.CeilDivSIOp, arith.CeilDivUIOp, arith.RemSIOp,
-              arith.RemUIOp)
-# arith.cmpi predicates: eq, ne, slt, sle, sgt, sge, ult, ule, ugt, uge
-_COMPARE = (lambda a, b: a == b, lambda a, b: a != b, lambda a, b: a < b, lambda a, b: a <= b, lambda a, b: a > b,
-            lambda a, b: a >= b, lambda a, b: a < b, lambda a, b: a <= b, lambda a, b: a > b, lambda a, b: a >= b)
 _SAME_VALUE = (arith.IndexCastOp, arith.ExtUIOp, arith.ExtSIOp, arith.TruncIOp)
 _COUNTED = {ttl.CBReserveOp: "reserve", ttl.CBWaitOp: "wait", ttl.CBPushOp: "push", ttl.CBPopOp: "pop"}
 # ops the kernels are followed through (all of them, on every node) before the meeting check gives up
@@ -108,14 +88,14 @@ class _KernelCounts:
                 point = op.attributes[self.point_attr].data
                 occurrence = self.seen[point] = self.seen.get(point, 0) + 1
                 self.at[(point, occurrence - 1)] = (dict(self.counts), op)
-            if type(op) in _BINARY:
+            if type(op) in BINARY:
                 a, b = (self._value(v, env) for v in op.operands)
-                if b == 0 and isinstance(op, _DIVISIONS):
+                if b == 0 and isinstance(op, DIVISIONS):
                     raise _Unknown("division by zero")
-                env[op.results[0]] = _BINARY[type(op)](a, b)
+                env[op.results[0]] = BINARY[type(op)](a, b)
             elif isinstance(op, arith.CmpiOp):
                 a, b = (self._value(v, env) for v in op.operands)
-                env[op.results[0]] = int(_COMPARE[op.predicate.value.data](a, b))
+                env[op.results[0]] = int(CMPI[op.predicate.value.data](a, b))
             elif isinstance(op, arith.SelectOp):
                 env[op.results[0]] = self._value(op.operands[1 if self._value(op.operands[0], env) else 2], env)
             elif isinstance(op, _SAME_VALUE):
