@@ -475,7 +475,7 @@ class _Plan:
         (:meth:`_chains`) are multiplied as one taller block. The key holds the block shape, each
         K step's call but its in0 tile, and whether the run starts from DST values; a run left
         open at the end of the queue, or starting from some of its slots only, is its own kind."""
-        _, index, rt, ct = run.key
+        rt, ct = run.key[2:]
         first, starts, calls = run.address
         written = {s is not None for s in starts}
         if self.runs.get(first) is run or len(written) > 1:

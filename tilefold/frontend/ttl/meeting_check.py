@@ -203,8 +203,8 @@ def _check_node(kernels: list[_KernelCounts], names, capacities, restored) -> No
             capacity = capacities.get(index, 1)
             if reserved > popped + capacity:
                 raise KernelError(f"{name}: {producer.name} reserves block {popped + capacity + 1} before the meeting "
-                                  f"of the kernels{line}{on}, but {consumer.name} frees only {popped} before it and the "
-                                  f"buffer holds {capacity} (block_count={capacity}); the kernels wait for one another "
+                                  f"of the kernels{line}{on}, but {consumer.name} frees only {popped} before it and "
+                                  f"the buffer holds {capacity} (block_count={capacity}); the kernels wait for one another "
                                   "there, so this reserve waits forever — pop the blocks before the point, or raise "
                                   "block_count",
                                   source_location(producer.first_past(index, "reserve", popped + capacity) or made_at))
