@@ -105,6 +105,10 @@ class OutsideOperationError(KernelError, RuntimeError):
     """A call that needs a running operation (``ttl.node``, ``ttl.grid_size`` ...) made outside one."""
 
 
+class CrossDeviceAccessError(KernelError, RuntimeError):
+    """A kernel on one chip of a mesh indexes tiles of a mesh tensor held by another chip."""
+
+
 class NotSimulatedError(KernelError):
     """A read of a tensor whose values an operation's C++ computes (``ttl.call_extern_func``): the
     operation was written into a project without being simulated, so the values are not known."""
@@ -128,8 +132,9 @@ class ProgramError(TilefoldError):
 # --- simulated device ------------------------------------------------------------------
 
 
-class SimulationError(TilefoldError):
-    """Base of the hazards the simulated device detects while running a program."""
+class SimulationError(TilefoldError, RuntimeError):
+    """Base of the hazards the simulated device detects while running a program (a
+    ``RuntimeError``, as TT-Lang's simulator raises for a deadlock)."""
 
 
 def _with_threads(message: str, threads: Iterable[str]) -> str:
@@ -204,6 +209,7 @@ __all__ = [
     "PlanError",
     "ProgramError",
     "SimulationError",
+    "CrossDeviceAccessError",
     "DeadlockError",
     "WatchdogError",
     "CircularBufferError",

@@ -8,7 +8,7 @@ The names of the TT-Lang 1.x programming model — ``ttl.operation``, ``ttl.comp
 """
 
 from tilefold.frontend.ttl import *  # noqa: F401,F403
-from tilefold.frontend.ttl import __all__  # noqa: F401
+from tilefold.frontend.ttl import __all__ as _language_names
 from tilefold.frontend.ttl.api import __getattr__  # noqa: F401  (a name tilefold lacks is one clear error)
 
 import sys as _sys
@@ -16,6 +16,7 @@ import sys as _sys
 from tilefold import __version__  # noqa: F401  (ttl.__version__: the tilefold release)
 from tilefold import ttl_diagnostics as diagnostics  # ttl.diagnostics.TTLangCompileError
 from tilefold import ttl_utils as utils  # ttl.utils: TT-Lang's helpers beside the language
+from tilefold.ttl_sram_storage import SRAMStorage  # noqa: F401  (tensors kept in L1 across operations)
 from tilefold import uncaught as _uncaught
 from tilefold.frontend.ttl import api as _api
 from tilefold.frontend.ttl import session as _session
@@ -26,6 +27,8 @@ for _name in ("", ".correctness", ".block_allocation"):     # `from tilefold.ttl
 _sys.modules[f"{__name__}.diagnostics"] = diagnostics
 _sys.modules[f"{__name__}.ttl_api"] = _api.pre_1_0_api_module(f"{__name__}.ttl_api")   # pre-1.0: one clear error
 ttl = _sys.modules[__name__]     # `from ttl import ttl`: TT-Lang's language module is the package's own names
+
+__all__ = [*_language_names, "SRAMStorage"]
 
 _runner.install()      # calls of ttl.operation compile and run through tilefold.run.ttl
 

@@ -1111,8 +1111,66 @@ class FabricReliabilityMode(enum.Enum):
     DYNAMIC_RECONFIG = 2
 
 
-def set_fabric_config(config, *args, **kwargs) -> None:
-    """Accepted for TT-NN scripts: the simulated chips always reach each other over ethernet."""
+class FabricTensixConfig(enum.Enum):
+    """``ttnn.FabricTensixConfig``, accepted by :func:`set_fabric_config`."""
+
+    DISABLED = 0
+    MUX = 1
+    UDM = 2
+
+
+class FabricUDMMode(enum.Enum):
+    """``ttnn.FabricUDMMode``, accepted by :func:`set_fabric_config`."""
+
+    DISABLED = 0
+    ENABLED = 1
+
+
+class FabricManagerMode(enum.Enum):
+    """``ttnn.FabricManagerMode`` (bit flags in TT-Metal), accepted by :func:`set_fabric_config`."""
+
+    ENABLED = 0
+    INIT_FABRIC = 1
+    TERMINATE_FABRIC = 2
+    DEFAULT = 3
+
+
+class FabricRouterConfig:
+    """``ttnn.FabricRouterConfig``: settings of the fabric's routers. ``max_packet_payload_size_bytes``
+    (None: the default of the fabric's routing) is what :func:`get_tt_fabric_max_payload_size_bytes`
+    answers once :func:`set_fabric_config` is given this config; the simulated ethernet's cost
+    does not depend on it."""
+
+    def __init__(self, max_packet_payload_size_bytes: int | None = None):
+        self.max_packet_payload_size_bytes = max_packet_payload_size_bytes
+
+
+# TT-Metal's default payload of one fabric packet (without its header): four bfloat8_b tiles
+DEFAULT_FABRIC_PAYLOAD_BYTES = 4 * 1088
+_fabric: dict = {"config": FabricConfig.DISABLED, "payload": None}
+
+
+def set_fabric_config(config, reliability_mode=None, num_planes=None, fabric_tensix_config=None, fabric_udm_mode=None,
+                      fabric_manager=None, router_config=None, **kwargs) -> None:
+    """``ttnn.set_fabric_config``: records the fabric config and the router config's packet payload
+    (:func:`get_tt_fabric_max_payload_size_bytes`); the simulated chips reach each other over
+    ethernet whatever is chosen."""
+    router_config = kwargs.pop("fabric_router_config", router_config)
+    payload = getattr(router_config, "max_packet_payload_size_bytes", None)
+    if payload is not None and (not isinstance(payload, int) or payload <= 0 or payload % 16):
+        raise LayoutError(f"FabricRouterConfig.max_packet_payload_size_bytes={payload!r}: give a positive number of "
+                          "bytes, a multiple of 16", user_location())
+    _fabric.update(config=config, payload=payload)
+
+
+def get_fabric_config():
+    """``ttnn.get_fabric_config()``: the config last given to :func:`set_fabric_config`."""
+    return _fabric["config"]
+
+
+def get_tt_fabric_max_payload_size_bytes() -> int:
+    """The largest payload of one fabric packet: the router config's, else TT-Metal's default."""
+    return _fabric["payload"] or DEFAULT_FABRIC_PAYLOAD_BYTES
 
 
 def deallocate(tensor: Tensor, force: bool = True) -> None:
@@ -1135,7 +1193,9 @@ __all__ = [
     "to_memory_config", "get_memory_config", "is_sharded", "MeshShape", "MeshDevice", "MeshTensor",
     "open_mesh_device", "close_mesh_device", "ShardTensorToMesh", "ShardTensor2dMesh", "ReplicateTensorToMesh",
     "ConcatMeshToTensor", "ConcatMesh2dToTensor", "all_reduce", "all_gather", "set_num_devices", "GetNumAvailableDevices", "get_num_devices",
-    "FabricConfig", "FabricReliabilityMode", "set_fabric_config", "synchronize_device", "get_max_worker_l1_unreserved_size", "device",
+    "FabricConfig", "FabricReliabilityMode", "FabricRouterConfig", "FabricTensixConfig", "FabricUDMMode",
+    "FabricManagerMode", "set_fabric_config", "get_fabric_config",
+    "get_tt_fabric_max_payload_size_bytes", "synchronize_device", "get_max_worker_l1_unreserved_size", "device",
     "uint16", "uint8", "deallocate", "full_like", "ones_like", "empty_like", "arange", "HOST_OPS",
 ]
 __all__ += [name for name in HOST_OPS if name not in __all__ and "." not in name] + ["transformer"]

@@ -14,7 +14,7 @@ import pytest
 
 import tilefold.ttl as ttl
 import tilefold.ttnn as ttnn
-from tilefold.errors import KernelError
+from tilefold.errors import KernelError, LayoutError
 from ttl_helpers import compiled, expect_error, tile_tensor, zeros
 
 
@@ -546,6 +546,26 @@ def test_fabric_and_program_cache_names_of_host_scripts():
     assert counts[0] >= 1 and len(set(counts)) == 1
     mesh.disable_and_clear_program_cache()
     assert mesh.num_program_cache_entries() == 0
+
+
+def test_fabric_router_config_sets_the_packet_payload():
+    """``ttnn.FabricRouterConfig`` given to ``set_fabric_config`` (positionally, after the tensix,
+    UDM and manager modes, as TT-NN tests pass them) sets what
+    ``get_tt_fabric_max_payload_size_bytes`` answers; without one it is TT-Metal's default."""
+    ttnn.set_fabric_config(ttnn.FabricConfig.FABRIC_2D)
+    assert ttnn.get_tt_fabric_max_payload_size_bytes() == 4 * 1088
+    config = ttnn.FabricRouterConfig()
+    config.max_packet_payload_size_bytes = 2 * 2048
+    ttnn.set_fabric_config(ttnn.FabricConfig.FABRIC_2D, ttnn.FabricReliabilityMode.STRICT_INIT, None,
+                           ttnn.FabricTensixConfig.DISABLED, ttnn.FabricUDMMode.DISABLED,
+                           ttnn.FabricManagerMode.DEFAULT, config)
+    assert ttnn.get_tt_fabric_max_payload_size_bytes() == 4096
+    assert ttnn.get_fabric_config() is ttnn.FabricConfig.FABRIC_2D
+    config.max_packet_payload_size_bytes = 1000
+    with pytest.raises(LayoutError, match="a multiple of 16"):
+        ttnn.set_fabric_config(ttnn.FabricConfig.FABRIC_2D, router_config=config)
+    ttnn.set_fabric_config(ttnn.FabricConfig.DISABLED)
+    assert ttnn.get_tt_fabric_max_payload_size_bytes() == 4 * 1088
 
 
 def test_tt_langs_file_writing_environment_variables_are_named_as_ignored(monkeypatch):

@@ -164,7 +164,7 @@ class Scheduler:
         if on_semaphore and len(on_semaphore) == len(parked):
             raise SemaphoreError("semaphore waits that can never be satisfied: every thread that could still set "
                                  "them is finished or blocked\n" + "\n".join(f"  {l}" for l in lines), first)
-        raise DeadlockError("deadlock: every running thread is blocked", lines, first)
+        raise DeadlockError("Deadlock detected: every running thread is blocked", lines, first)
 
     def finish_checks(self) -> None:
         for t in self.threads:

@@ -50,6 +50,7 @@ from tilefold.frontend.ttl.values import (
     Transfer,
     device_block_shape,
 )
+from tilefold.errors import CrossDeviceAccessError
 from tilefold.ir import ttl
 from tilefold.layout.formats import DataFormat, data_format, tensor_tile
 from tilefold.frontend.ttl.scopes import Region, Scope
@@ -164,10 +165,10 @@ class DataMovementBuilder:
                                  f"{dim} (shape {_shape_text(units)}); make the block smaller", node)
             if isinstance(start, int) and (start < 0 or start + size > dim) and origin is not None and origin[d]:
                 first = start + origin[d]
-                raise self.error(f"{argument.name}[...]: {unit} {first}..{first + size - 1} of dimension {d} are on "
-                                 f"another chip (a cross-device access): this chip's piece of the mesh tensor holds "
-                                 f"{unit} {origin[d]}..{origin[d] + dim - 1} of it; a node reads and writes its own "
-                                 "chip's piece", node)
+                raise CrossDeviceAccessError(
+                    f"Cross-device access: {argument.name}[...]: {unit} {first}..{first + size - 1} of dimension {d} "
+                    f"are on another chip; this chip's piece of the mesh tensor holds {unit} {origin[d]}.."
+                    f"{origin[d] + dim - 1} of it; a node reads and writes its own chip's piece", self.location(node))
             if isinstance(start, int) and (start < 0 or start + size > dim):
                 raise self.error(f"{argument.name}[...]: {unit} {start}..{start + size - 1} of dimension {d} are "
                                  f"outside the tensor ({dim} {unit}; shape {_shape_text(units)}{piece})", node)
@@ -517,8 +518,9 @@ class DataMovementBuilder:
     def wait_unnamed_copies(self, block: Block, node) -> None:
         """Before ``block`` is released: wait for the copies into or out of it that the kernel did not
         wait for and holds no name of (``ttl.copy(t[...], blk)`` then ``blk.push()``), as TT-Lang
-        waits a bare copy before its block's next use. A copy whose handle a name still holds is
-        the kernel's to wait for: releasing its block first stays an error."""
+        waits a bare copy before its block's next use. A copy whose handle a name holds is the
+        kernel's to wait for (TT-Lang's compiler refuses ``tx = ttl.copy(...)`` with no
+        ``tx.wait()``): releasing its block first stays an error."""
         def named(t) -> bool:
             scope = getattr(self, "_scope", None)
             while scope is not None:
@@ -1063,3 +1065,4 @@ _CONVERTIBLE = {DataFormat.Float16_b, DataFormat.Float32}
 def _in_then(block, op: scf.IfOp) -> bool:
     """Whether IR block ``block`` is the then-block of ``op``."""
     return block is not None and block.parent is op.true_region
+

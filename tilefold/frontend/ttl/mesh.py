@@ -238,6 +238,11 @@ class MeshTensor:
     def memory_config(self):
         return self.pieces[0].memory_config()
 
+    def deallocate(self, force: bool = True) -> None:
+        """``tensor.deallocate()``: frees every chip's piece."""
+        for piece in self.pieces:
+            piece.deallocate(force)
+
     def __repr__(self) -> str:
         return f"ttnn.Tensor(mesh of {len(self.pieces)} x shape={tuple(self.shape)}, dtype={self.dtype.name})"
 

@@ -265,6 +265,8 @@ class Operation:
             if report and session.settings().report:
                 print(f"ttl.operation {self.name} compiled; not run (TTLANG_COMPILE_ONLY is set)")
             return None
+        if session.preparing():           # SRAMStorage.prepare_operation: compiled for later calls
+            return None
         return runner.run_operation(self, capture, compiled, report)
 
     def tensor_arguments(self, args, kwargs) -> tuple[list[TensorArgument], dict]:
@@ -281,6 +283,9 @@ class Operation:
                                   "not a tensor; call this operation from another operation's body with dataflow "
                                   "buffers (it is inlined there)", user_location())
             if _is_device_tensor(value):
+                storage = getattr(value, "sram_storage", None)
+                if storage is not None and not session.preparing():
+                    storage.check_usable(name, user_location())
                 out.append(TensorArgument(len(out), name, value))
             elif _is_constant(value):
                 constants[name] = value

@@ -105,9 +105,29 @@ def runner() -> Runner:
     return _RUNNER
 
 
+_PREPARING = 0        # depth of preparing_calls() blocks
+
+
 def compile_only() -> bool:
     """``TTLANG_COMPILE_ONLY=1``: an operation call compiles its kernels and does not run them."""
     return os.environ.get("TTLANG_COMPILE_ONLY", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def preparing() -> bool:
+    """Inside :func:`preparing_calls`: an operation call builds and compiles its program as for a
+    run, keeps it for later calls, and runs nothing."""
+    return _PREPARING > 0
+
+
+@contextmanager
+def preparing_calls():
+    """Operation calls in the body are compiled, not run (``SRAMStorage.prepare_operation``)."""
+    global _PREPARING
+    _PREPARING += 1
+    try:
+        yield
+    finally:
+        _PREPARING -= 1
 
 
 def compile_only_or_raise(message: str, where) -> None:
