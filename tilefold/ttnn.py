@@ -157,6 +157,10 @@ def close_device(device: Device) -> None:
     device.is_open = False
 
 
+CreateDevice = open_device      # noqa: N816 - TT-NN's older names
+CloseDevice = close_device      # noqa: N816
+
+
 def get_max_worker_l1_unreserved_size() -> int:
     """Bytes of L1 per core above the firmware, shared by the kernel-config ring and the allocator
     (the largest ``worker_l1_size`` of ``open_device``), on the session's device."""
@@ -1185,7 +1189,7 @@ def synchronize_device(*args, **kwargs) -> None:
 __all__ = [
     "DataType", "bfloat16", "float32", "bfloat8_b", "bfloat4_b", "uint32", "int32", "Layout", "TILE_LAYOUT",
     "ROW_MAJOR_LAYOUT", "TILE_SIZE", "MemoryConfig", "DRAM_MEMORY_CONFIG", "L1_MEMORY_CONFIG", "Shape", "Device",
-    "open_device", "close_device", "Tensor", "from_numpy", "from_torch", "to_numpy", "to_torch", "full", "zeros",
+    "open_device", "close_device", "CreateDevice", "CloseDevice", "Tensor", "from_numpy", "from_torch", "to_numpy", "to_torch", "full", "zeros",
     "ones", "empty", "rand", "zeros_like", "add", "subtract", "multiply", "matmul", "relu", "exp", "to_layout",
     "to_device", "from_device", "abs", "neg", "sqrt", "rsqrt", "reciprocal", "square", "log", "sin", "cos", "tanh",
     "sigmoid", "silu", "gelu", "upsample", "divide", "maximum", "minimum", "sum", "transpose", "reshape", "CoreGrid", "CoreRange", "CoreRangeSet", "SemaphoreDescriptor", "split_work_to_cores",

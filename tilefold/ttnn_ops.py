@@ -483,6 +483,53 @@ def scaled_dot_product_attention(q: Value, k: Value, v: Value, *, attn_mask: Val
     return _out((scores / scores.sum(axis=-1, keepdims=True)) @ z, q)
 
 
+# --- normalisations -------------------------------------------------------------------------------
+
+
+@op("softmax")
+def softmax(a: Value, dim: int = -1, *, dtype: str | None = None, **_) -> Value:
+    """``exp(x - max) / Σ exp(x - max)`` along ``dim``, in float64, rounded once."""
+    axis = _dim(dim, a.values.ndim, "softmax")
+    x = a.values.astype(np.float64)
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return _out(e / e.sum(axis=axis, keepdims=True), a, dtype)
+
+
+def _normed(name: str, a: Value, centred: bool, epsilon: float, weight: Value | None, bias: Value | None,
+            residual: Value | None, dtype: str | None) -> Value:
+    """Normalise over the last dim (``x - mean`` first when ``centred``), then ``* weight + bias``
+    (broadcast over the leading dims), in float64, rounded once."""
+    x = a.values.astype(np.float64)
+    if residual is not None:
+        x = x + residual.values.astype(np.float64)
+    width = x.shape[-1]
+    for what, v in (("weight", weight), ("bias", bias)):
+        if v is not None and v.values.size != width:
+            raise fail(f"ttnn.{name}: {what} has {v.values.size} values; the last dim has {width}")
+    if centred:
+        x = x - x.mean(axis=-1, keepdims=True)
+    x = x / np.sqrt((x * x).mean(axis=-1, keepdims=True) + float(epsilon))
+    if weight is not None:
+        x = x * weight.values.astype(np.float64).reshape(width)
+    if bias is not None:
+        x = x + bias.values.astype(np.float64).reshape(width)
+    return _out(x, a, dtype)
+
+
+@op("rms_norm")
+def rms_norm(a: Value, *, epsilon: float = 1e-12, weight: Value | None = None, bias: Value | None = None,
+             residual_input_tensor: Value | None = None, dtype: str | None = None, **_) -> Value:
+    """``x / sqrt(mean(x²) + epsilon) * weight + bias`` over the last dim."""
+    return _normed("rms_norm", a, False, epsilon, weight, bias, residual_input_tensor, dtype)
+
+
+@op("layer_norm")
+def layer_norm(a: Value, *, epsilon: float = 1e-12, weight: Value | None = None, bias: Value | None = None,
+               residual_input_tensor: Value | None = None, dtype: str | None = None, **_) -> Value:
+    """``(x - mean) / sqrt(var + epsilon) * weight + bias`` over the last dim."""
+    return _normed("layer_norm", a, True, epsilon, weight, bias, residual_input_tensor, dtype)
+
+
 # --- reductions ----------------------------------------------------------------------------------
 
 

@@ -416,3 +416,27 @@ def test_a_host_op_given_shapes_it_cannot_combine_is_one_error_at_the_users_line
         with pytest.raises(LayoutError, match=wanted) as raised:
             call()
         assert f"{__file__}:" in str(raised.value)
+
+
+def test_softmax_rms_norm_and_layer_norm():
+    """Normalisations over the last dim as TT-NN names them, against float64 numpy; a weight of
+    the wrong width is one error at the user's line."""
+    x = RNG.standard_normal((2, 32, 64)).astype(np.float32)
+    w = RNG.standard_normal((1, 64)).astype(np.float32)
+    b = RNG.standard_normal((1, 64)).astype(np.float32)
+    r = RNG.standard_normal((2, 32, 64)).astype(np.float32)
+    tx, tw, tb, tr = (tensor(v, ttnn.float32) for v in (x, w, b, r))
+    d = x.astype(np.float64)
+    e = np.exp(d - d.max(1, keepdims=True))
+    np.testing.assert_allclose(held(ttnn.softmax(tx, dim=1)), e / e.sum(1, keepdims=True), rtol=1e-6, atol=1e-7)
+    s = d + r
+    np.testing.assert_allclose(held(ttnn.rms_norm(tx, epsilon=1e-6, weight=tw, residual_input_tensor=tr)),
+                               s / np.sqrt((s * s).mean(-1, keepdims=True) + 1e-6) * w, rtol=1e-5, atol=1e-6)
+    c = d - d.mean(-1, keepdims=True)
+    np.testing.assert_allclose(held(ttnn.layer_norm(tx, epsilon=1e-5, weight=tw, bias=tb)),
+                               c / np.sqrt((c * c).mean(-1, keepdims=True) + 1e-5) * w + b, rtol=1e-5, atol=1e-6)
+    assert held(ttnn.rms_norm(tensor(x))).dtype == np.float32          # bfloat16 in, bfloat16 values out
+    with pytest.raises(LayoutError, match="weight has 32 values; the last dim has 64") as raised:
+        ttnn.rms_norm(tx, weight=tensor(w[:, :32], ttnn.float32))
+    assert f"{__file__}:" in str(raised.value)
+    assert ttnn.CloseDevice is ttnn.close_device and ttnn.CreateDevice is ttnn.open_device

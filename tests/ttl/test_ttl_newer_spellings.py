@@ -88,6 +88,47 @@ def test_slices_whose_bounds_share_a_modulo_of_the_node_have_a_compile_time_exte
     np.testing.assert_array_equal(ttnn.to_numpy(y), expected)
 
 
+@ttl.operation(grid=(2, 1))
+def regrouped_copy(x, y):
+    """Each node copies column groups of ``x`` to rows of ``y``; every slice recomputes its start
+    in its stop (``(t % GROUPS) * 2:(t % GROUPS) * 2 + 2``), as hand-written kernels do."""
+    dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 2), block_count=2)
+
+    @ttl.datamovement()
+    def read():
+        node_x, _ = ttl.node(dims=2)
+        for local in range(2):
+            t = node_x * 2 + local
+            with dfb.reserve() as blk:
+                ttl.copy(x[t // GROUPS, (t % GROUPS) * 2:(t % GROUPS) * 2 + 2], blk).wait()
+
+    @ttl.compute()
+    def compute():
+        pass
+
+    @ttl.datamovement()
+    def write():
+        node_x, _ = ttl.node(dims=2)
+        for local in range(2):
+            t = node_x * 2 + local
+            with dfb.wait() as blk:
+                ttl.copy(blk, y[t:t + 1, (t // GROUPS) * (t % GROUPS):(t // GROUPS) * (t % GROUPS) + 2]).wait()
+
+
+GROUPS = 2
+
+
+def test_slice_bounds_that_recompute_a_modulo_or_product_have_a_compile_time_extent():
+    x, y = tile_tensor((64, 128), seed=4), zeros((128, 128))
+    regrouped_copy(x, y)
+    v, got = ttnn.to_numpy(x), ttnn.to_numpy(y)
+    for t in range(4):
+        row, group = divmod(t, GROUPS)
+        tiles = v[row * 32:(row + 1) * 32, group * 64:(group + 1) * 64]
+        col = row * group * 32
+        np.testing.assert_array_equal(got[t * 32:(t + 1) * 32, col:col + 64], tiles)
+
+
 # -- a receive into a block reserved before net.if_dst; a read block sent without a wait ----------
 
 @ttl.operation(grid=(2, 1))

@@ -7,8 +7,10 @@ the node's coordinates. The extent of a slice (``end - start``) must be a compil
 so every runtime integer carries an :class:`AffineForm` — ``constant + Σ coefficient · symbol``
 over the opaque runtime values it was built from (loop induction variables, node coordinates,
 loads of mutable variables). Sums, differences and products by constants keep the form; other
-operations (``//``, ``%``, products of two runtime values, ``min``) make a new symbol. Python
-ints stay Python ints: arithmetic on compile-time values is folded, never emitted.
+operations (``//``, ``%``, products of two runtime values, ``min``) make a new symbol — the same
+symbol for the same operation on the same forms, so that ``a[(t % g) * n:(t % g) * n + n]``
+has the extent ``n``. Python ints stay Python ints: arithmetic on compile-time values is folded,
+never emitted.
 """
 
 from __future__ import annotations
@@ -83,6 +85,13 @@ class ScalarBuilder:
     def __init__(self, emit):
         self.emit = emit
         self.ranges: dict[int, tuple[int, int]] = {}   # id of a symbol -> its least and greatest value
+        self._derived: dict[tuple, int] = {}      # (operation, operand forms) -> the symbol of its result
+
+    def _derived_symbol(self, kind: str, a: IntLike, b: IntLike, result: SSAValue) -> Scalar:
+        """The result of a pure non-affine operation: one symbol for every evaluation of ``kind``
+        on operands of the same forms (the same value wherever the builder computes it)."""
+        key = self._derived.setdefault((kind, _form(a), _form(b)), id(result))
+        return Scalar(result, AffineForm(0, ((key, 1),)))
 
     def bounds(self, v: IntLike) -> tuple[int, int] | None:
         """The least and greatest value of ``v`` over the ranges of its symbols (loop indices with
@@ -135,7 +144,7 @@ class ScalarBuilder:
             op = self.emit(arith.MuliOp(self.materialize(a), self.constant(b)))
             return Scalar(op.result, a.form.scale(b))
         op = self.emit(arith.MuliOp(a.value, b.value))
-        return Scalar.opaque(op.result)
+        return self._derived_symbol("mul", *sorted((a, b), key=_order), op.result)
 
     def floordiv(self, a: IntLike, b: IntLike) -> IntLike:
         if isinstance(a, int) and isinstance(b, int):
@@ -145,10 +154,10 @@ class ScalarBuilder:
         if self._may_be_negative(a, b):
             q = self.emit(arith.DivSIOp(self.materialize(a), self.constant(b))).result
             _, below = self._signed_remainder(a, b)
-            return Scalar.opaque(self.emit(arith.SelectOp(below, self.emit(arith.SubiOp(q, self.constant(1))).result,
-                                                          q)).result)
+            return self._derived_symbol("floordiv", a, b, self.emit(arith.SelectOp(
+                below, self.emit(arith.SubiOp(q, self.constant(1))).result, q)).result)
         op = self.emit(arith.DivUIOp(self.materialize(a), self.materialize(b)))
-        return Scalar.opaque(op.result)
+        return self._derived_symbol("floordiv", a, b, op.result)
 
     def mod(self, a: IntLike, b: IntLike) -> IntLike:
         if isinstance(a, int) and isinstance(b, int):
@@ -156,10 +165,12 @@ class ScalarBuilder:
         if self._may_be_negative(a, b):
             r, below = self._signed_remainder(a, b)
             op = self.emit(arith.SelectOp(below, self.emit(arith.AddiOp(r, self.constant(b))).result, r))
-            self.ranges[id(op.result)] = (0, b - 1)
-            return Scalar.opaque(op.result)
-        op = self.emit(arith.RemUIOp(self.materialize(a), self.materialize(b)))
-        return Scalar.opaque(op.result)
+        else:
+            op = self.emit(arith.RemUIOp(self.materialize(a), self.materialize(b)))
+        result = self._derived_symbol("mod", a, b, op.result)
+        if isinstance(b, int) and b > 0:              # both remainders lie in [0, b)
+            self.ranges[result.form.terms[0][0]] = (0, b - 1)
+        return result
 
     def _may_be_negative(self, a: IntLike, b: IntLike) -> bool:
         """Whether ``a // b`` / ``a % b`` need Python's floor semantics on signed values: ``b`` is a
@@ -180,13 +191,13 @@ class ScalarBuilder:
         if isinstance(a, int) and isinstance(b, int):
             return min(a, b)
         op = self.emit(arith.MinSIOp(self.materialize(a), self.materialize(b)))
-        return Scalar.opaque(op.result)
+        return self._derived_symbol("min", *sorted((a, b), key=_order), op.result)
 
     def maximum(self, a: IntLike, b: IntLike) -> IntLike:
         if isinstance(a, int) and isinstance(b, int):
             return max(a, b)
         op = self.emit(arith.MaxSIOp(self.materialize(a), self.materialize(b)))
-        return Scalar.opaque(op.result)
+        return self._derived_symbol("max", *sorted((a, b), key=_order), op.result)
 
     def compare(self, predicate: str, a: IntLike, b: IntLike):
         """``a <pred> b`` (``slt``, ``sle``, ``sgt``, ``sge``, ``eq``, ``ne``): a bool when both are
@@ -199,3 +210,9 @@ class ScalarBuilder:
 
 def _form(v: IntLike) -> AffineForm:
     return AffineForm(v) if isinstance(v, int) else v.form
+
+
+def _order(v: IntLike) -> tuple:
+    """A canonical order of the operands of a commutative operation."""
+    form = _form(v)
+    return form.terms, form.constant
