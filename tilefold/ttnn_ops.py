@@ -713,6 +713,15 @@ def repeat(a: Value, repeat_dims, **_) -> Value:
     return Value(np.tile(values, reps), a.dtype)
 
 
+@op("repeat_interleave")
+def repeat_interleave(a: Value, repeats, dim: int = 0, **_) -> Value:
+    """Each element of ``a`` ``repeats`` times in a row along ``dim`` (``torch.repeat_interleave``
+    with an int count)."""
+    if not isinstance(repeats, (int, np.integer)) or repeats < 1:
+        raise fail(f"ttnn.repeat_interleave(repeats={repeats!r}): give a positive int count")
+    return Value(np.repeat(a.values, int(repeats), axis=_dim(dim, a.values.ndim, "repeat_interleave")), a.dtype)
+
+
 @op("expand")
 def expand(a: Value, shape, **_) -> Value:
     """``a`` broadcast to ``shape`` (``-1`` keeps a dim)."""

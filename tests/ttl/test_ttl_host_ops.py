@@ -440,3 +440,11 @@ def test_softmax_rms_norm_and_layer_norm():
         ttnn.rms_norm(tx, weight=tensor(w[:, :32], ttnn.float32))
     assert f"{__file__}:" in str(raised.value)
     assert ttnn.CloseDevice is ttnn.close_device and ttnn.CreateDevice is ttnn.open_device
+
+
+def test_repeat_interleave():
+    x = RNG.standard_normal((32, 64)).astype(np.float32)
+    got = held(ttnn.repeat_interleave(tensor(x, ttnn.float32), 2, dim=0))
+    np.testing.assert_array_equal(got, np.repeat(x, 2, axis=0))
+    with pytest.raises(LayoutError, match=r"repeats=0\): give a positive int count"):
+        ttnn.repeat_interleave(tensor(x, ttnn.float32), 0, dim=1)

@@ -139,6 +139,36 @@ def test_two_consumer_kernels_of_one_buffer():
                  "make one buffer per consumer")
 
 
+def test_a_consumer_on_some_nodes_beside_one_on_every_node():
+    """The second consumer waits only on the nodes past the first column: on those, two kernels
+    take the buffer's blocks (a race), though never on node 0."""
+    @ttl.operation(grid=(2, 1))
+    def op(x, y):
+        shared = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+        scratch = ttl.make_dataflow_buffer_like(y, shape=(1, 1), block_count=2)
+
+        @ttl.compute()
+        def compute():
+            with shared.wait() as a, scratch.reserve() as b:
+                b.store(a)
+
+        @ttl.datamovement()
+        def read():
+            with shared.reserve() as blk:
+                ttl.copy(x[0, 0], blk).wait()
+
+        @ttl.datamovement()
+        def write():
+            col, _ = ttl.node(dims=2)
+            if col != 0:
+                with shared.wait() as blk:  # error
+                    ttl.copy(blk, y[0, 0]).wait()
+
+    expect_error(lambda: op(tile_tensor((32, 32)), zeros((32, 32))),
+                 test_a_consumer_on_some_nodes_beside_one_on_every_node,
+                 KernelError, "shared has two consumer kernels: write pops from it, as compute does")
+
+
 def test_compiler_option_strings():
     x, y = tile_tensor((32, 32), seed=3), zeros((32, 32))
     op = _scaled(options="--no-ttl-maximize-dst --ttl-l1-budget=1000000")

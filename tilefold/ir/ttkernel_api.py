@@ -73,6 +73,7 @@ class TemplateParam:
     default: bool | str | None           # None: required
     choices: tuple[str, ...] = ()
     cpp_cast: str = ""                   # printed before the value: ``(uint32_t)`` for a uint32_t parameter
+    omit_default: bool = False           # left out of the C++ when last and at its default (the header's)
 
 
 # The cost-model terms an API row can cost (see the module docstring).
@@ -126,6 +127,8 @@ def _df(name, params=(), result=None, cost="riscv_call", **kw):
 
 POOL_TYPE = TemplateParam("pool_type", "PoolType", "SUM", ("SUM", "AVG", "MAX"))
 REDUCE_DIM = TemplateParam("reduce_dim", "ReduceDim", "REDUCE_ROW", ("REDUCE_ROW", "REDUCE_COL", "REDUCE_SCALAR"))
+# reduce_init / reduce_tile / reduce_uninit<true>: the reduction in full float32 (needs a 32-bit DST)
+ENFORCE_FP32 = TemplateParam("enforce_fp32_accumulation", "bool", False, omit_default=True)
 
 # Macros a header reads before it can be included: header -> ((macro, template parameter), ...).
 # ``api/compute/reduce.h`` (0.69) uses REDUCE_OP / REDUCE_DIM as the default template arguments of
@@ -300,11 +303,13 @@ COMPUTE_API: list[ApiFunction] = [
         cost="matmul",
         doc="rt_dim x ct_dim output tiles at dst_index.. from one K step: in0 rows strided by kt_dim."),
     # reduce (scaler tile from a second CB)
-    _init("reduce_init", ("in_cb", "scaler_cb", "out_cb"), "api/compute/reduce.h", templates=(POOL_TYPE, REDUCE_DIM)),
+    _init("reduce_init", ("in_cb", "scaler_cb", "out_cb"), "api/compute/reduce.h",
+          templates=(POOL_TYPE, REDUCE_DIM, ENFORCE_FP32)),
     _cp("reduce_tile", ("in_cb", "scaler_cb", "in_tile_index", "scaler_tile_index", "dst_index"),
-        "api/compute/reduce.h", templates=(POOL_TYPE, REDUCE_DIM), init="reduce_init", family="reduce",
+        "api/compute/reduce.h", templates=(POOL_TYPE, REDUCE_DIM, ENFORCE_FP32), init="reduce_init", family="reduce",
         cost="reduce_tile"),
-    _init("reduce_uninit", (), "api/compute/reduce.h"),
+    # (0.69's icb argument matters only on Wormhole, where no reduction enforces float32)
+    _init("reduce_uninit", (), "api/compute/reduce.h", templates=(ENFORCE_FP32,)),
     # transpose
     _init("transpose_wh_init", ("in_cb", "out_cb"), "api/compute/transpose_wh.h"),
     _init("transpose_wh_init_short", ("in_cb",), "api/compute/transpose_wh.h"),

@@ -240,13 +240,15 @@ class ComputeApi:
         ptr = pointer[self.rows]
         return base + (ptr.item(0) if even(ptr) else ptr) * ps + page * ps
 
-    def _unpack(self, cb, tile, call: str, count: int = 1, fpu: bool = True) -> np.ndarray:
-        """float32 values (lanes, count, 1024) of waited tiles, as the
-        source registers hold them."""
+    def _unpack(self, cb, tile, call: str, count: int = 1, fpu: bool = True, exact: bool = False) -> np.ndarray:
+        """float32 values (lanes, count, 1024) of waited tiles, as the source registers hold them
+        (``exact``: float32 whole, a source register in Float32 format)."""
         cbi, st = self._cb(cb, call)
         raw = self._tile_bytes(cbi, st, tile, call, count)
         fmt = self._cb_format(cbi)
         self._charge_unpack(raw.shape[-1] * count, fmt, count)
+        if exact and fmt is DataFormat.Float32:
+            return tm.unpack(raw, fmt)
         return self._unpacked_values(raw, fmt, fpu, self._unpacks_to_dest(cbi, fmt))
 
     def _unpacks_to_dest(self, cbi: int, fmt) -> bool:
@@ -311,7 +313,11 @@ class ComputeApi:
 
     # -- init calls (configuration only; the others are registered from the table below) --
 
-    def reduce_init(self, in_cb, scaler_cb, out_cb, pool_type="SUM", reduce_dim="REDUCE_ROW") -> None:
+    def reduce_init(self, in_cb, scaler_cb, out_cb, pool_type="SUM", reduce_dim="REDUCE_ROW",
+                    enforce_fp32_accumulation=False) -> None:
+        if enforce_fp32_accumulation and not self.fp32_dest:
+            raise self.fail(InitError, "reduce_init<..., true> (enforce_fp32_accumulation) needs a 32-bit DST: "
+                                       "set fp32_dest_acc_en in the compute config")
         self.reduce_mode = (pool_type, reduce_dim)
         self.engines.apply("reduce_init", (in_cb, scaler_cb, out_cb),
                            {"pool_type": pool_type, "reduce_dim": reduce_dim})
@@ -696,13 +702,16 @@ class ComputeApi:
     # -- reduce and transpose ---------------------------------------------------------------
 
     def reduce_tile(self, in_cb, scaler_cb, in_tile_index, scaler_tile_index, dst_index,
-                    pool_type=None, reduce_dim=None) -> None:
+                    pool_type=None, reduce_dim=None, enforce_fp32_accumulation=False) -> None:
         pool = pool_type or self.reduce_mode[0]
         dim = reduce_dim or self.reduce_mode[1]
         i = self._math_slot(dst_index, "reduce_tile")
         self._configured(self.engines.check_fpu("reduce_tile", ("reduce", pool, dim), in_cb, scaler_cb))
-        x = tm.faces_to_rows(self._unpack(in_cb, in_tile_index, "reduce_tile")[:, 0])
-        scaler = tm.faces_to_rows(self._unpack(scaler_cb, scaler_tile_index, "reduce_tile")[:, 0])
+        # full float32 (enforce_fp32_accumulation): the source registers hold float32 operands whole
+        x = tm.faces_to_rows(self._unpack(in_cb, in_tile_index, "reduce_tile",
+                                          exact=enforce_fp32_accumulation)[:, 0])
+        scaler = tm.faces_to_rows(self._unpack(scaler_cb, scaler_tile_index, "reduce_tile",
+                                               exact=enforce_fp32_accumulation)[:, 0])
         red = tm.reduce_values(x, scaler, pool, dim)
         written = self.dst_written[i]
         cur = tm.faces_to_rows(self.dst[self.rows, i].astype(np.float32)) if written else np.zeros_like(x)

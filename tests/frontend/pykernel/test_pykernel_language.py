@@ -46,10 +46,12 @@ def test_positional_keyword_default_and_template_arguments():
         tile_regs_release()
 
     (init,) = ops(k, "ttkernel.reduce_init")
-    assert init.template_values() == {"pool_type": "MAX", "reduce_dim": "REDUCE_COL"}
+    assert init.template_values() == {"pool_type": "MAX", "reduce_dim": "REDUCE_COL",
+                                      "enforce_fp32_accumulation": False}
     (reduce,) = ops(k, "ttkernel.reduce_tile")
     assert constants(reduce) == [0, 2, 3, 0, 1]
-    assert reduce.template_values() == {"pool_type": "MAX", "reduce_dim": "REDUCE_ROW"}   # table default
+    assert reduce.template_values() == {"pool_type": "MAX", "reduce_dim": "REDUCE_ROW",      # table defaults
+                                        "enforce_fp32_accumulation": False}
     assert "reduce_dim" not in reduce.properties
     first, second = ops(k, "ttkernel.pack_tile")
     assert constants(first) == [1, 16, 0]           # out_tile_index=0 filled in from the table

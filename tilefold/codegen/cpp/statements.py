@@ -238,7 +238,10 @@ class BodyPrinter:
         fn = op.api
         templates = [fn.cpp_type_template] if fn.cpp_type_template else []
         values = op.template_values()
-        for t in fn.templates:
+        shown = list(fn.templates)
+        while shown and shown[-1].omit_default and values[shown[-1].name] == shown[-1].default:
+            shown.pop()
+        for t in shown:
             v = values[t.name]
             templates.append(("true" if v else "false") if t.kind == "bool" else f"{t.cpp_cast}{t.kind}::{v}")
         params = list(fn.params)

@@ -46,7 +46,8 @@ PIPE_NETS_ATTR = "ttl.pipe_nets"
 GRID_ATTR = "ttl.grid"
 OPTION_ATTRS = {"fp32_dest_acc_en": "ttl.fp32_dest_acc_en", "dst_full_sync_en": "ttl.dst_full_sync_en",
                 "math_fidelity": "ttl.math_fidelity", "math_approx_mode": "ttl.math_approx_mode",
-                "matmul_full_fp32": "ttl.matmul_full_fp32", "fpu_binary_ops": "ttl.fpu_binary_ops"}
+                "matmul_full_fp32": "ttl.matmul_full_fp32", "reduce_full_fp32": "ttl.reduce_full_fp32",
+                "fpu_binary_ops": "ttl.fpu_binary_ops"}
 
 
 @dataclass
@@ -869,7 +870,8 @@ def _pipe_net_table(capture: OperationCapture, uses) -> ArrayAttr:
 # TT-Lang's compiler option names (``--ttl-NAME`` / ``--no-ttl-NAME``): mostly tuning of TT-Lang's own
 # code generation, which tilefold accepts and makes its own choices for; honoured when given to
 # ``@ttl.operation(options=...)``: ``matmul-full-fp32`` (on by default: a compute kernel with a matmul
-# gets a 32-bit DST), ``fpu-binary-ops`` (on by default: ``a + b`` of two buffer tiles is the FPU's
+# gets a 32-bit DST), ``reduce-full-fp32`` (on by default: on Blackhole, reductions other than row
+# reductions run in full float32), ``fpu-binary-ops`` (on by default: ``a + b`` of two buffer tiles is the FPU's
 # ``add_tiles``) and ``reuse-user-dfbs``
 COMPILER_OPTIONS = ("maximize-dst", "fpu-binary-ops", "block-matmul", "subblock-sync", "combine-pack-tiles",
                     "reduce-full-fp32", "matmul-full-fp32", "strict-f32-acc", "compiler-dfbs", "l1-budget",
@@ -920,7 +922,7 @@ def _parse_options(value: str, location, honoured: dict) -> dict:
                                    + ", ".join(f"--ttl-{n}" for n in COMPILER_OPTIONS)
                                    + " (or --no-ttl-...), " + ", ".join(f"--ttl-{n}=..." for n in VALUED_COMPILER_OPTIONS),
                                    location)
-        if name not in ("matmul-full-fp32", "reuse-user-dfbs", "fpu-binary-ops"):
+        if name not in ("matmul-full-fp32", "reduce-full-fp32", "reuse-user-dfbs", "fpu-binary-ops"):
             continue
         enabled = not token.startswith("--no-")
         if "=" in token:                # --ttl-NAME=true / =false (or 1 / 0), as TT-Lang's on/off options take
@@ -1038,7 +1040,8 @@ def operation(fn=None, *, grid="full", fp32_dest_acc_en: bool | None = None, dst
                           location)
     options = {"fp32_dest_acc_en": fp32_dest_acc_en, "dst_full_sync_en": dst_full_sync_en,
                "math_fidelity": math_fidelity, "math_approx_mode": math_approx_mode,
-               "matmul_full_fp32": honoured.get("matmul_full_fp32"), "reuse_user_dfbs": honoured.get("reuse_user_dfbs"),
+               "matmul_full_fp32": honoured.get("matmul_full_fp32"), "reduce_full_fp32": honoured.get("reduce_full_fp32"),
+               "reuse_user_dfbs": honoured.get("reuse_user_dfbs"),
                "fpu_binary_ops": honoured.get("fpu_binary_ops")}
 
     def decorate(function):

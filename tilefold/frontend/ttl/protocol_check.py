@@ -66,15 +66,24 @@ def _kernel(op) -> func.FuncOp | None:
 
 
 def check_one_producer_one_consumer(pushes: dict[int, list], pops: dict[int, list], names: dict[int, str]) -> None:
-    """Raise when two kernels both push into (or both pop from) one buffer on every node: a circular
-    buffer has one producer kernel and one consumer kernel."""
+    """Raise when two kernels both push into (or both pop from) one buffer on one node: a circular
+    buffer has one producer kernel and one consumer kernel. Kernels may share the role on different
+    nodes (each under its own condition on the node); a kernel that takes the role on every node,
+    unconditionally, shares it with no other."""
     for ops, role, verb in ((pushes, "producer", "pushes into"), (pops, "consumer", "pops from")):
         for index, found in ops.items():
-            kernels: dict[str, object] = {}
+            kernels: dict[str, object] = {}          # kernels that take the role on every node
+            others: dict[str, object] = {}           # kernels that take it on some nodes, or some runs
             for op in found:
                 kernel = _kernel(op)
-                if kernel is not None and executions(op):          # runs on every node, unconditionally
+                if kernel is None:
+                    continue
+                if executions(op):                   # runs on every node, unconditionally
                     kernels.setdefault(kernel.sym_name.data, op)
+                else:
+                    others.setdefault(kernel.sym_name.data, op)
+            if len(kernels) == 1:
+                kernels.update((name, op) for name, op in others.items() if name not in kernels)
             if len(kernels) > 1:
                 acquire = ttl.CBReserveOp if role == "producer" else ttl.CBWaitOp
 

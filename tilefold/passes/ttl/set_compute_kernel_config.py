@@ -13,19 +13,28 @@ option, on unless ``ttl.matmul_full_fp32`` is false), when the kernel has a matm
 products accumulate in float32 — and no bfloat16 broadcast (TT-Lang keeps DST 16-bit for those);
 math fidelity is HiFi4 and DST is double buffered.
 
+Reductions in full float32 (TT-Lang's ``reduce-full-fp32`` option, on unless
+``ttl.reduce_full_fp32`` is false): on Blackhole, as TT-Lang compiles them, every reduction except
+a row reduction (``REDUCE_ROW``, which that lowering gets wrong on Blackhole) is marked
+``ttl.full_fp32`` — it lowers to ``reduce_init`` / ``reduce_tile`` / ``reduce_uninit`` with
+``enforce_fp32_accumulation``, reads float32 operands whole instead of as TF32, and makes the
+kernel's DST 32-bit. Wormhole keeps the TF32 path (TT-Lang never uses full float32 there).
+
 Errors: none.
 """
 
 from __future__ import annotations
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import ModulePass
+from xdsl.dialects.builtin import ModuleOp, UnitAttr
 
 from tilefold.ir import ttl
 from tilefold.ir.ttkernel import COMPUTE_CONFIG_ATTR, compute_config_attr
 from tilefold.layout.formats import DataFormat
+from tilefold.passes.device_pass import DevicePass
 from tilefold.passes.ttl.common import kernel_option, kernels
+
+FULL_FP32_REDUCE_ATTR = "ttl.full_fp32"      # on a reduction computed in full float32
 
 
 # formats a 16-bit DST cannot hold (typecast_tile to or from an integer format needs 32-bit DST)
@@ -52,7 +61,19 @@ def _matmul_wants_float32(kernel) -> bool:
                    for kind, op in kinds)
 
 
-class TTLSetComputeKernelConfig(ModulePass):
+def _mark_full_fp32_reductions(kernel, arch) -> bool:
+    """Mark the reductions of ``kernel`` TT-Lang computes in full float32; whether there is one."""
+    if arch.name != "blackhole" or kernel_option(kernel, "reduce_full_fp32") is False:
+        return False
+    marked = False
+    for op in kernel.walk():
+        if isinstance(op, ttl.TileOp) and op.info.kind == "reduce" and op.properties["reduce_dim"].data != "REDUCE_ROW":
+            op.attributes[FULL_FP32_REDUCE_ATTR] = UnitAttr()
+            marked = True
+    return marked
+
+
+class TTLSetComputeKernelConfig(DevicePass):
     """Attach ``ttkernel.compute_config`` to every compute kernel (see the module docstring)."""
 
     name = "ttl-set-compute-kernel-config"
@@ -60,6 +81,9 @@ class TTLSetComputeKernelConfig(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for kernel in kernels(op, "compute"):
             fp32 = kernel_option(kernel, "fp32_dest_acc_en")
+            full_reduce = _mark_full_fp32_reductions(kernel, self.arch) if fp32 is not False else False
+            if full_reduce and fp32 is None:
+                fp32 = True
             if fp32 is None:
                 fp32 = _uses_float32(kernel) or (kernel_option(kernel, "matmul_full_fp32") is not False
                                                  and _matmul_wants_float32(kernel))

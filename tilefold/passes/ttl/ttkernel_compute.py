@@ -41,6 +41,7 @@ from tilefold.ir.ttkernel_api import API
 from tilefold.passes.ttl.annotate_cb_associations import cb_geometry
 from tilefold.passes.ttl.common import acquisition_of, bind_of
 from tilefold.passes.ttl.lower_to_loops import OUT_CB_ATTR, SEQUENTIAL_ATTR
+from tilefold.passes.ttl.set_compute_kernel_config import FULL_FP32_REDUCE_ATTR
 from tilefold.passes.ttl.ttkernel_builder import KernelEmitter
 
 _BCAST = {"rows": "add_tiles_bcast_rows", "cols": "add_tiles_bcast_cols", "scalar": "add_tiles_bcast_scalar"}
@@ -256,13 +257,14 @@ class ComputeLowering:
         cb = self.cb(op.tile_operands[0])
         scaler = self.cb(op.tile_operands[1])
         out = self.cb_index(op.attributes[OUT_CB_ATTR].value.data)
+        full = FULL_FP32_REDUCE_ATTR in op.attributes
         templates = {"pool_type": "SUM" if op.info.name == "reduce_sum" else "MAX",
-                     "reduce_dim": op.properties["reduce_dim"].data}
+                     "reduce_dim": op.properties["reduce_dim"].data, "enforce_fp32_accumulation": full}
         self.sources(op, cb, scaler)
         e.call("reduce_init", [cb, scaler, out], op, templates)
         e.call("reduce_tile", [cb, scaler, self.tile_index(op, op.tile_index), e.index(_offsets(op)[1], op),
                                self.result_slot(op)], op, templates)
-        e.call("reduce_uninit", [], op)
+        e.call("reduce_uninit", [], op, {"enforce_fp32_accumulation": full})
 
     def matmul_block(self, op: ttl.MatmulBlockOp) -> None:
         e = self.e
