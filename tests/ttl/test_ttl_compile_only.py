@@ -164,3 +164,39 @@ def test_a_slice_past_the_tensor_over_the_nodes_is_a_warning_in_a_compile_only_b
         op(inp, out)
     monkeypatch.setenv("TTLANG_COMPILE_ONLY", "0")
     expect_error(lambda: op(inp, out), _past_the_tensor, KernelError, "outside the tensor (2 tiles")
+
+
+def _reads_reserved_blocks():
+    @ttl.operation(grid=(1, 1))
+    def op(a, b, out):
+        a_dfb = ttl.make_dataflow_buffer_like(a, shape=(2, 2), block_count=2)
+        b_dfb = ttl.make_dataflow_buffer_like(b, shape=(2, 2), block_count=2)
+        o_dfb = ttl.make_dataflow_buffer_like(out, shape=(2, 2), block_count=2)
+
+        @ttl.compute()
+        def compute():
+            with a_dfb.reserve() as x, b_dfb.reserve() as y, o_dfb.reserve() as o:
+                o.store(ttl.math.relu(x @ y))  # error
+
+        @ttl.datamovement()
+        def read():
+            pass
+
+        @ttl.datamovement()
+        def write():
+            pass
+
+    return op
+
+
+def test_reading_reserved_blocks_nothing_wrote_is_a_warning_in_a_compile_only_build(monkeypatch):
+    """A benchmark kernel that computes on blocks it reserved and never filled (no data movement at
+    all) compiles with a warning, as TT-Lang builds it; a run refuses the read at the line."""
+    a, b, out = tile_tensor((64, 64), seed=1), tile_tensor((64, 64), seed=2), zeros((64, 64))
+    op = _reads_reserved_blocks()
+    monkeypatch.setenv("TTLANG_COMPILE_ONLY", "1")
+    with pytest.warns(UserWarning, match="x is read before anything was written into it"):
+        op(a, b, out)
+    monkeypatch.setenv("TTLANG_COMPILE_ONLY", "0")
+    expect_error(lambda: op(a, b, out), _reads_reserved_blocks, KernelError,
+                 "x is read before anything was written into it")

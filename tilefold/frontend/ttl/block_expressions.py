@@ -122,6 +122,8 @@ class BlockExpressionBuilder(AcquisitionBuilder):
                                      f"cannot read back; push {value.name} and wait for it, or add into a block "
                                      "value (acc = ttl.block.fill(0, ...); acc += ...) and store that", node)
                 value.status.read(self.location(node))     # raises when nothing was stored yet
+                if value.stored is None:    # a build that runs nothing goes on: the block holds what its pages held
+                    return BlockExpression(value.value, value.shape, value.data_format, row_major)
                 return BlockExpression(value.stored, value.shape, value.data_format, row_major)
             value.status.read(self.location(node))
             return BlockExpression(value.value, value.shape, value.data_format, row_major)
