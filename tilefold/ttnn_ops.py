@@ -498,21 +498,26 @@ def softmax(a: Value, dim: int = -1, *, dtype: str | None = None, **_) -> Value:
 def _normed(name: str, a: Value, centred: bool, epsilon: float, weight: Value | None, bias: Value | None,
             residual: Value | None, dtype: str | None) -> Value:
     """Normalise over the last dim (``x - mean`` first when ``centred``), then ``* weight + bias``
-    (broadcast over the leading dims), in float64, rounded once."""
+    (broadcast over the leading dims; a weight padded to a tile's 32 rows, as TT-NN takes one,
+    gives its first row), in float64, rounded once."""
     x = a.values.astype(np.float64)
     if residual is not None:
         x = x + residual.values.astype(np.float64)
     width = x.shape[-1]
+    rows = {}
     for what, v in (("weight", weight), ("bias", bias)):
-        if v is not None and v.values.size != width:
+        if v is None:
+            continue
+        if v.values.size != width and v.values.shape[-1] != width:
             raise fail(f"ttnn.{name}: {what} has {v.values.size} values; the last dim has {width}")
+        rows[what] = v.values.reshape(-1, width)[0].astype(np.float64)    # a tile-padded one: its first row
     if centred:
         x = x - x.mean(axis=-1, keepdims=True)
     x = x / np.sqrt((x * x).mean(axis=-1, keepdims=True) + float(epsilon))
     if weight is not None:
-        x = x * weight.values.astype(np.float64).reshape(width)
+        x = x * rows["weight"]
     if bias is not None:
-        x = x + bias.values.astype(np.float64).reshape(width)
+        x = x + rows["bias"]
     return _out(x, a, dtype)
 
 

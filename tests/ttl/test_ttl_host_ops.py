@@ -435,6 +435,10 @@ def test_softmax_rms_norm_and_layer_norm():
     c = d - d.mean(-1, keepdims=True)
     np.testing.assert_allclose(held(ttnn.layer_norm(tx, epsilon=1e-5, weight=tw, bias=tb)),
                                c / np.sqrt((c * c).mean(-1, keepdims=True) + 1e-5) * w + b, rtol=1e-5, atol=1e-6)
+    padded = np.zeros((32, 64), np.float32)
+    padded[0] = w[0]                                  # a weight padded to one tile row, as TT-NN takes it
+    np.testing.assert_allclose(held(ttnn.rms_norm(tx, epsilon=1e-6, weight=tensor(padded, ttnn.float32))),
+                               d / np.sqrt((d * d).mean(-1, keepdims=True) + 1e-6) * w, rtol=1e-5, atol=1e-6)
     assert held(ttnn.rms_norm(tensor(x))).dtype == np.float32          # bfloat16 in, bfloat16 values out
     with pytest.raises(LayoutError, match="weight has 32 values; the last dim has 64") as raised:
         ttnn.rms_norm(tx, weight=tensor(w[:, :32], ttnn.float32))
