@@ -14,6 +14,8 @@ released; a later use is an error). A declared tensor given to an operation befo
 
 from __future__ import annotations
 
+import math
+
 from tilefold.caller import user_location
 from tilefold.errors import KernelError
 
@@ -31,11 +33,8 @@ class SRAMStorage:
         if not isinstance(device, (ttnn.Device, MeshDevice)):
             raise KernelError(f"ttl.SRAMStorage(device={device!r}): give a device (ttnn.open_device) or a mesh device "
                               "(ttnn.open_mesh_device)", user_location())
-        self.device = device
-        self.queue_ids = tuple(queue_ids)
-        self.sub_device_ids = sub_device_ids
+        self.device = device               # (queue_ids and sub_device_ids: one queue of one simulated device)
         self._tensors: list = []
-        self.prepared: list = []
         self.state = "declaring"          # "declaring" -> "allocated" -> "closed"
 
     # -- declaring ------------------------------------------------------------------------------
@@ -71,10 +70,7 @@ class SRAMStorage:
         if not isinstance(sharding, ttnn.TensorMemoryLayout) or not sharding.name.endswith("_SHARDED"):
             raise KernelError(f"SRAMStorage.tensor(sharding={sharding!r}): give ttnn.TensorMemoryLayout."
                               "HEIGHT_SHARDED, WIDTH_SHARDED or BLOCK_SHARDED", where)
-        height = 1
-        for extent in shape[:-1]:
-            height *= extent
-        shards = -(-height // shard_shape[0]) * -(-shape[-1] // shard_shape[1])
+        shards = -(-math.prod(shape[:-1]) // shard_shape[0]) * -(-shape[-1] // shard_shape[1])
         if shards > len(places):
             raise KernelError(f"SRAMStorage.tensor(): shape {shape} in shards of {shard_shape} makes {shards} "
                               f"shards, and {len(places)} cores are given; give one core per shard", where)
@@ -103,7 +99,6 @@ class SRAMStorage:
                               "operation's arguments", where)
         with preparing_calls():
             operation(*args, **kwargs)
-        self.prepared.append(operation)
         return operation
 
     # -- life ---------------------------------------------------------------------------------

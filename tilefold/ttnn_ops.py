@@ -495,29 +495,32 @@ def softmax(a: Value, dim: int = -1, *, dtype: str | None = None, **_) -> Value:
     return _out(e / e.sum(axis=axis, keepdims=True), a, dtype)
 
 
+def _last_dim_row(name: str, what: str, v: Value | None, width: int) -> np.ndarray | None:
+    """``v``'s values for each position of the last dim, as float64 (a tensor padded to a tile's
+    32 rows, as TT-NN takes a norm's weight, gives its first row); None without ``v``."""
+    if v is None:
+        return None
+    if v.values.size != width and v.values.shape[-1] != width:
+        raise fail(f"ttnn.{name}: {what} has {v.values.size} values; the last dim has {width}")
+    return v.values.reshape(-1, width)[0].astype(np.float64)
+
+
 def _normed(name: str, a: Value, centred: bool, epsilon: float, weight: Value | None, bias: Value | None,
             residual: Value | None, dtype: str | None) -> Value:
     """Normalise over the last dim (``x - mean`` first when ``centred``), then ``* weight + bias``
-    (broadcast over the leading dims; a weight padded to a tile's 32 rows, as TT-NN takes one,
-    gives its first row), in float64, rounded once."""
+    (broadcast over the leading dims), in float64, rounded once."""
     x = a.values.astype(np.float64)
     if residual is not None:
         x = x + residual.values.astype(np.float64)
     width = x.shape[-1]
-    rows = {}
-    for what, v in (("weight", weight), ("bias", bias)):
-        if v is None:
-            continue
-        if v.values.size != width and v.values.shape[-1] != width:
-            raise fail(f"ttnn.{name}: {what} has {v.values.size} values; the last dim has {width}")
-        rows[what] = v.values.reshape(-1, width)[0].astype(np.float64)    # a tile-padded one: its first row
+    scale, shift = _last_dim_row(name, "weight", weight, width), _last_dim_row(name, "bias", bias, width)
     if centred:
         x = x - x.mean(axis=-1, keepdims=True)
     x = x / np.sqrt((x * x).mean(axis=-1, keepdims=True) + float(epsilon))
-    if weight is not None:
-        x = x * rows["weight"]
-    if bias is not None:
-        x = x + rows["bias"]
+    if scale is not None:
+        x = x * scale
+    if shift is not None:
+        x = x + shift
     return _out(x, a, dtype)
 
 

@@ -113,35 +113,9 @@ def test_block_count_is_checked_before_the_tensor():
                  "block_count=0): block_count must be an integer from 1 to 32")
 
 
-def test_two_consumer_kernels_of_one_buffer():
-    @ttl.operation(grid=(2, 1))
-    def op(x, y):
-        shared = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
-        scratch = ttl.make_dataflow_buffer_like(y, shape=(1, 1), block_count=2)
-
-        @ttl.compute()
-        def compute():
-            with shared.wait() as a, scratch.reserve() as b:
-                b.store(a)
-
-        @ttl.datamovement()
-        def read():
-            with shared.reserve() as blk:
-                ttl.copy(x[0, 0], blk).wait()
-
-        @ttl.datamovement()
-        def write():
-            with shared.wait() as blk:  # error
-                ttl.copy(blk, y[0, 0]).wait()
-
-    expect_error(lambda: op(tile_tensor((32, 32)), zeros((32, 32))), test_two_consumer_kernels_of_one_buffer,
-                 KernelError, "shared has two consumer kernels: write pops from it, as compute does",
-                 "make one buffer per consumer")
-
-
-def test_a_consumer_on_some_nodes_beside_one_on_every_node():
-    """The second consumer waits only on the nodes past the first column: on those, two kernels
-    take the buffer's blocks (a race), though never on node 0."""
+def _two_consumers(on_some_nodes: bool):
+    """``shared`` is consumed by compute on every node and by write — on every node, or (the race is
+    on those nodes only) past the first column."""
     @ttl.operation(grid=(2, 1))
     def op(x, y):
         shared = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
@@ -160,13 +134,18 @@ def test_a_consumer_on_some_nodes_beside_one_on_every_node():
         @ttl.datamovement()
         def write():
             col, _ = ttl.node(dims=2)
-            if col != 0:
+            if not on_some_nodes or col != 0:
                 with shared.wait() as blk:  # error
                     ttl.copy(blk, y[0, 0]).wait()
 
-    expect_error(lambda: op(tile_tensor((32, 32)), zeros((32, 32))),
-                 test_a_consumer_on_some_nodes_beside_one_on_every_node,
-                 KernelError, "shared has two consumer kernels: write pops from it, as compute does")
+    return op
+
+
+@pytest.mark.parametrize("on_some_nodes", [False, True])
+def test_two_consumer_kernels_of_one_buffer(on_some_nodes):
+    expect_error(lambda: _two_consumers(on_some_nodes)(tile_tensor((32, 32)), zeros((32, 32))), _two_consumers,
+                 KernelError, "shared has two consumer kernels: write pops from it, as compute does",
+                 "make one buffer per consumer")
 
 
 def test_compiler_option_strings():

@@ -1065,4 +1065,3 @@ _CONVERTIBLE = {DataFormat.Float16_b, DataFormat.Float32}
 def _in_then(block, op: scf.IfOp) -> bool:
     """Whether IR block ``block`` is the then-block of ``op``."""
     return block is not None and block.parent is op.true_region
-

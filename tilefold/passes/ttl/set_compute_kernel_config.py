@@ -81,8 +81,7 @@ class TTLSetComputeKernelConfig(DevicePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for kernel in kernels(op, "compute"):
             fp32 = kernel_option(kernel, "fp32_dest_acc_en")
-            full_reduce = _mark_full_fp32_reductions(kernel, self.arch) if fp32 is not False else False
-            if full_reduce and fp32 is None:
+            if fp32 is not False and _mark_full_fp32_reductions(kernel, self.arch):
                 fp32 = True
             if fp32 is None:
                 fp32 = _uses_float32(kernel) or (kernel_option(kernel, "matmul_full_fp32") is not False
