@@ -203,3 +203,54 @@ def test_a_grid_with_mesh_axes_indexes_mesh_tensors_as_the_whole(grid, two_chips
     assert "tiles 0..0 of dimension 0 are on another chip" in str(info.value)
     assert "holds tiles 1..1 of it" in str(info.value)
     ttnn.close_mesh_device(mesh)
+
+
+def _whole_output_op(rows_of_node):
+    """Node ``r`` (chip ``r``) doubles its own tile of a mesh-sharded ``a`` into tile
+    ``rows_of_node(r)`` of ``o``, a tensor of the whole mesh (not a mesh tensor)."""
+    @ttl.operation(grid=(2, 1, 1))
+    def double_into_whole(a, o):
+        dfb = ttl.make_dataflow_buffer_like(a, shape=(1, 1), block_count=2)
+        out_dfb = ttl.make_dataflow_buffer_like(o, shape=(1, 1), block_count=2)
+
+        @ttl.compute()
+        def compute():
+            with dfb.wait() as blk, out_dfb.reserve() as out_blk:
+                out_blk.store(blk + blk)
+
+        @ttl.datamovement()
+        def read():
+            r = ttl.node(dims=3)[0]
+            with dfb.reserve() as blk:
+                ttl.copy(a[r, 0], blk).wait()
+
+        @ttl.datamovement()
+        def write():
+            r = ttl.node(dims=3)[0]
+            with out_dfb.wait() as blk:
+                ttl.copy(blk, o[rows_of_node(r), 1]).wait()     # the row the test chooses
+
+    return double_into_whole
+
+
+def test_a_tensor_of_the_whole_mesh_takes_each_chips_pages(two_chips):
+    """TT-Lang's ``test_mesh_access``: with mesh axes, a tensor that is not a mesh tensor is one
+    tensor of the whole mesh; each chip writes its own tiles of it and the others keep their values.
+    Two chips writing one tile is an error at the call."""
+    mesh = ttnn.open_mesh_device(ttnn.MeshShape(2, 1))
+    rng = np.random.default_rng(8)
+    values = rng.random((64, 32), dtype=np.float32)
+    before = rng.random((64, 64), dtype=np.float32)
+    a = ttnn.from_numpy(values, dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT, device=mesh,
+                        mesh_mapper=ttnn.ShardTensorToMesh(mesh, dim=0))
+    o = ttnn.from_numpy(before, dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT)
+    _whole_output_op(lambda r: r)(a, o)
+    want = before.copy()
+    want[:, 32:] = values * 2
+    np.testing.assert_allclose(ttnn.to_numpy(o), want, rtol=1e-6)
+    o = ttnn.from_numpy(before, dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT)
+    with pytest.raises(KernelError, match="writes tensor 'o' from chips 0 and 1 at its page 1") as info:
+        _whole_output_op(lambda r: 0)(a, o)
+    assert info.value.location is not None and info.value.location.file == __file__
+    np.testing.assert_allclose(ttnn.to_numpy(o), before, rtol=1e-6)     # an error leaves the tensor as it was
+    ttnn.close_mesh_device(mesh)

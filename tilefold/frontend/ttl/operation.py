@@ -38,6 +38,7 @@ from tilefold.frontend.ttl.fingerprint import operation_key
 from tilefold.frontend.ttl.grid import mesh_chips, resolve_grid, with_node_builtins
 from tilefold.frontend.ttl.pipes import active_rectangles
 from tilefold.frontend.ttl.runtime_resources import resource_semaphores
+from tilefold.frontend.ttl.shared_tensors import SharedWrites
 from tilefold.frontend.ttl.host_types import conversion_hint
 from tilefold.caller import user_location
 from tilefold.frozen_gc import frozen_gc
@@ -160,17 +161,27 @@ class Operation:
         # piece is an error at the copy.
         bound = inspect.signature(self.function).bind_partial(*args, **kwargs).arguments
         shared = frozenset(name for name, value in bound.items() if _is_device_tensor(value))
+        # with mesh axes, a tensor that is not a mesh tensor is one tensor of the whole mesh, which
+        # each chip may write its own pages of (merged after the last chip)
+        writes = SharedWrites(shared, self.function.__name__) if mesh_axes else None
+        location = user_location()
         results = []
         for chip in range(mesh.shape.num_devices):
             self._mesh_chip = chip if mesh_axes else None
             try:
                 results.append(self._call_on_one_device(tuple(piece(a, chip) for a in args),
                                                         {k: piece(v, chip) for k, v in kwargs.items()},
-                                                        report=False, shared=shared))
+                                                        report=False, shared=shared, shared_writes=writes))
+            except BaseException:
+                if writes is not None:
+                    writes.restore()
+                raise
             finally:
                 self._mesh_chip = None
         if any(r is None for r in results):
             return None
+        if writes is not None:
+            writes.merge(location)
         self._report_mesh(mesh, results)
         return None
 
@@ -234,9 +245,11 @@ class Operation:
               f"{min(seconds) * 1e6:,.1f} us)")
         print(f"  chip {slowest}: " + perf.summary().replace("\n", "\n  "))
 
-    def _call_on_one_device(self, args, kwargs, report: bool = True, shared: frozenset = frozenset()):
+    def _call_on_one_device(self, args, kwargs, report: bool = True, shared: frozenset = frozenset(),
+                            shared_writes: SharedWrites | None = None):
         """Build (or take from the cache), compile and run one call on one device. ``shared``: the
-        tensors one call per chip of a mesh reads as one buffer, which its kernels must not write."""
+        tensors one call per chip of a mesh reads as one buffer, which its kernels must not write
+        unless ``shared_writes`` merges the chips' pages (a grid with mesh axes)."""
         runner = session.runner()
         capture = self.capture(args, kwargs)
         if not capture.kernels:         # a body of setup only (TT-Lang allows it): nothing runs on the device
@@ -255,7 +268,7 @@ class Operation:
                 self._cache[key] = (compiled, pinned)
         written = sorted(name for name in shared if compiled.program.buffers.get(name) is not None
                          and compiled.program.buffers[name].role == "inout")
-        if written:
+        if written and shared_writes is None:
             raise KernelError(f"{self.function.__name__}() runs on each chip of the mesh of its mesh tensors and "
                               f"writes tensor {written[0]!r}, which is one device tensor that every chip would "
                               "write; give a mesh tensor (ttnn.from_torch(..., device=mesh_device, mesh_mapper=...)) "
@@ -268,7 +281,13 @@ class Operation:
             return None
         if session.preparing():           # SRAMStorage.prepare_operation: compiled for later calls
             return None
-        return runner.run_operation(self, capture, compiled, report)
+        if written:
+            shared_writes.before_run(self._mesh_chip, {a.name: a.tensor for a in capture.tensors},
+                                     compiled.program.buffers, written)
+        result = runner.run_operation(self, capture, compiled, report)
+        if written:
+            shared_writes.after_run(self._mesh_chip)
+        return result
 
     def tensor_arguments(self, args, kwargs) -> tuple[list[TensorArgument], dict]:
         """The device tensors among the call's arguments, and the compile-time constants (numbers,
