@@ -212,6 +212,36 @@ def test_the_api_before_1_0_is_one_error_naming_the_1_x_spelling(tmp_path, line)
     assert "ttl.ttl_api" not in sys.modules
 
 
+def test_submodules_of_the_ttl_package_import_as_its_namespaces(tmp_path, capsys):
+    """``import ttl.math``, ``from ttl.block import ...`` and the classes TT-Lang 1.x keeps in
+    ``ttl.ttl_api`` import; the package is a module again after the script."""
+    import tilefold.ttl
+
+    script = tmp_path / "submodules.py"
+    script.write_text("import ttl\nimport ttl.math as m\nfrom ttl.block import fill\n"
+                      "from ttl.ttl_api import DataflowBuffer, TensorBlock\n"
+                      "print(m.exp is ttl.math.exp, fill is ttl.block.fill, DataflowBuffer is ttl.DataflowBuffer,"
+                      " TensorBlock is ttl.TensorBlock)\n")
+    run_script(script)
+    assert "True True True True" in capsys.readouterr().out
+    assert not hasattr(tilefold.ttl, "__path__") and "ttl.math" not in sys.modules
+
+
+@pytest.mark.parametrize("line, says", [
+    ("from ttl.ops.mcast import mcast", "ttl.ops (TT-Lang's library of composed operations) is not supported by "
+                                        "tilefold yet"),
+    ("import ttl.kernel_runner", "ttl.kernel_runner (a module of TT-Lang's own implementation) is not supported"),
+    ("from ttl.math import no_such_function", "ttl.math.no_such_function is not supported by tilefold yet"),
+])
+def test_a_module_of_tt_lang_that_tilefold_lacks_is_one_error_at_its_import(tmp_path, line, says):
+    script = tmp_path / "lacking.py"
+    script.write_text(f"import ttl\n{line}\n")
+    with pytest.raises(KernelError) as err:
+        run_script(script)
+    assert str(err.value).startswith(f"{script}:2: {says}"), str(err.value)
+    assert "\n" not in str(err.value)
+
+
 def test_sim_num_devices_sets_the_chips_a_script_sees(capsys):
     from tilefold.cli.main import main
     from tilefold.frontend.ttl.mesh import num_available_devices, set_num_devices

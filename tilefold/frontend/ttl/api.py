@@ -152,6 +152,11 @@ PRE_1_0_NAMES = {
     "dma": "ttl.dma is pre-1.0 TT-Lang; 1.x writes ttl.copy(src, dst).wait()",
 }
 
+# the classes TT-Lang 1.x programs import from ``ttl.ttl_api`` (the module of its API's classes)
+TTL_API_CLASSES = ("DataflowBuffer", "CircularBuffer", "TensorBlock", "CopyTransferHandler", "ReceiveRequest",
+                   "ReadyReceive", "Program")
+
+
 def pre_1_0_api_module(name: str) -> types.ModuleType:
     """``ttl.ttl_api`` or ``ttlang...``, the modules of TT-Lang before 1.0 (``pykernel_gen``, ``dma``,
     ``TensorAccessor``): importing a name from one is one clear error naming the 1.x spelling."""
@@ -160,6 +165,8 @@ def pre_1_0_api_module(name: str) -> types.ModuleType:
     def __getattr__(attr):  # noqa: N807 - a module's __getattr__
         if attr.startswith("__") and attr != "__all__":
             raise AttributeError(attr)
+        if name == "ttl.ttl_api" and attr in TTL_API_CLASSES:     # TT-Lang 1.x keeps its classes there too
+            return globals()[attr]
         if attr.startswith("_") and attr != "__all__":     # a private function of TT-Lang's implementation
             raise KernelError(f"ttl.ttl_api.{attr} is a private function of TT-Lang's own implementation, which "
                               "tilefold does not have; use the public ttl and ttnn names", user_location())
