@@ -227,9 +227,51 @@ def test_submodules_of_the_ttl_package_import_as_its_namespaces(tmp_path, capsys
     assert not hasattr(tilefold.ttl, "__path__") and "ttl.math" not in sys.modules
 
 
+OP_LIBRARY_MODULE = """
+import ttl
+
+
+def make_scale(factor):
+    \"\"\"An operation factory as an op library writes one: out = x * factor, one tile at a time.\"\"\"
+    @ttl.operation(grid=(1, 1))
+    def scale(x, out):
+        x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+        o_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+        for c in range(x.shape[1] // 32):
+            with x_dfb.reserve() as blk:
+                ttl.copy(x[0, c], blk).wait()
+            with x_dfb.wait() as xv, o_dfb.reserve() as o:
+                o.store(xv * ttl.block.fill(factor, shape=(1, 1)))
+            with o_dfb.wait() as blk:
+                ttl.copy(blk, out[0, c]).wait()
+
+    return scale
+"""
+
+
+def test_the_op_library_runs_from_a_tt_lang_tree_on_the_path(tmp_path, monkeypatch, capsys):
+    """``from ttl.ops.X import ...`` loads TT-Lang's op library (TT-Lang code) from a TT-Lang
+    package folder on the path, its ``import ttl`` giving tilefold's; without one it is one error."""
+    script = tmp_path / "uses_ops.py"
+    script.write_text("import numpy as np\nimport ttl\nimport ttnn\nfrom ttl.ops.scale import make_scale\n\n"
+                      "x = np.arange(32 * 64, dtype=np.float32).reshape(32, 64) / 100\n"
+                      "a = ttnn.from_numpy(x, dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT)\n"
+                      "o = ttnn.from_numpy(np.zeros_like(x), dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT)\n"
+                      "make_scale(3.0)(a, o)\n"
+                      "print('max error', float(np.abs(ttnn.to_numpy(o) - x * 3).max()))\n")
+    with pytest.raises(KernelError, match=f"^{script}:4: ttl.ops .* was not found"):
+        run_script(script)
+    tree = tmp_path / "tt-lang" / "python"
+    (tree / "ttl" / "ops").mkdir(parents=True)
+    (tree / "ttl" / "ops" / "__init__.py").write_text('"""An op library."""\n')
+    (tree / "ttl" / "ops" / "scale.py").write_text(OP_LIBRARY_MODULE)
+    monkeypatch.syspath_prepend(str(tree))
+    assert run_script(script) == 0
+    assert "max error 0.0" in capsys.readouterr().out
+    assert "ttl.ops" not in sys.modules and "ttl.ops.scale" not in sys.modules
+
+
 @pytest.mark.parametrize("line, says", [
-    ("from ttl.ops.mcast import mcast", "ttl.ops (TT-Lang's library of composed operations) is not supported by "
-                                        "tilefold yet"),
     ("import ttl.kernel_runner", "ttl.kernel_runner (a module of TT-Lang's own implementation) is not supported"),
     ("from ttl.math import no_such_function", "ttl.math.no_such_function is not supported by tilefold yet"),
 ])

@@ -46,21 +46,34 @@ class UnsupportedModule(KernelError, ModuleNotFoundError):
 
 class _TtLangSubmodules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """``import ttl.math`` / ``from ttl.block import ...``: a namespace of the mapped package is
-    its submodule; any other ``ttl.X`` / ``ttnn.X`` module is one error at the importing line."""
+    its submodule. ``ttl.ops``, TT-Lang's library of operations written in TT-Lang, is loaded from
+    a TT-Lang source tree or installation on the path (its ``import ttl`` then gives tilefold's).
+    Any other ``ttl.X`` / ``ttnn.X`` module is one error at the importing line."""
 
     ROOTS = ("ttl", "ttnn")
+    OP_LIBRARY = "ttl.ops"
 
     def find_spec(self, fullname, path, target=None):
         parent, _, name = fullname.rpartition(".")
-        if fullname.split(".")[0] not in self.ROOTS or parent not in sys.modules:
-            return None
+        if parent not in self.ROOTS and not self._ours(sys.modules.get(parent)):
+            return None     # a module of a package loaded from files (the op library's parts)
         value = inspect_attribute(sys.modules[parent], name)
         if isinstance(value, (types.ModuleType, types.SimpleNamespace, Namespace)):
             return importlib.util.spec_from_loader(fullname, self)
-        what = ("TT-Lang's library of composed operations" if fullname.startswith("ttl.ops")
-                else "a module of TT-Lang's own implementation" if fullname.startswith("ttl.") else "a module of TT-NN")
+        if fullname == self.OP_LIBRARY:
+            found = _installed_op_library()
+            if found is not None:
+                return importlib.util.spec_from_file_location(fullname, found / "__init__.py",
+                                                              submodule_search_locations=[str(found)])
+            raise UnsupportedModule("ttl.ops (TT-Lang's library of operations, written in TT-Lang) was not found: "
+                                    "tilefold runs it from a TT-Lang source tree or installation; put the folder "
+                                    "holding its ttl/ops on PYTHONPATH", user_location())
+        what = "a module of TT-Lang's own implementation" if fullname.startswith("ttl.") else "a module of TT-NN"
         raise UnsupportedModule(f"{fullname} ({what}) is not supported by tilefold yet; use the names of the "
                                 f"{fullname.split('.')[0]} package itself", user_location())
+
+    def _ours(self, module) -> bool:
+        return getattr(getattr(module, "__spec__", None), "loader", None) is self
 
     def create_module(self, spec):
         parent, _, name = spec.name.rpartition(".")
@@ -82,6 +95,16 @@ class _TtLangSubmodules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         pass
 
 
+def _installed_op_library() -> Path | None:
+    """The ``ttl/ops`` folder of a TT-Lang package on ``sys.path`` (a source tree's ``python``
+    folder or a site-packages), or None."""
+    for entry in sys.path:
+        folder = Path(entry or ".") / "ttl" / "ops"
+        if (folder / "__init__.py").is_file():
+            return folder.resolve()
+    return None
+
+
 def inspect_attribute(module, name: str):
     """``module.name``, or None when the module lacks it (its ``__getattr__`` may raise anything)."""
     try:
@@ -98,6 +121,7 @@ def tt_lang_modules(path=None):
     """``import ttl`` / ``import ttnn`` resolve to tilefold's modules inside the ``with`` block, and
     ``from sim import ttl, ttnn`` (TT-Lang's simulator package) when the script at ``path`` says so."""
     saved = {name: sys.modules.get(name) for name in MODULE_ALIASES}
+    before = set(sys.modules)
     sys.modules["ttl"] = tilefold.ttl
     sys.modules["ttnn"] = tilefold.ttnn
     sys.modules["ttl.ttl_api"] = pre_1_0_api_module("ttl.ttl_api")
@@ -118,9 +142,8 @@ def tt_lang_modules(path=None):
         yield
     finally:
         sys.meta_path.remove(_SUBMODULES)
-        for name in [n for n, m in sys.modules.items() if getattr(getattr(m, "__spec__", None), "loader", None)
-                     is _SUBMODULES]:
-            del sys.modules[name]
+        for name in [n for n in sys.modules if n.startswith(("ttl.", "ttnn.")) and n not in before]:
+            del sys.modules[name]       # the namespaces and op library modules the script imported
         for name, was in packages.items():
             if was is None:
                 del sys.modules[name].__path__
