@@ -13,13 +13,10 @@ with its imports unchanged.
 
 from __future__ import annotations
 
-import importlib.abc
-import importlib.util
 import os
 import re
 import runpy
 import sys
-import types
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -29,8 +26,7 @@ from tilefold.errors import KernelError, NotSimulatedError
 from tilefold.cli.user_code import script_argv
 from tilefold.frontend.ttl import session
 from tilefold.frontend.ttl.api import pre_1_0_api_module
-from tilefold.frontend.ttl.math_api import Namespace
-from tilefold.caller import user_location
+from tilefold.cli.tt_lang_submodules import SUBMODULES, TtLangSubmodules
 
 # TT-Lang's package before 1.0 and its modules: importing a name from them is one error naming the 1.x API
 PRE_1_0_PACKAGES = ("ttlang", "ttlang.ttl_api", "ttlang.d2m_api", "ttlang.utils", "ttlang.utils.correctness")
@@ -38,82 +34,6 @@ MODULE_ALIASES = ("ttl", "ttnn", "sim", "sim.testing", "sim.typedefs", "ttl.ttl_
                   "ttl.utils.block_allocation", "ttl.diagnostics") + PRE_1_0_PACKAGES
 
 _SIM_IMPORT = re.compile(r"^\s*(from\s+sim(\.testing|\.typedefs)?\s+import|import\s+sim\b)", re.M)
-
-
-class UnsupportedModule(KernelError, ModuleNotFoundError):
-    """``import ttl.X`` of a module of TT-Lang's package that tilefold does not have."""
-
-
-class _TtLangSubmodules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """``import ttl.math`` / ``from ttl.block import ...``: a namespace of the mapped package is
-    its submodule. ``ttl.ops``, TT-Lang's library of operations written in TT-Lang, is loaded from
-    a TT-Lang source tree or installation on the path (its ``import ttl`` then gives tilefold's).
-    Any other ``ttl.X`` / ``ttnn.X`` module is one error at the importing line."""
-
-    ROOTS = ("ttl", "ttnn")
-    OP_LIBRARY = "ttl.ops"
-
-    def find_spec(self, fullname, path, target=None):
-        parent, _, name = fullname.rpartition(".")
-        if parent not in self.ROOTS and not self._ours(sys.modules.get(parent)):
-            return None     # a module of a package loaded from files (the op library's parts)
-        value = inspect_attribute(sys.modules[parent], name)
-        if isinstance(value, (types.ModuleType, types.SimpleNamespace, Namespace)):
-            return importlib.util.spec_from_loader(fullname, self)
-        if fullname == self.OP_LIBRARY:
-            found = _installed_op_library()
-            if found is not None:
-                return importlib.util.spec_from_file_location(fullname, found / "__init__.py",
-                                                              submodule_search_locations=[str(found)])
-            raise UnsupportedModule("ttl.ops (TT-Lang's library of operations, written in TT-Lang) was not found: "
-                                    "tilefold runs it from a TT-Lang source tree or installation; put the folder "
-                                    "holding its ttl/ops on PYTHONPATH", user_location())
-        what = "a module of TT-Lang's own implementation" if fullname.startswith("ttl.") else "a module of TT-NN"
-        raise UnsupportedModule(f"{fullname} ({what}) is not supported by tilefold yet; use the names of the "
-                                f"{fullname.split('.')[0]} package itself", user_location())
-
-    def _ours(self, module) -> bool:
-        return getattr(getattr(module, "__spec__", None), "loader", None) is self
-
-    def create_module(self, spec):
-        parent, _, name = spec.name.rpartition(".")
-        value = getattr(sys.modules[parent], name)
-        if isinstance(value, types.ModuleType):
-            return value
-        module = types.ModuleType(spec.name)          # a namespace (ttl.math): a module of its names
-
-        def attribute(attr):
-            try:
-                return getattr(value, attr)
-            except KernelError as err:      # not an AttributeError, which ``from m import x`` would hide
-                raise KernelError(err.message, err.location) from None
-
-        module.__getattr__ = attribute
-        return module
-
-    def exec_module(self, module):
-        pass
-
-
-def _installed_op_library() -> Path | None:
-    """The ``ttl/ops`` folder of a TT-Lang package on ``sys.path`` (a source tree's ``python``
-    folder or a site-packages), or None."""
-    for entry in sys.path:
-        folder = Path(entry or ".") / "ttl" / "ops"
-        if (folder / "__init__.py").is_file():
-            return folder.resolve()
-    return None
-
-
-def inspect_attribute(module, name: str):
-    """``module.name``, or None when the module lacks it (its ``__getattr__`` may raise anything)."""
-    try:
-        return getattr(module, name)
-    except Exception:       # noqa: BLE001 - a name the package lacks, however it says so
-        return None
-
-
-_SUBMODULES = _TtLangSubmodules()
 
 
 @contextmanager
@@ -130,10 +50,10 @@ def tt_lang_modules(path=None):
     for name in ("", ".correctness", ".block_allocation"):
         sys.modules[f"ttl.utils{name}"] = sys.modules[f"tilefold.ttl_utils{name}"]
     sys.modules["ttl.diagnostics"] = tilefold.ttl.diagnostics
-    packages = {name: getattr(sys.modules[name], "__path__", None) for name in _TtLangSubmodules.ROOTS}
-    for name in _TtLangSubmodules.ROOTS:        # packages for ``import ttl.X``, whose parts the finder gives
+    packages = {name: getattr(sys.modules[name], "__path__", None) for name in TtLangSubmodules.ROOTS}
+    for name in TtLangSubmodules.ROOTS:        # packages for ``import ttl.X``, whose parts the finder gives
         sys.modules[name].__path__ = []
-    sys.meta_path.insert(0, _SUBMODULES)
+    sys.meta_path.insert(0, SUBMODULES)
     if path is not None and _SIM_IMPORT.search(Path(path).read_text(encoding="utf-8", errors="replace")):
         from tilefold.cli.sim_package import MODULES
 
@@ -141,7 +61,7 @@ def tt_lang_modules(path=None):
     try:
         yield
     finally:
-        sys.meta_path.remove(_SUBMODULES)
+        sys.meta_path.remove(SUBMODULES)
         for name in [n for n in sys.modules if n.startswith(("ttl.", "ttnn.")) and n not in before]:
             del sys.modules[name]       # the namespaces and op library modules the script imported
         for name, was in packages.items():

@@ -1,0 +1,94 @@
+"""Submodules of the mapped ``ttl`` / ``ttnn`` packages while a TT-Lang script runs.
+
+Reads: the attributes of :mod:`tilefold.ttl` / :mod:`tilefold.ttnn` and, for ``ttl.ops``, the
+folders of ``sys.path``. Writes: modules for ``import ttl.X`` (made on import; the caller,
+:func:`tilefold.cli.ttl_scripts.tt_lang_modules`, installs the finder and removes them after).
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.util
+import sys
+import types
+from pathlib import Path
+
+from tilefold.caller import user_location
+from tilefold.errors import KernelError
+from tilefold.frontend.ttl.math_api import Namespace
+
+
+class UnsupportedModule(KernelError, ModuleNotFoundError):
+    """``import ttl.X`` of a module of TT-Lang's package that tilefold does not have."""
+
+
+class TtLangSubmodules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """``import ttl.math`` / ``from ttl.block import ...``: a namespace of the mapped package is
+    its submodule. ``ttl.ops``, TT-Lang's library of operations written in TT-Lang, is loaded from
+    a TT-Lang source tree or installation on the path (its ``import ttl`` then gives tilefold's).
+    Any other ``ttl.X`` / ``ttnn.X`` module is one error at the importing line."""
+
+    ROOTS = ("ttl", "ttnn")
+    OP_LIBRARY = "ttl.ops"
+
+    def find_spec(self, fullname, path, target=None):
+        parent, _, name = fullname.rpartition(".")
+        if parent not in self.ROOTS and not self._ours(sys.modules.get(parent)):
+            return None     # a module of a package loaded from files (the op library's parts)
+        value = inspect_attribute(sys.modules[parent], name)
+        if isinstance(value, (types.ModuleType, types.SimpleNamespace, Namespace)):
+            return importlib.util.spec_from_loader(fullname, self)
+        if fullname == self.OP_LIBRARY:
+            found = _installed_op_library()
+            if found is not None:
+                return importlib.util.spec_from_file_location(fullname, found / "__init__.py",
+                                                              submodule_search_locations=[str(found)])
+            raise UnsupportedModule("ttl.ops (TT-Lang's library of operations, written in TT-Lang) was not found: "
+                                    "tilefold runs it from a TT-Lang source tree or installation; put the folder "
+                                    "holding its ttl/ops on PYTHONPATH", user_location())
+        what = "a module of TT-Lang's own implementation" if fullname.startswith("ttl.") else "a module of TT-NN"
+        raise UnsupportedModule(f"{fullname} ({what}) is not supported by tilefold yet; use the names of the "
+                                f"{fullname.split('.')[0]} package itself", user_location())
+
+    def _ours(self, module) -> bool:
+        return getattr(getattr(module, "__spec__", None), "loader", None) is self
+
+    def create_module(self, spec):
+        parent, _, name = spec.name.rpartition(".")
+        value = getattr(sys.modules[parent], name)
+        if isinstance(value, types.ModuleType):
+            return value
+        module = types.ModuleType(spec.name)          # a namespace (ttl.math): a module of its names
+
+        def attribute(attr):
+            try:
+                return getattr(value, attr)
+            except KernelError as err:      # not an AttributeError, which ``from m import x`` would hide
+                raise KernelError(err.message, err.location) from None
+
+        module.__getattr__ = attribute
+        return module
+
+    def exec_module(self, module):
+        pass
+
+
+def _installed_op_library() -> Path | None:
+    """The ``ttl/ops`` folder of a TT-Lang package on ``sys.path`` (a source tree's ``python``
+    folder or a site-packages), or None."""
+    for entry in sys.path:
+        folder = Path(entry or ".") / "ttl" / "ops"
+        if (folder / "__init__.py").is_file():
+            return folder.resolve()
+    return None
+
+
+def inspect_attribute(module, name: str):
+    """``module.name``, or None when the module lacks it (its ``__getattr__`` may raise anything)."""
+    try:
+        return getattr(module, name)
+    except Exception:       # noqa: BLE001 - a name the package lacks, however it says so
+        return None
+
+
+SUBMODULES = TtLangSubmodules()
