@@ -293,11 +293,14 @@ class Inliner:
         for free in _loaded_names(body) - local:
             if free.startswith(_PREFIX) or free not in callee_scope and hasattr(builtins, free):
                 continue            # carried over by an inner call already, or a builtin
-            line = min(n.lineno for s in body for n in ast.walk(s) if isinstance(n, ast.Name) and n.id == free)
+            uses = [n for s in body for n in ast.walk(s) if isinstance(n, ast.Name) and n.id == free]
+            line = min(n.lineno for n in uses)
             if free not in callee_scope:
                 raise KernelError(f"{name}(): name {free!r} is not defined", SourceLocation(file, line))
             if free in self.scope and self.scope[free] is callee_scope[free]:
-                continue            # the same object in the outermost body's scope (ttl, ttnn ...)
+                for node in uses:   # the same object in the outermost body's scope (ttl, ttnn ...): kept as
+                    node.outermost = True       # it is, by the callers it is inlined into too
+                continue
             carried[free] = f"{prefix}{free}"
             self.reads[carried[free]] = (op.function, free, SourceLocation(file, line))
         return carried
@@ -379,8 +382,9 @@ def _stored_names(body) -> set[str]:
 
 
 def _loaded_names(body) -> set[str]:
+    """The names ``body`` reads, but those an inlined callee reads from the outermost body's scope."""
     return {node.id for stmt in body for node in ast.walk(stmt)
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and not getattr(node, "outermost", False)}
 
 
 class _Rename(ast.NodeTransformer):
@@ -388,6 +392,8 @@ class _Rename(ast.NodeTransformer):
         self.renames, self.carried, self.substitute = renames, carried, substitute
 
     def visit_Name(self, node):
+        if getattr(node, "outermost", False):
+            return node         # a name of the outermost body's scope, not of this callee's
         if node.id in self.substitute and isinstance(node.ctx, ast.Load):
             return ast.copy_location(copy.deepcopy(self.substitute[node.id]), node)
         new = self.renames.get(node.id) or (self.carried.get(node.id) if isinstance(node.ctx, ast.Load) else None)
