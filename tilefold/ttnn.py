@@ -578,6 +578,19 @@ def from_torch(tensor, dtype=None, layout=TILE_LAYOUT, device: Device | None = N
     return from_numpy(values, _dtype(dtype), layout, device, memory_config, mesh_mapper, tile, **kwargs)
 
 
+def as_tensor(tensor, dtype=None, *, layout=TILE_LAYOUT, device: Device | None = None,
+              memory_config: MemoryConfig | None = None, cache_file_name=None, preprocess=None, mesh_mapper=None,
+              use_device_tilizer: bool = False, tile=None) -> Tensor:
+    """``ttnn.as_tensor``: :func:`from_torch` of ``preprocess(tensor)`` (when given). TT-NN also keeps
+    the converted tensor in ``cache_file_name`` to load it from there next time; here the conversion
+    is cheap and always made from ``tensor``, so no file is read or written."""
+    if preprocess is not None:
+        tensor = preprocess(tensor)
+    if isinstance(tensor, np.ndarray):      # a numpy array too, as from_numpy takes it
+        return from_numpy(tensor, dtype, layout, device, memory_config, mesh_mapper, tile)
+    return from_torch(tensor, dtype, layout, device, memory_config, mesh_mapper, tile)
+
+
 def to_numpy(tensor: Tensor, mesh_composer=None, **kwargs) -> np.ndarray:
     """The tensor's values as a numpy array (float32 for float data types); a mesh tensor's pieces
     joined by ``mesh_composer``."""
@@ -1191,7 +1204,7 @@ __all__ = [
     "ROW_MAJOR_LAYOUT", "TILE_SIZE", "MemoryConfig", "DRAM_MEMORY_CONFIG", "L1_MEMORY_CONFIG", "Shape", "Device",
     "open_device", "close_device", "CreateDevice", "CloseDevice", "Tensor", "from_numpy", "from_torch", "to_numpy", "to_torch", "full", "zeros",
     "ones", "empty", "rand", "zeros_like", "add", "subtract", "multiply", "matmul", "relu", "exp", "to_layout",
-    "to_device", "from_device", "abs", "neg", "sqrt", "rsqrt", "reciprocal", "square", "log", "sin", "cos", "tanh",
+    "to_device", "from_device", "as_tensor", "abs", "neg", "sqrt", "rsqrt", "reciprocal", "square", "log", "sin", "cos", "tanh",
     "sigmoid", "silu", "gelu", "upsample", "divide", "maximum", "minimum", "sum", "transpose", "reshape", "CoreGrid", "CoreRange", "CoreRangeSet", "SemaphoreDescriptor", "split_work_to_cores",
     "ShardStrategy", "ShardOrientation", "TensorMemoryLayout", "BufferType", "create_sharded_memory_config",
     "to_memory_config", "get_memory_config", "is_sharded", "MeshShape", "MeshDevice", "MeshTensor",

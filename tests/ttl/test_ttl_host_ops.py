@@ -452,3 +452,15 @@ def test_repeat_interleave():
     np.testing.assert_array_equal(got, np.repeat(x, 2, axis=0))
     with pytest.raises(LayoutError, match=r"repeats=0\): give a positive int count"):
         ttnn.repeat_interleave(tensor(x, ttnn.float32), 0, dim=1)
+
+
+def test_as_tensor_converts_its_preprocessed_input_like_from_numpy(tmp_path):
+    """``ttnn.as_tensor`` (TT-NN's caching conversion): the tensor ``preprocess`` makes, converted as
+    ``from_numpy`` / ``from_torch`` convert it; no cache file is read or written."""
+    values = np.arange(32 * 64, dtype=np.float32).reshape(32, 64) / 7
+    cache = tmp_path / "weights.bin"
+    t = ttnn.as_tensor(values, ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, cache_file_name=str(cache),
+                       preprocess=lambda v: v * 2, memory_config=ttnn.DRAM_MEMORY_CONFIG)
+    want = (values * 2).astype(ml_dtypes.bfloat16).astype(np.float32)
+    np.testing.assert_array_equal(ttnn.to_numpy(t), want)
+    assert t.dtype is ttnn.bfloat16 and t.layout is ttnn.TILE_LAYOUT and not cache.exists()
