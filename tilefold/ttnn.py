@@ -835,10 +835,20 @@ def _over_mesh(op):
         except TypeError as exc:             # a missing, extra or unknown argument
             raise LayoutError(f"ttnn.{op.__name__}(): {exc}", user_location()) from None
         if args and isinstance(args[0], mesh.MeshTensor):
-            a, rest = args[0], args[1:]
-            pieces = [[x.pieces[i] if isinstance(x, mesh.MeshTensor) else x for x in rest]
-                      for i in range(len(a.pieces))]
-            return mesh.MeshTensor([op(p, *r, **kwargs) for p, r in zip(a.pieces, pieces)], a.mesh)
+            a = args[0]
+
+            def piece(x, i):
+                if not isinstance(x, mesh.MeshTensor):
+                    return x
+                if len(x.pieces) != len(a.pieces):
+                    raise LayoutError(f"ttnn.{op.__name__}(): its mesh tensors are on meshes of {len(a.pieces)} and "
+                                      f"{len(x.pieces)} chips; give tensors of one mesh", user_location())
+                return x.pieces[i]
+
+            results = [op(*(piece(x, i) for x in args), **{k: piece(v, i) for k, v in kwargs.items()})
+                       for i in range(len(a.pieces))]
+            output = kwargs.get("output_tensor", kwargs.get("optional_output_tensor"))
+            return output if isinstance(output, mesh.MeshTensor) else mesh.MeshTensor(results, a.mesh)
         return op(*args, **kwargs)
     wrapped.__name__ = wrapped.__qualname__ = op.__name__
     wrapped.__doc__ = op.__doc__

@@ -172,3 +172,16 @@ def test_a_mesh_opened_without_a_shape_takes_every_chip_and_one_chip_reads_witho
     t = ttnn.from_numpy(values, dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT, device=single,
                         mesh_mapper=ttnn.ReplicateTensorToMesh(single))
     np.testing.assert_array_equal(ttnn.to_numpy(t), values)
+
+
+def test_a_host_op_writes_each_chips_piece_of_a_mesh_output_tensor(t3k):
+    """``ttnn.add(a, b, output_tensor=out)`` on mesh tensors: each chip's sum goes into its piece of
+    ``out``, which the call returns."""
+    rng = np.random.default_rng(5)
+    a_values, b_values = (rng.standard_normal((8 * 32, 32)).astype(np.float32) for _ in range(2))
+    a, b, out = _spread(a_values, t3k, 0), _spread(b_values, t3k, 0), _spread(np.zeros_like(a_values), t3k, 0)
+    assert ttnn.add(a, b, output_tensor=out) is out
+    got = ttnn.to_numpy(out, mesh_composer=ttnn.ConcatMeshToTensor(t3k, dim=0))
+    want = ttnn.to_numpy(ttnn.add(a, b), mesh_composer=ttnn.ConcatMeshToTensor(t3k, dim=0))
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_allclose(got, a_values + b_values, rtol=2e-2, atol=2e-2)
