@@ -507,15 +507,23 @@ def test_operations_composed_in_a_loop_call_the_one_they_were_made_with():
     np.testing.assert_array_equal(y.host_values, x.host_values * 16)    # 2 levels: 4 leaves, each x2
 
 
-def _scaled_copy_through_a_middle_operation(width: int):
-    """Three levels: the outermost operation and the innermost both read ``width`` from the same
-    closure; the middle one never names it (TT-Lang's op library composes operations this way)."""
+def _scale_by_three(width: int):
     @ttl.atom()
     def scale(x, out: ttl.DFB):
         x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, width), block_count=2)
         ttl.copy(x[0:1, 0:width], x_dfb.reserve())
         o = out.reserve()
         o.store(x_dfb.wait() * ttl.block.fill(3.0, shape=(1, width)))
+
+    return scale
+
+
+def _scaled_copy_through_a_middle_operation(width: int, scale=None, outer_reads_width: bool = True):
+    """Three levels: the outermost operation and the innermost both read ``width`` from the same
+    closure; the middle one never names it (TT-Lang's op library composes operations this way).
+    With ``outer_reads_width`` False the outermost body names its own copy of the number."""
+    scale = scale or _scale_by_three(width)
+    columns = width
 
     @ttl.atom()
     def middle(x, out: ttl.DFB):
@@ -527,10 +535,21 @@ def _scaled_copy_through_a_middle_operation(width: int):
         middle(x, out)
         ttl.copy(out.wait(), y[0:1, 0:width])
 
-    return outer
+    @ttl.atom(grid=(1, 1))
+    def outer_of_its_own_name(x, y):
+        out = ttl.make_dataflow_buffer_like(y, shape=(1, columns), block_count=2)
+        middle(x, out)
+        ttl.copy(out.wait(), y[0:1, 0:columns])
+
+    return outer if outer_reads_width else outer_of_its_own_name
 
 
 def test_a_name_the_outermost_body_shares_with_a_callee_two_levels_down():
-    x, y = tile_tensor((32, 64), seed=9), zeros((32, 64))
-    _scaled_copy_through_a_middle_operation(2)(x, y)
-    np.testing.assert_allclose(y.host_values, _bf16(x.host_values * 3), rtol=0, atol=0)
+    """Also after an expansion that found the name in the outermost body: the next operation
+    inlining the same callee, whose outermost body does not name it, still carries it over."""
+    x = tile_tensor((32, 64), seed=9)
+    scale = _scale_by_three(2)
+    for reads in (True, False):
+        y = zeros((32, 64))
+        _scaled_copy_through_a_middle_operation(2, scale, outer_reads_width=reads)(x, y)
+        np.testing.assert_allclose(y.host_values, _bf16(x.host_values * 3), rtol=0, atol=0)

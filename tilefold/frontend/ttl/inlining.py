@@ -239,8 +239,9 @@ class Inliner:
             else:
                 substitute[param] = value
                 renames.pop(param)
+        body = copy.deepcopy(body)         # this call's own statements: the source's cached tree stays as parsed
         carried = self._carry(op, body, stored | set(callee_params), callee_scope, source.file, prefix)
-        body = [_Rename(renames, carried, substitute).visit(copy.deepcopy(s)) for s in body]
+        body = [_Rename(renames, carried, substitute).visit(s) for s in body]
         if source.file != self.file:       # its lines are of another file: errors name the call's line
             for s in body:
                 for node in ast.walk(s):
