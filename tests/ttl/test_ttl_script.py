@@ -220,10 +220,11 @@ def test_submodules_of_the_ttl_package_import_as_its_namespaces(tmp_path, capsys
     script = tmp_path / "submodules.py"
     script.write_text("import ttl\nimport ttl.math as m\nfrom ttl.block import fill\n"
                       "from ttl.ttl_api import DataflowBuffer, TensorBlock\n"
+                      "from ttl.pipe import Pipe, PipeNet\n"
                       "print(m.exp is ttl.math.exp, fill is ttl.block.fill, DataflowBuffer is ttl.DataflowBuffer,"
-                      " TensorBlock is ttl.TensorBlock)\n")
+                      " TensorBlock is ttl.TensorBlock, Pipe is ttl.Pipe, PipeNet is ttl.PipeNet)\n")
     run_script(script)
-    assert "True True True True" in capsys.readouterr().out
+    assert "True True True True True True" in capsys.readouterr().out
     assert not hasattr(tilefold.ttl, "__path__") and "ttl.math" not in sys.modules
 
 

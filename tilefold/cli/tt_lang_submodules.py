@@ -24,19 +24,27 @@ class UnsupportedModule(KernelError, ModuleNotFoundError):
 
 class TtLangSubmodules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """``import ttl.math`` / ``from ttl.block import ...``: a namespace of the mapped package is
-    its submodule. ``ttl.ops``, TT-Lang's library of operations written in TT-Lang, is loaded from
+    its submodule; ``from ttl.pipe import Pipe`` and TT-Lang's other modules of public names read
+    the package's names. ``ttl.ops``, TT-Lang's library of operations written in TT-Lang, is loaded from
     a TT-Lang source tree or installation on the path (its ``import ttl`` then gives tilefold's).
     Any other ``ttl.X`` / ``ttnn.X`` module is one error at the importing line."""
 
     ROOTS = ("ttl", "ttnn")
     OP_LIBRARY = "ttl.ops"
+    # the modules of TT-Lang's package that define its public names (``from ttl.pipe import Pipe``,
+    # as its op library writes): each is a view of the ttl package
+    API_MODULES = frozenset({
+        "pipe", "dataflow_buffer", "circular_buffer", "kernel", "semaphore", "scalar", "constants", "condition",
+        "dfb_reset", "dfb_reconfiguration", "dfb_allocation_group", "domains", "runtime_resources", "fabric",
+        "operators", "compiler_options", "sram", "atom", "ttl_math", "ttl_block"})
 
     def find_spec(self, fullname, path, target=None):
         parent, _, name = fullname.rpartition(".")
         if parent not in self.ROOTS and not self._ours(sys.modules.get(parent)):
             return None     # a module of a package loaded from files (the op library's parts)
         value = inspect_attribute(sys.modules[parent], name)
-        if isinstance(value, (types.ModuleType, types.SimpleNamespace, Namespace)):
+        if isinstance(value, (types.ModuleType, types.SimpleNamespace, Namespace)) \
+                or parent == "ttl" and name in self.API_MODULES:
             return importlib.util.spec_from_loader(fullname, self)
         if fullname == self.OP_LIBRARY:
             found = _installed_op_library()
@@ -55,10 +63,9 @@ class TtLangSubmodules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def create_module(self, spec):
         parent, _, name = spec.name.rpartition(".")
-        value = getattr(sys.modules[parent], name)
-        if isinstance(value, types.ModuleType):
-            return value
-        module = types.ModuleType(spec.name)          # a namespace (ttl.math): a module of its names
+        package = sys.modules[parent]
+        value = package if parent == "ttl" and name in self.API_MODULES else getattr(package, name)
+        module = types.ModuleType(spec.name)          # a view of a namespace (ttl.math) or of the package
 
         def attribute(attr):
             try:
