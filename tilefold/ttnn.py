@@ -848,7 +848,11 @@ def _over_mesh(op):
             results = [op(*(piece(x, i) for x in args), **{k: piece(v, i) for k, v in kwargs.items()})
                        for i in range(len(a.pieces))]
             output = kwargs.get("output_tensor", kwargs.get("optional_output_tensor"))
-            return output if isinstance(output, mesh.MeshTensor) else mesh.MeshTensor(results, a.mesh)
+            if isinstance(output, mesh.MeshTensor):
+                return output
+            if isinstance(results[0], tuple):        # (values, indices) ...: a mesh tensor of each
+                return tuple(mesh.MeshTensor(list(parts), a.mesh) for parts in zip(*results))
+            return mesh.MeshTensor(results, a.mesh)
         return op(*args, **kwargs)
     wrapped.__name__ = wrapped.__qualname__ = op.__name__
     wrapped.__doc__ = op.__doc__

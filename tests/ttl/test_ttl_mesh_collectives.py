@@ -185,3 +185,26 @@ def test_a_host_op_writes_each_chips_piece_of_a_mesh_output_tensor(t3k):
     want = ttnn.to_numpy(ttnn.add(a, b), mesh_composer=ttnn.ConcatMeshToTensor(t3k, dim=0))
     np.testing.assert_array_equal(got, want)
     np.testing.assert_allclose(got, a_values + b_values, rtol=2e-2, atol=2e-2)
+
+
+def test_a_host_op_of_several_results_gives_a_mesh_tensor_of_each(t3k):
+    """``ttnn.topk`` on a mesh tensor: (values, indices), each a mesh tensor of the chips' results."""
+    values = np.random.default_rng(6).standard_normal((8 * 32, 64)).astype(np.float32)
+    top, index = ttnn.topk(_spread(values, t3k, 0), 4, dim=-1)
+    assert isinstance(top, ttnn.MeshTensor) and isinstance(index, ttnn.MeshTensor)
+    joined = ttnn.to_numpy(index, mesh_composer=ttnn.ConcatMeshToTensor(t3k, dim=0)).astype(np.int64)
+    rounded = ttnn.to_numpy(_spread(values, t3k, 0), mesh_composer=ttnn.ConcatMeshToTensor(t3k, dim=0))
+    np.testing.assert_array_equal(joined, np.argsort(-rounded, axis=-1, kind="stable")[:, :4])
+
+
+def test_2d_mesh_mappers_take_tt_nns_order_of_arguments(t3k):
+    """``ShardTensor2dMesh(mesh, mesh_shape, dims)`` / ``ConcatMesh2dToTensor(mesh, mesh_shape, dims)``
+    positionally, as TT-NN declares them; a shape other than the mesh's is one error."""
+    values = np.random.default_rng(7).standard_normal((2 * 32, 4 * 32)).astype(np.float32)
+    t = ttnn.from_numpy(values, dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT, device=t3k,
+                        mesh_mapper=ttnn.ShardTensor2dMesh(t3k, (2, 4), (0, 1)))
+    assert tuple(t.pieces[5].shape) == (32, 32)
+    np.testing.assert_array_equal(ttnn.to_numpy(t, mesh_composer=ttnn.ConcatMesh2dToTensor(t3k, (2, 4), (0, 1))),
+                                  values)
+    with pytest.raises(LayoutError, match=r"mesh_shape=\(4, 2\)\): the mesh is \(2, 4\)"):
+        ttnn.ConcatMesh2dToTensor(t3k, (4, 2), (0, 1))

@@ -421,3 +421,12 @@ def test_a_script_whose_operation_defines_no_kernel_says_only_that(tmp_path, cap
     out = capsys.readouterr().out
     assert "defines no kernel function: nothing runs on the device" in out
     assert "ran no TT-Lang operation" not in out
+
+
+def test_a_script_given_by_a_relative_path_sees_its_absolute_file(tmp_path, monkeypatch, capsys):
+    """``__file__`` of the script is absolute, as python sets it, so a script finding its data next
+    to itself (``Path(__file__).parent / ...``) finds it from any working folder."""
+    (tmp_path / "where.py").write_text("import os\nimport ttnn\nprint('file', __file__, os.path.isabs(__file__))\n")
+    monkeypatch.chdir(tmp_path)
+    run_script("where.py")
+    assert f"file {tmp_path / 'where.py'} True" in capsys.readouterr().out

@@ -85,7 +85,7 @@ def execute(path) -> int:
     sys.argv = script_argv(script)
     sys.path.insert(0, str(script.resolve().parent))
     try:
-        runpy.run_path(str(script), run_name="__main__")
+        runpy.run_path(os.path.abspath(script), run_name="__main__")     # __file__ absolute, as python sets it
     except SystemExit as exc:
         code = exc.code
         return code if isinstance(code, int) else (0 if code is None else 1)

@@ -120,7 +120,7 @@ def run_as_main(path: str | Path) -> int:
     argv = sys.argv
     sys.argv = script_argv(path)
     try:
-        runpy.run_path(str(path), run_name="__main__")
+        runpy.run_path(os.path.abspath(path), run_name="__main__")     # __file__ absolute, as python sets it
     except AssertionError as exc:
         frames = traceback.extract_tb(exc.__traceback__)
         folder = os.path.dirname(os.path.abspath(path)) + os.sep

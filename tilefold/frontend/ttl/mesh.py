@@ -313,11 +313,19 @@ class ReplicateTensorToMesh:
         return _origins(shape, [], self.mesh.shape.num_devices)
 
 
+def _mesh_shape_arg(mesh: MeshDevice, mesh_shape, what: str) -> None:
+    """A 2-D mapper's ``mesh_shape``: the mesh's own rows and columns (or not given)."""
+    if mesh_shape is not None and tuple(mesh_shape) != tuple(mesh.shape):
+        raise LayoutError(f"{what}(mesh_shape={tuple(mesh_shape)!r}): the mesh is {tuple(mesh.shape)!r}; give its "
+                          "shape (or leave mesh_shape out)", user_location())
+
+
 class ShardTensor2dMesh:
     """Split ``dims[0]`` over the mesh rows and ``dims[1]`` over its columns (``None``: replicate)."""
 
-    def __init__(self, mesh: MeshDevice, dims, mesh_shape=None):
+    def __init__(self, mesh: MeshDevice, mesh_shape=None, dims=None):     # TT-NN's order of arguments
         _mesh_arg(mesh, "ttnn.ShardTensor2dMesh")
+        _mesh_shape_arg(mesh, mesh_shape, "ttnn.ShardTensor2dMesh")
         if not isinstance(dims, (tuple, list)) or len(dims) != 2:
             raise LayoutError(f"ttnn.ShardTensor2dMesh(dims={dims!r}): give two dims (or None), one for the mesh's "
                               "rows and one for its columns", user_location())
@@ -353,8 +361,9 @@ class ConcatMeshToTensor:
 class ConcatMesh2dToTensor:
     """Join the pieces of each mesh row along ``dims[1]``, then the rows along ``dims[0]``."""
 
-    def __init__(self, mesh: MeshDevice, dims, mesh_shape=None):
+    def __init__(self, mesh: MeshDevice, mesh_shape=None, dims=None):     # TT-NN's order of arguments
         _mesh_arg(mesh, "ttnn.ConcatMesh2dToTensor")
+        _mesh_shape_arg(mesh, mesh_shape, "ttnn.ConcatMesh2dToTensor")
         if not isinstance(dims, (tuple, list)) or len(dims) != 2:
             raise LayoutError(f"ttnn.ConcatMesh2dToTensor(dims={dims!r}): give two dims, one for the mesh's rows and "
                               "one for its columns", user_location())
