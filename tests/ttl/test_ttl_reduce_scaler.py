@@ -118,6 +118,23 @@ def test_a_scalar_reduce_with_an_output_block_scales_twice_as_the_hardware_does(
     np.testing.assert_allclose(ttnn.to_numpy(out)[0, 0], 0.25 * xv.sum(), rtol=1e-2, atol=0.1)
 
 
+def test_the_form_before_1_0_over_dims_0_warns_how_1_x_reads_dims():
+    """reduce_sum(x, scaler, out, dims=[0]) is the form TT-Lang before 1.0 wrote for one value per
+    row; it runs as TT-Lang 1.x reads dims (one value per column) with a warning at the line naming
+    dims=[1]; without the positional output block there is no warning."""
+    x, s, xv, _ = _inputs("bfloat16", 6)
+    out = _tensor(np.zeros((TS, 2 * TS)), "bfloat16")
+    with pytest.warns(UserWarning, match=r"reduce_sum\(x, scaler, out, dims=\[0\]\) reduces over the rows .* "
+                                         r"write dims=\[1\]") as caught:
+        _reduce_kernel([0], with_out=True)(x, s, out)
+    assert caught[0].filename == __file__
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _reduce_kernel([0])(x, s, _tensor(np.zeros((TS, 2 * TS)), "bfloat16"))
+
+
 def test_the_compute_kernel_reads_the_programs_scaler_block_and_passes_check_kernel(tmp_path, check_kernel):
     x, s, _, _ = _inputs("bfloat16", 5)
     out = _tensor(np.zeros((2 * TS, TS)), "bfloat16")
