@@ -800,7 +800,8 @@ def _host_op(name: str, compute):
             raise LayoutError(f"ttnn.{name}: {str(exc).replace('compute()', 'it')}", user_location()) from None
 
         def tensor(v: ttnn_ops.Value) -> Tensor:
-            return Tensor(v.values, _DTYPES[v.dtype], like.layout, like.device(), memory_config)
+            layout = _layout(v.layout) if v.layout is not None else like.layout
+            return Tensor(v.values, _DTYPES[v.dtype], layout, like.device(), memory_config)
 
         if inplace:
             like._values, like._bf16, like._shape, like._pages = quantize(result.values, like.dtype, like.layout), None, \

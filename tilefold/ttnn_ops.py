@@ -26,10 +26,12 @@ INT_DTYPES = {"uint32": np.uint32, "int32": np.int32, "uint16": np.uint16, "uint
 
 @dataclass(frozen=True)
 class Value:
-    """An operand: host values (float32 for float data types) and the TT-NN data type name."""
+    """An operand: host values (float32 for float data types) and the TT-NN data type name; a
+    result may name its layout (``layout=`` of the op; else the first tensor's)."""
 
     values: np.ndarray
     dtype: str
+    layout: object = None
 
     @property
     def is_int(self) -> bool:
@@ -655,6 +657,25 @@ def gather(a: Value, dim: int, index: Value, sparse_grad: bool = False, **_) -> 
                    f"of dim {dim}")
     window = tuple(slice(None) if d == axis else slice(0, ishape[d]) for d in range(rank))
     return Value(np.take_along_axis(a.values[window], idx, axis), a.dtype)
+
+
+@op("embedding")
+def embedding(index: Value, weight: Value, *, pad_token=None, layout=None, dtype: str | None = None,
+              embeddings_type=None, **_) -> Value:
+    """Rows of ``weight`` (vocabulary x hidden) picked by the integer tensor ``index``: the shape
+    of ``index`` with the hidden size appended, in ``weight``'s data type (or ``dtype``)."""
+    if not isinstance(index, Value) or not index.is_int:
+        got = index.dtype if isinstance(index, Value) else type(index).__name__
+        raise fail(f"ttnn.embedding: the input must be a uint32 tensor of row indices (ttnn.typecast it), not {got}")
+    if pad_token is not None or embeddings_type is not None:
+        raise fail("ttnn.embedding: pad_token= and embeddings_type= are not supported by tilefold yet")
+    table = weight.values.reshape(-1, weight.values.shape[-1])
+    rows = index.values.astype(np.int64)
+    if rows.size and (rows.min() < 0 or rows.max() >= len(table)):
+        raise fail(f"ttnn.embedding: indices {int(rows.min())}..{int(rows.max())} outside the {len(table)} rows of "
+                   "the weight")
+    out = Value(table[rows], weight.dtype, layout)
+    return out if dtype is None else Value(cast(out.values, dtype), dtype, layout)
 
 
 # --- shapes --------------------------------------------------------------------------------------

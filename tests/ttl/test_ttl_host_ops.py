@@ -464,3 +464,17 @@ def test_as_tensor_converts_its_preprocessed_input_like_from_numpy(tmp_path):
     want = (values * 2).astype(ml_dtypes.bfloat16).astype(np.float32)
     np.testing.assert_array_equal(ttnn.to_numpy(t), want)
     assert t.dtype is ttnn.bfloat16 and t.layout is ttnn.TILE_LAYOUT and not cache.exists()
+
+
+def test_embedding_picks_rows_of_the_weight_by_index():
+    """``ttnn.embedding(index, weight, layout=)``: weight rows by a uint32 index tensor, in the
+    weight's data type and the layout asked for; an index outside the table is one error."""
+    table = np.arange(10 * 64, dtype=np.float32).reshape(10, 64) / 3
+    weight = ttnn.from_numpy(table, dtype=ttnn.bfloat16, layout=ttnn.ROW_MAJOR_LAYOUT)
+    index = ttnn.from_numpy(np.array([[3, 0, 9]], np.uint32), dtype=ttnn.uint32, layout=ttnn.ROW_MAJOR_LAYOUT)
+    out = ttnn.embedding(index, weight, layout=ttnn.TILE_LAYOUT)
+    assert tuple(out.shape) == (1, 3, 64) and out.layout is ttnn.TILE_LAYOUT and out.dtype is ttnn.bfloat16
+    np.testing.assert_array_equal(ttnn.to_numpy(out)[0], ttnn.to_numpy(weight)[[3, 0, 9]])
+    bad = ttnn.from_numpy(np.array([[10]], np.uint32), dtype=ttnn.uint32, layout=ttnn.ROW_MAJOR_LAYOUT)
+    with pytest.raises(LayoutError, match="indices 10..10 outside the 10 rows"):
+        ttnn.embedding(bad, weight)
