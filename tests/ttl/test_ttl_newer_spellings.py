@@ -618,3 +618,45 @@ def test_tt_langs_file_writing_environment_variables_are_named_as_ignored(monkey
     a, b = tile_tensor((32, 64), seed=1), tile_tensor((64, 32), seed=2)
     with pytest.warns(UserWarning, match="TTLANG_EMIT_RUNNER is set, but tilefold writes no standalone runner"):
         matmul_into_float32(a, b, zeros((32, 32), dtype="float32"))
+
+
+def _tile_pairs(rows, cols):
+    """A generator of (row, column) tile coordinates, as programs write their block schedules."""
+    for r in range(rows):
+        for c in range(cols):
+            yield r, c
+
+
+@ttl.operation(grid=(1, 1))
+def negate_over_a_generator(x, y):
+    x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+    y_dfb = ttl.make_dataflow_buffer_like(y, shape=(1, 1), block_count=2)
+
+    @ttl.datamovement()
+    def read():
+        for r, c in _tile_pairs(2, 3):
+            with x_dfb.reserve() as blk:
+                ttl.copy(x[r, c], blk).wait()
+
+    @ttl.compute()
+    def compute():
+        for _ in _tile_pairs(2, 3):
+            with x_dfb.wait() as xv, y_dfb.reserve() as yv:
+                yv.store(-xv)
+
+    @ttl.datamovement()
+    def write():
+        for r, c in _tile_pairs(2, 3):
+            with y_dfb.wait() as blk:
+                ttl.copy(blk, y[r, c]).wait()
+
+
+def test_a_kernel_loop_over_a_generator_unrolls_its_items():
+    """``for r, c in blocks()`` over a Python generator: its items are taken when the kernel is
+    built and unrolled, as a loop over a list is (each build calls the generator afresh)."""
+    x, y = tile_tensor((64, 96), seed=12), zeros((64, 96))
+    negate_over_a_generator(x, y)
+    np.testing.assert_array_equal(y.host_values, -x.host_values)
+    y2 = zeros((64, 96))
+    negate_over_a_generator(x, y2)
+    np.testing.assert_array_equal(y2.host_values, -x.host_values)

@@ -33,6 +33,8 @@ from __future__ import annotations
 import ast
 import copy
 import dataclasses
+import itertools
+from collections.abc import Iterator
 
 from xdsl.dialects import func, memref, scf
 from xdsl.dialects.builtin import FunctionType, IndexType, StringAttr
@@ -68,6 +70,8 @@ from tilefold.frontend.ttl.block_states import joined_state
 from tilefold.frontend.ttl.variables import carried_names, live_after
 from tilefold.ir import ttl
 from tilefold.ir.locations import file_line_loc
+
+MAX_UNROLLED_ITEMS = 1 << 16     # a loop over an iterator (a generator ...) unrolls at most this many items
 from tilefold.ir.ttkernel import THREAD_ATTR
 
 THREADS = {"compute": "compute", "datamovement": "noc"}
@@ -557,6 +561,12 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
         if isinstance(values, (dict, set, frozenset, range, enumerate, zip, reversed, type({}.items()),
                                type({}.keys()), type({}.values()))):
             values = list(values)      # compile-time Python collections unroll like lists
+        elif isinstance(values, Iterator):       # a generator, map, filter ...: its items when the kernel is built
+            values = list(itertools.islice(values, MAX_UNROLLED_ITEMS + 1))
+            if len(values) > MAX_UNROLLED_ITEMS:
+                raise self.error(f"a kernel loops over {ast.unparse(iterable)[:40]}, an iterator of more than "
+                                 f"{MAX_UNROLLED_ITEMS} items, which the kernel would unroll; loop with "
+                                 "for ... in range(...)", iterable)
         if not isinstance(values, (list, tuple)):
             raise self.error(f"a kernel loops with for ... in range(...) (or over a Python list); "
                              f"{ast.unparse(iterable)[:40]} is {self.describe(values)}", iterable)
