@@ -274,7 +274,6 @@ def test_the_op_library_runs_from_a_tt_lang_tree_on_the_path(tmp_path, monkeypat
 
 @pytest.mark.parametrize("line, says", [
     ("import ttl.kernel_runner", "ttl.kernel_runner (a module of TT-Lang's own implementation) is not supported"),
-    ("from ttl.math import no_such_function", "ttl.math.no_such_function is not supported by tilefold yet"),
 ])
 def test_a_module_of_tt_lang_that_tilefold_lacks_is_one_error_at_its_import(tmp_path, line, says):
     script = tmp_path / "lacking.py"
@@ -283,6 +282,23 @@ def test_a_module_of_tt_lang_that_tilefold_lacks_is_one_error_at_its_import(tmp_
         run_script(script)
     assert str(err.value).startswith(f"{script}:2: {says}"), str(err.value)
     assert "\n" not in str(err.value)
+
+
+def test_a_name_the_math_namespace_lacks_is_an_import_error_naming_it(tmp_path):
+    """``from ttl.math import x`` of a name tilefold lacks is Python's ImportError naming it, and
+    the namespace is the package's own afterwards (a missing name inside a kernel still names
+    the kernel's line)."""
+    import tilefold.ttl
+
+    namespace = tilefold.ttl.math
+    script = tmp_path / "lacking.py"
+    script.write_text("import ttl\nfrom ttl.math import no_such_function\n")
+    with pytest.raises(ImportError, match="cannot import name 'no_such_function' from 'ttl.math'"):
+        run_script(script)
+    assert tilefold.ttl.math is namespace and "ttl.math" not in sys.modules
+    script.write_text("import ttl.pipe\n")
+    run_script(script)
+    assert "pipe" not in vars(tilefold.ttl)
 
 
 def test_sim_num_devices_sets_the_chips_a_script_sees(capsys):

@@ -65,7 +65,9 @@ class TtLangSubmodules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         parent, _, name = spec.name.rpartition(".")
         package = sys.modules[parent]
         value = package if parent == "ttl" and name in self.API_MODULES else getattr(package, name)
-        module = types.ModuleType(spec.name)          # a view of a namespace (ttl.math) or of the package
+        if isinstance(value, (Namespace, types.SimpleNamespace)):
+            return value    # ttl.math itself: the import binds it to the package's name again, unchanged
+        module = types.ModuleType(spec.name)          # a view of a module or of the package
 
         def attribute(attr):
             try:

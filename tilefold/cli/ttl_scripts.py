@@ -51,6 +51,7 @@ def tt_lang_modules(path=None):
         sys.modules[f"ttl.utils{name}"] = sys.modules[f"tilefold.ttl_utils{name}"]
     sys.modules["ttl.diagnostics"] = tilefold.ttl.diagnostics
     packages = {name: getattr(sys.modules[name], "__path__", None) for name in TtLangSubmodules.ROOTS}
+    attributes = {name: dict(vars(sys.modules[name])) for name in TtLangSubmodules.ROOTS}
     for name in TtLangSubmodules.ROOTS:        # packages for ``import ttl.X``, whose parts the finder gives
         sys.modules[name].__path__ = []
     sys.meta_path.insert(0, SUBMODULES)
@@ -64,6 +65,12 @@ def tt_lang_modules(path=None):
         sys.meta_path.remove(SUBMODULES)
         for name in [n for n in sys.modules if n.startswith(("ttl.", "ttnn.")) and n not in before]:
             del sys.modules[name]       # the namespaces and op library modules the script imported
+            root, _, child = name.partition(".")
+            if "." not in child:        # importing it bound it to the package's name: as it was
+                if child in attributes[root]:
+                    setattr(sys.modules[root], child, attributes[root][child])
+                elif hasattr(sys.modules[root], "__dict__") and child in vars(sys.modules[root]):
+                    delattr(sys.modules[root], child)
         for name, was in packages.items():
             if was is None:
                 del sys.modules[name].__path__
