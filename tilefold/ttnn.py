@@ -882,6 +882,15 @@ for _name in HOST_OPS:
             _over_mesh(_host_op(_name, ttnn_ops.OPS[_name])))
 
 
+_copy_into = globals()["copy"]       # the host op: its values, written into output_tensor=
+
+
+def copy(input_a, input_b, **kwargs):
+    """``ttnn.copy(a, b)``: ``a``'s values written into ``b`` (in ``b``'s data type; each chip's
+    piece of mesh tensors), which it returns."""
+    return _copy_into(input_a, output_tensor=input_b, **kwargs)
+
+
 def _tensor_op(name: str, swap: bool = False):
     def method(self, other):
         return globals()[name](other, self) if swap else globals()[name](self, other)
@@ -1219,7 +1228,7 @@ __all__ = [
     "ROW_MAJOR_LAYOUT", "TILE_SIZE", "MemoryConfig", "DRAM_MEMORY_CONFIG", "L1_MEMORY_CONFIG", "Shape", "Device",
     "open_device", "close_device", "CreateDevice", "CloseDevice", "Tensor", "from_numpy", "from_torch", "to_numpy", "to_torch", "full", "zeros",
     "ones", "empty", "rand", "zeros_like", "add", "subtract", "multiply", "matmul", "relu", "exp", "to_layout",
-    "to_device", "from_device", "as_tensor", "abs", "neg", "sqrt", "rsqrt", "reciprocal", "square", "log", "sin", "cos", "tanh",
+    "to_device", "from_device", "as_tensor", "copy", "abs", "neg", "sqrt", "rsqrt", "reciprocal", "square", "log", "sin", "cos", "tanh",
     "sigmoid", "silu", "gelu", "upsample", "divide", "maximum", "minimum", "sum", "transpose", "reshape", "CoreGrid", "CoreRange", "CoreRangeSet", "SemaphoreDescriptor", "split_work_to_cores",
     "ShardStrategy", "ShardOrientation", "TensorMemoryLayout", "BufferType", "create_sharded_memory_config",
     "to_memory_config", "get_memory_config", "is_sharded", "MeshShape", "MeshDevice", "MeshTensor",

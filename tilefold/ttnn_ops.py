@@ -220,6 +220,7 @@ def _unary_op(name: str, fn: Callable, exact_int: bool):
 for _name, (_fn, _exact) in UNARY.items():
     OPS[_name] = _unary_op(_name, _fn, _exact)
 OPS["negative"] = OPS["neg"]
+OPS["copy"] = _unary_op("copy", lambda x: x, True)     # ttnn.copy(a, b) writes it into b (tilefold.ttnn)
 INPLACE.update({"relu_", "exp_"})
 OPS["relu_"], OPS["exp_"] = OPS["relu"], OPS["exp"]
 

@@ -478,3 +478,13 @@ def test_embedding_picks_rows_of_the_weight_by_index():
     bad = ttnn.from_numpy(np.array([[10]], np.uint32), dtype=ttnn.uint32, layout=ttnn.ROW_MAJOR_LAYOUT)
     with pytest.raises(LayoutError, match="indices 10..10 outside the 10 rows"):
         ttnn.embedding(bad, weight)
+
+
+def test_copy_writes_the_first_tensor_into_the_second_in_its_data_type():
+    values = np.linspace(-3, 3, 32 * 32, dtype=np.float32).reshape(32, 32)
+    a = ttnn.from_numpy(values, dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT)
+    b = ttnn.from_numpy(np.zeros_like(values), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
+    assert ttnn.copy(a, b) is b
+    np.testing.assert_array_equal(ttnn.to_numpy(b), values.astype(ml_dtypes.bfloat16).astype(np.float32))
+    with pytest.raises(LayoutError, match=r"ttnn.copy\(output_tensor=...\): the result is 32x32 but output_tensor is 32x64"):
+        ttnn.copy(a, ttnn.from_numpy(np.zeros((32, 64), np.float32), dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT))
