@@ -155,9 +155,10 @@ def test_a_3d_grid_larger_than_a_chip_takes_its_first_dimension_as_a_mesh_axis(t
     assert double.build((a, out), {}).capture.arch.num_chips == 2
 
 
-def _mesh_axes_op(grid, rank: int, cross: bool = False):
+def _mesh_axes_op(grid, rank: int, cross: bool = False, out_row=lambda r: r, out_col: int = 0):
     """Node ``r`` (its first coordinate, a mesh axis) doubles tile ``r`` of a tensor sharded over the
-    mesh along rows, indexing the whole tensor; with ``cross`` every node reads tile 0."""
+    mesh along rows, indexing the whole tensor, into tile ``(out_row(r), out_col)`` of ``o``; with
+    ``cross`` every node reads tile 0."""
     @ttl.operation(grid=grid)
     def double_own_rows(a, o):
         dfb = ttl.make_dataflow_buffer_like(a, shape=(1, 1), block_count=2)
@@ -178,7 +179,7 @@ def _mesh_axes_op(grid, rank: int, cross: bool = False):
         def write():
             r = ttl.node(dims=rank)[0]
             with out_dfb.wait() as blk:
-                ttl.copy(blk, o[r, 0]).wait()
+                ttl.copy(blk, o[out_row(r), out_col]).wait()
 
     return double_own_rows
 
@@ -205,34 +206,6 @@ def test_a_grid_with_mesh_axes_indexes_mesh_tensors_as_the_whole(grid, two_chips
     ttnn.close_mesh_device(mesh)
 
 
-def _whole_output_op(rows_of_node):
-    """Node ``r`` (chip ``r``) doubles its own tile of a mesh-sharded ``a`` into tile
-    ``rows_of_node(r)`` of ``o``, a tensor of the whole mesh (not a mesh tensor)."""
-    @ttl.operation(grid=(2, 1, 1))
-    def double_into_whole(a, o):
-        dfb = ttl.make_dataflow_buffer_like(a, shape=(1, 1), block_count=2)
-        out_dfb = ttl.make_dataflow_buffer_like(o, shape=(1, 1), block_count=2)
-
-        @ttl.compute()
-        def compute():
-            with dfb.wait() as blk, out_dfb.reserve() as out_blk:
-                out_blk.store(blk + blk)
-
-        @ttl.datamovement()
-        def read():
-            r = ttl.node(dims=3)[0]
-            with dfb.reserve() as blk:
-                ttl.copy(a[r, 0], blk).wait()
-
-        @ttl.datamovement()
-        def write():
-            r = ttl.node(dims=3)[0]
-            with out_dfb.wait() as blk:
-                ttl.copy(blk, o[rows_of_node(r), 1]).wait()     # the row the test chooses
-
-    return double_into_whole
-
-
 def test_a_tensor_of_the_whole_mesh_takes_each_chips_pages(two_chips):
     """TT-Lang's ``test_mesh_access``: with mesh axes, a tensor that is not a mesh tensor is one
     tensor of the whole mesh; each chip writes its own tiles of it and the others keep their values.
@@ -244,13 +217,13 @@ def test_a_tensor_of_the_whole_mesh_takes_each_chips_pages(two_chips):
     a = ttnn.from_numpy(values, dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT, device=mesh,
                         mesh_mapper=ttnn.ShardTensorToMesh(mesh, dim=0))
     o = ttnn.from_numpy(before, dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT)
-    _whole_output_op(lambda r: r)(a, o)
+    _mesh_axes_op((2, 1, 1), 3, out_col=1)(a, o)
     want = before.copy()
     want[:, 32:] = values * 2
     np.testing.assert_allclose(ttnn.to_numpy(o), want, rtol=1e-6)
     o = ttnn.from_numpy(before, dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT)
     with pytest.raises(KernelError, match="writes tensor 'o' from chips 0 and 1 at its page 1") as info:
-        _whole_output_op(lambda r: 0)(a, o)
+        _mesh_axes_op((2, 1, 1), 3, out_row=lambda r: 0, out_col=1)(a, o)
     assert info.value.location is not None and info.value.location.file == __file__
     np.testing.assert_allclose(ttnn.to_numpy(o), before, rtol=1e-6)     # an error leaves the tensor as it was
     ttnn.close_mesh_device(mesh)

@@ -69,7 +69,7 @@ def tt_lang_modules(path=None):
             if "." not in child:        # importing it bound it to the package's name: as it was
                 if child in attributes[root]:
                     setattr(sys.modules[root], child, attributes[root][child])
-                elif hasattr(sys.modules[root], "__dict__") and child in vars(sys.modules[root]):
+                elif child in vars(sys.modules[root]):
                     delattr(sys.modules[root], child)
         for name, was in packages.items():
             if was is None:

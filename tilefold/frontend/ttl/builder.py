@@ -70,9 +70,9 @@ from tilefold.frontend.ttl.block_states import joined_state
 from tilefold.frontend.ttl.variables import carried_names, live_after
 from tilefold.ir import ttl
 from tilefold.ir.locations import file_line_loc
+from tilefold.ir.ttkernel import THREAD_ATTR
 
 MAX_UNROLLED_ITEMS = 1 << 16     # a loop over an iterator (a generator ...) unrolls at most this many items
-from tilefold.ir.ttkernel import THREAD_ATTR
 
 THREADS = {"compute": "compute", "datamovement": "noc"}
 

@@ -163,7 +163,7 @@ class Operation:
         shared = frozenset(name for name, value in bound.items() if _is_device_tensor(value))
         # with mesh axes, a tensor that is not a mesh tensor is one tensor of the whole mesh, which
         # each chip may write its own pages of (merged after the last chip)
-        writes = SharedWrites(shared, self.function.__name__) if mesh_axes else None
+        writes = SharedWrites(self.function.__name__) if mesh_axes else None
         location = user_location()
         results = []
         for chip in range(mesh.shape.num_devices):
@@ -282,8 +282,7 @@ class Operation:
         if session.preparing():           # SRAMStorage.prepare_operation: compiled for later calls
             return None
         if written:
-            shared_writes.before_run(self._mesh_chip, {a.name: a.tensor for a in capture.tensors},
-                                     compiled.program.buffers, written)
+            shared_writes.before_run({a.name: a.tensor for a in capture.tensors}, compiled.program.buffers, written)
         result = runner.run_operation(self, capture, compiled, report)
         if written:
             shared_writes.after_run(self._mesh_chip)

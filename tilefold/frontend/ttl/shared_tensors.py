@@ -22,14 +22,13 @@ from tilefold.errors import KernelError
 class SharedWrites:
     """The pages each chip of one mesh call left in the shared tensors its kernels write."""
 
-    def __init__(self, names: frozenset, operation: str):
-        self.names = names                  # the call's device tensors that are not mesh tensors
+    def __init__(self, operation: str):
         self.operation = operation
         self.base: dict[str, tuple] = {}    # name -> (tensor, buffer, pages before the call)
         self.changed: dict[str, list] = {}  # name -> [(chip, pages after its run)]
 
-    def before_run(self, chip: int, tensors: dict, buffers: dict, written) -> None:
-        """Give chip ``chip``'s run the values the ``written`` tensors held before the call."""
+    def before_run(self, tensors: dict, buffers: dict, written) -> None:
+        """Give the next chip's run the values the ``written`` tensors held before the call."""
         for name in written:
             if name not in self.base:
                 tensor, buffer = tensors[name], buffers[name]
