@@ -37,6 +37,7 @@ import sys
 import ml_dtypes
 import numpy as np
 
+from tilefold import ttnn_cache_ops  # noqa: F401 - registers the KV-cache operations in ttnn_ops.OPS
 from tilefold import ttnn_ops, uncaught
 from tilefold.errors import LayoutError, NotSimulatedError, TilefoldError, warn_at
 from tilefold.frontend.ttl import mesh
@@ -875,6 +876,7 @@ class _Namespace:
 
 
 transformer = _Namespace("transformer")
+experimental = _Namespace("experimental")
 HOST_OPS = tuple(sorted(ttnn_ops.OPS))
 for _name in HOST_OPS:
     _space, _, _leaf = _name.rpartition(".")
@@ -889,6 +891,16 @@ def copy(input_a, input_b, **kwargs):
     """``ttnn.copy(a, b)``: ``a``'s values written into ``b`` (in ``b``'s data type; each chip's
     piece of mesh tensors), which it returns."""
     return _copy_into(input_a, output_tensor=input_b, **kwargs)
+
+
+def _paged_fused_update_cache(cache_tensor1, input_tensor1, cache_tensor2, input_tensor2, **kwargs):
+    """``ttnn.experimental.paged_fused_update_cache``: ``paged_update_cache`` of both caches with the
+    same positions; returns both."""
+    return (experimental.paged_update_cache(cache_tensor1, input_tensor1, **kwargs),
+            experimental.paged_update_cache(cache_tensor2, input_tensor2, **kwargs))
+
+
+experimental.paged_fused_update_cache = _paged_fused_update_cache
 
 
 def _tensor_op(name: str, swap: bool = False):
@@ -1239,7 +1251,7 @@ __all__ = [
     "get_tt_fabric_max_payload_size_bytes", "synchronize_device", "get_max_worker_l1_unreserved_size", "device",
     "uint16", "uint8", "deallocate", "full_like", "ones_like", "empty_like", "arange", "HOST_OPS",
 ]
-__all__ += [name for name in HOST_OPS if name not in __all__ and "." not in name] + ["transformer"]
+__all__ += [name for name in HOST_OPS if name not in __all__ and "." not in name] + ["transformer", "experimental"]
 
 
 def __getattr__(name: str):
