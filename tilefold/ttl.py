@@ -28,9 +28,16 @@ _sys.modules[f"{__name__}.diagnostics"] = diagnostics
 _sys.modules[f"{__name__}.ttl_api"] = _api.pre_1_0_api_module(f"{__name__}.ttl_api")   # pre-1.0: one clear error
 ttl = _sys.modules[__name__]     # `from ttl import ttl`: TT-Lang's language module is the package's own names
 
-__all__ = [*_language_names, "SRAMStorage"]
+__all__ = [*_language_names, "SRAMStorage", "build_info"]
 
 _runner.install()      # calls of ttl.operation compile and run through tilefold.run.ttl
+
+
+def build_info() -> dict:
+    """``ttl.build_info()``: what this ``ttl`` was built from — the tilefold release as ``version``
+    and the TT-Metalium release its C++ targets; TT-Lang's commit keys are ``"unknown"``, as in a
+    TT-Lang wheel built without a checkout."""
+    return {"version": __version__, "ttlang": "unknown", "tt_metal_tag": "v0.69.0", "tt_metal": "unknown"}
 
 
 def _tile_tensor(value):

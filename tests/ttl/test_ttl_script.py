@@ -221,10 +221,13 @@ def test_submodules_of_the_ttl_package_import_as_its_namespaces(tmp_path, capsys
     script.write_text("import ttl\nimport ttl.math as m\nfrom ttl.block import fill\n"
                       "from ttl.ttl_api import DataflowBuffer, TensorBlock\n"
                       "from ttl.pipe import Pipe, PipeNet\n"
+                      "from ttl.version import __version__, build_info\n"
                       "print(m.exp is ttl.math.exp, fill is ttl.block.fill, DataflowBuffer is ttl.DataflowBuffer,"
-                      " TensorBlock is ttl.TensorBlock, Pipe is ttl.Pipe, PipeNet is ttl.PipeNet)\n")
+                      " TensorBlock is ttl.TensorBlock, Pipe is ttl.Pipe, PipeNet is ttl.PipeNet,"
+                      " build_info()['version'] == __version__ == ttl.__version__, sorted(build_info()))\n")
     run_script(script)
-    assert "True True True True True True" in capsys.readouterr().out
+    assert ("True True True True True True True ['tt_metal', 'tt_metal_tag', 'ttlang', 'version']"
+            in capsys.readouterr().out)
     assert not hasattr(tilefold.ttl, "__path__") and "ttl.math" not in sys.modules
 
 

@@ -36,7 +36,7 @@ class TtLangSubmodules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     API_MODULES = frozenset({
         "pipe", "dataflow_buffer", "circular_buffer", "kernel", "semaphore", "scalar", "constants", "condition",
         "dfb_reset", "dfb_reconfiguration", "dfb_allocation_group", "domains", "runtime_resources", "fabric",
-        "operators", "compiler_options", "sram", "atom", "ttl_math", "ttl_block"})
+        "operators", "compiler_options", "sram", "atom", "ttl_math", "ttl_block", "version"})
 
     def find_spec(self, fullname, path, target=None):
         parent, _, name = fullname.rpartition(".")
