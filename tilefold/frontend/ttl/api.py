@@ -29,7 +29,7 @@ from tilefold.frontend.ttl.grid import grid_size, node
 from tilefold.frontend.ttl.kernels import PIPE_SOURCE_KERNEL, Kernel, KernelKind, compute, datamovement
 from tilefold.frontend.ttl.math_api import UnsupportedName, block, math, top_level, unsafe
 from tilefold.frontend.ttl.operation import Operation, operation
-from tilefold.frontend.ttl.pipes import Pipe, PipeNet
+from tilefold.frontend.ttl.pipes import Pipe, PipeMapping, PipeNet
 from tilefold.frontend.ttl.runtime_resources import (CoreRuntimeArgs, KernelDefine, KernelRuntimeResources,
                                                      ProgramRuntimeResources)
 from tilefold.frontend.ttl.semaphores import Semaphore
@@ -181,7 +181,7 @@ def pre_1_0_api_module(name: str) -> types.ModuleType:
 
 __all__ = [
     "operation", "Operation", "compute", "datamovement", "make_dataflow_buffer_like", "make_circular_buffer_like",
-    "DataflowBuffer", "CircularBuffer", "grid_size", "node", "copy", "wait_any", "GroupTransfer", "Pipe", "PipeNet",
+    "DataflowBuffer", "CircularBuffer", "grid_size", "node", "copy", "wait_any", "GroupTransfer", "Pipe", "PipeNet", "PipeMapping",
     "signpost", "static_range", "math", "block", "unsafe", "TILE_SHAPE", "TILE_SIZE", "TILE_LAYOUT", "ROW_MAJOR_LAYOUT", "Program",
     "SrcPipeIdentity", "DstPipeIdentity", "Semaphore", "Kernel", "KernelKind", "PIPE_SOURCE_KERNEL", "make_dfb",
     "make_dfb_allocation_group", "make_tensor_backed_dfb", "NodeCoord", "NodeRange", "Shape", "Size", "DstT",

@@ -74,7 +74,8 @@ class Fingerprinter:
                     str(v.location), v.backing.index if v.backing is not None else None, v.byte_offset, v.tile)
         if isinstance(v, PipeNet):
             if v.grid is None:          # made outside any operation
-                graph = None if v.graph is None else (v.graph.domain.shape, tuple(v.graph.edges))
+                graph = None if v.mappings is None else tuple((g.domain.shape, tuple(g.edges), len(local))
+                                                              for g, local in v.mappings)
                 return ("pipes", tuple(self.value((p.src, p.dst), depth + 1) for p in v.pipes), graph)
             return ("pipes", v.index, tuple(v.routes))
         if isinstance(v, Pipe):

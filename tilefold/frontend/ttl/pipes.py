@@ -1,4 +1,5 @@
-"""Pipes between nodes: ``ttl.Pipe(src, dst)``, ``ttl.PipeNet([pipes])`` and ``ttl.PipeNet(graph=...)``.
+"""Pipes between nodes: ``ttl.Pipe(src, dst)``, ``ttl.PipeNet([pipes])``, ``ttl.PipeNet(graph=...)`` and
+``ttl.PipeNet(mappings=[ttl.PipeMapping(...)])``.
 
 Reads: node coordinates (``(x, y)``, a linear index, or one coordinate per dimension of an n-D
 grid) and node ranges (a coordinate or a ``slice`` per dimension).
@@ -16,7 +17,10 @@ pipe's source sends once per rectangle, each destination receives once.
 In an operation over a device domain (``device_domain=``, one chip per device) a net made with
 ``graph=ttl.TransferGraph...`` has, for each edge of the graph, its local pipes (``pipes=``, each
 node of ``local_nodes=``, or every node to itself) from the source device's chip to the destination
-device's; a net without a graph is repeated on every chip.
+device's; ``mappings=[ttl.PipeMapping(graph=..., pipes=[...]), ...]`` is the union of several such
+graphs with their pipes, in order, as is a list of pipes that name their devices
+(``ttl.Pipe(src=domain[d].at_node(x, y), dst=...)``, ``ttl.Pipe.pairwise``, ``ttl.Pipe.all_to_all``).
+A net without a graph is repeated on every chip.
 
 Errors: coordinates outside the grid, an empty destination range, slices with a step, a graph net
 used by an operation over another device domain or none.
@@ -227,6 +231,86 @@ def _graph_pipes(graph, pipes, local_nodes, location):
     return pipes if pipes is None else list(pipes)
 
 
+def _graph_mappings(pipes, graph, local_nodes, mappings, location) -> list[tuple] | None:
+    """The ``(transfer graph, local pipes)`` pairs of a net over devices, in order — from
+    ``mappings=``, from pipes that name devices (``ttl.Pipe(src=domain[d].at_node(x, y), ...)``,
+    ``ttl.Pipe.pairwise``, ``ttl.Pipe.all_to_all``) or from ``graph=`` — or None for a net of
+    pipes between the nodes of one grid. No local pipes: every node to the same node."""
+    if mappings is not None:
+        if pipes is not None or graph is not None or local_nodes is not None:
+            raise KernelValueError("ttl.PipeNet(mappings=...) takes no pipes, graph= or local_nodes=: give each "
+                                   "transfer graph with its pipes as a ttl.PipeMapping", location)
+        if not mappings:
+            raise KernelValueError("ttl.PipeNet(mappings=[]) has no mapping; give at least one ttl.PipeMapping",
+                                   location)
+        for i, mapping in enumerate(mappings):
+            if not isinstance(mapping, PipeMapping):
+                raise KernelValueError(f"ttl.PipeNet(mappings=...): element {i} is {type(mapping).__name__}, not a "
+                                       "ttl.PipeMapping(graph=..., pipes=[...])", location)
+        pairs = [(m.graph, list(m.pipes)) for m in mappings]
+    elif pipes is not None and any(isinstance(p, DevicePipes) or _names_devices(p) for p in pipes):
+        if graph is not None or local_nodes is not None:
+            raise KernelValueError("pipes that name their devices (domain[d].at_node(x, y), ttl.Pipe.pairwise, "
+                                   "ttl.Pipe.all_to_all) carry their own transfer graph; give no graph= or "
+                                   "local_nodes= with them", location)
+        pairs = []
+        for i, p in enumerate(pipes):
+            if isinstance(p, DevicePipes):
+                pairs.append((p.graph, [p.pipe]))
+            elif isinstance(p, Pipe) and _names_devices(p):
+                pairs.append(_device_pipe(p, location))
+            else:
+                raise KernelValueError(f"PipeNet element {i} is {type(p).__name__} between nodes of one grid, but "
+                                       "other elements name devices; give each end as domain[d].at_node(x, y), or "
+                                       "the devices' pipes a PipeNet of their own", location)
+    elif graph is not None or local_nodes is not None:
+        pairs = [(graph, _graph_pipes(graph, pipes, local_nodes, location) or [])]
+    else:
+        return None
+    domain = pairs[0][0].domain
+    for g, _ in pairs[1:]:
+        if not g.domain.same_as(domain):
+            raise KernelValueError(f"the transfer graphs of one ttl.PipeNet span {domain!r} and {g.domain!r}; build "
+                                   "them over one device domain", location)
+    return pairs
+
+
+def _names_devices(pipe) -> bool:
+    from tilefold.frontend.ttl.devices import DeviceEndpoints
+
+    return isinstance(pipe, Pipe) and (isinstance(pipe.src, DeviceEndpoints) or isinstance(pipe.dst, DeviceEndpoints))
+
+
+def _device_ends(src, dst, what: str, location):
+    """``src`` and ``dst`` checked as nodes of devices of one domain (``domain[...].at_node(x, y)``)."""
+    from tilefold.frontend.ttl.devices import DeviceEndpoints
+
+    for end, value in (("src", src), ("dst", dst)):
+        if not isinstance(value, DeviceEndpoints):
+            raise KernelValueError(f"{what}: give both ends as devices at a node (domain[d].at_node(x, y)); {end} is "
+                                   f"{type(value).__name__}", location)
+    if not src.devices.domain.same_as(dst.devices.domain):
+        raise KernelValueError(f"{what}: src devices are of {src.devices.domain!r} but dst devices of "
+                               f"{dst.devices.domain!r}; give devices of one domain", location)
+
+
+def _device_pipe(pipe: Pipe, location) -> tuple:
+    """A pipe from a node of one device to a node of another: a one-edge transfer graph and the
+    pipe between the two nodes."""
+    from tilefold.frontend.ttl.devices import TransferGraph
+
+    _device_ends(pipe.src, pipe.dst, "ttl.Pipe(src=..., dst=...)", location)
+    ends = (pipe.src.devices.indices, pipe.dst.devices.indices)
+    if len(ends[0]) != 1 or len(ends[1]) != 1:
+        raise KernelValueError("ttl.Pipe(src=..., dst=...) joins one device to one device; for several use "
+                               "ttl.Pipe.pairwise(src=..., dst=...) or ttl.Pipe.all_to_all", location)
+    if ends[0] == ends[1]:
+        raise KernelValueError(f"ttl.Pipe(src=..., dst=...): both ends are on device {ends[0][0]}; a transfer "
+                               "between devices goes from one device to another", location)
+    graph = TransferGraph(pipe.src.devices.domain, [(ends[0][0], ends[1][0])], "edges", location)
+    return graph, [Pipe(pipe.src.node, pipe.dst.node)]
+
+
 def _single_chip(routes: list[PipeRoute]) -> list[PipeRoute]:
     """Routes to be moved to another chip: a rectangle extended over its source (which it skips) is
     split into rectangles of its destinations only, as the source is on another chip."""
@@ -359,6 +443,56 @@ class Pipe:
         return DevicePipes(graph, Pipe(src.node, dst.node))
 
 
+    @staticmethod
+    def pairwise(*, src=None, dst=None) -> DevicePipes:
+        """``ttl.Pipe.pairwise(src=view.at_node(x, y), dst=view2.at_node(u, v))``: a pipe from the
+        node of each source device to the node of the destination device in the same place of its
+        selection (the i-th to the i-th); an element of ``ttl.PipeNet([...])``."""
+        from tilefold.frontend.ttl.devices import TransferGraph
+
+        location = user_location()
+        _device_ends(src, dst, "ttl.Pipe.pairwise", location)
+        sources, destinations = src.devices.indices, dst.devices.indices
+        if len(sources) != len(destinations):
+            raise KernelValueError(f"ttl.Pipe.pairwise: {len(sources)} source devices but {len(destinations)} "
+                                   "destination devices; pair selections of the same size", location)
+        pairs = list(zip(sources, destinations))
+        for s, d in pairs:
+            if s == d:
+                raise KernelValueError(f"ttl.Pipe.pairwise pairs device {s} with itself; a transfer between devices "
+                                       "goes from one device to another", location)
+        return DevicePipes(TransferGraph(src.devices.domain, pairs, "pairwise", location), Pipe(src.node, dst.node))
+
+
+@dataclass(frozen=True, init=False)
+class PipeMapping:
+    """``ttl.PipeMapping(graph=ttl.TransferGraph..., pipes=[ttl.Pipe(src, dst), ...])``: every
+    edge of ``graph`` with every one of ``pipes`` (from its source node on the edge's source device
+    to its destination node on the edge's destination device); ``ttl.PipeNet(mappings=[...])`` is
+    the union of several, in order."""
+
+    graph: object
+    pipes: tuple
+
+    def __init__(self, *, graph=None, pipes=()):
+        from tilefold.frontend.ttl.devices import TransferGraph
+
+        location = user_location()
+        if not isinstance(graph, TransferGraph):
+            raise KernelValueError(f"ttl.PipeMapping(graph={graph!r}): graph is a ttl.TransferGraph "
+                                   "(TransferGraph.edges, .axis_neighbor, .all_to_all ...)", location)
+        pipes = tuple(pipes)
+        if not pipes:
+            raise KernelValueError("ttl.PipeMapping needs at least one pipe (pipes=[ttl.Pipe(src, dst), ...])",
+                                   location)
+        for i, pipe in enumerate(pipes):
+            if not isinstance(pipe, Pipe) or _names_devices(pipe):
+                raise KernelValueError(f"ttl.PipeMapping: pipe {i} is not a ttl.Pipe between two nodes "
+                                       "(the graph names the devices)", location)
+        object.__setattr__(self, "graph", graph)
+        object.__setattr__(self, "pipes", pipes)
+
+
 @dataclass(frozen=True)
 class DevicePipes:
     """What ``ttl.Pipe.all_to_all`` makes: a transfer graph and the pipe between the nodes it names
@@ -406,39 +540,36 @@ class PipeNet:
     level, as TT-Lang's main branch allows), it is resolved against the grid of each operation
     whose kernels use it (:meth:`bound`)."""
 
-    def __init__(self, pipes=None, *, graph=None, local_nodes=None, local_pipes=None, _operation=None,
-                 _location=None, **unknown):
+    def __init__(self, pipes=None, *, graph=None, local_nodes=None, local_pipes=None, mappings=None,
+                 _operation=None, _location=None, **unknown):
         location = _location or user_location()
         self.location: SourceLocation | None = location
         if unknown:
             raise KernelValueError(f"ttl.PipeNet(... {', '.join(f'{k}=' for k in sorted(unknown))}): "
                                    f"{'these keywords are' if len(unknown) > 1 else 'this keyword is'} not supported "
-                                   "by tilefold yet; it takes pipes (or local_pipes= with graph=), graph= and "
-                                   "local_nodes=", location)
+                                   "by tilefold yet; it takes pipes (or local_pipes= with graph=), graph=, "
+                                   "local_nodes= and mappings=", location)
         if local_pipes is not None:     # TT-Lang's name of a graph net's node-to-node pipes
             if pipes is not None:
                 raise KernelValueError("ttl.PipeNet(pipes, local_pipes=...): give the pipes once", location)
             if graph is None:
                 raise KernelValueError("ttl.PipeNet(local_pipes=...) names the node-to-node pipes of a graph's "
                                        "transfers; give graph=ttl.TransferGraph...(domain) too", location)
-            pipes = list(local_pipes)
-        if pipes is not None and not isinstance(pipes, Pipe) and any(isinstance(p, DevicePipes) for p in pipes):
-            pipes = list(pipes)
-            if graph is not None or local_nodes is not None or len(pipes) != 1:
-                raise KernelError("a ttl.PipeNet of several ttl.Pipe.all_to_all elements (or of one with graph= or "
-                                  "other pipes) is not supported by tilefold yet; give each its own PipeNet", location)
-            graph, pipes = pipes[0].graph, [pipes[0].pipe]
-        self.graph = graph
-        self._given = (pipes, local_nodes)
-        if graph is not None or local_nodes is not None:
-            pipes = _graph_pipes(graph, pipes, local_nodes, location)
-            if pipes is None:           # every node to the same node of the other device
-                pipes = []
+            pipes = local_pipes
+        if pipes is not None:
+            pipes = [pipes] if isinstance(pipes, (Pipe, DevicePipes)) else list(pipes)
+        self._given = {"pipes": pipes, "graph": graph, "local_nodes": local_nodes,
+                       "mappings": None if mappings is None else list(mappings)}
+        # a graph net's (transfer graph, local pipes) pairs in order; None for a net of one grid
+        self.mappings = _graph_mappings(pipes, graph, local_nodes, self._given["mappings"], location)
+        self.graph = None if self.mappings is None else self.mappings[0][0]
+        if self.mappings is not None:
+            pipes = [p for _, local in self.mappings for p in local]
         if pipes is None:
             raise KernelValueError("ttl.PipeNet needs its pipes (ttl.PipeNet([ttl.Pipe(src, dst), ...])) or a graph "
                                    "(ttl.PipeNet(graph=ttl.TransferGraph...))", location)
         pipes = list(pipes)
-        if not pipes and graph is None:
+        if not pipes and self.graph is None:
             raise KernelValueError("ttl.PipeNet needs at least one pipe; give it a list of ttl.Pipe", location)
         for i, pipe in enumerate(pipes):
             if not isinstance(pipe, Pipe):
@@ -465,7 +596,7 @@ class PipeNet:
         self.grid = op.grid
         self.grid_dims = op.grid_dims
         domain = getattr(op, "device_domain", None)
-        if graph is not None:
+        if self.graph is not None:
             self._graph_routes(op, domain, location)
         elif domain is not None:
             self._replicated_routes(domain.size, location)
@@ -492,15 +623,20 @@ class PipeNet:
                               f"over {domain!r}; build the graph over the operation's device domain", location)
         cols, rows = core_grid(self.grid_dims)
         self.chip_columns = cols
-        local = [_single_chip(resolve_routes(pipe, i, self.grid_dims, location)) for i, pipe in enumerate(self.pipes)]
-        if not self.pipes:
-            local = [[PipeRoute((x, y), x, y, x, y) for x in range(cols) for y in range(rows)]]
-        self.pipe_routes = [[] for _ in local]
-        for s, d in self.graph.edges:
-            for i, routes in enumerate(local):
-                for r in routes:
-                    self.pipe_routes[i].append(len(self.routes))
-                    self.routes.append(_shifted(r, s * cols, d * cols))
+        first = 0                   # the index in self.pipes of a mapping's first pipe
+        for graph, pipes in self.mappings:
+            local = [_single_chip(resolve_routes(pipe, first + i, self.grid_dims, location))
+                     for i, pipe in enumerate(pipes)]
+            if not pipes:           # every node to the same node of the other device
+                local = [[PipeRoute((x, y), x, y, x, y) for x in range(cols) for y in range(rows)]]
+            own = [[] for _ in local]
+            for s, d in graph.edges:
+                for i, routes in enumerate(local):
+                    for r in routes:
+                        own[i].append(len(self.routes))
+                        self.routes.append(_shifted(r, s * cols, d * cols))
+            self.pipe_routes += own
+            first += len(pipes)
 
     def _replicated_routes(self, chips: int, location) -> None:
         """The routes of a net without a graph in an operation over ``chips`` devices: the same pipes
@@ -529,8 +665,7 @@ class PipeNet:
         """This net resolved on the grid of operation ``op`` (itself when made in ``op``'s body)."""
         net = op.bound_nets.get(id(self))
         if net is None:
-            pipes, local_nodes = self._given
-            net = PipeNet(pipes, graph=self.graph, local_nodes=local_nodes, _operation=op, _location=self.location)
+            net = PipeNet(**self._given, _operation=op, _location=self.location)
             op.bound_nets[id(self)] = net
         return net
 
