@@ -1,7 +1,7 @@
 """TT-Lang's newer operation spellings: ``ttl.Kernel(ttl.KernelKind...)`` handles named by
 ``@ttl.compute(kernel=...)`` / ``@ttl.datamovement(kernel=...)``, ``ttl.make_dfb(dtype, shape,
-block_count)`` for a buffer no tensor describes, ``ttl.make_dfb_allocation_group()`` (each buffer
-keeps its own L1 area), ``ttl.block.fill(..., dtype=blk.dtype)`` and ``with dfb.wait():`` without
+block_count)`` for a buffer no tensor describes, ``ttl.make_dfb_allocation_group()`` (its buffers
+take turns in one L1 area), ``ttl.block.fill(..., dtype=blk.dtype)`` and ``with dfb.wait():`` without
 a name. Simulated against numpy; misuse is one line at the user's file:line."""
 
 from __future__ import annotations

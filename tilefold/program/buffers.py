@@ -21,7 +21,8 @@ from tilefold.program.args import BufferAddress, TensorAccessorArgsRef
 
 LAYOUTS = ("TILE", "ROW_MAJOR")
 BUFFER_TYPES = ("DRAM", "L1")
-ROLES = ("input", "output", "inout", "scratch")
+# scratch: device data only; arena: an L1 area circular buffers take turns in (no data of its own)
+ROLES = ("input", "output", "inout", "scratch", "arena")
 
 
 def _padded_2d(shape: tuple[int, ...], tile: TileShape, layout: str) -> tuple[int, int]:

@@ -79,15 +79,34 @@ def _align(n: int, a: int) -> int:
     return -(-n // a) * a
 
 
-def check_l1(entries: list[CircularBufferEntry], capture, semaphores: int, arch) -> None:
-    """Raise :class:`L1OverflowError` at the user's line when the buffers do not fit one node's L1."""
-    total = sum(_align(e.total_size, arch.l1_alignment) for e in entries) + semaphores * SEMAPHORE_SIZE
+ARENA_BUFFER = "dfb_l1_arena"
+ARENA_PAGE = DataFormat.Float16_b.tile_size()
+
+
+def _add_arena(program: Program, size: int, cores: CoreRangeSet):
+    """The L1 area of ``size`` bytes on each node of ``cores`` where dataflow buffers take turns
+    (:func:`tilefold.frontend.ttl.dfb_reuse.l1_arena`): a height-sharded L1 buffer of whole tiles,
+    one shard per node, holding no host data."""
+    from tilefold.layout.tensor_spec import BufferType, MemoryConfig, ShardSpec, TensorMemoryLayout
+
+    rows = -(-size // ARENA_PAGE) * 32
+    nodes = cores.num_cores
+    config = MemoryConfig(TensorMemoryLayout.HEIGHT_SHARDED, BufferType.L1, ShardSpec(cores, (rows, 32)))
+    return program.add_buffer(ARENA_BUFFER, (nodes * rows, 32), "bfloat16", "TILE", "L1", role="arena",
+                              memory_config=config)
+
+
+def check_l1(entries: list[CircularBufferEntry], capture, semaphores: int, arch, arena: int = 0) -> None:
+    """Raise :class:`L1OverflowError` at the user's line when the buffers (and the ``arena`` bytes
+    some of them take turns in) do not fit one node's L1."""
+    arena = _align(arena, ARENA_PAGE)
+    total = sum(_align(e.total_size, arch.l1_alignment) for e in entries) + semaphores * SEMAPHORE_SIZE + arena
     if total <= arch.l1_free:
         return
     by_index = {d.index: d for d in capture.dataflow_buffers}
     ranked = sorted(entries, key=lambda e: -e.total_size)
     largest = next((by_index[e.index] for e in ranked if e.index in by_index), None)
-    used = semaphores * SEMAPHORE_SIZE
+    used = semaphores * SEMAPHORE_SIZE + arena
     for e in entries:                  # the buffer that crosses the budget, in the order they were made
         used += _align(e.total_size, arch.l1_alignment)
         if used > arch.l1_free and e.index in by_index:
@@ -100,9 +119,10 @@ def check_l1(entries: list[CircularBufferEntry], capture, semaphores: int, arch)
         f"; {sum(_align(e.total_size, arch.l1_alignment) for e in added)} B of it are buffers the compiler adds ("
         + ", ".join(f"{by_index[e.index].name} {e.total_size} B" for e in added[:4]) + (", ..." if len(added) > 4 else "")
         + ")")
+    arena_text = f", and {arena} B of buffers taking turns in one L1 area" if arena else ""
     raise L1OverflowError(
         f"the dataflow buffers of operation {capture.name!r} need {total} B of L1 on each node ({described}"
-        f"{', ...' if len(ranked) > 4 else ''}) but a {arch.board} node has {arch.l1_free} B free{added_text}; use "
+        f"{', ...' if len(ranked) > 4 else ''}{arena_text}) but a {arch.board} node has {arch.l1_free} B free{added_text}; use "
         "smaller blocks or a smaller block_count", largest.location if largest is not None else capture.location)
 
 
@@ -194,9 +214,17 @@ def build_program(module: ModuleOp, built, arch) -> Program:
     nets = {net.index: net for net in capture.pipe_nets}
     # the pipe nets' semaphores, then the operation's ttl.Semaphore s
     initial = [0] * pipe_semaphores(module) + [s.initial_value for s in capture.semaphores]    # then the ttl.Semaphore s
-    check_l1([e for e in entries if e.index not in backed], capture, len(initial), arch)    # backed: no L1 of their own
+    in_arena = {d.index: d for d in capture.dataflow_buffers if d.arena_offset is not None}
+    check_l1([e for e in entries if e.index not in backed and e.index not in in_arena], capture, len(initial), arch,
+             capture.l1_arena)    # backed: no L1 of their own; the arena's buffers take turns in it
+    arena = _add_arena(program, capture.l1_arena, cores) if in_arena else None
     for e in entries:
         dfb = backed.get(e.index)
+        if dfb is None and e.index in in_arena:
+            program.create_circular_buffer(cores, e.index, e.page_size, e.num_pages, e.data_format, name=e.name,
+                                           tile=e.tile, backing_buffer=arena,
+                                           backing_offset=in_arena[e.index].arena_offset)
+            continue
         if dfb is None:
             program.create_circular_buffer(cores, e.index, e.page_size, e.num_pages, e.data_format, name=e.name,
                                            tile=e.tile)

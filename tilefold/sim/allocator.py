@@ -51,6 +51,7 @@ class CircularBufferPlacement:
     num_pages: int
     backed: bool = False      # at an L1 buffer's address: its pages are that buffer's data
     name: str = ""            # the program's name for it (a dataflow buffer's)
+    takes_turns: bool = False  # in an L1 arena: other CBs use its bytes at other times
 
 
 @dataclass
@@ -137,8 +138,10 @@ def allocate(program: Program, arch: Arch) -> Allocation:
     for cb in program.circular_buffers:     # in creation order; a backed CB uses its buffer's L1 range
         address = placed[id(cb)] if cb.backing_buffer is None else \
             alloc.buffers[cb.backing_buffer].address + cb.backing_offset
+        arena = cb.backing_buffer is not None and program.buffers[cb.backing_buffer].role == "arena"
         alloc.circular_buffers.append(CircularBufferPlacement(cb.index, address, cb.cores.cores(), cb.page_size,
-                                                              cb.num_pages, cb.backing_buffer is not None, cb.name))
+                                                              cb.num_pages, cb.backing_buffer is not None and not arena,
+                                                              cb.name, arena))
 
     # Semaphores in the reserved region.
     alloc.semaphore_base = arch.l1_unreserved_base - SEMAPHORE_BASE_BELOW_UNRESERVED

@@ -75,6 +75,8 @@ class CircularBufferApi:
         if st is None:
             cb, st = self._cb(cb, "cb_reserve_back")
         n = num_pages if num_pages.__class__ is int and num_pages > 0 else self._pages(num_pages, "cb_reserve_back page count")
+        if st.partners:
+            self._check_turn(cb, st, n)
         rows = self.rows
         cap = self._capacity(st)
         if self.L == 1 and cap.__class__ is int and n <= cap and int(st.wr[self.row0]) + n <= cap:
@@ -109,6 +111,23 @@ class CircularBufferApi:
         st.reserved[rows] = np.maximum(st.reserved[rows], n)
         st.last_reserve = (self, self.line_of())
         self.charge(self.costs.cb_op, clock, "cb_reserve_back")
+
+    def _check_turn(self, cb: int, st, n: int) -> None:
+        """A CB taking turns in L1 with others (an allocation group, buffers of disjoint lifetimes)
+        reserves its pages only while none of the others holds pages on these cores: their bytes
+        are the same."""
+        rows = self.rows
+        for other in st.partners:
+            ost = self.dev.cbs.states[other]
+            held = (ost.received[rows] - ost.acked[rows]) + ost.reserved[rows]
+            if any_lane(held > 0):
+                at = np.flatnonzero(np.broadcast_to(held > 0, np.shape(self.row_idx)))[0]
+                core = self.dev.rows_core_name(int(np.asarray(self.row_idx).flat[at]))
+                pages = int(np.asarray(held).flat[at] if np.ndim(held) else held)
+                raise self.fail(CircularBufferError, f"cb_reserve_back(c_{cb}, {n}){_named(st)}: c_{other}"
+                                                     f"{_named(ost)} shares these L1 bytes and still holds {_pages(pages)} "
+                                                     f"on core {core}; buffers that take turns in L1 (an allocation "
+                                                     "group) must not be in use at once: pop them first")
 
     def _reserve_one(self, cb: int, st, n: int, cap: int) -> None:
         """``cb_reserve_back`` of a one-lane thread whose checks pass: the same steps on Python ints."""

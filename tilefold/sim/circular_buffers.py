@@ -57,6 +57,7 @@ class CircularBufferState:
         # the thread and generated line of the last cb_reserve_back / cb_push_back (for reports)
         self.last_reserve: tuple | None = None
         self.last_push: tuple | None = None
+        self.partners: list[int] = []                 # CBs of an L1 arena whose bytes overlap its own
 
 
 class CircularBuffers:
@@ -92,6 +93,12 @@ class CircularBuffers:
         self.regions = sorted((p.address, p.address + p.page_size * p.num_pages, p.index)
                               for p in allocation.circular_buffers)
         self._at: dict[int, int | None] = {}       # cb_at's answers so far
+        turns = [p for p in allocation.circular_buffers if p.takes_turns]
+        for a in turns:
+            end = a.address + a.page_size * a.num_pages
+            self.states[a.index].partners = sorted(
+                {b.index for b in turns if b.index != a.index and b.address < end
+                 and a.address < b.address + b.page_size * b.num_pages and set(a.cores) & set(b.cores)})
 
     def state(self, index: int, rows, where: str) -> CircularBufferState:
         st = self.states.get(index)
@@ -112,14 +119,20 @@ class CircularBuffers:
         at = self._at
         if addr.__class__ is int and addr in at:
             return at[addr]
-        found = None
-        for start, end, index in self.regions:
-            if start <= addr < end:
-                found = index
-                break
+        found = [index for start, end, index in self.regions if start <= addr < end]
+        if len(found) > 1:          # CBs taking turns in an L1 arena: the one in use now (not remembered)
+            return self._in_use(found)
         if addr.__class__ is int and len(at) < 4096:
-            at[addr] = found
-        return found
+            at[addr] = found[0] if found else None
+        return found[0] if found else None
+
+    def _in_use(self, indices: list[int]) -> int:
+        """Of CBs sharing bytes, the one holding reserved pages, else pushed ones, else the first."""
+        for held in (lambda st: st.reserved.any(), lambda st: (st.received != st.acked).any()):
+            for index in indices:
+                if held(self.states[index]):
+                    return index
+        return indices[0]
 
     def leftovers(self) -> list[str]:
         """Descriptions of pages pushed and never popped, per CB and core, with the kernel and

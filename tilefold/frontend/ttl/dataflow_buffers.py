@@ -97,6 +97,8 @@ class DataflowBuffer(metaclass=_PublicConstructor):
         self.index = -1
         self.backing = None           # the operation tensor argument whose L1 shard is the storage
         self.byte_offset = 0          # where in that shard the buffer starts
+        self.allocation_group = None  # a ttl.make_dfb_allocation_group() it takes turns with
+        self.arena_offset = None      # where it starts in the operation's L1 arena (dfb_reuse.l1_arena)
 
     @property
     def ir_name(self) -> str:
@@ -192,8 +194,9 @@ def _block_shape(shape, location) -> tuple[int, ...]:
 
 
 class DFBAllocationGroup:
-    """``ttl.make_dfb_allocation_group()``: buffers a program uses one after another, which TT-Lang
-    may place in one L1 area. tilefold gives each its own area (the same results, more L1)."""
+    """``ttl.make_dfb_allocation_group()``: buffers a program uses one after another, placed in one
+    L1 area (:func:`tilefold.frontend.ttl.dfb_reuse.l1_arena`); the simulator stops a run at the
+    line where one of them is reserved while another still holds blocks."""
 
 
 def make_dfb_allocation_group() -> DFBAllocationGroup:
@@ -353,6 +356,7 @@ def _make(fmt, layout_name: str, shape, count, tensor, location, what: str, allo
     dims = _block_shape(shape, location)
     name = _variable_name(location) or (f"dfb{len(op.dataflow_buffers)}" if op is not None else "dfb")
     dfb = DataflowBuffer(dims, count, fmt, layout_name, location, name, tile=tile)
+    dfb.allocation_group = allocation_group
     # made outside an operation (as TT-Lang allows): a buffer no operation has; one that uses it is refused
     dfb.index = op.add_dataflow_buffer(dfb) if op is not None else None
     return dfb

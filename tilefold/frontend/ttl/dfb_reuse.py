@@ -26,6 +26,13 @@ construction:
 Buffers are given circular buffers in the order their lifetimes start, each the first one of its
 configuration whose last user ended before it starts (interval colouring, which is optimal for
 intervals).
+
+Buffers that take turns in L1 but not in a circular buffer keep circular buffers of their own at
+overlapping offsets of one L1 area of the node, the *arena* (:func:`l1_arena`): the members of a
+``ttl.make_dfb_allocation_group()`` (the program uses them one after another) start at one
+offset, and, when the node's L1 is short, buffers of one kernel whose lifetimes (as above, any
+configuration) do not overlap are placed first fit, each at the lowest offset no buffer live with
+it uses.
 """
 
 from __future__ import annotations
@@ -69,6 +76,48 @@ def shared_circular_buffers(module: ModuleOp, candidates: set[int]) -> dict[int,
             ends.append(life.last)
             shared[life.index] = life.index
     return shared
+
+
+def l1_arena(module: ModuleOp, buffers: list[tuple[int, int, object]], by_lifetime: bool,
+             align: int) -> tuple[dict[int, int], int]:
+    """Offsets in the arena for ``buffers`` — ``(index, bytes, allocation group or None)``, sizes
+    aligned — and the arena's size per node: each allocation group of two or more at one offset,
+    and with ``by_lifetime`` the other buffers of each kernel by their lifetimes; an area that
+    would save no L1 is left out (its buffers keep L1 of their own)."""
+    groups: dict[int, list[tuple[int, int]]] = {}
+    for index, size, group in buffers:
+        if group is not None:
+            groups.setdefault(id(group), []).append((index, size))
+    areas: list[tuple[dict[int, int], int]] = [({index: 0 for index, _ in members}, max(size for _, size in members))
+                                               for members in groups.values() if len(members) > 1]
+    kernels: dict[int, list[tuple[_Lifetime, int]]] = {}
+    if by_lifetime:
+        for index, size, group in buffers:
+            if group is not None and len(groups[id(group)]) > 1:
+                continue
+            life = _lifetime(module, index)
+            if life is not None:
+                kernels.setdefault(life.config[0], []).append((life, size))
+    for lives in kernels.values():
+        placed: list[tuple[_Lifetime, int, int]] = []       # a buffer's lifetime, first byte, end
+        for life, size in sorted(lives, key=lambda item: (item[0].first, item[0].index)):
+            live = sorted((start, end) for other, start, end in placed
+                          if other.first <= life.last and life.first <= other.last)
+            offset = 0
+            for start, end in live:         # the lowest gap the buffer fits in
+                if offset + size <= start:
+                    break
+                offset = max(offset, end)
+            placed.append((life, offset, offset + size))
+        size = max(end for _, _, end in placed)
+        if size < sum(end - start for _, start, end in placed):
+            areas.append(({life.index: start for life, start, _ in placed}, size))
+    offsets: dict[int, int] = {}
+    top = 0
+    for area, size in areas:
+        offsets.update({index: top + offset for index, offset in area.items()})
+        top += -(-size // align) * align
+    return offsets, top
 
 
 def _lifetime(module: ModuleOp, index: int) -> _Lifetime | None:

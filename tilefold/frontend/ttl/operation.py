@@ -624,15 +624,36 @@ def allocate_buffers(capture: OperationCapture, module: ModuleOp, registry: dict
         if d not in kept and d.location is not None and not getattr(d, "dropped", False):
             warn_at(f"dfb {d.name} is declared but no kernel uses it; it is not allocated", d.location,
                     registry=registry)
+    arena = _arena_offsets(capture, module, owners, staged_indices, reuse)
     renumbered = {d.index: i for i, d in enumerate(owners)}
     renumbered.update({d.index: renumbered[shared[d.index]] for d in kept if d.index not in renumbered})
     for d in kept:
+        d.arena_offset = arena.get(shared.get(d.index, d.index))
         d.index = renumbered[d.index]
     capture.dataflow_buffers[:] = kept
     for op in binds:
         op.properties["cb_index"] = IntegerAttr(renumbered[op.index], i32)
     for op in staged:
         op.attributes[ttl.STAGING_CB_ATTR] = IntegerAttr(renumbered[op.attributes[ttl.STAGING_CB_ATTR].value.data], i32)
+
+
+def _arena_offsets(capture: OperationCapture, module: ModuleOp, owners: list, staged: set[int],
+                   reuse: bool) -> dict[int, int]:
+    """The offsets in the node's L1 arena (by buffer index before renumbering) of the buffers that
+    take turns there — allocation groups always, buffers of disjoint lifetimes when the circular
+    buffers would not fit L1 otherwise (:func:`.dfb_reuse.l1_arena`); sets ``capture.l1_arena``."""
+    from tilefold.frontend.ttl.dfb_reuse import l1_arena
+
+    capture.l1_arena = 0
+    arch = capture.arch
+    own = [d for d in owners if not d.hidden and d.backing is None and d.index not in staged]
+    grouped = any(d.allocation_group is not None for d in own)
+    l1 = sum(-(-d.total_size // arch.l1_alignment) * arch.l1_alignment for d in owners if d.backing is None)
+    if not reuse or not (grouped or l1 > arch.l1_free):
+        return {}
+    sizes = [(d.index, -(-d.total_size // arch.l1_alignment) * arch.l1_alignment, d.allocation_group) for d in own]
+    offsets, capture.l1_arena = l1_arena(module, sizes, l1 > arch.l1_free, arch.l1_alignment)
+    return offsets
 
 
 def _pushes_and_waited_buffers(module: ModuleOp) -> tuple[list, set[int]]:

@@ -1,0 +1,163 @@
+"""Dataflow buffers taking turns in one L1 area of the node (``dfb_reuse.l1_arena``): buffers of one
+kernel whose lifetimes do not overlap, of different shapes, when the node's L1 is short (first fit:
+a buffer live with another gets bytes of its own), and the members of a
+``ttl.make_dfb_allocation_group()`` always. Checked against numpy, by where the Program places the
+circular buffers, by the host program ``check-host`` accepts, and by the simulator's error when
+two buffers of a group are in use at once."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import tilefold.ttl as ttl
+import tilefold.ttnn as ttnn
+from tilefold.errors import CircularBufferError
+from tilefold.program.from_ttl import ARENA_BUFFER
+from ttl_helpers import compiled, expect_error
+
+A, B, C = 150, 100, 200         # tiles of one block: A and B are live together, C after both
+
+
+@ttl.atom(grid=(1, 1))
+def three_scratches(out):
+    a_dfb = ttl.make_dfb("bf16", shape=(1, A), block_count=2)
+    b_dfb = ttl.make_dfb("bf16", shape=(1, B), block_count=2)
+    c_dfb = ttl.make_dfb("bf16", shape=(1, C), block_count=2)
+    r_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+    a = a_dfb.reserve(); a.store(ttl.block.fill(1.0, shape=(1, A)))
+    b = b_dfb.reserve(); b.store(ttl.block.fill(1.0, shape=(1, B)))
+    r = r_dfb.reserve(); r.store(ttl.math.reduce_sum(a_dfb.wait(), dims=[1]))
+    ttl.copy(r_dfb.wait(), out[0:1, 0:1])
+    r = r_dfb.reserve(); r.store(ttl.math.reduce_sum(b_dfb.wait(), dims=[1]))
+    ttl.copy(r_dfb.wait(), out[0:1, 1:2])
+    c = c_dfb.reserve(); c.store(ttl.block.fill(1.0, shape=(1, C)))
+    r = r_dfb.reserve(); r.store(ttl.math.reduce_sum(c_dfb.wait(), dims=[1]))
+    ttl.copy(r_dfb.wait(), out[0:1, 2:3])
+
+
+def _out():
+    return ttnn.zeros((32, 96), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
+
+
+def test_buffers_of_disjoint_lifetimes_take_turns_in_one_l1_area(tmp_path):
+    out = _out()
+    three_scratches(out)
+    np.testing.assert_array_equal(ttnn.to_numpy(out)[:, ::32], np.tile([A * 32.0, B * 32.0, C * 32.0], (32, 1)))
+    program = compiled(three_scratches, _out()).program
+    place = {cb.name: (cb.backing_buffer, cb.backing_offset) for cb in program.circular_buffers}
+    a_size = A * 2 * 2048
+    assert place["a_dfb"] == (ARENA_BUFFER, 0) and place["b_dfb"] == (ARENA_BUFFER, a_size)
+    assert place["c_dfb"] == (ARENA_BUFFER, 0) and place["r_dfb"] == (None, 0)
+    arena = program.buffer(ARENA_BUFFER)
+    assert arena.buffer_type == "L1" and arena.role == "arena"
+    assert arena.size == a_size + B * 2 * 2048 < (A + B + C) * 2 * 2048      # C reuses A's and B's bytes
+    from checkhost import check_hosts, require_hosts_accepted
+    from tilefold.codegen.cpp import HostData, write_project
+
+    write_project(program, tmp_path, HostData(inputs={"out": bytes(program.buffer("out").size)}))
+    main = (tmp_path / "main.cpp").read_text()
+    assert "CBDescriptor" in main and f".address_offset = {a_size}" in main      # b_dfb, past a_dfb
+    require_hosts_accepted(check_hosts([tmp_path / "main.cpp"]))
+
+
+reader = ttl.Kernel(ttl.KernelKind.DATA_MOVEMENT)
+
+
+@ttl.operation(grid=(1, 1))
+def group_handoff(x, y):
+    """``first`` (two tiles, one block) and ``second`` (one tile, two blocks) share one L1 area:
+    the reader fills ``second`` only after the compute kernel has let go of ``first``."""
+    group = ttl.make_dfb_allocation_group()
+    first = ttl.make_dataflow_buffer_like(x, shape=(1, 2), block_count=1, allocation_group=group)
+    second = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2, allocation_group=group)
+    handoff = ttl.make_dfb("bf16", shape=(1, 1), block_count=2)
+    out = ttl.make_dataflow_buffer_like(y, shape=(1, 1), block_count=2)
+
+    @ttl.datamovement(kernel=reader)
+    def read():
+        with first.reserve() as blk:
+            ttl.copy(x[0:1, 0:2], blk).wait()
+        with handoff.wait():
+            pass
+        with second.reserve() as blk:
+            ttl.copy(x[0, 1], blk).wait()
+
+    @ttl.compute()
+    def compute():
+        with first.wait() as f, out.reserve() as o:
+            o.store(ttl.block.fill(0.0, shape=o.shape, dtype=o.dtype))
+        with handoff.reserve() as done:
+            done.store(ttl.block.fill(2.0, shape=done.shape, dtype=done.dtype))
+        with second.wait() as s, out.reserve() as o:
+            o.store(s * ttl.block.fill(2.0, shape=s.shape, dtype=s.dtype))   # exact in bfloat16
+
+    @ttl.datamovement()
+    def write():
+        with out.wait():
+            pass
+        with out.wait() as o:
+            ttl.copy(o, y[0, 0]).wait()
+
+
+def test_an_allocation_group_shares_one_offset():
+    v = np.random.default_rng(4).uniform(-1, 1, (32, 64)).astype(np.float32)
+    x = ttnn.from_numpy(v, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
+    y = ttnn.zeros((32, 32), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
+    group_handoff(x, y)
+    np.testing.assert_array_equal(ttnn.to_numpy(y), ttnn.to_numpy(x)[:, 32:] * 2.0)
+    program = compiled(group_handoff, x, y).program
+    place = {cb.name: (cb.backing_buffer, cb.backing_offset) for cb in program.circular_buffers}
+    assert place["first"] == place["second"] == (ARENA_BUFFER, 0)
+    assert program.buffer(ARENA_BUFFER).size == 2 * 2048
+
+
+def test_group_members_in_use_at_once_stop_the_run_at_the_reserve():
+    def run():
+        @ttl.operation(grid=(1, 1))
+        def overlap(y):
+            group = ttl.make_dfb_allocation_group()
+            first = ttl.make_dfb("bf16", shape=(1, 1), block_count=1, allocation_group=group)
+            second = ttl.make_dfb("bf16", shape=(1, 1), block_count=1, allocation_group=group)
+            out = ttl.make_dataflow_buffer_like(y, shape=(1, 1), block_count=1)
+
+            @ttl.compute()
+            def compute():
+                with first.reserve() as f:
+                    f.store(ttl.block.fill(1.0, shape=f.shape, dtype=f.dtype))
+                with second.reserve() as s:  # error
+                    s.store(ttl.block.fill(2.0, shape=s.shape, dtype=s.dtype))
+                with first.wait() as f, second.wait() as s, out.reserve() as o:
+                    o.store(f + s)
+
+            @ttl.datamovement()
+            def write():
+                with out.wait() as o:
+                    ttl.copy(o, y[0, 0]).wait()
+
+        overlap(ttnn.zeros((32, 32), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT))
+
+    expect_error(run, test_group_members_in_use_at_once_stop_the_run_at_the_reserve, CircularBufferError,
+                 "shares these L1 bytes and still holds 1 page", "allocation group")
+
+
+def test_buffers_that_fit_keep_their_own_l1():
+    """Without a group and with L1 to spare, no buffer is moved into an arena."""
+    @ttl.atom(grid=(1, 1))
+    def small(out):
+        a_dfb = ttl.make_dfb("bf16", shape=(1, 2), block_count=2)
+        r_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+        a = a_dfb.reserve(); a.store(ttl.block.fill(1.0, shape=(1, 2)))
+        r = r_dfb.reserve(); r.store(ttl.math.reduce_sum(a_dfb.wait(), dims=[1]))
+        ttl.copy(r_dfb.wait(), out[0:1, 0:1])
+
+    program = compiled(small, ttnn.zeros((32, 32), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)).program
+    assert ARENA_BUFFER not in program.buffers
+    assert all(cb.backing_buffer is None for cb in program.circular_buffers)
+
+
+def test_the_arena_counts_as_l1_of_the_node():
+    program = compiled(three_scratches, _out()).program
+    usage = program.l1_usage(program.all_cores()[0])
+    assert usage["l1_buffers"] == program.buffer(ARENA_BUFFER).size       # the arena, once
+    assert usage["circular_buffers"] <= 4 * 2048                            # r_dfb and the reduction's scaler
+    assert sum(usage.values()) <= program.arch.l1_free
