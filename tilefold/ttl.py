@@ -16,6 +16,7 @@ import sys as _sys
 from tilefold import __version__  # noqa: F401  (ttl.__version__: the tilefold release)
 from tilefold import ttl_diagnostics as diagnostics  # ttl.diagnostics.TTLangCompileError
 from tilefold import ttl_utils as utils  # ttl.utils: TT-Lang's helpers beside the language
+from tilefold import ttl_dtype_utils as dtype_utils  # ttl.dtype_utils: torch / TT-NN data types
 from tilefold.ttl_sram_storage import SRAMStorage  # noqa: F401  (tensors kept in L1 across operations)
 from tilefold import uncaught as _uncaught
 from tilefold.frontend.ttl import api as _api

@@ -77,6 +77,8 @@ int32 = DataType("int32")
 uint16 = DataType("uint16")
 uint8 = DataType("uint8")
 _DTYPES = {d.name: d for d in (bfloat16, float32, bfloat8_b, bfloat4_b, uint32, int32, uint16, uint8)}
+for _dtype in _DTYPES.values():        # ttnn.DataType.BFLOAT16 is ttnn.bfloat16, as in TT-NN
+    setattr(DataType, _dtype.name.upper(), _dtype)
 
 
 TILE_SIZE = 32
