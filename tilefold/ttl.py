@@ -12,6 +12,7 @@ from tilefold.frontend.ttl import __all__ as _language_names
 from tilefold.frontend.ttl.api import __getattr__  # noqa: F401  (a name tilefold lacks is one clear error)
 
 import sys as _sys
+import types as _types
 
 from tilefold import __version__  # noqa: F401  (ttl.__version__: the tilefold release)
 from tilefold import ttl_diagnostics as diagnostics  # ttl.diagnostics.TTLangCompileError
@@ -34,11 +35,18 @@ __all__ = [*_language_names, "SRAMStorage", "build_info"]
 _runner.install()      # calls of ttl.operation compile and run through tilefold.run.ttl
 
 
+# ``ttl.config`` (``from ttl.config import HAS_TT_DEVICE``): the simulated device is a device, so
+# TT-Lang's test utilities run their operations instead of only compiling them
+config = _types.SimpleNamespace(VERSION=__version__, HAS_TT_DEVICE=True, TTLANG_COMMIT="unknown",
+                                TT_METAL_TAG="v0.69.0", TT_METAL_COMMIT="unknown")
+
+
 def build_info() -> dict:
     """``ttl.build_info()``: what this ``ttl`` was built from — the tilefold release as ``version``
     and the TT-Metalium release its C++ targets; TT-Lang's commit keys are ``"unknown"``, as in a
     TT-Lang wheel built without a checkout."""
-    return {"version": __version__, "ttlang": "unknown", "tt_metal_tag": "v0.69.0", "tt_metal": "unknown"}
+    return {"version": __version__, "ttlang": config.TTLANG_COMMIT, "tt_metal_tag": config.TT_METAL_TAG,
+            "tt_metal": config.TT_METAL_COMMIT}
 
 
 def _tile_tensor(value):

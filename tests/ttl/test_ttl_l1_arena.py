@@ -161,3 +161,52 @@ def test_the_arena_counts_as_l1_of_the_node():
     assert usage["l1_buffers"] == program.buffer(ARENA_BUFFER).size       # the arena, once
     assert usage["circular_buffers"] <= 4 * 2048                            # r_dfb and the reduction's scaler
     assert sum(usage.values()) <= program.arch.l1_free
+
+
+compute_k = ttl.Kernel(ttl.KernelKind.COMPUTE)
+reader_k = ttl.Kernel(ttl.KernelKind.DATA_MOVEMENT)
+writer_k = ttl.Kernel(ttl.KernelKind.DATA_MOVEMENT)
+phase = ttl.DFBReconfiguration(participants=(compute_k, reader_k, writer_k))
+
+
+@ttl.operation(grid=(1, 1))
+def receive_in_two_phases(inp, out):
+    """A node's pipe to itself received into ``first_rx``, then, after a reconfiguration, into
+    ``second_rx`` of the same allocation group: each send writes where its receive posted."""
+    pipe = ttl.Pipe(src=(0, 0), dst=(0, 0))
+    net = ttl.PipeNet([pipe])
+    group = ttl.make_dfb_allocation_group()
+    send = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=1)
+    first_rx = ttl.make_dfb("bf16", shape=(1, 1), block_count=1, allocation_group=group)
+    second_rx = ttl.make_dfb("bf16", shape=(1, 1), block_count=1, allocation_group=group)
+
+    @ttl.compute(kernel=compute_k)
+    def compute():
+        ttl.reconfigure_dfbs(phase)
+
+    @ttl.datamovement(kernel=reader_k)
+    def exchange():
+        for rx, column in ((first_rx, 0), (second_rx, 1)):
+            if column:
+                ttl.reconfigure_dfbs(phase)
+            with rx.reserve() as r:
+                request = ttl.copy(pipe, r)
+                with send.reserve() as s:
+                    ttl.copy(inp[0, column], s).wait()
+                with send.wait() as s:
+                    ttl.copy(s, pipe).wait()
+                request.wait()
+            with rx.wait() as r:
+                ttl.copy(r, out[0, column]).wait()
+
+    @ttl.datamovement(kernel=writer_k)
+    def meet():
+        ttl.reconfigure_dfbs(phase)
+
+
+def test_a_pipe_to_itself_received_into_two_buffers_of_a_group():
+    v = np.random.default_rng(6).uniform(-1, 1, (32, 64)).astype(np.float32)
+    x = ttnn.from_numpy(v, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
+    y = ttnn.zeros((32, 64), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
+    receive_in_two_phases(x, y)
+    np.testing.assert_array_equal(ttnn.to_numpy(y), ttnn.to_numpy(x))

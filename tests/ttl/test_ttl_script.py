@@ -223,12 +223,13 @@ def test_submodules_of_the_ttl_package_import_as_its_namespaces(tmp_path, capsys
                       "from ttl.pipe import Pipe, PipeNet\n"
                       "from ttl.version import __version__, build_info\n"
                       "from ttl.dtype_utils import tile_bytes_from_dtype\n"
+                      "from ttl.config import HAS_TT_DEVICE\n"
                       "print(m.exp is ttl.math.exp, fill is ttl.block.fill, DataflowBuffer is ttl.DataflowBuffer,"
                       " TensorBlock is ttl.TensorBlock, Pipe is ttl.Pipe, PipeNet is ttl.PipeNet,"
                       " build_info()['version'] == __version__ == ttl.__version__, sorted(build_info()),"
-                      " tile_bytes_from_dtype(ttl.dtype_utils.format_name_to_ttnn_dtype('bf16')))\n")
+                      " tile_bytes_from_dtype(ttl.dtype_utils.format_name_to_ttnn_dtype('bf16')), HAS_TT_DEVICE)\n")
     run_script(script)
-    assert ("True True True True True True True ['tt_metal', 'tt_metal_tag', 'ttlang', 'version'] 2048"
+    assert ("True True True True True True True ['tt_metal', 'tt_metal_tag', 'ttlang', 'version'] 2048 True"
             in capsys.readouterr().out)
     assert not hasattr(tilefold.ttl, "__path__") and "ttl.math" not in sys.modules
 

@@ -67,13 +67,15 @@ class CBEntryAttr(Record):
 @irdl_attr_definition
 class PipeNetAttr(Record):
     """``#ttl.pipe_net<net, recv_cb, block_bytes[, landing_cb, landing_slots, receive_slots, ready_slots,
-    valid_slots, landing_depth, mailbox_depth]>``: a pipe net, the buffer its blocks are received into, the size of a
+    valid_slots, landing_depth, mailbox_depth, receive_buffers]>``: a pipe net, the buffer its blocks are received into, the size of a
     block in bytes and — for a net whose nodes both send and receive — the buffer its blocks land in,
     its number of slots (each with a semaphore after the nets' own) and the most pipes a node receives
     from; the most pipes a node sources, and the receive slots of a net without a landing buffer
     (each with a ``valid`` semaphore); ``landing_depth``: blocks each landing slot holds (see
     :func:`landing_layout`); ``mailbox_depth``: instead of a landing buffer, the blocks each slot of
-    the net's DRAM mailbox holds (a net whose receives all land in tensor slices)."""
+    the net's DRAM mailbox holds (a net whose receives all land in tensor slices); ``receive_buffers``:
+    how many buffers its receives take blocks of, when more than one (a sender then always writes
+    where the receiver posted its block, its own node's receive included)."""
 
     name = "ttl.pipe_net"
 
@@ -87,12 +89,13 @@ class PipeNetAttr(Record):
     valid_slots: _OPT_INT
     landing_depth: _OPT_INT
     mailbox_depth: _OPT_INT
+    receive_buffers: _OPT_INT
 
     FIELDS = (Field("net", True, _int(0)), Field("recv_cb", True, _int(0)), Field("block_bytes", True, _int(1)),
               Field("landing_cb", False, _int(0)), Field("landing_slots", False, _int(1)),
               Field("receive_slots", False, _int(1)), Field("ready_slots", False, _int(1)),
               Field("valid_slots", False, _int(1)), Field("landing_depth", False, _int(1)),
-              Field("mailbox_depth", False, _int(1)))
+              Field("mailbox_depth", False, _int(1)), Field("receive_buffers", False, _int(1)))
 
 
 def net_layout(fields: dict) -> dict[str, int]:

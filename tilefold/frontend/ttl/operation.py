@@ -864,15 +864,14 @@ def _pipe_net_table(capture: OperationCapture, uses) -> ArrayAttr:
         block_bytes = receiver.block_bytes
         # a sender writes where its receivers posted their block, so receives of one net may take
         # blocks of several buffers of one block size (a multicast writes one address on every
-        # receiver: each receive checks the address written is its own block's); a node sending to
-        # itself writes into its own block of the net's receive buffer, so a net with such pipes
-        # receives into one buffer
-        loopback = any(r.loopback for r in net.routes)
+        # receiver: each receive checks the address written is its own block's; a node sending to
+        # itself then writes where its own receive posted its block too)
         for dfb, loc in recvs[1:]:
-            if dfb is not receiver and (loopback or dfb.block_bytes != block_bytes):
-                raise KernelError(f"blocks of this pipe net are received into {receiver.name} and into {dfb.name}; "
-                                  "receive every pipe of a net into one dataflow buffer" +
-                                  ("" if loopback else " (or into buffers of one block size)"), loc)
+            if dfb is not receiver and dfb.block_bytes != block_bytes:
+                raise KernelError(f"blocks of this pipe net are received into {receiver.name} ({block_bytes} B) and "
+                                  f"into {dfb.name} ({dfb.block_bytes} B); receive every pipe of a net into buffers "
+                                  "of one block size", loc)
+        receivers = len({id(dfb) for dfb, _ in recvs})
         partial = [c for c in counts if c[1] is not None]
         if partial:
             moved, _, first = partial[0]
@@ -889,6 +888,8 @@ def _pipe_net_table(capture: OperationCapture, uses) -> ArrayAttr:
                                       "same shape and data type", loc)
         entry = {"net": net.index, "recv_cb": receiver.index, "block_bytes": block_bytes,
                  "ready_slots": max(1, net.max_sources())}
+        if receivers > 1:
+            entry["receive_buffers"] = receivers
         landing = capture.landing.get(net.index)
         mailbox = capture.mailboxes.get(net.index)
         if mailbox is not None:

@@ -90,7 +90,8 @@ def pipe_table(module: ModuleOp) -> dict[int, dict]:
                               "ready_slots": fields.get("ready_slots") or 1,
                               "valid_slots": fields.get("valid_slots") or 1, "layout": net_layout(fields),
                               "depth": fields.get("landing_depth") or 1, "base": base,
-                              "mailbox": fields.get("mailbox_depth")}
+                              "mailbox": fields.get("mailbox_depth"),
+                              "receive_buffers": fields.get("receive_buffers") or 1}
         landing = landing_layout(fields)
         out[fields["net"]].update({f"first_{kind}": flags + at for kind, at in landing.items() if kind != "count"})
         base += net_semaphores(fields)
@@ -658,7 +659,7 @@ class DataMovementLowering:
         rect = [self._field(op, "src", f) for f in ("x0", "y0", "x1", "y1")]
         deep = info["landing_cb"] is not None and info["depth"] > 1
         loopback = e.before(arith.CmpiOp(self._field(op, "src", "loopback"), e.index(0, op), "ne"), op).result
-        if info["landing_cb"] is None and net in self.received_nets:
+        if info["landing_cb"] is None and net in self.received_nets and info["receive_buffers"] == 1:
             self.reserve_own_block(op, loopback)
         if deep:            # the next block of the slot (the blocks sent so far, modulo depth): its own credit
             source_slot = op.slot_index if op.named is None else self._field(op, "src", "src_slot")
@@ -678,17 +679,20 @@ class DataMovementLowering:
             word = self.address_word(net, op.slot_index if op.named is None else self._field(op, "src", "src_slot"),
                                      op)
             posted = e.before(L1LoadOp(word, e.i32(0, op), 32), op).result
-            has_remote = e.before(arith.CmpiOp(remote, e.index(0, op), "ne"), op).result
-            # its own write pointer only when it sends to itself alone (a node without that buffer,
-            # a tensor-backed one over a tensor without a shard there, never reads it)
-            posted_block, own_block = Block(), Block()
-            posted_block.add_op(scf.YieldOp(posted))
-            own_block.add_op(own_yield := scf.YieldOp())
-            own = e.call("get_write_ptr", [self.cbs[info["recv_cb"]]], own_yield).results[0]
-            own_yield.detach()
-            own_yield.erase()
-            own_block.add_op(scf.YieldOp(own))
-            dst = e.before(scf.IfOp(has_remote, [i32], [posted_block], [own_block]), op).results[0]
+            if info["receive_buffers"] > 1:     # its own receive posted too: which buffer it took
+                dst = posted
+            else:
+                # its own write pointer only when it sends to itself alone (a node without that
+                # buffer, a tensor-backed one over a tensor without a shard there, never reads it)
+                has_remote = e.before(arith.CmpiOp(remote, e.index(0, op), "ne"), op).result
+                posted_block, own_block = Block(), Block()
+                posted_block.add_op(scf.YieldOp(posted))
+                own_block.add_op(own_yield := scf.YieldOp())
+                own = e.call("get_write_ptr", [self.cbs[info["recv_cb"]]], own_yield).results[0]
+                own_yield.detach()
+                own_yield.erase()
+                own_block.add_op(scf.YieldOp(own))
+                dst = e.before(scf.IfOp(has_remote, [i32], [posted_block], [own_block]), op).results[0]
             dst.name_hint = "recv_addr"
         data = e.call("get_noc_multicast_addr", [*rect, dst], op).results[0]
         flag = e.call("get_noc_multicast_addr", [*rect, valid], op).results[0]
@@ -714,7 +718,7 @@ class DataMovementLowering:
         blocks: on the source, hold a block of the receiving buffer, which this kernel's own receive
         reserves anyway, so the write cannot land in a block its consumer still reads (the remote
         receivers hold theirs before they credit the sender); ``loopback``: whether the pipe reaches
-        its source."""
+        its source. (A net received into several buffers has its own receive post the block instead.)"""
         e = self.e
         recv_cb = self.pipes[op.net_index]["recv_cb"]
         body = Block()
@@ -988,7 +992,15 @@ class DataMovementLowering:
         else:                                    # the send is another node's, or another kernel's
             remote = e.before(arith.ConstantOp(IntegerAttr(1, i1)), op).result
         then_block = Block()
-        e.before(scf.IfOp(remote, [], [then_block]), op)
+        own_block = None
+        if op.net_index in self.sent_nets and self.pipes[op.net_index]["receive_buffers"] > 1:
+            # a receive of this kernel's own send posts its block for that send, which has no
+            # other way to know which of the net's buffers it took
+            own_block = Block()
+            own_block.add_op(own_end := scf.YieldOp())
+            word = self.address_word(op.net_index, self._field(op, "dst", "src_slot"), own_end)
+            e.before(L1StoreOp(word, e.i32(0, own_end), self.e_address(op), 32), own_end)
+        e.before(scf.IfOp(remote, [], [then_block], [own_block] if own_block is not None else None), op)
         then_block.add_op(scf.YieldOp())
         end = then_block.last_op
         self.post_address(op, end)
