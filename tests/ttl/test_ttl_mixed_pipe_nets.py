@@ -180,7 +180,9 @@ def test_a_multicast_into_blocks_at_different_addresses_stops_at_the_send():
 
     expect_error(lambda: mcast(tile_tensor((32, 32)), zeros((32, 64))),
                  test_a_multicast_into_blocks_at_different_addresses_stops_at_the_send, NocHazardError,
-                 "noc_async_write_multicast writes pages of", "does not hold reserved")
+                 "noc_async_write_multicast writes one L1 address on every core it reaches, but core (1,0) holds its "
+                 "reserved block in c_1 (first_dfb), not in the pages of c_2 (second_dfb)",
+                 "receive into the same dataflow buffer on every receiver")
 
 
 def test_a_multicast_received_into_two_buffers_in_turn_runs():

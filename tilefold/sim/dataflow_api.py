@@ -364,6 +364,15 @@ class DataflowApi:
         if bad.any():
             row = int(rows[np.argmax(bad)])
             core = next(c for c, r in self.dev.core_rows.items() if r == row)
+            held = [other for other in self.dev.cbs.states.values()
+                    if other is not st and other.configured[row] and other.reserved[row] > 0]
+            if "multicast" in call and held:     # the receiver reserved its block in another buffer
+                named = lambda s: f"c_{s.index}" + (f" ({s.name})" if s.name else "")    # noqa: E731
+                raise self.fail(NocHazardError, f"{call} writes one L1 address on every core it reaches, but core "
+                                                f"{core} holds its reserved block in {named(held[0])}, not in the "
+                                                f"pages of {named(st)} that address lies in: the receivers of a "
+                                                "multicast pipe must take their blocks at one address; receive into "
+                                                "the same dataflow buffer on every receiver")
             raise self.fail(NocHazardError, f"{call} writes pages of c_{cb} on core {core} that core does not hold "
                                             "reserved (it pushed them already or never reserved them): the receiver "
                                             "must wait for the data, e.g. noc_semaphore_wait on the semaphore the "
