@@ -30,6 +30,8 @@ def test_diagnostics_module_and_language_module_names():
     from tilefold.ttl.diagnostics import TTLangCompileError
 
     assert language.operation is ttl.operation and TTLangCompileError is KernelError
+    with pytest.raises(KernelError, match="ttl.diagnostics.format_mlir_error is not supported by tilefold yet"):
+        from tilefold.ttl.diagnostics import format_mlir_error  # noqa: F401 - TT-Lang's MLIR formatter
 
 
 def test_range_where_the_block_has_no_dimension_hints_at_a_scalar_index():
