@@ -33,6 +33,7 @@ import builtins
 import enum
 import inspect
 import sys
+import types
 
 import ml_dtypes
 import numpy as np
@@ -1117,6 +1118,17 @@ def all_gather(tensor: mesh.MeshTensor, dim: int, num_links: int = 1, cluster_ax
 
 
 MeshShape = mesh.MeshShape
+
+
+class _SystemMeshDescriptor:
+    """``ttnn._ttnn.multi_device.SystemMeshDescriptor()`` (TT-Lang's test utilities ask it for the
+    board's mesh): one row of every simulated chip, the mesh ``open_mesh_device()`` opens."""
+
+    def shape(self) -> MeshShape:
+        return MeshShape(1, mesh.num_available_devices())
+
+
+_ttnn = types.SimpleNamespace(multi_device=types.SimpleNamespace(SystemMeshDescriptor=_SystemMeshDescriptor))
 MeshDevice = mesh.MeshDevice
 MeshTensor = mesh.MeshTensor
 open_mesh_device = mesh.open_mesh_device

@@ -90,6 +90,7 @@ def _selected_allgather(mesh_shape, first, second):
 def test_an_all_gather_between_selected_devices_includes_each_devices_own_tile(chips, l1):
     chips(4)
     assert ttnn.get_num_devices() == 4
+    assert tuple(ttnn._ttnn.multi_device.SystemMeshDescriptor().shape()) == (1, 4)     # as TT-Lang's utilities ask
     allgather = _selected_allgather((2, 2), (0, 0), (0, 1))
     mesh = ttnn.open_mesh_device(ttnn.MeshShape(2, 2))
     x = np.random.default_rng(3).standard_normal((4 * T, T)).astype(np.float32)

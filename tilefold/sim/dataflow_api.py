@@ -366,7 +366,8 @@ class DataflowApi:
             core = next(c for c, r in self.dev.core_rows.items() if r == row)
             held = [other for other in self.dev.cbs.states.values()
                     if other is not st and other.configured[row] and other.reserved[row] > 0]
-            if "multicast" in call and held:     # the receiver reserved its block in another buffer
+            unused = st.received[row] == 0 and st.reserved[row] == 0
+            if "multicast" in call and held and unused:   # the receiver took its block in another buffer
                 named = lambda s: f"c_{s.index}" + (f" ({s.name})" if s.name else "")    # noqa: E731
                 raise self.fail(NocHazardError, f"{call} writes one L1 address on every core it reaches, but core "
                                                 f"{core} holds its reserved block in {named(held[0])}, not in the "
