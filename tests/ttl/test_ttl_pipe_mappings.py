@@ -129,3 +129,26 @@ def test_misuses_are_one_error_at_the_users_line():
         with pytest.raises(KernelValueError, match=message) as info:
             make()
         assert info.value.location.file == __file__, str(info.value)     # the lambda's line in this file
+
+
+def test_transfer_graphs_in_tt_langs_constructor_form(chips):
+    """``ttl.TransferGraph(domain, structured=ttl.AxisNeighborTransfer(...))`` / ``edges=[ttl.TransferEdge
+    ...]``: the graphs of the classmethods, with their descriptors and edges as ``TransferEdge`` of
+    ``DeviceRef``; a ring built so runs as the classmethod's does."""
+    chips(4)
+    domain = ttl.DeviceDomain((1, 4))
+    ring = ttl.TransferGraph(domain, structured=ttl.AxisNeighborTransfer("device", axis=1, offset=1, wrap=True))
+    assert ring.edges == ttl.TransferGraph.axis_neighbor(domain, axis=1, wrap=True).edges
+    assert ring.is_structured and ring.explicit_edge_count is None and ring.transfer_edges == ()
+    assert next(ring.iter_edges()) == ttl.TransferEdge(ttl.DeviceRef((0, 0)), ttl.DeviceRef((0, 1)))
+    explicit = ttl.TransferGraph(domain, edges=[ttl.TransferEdge((0, 3), (0, 0))])
+    assert explicit.edges == [(3, 0)] and explicit.explicit_edge_count == 1 and explicit.is_explicit
+    assert ttl.TransferGraph.gather(domain, root=(0, 2)).structured == ttl.GatherTransfer("device", (0, 2))
+    assert domain.components[0] == ttl.DomainComponent("device", (1, 4)) and domain.components[0].extent == (1, 4)
+    net = ttl.PipeNet(graph=ring, pipes=[ttl.Pipe(src=(0, 0), dst=(0, 0))])
+    x, got = _run(_transfer(domain, net), (1, 4), 4)
+    np.testing.assert_array_equal(got, np.roll(x, 1, axis=0))
+    with pytest.raises(KernelValueError, match="give one of them"):
+        ttl.TransferGraph(domain)
+    with pytest.raises(KernelValueError, match="edge 0 is tuple, not a ttl.TransferEdge"):
+        ttl.TransferGraph(domain, edges=[((0, 0), (0, 1))])

@@ -19,7 +19,9 @@ from tilefold.errors import KernelError
 from tilefold.frontend.ttl.capture import current
 from tilefold.frontend.ttl.dataflow_buffers import (DataflowBuffer, DFBAllocationGroup, make_dataflow_buffer_like,
                                                     make_dfb, make_dfb_allocation_group, make_tensor_backed_dfb)
-from tilefold.frontend.ttl.devices import DeviceDomain, DeviceRange, DeviceRef, Fabric1D, Fabric2D, TransferGraph
+from tilefold.frontend.ttl.devices import (AllToAllTransfer, AxisNeighborTransfer, DeviceDomain, DeviceRange, DeviceRef,
+                                          DomainComponent, Fabric1D, Fabric2D, GatherTransfer, ScatterTransfer,
+                                          StencilTransfer, TransferEdge, TransferGraph)
 from tilefold.frontend.ttl.extern_calls import (DFBAccess, DFBEffect, DispatchCondition, ScalarType, call_extern_func,
                                                 dfb_descriptor, get_dfb_id, raw_addr)
 from tilefold.frontend.ttl.dfb_boundaries import (DFBReconfiguration, DFBReset, reconfigure_dfbs,
@@ -186,7 +188,8 @@ __all__ = [
     "SrcPipeIdentity", "DstPipeIdentity", "Semaphore", "Kernel", "KernelKind", "PIPE_SOURCE_KERNEL", "make_dfb",
     "make_dfb_allocation_group", "make_tensor_backed_dfb", "NodeCoord", "NodeRange", "Shape", "Size", "DstT",
     "kernel", "core", "TensorAccessor", "IndexType", "atom", "DFB", "DeviceDomain", "DeviceRange", "DeviceRef",
-    "TransferGraph", "Fabric1D", "Fabric2D", "DFBReset", "DFBReconfiguration", "reset_dataflow_buffers", "reset_dfbs", "reset_all_dfbs", "reconfigure_dfbs",
+    "TransferGraph", "TransferEdge", "DomainComponent", "AxisNeighborTransfer", "StencilTransfer", "GatherTransfer",
+    "ScatterTransfer", "AllToAllTransfer", "Fabric1D", "Fabric2D", "DFBReset", "DFBReconfiguration", "reset_dataflow_buffers", "reset_dfbs", "reset_all_dfbs", "reconfigure_dfbs",
     "call_extern_func", "get_dfb_id", "dfb_descriptor", "raw_addr", "ScalarType", "DFBAccess", "DFBEffect", "DispatchCondition",
     "ProgramRuntimeResources", "KernelRuntimeResources", "CoreRuntimeArgs", "KernelDefine",
     "DFBAllocationGroup", "TensorBlock", "CopyTransferHandler", "ReceiveRequest", "ReadyReceive",

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import itertools
 import math
+from dataclasses import dataclass
+from typing import NamedTuple
 
 from tilefold.caller import user_location
 from tilefold.errors import KernelError, KernelValueError
@@ -43,6 +45,67 @@ def _component_coordinate(value):
     """A coordinate of one component (an integer or a sequence of integers) as a tuple, else None."""
     value = (value,) if _is_int(value) else tuple(value) if isinstance(value, (tuple, list)) else None
     return value if value and all(_is_int(v) for v in value) else None
+
+
+class DomainComponent(NamedTuple):
+    """``ttl.DomainComponent(name, extent)``: a named rectangular component of a device domain
+    (``domain.components``; a pair ``(name, extent)``)."""
+
+    name: str
+    extent: tuple
+
+
+@dataclass(frozen=True)
+class TransferEdge:
+    """``ttl.TransferEdge(source, destination)``: one transfer of a graph, from a device to a device
+    (or to each device of a :class:`DeviceRange`), as :meth:`TransferGraph.edges` takes them and
+    :meth:`TransferGraph.iter_edges` gives them."""
+
+    source: object
+    destination: object
+
+
+@dataclass(frozen=True)
+class AxisNeighborTransfer:
+    """The descriptor of ``TransferGraph.axis_neighbor``: along ``axis`` of component
+    ``component_name``, each device to the one ``offset`` further (modulo the extent with ``wrap``)."""
+
+    component_name: str
+    axis: int = 0
+    offset: int = 1
+    wrap: bool = False
+
+
+@dataclass(frozen=True)
+class StencilTransfer:
+    """The descriptor of ``TransferGraph.stencil``: each device to each coordinate offset."""
+
+    component_name: str
+    offsets: tuple = ()
+    wrap: bool = False
+
+
+@dataclass(frozen=True)
+class GatherTransfer:
+    """The descriptor of ``TransferGraph.gather``: every device to ``root`` of the component."""
+
+    component_name: str
+    root: object = 0
+
+
+@dataclass(frozen=True)
+class ScatterTransfer:
+    """The descriptor of ``TransferGraph.scatter``: ``source`` of the component to every device."""
+
+    component_name: str
+    source: object = 0
+
+
+@dataclass(frozen=True)
+class AllToAllTransfer:
+    """The descriptor of ``TransferGraph.all_to_all``: every device to every other of the component."""
+
+    component_name: str
 
 
 class Fabric1D:
@@ -76,6 +139,15 @@ class DeviceRef:
         self.names = tuple(components)
         self.coordinates = tuple(components.values()) if components else coordinates
         self.location = location
+
+    def _key(self) -> tuple:
+        return self.names, tuple(_component_coordinate(c) or c for c in self.coordinates)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, DeviceRef) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
 
     @property
     def coordinate(self):
@@ -130,7 +202,7 @@ class DeviceDomain:
         if not isinstance(name, str) or not name:
             raise KernelValueError(f"ttl.DeviceDomain(name={name!r}): a component's name is a non-empty string",
                                    location)
-        self.components = ((name, shape),)
+        self.components = (DomainComponent(name, shape),)
         self.shape = shape
         self.topology = topology
         self.location = location
@@ -157,7 +229,7 @@ class DeviceDomain:
                 if shape is None:
                     raise KernelValueError(f"ttl.DeviceDomain.product({name}={value!r}): give each component's extents "
                                            "as a tuple of positive integers, as (2,), or a ttl.DeviceDomain", location)
-            parts.append((name, shape))
+            parts.append(DomainComponent(name, shape))
         domain = cls.__new__(cls)
         domain.components = tuple(parts)
         domain.shape = tuple(d for _, shape in parts for d in shape)
@@ -347,14 +419,80 @@ class TransferGraph:
     :meth:`stencil`; :attr:`edges` holds ``(source, destination)`` device indices, without duplicates
     or self edges, in the order given (structured forms: by source index)."""
 
-    def __init__(self, domain: DeviceDomain, edges: list[tuple[int, int]], kind: str, location):
+    def __init__(self, domain: DeviceDomain, edges=(), kind: str | None = None, location=None, *,
+                 structured=None):
+        if kind is None:        # TT-Lang's form: TransferGraph(domain, edges=[TransferEdge...]) or structured=
+            made = TransferGraph._public(domain, edges, structured)
+            edges, kind, location, structured = made.edges, made.kind, made.location, made.structured
         self.domain = domain
         self.edges = edges
         self.kind = kind
         self.location = location
+        self.structured = structured      # the descriptor of a structured form (AxisNeighborTransfer ...)
+
+    @staticmethod
+    def _public(domain, edges, structured) -> TransferGraph:
+        """``ttl.TransferGraph(domain, edges=[ttl.TransferEdge(...)])`` or ``structured=`` one of the
+        descriptors (``ttl.AxisNeighborTransfer(...)`` ...): the graph its classmethod makes."""
+        location = user_location()
+        edges = list(edges)
+        if (structured is None) == (not edges):
+            raise KernelValueError("ttl.TransferGraph(domain, edges=[ttl.TransferEdge(...), ...]) or "
+                                   "ttl.TransferGraph(domain, structured=ttl.AxisNeighborTransfer(...)): give one of "
+                                   "them", location)
+        if structured is None:
+            for i, edge in enumerate(edges):
+                if not isinstance(edge, TransferEdge):
+                    raise KernelValueError(f"ttl.TransferGraph: edge {i} is {type(edge).__name__}, not a "
+                                           "ttl.TransferEdge(source, destination)", location)
+            return TransferGraph.edges(domain, [(e.source, e.destination) for e in edges])
+        component = structured.component_name if len(getattr(domain, "components", ())) != 1 else None
+        if isinstance(structured, AxisNeighborTransfer):
+            return TransferGraph.axis_neighbor(domain, structured.axis, structured.offset, structured.wrap,
+                                               component=component)
+        if isinstance(structured, StencilTransfer):
+            return TransferGraph.stencil(domain, structured.offsets, structured.wrap, component=component)
+        if isinstance(structured, GatherTransfer):
+            return TransferGraph.gather(domain, structured.root, component=component)
+        if isinstance(structured, ScatterTransfer):
+            return TransferGraph.scatter(domain, structured.source, component=component)
+        if isinstance(structured, AllToAllTransfer):
+            return TransferGraph.all_to_all(domain, component=component)
+        raise KernelValueError(f"ttl.TransferGraph(structured={structured!r}): give a ttl.AxisNeighborTransfer, "
+                               "StencilTransfer, GatherTransfer, ScatterTransfer or AllToAllTransfer", location)
 
     def __repr__(self) -> str:
         return f"TransferGraph.{self.kind}({self.domain!r}, {len(self.edges)} edges)"
+
+    @property
+    def is_structured(self) -> bool:
+        return self.structured is not None
+
+    @property
+    def is_explicit(self) -> bool:
+        return self.structured is None
+
+    @property
+    def explicit_edge_count(self) -> int | None:
+        return len(self.edges) if self.is_explicit else None
+
+    @property
+    def transfer_edges(self) -> tuple:
+        """The edges of an explicit graph as ``ttl.TransferEdge`` objects (none for a structured one)."""
+        return tuple(self.iter_edges()) if self.is_explicit else ()
+
+    def iter_edges(self):
+        """Every transfer as a ``ttl.TransferEdge`` of ``ttl.DeviceRef`` (one coordinate per
+        component), in the graph's order."""
+        for s, d in self.edges:
+            yield TransferEdge(self._ref(s), self._ref(d))
+
+    def _ref(self, index: int) -> DeviceRef:
+        c, parts = self.domain.coordinate(index), []
+        for _, shape in self.domain.components:
+            parts.append(c[:len(shape)])
+            c = c[len(shape):]
+        return DeviceRef(*parts)
 
     @staticmethod
     def _start(domain, what: str, component=None):
@@ -401,13 +539,13 @@ class TransferGraph:
         return c[:first] + tuple(point) + c[first + len(point):]
 
     @staticmethod
-    def _made(domain, pairs, kind, location) -> TransferGraph:
+    def _made(domain, pairs, kind, location, structured=None) -> TransferGraph:
         seen, edges = set(), []
         for s, d in pairs:
             if s != d and (s, d) not in seen:
                 seen.add((s, d))
                 edges.append((s, d))
-        return TransferGraph(domain, edges, kind, location)
+        return TransferGraph(domain, edges, kind, location, structured=structured)
 
     @staticmethod
     def edges(domain, edges=None, *, component=None) -> TransferGraph:
@@ -466,7 +604,8 @@ class TransferGraph:
             elif not 0 <= target < domain.shape[axis]:
                 continue
             pairs.append((domain.index(c), domain.index(c[:axis] + (target,) + c[axis + 1:])))
-        return TransferGraph._made(domain, pairs, "axis_neighbor", location)
+        return TransferGraph._made(domain, pairs, "axis_neighbor", location,
+                                   AxisNeighborTransfer(name, axis - first, offset, bool(wrap)))
 
     @staticmethod
     def all_to_all(domain, *, component=None) -> TransferGraph:
@@ -475,7 +614,7 @@ class TransferGraph:
         points = list(itertools.product(*(range(d) for d in part[2])))
         pairs = [(domain.index(c), domain.index(TransferGraph._placed(c, part, p)))
                  for c in domain.coordinates() for p in points]
-        return TransferGraph._made(domain, pairs, "all_to_all", location)
+        return TransferGraph._made(domain, pairs, "all_to_all", location, AllToAllTransfer(part[0]))
 
     @staticmethod
     def gather(domain, root=0, *, component=None) -> TransferGraph:
@@ -499,7 +638,8 @@ class TransferGraph:
         for c in domain.coordinates():
             device, hub = domain.index(c), domain.index(TransferGraph._placed(c, part, point))
             pairs.append((device, hub) if inward else (hub, device))
-        return TransferGraph._made(domain, pairs, form, location)
+        descriptor = GatherTransfer(part[0], center) if inward else ScatterTransfer(part[0], center)
+        return TransferGraph._made(domain, pairs, form, location, descriptor)
 
     @staticmethod
     def stencil(domain, offsets=(), wrap: bool = False, *, component=None) -> TransferGraph:
@@ -525,4 +665,4 @@ class TransferGraph:
                 elif not all(0 <= t < d for t, d in zip(target, domain.shape)):
                     continue
                 pairs.append((domain.index(c), domain.index(target)))
-        return TransferGraph._made(domain, pairs, "stencil", location)
+        return TransferGraph._made(domain, pairs, "stencil", location, StencilTransfer(name, tuple(offsets), bool(wrap)))
