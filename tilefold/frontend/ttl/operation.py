@@ -606,7 +606,7 @@ def allocate_buffers(capture: OperationCapture, module: ModuleOp, registry: dict
     limit = capture.arch.max_circular_buffers
     shared: dict[int, int] = {}
     arch = capture.arch
-    l1 = sum(-(-d.total_size // arch.l1_alignment) * arch.l1_alignment for d in kept if d.backing is None)
+    l1 = sum(_l1_bytes(d, arch) for d in kept if d.backing is None)
     if (len(kept) > limit or l1 > arch.l1_free) and reuse:
         shared = shared_circular_buffers(module, {d.index for d in kept if not d.hidden and d.backing is None
                                                   and d.index not in staged_indices})
@@ -637,6 +637,11 @@ def allocate_buffers(capture: OperationCapture, module: ModuleOp, registry: dict
         op.attributes[ttl.STAGING_CB_ATTR] = IntegerAttr(renumbered[op.attributes[ttl.STAGING_CB_ATTR].value.data], i32)
 
 
+def _l1_bytes(dfb, arch) -> int:
+    """The L1 a buffer's circular buffer takes (its bytes, aligned)."""
+    return -(-dfb.total_size // arch.l1_alignment) * arch.l1_alignment
+
+
 def _arena_offsets(capture: OperationCapture, module: ModuleOp, owners: list, staged: set[int],
                    reuse: bool) -> dict[int, int]:
     """The offsets in the node's L1 arena (by buffer index before renumbering) of the buffers that
@@ -648,10 +653,10 @@ def _arena_offsets(capture: OperationCapture, module: ModuleOp, owners: list, st
     arch = capture.arch
     own = [d for d in owners if not d.hidden and d.backing is None and d.index not in staged]
     grouped = any(d.allocation_group is not None for d in own)
-    l1 = sum(-(-d.total_size // arch.l1_alignment) * arch.l1_alignment for d in owners if d.backing is None)
+    l1 = sum(_l1_bytes(d, arch) for d in owners if d.backing is None)
     if not reuse or not (grouped or l1 > arch.l1_free):
         return {}
-    sizes = [(d.index, -(-d.total_size // arch.l1_alignment) * arch.l1_alignment, d.allocation_group) for d in own]
+    sizes = [(d.index, _l1_bytes(d, arch), d.allocation_group) for d in own]
     offsets, capture.l1_arena = l1_arena(module, sizes, l1 > arch.l1_free, arch.l1_alignment)
     return offsets
 
