@@ -113,7 +113,36 @@ LONE = ttl.Pipe(src=(0, 0), dst=(1, 0))
 ELSEWHERE = ttl.PipeNet([ttl.Pipe(src=(0, 0), dst=(1, 0))], _location=SourceLocation("/elsewhere/other.py", 3))
 
 
-def test_a_pipe_outside_every_net_names_the_users_line():
+def test_a_pipe_outside_every_net_is_a_net_of_its_own():
+    """As TT-Lang takes it: ``ttl.copy`` into and out of a ``ttl.Pipe`` no net holds sends the block
+    (the nets of other files holding an equal pipe lend it nothing)."""
+    @ttl.operation(grid=(2, 1))
+    def op(inp, out):
+        send = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=1)
+        receive = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=1)
+
+        @ttl.datamovement()
+        def dm():
+            x, _ = ttl.node(dims=2)
+            if x == 0:
+                with send.reserve() as blk:
+                    ttl.copy(inp[0, 0], blk).wait()
+                    ttl.copy(blk, LONE).wait()
+            else:
+                with receive.reserve() as blk:
+                    ttl.copy(LONE, blk).wait()
+                    ttl.copy(blk, out[0, 0]).wait()
+
+        @ttl.compute()
+        def compute():
+            pass
+
+    inp, out = tile_tensor((32, 32)), zeros((32, 32))
+    op(inp, out)
+    np.testing.assert_array_equal(ttnn.to_numpy(out), ttnn.to_numpy(inp))
+
+
+def test_a_receive_from_a_pipe_nothing_sends_into_names_the_users_line():
     @ttl.operation(grid=(2, 1))
     def op(inp, out):
         dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
@@ -128,8 +157,8 @@ def test_a_pipe_outside_every_net_names_the_users_line():
             pass
 
     expect_error(lambda: op(tile_tensor((32, 64)), zeros((32, 64))),
-                 test_a_pipe_outside_every_net_names_the_users_line, KernelError,
-                 "belongs to no ttl.PipeNet")
+                 test_a_receive_from_a_pipe_nothing_sends_into_names_the_users_line, KernelError,
+                 "nothing sends into it")
 
 
 def test_a_grid_over_several_chips_names_the_users_line():

@@ -490,9 +490,8 @@ class DataMovementBuilder:
         guards the copy with the node's role (``net.is_src()``, node coordinates ...); the pipe's
         ends are the same on every node."""
         nets = nets_holding(pipe, self.operation)
-        if not nets:
-            raise self.error(f"this pipe ({pipe_text(pipe)}) belongs to no ttl.PipeNet; put it in one with "
-                             "ttl.PipeNet([...])", node)
+        if not nets:        # a pipe of no net is a net of its own (as TT-Lang takes it), the same for every kernel
+            nets = [PipeNet([pipe], _operation=self.operation, _location=self.location(node))]
         if len(nets) > 1:
             raise self.error(f"this pipe ({pipe_text(pipe)}) is in {len(nets)} pipe nets; put each ttl.Pipe in one "
                              "net", node)
