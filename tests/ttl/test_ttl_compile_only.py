@@ -200,3 +200,31 @@ def test_reading_reserved_blocks_nothing_wrote_is_a_warning_in_a_compile_only_bu
     monkeypatch.setenv("TTLANG_COMPILE_ONLY", "0")
     expect_error(lambda: op(a, b, out), _reads_reserved_blocks, KernelError,
                  "x is read before anything was written into it")
+
+
+def _waits_more_than_pushed():
+    @ttl.operation(grid=(1, 1))
+    def op(inp, out):
+        a_dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
+
+        @ttl.compute()
+        def compute():
+            with a_dfb.wait():
+                pass  # error
+
+        @ttl.datamovement()
+        def dm():
+            pass
+
+    return op
+
+
+def test_unbalanced_block_counts_stop_a_run_but_not_a_compile_only_build(monkeypatch):
+    """A kernel skeleton whose buffer is waited for but never filled (TT-Lang's lit tests build such):
+    the build goes on with a warning at the line; a run stops there with the error."""
+    monkeypatch.setenv("TTLANG_COMPILE_ONLY", "1")
+    with pytest.warns(UserWarning, match="a_dfb is waited for 1 times but its producer pushes only 0 blocks"):
+        _waits_more_than_pushed()(tile_tensor((32, 32)), zeros((32, 32)))
+    monkeypatch.delenv("TTLANG_COMPILE_ONLY")
+    expect_error(lambda: _waits_more_than_pushed()(tile_tensor((32, 32)), zeros((32, 32))), _waits_more_than_pushed,
+                 KernelError, "a_dfb is waited for 1 times but its producer pushes only 0 blocks")
