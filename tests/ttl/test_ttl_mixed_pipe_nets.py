@@ -225,3 +225,49 @@ def test_a_multicast_received_into_two_buffers_in_turn_runs():
     inp, out = tile_tensor((32, 64), seed=4), zeros((64, 64))
     halves(inp, out)
     np.testing.assert_array_equal(ttnn.to_numpy(out), np.concatenate([ttnn.to_numpy(inp)] * 2))
+
+
+def test_a_multicast_into_one_buffer_at_different_positions_stops_at_the_send():
+    """Receiver 1 took a block of ``recv_dfb`` before the transfer, receiver 2 did not: their blocks
+    sit at different positions of the buffer, which one multicast address cannot reach."""
+    def run():
+        @ttl.operation(grid=(3, 1))
+        def asym(inp, out):
+            collective = ttl.PipeNet([ttl.Pipe(src=(0, 0), dst=(slice(1, 3), 0))])
+            send_dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
+            recv_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+
+            @ttl.compute()
+            def compute():
+                pass
+
+            @ttl.datamovement()
+            def dm():
+                x, _ = ttl.node(dims=2)
+                if x == 1:
+                    with recv_dfb.reserve() as blk:
+                        ttl.copy(inp[0, 0], blk).wait()
+                    with recv_dfb.wait():
+                        pass
+
+                def send(pipe):
+                    with send_dfb.reserve() as blk:
+                        ttl.copy(inp[0, 0], blk).wait()
+                    with send_dfb.wait() as blk:
+                        ttl.copy(blk, pipe).wait()  # error
+
+                collective.if_src(send)
+
+                def recv(pipe):
+                    with recv_dfb.reserve() as blk:
+                        ttl.copy(pipe, blk).wait()
+                    with recv_dfb.wait() as blk:
+                        ttl.copy(blk, out[0, x - 1]).wait()
+
+                collective.if_dst(recv)
+
+        asym(tile_tensor((32, 32)), zeros((32, 64)))
+
+    expect_error(run, test_a_multicast_into_one_buffer_at_different_positions_stops_at_the_send, NocHazardError,
+                 "noc_async_write_multicast writes one L1 address on every core it reaches, but core (1,0) reserved "
+                 "its block of c_1 (recv_dfb) at another position of the buffer", "keep them in step")

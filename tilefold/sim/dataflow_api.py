@@ -367,13 +367,20 @@ class DataflowApi:
             held = [other for other in self.dev.cbs.states.values()
                     if other is not st and other.configured[row] and other.reserved[row] > 0]
             unused = st.received[row] == 0 and st.reserved[row] == 0
+            named = lambda s: f"c_{s.index}" + (f" ({s.name})" if s.name else "")    # noqa: E731
             if "multicast" in call and held and unused:   # the receiver took its block in another buffer
-                named = lambda s: f"c_{s.index}" + (f" ({s.name})" if s.name else "")    # noqa: E731
                 raise self.fail(NocHazardError, f"{call} writes one L1 address on every core it reaches, but core "
                                                 f"{core} holds its reserved block in {named(held[0])}, not in the "
                                                 f"pages of {named(st)} that address lies in: the receivers of a "
                                                 "multicast pipe must take their blocks at one address; receive into "
                                                 "the same dataflow buffer on every receiver")
+            if "multicast" in call and st.reserved[row] > 0:  # its block is at another position of the buffer
+                at = int(st.base[row] + st.wr[row] * st.page_size[row])
+                raise self.fail(NocHazardError, f"{call} writes one L1 address on every core it reaches, but core "
+                                                f"{core} reserved its block of {named(st)} at another position of the "
+                                                f"buffer (0x{at:x}, not 0x{int(local):x}): the receivers of a "
+                                                "multicast pipe must take their blocks at one address; keep them in "
+                                                "step (each having taken as many blocks of the buffer before)")
             raise self.fail(NocHazardError, f"{call} writes pages of c_{cb} on core {core} that core does not hold "
                                             "reserved (it pushed them already or never reserved them): the receiver "
                                             "must wait for the data, e.g. noc_semaphore_wait on the semaphore the "
