@@ -44,6 +44,32 @@ class TilefoldError(Exception):
         return self.message
 
 
+def reported_error(exc: BaseException) -> TilefoldError | None:
+    """The tilefold error to report for ``exc``: itself, or — for the ``ImportError`` of ``from
+    ttl import name`` when tilefold's ``ttl`` / ``ttnn`` refuses the name — that refusal at the
+    import's line; None for any other exception."""
+    import re
+    import sys
+    import traceback
+
+    if isinstance(exc, TilefoldError):
+        return exc
+    if not isinstance(exc, ImportError) or exc.name not in ("tilefold.ttl", "tilefold.ttnn"):
+        return None
+    found = re.match(r"cannot import name '(\w+)'", str(exc))
+    if found is None:
+        return None
+    try:
+        getattr(sys.modules[exc.name], found.group(1))
+    except TilefoldError as refusal:
+        frames = traceback.extract_tb(exc.__traceback__)
+        where = SourceLocation(frames[-1].filename, frames[-1].lineno) if frames else None
+        return type(refusal)(refusal.message, where)
+    except Exception:      # noqa: BLE001 - not a refusal of tilefold's
+        return None
+    return None
+
+
 _WARNED: dict = {}       # the registry of warn_at: a warning shows once per text and place
 
 

@@ -16,10 +16,11 @@ _previous = None
 
 
 def _hook(kind, value, tb) -> None:
-    from tilefold.errors import TilefoldError
+    from tilefold.errors import reported_error
 
-    if isinstance(value, TilefoldError) and not os.environ.get("TILEFOLD_TRACEBACK"):
-        print(f"tilefold: {value}", file=sys.stderr)
+    error = reported_error(value)
+    if error is not None and not os.environ.get("TILEFOLD_TRACEBACK"):
+        print(f"tilefold: {error}", file=sys.stderr)
         return
     _previous(kind, value, tb)
 

@@ -452,3 +452,15 @@ def test_a_script_given_by_a_relative_path_sees_its_absolute_file(tmp_path, monk
     monkeypatch.chdir(tmp_path)
     run_script("where.py")
     assert f"file {tmp_path / 'where.py'} True" in capsys.readouterr().out
+
+
+def test_from_ttl_import_of_a_name_tilefold_lacks_is_one_line_at_the_import(tmp_path, capsys):
+    """``from ttl import kernel_runner`` (a module of TT-Lang's runtime): Python's ImportError names
+    tilefold's module; the command reports tilefold's refusal at the import's line instead."""
+    from tilefold.cli.main import main
+
+    script = tmp_path / "from_import.py"
+    script.write_text("import ttl\nfrom ttl import kernel_runner\n")
+    assert main(["sim", str(script)]) == 1
+    err = capsys.readouterr().err
+    assert err.strip() == f"tilefold sim: {script}:2: ttl.kernel_runner is not supported by tilefold yet", err

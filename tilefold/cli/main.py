@@ -18,7 +18,7 @@ import os
 import re
 import sys
 
-from tilefold.errors import TilefoldError
+from tilefold.errors import TilefoldError, reported_error
 
 # subcommand -> its one-line help (the module tilefold.cli.<name>_cmd implements it)
 SUBCOMMANDS = {
@@ -97,6 +97,11 @@ def _run(argv: list[str]) -> int:
         return 1
     except Exception as exc:  # the user's script raised, or a bug in tilefold (then re-raised)
         from tilefold.cli.user_code import user_error_text
+
+        refused = reported_error(exc)     # ``from ttl import name`` of a name tilefold refused
+        if refused is not None and not os.environ.get("TILEFOLD_TRACEBACK"):
+            print(f"tilefold {args.command}: {refused}", file=sys.stderr)
+            return 1
 
         text = None if os.environ.get("TILEFOLD_TRACEBACK") else user_error_text(exc)
         if text is None:
