@@ -112,3 +112,32 @@ def test_a_kernel_handle_used_as_a_block_is_named_as_the_user_wrote_it():
 
     expect_error(run, test_a_kernel_handle_used_as_a_block_is_named_as_the_user_wrote_it, KernelError,
                  "ttl.Kernel(ttl.KernelKind.COMPUTE) has no attribute 'store'")
+
+
+def test_a_shared_compilation_cache_argument_is_accepted():
+    """``@ttl.operation(factory_cache=..., factory_cache_key=...)``: TT-Lang's cache shared between
+    operations; the operation runs as without it."""
+    cache = {}
+
+    @ttl.operation(grid=(1, 1), factory_cache=cache, factory_cache_key=("layer", 7))
+    def copy_tile(x, y):
+        dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+
+        @ttl.datamovement()
+        def read():
+            with dfb.reserve() as blk:
+                ttl.copy(x[0, 0], blk).wait()
+
+        @ttl.compute()
+        def compute():
+            pass
+
+        @ttl.datamovement()
+        def write():
+            with dfb.wait() as blk:
+                ttl.copy(blk, y[0, 0]).wait()
+
+    v = np.random.default_rng(1).uniform(-1, 1, (32, 32)).astype(ml_dtypes.bfloat16)
+    y = ttnn.zeros((32, 32), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
+    copy_tile(ttnn.from_numpy(v, layout=ttnn.TILE_LAYOUT), y)
+    np.testing.assert_array_equal(ttnn.to_numpy(y), v.astype(np.float32))

@@ -1016,7 +1016,8 @@ def _unknown_options(unknown: dict) -> str:
     names = ", ".join(repr(k) for k in sorted(unknown))
     message = (f"@ttl.operation() got an unexpected keyword argument {names}; it takes grid, fp32_dest_acc_en, "
                "dst_full_sync_en, math_fidelity, math_approx_mode, memory_space, tiled, options, num_outs, "
-               "indexing_maps, iterator_types, device_domain, mesh_program_placements, runtime_resource_factory")
+               "indexing_maps, iterator_types, device_domain, mesh_program_placements, runtime_resource_factory, "
+               "factory_cache, factory_cache_key")
     constants = {k: v for k, v in sorted(unknown.items()) if isinstance(v, (int, float, str, tuple))}
     if constants:
         name, value = next(iter(constants.items()))
@@ -1029,7 +1030,7 @@ def operation(fn=None, *, grid="full", fp32_dest_acc_en: bool | None = None, dst
               math_fidelity: str | None = None, math_approx_mode: bool | None = None, memory_space: str | None = None,
               tiled: bool = True, options: str | None = None, num_outs: int = 1, indexing_maps=None,
               iterator_types=None, device_domain=None, mesh_program_placements=None, runtime_resource_factory=None,
-              **unknown):
+              factory_cache=None, factory_cache_key=None, **unknown):
     """``@ttl.operation(grid=(columns, rows) | (d0, ..., dn) | "full" | "auto")``: a TT-Lang operation.
     ``memory_space`` ("L1" or "DRAM") and ``tiled=True`` are accepted: each tensor's own memory
     and layout decide how it is read and written; so are TT-Lang's compiler ``options`` (here or per
@@ -1038,7 +1039,9 @@ def operation(fn=None, *, grid="full", fp32_dest_acc_en: bool | None = None, dst
     ``device_domain=ttl.DeviceDomain(...)`` runs the grid on every device of the domain (see
     :meth:`Operation.capture`); ``mesh_program_placements=[device, ...]`` only on those devices (the
     nodes of the others run no kernel). ``runtime_resource_factory`` adds semaphores to the host
-    program for C++ the kernels call (:mod:`tilefold.frontend.ttl.runtime_resources`)."""
+    program for C++ the kernels call (:mod:`tilefold.frontend.ttl.runtime_resources`).
+    ``factory_cache=`` / ``factory_cache_key=`` (TT-Lang's compilation cache shared between
+    operations) are accepted: tilefold keeps each operation's compiled calls itself."""
     location = user_location()
     from tilefold.frontend.ttl.devices import DeviceDomain
 
