@@ -737,8 +737,8 @@ def test_release_selectors_in_a_body_without_kernel_functions(monkeypatch):
 def test_a_buffer_handed_to_cpp_without_a_description_is_left_out_of_the_block_counts(handed, monkeypatch):
     """The C++ may push into a buffer it is handed (its index or descriptor type) when the call does
     not say what it does with it, or into any buffer with ``unknown_dfb_access=True``: a consumer
-    waiting for blocks no kernel of the operation pushes is then not an error when it is built. A
-    description of the call's effects keeps the buffer counted."""
+    waiting for blocks no kernel of the operation pushes is then not a mistake when it is built. A
+    description of the call's effects keeps the buffer counted (a compile-only build warns of it)."""
     monkeypatch.setenv("TTLANG_COMPILE_ONLY", "1")
 
     def operation(described: bool):
@@ -763,6 +763,11 @@ def test_a_buffer_handed_to_cpp_without_a_description_is_left_out_of_the_block_c
 
         return op
 
-    compiled(operation(described=False), zeros((32, 32)))
-    with pytest.raises(KernelError, match="out_dfb is waited for 1 times but its producer pushes only 0 blocks"):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")          # left out: not even the warning of a compile-only build
+        compiled(operation(described=False), zeros((32, 32)))
+    # counted: the compile-only build warns (and goes on, as TT-Lang builds such kernels)
+    with pytest.warns(UserWarning, match="out_dfb is waited for 1 times but its producer pushes only 0 blocks"):
         compiled(operation(described=True), zeros((32, 32)))
