@@ -442,7 +442,6 @@ class Pipe:
         graph = TransferGraph(src.devices.domain, pairs, "all_to_all", location)
         return DevicePipes(graph, Pipe(src.node, dst.node))
 
-
     @staticmethod
     def pairwise(*, src=None, dst=None) -> DevicePipes:
         """``ttl.Pipe.pairwise(src=view.at_node(x, y), dst=view2.at_node(u, v))``: a pipe from the
