@@ -426,16 +426,10 @@ class Pipe:
         """``ttl.Pipe.all_to_all(src=domain[...].at_node(x, y), dst=..., include_self=False)``: a pipe
         from the node of every source device to the node of every destination device (and from a
         device to itself with ``include_self``); an element of ``ttl.PipeNet([...])``."""
-        from tilefold.frontend.ttl.devices import DeviceEndpoints, TransferGraph
+        from tilefold.frontend.ttl.devices import TransferGraph
 
         location = user_location()
-        for end, value in (("src", src), ("dst", dst)):
-            if not isinstance(value, DeviceEndpoints):
-                raise KernelValueError(f"ttl.Pipe.all_to_all({end}=...): give devices at a node, as "
-                                       f"domain[0, :].at_node(0, 0), not {type(value).__name__}", location)
-        if not src.devices.domain.same_as(dst.devices.domain):
-            raise KernelValueError(f"ttl.Pipe.all_to_all: src devices are of {src.devices.domain!r} but dst devices "
-                                   f"of {dst.devices.domain!r}", location)
+        _device_ends(src, dst, "ttl.Pipe.all_to_all", location)
         pairs = [(s, d) for s in src.devices.indices for d in dst.devices.indices if s != d]
         if include_self:               # a device's transfer to itself comes first
             pairs = [(s, s) for s in src.devices.indices if s in dst.devices.indices] + pairs
