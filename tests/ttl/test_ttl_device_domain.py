@@ -15,26 +15,10 @@ import pytest
 import tilefold.ttl as ttl
 import tilefold.ttnn as ttnn
 from tilefold.errors import KernelError, KernelValueError
-from tilefold.frontend.ttl.mesh import set_num_devices
+from ttl_helpers import mesh_tensors, read_mesh
 
 T = 32
 
-
-@pytest.fixture
-def chips():
-    def use(n):
-        set_num_devices(n)
-    yield use
-    set_num_devices(None)
-
-
-def _mesh_tensors(mesh, *values, dim=0):
-    return [ttnn.from_numpy(v, dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT, device=mesh,
-                            mesh_mapper=ttnn.ShardTensorToMesh(mesh, dim=dim)) for v in values]
-
-
-def _read(tensor, mesh, dim=0):
-    return ttnn.to_numpy(tensor, mesh_composer=ttnn.ConcatMeshToTensor(mesh, dim=dim))
 
 
 # -- a ring: every node sends its tile to the same node of the next device ----------------------
@@ -83,7 +67,7 @@ def ring_copy(inp, out):
 def _ring_inputs(n=4):
     mesh = ttnn.open_mesh_device(ttnn.MeshShape((n,)))
     v = np.random.default_rng(1).standard_normal((n * 2 * T, 2 * T)).astype(np.float32)
-    return mesh, v, _mesh_tensors(mesh, v, np.zeros_like(v))
+    return mesh, v, mesh_tensors(mesh, v, np.zeros_like(v))
 
 
 def test_a_ring_copies_each_device_shard_to_the_next_device(chips):
@@ -91,7 +75,7 @@ def test_a_ring_copies_each_device_shard_to_the_next_device(chips):
     mesh, v, (inp, out) = _ring_inputs()
     ring_copy(inp, out)
     shards = np.split(v, 4)
-    np.testing.assert_array_equal(_read(out, mesh), np.concatenate([shards[(d - 1) % 4] for d in range(4)]))
+    np.testing.assert_array_equal(read_mesh(out, mesh), np.concatenate([shards[(d - 1) % 4] for d in range(4)]))
 
 
 def test_a_mesh_reshaped_to_the_domain_runs_the_ring(chips):
@@ -102,10 +86,10 @@ def test_a_mesh_reshaped_to_the_domain_runs_the_ring(chips):
     mesh = ttnn.open_mesh_device(ttnn.MeshShape(2, 2))
     mesh.reshape(ttnn.MeshShape((4,)))
     v = np.random.default_rng(2).standard_normal((4 * 2 * T, 2 * T)).astype(np.float32)
-    inp, out = _mesh_tensors(mesh, v, np.zeros_like(v))
+    inp, out = mesh_tensors(mesh, v, np.zeros_like(v))
     ring_copy(inp, out)
     shards = np.split(v, 4)
-    np.testing.assert_array_equal(_read(out, mesh), np.concatenate([shards[(d - 1) % 4] for d in range(4)]))
+    np.testing.assert_array_equal(read_mesh(out, mesh), np.concatenate([shards[(d - 1) % 4] for d in range(4)]))
     with pytest.raises(LayoutError, match=r"MeshDevice.reshape\(3x1\): the mesh has 4 chips"):
         mesh.reshape(ttnn.MeshShape(3, 1))
 
@@ -192,10 +176,10 @@ def test_an_all_to_all_exchange_selected_by_device_index(chips):
     chips(4)
     mesh = ttnn.open_mesh_device(ttnn.MeshShape(1, 4))
     v = np.random.default_rng(2).standard_normal((4 * 4 * T, T)).astype(np.float32)
-    inp, out = _mesh_tensors(mesh, v, np.zeros_like(v))
+    inp, out = mesh_tensors(mesh, v, np.zeros_like(v))
     all_to_all_exchange(inp, out)
     tiles = v.reshape(4, 4, T, T)                  # [device, tile]
-    np.testing.assert_array_equal(_read(out, mesh).reshape(4, 4, T, T), tiles.transpose(1, 0, 2, 3))
+    np.testing.assert_array_equal(read_mesh(out, mesh).reshape(4, 4, T, T), tiles.transpose(1, 0, 2, 3))
 
 
 # the two-device exchange of TT-Lang's identity-selected test: each sends the tile the other's
@@ -254,12 +238,12 @@ def test_a_pair_exchange_branches_on_the_device_index(chips):
     parent = ttnn.open_mesh_device(ttnn.MeshShape(4, 8))       # a Galaxy, of which the operation takes 1x2
     mesh = parent.create_submesh(ttnn.MeshShape(1, 2))
     v = np.arange(2 * T * 2 * T, dtype=np.float32).reshape(2 * T, 2 * T)
-    inp, out = _mesh_tensors(mesh, v, np.zeros_like(v))
+    inp, out = mesh_tensors(mesh, v, np.zeros_like(v))
     identity_selected_exchange(inp, out)
     expected = np.zeros_like(v)
     expected[:T, T:] = v[T:, :T]
     expected[T:, :T] = v[:T, T:]
-    np.testing.assert_array_equal(_read(out, mesh), expected)
+    np.testing.assert_array_equal(read_mesh(out, mesh), expected)
 
 
 # -- a tree all-reduce over explicit edges: reduce stages toward device 0, then broadcast back ----
@@ -351,13 +335,13 @@ def test_a_tree_all_reduce_over_edge_graphs(chips):
     chips(TREE_DEVICES)
     mesh = ttnn.open_mesh_device(ttnn.MeshShape(1, TREE_DEVICES))
     v = np.random.default_rng(3).standard_normal((TREE_DEVICES * T, 2 * T)).astype(np.float32)
-    inp, out = _mesh_tensors(mesh, v, np.zeros_like(v))
+    inp, out = mesh_tensors(mesh, v, np.zeros_like(v))
     tree_all_reduce(inp, out)
     shards = np.split(v, TREE_DEVICES)
     # the order of the tree's additions, each rounded to float32 as the device packs it
     pairs = [shards[0] + shards[1], shards[2] + shards[3]]
     total = pairs[0] + pairs[1]
-    np.testing.assert_allclose(_read(out, mesh), np.concatenate([total] * TREE_DEVICES), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(read_mesh(out, mesh), np.concatenate([total] * TREE_DEVICES), rtol=1e-6, atol=1e-6)
 
 
 # -- row and column rings of a 2-D domain ---------------------------------------------------------
@@ -407,13 +391,13 @@ def test_row_and_column_rings_of_a_2d_domain(chips):
     chips(6)
     mesh = ttnn.open_mesh_device(ttnn.MeshShape(2, 3))
     v = np.random.default_rng(4).standard_normal((6 * T, 2 * T)).astype(np.float32)
-    inp, row_out, column_out = _mesh_tensors(mesh, v, np.zeros_like(v), np.zeros_like(v))
+    inp, row_out, column_out = mesh_tensors(mesh, v, np.zeros_like(v), np.zeros_like(v))
     row_and_column_rings(inp, row_out, column_out)
     shards = np.split(v, 6)                        # device (r, c) is shard r * 3 + c
     rows = [shards[r * 3 + (c - 1) % 3] for r in range(2) for c in range(3)]
     columns = [shards[((r - 1) % 2) * 3 + c] for r in range(2) for c in range(3)]
-    np.testing.assert_array_equal(_read(row_out, mesh), np.concatenate(rows))
-    np.testing.assert_array_equal(_read(column_out, mesh), np.concatenate(columns))
+    np.testing.assert_array_equal(read_mesh(row_out, mesh), np.concatenate(rows))
+    np.testing.assert_array_equal(read_mesh(column_out, mesh), np.concatenate(columns))
 
 
 # -- local_nodes, gather, nets without a graph ----------------------------------------------------
@@ -476,14 +460,14 @@ def test_a_gather_between_listed_nodes_and_per_device_local_pipes(chips):
     mesh = ttnn.open_mesh_device(ttnn.MeshShape(1, 3))
     v = np.random.default_rng(5).standard_normal((3 * T, T)).astype(np.float32)
     out_values = np.zeros((3 * 3 * T, T), np.float32)
-    inp, out = _mesh_tensors(mesh, v, out_values)
+    inp, out = mesh_tensors(mesh, v, out_values)
     gather_through_one_node(inp, out)
     shards = np.split(v, 3)
     expected = np.zeros((3, 3 * T, T), np.float32)
     for d in range(3):
         expected[d, :T] = shards[d]
     expected[0, T:2 * T], expected[0, 2 * T:] = shards[1], shards[2]
-    np.testing.assert_array_equal(_read(out, mesh).reshape(3, 3 * T, T), expected)
+    np.testing.assert_array_equal(read_mesh(out, mesh).reshape(3, 3 * T, T), expected)
 
 
 # -- semaphores and the node's own device ------------------------------------------------------
@@ -525,13 +509,13 @@ def test_semaphores_and_is_current_on_each_device(chips):
     chips(2)
     mesh = ttnn.open_mesh_device(ttnn.MeshShape((2,)))
     v = np.random.default_rng(6).standard_normal((2 * T, 4 * T)).astype(np.float32)
-    inp, scratch, out = _mesh_tensors(mesh, v, np.zeros_like(v), np.zeros_like(v))
+    inp, scratch, out = mesh_tensors(mesh, v, np.zeros_like(v), np.zeros_like(v))
     broadcast_on_each_device(inp, scratch, out)
     expected = np.zeros((2, T, 4 * T), np.float32)
     for d, tile in ((0, 0), (1, 1)):
         staged = v[d * T:(d + 1) * T, tile * T:(tile + 1) * T]
         expected[d, :, T:] = np.tile(staged, (1, 3))
-    np.testing.assert_array_equal(_read(out, mesh).reshape(2, T, 4 * T), expected)
+    np.testing.assert_array_equal(read_mesh(out, mesh).reshape(2, T, 4 * T), expected)
 
 
 @ttl.operation(grid=(4, 1), device_domain=PAIR_LINE)
@@ -567,9 +551,9 @@ def test_named_pipes_of_a_net_without_a_graph_on_each_device(chips):
     chips(2)
     mesh = ttnn.open_mesh_device(ttnn.MeshShape((2,)))
     v = np.random.default_rng(7).standard_normal((2 * T, 6 * T)).astype(np.float32)
-    inp, out = _mesh_tensors(mesh, v, np.zeros_like(v))
+    inp, out = mesh_tensors(mesh, v, np.zeros_like(v))
     named_gather_on_each_device(inp, out)
-    np.testing.assert_array_equal(_read(out, mesh), v)
+    np.testing.assert_array_equal(read_mesh(out, mesh), v)
 
 
 # -- misuse: one error at the user's line ---------------------------------------------------------
@@ -604,7 +588,7 @@ def test_an_edge_to_a_device_outside_the_domain():
 def test_a_domain_larger_than_the_simulated_chips(chips):
     chips(2)
     mesh = ttnn.open_mesh_device(ttnn.MeshShape(1, 2))
-    inp, out = _mesh_tensors(mesh, np.zeros((2 * T, T), np.float32), np.zeros((2 * T, T), np.float32))
+    inp, out = mesh_tensors(mesh, np.zeros((2 * T, T), np.float32), np.zeros((2 * T, T), np.float32))
     with pytest.raises(KernelError, match=r"DeviceDomain\(\(4,\)\), 4 devices, but 2 chips are simulated; run with "
                                           r"--num-devices 4 \(or call ttnn.set_num_devices\(4\)\)") as info:
         line = _here()
@@ -615,7 +599,7 @@ def test_a_domain_larger_than_the_simulated_chips(chips):
 def test_mesh_tensors_of_another_shape_than_the_domain(chips):
     chips(4)
     mesh = ttnn.open_mesh_device(ttnn.MeshShape(2, 2))
-    inp, out = _mesh_tensors(mesh, np.zeros((16 * T, T), np.float32), np.zeros((16 * T, T), np.float32))
+    inp, out = mesh_tensors(mesh, np.zeros((16 * T, T), np.float32), np.zeros((16 * T, T), np.float32))
     with pytest.raises(KernelError, match=r"on a 2x2 mesh, and the operation runs over DeviceDomain\(\(1, 4\)\)") as info:
         line = _here()
         all_to_all_exchange(inp, out)
@@ -642,7 +626,7 @@ def test_a_graph_net_needs_the_operations_domain(chips):
             net.if_src(send)
 
     mesh = ttnn.open_mesh_device(ttnn.MeshShape(1, 4))
-    inp, out = _mesh_tensors(mesh, np.zeros((16 * T, T), np.float32), np.zeros((16 * T, T), np.float32))
+    inp, out = mesh_tensors(mesh, np.zeros((16 * T, T), np.float32), np.zeros((16 * T, T), np.float32))
     with pytest.raises(KernelError, match=r"graph spans DeviceDomain\(\(2, 2\)\), but operation 'mismatched' runs over "
                                           r"DeviceDomain\(\(1, 4\)\)") as info:
         mismatched(inp, out)
@@ -683,7 +667,7 @@ def test_a_device_index_only_at_the_pipes_other_end(chips):
             EXCHANGE_NET.if_src(send)
 
     mesh = ttnn.open_mesh_device(ttnn.MeshShape(1, 4))
-    inp, out = _mesh_tensors(mesh, np.zeros((16 * T, T), np.float32), np.zeros((16 * T, T), np.float32))
+    inp, out = mesh_tensors(mesh, np.zeros((16 * T, T), np.float32), np.zeros((16 * T, T), np.float32))
     with pytest.raises(KernelError, match=r"pipe.source_device_index: in net.if_src's body a pipe has .dst \(the node "
                                           r"at its other end\) and .destination_device_index"):
         wrong_end(inp, out)
@@ -767,7 +751,7 @@ def test_a_device_range_destination_reaches_every_device_of_the_box(chips):
     mesh, v, (inp, out) = _ring_inputs()
     broadcast_from_device_0(inp, out)
     first = np.split(v, 4)[0]
-    np.testing.assert_array_equal(_read(out, mesh), np.concatenate([first] * 4))
+    np.testing.assert_array_equal(read_mesh(out, mesh), np.concatenate([first] * 4))
 
 
 def test_a_device_range_lists_an_edge_to_each_device_of_its_box():
@@ -836,7 +820,7 @@ def test_a_domain_of_more_than_64_node_columns_runs(chips):
     chips(16)
     mesh = ttnn.open_mesh_device(ttnn.MeshShape((16,)))
     v = np.random.default_rng(3).standard_normal((16 * T, 8 * T)).astype(np.float32)
-    inp, out = _mesh_tensors(mesh, v, np.zeros_like(v))
+    inp, out = mesh_tensors(mesh, v, np.zeros_like(v))
     wide_ring_copy(inp, out)
     shards = np.split(v, 16)
-    np.testing.assert_array_equal(_read(out, mesh), np.concatenate([shards[(d - 1) % 16] for d in range(16)]))
+    np.testing.assert_array_equal(read_mesh(out, mesh), np.concatenate([shards[(d - 1) % 16] for d in range(16)]))

@@ -14,26 +14,10 @@ import pytest
 import tilefold.ttl as ttl
 import tilefold.ttnn as ttnn
 from tilefold.errors import KernelValueError
-from tilefold.frontend.ttl.mesh import set_num_devices
+from ttl_helpers import mesh_tensors, read_mesh
 
 T = 32
 
-
-@pytest.fixture
-def chips():
-    def use(n):
-        set_num_devices(n)
-    yield use
-    set_num_devices(None)
-
-
-def _mesh_tensors(mesh, *values):
-    return [ttnn.from_numpy(v, dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT, device=mesh,
-                            mesh_mapper=ttnn.ShardTensorToMesh(mesh, dim=0)) for v in values]
-
-
-def _read(tensor, mesh):
-    return ttnn.to_numpy(tensor, mesh_composer=ttnn.ConcatMeshToTensor(mesh, dim=0))
 
 
 def _here() -> int:
@@ -92,15 +76,15 @@ def test_a_ring_along_one_named_component_of_a_product_domain(chips):
     mesh = ttnn.open_mesh_device(ttnn.MeshShape(2, 2))
     v = np.random.default_rng(11).standard_normal((4 * T, T)).astype(np.float32)
     origin = np.zeros((4 * 4 * T, T), np.float32)
-    inp, out, where = _mesh_tensors(mesh, v, np.zeros_like(v), origin)
+    inp, out, where = mesh_tensors(mesh, v, np.zeros_like(v), origin)
     column_ring(inp, out, where)
     shards = np.split(v, 4)                        # device (row r, column c) is shard r * 2 + c
     source = [r * 2 + (c - 1) % 2 for r in range(2) for c in range(2)]
-    np.testing.assert_array_equal(_read(out, mesh), np.concatenate([shards[s] for s in source]))
+    np.testing.assert_array_equal(read_mesh(out, mesh), np.concatenate([shards[s] for s in source]))
     expected = np.zeros((4, 4, T, T), np.float32)  # [device, row of origin]
     for d, s in enumerate(source):
         expected[d, s] = shards[s]
-    np.testing.assert_array_equal(_read(where, mesh).reshape(4, 4, T, T), expected)
+    np.testing.assert_array_equal(read_mesh(where, mesh).reshape(4, 4, T, T), expected)
 
 
 # -- an edges graph naming devices by components ------------------------------------------------
@@ -155,11 +139,11 @@ def test_an_edges_graph_naming_devices_by_components(chips):
     chips(4)
     mesh = ttnn.open_mesh_device(ttnn.MeshShape(2, 2))
     v = np.random.default_rng(12).standard_normal((4 * T, T)).astype(np.float32)
-    inp, out = _mesh_tensors(mesh, v, np.zeros_like(v))
+    inp, out = mesh_tensors(mesh, v, np.zeros_like(v))
     named_edges(inp, out)
     shards = [s.astype(np.float32) for s in np.split(v, 4)]
     expected = [np.zeros((T, T), np.float32), shards[1] + shards[3], shards[2] + shards[1], shards[3] + shards[0]]
-    np.testing.assert_allclose(_read(out, mesh), np.concatenate(expected), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(read_mesh(out, mesh), np.concatenate(expected), rtol=1e-6, atol=1e-6)
 
 
 # -- the structured forms along one component ---------------------------------------------------
@@ -258,8 +242,8 @@ def test_is_current_names_a_device_by_its_components(chips):
     chips(4)
     mesh = ttnn.open_mesh_device(ttnn.MeshShape(2, 2))
     v = np.random.default_rng(13).standard_normal((4 * T, T)).astype(np.float32)
-    inp, out = _mesh_tensors(mesh, v, np.zeros_like(v))
+    inp, out = mesh_tensors(mesh, v, np.zeros_like(v))
     only_one_device_copies(inp, out)
     expected = np.zeros_like(v)
     expected[2 * T:3 * T] = v[2 * T:3 * T]                 # device (row 1, column 0) is index 2
-    np.testing.assert_array_equal(_read(out, mesh), expected)
+    np.testing.assert_array_equal(read_mesh(out, mesh), expected)

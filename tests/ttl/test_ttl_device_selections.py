@@ -17,17 +17,10 @@ import pytest
 import tilefold.ttl as ttl
 import tilefold.ttnn as ttnn
 from tilefold.errors import KernelError, KernelValueError
-from tilefold.frontend.ttl.mesh import set_num_devices
+from ttl_helpers import mesh_tensors, read_mesh
 
 T = 32
 
-
-@pytest.fixture
-def chips():
-    def use(n):
-        set_num_devices(n)
-    yield use
-    set_num_devices(None)
 
 
 def _here() -> int:
@@ -36,16 +29,6 @@ def _here() -> int:
 
 def _at(info, line: int) -> None:
     assert info.value.location.file == __file__ and info.value.location.line == line, str(info.value)
-
-
-def _mesh_tensors(mesh, *values, l1=False):
-    out = [ttnn.from_numpy(v, dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT, device=mesh,
-                           mesh_mapper=ttnn.ShardTensorToMesh(mesh, dim=0)) for v in values]
-    return [ttnn.to_memory_config(t, ttnn.L1_MEMORY_CONFIG) for t in out] if l1 else out
-
-
-def _read(tensor, mesh):
-    return ttnn.to_numpy(tensor, mesh_composer=ttnn.ConcatMeshToTensor(mesh, dim=0))
 
 
 def _selected_allgather(mesh_shape, first, second):
@@ -94,12 +77,12 @@ def test_an_all_gather_between_selected_devices_includes_each_devices_own_tile(c
     allgather = _selected_allgather((2, 2), (0, 0), (0, 1))
     mesh = ttnn.open_mesh_device(ttnn.MeshShape(2, 2))
     x = np.random.default_rng(3).standard_normal((4 * T, T)).astype(np.float32)
-    inp, out = _mesh_tensors(mesh, x, np.zeros((8 * T, T), np.float32), l1=l1)
+    inp, out = mesh_tensors(mesh, x, np.zeros((8 * T, T), np.float32), l1=l1)
     allgather(inp, out)
     want = np.zeros((8 * T, T), np.float32)
     for device in (0, 1):                     # devices 0 and 1 gather the first tiles of both
         want[device * 2 * T:device * 2 * T + 2 * T] = x[:2 * T]
-    np.testing.assert_array_equal(_read(out, mesh), want)
+    np.testing.assert_array_equal(read_mesh(out, mesh), want)
 
 
 def test_a_domain_slice_names_its_devices_row_major():
@@ -179,12 +162,12 @@ def test_only_the_placed_devices_run_kernels(chips):
     chips(4)
     mesh = ttnn.open_mesh_device(ttnn.MeshShape((4,)))
     x = np.arange(4 * T * T, dtype=np.float32).reshape(4 * T, T)
-    inp, out = _mesh_tensors(mesh, x, np.full((4 * T, T), -1.0, np.float32))
+    inp, out = mesh_tensors(mesh, x, np.full((4 * T, T), -1.0, np.float32))
     placed_copy(inp, out)
     want = np.full((4 * T, T), -1.0, np.float32)
     for device in (0, 2):
         want[device * T:(device + 1) * T] = x[device * T:(device + 1) * T]
-    np.testing.assert_array_equal(_read(out, mesh), want)
+    np.testing.assert_array_equal(read_mesh(out, mesh), want)
 
 
 def test_placements_need_devices_of_a_domain():
@@ -265,7 +248,7 @@ def test_a_pipe_receive_into_another_chips_tensor(chips):
 
     mesh = ttnn.open_mesh_device(ttnn.MeshShape((2,)))
     values = np.arange(2 * T * T, dtype=np.float32).reshape(2 * T, T)
-    inp, out = _mesh_tensors(mesh, values, np.zeros((2 * T, T), np.float32))
+    inp, out = mesh_tensors(mesh, values, np.zeros((2 * T, T), np.float32))
     receive_to_dram(inp, out)
     expected = np.zeros_like(values)
     expected[T:] = ttnn.to_numpy(inp, mesh_composer=ttnn.ConcatMeshToTensor(mesh, dim=0))[:T]
@@ -281,7 +264,7 @@ def test_the_self_pipe_and_placed_kernels_pass_check_kernel(chips, tmp_path, che
     zeros = np.zeros((T, T), np.float32)
     inp, out = (ttnn.from_numpy(zeros, dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT, device=device) for _ in range(2))
     mesh = ttnn.open_mesh_device(ttnn.MeshShape((4,)))
-    mesh_inp, mesh_out = _mesh_tensors(mesh, np.zeros((4 * T, T), np.float32), np.zeros((4 * T, T), np.float32))
+    mesh_inp, mesh_out = mesh_tensors(mesh, np.zeros((4 * T, T), np.float32), np.zeros((4 * T, T), np.float32))
     checks = []
     for op, args in ((to_itself, (inp, out)), (placed_copy, (mesh_inp, mesh_out))):
         built = op.build(args, {})

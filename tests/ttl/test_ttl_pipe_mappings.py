@@ -12,26 +12,10 @@ import pytest
 import tilefold.ttl as ttl
 import tilefold.ttnn as ttnn
 from tilefold.errors import KernelValueError
-from tilefold.frontend.ttl.mesh import set_num_devices
+from ttl_helpers import mesh_tensors, read_mesh
 
 T = 32
 
-
-@pytest.fixture
-def chips():
-    def use(n):
-        set_num_devices(n)
-    yield use
-    set_num_devices(None)
-
-
-def _mesh_tensors(mesh, *values):
-    return [ttnn.from_numpy(v, dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT, device=mesh,
-                            mesh_mapper=ttnn.ShardTensorToMesh(mesh, dim=0)) for v in values]
-
-
-def _read(tensor, mesh):
-    return ttnn.to_numpy(tensor, mesh_composer=ttnn.ConcatMeshToTensor(mesh, dim=0))
 
 
 def _transfer(domain, net, grid=(1, 1), sender=(0, 0), receiver=(0, 0)):
@@ -71,9 +55,9 @@ def _transfer(domain, net, grid=(1, 1), sender=(0, 0), receiver=(0, 0)):
 def _run(transfer, shape, devices):
     mesh = ttnn.open_mesh_device(ttnn.MeshShape(*shape))
     x = np.random.default_rng(5).standard_normal((devices * T, T)).astype(np.float32)
-    inp, out = _mesh_tensors(mesh, x, np.zeros((devices * T, T), np.float32))
+    inp, out = mesh_tensors(mesh, x, np.zeros((devices * T, T), np.float32))
     transfer(inp, out)
-    return x.reshape(devices, T, T), _read(out, mesh).reshape(devices, T, T)
+    return x.reshape(devices, T, T), read_mesh(out, mesh).reshape(devices, T, T)
 
 
 def test_two_mappings_make_one_ring(chips):

@@ -86,3 +86,20 @@ def zeros(shape, dtype="bfloat16"):
     import tilefold.ttnn as ttnn
 
     return ttnn.zeros(shape, dtype=getattr(ttnn, dtype), layout=ttnn.TILE_LAYOUT)
+
+
+def mesh_tensors(mesh, *values, dim=0, l1=False):
+    """float32 mesh tensors of ``values``, each sharded over the mesh's devices along ``dim`` (in L1
+    with ``l1``)."""
+    import tilefold.ttnn as ttnn
+
+    out = [ttnn.from_numpy(v, dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT, device=mesh,
+                           mesh_mapper=ttnn.ShardTensorToMesh(mesh, dim=dim)) for v in values]
+    return [ttnn.to_memory_config(t, ttnn.L1_MEMORY_CONFIG) for t in out] if l1 else out
+
+
+def read_mesh(tensor, mesh, dim=0):
+    """A mesh tensor's pieces joined along ``dim``, as numpy."""
+    import tilefold.ttnn as ttnn
+
+    return ttnn.to_numpy(tensor, mesh_composer=ttnn.ConcatMeshToTensor(mesh, dim=dim))
