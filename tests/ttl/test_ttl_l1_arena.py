@@ -13,6 +13,7 @@ import tilefold.ttl as ttl
 import tilefold.ttnn as ttnn
 from tilefold.errors import CircularBufferError
 from tilefold.program.from_ttl import ARENA_BUFFER
+from test_ttl_kernel_handles import handoff_then_copy
 from ttl_helpers import compiled, expect_error
 
 A, B, C = 150, 100, 200         # tiles of one block: A and B are live together, C after both
@@ -60,52 +61,12 @@ def test_buffers_of_disjoint_lifetimes_take_turns_in_one_l1_area(tmp_path):
     require_hosts_accepted(check_hosts([tmp_path / "main.cpp"]))
 
 
-reader = ttl.Kernel(ttl.KernelKind.DATA_MOVEMENT)
-
-
-@ttl.operation(grid=(1, 1))
-def group_handoff(x, y):
-    """``first`` (two tiles, one block) and ``second`` (one tile, two blocks) share one L1 area:
-    the reader fills ``second`` only after the compute kernel has let go of ``first``."""
-    group = ttl.make_dfb_allocation_group()
-    first = ttl.make_dataflow_buffer_like(x, shape=(1, 2), block_count=1, allocation_group=group)
-    second = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2, allocation_group=group)
-    handoff = ttl.make_dfb("bf16", shape=(1, 1), block_count=2)
-    out = ttl.make_dataflow_buffer_like(y, shape=(1, 1), block_count=2)
-
-    @ttl.datamovement(kernel=reader)
-    def read():
-        with first.reserve() as blk:
-            ttl.copy(x[0:1, 0:2], blk).wait()
-        with handoff.wait():
-            pass
-        with second.reserve() as blk:
-            ttl.copy(x[0, 1], blk).wait()
-
-    @ttl.compute()
-    def compute():
-        with first.wait() as f, out.reserve() as o:
-            o.store(ttl.block.fill(0.0, shape=o.shape, dtype=o.dtype))
-        with handoff.reserve() as done:
-            done.store(ttl.block.fill(2.0, shape=done.shape, dtype=done.dtype))
-        with second.wait() as s, out.reserve() as o:
-            o.store(s * ttl.block.fill(2.0, shape=s.shape, dtype=s.dtype))   # exact in bfloat16
-
-    @ttl.datamovement()
-    def write():
-        with out.wait():
-            pass
-        with out.wait() as o:
-            ttl.copy(o, y[0, 0]).wait()
-
-
 def test_an_allocation_group_shares_one_offset():
+    """The group of ``handoff_then_copy`` (a two-tile block, then two one-tile blocks): one offset,
+    the larger's bytes (its numbers are checked where it is defined)."""
     v = np.random.default_rng(4).uniform(-1, 1, (32, 64)).astype(np.float32)
     x = ttnn.from_numpy(v, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
-    y = ttnn.zeros((32, 32), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
-    group_handoff(x, y)
-    np.testing.assert_array_equal(ttnn.to_numpy(y), ttnn.to_numpy(x)[:, 32:] * 2.0)
-    program = compiled(group_handoff, x, y).program
+    program = compiled(handoff_then_copy, x, ttnn.zeros((32, 32), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)).program
     place = {cb.name: (cb.backing_buffer, cb.backing_offset) for cb in program.circular_buffers}
     assert place["first"] == place["second"] == (ARENA_BUFFER, 0)
     assert program.buffer(ARENA_BUFFER).size == 2 * 2048
