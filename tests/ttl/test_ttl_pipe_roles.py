@@ -441,3 +441,42 @@ def test_copying_a_tensor_slice_into_the_pipe_of_if_src_names_the_pipe():
     err = expect_error(run, test_copying_a_tensor_slice_into_the_pipe_of_if_src_names_the_pipe, KernelError,
                        "not a tensor slice into the pipe given to net.if_src's body")
     assert "object at" not in str(err)
+
+
+def test_a_send_into_a_nodes_pipe_to_itself_from_its_if_dst_body():
+    """Each node's pipe goes to itself: its ``if_dst`` body posts the receive, then sends its own
+    tile into the same pipe (TT-Lang allows it), and writes what it received."""
+    @ttl.operation(grid=(2, 1))
+    def loopback(inp, out):
+        net = ttl.PipeNet([ttl.Pipe(src=(0, 0), dst=(0, 0)), ttl.Pipe(src=(1, 0), dst=(1, 0))])
+        send_dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=1)
+        recv_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=1)
+
+        @ttl.compute()
+        def compute():
+            pass
+
+        @ttl.datamovement()
+        def dm():
+            x, _ = ttl.node(dims=2)
+
+            def receive_and_send(pipe):
+                with recv_dfb.reserve() as r:
+                    rx = ttl.copy(pipe, r)
+                    with send_dfb.reserve() as s:
+                        ttl.copy(inp[0, x], s).wait()
+                    with send_dfb.wait() as s:
+                        ttl.copy(s, pipe).wait()
+                    rx.wait()
+                with recv_dfb.wait() as blk:
+                    ttl.copy(blk, out[0, x]).wait()
+
+            net.if_dst(receive_and_send)
+
+        @ttl.datamovement()
+        def idle():
+            pass
+
+    inp, out = tile_tensor((32, 64), seed=3), zeros((32, 64))
+    loopback(inp, out)
+    np.testing.assert_array_equal(ttnn.to_numpy(out), ttnn.to_numpy(inp))

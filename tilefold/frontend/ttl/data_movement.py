@@ -478,6 +478,10 @@ class DataMovementBuilder:
 
     def copy_pipe(self, pipe: PipeIdentity, block: Block, node, kind: str, byte_count: int | None = None) -> Transfer:
         role = "src" if kind == "send" else "dst"
+        if kind == "send" and pipe.role == "dst" and _self_pipes_only(pipe.net):
+            # a node's pipe to itself sent from its if_dst body (TT-Lang allows it): its k-th receive
+            # and its k-th send are the same pipe, the net's routes each being a node to itself
+            return self.pipe_transfer(block, node, kind, pipe.net, pipe.slot, byte_count=byte_count)
         if pipe.role != role:
             side = "net.if_src" if kind == "send" else "net.if_dst"
             raise self.error(f"this pipe was given to net.if_{pipe.role}'s body; "
@@ -1054,6 +1058,11 @@ class DataMovementBuilder:
             self.node = node
             self.emit(scf.YieldOp())
             self.block = outer
+
+
+def _self_pipes_only(net) -> bool:
+    """Whether every route of ``net`` goes from a node to that node alone."""
+    return bool(net.routes) and all(r.destinations == [r.src] for r in net.routes)
 
 
 # the data formats a ttl.copy converts between (on the data movement core, element by element)
