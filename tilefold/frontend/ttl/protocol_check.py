@@ -125,21 +125,20 @@ def check_block_counts(module: ModuleOp, names: dict[int, str], in_cpp: set[int]
             bind.attributes["block_count"].value.data
         if c == 0 and p <= capacity:
             continue        # a staging buffer nothing waits on: its blocks fit, none is ever freed
-        # a run would stop (a build that runs nothing goes on, as TT-Lang's compiler builds such kernels)
         if c == 0:
-            compile_only_or_raise(
-                f"{name} is reserved {p} times but nothing waits on it, so no block is ever freed; reserve() number "
-                f"{capacity + 1} would wait forever (block_count={capacity}) — wait on the block ({name}.wait()) "
-                "after using it, or raise block_count",
-                source_location(next((op for op in module.walk() if isinstance(op, ttl.CBReserveOp)
-                                      and op.cb.owner.index == index), pushes[index][-1])))
-        elif p > c and p - c <= capacity:
+            raise KernelError(f"{name} is reserved {p} times but nothing waits on it, so no block is ever freed; "
+                              f"reserve() number {capacity + 1} would wait forever (block_count={capacity}) — wait "
+                              f"on the block ({name}.wait()) after using it, or raise block_count",
+                              source_location(next((op for op in module.walk() if isinstance(op, ttl.CBReserveOp)
+                                                    and op.cb.owner.index == index), pushes[index][-1])))
+        if p > c and p - c <= capacity:
             continue        # the surplus stays in the buffer: the simulator warns of it
-        elif p > c:
-            compile_only_or_raise(f"{name} receives {p} blocks from its producer but its consumer takes only {c}; the "
-                                  "producer would wait for room that never frees (or leave blocks behind) — make both "
-                                  "sides loop over the same number of blocks", source_location(pushes[index][-1]))
-        else:
-            compile_only_or_raise(f"{name} is waited for {c} times but its producer pushes only {p} blocks; the "
-                                  "consumer would wait forever — make both sides loop over the same number of blocks",
-                                  source_location(pops[index][-1]) if pops.get(index) else None)
+        if p > c:
+            raise KernelError(f"{name} receives {p} blocks from its producer but its consumer takes only {c}; the "
+                              "producer would wait for room that never frees (or leave blocks behind) — make both "
+                              "sides loop over the same number of blocks", source_location(pushes[index][-1]))
+        # a consumer waiting for blocks no kernel pushes: a run would stop; a build that runs nothing
+        # goes on, as TT-Lang's compiler builds such kernel skeletons (it refuses only the surplus above)
+        compile_only_or_raise(f"{name} is waited for {c} times but its producer pushes only {p} blocks; the consumer "
+                              "would wait forever — make both sides loop over the same number of blocks",
+                              source_location(pops[index][-1]) if pops.get(index) else None)
