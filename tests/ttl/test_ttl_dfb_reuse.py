@@ -254,3 +254,55 @@ def test_a_chain_in_a_body_without_kernel_functions():
 
     inp, out = _run(op)
     np.testing.assert_array_equal(out, inp + 36)
+
+
+def test_buffers_used_one_after_another_inside_an_if_take_turns():
+    """40 staging buffers a data movement kernel fills and drains one after another inside one ``if``
+    (TT-Lang's many-buffers test), then a pipe: an ``if`` runs its statements once, so they share."""
+    count = 40
+
+    @ttl.operation(grid=(2, 1))
+    def many(inp, out):
+        staging = [ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=1) for _ in range(count)]
+        send_dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=1)
+        receive_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=1)
+        net = ttl.PipeNet([ttl.Pipe(src=(0, 0), dst=(1, 0))])
+
+        @ttl.compute()
+        def compute():
+            pass
+
+        @ttl.datamovement()
+        def dm():
+            x, _ = ttl.node(dims=2)
+            if x == 0:
+                for dfb in staging:
+                    with dfb.reserve() as b:
+                        ttl.copy(inp[0, 0], b).wait()
+                    with dfb.wait():
+                        pass
+
+            def send(pipe):
+                with send_dfb.reserve() as b:
+                    ttl.copy(inp[0, 0], b).wait()
+                with send_dfb.wait() as b:
+                    ttl.copy(b, pipe).wait()
+
+            net.if_src(send)
+
+            def receive(pipe):
+                with receive_dfb.reserve() as b:
+                    ttl.copy(pipe, b).wait()
+                with receive_dfb.wait() as b:
+                    ttl.copy(b, out[0, 0]).wait()
+
+            net.if_dst(receive)
+
+        @ttl.datamovement()
+        def idle():
+            pass
+
+    inp, out = tile_tensor((32, 32), seed=2), zeros((32, 32))
+    many(inp, out)
+    np.testing.assert_array_equal(ttnn.to_numpy(out), ttnn.to_numpy(inp))
+    assert len(compiled(many, inp, out).program.circular_buffers) < 8

@@ -16,7 +16,8 @@ construction:
   is balanced is balanced whatever its trip count) and conditionals (an ``if`` whose branches differ
   counts as its condition; two ``if`` statements on equal conditions, such as ``node_x == 0``
   computed twice, cancel);
-* its lifetime is a run of top-level statements of the kernel, each executed once: two buffers
+* its lifetime is a run of the kernel's statements each executed once — top-level statements,
+  or statements inside an ``if`` (a loop counts as one statement, all its iterations): two buffers
   whose runs do not overlap are never live at once, and the first is empty again when the second
   starts;
 * both belong to the same kernel (another kernel's statements run at other times) and have the
@@ -52,9 +53,19 @@ _CB_OPS = (ttl.CBReserveOp, ttl.CBWaitOp, ttl.CBPushOp, ttl.CBPopOp)
 @dataclass
 class _Lifetime:
     index: int                 # the buffer's circular buffer index before sharing
-    first: int                 # the top-level statements of its kernel that use it
-    last: int
+    first: tuple               # the positions (see _position) of the first and last of its kernel's
+    last: tuple                # statements that use it
     config: tuple              # what must match for two buffers to share: the kernel, the bound type
+
+
+def _before(a: tuple, b: tuple) -> bool:
+    """Whether position ``a`` is done before position ``b`` starts (neither holds the other)."""
+    return a < b and b[:len(a)] != a
+
+
+def _apart(x: _Lifetime, y: _Lifetime) -> bool:
+    """Whether two lifetimes of one kernel never overlap."""
+    return _before(x.last, y.first) or _before(y.last, x.first)
 
 
 def shared_circular_buffers(module: ModuleOp, candidates: set[int]) -> dict[int, int]:
@@ -67,7 +78,7 @@ def shared_circular_buffers(module: ModuleOp, candidates: set[int]) -> dict[int,
     shared: dict[int, int] = {}
     for life in lifetimes:
         for k, owner in enumerate(owners):
-            if owner.config == life.config and ends[k] < life.first:
+            if owner.config == life.config and _before(ends[k], life.first):
                 shared[life.index] = owner.index
                 ends[k] = life.last
                 break
@@ -101,8 +112,7 @@ def l1_arena(module: ModuleOp, buffers: list[tuple[int, int, object]], by_lifeti
     for lives in kernels.values():
         placed: list[tuple[_Lifetime, int, int]] = []       # a buffer's lifetime, first byte, end
         for life, size in sorted(lives, key=lambda item: (item[0].first, item[0].index)):
-            live = sorted((start, end) for other, start, end in placed
-                          if other.first <= life.last and life.first <= other.last)
+            live = sorted((start, end) for other, start, end in placed if not _apart(other, life))
             offset = 0
             for start, end in live:         # the lowest gap the buffer fits in
                 if offset + size <= start:
@@ -135,7 +145,7 @@ def _lifetime(module: ModuleOp, index: int) -> _Lifetime | None:
     for use in bind.result.uses:
         if not isinstance(use.operation, _CB_OPS) or _moves_through_pipe(use.operation):
             return None
-        statements.append(_statement_of(use.operation, body))
+        statements.append(_position(use.operation, body))
     if not statements or _net_blocks(body, bind.result) != {}:
         return None
     # only buffers of one kernel take turns: the statements of another kernel run at other times
@@ -158,11 +168,21 @@ def _moves_through_pipe(acquire: Operation) -> bool:
     return False
 
 
-def _statement_of(op: Operation, body: Block) -> int:
-    """The index in ``body`` of the top-level statement that holds ``op``."""
+def _position(op: Operation, body: Block) -> tuple:
+    """Where ``op`` runs in the kernel ``body``, as the index of each statement holding it from the
+    top: down through ``if`` branches (each runs at most once), and only to a loop, which runs as
+    one statement (positions compare in program order; one holds another as its prefix)."""
+    chain = []
     while op.parent_block() is not body:
+        chain.append(op)
         op = op.parent_op()
-    return body.get_operation_index(op)
+    chain.append(op)
+    path = []
+    for statement in reversed(chain):
+        path.append(statement.parent_block().get_operation_index(statement))
+        if not isinstance(statement, scf.IfOp) and statement.regions:
+            break               # a loop (or another op with a body): all of it, as one statement
+    return tuple(path)
 
 
 def _net_blocks(block: Block, cb: SSAValue) -> dict | None:
