@@ -1154,6 +1154,43 @@ def close_mesh_device(device) -> None:
     device.is_open = False
 
 
+class MathFidelity(enum.Enum):
+    """``ttnn.MathFidelity``: how many phases a matmul's products take (``@ttl.operation(math_fidelity=...)``
+    takes these as its names do)."""
+
+    LoFi = "LoFi"
+    HiFi2 = "HiFi2"
+    HiFi3 = "HiFi3"
+    HiFi4 = "HiFi4"
+
+
+class WormholeComputeKernelConfig:
+    """``ttnn.WormholeComputeKernelConfig(math_fidelity=, math_approx_mode=, fp32_dest_acc_en=,
+    packer_l1_acc=, dst_full_sync_en=)``: how TT-NN's device ops compute; host ops take it as
+    ``compute_kernel_config=`` and compute exactly."""
+
+    def __init__(self, math_fidelity=MathFidelity.LoFi, math_approx_mode: bool = True, fp32_dest_acc_en: bool = False,
+                 packer_l1_acc: bool = False, dst_full_sync_en: bool = False, throttle_level=None):
+        self.math_fidelity = math_fidelity
+        self.math_approx_mode = math_approx_mode
+        self.fp32_dest_acc_en = fp32_dest_acc_en
+        self.packer_l1_acc = packer_l1_acc
+        self.dst_full_sync_en = dst_full_sync_en
+        self.throttle_level = throttle_level
+
+
+class BlackholeComputeKernelConfig(WormholeComputeKernelConfig):
+    """``ttnn.BlackholeComputeKernelConfig``: as :class:`WormholeComputeKernelConfig`."""
+
+
+def init_device_compute_kernel_config(arch=None, *, math_fidelity=MathFidelity.LoFi, math_approx_mode: bool = True,
+                                      fp32_dest_acc_en: bool = False, packer_l1_acc: bool = False,
+                                      dst_full_sync_en: bool = False, throttle_level=None):
+    """``ttnn.init_device_compute_kernel_config(arch, math_fidelity=, ...)``: the compute config of a device."""
+    return WormholeComputeKernelConfig(math_fidelity, math_approx_mode, fp32_dest_acc_en, packer_l1_acc,
+                                       dst_full_sync_en, throttle_level)
+
+
 class FabricConfig(enum.Enum):
     """``ttnn.FabricConfig`` (TT-Metal 0.69's values); the simulated chips reach each other over
     ethernet whatever is chosen."""
@@ -1260,6 +1297,7 @@ __all__ = [
     "to_memory_config", "get_memory_config", "is_sharded", "MeshShape", "MeshDevice", "MeshTensor",
     "open_mesh_device", "close_mesh_device", "ShardTensorToMesh", "ShardTensor2dMesh", "ReplicateTensorToMesh",
     "ConcatMeshToTensor", "ConcatMesh2dToTensor", "all_reduce", "all_gather", "set_num_devices", "GetNumAvailableDevices", "get_num_devices",
+    "MathFidelity", "WormholeComputeKernelConfig", "BlackholeComputeKernelConfig", "init_device_compute_kernel_config",
     "FabricConfig", "FabricReliabilityMode", "FabricRouterConfig", "FabricTensixConfig", "FabricUDMMode",
     "FabricManagerMode", "set_fabric_config", "get_fabric_config",
     "get_tt_fabric_max_payload_size_bytes", "synchronize_device", "get_max_worker_l1_unreserved_size", "device",

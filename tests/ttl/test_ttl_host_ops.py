@@ -488,3 +488,42 @@ def test_copy_writes_the_first_tensor_into_the_second_in_its_data_type():
     np.testing.assert_array_equal(ttnn.to_numpy(b), values.astype(ml_dtypes.bfloat16).astype(np.float32))
     with pytest.raises(LayoutError, match=r"ttnn.copy\(output_tensor=...\): the result is 32x32 but output_tensor is 32x64"):
         ttnn.copy(a, ttnn.from_numpy(np.zeros((32, 64), np.float32), dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT))
+
+
+def _squared(fidelity):
+    @ttl.operation(grid=(1, 1), math_fidelity=fidelity)
+    def squared(x, y):
+        a = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+        b = ttl.make_dataflow_buffer_like(y, shape=(1, 1), block_count=2)
+
+        @ttl.datamovement()
+        def read():
+            with a.reserve() as blk:
+                ttl.copy(x[0, 0], blk).wait()
+
+        @ttl.compute()
+        def compute():
+            with a.wait() as i, b.reserve() as o:
+                o.store(i @ i)
+
+        @ttl.datamovement()
+        def write():
+            with b.wait() as blk:
+                ttl.copy(blk, y[0, 0]).wait()
+
+    return squared
+
+
+def test_ttnn_compute_kernel_configs_and_math_fidelity_values():
+    """``ttnn.WormholeComputeKernelConfig(math_fidelity=ttnn.MathFidelity.HiFi4, ...)`` as a host op's
+    ``compute_kernel_config=`` (the host computes exactly), ``init_device_compute_kernel_config``,
+    and a ``ttnn.MathFidelity`` value as ``@ttl.operation(math_fidelity=...)``."""
+    from ttl_helpers import compiled
+
+    ones = tensor(np.ones((32, 32)))
+    config = ttnn.WormholeComputeKernelConfig(math_fidelity=ttnn.MathFidelity.HiFi4, fp32_dest_acc_en=True)
+    np.testing.assert_array_equal(held(ttnn.matmul(ones, ones, compute_kernel_config=config)), 32.0)
+    device_config = ttnn.init_device_compute_kernel_config(None, math_fidelity=ttnn.MathFidelity.HiFi2)
+    assert device_config.math_fidelity is ttnn.MathFidelity.HiFi2 and device_config.math_approx_mode
+    program = compiled(_squared(ttnn.MathFidelity.HiFi2), ones, tensor(np.zeros((32, 32)))).program
+    assert next(k for k in program.kernels if k.is_compute).config.math_fidelity == "HiFi2"

@@ -1083,6 +1083,8 @@ def operation(fn=None, *, grid="full", fp32_dest_acc_en: bool | None = None, dst
         raise KernelValueError(f"@ttl.operation(tiled={tiled!r}): only tiled=True is supported; drop the argument — "
                                "each tensor's layout (ttnn.TILE_LAYOUT or ROW_MAJOR_LAYOUT) comes from the tensor",
                                location)
+    if isinstance(getattr(math_fidelity, "name", None), str):     # ttnn.MathFidelity.HiFi4
+        math_fidelity = math_fidelity.name
     if math_fidelity is not None and math_fidelity not in ("LoFi", "HiFi2", "HiFi3", "HiFi4"):
         raise KernelError(f"@ttl.operation(math_fidelity={math_fidelity!r}): use LoFi, HiFi2, HiFi3 or HiFi4",
                           location)
