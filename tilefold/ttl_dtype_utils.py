@@ -15,8 +15,7 @@ from tilefold.errors import KernelError
 from tilefold.layout.formats import data_format
 from tilefold.layout.tiles import SUPPORTED_TILE_SHAPES
 
-_TORCH_NAMES = {"float32": "float32", "bfloat16": "bfloat16", "int32": "int32", "uint32": "uint32",
-                "uint16": "uint16", "uint8": "uint8"}
+_TORCH_NAMES = frozenset({"float32", "bfloat16", "int32", "uint32", "uint16", "uint8"})    # as ttnn names them
 _FORMAT_NAMES = {"bfloat16": "bfloat16", "bf16": "bfloat16", "float16": "bfloat16", "f16": "bfloat16",
                  "bfloat8_b": "bfloat8_b", "bfp_bf8": "bfloat8_b", "bfloat4_b": "bfloat4_b", "bfp_bf4": "bfloat4_b",
                  "float32": "float32", "f32": "float32", "int32": "int32", "i32": "int32", "si32": "int32",
@@ -42,7 +41,7 @@ def torch_dtype_to_ttnn_datatype(torch_dtype):
     name = str(torch_dtype).rpartition(".")[2]
     if name not in _TORCH_NAMES:
         raise ValueError(f"Unsupported torch dtype for ttnn.DataType: {torch_dtype}")
-    return getattr(_ttnn(), _TORCH_NAMES[name])
+    return getattr(_ttnn(), name)
 
 
 def format_name_to_ttnn_dtype(name: str):

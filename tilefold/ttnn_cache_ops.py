@@ -18,12 +18,16 @@ import numpy as np
 from tilefold.ttnn_ops import Value, fail, op
 
 
+def _dims(shape) -> str:
+    return "x".join(map(str, shape))
+
+
 def _four_d(name: str, what: str, v) -> np.ndarray:
     if not isinstance(v, Value):
         raise fail(f"ttnn.{name}: the {what} must be a ttnn tensor, not {type(v).__name__}")
     if v.values.ndim != 4:
         raise fail(f"ttnn.{name}: the {what} must be 4-D, not {v.values.ndim}-D "
-                   f"({'x'.join(map(str, v.values.shape))})")
+                   f"({_dims(v.values.shape)})")
     return v.values
 
 
@@ -72,7 +76,7 @@ def _cache_view(name: str, cache: np.ndarray, heads: int, block_size: int, head_
     per_block = cache[0].size if len(cache) else 0
     if heads * block_size * head_dim != per_block:
         raise fail(f"ttnn.{name}: {heads} heads x {block_size} rows x {head_dim} values do not make the cache's "
-                   f"{'x'.join(map(str, cache.shape[1:]))} values per block; block_size= and num_kv_heads= must "
+                   f"{_dims(cache.shape[1:])} values per block; block_size= and num_kv_heads= must "
                    "keep its size")
     return cache.reshape(len(cache), heads, block_size, head_dim)
 
@@ -86,7 +90,7 @@ def update_cache(cache: Value, input: Value, update_idx, batch_offset: int = 0, 
     c, x = _four_d(name, "cache", cache), _four_d(name, "input", input)
     users, heads, length, head_dim = c.shape
     if x.shape[1] != heads or x.shape[3] != head_dim:
-        raise fail(f"ttnn.{name}: the input is {'x'.join(map(str, x.shape))} but the cache holds {heads} heads of "
+        raise fail(f"ttnn.{name}: the input is {_dims(x.shape)} but the cache holds {heads} heads of "
                    f"{head_dim} values; give (1, {heads}, batch, {head_dim})")
     position = _index(name, "update_idx", update_idx, length)
     if not 0 <= batch_offset or batch_offset + users > x.shape[2]:
@@ -105,8 +109,8 @@ def fill_cache(cache: Value, input: Value, batch_idx, **_) -> Value:  # noqa: A0
     c, x = _four_d(name, "cache", cache), _four_d(name, "input", input)
     user = _index(name, "batch_idx", batch_idx, c.shape[0])
     if x.shape[0] != 1 or x.shape[1] != c.shape[1] or x.shape[3] != c.shape[3] or x.shape[2] > c.shape[2]:
-        raise fail(f"ttnn.{name}: the input is {'x'.join(map(str, x.shape))}; give (1, {c.shape[1]}, at most "
-                   f"{c.shape[2]}, {c.shape[3]}) for the cache {'x'.join(map(str, c.shape))}")
+        raise fail(f"ttnn.{name}: the input is {_dims(x.shape)}; give (1, {c.shape[1]}, at most "
+                   f"{c.shape[2]}, {c.shape[3]}) for the cache {_dims(c.shape)}")
     out = c.copy()
     out[user, :, :x.shape[2], :] = x[0]
     return Value(out, cache.dtype)
@@ -129,7 +133,7 @@ def paged_update_cache(cache_tensor: Value, input_tensor: Value, *, update_idxs=
     rows = int(block_size) if block_size is not None else c.shape[2]
     view = _cache_view(name, c.copy(), heads, rows, head_dim)
     if x.shape[0] != 1 or x.shape[2] < heads:
-        raise fail(f"ttnn.{name}: the input is {'x'.join(map(str, x.shape))}; give (1, users, {heads} heads or "
+        raise fail(f"ttnn.{name}: the input is {_dims(x.shape)}; give (1, users, {heads} heads or "
                    f"more, {head_dim})")
     positions = _positions(name, update_idxs, update_idxs_tensor, x.shape[1])
     users = np.flatnonzero(positions >= 0)

@@ -26,6 +26,7 @@ from tilefold.arch import (ETHERNET_BYTES_PER_CYCLE, ETHERNET_LATENCY_CYCLES, NO
 from tilefold.errors import CircularBufferError, DramAccessError, NocHazardError, ProgramError, SemaphoreError
 from tilefold.sim import page_batches
 from tilefold.sim.accessor import Accessor, AccessorArgs, decode_accessor_args
+from tilefold.sim.cb_api import _named
 from tilefold.sim.lanes import all_lanes, any_lane, even, uniform
 
 _LOCAL_MASK = (1 << NOC_ADDR_LOCAL_BITS) - 1
@@ -363,28 +364,34 @@ class DataflowApi:
         bad = (first >= st.reserved[rows]) | (last >= st.reserved[rows])
         if bad.any():
             row = int(rows[np.argmax(bad)])
-            core = next(c for c, r in self.dev.core_rows.items() if r == row)
-            held = [other for other in self.dev.cbs.states.values()
-                    if other is not st and other.configured[row] and other.reserved[row] > 0]
-            unused = st.received[row] == 0 and st.reserved[row] == 0
-            named = lambda s: f"c_{s.index}" + (f" ({s.name})" if s.name else "")    # noqa: E731
-            if "multicast" in call and held and unused:   # the receiver took its block in another buffer
-                raise self.fail(NocHazardError, f"{call} writes one L1 address on every core it reaches, but core "
-                                                f"{core} holds its reserved block in {named(held[0])}, not in the "
-                                                f"pages of {named(st)} that address lies in: the receivers of a "
-                                                "multicast pipe must take their blocks at one address; receive into "
-                                                "the same dataflow buffer on every receiver")
-            if "multicast" in call and st.reserved[row] > 0:  # its block is at another position of the buffer
-                at = int(st.base[row] + st.wr[row] * st.page_size[row])
-                raise self.fail(NocHazardError, f"{call} writes one L1 address on every core it reaches, but core "
-                                                f"{core} reserved its block of {named(st)} at another position of the "
-                                                f"buffer (0x{at:x}, not 0x{int(local):x}): the receivers of a "
-                                                "multicast pipe must take their blocks at one address; keep them in "
-                                                "step (each having taken as many blocks of the buffer before)")
+            core = self.dev.rows_core_name(row)
+            if "multicast" in call:
+                self._check_multicast_address(st, row, core, call, local)
             raise self.fail(NocHazardError, f"{call} writes pages of c_{cb} on core {core} that core does not hold "
                                             "reserved (it pushed them already or never reserved them): the receiver "
                                             "must wait for the data, e.g. noc_semaphore_wait on the semaphore the "
                                             "sender sets after it, before cb_push_back")
+
+    def _check_multicast_address(self, st, row: int, core: str, call: str, local) -> None:
+        """A multicast writes one L1 address on every core it reaches: name the receiver on
+        ``core`` whose block lies elsewhere — in another buffer, or at another position of ``st``."""
+        here = f"c_{st.index}{_named(st)}"
+        held = [other for other in self.dev.cbs.states.values()
+                if other is not st and other.configured[row] and other.reserved[row] > 0]
+        if held and st.received[row] == 0 and st.reserved[row] == 0:     # it took its block in another buffer
+            where = (f"holds its reserved block in c_{held[0].index}{_named(held[0])}, not in the pages of {here} "
+                     "that address lies in")
+            remedy = "receive into the same dataflow buffer on every receiver"
+        elif st.reserved[row] > 0:                                        # at another position of the buffer
+            at = int(st.base[row] + st.wr[row] * st.page_size[row])
+            where = (f"reserved its block of {here} at another position of the buffer (0x{at:x}, not "
+                     f"0x{int(local):x})")
+            remedy = "keep them in step (each having taken as many blocks of the buffer before)"
+        else:
+            return
+        raise self.fail(NocHazardError, f"{call} writes one L1 address on every core it reaches, but core {core} "
+                                        f"{where}: the receivers of a multicast pipe must take their blocks at one "
+                                        f"address; {remedy}")
 
     def _local_write_fits(self, addr, nbytes: int) -> bool:
         """Whether NOC reads landing at ``addr`` (per-lane addresses of any shape, in the CB that
