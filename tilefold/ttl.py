@@ -16,6 +16,7 @@ import types as _types
 
 from tilefold import __version__  # noqa: F401  (ttl.__version__: the tilefold release)
 from tilefold import ttl_diagnostics as diagnostics  # ttl.diagnostics.TTLangCompileError
+from tilefold import ttl_ir as ir  # ttl.ir.MLIRError
 from tilefold import ttl_utils as utils  # ttl.utils: TT-Lang's helpers beside the language
 from tilefold import ttl_dtype_utils as dtype_utils  # ttl.dtype_utils: torch / TT-NN data types
 from tilefold.ttl_sram_storage import SRAMStorage  # noqa: F401  (tensors kept in L1 across operations)

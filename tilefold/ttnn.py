@@ -360,8 +360,11 @@ class Tensor:
     packed) once an operation has used or written it; host values are converted from those bytes
     only when the host reads them, so operations chained on device tensors pay no conversions."""
 
-    def __init__(self, values: np.ndarray, dtype: DataType, layout: Layout, device: Device | None = None,
-                 memory_config: MemoryConfig | None = None, tile: Tile | None = None):
+    def __init__(self, values: np.ndarray, dtype: DataType | None = None, layout: Layout | None = None,
+                 device: Device | None = None, memory_config: MemoryConfig | None = None, tile: Tile | None = None):
+        if dtype is None or layout is None:      # ttnn.Tensor(torch_tensor): a row-major host tensor of its values
+            values, own = _numpy_of(values, "ttnn.Tensor")
+            dtype, layout = dtype or own, layout or ROW_MAJOR_LAYOUT
         values = np.asarray(values)
         self._tile = tile if tile is not None and layout is TILE_LAYOUT else None     # None: 32x32
         self._scalar = values.ndim == 0       # a rank-0 tensor: one element, held on the device as (1,)
@@ -566,20 +569,29 @@ def from_torch(tensor, dtype=None, layout=TILE_LAYOUT, device: Device | None = N
         what = "this is already a ttnn tensor" if isinstance(tensor, (Tensor, mesh.MeshTensor)) else \
             f"not {type(tensor).__name__}; use from_numpy for arrays"
         raise LayoutError(f"from_torch takes a torch.Tensor, {what}", user_location())
-    if tensor.is_complex():
-        raise LayoutError(f"from_torch: a ttnn tensor holds real numbers, not {tensor.dtype}", user_location())
-    if dtype is None:
-        dtype = {torch.bfloat16: bfloat16, torch.float32: float32, torch.int32: int32}.get(tensor.dtype, bfloat16)
-    if tensor.dtype == torch.bfloat16:      # its bits as they are: exact, and no float32 copy
-        values = tensor.detach().cpu().contiguous().view(torch.int16).numpy().view(ml_dtypes.bfloat16)
-    elif tensor.is_floating_point():
-        values = tensor.detach().to(torch.float32).cpu().numpy()
-    else:
-        values = tensor.cpu().numpy()
+    values, own = _numpy_of(tensor, "from_torch")
     _conversion_keywords(kwargs, "from_torch")
     _device(device, "from_torch")            # its own name in the errors of these arguments
     _memory_config(memory_config, "from_torch")
-    return from_numpy(values, _dtype(dtype), layout, device, memory_config, mesh_mapper, tile, **kwargs)
+    return from_numpy(values, _dtype(dtype or own), layout, device, memory_config, mesh_mapper, tile, **kwargs)
+
+
+def _numpy_of(tensor, what: str) -> tuple[np.ndarray, DataType]:
+    """A torch tensor's values as numpy (bfloat16 bits as they are: exact, and no float32 copy) and
+    the ttnn data type it has (bfloat16 for types ttnn has not); numpy arrays are taken as they are."""
+    if isinstance(tensor, np.ndarray):
+        return tensor, {np.dtype(np.float32): float32, np.dtype(np.int32): int32}.get(tensor.dtype, bfloat16)
+    torch = _torch()
+    if not isinstance(tensor, torch.Tensor):
+        raise LayoutError(f"{what} takes a torch.Tensor, not {type(tensor).__name__}", user_location())
+    if tensor.is_complex():
+        raise LayoutError(f"{what}: a ttnn tensor holds real numbers, not {tensor.dtype}", user_location())
+    own = {torch.bfloat16: bfloat16, torch.float32: float32, torch.int32: int32}.get(tensor.dtype, bfloat16)
+    if tensor.dtype == torch.bfloat16:
+        return tensor.detach().cpu().contiguous().view(torch.int16).numpy().view(ml_dtypes.bfloat16), own
+    if tensor.is_floating_point():
+        return tensor.detach().to(torch.float32).cpu().numpy(), own
+    return tensor.cpu().numpy(), own
 
 
 def as_tensor(tensor, dtype=None, *, layout=TILE_LAYOUT, device: Device | None = None,

@@ -249,16 +249,6 @@ def test_a_bad_buffer_factor_is_named_as_written():
                  "make_dataflow_buffer_like(buffer_factor=0): buffer_factor must be an integer from 1 to")
 
 
-def test_a_newer_operation_keyword_is_named_as_not_supported():
-    """``dispatcher=`` is a keyword of TT-Lang's newer operations, not a pre-1.0 body name: the
-    error does not suggest turning it into one."""
-    def run():
-        ttl.operation(dispatcher=True)  # error
-
-    expect_error(run, test_a_newer_operation_keyword_is_named_as_not_supported, TypeError,
-                 "@ttl.operation(dispatcher=...) is not supported by tilefold yet")
-
-
 def test_the_ttlang_package_before_1_0_is_one_error_at_the_scripts_import(tmp_path):
     """Scripts of TT-Lang before 1.0 imported ``ttlang.ttl_api`` / ``ttlang.d2m_api``: under
     ``tilefold sim`` that import is one error at the script's line naming the 1.x API."""

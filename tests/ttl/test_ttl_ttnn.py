@@ -247,3 +247,12 @@ def test_close_device_takes_a_mesh_device():
         assert not mesh.is_open
     finally:
         ttnn.set_num_devices(None)
+
+
+def test_a_tensor_made_from_values_alone_is_a_row_major_host_tensor_of_their_type():
+    t = ttnn.Tensor(np.arange(6, dtype=np.float32).reshape(2, 3))
+    assert t.dtype == ttnn.float32 and t.layout == ttnn.ROW_MAJOR_LAYOUT and tuple(t.shape) == (2, 3)
+    np.testing.assert_array_equal(ttnn.to_numpy(t), np.arange(6, dtype=np.float32).reshape(2, 3))
+    torch = pytest.importorskip("torch")
+    b = ttnn.Tensor(torch.ones((1, 1, 32, 32), dtype=torch.bfloat16))
+    assert b.dtype == ttnn.bfloat16 and b.layout == ttnn.ROW_MAJOR_LAYOUT and tuple(b.shape) == (1, 1, 32, 32)

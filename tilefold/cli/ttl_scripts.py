@@ -31,7 +31,7 @@ from tilefold.cli.tt_lang_submodules import SUBMODULES, TtLangSubmodules
 # TT-Lang's package before 1.0 and its modules: importing a name from them is one error naming the 1.x API
 PRE_1_0_PACKAGES = ("ttlang", "ttlang.ttl_api", "ttlang.d2m_api", "ttlang.utils", "ttlang.utils.correctness")
 MODULE_ALIASES = ("ttl", "ttnn", "sim", "sim.testing", "sim.typedefs", "ttl.ttl_api", "ttl.utils", "ttl.utils.correctness",
-                  "ttl.utils.block_allocation", "ttl.diagnostics") + PRE_1_0_PACKAGES
+                  "ttl.utils.block_allocation", "ttl.diagnostics", "ttl.ir") + PRE_1_0_PACKAGES
 
 _SIM_IMPORT = re.compile(r"^\s*(from\s+sim(\.testing|\.typedefs)?\s+import|import\s+sim\b)", re.M)
 
@@ -50,6 +50,7 @@ def tt_lang_modules(path=None):
     for name in ("", ".correctness", ".block_allocation"):
         sys.modules[f"ttl.utils{name}"] = sys.modules[f"tilefold.ttl_utils{name}"]
     sys.modules["ttl.diagnostics"] = tilefold.ttl.diagnostics
+    sys.modules["ttl.ir"] = tilefold.ttl.ir
     packages = {name: getattr(sys.modules[name], "__path__", None) for name in TtLangSubmodules.ROOTS}
     attributes = {name: dict(vars(sys.modules[name])) for name in TtLangSubmodules.ROOTS}
     for name in TtLangSubmodules.ROOTS:        # packages for ``import ttl.X``, whose parts the finder gives

@@ -44,7 +44,7 @@ PARAM_ROLES: dict[str, str] = {
     **dict.fromkeys(("alpha_bits", "alpha_recip_bits", "arg_index", "beta_bits", "beta_reciprocal_bits", "block",
                      "ct_dim", "decimals", "exponent", "first", "in0_tile_index", "in1_tile_index", "in_tile_index",
                      "kt_dim", "l1_acc_en", "linked", "max_bits", "min_bits", "ntiles", "num_dests", "num_pages",
-                     "out_tile_index", "rt_dim", "scalar_bits", "scale_bits", "scaler_tile_index", "semaphore_id",
+                     "num_rows", "out_tile_index", "output_index", "rt_dim", "scalar_bits", "scale_bits", "scaler_tile_index", "semaphore_id",
                      "size", "slope_bits", "threshold_bits", "transpose", "value_bits"), "scalar"),
 }
 
@@ -252,6 +252,12 @@ COMPUTE_API: list[ApiFunction] = [
     _cp("pack_tile", ("dst_index", "out_cb", Param("out_tile_index", default=0)), "api/compute/pack.h",
         init="pack_reconfig_data_format", family="pack", cost="pack",
         templates=(TemplateParam("out_of_order_output", "bool", False),)),
+    _init("pack_rows_init", ("num_rows",), "api/compute/pack.h",
+          doc="pack_rows packs the first num_rows rows of a DST tile (16 values each, 1 to 64)."),
+    _cp("pack_rows", ("dst_index", "out_cb", Param("output_index", default=0)), "api/compute/pack.h",
+        init="pack_rows_init", family="pack_rows", cost="pack",
+        doc="DST[dst_index]'s first num_rows rows of 16 values, in DST's order, to out_cb from page output_index."),
+    _init("pack_rows_uninit", (), "api/compute/pack.h", doc="The packer back to packing whole tiles."),
     _cp("pack_tile_block", ("dst_index", "out_cb", "ntiles"), "api/compute/pack.h", init="pack_reconfig_data_format",
         family="pack", cost="pack",
         doc="DST[dst_index .. dst_index+ntiles) to the next ntiles pages of out_cb, as ntiles pack_tile calls."),
@@ -363,7 +369,7 @@ COMPUTE_API.append(_init("binop_with_scalar_tile_init", (), SFPU["add_unary"].he
 
 API: dict[str, ApiFunction] = {f.name: f for f in (*DATAFLOW_API, *COMPUTE_API)}
 # The calls that move DST tiles to a CB (DST index first, output CB second).
-PACK_CALLS = frozenset({"pack_tile", "pack_tile_block"})
+PACK_CALLS = frozenset({"pack_tile", "pack_tile_block", "pack_rows"})
 
 # Ops that are not plain calls (constructors, compile-time values, L1 pointer access) are
 # defined by hand in tilefold.ir.ttkernel; their names are listed here for the front ends.

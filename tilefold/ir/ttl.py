@@ -677,6 +677,29 @@ class ReshapeOp(IRDLOperation):
                                   f"{list(self.input.type.get_shape())} -> {list(self.result.type.get_shape())}")
 
 
+@irdl_op_definition
+class RowPrefixOp(IRDLOperation):
+    """``ttl.row_prefix %block {rows} : tensor<1x14x!ttcore.tile<1x32, bf16>> -> tensor<1x1x!ttcore.tile<32x32,
+    bf16>>``: a reserved block of tiles 32 wide seen as the one 32x32 tile whose first ``rows`` rows
+    of DST (16 values each, in DST's order) its bytes hold — the target of ``Block.store_rows`` /
+    ``accumulate_rows``, packed with ``pack_rows``."""
+
+    name = "ttl.row_prefix"
+    block = operand_def(TensorType)
+    rows = prop_def(IntegerAttr)
+    result = result_def(TensorType)
+    assembly_format = "$block attr-dict `:` type($block) `->` type($result)"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def __init__(self, block: SSAValue, rows: int, tile: TileType):
+        super().__init__(operands=[block], properties={"rows": IntegerAttr(rows, i32)},
+                         result_types=[block_type((1, 1), tile)])
+
+    def verify_(self) -> None:
+        if not 1 <= self.rows.value.data <= 64:
+            raise VerifyException(f"ttl.row_prefix: rows must be 1 to 64, not {self.rows.value.data}")
+
+
 # --- compute -------------------------------------------------------------------------------
 
 
@@ -1208,6 +1231,7 @@ class SemaphoreOp(IRDLOperation):
 
 
 STRUCTURAL_OPS = (BindCBOp, CBReserveOp, CBWaitOp, CBPushOp, CBPopOp, CBDrainedOp, StoreOp, AttachCBOp, BlockSliceOp, ReshapeOp,
+                  RowPrefixOp,
                   ComputeOp, YieldOp, LinearizedIndexOp, CopyTileOp, CopyDstOp, InitSFPUOp, TileRegsAcquireOp,
                   TileRegsCommitOp, TileRegsWaitOp, TileRegsReleaseOp, PackL1AccOp, PackTileOp, DstTileOp, MatmulBlockOp, TensorOp,
                   TensorAddressOp, TensorSliceOp, CopyOp, WaitOp, WaitAnyOp, GroupWaitOp, NodeCoordOp, PipeCountOp, PipePeerOp,
@@ -1231,6 +1255,9 @@ CB_TILE_OFFSET_ATTR = "ttl.cb_tile_offset"
 # on a ttl.store: the value is added to what the block's L1 already holds (the packer's L1
 # accumulation), not written over it
 L1_ACC_ATTR = "ttl.l1_acc"
+# on a ttl.store into a ttl.row_prefix view (and the ttl.pack_tile it lowers to): pack only the view's
+# rows of DST (``pack_rows``), not the whole tile
+ROW_PREFIX_ATTR = "ttl.row_prefix"
 CB_TABLE_ATTR = "ttl.circular_buffers"
 KERNEL_ROLE_ATTR = "ttl.kernel_role"
 UNIT = UnitAttr()

@@ -940,6 +940,40 @@ class ComputeApi:
             page = self._next_pages(st, 1)
         self._pack_into(cbi, page, values, "pack_tile")
 
+    def pack_rows_init(self, num_rows) -> None:
+        rows = num_rows if num_rows.__class__ is int else uniform(num_rows, "pack_rows_init row count")
+        if not 1 <= rows <= 64:
+            raise self.fail(DstError, f"pack_rows_init({rows}): a DST tile has 64 rows of 16 values; pack 1 to 64")
+        self.engines.apply("pack_rows_init", (rows,), {})
+        self._init_call("pack_rows_init")
+
+    def pack_rows(self, dst_index, out_cb, output_index=0) -> None:
+        """The first ``pack_rows_init`` rows of DST tile ``dst_index`` (16 values each, in DST's
+        order: a 32x32 tile's faces one after another) into ``out_cb``'s pages from its reserved
+        page ``output_index`` on, rounded to the CB's format (added to what they hold with L1
+        accumulation)."""
+        values = self._packed_slots(dst_index, 1, "pack_rows")
+        cbi, st = self._cb(out_cb, "pack_rows")
+        self._configured(self.engines.check_pack("pack_rows", cbi))
+        fmt = self._cb_format(cbi)
+        if fmt not in L1_ACC_FORMATS:
+            raise self.fail(CircularBufferError, f"pack_rows into c_{cbi}, a {fmt.ttnn_name} CB: rows are packed "
+                                                 "into float32 and bfloat16 buffers only")
+        page = output_index if output_index.__class__ is int else uniform(output_index, "pack_rows page index")
+        count = self.engines.pack_rows * 16
+        nbytes = count * fmt.element_size
+        ps = self._page_bytes(st)
+        cbi, st, addr, ps = self._out_pages(cbi, page, -(-nbytes // ps), "pack_rows")
+        dtype = tm.tile_value_dtype(fmt)
+        rows = values[:, 0, :count]
+        if self.pack_l1_acc:                    # added in float32 to what the pages hold
+            held = np.ascontiguousarray(self.dev.l1.read(self.rows, addr, nbytes)).reshape(self.L, nbytes).view(dtype)
+            rows = held.astype(np.float32) + rows.astype(np.float32)
+        self.dev.l1.write(self.rows, addr, np.ascontiguousarray(rows, dtype=dtype).view(np.uint8))
+        self.charge((2 if self.pack_l1_acc else 1) * nbytes / self.costs.pack_bytes_per_cycle, self.pack_clock,
+                    "pack_rows")
+        self.dev.counters.pack_tiles += self.L
+
     def pack_tile_block(self, dst_index, out_cb, ntiles) -> None:
         n = ntiles if ntiles.__class__ is int else uniform(ntiles, "pack_tile_block tile count")
         if n < 1:

@@ -25,7 +25,9 @@ The rules follow TT-Metalium 0.69's compute API (``api/compute/*.h``):
   (``typecast_tile<Float32, Float16_b>`` after ``typecast_tile_init<Float32, Float16_b>``);
 * the CBs an FPU call reads must have the formats SrcA and SrcB are configured for (element-wise
   and copy: in0 → SrcA, in1 → SrcB; matmul: in1 → SrcA, in0 → SrcB; reduce: input → SrcA,
-  scaler → SrcB), and a pack's CB the packer's format.
+  scaler → SrcB), and a pack's CB the packer's format;
+* ``pack_rows_init(n)`` sets the packer to pack ``n`` rows of DST until ``pack_rows_uninit()``:
+  ``pack_rows`` runs only in between, ``pack_tile`` only outside.
 """
 
 from __future__ import annotations
@@ -101,7 +103,7 @@ def family_name(family: tuple | None) -> str:
 class EngineConfig:
     """Configuration state of one compute thread's engines (see the module docstring)."""
 
-    __slots__ = ("format_of", "configured", "src", "pack", "family", "family_by", "sfpu")
+    __slots__ = ("format_of", "configured", "src", "pack", "family", "family_by", "sfpu", "pack_rows")
 
     def __init__(self, format_of):
         self.format_of = format_of              # cb -> (CB index, DataFormat or None if no such CB)
@@ -111,12 +113,13 @@ class EngineConfig:
         self.family = None                      # FPU op family the unpacker and math are set for
         self.family_by = None                   # the init that set it
         self.sfpu = None                        # latest SFPU init
+        self.pack_rows = None                   # pack_rows_init(n): the packer packs n rows of DST, not tiles
 
     def snapshot(self) -> tuple:
-        return (self.configured, tuple(self.src), self.pack, self.family, self.family_by, self.sfpu)
+        return (self.configured, tuple(self.src), self.pack, self.family, self.family_by, self.sfpu, self.pack_rows)
 
     def restore(self, state: tuple) -> None:
-        self.configured, src, self.pack, self.family, self.family_by, self.sfpu = state
+        self.configured, src, self.pack, self.family, self.family_by, self.sfpu, self.pack_rows = state
         self.src = list(src)
 
     def _source(self, i: int, cb, name: str) -> None:
@@ -158,6 +161,10 @@ class EngineConfig:
             self.pack = self._described(args[-1], name)
         elif name in SFPU_INITS:
             self.sfpu = sfpu_init_text(name, kwargs)
+        elif name == "pack_rows_init":
+            self.pack_rows = args[0]
+        elif name == "pack_rows_uninit":
+            self.pack_rows = None
 
     def _not_configured(self, call: str) -> str | None:
         if self.configured:
@@ -203,6 +210,10 @@ class EngineConfig:
         message = self._not_configured(call)
         if message is not None:
             return message
+        if (self.pack_rows is not None) != (call == "pack_rows"):
+            return (f"{call} while the packer is set up to pack rows (pack_rows_init({self.pack_rows})); call "
+                    "pack_rows_uninit() first" if self.pack_rows is not None else
+                    f"{call} without pack_rows_init(num_rows): call it first (and pack_rows_uninit() after)")
         cb, fmt = self.format_of(cb)
         have, have_cb, by = self.pack
         if fmt != have:

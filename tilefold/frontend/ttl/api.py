@@ -27,6 +27,7 @@ from tilefold.frontend.ttl.extern_calls import (DFBAccess, DFBEffect, DispatchCo
 from tilefold.frontend.ttl.dfb_boundaries import (DFBReconfiguration, DFBReset, reconfigure_dfbs,
                                                  reset_all_dfbs, reset_dataflow_buffers, reset_dfbs)
 from tilefold.frontend.ttl.device_calls import GroupTransfer, copy, signpost, static_range, wait_any
+from tilefold.frontend.ttl.dispatch import DispatchAccess, DispatchArgument, DispatchStorage, ResolvedDispatcher
 from tilefold.frontend.ttl.grid import grid_size, node
 from tilefold.frontend.ttl.kernels import PIPE_SOURCE_KERNEL, Kernel, KernelKind, compute, datamovement
 from tilefold.frontend.ttl.math_api import UnsupportedName, block, math, top_level, unsafe
@@ -193,6 +194,7 @@ __all__ = [
     "call_extern_func", "get_dfb_id", "dfb_descriptor", "raw_addr", "ScalarType", "DFBAccess", "DFBEffect", "DispatchCondition",
     "ProgramRuntimeResources", "KernelRuntimeResources", "CoreRuntimeArgs", "KernelDefine",
     "DFBAllocationGroup", "TensorBlock", "CopyTransferHandler", "ReceiveRequest", "ReadyReceive",
+    "DispatchArgument", "DispatchAccess", "DispatchStorage", "ResolvedDispatcher",
 ]
 
 

@@ -43,7 +43,7 @@ from tilefold.frontend.ttl.math_api import PARAMETRIC, RAW_ELEMENT, sfpu_functio
 from tilefold.frontend.ttl.scalars import Scalar
 from tilefold.frontend.ttl.values import Accumulator, Block, BlockExpression, device_block_shape
 from tilefold.frontend.ttl.variables import live_after
-from xdsl.dialects.builtin import UnitAttr
+from xdsl.dialects.builtin import IntegerAttr, UnitAttr, i32
 
 from tilefold.ir import ttl
 from tilefold.ir.sfpu import INTEGER_32, TYPECASTS
@@ -112,6 +112,7 @@ class BlockExpressionBuilder(AcquisitionBuilder):
             self._target_shape(value.fn, value.bound, value.node)
         if isinstance(value, Block):
             self.require_compute(node, f"reading {value.name}")
+            self.require_whole_tiles(value, f"reading {value.name}", node)
             self.check_position(value, node)
             if value.accumulator is not None:
                 return self.accumulator_read(value.accumulator, node)
@@ -796,8 +797,17 @@ class BlockExpressionBuilder(AcquisitionBuilder):
 
     # -- store --------------------------------------------------------------------------------
 
+    def require_whole_tiles(self, block: Block, what: str, node) -> None:
+        """A compute kernel computes on 32x32 tiles: a buffer of smaller ones takes only row stores."""
+        if block.dfb.tile != (32, 32):
+            h, w = block.dfb.tile
+            raise self.error(f"{what}: {block.dfb.name} holds {h}x{w} tiles; a compute kernel computes on 32x32 tiles "
+                             f"(tilefold packs into smaller ones with {block.name}.store_rows(x) / accumulate_rows(x) "
+                             "of a one-tile block x; data movement kernels copy them)", node)
+
     def store(self, block: Block, value, node) -> None:
         self.require_compute(node, f"{block.name}.store()")
+        self.require_whole_tiles(block, f"{block.name}.store()", node)
         if isinstance(value, Block) and value is block:
             raise self.error(f"{block.name}.store({block.name}) stores a block into itself", node)
         if _number(value):
@@ -834,6 +844,53 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         self.node = node
         self.emit(ttl.StoreOp(v.value, block.value))
         block.stored, block.summed_in_l1 = v.value, False
+
+    def store_row_prefix(self, block: Block, value, node, accumulate: bool) -> None:
+        """``block.store_rows(x)`` / ``block.accumulate_rows(x)``: the first rows of the one 32x32
+        tile ``x`` (16 values a row, in DST's order: face 0's rows, then face 1's ...) as many as the
+        reserved block's tiles (32 wide) hold, packed into it with ``pack_rows`` (added to what it
+        holds with the packer's L1 accumulation). A block of one 16x32 tile gets the tile's top
+        half; one of 1x32 tiles the values in DST's order."""
+        call = f"{block.name}.{'accumulate_rows' if accumulate else 'store_rows'}()"
+        self.require_compute(node, call)
+        if block.acquired != "reserve":
+            raise self.error(f"{call} stores into a block from reserve(); {block.name} was obtained with wait()", node)
+        height, width = block.dfb.tile
+        if not block.dfb.is_tiled or width != 32:
+            what = "row-major pages" if not block.dfb.is_tiled else f"{height}x{width} tiles"
+            raise self.error(f"{call}: {block.dfb.name} holds {what}; rows of a tile go into tiles 32 wide "
+                             "(1x32 ... 32x32)", node)
+        if isinstance(value, Block) and value.dfb.tile != (32, 32):
+            raise self.error(f"{call} takes a block of one 32x32 tile; {value.name} holds "
+                             f"{value.dfb.tile[0]}x{value.dfb.tile[1]} tiles", node)
+        if _number(value) or isinstance(value, Scalar):
+            raise self.error(f"{call} takes a block of one 32x32 tile, not {self.describe(value)}", node)
+        v = self.operand(value, node)
+        if v.row_major or math.prod(v.shape) != 1:
+            raise self.error(f"{call} takes a block of one 32x32 tile; this one is {_shape_text(v.shape)} "
+                             f"(in {_unit(v)})", node)
+        formats = (DataFormat.Float16_b, DataFormat.Float32)
+        if block.data_format not in formats:
+            raise self.error(f"{call}: {block.dfb.name} is {block.data_format.ttnn_name}; rows are packed into "
+                             "bfloat16 and float32 buffers", node)
+        if v.data_format is not block.data_format:
+            raise self.error(f"{call}: the value is {v.data_format.ttnn_name} but {block.name} is "
+                             f"{block.data_format.ttnn_name}; convert with ttl.math.typecast first", node)
+        elements = math.prod(block.shape) * height * width
+        if elements > 1024:
+            raise self.error(f"{call}: {block.name} holds {elements} values ({_shape_text(block.shape)} tiles of "
+                             f"{height}x{width}); the rows of one 32x32 tile fill at most 1024", node)
+        if accumulate and not block.holds_rows:
+            raise self.error(f"{call} adds to the rows {block.name} holds; store_rows() into it first", node)
+        self.check_position(block, node)
+        block.status.store(self.location(node))
+        block.holds_rows = True
+        self.node = node
+        view = self.emit(ttl.RowPrefixOp(block.value, elements // 16, ttl.tile_type(block.data_format)))
+        store = self.emit(ttl.StoreOp(v.value, view.result))
+        store.attributes[ttl.ROW_PREFIX_ATTR] = IntegerAttr(elements // 16, i32)
+        if accumulate:
+            store.attributes[ttl.L1_ACC_ATTR] = UnitAttr()
 
     def store_accumulating(self, block: Block, value, node) -> None:
         """``block.store(value, acc=True)``: add ``value`` to what the block holds; a reserved block

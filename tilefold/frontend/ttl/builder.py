@@ -178,10 +178,6 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
             raise self.error(f"{dfb.name} was made outside this operation (at {dfb.location}); an operation uses the "
                              "dataflow buffers made in its body: make it there")
         if dfb.index not in self.cbs:
-            if self.kind == "compute" and dfb.tile != (32, 32):
-                raise self.error(f"{dfb.name} holds {dfb.tile[0]}x{dfb.tile[1]} tiles; a compute kernel using a "
-                                 "buffer of tiles other than 32x32 is not supported by tilefold yet (data movement "
-                                 "kernels copy them)")
             if dfb.is_tiled or self.kind == "compute":      # a compute kernel sees tiles (row-major: its pages)
                 cb_type = ttl.CircularBufferType(dfb.compute_shape, ttl.tile_type(dfb.data_format, *dfb.tile),
                                                  dfb.block_count)

@@ -687,6 +687,11 @@ class ExpressionBuilder:
                                      f"{self.describe(acc)}", node)
                 (self.store_accumulating if acc else self.store)(obj, args[0], node)
                 return None
+            if name in ("store_rows", "accumulate_rows"):
+                if len(args) != 1 or kwargs:
+                    raise self.error(f"{obj.name}.{name}(block) takes one block of one 32x32 tile", node)
+                self.store_row_prefix(obj, args[0], node, accumulate=name == "accumulate_rows")
+                return None
         elif isinstance(obj, Transfer) and name == "wait":
             self.no_arguments(args, kwargs, node, "wait()")
             self.transfer_wait(obj, node, explicit=True)

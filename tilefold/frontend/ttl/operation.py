@@ -103,6 +103,9 @@ class Operation:
     placements = None               # mesh_program_placements=: the devices (indices) whose nodes run kernels
     resource_factory = None         # runtime_resource_factory=: semaphores the host program adds
     _mesh_chip = None               # the chip a call of a grid with mesh axes runs now (_call)
+    dispatch = None                 # dispatcher=True: its body's schedule (tilefold.frontend.ttl.dispatch)
+    dispatch_contracts: tuple = ()  # dispatch_arguments=: one ttl.DispatchArgument per parameter
+    grid_declared = True            # grid= was given (a dispatcher's targets must give it)
 
     def __init__(self, function, grid, options: dict, location: SourceLocation | None):
         self.function = _captured_at_decoration(function)
@@ -115,11 +118,63 @@ class Operation:
         self._cache: dict = {}
         self._warned: dict = {}         # the warnings registry of unused buffers: each warned once
 
+    # -- dispatchers (tilefold.frontend.ttl.dispatch) ----------------------------------------
+
+    @property
+    def dispatcher(self) -> bool:
+        return self.dispatch is not None
+
+    @property
+    def _ttl_operation_kind(self) -> str:
+        return "dispatcher" if self.dispatcher else "unified"
+
+    @property
+    def operation_identity(self) -> str:
+        """A name of this operation that stays the same across runs: module, name, file and line."""
+        code = self.function.__code__
+        return f"{self.function.__module__}.{self.function.__qualname__}@{code.co_filename}:{code.co_firstlineno}"
+
+    @property
+    def dispatcher_ast(self):
+        """A dispatcher's body with its static ``if`` statements resolved (a copy); None otherwise."""
+        from tilefold.frontend.ttl.dispatch import dispatcher_ast_copy
+
+        return dispatcher_ast_copy(self.dispatch)
+
+    @property
+    def dispatch_targets(self) -> types.MappingProxyType:
+        """identity -> operation of each operation a dispatcher calls, in order (read-only)."""
+        return types.MappingProxyType(dict(self.dispatch.targets) if self.dispatcher else {})
+
+    def _dispatch_body(self):
+        if not self.dispatcher:
+            raise KernelValueError(f"{self.__name__!r} is not a dispatcher; dispatch IR is made of "
+                                   "@ttl.operation(dispatcher=True) operations", user_location())
+        return self.dispatch
+
+    def emit_dispatch_ir(self, *args, **kwargs):
+        """A dispatcher's schedule for tensors like these, as IR (:mod:`tilefold.ir.dispatch`)."""
+        return self._dispatch_body().emit(args, kwargs)
+
+    def resolve_dispatch_ir(self, *args, **kwargs):
+        """:meth:`emit_dispatch_ir` with the argument contracts checked, marked resolved."""
+        return self._dispatch_body().resolve(args, kwargs)
+
+    def resolve_dispatch(self, *args, **kwargs):
+        """The resolved schedule as a ``ttl.ResolvedDispatcher``."""
+        from tilefold.frontend.ttl.dispatch import ResolvedDispatcher
+
+        return ResolvedDispatcher(self.resolve_dispatch_ir(*args, **kwargs))
+
     # -- the call ---------------------------------------------------------------------------
 
     def __call__(self, *args, **kwargs):
         from tilefold.frontend.ttl.inlining import show_user_names
 
+        if self.dispatcher:
+            raise KernelValueError(f"dispatcher {self.__name__!r} is control-only: it schedules the operations it "
+                                   "calls and does not run itself; call them, or read its schedule with "
+                                   f"{self.__name__}.resolve_dispatch(...)", user_location())
         with frozen_gc():         # the objects alive before the call stay out of its cycle collections
             try:
                 return self._call(args, kwargs)
@@ -999,10 +1054,6 @@ def _warn_unsupported_environment() -> None:
                     "TT-Metalium project of each call (--print-ir-after-all prints its IR)", user_location())
 
 
-# keywords of TT-Lang's newer @ttl.operation that tilefold does not take
-_NEWER_OPTIONS = frozenset({"dispatcher"})
-
-
 def _unknown_options(unknown: dict) -> str:
     """The error for keywords ``@ttl.operation`` does not take, naming what 1.x writes for the
     pre-1.0 ones (``compute_config=``; extra keywords the pre-1.0 ``@ttl.kernel`` made names in the
@@ -1010,14 +1061,11 @@ def _unknown_options(unknown: dict) -> str:
     if "compute_config" in unknown:
         return ("@ttl.operation(compute_config=...) is pre-1.0 TT-Lang; 1.x gives the compute settings as "
                 "@ttl.operation(fp32_dest_acc_en=..., dst_full_sync_en=..., math_fidelity=..., math_approx_mode=...)")
-    newer = sorted(set(unknown) & _NEWER_OPTIONS)
-    if newer:
-        return f"@ttl.operation({newer[0]}=...) is not supported by tilefold yet"
     names = ", ".join(repr(k) for k in sorted(unknown))
     message = (f"@ttl.operation() got an unexpected keyword argument {names}; it takes grid, fp32_dest_acc_en, "
                "dst_full_sync_en, math_fidelity, math_approx_mode, memory_space, tiled, options, num_outs, "
                "indexing_maps, iterator_types, device_domain, mesh_program_placements, runtime_resource_factory, "
-               "factory_cache, factory_cache_key")
+               "factory_cache, factory_cache_key, dispatcher, dispatch_arguments")
     constants = {k: v for k, v in sorted(unknown.items()) if isinstance(v, (int, float, str, tuple))}
     if constants:
         name, value = next(iter(constants.items()))
@@ -1026,11 +1074,11 @@ def _unknown_options(unknown: dict) -> str:
     return message
 
 
-def operation(fn=None, *, grid="full", fp32_dest_acc_en: bool | None = None, dst_full_sync_en: bool | None = None,
+def operation(fn=None, *, grid=None, fp32_dest_acc_en: bool | None = None, dst_full_sync_en: bool | None = None,
               math_fidelity: str | None = None, math_approx_mode: bool | None = None, memory_space: str | None = None,
               tiled: bool = True, options: str | None = None, num_outs: int = 1, indexing_maps=None,
               iterator_types=None, device_domain=None, mesh_program_placements=None, runtime_resource_factory=None,
-              factory_cache=None, factory_cache_key=None, **unknown):
+              factory_cache=None, factory_cache_key=None, dispatcher=False, dispatch_arguments=None, **unknown):
     """``@ttl.operation(grid=(columns, rows) | (d0, ..., dn) | "full" | "auto")``: a TT-Lang operation.
     ``memory_space`` ("L1" or "DRAM") and ``tiled=True`` are accepted: each tensor's own memory
     and layout decide how it is read and written; so are TT-Lang's compiler ``options`` (here or per
@@ -1041,8 +1089,16 @@ def operation(fn=None, *, grid="full", fp32_dest_acc_en: bool | None = None, dst
     nodes of the others run no kernel). ``runtime_resource_factory`` adds semaphores to the host
     program for C++ the kernels call (:mod:`tilefold.frontend.ttl.runtime_resources`).
     ``factory_cache=`` / ``factory_cache_key=`` (TT-Lang's compilation cache shared between
-    operations) are accepted: tilefold keeps each operation's compiled calls itself."""
+    operations) are accepted: tilefold keeps each operation's compiled calls itself.
+    ``dispatcher=True`` makes a control-only dispatcher of the operations its body calls, whose
+    parameters ``dispatch_arguments={name: ttl.DispatchArgument(...)}`` give contracts
+    (:mod:`tilefold.frontend.ttl.dispatch`). Without ``grid=`` an operation runs on the full grid."""
     location = user_location()
+    grid_declared = grid is not None
+    grid = "full" if grid is None else grid
+    if not isinstance(dispatcher, bool):
+        raise KernelArgumentError(f"@ttl.operation(dispatcher={dispatcher!r}): dispatcher must be a bool (True or "
+                                  "False)", location)
     from tilefold.frontend.ttl.devices import DeviceDomain
 
     if device_domain is not None and not isinstance(device_domain, DeviceDomain):
@@ -1098,7 +1154,19 @@ def operation(fn=None, *, grid="full", fp32_dest_acc_en: bool | None = None, dst
         if not inspect.isfunction(function):
             raise KernelError(f"@ttl.operation decorates a def function, not {type(function).__name__}", location)
         code = function.__code__
-        op = Operation(function, grid, options, SourceLocation(code.co_filename, code.co_firstlineno))
+        from tilefold.frontend.ttl.dispatch import DispatcherBody, argument_contracts, dispatcher_operations_named
+
+        here = SourceLocation(code.co_filename, code.co_firstlineno)
+        composed = dispatcher_operations_named(function)
+        if composed and not dispatcher:
+            raise KernelValueError(f"cannot compose dispatcher operation {composed[0].__name__!r} into "
+                                   f"{function.__name__!r}: a dispatcher only schedules operations; call its targets "
+                                   "here instead", here)
+        op = Operation(function, grid, options, here)
+        op.grid_declared = grid_declared
+        op.dispatch_contracts = argument_contracts(function, dispatch_arguments, here)
+        if dispatcher:
+            op.dispatch = DispatcherBody(function, function.__name__, here)
         op.device_domain = device_domain
         op.placements = placements
         op.resource_factory = runtime_resource_factory

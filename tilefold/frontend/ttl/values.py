@@ -83,6 +83,7 @@ class Block:
     inline: bool = False                   # acquired inside an expression (``dfb.reserve().store(x)``): no name
     level: int = 0                         # runtime loops and branches around its acquisition
     explicit: bool = False                 # its kernel pushes / pops it itself (the rest are released implicitly)
+    holds_rows: bool = False               # store_rows() stored into it (accumulate_rows() may add to it)
 
     @property
     def shape(self) -> tuple[int, ...]:

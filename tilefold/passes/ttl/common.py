@@ -62,7 +62,7 @@ def bind_of(value: SSAValue) -> ttl.BindCBOp | None:
             owner = owner.cb.owner
         elif isinstance(owner, ttl.AttachCBOp):
             owner = owner.cb.owner
-        elif isinstance(owner, ttl.BlockSliceOp):
+        elif isinstance(owner, (ttl.BlockSliceOp, ttl.RowPrefixOp)):
             owner = owner.block.owner
         elif isinstance(owner, ttl.ReshapeOp):
             owner = owner.input.owner
@@ -75,7 +75,7 @@ def bind_of(value: SSAValue) -> ttl.BindCBOp | None:
 def acquisition_of(value: SSAValue) -> Operation | None:
     """The ``ttl.cb_wait`` / ``ttl.cb_reserve`` a block value comes from (through slices and reshapes)."""
     owner = value.owner
-    while isinstance(owner, (ttl.BlockSliceOp, ttl.ReshapeOp)) or \
+    while isinstance(owner, (ttl.BlockSliceOp, ttl.ReshapeOp, ttl.RowPrefixOp)) or \
             (owner is not None and owner.name == "tensor.extract"):
         owner = owner.operands[0].owner
     return owner if isinstance(owner, (ttl.CBWaitOp, ttl.CBReserveOp)) else None

@@ -13,7 +13,8 @@ Reads: computes with DST slots assigned and the DST protocol around them. Writes
   ops on the result follow in a loop over the output tiles, reading it
   with ``ttl.dst_tile``;
 * a **pack loop nest** over the output tiles for the store: ``ttl.pack_tile %dst_slot, %cb_tile,
-  %block`` with the tile's index in the DST sub-block and in the CB block.
+  %block`` with the tile's index in the DST sub-block and in the CB block (into a ``ttl.row_prefix``
+  view, the pack of the view's rows into the block's first page, marked ``ttl.row_prefix``).
 
 The two nests sit on either side of ``tile_regs_commit`` / ``tile_regs_wait``, as the TT-Lang multi-tile lowering
 shows. Errors: none.
@@ -273,7 +274,9 @@ class ComputeLowering:
         inner, ivs, _ = loop_nest(cursor, shape, store.location, [f"p{d}" for d in range(len(shape))], self.footprint)
         local = inner.add(affine.ApplyOp(ivs, AffineMapAttr(linear_map(shape))), store.location)
         local.result.name_hint = "dst_slot"
-        if isinstance(target.owner, ttl.BlockSliceOp):
+        if isinstance(target.owner, ttl.RowPrefixOp):      # the block's bytes as the prefix of one tile
+            parent, index = target.owner.block, local
+        elif isinstance(target.owner, ttl.BlockSliceOp):
             parent = target.owner.block
             amap = linear_map(parent.type.get_shape(), len(shape), None, len(shape), list(range(len(shape))))
             index = inner.add(affine.ApplyOp([*ivs, *target.owner.offsets], AffineMapAttr(amap)), store.location)
@@ -282,7 +285,9 @@ class ComputeLowering:
             index = local
         index.result.name_hint = "cb_tile"
         pack = inner.add(ttl.PackTileOp(local.result, index.result, parent, self.footprint), store.location)
-        if parent is target:
+        if ttl.ROW_PREFIX_ATTR in store.attributes:
+            pack.attributes[ttl.ROW_PREFIX_ATTR] = store.attributes[ttl.ROW_PREFIX_ATTR]
+        elif parent is target:
             pack.attributes[SEQUENTIAL_ATTR] = UnitAttr()
         store.detach()
         store.erase()
@@ -298,7 +303,8 @@ class TTLLowerToLoops(ModulePass):
             for compute in [c for c in kernel.walk() if isinstance(c, ttl.ComputeOp)]:
                 ComputeLowering(compute).run()
             for dead in list(kernel.walk(reverse=True)):
-                if isinstance(dead, (ttl.AttachCBOp, tensor_dialect.EmptyOp, ttl.BlockSliceOp, ttl.ReshapeOp)) \
+                if isinstance(dead, (ttl.AttachCBOp, tensor_dialect.EmptyOp, ttl.BlockSliceOp, ttl.ReshapeOp,
+                                     ttl.RowPrefixOp)) \
                         and not any(r.uses for r in dead.results):
                     dead.detach()
                     dead.erase()

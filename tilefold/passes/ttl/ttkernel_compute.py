@@ -22,6 +22,8 @@ calls, each preceded by its ``*_init`` as the TT-Lang multi-tile lowering shows:
 * the DST slot of a result in the output region is ``footprint + `` its linear index
   (``arith.addi``), the pack writes slot ``footprint + dst_slot`` to tile ``cb_tile`` of the block:
   ``pack_tile<out_of_order>(slot, cb, index)`` (in order when the loop fills the block tile by tile);
+  a pack marked ``ttl.row_prefix`` (``Block.store_rows``) is ``pack_rows_init(rows)``,
+  ``pack_rows(slot, cb, index)``, ``pack_rows_uninit()``;
 * ``ttl.cb_wait`` / ``cb_reserve`` / ``cb_pop`` / ``cb_push`` → ``cb_wait_front`` / ``cb_reserve_back`` /
   ``cb_pop_front`` / ``cb_push_back`` with the block's page count;
 * ``ttl.pack_l1_acc {enable}`` → ``pack_reconfig_l1_acc(enable)``.
@@ -285,6 +287,11 @@ class ComputeLowering:
         in_order = (SEQUENTIAL_ATTR in op.attributes and acq is not None and acq.held_before == 0
                     and self.packs[op.block] == 1)
         self.packer(op, self.cb(op.block))
+        if ttl.ROW_PREFIX_ATTR in op.attributes:       # the first rows of DST, 16 values each, from page ``index``
+            e.call("pack_rows_init", [e.i32(op.attributes[ttl.ROW_PREFIX_ATTR].value.data, op)], op)
+            e.call("pack_rows", [slot, self.cb(op.block), index], op)
+            e.call("pack_rows_uninit", [], op)
+            return
         e.call("pack_tile", [slot, self.cb(op.block), index], op, {"out_of_order_output": not in_order})
 
 
