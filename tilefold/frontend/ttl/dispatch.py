@@ -136,6 +136,11 @@ def _scope(function) -> dict:
     return names
 
 
+def _is_operation(value) -> bool:
+    """Whether ``value`` is a ``@ttl.operation`` (asked of its class: no instance attribute is evaluated)."""
+    return getattr(type(value), "is_ttl_operation", False) is True
+
+
 def dispatcher_operations_named(function) -> list:
     """The dispatchers ``function``'s code (its nested functions' too) names, as it sees them now."""
     scope, found, codes = _scope(function), [], [function.__code__]
@@ -143,7 +148,7 @@ def dispatcher_operations_named(function) -> list:
         code = codes.pop()
         for name in (*code.co_names, *code.co_freevars):
             value = scope.get(name)
-            if getattr(value, "dispatch", None) is not None and value not in found:
+            if _is_operation(value) and value.dispatch is not None and value not in found:
                 found.append(value)
         codes.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
     return found
@@ -176,7 +181,7 @@ class DispatcherBody:
         for node in ast.walk(tree):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
                 target = self.scope.get(node.func.id)
-                if getattr(target, "is_ttl_operation", False) is True and target.operation_identity not in self.targets:
+                if _is_operation(target) and target.operation_identity not in self.targets:
                     if not target.grid_declared:
                         raise KernelValueError(f"dispatcher target {target.__name__!r} must declare a grid "
                                                f"(@ttl.operation(grid=...)): each target is built as an image of "
@@ -218,7 +223,7 @@ class DispatcherBody:
                                        "parameters", self.location(stmt))
             call = stmt.value
             target = self.scope.get(call.func.id) if isinstance(call.func, ast.Name) else None
-            if getattr(target, "is_ttl_operation", False) is not True:
+            if not _is_operation(target):
                 raise KernelValueError(f"dispatcher {self.name!r} calls {ast.unparse(call.func)}, which is not a "
                                        "@ttl.operation; its body only calls operations", self.location(stmt))
             signature = inspect.signature(target.function)
