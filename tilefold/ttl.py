@@ -28,6 +28,7 @@ from tilefold.run import ttl as _runner
 for _name in ("", ".correctness", ".block_allocation"):     # `from tilefold.ttl.utils.correctness import ...`
     _sys.modules[f"{__name__}.utils{_name}"] = _sys.modules[f"tilefold.ttl_utils{_name}"]
 _sys.modules[f"{__name__}.diagnostics"] = diagnostics
+_sys.modules[f"{__name__}.ir"] = ir
 _sys.modules[f"{__name__}.ttl_api"] = _api.pre_1_0_api_module(f"{__name__}.ttl_api")   # pre-1.0: one clear error
 ttl = _sys.modules[__name__]     # `from ttl import ttl`: TT-Lang's language module is the package's own names
 

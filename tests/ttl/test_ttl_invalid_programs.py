@@ -34,6 +34,14 @@ def test_diagnostics_module_and_language_module_names():
         from tilefold.ttl.diagnostics import format_mlir_error  # noqa: F401 - TT-Lang's MLIR formatter
 
 
+def test_ir_module_gives_mlir_error_and_names_what_it_lacks():
+    from tilefold.ttl.ir import MLIRError
+
+    assert MLIRError is KernelError
+    with pytest.raises(KernelError, match="ttl.ir.Context is not supported by tilefold yet"):
+        from tilefold.ttl.ir import Context  # noqa: F401 - TT-Lang's MLIR bindings
+
+
 def test_range_where_the_block_has_no_dimension_hints_at_a_scalar_index():
     from tilefold.ttl.diagnostics import TTLangCompileError
 
