@@ -30,3 +30,15 @@ def user_location() -> SourceLocation | None:
             return SourceLocation(frame.f_code.co_filename, frame.f_lineno)
         frame = frame.f_back
     return None
+
+
+def unsupported_names(module: str, advice: str):
+    """A module ``__getattr__`` for which every name the module lacks is one error at the user's line:
+    ``<module>.<name> is not supported by tilefold yet`` followed by ``advice``."""
+    from tilefold.errors import KernelError
+
+    def __getattr__(name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise KernelError(f"{module}.{name} is not supported by tilefold yet{advice}", user_location())
+    return __getattr__

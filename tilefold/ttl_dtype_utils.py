@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import operator
 
-from tilefold.caller import user_location
+from tilefold.caller import unsupported_names
 from tilefold.errors import KernelError
 from tilefold.layout.formats import data_format
 from tilefold.layout.tiles import SUPPORTED_TILE_SHAPES
@@ -74,9 +74,6 @@ def tile_bytes_from_dtype(dtype, tile=(32, 32)) -> int:
     return data_format(name).tile_size(height, width)
 
 
-def __getattr__(name: str):
-    if name.startswith("__"):
-        raise AttributeError(name)
-    raise KernelError(f"ttl.dtype_utils.{name} is not supported by tilefold yet (tilefold has no TT-Lang MLIR types); "
-                      "use torch_dtype_to_ttnn_datatype, format_name_to_ttnn_dtype or tile_bytes_from_dtype",
-                      user_location())
+__getattr__ = unsupported_names("ttl.dtype_utils",
+                              "(tilefold has no TT-Lang MLIR types); use torch_dtype_to_ttnn_datatype, "
+                              "format_name_to_ttnn_dtype or tile_bytes_from_dtype")

@@ -7,7 +7,7 @@ import numpy as np
 
 import tilefold.ttl as ttl
 import tilefold.ttnn as ttnn
-from ttl_helpers import tile_tensor, zeros
+from ttl_helpers import recorded_programs, tile_tensor, zeros
 
 ROWS_PER_NODE = 3
 
@@ -112,21 +112,10 @@ def test_break_leaves_only_its_own_loop():
 
 
 def test_kernels_with_break_and_continue_compile_against_the_real_headers(tmp_path, check_kernel):
-    import tilefold.run.ttl as runner
     from tilefold.codegen.cpp import emit_kernel
 
-    programs = []
-    original = runner.run_operation
-
-    def recording(operation, capture, compiled, *rest):
-        programs.append(compiled.program)
-        return original(operation, capture, compiled, *rest)
-
-    runner.run_operation = recording
-    try:
+    with recorded_programs() as programs:
         uneven_rows(tile_tensor((160, 32), seed=13), zeros((160, 32)))
-    finally:
-        runner.run_operation = original
     program = programs[0]
     compute = next(k for k in program.kernels if k.is_compute)
     path = tmp_path / "compute.cpp"

@@ -9,6 +9,7 @@ import pytest
 
 import tilefold.ttl as ttl
 import tilefold.ttnn as ttnn
+from ttl_helpers import recorded_programs
 
 
 def _bits(values, dtype: str):
@@ -219,18 +220,9 @@ def test_a_float32_element_written_into_a_bfloat16_block_is_truncated():
 
 
 def test_raw_element_access_compiles_against_the_real_dataflow_headers(tmp_path, check_kernel):
-    import tilefold.run.ttl as runner
     from tilefold.codegen.cpp import emit_kernel
 
-    programs = []
-    original = runner.run_operation
-
-    def recording(operation, capture, compiled, *rest):
-        programs.append(compiled.program)
-        return original(operation, capture, compiled, *rest)
-
-    runner.run_operation = recording
-    try:
+    with recorded_programs() as programs:
         for dtype in (ttnn.float32, ttnn.bfloat16):
             sort_pair()(ttnn.zeros((32, 32), dtype=dtype, layout=ttnn.TILE_LAYOUT),
                         ttnn.zeros((32, 32), dtype=dtype, layout=ttnn.TILE_LAYOUT))
@@ -238,8 +230,6 @@ def test_raw_element_access_compiles_against_the_real_dataflow_headers(tmp_path,
                 ttnn.zeros((32, 32), dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT))
         narrowing_copy(ttnn.zeros((32, 32), dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT),
                        ttnn.zeros((32, 32), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT))
-    finally:
-        runner.run_operation = original
     assert len(programs) == 4
     for i, program in enumerate(programs):
         kernel = next(k for k in program.kernels if k.name == "dm_write")

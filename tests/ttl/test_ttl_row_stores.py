@@ -18,7 +18,7 @@ import tilefold.ttl as ttl
 import tilefold.ttnn as ttnn
 from tilefold.errors import KernelError
 from tilefold.sim.engine_config import EngineConfig
-from ttl_helpers import expect_error
+from ttl_helpers import expect_error, recorded_programs
 
 
 def _faces(tile: np.ndarray) -> np.ndarray:
@@ -166,27 +166,16 @@ def test_a_root_node_sums_received_tiles_into_rows():
 
 
 def test_the_compute_kernel_packs_rows_and_passes_the_real_headers(tmp_path, check_kernel):
-    import tilefold.run.ttl as runner
     from checkhost import check_hosts, require_hosts_accepted
     from tilefold.codegen.cpp import emit_kernel
     from tilefold.frontend.ttl import session
 
-    programs = []
-    original = runner.run_operation
-
-    def recording(operation, capture, compiled, *rest):
-        programs.append(compiled.program)
-        return original(operation, capture, compiled, *rest)
-
-    runner.run_operation = recording
-    try:
+    with recorded_programs() as programs:
         with session.configured(project_dir=tmp_path / "projects"):
             _, inp = _inputs(ttnn.bfloat16, ml_dtypes.bfloat16, 2)
             out = ttnn.from_numpy(np.zeros((1, 448), np.float32), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT,
                                   tile=ttnn.Tile((1, 32)))
             _rows_op((1, 14), 1)(inp, out)
-    finally:
-        runner.run_operation = original
     (program,) = programs
     jobs = []
     for k in program.kernels:

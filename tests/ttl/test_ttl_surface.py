@@ -8,7 +8,7 @@ import pytest
 
 import tilefold.ttl as ttl
 import tilefold.ttnn as ttnn
-from ttl_helpers import tile_tensor, zeros
+from ttl_helpers import recorded_programs, tile_tensor, zeros
 
 
 def test_unary_op_on_a_block_the_same_compute_kernel_stored_earlier():
@@ -116,7 +116,6 @@ def test_math_function_against_numpy(name):
 
 
 def test_math_functions_compile_against_the_real_compute_headers(tmp_path, check_kernel):
-    import tilefold.run.ttl as runner
     from tilefold.codegen.cpp import emit_kernel
 
     def chain(b):
@@ -124,18 +123,8 @@ def test_math_functions_compile_against_the_real_compute_headers(tmp_path, check
             b = call(b)
         return b
 
-    programs = []
-    original = runner.run_operation
-
-    def recording(operation, capture, compiled, *rest):
-        programs.append(compiled.program)
-        return original(operation, capture, compiled, *rest)
-
-    runner.run_operation = recording
-    try:
+    with recorded_programs() as programs:
         run_block_function(chain, tile_tensor((32, 32), seed=3, scale=0.1))
-    finally:
-        runner.run_operation = original
     compute = next(k for k in programs[0].kernels if k.is_compute)
     path = tmp_path / "compute.cpp"
     text = emit_kernel(compute.function)
@@ -511,21 +500,10 @@ def test_element_read_and_write_under_their_top_level_names():
 
 
 def test_unsafe_element_access_compiles_against_the_real_dataflow_headers(tmp_path, check_kernel):
-    import tilefold.run.ttl as runner
     from tilefold.codegen.cpp import emit_kernel
 
-    programs = []
-    original = runner.run_operation
-
-    def recording(operation, capture, compiled, *rest):
-        programs.append(compiled.program)
-        return original(operation, capture, compiled, *rest)
-
-    runner.run_operation = recording
-    try:
+    with recorded_programs() as programs:
         element_scan("float32")(ttnn.zeros((32, 64), dtype=ttnn.float32), ttnn.zeros((32, 64), dtype=ttnn.float32))
-    finally:
-        runner.run_operation = original
     program = programs[0]
     kernel = next(k for k in program.kernels if k.name == "dm_write")
     path = tmp_path / "dm_write.cpp"

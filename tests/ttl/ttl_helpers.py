@@ -68,6 +68,26 @@ def expect_error(run, test, error=TilefoldError, *fragments: str):
     return info.value
 
 
+@contextlib.contextmanager
+def recorded_programs():
+    """Inside the block, every TT-Lang operation call also appends its compiled Program to the list
+    it yields (the call runs as usual)."""
+    import tilefold.run.ttl as runner
+
+    programs = []
+    original = runner.run_operation
+
+    def recording(operation, capture, compiled, *rest):
+        programs.append(compiled.program)
+        return original(operation, capture, compiled, *rest)
+
+    runner.run_operation = recording
+    try:
+        yield programs
+    finally:
+        runner.run_operation = original
+
+
 def compiled(operation, *tensors):
     """The CompiledOperation (lowered module, Program, IR after each pass) of one call."""
     from tilefold.run.ttl import compile_built
