@@ -190,6 +190,31 @@ def test_a_multi_line_import_from_the_simulator_package_is_a_tt_lang_script(tmp_
     assert "ttl.operation double" in capsys.readouterr().out
 
 
+def test_the_simulator_wheels_spelling_ttl_sim_is_the_same_package(tmp_path, capsys):
+    """``from ttl.sim import ttl, ttnn`` (tt-lang-sim's own wheel) and ``ttl.sim.testing``."""
+    from tilefold.cli.main import main
+
+    script = tmp_path / "ttl_sim.py"
+    script.write_text(SIM_PACKAGE.replace("from sim import ttl, ttnn", "from ttl.sim import ttl, ttnn")
+                      .replace("from sim.testing", "from ttl.sim.testing").replace("from sim.typedefs", "from ttl.sim.typedefs"))
+    assert main(["sim", str(script)]) == 0
+    assert "ttl.operation double" in capsys.readouterr().out
+    import sys
+    assert "ttl.sim" not in sys.modules
+
+
+@pytest.mark.parametrize("line, module", [("from sim import ttl\nfrom sim.ttnnsim import Tensor", "sim.ttnnsim"),
+                                          ("from ttl.sim.ttnnsim import Tensor", "ttl.sim.ttnnsim")])
+def test_another_module_of_the_simulator_package_is_one_error_at_its_import(tmp_path, line, module):
+    script = tmp_path / "sim_module.py"
+    script.write_text(f"import numpy\n{line}\n")
+    with pytest.raises(KernelError) as err:
+        run_script(script)
+    message = str(err.value)
+    assert message.startswith(f"{script}:{line.count(chr(10)) + 2}: {module} (a module of TT-Lang's simulator "
+                              "package) is not supported by tilefold"), message
+
+
 def test_a_name_of_the_simulator_package_before_1_0_is_one_error_at_its_import(tmp_path):
     script = tmp_path / "sim_dma.py"
     script.write_text("import numpy\nfrom sim import ttl, dma\n")

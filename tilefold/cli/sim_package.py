@@ -1,8 +1,10 @@
-"""``from sim import ttl, ttnn``: the spelling of TT-Lang's examples that run on the simulator in
-TT-Lang's own repository, ``sim.testing.assert_pcc`` and the type names of ``sim.typedefs``.
+"""``from sim import ttl, ttnn`` (and ``from ttl.sim import ttl, ttnn``, as the simulator's own wheel
+spells it): the spelling of TT-Lang's examples that run on the simulator in TT-Lang's own
+repository, ``sim.testing.assert_pcc`` and the type names of ``sim.typedefs``.
 
 Reads: nothing. Writes: nothing. While a TT-Lang script runs under ``tilefold sim`` / ``run`` /
-``compile``, ``sim`` is this module (see :mod:`tilefold.cli.ttl_scripts`).
+``compile``, ``sim`` and ``ttl.sim`` are this module (see :mod:`tilefold.cli.ttl_scripts` and
+:mod:`tilefold.cli.tt_lang_submodules`).
 """
 
 from __future__ import annotations
@@ -74,5 +76,6 @@ def __getattr__(name: str):
 
 
 MODULES = {"sim": sys.modules[__name__], "sim.testing": testing, "sim.typedefs": typedefs}
+__path__ = []   # a package: ``import sim.X`` asks the finder of tilefold.cli.tt_lang_submodules, which names what exists
 
 __all__ = ["ttl", "ttnn", "testing", "typedefs", "assert_pcc"]

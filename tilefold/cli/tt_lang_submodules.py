@@ -27,7 +27,9 @@ class TtLangSubmodules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     its submodule; ``from ttl.pipe import Pipe`` and TT-Lang's other modules of public names read
     the package's names. ``ttl.ops``, TT-Lang's library of operations written in TT-Lang, is loaded from
     a TT-Lang source tree or installation on the path (its ``import ttl`` then gives tilefold's).
-    Any other ``ttl.X`` / ``ttnn.X`` module is one error at the importing line."""
+    ``ttl.sim`` (TT-Lang's simulator wheel's spelling) is tilefold's ``sim`` package
+    (:mod:`tilefold.cli.sim_package`). Any other ``ttl.X`` / ``ttnn.X`` / ``sim.X`` module is one
+    error at the importing line."""
 
     ROOTS = ("ttl", "ttnn")
     OP_LIBRARY = "ttl.ops"
@@ -39,6 +41,15 @@ class TtLangSubmodules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         "operators", "compiler_options", "sram", "atom", "ttl_math", "ttl_block", "version"})
 
     def find_spec(self, fullname, path, target=None):
+        simulator = _simulator_name(fullname)
+        if simulator is not None:
+            from tilefold.cli.sim_package import MODULES
+
+            if simulator in MODULES:
+                return importlib.util.spec_from_loader(fullname, self)
+            raise UnsupportedModule(f"{fullname} (a module of TT-Lang's simulator package) is not supported by tilefold; "
+                                    f"`from {fullname.rsplit('.', 1)[0]} import ttl, ttnn` gives TT-Lang's language "
+                                    "and TT-NN (their names are those of 1.x)", user_location())
         parent, _, name = fullname.rpartition(".")
         if parent not in self.ROOTS and not self._ours(sys.modules.get(parent)):
             return None     # a module of a package loaded from files (the op library's parts)
@@ -62,6 +73,11 @@ class TtLangSubmodules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return getattr(getattr(module, "__spec__", None), "loader", None) is self
 
     def create_module(self, spec):
+        simulator = _simulator_name(spec.name)
+        if simulator is not None:
+            from tilefold.cli.sim_package import MODULES
+
+            return MODULES[simulator]
         parent, _, name = spec.name.rpartition(".")
         package = sys.modules[parent]
         value = package if parent == "ttl" and name in self.API_MODULES else getattr(package, name)
@@ -80,6 +96,17 @@ class TtLangSubmodules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def exec_module(self, module):
         pass
+
+
+def _simulator_name(fullname: str) -> str | None:
+    """``ttl.sim[.X]`` (TT-Lang's simulator wheel's spelling) and, while ``sim`` is tilefold's
+    simulator package, ``sim.X``: the module's name in :data:`tilefold.cli.sim_package.MODULES`
+    (``sim[.X]``); None for any other module."""
+    if fullname == "ttl.sim" or fullname.startswith("ttl.sim."):
+        return fullname.removeprefix("ttl.")
+    if fullname.startswith("sim.") and getattr(sys.modules.get("sim"), "__name__", None) == "tilefold.cli.sim_package":
+        return fullname
+    return None
 
 
 def _installed_op_library() -> Path | None:
