@@ -1162,6 +1162,14 @@ def get_num_devices() -> int:
     return mesh.num_available_devices()
 
 
+def get_arch_name() -> str:
+    """``ttnn.get_arch_name()``: the simulated chips' architecture, ``"wormhole_b0"`` or ``"blackhole"``."""
+    from tilefold.arch import get_arch
+    from tilefold.frontend.ttl.session import settings
+
+    return get_arch(settings().arch).name
+
+
 def close_mesh_device(device) -> None:
     device.is_open = False
 
@@ -1309,6 +1317,7 @@ __all__ = [
     "to_memory_config", "get_memory_config", "is_sharded", "MeshShape", "MeshDevice", "MeshTensor",
     "open_mesh_device", "close_mesh_device", "ShardTensorToMesh", "ShardTensor2dMesh", "ReplicateTensorToMesh",
     "ConcatMeshToTensor", "ConcatMesh2dToTensor", "all_reduce", "all_gather", "set_num_devices", "GetNumAvailableDevices", "get_num_devices",
+    "get_arch_name",
     "MathFidelity", "WormholeComputeKernelConfig", "BlackholeComputeKernelConfig", "init_device_compute_kernel_config",
     "FabricConfig", "FabricReliabilityMode", "FabricRouterConfig", "FabricTensixConfig", "FabricUDMMode",
     "FabricManagerMode", "set_fabric_config", "get_fabric_config",

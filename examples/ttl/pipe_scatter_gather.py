@@ -3,7 +3,7 @@
 Node 0 reads the whole input. It keeps row block 0 and sends row block ``i`` to node ``i`` through
 the pipe net ``scatter`` (one unicast pipe per node: ``net.if_src`` runs its body once per pipe, and
 ``pipe.dst`` is the node at the other end), staging each block in a buffer that only its reader uses
-(reserve, copy in, copy into the pipe). Every node computes ``exp(x) * 0.5`` on its block; nodes 1..
+(reserve and copy in, then wait and copy into the pipe). Every node computes ``exp(x) * 0.5`` on its block; nodes 1..
 send their result to node 0 through ``gather``, and node 0 writes all blocks (``pipe.src`` says
 which). Two nets of several pipes take 16 semaphores on node 0, what TT-Metal gives a core; a net
 per pipe would take five each.
@@ -37,6 +37,7 @@ def scatter_gather(x, y):
             dst_col, _ = pipe.dst
             with stage_dfb.reserve() as s:
                 ttl.copy(x[dst_col, 0:cols], s).wait()
+            with stage_dfb.wait() as s:
                 ttl.copy(s, pipe).wait()
 
         scatter.if_src(send)
@@ -69,6 +70,7 @@ def scatter_gather(x, y):
             src_col, _ = pipe.src
             with g_dfb.reserve() as g:
                 ttl.copy(pipe, g).wait()
+            with g_dfb.wait() as g:
                 ttl.copy(g, y[src_col, 0:cols]).wait()
 
         gather.if_dst(receive)

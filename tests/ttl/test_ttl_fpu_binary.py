@@ -98,6 +98,18 @@ def test_the_fpu_form_takes_less_compute_time():
     assert (perf["fpu"].counters.sfpu_tiles, perf["sfpu"].counters.sfpu_tiles) == (3 * 8, 5 * 8)
 
 
+def test_options_given_to_one_call_hold_for_that_call():
+    """``op(..., options="--no-ttl-fpu-binary-ops")`` keeps the SFPU form for that call only (its
+    compiled program is another than the decorator's options give)."""
+    a, b, c = _inputs()
+    perf = {}
+    for name, options in (("sfpu", "--no-ttl-fpu-binary-ops"), ("fpu", None)):
+        FPU(a, b, c, zeros((64, 128)), **({"options": options} if options else {}))
+        perf[name] = session.settings().runs[-1][1].perf
+    assert (perf["fpu"].counters.sfpu_tiles, perf["sfpu"].counters.sfpu_tiles) == (3 * 8, 5 * 8)
+    assert FPU.options.get("fpu_binary_ops") is None        # the decorator's options are as they were
+
+
 def test_float32_operands_stay_on_the_sfpu():
     a, b, c = _inputs("float32")
     out = zeros((64, 128), "float32")

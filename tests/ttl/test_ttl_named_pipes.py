@@ -127,10 +127,12 @@ def test_a_pipe_outside_every_net_is_a_net_of_its_own():
             if x == 0:
                 with send.reserve() as blk:
                     ttl.copy(inp[0, 0], blk).wait()
+                with send.wait() as blk:
                     ttl.copy(blk, LONE).wait()
             else:
                 with receive.reserve() as blk:
                     ttl.copy(LONE, blk).wait()
+                with receive.wait() as blk:
                     ttl.copy(blk, out[0, 0]).wait()
 
         @ttl.compute()
@@ -204,12 +206,14 @@ def gather_by_list(inp, out):
             for i in range(3):
                 with dfb.reserve() as blk:
                     ttl.copy(pipes[i], blk).wait()
+                with dfb.wait() as blk:
                     ttl.copy(blk, out[0, i + 1]).wait()
         else:
             for i in range(3):
                 if x == i + 1:
                     with dfb.reserve() as blk:
                         ttl.copy(inp[0, x], blk).wait()
+                    with dfb.wait() as blk:
                         ttl.copy(blk, pipes[i]).wait()
 
     @ttl.compute()
@@ -245,12 +249,14 @@ def scatter_by_list(inp, out):
             for i in range(3):
                 with dfb.reserve() as blk:
                     ttl.copy(inp[0, i + 1], blk).wait()
+                with dfb.wait() as blk:
                     ttl.copy(blk, pipes[i]).wait()
         else:
             for i in range(3):
                 if x == i + 1:
                     with dfb.reserve() as blk:
                         ttl.copy(pipes[i], blk).wait()
+                    with dfb.wait() as blk:
                         ttl.copy(blk, out[0, x]).wait()
 
     @ttl.compute()

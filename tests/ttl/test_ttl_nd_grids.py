@@ -151,6 +151,7 @@ def grid_sizes(inp, out):
         i = ttl.node(dims=1)
         with dfb.reserve() as blk:
             ttl.copy(inp[0, i], blk).wait()
+        with dfb.wait() as blk:
             ttl.copy(blk, out[i // (d1 * d2 * e3), i % rest]).wait()
 
 
@@ -201,6 +202,7 @@ def box_multicast(inp, out, seen):
             a, b, c = pipe.dst
             with stage.reserve() as blk:
                 ttl.copy(inp[0, 0], blk).wait()
+            with stage.wait() as blk:
                 ttl.copy(blk, seen[0, (a.start * 3 + b) * 4 + c.start]).wait()
                 ttl.copy(blk, seen[0, ((a.stop - 1) * 3 + b) * 4 + c.stop - 1]).wait()
                 ttl.copy(blk, pipe).wait()
@@ -275,20 +277,24 @@ def gather_on_a_3d_grid(inp, scratch, out):
             if i != 23:
                 with dfb.reserve() as blk:
                     ttl.copy(inp[0, i], blk).wait()
+                with dfb.wait() as blk:
                     ttl.copy(blk, scratch[0, i]).wait()
                 last.inc(1)
                 done.wait_eq(1)
                 with dfb.reserve() as blk:
                     ttl.copy(scratch[0, 12], blk).wait()
+                with dfb.wait() as blk:
                     ttl.copy(blk, out[1, i]).wait()
             else:
                 barrier.wait_eq(11)
                 for t in range(12, 23):
                     with dfb.reserve() as blk:
                         ttl.copy(scratch[0, t], blk).wait()
+                    with dfb.wait() as blk:
                         ttl.copy(blk, out[0, t]).wait()
                 with dfb.reserve() as blk:
                     ttl.copy(inp[0, 12], blk).wait()
+                with dfb.wait() as blk:
                     ttl.copy(blk, scratch[0, 12]).wait()
                 half.set(1)
 

@@ -32,6 +32,7 @@ def make(multicast: bool, blocks: int):
                 def send(pipe):
                     with send_dfb.reserve() as blk:
                         ttl.copy(inp[0, i], blk).wait()
+                    with send_dfb.wait() as blk:
                         ttl.copy(blk, pipe).wait()
 
                 def receive(pipe):
@@ -115,10 +116,12 @@ def posted_gather(inp, out):
         if nx == 0:
             with send_dfb.reserve() as blk:
                 ttl.copy(inp[0, 0], blk).wait()
+            with send_dfb.wait() as blk:
                 ttl.copy(blk, first).wait()
         if nx == 1:
             with send_dfb.reserve() as blk:
                 ttl.copy(inp[0, 1], blk).wait()
+            with send_dfb.wait() as blk:
                 ttl.copy(blk, second).wait()
         if nx == 2:
             with recv_dfb.reserve() as a, recv_dfb.reserve() as b:
@@ -164,14 +167,17 @@ def posted_gather_of_three(inp, out):
         if nx == 0:
             with send_dfb.reserve() as blk:
                 ttl.copy(inp[0, 0], blk).wait()
+            with send_dfb.wait() as blk:
                 ttl.copy(blk, pipes[0]).wait()
         if nx == 1:
             with send_dfb.reserve() as blk:
                 ttl.copy(inp[0, 1], blk).wait()
+            with send_dfb.wait() as blk:
                 ttl.copy(blk, pipes[1]).wait()
         if nx == 2:
             with send_dfb.reserve() as blk:
                 ttl.copy(inp[0, 2], blk).wait()
+            with send_dfb.wait() as blk:
                 ttl.copy(blk, pipes[2]).wait()
         if nx == 3:
             with recv_dfb.reserve() as a, recv_dfb.reserve() as b, recv_dfb.reserve() as c:
@@ -222,10 +228,12 @@ def overlapping_multicasts(inp, out):
         if nx == 0:
             with send_dfb.reserve() as blk:
                 ttl.copy(inp[0, 0], blk).wait()
+            with send_dfb.wait() as blk:
                 ttl.copy(blk, left).wait()
         if nx == 1:
             with send_dfb.reserve() as blk:
                 ttl.copy(inp[0, 1], blk).wait()
+            with send_dfb.wait() as blk:
                 ttl.copy(blk, right).wait()
         if nx >= 2:
             # a multicast writes at one address on all its receivers: each holds the same two

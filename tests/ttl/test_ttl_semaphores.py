@@ -30,6 +30,7 @@ def gather_after_barrier(inp, scratch, out):
         if node_num != 0:
             with dfb.reserve() as blk:
                 ttl.copy(inp[0, node_num:node_num + 1], blk).wait()
+            with dfb.wait() as blk:
                 ttl.copy(blk, scratch[0, node_num:node_num + 1]).wait()
             node_0.inc(1)
         else:
@@ -37,6 +38,7 @@ def gather_after_barrier(inp, scratch, out):
             for t in range(1, others + 1):
                 with dfb.reserve() as blk:
                     ttl.copy(scratch[0, t:t + 1], blk).wait()
+                with dfb.wait() as blk:
                     ttl.copy(blk, out[0, t:t + 1]).wait()
 
     @ttl.compute()
@@ -58,12 +60,14 @@ def broadcast_after_barrier(inp, scratch, out):
         if node_num == 0:
             with dfb.reserve() as blk:
                 ttl.copy(inp[0, 0:1], blk).wait()
+            with dfb.wait() as blk:
                 ttl.copy(blk, scratch[0, 0:1]).wait()
             everyone.set(1)
         else:
             barrier.wait_eq(1)
             with dfb.reserve() as blk:
                 ttl.copy(scratch[0, 0:1], blk).wait()
+            with dfb.wait() as blk:
                 ttl.copy(blk, out[0, node_num:node_num + 1]).wait()
 
     @ttl.compute()

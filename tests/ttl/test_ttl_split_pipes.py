@@ -47,6 +47,7 @@ def split_multicast(inp, out, span):
                 (dsts,) = pipe.dst
                 with wide.reserve() as w:
                     ttl.copy(inp[0, dsts], w).wait()
+                with wide.wait() as w:
                     ttl.copy(w, span[0, dsts]).wait()
                 ttl.copy(inp[0, 0], blk).wait()
                 ttl.copy(blk, pipe).wait()
@@ -247,6 +248,7 @@ def members(inp, out):
         if pipe.has_current_core():
             with dfb.reserve() as blk:
                 ttl.copy(inp[0, i], blk).wait()
+            with dfb.wait() as blk:
                 ttl.copy(blk, out[0, i]).wait()
 
 

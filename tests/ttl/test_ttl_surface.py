@@ -249,6 +249,39 @@ def test_a_staging_buffer_reserved_more_often_than_its_block_count_is_an_error()
     expect_error(run, staging_copy, KernelError, "nothing waits on it", "block_count=2")
 
 
+def staging_copy_on_node_0(rows):
+    @ttl.operation(grid=(2, 1))
+    def stage(x, out):
+        buf = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+
+        @ttl.datamovement()
+        def mover():
+            node_x, _ = ttl.node(dims=2)
+            if node_x == 0:
+                for i in range(rows):
+                    with buf.reserve() as blk:  # error
+                        ttl.copy(x[i, 0], blk).wait()
+                        ttl.copy(blk, out[i, 0]).wait()
+
+    return stage
+
+
+def test_a_staging_buffer_on_some_nodes_runs_when_its_blocks_fit_and_stops_where_the_device_would_wait():
+    """Under a condition on the node the count is not known before the run: blocks that fit the
+    buffer on any node reuse its space; more stop the run at the reserve that would wait forever."""
+    from tilefold.errors import DeadlockError
+    from ttl_helpers import marked_line
+
+    x = tile_tensor((96, 32), seed=24)
+    y = zeros((96, 32))
+    staging_copy_on_node_0(2)(x, y)
+    np.testing.assert_array_equal(ttnn.to_numpy(y)[:64], ttnn.to_numpy(x)[:64])
+    with pytest.raises(DeadlockError) as info:
+        staging_copy_on_node_0(3)(x, zeros((96, 32)))
+    assert f"test_ttl_surface.py:{marked_line(staging_copy_on_node_0)}" in str(info.value)
+    assert "cb_reserve_back" in str(info.value) and "waiting for 1 page to be freed" in str(info.value)
+
+
 # --- names, errors, host ttnn -----------------------------------------------------------------------
 
 

@@ -256,3 +256,11 @@ def test_a_tensor_made_from_values_alone_is_a_row_major_host_tensor_of_their_typ
     torch = pytest.importorskip("torch")
     b = ttnn.Tensor(torch.ones((1, 1, 32, 32), dtype=torch.bfloat16))
     assert b.dtype == ttnn.bfloat16 and b.layout == ttnn.ROW_MAJOR_LAYOUT and tuple(b.shape) == (1, 1, 32, 32)
+
+
+def test_the_arch_name_is_the_simulated_chips():
+    from tilefold.frontend.ttl import session
+
+    assert ttnn.get_arch_name() == "wormhole_b0"
+    with session.configured(arch="blackhole"):
+        assert ttnn.get_arch_name() == "blackhole"

@@ -58,16 +58,20 @@ def _two_senders(slow_a: int):
                             recv_a.wait()
                             ttl.copy(blk_a, out[0, 2 * i + 1]).wait()
                         start = (first + 1) % 2
+                    with land_a.wait(), land_b.wait():    # the blocks went to DRAM: free them
+                        pass
             elif x == 1:
                 for i in range(BLOCKS):
                     with send_dfb.reserve() as blk:
                         for _ in ttl.static_range(1 + slow_a):    # slow_a more reads: a sends later
                             ttl.copy(a[0, i], blk).wait()
+                    with send_dfb.wait() as blk:
                         ttl.copy(blk, pipe_a).wait()
             else:
                 for i in range(BLOCKS):
                     with send_dfb.reserve() as blk:
                         ttl.copy(b[0, i], blk).wait()
+                    with send_dfb.wait() as blk:
                         ttl.copy(blk, pipe_b).wait()
 
         del net_a, net_b
@@ -142,15 +146,19 @@ def rotating_start(a, b, out):
                         ttl.copy(blk_a, out[0, i]).wait()
                     else:
                         ttl.copy(blk_b, out[0, i]).wait()
+                with land_a.wait(), land_b.wait():    # the blocks went to DRAM: free them
+                    pass
         elif x == 1:
             for i in range(BLOCKS):
                 with send_dfb.reserve() as blk:
                     ttl.copy(a[0, i], blk).wait()
+                with send_dfb.wait() as blk:
                     ttl.copy(blk, pipe_a).wait()
         else:
             for i in range(BLOCKS):
                 with send_dfb.reserve() as blk:
                     ttl.copy(b[0, i], blk).wait()
+                with send_dfb.wait() as blk:
                     ttl.copy(blk, pipe_b).wait()
 
     del net_a, net_b
@@ -196,15 +204,19 @@ def select_twice(a, b, out):
                     recv_b.wait()
                     ttl.copy(blk_a, out[0, 2 * i]).wait()
                     ttl.copy(blk_b, out[0, 2 * i + 1]).wait()
+                with land_a.wait(), land_b.wait():    # the blocks went to DRAM: free them
+                    pass
         elif x == 1:
             for i in range(BLOCKS):
                 with send_dfb.reserve() as blk:
                     ttl.copy(a[0, i], blk).wait()
+                with send_dfb.wait() as blk:
                     ttl.copy(blk, pipe_a).wait()
         else:
             for i in range(BLOCKS):
                 with send_dfb.reserve() as blk:
                     ttl.copy(b[0, i], blk).wait()
+                with send_dfb.wait() as blk:
                     ttl.copy(blk, pipe_b).wait()
 
     del net_a, net_b

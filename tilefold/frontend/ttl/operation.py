@@ -183,11 +183,20 @@ class Operation:
                 raise
 
     def _call(self, args, kwargs):
-        from tilefold.frontend.ttl.mesh import MeshTensor
-
         _warn_unsupported_environment()
         if "options" in kwargs and "options" not in inspect.signature(self.function).parameters:
-            compiler_options(kwargs.pop("options"), user_location())
+            # options given to one call: honoured for that call (over the decorator's)
+            honoured = compiler_options(kwargs.pop("options"), user_location())
+            saved = self.options
+            self.options = {**saved, **honoured}
+            try:
+                return self._call_with_options(args, kwargs)
+            finally:
+                self.options = saved
+        return self._call_with_options(args, kwargs)
+
+    def _call_with_options(self, args, kwargs):
+        from tilefold.frontend.ttl.mesh import MeshTensor
 
         if compile_only():       # a torch tensor's shape and dtype are all a compile reads
             args = tuple(_as_tile_tensor(a) for a in args)
@@ -784,10 +793,21 @@ def check_tokens_unread(tokens: list, reads: list, written: list) -> None:
 def _drop_unconsumed_pushes(pushes: list, kept: set[int]) -> None:
     """A buffer nothing waits on is a staging area (reserve, copy in, copy out): its blocks are never
     handed to a consumer, so the reserves reuse the same space instead of pushing blocks that would
-    stay in the buffer (``check_block_counts`` has checked that they would fit). ``kept``: the
-    buffers whose pushes stay (waited on, or tensor-backed: their blocks are the tensor's pages)."""
+    stay in the buffer — when the blocks pushed on any node fit the buffer (every ``if`` counted as
+    taken). Otherwise the pushes stay and the run stops at the reserve that would wait forever, as
+    on the device. ``kept``: the buffers whose pushes stay (waited on, or tensor-backed: their
+    blocks are the tensor's pages)."""
+    from tilefold.frontend.ttl.protocol_check import block_count_of, executions
+
+    by_buffer: dict[int, list] = {}
     for op in pushes:
         if op.cb.owner.index not in kept:
+            by_buffer.setdefault(op.cb.owner.index, []).append(op)
+    for ops in by_buffer.values():
+        most = [executions(op, at_most=True) for op in ops]
+        if None in most or sum(n * op.blocks for n, op in zip(most, ops)) > block_count_of(ops[0].cb):
+            continue
+        for op in ops:
             op.detach()
             op.erase()
 

@@ -43,8 +43,9 @@ def trip_count(loop: scf.ForOp) -> int | None:
     return max(0, -(-(ub - lb) // step))
 
 
-def executions(op) -> int | None:
-    """How many times ``op`` runs on every node, or None when that depends on run-time values."""
+def executions(op, at_most: bool = False) -> int | None:
+    """How many times ``op`` runs on every node, or None when that depends on run-time values; with
+    ``at_most``, how many times it runs at most on any node (each ``if`` around it taken)."""
     count = 1
     parent = op.parent_op()
     while parent is not None and not isinstance(parent, func.FuncOp):
@@ -53,10 +54,17 @@ def executions(op) -> int | None:
             if trips is None:
                 return None
             count *= trips
-        elif isinstance(parent, scf.IfOp):
+        elif isinstance(parent, scf.IfOp) and not at_most:
             return None
         parent = parent.parent_op()
     return count
+
+
+def block_count_of(cb) -> int:
+    """The ``block_count`` of a ``ttl.bind_cb`` value."""
+    bind = cb.owner
+    attr = bind.properties.get("block_count") or bind.attributes["block_count"]
+    return attr.value.data
 
 
 def _kernel(op) -> func.FuncOp | None:
@@ -120,9 +128,7 @@ def check_block_counts(module: ModuleOp, names: dict[int, str], in_cpp: set[int]
         if p == c:
             continue
         name = names.get(index, f"c_{index}")
-        bind = (pushes.get(index) or pops[index])[0].cb.owner
-        capacity = bind.properties["block_count"].value.data if "block_count" in bind.properties else \
-            bind.attributes["block_count"].value.data
+        capacity = block_count_of((pushes.get(index) or pops[index])[0].cb)
         if c == 0 and p <= capacity:
             continue        # a staging buffer nothing waits on: its blocks fit, none is ever freed
         if c == 0:
