@@ -215,6 +215,54 @@ def test_another_module_of_the_simulator_package_is_one_error_at_its_import(tmp_
                               "package) is not supported by tilefold"), message
 
 
+ADD_SCRIPT = '''
+import numpy as np
+import ttl, ttnn
+
+
+@ttl.operation(grid=(1, 1))
+def add(x, y, out):
+    x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+    y_dfb = ttl.make_dataflow_buffer_like(y, shape=(1, 1), block_count=2)
+    o_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+
+    @ttl.datamovement()
+    def read():
+        with x_dfb.reserve() as a, y_dfb.reserve() as b:
+            ttl.copy(x[0, 0], a).wait()
+            ttl.copy(y[0, 0], b).wait()
+
+    @ttl.compute()
+    def compute():
+        with x_dfb.wait() as a, y_dfb.wait() as b, o_dfb.reserve() as o:
+            o.store(a + b)
+
+    @ttl.datamovement()
+    def write():
+        with o_dfb.wait() as o:
+            ttl.copy(o, out[0, 0]).wait()
+
+
+v = np.ones((32, 32), np.float32)
+x = ttnn.from_numpy(v, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
+y = ttnn.from_numpy(v, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
+add(x, y, ttnn.empty((32, 32), dtype=ttnn.bfloat16))
+'''
+
+
+@pytest.mark.parametrize("arguments, sfpu", [([], 0), (["--no-ttl-fpu-binary-ops"], 1),
+                                             (["--flag", "--no-ttl-fpu-binary-ops"], 1)])
+def test_compiler_options_on_the_scripts_command_line_hold_for_its_operations(tmp_path, capsys, arguments, sfpu):
+    """``python script.py --no-ttl-fpu-binary-ops`` (TT-Lang reads its options from ``sys.argv``);
+    the script's other arguments are its own."""
+    from tilefold.cli.main import main
+
+    script = tmp_path / "add.py"
+    script.write_text(ADD_SCRIPT)
+    assert main(["sim", str(script), *arguments]) == 0
+    assert f"{sfpu} SFPU" in capsys.readouterr().out
+
+
 def test_a_name_of_the_simulator_package_before_1_0_is_one_error_at_its_import(tmp_path):
     script = tmp_path / "sim_dma.py"
     script.write_text("import numpy\nfrom sim import ttl, dma\n")

@@ -1006,7 +1006,8 @@ VALUED_COMPILER_OPTIONS = {"memory-model": ("metal-cb", "compiler-l1", "compiler
 
 def compiler_options(value, location) -> dict:
     """Check a TT-Lang compiler option string (``options="--no-ttl-maximize-dst"``, after those of the
-    ``TTLANG_COMPILER_OPTIONS`` environment variable); the options tilefold honours, as
+    ``TTLANG_COMPILER_OPTIONS`` environment variable and those on the script's command line,
+    ``python script.py --no-ttl-reuse-user-dfbs``); the options tilefold honours, as
     ``{"matmul_full_fp32": False}`` (later tokens win)."""
     honoured: dict = {}
     from_environment = os.environ.get("TTLANG_COMPILER_OPTIONS", "").strip()
@@ -1015,12 +1016,36 @@ def compiler_options(value, location) -> dict:
             _parse_options(from_environment, None, honoured)
         except KernelValueError as exc:
             raise KernelValueError(f"TTLANG_COMPILER_OPTIONS: {exc.message}", location) from None
+    from_command_line = _command_line_options()
+    if from_command_line:
+        try:
+            _parse_options(from_command_line, None, honoured)
+        except KernelValueError as exc:
+            raise KernelValueError(f"the script's command line: {exc.message}", location) from None
     if value is None:
         return honoured
     if not isinstance(value, str):
         raise KernelArgumentError(f"options={value!r}: give TT-Lang compiler options as one string, e.g. "
                                   "options=\"--no-ttl-maximize-dst\"", location)
     return _parse_options(value, location, honoured)
+
+
+def _command_line_options() -> str:
+    """The TT-Lang compiler options among the script's arguments (``sys.argv``): ``--ttl-NAME`` /
+    ``--no-ttl-NAME`` of a known option (with ``=VALUE`` or the next argument for the valued ones);
+    the script's other arguments are its own."""
+    import sys
+
+    argv, found = sys.argv[1:], []
+    for i, token in enumerate(argv):
+        name = token.split("=", 1)[0].removeprefix("--no-ttl-").removeprefix("--ttl-")
+        if not token.startswith(("--ttl-", "--no-ttl-")):
+            continue
+        if name in COMPILER_OPTIONS:
+            found.append(token)
+        elif name in VALUED_COMPILER_OPTIONS and token.startswith("--ttl-"):
+            found.append(token if "=" in token or i + 1 >= len(argv) else f"{token}={argv[i + 1]}")
+    return " ".join(found)
 
 
 def _parse_options(value: str, location, honoured: dict) -> dict:
