@@ -197,6 +197,21 @@ def test_kernel_functions_in_a_dispatcher_and_a_dispatcher_in_an_operation_are_e
         ttl.operation(dispatcher=1)
 
 
+def test_a_dispatcher_bound_after_the_operation_calling_it_is_refused_at_the_call():
+    @ttl.operation(grid=(1, 1))
+    def outer(a, b):
+        later(a, b)  # error
+
+    global later
+    later = pipeline
+    try:
+        expect_error(lambda: outer(_tensor(), _tensor()),
+                     test_a_dispatcher_bound_after_the_operation_calling_it_is_refused_at_the_call, KernelError,
+                     "cannot compose dispatcher operation 'pipeline' into 'outer'")
+    finally:
+        del later
+
+
 @pytest.mark.parametrize("make, error, fragment", [
     (lambda: ttl.DispatchArgument("read_write", "persistent_state"), ValueError, "non-empty state name"),
     (lambda: ttl.DispatchArgument("write", "immutable_image_state"), ValueError, "must be read-only"),

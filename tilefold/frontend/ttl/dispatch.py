@@ -154,6 +154,12 @@ def dispatcher_operations_named(function) -> list:
     return found
 
 
+def composition_error(dispatcher: str, caller: str, location) -> KernelValueError:
+    """The error of an operation ``caller`` whose body calls the dispatcher ``dispatcher``."""
+    return KernelValueError(f"cannot compose dispatcher operation {dispatcher!r} into {caller!r}: a dispatcher only "
+                            "schedules operations; call its targets here instead", location)
+
+
 class DispatcherBody:
     """A dispatcher's body with its static ``if`` statements resolved, and the operations it calls."""
 

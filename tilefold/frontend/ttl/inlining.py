@@ -212,6 +212,10 @@ class Inliner:
         the call, and its scratch buffer statements apart (see :func:`_scratch_first`)."""
         where = SourceLocation(file, call.lineno)
         name = op.function.__name__
+        if op.dispatcher:
+            from tilefold.frontend.ttl.dispatch import composition_error
+
+            raise composition_error(name, function.__name__, where)
         source, signature, bound = self._bind(op, call, function, where, stack, caller_params)
         tree = source.tree
         callee_scope = function_scope(op.function)

@@ -1199,14 +1199,13 @@ def operation(fn=None, *, grid=None, fp32_dest_acc_en: bool | None = None, dst_f
         if not inspect.isfunction(function):
             raise KernelError(f"@ttl.operation decorates a def function, not {type(function).__name__}", location)
         code = function.__code__
-        from tilefold.frontend.ttl.dispatch import DispatcherBody, argument_contracts, dispatcher_operations_named
+        from tilefold.frontend.ttl.dispatch import (DispatcherBody, argument_contracts, composition_error,
+                                                    dispatcher_operations_named)
 
         here = SourceLocation(code.co_filename, code.co_firstlineno)
         composed = dispatcher_operations_named(function)
         if composed and not dispatcher:
-            raise KernelValueError(f"cannot compose dispatcher operation {composed[0].__name__!r} into "
-                                   f"{function.__name__!r}: a dispatcher only schedules operations; call its targets "
-                                   "here instead", here)
+            raise composition_error(composed[0].__name__, function.__name__, here)
         op = Operation(function, grid, options, here)
         op.grid_declared = grid_declared
         op.dispatch_contracts = argument_contracts(function, dispatch_arguments, here)
