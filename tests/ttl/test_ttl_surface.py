@@ -282,6 +282,33 @@ def test_a_staging_buffer_on_some_nodes_runs_when_its_blocks_fit_and_stops_where
     assert "cb_reserve_back" in str(info.value) and "waiting for 1 page to be freed" in str(info.value)
 
 
+@ttl.operation(grid=(4, 1))
+def staging_once_per_node(x, out):
+    """Each node stages its own tile (a reserve under ``node_x == i`` in a loop): once per node, though
+    the loop has four reserves — they fit the buffer, and the pages they leave are no news."""
+    buf = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+
+    @ttl.datamovement()
+    def mover():
+        node_x, _ = ttl.node(dims=2)
+        for i in range(4):
+            if node_x == i:
+                with buf.reserve() as blk:
+                    ttl.copy(x[i, 0], blk).wait()
+                    ttl.copy(blk, out[i, 0]).wait()
+
+
+def test_a_staging_buffer_reserved_under_exclusive_conditions_runs_without_warnings():
+    import warnings
+
+    x = tile_tensor((128, 32), seed=25)
+    y = zeros((128, 32))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        staging_once_per_node(x, y)
+    np.testing.assert_array_equal(ttnn.to_numpy(y), ttnn.to_numpy(x))
+
+
 # --- names, errors, host ttnn -----------------------------------------------------------------------
 
 

@@ -150,6 +150,9 @@ def landing_semaphores(fields: dict) -> int:
 # the module attribute holding TT-Lang's PipeNet active set: rectangles (x0, y0, x1, y1) of the nodes
 # whose kernels run (absent: every node of the grid)
 ACTIVE_NODES_ATTR = "ttl.active_nodes"
+# the module attribute listing the buffers nothing waits on whose blocks are pushed and stay (staging
+# blocks read before their push, more than a buffer holds on some node): pages left there are no news
+STAGING_BUFFERS_ATTR = "ttl.staging_buffers"
 
 
 def pipe_semaphores(module) -> int:

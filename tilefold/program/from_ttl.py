@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
-from tilefold.ir.ttl_metadata import ACTIVE_NODES_ATTR, pipe_semaphores
+from tilefold.ir.ttl_metadata import ACTIVE_NODES_ATTR, STAGING_BUFFERS_ATTR, pipe_semaphores
 from tilefold.arch.cores import CoreCoord, CoreRange, CoreRangeSet
 from tilefold.errors import KernelError, L1OverflowError
 
@@ -242,6 +242,9 @@ def build_program(module: ModuleOp, built, arch) -> Program:
             program.create_semaphore(CoreRangeSet([CoreRange((x0, y0), (x1, y1)) for x0, y0, x1, y1 in rects]), value)
     names = {arg.index: arg.name for arg in capture.tensors}
     processors = iter(("RISCV_0", "RISCV_1"))
+    staging = module.attributes.get(STAGING_BUFFERS_ATTR)
+    if staging is not None:
+        program.staging_circular_buffers = frozenset(i.value.data for i in staging.data)
     active = module.attributes.get(ACTIVE_NODES_ATTR)      # nodes outside every pipe run no kernel
     if active is not None:
         cores = CoreRangeSet([CoreRange((r.data[0].value.data, r.data[1].value.data),

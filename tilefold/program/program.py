@@ -65,6 +65,8 @@ class Program:
     semaphores: list[Semaphore] = field(default_factory=list)
     module: ModuleOp = field(default_factory=lambda: ModuleOp([]))
     _adopted: dict = field(default_factory=dict, repr=False)   # id(original function) -> its copy here
+    # circular buffers whose pages left at the end are staging blocks read before their push (no news)
+    staging_circular_buffers: frozenset = frozenset()
 
     # -- buffers --------------------------------------------------------------------
 

@@ -134,12 +134,13 @@ class CircularBuffers:
                     return index
         return indices[0]
 
-    def leftovers(self) -> list[str]:
+    def leftovers(self, quiet=frozenset()) -> list[str]:
         """Descriptions of pages pushed and never popped, per CB and core, with the kernel and
-        line that pushed them last (not of a CB at a tensor's address: what it holds is the tensor's)."""
+        line that pushed them last (not of a CB at a tensor's address: what it holds is the tensor's;
+        nor of the CBs of ``quiet``)."""
         out = []
         for index, st in self.states.items():
-            if index in self.backed:
+            if index in self.backed or index in quiet:
                 continue
             left = st.received - st.acked
             by = ""
@@ -158,10 +159,11 @@ class CircularBuffers:
             out.append(f"c_{index} on {where}: {pages}{each} pushed and never popped{by}")
         return out
 
-    def first_push_location(self):
-        """The user's line of the last push into a CB that still holds pages, or None."""
+    def first_push_location(self, quiet=frozenset()):
+        """The user's line of the last push into a CB that still holds pages (not one of ``quiet``), or None."""
         for index, st in self.states.items():
-            if index not in self.backed and (st.received != st.acked).any() and st.last_push is not None:
+            if index not in self.backed and index not in quiet and (st.received != st.acked).any() \
+                    and st.last_push is not None:
                 ctx, line = st.last_push
                 return ctx.location_of(line)
         return None

@@ -521,13 +521,13 @@ class Device:
                           enabled=progress):
                 scheduler.run(lambda t: None)
             scheduler.finish_checks()
-            leftovers = run.cbs.leftovers()
+            leftovers = run.cbs.leftovers(program.staging_circular_buffers)
             if leftovers:
                 warn_at("pages left in circular buffers when the program ended: " + "; ".join(leftovers)
                         + " (each launch starts its buffers empty, so the device itself comes to no harm; "
                           "but pages nothing consumed are results nothing used: if the consumer should have "
                           "used them, make its loop wait for and pop every page the producer pushes)",
-                        run.cbs.first_push_location(), LeftoverBlocksWarning)
+                        run.cbs.first_push_location(program.staging_circular_buffers), LeftoverBlocksWarning)
             unwritten = run.unwritten_output_error()
             if unwritten is not None:
                 raise unwritten

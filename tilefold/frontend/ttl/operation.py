@@ -559,7 +559,7 @@ class Operation:
         allocate_buffers(capture, module, self._warned, self.options.get("reuse_user_dfbs") is not False)
         module.attributes[GRID_ATTR] = ArrayAttr([IntegerAttr(grid[0], i32), IntegerAttr(grid[1], i32)])
         module.attributes[PIPE_NETS_ATTR] = _pipe_net_table(capture, pipe_uses)
-        from tilefold.ir.ttl_metadata import ACTIVE_NODES_ATTR
+        from tilefold.ir.ttl_metadata import ACTIVE_NODES_ATTR, STAGING_BUFFERS_ATTR
 
         if active is not None:
             module.attributes[ACTIVE_NODES_ATTR] = ArrayAttr([ArrayAttr([IntegerAttr(v, i32) for v in rect])
@@ -576,7 +576,10 @@ class Operation:
         untouched = [t for t in capture.tensors if t.index not in built.reads | built.writes]
         _check_results_used(waited, unread, writes_a_tensor=bool(built.writes), reads_a_tensor=bool(built.reads),
                             untouched_tensor=bool(untouched))
-        _drop_unconsumed_pushes(pushes, waited | {d.index for d in capture.dataflow_buffers if d.backing is not None})
+        staging = _drop_unconsumed_pushes(pushes, waited | {d.index for d in capture.dataflow_buffers
+                                                            if d.backing is not None})
+        if staging:
+            module.attributes[STAGING_BUFFERS_ATTR] = ArrayAttr([IntegerAttr(i, i32) for i in sorted(staging)])
         return built
 
     def _apply_options(self, kernel) -> None:
@@ -790,26 +793,30 @@ def check_tokens_unread(tokens: list, reads: list, written: list) -> None:
             compile_only_or_raise(message, where)
 
 
-def _drop_unconsumed_pushes(pushes: list, kept: set[int]) -> None:
+def _drop_unconsumed_pushes(pushes: list, kept: set[int]) -> set[int]:
     """A buffer nothing waits on is a staging area (reserve, copy in, copy out): its blocks are never
     handed to a consumer, so the reserves reuse the same space instead of pushing blocks that would
     stay in the buffer — when the blocks pushed on any node fit the buffer (every ``if`` counted as
     taken). Otherwise the pushes stay and the run stops at the reserve that would wait forever, as
-    on the device. ``kept``: the buffers whose pushes stay (waited on, or tensor-backed: their
-    blocks are the tensor's pages)."""
+    on the device; those buffers are returned (their pages left at the end are staging blocks, no
+    news). ``kept``: the buffers whose pushes stay (waited on, or tensor-backed: their blocks are
+    the tensor's pages)."""
     from tilefold.frontend.ttl.protocol_check import block_count_of, executions
 
     by_buffer: dict[int, list] = {}
     for op in pushes:
         if op.cb.owner.index not in kept:
             by_buffer.setdefault(op.cb.owner.index, []).append(op)
-    for ops in by_buffer.values():
+    staging = set()
+    for index, ops in by_buffer.items():
         most = [executions(op, at_most=True) for op in ops]
         if None in most or sum(n * op.blocks for n, op in zip(most, ops)) > block_count_of(ops[0].cb):
+            staging.add(index)
             continue
         for op in ops:
             op.detach()
             op.erase()
+    return staging
 
 
 # a net's DRAM mailbox may take at most this many bytes (else its blocks land in L1 as before)
