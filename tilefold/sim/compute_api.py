@@ -863,6 +863,11 @@ class ComputeApi:
             self._accumulate_in_l1(cbi, fmt, addr, nbytes, values, call)
         else:
             self._store_in_l1(fmt, addr, nbytes, values)
+        self._charge_pack(nbytes, fmt, count, call)
+
+    def _charge_pack(self, nbytes: int, fmt, count: int, call: str) -> None:
+        """The packer's cycles for ``nbytes`` of ``count`` tiles of ``fmt`` (twice with L1
+        accumulation, which reads them too), and the packed-tiles counter."""
         key = (nbytes, fmt, count, self.pack_l1_acc)
         cycles = self._pack_cost.get(key)
         if cycles is None:
@@ -962,17 +967,14 @@ class ComputeApi:
         page = output_index if output_index.__class__ is int else uniform(output_index, "pack_rows page index")
         count = self.engines.pack_rows * 16
         nbytes = count * fmt.element_size
-        ps = self._page_bytes(st)
-        cbi, st, addr, ps = self._out_pages(cbi, page, -(-nbytes // ps), "pack_rows")
+        _, _, addr, _ = self._out_pages(cbi, page, -(-nbytes // self._page_bytes(st)), "pack_rows")
         dtype = tm.tile_value_dtype(fmt)
         rows = values[:, 0, :count]
         if self.pack_l1_acc:                    # added in float32 to what the pages hold
             held = np.ascontiguousarray(self.dev.l1.read(self.rows, addr, nbytes)).reshape(self.L, nbytes).view(dtype)
             rows = held.astype(np.float32) + rows.astype(np.float32)
         self.dev.l1.write(self.rows, addr, np.ascontiguousarray(rows, dtype=dtype).view(np.uint8))
-        self.charge((2 if self.pack_l1_acc else 1) * nbytes / self.costs.pack_bytes_per_cycle, self.pack_clock,
-                    "pack_rows")
-        self.dev.counters.pack_tiles += self.L
+        self._charge_pack(nbytes, fmt, 1, "pack_rows")
 
     def pack_tile_block(self, dst_index, out_cb, ntiles) -> None:
         n = ntiles if ntiles.__class__ is int else uniform(ntiles, "pack_tile_block tile count")

@@ -27,7 +27,7 @@ arguments are not the dispatcher's parameters, a contract that does not hold.
 from __future__ import annotations
 
 import ast
-import copy
+import functools
 import inspect
 import textwrap
 import types
@@ -165,6 +165,7 @@ class DispatcherBody:
 
     def __init__(self, function, name: str, location: SourceLocation):
         self.function, self.name = function, name
+        self.parameters = list(inspect.signature(function).parameters)
         self.file = function.__code__.co_filename
         try:
             source = textwrap.dedent(inspect.getsource(function))
@@ -216,9 +217,11 @@ class DispatcherBody:
 
     # -- the schedule for one call's tensors -------------------------------------------------
 
+    @functools.cached_property
     def invocations(self) -> list[tuple[object, tuple[str, ...], ast.AST]]:
-        """(target, the dispatcher parameter bound to each of its parameters, the call) per statement."""
-        parameters = set(inspect.signature(self.function).parameters)
+        """(target, the dispatcher parameter bound to each of its parameters, the call) per statement
+        (made once: the body is fixed when the dispatcher is defined)."""
+        parameters = set(self.parameters)
         found = []
         for stmt in self.tree.body:
             if isinstance(stmt, ast.Pass) or isinstance(stmt, ast.Return) and stmt.value is None:
@@ -263,11 +266,11 @@ class DispatcherBody:
             values = inspect.signature(self.function).bind(*args, **kwargs).arguments
         except TypeError as exc:
             raise KernelArgumentError(f"dispatcher {self.name!r}: {exc}", location) from None
-        invocations = self.invocations()
+        invocations = self.invocations
         types_of: dict = {}
         for name in [n for _, names, _ in invocations for n in names]:
             types_of.setdefault(name, _tensor_type(values.get(name), name, self.name, location))
-        parameters = list(inspect.signature(self.function).parameters)
+        parameters = self.parameters
         unused = [p for p in parameters if p not in types_of]
         if unused:
             raise KernelValueError(f"dispatcher {self.name!r}: no target uses parameter(s) {', '.join(unused)}",
@@ -305,7 +308,7 @@ class DispatcherBody:
 
         module = self.emit(args, kwargs)
         written: dict[str, tuple] = {}          # parameter -> (target, its contract) of its latest writer
-        for target, names, stmt in self.invocations():
+        for target, names, stmt in self.invocations:
             for name, contract in zip(names, target.dispatch_contracts):
                 if contract.access is not DispatchAccess.WRITE and name in written:
                     writer, wrote = written[name]
@@ -393,7 +396,3 @@ class ResolvedDispatcher:
     def __repr__(self) -> str:
         steps = ", ".join(i.target.symbol for i in self.invocations)
         return f"ResolvedDispatcher({self.name}: {steps})"
-
-
-def dispatcher_ast_copy(body: DispatcherBody | None):
-    return copy.deepcopy(body.tree) if body is not None else None

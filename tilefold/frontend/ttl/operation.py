@@ -22,6 +22,7 @@ pipe nets whose send and receive blocks differ, and every error of the steps abo
 
 from __future__ import annotations
 
+import copy
 import inspect
 import os
 import types
@@ -137,9 +138,7 @@ class Operation:
     @property
     def dispatcher_ast(self):
         """A dispatcher's body with its static ``if`` statements resolved (a copy); None otherwise."""
-        from tilefold.frontend.ttl.dispatch import dispatcher_ast_copy
-
-        return dispatcher_ast_copy(self.dispatch)
+        return copy.deepcopy(self.dispatch.tree) if self.dispatcher else None
 
     @property
     def dispatch_targets(self) -> types.MappingProxyType:
@@ -1017,18 +1016,13 @@ def compiler_options(value, location) -> dict:
     ``python script.py --no-ttl-reuse-user-dfbs``); the options tilefold honours, as
     ``{"matmul_full_fp32": False}`` (later tokens win)."""
     honoured: dict = {}
-    from_environment = os.environ.get("TTLANG_COMPILER_OPTIONS", "").strip()
-    if from_environment:
-        try:
-            _parse_options(from_environment, None, honoured)
-        except KernelValueError as exc:
-            raise KernelValueError(f"TTLANG_COMPILER_OPTIONS: {exc.message}", location) from None
-    from_command_line = _command_line_options()
-    if from_command_line:
-        try:
-            _parse_options(from_command_line, None, honoured)
-        except KernelValueError as exc:
-            raise KernelValueError(f"the script's command line: {exc.message}", location) from None
+    for source, text in (("TTLANG_COMPILER_OPTIONS", os.environ.get("TTLANG_COMPILER_OPTIONS", "").strip()),
+                         ("the script's command line", _command_line_options())):
+        if text:
+            try:
+                _parse_options(text, None, honoured)
+            except KernelValueError as exc:
+                raise KernelValueError(f"{source}: {exc.message}", location) from None
     if value is None:
         return honoured
     if not isinstance(value, str):
@@ -1045,9 +1039,9 @@ def _command_line_options() -> str:
 
     argv, found = sys.argv[1:], []
     for i, token in enumerate(argv):
-        name = token.split("=", 1)[0].removeprefix("--no-ttl-").removeprefix("--ttl-")
         if not token.startswith(("--ttl-", "--no-ttl-")):
             continue
+        name = token.split("=", 1)[0].removeprefix("--no-ttl-").removeprefix("--ttl-")
         if name in COMPILER_OPTIONS:
             found.append(token)
         elif name in VALUED_COMPILER_OPTIONS and token.startswith("--ttl-"):
