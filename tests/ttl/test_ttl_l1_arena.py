@@ -1,6 +1,8 @@
-"""Dataflow buffers taking turns in one L1 area of the node (``dfb_reuse.l1_arena``): buffers of one
-kernel whose lifetimes do not overlap, of different shapes, when the node's L1 is short (first fit:
-a buffer live with another gets bytes of its own), and the members of a
+"""Dataflow buffers taking turns in one L1 area of the node (``dfb_reuse.l1_arena``): buffers whose
+uses are ordered (``dfb_order``: in one kernel, or across kernels through the blocks they hand each
+other), of different shapes, when the node's L1 is short (first fit: a buffer that may be in use
+with another gets bytes of its own; a reader free to run ahead keeps its buffers apart), and the
+members of a
 ``ttl.make_dfb_allocation_group()`` always. Checked against numpy, by where the Program places the
 circular buffers, by the host program ``check-host`` accepts, and by the simulator's error when
 two buffers of a group are in use at once."""
@@ -11,7 +13,7 @@ import numpy as np
 
 import tilefold.ttl as ttl
 import tilefold.ttnn as ttnn
-from tilefold.errors import CircularBufferError
+from tilefold.errors import CircularBufferError, L1OverflowError
 from tilefold.program.from_ttl import ARENA_BUFFER
 from test_ttl_kernel_handles import handoff_then_copy
 from ttl_helpers import compiled, expect_error
@@ -171,3 +173,106 @@ def test_a_pipe_to_itself_received_into_two_buffers_of_a_group():
     y = ttnn.zeros((32, 64), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
     receive_in_two_phases(x, y)
     np.testing.assert_array_equal(ttnn.to_numpy(y), ttnn.to_numpy(x))
+
+
+# Buffers of different kernels: two blocks of W tiles each fit a node's L1 alone, not together.
+W = 400
+
+
+def _phases(handoff: bool, second_load: bool):
+    """Phase 1: the reader loads a row of W tiles of ``x`` in one block, the compute kernel sums it.
+    Phase 2: with ``second_load`` the reader loads the next row into a second buffer (after a
+    handoff block from the compute kernel, with ``handoff``), else the compute kernel fills one;
+    the writer copies the sums and the phase-2 block out."""
+    reader = ttl.Kernel(ttl.KernelKind.DATA_MOVEMENT)
+    compute = ttl.Kernel(ttl.KernelKind.COMPUTE)
+    writer = ttl.Kernel(ttl.KernelKind.DATA_MOVEMENT)
+
+    @ttl.operation(grid=(1, 1))
+    def two_phases(x, y):
+        load = ttl.make_dataflow_buffer_like(x, shape=(1, W), block_count=1)
+        second = ttl.make_dataflow_buffer_like(x, shape=(1, W), block_count=1)      # error
+        done = ttl.make_dfb("bf16", shape=(1, 1), block_count=1) if handoff else None
+        total = ttl.make_dataflow_buffer_like(y, shape=(1, 1), block_count=2)
+
+        @ttl.datamovement(kernel=reader)
+        def read():
+            with load.reserve() as blk:
+                ttl.copy(x[0:1, 0:W], blk).wait()
+            if second_load:
+                if handoff:
+                    with done.wait():
+                        pass
+                with second.reserve() as blk:
+                    ttl.copy(x[1:2, 0:W], blk).wait()
+
+        @ttl.compute(kernel=compute)
+        def sums():
+            with load.wait() as a, total.reserve() as t:
+                t.store(ttl.math.reduce_sum(a, dims=[1]))
+            if handoff:
+                with done.reserve() as d:
+                    d.store(ttl.block.fill(0.0, shape=d.shape, dtype=d.dtype))
+            if not second_load:
+                with second.reserve() as s:
+                    s.store(ttl.block.fill(3.0, shape=s.shape, dtype=s.dtype))
+            else:
+                with second.wait() as b, total.reserve() as t:
+                    t.store(ttl.math.reduce_sum(b, dims=[1]))
+
+        @ttl.datamovement(kernel=writer)
+        def write():
+            with total.wait() as t:
+                ttl.copy(t, y[0, 0]).wait()
+            if second_load:
+                with total.wait() as t:
+                    ttl.copy(t, y[0, 1]).wait()
+            else:
+                with second.wait() as s:
+                    ttl.copy(s, y[0:1, 2:2 + W]).wait()
+
+    return two_phases
+
+
+def _two_rows():
+    v = np.zeros((64, 32 * W), np.float32)       # one tile of each row not zero: sums bfloat16 holds exactly
+    v[:32, :32], v[32:, 32:64] = 1.0, 0.5
+    return ttnn.from_numpy(v, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
+
+
+def _y():
+    return ttnn.zeros((32, 32 * (W + 2)), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
+
+
+def test_buffers_of_two_kernels_ordered_by_their_blocks_take_turns():
+    """The reader's block is waited by the compute kernel, which pops it before it fills the block
+    the writer waits on: every use of the first happens before every use of the second."""
+    operation = _phases(handoff=False, second_load=False)
+    y = _y()
+    operation(_two_rows(), y)
+    out = ttnn.to_numpy(y)
+    np.testing.assert_array_equal(out[:, 0], np.full(32, 32.0))
+    np.testing.assert_array_equal(out[:, 64:], np.full((32, 32 * W), 3.0))
+    place = {cb.name: (cb.backing_buffer, cb.backing_offset) for cb in compiled(operation, _two_rows(), _y())
+             .program.circular_buffers}
+    assert place["load"] == place["second"] == (ARENA_BUFFER, 0)
+    assert place["total"] == (None, 0)
+
+
+def test_a_reader_running_ahead_of_the_compute_kernel_keeps_its_buffers_apart():
+    """The reader may reserve its second block while the compute kernel still sums the first:
+    nothing orders them, so they may not share L1, and together they do not fit."""
+    operation = _phases(handoff=False, second_load=True)
+    expect_error(lambda: operation(_two_rows(), _y()), _phases, L1OverflowError, "need", "B free")
+
+
+def test_a_handoff_block_orders_the_reader_after_the_compute_kernel():
+    """With the compute kernel's handoff block waited before the second reserve, the reader's two
+    buffers are in use one after the other, and share L1."""
+    operation = _phases(handoff=True, second_load=True)
+    y = _y()
+    operation(_two_rows(), y)
+    np.testing.assert_array_equal(ttnn.to_numpy(y)[:, [0, 32]], np.tile([32.0, 16.0], (32, 1)))
+    place = {cb.name: (cb.backing_buffer, cb.backing_offset) for cb in compiled(operation, _two_rows(), _y())
+             .program.circular_buffers}
+    assert place["load"] == place["second"] == (ARENA_BUFFER, 0)

@@ -31,9 +31,11 @@ intervals).
 Buffers that take turns in L1 but not in a circular buffer keep circular buffers of their own at
 overlapping offsets of one L1 area of the node, the *arena* (:func:`l1_arena`): the members of a
 ``ttl.make_dfb_allocation_group()`` (the program uses them one after another) start at one
-offset, and, when the node's L1 is short, buffers of one kernel whose lifetimes (as above, any
-configuration) do not overlap are placed first fit, each at the lowest offset no buffer live with
-it uses.
+offset, and, when the node's L1 is short, buffers whose extents are ordered (:mod:`.dfb_order`:
+every use of one, by every kernel of the node and through pipes, happens before every use of the
+other — any kernels, any shapes) are placed first fit, each at the lowest offset no buffer that may
+be in use with it holds. The simulator checks the order again at run time: a reserve of a buffer
+while another one on its bytes holds blocks stops the run at that line.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 
+from tilefold.frontend.ttl.dfb_order import BufferOrder, Extent, before, position
 from tilefold.frontend.ttl.protocol_check import trip_count
 from tilefold.ir import ttl
 
@@ -53,19 +56,9 @@ _CB_OPS = (ttl.CBReserveOp, ttl.CBWaitOp, ttl.CBPushOp, ttl.CBPopOp)
 @dataclass
 class _Lifetime:
     index: int                 # the buffer's circular buffer index before sharing
-    first: tuple               # the positions (see _position) of the first and last of its kernel's
+    first: tuple               # the positions (see position) of the first and last of its kernel's
     last: tuple                # statements that use it
     config: tuple              # what must match for two buffers to share: the kernel, the bound type
-
-
-def _before(a: tuple, b: tuple) -> bool:
-    """Whether position ``a`` is done before position ``b`` starts (neither holds the other)."""
-    return a < b and b[:len(a)] != a
-
-
-def _apart(x: _Lifetime, y: _Lifetime) -> bool:
-    """Whether two lifetimes of one kernel never overlap."""
-    return _before(x.last, y.first) or _before(y.last, x.first)
 
 
 def shared_circular_buffers(module: ModuleOp, candidates: set[int]) -> dict[int, int]:
@@ -78,7 +71,7 @@ def shared_circular_buffers(module: ModuleOp, candidates: set[int]) -> dict[int,
     shared: dict[int, int] = {}
     for life in lifetimes:
         for k, owner in enumerate(owners):
-            if owner.config == life.config and _before(ends[k], life.first):
+            if owner.config == life.config and before(ends[k], life.first):
                 shared[life.index] = owner.index
                 ends[k] = life.last
                 break
@@ -93,41 +86,57 @@ def l1_arena(module: ModuleOp, buffers: list[tuple[int, int, object]], by_lifeti
              align: int) -> tuple[dict[int, int], int]:
     """Offsets in the arena for ``buffers`` — ``(index, bytes, allocation group or None)``, sizes
     aligned — and the arena's size per node: each allocation group of two or more at one offset,
-    and with ``by_lifetime`` the other buffers of each kernel by their lifetimes; an area that
-    would save no L1 is left out (its buffers keep L1 of their own)."""
+    and with ``by_lifetime`` the other buffers by their extents (:func:`_placed_by_extent`); an area
+    that would save no L1 is left out (its buffers keep L1 of their own)."""
     groups: dict[int, list[tuple[int, int]]] = {}
     for index, size, group in buffers:
         if group is not None:
             groups.setdefault(id(group), []).append((index, size))
     areas: list[tuple[dict[int, int], int]] = [({index: 0 for index, _ in members}, max(size for _, size in members))
                                                for members in groups.values() if len(members) > 1]
-    kernels: dict[int, list[tuple[_Lifetime, int]]] = {}
     if by_lifetime:
-        for index, size, group in buffers:
-            if group is not None and len(groups[id(group)]) > 1:
-                continue
-            life = _lifetime(module, index)
-            if life is not None:
-                kernels.setdefault(life.config[0], []).append((life, size))
-    for lives in kernels.values():
-        placed: list[tuple[_Lifetime, int, int]] = []       # a buffer's lifetime, first byte, end
-        for life, size in sorted(lives, key=lambda item: (item[0].first, item[0].index)):
-            live = sorted((start, end) for other, start, end in placed if not _apart(other, life))
-            offset = 0
-            for start, end in live:         # the lowest gap the buffer fits in
-                if offset + size <= start:
-                    break
-                offset = max(offset, end)
-            placed.append((life, offset, offset + size))
-        size = max(end for _, _, end in placed)
-        if size < sum(end - start for _, start, end in placed):
-            areas.append(({life.index: start for life, start, _ in placed}, size))
+        area = _placed_by_extent(module, [(index, size) for index, size, group in buffers
+                                          if group is None or len(groups[id(group)]) == 1])
+        if area is not None:
+            areas.append(area)
     offsets: dict[int, int] = {}
     top = 0
     for area, size in areas:
         offsets.update({index: top + offset for index, offset in area.items()})
         top += -(-size // align) * align
     return offsets, top
+
+
+def _placed_by_extent(module: ModuleOp, buffers: list[tuple[int, int]]) -> tuple[dict[int, int], int] | None:
+    """First-fit offsets for ``buffers`` (``(index, bytes)``) whose extents (:mod:`.dfb_order`) are
+    known, each at the lowest offset no buffer it may be in use with holds, and the area's size; None
+    when that saves no L1."""
+    order = BufferOrder(module)
+    known = [(index, extent, size) for index, size in buffers if (extent := order.extent(index)) is not None]
+
+    def apart(x: Extent, y: Extent) -> bool:
+        return order.before(x, y) or order.before(y, x)
+
+    # a buffer in use with every other one keeps L1 of its own
+    extents = [item for item in known if any(apart(item[1], other[1]) for other in known if other is not item)]
+    extents.sort(key=lambda item: (min(span[0] for span in item[1].spans.values()), item[0]))
+    placed: list[tuple[Extent, int, int]] = []             # a buffer's extent, first byte, end
+    offsets: dict[int, int] = {}
+    for index, extent, size in extents:
+        live = sorted((start, end) for other, start, end in placed if not apart(other, extent))
+        offset = 0
+        for start, end in live:         # the lowest gap the buffer fits in
+            if offset + size <= start:
+                break
+            offset = max(offset, end)
+        placed.append((extent, offset, offset + size))
+        offsets[index] = offset
+    if not placed:
+        return None
+    size = max(end for _, _, end in placed)
+    if size >= sum(end - start for _, start, end in placed):
+        return None
+    return offsets, size
 
 
 def _lifetime(module: ModuleOp, index: int) -> _Lifetime | None:
@@ -145,7 +154,7 @@ def _lifetime(module: ModuleOp, index: int) -> _Lifetime | None:
     for use in bind.result.uses:
         if not isinstance(use.operation, _CB_OPS) or _moves_through_pipe(use.operation):
             return None
-        statements.append(_position(use.operation, body))
+        statements.append(position(use.operation, body))
     if not statements or _net_blocks(body, bind.result) != {}:
         return None
     # only buffers of one kernel take turns: the statements of another kernel run at other times
@@ -166,23 +175,6 @@ def _moves_through_pipe(acquire: Operation) -> bool:
             if isinstance(op, (ttl.BlockSliceOp, ttl.ReshapeOp)):
                 pending.extend(op.results)
     return False
-
-
-def _position(op: Operation, body: Block) -> tuple:
-    """Where ``op`` runs in the kernel ``body``, as the index of each statement holding it from the
-    top: down through ``if`` branches (each runs at most once), and only to a loop, which runs as
-    one statement (positions compare in program order; one holds another as its prefix)."""
-    chain = []
-    while op.parent_block() is not body:
-        chain.append(op)
-        op = op.parent_op()
-    chain.append(op)
-    path = []
-    for statement in reversed(chain):
-        path.append(statement.parent_block().get_operation_index(statement))
-        if not isinstance(statement, scf.IfOp) and statement.regions:
-            break               # a loop (or another op with a body): all of it, as one statement
-    return tuple(path)
 
 
 def _net_blocks(block: Block, cb: SSAValue) -> dict | None:
