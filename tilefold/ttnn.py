@@ -51,8 +51,11 @@ from tilefold.layout.addressing import BufferType, ShardOrientation
 from tilefold.layout.tensor_spec import (DRAM_MEMORY_CONFIG, L1_MEMORY_CONFIG, MemoryConfig, ShardSpec,
                                          TensorMemoryLayout)
 from tilefold.caller import user_location
+from tilefold.huge_pages import ordinary_pages
 
 uncaught.install()   # an uncaught tilefold error prints as one line
+
+ordinary_pages()      # host tensors and TT-NN operations on ordinary pages (tilefold.huge_pages)
 
 
 class DataType:

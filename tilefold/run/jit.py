@@ -36,6 +36,7 @@ import ml_dtypes
 import numpy as np
 
 from tilefold.arch import get_arch
+from tilefold.huge_pages import ordinary_pages
 from tilefold.errors import KernelError, ProgramError
 from tilefold.compiler import CompiledKernel, compile_prim_func
 from tilefold.frontend.tilelang.dtypes import canonical_name, host_dtype
@@ -46,6 +47,8 @@ from tilefold.frontend.tilelang.types import TensorType
 from tilefold.caller import user_location
 
 _DEFAULT_DEVICE = {"arch": None, "trace": None}
+
+ordinary_pages()      # host arrays on ordinary pages (tilefold.huge_pages)
 
 
 class _PassConfigKeys(type):
