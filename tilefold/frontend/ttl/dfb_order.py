@@ -50,10 +50,10 @@ class BufferOrder:
         self.pushes: dict[int, list[tuple[Operation, tuple, bool]]] = {}
         self.waits: dict[int, list[tuple[Operation, tuple]]] = {}
         for index, binds in self.binds.items():
+            if any(_kernel_of(bind) is None for bind in binds):
+                continue                # pushes not all counted: its waits order nothing
             for bind in binds:
                 kernel = _kernel_of(bind)
-                if kernel is None:
-                    continue
                 body = kernel.body.block
                 for use in bind.result.uses:
                     op = use.operation
