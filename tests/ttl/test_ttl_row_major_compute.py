@@ -277,3 +277,37 @@ def test_row_major_compute_kernels_pass_check_kernel(tmp_path):
     assert len(jobs) == 6
     for result in check_kernels(jobs):
         require_accepted(result)
+
+
+ROWS, ROW = 64, 200          # 400 B rows: a DRAM bank holds them 416 B apart (32 B alignment)
+
+
+@ttl.operation(grid=(1, 1))
+def copy_rows(a, out):
+    """out = a, one row-major row at a time, through the node's L1."""
+    row_dfb = ttl.make_dataflow_buffer_like(a, shape=(1, ROW), block_count=2)
+
+    @ttl.datamovement()
+    def read():
+        for r in range(ROWS):
+            with row_dfb.reserve() as blk:
+                ttl.copy(a[r:r + 1, 0:ROW], blk).wait()
+
+    @ttl.compute()
+    def compute():
+        pass
+
+    @ttl.datamovement()
+    def write():
+        for r in range(ROWS):
+            with row_dfb.wait() as blk:
+                ttl.copy(blk, out[r:r + 1, 0:ROW]).wait()
+
+
+def test_rows_of_a_size_the_banks_align_are_read_and_written_where_the_host_put_them():
+    values = (np.arange(ROWS * ROW) % 251).reshape(ROWS, ROW).astype(np.float32)
+    rm = dict(dtype=ttnn.bfloat16, layout=ttnn.ROW_MAJOR_LAYOUT, memory_config=ttnn.DRAM_MEMORY_CONFIG)
+    a = ttnn.from_numpy(values, **rm)
+    out = ttnn.from_numpy(np.full((ROWS, ROW), 7.0, np.float32), **rm)
+    copy_rows(a, out)
+    np.testing.assert_array_equal(ttnn.to_numpy(out), values)

@@ -7,9 +7,11 @@ address and a page size. Writes: nothing.
 CTA[N + 1] (the aligned page size) and, for sharded buffers, rank, bank count, tensor and
 shard shapes and bank coordinates. ``TensorAccessor(args, base, page_size)`` then maps a page
 id the way the device does: interleaved ``bank = id % banks``,
-``address = base + (id / banks) * page_size + offset``; sharded per the decoded shard
-geometry. ``page_size`` is both the stride between a bank's pages and the size
-``noc_async_read_page`` moves, as in TT-Metalium.
+``address = base + (id / banks) * stride + offset`` with the stride ``page_size`` rounded up to
+the bank's allocator alignment (32 B for Wormhole DRAM, 64 B for Blackhole's, 16 B for L1), as
+TT-Metalium's ``InterleavedAddrGen`` steps — a row-major page of 400 B sits 416 B after the one
+before it in its bank, as the allocator lays them out; sharded per the decoded shard geometry,
+``page_size`` apart. ``page_size`` is the size ``noc_async_read_page`` moves.
 """
 
 from __future__ import annotations
@@ -67,6 +69,11 @@ class Accessor:
     data_format: object = None    # its data format (tilefold.layout.formats.DataFormat)
     bank_nodes: object = field(default=None, compare=False, repr=False)   # NOC node bits per bank, once asked
     l1_rows: object = field(default=None, compare=False, repr=False)      # core row of each L1 bank, once asked
+    stride: int = 0               # bytes between a bank's pages (interleaved: page_size aligned); 0: page_size
+
+    def __post_init__(self):
+        if not self.stride:
+            self.stride = self.page_size
 
     def pages_outside(self, page_id):
         """Per-lane mask (or bool) of page ids outside the buffer; None when all are inside."""
@@ -84,9 +91,9 @@ class Accessor:
         if not self.args.is_sharded:
             nb = self.num_banks
             if page_id.__class__ is int:
-                return page_id % nb, self.base + (page_id // nb) * self.page_size + offset
+                return page_id % nb, self.base + (page_id // nb) * self.stride + offset
             page_id = np.asarray(page_id, dtype=np.int64)
-            return page_id % nb, self.base + (page_id // nb) * self.page_size + offset
+            return page_id % nb, self.base + (page_id // nb) * self.stride + offset
         from tilefold.layout.addressing import sharded_page_location
 
         spec = self.args.sharded_spec

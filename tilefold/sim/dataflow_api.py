@@ -123,15 +123,18 @@ class DataflowApi:
         nbanks = self.arch.dram_banks if args.is_dram else self.arch.num_cores
         if args.is_sharded and args.sharded_spec is not None:
             nbanks = getattr(args.sharded_spec, "num_banks", nbanks)
+        alignment = self.arch.dram_alignment if args.is_dram else self.arch.l1_alignment
+        stride = page_size if args.is_sharded else -(-page_size // alignment) * alignment
         place = self._buffer_of(bank_base_address, args.is_dram)
         if place is None:
-            return Accessor(args, bank_base_address, page_size, nbanks)
+            return Accessor(args, bank_base_address, page_size, nbanks, stride=stride)
         buf = place.buffer
         if page_size not in (buf.page_size, place.aligned_page_size):
             raise self.fail(ProgramError, f"TensorAccessor of buffer {buf.name!r} has page size {page_size} B but the "
                                           f"buffer's pages are {buf.page_size} B; pass the buffer's page size "
                                           "(the tile size of a CB of its data format)")
-        return Accessor(args, bank_base_address, page_size, nbanks, buf.name, buf.num_pages, buf.data_format)
+        return Accessor(args, bank_base_address, page_size, nbanks, buf.name, buf.num_pages, buf.data_format,
+                        stride=stride)
 
     def _buffer_of(self, base, is_dram: bool):
         """The placement of the buffer at ``base`` (the same on every lane), or None."""
@@ -259,7 +262,7 @@ class DataflowApi:
             n = accessor.num_pages
             if n is None or not any_lane(page_id.view(np.uint64) >= n):    # negative ids are huge unsigned
                 q, bank = np.divmod(page_id, accessor.num_banks)
-                return bank, accessor.base + q * accessor.page_size + offset
+                return bank, accessor.base + q * accessor.stride + offset
         return None
 
     def get_noc_addr(self, page_id, accessor: Accessor, offset=0):
