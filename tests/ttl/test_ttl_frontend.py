@@ -292,6 +292,41 @@ def test_row_major_tensors_and_a_group_transfer():
     np.testing.assert_array_equal(ttnn.to_numpy(out), np.repeat(ttnn.to_numpy(x), 2, axis=0))
 
 
+def test_waiting_a_completed_transfer_again_waits_for_nothing():
+    """A second ``wait()`` of a copy, a ``wait()`` of a group's member after (or before) its
+    ``wait_all()``, and a second ``wait_all()`` return at once, as TT-Lang's do."""
+    @ttl.operation(grid=(1, 1))
+    def twice(inp, out):
+        a_dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
+        b_dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
+
+        @ttl.datamovement()
+        def reader():
+            with a_dfb.reserve() as a, b_dfb.reserve() as b:
+                group = ttl.GroupTransfer()
+                first = ttl.copy(inp[0, 0], a)
+                second = ttl.copy(inp[0, 1], b)
+                group.add(first)
+                group.add(second)
+                second.wait()
+                group.wait_all()
+                first.wait()
+                group.wait_all()
+
+        @ttl.datamovement()
+        def writer():
+            with a_dfb.wait() as a, b_dfb.wait() as b:
+                tx = ttl.copy(a, out[0, 0])
+                tx.wait()
+                tx.wait()
+                ttl.copy(b, out[0, 1]).wait()
+
+    x = tile_tensor((32, 64), seed=11)
+    y = zeros((32, 64))
+    twice(x, y)
+    np.testing.assert_array_equal(ttnn.to_numpy(y), ttnn.to_numpy(x))
+
+
 # --- compiling --------------------------------------------------------------------------------------
 
 

@@ -607,14 +607,11 @@ class DataMovementBuilder:
 
     def transfer_wait(self, t: Transfer, node, explicit: bool = False) -> None:
         """Wait for ``t`` at ``node``: the program's ``wait()`` (``explicit``) or the compiler's, where
-        a block's scope ends; a program's wait for a transfer the compiler already waited for waits
-        for nothing more."""
-        if t.waited and t.kind != "recv":
-            if explicit and t.implicit:
-                return
-            raise self.error("this transfer was already waited for; wait() once per transfer", node)
-        if t.group is not None:
-            raise self.error("this transfer belongs to a ttl.GroupTransfer; call wait_all() on the group", node)
+        a block's scope ends. A wait for a transfer already waited for (by the program, the compiler,
+        or its group's ``wait_all()``) waits for nothing more, as TT-Lang's ``wait()`` of a completed
+        transfer returns at once; a member of a group not yet waited is waited on its own."""
+        if (t.waited and t.kind != "recv") or (t.group is not None and t.group.waited):
+            return
         if not self._dominates(t.value):
             raise self.error(f"wait() for the transfer started at {t.location} must be called in the same loop "
                              "iteration or branch that started it", node)
@@ -853,7 +850,7 @@ class DataMovementBuilder:
 
     def group_wait(self, group: GroupTransfer, node) -> None:
         if group.waited:
-            raise self.error("wait_all() was already called on this GroupTransfer", node)
+            return                       # its transfers are complete: nothing more to wait for
         group.waited = True
         self.node = node
         if group.kinds:
