@@ -187,3 +187,42 @@ def test_kernels_return_early_on_nodes_outside_the_pipe_net():
     first = ttnn.to_numpy(inp)[:, :32].astype(np.float64) * 2
     expected = np.concatenate([first, first, np.zeros_like(first)], axis=1)
     np.testing.assert_allclose(ttnn.to_numpy(out), expected, rtol=0.01, atol=0.01)
+
+
+LINE = 5
+
+
+@ttl.operation(grid=(LINE,))
+def scatter_on_a_line(inp, out):
+    """On a 1-D grid, node 0 sends tile ``i - 1`` to node ``i`` (pipes written ``(i,)``), choosing
+    it by ``pipe.dst[0]``; each receiver stores it by its own ``ttl.node(dims=1)``."""
+    stage = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
+    got = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
+    net = ttl.PipeNet([ttl.Pipe(src=(0,), dst=(i,)) for i in range(1, LINE)])
+
+    @ttl.datamovement()
+    def sender():
+        def send(pipe):
+            with stage.reserve() as s:
+                ttl.copy(inp[0, pipe.dst[0] - 1], s).wait()
+            with stage.wait() as s:
+                ttl.copy(s, pipe).wait()
+        net.if_src(send)
+
+    @ttl.datamovement()
+    def receiver():
+        i = ttl.node(dims=1)
+
+        def receive(pipe):
+            with got.reserve() as b:
+                ttl.copy(pipe, b).wait()
+            with got.wait() as b:
+                ttl.copy(b, out[0, i - 1]).wait()
+        net.if_dst(receive)
+
+
+def test_pipe_ends_written_as_one_coordinate_read_back_as_one():
+    x = tile_tensor((32, 32 * (LINE - 1)), seed=12)
+    y = zeros((32, 32 * (LINE - 1)))
+    scatter_on_a_line(x, y)
+    np.testing.assert_array_equal(ttnn.to_numpy(y), ttnn.to_numpy(x))

@@ -925,10 +925,11 @@ class DataMovementBuilder:
             return Scalar.opaque(op.result)
 
         def coordinates(x, y, dims: int):
-            """A node's coordinates as ``ttl.node(dims)`` gives them, from its column and row."""
+            """A node's coordinates as the pipe names them (``dims`` of them), from its column and row."""
             ops = {"+": self.scalars.add, "*": self.scalars.mul, "//": self.scalars.floordiv,
                    "%": self.scalars.mod}
-            return node_coordinates(net.grid_dims, dims, x, y, lambda op, a, b: ops[op](a, b), self.location(node))
+            value = node_coordinates(net.grid_dims, dims, x, y, lambda op, a, b: ops[op](a, b), self.location(node))
+            return value if isinstance(value, tuple) else (value,)
 
         def linear_coordinates(index, dims: int):
             return coordinates(self.scalars.floordiv(index, rows), self.scalars.mod(index, rows), dims)
