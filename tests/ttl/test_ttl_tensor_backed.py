@@ -504,3 +504,23 @@ def test_a_buffer_over_a_tensor_sharded_on_some_nodes_lives_there():
                      memory_config=_one_core_shard((TILE, TILE)))
     gather_to_root(x, out)
     np.testing.assert_array_equal(out.host_values, x.host_values[:, TILE:])
+
+
+def test_a_store_into_a_waited_block_of_a_tensor_backed_buffer_is_refused():
+    """Its value would live until the pop only, and the tensor keep its old values: one error."""
+    @ttl.operation(grid=(2, 1))
+    def increment(state):
+        state_dfb = ttl.make_tensor_backed_dfb(state, shape=(1, 1), block_count=1)
+
+        @ttl.compute()
+        def compute():
+            with state_dfb.wait() as s:
+                s.store(s + 1.0)  # error
+
+        @ttl.datamovement()
+        def read():
+            state_dfb.publish()
+
+    state = _sharded((32, 64), (2, 1), "width")
+    expect_error(lambda: increment(state), test_a_store_into_a_waited_block_of_a_tensor_backed_buffer_is_refused,
+                 KernelError, "tensor's L1 shard", "second ttl.make_tensor_backed_dfb")

@@ -838,6 +838,13 @@ class BlockExpressionBuilder(AcquisitionBuilder):
             self.accumulator_assign(block.accumulator, v, node)
             return
         if block.acquired == "wait":
+            if block.dfb.backing is not None:
+                raise self.error(f"{block.name}.store() into a block obtained with wait() from {block.dfb.name}, whose "
+                                 "storage is a tensor's L1 shard: tilefold holds a stored waited block's value in a "
+                                 "buffer of its own until the pop, so the tensor would keep its old values; storing "
+                                 "into a tensor-backed buffer's waited block is not supported by tilefold yet — store "
+                                 "into a reserved block of a second ttl.make_tensor_backed_dfb over the same tensor "
+                                 "(in place)", node)
             # the waited block's value is replaced: held in a buffer of its own until the block's pop
             block.accumulator = self.make_accumulator(block.name, v, node)
             return
