@@ -394,9 +394,12 @@ class ExpressionBuilder:
             b = self.as_int(right, node, "an operand of runtime integer arithmetic")
             table = {ast.Add: self.scalars.add, ast.Sub: self.scalars.sub, ast.Mult: self.scalars.mul,
                      ast.FloorDiv: self.scalars.floordiv, ast.Mod: self.scalars.mod}
+            bitwise = {ast.BitAnd: "and", ast.BitOr: "or", ast.BitXor: "xor", ast.LShift: "shl", ast.RShift: "shr"}
+            if op in bitwise:
+                return self.scalars.bitwise(bitwise[op], a, b)
             if op not in table:
-                raise self.error(f"{ast.unparse(node)[:40]}: runtime integers support + - * // % only (/ is true "
-                                 "division; use //)", node)
+                raise self.error(f"{ast.unparse(node)[:40]}: runtime integers support + - * // % & | ^ << >> only (/ "
+                                 "is true division; use //)", node)
             return table[op](a, b)
         try:
             return _PY_BINARY[op](left, right)
@@ -851,7 +854,8 @@ class ExpressionBuilder:
             return self.inline_call(callee, args, kwargs, node)
         if runtime:
             raise self.error(f"{name}() is called with {self.describe(runtime[0])}; in a kernel only ttl "
-                             "functions, min, max and abs take runtime values — compute it with + - * // %", node)
+                             "functions, min, max and abs take runtime values — compute it with + - * // % & | ^ "
+                             "<< >>", node)
         if not callable(callee):
             raise self.error(f"{self.describe(callee)} is not callable", node)
         try:

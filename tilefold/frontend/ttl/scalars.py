@@ -15,11 +15,17 @@ never emitted.
 
 from __future__ import annotations
 
+import operator
+
 from dataclasses import dataclass, field
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import IndexType, IntegerAttr
 from xdsl.ir import SSAValue
+
+
+_BITWISE = {"and": (operator.and_, arith.AndIOp), "or": (operator.or_, arith.OrIOp), "xor": (operator.xor, arith.XOrIOp),
+            "shl": (operator.lshift, arith.ShLIOp), "shr": (operator.rshift, arith.ShRSIOp)}
 
 
 @dataclass(frozen=True)
@@ -186,6 +192,17 @@ class ScalarBuilder:
         """C's truncating ``a % b`` on signed values, and whether it is negative (an ``i1``)."""
         r = self.emit(arith.RemSIOp(self.materialize(a), self.constant(b))).result
         return r, self.emit(arith.CmpiOp(r, self.constant(0), "slt")).result
+
+    def bitwise(self, kind: str, a: IntLike, b: IntLike) -> IntLike:
+        """``a & b``, ``a | b``, ``a ^ b``, ``a << b``, ``a >> b`` (``kind``: and, or, xor, shl, shr) with
+        Python's meaning on the device's integers: a shift by a constant is a product or a floor
+        division by its power of two; ``>>`` of a runtime amount is arithmetic."""
+        if isinstance(a, int) and isinstance(b, int):
+            return _BITWISE[kind][0](a, b)
+        if kind in ("shl", "shr") and isinstance(b, int) and b >= 0:
+            return self.mul(a, 1 << b) if kind == "shl" else self.floordiv(a, 1 << b)
+        op = self.emit(_BITWISE[kind][1](self.materialize(a), self.materialize(b)))
+        return self._derived_symbol(kind, a, b, op.result)
 
     def minimum(self, a: IntLike, b: IntLike) -> IntLike:
         if isinstance(a, int) and isinstance(b, int):
