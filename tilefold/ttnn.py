@@ -654,7 +654,16 @@ def _created_dtype(dtype) -> DataType:
     return float32 if dtype is None else _dtype(dtype)
 
 
-def full(shape, fill_value, dtype=None, layout=TILE_LAYOUT, device=None, memory_config=None) -> Tensor:
+def full(shape, fill_value, dtype=None, layout=TILE_LAYOUT, device=None, memory_config=None,
+         optional_tensor=None) -> Tensor:
+    """``ttnn.full``: a new tensor of ``fill_value``, or ``optional_tensor`` filled with it (in its
+    own data type, layout and memory) and returned."""
+    if optional_tensor is not None:
+        _tensor(optional_tensor, "ttnn.full(optional_tensor=...)", mesh_ok=False)
+        if tuple(_shape(shape)) != tuple(optional_tensor.shape):
+            raise LayoutError(f"ttnn.full(optional_tensor=...): shape {tuple(_shape(shape))} but the tensor is "
+                              f"{tuple(optional_tensor.shape)}", user_location())
+        return copy(full(shape, fill_value, optional_tensor.dtype, optional_tensor.layout), optional_tensor)
     if not isinstance(fill_value, (int, float, np.number, np.bool_)):
         raise LayoutError(f"ttnn.full(fill_value={fill_value!r}): give a number", user_location())
     fmt = _created_dtype(dtype).data_format
@@ -667,12 +676,12 @@ def full(shape, fill_value, dtype=None, layout=TILE_LAYOUT, device=None, memory_
                       memory_config)
 
 
-def zeros(shape, dtype=None, layout=TILE_LAYOUT, device=None, memory_config=None) -> Tensor:
-    return full(shape, 0.0, dtype, layout, device, memory_config)
+def zeros(shape, dtype=None, layout=TILE_LAYOUT, device=None, memory_config=None, optional_tensor=None) -> Tensor:
+    return full(shape, 0.0, dtype, layout, device, memory_config, optional_tensor)
 
 
-def ones(shape, dtype=None, layout=TILE_LAYOUT, device=None, memory_config=None) -> Tensor:
-    return full(shape, 1.0, dtype, layout, device, memory_config)
+def ones(shape, dtype=None, layout=TILE_LAYOUT, device=None, memory_config=None, optional_tensor=None) -> Tensor:
+    return full(shape, 1.0, dtype, layout, device, memory_config, optional_tensor)
 
 
 def empty(shape, dtype=None, layout=TILE_LAYOUT, device=None, memory_config=None) -> Tensor:

@@ -130,6 +130,21 @@ def test_full_of_something_not_a_number():
     np.testing.assert_array_equal(ttnn.to_numpy(ttnn.full((32, 32), 7, dtype=ttnn.uint8)), np.full((32, 32), 7))
 
 
+def test_full_into_a_given_tensor():
+    """``optional_tensor=`` fills that tensor, in its data type, and returns it; another shape is
+    one error at the call."""
+    config = ttnn.create_sharded_memory_config((64, 64), ttnn.CoreGrid(x=2, y=2), ttnn.ShardStrategy.BLOCK)
+    state = ttnn.zeros((64, 64), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, memory_config=config)
+    assert ttnn.full((64, 64), 1.5, optional_tensor=state) is state
+    np.testing.assert_array_equal(ttnn.to_numpy(state), np.full((64, 64), 1.5))
+    assert ttnn.ones((64, 64), optional_tensor=state) is state and ttnn.to_numpy(state)[5, 7] == 1.0
+    assert state.memory_config() == config
+    with pytest.raises(LayoutError, match=r"shape \(32, 32\) but the tensor is \(64, 64\)") as info:
+        line = _here()
+        ttnn.full((32, 32), 2.0, optional_tensor=state)
+    _at(info, line)
+
+
 def test_devices_opened_and_closed_wrongly():
     ttnn.set_num_devices(4)
     try:
