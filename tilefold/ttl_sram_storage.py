@@ -42,8 +42,9 @@ class SRAMStorage:
     def tensor(self, *, shape, shard_shape, dtype, layout, sharding=None, cores=None, nodes=None,
                addressing="uniform", initialize="zeros"):
         """Declare a tiled bfloat16 / float32 tensor of ``shape`` whose ``shard_shape`` shards lie in
-        the L1 of ``cores`` (or ``nodes``: (x, y) pairs), dealt in the order given; ``sharding`` is
-        a ``ttnn.TensorMemoryLayout`` (height sharding when not given)."""
+        the L1 of ``cores`` (or ``nodes``: (x, y) pairs), dealt in the order given (block sharding:
+        over the rectangle they fill, row by row); ``sharding`` is a ``ttnn.TensorMemoryLayout``
+        (height sharding when not given)."""
         from tilefold import ttnn
         from tilefold.layout.tensor_spec import CoreRange, CoreRangeSet
 
@@ -75,6 +76,11 @@ class SRAMStorage:
             raise KernelError(f"SRAMStorage.tensor(): shape {shape} in shards of {shard_shape} makes {shards} "
                               f"shards, and {len(places)} cores are given; give one core per shard", where)
         grid = CoreRangeSet([CoreRange(p, p) for p in places])
+        xs, ys = [p[0] for p in places], [p[1] for p in places]
+        low, high = (min(xs), min(ys)), (max(xs), max(ys))
+        if sharding is ttnn.TensorMemoryLayout.BLOCK_SHARDED and \
+                (high[0] - low[0] + 1) * (high[1] - low[1] + 1) == len(places):
+            grid = CoreRangeSet([CoreRange(low, high)])     # the rectangle the cores fill, dealt row by row
         spec = ttnn.ShardSpec(grid, shard_shape, ttnn.ShardOrientation.ROW_MAJOR)
         config = ttnn.MemoryConfig(sharding, ttnn.BufferType.L1, spec)
         tensor = ttnn.zeros(shape, dtype=dtype, layout=layout, device=self.device, memory_config=config)

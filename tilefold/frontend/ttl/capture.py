@@ -71,6 +71,7 @@ class OperationCapture:
     device_pieces: dict = field(default_factory=dict)   # tensor name -> its mesh tensor's pieces, one per device
     resource_semaphores: object = None  # first free id -> semaphores of runtime_resource_factory= (runtime_resources)
     l1_arena: int = 0               # bytes per node of the L1 area buffers of dfb_reuse.l1_arena take turns in
+    shard_twins: dict = field(default_factory=dict)   # tensor-backed buffer index -> the hidden twin stores go through
     mesh_chip: int | None = None    # a grid with mesh axes over mesh tensors: the chip this call runs (its nodes,
                                     # and the whole tensors' indices on its pieces, :meth:`Operation._call`)
 
