@@ -156,3 +156,38 @@ def test_order_of_the_life_of_a_storage():
 
     with pytest.raises(KernelError, match="cannot declare a tensor: the storage is already allocated"):
         late()
+
+
+def _increment(amount):
+    @ttl.operation(grid=(2, 2))
+    def increment(state):
+        state_dfb = ttl.make_tensor_backed_dfb(state, shape=(1, 1), block_count=1)
+
+        @ttl.compute()
+        def update():
+            with state_dfb.wait() as s:
+                s.store(s + ttl.block.fill(amount, shape=s.shape, dtype=s.dtype))
+
+        @ttl.datamovement()
+        def publish():
+            state_dfb.publish()
+
+    return increment
+
+
+def test_block_sharded_state_on_cores_filling_a_rectangle_updated_in_place():
+    """TT-Lang's persistent state: four cores listed one by one fill a 2x2 rectangle, the block
+    sharding's grid; ``ttnn.full(optional_tensor=)`` sets it, two operations add to it in place."""
+    device = ttnn.open_device(device_id=0)
+    with ttl.SRAMStorage(device=device) as storage:
+        state = storage.tensor(shape=(64, 64), shard_shape=(32, 32), cores=((0, 0), (1, 0), (0, 1), (1, 1)),
+                               dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, addressing="uniform",
+                               sharding=ttnn.TensorMemoryLayout.BLOCK_SHARDED)
+        storage.allocate()
+        assert storage.submit(ttnn.full, (64, 64), 1.0, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT,
+                              device=device, optional_tensor=state) is state
+        for _ in range(2):
+            _increment(1.0)(state)
+            _increment(2.0)(state)
+        np.testing.assert_array_equal(storage.submit(ttnn.to_numpy, state), np.full((64, 64), 7.0))
+    ttnn.close_device(device)
