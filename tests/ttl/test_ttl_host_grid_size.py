@@ -47,3 +47,34 @@ def test_grid_size_on_the_host_after_a_call_is_the_grid_it_ran_on():
     want = ttnn.to_numpy(a).astype(np.float64) + 1
     np.testing.assert_allclose(ttnn.to_numpy(out), want, rtol=2 ** -7, atol=2 ** -7)
     ttnn.close_device(device)
+
+
+@ttl.operation(grid="full")
+def gather_by_number(a, out):
+    """Node (c, r) copies tile ``r * cols + c`` of ``a``'s one row of tiles to its tile of ``out``,
+    with ``cols`` from the name ``grid`` (the resolved grid, which TT-Lang's simulator gives an
+    operation's body)."""
+    cols, rows = grid  # noqa: F821 - given to the body as a global
+    dfb = ttl.make_dataflow_buffer_like(a, shape=(1, 1), block_count=2)
+
+    @ttl.datamovement()
+    def read():
+        c, r = ttl.node(dims=2)
+        with dfb.reserve() as x:
+            ttl.copy(a[0, r * cols + c], x).wait()
+
+    @ttl.datamovement()
+    def write():
+        c, r = ttl.node(dims=2)
+        with dfb.wait() as x:
+            ttl.copy(x, out[r, c]).wait()
+
+
+def test_an_operation_body_sees_its_resolved_grid_as_grid():
+    cols, rows = 8, 8
+    values = np.repeat(np.arange(cols * rows, dtype=np.float32), 32)[None, :].repeat(32, axis=0)
+    a = ttnn.from_numpy(values, dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT)
+    out = ttnn.zeros((32 * rows, 32 * cols), dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT)
+    gather_by_number(a, out)
+    numbers = np.arange(rows * cols, dtype=np.float32).reshape(rows, cols)
+    np.testing.assert_array_equal(ttnn.to_numpy(out)[::32, ::32], numbers)

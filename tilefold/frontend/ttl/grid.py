@@ -278,10 +278,11 @@ def _folded(which: str):
 BODY_BUILTINS = {"min": _folded("min"), "max": _folded("max")}
 
 
-def with_node_builtins(function):
-    """``function`` seeing :data:`BODY_BUILTINS` where its module does not define those names, so
-    that ``min(node * n, total)`` in an operation's body is a node expression."""
-    extra = {k: v for k, v in BODY_BUILTINS.items() if k not in function.__globals__}
+def with_node_builtins(function, **names):
+    """``function`` seeing :data:`BODY_BUILTINS` (so that ``min(node * n, total)`` in an operation's
+    body is a node expression) and ``names`` (``grid``: the operation's resolved grid, which TT-Lang's
+    simulator gives a body as a global) where its module does not define those names."""
+    extra = {k: v for k, v in {**BODY_BUILTINS, **names}.items() if k not in function.__globals__}
     if not extra:
         return function
     namespace = {**function.__globals__, **extra}

@@ -446,7 +446,7 @@ class Operation:
                 self.resource_factory, self.name, tuple(t.tensor for t in tensors), grid, self.location,
                 chips=domain.size if domain is not None else 1)
         with capturing(capture):
-            result = with_node_builtins(self._body())(*args, **kwargs)
+            result = with_node_builtins(self._body(), grid=tuple(dims))(*args, **kwargs)
         if result is not None:
             raise KernelError(f"operation {self.function.__name__} returns {type(result).__name__}; an operation "
                               "writes its output tensors and returns None", self.location)
