@@ -428,6 +428,22 @@ def test_slice_outside_the_tensor():
     expect_error(lambda: op(*tensors()), test_slice_outside_the_tensor, KernelError, "outside the tensor")
 
 
+def test_a_slice_a_loop_moves_outside_the_tensor_names_the_tiles_it_reaches():
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1))
+
+        @ttl.datamovement()
+        def read():
+            for i in range(2):
+                with x_dfb.reserve() as blk:
+                    ttl.copy(x[0, i + 2], blk).wait()  # error
+
+    x = ttnn.zeros((32, 96), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
+    expect_error(lambda: op(x, x), test_a_slice_a_loop_moves_outside_the_tensor_names_the_tiles_it_reaches,
+                 KernelError, "starts at tile 2 to 3", "so it reaches tiles 2..3, outside the tensor (3 tiles")
+
+
 def test_matmul_inner_dimensions_must_agree():
     @ttl.operation(grid=(1, 1))
     def op(x, y):

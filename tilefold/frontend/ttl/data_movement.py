@@ -180,7 +180,7 @@ class DataMovementBuilder:
                 elif not inside:
                     message = (f"{argument.name}[...]: dimension {d} starts at {unit[:-1]} {bounds[0]} to "
                                f"{bounds[1]} over the loop and node values, so it reaches {unit} "
-                               f"{min(bounds[0], 0)}..{bounds[1] + size - 1}, outside the tensor ({dim} {unit}; "
+                               f"{bounds[0]}..{bounds[1] + size - 1}, outside the tensor ({dim} {unit}; "
                                f"shape {_shape_text(units)}{piece}); shorten the loop or the grid, or guard the copy "
                                "with an if")
                     compile_only_or_raise(message, self.location(node))
