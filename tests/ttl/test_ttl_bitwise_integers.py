@@ -1,4 +1,4 @@
-"""``& | ^ << >>`` on runtime integers in a kernel (loop indices, node coordinates, values read from
+"""``& | ^ << >>`` and ``divmod`` on runtime integers in a kernel (loop indices, node coordinates, values read from
 L1): tile indices computed with them pick the right tiles on the simulated device, against numpy, and
 the kernels' C++ passes check-kernel."""
 
@@ -17,8 +17,9 @@ TILES = 8
 
 def _sources(k: int) -> list[int]:
     """The tiles output tile ``k`` of each row is copied from, row by row."""
+    q, r = divmod(k + 3, 3)
     return [k ^ 1, (k & 6) | (k >> 2), ((1 << (k % 3)) + k) % TILES, (k << 1) % TILES + (k >> 2),
-            (k >> 1) << 1]
+            (k >> 1) << 1, (2 * q + r) % TILES]
 
 
 ROWS = len(_sources(0))
@@ -40,6 +41,8 @@ def permute(x, out):
             read(2, ((1 << (k % 3)) + k) % TILES)
             read(3, (k << 1) % TILES + (k >> 2))
             read(4, (k >> 1) << 1)
+            q, r = divmod(k + 3, 3)
+            read(5, (2 * q + r) % TILES)
 
     @ttl.datamovement()
     def writer():

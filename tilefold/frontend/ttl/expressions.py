@@ -645,6 +645,7 @@ class ExpressionBuilder:
             id(BODY_BUILTINS["min"]): lambda args, kwargs, node: self.call_min_max(args, node, "min"),
             id(BODY_BUILTINS["max"]): lambda args, kwargs, node: self.call_min_max(args, node, "max"),
             id(builtins.abs): self.call_abs,
+            id(builtins.divmod): self.call_divmod,
             id(builtins.range): self.call_range,
             id(device_calls.static_range): self.call_static_range,
             id(builtins.isinstance): self.call_isinstance,
@@ -789,6 +790,12 @@ class ExpressionBuilder:
             raise self.error("abs() of a runtime integer is not supported (kernel integers are unsigned)", node)
         return builtins.abs(args[0])
 
+    def call_divmod(self, args, kwargs, node):
+        """``divmod(a, b)`` of integers, runtime ones too: ``(a // b, a % b)``."""
+        if len(args) != 2 or kwargs:
+            raise self.error("divmod() takes two arguments", node)
+        return self.binary(ast.FloorDiv, args[0], args[1], node), self.binary(ast.Mod, args[0], args[1], node)
+
     def call_isinstance(self, args, kwargs, node):
         """``isinstance(value, types)`` answered when the kernel is built: a runtime integer is an
         ``int``; blocks, transfers and other kernel objects are none of Python's types."""
@@ -854,8 +861,8 @@ class ExpressionBuilder:
             return self.inline_call(callee, args, kwargs, node)
         if runtime:
             raise self.error(f"{name}() is called with {self.describe(runtime[0])}; in a kernel only ttl "
-                             "functions, min, max and abs take runtime values — compute it with + - * // % & | ^ "
-                             "<< >>", node)
+                             "functions, min, max, abs and divmod take runtime values — compute it with + - * // % "
+                             "& | ^ << >>", node)
         if not callable(callee):
             raise self.error(f"{self.describe(callee)} is not callable", node)
         try:
