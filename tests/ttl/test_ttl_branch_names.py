@@ -117,3 +117,41 @@ def test_carried_names_follow_liveness():
                 t = 1
             net.if_dst(body)
     """) == {"t"}
+
+
+LINE = 4
+
+
+@ttl.operation(grid=(LINE,))
+def copy_prefix(x, out):
+    """Node i copies tiles 0..i of ``x`` into its row of ``out``, stopping with a flag it carries
+    through the loop as a Python bool (``done = False`` ... ``done = True``)."""
+    dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+
+    @ttl.datamovement()
+    def reader():
+        i = ttl.node(dims=1)
+        done = False
+        for k in range(LINE):
+            if not done:
+                with dfb.reserve() as b:
+                    ttl.copy(x[0, k], b).wait()
+                if k == i:
+                    done = True
+
+    @ttl.datamovement()
+    def writer():
+        i = ttl.node(dims=1)
+        for k in range(LINE):
+            if k <= i:
+                with dfb.wait() as b:
+                    ttl.copy(b, out[i, k]).wait()
+
+
+def test_a_bool_flag_carried_through_a_runtime_loop():
+    values = np.arange(LINE, dtype=np.float32).repeat(32)[None, :].repeat(32, axis=0) + 1
+    x = ttnn.from_numpy(values, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
+    out = ttnn.zeros((32 * LINE, 32 * LINE), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
+    copy_prefix(x, out)
+    tiles = ttnn.to_numpy(out)[::32, ::32]
+    np.testing.assert_array_equal(tiles, np.tril(np.arange(1, LINE + 1, dtype=np.float32)[None, :].repeat(LINE, 0)))

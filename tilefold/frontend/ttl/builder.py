@@ -389,6 +389,7 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
                 scope.names[name] = value
                 return
         if isinstance(current, MutableScalar):
+            value = int(value) if isinstance(value, bool) else value      # a carried flag: 0 / 1
             v = self.as_int(value, node, f"{name} holds a runtime integer")
             self.node = node
             self.emit(memref.StoreOp.get(self.scalars.materialize(v), current.slot, []))
@@ -473,7 +474,8 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
             if current is MISSING or isinstance(current, Block) and current.status.released:
                 # (a block released before the statement carries nothing: the statement acquires anew)
                 scope.names[name] = Unassigned(name)
-            elif isinstance(current, (int, Scalar)) and not isinstance(current, bool):
+            elif isinstance(current, (int, Scalar)):
+                # (a bool flag, ``done = False`` ... ``done = True``, is carried as 0 / 1)
                 slot = self.emit_prologue(memref.AllocaOp.get(IndexType(), shape=[]), stmt)
                 slot.memref.name_hint = name
                 self.node = stmt
@@ -495,7 +497,7 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
                 # a reserved block only added to (``blk += x``) starts at zero: the first step stores
                 promoted.append((name, self.promote_block(current, stmt, name in accumulated_names(stmt) or summed,
                                                           summed)))
-            elif isinstance(current, (float, bool, str, tuple)):
+            elif isinstance(current, (float, str, tuple)):
                 raise self.error(f"{name} is assigned inside this {'loop' if isinstance(stmt, ast.For) else 'branch'} "
                                  "and used afterwards, but it holds a Python value that cannot change at run time; "
                                  "compute it before the loop", stmt)
