@@ -15,8 +15,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1] / "tilefold"
 
-# Modules every layer may use: errors, the user's source location, progress bars, the collector pause.
-BASE = {"errors", "caller", "progress", "frozen_gc"}
+# Modules every layer may use: errors, the user's source location, progress bars, the collector pause,
+# numpy's huge-page advice.
+BASE = {"errors", "caller", "progress", "frozen_gc", "huge_pages"}
 
 # layer -> the layers it may import (besides itself and BASE)
 ALLOWED = {

@@ -1252,6 +1252,9 @@ CB_INDEX_ATTR = "ttl.cb_index"
 # on a ttl.copy between data formats: the circular buffer its pages go through in the tensor's format
 STAGING_CB_ATTR = "ttl.staging_cb"
 CB_TILE_OFFSET_ATTR = "ttl.cb_tile_offset"
+# on a ttl.copy of one row-major tensor page into a block (ttl.copy_tensor_page): the page's bytes land
+# in the block as they are, whatever the block's tiles
+RAW_PAGE_ATTR = "ttl.raw_page"
 # on a ttl.store: the value is added to what the block's L1 already holds (the packer's L1
 # accumulation), not written over it
 L1_ACC_ATTR = "ttl.l1_acc"

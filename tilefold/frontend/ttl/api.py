@@ -26,7 +26,7 @@ from tilefold.frontend.ttl.extern_calls import (DFBAccess, DFBEffect, DispatchCo
                                                 dfb_descriptor, get_dfb_id, raw_addr)
 from tilefold.frontend.ttl.dfb_boundaries import (DFBReconfiguration, DFBReset, reconfigure_dfbs,
                                                  reset_all_dfbs, reset_dataflow_buffers, reset_dfbs)
-from tilefold.frontend.ttl.device_calls import GroupTransfer, copy, signpost, static_range, wait_any
+from tilefold.frontend.ttl.device_calls import GroupTransfer, copy, copy_tensor_page, signpost, static_range, wait_any
 from tilefold.frontend.ttl.dispatch import DispatchAccess, DispatchArgument, DispatchStorage, ResolvedDispatcher
 from tilefold.frontend.ttl.grid import grid_size, node
 from tilefold.frontend.ttl.kernels import PIPE_SOURCE_KERNEL, Kernel, KernelKind, compute, datamovement
@@ -184,7 +184,7 @@ def pre_1_0_api_module(name: str) -> types.ModuleType:
 
 __all__ = [
     "operation", "Operation", "compute", "datamovement", "make_dataflow_buffer_like", "make_circular_buffer_like",
-    "DataflowBuffer", "CircularBuffer", "grid_size", "node", "copy", "wait_any", "GroupTransfer", "Pipe", "PipeNet", "PipeMapping",
+    "DataflowBuffer", "CircularBuffer", "grid_size", "node", "copy", "copy_tensor_page", "wait_any", "GroupTransfer", "Pipe", "PipeNet", "PipeMapping",
     "signpost", "static_range", "math", "block", "unsafe", "TILE_SHAPE", "TILE_SIZE", "TILE_LAYOUT", "ROW_MAJOR_LAYOUT", "Program",
     "SrcPipeIdentity", "DstPipeIdentity", "Semaphore", "Kernel", "KernelKind", "PIPE_SOURCE_KERNEL", "make_dfb",
     "make_dfb_allocation_group", "make_tensor_backed_dfb", "NodeCoord", "NodeRange", "Shape", "Size", "DstT",

@@ -343,6 +343,50 @@ class DataMovementBuilder:
         transfer.converts = staging is not None
         return transfer
 
+    def call_copy_tensor_page(self, args, kwargs, node):
+        """``ttl.copy_tensor_page(tensor, page_id, block)``: page ``page_id`` of a row-major tensor (a
+        row of its last dimension; the leading dimensions flattened) read into the reserved block's
+        L1 as it is — a block of 1x32 tiles takes a bfloat16 row of 32 k elements as its tiles."""
+        self.require_datamovement(node, "ttl.copy_tensor_page")
+        if kwargs or len(args) != 3:
+            raise self.error("ttl.copy_tensor_page(tensor, page_id, block) takes three arguments", node)
+        tensor, page, block = args
+        argument = self.operation.tensor_argument(tensor) if hasattr(tensor, "shape") and not isinstance(
+            tensor, (Block, tuple, list)) else None
+        if argument is None:
+            raise self.error(f"ttl.copy_tensor_page reads a page of one of the operation's tensors, not "
+                             f"{self.describe(tensor)}", node)
+        name, tensor = argument.name, argument.tensor
+        if _is_tiled(tensor):
+            raise self.error(f"ttl.copy_tensor_page reads a page of a row-major tensor; {name} is tiled — copy its "
+                             "tiles with ttl.copy", node)
+        if not isinstance(block, Block) or isinstance(block, BlockView) or block.acquired != "reserve":
+            raise self.error(f"ttl.copy_tensor_page reads into a block from reserve(), not {self.describe(block)}",
+                             node)
+        page_id = self.as_int(page, node, "the page id of ttl.copy_tensor_page")
+        units = tensor_units(tensor)
+        fmt = data_format(getattr(tensor.dtype, "name", tensor.dtype))
+        page_bytes = units[-1] * fmt.element_size
+        if page_bytes > block.dfb.block_bytes:
+            raise self.error(f"ttl.copy_tensor_page: a page of {name} is {page_bytes} B (a row of {units[-1]} "
+                             f"{fmt.ttnn_name} elements) but a block of {block.dfb.name} holds "
+                             f"{block.dfb.block_bytes} B; make the block larger", node)
+        index = []
+        for dim in reversed(units[1:-1]):            # the page's row index in each leading dimension
+            index.append(self.scalars.mod(page_id, dim))
+            page_id = self.scalars.floordiv(page_id, dim)
+        index = (page_id, *reversed(index))
+        piece = self.tensor_slice(argument, (*index, slice(None)), node)
+        self.check_position(block, node)
+        block.status.copy_into(self.location(node), own_send=block.status.receiving in self.sending_nets)
+        self.read_tensors.add(argument.index)
+        self.node = node
+        slice_op = self.emit(ttl.TensorSliceOp(piece.tensor_value, [self.scalars.materialize(o) for o in piece.offsets],
+                                               piece.sizes, piece.checked))
+        op = self.emit(ttl.CopyOp(slice_op.result, block.value))
+        op.attributes[ttl.RAW_PAGE_ATTR] = IntegerAttr(page_bytes, i32)
+        return self.new_transfer(op.result, "read", block, node)
+
     def check_row_range(self, piece: TensorSlice, fmt: DataFormat, converts: bool, node) -> None:
         """A row-major slice copies a contiguous byte range of each row (a part of a DRAM page): the
         NOC moves it between addresses 16-byte aligned alike, so a part of a row starts at an element

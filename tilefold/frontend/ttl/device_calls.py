@@ -26,6 +26,13 @@ def copy(src, dst):
     _device_only("copy")
 
 
+def copy_tensor_page(tensor, page_id, block):
+    """``ttl.copy_tensor_page(tensor, page_id, block)``: start reading page ``page_id`` of a row-major
+    tensor (one row of its last dimension) into ``block``'s bytes as they are (in a data movement
+    kernel); returns a transfer handle with ``.wait()``."""
+    _device_only("copy_tensor_page")
+
+
 def wait_any(requests, start=0):
     """``ttl.wait_any((recv0, recv1, ...), start)``: wait until at least one of the pipe receives
     (handles of ``ttl.copy(pipe, block)`` not waited yet) is complete and complete it; returns a

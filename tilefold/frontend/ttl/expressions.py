@@ -630,6 +630,7 @@ class ExpressionBuilder:
     def _call_handlers(self):
         return {
             id(device_calls.copy): self.call_copy,
+            id(device_calls.copy_tensor_page): self.call_copy_tensor_page,
             id(device_calls.wait_any): self.call_wait_any,
             id(ttl_node): self.call_node,
             id(grid_size): self.call_grid_size,

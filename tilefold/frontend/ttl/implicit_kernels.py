@@ -187,7 +187,7 @@ def _uses_dataflow(stmt: ast.stmt) -> bool:
         if _is_acquire(node) or _is_extern_call(node):
             return True
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-                and (node.func.attr == "copy" or node.func.attr in PIPE_GUARDS):
+                and (node.func.attr in ("copy", "copy_tensor_page") or node.func.attr in PIPE_GUARDS):
             return True
     return False
 
@@ -273,6 +273,10 @@ def needs_split(tree: ast.FunctionDef) -> bool:
 def _copy_direction(stmt: ast.stmt, tensors: set[str]) -> str | None:
     """"read" / "write" for a statement holding ttl.copy(tensor[...], blk) / ttl.copy(blk, tensor[...])."""
     for node in ast.walk(stmt):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and node.func.attr == "copy_tensor_page" and node.args and isinstance(node.args[0], ast.Name) \
+                and node.args[0].id in tensors:
+            return "read"
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "copy"
                 and len(node.args) == 2):
             continue
