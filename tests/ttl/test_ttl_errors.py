@@ -444,6 +444,60 @@ def test_a_slice_a_loop_moves_outside_the_tensor_names_the_tiles_it_reaches():
                  KernelError, "starts at tile 2 to 3", "so it reaches tiles 2..3, outside the tensor (3 tiles")
 
 
+def test_a_receive_kept_posted_into_the_next_iteration_is_named():
+    """A receive block re-acquired in a branch of a loop, so that the other one stays posted until a
+    later ttl.wait_any, is not supported: the error says so (not that nothing accumulates)."""
+    pa, pb = ttl.Pipe(src=(1, 0), dst=(0, 0)), ttl.Pipe(src=(0, 1), dst=(0, 0))
+
+    @ttl.operation(grid=(2, 2))
+    def op(x, y):
+        s_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+        la = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+        lb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+
+        @ttl.datamovement()
+        def dm0():
+            nx, ny = ttl.node(dims=2)
+            if nx == 1 and ny == 0:
+                for k in range(2):
+                    with s_dfb.reserve() as s:
+                        ttl.copy(x[k, 0], s).wait()
+                        ttl.copy(s, pa).wait()
+            if nx == 0 and ny == 1:
+                for k in range(2):
+                    with s_dfb.reserve() as s:
+                        ttl.copy(x[k, 1], s).wait()
+                        ttl.copy(s, pb).wait()
+            if nx == 0 and ny == 0:
+                ba, bb = la.reserve(), lb.reserve()
+                ra, rb = ttl.copy(pa, ba), ttl.copy(pb, bb)
+                for step in range(4):
+                    sel = ttl.wait_any((ra, rb), start=0).index()
+                    if sel == 0:  # error
+                        ba.push()
+                        if step < 2:
+                            ba = la.reserve()
+                            ra = ttl.copy(pa, ba)
+                    else:
+                        bb.push()
+                        if step < 2:
+                            bb = lb.reserve()
+                            rb = ttl.copy(pb, bb)
+
+        @ttl.datamovement()
+        def dm1():
+            nx, ny = ttl.node(dims=2)
+            if nx == 0 and ny == 0:
+                for k in range(2):
+                    with la.wait() as a, lb.wait() as b:
+                        ttl.copy(a, y[k, 0]).wait()
+                        ttl.copy(b, y[k, 1]).wait()
+
+    x = ttnn.zeros((64, 64), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
+    expect_error(lambda: op(x, x), test_a_receive_kept_posted_into_the_next_iteration_is_named, KernelError,
+                 "ba holds a block before this branch and is bound to another block inside it", "on every iteration")
+
+
 def test_matmul_inner_dimensions_must_agree():
     @ttl.operation(grid=(1, 1))
     def op(x, y):

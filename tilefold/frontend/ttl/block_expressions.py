@@ -1106,7 +1106,8 @@ class BlockExpressionBuilder(AcquisitionBuilder):
                 and block.data_format in (DataFormat.Float16_b, DataFormat.Float32)
                 and block.name not in _value_reads_after(self.source.tree, stmt, accumulations=False))
 
-    def promote_block(self, block: Block, stmt, zero_start: bool = False, l1_acc: bool = False) -> Block:
+    def promote_block(self, block: Block, stmt, zero_start: bool = False, l1_acc: bool = False,
+                      name: str | None = None) -> Block:
         """A reserved block accumulated into in a loop. When the loop only adds to it (``l1_acc``)
         and nothing reads it afterwards, each step packs onto the block's own tiles with the packer's
         L1 accumulation (a block that holds nothing yet is zeroed first), as TT-Lang lowers a
@@ -1124,7 +1125,14 @@ class BlockExpressionBuilder(AcquisitionBuilder):
             self.node = stmt
             value = self.make("fill", [], block.shape, stmt, {"value": 0.0}, fmt=block.data_format)
         elif block.acquired != "reserve" or block.stored is None:
-            raise self.error(f"{block.name} is assigned in this loop; only a reserved block that already holds a "
+            name = name or block.name
+            if _reacquired(stmt, name):
+                kind = "loop" if isinstance(stmt, ast.For) else "branch"
+                raise self.error(f"{name} holds a block before this {kind} and is bound to another block inside "
+                                 "it, so a block would carry from one iteration to the next (a receive kept posted "
+                                 "until a later ttl.wait_any); tilefold does not support that yet — acquire the block "
+                                 "and post its receive on every iteration", stmt)
+            raise self.error(f"{name} is assigned in this loop; only a reserved block that already holds a "
                              "value can be accumulated into across loop iterations", stmt)
         else:
             value = BlockExpression(block.stored, block.shape, block.data_format)
@@ -1195,3 +1203,10 @@ def _reads(value, source) -> bool:
 
 
 __all__ = ["BlockExpressionBuilder", "math"]
+
+
+def _reacquired(stmt, name: str) -> bool:
+    """Whether ``stmt`` binds ``name`` to a block it acquires (``name = dfb.reserve()`` / ``wait()``)."""
+    return any(isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)
+               and isinstance(n.value, ast.Call) and isinstance(n.value.func, ast.Attribute)
+               and n.value.func.attr in ("reserve", "wait") for n in ast.walk(stmt))

@@ -496,7 +496,7 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
                 summed = self._only_summed(stmt, name)
                 # a reserved block only added to (``blk += x``) starts at zero: the first step stores
                 promoted.append((name, self.promote_block(current, stmt, name in accumulated_names(stmt) or summed,
-                                                          summed)))
+                                                          summed, name)))
             elif isinstance(current, (float, str, tuple)):
                 raise self.error(f"{name} is assigned inside this {'loop' if isinstance(stmt, ast.For) else 'branch'} "
                                  "and used afterwards, but it holds a Python value that cannot change at run time; "
