@@ -356,6 +356,13 @@ class Tile:
 _FULL_TILE = Tile((TILE_SIZE, TILE_SIZE))
 
 
+class _Bytes(int):
+    """A byte count that is also callable (``t.element_size`` and ``t.element_size()`` both work)."""
+
+    def __call__(self) -> int:
+        return int(self)
+
+
 class Tensor:
     """A device tensor: shape, data type, layout, memory config and its values.
 
@@ -419,6 +426,22 @@ class Tensor:
     def get_tile(self) -> Tile:
         """``tensor.get_tile()``, TT-NN's method for :attr:`tile`."""
         return self.tile
+
+    @property
+    def element_size(self) -> "_Bytes":
+        """Bytes per element of the tensor's data type (a block-float format: its mantissa byte) —
+        ``tensor.element_size`` as tt-lang-sim has it, and ``tensor.element_size()`` as TT-NN does."""
+        fmt = self.dtype.data_format
+        return _Bytes(1 if fmt.is_block_float else fmt.element_size)
+
+    def size_in_bytes(self, n_elements: int) -> int:
+        """Bytes ``n_elements`` of the tensor's data type take (block-float formats: their mantissas
+        and one shared exponent byte per 16 elements)."""
+        fmt = self.dtype.data_format
+        if not fmt.is_block_float:
+            return n_elements * fmt.element_size
+        mantissas = n_elements if fmt is DataFormat.Bfp8_b else -(-n_elements // 2)
+        return mantissas + -(-n_elements // 16)
 
     @property
     def has_full_tiles(self) -> bool:

@@ -145,6 +145,18 @@ def test_full_into_a_given_tensor():
     _at(info, line)
 
 
+def test_element_sizes_of_tensors():
+    """``t.element_size`` as tt-lang-sim has it (a number) and ``t.element_size()`` as TT-NN does;
+    ``t.size_in_bytes(n)`` counts block-float exponents."""
+    def tensor(dtype):
+        return ttnn.from_numpy(np.zeros((32, 32), np.float32), dtype=dtype, layout=ttnn.TILE_LAYOUT)
+
+    assert tensor(ttnn.bfloat16).element_size == 2 and tensor(ttnn.float32).element_size() == 4
+    assert tensor(ttnn.bfloat16).size_in_bytes(10) == 20
+    assert tensor(ttnn.bfloat8_b).element_size == 1 and tensor(ttnn.bfloat8_b).size_in_bytes(32) == 34
+    assert tensor(ttnn.bfloat4_b).size_in_bytes(32) == 18
+
+
 def test_devices_opened_and_closed_wrongly():
     ttnn.set_num_devices(4)
     try:
