@@ -327,6 +327,21 @@ def test_waiting_a_completed_transfer_again_waits_for_nothing():
     np.testing.assert_array_equal(ttnn.to_numpy(y), ttnn.to_numpy(x))
 
 
+@pytest.mark.parametrize("expression,reference", [
+    (lambda b: (b + 2.0) ** (b * 0.5), lambda v: (v + 2.0) ** (v * 0.5)),      # a block exponent
+    (lambda b: (b + 2.0) ** 0.5, lambda v: np.sqrt(v + 2.0)),                 # a fractional number
+    (lambda b: 2.0 ** b, np.exp2),                                            # a number to a block's power
+], ids=["block", "fraction", "base"])
+def test_powers_other_than_non_negative_integers(expression, reference):
+    """``**`` with a block exponent or a number that is no non-negative integer: the SFPU's
+    element-wise power of two blocks (bfloat16 result) against numpy."""
+    rng = np.random.default_rng(14)
+    v = rng.uniform(-1, 1, (32, 64)).astype(np.float32)
+    x = ttnn.from_numpy(v, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
+    xv = ttnn.to_numpy(x).astype(np.float64)
+    np.testing.assert_allclose(run_unary(expression, x), reference(xv), rtol=2e-2, atol=2e-2)
+
+
 # --- compiling --------------------------------------------------------------------------------------
 
 

@@ -195,7 +195,7 @@ class BlockExpressionBuilder(AcquisitionBuilder):
             return self.matmul(a, b, node)
         if op is ast.Pow:
             if not (isinstance(right, int) and not isinstance(right, bool) and right >= 0):
-                raise self.error("a block can only be raised to a non-negative integer power (x ** 2)", node)
+                return self.binary_power(left, right, node)
             a = self.operand(left, node)
             if right == 2:
                 return self.make("square", [a], a.shape, node)
@@ -240,6 +240,20 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         like = self.operand(other, node)
         return self.make("fill", [], like.shape, node, {"value": float(number)}, fmt=like.data_format,
                          row_major=like.row_major)
+
+    def binary_power(self, left, right, node):
+        """``a ** b`` with a block exponent, or a number that is no non-negative integer (``x ** 0.5``,
+        ``2.0 ** x``): the SFPU's element-wise power of two blocks, a number filling a block of the
+        other's shape."""
+        if isinstance(right, Scalar) or isinstance(left, Scalar):
+            raise self.error("a block cannot be raised to a runtime integer power, nor a runtime integer to a "
+                             "block's", node)
+        if _number(right) or _number(left):
+            block, number = (left, right) if _number(right) else (right, left)
+            a = self.operand(block, node)
+            filled = self.make("fill", [], a.shape, node, {"value": float(number)}, fmt=a.data_format)
+            left, right = (a, filled) if _number(right) else (filled, a)
+        return self.block_binary_named("pow", left, right, node)
 
     def block_binary_named(self, name: str, left, right, node):
         self.require_compute(node, "block arithmetic")
