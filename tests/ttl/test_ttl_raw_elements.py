@@ -269,13 +269,8 @@ def test_arithmetic_on_read_elements_is_refused_at_its_line():
                  "is not supported by tilefold yet")
 
 
-@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
-def test_read_index_picks_the_tile_rows_an_element_names(dtype, tmp_path, check_kernel):
-    """``ttl.read_index(blk, r, c)``: an element as an integer, truncated toward zero, used as the
-    start of a tensor slice (TT-Lang's embedding gather, KV-cache append)."""
-    from tilefold.codegen.cpp import emit_kernel
-    from ttl_helpers import compiled
-
+def _gather_by_index(offset: int = 0):
+    """Row ``read_index(idx, 0, i) + offset`` of ``table`` becomes row ``i`` of ``out`` (four rows)."""
     @ttl.operation(grid=(1, 1))
     def gather(table, idx, out):
         idx_dfb = ttl.make_dataflow_buffer_like(idx, shape=(1, 1), block_count=1)
@@ -287,7 +282,7 @@ def test_read_index_picks_the_tile_rows_an_element_names(dtype, tmp_path, check_
                 ttl.copy(idx[0, 0], d).wait()
             with idx_dfb.wait() as blk:
                 for i in range(4):
-                    r = ttl.read_index(blk, 0, i)
+                    r = ttl.read_index(blk, 0, i) + offset
                     with row_dfb.reserve() as d:
                         ttl.copy(table[r:r + 1, 0:1], d).wait()
 
@@ -301,6 +296,17 @@ def test_read_index_picks_the_tile_rows_an_element_names(dtype, tmp_path, check_
         def compute():
             pass
 
+    return gather
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_read_index_picks_the_tile_rows_an_element_names(dtype, tmp_path, check_kernel):
+    """``ttl.read_index(blk, r, c)``: an element as an integer, truncated toward zero, used as the
+    start of a tensor slice (TT-Lang's embedding gather, KV-cache append)."""
+    from tilefold.codegen.cpp import emit_kernel
+    from ttl_helpers import compiled
+
+    gather = _gather_by_index()
     table = np.random.default_rng(4).standard_normal((8 * 32, 32)).astype(np.float32)
     index = np.zeros((32, 32), np.float32)
     index[0, :4] = [5.9, 0.2, 7.0, 3.5]                        # rows 5, 0, 7, 3 (truncated)
@@ -354,3 +360,25 @@ def test_element_access_in_a_body_without_kernel_functions():
     want = cache.copy()
     want[2 * 32 + 17] = key[0]
     np.testing.assert_array_equal(ttnn.to_numpy(out), want)
+
+
+def test_read_index_of_negative_and_fractional_values_reads_int32_bits_as_signed():
+    """``read_index`` works on the element's 32 bits: its exponent, negative for magnitudes below
+    one, is compared and shifted as the device's int32 does (the simulator holds such values as
+    uint32 and reads them signed for those operations), so -2.5 is -2 and 0.2 is 0."""
+    from tilefold.sim.kernel_python import emit_python_source
+    from ttl_helpers import compiled
+
+    gather = _gather_by_index(offset=2)
+    table = np.random.default_rng(5).standard_normal((4 * 32, 32)).astype(np.float32)
+    index = np.zeros((32, 32), np.float32)
+    index[0, :4] = [-2.5, 0.2, -0.7, 1.9]                      # -2, 0, 0, 1: rows 0, 2, 2, 3
+    tensors = (ttnn.from_numpy(table, dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT),
+               ttnn.from_numpy(index, dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT),
+               ttnn.zeros((4 * 32, 32), dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT))
+    gather(*tensors)
+    want = np.concatenate([table[r * 32:(r + 1) * 32] for r in (0, 2, 2, 3)])
+    np.testing.assert_array_equal(ttnn.to_numpy(tensors[2]), want)
+    kernel = next(k for k in compiled(gather, *tensors).program.kernels if k.name == "read")
+    source, _ = emit_python_source(kernel.function)
+    assert "k.signed32(" in source and "& 31)) & 0xFFFFFFFF" in source

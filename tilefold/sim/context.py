@@ -283,6 +283,13 @@ class KernelContext:
         return c.astype(np.int64) if isinstance(c, np.ndarray) else int(c)
 
     @staticmethod
+    def signed32(x):
+        """A 32-bit value held as ``uint32`` read as ``int32`` (for signed compares, max / min, shifts)."""
+        if isinstance(x, np.ndarray):
+            return np.where(x >= 1 << 31, x - (1 << 32), x)
+        return x - (1 << 32) if x >= 1 << 31 else x
+
+    @staticmethod
     def max(a, b):
         return np.maximum(a, b) if isinstance(a, np.ndarray) or isinstance(b, np.ndarray) else max(a, b)
 

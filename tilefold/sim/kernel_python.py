@@ -64,6 +64,10 @@ _CALLS = {
     "arith.ceildivui": "k.ceildiv", "arith.ceildivsi": "k.ceildiv", "arith.maxui": "k.max",
     "arith.minui": "k.min", "arith.maxsi": "k.max", "arith.minsi": "k.min",
 }
+# signed operations of i32 values (held as uint32): their Python on the int32 readings ``a``, ``b``
+_SIGNED_I32 = {"arith.maxsi": "k.max({a}, {b})", "arith.minsi": "k.min({a}, {b})",
+               "arith.shrsi": "{a} >> ({b_raw} & 31)", "arith.divsi": "k.divsi({a}, {b})",
+               "arith.remsi": "k.remsi({a}, {b})"}
 _CMPI = {0: "==", 1: "!=", 2: "<", 3: "<=", 4: ">", 5: ">=", 6: "<", 7: "<=", 8: ">", 9: ">="}
 _IDENTITY = {"arith.index_cast", "arith.extsi", "arith.sitofp", "arith.uitofp", "arith.extf", "arith.truncf"}
 
@@ -156,7 +160,15 @@ class _Printer:
         r = op.results
         if isinstance(op, (arith.ConstantOp, CBOp)):
             return  # constants and CBs print inline at their uses
-        if name in _BINARY:
+        if name in _SIGNED_I32 and _is_int(r[0], 32):
+            # i32 values are held as uint32: read as int32 for the signed operation, held as uint32 again
+            a, b = (f"k.signed32({self.ref(v)})" for v in op.operands)
+            expr = _SIGNED_I32[name].format(a=a, b=b, b_raw=self.ref(op.operands[1]))
+            self.emit(depth, f"{self.define(r[0])} = ({expr}) & {_U32_MASK}", op)
+        elif name == "arith.shli" and _is_int(r[0], 32):     # RISC-V's sll: the amount's low 5 bits
+            expr = f"({self.ref(op.operands[0])} << ({self.ref(op.operands[1])} & 31)) & {_U32_MASK}"
+            self.emit(depth, f"{self.define(r[0])} = {expr}", op)
+        elif name in _BINARY:
             expr = f"{self.ref(op.operands[0])} {_BINARY[name]} {self.ref(op.operands[1])}"
             self.emit(depth, f"{self.define(r[0])} = {expr}", op)
         elif name == "arith.subi":
@@ -167,8 +179,11 @@ class _Printer:
         elif name in _CALLS:
             self.emit(depth, f"{self.define(r[0])} = {_CALLS[name]}({self.args(op.operands)})", op)
         elif name == "arith.cmpi":
-            pred = _CMPI[op.predicate.value.data]
-            self.emit(depth, f"{self.define(r[0])} = {self.ref(op.operands[0])} {pred} {self.ref(op.operands[1])}", op)
+            predicate = op.predicate.value.data
+            a, b = (self.ref(v) for v in op.operands)
+            if 2 <= predicate <= 5 and _is_int(op.operands[0], 32):     # slt sle sgt sge of int32 values
+                a, b = f"k.signed32({a})", f"k.signed32({b})"
+            self.emit(depth, f"{self.define(r[0])} = {a} {_CMPI[predicate]} {b}", op)
         elif name == "arith.select":
             self.emit(depth, f"{self.define(r[0])} = k.select({self.args(op.operands)})", op)
         elif name == "arith.extui":
@@ -178,6 +193,9 @@ class _Printer:
         elif name == "arith.trunci":
             width = op.results[0].type.width.data
             self.emit(depth, f"{self.define(r[0])} = {self.ref(op.operands[0])} & {hex((1 << width) - 1)}", op)
+        elif name in ("arith.index_cast", "arith.extsi") and _is_int(op.operands[0], 32):
+            # an int32 held as uint32 becomes a wider signed integer: its sign extended
+            self.emit(depth, f"{self.define(r[0])} = k.signed32({self.ref(op.operands[0])})", op)
         elif name in _IDENTITY:
             self.emit(depth, f"{self.define(r[0])} = {self.ref(op.operands[0])}", op)
         elif name == "arith.negf":
