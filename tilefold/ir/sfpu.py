@@ -231,6 +231,11 @@ _ROUNDING_INIT = "rounding_op_tile_init"     # the rounding functions share one 
 
 SFPU_OPS: tuple[SfpuOp, ...] = (
     _unary("exp", _U + "exp.h", np.exp, "exp", tilelang=True),
+    # ``exp_tile<approx=false, scale_en=true>(slot, VectorMode::RC, scale)``: exp(scale * x), the scale
+    # a bfloat16 (its 16 bits) multiplied in on the SFPU in float32 (ttl.math.exp(x, scale=s))
+    SfpuOp("exp_scaled", "unary", _U + "exp.h", (("vector_mode", "i32"), ("scale_bf16_bits", "u32")), "exp_tile_init",
+           "exp", lambda x, mode, scale: np.exp(x * _f(int(scale) << 16)), cpp_name="exp_tile",
+           cpp_templates="false, true"),
     _unary("exp2", _CKA, np.exp2, "exp2", tilelang=True),
     _unary("log", _CKA, np.log, "log", tilelang=True),
     _unary("sqrt", _U + "sqrt.h", np.sqrt, "sqrt", tilelang=True),

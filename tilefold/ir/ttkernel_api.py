@@ -45,7 +45,8 @@ PARAM_ROLES: dict[str, str] = {
                      "ct_dim", "decimals", "exponent", "first", "in0_tile_index", "in1_tile_index", "in_tile_index",
                      "kt_dim", "l1_acc_en", "linked", "max_bits", "min_bits", "ntiles", "num_dests", "num_pages",
                      "num_rows", "out_tile_index", "output_index", "rt_dim", "scalar_bits", "scale_bits", "scaler_tile_index", "semaphore_id",
-                     "size", "slope_bits", "threshold_bits", "transpose", "value_bits"), "scalar"),
+                     "scale_bf16_bits", "size", "slope_bits", "threshold_bits", "transpose", "value_bits",
+                     "vector_mode"), "scalar"),
 }
 
 

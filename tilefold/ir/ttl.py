@@ -249,7 +249,7 @@ TILE_OPS: dict[str, TileOpInfo] = {info.name: info for info in (
     _binary("pow", "power_binary_tile"), _binary("remainder", "remainder_binary_tile"),
     _binary("gt", "gt_binary_tile"), _binary("lt", "lt_binary_tile"), _binary("ge", "ge_binary_tile"),
     _binary("le", "le_binary_tile"), _binary("eq", "eq_binary_tile"), _binary("ne", "ne_binary_tile"),
-    _unary("exp"), _unary("exp2"), _unary("log"), _unary("sqrt"), _unary("rsqrt"), _unary("recip"),
+    _unary("exp"), _unary("exp_scaled", params=("vector_mode", "scale_bf16_bits"), encoding="int"), _unary("exp2"), _unary("log"), _unary("sqrt"), _unary("rsqrt"), _unary("recip"),
     _unary("square"), _unary("tanh"), _unary("sigmoid"), _unary("relu"), _unary("gelu"), _unary("silu"),
     _unary("sin"), _unary("cos"), _unary("abs"), _unary("neg", "negative_tile"),
     _unary("floor"), _unary("ceil"),

@@ -37,6 +37,9 @@ from dataclasses import dataclass
 import ast
 import math
 
+import ml_dtypes
+import numpy as np
+
 from tilefold.frontend.ttl.acquisition import AcquisitionBuilder
 from tilefold.frontend.ttl.dataflow_buffers import hidden_dataflow_buffer
 from tilefold.frontend.ttl.math_api import PARAMETRIC, RAW_ELEMENT, sfpu_functions
@@ -334,12 +337,8 @@ class BlockExpressionBuilder(AcquisitionBuilder):
             return self.block_subview(args, kwargs, node)
         self.require_compute(node, f"{fn.qualname}")
         name = fn.name
-        if name == "exp" and "iterations" in kwargs:
-            # TT-Lang's SFPU loop count over a tile's face rows: 8, the whole tile, is the only one it takes
-            kwargs = dict(kwargs)
-            iterations = kwargs.pop("iterations")
-            if iterations != 8 or isinstance(iterations, bool):
-                raise self.error(f"{fn.qualname} iterations must be 8, got {iterations!r}", node)
+        if name == "exp" and kwargs:
+            return self.exp_options(fn, args, dict(kwargs), node)
         if name in UNARY:
             self._arity(fn, args, kwargs, 1, node)
             return self.block_unary(UNARY[name], args[0], node)
@@ -353,6 +352,31 @@ class BlockExpressionBuilder(AcquisitionBuilder):
             return self.parametric(fn, args, kwargs, node)
         handler = getattr(self, f"fn_{name}")
         return handler(fn, args, kwargs, node)
+
+    def exp_options(self, fn, args, kwargs, node):
+        """``ttl.math.exp(x, *, approx=False, scale=None, skip_clamp_check=False, iterations=8)`` (TT-Lang
+        main's keywords, ``exp_tile``'s template arguments): ``scale`` computes exp(scale * x) on the
+        SFPU (the scale as a bfloat16); the precise exp clamps its input as ``skip_clamp_check=True``
+        would leave unclamped only where the result underflows anyway."""
+        iterations = kwargs.pop("iterations", 8)
+        if iterations != 8 or isinstance(iterations, bool):
+            # TT-Lang's SFPU loop count over a tile's face rows: 8, the whole tile, is the only one it takes
+            raise self.error(f"{fn.qualname} iterations must be 8, got {iterations!r}", node)
+        if kwargs.pop("approx", False) is not False:
+            raise self.error(f"{fn.qualname}(approx=True): the SFPU's approximate exp is not simulated by tilefold "
+                             "yet; use the precise one (approx=False)", node)
+        if not isinstance(kwargs.pop("skip_clamp_check", False), bool):
+            raise self.error(f"{fn.qualname}(skip_clamp_check=...) takes True or False", node)
+        scale = kwargs.pop("scale", None)
+        self._arity(fn, args, kwargs, 1, node)
+        if scale is None:
+            return self.block_unary(UNARY["exp"], args[0], node)
+        if not _number(scale):
+            raise self.error(f"{fn.qualname}(scale=...) must be a compile-time number, not {self.describe(scale)}",
+                             node)
+        a = self.operand(args[0], node)
+        bits = int(np.asarray(scale, np.float32).astype(ml_dtypes.bfloat16).view(np.uint16))
+        return self.make("exp_scaled", [a], a.shape, node, {"vector_mode": 4, "scale_bf16_bits": bits})
 
     def parametric(self, fn, args, kwargs, node):
         """``ttl.math.elu(x, alpha)``, ``softplus(x, beta, beta_reciprocal, threshold)`` ...: one SFPU call

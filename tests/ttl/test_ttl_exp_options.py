@@ -1,0 +1,69 @@
+"""``ttl.math.exp``'s keywords of TT-Lang main: ``scale=`` (exp(scale * x), the scale a bfloat16
+multiplied in on the SFPU: ``exp_tile<false, true>(slot, VectorMode::RC, scale)``), ``skip_clamp_check``
+and ``iterations=8`` accepted; the approximate exp and other iteration counts one error at the line.
+Against numpy on the simulated device; the compute kernel's C++ passes check-kernel."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from checkkernel import accessor_compile_args, check_kernels, require_accepted
+
+import tilefold.ttl as ttl
+import tilefold.ttnn as ttnn
+from tilefold.codegen.cpp import emit_kernel
+from tilefold.errors import KernelError
+from ttl_helpers import compiled, expect_error, zeros
+
+
+def _exp_of(expression):
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 2), block_count=2)
+        y_dfb = ttl.make_dataflow_buffer_like(y, shape=(1, 2), block_count=2)
+
+        @ttl.compute()
+        def compute():
+            with x_dfb.wait() as a, y_dfb.reserve() as b:
+                b.store(expression(a))
+
+        @ttl.datamovement()
+        def read():
+            with x_dfb.reserve() as blk:
+                ttl.copy(x[0:1, 0:2], blk).wait()
+
+        @ttl.datamovement()
+        def write():
+            with y_dfb.wait() as blk:
+                ttl.copy(blk, y[0:1, 0:2]).wait()
+
+    return op
+
+
+def _x():
+    v = np.random.default_rng(15).uniform(-3, 3, (32, 64)).astype(np.float32)
+    return ttnn.from_numpy(v, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
+
+
+def test_exp_with_a_scale_and_the_other_keywords(tmp_path):
+    op = _exp_of(lambda a: ttl.math.exp(a, scale=0.3, skip_clamp_check=True, iterations=8, approx=False))
+    x, y = _x(), zeros((32, 64))
+    op(x, y)
+    scale = np.float32(0.30078125)                  # 0.3 as a bfloat16
+    np.testing.assert_allclose(ttnn.to_numpy(y), np.exp(scale * ttnn.to_numpy(x)), rtol=1e-2)
+    program = compiled(op, _x(), zeros((32, 64))).program
+    kernel = next(k for k in program.kernels if k.is_compute)
+    path = tmp_path / "compute.cpp"
+    path.write_text(emit_kernel(kernel.function))
+    assert "exp_tile<false, true>" in path.read_text()
+    for result in check_kernels([(path, "compute", accessor_compile_args(program, kernel))]):
+        require_accepted(result)
+
+
+def test_exp_options_tilefold_does_not_simulate():
+    approximate = _exp_of(lambda a: ttl.math.exp(a, approx=True))  # error
+    expect_error(lambda: approximate(_x(), zeros((32, 64))), test_exp_options_tilefold_does_not_simulate,
+                 KernelError, "approximate exp is not simulated")
+    fewer = _exp_of(lambda a: ttl.math.exp(a, iterations=4))
+    with pytest.raises(KernelError, match="iterations must be 8, got 4"):
+        fewer(_x(), zeros((32, 64)))
