@@ -11,7 +11,7 @@ import tilefold.ttl as ttl
 import numpy as np
 
 import tilefold.ttnn as ttnn
-from tilefold.errors import CompileError, KernelAssertError, KernelError, L1OverflowError
+from tilefold.errors import CompileError, KernelAssertError, KernelError, L1OverflowError, SemaphoreError
 from ttl_helpers import expect_error, tile_tensor, zeros
 
 
@@ -496,6 +496,54 @@ def test_a_receive_kept_posted_into_the_next_iteration_is_named():
     x = ttnn.zeros((64, 64), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
     expect_error(lambda: op(x, x), test_a_receive_kept_posted_into_the_next_iteration_is_named, KernelError,
                  "ba holds a block before this branch and is bound to another block inside it", "on every iteration")
+
+
+def test_a_poll_that_never_ends_names_the_threads_blocked_behind_it():
+    """The root's ttl.wait_any polls for receives its producers never send: they are stuck reserving a
+    buffer nobody pops. The error at the poll lists them."""
+    pipes = [ttl.Pipe(src=(1, 0), dst=(0, 0)), ttl.Pipe(src=(2, 0), dst=(0, 0))]
+
+    @ttl.operation(grid=(3, 1))
+    def op(x, y):
+        s_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+        l0 = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+        l1 = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+
+        @ttl.datamovement()
+        def dm0():
+            nx, ny = ttl.node(dims=2)
+            if nx >= 1:
+                for step in range(3):
+                    with s_dfb.reserve() as s:              # pushed, never popped: the third one waits
+                        ttl.copy(x[step, 0], s).wait()
+                        if nx == 1:
+                            ttl.copy(s, pipes[0]).wait()
+                        else:
+                            ttl.copy(s, pipes[1]).wait()
+            if nx == 0 and ny == 0:
+                for step in range(3):
+                    b0, b1 = l0.reserve(), l1.reserve()
+                    r0, r1 = ttl.copy(pipes[0], b0), ttl.copy(pipes[1], b1)
+                    ttl.wait_any((r0, r1), start=0)  # error
+                    r0.wait()
+                    r1.wait()
+                    b0.push()
+                    b1.push()
+
+        @ttl.datamovement()
+        def dm1():
+            nx, ny = ttl.node(dims=2)
+            if nx == 0 and ny == 0:
+                for step in range(3):
+                    with l0.wait() as a, l1.wait() as b:
+                        ttl.copy(a, y[step, 0]).wait()
+                        ttl.copy(b, y[step, 1]).wait()
+
+    x = ttnn.zeros((96, 64), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
+    expect_error(lambda: op(x, ttnn.zeros((96, 64), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)),
+                 test_a_poll_that_never_ends_names_the_threads_blocked_behind_it, SemaphoreError,
+                 "polls L1 in a loop that no other thread will ever change",
+                 "the other threads that could change it are blocked", "cb_reserve_back(c_0, 1) (s_dfb)")
 
 
 def test_matmul_inner_dimensions_must_agree():

@@ -25,6 +25,7 @@ from tilefold.arch import (ETHERNET_BYTES_PER_CYCLE, ETHERNET_LATENCY_CYCLES, NO
                            noc_multicast_addr)
 from tilefold.errors import CircularBufferError, DramAccessError, NocHazardError, ProgramError, SemaphoreError
 from tilefold.sim import page_batches
+from tilefold.sim.scheduler import BLOCKED
 from tilefold.sim.accessor import Accessor, AccessorArgs, decode_accessor_args
 from tilefold.sim.cb_api import _named
 from tilefold.sim.lanes import all_lanes, any_lane, even, uniform
@@ -968,7 +969,11 @@ class DataflowApi:
         if self._spins % 64:
             return
         if self.dev.progress == self._spin_progress and self._spins > 200_000:
-            raise self.fail(SemaphoreError, "this kernel polls L1 in a loop that no other thread will ever change")
+            blocked = [t.describe() for t in self.scheduler.threads if t.state == BLOCKED]
+            why = "" if not blocked else ("; the other threads that could change it are blocked:\n" +
+                                          "\n".join(f"  {line}" for line in blocked))
+            raise self.fail(SemaphoreError, "this kernel polls L1 in a loop that no other thread will ever change"
+                            + why)
         if self.dev.progress != self._spin_progress:
             self._spin_progress = self.dev.progress
             self._spins = 64
