@@ -493,3 +493,51 @@ def test_a_push_on_one_path_of_a_loop_iteration_is_an_error_at_the_if():
     message = str(info.value)
     assert message.startswith(f"{inspect.getsourcefile(_loopback)}:{line}: "), message
     assert "blk is pushed by one branch of this if only, inside a loop" in message, message
+
+
+@ttl.operation(grid=(3, 1))
+def wait_the_other(a, b, out):
+    """Node 0 takes whichever receive completes first, waits the other one in the branch that did
+    not select it, and copies both blocks out after the ``if``: each is complete on both paths."""
+    pipe_a, pipe_b = ttl.Pipe(src=(1, 0), dst=(0, 0)), ttl.Pipe(src=(2, 0), dst=(0, 0))
+    send_dfb = ttl.make_dataflow_buffer_like(a, shape=(1, 1), block_count=2)
+    land_a = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+    land_b = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+
+    @ttl.datamovement()
+    def dm():
+        x, _ = ttl.node(dims=2)
+        if x == 0:
+            for i in range(BLOCKS):
+                with land_a.reserve() as blk_a, land_b.reserve() as blk_b:
+                    recv_a, recv_b = ttl.copy(pipe_a, blk_a), ttl.copy(pipe_b, blk_b)
+                    if ttl.wait_any((recv_a, recv_b), start=i).index() == 0:
+                        recv_b.wait()
+                    else:
+                        recv_a.wait()
+                    ttl.copy(blk_a, out[0, 2 * i]).wait()
+                    ttl.copy(blk_b, out[0, 2 * i + 1]).wait()
+                with land_a.wait(), land_b.wait():
+                    pass
+        elif x == 1:
+            for i in range(BLOCKS):
+                with send_dfb.reserve() as blk:
+                    ttl.copy(a[0, i], blk).wait()
+                with send_dfb.wait() as blk:
+                    ttl.copy(blk, pipe_a).wait()
+        else:
+            for i in range(BLOCKS):
+                with send_dfb.reserve() as blk:
+                    ttl.copy(b[0, i], blk).wait()
+                with send_dfb.wait() as blk:
+                    ttl.copy(blk, pipe_b).wait()
+
+
+def test_a_receive_selected_on_one_path_and_waited_on_the_other_is_complete_after_the_if():
+    a, b = tile_tensor((32, BLOCKS * 32), seed=7), tile_tensor((32, BLOCKS * 32), seed=8)
+    out = zeros((32, 2 * BLOCKS * 32))
+    wait_the_other(a, b, out)
+    got, tiles_a, tiles_b = _tiles(out), _tiles(a), _tiles(b)
+    for i in range(BLOCKS):
+        np.testing.assert_array_equal(got[2 * i], tiles_a[i])
+        np.testing.assert_array_equal(got[2 * i + 1], tiles_b[i])

@@ -717,10 +717,12 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
                 self.statements(stmts, scope, Region("branch", stmt))
                 gone = self.branch_releases(held_before)
                 self.check_held(held_before, stmt, "branch of this if")
-            self.unmark_selected(marked)
             writes.append({id(b) for b in held if b.status.writes != before[id(b)]})
+            # (a block whose receive the branch's selection completed ends the branch complete: the
+            # join keeps it in flight unless the other path completes it too)
             ends.append(({id(t): (t.waited, t.implicit) for t in pending},
                          {id(b): b.status.snapshot() for b in held}))
+            self.unmark_selected(marked)
             for t in pending:       # the other branch starts from the state before the if
                 t.waited, t.implicit = flags[id(t)]
             for b in held:
