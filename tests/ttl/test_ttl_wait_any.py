@@ -541,3 +541,62 @@ def test_a_receive_selected_on_one_path_and_waited_on_the_other_is_complete_afte
     for i in range(BLOCKS):
         np.testing.assert_array_equal(got[2 * i], tiles_a[i])
         np.testing.assert_array_equal(got[2 * i + 1], tiles_b[i])
+
+
+@ttl.operation(grid=(3, 1))
+def two_ifs_in_a_loop(a, b, out):
+    """Each iteration node 0 takes whichever receive completes first and pushes both blocks in one of
+    two ``if`` statements on the selection, ``sel == 0`` and ``sel == 1``: between them they cover
+    every path, so the next iteration's blocks are where every path leaves them."""
+    pipe_a, pipe_b = ttl.Pipe(src=(1, 0), dst=(0, 0)), ttl.Pipe(src=(2, 0), dst=(0, 0))
+    send_dfb = ttl.make_dataflow_buffer_like(a, shape=(1, 1), block_count=2)
+    land_a = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+    land_b = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+
+    @ttl.datamovement()
+    def dm0():
+        x, _ = ttl.node(dims=2)
+        if x == 0:
+            for i in range(BLOCKS):
+                blk_a, blk_b = land_a.reserve(), land_b.reserve()
+                recv_a, recv_b = ttl.copy(pipe_a, blk_a), ttl.copy(pipe_b, blk_b)
+                sel = ttl.wait_any((recv_a, recv_b), start=i).index()
+                if sel == 0:
+                    recv_b.wait()
+                    blk_a.push()
+                    blk_b.push()
+                if sel == 1:
+                    recv_a.wait()
+                    blk_a.push()
+                    blk_b.push()
+        elif x == 1:
+            for i in range(BLOCKS):
+                with send_dfb.reserve() as blk:
+                    ttl.copy(a[0, i], blk).wait()
+                with send_dfb.wait() as blk:
+                    ttl.copy(blk, pipe_a).wait()
+        else:
+            for i in range(BLOCKS):
+                with send_dfb.reserve() as blk:
+                    ttl.copy(b[0, i], blk).wait()
+                with send_dfb.wait() as blk:
+                    ttl.copy(blk, pipe_b).wait()
+
+    @ttl.datamovement()
+    def dm1():
+        x, _ = ttl.node(dims=2)
+        if x == 0:
+            for i in range(BLOCKS):
+                with land_a.wait() as blk_a, land_b.wait() as blk_b:
+                    ttl.copy(blk_a, out[0, 2 * i]).wait()
+                    ttl.copy(blk_b, out[0, 2 * i + 1]).wait()
+
+
+def test_releases_in_two_ifs_covering_every_selection_inside_a_loop():
+    a, b = tile_tensor((32, BLOCKS * 32), seed=9), tile_tensor((32, BLOCKS * 32), seed=10)
+    out = zeros((32, 2 * BLOCKS * 32))
+    two_ifs_in_a_loop(a, b, out)
+    got, tiles_a, tiles_b = _tiles(out), _tiles(a), _tiles(b)
+    for i in range(BLOCKS):
+        np.testing.assert_array_equal(got[2 * i], tiles_a[i])
+        np.testing.assert_array_equal(got[2 * i + 1], tiles_b[i])

@@ -1,6 +1,6 @@
 """Whether two runtime conditions of a kernel exclude each other: ``v == 0`` and ``v == 1`` (or
 ``v == k`` and ``v != k``) of one value, as the branches after ``ttl.wait_any`` are written
-(``if selected == 0: ... if selected == 1: ...``).
+(``if selected == 0: ... if selected == 1: ...``), and whether a set of them covers every path.
 
 Reads: the ``i1`` SSA values of two ``if`` conditions being built. Writes: nothing. A value is the
 same when it is one SSA value or the same pure ``arith`` computation of the same values (a name's
@@ -59,7 +59,24 @@ def exclusive(a: SSAValue, b: SSAValue) -> bool:
     return eq_a != eq_b and ka == kb
 
 
+def _choices(value: SSAValue) -> int | None:
+    """How many values ``value`` takes when it is a ``ttl.wait_any`` index (0 .. requests - 1)."""
+    from tilefold.ir import ttl
+
+    op = value.owner
+    return len(op.requests) if isinstance(op, ttl.WaitAnyOp) else None
+
+
 def exhaustive(conds: list) -> bool:
-    """Whether one of ``conds`` holds on every path: two of them are ``v == k`` and ``v != k``."""
+    """Whether one of ``conds`` holds on every path: two of them are ``v == k`` and ``v != k``, or
+    ``v == k`` for every value a ``ttl.wait_any`` index ``v`` takes (``if sel == 0`` ... ``if sel == 1``
+    after a selection among two receives)."""
     forms = [e for e in map(_equality, conds) if e is not None]
-    return any(_same_value(a[0], b[0]) and a[1] == b[1] and a[2] != b[2] for a in forms for b in forms)
+    if any(_same_value(a[0], b[0]) and a[1] == b[1] and a[2] != b[2] for a in forms for b in forms):
+        return True
+    for value, _, _ in forms:
+        n = _choices(value)
+        taken = {k for v, k, equal in forms if equal and _same_value(v, value)}
+        if n is not None and taken >= set(range(n)):
+            return True
+    return False
