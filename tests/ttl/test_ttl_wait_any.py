@@ -495,6 +495,15 @@ def test_a_push_on_one_path_of_a_loop_iteration_is_an_error_at_the_if():
     assert "blk is pushed by one branch of this if only, inside a loop" in message, message
 
 
+def _send_tiles(tensor, send_dfb, pipe):
+    """A sender's loop (inlined into its kernel): each tile of ``tensor``'s first row through ``pipe``."""
+    for i in range(BLOCKS):
+        with send_dfb.reserve() as blk:
+            ttl.copy(tensor[0, i], blk).wait()
+        with send_dfb.wait() as blk:
+            ttl.copy(blk, pipe).wait()
+
+
 @ttl.operation(grid=(3, 1))
 def wait_the_other(a, b, out):
     """Node 0 takes whichever receive completes first, waits the other one in the branch that did
@@ -520,17 +529,9 @@ def wait_the_other(a, b, out):
                 with land_a.wait(), land_b.wait():
                     pass
         elif x == 1:
-            for i in range(BLOCKS):
-                with send_dfb.reserve() as blk:
-                    ttl.copy(a[0, i], blk).wait()
-                with send_dfb.wait() as blk:
-                    ttl.copy(blk, pipe_a).wait()
+            _send_tiles(a, send_dfb, pipe_a)
         else:
-            for i in range(BLOCKS):
-                with send_dfb.reserve() as blk:
-                    ttl.copy(b[0, i], blk).wait()
-                with send_dfb.wait() as blk:
-                    ttl.copy(blk, pipe_b).wait()
+            _send_tiles(b, send_dfb, pipe_b)
 
 
 def test_a_receive_selected_on_one_path_and_waited_on_the_other_is_complete_after_the_if():
@@ -570,17 +571,9 @@ def two_ifs_in_a_loop(a, b, out):
                     blk_a.push()
                     blk_b.push()
         elif x == 1:
-            for i in range(BLOCKS):
-                with send_dfb.reserve() as blk:
-                    ttl.copy(a[0, i], blk).wait()
-                with send_dfb.wait() as blk:
-                    ttl.copy(blk, pipe_a).wait()
+            _send_tiles(a, send_dfb, pipe_a)
         else:
-            for i in range(BLOCKS):
-                with send_dfb.reserve() as blk:
-                    ttl.copy(b[0, i], blk).wait()
-                with send_dfb.wait() as blk:
-                    ttl.copy(blk, pipe_b).wait()
+            _send_tiles(b, send_dfb, pipe_b)
 
     @ttl.datamovement()
     def dm1():
