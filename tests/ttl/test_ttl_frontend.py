@@ -342,6 +342,14 @@ def test_powers_other_than_non_negative_integers(expression, reference):
     np.testing.assert_allclose(run_unary(expression, x), reference(xv), rtol=2e-2, atol=2e-2)
 
 
+def test_fill_takes_the_blocks_tile():
+    """``ttl.block.fill(v, shape=blk.shape, dtype=blk.dtype, tile=blk.tile)`` as TT-Lang main writes it
+    for any tile: ``blk.tile`` is ``(32, 32)`` here and the fill is a 32x32 one."""
+    x = tile_tensor((32, 64), seed=16)
+    got = run_unary(lambda b: b * ttl.block.fill(0.25, shape=b.shape, dtype=b.dtype, tile=b.tile), x)
+    np.testing.assert_array_equal(got, bf16(ttnn.to_numpy(x) * 0.25))
+
+
 # --- compiling --------------------------------------------------------------------------------------
 
 

@@ -696,9 +696,13 @@ class BlockExpressionBuilder(AcquisitionBuilder):
             else:
                 raise self.error(f"{fn.prefix}fill: unexpected argument {self.describe(v)}", node)
         for k, v in kwargs.items():
-            if k not in ("value", "shape", "out_blk", "dtype"):
+            if k not in ("value", "shape", "out_blk", "dtype", "tile"):
                 raise self.error(f"{fn.prefix}fill() got an unexpected keyword {k!r}", node)
             bound[k] = v
+        tile = bound.pop("tile", None)
+        if tile is not None and tuple(getattr(tile, "tile_shape", tile)) != (32, 32):
+            raise self.error(f"{fn.prefix}fill(tile={tuple(getattr(tile, 'tile_shape', tile))}): compute on tiles other "
+                             "than 32x32 is not supported by tilefold yet", node)
         like = bound.pop("like", None)
         if like is not None and "out_blk" not in bound and "shape" not in bound:
             bound["shape"] = like.shape

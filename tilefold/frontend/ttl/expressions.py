@@ -296,6 +296,8 @@ class ExpressionBuilder:
                 return tuple(base.shape)
             if name == "dtype" and isinstance(base, (Block, DataflowBuffer)):
                 return (base.dfb if isinstance(base, Block) else base).data_format
+            if name == "tile" and isinstance(base, (Block, DataflowBuffer)):
+                return tuple((base.dfb if isinstance(base, Block) else base).tile)     # (height, width)
             if name in ("block_count", "buffer_factor") and isinstance(base, DataflowBuffer):
                 return base.block_count          # buffer_factor: its pre-1.0 name
             return BoundMethod(base, name)
