@@ -50,10 +50,10 @@ class BufferOrder:
         self.pushes: dict[int, list[tuple[Operation, tuple, bool]]] = {}
         self.waits: dict[int, list[tuple[Operation, tuple]]] = {}
         for index, binds in self.binds.items():
-            if any(_kernel_of(bind) is None for bind in binds):
+            if any(kernel_of(bind) is None for bind in binds):
                 continue                # pushes not all counted: its waits order nothing
             for bind in binds:
-                kernel = _kernel_of(bind)
+                kernel = kernel_of(bind)
                 body = kernel.body.block
                 for use in bind.result.uses:
                     op = use.operation
@@ -65,20 +65,17 @@ class BufferOrder:
 
     def extent(self, index: int) -> Extent | None:
         """The extent of buffer ``index``, or None when some use is not a statement of a kernel body."""
-        spans: dict = {}
+        uses: dict = {}                                   # kernel -> (position, op) of each use
         for bind in self.binds.get(index, ()):
-            kernel = _kernel_of(bind)
+            kernel = kernel_of(bind)
             if kernel is None:
                 return None
-            body = kernel.body.block
-            uses = [(position(op, body), op) for op in _touching(bind)]
-            if kernel in spans:
-                uses += spans[kernel][3]
-            if not uses:
-                continue
-            first, op = min(uses, key=lambda use: use[0])
-            spans[kernel] = (first, max(at for at, _ in uses), _single(op, body), uses)
-        spans = {kernel: span[:3] for kernel, span in spans.items()}
+            uses.setdefault(kernel, []).extend((position(op, kernel.body.block), op) for op in _touching(bind))
+        spans = {}
+        for kernel, found in uses.items():
+            if found:
+                first, op = min(found, key=lambda use: use[0])
+                spans[kernel] = (first, max(at for at, _ in found), _single(op, kernel.body.block))
         return Extent(spans) if spans else None
 
     def before(self, x: Extent, y: Extent) -> bool:
@@ -146,7 +143,8 @@ def _single(op: Operation, body: Block) -> bool:
     return True
 
 
-def _kernel_of(bind: ttl.BindCBOp) -> func.FuncOp | None:
+def kernel_of(bind: ttl.BindCBOp) -> func.FuncOp | None:
+    """The kernel whose top level binds the buffer, or None (a bind elsewhere)."""
     kernel = bind.parent_op()
     if not isinstance(kernel, func.FuncOp) or bind.parent_block() is not kernel.body.block:
         return None

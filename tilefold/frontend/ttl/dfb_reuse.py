@@ -42,11 +42,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.dialects import func, scf
+from xdsl.dialects import scf
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 
-from tilefold.frontend.ttl.dfb_order import BufferOrder, Extent, before, position
+from tilefold.frontend.ttl.dfb_order import BufferOrder, Extent, before, kernel_of, position
 from tilefold.frontend.ttl.protocol_check import trip_count
 from tilefold.ir import ttl
 
@@ -146,8 +146,8 @@ def _lifetime(module: ModuleOp, index: int) -> _Lifetime | None:
     if len(binds) != 1:
         return None
     bind = binds[0]
-    kernel = bind.parent_op()
-    if not isinstance(kernel, func.FuncOp) or bind.parent_block() is not kernel.body.block:
+    kernel = kernel_of(bind)
+    if kernel is None:
         return None
     body = kernel.body.block
     statements = []
