@@ -42,6 +42,7 @@ import numpy as np
 
 from tilefold.frontend.ttl.acquisition import AcquisitionBuilder
 from tilefold.frontend.ttl.dataflow_buffers import hidden_dataflow_buffer
+from tilefold.frontend.ttl.implicit_kernels import is_acquire
 from tilefold.frontend.ttl.math_api import PARAMETRIC, RAW_ELEMENT, sfpu_functions
 from tilefold.frontend.ttl.scalars import Scalar
 from tilefold.frontend.ttl.values import Accumulator, Block, BlockExpression, device_block_shape
@@ -251,12 +252,7 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         if isinstance(right, Scalar) or isinstance(left, Scalar):
             raise self.error("a block cannot be raised to a runtime integer power, nor a runtime integer to a "
                              "block's", node)
-        if _number(right) or _number(left):
-            block, number = (left, right) if _number(right) else (right, left)
-            a = self.operand(block, node)
-            filled = self.make("fill", [], a.shape, node, {"value": float(number)}, fmt=a.data_format)
-            left, right = (a, filled) if _number(right) else (filled, a)
-        return self.block_binary_named("pow", left, right, node)
+        return self.block_binary_named("pow", *self._blocks_of(left, right, node), node)
 
     def block_binary_named(self, name: str, left, right, node):
         self.require_compute(node, "block arithmetic")
@@ -1244,11 +1240,10 @@ def _reads(value, source) -> bool:
     return False
 
 
-__all__ = ["BlockExpressionBuilder", "math"]
-
-
 def _reacquired(stmt, name: str) -> bool:
     """Whether ``stmt`` binds ``name`` to a block it acquires (``name = dfb.reserve()`` / ``wait()``)."""
     return any(isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)
-               and isinstance(n.value, ast.Call) and isinstance(n.value.func, ast.Attribute)
-               and n.value.func.attr in ("reserve", "wait") for n in ast.walk(stmt))
+               and is_acquire(n.value) for n in ast.walk(stmt))
+
+
+__all__ = ["BlockExpressionBuilder", "math"]

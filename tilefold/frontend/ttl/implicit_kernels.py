@@ -42,7 +42,8 @@ KINDS = (("read", "datamovement"), ("compute", "compute"), ("write", "datamoveme
 _DECORATOR = {"datamovement": "__tilefold_ttl_datamovement__", "compute": "__tilefold_ttl_compute__"}
 
 
-def _is_acquire(node: ast.AST) -> bool:
+def is_acquire(node: ast.AST) -> bool:
+    """Whether ``node`` is a call ``x.reserve()`` / ``x.wait()``."""
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ACQUIRE
 
 
@@ -184,7 +185,7 @@ def _extern_kernels(stmt: ast.stmt, pipes: Pipes) -> frozenset[str] | None:
 
 def _uses_dataflow(stmt: ast.stmt) -> bool:
     for node in ast.walk(stmt):
-        if _is_acquire(node) or _is_extern_call(node):
+        if is_acquire(node) or _is_extern_call(node):
             return True
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
                 and (node.func.attr in ("copy", "copy_tensor_page") or node.func.attr in PIPE_GUARDS):
@@ -290,7 +291,7 @@ def _copy_direction(stmt: ast.stmt, tensors: set[str]) -> str | None:
 
 def _bound_block(stmt: ast.stmt) -> str | None:
     if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
-            and _is_acquire(stmt.value):
+            and is_acquire(stmt.value):
         return stmt.targets[0].id
     return None
 
@@ -517,7 +518,7 @@ def hold_inline_blocks(stmt: ast.stmt, counter: list[int]) -> ast.stmt:
             return node             # a pipe body's acquisitions belong to the body (held when it is built)
 
     def hoist(arg):
-        if not (_is_acquire(arg) and _is_buffer_ref(arg.func.value)):
+        if not (is_acquire(arg) and _is_buffer_ref(arg.func.value)):
             return arg
         counter[0] += 1
         items.append(ast.withitem(context_expr=arg, optional_vars=ast.copy_location(
