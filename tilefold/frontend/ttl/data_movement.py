@@ -321,6 +321,17 @@ class DataMovementBuilder:
                              node)
         if not block.dfb.is_tiled:
             self.check_row_range(piece, fmt, staging is not None, node)
+        op = self.slice_copy(piece, block, node, kind)
+        if staging is not None:
+            self.cb_value(staging)
+            op.attributes[ttl.STAGING_CB_ATTR] = IntegerAttr(staging.index, i32)
+        transfer = self.new_transfer(op.result, kind, block, node)
+        transfer.converts = staging is not None
+        return transfer
+
+    def slice_copy(self, piece: TensorSlice, block: Block, node, kind: str):
+        """The ``ttl.copy`` op between a checked tensor slice and a block (``kind``: read or write),
+        with the block's state and the operation's read / written tensors noted."""
         self.check_position(block, node)
         if kind == "read":
             # a node filling the block it posted a receive of its own multicast into (the net's
@@ -335,13 +346,7 @@ class DataMovementBuilder:
         offsets = [self.scalars.materialize(o) for o in piece.offsets]
         slice_op = self.emit(ttl.TensorSliceOp(piece.tensor_value, offsets, piece.sizes, piece.checked))
         src, dst = (slice_op.result, block.value) if kind == "read" else (block.value, slice_op.result)
-        op = self.emit(ttl.CopyOp(src, dst))
-        if staging is not None:
-            self.cb_value(staging)
-            op.attributes[ttl.STAGING_CB_ATTR] = IntegerAttr(staging.index, i32)
-        transfer = self.new_transfer(op.result, kind, block, node)
-        transfer.converts = staging is not None
-        return transfer
+        return self.emit(ttl.CopyOp(src, dst))
 
     def call_copy_tensor_page(self, args, kwargs, node):
         """``ttl.copy_tensor_page(tensor, page_id, block)``: page ``page_id`` of a row-major tensor (a
@@ -351,8 +356,7 @@ class DataMovementBuilder:
         if kwargs or len(args) != 3:
             raise self.error("ttl.copy_tensor_page(tensor, page_id, block) takes three arguments", node)
         tensor, page, block = args
-        argument = self.operation.tensor_argument(tensor) if hasattr(tensor, "shape") and not isinstance(
-            tensor, (Block, tuple, list)) else None
+        argument = self.argument_of(tensor)
         if argument is None:
             raise self.error(f"ttl.copy_tensor_page reads a page of one of the operation's tensors, not "
                              f"{self.describe(tensor)}", node)
@@ -376,14 +380,7 @@ class DataMovementBuilder:
             index.append(self.scalars.mod(page_id, dim))
             page_id = self.scalars.floordiv(page_id, dim)
         index = (page_id, *reversed(index))
-        piece = self.tensor_slice(argument, (*index, slice(None)), node)
-        self.check_position(block, node)
-        block.status.copy_into(self.location(node), own_send=block.status.receiving in self.sending_nets)
-        self.read_tensors.add(argument.index)
-        self.node = node
-        slice_op = self.emit(ttl.TensorSliceOp(piece.tensor_value, [self.scalars.materialize(o) for o in piece.offsets],
-                                               piece.sizes, piece.checked))
-        op = self.emit(ttl.CopyOp(slice_op.result, block.value))
+        op = self.slice_copy(self.tensor_slice(argument, (*index, slice(None)), node), block, node, "read")
         op.attributes[ttl.RAW_PAGE_ATTR] = IntegerAttr(page_bytes, i32)
         return self.new_transfer(op.result, "read", block, node)
 

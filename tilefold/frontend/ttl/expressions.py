@@ -327,11 +327,16 @@ class ExpressionBuilder:
                 raise self.error(f"{public}.{name} is not supported by tilefold yet", node) from None
             raise self.error(f"{self.describe(base)} has no attribute {name!r}", node) from None
 
+    def argument_of(self, value):
+        """The operation's tensor argument ``value`` is, or None."""
+        if not hasattr(value, "shape") or isinstance(value, (Block, BlockExpression, tuple, list)):
+            return None
+        return self.operation.tensor_argument(value)
+
     def expr_Subscript(self, node: ast.Subscript, scope):
         base = self.evaluate(node.value, scope)
         index = self.evaluate(node.slice, scope)
-        argument = self.operation.tensor_argument(base) if hasattr(base, "shape") and not isinstance(
-            base, (Block, BlockExpression, tuple, list)) else None
+        argument = self.argument_of(base)
         if argument is not None:
             return self.tensor_slice(argument, index, node)
         if isinstance(base, (tuple, list, str, dict)):
