@@ -9,13 +9,15 @@ of its host-side tensors (a tensor converted, a TT-NN operation on the host) tha
 no gain. Measured here, a host ``ttnn.multiply`` of two 2048 x 2048 tensors took 0.32-0.41 s with the
 advice and 0.05 s without; TT-Lang's full-grid matmul tutorial at 4096³ spent 2.3 s of system time
 in a 7.3 s simulation with it, 0.7 s in 5.4 s without. The host front ends (``tilefold.ttnn``,
-TileLang's ``tilefold.jit``) turn it off when they are imported; ``NUMPY_MADVISE_HUGEPAGE`` set in the
-environment keeps numpy's own choice (in a simulation too).
+TileLang's ``tilefold.jit``) turn it off when they are imported, and a simulator run
+(``Device.run``) while it runs; ``NUMPY_MADVISE_HUGEPAGE`` set in the environment keeps numpy's own
+choice.
 """
 
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 
 
 def set_advice(enabled: bool) -> bool | None:
@@ -27,11 +29,22 @@ def set_advice(enabled: bool) -> bool | None:
     return bool(_set_madvise_hugepage(enabled))
 
 
-def chosen_by_environment() -> bool:
+def _chosen_by_environment() -> bool:
     return "NUMPY_MADVISE_HUGEPAGE" in os.environ
 
 
 def ordinary_pages() -> None:
     """Turn the advice off for the process, unless the environment chooses it."""
-    if not chosen_by_environment():
+    if not _chosen_by_environment():
         set_advice(False)
+
+
+@contextmanager
+def ordinary_pages_during():
+    """Run the body with the advice off (unless the environment chooses it), then set it back."""
+    before = None if _chosen_by_environment() else set_advice(False)
+    try:
+        yield
+    finally:
+        if before is not None:
+            set_advice(before)

@@ -8,7 +8,6 @@ import subprocess
 import sys
 
 from tilefold import huge_pages
-from tilefold.sim import steady_heap as heap
 
 _PROBE = ("import tilefold.ttnn\n"
           "from numpy._core.multiarray import _set_madvise_hugepage as advice\n"
@@ -33,11 +32,11 @@ def test_a_run_turns_the_advice_off_and_gives_it_back(monkeypatch):
     monkeypatch.delenv("NUMPY_MADVISE_HUGEPAGE", raising=False)
     before = huge_pages.set_advice(True)
     try:
-        with heap.steady_heap():
+        with huge_pages.ordinary_pages_during():
             assert huge_pages.set_advice(False) is False       # off inside the run
         assert huge_pages.set_advice(True) is True            # on again after it
         monkeypatch.setenv("NUMPY_MADVISE_HUGEPAGE", "1")
-        with heap.steady_heap():
+        with huge_pages.ordinary_pages_during():
             assert huge_pages.set_advice(True) is True        # the environment's choice holds
     finally:
         huge_pages.set_advice(bool(before))

@@ -39,6 +39,7 @@ from tilefold.errors import (
 from tilefold.program import BufferAddress, NocX, NocY, Program, TensorAccessorArgsRef
 from tilefold.program.kernels import ComputeConfig
 from tilefold.frozen_gc import frozen_gc
+from tilefold.huge_pages import ordinary_pages_during
 from tilefold.progress import Progress
 from tilefold.sim.allocator import DRAM_BASE, Allocation, allocate
 from tilefold.sim.blas_threads import one_blas_thread
@@ -454,7 +455,7 @@ class Device:
             max_cycles: int | None = None) -> RunResult:
         """Run ``program`` with ``inputs`` (buffer name → host array). A thread running past
         ``max_cycles`` cycles (default: :mod:`tilefold.sim.watchdog`'s limit) is a ``WatchdogError``."""
-        with watchdog.limit(max_cycles), one_blas_thread(), steady_heap(), frozen_gc():
+        with watchdog.limit(max_cycles), one_blas_thread(), steady_heap(), ordinary_pages_during(), frozen_gc():
             try:
                 result = self._run_checked(program, inputs, trace, progress, raise_on_hazard, batch)
             except SimulationError as err:

@@ -1,8 +1,7 @@
-"""The C heap kept mapped, on ordinary pages, while the simulator runs.
+"""The C heap kept mapped while the simulator runs.
 
-Reads / writes: glibc's ``malloc`` tuning (``mallopt``) and numpy's huge-page advice for the
-duration of a run; after it the heap is trimmed and glibc's default thresholds and numpy's advice
-are set again. Without glibc the heap is left as it is.
+Reads / writes: glibc's ``malloc`` tuning (``mallopt``) for the duration of a run; after it the
+heap is trimmed and glibc's default thresholds are set again. Elsewhere (no glibc) it does nothing.
 
 A run allocates and frees the same block-sized numpy arrays (operand matrices, products, stacks
 of tiles) thousands of times. With glibc's defaults each array above its mmap threshold is mapped
@@ -11,9 +10,6 @@ the trim threshold is free: the next array of that size then faults in every 4 K
 Measured on TT-Lang's multinode matmul tutorial at 6144³ (16 cores), 7.7 million page faults cost
 25 s of system time in a 76 s run; with the heap kept, 0.6 million and 4 s (54 s in all). Inside a
 run, arrays below 64 MiB come from the heap and up to 1 GiB of free heap stays mapped.
-
-numpy's huge-page advice is off during a run (:mod:`tilefold.huge_pages`) unless the environment
-chooses it.
 """
 
 from __future__ import annotations
@@ -21,8 +17,6 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 from contextlib import contextmanager
-
-from tilefold.huge_pages import chosen_by_environment, set_advice
 
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3       # glibc's mallopt parameters
 DEFAULT_THRESHOLD = 128 * 1024                    # glibc's default for both
@@ -47,18 +41,16 @@ def _glibc():
 
 @contextmanager
 def steady_heap():
-    """Run the body with freed memory kept in the process's heap, on ordinary pages, then give it back."""
-    advice = None if chosen_by_environment() else set_advice(False)
+    """Run the body with freed memory kept in the process's heap, then give it back."""
     libc = _glibc()
-    if libc:
-        libc.mallopt(M_MMAP_THRESHOLD, RUN_MMAP_THRESHOLD)
-        libc.mallopt(M_TRIM_THRESHOLD, RUN_TRIM_THRESHOLD)
+    if not libc:
+        yield
+        return
+    libc.mallopt(M_MMAP_THRESHOLD, RUN_MMAP_THRESHOLD)
+    libc.mallopt(M_TRIM_THRESHOLD, RUN_TRIM_THRESHOLD)
     try:
         yield
     finally:
-        if libc:
-            libc.mallopt(M_MMAP_THRESHOLD, DEFAULT_THRESHOLD)
-            libc.mallopt(M_TRIM_THRESHOLD, DEFAULT_THRESHOLD)
-            libc.malloc_trim(0)
-        if advice is not None:
-            set_advice(advice)
+        libc.mallopt(M_MMAP_THRESHOLD, DEFAULT_THRESHOLD)
+        libc.mallopt(M_TRIM_THRESHOLD, DEFAULT_THRESHOLD)
+        libc.malloc_trim(0)
