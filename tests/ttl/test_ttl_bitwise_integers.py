@@ -5,11 +5,10 @@ the kernels' C++ passes check-kernel."""
 from __future__ import annotations
 
 import numpy as np
-from checkkernel import accessor_compile_args, check_kernels, require_accepted
+from checkkernel import check_kernels, compiled_kernel_jobs, require_accepted
 
 import tilefold.ttl as ttl
 import tilefold.ttnn as ttnn
-from tilefold.codegen.cpp import emit_kernel
 from ttl_helpers import compiled, tile_tensor, zeros
 
 TILES = 8
@@ -63,13 +62,7 @@ def test_bitwise_tile_indices_pick_the_tiles_numpy_does(tmp_path):
             want[row, :, k, :] = tiles[row, :, src, :]
     np.testing.assert_array_equal(ttnn.to_numpy(y), want.reshape(32 * ROWS, 32 * TILES))
 
-    program = compiled(permute, x, zeros((32 * ROWS, 32 * TILES))).program
-    jobs = []
-    for k in program.kernels:
-        path = tmp_path / f"{k.name}.cpp"
-        path.write_text(emit_kernel(k.function))
-        role = "compute" if k.is_compute else ("reader" if k.processor == "RISCV_0" else "writer")
-        jobs.append((path, role, accessor_compile_args(program, k)))
+    jobs = compiled_kernel_jobs(compiled(permute, x, zeros((32 * ROWS, 32 * TILES))), tmp_path)
     text = "".join(path.read_text() for path, _, _ in jobs)
     assert "<<" in text and "^" in text and "&" in text
     for result in check_kernels(jobs):

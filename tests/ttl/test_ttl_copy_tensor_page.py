@@ -6,11 +6,10 @@ the user's line."""
 from __future__ import annotations
 
 import numpy as np
-from checkkernel import accessor_compile_args, check_kernels, require_accepted
+from checkkernel import check_kernels, compiled_kernel_jobs, require_accepted
 
 import tilefold.ttl as ttl
 import tilefold.ttnn as ttnn
-from tilefold.codegen.cpp import emit_kernel
 from tilefold.errors import KernelError
 from ttl_helpers import compiled, expect_error
 
@@ -57,14 +56,7 @@ def test_pages_chosen_at_run_time_land_in_blocks_of_small_tiles(tmp_path):
     gather_rows(table, ids, out)
     np.testing.assert_array_equal(ttnn.to_numpy(out), values[picks])
 
-    program = compiled(gather_rows, *_tensors(picks)[1:]).program
-    jobs = []
-    for k in program.kernels:
-        path = tmp_path / f"{k.name}.cpp"
-        path.write_text(emit_kernel(k.function))
-        role = "compute" if k.is_compute else ("reader" if k.processor == "RISCV_0" else "writer")
-        jobs.append((path, role, accessor_compile_args(program, k)))
-    for result in check_kernels(jobs):
+    for result in check_kernels(compiled_kernel_jobs(compiled(gather_rows, *_tensors(picks)[1:]), tmp_path)):
         require_accepted(result)
 
 

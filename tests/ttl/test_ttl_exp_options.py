@@ -7,11 +7,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from checkkernel import accessor_compile_args, check_kernels, require_accepted
+from checkkernel import check_kernels, compiled_kernel_jobs, require_accepted
 
 import tilefold.ttl as ttl
 import tilefold.ttnn as ttnn
-from tilefold.codegen.cpp import emit_kernel
 from tilefold.errors import KernelError
 from ttl_helpers import compiled, expect_error, zeros
 
@@ -51,12 +50,9 @@ def test_exp_with_a_scale_and_the_other_keywords(tmp_path):
     op(x, y)
     scale = np.float32(0.30078125)                  # 0.3 as a bfloat16
     np.testing.assert_allclose(ttnn.to_numpy(y), np.exp(scale * ttnn.to_numpy(x)), rtol=1e-2)
-    program = compiled(op, _x(), zeros((32, 64))).program
-    kernel = next(k for k in program.kernels if k.is_compute)
-    path = tmp_path / "compute.cpp"
-    path.write_text(emit_kernel(kernel.function))
-    assert "exp_tile<false, true>" in path.read_text()
-    for result in check_kernels([(path, "compute", accessor_compile_args(program, kernel))]):
+    jobs = compiled_kernel_jobs(compiled(op, _x(), zeros((32, 64))), tmp_path)
+    assert "exp_tile<false, true>" in next(path.read_text() for path, role, _ in jobs if role == "compute")
+    for result in check_kernels(jobs):
         require_accepted(result)
 
 

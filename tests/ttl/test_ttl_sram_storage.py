@@ -11,6 +11,7 @@ import pytest
 import tilefold.ttl as ttl
 import tilefold.ttnn as ttnn
 from tilefold.errors import KernelError
+from test_ttl_tensor_backed import increment_by
 from ttl_helpers import expect_error
 
 
@@ -158,23 +159,6 @@ def test_order_of_the_life_of_a_storage():
         late()
 
 
-def _increment(amount):
-    @ttl.operation(grid=(2, 2))
-    def increment(state):
-        state_dfb = ttl.make_tensor_backed_dfb(state, shape=(1, 1), block_count=1)
-
-        @ttl.compute()
-        def update():
-            with state_dfb.wait() as s:
-                s.store(s + ttl.block.fill(amount, shape=s.shape, dtype=s.dtype))
-
-        @ttl.datamovement()
-        def publish():
-            state_dfb.publish()
-
-    return increment
-
-
 def test_block_sharded_state_on_cores_filling_a_rectangle_updated_in_place():
     """TT-Lang's persistent state: four cores listed one by one fill a 2x2 rectangle, the block
     sharding's grid; ``ttnn.full(optional_tensor=)`` sets it, two operations add to it in place."""
@@ -187,7 +171,7 @@ def test_block_sharded_state_on_cores_filling_a_rectangle_updated_in_place():
         assert storage.submit(ttnn.full, (64, 64), 1.0, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT,
                               device=device, optional_tensor=state) is state
         for _ in range(2):
-            _increment(1.0)(state)
-            _increment(2.0)(state)
+            increment_by(1.0)(state)
+            increment_by(2.0)(state)
         np.testing.assert_array_equal(storage.submit(ttnn.to_numpy, state), np.full((64, 64), 7.0))
     ttnn.close_device(device)

@@ -507,7 +507,7 @@ def test_a_buffer_over_a_tensor_sharded_on_some_nodes_lives_there():
     np.testing.assert_array_equal(out.host_values, x.host_values[:, TILE:])
 
 
-def _increment_by(amount):
+def increment_by(amount):
     @ttl.operation(grid=(2, 2))
     def increment(state):
         """The state tensor's shard on each node, plus ``amount``, stored back into its waited block."""
@@ -529,11 +529,11 @@ def test_a_store_into_a_waited_block_of_a_one_block_tensor_backed_buffer_writes_
     """TT-Lang's persistent state: the waited block is the shard, so the store changes the tensor
     (it goes through a hidden twin buffer over the same bytes); the C++ passes the real headers."""
     from checkhost import check_hosts, require_hosts_accepted
-    from tilefold.codegen.cpp import HostData, emit_kernel, write_project
+    from tilefold.codegen.cpp import HostData, write_project
 
     state = _sharded((2 * TILE, 2 * TILE), (2, 2), "block", seed=3)
     start = ttnn.to_numpy(state)
-    add_one, add_two = _increment_by(1.0), _increment_by(2.0)
+    add_one, add_two = increment_by(1.0), increment_by(2.0)
     for _ in range(2):
         add_one(state)
         add_two(state)
@@ -542,15 +542,10 @@ def test_a_store_into_a_waited_block_of_a_one_block_tensor_backed_buffer_writes_
         expected = (expected + np.float32(amount)).astype(ml_dtypes.bfloat16).astype(np.float32)
     np.testing.assert_array_equal(ttnn.to_numpy(state), expected)
 
-    program = compiled(add_one, state).program
+    built = compiled(add_one, state)
+    program = built.program
     assert any("stores into its shard" in cb.name for cb in program.circular_buffers)
-    jobs = []
-    for k in program.kernels:
-        path = tmp_path / f"{k.name}.cpp"
-        path.write_text(emit_kernel(k.function))
-        role = "compute" if k.is_compute else ("reader" if k.processor == "RISCV_0" else "writer")
-        jobs.append((path, role, check_kernel.accessor_compile_args(program, k)))
-    for result in check_kernel.check_kernels(jobs):
+    for result in check_kernel.check_kernels(check_kernel.compiled_kernel_jobs(built, tmp_path)):
         check_kernel.require_accepted(result)
     write_project(program, tmp_path / "project", HostData(inputs={"state": bytes(program.buffer("state").size)}))
     require_hosts_accepted(check_hosts([tmp_path / "project" / "main.cpp"]))

@@ -495,6 +495,15 @@ def test_a_push_on_one_path_of_a_loop_iteration_is_an_error_at_the_if():
     assert "blk is pushed by one branch of this if only, inside a loop" in message, message
 
 
+def _two_pipes_into_node_0(a, out):
+    """In an operation's body: pipes from nodes 1 and 2 to node 0, the senders' buffer and node 0's
+    two landing buffers."""
+    return (ttl.Pipe(src=(1, 0), dst=(0, 0)), ttl.Pipe(src=(2, 0), dst=(0, 0)),
+            ttl.make_dataflow_buffer_like(a, shape=(1, 1), block_count=2),
+            ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2),
+            ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2))
+
+
 def _send_tiles(tensor, send_dfb, pipe):
     """A sender's loop (inlined into its kernel): each tile of ``tensor``'s first row through ``pipe``."""
     for i in range(BLOCKS):
@@ -508,10 +517,7 @@ def _send_tiles(tensor, send_dfb, pipe):
 def wait_the_other(a, b, out):
     """Node 0 takes whichever receive completes first, waits the other one in the branch that did
     not select it, and copies both blocks out after the ``if``: each is complete on both paths."""
-    pipe_a, pipe_b = ttl.Pipe(src=(1, 0), dst=(0, 0)), ttl.Pipe(src=(2, 0), dst=(0, 0))
-    send_dfb = ttl.make_dataflow_buffer_like(a, shape=(1, 1), block_count=2)
-    land_a = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
-    land_b = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+    pipe_a, pipe_b, send_dfb, land_a, land_b = _two_pipes_into_node_0(a, out)
 
     @ttl.datamovement()
     def dm():
@@ -549,10 +555,7 @@ def two_ifs_in_a_loop(a, b, out):
     """Each iteration node 0 takes whichever receive completes first and pushes both blocks in one of
     two ``if`` statements on the selection, ``sel == 0`` and ``sel == 1``: between them they cover
     every path, so the next iteration's blocks are where every path leaves them."""
-    pipe_a, pipe_b = ttl.Pipe(src=(1, 0), dst=(0, 0)), ttl.Pipe(src=(2, 0), dst=(0, 0))
-    send_dfb = ttl.make_dataflow_buffer_like(a, shape=(1, 1), block_count=2)
-    land_a = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
-    land_b = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+    pipe_a, pipe_b, send_dfb, land_a, land_b = _two_pipes_into_node_0(a, out)
 
     @ttl.datamovement()
     def dm0():
