@@ -222,14 +222,20 @@ def select_twice(a, b, out):
     del net_a, net_b
 
 
-def test_a_second_selection_over_the_same_receives_completes_each_once():
-    a, b = tile_tensor((32, BLOCKS * 32), seed=5), tile_tensor((32, BLOCKS * 32), seed=6)
+def _run_interleaved(operation, seed: int) -> None:
+    """Runs ``operation(a, b, out)`` on tiles of two seeds and checks ``out`` holds a's tile i at
+    column 2i and b's at 2i + 1."""
+    a, b = tile_tensor((32, BLOCKS * 32), seed=seed), tile_tensor((32, BLOCKS * 32), seed=seed + 1)
     out = zeros((32, 2 * BLOCKS * 32))
-    select_twice(a, b, out)
+    operation(a, b, out)
     tiles_a, tiles_b, got = _tiles(a), _tiles(b), _tiles(out)
     for i in range(BLOCKS):
         np.testing.assert_array_equal(got[2 * i], tiles_a[i])
         np.testing.assert_array_equal(got[2 * i + 1], tiles_b[i])
+
+
+def test_a_second_selection_over_the_same_receives_completes_each_once():
+    _run_interleaved(select_twice, seed=5)
 
 
 def _loopback(start: int, form: str, misuse: str = ""):
@@ -541,13 +547,7 @@ def wait_the_other(a, b, out):
 
 
 def test_a_receive_selected_on_one_path_and_waited_on_the_other_is_complete_after_the_if():
-    a, b = tile_tensor((32, BLOCKS * 32), seed=7), tile_tensor((32, BLOCKS * 32), seed=8)
-    out = zeros((32, 2 * BLOCKS * 32))
-    wait_the_other(a, b, out)
-    got, tiles_a, tiles_b = _tiles(out), _tiles(a), _tiles(b)
-    for i in range(BLOCKS):
-        np.testing.assert_array_equal(got[2 * i], tiles_a[i])
-        np.testing.assert_array_equal(got[2 * i + 1], tiles_b[i])
+    _run_interleaved(wait_the_other, seed=7)
 
 
 @ttl.operation(grid=(3, 1))
@@ -589,10 +589,4 @@ def two_ifs_in_a_loop(a, b, out):
 
 
 def test_releases_in_two_ifs_covering_every_selection_inside_a_loop():
-    a, b = tile_tensor((32, BLOCKS * 32), seed=9), tile_tensor((32, BLOCKS * 32), seed=10)
-    out = zeros((32, 2 * BLOCKS * 32))
-    two_ifs_in_a_loop(a, b, out)
-    got, tiles_a, tiles_b = _tiles(out), _tiles(a), _tiles(b)
-    for i in range(BLOCKS):
-        np.testing.assert_array_equal(got[2 * i], tiles_a[i])
-        np.testing.assert_array_equal(got[2 * i + 1], tiles_b[i])
+    _run_interleaved(two_ifs_in_a_loop, seed=9)
