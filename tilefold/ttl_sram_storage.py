@@ -75,12 +75,10 @@ class SRAMStorage:
         if shards > len(places):
             raise KernelError(f"SRAMStorage.tensor(): shape {shape} in shards of {shard_shape} makes {shards} "
                               f"shards, and {len(places)} cores are given; give one core per shard", where)
-        grid = CoreRangeSet([CoreRange(p, p) for p in places])
-        xs, ys = [p[0] for p in places], [p[1] for p in places]
-        low, high = (min(xs), min(ys)), (max(xs), max(ys))
-        if sharding is ttnn.TensorMemoryLayout.BLOCK_SHARDED and \
-                (high[0] - low[0] + 1) * (high[1] - low[1] + 1) == len(places):
-            grid = CoreRangeSet([CoreRange(low, high)])     # the rectangle the cores fill, dealt row by row
+        if sharding is ttnn.TensorMemoryLayout.BLOCK_SHARDED:      # the rectangle the cores fill, row by row
+            grid = CoreRangeSet.from_cores(places)
+        else:
+            grid = CoreRangeSet([CoreRange(p, p) for p in places])
         spec = ttnn.ShardSpec(grid, shard_shape, ttnn.ShardOrientation.ROW_MAJOR)
         config = ttnn.MemoryConfig(sharding, ttnn.BufferType.L1, spec)
         tensor = ttnn.zeros(shape, dtype=dtype, layout=layout, device=self.device, memory_config=config)

@@ -392,7 +392,7 @@ def _written_dims(nodes) -> int | None:
     """The common length of nodes written as one (a linear index, ``(i,)``) or 3 or more integer
     coordinates, else None (``(x, y)`` pairs are the nodes' own columns and rows)."""
     lengths = {len(n) if isinstance(n, tuple) and all(_is_int(v) for v in n) else 0 for n in nodes}
-    return lengths.pop() if len(lengths) == 1 and min(lengths) != 2 and min(lengths) > 0 else None
+    return lengths.pop() if len(lengths) == 1 and lengths.isdisjoint({0, 2}) else None
 
 
 @dataclass(frozen=True)

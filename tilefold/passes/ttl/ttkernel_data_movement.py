@@ -311,14 +311,15 @@ class DataMovementLowering:
             units, sizes = units[:-1], sizes[:-1]
             offsets = list(piece.offsets)[:-1]
             block_format = ttl.data_format_of(block.type)
-            page = ttl.row_major_pitch(bind_of(block).result.type.block_shape) * block_format.element_size
             width = piece.static_sizes[-1]
             raw = op.attributes.get(ttl.RAW_PAGE_ATTR)
             if raw is not None:         # ttl.copy_tensor_page: the row's bytes into the block as they are
                 page = raw.value.data
-            elif width != tensor_op.result.type.get_shape()[-1]:      # a part of each row: bytes of a page
-                part = (self.byte_offset(piece.offsets[-1], block_format.element_size, op),
-                        e.i32(width * block_format.element_size, op))
+            else:
+                page = ttl.row_major_pitch(bind_of(block).result.type.block_shape) * block_format.element_size
+                if width != tensor_op.result.type.get_shape()[-1]:      # a part of each row: bytes of a page
+                    part = (self.byte_offset(piece.offsets[-1], block_format.element_size, op),
+                            e.i32(width * block_format.element_size, op))
         else:
             offsets = list(piece.offsets)
         strides = [math.prod(units[i + 1:]) for i in range(len(units))]
