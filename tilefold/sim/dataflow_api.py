@@ -24,6 +24,7 @@ from tilefold.arch import (ETHERNET_BYTES_PER_CYCLE, ETHERNET_LATENCY_CYCLES, NO
                            NOC_ADDR_X_BITS, NOC_ROWS, decode_noc_addr, decode_noc_multicast_addr, noc_addr,
                            noc_multicast_addr)
 from tilefold.errors import CircularBufferError, DramAccessError, NocHazardError, ProgramError, SemaphoreError
+from tilefold.layout.addressing import aligned_page_size
 from tilefold.sim import page_batches
 from tilefold.sim.scheduler import BLOCKED
 from tilefold.sim.accessor import Accessor, AccessorArgs, decode_accessor_args
@@ -124,8 +125,8 @@ class DataflowApi:
         nbanks = self.arch.dram_banks if args.is_dram else self.arch.num_cores
         if args.is_sharded and args.sharded_spec is not None:
             nbanks = getattr(args.sharded_spec, "num_banks", nbanks)
-        alignment = self.arch.dram_alignment if args.is_dram else self.arch.l1_alignment
-        stride = page_size if args.is_sharded else -(-page_size // alignment) * alignment
+        memory = "DRAM" if args.is_dram else "L1"
+        stride = page_size if args.is_sharded else aligned_page_size(page_size, self.arch, memory)
         place = self._buffer_of(bank_base_address, args.is_dram)
         if place is None:
             return Accessor(args, bank_base_address, page_size, nbanks, stride=stride)
