@@ -69,11 +69,7 @@ class Accessor:
     data_format: object = None    # its data format (tilefold.layout.formats.DataFormat)
     bank_nodes: object = field(default=None, compare=False, repr=False)   # NOC node bits per bank, once asked
     l1_rows: object = field(default=None, compare=False, repr=False)      # core row of each L1 bank, once asked
-    stride: int = 0               # bytes between a bank's pages (interleaved: page_size aligned); 0: page_size
-
-    def __post_init__(self):
-        if not self.stride:
-            self.stride = self.page_size
+    stride: int = field(kw_only=True)   # bytes between a bank's pages (interleaved: page_size aligned)
 
     def pages_outside(self, page_id):
         """Per-lane mask (or bool) of page ids outside the buffer; None when all are inside."""
