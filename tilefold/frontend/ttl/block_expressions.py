@@ -1165,7 +1165,7 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         elif block.acquired != "reserve" or block.stored is None:
             name = name or block.name
             if _reacquired(stmt, name):
-                kind = "loop" if isinstance(stmt, ast.For) else "branch"
+                kind = "loop" if isinstance(stmt, (ast.For, ast.While)) else "branch"
                 raise self.error(f"{name} holds a block before this {kind} and is bound to another block inside "
                                  "it, so a block would carry from one iteration to the next (a receive kept posted "
                                  "until a later ttl.wait_any); tilefold does not support that yet — acquire the block "

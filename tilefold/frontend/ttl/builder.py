@@ -498,7 +498,7 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
                 promoted.append((name, self.promote_block(current, stmt, name in accumulated_names(stmt) or summed,
                                                           summed, name)))
             elif isinstance(current, (float, str, tuple)):
-                raise self.error(f"{name} is assigned inside this {'loop' if isinstance(stmt, ast.For) else 'branch'} "
+                raise self.error(f"{name} is assigned inside this {'loop' if isinstance(stmt, (ast.For, ast.While)) else 'branch'} "
                                  "and used afterwards, but it holds a Python value that cannot change at run time; "
                                  "compute it before the loop", stmt)
         return promoted
@@ -665,12 +665,7 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
         self.assign(stmt.target, Scalar.opaque(iv), scope)
         partly_before = dict(self.partly_released)
         self.statements(stmt.body, scope, Region("loop", stmt))
-        for key, (b, where) in self.partly_released.items():
-            if partly_before.get(key, (None,))[0] is not b:
-                verb = "pushed" if b.acquired == "reserve" else "popped"
-                raise KernelError(f"{b.name} is {verb} by one branch of this if only, inside a loop: the next "
-                                  f"iteration's block of {b.dfb.name} would sit where the path decides; release "
-                                  f"{b.name} on every path of the iteration", where)
+        self.check_partly_released(partly_before)
         self.check_held(held_before, stmt, "loop iteration")
         self.node = stmt.body[-1]
         self.emit(scf.YieldOp())
@@ -680,8 +675,63 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
             self.finish_block_accumulation(block, stmt)
         del loop
 
-    def stmt_While(self, stmt, scope) -> None:
-        raise self.error("while loops are not supported in a TT-Lang kernel; use for ... in range(...)", stmt)
+    def stmt_While(self, stmt: ast.While, scope: Scope) -> None:
+        """``while test: body`` as an ``scf.while``: the test is built in the loop's first region and
+        read again before each iteration (the names it reads that the body assigns live in memory);
+        the body must release what it acquires, as a runtime ``for`` loop's must."""
+        if stmt.orelse:
+            raise self.error("while ... else is not supported in a kernel; put the code after the loop", stmt.orelse[0])
+        self.node = stmt
+        promoted = self.promote(stmt, scope)
+        held_before = self.held_snapshot()
+        test, body = IRBlock(), IRBlock()
+        loop = self.emit(scf.WhileOp([], [], [test], [body]))
+        outer = self.block
+        self.block = test
+        cond = self.condition(self.evaluate_test(stmt.test, scope), stmt.test)
+        self.block = outer
+        if isinstance(cond, bool):
+            loop.detach()
+            loop.erase()
+            if cond:
+                raise self.error("this while loop never ends: its condition is always true; give it a condition "
+                                 "that changes, or leave it with break", stmt.test)
+            return
+        self.require_progress(stmt)
+        self.node = stmt.test
+        self.block = test
+        self.emit(scf.ConditionOp(cond))
+        self.block = body
+        partly_before = dict(self.partly_released)
+        self.statements(stmt.body, scope, Region("loop", stmt))
+        self.check_partly_released(partly_before)
+        self.check_held(held_before, stmt, "loop iteration")
+        self.node = stmt.body[-1]
+        self.emit(scf.YieldOp())
+        self.block = outer
+        self.node = stmt
+        for name, block in promoted:
+            self.finish_block_accumulation(block, stmt)
+
+    def require_progress(self, stmt: ast.While) -> None:
+        """A ``while`` loop whose test reads no name its body assigns (and calls nothing) would
+        run forever once entered: one error at the test."""
+        from tilefold.frontend.ttl.variables import reads, writes
+
+        if any(isinstance(n, (ast.Call, ast.Subscript, ast.Attribute)) for n in ast.walk(stmt.test)):
+            return
+        if not reads(stmt.test) & writes(stmt):
+            raise self.error(f"this while loop never ends once entered: its body changes nothing its condition "
+                             f"({ast.unparse(stmt.test)[:40]}) reads; update one of those names in the loop", stmt.test)
+
+    def check_partly_released(self, before: dict) -> None:
+        """Raise when a loop body released a block on one path of an ``if`` only."""
+        for key, (b, where) in self.partly_released.items():
+            if before.get(key, (None,))[0] is not b:
+                verb = "pushed" if b.acquired == "reserve" else "popped"
+                raise KernelError(f"{b.name} is {verb} by one branch of this if only, inside a loop: the next "
+                                  f"iteration's block of {b.dfb.name} would sit where the path decides; release "
+                                  f"{b.name} on every path of the iteration", where)
 
     # -- branches -------------------------------------------------------------------------------
 

@@ -743,7 +743,7 @@ class DataMovementBuilder:
         for block in self._ancestry():
             if block is home:
                 return False
-            if isinstance(block.parent_op(), scf.ForOp):
+            if isinstance(block.parent_op(), (scf.ForOp, scf.WhileOp)):
                 return True
         return False
 

@@ -196,6 +196,9 @@ def _net_blocks(block: Block, cb: SSAValue) -> dict | None:
                 if trips is None or set(inner) != {()}:
                     return None
                 _add(net, (), inner[()] * trips)
+        elif isinstance(op, scf.WhileOp):
+            if _net_blocks(op.after_region.block, cb) != {}:
+                return None                      # unbalanced iterations of an unknown count
         elif isinstance(op, scf.IfOp):
             then = _net_blocks(op.true_region.block, cb)
             other = _net_blocks(op.false_region.block, cb) if op.false_region.blocks else {}

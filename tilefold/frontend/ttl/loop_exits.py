@@ -1,9 +1,11 @@
-"""``break`` and ``continue`` in a kernel's ``for`` loops, rewritten as flags before the kernel is built.
+"""``break`` and ``continue`` in a kernel's loops, rewritten as flags before the kernel is built.
 
-A device loop has a fixed trip count, so a loop that leaves early becomes one that keeps counting
-with the rest of its body skipped: ``break`` sets the loop's break flag, ``continue`` its
+A device ``for`` loop has a fixed trip count, so a loop that leaves early becomes one that keeps
+counting with the rest of its body skipped: ``break`` sets the loop's break flag, ``continue`` its
 continue flag (cleared at the start of each iteration), the statements after one that may set a
-flag run under ``if`` the flags are clear, and the whole body under ``if`` the break flag is clear. The
+flag run under ``if`` the flags are clear, and the whole body under ``if`` the break flag is clear.
+A ``while`` loop's break flag joins its test instead (``while not broken and test``), so the loop
+ends there. The
 flags are ordinary runtime integers of the kernel, so the rest of the front end sees plain ``if``
 statements. ``break`` / ``continue`` are found through ``if`` / ``else`` and ``with`` blocks; one
 inside another construct (``try``, ``match``) is left for the builder to reject.
@@ -47,7 +49,7 @@ def _guardable(node: ast.stmt) -> bool:
 
 
 class _Loop:
-    def __init__(self, loop: ast.For, brk: bool, cont: bool):
+    def __init__(self, loop: ast.For | ast.While, brk: bool, cont: bool):
         n = f"{loop.lineno}_{loop.col_offset}"      # the same names each time the kernel is built
         self.loop = loop
         self.brk = f"_tf_break_{n}" if brk else None
@@ -109,6 +111,12 @@ class _Loop:
         body = self.statements(loop.body)
         if self.cont:
             body = [self.set(self.cont, 0, loop.body[0])] + body
+        if self.brk and isinstance(loop, ast.While):
+            # a while loop ends when its break flag is set: the flag joins its test
+            test = self.clear_break(loop.test)
+            if not (isinstance(loop.test, ast.Constant) and loop.test.value is True):
+                test = self._at(loop.test, ast.BoolOp(ast.And(), [test, loop.test]), deep=False)
+            return [self.set(self.brk, 0, loop), self._replace(loop, body=body, test=test)]
         if self.brk:
             body = [self._at(loop.body[0], ast.If(test=self.clear_break(loop.body[0]), body=body, orelse=[]),
                              deep=False)]
@@ -128,7 +136,7 @@ def _rewrite_body(stmts: list[ast.stmt]) -> list[ast.stmt]:
         if isinstance(stmt, ast.Try):
             for handler in stmt.handlers:
                 handler.body = _rewrite_body(handler.body)
-        if isinstance(stmt, ast.For) and not stmt.orelse:
+        if isinstance(stmt, (ast.For, ast.While)) and not stmt.orelse:
             brk, cont = _exits(stmt.body)
             if (brk or cont) and all(_guardable(s) for s in stmt.body):
                 out.extend(_Loop(stmt, brk, cont).rewrite())
@@ -138,7 +146,7 @@ def _rewrite_body(stmts: list[ast.stmt]) -> list[ast.stmt]:
 
 
 def without_loop_exits(tree: ast.FunctionDef) -> ast.FunctionDef:
-    """``tree``, or a copy of it whose ``for`` loops have no ``break`` / ``continue`` (see the
+    """``tree``, or a copy of it whose loops have no ``break`` / ``continue`` (see the
     module docstring)."""
     if not any(isinstance(n, (ast.Break, ast.Continue)) for n in ast.walk(tree)):
         return tree

@@ -876,7 +876,7 @@ def _mailbox_nets(capture: OperationCapture, module, uses) -> None:
 
 def _constant_trips(op) -> int | None:
     """How many times ``op`` runs at most: the product of the trip counts of the ``scf.for`` loops
-    around it, or None when one of them is not constant."""
+    around it, or None when one of them is not constant (or a ``while`` loop is around it)."""
     from xdsl.dialects import scf
 
     from tilefold.frontend.ttl.protocol_check import trip_count
@@ -884,6 +884,8 @@ def _constant_trips(op) -> int | None:
     trips = 1
     parent = op.parent_op()
     while parent is not None:
+        if isinstance(parent, scf.WhileOp):
+            return None
         if isinstance(parent, scf.ForOp):
             n = trip_count(parent)
             if n is None:

@@ -49,6 +49,8 @@ def executions(op, at_most: bool = False) -> int | None:
     count = 1
     parent = op.parent_op()
     while parent is not None and not isinstance(parent, func.FuncOp):
+        if isinstance(parent, scf.WhileOp):
+            return None
         if isinstance(parent, scf.ForOp):
             trips = trip_count(parent)
             if trips is None:

@@ -257,6 +257,8 @@ def carried_names(function: ast.FunctionDef) -> set[str]:
             assigned = writes(stmt) - (writes(stmt.target) if isinstance(stmt, ast.For) else set())
             start = writes(stmt.target) if isinstance(stmt, ast.For) else set()
             carried.update(assigned & _exposed(stmt.body, set(start), defs))
+            if isinstance(stmt, ast.While):     # the test reads what the last iteration assigned
+                carried.update(assigned & _expand(reads(stmt.test), defs))
         if isinstance(stmt, (ast.For, ast.While, ast.If)):
             carried.update(writes(stmt) & _live_after(tail, defs))
     return carried

@@ -1,0 +1,213 @@
+"""``while`` loops in kernels: runtime tests on integers that the body changes, with ``break`` and
+``continue``, block accumulation inside them; run on the simulated device against numpy, their C++
+checked against the real headers, and the mistakes reported at the user's line."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import tilefold.ttl as ttl
+import tilefold.ttnn as ttnn
+from tilefold.errors import KernelError
+from ttl_helpers import expect_error, recorded_programs, tile_tensor, zeros
+
+
+@ttl.operation(grid=(2, 1))
+def strided_rows(x, y):
+    """Each of two nodes takes every other row: a counted ``while`` in the compute kernel, a
+    ``while True`` left with ``break`` in the reader, a two-part test with ``continue`` in the
+    writer."""
+    rows = x.shape[0] // ttl.TILE_SIZE
+    x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+    y_dfb = ttl.make_dataflow_buffer_like(y, shape=(1, 1), block_count=2)
+
+    @ttl.compute()
+    def compute():
+        r = ttl.node(dims=1)
+        while r < rows:
+            with x_dfb.wait() as a, y_dfb.reserve() as out:
+                out.store(a * 2.0 + 1.0)
+            r += 2
+
+    @ttl.datamovement()
+    def read():
+        r = ttl.node(dims=1)
+        while True:
+            if r >= rows:
+                break
+            with x_dfb.reserve() as a:
+                ttl.copy(x[r, 0], a).wait()
+            r = r + 2
+
+    @ttl.datamovement()
+    def write():
+        r = ttl.node(dims=1)
+        visits = 0
+        while r < rows and visits < 100:
+            visits += 1
+            if r < 0:
+                r += 2
+                continue
+            with y_dfb.wait() as out:
+                ttl.copy(out, y[r, 0]).wait()
+            r += 2
+
+
+def test_while_loops_with_break_and_continue_run_against_numpy():
+    x = tile_tensor((160, 32), seed=21)
+    y = zeros((160, 32))
+    strided_rows(x, y)
+    v = ttnn.to_numpy(x).astype(np.float32)
+    np.testing.assert_allclose(ttnn.to_numpy(y).astype(np.float32), v * 2.0 + 1.0, rtol=1e-2, atol=2e-2)
+
+
+@ttl.operation(grid=(1, 1))
+def row_sums(x, y):
+    """The sum of each row of tiles, accumulated in nested ``while`` loops: into a reserved block
+    (``out += a``) and into a name holding an expression (``acc = acc + a``)."""
+    rows = x.shape[0] // ttl.TILE_SIZE
+    cols = x.shape[1] // ttl.TILE_SIZE
+    x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+    y_dfb = ttl.make_dataflow_buffer_like(y, shape=(1, 1), block_count=2)
+
+    @ttl.compute()
+    def compute():
+        r = 0
+        while r < rows:
+            if r % 2 == 0:
+                with y_dfb.reserve() as out:
+                    c = 0
+                    while c < cols:
+                        with x_dfb.wait() as a:
+                            out += a
+                        c += 1
+            else:
+                with x_dfb.wait() as first:
+                    acc = first * 1.0
+                c = 1
+                while c < cols:
+                    with x_dfb.wait() as a:
+                        acc = acc + a
+                    c += 1
+                with y_dfb.reserve() as out:
+                    out.store(acc)
+            r += 1
+
+    @ttl.datamovement()
+    def read():
+        r = 0
+        while r < rows:
+            c = 0
+            while c < cols:
+                with x_dfb.reserve() as a:
+                    ttl.copy(x[r, c], a).wait()
+                c += 1
+            r += 1
+
+    @ttl.datamovement()
+    def write():
+        for r in range(rows):
+            with y_dfb.wait() as out:
+                ttl.copy(out, y[r, 0]).wait()
+
+
+def test_blocks_accumulate_in_nested_while_loops():
+    x = tile_tensor((96, 128), seed=22)
+    y = zeros((96, 32))
+    row_sums(x, y)
+    v = ttnn.to_numpy(x).astype(np.float32).reshape(3, 32, 4, 32).sum(axis=2).reshape(96, 32)
+    np.testing.assert_allclose(ttnn.to_numpy(y).astype(np.float32), v, rtol=2e-2, atol=6e-2)
+
+
+def test_while_loops_compile_against_the_real_headers(tmp_path, check_kernel):
+    from tilefold.codegen.cpp import emit_kernel
+
+    with recorded_programs() as programs:
+        strided_rows(tile_tensor((160, 32), seed=23), zeros((160, 32)))
+        row_sums(tile_tensor((64, 64), seed=24), zeros((64, 32)))
+    checks = []
+    for program in programs:
+        for kernel in program.kernels:
+            text = emit_kernel(kernel.function)
+            assert "while (" in text or kernel.name == "write" and "for (" in text
+            path = tmp_path / f"{kernel.name}_{len(checks)}.cpp"
+            path.write_text(text)
+            kind = "compute" if kernel.is_compute else ("reader" if kernel.name == "read" else "writer")
+            args = None if kernel.is_compute else check_kernel.accessor_compile_args(program, kernel)
+            checks.append(check_kernel.check_kernel(path, kind, args) if args else check_kernel.check_kernel(path, kind))
+    for result in checks:
+        check_kernel.require_accepted(result)
+
+
+def _tensors():
+    return tile_tensor((64, 32), seed=25), zeros((64, 32))
+
+
+def test_a_while_loop_whose_test_is_always_true():
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+
+        @ttl.datamovement()
+        def read():
+            while True:  # error
+                with x_dfb.reserve() as a:
+                    ttl.copy(x[0, 0], a).wait()
+
+    expect_error(lambda: op(*_tensors()), test_a_while_loop_whose_test_is_always_true, KernelError,
+                 "never ends", "always true")
+
+
+def test_a_while_loop_whose_body_changes_nothing_its_test_reads():
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        rows = x.shape[0] // ttl.TILE_SIZE
+        x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+
+        @ttl.datamovement()
+        def read():
+            r = ttl.node(dims=1)
+            n = 0
+            while r < rows:  # error
+                n += 1
+                with x_dfb.reserve() as a:
+                    ttl.copy(x[0, 0], a).wait()
+
+    expect_error(lambda: op(*_tensors()), test_a_while_loop_whose_body_changes_nothing_its_test_reads, KernelError,
+                 "never ends once entered", "r < rows")
+
+
+def test_a_while_loop_that_keeps_a_block():
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        rows = x.shape[0] // ttl.TILE_SIZE
+        x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+
+        @ttl.datamovement()
+        def read():
+            r = 0
+            while r < rows:
+                a = x_dfb.reserve()
+                ttl.copy(x[r, 0], a).wait()
+                if r == 0:  # error
+                    a.push()
+                r += 1
+
+    expect_error(lambda: op(*_tensors()), test_a_while_loop_that_keeps_a_block, KernelError,
+                 "pushed by one branch of this if only, inside a loop")
+
+
+def test_while_else_is_refused():
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        rows = x.shape[0] // ttl.TILE_SIZE
+
+        @ttl.datamovement()
+        def read():
+            r = 0
+            while r < rows:
+                r += 1
+            else:
+                r = 0  # error
+
+    expect_error(lambda: op(*_tensors()), test_while_else_is_refused, KernelError, "while ... else")
