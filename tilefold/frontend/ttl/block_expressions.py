@@ -35,6 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import ast
+import itertools
 import math
 
 import ml_dtypes
@@ -810,9 +811,9 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         if not dims:
             raise self.error(f"ttl.math.{kind} needs dims=[...] naming the dimensions to reduce (indices of a "
                              f"{rank}-D block)", node)
-        if not ({rank - 1, rank - 2} & set(dims)):
-            raise self.error(f"ttl.math.{kind} over dims {dims} only: reduce over the last two dimensions (rows or "
-                             "columns of tiles)", node)
+        if not ({rank - 1, rank - 2} & set(dims)) and bound.get("scaler") is not None:
+            raise self.error(f"ttl.math.{kind} over batch dims {dims} only combines whole tiles, which reads no "
+                             "scaler; leave the scaler out (or multiply the result by it)", node)
         if out is not None and bound.get("scaler") is not None and dims == [rank - 2]:
             # TT-Lang before 1.0 wrote reduce_sum(x, scaler, out, dims=[0]) for one value per row
             warn_at(f"ttl.math.{kind}(x, scaler, out, dims=[0]) reduces over the rows of each tile: one value per "
@@ -825,7 +826,23 @@ class BlockExpressionBuilder(AcquisitionBuilder):
             if shape != result:
                 raise self.error(f"ttl.math.{kind}: reducing a {_shape_text(a.shape)} block over dims {dims} gives "
                                  f"{_shape_text(result)}, not {_shape_text(shape)}", node)
+        if not ({rank - 1, rank - 2} & set(dims)):
+            return self._reduce_batch(kind, a, dims, result, node)
         return self.make(kind, operands, result, node, dims=tuple(dims), fmt=a.data_format, row_major=False)
+
+    def _reduce_batch(self, kind: str, a: BlockExpression, dims: list[int], result: tuple, node) -> BlockExpression:
+        """A reduction over leading (batch) dims only: the tiles at each position of the other dims
+        combined element-wise (``+`` or ``max``), as TT-Lang reduces whole tiles before it reduces
+        inside them; the slices of ``a`` along ``dims`` are summed (or maxed) one after another."""
+        self.node = node
+        parts = []
+        for index in itertools.product(*(range(a.shape[d]) if d in dims else (0,) for d in range(len(a.shape)))):
+            op = self.emit(ttl.BlockSliceOp(a.value, [self.scalars.constant(i) for i in index], result))
+            parts.append(BlockExpression(op.result, result, a.data_format, False))
+        total = parts[0]
+        for part in parts[1:]:
+            total = self.make("add" if kind == "reduce_sum" else "max", [total, part], result, node)
+        return total
 
     def fn_reduce_sum(self, fn, args, kwargs, node):
         return self._reduce("reduce_sum", fn, args, kwargs, node)

@@ -87,9 +87,9 @@ def _is_expression(value: SSAValue) -> bool:
 
 
 def _under_view(value: SSAValue) -> SSAValue | None:
-    """The block expression a chain of reshapes reads, if it does not read a block."""
-    while isinstance(value.owner, ttl.ReshapeOp):
-        value = value.owner.input
+    """The block expression a chain of reshapes and slices reads, if it does not read a block."""
+    while isinstance(value.owner, (ttl.ReshapeOp, ttl.BlockSliceOp)):
+        value = value.owner.operands[0]
     return value if isinstance(value.owner, ttl.BlockOp) else None
 
 
