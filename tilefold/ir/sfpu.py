@@ -208,16 +208,16 @@ TYPECASTS.update({("UInt32", "UInt16"): _saturate_uint16, ("UInt32", "UInt8"): _
                   ("UInt16", "UInt32"): _int_unchanged, ("UInt8", "UInt32"): _int_unchanged})
 # the integer formats; typecast_tile needs a 32-bit DST (fp32_dest_acc_en) for them, as for Float32
 INTEGER_32 = ("Int32", "UInt32", "UInt16", "UInt8")
-_INT_RANGES = {"Int32": (-2 ** 31, 2 ** 31 - 1), "UInt32": (0, 2 ** 32 - 1), "UInt16": (0, 0xFFFF), "UInt8": (0, 0xFF)}
+INTEGER_RANGES = {"Int32": (-2 ** 31, 2 ** 31 - 1), "UInt32": (0, 2 ** 32 - 1), "UInt16": (0, 0xFFFF), "UInt8": (0, 0xFF)}
 
 
 def typecast_values(x, in_dtype: str, out_dtype: str, ints=None) -> np.ndarray:
     """float32 DST values after ``typecast_tile<in_dtype, out_dtype>`` (``tt::DataFormat`` names;
     one of :data:`TYPECASTS`). From an integer format the cast reads ``ints``, the integers the
     slot holds exactly (int64) when known, else ``x`` rounded to integers of that format's range."""
-    if in_dtype in _INT_RANGES:
+    if in_dtype in INTEGER_RANGES:
         if ints is None:
-            lo, hi = _INT_RANGES[in_dtype]
+            lo, hi = INTEGER_RANGES[in_dtype]
             ints = np.clip(np.rint(np.asarray(x, np.float64)), lo, hi).astype(np.int64)
         x = ints
     return TYPECASTS[in_dtype, out_dtype](x)

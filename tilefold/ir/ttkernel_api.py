@@ -360,6 +360,17 @@ COMPUTE_API.append(_cp("where_tile", ("dst_condition", "dst_true", "dst_false", 
                        init="where_tile_init", family="where", cost="sfpu", cost_family="where",
                        templates=(TemplateParam("data_format", "DataFormat", "Float16_b",
                                                 ("Float16_b", "Float32", "Int32", "UInt32", "UInt16")),)))
+# integer arithmetic on DST slots holding int32 / uint32 / uint16 tiles (its own headers, the data
+# format a template argument; mul_int_tile's init takes it too)
+INTEGER_BINARY_FORMATS = ("Int32", "UInt32", "UInt16")
+_INT_FORMAT = (TemplateParam("data_format", "DataFormat", None, INTEGER_BINARY_FORMATS),)
+for _op in ("add", "sub", "mul"):
+    _header = f"api/compute/{_op}_int_sfpu.h"
+    COMPUTE_API.append(_init(f"{_op}_int_tile_init", (), _header, templates=_INT_FORMAT if _op == "mul" else ()))
+    COMPUTE_API.append(_cp(f"{_op}_int_tile", ("dst_in0", "dst_in1", "dst_out"), _header, init=f"{_op}_int_tile_init",
+                           family="sfpu", cost="sfpu", cost_family=_op, templates=_INT_FORMAT,
+                           doc=f"dst_out = dst_in0 {'+-*'['asm'.index(_op[0])]} dst_in1 on the integers of "
+                               "data_format, wrapping around."))
 _sfpu_rows("unary", ("dst_index",))
 COMPUTE_API.append(_init("typecast_tile_init", (), _TYPECAST_H, templates=TYPECAST_TEMPLATES))
 COMPUTE_API.append(_cp("typecast_tile", ("dst_index",), _TYPECAST_H, templates=TYPECAST_TEMPLATES,

@@ -27,7 +27,7 @@ import numpy as np
 
 from tilefold.errors import CircularBufferError, DstError, InitError
 from tilefold.layout.formats import DataFormat
-from tilefold.ir.sfpu import INTEGER_32, SFPU, TYPECASTS, typecast_values
+from tilefold.ir.sfpu import INTEGER_32, INTEGER_RANGES, SFPU, TYPECASTS, typecast_values
 from tilefold.ir.tile_loops import QUEUEABLE_TILE_CALLS
 from tilefold.ir.ttkernel_api import API
 from tilefold.program import ComputeConfig
@@ -42,6 +42,19 @@ from tilefold.sim.matmul_blocks import (MATMUL_TILE_FLOPS, BlockProducts, CbMatr
 RELEASED, ACQUIRED, COMMITTED, WAITED = "released", "acquired", "committed", "waited"
 L1_ACC_FORMATS = (DataFormat.Float32, DataFormat.Float16_b)
 _INTEGER_CBS = (DataFormat.Int32, DataFormat.UInt32, DataFormat.UInt16, DataFormat.UInt8)
+
+
+def _wrap(bits: int, signed: bool):
+    """int64 integers wrapped around to ``bits`` bits (two's complement when ``signed``)."""
+    mask, half = (1 << bits) - 1, 1 << (bits - 1)
+    if signed:
+        return lambda v: ((np.asarray(v, np.int64) + half) & mask) - half
+    return lambda v: np.asarray(v, np.int64) & mask
+
+
+# tt::DataFormat name -> its integers wrapped to the format's width
+_INTEGER_WRAP = {"Int32": _wrap(32, True), "UInt32": _wrap(32, False), "UInt16": _wrap(16, False),
+                 "UInt8": _wrap(8, False)}
 MAX_RECORDED_NESTS = 64     # tile nests (by the values they read) a compute thread keeps the queue of
 
 
@@ -811,7 +824,48 @@ class ComputeApi:
         x = self._read_slot(i, call)
         ints = self.dst_ints.get(i) if in_dtype in INTEGER_32 else None
         self._math(self.costs.sfpu("copy"), call, "sfpu")
-        self._write_slot(i, typecast_values(x, in_dtype, out_dtype, ints))
+        values = typecast_values(x, in_dtype, out_dtype, ints)
+        self._write_slot(i, values)
+        if out_dtype in _INTEGER_WRAP:
+            # the integers themselves: a float that large is whole, and a saturated limit (2^32 - 1
+            # held as the float32 2^32) is the limit
+            lo, hi = INTEGER_RANGES[out_dtype]
+            self.dst_ints[i] = np.clip(np.rint(np.asarray(values, np.float64)), lo, hi).astype(np.int64)
+
+    def add_int_tile(self, dst_in0, dst_in1, dst_out, data_format=None) -> None:
+        self._integer_binary("add_int_tile", np.add, dst_in0, dst_in1, dst_out, data_format, None)
+
+    def sub_int_tile(self, dst_in0, dst_in1, dst_out, data_format=None) -> None:
+        self._integer_binary("sub_int_tile", np.subtract, dst_in0, dst_in1, dst_out, data_format, None)
+
+    def mul_int_tile(self, dst_in0, dst_in1, dst_out, data_format=None) -> None:
+        self._integer_binary("mul_int_tile", np.multiply, dst_in0, dst_in1, dst_out, data_format,
+                             {"data_format": data_format})
+
+    def _integer_binary(self, call: str, fn, dst_in0, dst_in1, dst_out, data_format, init_templates) -> None:
+        """``add_int_tile<fmt>`` / ``sub_int_tile`` / ``mul_int_tile``: the integers two DST slots hold
+        (as ``copy_tile`` of an integer CB or ``typecast_tile`` to one put them there), combined and
+        wrapped around to ``data_format``'s width, as the SFPU computes on 32-bit words."""
+        self._configured(self.engines.check_sfpu(call, init_templates))
+        if data_format not in _INTEGER_WRAP or data_format == "UInt8":
+            raise self.fail(DstError, f"{call}<{data_format}>: the data format is Int32, UInt32 or UInt16")
+        if not self.dest_32bit and data_format != "UInt16":
+            raise self.fail(DstError, f"{call}<{data_format}> needs a 32-bit DST (fp32_dest_acc_en) for its integers")
+        self._cumsum_carry = None
+        operands = []
+        for d in (dst_in0, dst_in1):
+            i = self._dst_index(d, call)
+            self._read_slot(i, call)              # (written since the acquire)
+            ints = self.dst_ints.get(i)
+            if ints is None:
+                raise self.fail(DstError, f"{call} reads DST[{i}], which holds float values: copy_tile an integer "
+                                          "tile into it, or typecast_tile it to an integer format first")
+            operands.append(ints)
+        o = self._math_slot(dst_out, call)
+        self._math(self.costs.sfpu(API[call].cost_family), call, "sfpu")
+        ints = _INTEGER_WRAP[data_format](fn(operands[0], operands[1]))
+        self._write_slot(o, ints.astype(np.float32))
+        self.dst_ints[o] = ints
 
     def where_tile(self, dst_condition, dst_true, dst_false, dst_out, data_format=None) -> None:
         self._configured(self.engines.check_sfpu("where_tile"))
@@ -923,7 +977,18 @@ class ComputeApi:
             unwritten = [i for i in range(first, last + 1) if not self.dst_written[i]]
         if unwritten:
             raise self.fail(DstError, f"{call} reads DST[{unwritten[0]}], which nothing wrote since tile_regs_acquire")
+        if self.dst_ints and any(i in self.dst_ints for i in range(first, last + 1)):
+            return self._integer_slots(first, last)
         return self.dst[self.rows, first:last + 1]     # bfloat16 or float32, as DST holds it
+
+    def _integer_slots(self, first: int, last: int) -> np.ndarray:
+        """DST slots [first, last] as int64 (lanes, count, 1024) where they hold integers exactly
+        (the packer writes their words; a float slot among them is rounded)."""
+        values = np.rint(self.dst[self.rows, first:last + 1].astype(np.float64)).astype(np.int64)
+        for i in range(first, last + 1):
+            if i in self.dst_ints:
+                values[:, i - first] = self.dst_ints[i]
+        return values
 
     def _next_pages(self, st, count: int) -> int:
         """The CB page in-order packs write next; moves the pack sequence on by ``count``."""

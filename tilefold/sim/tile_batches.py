@@ -184,11 +184,11 @@ class _Plan:
         ctx = self.ctx
         return (ctx.dst_state, ctx.pack_l1_acc, ctx.dst_written.tobytes(),
                 tuple((first, block.rt, block.ct) for first, block in ctx._pending_matmul.items()),
-                ctx.engines.snapshot())
+                ctx.engines.snapshot(), tuple(ctx.dst_ints) if ctx.dst_ints else ())
 
     def state(self, before: bool = False) -> tuple:
-        """What planning reads of the thread's state: DST's, the pending matmul blocks, the engines'
-        configuration (:mod:`tilefold.sim.engine_config`), and the
+        """What planning reads of the thread's state: DST's (the slots holding integers too), the pending
+        matmul blocks, the engines' configuration (:mod:`tilefold.sim.engine_config`), and the
         pointers and counts of the CBs the calls touch — now, or (``before``) as the plan found it
         (planning settles pending matmul blocks; it changes nothing else)."""
         ctx = self.ctx
@@ -342,6 +342,8 @@ class _Plan:
         i = self._math_slot(dst_index, "copy_tile")
         self._configured(self.ctx.engines.check_fpu("copy_tile", ("copy",), in_cb))
         address, ps, fmt = self._cb_tile(in_cb, in_tile_index, "copy_tile", fpu=False)
+        if not fmt.is_float:
+            raise _Fallback                       # the call keeps the integers exactly (ComputeApi.dst_ints)
         to_dest = self.ctx._unpacks_to_dest(self.ctx._cb(in_cb, "copy_tile")[0], fmt)
         self._math(self.ctx.costs.fpu_eltwise_tile, True)
         self._write(i, _Node(("copy", ps, fmt, to_dest), [], address))
@@ -377,6 +379,8 @@ class _Plan:
         if self.dst_state != "waited" or ctx.pack_l1_acc:
             raise _Fallback
         i = ctx._dst_in_range(dst_index, "pack_tile")
+        if ctx.dst_ints and i in ctx.dst_ints:
+            raise _Fallback                       # integers the slot holds exactly: the call packs them
         if self.runs:
             self._end_runs(i, i + 1)
         if ctx._pending_matmul:

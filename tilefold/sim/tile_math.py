@@ -71,8 +71,15 @@ def unpack(raw: np.ndarray, fmt: DataFormat) -> np.ndarray:
 
 
 def pack(values: np.ndarray, fmt: DataFormat) -> np.ndarray:
-    """float32 (or bfloat16) values (..., 1024) → tile bytes (..., tile_size) of ``fmt``."""
+    """float32 (or bfloat16) values (..., 1024) → tile bytes (..., tile_size) of ``fmt``; int64
+    values are integers DST holds exactly, written as they are (clipped to an integer format's
+    range)."""
     lead = values.shape[:-1]
+    if values.dtype == np.int64 and not fmt.is_float:      # integers DST holds exactly
+        info = np.iinfo(fmt.numpy_dtype)
+        return np.clip(values, info.min, info.max).astype(fmt.numpy_dtype).view(np.uint8).reshape(*lead, -1)
+    if values.dtype == np.int64:
+        values = values.astype(np.float32)
     if fmt is DataFormat.Float16_b:
         return np.ascontiguousarray(values, dtype=_BF16).view(np.uint8).reshape(*lead, 2 * TILE_ELEMS)
     if values.dtype != np.float32:

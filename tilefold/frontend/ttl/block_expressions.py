@@ -56,8 +56,10 @@ from tilefold.errors import LayoutError, warn_at
 from tilefold.layout.formats import DataFormat, data_format
 
 UNARY, BINARY = sfpu_functions()
-# integer blocks: typecast, store and copy only
+# integer blocks: typecast, store and copy; + - * of two blocks of one format but uint8
 _INTEGER_FORMATS = (DataFormat.Int32, DataFormat.UInt32, DataFormat.UInt16, DataFormat.UInt8)
+_INTEGER_ARITHMETIC = (DataFormat.Int32, DataFormat.UInt32, DataFormat.UInt16)
+_INTEGER_OPS = {"add": "add_int", "sub": "sub_int", "mul": "mul_int"}
 # ``ttl.add(a, b)``, ``sub``, ``mul``, ``div``: the operators, on blocks or a block and a number
 ARITHMETIC = {"add": ast.Add, "sub": ast.Sub, "mul": ast.Mult, "div": ast.Div}
 
@@ -146,9 +148,7 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         if name != "typecast":
             integer = next((o for o in operands if o.data_format in _INTEGER_FORMATS), None)
             if integer is not None:
-                kind = integer.data_format.ttnn_name
-                raise self.error(f"{name} of a{'n' * kind.startswith('i')} {kind} block is not supported by tilefold; "
-                                 "convert it with ttl.math.typecast(x, ttnn.float32) first", node)
+                name, fmt = self.integer_op(name, operands, integer, node)
         fmt = fmt or self.result_format(*operands)
         if row_major is None:
             row_major = self.layout_of(operands, name, node)
@@ -166,6 +166,23 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         self.node = node
         op = self.emit(ttl.make_block_op(name, [o.value for o in operands], result_type, params, dims))
         return BlockExpression(op.result, tuple(shape), fmt, row_major)
+
+    def integer_op(self, name: str, operands: list[BlockExpression], integer: BlockExpression, node):
+        """``a + b``, ``a - b``, ``a * b`` of two integer blocks of one format: the SFPU's integer ops
+        (``add_int_tile<Int32>`` ...), wrapping around as the hardware's 32-bit words do; anything
+        else on integers is one error."""
+        kind = integer.data_format.ttnn_name
+        article = f"a{'n' * kind.startswith('i')}"
+        if name in _INTEGER_OPS and integer.data_format in _INTEGER_ARITHMETIC:
+            other = next((o for o in operands if o.data_format is not integer.data_format), None)
+            if other is None:
+                return _INTEGER_OPS[name], integer.data_format
+            raise self.error(f"{name} of {article} {kind} block and a {other.data_format.ttnn_name} block: "
+                             f"convert one with ttl.math.typecast(x, ...) so both have one format", node)
+        what = ("+ - * of two blocks of one format" if integer.data_format in _INTEGER_ARITHMETIC
+                else "typecast, store and copy")
+        raise self.error(f"{name} of {article} {kind} block is not supported by tilefold (integer blocks take {what}); "
+                         "convert it with ttl.math.typecast(x, ttnn.float32) first", node)
 
     def layout_of(self, operands: list[BlockExpression], what: str, node) -> bool:
         """Whether the operands are row-major blocks (all or none: their elements are arranged
@@ -878,10 +895,6 @@ class BlockExpressionBuilder(AcquisitionBuilder):
                              f"is {_shape_text(block.shape)} (in {_unit(v)}); they must match", node)
         self.layout_of([v, BlockExpression(None, block.shape, block.data_format, not block.dfb.is_tiled)],
                        f"{block.name}.store()", node)
-        if v.data_format in _INTEGER_FORMATS and not isinstance(v.value.owner, ttl.BLOCK_OPS["typecast"]):
-            # DST holds values, not bits: a copy of integers above 2^24 would round
-            raise self.error(f"{block.name}.store() of a waited {v.data_format.ttnn_name} block is not supported by "
-                             "tilefold; move integer blocks between buffers with ttl.copy", node)
         if v.data_format is not block.data_format and (
                 v.data_format in _INTEGER_FORMATS or block.data_format in _INTEGER_FORMATS):
             raise self.error(f"{block.name}.store(): the value is {v.data_format.ttnn_name} but the block is "

@@ -52,7 +52,7 @@ def sfpu_functions() -> tuple[dict[str, str], dict[str, str]]:
                 if info.kind == "sfpu_unary" and not info.params and info.call in SFPU_CALLS},
              "logp1": "log1p"}
     binary = {name: name for name, info in TILE_OPS.items()
-              if info.kind == "sfpu_binary" and SFPU_CALLS[info.call].cost == "compare"}
+              if info.kind == "sfpu_binary" and info.call in SFPU_CALLS and SFPU_CALLS[info.call].cost == "compare"}
     return unary, binary
 
 

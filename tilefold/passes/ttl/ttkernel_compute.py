@@ -213,8 +213,9 @@ class ComputeLowering:
             e.call(info.call, [slot, *params], op, templates)
         elif info.kind == "sfpu_binary":
             slots = [self.slot_of(o) for o in op.tile_operands]
-            e.call(info.init, [], op)
-            e.call(info.call, [*slots, self.result_slot(op)], op)
+            fmt = {"data_format": ttl.data_format_of(op.result.type).value}     # integer ops' template
+            e.call(info.init, [], op, fmt if API[info.init].templates else None)
+            e.call(info.call, [*slots, self.result_slot(op)], op, fmt if API[info.call].templates else None)
         elif info.kind == "sfpu_ternary":
             slots = [self.slot_of(o) for o in op.tile_operands]
             e.call(info.init, [], op)

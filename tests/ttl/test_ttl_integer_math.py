@@ -1,0 +1,122 @@
+"""``+ - *`` of integer blocks: the SFPU's integer ops (``add_int_tile<Int32>`` ...) on the
+integers copied into DST, exact above 2^24 and wrapping as the format's words do; run against
+numpy, the C++ checked against the real headers, mixed formats reported at the user's line."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tilefold.ttl as ttl
+import tilefold.ttnn as ttnn
+from tilefold.errors import KernelError
+from ttl_helpers import expect_error, recorded_programs
+
+SHAPE = (32, 64)
+
+
+@ttl.operation(grid=(1, 1))
+def integer_math(a, b, total, difference, product, copied):
+    a_dfb = ttl.make_dataflow_buffer_like(a, shape=(1, 2), block_count=2)
+    b_dfb = ttl.make_dataflow_buffer_like(b, shape=(1, 2), block_count=2)
+    total_dfb = ttl.make_dataflow_buffer_like(total, shape=(1, 2), block_count=2)
+    difference_dfb = ttl.make_dataflow_buffer_like(difference, shape=(1, 2), block_count=2)
+    product_dfb = ttl.make_dataflow_buffer_like(product, shape=(1, 2), block_count=2)
+    copied_dfb = ttl.make_dataflow_buffer_like(copied, shape=(1, 2), block_count=2)
+
+    @ttl.compute()
+    def compute():
+        with a_dfb.wait() as x, b_dfb.wait() as y:
+            with total_dfb.reserve() as out:
+                out.store(x + y)
+            with difference_dfb.reserve() as out:
+                out.store(x - y * y)
+            with product_dfb.reserve() as out:
+                out.store(x * y)
+            with copied_dfb.reserve() as out:
+                out.store(x)
+
+    @ttl.datamovement()
+    def read():
+        with a_dfb.reserve() as x, b_dfb.reserve() as y:
+            ttl.copy(a[0, 0:2], x).wait()
+            ttl.copy(b[0, 0:2], y).wait()
+
+    @ttl.datamovement()
+    def write():
+        for dfb, tensor in ((total_dfb, total), (difference_dfb, difference), (product_dfb, product),
+                            (copied_dfb, copied)):
+            with dfb.wait() as out:
+                ttl.copy(out, tensor[0, 0:2]).wait()
+
+
+def _inputs(dtype: str, seed: int):
+    numpy_type = np.dtype(dtype)
+    info = np.iinfo(numpy_type)
+    rng = np.random.default_rng(seed)
+    values = [rng.integers(info.min, info.max, SHAPE, endpoint=True).astype(numpy_type) for _ in range(2)]
+    return values, [ttnn.from_numpy(v, dtype=getattr(ttnn, dtype), layout=ttnn.TILE_LAYOUT) for v in values]
+
+
+@pytest.mark.parametrize("dtype", ["int32", "uint32", "uint16"])
+def test_integer_blocks_add_subtract_and_multiply_exactly(dtype):
+    (a, b), tensors = _inputs(dtype, seed=41)
+    outs = [ttnn.zeros(SHAPE, dtype=getattr(ttnn, dtype), layout=ttnn.TILE_LAYOUT) for _ in range(4)]
+    integer_math(*tensors, *outs)
+    with np.errstate(over="ignore"):
+        expected = [a + b, a - b * b, a * b, a]
+    for out, want in zip(outs, expected):
+        np.testing.assert_array_equal(ttnn.to_numpy(out).astype(a.dtype), want)
+
+
+def test_integer_math_compiles_against_the_real_headers(tmp_path, check_kernel):
+    from tilefold.codegen.cpp import emit_kernel
+
+    _, tensors = _inputs("int32", seed=42)
+    outs = [ttnn.zeros(SHAPE, dtype=ttnn.int32, layout=ttnn.TILE_LAYOUT) for _ in range(4)]
+    with recorded_programs() as programs:
+        integer_math(*tensors, *outs)
+    compute = next(k for k in programs[0].kernels if k.is_compute)
+    text = emit_kernel(compute.function)
+    for call in ("add_int_tile<DataFormat::Int32>", "sub_int_tile<DataFormat::Int32>",
+                 "mul_int_tile_init<DataFormat::Int32>()", "mul_int_tile<DataFormat::Int32>"):
+        assert call in text, call
+    path = tmp_path / "compute.cpp"
+    path.write_text(text)
+    check_kernel.require_accepted(check_kernel.check_kernel(path, "compute"))
+
+
+def test_an_integer_and_a_float_block_are_refused():
+    @ttl.operation(grid=(1, 1))
+    def op(a, b, out):
+        a_dfb = ttl.make_dataflow_buffer_like(a, shape=(1, 1), block_count=1)
+        b_dfb = ttl.make_dataflow_buffer_like(b, shape=(1, 1), block_count=1)
+        out_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=1)
+
+        @ttl.compute()
+        def compute():
+            with a_dfb.wait() as x, b_dfb.wait() as y, out_dfb.reserve() as o:
+                o.store(x + y)  # error
+
+    a = ttnn.zeros((32, 32), dtype=ttnn.int32, layout=ttnn.TILE_LAYOUT)
+    b = ttnn.zeros((32, 32), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
+    expect_error(lambda: op(a, b, ttnn.zeros((32, 32), dtype=ttnn.int32, layout=ttnn.TILE_LAYOUT)),
+                 test_an_integer_and_a_float_block_are_refused, KernelError,
+                 "add of an int32 block and a bfloat16 block", "typecast")
+
+
+def test_other_math_on_integers_is_refused():
+    @ttl.operation(grid=(1, 1))
+    def op(a, out):
+        a_dfb = ttl.make_dataflow_buffer_like(a, shape=(1, 1), block_count=1)
+        out_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=1)
+
+        @ttl.compute()
+        def compute():
+            with a_dfb.wait() as x, out_dfb.reserve() as o:
+                o.store(ttl.math.exp(x))  # error
+
+    a = ttnn.zeros((32, 32), dtype=ttnn.uint32, layout=ttnn.TILE_LAYOUT)
+    expect_error(lambda: op(a, ttnn.zeros((32, 32), dtype=ttnn.uint32, layout=ttnn.TILE_LAYOUT)),
+                 test_other_math_on_integers_is_refused, KernelError,
+                 "exp of a uint32 block is not supported", "+ - * of two blocks of one format")
