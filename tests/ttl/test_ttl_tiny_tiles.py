@@ -290,7 +290,7 @@ def test_a_compute_kernel_on_a_buffer_of_small_tiles_is_one_error():
 
     expect_error(lambda: computes(_rows_tensor(1), _rows_tensor(1)),
                  test_a_compute_kernel_on_a_buffer_of_small_tiles_is_one_error, KernelError,
-                 "a holds 1x32 tiles", "computes on 32x32 tiles", "store_rows(x)")
+                 "a holds 1x32 bfloat16 tiles", "computes on tiles 16 or 32 rows high", "store_rows(x)")
 
 
 def test_a_copy_between_a_tensor_and_a_buffer_of_other_tiles_is_one_error():

@@ -29,7 +29,7 @@ from tilefold.errors import CircularBufferError, DstError, InitError
 from tilefold.layout.formats import DataFormat
 from tilefold.ir.sfpu import INTEGER_32, INTEGER_RANGES, SFPU, TYPECASTS, typecast_values
 from tilefold.ir.tile_loops import QUEUEABLE_TILE_CALLS
-from tilefold.ir.ttkernel_api import API
+from tilefold.ir.ttkernel_api import API, PACK_CALLS
 from tilefold.program import ComputeConfig
 from tilefold.sim import tile_batches
 from tilefold.sim import tile_math as tm
@@ -51,6 +51,10 @@ def _wrap(bits: int, signed: bool):
         return lambda v: ((np.asarray(v, np.int64) + half) & mask) - half
     return lambda v: np.asarray(v, np.int64) & mask
 
+
+# the calls that read tiles of a CB of another tile shape than 32x32 (element-wise: no element's
+# result depends on where it sits in the tile); pack_tile and pack_tile_block write them
+_SMALL_TILE_CALLS = frozenset({"copy_tile", "add_tiles", "sub_tiles", "mul_tiles", "pack_tile", "pack_tile_block"})
 
 # tt::DataFormat name -> its integers wrapped to the format's width
 _INTEGER_WRAP = {"Int32": _wrap(32, True), "UInt32": _wrap(32, False), "UInt16": _wrap(16, False),
@@ -200,11 +204,33 @@ class ComputeApi:
         return self.dev.cb_formats[cb]
 
     def _tile_size_of(self, cb: int) -> int:
-        """Bytes of one tile of CB ``cb``'s data format."""
+        """Bytes of one tile of CB ``cb``'s data format and tile shape."""
         size = self._tile_sizes.get(cb)
         if size is None:
-            size = self._tile_sizes[cb] = self.dev.cb_formats[cb].tile_size()
+            tile = self.dev.cb_tiles.get(cb)
+            fmt = self.dev.cb_formats[cb]
+            size = self._tile_sizes[cb] = fmt.tile_size(tile.height, tile.width) if tile else fmt.tile_size()
         return size
+
+    def _small_tile(self, cb: int, call: str):
+        """The tile shape of CB ``cb``, smaller than 32x32, after checking that ``call`` may use it:
+        the element-wise calls only (the others depend on where each element sits in a 32x32
+        tile), on tiles 16 or 32 rows high of fixed-size formats, without L1 accumulation."""
+        tile = self.dev.cb_tiles[cb]
+        fmt = self._cb_format(cb)
+        if call not in _SMALL_TILE_CALLS or not tile.is_device_tile or fmt.is_block_float or self.pack_l1_acc \
+                and call in PACK_CALLS:
+            raise self.fail(CircularBufferError, f"{call} on c_{cb}, a {fmt.ttnn_name} CB of {tile} tiles: the simulator "
+                                                 "computes on tiles other than 32x32 only with copy_tile, add_tiles, "
+                                                 "sub_tiles, mul_tiles and the SFPU between them, packed without L1 "
+                                                 "accumulation (tiles 16 or 32 rows high, not block floats); use "
+                                                 "32x32 tiles")
+        return tile
+
+    def _whole_tiles(self, cb: int, raw: np.ndarray, call: str) -> np.ndarray:
+        """Tiles of CB ``cb`` of a smaller shape as 32x32 tiles, laid out as the unpacker puts them
+        into DST (:func:`~tilefold.sim.tile_math.whole_tile_bytes`)."""
+        return tm.whole_tile_bytes(raw, self._small_tile(cb, call), self._cb_format(cb))
 
     def _page_bytes(self, st) -> int:
         """Page size of a CB on the lanes' cores (one size for every lane of a thread)."""
@@ -219,11 +245,13 @@ class ComputeApi:
         if self._tile_size_of(cb) != ps:
             fmt = self._cb_format(cb)
             raise self.fail(CircularBufferError, f"{call}: c_{cb} has {ps}-byte pages but a {fmt.ttnn_name} tile is "
-                                                 f"{fmt.tile_size()} bytes; size the CB pages for its format")
+                                                 f"{self._tile_size_of(cb)} bytes; size the CB pages for its format")
         addr = self._page_address(st, st.rd, t, ps)
         if lanes is not None:           # (callers pass lanes whose CB pointers agree: one address)
-            return self.dev.l1.read(self.row_idx[lanes], addr, ps * count).reshape(len(lanes), count, ps)
-        return self.dev.l1.read(self.rows, addr, ps * count).reshape(self.L, count, ps)
+            raw = self.dev.l1.read(self.row_idx[lanes], addr, ps * count).reshape(len(lanes), count, ps)
+        else:
+            raw = self.dev.l1.read(self.rows, addr, ps * count).reshape(self.L, count, ps)
+        return self._whole_tiles(cb, raw, call) if cb in self.dev.cb_tiles else raw
 
     def read_tile_value(self, cb, tile_index, offset):
         """The uint32 word ``offset`` of waited page ``tile_index`` of a CB (TT-Metalium reads it on
@@ -259,7 +287,7 @@ class ComputeApi:
         cbi, st = self._cb(cb, call)
         raw = self._tile_bytes(cbi, st, tile, call, count)
         fmt = self._cb_format(cbi)
-        self._charge_unpack(raw.shape[-1] * count, fmt, count)
+        self._charge_unpack(self._tile_size_of(cbi) * count, fmt, count)
         if exact and fmt is DataFormat.Float32:
             return tm.unpack(raw, fmt)
         return self._unpacked_values(raw, fmt, fpu, self._unpacks_to_dest(cbi, fmt))
@@ -420,7 +448,7 @@ class ComputeApi:
         cbi, st = self._cb(in_cb, "copy_tile")
         fmt = self._cb_format(cbi)
         raw = self._tile_bytes(cbi, st, in_tile_index, "copy_tile")
-        self._charge_unpack(raw.shape[-1], fmt, 1)
+        self._charge_unpack(self._tile_size_of(cbi), fmt, 1)
         self._math(self.costs.fpu_eltwise_tile, "copy_tile")
         if self.L == 1 and fmt is DataFormat.Float16_b and self._copy_bf16_tile(i, raw):
             return
@@ -911,9 +939,12 @@ class ComputeApi:
         fmt = self._cb_format(cbi)
         if self._tile_size_of(cbi) != ps:
             raise self.fail(CircularBufferError, f"{call}: c_{cbi} has {ps}-byte pages but a {fmt.ttnn_name} tile is "
-                                                 f"{fmt.tile_size()} bytes; size the CB pages for its format")
+                                                 f"{self._tile_size_of(cbi)} bytes; size the CB pages for its format")
         nbytes = ps * count
-        if self.pack_l1_acc:
+        if cbi in self.dev.cb_tiles:
+            small = tm.small_tile_bytes(tm.pack(values, fmt), self._small_tile(cbi, call), fmt)
+            self.dev.l1.write(self.rows, addr, small.reshape(self.L, -1))
+        elif self.pack_l1_acc:
             self._accumulate_in_l1(cbi, fmt, addr, nbytes, values, call)
         else:
             self._store_in_l1(fmt, addr, nbytes, values)

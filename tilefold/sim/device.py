@@ -25,6 +25,7 @@ import numpy as np
 
 from tilefold.arch import NOC_COLUMNS, NOC_ROWS, Arch, get_arch
 from tilefold.arch.cores import CoreCoord
+from tilefold.layout.tiles import tile_shape
 from tilefold.sim.kernel_python import PythonKernel, emit_python
 from tilefold.errors import (
     CircularBufferError,
@@ -189,8 +190,11 @@ class _Run:
                              base=self.allocation.semaphore_base)
         self.cbs = CircularBuffers(self.allocation, self.core_rows)
         self.cb_formats = {}
+        self.cb_tiles = {}        # CB -> its TileShape, when not 32x32 (``set_tile_dims``)
         for cb in program.circular_buffers:
             self.cb_formats.setdefault(cb.index, cb.data_format)
+            if tuple(cb.tile) != (32, 32):
+                self.cb_tiles.setdefault(cb.index, tile_shape(cb.tile))
         # DST as the hardware holds it: 16-bit (bfloat16) or, with fp32_dest_acc_en, 32-bit values.
         self.dst16 = np.zeros((self.ncores, 16, TILE_ELEMS), dtype=BF16)
         self.dst32 = np.zeros((self.ncores, 16, TILE_ELEMS), dtype=np.float32)

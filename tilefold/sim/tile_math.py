@@ -100,6 +100,27 @@ def pack(values: np.ndarray, fmt: DataFormat) -> np.ndarray:
     raise ValueError(f"cannot pack to {fmt}")
 
 
+def whole_tile_bytes(raw: np.ndarray, tile, fmt: DataFormat) -> np.ndarray:
+    """Bytes (..., size) of tiles of a smaller ``tile`` shape (a :class:`TileShape`) as the unpacker
+    lays them into DST: face ``k`` of the small tile fills the first rows of DST face ``k`` (16x32:
+    faces 0 and 1; 32x16: 0 and 1; 16x16: 0), the rest of the 32x32 tile zero. Element-wise math
+    on such a tile computes the small tile's elements; :func:`small_tile_bytes` packs them back."""
+    elem = fmt.tile_size() // TILE_ELEMS
+    face = tile.face_height * 16 * elem
+    out = np.zeros((*raw.shape[:-1], 4, 256 * elem), np.uint8)
+    out[..., :tile.num_faces, :face] = raw.reshape(*raw.shape[:-1], tile.num_faces, face)
+    return out.reshape(*raw.shape[:-1], 4 * 256 * elem)
+
+
+def small_tile_bytes(raw: np.ndarray, tile, fmt: DataFormat) -> np.ndarray:
+    """The bytes (..., size) of 32x32 tiles ``raw`` the packer writes into tiles of the smaller
+    ``tile`` shape: the first rows of each of its faces (:func:`whole_tile_bytes`'s inverse)."""
+    elem = fmt.tile_size() // TILE_ELEMS
+    face = tile.face_height * 16 * elem
+    faces = raw.reshape(*raw.shape[:-1], 4, 256 * elem)[..., :tile.num_faces, :face]
+    return np.ascontiguousarray(faces).reshape(*raw.shape[:-1], tile.num_faces * face)
+
+
 def round_bf16(values: np.ndarray) -> np.ndarray:
     """Round float32 values to bfloat16 precision (nearest even), kept as float32."""
     return values.astype(_BF16).astype(np.float32)

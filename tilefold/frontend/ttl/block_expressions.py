@@ -119,7 +119,7 @@ class BlockExpressionBuilder(AcquisitionBuilder):
             self._target_shape(value.fn, value.bound, value.node)
         if isinstance(value, Block):
             self.require_compute(node, f"reading {value.name}")
-            self.require_whole_tiles(value, f"reading {value.name}", node)
+            self.require_computable_tiles(value, f"reading {value.name}", node)
             self.check_position(value, node)
             if value.accumulator is not None:
                 return self.accumulator_read(value.accumulator, node)
@@ -131,10 +131,10 @@ class BlockExpressionBuilder(AcquisitionBuilder):
                                      "value (acc = ttl.block.fill(0, ...); acc += ...) and store that", node)
                 value.status.read(self.location(node))     # raises when nothing was stored yet
                 if value.stored is None:    # a build that runs nothing goes on: the block holds what its pages held
-                    return BlockExpression(value.value, value.shape, value.data_format, row_major)
-                return BlockExpression(value.stored, value.shape, value.data_format, row_major)
+                    return BlockExpression(value.value, value.shape, value.data_format, row_major, value.dfb.tile)
+                return BlockExpression(value.stored, value.shape, value.data_format, row_major, value.dfb.tile)
             value.status.read(self.location(node))
-            return BlockExpression(value.value, value.shape, value.data_format, row_major)
+            return BlockExpression(value.value, value.shape, value.data_format, row_major, value.dfb.tile)
         raise self.error(f"{self.describe(value)} is not a block or a block expression", node)
 
     @staticmethod
@@ -150,6 +150,7 @@ class BlockExpressionBuilder(AcquisitionBuilder):
             if integer is not None:
                 name, fmt = self.integer_op(name, operands, integer, node)
         fmt = fmt or self.result_format(*operands)
+        tile = self.tile_of(name, operands, node)
         if row_major is None:
             row_major = self.layout_of(operands, name, node)
         if row_major:
@@ -165,7 +166,35 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         result_type = ttl.block_type(tiles, ttl.tile_type(fmt))
         self.node = node
         op = self.emit(ttl.make_block_op(name, [o.value for o in operands], result_type, params, dims))
-        return BlockExpression(op.result, tuple(shape), fmt, row_major)
+        return BlockExpression(op.result, tuple(shape), fmt, row_major, tile)
+
+    def tile_of(self, name: str, operands: list[BlockExpression], node) -> tuple[int, int] | None:
+        """The tile shape of an op's result: its operands' (one shape; None when they read no
+        block). Tiles smaller than 32x32 take element-wise ops only: a broadcast, reduction,
+        transpose or matmul depends on where each element sits in a 32x32 tile."""
+        tiles = {o.tile for o in operands if o.tile is not None}
+        if len(tiles) > 1:
+            shapes = " and ".join(f"{h}x{w}" for h, w in sorted(tiles))
+            raise self.error(f"{name} of blocks of {shapes} tiles: element-wise math pairs the elements of tiles of "
+                             "one shape; make the buffers like tensors of one tile shape", node)
+        tile = next(iter(tiles), None)
+        if tile not in (None, (32, 32)) and ttl.TILE_OPS[name].kind not in ttl.ELEMENTWISE_KINDS:
+            raise self.error(f"{name} of a block of {tile[0]}x{tile[1]} tiles is not supported by tilefold: tiles "
+                             "other than 32x32 take element-wise math only (+ - * / and the ttl.math functions of "
+                             "one element)", node)
+        return tile
+
+    def require_computable_tiles(self, block: Block, what: str, node) -> None:
+        """A compute kernel computes element-wise on tiles 16 or 32 rows high of fixed-size formats;
+        a buffer of other tiles takes only row stores."""
+        height, width = block.dfb.tile
+        if (height, width) == (32, 32):
+            return
+        if height not in (16, 32) or block.data_format.is_block_float or not block.dfb.is_tiled:
+            raise self.error(f"{what}: {block.dfb.name} holds {height}x{width} {block.data_format.ttnn_name} tiles; "
+                             "a compute kernel computes on tiles 16 or 32 rows high of bfloat16, float32 or integers "
+                             f"(tilefold packs into smaller ones with {block.name}.store_rows(x) / "
+                             "accumulate_rows(x) of a one-tile block x; data movement kernels copy them)", node)
 
     def integer_op(self, name: str, operands: list[BlockExpression], integer: BlockExpression, node):
         """``a + b``, ``a - b``, ``a * b`` of two integer blocks of one format: the SFPU's integer ops
@@ -606,15 +635,15 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         if a.row_major:            # the same rows when the last dimension stays
             if shape[-1] != a.shape[-1] or ttl.row_major_tiles(shape) != ttl.row_major_tiles(a.shape):
                 self.require_tiled(a, "a squeeze or unsqueeze of the last dimension", node)
-            return BlockExpression(a.value, shape, a.data_format, True)
+            return BlockExpression(a.value, shape, a.data_format, True, a.tile)
         source = a.value
         while isinstance(source.owner, ttl.ReshapeOp):
             source = source.owner.input
         if tuple(source.type.get_shape()) == device_block_shape(shape):
-            return BlockExpression(source, shape, a.data_format)
+            return BlockExpression(source, shape, a.data_format, tile=a.tile)
         self.node = node
         op = self.emit(ttl.ReshapeOp(source, device_block_shape(shape)))
-        return BlockExpression(op.result, shape, a.data_format)
+        return BlockExpression(op.result, shape, a.data_format, tile=a.tile)
 
     def fn_squeeze(self, fn, args, kwargs, node):
         """``ttl.block.squeeze(x, dims=[0])``: remove dimensions of size 1 (indices of ``x``'s shape)."""
@@ -855,7 +884,7 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         parts = []
         for index in itertools.product(*(range(a.shape[d]) if d in dims else (0,) for d in range(len(a.shape)))):
             op = self.emit(ttl.BlockSliceOp(a.value, [self.scalars.constant(i) for i in index], result))
-            parts.append(BlockExpression(op.result, result, a.data_format, False))
+            parts.append(BlockExpression(op.result, result, a.data_format, False, a.tile))
         total = parts[0]
         for part in parts[1:]:
             total = self.make("add" if kind == "reduce_sum" else "max", [total, part], result, node)
@@ -869,17 +898,9 @@ class BlockExpressionBuilder(AcquisitionBuilder):
 
     # -- store --------------------------------------------------------------------------------
 
-    def require_whole_tiles(self, block: Block, what: str, node) -> None:
-        """A compute kernel computes on 32x32 tiles: a buffer of smaller ones takes only row stores."""
-        if block.dfb.tile != (32, 32):
-            h, w = block.dfb.tile
-            raise self.error(f"{what}: {block.dfb.name} holds {h}x{w} tiles; a compute kernel computes on 32x32 tiles "
-                             f"(tilefold packs into smaller ones with {block.name}.store_rows(x) / accumulate_rows(x) "
-                             "of a one-tile block x; data movement kernels copy them)", node)
-
     def store(self, block: Block, value, node) -> None:
         self.require_compute(node, f"{block.name}.store()")
-        self.require_whole_tiles(block, f"{block.name}.store()", node)
+        self.require_computable_tiles(block, f"{block.name}.store()", node)
         if isinstance(value, Block) and value is block:
             raise self.error(f"{block.name}.store({block.name}) stores a block into itself", node)
         if _number(value):
@@ -890,6 +911,11 @@ class BlockExpressionBuilder(AcquisitionBuilder):
             # the same tiles with leading dimensions of size 1 added or dropped (a (1, 1) tile into a
             # (1, 1, 1) block of a batched tensor's buffer)
             v = self.reshape(v, tuple(block.shape), node)
+        if v.tile not in (None, block.dfb.tile) and block.dfb.is_tiled and not v.row_major:
+            raise self.error(f"{block.name}.store(): the expression is of {v.tile[0]}x{v.tile[1]} tiles but "
+                             f"{block.dfb.name} holds {block.dfb.tile[0]}x{block.dfb.tile[1]} tiles; store into a "
+                             f"buffer of the same tile shape (rows of one 32x32 tile go into smaller tiles with "
+                             f"{block.name}.store_rows(x))", node)
         if v.shape != block.shape:
             raise self.error(f"{block.name}.store(): the expression has shape {_shape_text(v.shape)} but the block "
                              f"is {_shape_text(block.shape)} (in {_unit(v)}); they must match", node)
@@ -1107,7 +1133,7 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         self.node = node
         op = self.emit(ttl.CBWaitOp(acc.cb))
         op.result.name_hint = acc.dfb.ir_name
-        return BlockExpression(op.result, acc.dfb.shape, acc.dfb.data_format)
+        return BlockExpression(op.result, acc.dfb.shape, acc.dfb.data_format, tile=None)   # (of any tile shape)
 
     def before_release(self, block: Block, node) -> None:
         """A block-expression variable that reads a waited block outlives it (``with x.wait() as x0:
@@ -1142,8 +1168,8 @@ class BlockExpressionBuilder(AcquisitionBuilder):
             for other in ends["reserve"]:
                 if other.stored is not None and other.accumulator is None and other.name in value_reads and (
                         _reads(other.stored, block.value) or any(_reads(other.stored, h) for h in held)):
-                    keep = self.make_accumulator(f"{other.name} (stored value)",
-                                                 BlockExpression(other.stored, other.shape, other.data_format), node)
+                    stored = BlockExpression(other.stored, other.shape, other.data_format, tile=other.dfb.tile)
+                    keep = self.make_accumulator(f"{other.name} (stored value)", stored, node)
                     other.stored = self.accumulator_read(keep, node).value
         if replaced is not None:
             self.node = node
@@ -1203,7 +1229,7 @@ class BlockExpressionBuilder(AcquisitionBuilder):
             raise self.error(f"{name} is assigned in this loop; only a reserved block that already holds a "
                              "value can be accumulated into across loop iterations", stmt)
         else:
-            value = BlockExpression(block.stored, block.shape, block.data_format)
+            value = BlockExpression(block.stored, block.shape, block.data_format, tile=block.dfb.tile)
         block.accumulator = self.make_accumulator(block.name, value, stmt, l1_acc)
         return block
 

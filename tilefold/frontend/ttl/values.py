@@ -60,12 +60,14 @@ class BlockExpression:
     """A block-level value (the result of a ``ttl`` block op), of ``shape`` in tiles as the program
     sees it (``(n,)`` for a 1-D block; its IR type has :func:`device_block_shape`). A ``row_major``
     value has ``shape`` in elements and the IR type of its block's tile-sized pages, ``(1, n)``
-    tiles (``ttl.row_major_tiles``)."""
+    tiles (``ttl.row_major_tiles``). ``tile`` is the (height, width) of the tiles of the blocks it
+    reads (None when it reads none: a fill); element-wise math keeps a smaller tile shape."""
 
     value: SSAValue
     shape: tuple[int, ...]
     data_format: DataFormat
     row_major: bool = False
+    tile: tuple[int, int] | None = (32, 32)
 
 
 @dataclass
