@@ -1,6 +1,7 @@
 """``ttl.math.exp``'s keywords of TT-Lang main: ``scale=`` (exp(scale * x), the scale a bfloat16
 multiplied in on the SFPU: ``exp_tile<false, true>(slot, VectorMode::RC, scale)``), ``skip_clamp_check``
-and ``iterations=8`` accepted; the approximate exp and other iteration counts one error at the line.
+and ``iterations=8`` accepted, ``approx=True`` the SFPU's approximate exp (``exp_tile<true>``); other
+iteration counts, and a scale of the approximate exp, one error at the line.
 Against numpy on the simulated device; the compute kernel's C++ passes check-kernel."""
 
 from __future__ import annotations
@@ -56,10 +57,38 @@ def test_exp_with_a_scale_and_the_other_keywords(tmp_path):
         require_accepted(result)
 
 
-def test_exp_options_tilefold_does_not_simulate():
-    approximate = _exp_of(lambda a: ttl.math.exp(a, approx=True))  # error
-    expect_error(lambda: approximate(_x(), zeros((32, 64))), test_exp_options_tilefold_does_not_simulate,
-                 KernelError, "approximate exp is not simulated")
+def _schraudolph(x: np.ndarray) -> np.ndarray:
+    """The SFPU's approximate exp, written out independently: 2^(t / 256 - 127) read from the bits
+    of round(t) << 15, t = 256/ln 2 · max(x, -88.5) + 32500.818359375."""
+    t = np.float32(256 / np.log(2)) * np.maximum(x, -88.5).astype(np.float64) + 32500.818359375
+    bits = np.clip(np.rint(t.astype(np.float32)), 0, 65535).astype(np.uint32) << 15
+    return bits.view(np.float32)
+
+
+def test_the_approximate_exp(tmp_path):
+    values = np.linspace(-100, 6, 32 * 64).astype(np.float32).reshape(32, 64)
+    x = ttnn.from_numpy(values, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
+    op = _exp_of(lambda a: ttl.math.exp(a, approx=True))
+    y = zeros((32, 64))
+    op(x, y)
+    held = ttnn.to_numpy(x).astype(np.float32)
+    got = ttnn.to_numpy(y).astype(np.float32)
+    expected = _schraudolph(held)
+    np.testing.assert_allclose(got, expected, rtol=8e-3, atol=0)        # (the bfloat16 store)
+    near = held > -80                                                   # within 4 % of exp
+    np.testing.assert_allclose(got[near], np.exp(held[near]), rtol=4e-2)
+    assert (got[held < -88.5] == 0).all()
+    jobs = compiled_kernel_jobs(compiled(op, _x(), zeros((32, 64))), tmp_path)
+    text = next(path.read_text() for path, role, _ in jobs if role == "compute")
+    assert "exp_tile_init<true>();" in text and "exp_tile<true>(" in text
+    for result in check_kernels(jobs):
+        require_accepted(result)
+
+
+def test_exp_options_tilefold_does_not_build():
+    scaled = _exp_of(lambda a: ttl.math.exp(a, approx=True, scale=0.5))  # error
+    expect_error(lambda: scaled(_x(), zeros((32, 64))), test_exp_options_tilefold_does_not_build,
+                 KernelError, "approx=True, scale=...", "ttl.math.exp(x * s, approx=True)")
     fewer = _exp_of(lambda a: ttl.math.exp(a, iterations=4))
     with pytest.raises(KernelError, match="iterations must be 8, got 4"):
         fewer(_x(), zeros((32, 64)))

@@ -53,6 +53,18 @@ def bits_to_float(bits: int) -> np.float32:
 _f = bits_to_float
 
 
+def _exp_approx(x):
+    """``exp_tile<true>`` (approximate, inputs clamped): Schraudolph's exponential as 0.69's SFPU
+    computes it — ``x`` clamped below at -88.5, ``t = A·x + (B - C)`` in float32 (A = 256/ln 2,
+    B - C = 32500.818359375), rounded to an unsigned 16-bit integer and shifted left by 15 into
+    a float32's exponent and top mantissa bits: 2^(t/256 - 127), within a few percent."""
+    a = np.float32(256.0) * np.float32(1.4426950408889634)
+    clamped = np.maximum(np.asarray(x, np.float32), np.float32(-88.5))
+    t = (a.astype(np.float64) * clamped + np.float64(np.float32(32500.818359375))).astype(np.float32)
+    u = np.clip(np.rint(t.astype(np.float64)), 0, 0xFFFF).astype(np.uint32)
+    return (u << 15).view(np.float32)
+
+
 def _gelu(x):
     return 0.5 * x * (1.0 + np.tanh(np.float32(0.7978845608) * (x + np.float32(0.044715) * x * x * x)))
 
@@ -236,6 +248,9 @@ SFPU_OPS: tuple[SfpuOp, ...] = (
     SfpuOp("exp_scaled", "unary", _U + "exp.h", (("vector_mode", "i32"), ("scale_bf16_bits", "u32")), "exp_tile_init",
            "exp", lambda x, mode, scale: np.exp(x * _f(int(scale) << 16)), cpp_name="exp_tile",
            cpp_templates="false, true"),
+    # ``exp_tile<true>`` / ``exp_tile_init<true>()``: the approximate exp (ttl.math.exp(x, approx=True))
+    SfpuOp("exp_approx", "unary", _U + "exp.h", (), "exp_approx_tile_init", "exp", _exp_approx, cpp_name="exp_tile",
+           cpp_templates="true"),
     _unary("exp2", _CKA, np.exp2, "exp2", tilelang=True),
     _unary("log", _CKA, np.log, "log", tilelang=True),
     _unary("sqrt", _U + "sqrt.h", np.sqrt, "sqrt", tilelang=True),

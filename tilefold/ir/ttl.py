@@ -253,7 +253,7 @@ TILE_OPS: dict[str, TileOpInfo] = {info.name: info for info in (
     TileOpInfo("add_int", "sfpu_binary", "add_int_tile", "add_int_tile_init"),
     TileOpInfo("sub_int", "sfpu_binary", "sub_int_tile", "sub_int_tile_init"),
     TileOpInfo("mul_int", "sfpu_binary", "mul_int_tile", "mul_int_tile_init"),
-    _unary("exp"), _unary("exp_scaled", params=("vector_mode", "scale_bf16_bits"), encoding="int"), _unary("exp2"), _unary("log"), _unary("sqrt"), _unary("rsqrt"), _unary("recip"),
+    _unary("exp"), _unary("exp_approx"), _unary("exp_scaled", params=("vector_mode", "scale_bf16_bits"), encoding="int"), _unary("exp2"), _unary("log"), _unary("sqrt"), _unary("rsqrt"), _unary("recip"),
     _unary("square"), _unary("tanh"), _unary("sigmoid"), _unary("relu"), _unary("gelu"), _unary("silu"),
     _unary("sin"), _unary("cos"), _unary("abs"), _unary("neg", "negative_tile"),
     _unary("floor"), _unary("ceil"),

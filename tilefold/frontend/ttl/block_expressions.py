@@ -399,19 +399,26 @@ class BlockExpressionBuilder(AcquisitionBuilder):
     def exp_options(self, fn, args, kwargs, node):
         """``ttl.math.exp(x, *, approx=False, scale=None, skip_clamp_check=False, iterations=8)`` (TT-Lang
         main's keywords, ``exp_tile``'s template arguments): ``scale`` computes exp(scale * x) on the
-        SFPU (the scale as a bfloat16); the precise exp clamps its input as ``skip_clamp_check=True``
+        SFPU (the scale as a bfloat16); ``approx=True`` the SFPU's approximate exp (``exp_tile<true>``,
+        its input clamped at -88.5); the precise exp clamps its input as ``skip_clamp_check=True``
         would leave unclamped only where the result underflows anyway."""
         iterations = kwargs.pop("iterations", 8)
         if iterations != 8 or isinstance(iterations, bool):
             # TT-Lang's SFPU loop count over a tile's face rows: 8, the whole tile, is the only one it takes
             raise self.error(f"{fn.qualname} iterations must be 8, got {iterations!r}", node)
-        if kwargs.pop("approx", False) is not False:
-            raise self.error(f"{fn.qualname}(approx=True): the SFPU's approximate exp is not simulated by tilefold "
-                             "yet; use the precise one (approx=False)", node)
+        approx = kwargs.pop("approx", False)
+        if not isinstance(approx, bool):
+            raise self.error(f"{fn.qualname}(approx=...) takes True or False", node)
         if not isinstance(kwargs.pop("skip_clamp_check", False), bool):
             raise self.error(f"{fn.qualname}(skip_clamp_check=...) takes True or False", node)
         scale = kwargs.pop("scale", None)
         self._arity(fn, args, kwargs, 1, node)
+        if approx and scale is not None:
+            raise self.error(f"{fn.qualname}(approx=True, scale=...): the approximate exp takes its scale in "
+                             "exp_tile_init's template, which tilefold does not build yet; scale the input "
+                             "(ttl.math.exp(x * s, approx=True)) or use the precise exp", node)
+        if approx:      # exp_tile<true>: Schraudolph's exponential on the SFPU, inputs clamped at -88.5
+            return self.block_unary("exp_approx", args[0], node)
         if scale is None:
             return self.block_unary(UNARY["exp"], args[0], node)
         if not _number(scale):

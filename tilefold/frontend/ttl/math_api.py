@@ -49,12 +49,16 @@ def sfpu_functions() -> tuple[dict[str, str], dict[str, str]]:
     from tilefold.ir.ttl import TILE_OPS
 
     unary = {**{name: name for name, info in TILE_OPS.items()
-                if info.kind == "sfpu_unary" and not info.params and info.call in SFPU_CALLS},
+                if info.kind == "sfpu_unary" and not info.params and info.call in SFPU_CALLS
+                and name not in VARIANTS},
              "logp1": "log1p"}
     binary = {name: name for name, info in TILE_OPS.items()
               if info.kind == "sfpu_binary" and info.call in SFPU_CALLS and SFPU_CALLS[info.call].cost == "compare"}
     return unary, binary
 
+
+# tile ops that are variants of a function, chosen by its keywords (``ttl.math.exp(x, approx=True)``)
+VARIANTS = ("exp_approx",)
 
 # functions with compile-time number parameters: name -> ((parameter, default or None), ...)
 PARAMETRIC = {
