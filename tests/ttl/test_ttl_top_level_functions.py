@@ -126,3 +126,36 @@ def test_matmul_into_an_output_block_of_another_shape():
 
     expect_error(lambda: op(tile_tensor((64, 64)), zeros((32, 64))), test_matmul_into_an_output_block_of_another_shape,
                  KernelError, "the product is 2x2 but o is 1x2")
+
+
+@ttl.operation(grid=(1, 1))
+def compared_with_numbers(a, out):
+    a_dfb = ttl.make_dataflow_buffer_like(a, shape=(1, 2), block_count=2)
+    out_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 2), block_count=2)
+
+    @ttl.compute()
+    def compute():
+        with a_dfb.wait() as x, out_dfb.reserve() as o:
+            o.store(ttl.math.where(x > 0.0, x, 0.5 * x) + (x <= -1.0) + ttl.ne(1.5, x) * 2.0)
+
+    @ttl.datamovement()
+    def read():
+        with a_dfb.reserve() as x:
+            ttl.copy(a[0:1, 0:2], x).wait()
+
+    @ttl.datamovement()
+    def write():
+        with out_dfb.wait() as o:
+            ttl.copy(o, out[0:1, 0:2]).wait()
+
+
+def test_a_block_compared_with_a_number():
+    """``x > 0.0``, ``x <= -1.0``, ``ttl.ne(1.5, x)``: the number fills a block like ``x``."""
+    values = np.random.default_rng(4).uniform(-3, 3, (32, 64)).astype(np.float32)
+    values[0, :4] = (0.0, -1.0, 1.5, 2.0)
+    a = ttnn.from_numpy(values, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
+    out = ttnn.zeros((32, 64), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
+    compared_with_numbers(a, out)
+    x = ttnn.to_numpy(a).astype(np.float32)
+    want = np.where(x > 0, x, 0.5 * x) + (x <= -1.0) + (x != 1.5) * 2.0
+    np.testing.assert_allclose(ttnn.to_numpy(out).astype(np.float32), want, rtol=1e-2, atol=1e-2)

@@ -63,6 +63,8 @@ _INTEGER_OPS = {"add": "add_int", "sub": "sub_int", "mul": "mul_int"}
 # ``ttl.add(a, b)``, ``sub``, ``mul``, ``div``: the operators, on blocks or a block and a number
 ARITHMETIC = {"add": ast.Add, "sub": ast.Sub, "mul": ast.Mult, "div": ast.Div}
 
+# comparisons of two blocks (1.0 where true, else 0.0); a number operand fills a block
+_COMPARISONS = ("gt", "lt", "ge", "le", "eq", "ne")
 _OPERATOR_NAMES = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div"}
 _SCALAR_OPS = {ast.Add: "add_scalar", ast.Sub: "sub_scalar", ast.Mult: "mul_scalar", ast.Div: "div_scalar"}
 
@@ -309,7 +311,10 @@ class BlockExpressionBuilder(AcquisitionBuilder):
                 block, number = (right, left) if _number(left) else (left, right)
                 a = self.operand(block, node)
                 return self.make(table[name], [a], a.shape, node, {"value": float(number)})
-            raise self.error(f"{name} of a block and a number is not supported; use a block for both", node)
+            if name not in _COMPARISONS:
+                raise self.error(f"{name} of a block and a number is not supported; use a block for both", node)
+            # ``x > 0.0``: the number fills a block like the other operand (one more DST slot)
+            left, right = self._blocks_of(left, right, node)
         if isinstance(left, PendingBroadcast) != isinstance(right, PendingBroadcast):
             if isinstance(left, PendingBroadcast):
                 b = self.operand(right, node)
