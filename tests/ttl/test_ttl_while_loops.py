@@ -211,3 +211,43 @@ def test_while_else_is_refused():
                 r = 0  # error
 
     expect_error(lambda: op(*_tensors()), test_while_else_is_refused, KernelError, "while ... else")
+
+
+@ttl.operation(grid=(1, 1))
+def while_matmul(a, b, out):
+    """A K loop written as ``while``: ``o += x @ y`` accumulates into a reserved block."""
+    k_tiles = a.shape[1] // ttl.TILE_SIZE
+    a_dfb = ttl.make_dataflow_buffer_like(a, shape=(2, 1), block_count=2)
+    b_dfb = ttl.make_dataflow_buffer_like(b, shape=(1, 2), block_count=2)
+    o_dfb = ttl.make_dataflow_buffer_like(out, shape=(2, 2), block_count=1)
+
+    @ttl.compute()
+    def compute():
+        with o_dfb.reserve() as o:
+            k = 0
+            while k < k_tiles:
+                with a_dfb.wait() as x, b_dfb.wait() as y:
+                    o += x @ y
+                k += 1
+
+    @ttl.datamovement()
+    def read():
+        k = 0
+        while k < k_tiles:
+            with a_dfb.reserve() as x, b_dfb.reserve() as y:
+                ttl.copy(a[0:2, k], x).wait()
+                ttl.copy(b[k, 0:2], y).wait()
+            k += 1
+
+    @ttl.datamovement()
+    def write():
+        with o_dfb.wait() as o:
+            ttl.copy(o, out[0:2, 0:2]).wait()
+
+
+def test_a_matmul_accumulates_over_a_while_loop():
+    a, b = tile_tensor((64, 128), seed=26), tile_tensor((128, 64), seed=27)
+    out = zeros((64, 64))
+    while_matmul(a, b, out)
+    want = ttnn.to_numpy(a).astype(np.float64) @ ttnn.to_numpy(b).astype(np.float64)
+    np.testing.assert_allclose(ttnn.to_numpy(out).astype(np.float64), want, rtol=2 ** -7, atol=0.3)
