@@ -251,3 +251,26 @@ def test_a_matmul_accumulates_over_a_while_loop():
     while_matmul(a, b, out)
     want = ttnn.to_numpy(a).astype(np.float64) @ ttnn.to_numpy(b).astype(np.float64)
     np.testing.assert_allclose(ttnn.to_numpy(out).astype(np.float64), want, rtol=2 ** -7, atol=0.3)
+
+
+@ttl.operation(grid=(1, 1))
+def tripled_in_one_body(x, y):
+    """An operation body without kernel functions: the ``while`` loop goes to every kernel with its
+    own statements, the counter's start ``i = 0`` with it."""
+    rows = x.shape[0] // ttl.TILE_SIZE
+    x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+    y_dfb = ttl.make_dataflow_buffer_like(y, shape=(1, 1), block_count=2)
+    i = 0
+    while i < rows:
+        ttl.copy(x[i, 0], x_dfb.reserve()).wait()
+        o = y_dfb.reserve()
+        o.store(x_dfb.wait() * 3.0)
+        ttl.copy(y_dfb.wait(), y[i, 0]).wait()
+        i += 1
+
+
+def test_a_while_loop_in_a_body_without_kernel_functions():
+    x, y = tile_tensor((96, 32), seed=28), zeros((96, 32))
+    tripled_in_one_body(x, y)
+    np.testing.assert_allclose(ttnn.to_numpy(y).astype(np.float32), ttnn.to_numpy(x).astype(np.float32) * 3.0,
+                               rtol=1e-2, atol=2e-2)

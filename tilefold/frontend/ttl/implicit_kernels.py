@@ -307,7 +307,7 @@ def _is_boundary(stmt: ast.stmt) -> bool:
         return False
     f = stmt.value.func
     return _called_name(f) in _BOUNDARIES
-_COMPOUND = (ast.For, ast.If)
+_COMPOUND = (ast.For, ast.While, ast.If)
 
 
 def _assign(body: list[ast.stmt], tensors: set[str], pipes: Pipes, owner: dict | None = None,
@@ -331,7 +331,7 @@ def _assign(body: list[ast.stmt], tensors: set[str], pipes: Pipes, owner: dict |
         if not _uses_dataflow(stmt) and not (_names(stmt) & (owner.keys() | pending.keys())):
             continue
         if isinstance(stmt, _COMPOUND) \
-                and not (isinstance(stmt, ast.For) and stmt.orelse):
+                and not (isinstance(stmt, (ast.For, ast.While)) and stmt.orelse):
             parts = [_assign(stmt.body, tensors, pipes, owner, pending, inner)]
             if isinstance(stmt, ast.If) and stmt.orelse:
                 parts.append(_assign(stmt.orelse, tensors, pipes, owner, pending, inner))
@@ -455,8 +455,8 @@ def _part_of(body: list[ast.stmt], kinds: list[str | None], part: str, inner: di
     for stmt, k in zip(body, kinds):
         if k == part or k == EVERY or (k is None and nested) or (isinstance(k, frozenset) and part in k):
             out.append(stmt)
-        elif k is None and _is_alias(stmt) and stmt.targets[0].id in rebound:
-            out.append(stmt)            # ``src = first`` before a loop of this kernel that rebinds src
+        elif k is None and (_is_alias(stmt) or _is_start_value(stmt)) and stmt.targets[0].id in rebound:
+            out.append(stmt)            # ``src = first`` / ``i = 0`` before a loop of this kernel that rebinds it
         elif k == SPLIT and _has([stmt], [k], part, inner):
             copy_ = copy.copy(stmt)
             bodies = [_part_of(b, ks, part, inner, True) or [ast.copy_location(ast.Pass(), stmt)]
@@ -470,6 +470,14 @@ def _part_of(body: list[ast.stmt], kinds: list[str | None], part: str, inner: di
 
 def _stored_names(stmts: list[ast.stmt]) -> set[str]:
     return {n.id for s in stmts for n in ast.walk(s) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+
+
+def _is_start_value(stmt: ast.stmt) -> bool:
+    """``name = value`` computing nothing but numbers and names (``i = 0``, ``row = first * 2``): a
+    host statement a kernel that changes ``name`` in a loop repeats, as its start."""
+    return (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+            and all(isinstance(n, (ast.Name, ast.Constant, ast.BinOp, ast.UnaryOp, ast.operator, ast.unaryop,
+                                   ast.Load)) for n in ast.walk(stmt.value)))
 
 
 def _is_alias(stmt: ast.stmt) -> bool:
