@@ -120,3 +120,57 @@ def test_other_math_on_integers_is_refused():
     expect_error(lambda: op(a, ttnn.zeros((32, 32), dtype=ttnn.uint32, layout=ttnn.TILE_LAYOUT)),
                  test_other_math_on_integers_is_refused, KernelError,
                  "exp of a uint32 block is not supported", "+ - * of two blocks of one format")
+
+
+def _one_block(body):
+    @ttl.operation(grid=(1, 1))
+    def op(a, out):
+        a_dfb = ttl.make_dataflow_buffer_like(a, shape=(1, 1), block_count=2)
+        out_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+
+        @ttl.compute()
+        def compute():
+            with a_dfb.wait() as x, out_dfb.reserve() as o:
+                o.store(body(x))
+
+        @ttl.datamovement()
+        def read():
+            with a_dfb.reserve() as x:
+                ttl.copy(a[0, 0], x).wait()
+
+        @ttl.datamovement()
+        def write():
+            with out_dfb.wait() as o:
+                ttl.copy(o, out[0, 0]).wait()
+
+    return op
+
+
+def test_whole_numbers_with_an_integer_block(tmp_path, check_kernel):
+    """``(x + 1) * 3 - (2^31 - 1) + (5 - x)``: each number fills an int32 tile exactly
+    (``fill_tile_int<Int32>``), the arithmetic wraps."""
+    from tilefold.codegen.cpp import emit_kernel
+
+    values = np.random.default_rng(43).integers(-2 ** 31, 2 ** 31 - 1, (32, 32)).astype(np.int32)
+    a = ttnn.from_numpy(values, dtype=ttnn.int32, layout=ttnn.TILE_LAYOUT)
+    out = ttnn.zeros((32, 32), dtype=ttnn.int32, layout=ttnn.TILE_LAYOUT)
+    with recorded_programs() as programs:
+        _one_block(lambda x: (x + 1) * 3 - 2147483647 + (5 - x))(a, out)
+    with np.errstate(over="ignore"):
+        expected = (values + np.int32(1)) * np.int32(3) - np.int32(2147483647) + (np.int32(5) - values)
+    np.testing.assert_array_equal(ttnn.to_numpy(out), expected)
+    compute = next(k for k in programs[0].kernels if k.is_compute)
+    text = emit_kernel(compute.function)
+    assert "fill_tile_int<DataFormat::Int32>(2, 2147483647);" in text.replace("u)", ")"), text
+    path = tmp_path / "compute.cpp"
+    path.write_text(text)
+    check_kernel.require_accepted(check_kernel.check_kernel(path, "compute"))
+
+
+def test_a_fraction_with_an_integer_block_is_refused():
+    def body(x):
+        return x + 1.5  # error
+
+    a = ttnn.zeros((32, 32), dtype=ttnn.int32, layout=ttnn.TILE_LAYOUT)
+    expect_error(lambda: _one_block(body)(a, ttnn.zeros((32, 32), dtype=ttnn.int32, layout=ttnn.TILE_LAYOUT)),
+                 body, KernelError, "int32 block combines with whole numbers only")

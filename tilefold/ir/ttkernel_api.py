@@ -371,6 +371,10 @@ for _op in ("add", "sub", "mul"):
                            family="sfpu", cost="sfpu", cost_family=_op, templates=_INT_FORMAT,
                            doc=f"dst_out = dst_in0 {'+-*'['asm'.index(_op[0])]} dst_in1 on the integers of "
                                "data_format, wrapping around."))
+COMPUTE_API.append(_cp("fill_tile_int", ("dst_index", Param("value", "u32")), "api/compute/eltwise_unary/fill.h",
+                       init="fill_tile_init", family="sfpu", cost="sfpu", cost_family="fill",
+                       templates=(TemplateParam("data_format", "DataFormat", None, INTEGER_BINARY_FORMATS),),
+                       doc="Fills DST slot dst_index with the integer value (its 32 bits) of data_format."))
 _sfpu_rows("unary", ("dst_index",))
 COMPUTE_API.append(_init("typecast_tile_init", (), _TYPECAST_H, templates=TYPECAST_TEMPLATES))
 COMPUTE_API.append(_cp("typecast_tile", ("dst_index",), _TYPECAST_H, templates=TYPECAST_TEMPLATES,

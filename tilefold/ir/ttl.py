@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 from xdsl.dialects import tensor as tensor_dialect
 from xdsl.dialects.builtin import (
     AffineMapAttr,
@@ -43,6 +44,7 @@ from xdsl.dialects.builtin import (
     TensorType,
     UnitAttr,
     f32,
+    f64,
     i1,
     i32,
     i64,
@@ -279,6 +281,8 @@ TILE_OPS: dict[str, TileOpInfo] = {info.name: info for info in (
     _unary("min_scalar", "unary_min_tile", ("value",)),
     TileOpInfo("where", "sfpu_ternary", "where_tile", "where_tile_init"),
     TileOpInfo("fill", "fill", "fill_tile", "fill_tile_init", ("value",), "float"),
+    # a fill of an integer tile: the integer's 32 bits (the tile type's format is the template argument)
+    TileOpInfo("fill_int", "fill", "fill_tile_int", "fill_tile_init", ("value",), "int"),
     TileOpInfo("bcast", "bcast", "", ""),
     TileOpInfo("transpose", "transpose", "transpose_wh_tile", "transpose_wh_init_short"),
     TileOpInfo("reduce_sum", "reduce", "reduce_tile", "reduce_init"),
@@ -483,7 +487,10 @@ globals().update({cls.__name__: cls for cls in (*BLOCK_OPS.values(), *TILE_OP_CL
 
 
 def float_props(info: TileOpInfo, values: dict[str, float]) -> dict[str, Attribute]:
-    return {p: FloatAttr(float(values[p]), f32) for p in info.params}
+    """The op's number parameters as float attributes: f32, or f64 for a value float32 cannot hold
+    (an integer fill of 2^31 - 1 keeps every bit)."""
+    return {p: FloatAttr(float(values[p]), f32 if float(np.float32(values[p])) == float(values[p]) else f64)
+            for p in info.params}
 
 
 def make_block_op(name: str, operands: list[SSAValue], result_type: TensorType, params: dict | None = None,

@@ -860,6 +860,21 @@ class ComputeApi:
             lo, hi = INTEGER_RANGES[out_dtype]
             self.dst_ints[i] = np.clip(np.rint(np.asarray(values, np.float64)), lo, hi).astype(np.int64)
 
+    def fill_tile_int(self, dst_index, value, data_format=None) -> None:
+        """``fill_tile_int<fmt>(slot, value)``: the slot holds the integer ``value`` (its 32 bits,
+        read in ``fmt``) exactly."""
+        call = "fill_tile_int"
+        self._configured(self.engines.check_sfpu(call))
+        if data_format not in _INTEGER_WRAP or data_format == "UInt8":
+            raise self.fail(DstError, f"{call}<{data_format}>: the data format is Int32, UInt32 or UInt16")
+        i = self._math_slot(dst_index, call)
+        self._cumsum_carry = None
+        self._math(self.costs.sfpu("fill"), call, "sfpu")
+        word = np.asarray(value, np.int64) & 0xFFFFFFFF
+        ints = _INTEGER_WRAP[data_format](np.broadcast_to(word.reshape(-1, 1), (self.L, tm.TILE_ELEMS)))
+        self._write_slot(i, ints.astype(np.float32))
+        self.dst_ints[i] = ints
+
     def add_int_tile(self, dst_in0, dst_in1, dst_out, data_format=None) -> None:
         self._integer_binary("add_int_tile", np.add, dst_in0, dst_in1, dst_out, data_format, None)
 

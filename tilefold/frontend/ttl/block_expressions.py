@@ -328,6 +328,18 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         return self.make(name, [a, b], a.shape, node)
 
     def scalar_binary(self, op: type, left, right, node):
+        block = right if _number(left) else left
+        a = self.operand(block, node)
+        if a.data_format in _INTEGER_ARITHMETIC and op in (ast.Add, ast.Sub, ast.Mult):
+            # ``idx + 1`` on an integer block: the number fills an integer block (fill_tile_int)
+            number = left if _number(left) else right
+            if isinstance(number, float) and not number.is_integer():
+                raise self.error(f"{ast.unparse(node)[:40]}: an {a.data_format.ttnn_name} block combines with "
+                                 "whole numbers only", node)
+            filled = self.make("fill", [], a.shape, node, {"value": float(number)}, fmt=a.data_format,
+                               row_major=a.row_major)
+            pair = (filled, a) if _number(left) else (a, filled)
+            return self.block_binary_named(_OPERATOR_NAMES[op], *pair, node)
         if op not in _SCALAR_OPS:
             raise self.error(f"a block and a number combine with + - * /; not {ast.unparse(node)[:40]}", node)
         if _number(right):

@@ -262,7 +262,8 @@ class StoreConverter:
             params = {p: op.param(p) for p in info.params}
             return self._emit(body, ttl.make_tile_op(info.name, args, tile, params), op.location)
         if info.kind == "fill":
-            return self._emit(body, ttl.make_tile_op("fill", [], tile, {"value": op.param("value")}), op.location)
+            name = "fill" if ttl.data_format_of(tile).is_float else "fill_int"     # integers: their bits
+            return self._emit(body, ttl.make_tile_op(name, [], tile, {"value": op.param("value")}), op.location)
         if info.kind == "bcast":
             return self.translate(op.operands[0], ctx | frozenset(op.dim_list), plan, body)
         if info.kind == "transpose":

@@ -209,7 +209,9 @@ class ComputeLowering:
             if info.name == "typecast":      # the formats are template arguments: the tile types'
                 templates = {"in_dtype": ttl.data_format_of(op.operands[0].type).value,
                              "out_dtype": ttl.data_format_of(op.result.type).value}
-            e.call(info.init, [], op, templates)
+            elif API[info.call].templates:   # an integer op's format: the tile type's
+                templates = {"data_format": ttl.data_format_of(op.result.type).value}
+            e.call(info.init, [], op, templates if API[info.init].templates else None)
             e.call(info.call, [slot, *params], op, templates)
         elif info.kind == "sfpu_binary":
             slots = [self.slot_of(o) for o in op.tile_operands]
