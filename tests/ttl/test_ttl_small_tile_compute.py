@@ -1,7 +1,9 @@
-"""Element-wise compute on tiles smaller than 32x32 (16x32, 32x16, 16x16), as TT-Lang's sub-tile
-programs write it: the unpacker lays a small tile's faces into DST, the math runs on them, the packer
-writes them back; run against numpy, the kernels and host program checked against the real headers,
-and the position-dependent ops refused at the user's line."""
+"""Compute on tiles smaller than 32x32, as TT-Lang's sub-tile programs write it: the unpacker lays a
+small tile's faces into DST, the math runs on them, the packer writes them back. Element-wise math
+on every shape (16x32, 32x16, 16x16, 8x32 ...); matmuls (small tiles on the left), reductions and
+broadcasts on tiles at most 16 rows high, whose faces lie where a 32x32 tile's top rows do. Run
+against numpy, the kernels and host program checked against the real headers, the rest refused
+at the user's line."""
 
 from __future__ import annotations
 
@@ -57,7 +59,7 @@ def _run(tile, dtype=ttnn.bfloat16, seed=51):
     return ttnn.to_numpy(y).astype(np.float32), np.exp(x) * z + x - 1.0
 
 
-@pytest.mark.parametrize("tile", [(16, 32), (32, 16), (16, 16)])
+@pytest.mark.parametrize("tile", [(16, 32), (32, 16), (16, 16), (8, 32), (1, 16)])
 def test_element_wise_math_on_small_tiles_against_numpy(tile):
     got, expected = _run(tile)
     np.testing.assert_allclose(got, expected, rtol=2e-2, atol=5e-2)
@@ -129,22 +131,77 @@ def _one_tile_operation(body):
     return op
 
 
-def test_a_matmul_of_small_tiles_is_refused():
+def test_a_matmul_of_small_right_tiles_is_refused():
     def body(x):
         return x @ x  # error
 
     small = _tensor(np.zeros((16, 16), np.float32), (16, 16))
     expect_error(lambda: _one_tile_operation(body)(small, _tensor(np.zeros((16, 16), np.float32), (16, 16))),
-                 body, KernelError, "matmul of a block of 16x16 tiles is not supported", "element-wise math only")
+                 body, KernelError, "a @ b of blocks of 16x16 and 16x16 tiles", "right operand of 32x32 tiles")
 
 
-def test_a_reduction_of_small_tiles_is_refused():
+def test_a_reduction_of_tiles_two_faces_high_is_refused():
     def body(x):
         return ttl.math.reduce_sum(x, dims=[1])  # error
 
-    small = _tensor(np.zeros((16, 32), np.float32), (16, 32))
-    expect_error(lambda: _one_tile_operation(body)(small, _tensor(np.zeros((16, 32), np.float32), (16, 32))),
-                 body, KernelError, "reduce_sum of a block of 16x32 tiles is not supported")
+    small = _tensor(np.zeros((32, 16), np.float32), (32, 16))
+    expect_error(lambda: _one_tile_operation(body)(small, _tensor(np.zeros((32, 16), np.float32), (32, 16))),
+                 body, KernelError, "reduce_sum of a block of 32x16 tiles is not supported", "at most 16 rows high")
+
+
+@ttl.operation(grid=(1, 1))
+def positional(a, b, product, row_softmax_sums, column_max):
+    """Tiles at most 16 rows high in the ops that depend on positions: ``a @ b`` with ``a`` of
+    small tiles and ``b`` of 32x32 ones, a row reduction broadcast back, a column maximum."""
+    a_dfb = ttl.make_dataflow_buffer_like(a, shape=(1, 2), block_count=1)
+    b_dfb = ttl.make_dataflow_buffer_like(b, shape=(2, 2), block_count=1)
+    p_dfb = ttl.make_dataflow_buffer_like(product, shape=(1, 2), block_count=1)
+    m_dfb = ttl.make_dataflow_buffer_like(a, shape=(1, 1), block_count=1)
+    s_dfb = ttl.make_dataflow_buffer_like(row_softmax_sums, shape=(1, 2), block_count=1)
+    c_dfb = ttl.make_dataflow_buffer_like(column_max, shape=(1, 2), block_count=1)
+
+    @ttl.compute()
+    def compute():
+        with a_dfb.wait() as x:
+            with b_dfb.wait() as w, p_dfb.reserve() as o:
+                o.store(x @ w)
+            with m_dfb.reserve() as m:
+                m.store(ttl.math.reduce_max(x, dims=[1]))
+            with m_dfb.wait() as m, s_dfb.reserve() as o:
+                shifted = ttl.math.exp(x - ttl.math.broadcast(m, dims=[1], shape=(1, 2)))
+                o.store(ttl.math.broadcast(ttl.math.reduce_sum(shifted, dims=[1]), dims=[1], shape=(1, 2)))
+            with c_dfb.reserve() as o:
+                o.store(ttl.math.reduce_max(x, dims=[0]))
+
+    @ttl.datamovement()
+    def read():
+        with a_dfb.reserve() as x, b_dfb.reserve() as w:
+            ttl.copy(a[0:1, 0:2], x).wait()
+            ttl.copy(b[0:2, 0:2], w).wait()
+
+    @ttl.datamovement()
+    def write():
+        for dfb, tensor in ((p_dfb, product), (s_dfb, row_softmax_sums), (c_dfb, column_max)):
+            with dfb.wait() as o:
+                ttl.copy(o, tensor[0:1, 0:2]).wait()
+
+
+@pytest.mark.parametrize("tile", [(16, 32), (8, 32), (1, 32)])
+def test_matmul_reductions_and_broadcasts_of_tiles_one_face_high(tile):
+    h = tile[0]
+    rng = np.random.default_rng(53)
+    a = _tensor(rng.standard_normal((h, 64)).astype(np.float32) - 2.0, tile)      # (column maxima below 0)
+    b = ttnn.from_numpy(rng.standard_normal((64, 64)).astype(np.float32), dtype=ttnn.bfloat16,
+                        layout=ttnn.TILE_LAYOUT)
+    outs = [_tensor(np.zeros((h, 64), np.float32), tile) for _ in range(3)]
+    positional(a, b, *outs)
+    x, w = ttnn.to_numpy(a).astype(np.float64), ttnn.to_numpy(b).astype(np.float64)
+    product, sums, maxima = (ttnn.to_numpy(t).astype(np.float64) for t in outs)
+    np.testing.assert_allclose(product, x @ w, rtol=2e-2, atol=0.3)
+    expected_sums = np.exp(x - x.max(axis=1, keepdims=True)).sum(axis=1, keepdims=True) * np.ones((1, 64))
+    np.testing.assert_allclose(sums, expected_sums, rtol=2e-2, atol=0.1)
+    np.testing.assert_array_equal(maxima[0], x.max(axis=0))
+    np.testing.assert_array_equal(maxima[1:], 0.0)
 
 
 def test_blocks_of_two_tile_shapes_are_refused():

@@ -267,7 +267,9 @@ def test_byte_count_on_a_tensor_copy_is_one_error():
                  "slice of tensor inp", "drop byte_count=")
 
 
-def test_a_compute_kernel_on_a_buffer_of_small_tiles_is_one_error():
+def test_a_compute_kernel_computes_element_wise_on_1x32_tiles():
+    """exp of one 1x32 tile: its two 1x16 faces in the first row of DST's faces 0 and 1."""
+
     @ttl.operation(grid=(1, 1))
     def computes(inp, out):
         a = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
@@ -276,7 +278,7 @@ def test_a_compute_kernel_on_a_buffer_of_small_tiles_is_one_error():
         @ttl.compute()
         def compute():
             with a.wait() as x, b.reserve() as y:
-                y.store(ttl.math.exp(x))  # error
+                y.store(ttl.math.exp(x))
 
         @ttl.datamovement()
         def read():
@@ -288,9 +290,12 @@ def test_a_compute_kernel_on_a_buffer_of_small_tiles_is_one_error():
             with b.wait() as y:
                 ttl.copy(y, out[0, 0]).wait()
 
-    expect_error(lambda: computes(_rows_tensor(1), _rows_tensor(1)),
-                 test_a_compute_kernel_on_a_buffer_of_small_tiles_is_one_error, KernelError,
-                 "a holds 1x32 bfloat16 tiles", "computes on tiles 16 or 32 rows high", "store_rows(x)")
+    values = np.linspace(-2, 2, WIDTH, dtype=np.float32).reshape(1, WIDTH)
+    inp = ttnn.from_numpy(values, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, tile=ttnn.Tile((1, 32)))
+    out = _rows_tensor(1)
+    computes(inp, out)
+    held = ttnn.to_numpy(inp).astype(np.float32)
+    np.testing.assert_allclose(ttnn.to_numpy(out).astype(np.float32)[:, :32], np.exp(held[:, :32]), rtol=1e-2)
 
 
 def test_a_copy_between_a_tensor_and_a_buffer_of_other_tiles_is_one_error():

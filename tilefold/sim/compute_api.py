@@ -55,6 +55,9 @@ def _wrap(bits: int, signed: bool):
 # the calls that read tiles of a CB of another tile shape than 32x32 (element-wise: no element's
 # result depends on where it sits in the tile); pack_tile and pack_tile_block write them
 _SMALL_TILE_CALLS = frozenset({"copy_tile", "add_tiles", "sub_tiles", "mul_tiles", "pack_tile", "pack_tile_block"})
+# the calls that depend on where an element sits: they take tiles one face high (at most 16 rows),
+# whose faces lie where the top rows of a 32x32 tile do (and the broadcasts, ``*_bcast_*``)
+_POSITIONAL_CALLS = frozenset({"reduce_tile", "matmul_block", "matmul_tiles"})
 
 # tt::DataFormat name -> its integers wrapped to the format's width
 _INTEGER_WRAP = {"Int32": _wrap(32, True), "UInt32": _wrap(32, False), "UInt16": _wrap(16, False),
@@ -215,15 +218,17 @@ class ComputeApi:
     def _small_tile(self, cb: int, call: str):
         """The tile shape of CB ``cb``, smaller than 32x32, after checking that ``call`` may use it:
         the element-wise calls only (the others depend on where each element sits in a 32x32
-        tile), on tiles 16 or 32 rows high of fixed-size formats, without L1 accumulation."""
+        tile), on tiles of fixed-size formats, without L1 accumulation."""
         tile = self.dev.cb_tiles[cb]
         fmt = self._cb_format(cb)
-        if call not in _SMALL_TILE_CALLS or not tile.is_device_tile or fmt.is_block_float or self.pack_l1_acc \
-                and call in PACK_CALLS:
+        positional = call in _POSITIONAL_CALLS or "bcast" in call
+        if not (call in _SMALL_TILE_CALLS or positional and tile.faces_r == 1) or fmt.is_block_float \
+                or self.pack_l1_acc and call in PACK_CALLS:
             raise self.fail(CircularBufferError, f"{call} on c_{cb}, a {fmt.ttnn_name} CB of {tile} tiles: the simulator "
-                                                 "computes on tiles other than 32x32 only with copy_tile, add_tiles, "
-                                                 "sub_tiles, mul_tiles and the SFPU between them, packed without L1 "
-                                                 "accumulation (tiles 16 or 32 rows high, not block floats); use "
+                                                 "computes on tiles other than 32x32 with copy_tile, add_tiles, "
+                                                 "sub_tiles, mul_tiles and the SFPU between them, and on tiles at "
+                                                 "most 16 rows high with broadcasts, reduce_tile and as matmul's "
+                                                 "in0, packed without L1 accumulation (not block floats); use "
                                                  "32x32 tiles")
         return tile
 
@@ -545,6 +550,11 @@ class ComputeApi:
             self._dst_in_range(first, _call)                 # raises, naming the slot out of range
             self._dst_in_range(first + tiles - 1, _call)
         flip = bool(transpose if transpose.__class__ in (int, bool) else uniform(transpose, "transpose flag"))
+        if self.dev.cb_tiles:
+            in1 = self._cb(in1_cb, _call)[0]
+            if in1 in self.dev.cb_tiles:
+                raise self.fail(CircularBufferError, f"{_call}: in1 (c_{in1}) holds {self.dev.cb_tiles[in1]} tiles; "
+                                                     "a matmul takes smaller tiles as in0 only, in1 of 32x32 tiles")
         cb0, st0 = self._cb(in0_cb, _call)
         cb1, st1 = self._cb(in1_cb, _call)
         self._configured(self.engines.check_fpu(_call, ("matmul",), cb1, cb0))     # in1 is SrcA, in0 SrcB
@@ -753,7 +763,8 @@ class ComputeApi:
                                           exact=enforce_fp32_accumulation)[:, 0])
         scaler = tm.faces_to_rows(self._unpack(scaler_cb, scaler_tile_index, "reduce_tile",
                                                exact=enforce_fp32_accumulation)[:, 0])
-        red = tm.reduce_values(x, scaler, pool, dim)
+        small = self.dev.cb_tiles.get(self._cb(in_cb, "reduce_tile")[0]) if self.dev.cb_tiles else None
+        red = tm.reduce_values(x, scaler, pool, dim, (small.height, small.width) if small else None)
         written = self.dst_written[i]
         cur = tm.faces_to_rows(self.dst[self.rows, i].astype(np.float32)) if written else np.zeros_like(x)
         out = cur.copy()

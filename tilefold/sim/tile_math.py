@@ -221,20 +221,33 @@ _ROW_WEIGHT = (16 * (_R // 16), _C)                       # REDUCE_ROW: element 
 _COL_WEIGHT = (16 * (_R // 16), 16 * (_C // 16) + _R % 16)  # REDUCE_COL: element r % 16
 
 
-def reduce_values(x: np.ndarray, scaler: np.ndarray, pool: str, dim: str) -> np.ndarray:
+def reduce_values(x: np.ndarray, scaler: np.ndarray, pool: str, dim: str, valid: tuple[int, int] | None = None
+                  ) -> np.ndarray:
     """``reduce_tile`` of row-ordered tiles ``x`` (lanes, 32, 32) with the row-ordered scaler tiles:
     per lane, the 32 row results (REDUCE_ROW), 32 column results (REDUCE_COL) or the one result
     (REDUCE_SCALAR: the column pool of all four faces into one 16-wide row, then a pool of that
-    row, transposed, with the last face's weights: a uniform scaler ``s`` scales the sum by s²)."""
+    row, transposed, with the last face's weights: a uniform scaler ``s`` scales the sum by s²).
+    ``valid`` (height, width): a smaller tile's elements, the top-left ones; a MAX pools only
+    those (the engine reduces only the faces and rows the tile has)."""
     reduce = np.max if pool == "MAX" else np.sum
     kw = {} if pool == "MAX" else {"dtype": np.float32}
     if dim == "REDUCE_ROW":
-        return reduce(x * scaler[:, _ROW_WEIGHT[0], _ROW_WEIGHT[1]], axis=2, **kw)
-    weighted = x * scaler[:, _COL_WEIGHT[0], _COL_WEIGHT[1]]
+        return reduce(_pooled(x * scaler[:, _ROW_WEIGHT[0], _ROW_WEIGHT[1]], pool, valid), axis=2, **kw)
+    weighted = _pooled(x * scaler[:, _COL_WEIGHT[0], _COL_WEIGHT[1]], pool, valid)
     if dim == "REDUCE_COL":
         return reduce(weighted, axis=1, **kw)
     columns = reduce(weighted.reshape(-1, 32, 2, 16), axis=(1, 2), **kw)
     return reduce(columns * scaler[:, 16, 16:], axis=1, **kw)
+
+
+def _pooled(weighted: np.ndarray, pool: str, valid: tuple[int, int] | None) -> np.ndarray:
+    """``weighted`` with the elements outside a smaller tile's ``valid`` region out of a MAX."""
+    if pool != "MAX" or valid is None:
+        return weighted
+    weighted = weighted.copy()
+    weighted[:, valid[0]:, :] = -np.inf
+    weighted[:, :, valid[1]:] = -np.inf
+    return weighted
 
 
 def row_major_to_tiles(block: np.ndarray, ntiles: int) -> np.ndarray:

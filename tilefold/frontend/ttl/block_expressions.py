@@ -174,27 +174,43 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         """The tile shape of an op's result: its operands' (one shape; None when they read no
         block). Tiles smaller than 32x32 take element-wise ops only: a broadcast, reduction,
         transpose or matmul depends on where each element sits in a 32x32 tile."""
-        tiles = {o.tile for o in operands if o.tile is not None}
+        kind = ttl.TILE_OPS[name].kind
+        if kind == "matmul":
+            return self._matmul_tile(*operands, node)
+        read = operands[:1] if kind == "reduce" else operands        # (a reduction's scaler is any tile)
+        tiles = {o.tile for o in read if o.tile is not None}
         if len(tiles) > 1:
             shapes = " and ".join(f"{h}x{w}" for h, w in sorted(tiles))
             raise self.error(f"{name} of blocks of {shapes} tiles: element-wise math pairs the elements of tiles of "
                              "one shape; make the buffers like tensors of one tile shape", node)
         tile = next(iter(tiles), None)
-        if tile not in (None, (32, 32)) and ttl.TILE_OPS[name].kind not in ttl.ELEMENTWISE_KINDS:
-            raise self.error(f"{name} of a block of {tile[0]}x{tile[1]} tiles is not supported by tilefold: tiles "
-                             "other than 32x32 take element-wise math only (+ - * / and the ttl.math functions of "
-                             "one element)", node)
-        return tile
+        if tile in (None, (32, 32)) or kind in ttl.ELEMENTWISE_KINDS:
+            return tile
+        if kind in ("bcast", "reduce") and tile[0] <= 16:
+            return tile           # one face high: its faces lie where a 32x32 tile's top rows do
+        raise self.error(f"{name} of a block of {tile[0]}x{tile[1]} tiles is not supported by tilefold: tiles other "
+                         "than 32x32 take element-wise math, and, at most 16 rows high, broadcasts, reductions and "
+                         "matmuls as the left operand", node)
+
+    def _matmul_tile(self, a: BlockExpression, b: BlockExpression, node) -> tuple[int, int] | None:
+        """The tile shape of ``a @ b``: 32x32, or the left operand's tiles of at most 16 rows and 32
+        columns times a right operand of 32x32 tiles (the hardware's tiny-tile matmul)."""
+        left, right = a.tile or (32, 32), b.tile or (32, 32)
+        if right == (32, 32) and (left == (32, 32) or left[0] <= 16 and left[1] == 32):
+            return left
+        raise self.error(f"a @ b of blocks of {left[0]}x{left[1]} and {right[0]}x{right[1]} tiles: a matmul takes "
+                         "32x32 tiles, or a left operand of tiles 32 wide and at most 16 high with a right operand "
+                         "of 32x32 tiles", node)
 
     def require_computable_tiles(self, block: Block, what: str, node) -> None:
-        """A compute kernel computes element-wise on tiles 16 or 32 rows high of fixed-size formats;
-        a buffer of other tiles takes only row stores."""
+        """A compute kernel computes element-wise on tiles of any shape of fixed-size formats; a
+        buffer of block-float tiles other than 32x32 takes only row stores."""
         height, width = block.dfb.tile
         if (height, width) == (32, 32):
             return
-        if height not in (16, 32) or block.data_format.is_block_float or not block.dfb.is_tiled:
+        if block.data_format.is_block_float or not block.dfb.is_tiled:
             raise self.error(f"{what}: {block.dfb.name} holds {height}x{width} {block.data_format.ttnn_name} tiles; "
-                             "a compute kernel computes on tiles 16 or 32 rows high of bfloat16, float32 or integers "
+                             "a compute kernel computes on tiles other than 32x32 of bfloat16, float32 or integers "
                              f"(tilefold packs into smaller ones with {block.name}.store_rows(x) / "
                              "accumulate_rows(x) of a one-tile block x; data movement kernels copy them)", node)
 
