@@ -670,15 +670,17 @@ class DataMovementBuilder:
         self.node = node
         if pending is True:
             for value in (t.value, *t.more):
-                self.emit(ttl.WaitOp(value))
+                t.wait_ops.append(self.emit(ttl.WaitOp(value)))
         else:
             then_block = IRBlock()
             self.emit(scf.IfOp(pending, [], [then_block]))
             outer, self.block = self.block, then_block
             for value in (t.value, *t.more):
-                self.emit(ttl.WaitOp(value))
+                t.wait_ops.append(self.emit(ttl.WaitOp(value)))
             self.emit(scf.YieldOp())
             self.block = outer
+        if t.done_slot is not None:          # (a later wait may ask whether this one ran)
+            self._mark_waited(t, t.wait_ops[-1])
         if t.kind == "recv":
             t.block.status.receiving = None
         first = not t.waited
@@ -747,19 +749,49 @@ class DataMovementBuilder:
                 return True
         return False
 
+    def _waited_flag(self, t: Transfer, node) -> Scalar:
+        """The runtime integer that is 1 once receive ``t`` was waited for: a slot set to 0 where the
+        receive is posted and to 1 after each of its waits (the ones already built get theirs now)."""
+        from xdsl.dialects import arith, memref
+        from xdsl.dialects.builtin import IndexType
+        from xdsl.rewriter import InsertPoint, Rewriter
+
+        if t.done_slot is None:
+            slot = self.emit_prologue(memref.AllocaOp.get(IndexType(), shape=[]), node)
+            slot.memref.name_hint = "received"
+            t.done_slot = slot.memref
+            post = t.value.owner
+            zero = arith.ConstantOp(IntegerAttr(0, IndexType()))
+            Rewriter.insert_op([zero, memref.StoreOp.get(zero.result, t.done_slot, [])], InsertPoint.after(post))
+            for wait in t.wait_ops:
+                self._mark_waited(t, wait)
+        self.node = node
+        return Scalar.opaque(self.emit(memref.LoadOp.get(t.done_slot, [])).res)
+
+    def _mark_waited(self, t: Transfer, wait) -> None:
+        """Set ``t``'s waited slot to 1 right after ``wait`` (one of its ttl.wait ops)."""
+        from xdsl.dialects import arith, memref
+        from xdsl.dialects.builtin import IndexType
+        from xdsl.rewriter import InsertPoint, Rewriter
+
+        one = arith.ConstantOp(IntegerAttr(1, IndexType()))
+        store = memref.StoreOp.get(one.result, t.done_slot, [])
+        for op in (one, store):
+            op.location = wait.location
+        Rewriter.insert_op([one, store], InsertPoint.after(wait))
+
     def receive_completed(self, t: Transfer, node, pending: bool = False):
         """Whether pipe receive ``t`` was completed before this statement on every path (True), on
         none (False), or as an ``i1``: an earlier ``ttl.wait_any`` selected it; with ``pending`` the
         opposite (whether it is still to be completed)."""
-        for block in t.waits:
-            relation = self._relation(block)
-            if relation == "before":
-                return not pending
-            if relation == "maybe":
-                raise self.error(f"the receive posted at {t.location} is waited for inside a branch or loop that ended "
-                                 "before this line, so whether it completed is known only at run time; wait() on it "
-                                 "where every path reaches", node)
+        relations = [self._relation(block) for block in t.waits]
+        if "before" in relations:
+            return not pending
         done = pending
+        if "maybe" in relations:
+            # waited inside a branch or loop that ended: whether it completed is known at run time
+            waited = self._waited_flag(t, node)
+            done = self.scalars.compare("eq" if pending else "ne", waited, 0)
         for value, position, location in t.selections:
             relation = self._relation(value.owner.parent_block())
             if relation == "exclusive":

@@ -160,6 +160,8 @@ class Transfer:
     landed: object = None     # a receive into a tensor slice: what its first wait does after the block lands
     implicit: bool = False    # waited for by the compiler where its block's scope ended, not by wait()
     peer: Block | None = None  # a copy between blocks ("local"): the block copied into (``block`` is read)
+    wait_ops: list = field(default_factory=list)     # the ttl.wait ops of a receive, in order
+    done_slot: SSAValue | None = None   # a receive waited in a branch that ended: 1 once waited, at run time
 
     @property
     def into_block(self) -> bool:
