@@ -138,5 +138,5 @@ def test_a_scaler_with_batch_dims_only_is_refused():
             with x_dfb.wait() as a, s_dfb.wait() as s, y_dfb.reserve() as out:
                 out.store(ttl.math.reduce_sum(a, s, dims=[0]))  # error
 
-    expect_error(lambda: op(tile_tensor((3, 64, 64)), zeros((1, 64, 64))), test_a_scaler_with_batch_dims_only_is_refused,
-                 KernelError, "batch dims [0] only", "no scaler")
+    expect_error(lambda: op(tile_tensor((3, 64, 64)), zeros((1, 64, 64))),
+                 test_a_scaler_with_batch_dims_only_is_refused, KernelError, "batch dims [0] only", "no scaler")

@@ -134,7 +134,7 @@ def test_while_loops_compile_against_the_real_headers(tmp_path, check_kernel):
             path.write_text(text)
             kind = "compute" if kernel.is_compute else ("reader" if kernel.name == "read" else "writer")
             args = None if kernel.is_compute else check_kernel.accessor_compile_args(program, kernel)
-            checks.append(check_kernel.check_kernel(path, kind, args) if args else check_kernel.check_kernel(path, kind))
+            checks.append(check_kernel.check_kernel(path, kind, *([args] if args else [])))
     for result in checks:
         check_kernel.require_accepted(result)
 

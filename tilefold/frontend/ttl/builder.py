@@ -498,9 +498,9 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
                 promoted.append((name, self.promote_block(current, stmt, name in accumulated_names(stmt) or summed,
                                                           summed, name)))
             elif isinstance(current, (float, str, tuple)):
-                raise self.error(f"{name} is assigned inside this {'loop' if isinstance(stmt, (ast.For, ast.While)) else 'branch'} "
-                                 "and used afterwards, but it holds a Python value that cannot change at run time; "
-                                 "compute it before the loop", stmt)
+                kind = "loop" if isinstance(stmt, (ast.For, ast.While)) else "branch"
+                raise self.error(f"{name} is assigned inside this {kind} and used afterwards, but it holds a Python "
+                                 "value that cannot change at run time; compute it before the loop", stmt)
         return promoted
 
     def _only_summed(self, stmt: ast.stmt, name: str) -> bool:
