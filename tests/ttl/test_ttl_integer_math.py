@@ -119,7 +119,7 @@ def test_other_math_on_integers_is_refused():
     a = ttnn.zeros((32, 32), dtype=ttnn.uint32, layout=ttnn.TILE_LAYOUT)
     expect_error(lambda: op(a, ttnn.zeros((32, 32), dtype=ttnn.uint32, layout=ttnn.TILE_LAYOUT)),
                  test_other_math_on_integers_is_refused, KernelError,
-                 "exp of a uint32 block is not supported", "+ - * of two blocks of one format")
+                 "exp of a uint32 block is not supported", "add, max, min, mul, sub of two blocks of one format")
 
 
 def _one_block(body):
@@ -174,3 +174,63 @@ def test_a_fraction_with_an_integer_block_is_refused():
     a = ttnn.zeros((32, 32), dtype=ttnn.int32, layout=ttnn.TILE_LAYOUT)
     expect_error(lambda: _one_block(body)(a, ttnn.zeros((32, 32), dtype=ttnn.int32, layout=ttnn.TILE_LAYOUT)),
                  body, KernelError, "int32 block combines with whole numbers only")
+
+
+@ttl.operation(grid=(1, 1))
+def integer_order(a, b, largest, smallest, greater, at_most):
+    a_dfb = ttl.make_dataflow_buffer_like(a, shape=(1, 1), block_count=1)
+    b_dfb = ttl.make_dataflow_buffer_like(b, shape=(1, 1), block_count=1)
+    dfbs = [ttl.make_dataflow_buffer_like(t, shape=(1, 1), block_count=1)
+            for t in (largest, smallest, greater, at_most)]
+
+    @ttl.compute()
+    def compute():
+        with a_dfb.wait() as x, b_dfb.wait() as y:
+            with dfbs[0].reserve() as o:
+                o.store(ttl.math.max(x, y))
+            with dfbs[1].reserve() as o:
+                o.store(ttl.math.min(x, y))
+            with dfbs[2].reserve() as o:
+                o.store(ttl.math.max(x, y) - y)
+            with dfbs[3].reserve() as o:
+                o.store(ttl.math.min(x, 7))
+
+    @ttl.datamovement()
+    def read():
+        with a_dfb.reserve() as x, b_dfb.reserve() as y:
+            ttl.copy(a[0, 0], x).wait()
+            ttl.copy(b[0, 0], y).wait()
+
+    @ttl.datamovement()
+    def write():
+        for dfb, tensor in zip(dfbs, (largest, smallest, greater, at_most)):
+            with dfb.wait() as o:
+                ttl.copy(o, tensor[0, 0]).wait()
+
+
+@pytest.mark.parametrize("dtype", ["int32", "uint32"])
+def test_maximum_and_minimum_of_integers(tmp_path, check_kernel, dtype):
+    """``binary_max_int32_tile`` / ``binary_min_uint32_tile`` ... (a number filling an integer tile) on
+    values of every magnitude, signed or not."""
+    from tilefold.codegen.cpp import emit_kernel
+
+    numpy_type = np.dtype(dtype)
+    info = np.iinfo(numpy_type)
+    rng = np.random.default_rng(44)
+    a, b = (rng.integers(info.min, info.max, (32, 32), endpoint=True).astype(numpy_type) for _ in range(2))
+    a[0, :3] = (7, 8, info.min)
+    tensors = [ttnn.from_numpy(v, dtype=getattr(ttnn, dtype), layout=ttnn.TILE_LAYOUT) for v in (a, b)]
+    outs = [ttnn.zeros((32, 32), dtype=getattr(ttnn, dtype), layout=ttnn.TILE_LAYOUT) for _ in range(4)]
+    with recorded_programs() as programs:
+        integer_order(*tensors, *outs)
+    with np.errstate(over="ignore"):
+        expected = (np.maximum(a, b), np.minimum(a, b), np.maximum(a, b) - b, np.minimum(a, numpy_type.type(7)))
+    for out, want in zip(outs, expected):
+        np.testing.assert_array_equal(ttnn.to_numpy(out).astype(numpy_type), want)
+    compute = next(k for k in programs[0].kernels if k.is_compute)
+    text = emit_kernel(compute.function)
+    for call in (f"binary_max_{dtype}_tile(", f"binary_min_{dtype}_tile("):
+        assert call in text, call
+    path = tmp_path / "compute.cpp"
+    path.write_text(text)
+    check_kernel.require_accepted(check_kernel.check_kernel(path, "compute"))

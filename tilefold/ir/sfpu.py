@@ -349,6 +349,51 @@ SFPU_OPS: tuple[SfpuOp, ...] = (
 )
 
 SFPU: dict[str, SfpuOp] = {op.name: op for op in SFPU_OPS}
+
+
+@dataclass(frozen=True)
+class IntegerSfpuOp:
+    """One SFPU function on the integers two DST slots hold, into a third: the API call
+    ``<name>_tile`` (its numbers computed on int64 and wrapped to the format by the simulator)."""
+
+    name: str                           # add_int, binary_max_int32 ...
+    block_op: str                       # the block operation it computes: add, max ...
+    header: str
+    values: Callable                    # (int64, int64) -> int64
+    data_format: str | None = None      # the one format it takes; None: a template argument
+    templated_init: bool = False        # its init takes the format too (mul_int_tile_init<fmt>)
+
+    @property
+    def call(self) -> str:
+        return f"{self.name}_tile"
+
+    @property
+    def init(self) -> str:
+        return f"{self.name}_tile_init"
+
+    def takes(self, data_format: str) -> bool:
+        return data_format == self.data_format if self.data_format else data_format in INTEGER_ARITHMETIC
+
+
+# the integer formats + - * compute on (add_int_tile<fmt> ...)
+INTEGER_ARITHMETIC = ("Int32", "UInt32", "UInt16")
+_MAX_MIN_H = "api/compute/binary_max_min.h"
+
+INTEGER_SFPU_OPS: tuple[IntegerSfpuOp, ...] = (
+    IntegerSfpuOp("add_int", "add", "api/compute/add_int_sfpu.h", np.add),
+    IntegerSfpuOp("sub_int", "sub", "api/compute/sub_int_sfpu.h", np.subtract),
+    IntegerSfpuOp("mul_int", "mul", "api/compute/mul_int_sfpu.h", np.multiply, templated_init=True),
+    *(IntegerSfpuOp(f"binary_{op}_{fmt.lower()}", op, _MAX_MIN_H, fn, fmt)
+      for op, fn in (("max", np.maximum), ("min", np.minimum)) for fmt in ("Int32", "UInt32")),
+)
+# (0.69's integer comparisons, lt_int32_tile ... in binary_comp.h, do not compile: its LLK names a
+# constant outside its namespace, so every kernel including that header fails to build)
+INTEGER_SFPU: dict[str, IntegerSfpuOp] = {op.call: op for op in INTEGER_SFPU_OPS}
+
+
+def integer_op_for(block_op: str, data_format: str) -> IntegerSfpuOp | None:
+    """The integer SFPU function computing ``block_op`` on blocks of ``data_format``, if any."""
+    return next((op for op in INTEGER_SFPU_OPS if op.block_op == block_op and op.takes(data_format)), None)
 # TileLang's element functions: the rows it spells ``T.<name>``, and the logarithms it computes
 # as ``log`` times a constant (``T.log2``, ``T.log10``: their bases)
 TILELANG_FUNCTIONS: tuple[str, ...] = tuple(op.name for op in SFPU_OPS if op.tilelang)
@@ -367,4 +412,5 @@ def sfpu_values(name: str, *values_and_params, fp32_dest: bool = False) -> np.nd
         return np.asarray(op.values(*values_and_params), dtype=np.float32)
 
 
-__all__ = ["SfpuOp", "SFPU_OPS", "SFPU", "SFPU_CALLS", "TYPECASTS", "INTEGER_32", "typecast_values", "TILELANG_FUNCTIONS", "TILELANG_LOGARITHMS", "sfpu_values", "bits_to_float"]
+__all__ = ["SfpuOp", "SFPU_OPS", "SFPU", "SFPU_CALLS", "IntegerSfpuOp", "INTEGER_SFPU_OPS", "INTEGER_SFPU",
+           "INTEGER_ARITHMETIC", "integer_op_for", "TYPECASTS", "INTEGER_32", "typecast_values", "TILELANG_FUNCTIONS", "TILELANG_LOGARITHMS", "sfpu_values", "bits_to_float"]

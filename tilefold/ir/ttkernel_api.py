@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tilefold.ir.sfpu import SFPU, SFPU_OPS
+from tilefold.ir.sfpu import INTEGER_ARITHMETIC, INTEGER_SFPU_OPS, SFPU, SFPU_OPS
 
 
 PARAM_ROLES: dict[str, str] = {
@@ -360,17 +360,19 @@ COMPUTE_API.append(_cp("where_tile", ("dst_condition", "dst_true", "dst_false", 
                        init="where_tile_init", family="where", cost="sfpu", cost_family="where",
                        templates=(TemplateParam("data_format", "DataFormat", "Float16_b",
                                                 ("Float16_b", "Float32", "Int32", "UInt32", "UInt16")),)))
-# integer arithmetic on DST slots holding int32 / uint32 / uint16 tiles (its own headers, the data
-# format a template argument; mul_int_tile's init takes it too)
-INTEGER_BINARY_FORMATS = ("Int32", "UInt32", "UInt16")
-_INT_FORMAT = (TemplateParam("data_format", "DataFormat", None, INTEGER_BINARY_FORMATS),)
-for _op in ("add", "sub", "mul"):
-    _header = f"api/compute/{_op}_int_sfpu.h"
-    COMPUTE_API.append(_init(f"{_op}_int_tile_init", (), _header, templates=_INT_FORMAT if _op == "mul" else ()))
-    COMPUTE_API.append(_cp(f"{_op}_int_tile", ("dst_in0", "dst_in1", "dst_out"), _header, init=f"{_op}_int_tile_init",
-                           family="sfpu", cost="sfpu", cost_family=_op, templates=_INT_FORMAT,
-                           doc=f"dst_out = dst_in0 {'+-*'['asm'.index(_op[0])]} dst_in1 on the integers of "
-                               "data_format, wrapping around."))
+# the SFPU's integer functions on DST slots (tilefold.ir.sfpu.INTEGER_SFPU_OPS): each its own init;
+# a function of several formats takes it as a template argument (and so does mul_int_tile's init)
+INTEGER_BINARY_FORMATS = INTEGER_ARITHMETIC
+_INT_FORMAT = (TemplateParam("data_format", "DataFormat", None, INTEGER_ARITHMETIC),)
+for _int in INTEGER_SFPU_OPS:
+    _templates = () if _int.data_format else _INT_FORMAT
+    COMPUTE_API.append(_init(_int.init, (), _int.header, templates=_INT_FORMAT if _int.templated_init else ()))
+    COMPUTE_API.append(_cp(_int.call, ("dst_in0", "dst_in1", "dst_out"), _int.header, init=_int.init, family="sfpu",
+                           cost="sfpu", cost_family=_int.block_op if _int.block_op in ("add", "sub", "mul", "max",
+                                                                                       "min") else "compare",
+                           templates=_templates,
+                           doc=f"dst_out = {_int.block_op}(dst_in0, dst_in1) on the integers of "
+                               f"{_int.data_format or 'data_format'}."))
 COMPUTE_API.append(_cp("fill_tile_int", ("dst_index", Param("value", "u32")), "api/compute/eltwise_unary/fill.h",
                        init="fill_tile_init", family="sfpu", cost="sfpu", cost_family="fill",
                        templates=(TemplateParam("data_format", "DataFormat", None, INTEGER_BINARY_FORMATS),),

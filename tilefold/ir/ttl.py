@@ -73,7 +73,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from tilefold.ir.lazy_format import op_with_format
 from tilefold.ir.context import register_dialect
-from tilefold.ir.sfpu import SFPU_CALLS
+from tilefold.ir.sfpu import INTEGER_SFPU_OPS, SFPU_CALLS
 from tilefold.ir import ttl_metadata
 from tilefold.layout.formats import DataFormat
 from tilefold.ir.row_major_blocks import ROW_PITCH_ELEMENTS, TILE_ELEMENTS, row_major_pitch, row_major_tiles
@@ -251,10 +251,8 @@ TILE_OPS: dict[str, TileOpInfo] = {info.name: info for info in (
     _binary("pow", "power_binary_tile"), _binary("remainder", "remainder_binary_tile"),
     _binary("gt", "gt_binary_tile"), _binary("lt", "lt_binary_tile"), _binary("ge", "ge_binary_tile"),
     _binary("le", "le_binary_tile"), _binary("eq", "eq_binary_tile"), _binary("ne", "ne_binary_tile"),
-    # on integer tiles (int32, uint32, uint16): the tile type's format is the calls' template argument
-    TileOpInfo("add_int", "sfpu_binary", "add_int_tile", "add_int_tile_init"),
-    TileOpInfo("sub_int", "sfpu_binary", "sub_int_tile", "sub_int_tile_init"),
-    TileOpInfo("mul_int", "sfpu_binary", "mul_int_tile", "mul_int_tile_init"),
+    # on integer tiles (tilefold.ir.sfpu.INTEGER_SFPU_OPS; a templated call takes the tile type's format)
+    *(TileOpInfo(op.name, "sfpu_binary", op.call, op.init) for op in INTEGER_SFPU_OPS),
     _unary("exp"), _unary("exp_approx"), _unary("exp_scaled", params=("vector_mode", "scale_bf16_bits"), encoding="int"), _unary("exp2"), _unary("log"), _unary("sqrt"), _unary("rsqrt"), _unary("recip"),
     _unary("square"), _unary("tanh"), _unary("sigmoid"), _unary("relu"), _unary("gelu"), _unary("silu"),
     _unary("sin"), _unary("cos"), _unary("abs"), _unary("neg", "negative_tile"),

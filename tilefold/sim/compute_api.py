@@ -27,7 +27,8 @@ import numpy as np
 
 from tilefold.errors import CircularBufferError, DstError, InitError
 from tilefold.layout.formats import DataFormat
-from tilefold.ir.sfpu import INTEGER_32, INTEGER_RANGES, SFPU, TYPECASTS, typecast_values
+from tilefold.ir.sfpu import (INTEGER_32, INTEGER_ARITHMETIC, INTEGER_RANGES, INTEGER_SFPU, SFPU, TYPECASTS,
+                              typecast_values)
 from tilefold.ir.tile_loops import QUEUEABLE_TILE_CALLS
 from tilefold.ir.ttkernel_api import API, PACK_CALLS
 from tilefold.program import ComputeConfig
@@ -876,7 +877,7 @@ class ComputeApi:
         read in ``fmt``) exactly."""
         call = "fill_tile_int"
         self._configured(self.engines.check_sfpu(call))
-        if data_format not in _INTEGER_WRAP or data_format == "UInt8":
+        if data_format not in INTEGER_ARITHMETIC:
             raise self.fail(DstError, f"{call}<{data_format}>: the data format is Int32, UInt32 or UInt16")
         i = self._math_slot(dst_index, call)
         self._cumsum_carry = None
@@ -886,23 +887,18 @@ class ComputeApi:
         self._write_slot(i, ints.astype(np.float32))
         self.dst_ints[i] = ints
 
-    def add_int_tile(self, dst_in0, dst_in1, dst_out, data_format=None) -> None:
-        self._integer_binary("add_int_tile", np.add, dst_in0, dst_in1, dst_out, data_format, None)
-
-    def sub_int_tile(self, dst_in0, dst_in1, dst_out, data_format=None) -> None:
-        self._integer_binary("sub_int_tile", np.subtract, dst_in0, dst_in1, dst_out, data_format, None)
-
-    def mul_int_tile(self, dst_in0, dst_in1, dst_out, data_format=None) -> None:
-        self._integer_binary("mul_int_tile", np.multiply, dst_in0, dst_in1, dst_out, data_format,
-                             {"data_format": data_format})
-
-    def _integer_binary(self, call: str, fn, dst_in0, dst_in1, dst_out, data_format, init_templates) -> None:
-        """``add_int_tile<fmt>`` / ``sub_int_tile`` / ``mul_int_tile``: the integers two DST slots hold
-        (as ``copy_tile`` of an integer CB or ``typecast_tile`` to one put them there), combined and
-        wrapped around to ``data_format``'s width, as the SFPU computes on 32-bit words."""
-        self._configured(self.engines.check_sfpu(call, init_templates))
-        if data_format not in _INTEGER_WRAP or data_format == "UInt8":
-            raise self.fail(DstError, f"{call}<{data_format}>: the data format is Int32, UInt32 or UInt16")
+    def _integer_binary(self, op, dst_in0, dst_in1, dst_out, data_format) -> None:
+        """An integer SFPU function (a row of :data:`tilefold.ir.sfpu.INTEGER_SFPU_OPS`:
+        ``add_int_tile<fmt>``, ``binary_max_int32_tile`` ...): the integers two DST
+        slots hold (put there by ``copy_tile`` of an integer CB, ``typecast_tile`` to an integer
+        format, ``fill_tile_int`` or another integer function), combined and wrapped around to the
+        format's width, as the SFPU computes on 32-bit words."""
+        call = op.call
+        data_format = op.data_format or data_format
+        self._configured(self.engines.check_sfpu(call, {"data_format": data_format} if op.templated_init else None))
+        if not op.takes(data_format):
+            raise self.fail(DstError, f"{call}<{data_format}>: the data format is one of "
+                                      f"{', '.join(INTEGER_ARITHMETIC)}")
         if not self.dest_32bit and data_format != "UInt16":
             raise self.fail(DstError, f"{call}<{data_format}> needs a 32-bit DST (fp32_dest_acc_en) for its integers")
         self._cumsum_carry = None
@@ -917,7 +913,7 @@ class ComputeApi:
             operands.append(ints)
         o = self._math_slot(dst_out, call)
         self._math(self.costs.sfpu(API[call].cost_family), call, "sfpu")
-        ints = _INTEGER_WRAP[data_format](fn(operands[0], operands[1]))
+        ints = _INTEGER_WRAP[data_format](op.values(operands[0], operands[1]))
         self._write_slot(o, ints.astype(np.float32))
         self.dst_ints[o] = ints
 
@@ -1205,6 +1201,13 @@ def _sfpu(name: str, arity: str):
     return call
 
 
+def _integer(op):
+    """An integer SFPU function of :data:`tilefold.ir.sfpu.INTEGER_SFPU_OPS` on DST slots."""
+    def call(self, dst_in0, dst_in1, dst_out, data_format=None):
+        self._integer_binary(op, dst_in0, dst_in1, dst_out, data_format)
+    return call
+
+
 def _queued(name: str):
     """``<call>_later``: the call queued for :meth:`ComputeApi.flush_tiles` as ``(name, args,
     keyword items, bytecode offset it was called from)`` (a line only if needed): a tuple, so a
@@ -1216,7 +1219,7 @@ def _queued(name: str):
 
 def register_api(cls: type) -> dict[str, str]:
     """Give ``cls`` one implementation of every compute row of the API table; returns how each
-    row is implemented (``method``, ``configure``, ``sfpu`` or ``eltwise``). Tile calls a loop nest may batch
+    row is implemented (``method``, ``configure``, ``sfpu``, ``integer`` or ``eltwise``). Tile calls a loop nest may batch
     also get their ``<call>_later`` form."""
     how = {}
     for fn in API.values():
@@ -1227,6 +1230,9 @@ def register_api(cls: type) -> dict[str, str]:
         elif fn.sfpu is not None:
             setattr(cls, fn.name, _sfpu(fn.sfpu, SFPU[fn.sfpu].arity))
             how[fn.name] = "sfpu"
+        elif fn.name in INTEGER_SFPU:
+            setattr(cls, fn.name, _integer(INTEGER_SFPU[fn.name]))
+            how[fn.name] = "integer"
         elif fn.eltwise is not None:
             setattr(cls, fn.name, _eltwise(fn.name))
             how[fn.name] = "eltwise"

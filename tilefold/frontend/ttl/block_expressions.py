@@ -51,15 +51,15 @@ from tilefold.frontend.ttl.variables import live_after
 from xdsl.dialects.builtin import IntegerAttr, UnitAttr, i32
 
 from tilefold.ir import ttl
-from tilefold.ir.sfpu import INTEGER_32, TYPECASTS
+from tilefold.ir.sfpu import INTEGER_32, INTEGER_ARITHMETIC, INTEGER_SFPU_OPS, TYPECASTS, integer_op_for
 from tilefold.errors import LayoutError, warn_at
 from tilefold.layout.formats import DataFormat, data_format
 
 UNARY, BINARY = sfpu_functions()
-# integer blocks: typecast, store and copy; + - * of two blocks of one format but uint8
+# integer blocks: typecast, store and copy; the SFPU's integer functions of two blocks of one
+# format (+ - * of int32 / uint32 / uint16, max / min / comparisons of some: tilefold.ir.sfpu)
 _INTEGER_FORMATS = (DataFormat.Int32, DataFormat.UInt32, DataFormat.UInt16, DataFormat.UInt8)
-_INTEGER_ARITHMETIC = (DataFormat.Int32, DataFormat.UInt32, DataFormat.UInt16)
-_INTEGER_OPS = {"add": "add_int", "sub": "sub_int", "mul": "mul_int"}
+_INTEGER_ARITHMETIC = tuple(DataFormat(f) for f in INTEGER_ARITHMETIC)
 # ``ttl.add(a, b)``, ``sub``, ``mul``, ``div``: the operators, on blocks or a block and a number
 ARITHMETIC = {"add": ast.Add, "sub": ast.Sub, "mul": ast.Mult, "div": ast.Div}
 
@@ -215,19 +215,20 @@ class BlockExpressionBuilder(AcquisitionBuilder):
                              "accumulate_rows(x) of a one-tile block x; data movement kernels copy them)", node)
 
     def integer_op(self, name: str, operands: list[BlockExpression], integer: BlockExpression, node):
-        """``a + b``, ``a - b``, ``a * b`` of two integer blocks of one format: the SFPU's integer ops
-        (``add_int_tile<Int32>`` ...), wrapping around as the hardware's 32-bit words do; anything
-        else on integers is one error."""
+        """An op of two integer blocks of one format: the SFPU's integer function for it
+        (``add_int_tile<Int32>``, ``binary_max_int32_tile`` ...), wrapping around
+        as the hardware's words do; anything else on integers is one error."""
         kind = integer.data_format.ttnn_name
         article = f"a{'n' * kind.startswith('i')}"
-        if name in _INTEGER_OPS and integer.data_format in _INTEGER_ARITHMETIC:
+        op = integer_op_for(name, integer.data_format.value)
+        if op is not None and len(operands) == 2:
             other = next((o for o in operands if o.data_format is not integer.data_format), None)
             if other is None:
-                return _INTEGER_OPS[name], integer.data_format
+                return op.name, integer.data_format
             raise self.error(f"{name} of {article} {kind} block and a {other.data_format.ttnn_name} block: "
                              f"convert one with ttl.math.typecast(x, ...) so both have one format", node)
-        what = ("+ - * of two blocks of one format" if integer.data_format in _INTEGER_ARITHMETIC
-                else "typecast, store and copy")
+        taken = sorted({o.block_op for o in INTEGER_SFPU_OPS if o.takes(integer.data_format.value)})
+        what = ", ".join(taken) + " of two blocks of one format" if taken else "typecast, store and copy"
         raise self.error(f"{name} of {article} {kind} block is not supported by tilefold (integer blocks take {what}); "
                          "convert it with ttl.math.typecast(x, ttnn.float32) first", node)
 
@@ -323,13 +324,15 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         self.require_compute(node, "block arithmetic")
         if _number(left) or _number(right):
             table = {"max": "max_scalar", "min": "min_scalar"}
-            if name in table:
-                block, number = (right, left) if _number(left) else (left, right)
+            block, number = (right, left) if _number(left) else (left, right)
+            integer = self.operand(block, node).data_format in _INTEGER_FORMATS
+            if name in table and not integer:
                 a = self.operand(block, node)
                 return self.make(table[name], [a], a.shape, node, {"value": float(number)})
-            if name not in _COMPARISONS:
+            if name not in _COMPARISONS and name not in table:
                 raise self.error(f"{name} of a block and a number is not supported; use a block for both", node)
-            # ``x > 0.0``: the number fills a block like the other operand (one more DST slot)
+            # ``x > 0.0``, ``max(idx, 7)`` of integers: the number fills a block like the other
+            # operand (one more DST slot)
             left, right = self._blocks_of(left, right, node)
         if isinstance(left, PendingBroadcast) != isinstance(right, PendingBroadcast):
             if isinstance(left, PendingBroadcast):
