@@ -87,3 +87,34 @@ def test_an_integer_op_on_a_slot_of_floats_is_an_error():
     with pytest.raises(DstError, match=r"add_int_tile reads DST\[1\], which holds float values") as err:
         _run(4)
     assert str(err.value).startswith(where(integer_arithmetic, 'add_int_tile(0, 1, 2, data_format="Int32")', 1) + ": ")
+
+
+@compute_kernel
+def integer_choice():
+    """where(a != 0 ... the condition slot is a, the choices a and b, as int32."""
+    init_sfpu(A, OUT)
+    cb_wait_front(A, 1)
+    cb_wait_front(B, 1)
+    cb_reserve_back(OUT, 1)
+    tile_regs_acquire()
+    copy_tile_init(A)
+    copy_tile(A, 0, 0)
+    copy_tile_init(B)
+    copy_tile(B, 0, 1)
+    where_tile_init()
+    where_tile(0, 1, 0, 2, data_format="Int32")
+    tile_regs_commit()
+    tile_regs_wait()
+    pack_tile(2, OUT)
+    tile_regs_release()
+    cb_push_back(OUT, 1)
+    cb_pop_front(A, 1)
+    cb_pop_front(B, 1)
+
+
+def test_where_of_integer_slots_keeps_their_integers():
+    a, b = _values()
+    a[0, :8] = 0
+    out = run_two_input(integer_choice, a, b, (32, 32), dtype="int32",
+                        config=ComputeConfig(fp32_dest_acc_en=True)).outputs["out"]
+    np.testing.assert_array_equal(out, np.where(a != 0, b, a))

@@ -918,14 +918,22 @@ class ComputeApi:
         self.dst_ints[o] = ints
 
     def where_tile(self, dst_condition, dst_true, dst_false, dst_out, data_format=None) -> None:
+        """``where_tile<fmt>``: the true slot's values where the condition slot is not zero, else the
+        false slot's; of an integer format, the integers the slots hold exactly."""
         self._configured(self.engines.check_sfpu("where_tile"))
         self._cumsum_carry = None
         c = self._read_slot(self._dst_index(dst_condition, "where_tile"), "where_tile")
-        t = self._read_slot(self._dst_index(dst_true, "where_tile"), "where_tile")
-        f = self._read_slot(self._dst_index(dst_false, "where_tile"), "where_tile")
+        ti, fi = (self._dst_index(d, "where_tile") for d in (dst_true, dst_false))
+        t, f = self._read_slot(ti, "where_tile"), self._read_slot(fi, "where_tile")
         o = self._math_slot(dst_out, "where_tile")
         self._math(self.costs.sfpu("where"), "where_tile", "sfpu")
-        self._write_slot(o, np.where(c != 0, t, f))
+        ints = (self.dst_ints.get(ti), self.dst_ints.get(fi)) if data_format in INTEGER_ARITHMETIC else (None,)
+        if any(i is None for i in ints):
+            self._write_slot(o, np.where(c != 0, t, f))
+            return
+        chosen = np.where(c != 0, *ints)
+        self._write_slot(o, chosen.astype(np.float32))
+        self.dst_ints[o] = chosen
 
     # -- pack -------------------------------------------------------------------------------
 
