@@ -234,3 +234,44 @@ def test_maximum_and_minimum_of_integers(tmp_path, check_kernel, dtype):
     path = tmp_path / "compute.cpp"
     path.write_text(text)
     check_kernel.require_accepted(check_kernel.check_kernel(path, "compute"))
+
+
+def test_where_of_integer_blocks(tmp_path, check_kernel):
+    """``ttl.math.where(mask, x, y)`` of int32 blocks: ``where_tile<DataFormat::Int32>`` chooses between
+    the integers themselves (exact above 2^24)."""
+    from tilefold.codegen.cpp import emit_kernel
+
+    @ttl.operation(grid=(1, 1))
+    def choose(m, a, b, out):
+        dfbs = [ttl.make_dataflow_buffer_like(t, shape=(1, 1), block_count=1) for t in (m, a, b)]
+        out_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=1)
+
+        @ttl.compute()
+        def compute():
+            with dfbs[0].wait() as mask, dfbs[1].wait() as x, dfbs[2].wait() as y, out_dfb.reserve() as o:
+                o.store(ttl.math.where(mask, x, y))
+
+        @ttl.datamovement()
+        def read():
+            for dfb, tensor in zip(dfbs, (m, a, b)):
+                with dfb.reserve() as blk:
+                    ttl.copy(tensor[0, 0], blk).wait()
+
+        @ttl.datamovement()
+        def write():
+            with out_dfb.wait() as o:
+                ttl.copy(o, out[0, 0]).wait()
+
+    rng = np.random.default_rng(45)
+    mask = rng.integers(0, 2, (32, 32)).astype(np.int32)
+    a, b = (rng.integers(-2 ** 31, 2 ** 31 - 1, (32, 32)).astype(np.int32) for _ in range(2))
+    tensors = [ttnn.from_numpy(v, dtype=ttnn.int32, layout=ttnn.TILE_LAYOUT) for v in (mask, a, b)]
+    out = ttnn.zeros((32, 32), dtype=ttnn.int32, layout=ttnn.TILE_LAYOUT)
+    with recorded_programs() as programs:
+        choose(*tensors, out)
+    np.testing.assert_array_equal(ttnn.to_numpy(out), np.where(mask != 0, a, b))
+    text = emit_kernel(next(k for k in programs[0].kernels if k.is_compute).function)
+    assert "where_tile<DataFormat::Int32>(" in text, text
+    path = tmp_path / "compute.cpp"
+    path.write_text(text)
+    check_kernel.require_accepted(check_kernel.check_kernel(path, "compute"))

@@ -220,6 +220,9 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         as the hardware's words do; anything else on integers is one error."""
         kind = integer.data_format.ttnn_name
         article = f"a{'n' * kind.startswith('i')}"
+        if name == "where" and all(o.data_format is integer.data_format for o in operands) \
+                and integer.data_format in _INTEGER_ARITHMETIC:
+            return name, integer.data_format          # where_tile<Int32> on the integers themselves
         op = integer_op_for(name, integer.data_format.value)
         if op is not None and len(operands) == 2:
             other = next((o for o in operands if o.data_format is not integer.data_format), None)

@@ -220,8 +220,9 @@ class ComputeLowering:
             e.call(info.call, [*slots, self.result_slot(op)], op, fmt if API[info.call].templates else None)
         elif info.kind == "sfpu_ternary":
             slots = [self.slot_of(o) for o in op.tile_operands]
-            e.call(info.init, [], op)
-            e.call(info.call, [*slots, self.result_slot(op)], op)
+            fmt = {"data_format": ttl.data_format_of(op.result.type).value}     # where_tile<fmt>
+            e.call(info.init, [], op, fmt if API[info.init].templates else None)
+            e.call(info.call, [*slots, self.result_slot(op)], op, fmt if API[info.call].templates else None)
         elif info.kind == "fpu_binary":
             a, b = (self.cb(v) for v in op.tile_operands)
             index_a, index_b = op.tile_indices
