@@ -18,7 +18,7 @@ from simhelpers import A, B, OUT, run_two_input, where
 @compute_kernel
 def integer_arithmetic():
     """which: 0 a + b; 1 a - b; 2 a * b; 3 a * b after add_int_tile_init only; 4 a + (a as
-    bfloat16 values)."""
+    bfloat16 values); 5 where(a, b, a) (b where a is not zero)."""
     which = get_arg_val(0)
     init_sfpu(A, OUT)
     cb_wait_front(A, 1)
@@ -41,11 +41,14 @@ def integer_arithmetic():
     elif which == 3:
         add_int_tile_init()
         mul_int_tile(0, 1, 2, data_format="Int32")
-    else:
+    elif which == 4:
         fill_tile_init()
         fill_tile(1, 2.0)
         add_int_tile_init()
         add_int_tile(0, 1, 2, data_format="Int32")
+    else:
+        where_tile_init()
+        where_tile(0, 1, 0, 2, data_format="Int32")
     tile_regs_commit()
     tile_regs_wait()
     pack_tile(2, OUT)
@@ -62,8 +65,9 @@ def _values():
     return a, b
 
 
-def _run(which):
-    a, b = _values()
+def _run(which, a=None, b=None):
+    if a is None:
+        a, b = _values()
     return run_two_input(integer_arithmetic, a, b, (32, 32), dtype="int32",
                          config=ComputeConfig(fp32_dest_acc_en=True), compute_args=[which]).outputs["out"]
 
@@ -89,32 +93,7 @@ def test_an_integer_op_on_a_slot_of_floats_is_an_error():
     assert str(err.value).startswith(where(integer_arithmetic, 'add_int_tile(0, 1, 2, data_format="Int32")', 1) + ": ")
 
 
-@compute_kernel
-def integer_choice():
-    """where(a != 0 ... the condition slot is a, the choices a and b, as int32."""
-    init_sfpu(A, OUT)
-    cb_wait_front(A, 1)
-    cb_wait_front(B, 1)
-    cb_reserve_back(OUT, 1)
-    tile_regs_acquire()
-    copy_tile_init(A)
-    copy_tile(A, 0, 0)
-    copy_tile_init(B)
-    copy_tile(B, 0, 1)
-    where_tile_init()
-    where_tile(0, 1, 0, 2, data_format="Int32")
-    tile_regs_commit()
-    tile_regs_wait()
-    pack_tile(2, OUT)
-    tile_regs_release()
-    cb_push_back(OUT, 1)
-    cb_pop_front(A, 1)
-    cb_pop_front(B, 1)
-
-
 def test_where_of_integer_slots_keeps_their_integers():
     a, b = _values()
     a[0, :8] = 0
-    out = run_two_input(integer_choice, a, b, (32, 32), dtype="int32",
-                        config=ComputeConfig(fp32_dest_acc_en=True)).outputs["out"]
-    np.testing.assert_array_equal(out, np.where(a != 0, b, a))
+    np.testing.assert_array_equal(_run(5, a, b), np.where(a != 0, b, a))

@@ -100,24 +100,28 @@ def pack(values: np.ndarray, fmt: DataFormat) -> np.ndarray:
     raise ValueError(f"cannot pack to {fmt}")
 
 
+def _face_bytes(tile, fmt: DataFormat) -> tuple[int, int]:
+    """Bytes of one face of ``tile`` (a :class:`TileShape`) and of a 16x16 face, in ``fmt``."""
+    elem = fmt.tile_size() // TILE_ELEMS
+    return tile.face_height * 16 * elem, 256 * elem
+
+
 def whole_tile_bytes(raw: np.ndarray, tile, fmt: DataFormat) -> np.ndarray:
     """Bytes (..., size) of tiles of a smaller ``tile`` shape (a :class:`TileShape`) as the unpacker
     lays them into DST: face ``k`` of the small tile fills the first rows of DST face ``k`` (16x32:
     faces 0 and 1; 32x16: 0 and 1; 16x16: 0), the rest of the 32x32 tile zero. Element-wise math
     on such a tile computes the small tile's elements; :func:`small_tile_bytes` packs them back."""
-    elem = fmt.tile_size() // TILE_ELEMS
-    face = tile.face_height * 16 * elem
-    out = np.zeros((*raw.shape[:-1], 4, 256 * elem), np.uint8)
+    face, whole_face = _face_bytes(tile, fmt)
+    out = np.zeros((*raw.shape[:-1], 4, whole_face), np.uint8)
     out[..., :tile.num_faces, :face] = raw.reshape(*raw.shape[:-1], tile.num_faces, face)
-    return out.reshape(*raw.shape[:-1], 4 * 256 * elem)
+    return out.reshape(*raw.shape[:-1], 4 * whole_face)
 
 
 def small_tile_bytes(raw: np.ndarray, tile, fmt: DataFormat) -> np.ndarray:
     """The bytes (..., size) of 32x32 tiles ``raw`` the packer writes into tiles of the smaller
     ``tile`` shape: the first rows of each of its faces (:func:`whole_tile_bytes`'s inverse)."""
-    elem = fmt.tile_size() // TILE_ELEMS
-    face = tile.face_height * 16 * elem
-    faces = raw.reshape(*raw.shape[:-1], 4, 256 * elem)[..., :tile.num_faces, :face]
+    face, whole_face = _face_bytes(tile, fmt)
+    faces = raw.reshape(*raw.shape[:-1], 4, whole_face)[..., :tile.num_faces, :face]
     return np.ascontiguousarray(faces).reshape(*raw.shape[:-1], tile.num_faces * face)
 
 

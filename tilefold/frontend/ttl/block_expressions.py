@@ -358,8 +358,7 @@ class BlockExpressionBuilder(AcquisitionBuilder):
             if isinstance(number, float) and not number.is_integer():
                 raise self.error(f"{ast.unparse(node)[:40]}: an {a.data_format.ttnn_name} block combines with "
                                  "whole numbers only", node)
-            filled = self.make("fill", [], a.shape, node, {"value": float(number)}, fmt=a.data_format,
-                               row_major=a.row_major)
+            filled = self.filled_like(number, a, node)
             pair = (filled, a) if _number(left) else (a, filled)
             return self.block_binary_named(_OPERATOR_NAMES[op], *pair, node)
         if op not in _SCALAR_OPS:

@@ -663,16 +663,7 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
         if isinstance(lb, int) and isinstance(ub, int) and ub > lb:
             self.scalars.ranges[id(iv)] = (lb, lb + (ub - lb - 1) // step * step)
         self.assign(stmt.target, Scalar.opaque(iv), scope)
-        partly_before = dict(self.partly_released)
-        self.statements(stmt.body, scope, Region("loop", stmt))
-        self.check_partly_released(partly_before)
-        self.check_held(held_before, stmt, "loop iteration")
-        self.node = stmt.body[-1]
-        self.emit(scf.YieldOp())
-        self.block = outer
-        self.node = stmt
-        for name, block in promoted:
-            self.finish_block_accumulation(block, stmt)
+        self.loop_body(stmt, scope, outer, held_before, promoted)
         del loop
 
     def stmt_While(self, stmt: ast.While, scope: Scope) -> None:
@@ -702,9 +693,20 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
         self.block = test
         self.emit(scf.ConditionOp(cond))
         self.block = body
+        self.loop_body(stmt, scope, outer, held_before, promoted)
+
+    def loop_body(self, stmt: ast.For | ast.While, scope: Scope, outer: IRBlock, held_before, promoted: list) -> None:
+        """Build the body of runtime loop ``stmt`` into the loop's IR block (the current one), check that
+        each iteration releases what it acquires on every path, end it with its yield, and go back to
+        ``outer``, where the blocks accumulated in the loop are finished."""
         partly_before = dict(self.partly_released)
         self.statements(stmt.body, scope, Region("loop", stmt))
-        self.check_partly_released(partly_before)
+        for key, (b, where) in self.partly_released.items():
+            if partly_before.get(key, (None,))[0] is not b:
+                verb = "pushed" if b.acquired == "reserve" else "popped"
+                raise KernelError(f"{b.name} is {verb} by one branch of this if only, inside a loop: the next "
+                                  f"iteration's block of {b.dfb.name} would sit where the path decides; release "
+                                  f"{b.name} on every path of the iteration", where)
         self.check_held(held_before, stmt, "loop iteration")
         self.node = stmt.body[-1]
         self.emit(scf.YieldOp())
@@ -723,15 +725,6 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
         if not reads(stmt.test) & writes(stmt):
             raise self.error(f"this while loop never ends once entered: its body changes nothing its condition "
                              f"({ast.unparse(stmt.test)[:40]}) reads; update one of those names in the loop", stmt.test)
-
-    def check_partly_released(self, before: dict) -> None:
-        """Raise when a loop body released a block on one path of an ``if`` only."""
-        for key, (b, where) in self.partly_released.items():
-            if before.get(key, (None,))[0] is not b:
-                verb = "pushed" if b.acquired == "reserve" else "popped"
-                raise KernelError(f"{b.name} is {verb} by one branch of this if only, inside a loop: the next "
-                                  f"iteration's block of {b.dfb.name} would sit where the path decides; release "
-                                  f"{b.name} on every path of the iteration", where)
 
     # -- branches -------------------------------------------------------------------------------
 

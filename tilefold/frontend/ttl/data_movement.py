@@ -752,17 +752,14 @@ class DataMovementBuilder:
     def _waited_flag(self, t: Transfer, node) -> Scalar:
         """The runtime integer that is 1 once receive ``t`` was waited for: a slot set to 0 where the
         receive is posted and to 1 after each of its waits (the ones already built get theirs now)."""
-        from xdsl.dialects import arith, memref
+        from xdsl.dialects import memref
         from xdsl.dialects.builtin import IndexType
-        from xdsl.rewriter import InsertPoint, Rewriter
 
         if t.done_slot is None:
             slot = self.emit_prologue(memref.AllocaOp.get(IndexType(), shape=[]), node)
             slot.memref.name_hint = "received"
             t.done_slot = slot.memref
-            post = t.value.owner
-            zero = arith.ConstantOp(IntegerAttr(0, IndexType()))
-            Rewriter.insert_op([zero, memref.StoreOp.get(zero.result, t.done_slot, [])], InsertPoint.after(post))
+            self._set_waited(t, 0, t.value.owner)
             for wait in t.wait_ops:
                 self._mark_waited(t, wait)
         self.node = node
@@ -770,15 +767,20 @@ class DataMovementBuilder:
 
     def _mark_waited(self, t: Transfer, wait) -> None:
         """Set ``t``'s waited slot to 1 right after ``wait`` (one of its ttl.wait ops)."""
+        self._set_waited(t, 1, wait)
+
+    @staticmethod
+    def _set_waited(t: Transfer, value: int, after) -> None:
+        """Store ``value`` into ``t``'s waited slot right after op ``after``, at its line."""
         from xdsl.dialects import arith, memref
         from xdsl.dialects.builtin import IndexType
         from xdsl.rewriter import InsertPoint, Rewriter
 
-        one = arith.ConstantOp(IntegerAttr(1, IndexType()))
-        store = memref.StoreOp.get(one.result, t.done_slot, [])
-        for op in (one, store):
-            op.location = wait.location
-        Rewriter.insert_op([one, store], InsertPoint.after(wait))
+        constant = arith.ConstantOp(IntegerAttr(value, IndexType()))
+        store = memref.StoreOp.get(constant.result, t.done_slot, [])
+        for op in (constant, store):
+            op.location = after.location
+        Rewriter.insert_op([constant, store], InsertPoint.after(after))
 
     def receive_completed(self, t: Transfer, node, pending: bool = False):
         """Whether pipe receive ``t`` was completed before this statement on every path (True), on
