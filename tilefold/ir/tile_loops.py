@@ -2,7 +2,7 @@
 
 Reads: an ``scf.for`` and everything nested in it. Writes: nothing. A tile nest only computes
 integers (arith, CBs, local variables, nested loops) and issues tile calls on DST that never block:
-``copy_tile``, ``pack_tile``, the FPU element-wise calls (``add_tiles`` and their broadcasts),
+``copy_tile``, ``unary_bcast``, ``pack_tile``, the FPU element-wise calls (``add_tiles`` and their broadcasts),
 ``matmul_block`` / ``matmul_tiles``, SFPU unary and binary calls on DST slots and the ``*_init``
 calls that configure them; at least one that moves or computes a tile. It may also hand DST between math and pack
 (``tile_regs_acquire`` / ``commit`` / ``wait`` / ``release``), so a loop over rounds of DST — a block
@@ -26,7 +26,7 @@ FPU_ELTWISE_CALLS = frozenset(f.name for f in API.values() if f.eltwise is not N
 SFPU_UNARY_CALLS = frozenset(op.call for op in SFPU_OPS if op.arity in ("unary", "scalar") and op.name != "cumsum")
 SFPU_BINARY_CALLS = frozenset(op.call for op in SFPU_OPS if op.arity == "binary")
 MATMUL_CALLS = frozenset({"matmul_block", "matmul_tiles"})
-TILE_CALLS = (frozenset({"copy_tile", "pack_tile"}) | FPU_ELTWISE_CALLS | SFPU_UNARY_CALLS | SFPU_BINARY_CALLS
+TILE_CALLS = (frozenset({"copy_tile", "unary_bcast", "pack_tile"}) | FPU_ELTWISE_CALLS | SFPU_UNARY_CALLS | SFPU_BINARY_CALLS
               | MATMUL_CALLS)
 # configuration calls a nest may interleave: the inits its tile calls name (API rows' ``init``)
 INIT_CALLS = frozenset(API[c].init for c in TILE_CALLS if API[c].init is not None)

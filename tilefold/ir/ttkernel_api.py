@@ -226,6 +226,7 @@ TYPECAST_FORMATS = ("Float32", "Float16_b", "Bfp8_b", "Bfp4_b", "Int32", "UInt32
 TYPECAST_TEMPLATES = (TemplateParam("in_dtype", "DataFormat", None, TYPECAST_FORMATS, "(uint32_t)"),
                       TemplateParam("out_dtype", "DataFormat", None, TYPECAST_FORMATS, "(uint32_t)"))
 
+BCAST_TYPE = TemplateParam("bcast_type", "BroadcastType", None, ("ROW", "COL", "SCALAR"))
 _FPU_TILE_ARGS = ("in0_cb", "in1_cb", "in0_tile_index", "in1_tile_index", "dst_index")
 
 COMPUTE_API: list[ApiFunction] = [
@@ -272,6 +273,12 @@ COMPUTE_API: list[ApiFunction] = [
         cost="fpu_eltwise_tile", eltwise=("sub", None)),
     _cp("mul_tiles", _FPU_TILE_ARGS, _ELTWISE_BINARY_H, init="mul_tiles_init", family="eltwise",
         cost="fpu_eltwise_tile", eltwise=("mul", None)),
+    # one tile broadcast into DST: its first row (ROW), first column (COL) or [0,0] (SCALAR); a full init
+    # (the unpacker, math engine and packer configured for in_cb / out_cb), 32-bit tiles of a CB unpacked
+    # to DST (UnpackToDestFp32) moved whole, others through SrcB
+    _init("unary_bcast_init", ("in_cb", "out_cb"), _BCAST_H, templates=(BCAST_TYPE,)),
+    _cp("unary_bcast", ("in_cb", "in_tile_index", "dst_index"), _BCAST_H, templates=(BCAST_TYPE,),
+        init="unary_bcast_init", family="unary_bcast", cost="fpu_eltwise_tile"),
     # FPU broadcasts: in1's first row (ROWS), first column (COLS) or [0,0] (SCALAR) broadcast
     _init("add_bcast_rows_init_short", ("in0_cb", "in1_cb"), _BCAST_H),
     _init("add_bcast_cols_init_short", ("in0_cb", "in1_cb"), _BCAST_H),

@@ -6,7 +6,7 @@ the kernel.
 
 The unpacker feeds the FPU through 19-bit source registers, so a float32 tile loses its low 13
 mantissa bits on the way. Calls that only move a tile into DST (``copy_tile``,
-``transpose_wh_tile``, ``tilize_block``, ``untilize_block``) can instead have the unpacker write
+``unary_bcast``, ``transpose_wh_tile``, ``tilize_block``, ``untilize_block``) can instead have the unpacker write
 it into DST directly, when DST is 32-bit (``fp32_dest_acc_en``) and the host sets the CB's mode
 to ``UnpackToDestFp32`` — what TT-Metal's tilize and untilize factories do for float32. A CB
 qualifies when it is float32, int32 or uint32 (whose 32 bits the source registers cannot carry) and every call that unpacks it is one of those; a CB an FPU call
@@ -25,7 +25,7 @@ from tilefold.layout.formats import DataFormat
 
 # 32-bit formats the source registers would cut: float32 to TF32, integers altogether
 _TO_DEST_FORMATS = (DataFormat.Float32, DataFormat.Int32, DataFormat.UInt32)
-TO_DEST_CALLS = frozenset({"copy_tile", "transpose_wh_tile", "tilize_block", "untilize_block"})
+TO_DEST_CALLS = frozenset({"copy_tile", "unary_bcast", "transpose_wh_tile", "tilize_block", "untilize_block"})
 UNPACKED_PARAMS = frozenset({"in_cb", "in0_cb", "in1_cb", "scaler_cb"})
 
 
@@ -66,7 +66,7 @@ def unpacked_cbs(function: func.FuncOp, compile_args=()) -> dict[int, set[str]] 
 
 def unpack_to_dest_mode(function: func.FuncOp, formats: dict[int, DataFormat], fp32_dest_acc_en: bool,
                         compile_args=()) -> dict[int, str]:
-    """``{cb: "UnpackToDestFp32"}`` for each float32, int32 or uint32 CB only ``copy_tile`` / ``transpose_wh_tile``
+    """``{cb: "UnpackToDestFp32"}`` for each float32, int32 or uint32 CB only ``copy_tile`` / ``unary_bcast`` / ``transpose_wh_tile``
     / ``tilize_block`` / ``untilize_block`` unpack, when DST is 32-bit; else empty. ``compile_args``
     are the kernel's compile-time arguments (CB indexes passed that way)."""
     if not fp32_dest_acc_en:

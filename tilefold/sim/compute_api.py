@@ -462,6 +462,24 @@ class ComputeApi:
         if fmt in _INTEGER_CBS:
             self.dst_ints[i] = np.ascontiguousarray(raw[:, 0]).view(fmt.numpy_dtype).astype(np.int64)
 
+    def unary_bcast(self, in_cb, in_tile_index, dst_index, bcast_type="ROW") -> None:
+        """``unary_bcast<BroadcastType::...>``: a tile's first row, first column or first value
+        broadcast into DST slot ``dst_index``, moved as ``copy_tile`` moves it (a 32-bit CB unpacked to
+        DST whole, else through a source register)."""
+        i = self._math_slot(dst_index, "unary_bcast")
+        self._configured(self.engines.check_fpu("unary_bcast", ("unary_bcast", bcast_type), in_cb))
+        cbi, st = self._cb(in_cb, "unary_bcast")
+        fmt = self._cb_format(cbi)
+        raw = self._tile_bytes(cbi, st, in_tile_index, "unary_bcast")
+        self._charge_unpack(self._tile_size_of(cbi), fmt, 1)
+        self._math(self.costs.fpu_eltwise_tile, "unary_bcast")
+        bcast = tm.BROADCAST_TYPES[bcast_type]
+        values = self._copied_values(raw[:, 0], fmt, self._unpacks_to_dest(cbi, fmt))
+        self._write_slot(i, tm.broadcast_values(bcast, values))
+        if fmt in _INTEGER_CBS:
+            ints = np.ascontiguousarray(raw[:, 0]).view(fmt.numpy_dtype).astype(np.int64)
+            self.dst_ints[i] = tm.broadcast_values(bcast, ints)
+
     def _copy_bf16_tile(self, i: int, raw: np.ndarray) -> bool:
         """``copy_tile`` of a bfloat16 tile (its bytes ``raw``) into DST slot ``i`` on one lane: the
         values as they are, widened to a 32-bit DST by the store (the cast :meth:`_copied_values`

@@ -9,7 +9,8 @@ The rules follow TT-Metalium 0.69's compute API (``api/compute/*.h``):
 
 * the *full* inits — ``compute_kernel_hw_startup``, ``binary_op_init_common``,
   ``unary_op_init_common``, ``init_sfpu``, ``mm_init``, ``mm_block_init``, ``transpose_wh_init``
-  — configure the hardware: SrcA / SrcB data formats, the packer's format, and (except
+  and ``unary_bcast_init<type>(in, out)`` — configure the hardware: SrcA / SrcB data formats, the
+  packer's format, and (except
   ``compute_kernel_hw_startup`` and ``binary_op_init_common``) the op family; nothing else
   changes formats except ``reconfig_data_format[_srca|_srcb]``, ``pack_reconfig_data_format``
   and the ``*_with_dt`` inits;
@@ -97,6 +98,8 @@ def family_name(family: tuple | None) -> str:
         return f"{family[1]}_tiles" + (f"_bcast_{family[2]}" if family[2] else "")
     if kind == "reduce":
         return f"reduce ({family[1]}, {family[2]})"
+    if kind == "unary_bcast":
+        return f"unary_bcast<BroadcastType::{family[1]}>"
     return {"copy": "copy_tile", "matmul": "matmul", "transpose": "transpose_wh_tile"}.get(kind, f"{kind}_block")
 
 
@@ -141,6 +144,12 @@ class EngineConfig:
             self._source(1, args[b], name)
             self.pack = self._described(args[out], name)
             self.family, self.family_by = family, name
+        elif name == "unary_bcast_init":          # a full init for one CB, in and out
+            self.configured = True
+            self._source(0, args[0], name)
+            self._source(1, args[0], name)
+            self.pack = self._described(args[1], name)
+            self.family, self.family_by = ("unary_bcast", kwargs.get("bcast_type")), name
         elif name in FAMILY_INITS:
             self.family, self.family_by = FAMILY_INITS[name], name
             if name == "copy_tile_to_dst_init_short_with_dt":

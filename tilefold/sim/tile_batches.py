@@ -205,14 +205,16 @@ class _Plan:
     # -- per call -------------------------------------------------------------------------
 
     def _call(self, name: str, args: tuple, kwargs: dict) -> None:
-        if any(a.__class__ not in (int, float, bool) for a in (*args, *kwargs.values())):
-            raise _Fallback                       # per-core values: the calls decide
+        if any(a.__class__ not in (int, float, bool, str) for a in (*args, *kwargs.values())):
+            raise _Fallback                       # per-core values: the calls decide (strings: template arguments)
         if name in INIT_CALLS:
             self.ctx.engines.apply(name, args, kwargs)
             generic = getattr(getattr(type(self.ctx), name), "configures_only", False)
             self.charges.append((INIT, self.ctx.costs.compute_call) if generic else (CALL, (name, args, kwargs)))
         elif name == "copy_tile":
             self._copy_tile(*args, **kwargs)
+        elif name == "unary_bcast":
+            self._unary_bcast(*args, **kwargs)
         elif name == "pack_tile":
             self._pack_tile(*args, **kwargs)
         elif name in FPU_ELTWISE_CALLS:
@@ -347,6 +349,16 @@ class _Plan:
         to_dest = self.ctx._unpacks_to_dest(self.ctx._cb(in_cb, "copy_tile")[0], fmt)
         self._math(self.ctx.costs.fpu_eltwise_tile, True)
         self._write(i, _Node(("copy", ps, fmt, to_dest), [], address))
+
+    def _unary_bcast(self, in_cb, in_tile_index, dst_index, bcast_type="ROW") -> None:
+        i = self._math_slot(dst_index, "unary_bcast")
+        self._configured(self.ctx.engines.check_fpu("unary_bcast", ("unary_bcast", bcast_type), in_cb))
+        address, ps, fmt = self._cb_tile(in_cb, in_tile_index, "unary_bcast", fpu=False)
+        if not fmt.is_float:
+            raise _Fallback                       # the call keeps the integers exactly (ComputeApi.dst_ints)
+        to_dest = self.ctx._unpacks_to_dest(self.ctx._cb(in_cb, "unary_bcast")[0], fmt)
+        self._math(self.ctx.costs.fpu_eltwise_tile, True)
+        self._write(i, _Node(("bcast", ps, fmt, to_dest, tm.BROADCAST_TYPES[bcast_type]), [], address))
 
     def _fpu_binary(self, name, in0_cb, in1_cb, in0_tile, in1_tile, dst_index) -> None:
         op, bcast = API[name].eltwise
@@ -591,9 +603,11 @@ class _Plan:
                 run = self.run_blocks.get(n.inputs[0])
                 n.origin = None if run is None else (run[0], run[1] + key[1])
             return [None if n.origin is None else n.origin[0][n.origin[1]] for n in nodes]
-        if kind == "copy":
-            _, ps, fmt, to_dest = key
+        if kind in ("copy", "bcast"):
+            ps, fmt, to_dest = key[1:4]
             values = ctx._copied_values(self._tiles([n.address for n in nodes], ps), fmt, to_dest)
+            if kind == "bcast":
+                values = tm.broadcast_values(key[4], values)
         elif kind == "fpu":
             _, op, bcast, (ps_a, fmt_a), (ps_b, fmt_b) = key
             a = ctx._unpacked_values(self._tiles([n.address[0] for n in nodes], ps_a), fmt_a, fpu=True)

@@ -268,6 +268,18 @@ def tiles_to_row_major(tiles: np.ndarray) -> np.ndarray:
     return rows.transpose(0, 2, 1, 3).reshape(lanes, 32, ntiles * 32)
 
 
+# BroadcastType of the C++ API -> the broadcast of fpu_binary_values
+BROADCAST_TYPES = {"ROW": "rows", "COL": "cols", "SCALAR": "scalar"}
+
+
+def broadcast_values(bcast: str, values: np.ndarray) -> np.ndarray:
+    """Tiles (..., 1024) in face order with their first row (``"rows"``), first column
+    (``"cols"``) or first value (``"scalar"``) broadcast over each tile."""
+    rows = faces_to_rows(values)
+    first = {"rows": rows[..., :1, :], "cols": rows[..., :, :1], "scalar": rows[..., :1, :1]}[bcast]
+    return rows_to_faces(np.ascontiguousarray(np.broadcast_to(first, rows.shape)))
+
+
 FPU_BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply}   # mul: see fidelity_product
 
 
@@ -276,9 +288,7 @@ def fpu_binary_values(op: str, bcast: str | None, a: np.ndarray, b: np.ndarray, 
     from SrcB; with ``bcast`` ("rows", "cols", "scalar") ``b``'s first row, first column or
     first value is broadcast over the tile. Multiplication runs the ``fidelity``'s phases."""
     if bcast is not None:
-        rows = faces_to_rows(b)
-        first = {"rows": rows[..., :1, :], "cols": rows[..., :, :1], "scalar": rows[..., :1, :1]}[bcast]
-        b = rows_to_faces(np.ascontiguousarray(np.broadcast_to(first, rows.shape)))
+        b = broadcast_values(bcast, b)
     if op == "mul":
         return fidelity_product(a, b, fidelity)
     return FPU_BINARY[op](a, b)

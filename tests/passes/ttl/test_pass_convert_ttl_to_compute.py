@@ -34,7 +34,7 @@ def test_elementwise_chain_fuses_into_one_compute():
     """)
 
 
-def test_broadcast_reads_the_block_with_a_constant_map_and_a_zero_tile():
+def test_broadcast_reads_the_block_with_a_constant_map_and_no_internal_buffer():
     text = kernel(f"""
   %a = ttl.cb_wait %cb0 : {cb("2, 2")} -> {TT}
   %b = ttl.cb_wait %cb1 : {cb("2, 1")} -> tensor<2x1x{T}>
@@ -43,19 +43,13 @@ def test_broadcast_reads_the_block_with_a_constant_map_and_a_zero_tile():
   %s = ttl.add %a, %bb : {TT}, {TT} -> {TT}
   ttl.store %s, %o : {TT}, {TT}""", ((0, "2, 2", 2, T), (1, "2, 1", 2, T), (2, "2, 2", 2, T)))
     filecheck(run(text, "convert-ttl-to-compute"), f"""
-    CHECK: func.func @k() attributes
-    CHECK-SAME: ttl.zero_cb = 3 : i32
-    CHECK: %[[Z:.+]] = ttl.bind_cb {{cb_index = 3 : i32, block_count = 1 : i32, name = "scratch:zero tile"}}
-    CHECK: ttl.cb_reserve %[[Z]]
-    CHECK: ttl.tile_fill {{value = 0.000000e+00 : f32}}
-    CHECK: ttl.cb_push %[[Z]]
-    CHECK: ttl.cb_wait %[[Z]]
+    CHECK-NOT: scratch
     CHECK: ttl.compute ins(%a, %b : {TT}, tensor<2x1x{T}>)
     CHECK-SAME: indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, 0)>, affine_map<(d0, d1) -> (d0, d1)>]
     CHECK: %[[B:.+]] = ttl.tile_bcast %{{{{.+}}}} {{bcast_kind = "cols"}}
     CHECK-NEXT: ttl.tile_add %{{{{.+}}}}, %[[B]]
-    CHECK: ttl.cb_pop %[[Z]]
-    CHECK-NEXT: func.return
+    CHECK-NOT: ttl.cb_pop
+    CHECK: func.return
     """)
 
 

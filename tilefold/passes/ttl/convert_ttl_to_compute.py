@@ -10,8 +10,8 @@ removed.
 * Element-wise chains fuse into one body over the output's tiles (all ``parallel``).
 * ``ttl.bcast`` is pushed to the blocks it reads: a block read under a broadcast gets an indexing
   map with 0 in the broadcast dims and, when the broadcast crosses a tile's rows or columns, a
-  ``ttl.tile_bcast {bcast_kind = rows | cols | scalar}`` (which reads a zero tile from an internal
-  one-tile buffer, the kernel attribute ``ttl.zero_cb``).
+  ``ttl.tile_bcast {bcast_kind = rows | cols | scalar}`` (the tile's first row, first column
+  or first value broadcast into DST as it is unpacked).
 * One reduction per compute: ``ttl.matmul`` (iterators ``(batch..., M, N, K)``, ``K`` a ``reduction``) or
   ``ttl.reduce_*`` (the reduced dims are ``reduction``; ``ttl.tile_reduce %x, %scaler`` reads its
   scaler tile as a second input, the first tile of the program's scaler block, or else a tile of
@@ -48,7 +48,6 @@ from tilefold.passes.device_pass import DevicePass
 from tilefold.passes.ttl.common import (bind_of, free_scratch_cb, i32_attr, insert_after, insert_before, kernels,
                                         new_scratch_cb)
 
-ZERO_CB_ATTR = "ttl.zero_cb"
 SCALER_CB_ATTR = "ttl.scaler_cb"
 
 
@@ -74,8 +73,6 @@ class Body:
     inputs: list = field(default_factory=list)       # (tensor value, AffineMap)
     keys: dict = field(default_factory=dict)
     values: dict = field(default_factory=dict)       # (block value, broadcast dims) -> its tile in the body
-    needs_zero: bool = False
-    constant_tile: object = None        # the tile type of the operand a zero tile pairs with
 
 
 def _is_block_op(value: SSAValue) -> bool:
@@ -115,7 +112,6 @@ class StoreConverter:
         self.module = module
         self.kernel = kernel
         self.max_cbs = max_cbs
-        self.zero_cb = None
         self.ones = None
 
     # -- the kernel ---------------------------------------------------------------------------
@@ -301,8 +297,6 @@ class StoreConverter:
         kind = _bcast_kind(ctx, rank)
         if kind == "none":
             return arg
-        body.needs_zero = True
-        body.constant_tile = body.constant_tile or v.type.element_type
         op = ttl.make_tile_op("bcast", [arg], v.type.element_type, extra={"bcast_kind": StringAttr(kind)})
         return self._emit(body, op, v.owner.location if hasattr(v.owner, "location") else None)
 
@@ -324,20 +318,18 @@ class StoreConverter:
         insert_before(compute, store)
         compute.location = store.value.owner.location if hasattr(store.value.owner, "location") else store.location
         store.operands[0] = compute.result[0]
-        if body.needs_zero:
-            self._constant_tile("zero", 0.0, body.constant_tile)
 
     def _ones_tile(self, tile) -> SSAValue:
-        """The kernel's tile of ones (a reduction's scaler when the program gives none)."""
+        """The kernel's tile of ones (a reduction's scaler when the program gives none), made once."""
         if self.ones is None:
-            self.ones = self._constant_tile("scaler", 1.0, tile)
+            self.ones = self._scaler_tile(tile)
         return self.ones
 
-    def _constant_tile(self, which: str, value: float, tile) -> SSAValue | None:
-        """A one-tile internal buffer holding ``value`` everywhere, filled at the kernel's start, in the
-        data format of the operand it is read with (the unpacker reads both with one configuration);
-        returns the waited block."""
-        attr = ZERO_CB_ATTR if which == "zero" else SCALER_CB_ATTR
+    def _scaler_tile(self, tile) -> SSAValue | None:
+        """A one-tile internal buffer holding ones, filled at the kernel's start, in the data format
+        of the operand it is read with (the unpacker reads both with one configuration); returns the
+        waited block."""
+        which, value, attr = "scaler", 1.0, SCALER_CB_ATTR
         if attr in self.kernel.attributes:
             return None
         tile = tile or ttl.tile_type(ttl.TILE_DTYPES["bf16"])

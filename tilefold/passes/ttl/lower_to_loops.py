@@ -39,7 +39,7 @@ from tilefold.passes.ttl.assign_dst import iteration_shape, map_dims
 from tilefold.passes.ttl.common import bind_of, i32_attr, kernels, linear_map
 
 SEQUENTIAL_ATTR = "ttl.sequential"    # the pack loop fills its whole block in tile order
-OUT_CB_ATTR = "ttl.out_cb"            # on a reduction: the circular buffer its result is packed to
+OUT_CB_ATTR = "ttl.out_cb"            # on a reduction or broadcast: the circular buffer its result is packed to
 
 
 class Cursor:
@@ -109,8 +109,10 @@ class ComputeLowering:
     # -- the compute nest -------------------------------------------------------------------------
 
     def run(self) -> None:
-        if self.reduction is not None:
-            self.reduction.attributes[OUT_CB_ATTR] = i32_attr(bind_of(self.compute.outputs[0]).index)
+        out_cb = i32_attr(bind_of(self.compute.outputs[0]).index)
+        for op in self.body.ops:
+            if op is self.reduction or (isinstance(op, ttl.TileOp) and op.info.kind == "bcast"):
+                op.attributes[OUT_CB_ATTR] = out_cb
         if self.reduction is not None and self.reduction.info.kind == "matmul":
             self.lower_matmul()
         else:

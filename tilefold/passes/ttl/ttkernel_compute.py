@@ -13,8 +13,8 @@ calls, each preceded by its ``*_init`` as the TT-Lang multi-tile lowering shows:
   starts with an FPU binary, ``mm_block_init`` when it holds a matmul;
 * ``ttl.tile_fpu_add`` / ``fpu_sub`` / ``fpu_mul`` → ``add_tiles_init(cb_a, cb_b)``,
   ``add_tiles(cb_a, cb_b, index_a, index_b, slot)`` (the FPU reads both tiles from their buffers);
-* ``ttl.tile_bcast`` → ``add_tiles_bcast_{rows,cols,scalar}(zero_cb, cb, 0, index, slot)`` (a zero
-  tile plus the broadcast tile); ``ttl.tile_transpose`` → ``transpose_wh_tile``;
+* ``ttl.tile_bcast`` → ``unary_bcast_init<BroadcastType::ROW|COL|SCALAR>(cb, out_cb)``,
+  ``unary_bcast<...>(cb, index, slot)`` (a full init, as TT-Lang lowers it); ``ttl.tile_transpose`` → ``transpose_wh_tile``;
   ``ttl.tile_reduce`` → ``reduce_init<pool, dim>`` / ``reduce_tile<...>(cb, scaler_cb, index, scaler_index, slot)``
   (the scaler tile is its second operand's block's first tile)
   / ``reduce_uninit``; ``ttl.matmul_block`` → ``mm_block_init_short`` / ``matmul_block`` (a compute
@@ -46,7 +46,7 @@ from tilefold.passes.ttl.lower_to_loops import OUT_CB_ATTR, SEQUENTIAL_ATTR
 from tilefold.passes.ttl.set_compute_kernel_config import FULL_FP32_REDUCE_ATTR
 from tilefold.passes.ttl.ttkernel_builder import KernelEmitter
 
-_BCAST = {"rows": "add_tiles_bcast_rows", "cols": "add_tiles_bcast_cols", "scalar": "add_tiles_bcast_scalar"}
+_BROADCAST_TYPES = {"rows": "ROW", "cols": "COL", "scalar": "SCALAR"}
 
 
 def _offsets(op: Operation) -> list[int]:
@@ -252,11 +252,10 @@ class ComputeLowering:
             e.call("copy_tile_init", [cb], op)
             e.call("copy_tile", [cb, index, self.result_slot(op)], op)
             return
-        zero = self.cb_index(_kernel_attr(op, "ttl.zero_cb"))
-        call = _BCAST[kind]
-        self.sources(op, zero, cb)
-        e.call(API[call].init, [zero, cb], op)
-        e.call(call, [zero, cb, e.index(0, op), index, self.result_slot(op)], op)
+        out = self.cb_index(op.attributes[OUT_CB_ATTR].value.data)
+        templates = {"bcast_type": _BROADCAST_TYPES[kind]}
+        e.call("unary_bcast_init", [cb, out], op, templates)       # configures the unpacker for cb itself
+        e.call("unary_bcast", [cb, index, self.result_slot(op)], op, templates)
 
     def reduce(self, op: ttl.TileOp) -> None:
         e = self.e
@@ -306,14 +305,6 @@ def _same_slot(a: SSAValue, b: SSAValue) -> bool:
     if isinstance(ca, arith.AddiOp) and isinstance(cb, arith.AddiOp):
         return ca.lhs is cb.lhs and _same_slot(ca.rhs, cb.rhs)
     return False
-
-
-def _kernel_attr(op: Operation, name: str) -> int:
-    parent = op.parent_op()
-    while parent is not None and name not in parent.attributes:
-        parent = parent.parent_op()
-    attr = parent.attributes[name]
-    return attr.value.data if isinstance(attr, IntegerAttr) else int(attr.data)
 
 
 def _region_ops(init: ttl.InitSFPUOp):
