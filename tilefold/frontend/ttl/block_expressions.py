@@ -997,34 +997,6 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         self.emit(ttl.StoreOp(v.value, block.value))
         block.stored, block.summed_in_l1 = v.value, False
 
-    def store_into_shard(self, block: Block, v: BlockExpression, node) -> None:
-        """A store into a waited block of a one-block tensor-backed buffer: the block *is* the
-        tensor's shard, so the value goes into its bytes (TT-Lang's persistent state) — packed into
-        a reserved block of a hidden twin buffer over the same bytes, pushed, then taken back and
-        popped (the kernel's own round trip: the bytes keep the value)."""
-        dfb = block.dfb
-        if dfb.block_count != 1:
-            raise self.error(f"{block.name}.store() into a block obtained with wait() from {dfb.name}, whose storage is "
-                             f"a tensor's L1 shard in {dfb.block_count} blocks: tilefold stores into the shard of a "
-                             "tensor-backed buffer of one block only (block_count=1); otherwise store into a reserved "
-                             "block of a second ttl.make_tensor_backed_dfb over the same tensor (in place)", node)
-        twins = self.operation.shard_twins
-        twin = twins.get(dfb.index)
-        if twin is None:
-            twin = hidden_dataflow_buffer(dfb.shape, dfb.data_format, f"{dfb.name} (stores into its shard)",
-                                          dfb.location, block_count=1, what="a store into a tensor's shard",
-                                          tile=dfb.tile)
-            twin.backing, twin.byte_offset = dfb.backing, dfb.byte_offset
-            twins[dfb.index] = twin
-        cb = self.cb_value(twin)
-        self.node = node
-        into = self.emit(ttl.CBReserveOp(cb))
-        into.result.name_hint = f"{twin.ir_name}_block"
-        self.emit(ttl.StoreOp(v.value, into.result))
-        self.emit(ttl.CBPushOp(cb))
-        self.emit(ttl.CBWaitOp(cb))
-        self.emit(ttl.CBPopOp(cb))
-
     def store_row_prefix(self, block: Block, value, node, accumulate: bool) -> None:
         """``block.store_rows(x)`` / ``block.accumulate_rows(x)``: the first rows of the one 32x32
         tile ``x`` (16 values a row, in DST's order: face 0's rows, then face 1's ...) as many as the
