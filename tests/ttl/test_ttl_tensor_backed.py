@@ -590,7 +590,8 @@ def halve_after_the_first_block(state):
 @ttl.operation(grid=(2, 1))
 def pairs_held_together(state):
     """Two one-tile blocks held at once, twice over each node's 1x4-tile shard: the younger one
-    (a block after the read pointer) stored into first, then the older one."""
+    (a block after the read pointer) stored into first, then the older one; the younger popped
+    first, so the older one's pop frees both."""
     state_dfb = ttl.make_tensor_backed_dfb(state, shape=(1, 1), block_count=4)
 
     @ttl.compute()
@@ -600,8 +601,8 @@ def pairs_held_together(state):
             younger = state_dfb.wait()
             younger.store(younger + 10.0)
             older.store(older - 10.0)
-            older.pop()
             younger.pop()
+            older.pop()
 
     @ttl.datamovement()
     def publish():
@@ -623,11 +624,17 @@ def test_a_store_into_each_waited_block_of_a_tensor_backed_buffer_writes_its_own
     square_plus_one_by_blocks(state)
     np.testing.assert_allclose(ttnn.to_numpy(state), _bf16(_bf16(once * once) + 1), rtol=2e-2, atol=2e-2)
 
+    from checkhost import check_hosts, require_hosts_accepted
+    from tilefold.codegen.cpp import HostData, write_project
+
     built = compiled(square_plus_one_by_blocks, state)
-    twin = next(cb for cb in built.program.circular_buffers if "stores into its shard" in cb.name)
+    program = built.program
+    twin = next(cb for cb in program.circular_buffers if "stores into its shard" in cb.name)
     assert (twin.backing_buffer, twin.num_pages) == ("state", 4)
     for result in check_kernel.check_kernels(check_kernel.compiled_kernel_jobs(built, tmp_path)):
         check_kernel.require_accepted(result)
+    write_project(program, tmp_path / "project", HostData(inputs={"state": bytes(program.buffer("state").size)}))
+    require_hosts_accepted(check_hosts([tmp_path / "project" / "main.cpp"]))
 
 
 def test_stores_follow_the_read_pointer_past_blocks_nothing_was_stored_into(tmp_path, check_kernel):
