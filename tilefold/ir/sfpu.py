@@ -68,7 +68,7 @@ def _exp_approx(x, scale_bits=0x3F800000):
     a = np.float32(np.float32(256.0) * np.float32(1.4426950408889634)) * scale
     threshold = np.float32(-88.5) / scale
     clamped = np.maximum(np.asarray(x, np.float32), threshold)
-    t = (np.float64(a) * clamped + np.float64(np.float32(32500.818359375))).astype(np.float32)
+    t = (np.float64(a) * clamped.astype(np.float64) + np.float64(np.float32(32500.818359375))).astype(np.float32)
     u = np.clip(np.rint(t.astype(np.float64)), 0, 0xFFFF).astype(np.uint32)
     return (u << 15).view(np.float32)
 

@@ -7,13 +7,12 @@ into — reserved, stored, pushed, then waited and popped (the kernel's own roun
 the value). A pack goes to a circular buffer's write pointer, so the twin's write pointer is kept
 on the buffer's read pointer (the waited block's slot): every pop of the buffer in the storing
 kernel is followed by as many blocks reserved, pushed, waited and popped on the twin (one at a
-time), and a store
-into the block ``d`` blocks after the oldest one held steps the twin ``d`` blocks on before its
-round trip and ``block_count - 1 - d`` after it — a whole turn, back on the oldest held block's
-slot. A buffer of one block needs no stepping: its one slot is every block's.
+time), and a store into the block ``d`` blocks after the oldest one held steps the twin ``d``
+blocks on before its round trip and ``block_count - 1 - d`` after it — a whole turn, back on the
+oldest held block's slot. A buffer of one block needs no stepping: its one slot is every block's.
 
 Errors (at the store's line): a buffer of several blocks whose blocks a called C++ function
-(``ttl.extern``) moves, where the pops are not seen.
+(``ttl.call_extern_func``) may move, whose pops are not seen.
 """
 
 from __future__ import annotations
