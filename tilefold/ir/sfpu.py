@@ -40,6 +40,9 @@ class SfpuOp:
     tilelang: bool = False              # TileLang's element function ``T.<name>`` (inside T.Parallel)
     cpp_name: str | None = None         # the C++ function when one templated function serves several rows
     cpp_templates: str | None = None    # its fixed template arguments (of the call and of its init)
+    # the init's uint32 template parameters (name, default): constants the init programs into the
+    # SFPU, which every later call reads; ``values`` takes them after the call's parameters
+    init_templates: tuple[tuple[str, int], ...] = ()
 
     @property
     def call(self) -> str:
@@ -53,14 +56,19 @@ def bits_to_float(bits: int) -> np.float32:
 _f = bits_to_float
 
 
-def _exp_approx(x):
-    """``exp_tile<true>`` (approximate, inputs clamped): Schraudolph's exponential as 0.69's SFPU
-    computes it — ``x`` clamped below at -88.5, ``t = A·x + (B - C)`` in float32 (A = 256/ln 2,
-    B - C = 32500.818359375), rounded to an unsigned 16-bit integer and shifted left by 15 into
-    a float32's exponent and top mantissa bits: 2^(t/256 - 127), within a few percent."""
-    a = np.float32(256.0) * np.float32(1.4426950408889634)
-    clamped = np.maximum(np.asarray(x, np.float32), np.float32(-88.5))
-    t = (a.astype(np.float64) * clamped + np.float64(np.float32(32500.818359375))).astype(np.float32)
+def _exp_approx(x, scale_bits=0x3F800000):
+    """``exp_tile<true>`` after ``exp_tile_init<true, scale>()`` (approximate, inputs clamped):
+    Schraudolph's exponential of ``scale * x`` as 0.69's SFPU computes it. The init folds the
+    scale (float32 bits) into its constants, in float32: ``A = 256/ln 2 · scale`` and the clamp
+    ``-88.5 / scale``. The call clamps ``x`` below at that, computes ``t = A·x + (B - C)`` with one
+    rounding (B - C = 32500.818359375), rounds it to an unsigned 16-bit integer and shifts it left
+    by 15 into a float32's exponent and top mantissa bits: 2^(t/256 - 127), within a few percent
+    of exp(scale · x)."""
+    scale = bits_to_float(scale_bits)
+    a = np.float32(np.float32(256.0) * np.float32(1.4426950408889634)) * scale
+    threshold = np.float32(-88.5) / scale
+    clamped = np.maximum(np.asarray(x, np.float32), threshold)
+    t = (np.float64(a) * clamped.astype(np.float64) + np.float64(np.float32(32500.818359375))).astype(np.float32)
     u = np.clip(np.rint(t.astype(np.float64)), 0, 0xFFFF).astype(np.uint32)
     return (u << 15).view(np.float32)
 
@@ -248,9 +256,11 @@ SFPU_OPS: tuple[SfpuOp, ...] = (
     SfpuOp("exp_scaled", "unary", _U + "exp.h", (("vector_mode", "i32"), ("scale_bf16_bits", "u32")), "exp_tile_init",
            "exp", lambda x, mode, scale: np.exp(x * _f(int(scale) << 16)), cpp_name="exp_tile",
            cpp_templates="false, true"),
-    # ``exp_tile<true>`` / ``exp_tile_init<true>()``: the approximate exp (ttl.math.exp(x, approx=True))
+    # ``exp_tile<true>`` / ``exp_tile_init<true[, scale]>()``: the approximate exp of scale * x
+    # (ttl.math.exp(x, approx=True[, scale=s])); the scale (float32 bits) is the init's alone: the
+    # call's runtime scale and scale_en are not read on the approximate path
     SfpuOp("exp_approx", "unary", _U + "exp.h", (), "exp_approx_tile_init", "exp", _exp_approx, cpp_name="exp_tile",
-           cpp_templates="true"),
+           cpp_templates="true", init_templates=(("scale", 0x3F800000),)),
     _unary("exp2", _CKA, np.exp2, "exp2", tilelang=True),
     _unary("log", _CKA, np.log, "log", tilelang=True),
     _unary("sqrt", _U + "sqrt.h", np.sqrt, "sqrt", tilelang=True),

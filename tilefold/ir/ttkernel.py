@@ -207,13 +207,15 @@ class ApiCallOp(IRDLOperation):
         _check_thread(self, self.api.thread)
         _check_operands(self, self.api)
 
-    def template_values(self) -> dict[str, bool | str]:
-        """Template parameters with defaults filled in."""
-        values: dict[str, bool | str] = {}
+    def template_values(self) -> dict[str, bool | int | str]:
+        """Template parameters with defaults filled in (a ``uint32_t`` one as an int)."""
+        values: dict[str, bool | int | str] = {}
         for t in self.api.templates:
             attr = self.properties.get(t.name)
             if attr is None:
                 values[t.name] = t.default
+            elif t.kind == "uint32_t":
+                values[t.name] = int(attr.data, 0)
             elif isinstance(attr, StringAttr):
                 values[t.name] = attr.data
             else:
@@ -274,7 +276,10 @@ def api_call(name: str, operands: list[SSAValue | Operation], templates: dict | 
     for t in fn.templates:
         if templates and t.name in templates:
             v = templates[t.name]
-            properties[t.name] = BoolAttr.from_bool(bool(v)) if t.kind == "bool" else StringAttr(str(v))
+            if t.kind == "bool":
+                properties[t.name] = BoolAttr.from_bool(bool(v))
+            else:
+                properties[t.name] = StringAttr(f"0x{int(v):08X}" if t.kind == "uint32_t" else str(v))
     result_types = [result_type(fn.result)] if fn.result else []
     return cls.create(operands=[SSAValue.get(o) for o in operands], result_types=result_types,
                       properties=properties)

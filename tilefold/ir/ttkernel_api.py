@@ -64,14 +64,14 @@ class Param:
 
 @dataclass(frozen=True)
 class TemplateParam:
-    """A compile-time parameter printed as a C++ template argument (``kind`` is ``bool``
-    or the name of a C++ enum such as ``PoolType``), stored as an op property. An enum value
-    passed as a ``uint32_t`` template argument (``typecast_tile<IN_DTYPE, OUT_DTYPE>``) prints
-    with its ``cpp_cast``."""
+    """A compile-time parameter printed as a C++ template argument (``kind`` is ``bool``,
+    ``uint32_t`` — a number, printed in hex — or the name of a C++ enum such as ``PoolType``),
+    stored as an op property. An enum value passed as a ``uint32_t`` template argument
+    (``typecast_tile<IN_DTYPE, OUT_DTYPE>``) prints with its ``cpp_cast``."""
 
     name: str
     kind: str
-    default: bool | str | None           # None: required
+    default: bool | int | str | None     # None: required
     choices: tuple[str, ...] = ()
     cpp_cast: str = ""                   # printed before the value: ``(uint32_t)`` for a uint32_t parameter
     omit_default: bool = False           # left out of the C++ when last and at its default (the header's)
@@ -354,7 +354,8 @@ def _sfpu_rows(arity: str, slots: tuple[str, ...]) -> None:
         cpp = {"cpp_type_template": op.cpp_templates}
         if not any(f.name == op.init for f in COMPUTE_API) and arity != "scalar":
             init_cpp = f"{op.cpp_name}_init" if op.cpp_name else None
-            COMPUTE_API.append(_init(op.init, (), op.header, cpp_name=init_cpp, **cpp))
+            init_templates = tuple(TemplateParam(n, "uint32_t", d, omit_default=True) for n, d in op.init_templates)
+            COMPUTE_API.append(_init(op.init, (), op.header, cpp_name=init_cpp, templates=init_templates, **cpp))
         COMPUTE_API.append(_cp(op.call, slots + tuple(Param(n, k) for n, k in op.params), op.header, sfpu=op.name,
                                init=op.init, family="sfpu", cost="sfpu", cost_family=op.cost,
                                cpp_name=op.cpp_name, **cpp))

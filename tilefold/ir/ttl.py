@@ -234,11 +234,13 @@ class TileOpInfo:
     init: str
     params: tuple[str, ...] = ()
     param_encoding: str = "bits"   # how float params are passed: "bits" (uint32 of the float), "int", "float"
+    # params that are the init's template arguments (their float bits), not the call's
+    init_params: tuple[str, ...] = ()
 
 
-def _unary(name, call=None, params=(), encoding="bits"):
+def _unary(name, call=None, params=(), encoding="bits", init_params=()):
     call = call or f"{name}_tile"
-    return TileOpInfo(name, "sfpu_unary", call, SFPU_CALLS[call].init, tuple(params), encoding)
+    return TileOpInfo(name, "sfpu_unary", call, SFPU_CALLS[call].init, tuple(params), encoding, tuple(init_params))
 
 
 def _binary(name, call):
@@ -253,7 +255,9 @@ TILE_OPS: dict[str, TileOpInfo] = {info.name: info for info in (
     _binary("le", "le_binary_tile"), _binary("eq", "eq_binary_tile"), _binary("ne", "ne_binary_tile"),
     # on integer tiles (tilefold.ir.sfpu.INTEGER_SFPU_OPS; a templated call takes the tile type's format)
     *(TileOpInfo(op.name, "sfpu_binary", op.call, op.init) for op in INTEGER_SFPU_OPS),
-    _unary("exp"), _unary("exp_approx"), _unary("exp_scaled", params=("vector_mode", "scale_bf16_bits"), encoding="int"), _unary("exp2"), _unary("log"), _unary("sqrt"), _unary("rsqrt"), _unary("recip"),
+    _unary("exp"), _unary("exp_scaled", params=("vector_mode", "scale_bf16_bits"), encoding="int"),
+    # the approximate exp of scale * x: the scale is exp_tile_init's template argument
+    _unary("exp_approx", params=("scale",), init_params=("scale",)), _unary("exp2"), _unary("log"), _unary("sqrt"), _unary("rsqrt"), _unary("recip"),
     _unary("square"), _unary("tanh"), _unary("sigmoid"), _unary("relu"), _unary("gelu"), _unary("silu"),
     _unary("sin"), _unary("cos"), _unary("abs"), _unary("neg", "negative_tile"),
     _unary("floor"), _unary("ceil"),

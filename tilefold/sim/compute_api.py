@@ -824,6 +824,7 @@ class ComputeApi:
             return
         x = self._read_slot(i, call)
         ps = [p if p.__class__ in (int, float) else uniform(p, f"{call} parameter") for p in params]
+        ps += self.engines.sfpu_init_values(SFPU[name])
         self._math(self.costs.sfpu(family), call, "sfpu")
         self._write_slot(i, tm.sfpu_unary_values(name, x, ps, self.fp32_dest))
 

@@ -23,7 +23,9 @@ The rules follow TT-Metalium 0.69's compute API (``api/compute/*.h``):
   ``untilize_uninit`` leave no op family set;
 * an SFPU call needs its own init (its row of :mod:`tilefold.ir.sfpu`) to be the SFPU's latest
   (``exp_tile`` after ``exp_tile_init``), with the same template arguments
-  (``typecast_tile<Float32, Float16_b>`` after ``typecast_tile_init<Float32, Float16_b>``);
+  (``typecast_tile<Float32, Float16_b>`` after ``typecast_tile_init<Float32, Float16_b>``); the
+  template arguments only an init takes are constants it programs into the SFPU, which the call
+  reads (:meth:`EngineConfig.sfpu_init_values`: ``exp_tile_init<true, scale>``'s scale);
 * the CBs an FPU call reads must have the formats SrcA and SrcB are configured for (element-wise
   and copy: in0 → SrcA, in1 → SrcB; matmul: in1 → SrcA, in0 → SrcB; reduce: input → SrcA,
   scaler → SrcB), and a pack's CB the packer's format;
@@ -106,7 +108,8 @@ def family_name(family: tuple | None) -> str:
 class EngineConfig:
     """Configuration state of one compute thread's engines (see the module docstring)."""
 
-    __slots__ = ("format_of", "configured", "src", "pack", "family", "family_by", "sfpu", "pack_rows")
+    __slots__ = ("format_of", "configured", "src", "pack", "family", "family_by", "sfpu", "sfpu_init", "sfpu_args",
+                 "pack_rows")
 
     def __init__(self, format_of):
         self.format_of = format_of              # cb -> (CB index, DataFormat or None if no such CB)
@@ -115,15 +118,20 @@ class EngineConfig:
         self.pack = None                        # (format, CB, init)
         self.family = None                      # FPU op family the unpacker and math are set for
         self.family_by = None                   # the init that set it
-        self.sfpu = None                        # latest SFPU init
+        self.sfpu = None                        # latest SFPU init, with its template arguments
+        self.sfpu_init = None                   # its name
+        self.sfpu_args = {}                     # its template arguments
         self.pack_rows = None                   # pack_rows_init(n): the packer packs n rows of DST, not tiles
 
     def snapshot(self) -> tuple:
-        return (self.configured, tuple(self.src), self.pack, self.family, self.family_by, self.sfpu, self.pack_rows)
+        return (self.configured, tuple(self.src), self.pack, self.family, self.family_by, self.sfpu, self.sfpu_init,
+                tuple(self.sfpu_args.items()), self.pack_rows)
 
     def restore(self, state: tuple) -> None:
-        self.configured, src, self.pack, self.family, self.family_by, self.sfpu, self.pack_rows = state
+        (self.configured, src, self.pack, self.family, self.family_by, self.sfpu, self.sfpu_init, args,
+         self.pack_rows) = state
         self.src = list(src)
+        self.sfpu_args = dict(args)
 
     def _source(self, i: int, cb, name: str) -> None:
         self.src[i] = self._described(cb, name)
@@ -170,6 +178,7 @@ class EngineConfig:
             self.pack = self._described(args[-1], name)
         elif name in SFPU_INITS:
             self.sfpu = sfpu_init_text(name, kwargs)
+            self.sfpu_init, self.sfpu_args = name, dict(kwargs)
         elif name == "pack_rows_init":
             self.pack_rows = args[0]
         elif name == "pack_rows_uninit":
@@ -204,15 +213,22 @@ class EngineConfig:
         return None
 
     def check_sfpu(self, call: str, templates: dict | None = None) -> str | None:
-        """The error of SFPU call ``call`` (with its template arguments), or None."""
+        """The error of SFPU call ``call`` (with its template arguments, which its init must share),
+        or None."""
         message = self._not_configured(call)
         if message is not None:
             return message
-        need = sfpu_init_text(sfpu_init_of(call), templates)
-        if self.sfpu != need:
+        init = sfpu_init_of(call)
+        need = sfpu_init_text(init, templates)
+        if not (self.sfpu == need if templates else self.sfpu_init == init):
             now = f"the latest SFPU init is {self.sfpu}" if self.sfpu else "no SFPU init ran"
             return f"{call} without {need}: {now}; call {need}() before it"
         return None
+
+    def sfpu_init_values(self, op) -> tuple:
+        """The constants SFPU row ``op`` reads from its init: the latest init's values of
+        ``op.init_templates``, in order (the defaults where it left them out)."""
+        return tuple(self.sfpu_args.get(name, default) for name, default in op.init_templates)
 
     def check_pack(self, call: str, cb) -> str | None:
         """The error of a pack by ``call`` into CB ``cb``, or None."""

@@ -375,6 +375,7 @@ class _Plan:
         self._configured(self.ctx.engines.check_sfpu(name))
         inputs = [] if base == "fill" else [self._slot_value(i, name)]
         self._math(self.ctx.costs.sfpu(SFPU[base].cost), False)
+        params += self.ctx.engines.sfpu_init_values(SFPU[base])      # constants its init programmed
         self._write(i, _Node(("unary", base, params), inputs))
 
     def _sfpu_binary(self, name: str, d0, d1, out) -> None:

@@ -87,12 +87,17 @@ def test_float_bool_and_u64_parameters():
     assert_round_trips(writer)
 
 
+def _template_sample(t):
+    """A value of template parameter ``t``: its last choice, a number (``uint32_t``) or True."""
+    return t.choices[-1] if t.choices else 0x3F000000 if t.kind == "uint32_t" else True
+
+
 def _call_source(fn) -> str:
     """A call of ``fn`` with one value of the right kind per parameter (templates as keywords)."""
     sample = {"u32": "1", "i32": "1", "u64": "4096", "f32": "1.0", "bool": "True", "accessor": "s",
               "l1_ptr": "l1_ptr(get_semaphore(0))"}
     args = [sample[p.kind] for p in fn.params]
-    args += [f"{t.name}={t.choices[-1]!r}" if t.choices else f"{t.name}=True" for t in fn.templates]
+    args += [f"{t.name}={_template_sample(t)!r}" for t in fn.templates]
     return f"{fn.name}({', '.join(args)})"
 
 
@@ -129,7 +134,7 @@ def test_every_api_function_of_the_table_is_callable(tmp_path):
             fn = API[op.name.removeprefix("ttkernel.")]
             assert len(op.operands) == len(fn.params)
             for t in fn.templates:
-                assert op.template_values()[t.name] == (t.choices[-1] if t.choices else True)
+                assert op.template_values()[t.name] == _template_sample(t)
     assert len({fn.name for fn in noc} | {fn.name for fn in compute}) == len(API)
 
 

@@ -243,7 +243,12 @@ class BodyPrinter:
             shown.pop()
         for t in shown:
             v = values[t.name]
-            templates.append(("true" if v else "false") if t.kind == "bool" else f"{t.cpp_cast}{t.kind}::{v}")
+            if t.kind == "bool":
+                templates.append("true" if v else "false")
+            elif t.kind == "uint32_t":
+                templates.append(f"0x{v:08X}")
+            else:
+                templates.append(f"{t.cpp_cast}{t.kind}::{v}")
         params = list(fn.params)
         operands = list(op.operands)
         while params and params[-1].default is not None and constant_int(operands[-1]) is not None \

@@ -177,13 +177,18 @@ class CallLowering(ExpressionLowering):
                                    f"{describe(value)}")
         raise self.error(node, f"{what} has a kind ({kind}) kernels cannot pass")
 
-    def template(self, fn: ApiFunction, t: TemplateParam, arg: Argument) -> bool | str:
+    def template(self, fn: ApiFunction, t: TemplateParam, arg: Argument) -> bool | int | str:
         value, node = arg.value, arg.node
         if t.kind == "bool":
             if isinstance(value, int) and value in (0, 1):
                 return bool(value)
             raise self.error(node, f"template parameter {t.name!r} of {fn.name}() takes the constant True or False, "
                                    f"not {describe(value)}")
+        if t.kind == "uint32_t":
+            if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2 ** 32:
+                return value
+            raise self.error(node, f"template parameter {t.name!r} of {fn.name}() takes a constant integer in "
+                                   f"[0, 2**32), not {describe(value)}")
         choices = ", ".join(repr(c) for c in t.choices)
         if not isinstance(value, str):
             raise self.error(node, f"template parameter {t.name!r} of {fn.name}() takes a string constant, one of "

@@ -437,9 +437,10 @@ class BlockExpressionBuilder(AcquisitionBuilder):
     def exp_options(self, fn, args, kwargs, node):
         """``ttl.math.exp(x, *, approx=False, scale=None, skip_clamp_check=False, iterations=8)`` (TT-Lang
         main's keywords, ``exp_tile``'s template arguments): ``scale`` computes exp(scale * x) on the
-        SFPU (the scale as a bfloat16); ``approx=True`` the SFPU's approximate exp (``exp_tile<true>``,
-        its input clamped at -88.5); the precise exp clamps its input as ``skip_clamp_check=True``
-        would leave unclamped only where the result underflows anyway."""
+        SFPU (the precise exp: the scale a bfloat16 the call multiplies in; the approximate one: a
+        float32 in ``exp_tile_init``'s template); ``approx=True`` the SFPU's approximate exp
+        (``exp_tile<true>``, its input clamped at -88.5 / scale); the precise exp clamps its input as
+        ``skip_clamp_check=True`` would leave unclamped only where the result underflows anyway."""
         iterations = kwargs.pop("iterations", 8)
         if iterations != 8 or isinstance(iterations, bool):
             # TT-Lang's SFPU loop count over a tile's face rows: 8, the whole tile, is the only one it takes
@@ -451,20 +452,29 @@ class BlockExpressionBuilder(AcquisitionBuilder):
             raise self.error(f"{fn.qualname}(skip_clamp_check=...) takes True or False", node)
         scale = kwargs.pop("scale", None)
         self._arity(fn, args, kwargs, 1, node)
-        if approx and scale is not None:
-            raise self.error(f"{fn.qualname}(approx=True, scale=...): the approximate exp takes its scale in "
-                             "exp_tile_init's template, which tilefold does not build yet; scale the input "
-                             "(ttl.math.exp(x * s, approx=True)) or use the precise exp", node)
-        if approx:      # exp_tile<true>: Schraudolph's exponential on the SFPU, inputs clamped at -88.5
-            return self.block_unary("exp_approx", args[0], node)
-        if scale is None:
-            return self.block_unary(UNARY["exp"], args[0], node)
-        if not _number(scale):
+        if scale is not None and not _number(scale):
             raise self.error(f"{fn.qualname}(scale=...) must be a compile-time number, not {self.describe(scale)}",
                              node)
+        if approx:
+            return self.exp_approx(fn, args[0], 1.0 if scale is None else scale, node)
+        if scale is None:
+            return self.block_unary(UNARY["exp"], args[0], node)
         a = self.operand(args[0], node)
         bits = int(np.asarray(scale, np.float32).astype(ml_dtypes.bfloat16).view(np.uint16))
         return self.make("exp_scaled", [a], a.shape, node, {"vector_mode": 4, "scale_bf16_bits": bits})
+
+    def exp_approx(self, fn, value, scale, node):
+        """``exp_tile<true>`` after ``exp_tile_init<true, scale>()``: Schraudolph's exponential of
+        ``scale * x`` on the SFPU, the scale a float32 the init folds into its constants (its clamp
+        of the input, -88.5 / scale, is a lower bound only for a positive scale)."""
+        with np.errstate(over="ignore"):
+            s = np.float32(scale)
+        if not (np.isfinite(s) and s > 0):
+            raise self.error(f"{fn.qualname}(approx=True, scale={scale!r}): the approximate exp takes a positive "
+                             "finite scale (exp_tile_init clamps the input at -88.5 / scale); scale the input "
+                             "(ttl.math.exp(x * s, approx=True)) or use the precise exp", node)
+        a = self.operand(value, node)
+        return self.make("exp_approx", [a], a.shape, node, {"scale": float(s)})
 
     def parametric(self, fn, args, kwargs, node):
         """``ttl.math.elu(x, alpha)``, ``softplus(x, beta, beta_reciprocal, threshold)`` ...: one SFPU call
@@ -986,34 +996,6 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         self.node = node
         self.emit(ttl.StoreOp(v.value, block.value))
         block.stored, block.summed_in_l1 = v.value, False
-
-    def store_into_shard(self, block: Block, v: BlockExpression, node) -> None:
-        """A store into a waited block of a one-block tensor-backed buffer: the block *is* the
-        tensor's shard, so the value goes into its bytes (TT-Lang's persistent state) — packed into
-        a reserved block of a hidden twin buffer over the same bytes, pushed, then taken back and
-        popped (the kernel's own round trip: the bytes keep the value)."""
-        dfb = block.dfb
-        if dfb.block_count != 1:
-            raise self.error(f"{block.name}.store() into a block obtained with wait() from {dfb.name}, whose storage is "
-                             f"a tensor's L1 shard in {dfb.block_count} blocks: tilefold stores into the shard of a "
-                             "tensor-backed buffer of one block only (block_count=1); otherwise store into a reserved "
-                             "block of a second ttl.make_tensor_backed_dfb over the same tensor (in place)", node)
-        twins = self.operation.shard_twins
-        twin = twins.get(dfb.index)
-        if twin is None:
-            twin = hidden_dataflow_buffer(dfb.shape, dfb.data_format, f"{dfb.name} (stores into its shard)",
-                                          dfb.location, block_count=1, what="a store into a tensor's shard",
-                                          tile=dfb.tile)
-            twin.backing, twin.byte_offset = dfb.backing, dfb.byte_offset
-            twins[dfb.index] = twin
-        cb = self.cb_value(twin)
-        self.node = node
-        into = self.emit(ttl.CBReserveOp(cb))
-        into.result.name_hint = f"{twin.ir_name}_block"
-        self.emit(ttl.StoreOp(v.value, into.result))
-        self.emit(ttl.CBPushOp(cb))
-        self.emit(ttl.CBWaitOp(cb))
-        self.emit(ttl.CBPopOp(cb))
 
     def store_row_prefix(self, block: Block, value, node, accumulate: bool) -> None:
         """``block.store_rows(x)`` / ``block.accumulate_rows(x)``: the first rows of the one 32x32

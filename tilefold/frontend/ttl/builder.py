@@ -51,6 +51,7 @@ from tilefold.frontend.ttl.helpers import HelperInliner
 from tilefold.frontend.ttl.raw_elements import RawElementBuilder
 from tilefold.frontend.ttl.device_calls import SIGNPOST
 from tilefold.frontend.ttl.scalars import Scalar, ScalarBuilder
+from tilefold.frontend.ttl.shard_stores import ShardStoreBuilder
 from tilefold.frontend.ttl.scopes import Region, Scope
 from tilefold.frontend.ttl.values import (
     Accumulator,
@@ -77,8 +78,8 @@ MAX_UNROLLED_ITEMS = 1 << 16     # a loop over an iterator (a generator ...) unr
 THREADS = {"compute": "compute", "datamovement": "noc"}
 
 
-class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, BlockExpressionBuilder, BoundaryBuilder,
-                    ExpressionBuilder):
+class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, BlockExpressionBuilder, ShardStoreBuilder,
+                    BoundaryBuilder, ExpressionBuilder):
     """Builds one kernel function; use :func:`build_kernel`."""
 
     def __init__(self, definition, operation, options: dict):
@@ -114,6 +115,7 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
         self.function_stack: list[ast.FunctionDef] = [self.source.tree]
         self.read_tensors: set[int] = set()
         self.written_tensors: set[int] = set()
+        self.stored_shards: dict = {}     # tensor-backed buffer index -> (buffer, twin, first store's line)
 
     # -- building ---------------------------------------------------------------------------
 
@@ -143,6 +145,7 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
             scope.names[_PLACED_DOMAIN] = self.operation.device_domain
         self.statements(tree.body, scope, Region("function", tree))
         self.check_all_released(tree.body[-1] if tree.body else tree)
+        self.step_twins_with_pops(kernel)
         self.node = tree.body[-1] if tree.body else tree
         self.emit(func.ReturnOp())
         first = body.first_op

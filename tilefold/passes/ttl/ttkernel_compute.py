@@ -4,7 +4,8 @@ Reads: a compute kernel after ``ttl-annotate-cb-associations``. Writes the TT-Me
 calls, each preceded by its ``*_init`` as the TT-Lang multi-tile lowering shows:
 
 * ``ttl.copy_tile`` → ``copy_tile_init(cb)``, ``copy_tile(cb, index, slot)``;
-* SFPU ops → ``<op>_tile_init()``, ``<op>_tile(slot[, params])`` in place (``ttl.tile_typecast`` →
+* SFPU ops → ``<op>_tile_init()``, ``<op>_tile(slot[, params])`` in place (an op's ``init_params``
+  are its init's template arguments instead: ``exp_tile_init<true, scale>()``; ``ttl.tile_typecast`` →
   ``typecast_tile_init<IN, OUT>()`` / ``typecast_tile<IN, OUT>(slot)``, the formats of its operand
   and result tile types), binary ones
   ``<op>_tile(slot_a, slot_b, slot_out)``; ``where_tile``; ``fill_tile(slot, value)``;
@@ -194,6 +195,8 @@ class ComputeLowering:
             slot = self.result_slot(op)
             params = []
             for p in info.params:
+                if p in info.init_params:
+                    continue
                 v = op.param(p)
                 if info.param_encoding == "bits":
                     params.append(e.i32(float_bits(v), op))
@@ -211,7 +214,10 @@ class ComputeLowering:
                              "out_dtype": ttl.data_format_of(op.result.type).value}
             elif API[info.call].templates:   # an integer op's format: the tile type's
                 templates = {"data_format": ttl.data_format_of(op.result.type).value}
-            e.call(info.init, [], op, templates if API[info.init].templates else None)
+            if info.init_params:             # constants the init programs (exp_tile_init<true, scale>)
+                e.call(info.init, [], op, {p: float_bits(op.param(p)) for p in info.init_params})
+            else:
+                e.call(info.init, [], op, templates if API[info.init].templates else None)
             e.call(info.call, [slot, *params], op, templates)
         elif info.kind == "sfpu_binary":
             slots = [self.slot_of(o) for o in op.tile_operands]
