@@ -18,13 +18,16 @@ def _cycle():
     return weakref.ref(a)
 
 
-def test_objects_older_than_the_body_are_frozen_only_inside_it():
+def test_objects_older_than_the_body_are_frozen_only_inside_it_and_a_nested_body_freezes_again():
     before = gc.get_freeze_count()
     with frozen_gc():
         assert gc.get_freeze_count() > before
-        with frozen_gc():                 # nested: frozen once, thawed once
+        made = [_Node() for _ in range(100)]          # made by the outer body
+        outer = gc.get_freeze_count()
+        with frozen_gc():                 # nested: what the outer body made is frozen too
             inner = gc.get_freeze_count()
-        assert gc.get_freeze_count() == inner
+            assert inner >= outer + len(made)
+        assert gc.get_freeze_count() > outer          # still frozen: thawed only at the outermost exit
     assert gc.get_freeze_count() == before
 
 

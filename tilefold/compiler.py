@@ -317,7 +317,11 @@ def compile_ttl(built, arch: Arch, keep_dumps: bool = False, print_ir_after_all:
     build its Program. The result is cached by the IR (with its source locations) and the tensors'
     layouts; the IR after each pass is kept when ``keep_dumps`` and printed when
     ``print_ir_after_all`` (also on a cache hit)."""
-    keep_dumps = keep_dumps or print_ir_after_all
+    with frozen_gc():       # the front end's objects (its lazy imports, the built module) stay out of collections
+        return _compile_ttl(built, arch, keep_dumps or print_ir_after_all, print_ir_after_all)
+
+
+def _compile_ttl(built, arch: Arch, keep_dumps: bool, print_ir_after_all: bool) -> CompiledOperation:
     key = (print_ir(built.module, debuginfo=True),
            tuple((a.name, tuple(a.tensor.shape), a.tensor.dtype.name, str(a.tensor.layout),
                   str(a.tensor.memory_config())) for a in built.capture.tensors),

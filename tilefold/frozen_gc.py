@@ -1,7 +1,8 @@
 """Python's cycle collector kept off the objects that were alive before a compile or a run.
 
 Reads / writes: the interpreter's garbage-collector generations (``gc.freeze`` / ``gc.unfreeze``)
-for the duration of the body; nested uses freeze once and thaw once, at the outermost exit.
+for the duration of the body; each nested use freezes again what the bodies around it made so far
+(a compile after the lazy imports of the front end), and the outermost exit thaws them all.
 
 A full collection walks every tracked object of the process. Beside torch (which TT-Lang programs
 import) that is about a million objects, and one walk takes about 0.1 s on a two-core machine; a
@@ -34,11 +35,9 @@ def frozen_gc():
     if not _freezes_at_exit:
         _freezes_at_exit = True
         atexit.register(gc.freeze)
-    if _depth == 0 and gc.isenabled():
-        gc.freeze()
-        thaw = True
-    else:
-        thaw = False
+    thaw = _depth == 0 and gc.isenabled()
+    if gc.isenabled():
+        gc.freeze()     # a nested use freezes what the outer body made so far too (lazy imports ...)
     _depth += 1
     try:
         yield

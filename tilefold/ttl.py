@@ -7,23 +7,27 @@ The names of the TT-Lang 1.x programming model — ``ttl.operation``, ``ttl.comp
 :mod:`tilefold.ttnn`.
 """
 
-from tilefold.frontend.ttl import *  # noqa: F401,F403
-from tilefold.frontend.ttl import __all__ as _language_names
-from tilefold.frontend.ttl.api import __getattr__  # noqa: F401  (a name tilefold lacks is one clear error)
+from tilefold.frozen_gc import frozen_gc as _frozen_gc
 
-import sys as _sys
-import types as _types
+# beside torch, a full collection during these imports walks about a million objects (0.1 s)
+with _frozen_gc():
+    from tilefold.frontend.ttl import *  # noqa: F401,F403
+    from tilefold.frontend.ttl import __all__ as _language_names
+    from tilefold.frontend.ttl.api import __getattr__  # noqa: F401  (a name tilefold lacks is one clear error)
 
-from tilefold import __version__  # noqa: F401  (ttl.__version__: the tilefold release)
-from tilefold import ttl_diagnostics as diagnostics  # ttl.diagnostics.TTLangCompileError
-from tilefold import ttl_ir as ir  # ttl.ir.MLIRError
-from tilefold import ttl_utils as utils  # ttl.utils: TT-Lang's helpers beside the language
-from tilefold import ttl_dtype_utils as dtype_utils  # ttl.dtype_utils: torch / TT-NN data types
-from tilefold.ttl_sram_storage import SRAMStorage  # noqa: F401  (tensors kept in L1 across operations)
-from tilefold import uncaught as _uncaught
-from tilefold.frontend.ttl import api as _api
-from tilefold.frontend.ttl import session as _session
-from tilefold.run import ttl as _runner
+    import sys as _sys
+    import types as _types
+
+    from tilefold import __version__  # noqa: F401  (ttl.__version__: the tilefold release)
+    from tilefold import ttl_diagnostics as diagnostics  # ttl.diagnostics.TTLangCompileError
+    from tilefold import ttl_ir as ir  # ttl.ir.MLIRError
+    from tilefold import ttl_utils as utils  # ttl.utils: TT-Lang's helpers beside the language
+    from tilefold import ttl_dtype_utils as dtype_utils  # ttl.dtype_utils: torch / TT-NN data types
+    from tilefold.ttl_sram_storage import SRAMStorage  # noqa: F401  (tensors kept in L1 across operations)
+    from tilefold import uncaught as _uncaught
+    from tilefold.frontend.ttl import api as _api
+    from tilefold.frontend.ttl import session as _session
+    from tilefold.run import ttl as _runner
 
 for _name in ("", ".correctness", ".block_allocation"):     # `from tilefold.ttl.utils.correctness import ...`
     _sys.modules[f"{__name__}.utils{_name}"] = _sys.modules[f"tilefold.ttl_utils{_name}"]

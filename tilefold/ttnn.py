@@ -29,29 +29,33 @@ sharded memory config cannot hold.
 
 from __future__ import annotations
 
-import builtins
-import enum
-import inspect
-import sys
-import types
+from tilefold.frozen_gc import frozen_gc as _frozen_gc
 
-import ml_dtypes
-import numpy as np
+# beside torch, a full collection during these imports walks about a million objects (0.1 s)
+with _frozen_gc():
+    import builtins
+    import enum
+    import inspect
+    import sys
+    import types
 
-from tilefold import ttnn_cache_ops  # noqa: F401 - registers the KV-cache operations in ttnn_ops.OPS
-from tilefold import ttnn_ops, uncaught
-from tilefold.errors import LayoutError, NotSimulatedError, TilefoldError, warn_at
-from tilefold.frontend.ttl import mesh
-from tilefold.frontend.ttl.host_types import (ROW_MAJOR_LAYOUT, TILE_LAYOUT, CoreCoord, CoreRange, CoreRangeSet, Layout,
-                                             SemaphoreDescriptor, conversion_hint)
-from tilefold.layout.formats import DataFormat, data_format, to_bfloat16
-from tilefold.layout.host import from_device_pages, to_device_pages
-from tilefold.layout.tiles import SUPPORTED_TILE_SHAPES, tile_shape as tile_shape_of
-from tilefold.layout.addressing import BufferType, ShardOrientation
-from tilefold.layout.tensor_spec import (DRAM_MEMORY_CONFIG, L1_MEMORY_CONFIG, MemoryConfig, ShardSpec,
-                                         TensorMemoryLayout)
-from tilefold.caller import user_location
-from tilefold.huge_pages import ordinary_pages
+    import ml_dtypes
+    import numpy as np
+
+    from tilefold import ttnn_cache_ops  # noqa: F401 - registers the KV-cache operations in ttnn_ops.OPS
+    from tilefold import ttnn_ops, uncaught
+    from tilefold.errors import LayoutError, NotSimulatedError, TilefoldError, warn_at
+    from tilefold.frontend.ttl import mesh
+    from tilefold.frontend.ttl.host_types import (ROW_MAJOR_LAYOUT, TILE_LAYOUT, CoreCoord, CoreRange, CoreRangeSet, Layout,
+                                                 SemaphoreDescriptor, conversion_hint)
+    from tilefold.layout.formats import DataFormat, data_format, to_bfloat16
+    from tilefold.layout.host import from_device_pages, to_device_pages
+    from tilefold.layout.tiles import SUPPORTED_TILE_SHAPES, tile_shape as tile_shape_of
+    from tilefold.layout.addressing import BufferType, ShardOrientation
+    from tilefold.layout.tensor_spec import (DRAM_MEMORY_CONFIG, L1_MEMORY_CONFIG, MemoryConfig, ShardSpec,
+                                             TensorMemoryLayout)
+    from tilefold.caller import user_location
+    from tilefold.huge_pages import ordinary_pages
 
 uncaught.install()   # an uncaught tilefold error prints as one line
 

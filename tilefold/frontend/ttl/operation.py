@@ -326,7 +326,9 @@ class Operation:
         if key is not None and key in self._cache:
             compiled, _ = self._cache[key]
         else:
-            compiled = runner.compile_built(self.build_capture(capture), capture.arch)
+            built = self.build_capture(capture)
+            with frozen_gc():           # what building made (the front end's lazy imports) stays out of collections
+                compiled = runner.compile_built(built, capture.arch)
             if key is not None:
                 self._cache[key] = (compiled, pinned)
         written = sorted(name for name in shared if compiled.program.buffers.get(name) is not None
