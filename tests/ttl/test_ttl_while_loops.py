@@ -274,3 +274,31 @@ def test_a_while_loop_in_a_body_without_kernel_functions():
     tripled_in_one_body(x, y)
     np.testing.assert_allclose(ttnn.to_numpy(y).astype(np.float32), ttnn.to_numpy(x).astype(np.float32) * 3.0,
                                rtol=1e-2, atol=2e-2)
+
+
+@ttl.operation(grid=(1, 1))
+def spins_forever(x, y):
+    """A ``while`` loop whose test reads what the body changes, but never turns false."""
+    x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+
+    @ttl.datamovement()
+    def read():
+        n = 0
+        while n != 7:  # error
+            n += 2
+        with x_dfb.reserve() as a:
+            ttl.copy(x[0, 0], a).wait()
+
+    @ttl.compute()
+    def compute():
+        with x_dfb.wait():
+            pass
+
+
+def test_a_while_loop_spinning_without_device_calls_is_a_runaway_at_its_line(monkeypatch):
+    from tilefold.errors import WatchdogError
+    from tilefold.sim import context
+
+    monkeypatch.setattr(context, "MAX_IDLE_STEPS", 1000)      # the default takes seconds to reach
+    expect_error(lambda: spins_forever(zeros((32, 32)), zeros((32, 32))), spins_forever.function, WatchdogError,
+                 "a while loop ran 1000 iterations in a row without calling the device")

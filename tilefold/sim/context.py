@@ -23,7 +23,7 @@ from tilefold.arch.cores import CoreCoord
 from tilefold.errors import (DramAccessError, KernelAssertError, ProgramError, RuntimeArgError, SimulationError,
                              SourceLocation)
 from tilefold.sim.lanes import any_lane, even, lane_values, uniform
-from tilefold.sim.watchdog import MAX_LOOP_TRIPS
+from tilefold.sim.watchdog import MAX_IDLE_STEPS, MAX_LOOP_TRIPS
 
 
 def _lane_text(parts: tuple, values: tuple, lane: int) -> str:
@@ -76,6 +76,8 @@ class KernelContext:
         self.busy = 0.0          # cycles of work; the same on every lane (same calls, same costs)
         self.max_cycles = device.max_cycles   # the watchdog's limit on busy cycles plus loop steps
         self.steps = 0                        # iterations of while loops (each at least a cycle)
+        self.idle_steps = 0                   # while-loop iterations in a row that made no device call
+        self.busy_at_step = 0.0
         self.stall = np.zeros(self.L)
         self.tracing = device.tracing
         self.events: list[TraceEvent] = []
@@ -259,10 +261,17 @@ class KernelContext:
             self.dev.printed.append((float(self.clock[lane]), len(self.dev.printed), _lane_text(parts, values, lane)))
 
     def step(self) -> None:
-        """One iteration of a while loop (the watchdog counts them)."""
+        """One iteration of a while loop (the watchdog counts them, and the iterations in a row
+        without a device call: see :data:`~tilefold.sim.watchdog.MAX_IDLE_STEPS`)."""
         self.steps += 1
         if self.busy + self.steps > self.max_cycles:
             self.scheduler.runaway(self.thread)
+        if self.busy != self.busy_at_step:
+            self.busy_at_step, self.idle_steps = self.busy, 0
+            return
+        self.idle_steps += 1
+        if self.idle_steps >= MAX_IDLE_STEPS:
+            self.scheduler.runaway(self.thread, idle=self.idle_steps)
 
     def cond(self, c) -> bool:
         if c.__class__ is bool:

@@ -132,8 +132,9 @@ class Scheduler:
         return SimulationError(f"kernel {thread.ctx.kernel.name} ({thread.name} on core {thread.ctx.cores[0]}) "
                                f"failed: {type(exc).__name__}: {exc}", loc)
 
-    def runaway(self, thread: SimThread, what: str | None = None) -> None:
-        """``thread`` ran past the watchdog's cycle limit: raise, naming every unfinished thread's line."""
+    def runaway(self, thread: SimThread, what: str | None = None, idle: int | None = None) -> None:
+        """``thread`` ran past the watchdog's cycle limit (or, with ``idle``, a while loop iterated that
+        many times without a device call): raise, naming every unfinished thread's line."""
         ctx = thread.ctx
         here = ctx.where(sys._getframe(2))
         limit = ctx.max_cycles
@@ -144,6 +145,10 @@ class Scheduler:
                 started = bool(t.greenlet) or t.greenlet.dead
                 lines.append(t.describe(t.wait_description if t.state == BLOCKED else
                                         "running" if started else "not started yet"))
+        if idle is not None:
+            raise WatchdogError(f"a while loop ran {idle} iterations in a row without calling the device (no "
+                                "buffer, NOC, semaphore or tile call, only integer arithmetic): it never ends — "
+                                "check its condition against what the body changes", lines, here)
         raise WatchdogError(f"a kernel ran past the watchdog's limit of {limit} cycles: a loop that never ends? "
                             "(raise the limit with max_cycles= / --max-cycles if the program is that long)",
                             lines, here)
