@@ -43,7 +43,7 @@ FRONTEND_FOUNDATION = {"tilefold.arch", "tilefold.layout.formats"}
 
 # Facades and tools on top (the public modules, program factories, the CLI, the demo) may import
 # anything; nothing below them may import them.
-TOP = {"language", "profiler", "testing", "ttl", "ttl_utils", "ttl_dtype_utils", "ttl_diagnostics", "ttl_ir", "ttl_sram_storage", "pykernel", "ttnn", "ttnn_ops", "ttnn_cache_ops", "uncaught", "ops", "cli", "demo", "utils", "carver", "__main__",
+TOP = {"language", "profiler", "testing", "ttl", "ttl_submodules", "ttl_utils", "ttl_dtype_utils", "ttl_diagnostics", "ttl_ir", "ttl_sram_storage", "pykernel", "ttnn", "ttnn_ops", "ttnn_cache_ops", "uncaught", "ops", "cli", "demo", "utils", "carver", "__main__",
        "__init__"}
 
 

@@ -28,6 +28,7 @@ with _frozen_gc():
     from tilefold.frontend.ttl import api as _api
     from tilefold.frontend.ttl import session as _session
     from tilefold.run import ttl as _runner
+    from tilefold import ttl_submodules as _submodules
 
 for _name in ("", ".correctness", ".block_allocation"):     # `from tilefold.ttl.utils.correctness import ...`
     _sys.modules[f"{__name__}.utils{_name}"] = _sys.modules[f"tilefold.ttl_utils{_name}"]
@@ -39,6 +40,7 @@ ttl = _sys.modules[__name__]     # `from ttl import ttl`: TT-Lang's language mod
 __all__ = [*_language_names, "SRAMStorage", "build_info"]
 
 _runner.install()      # calls of ttl.operation compile and run through tilefold.run.ttl
+_submodules.install_for_tilefold()     # `from tilefold.ttl.dtype_utils import ...`, as `from ttl.dtype_utils ...`
 
 
 # ``ttl.config`` (``from ttl.config import HAS_TT_DEVICE``): the simulated device is a device, so

@@ -1372,3 +1372,8 @@ def __getattr__(name: str):
     from tilefold.frontend.ttl.math_api import UnsupportedName
 
     raise UnsupportedName(f"ttnn.{name} is not supported by tilefold yet", user_location())
+
+
+from tilefold import ttl_submodules as _submodules  # noqa: E402  (after the names it views)
+
+_submodules.install_for_tilefold()      # `from tilefold.ttnn.X import ...`, as `from ttnn.X import ...`

@@ -30,10 +30,13 @@ from tilefold.cli.tt_lang_submodules import SUBMODULES, TtLangSubmodules
 
 # TT-Lang's package before 1.0 and its modules: importing a name from them is one error naming the 1.x API
 PRE_1_0_PACKAGES = ("ttlang", "ttlang.ttl_api", "ttlang.d2m_api", "ttlang.utils", "ttlang.utils.correctness")
-MODULE_ALIASES = ("ttl", "ttnn", "sim", "sim.testing", "sim.typedefs", "ttl.ttl_api", "ttl.utils", "ttl.utils.correctness",
-                  "ttl.utils.block_allocation", "ttl.diagnostics", "ttl.ir") + PRE_1_0_PACKAGES
+# TT-Lang's helpers beside its language: ``ttl.utils`` and, in its source tree, the top-level ``utils``
+UTILS_MODULES = ("", ".correctness", ".block_allocation")
+MODULE_ALIASES = ("ttl", "ttnn", "sim", "sim.testing", "sim.typedefs", "ttl.ttl_api", "ttl.diagnostics", "ttl.ir",
+                  *(f"ttl.utils{m}" for m in UTILS_MODULES), *(f"utils{m}" for m in UTILS_MODULES)) + PRE_1_0_PACKAGES
 
 _SIM_IMPORT = re.compile(r"^\s*(from\s+sim(\.testing|\.typedefs)?\s+import|import\s+sim\b)", re.M)
+_UTILS_IMPORT = re.compile(r"^\s*(from\s+utils(\.correctness|\.block_allocation)?\s+import|import\s+utils\b)", re.M)
 
 
 @contextmanager
@@ -47,8 +50,11 @@ def tt_lang_modules(path=None):
     sys.modules["ttl.ttl_api"] = pre_1_0_api_module("ttl.ttl_api")
     for name in PRE_1_0_PACKAGES:
         sys.modules[name] = pre_1_0_api_module(name)
-    for name in ("", ".correctness", ".block_allocation"):
+    for name in UTILS_MODULES:
         sys.modules[f"ttl.utils{name}"] = sys.modules[f"tilefold.ttl_utils{name}"]
+    if path is not None and _imports_tt_lang_utils(Path(path)):
+        for name in UTILS_MODULES:      # `from utils.correctness import ...`, as TT-Lang's source tree has it
+            sys.modules[f"utils{name}"] = sys.modules[f"tilefold.ttl_utils{name}"]
     sys.modules["ttl.diagnostics"] = tilefold.ttl.diagnostics
     sys.modules["ttl.ir"] = tilefold.ttl.ir
     packages = {name: getattr(sys.modules[name], "__path__", None) for name in TtLangSubmodules.ROOTS}
@@ -82,6 +88,14 @@ def tt_lang_modules(path=None):
                 sys.modules.pop(name, None)
             else:
                 sys.modules[name] = module
+
+
+def _imports_tt_lang_utils(script: Path) -> bool:
+    """Whether the script imports ``utils`` (TT-Lang's helper package of its source tree) and has
+    no ``utils`` of its own beside it."""
+    text = script.read_text(encoding="utf-8", errors="replace")
+    here = script.resolve().parent
+    return bool(_UTILS_IMPORT.search(text)) and not (here / "utils").exists() and not (here / "utils.py").exists()
 
 
 def execute(path) -> int:

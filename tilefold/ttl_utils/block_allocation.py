@@ -104,6 +104,22 @@ def split_work_to_nodes(grid_size, units_to_divide: int, row_wise: bool = True):
     return used, ranges(group1), ranges(group2), per1, per2
 
 
+def split_work_to_cores(grid_size, units_to_divide: int, row_wise: bool = True):
+    """TT-Lang's name before :func:`split_work_to_nodes`: the same split, each group as one
+    ``(start, end)`` pair, its first node and its last (``()`` for an empty group)."""
+    used, group1, group2, per1, per2 = split_work_to_nodes(grid_size, units_to_divide, row_wise)
+
+    def bounds(ranges):
+        return (ranges[0][0], ranges[-1][1]) if ranges else ()
+
+    return used, bounds(group1), bounds(group2), per1, per2
+
+
+def get_number_of_cores(grid_size) -> int:
+    """TT-Lang's name before 1.0 for the number of nodes of a grid shape."""
+    return math.prod(grid_size)
+
+
 def get_number_of_nodes_from_ranges(ranges) -> int:
     """The nodes of a list of inclusive ``(start, end)`` coordinate ranges."""
     return sum(math.prod(e - s + 1 for s, e in zip(start, end)) for start, end in ranges)
