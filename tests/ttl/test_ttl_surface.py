@@ -666,3 +666,13 @@ def test_ttl_has_a_version():
     import tilefold
 
     assert ttl.__version__ == tilefold.__version__ and ttl.__version__[0].isdigit()
+
+
+def test_a_staging_buffer_reserved_more_often_than_its_block_count_builds_with_a_warning_when_nothing_runs(
+        monkeypatch):
+    """TT-Lang's compiler builds such kernel skeletons; a build that runs nothing warns at the line."""
+    import pytest
+
+    monkeypatch.setenv("TTLANG_COMPILE_ONLY", "1")
+    with pytest.warns(UserWarning, match="nothing waits on it.*runs nothing, so it goes on"):
+        staging_copy(3)(tile_tensor((96, 32)), zeros((96, 32)))
