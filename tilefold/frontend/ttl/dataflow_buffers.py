@@ -33,7 +33,7 @@ import re
 from tilefold.errors import KernelError, KernelValueError, SourceLocation
 from tilefold.frontend.ttl import capture
 from tilefold.layout.formats import SUPPORTED_TILE_SHAPES, DataFormat, data_format, tensor_tile
-from tilefold.caller import user_location
+from tilefold.caller import checked_arguments, user_location
 
 MAX_BLOCK_COUNT = 32
 _ASSIGNED = re.compile(r"^\s*(\w+)\s*=")
@@ -199,6 +199,7 @@ class DFBAllocationGroup:
     line where one of them is reserved while another still holds blocks."""
 
 
+@checked_arguments("ttl.make_dfb_allocation_group")
 def make_dfb_allocation_group() -> DFBAllocationGroup:
     return DFBAllocationGroup()
 
@@ -207,6 +208,7 @@ _DTYPE_NAMES = {"bf16": "bfloat16", "fp32": "float32", "f32": "float32", "bfp8":
                 "bfp4": "bfloat4_b", "bfp4_b": "bfloat4_b"}
 
 
+@checked_arguments("ttl.make_dfb")
 def make_dfb(dtype, shape, block_count: int | None = None, *, buffer_factor: int | None = None, layout=None,
              allocation_group=None, tile=None):
     """``ttl.make_dfb(dtype, shape, block_count)``: a dataflow buffer no tensor describes — of tiles
@@ -254,6 +256,7 @@ def _template_format(dtype):
         return None
 
 
+@checked_arguments("ttl.make_dataflow_buffer_like")
 def make_dataflow_buffer_like(tensor, shape, block_count: int | None = None, *, buffer_factor: int | None = None,
                               allocation_group=None):
     """A dataflow buffer of blocks of ``shape`` in the likeness of ``tensor`` (its data type and
@@ -279,6 +282,7 @@ def make_dataflow_buffer_like(tensor, shape, block_count: int | None = None, *, 
                  tile)
 
 
+@checked_arguments("ttl.make_tensor_backed_dfb")
 def make_tensor_backed_dfb(tensor, shape, *, block_count: int = 1, byte_offset: int = 0, tile=None,
                            allocation_group=None):
     """A dataflow buffer whose storage is ``tensor``'s L1 shard on each node (see the module

@@ -80,6 +80,21 @@ class BoundMethod:
         self.name = name
 
 
+def _kernel_methods(value) -> tuple[str, ...]:
+    """The methods a kernel may call on ``value`` (those :meth:`ExpressionBuilder.call_method` builds)."""
+    if isinstance(value, (Semaphore, RemoteSemaphore, MulticastSemaphore)):
+        return {Semaphore: ("wait_eq", "wait_min", "set"), RemoteSemaphore: ("inc",),
+                MulticastSemaphore: ("set",)}[type(value)]
+    for kind, names in ((DataflowBuffer, ("reserve", "wait", "push", "pop", "publish")),
+                        (Block, ("push", "pop", "store", "store_rows", "accumulate_rows")),
+                        (Transfer, ("wait",)), (ReadyReceive, ("index",)), (GroupTransfer, ("add", "wait_all")),
+                        (PipeNet, ("if_src", "if_dst", "is_src", "is_dst", "is_active", "destination_count")),
+                        (DeviceDomain, ("current_index", "is_current"))):
+        if isinstance(value, kind):
+            return names
+    return ()
+
+
 class ExpressionBuilder:
     """Mixin of :class:`~.builder.KernelBuilder`: expressions and calls."""
 
@@ -300,6 +315,13 @@ class ExpressionBuilder:
                 return tuple((base.dfb if isinstance(base, Block) else base).tile)     # (height, width)
             if name in ("block_count", "buffer_factor") and isinstance(base, DataflowBuffer):
                 return base.block_count          # buffer_factor: its pre-1.0 name
+            methods = _kernel_methods(base)
+            if name not in methods:
+                attributes = ("shape", "dtype", "tile") + (("block_count",) if isinstance(base, DataflowBuffer) else ())
+                known = [f"{m}()" for m in methods] + (list(attributes) if isinstance(base, (Block, DataflowBuffer))
+                                                         else [])
+                has = f"; in a kernel it has {', '.join(known)}" if known else ""
+                raise self.error(f"{self.describe(base)} has no attribute {name!r}{has}", node)
             return BoundMethod(base, name)
         if isinstance(base, Pipe) and name in ("has_current_core", "has_current_node"):
             return BoundMethod(base, name)
@@ -648,10 +670,10 @@ class ExpressionBuilder:
             id(extern_calls.raw_addr): lambda args, kwargs, node: extern_calls.raw_address(self, args, kwargs, node),
             id(extern_calls.dfb_descriptor): lambda a, k, n: extern_calls.dfb_marker(extern_calls.DFBDescriptor)(self, a, k, n),
             **extern_calls.note_handlers(self),
-            id(builtins.min): lambda args, kwargs, node: self.call_min_max(args, node, "min"),
-            id(builtins.max): lambda args, kwargs, node: self.call_min_max(args, node, "max"),
-            id(BODY_BUILTINS["min"]): lambda args, kwargs, node: self.call_min_max(args, node, "min"),
-            id(BODY_BUILTINS["max"]): lambda args, kwargs, node: self.call_min_max(args, node, "max"),
+            id(builtins.min): lambda args, kwargs, node: self.call_min_max(args, node, "min", kwargs),
+            id(builtins.max): lambda args, kwargs, node: self.call_min_max(args, node, "max", kwargs),
+            id(BODY_BUILTINS["min"]): lambda args, kwargs, node: self.call_min_max(args, node, "min", kwargs),
+            id(BODY_BUILTINS["max"]): lambda args, kwargs, node: self.call_min_max(args, node, "max", kwargs),
             id(builtins.abs): self.call_abs,
             id(builtins.divmod): self.call_divmod,
             id(builtins.range): self.call_range,
@@ -760,8 +782,23 @@ class ExpressionBuilder:
         if args or kwargs:
             raise self.error(f"{what} takes no arguments", node)
 
+    def bound_arguments(self, function, args, kwargs, node, what: str) -> dict:
+        """The arguments of a kernel's call of the API function ``function`` by parameter name
+        (defaults filled in); arguments its signature cannot take are one error at the line."""
+        import inspect
+
+        signature = inspect.signature(function)
+        try:
+            bound = signature.bind(*args, **kwargs)
+        except TypeError as exc:
+            from tilefold.caller import argument_mismatch
+
+            raise self.error(argument_mismatch(what, signature, kwargs, exc), node) from None
+        bound.apply_defaults()
+        return bound.arguments
+
     def call_node(self, args, kwargs, node):
-        dims = kwargs.get("dims", args[0] if args else 2)
+        dims = self.bound_arguments(ttl_node, args, kwargs, node, "ttl.node")["dims"]
         x, y = self.node_values(node)
         arithmetic = {"+": self.scalars.add, "*": self.scalars.mul, "//": self.scalars.floordiv,
                       "%": self.scalars.mod}
@@ -769,10 +806,13 @@ class ExpressionBuilder:
                                 self.location(node))
 
     def call_grid_size(self, args, kwargs, node):
-        dims = kwargs.get("dims", args[0] if args else 2)
+        dims = self.bound_arguments(grid_size, args, kwargs, node, "ttl.grid_size")["dims"]
         return grid_shape(self.operation.grid_dims, dims, self.location(node))
 
-    def call_min_max(self, args, node, which: str):
+    def call_min_max(self, args, node, which: str, kwargs=None):
+        if kwargs:
+            raise self.error(f"{which}() in a kernel takes values only, not {', '.join(f'{k}=' for k in kwargs)}",
+                             node)
         values = list(args[0]) if len(args) == 1 and isinstance(args[0], (tuple, list)) else list(args)
         if any(isinstance(v, (Block, BlockExpression)) for v in values):
             raise self.error(f"{which}() of blocks: use ttl.math.{which}(a, b)", node)
@@ -790,7 +830,7 @@ class ExpressionBuilder:
         return result
 
     def call_abs(self, args, kwargs, node):
-        if len(args) != 1:
+        if len(args) != 1 or kwargs:
             raise self.error("abs() takes one argument", node)
         if isinstance(args[0], (Block, BlockExpression)):
             return self.block_unary("abs", args[0], node)

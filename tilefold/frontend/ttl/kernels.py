@@ -16,7 +16,7 @@ import enum
 import inspect
 from dataclasses import dataclass
 
-from tilefold.errors import KernelError, SourceLocation
+from tilefold.errors import KernelArgumentError, KernelError, SourceLocation
 from tilefold.frontend.ttl import capture
 from tilefold.caller import user_location
 
@@ -132,6 +132,9 @@ def _register(fn, kind: str, options: dict):
     options = dict(options)
     selector = options.pop("kernel", None)
     implicit = options.pop("__implicit__", False)
+    if options:         # a keyword TT-Lang's decorator does not take would be silently dropped
+        raise KernelArgumentError(f"@ttl.{kind}() got an unexpected keyword argument {next(iter(options))!r}; it "
+                                  "takes kernel= (a ttl.KernelKind or ttl.Kernel) or nothing", user_location())
     if selector is not None:
         check_selector(selector, kind, f"@ttl.{kind}(kernel=...)", user_location())
     location = _def_line(fn)
