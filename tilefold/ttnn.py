@@ -575,6 +575,7 @@ def from_numpy(array, dtype=None, layout=TILE_LAYOUT, device: Device | None = No
     layout = _layout(layout)
     dt = _dtype(dtype) if dtype is not None else _default_dtype(array)
     tile = _tile(tile)
+    _integer_range(array, dt, "from_numpy")
     # bfloat16 arrays stay bfloat16 until quantize (every float format holds their values exactly)
     values = array.astype(np.float32) if dt.data_format.is_float and array.dtype.name != "bfloat16" else array
     if isinstance(device, mesh.MeshDevice) or mesh_mapper is not None:
@@ -599,7 +600,29 @@ def from_torch(tensor, dtype=None, layout=TILE_LAYOUT, device: Device | None = N
     _conversion_keywords(kwargs, "from_torch")
     _device(device, "from_torch")            # its own name in the errors of these arguments
     _memory_config(memory_config, "from_torch")
+    _integer_range(values, _dtype(dtype or own), "from_torch")
     return from_numpy(values, _dtype(dtype or own), layout, device, memory_config, mesh_mapper, tile, **kwargs)
+
+
+def _integer_range(values: np.ndarray, dtype: DataType, what: str) -> None:
+    """Values an integer tensor of ``dtype`` cannot hold — NaN, an infinity, or a number outside its
+    range, which a cast would wrap around (-1 as 4294967295) — are one error at the user's line."""
+    fmt = dtype.data_format
+    if fmt.is_float or fmt.is_block_float or values.size == 0 or values.dtype.kind == "b":
+        return
+    limits = np.iinfo(fmt.numpy_dtype)
+    if values.dtype.kind in "iu" and np.can_cast(values.dtype, fmt.numpy_dtype):
+        return
+    with np.errstate(invalid="ignore"):
+        checked = values.astype(np.float64) if values.dtype.name == "bfloat16" else values
+        bad = ~np.isfinite(checked) if checked.dtype.kind == "f" else np.zeros(checked.shape, bool)
+        bad |= (checked < limits.min) | (checked > limits.max)
+    if bad.any():
+        index = tuple(int(i) for i in np.argwhere(bad)[0])
+        more = "" if bad.sum() == 1 else f", and {int(bad.sum()) - 1} more"
+        raise LayoutError(f"{what}: a {fmt.ttnn_name} tensor holds whole numbers {limits.min}..{limits.max}, and "
+                          f"the values hold {checked[index].item()!r} (at {index}{more}), which a cast would "
+                          "wrap around or garble — clip or round the values first, or give a float dtype", user_location())
 
 
 def _numpy_of(tensor, what: str) -> tuple[np.ndarray, DataType]:

@@ -473,3 +473,30 @@ def test_a_tensor_keeps_its_tile_through_to_layout_and_gets_32x32_tiles_from_to_
     assert moved.tile.tile_shape == (32, 32) and tiled.tile.tile_shape == (16, 32)
     np.testing.assert_array_equal(ttnn.to_numpy(moved), x)
     np.testing.assert_array_equal(ttnn.to_numpy(tiled), x)
+
+
+@pytest.mark.parametrize("values, dtype, message", [
+    (-np.ones((32, 32), np.float32), "uint32", r"uint32 tensor holds whole numbers 0..4294967295, and the values "
+                                               r"hold -1.0 \(at \(0, 0\), and 1023 more\)"),
+    (np.full((32, 32), 70000.0, np.float32), "uint16", r"uint16 tensor holds whole numbers 0..65535"),
+    (np.array([[1.0, np.nan]], np.float32), "int32", r"the values hold nan \(at \(0, 1\)\)"),
+    (np.array([[1, 2**40]], np.int64), "int32", r"the values hold 1099511627776 \(at \(0, 1\)\)"),
+])
+def test_values_an_integer_tensor_cannot_hold_are_not_wrapped_around(values, dtype, message):
+    """-1 into uint32 is no 4294967295 and 70000 into uint16 no 4464, as ttnn.full refuses them too."""
+    with pytest.raises(LayoutError, match=r"from_numpy: a .*" + message) as info:
+        line = _here()
+        ttnn.from_numpy(values, dtype=getattr(ttnn, dtype))
+    _at(info, line)
+    assert "clip or round the values first, or give a float dtype" in str(info.value)
+    inside = np.clip(np.nan_to_num(values), 0, 65535).astype(np.float32)
+    np.testing.assert_array_equal(ttnn.to_numpy(ttnn.from_numpy(inside, dtype=getattr(ttnn, dtype))), inside)
+
+
+def test_from_torch_of_values_an_integer_tensor_cannot_hold():
+    torch = pytest.importorskip("torch")
+    with pytest.raises(LayoutError, match=r"from_torch: a uint16 tensor holds whole numbers 0..65535, and the values "
+                                          r"hold -3.0") as info:
+        line = _here()
+        ttnn.from_torch(torch.full((32, 32), -3.0), dtype=ttnn.uint16)
+    _at(info, line)
