@@ -32,6 +32,7 @@ from __future__ import annotations
 import builtins
 import enum
 import inspect
+import math as _math
 import sys
 import types
 
@@ -688,7 +689,16 @@ def _shape(shape) -> tuple[int, ...]:
     dims = shape if hasattr(shape, "__len__") and not isinstance(shape, str) else (shape,)
     if not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d >= 0 for d in dims):
         raise LayoutError(f"shape {shape!r}: give a tuple of sizes (ints >= 0)", user_location())
-    return tuple(int(d) for d in dims)
+    dims = tuple(int(d) for d in dims)
+    from tilefold.arch import get_arch
+    from tilefold.frontend.ttl.session import settings
+
+    arch = get_arch(settings().arch)
+    dram = arch.dram_banks * arch.dram_bank_size
+    if _math.prod(dims) > 2 * dram:      # more than the DRAM holds even of half-byte bfloat4_b elements
+        raise LayoutError(f"shape {dims}: {_math.prod(dims):,} elements are more than the {dram / (1 << 30):.0f} GiB "
+                          f"of DRAM of {arch.board} hold in any data type; use a smaller shape", user_location())
+    return dims
 
 
 def _created_dtype(dtype) -> DataType:

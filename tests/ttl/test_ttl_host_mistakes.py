@@ -500,3 +500,12 @@ def test_from_torch_of_values_an_integer_tensor_cannot_hold():
         line = _here()
         ttnn.from_torch(torch.full((32, 32), -3.0), dtype=ttnn.uint16)
     _at(info, line)
+
+
+def test_a_shape_no_device_memory_holds():
+    """A typo of a shape (a 2^20 x 2^20 tensor) is an error at the line, not numpy's MemoryError."""
+    with pytest.raises(LayoutError, match=r"shape \(1048576, 1048576\): 1,099,511,627,776 elements are more than the "
+                                          r"\d+ GiB of DRAM of \w+ hold in any data type") as info:
+        line = _here()
+        ttnn.ones((2**20, 2**20))
+    _at(info, line)
