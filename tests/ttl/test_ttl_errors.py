@@ -1098,3 +1098,39 @@ def test_keywords_of_min_and_abs_in_a_kernel_are_not_ignored():
 
     expect_error(lambda: op(*tensors()), test_keywords_of_min_and_abs_in_a_kernel_are_not_ignored, KernelError,
                  "min() in a kernel takes values only, not key=")
+
+
+def test_two_kernel_functions_of_one_name():
+    """Each kernel is a function of the program named as its def: a second of one name is an error at
+    its def naming the first, not the IR's symbol clash without a line."""
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+        y_dfb = ttl.make_dataflow_buffer_like(y, shape=(1, 1), block_count=2)
+
+        @ttl.compute()
+        def compute():
+            with x_dfb.wait() as a, y_dfb.reserve() as b:
+                b.store(a)
+
+        @ttl.datamovement()
+        def move():
+            with x_dfb.reserve() as blk:
+                ttl.copy(x[0, 0], blk).wait()
+
+        @ttl.datamovement()
+        def move():  # noqa: F811 - the mistake under test  # error
+            with y_dfb.wait() as blk:
+                ttl.copy(blk, y[0, 0]).wait()
+
+    expect_error(lambda: op(*tensors()), test_two_kernel_functions_of_one_name, KernelError,
+                 "operation 'op' already has a kernel function named 'move' (at ", "give each kernel function its own")
+
+
+def test_a_lambda_as_a_kernel():
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        ttl.compute()(lambda: None)  # error
+
+    expect_error(lambda: op(*tensors()), test_a_lambda_as_a_kernel, KernelError,
+                 "ttl.compute() takes a kernel written as a def function, not a lambda")
