@@ -1134,3 +1134,24 @@ def test_a_lambda_as_a_kernel():
 
     expect_error(lambda: op(*tensors()), test_a_lambda_as_a_kernel, KernelError,
                  "ttl.compute() takes a kernel written as a def function, not a lambda")
+
+
+def test_a_numpy_array_in_a_kernel_is_named_by_its_shape_not_its_values():
+    """The message stays one line: an array's repr would spread its values over many."""
+    weights = np.ones((32, 32))
+
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+        y_dfb = ttl.make_dataflow_buffer_like(y, shape=(1, 1), block_count=2)
+
+        @ttl.compute()
+        def compute():
+            with x_dfb.wait() as a, y_dfb.reserve() as b:
+                b.store(a * weights)  # error
+
+        copy_kernels(x_dfb, y_dfb, x, y)
+
+    error = expect_error(lambda: op(*tensors()), test_a_numpy_array_in_a_kernel_is_named_by_its_shape_not_its_values,
+                         KernelError, "a numpy array of shape (32, 32) (float64) is not a block or a block expression")
+    assert "\n" not in str(error)

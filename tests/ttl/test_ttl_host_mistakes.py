@@ -509,3 +509,13 @@ def test_a_shape_no_device_memory_holds():
         line = _here()
         ttnn.ones((2**20, 2**20))
     _at(info, line)
+
+
+def test_a_host_op_given_a_numpy_array_operand_says_to_convert_it_in_one_line():
+    tensor = ttnn.from_numpy(_values())
+    with pytest.raises(LayoutError, match=r"ttnn.add: an operand is ndarray, not a tensor or a number; it is a numpy "
+                                          r"array: convert it with ttnn.from_numpy\(...\) first") as info:
+        line = _here()
+        ttnn.add(tensor, np.ones((32, 32)))
+    _at(info, line)
+    assert "\n" not in str(info.value)

@@ -135,7 +135,12 @@ class ExpressionBuilder:
             return public
         if isinstance(value, type):
             return f"class {value.__name__}"
-        shown = repr(value)
+        kind = type(value).__module__.split(".")[0]
+        if kind in ("numpy", "torch") and hasattr(value, "shape") and getattr(value, "ndim", 0):
+            # an array's repr is many lines of its values: its shape and data type say what it is
+            return (f"a {'numpy array' if kind == 'numpy' else 'torch tensor'} of shape {tuple(value.shape)} "
+                    f"({value.dtype})")
+        shown = " ".join(repr(value).split())
         if " object at 0x" in shown:        # no repr of its own: the type says what it is
             return f"a {type(value).__name__} object"
         return f"{type(value).__name__} {shown}"[:80]
