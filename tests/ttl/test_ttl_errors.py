@@ -1155,3 +1155,42 @@ def test_a_numpy_array_in_a_kernel_is_named_by_its_shape_not_its_values():
     error = expect_error(lambda: op(*tensors()), test_a_numpy_array_in_a_kernel_is_named_by_its_shape_not_its_values,
                          KernelError, "a numpy array of shape (32, 32) (float64) is not a block or a block expression")
     assert "\n" not in str(error)
+
+
+def test_the_public_buffer_constructor_and_make_dfb_refuse_what_they_cannot_take():
+    from tilefold.errors import KernelValueError
+
+    def nothing():
+        @ttl.operation(grid=(1, 1))
+        def op(x, y):
+            ttl.DataflowBuffer(shape=(1, 1))  # error
+
+        op(*tensors())
+
+    def misspelt():
+        @ttl.operation(grid=(1, 1))
+        def op(x, y):
+            ttl.DataflowBuffer(tensr=x, shape=(1, 1))  # error
+
+        op(*tensors())
+
+    def not_a_dtype():
+        @ttl.operation(grid=(1, 1))
+        def op(x, y):
+            ttl.DataflowBuffer(tensor=x, shape=(1, 1), dtype="foo")  # error
+
+        op(*tensors())
+
+    def layout():
+        @ttl.operation(grid=(1, 1))
+        def op(x, y):
+            ttl.make_dfb(ttnn.bfloat16, (1, 1), 2, layout="weird")  # error
+
+        op(*tensors())
+
+    expect_error(nothing, nothing, KernelError, "takes shape= and a tensor or a dtype")
+    expect_error(misspelt, misspelt, KernelError, "takes shape= and a tensor or a dtype; not tensr=")
+    expect_error(not_a_dtype, not_a_dtype, KernelValueError, "ttl.DataflowBuffer(dtype='foo'): give a TT-NN or torch "
+                 "data type")
+    expect_error(layout, layout, KernelError, "ttl.make_dfb(layout='weird'): give ttnn.TILE_LAYOUT or "
+                 "ttnn.ROW_MAJOR_LAYOUT")

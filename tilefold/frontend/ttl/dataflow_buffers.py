@@ -59,19 +59,25 @@ class _PublicConstructor(type):
     (:func:`make_dfb`); a ``dtype`` other than the tensor's is one error at the line."""
 
     def __call__(cls, *args, **kwargs):
-        if args or not {"tensor", "dtype"} & set(kwargs):
+        if args:            # the front end's own buffers (positional: shape, block count, format ...)
             return super().__call__(*args, **kwargs)
         tensor, dtype = kwargs.pop("tensor", None), kwargs.pop("dtype", None)
         location = user_location()
+        if dtype is not None and _template_format(dtype) is None and not isinstance(dtype, str):
+            raise KernelValueError(f"ttl.DataflowBuffer(dtype={dtype!r}): give a TT-NN or torch data type "
+                                   "(ttnn.bfloat16, torch.float32 ...)", location)
         if tensor is not None and dtype is not None:
             own = _template_format(getattr(tensor, "dtype", None))
             given = _template_format(dtype)
-            if own is not None and given is not None and own is not given:
+            if given is None:
+                raise KernelValueError(f"ttl.DataflowBuffer(dtype={dtype!r}): give a TT-NN or torch data type "
+                                       "(ttnn.bfloat16, torch.float32 ...)", location)
+            if own is not None and own is not given:
                 raise KernelValueError(f"DataflowBuffer dtype {given.ttnn_name} conflicts with backing tensor dtype "
                                        f"{own.ttnn_name}; drop dtype= or make the buffer like a tensor of that type",
                                        location)
         unknown = set(kwargs) - {"shape", "block_count"}
-        if unknown or "shape" not in kwargs:
+        if unknown or "shape" not in kwargs or tensor is None and dtype is None:
             raise KernelError("ttl.DataflowBuffer(tensor=..., shape=..., block_count=..., dtype=...) takes shape= and "
                               f"a tensor or a dtype{f'; not {sorted(unknown)[0]}=' if unknown else ''}", location)
         if tensor is not None:
@@ -225,7 +231,10 @@ def make_dfb(dtype, shape, block_count: int | None = None, *, buffer_factor: int
     except Exception:       # noqa: BLE001 - reported below
         raise KernelError(f"ttl.make_dfb({dtype!r}, ...): the data type is bf16, fp32, bfp8 or a TT-NN data type",
                           location) from None
-    layout_name = "TILE" if layout is None or "TILE" in str(getattr(layout, "name", layout)).upper() else "ROW_MAJOR"
+    spelled = str(getattr(layout, "name", layout)).upper()
+    if layout is not None and "TILE" not in spelled and "ROW_MAJOR" not in spelled:
+        raise KernelError(f"ttl.make_dfb(layout={layout!r}): give ttnn.TILE_LAYOUT or ttnn.ROW_MAJOR_LAYOUT", location)
+    layout_name = "TILE" if layout is None or "TILE" in spelled else "ROW_MAJOR"
     if layout_name != "TILE" and tile is not None:
         raise KernelError(f"ttl.make_dfb(tile={tile!r}, layout=...): a row-major buffer has no tiles; drop tile=",
                           location)

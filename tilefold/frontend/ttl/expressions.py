@@ -652,8 +652,9 @@ class ExpressionBuilder:
         if kwargs or len(values) > 1 or (not values and name != "inc"):
             raise self.error(f"{name}(value) takes one integer", node)
         value = self.as_int(values[0] if values else 1, node, f"the value of {name}()")
-        if isinstance(value, int) and value < 0:
-            raise self.error(f"{name}({value}): a semaphore holds a non-negative integer", node)
+        if isinstance(value, int) and not 0 <= value < 1 << 32:
+            raise self.error(f"{name}({value}): a semaphore holds a non-negative integer of 32 bits "
+                             "(0..4294967295)", node)
         semaphore = obj if isinstance(obj, Semaphore) else obj.semaphore
         remote = obj.node if isinstance(obj, RemoteSemaphore) else obj.rect_index if isinstance(
             obj, MulticastSemaphore) else None
