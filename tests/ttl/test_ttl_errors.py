@@ -1194,3 +1194,26 @@ def test_the_public_buffer_constructor_and_make_dfb_refuse_what_they_cannot_take
                  "data type")
     expect_error(layout, layout, KernelError, "ttl.make_dfb(layout='weird'): give ttnn.TILE_LAYOUT or "
                  "ttnn.ROW_MAJOR_LAYOUT")
+
+
+def test_the_value_of_a_helper_that_ends_in_raise_names_the_raise():
+    """A kernel has no exceptions (a raise is an assert that fails where it is reached), so a helper
+    ending in raise gives its caller no value: the error at the use names the raise, not None."""
+    def checked(a):
+        raise ValueError("unsupported block")
+
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+        y_dfb = ttl.make_dataflow_buffer_like(y, shape=(1, 1), block_count=2)
+
+        @ttl.compute()
+        def compute():
+            with x_dfb.wait() as a, y_dfb.reserve() as b:
+                b.store(checked(a))  # error
+
+        copy_kernels(x_dfb, y_dfb, x, y)
+
+    expect_error(lambda: op(*tensors()), test_the_value_of_a_helper_that_ends_in_raise_names_the_raise, KernelError,
+                 "the value of checked(), which has none: it ends in raise ValueError('unsupported block') (at ",
+                 "is not a block or a block expression")

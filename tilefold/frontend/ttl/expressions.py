@@ -40,6 +40,7 @@ from tilefold.frontend.ttl.values import (
     GroupTransfer,
     LocalFunction,
     PipeIdentity,
+    RaisedValue,
     ReadyReceive,
     TensorSlice,
     Transfer,
@@ -121,6 +122,9 @@ class ExpressionBuilder:
             return "a tensor slice"
         if value is None:
             return "None"
+        if isinstance(value, RaisedValue):
+            return (f"the value of {value.helper}(), which has none: it ends in raise {value.raised} (at "
+                    f"{value.location}), an assert that fails where a kernel reaches it,")
         if isinstance(value, PipeNet):
             return "a ttl.PipeNet"
         if isinstance(value, PipeIdentity):
