@@ -1217,3 +1217,22 @@ def test_the_value_of_a_helper_that_ends_in_raise_names_the_raise():
     expect_error(lambda: op(*tensors()), test_the_value_of_a_helper_that_ends_in_raise_names_the_raise, KernelError,
                  "the value of checked(), which has none: it ends in raise ValueError('unsupported block') (at ",
                  "is not a block or a block expression")
+
+
+def test_a_buffer_attribute_assigned_in_the_body_is_an_error_there():
+    """``x_dfb.block_count = 0`` skipped make_dataflow_buffer_like's checks and failed later at a wait."""
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+        y_dfb = ttl.make_dataflow_buffer_like(y, shape=(1, 1), block_count=2)
+        x_dfb.block_count = 0  # error
+
+        @ttl.compute()
+        def compute():
+            with x_dfb.wait() as a, y_dfb.reserve() as b:
+                b.store(a)
+
+        copy_kernels(x_dfb, y_dfb, x, y)
+
+    expect_error(lambda: op(*tensors()), test_a_buffer_attribute_assigned_in_the_body_is_an_error_there, KernelError,
+                 "x_dfb.block_count = ...: a dataflow buffer's block_count is set when it is made")

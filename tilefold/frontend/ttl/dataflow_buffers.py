@@ -53,6 +53,15 @@ def device_block_shape(shape) -> tuple[int, ...]:
     return (1, *shape) if len(shape) == 1 else shape
 
 
+def _from_user_code() -> bool:
+    """Whether the caller of the caller is a user's script (not tilefold itself)."""
+    import os
+    import sys
+
+    package = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    return not os.path.abspath(sys._getframe(2).f_code.co_filename).startswith(package + os.sep)
+
+
 class _PublicConstructor(type):
     """``ttl.DataflowBuffer(tensor=..., shape=..., block_count=..., dtype=...)``, TT-Lang's public
     constructor: a buffer like ``tensor`` (:func:`make_dataflow_buffer_like`) or of ``dtype``
@@ -105,6 +114,17 @@ class DataflowBuffer(metaclass=_PublicConstructor):
         self.byte_offset = 0          # where in that shard the buffer starts
         self.allocation_group = None  # a ttl.make_dfb_allocation_group() it takes turns with
         self.arena_offset = None      # where it starts in the operation's L1 arena (dfb_reuse.l1_arena)
+
+    # what a script reads of a buffer; it made the buffer with them, and assigning one afterwards
+    # would skip the checks of make_dataflow_buffer_like (block_count 1..32, a positive shape)
+    _READ_ONLY = ("shape", "block_count", "tile", "layout", "data_format")
+
+    def __setattr__(self, name: str, value) -> None:
+        if name in self._READ_ONLY and name in self.__dict__ and _from_user_code():
+            raise KernelError(f"{self.name}.{name} = ...: a dataflow buffer's {name} is set when it is made; make "
+                              f"it with the {name} you want (ttl.make_dataflow_buffer_like(..., {name}=...))",
+                              user_location())
+        super().__setattr__(name, value)
 
     @property
     def ir_name(self) -> str:
