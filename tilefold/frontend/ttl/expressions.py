@@ -607,6 +607,11 @@ class ExpressionBuilder:
         def show(value, spec: str = "") -> None:
             if isinstance(value, NodeExpression):
                 value = self.node_expression(value, where)
+            if spec and isinstance(value, (Scalar, SSAValue)):
+                from tilefold.errors import warn_at
+
+                warn_at(f"the format spec :{spec} of a runtime value is not applied: the device's DPRINT prints it "
+                        "as a plain integer", self.location(where))
             if isinstance(value, Scalar):
                 values.append(self.scalars.materialize(value))
                 parts.append("")
