@@ -66,7 +66,7 @@ def _num(x, like: Value | None = None):
     if isinstance(x, Value):
         return x.values
     if not isinstance(x, (int, float, np.number, np.bool_)):    # np.float32(None) would be NaN
-        from tilefold.ttnn import conversion_hint
+        from tilefold.frontend.ttl.host_types import conversion_hint
 
         hint = conversion_hint(x)
         if hint:
