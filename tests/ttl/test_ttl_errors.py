@@ -1236,3 +1236,21 @@ def test_a_buffer_attribute_assigned_in_the_body_is_an_error_there():
 
     expect_error(lambda: op(*tensors()), test_a_buffer_attribute_assigned_in_the_body_is_an_error_there, KernelError,
                  "x_dfb.block_count = ...: a dataflow buffer's block_count is set when it is made")
+
+
+def test_a_signpost_is_named_by_a_string():
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+        y_dfb = ttl.make_dataflow_buffer_like(y, shape=(1, 1), block_count=2)
+
+        @ttl.compute()
+        def compute():
+            with ttl.signpost(3):  # error
+                with x_dfb.wait() as a, y_dfb.reserve() as b:
+                    b.store(a)
+
+        copy_kernels(x_dfb, y_dfb, x, y)
+
+    expect_error(lambda: op(*tensors()), test_a_signpost_is_named_by_a_string, KernelError,
+                 "ttl.signpost(name) takes the region's name as a string, not int 3")

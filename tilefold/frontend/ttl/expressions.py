@@ -679,7 +679,7 @@ class ExpressionBuilder:
             id(ttl_node): self.call_node,
             id(grid_size): self.call_grid_size,
             id(device_calls.GroupTransfer): self.call_group_transfer,
-            id(device_calls.signpost): lambda args, kwargs, node: device_calls.SIGNPOST,
+            id(device_calls.signpost): self.call_signpost,
             id(extern_calls.call_extern_func): lambda args, kwargs, node: extern_calls.build_call(self, args, kwargs, node),
             id(extern_calls.get_dfb_id): lambda a, k, n: extern_calls.dfb_marker(extern_calls.DFBId)(self, a, k, n),
             id(extern_calls.raw_addr): lambda args, kwargs, node: extern_calls.raw_address(self, args, kwargs, node),
@@ -819,6 +819,14 @@ class ExpressionBuilder:
                       "%": self.scalars.mod}
         return node_coordinates(self.operation.grid_dims, dims, x, y, lambda op, a, b: arithmetic[op](a, b),
                                 self.location(node))
+
+    def call_signpost(self, args, kwargs, node):
+        """``ttl.signpost(name)``: a profiling marker, named by a string known when the kernel is built."""
+        name = self.bound_arguments(device_calls.signpost, args, kwargs, node, "ttl.signpost")["name"]
+        if not isinstance(name, str):
+            raise self.error(f"ttl.signpost(name) takes the region's name as a string, not {self.describe(name)}",
+                             node)
+        return device_calls.SIGNPOST
 
     def call_grid_size(self, args, kwargs, node):
         dims = self.bound_arguments(grid_size, args, kwargs, node, "ttl.grid_size")["dims"]
