@@ -636,6 +636,12 @@ def _numpy_of(tensor, what: str) -> tuple[np.ndarray, DataType]:
         raise LayoutError(f"{what} takes a torch.Tensor, not {type(tensor).__name__}", user_location())
     if tensor.is_complex():
         raise LayoutError(f"{what}: a ttnn tensor holds real numbers, not {tensor.dtype}", user_location())
+    if tensor.is_meta:
+        raise LayoutError(f"{what}: a tensor on torch's meta device has a shape but no values; make it on the CPU "
+                          "(device='cpu')", user_location())
+    if tensor.layout != torch.strided:
+        raise LayoutError(f"{what}: a {tensor.layout} torch tensor; convert it with .to_dense() first",
+                          user_location())
     own = {torch.bfloat16: bfloat16, torch.float32: float32, torch.int32: int32}.get(tensor.dtype, bfloat16)
     if tensor.dtype == torch.bfloat16:
         return tensor.detach().cpu().contiguous().view(torch.int16).numpy().view(ml_dtypes.bfloat16), own

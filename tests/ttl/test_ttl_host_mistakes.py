@@ -519,3 +519,17 @@ def test_a_host_op_given_a_numpy_array_operand_says_to_convert_it_in_one_line():
         ttnn.add(tensor, np.ones((32, 32)))
     _at(info, line)
     assert "\n" not in str(info.value)
+
+
+def test_from_torch_of_a_tensor_without_values_on_the_cpu():
+    torch = pytest.importorskip("torch")
+    with pytest.raises(LayoutError, match=r"from_torch: a tensor on torch's meta device has a shape but no values") \
+            as info:
+        line = _here()
+        ttnn.from_torch(torch.ones((32, 32), device="meta"))
+    _at(info, line)
+    with pytest.raises(LayoutError, match=r"from_torch: a torch.sparse_coo torch tensor; convert it with "
+                                          r"\.to_dense\(\) first") as info:
+        line = _here()
+        ttnn.from_torch(torch.eye(32).to_sparse())
+    _at(info, line)
