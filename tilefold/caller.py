@@ -42,3 +42,46 @@ def unsupported_names(module: str, advice: str):
             raise AttributeError(name)
         raise KernelError(f"{module}.{name} is not supported by tilefold yet{advice}", user_location())
     return __getattr__
+
+
+
+def argument_mismatch(what: str, signature, kwargs: dict, exc: TypeError) -> str:
+    """The message for a call of ``what`` whose arguments ``signature`` cannot bind (``exc``): an
+    unknown keyword first, with the one meant when it is close to a parameter's name, then the
+    parameters the function takes."""
+    import difflib
+
+    names = [p.name for p in signature.parameters.values()
+             if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) and p.name != "self"]
+    unknown = [k for k in kwargs if k not in signature.parameters]
+    message = f"got an unexpected keyword argument {unknown[0]!r}" if unknown else str(exc)
+    close = difflib.get_close_matches(unknown[0], names, n=1) if unknown else []
+    hint = f" (did you mean {close[0]}=?)" if close else ""
+    return f"{what}(): {message}{hint}; it takes {', '.join(names) if names else 'no arguments'}"
+
+
+def checked_arguments(what: str):
+    """Decorator of a public function (or ``__init__``) a user's script calls: arguments its
+    signature cannot take (an unknown keyword, one missing or too many) are one
+    :class:`~tilefold.errors.KernelArgumentError` (a ``TypeError``) at the user's line naming
+    ``what`` (``ttl.make_dataflow_buffer_like``), with the keyword meant when a misspelt one is close
+    to one the function takes — not Python's ``TypeError`` with tilefold's frames."""
+    import functools
+    import inspect
+
+    def decorate(function):
+        signature = inspect.signature(function)
+
+        @functools.wraps(function)
+        def checked(*args, **kwargs):
+            try:
+                signature.bind(*args, **kwargs)
+            except TypeError as exc:
+                from tilefold.errors import KernelArgumentError
+
+                raise KernelArgumentError(argument_mismatch(what, signature, kwargs, exc), user_location()) from None
+            return function(*args, **kwargs)
+
+        return checked
+
+    return decorate

@@ -36,6 +36,7 @@ with _frozen_gc():
     import builtins
     import enum
     import inspect
+    import math as _math
     import sys
     import types
 
@@ -579,6 +580,7 @@ def from_numpy(array, dtype=None, layout=TILE_LAYOUT, device: Device | None = No
     layout = _layout(layout)
     dt = _dtype(dtype) if dtype is not None else _default_dtype(array)
     tile = _tile(tile)
+    _integer_range(array, dt, "from_numpy")
     # bfloat16 arrays stay bfloat16 until quantize (every float format holds their values exactly)
     values = array.astype(np.float32) if dt.data_format.is_float and array.dtype.name != "bfloat16" else array
     if isinstance(device, mesh.MeshDevice) or mesh_mapper is not None:
@@ -603,7 +605,29 @@ def from_torch(tensor, dtype=None, layout=TILE_LAYOUT, device: Device | None = N
     _conversion_keywords(kwargs, "from_torch")
     _device(device, "from_torch")            # its own name in the errors of these arguments
     _memory_config(memory_config, "from_torch")
+    _integer_range(values, _dtype(dtype or own), "from_torch")
     return from_numpy(values, _dtype(dtype or own), layout, device, memory_config, mesh_mapper, tile, **kwargs)
+
+
+def _integer_range(values: np.ndarray, dtype: DataType, what: str) -> None:
+    """Values an integer tensor of ``dtype`` cannot hold — NaN, an infinity, or a number outside its
+    range, which a cast would wrap around (-1 as 4294967295) — are one error at the user's line."""
+    fmt = dtype.data_format
+    if fmt.is_float or fmt.is_block_float or values.size == 0 or values.dtype.kind == "b":
+        return
+    limits = np.iinfo(fmt.numpy_dtype)
+    if values.dtype.kind in "iu" and np.can_cast(values.dtype, fmt.numpy_dtype):
+        return
+    with np.errstate(invalid="ignore"):
+        checked = values.astype(np.float64) if values.dtype.name == "bfloat16" else values
+        bad = ~np.isfinite(checked) if checked.dtype.kind == "f" else np.zeros(checked.shape, bool)
+        bad |= (checked < limits.min) | (checked > limits.max)
+    if bad.any():
+        index = tuple(int(i) for i in np.argwhere(bad)[0])
+        more = "" if bad.sum() == 1 else f", and {int(bad.sum()) - 1} more"
+        raise LayoutError(f"{what}: a {fmt.ttnn_name} tensor holds whole numbers {limits.min}..{limits.max}, and "
+                          f"the values hold {checked[index].item()!r} (at {index}{more}), which a cast would "
+                          "wrap around or garble — clip or round the values first, or give a float dtype", user_location())
 
 
 def _numpy_of(tensor, what: str) -> tuple[np.ndarray, DataType]:
@@ -616,6 +640,12 @@ def _numpy_of(tensor, what: str) -> tuple[np.ndarray, DataType]:
         raise LayoutError(f"{what} takes a torch.Tensor, not {type(tensor).__name__}", user_location())
     if tensor.is_complex():
         raise LayoutError(f"{what}: a ttnn tensor holds real numbers, not {tensor.dtype}", user_location())
+    if tensor.is_meta:
+        raise LayoutError(f"{what}: a tensor on torch's meta device has a shape but no values; make it on the CPU "
+                          "(device='cpu')", user_location())
+    if tensor.layout != torch.strided:
+        raise LayoutError(f"{what}: a {tensor.layout} torch tensor; convert it with .to_dense() first",
+                          user_location())
     own = {torch.bfloat16: bfloat16, torch.float32: float32, torch.int32: int32}.get(tensor.dtype, bfloat16)
     if tensor.dtype == torch.bfloat16:
         return tensor.detach().cpu().contiguous().view(torch.int16).numpy().view(ml_dtypes.bfloat16), own
@@ -669,7 +699,16 @@ def _shape(shape) -> tuple[int, ...]:
     dims = shape if hasattr(shape, "__len__") and not isinstance(shape, str) else (shape,)
     if not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d >= 0 for d in dims):
         raise LayoutError(f"shape {shape!r}: give a tuple of sizes (ints >= 0)", user_location())
-    return tuple(int(d) for d in dims)
+    dims = tuple(int(d) for d in dims)
+    from tilefold.arch import get_arch
+    from tilefold.frontend.ttl.session import settings
+
+    arch = get_arch(settings().arch)
+    dram = arch.dram_banks * arch.dram_bank_size
+    if _math.prod(dims) > 2 * dram:      # more than the DRAM holds even of half-byte bfloat4_b elements
+        raise LayoutError(f"shape {dims}: {_math.prod(dims):,} elements are more than the {dram / (1 << 30):.0f} GiB "
+                          f"of DRAM of {arch.board} hold in any data type; use a smaller shape", user_location())
+    return dims
 
 
 def _created_dtype(dtype) -> DataType:

@@ -66,7 +66,12 @@ def _num(x, like: Value | None = None):
     if isinstance(x, Value):
         return x.values
     if not isinstance(x, (int, float, np.number, np.bool_)):    # np.float32(None) would be NaN
-        raise fail(f"operand {x!r} is not a tensor or a number")
+        from tilefold.frontend.ttl.host_types import conversion_hint
+
+        hint = conversion_hint(x)
+        if hint:
+            raise fail(f"an operand is {type(x).__name__}, not a tensor or a number; it is {hint}")
+        raise fail(f"operand {' '.join(repr(x).split())[:80]} is not a tensor or a number")
     if isinstance(x, (bool, np.bool_)):
         x = int(x)
     if like is not None and like.is_int and isinstance(x, (int, np.integer)):

@@ -2,8 +2,10 @@
 
 Reads: an exception nobody caught (``sys.excepthook``). Writes: for a
 :class:`tilefold.errors.TilefoldError`, its message (which starts with the user's ``file:line``)
-on stderr, as ``tilefold sim`` prints it; any other exception goes to the hook that was there
-before. ``TILEFOLD_TRACEBACK=1`` keeps the full traceback. Installed when a script imports
+on stderr, as ``tilefold sim`` prints it; an exception the user's own code raised under tilefold's
+frames (in an operation's body) as its traceback through the user's frames only, as ``tilefold sim``
+shows it; any other exception goes to the hook that was there before. ``TILEFOLD_TRACEBACK=1``
+keeps the full traceback. Installed when a script imports
 ``tilefold.ttl`` or ``tilefold.ttnn``.
 """
 
@@ -22,7 +24,31 @@ def _hook(kind, value, tb) -> None:
     if error is not None and not os.environ.get("TILEFOLD_TRACEBACK"):
         print(f"tilefold: {error}", file=sys.stderr)
         return
+    text = None if error is not None or os.environ.get("TILEFOLD_TRACEBACK") else _users_traceback(value, tb)
+    if text is not None:
+        print(text, file=sys.stderr)
+        return
     _previous(kind, value, tb)
+
+
+def _users_traceback(value, tb) -> str | None:
+    """For an exception the user's own code raised (its innermost frame is theirs) under frames of
+    tilefold (an operation's body runs under them): its traceback without tilefold's frames; else
+    None."""
+    import traceback
+
+    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    frames = traceback.extract_tb(tb)
+
+    def ours(frame) -> bool:
+        return os.path.abspath(frame.filename).startswith(package)
+
+    if not frames or not any(ours(f) for f in frames) or ours(frames[-1]) or frames[-1].filename.startswith("<"):
+        return None
+    lines = ["Traceback (most recent call last):"]
+    lines += [line.rstrip("\n") for line in traceback.format_list([f for f in frames if not ours(f)])]
+    lines += [line.rstrip("\n") for line in traceback.format_exception_only(type(value), value)]
+    return "\n".join(lines)
 
 
 def install() -> None:

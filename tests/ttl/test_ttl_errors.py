@@ -884,3 +884,373 @@ def test_a_block_never_written_nor_released_says_both():
 
     expect_error(lambda: op(*tensors()), test_a_block_never_written_nor_released_says_both, KernelError,
                  "blk is reserved but never written or pushed", "then call blk.push()")
+
+
+def test_a_misspelt_attribute_of_a_block_is_an_error_where_it_is_read():
+    """``blk.shap`` (for ``blk.shape``) names the attributes a block has, also when nothing calls it."""
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+        y_dfb = ttl.make_dataflow_buffer_like(y, shape=(1, 1), block_count=2)
+
+        @ttl.compute()
+        def compute():
+            with x_dfb.wait() as a, y_dfb.reserve() as b:
+                b.store(a)
+
+        @ttl.datamovement()
+        def read():
+            with x_dfb.reserve() as blk:
+                rows = blk.shap[0]  # error
+                ttl.copy(x[0:rows, 0], blk).wait()
+
+        @ttl.datamovement()
+        def write():
+            with y_dfb.wait() as blk:
+                ttl.copy(blk, y[0, 0]).wait()
+
+    expect_error(lambda: op(*tensors()), test_a_misspelt_attribute_of_a_block_is_an_error_where_it_is_read,
+                 KernelError, "block blk has no attribute 'shap'", "shape, dtype, tile")
+
+
+def test_a_misspelt_method_of_a_buffer_names_its_methods():
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+        y_dfb = ttl.make_dataflow_buffer_like(y, shape=(1, 1), block_count=2)
+
+        @ttl.compute()
+        def compute():
+            with x_dfb.wait() as a, y_dfb.reserve() as b:
+                b.store(a)
+
+        @ttl.datamovement()
+        def read():
+            take = x_dfb.reserv  # error
+            with take() as blk:
+                ttl.copy(x[0, 0], blk).wait()
+
+        @ttl.datamovement()
+        def write():
+            with y_dfb.wait() as blk:
+                ttl.copy(blk, y[0, 0]).wait()
+
+    expect_error(lambda: op(*tensors()), test_a_misspelt_method_of_a_buffer_names_its_methods, KernelError,
+                 "dataflow buffer x_dfb has no attribute 'reserv'", "reserve(), wait()")
+
+
+@pytest.mark.parametrize("grid", [(1.5, 1), ("2", 1), (True, 1)])
+def test_grid_sizes_that_are_not_integers(grid):
+    """A fraction is not rounded down into a grid (nor a string or bool read as a size)."""
+    def run():
+        @ttl.operation(grid=grid)  # error
+        def op(x, y):
+            pass
+
+        op(*tensors())
+
+    expect_error(run, run, KernelError, "a tuple (columns, rows) of positive integers")
+
+
+def test_misspelt_keywords_of_the_body_functions_name_the_one_meant():
+    def buffer():
+        @ttl.operation(grid=(1, 1))
+        def op(x, y):
+            ttl.make_dataflow_buffer_like(x, shapes=(1, 1), block_count=2)  # error
+
+        op(*tensors())
+
+    def semaphore():
+        @ttl.operation(grid=(1, 1))
+        def op(x, y):
+            ttl.Semaphore(initial=1)  # error
+
+        op(*tensors())
+
+    def pipe():
+        @ttl.operation(grid=(1, 2))
+        def op(x, y):
+            ttl.PipeNet([ttl.Pipe(srcc=(0, 0), dst=(0, 1))])  # error
+
+        op(*tensors())
+
+    def missing():
+        @ttl.operation(grid=(1, 1))
+        def op(x, y):
+            ttl.make_dfb(ttnn.bfloat16)  # error
+
+        op(*tensors())
+
+    from tilefold.errors import KernelArgumentError
+
+    error = expect_error(buffer, buffer, KernelArgumentError, "ttl.make_dataflow_buffer_like(): got an unexpected "
+                         "keyword argument 'shapes' (did you mean shape=?); it takes tensor, shape, block_count")
+    assert isinstance(error, TypeError)
+    expect_error(semaphore, semaphore, KernelArgumentError, "ttl.Semaphore(): got an unexpected keyword argument "
+                 "'initial' (did you mean initial_value=?)")
+    expect_error(pipe, pipe, KernelArgumentError, "ttl.Pipe(): got an unexpected keyword argument 'srcc' (did you "
+                 "mean src=?); it takes src, dst")
+    expect_error(missing, missing, KernelArgumentError, "ttl.make_dfb(): missing a required argument: 'shape'")
+
+
+def test_a_misspelt_keyword_of_node_in_a_kernel_is_not_ignored():
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+        y_dfb = ttl.make_dataflow_buffer_like(y, shape=(1, 1), block_count=2)
+
+        @ttl.compute()
+        def compute():
+            with x_dfb.wait() as a, y_dfb.reserve() as b:
+                b.store(a)
+
+        @ttl.datamovement()
+        def read():
+            n = ttl.node(dim=1)  # error
+            with x_dfb.reserve() as blk:
+                ttl.copy(x[n, 0], blk).wait()
+
+        @ttl.datamovement()
+        def write():
+            with y_dfb.wait() as blk:
+                ttl.copy(blk, y[0, 0]).wait()
+
+    expect_error(lambda: op(*tensors()), test_a_misspelt_keyword_of_node_in_a_kernel_is_not_ignored, KernelError,
+                 "ttl.node(): got an unexpected keyword argument 'dim' (did you mean dims=?)")
+
+
+def test_an_unknown_keyword_of_a_kernel_decorator():
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        @ttl.compute(threads=2)  # error
+        def compute():
+            pass
+
+    expect_error(lambda: op(*tensors()), test_an_unknown_keyword_of_a_kernel_decorator, KernelError,
+                 "@ttl.compute() got an unexpected keyword argument 'threads'", "takes kernel=")
+
+
+def _scaled_by(expression):
+    """An operation whose compute kernel stores ``expression(a)`` of its one input block."""
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+        y_dfb = ttl.make_dataflow_buffer_like(y, shape=(1, 1), block_count=2)
+
+        @ttl.compute()
+        def compute():
+            with x_dfb.wait() as a, y_dfb.reserve() as b:
+                b.store(expression(a))
+
+        copy_kernels(x_dfb, y_dfb, x, y)
+
+    return op
+
+
+def test_a_number_beyond_float32_is_an_error_not_an_infinity():
+    """The device holds a kernel's numbers as float32: 1e300 (or an int too large for any float) would
+    be inf there, and 1e-300 zero — a division by it gives inf — so each is one error at the line."""
+    def huge(a):
+        return a * 1e300  # error
+
+    expect_error(lambda: _scaled_by(huge)(*tensors()), huge, KernelError,
+                 "the number 1e+300 is outside float32's range", "float('inf')")
+
+    def huge_int(a):
+        return a + ttl.math.fill(10**400, shape=(1, 1))  # error
+
+    expect_error(lambda: _scaled_by(huge_int)(*tensors()), huge_int, KernelError,
+                 "the number 10**400 is outside float32's range")
+
+    def scale(a):
+        return ttl.math.exp(a, scale=-1e39)  # error
+
+    expect_error(lambda: _scaled_by(scale)(*tensors()), scale, KernelError, "the number -1e+39 is outside", "-inf")
+
+    def tiny(a):
+        return a / 1e-300  # error
+
+    expect_error(lambda: _scaled_by(tiny)(*tensors()), tiny, KernelError,
+                 "division of a block by 1e-300, which is zero as a float32")
+
+
+def test_keywords_of_min_and_abs_in_a_kernel_are_not_ignored():
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+        y_dfb = ttl.make_dataflow_buffer_like(y, shape=(1, 1), block_count=2)
+
+        @ttl.compute()
+        def compute():
+            with x_dfb.wait() as a, y_dfb.reserve() as b:
+                b.store(a)
+
+        @ttl.datamovement()
+        def read():
+            r = min(1, 2, key=abs)  # error
+            with x_dfb.reserve() as blk:
+                ttl.copy(x[r, 0], blk).wait()
+
+        @ttl.datamovement()
+        def write():
+            with y_dfb.wait() as blk:
+                ttl.copy(blk, y[0, 0]).wait()
+
+    expect_error(lambda: op(*tensors()), test_keywords_of_min_and_abs_in_a_kernel_are_not_ignored, KernelError,
+                 "min() in a kernel takes values only, not key=")
+
+
+def test_two_kernel_functions_of_one_name():
+    """Each kernel is a function of the program named as its def: a second of one name is an error at
+    its def naming the first, not the IR's symbol clash without a line."""
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+        y_dfb = ttl.make_dataflow_buffer_like(y, shape=(1, 1), block_count=2)
+
+        @ttl.compute()
+        def compute():
+            with x_dfb.wait() as a, y_dfb.reserve() as b:
+                b.store(a)
+
+        @ttl.datamovement()
+        def move():
+            with x_dfb.reserve() as blk:
+                ttl.copy(x[0, 0], blk).wait()
+
+        @ttl.datamovement()
+        def move():  # noqa: F811 - the mistake under test  # error
+            with y_dfb.wait() as blk:
+                ttl.copy(blk, y[0, 0]).wait()
+
+    expect_error(lambda: op(*tensors()), test_two_kernel_functions_of_one_name, KernelError,
+                 "operation 'op' already has a kernel function named 'move' (at ", "give each kernel function its own")
+
+
+def test_a_lambda_as_a_kernel():
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        ttl.compute()(lambda: None)  # error
+
+    expect_error(lambda: op(*tensors()), test_a_lambda_as_a_kernel, KernelError,
+                 "ttl.compute() takes a kernel written as a def function, not a lambda")
+
+
+def test_a_numpy_array_in_a_kernel_is_named_by_its_shape_not_its_values():
+    """The message stays one line: an array's repr would spread its values over many."""
+    weights = np.ones((32, 32))
+
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+        y_dfb = ttl.make_dataflow_buffer_like(y, shape=(1, 1), block_count=2)
+
+        @ttl.compute()
+        def compute():
+            with x_dfb.wait() as a, y_dfb.reserve() as b:
+                b.store(a * weights)  # error
+
+        copy_kernels(x_dfb, y_dfb, x, y)
+
+    error = expect_error(lambda: op(*tensors()), test_a_numpy_array_in_a_kernel_is_named_by_its_shape_not_its_values,
+                         KernelError, "a numpy array of shape (32, 32) (float64) is not a block or a block expression")
+    assert "\n" not in str(error)
+
+
+def test_the_public_buffer_constructor_and_make_dfb_refuse_what_they_cannot_take():
+    from tilefold.errors import KernelValueError
+
+    def nothing():
+        @ttl.operation(grid=(1, 1))
+        def op(x, y):
+            ttl.DataflowBuffer(shape=(1, 1))  # error
+
+        op(*tensors())
+
+    def misspelt():
+        @ttl.operation(grid=(1, 1))
+        def op(x, y):
+            ttl.DataflowBuffer(tensr=x, shape=(1, 1))  # error
+
+        op(*tensors())
+
+    def not_a_dtype():
+        @ttl.operation(grid=(1, 1))
+        def op(x, y):
+            ttl.DataflowBuffer(tensor=x, shape=(1, 1), dtype="foo")  # error
+
+        op(*tensors())
+
+    def layout():
+        @ttl.operation(grid=(1, 1))
+        def op(x, y):
+            ttl.make_dfb(ttnn.bfloat16, (1, 1), 2, layout="weird")  # error
+
+        op(*tensors())
+
+    expect_error(nothing, nothing, KernelError, "takes shape= and a tensor or a dtype")
+    expect_error(misspelt, misspelt, KernelError, "takes shape= and a tensor or a dtype; not tensr=")
+    expect_error(not_a_dtype, not_a_dtype, KernelValueError, "ttl.DataflowBuffer(dtype='foo'): give a TT-NN or torch "
+                 "data type")
+    expect_error(layout, layout, KernelError, "ttl.make_dfb(layout='weird'): give ttnn.TILE_LAYOUT or "
+                 "ttnn.ROW_MAJOR_LAYOUT")
+
+
+def test_the_value_of_a_helper_that_ends_in_raise_names_the_raise():
+    """A kernel has no exceptions (a raise is an assert that fails where it is reached), so a helper
+    ending in raise gives its caller no value: the error at the use names the raise, not None."""
+    def checked(a):
+        raise ValueError("unsupported block")
+
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+        y_dfb = ttl.make_dataflow_buffer_like(y, shape=(1, 1), block_count=2)
+
+        @ttl.compute()
+        def compute():
+            with x_dfb.wait() as a, y_dfb.reserve() as b:
+                b.store(checked(a))  # error
+
+        copy_kernels(x_dfb, y_dfb, x, y)
+
+    expect_error(lambda: op(*tensors()), test_the_value_of_a_helper_that_ends_in_raise_names_the_raise, KernelError,
+                 "the value of checked(), which has none: it ends in raise ValueError('unsupported block') (at ",
+                 "is not a block or a block expression")
+
+
+def test_a_buffer_attribute_assigned_in_the_body_is_an_error_there():
+    """``x_dfb.block_count = 0`` skipped make_dataflow_buffer_like's checks and failed later at a wait."""
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+        y_dfb = ttl.make_dataflow_buffer_like(y, shape=(1, 1), block_count=2)
+        x_dfb.block_count = 0  # error
+
+        @ttl.compute()
+        def compute():
+            with x_dfb.wait() as a, y_dfb.reserve() as b:
+                b.store(a)
+
+        copy_kernels(x_dfb, y_dfb, x, y)
+
+    expect_error(lambda: op(*tensors()), test_a_buffer_attribute_assigned_in_the_body_is_an_error_there, KernelError,
+                 "x_dfb.block_count = ...: a dataflow buffer's block_count is set when it is made")
+
+
+def test_a_signpost_is_named_by_a_string():
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+        y_dfb = ttl.make_dataflow_buffer_like(y, shape=(1, 1), block_count=2)
+
+        @ttl.compute()
+        def compute():
+            with ttl.signpost(3):  # error
+                with x_dfb.wait() as a, y_dfb.reserve() as b:
+                    b.store(a)
+
+        copy_kernels(x_dfb, y_dfb, x, y)
+
+    expect_error(lambda: op(*tensors()), test_a_signpost_is_named_by_a_string, KernelError,
+                 "ttl.signpost(name) takes the region's name as a string, not int 3")

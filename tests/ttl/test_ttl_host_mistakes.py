@@ -473,3 +473,63 @@ def test_a_tensor_keeps_its_tile_through_to_layout_and_gets_32x32_tiles_from_to_
     assert moved.tile.tile_shape == (32, 32) and tiled.tile.tile_shape == (16, 32)
     np.testing.assert_array_equal(ttnn.to_numpy(moved), x)
     np.testing.assert_array_equal(ttnn.to_numpy(tiled), x)
+
+
+@pytest.mark.parametrize("values, dtype, message", [
+    (-np.ones((32, 32), np.float32), "uint32", r"uint32 tensor holds whole numbers 0..4294967295, and the values "
+                                               r"hold -1.0 \(at \(0, 0\), and 1023 more\)"),
+    (np.full((32, 32), 70000.0, np.float32), "uint16", r"uint16 tensor holds whole numbers 0..65535"),
+    (np.array([[1.0, np.nan]], np.float32), "int32", r"the values hold nan \(at \(0, 1\)\)"),
+    (np.array([[1, 2**40]], np.int64), "int32", r"the values hold 1099511627776 \(at \(0, 1\)\)"),
+])
+def test_values_an_integer_tensor_cannot_hold_are_not_wrapped_around(values, dtype, message):
+    """-1 into uint32 is no 4294967295 and 70000 into uint16 no 4464, as ttnn.full refuses them too."""
+    with pytest.raises(LayoutError, match=r"from_numpy: a .*" + message) as info:
+        line = _here()
+        ttnn.from_numpy(values, dtype=getattr(ttnn, dtype))
+    _at(info, line)
+    assert "clip or round the values first, or give a float dtype" in str(info.value)
+    inside = np.clip(np.nan_to_num(values), 0, 65535).astype(np.float32)
+    np.testing.assert_array_equal(ttnn.to_numpy(ttnn.from_numpy(inside, dtype=getattr(ttnn, dtype))), inside)
+
+
+def test_from_torch_of_values_an_integer_tensor_cannot_hold():
+    torch = pytest.importorskip("torch")
+    with pytest.raises(LayoutError, match=r"from_torch: a uint16 tensor holds whole numbers 0..65535, and the values "
+                                          r"hold -3.0") as info:
+        line = _here()
+        ttnn.from_torch(torch.full((32, 32), -3.0), dtype=ttnn.uint16)
+    _at(info, line)
+
+
+def test_a_shape_no_device_memory_holds():
+    """A typo of a shape (a 2^20 x 2^20 tensor) is an error at the line, not numpy's MemoryError."""
+    with pytest.raises(LayoutError, match=r"shape \(1048576, 1048576\): 1,099,511,627,776 elements are more than the "
+                                          r"\d+ GiB of DRAM of \w+ hold in any data type") as info:
+        line = _here()
+        ttnn.ones((2**20, 2**20))
+    _at(info, line)
+
+
+def test_a_host_op_given_a_numpy_array_operand_says_to_convert_it_in_one_line():
+    tensor = ttnn.from_numpy(_values())
+    with pytest.raises(LayoutError, match=r"ttnn.add: an operand is ndarray, not a tensor or a number; it is a numpy "
+                                          r"array: convert it with ttnn.from_numpy\(...\) first") as info:
+        line = _here()
+        ttnn.add(tensor, np.ones((32, 32)))
+    _at(info, line)
+    assert "\n" not in str(info.value)
+
+
+def test_from_torch_of_a_tensor_without_values_on_the_cpu():
+    torch = pytest.importorskip("torch")
+    with pytest.raises(LayoutError, match=r"from_torch: a tensor on torch's meta device has a shape but no values") \
+            as info:
+        line = _here()
+        ttnn.from_torch(torch.ones((32, 32), device="meta"))
+    _at(info, line)
+    with pytest.raises(LayoutError, match=r"from_torch: a torch.sparse_coo torch tensor; convert it with "
+                                          r"\.to_dense\(\) first") as info:
+        line = _here()
+        ttnn.from_torch(torch.eye(32).to_sparse())
+    _at(info, line)

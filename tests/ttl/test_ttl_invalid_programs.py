@@ -205,3 +205,16 @@ def test_compiler_options_that_choose_storage_and_accumulation():
 
     expect_error(run, test_compiler_options_that_choose_storage_and_accumulation, ValueError,
                  "--ttl-memory-model takes a value, one of metal-cb, compiler-l1, compiler-sram")
+
+
+@pytest.mark.parametrize("flag", ["fp32_dest_acc_en", "dst_full_sync_en", "math_approx_mode"])
+def test_a_compute_flag_that_is_not_a_bool(flag):
+    """math_approx_mode='no' is a true string: each compute flag takes True or False only."""
+    from tilefold.errors import KernelValueError
+
+    def run():
+        @ttl.operation(grid=(1, 1), **{flag: "no"})  # error
+        def op(x, y):
+            pass
+
+    expect_error(run, run, KernelValueError, f"@ttl.operation({flag}='no'): give True or False")

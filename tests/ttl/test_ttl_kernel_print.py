@@ -78,3 +78,40 @@ def test_printing_kernels_pass_check_kernel(tmp_path, check_kernel):
             path, core, check_kernel.accessor_compile_args(program, kernel)))
         checked += 1
     assert checked == 2
+
+
+def test_a_format_spec_of_a_runtime_value_is_a_warning_at_the_line(capsys):
+    """DPRINT prints a runtime integer plainly: ``{n:>5}`` is not what the device shows, so it says so
+    at the print's line instead of dropping the spec silently."""
+    import inspect
+
+    import pytest
+
+    @ttl.operation(grid=(1, 1))
+    def op(a, out):
+        dfb = ttl.make_dataflow_buffer_like(a, shape=(1, 1), block_count=2)
+        o_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+
+        @ttl.compute()
+        def compute():
+            with dfb.wait() as x, o_dfb.reserve() as o:
+                o.store(x)
+
+        @ttl.datamovement()
+        def reader():
+            print(f"node {ttl.node(dims=1):>5}")  # warning
+            with dfb.reserve() as blk:
+                ttl.copy(a[0, 0], blk).wait()
+
+        @ttl.datamovement()
+        def writer():
+            with o_dfb.wait() as blk:
+                ttl.copy(blk, out[0, 0]).wait()
+
+    _, tensors = _tensors()
+    with pytest.warns(UserWarning, match=r"the format spec :>5 of a runtime value is not applied") as record:
+        op(*tensors)
+    lines, start = inspect.getsourcelines(test_a_format_spec_of_a_runtime_value_is_a_warning_at_the_line)
+    line = start + next(i for i, text in enumerate(lines) if text.rstrip().endswith("# warning"))
+    assert any(w.filename == __file__ and w.lineno == line for w in record)
+    assert "node 0" in capsys.readouterr().out.splitlines()

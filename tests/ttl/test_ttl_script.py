@@ -537,3 +537,36 @@ def test_from_ttl_import_of_a_name_tilefold_lacks_is_one_line_at_the_import(tmp_
     assert main(["sim", str(script)]) == 1
     err = capsys.readouterr().err
     assert err.strip() == f"tilefold sim: {script}:2: ttl.kernel_runner is not supported by tilefold yet", err
+
+
+def test_a_python_error_of_the_users_own_body_shows_only_the_users_frames(tmp_path):
+    """``python prog.py``: a ZeroDivisionError the operation's body raises is the user's own; its
+    traceback goes through the user's frames only, as ``tilefold sim`` shows it, not through the
+    frames of tilefold that run the body."""
+    import os
+    import subprocess
+
+    script = tmp_path / "prog.py"
+    script.write_text(
+        "import numpy as np\n"
+        "import tilefold.ttl as ttl\n"
+        "import tilefold.ttnn as ttnn\n"
+        "\n"
+        "@ttl.operation(grid=(1, 1))\n"
+        "def op(x):\n"
+        "    rows = x.shape[0] // 0\n"
+        "\n"
+        "x = ttnn.from_numpy(np.zeros((32, 32), np.float32), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)\n"
+        "op(x)\n")
+    root = str(Path(__file__).resolve().parents[2])
+    env = dict(os.environ, PYTHONPATH=root)
+    env.pop("TILEFOLD_TRACEBACK", None)
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 1
+    lines = done.stderr.strip().splitlines()
+    assert lines[0] == "Traceback (most recent call last):" and lines[-1].startswith("ZeroDivisionError")
+    assert f'File "{script}", line 7, in op' in done.stderr and "tilefold" not in done.stderr.replace(root, "")
+    assert root + "/tilefold" not in done.stderr
+    env["TILEFOLD_TRACEBACK"] = "1"
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=120)
+    assert root + "/tilefold" in done.stderr

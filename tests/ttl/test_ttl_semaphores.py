@@ -140,3 +140,28 @@ def test_a_remote_node_outside_the_grid_names_the_users_line():
 
     expect_error(lambda: op(ttnn.zeros((32, 32), layout=ttnn.TILE_LAYOUT)),
                  test_a_remote_node_outside_the_grid_names_the_users_line, KernelError, "outside the 2x1 grid")
+
+
+def test_a_semaphore_value_beyond_32_bits_names_the_users_line():
+    """A semaphore is one 32-bit word: 2**40 would be cut to its low bits."""
+    def initial():
+        @ttl.operation(grid=(1, 1))
+        def op(x):
+            ttl.Semaphore(2**40)  # error
+
+        op(ttnn.zeros((32, 32), layout=ttnn.TILE_LAYOUT))
+
+    def setting():
+        @ttl.operation(grid=(1, 1))
+        def op(x):
+            barrier = ttl.Semaphore(0)
+
+            @ttl.datamovement()
+            def dm():
+                barrier.set(2**32)  # error
+
+        op(ttnn.zeros((32, 32), layout=ttnn.TILE_LAYOUT))
+
+    expect_error(initial, initial, KernelError, "ttl.Semaphore(initial_value=1099511627776): a semaphore is a 32-bit "
+                 "word")
+    expect_error(setting, setting, KernelError, "set(4294967296): a semaphore holds a non-negative integer of 32 bits")

@@ -96,12 +96,19 @@ def test_torch_round_trip_when_torch_is_installed():
 @pytest.mark.parametrize("dtype", ["bfloat16", "float32", "bfloat8_b", "int32"])
 def test_a_bfloat16_torch_tensor_gives_what_its_float32_values_give(dtype):
     """from_torch takes a bfloat16 tensor's bits as they are; the device tensor is the one its
-    float32 values make (NaNs made canonical, infinities and signed zeros kept)."""
+    float32 values make (NaNs made canonical, infinities and signed zeros kept; an integer tensor
+    takes no NaN or infinity: one error at the line, from either path)."""
     torch = pytest.importorskip("torch")
     x = (torch.randn((64, 96)) * 100).to(torch.bfloat16)
     x[0, :4] = torch.tensor([float("nan"), float("inf"), -0.0, -float("inf")])
     x.view(torch.int16)[0, 4] = 0x7F81                   # a NaN with a payload
     dt = getattr(ttnn, dtype)
+    if dtype == "int32":
+        for convert in (lambda: ttnn.from_torch(x, dtype=dt), lambda: ttnn.from_numpy(x.float().numpy(), dtype=dt)):
+            with pytest.raises(LayoutError, match=r"a int32 tensor holds whole numbers -2147483648..2147483647, and "
+                                                  r"the values hold nan \(at \(0, 0\), and 3 more\)"):
+                convert()
+        x[0, :5] = 0.0
     got = ttnn.from_torch(x, dtype=dt, layout=ttnn.TILE_LAYOUT)
     want = ttnn.from_numpy(x.float().numpy(), dtype=dt, layout=ttnn.TILE_LAYOUT)
     np.testing.assert_array_equal(ttnn.to_numpy(got).view(np.uint8), ttnn.to_numpy(want).view(np.uint8))

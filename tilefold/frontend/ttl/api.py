@@ -36,8 +36,21 @@ from tilefold.frontend.ttl.pipes import Pipe, PipeMapping, PipeNet
 from tilefold.frontend.ttl.runtime_resources import (CoreRuntimeArgs, KernelDefine, KernelRuntimeResources,
                                                      ProgramRuntimeResources)
 from tilefold.frontend.ttl.semaphores import Semaphore
-from tilefold.caller import user_location
+from tilefold.caller import checked_arguments, user_location
 from tilefold.frontend.ttl.host_types import ROW_MAJOR_LAYOUT, TILE_LAYOUT
+
+# the classes a script makes in an operation's body or at module level: arguments their constructors
+# cannot take are one error at the user's line (functions are checked where they are defined)
+for _cls, _name in ((Pipe, "ttl.Pipe"), (PipeMapping, "ttl.PipeMapping"), (Semaphore, "ttl.Semaphore"),
+                    (DeviceDomain, "ttl.DeviceDomain"), (DeviceRange, "ttl.DeviceRange"),
+                    (TransferEdge, "ttl.TransferEdge"), (AxisNeighborTransfer, "ttl.AxisNeighborTransfer"),
+                    (StencilTransfer, "ttl.StencilTransfer"), (GatherTransfer, "ttl.GatherTransfer"),
+                    (ScatterTransfer, "ttl.ScatterTransfer"), (AllToAllTransfer, "ttl.AllToAllTransfer"),
+                    (Fabric1D, "ttl.Fabric1D"), (DFBReset, "ttl.DFBReset"),
+                    (DFBReconfiguration, "ttl.DFBReconfiguration"), (Kernel, "ttl.Kernel")):
+    if not getattr(_cls.__init__, "__wrapped__", None):
+        _cls.__init__ = checked_arguments(_name)(_cls.__init__)
+del _cls, _name
 
 TILE_SHAPE = (32, 32)
 TILE_SIZE = 32

@@ -73,6 +73,25 @@ def _number(v) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
+def _number_text(v) -> str:
+    """A number as an error message shows it (an int too large for a float as its power of ten)."""
+    try:
+        return f"{v:g}"
+    except OverflowError:
+        return f"{'-' if v < 0 else ''}10**{int(math.log10(abs(v)))}"
+
+
+def _beyond_float32(v) -> bool:
+    """Whether a finite number becomes an infinity as a float32 (the SFPU's and a block op's)."""
+    try:
+        if not math.isfinite(float(v)):
+            return False
+    except OverflowError:           # an int beyond every float
+        return True
+    with np.errstate(over="ignore"):
+        return bool(np.isinf(np.float32(v)))
+
+
 def _unit(value: BlockExpression) -> str:
     return "elements" if value.row_major else "tiles"
 
@@ -152,6 +171,7 @@ class BlockExpressionBuilder(AcquisitionBuilder):
             if integer is not None:
                 name, fmt = self.integer_op(name, operands, integer, node)
         fmt = fmt or self.result_format(*operands)
+        self.device_numbers((params or {}).values(), node)
         tile = self.tile_of(name, operands, node)
         if row_major is None:
             row_major = self.layout_of(operands, name, node)
@@ -261,8 +281,18 @@ class BlockExpressionBuilder(AcquisitionBuilder):
 
     # -- operators ----------------------------------------------------------------------------
 
+    def device_numbers(self, values, node) -> None:
+        """Numbers a kernel combines with blocks are float32 on the device: one beyond its range
+        (which would be an infinity there, or no float at all) is an error at the line."""
+        for v in values:
+            if _number(v) and _beyond_float32(v):
+                raise self.error(f"the number {_number_text(v)} is outside float32's range (about ±3.4e38), so the device "
+                                 f"would hold {'-' if v < 0 else ''}inf; give a smaller number, or float('inf') "
+                                 "if infinity is meant", node)
+
     def block_binary(self, op: type, left, right, node):
         self.require_compute(node, "block arithmetic")
+        self.device_numbers((left, right), node)
         if op is ast.MatMult:
             a, b = self.operand(left, node), self.operand(right, node)
             return self.matmul(a, b, node)
@@ -367,6 +397,9 @@ class BlockExpressionBuilder(AcquisitionBuilder):
             a = self.operand(left, node)
             if op is ast.Div and right == 0:
                 raise self.error("division of a block by zero", node)
+            if op is ast.Div and float(np.float32(right)) == 0:
+                raise self.error(f"division of a block by {right:g}, which is zero as a float32 (the device's "
+                                 "numbers); the quotient would be inf", node)
             return self.make(_SCALAR_OPS[op], [a], a.shape, node, {"value": float(right)})
         a = self.operand(right, node)
         if op is ast.Add or op is ast.Mult:
@@ -417,6 +450,7 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         if fn.namespace == "block" and fn.name == "subview":
             return self.block_subview(args, kwargs, node)
         self.require_compute(node, f"{fn.qualname}")
+        self.device_numbers((*args, *kwargs.values()), node)
         name = fn.name
         if name == "exp" and kwargs:
             return self.exp_options(fn, args, dict(kwargs), node)

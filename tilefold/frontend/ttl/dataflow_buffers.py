@@ -33,7 +33,7 @@ import re
 from tilefold.errors import KernelError, KernelValueError, SourceLocation
 from tilefold.frontend.ttl import capture
 from tilefold.layout.formats import SUPPORTED_TILE_SHAPES, DataFormat, data_format, tensor_tile
-from tilefold.caller import user_location
+from tilefold.caller import checked_arguments, user_location
 
 MAX_BLOCK_COUNT = 32
 _ASSIGNED = re.compile(r"^\s*(\w+)\s*=")
@@ -53,25 +53,40 @@ def device_block_shape(shape) -> tuple[int, ...]:
     return (1, *shape) if len(shape) == 1 else shape
 
 
+def _from_user_code() -> bool:
+    """Whether the caller of the caller is a user's script (not tilefold itself)."""
+    import os
+    import sys
+
+    package = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    return not os.path.abspath(sys._getframe(2).f_code.co_filename).startswith(package + os.sep)
+
+
 class _PublicConstructor(type):
     """``ttl.DataflowBuffer(tensor=..., shape=..., block_count=..., dtype=...)``, TT-Lang's public
     constructor: a buffer like ``tensor`` (:func:`make_dataflow_buffer_like`) or of ``dtype``
     (:func:`make_dfb`); a ``dtype`` other than the tensor's is one error at the line."""
 
     def __call__(cls, *args, **kwargs):
-        if args or not {"tensor", "dtype"} & set(kwargs):
+        if args:            # the front end's own buffers (positional: shape, block count, format ...)
             return super().__call__(*args, **kwargs)
         tensor, dtype = kwargs.pop("tensor", None), kwargs.pop("dtype", None)
         location = user_location()
+        if dtype is not None and _template_format(dtype) is None and not isinstance(dtype, str):
+            raise KernelValueError(f"ttl.DataflowBuffer(dtype={dtype!r}): give a TT-NN or torch data type "
+                                   "(ttnn.bfloat16, torch.float32 ...)", location)
         if tensor is not None and dtype is not None:
             own = _template_format(getattr(tensor, "dtype", None))
             given = _template_format(dtype)
-            if own is not None and given is not None and own is not given:
+            if given is None:
+                raise KernelValueError(f"ttl.DataflowBuffer(dtype={dtype!r}): give a TT-NN or torch data type "
+                                       "(ttnn.bfloat16, torch.float32 ...)", location)
+            if own is not None and own is not given:
                 raise KernelValueError(f"DataflowBuffer dtype {given.ttnn_name} conflicts with backing tensor dtype "
                                        f"{own.ttnn_name}; drop dtype= or make the buffer like a tensor of that type",
                                        location)
         unknown = set(kwargs) - {"shape", "block_count"}
-        if unknown or "shape" not in kwargs:
+        if unknown or "shape" not in kwargs or tensor is None and dtype is None:
             raise KernelError("ttl.DataflowBuffer(tensor=..., shape=..., block_count=..., dtype=...) takes shape= and "
                               f"a tensor or a dtype{f'; not {sorted(unknown)[0]}=' if unknown else ''}", location)
         if tensor is not None:
@@ -99,6 +114,17 @@ class DataflowBuffer(metaclass=_PublicConstructor):
         self.byte_offset = 0          # where in that shard the buffer starts
         self.allocation_group = None  # a ttl.make_dfb_allocation_group() it takes turns with
         self.arena_offset = None      # where it starts in the operation's L1 arena (dfb_reuse.l1_arena)
+
+    # what a script reads of a buffer; it made the buffer with them, and assigning one afterwards
+    # would skip the checks of make_dataflow_buffer_like (block_count 1..32, a positive shape)
+    _READ_ONLY = ("shape", "block_count", "tile", "layout", "data_format")
+
+    def __setattr__(self, name: str, value) -> None:
+        if name in self._READ_ONLY and name in self.__dict__ and _from_user_code():
+            raise KernelError(f"{self.name}.{name} = ...: a dataflow buffer's {name} is set when it is made; make "
+                              f"it with the {name} you want (ttl.make_dataflow_buffer_like(..., {name}=...))",
+                              user_location())
+        super().__setattr__(name, value)
 
     @property
     def ir_name(self) -> str:
@@ -199,6 +225,7 @@ class DFBAllocationGroup:
     line where one of them is reserved while another still holds blocks."""
 
 
+@checked_arguments("ttl.make_dfb_allocation_group")
 def make_dfb_allocation_group() -> DFBAllocationGroup:
     return DFBAllocationGroup()
 
@@ -207,6 +234,7 @@ _DTYPE_NAMES = {"bf16": "bfloat16", "fp32": "float32", "f32": "float32", "bfp8":
                 "bfp4": "bfloat4_b", "bfp4_b": "bfloat4_b"}
 
 
+@checked_arguments("ttl.make_dfb")
 def make_dfb(dtype, shape, block_count: int | None = None, *, buffer_factor: int | None = None, layout=None,
              allocation_group=None, tile=None):
     """``ttl.make_dfb(dtype, shape, block_count)``: a dataflow buffer no tensor describes — of tiles
@@ -223,7 +251,10 @@ def make_dfb(dtype, shape, block_count: int | None = None, *, buffer_factor: int
     except Exception:       # noqa: BLE001 - reported below
         raise KernelError(f"ttl.make_dfb({dtype!r}, ...): the data type is bf16, fp32, bfp8 or a TT-NN data type",
                           location) from None
-    layout_name = "TILE" if layout is None or "TILE" in str(getattr(layout, "name", layout)).upper() else "ROW_MAJOR"
+    spelled = str(getattr(layout, "name", layout)).upper()
+    if layout is not None and "TILE" not in spelled and "ROW_MAJOR" not in spelled:
+        raise KernelError(f"ttl.make_dfb(layout={layout!r}): give ttnn.TILE_LAYOUT or ttnn.ROW_MAJOR_LAYOUT", location)
+    layout_name = "TILE" if layout is None or "TILE" in spelled else "ROW_MAJOR"
     if layout_name != "TILE" and tile is not None:
         raise KernelError(f"ttl.make_dfb(tile={tile!r}, layout=...): a row-major buffer has no tiles; drop tile=",
                           location)
@@ -254,6 +285,7 @@ def _template_format(dtype):
         return None
 
 
+@checked_arguments("ttl.make_dataflow_buffer_like")
 def make_dataflow_buffer_like(tensor, shape, block_count: int | None = None, *, buffer_factor: int | None = None,
                               allocation_group=None):
     """A dataflow buffer of blocks of ``shape`` in the likeness of ``tensor`` (its data type and
@@ -279,6 +311,7 @@ def make_dataflow_buffer_like(tensor, shape, block_count: int | None = None, *, 
                  tile)
 
 
+@checked_arguments("ttl.make_tensor_backed_dfb")
 def make_tensor_backed_dfb(tensor, shape, *, block_count: int = 1, byte_offset: int = 0, tile=None,
                            allocation_group=None):
     """A dataflow buffer whose storage is ``tensor``'s L1 shard on each node (see the module

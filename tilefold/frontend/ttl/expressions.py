@@ -40,6 +40,7 @@ from tilefold.frontend.ttl.values import (
     GroupTransfer,
     LocalFunction,
     PipeIdentity,
+    RaisedValue,
     ReadyReceive,
     TensorSlice,
     Transfer,
@@ -80,6 +81,21 @@ class BoundMethod:
         self.name = name
 
 
+def _kernel_methods(value) -> tuple[str, ...]:
+    """The methods a kernel may call on ``value`` (those :meth:`ExpressionBuilder.call_method` builds)."""
+    if isinstance(value, (Semaphore, RemoteSemaphore, MulticastSemaphore)):
+        return {Semaphore: ("wait_eq", "wait_min", "set"), RemoteSemaphore: ("inc",),
+                MulticastSemaphore: ("set",)}[type(value)]
+    for kind, names in ((DataflowBuffer, ("reserve", "wait", "push", "pop", "publish")),
+                        (Block, ("push", "pop", "store", "store_rows", "accumulate_rows")),
+                        (Transfer, ("wait",)), (ReadyReceive, ("index",)), (GroupTransfer, ("add", "wait_all")),
+                        (PipeNet, ("if_src", "if_dst", "is_src", "is_dst", "is_active", "destination_count")),
+                        (DeviceDomain, ("current_index", "is_current"))):
+        if isinstance(value, kind):
+            return names
+    return ()
+
+
 class ExpressionBuilder:
     """Mixin of :class:`~.builder.KernelBuilder`: expressions and calls."""
 
@@ -106,6 +122,9 @@ class ExpressionBuilder:
             return "a tensor slice"
         if value is None:
             return "None"
+        if isinstance(value, RaisedValue):
+            return (f"the value of {value.helper}(), which has none: it ends in raise {value.raised} (at "
+                    f"{value.location}), an assert that fails where a kernel reaches it,")
         if isinstance(value, PipeNet):
             return "a ttl.PipeNet"
         if isinstance(value, PipeIdentity):
@@ -120,7 +139,12 @@ class ExpressionBuilder:
             return public
         if isinstance(value, type):
             return f"class {value.__name__}"
-        shown = repr(value)
+        kind = type(value).__module__.split(".")[0]
+        if kind in ("numpy", "torch") and hasattr(value, "shape") and getattr(value, "ndim", 0):
+            # an array's repr is many lines of its values: its shape and data type say what it is
+            return (f"a {'numpy array' if kind == 'numpy' else 'torch tensor'} of shape {tuple(value.shape)} "
+                    f"({value.dtype})")
+        shown = " ".join(repr(value).split())
         if " object at 0x" in shown:        # no repr of its own: the type says what it is
             return f"a {type(value).__name__} object"
         return f"{type(value).__name__} {shown}"[:80]
@@ -300,6 +324,13 @@ class ExpressionBuilder:
                 return tuple((base.dfb if isinstance(base, Block) else base).tile)     # (height, width)
             if name in ("block_count", "buffer_factor") and isinstance(base, DataflowBuffer):
                 return base.block_count          # buffer_factor: its pre-1.0 name
+            methods = _kernel_methods(base)
+            if name not in methods:
+                attributes = ("shape", "dtype", "tile") + (("block_count",) if isinstance(base, DataflowBuffer) else ())
+                known = [f"{m}()" for m in methods] + (list(attributes) if isinstance(base, (Block, DataflowBuffer))
+                                                         else [])
+                has = f"; in a kernel it has {', '.join(known)}" if known else ""
+                raise self.error(f"{self.describe(base)} has no attribute {name!r}{has}", node)
             return BoundMethod(base, name)
         if isinstance(base, Pipe) and name in ("has_current_core", "has_current_node"):
             return BoundMethod(base, name)
@@ -576,6 +607,11 @@ class ExpressionBuilder:
         def show(value, spec: str = "") -> None:
             if isinstance(value, NodeExpression):
                 value = self.node_expression(value, where)
+            if spec and isinstance(value, (Scalar, SSAValue)):
+                from tilefold.errors import warn_at
+
+                warn_at(f"the format spec :{spec} of a runtime value is not applied: the device's DPRINT prints it "
+                        "as a plain integer", self.location(where))
             if isinstance(value, Scalar):
                 values.append(self.scalars.materialize(value))
                 parts.append("")
@@ -625,8 +661,9 @@ class ExpressionBuilder:
         if kwargs or len(values) > 1 or (not values and name != "inc"):
             raise self.error(f"{name}(value) takes one integer", node)
         value = self.as_int(values[0] if values else 1, node, f"the value of {name}()")
-        if isinstance(value, int) and value < 0:
-            raise self.error(f"{name}({value}): a semaphore holds a non-negative integer", node)
+        if isinstance(value, int) and not 0 <= value < 1 << 32:
+            raise self.error(f"{name}({value}): a semaphore holds a non-negative integer of 32 bits "
+                             "(0..4294967295)", node)
         semaphore = obj if isinstance(obj, Semaphore) else obj.semaphore
         remote = obj.node if isinstance(obj, RemoteSemaphore) else obj.rect_index if isinstance(
             obj, MulticastSemaphore) else None
@@ -642,16 +679,16 @@ class ExpressionBuilder:
             id(ttl_node): self.call_node,
             id(grid_size): self.call_grid_size,
             id(device_calls.GroupTransfer): self.call_group_transfer,
-            id(device_calls.signpost): lambda args, kwargs, node: device_calls.SIGNPOST,
+            id(device_calls.signpost): self.call_signpost,
             id(extern_calls.call_extern_func): lambda args, kwargs, node: extern_calls.build_call(self, args, kwargs, node),
             id(extern_calls.get_dfb_id): lambda a, k, n: extern_calls.dfb_marker(extern_calls.DFBId)(self, a, k, n),
             id(extern_calls.raw_addr): lambda args, kwargs, node: extern_calls.raw_address(self, args, kwargs, node),
             id(extern_calls.dfb_descriptor): lambda a, k, n: extern_calls.dfb_marker(extern_calls.DFBDescriptor)(self, a, k, n),
             **extern_calls.note_handlers(self),
-            id(builtins.min): lambda args, kwargs, node: self.call_min_max(args, node, "min"),
-            id(builtins.max): lambda args, kwargs, node: self.call_min_max(args, node, "max"),
-            id(BODY_BUILTINS["min"]): lambda args, kwargs, node: self.call_min_max(args, node, "min"),
-            id(BODY_BUILTINS["max"]): lambda args, kwargs, node: self.call_min_max(args, node, "max"),
+            id(builtins.min): lambda args, kwargs, node: self.call_min_max(args, node, "min", kwargs),
+            id(builtins.max): lambda args, kwargs, node: self.call_min_max(args, node, "max", kwargs),
+            id(BODY_BUILTINS["min"]): lambda args, kwargs, node: self.call_min_max(args, node, "min", kwargs),
+            id(BODY_BUILTINS["max"]): lambda args, kwargs, node: self.call_min_max(args, node, "max", kwargs),
             id(builtins.abs): self.call_abs,
             id(builtins.divmod): self.call_divmod,
             id(builtins.range): self.call_range,
@@ -760,19 +797,45 @@ class ExpressionBuilder:
         if args or kwargs:
             raise self.error(f"{what} takes no arguments", node)
 
+    def bound_arguments(self, function, args, kwargs, node, what: str) -> dict:
+        """The arguments of a kernel's call of the API function ``function`` by parameter name
+        (defaults filled in); arguments its signature cannot take are one error at the line."""
+        import inspect
+
+        signature = inspect.signature(function)
+        try:
+            bound = signature.bind(*args, **kwargs)
+        except TypeError as exc:
+            from tilefold.caller import argument_mismatch
+
+            raise self.error(argument_mismatch(what, signature, kwargs, exc), node) from None
+        bound.apply_defaults()
+        return bound.arguments
+
     def call_node(self, args, kwargs, node):
-        dims = kwargs.get("dims", args[0] if args else 2)
+        dims = self.bound_arguments(ttl_node, args, kwargs, node, "ttl.node")["dims"]
         x, y = self.node_values(node)
         arithmetic = {"+": self.scalars.add, "*": self.scalars.mul, "//": self.scalars.floordiv,
                       "%": self.scalars.mod}
         return node_coordinates(self.operation.grid_dims, dims, x, y, lambda op, a, b: arithmetic[op](a, b),
                                 self.location(node))
 
+    def call_signpost(self, args, kwargs, node):
+        """``ttl.signpost(name)``: a profiling marker, named by a string known when the kernel is built."""
+        name = self.bound_arguments(device_calls.signpost, args, kwargs, node, "ttl.signpost")["name"]
+        if not isinstance(name, str):
+            raise self.error(f"ttl.signpost(name) takes the region's name as a string, not {self.describe(name)}",
+                             node)
+        return device_calls.SIGNPOST
+
     def call_grid_size(self, args, kwargs, node):
-        dims = kwargs.get("dims", args[0] if args else 2)
+        dims = self.bound_arguments(grid_size, args, kwargs, node, "ttl.grid_size")["dims"]
         return grid_shape(self.operation.grid_dims, dims, self.location(node))
 
-    def call_min_max(self, args, node, which: str):
+    def call_min_max(self, args, node, which: str, kwargs=None):
+        if kwargs:
+            raise self.error(f"{which}() in a kernel takes values only, not {', '.join(f'{k}=' for k in kwargs)}",
+                             node)
         values = list(args[0]) if len(args) == 1 and isinstance(args[0], (tuple, list)) else list(args)
         if any(isinstance(v, (Block, BlockExpression)) for v in values):
             raise self.error(f"{which}() of blocks: use ttl.math.{which}(a, b)", node)
@@ -790,7 +853,7 @@ class ExpressionBuilder:
         return result
 
     def call_abs(self, args, kwargs, node):
-        if len(args) != 1:
+        if len(args) != 1 or kwargs:
             raise self.error("abs() takes one argument", node)
         if isinstance(args[0], (Block, BlockExpression)):
             return self.block_unary("abs", args[0], node)

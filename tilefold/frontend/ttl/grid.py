@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import builtins
 import math
+import operator
 import types
 from dataclasses import dataclass
 
 from tilefold.arch import NOC_COLUMNS, Arch
 from tilefold.errors import KernelArgumentError, KernelError, SourceLocation
 from tilefold.frontend.ttl import capture
-from tilefold.caller import user_location
+from tilefold.caller import checked_arguments, user_location
 
 FULL_GRID = ("full", "auto")
 
@@ -53,7 +54,9 @@ def resolve_grid(grid, arch: Arch, location: SourceLocation | None) -> tuple[tup
             raise KernelError(f"@ttl.operation(grid={grid!r}): grid is 'full', 'auto' or (columns, rows)", location)
         return tuple(arch.grid), tuple(arch.grid)
     try:
-        dims = tuple(int(d) for d in grid)
+        if any(isinstance(d, bool) for d in grid):
+            raise TypeError("a bool is no grid size")
+        dims = tuple(operator.index(d) for d in grid)     # 1.5 or "2" is no size (int() would truncate)
     except (TypeError, ValueError):
         raise KernelError(f"@ttl.operation(grid={grid!r}): grid is 'full', 'auto' or a tuple (columns, rows) of "
                           "positive integers", location) from None
@@ -131,6 +134,7 @@ def node_index(coords: tuple[int, ...], grid: tuple[int, ...]) -> int | None:
     return index
 
 
+@checked_arguments("ttl.grid_size")
 def grid_size(dims: int = 2):
     """The size of the operation's grid in ``dims`` dimensions (on the host after an operation
     call: the grid that call ran on)."""
@@ -330,6 +334,7 @@ def node_coordinates(grid: tuple[int, ...], dims: int, x, y, arithmetic, locatio
     return coords + (0,) * (dims - len(coords))
 
 
+@checked_arguments("ttl.node")
 def node(dims: int = 2):
     """This node's coordinates; in an operation's body, symbolic (see :class:`NodeExpression`)."""
     op = capture.current("ttl.node")

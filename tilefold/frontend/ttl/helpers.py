@@ -197,6 +197,12 @@ class HelperInliner:
                 self.statements(body, scope, Region("with", tree))
             if last is not None and last.value is not None:
                 result = self.evaluate(last.value, scope)
+            elif last is None and body and isinstance(body[-1], ast.Raise) and body[-1].exc is not None \
+                    and isinstance(tree, ast.FunctionDef):
+                from tilefold.frontend.ttl.values import RaisedValue
+
+                exc = body[-1].exc
+                result = RaisedValue(tree.name, ast.unparse(exc)[:60], self.location(body[-1]))
             return result
         finally:
             self.function_stack.pop()

@@ -16,7 +16,7 @@ import enum
 import inspect
 from dataclasses import dataclass
 
-from tilefold.errors import KernelError, SourceLocation
+from tilefold.errors import KernelArgumentError, KernelError, SourceLocation
 from tilefold.frontend.ttl import capture
 from tilefold.caller import user_location
 
@@ -129,9 +129,14 @@ def check_selector(selector, kind: str, what: str, location) -> None:
 def _register(fn, kind: str, options: dict):
     if not inspect.isfunction(fn):
         raise KernelError(f"@ttl.{kind}() decorates a def function, not {type(fn).__name__}", user_location())
+    if fn.__name__ == "<lambda>":
+        raise KernelError(f"ttl.{kind}() takes a kernel written as a def function, not a lambda", user_location())
     options = dict(options)
     selector = options.pop("kernel", None)
     implicit = options.pop("__implicit__", False)
+    if options:         # a keyword TT-Lang's decorator does not take would be silently dropped
+        raise KernelArgumentError(f"@ttl.{kind}() got an unexpected keyword argument {next(iter(options))!r}; it "
+                                  "takes kernel= (a ttl.KernelKind or ttl.Kernel) or nothing", user_location())
     if selector is not None:
         check_selector(selector, kind, f"@ttl.{kind}(kernel=...)", user_location())
     location = _def_line(fn)
@@ -141,6 +146,10 @@ def _register(fn, kind: str, options: dict):
         raise KernelError(f"kernel function {fn.__name__!r} takes parameters ({', '.join(params)}); TT-Lang kernel "
                           "functions take none — use the tensors, dataflow buffers and values of the operation's "
                           "body directly", location)
+    named = next((k for k in op.kernels if k.name == fn.__name__), None)
+    if named is not None:       # each kernel is a function of its own name in the program
+        raise KernelError(f"operation {op.name!r} already has a kernel function named {fn.__name__!r} (at "
+                          f"{named.location}); give each kernel function its own name", location)
     same = [k for k in op.kernels if k.kind == kind]
     if len(same) >= MAX_KERNELS[kind]:
         raise KernelError(f"operation {op.name!r} already has {len(same)} @ttl.{kind}() kernel(s); a node runs at "

@@ -1189,6 +1189,11 @@ def operation(fn=None, *, grid=None, fp32_dest_acc_en: bool | None = None, dst_f
         raise KernelValueError(f"@ttl.operation(tiled={tiled!r}): only tiled=True is supported; drop the argument — "
                                "each tensor's layout (ttnn.TILE_LAYOUT or ROW_MAJOR_LAYOUT) comes from the tensor",
                                location)
+    for flag, value in (("fp32_dest_acc_en", fp32_dest_acc_en), ("dst_full_sync_en", dst_full_sync_en),
+                        ("math_approx_mode", math_approx_mode)):
+        if value is not None and not isinstance(value, bool):     # 'no' would be true
+            raise KernelValueError(f"@ttl.operation({flag}={value!r}): give True or False (or drop it for the "
+                                   "default)", location)
     if isinstance(getattr(math_fidelity, "name", None), str):     # ttnn.MathFidelity.HiFi4
         math_fidelity = math_fidelity.name
     if math_fidelity is not None and math_fidelity not in ("LoFi", "HiFi2", "HiFi3", "HiFi4"):

@@ -47,6 +47,9 @@ class Semaphore:
         if not isinstance(initial_value, int) or isinstance(initial_value, bool) or initial_value < 0:
             raise KernelError(f"ttl.Semaphore(initial_value={initial_value!r}): the initial value is a "
                               "non-negative integer", location)
+        if initial_value >= 1 << 32:         # a semaphore is one 32-bit word of L1
+            raise KernelError(f"ttl.Semaphore(initial_value={initial_value!r}): a semaphore is a 32-bit word; its "
+                              "initial value is at most 4294967295", location)
         self.grid = op.grid
         self.grid_dims = op.grid_dims
         self.initial_value = initial_value

@@ -208,6 +208,16 @@ class PipeIdentity:
     role: str                 # "src" | "dst"
 
 
+@dataclass(frozen=True)
+class RaisedValue:
+    """What a helper that ends in ``raise`` gives its caller: no value (a kernel has no exceptions;
+    the raise is an assert that fails where it is reached), named in the error of any use."""
+
+    helper: str                # the helper's name
+    raised: str                # the raise's exception, as written
+    location: SourceLocation | None
+
+
 @dataclass
 class LocalFunction:
     node: ast.FunctionDef
