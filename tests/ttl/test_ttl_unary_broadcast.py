@@ -53,7 +53,7 @@ def _broadcast_add(kind):
 def _broadcast_of(c: np.ndarray, kind: str) -> np.ndarray:
     """The (64, 64) values the broadcast gives: each output tile from the broadcast block's tile in
     its row (cols) or column (rows) of tiles, its first row, first column or first value repeated."""
-    out = np.empty((64, 64), np.float32)
+    out = np.empty((64, 64), c.dtype)
     for i in range(2):
         for j in range(2):
             ti, tj = (0, j) if kind == "rows" else (i, 0) if kind == "cols" else (0, 0)
@@ -119,3 +119,23 @@ def test_the_host_program_unpacks_the_broadcast_buffer_to_dst(tmp_path):
     mains = sorted(tmp_path.glob("*/main.cpp"))
     assert "UnpackToDestMode::UnpackToDestFp32" in mains[0].read_text()
     require_hosts_accepted(check_hosts(mains))
+
+
+@pytest.mark.parametrize("dtype", [ttnn.int32, ttnn.uint32], ids=["int32", "uint32"])
+@pytest.mark.parametrize("kind", sorted(_CASES))
+def test_a_32_bit_integer_broadcast_keeps_its_words(kind, dtype, tmp_path):
+    """unary_bcast unpacks 32-bit words straight to DST: the integers broadcast exactly, and the sum
+    wraps as the format's words do (add_int_tile)."""
+    rng = np.random.default_rng(5)
+    np_type = np.int32 if dtype is ttnn.int32 else np.uint32
+    info = np.iinfo(np_type)
+    a, c = (rng.integers(info.min, info.max, (64, 64), dtype=np.int64).astype(np_type) for _ in range(2))
+    x, y = (ttnn.from_numpy(v, dtype=dtype, layout=ttnn.TILE_LAYOUT) for v in (a, c))
+    out = ttnn.zeros((64, 64), dtype=dtype, layout=ttnn.TILE_LAYOUT)
+    _broadcast_add(kind)(x, y, out)
+    expected = (a.astype(np.int64) + _broadcast_of(c, kind).astype(np.int64)).astype(np_type)
+    np.testing.assert_array_equal(ttnn.to_numpy(out), expected)
+    jobs = compiled_kernel_jobs(compiled(_broadcast_add(kind), x, y, out), tmp_path)
+    assert "unary_bcast<BroadcastType::" in next(path.read_text() for path, role, _ in jobs if role == "compute")
+    for result in check_kernels(jobs):
+        require_accepted(result)

@@ -243,6 +243,8 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         if name == "where" and all(o.data_format is integer.data_format for o in operands) \
                 and integer.data_format in _INTEGER_ARITHMETIC:
             return name, integer.data_format          # where_tile<Int32> on the integers themselves
+        if name == "bcast" and integer.data_format in (DataFormat.Int32, DataFormat.UInt32):
+            return name, integer.data_format          # unary_bcast unpacks 32-bit words straight to DST
         op = integer_op_for(name, integer.data_format.value)
         if op is not None and len(operands) == 2:
             other = next((o for o in operands if o.data_format is not integer.data_format), None)
