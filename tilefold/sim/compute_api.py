@@ -449,13 +449,7 @@ class ComputeApi:
     # -- moving tiles into DST --------------------------------------------------------------
 
     def copy_tile(self, in_cb, in_tile_index, dst_index) -> None:
-        i = self._math_slot(dst_index, "copy_tile")
-        self._configured(self.engines.check_fpu("copy_tile", ("copy",), in_cb))
-        cbi, st = self._cb(in_cb, "copy_tile")
-        fmt = self._cb_format(cbi)
-        raw = self._tile_bytes(cbi, st, in_tile_index, "copy_tile")
-        self._charge_unpack(self._tile_size_of(cbi), fmt, 1)
-        self._math(self.costs.fpu_eltwise_tile, "copy_tile")
+        i, cbi, fmt, raw = self._unpack_to_slot("copy_tile", ("copy",), in_cb, in_tile_index, dst_index)
         if self.L == 1 and fmt is DataFormat.Float16_b and self._copy_bf16_tile(i, raw):
             return
         self._write_slot(i, self._copied_values(raw[:, 0], fmt, self._unpacks_to_dest(cbi, fmt)))
@@ -466,19 +460,27 @@ class ComputeApi:
         """``unary_bcast<BroadcastType::...>``: a tile's first row, first column or first value
         broadcast into DST slot ``dst_index``, moved as ``copy_tile`` moves it (a 32-bit CB unpacked to
         DST whole, else through a source register)."""
-        i = self._math_slot(dst_index, "unary_bcast")
-        self._configured(self.engines.check_fpu("unary_bcast", ("unary_bcast", bcast_type), in_cb))
-        cbi, st = self._cb(in_cb, "unary_bcast")
-        fmt = self._cb_format(cbi)
-        raw = self._tile_bytes(cbi, st, in_tile_index, "unary_bcast")
-        self._charge_unpack(self._tile_size_of(cbi), fmt, 1)
-        self._math(self.costs.fpu_eltwise_tile, "unary_bcast")
+        family = ("unary_bcast", bcast_type)
+        i, cbi, fmt, raw = self._unpack_to_slot("unary_bcast", family, in_cb, in_tile_index, dst_index)
         bcast = tm.BROADCAST_TYPES[bcast_type]
         values = self._copied_values(raw[:, 0], fmt, self._unpacks_to_dest(cbi, fmt))
         self._write_slot(i, tm.broadcast_values(bcast, values))
         if fmt in _INTEGER_CBS:
             ints = np.ascontiguousarray(raw[:, 0]).view(fmt.numpy_dtype).astype(np.int64)
             self.dst_ints[i] = tm.broadcast_values(bcast, ints)
+
+    def _unpack_to_slot(self, call: str, family: tuple, in_cb, in_tile_index, dst_index):
+        """What a call moving one waited tile into DST does before it writes the slot: the slot
+        checked, the engines' op family and source format checked, the unpack and the datacopy
+        charged; returns (slot, CB index, its format, the tile's bytes (lanes, 1, size))."""
+        i = self._math_slot(dst_index, call)
+        self._configured(self.engines.check_fpu(call, family, in_cb))
+        cbi, st = self._cb(in_cb, call)
+        fmt = self._cb_format(cbi)
+        raw = self._tile_bytes(cbi, st, in_tile_index, call)
+        self._charge_unpack(self._tile_size_of(cbi), fmt, 1)
+        self._math(self.costs.fpu_eltwise_tile, call)
+        return i, cbi, fmt, raw
 
     def _copy_bf16_tile(self, i: int, raw: np.ndarray) -> bool:
         """``copy_tile`` of a bfloat16 tile (its bytes ``raw``) into DST slot ``i`` on one lane: the
