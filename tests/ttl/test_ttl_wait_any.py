@@ -7,6 +7,7 @@ Run on the simulated device against numpy, C++ checked against the real headers.
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import tilefold.ttl as ttl
 import tilefold.ttnn as ttnn
@@ -390,6 +391,9 @@ def _misuse(kind: str):
                     if kind == "maybe":
                         if y == 0:
                             recv.wait()
+                    if kind in ("maybe_selected", "maybe_not_selected"):
+                        if y == (0 if kind == "maybe_selected" else 1):
+                            ttl.wait_any((recv,), start=0)
                     if kind == "loop":
                         for _ in range(2):
                             ttl.wait_any((recv,), start=0)  # error: loop
@@ -451,6 +455,27 @@ def test_waiting_after_a_branch_that_may_have_waited(tmp_path, check_kernel):
     kernel = next(k for k in program.kernels if k.name == "dm")
     text = emit_kernel(kernel.function)
     assert "if (received == 0) {" in text and "received = 1;" in text, text
+    path = tmp_path / "dm.cpp"
+    path.write_text(text)
+    check_kernel.require_accepted(check_kernel.check_kernel(path, "reader",
+                                                            check_kernel.accessor_compile_args(program, kernel)))
+
+
+@pytest.mark.parametrize("kind", ["maybe_selected", "maybe_not_selected"])
+def test_waiting_after_a_branch_whose_wait_any_may_have_selected_the_receive(kind, tmp_path, check_kernel):
+    """``if y == 0: ttl.wait_any((recv,), ...)`` then ``recv.wait()``: the selection sets the receive's
+    flag when it takes it, so the wait waits only when no selection did (the branch taken on the
+    device, or not)."""
+    from tilefold.codegen.cpp import emit_kernel
+
+    a, out = tile_tensor((32, 32), seed=10), zeros((32, 32))
+    with recorded_programs() as programs:
+        _misuse(kind)(a, out)
+    np.testing.assert_array_equal(ttnn.to_numpy(out), ttnn.to_numpy(a))
+    program = programs[0]
+    kernel = next(k for k in program.kernels if k.name == "dm")
+    text = emit_kernel(kernel.function)
+    assert "if (received == 0) {" in text and "received = " in text, text
     path = tmp_path / "dm.cpp"
     path.write_text(text)
     check_kernel.require_accepted(check_kernel.check_kernel(path, "reader",

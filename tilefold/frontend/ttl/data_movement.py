@@ -762,12 +762,32 @@ class DataMovementBuilder:
             self._set_waited(t, 0, t.value.owner)
             for wait in t.wait_ops:
                 self._mark_waited(t, wait)
+            for value, position, _ in t.selections:
+                self._mark_selected(t, value, position)
         self.node = node
         return Scalar.opaque(self.emit(memref.LoadOp.get(t.done_slot, [])).res)
 
     def _mark_waited(self, t: Transfer, wait) -> None:
         """Set ``t``'s waited slot to 1 right after ``wait`` (one of its ttl.wait ops)."""
         self._set_waited(t, 1, wait)
+
+    @staticmethod
+    def _mark_selected(t: Transfer, ready, position: int) -> None:
+        """Set ``t``'s waited slot to 1 right after the ``ttl.wait_any`` whose result is ``ready``,
+        when it selected ``t`` (request ``position``)."""
+        from xdsl.dialects import arith, memref
+        from xdsl.dialects.builtin import IndexType
+        from xdsl.rewriter import InsertPoint, Rewriter
+
+        at = arith.ConstantOp(IntegerAttr(position, IndexType()))
+        chosen = arith.CmpiOp(ready, at.result, "eq")
+        one = arith.ConstantOp(IntegerAttr(1, IndexType()))
+        before = memref.LoadOp.get(t.done_slot, [])
+        flag = arith.SelectOp(chosen.result, one.result, before.res)
+        ops = [at, chosen, one, before, flag, memref.StoreOp.get(flag.result, t.done_slot, [])]
+        for op in ops:
+            op.location = ready.owner.location
+        Rewriter.insert_op(ops, InsertPoint.after(ready.owner))
 
     @staticmethod
     def _set_waited(t: Transfer, value: int, after) -> None:
@@ -790,18 +810,16 @@ class DataMovementBuilder:
         if "before" in relations:
             return not pending
         done = pending
-        if "maybe" in relations:
-            # waited inside a branch or loop that ended: whether it completed is known at run time
+        selections = [(value, position, self._relation(value.owner.parent_block()))
+                      for value, position, _ in t.selections]
+        if "maybe" in relations or any(relation == "maybe" for _, _, relation in selections):
+            # waited, or selected by a ttl.wait_any, inside a branch or loop that ended: whether it
+            # completed is known at run time, from the flag its waits and selections set
             waited = self._waited_flag(t, node)
             done = self.scalars.compare("eq" if pending else "ne", waited, 0)
-        for value, position, location in t.selections:
-            relation = self._relation(value.owner.parent_block())
-            if relation == "exclusive":
+        for value, position, relation in selections:
+            if relation in ("exclusive", "maybe"):
                 continue
-            if relation == "maybe":
-                raise self.error(f"the receive posted at {t.location} took part in ttl.wait_any at {location} inside "
-                                 "a branch or loop that ended before this line; call ttl.wait_any where every path "
-                                 "reaches, or wait() on the receive inside that branch", node)
             self.node = node
             chosen = self.scalars.compare("ne" if pending else "eq", Scalar.opaque(value), position)
             done = self.logical(ast.And if pending else ast.Or, done, chosen, node)
@@ -862,6 +880,8 @@ class DataMovementBuilder:
         self.scalars.ranges[id(op.result)] = (0, len(requests) - 1)
         for position, t in enumerate(requests):
             t.selections.append((op.result, position, self.location(node)))
+            if t.done_slot is not None:     # a later line asks whether this receive completed
+                self._mark_selected(t, op.result, position)
         self.ready_requests[op.result] = tuple(requests)
         return ReadyReceive(Scalar.opaque(op.result), tuple(requests), self.location(node))
 
