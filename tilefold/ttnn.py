@@ -400,6 +400,9 @@ class Tensor:
         self._shape = values.shape
         self._pages: tuple | None = None     # (buffer geometry, device pages)
         self._not_simulated: str | None = None   # why the values are unknown (mark_not_simulated)
+        # made by ttnn.empty: True until an operation writes it, then a mask of the device pages none
+        # wrote (what a device leaves undefined; see note_written); None: every value is defined
+        self._undefined: bool | np.ndarray | None = None
 
     @property
     def shape(self) -> Shape:
@@ -484,6 +487,33 @@ class Tensor:
         self._values = self._bf16 = None
         self._not_simulated = None
 
+    def mark_undefined(self) -> None:
+        """``ttnn.empty``: a device leaves the contents undefined (here they are zeros)."""
+        self._undefined = True
+
+    def note_written(self, unwritten: np.ndarray, num_pages: int) -> None:
+        """An operation wrote this tensor's device buffer except pages ``unwritten`` (indices): those
+        stay undefined if they were."""
+        if self._undefined is None:
+            return
+        mask = np.zeros(num_pages, bool)
+        mask[unwritten] = True
+        if self._undefined is not True:
+            mask &= self._undefined
+        self._undefined = mask if mask.any() else None
+
+    def _warn_undefined(self) -> None:
+        """A read of values some operation left unwritten in a tensor ``ttnn.empty`` made: a warning
+        at the reading line (once)."""
+        mask, self._undefined = self._undefined, (self._undefined if self._undefined is True else None)
+        if mask is None or mask is True:
+            return
+        pages = np.nonzero(mask)[0]
+        shown = ", ".join(str(p) for p in pages[:8]) + (" ..." if pages.size > 8 else "")
+        warn_at(f"{pages.size} of the {mask.size} device pages of this tensor were written by no operation since "
+                f"ttnn.empty made it (pages {shown}): a device holds whatever its DRAM held there, tilefold shows "
+                "zeros — write every page, or make the tensor with ttnn.zeros", user_location())
+
     def mark_not_simulated(self, reason: str) -> None:
         """An operation wrote this tensor with C++ the simulator cannot run: its values are unknown,
         and reading them is a :class:`NotSimulatedError` (``reason``) at the reading line."""
@@ -511,6 +541,8 @@ class Tensor:
         return self.layout
 
     def to_numpy(self) -> np.ndarray:
+        if self._undefined is not None:
+            self._warn_undefined()
         return self.host_values.copy()
 
     def to_torch(self, dtype=None, **kwargs):
@@ -751,7 +783,15 @@ def ones(shape, dtype=None, layout=TILE_LAYOUT, device=None, memory_config=None,
 
 
 def empty(shape, dtype=None, layout=TILE_LAYOUT, device=None, memory_config=None) -> Tensor:
-    return zeros(shape, dtype, layout, device, memory_config)
+    """``ttnn.empty``: zeros here, whose contents a device leaves undefined (an operation that writes
+    only some of its pages is warned of, :func:`tilefold.run.ttl.run_operation`)."""
+    return _undefined(zeros(shape, dtype, layout, device, memory_config))
+
+
+def _undefined(tensor):
+    if isinstance(tensor, Tensor):      # (a mesh tensor's pieces are not followed)
+        tensor.mark_undefined()
+    return tensor
 
 
 def rand(shape, dtype=None, layout=TILE_LAYOUT, device=None, memory_config=None, seed=None) -> Tensor:
@@ -778,7 +818,7 @@ def ones_like(tensor: Tensor, dtype=None, layout=None, device=None, memory_confi
 
 
 def empty_like(tensor: Tensor, dtype=None, layout=None, device=None, memory_config=None) -> Tensor:
-    return zeros_like(tensor, dtype, layout, device, memory_config)
+    return _undefined(zeros_like(tensor, dtype, layout, device, memory_config))
 
 
 def arange(start, end=None, step=1, dtype=None, device=None, layout=TILE_LAYOUT, memory_config=None) -> Tensor:

@@ -533,3 +533,46 @@ def test_from_torch_of_a_tensor_without_values_on_the_cpu():
         line = _here()
         ttnn.from_torch(torch.eye(32).to_sparse())
     _at(info, line)
+
+
+def test_reading_pages_of_a_ttnn_empty_tensor_no_operation_wrote_is_a_warning_at_the_read():
+    """ttnn.empty leaves a device tensor's contents undefined: an operation that writes only some of
+    its pages leaves the rest as DRAM held them (zeros here), which the read that sees them names."""
+    import warnings
+
+    import numpy as np
+
+    @ttl.operation(grid=(1, 1))
+    def first_tile_only(a, out):
+        a_dfb = ttl.make_dataflow_buffer_like(a, shape=(1, 1), block_count=2)
+
+        @ttl.datamovement()
+        def read():
+            with a_dfb.reserve() as blk:
+                ttl.copy(a[0, 0], blk).wait()
+
+        @ttl.datamovement()
+        def write():
+            with a_dfb.wait() as blk:
+                ttl.copy(blk, out[0, 0]).wait()
+
+        @ttl.compute()
+        def compute():
+            pass
+
+    a = ttnn.from_numpy(np.ones((32, 64), np.float32), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
+    out = ttnn.empty((32, 64), dtype=ttnn.bfloat16)
+    first_tile_only(a, out)
+    with pytest.warns(UserWarning, match=r"1 of the 2 device pages of this tensor were written by no operation "
+                                         r"since ttnn.empty made it \(pages 1\)") as caught:
+        ttnn.to_numpy(out)
+    assert caught[0].filename == __file__
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ttnn.to_numpy(out)                      # once
+        written = ttnn.zeros((32, 64), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
+        first_tile_only(a, written)
+        ttnn.to_numpy(written)                  # ttnn.zeros: defined everywhere
+        whole = ttnn.empty((32, 32), dtype=ttnn.bfloat16)
+        first_tile_only(a, whole)
+        ttnn.to_numpy(whole)                    # every page written

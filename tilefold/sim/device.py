@@ -141,6 +141,8 @@ class RunResult:
     pages: dict[str, np.ndarray] = field(default_factory=dict)
     numerics: str = "faithful"        # the device's numerics mode (sim.numerics_mode)
     printed: list[str] = field(default_factory=list)   # the kernels' DPRINT lines, in simulated time order
+    # per output / inout DRAM buffer, the pages no write of the run touched (None: not in DRAM)
+    unwritten: dict[str, np.ndarray | None] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -362,18 +364,25 @@ class _Run:
             mem, rows, local = self._page_locations(name)
             mem.write(rows[full:], local[full:], pages[full:])
 
+    def unwritten_pages(self, name: str) -> np.ndarray | None:
+        """The pages of DRAM buffer ``name`` (of its logical tensor) that no write of the run
+        touched, as page indices; None for a buffer outside DRAM."""
+        if not self.allocation.buffers[name].is_dram:
+            return None
+        buf = self.program.buffers[name]
+        _, bank, local = self._page_locations(name)
+        untouched = self.dram_writers.untouched(bank, local, buf.page_size)
+        logical = buf.logical_pages()
+        return np.nonzero(untouched if logical is None else untouched & logical)[0]
+
     def unwritten_output_error(self) -> UnwrittenOutputError | None:
         """The first DRAM output buffer (role ``output``, not given initial values by the host) with
         pages no kernel wrote, as an error naming them."""
         for name, buf in self.program.buffers.items():
-            place = self.allocation.buffers[name]
-            if buf.role != "output" or not place.is_dram or name in self.host_written:
+            if buf.role != "output" or name in self.host_written:
                 continue
-            _, bank, local = self._page_locations(name)
-            untouched = self.dram_writers.untouched(bank, local, buf.page_size)
-            logical = buf.logical_pages()
-            missing = np.nonzero(untouched if logical is None else untouched & logical)[0]
-            if missing.size:
+            missing = self.unwritten_pages(name)
+            if missing is not None and missing.size:
                 return UnwrittenOutputError(
                     f"output buffer {name!r}: {_page_list(missing)} of its {buf.num_pages} pages were never written "
                     "by any kernel, so the host would read whatever DRAM held there; write every page of an output "
@@ -545,11 +554,12 @@ class Device:
             for ctx in contexts:
                 if isinstance(ctx, ComputeContext):
                     ctx.release_scratch()
-        pages = {}
+        pages, unwritten = {}, {}
         with Progress("reading outputs", output_bytes, "B", enabled=progress) as bar:
             for name, buf in program.buffers.items():
                 if buf.role in ("output", "inout"):
                     pages[name] = run.read_pages(name)
+                    unwritten[name] = run.unwritten_pages(name)
                     bar.done += buf.size
         outputs = HostOutputs(pages, program)
         perf = _perf_report(run, contexts, program)
@@ -560,7 +570,7 @@ class Device:
             write_chrome_trace(trace, contexts, self.arch.clock_hz)
             trace_path = Path(trace)
         return RunResult(outputs, perf, hazards, trace_path, batch, pages, "fast" if run.fast_numerics else "faithful",
-                         _printed_lines(run))
+                         _printed_lines(run), unwritten)
 
     def _contexts(self, run: _Run, batch: bool, labels: dict) -> list[KernelContext]:
         contexts: list[KernelContext] = []
