@@ -542,23 +542,7 @@ def test_reading_pages_of_a_ttnn_empty_tensor_no_operation_wrote_is_a_warning_at
 
     import numpy as np
 
-    @ttl.operation(grid=(1, 1))
-    def first_tile_only(a, out):
-        a_dfb = ttl.make_dataflow_buffer_like(a, shape=(1, 1), block_count=2)
-
-        @ttl.datamovement()
-        def read():
-            with a_dfb.reserve() as blk:
-                ttl.copy(a[0, 0], blk).wait()
-
-        @ttl.datamovement()
-        def write():
-            with a_dfb.wait() as blk:
-                ttl.copy(blk, out[0, 0]).wait()
-
-        @ttl.compute()
-        def compute():
-            pass
+    from ttl_helpers import copy_first_tile as first_tile_only
 
     a = ttnn.from_numpy(np.ones((32, 64), np.float32), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
     out = ttnn.empty((32, 64), dtype=ttnn.bfloat16)

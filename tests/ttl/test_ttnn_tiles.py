@@ -12,6 +12,7 @@ import pytest
 
 import tilefold.ttl as ttl
 import tilefold.ttnn as ttnn
+from ttl_helpers import copy_first_tile
 from tilefold.errors import KernelError, LayoutError
 from tilefold.layout.host import from_device_pages, to_device_pages
 
@@ -74,32 +75,18 @@ def test_a_tile_that_does_not_exist_is_one_error_at_its_line():
         ttnn.from_numpy(np.zeros((32, 32), np.float32), tile="16x32")
 
 
-@ttl.operation(grid=(1, 1))
-def copy_tile(inp, out):
-    dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
-
-    @ttl.datamovement()
-    def read():
-        with dfb.reserve() as block:
-            ttl.copy(inp[0, 0], block).wait()
-
-    @ttl.datamovement()
-    def write():
-        with dfb.wait() as block:
-            ttl.copy(block, out[0, 0]).wait()
-
-
 def test_an_operation_copies_a_tensor_of_16x32_tiles_and_a_tile_mismatch_is_one_error():
     values = np.arange(32 * 32, dtype=np.float32).reshape(32, 32)
     out = ttnn.from_numpy(np.zeros_like(values), layout=ttnn.TILE_LAYOUT)
-    copy_tile(ttnn.from_numpy(values, layout=ttnn.TILE_LAYOUT, tile=ttnn.Tile((32, 32))), out)
+    copy_first_tile(ttnn.from_numpy(values, layout=ttnn.TILE_LAYOUT, tile=ttnn.Tile((32, 32))), out)
     np.testing.assert_array_equal(ttnn.to_numpy(out), values)
     small = ttnn.from_numpy(values, layout=ttnn.TILE_LAYOUT, tile=ttnn.Tile((16, 32)))
     small_out = ttnn.from_numpy(np.zeros_like(values), layout=ttnn.TILE_LAYOUT, tile=ttnn.Tile((16, 32)))
-    copy_tile(small, small_out)                     # tile (0, 0) of 16x32 tiles: the first 16 rows
+    copy_first_tile(small, small_out)                     # tile (0, 0) of 16x32 tiles: the first 16 rows
     expected = np.zeros_like(values)
     expected[:16] = values[:16]
     np.testing.assert_array_equal(ttnn.to_numpy(small_out), expected)
     with pytest.raises(KernelError, match=r"ttl.copy between out \(32x32 tiles\) and block \(16x32 tiles\)") as info:
-        copy_tile(small, out)
-    assert info.value.location.line == inspect.getsourcelines(copy_tile.function)[1] + 12
+        copy_first_tile(small, out)
+    lines, start = inspect.getsourcelines(copy_first_tile.function)
+    assert info.value.location.line == start + next(i for i, line in enumerate(lines) if "copy(block, out" in line)
