@@ -341,24 +341,23 @@ class _Plan:
         self.counts[1 if fpu else 2] += 1
 
     def _copy_tile(self, in_cb, in_tile_index, dst_index) -> None:
-        i = self._math_slot(dst_index, "copy_tile")
-        self._configured(self.ctx.engines.check_fpu("copy_tile", ("copy",), in_cb))
-        address, ps, fmt = self._cb_tile(in_cb, in_tile_index, "copy_tile", fpu=False)
-        if not fmt.is_float:
-            raise _Fallback                       # the call keeps the integers exactly (ComputeApi.dst_ints)
-        to_dest = self.ctx._unpacks_to_dest(self.ctx._cb(in_cb, "copy_tile")[0], fmt)
-        self._math(self.ctx.costs.fpu_eltwise_tile, True)
-        self._write(i, _Node(("copy", ps, fmt, to_dest), [], address))
+        self._into_dst("copy_tile", ("copy",), in_cb, in_tile_index, dst_index, ("copy",))
 
     def _unary_bcast(self, in_cb, in_tile_index, dst_index, bcast_type="ROW") -> None:
-        i = self._math_slot(dst_index, "unary_bcast")
-        self._configured(self.ctx.engines.check_fpu("unary_bcast", ("unary_bcast", bcast_type), in_cb))
-        address, ps, fmt = self._cb_tile(in_cb, in_tile_index, "unary_bcast", fpu=False)
+        self._into_dst("unary_bcast", ("unary_bcast", bcast_type), in_cb, in_tile_index, dst_index,
+                       ("bcast", tm.BROADCAST_TYPES[bcast_type]))
+
+    def _into_dst(self, call: str, family: tuple, in_cb, in_tile_index, dst_index, kind: tuple) -> None:
+        """A call moving one waited tile into DST as ``copy_tile`` does: a node of ``kind`` (its name,
+        then what follows the tile's geometry in its key: a broadcast's direction)."""
+        i = self._math_slot(dst_index, call)
+        self._configured(self.ctx.engines.check_fpu(call, family, in_cb))
+        address, ps, fmt = self._cb_tile(in_cb, in_tile_index, call, fpu=False)
         if not fmt.is_float:
             raise _Fallback                       # the call keeps the integers exactly (ComputeApi.dst_ints)
-        to_dest = self.ctx._unpacks_to_dest(self.ctx._cb(in_cb, "unary_bcast")[0], fmt)
+        to_dest = self.ctx._unpacks_to_dest(self.ctx._cb(in_cb, call)[0], fmt)
         self._math(self.ctx.costs.fpu_eltwise_tile, True)
-        self._write(i, _Node(("bcast", ps, fmt, to_dest, tm.BROADCAST_TYPES[bcast_type]), [], address))
+        self._write(i, _Node((kind[0], ps, fmt, to_dest, *kind[1:]), [], address))
 
     def _fpu_binary(self, name, in0_cb, in1_cb, in0_tile, in1_tile, dst_index) -> None:
         op, bcast = API[name].eltwise
