@@ -505,9 +505,10 @@ class Tensor:
     def _warn_undefined(self) -> None:
         """A read of values some operation left unwritten in a tensor ``ttnn.empty`` made: a warning
         at the reading line (once)."""
-        mask, self._undefined = self._undefined, (self._undefined if self._undefined is True else None)
-        if mask is None or mask is True:
+        mask = self._undefined
+        if mask is None or mask is True:        # never written by an operation: nothing to tell apart
             return
+        self._undefined = None
         pages = np.nonzero(mask)[0]
         shown = ", ".join(str(p) for p in pages[:8]) + (" ..." if pages.size > 8 else "")
         warn_at(f"{pages.size} of the {mask.size} device pages of this tensor were written by no operation since "
@@ -541,8 +542,7 @@ class Tensor:
         return self.layout
 
     def to_numpy(self) -> np.ndarray:
-        if self._undefined is not None:
-            self._warn_undefined()
+        self._warn_undefined()
         return self.host_values.copy()
 
     def to_torch(self, dtype=None, **kwargs):

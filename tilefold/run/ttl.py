@@ -59,9 +59,10 @@ def run_operation(operation, capture, compiled, report: bool = True):
             raise
         write_not_simulated(operation, compiled, tensors)
         return None
-    for name, unwritten in result.unwritten.items():      # what ttnn.empty's tensors got (Tensor.note_written)
-        if unwritten is not None and name in tensors and getattr(tensors[name], "_undefined", None) is not None:
-            tensors[name].note_written(unwritten, compiled.program.buffer(name).num_pages)
+    for name, unwritten in result.unwritten.items():      # what ttnn.empty's tensors got
+        note_written = getattr(tensors.get(name), "note_written", None)
+        if unwritten is not None and note_written is not None:
+            note_written(unwritten, compiled.program.buffer(name).num_pages)
     settings.runs.append((operation.name, result))
     if settings.report and report:
         cols, rows = capture.grid
