@@ -35,6 +35,21 @@ def copy_kernels(x_dfb, y_dfb, x, y, rows=1):
                 ttl.copy(blk, y[r, 0]).wait()
 
 
+def compute_and_write(x_dfb, y_dfb, y):
+    """The compute kernel storing each block of ``x_dfb`` into ``y_dfb`` and a writer of ``y_dfb``'s
+    block to ``y``'s first tile: the rest of an operation whose test writes its reader."""
+
+    @ttl.compute()
+    def compute():
+        with x_dfb.wait() as a, y_dfb.reserve() as b:
+            b.store(a)
+
+    @ttl.datamovement()
+    def write():
+        with y_dfb.wait() as blk:
+            ttl.copy(blk, y[0, 0]).wait()
+
+
 def test_grid_without_dimensions():
     @ttl.operation(grid=())  # error
     def op(x, y):
@@ -893,21 +908,13 @@ def test_a_misspelt_attribute_of_a_block_is_an_error_where_it_is_read():
         x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
         y_dfb = ttl.make_dataflow_buffer_like(y, shape=(1, 1), block_count=2)
 
-        @ttl.compute()
-        def compute():
-            with x_dfb.wait() as a, y_dfb.reserve() as b:
-                b.store(a)
-
         @ttl.datamovement()
         def read():
             with x_dfb.reserve() as blk:
                 rows = blk.shap[0]  # error
                 ttl.copy(x[0:rows, 0], blk).wait()
 
-        @ttl.datamovement()
-        def write():
-            with y_dfb.wait() as blk:
-                ttl.copy(blk, y[0, 0]).wait()
+        compute_and_write(x_dfb, y_dfb, y)
 
     expect_error(lambda: op(*tensors()), test_a_misspelt_attribute_of_a_block_is_an_error_where_it_is_read,
                  KernelError, "block blk has no attribute 'shap'", "shape, dtype, tile")
@@ -919,21 +926,13 @@ def test_a_misspelt_method_of_a_buffer_names_its_methods():
         x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
         y_dfb = ttl.make_dataflow_buffer_like(y, shape=(1, 1), block_count=2)
 
-        @ttl.compute()
-        def compute():
-            with x_dfb.wait() as a, y_dfb.reserve() as b:
-                b.store(a)
-
         @ttl.datamovement()
         def read():
             take = x_dfb.reserv  # error
             with take() as blk:
                 ttl.copy(x[0, 0], blk).wait()
 
-        @ttl.datamovement()
-        def write():
-            with y_dfb.wait() as blk:
-                ttl.copy(blk, y[0, 0]).wait()
+        compute_and_write(x_dfb, y_dfb, y)
 
     expect_error(lambda: op(*tensors()), test_a_misspelt_method_of_a_buffer_names_its_methods, KernelError,
                  "dataflow buffer x_dfb has no attribute 'reserv'", "reserve(), wait()")
@@ -999,21 +998,13 @@ def test_a_misspelt_keyword_of_node_in_a_kernel_is_not_ignored():
         x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
         y_dfb = ttl.make_dataflow_buffer_like(y, shape=(1, 1), block_count=2)
 
-        @ttl.compute()
-        def compute():
-            with x_dfb.wait() as a, y_dfb.reserve() as b:
-                b.store(a)
-
         @ttl.datamovement()
         def read():
             n = ttl.node(dim=1)  # error
             with x_dfb.reserve() as blk:
                 ttl.copy(x[n, 0], blk).wait()
 
-        @ttl.datamovement()
-        def write():
-            with y_dfb.wait() as blk:
-                ttl.copy(blk, y[0, 0]).wait()
+        compute_and_write(x_dfb, y_dfb, y)
 
     expect_error(lambda: op(*tensors()), test_a_misspelt_keyword_of_node_in_a_kernel_is_not_ignored, KernelError,
                  "ttl.node(): got an unexpected keyword argument 'dim' (did you mean dims=?)")
@@ -1080,21 +1071,13 @@ def test_keywords_of_min_and_abs_in_a_kernel_are_not_ignored():
         x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
         y_dfb = ttl.make_dataflow_buffer_like(y, shape=(1, 1), block_count=2)
 
-        @ttl.compute()
-        def compute():
-            with x_dfb.wait() as a, y_dfb.reserve() as b:
-                b.store(a)
-
         @ttl.datamovement()
         def read():
             r = min(1, 2, key=abs)  # error
             with x_dfb.reserve() as blk:
                 ttl.copy(x[r, 0], blk).wait()
 
-        @ttl.datamovement()
-        def write():
-            with y_dfb.wait() as blk:
-                ttl.copy(blk, y[0, 0]).wait()
+        compute_and_write(x_dfb, y_dfb, y)
 
     expect_error(lambda: op(*tensors()), test_keywords_of_min_and_abs_in_a_kernel_are_not_ignored, KernelError,
                  "min() in a kernel takes values only, not key=")

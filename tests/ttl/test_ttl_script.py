@@ -13,6 +13,29 @@ from tilefold.errors import KernelError
 from tilefold.cli.ttl_scripts import compile_script, run_script, tt_lang_modules
 
 SCRIPTS = Path(__file__).parent / "scripts"
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _plain_script(tmp_path, body: str) -> Path:
+    """``prog.py``: the imports of a script moved to tilefold, an operation ``body`` defining ``op(x)``
+    (its first line is the script's line 5), and a call of it on one zero tile."""
+    script = tmp_path / "prog.py"
+    script.write_text("import numpy as np\nimport tilefold.ttl as ttl\nimport tilefold.ttnn as ttnn\n\n" + body
+                      + "\nx = ttnn.from_numpy(np.zeros((32, 32), np.float32), dtype=ttnn.bfloat16, "
+                        "layout=ttnn.TILE_LAYOUT)\nop(x)\n")
+    return script
+
+
+def _run_plain(script: Path, full_traceback: bool = False):
+    """``python script`` as a user runs it (tilefold importable), with TILEFOLD_TRACEBACK=1 or without."""
+    import os
+    import subprocess
+
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env.pop("TILEFOLD_TRACEBACK", None)
+    if full_traceback:
+        env["TILEFOLD_TRACEBACK"] = "1"
+    return subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=120)
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "ttl"
 
 
@@ -404,32 +427,16 @@ def test_a_script_sees_the_chips_of_the_board_it_names(capsys):
 def test_an_uncaught_error_in_a_plain_python_script_is_one_line(tmp_path):
     """``python prog.py`` with ``import tilefold.ttl as ttl``: a mistake prints as one line naming
     the user's file:line, without a traceback; TILEFOLD_TRACEBACK=1 brings the traceback back."""
-    import os
-    import subprocess
-
-    script = tmp_path / "prog.py"
-    script.write_text(
-        "import numpy as np\n"
-        "import tilefold.ttl as ttl\n"
-        "import tilefold.ttnn as ttnn\n"
-        "\n"
-        "@ttl.operation(grid=(2, 1))\n"
-        "def op(x):\n"
-        "    @ttl.compute()\n"
-        "    def compute():\n"
-        "        assert ttl.node(dims=1) < 1, 'only node 0 computes'\n"
-        "\n"
-        "x = ttnn.from_numpy(np.zeros((32, 32), np.float32), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)\n"
-        "op(x)\n")
-    root = str(Path(__file__).resolve().parents[2])
-    env = dict(os.environ, PYTHONPATH=root)
-    env.pop("TILEFOLD_TRACEBACK", None)
-    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=120)
+    script = _plain_script(tmp_path, "@ttl.operation(grid=(2, 1))\n"
+                                     "def op(x):\n"
+                                     "    @ttl.compute()\n"
+                                     "    def compute():\n"
+                                     "        assert ttl.node(dims=1) < 1, 'only node 0 computes'\n")
+    done = _run_plain(script)
     assert done.returncode == 1
     assert done.stderr.strip().splitlines() == [
         f"tilefold: {script}:9: assertion failed: only node 0 computes (compute kernel compute on core (1,0))"]
-    env["TILEFOLD_TRACEBACK"] = "1"
-    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=120)
+    done = _run_plain(script, full_traceback=True)
     assert "Traceback" in done.stderr and "KernelAssertError" in done.stderr
 
 
@@ -543,30 +550,15 @@ def test_a_python_error_of_the_users_own_body_shows_only_the_users_frames(tmp_pa
     """``python prog.py``: a ZeroDivisionError the operation's body raises is the user's own; its
     traceback goes through the user's frames only, as ``tilefold sim`` shows it, not through the
     frames of tilefold that run the body."""
-    import os
-    import subprocess
-
-    script = tmp_path / "prog.py"
-    script.write_text(
-        "import numpy as np\n"
-        "import tilefold.ttl as ttl\n"
-        "import tilefold.ttnn as ttnn\n"
-        "\n"
-        "@ttl.operation(grid=(1, 1))\n"
-        "def op(x):\n"
-        "    rows = x.shape[0] // 0\n"
-        "\n"
-        "x = ttnn.from_numpy(np.zeros((32, 32), np.float32), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)\n"
-        "op(x)\n")
-    root = str(Path(__file__).resolve().parents[2])
-    env = dict(os.environ, PYTHONPATH=root)
-    env.pop("TILEFOLD_TRACEBACK", None)
-    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=120)
+    script = _plain_script(tmp_path, "@ttl.operation(grid=(1, 1))\n"
+                                     "def op(x):\n"
+                                     "    rows = x.shape[0] // 0\n")
+    root = str(ROOT)
+    done = _run_plain(script)
     assert done.returncode == 1
     lines = done.stderr.strip().splitlines()
     assert lines[0] == "Traceback (most recent call last):" and lines[-1].startswith("ZeroDivisionError")
     assert f'File "{script}", line 7, in op' in done.stderr and "tilefold" not in done.stderr.replace(root, "")
     assert root + "/tilefold" not in done.stderr
-    env["TILEFOLD_TRACEBACK"] = "1"
-    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=120)
+    done = _run_plain(script, full_traceback=True)
     assert root + "/tilefold" in done.stderr

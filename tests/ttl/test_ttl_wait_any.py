@@ -442,40 +442,23 @@ def test_wait_any_with_one_request_twice_is_an_error_at_its_line():
     _expect_misuse("twice", "requests 0 and 1 are the same receive request")
 
 
-def test_waiting_after_a_branch_that_may_have_waited(tmp_path, check_kernel):
-    """``if y == 0: recv.wait()`` then ``recv.wait()``: whether the receive completed is known at run
-    time, so the second wait waits only when the first did not run (a flag the waits set)."""
+@pytest.mark.parametrize("kind, seed, flag_set", [("maybe", 9, "received = 1;"), ("maybe_selected", 10, "received = "),
+                                                   ("maybe_not_selected", 10, "received = ")])
+def test_waiting_after_a_branch_that_may_have_completed_the_receive(kind, seed, flag_set, tmp_path, check_kernel):
+    """``if y == 0: recv.wait()`` (``maybe``) or ``if y == ...: ttl.wait_any((recv,), ...)`` (the
+    branch taken on the device, or not), then ``recv.wait()``: whether the receive completed is known
+    at run time, so the second wait waits only when neither the first wait nor a selection took it
+    (a flag the waits and selections set)."""
     from tilefold.codegen.cpp import emit_kernel
 
-    a, out = tile_tensor((32, 32), seed=9), zeros((32, 32))
-    with recorded_programs() as programs:
-        _misuse("maybe")(a, out)
-    np.testing.assert_array_equal(ttnn.to_numpy(out), ttnn.to_numpy(a))
-    program = programs[0]
-    kernel = next(k for k in program.kernels if k.name == "dm")
-    text = emit_kernel(kernel.function)
-    assert "if (received == 0) {" in text and "received = 1;" in text, text
-    path = tmp_path / "dm.cpp"
-    path.write_text(text)
-    check_kernel.require_accepted(check_kernel.check_kernel(path, "reader",
-                                                            check_kernel.accessor_compile_args(program, kernel)))
-
-
-@pytest.mark.parametrize("kind", ["maybe_selected", "maybe_not_selected"])
-def test_waiting_after_a_branch_whose_wait_any_may_have_selected_the_receive(kind, tmp_path, check_kernel):
-    """``if y == 0: ttl.wait_any((recv,), ...)`` then ``recv.wait()``: the selection sets the receive's
-    flag when it takes it, so the wait waits only when no selection did (the branch taken on the
-    device, or not)."""
-    from tilefold.codegen.cpp import emit_kernel
-
-    a, out = tile_tensor((32, 32), seed=10), zeros((32, 32))
+    a, out = tile_tensor((32, 32), seed=seed), zeros((32, 32))
     with recorded_programs() as programs:
         _misuse(kind)(a, out)
     np.testing.assert_array_equal(ttnn.to_numpy(out), ttnn.to_numpy(a))
     program = programs[0]
     kernel = next(k for k in program.kernels if k.name == "dm")
     text = emit_kernel(kernel.function)
-    assert "if (received == 0) {" in text and "received = " in text, text
+    assert "if (received == 0) {" in text and flag_set in text, text
     path = tmp_path / "dm.cpp"
     path.write_text(text)
     check_kernel.require_accepted(check_kernel.check_kernel(path, "reader",
