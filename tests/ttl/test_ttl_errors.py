@@ -73,13 +73,25 @@ def test_three_dimensional_grid_larger_than_the_device():
         ttnn.set_num_devices(None)
 
 
-def test_grid_larger_than_the_device():
+def test_grid_larger_than_the_chosen_device():
+    """With the device chosen (--arch), a grid it cannot hold is an error naming the boards that can."""
+    from tilefold.frontend.ttl.session import configured
+
     @ttl.operation(grid=(9, 2))  # error
     def op(x, y):
         pass
 
-    expect_error(lambda: op(*tensors()), test_grid_larger_than_the_device, KernelError, "8x8", "grid='full'",
-                 "--arch blackhole", "--arch p150-full")
+    with configured(arch="n150"):
+        expect_error(lambda: op(*tensors()), test_grid_larger_than_the_chosen_device, KernelError, "8x8",
+                     "grid='full'", "--arch blackhole", "--arch p150-full")
+
+
+def test_grid_larger_than_every_board():
+    @ttl.operation(grid=(14, 2))  # error
+    def op(x, y):
+        pass
+
+    expect_error(lambda: op(*tensors()), test_grid_larger_than_every_board, KernelError, "8x8", "grid='full'")
 
 
 @pytest.mark.parametrize("count", [0, 33])

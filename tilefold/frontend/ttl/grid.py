@@ -25,7 +25,7 @@ import types
 from dataclasses import dataclass
 
 from tilefold.arch import NOC_COLUMNS, Arch
-from tilefold.errors import KernelArgumentError, KernelError, SourceLocation
+from tilefold.errors import KernelArgumentError, KernelError, SourceLocation, warn_at
 from tilefold.frontend.ttl import capture
 from tilefold.caller import checked_arguments, user_location
 
@@ -44,6 +44,35 @@ def core_grid(dims: tuple[int, ...]) -> tuple[int, int]:
         rows = max(r for r in range(1, min(dims[0], ONE_D_ROWS) + 1) if dims[0] % r == 0)
         return dims[0] // rows, rows
     return math.prod(dims[:-1]), dims[-1]
+
+
+def board_for_grid(grid, arch: Arch, chosen: bool, location: SourceLocation | None) -> Arch:
+    """The device a call with ``grid`` runs on: ``arch``, or — when the session did not choose one
+    (``chosen`` false: no ``--arch``) and a 2-D grid is too large for it — the smallest board whose
+    compute grid holds it (Blackhole's 13x10 for TT-Lang programs written for it), with a warning
+    at the operation naming ``--arch``. tt-lang-sim runs any grid; here a node is a core of a real
+    board, so such a program runs on the board it was written for."""
+    if chosen or isinstance(grid, str):
+        return arch
+    try:
+        dims = tuple(int(d) for d in grid)
+    except (TypeError, ValueError):
+        return arch
+    if len(dims) != 2 or any(d <= 0 for d in dims) or (dims[0] <= arch.grid[0] and dims[1] <= arch.grid[1]):
+        return arch
+    from tilefold.arch import ARCHS
+
+    fits = sorted({id(a): a for a in ARCHS.values() if a.grid[0] >= dims[0] and a.grid[1] >= dims[1]}.values(),
+                  key=lambda a: a.grid[0] * a.grid[1])
+    if not fits:
+        return arch
+    board = fits[0]
+    name = [k for k, a in ARCHS.items() if a is board and ":" not in k][-1]       # its board's own name
+    warn_at(f"@ttl.operation(grid={grid!r}) does not fit the {arch.grid[0]}x{arch.grid[1]} compute grid of "
+            f"{arch.board}, the default device: this call runs on a {name} ({board.grid[0]}x{board.grid[1]}), "
+            f"the smallest board it fits; choose the device with --arch {name} (or a grid of at most "
+            f"{tuple(arch.grid)})", location)
+    return board
 
 
 def resolve_grid(grid, arch: Arch, location: SourceLocation | None) -> tuple[tuple[int, int], tuple[int, ...]]:

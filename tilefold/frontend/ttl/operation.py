@@ -36,7 +36,7 @@ from tilefold.frontend.ttl.session import compile_only
 from tilefold.frontend.ttl.capture import OperationCapture, TensorArgument, capturing
 from tilefold.frontend.ttl.dataflow_buffers import DataflowBuffer
 from tilefold.frontend.ttl.fingerprint import operation_key
-from tilefold.frontend.ttl.grid import mesh_chips, resolve_grid, with_node_builtins
+from tilefold.frontend.ttl.grid import board_for_grid, mesh_chips, resolve_grid, with_node_builtins
 from tilefold.frontend.ttl.pipes import active_rectangles
 from tilefold.frontend.ttl.runtime_resources import resource_semaphores
 from tilefold.frontend.ttl.shared_tensors import SharedWrites
@@ -414,7 +414,8 @@ class Operation:
 
     def capture(self, args, kwargs) -> OperationCapture:
         """Run the body: collect its dataflow buffers, pipe nets and kernel functions."""
-        arch = get_arch(session.settings().arch)
+        chosen = session.settings().arch
+        arch = board_for_grid(self.grid, get_arch(chosen), chosen is not None, self.location)
         grid, dims = resolve_grid(self.grid, arch, self.location)
         domain = self.device_domain
         pieces = {}
