@@ -1,5 +1,6 @@
 """Two cores writing the same DRAM page with nothing ordering them: a race, reported with both lines,
-unless both write the same bytes (a result computed redundantly on every core)."""
+unless both write the same bytes (a result computed redundantly on every core). So are a read and
+a write of one page by two cores, in either order, unless a semaphore orders the two."""
 
 from __future__ import annotations
 
@@ -180,3 +181,112 @@ def test_a_pair_of_lanes_writing_different_bytes_to_one_page_race(batch):
     with pytest.raises(NocHazardError) as err:
         _four_cores([0, 0, 2, 3], batch)
     assert "race: noc_async_write_page writes bytes of buffer 'dst' that core" in str(err.value)
+
+
+@reader_kernel
+def late_reader():
+    """Reads page 0 of ``src`` ``delay`` times (time passing), waits for the semaphore when ``wait``,
+    then reads page 0 of ``mid`` (when ``reads_mid``) or of ``src`` into CB_IN."""
+    src = get_arg_val(0)
+    mid = get_arg_val(1)
+    delay = get_arg_val(2)
+    wait = get_arg_val(3)
+    reads_mid = get_arg_val(4)
+    s = TensorAccessor(TensorAccessorArgs(0), src, get_tile_size(CB_IN))
+    m = TensorAccessor(TensorAccessorArgs(2), mid, get_tile_size(CB_IN))
+    cb_reserve_back(CB_IN, 1)
+    for i in range(delay):
+        noc_async_read_page(0, s, get_write_ptr(CB_IN))
+        noc_async_read_barrier()
+    if wait == 1:
+        noc_semaphore_wait(get_semaphore(0), 1)
+    if reads_mid == 1:
+        noc_async_read_page(0, m, get_write_ptr(CB_IN))
+    else:
+        noc_async_read_page(0, s, get_write_ptr(CB_IN))
+    noc_async_read_barrier()
+    cb_push_back(CB_IN, 1)
+
+
+@writer_kernel
+def signalling_writer():
+    """Writes its tile to page 0 of the buffer at ``dst`` (``mid`` or ``dst``: accessors 1 / 2),
+    then, when ``signals``, increments the other core's semaphore (before the write when ``early``)."""
+    dst = get_arg_val(0)
+    which = get_arg_val(1)
+    signals = get_arg_val(2)
+    other_x = get_arg_val(3)
+    other_y = get_arg_val(4)
+    early = get_arg_val(5)
+    m = TensorAccessor(TensorAccessorArgs(2), dst, get_tile_size(CB_OUT))
+    d = TensorAccessor(TensorAccessorArgs(4), dst, get_tile_size(CB_OUT))
+    cb_wait_front(CB_OUT, 1)
+    if early == 1:
+        noc_semaphore_inc(get_noc_addr_xy(other_x, other_y, get_semaphore(0)), 1)
+    if which == 1:
+        noc_async_write_page(0, m, get_read_ptr(CB_OUT))
+    else:
+        noc_async_write_page(0, d, get_read_ptr(CB_OUT))
+    noc_async_write_barrier()
+    if signals == 1:
+        if early == 0:
+            noc_semaphore_inc(get_noc_addr_xy(other_x, other_y, get_semaphore(0)), 1)
+    cb_pop_front(CB_OUT, 1)
+
+
+def _hand_over(wait: int, batch: bool, early: int = 0, delay: int = 8):
+    """Core 0 copies page 0 of ``src`` to page 0 of ``mid`` and signals core 1 (before its write
+    when ``early``); core 1 reads ``mid`` after ``delay`` reads of its own (waiting for the signal
+    when ``wait``) and copies it to ``dst``."""
+    prog = Program("hand_over")
+    src = prog.add_buffer("src", (32, 32), "bfloat16")
+    mid = prog.add_buffer("mid", (32, 32), "bfloat16", role="scratch")
+    dst = prog.add_buffer("dst", (32, 32), "bfloat16", role="output")
+    cores = grid(2)
+    prog.create_circular_buffer(cores, CB_IN, 2048, 2, "bfloat16")
+    prog.create_circular_buffer(cores, CB_OUT, 2048, 2, "bfloat16")
+    prog.create_semaphore(cores, 0)
+    ct = [src.accessor_args, mid.accessor_args, dst.accessor_args]
+    r = prog.create_kernel(late_reader, cores, DataMovementConfig("RISCV_0"), ct)
+    c = prog.create_kernel(copy_compute, cores, ComputeConfig())
+    w = prog.create_kernel(signalling_writer, cores, DataMovementConfig("RISCV_1"), ct)
+    first, second = cores.cores()
+    prog.set_runtime_args(r, first, [src.address, mid.address, 0, 0, 0])
+    prog.set_runtime_args(r, second, [src.address, mid.address, delay, wait, 1])
+    for core in (first, second):
+        prog.set_runtime_args(c, core, [1])
+    prog.set_runtime_args(w, first, [mid.address, 1, 1, NocX(second), NocY(second), early])
+    prog.set_runtime_args(w, second, [dst.address, 2, 0, 0, 0, 0])
+    x = random_tiles((32, 32))
+    return x, Device().run(prog, {"src": x}, batch=batch)
+
+
+@pytest.mark.parametrize("batch", [True, False])
+def test_a_read_ordered_after_another_cores_write_is_no_race(batch):
+    x, result = _hand_over(wait=1, batch=batch)
+    assert result.hazards == []
+    assert np.array_equal(result.outputs["dst"], x)
+
+
+@pytest.mark.parametrize("batch", [True, False])
+def test_writing_what_another_core_read_without_a_wait_races(batch):
+    """Without the wait core 1 reads ``mid`` at once, before core 0 writes it (so the tile it copies
+    is not the one written): on the device the read may land after the write, or before."""
+    with pytest.raises(NocHazardError) as err:
+        _hand_over(wait=0, batch=batch)
+    text = str(err.value)
+    assert text.startswith(where(signalling_writer, "noc_async_write_page(0, m"))
+    assert "race: noc_async_write_page writes bytes of buffer 'mid' that core (1,0) (reader kernel late_reader at " in text
+    assert where(late_reader, "noc_async_read_page(0, m") in text
+
+
+@pytest.mark.parametrize("batch", [True, False])
+def test_reading_what_another_core_wrote_after_a_signal_sent_too_early_races(batch):
+    """Core 0 signals before it writes: core 1's read, which runs after the write here and gets the
+    written tile, is not ordered after it on the device."""
+    with pytest.raises(NocHazardError) as err:
+        _hand_over(wait=1, batch=batch, early=1)
+    text = str(err.value)
+    assert text.startswith(where(late_reader, "noc_async_read_page(0, m"))
+    assert "race: noc_async_read_page reads bytes of buffer 'mid' that core (0,0) (writer kernel signalling_writer at " in text
+    assert where(signalling_writer, "noc_async_write_page(0, m") in text

@@ -189,16 +189,19 @@ class DataflowApi:
             cells = False
             clash = writers.write_one(int(banks), int(local), nbytes, int(self.row_idx[0]), self, line)
             if clash is None:
+                self._check_read_before(banks, local, nbytes, call, data)
                 return
         else:
             cells = writers.cells(banks, local, nbytes, self.row_idx)      # shared by clash and note
             clash = writers.clash(banks, local, nbytes, self.row_idx, cells)
             if clash is None:
                 writers.note(banks, local, nbytes, self.row_idx, writers.site_id(self, line), cells)
+                self._check_read_before(banks, local, nbytes, call, data)
                 return
         row, site = clash
         if self._same_bytes(banks, local, data, site == 0):
             writers.note(banks, local, nbytes, self.row_idx, writers.site_id(self, line), cells)
+            self._check_read_before(banks, local, nbytes, call, data)
             return
         other = self.dev.rows_core_name(row)
         before = ""
@@ -209,6 +212,49 @@ class DataflowApi:
         what = f"buffer {region.name!r}" if region is not None else "DRAM"
         raise self.fail(NocHazardError, f"race: {call} writes bytes of {what} that core {other}{before} also writes, "
                                         "and nothing orders the two writes; give every page one writer")
+
+    def _check_read_before(self, banks, local, nbytes: int, call: str, data: np.ndarray) -> None:
+        """A DRAM write of bytes another core read in this run, with nothing ordering that read
+        before the write: a race, unless the write stores the bytes already there."""
+        writers = self.dev.dram_writers
+        if writers.read_hi <= writers.read_lo:
+            return
+        earlier = writers.read_before(banks, local, nbytes, self.row_idx)
+        if earlier is None or self._same_bytes(banks, local, data, False):
+            return
+        row, site = earlier
+        ctx, at = writers.sites[site] if site else (None, None)
+        by = f" ({ctx.thread_name} at {ctx.location_of(at)})" if ctx is not None else ""
+        region = self.dev.allocation.dram_regions.find(_first(local), nbytes)
+        what = f"buffer {region.name!r}" if region is not None else "DRAM"
+        raise self.fail(NocHazardError, f"race: {call} writes bytes of {what} that core "
+                                        f"{self.dev.rows_core_name(row)}{by} reads in the same run, and nothing "
+                                        "orders that read before this write; have the reader release a semaphore "
+                                        "after its read barrier and wait for it before writing")
+
+    def _note_dram_read(self, banks, local, line: int) -> None:
+        writers = self.dev.dram_writers
+        if writers.reader is not None:
+            writers.note_read(banks, local, self.row_idx, writers.site_id(self, line))
+
+    def _check_stale_read(self, banks, local, nbytes: int, call: str) -> None:
+        """A DRAM read of bytes another core wrote in this run, with nothing ordering that write
+        before the read: a race (on the device the read may see the bytes before the write)."""
+        writers = self.dev.dram_writers
+        if writers.hi <= writers.lo:
+            return
+        stale = writers.stale_read(banks, local, nbytes, self.row_idx)
+        if stale is None:
+            return
+        row, site = stale
+        ctx, at = writers.sites[site] if site else (None, None)
+        by = f" ({ctx.thread_name} at {ctx.location_of(at)})" if ctx is not None else ""
+        region = self.dev.allocation.dram_regions.find(_first(local), nbytes)
+        what = f"buffer {region.name!r}" if region is not None else "DRAM"
+        raise self.fail(NocHazardError, f"race: {call} reads bytes of {what} that core "
+                                        f"{self.dev.rows_core_name(row)}{by} writes in the same run, and nothing "
+                                        "orders that write before this read; have the writer release a semaphore "
+                                        "after its write barrier and wait for it before reading")
 
     def _check_pages(self, page_id, accessor: Accessor, call: str) -> None:
         """Page ids outside the accessor's buffer have no address: an error, as the watcher would report."""
@@ -601,6 +647,8 @@ class DataflowApi:
         counters = self.dev.counters
         if kind == NODE_DRAM:
             self._check_dram(local, nbytes, call)
+            self._check_stale_read(rows, local, nbytes, call)
+            self._note_dram_read(rows, local, line)
             data = self.dev.dram.read(rows, local, nbytes)
             counters.dram_read_bytes += nbytes * self.L
             if self.L == 1:
@@ -623,6 +671,8 @@ class DataflowApi:
         :meth:`_note_read` inlined)."""
         self._check_local_write(dst, nbytes, call)
         self._check_dram(local, nbytes, call)
+        self._check_stale_read(bank, local, nbytes, call)
+        self._note_dram_read(bank, local, line)
         dev = self.dev
         counters = dev.counters
         data = dev.dram.read(bank, local, nbytes)

@@ -10,6 +10,15 @@ Nothing else in TT-Metalium orders NOC writes of different cores to DRAM, so the
 would depend on timing. The writer's epoch per granule is kept only once a program releases a
 semaphore; before that every write is in its core's first epoch.
 
+A read by one core and a write by another of the same bytes in one run are a race too, unless
+semaphores order them: on the device the read may land before or after the write, while the
+simulator runs one of them first. A read checks the granules it covers against the writers
+(:meth:`stale_read`; only between the lowest and highest granule ever written, so reading buffers
+no kernel writes costs nothing); with more than one core each read records its core, line and
+epoch at the granule it starts in (:meth:`note_read`, the last reader of that granule), and a
+write checks the granules it covers against those readers (:meth:`read_before`). Pages are read
+and written whole, from their first granule, so one granule per read finds them.
+
 Beside the writers it keeps which granules any write touched, even in part (:meth:`untouched`):
 a page of an output buffer that no write touched holds whatever DRAM held.
 """
@@ -34,6 +43,12 @@ class DramWriters:
         self.epoch: np.ndarray | None = None  # the writer's epoch per granule, once epochs exist
         self.sites: list = [None]            # site id -> (kernel context, generated line)
         self._ids: dict = {}
+        self.lo, self.hi = n, 0               # the granules ever recorded lie in [lo, hi) of every bank
+        self.reader = self.read_site = self.read_epoch = None      # per granule, with several cores
+        if order.clock.shape[0] > 1:
+            self.reader = np.full((banks, n), -1, np.int16)
+            self.read_site = np.zeros((banks, n), np.int16)
+        self.read_lo, self.read_hi = n, 0
 
     def site_id(self, ctx, line: int) -> int:
         key = (id(ctx), line)
@@ -94,6 +109,90 @@ class DramWriters:
                 return int(who[np.argmax(same)]), 0
         return None
 
+    def stale_read(self, bank, local, nbytes: int, cores):
+        """(core, site) of a write by another core to granules these reads cover that semaphores
+        do not order before the read, or None (arguments as for :meth:`clash`)."""
+        if self.hi <= self.lo:
+            return None
+        if local.__class__ is np.ndarray:
+            low, high = int(local.min()), int(local.max())
+        else:
+            low = high = int(local)
+        if (high - self.base + nbytes) // GRANULE <= self.lo or -(-(low - self.base) // GRANULE) >= self.hi:
+            return None
+        cells = self.cells(bank, local, nbytes, cores)
+        if cells is None:
+            return None
+        rows, cols, core, keep, _ = cells
+        prev = self.core[rows, cols]
+        other = (prev >= 0) & (prev != core)
+        if keep is not None:
+            other &= keep
+        other = self._unordered(other, prev, (rows, cols), core)
+        if not other.any():
+            return None
+        i = np.argwhere(other)[0]
+        return int(prev[i[0], i[1]]), int(self.site[rows[i[0], 0], cols[i[0], i[1]]])
+
+    def note_read(self, bank, local, cores, site) -> None:
+        """Record reads (arrays broadcast together; ``site`` an id of :meth:`site_id`) at the
+        granule each starts in, when the program has several cores."""
+        if self.reader is None:
+            return
+        first = (np.asarray(local, dtype=np.int64) - self.base) // GRANULE
+        bank = np.asarray(bank, dtype=np.int64)
+        if first.ndim == 0 and bank.ndim == 0 and np.ndim(cores) == 1 and len(cores) == 1:
+            b, g, c = int(bank), int(first), int(cores[0])
+            self.reader[b, g], self.read_site[b, g] = c, site
+            if self.order.any_release:
+                self._read_epochs()[b, g] = self.order.clock[c, c]
+            lo, hi = g, g + 1
+        else:
+            bank, first, core = np.broadcast_arrays(bank, first, np.asarray(cores, dtype=np.int16))
+            self.reader[bank, first] = core
+            self.read_site[bank, first] = site
+            if self.order.any_release:
+                self._read_epochs()[bank, first] = self.order.epoch(core.ravel()).reshape(core.shape)
+            lo, hi = int(first.min()), int(first.max()) + 1
+        if lo < self.read_lo:
+            self.read_lo = lo
+        if hi > self.read_hi:
+            self.read_hi = hi
+
+    def read_before(self, bank, local, nbytes: int, cores):
+        """(core, site) of a read by another core, at a granule these writes cover, that semaphores
+        do not order before the write, or None (arguments as for :meth:`clash`)."""
+        if self.read_hi <= self.read_lo:
+            return None
+        if local.__class__ is np.ndarray:
+            low, high = int(local.min()), int(local.max())
+        else:
+            low = high = int(local)
+        if -(-(high - self.base + nbytes) // GRANULE) <= self.read_lo or (low - self.base) // GRANULE >= self.read_hi:
+            return None
+        shape = np.broadcast_shapes(np.shape(bank), np.shape(local), np.shape(cores))
+        bank = np.broadcast_to(np.asarray(bank, dtype=np.int64), shape).ravel()[:, None]
+        start = np.broadcast_to(np.asarray(local, dtype=np.int64), shape).ravel() - self.base
+        core = np.broadcast_to(np.asarray(cores, dtype=np.int16), shape).ravel()[:, None]
+        first, count = start // GRANULE, -(-(start % GRANULE + nbytes) // GRANULE)
+        cols = first[:, None] + np.minimum(np.arange(int(count.max())), (count - 1)[:, None])
+        prev = self.reader[bank, cols]
+        other = (prev >= 0) & (prev != core)
+        if not other.any():
+            return None
+        if self.order.any_release:
+            epochs = self.read_epoch[bank, cols] if self.read_epoch is not None else 1
+            other &= ~self.order.ordered(np.maximum(prev, 0), epochs, np.broadcast_to(core, prev.shape))
+            if not other.any():
+                return None
+        i = np.argwhere(other)[0]
+        return int(prev[i[0], i[1]]), int(self.read_site[bank[i[0], 0], cols[i[0], i[1]]])
+
+    def _read_epochs(self) -> np.ndarray:
+        if self.read_epoch is None:
+            self.read_epoch = np.ones(self.reader.shape, np.int32)
+        return self.read_epoch
+
     def _spans_meet(self, spans) -> bool:
         """Whether two of the writes' granule ranges may overlap (the writes sorted by bank and
         first granule, each range checked against the next; True also for ranges that only look
@@ -120,6 +219,10 @@ class DramWriters:
             return int(self.core[bank, i]), int(self.site[bank, i])
         prev[:] = core
         self.site[bank, first:end] = self.site_id(ctx, line)
+        if first < self.lo:
+            self.lo = first
+        if end > self.hi:
+            self.hi = end
         if self.order.any_release:
             self._epochs()[bank, first:end] = self.order.clock[core, core]
         return None
@@ -149,7 +252,9 @@ class DramWriters:
             self._touch(bank, local, nbytes, cores)
         if cells is None:
             return
-        rows, cols, core, keep, _ = cells
+        rows, cols, core, keep, spans = cells
+        self.lo = min(self.lo, int(spans[1].min()))
+        self.hi = max(self.hi, int(spans[2].max()))
         shape = np.broadcast_shapes(np.shape(bank), np.shape(local), np.shape(cores))
         site = np.broadcast_to(np.asarray(sites, dtype=np.int16), shape).ravel()[:, None]
         if keep is None and not self.order.any_release:     # every write covers k whole granules

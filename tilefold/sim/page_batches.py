@@ -102,13 +102,21 @@ def _batch(ctx, run: list) -> bool:
         return False
     if call == READ:
         cbs = ctx.dev.cbs
+        writers = ctx.dev.dram_writers
         if (not _distinct_per_lane(l1) or cbs.cb_at(int(l1[0, 0])) != cbs.cb_at(int(l1.min()))
                 or not ctx._local_write_fits(l1, nbytes)):
             return False
+        if writers.hi > writers.lo and writers.stale_read(bank, local, nbytes, ctx.row_idx[None, :]) is not None:
+            return False                                    # a race: reported call by call
+        if writers.reader is not None:
+            sites = np.array([writers.site_id(ctx, r[6]) for r in run], dtype=np.int16)[:, None]
+            writers.note_read(bank, local, ctx.row_idx[None, :], sites)
     elif ctx._pending_read_into(l1, l1 + nbytes) is not None or not _distinct_per_lane(bank * (1 << 40) + local):
         return False
     elif ctx.dev.dram_writers.clash(bank, local, nbytes, ctx.row_idx[None, :]) is not None:
         return False                                        # a race: reported call by call
+    elif ctx.dev.dram_writers.read_before(bank, local, nbytes, ctx.row_idx[None, :]) is not None:
+        return False                                        # a race unless the bytes are unchanged: call by call
     if call == WRITE:
         writers = ctx.dev.dram_writers
         sites = np.array([writers.site_id(ctx, r[6]) for r in run], dtype=np.int16)[:, None]
