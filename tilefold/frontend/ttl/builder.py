@@ -50,7 +50,7 @@ from tilefold.frontend.ttl.expressions import PYTHON_VALUES, ExpressionBuilder
 from tilefold.frontend.ttl.helpers import HelperInliner
 from tilefold.frontend.ttl.raw_elements import RawElementBuilder
 from tilefold.frontend.ttl.device_calls import SIGNPOST
-from tilefold.frontend.ttl.scalars import Scalar, ScalarBuilder
+from tilefold.frontend.ttl.scalars import AffineForm, Scalar, ScalarBuilder
 from tilefold.frontend.ttl.shard_stores import ShardStoreBuilder
 from tilefold.frontend.ttl.scopes import Region, Scope
 from tilefold.frontend.ttl.values import (
@@ -97,6 +97,9 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
         self.tensors: dict[int, SSAValue] = {}        # operation tensor index -> ttl.tensor result
         self.node_coords: tuple[Scalar, Scalar] | None = None
         self.node_forms: dict = {}                     # a node expression's key -> its one affine symbol
+        # a mutable integer's slot -> the first of its loads since its last store or loop boundary:
+        # loads between them read the same value, so they share one affine symbol (a[i:i + 1])
+        self.load_symbols: dict[int, SSAValue] = {}
         self.implicit_release = False                  # set by build(): the kernel releases its blocks itself
         # set by build(): of a kernel pushing / popping some named blocks itself, whether each
         # ``name = dfb.reserve() / wait()`` statement's block is one of those (by id of the statement)
@@ -396,6 +399,7 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
             v = self.as_int(value, node, f"{name} holds a runtime integer")
             self.node = node
             self.emit(memref.StoreOp.get(self.scalars.materialize(v), current.slot, []))
+            self.load_symbols.pop(id(current.slot), None)
             return
         if isinstance(current, MutableElement):
             if not isinstance(value, ElementValue) or value.data_format is not current.data_format:
@@ -422,7 +426,8 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
         if isinstance(value, MutableScalar):
             self.node = node
             load = self.emit(memref.LoadOp.get(value.slot, []))
-            return Scalar.opaque(load.res)
+            first = self.load_symbols.setdefault(id(value.slot), load.res)
+            return Scalar(load.res, AffineForm.symbol(first))
         if isinstance(value, MutableElement):
             self.node = node
             return ElementValue(self.emit(memref.LoadOp.get(value.slot, [])).res, value.data_format)
@@ -523,8 +528,8 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
             if iterable.keywords or not 1 <= len(args) <= 3:
                 raise self.error("range() takes 1 to 3 positional arguments", iterable)
             lb, ub, step = (0, args[0], 1) if len(args) == 1 else (args[0], args[1], args[2] if len(args) == 3 else 1)
-            if not isinstance(step, int) or step <= 0:
-                raise self.error("the step of range() in a kernel must be a positive compile-time integer", iterable)
+            if not isinstance(step, int) or step == 0:
+                raise self.error("the step of range() in a kernel must be a nonzero compile-time integer", iterable)
             if (isinstance(lb, int) and isinstance(ub, int) and len(range(lb, ub, step)) <= self.MAX_UNROLLED
                     and self.indexes_a_sequence(stmt, scope)):
                 # the loop picks items of a Python list (pipes, tensors, buffers ...): unrolled,
@@ -548,15 +553,25 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
                     self.assign(stmt.target, v, scope)
                     self.statements(stmt.body, scope, Region("with", stmt))
                 return
-            if isinstance(lb, int) and isinstance(ub, int) and ub > lb and self.carries_none(stmt, scope):
+            if isinstance(lb, int) and isinstance(ub, int) and len(range(lb, ub, step)) and \
+                    self.carries_none(stmt, scope):
                 # ``acc = None`` before the loop, ``acc = x if acc is None else acc + x`` in it: the
                 # first iteration is built on its own (there ``acc`` is None), the rest loop at runtime
                 self.assign(stmt.target, lb, scope)
                 self.statements(stmt.body, scope, Region("with", stmt))
                 lb += step
-                if lb >= ub:
+                if not len(range(lb, ub, step)):
                     return
-            self.runtime_loop(stmt, scope, lb, ub, step)
+            if step > 0:
+                self.runtime_loop(stmt, scope, lb, ub, step)
+            else:
+                # a loop counting down counts its iterations up: the variable is lb + step * k
+                if isinstance(lb, int) and isinstance(ub, int):
+                    count = len(range(lb, ub, step))
+                else:
+                    scalars = self.scalars
+                    count = scalars.maximum(scalars.floordiv(scalars.add(scalars.sub(lb, ub), -step - 1), -step), 0)
+                self.runtime_loop(stmt, scope, 0, count, 1, start=lb, stride=step)
             return
         values = self.evaluate(iterable, scope)
         if isinstance(values, (dict, set, frozenset, range, enumerate, zip, reversed, type({}.items()),
@@ -650,7 +665,9 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
                     return held[0], node
         return None
 
-    def runtime_loop(self, stmt: ast.For, scope: Scope, lb, ub, step: int) -> None:
+    def runtime_loop(self, stmt: ast.For, scope: Scope, lb, ub, step: int, start=None, stride: int = 1) -> None:
+        """An ``scf.for`` from ``lb`` to ``ub`` by ``step``; its variable is the induction value, or
+        ``start + stride * k`` of it when ``start`` is given (a loop counting down)."""
         self.node = stmt
         promoted = self.promote(stmt, scope)
         held_before = self.held_snapshot()
@@ -665,7 +682,11 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
         self.block = body
         if isinstance(lb, int) and isinstance(ub, int) and ub > lb:
             self.scalars.ranges[id(iv)] = (lb, lb + (ub - lb - 1) // step * step)
-        self.assign(stmt.target, Scalar.opaque(iv), scope)
+        self.load_symbols.clear()          # each iteration reads what the last one stored
+        index = Scalar.opaque(iv)
+        if start is not None:
+            index = self.scalars.add(start, self.scalars.mul(index, stride))
+        self.assign(stmt.target, index, scope)
         self.loop_body(stmt, scope, outer, held_before, promoted)
         del loop
 
@@ -680,6 +701,7 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
         held_before = self.held_snapshot()
         test, body = IRBlock(), IRBlock()
         loop = self.emit(scf.WhileOp([], [], [test], [body]))
+        self.load_symbols.clear()          # each test and iteration reads what the last iteration stored
         outer = self.block
         self.block = test
         cond = self.condition(self.evaluate_test(stmt.test, scope), stmt.test)
@@ -714,6 +736,7 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
         self.node = stmt.body[-1]
         self.emit(scf.YieldOp())
         self.block = outer
+        self.load_symbols.clear()          # after the loop: what its last iteration stored
         self.node = stmt
         for name, block in promoted:
             self.finish_block_accumulation(block, stmt)
