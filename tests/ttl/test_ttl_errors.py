@@ -343,7 +343,11 @@ def test_dst_overflow_names_the_line_and_the_tile_count():
         @ttl.compute()
         def compute():
             with x_dfb.wait() as a, y_dfb.reserve() as b:
-                b.store((a + 1.0) * (a + 2.0) + (a + 3.0) * (a + 4.0) * ((a + 5.0) - (a + 6.0)))  # error
+                # a balanced product of 16 values: more partial products live at once than DST holds
+                b.store(((((a + 1.0) * (a + 2.0)) * ((a + 3.0) * (a + 4.0)))  # error
+                         * (((a + 5.0) * (a + 6.0)) * ((a + 7.0) * (a + 8.0))))
+                        * ((((a + 9.0) * (a + 10.0)) * ((a + 11.0) * (a + 12.0)))
+                           * (((a + 13.0) * (a + 14.0)) * ((a + 15.0) * (a + 16.0)))))
 
     expect_error(lambda: op(*tensors()), test_dst_overflow_names_the_line_and_the_tile_count, CompileError,
                  "DST tiles for each output tile", "gives 4")

@@ -119,11 +119,11 @@ def test_a_block_larger_than_dst_is_split_into_sub_blocks():
 
 
 def test_one_output_tile_needing_more_slots_than_dst_has_is_an_error_at_the_users_line():
-    """A balanced product of eight values (x + 1 ... x + 8) needs x and three partial products live
-    besides the result in any order: more than a float32 acquire's 4 slots."""
-    leaves = [f"    %a{i} = ttl.tile_add_scalar %xt {{value = {i}.0 : f32}} : {T}" for i in range(1, 9)]
+    """A balanced product of sixteen values (x + 1 ... x + 16) needs x and four partial products live
+    at once in any order: more than a float32 acquire's 4 slots, even with the result in one of them."""
+    leaves = [f"    %a{i} = ttl.tile_add_scalar %xt {{value = {i}.0 : f32}} : {T}" for i in range(1, 17)]
     leaves[0] += ' loc("user.py":7:0)'
-    level, names, lines, n = 0, [f"%a{i}" for i in range(1, 9)], [], 0
+    level, names, lines, n = 0, [f"%a{i}" for i in range(1, 17)], [], 0
     while len(names) > 1:
         pairs = []
         for left, right in zip(names[::2], names[1::2]):
@@ -139,7 +139,7 @@ def test_one_output_tile_needing_more_slots_than_dst_has_is_an_error_at_the_user
         run(text, "ttl-assign-dst")
     message = str(info.value)
     assert message.startswith("user.py:12: ")
-    assert "needs 5 DST tiles for each output tile (4 for intermediate values" in message and "gives 4" in message
+    assert "needs 6 DST tiles for each output tile (5 for intermediate values" in message and "gives 4" in message
 
 
 def test_matmul_larger_than_dst_is_split_into_rt_by_ct_sub_blocks():

@@ -137,9 +137,9 @@ class DstAssignment:
         chain = self.output_chain()
         if addend is not None:
             chain.add(addend.result)             # copied into the matmul's output slots
-        footprint = self.assign_slots(chain)
+        footprint = self.fitted_slots(chain)
         if footprint + 1 > self.capacity and self.copy_inputs_per_reader():
-            footprint = min(footprint, self.assign_slots(chain))     # the error names the better of the two
+            footprint = min(footprint, self.fitted_slots(chain))     # the error names the better of the two
         if footprint + 1 > self.capacity:
             cfg = compute_config(self.kernel)
             raise CompileError(
@@ -400,7 +400,20 @@ class DstAssignment:
 
     # -- linear scan ----------------------------------------------------------------------------
 
-    def assign_slots(self, chain: set) -> int:
+    def fitted_slots(self, chain: set) -> int:
+        """:meth:`assign_slots`, and when the values and the output do not fit DST side by side,
+        again with one output tile per acquire in a slot the values before it may use."""
+        footprint = self.assign_slots(chain)
+        if footprint + 1 > self.capacity:
+            footprint = self.assign_slots(chain, one_output=True) or footprint
+        return footprint
+
+    def assign_slots(self, chain: set, one_output: bool = False) -> int | None:
+        """Slots for every value (annotated on the ops); the footprint, the first output slot.
+        With ``one_output`` (one output tile per acquire, in DST's last slot): the output's chain
+        takes a slot free when it starts, which values computed before it may have used, and that
+        slot and the last swap names everywhere — None (nothing annotated) when the slots do not
+        fit DST so."""
         ops = [op for op in self.body.ops if not isinstance(op, ttl.YieldOp)]
         position = {op: i for i, op in enumerate(ops)}
         last_use: dict = {}
@@ -412,6 +425,7 @@ class DstAssignment:
         handed: set = set()            # values whose slot an in-place op took over (never freed for them)
         free: list[int] = []
         top = 0
+        out_slot = None                # with one_output: the slot the output's chain took when it began
 
         def take(exclude=()) -> int:
             nonlocal top
@@ -429,6 +443,8 @@ class DstAssignment:
             if result is not None:
                 operands = [o for o in op.operands if isinstance(o.type, ttl.TileType) and o in slot]
                 if result in chain:
+                    if one_output and out_slot is None:
+                        out_slot = take()               # never free again: nothing else takes it
                     slot[result] = "out"
                 elif isinstance(op, ttl.TileOp) and op.info.kind in _IN_PLACE:
                     source = op.operands[0]
@@ -451,6 +467,12 @@ class DstAssignment:
                     free.append(slot[o])
             i += 1
         footprint = top
+        if one_output:
+            if top > self.capacity or out_slot is None:
+                return None
+            footprint = last = self.capacity - 1
+            swap = {out_slot: last, last: out_slot}          # the output's slot becomes the last
+            slot = {v: swap.get(s, s) for v, s in slot.items()}
         for value, s in slot.items():
             self._annotate(value, s, footprint)
         return footprint
