@@ -27,7 +27,9 @@ Reads: ``ttl.compute`` ops (after ``convert-ttl-to-compute``) and the kernel's
   that in-place ops do not destroy it; a slot is free again after its value's last use. The
   result tile (and the chain of in-place ops, or the reduction, that produces it) goes to ``footprint + `` its linear index in the output (``ttl.dst_output``,
   ``ttl.linearized_index {ttl.dst_output_index}``), where the footprint is the number of slots
-  the other values need (``ttl.dst_footprint`` on the compute);
+  the other values need (``ttl.dst_footprint`` on the compute); when the values and the output
+  do not fit DST side by side, the output's chain takes a slot free when it starts, renamed to
+  DST's last, with ``footprint = capacity - 1`` (one output tile per acquire);
 * when the output does not fit in the DST slots left (``capacity - footprint``), the compute is
   split into DST-sized sub-blocks: ``scf.for`` loops over sub-block origins (``ttl.subblock_loop``)
   around a compute on ``ttl.block_slice``s of its operands and of the stored block. A matmul
