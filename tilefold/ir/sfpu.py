@@ -395,9 +395,12 @@ INTEGER_SFPU_OPS: tuple[IntegerSfpuOp, ...] = (
     IntegerSfpuOp("mul_int", "mul", "api/compute/mul_int_sfpu.h", np.multiply, templated_init=True),
     *(IntegerSfpuOp(f"binary_{op}_{fmt.lower()}", op, _MAX_MIN_H, fn, fmt)
       for op, fn in (("max", np.maximum), ("min", np.minimum)) for fmt in ("Int32", "UInt32")),
+    # int32 comparisons: 1 where true, else 0 (0.69 has them for int32 only; their header needs
+    # sfpi's names in scope first, see ttkernel_api.HEADER_PREREQUISITES)
+    *(IntegerSfpuOp(f"{op}_int32", op, "api/compute/binary_comp.h",
+                    (lambda f: lambda a, b: f(a, b).astype(np.int64))(fn), "Int32")
+      for op, fn in (("gt", np.greater), ("ge", np.greater_equal), ("lt", np.less), ("le", np.less_equal))),
 )
-# (0.69's integer comparisons, lt_int32_tile ... in binary_comp.h, do not compile: its LLK names a
-# constant outside its namespace, so every kernel including that header fails to build)
 INTEGER_SFPU: dict[str, IntegerSfpuOp] = {op.call: op for op in INTEGER_SFPU_OPS}
 
 

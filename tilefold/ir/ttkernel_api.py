@@ -140,11 +140,13 @@ HEADER_MACROS: dict[str, tuple[tuple[str, TemplateParam], ...]] = {
 }
 
 # Headers a header needs included before it: header -> (headers, ...). 0.69's
-# ``api/compute/binary_remainder.h`` names ``reinterpret`` without ``sfpi::``; TT-NN's binary SFPU
-# kernels include ``api/compute/eltwise_binary_sfpu.h`` first, whose SFPU code brings sfpi's names
-# into scope.
+# ``api/compute/binary_remainder.h`` names ``reinterpret`` without ``sfpi::``, and the LLK of
+# ``api/compute/binary_comp.h`` (lt_int32_tile ...) names sfpi's constants without it; TT-NN's
+# binary SFPU kernels include other SFPU headers first (``api/compute/eltwise_binary_sfpu.h``,
+# ``api/compute/eltwise_unary/sqrt.h``), whose code brings sfpi's names into scope.
 HEADER_PREREQUISITES: dict[str, tuple[str, ...]] = {
     "api/compute/binary_remainder.h": ("api/compute/eltwise_binary_sfpu.h",),
+    "api/compute/binary_comp.h": ("api/compute/eltwise_unary/sqrt.h",),
 }
 
 DATAFLOW_API: tuple[ApiFunction, ...] = (
