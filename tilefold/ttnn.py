@@ -1046,9 +1046,12 @@ for _dunder, _name, _swap in (("add", "add", False), ("radd", "add", True), ("su
                               ("rsub", "subtract", True), ("mul", "multiply", False), ("rmul", "multiply", True),
                               ("truediv", "divide", False), ("rtruediv", "divide", True), ("pow", "pow", False),
                               ("matmul", "matmul", False), ("gt", "gt", False), ("ge", "ge", False),
-                              ("lt", "lt", False), ("le", "le", False)):
+                              ("lt", "lt", False), ("le", "le", False), ("floordiv", "floor_div", False),
+                              ("rfloordiv", "floor_div", True), ("mod", "remainder", False),
+                              ("rmod", "remainder", True), ("rpow", "rpow", False)):
     setattr(Tensor, f"__{_dunder}__", _tensor_op(_name, _swap))
 Tensor.__neg__ = lambda self: neg(self)  # noqa: F821 - made from the table above
+Tensor.__abs__ = lambda self: globals()["abs"](self)
 Tensor.__getitem__ = lambda self, key: _result(ttnn_ops.getitem(_operand(self), key).values, self)
 
 

@@ -90,6 +90,12 @@ def test_tensor_operators_are_the_ops():
     np.testing.assert_array_equal(held(a < b), (A < B).astype(np.float32))
     np.testing.assert_array_equal(held(a ** 2), (A.astype(np.float64) ** 2).astype(np.float32))
     np.testing.assert_array_equal(held(a[1:3, ::2]), A[1:3, ::2])
+    np.testing.assert_array_equal(held(abs(a)), np.abs(A))
+    np.testing.assert_array_equal(held(a // b), np.floor_divide(A, B))
+    np.testing.assert_array_equal(held(3.0 // b), np.floor_divide(np.float32(3), B))
+    np.testing.assert_array_equal(held(a % b), np.remainder(A, B))
+    np.testing.assert_array_equal(held(3.0 % b), np.remainder(np.float32(3), B))
+    np.testing.assert_allclose(held(2.0 ** b), np.float32(2) ** B, rtol=1e-6)
 
 
 @pytest.mark.parametrize("name, fn", [("eq", np.equal), ("ne", np.not_equal), ("gt", np.greater),
