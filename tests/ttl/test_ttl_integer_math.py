@@ -331,3 +331,55 @@ def test_comparisons_of_int32_blocks(tmp_path, check_kernel):
     path = tmp_path / "compute.cpp"
     path.write_text(text)
     check_kernel.require_accepted(check_kernel.check_kernel(path, "compute"))
+
+
+@ttl.operation(grid=(1, 1))
+def integer_signs(a, negated, rectified, absolute):
+    a_dfb = ttl.make_dataflow_buffer_like(a, shape=(1, 1), block_count=1)
+    dfbs = [ttl.make_dataflow_buffer_like(t, shape=(1, 1), block_count=1) for t in (negated, rectified, absolute)]
+
+    @ttl.compute()
+    def compute():
+        with a_dfb.wait() as x:
+            with dfbs[0].reserve() as o:
+                o.store(ttl.math.neg(x))
+            with dfbs[1].reserve() as o:
+                o.store(ttl.math.relu(x))
+            with dfbs[2].reserve() as o:
+                o.store(ttl.math.abs(x))
+
+    @ttl.datamovement()
+    def read():
+        with a_dfb.reserve() as x:
+            ttl.copy(a[0, 0], x).wait()
+
+    @ttl.datamovement()
+    def write():
+        for dfb, tensor in zip(dfbs, (negated, rectified, absolute)):
+            with dfb.wait() as o:
+                ttl.copy(o, tensor[0, 0]).wait()
+
+
+@pytest.mark.parametrize("dtype", ["int32", "uint32"])
+def test_negation_relu_and_absolute_value_of_integer_blocks(tmp_path, check_kernel, dtype):
+    """``0 - x``, ``max(x, 0)`` and ``max(x, 0 - x)`` on the integers (``fill_tile_int``, ``sub_int_tile``,
+    ``binary_max_int32_tile``): exact, wrapping as numpy does; relu and abs of unsigned words are the words."""
+    from tilefold.codegen.cpp import emit_kernel
+
+    numpy_type = np.dtype(dtype)
+    info = np.iinfo(numpy_type)
+    a = np.random.default_rng(46).integers(info.min, info.max, (32, 32), endpoint=True).astype(numpy_type)
+    a[0, :3] = (info.min, info.max, 0)
+    outs = [ttnn.zeros((32, 32), dtype=getattr(ttnn, dtype), layout=ttnn.TILE_LAYOUT) for _ in range(3)]
+    with recorded_programs() as programs:
+        integer_signs(ttnn.from_numpy(a, dtype=getattr(ttnn, dtype), layout=ttnn.TILE_LAYOUT), *outs)
+    with np.errstate(over="ignore"):
+        if dtype == "int32":
+            expected = (-a, np.maximum(a, 0), np.abs(a))
+        else:
+            expected = ((np.zeros_like(a) - a), a, a)
+    for out, want in zip(outs, expected):
+        np.testing.assert_array_equal(ttnn.to_numpy(out).astype(numpy_type), want)
+    path = tmp_path / "compute.cpp"
+    path.write_text(emit_kernel(next(k for k in programs[0].kernels if k.is_compute).function))
+    check_kernel.require_accepted(check_kernel.check_kernel(path, "compute"))

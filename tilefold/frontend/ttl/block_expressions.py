@@ -60,6 +60,7 @@ UNARY, BINARY = sfpu_functions()
 # format (+ - * of int32 / uint32 / uint16, max / min / comparisons of some: tilefold.ir.sfpu)
 _INTEGER_FORMATS = (DataFormat.Int32, DataFormat.UInt32, DataFormat.UInt16, DataFormat.UInt8)
 _INTEGER_ARITHMETIC = tuple(DataFormat(f) for f in INTEGER_ARITHMETIC)
+_INTEGER_SIGN_OPS = ("neg", "relu", "abs")      # of integer blocks: from integer subtraction and max
 # ``ttl.add(a, b)``, ``sub``, ``mul``, ``div``: the operators, on blocks or a block and a number
 ARITHMETIC = {"add": ast.Add, "sub": ast.Sub, "mul": ast.Mult, "div": ast.Div}
 
@@ -254,6 +255,8 @@ class BlockExpressionBuilder(AcquisitionBuilder):
                              f"convert one with ttl.math.typecast(x, ...) so both have one format", node)
         taken = sorted({o.block_op for o in INTEGER_SFPU_OPS if o.takes(integer.data_format.value)})
         what = ", ".join(taken) + " of two blocks of one format" if taken else "typecast, store and copy"
+        if taken and integer.data_format in _INTEGER_ARITHMETIC:
+            what += ", and " + ", ".join(_INTEGER_SIGN_OPS)
         raise self.error(f"{name} of {article} {kind} block is not supported by tilefold (integer blocks take {what}); "
                          "convert it with ttl.math.typecast(x, ttnn.float32) first", node)
 
@@ -414,7 +417,22 @@ class BlockExpressionBuilder(AcquisitionBuilder):
     def block_unary(self, name: str, value, node):
         self.require_compute(node, f"ttl.math.{name}")
         a = self.operand(value, node)
+        if name in _INTEGER_SIGN_OPS and a.data_format in _INTEGER_ARITHMETIC:
+            return self.integer_sign_op(name, a, node)
         return self.make(name, [a], a.shape, node)
+
+    def integer_sign_op(self, name: str, a: BlockExpression, node) -> BlockExpression:
+        """``neg`` / ``relu`` / ``abs`` of an integer block from the SFPU's integer functions, on a
+        block of zeros (``fill_tile_int``): ``0 - x``, ``max(x, 0)``, ``max(x, 0 - x)`` — wrapping as
+        the words do (abs of int32's least value is itself, as in numpy and torch); ``relu`` and
+        ``abs`` of an unsigned block are the block."""
+        if name == "neg":
+            return self.block_binary_named("sub", self.filled_like(0, a, node), a, node)
+        if a.data_format is not DataFormat.Int32:
+            return a
+        other = self.filled_like(0, a, node) if name == "relu" else \
+            self.block_binary_named("sub", self.filled_like(0, a, node), a, node)
+        return self.block_binary_named("max", a, other, node)
 
     def matmul(self, a: BlockExpression, b: BlockExpression, node) -> BlockExpression:
         """``a @ b``: (M, K) @ (K, N), or a batch of them — (..., M, K) @ (..., K, N) with the same
