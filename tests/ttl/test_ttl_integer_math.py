@@ -278,10 +278,11 @@ def test_where_of_integer_blocks(tmp_path, check_kernel):
 
 
 @ttl.operation(grid=(1, 1))
-def integer_comparisons(a, b, greater, at_least, less, at_most):
+def integer_comparisons(a, b, greater, at_least, less, at_most, equal, unequal):
     a_dfb = ttl.make_dataflow_buffer_like(a, shape=(1, 1), block_count=1)
     b_dfb = ttl.make_dataflow_buffer_like(b, shape=(1, 1), block_count=1)
-    dfbs = [ttl.make_dataflow_buffer_like(t, shape=(1, 1), block_count=1) for t in (greater, at_least, less, at_most)]
+    outs = (greater, at_least, less, at_most, equal, unequal)
+    dfbs = [ttl.make_dataflow_buffer_like(t, shape=(1, 1), block_count=1) for t in outs]
 
     @ttl.compute()
     def compute():
@@ -294,6 +295,10 @@ def integer_comparisons(a, b, greater, at_least, less, at_most):
                 o.store(ttl.math.lt(x, y))
             with dfbs[3].reserve() as o:
                 o.store(ttl.math.le(x, y))
+            with dfbs[4].reserve() as o:
+                o.store(ttl.math.eq(x, y))
+            with dfbs[5].reserve() as o:
+                o.store(ttl.math.ne(x, y))
 
     @ttl.datamovement()
     def read():
@@ -303,26 +308,28 @@ def integer_comparisons(a, b, greater, at_least, less, at_most):
 
     @ttl.datamovement()
     def write():
-        for dfb, tensor in zip(dfbs, (greater, at_least, less, at_most)):
+        for dfb, tensor in zip(dfbs, outs):
             with dfb.wait() as o:
                 ttl.copy(o, tensor[0, 0]).wait()
 
 
 def test_comparisons_of_int32_blocks(tmp_path, check_kernel):
     """``gt_int32_tile`` ... (0.69's ``binary_comp.h``): 1 where the comparison holds, else 0, exact on
-    values of every magnitude; the header compiles once sfpi's names are in scope."""
+    values of every magnitude; the header compiles once sfpi's names are in scope. ``eq`` / ``ne``
+    (which 0.69 lacks for int32) are ``1 - ((a > b) + (a < b))`` and ``(a > b) + (a < b)``."""
     from tilefold.codegen.cpp import emit_kernel
 
     info = np.iinfo(np.int32)
     rng = np.random.default_rng(45)
     a, b = (rng.integers(info.min, info.max, (32, 32), endpoint=True).astype(np.int32) for _ in range(2))
     a[0, :4], b[0, :4] = (5, info.min, info.max, -3), (5, info.max, info.min, -2)
+    b[1] = a[1]
     tensors = [ttnn.from_numpy(v, dtype=ttnn.int32, layout=ttnn.TILE_LAYOUT) for v in (a, b)]
-    outs = [ttnn.zeros((32, 32), dtype=ttnn.int32, layout=ttnn.TILE_LAYOUT) for _ in range(4)]
+    outs = [ttnn.zeros((32, 32), dtype=ttnn.int32, layout=ttnn.TILE_LAYOUT) for _ in range(6)]
     with recorded_programs() as programs:
         integer_comparisons(*tensors, *outs)
     with np.errstate(over="ignore"):
-        expected = ((a - b) * (a > b), a >= b, a < b, a <= b)
+        expected = ((a - b) * (a > b), a >= b, a < b, a <= b, a == b, a != b)
     for out, want in zip(outs, expected):
         np.testing.assert_array_equal(ttnn.to_numpy(out).astype(np.int32), np.asarray(want, np.int32))
     text = emit_kernel(next(k for k in programs[0].kernels if k.is_compute).function)

@@ -169,6 +169,13 @@ class BlockExpressionBuilder(AcquisitionBuilder):
              fmt: DataFormat | None = None, row_major: bool | None = None) -> BlockExpression:
         if name != "typecast":
             integer = next((o for o in operands if o.data_format in _INTEGER_FORMATS), None)
+            if integer is not None and name in ("eq", "ne") and len(operands) == 2 \
+                    and all(o.data_format is DataFormat.Int32 for o in operands):
+                # 0.69 compares int32 blocks by order only: a != b is (a > b) + (a < b)
+                differ = self.make("add", [self.make("gt", operands, shape, node),
+                                           self.make("lt", operands, shape, node)], shape, node)
+                return differ if name == "ne" else \
+                    self.make("sub", [self.filled_like(1, differ, node), differ], shape, node)
             if integer is not None:
                 name, fmt = self.integer_op(name, operands, integer, node)
         fmt = fmt or self.result_format(*operands)
