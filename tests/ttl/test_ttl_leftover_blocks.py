@@ -164,3 +164,49 @@ def test_leftovers_on_many_cores_are_one_entry_per_buffer():
     assert "on 3 cores ((0,0), (1,0), (2,0)): 1 pages each pushed and never popped" in message, message
     assert message.count("pushed and never popped") == 1
     np.testing.assert_array_equal(ttnn.to_numpy(out), ttnn.to_numpy(x))
+
+
+@ttl.operation(grid=(2, 1))
+def one_node_leaves_a_block(x, out):
+    """Node 0's reader pushes one block nobody waits for; node 1's pushes two, both copied out."""
+    x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+    out_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+
+    @ttl.compute()
+    def compute():
+        node, _ = ttl.node(dims=2)
+        if node == 1:
+            for _ in range(2):
+                with x_dfb.wait() as t, out_dfb.reserve() as o:
+                    o.store(t)
+
+    @ttl.datamovement()
+    def read():
+        node, _ = ttl.node(dims=2)
+        if node == 0:
+            with x_dfb.reserve() as t:
+                ttl.copy(x[0, 0], t).wait()  # node 0 leaves this
+        else:
+            for c in range(2):
+                with x_dfb.reserve() as t:
+                    ttl.copy(x[0, c], t).wait()  # node 1 pushes last
+
+    @ttl.datamovement()
+    def write():
+        node, _ = ttl.node(dims=2)
+        if node == 1:
+            for c in range(2):
+                with out_dfb.wait() as o:
+                    ttl.copy(o, out[0, c]).wait()
+
+
+def test_a_leftover_names_the_push_of_the_core_that_left_it():
+    """Node 1 pushes after node 0 here; the warning names node 0's line, where the block was left."""
+    x = tile_tensor((32, 64), seed=5)
+    out = zeros((32, 64))
+    with pytest.warns(LeftoverBlocksWarning) as caught:
+        one_node_leaves_a_block(x, out)
+    text = str(caught[0].message)
+    assert caught[0].lineno == _line_of("# node 0 leaves this"), text
+    assert f"test_ttl_leftover_blocks.py:{_line_of('# node 0 leaves this')})" in text
+    np.testing.assert_array_equal(ttnn.to_numpy(out), ttnn.to_numpy(x))

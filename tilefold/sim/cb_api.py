@@ -198,7 +198,7 @@ class CircularBufferApi:
                 st.reserved[row] -= n
                 st.wr[row] = (wr + n) % cap
                 st.pack_seq[row] = 0
-                st.last_push = (self, self.line_of())
+                st.last_push = st.push_sites[id(self)] = (self, self.line_of())
                 self.dev.progress += 1
                 self.scheduler.notify(st.key)
                 return
@@ -216,7 +216,7 @@ class CircularBufferApi:
                     st.reserved[rows] = r0 - n
                     st.wr[rows] = (w0 + n) % cap
                     st.pack_seq[rows] = 0
-                    st.last_push = (self, self.line_of())
+                    st.last_push = st.push_sites[id(self)] = (self, self.line_of())
                     self.dev.progress += 1
                     self.scheduler.notify(st.key)
                     return
@@ -236,7 +236,7 @@ class CircularBufferApi:
         cap = self._capacity(st)
         st.wr[rows] = (wr + n) % cap
         st.pack_seq[rows] = 0
-        st.last_push = (self, self.line_of())
+        st.last_push = st.push_sites[id(self)] = (self, self.line_of())
         self.dev.progress += 1
         self.scheduler.notify(st.key)
 

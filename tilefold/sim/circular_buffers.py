@@ -57,6 +57,7 @@ class CircularBufferState:
         # the thread and generated line of the last cb_reserve_back / cb_push_back (for reports)
         self.last_reserve: tuple | None = None
         self.last_push: tuple | None = None
+        self.push_sites: dict[int, tuple] = {}     # id of a thread context -> (context, line) of its last push
         self.partners: list[int] = []                 # CBs of an L1 arena whose bytes overlap its own
 
 
@@ -136,20 +137,21 @@ class CircularBuffers:
 
     def leftovers(self, quiet=frozenset()) -> list[str]:
         """Descriptions of pages pushed and never popped, per CB and core, with the kernel and
-        line that pushed them last (not of a CB at a tensor's address: what it holds is the tensor's;
+        line that pushed them last on the first such core (not of a CB at a tensor's address: what it holds is the tensor's;
         nor of the CBs of ``quiet``)."""
         out = []
         for index, st in self.states.items():
             if index in self.backed or index in quiet:
                 continue
             left = st.received - st.acked
-            by = ""
-            if st.last_push is not None:
-                ctx, line = st.last_push
-                by = f" (pushed by {ctx.thread_name} at {ctx.location_of(line)})"
             rows = np.nonzero(left)[0]
             if not len(rows):
                 continue
+            by = ""
+            site = _push_site(st, int(rows[0]))
+            if site is not None:
+                ctx, line = site
+                by = f" (pushed by {ctx.thread_name} at {ctx.location_of(line)})"
             counts = sorted({int(left[r]) for r in rows})
             cores = [str(self.rows_core[int(r)]) for r in rows[:4]]
             where = (f"core {cores[0]}" if len(rows) == 1 else
@@ -160,13 +162,20 @@ class CircularBuffers:
         return out
 
     def first_push_location(self, quiet=frozenset()):
-        """The user's line of the last push into a CB that still holds pages (not one of ``quiet``), or None."""
+        """The user's line of the last push into a CB that still holds pages (not one of ``quiet``), on
+        the first core holding them, or None."""
         for index, st in self.states.items():
-            if index not in self.backed and index not in quiet and (st.received != st.acked).any() \
-                    and st.last_push is not None:
-                ctx, line = st.last_push
+            left = np.nonzero(st.received != st.acked)[0]
+            if index not in self.backed and index not in quiet and len(left) and st.last_push is not None:
+                ctx, line = _push_site(st, int(left[0]))
                 return ctx.location_of(line)
         return None
+
+
+def _push_site(st, row: int):
+    """(thread context, line) of the last push into ``st`` by a thread running core row ``row``
+    (threads of diverged cores push from different lines), else of the last push of all."""
+    return next((site for site in reversed(st.push_sites.values()) if row in site[0].row_idx), st.last_push)
 
     def reserved_by_finished(self) -> list[tuple]:
         """(thread context, generated line, CB index, pages) of pages reserved and never pushed by
