@@ -63,6 +63,60 @@ def test_helpers_returning_from_branches_split_the_work():
     np.testing.assert_array_equal(ttnn.to_numpy(y), ttnn.to_numpy(x))
 
 
+@ttl.operation(grid=(4, 1))
+def fall_through_copy(x, y):
+    """Node n copies ``count(n)`` tiles of row n; ``count`` returns from an ``if`` and an ``elif``
+    and falls through to a last ``return`` (no ``else``), and ``offset`` returns from a nested
+    ``if`` with statements after it."""
+    dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+
+    def count(node):
+        if node < 1:
+            return 3
+        elif node < 3:
+            return 2
+        return 1
+
+    def offset(node):
+        if node >= 1:
+            if node == 3:
+                return 2
+            extra = node - 1
+            return extra
+        start = 0
+        return start
+
+    @ttl.compute()
+    def compute():
+        pass
+
+    @ttl.datamovement()
+    def read():
+        node = ttl.node(dims=1)
+        for t in range(count(node)):
+            with dfb.reserve() as blk:
+                ttl.copy(x[node, offset(node) + t], blk).wait()
+
+    @ttl.datamovement()
+    def write():
+        node = ttl.node(dims=1)
+        for t in range(count(node)):
+            with dfb.wait() as blk:
+                ttl.copy(blk, y[node, offset(node) + t]).wait()
+
+
+def test_statements_after_an_if_elif_run_only_where_no_branch_returned():
+    x = tile_tensor((128, 96), seed=6)
+    y = zeros((128, 96))
+    fall_through_copy(x, y)
+    tiles = {0: (0, 3), 1: (0, 2), 2: (1, 2), 3: (2, 1)}          # node: (first tile, count)
+    keep = np.zeros((4, 3), bool)
+    for node, (first, n) in tiles.items():
+        keep[node, first:first + n] = True
+    expected = ttnn.to_numpy(x) * np.kron(keep, np.ones((32, 32)))
+    np.testing.assert_array_equal(ttnn.to_numpy(y), expected)
+
+
 def test_a_return_inside_a_loop_of_a_helper_is_a_clear_error():
     def first_even(n):
         for i in range(n):

@@ -56,21 +56,20 @@ def single_exit(fn: ast.FunctionDef, where) -> ast.FunctionDef:
         return [ast.copy_location(ast.Assign([target(i)], item), ret) for i, item in enumerate(ret.value.elts)]
 
     def rewrite(stmts) -> tuple[list[ast.stmt], bool]:
-        """(the statements, whether every path through them returned)."""
+        """(the statements, whether every path through them returned). An ``if`` that returns on
+        some path takes the statements after it into each of its branches (where a branch returns
+        first they are dropped), so they run only on the paths that did not return — also from a
+        nested ``if`` / ``elif``."""
         out: list[ast.stmt] = []
         for i, stmt in enumerate(stmts):
             if isinstance(stmt, ast.Return):
                 return out + assign(stmt), True
             if isinstance(stmt, ast.If) and _returns_inside([stmt]):
-                body, body_returns = rewrite(stmt.body)
-                orelse, else_returns = rewrite(stmt.orelse)
-                rest, rest_returns = rewrite(stmts[i + 1:])
-                if not body_returns:
-                    body = body + rest
-                if not else_returns:
-                    orelse = orelse + rest
+                after = list(stmts[i + 1:])
+                body, body_returns = rewrite(stmt.body + after)
+                orelse, else_returns = rewrite(stmt.orelse + after)
                 out.append(ast.copy_location(ast.If(stmt.test, body or [ast.Pass()], orelse), stmt))
-                return out, (body_returns or rest_returns) and (else_returns or rest_returns)
+                return out, body_returns and else_returns
             if _returns_inside([stmt]) and not isinstance(stmt, (ast.FunctionDef, ast.Lambda)):
                 inner = next(n for n in ast.walk(stmt) if isinstance(n, ast.Return))
                 raise KernelError(f"the helper {fn.name}() returns from inside a {type(stmt).__name__.lower()} "
