@@ -1,5 +1,5 @@
 """Loops written with counters, as TT-Lang programs write them: ``range()`` counting down (a
-negative step, compile-time or runtime bounds), and slices ``a[r, i:i + 1]`` of an integer the
+negative step, or ``reversed(range(...))``; compile-time or runtime bounds), and slices ``a[r, i:i + 1]`` of an integer the
 loop itself changes (``i = i + 1`` in a ``while`` or ``for``) — loads of a variable with no store
 between them are the same value, so the extent is known. Run on the simulated device against
 numpy; the C++ through ``check-kernel``."""
@@ -24,7 +24,7 @@ def reversed_rows(x, y):
 
     @ttl.compute()
     def compute():
-        for _ in range(cols - 1, -1, -1):
+        for _ in reversed(range(ttl.node(dims=1) * 0, cols)):       # runtime bounds
             with x_dfb.wait() as a, y_dfb.reserve() as out:
                 out.store(a + 1.0)
 
@@ -57,7 +57,7 @@ def test_loops_counting_down_and_counter_slices():
 
 @ttl.operation(grid=(1, 1))
 def every_other(x, y):
-    """Copies tiles 4, 2, 0 of one row (a compile-time loop counting down by 2) to tiles 0, 1, 2,
+    """Copies tiles 4, 2, 0 of one row (``reversed(range(0, 5, 2))``) to tiles 0, 1, 2,
     with the destination counter ``j = j + 1`` of a ``for`` loop."""
     x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
     y_dfb = ttl.make_dataflow_buffer_like(y, shape=(1, 1), block_count=2)
@@ -70,7 +70,7 @@ def every_other(x, y):
 
     @ttl.datamovement()
     def read():
-        for c in range(4, -1, -2):
+        for c in reversed(range(0, 5, 2)):
             with x_dfb.reserve() as a:
                 ttl.copy(x[0, c], a).wait()
 

@@ -522,14 +522,19 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
         if stmt.orelse:
             raise self.error("for ... else is not supported in a kernel", stmt)
         iterable = stmt.iter
-        if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "range" \
-                and self.source.lookup("range") is range and scope.lookup("range") is MISSING:
+        backwards = self.is_builtin_call(iterable, "reversed", scope) and len(iterable.args) == 1 \
+            and not iterable.keywords and self.is_builtin_call(iterable.args[0], "range", scope)
+        if backwards:
+            iterable = iterable.args[0]             # for i in reversed(range(...)): the range counted down
+        if self.is_builtin_call(iterable, "range", scope):
             args = [self.as_int(self.evaluate(a, scope), a, "range() bounds") for a in iterable.args]
             if iterable.keywords or not 1 <= len(args) <= 3:
                 raise self.error("range() takes 1 to 3 positional arguments", iterable)
             lb, ub, step = (0, args[0], 1) if len(args) == 1 else (args[0], args[1], args[2] if len(args) == 3 else 1)
             if not isinstance(step, int) or step == 0:
                 raise self.error("the step of range() in a kernel must be a nonzero compile-time integer", iterable)
+            if backwards:
+                lb, ub, step = self.reversed_range(lb, ub, step)
             if (isinstance(lb, int) and isinstance(ub, int) and len(range(lb, ub, step)) <= self.MAX_UNROLLED
                     and self.indexes_a_sequence(stmt, scope)):
                 # the loop picks items of a Python list (pipes, tensors, buffers ...): unrolled,
@@ -591,6 +596,26 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
             self.statements(stmt.body, scope, Region("with", stmt))
 
     MAX_UNROLLED = 64
+
+    def is_builtin_call(self, node: ast.expr, name: str, scope: Scope) -> bool:
+        """Whether ``node`` calls Python's own ``name`` (``range``, ``reversed``), not a name the
+        kernel or its module rebinds."""
+        import builtins
+
+        return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name \
+            and self.source.lookup(name) is getattr(builtins, name) and scope.lookup(name) is MISSING
+
+    def reversed_range(self, lb, ub, step: int):
+        """``(start, stop, step)`` of ``reversed(range(lb, ub, step))``: the last value down to the
+        first; bounds known at run time give a runtime start and stop."""
+        if isinstance(lb, int) and isinstance(ub, int):
+            r = range(lb, ub, step)[::-1]
+            return r.start, r.stop, r.step
+        scalars = self.scalars
+        span = scalars.sub(ub, lb) if step > 0 else scalars.sub(lb, ub)
+        count = scalars.maximum(scalars.floordiv(scalars.add(span, abs(step) - 1), abs(step)), 0)
+        last = scalars.add(lb, scalars.mul(scalars.sub(count, 1), step))
+        return last, scalars.sub(last, scalars.mul(count, step)), -step
 
     def carries_none(self, stmt: ast.For, scope: Scope) -> bool:
         """Whether the loop assigns a carried name that holds None before it."""

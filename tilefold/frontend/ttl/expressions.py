@@ -427,6 +427,9 @@ class ExpressionBuilder:
             raise self.unsupported_element_use(node)
         if isinstance(left, (Block, BlockExpression)) or isinstance(right, (Block, BlockExpression)):
             return self.block_binary(op, left, right, node)
+        if self.is_flag(left) or self.is_flag(right) or (isinstance(left, bool) and isinstance(right, Scalar)) \
+                or (isinstance(right, bool) and isinstance(left, Scalar)):
+            left, right = self.flag_integer(left), self.flag_integer(right)    # (n > 1) + True: 0 / 1
         if isinstance(left, Scalar) or isinstance(right, Scalar):
             a = self.as_int(left, node, "an operand of runtime integer arithmetic")
             b = self.as_int(right, node, "an operand of runtime integer arithmetic")
@@ -531,14 +534,52 @@ class ExpressionBuilder:
         return self.emit(arith.XOrIOp(value, one.result)).result
 
     def expr_BoolOp(self, node: ast.BoolOp, scope):
+        """``a and b`` / ``a or b`` as Python computes them: the operand that decides, not its truth
+        (``(0 or 2)`` is 2), evaluated left to right and no further than a compile-time operand that
+        decides. From the first runtime operand on the rest are combined on the device: truth values
+        (comparisons, flags) by ``and`` / ``or``, integers by Python's pick (``x or y`` is ``x`` where
+        ``x != 0``, else ``y``)."""
+        is_and = isinstance(node.op, ast.And)
         result = None
-        for value_node in node.values:
-            value = self.condition(self.evaluate_test(value_node, scope), value_node)
+        for i, value_node in enumerate(node.values):
+            value = self.evaluate_test(value_node, scope)
             if result is None:
+                truth = self.condition(value, value_node)
+                if isinstance(truth, bool):
+                    if truth != is_and or i == len(node.values) - 1:
+                        return value                # this operand decides (or is the last)
+                    continue
                 result = value
                 continue
-            result = self.logical(type(node.op), result, value, node)
+            result = self.runtime_pick(is_and, result, value, value_node)
         return result
+
+    def runtime_pick(self, is_and: bool, a, b, node):
+        """``a and b`` / ``a or b`` of a runtime ``a``: ``and`` / ``or`` of two truth values, else
+        the integer Python would give (``b if a else a`` / ``a if a else b``)."""
+        from xdsl.dialects import arith
+
+        op = ast.And if is_and else ast.Or
+        if (self.is_flag(a) or isinstance(a, bool)) and (self.is_flag(b) or isinstance(b, bool)):
+            return self.logical(op, a, b, node)
+        truth = self.condition(a, node)
+        a = self.as_int(self.flag_integer(a), node, f"an operand of {'and' if is_and else 'or'}")
+        b = self.as_int(self.flag_integer(b), node, f"an operand of {'and' if is_and else 'or'}")
+        picked = (b, a) if is_and else (a, b)
+        self.node = node
+        return Scalar.opaque(self.emit(arith.SelectOp(truth, *(self.scalars.materialize(v) for v in picked))).result)
+
+    def flag_integer(self, value):
+        """A truth value as the integer 0 / 1 (Python's ``True + 1``); anything else as it is."""
+        if isinstance(value, bool):
+            return int(value)
+        if not self.is_flag(value):
+            return value
+        from xdsl.dialects import arith
+        from xdsl.dialects.builtin import IndexType, i32
+
+        wide = self.emit(arith.ExtUIOp(value, i32)).result
+        return Scalar.opaque(self.emit(arith.IndexCastOp(wide, IndexType())).result)
 
     def logical(self, op: type, a, b, node):
         from xdsl.dialects import arith
@@ -690,6 +731,8 @@ class ExpressionBuilder:
             id(BODY_BUILTINS["min"]): lambda args, kwargs, node: self.call_min_max(args, node, "min", kwargs),
             id(BODY_BUILTINS["max"]): lambda args, kwargs, node: self.call_min_max(args, node, "max", kwargs),
             id(builtins.abs): self.call_abs,
+            id(builtins.int): self.call_int,
+            id(builtins.bool): self.call_bool,
             id(builtins.divmod): self.call_divmod,
             id(builtins.range): self.call_range,
             id(device_calls.static_range): self.call_static_range,
@@ -857,9 +900,35 @@ class ExpressionBuilder:
             raise self.error("abs() takes one argument", node)
         if isinstance(args[0], (Block, BlockExpression)):
             return self.block_unary("abs", args[0], node)
-        if isinstance(args[0], Scalar):
-            raise self.error("abs() of a runtime integer is not supported (kernel integers are unsigned)", node)
-        return builtins.abs(args[0])
+        value = self.flag_integer(self.node_expression(args[0], node) if isinstance(args[0], NodeExpression)
+                                  else args[0])
+        if isinstance(value, Scalar):             # the device's integers are signed for this: -x where x < 0
+            from xdsl.dialects import arith
+
+            negative = self.scalars.compare("slt", value, 0)
+            flipped = self.scalars.materialize(self.scalars.sub(0, value))
+            self.node = node
+            return Scalar.opaque(self.emit(arith.SelectOp(negative, flipped, self.scalars.materialize(value))).result)
+        return builtins.abs(value)
+
+    def call_int(self, args, kwargs, node):
+        """``int(x)``: a runtime integer as it is, a runtime truth value as 0 / 1, else Python's."""
+        if len(args) == 1 and not kwargs:
+            value = self.node_expression(args[0], node) if isinstance(args[0], NodeExpression) else args[0]
+            if isinstance(value, Scalar) or self.is_flag(value):
+                return self.flag_integer(value)
+        try:
+            return builtins.int(*args, **kwargs)
+        except (TypeError, ValueError) as exc:
+            raise self.error(f"int(): {exc}", node) from None
+
+    def call_bool(self, args, kwargs, node):
+        """``bool(x)``: a runtime value's truth (an ``i1``), else Python's."""
+        if len(args) == 1 and not kwargs:
+            value = self.node_expression(args[0], node) if isinstance(args[0], NodeExpression) else args[0]
+            if isinstance(value, Scalar) or self.is_flag(value):
+                return self.condition(value, node)
+        return builtins.bool(*args, **kwargs)
 
     def call_divmod(self, args, kwargs, node):
         """``divmod(a, b)`` of integers, runtime ones too: ``(a // b, a % b)``."""

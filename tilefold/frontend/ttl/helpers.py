@@ -31,19 +31,37 @@ MAX_DEPTH = 8
 RESULT = "__helper_result"
 
 
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
+def _own_nodes(node: ast.AST):
+    """``node`` and the nodes under it, not entering functions or classes defined inside it (their
+    ``return`` statements are theirs)."""
+    yield node
+    for child in ast.iter_child_nodes(node):
+        if not isinstance(child, _SCOPES):
+            yield from _own_nodes(child)
+
+
+def _own_returns(stmts) -> list[ast.Return]:
+    return [n for s in stmts if not isinstance(s, _SCOPES) for n in _own_nodes(s) if isinstance(n, ast.Return)]
+
+
 def _returns_inside(stmts) -> bool:
-    return any(isinstance(n, ast.Return) for s in stmts for n in ast.walk(s))
+    return bool(_own_returns(stmts))
 
 
 def single_exit(fn: ast.FunctionDef, where) -> ast.FunctionDef:
     """``fn`` with every ``return v`` made an assignment to :data:`RESULT` (names ``RESULT_i`` for
     the items of a returned tuple) and one ``return`` at its end; ``where(node)`` locates errors."""
     widths = {len(r.value.elts) if isinstance(r.value, ast.Tuple) else None
-              for r in ast.walk(fn) if isinstance(r, ast.Return) and r.value is not None}
-    if len(widths) > 1:
+              for r in _own_returns(fn.body) if r.value is not None}
+    tuples = widths - {None}
+    if len(tuples) > 1:
         raise KernelError(f"the helper {fn.name}() returns tuples of different lengths; return the same "
                           "number of values everywhere", where(fn))
-    width = widths.pop() if widths else None
+    # (a return of a name holding a tuple, beside tuple returns, unpacks into the same names)
+    width = tuples.pop() if tuples else None
 
     def target(i=None):
         return ast.Name(RESULT if i is None else f"{RESULT}_{i}", ast.Store())
@@ -53,6 +71,9 @@ def single_exit(fn: ast.FunctionDef, where) -> ast.FunctionDef:
             return []
         if width is None:
             return [ast.copy_location(ast.Assign([target()], ret.value), ret)]
+        if not isinstance(ret.value, ast.Tuple):
+            names = ast.Tuple([target(i) for i in range(width)], ast.Store())
+            return [ast.copy_location(ast.Assign([names], ret.value), ret)]
         return [ast.copy_location(ast.Assign([target(i)], item), ret) for i, item in enumerate(ret.value.elts)]
 
     def rewrite(stmts) -> tuple[list[ast.stmt], bool]:
@@ -70,8 +91,8 @@ def single_exit(fn: ast.FunctionDef, where) -> ast.FunctionDef:
                 orelse, else_returns = rewrite(stmt.orelse + after)
                 out.append(ast.copy_location(ast.If(stmt.test, body or [ast.Pass()], orelse), stmt))
                 return out, body_returns and else_returns
-            if _returns_inside([stmt]) and not isinstance(stmt, (ast.FunctionDef, ast.Lambda)):
-                inner = next(n for n in ast.walk(stmt) if isinstance(n, ast.Return))
+            if _returns_inside([stmt]):
+                inner = _own_returns([stmt])[0]
                 raise KernelError(f"the helper {fn.name}() returns from inside a {type(stmt).__name__.lower()} "
                                   "statement; set a variable there and return it after", where(inner))
             out.append(stmt)
@@ -89,13 +110,13 @@ def single_exit(fn: ast.FunctionDef, where) -> ast.FunctionDef:
 
 
 def _has_value(fn: ast.FunctionDef) -> bool:
-    return any(isinstance(r, ast.Return) and r.value is not None for r in ast.walk(fn))
+    return any(r.value is not None for r in _own_returns(fn.body))
 
 
 def _needs_single_exit(fn: ast.FunctionDef) -> bool:
     """Whether ``fn`` returns anywhere but at its very end."""
     last = fn.body[-1] if fn.body else None
-    return any(isinstance(n, ast.Return) and n is not last for s in fn.body for n in ast.walk(s))
+    return any(r is not last for r in _own_returns(fn.body))
 
 
 def _lambda_node(fn) -> tuple[FunctionSource, ast.Lambda]:

@@ -181,12 +181,13 @@ class ScalarBuilder:
     def _may_be_negative(self, a: IntLike, b: IntLike) -> bool:
         """Whether ``a // b`` / ``a % b`` need Python's floor semantics on signed values: ``b`` is a
         positive constant and ``a`` can be negative over its symbols' ranges (``(x - 1) % n`` with
-        ``x`` a node coordinate or loop index). The device computes on ``uint32_t``: an unsigned
-        division of a wrapped negative value gives another number."""
+        ``x`` a node coordinate or loop index), or its range is not known (a loop-carried counter, a
+        ``min``). The device computes on ``uint32_t``: an unsigned division of a wrapped negative
+        value gives another number."""
         if not (isinstance(b, int) and b > 0):
             return False
         bounds = self.bounds(a)
-        return bounds is not None and bounds[0] < 0
+        return bounds is None or bounds[0] < 0
 
     def _signed_remainder(self, a: IntLike, b: int) -> tuple[SSAValue, SSAValue]:
         """C's truncating ``a % b`` on signed values, and whether it is negative (an ``i1``)."""
