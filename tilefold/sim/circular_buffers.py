@@ -171,12 +171,6 @@ class CircularBuffers:
                 return ctx.location_of(line)
         return None
 
-
-def _push_site(st, row: int):
-    """(thread context, line) of the last push into ``st`` by a thread running core row ``row``
-    (threads of diverged cores push from different lines), else of the last push of all."""
-    return next((site for site in reversed(st.push_sites.values()) if row in site[0].row_idx), st.last_push)
-
     def reserved_by_finished(self) -> list[tuple]:
         """(thread context, generated line, CB index, pages) of pages reserved and never pushed by
         a thread that has finished."""
@@ -192,3 +186,9 @@ def _push_site(st, row: int):
             if np.any(left > 0):
                 out.append((ctx, line, index, int(np.max(left))))
         return out
+
+
+def _push_site(st, row: int):
+    """(thread context, line) of the last push into ``st`` by a thread running core row ``row``
+    (threads of diverged cores push from different lines), else of the last push of all."""
+    return next((site for site in reversed(st.push_sites.values()) if row in site[0].row_idx), st.last_push)
