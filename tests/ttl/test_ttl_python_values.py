@@ -1,7 +1,8 @@
 """Python's meaning of values in kernels: ``a or b`` / ``a and b`` give the operand that decides (not
 its truth) and stop at a compile-time operand that decides; truth values count 0 / 1 in arithmetic
 (``(n > 1) + (k > 2)``, ``int(n > 1)``); ``abs()`` of a runtime integer; a helper whose nested
-``def`` returns, or which returns a name holding a tuple beside tuple literals. Each node copies the
+``def`` returns, or which returns a name holding a tuple beside tuple literals; a runtime conditional
+expression of two tuples; ``sum()`` of runtime integers. Each node copies the
 tile these values pick; the expected tiles come from the same code run as Python."""
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ def pick(n, k):
     s = (2 and 3) + (0 or 1) + (n or 2) + (k and n)            # the deciding operands, not truths
     r = (s + (n > 1) + (k > 2) + int(n > 0)) % ROWS
     c = (abs(n - k) + inner(k) + (STEPS > 9 and TABLE[k] == 3) + (n < 2 or TABLE[0] == 2)) % COLS
+    r, c = (r, c) if n > k else (c, (sum((n, k, 1)) + c) % COLS)
     return place(r, c)
 
 

@@ -303,10 +303,17 @@ class ExpressionBuilder:
         cond = self.condition(self.evaluate_test(node.test, scope), node.test)
         if isinstance(cond, bool):
             return self.evaluate(node.body if cond else node.orelse, scope)
-        a = self.as_int(self.evaluate(node.body, scope), node.body, "a runtime conditional expression")
-        b = self.as_int(self.evaluate(node.orelse, scope), node.orelse, "a runtime conditional expression")
+        body, orelse = self.evaluate(node.body, scope), self.evaluate(node.orelse, scope)
+        if isinstance(body, tuple) and isinstance(orelse, tuple) and len(body) == len(orelse):
+            return tuple(self.select(cond, a, b, node) for a, b in zip(body, orelse))     # (n, k) if c else (k, n)
+        return self.select(cond, body, orelse, node)
+
+    def select(self, cond, a, b, node):
+        """The runtime integer ``a if cond else b`` (``cond`` an ``i1``)."""
         from xdsl.dialects import arith
 
+        a = self.as_int(self.flag_integer(a), node, "a runtime conditional expression")
+        b = self.as_int(self.flag_integer(b), node, "a runtime conditional expression")
         self.node = node
         op = self.emit(arith.SelectOp(cond, self.scalars.materialize(a), self.scalars.materialize(b)))
         return Scalar.opaque(op.result)
@@ -732,6 +739,7 @@ class ExpressionBuilder:
             id(BODY_BUILTINS["max"]): lambda args, kwargs, node: self.call_min_max(args, node, "max", kwargs),
             id(builtins.abs): self.call_abs,
             id(builtins.int): self.call_int,
+            id(builtins.sum): self.call_sum,
             id(builtins.bool): self.call_bool,
             id(builtins.divmod): self.call_divmod,
             id(builtins.range): self.call_range,
@@ -910,6 +918,20 @@ class ExpressionBuilder:
             self.node = node
             return Scalar.opaque(self.emit(arith.SelectOp(negative, flipped, self.scalars.materialize(value))).result)
         return builtins.abs(value)
+
+    def call_sum(self, args, kwargs, node):
+        """``sum(items, start=0)`` of a tuple or list holding runtime integers: their ``+``."""
+        items = args[0] if args else kwargs.get("iterable")
+        start = args[1] if len(args) > 1 else kwargs.get("start", 0)
+        if not isinstance(items, (tuple, list)):
+            try:
+                return builtins.sum(*args, **kwargs)
+            except TypeError as exc:
+                raise self.error(f"sum(): {exc}", node) from None
+        total = start
+        for item in items:
+            total = self.binary(ast.Add, total, item, node)
+        return total
 
     def call_int(self, args, kwargs, node):
         """``int(x)``: a runtime integer as it is, a runtime truth value as 0 / 1, else Python's."""
