@@ -2,7 +2,8 @@
 its truth) and stop at a compile-time operand that decides; truth values count 0 / 1 in arithmetic
 (``(n > 1) + (k > 2)``, ``int(n > 1)``); ``abs()`` of a runtime integer; a helper whose nested
 ``def`` returns, or which returns a name holding a tuple beside tuple literals; a runtime conditional
-expression of two tuples; ``sum()`` of runtime integers. Each node copies the
+expression of two tuples; ``sum()`` of runtime integers; list comprehensions over compile-time items
+and starred unpacking. Each node copies the
 tile these values pick; the expected tiles come from the same code run as Python."""
 
 from __future__ import annotations
@@ -34,6 +35,9 @@ def pick(n, k):
     r = (s + (n > 1) + (k > 2) + int(n > 0)) % ROWS
     c = (abs(n - k) + inner(k) + (STEPS > 9 and TABLE[k] == 3) + (n < 2 or TABLE[0] == 2)) % COLS
     r, c = (r, c) if n > k else (c, (sum((n, k, 1)) + c) % COLS)
+    first, *rest = [(i * 3) % 4 for i in range(4) if i != 2]        # 0, [3, 1]
+    shifted = [n + i for i in (first, rest[0])]
+    r = (r + shifted[1] + first) % ROWS
     return place(r, c)
 
 

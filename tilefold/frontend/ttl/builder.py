@@ -52,7 +52,7 @@ from tilefold.frontend.ttl.raw_elements import RawElementBuilder
 from tilefold.frontend.ttl.device_calls import SIGNPOST
 from tilefold.frontend.ttl.scalars import AffineForm, Scalar, ScalarBuilder
 from tilefold.frontend.ttl.shard_stores import ShardStoreBuilder
-from tilefold.frontend.ttl.scopes import Region, Scope
+from tilefold.frontend.ttl.scopes import MAX_UNROLLED_ITEMS, Region, Scope
 from tilefold.frontend.ttl.values import (
     Accumulator,
     Block,
@@ -73,7 +73,6 @@ from tilefold.ir import ttl
 from tilefold.ir.locations import file_line_loc
 from tilefold.ir.ttkernel import THREAD_ATTR
 
-MAX_UNROLLED_ITEMS = 1 << 16     # a loop over an iterator (a generator ...) unrolls at most this many items
 
 THREADS = {"compute": "compute", "datamovement": "noc"}
 
@@ -373,6 +372,12 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
         if isinstance(target, ast.Name):
             self.bind(target.id, value, scope, target)
         elif isinstance(target, (ast.Tuple, ast.List)):
+            starred = [i for i, t in enumerate(target.elts) if isinstance(t, ast.Starred)]
+            if len(starred) == 1 and isinstance(value, (tuple, list)) and len(value) >= len(target.elts) - 1:
+                i, after = starred[0], len(target.elts) - starred[0] - 1     # a, *rest = ...: rest is a list
+                value = [*value[:i], list(value[i:len(value) - after]), *value[len(value) - after:]]
+                target = ast.copy_location(ast.Tuple([t.value if isinstance(t, ast.Starred) else t
+                                                      for t in target.elts], ast.Store()), target)
             if not isinstance(value, (tuple, list)) or len(value) != len(target.elts):
                 raise self.error(f"cannot unpack {self.describe(value)} into {len(target.elts)} names", target)
             for t, v in zip(target.elts, value):

@@ -32,6 +32,7 @@ from tilefold.frontend.ttl.grid import node as ttl_node
 from tilefold.frontend.ttl.math_api import BlockFunction
 from tilefold.frontend.ttl.pipes import Pipe, PipeNet
 from tilefold.frontend.ttl.scalars import Scalar
+from tilefold.frontend.ttl.scopes import MAX_UNROLLED_ITEMS, Scope
 from tilefold.frontend.ttl.values import (
     Accumulator,
     Block,
@@ -259,6 +260,43 @@ class ExpressionBuilder:
 
     def expr_Constant(self, node: ast.Constant, scope):
         return node.value
+
+    def expr_ListComp(self, node: ast.ListComp, scope):
+        """``[f(x) for x in items if c(x)]`` over values known when the kernel is built (its items may
+        be runtime values: ``[n + i for i in range(3)]``)."""
+        inner, out = Scope(parent=scope), []
+
+        def walk(generators) -> None:
+            if not generators:
+                out.append(self.evaluate(node.elt, inner))
+                return
+            gen = generators[0]
+            if self.is_builtin_call(gen.iter, "range", inner) and not gen.iter.keywords:
+                bounds = [self.evaluate(a, inner) for a in gen.iter.args]
+                if not all(isinstance(b, int) and not isinstance(b, bool) for b in bounds):
+                    raise self.error("a comprehension in a kernel takes its items when the kernel is built: its "
+                                     "range() bounds must be compile-time integers", gen.iter)
+                items = range(*bounds)
+            else:
+                items = self.evaluate(gen.iter, inner)
+            if isinstance(items, (range, dict, set, frozenset, type({}.keys()), type({}.values()), type({}.items()),
+                                  enumerate, zip, reversed)):
+                items = list(items)
+            if not isinstance(items, (list, tuple)) or len(items) > MAX_UNROLLED_ITEMS:
+                raise self.error(f"a comprehension in a kernel takes its items when the kernel is built: "
+                                 f"{ast.unparse(gen.iter)[:40]} must be a range, list or tuple of known length "
+                                 f"(at most {MAX_UNROLLED_ITEMS} items)", gen.iter)
+            for item in items:
+                self.assign(gen.target, item, inner)
+                tests = [self.condition(self.evaluate_test(t, inner), t) for t in gen.ifs]
+                if not all(isinstance(t, bool) for t in tests):
+                    raise self.error("a comprehension's condition in a kernel must be known when the kernel is "
+                                     "built; use an if statement in a loop", gen.ifs[0])
+                if all(tests):
+                    walk(generators[1:])
+
+        walk(node.generators)
+        return out
 
     def expr_Lambda(self, node: ast.Lambda, scope):
         """``lambda pipe: ttl.copy(blk, pipe).wait()`` given to ``net.if_src`` / ``if_dst``: a pipe

@@ -12,6 +12,9 @@ from dataclasses import dataclass, field
 from tilefold.frontend.source import MISSING
 
 
+MAX_UNROLLED_ITEMS = 1 << 16     # a loop over an iterator (a generator ...) or a comprehension unrolls at most this many items
+
+
 class Scope:
     """Names of a function being built; nested functions read through to their parent."""
 
