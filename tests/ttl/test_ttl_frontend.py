@@ -431,6 +431,65 @@ def test_a_changed_global_the_kernel_reads_rebuilds(monkeypatch):
     np.testing.assert_array_equal(ttnn.to_numpy(y), bf16(ttnn.to_numpy(x) + 3))
 
 
+SHIFT = [1]
+
+
+def _adding(k):
+    def add(v):
+        return v + k
+    return add
+
+
+def _shifted_rows(by_default: bool):
+    """Node n copies row ``(n + SHIFT) % 2``: through two helpers of one code made with other cells
+    (``by_default`` false), or through a keyword-only default; a helper both data movement kernels
+    call. Nothing in the kernels reads SHIFT itself, so only those values tell two builds apart."""
+    @ttl.operation(grid=(2, 1))
+    def shifted_rows(x, y):
+        first, second = _adding(0), _adding(0 if by_default else SHIFT[0])
+
+        def row(n, *, by=SHIFT[0] if by_default else 0):
+            return (second(first(n)) + by) % 2
+
+        x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1))
+
+        @ttl.compute()
+        def compute():
+            pass
+
+        @ttl.datamovement()
+        def read():
+            n = ttl.node(dims=1)
+            with x_dfb.reserve() as blk:
+                ttl.copy(x[row(n), 0], blk).wait()
+
+        @ttl.datamovement()
+        def write():
+            n = ttl.node(dims=1)
+            with x_dfb.wait() as blk:
+                ttl.copy(blk, y[row(n) * 0 + n, 0]).wait()
+
+    return shifted_rows
+
+
+@pytest.mark.parametrize("by_default", [False, True])
+def test_closures_of_one_code_and_keyword_defaults_key_the_build(monkeypatch, by_default):
+    op = _shifted_rows(by_default)
+    x, y = tile_tensor((64, 32), seed=6), zeros((64, 32))
+    rows = ttnn.to_numpy(x).reshape(2, 32, 32)
+    for shift in (1, 2, 1):
+        SHIFT[0] = shift
+        try:
+            op(x, y)
+        finally:
+            SHIFT[0] = 1
+        expected = np.concatenate([rows[(n + shift) % 2] for n in range(2)])
+        np.testing.assert_array_equal(ttnn.to_numpy(y), expected)
+    builds = counting_builds(monkeypatch)
+    op(x, y)                    # the same values as the first call: its build is reused
+    assert builds == []
+
+
 def test_a_different_tensor_shape_rebuilds(monkeypatch):
     op = unary_operation(lambda b: b + 1.0)
     op(tile_tensor((32, 32)), zeros((32, 32)))

@@ -50,7 +50,7 @@ def _code_names(code: types.CodeType) -> set[str]:
 class Fingerprinter:
     def __init__(self, capture):
         self.tensors = {id(a.tensor): a.index for a in capture.tensors}
-        self.seen: set[int] = set()
+        self.seen: dict[int, int] = {}        # id of a function met -> its order among them
         self.pinned: list = []      # objects compared by id: kept alive so their ids stay theirs
 
     def value(self, v, depth: int = 0):
@@ -103,17 +103,22 @@ class Fingerprinter:
         return ("object", id(v))
 
     def function(self, fn: types.FunctionType, depth: int = 0):
+        """A function by its code and everything it reads: its closure's cells, the globals it
+        names, its defaults and keyword-only defaults (functions of one code made with other cells,
+        as ``make(k)`` returns them, differ); a function met again (a helper of two kernels,
+        recursion) by the order it was first met in."""
         code = fn.__code__
-        self.pinned.append(code)
-        if id(code) in self.seen:
-            return ("function", id(code))
-        self.seen.add(id(code))
+        self.pinned.extend((code, fn))
+        if id(fn) in self.seen:
+            return ("function", id(code), self.seen[id(fn)])       # stable across calls
+        self.seen[id(fn)] = len(self.seen)
         cells = tuple(self.value(c.cell_contents, depth) if _filled(c) else ("empty",)
                       for c in (fn.__closure__ or ()))
         names = sorted(_code_names(fn.__code__))
         scope = fn.__globals__
         visible = tuple((n, self.value(scope[n], depth)) for n in names if n in scope)
-        return ("function", id(code), cells, visible, self.value(fn.__defaults__, depth))
+        keyword_defaults = tuple(sorted((k, self.value(v, depth)) for k, v in (fn.__kwdefaults__ or {}).items()))
+        return ("function", id(code), cells, visible, self.value(fn.__defaults__, depth), keyword_defaults)
 
 
 def _filled(cell) -> bool:
