@@ -1253,3 +1253,20 @@ def test_a_signpost_is_named_by_a_string():
 
     expect_error(lambda: op(*tensors()), test_a_signpost_is_named_by_a_string, KernelError,
                  "ttl.signpost(name) takes the region's name as a string, not int 3")
+
+
+def test_a_fill_of_a_runtime_value_says_the_value_must_be_known_when_the_kernel_is_built():
+    @ttl.operation(grid=(2, 1))
+    def op(x, y):
+        x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1))
+        y_dfb = ttl.make_dataflow_buffer_like(y, shape=(1, 1))
+        copy_kernels(x_dfb, y_dfb, x, y)
+
+        @ttl.compute()
+        def compute():
+            n = ttl.node(dims=1)
+            with x_dfb.wait() as a, y_dfb.reserve() as b:
+                b.store(a + ttl.block.fill(n + 1, shape=(1, 1)))  # error
+
+    test = test_a_fill_of_a_runtime_value_says_the_value_must_be_known_when_the_kernel_is_built
+    expect_error(lambda: op(*tensors()), test, KernelError, "n + 1 is only known on the device", "operation arguments")

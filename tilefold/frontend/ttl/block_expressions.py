@@ -852,6 +852,11 @@ class BlockExpressionBuilder(AcquisitionBuilder):
                 bound["value"] = v
             elif isinstance(v, tuple):
                 bound["shape"] = v
+            elif isinstance(v, Scalar):
+                raise self.error(f"{fn.prefix}fill(value, ...): the value fills the tiles when the kernel is built, "
+                                 f"and {ast.unparse(node.args[values.index(v)])[:40] if node.args else 'this'} is "
+                                 "only known on the device (compute kernels take numbers known when they are built: "
+                                 "constants, operation arguments)", node)
             else:
                 raise self.error(f"{fn.prefix}fill: unexpected argument {self.describe(v)}", node)
         for k, v in kwargs.items():
