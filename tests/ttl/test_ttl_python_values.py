@@ -3,7 +3,7 @@ its truth) and stop at a compile-time operand that decides; truth values count 0
 (``(n > 1) + (k > 2)``, ``int(n > 1)``); ``abs()`` of a runtime integer; a helper whose nested
 ``def`` returns, or which returns a name holding a tuple beside tuple literals; a runtime conditional
 expression of two tuples; ``sum()`` of runtime integers; list comprehensions over compile-time items
-and starred unpacking. Each node copies the
+and starred unpacking; ``break`` and ``for ... else`` in a helper's loops; ``2 ** e`` of a runtime ``e``. Each node copies the
 tile these values pick; the expected tiles come from the same code run as Python."""
 
 from __future__ import annotations
@@ -38,6 +38,19 @@ def pick(n, k):
     first, *rest = [(i * 3) % 4 for i in range(4) if i != 2]        # 0, [3, 1]
     shifted = [n + i for i in (first, rest[0])]
     r = (r + shifted[1] + first) % ROWS
+    count = 0
+    for i in range(3):                   # a helper's loop leaving with break, and its else
+        if (n + i) % 2 == 0:
+            count += 1
+        else:
+            break
+    else:
+        count += 10
+    for i in range(2):
+        count += i
+    else:
+        count += 2 ** (k % 3)           # a power of two to a runtime exponent
+    c = (c + count) % COLS
     return place(r, c)
 
 

@@ -197,20 +197,47 @@ def test_a_while_loop_that_keeps_a_block():
                  "pushed by one branch of this if only, inside a loop")
 
 
-def test_while_else_is_refused():
-    @ttl.operation(grid=(1, 1))
-    def op(x, y):
-        rows = x.shape[0] // ttl.TILE_SIZE
+@ttl.operation(grid=(2, 1))
+def last_row_twice(x, y):
+    """Node n copies rows n, n + 2, ... with a ``while`` loop left by ``break`` on the last node's
+    second row; a loop that ends without a break then copies row 0 again in its ``else``."""
+    rows = x.shape[0] // ttl.TILE_SIZE
+    x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
 
-        @ttl.datamovement()
-        def read():
-            r = 0
-            while r < rows:
-                r += 1
-            else:
-                r = 0  # error
+    @ttl.compute()
+    def compute():
+        pass
 
-    expect_error(lambda: op(*_tensors()), test_while_else_is_refused, KernelError, "while ... else")
+    @ttl.datamovement()
+    def read():
+        n = ttl.node(dims=1)
+        r = n
+        while r < rows:
+            if n == 1 and r == 3:
+                break
+            with x_dfb.reserve() as a:
+                ttl.copy(x[r, 0], a).wait()
+            r += 2
+        else:
+            with x_dfb.reserve() as a:
+                ttl.copy(x[0, 0], a).wait()
+
+    @ttl.datamovement()
+    def write():
+        n = ttl.node(dims=1)
+        count = 3 - 2 * n            # node 0: rows 0 and 2 and the else's; node 1: row 1, then the break
+        for i in range(count):
+            with x_dfb.wait() as a:
+                ttl.copy(a, y[n, i]).wait()
+
+
+def test_while_else_runs_when_no_break_left_the_loop():
+    x, y = tile_tensor((128, 32), seed=22), zeros((64, 96))
+    last_row_twice(x, y)
+    t = ttnn.to_numpy(x).reshape(4, 32, 32)
+    out = ttnn.to_numpy(y).reshape(2, 32, 3, 32)
+    np.testing.assert_array_equal(out[0].transpose(1, 0, 2), t[[0, 2, 0]])   # rows 0, 2, then the else's row 0
+    np.testing.assert_array_equal(out[1, :, 0], t[1])                          # row 1, then break
 
 
 @ttl.operation(grid=(1, 1))

@@ -525,7 +525,8 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
 
     def stmt_For(self, stmt: ast.For, scope: Scope) -> None:
         if stmt.orelse:
-            raise self.error("for ... else is not supported in a kernel", stmt)
+            raise self.error("for ... else is supported in a kernel when the loop's break statements are reached "
+                             "through if / else and with blocks only", stmt)
         iterable = stmt.iter
         backwards = self.is_builtin_call(iterable, "reversed", scope) and len(iterable.args) == 1 \
             and not iterable.keywords and self.is_builtin_call(iterable.args[0], "range", scope)
@@ -725,7 +726,8 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
         read again before each iteration (the names it reads that the body assigns live in memory);
         the body must release what it acquires, as a runtime ``for`` loop's must."""
         if stmt.orelse:
-            raise self.error("while ... else is not supported in a kernel; put the code after the loop", stmt.orelse[0])
+            raise self.error("while ... else is supported in a kernel when the loop's break statements are reached "
+                             "through if / else and with blocks only", stmt.orelse[0])
         self.node = stmt
         promoted = self.promote(stmt, scope)
         held_before = self.held_snapshot()
@@ -1151,10 +1153,10 @@ def _is_int(v) -> bool:
 def _unsupported_statement(stmt: ast.stmt) -> str:
     kind = type(stmt).__name__
     hints = {
-        "Break": "break is supported in a kernel's for loops only through if / else and with blocks (not in "
-                 "for ... else, try or match)",
-        "Continue": "continue is supported in a kernel's for loops only through if / else and with blocks (not in "
-                    "for ... else, try or match)",
+        "Break": "break is supported in a kernel's loops only through if / else and with blocks (not in try or "
+                 "match)",
+        "Continue": "continue is supported in a kernel's loops only through if / else and with blocks (not in try "
+                    "or match)",
         "Global": "global is not supported in a kernel",
         "Nonlocal": "nonlocal is not supported in a kernel; return nothing from pipe bodies and use blocks",
         "Try": "try is not supported in a kernel",

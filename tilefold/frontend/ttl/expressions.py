@@ -483,6 +483,9 @@ class ExpressionBuilder:
             bitwise = {ast.BitAnd: "and", ast.BitOr: "or", ast.BitXor: "xor", ast.LShift: "shl", ast.RShift: "shr"}
             if op in bitwise:
                 return self.scalars.bitwise(bitwise[op], a, b)
+            if op is ast.Pow and isinstance(a, int) and a > 0 and a & (a - 1) == 0:
+                # 2 ** e (a power of two to a runtime exponent): a shift, 1 << (e * log2(base))
+                return self.scalars.bitwise("shl", 1, self.scalars.mul(b, a.bit_length() - 1))
             if op not in table:
                 raise self.error(f"{ast.unparse(node)[:40]}: runtime integers support + - * // % & | ^ << >> only (/ "
                                  "is true division; use //)", node)

@@ -24,6 +24,7 @@ import linecache
 
 from tilefold.errors import KernelError, SourceLocation
 from tilefold.frontend.source import FunctionSource, parse_file
+from tilefold.frontend.ttl.loop_exits import without_loop_exits
 from tilefold.frontend.ttl.variables import carried_names
 from tilefold.frontend.ttl.scopes import Region, Scope
 
@@ -192,6 +193,8 @@ class HelperInliner:
     def _inline(self, tree, source, arguments: dict, parent: Scope | None):
         """Build ``tree`` (a def or a lambda) in place with its parameters bound to ``arguments``;
         its value is what it returns."""
+        if isinstance(tree, ast.FunctionDef):
+            tree = without_loop_exits(tree)       # break / continue (and loops' else) as flags, as in kernels
         scope = Scope(parent=parent, carried=carried_names(tree) if isinstance(tree, ast.FunctionDef) else set())
         scope.names.update(arguments)
         saved_source, saved_node = self.source, self.node

@@ -5,7 +5,8 @@ counting with the rest of its body skipped: ``break`` sets the loop's break flag
 continue flag (cleared at the start of each iteration), the statements after one that may set a
 flag run under ``if`` the flags are clear, and the whole body under ``if`` the break flag is clear.
 A ``while`` loop's break flag joins its test instead (``while not broken and test``), so the loop
-ends there. The
+ends there. A loop's ``else`` runs after it under ``if`` the break flag is clear (always, without a
+``break``). The
 flags are ordinary runtime integers of the kernel, so the rest of the front end sees plain ``if``
 statements. ``break`` / ``continue`` are found through ``if`` / ``else`` and ``with`` blocks; one
 inside another construct (``try``, ``match``) is left for the builder to reject.
@@ -136,10 +137,17 @@ def _rewrite_body(stmts: list[ast.stmt]) -> list[ast.stmt]:
         if isinstance(stmt, ast.Try):
             for handler in stmt.handlers:
                 handler.body = _rewrite_body(handler.body)
-        if isinstance(stmt, (ast.For, ast.While)) and not stmt.orelse:
+        if isinstance(stmt, (ast.For, ast.While)):
             brk, cont = _exits(stmt.body)
-            if (brk or cont) and all(_guardable(s) for s in stmt.body):
-                out.extend(_Loop(stmt, brk, cont).rewrite())
+            if all(_guardable(s) for s in stmt.body) and (brk or cont or stmt.orelse):
+                orelse, stmt = stmt.orelse, _Loop._replace(stmt, orelse=[])
+                loop = _Loop(stmt, brk, cont)
+                out.extend(loop.rewrite() if brk or cont else [stmt])
+                if orelse and brk:          # for ... else: the else runs when no break left the loop
+                    out.append(loop._at(orelse[0], ast.If(test=loop.clear_break(orelse[0]), body=orelse, orelse=[]),
+                                        deep=False))
+                else:
+                    out.extend(orelse)
                 continue
         out.append(stmt)
     return out
@@ -148,7 +156,8 @@ def _rewrite_body(stmts: list[ast.stmt]) -> list[ast.stmt]:
 def without_loop_exits(tree: ast.FunctionDef) -> ast.FunctionDef:
     """``tree``, or a copy of it whose loops have no ``break`` / ``continue`` (see the
     module docstring)."""
-    if not any(isinstance(n, (ast.Break, ast.Continue)) for n in ast.walk(tree)):
+    if not any(isinstance(n, (ast.Break, ast.Continue)) or isinstance(n, (ast.For, ast.While)) and n.orelse
+               for n in ast.walk(tree)):
         return tree
     new = copy.deepcopy(tree)
     new.body = _rewrite_body(new.body)
