@@ -1171,11 +1171,28 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         self.accumulator_assign(acc, value, node)
         return acc
 
+    def keep_other_readers(self, acc: Accumulator, node) -> None:
+        """Before ``acc``'s value is replaced: other names holding a value that reads it (``old =
+        acc``, then ``acc = acc + x``) and are read later get buffers of their own, so that they
+        keep the old value."""
+        scope = getattr(self, "_scope", None)
+        if scope is None or not acc.holds:
+            return
+        tree = self.source.tree
+        later = live_after(tree, node) if isinstance(tree, ast.FunctionDef) else None
+        while scope is not None:
+            for name, value in list(scope.names.items()):
+                if name != acc.name and isinstance(value, BlockExpression) and _reads(value.value, acc.cb) \
+                        and (later is None or name in later or name in scope.carried):
+                    scope.names[name] = self.make_accumulator(name, value, node)
+            scope = scope.parent
+
     def accumulator_assign(self, acc: Accumulator, value, node) -> None:
         v = self.operand(value, node)
         if v.shape != acc.dfb.shape:
             raise self.error(f"{acc.name} holds a {_shape_text(acc.dfb.shape)} block; it cannot take a value of shape "
                              f"{_shape_text(v.shape)}", node)
+        self.keep_other_readers(acc, node)
         if acc.l1_acc and acc.holds:
             if _reads(v.value, acc.cb):
                 raise self.error(f"{acc.name} is kept in one block because its loop only adds to it; this value "
@@ -1212,6 +1229,7 @@ class BlockExpressionBuilder(AcquisitionBuilder):
                              f"{_shape_text(v.shape)}", node)
         if not acc.holds:
             raise self.error(f"{acc.name} has no value here", node)
+        self.keep_other_readers(acc, node)
         self._free_accumulator_block(acc, node)
         new = self.emit(ttl.CBReserveOp(acc.cb))
         new.result.name_hint = f"{acc.dfb.ir_name}_next"
@@ -1396,3 +1414,6 @@ def _reacquired(stmt, name: str) -> bool:
 
 
 __all__ = ["BlockExpressionBuilder", "math"]
+
+
+reads_from = _reads       # (for the builder: whether a value reads a block or a buffer)

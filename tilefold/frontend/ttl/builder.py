@@ -380,11 +380,30 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
                                                       for t in target.elts], ast.Store()), target)
             if not isinstance(value, (tuple, list)) or len(value) != len(target.elts):
                 raise self.error(f"cannot unpack {self.describe(value)} into {len(target.elts)} names", target)
+            value = self.before_parallel_assignment(target.elts, list(value), scope)
             for t, v in zip(target.elts, value):
                 self.assign(t, v, scope)
         else:
             raise self.error(f"assignment to {ast.unparse(target)} is not supported in a kernel; assign to a name",
                              target)
+
+    def before_parallel_assignment(self, targets: list, values: list, scope: Scope) -> list:
+        """``p, q = q, p + q`` with names that keep block values in buffers of their own: a value
+        reading one of the other targets' buffers is kept in a buffer of its own first, as Python
+        evaluates the whole right side before it assigns."""
+        from tilefold.frontend.ttl.block_expressions import BlockExpression, reads_from
+
+        kept = {t.id: scope.names.get(t.id) for t in targets if isinstance(t, ast.Name)}
+        kept = {name: acc for name, acc in kept.items() if isinstance(acc, Accumulator)}
+        if len(targets) < 2 or not kept:
+            return values
+        for i, (t, v) in enumerate(zip(targets, values)):
+            own = t.id if isinstance(t, ast.Name) else None
+            if isinstance(v, BlockExpression) and any(reads_from(v.value, acc.cb) for name, acc in kept.items()
+                                                      if name != own):
+                keep = self.make_accumulator(f"{own or 'value'} (new value)", v, t)
+                values[i] = self.accumulator_read(keep, t)
+        return values
 
     def bind(self, name: str, value, scope: Scope, node: ast.AST) -> None:
         """``name = value``, through storage when the name is kept in storage."""
@@ -514,7 +533,23 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
                 kind = "loop" if isinstance(stmt, (ast.For, ast.While)) else "branch"
                 raise self.error(f"{name} is assigned inside this {kind} and used afterwards, but it holds a Python "
                                  "value that cannot change at run time; compute it before the loop", stmt)
+        self.keep_aliases(writes(stmt), stmt, scope)
         return promoted
+
+    def keep_aliases(self, written: set, stmt: ast.stmt, scope: Scope) -> None:
+        """Before a loop or branch that gives new values to names kept in buffers of their own:
+        other names whose values read those buffers (``old = acc`` before ``for ...: acc += x``) get
+        buffers of their own here, so they keep the values from before."""
+        from tilefold.frontend.ttl.block_expressions import BlockExpression, reads_from
+
+        kept = [v for n in written if isinstance(v := scope.lookup(n), Accumulator)]
+        level = scope
+        while kept and level is not None:
+            for name, value in list(level.names.items()):
+                if name not in written and isinstance(value, BlockExpression) \
+                        and any(reads_from(value.value, acc.cb) for acc in kept):
+                    level.names[name] = self.make_accumulator(name, value, stmt)
+            level = level.parent
 
     def _only_summed(self, stmt: ast.stmt, name: str) -> bool:
         from tilefold.frontend.ttl.variables import only_summed
