@@ -70,3 +70,39 @@ def test_a_name_copied_from_a_kept_value_keeps_the_old_value():
     np.testing.assert_allclose(ttnn.to_numpy(y), bf16(square + total), rtol=2e-2, atol=2e-2)
     np.testing.assert_allclose(ttnn.to_numpy(z), STEPS * square, rtol=3e-2, atol=5e-2)
     np.testing.assert_allclose(ttnn.to_numpy(f), 2 * square * 10 + 3 * square, rtol=3e-2, atol=5e-2)
+
+
+WEIGHTS = (0.5, 2.0, -1.0)
+
+
+@ttl.operation(grid=(1, 1))
+def weighted(a, y):
+    a_dfb = ttl.make_dataflow_buffer_like(a, shape=(1, 1), block_count=2)
+    y_dfb = ttl.make_dataflow_buffer_like(y, shape=(1, 1), block_count=2)
+
+    @ttl.compute()
+    def compute():
+        sq = lambda v: v * v  # noqa: E731 - a lambda called in the kernel gives its expression's value
+        with a_dfb.wait() as x:
+            acc = sq(x)
+            for i in range(len(WEIGHTS)):          # indexes a tuple of numbers: unrolled
+                acc = acc + x * ttl.block.fill(WEIGHTS[i], shape=(1, 1))
+            with y_dfb.reserve() as o:
+                o.store(acc)
+
+    @ttl.datamovement()
+    def read():
+        with a_dfb.reserve() as x:
+            ttl.copy(a[0, 0], x).wait()
+
+    @ttl.datamovement()
+    def write():
+        with y_dfb.wait() as o:
+            ttl.copy(o, y[0, 0]).wait()
+
+
+def test_a_lambda_called_in_a_kernel_and_a_loop_over_a_tuple_of_weights():
+    a, y = tile_tensor((32, 32), seed=3), zeros((32, 32))
+    weighted(a, y)
+    x = ttnn.to_numpy(a)
+    np.testing.assert_allclose(ttnn.to_numpy(y), x * x + sum(WEIGHTS) * x, rtol=3e-2, atol=5e-2)

@@ -667,7 +667,7 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
 
     def indexes_a_sequence(self, stmt: ast.For, scope: Scope) -> bool:
         """Whether the body of a ``range()`` loop with at most :data:`MAX_UNROLLED` iterations
-        indexes a Python list or tuple of the kernel's surroundings (``items[i]``,
+        indexes a Python list or tuple (of anything) of the kernel's surroundings (``items[i]``,
         ``groups["key"][i]``, ``items[j]`` with ``j = i + 1``) by the loop variable or a name
         computed from it (and has no ``break`` / ``continue``)."""
         if not isinstance(stmt.target, ast.Name):
@@ -694,7 +694,7 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
             if not any(isinstance(m, ast.Name) and m.id in derived for m in ast.walk(n.slice)):
                 continue
             value = self.static_value(n.value, scope)
-            if isinstance(value, (list, tuple)) and not all(isinstance(v, (int, float, bool)) for v in value):
+            if isinstance(value, (list, tuple)):      # (of numbers too: ws[i] with ws a tuple of weights)
                 return True
         return False
 

@@ -162,8 +162,14 @@ class HelperInliner:
 
     def inline_local(self, fn, args, kwargs, node):
         """A ``def`` written inside the kernel (:class:`~.values.LocalFunction`) called there: built
-        inline like a helper, its other names read from the kernel's names where it was defined."""
+        inline like a helper, its other names read from the kernel's names where it was defined; a
+        lambda's value is its expression (``sq = lambda v: v * v``, then ``sq(x)``)."""
         tree = fn.node
+        if tree.name == "lambda" and len(tree.body) == 1 and isinstance(tree.body[0], ast.Expr):
+            body = ast.copy_location(ast.Return(value=tree.body[0].value), tree.body[0])
+            tree = ast.copy_location(ast.FunctionDef(name=tree.name, args=tree.args, body=[body], decorator_list=[],
+                                                     returns=None, type_params=[]), tree)
+            tree.end_lineno, tree.end_col_offset = fn.node.end_lineno, fn.node.end_col_offset
         self._check_depth(tree.name, node)
         params = tree.args
         if params.vararg or params.kwarg:
