@@ -213,7 +213,7 @@ class DstError(SimulationError):
 
 
 class RuntimeArgError(SimulationError, ProgramError):
-    """A runtime argument index out of range, or more than 255 runtime args on a core."""
+    """A runtime argument index out of range, or more than 341 runtime args on a core (0.69's max_runtime_args)."""
 
 
 class InitError(SimulationError):

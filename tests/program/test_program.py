@@ -110,14 +110,15 @@ def test_runtime_args_for_a_core_without_the_kernel():
     assert str(err.value).startswith(f"{__file__}:{line}:")
 
 
-def test_at_most_255_runtime_args():
+def test_at_most_341_runtime_args():
+    """0.69's ``max_runtime_args``: 4096 bytes of dispatch packet over three kernels' words."""
     prog = Program()
     k = prog.create_kernel(tiny_reader, ONE, DataMovementConfig())
-    prog.set_runtime_args(k, (0, 0), list(range(255)))
-    with pytest.raises(RuntimeArgError, match="256 runtime args .* at most 255"):
-        prog.set_runtime_args(k, (0, 0), list(range(256)))
-    with pytest.raises(RuntimeArgError, match="at most 255"):
-        prog.set_common_runtime_args(k, list(range(300)))
+    prog.set_runtime_args(k, (0, 0), list(range(341)))
+    with pytest.raises(RuntimeArgError, match="342 runtime args .* at most 341"):
+        prog.set_runtime_args(k, (0, 0), list(range(342)))
+    with pytest.raises(RuntimeArgError, match="at most 341"):
+        prog.set_common_runtime_args(k, list(range(400)))
 
 
 def test_runtime_args_must_be_uint32():

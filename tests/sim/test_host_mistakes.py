@@ -38,11 +38,11 @@ def test_unique_and_common_runtime_args_share_the_limit():
     k = prog.create_kernel(copy_reader, grid(1), DataMovementConfig("RISCV_0"))
     prog.set_runtime_args(k, (0, 0), [1] * 200)
     with pytest.raises(RuntimeArgError) as err:
-        prog.set_common_runtime_args(k, [2] * 56)
+        prog.set_common_runtime_args(k, [2] * 142)
     text = str(err.value)
-    assert text.startswith(_line("prog.set_common_runtime_args(k, [2] * 56)"))
-    assert "200 runtime args on core (0,0) and 56 common runtime args; at most 255 are allowed in all" in text
-    prog.set_common_runtime_args(k, [2] * 55)              # 255 in all: fine
+    assert text.startswith(_line("prog.set_common_runtime_args(k, [2] * 142)"))
+    assert "200 runtime args on core (0,0) and 142 common runtime args; at most 341 are allowed in all" in text
+    prog.set_common_runtime_args(k, [2] * 141)              # 341 in all: fine
     with pytest.raises(RuntimeArgError):
         prog.set_runtime_args(k, (0, 0), [1] * 201)
 

@@ -60,7 +60,7 @@ class Arch:
     fpu_flops_per_cycle_lofi: int   # per Tensix core
     dst_tiles_16bit: int = 16       # DST capacity in 32×32 tiles, full-sync, 16-bit data
     costs: OpCosts = field(default_factory=OpCosts)
-    max_runtime_args: int = 255
+    max_runtime_args: int = 341     # 0.69's max_runtime_args: a 4096-byte dispatch packet over 3 kernels
     max_circular_buffers: int = 32
     chip_columns: int | None = None  # a mesh of chips run as one device (mesh_of): node columns per chip
     l1_kernel_config_base: int = 31 * KiB  # first L1 byte of the kernel-config ring (below: firmware, mailboxes)

@@ -4,7 +4,7 @@ Reads: ttkernel functions (xDSL ``func.func`` ops, or objects with a ``.function
 PyKernel kernel). Writes: a :class:`Program` that the C++ host emitter prints as ``main.cpp``
 and the simulator runs. :meth:`Program.validate` rejects what a device would reject: L1
 overflow on a core (CBs plus L1 buffers plus semaphores, aligned), clashing CB indices, a
-kernel without cores, two kernels on one RISC-V of a core, more than 255 runtime args,
+kernel without cores, two kernels on one RISC-V of a core, more than 341 runtime args (0.69's limit),
 runtime args for a core the kernel does not run on.
 """
 

@@ -9,7 +9,7 @@ first use; each ``tile.runtime_arg`` becomes ``ttkernel.get_arg_val(index)``, an
 records its list as ``tt.runtime_args`` (the addresses with role ``address``). The kernels are then tidied
 (:mod:`tilefold.passes.tidy`): constants folded, repeated values shared (CSE), and unused index
 arithmetic and runtime-argument reads dropped (every kernel keeps the same argument list).
-Errors: more than 255 runtime arguments.
+Errors: more than 341 runtime arguments (0.69's max_runtime_args).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from tilefold.ir.attributes import get_attr, kernel_function, set_attr
 from tilefold.passes.tilelang.configure_tensor_accessor import device_kernels
 from tilefold.passes.tidy import tidy_kernels
 
-MAX_RUNTIME_ARGS = 255
+MAX_RUNTIME_ARGS = 341         # TT-Metalium 0.69's max_runtime_args (unique and common together)
 
 
 class FinalizePersistentSignature(ModulePass):
