@@ -3,7 +3,7 @@ its truth) and stop at a compile-time operand that decides; truth values count 0
 (``(n > 1) + (k > 2)``, ``int(n > 1)``); ``abs()`` of a runtime integer; a helper whose nested
 ``def`` returns, or which returns a name holding a tuple beside tuple literals; a runtime conditional
 expression of two tuples; ``sum()`` of runtime integers; list comprehensions over compile-time items
-and starred unpacking; ``break`` and ``for ... else`` in a helper's loops; ``2 ** e`` of a runtime ``e``. Each node copies the
+and starred unpacking; ``break`` and ``for ... else`` in a helper's loops; ``2 ** e`` of a runtime ``e``; a loop variable after a ``break``; ``~x``. Each node copies the
 tile these values pick; the expected tiles come from the same code run as Python."""
 
 from __future__ import annotations
@@ -50,7 +50,10 @@ def pick(n, k):
         count += i
     else:
         count += 2 ** (k % 3)           # a power of two to a runtime exponent
-    c = (c + count) % COLS
+    for v in range(k, 6):                # the loop variable after a break: the item it broke at
+        if v * (n + 1) > 4:
+            break
+    c = (c + count + v + ~(k - 5)) % COLS
     return place(r, c)
 
 

@@ -443,6 +443,8 @@ class ExpressionBuilder:
         if isinstance(value, Scalar):
             if op is ast.USub:
                 return self.scalars.sub(0, value)
+            if op is ast.Invert:                   # ~x is -x - 1 on Python's (and two's complement) integers
+                return self.scalars.sub(-1, value)
             if op is ast.UAdd:
                 return value
             if op is ast.Not:

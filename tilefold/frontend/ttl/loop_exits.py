@@ -6,7 +6,8 @@ continue flag (cleared at the start of each iteration), the statements after one
 flag run under ``if`` the flags are clear, and the whole body under ``if`` the break flag is clear.
 A ``while`` loop's break flag joins its test instead (``while not broken and test``), so the loop
 ends there. A loop's ``else`` runs after it under ``if`` the break flag is clear (always, without a
-``break``). The
+``break``). A ``for`` loop that breaks counts with a hidden variable and assigns its own under the
+flag, so after the loop it holds the item the loop broke at. The
 flags are ordinary runtime integers of the kernel, so the rest of the front end sees plain ``if``
 statements. ``break`` / ``continue`` are found through ``if`` / ``else`` and ``with`` blocks; one
 inside another construct (``try``, ``match``) is left for the builder to reject.
@@ -119,8 +120,15 @@ class _Loop:
                 test = self._at(loop.test, ast.BoolOp(ast.And(), [test, loop.test]), deep=False)
             return [self.set(self.brk, 0, loop), self._replace(loop, body=body, test=test)]
         if self.brk:
+            # the loop keeps counting after a break: its variable takes each item under the break
+            # flag, so after the loop it holds the item the loop broke at, as in Python
+            item = f"_tf_item_{loop.lineno}_{loop.col_offset}"
+            take = self._at(loop.target, ast.Assign(targets=[loop.target], value=ast.Name(item, ast.Load())),
+                            deep=False)
+            body = [take] + body
             body = [self._at(loop.body[0], ast.If(test=self.clear_break(loop.body[0]), body=body, orelse=[]),
                              deep=False)]
+            loop = self._replace(loop, target=self._at(loop.target, ast.Name(item, ast.Store())))
         new = self._replace(loop, body=body)
         return ([self.set(self.brk, 0, loop)] if self.brk else []) + [new]
 
