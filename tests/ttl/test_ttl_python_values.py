@@ -3,7 +3,8 @@ its truth) and stop at a compile-time operand that decides; truth values count 0
 (``(n > 1) + (k > 2)``, ``int(n > 1)``); ``abs()`` of a runtime integer; a helper whose nested
 ``def`` returns, or which returns a name holding a tuple beside tuple literals; a runtime conditional
 expression of two tuples; ``sum()`` of runtime integers; list comprehensions over compile-time items
-and starred unpacking; ``break`` and ``for ... else`` in a helper's loops; ``2 ** e`` of a runtime ``e``; a loop variable after a ``break``; ``~x``. Each node copies the
+and starred unpacking; ``break`` and ``for ... else`` in a helper's loops; ``2 ** e`` of a runtime ``e``; a loop variable after a ``break``; ``~x``; ``//`` and ``%`` by a runtime or a negative divisor (signed
+on the device too). Each node copies the
 tile these values pick; the expected tiles come from the same code run as Python."""
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ def pick(n, k):
         if v * (n + 1) > 4:
             break
     c = (c + count + v + ~(k - 5)) % COLS
+    c = (c + (n - 5) // (k + 1) + (k - n) % -3) % COLS      # a runtime divisor, a negative one
     return place(r, c)
 
 

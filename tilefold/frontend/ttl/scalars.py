@@ -157,6 +157,8 @@ class ScalarBuilder:
             return a // b
         if isinstance(b, int) and b == 1:
             return a
+        if not (isinstance(b, int) and b > 0):
+            return self._derived_symbol("floordiv", a, b, self._floor_divmod(a, b)[0])
         if self._may_be_negative(a, b):
             q = self.emit(arith.DivSIOp(self.materialize(a), self.constant(b))).result
             _, below = self._signed_remainder(a, b)
@@ -165,9 +167,27 @@ class ScalarBuilder:
         op = self.emit(arith.DivUIOp(self.materialize(a), self.materialize(b)))
         return self._derived_symbol("floordiv", a, b, op.result)
 
+    def _floor_divmod(self, a: IntLike, b: IntLike) -> tuple[SSAValue, SSAValue]:
+        """Python's ``a // b`` and ``a % b`` for a divisor of either sign (a runtime one, or a negative
+        constant): C's truncating quotient and remainder, moved one step where the remainder is
+        nonzero and of the other sign than ``b``."""
+        x, y = self.materialize(a), self.materialize(b)
+        q = self.emit(arith.DivSIOp(x, y)).result
+        r = self.emit(arith.RemSIOp(x, y)).result
+        zero = self.constant(0)
+        nonzero = self.emit(arith.CmpiOp(r, zero, "ne")).result
+        signs = self.emit(arith.XOrIOp(self.emit(arith.CmpiOp(r, zero, "slt")).result,
+                                       self.emit(arith.CmpiOp(y, zero, "slt")).result)).result
+        step = self.emit(arith.AndIOp(nonzero, signs)).result
+        q = self.emit(arith.SelectOp(step, self.emit(arith.SubiOp(q, self.constant(1))).result, q)).result
+        r = self.emit(arith.SelectOp(step, self.emit(arith.AddiOp(r, y)).result, r)).result
+        return q, r
+
     def mod(self, a: IntLike, b: IntLike) -> IntLike:
         if isinstance(a, int) and isinstance(b, int):
             return a % b
+        if not (isinstance(b, int) and b > 0):
+            return self._derived_symbol("mod", a, b, self._floor_divmod(a, b)[1])
         if self._may_be_negative(a, b):
             r, below = self._signed_remainder(a, b)
             op = self.emit(arith.SelectOp(below, self.emit(arith.AddiOp(r, self.constant(b))).result, r))
