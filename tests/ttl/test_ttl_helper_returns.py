@@ -117,14 +117,24 @@ def test_statements_after_an_if_elif_run_only_where_no_branch_returned():
     np.testing.assert_array_equal(ttnn.to_numpy(y), expected)
 
 
-def test_a_return_inside_a_loop_of_a_helper_is_a_clear_error():
-    def first_even(n):
-        for i in range(n):
-            if i % 2 == 0:
-                return i  # error
-        return 0
+def first_at_least(n, limit):
+    """The first i with i + n >= limit (a return inside a loop), else 3; and a pair from nested loops."""
+    for i in range(3):
+        if i + n >= limit:
+            return i
+    return 3
 
-    @ttl.operation(grid=(2, 1))
+
+def pair_from_nested(n):
+    for i in range(2):
+        for j in range(2):
+            if i * 2 + j == n:
+                return j, i
+    return 1, 1
+
+
+def test_a_return_inside_a_loop_of_a_helper():
+    @ttl.operation(grid=(4, 1))
     def op(x, y):
         dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
 
@@ -135,8 +145,9 @@ def test_a_return_inside_a_loop_of_a_helper_is_a_clear_error():
         @ttl.datamovement()
         def read():
             node = ttl.node(dims=1)
+            r, c = pair_from_nested(node)
             with dfb.reserve() as blk:
-                ttl.copy(x[0, first_even(node)], blk).wait()
+                ttl.copy(x[r, (first_at_least(node, 2) + c) % 4], blk).wait()
 
         @ttl.datamovement()
         def write():
@@ -144,8 +155,12 @@ def test_a_return_inside_a_loop_of_a_helper_is_a_clear_error():
             with dfb.wait() as blk:
                 ttl.copy(blk, y[0, node]).wait()
 
-    expect_error(lambda: op(tile_tensor((32, 64)), zeros((32, 64))),
-                 test_a_return_inside_a_loop_of_a_helper_is_a_clear_error, KernelError, "returns from inside a for")
+    x, y = tile_tensor((64, 128), seed=7), zeros((32, 128))
+    op(x, y)
+    tiles = ttnn.to_numpy(x).reshape(2, 32, 4, 32)
+    picked = [tiles[pair_from_nested(n)[0], :, (first_at_least(n, 2) + pair_from_nested(n)[1]) % 4, :]
+              for n in range(4)]
+    np.testing.assert_array_equal(ttnn.to_numpy(y), np.concatenate(picked, axis=1))
 
 
 def _flat(coord, rows):

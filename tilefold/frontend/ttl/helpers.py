@@ -19,6 +19,7 @@ bind to the helper's parameters.
 from __future__ import annotations
 
 import ast
+import copy
 import inspect
 import linecache
 
@@ -50,6 +51,53 @@ def _own_returns(stmts) -> list[ast.Return]:
 
 def _returns_inside(stmts) -> bool:
     return bool(_own_returns(stmts))
+
+
+def _loop_returns(stmts: list[ast.stmt], counter: list[int]) -> list[ast.stmt]:
+    """``stmts`` with each loop that returns from inside rewritten so that it breaks instead: a
+    ``return v`` reached through ``if`` / ``with`` becomes ``rv = v; returned = 1; break``, and after
+    the loop ``if returned == 1: return rv`` (itself a return inside an enclosing loop, rewritten in
+    turn); ``rv`` (one name an item, when the loop returns tuples) starts as 0."""
+    out: list[ast.stmt] = []
+    for stmt in stmts:
+        for name in ("body", "orelse"):
+            if isinstance(getattr(stmt, name, None), list) and not isinstance(stmt, _SCOPES):
+                setattr(stmt, name, _loop_returns(getattr(stmt, name), counter))
+        if isinstance(stmt, (ast.For, ast.While)) and _returns_inside(stmt.body):
+            counter[0] += 1
+            value, flag = f"_tf_return_value_{counter[0]}", f"_tf_returned_{counter[0]}"
+            returns = _own_returns(stmt.body)
+            widths = {len(r.value.elts) if isinstance(r.value, ast.Tuple) else None for r in returns}
+            width = widths.pop() if len(widths) == 1 else None
+            names = [f"{value}_{i}" for i in range(width)] if width else [value]     # one carried name an item
+
+            def target(ctx):
+                return ast.Tuple([ast.Name(n, ctx()) for n in names], ctx()) if width else ast.Name(value, ctx())
+
+            def replaced(body):
+                new = []
+                for s in body:
+                    if isinstance(s, ast.Return):
+                        new += [ast.Assign([target(ast.Store)], s.value or ast.Constant(None)),
+                                ast.Assign([ast.Name(flag, ast.Store())], ast.Constant(1)), ast.Break()]
+                        continue
+                    if isinstance(s, ast.If):
+                        s = ast.If(s.test, replaced(s.body), replaced(s.orelse))
+                    elif isinstance(s, (ast.With, ast.AsyncWith)):
+                        s = type(s)(s.items, replaced(s.body))
+                    new.append(s)
+                return new
+
+            loop = copy.copy(stmt)
+            loop.body = replaced(stmt.body)
+            done = ast.If(ast.Compare(ast.Name(flag, ast.Load()), [ast.Eq()], [ast.Constant(1)]),
+                          [ast.Return(target(ast.Load))], [])
+            new = [*(ast.Assign([ast.Name(n, ast.Store())], ast.Constant(0)) for n in names),
+                   ast.Assign([ast.Name(flag, ast.Store())], ast.Constant(0)), loop, done]
+            out += [ast.fix_missing_locations(ast.copy_location(n, stmt)) for n in new]
+            continue
+        out.append(stmt)
+    return out
 
 
 def single_exit(fn: ast.FunctionDef, where) -> ast.FunctionDef:
@@ -200,6 +248,10 @@ class HelperInliner:
         """Build ``tree`` (a def or a lambda) in place with its parameters bound to ``arguments``;
         its value is what it returns."""
         if isinstance(tree, ast.FunctionDef):
+            if any(isinstance(s, (ast.For, ast.While)) and _returns_inside(s.body) for s in _own_nodes(tree)
+                   if s is not tree):
+                tree = copy.deepcopy(tree)
+                tree.body = _loop_returns(tree.body, [0])      # a return inside a loop: a break and a flag
             tree = without_loop_exits(tree)       # break / continue (and loops' else) as flags, as in kernels
         scope = Scope(parent=parent, carried=carried_names(tree) if isinstance(tree, ast.FunctionDef) else set())
         scope.names.update(arguments)
