@@ -188,30 +188,29 @@ class DataflowApi:
         if self.row_idx.size == 1 and banks.__class__ is not np.ndarray and local.__class__ is not np.ndarray:
             cells = False
             clash = writers.write_one(int(banks), int(local), nbytes, int(self.row_idx[0]), self, line)
-            if clash is None:
-                self._check_read_before(banks, local, nbytes, call, data)
-                return
         else:
             cells = writers.cells(banks, local, nbytes, self.row_idx)      # shared by clash and note
             clash = writers.clash(banks, local, nbytes, self.row_idx, cells)
             if clash is None:
                 writers.note(banks, local, nbytes, self.row_idx, writers.site_id(self, line), cells)
-                self._check_read_before(banks, local, nbytes, call, data)
-                return
-        row, site = clash
-        if self._same_bytes(banks, local, data, site == 0):
+        if clash is not None:
+            row, site = clash
+            if not self._same_bytes(banks, local, data, site == 0):
+                other, what = self._race_parties(row, site, local, nbytes)
+                raise self.fail(NocHazardError, f"race: {call} writes bytes of {what} that core {other} also writes, "
+                                                "and nothing orders the two writes; give every page one writer")
             writers.note(banks, local, nbytes, self.row_idx, writers.site_id(self, line), cells)
-            self._check_read_before(banks, local, nbytes, call, data)
-            return
+        self._check_read_before(banks, local, nbytes, call, data)
+
+    def _race_parties(self, row: int, site: int, local, nbytes: int) -> tuple[str, str]:
+        """The other core of a race (with its kernel and line when ``site`` names them) and what the
+        bytes are (``buffer 'y'``, or ``DRAM``)."""
         other = self.dev.rows_core_name(row)
-        before = ""
         if site:
-            ctx, at = writers.sites[site]
-            before = f" ({ctx.thread_name} at {ctx.location_of(at)})"
+            ctx, at = self.dev.dram_writers.sites[site]
+            other += f" ({ctx.thread_name} at {ctx.location_of(at)})"
         region = self.dev.allocation.dram_regions.find(_first(local), nbytes)
-        what = f"buffer {region.name!r}" if region is not None else "DRAM"
-        raise self.fail(NocHazardError, f"race: {call} writes bytes of {what} that core {other}{before} also writes, "
-                                        "and nothing orders the two writes; give every page one writer")
+        return other, f"buffer {region.name!r}" if region is not None else "DRAM"
 
     def _check_read_before(self, banks, local, nbytes: int, call: str, data: np.ndarray) -> None:
         """A DRAM write of bytes another core read in this run, with nothing ordering that read
@@ -222,15 +221,10 @@ class DataflowApi:
         earlier = writers.read_before(banks, local, nbytes, self.row_idx)
         if earlier is None or self._same_bytes(banks, local, data, False):
             return
-        row, site = earlier
-        ctx, at = writers.sites[site] if site else (None, None)
-        by = f" ({ctx.thread_name} at {ctx.location_of(at)})" if ctx is not None else ""
-        region = self.dev.allocation.dram_regions.find(_first(local), nbytes)
-        what = f"buffer {region.name!r}" if region is not None else "DRAM"
-        raise self.fail(NocHazardError, f"race: {call} writes bytes of {what} that core "
-                                        f"{self.dev.rows_core_name(row)}{by} reads in the same run, and nothing "
-                                        "orders that read before this write; have the reader release a semaphore "
-                                        "after its read barrier and wait for it before writing")
+        other, what = self._race_parties(*earlier, local, nbytes)
+        raise self.fail(NocHazardError, f"race: {call} writes bytes of {what} that core {other} reads in the same run, "
+                                        "and nothing orders that read before this write; have the reader release a "
+                                        "semaphore after its read barrier and wait for it before writing")
 
     def _note_dram_read(self, banks, local, line: int) -> None:
         writers = self.dev.dram_writers
@@ -246,15 +240,10 @@ class DataflowApi:
         stale = writers.stale_read(banks, local, nbytes, self.row_idx)
         if stale is None:
             return
-        row, site = stale
-        ctx, at = writers.sites[site] if site else (None, None)
-        by = f" ({ctx.thread_name} at {ctx.location_of(at)})" if ctx is not None else ""
-        region = self.dev.allocation.dram_regions.find(_first(local), nbytes)
-        what = f"buffer {region.name!r}" if region is not None else "DRAM"
-        raise self.fail(NocHazardError, f"race: {call} reads bytes of {what} that core "
-                                        f"{self.dev.rows_core_name(row)}{by} writes in the same run, and nothing "
-                                        "orders that write before this read; have the writer release a semaphore "
-                                        "after its write barrier and wait for it before reading")
+        other, what = self._race_parties(*stale, local, nbytes)
+        raise self.fail(NocHazardError, f"race: {call} reads bytes of {what} that core {other} writes in the same run, "
+                                        "and nothing orders that write before this read; have the writer release a "
+                                        "semaphore after its write barrier and wait for it before reading")
 
     def _check_pages(self, page_id, accessor: Accessor, call: str) -> None:
         """Page ids outside the accessor's buffer have no address: an error, as the watcher would report."""

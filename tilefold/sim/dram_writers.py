@@ -89,15 +89,10 @@ class DramWriters:
             cells = self.cells(bank, local, nbytes, cores)
         if cells is None:
             return None
+        earlier = self._unordered_writer(cells)
+        if earlier is not None:
+            return earlier
         rows, cols, core, keep, spans = cells
-        prev = self.core[rows, cols]
-        other = (prev >= 0) & (prev != core)
-        if keep is not None:
-            other &= keep
-        other = self._unordered(other, prev, (rows, cols), core)
-        if other.any():
-            i = np.argwhere(other)[0]
-            return int(prev[i[0], i[1]]), int(self.site[rows[i[0], 0], cols[i[0], i[1]]])
         if core.size > 1 and (core != core.flat[0]).any() and self._spans_meet(spans):
             keep = np.ones(cols.shape, bool) if keep is None else keep
             key = (np.broadcast_to(rows, cols.shape) * self.core.shape[1] + cols)[keep]
@@ -109,20 +104,9 @@ class DramWriters:
                 return int(who[np.argmax(same)]), 0
         return None
 
-    def stale_read(self, bank, local, nbytes: int, cores):
-        """(core, site) of a write by another core to granules these reads cover that semaphores
-        do not order before the read, or None (arguments as for :meth:`clash`)."""
-        if self.hi <= self.lo:
-            return None
-        if local.__class__ is np.ndarray:
-            low, high = int(local.min()), int(local.max())
-        else:
-            low = high = int(local)
-        if (high - self.base + nbytes) // GRANULE <= self.lo or -(-(low - self.base) // GRANULE) >= self.hi:
-            return None
-        cells = self.cells(bank, local, nbytes, cores)
-        if cells is None:
-            return None
+    def _unordered_writer(self, cells):
+        """(core, site) of the first granule of ``cells`` (:meth:`cells`) an earlier write by another
+        core covers that semaphores do not order before this access, or None."""
         rows, cols, core, keep, _ = cells
         prev = self.core[rows, cols]
         other = (prev >= 0) & (prev != core)
@@ -133,6 +117,24 @@ class DramWriters:
             return None
         i = np.argwhere(other)[0]
         return int(prev[i[0], i[1]]), int(self.site[rows[i[0], 0], cols[i[0], i[1]]])
+
+    @staticmethod
+    def _extent(local) -> tuple[int, int]:
+        """The least and greatest of the addresses ``local`` (an int or an array)."""
+        if local.__class__ is np.ndarray:
+            return int(local.min()), int(local.max())
+        return int(local), int(local)
+
+    def stale_read(self, bank, local, nbytes: int, cores):
+        """(core, site) of a write by another core to granules these reads cover that semaphores
+        do not order before the read, or None (arguments as for :meth:`clash`)."""
+        if self.hi <= self.lo:
+            return None
+        low, high = self._extent(local)
+        if (high - self.base + nbytes) // GRANULE <= self.lo or -(-(low - self.base) // GRANULE) >= self.hi:
+            return None
+        cells = self.cells(bank, local, nbytes, cores)
+        return None if cells is None else self._unordered_writer(cells)
 
     def note_read(self, bank, local, cores, site) -> None:
         """Record reads (arrays broadcast together; ``site`` an id of :meth:`site_id`) at the
@@ -164,10 +166,7 @@ class DramWriters:
         do not order before the write, or None (arguments as for :meth:`clash`)."""
         if self.read_hi <= self.read_lo:
             return None
-        if local.__class__ is np.ndarray:
-            low, high = int(local.min()), int(local.max())
-        else:
-            low = high = int(local)
+        low, high = self._extent(local)
         if -(-(high - self.base + nbytes) // GRANULE) <= self.read_lo or (low - self.base) // GRANULE >= self.read_hi:
             return None
         shape = np.broadcast_shapes(np.shape(bank), np.shape(local), np.shape(cores))

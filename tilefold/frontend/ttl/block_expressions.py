@@ -1180,9 +1180,16 @@ class BlockExpressionBuilder(AcquisitionBuilder):
             return
         tree = self.source.tree
         later = live_after(tree, node) if isinstance(tree, ast.FunctionDef) else None
-        while scope is not None:
+        self.keep_readers_of([acc], {acc.name}, node, scope, later)
+
+    def keep_readers_of(self, accs: list, skip: set, node, scope, later: set | None = None) -> None:
+        """Give the names of ``scope`` and its parents (not those of ``skip``; only those read
+        ``later`` or carried, when ``later`` is given) whose values read one of the accumulators
+        ``accs`` buffers of their own, holding those values from here on."""
+        while accs and scope is not None:
             for name, value in list(scope.names.items()):
-                if name != acc.name and isinstance(value, BlockExpression) and _reads(value.value, acc.cb) \
+                if name not in skip and isinstance(value, BlockExpression) \
+                        and any(_reads(value.value, acc.cb) for acc in accs) \
                         and (later is None or name in later or name in scope.carried):
                     scope.names[name] = self.make_accumulator(name, value, node)
             scope = scope.parent

@@ -540,16 +540,8 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
         """Before a loop or branch that gives new values to names kept in buffers of their own:
         other names whose values read those buffers (``old = acc`` before ``for ...: acc += x``) get
         buffers of their own here, so they keep the values from before."""
-        from tilefold.frontend.ttl.block_expressions import BlockExpression, reads_from
-
         kept = [v for n in written if isinstance(v := scope.lookup(n), Accumulator)]
-        level = scope
-        while kept and level is not None:
-            for name, value in list(level.names.items()):
-                if name not in written and isinstance(value, BlockExpression) \
-                        and any(reads_from(value.value, acc.cb) for acc in kept):
-                    level.names[name] = self.make_accumulator(name, value, stmt)
-            level = level.parent
+        self.keep_readers_of(kept, written, stmt, scope)
 
     def _only_summed(self, stmt: ast.stmt, name: str) -> bool:
         from tilefold.frontend.ttl.variables import only_summed

@@ -346,12 +346,13 @@ class ExpressionBuilder:
             return tuple(self.select(cond, a, b, node) for a, b in zip(body, orelse))     # (n, k) if c else (k, n)
         return self.select(cond, body, orelse, node)
 
-    def select(self, cond, a, b, node):
-        """The runtime integer ``a if cond else b`` (``cond`` an ``i1``)."""
+    def select(self, cond, a, b, node, what: str = "a runtime conditional expression"):
+        """The runtime integer ``a if cond else b`` (``cond`` an ``i1``; ``what`` names the operands
+        in the error when one is no integer)."""
         from xdsl.dialects import arith
 
-        a = self.as_int(self.flag_integer(a), node, "a runtime conditional expression")
-        b = self.as_int(self.flag_integer(b), node, "a runtime conditional expression")
+        a = self.as_int(self.flag_integer(a), node, what)
+        b = self.as_int(self.flag_integer(b), node, what)
         self.node = node
         op = self.emit(arith.SelectOp(cond, self.scalars.materialize(a), self.scalars.materialize(b)))
         return Scalar.opaque(op.result)
@@ -607,17 +608,14 @@ class ExpressionBuilder:
     def runtime_pick(self, is_and: bool, a, b, node):
         """``a and b`` / ``a or b`` of a runtime ``a``: ``and`` / ``or`` of two truth values, else
         the integer Python would give (``b if a else a`` / ``a if a else b``)."""
-        from xdsl.dialects import arith
-
         op = ast.And if is_and else ast.Or
         if (self.is_flag(a) or isinstance(a, bool)) and (self.is_flag(b) or isinstance(b, bool)):
             return self.logical(op, a, b, node)
         truth = self.condition(a, node)
-        a = self.as_int(self.flag_integer(a), node, f"an operand of {'and' if is_and else 'or'}")
-        b = self.as_int(self.flag_integer(b), node, f"an operand of {'and' if is_and else 'or'}")
-        picked = (b, a) if is_and else (a, b)
-        self.node = node
-        return Scalar.opaque(self.emit(arith.SelectOp(truth, *(self.scalars.materialize(v) for v in picked))).result)
+        what = f"an operand of {'and' if is_and else 'or'}"
+        a = self.as_int(self.flag_integer(a), node, what)
+        b = self.as_int(self.flag_integer(b), node, what)
+        return self.select(truth, b, a, node, what) if is_and else self.select(truth, a, b, node, what)
 
     def flag_integer(self, value):
         """A truth value as the integer 0 / 1 (Python's ``True + 1``); anything else as it is."""
@@ -954,12 +952,7 @@ class ExpressionBuilder:
         value = self.flag_integer(self.node_expression(args[0], node) if isinstance(args[0], NodeExpression)
                                   else args[0])
         if isinstance(value, Scalar):             # the device's integers are signed for this: -x where x < 0
-            from xdsl.dialects import arith
-
-            negative = self.scalars.compare("slt", value, 0)
-            flipped = self.scalars.materialize(self.scalars.sub(0, value))
-            self.node = node
-            return Scalar.opaque(self.emit(arith.SelectOp(negative, flipped, self.scalars.materialize(value))).result)
+            return self.select(self.scalars.compare("slt", value, 0), self.scalars.sub(0, value), value, node)
         return builtins.abs(value)
 
     def call_sum(self, args, kwargs, node):

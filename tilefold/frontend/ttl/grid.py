@@ -46,6 +46,14 @@ def core_grid(dims: tuple[int, ...]) -> tuple[int, int]:
     return math.prod(dims[:-1]), dims[-1]
 
 
+def boards_holding(cols: int, rows: int) -> list[tuple[str, Arch]]:
+    """``(name, device)`` of each device whose compute grid holds ``cols`` x ``rows`` nodes, by
+    every name it has (``blackhole``, ``p150`` ...)."""
+    from tilefold.arch import ARCHS
+
+    return [(k, a) for k, a in ARCHS.items() if a.grid[0] >= cols and a.grid[1] >= rows and ":" not in k]
+
+
 def board_for_grid(grid, arch: Arch, chosen: bool, location: SourceLocation | None) -> Arch:
     """The device a call with ``grid`` runs on: ``arch``, or — when the session did not choose one
     (``chosen`` false: no ``--arch``) and a 2-D grid is too large for it — the smallest board whose
@@ -60,14 +68,11 @@ def board_for_grid(grid, arch: Arch, chosen: bool, location: SourceLocation | No
         return arch
     if len(dims) != 2 or any(d <= 0 for d in dims) or (dims[0] <= arch.grid[0] and dims[1] <= arch.grid[1]):
         return arch
-    from tilefold.arch import ARCHS
-
-    fits = sorted({id(a): a for a in ARCHS.values() if a.grid[0] >= dims[0] and a.grid[1] >= dims[1]}.values(),
-                  key=lambda a: a.grid[0] * a.grid[1])
+    fits = boards_holding(*dims)
     if not fits:
         return arch
-    board = fits[0]
-    name = [k for k, a in ARCHS.items() if a is board and ":" not in k][-1]       # its board's own name
+    board = min((a for _, a in fits), key=lambda a: a.grid[0] * a.grid[1])
+    name = [k for k, a in fits if a is board][-1]       # its board's own name (p150, p150-full)
     warn_at(f"@ttl.operation(grid={grid!r}) does not fit the {arch.grid[0]}x{arch.grid[1]} compute grid of "
             f"{arch.board}, the default device: this call runs on a {name} ({board.grid[0]}x{board.grid[1]}), "
             f"the smallest board it fits; choose the device with --arch {name} (or a grid of at most "
@@ -99,9 +104,7 @@ def resolve_grid(grid, arch: Arch, location: SourceLocation | None) -> tuple[tup
     if cols <= gx and rows <= gy:
         return (cols, rows), dims
     if len(dims) <= 2:
-        from tilefold.arch import ARCHS
-
-        fits = [k for k, a in ARCHS.items() if a.grid[0] >= cols and a.grid[1] >= rows and ":" not in k]
+        fits = [k for k, _ in boards_holding(cols, rows)]
         other = f", or run on a device with a larger grid ({', '.join(f'--arch {k}' for k in fits)})" if fits else ""
         takes = f" (its {dims[0]} nodes take {cols} columns of {rows} row{'s' * (rows != 1)})" if len(dims) == 1 else ""
         raise KernelError(f"@ttl.operation(grid={grid!r}) does not fit the {gx}x{gy} compute grid of {arch.board}"
