@@ -3,11 +3,13 @@ its truth) and stop at a compile-time operand that decides; truth values count 0
 (``(n > 1) + (k > 2)``, ``int(n > 1)``); ``abs()`` of a runtime integer; a helper whose nested
 ``def`` returns, or which returns a name holding a tuple beside tuple literals; a runtime conditional
 expression of two tuples; ``sum()`` of runtime integers; list comprehensions over compile-time items
-and starred unpacking; ``break`` and ``for ... else`` in a helper's loops; ``2 ** e`` of a runtime ``e``; a loop variable after a ``break``; ``~x``; ``//`` and ``%`` by a runtime or a negative divisor (signed
+and starred unpacking; ``break`` and ``for ... else`` in a helper's loops; ``2 ** e`` of a runtime ``e``; a loop variable after a ``break``, and after a loop (its last item, or its value before a loop that did not run; an inner loop reusing an outer loop's variable); ``functools.partial`` and ``*args`` / ``**kwargs`` in calls; a loop appending runtime values to a list; ``~x``; ``//`` and ``%`` by a runtime or a negative divisor (signed
 on the device too). Each node copies the
 tile these values pick; the expected tiles come from the same code run as Python."""
 
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 
@@ -55,6 +57,26 @@ def pick(n, k):
         if v * (n + 1) > 4:
             break
     c = (c + count + v + ~(k - 5)) % COLS
+    w = k
+    for w in range(n, 3):                # after the loop: its last item, or w's value before it
+        count += 1
+    for j in range(2):
+        for j in range(3):               # an inner loop reusing the outer loop's variable
+            count += 1
+        w = w + j
+    for u in range(3, -1, -1):           # counting down: u ends at 0
+        count += u
+    for t in range(n, n + 2):
+        t = t * 2                        # the body assigns the variable
+    c = (c + w + u + t) % COLS
+    wrap = functools.partial(lambda a, b, m: (a + b) % m, m=COLS)
+    spread = (c, k)
+    c = wrap(*spread)                    # a partial of a lambda; runtime values spread with * and **
+    r = wrap(r, **{"b": n})
+    rows = []
+    for i in range(2):
+        rows.append(n * 2 + i)           # a loop filling a Python list with runtime values
+    r = (r + rows[1]) % ROWS
     c = (c + (n - 5) // (k + 1) + (k - n) % -3) % COLS      # a runtime divisor, a negative one
     return place(r, c)
 

@@ -68,13 +68,17 @@ from tilefold.frontend.ttl.dfb_boundaries import BoundaryBuilder
 from tilefold.frontend.ttl.implicit_kernels import hold_inline_blocks
 from tilefold.frontend.ttl.loop_exits import without_loop_exits
 from tilefold.frontend.ttl.block_states import joined_state
-from tilefold.frontend.ttl.variables import carried_names, live_after
+from tilefold.frontend.ttl.variables import carried_names, live_after, writes
 from tilefold.ir import ttl
 from tilefold.ir.locations import file_line_loc
 from tilefold.ir.ttkernel import THREAD_ATTR
 
 
 THREADS = {"compute": "compute", "datamovement": "noc"}
+
+
+# methods by which a kernel's loop puts values into a Python list or dict
+_FILLING = {list: ("append", "extend", "insert", "__setitem__"), dict: ("update", "setdefault", "__setitem__")}
 
 
 class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, BlockExpressionBuilder, ShardStoreBuilder,
@@ -569,9 +573,9 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
             if backwards:
                 lb, ub, step = self.reversed_range(lb, ub, step)
             if (isinstance(lb, int) and isinstance(ub, int) and len(range(lb, ub, step)) <= self.MAX_UNROLLED
-                    and self.indexes_a_sequence(stmt, scope)):
-                # the loop picks items of a Python list (pipes, tensors, buffers ...): unrolled,
-                # the index is a compile-time integer in each copy of the body
+                    and (self.indexes_a_sequence(stmt, scope) or self.fills_a_container(stmt, scope))):
+                # the loop picks items of a Python list (pipes, tensors, buffers ...) or fills one:
+                # unrolled, the index is a compile-time integer in each copy of the body
                 for v in range(lb, ub, step):
                     self.assign(stmt.target, v, scope)
                     self.statements(stmt.body, scope, Region("with", stmt))
@@ -652,8 +656,6 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
 
     def carries_none(self, stmt: ast.For, scope: Scope) -> bool:
         """Whether the loop assigns a carried name that holds None before it."""
-        from tilefold.frontend.ttl.variables import writes
-
         names = (writes(stmt) - writes(stmt.target)) & scope.carried
         return any(scope.names.get(name, MISSING) is None for name in names)
 
@@ -687,6 +689,25 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
                 continue
             value = self.static_value(n.value, scope)
             if isinstance(value, (list, tuple)):      # (of numbers too: ws[i] with ws a tuple of weights)
+                return True
+        return False
+
+    def fills_a_container(self, stmt: ast.For, scope: Scope) -> bool:
+        """Whether the body of a ``range()`` loop with at most :data:`MAX_UNROLLED` iterations puts
+        values into a Python list or dict of its surroundings (``rows.append(n * 2 + i)``,
+        ``table[i] = x``): the loop is unrolled, as Python runs it, so each value is the one
+        computed for its item (and has no ``break`` / ``continue``)."""
+        body = [n for s in stmt.body for n in ast.walk(s)]
+        if any(isinstance(n, (ast.Break, ast.Continue)) for n in body):
+            return False
+        for n in body:
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
+                base, method = self.static_value(n.func.value, scope), n.func.attr
+            elif isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store):
+                base, method = self.static_value(n.value, scope), "__setitem__"
+            else:
+                continue
+            if method in _FILLING.get(type(base), ()):
                 return True
         return False
 
@@ -728,6 +749,7 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
         ``start + stride * k`` of it when ``start`` is given (a loop counting down)."""
         self.node = stmt
         promoted = self.promote(stmt, scope)
+        kept = self.kept_loop_variable(stmt, scope, lb, ub, step)
         held_before = self.held_snapshot()
         lb_v, ub_v = self.scalars.materialize(lb), self.scalars.materialize(ub)
         step_v = self.scalars.constant(step)
@@ -744,9 +766,43 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
         index = Scalar.opaque(iv)
         if start is not None:
             index = self.scalars.add(start, self.scalars.mul(index, stride))
-        self.assign(stmt.target, index, scope)
+        if kept is None:
+            self.assign(stmt.target, index, scope)
+        else:
+            # the variable is read after the loop: each iteration stores its value, and the body
+            # reads the induction value itself (its indices stay affine) unless it assigns the name
+            self.node = stmt
+            self.emit(memref.StoreOp.get(self.scalars.materialize(index), kept.slot, []))
+            assigned = set().union(*(writes(s) for s in stmt.body))
+            scope.names[stmt.target.id] = kept if stmt.target.id in assigned else index
         self.loop_body(stmt, scope, outer, held_before, promoted)
+        if kept is not None:
+            scope.names[stmt.target.id] = kept
         del loop
+
+    def kept_loop_variable(self, stmt: ast.For, scope: Scope, lb, ub, step: int) -> MutableScalar | None:
+        """Storage for a runtime loop's variable that is read after the loop (Python leaves it at
+        the last item, or at its value before a loop that did not run), made before the loop; None
+        when the variable is not read after it, or has no value before a loop that may not run."""
+        target = stmt.target
+        if not isinstance(target, ast.Name) or target.id not in scope.carried:
+            return None
+        name = target.id
+        current = scope.names.get(name, MISSING)
+        if isinstance(current, MutableScalar):
+            return current
+        lo, hi = (AffineForm(v) if isinstance(v, int) else v.form for v in (lb, ub))
+        span = hi - lo                            # known also for bounds n and n + 2
+        runs = span.is_constant and (span.constant > 0 if step > 0 else span.constant < 0)
+        if not (isinstance(current, (int, Scalar)) and not isinstance(current, bool)
+                or runs and (current is MISSING or isinstance(current, Unassigned))):
+            return None
+        slot = self.emit_prologue(memref.AllocaOp.get(IndexType(), shape=[]), stmt)
+        slot.memref.name_hint = name
+        if not (current is MISSING or isinstance(current, Unassigned)):
+            self.node = stmt
+            self.emit(memref.StoreOp.get(self.scalars.materialize(current), slot.memref, []))
+        return MutableScalar(slot.memref, name)
 
     def stmt_While(self, stmt: ast.While, scope: Scope) -> None:
         """``while test: body`` as an ``scf.while``: the test is built in the loop's first region and

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import inspect
 import operator
 import sys
@@ -72,6 +73,11 @@ def _is_int(v) -> bool:
 
 # values a kernel holds as Python values, known when it is built (printed or asserted as Python would)
 PYTHON_VALUES = (bool, int, float, str, tuple, list, type(None))
+
+
+# methods of Python lists and dicts that store runtime values without looking at them
+_CONTAINER_METHODS = {list: ("append", "extend", "insert", "copy"),
+                      dict: ("update", "setdefault", "get", "copy", "pop")}
 
 
 class BoundMethod:
@@ -318,6 +324,25 @@ class ExpressionBuilder:
 
     def expr_List(self, node: ast.List, scope):
         return self.elements(node, scope)
+
+    def expr_Dict(self, node: ast.Dict, scope):
+        """A dict display: keys known when the kernel is built, values of any kind; ``**d`` spreads
+        a dict."""
+        out = {}
+        for key, value in zip(node.keys, node.values):
+            if key is None:
+                spread = self.evaluate(value, scope)
+                if not isinstance(spread, dict):
+                    raise self.error(f"**{ast.unparse(value)[:40]} in a dict needs a dict, not {self.describe(spread)}",
+                                     value)
+                out.update(spread)
+                continue
+            k = self.evaluate(key, scope)
+            if not isinstance(k, PYTHON_VALUES) or isinstance(k, list) or isinstance(k, tuple) and _holds_runtime(k):
+                raise self.error(f"a dict's key in a kernel must be known when the kernel is built; "
+                                 f"{ast.unparse(key)[:40]} is {self.describe(k)}", key)
+            out[k] = self.evaluate(value, scope)
+        return out
 
     def elements(self, node: ast.Tuple | ast.List, scope) -> list:
         """The items of a tuple or list display; ``*xs`` spreads a compile-time tuple or list."""
@@ -649,13 +674,15 @@ class ExpressionBuilder:
     # -- calls ----------------------------------------------------------------------------------
 
     def expr_Call(self, node: ast.Call, scope):
-        if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
-            raise self.error("*args and **kwargs are not supported in a kernel call", node)
         callee = self.evaluate(node.func, scope)
         if callee is print:
+            if any(isinstance(a, ast.Starred) for a in node.args):
+                raise self.error("print(*items) in a kernel: print the items one by one", node)
             return self.kernel_print(node, scope)
-        args = [self.evaluate(a, scope) for a in node.args]
-        kwargs = {k.arg: self.evaluate(k.value, scope) for k in node.keywords}
+        args, kwargs = self.call_arguments(node, scope)
+        while isinstance(callee, functools.partial):     # its arguments first, as Python calls it
+            args, kwargs = [*callee.args, *args], {**callee.keywords, **kwargs}
+            callee = callee.func
         if callee is slice and not kwargs and 1 <= len(args) <= 3:
             return slice(*args)  # bounds may be runtime indices; a tensor subscript checks them
         self.node = node
@@ -669,6 +696,31 @@ class ExpressionBuilder:
         if handler is not None:
             return handler(args, kwargs, node)
         return self.compile_time_call(callee, args, kwargs, node)
+
+    def call_arguments(self, node: ast.Call, scope) -> tuple[list, dict]:
+        """A call's positional and keyword arguments; ``*items`` and ``**mapping`` spread a tuple,
+        list or dict known when the kernel is built (whose items may be runtime values)."""
+        args: list = []
+        for a in node.args:
+            if not isinstance(a, ast.Starred):
+                args.append(self.evaluate(a, scope))
+                continue
+            items = self.evaluate(a.value, scope)
+            if not isinstance(items, (tuple, list, range)):
+                raise self.error(f"*{ast.unparse(a.value)[:40]} in a kernel call needs a tuple or list known when "
+                                 f"the kernel is built, not {self.describe(items)}", a)
+            args.extend(items)
+        kwargs: dict = {}
+        for k in node.keywords:
+            value = self.evaluate(k.value, scope)
+            if k.arg is not None:
+                kwargs[k.arg] = value
+            elif isinstance(value, dict) and all(isinstance(key, str) for key in value):
+                kwargs.update(value)
+            else:
+                raise self.error(f"**{ast.unparse(k.value)[:40]} in a kernel call needs a dict of names known "
+                                 f"when the kernel is built, not {self.describe(value)}", k.value)
+        return args, kwargs
 
     def kernel_print(self, node: ast.Call, scope) -> None:
         """``print(...)`` in a kernel: TT-Metal's ``DPRINT`` (``ttkernel.dprint``) of its texts and its
@@ -1057,6 +1109,8 @@ class ExpressionBuilder:
                                                             for v in (*args, *kwargs.values()))
         if (runtime or kernel_objects) and inspect.isfunction(callee):
             return self.inline_call(callee, args, kwargs, node)
+        if runtime and name in _CONTAINER_METHODS.get(type(getattr(callee, "__self__", None)), ()):
+            return callee(*args, **kwargs)        # a Python list or dict holding runtime values
         if runtime:
             raise self.error(f"{name}() is called with {self.describe(runtime[0])}; in a kernel only ttl "
                              "functions, min, max, abs and divmod take runtime values — compute it with + - * // % "

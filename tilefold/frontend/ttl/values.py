@@ -223,3 +223,8 @@ class LocalFunction:
     node: ast.FunctionDef
     scope: object             # the Scope it was defined in
     defaults: dict | None = None   # its parameters' default values, evaluated where the def is (as Python does)
+
+    def __call__(self, *args, **kwargs):
+        # callable, so that functools.partial takes it; a kernel's call builds it inline instead
+        raise TypeError(f"{self.node.name}, defined in a kernel, is built where the kernel calls it, not by "
+                        "Python code run while the kernel is built")
