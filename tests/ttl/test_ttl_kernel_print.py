@@ -115,3 +115,72 @@ def test_a_format_spec_of_a_runtime_value_is_a_warning_at_the_line(capsys):
     line = start + next(i for i, text in enumerate(lines) if text.rstrip().endswith("# warning"))
     assert any(w.filename == __file__ and w.lineno == line for w in record)
     assert "node 0" in capsys.readouterr().out.splitlines()
+
+
+@ttl.operation(grid=(1, 1))
+def doubled(a, out):
+    dfb = ttl.make_dataflow_buffer_like(a, shape=(1, 2), block_count=2)
+    o_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 2), block_count=2)
+
+    @ttl.compute()
+    def compute():
+        with dfb.wait() as x, o_dfb.reserve() as o:
+            print("compute x", x)
+            o.store(x + x)
+            print(dfb)
+
+    @ttl.datamovement()
+    def reader():
+        with dfb.reserve() as blk:
+            ttl.copy(a[0, 0:2], blk).wait()
+            print("reader blk", blk)
+
+    @ttl.datamovement()
+    def writer():
+        with o_dfb.wait() as blk:
+            print("writer blk", blk)
+            ttl.copy(blk, out[0, 0:2]).wait()
+
+
+def _rows_printed(lines: list[str], after: str) -> np.ndarray:
+    """The (tiles, 32, 32) values printed as ``tile T row R: ...`` lines after the line ``after``."""
+    start = lines.index(after) + 1
+    rows = [line.split(": ", 1)[1].split() for line in lines[start:start + 64]]
+    assert [line.split(":")[0] for line in lines[start:start + 64]] == \
+        [f"tile {t} row {r}" for t in range(2) for r in range(32)]
+    return np.array(rows, dtype=np.float32).reshape(2, 32, 32)
+
+
+def test_blocks_print_their_tiles_and_buffers_their_state(capsys):
+    rng = np.random.default_rng(3)
+    a = (rng.integers(-40, 40, (32, 64)) / 4).astype(np.float32)        # exact in six digits
+    tensors = [ttnn.from_numpy(v, dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT) for v in (a, np.zeros_like(a))]
+    doubled(*tensors)
+    lines = capsys.readouterr().out.splitlines()
+    tiles = np.stack([a[:, :32], a[:, 32:]])
+    np.testing.assert_array_equal(_rows_printed(lines, "reader blk <block blk>"), tiles)
+    np.testing.assert_array_equal(_rows_printed(lines, "compute x <block x>"), tiles)
+    np.testing.assert_array_equal(_rows_printed(lines, "writer blk <block blk>"), 2 * tiles)
+    state = [line for line in lines if line.startswith("cb_id ")]
+    # two float32 tiles a block, two blocks: 16 KiB in 16-byte units; the block waited for is read
+    assert len(state) == 1 and "size: 1024," in state[0] and "page_size: 256," in state[0] \
+        and "num_pages: 4," in state[0]
+
+
+def test_tile_prints_pass_check_kernel(tmp_path, check_kernel):
+    a = np.zeros((32, 64), np.float32)
+    tensors = [ttnn.from_numpy(v, dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT) for v in (a, a)]
+    program = compiled(doubled, *tensors).program
+    jobs = []
+    for kernel in program.kernels:
+        text = emit_kernel(kernel.function)
+        assert "TileSlice(" in text
+        if kernel.name == "compute":
+            assert "#if defined(UCK_CHLKC_UNPACK)" in text and "get_local_cb_interface(" in text
+        role = "compute" if kernel.name == "compute" else "reader"
+        for name, prefix in (("off", ""), ("on", "#define DEBUG_PRINT_ENABLED\n")):   # prints compiled out and in
+            path = tmp_path / f"{kernel.name}_{name}.cpp"
+            path.write_text(prefix + text)
+            jobs.append((path, role, check_kernel.accessor_compile_args(program, kernel)))
+    for result in check_kernel.check_kernels(jobs):
+        check_kernel.require_accepted(result)

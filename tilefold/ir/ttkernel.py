@@ -540,15 +540,60 @@ class KernelAssertOp(_MessageParts, IRDLOperation):
 class DPrintOp(_MessageParts, IRDLOperation):
     """``DPRINT << part0 << value0 << part1 ... << ENDL()``: TT-Metal's debug print of texts and
     runtime integers; ``parts`` holds one more text than there are values (the texts around them).
-    In a compute kernel the math thread prints (``DPRINT_MATH``), so a line appears once per core."""
+    In a compute kernel one thread prints, so a line appears once per core: the math thread
+    (``DPRINT_MATH``), or ``thread`` ("unpack" / "pack": the one printing the tiles that follow)."""
 
     name = "ttkernel.dprint"   # no effect trait: never dead
     values = var_operand_def()
     parts = prop_def(ArrayAttr)
+    thread = opt_prop_def(StringAttr)
     irdl_options = (ParsePropInAttrDict(),)
 
-    def __init__(self, parts: list[str], values):
-        super().__init__(operands=[list(values)], properties={"parts": ArrayAttr([StringAttr(p) for p in parts])})
+    def __init__(self, parts: list[str], values, thread: str | None = None):
+        props = {"parts": ArrayAttr([StringAttr(p) for p in parts])}
+        if thread is not None:
+            props["thread"] = StringAttr(thread)
+        super().__init__(operands=[list(values)], properties=props)
+
+    @property
+    def compute_thread(self) -> str:
+        return self.thread.data if self.thread is not None else "math"
+
+
+@irdl_op_definition
+class DPrintTilesOp(IRDLOperation):
+    """TT-Metal's ``DPRINT << TileSlice(...)`` of ``count`` tiles of circular buffer ``cb``, from tile
+    ``first`` past its read pointer (``side`` "front": pages waited for) or its write pointer ("back":
+    pages reserved), one line per tile row. A compute kernel prints from the unpacker (front) or the
+    packer (back), the threads that see those pointers."""
+
+    name = "ttkernel.dprint_tiles"   # no effect trait: never dead
+    cb = operand_def()
+    first = prop_def(IntegerAttr)
+    count = prop_def(IntegerAttr)
+    side = prop_def(StringAttr)
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def __init__(self, cb: SSAValue, first: int, count: int, side: str):
+        super().__init__(operands=[cb], properties={"first": IntegerAttr(first, i32), "count": IntegerAttr(count, i32),
+                                                    "side": StringAttr(side)})
+
+    def verify_(self) -> None:
+        if self.side.data not in ("front", "back"):
+            raise VerifyException(f"{self.name}: side must be front or back, not {self.side.data!r}")
+
+
+@irdl_op_definition
+class DPrintCBOp(IRDLOperation):
+    """One ``DPRINT`` line of circular buffer ``cb``'s state as TT-Metal's ``print_cb_details`` shows it:
+    its size, limit, page size, page count and read / write pointers."""
+
+    name = "ttkernel.dprint_cb"   # no effect trait: never dead
+    cb = operand_def()
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def __init__(self, cb: SSAValue):
+        super().__init__(operands=[cb])
 
 
 # the C++ types of an external call's scalar result (``ttl.ScalarType``)
@@ -626,7 +671,8 @@ class ExternCallOp(IRDLOperation):
 
 
 SPECIAL_OP_CLASSES = (CBOp, GetCompileTimeArgValOp, TensorAccessorArgsOp, TensorAccessorOp, MyXOp, MyYOp,
-                      L1LoadOp, L1StoreOp, AssertInRangeOp, KernelAssertOp, DPrintOp, ExternCallOp)
+                      L1LoadOp, L1StoreOp, AssertInRangeOp, KernelAssertOp, DPrintOp, DPrintTilesOp, DPrintCBOp,
+                      ExternCallOp)
 
 TTKernel = Dialect(
     "ttkernel",
@@ -654,6 +700,8 @@ __all__ = [
     "AssertInRangeOp",
     "KernelAssertOp",
     "DPrintOp",
+    "DPrintTilesOp",
+    "DPrintCBOp",
     "ExternCallOp",
     "EXTERN_RESULT_TYPES",
     "THREAD_ATTR",

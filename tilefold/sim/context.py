@@ -254,11 +254,14 @@ class KernelContext:
             lane = int(np.nonzero(bad)[0][0]) if bad.ndim else 0
         raise self.fail(KernelAssertError, f"assertion failed: {_lane_text(parts, values, lane)}", bad)
 
-    def dprint(self, parts: tuple, values: tuple) -> None:
-        """``DPRINT``: one line per core of this thread, kept with the core's clock; the device prints
-        the lines of its final run in the order of their simulated times (:meth:`Device.run`)."""
+    def dprint(self, parts: tuple, values: tuple, thread: str = "math") -> None:
+        """``DPRINT``: one line per core of this thread, kept with the core's clock (a compute
+        thread's unpacker or packer clock for ``thread`` "unpack" / "pack"); the device prints the
+        lines of its final run in the order of their simulated times (:meth:`Device.run`)."""
+        clock = self._consumer_clock() if thread == "unpack" else self._producer_clock() if thread == "pack" \
+            else self.clock
         for lane in range(self.L):
-            self.dev.printed.append((float(self.clock[lane]), len(self.dev.printed), _lane_text(parts, values, lane)))
+            self.dev.printed.append((float(clock[lane]), len(self.dev.printed), _lane_text(parts, values, lane)))
 
     def step(self) -> None:
         """One iteration of a while loop (the watchdog counts them, and the iterations in a row

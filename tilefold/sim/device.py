@@ -46,6 +46,7 @@ from tilefold.sim.allocator import DRAM_BASE, Allocation, allocate
 from tilefold.sim.blas_threads import one_blas_thread
 from tilefold.sim.steady_heap import steady_heap
 from tilefold.sim.cb_api import CircularBufferApi
+from tilefold.sim.debug_print_api import DebugPrintApi
 from tilefold.sim.circular_buffers import CircularBuffers
 from tilefold.sim.compute_api import ComputeApi
 from tilefold.sim.context import KernelContext
@@ -70,14 +71,14 @@ def _page_list(pages: np.ndarray) -> str:
     return f"page{'s' if pages.size > 1 else ''} {', '.join(ranges)}{more}"
 
 
-class DataMovementContext(DataflowApi, CircularBufferApi, KernelContext):
+class DataMovementContext(DataflowApi, CircularBufferApi, DebugPrintApi, KernelContext):
     def __init__(self, *args, role: str):
         super().__init__(*args)
         self.role = role
         self._dataflow_init()
 
 
-class ComputeContext(ComputeApi, CircularBufferApi, KernelContext):
+class ComputeContext(ComputeApi, CircularBufferApi, DebugPrintApi, KernelContext):
     role = "compute"
 
     def __init__(self, *args):

@@ -41,7 +41,9 @@ from tilefold.ir.ttkernel import (
     CBOp,
     AssertInRangeOp,
     KernelAssertOp,
+    DPrintCBOp,
     DPrintOp,
+    DPrintTilesOp,
     ExternCallOp,
     GetCompileTimeArgValOp,
     L1LoadOp,
@@ -250,8 +252,14 @@ class _Printer:
                              f"({self.args(op.values)}{',' if op.values else ''}))", op)
         elif isinstance(op, ExternCallOp):
             self.emit(depth, extern_calls.python_call(op, self), op)
+        elif isinstance(op, DPrintTilesOp):
+            self.emit(depth, f"k.dprint_tiles({self.ref(op.cb)}, {op.first.value.data}, {op.count.value.data}, "
+                             f"{op.side.data!r})", op)
+        elif isinstance(op, DPrintCBOp):
+            self.emit(depth, f"k.dprint_cb({self.ref(op.cb)})", op)
         elif isinstance(op, DPrintOp):
-            self.emit(depth, f"k.dprint({tuple(op.texts)!r}, ({self.args(op.values)}{',' if op.values else ''}))", op)
+            self.emit(depth, f"k.dprint({tuple(op.texts)!r}, ({self.args(op.values)}{',' if op.values else ''}), "
+                             f"{op.compute_thread!r})", op)
         elif isinstance(op, (scf.YieldOp, scf.ConditionOp)):
             raise AssertionError("terminators are printed by their parent op")
         else:

@@ -26,7 +26,8 @@ from xdsl.dialects import func
 from tilefold.codegen.cpp.statements import BodyPrinter
 from tilefold.errors import CompileError
 from tilefold.ir.locations import source_location
-from tilefold.ir.ttkernel import ApiCallOp, AssertInRangeOp, DPrintOp, ExternCallOp, KernelAssertOp, kernel_thread
+from tilefold.ir.ttkernel import (ApiCallOp, AssertInRangeOp, DPrintCBOp, DPrintOp, DPrintTilesOp, ExternCallOp,
+                                  KernelAssertOp, kernel_thread)
 from tilefold.ir.ttkernel_api import HEADER_MACROS, HEADER_PREREQUISITES
 
 DATAFLOW_HEADER = "api/dataflow/dataflow_api.h"
@@ -64,7 +65,7 @@ def kernel_headers(kernel: func.FuncOp) -> list[str]:
     """The headers a kernel includes, in include order."""
     ops = list(kernel.walk())
     asserts = [ASSERT_HEADER] if any(isinstance(op, (AssertInRangeOp, KernelAssertOp)) for op in ops) else []
-    asserts += [DPRINT_HEADER] if any(isinstance(op, DPrintOp) for op in ops) else []
+    asserts += [DPRINT_HEADER] if any(isinstance(op, (DPrintOp, DPrintTilesOp, DPrintCBOp)) for op in ops) else []
     if thread_kind(kernel) == "noc":
         return [DATAFLOW_HEADER, *asserts]
     headers = {op.api.header or COMPUTE_COMMON_HEADER for op in kernel.walk() if isinstance(op, ApiCallOp)}

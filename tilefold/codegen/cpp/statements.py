@@ -55,7 +55,9 @@ from tilefold.ir.ttkernel import (
     AssertInRangeOp,
     KernelAssertOp,
     CBOp,
+    DPrintCBOp,
     DPrintOp,
+    DPrintTilesOp,
     ExternCallOp,
     GetCompileTimeArgValOp,
     L1LoadOp,
@@ -305,9 +307,56 @@ class BodyPrinter:
                 pieces.append(value.text if value.precedence > SHIFT else f"({value.text})")
         stream = " << ".join(["DPRINT", *pieces, "ENDL()"])
         if kernel_thread(self.kernel) == "compute":
-            self.emit(f"DPRINT_MATH({stream});", op)
+            self.emit(f"DPRINT_{op.compute_thread.upper()}({stream});", op)
         else:
             self.emit(f"{stream};", op)
+
+    def print_dprint_tiles(self, op: DPrintTilesOp) -> None:
+        """Each row of the tiles as ``DPRINT << TileSlice(...)``; in a compute kernel only on the
+        thread that sees the pointer: the unpacker for pages waited for, the packer for pages reserved."""
+        cb = self.expr(op.cb).text
+        first, count = op.first.value.data, op.count.value.data
+        front = op.side.data == "front"
+        self.names.push_scope()
+        t, r = self.names.unique("t"), self.names.unique("r")
+        row = f"SliceRange{{.h0 = {r}, .h1 = (uint8_t)({r} + 1), .hs = 1, .w0 = 0, .w1 = 32, .ws = 1}}"
+        if kernel_thread(self.kernel) == "compute":
+            thread = "UCK_CHLKC_UNPACK" if front else "UCK_CHLKC_PACK"
+            slice_args, guard = f"{cb}, {t}, {row}, false, true", f"#if defined({thread})"
+        else:
+            kind = "TSLICE_INPUT_CB, TSLICE_RD_PTR" if front else "TSLICE_OUTPUT_CB, TSLICE_WR_PTR"
+            slice_args, guard = f"{cb}, {t}, {row}, {kind}, false, true", None
+        if guard:
+            self.out.append(guard)
+        self.emit(f"for (uint32_t {t} = {first}; {t} < {first + count}; ++{t}) {{", op)
+        self.depth += 1
+        self.emit(f"for (uint8_t {r} = 0; {r} < 32; ++{r}) {{")
+        self.depth += 1
+        self.emit(f"DPRINT << \"tile \" << {t} << \" row \" << (uint32_t){r} << \": \" << TileSlice({slice_args}) << ENDL();")
+        self.depth -= 1
+        self.emit("}")
+        self.depth -= 1
+        self.emit("}")
+        if guard:
+            self.out.append("#endif")
+        self.names.pop_scope()
+
+    def print_dprint_cb(self, op: DPrintCBOp) -> None:
+        """The CB's interface as TT-Metal's ``print_cb_details`` prints it (in a compute kernel, from the
+        unpacker)."""
+        cb = self.expr(op.cb).text
+        fields = ("size", "fifo_size"), ("limit", "fifo_limit"), ("page_size", "fifo_page_size"), \
+            ("num_pages", "fifo_num_pages"), ("rd_ptr", "fifo_rd_ptr"), ("wr_ptr", "fifo_wr_ptr")
+        pieces = [f'"cb_id " << {cb} << ": {{ "']
+        for i, (label, field) in enumerate(fields):
+            pieces.append(f'"{", " if i else ""}{label}: " << get_local_cb_interface({cb}).{field}')
+        stream = " << ".join(["DPRINT", *pieces, '" }"', "ENDL()"])
+        compute = kernel_thread(self.kernel) == "compute"
+        if compute:
+            self.out.append("#if defined(UCK_CHLKC_UNPACK)")
+        self.emit(f"{stream};", op)
+        if compute:
+            self.out.append("#endif")
 
     def print_extern_call(self, op: ExternCallOp) -> None:
         """``callee<template args>(args);`` of ``ttl.call_extern_func``; with a result,
@@ -554,6 +603,8 @@ _HANDLERS = {
     AssertInRangeOp: BodyPrinter.print_assert_in_range,
     KernelAssertOp: BodyPrinter.print_kernel_assert,
     DPrintOp: BodyPrinter.print_dprint,
+    DPrintTilesOp: BodyPrinter.print_dprint_tiles,
+    DPrintCBOp: BodyPrinter.print_dprint_cb,
     ExternCallOp: BodyPrinter.print_extern_call,
     memref.AllocaOp: BodyPrinter.print_alloca,
     memref.LoadOp: BodyPrinter.print_load,

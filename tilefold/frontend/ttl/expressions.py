@@ -725,15 +725,38 @@ class ExpressionBuilder:
     def kernel_print(self, node: ast.Call, scope) -> None:
         """``print(...)`` in a kernel: TT-Metal's ``DPRINT`` (``ttkernel.dprint``) of its texts and its
         runtime integers (f-strings included); values known when the kernel is built are printed as
-        Python prints them, blocks, buffers and tensors as their description. ``sep`` is honoured;
+        Python prints them, blocks, buffers and tensors as their description, followed, for each
+        block held from a tiled buffer, by its tiles' rows and, for each buffer, by its circular
+        buffer's state. ``sep`` is honoured;
         other keywords (``end``, ``flush``, TT-Lang's ``num_pages`` ...) are accepted and ignored."""
         from tilefold.ir.ttkernel import DPrintOp
+
+        from tilefold.ir.ttkernel import DPrintCBOp, DPrintTilesOp
 
         keywords = {k.arg: k.value for k in node.keywords}
         sep = self.evaluate(keywords["sep"], scope) if "sep" in keywords else " "
         parts, values = self.printed_text(node.args, str(sep), scope, node)
+        # after the line, the contents of the blocks and the state of the buffers it names, as
+        # TT-Lang prints them; in a compute kernel the line comes from the thread printing them
+        contents, threads = [], []
+        for arg in node.args:
+            value = scope.lookup(arg.id) if isinstance(arg, ast.Name) else None
+            if value is MISSING:
+                value = self.source.lookup(arg.id)
+            if type(value) is Block and value.dfb.is_tiled and not value.status.released \
+                    and value.dfb.index is not None:
+                tiles = value.dfb.block_pages
+                front = value.acquired == "wait"
+                contents.append(DPrintTilesOp(self.cb_value(value.dfb), value.depth * tiles, tiles,
+                                              "front" if front else "back"))
+                threads.append("unpack" if front else "pack")
+            elif isinstance(value, DataflowBuffer) and value.index is not None:
+                contents.append(DPrintCBOp(self.cb_value(value)))
+                threads.append("unpack")
         self.node = node
-        self.emit(DPrintOp(parts, values))
+        self.emit(DPrintOp(parts, values, threads[0] if threads and self.kind == "compute" else None))
+        for op in contents:
+            self.emit(op)
         return None
 
     def printed_text(self, args: list[ast.expr], sep: str, scope, where: ast.AST) -> tuple[list[str], list]:

@@ -31,7 +31,7 @@ from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
 
 from tilefold.ir import ttl
-from tilefold.ir.ttkernel import ExternCallOp
+from tilefold.ir.ttkernel import DPrintCBOp, DPrintTilesOp, ExternCallOp
 from tilefold.ir.ttl_metadata import KernelArgAttr
 from tilefold.passes.builder import rewrite_once
 from tilefold.passes.ttl.common import kernels
@@ -66,7 +66,8 @@ class LowerTTLOp(RewritePattern):
         elif isinstance(op, ttl.TensorAddressOp):      # ttl.raw_addr: the address the host passes
             value = self.emitter.tensor_address(op.arg_index.value.data, op.tensor_name.data)
             op.result.replace_all_uses_with(value)
-        elif isinstance(op, ExternCallOp):             # its buffers become their CB indices, its tensors accessors
+        elif isinstance(op, (ExternCallOp, DPrintTilesOp, DPrintCBOp)):
+            # their buffers become their CB indices, an external call's tensors accessors
             op.operands = [self.cbs[v.owner.index] if isinstance(v.owner, ttl.BindCBOp) else
                            self.lowering.accessors[v.owner.arg_index.value.data] if isinstance(v.owner, ttl.TensorOp)
                            else v for v in op.operands]

@@ -1,0 +1,57 @@
+"""Debug prints of circular buffers: ``DPRINT << TileSlice(...)`` rows of tiles and
+``print_cb_details``, for data movement and compute threads alike.
+
+Reads: the lanes' circular buffer states (pointers, sizes, formats) and the L1 bytes of the
+tiles printed. Writes: the device's printed lines (``dev.printed``), one per tile row and lane,
+kept with the lane's clock as ``KernelContext.dprint`` keeps its lines. Nothing else changes:
+a print neither waits nor charges time (TT-Metal's prints cost the core's time only when the
+program is built with them on).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tilefold.errors import CircularBufferError
+from tilefold.sim import tile_math as tm
+
+CB_ADDR_SHIFT = 4          # the circular buffer interface keeps addresses and sizes in 16-byte units
+
+
+class DebugPrintApi:
+    def dprint_tiles(self, cb, first: int, count: int, side: str) -> None:
+        """The rows of ``count`` tiles of CB ``cb`` from tile ``first`` past its read pointer
+        (``side`` "front") or write pointer ("back"): a line ``tile T row R: v0 v1 ...`` each,
+        values as C++ prints floats (six significant digits)."""
+        call = "DPRINT << TileSlice"
+        cb, st = self._cb(cb, call)
+        fmt = self.dev.cb_formats.get(cb)
+        if fmt is None or int(st.page_size[self.row0]) < fmt.tile_size():
+            raise self.fail(CircularBufferError, f"{call}: c_{cb} holds no whole 32x32 tiles to print")
+        pointer = st.rd if side == "front" else st.wr
+        clock = self._consumer_clock() if side == "front" else self._producer_clock()   # the unpacker's or packer's
+        for lane, row in enumerate(self.row_idx):
+            page = int(st.page_size[row])
+            start = int(st.base[row]) + int(pointer[row]) * page
+            raw = self.dev.l1.read(np.array([row]), start + first * page, page * count).reshape(count, page)
+            values = tm.faces_to_rows(tm.unpack(raw[:, :fmt.tile_size()], fmt))
+            for t in range(count):
+                for r in range(values.shape[1]):
+                    text = " ".join(format(float(v), "g") for v in values[t, r])
+                    self._printed(clock, lane, f"tile {first + t} row {r}: {text}")
+
+    def dprint_cb(self, cb) -> None:
+        """One line of CB ``cb``'s interface as ``print_cb_details`` prints it (sizes and pointers in
+        16-byte units, its page count)."""
+        cb, st = self._cb(cb, "print_cb_details")
+        for lane, row in enumerate(self.row_idx):
+            page, base, size = int(st.page_size[row]), int(st.base[row]), int(st.capacity[row])
+            fields = {"size": size * page >> CB_ADDR_SHIFT, "limit": (base + size * page) >> CB_ADDR_SHIFT,
+                      "page_size": page >> CB_ADDR_SHIFT, "num_pages": size,
+                      "rd_ptr": (base + int(st.rd[row]) * page) >> CB_ADDR_SHIFT,
+                      "wr_ptr": (base + int(st.wr[row]) * page) >> CB_ADDR_SHIFT}
+            self._printed(self._consumer_clock(), lane, f"cb_id {cb}: {{ " + ", ".join(f"{k}: {v}" for k, v in fields.items()) + " }")
+
+    def _printed(self, clock: np.ndarray, lane: int, text: str) -> None:
+        self.dev.printed.append((float(clock[lane]), len(self.dev.printed), text))
+
