@@ -743,8 +743,8 @@ class ExpressionBuilder:
             value = scope.lookup(arg.id) if isinstance(arg, ast.Name) else None
             if value is MISSING:
                 value = self.source.lookup(arg.id)
-            if type(value) is Block and value.dfb.is_tiled and not value.status.released \
-                    and value.dfb.index is not None:
+            if type(value) is Block and value.dfb.is_tiled and tuple(value.dfb.tile) == (32, 32) \
+                    and not value.status.released and value.dfb.index is not None:
                 tiles = value.dfb.block_pages
                 front = value.acquired == "wait"
                 contents.append(DPrintTilesOp(self.cb_value(value.dfb), value.depth * tiles, tiles,
