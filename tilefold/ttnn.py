@@ -681,6 +681,8 @@ def _numpy_of(tensor, what: str) -> tuple[np.ndarray, DataType]:
     own = {torch.bfloat16: bfloat16, torch.float32: float32, torch.int32: int32}.get(tensor.dtype, bfloat16)
     if tensor.dtype == torch.bfloat16:
         return tensor.detach().cpu().contiguous().view(torch.int16).numpy().view(ml_dtypes.bfloat16), own
+    if tensor.dtype == torch.float64:        # as it is: whole numbers beyond 2**24 stay exact for integer types
+        return tensor.detach().cpu().numpy(), own
     if tensor.is_floating_point():
         return tensor.detach().to(torch.float32).cpu().numpy(), own
     return tensor.cpu().numpy(), own

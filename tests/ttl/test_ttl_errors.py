@@ -158,8 +158,48 @@ def test_kernel_with_parameters():
         def compute(a_blk):  # error
             pass
 
-    expect_error(lambda: op(*tensors()), test_kernel_with_parameters, KernelError, "takes parameters (a_blk)",
-                 "take none")
+    expect_error(lambda: op(*tensors()), test_kernel_with_parameters, KernelError,
+                 "takes parameters (a_blk) without defaults", "give them defaults")
+
+
+def test_kernel_parameters_with_defaults_take_them():
+    """A kernel function is called with no arguments: parameters with defaults hold them."""
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+        y_dfb = ttl.make_dataflow_buffer_like(y, shape=(1, 1), block_count=2)
+
+        @ttl.datamovement()
+        def read(row=1, cols=(0, 1)):
+            for c in cols:
+                with x_dfb.reserve() as blk:
+                    ttl.copy(x[row, c], blk).wait()
+
+        @ttl.compute()
+        def compute(scale=3.0):
+            for _ in range(2):
+                with x_dfb.wait() as a, y_dfb.reserve() as b:
+                    b.store(a * scale)
+
+        @ttl.datamovement()
+        def write(row=0):
+            for c in range(2):
+                with y_dfb.wait() as blk:
+                    ttl.copy(blk, y[row, c]).wait()
+
+    x, y = tensors()
+    op(x, y)
+    got, want = ttnn.to_numpy(y), ttnn.to_numpy(x)
+    np.testing.assert_allclose(got[:32], want[32:] * 3.0, rtol=1e-2)
+
+
+def test_block_shape_with_more_dimensions_than_the_tensor():
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1, 1))  # error
+
+    expect_error(lambda: op(*tensors()), test_block_shape_with_more_dimensions_than_the_tensor, KernelError,
+                 "shape=(1, 1, 1) has 3 dimensions, but the tensor has 2", "give shape=(1, 1)")
 
 
 def test_with_on_something_that_is_not_a_buffer_block():

@@ -114,6 +114,16 @@ def test_a_bfloat16_torch_tensor_gives_what_its_float32_values_give(dtype):
     np.testing.assert_array_equal(ttnn.to_numpy(got).view(np.uint8), ttnn.to_numpy(want).view(np.uint8))
 
 
+def test_a_float64_torch_tensor_gives_int32_values_exactly():
+    """Whole numbers beyond float32's 2**24 (up to int32's limits) in a float64 tensor reach an int32
+    tensor unchanged, as torch's own cast gives them."""
+    torch = pytest.importorskip("torch")
+    x = torch.zeros((32, 32), dtype=torch.float64)
+    x[0, :4] = torch.tensor([16777217.0, 2147483647.0, -2147483648.0, 123456789.0], dtype=torch.float64)
+    got = ttnn.to_numpy(ttnn.from_torch(x, dtype=ttnn.int32, layout=ttnn.TILE_LAYOUT))
+    np.testing.assert_array_equal(got, x.to(torch.int32).numpy())
+
+
 def test_to_torch_without_torch_says_what_to_use():
     try:
         import torch  # noqa: F401

@@ -33,6 +33,7 @@ from __future__ import annotations
 import ast
 import copy
 import dataclasses
+import inspect
 import itertools
 from collections.abc import Iterator
 
@@ -149,6 +150,9 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
         scope = Scope(carried=carried_names(tree))
         if placed is not None:
             scope.names[_PLACED_DOMAIN] = self.operation.device_domain
+        # parameters with defaults (``def reader(step=2)``): compile-time values, as the call with no arguments binds them
+        for name, param in inspect.signature(self.definition.function).parameters.items():
+            scope.names[name] = param.default
         self.statements(tree.body, scope, Region("function", tree))
         self.check_all_released(tree.body[-1] if tree.body else tree)
         self.step_twins_with_pops(kernel)

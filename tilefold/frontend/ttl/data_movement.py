@@ -162,7 +162,7 @@ class DataMovementBuilder:
                 start = self.scalars.sub(start, origin[d])
             if size > dim:
                 raise self.error(f"{argument.name}[...]: dimension {d} selects {size} {unit} but the tensor has only "
-                                 f"{dim} (shape {_shape_text(units)}); make the block smaller", node)
+                                 f"{dim} (shape {_shape_text(units)}{piece}); make the block smaller", node)
             if isinstance(start, int) and (start < 0 or start + size > dim) and origin is not None and origin[d]:
                 first = start + origin[d]
                 raise CrossDeviceAccessError(

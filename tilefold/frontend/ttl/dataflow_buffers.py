@@ -307,6 +307,11 @@ def make_dataflow_buffer_like(tensor, shape, block_count: int | None = None, *, 
     fmt = fmt or data_format(getattr(dtype, "name", dtype))
     layout_name = "TILE" if "TILE" in str(getattr(layout, "name", layout)).upper() else "ROW_MAJOR"
     tile = tensor_tile(tensor) if layout_name == "TILE" else (32, 32)
+    rank = len(tuple(getattr(tensor, "shape", ()) or ()))
+    if isinstance(shape, (tuple, list)) and rank >= 2 and len(shape) > rank:
+        raise KernelError(f"make_dataflow_buffer_like: shape={tuple(shape)!r} has {len(shape)} dimensions, but the tensor "
+                          f"has {rank}; a block has at most the tensor's dimensions — give shape="
+                          f"{tuple(shape)[len(shape) - rank:]!r}", location)
     return _make(fmt, layout_name, shape, count, tensor, location, "make_dataflow_buffer_like", allocation_group,
                  tile)
 

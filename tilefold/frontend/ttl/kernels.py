@@ -141,11 +141,12 @@ def _register(fn, kind: str, options: dict):
         check_selector(selector, kind, f"@ttl.{kind}(kernel=...)", user_location())
     location = _def_line(fn)
     op = capture.current(f"@ttl.{kind}()")
-    params = list(inspect.signature(fn).parameters)
+    # the kernel is called with no arguments: parameters with defaults take them, others cannot
+    params = [name for name, p in inspect.signature(fn).parameters.items() if p.default is inspect.Parameter.empty]
     if params:
-        raise KernelError(f"kernel function {fn.__name__!r} takes parameters ({', '.join(params)}); TT-Lang kernel "
-                          "functions take none — use the tensors, dataflow buffers and values of the operation's "
-                          "body directly", location)
+        raise KernelError(f"kernel function {fn.__name__!r} takes parameters ({', '.join(params)}) without defaults; "
+                          "TT-Lang kernel functions are called with no arguments — give them defaults, or use the "
+                          "tensors, dataflow buffers and values of the operation's body directly", location)
     named = next((k for k in op.kernels if k.name == fn.__name__), None)
     if named is not None:       # each kernel is a function of its own name in the program
         raise KernelError(f"operation {op.name!r} already has a kernel function named {fn.__name__!r} (at "
