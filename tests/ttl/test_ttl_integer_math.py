@@ -340,6 +340,32 @@ def test_comparisons_of_int32_blocks(tmp_path, check_kernel):
     check_kernel.require_accepted(check_kernel.check_kernel(path, "compute"))
 
 
+def test_comparisons_of_uint32_blocks(tmp_path, check_kernel):
+    """0.69 compares no uint32 words: ``a > b`` is ``min(max(a, b) - b, 1)`` in its unsigned max / min
+    (``binary_max_uint32_tile``) and integer subtract, the others from it — exact on words above 2**31
+    too, where a signed comparison would order them wrongly."""
+    from tilefold.codegen.cpp import emit_kernel
+
+    top = np.iinfo(np.uint32).max
+    rng = np.random.default_rng(46)
+    a, b = (rng.integers(0, top, (32, 32), endpoint=True).astype(np.uint32) for _ in range(2))
+    a[0, :4], b[0, :4] = (5, 0, top, 2**31), (5, top, 0, 2**31 - 1)
+    b[1] = a[1]
+    tensors = [ttnn.from_numpy(v, dtype=ttnn.uint32, layout=ttnn.TILE_LAYOUT) for v in (a, b)]
+    outs = [ttnn.zeros((32, 32), dtype=ttnn.uint32, layout=ttnn.TILE_LAYOUT) for _ in range(6)]
+    with recorded_programs() as programs:
+        integer_comparisons(*tensors, *outs)
+    with np.errstate(over="ignore"):
+        expected = ((a - b) * (a > b), a >= b, a < b, a <= b, a == b, a != b)
+    for out, want in zip(outs, expected):
+        np.testing.assert_array_equal(ttnn.to_numpy(out).astype(np.uint32), np.asarray(want, np.uint32))
+    text = emit_kernel(next(k for k in programs[0].kernels if k.is_compute).function)
+    assert "binary_max_uint32_tile(" in text and "binary_min_uint32_tile(" in text
+    path = tmp_path / "compute.cpp"
+    path.write_text(text)
+    check_kernel.require_accepted(check_kernel.check_kernel(path, "compute"))
+
+
 @ttl.operation(grid=(1, 1))
 def integer_signs(a, negated, rectified, absolute):
     a_dfb = ttl.make_dataflow_buffer_like(a, shape=(1, 1), block_count=1)

@@ -169,6 +169,9 @@ class BlockExpressionBuilder(AcquisitionBuilder):
              fmt: DataFormat | None = None, row_major: bool | None = None) -> BlockExpression:
         if name != "typecast":
             integer = next((o for o in operands if o.data_format in _INTEGER_FORMATS), None)
+            if integer is not None and name in _COMPARISONS and len(operands) == 2 \
+                    and all(o.data_format is DataFormat.UInt32 for o in operands):
+                return self.unsigned_comparison(name, *operands, shape, node)
             if integer is not None and name in ("eq", "ne") and len(operands) == 2 \
                     and all(o.data_format is DataFormat.Int32 for o in operands):
                 # 0.69 compares int32 blocks by order only: a != b is (a > b) + (a < b)
@@ -266,6 +269,24 @@ class BlockExpressionBuilder(AcquisitionBuilder):
             what += ", and " + ", ".join(_INTEGER_SIGN_OPS)
         raise self.error(f"{name} of {article} {kind} block is not supported by tilefold (integer blocks take {what}); "
                          "convert it with ttl.math.typecast(x, ttnn.float32) first", node)
+
+    def unsigned_comparison(self, name: str, a: BlockExpression, b: BlockExpression, shape, node) -> BlockExpression:
+        """A comparison of two uint32 blocks, 1 where it holds and 0 elsewhere: 0.69 compares no
+        unsigned words, so ``a > b`` is ``min(max(a, b) - b, 1)`` in its unsigned max / min and
+        integer subtract (exact: the difference is never negative), and the others follow from it."""
+        def greater(x, y):
+            return self.make("min", [self.make("sub", [self.make("max", [x, y], shape, node), y], shape, node),
+                                     self.filled_like(1, x, node)], shape, node)
+
+        def negated(x):
+            return self.make("sub", [self.filled_like(1, x, node), x], shape, node)
+
+        if name in ("gt", "lt"):
+            return greater(a, b) if name == "gt" else greater(b, a)
+        if name in ("ge", "le"):
+            return negated(greater(b, a) if name == "ge" else greater(a, b))
+        differ = self.make("add", [greater(a, b), greater(b, a)], shape, node)
+        return differ if name == "ne" else negated(differ)
 
     def layout_of(self, operands: list[BlockExpression], what: str, node) -> bool:
         """Whether the operands are row-major blocks (all or none: their elements are arranged
