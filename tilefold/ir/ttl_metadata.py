@@ -188,6 +188,10 @@ PIPE_FIELDS = {"src": ("x0", "y0", "x1", "y1", "dests", "remote", "loopback", "i
 # the linear destination range of a pipe written as one, over all its routes; ``device``: the other
 # end's device index in the operation's device domain)
 NOC_FIELDS = ("x", "y", "x0", "y0", "x1", "y1", "dests")
+# a kernel whose runtime arguments share words, two small ones each (the low half first): the
+# arguments of each word, by their place in ``ttl.runtime_args``
+RUNTIME_WORDS_ATTR = "ttl.runtime_arg_words"
+HALF_WORD = 1 << 16
 PEER_FIELDS = {"src": ("x0", "y0", "x1", "y1", "linear", "first", "stop", "device"), "dst": ("x", "y", "linear", "device")}
 
 
@@ -241,5 +245,5 @@ class KernelArgAttr(Record):
 
 ATTRIBUTES = [CBEntryAttr, PipeNetAttr, KernelArgAttr]
 
-__all__ = ["CBEntryAttr", "PipeNetAttr", "KernelArgAttr", "ARG_KINDS", "COMPILE_TIME_KINDS", "PIPE_FIELDS", "PEER_FIELDS",
+__all__ = ["CBEntryAttr", "PipeNetAttr", "KernelArgAttr", "RUNTIME_WORDS_ATTR", "HALF_WORD", "ARG_KINDS", "COMPILE_TIME_KINDS", "PIPE_FIELDS", "PEER_FIELDS",
            "ATTRIBUTES"]

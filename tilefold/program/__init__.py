@@ -6,7 +6,7 @@ Names are imported from their submodules on first use, so a module needing only
 import importlib
 
 _EXPORTS = {
-    "args": ("BufferAddress", "NocX", "NocY", "TensorAccessorArgsRef"),
+    "args": ("BufferAddress", "HalfWords", "NocX", "NocY", "TensorAccessorArgsRef"),
     "buffers": ("Buffer",),
     "circular_buffers": ("CircularBuffer",),
     "kernels": ("ComputeConfig", "DataMovementConfig", "Kernel"),

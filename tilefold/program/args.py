@@ -2,7 +2,7 @@
 
 Reads: nothing. Writes: nothing. A runtime argument is an ``int`` or one of these: the
 device address of a buffer (known only after allocation), the NOC coordinates of a logical
-core (``worker_core_from_logical_core``). A compile-time argument list may hold
+core (``worker_core_from_logical_core``), two of those small values in one word. A compile-time argument list may hold
 :class:`TensorAccessorArgsRef`, which expands to the buffer's ``TensorAccessorArgs``
 (``TensorAccessorArgs(buffer).append_to(compile_args)`` on the host).
 """
@@ -42,6 +42,23 @@ class NocY:
 
     def __str__(self) -> str:
         return f"noc_y{self.core}"
+
+
+@dataclass(frozen=True)
+class HalfWords:
+    """Two values below 2**16 in one runtime argument, ``low | high << 16`` (each an int or a NOC
+    coordinate): a kernel with more arguments than the table holds packs its small ones."""
+
+    low: int | NocX | NocY
+    high: int | NocX | NocY
+
+    def __str__(self) -> str:
+        return f"({self.low} | {self.high} << 16)"
+
+    def resolved(self, resolve) -> int:
+        """The word, ``resolve`` giving each symbolic half's value."""
+        low, high = (v if isinstance(v, int) else resolve(v) for v in (self.low, self.high))
+        return low | high << 16
 
 
 @dataclass(frozen=True)

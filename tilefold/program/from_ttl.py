@@ -35,14 +35,15 @@ from dataclasses import dataclass
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
-from tilefold.ir.ttl_metadata import ACTIVE_NODES_ATTR, STAGING_BUFFERS_ATTR, pipe_semaphores
+from tilefold.ir.ttl_metadata import (ACTIVE_NODES_ATTR, HALF_WORD, RUNTIME_WORDS_ATTR, STAGING_BUFFERS_ATTR,
+                                      pipe_semaphores)
 from tilefold.arch.cores import CoreCoord, CoreRange, CoreRangeSet
 from tilefold.errors import KernelError, L1OverflowError
 
 from tilefold.ir import ttl
 from tilefold.ir.ttkernel import compute_config
 from tilefold.layout.formats import DataFormat, tensor_tile
-from tilefold.program import ComputeConfig, DataMovementConfig, NocX, NocY, Program
+from tilefold.program import ComputeConfig, DataMovementConfig, HalfWords, NocX, NocY, Program
 from tilefold.program.program import SEMAPHORE_SIZE
 from tilefold.program.unpack_to_dest import unpack_to_dest_mode
 
@@ -270,10 +271,28 @@ def build_program(module: ModuleOp, built, arch) -> Program:
         kernel = program.create_kernel(fn, cores, config, compile_args, name=fn.sym_name.data)
         descriptors = _args(fn, "ttl.runtime_args")
         noc1 = isinstance(config, DataMovementConfig) and config.noc_index == 1
+        words = [[i.value.data for i in w.data] for w in fn.attributes[RUNTIME_WORDS_ATTR].data] \
+            if RUNTIME_WORDS_ATTR in fn.attributes else None
         for core in cores:
             args = [_runtime_value(d, core, program, names, nets, noc1, capture) for d in descriptors]
-            program.set_runtime_args(kernel, core, args)
+            program.set_runtime_args(kernel, core, args if words is None else _packed(args, words, descriptors))
     return program
+
+
+def _packed(args: list, words: list[list[int]], descriptors: list[dict]) -> list[int]:
+    """The runtime arguments two to a word, as the kernel's ``ttl.runtime_arg_words`` lists them (see
+    :mod:`tilefold.passes.ttl.ttkernel_builder`): the first in the low half."""
+    out = []
+    for word in words:
+        if len(word) == 1:
+            out.append(args[word[0]])
+            continue
+        low, high = (args[i] for i in word)
+        if any(isinstance(v, int) and not 0 <= v < HALF_WORD for v in (low, high)):
+            raise AssertionError(f"runtime arguments {[descriptors[i] for i in word]} = {low}, {high} do not fit "
+                                 "half a word each")
+        out.append(low | high << 16 if isinstance(low, int) and isinstance(high, int) else HalfWords(low, high))
+    return out
 
 
 def _args(fn: func.FuncOp, name: str) -> list[dict]:

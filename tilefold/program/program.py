@@ -21,7 +21,7 @@ from tilefold.arch.cores import CoreCoord, CoreRange, CoreRangeSet
 from tilefold.errors import L1OverflowError, ProgramError, RuntimeArgError, SourceLocation
 from tilefold.ir.ttkernel import COMPUTE_CONFIG_ATTR, THREAD_ATTR, compute_config, compute_config_attr
 from tilefold.layout.formats import data_format
-from tilefold.program.args import BufferAddress, NocX, NocY, TensorAccessorArgsRef
+from tilefold.program.args import BufferAddress, HalfWords, NocX, NocY, TensorAccessorArgsRef
 from tilefold.program.buffers import Buffer
 from tilefold.caller import user_location
 from tilefold.program.circular_buffers import CircularBuffer
@@ -240,6 +240,9 @@ class Program:
             if isinstance(v, BufferAddress):
                 self.buffer(v.buffer)
             elif isinstance(v, (NocX, NocY)):
+                continue
+            elif isinstance(v, HalfWords) and all(isinstance(h, (NocX, NocY)) or isinstance(h, int) and 0 <= h < 1 << 16
+                                                  for h in (v.low, v.high)):
                 continue
             elif not (isinstance(v, int) and 0 <= v <= U32_MAX):
                 raise ProgramError(f"runtime argument {v!r} of kernel {kernel.name!r} is not a uint32, a buffer "

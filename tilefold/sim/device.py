@@ -37,7 +37,7 @@ from tilefold.errors import (
     UnwrittenOutputError,
     warn_at,
 )
-from tilefold.program import BufferAddress, NocX, NocY, Program, TensorAccessorArgsRef
+from tilefold.program import BufferAddress, HalfWords, NocX, NocY, Program, TensorAccessorArgsRef
 from tilefold.program.kernels import ComputeConfig
 from tilefold.frozen_gc import frozen_gc
 from tilefold.huge_pages import ordinary_pages_during
@@ -250,17 +250,18 @@ class _Run:
         return int(ys[0]) if (ys == ys[0]).all() else ys
 
     def resolve_args(self, args) -> list[int]:
-        out = []
-        for a in args:
-            if isinstance(a, BufferAddress):
-                out.append(self.allocation.buffers[a.buffer].address)
-            elif isinstance(a, NocX):
-                out.append(self.arch.worker_noc_coord(a.core.x, a.core.y)[0])
-            elif isinstance(a, NocY):
-                out.append(self.arch.worker_noc_coord(a.core.x, a.core.y)[1])
-            else:
-                out.append(int(a))
-        return out
+        return [self.resolve_arg(a) for a in args]
+
+    def resolve_arg(self, a) -> int:
+        if isinstance(a, BufferAddress):
+            return self.allocation.buffers[a.buffer].address
+        if isinstance(a, NocX):
+            return self.arch.worker_noc_coord(a.core.x, a.core.y)[0]
+        if isinstance(a, NocY):
+            return self.arch.worker_noc_coord(a.core.x, a.core.y)[1]
+        if isinstance(a, HalfWords):
+            return a.resolved(self.resolve_arg)
+        return int(a)
 
     def expand_compile_args(self, kernel) -> list[int]:
         out: list[int] = []

@@ -31,7 +31,7 @@ from tilefold.codegen.cpp.host_checks import HOST_CHECKS_HEADER
 from tilefold.codegen.cpp.names import HOST_RESERVED, Identifiers, file_stem
 from tilefold.errors import LayoutError, ProgramError
 from tilefold.layout.tensor_spec import TensorSpec
-from tilefold.program import BufferAddress, NocX, Program, TensorAccessorArgsRef
+from tilefold.program import BufferAddress, HalfWords, NocX, Program, TensorAccessorArgsRef
 from tilefold.program.buffers import Buffer
 from tilefold.program.kernels import ComputeConfig, DataMovementConfig, Kernel
 
@@ -278,7 +278,7 @@ class HostPrinter:
         values: dict = {}
         for kernel in self.program.kernels:
             for args in [kernel.common_runtime_args, *kernel.runtime_args.values()]:
-                for arg in args:
+                for arg in (h for a in args for h in ((a.low, a.high) if isinstance(a, HalfWords) else (a,))):
                     if isinstance(arg, int) or arg in values:
                         continue
                     if isinstance(arg, BufferAddress):
@@ -304,8 +304,13 @@ class HostPrinter:
             return
         self.section("Runtime arguments.")
 
+        def text(a) -> str:
+            if isinstance(a, HalfWords):        # two small values in one word
+                return f"({text(a.low)} | ({text(a.high)} << 16))"
+            return _int(a) if isinstance(a, int) else values[a]
+
         def arg_list(args) -> str:
-            return "{" + ", ".join(_int(a) if isinstance(a, int) else values[a] for a in args) + "}"
+            return "{" + ", ".join(text(a) for a in args) + "}"
 
         for kernel in self.program.kernels:
             name = self.kernel_names[kernel.id]

@@ -32,6 +32,7 @@ from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, Rewrite
 
 from tilefold.ir import ttl
 from tilefold.ir.ttkernel import DPrintCBOp, DPrintTilesOp, ExternCallOp
+from tilefold.ir.ttl_metadata import RUNTIME_WORDS_ATTR
 from tilefold.ir.ttl_metadata import KernelArgAttr
 from tilefold.passes.builder import rewrite_once
 from tilefold.passes.ttl.common import kernels
@@ -108,7 +109,7 @@ def lower_kernel(module: ModuleOp, kernel: func.FuncOp) -> None:
                          walk_reverse=True).rewrite_region(kernel.body)
     lower.emitter.finish()
     for name in [n for n in kernel.attributes if n.startswith("ttl.") and n not in (
-            ttl.KERNEL_ROLE_ATTR, "ttl.compile_args", "ttl.runtime_args")]:
+            ttl.KERNEL_ROLE_ATTR, "ttl.compile_args", "ttl.runtime_args", RUNTIME_WORDS_ATTR)]:
         del kernel.attributes[name]
 
 
