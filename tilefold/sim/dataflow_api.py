@@ -26,7 +26,7 @@ from tilefold.arch import (ETHERNET_BYTES_PER_CYCLE, ETHERNET_LATENCY_CYCLES, NO
 from tilefold.errors import CircularBufferError, DramAccessError, NocHazardError, ProgramError, SemaphoreError
 from tilefold.layout.addressing import aligned_page_size
 from tilefold.sim import page_batches
-from tilefold.sim.scheduler import BLOCKED
+from tilefold.sim.scheduler import BLOCKED, SEMAPHORE_ANY
 from tilefold.sim.accessor import Accessor, AccessorArgs, decode_accessor_args
 from tilefold.sim.cb_api import _named
 from tilefold.sim.lanes import all_lanes, any_lane, even, uniform
@@ -47,6 +47,15 @@ def _first(v):
 def _page_write_size(size, accessor: Accessor):
     """Bytes a page write sends: ``size``, or the accessor's page size when ``size`` is 0."""
     return size if (size.__class__ is int and size) or (size.__class__ is not int) else accessor.page_size
+
+
+def _words(rows, addr) -> set[tuple[int, int]]:
+    """The (core row, address) semaphore words a write of one word to ``addr`` on cores ``rows`` (each
+    an int, or one per lane) reaches."""
+    if np.ndim(rows) == 0 and np.ndim(addr) == 0:
+        return {(int(rows), int(addr))}
+    rows, addr = np.broadcast_arrays(np.asarray(rows).reshape(-1), np.asarray(addr).reshape(-1))
+    return set(zip(rows.tolist(), addr.tolist()))
 
 
 class DataflowApi:
@@ -727,7 +736,7 @@ class DataflowApi:
                 data = self._one_l1_writer(rows, local, data, call)
             self.dev.l1.write(rows, local, data)
             done = self._core_done(nbytes, rows)
-            self.scheduler.notify(("sem",))
+            self.scheduler.notify_semaphores()
         flushed = self.port_free.copy()
         counters.noc_bytes += nbytes * self.L
         self._issue(nbytes, call)
@@ -803,7 +812,7 @@ class DataflowApi:
         if not words:
             self._note_write(src, nbytes, line, self.clock + nbytes / self.arch.noc_link_bytes_per_cycle, done)
         self.dev.progress += 1
-        self.scheduler.notify(("sem",))
+        self.scheduler.notify_semaphores()
 
     def _check_rectangle(self, x0: int, y0: int, x1: int, y1: int, call: str) -> None:
         """What the watcher checks of a multicast rectangle: its start is the corner nearest the
@@ -883,7 +892,7 @@ class DataflowApi:
         self.dev.sem_time_note(self.row_idx, sem_addr, self.clock, before)
         self.charge(self.costs.riscv_call, None, "noc_semaphore_set")
         self.dev.progress += 1
-        self.scheduler.notify(("sem",))
+        self.scheduler.notify_semaphores(_words(self.row_idx, sem_addr))
 
     def _sem_wait(self, sem_addr, value, call: str, at_least: bool) -> None:
         self._sem_check(sem_addr, call)
@@ -894,7 +903,9 @@ class DataflowApi:
             cur = l1.read_u32(rows, sem_addr).astype(np.int64)
             return bool(all_lanes(cur >= value) if at_least else all_lanes(cur == value))
 
-        self.block(("sem",), f"{call}(semaphore at 0x{_first(sem_addr):x}, {value}): waiting for the semaphore "
+        key = SEMAPHORE_ANY if np.ndim(sem_addr) else ("sem", self.row0, int(sem_addr)) if self.L == 1 \
+            else ("sem", int(sem_addr))
+        self.block(key, f"{call}(semaphore at 0x{_first(sem_addr):x}, {value}): waiting for the semaphore "
                              f"to {'reach' if at_least else 'equal'} {value}", ready)
         self.sync_to(self.dev.sem_time(self.row_idx, sem_addr))
         self.dev.order.acquire(self.row_idx, _first(sem_addr))
@@ -937,10 +948,13 @@ class DataflowApi:
         self._release(rows, local)
         self._issue(4, call)
         self.dev.progress += 1
-        self.scheduler.notify(("sem",))
+        self.scheduler.notify_semaphores(_words(rows, local))
 
     def _release(self, rows, local) -> None:
         """This thread's cores signal the semaphores at ``local`` of cores ``rows`` (per lane)."""
+        if self.L == 1 and np.ndim(local) == 0:
+            self.dev.order.release(self.row0, int(np.asarray(rows).reshape(-1)[0]), int(local))
+            return
         rows = np.broadcast_to(np.asarray(rows, dtype=np.int64), (self.L,))
         if np.ndim(local) == 0:
             self.dev.order.release(self.row_idx, rows, int(local))
@@ -1001,7 +1015,7 @@ class DataflowApi:
         if semaphore:
             self.dev.sem_time_note(self.row_idx, a, self.clock, before)
             self.dev.progress += 1
-            self.scheduler.notify(("sem",))
+            self.scheduler.notify_semaphores(_words(self.row_idx, a) if nbytes == 4 else None)
 
     def _maybe_yield_spin(self) -> None:
         """Let other threads run while this one polls L1; a poll that never sees progress is a hang."""

@@ -281,6 +281,16 @@ class _Run:
         """A write of the semaphore word at ``addr`` of cores ``rows`` lands at time ``when``;
         ``before``: the word's value before it (what a read earlier than ``when`` sees). ``addr``
         may differ per lane (one per row): each address keeps its own times and values."""
+        if np.size(rows) == 1 and np.size(addr) == 1 and np.size(when) == 1:     # one word of one core
+            row, a = int(np.asarray(rows).reshape(-1)[0]), int(np.asarray(addr).reshape(-1)[0])
+            when = float(np.asarray(when).reshape(-1)[0])
+            times = self._sem_times.setdefault(a, np.zeros(self.ncores))
+            if before is not None and when >= times[row]:
+                self._sem_before.setdefault(a, np.zeros(self.ncores, dtype=np.int64))[row] = \
+                    int(np.asarray(before).reshape(-1)[0])
+            if when > times[row]:
+                times[row] = when
+            return
         lanes = np.asarray(addr)
         if lanes.ndim and lanes.size > 1 and (lanes != lanes.flat[0]).any():
             rows = np.broadcast_to(np.asarray(rows, dtype=np.int64), lanes.shape)

@@ -34,6 +34,14 @@ class SemaphoreOrder:
     def release(self, senders, targets, addr: int) -> None:
         """Cores ``senders`` signal the semaphore at ``addr`` of cores ``targets`` (broadcast
         together, one pair per element); each sender then starts a new epoch."""
+        if senders.__class__ is int and targets.__class__ is int:        # one core signals one core
+            recorded = self._recorded.get(addr)
+            if recorded is None:
+                recorded = self._recorded[addr] = np.zeros_like(self.clock)
+            np.maximum(recorded[targets], self.clock[senders], out=recorded[targets])
+            self.clock[senders, senders] += 1
+            self.any_release = True
+            return
         senders, targets = np.broadcast_arrays(np.asarray(senders, dtype=np.int64), np.asarray(targets, dtype=np.int64))
         if senders.size == 0:
             return

@@ -5,8 +5,10 @@ Reads: kernel contexts and their Python kernels. Writes: nothing but the threads
 Each simulated thread (a reader, writer or compute kernel on a group of cores) is a
 greenlet running the emitted Python kernel. A blocking call (``cb_wait_front``,
 ``cb_reserve_back``, ``noc_semaphore_wait``) that cannot proceed parks its thread on a key
-(``("cb", index)`` or ``("sem",)``) and switches back to the scheduler; pushes, pops and
-semaphore writes wake the threads parked on their key, which re-check their condition.
+(``("cb", index)``, or for a semaphore ``("sem", row, address)``, ``("sem", address)`` or
+``("sem",)``) and switches back to the scheduler; pushes, pops and semaphore writes wake the threads
+parked on their key (a write to a semaphore word those waiting on that word, an L1 write that may
+hold one every semaphore waiter), which re-check their condition.
 When no thread can run and some are parked, that is a deadlock: the error lists every
 parked thread, the user's line it stopped at and what it waits for — detected, never a
 timeout.
@@ -27,6 +29,11 @@ from tilefold.sim.lanes import Divergence
 
 READY, RUNNING, BLOCKED, DONE = "ready", "running", "blocked", "done"
 
+
+# the wait key of a thread waiting on semaphores at addresses that differ per lane (a thread of
+# several cores waiting on one address waits on ("sem", address), one of a single core on
+# ("sem", row, address))
+SEMAPHORE_ANY = ("sem",)
 
 class SimThread:
     def __init__(self, ctx, function: Callable):
@@ -95,6 +102,22 @@ class Scheduler:
                     t.state = READY
                     self.ready.append(t)
 
+    def notify_semaphores(self, words=None) -> None:
+        """Wake the threads waiting on semaphores a write may have changed: ``words`` are the
+        (core row, address) pairs written — threads of one core wait on ("sem", row, address),
+        threads of several on ("sem", address) or, when their addresses differ, ("sem",); every
+        semaphore waiter when ``words`` is None (an L1 write that may land on one)."""
+        if not self.waiting:
+            return
+        if words is None:
+            for key in [k for k in self.waiting if k[0] == "sem"]:
+                self.notify(key)
+            return
+        self.notify(SEMAPHORE_ANY)
+        for row, address in words:
+            self.notify(("sem", address))
+            self.notify(("sem", row, address))
+
     # -- the loop ---------------------------------------------------------------------------
 
     def run(self, on_thread_done: Callable[[SimThread], None]) -> None:
@@ -155,7 +178,7 @@ class Scheduler:
 
     def _deadlock(self, parked: list[SimThread]) -> None:
         lines = [t.describe() for t in parked]
-        on_semaphore = [t for t in parked if t.wait_key == ("sem",)]
+        on_semaphore = [t for t in parked if t.wait_key[0] == "sem"]
         first = parked[0].location()
         cbs = parked[0].ctx.dev.cbs
         culprits = cbs.reserved_by_finished()
