@@ -194,6 +194,9 @@ class DataflowApi:
         """A DRAM write to bytes another core wrote (or writes in the same call): a race, unless
         every racing write stores the same bytes (cores writing one result redundantly)."""
         writers = self.dev.dram_writers
+        if writers.single_core:                  # no other core to race with: the touched bytes only
+            writers.note(banks, local, nbytes, self.row_idx, 0)
+            return
         if self.row_idx.size == 1 and banks.__class__ is not np.ndarray and local.__class__ is not np.ndarray:
             cells = False
             clash = writers.write_one(int(banks), int(local), nbytes, int(self.row_idx[0]), self, line)

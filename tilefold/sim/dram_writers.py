@@ -20,7 +20,8 @@ write checks the granules it covers against those readers (:meth:`read_before`).
 and written whole, from their first granule, so one granule per read finds them.
 
 Beside the writers it keeps which granules any write touched, even in part (:meth:`untouched`):
-a page of an output buffer that no write touched holds whatever DRAM held.
+a page of an output buffer that no write touched holds whatever DRAM held. A program of one core
+keeps only that: no other core's access can race with its own.
 """
 
 from __future__ import annotations
@@ -45,7 +46,9 @@ class DramWriters:
         self._ids: dict = {}
         self.lo, self.hi = n, 0               # the granules ever recorded lie in [lo, hi) of every bank
         self.reader = self.read_site = self.read_epoch = None      # per granule, with several cores
-        if order.clock.shape[0] > 1:
+        # one core: no other core's access to race with; only which granules writes touched is kept
+        self.single_core = order.clock.shape[0] == 1
+        if not self.single_core:
             self.reader = np.full((banks, n), -1, np.int16)
             self.read_site = np.zeros((banks, n), np.int16)
         self.read_lo, self.read_hi = n, 0
@@ -85,6 +88,8 @@ class DramWriters:
         """(core, site) of an earlier write by another core to these bytes, (core, 0) when two of
         these writes (different cores) meet each other, or None. ``cells``: :meth:`cells` of the
         same arguments when the caller has them (then :meth:`note` can take them too)."""
+        if self.single_core:
+            return None
         if cells is False:
             cells = self.cells(bank, local, nbytes, cores)
         if cells is None:
@@ -128,7 +133,7 @@ class DramWriters:
     def stale_read(self, bank, local, nbytes: int, cores):
         """(core, site) of a write by another core to granules these reads cover that semaphores
         do not order before the read, or None (arguments as for :meth:`clash`)."""
-        if self.hi <= self.lo:
+        if self.hi <= self.lo or self.single_core:
             return None
         low, high = self._extent(local)
         if (high - self.base + nbytes) // GRANULE <= self.lo or -(-(low - self.base) // GRANULE) >= self.hi:
@@ -207,6 +212,8 @@ class DramWriters:
         recording the write as :meth:`note` does — the same result, on slices of one bank's row."""
         local -= self.base
         self.touched[bank, local // GRANULE:-(-(local + nbytes) // GRANULE)] = True
+        if self.single_core:
+            return None
         first = -(-local // GRANULE)
         end = (local + nbytes) // GRANULE
         if end <= first:
@@ -243,6 +250,9 @@ class DramWriters:
 
     def note(self, bank, local, nbytes: int, cores, sites, cells=False) -> None:
         """Record the writes (site ids broadcast like the addresses); ``cells`` as for :meth:`clash`."""
+        if self.single_core:
+            self._touch(bank, local, nbytes, cores)
+            return
         if cells is False:
             cells = self.cells(bank, local, nbytes, cores)
         if cells is not None and cells[3] is None and cells[4][3]:

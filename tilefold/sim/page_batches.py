@@ -119,7 +119,8 @@ def _batch(ctx, run: list) -> bool:
         return False                                        # a race unless the bytes are unchanged: call by call
     if call == WRITE:
         writers = ctx.dev.dram_writers
-        sites = np.array([writers.site_id(ctx, r[6]) for r in run], dtype=np.int16)[:, None]
+        sites = 0 if writers.single_core else \
+            np.array([writers.site_id(ctx, r[6]) for r in run], dtype=np.int16)[:, None]
         writers.note(bank, local, nbytes, ctx.row_idx[None, :], sites)
     shared = _same_content(ctx, bank, local, l1, nbytes) if call == READ else None
     if shared is not None and 2 * (shared[2].max() + 1) <= lanes:
