@@ -636,9 +636,9 @@ def finalize_maps(compute: ttl.ComputeOp) -> None:
             dims = map_dims(amap)
             owner = value.owner
             if isinstance(owner, ttl.BlockSliceOp):
-                parent = owner.block.type.get_shape()
+                parent, offsets = _slice_origin(owner, compute)
                 new = ttl.LinearizedIndexOp(linear_map(parent, n_iter, dims, len(dims), list(range(len(dims)))),
-                                            list(owner.offsets))
+                                            offsets)
             else:
                 new = ttl.LinearizedIndexOp(linear_map(value.type.get_shape(), n_iter, dims))
         new.attributes.update(op.attributes)
@@ -648,6 +648,21 @@ def finalize_maps(compute: ttl.ComputeOp) -> None:
         new.result.name_hint = op.result.name_hint
         op.detach()
         op.erase()
+
+
+def _slice_origin(op: ttl.BlockSliceOp, compute: ttl.ComputeOp) -> tuple[tuple[int, ...], list[SSAValue]]:
+    """The shape of the block a slice (of slices, each of the same rank: a sub-block of a user's
+    slice ``a[1]``) is cut from, and its offsets in it: each level's offsets added up, with the
+    additions placed before ``compute``."""
+    offsets = list(op.offsets)
+    while isinstance(op.block.owner, ttl.BlockSliceOp) and len(op.block.owner.offsets) == len(offsets):
+        op = op.block.owner
+        for j, outer in enumerate(op.offsets):
+            add = arith.AddiOp(offsets[j], outer)
+            add.location = compute.location
+            compute.parent_block().insert_op_before(add, compute)
+            offsets[j] = add.result
+    return op.block.type.get_shape(), offsets
 
 
 class TTLAssignDst(DevicePass):
