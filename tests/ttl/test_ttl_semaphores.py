@@ -165,3 +165,46 @@ def test_a_semaphore_value_beyond_32_bits_names_the_users_line():
     expect_error(initial, initial, KernelError, "ttl.Semaphore(initial_value=1099511627776): a semaphore is a 32-bit "
                  "word")
     expect_error(setting, setting, KernelError, "set(4294967296): a semaphore holds a non-negative integer of 32 bits")
+
+
+@ttl.operation(grid=(2, 1))
+def handoff_by_remote_set(inp, scratch, out):
+    """``ttl.Semaphore(2)`` starts at 2 on both nodes: node 0 passes ``wait_ge(2)`` at once, copies its
+    tile to ``scratch`` and sets node 1's copy to 7 (``get_remote`` made in the kernel, ``set``); node 1
+    waits for 7 and copies ``scratch`` to ``out``."""
+    x, _ = ttl.node(dims=2)
+    flag = ttl.Semaphore(2)
+    dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
+
+    @ttl.datamovement()
+    def dm():
+        if x == 0:
+            flag.wait_ge(2)
+            with dfb.reserve() as blk:
+                ttl.copy(inp[0, 0], blk).wait()
+            with dfb.wait() as blk:
+                ttl.copy(blk, scratch[0, 0]).wait()
+            flag.get_remote((1, 0)).set(7)
+        else:
+            flag.wait_eq(7)
+            with dfb.reserve() as blk:
+                ttl.copy(scratch[0, 0], blk).wait()
+            with dfb.wait() as blk:
+                ttl.copy(blk, out[0, 0]).wait()
+
+
+def test_initial_value_wait_ge_and_a_remote_set_made_in_the_kernel(tmp_path, check_kernel):
+    from tilefold.codegen.cpp import emit_kernel
+
+    v = _tiles()[:, :32].copy()
+    tensors = [ttnn.from_numpy(a, layout=ttnn.TILE_LAYOUT) for a in (v, np.zeros_like(v), np.zeros_like(v))]
+    handoff_by_remote_set(*tensors)
+    np.testing.assert_array_equal(ttnn.to_numpy(tensors[2]), v)
+    program = compiled(handoff_by_remote_set, *tensors).program
+    assert [s.initial_value for s in program.semaphores][-1] == 2
+    dm = next(k for k in program.kernels if k.name == "dm")
+    text = emit_kernel(dm.function)
+    assert "noc_inline_dw_write(" in text and "noc_semaphore_wait_min(" in text
+    path = tmp_path / "dm.cpp"
+    path.write_text(text)
+    check_kernel.require_accepted(check_kernel.check_kernel(path, "reader", check_kernel.accessor_compile_args(program, dm)))

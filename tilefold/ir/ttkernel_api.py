@@ -40,7 +40,7 @@ PARAM_ROLES: dict[str, str] = {
                      "dst_true"), "dst"),
     **dict.fromkeys(("accessor", "addr", "dst_local_l1_addr", "dst_noc_addr", "dst_noc_addr_multicast", "incr",
                      "noc_x", "noc_x_end", "noc_x_start", "noc_y", "noc_y_end", "noc_y_start", "offset", "page_id",
-                     "sem_addr", "src_local_l1_addr", "src_noc_addr", "value"), "per_lane"),
+                     "sem_addr", "src_local_l1_addr", "src_noc_addr", "val", "value"), "per_lane"),
     **dict.fromkeys(("alpha_bits", "alpha_recip_bits", "arg_index", "beta_bits", "beta_reciprocal_bits", "block",
                      "ct_dim", "decimals", "exponent", "first", "in0_tile_index", "in1_tile_index", "in_tile_index",
                      "kt_dim", "l1_acc_en", "linked", "max_bits", "min_bits", "ntiles", "num_dests", "num_pages",
@@ -198,6 +198,8 @@ DATAFLOW_API: tuple[ApiFunction, ...] = (
     _df("noc_semaphore_wait_min", (_P("sem_addr", "l1_ptr"), _P("value"))),
     _df("noc_semaphore_inc", (_P("addr", "u64"), _P("incr")), cost="noc_issue"),
     _df("noc_semaphore_set_remote", (_P("src_local_l1_addr"), _P("dst_noc_addr", "u64")), cost="noc_issue"),
+    # one 32-bit word written over the NOC without a source in L1 (the simulator takes semaphore targets)
+    _df("noc_inline_dw_write", (_P("addr", "u64"), _P("val")), cost="noc_issue"),
     _df("noc_semaphore_set_multicast", (_P("src_local_l1_addr"), _P("dst_noc_addr_multicast", "u64"),
                                         _P("num_dests"), _P("linked", "bool", False)), cost="noc_issue"),
     _df("noc_semaphore_set_multicast_loopback_src", (_P("src_local_l1_addr"), _P("dst_noc_addr_multicast", "u64"),

@@ -1211,14 +1211,14 @@ class UnsafeElementWriteOp(IRDLOperation):
         super().__init__(operands=[block, row, col, value])
 
 
-SEMAPHORE_ACTIONS = ("wait_eq", "wait_min", "set", "inc_remote", "set_multicast")
+SEMAPHORE_ACTIONS = ("wait_eq", "wait_min", "set", "inc_remote", "set_remote", "set_multicast")
 
 
 @irdl_op_definition
 class SemaphoreOp(IRDLOperation):
     """``ttl.semaphore {semaphore, action, remote}``: an operation's semaphore (``ttl.Semaphore``) in a
-    data movement kernel: ``wait_eq`` / ``wait_min`` / ``set`` on this node's copy, ``inc_remote``
-    on the copy of node ``remote`` (a linear node index), ``set_multicast`` (this node's copy, then
+    data movement kernel: ``wait_eq`` / ``wait_min`` / ``set`` on this node's copy, ``inc_remote`` /
+    ``set_remote`` on the copy of node ``remote`` (a linear node index), ``set_multicast`` (this node's copy, then
     every node of rectangle ``remote``) with ``value``."""
 
     name = "ttl.semaphore"

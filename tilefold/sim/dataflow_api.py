@@ -924,6 +924,10 @@ class DataflowApi:
         self._remote_semaphore(addr, lambda: np.asarray(incr, dtype=np.int64), self.dev.l1.add_u32,
                                "noc_semaphore_inc")
 
+    def noc_inline_dw_write(self, addr, val) -> None:
+        self._remote_semaphore(addr, lambda: np.asarray(val, dtype=np.int64), self.dev.l1.write_u32,
+                               "noc_inline_dw_write")
+
     def noc_semaphore_set_remote(self, src_local_l1_addr, dst_noc_addr) -> None:
         self._remote_semaphore(dst_noc_addr, lambda: np.asarray(self.dev.l1.read_u32(self.rows, src_local_l1_addr)),
                                self.dev.l1.write_u32, "noc_semaphore_set_remote")

@@ -191,6 +191,10 @@ class _Run:
         self.dram_writers = DramWriters(arch.dram_banks, DRAM_BASE, self.allocation.dram_top - DRAM_BASE, self.order)
         self.l1 = ByteMemory(self.ncores, self.allocation.l1_top - self.allocation.semaphore_base,
                              base=self.allocation.semaphore_base)
+        for sem in program.semaphores:      # CreateSemaphore's initial value, in each of its cores' word
+            rows = np.array([self.core_rows[c] for c in sem.cores if c in self.core_rows], dtype=np.int64)
+            if sem.initial_value and rows.size:
+                self.l1.write_u32(rows, self.allocation.semaphore_address(sem.id), sem.initial_value)
         self.cbs = CircularBuffers(self.allocation, self.core_rows)
         self.cb_formats = {}
         self.cb_tiles = {}        # CB -> its TileShape, when not 32x32 (``set_tile_dims``)

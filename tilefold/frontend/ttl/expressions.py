@@ -91,8 +91,8 @@ class BoundMethod:
 def _kernel_methods(value) -> tuple[str, ...]:
     """The methods a kernel may call on ``value`` (those :meth:`ExpressionBuilder.call_method` builds)."""
     if isinstance(value, (Semaphore, RemoteSemaphore, MulticastSemaphore)):
-        return {Semaphore: ("wait_eq", "wait_min", "set"), RemoteSemaphore: ("inc",),
-                MulticastSemaphore: ("set",)}[type(value)]
+        return {Semaphore: ("wait_eq", "wait_min", "wait_ge", "set", "get_remote", "get_remote_multicast"),
+                RemoteSemaphore: ("inc", "set"), MulticastSemaphore: ("set",)}[type(value)]
     for kind, names in ((DataflowBuffer, ("reserve", "wait", "push", "pop", "publish")),
                         (Block, ("push", "pop", "store", "store_rows", "accumulate_rows")),
                         (Transfer, ("wait",)), (ReadyReceive, ("index",)), (GroupTransfer, ("add", "wait_all")),
@@ -813,9 +813,17 @@ class ExpressionBuilder:
             yield value, spec
 
     def semaphore_call(self, obj, name: str, args, kwargs, node):
-        """``sem.wait_eq(n)`` / ``wait_min(n)`` / ``set(n)``, ``remote.inc(n)``, ``multicast.set(n)``."""
-        actions = {Semaphore: {"wait_eq": "wait_eq", "wait_min": "wait_min", "set": "set"},
-                   RemoteSemaphore: {"inc": "inc_remote"}, MulticastSemaphore: {"set": "set_multicast"}}[type(obj)]
+        """``sem.wait_eq(n)`` / ``wait_ge(n)`` (``wait_min``) / ``set(n)``, ``remote.inc(n)`` / ``set(n)``,
+        ``multicast.set(n)``; ``sem.get_remote(node)`` / ``get_remote_multicast(nodes)`` of nodes known
+        when the kernel is built give their handles, as in the operation's body."""
+        if isinstance(obj, Semaphore) and name in ("get_remote", "get_remote_multicast"):
+            if _holds_runtime(list(args) + list(kwargs.values())):
+                raise self.error(f"{name}() in a kernel takes nodes known when the kernel is built, not the node's "
+                                 "own coordinates; name each target node with integers", node)
+            return getattr(obj, name)(*args, **kwargs)
+        actions = {Semaphore: {"wait_eq": "wait_eq", "wait_min": "wait_min", "wait_ge": "wait_min", "set": "set"},
+                   RemoteSemaphore: {"inc": "inc_remote", "set": "set_remote"},
+                   MulticastSemaphore: {"set": "set_multicast"}}[type(obj)]
         what = {Semaphore: "a semaphore", RemoteSemaphore: "a remote semaphore (get_remote)",
                 MulticastSemaphore: "a multicast semaphore (get_remote_multicast)"}[type(obj)]
         if name not in actions:

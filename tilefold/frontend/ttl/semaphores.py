@@ -5,8 +5,9 @@ Reads: the operation's body (``ttl.Semaphore(initial_value)``, ``get_remote((x, 
 of the grid). Writes: the semaphore's entry in the operation's capture (its
 number among the operation's semaphores, its initial value) and the nodes and rectangles its
 remote handles name. Data movement kernels use them (:mod:`.expressions` builds
-``ttl.semaphore`` ops): ``wait_eq(n)`` / ``wait_min(n)`` / ``set(n)`` on this node's copy,
-``remote.inc(n)`` on another node's, ``multicast.set(n)`` on every node of a rectangle.
+``ttl.semaphore`` ops): ``wait_eq(n)`` / ``wait_ge(n)`` (``wait_min``) / ``set(n)`` on this node's
+copy, ``remote.inc(n)`` / ``remote.set(n)`` on another node's, ``multicast.set(n)`` on every node of
+a rectangle; the handles may be made in a kernel too, of nodes known when it is built.
 """
 
 from __future__ import annotations
@@ -94,7 +95,7 @@ class Semaphore:
         raise KernelError("a semaphore is waited on and set inside a @ttl.datamovement kernel function",
                           user_location())
 
-    wait_eq = wait_min = set = inc = _kernel_only
+    wait_eq = wait_min = wait_ge = set = inc = _kernel_only
 
 
 @dataclass(frozen=True)
@@ -105,6 +106,9 @@ class RemoteSemaphore:
     node: int                   # y * columns + x (not the user's linear index)
 
     def inc(self, value=1):
+        Semaphore._kernel_only(self)
+
+    def set(self, value):
         Semaphore._kernel_only(self)
 
 

@@ -745,10 +745,12 @@ class DataMovementLowering:
             e.call(name, [address, value], op)
             return
         remote = op.remote.value.data
-        if action == "inc_remote":
+        if action in ("inc_remote", "set_remote"):
             x, y = (e.runtime(KernelArgAttr.from_dict({"kind": "noc", "index": remote, "field": f}), f"node{remote}_{f}")
                     for f in ("x", "y"))
-            e.call("noc_semaphore_inc", [e.call("get_noc_addr_xy", [x, y, address], op).results[0], value], op)
+            target = e.call("get_noc_addr_xy", [x, y, address], op).results[0]
+            # a set writes the word itself (no copy of it in this node's L1 to send)
+            e.call("noc_semaphore_inc" if action == "inc_remote" else "noc_inline_dw_write", [target, value], op)
             return
         rect = [e.runtime(KernelArgAttr.from_dict({"kind": "noc_rect", "index": remote, "field": f}),
                           f"rect{remote}_{f}") for f in ("x0", "y0", "x1", "y1", "dests")]
