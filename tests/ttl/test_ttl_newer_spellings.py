@@ -660,3 +660,36 @@ def test_a_kernel_loop_over_a_generator_unrolls_its_items():
     y2 = zeros((64, 96))
     negate_over_a_generator(x, y2)
     np.testing.assert_array_equal(y2.host_values, -x.host_values)
+
+
+# -- the specification's keyword names and positions ---------------------------------------------
+
+@ttl.operation(grid=(1, 1))
+def spec_spellings(x, y):
+    """``ttl.make_dfb(dtype, shape, block_count, tile)`` with its tile fourth; ``rsub(a, b=...)``;
+    ``elu(x, slope=...)``; ``ttl.block.fill(..., layout=ttnn.TILE_LAYOUT, dtype=...)``."""
+    x_dfb = ttl.make_dfb(ttnn.float32, (1, 1), 2, (32, 32))
+    y_dfb = ttl.make_dataflow_buffer_like(y, shape=(1, 1), block_count=2)
+
+    @ttl.datamovement()
+    def read():
+        with x_dfb.reserve() as blk:
+            ttl.copy(x[0, 0], blk).wait()
+
+    @ttl.compute()
+    def compute():
+        with x_dfb.wait() as a, y_dfb.reserve() as out:
+            ones = ttl.block.fill(1.0, shape=(1, 1), layout=ttnn.TILE_LAYOUT, dtype=ttnn.float32)
+            out.store(ttl.math.rsub(a, b=5) + ttl.math.elu(a * 4.0 + ones, slope=2.0))
+
+    @ttl.datamovement()
+    def write():
+        with y_dfb.wait() as blk:
+            ttl.copy(blk, y[0, 0]).wait()
+
+
+def test_the_specifications_keywords_and_positions():
+    v = np.linspace(0.5, 2.0, 1024, dtype=np.float32).reshape(32, 32)      # elu of positive values: exact
+    x, y = (ttnn.from_numpy(a, dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT) for a in (v, np.zeros_like(v)))
+    spec_spellings(x, y)
+    np.testing.assert_allclose(ttnn.to_numpy(y), (5 - v) + (v * 4 + 1), rtol=1e-3)

@@ -114,6 +114,11 @@ def _shape_text(shape) -> str:
 
 
 
+# keywords of the TT-Lang specification that name a parameter another way (rsub(a, b=5): its value;
+# elu(x, slope=...): its alpha)
+_KEYWORD_ALIASES = {"rsub": {"b": "value"}, "elu": {"slope": "alpha"}}
+
+
 @dataclass(frozen=True, eq=False)
 class PendingBroadcast:
     """``ttl.math.broadcast(x, dims=[...])`` written without ``shape=``: it takes the shape of the
@@ -500,6 +505,8 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         self.require_compute(node, f"{fn.qualname}")
         self.device_numbers((*args, *kwargs.values()), node)
         name = fn.name
+        aliases = _KEYWORD_ALIASES.get(name, {})
+        kwargs = {aliases.get(k, k): v for k, v in kwargs.items()}
         if name == "exp" and kwargs:
             return self.exp_options(fn, args, dict(kwargs), node)
         if name in UNARY:
@@ -881,9 +888,13 @@ class BlockExpressionBuilder(AcquisitionBuilder):
             else:
                 raise self.error(f"{fn.prefix}fill: unexpected argument {self.describe(v)}", node)
         for k, v in kwargs.items():
-            if k not in ("value", "shape", "out_blk", "dtype", "tile"):
+            if k not in ("value", "shape", "out_blk", "dtype", "tile", "layout"):
                 raise self.error(f"{fn.prefix}fill() got an unexpected keyword {k!r}", node)
             bound[k] = v
+        layout = bound.pop("layout", None)
+        if layout is not None and "TILE" not in str(getattr(layout, "name", layout)).upper():
+            raise self.error(f"{fn.prefix}fill(layout={layout!r}): a compute kernel fills tiles; give "
+                             "layout=ttnn.TILE_LAYOUT (the default)", node)
         tile = bound.pop("tile", None)
         if tile is not None and tuple(getattr(tile, "tile_shape", tile)) != (32, 32):
             raise self.error(f"{fn.prefix}fill(tile={tuple(getattr(tile, 'tile_shape', tile))}): compute on tiles other "

@@ -235,8 +235,8 @@ _DTYPE_NAMES = {"bf16": "bfloat16", "fp32": "float32", "f32": "float32", "bfp8":
 
 
 @checked_arguments("ttl.make_dfb")
-def make_dfb(dtype, shape, block_count: int | None = None, *, buffer_factor: int | None = None, layout=None,
-             allocation_group=None, tile=None):
+def make_dfb(dtype, shape, block_count: int | None = None, tile=None, *, buffer_factor: int | None = None,
+             layout=None, allocation_group=None):
     """``ttl.make_dfb(dtype, shape, block_count)``: a dataflow buffer no tensor describes — of tiles
     (or row-major elements with ``layout=ttnn.ROW_MAJOR_LAYOUT``) of ``dtype`` ("bf16", "fp32",
     "bfp8", "bfp4" or a TT-NN data type); ``tile=(h, w)`` (or a ``ttnn.Tile``) the shape of its
