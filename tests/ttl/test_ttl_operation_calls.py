@@ -553,3 +553,42 @@ def test_a_name_the_outermost_body_shares_with_a_callee_two_levels_down():
         y = zeros((32, 64))
         _scaled_copy_through_a_middle_operation(2, scale, outer_reads_width=reads)(x, y)
         np.testing.assert_allclose(y.host_values, _bf16(x.host_values * 3), rtol=0, atol=0)
+
+
+@ttl.operation(grid=(1, 1))
+def _plus_one_through_tensors(x, y):
+    a = ttl.make_dataflow_buffer_like(x, shape=(1, 1))
+    b = ttl.make_dataflow_buffer_like(y, shape=(1, 1))
+    with a.reserve() as blk:
+        ttl.copy(x[0, 0], blk).wait()
+    with a.wait() as s, b.reserve() as d:
+        d.store(s + 1)
+    with b.wait() as blk:
+        ttl.copy(blk, y[0, 0]).wait()
+
+
+def test_composing_through_a_tensor_warns_that_the_read_may_come_first():
+    """``f(x, t)`` then ``f(t, y)`` in one body: the writer writes ``t`` while the reader already reads
+    it back, nothing ordering the two — a warning at the read; one call per tensor warns nothing."""
+    import warnings
+
+    @ttl.operation(grid=(1, 1))
+    def twice(x, t, y):
+        _plus_one_through_tensors(x, t)
+        _plus_one_through_tensors(t, y)
+
+    @ttl.operation(grid=(1, 1))
+    def once(x, y):
+        _plus_one_through_tensors(x, y)
+
+    tensors = [tile_tensor((32, 32), seed=3), zeros((32, 32)), zeros((32, 32))]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        twice(*tensors)
+    messages = [str(w.message) for w in caught if "is read here by the reader kernel" in str(w.message)]
+    assert len(messages) == 1 and messages[0].startswith("t[0, 0] is read here") \
+        and "nothing orders the read after the write" in messages[0]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        once(tensors[0], zeros((32, 32)))
+    assert not [w for w in caught if "is read here" in str(w.message)]

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import re
 import types
 
 from tilefold.errors import KernelError, SourceLocation
@@ -441,6 +442,53 @@ def _has(body: list[ast.stmt], kinds: list[str | None], part: str, inner: dict) 
     return False
 
 
+def _tensor_copies(stmt: ast.stmt, tensors: set[str]) -> list[tuple[str, str, str]]:
+    """The ``ttl.copy`` calls of ``stmt`` between a block and a tensor slice: ("read" / "write", the
+    tensor, the slice as written — an inlined operation's names as its author wrote them)."""
+    out = []
+    for node in ast.walk(stmt):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "copy"
+                and len(node.args) == 2):
+            continue
+        for direction, arg in (("read", node.args[0]), ("write", node.args[1])):
+            if isinstance(arg, ast.Subscript) and isinstance(arg.value, ast.Name) and arg.value.id in tensors:
+                parts = arg.slice.elts if isinstance(arg.slice, ast.Tuple) else [arg.slice]
+                where = re.sub(r"__tf_call\d+_", "", ", ".join(ast.unparse(p) for p in parts))
+                out.append((direction, arg.value.id, where))
+    return out
+
+
+def _in_order(body: list[ast.stmt], kinds: list, inner: dict):
+    """The data movement statements of ``body`` in program order, with the kernel each goes to."""
+    for stmt, kind in zip(body, kinds):
+        if kind == SPLIT:
+            for part, part_kinds in zip(_bodies(stmt), inner[id(stmt)]):
+                yield from _in_order(part, part_kinds, inner)
+        elif kind in ("read", "write"):
+            yield stmt, kind
+
+
+def _warn_unordered_rereads(body: list[ast.stmt], kinds: list, inner: dict, tensors: set[str], file: str) -> None:
+    """A tensor slice the writer kernel writes and a later statement reads back into the reader
+    kernel (an operation composed through a tensor: ``add_one(x, t)`` then ``add_one(t, y)``): the
+    two kernels run at once and nothing orders the read after the write, so the read may see the
+    tensor as it was — a warning at the read."""
+    from tilefold.errors import warn_at
+
+    written: dict[tuple[str, str], ast.stmt] = {}
+    for stmt, kind in _in_order(body, kinds, inner):
+        for direction, tensor, where in _tensor_copies(stmt, tensors):
+            if direction == "write" and kind == "write":
+                written.setdefault((tensor, where), stmt)
+            elif direction == "read" and kind == "read" and (tensor, where) in written:
+                first = written[(tensor, where)]
+                warn_at(f"{tensor}[{where}] is read here by the reader kernel after line {first.lineno} wrote it from "
+                        "the writer kernel; the two kernels run at once and nothing orders the read after the "
+                        "write, so it may read the values from before it — pass the value through a dataflow "
+                        "buffer, or call the operations one after another from the host",
+                        SourceLocation(file, stmt.lineno))
+
+
 def _bodies(stmt: ast.stmt) -> list[list[ast.stmt]]:
     return [stmt.body, stmt.orelse] if isinstance(stmt, ast.If) and stmt.orelse else [stmt.body]
 
@@ -564,6 +612,7 @@ def split(function, source: FunctionSource, tree: ast.FunctionDef | None = None,
     tensors = {a.arg for a in tree.args.args + tree.args.kwonlyargs}
     inner: dict = {}
     kinds = _assign(tree.body, tensors, Pipes(tree, source.file, split_scope(function, values)), inner=inner)
+    _warn_unordered_rereads(tree.body, kinds, inner, tensors, source.file)
     host = [s for s, k in zip(tree.body, kinds) if k is None]
     defs = []
     base = tree.name.lstrip("_") or "operation"
