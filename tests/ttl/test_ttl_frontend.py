@@ -292,6 +292,32 @@ def test_row_major_tensors_and_a_group_transfer():
     np.testing.assert_array_equal(ttnn.to_numpy(out), np.repeat(ttnn.to_numpy(x), 2, axis=0))
 
 
+def test_row_major_blocks_of_several_rows_at_a_column_offset_each_node_has():
+    """Each node writes rows 0:2 of its own 16 columns: the rows' page writes start at a byte offset
+    that differs per node (a batch of them takes one offset per lane)."""
+    @ttl.operation(grid=(2, 1))
+    def halves(x, y):
+        d = ttl.make_dataflow_buffer_like(x, shape=(2, 16), block_count=1)
+
+        @ttl.datamovement()
+        def read():
+            n = ttl.node(dims=1)
+            with d.reserve() as blk:
+                ttl.copy(x[0:2, 16 * n:16 * n + 16], blk).wait()
+
+        @ttl.datamovement()
+        def write():
+            n = ttl.node(dims=1)
+            with d.wait() as blk:
+                ttl.copy(blk, y[0:2, 16 * n:16 * n + 16]).wait()
+
+    x = ttnn.from_numpy(np.random.default_rng(11).standard_normal((2, 32)).astype(np.float32),
+                        dtype=ttnn.bfloat16, layout=ttnn.ROW_MAJOR_LAYOUT)
+    y = ttnn.zeros((2, 32), dtype=ttnn.bfloat16, layout=ttnn.ROW_MAJOR_LAYOUT)
+    halves(x, y)
+    np.testing.assert_array_equal(ttnn.to_numpy(y), ttnn.to_numpy(x))
+
+
 def test_waiting_a_completed_transfer_again_waits_for_nothing():
     """A second ``wait()`` of a copy, a ``wait()`` of a group's member after (or before) its
     ``wait_all()``, and a second ``wait_all()`` return at once, as TT-Lang's do."""

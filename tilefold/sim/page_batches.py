@@ -58,12 +58,20 @@ def flush(ctx, queue: list) -> None:
     while start < len(queue):                  # runs of one call kind on one accessor
         call, accessor, offset = queue[start][0], queue[start][2], queue[start][5]
         end = start + 1
-        while end < len(queue) and queue[end][0] == call and queue[end][2] is accessor and queue[end][5] == offset:
+        while end < len(queue) and queue[end][0] == call and queue[end][2] is accessor \
+                and _same(queue[end][5], offset):
             end += 1
         run = queue[start:end]
         if not _batch(ctx, run):
             _one_by_one(ctx, run)
         start = end
+
+
+def _same(a, b) -> bool:
+    """Whether two byte offsets are equal (ints, or one per lane when they differ between cores)."""
+    if a.__class__ is np.ndarray or b.__class__ is np.ndarray:
+        return bool(np.array_equal(a, b))
+    return a == b
 
 
 def _one_by_one(ctx, run: list) -> None:
