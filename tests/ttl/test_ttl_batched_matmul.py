@@ -142,7 +142,7 @@ def test_batch_dims_that_differ_name_the_users_line():
     @ttl.operation(grid=(1, 1))
     def op(a, b, y):
         a_dfb = ttl.make_dataflow_buffer_like(a, shape=(2, 1, 1), block_count=1)
-        b_dfb = ttl.make_dataflow_buffer_like(b, shape=(1, 1, 1), block_count=1)
+        b_dfb = ttl.make_dataflow_buffer_like(b, shape=(3, 1, 1), block_count=1)
         y_dfb = ttl.make_dataflow_buffer_like(y, shape=(2, 1, 1), block_count=1)
 
         @ttl.compute()
@@ -154,12 +154,44 @@ def test_batch_dims_that_differ_name_the_users_line():
         def read():
             with a_dfb.reserve() as ab, b_dfb.reserve() as bb:
                 ttl.copy(a[0:2, 0:1, 0:1], ab).wait()
-                ttl.copy(b[0:1, 0:1, 0:1], bb).wait()
+                ttl.copy(b[0:3, 0:1, 0:1], bb).wait()
 
         @ttl.datamovement()
         def write():
             with y_dfb.wait() as yb:
                 ttl.copy(yb, y[0:2, 0:1, 0:1]).wait()
 
-    expect_error(lambda: op(tile_tensor((2, 32, 32)), tile_tensor((1, 32, 32)), zeros((2, 32, 32))),
+    expect_error(lambda: op(tile_tensor((2, 32, 32)), tile_tensor((3, 32, 32)), zeros((2, 32, 32))),
                  test_batch_dims_that_differ_name_the_users_line, KernelError, "same batch dims")
+
+
+@ttl.operation(grid=(1, 1))
+def batch_times_matrix(a, b, y):
+    """(2, 2, 3) @ (3, 2) tiles: the 2-D right operand broadcast over the batch, as numpy's matmul
+    broadcasts it."""
+    a_dfb = ttl.make_dataflow_buffer_like(a, shape=(2, 2, 3), block_count=1)
+    b_dfb = ttl.make_dataflow_buffer_like(b, shape=(3, 2), block_count=1)
+    y_dfb = ttl.make_dataflow_buffer_like(y, shape=(2, 2, 2), block_count=1)
+
+    @ttl.datamovement()
+    def read():
+        with a_dfb.reserve() as ab, b_dfb.reserve() as bb:
+            ttl.copy(a[0:2, 0:2, 0:3], ab).wait()
+            ttl.copy(b[0:3, 0:2], bb).wait()
+
+    @ttl.compute()
+    def compute():
+        with a_dfb.wait() as ab, b_dfb.wait() as bb, y_dfb.reserve() as yb:
+            yb.store(ab @ bb)
+
+    @ttl.datamovement()
+    def write():
+        with y_dfb.wait() as yb:
+            ttl.copy(yb, y[0:2, 0:2, 0:2]).wait()
+
+
+def test_a_matrix_right_operand_is_broadcast_over_the_batch():
+    a, b, y = tile_tensor((2, 64, 96), seed=3), tile_tensor((96, 64), seed=4), zeros((2, 64, 64))
+    batch_times_matrix(a, b, y)
+    expected = np.matmul(_bf16(ttnn.to_numpy(a)), _bf16(ttnn.to_numpy(b)))
+    np.testing.assert_allclose(ttnn.to_numpy(y), expected, rtol=3e-2, atol=0.3)

@@ -476,6 +476,7 @@ class BlockExpressionBuilder(AcquisitionBuilder):
                              f"shapes {_shape_text(a.shape)} and {_shape_text(b.shape)}", node)
         if len(a.shape) != len(b.shape) or a.shape[:-2] != b.shape[:-2]:
             a, b = self._matmul_batches(a, b, node)
+            a, b = self._batch_broadcast(a, b, node), self._batch_broadcast(b, a, node)
         if a.shape[:-2] != b.shape[:-2]:
             raise self.error(f"a @ b needs the same batch dims on both operands; they have shapes "
                              f"{_shape_text(a.shape)} and {_shape_text(b.shape)} (broadcast one with "
@@ -484,6 +485,14 @@ class BlockExpressionBuilder(AcquisitionBuilder):
             raise self.error(f"a @ b needs (M, K) @ (K, N); the operands have shapes {_shape_text(a.shape)} and "
                              f"{_shape_text(b.shape)} (in tiles)", node)
         return self.make("matmul", [a, b], (*a.shape[:-1], b.shape[-1]), node)
+
+    def _batch_broadcast(self, x: BlockExpression, other: BlockExpression, node) -> BlockExpression:
+        """``x`` broadcast over the batch dims where it has one index and ``other`` several (a 2-D
+        right operand of a batched matmul, as numpy's matmul broadcasts it); ``x`` itself otherwise."""
+        dims = tuple(d for d, (n, m) in enumerate(zip(x.shape[:-2], other.shape[:-2])) if n == 1 and m != 1)
+        if not dims:
+            return x
+        return self.make("bcast", [x], (*other.shape[:-2], *x.shape[-2:]), node, dims=dims)
 
     def _matmul_batches(self, a: BlockExpression, b: BlockExpression, node):
         """An operand of lower rank gets leading dims of size 1 (a (1, M, K) block times a 2-D (K, N)
