@@ -100,3 +100,34 @@ def test_sharded_reads_compile_against_the_real_dataflow_headers(tmp_path, check
     path.write_text(emit_kernel(kernel.function))
     check_kernel.require_accepted(check_kernel.check_kernel(path, "reader",
                                                             check_kernel.accessor_compile_args(program, kernel)))
+
+
+@pytest.mark.parametrize("strategy", ["WIDTH", "BLOCK"])
+def test_a_row_major_tensor_sharded_across_its_rows_is_one_error_at_the_operation(strategy):
+    """A width- or block-sharded row-major tensor's shards hold parts of rows (pages of shard rows,
+    not tensor rows): one error naming the tensor and what to do, not the buffer's page count."""
+    from tilefold.errors import KernelError
+
+    @ttl.operation(grid=(1, 1))
+    def copy_rows(x, y):
+        d = ttl.make_dataflow_buffer_like(x, shape=(1, 64), block_count=2)
+
+        @ttl.datamovement()
+        def read():
+            for r in range(4):
+                with d.reserve() as blk:
+                    ttl.copy(x[r:r + 1, :], blk).wait()
+
+        @ttl.datamovement()
+        def write():
+            for r in range(4):
+                with d.wait() as blk:
+                    ttl.copy(blk, y[r:r + 1, :]).wait()
+
+    grid = ttnn.CoreGrid(y=1, x=2) if strategy == "WIDTH" else ttnn.CoreGrid(y=2, x=2)
+    memory = ttnn.create_sharded_memory_config((4, 64), core_grid=grid, strategy=getattr(ttnn.ShardStrategy, strategy))
+    v = np.arange(256, dtype=np.float32).reshape(4, 64)
+    x = ttnn.from_numpy(v, dtype=ttnn.float32, layout=ttnn.ROW_MAJOR_LAYOUT, memory_config=memory)
+    y = ttnn.from_numpy(np.zeros_like(v), dtype=ttnn.float32, layout=ttnn.ROW_MAJOR_LAYOUT)
+    with pytest.raises(KernelError, match=rf"tensor 'x' is row-major and {strategy.lower()}-sharded; .* shard it by height"):
+        copy_rows(x, y)

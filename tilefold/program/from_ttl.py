@@ -197,6 +197,14 @@ def build_program(module: ModuleOp, built, arch) -> Program:
             raise KernelError(f"operation {capture.name!r} runs over {domain!r} and writes tensor {arg.name!r}, which "
                               f"is one device tensor; give a mesh tensor (ttnn.from_torch(..., device=mesh_device, "
                               "mesh_mapper=...)) so that each device writes its own piece", capture.location)
+        layout_kind = getattr(getattr(memory, "memory_layout", None), "name", "")
+        if sharded and layout == "ROW_MAJOR" and "HEIGHT" not in str(layout_kind).upper():
+            # a shard of such a tensor holds part of each row: its pages are shard rows, not tensor rows
+            how = str(layout_kind).lower().removesuffix("_sharded") or "width"
+            raise KernelError(f"tensor {arg.name!r} is row-major and {how}-sharded; "
+                              "tilefold's kernels read and write row-major tensors interleaved or height-sharded "
+                              "(whole rows on each node) — shard it by height, convert it with ttnn.to_memory_config, "
+                              "or use the tile layout", capture.location)
         if domain is not None and sharded:
             raise KernelError(f"tensor {arg.name!r} is sharded in L1; an operation over a device domain reads and "
                               "writes interleaved tensors (DRAM or L1) only — sharded pieces are not supported by "
