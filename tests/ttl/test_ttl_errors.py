@@ -1310,3 +1310,30 @@ def test_a_fill_of_a_runtime_value_says_the_value_must_be_known_when_the_kernel_
 
     test = test_a_fill_of_a_runtime_value_says_the_value_must_be_known_when_the_kernel_is_built
     expect_error(lambda: op(*tensors()), test, KernelError, "n + 1 is only known on the device", "operation arguments")
+
+
+def test_a_row_slice_starting_off_a_16_byte_boundary_at_run_time():
+    """``x[0, 4 * i:4 * i + 8]`` of bfloat16 with ``i`` known on the device only: a start of 8 bytes
+    is refused when the copy runs, as the same start known when the kernel is built is refused then
+    (the NOC would deliver the bytes shifted)."""
+    from tilefold.errors import DramAccessError
+
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        d = ttl.make_dataflow_buffer_like(x, shape=(8,), block_count=1)
+
+        @ttl.datamovement()
+        def read():
+            i = ttl.node(dims=1) + 1
+            with d.reserve() as blk:
+                ttl.copy(x[0, 4 * i:4 * i + 8], blk).wait()  # error
+
+        @ttl.datamovement()
+        def write():
+            with d.wait() as blk:
+                ttl.copy(blk, y[0, 0:8]).wait()
+
+    x, y = (ttnn.from_numpy(np.zeros((2, 32), np.float32), dtype=ttnn.bfloat16, layout=ttnn.ROW_MAJOR_LAYOUT)
+            for _ in range(2))
+    expect_error(lambda: op(x, y), test_a_row_slice_starting_off_a_16_byte_boundary_at_run_time, DramAccessError,
+                 "8 bytes past a 16-byte boundary", "start the transfer")

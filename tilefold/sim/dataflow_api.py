@@ -384,6 +384,13 @@ class DataflowApi:
     # -- bounds and CB-window checks ------------------------------------------------------
 
     def _check_dram(self, local, nbytes: int, call: str) -> None:
+        misaligned = local & 15 if local.__class__ is int else int(np.bitwise_or.reduce(np.asarray(local) & 15, None))
+        if misaligned:
+            a = local if local.__class__ is int else int(np.asarray(local).flat[np.argmax(np.asarray(local) & 15)])
+            raise self.fail(DramAccessError, f"{call} accesses DRAM at 0x{a:x}, {a & 15} bytes past a 16-byte "
+                                             "boundary; the NOC moves 16-byte aligned ranges, so on the device the "
+                                             "bytes would arrive shifted — start the transfer (a row slice's first "
+                                             "element) at a multiple of 16 bytes")
         regions = self.dev.allocation.dram_regions
         if not regions.contains_all(local, nbytes):
             bad = regions.first_outside(local, nbytes)

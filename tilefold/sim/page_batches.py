@@ -106,8 +106,8 @@ def _batch(ctx, run: list) -> bool:
     bank, local = (v if v.__class__ is np.ndarray and v.shape == pages.shape
                    else np.broadcast_to(np.asarray(v, dtype=np.int64), pages.shape) for v in (bank, local))
     regions = ctx.dev.allocation.dram_regions
-    if not regions.contains_all(local, nbytes):
-        return False
+    if not regions.contains_all(local, nbytes) or (local & 15).any():
+        return False                                        # outside a buffer, or misaligned: call by call
     if call == READ:
         cbs = ctx.dev.cbs
         writers = ctx.dev.dram_writers
