@@ -95,6 +95,35 @@ def test_transpose_of_a_two_by_three_block():
     np.testing.assert_array_equal(got, ttnn.to_numpy(x).T)
 
 
+@pytest.mark.parametrize("dtype", ["bfloat16", "float32"])
+def test_transpose_of_a_batch_transposes_each_matrix(dtype):
+    """A (2, 1, 3)-tile block: each batch index's 1x3 tiles become 3x1, each tile transposed."""
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        x_dfb = ttl.make_dataflow_buffer_like(x, shape=(2, 1, 3), block_count=1)
+        y_dfb = ttl.make_dataflow_buffer_like(y, shape=(2, 3, 1), block_count=1)
+
+        @ttl.datamovement()
+        def read():
+            with x_dfb.reserve() as blk:
+                ttl.copy(x[0:2, 0:1, 0:3], blk).wait()
+
+        @ttl.compute()
+        def compute():
+            with x_dfb.wait() as a, y_dfb.reserve() as out:
+                out.store(ttl.math.transpose(a))
+
+        @ttl.datamovement()
+        def write():
+            with y_dfb.wait() as blk:
+                ttl.copy(blk, y[0:2, 0:3, 0:1]).wait()
+
+    x = tile_tensor((2, 32, 96), seed=14, dtype=dtype)
+    y = zeros((2, 96, 32), dtype=dtype)
+    op(x, y)
+    np.testing.assert_array_equal(ttnn.to_numpy(y), ttnn.to_numpy(x).transpose(0, 2, 1))
+
+
 @pytest.mark.parametrize("dims,axis", [([-1], 1), ([0], 0), ([0, 1], (0, 1))], ids=["rows", "columns", "all"])
 def test_reduce_sum_over_rows_columns_and_everything(dims, axis):
     x = tile_tensor((64, 64), seed=5)

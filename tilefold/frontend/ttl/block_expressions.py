@@ -759,9 +759,9 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         self._arity(fn, args, kwargs, 1, node)
         a = self.operand(args[0], node)
         self.require_tiled(a, fn.qualname, node)
-        if len(a.shape) != 2:
-            raise self.error(f"{fn.qualname} needs a 2-D block, not {_shape_text(a.shape)}", node)
-        shape = (a.shape[1], a.shape[0])
+        if len(a.shape) < 2:
+            raise self.error(f"{fn.qualname} needs a block of at least 2 dimensions, not {_shape_text(a.shape)}", node)
+        shape = (*a.shape[:-2], a.shape[-1], a.shape[-2])     # each batch index's matrix transposed
         if out is not None:
             if not isinstance(out, Block):
                 raise self.error(f"{fn.qualname}(x, out): out is the block the result is stored into, not "

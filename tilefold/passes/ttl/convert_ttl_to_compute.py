@@ -268,7 +268,7 @@ class StoreConverter:
                 raise NeedsMaterialization(v)
             if _is_block_op(x):
                 raise NeedsMaterialization(x)
-            dims = [plan.out_dims[1], plan.out_dims[0]]
+            dims = [*plan.out_dims[:-2], plan.out_dims[-1], plan.out_dims[-2]]     # each batch index's matrix
             arg = self._input(body, x, dims, plan)
             return self._emit(body, ttl.make_tile_op("transpose", [arg], tile), op.location)
         if op is not plan.reduction:
