@@ -94,11 +94,33 @@ TILE_SIZE = 32
 
 
 class Shape(tuple):
-    """A tensor shape (a tuple of ints)."""
+    """A tensor shape (a tuple of ints); equal to a list or tuple of the same ints, as TT-NN's."""
 
     @property
     def rank(self) -> int:
         return len(self)
+
+    def __eq__(self, other) -> bool:
+        return tuple(self) == tuple(other) if isinstance(other, (list, tuple)) else NotImplemented
+
+    def __ne__(self, other) -> bool:
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    __hash__ = tuple.__hash__
+
+    def volume(self) -> int:
+        """The number of elements (``Shape.volume()``)."""
+        return int(np.prod(self, dtype=np.int64)) if self else 1
+
+    def to_rank(self, rank: int) -> "Shape":
+        """The shape with leading 1s to ``rank`` dims (or its leading 1s dropped down to it)."""
+        dims = tuple(self)
+        while len(dims) > rank and dims[0] == 1:
+            dims = dims[1:]
+        if len(dims) > rank:
+            raise LayoutError(f"Shape{dims}.to_rank({rank}): its leading dims are not 1", user_location())
+        return Shape((1,) * (rank - len(dims)) + dims)
 
 
 class Device(mesh.ProgramCache):
@@ -549,6 +571,33 @@ class Tensor:
         """``tensor.to_torch()``: :func:`to_torch` of this tensor."""
         return to_torch(self, dtype, **kwargs)
 
+    # TT-NN's tensor methods that are its functions of the tensor
+    def reshape(self, *shape) -> "Tensor":
+        return reshape(self, shape[0] if len(shape) == 1 and isinstance(shape[0], (list, tuple)) else shape)
+
+    def to(self, target, memory_config=None) -> "Tensor":
+        """``tensor.to(layout)`` (:func:`to_layout`) or ``tensor.to(device)`` (:func:`to_device`)."""
+        if isinstance(target, Layout):
+            return to_layout(self, target)
+        return to_device(self, target, memory_config)
+
+    def cpu(self, blocking: bool = True) -> "Tensor":
+        """``tensor.cpu()``: the tensor on the host (:func:`from_device`)."""
+        return from_device(self)
+
+    def is_sharded(self) -> bool:
+        return bool(self.memory_config().is_sharded)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def volume(self) -> int:
+        return self.shape.volume()
+
+    def logical_shape(self) -> Shape:
+        return self.shape
+
     def __repr__(self) -> str:
         return f"ttnn.Tensor(shape={tuple(self.shape)}, dtype={self.dtype.name}, layout={self.layout.name})"
 
@@ -952,6 +1001,8 @@ def _host_op(name: str, compute):
             output._values, output._bf16, output._pages, output._not_simulated = \
                 values.reshape(output.device_shape), None, None, None
             return output
+        if isinstance(result, list):          # pieces (split, chunk): a list, as TT-NN returns them
+            return [tensor(v) for v in result]
         return tuple(tensor(v) for v in result) if isinstance(result, tuple) else tensor(result)
 
     run.__name__ = run.__qualname__ = name
@@ -1180,6 +1231,39 @@ def to_device(tensor: Tensor, device, memory_config=None) -> Tensor:
 
 def from_device(tensor: Tensor) -> Tensor:
     return _tensor(tensor, "ttnn.from_device")
+
+
+def is_tensor_storage_on_device(tensor: Tensor) -> bool:
+    return _tensor(tensor, "ttnn.is_tensor_storage_on_device").device() is not None
+
+
+def to_dtype(tensor: Tensor, dtype) -> Tensor:
+    """``ttnn.to_dtype``: the tensor's values in another data type (rounded as :func:`typecast`)."""
+    return typecast(tensor, dtype)
+
+
+def tilize(tensor: Tensor, memory_config=None, dtype=None, **kwargs) -> Tensor:
+    return to_layout(tensor, TILE_LAYOUT, dtype=dtype, memory_config=memory_config)
+
+
+tilize_with_zero_padding = tilize
+
+
+def untilize(tensor: Tensor, memory_config=None, **kwargs) -> Tensor:
+    return to_layout(tensor, ROW_MAJOR_LAYOUT, memory_config=memory_config)
+
+
+def sharded_to_interleaved(tensor: Tensor, memory_config=None, **kwargs) -> Tensor:
+    return to_memory_config(tensor, memory_config or DRAM_MEMORY_CONFIG)
+
+
+def interleaved_to_sharded(tensor: Tensor, memory_config, *args, **kwargs) -> Tensor:
+    return to_memory_config(tensor, memory_config)
+
+
+def unsqueeze_to_4D(tensor: Tensor) -> Tensor:
+    """The tensor with leading dims of 1 up to four dims."""
+    return reshape(tensor, tuple(tensor.shape.to_rank(4)))
 
 
 
@@ -1437,7 +1521,9 @@ __all__ = [
     "to_device", "from_device", "as_tensor", "copy", "abs", "neg", "sqrt", "rsqrt", "reciprocal", "square", "log", "sin", "cos", "tanh",
     "sigmoid", "silu", "gelu", "upsample", "divide", "maximum", "minimum", "sum", "transpose", "reshape", "CoreGrid", "CoreRange", "CoreRangeSet", "SemaphoreDescriptor", "split_work_to_cores",
     "ShardStrategy", "ShardOrientation", "TensorMemoryLayout", "BufferType", "create_sharded_memory_config",
-    "to_memory_config", "get_memory_config", "is_sharded", "MeshShape", "MeshDevice", "MeshTensor",
+    "to_memory_config", "get_memory_config", "is_sharded", "is_tensor_storage_on_device", "to_dtype", "tilize",
+    "tilize_with_zero_padding", "untilize", "sharded_to_interleaved", "interleaved_to_sharded", "unsqueeze_to_4D",
+    "MeshShape", "MeshDevice", "MeshTensor",
     "open_mesh_device", "close_mesh_device", "ShardTensorToMesh", "ShardTensor2dMesh", "ReplicateTensorToMesh",
     "ConcatMeshToTensor", "ConcatMesh2dToTensor", "all_reduce", "all_gather", "set_num_devices", "GetNumAvailableDevices", "get_num_devices",
     "get_arch_name",

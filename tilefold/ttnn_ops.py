@@ -339,11 +339,15 @@ def _apply_activations(v: Value, activations) -> Value:
     for act in activations or ():
         name = getattr(act, "name", act)
         name = str(name).lower().rsplit(".", 1)[-1]
-        if name not in UNARY:
-            raise fail(f"activation {act!r}: tilefold applies the unary ops {', '.join(sorted(UNARY))}")
+        if name not in UNARY and name not in _ACTIVATIONS:
+            raise fail(f"activation {act!r} is not a unary op tilefold has (give one ttnn.{name} would be, such as "
+                       "\"relu\", \"gelu\", \"silu\" or \"sigmoid\")")
         v = OPS[name](v)
     return v
 
+
+# unary ops with keywords of their own that also serve as a matmul's or linear's activation
+_ACTIVATIONS = ("gelu", "softplus", "elu", "leaky_relu")
 
 for _name, (_fn, _int) in BINARY.items():
     OPS[_name] = _binary_op(_name, _fn, _int)
@@ -495,8 +499,9 @@ def scaled_dot_product_attention(q: Value, k: Value, v: Value, *, attn_mask: Val
 
 
 @op("softmax")
-def softmax(a: Value, dim: int = -1, *, dtype: str | None = None, **_) -> Value:
-    """``exp(x - max) / Σ exp(x - max)`` along ``dim``, in float64, rounded once."""
+def softmax(a: Value, dim: int = -1, *, dtype: str | None = None, numeric_stable: bool = True, **_) -> Value:
+    """``exp(x - max) / Σ exp(x - max)`` along ``dim``, in float64, rounded once (``numeric_stable``
+    chooses how the device computes it; the host result is the same)."""
     axis = _dim(dim, a.values.ndim, "softmax")
     x = a.values.astype(np.float64)
     e = np.exp(x - x.max(axis=axis, keepdims=True))
@@ -586,6 +591,14 @@ def argmax(a: Value, dim=None, keepdim: bool = False, **_) -> Value:
     elements (row-major order) without ``dim``."""
     axis = None if dim is None else _dim(dim, a.values.ndim, "argmax")
     values = np.argmax(a.values, axis=axis, keepdims=keepdim)
+    return Value(cast(np.atleast_1d(values), "uint32"), "uint32")
+
+
+@op("argmin")
+def argmin(a: Value, dim=None, keepdim: bool = False, **_) -> Value:
+    """The index of the smallest value (the first of equal ones), as :func:`argmax` gives the largest."""
+    axis = None if dim is None else _dim(dim, a.values.ndim, "argmin")
+    values = np.argmin(a.values, axis=axis, keepdims=keepdim)
     return Value(cast(np.atleast_1d(values), "uint32"), "uint32")
 
 
@@ -708,14 +721,21 @@ def stack(tensors, dim: int = 0, **_) -> Value:
 
 
 @op("split")
-def split(a: Value, split_size, dim: int = 0, **_) -> tuple[Value, ...]:
+def split(a: Value, split_size, dim: int = 0, **_) -> list[Value]:
     """Pieces of ``split_size`` along ``dim`` (the last smaller), or of the sizes in a list."""
     axis = _dim(dim, a.values.ndim, "split")
     n = a.values.shape[axis]
     sizes = [int(split_size)] * -(-n // int(split_size)) if isinstance(split_size, (int, np.integer)) \
         else [int(s) for s in split_size]
     cuts = np.cumsum(sizes)[:-1]
-    return tuple(Value(p, a.dtype) for p in np.split(a.values, cuts, axis=axis))
+    return [Value(p, a.dtype) for p in np.split(a.values, cuts, axis=axis)]
+
+
+@op("chunk")
+def chunk(a: Value, chunks: int, dim: int = 0, **_) -> list[Value]:
+    """``chunks`` pieces along ``dim``, as torch.chunk cuts them (each of ceil(n / chunks), the last smaller)."""
+    n = a.values.shape[_dim(dim, a.values.ndim, "chunk")]
+    return split(a, -(-n // builtins.max(int(chunks), 1)), dim)
 
 
 @op("permute")

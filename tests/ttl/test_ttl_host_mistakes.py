@@ -383,12 +383,31 @@ def test_a_tensor_method_tilefold_lacks():
     from tilefold.frontend.ttl.math_api import UnsupportedName
 
     x = ttnn.from_numpy(_values(), dtype=ttnn.bfloat16)
-    with pytest.raises(UnsupportedName, match=r"ttnn.Tensor.reshape is not supported by tilefold yet; use "
-                                              r"ttnn.reshape\(tensor, ...\)") as info:
+    with pytest.raises(UnsupportedName, match=r"ttnn.Tensor.permute is not supported by tilefold yet; use "
+                                              r"ttnn.permute\(tensor, ...\)") as info:
         line = _here()
-        x.reshape((1024,))
+        x.permute((1, 0))
     _at(info, line)
-    assert not hasattr(x, "pieces") and ttnn.reshape(x, (1024,)).shape == (1024,)
+    assert not hasattr(x, "pieces") and ttnn.permute(x, (1, 0)).shape == tuple(reversed(x.shape))
+
+
+def test_tensor_methods_that_are_ttnn_functions_and_shapes_equal_to_lists():
+    """``t.reshape``, ``t.to(layout)``, ``t.cpu()``, ``t.is_sharded()``, ``t.ndim``, ``t.volume()``;
+    ``t.shape == [..]``; ``split`` / ``chunk`` give lists; ``device.arch()``; ``config.is_sharded()``."""
+    x = ttnn.from_numpy(np.arange(4 * 32 * 64, dtype=np.float32).reshape(4, 32, 64), dtype=ttnn.float32,
+                        layout=ttnn.TILE_LAYOUT)
+    assert x.shape == [4, 32, 64] and x.shape != [4, 32, 63] and x.ndim == 3 and x.volume() == 4 * 32 * 64
+    assert x.reshape(128, 64).shape == (128, 64) and x.reshape((2, 2, 32, 64)).shape.to_rank(4) == [2, 2, 32, 64]
+    assert x.to(ttnn.ROW_MAJOR_LAYOUT).layout is ttnn.ROW_MAJOR_LAYOUT and not x.is_sharded()
+    np.testing.assert_array_equal(ttnn.to_numpy(x.cpu()), ttnn.to_numpy(x))
+    pieces = ttnn.chunk(x, 2, 0)
+    assert isinstance(ttnn.split(x, 1, 0), list) and [p.shape for p in pieces] == [(2, 32, 64), (2, 32, 64)]
+    np.testing.assert_array_equal(ttnn.to_numpy(ttnn.argmin(x, dim=-1)), np.zeros((4, 32)))
+    device = ttnn.open_device(device_id=0)
+    try:
+        assert device.arch() is device.arch and x.memory_config().is_sharded() is False
+    finally:
+        ttnn.close_device(device)
 
 
 @ttl.operation(grid=(1, 1))

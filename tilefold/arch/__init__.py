@@ -40,7 +40,11 @@ NOC_ROWS = 1 << NOC_ADDR_Y_BITS
 
 @dataclass(frozen=True)
 class Arch:
-    """One device (a chip or a board of chips) as tilefold sees it."""
+    """One device (a chip or a board of chips) as tilefold sees it; calling it gives itself, as
+    TT-NN's ``device.arch()`` gives the device's architecture."""
+
+    def __call__(self) -> "Arch":
+        return self
 
     name: str                       # "wormhole_b0" | "blackhole"
     board: str                      # "n150" | "n300" | "p150"

@@ -153,6 +153,20 @@ class NdShardSpec:
             )
 
 
+
+class CallableFlag(int):
+    """A truth value that can also be called: ``config.is_sharded`` and TT-NN's ``config.is_sharded()``."""
+
+    def __new__(cls, value) -> "CallableFlag":
+        return super().__new__(cls, bool(value))
+
+    def __call__(self) -> bool:
+        return bool(self)
+
+    def __repr__(self) -> str:
+        return repr(bool(self))
+
+
 @dataclass(frozen=True)
 class MemoryConfig:
     memory_layout: TensorMemoryLayout = TensorMemoryLayout.INTERLEAVED
@@ -177,8 +191,9 @@ class MemoryConfig:
             )
 
     @property
-    def is_sharded(self) -> bool:
-        return self.memory_layout is not TensorMemoryLayout.INTERLEAVED
+    def is_sharded(self) -> CallableFlag:
+        """Whether the config shards: a truth value, also callable as TT-NN's ``config.is_sharded()``."""
+        return CallableFlag(self.memory_layout is not TensorMemoryLayout.INTERLEAVED)
 
     def distribution(self, tensor, arch: Arch | str | None = None) -> BufferDistributionSpec | None:
         """The page distribution this config gives ``tensor`` — anything with ``shape``,
