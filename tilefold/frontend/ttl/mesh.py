@@ -128,6 +128,8 @@ class ProgramCache:
 
         runner().clear_program_cache()
 
+    clear_program_cache = disable_and_clear_program_cache      # TT-NN's other spelling
+
     def num_program_cache_entries(self) -> int:
         """The compiled calls kept."""
         from tilefold.frontend.ttl.session import runner
