@@ -845,10 +845,16 @@ def _undefined(tensor):
     return tensor
 
 
-def rand(shape, dtype=None, layout=TILE_LAYOUT, device=None, memory_config=None, seed=None) -> Tensor:
+def rand(shape, dtype=None, layout=TILE_LAYOUT, device=None, memory_config=None, seed=None, low: float = 0.0,
+         high: float = 1.0) -> Tensor:
+    """Uniform values in [low, high) (newer TT-NN's keywords; [0, 1) by default)."""
     if seed is not None and (not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0):
         raise LayoutError(f"ttnn.rand(seed={seed!r}): give a non-negative int (or None)", user_location())
+    if not (isinstance(low, (int, float)) and isinstance(high, (int, float)) and low < high):
+        raise LayoutError(f"ttnn.rand(low={low!r}, high={high!r}): give numbers with low < high", user_location())
     values = np.random.default_rng(seed).random(_shape(shape), dtype=np.float32)
+    if (low, high) != (0.0, 1.0):
+        values = (np.float32(low) + values * np.float32(high - low)).astype(np.float32)
     return from_numpy(values, _created_dtype(dtype), layout, device, memory_config)
 
 
@@ -1149,6 +1155,45 @@ class CoreGrid:
 
     def __repr__(self) -> str:
         return f"CoreGrid(y={self.y}, x={self.x})"
+
+
+class _UnaryOp:
+    """One member of ``ttnn.UnaryOpType`` (``ttnn.UnaryOpType.RELU``): names a host unary op."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"UnaryOpType.{self.name}"
+
+
+class UnaryOpType:
+    """``ttnn.UnaryOpType``: the unary ops a matmul's or linear's activation may name."""
+
+
+for _op_name in sorted({*ttnn_ops.UNARY, *ttnn_ops.ACTIVATIONS}):
+    setattr(UnaryOpType, _op_name.upper(), _UnaryOp(_op_name.upper()))
+
+
+class UnaryWithParam:
+    """``ttnn.UnaryWithParam(op_type)``: an activation; a parameter (a slope, a limit) is not applied
+    by tilefold's host ops, so one is an error where it is given."""
+
+    def __init__(self, op_type, param=None, *params):
+        if param is not None or params:
+            raise LayoutError(f"ttnn.UnaryWithParam({op_type!r}, {param!r}): tilefold applies activations without a "
+                              "parameter; give the op alone, or apply the parametric op after the matmul",
+                              user_location())
+        self.op_type = op_type
+        self.name = getattr(op_type, "name", str(op_type))
+
+
+class DispatchCoreConfig:
+    """``ttnn.DispatchCoreConfig(...)``: where a device's dispatch cores sit; the simulated device's
+    command dispatch takes no worker cores, so any configuration is accepted and changes nothing."""
+
+    def __init__(self, *args, **kwargs):
+        self.args, self.kwargs = args, kwargs
 
 
 class ShardStrategy:
@@ -1523,7 +1568,7 @@ __all__ = [
     "ShardStrategy", "ShardOrientation", "TensorMemoryLayout", "BufferType", "create_sharded_memory_config",
     "to_memory_config", "get_memory_config", "is_sharded", "is_tensor_storage_on_device", "to_dtype", "tilize",
     "tilize_with_zero_padding", "untilize", "sharded_to_interleaved", "interleaved_to_sharded", "unsqueeze_to_4D",
-    "MeshShape", "MeshDevice", "MeshTensor",
+    "UnaryOpType", "UnaryWithParam", "DispatchCoreConfig", "MeshShape", "MeshDevice", "MeshTensor",
     "open_mesh_device", "close_mesh_device", "ShardTensorToMesh", "ShardTensor2dMesh", "ReplicateTensorToMesh",
     "ConcatMeshToTensor", "ConcatMesh2dToTensor", "all_reduce", "all_gather", "set_num_devices", "GetNumAvailableDevices", "get_num_devices",
     "get_arch_name",

@@ -339,7 +339,7 @@ def _apply_activations(v: Value, activations) -> Value:
     for act in activations or ():
         name = getattr(act, "name", act)
         name = str(name).lower().rsplit(".", 1)[-1]
-        if name not in UNARY and name not in _ACTIVATIONS:
+        if name not in UNARY and name not in ACTIVATIONS:
             raise fail(f"activation {act!r} is not a unary op tilefold has (give one ttnn.{name} would be, such as "
                        "\"relu\", \"gelu\", \"silu\" or \"sigmoid\")")
         v = OPS[name](v)
@@ -347,7 +347,7 @@ def _apply_activations(v: Value, activations) -> Value:
 
 
 # unary ops with keywords of their own that also serve as a matmul's or linear's activation
-_ACTIVATIONS = ("gelu", "softplus", "elu", "leaky_relu")
+ACTIVATIONS = ("gelu", "softplus", "elu", "leaky_relu")
 
 for _name, (_fn, _int) in BINARY.items():
     OPS[_name] = _binary_op(_name, _fn, _int)
@@ -817,9 +817,20 @@ def slice_(a: Value, slice_start, slice_end, slice_step=None, **_) -> Value:
 
 
 @op("pad")
-def pad(a: Value, padding, value: float, **_) -> Value:
+def pad(a: Value, padding, value: float = None, *args, **kwargs) -> Value:
     """``a`` padded with ``value``: ``padding`` a ``(before, after)`` pair per dim (the last dims
-    when fewer are given)."""
+    when fewer are given); or TT-NN's older ``pad(a, output_padded_shape, input_tensor_start, value)``,
+    ``a`` placed at ``input_tensor_start`` of a tensor of ``output_padded_shape``."""
+    if padding and all(isinstance(p, (int, np.integer)) for p in padding):      # the older form
+        start, value = value, (args[0] if args else kwargs.get("pad_value", kwargs.get("value", 0.0)))
+        shape = tuple(int(d) for d in padding)
+        start = tuple(int(d) for d in (start or (0,) * len(shape)))
+        if len(shape) != a.values.ndim or len(start) != len(shape) or \
+                any(s + n > d for s, n, d in zip(start, a.values.shape, shape)):
+            raise fail(f"ttnn.pad: a {tuple(a.values.shape)} tensor placed at {start} does not fit {shape}")
+        padding = [(s, d - s - n) for s, n, d in zip(start, a.values.shape, shape)]
+    if value is None:
+        raise fail("ttnn.pad(tensor, padding, value): give the value to pad with")
     pairs = [tuple(int(p) for p in pair) for pair in padding]
     pairs = [(0, 0)] * (a.values.ndim - len(pairs)) + pairs
     return Value(cast(np.pad(a.values, pairs, constant_values=_num(value, a)), a.dtype), a.dtype)

@@ -579,3 +579,22 @@ def test_reading_pages_of_a_ttnn_empty_tensor_no_operation_wrote_is_a_warning_at
         whole = ttnn.empty((32, 32), dtype=ttnn.bfloat16)
         first_tile_only(a, whole)
         ttnn.to_numpy(whole)                    # every page written
+
+
+def test_older_and_newer_ttnn_spellings():
+    """``pad(t, output_padded_shape, input_tensor_start, value)``, ``rand(low=, high=)``,
+    ``UnaryWithParam(UnaryOpType.X)`` as an activation, ``DispatchCoreConfig`` accepted."""
+    x = ttnn.from_numpy(np.ones((2, 3), np.float32), layout=ttnn.ROW_MAJOR_LAYOUT)
+    padded = ttnn.to_numpy(ttnn.pad(x, (4, 5), (1, 1), 7.0))
+    expected = np.full((4, 5), 7.0, np.float32)
+    expected[1:3, 1:4] = 1.0
+    np.testing.assert_array_equal(padded, expected)
+    r = ttnn.to_numpy(ttnn.rand((64, 64), low=-2.0, high=3.0, seed=1))
+    assert r.min() >= -2.0 and r.max() < 3.0 and r.min() < -1.5 and r.max() > 2.5
+    a = ttnn.from_numpy(np.random.default_rng(2).random((32, 64), dtype=np.float32) - 0.5, layout=ttnn.TILE_LAYOUT)
+    b = ttnn.from_numpy(np.random.default_rng(3).random((64, 32), dtype=np.float32), layout=ttnn.TILE_LAYOUT)
+    relu = ttnn.to_numpy(ttnn.linear(a, b, activation=ttnn.UnaryWithParam(ttnn.UnaryOpType.RELU)))
+    np.testing.assert_array_equal(relu, np.maximum(ttnn.to_numpy(ttnn.linear(a, b)), 0))
+    ttnn.DispatchCoreConfig(ttnn.DataType.BFLOAT16)
+    with pytest.raises(LayoutError, match="without a parameter"):
+        ttnn.UnaryWithParam(ttnn.UnaryOpType.LEAKY_RELU, 0.1)
