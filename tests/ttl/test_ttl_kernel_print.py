@@ -164,7 +164,7 @@ def test_blocks_print_their_tiles_and_buffers_their_state(capsys):
     state = [line for line in lines if line.startswith("cb_id ")]
     # two float32 tiles a block, two blocks: 16 KiB in 16-byte units; the block waited for is read
     assert len(state) == 1 and "size: 1024," in state[0] and "page_size: 256," in state[0] \
-        and "num_pages: 4," in state[0]
+        and "num_pages: 4," in state[0] and "wr_tile_ptr: " in state[0]
 
 
 def test_tile_prints_pass_check_kernel(tmp_path, check_kernel):

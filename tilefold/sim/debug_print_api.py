@@ -42,14 +42,15 @@ class DebugPrintApi:
 
     def dprint_cb(self, cb) -> None:
         """One line of CB ``cb``'s interface as ``print_cb_details`` prints it (sizes and pointers in
-        16-byte units, its page count)."""
+        16-byte units, its page count, the tile a sequential ``pack_tile`` writes next)."""
         cb, st = self._cb(cb, "print_cb_details")
         for lane, row in enumerate(self.row_idx):
             page, base, size = int(st.page_size[row]), int(st.base[row]), int(st.capacity[row])
             fields = {"size": size * page >> CB_ADDR_SHIFT, "limit": (base + size * page) >> CB_ADDR_SHIFT,
                       "page_size": page >> CB_ADDR_SHIFT, "num_pages": size,
                       "rd_ptr": (base + int(st.rd[row]) * page) >> CB_ADDR_SHIFT,
-                      "wr_ptr": (base + int(st.wr[row]) * page) >> CB_ADDR_SHIFT}
+                      "wr_ptr": (base + int(st.wr[row]) * page) >> CB_ADDR_SHIFT,
+                      "wr_tile_ptr": int(st.pack_seq[row])}      # the next tile a sequential pack_tile writes
             self._printed(self._consumer_clock(), lane, f"cb_id {cb}: {{ " + ", ".join(f"{k}: {v}" for k, v in fields.items()) + " }")
 
     def _printed(self, clock: np.ndarray, lane: int, text: str) -> None:

@@ -346,7 +346,8 @@ class BodyPrinter:
         unpacker)."""
         cb = self.expr(op.cb).text
         fields = ("size", "fifo_size"), ("limit", "fifo_limit"), ("page_size", "fifo_page_size"), \
-            ("num_pages", "fifo_num_pages"), ("rd_ptr", "fifo_rd_ptr"), ("wr_ptr", "fifo_wr_ptr")
+            ("num_pages", "fifo_num_pages"), ("rd_ptr", "fifo_rd_ptr"), ("wr_ptr", "fifo_wr_ptr"), \
+            ("wr_tile_ptr", "fifo_wr_tile_ptr")
         pieces = [f'"cb_id " << {cb} << ": {{ "']
         for i, (label, field) in enumerate(fields):
             pieces.append(f'"{", " if i else ""}{label}: " << get_local_cb_interface({cb}).{field}')
