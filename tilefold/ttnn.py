@@ -586,7 +586,7 @@ class Tensor:
         return from_device(self)
 
     def is_sharded(self) -> bool:
-        return bool(self.memory_config().is_sharded)
+        return is_sharded(self)
 
     @property
     def ndim(self) -> int:
@@ -1252,7 +1252,7 @@ def get_memory_config(tensor: Tensor) -> MemoryConfig:
 
 
 def is_sharded(tensor: Tensor) -> bool:
-    return _tensor(tensor, "ttnn.is_sharded", mesh_ok=False).memory_config().is_sharded
+    return bool(_tensor(tensor, "ttnn.is_sharded", mesh_ok=False).memory_config().is_sharded)
 
 
 @_over_mesh

@@ -36,6 +36,8 @@ NOC_ADDR_Y_BITS = 5
 NOC_ADDR_NODE_BITS = NOC_ADDR_X_BITS + NOC_ADDR_Y_BITS
 NOC_COLUMNS = 1 << NOC_ADDR_X_BITS
 NOC_ROWS = 1 << NOC_ADDR_Y_BITS
+# a runtime argument is a 32-bit word: two values below this may share one, a half each
+HALF_WORD = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -320,6 +322,7 @@ def get_arch(name: str | Arch | None = None) -> Arch:
 
 
 __all__ = [
+    "HALF_WORD",
     "Arch",
     "mesh_of",
     "ETHERNET_BYTES_PER_CYCLE",

@@ -191,7 +191,6 @@ NOC_FIELDS = ("x", "y", "x0", "y0", "x1", "y1", "dests")
 # a kernel whose runtime arguments share words, two small ones each (the low half first): the
 # arguments of each word, by their place in ``ttl.runtime_args``
 RUNTIME_WORDS_ATTR = "ttl.runtime_arg_words"
-HALF_WORD = 1 << 16
 PEER_FIELDS = {"src": ("x0", "y0", "x1", "y1", "linear", "first", "stop", "device"), "dst": ("x", "y", "linear", "device")}
 
 
@@ -245,5 +244,6 @@ class KernelArgAttr(Record):
 
 ATTRIBUTES = [CBEntryAttr, PipeNetAttr, KernelArgAttr]
 
-__all__ = ["CBEntryAttr", "PipeNetAttr", "KernelArgAttr", "RUNTIME_WORDS_ATTR", "HALF_WORD", "ARG_KINDS", "COMPILE_TIME_KINDS", "PIPE_FIELDS", "PEER_FIELDS",
+__all__ = ["CBEntryAttr", "PipeNetAttr", "KernelArgAttr", "RUNTIME_WORDS_ATTR", "ARG_KINDS", "COMPILE_TIME_KINDS",
+           "PIPE_FIELDS", "PEER_FIELDS",
            "ATTRIBUTES"]

@@ -153,7 +153,6 @@ class NdShardSpec:
             )
 
 
-
 class CallableFlag(int):
     """A truth value that can also be called: ``config.is_sharded`` and TT-NN's ``config.is_sharded()``."""
 

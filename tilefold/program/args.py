@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tilefold.arch import HALF_WORD
 from tilefold.arch.cores import CoreCoord
 
 
@@ -52,13 +53,23 @@ class HalfWords:
     low: int | NocX | NocY
     high: int | NocX | NocY
 
+    def __post_init__(self) -> None:
+        for v in (self.low, self.high):
+            if not (isinstance(v, (NocX, NocY)) or isinstance(v, int) and 0 <= v < HALF_WORD):
+                raise ValueError(f"HalfWords({self.low!r}, {self.high!r}): each half is a NOC coordinate or an int "
+                                 f"below {HALF_WORD}")
+
     def __str__(self) -> str:
         return f"({self.low} | {self.high} << 16)"
 
-    def resolved(self, resolve) -> int:
+    def resolved(self, resolve=None) -> int:
         """The word, ``resolve`` giving each symbolic half's value."""
         low, high = (v if isinstance(v, int) else resolve(v) for v in (self.low, self.high))
         return low | high << 16
+
+    def packed(self) -> "int | HalfWords":
+        """The word as an int when both halves are ints, else itself (the host resolves it)."""
+        return self.resolved() if isinstance(self.low, int) and isinstance(self.high, int) else self
 
 
 @dataclass(frozen=True)

@@ -35,8 +35,7 @@ from dataclasses import dataclass
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
-from tilefold.ir.ttl_metadata import (ACTIVE_NODES_ATTR, HALF_WORD, RUNTIME_WORDS_ATTR, STAGING_BUFFERS_ATTR,
-                                      pipe_semaphores)
+from tilefold.ir.ttl_metadata import ACTIVE_NODES_ATTR, RUNTIME_WORDS_ATTR, STAGING_BUFFERS_ATTR, pipe_semaphores
 from tilefold.arch.cores import CoreCoord, CoreRange, CoreRangeSet
 from tilefold.errors import KernelError, L1OverflowError
 
@@ -283,24 +282,14 @@ def build_program(module: ModuleOp, built, arch) -> Program:
             if RUNTIME_WORDS_ATTR in fn.attributes else None
         for core in cores:
             args = [_runtime_value(d, core, program, names, nets, noc1, capture) for d in descriptors]
-            program.set_runtime_args(kernel, core, args if words is None else _packed(args, words, descriptors))
+            program.set_runtime_args(kernel, core, args if words is None else _packed(args, words))
     return program
 
 
-def _packed(args: list, words: list[list[int]], descriptors: list[dict]) -> list[int]:
+def _packed(args: list, words: list[list[int]]) -> list:
     """The runtime arguments two to a word, as the kernel's ``ttl.runtime_arg_words`` lists them (see
     :mod:`tilefold.passes.ttl.ttkernel_builder`): the first in the low half."""
-    out = []
-    for word in words:
-        if len(word) == 1:
-            out.append(args[word[0]])
-            continue
-        low, high = (args[i] for i in word)
-        if any(isinstance(v, int) and not 0 <= v < HALF_WORD for v in (low, high)):
-            raise AssertionError(f"runtime arguments {[descriptors[i] for i in word]} = {low}, {high} do not fit "
-                                 "half a word each")
-        out.append(low | high << 16 if isinstance(low, int) and isinstance(high, int) else HalfWords(low, high))
-    return out
+    return [args[word[0]] if len(word) == 1 else HalfWords(*(args[i] for i in word)).packed() for word in words]
 
 
 def _args(fn: func.FuncOp, name: str) -> list[dict]:

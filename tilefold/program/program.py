@@ -239,10 +239,7 @@ class Program:
         for v in values:
             if isinstance(v, BufferAddress):
                 self.buffer(v.buffer)
-            elif isinstance(v, (NocX, NocY)):
-                continue
-            elif isinstance(v, HalfWords) and all(isinstance(h, (NocX, NocY)) or isinstance(h, int) and 0 <= h < 1 << 16
-                                                  for h in (v.low, v.high)):
+            elif isinstance(v, (NocX, NocY, HalfWords)):       # (a HalfWords checks its halves when made)
                 continue
             elif not (isinstance(v, int) and 0 <= v <= U32_MAX):
                 raise ProgramError(f"runtime argument {v!r} of kernel {kernel.name!r} is not a uint32, a buffer "

@@ -255,13 +255,21 @@ class KernelContext:
         raise self.fail(KernelAssertError, f"assertion failed: {_lane_text(parts, values, lane)}", bad)
 
     def dprint(self, parts: tuple, values: tuple, thread: str = "math") -> None:
-        """``DPRINT``: one line per core of this thread, kept with the core's clock (a compute
-        thread's unpacker or packer clock for ``thread`` "unpack" / "pack"); the device prints the
-        lines of its final run in the order of their simulated times (:meth:`Device.run`)."""
-        clock = self._consumer_clock() if thread == "unpack" else self._producer_clock() if thread == "pack" \
-            else self.clock
+        """``DPRINT``: one line per core of this thread (see :meth:`printed`)."""
+        clock = self.print_clock(thread)
         for lane in range(self.L):
-            self.dev.printed.append((float(clock[lane]), len(self.dev.printed), _lane_text(parts, values, lane)))
+            self.printed(clock, lane, _lane_text(parts, values, lane))
+
+    def print_clock(self, thread: str = "math") -> np.ndarray:
+        """The clocks a debug print keeps its lines with: a compute thread's unpacker or packer
+        clock for ``thread`` "unpack" / "pack", else the thread's own."""
+        return self._consumer_clock() if thread == "unpack" else self._producer_clock() if thread == "pack" \
+            else self.clock
+
+    def printed(self, clock: np.ndarray, lane: int, text: str) -> None:
+        """One printed line of lane ``lane``, kept with its clock; the device prints the lines of its
+        final run in the order of their simulated times (:meth:`Device.run`)."""
+        self.dev.printed.append((float(clock[lane]), len(self.dev.printed), text))
 
     def step(self) -> None:
         """One iteration of a while loop (the watchdog counts them, and the iterations in a row

@@ -26,7 +26,7 @@ from tilefold.arch import (ETHERNET_BYTES_PER_CYCLE, ETHERNET_LATENCY_CYCLES, NO
 from tilefold.errors import CircularBufferError, DramAccessError, NocHazardError, ProgramError, SemaphoreError
 from tilefold.layout.addressing import aligned_page_size
 from tilefold.sim import page_batches
-from tilefold.sim.scheduler import BLOCKED, SEMAPHORE_ANY
+from tilefold.sim.scheduler import BLOCKED, semaphore_key
 from tilefold.sim.accessor import Accessor, AccessorArgs, decode_accessor_args
 from tilefold.sim.cb_api import _named
 from tilefold.sim.lanes import all_lanes, any_lane, even, uniform
@@ -47,15 +47,6 @@ def _first(v):
 def _page_write_size(size, accessor: Accessor):
     """Bytes a page write sends: ``size``, or the accessor's page size when ``size`` is 0."""
     return size if (size.__class__ is int and size) or (size.__class__ is not int) else accessor.page_size
-
-
-def _words(rows, addr) -> set[tuple[int, int]]:
-    """The (core row, address) semaphore words a write of one word to ``addr`` on cores ``rows`` (each
-    an int, or one per lane) reaches."""
-    if np.ndim(rows) == 0 and np.ndim(addr) == 0:
-        return {(int(rows), int(addr))}
-    rows, addr = np.broadcast_arrays(np.asarray(rows).reshape(-1), np.asarray(addr).reshape(-1))
-    return set(zip(rows.tolist(), addr.tolist()))
 
 
 class DataflowApi:
@@ -902,7 +893,7 @@ class DataflowApi:
         self.dev.sem_time_note(self.row_idx, sem_addr, self.clock, before)
         self.charge(self.costs.riscv_call, None, "noc_semaphore_set")
         self.dev.progress += 1
-        self.scheduler.notify_semaphores(_words(self.row_idx, sem_addr))
+        self.scheduler.notify_semaphores(self.row_idx, sem_addr)
 
     def _sem_wait(self, sem_addr, value, call: str, at_least: bool) -> None:
         self._sem_check(sem_addr, call)
@@ -913,10 +904,9 @@ class DataflowApi:
             cur = l1.read_u32(rows, sem_addr).astype(np.int64)
             return bool(all_lanes(cur >= value) if at_least else all_lanes(cur == value))
 
-        key = SEMAPHORE_ANY if np.ndim(sem_addr) else ("sem", self.row0, int(sem_addr)) if self.L == 1 \
-            else ("sem", int(sem_addr))
-        self.block(key, f"{call}(semaphore at 0x{_first(sem_addr):x}, {value}): waiting for the semaphore "
-                             f"to {'reach' if at_least else 'equal'} {value}", ready)
+        self.block(semaphore_key(self.row_idx, sem_addr),
+                   f"{call}(semaphore at 0x{_first(sem_addr):x}, {value}): waiting for the semaphore to "
+                   f"{'reach' if at_least else 'equal'} {value}", ready)
         self.sync_to(self.dev.sem_time(self.row_idx, sem_addr))
         self.dev.order.acquire(self.row_idx, _first(sem_addr))
         self.charge(self.costs.riscv_call, None, call)
@@ -962,7 +952,7 @@ class DataflowApi:
         self._release(rows, local)
         self._issue(4, call)
         self.dev.progress += 1
-        self.scheduler.notify_semaphores(_words(rows, local))
+        self.scheduler.notify_semaphores(rows, local)
 
     def _release(self, rows, local) -> None:
         """This thread's cores signal the semaphores at ``local`` of cores ``rows`` (per lane)."""
@@ -1029,7 +1019,10 @@ class DataflowApi:
         if semaphore:
             self.dev.sem_time_note(self.row_idx, a, self.clock, before)
             self.dev.progress += 1
-            self.scheduler.notify_semaphores(_words(self.row_idx, a) if nbytes == 4 else None)
+            if nbytes == 4:                 # a semaphore word
+                self.scheduler.notify_semaphores(self.row_idx, a)
+            else:                           # a store that may cover one
+                self.scheduler.notify_semaphores()
 
     def _maybe_yield_spin(self) -> None:
         """Let other threads run while this one polls L1; a poll that never sees progress is a hang."""

@@ -2,8 +2,8 @@
 ``print_cb_details``, for data movement and compute threads alike.
 
 Reads: the lanes' circular buffer states (pointers, sizes, formats) and the L1 bytes of the
-tiles printed. Writes: the device's printed lines (``dev.printed``), one per tile row and lane,
-kept with the lane's clock as ``KernelContext.dprint`` keeps its lines. Nothing else changes:
+tiles printed. Writes: the device's printed lines, one per tile row and lane
+(``KernelContext.printed``, with the unpacker's or packer's clock). Nothing else changes:
 a print neither waits nor charges time (TT-Metal's prints cost the core's time only when the
 program is built with them on).
 """
@@ -29,7 +29,7 @@ class DebugPrintApi:
         if fmt is None or int(st.page_size[self.row0]) < fmt.tile_size():
             raise self.fail(CircularBufferError, f"{call}: c_{cb} holds no whole 32x32 tiles to print")
         pointer = st.rd if side == "front" else st.wr
-        clock = self._consumer_clock() if side == "front" else self._producer_clock()   # the unpacker's or packer's
+        clock = self.print_clock("unpack" if side == "front" else "pack")
         for lane, row in enumerate(self.row_idx):
             page = int(st.page_size[row])
             start = int(st.base[row]) + int(pointer[row]) * page
@@ -38,7 +38,7 @@ class DebugPrintApi:
             for t in range(count):
                 for r in range(values.shape[1]):
                     text = " ".join(format(float(v), "g") for v in values[t, r])
-                    self._printed(clock, lane, f"tile {first + t} row {r}: {text}")
+                    self.printed(clock, lane, f"tile {first + t} row {r}: {text}")
 
     def dprint_cb(self, cb) -> None:
         """One line of CB ``cb``'s interface as ``print_cb_details`` prints it (sizes and pointers in
@@ -51,8 +51,6 @@ class DebugPrintApi:
                       "rd_ptr": (base + int(st.rd[row]) * page) >> CB_ADDR_SHIFT,
                       "wr_ptr": (base + int(st.wr[row]) * page) >> CB_ADDR_SHIFT,
                       "wr_tile_ptr": int(st.pack_seq[row])}      # the next tile a sequential pack_tile writes
-            self._printed(self._consumer_clock(), lane, f"cb_id {cb}: {{ " + ", ".join(f"{k}: {v}" for k, v in fields.items()) + " }")
-
-    def _printed(self, clock: np.ndarray, lane: int, text: str) -> None:
-        self.dev.printed.append((float(clock[lane]), len(self.dev.printed), text))
+            text = ", ".join(f"{k}: {v}" for k, v in fields.items())
+            self.printed(self.print_clock("unpack"), lane, f"cb_id {cb}: {{ {text} }}")
 

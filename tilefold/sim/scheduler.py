@@ -30,10 +30,18 @@ from tilefold.sim.lanes import Divergence
 READY, RUNNING, BLOCKED, DONE = "ready", "running", "blocked", "done"
 
 
-# the wait key of a thread waiting on semaphores at addresses that differ per lane (a thread of
-# several cores waiting on one address waits on ("sem", address), one of a single core on
-# ("sem", row, address))
+# the wait key of a thread waiting on semaphores at addresses that differ per lane (see semaphore_key)
 SEMAPHORE_ANY = ("sem",)
+
+
+def semaphore_key(rows: np.ndarray, addr) -> tuple:
+    """What a thread of cores ``rows`` waiting on the semaphore word at ``addr`` (an int, or one per
+    lane) parks on: ("sem", row, address) for one core, ("sem", address) for several,
+    :data:`SEMAPHORE_ANY` when the addresses differ per lane."""
+    if np.ndim(addr):
+        return SEMAPHORE_ANY
+    return ("sem", int(rows[0]), int(addr)) if len(rows) == 1 else ("sem", int(addr))
+
 
 class SimThread:
     def __init__(self, ctx, function: Callable):
@@ -102,19 +110,19 @@ class Scheduler:
                     t.state = READY
                     self.ready.append(t)
 
-    def notify_semaphores(self, words=None) -> None:
-        """Wake the threads waiting on semaphores a write may have changed: ``words`` are the
-        (core row, address) pairs written — threads of one core wait on ("sem", row, address),
-        threads of several on ("sem", address) or, when their addresses differ, ("sem",); every
-        semaphore waiter when ``words`` is None (an L1 write that may land on one)."""
+    def notify_semaphores(self, rows=None, addr=None) -> None:
+        """Wake the threads waiting on semaphore words a write to ``addr`` of cores ``rows`` (each an
+        int, or one per lane) may have changed (the keys of :func:`semaphore_key`); every semaphore
+        waiter when ``rows`` is None (an L1 write that may land on one)."""
         if not self.waiting:
             return
-        if words is None:
+        if rows is None:
             for key in [k for k in self.waiting if k[0] == "sem"]:
                 self.notify(key)
             return
         self.notify(SEMAPHORE_ANY)
-        for row, address in words:
+        rows, addr = np.broadcast_arrays(np.asarray(rows).reshape(-1), np.asarray(addr).reshape(-1))
+        for row, address in set(zip(rows.tolist(), addr.tolist())):
             self.notify(("sem", address))
             self.notify(("sem", row, address))
 

@@ -26,6 +26,7 @@ lowered it) and for kernel functions with arguments.
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 from xdsl.dialects import arith, func, memref, scf
@@ -321,25 +322,33 @@ class BodyPrinter:
         t, r = self.names.unique("t"), self.names.unique("r")
         row = f"SliceRange{{.h0 = {r}, .h1 = (uint8_t)({r} + 1), .hs = 1, .w0 = 0, .w1 = 32, .ws = 1}}"
         if kernel_thread(self.kernel) == "compute":
-            thread = "UCK_CHLKC_UNPACK" if front else "UCK_CHLKC_PACK"
-            slice_args, guard = f"{cb}, {t}, {row}, false, true", f"#if defined({thread})"
+            slice_args = f"{cb}, {t}, {row}, false, true"
         else:
             kind = "TSLICE_INPUT_CB, TSLICE_RD_PTR" if front else "TSLICE_OUTPUT_CB, TSLICE_WR_PTR"
-            slice_args, guard = f"{cb}, {t}, {row}, {kind}, false, true", None
-        if guard:
-            self.out.append(guard)
-        self.emit(f"for (uint32_t {t} = {first}; {t} < {first + count}; ++{t}) {{", op)
-        self.depth += 1
-        self.emit(f"for (uint8_t {r} = 0; {r} < 32; ++{r}) {{")
-        self.depth += 1
-        self.emit(f"DPRINT << \"tile \" << {t} << \" row \" << (uint32_t){r} << \": \" << TileSlice({slice_args}) << ENDL();")
-        self.depth -= 1
-        self.emit("}")
-        self.depth -= 1
-        self.emit("}")
-        if guard:
-            self.out.append("#endif")
+            slice_args = f"{cb}, {t}, {row}, {kind}, false, true"
+        with self._compute_thread_only("UCK_CHLKC_UNPACK" if front else "UCK_CHLKC_PACK"):
+            self.emit(f"for (uint32_t {t} = {first}; {t} < {first + count}; ++{t}) {{", op)
+            self.depth += 1
+            self.emit(f"for (uint8_t {r} = 0; {r} < 32; ++{r}) {{")
+            self.depth += 1
+            self.emit(f"DPRINT << \"tile \" << {t} << \" row \" << (uint32_t){r} << \": \" << "
+                      f"TileSlice({slice_args}) << ENDL();")
+            self.depth -= 1
+            self.emit("}")
+            self.depth -= 1
+            self.emit("}")
         self.names.pop_scope()
+
+    @contextlib.contextmanager
+    def _compute_thread_only(self, thread: str):
+        """In a compute kernel, what is printed inside is compiled for one TRISC only (``#if
+        defined(UCK_CHLKC_UNPACK)`` ... ``#endif``); in a data movement kernel, as it is."""
+        compute = kernel_thread(self.kernel) == "compute"
+        if compute:
+            self.out.append(f"#if defined({thread})")
+        yield
+        if compute:
+            self.out.append("#endif")
 
     def print_dprint_cb(self, op: DPrintCBOp) -> None:
         """The CB's interface as TT-Metal's ``print_cb_details`` prints it (in a compute kernel, from the
@@ -352,12 +361,8 @@ class BodyPrinter:
         for i, (label, field) in enumerate(fields):
             pieces.append(f'"{", " if i else ""}{label}: " << get_local_cb_interface({cb}).{field}')
         stream = " << ".join(["DPRINT", *pieces, '" }"', "ENDL()"])
-        compute = kernel_thread(self.kernel) == "compute"
-        if compute:
-            self.out.append("#if defined(UCK_CHLKC_UNPACK)")
-        self.emit(f"{stream};", op)
-        if compute:
-            self.out.append("#endif")
+        with self._compute_thread_only("UCK_CHLKC_UNPACK"):
+            self.emit(f"{stream};", op)
 
     def print_extern_call(self, op: ExternCallOp) -> None:
         """``callee<template args>(args);`` of ``ttl.call_extern_func``; with a result,

@@ -51,7 +51,7 @@ from tilefold.frontend.ttl.expressions import PYTHON_VALUES, ExpressionBuilder
 from tilefold.frontend.ttl.helpers import HelperInliner
 from tilefold.frontend.ttl.raw_elements import RawElementBuilder
 from tilefold.frontend.ttl.device_calls import SIGNPOST
-from tilefold.frontend.ttl.scalars import AffineForm, Scalar, ScalarBuilder
+from tilefold.frontend.ttl.scalars import AffineForm, Scalar, ScalarBuilder, form_of
 from tilefold.frontend.ttl.shard_stores import ShardStoreBuilder
 from tilefold.frontend.ttl.scopes import MAX_UNROLLED_ITEMS, Region, Scope
 from tilefold.frontend.ttl.values import (
@@ -795,8 +795,7 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
         current = scope.names.get(name, MISSING)
         if isinstance(current, MutableScalar):
             return current
-        lo, hi = (AffineForm(v) if isinstance(v, int) else v.form for v in (lb, ub))
-        span = hi - lo                            # known also for bounds n and n + 2
+        span = form_of(ub) - form_of(lb)          # known also for bounds n and n + 2
         runs = span.is_constant and (span.constant > 0 if step > 0 else span.constant < 0)
         if not (isinstance(current, (int, Scalar)) and not isinstance(current, bool)
                 or runs and (current is MISSING or isinstance(current, Unassigned))):

@@ -234,6 +234,10 @@ class ExpressionBuilder:
         self.node = node
         return self.scalars.compare("eq", index, wanted)
 
+    def known_node(self, value, node: ast.AST):
+        """``value``, a node expression (``ttl.node()`` arithmetic) as its runtime integer."""
+        return self.node_expression(value, node) if isinstance(value, NodeExpression) else value
+
     def node_expression(self, expr: NodeExpression, node: ast.AST):
         x, y = self.node_values(node)
         ops = {"+": self.scalars.add, "-": self.scalars.sub, "*": self.scalars.mul, "//": self.scalars.floordiv,
@@ -729,9 +733,7 @@ class ExpressionBuilder:
         block held from a tiled buffer, by its tiles' rows and, for each buffer, by its circular
         buffer's state. ``sep`` is honoured;
         other keywords (``end``, ``flush``, TT-Lang's ``num_pages`` ...) are accepted and ignored."""
-        from tilefold.ir.ttkernel import DPrintOp
-
-        from tilefold.ir.ttkernel import DPrintCBOp, DPrintTilesOp
+        from tilefold.ir.ttkernel import DPrintCBOp, DPrintOp, DPrintTilesOp
 
         keywords = {k.arg: k.value for k in node.keywords}
         sep = self.evaluate(keywords["sep"], scope) if "sep" in keywords else " "
@@ -740,9 +742,7 @@ class ExpressionBuilder:
         # TT-Lang prints them; in a compute kernel the line comes from the thread printing them
         contents, threads = [], []
         for arg in node.args:
-            value = scope.lookup(arg.id) if isinstance(arg, ast.Name) else None
-            if value is MISSING:
-                value = self.source.lookup(arg.id)
+            value = self.static_value(arg, scope)       # a name, looked up without building anything
             if type(value) is Block and value.dfb.is_tiled and tuple(value.dfb.tile) == (32, 32) \
                     and not value.status.released and value.dfb.index is not None:
                 tiles = value.dfb.block_pages
@@ -1032,8 +1032,7 @@ class ExpressionBuilder:
             raise self.error("abs() takes one argument", node)
         if isinstance(args[0], (Block, BlockExpression)):
             return self.block_unary("abs", args[0], node)
-        value = self.flag_integer(self.node_expression(args[0], node) if isinstance(args[0], NodeExpression)
-                                  else args[0])
+        value = self.flag_integer(self.known_node(args[0], node))
         if isinstance(value, Scalar):             # the device's integers are signed for this: -x where x < 0
             return self.select(self.scalars.compare("slt", value, 0), self.scalars.sub(0, value), value, node)
         return builtins.abs(value)
@@ -1055,7 +1054,7 @@ class ExpressionBuilder:
     def call_int(self, args, kwargs, node):
         """``int(x)``: a runtime integer as it is, a runtime truth value as 0 / 1, else Python's."""
         if len(args) == 1 and not kwargs:
-            value = self.node_expression(args[0], node) if isinstance(args[0], NodeExpression) else args[0]
+            value = self.known_node(args[0], node)
             if isinstance(value, Scalar) or self.is_flag(value):
                 return self.flag_integer(value)
         try:
@@ -1066,7 +1065,7 @@ class ExpressionBuilder:
     def call_bool(self, args, kwargs, node):
         """``bool(x)``: a runtime value's truth (an ``i1``), else Python's."""
         if len(args) == 1 and not kwargs:
-            value = self.node_expression(args[0], node) if isinstance(args[0], NodeExpression) else args[0]
+            value = self.known_node(args[0], node)
             if isinstance(value, Scalar) or self.is_flag(value):
                 return self.condition(value, node)
         return builtins.bool(*args, **kwargs)

@@ -96,7 +96,7 @@ class ScalarBuilder:
     def _derived_symbol(self, kind: str, a: IntLike, b: IntLike, result: SSAValue) -> Scalar:
         """The result of a pure non-affine operation: one symbol for every evaluation of ``kind``
         on operands of the same forms (the same value wherever the builder computes it)."""
-        key = self._derived.setdefault((kind, _form(a), _form(b)), id(result))
+        key = self._derived.setdefault((kind, form_of(a), form_of(b)), id(result))
         return Scalar(result, AffineForm(0, ((key, 1),)))
 
     def bounds(self, v: IntLike) -> tuple[int, int] | None:
@@ -127,7 +127,7 @@ class ScalarBuilder:
         if isinstance(a, int) and a == 0:
             return b
         op = self.emit(arith.AddiOp(self.materialize(a), self.materialize(b)))
-        return Scalar(op.result, _form(a) + _form(b))
+        return Scalar(op.result, form_of(a) + form_of(b))
 
     def sub(self, a: IntLike, b: IntLike) -> IntLike:
         if isinstance(a, int) and isinstance(b, int):
@@ -135,7 +135,7 @@ class ScalarBuilder:
         if isinstance(b, int) and b == 0:
             return a
         op = self.emit(arith.SubiOp(self.materialize(a), self.materialize(b)))
-        return Scalar(op.result, _form(a) - _form(b))
+        return Scalar(op.result, form_of(a) - form_of(b))
 
     def mul(self, a: IntLike, b: IntLike) -> IntLike:
         if isinstance(a, int) and isinstance(b, int):
@@ -246,11 +246,12 @@ class ScalarBuilder:
         return op.result
 
 
-def _form(v: IntLike) -> AffineForm:
+def form_of(v: IntLike) -> AffineForm:
+    """The affine form of a compile-time or runtime integer."""
     return AffineForm(v) if isinstance(v, int) else v.form
 
 
 def _order(v: IntLike) -> tuple:
     """A canonical order of the operands of a commutative operation."""
-    form = _form(v)
+    form = form_of(v)
     return form.terms, form.constant

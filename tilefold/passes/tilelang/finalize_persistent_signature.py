@@ -20,6 +20,7 @@ from xdsl.passes import ModulePass
 from xdsl.builder import Builder
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from tilefold.arch import Arch
 from tilefold.errors import CompileError
 from tilefold.ir import tile
 from tilefold.ir.locations import source_location
@@ -29,7 +30,7 @@ from tilefold.ir.attributes import get_attr, kernel_function, set_attr
 from tilefold.passes.tilelang.configure_tensor_accessor import device_kernels
 from tilefold.passes.tidy import tidy_kernels
 
-MAX_RUNTIME_ARGS = 341         # TT-Metalium 0.69's max_runtime_args (unique and common together)
+MAX_RUNTIME_ARGS = Arch.max_runtime_args       # TT-Metalium 0.69's max_runtime_args (unique and common together)
 
 
 class FinalizePersistentSignature(ModulePass):

@@ -32,8 +32,7 @@ from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, Rewrite
 
 from tilefold.ir import ttl
 from tilefold.ir.ttkernel import DPrintCBOp, DPrintTilesOp, ExternCallOp
-from tilefold.ir.ttl_metadata import RUNTIME_WORDS_ATTR
-from tilefold.ir.ttl_metadata import KernelArgAttr
+from tilefold.ir.ttl_metadata import RUNTIME_WORDS_ATTR, KernelArgAttr
 from tilefold.passes.builder import rewrite_once
 from tilefold.passes.ttl.common import kernels
 from tilefold.passes.ttl.ttkernel_builder import KernelEmitter, is_ttl

@@ -30,11 +30,11 @@ from xdsl.dialects.builtin import ArrayAttr, FloatAttr, IndexType, IntegerAttr, 
 from xdsl.ir import Operation, SSAValue
 from xdsl.rewriter import InsertPoint
 
-from tilefold.arch import Arch
+from tilefold.arch import HALF_WORD, Arch
 from tilefold.ir import ttl
 from tilefold.ir.ttkernel import CBOp, GetCompileTimeArgValOp, api_call
 from tilefold.ir.ttkernel_api import API
-from tilefold.ir.ttl_metadata import HALF_WORD, NOC_FIELDS, RUNTIME_WORDS_ATTR, KernelArgAttr
+from tilefold.ir.ttl_metadata import NOC_FIELDS, RUNTIME_WORDS_ATTR, KernelArgAttr
 
 COMPILE_ARGS_ATTR = "ttl.compile_args"
 RUNTIME_ARGS_ATTR = "ttl.runtime_args"
@@ -102,7 +102,7 @@ class KernelEmitter:
             for h, member in enumerate(members):
                 half[member] = (len(words), h)
             words.append(members)
-        extra: dict[int, Operation] = {}               # a read -> the op taking its half
+        extra: dict[int, list[Operation]] = {}         # a read -> the ops taking its half
         for i, (const, read) in enumerate(self.runtime_reads):
             word, h = half[i]
             const.properties["value"] = IntegerAttr(word, i32)
