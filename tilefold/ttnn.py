@@ -1176,16 +1176,16 @@ for _op_name in sorted({*ttnn_ops.UNARY, *ttnn_ops.ACTIVATIONS}):
 
 
 class UnaryWithParam:
-    """``ttnn.UnaryWithParam(op_type)``: an activation; a parameter (a slope, a limit) is not applied
-    by tilefold's host ops, so one is an error where it is given."""
+    """``ttnn.UnaryWithParam(op_type, *params)``: an activation and its parameters, in the order the
+    op takes them (``UnaryWithParam(UnaryOpType.LEAKY_RELU, 0.2)``: a slope of 0.2)."""
 
-    def __init__(self, op_type, param=None, *params):
-        if param is not None or params:
-            raise LayoutError(f"ttnn.UnaryWithParam({op_type!r}, {param!r}): tilefold applies activations without a "
-                              "parameter; give the op alone, or apply the parametric op after the matmul",
-                              user_location())
+    def __init__(self, op_type, *params):
         self.op_type = op_type
         self.name = getattr(op_type, "name", str(op_type))
+        self.params = tuple(float(p) for p in params)
+
+    def __repr__(self) -> str:
+        return f"UnaryWithParam({self.op_type!r}{''.join(f', {p!r}' for p in self.params)})"
 
 
 class DispatchCoreConfig:

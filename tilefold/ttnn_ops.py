@@ -342,7 +342,14 @@ def _apply_activations(v: Value, activations) -> Value:
         if name not in UNARY and name not in ACTIVATIONS:
             raise fail(f"activation {act!r} is not a unary op tilefold has (give one ttnn.{name} would be, such as "
                        "\"relu\", \"gelu\", \"silu\" or \"sigmoid\")")
-        v = OPS[name](v)
+        params = getattr(act, "params", ())
+        if name == "gelu":                  # TT-NN's GELU parameter: fast and approximate when nonzero
+            v = OPS[name](v, fast_and_approximate_mode=bool(params and params[0]))
+            continue
+        try:
+            v = OPS[name](v, *params)
+        except TypeError:
+            raise fail(f"activation {act!r}: ttnn.{name} takes other parameters than {params!r}") from None
     return v
 
 

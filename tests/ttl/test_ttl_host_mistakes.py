@@ -596,5 +596,10 @@ def test_older_and_newer_ttnn_spellings():
     relu = ttnn.to_numpy(ttnn.linear(a, b, activation=ttnn.UnaryWithParam(ttnn.UnaryOpType.RELU)))
     np.testing.assert_array_equal(relu, np.maximum(ttnn.to_numpy(ttnn.linear(a, b)), 0))
     ttnn.DispatchCoreConfig(ttnn.DataType.BFLOAT16)
-    with pytest.raises(LayoutError, match="without a parameter"):
-        ttnn.UnaryWithParam(ttnn.UnaryOpType.LEAKY_RELU, 0.1)
+    plain = ttnn.to_numpy(ttnn.linear(a, b))
+    leaky = ttnn.linear(a, b, activation=ttnn.UnaryWithParam(ttnn.UnaryOpType.LEAKY_RELU, 0.25))
+    np.testing.assert_allclose(ttnn.to_numpy(leaky), np.where(plain >= 0, plain, 0.25 * plain), rtol=1e-6)
+    capped = ttnn.matmul(a, b, activation=ttnn.UnaryWithParam(ttnn.UnaryOpType.RELU_MAX, 0.5))
+    np.testing.assert_array_equal(ttnn.to_numpy(capped), np.clip(plain, 0, 0.5))
+    with pytest.raises(LayoutError, match="takes other parameters"):
+        ttnn.linear(a, b, activation=ttnn.UnaryWithParam(ttnn.UnaryOpType.EXP, 2.0))
