@@ -82,6 +82,13 @@ THREADS = {"compute": "compute", "datamovement": "noc"}
 _FILLING = {list: ("append", "extend", "insert", "__setitem__"), dict: ("update", "setdefault", "__setitem__")}
 
 
+def _straight_body(stmt: ast.For) -> list[ast.AST] | None:
+    """Every node of a loop's body, or None when it has a ``break`` / ``continue`` (such a loop is
+    not unrolled for the values it reads or fills)."""
+    body = [n for s in stmt.body for n in ast.walk(s)]
+    return None if any(isinstance(n, (ast.Break, ast.Continue)) for n in body) else body
+
+
 class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, BlockExpressionBuilder, ShardStoreBuilder,
                     BoundaryBuilder, ExpressionBuilder):
     """Builds one kernel function; use :func:`build_kernel`."""
@@ -668,10 +675,8 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
         indexes a Python list or tuple (of anything) of the kernel's surroundings (``items[i]``,
         ``groups["key"][i]``, ``items[j]`` with ``j = i + 1``) by the loop variable or a name
         computed from it (and has no ``break`` / ``continue``)."""
-        if not isinstance(stmt.target, ast.Name):
-            return False
-        body = [n for s in stmt.body for n in ast.walk(s)]
-        if any(isinstance(n, (ast.Break, ast.Continue)) for n in body):
+        body = _straight_body(stmt)
+        if not isinstance(stmt.target, ast.Name) or body is None:
             return False
         derived = {stmt.target.id}         # the loop variable and the names assigned from it
         assigns = [n for n in body if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and n.value is not None]
@@ -701,10 +706,7 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
         values into a Python list or dict of its surroundings (``rows.append(n * 2 + i)``,
         ``table[i] = x``): the loop is unrolled, as Python runs it, so each value is the one
         computed for its item (and has no ``break`` / ``continue``)."""
-        body = [n for s in stmt.body for n in ast.walk(s)]
-        if any(isinstance(n, (ast.Break, ast.Continue)) for n in body):
-            return False
-        for n in body:
+        for n in _straight_body(stmt) or ():
             if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
                 base, method = self.static_value(n.func.value, scope), n.func.attr
             elif isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store):
