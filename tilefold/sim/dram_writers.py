@@ -280,6 +280,10 @@ class DramWriters:
             self._epochs()[rows, cols] = self.order.epoch(writers)
 
     def _touch(self, bank, local, nbytes: int, cores) -> None:
+        if bank.__class__ is int and local.__class__ is int:          # one page on one core
+            first = (local - self.base) // GRANULE
+            self.touched[bank, first:-(-(local - self.base + nbytes) // GRANULE)] = True
+            return
         shape = np.broadcast_shapes(np.shape(bank), np.shape(local), np.shape(cores))
         bank = np.broadcast_to(np.asarray(bank, dtype=np.int64), shape).ravel()
         local = np.broadcast_to(np.asarray(local, dtype=np.int64), shape).ravel() - self.base
