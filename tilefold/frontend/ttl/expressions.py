@@ -1135,6 +1135,16 @@ class ExpressionBuilder:
         if inspect.getattr_static(callee, "is_ttl_operation", False) is True:
             raise self.error(f"{name}() is an operation: call it from an operation body without kernel functions "
                              "(where it is inlined), not from a kernel function", node)
+        host_module = getattr(callee, "__module__", None) or ""
+        if not isinstance(callee, type) and (host_module.split(".")[0] == "torch"
+                                             or host_module.startswith("tilefold.ttnn")):
+            from tilefold.frontend.ttl.math_api import math as ttl_math
+
+            library = "torch" if host_module.startswith("torch") else "ttnn"
+            instead = f"ttl.math.{name}" if isinstance(getattr(ttl_math, name, None), BlockFunction) \
+                else "+ - * / @ and ttl.math functions"
+            raise self.error(f"{library}.{name}() runs on the host, on whole tensors between operations; inside a "
+                             f"kernel compute on blocks with {instead}", node)
         kernel_objects = inspect.isfunction(callee) and any(values_of(v, kernel_kinds)
                                                             for v in (*args, *kwargs.values()))
         if (runtime or kernel_objects) and inspect.isfunction(callee):
