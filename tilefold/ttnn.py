@@ -252,6 +252,11 @@ def _layout(layout) -> Layout:
 
 def _not_a_tensor(value, what: str) -> LayoutError:
     """The error for ``value`` given where ``what`` takes a ttnn tensor."""
+    from tilefold.sim.device import RunResult
+
+    if isinstance(value, RunResult):
+        return LayoutError(f"{what} takes a ttnn tensor, not what an operation call returns: an operation writes its "
+                           "results into the output tensors it is given — pass that tensor", user_location())
     hint = conversion_hint(value)
     hint = f"; it is {hint}" if hint else ""
     return LayoutError(f"{what} takes a ttnn tensor, not {type(value).__name__}{hint}", user_location())

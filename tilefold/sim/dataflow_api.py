@@ -197,11 +197,12 @@ class DataflowApi:
             if clash is None:
                 writers.note(banks, local, nbytes, self.row_idx, writers.site_id(self, line), cells)
         if clash is not None:
-            row, site = clash
+            row, site, *writer = clash
             if not self._same_bytes(banks, local, data, site == 0):
                 other, what = self._race_parties(row, site, local, nbytes)
                 raise self.fail(NocHazardError, f"race: {call} writes bytes of {what} that core {other} also writes, "
-                                                "and nothing orders the two writes; give every page one writer")
+                                                "and nothing orders the two writes; give every page one writer",
+                                lanes=self.row_idx == writer[0] if writer else None)
             writers.note(banks, local, nbytes, self.row_idx, writers.site_id(self, line), cells)
         self._check_read_before(banks, local, nbytes, call, data)
 

@@ -85,8 +85,8 @@ class DramWriters:
         return bank[:, None], cols, core[:, None], keep, (bank, first, end, aligned)
 
     def clash(self, bank, local, nbytes: int, cores, cells=False):
-        """(core, site) of an earlier write by another core to these bytes, (core, 0) when two of
-        these writes (different cores) meet each other, or None. ``cells``: :meth:`cells` of the
+        """(core, site) of an earlier write by another core to these bytes, (core, 0, writer) when
+        two of these writes (of cores ``core`` and ``writer``) meet each other, or None. ``cells``: :meth:`cells` of the
         same arguments when the caller has them (then :meth:`note` can take them too)."""
         if self.single_core:
             return None
@@ -106,7 +106,8 @@ class DramWriters:
             key, who = key[order], who[order]
             same = (key[1:] == key[:-1]) & (who[1:] != who[:-1])
             if same.any():
-                return int(who[np.argmax(same)]), 0
+                i = int(np.argmax(same))
+                return int(who[i]), 0, int(who[i + 1])
         return None
 
     def _unordered_writer(self, cells):

@@ -30,6 +30,7 @@ from tilefold.frontend.ttl.devices import DeviceDomain
 from tilefold.frontend.ttl.semaphores import MulticastSemaphore, RemoteSemaphore, Semaphore
 from tilefold.frontend.ttl.grid import BODY_BUILTINS, NodeExpression, core_grid, grid_shape, grid_size, node_coordinates
 from tilefold.frontend.ttl.grid import node as ttl_node
+from tilefold.frontend.ttl.kernels import KernelDefinition
 from tilefold.frontend.ttl.math_api import BlockFunction
 from tilefold.frontend.ttl.pipes import Pipe, PipeNet
 from tilefold.frontend.ttl.scalars import Scalar
@@ -78,6 +79,15 @@ PYTHON_VALUES = (bool, int, float, str, tuple, list, type(None))
 # methods of Python lists and dicts that store runtime values without looking at them
 _CONTAINER_METHODS = {list: ("append", "extend", "insert", "copy"),
                       dict: ("update", "setdefault", "get", "copy", "pop")}
+
+
+def _block_function_for(name: str) -> str:
+    """What computes ``name`` on blocks: ``ttl.math.name`` when ttl.math has it, else block arithmetic."""
+    from tilefold.frontend.ttl.math_api import math as ttl_math
+
+    if isinstance(getattr(ttl_math, name, None), BlockFunction):
+        return f"ttl.math.{name}"
+    return "+ - * / @ and ttl.math functions"
 
 
 class BoundMethod:
@@ -134,6 +144,8 @@ class ExpressionBuilder:
                     f"{value.location}), an assert that fails where a kernel reaches it,")
         if isinstance(value, PipeNet):
             return "a ttl.PipeNet"
+        if isinstance(value, KernelDefinition):
+            return f"kernel function {getattr(value.function, '__name__', '?')}"
         if isinstance(value, PipeIdentity):
             return f"the pipe given to net.if_{value.role}'s body"
         if isinstance(value, types.ModuleType):        # tilefold.ttl as the user imports it: ttl
@@ -424,7 +436,12 @@ class ExpressionBuilder:
                 raise self.error(exc.message, node) from None
             if base is None and isinstance(node.value, ast.Call):
                 call = ast.unparse(node.value)[:60]
-                obj = ast.unparse(node.value.func.value)[:30] if isinstance(node.value.func, ast.Attribute) else None
+                func = node.value.func
+                if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call):     # x(...).m().n
+                    raise self.error(f"{call} returns no value, so .{name} cannot be used on its result; keep "
+                                     f"{ast.unparse(func.value)[:40]} in a name and use its methods one per "
+                                     "statement", node) from None
+                obj = ast.unparse(func.value)[:30] if isinstance(func, ast.Attribute) else None
                 then = f"{obj}.{name}" if obj else f".{name} on the object you meant"
                 raise self.error(f"{call} returns no value, so .{name} cannot be used on its result; write {call} "
                                  f"and {then} as two statements", node) from None
@@ -1138,13 +1155,9 @@ class ExpressionBuilder:
         host_module = getattr(callee, "__module__", None) or ""
         if not isinstance(callee, type) and (host_module.split(".")[0] == "torch"
                                              or host_module.startswith("tilefold.ttnn")):
-            from tilefold.frontend.ttl.math_api import math as ttl_math
-
             library = "torch" if host_module.startswith("torch") else "ttnn"
-            instead = f"ttl.math.{name}" if isinstance(getattr(ttl_math, name, None), BlockFunction) \
-                else "+ - * / @ and ttl.math functions"
             raise self.error(f"{library}.{name}() runs on the host, on whole tensors between operations; inside a "
-                             f"kernel compute on blocks with {instead}", node)
+                             f"kernel compute on blocks with {_block_function_for(name)}", node)
         kernel_objects = inspect.isfunction(callee) and any(values_of(v, kernel_kinds)
                                                             for v in (*args, *kwargs.values()))
         if (runtime or kernel_objects) and inspect.isfunction(callee):
@@ -1152,11 +1165,23 @@ class ExpressionBuilder:
         if runtime and name in _CONTAINER_METHODS.get(type(getattr(callee, "__self__", None)), ()):
             return callee(*args, **kwargs)        # a Python list or dict holding runtime values
         if runtime:
+            if callee in (str, repr, format):
+                raise self.error(f"{name}() of {self.describe(runtime[0])} is not known when the kernel is built; to "
+                                 "print it, give it to print() as an argument of its own (print('row', r)) or in an "
+                                 "f-string", node)
+            if host_module == "math" and any(isinstance(v, (Block, BlockExpression)) for v in runtime):
+                raise self.error(f"math.{name}() computes on Python numbers; on blocks use "
+                                 f"{_block_function_for(name)}", node)
             raise self.error(f"{name}() is called with {self.describe(runtime[0])}; in a kernel only ttl "
                              "functions, min, max, abs and divmod take runtime values — compute it with + - * // % "
                              "& | ^ << >>", node)
         if not callable(callee):
+            if isinstance(callee, KernelDefinition):
+                raise self.error(f"{self.describe(callee)} is called from a kernel; kernel functions run side by "
+                                 "side on their own threads and never call each other — move the shared code into "
+                                 "a plain helper function (without a ttl decorator) and call that", node)
             raise self.error(f"{self.describe(callee)} is not callable", node)
+        self.check_build_time_call(callee, name, node)
         try:
             return callee(*args, **kwargs)
         except Exception as exc:   # noqa: BLE001 - a user's helper failing at compile time
@@ -1166,6 +1191,27 @@ class ExpressionBuilder:
                 raise
             raise self.error(f"{name}() failed while compiling the kernel: {type(exc).__name__}: {exc}", node) \
                 from None
+
+
+    def check_build_time_call(self, callee, name: str, node: ast.Call) -> None:
+        """A call in a kernel without runtime values runs once, while the kernel is built: an error for
+        what belongs to the operation body (dataflow buffers) and for calls whose result or effect
+        cannot be built into a kernel (random numbers, clocks, files, the environment)."""
+        from tilefold.frontend.ttl import dataflow_buffers
+
+        if callee in (dataflow_buffers.make_dfb, dataflow_buffers.make_dataflow_buffer_like,
+                      dataflow_buffers.make_tensor_backed_dfb):
+            raise self.error(f"ttl.{name}() in a kernel function: make dataflow buffers in the operation body, "
+                             "before the kernel functions, and use them from the kernels", node)
+        module = (getattr(callee, "__module__", None) or "").split(".")[0]
+        if callee in (open, input) or module in _HOST_ONLY_MODULES:
+            raise self.error(f"{'' if callee in (open, input) else module + '.'}{name}() in a kernel would run "
+                             "once, while the kernel is built, not on the device; compute such values on the host "
+                             "and pass them to the operation (or print with print())", node)
+
+
+# modules whose functions give a different answer or effect on every call: never folded into a kernel
+_HOST_ONLY_MODULES = {"random", "time", "io", "subprocess", "socket", "shutil", "datetime"}
 
 
 __all__ = ["ExpressionBuilder", "BoundMethod", "MISSING", "PYTHON_VALUES"]

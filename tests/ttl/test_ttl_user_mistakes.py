@@ -1,0 +1,176 @@
+"""Mistakes kernel authors make, each one error at their line saying what to do instead: host
+functions (ttnn, torch, math, random, files) called in kernels, kernels calling kernels, buffers
+made inside a kernel, chained calls on a result that has none, an operation's return value used as
+a tensor, and a race between two cores of one call naming both cores."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+
+import tilefold.ttl as ttl
+import tilefold.ttnn as ttnn
+from tilefold.errors import KernelError, LayoutError, NocHazardError
+from ttl_helpers import expect_error, tile_tensor, zeros
+
+
+def _adding_operation(compute_body):
+    """An operation over one tile: a reader of x, the compute ``compute_body(x_dfb, y_dfb)`` and a writer of y."""
+
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+        y_dfb = ttl.make_dataflow_buffer_like(y, shape=(1, 1), block_count=2)
+        compute_body(x_dfb, y_dfb)
+
+        @ttl.datamovement()
+        def read():
+            with x_dfb.reserve() as blk:
+                ttl.copy(x[0, 0], blk).wait()
+
+        @ttl.datamovement()
+        def write():
+            with y_dfb.wait() as blk:
+                ttl.copy(blk, y[0, 0]).wait()
+
+    return op
+
+
+def _run(op):
+    return lambda: op(tile_tensor((32, 32), seed=1), zeros((32, 32)))
+
+
+def test_ttnn_function_in_a_kernel_names_ttl_math():
+    def body(x_dfb, y_dfb):
+        @ttl.compute()
+        def compute():
+            with x_dfb.wait() as a, y_dfb.reserve() as o:
+                o.store(ttnn.relu(a))  # error
+
+    expect_error(_run(_adding_operation(body)), test_ttnn_function_in_a_kernel_names_ttl_math, KernelError,
+                 "ttnn.relu() runs on the host", "ttl.math.relu")
+
+
+def test_math_module_on_a_block_names_ttl_math():
+    def body(x_dfb, y_dfb):
+        @ttl.compute()
+        def compute():
+            with x_dfb.wait() as a, y_dfb.reserve() as o:
+                o.store(math.exp(a))  # error
+
+    expect_error(_run(_adding_operation(body)), test_math_module_on_a_block_names_ttl_math, KernelError,
+                 "math.exp() computes on Python numbers", "ttl.math.exp")
+
+
+def test_str_of_a_runtime_value_points_at_print():
+    def body(x_dfb, y_dfb):
+        @ttl.compute()
+        def compute():
+            for i in range(ttl.node(dims=1) + 1):
+                label = "row " + str(i)  # error
+                print(label)
+            with x_dfb.wait() as a, y_dfb.reserve() as o:
+                o.store(a)
+
+    expect_error(_run(_adding_operation(body)), test_str_of_a_runtime_value_points_at_print, KernelError,
+                 "str() of a runtime integer", "print('row', r)")
+
+
+def test_random_numbers_in_a_kernel_are_refused():
+    def body(x_dfb, y_dfb):
+        @ttl.compute()
+        def compute():
+            for _ in range(random.randint(1, 1)):  # error
+                with x_dfb.wait() as a, y_dfb.reserve() as o:
+                    o.store(a)
+
+    expect_error(_run(_adding_operation(body)), test_random_numbers_in_a_kernel_are_refused, KernelError,
+                 "random.randint() in a kernel would run once, while the kernel is built")
+
+
+def test_dataflow_buffer_made_in_a_kernel():
+    def body(x_dfb, y_dfb):
+        @ttl.compute()
+        def compute():
+            spare = ttl.make_dfb(ttnn.bfloat16, shape=(1, 1), block_count=2)  # error
+            with x_dfb.wait() as a, y_dfb.reserve() as o:
+                o.store(a)
+
+    expect_error(_run(_adding_operation(body)), test_dataflow_buffer_made_in_a_kernel, KernelError,
+                 "ttl.make_dfb() in a kernel function", "make dataflow buffers in the operation body")
+
+
+def test_kernel_calling_a_kernel():
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+
+        @ttl.datamovement()
+        def read():
+            with x_dfb.reserve() as blk:
+                ttl.copy(x[0, 0], blk).wait()
+
+        @ttl.datamovement()
+        def write():
+            read()  # error
+            with x_dfb.wait() as blk:
+                ttl.copy(blk, y[0, 0]).wait()
+
+    expect_error(_run(op), test_kernel_calling_a_kernel, KernelError,
+                 "kernel function read is called from a kernel", "plain helper function")
+
+
+def test_method_on_a_chained_call_result():
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+
+        @ttl.datamovement()
+        def read():
+            with x_dfb.reserve() as blk:
+                ttl.copy(x[0, 0], blk).wait().wait()  # error
+
+        @ttl.datamovement()
+        def write():
+            with x_dfb.wait() as blk:
+                ttl.copy(blk, y[0, 0]).wait()
+
+    expect_error(_run(op), test_method_on_a_chained_call_result, KernelError,
+                 "returns no value", "keep ttl.copy(x[0, 0], blk) in a name")
+
+
+def test_an_operation_result_is_not_a_tensor():
+    def body(x_dfb, y_dfb):
+        @ttl.compute()
+        def compute():
+            with x_dfb.wait() as a, y_dfb.reserve() as o:
+                o.store(a)
+
+    op = _adding_operation(body)
+    result = op(tile_tensor((32, 32), seed=1), zeros((32, 32)))
+    with pytest.raises(LayoutError, match="not what an operation call returns"):
+        ttnn.to_numpy(result)
+
+
+def test_two_cores_of_one_write_race_names_both():
+    @ttl.operation(grid=(2, 1))
+    def op(x, y):
+        x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+
+        @ttl.datamovement()
+        def read():
+            nx = ttl.node(dims=1)
+            with x_dfb.reserve() as blk:
+                ttl.copy(x[0, nx], blk).wait()
+
+        @ttl.datamovement()
+        def write():
+            with x_dfb.wait() as blk:
+                ttl.copy(blk, y[0, 0]).wait()  # error
+
+    with pytest.raises(NocHazardError) as info:
+        op(tile_tensor((32, 64), seed=1), zeros((32, 64)))
+    message = str(info.value)
+    assert "that core (0,0) also writes" in message and "on core (1,0))" in message, message
