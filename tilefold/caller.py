@@ -45,6 +45,20 @@ def unsupported_names(module: str, advice: str):
 
 
 
+def missing_name(prefix: str, name: str, names) -> str:
+    """The message for ``prefix.name`` that tilefold lacks, with the public name it probably is a typo
+    of (``ttnn.TILE`` -> ``ttnn.TILE_LAYOUT``): a longer name it begins, the same name in other case,
+    or a close spelling."""
+    import difflib
+
+    public = [n for n in names if isinstance(n, str) and not n.startswith("_")]
+    close = sorted((n for n in public if n.lower().startswith(name.lower() + "_")), key=len) \
+        or [n for n in public if n.lower() == name.lower()] \
+        or difflib.get_close_matches(name, public, n=1, cutoff=0.75)
+    hint = f" (did you mean {' or '.join(f'{prefix}.{n}' for n in close[:2])}?)" if close else ""
+    return f"{prefix}.{name} is not supported by tilefold yet{hint}"
+
+
 def argument_mismatch(what: str, signature, kwargs: dict, exc: TypeError) -> str:
     """The message for a call of ``what`` whose arguments ``signature`` cannot bind (``exc``): an
     unknown keyword first, with the one meant when it is close to a parameter's name, then the

@@ -55,7 +55,7 @@ with _frozen_gc():
     from tilefold.layout.addressing import BufferType, ShardOrientation
     from tilefold.layout.tensor_spec import (DRAM_MEMORY_CONFIG, L1_MEMORY_CONFIG, MemoryConfig, ShardSpec,
                                              TensorMemoryLayout)
-    from tilefold.caller import user_location
+    from tilefold.caller import missing_name, user_location
     from tilefold.huge_pages import ordinary_pages
 
 uncaught.install()   # an uncaught tilefold error prints as one line
@@ -216,7 +216,7 @@ class _DeviceModule:
             raise AttributeError(name)
         from tilefold.frontend.ttl.math_api import UnsupportedName
 
-        raise UnsupportedName(f"ttnn.device.{name} is not supported by tilefold yet", user_location())
+        raise UnsupportedName(missing_name("ttnn.device", name, dir(type(self))), user_location())
 
 
 device = _DeviceModule()
@@ -1591,7 +1591,7 @@ def __getattr__(name: str):
         raise AttributeError(name)
     from tilefold.frontend.ttl.math_api import UnsupportedName
 
-    raise UnsupportedName(f"ttnn.{name} is not supported by tilefold yet", user_location())
+    raise UnsupportedName(missing_name("ttnn", name, globals()), user_location())
 
 
 from tilefold import ttl_submodules as _submodules  # noqa: E402  (after the names it views)

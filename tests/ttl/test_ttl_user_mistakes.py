@@ -174,3 +174,16 @@ def test_two_cores_of_one_write_race_names_both():
         op(tile_tensor((32, 64), seed=1), zeros((32, 64)))
     message = str(info.value)
     assert "that core (0,0) also writes" in message and "on core (1,0))" in message, message
+
+
+@pytest.mark.parametrize("lookup, expected", [
+    (lambda: ttnn.TILE, "ttnn.TILE is not supported by tilefold yet (did you mean ttnn.TILE_SIZE or ttnn.TILE_LAYOUT?)"),
+    (lambda: ttnn.bfloat61, "(did you mean ttnn.bfloat16?)"),
+    (lambda: ttl.math.expp, "(did you mean ttl.math.exp?)"),
+    (lambda: ttl.opertion, "(did you mean ttl.operation?)"),
+    (lambda: ttnn.frobnicate, "ttnn.frobnicate is not supported by tilefold yet"),
+])
+def test_a_misspelt_name_gets_the_close_one(lookup, expected):
+    with pytest.raises(AttributeError) as info:
+        lookup()
+    assert str(info.value).endswith(expected), str(info.value)

@@ -36,7 +36,7 @@ from tilefold.frontend.ttl.pipes import Pipe, PipeMapping, PipeNet
 from tilefold.frontend.ttl.runtime_resources import (CoreRuntimeArgs, KernelDefine, KernelRuntimeResources,
                                                      ProgramRuntimeResources)
 from tilefold.frontend.ttl.semaphores import Semaphore
-from tilefold.caller import checked_arguments, user_location
+from tilefold.caller import checked_arguments, missing_name, user_location
 from tilefold.frontend.ttl.host_types import ROW_MAJOR_LAYOUT, TILE_LAYOUT
 
 # the classes a script makes in an operation's body or at module level: arguments their constructors
@@ -219,4 +219,4 @@ def __getattr__(name: str):
         return functions[name]
     if name in PRE_1_0_NAMES:
         raise UnsupportedName(PRE_1_0_NAMES[name], user_location())
-    raise UnsupportedName(f"ttl.{name} is not supported by tilefold yet", user_location())
+    raise UnsupportedName(missing_name("ttl", name, [*globals(), *functions]), user_location())

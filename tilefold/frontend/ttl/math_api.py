@@ -13,7 +13,7 @@ from collections.abc import Callable
 from functools import cache
 
 from tilefold.errors import KernelError
-from tilefold.caller import user_location
+from tilefold.caller import missing_name, user_location
 
 
 class UnsupportedName(KernelError, AttributeError):
@@ -33,7 +33,7 @@ class Namespace:
         members = self._members()
         if name in members:
             return members[name]
-        raise UnsupportedName(f"{self._prefix}.{name} is not supported by tilefold yet", user_location())
+        raise UnsupportedName(missing_name(self._prefix, name, members), user_location())
 
     def __repr__(self) -> str:
         return f"<{self._prefix}>"
