@@ -47,8 +47,30 @@ def _users_traceback(value, tb) -> str | None:
         return None
     lines = ["Traceback (most recent call last):"]
     lines += [line.rstrip("\n") for line in traceback.format_list([f for f in frames if not ours(f)])]
-    lines += [line.rstrip("\n") for line in traceback.format_exception_only(type(value), value)]
-    return "\n".join(lines)
+    return "\n".join(lines + exception_lines(value))
+
+
+def exception_lines(exc: BaseException) -> list[str]:
+    """The last lines of a traceback for ``exc``, as Python prints them, with its "Did you mean"
+    for a misspelt attribute or name (which ``traceback`` leaves to the interpreter before 3.12)."""
+    import builtins
+    import difflib
+    import traceback
+
+    lines = [line.rstrip("\n") for line in traceback.format_exception_only(type(exc), exc)]
+    name = getattr(exc, "name", None)
+    if isinstance(exc, (AttributeError, NameError)) and isinstance(name, str) and "Did you mean" not in lines[-1]:
+        if isinstance(exc, AttributeError):
+            names = dir(getattr(exc, "obj", None)) if getattr(exc, "obj", None) is not None else []
+        else:
+            frame = exc.__traceback__
+            while frame is not None and frame.tb_next is not None:
+                frame = frame.tb_next
+            names = [*frame.tb_frame.f_locals, *frame.tb_frame.f_globals, *dir(builtins)] if frame else []
+        close = difflib.get_close_matches(name, [n for n in names if isinstance(n, str)], n=1)
+        if close:
+            lines[-1] += f". Did you mean: {close[0]!r}?"
+    return lines
 
 
 def install() -> None:

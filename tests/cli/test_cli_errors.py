@@ -89,6 +89,18 @@ def test_script_that_raises_shows_its_traceback_trimmed(capsys, tmp_path):
     no_traceback_of_tilefold(err)
 
 
+@pytest.mark.parametrize("body, last", [
+    ("values = [1]\nprint(valuse)\n", "NameError: name 'valuse' is not defined. Did you mean: 'values'?"),
+    ("import tilefold.ttnn as ttnn\nttnn.MathFidelity.HiFi5\n", "AttributeError: HiFi5. Did you mean: 'HiFi4'?"),
+])
+def test_script_misspelling_keeps_pythons_suggestion(capsys, tmp_path, body, last):
+    path = script(tmp_path, "typo.py", "import tilefold.ttl as ttl\n" + body)
+    code, _, err = run(capsys, "run", path)
+    assert code == 1
+    assert err.rstrip().endswith(last), err
+    no_traceback_of_tilefold(err)
+
+
 @pytest.mark.parametrize("front_end", ["import tilefold.ttl as ttl", "import tilefold.language as T"])
 def test_run_puts_the_scripts_folder_on_sys_path(capsys, tmp_path, front_end):
     script(tmp_path, "helper_of_script.py", "VALUE = 41\n")

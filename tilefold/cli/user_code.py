@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from tilefold.errors import TilefoldError
+from tilefold.uncaught import exception_lines
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _LIBRARY_DIRS = tuple({os.path.abspath(p) + os.sep for p in (sysconfig.get_paths()["stdlib"],
@@ -106,8 +107,7 @@ def user_error_text(exc: BaseException) -> str | None:
     users = [f for f in frames if not _is_library(f.filename) and not _is_tilefold(f.filename)]
     lines = ["Traceback (most recent call last):"] + [
         line.rstrip("\n") for line in traceback.format_list(users)]
-    lines += [line.rstrip("\n") for line in traceback.format_exception_only(type(exc), exc)]
-    return "\n".join(lines)
+    return "\n".join(lines + exception_lines(exc))
 
 
 def run_as_main(path: str | Path) -> int:
