@@ -717,13 +717,23 @@ def concat(tensors, dim: int = 0, **_) -> Value:
     if not tensors:
         raise fail("ttnn.concat takes a list of tensors")
     first = tensors[0]
+    _same_dtypes(tensors, "concat")
     axis = _dim(dim, first.values.ndim, "concat")
     return Value(cast(np.concatenate([t.values for t in tensors], axis=axis), first.dtype), first.dtype)
+
+
+def _same_dtypes(tensors: list[Value], what: str) -> None:
+    """TT-NN's check that the tensors joined by ``what`` share one data type."""
+    other = next((t.dtype for t in tensors if t.dtype != tensors[0].dtype), None)
+    if other is not None:
+        raise fail(f"ttnn.{what} joins tensors of one data type, not {tensors[0].dtype} and {other}; "
+                   f"convert them first (ttnn.typecast)")
 
 
 @op("stack")
 def stack(tensors, dim: int = 0, **_) -> Value:
     tensors = list(tensors)
+    _same_dtypes(tensors, "stack")
     return Value(cast(np.stack([t.values for t in tensors], axis=dim), tensors[0].dtype), tensors[0].dtype)
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 import random
 
+import numpy as np
 import pytest
 
 import tilefold.ttl as ttl
@@ -187,3 +188,11 @@ def test_a_misspelt_name_gets_the_close_one(lookup, expected):
     with pytest.raises(AttributeError) as info:
         lookup()
     assert str(info.value).endswith(expected), str(info.value)
+
+
+def test_concat_of_two_data_types_is_refused_as_in_ttnn():
+    a = ttnn.from_numpy(np.ones((32, 32), np.float32), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
+    b = ttnn.from_numpy(np.ones((32, 32), np.float32), dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT)
+    with pytest.raises(LayoutError, match="joins tensors of one data type, not bfloat16 and float32"):
+        ttnn.concat([a, b], dim=0)
+    assert ttnn.to_numpy(ttnn.concat([a, a], dim=0)).shape == (64, 32)
