@@ -5,6 +5,7 @@ a tensor, and a race between two cores of one call naming both cores."""
 
 from __future__ import annotations
 
+import inspect
 import math
 import random
 
@@ -196,3 +197,50 @@ def test_concat_of_two_data_types_is_refused_as_in_ttnn():
     with pytest.raises(LayoutError, match="joins tensors of one data type, not bfloat16 and float32"):
         ttnn.concat([a, b], dim=0)
     assert ttnn.to_numpy(ttnn.concat([a, a], dim=0)).shape == (64, 32)
+
+
+def test_block_kept_across_loop_iterations_says_why():
+    def body(x_dfb, y_dfb):
+        @ttl.compute()
+        def compute():
+            for i in range(ttl.node(dims=1) + 1):
+                with x_dfb.wait() as a, y_dfb.reserve() as o:
+                    if i > 0:
+                        o.store(prev + a)  # error
+                    else:
+                        o.store(a)
+                    prev = a
+
+    expect_error(_run(_adding_operation(body)), test_block_kept_across_loop_iterations_says_why, KernelError,
+                 "name 'prev' is not defined here", "not a block acquired in a with")
+
+
+@pytest.mark.filterwarnings("ignore:dfb x_dfb is declared but no kernel uses it")
+def test_kernel_without_its_decorator_warns_at_its_def():
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+
+        def read():  # warned
+            with x_dfb.reserve() as blk:
+                ttl.copy(x[0, 0], blk).wait()
+
+        @ttl.datamovement()
+        def write():
+            pass
+
+    with pytest.warns(UserWarning, match=r"read\(\) uses dataflow buffers but has no @ttl.compute\(\)") as record:
+        op(tile_tensor((32, 32), seed=1), zeros((32, 32)))
+    lines = {w.lineno for w in record if "no @ttl.compute()" in str(w.message)}
+    source, first = inspect.getsourcelines(test_kernel_without_its_decorator_warns_at_its_def)
+    assert lines == {first + next(i for i, text in enumerate(source) if "# warned" in text)}
+
+
+def test_semaphore_call_outside_a_kernel():
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        sem = ttl.Semaphore(0)
+        sem.set(1)  # error
+
+    expect_error(_run(op), test_semaphore_call_outside_a_kernel, KernelError,
+                 "runs outside every kernel function", "move the call into a @ttl.datamovement kernel function")

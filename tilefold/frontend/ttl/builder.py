@@ -460,7 +460,13 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
         if value is MISSING:
             value = self.source.lookup(name)
         if value is MISSING or isinstance(value, Unassigned):
-            raise self.error(f"name {name!r} is not defined here{self.none_idiom_hint(name)}", node)
+            hint = self.none_idiom_hint(name)
+            if not hint and isinstance(value, Unassigned):
+                hint = (f": {name} gets its value later in this loop or branch, so here it would hold an earlier "
+                        "iteration's; from one iteration to the next a runtime loop carries integers and block "
+                        "sums (acc = acc + x), not a block acquired in a with, which its with releases — keep such "
+                        "a value in a dataflow buffer")
+            raise self.error(f"name {name!r} is not defined here{hint}", node)
         self.check_visible(name, value, node)
         if isinstance(value, MutableScalar):
             self.node = node

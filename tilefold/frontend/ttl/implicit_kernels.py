@@ -264,6 +264,21 @@ class Pipes:
         return next(iter(found.items()), None)
 
 
+def warn_undecorated_kernels(tree: ast.FunctionDef, file: str) -> None:
+    """A function of the body that acquires blocks or copies, has no decorator and is never named
+    again (so never called, nor passed to a pipe net) looks like a kernel whose decorator was
+    forgotten: it never runs. A warning at its ``def``."""
+    from tilefold.errors import warn_at
+
+    used = {n.id for s in tree.body for n in ast.walk(s) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    for stmt in tree.body:
+        if isinstance(stmt, ast.FunctionDef) and not stmt.decorator_list and stmt.name not in used \
+                and any(_uses_dataflow(s) for s in stmt.body):
+            warn_at(f"{stmt.name}() uses dataflow buffers but has no @ttl.compute() / @ttl.datamovement() decorator "
+                    "and is never called, so it never runs; decorate it to make it a kernel",
+                    SourceLocation(file, stmt.lineno))
+
+
 def needs_split(tree: ast.FunctionDef) -> bool:
     """True for a body that acquires blocks itself (or marks a point where buffers start over) and
     defines no kernel function."""

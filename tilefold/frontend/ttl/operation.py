@@ -498,6 +498,7 @@ class Operation:
             source = FunctionSource.of(self.function, "operation")
             inliner = Inliner(self.function, source, Operation)
             tree = inliner.expand()
+            implicit_kernels.warn_undecorated_kernels(tree, source.file)
             if implicit_kernels.needs_split(tree):
                 self._split = (implicit_kernels.split(self.function, source, tree, inliner.values()), inliner)
             elif inliner.inlined:

@@ -92,7 +92,8 @@ class Semaphore:
         return MulticastSemaphore(self, len(op.semaphore_rects) - 1, rect)
 
     def _kernel_only(self, *args, **kwargs):
-        raise KernelError("a semaphore is waited on and set inside a @ttl.datamovement kernel function",
+        raise KernelError("this semaphore call runs outside every kernel function; a semaphore is waited on and set "
+                          "by the kernels themselves — move the call into a @ttl.datamovement kernel function",
                           user_location())
 
     wait_eq = wait_min = wait_ge = set = inc = _kernel_only
