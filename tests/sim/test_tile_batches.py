@@ -335,6 +335,57 @@ def test_matmul_in_tile_nests_matches_one_call_at_a_time(fidelity, fp32, batches
         _close_to_steps(batched.outputs["out"], step_model(a, b, fp32), fp32)
 
 
+@compute_kernel
+def matmul_twice_over_k():
+    kt = get_arg_val(0)
+    nt = get_arg_val(1)
+    mm_block_init(A, B, OUT, 0, nt, 2, kt)
+    cb_wait_front(A, 2 * kt)
+    cb_wait_front(B, kt * nt)
+    cb_reserve_back(OUT, 2 * nt)
+    tile_regs_acquire()
+    for k in range(kt):            # a run of K steps into empty DST tiles
+        matmul_block(A, B, k, k * nt, 0, 0, nt, 2, kt)
+    for k in range(kt):            # the same again, added to what the first run left
+        matmul_block(A, B, k, k * nt, 0, 0, nt, 2, kt)
+    tile_regs_commit()
+    tile_regs_wait()
+    for j in range(2 * nt):
+        pack_tile(j, OUT)
+    tile_regs_release()
+    cb_push_back(OUT, 2 * nt)
+    cb_pop_front(A, 2 * kt)
+    cb_pop_front(B, kt * nt)
+
+
+@pytest.mark.parametrize("fidelity", ["HiFi4", "HiFi3", "LoFi"])
+def test_long_k_runs_into_large_blocks_match_one_call_at_a_time(fidelity, batches, monkeypatch):
+    """K runs of four steps into a 2x4-tile block of a 16-bit DST (each step rounds): the batch
+    keeps the running sum row-major (``PendingMatmul._add_steps``) and gives the numbers and
+    cycles of the calls one at a time, into empty DST tiles and into tiles holding the first
+    run's sum."""
+    from tilefold.program import ComputeConfig
+    from tilefold.sim import matmul_blocks
+
+    config = ComputeConfig(math_fidelity=fidelity)
+    a, b = random_tiles((64, 128), 11), random_tiles((128, 128), 12)
+    sums = []
+    add_steps = matmul_blocks.PendingMatmul._add_steps
+    monkeypatch.setattr(matmul_blocks.PendingMatmul, "_add_steps",
+                        lambda pending, steps: sums.append(pending.started) or add_steps(pending, steps))
+    batched = run_two_input(matmul_twice_over_k, a, b, (64, 128), config=config, compute_args=[4, 4])
+    assert sums == [False, True]
+    with one_call_at_a_time():
+        single = run_two_input(matmul_twice_over_k, a, b, (64, 128), config=config, compute_args=[4, 4])
+    same_run(batched, single)
+    monkeypatch.setattr(matmul_blocks, "_FACE_ROWS_MIN", 1 << 40)       # each step's product into DST on its own
+    step_by_step = run_two_input(matmul_twice_over_k, a, b, (64, 128), config=config, compute_args=[4, 4])
+    same_run(batched, step_by_step)
+    if fidelity == "HiFi4":
+        doubled = np.concatenate([a, a], axis=1), np.concatenate([b, b], axis=0)
+        assert np.array_equal(batched.outputs["out"], step_model(*doubled, False))
+
+
 def _close_to_steps(out, model, fp32: bool) -> None:
     """A 32-bit DST sums a run's K steps in another order (see tilefold.sim.matmul_blocks)."""
     if fp32:

@@ -488,10 +488,37 @@ class PendingMatmul:
             steps += part
             scratch.give(part)
             a, b = a.companion, b.companion
-        for k in range(n):
-            self._add(steps[k])
+        self._add_steps(steps)
         if owned:
             scratch.give(steps)
+
+    def _add_steps(self, steps: np.ndarray) -> None:
+        """Add the K steps' products ``steps[k]`` one after another into the block's DST tiles (each
+        add rounds to DST's format). Past two steps the running sum is kept row-major: the tiles
+        are put in row order once and back in face order once, instead of each step's product
+        being put in face order (element-wise adds round the same in either order)."""
+        slots = self.slots
+        if len(steps) <= 2 or slots.size <= _FACE_ROWS_MIN or steps.strides[-1] != steps.itemsize:
+            for product in steps:
+                self._add(product)
+            return
+        lead = steps.shape[1:-2]
+        total = scratch.take(steps.shape[1:], slots.dtype)
+        if self.started:
+            rows = total.reshape(lead + (self.rt, 2, 16, self.ct, 2, 16))
+            n = len(lead)
+            order = (*range(n), n, n + 3, n + 1, n + 4, n + 2, n + 5)
+            inverse = tuple(np.argsort(order))
+            kept = slots if n == 1 else slots.reshape(lead + slots.shape[1:], copy=False)
+            _copy_face_rows(rows, kept, inverse)
+            total += steps[0]
+        else:
+            total[...] = steps[0]
+        for product in steps[1:]:
+            total += product
+        self.started = False                # a store of the finished sum, already in DST's format
+        self._add(total)
+        scratch.give(total)
 
     def _add(self, product: np.ndarray) -> None:
         """Add a row-major (lanes, rt*32, ct*32) product — or (lhs, rhs, rt*32, ct*32) for lanes
