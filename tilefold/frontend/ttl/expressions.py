@@ -25,7 +25,8 @@ import types
 from tilefold.errors import TilefoldError
 from tilefold.frontend.source import MISSING
 from tilefold.frontend.ttl import device_calls, extern_calls
-from tilefold.frontend.ttl.dataflow_buffers import DataflowBuffer
+from tilefold.frontend.ttl.dataflow_buffers import (DataflowBuffer, make_dataflow_buffer_like, make_dfb,
+                                                   make_tensor_backed_dfb)
 from tilefold.frontend.ttl.devices import DeviceDomain
 from tilefold.frontend.ttl.semaphores import MulticastSemaphore, RemoteSemaphore, Semaphore
 from tilefold.frontend.ttl.grid import BODY_BUILTINS, NodeExpression, core_grid, grid_shape, grid_size, node_coordinates
@@ -1192,15 +1193,11 @@ class ExpressionBuilder:
             raise self.error(f"{name}() failed while compiling the kernel: {type(exc).__name__}: {exc}", node) \
                 from None
 
-
     def check_build_time_call(self, callee, name: str, node: ast.Call) -> None:
         """A call in a kernel without runtime values runs once, while the kernel is built: an error for
         what belongs to the operation body (dataflow buffers) and for calls whose result or effect
-        cannot be built into a kernel (random numbers, clocks, files, the environment)."""
-        from tilefold.frontend.ttl import dataflow_buffers
-
-        if callee in (dataflow_buffers.make_dfb, dataflow_buffers.make_dataflow_buffer_like,
-                      dataflow_buffers.make_tensor_backed_dfb):
+        cannot be built into a kernel (random numbers, clocks, files, other processes)."""
+        if callee in (make_dfb, make_dataflow_buffer_like, make_tensor_backed_dfb):
             raise self.error(f"ttl.{name}() in a kernel function: make dataflow buffers in the operation body, "
                              "before the kernel functions, and use them from the kernels", node)
         module = (getattr(callee, "__module__", None) or "").split(".")[0]
