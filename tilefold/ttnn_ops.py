@@ -596,17 +596,19 @@ for _name, _fn, _exact in (("sum", np.sum, True), ("mean", np.mean, False), ("ma
 def argmax(a: Value, dim=None, keepdim: bool = False, **_) -> Value:
     """The index of the largest value (the first of equal ones), as ``uint32``; over all
     elements (row-major order) without ``dim``."""
-    axis = None if dim is None else _dim(dim, a.values.ndim, "argmax")
-    values = np.argmax(a.values, axis=axis, keepdims=keepdim)
-    return Value(cast(np.atleast_1d(values), "uint32"), "uint32")
+    return _index_of(a, dim, keepdim, np.argmax, "argmax")
 
 
 @op("argmin")
 def argmin(a: Value, dim=None, keepdim: bool = False, **_) -> Value:
     """The index of the smallest value (the first of equal ones), as :func:`argmax` gives the largest."""
-    axis = None if dim is None else _dim(dim, a.values.ndim, "argmin")
-    values = np.argmin(a.values, axis=axis, keepdims=keepdim)
-    return Value(cast(np.atleast_1d(values), "uint32"), "uint32")
+    return _index_of(a, dim, keepdim, np.argmin, "argmin")
+
+
+def _index_of(a: Value, dim, keepdim: bool, pick: Callable, name: str) -> Value:
+    """``pick`` (numpy's argmax / argmin) along ``dim`` (all elements without it), as ``uint32``."""
+    axis = None if dim is None else _dim(dim, a.values.ndim, name)
+    return Value(cast(np.atleast_1d(pick(a.values, axis=axis, keepdims=keepdim)), "uint32"), "uint32")
 
 
 def _scan(name: str, fn: Callable):

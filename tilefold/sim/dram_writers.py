@@ -211,10 +211,10 @@ class DramWriters:
     def write_one(self, bank: int, local: int, nbytes: int, core: int, ctx, line: int):
         """One write of one core (plain ints): the clash :meth:`clash` would return, or None after
         recording the write as :meth:`note` does — the same result, on slices of one bank's row."""
-        local -= self.base
-        self.touched[bank, local // GRANULE:-(-(local + nbytes) // GRANULE)] = True
+        self._touch(bank, local, nbytes, core)
         if self.single_core:
             return None
+        local -= self.base
         first = -(-local // GRANULE)
         end = (local + nbytes) // GRANULE
         if end <= first:

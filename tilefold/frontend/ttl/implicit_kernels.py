@@ -294,15 +294,19 @@ def _copy_direction(stmt: ast.stmt, tensors: set[str]) -> str | None:
                 and node.func.attr == "copy_tensor_page" and node.args and isinstance(node.args[0], ast.Name) \
                 and node.args[0].id in tensors:
             return "read"
-        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "copy"
-                and len(node.args) == 2):
-            continue
-        src, dst = node.args
-        if isinstance(src, ast.Subscript) and isinstance(src.value, ast.Name) and src.value.id in tensors:
-            return "read"
-        if isinstance(dst, ast.Subscript) and isinstance(dst.value, ast.Name) and dst.value.id in tensors:
-            return "write"
+        for direction, _, _ in _tensor_copy_ends(node, tensors):
+            return direction
     return None
+
+
+def _tensor_copy_ends(node: ast.AST, tensors: set[str]):
+    """For a call ``ttl.copy(src, dst)``, each end that slices a tensor: ("read" for the source /
+    "write" for the destination, the tensor's name, the subscript)."""
+    if not (_is_copy(node) and len(node.args) == 2):
+        return
+    for direction, arg in zip(("read", "write"), node.args):
+        if isinstance(arg, ast.Subscript) and isinstance(arg.value, ast.Name) and arg.value.id in tensors:
+            yield direction, arg.value.id, arg
 
 
 def _bound_block(stmt: ast.stmt) -> str | None:
@@ -462,14 +466,10 @@ def _tensor_copies(stmt: ast.stmt, tensors: set[str]) -> list[tuple[str, str, st
     tensor, the slice as written — an inlined operation's names as its author wrote them)."""
     out = []
     for node in ast.walk(stmt):
-        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "copy"
-                and len(node.args) == 2):
-            continue
-        for direction, arg in (("read", node.args[0]), ("write", node.args[1])):
-            if isinstance(arg, ast.Subscript) and isinstance(arg.value, ast.Name) and arg.value.id in tensors:
-                parts = arg.slice.elts if isinstance(arg.slice, ast.Tuple) else [arg.slice]
-                where = re.sub(r"__tf_call\d+_", "", ", ".join(ast.unparse(p) for p in parts))
-                out.append((direction, arg.value.id, where))
+        for direction, tensor, arg in _tensor_copy_ends(node, tensors):
+            parts = arg.slice.elts if isinstance(arg.slice, ast.Tuple) else [arg.slice]
+            where = re.sub(r"__tf_call\d+_", "", ", ".join(ast.unparse(p) for p in parts))
+            out.append((direction, tensor, where))
     return out
 
 
