@@ -12,27 +12,13 @@ import numpy as np
 
 import tilefold.ttnn as ttnn
 from tilefold.errors import CompileError, KernelAssertError, KernelError, L1OverflowError, SemaphoreError
-from ttl_helpers import expect_error, tile_tensor, zeros
+from ttl_helpers import copy_kernels, expect_error, tile_tensor, zeros
 
 
 def tensors(n=2, shape=(64, 64)):
     return [tile_tensor(shape, seed=i) for i in range(n - 1)] + [zeros(shape)]
 
 
-def copy_kernels(x_dfb, y_dfb, x, y, rows=1):
-    """A reader and a writer moving ``rows`` single-tile blocks between tensors and two buffers."""
-
-    @ttl.datamovement()
-    def read():
-        for r in range(rows):
-            with x_dfb.reserve() as blk:
-                ttl.copy(x[r, 0], blk).wait()
-
-    @ttl.datamovement()
-    def write():
-        for r in range(rows):
-            with y_dfb.wait() as blk:
-                ttl.copy(blk, y[r, 0]).wait()
 
 
 def compute_and_write(x_dfb, y_dfb, y):

@@ -10,19 +10,7 @@ import pytest
 import tilefold.ttl as ttl
 import tilefold.ttnn as ttnn
 from tilefold.errors import KernelError
-from ttl_helpers import expect_error, tile_tensor, zeros
-
-
-def _copy_kernels(x_dfb, y_dfb, x, y):
-    @ttl.datamovement()
-    def read():
-        with x_dfb.reserve() as blk:
-            ttl.copy(x[0, 0], blk).wait()
-
-    @ttl.datamovement()
-    def write():
-        with y_dfb.wait() as blk:
-            ttl.copy(blk, y[0, 0]).wait()
+from ttl_helpers import copy_kernels, expect_error, tile_tensor, zeros
 
 
 def test_diagnostics_module_and_language_module_names():
@@ -81,7 +69,7 @@ def test_method_chained_on_a_call_that_returns_nothing():
             with x_dfb.wait() as a, y_dfb.reserve() as b:
                 b.store(a).push()  # error
 
-        _copy_kernels(x_dfb, y_dfb, x, y)
+        copy_kernels(x_dfb, y_dfb, x, y)
 
     expect_error(lambda: op(tile_tensor((32, 32)), zeros((32, 32))), test_method_chained_on_a_call_that_returns_nothing,
                  KernelError, "b.store(a) returns no value", "b.push as two statements")
@@ -98,7 +86,7 @@ def _scaled(**options):
             with x_dfb.wait() as a, y_dfb.reserve() as b:
                 b.store(a * 2.0)
 
-        _copy_kernels(x_dfb, y_dfb, x, y)
+        copy_kernels(x_dfb, y_dfb, x, y)
 
     return op
 

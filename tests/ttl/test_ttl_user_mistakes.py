@@ -15,7 +15,7 @@ import pytest
 import tilefold.ttl as ttl
 import tilefold.ttnn as ttnn
 from tilefold.errors import KernelError, LayoutError, NocHazardError
-from ttl_helpers import expect_error, tile_tensor, zeros
+from ttl_helpers import copy_kernels, expect_error, tile_tensor, zeros
 
 
 def _adding_operation(compute_body):
@@ -26,16 +26,7 @@ def _adding_operation(compute_body):
         x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
         y_dfb = ttl.make_dataflow_buffer_like(y, shape=(1, 1), block_count=2)
         compute_body(x_dfb, y_dfb)
-
-        @ttl.datamovement()
-        def read():
-            with x_dfb.reserve() as blk:
-                ttl.copy(x[0, 0], blk).wait()
-
-        @ttl.datamovement()
-        def write():
-            with y_dfb.wait() as blk:
-                ttl.copy(blk, y[0, 0]).wait()
+        copy_kernels(x_dfb, y_dfb, x, y)
 
     return op
 

@@ -125,6 +125,23 @@ def read_mesh(tensor, mesh, dim=0):
     return ttnn.to_numpy(tensor, mesh_composer=ttnn.ConcatMeshToTensor(mesh, dim=dim))
 
 
+def copy_kernels(x_dfb, y_dfb, x, y, rows=1):
+    """A reader and a writer moving ``rows`` single-tile blocks between tensors and two buffers."""
+    import tilefold.ttl as ttl
+
+    @ttl.datamovement()
+    def read():
+        for r in range(rows):
+            with x_dfb.reserve() as blk:
+                ttl.copy(x[r, 0], blk).wait()
+
+    @ttl.datamovement()
+    def write():
+        for r in range(rows):
+            with y_dfb.wait() as blk:
+                ttl.copy(blk, y[r, 0]).wait()
+
+
 def _first_tile_copy():
     import tilefold.ttl as ttl
 
