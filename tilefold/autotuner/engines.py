@@ -61,7 +61,7 @@ def _start_worker() -> None:
 
     from threadpoolctl import threadpool_limits
 
-    from tilefold.sim.two_thread_products import keep_to_one_thread
+    from tilefold.sim.two_threads import keep_to_one_thread
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     threadpool_limits(1)

@@ -31,7 +31,7 @@ import numpy as np
 
 from tilefold.layout.formats import DataFormat
 from tilefold.sim import scratch, tile_math as tm
-from tilefold.sim.two_thread_products import is_large, matmul_in_halves
+from tilefold.sim.two_threads import in_halves, is_large, matmul_in_halves
 
 MATMUL_TILE_FLOPS = 2 * 32 ** 3          # the flops of one 32×32×32 tile product (a multiply-add is two)
 _FACE_ROWS_MIN = 4 * 1024                # blocks of more values than this move into DST by face rows
@@ -163,15 +163,15 @@ def exact_matmul(lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray | None = None
     left, right = _float64(lhs), _float64(rhs)
     shape = np.broadcast_shapes(lhs.shape[:-2], rhs.shape[:-2]) + (lhs.shape[-2], rhs.shape[-1])
     product = scratch.take(shape, np.float64)
-    if is_large(left, shape):
-        matmul_in_halves(left, right, product)
-    else:
-        np.matmul(left, right, out=product)
-    scratch.give(left)
-    scratch.give(right)
     if out is None:
         out = scratch.take(shape)
-    np.copyto(out, product, casting="same_kind")
+    if is_large(left, shape):
+        matmul_in_halves(left, right, product, rounded=out)
+    else:
+        np.matmul(left, right, out=product)
+        np.copyto(out, product, casting="same_kind")
+    scratch.give(left)
+    scratch.give(right)
     scratch.give(product)
     return out
 
@@ -531,21 +531,25 @@ class PendingMatmul:
         # (a block of a few tiles moves faster value by value: the face-row view costs more)
         by_face_row = (slots.size > _FACE_ROWS_MIN and slots.dtype == rows.dtype
                        and rows.strides[-1] == slots.strides[-1] == rows.itemsize)
-        if not self.started:
-            self.started = True
-            if by_face_row:
-                _copy_face_rows(slots, rows, order)
+        started, self.started = self.started, True
+        if not by_face_row:
+            if started:
+                slots += rows.transpose(order)
             else:
                 slots[...] = rows.transpose(order)
-        elif by_face_row:
-            # adding straight from the product would step 16 values at a time; put it in face
-            # order first (a copy by face rows), then add contiguous tiles
-            faces = scratch.take(slots.shape, slots.dtype)
-            _copy_face_rows(faces, rows, order)
-            slots += faces
+            return
+        # adding straight from the product would step 16 values at a time; put it in face
+        # order first (a copy by face rows), then add contiguous tiles
+        faces = scratch.take(slots.shape, slots.dtype) if started else slots
+
+        def add(part: slice) -> None:
+            _copy_face_rows(faces[part], rows[part], order)
+            if started:
+                slots[part] += faces[part]
+
+        in_halves(add, lead[0], slots.size)
+        if started:
             scratch.give(faces)
-        else:
-            slots += rows.transpose(order)
 
     def uses(self, matrix: CbMatrix) -> bool:
         """Whether the unsettled run reads ``matrix``."""

@@ -118,7 +118,7 @@ class ByteMemory:
         of row ``rows[i]``: kept as a content record holding ``sources`` (see the module docstring)."""
         hi = addr + sources.shape[1]
         for r in self._records:                  # earlier shared writes this one overwrites whole
-            if r.sources is not None and addr <= r.lo and r.hi <= hi and np.isin(r.rows, rows).all():
+            if r.sources is not None and addr <= r.lo and r.hi <= hi and _all_in(r.rows, rows):
                 r.sources = None
                 self._unwritten -= 1
         self._forget(addr, hi - addr)
@@ -290,3 +290,10 @@ class RegionMap:
     def nearest(self, addr: int) -> Region | None:
         i = bisect.bisect_right(self._starts, addr) - 1
         return self.regions[i] if i >= 0 else (self.regions[0] if self.regions else None)
+
+
+def _all_in(rows: np.ndarray, among: np.ndarray) -> bool:
+    """Whether every row of ``rows`` is one of ``among`` (usually the same cores: one comparison)."""
+    if rows is among or (rows.shape == among.shape and np.array_equal(rows, among)):
+        return True
+    return bool(np.isin(rows, among).all())

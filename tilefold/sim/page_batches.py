@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from tilefold.sim.lanes import even
+
 
 NODE_DRAM = 1          # as tilefold.sim.dataflow_api: transfers to / from a DRAM bank
 
@@ -182,7 +184,9 @@ def _time(ctx, run: list, call: str, bank: np.ndarray, l1: np.ndarray, nbytes: i
     issue = ctx._issue_cycles(nbytes)
     t = nbytes / ctx.arch.noc_link_bytes_per_cycle
     latency = ctx.costs.noc_latency + ctx.costs.dram_latency
-    if lanes == 1:
+    if lanes == 1 or (even(ctx.clock) and even(ctx.port_free) and even(ctx.dram_free)
+                      and even(dev.dram_share[ctx.row_idx])):
+        # one lane, or lanes whose clocks and DRAM shares agree: one lane's arithmetic on floats
         last_port, last_done = _time_one_lane(ctx, n, issue, t, nbytes / dev.dram_share[ctx.row0], latency)
     else:
         steps = np.arange(n, dtype=np.float64)[:, None]
@@ -225,12 +229,12 @@ def _time(ctx, run: list, call: str, bank: np.ndarray, l1: np.ndarray, nbytes: i
 
 
 def _time_one_lane(ctx, n: int, issue: float, t: float, service: float, latency: float) -> tuple[float, float]:
-    """:func:`_time`'s closed form on one lane, on Python floats (the same operations in the same
-    order, so the same values as on many lanes). Moves the lane's port and DRAM clocks on;
-    returns (the last port time, the last completion time)."""
-    clock, port_free = ctx.clock.item(), ctx.port_free.item()
+    """:func:`_time`'s closed form on the first lane, on Python floats (the same operations in the
+    same order, so the same values as on many lanes), for every lane when they agree. Moves the
+    lanes' port and DRAM clocks on; returns (the last port time, the last completion time)."""
+    clock, port_free = float(ctx.clock[0]), float(ctx.port_free[0])
     wait = issue if issue > t else t
-    running = (ctx.dram_free.item() - service) - (-1 * service)
+    running = (float(ctx.dram_free[0]) - service) - (-1 * service)
     port = dram = done = float("-inf")
     for i in range(n):
         a, b = port_free + (i + 1) * t, clock + t + i * wait
@@ -240,6 +244,6 @@ def _time_one_lane(ctx, n: int, issue: float, t: float, service: float, latency:
         dram = running + (i + 1) * service
         finished = (port if port >= dram else dram) + latency
         done = finished if finished > done else done
-    ctx.port_free[0] = port
-    ctx.dram_free[0] = dram
+    ctx.port_free[:] = port
+    ctx.dram_free[:] = dram
     return port, done

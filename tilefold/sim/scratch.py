@@ -4,7 +4,8 @@ Reads / writes: nothing of the device; holds float32 arrays the compute threads 
 (unpacked operand matrices, block products). A fresh allocation of tens of MiB is mapped anew by
 the OS and costs a page fault for every 4 KiB on first touch — often more than the numpy work
 that fills it; an array of the same shape from here is already mapped. The pool is process-wide
-(the simulator runs one thread of Python) and bounded by :data:`LIMIT_BYTES`.
+(only the simulator's own thread takes and gives arrays; the halves of
+:mod:`tilefold.sim.two_threads` write into arrays taken before they start) and bounded by :data:`LIMIT_BYTES`.
 """
 
 from __future__ import annotations

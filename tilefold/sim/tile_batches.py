@@ -39,6 +39,7 @@ from tilefold.ir.tile_loops import (DST_SYNC_CALLS, FPU_ELTWISE_CALLS, INIT_CALL
                                     SFPU_UNARY_CALLS)
 from tilefold.sim import tile_math as tm
 from tilefold.sim.matmul_blocks import MATMUL_TILE_FLOPS
+from tilefold.sim.two_threads import in_halves
 
 UNPACK, MATH, PACK, INIT, CALL, ACQUIRE, COMMIT, WAIT, RELEASE = range(9)     # kinds of planned charges
 # each hand-over call: its kind of charge, the DST state it requires and the state it leaves
@@ -523,15 +524,20 @@ class _Plan:
         started = starts[0] is not None
         slots = np.empty((ctx.L, len(starts), tm.TILE_ELEMS), ctx.dst.dtype)
         if started:
-            slots[...] = self._stacked(starts).swapaxes(0, 1)
+            stacked = self._stacked(starts)
+            in_halves(lambda lanes: np.copyto(slots[lanes], stacked[:, lanes].swapaxes(0, 1)), ctx.L, slots.size)
         ctx.matmul_values(slots, started, rt * len(chain), ct, chain[0].address[2])     # the first run's K steps
-        values = []
-        for i, run in enumerate(chain):
-            blocks, first = self.run_blocks[run]
-            block = blocks[first:first + tiles]
-            np.copyto(block, slots[:, i * tiles:(i + 1) * tiles].swapaxes(0, 1))
-            values.append(block.swapaxes(0, 1))
-        return values
+        blocks = []
+        for run in chain:
+            every, first = self.run_blocks[run]
+            blocks.append(every[first:first + tiles])
+
+        def copy_out(lanes: slice) -> None:
+            for i, block in enumerate(blocks):
+                np.copyto(block[:, lanes], slots[lanes, i * tiles:(i + 1) * tiles].swapaxes(0, 1))
+
+        in_halves(copy_out, ctx.L, slots.size)
+        return [block.swapaxes(0, 1) for block in blocks]
 
     def _initial(self, slot: int) -> np.ndarray:
         """What DST slot ``slot`` held before the queue, (lanes, 1024)."""

@@ -38,6 +38,7 @@ import numpy as np
 from tilefold.ir.sfpu import sfpu_values
 from tilefold.layout import formats as _formats
 from tilefold.layout.formats import DataFormat
+from tilefold.sim.two_threads import in_halves
 
 TILE_ELEMS = 1024
 BF16 = _BF16 = ml_dtypes.bfloat16
@@ -53,11 +54,23 @@ def tile_value_dtype(fmt: DataFormat):
     return _VALUE_DTYPES.get(fmt)
 
 
+def _cast(values: np.ndarray, dtype) -> np.ndarray:
+    """``values`` as a C-contiguous array of ``dtype`` (itself when it is one already); a large
+    stack of tiles is cast in two halves at once (:func:`~tilefold.sim.two_threads.in_halves`)."""
+    if values.dtype == dtype and values.flags.c_contiguous:
+        return values
+    if values.ndim < 2:
+        return np.ascontiguousarray(values, dtype=dtype)
+    out = np.empty(values.shape, dtype)
+    in_halves(lambda part: np.copyto(out[part], values[part], casting="unsafe"), len(values), values.size)
+    return out
+
+
 def unpack(raw: np.ndarray, fmt: DataFormat) -> np.ndarray:
     """Tile bytes (..., tile_size) → float32 values (..., 1024) in face order."""
     lead = raw.shape[:-1]
     if fmt is DataFormat.Float16_b:
-        return np.ascontiguousarray(raw).view(_BF16).astype(np.float32).reshape(*lead, TILE_ELEMS)
+        return _cast(np.ascontiguousarray(raw).view(_BF16), np.float32).reshape(*lead, TILE_ELEMS)
     if fmt is DataFormat.Float32:
         return np.ascontiguousarray(raw).view(np.float32).reshape(*lead, TILE_ELEMS).copy()
     if fmt.is_block_float:
@@ -81,7 +94,7 @@ def pack(values: np.ndarray, fmt: DataFormat) -> np.ndarray:
     if values.dtype == np.int64:
         values = values.astype(np.float32)
     if fmt is DataFormat.Float16_b:
-        return np.ascontiguousarray(values, dtype=_BF16).view(np.uint8).reshape(*lead, 2 * TILE_ELEMS)
+        return _cast(values, _BF16).view(np.uint8).reshape(*lead, 2 * TILE_ELEMS)
     if values.dtype != np.float32:
         values = values.astype(np.float32)
     if fmt is DataFormat.Float32:

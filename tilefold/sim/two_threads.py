@@ -1,7 +1,7 @@
-"""Large matrix products in two halves of rows, on two threads at once.
+"""Large array work in two halves, on two threads at once.
 
-Reads: the operands of :func:`tilefold.sim.matmul_blocks.exact_matmul`. Writes: their product
-into the array given.
+Reads: the arrays of the work given. Writes: only what that work writes — each half a disjoint
+part of its output.
 
 The simulator keeps BLAS on one thread (:mod:`tilefold.sim.blas_threads`): most of its products
 are a few tiles, and waking BLAS's workers for each costs more than the product. A grid of cores
@@ -16,16 +16,25 @@ The halves are always the same products, so the bits do not depend on the cores:
 float64 products are exact and summed in any order (``exact_matmul`` explains why), and fast
 numerics' float32 sums, whose order BLAS chooses by the operands' shapes, see the same shapes
 however many cores there are.
+
+The passes over a grid's DST blocks that come with such products (the product rounded to
+float32, put in face order and added into DST, copied between lane-major and tile-major blocks,
+packed to bfloat16) each move megabytes, and numpy releases the lock inside them too:
+:func:`in_halves` runs one of them as two halves of its leading axis the same way. Each value is
+computed by the same element-wise operation whichever half holds it, so the bits do not depend
+on the cores.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 MIN_FLOPS = 1 << 24      # about half a millisecond of one core's float64 BLAS
+MIN_VALUES = 1 << 20     # values a pass moves for its halves to pay the hand-over (4 MiB of float32)
 
 _worker: ThreadPoolExecutor | None = None
 _cores: int | None = None
@@ -64,18 +73,48 @@ def is_large(left: np.ndarray, shape: tuple[int, ...]) -> bool:
     return shape[-2] >= 2 and 2 * int(np.prod(shape, dtype=np.int64)) * left.shape[-1] >= MIN_FLOPS
 
 
-def matmul_in_halves(left: np.ndarray, right: np.ndarray, out: np.ndarray) -> np.ndarray:
-    """``np.matmul(left, right, out=out)`` as two products, the first half of the result's rows
-    and the second, on a worker thread and this one at once when two cores may run them."""
+def _pool() -> ThreadPoolExecutor:
     global _worker
-    half = out.shape[-2] // 2               # the result's rows are the left operand's
-    if _usable_cores() < 2:
-        np.matmul(left[..., :half, :], right, out=out[..., :half, :])
-        np.matmul(left[..., half:, :], right, out=out[..., half:, :])
-        return out
     if _worker is None:
-        _worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tilefold-products")
-    top = _worker.submit(np.matmul, left[..., :half, :], right, out=out[..., :half, :])
-    np.matmul(left[..., half:, :], right, out=out[..., half:, :])
-    top.result()
+        _worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tilefold-halves")
+    return _worker
+
+
+def matmul_in_halves(left: np.ndarray, right: np.ndarray, out: np.ndarray,
+                     rounded: np.ndarray | None = None) -> np.ndarray:
+    """``np.matmul(left, right, out=out)`` as two products, the first half of the result's rows
+    and the second, on a worker thread and this one at once when two cores may run them; with
+    ``rounded`` (an array of the result's shape), each half is also copied into it, cast to its
+    dtype."""
+    half = out.shape[-2] // 2               # the result's rows are the left operand's
+
+    def rows(part: slice) -> None:
+        np.matmul(left[..., part, :], right, out=out[..., part, :])
+        if rounded is not None:
+            np.copyto(rounded[..., part, :], out[..., part, :], casting="same_kind")
+
+    if _usable_cores() < 2:
+        rows(slice(0, half))
+        rows(slice(half, None))
+        return out
+    top = _pool().submit(rows, slice(0, half))
+    try:
+        rows(slice(half, None))
+    finally:
+        top.result()
     return out
+
+
+def in_halves(work: Callable[[slice], None], n: int, values: int) -> None:
+    """``work(slice(0, n))`` — a pass over ``values`` values along a leading axis of ``n`` — as
+    ``work`` of the first half on the worker thread and of the second on this one, at once, when
+    two cores may run them and the pass is large (``MIN_VALUES``); else in one call. The halves
+    must write disjoint parts of the output and touch nothing but numpy arrays."""
+    if n < 2 or values < MIN_VALUES or _usable_cores() < 2:
+        work(slice(0, n))
+        return
+    top = _pool().submit(work, slice(0, n // 2))
+    try:
+        work(slice(n // 2, n))
+    finally:
+        top.result()
