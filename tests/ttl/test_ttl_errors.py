@@ -1323,3 +1323,74 @@ def test_a_row_slice_starting_off_a_16_byte_boundary_at_run_time():
             for _ in range(2))
     expect_error(lambda: op(x, y), test_a_row_slice_starting_off_a_16_byte_boundary_at_run_time, DramAccessError,
                  "8 bytes past a 16-byte boundary", "start the transfer")
+
+
+def test_a_pipe_receive_nothing_sends_into_names_the_pipe_net():
+    """A receive whose sender never sends (its send sits under a branch no node takes) deadlocks; the
+    report names the pipe net the receive waits on, where it was made."""
+    from tilefold.errors import DeadlockError
+
+    @ttl.operation(grid=(2, 1))
+    def op(x, y):
+        net = ttl.PipeNet([ttl.Pipe(src=(0, 0), dst=(1, 0))])     # the net's line
+        dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=1)
+
+        @ttl.datamovement()
+        def read():
+            node_x, _ = ttl.node(dims=2)
+            with dfb.reserve() as blk:
+                ttl.copy(x[0, 0], blk).wait()
+
+                def send(pipe):
+                    ttl.copy(blk, pipe).wait()
+
+                if node_x == 5:
+                    net.if_src(send)
+
+                def receive(pipe):
+                    ttl.copy(pipe, blk).wait()
+
+                net.if_dst(receive)
+
+        @ttl.datamovement()
+        def write():
+            with dfb.wait() as blk:
+                ttl.copy(blk, y[0, 0]).wait()
+
+    with pytest.raises(DeadlockError) as info:
+        op(tile_tensor((32, 32)), zeros((32, 32)))
+    made = _line_marked("# the net's line")
+    assert f"waiting for a block sent through the pipe net made at {__file__}:{made}" in str(info.value)
+
+
+def test_a_semaphore_wait_nothing_satisfies_names_the_semaphore():
+    """A wait on a ttl.Semaphore no node increments says which semaphore, where it was made."""
+
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        done = ttl.Semaphore()                                  # the semaphore's line
+        dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=1)
+
+        @ttl.datamovement()
+        def read():
+            done.wait_min(1)
+            with dfb.reserve() as blk:
+                ttl.copy(x[0, 0], blk).wait()
+
+        @ttl.datamovement()
+        def write():
+            with dfb.wait() as blk:
+                ttl.copy(blk, y[0, 0]).wait()
+
+    from tilefold.errors import DeadlockError
+
+    with pytest.raises(DeadlockError) as info:
+        op(tile_tensor((32, 32)), zeros((32, 32)))
+    made = _line_marked("# the semaphore's line")
+    assert f"waiting for the ttl.Semaphore made at {__file__}:{made} to reach 1" in str(info.value)
+
+
+def _line_marked(comment: str) -> int:
+    """The line of this file that carries ``comment`` (and is not this call)."""
+    with open(__file__) as source:
+        return next(n for n, line in enumerate(source, 1) if line.rstrip().endswith(comment))

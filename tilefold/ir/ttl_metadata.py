@@ -155,6 +155,21 @@ ACTIVE_NODES_ATTR = "ttl.active_nodes"
 STAGING_BUFFERS_ATTR = "ttl.staging_buffers"
 
 
+def pipe_semaphore_roles(module) -> list[tuple[int, str]]:
+    """(pipe net index, kind) of each semaphore the module's pipe nets take, in id order: the nets'
+    own (:func:`net_layout`'s kinds), then those of their landing slots (:func:`landing_layout`'s)."""
+    attr = module.attributes.get("ttl.pipe_nets")
+    entries = [entry.to_dict() for entry in attr.data] if attr is not None else []
+    roles = []
+    for layout_of in (net_layout, landing_layout):
+        for fields in entries:
+            layout = layout_of(fields)
+            starts = sorted(((at, kind) for kind, at in layout.items() if kind != "count"), key=lambda s: s[0])
+            for word in range(layout["count"]):
+                roles.append((fields["net"], [kind for at, kind in starts if at <= word][-1]))
+    return roles
+
+
 def pipe_semaphores(module) -> int:
     """How many semaphores a module's pipe nets take (their own, then those of the landing slots);
     the operation's own ``ttl.Semaphore`` s come after them."""

@@ -35,7 +35,8 @@ from dataclasses import dataclass
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
-from tilefold.ir.ttl_metadata import ACTIVE_NODES_ATTR, RUNTIME_WORDS_ATTR, STAGING_BUFFERS_ATTR, pipe_semaphores
+from tilefold.ir.ttl_metadata import (ACTIVE_NODES_ATTR, RUNTIME_WORDS_ATTR, STAGING_BUFFERS_ATTR,
+                                      pipe_semaphore_roles, pipe_semaphores)
 from tilefold.arch.cores import CoreCoord, CoreRange, CoreRangeSet
 from tilefold.errors import KernelError, L1OverflowError
 
@@ -243,8 +244,8 @@ def build_program(module: ModuleOp, built, arch) -> Program:
         program.create_circular_buffer(holders, e.index, e.page_size, e.num_pages, e.data_format, name=e.name,
                                        backing_buffer=buffer, backing_offset=dfb.byte_offset,
                                        defined_at=dfb.location)
-    for value in initial:
-        program.create_semaphore(cores, value)
+    for value, purpose in zip(initial, _semaphore_purposes(module, capture), strict=True):
+        program.create_semaphore(cores, value, purpose)
     if capture.resource_semaphores is not None:     # then the ones the host program adds for the kernels' C++
         for rects, value in capture.resource_semaphores(len(initial)):
             program.create_semaphore(CoreRangeSet([CoreRange((x0, y0), (x1, y1)) for x0, y0, x1, y1 in rects]), value)
@@ -394,3 +395,28 @@ def _runtime_value(arg: dict, core: CoreCoord, program: Program, names, nets, no
     if field == "y":
         return NocY(source)
     return int(route.src == node)
+
+
+# what a wait on each kind of pipe net semaphore waits for (``net_layout`` / ``landing_layout``)
+_PIPE_WAITS = {
+    "valid": "a block sent through the pipe net made at {at}",
+    "one": "the pipe net made at {at}",
+    "ready": "the receivers of the pipe net made at {at} to be ready for the next block",
+    "outbox": "a receiver of the pipe net made at {at} to post where its block goes",
+    "address": "a receiver of the pipe net made at {at} to post where its block goes",
+    "flag": "a block sent through the pipe net made at {at} to land",
+    "received": "blocks received through the pipe net made at {at}",
+    "sent": "blocks sent through the pipe net made at {at}",
+    "credit": "a receiver of the pipe net made at {at} to free a block",
+}
+
+
+def _semaphore_purposes(module: ModuleOp, capture) -> list[str]:
+    """What a wait on each of the operation's semaphores waits for (the pipe nets' words, then each
+    ``ttl.Semaphore``), as a deadlock report says it."""
+    nets = {net.index: net for net in capture.pipe_nets}
+    purposes = []
+    for net, kind in pipe_semaphore_roles(module):
+        location = getattr(nets.get(net), "location", None)
+        purposes.append(_PIPE_WAITS[kind].format(at=location) if location else "")
+    return purposes + [f"the ttl.Semaphore made at {s.location}" if s.location else "" for s in capture.semaphores]

@@ -47,6 +47,7 @@ class Semaphore:
     id: int
     cores: CoreRangeSet
     initial_value: int
+    purpose: str = ""        # what a wait on it waits for, in a report ("" when the program does not say)
 
 
 def _align(n: int, a: int) -> int:
@@ -247,9 +248,10 @@ class Program:
 
     # -- semaphores -----------------------------------------------------------------
 
-    def create_semaphore(self, cores, initial_value: int = 0) -> int:
-        """``CreateSemaphore(program, cores, initial_value)``; returns the semaphore id."""
-        sem = Semaphore(len(self.semaphores), core_range_set(cores), int(initial_value))
+    def create_semaphore(self, cores, initial_value: int = 0, purpose: str = "") -> int:
+        """``CreateSemaphore(program, cores, initial_value)``; returns the semaphore id. ``purpose``
+        (not part of the C++): what a wait on it waits for, as a deadlock report says it."""
+        sem = Semaphore(len(self.semaphores), core_range_set(cores), int(initial_value), purpose)
         self.semaphores.append(sem)
         return sem.id
 

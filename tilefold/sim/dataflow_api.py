@@ -905,12 +905,24 @@ class DataflowApi:
             cur = l1.read_u32(rows, sem_addr).astype(np.int64)
             return bool(all_lanes(cur >= value) if at_least else all_lanes(cur == value))
 
-        self.block(semaphore_key(self.row_idx, sem_addr),
-                   f"{call}(semaphore at 0x{_first(sem_addr):x}, {value}): waiting for the semaphore to "
-                   f"{'reach' if at_least else 'equal'} {value}", ready)
+        self.block(semaphore_key(self.row_idx, sem_addr), self._sem_wait_description(sem_addr, value, call, at_least),
+                   ready)
         self.sync_to(self.dev.sem_time(self.row_idx, sem_addr))
         self.dev.order.acquire(self.row_idx, _first(sem_addr))
         self.charge(self.costs.riscv_call, None, call)
+
+    def _sem_wait_description(self, sem_addr, value, call: str, at_least: bool) -> str:
+        """What a blocked semaphore wait waits for, with what the program says the semaphore is."""
+        addr = _first(sem_addr)
+        semaphores = self.dev.program.semaphores
+        index = (addr - self.dev.allocation.semaphore_base) // 16
+        purpose = semaphores[index].purpose if 0 <= index < len(semaphores) else ""
+        until = f"{'reach' if at_least else 'equal'} {value}"
+        if purpose.startswith("the ttl.Semaphore"):
+            return f"{call}(semaphore at 0x{addr:x}, {value}): waiting for {purpose} to {until}"
+        if purpose:
+            return f"{call}(semaphore at 0x{addr:x}, {value}): waiting for {purpose} (the semaphore to {until})"
+        return f"{call}(semaphore at 0x{addr:x}, {value}): waiting for the semaphore to {until}"
 
     def noc_semaphore_wait(self, sem_addr, value) -> None:
         self._sem_wait(sem_addr, value, "noc_semaphore_wait", False)
