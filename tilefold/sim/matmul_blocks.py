@@ -147,7 +147,7 @@ def exact_matmul(lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray | None = None
     on the order BLAS sums in, which changes with the operands' shapes (lanes stacked or not).
     ``fast`` (fast numerics, :mod:`tilefold.sim.numerics_mode`): summed in float32 by BLAS."""
     if fast:
-        shape = np.broadcast_shapes(lhs.shape[:-2], rhs.shape[:-2]) + (lhs.shape[-2], rhs.shape[-1])
+        shape = _product_shape(lhs, rhs)
         if is_large(lhs, shape):
             return matmul_in_halves(lhs, rhs, np.empty(shape, np.float32) if out is None else out)
         return np.matmul(lhs, rhs) if out is None else np.matmul(lhs, rhs, out=out)
@@ -161,7 +161,7 @@ def exact_matmul(lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray | None = None
     # float64 copies of the operands and the product come from the scratch pool: freshly
     # allocated, their pages would fault in on first touch, costing as much as the product
     left, right = _float64(lhs), _float64(rhs)
-    shape = np.broadcast_shapes(lhs.shape[:-2], rhs.shape[:-2]) + (lhs.shape[-2], rhs.shape[-1])
+    shape = _product_shape(lhs, rhs)
     product = scratch.take(shape, np.float64)
     if out is None:
         out = scratch.take(shape)
@@ -174,6 +174,14 @@ def exact_matmul(lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray | None = None
     scratch.give(right)
     scratch.give(product)
     return out
+
+
+def _product_shape(lhs: np.ndarray, rhs: np.ndarray) -> tuple[int, ...]:
+    """The shape of ``lhs @ rhs`` (leading axes broadcast)."""
+    lead = lhs.shape[:-2]
+    if lead != rhs.shape[:-2]:
+        lead = np.broadcast_shapes(lead, rhs.shape[:-2])
+    return lead + (lhs.shape[-2], rhs.shape[-1])
 
 
 def _float64(values: np.ndarray) -> np.ndarray:

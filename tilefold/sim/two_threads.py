@@ -30,6 +30,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from math import prod
 
 import numpy as np
 
@@ -70,7 +71,7 @@ def _usable_cores() -> int:
 def is_large(left: np.ndarray, shape: tuple[int, ...]) -> bool:
     """Whether the product of ``left`` (its last axis summed) with a result of ``shape`` is
     computed in halves."""
-    return shape[-2] >= 2 and 2 * int(np.prod(shape, dtype=np.int64)) * left.shape[-1] >= MIN_FLOPS
+    return shape[-2] >= 2 and 2 * prod(shape) * left.shape[-1] >= MIN_FLOPS
 
 
 def _pool() -> ThreadPoolExecutor:
