@@ -1394,3 +1394,43 @@ def _line_marked(comment: str) -> int:
     """The line of this file that carries ``comment`` (and is not this call)."""
     with open(__file__) as source:
         return next(n for n, line in enumerate(source, 1) if line.rstrip().endswith(comment))
+
+
+def test_two_kernels_of_one_node_consuming_one_buffer_are_named_in_the_deadlock():
+    """Two kernels of one node wait on one buffer (each under a branch, so the compile-time check
+    cannot see it): the one whose blocks the other popped waits forever; the report names both."""
+    from tilefold.errors import DeadlockError
+
+    @ttl.operation(grid=(2, 1))
+    def op(x, y, z):
+        in_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+        abs_dfb = ttl.make_dataflow_buffer_like(z, shape=(1, 1), block_count=2)
+
+        @ttl.compute()
+        def compute():
+            node_x, _ = ttl.node(dims=2)
+            if node_x == 1:
+                with in_dfb.wait() as t, abs_dfb.reserve() as o:
+                    o.store(ttl.math.abs(t))
+
+        @ttl.datamovement()
+        def read():
+            node_x, _ = ttl.node(dims=2)
+            if node_x == 1:
+                with in_dfb.reserve() as blk:
+                    ttl.copy(x[0, 0], blk).wait()
+
+        @ttl.datamovement()
+        def write():
+            node_x, _ = ttl.node(dims=2)
+            if node_x == 1:
+                with in_dfb.wait() as blk:
+                    ttl.copy(blk, y[0, 0]).wait()
+                with abs_dfb.wait() as blk:
+                    ttl.copy(blk, z[0, 0]).wait()
+
+    with pytest.raises(DeadlockError) as info:
+        op(tile_tensor((32, 32)), zeros((32, 32)), zeros((32, 32)))
+    message = str(info.value)
+    assert "in_dfb has two consumer kernels on core (1,0)" in message
+    assert "Make one dataflow buffer per consumer" in message

@@ -5,6 +5,7 @@ shows the final run's lines in simulated-time order, and the C++ passes check-ke
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import tilefold.ttl as ttl
 import tilefold.ttnn as ttnn
@@ -58,6 +59,29 @@ def test_each_core_prints_its_own_values(capsys):
                               "reader node=1 step=1 first=0", "reader node=1 step=3 first=0"]
     assert reader.index("reader node=0 step=0 first=1") < reader.index("reader node=0 step=2 first=1")
     assert lines.count("got <block x>") == 2
+
+
+def test_tt_metal_dprint_cores_chooses_the_cores_that_print(capsys, monkeypatch):
+    """As on the device, TT_METAL_DPRINT_CORES names the cores whose prints show (logical x,y)."""
+    monkeypatch.setenv("TT_METAL_DPRINT_CORES", "1,0")
+    _, tensors = _tensors()
+    scale_tiles(*tensors)
+    lines = capsys.readouterr().out.splitlines()
+    assert "compute on node 1 scale=2.50" in lines and "compute on node 0 scale=2.50" not in lines
+    assert sorted(line for line in lines if line.startswith("reader")) == [
+        "reader node=1 step=1 first=0", "reader node=1 step=3 first=0"]
+
+
+def test_tt_metal_dprint_cores_reads_tt_metals_forms():
+    from tilefold.arch.cores import CoreCoord
+    from tilefold.sim.debug_print_api import cores_to_print
+
+    assert cores_to_print(None) is None and cores_to_print("all") is None and cores_to_print("worker") is None
+    assert cores_to_print("1,0") == {CoreCoord(1, 0)}
+    assert cores_to_print("(0,0),(2,1)") == {CoreCoord(0, 0), CoreCoord(2, 1)}
+    assert cores_to_print("(0,0)-(1,1)") == {CoreCoord(x, y) for x in (0, 1) for y in (0, 1)}
+    with pytest.warns(UserWarning, match="TT_METAL_DPRINT_CORES='core 3' is not a core list"):
+        assert cores_to_print("core 3") is None
 
 
 def test_printing_kernels_pass_check_kernel(tmp_path, check_kernel):

@@ -324,6 +324,7 @@ class CircularBufferApi:
                     st.pop_time[row, rd:rd + n] = clock.item()
                 st.acked[row] += n
                 st.pops += 1
+                st.pop_sites[id(self)] = self
                 st.waited[row] -= n
                 st.rd[row] = (rd + n) % cap
                 self.dev.progress += 1
@@ -341,6 +342,7 @@ class CircularBufferApi:
                     self._stamp(st.pop_time, r0, n, clock)
                     st.acked[rows] += n
                     st.pops += 1
+                    st.pop_sites[id(self)] = self
                     st.waited[rows] = w0 - n
                     st.rd[rows] = (r0 + n) % cap
                     self.dev.progress += 1
@@ -358,6 +360,7 @@ class CircularBufferApi:
         self._stamp(st.pop_time, rd, n, clock)
         st.acked[rows] += n
         st.pops += 1
+        st.pop_sites[id(self)] = self
         st.waited[rows] -= n
         st.rd[rows] = (rd + n) % self._capacity(st)
         self.dev.progress += 1

@@ -58,6 +58,7 @@ class CircularBufferState:
         self.last_reserve: tuple | None = None
         self.last_push: tuple | None = None
         self.push_sites: dict[int, tuple] = {}     # id of a thread context -> (context, line) of its last push
+        self.pop_sites: dict[int, object] = {}     # id of a thread context -> the context, once it popped
         self.partners: list[int] = []                 # CBs of an L1 arena whose bytes overlap its own
 
 

@@ -268,8 +268,11 @@ class KernelContext:
 
     def printed(self, clock: np.ndarray, lane: int, text: str) -> None:
         """One printed line of lane ``lane``, kept with its clock; the device prints the lines of its
-        final run in the order of their simulated times (:meth:`Device.run`)."""
-        self.dev.printed.append((float(clock[lane]), len(self.dev.printed), text))
+        final run in the order of their simulated times (:meth:`Device.run`), those of the cores
+        ``TT_METAL_DPRINT_CORES`` names when it is set."""
+        shown = self.dev.print_cores
+        if shown is None or self.cores[lane] in shown:
+            self.dev.printed.append((float(clock[lane]), len(self.dev.printed), text))
 
     def step(self) -> None:
         """One iteration of a while loop (the watchdog counts them, and the iterations in a row

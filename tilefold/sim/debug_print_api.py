@@ -10,12 +10,40 @@ program is built with them on).
 
 from __future__ import annotations
 
+import re
+import warnings
+
 import numpy as np
 
+from tilefold.arch.cores import CoreCoord
 from tilefold.errors import CircularBufferError
 from tilefold.sim import tile_math as tm
 
+PRINT_CORES_VARIABLE = "TT_METAL_DPRINT_CORES"
+
 CB_ADDR_SHIFT = 4          # the circular buffer interface keeps addresses and sizes in 16-byte units
+
+
+def cores_to_print(value: str | None) -> frozenset[CoreCoord] | None:
+    """The cores whose debug prints show, from TT-Metal's ``TT_METAL_DPRINT_CORES``: ``x,y``, a list
+    ``(x,y),(x,y)``, a range ``(x1,y1)-(x2,y2)`` (logical coordinates), or ``all`` / ``worker``. None
+    means every core, also when the variable is unset (TT-Metal then prints nothing; a simulator
+    run shows its prints)."""
+    text = (value or "").replace(" ", "")
+    if not text or text.lower() in ("all", "worker", "workers"):
+        return None
+    if re.fullmatch(r"\d+,\d+", text):
+        return frozenset([CoreCoord(*map(int, text.split(",")))])
+    box = re.fullmatch(r"\((\d+),(\d+)\)-\((\d+),(\d+)\)", text)
+    if box:
+        x0, y0, x1, y1 = map(int, box.groups())
+        return frozenset(CoreCoord(x, y) for x in range(min(x0, x1), max(x0, x1) + 1)
+                         for y in range(min(y0, y1), max(y0, y1) + 1))
+    if re.fullmatch(r"\(\d+,\d+\)(,\(\d+,\d+\))*", text):
+        return frozenset(CoreCoord(int(x), int(y)) for x, y in re.findall(r"\((\d+),(\d+)\)", text))
+    warnings.warn(f"{PRINT_CORES_VARIABLE}={value!r} is not a core list TT-Metal reads (x,y | (x,y),(x,y) | "
+                  "(x1,y1)-(x2,y2) | all): debug prints show from every core", stacklevel=2)
+    return None
 
 
 class DebugPrintApi:

@@ -17,6 +17,7 @@ never depends on batching.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,7 +47,7 @@ from tilefold.sim.allocator import DRAM_BASE, Allocation, allocate
 from tilefold.sim.blas_threads import one_blas_thread
 from tilefold.sim.steady_heap import steady_heap
 from tilefold.sim.cb_api import CircularBufferApi
-from tilefold.sim.debug_print_api import DebugPrintApi
+from tilefold.sim.debug_print_api import PRINT_CORES_VARIABLE, DebugPrintApi, cores_to_print
 from tilefold.sim.circular_buffers import CircularBuffers
 from tilefold.sim.compute_api import ComputeApi
 from tilefold.sim.context import KernelContext
@@ -179,6 +180,7 @@ class _Run:
         self.tracing = tracing
         self.fast_numerics = fast_numerics
         self.printed: list[tuple[float, int, str]] = []      # (core clock, order, text) of each DPRINT
+        self.print_cores = cores_to_print(os.environ.get(PRINT_CORES_VARIABLE))   # None: every core's
         self.host_written: set[str] = set()     # buffers the host gave values before the kernels ran
         self.max_cycles = watchdog.current() if max_cycles is None else max_cycles
         self.allocation: Allocation = allocate(program, arch)

@@ -197,6 +197,10 @@ class Scheduler:
                             f"(cb_push_back(c_{index}, {pages}) missing?)")
         if culprits:
             first = culprits[0][0].location_of(culprits[0][1])
+        shared = _shared_consumers(parked)
+        if shared:
+            lines.insert(0, shared[0])
+            first = shared[1]
         if on_semaphore and len(on_semaphore) == len(parked):
             raise SemaphoreError("semaphore waits that can never be satisfied: every thread that could still set "
                                  "them is finished or blocked\n" + "\n".join(f"  {l}" for l in lines), first)
@@ -223,6 +227,30 @@ class Scheduler:
                 raise DstError(f"compute kernel {ctx.kernel.name} on core {ctx.cores[0]} ended with DST "
                                f"{ctx.dst_state} by the tile_regs_acquire here; every tile_regs_acquire needs a "
                                "tile_regs_release", loc)
+
+
+def _shared_consumers(parked: list[SimThread]) -> tuple[str, object] | None:
+    """(a report line, its location) when a thread waits for the pages of a buffer that another
+    kernel of its core pops: each consumer takes pages off one queue here, so the one left waiting
+    never sees the blocks the other took (on the device each would read every block). None if not."""
+    cbs = parked[0].ctx.dev.cbs
+    for t in parked:
+        key = t.wait_key
+        if key[0] != "cb" or not t.wait_description.startswith("cb_wait_front"):
+            continue
+        st = cbs.states.get(key[1])
+        if st is None:
+            continue
+        for other in st.pop_sites.values():
+            if other is t.ctx or other.kernel is t.ctx.kernel or not np.isin(other.row_idx, t.ctx.row_idx).any():
+                continue
+            name = st.name or f"c_{st.index}"
+            core = t.ctx.dev.cbs.rows_core[int(np.intersect1d(other.row_idx, t.ctx.row_idx)[0])]
+            loc = t.location()
+            return (f"{loc}: {name} has two consumer kernels on core {core}: {t.ctx.kernel.name} waits for its "
+                    f"blocks here, but {other.kernel.name} pops them: each block goes to one consumer. Make one "
+                    f"dataflow buffer per consumer and have the producer copy each block into both", loc)
+    return None
 
 
 def lane_summary(values: np.ndarray) -> float:
