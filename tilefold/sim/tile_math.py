@@ -38,7 +38,7 @@ import numpy as np
 from tilefold.ir.sfpu import sfpu_values
 from tilefold.layout import formats as _formats
 from tilefold.layout.formats import DataFormat
-from tilefold.sim.two_threads import in_halves
+from tilefold.sim import two_threads
 
 TILE_ELEMS = 1024
 BF16 = _BF16 = ml_dtypes.bfloat16
@@ -59,10 +59,11 @@ def _cast(values: np.ndarray, dtype) -> np.ndarray:
     stack of tiles is cast in two halves at once (:func:`~tilefold.sim.two_threads.in_halves`)."""
     if values.dtype == dtype and values.flags.c_contiguous:
         return values
-    if values.ndim < 2:
+    if values.ndim < 2 or values.size < two_threads.MIN_VALUES:
         return np.ascontiguousarray(values, dtype=dtype)
     out = np.empty(values.shape, dtype)
-    in_halves(lambda part: np.copyto(out[part], values[part], casting="unsafe"), len(values), values.size)
+    two_threads.in_halves(lambda part: np.copyto(out[part], values[part], casting="unsafe"), len(values),
+                          values.size)
     return out
 
 
