@@ -223,8 +223,8 @@ def test_unbalanced_block_counts_stop_a_run_but_not_a_compile_only_build(monkeyp
     """A kernel skeleton whose buffer is waited for but never filled (TT-Lang's lit tests build such):
     the build goes on with a warning at the line; a run stops there with the error."""
     monkeypatch.setenv("TTLANG_COMPILE_ONLY", "1")
-    with pytest.warns(UserWarning, match="a_dfb is waited for 1 times but its producer pushes only 0 blocks"):
+    with pytest.warns(UserWarning, match="a_dfb is waited for 1 time but its producer pushes only 0 blocks"):
         _waits_more_than_pushed()(tile_tensor((32, 32)), zeros((32, 32)))
     monkeypatch.delenv("TTLANG_COMPILE_ONLY")
     expect_error(lambda: _waits_more_than_pushed()(tile_tensor((32, 32)), zeros((32, 32))), _waits_more_than_pushed,
-                 KernelError, "a_dfb is waited for 1 times but its producer pushes only 0 blocks")
+                 KernelError, "a_dfb is waited for 1 time but its producer pushes only 0 blocks")

@@ -769,5 +769,5 @@ def test_a_buffer_handed_to_cpp_without_a_description_is_left_out_of_the_block_c
         warnings.simplefilter("error")          # left out: not even the warning of a compile-only build
         compiled(operation(described=False), zeros((32, 32)))
     # counted: the compile-only build warns (and goes on, as TT-Lang builds such kernels)
-    with pytest.warns(UserWarning, match="out_dfb is waited for 1 times but its producer pushes only 0 blocks"):
+    with pytest.warns(UserWarning, match="out_dfb is waited for 1 time but its producer pushes only 0 blocks"):
         compiled(operation(described=True), zeros((32, 32)))

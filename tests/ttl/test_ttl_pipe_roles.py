@@ -104,7 +104,7 @@ def test_each_node_sees_its_own_role_and_a_node_outside_every_pipe_runs_nothing(
     neither a source nor a destination, so it runs no kernel and its ``else`` branches never run."""
     inp = tile_tensor((32, 96), seed=5)
     out = zeros((64, 96))
-    with pytest.warns(UserWarning, match=r"1 of the 3 nodes of operation 'role_map' are neither a source nor a "
+    with pytest.warns(UserWarning, match=r"1 of the 3 nodes of operation 'role_map' is neither a source nor a "
                                          r"destination of any of its pipes, so they run none of its kernels"):
         role_map(inp, out)
     v = ttnn.to_numpy(inp)

@@ -568,7 +568,8 @@ class Operation:
             module.attributes[ACTIVE_NODES_ATTR] = ArrayAttr([ArrayAttr([IntegerAttr(v, i32) for v in rect])
                                                               for rect in active])
             idle = grid[0] * grid[1] - sum((x1 - x0 + 1) * (y1 - y0 + 1) for x0, y0, x1, y1 in active)
-            warn_at(f"{idle} of the {grid[0] * grid[1]} nodes of operation {capture.name!r} are neither a source "
+            warn_at(f"{idle} of the {grid[0] * grid[1]} nodes of operation {capture.name!r} "
+                    f"{'is' if idle == 1 else 'are'} neither a source "
                     "nor a destination of any of its pipes, so they run none of its kernels (TT-Lang's PipeNet active "
                     "set)", self.location, registry=self._warned)
         verify_ops(module)

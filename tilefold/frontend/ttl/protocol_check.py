@@ -148,6 +148,7 @@ def check_block_counts(module: ModuleOp, names: dict[int, str], in_cpp: set[int]
                               "sides loop over the same number of blocks", source_location(pushes[index][-1]))
         # a consumer waiting for blocks no kernel pushes: a run would stop; a build that runs nothing
         # goes on, as TT-Lang's compiler builds such kernel skeletons (it refuses only the surplus above)
-        compile_only_or_raise(f"{name} is waited for {c} times but its producer pushes only {p} blocks; the consumer "
+        compile_only_or_raise(f"{name} is waited for {c} time{'' if c == 1 else 's'} but its producer pushes only {p} "
+                              f"block{'' if p == 1 else 's'}; the consumer "
                               "would wait forever — make both sides loop over the same number of blocks",
                               source_location(pops[index][-1]) if pops.get(index) else None)
