@@ -227,3 +227,18 @@ def test_a_tensor_of_the_whole_mesh_takes_each_chips_pages(two_chips):
     assert info.value.location is not None and info.value.location.file == __file__
     np.testing.assert_allclose(ttnn.to_numpy(o), before, rtol=1e-6)     # an error leaves the tensor as it was
     ttnn.close_mesh_device(mesh)
+
+
+@ttl.operation(grid=(MESH_R, MESH_C, CX, CY))
+def print_chips(a):
+    @ttl.datamovement()
+    def read():
+        print("chip", ttl.node(dims=1) // (CX * CY))
+
+
+def test_dprint_cores_name_each_chips_own_nodes(two_chips, capsys, monkeypatch):
+    """TT_METAL_DPRINT_CORES names logical cores of each chip, as TT-Metal applies it on every device."""
+    monkeypatch.setenv("TT_METAL_DPRINT_CORES", "0,0")
+    print_chips(_tensors()[1][0])
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("chip")]
+    assert sorted(lines) == ["chip 0", "chip 1"]

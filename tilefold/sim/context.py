@@ -271,8 +271,13 @@ class KernelContext:
         final run in the order of their simulated times (:meth:`Device.run`), those of the cores
         ``TT_METAL_DPRINT_CORES`` names when it is set."""
         shown = self.dev.print_cores
-        if shown is None or self.cores[lane] in shown:
+        if shown is None or self._chip_core(self.cores[lane]) in shown:
             self.dev.printed.append((float(clock[lane]), len(self.dev.printed), text))
+
+    def _chip_core(self, core: CoreCoord) -> CoreCoord:
+        """``core``'s logical coordinates on its own chip (a mesh of chips lays their grids side by side)."""
+        columns = self.arch.chip_columns
+        return core if not columns or core.x < columns else CoreCoord(core.x % columns, core.y)
 
     def step(self) -> None:
         """One iteration of a while loop (the watchdog counts them, and the iterations in a row
