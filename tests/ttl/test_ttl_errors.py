@@ -11,8 +11,9 @@ import tilefold.ttl as ttl
 import numpy as np
 
 import tilefold.ttnn as ttnn
-from tilefold.errors import CompileError, KernelAssertError, KernelError, L1OverflowError, SemaphoreError
-from ttl_helpers import copy_kernels, expect_error, tile_tensor, zeros
+from tilefold.errors import (CompileError, DeadlockError, KernelAssertError, KernelError, L1OverflowError,
+                             SemaphoreError)
+from ttl_helpers import copy_kernels, expect_error, marked_line, tile_tensor, zeros
 
 
 def tensors(n=2, shape=(64, 64)):
@@ -1328,7 +1329,6 @@ def test_a_row_slice_starting_off_a_16_byte_boundary_at_run_time():
 def test_a_pipe_receive_nothing_sends_into_names_the_pipe_net():
     """A receive whose sender never sends (its send sits under a branch no node takes) deadlocks; the
     report names the pipe net the receive waits on, where it was made."""
-    from tilefold.errors import DeadlockError
 
     @ttl.operation(grid=(2, 1))
     def op(x, y):
@@ -1359,7 +1359,7 @@ def test_a_pipe_receive_nothing_sends_into_names_the_pipe_net():
 
     with pytest.raises(DeadlockError) as info:
         op(tile_tensor((32, 32)), zeros((32, 32)))
-    made = _line_marked("# the net's line")
+    made = marked_line(test_a_pipe_receive_nothing_sends_into_names_the_pipe_net, "# the net's line")
     assert f"waiting for a block sent through the pipe net made at {__file__}:{made}" in str(info.value)
 
 
@@ -1382,24 +1382,16 @@ def test_a_semaphore_wait_nothing_satisfies_names_the_semaphore():
             with dfb.wait() as blk:
                 ttl.copy(blk, y[0, 0]).wait()
 
-    from tilefold.errors import DeadlockError
-
     with pytest.raises(DeadlockError) as info:
         op(tile_tensor((32, 32)), zeros((32, 32)))
-    made = _line_marked("# the semaphore's line")
+    made = marked_line(test_a_semaphore_wait_nothing_satisfies_names_the_semaphore, "# the semaphore's line")
     assert f"waiting for the ttl.Semaphore made at {__file__}:{made} to reach 1" in str(info.value)
 
-
-def _line_marked(comment: str) -> int:
-    """The line of this file that carries ``comment`` (and is not this call)."""
-    with open(__file__) as source:
-        return next(n for n, line in enumerate(source, 1) if line.rstrip().endswith(comment))
 
 
 def test_two_kernels_of_one_node_consuming_one_buffer_are_named_in_the_deadlock():
     """Two kernels of one node wait on one buffer (each under a branch, so the compile-time check
     cannot see it): the one whose blocks the other popped waits forever; the report names both."""
-    from tilefold.errors import DeadlockError
 
     @ttl.operation(grid=(2, 1))
     def op(x, y, z):

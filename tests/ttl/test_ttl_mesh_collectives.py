@@ -11,7 +11,7 @@ import tilefold.ttnn as ttnn
 from tilefold.errors import LayoutError
 from tilefold.frontend.ttl import mesh as mesh_model
 from tilefold.frontend.ttl import session
-from ttl_helpers import expect_error
+from ttl_helpers import copy_kernels, expect_error
 
 
 @pytest.fixture
@@ -68,17 +68,7 @@ def scale(x, y, factor: float):
             with x_dfb.wait() as a, y_dfb.reserve() as b:
                 b.store(a * factor)
 
-    @ttl.datamovement()
-    def read():
-        for r in range(rows):
-            with x_dfb.reserve() as blk:
-                ttl.copy(x[r, 0], blk).wait()
-
-    @ttl.datamovement()
-    def write():
-        for r in range(rows):
-            with y_dfb.wait() as blk:
-                ttl.copy(blk, y[r, 0]).wait()
+    copy_kernels(x_dfb, y_dfb, x, y, rows)
 
 
 def test_a_multi_chip_run_has_one_modeled_time(t3k, capsys):

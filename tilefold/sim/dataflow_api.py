@@ -917,12 +917,12 @@ class DataflowApi:
         semaphores = self.dev.program.semaphores
         index = (addr - self.dev.allocation.semaphore_base) // 16
         purpose = semaphores[index].purpose if 0 <= index < len(semaphores) else ""
-        until = f"{'reach' if at_least else 'equal'} {value}"
+        until = f"to {'reach' if at_least else 'equal'} {value}"
         if purpose.startswith("the ttl.Semaphore"):
-            return f"{call}(semaphore at 0x{addr:x}, {value}): waiting for {purpose} to {until}"
-        if purpose:
-            return f"{call}(semaphore at 0x{addr:x}, {value}): waiting for {purpose} (the semaphore to {until})"
-        return f"{call}(semaphore at 0x{addr:x}, {value}): waiting for the semaphore to {until}"
+            what = f"{purpose} {until}"
+        else:
+            what = f"{purpose} (the semaphore {until})" if purpose else f"the semaphore {until}"
+        return f"{call}(semaphore at 0x{addr:x}, {value}): waiting for {what}"
 
     def noc_semaphore_wait(self, sem_addr, value) -> None:
         self._sem_wait(sem_addr, value, "noc_semaphore_wait", False)

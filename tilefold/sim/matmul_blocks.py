@@ -510,15 +510,10 @@ class PendingMatmul:
             for product in steps:
                 self._add(product)
             return
-        lead = steps.shape[1:-2]
         total = scratch.take(steps.shape[1:], slots.dtype)
         if self.started:
-            rows = total.reshape(lead + (self.rt, 2, 16, self.ct, 2, 16))
-            n = len(lead)
-            order = (*range(n), n, n + 3, n + 1, n + 4, n + 2, n + 5)
-            inverse = tuple(np.argsort(order))
-            kept = slots if n == 1 else slots.reshape(lead + slots.shape[1:], copy=False)
-            _copy_face_rows(rows, kept, inverse)
+            rows, order, kept = self._face_views(total)
+            _copy_face_rows(rows, kept, tuple(np.argsort(order)))
             total += steps[0]
         else:
             total[...] = steps[0]
@@ -528,14 +523,19 @@ class PendingMatmul:
         self._add(total)
         scratch.give(total)
 
+    def _face_views(self, block: np.ndarray) -> tuple[np.ndarray, tuple, np.ndarray]:
+        """A row-major block (lead..., rt*32, ct*32) as face rows (lead..., rt, 2, 16, ct, 2, 16), the
+        axis order that puts them in DST's face order, and the block's DST tiles with the same lead."""
+        lead = block.shape[:-2]
+        n = len(lead)
+        rows = block.reshape(lead + (self.rt, 2, 16, self.ct, 2, 16))
+        slots = self.slots if n == 1 else self.slots.reshape(lead + self.slots.shape[1:], copy=False)
+        return rows, (*range(n), n, n + 3, n + 1, n + 4, n + 2, n + 5), slots
+
     def _add(self, product: np.ndarray) -> None:
         """Add a row-major (lanes, rt*32, ct*32) product — or (lhs, rhs, rt*32, ct*32) for lanes
         that are a grid of operand pairs, see :meth:`LaneProducts.block` — into the block's DST tiles."""
-        lead = product.shape[:-2]
-        n = len(lead)
-        rows = product.reshape(lead + (self.rt, 2, 16, self.ct, 2, 16))
-        order = (*range(n), n, n + 3, n + 1, n + 4, n + 2, n + 5)
-        slots = self.slots if n == 1 else self.slots.reshape(lead + self.slots.shape[1:], copy=False)
+        rows, order, slots = self._face_views(product)
         # (a block of a few tiles moves faster value by value: the face-row view costs more)
         by_face_row = (slots.size > _FACE_ROWS_MIN and slots.dtype == rows.dtype
                        and rows.strides[-1] == slots.strides[-1] == rows.itemsize)
@@ -555,7 +555,7 @@ class PendingMatmul:
             if started:
                 slots[part] += faces[part]
 
-        in_halves(add, lead[0], slots.size)
+        in_halves(add, len(slots), slots.size)
         if started:
             scratch.give(faces)
 

@@ -242,10 +242,11 @@ def _shared_consumers(parked: list[SimThread]) -> tuple[str, object] | None:
         if st is None:
             continue
         for other in st.pop_sites.values():
-            if other is t.ctx or other.kernel is t.ctx.kernel or not np.isin(other.row_idx, t.ctx.row_idx).any():
+            common = np.intersect1d(other.row_idx, t.ctx.row_idx)
+            if other.kernel is t.ctx.kernel or not common.size:
                 continue
             name = st.name or f"c_{st.index}"
-            core = t.ctx.dev.cbs.rows_core[int(np.intersect1d(other.row_idx, t.ctx.row_idx)[0])]
+            core = cbs.rows_core[int(common[0])]
             loc = t.location()
             return (f"{loc}: {name} has two consumer kernels on core {core}: {t.ctx.kernel.name} waits for its "
                     f"blocks here, but {other.kernel.name} pops them: each block goes to one consumer. Make one "

@@ -94,15 +94,7 @@ def matmul_in_halves(left: np.ndarray, right: np.ndarray, out: np.ndarray,
         if rounded is not None:
             np.copyto(rounded[..., part, :], out[..., part, :], casting="same_kind")
 
-    if _usable_cores() < 2:
-        rows(slice(0, half))
-        rows(slice(half, None))
-        return out
-    top = _pool().submit(rows, slice(0, half))
-    try:
-        rows(slice(half, None))
-    finally:
-        top.result()
+    _both(rows, slice(0, half), slice(half, None))
     return out
 
 
@@ -114,8 +106,18 @@ def in_halves(work: Callable[[slice], None], n: int, values: int) -> None:
     if n < 2 or values < MIN_VALUES or _usable_cores() < 2:
         work(slice(0, n))
         return
-    top = _pool().submit(work, slice(0, n // 2))
+    _both(work, slice(0, n // 2), slice(n // 2, n))
+
+
+def _both(work: Callable[[slice], None], first: slice, second: slice) -> None:
+    """``work(first)`` on the worker thread and ``work(second)`` on this one, at once; one after the
+    other when this process may use one core only."""
+    if _usable_cores() < 2:
+        work(first)
+        work(second)
+        return
+    top = _pool().submit(work, first)
     try:
-        work(slice(n // 2, n))
+        work(second)
     finally:
         top.result()
