@@ -1,7 +1,5 @@
 """``python -m tilefold`` runs the command line."""
 
-import sys
+from tilefold.cli.main import entry
 
-from tilefold.cli.main import main
-
-sys.exit(main())
+entry()

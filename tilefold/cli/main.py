@@ -117,5 +117,13 @@ def _run(argv: list[str]) -> int:
     return int(result or 0)
 
 
+def entry() -> None:
+    """The ``tilefold`` command: :func:`main`, then the process ends without tearing down the
+    modules it imported (:mod:`tilefold.cli.process_exit`)."""
+    from tilefold.cli.process_exit import run_then_end
+
+    run_then_end(main)
+
+
 if __name__ == "__main__":
     sys.exit(main())

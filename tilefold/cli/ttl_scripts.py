@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 import re
-import runpy
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -23,7 +22,7 @@ from pathlib import Path
 import tilefold.ttl
 import tilefold.ttnn
 from tilefold.errors import KernelError, NotSimulatedError
-from tilefold.cli.user_code import script_argv
+from tilefold.cli.user_code import exec_as_main, script_argv
 from tilefold.frontend.ttl import session
 from tilefold.frontend.ttl.api import pre_1_0_api_module
 from tilefold.cli.tt_lang_submodules import SUBMODULES, TtLangSubmodules
@@ -107,7 +106,7 @@ def execute(path) -> int:
     sys.argv = script_argv(script)
     sys.path.insert(0, str(script.resolve().parent))
     try:
-        runpy.run_path(os.path.abspath(script), run_name="__main__")     # __file__ absolute, as python sets it
+        exec_as_main(script)
     except SystemExit as exc:
         code = exc.code
         return code if isinstance(code, int) else (0 if code is None else 1)

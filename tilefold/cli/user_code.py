@@ -4,7 +4,8 @@ Reads: a script path, output paths, an exception raised while a script ran. Writ
 but the folders it is asked to create. :func:`script_environment` runs a script the way
 ``python script.py`` would (its folder first on ``sys.path``); :func:`check_output_file` and
 :func:`check_output_dir` reject unusable ``--trace`` / ``-o`` paths before any work is done;
-:func:`run_as_main` runs a script as ``__main__`` and turns a failed ``assert`` in it into one line;
+:func:`exec_as_main` runs a script as ``__main__`` as ``python`` does (its globals live until the
+process ends); :func:`run_as_main` does so and turns a failed ``assert`` in it into one line;
 :func:`user_error_text` turns an exception the user's own code raised (a syntax error, a bad
 import, a ``raise``) into the message to print: one line for a syntax error, else the user's
 traceback without tilefold's or the standard library's frames. An exception raised inside
@@ -13,13 +14,17 @@ tilefold itself is a bug in tilefold and gets None (the caller re-raises it).
 
 from __future__ import annotations
 
+import builtins
+import io
 import os
 import sys
 import sysconfig
 import traceback
+import types
 from contextlib import contextmanager
 from pathlib import Path
 
+from tilefold.cli import process_exit
 from tilefold.errors import TilefoldError
 from tilefold.uncaught import exception_lines
 
@@ -110,17 +115,35 @@ def user_error_text(exc: BaseException) -> str | None:
     return "\n".join(lines + exception_lines(exc))
 
 
+def exec_as_main(path: str | Path) -> None:
+    """Run the file as the ``__main__`` module, as ``python path`` does (``__file__`` absolute).
+    Its globals outlive the run, as ``__main__``'s do: they are cleared when the process ends
+    (:func:`tilefold.cli.process_exit.keep_until_exit`), so files the script left open in them
+    are flushed then."""
+    filename = os.path.abspath(path)
+    with io.open_code(filename) as source:
+        code = compile(source.read(), filename, "exec", dont_inherit=True)
+    module = types.ModuleType("__main__")
+    module.__dict__.update(__file__=filename, __cached__=None, __loader__=None, __package__=None,
+                           __spec__=None, __builtins__=builtins)
+    outer = sys.modules.get("__main__")
+    sys.modules["__main__"] = module
+    try:
+        exec(code, module.__dict__)
+    finally:
+        sys.modules["__main__"] = outer
+        process_exit.keep_until_exit(module.__dict__)
+
+
 def run_as_main(path: str | Path) -> int:
     """Run the script as ``__main__``: 0 when it finishes, its exit status when it exits, 1 when
     an ``assert`` in it fails, or a check it calls (``torch.testing.assert_close``, a profiler's
     ``assert_allclose``): printed as ``file:line: check failed: <the line>`` at the script's own
     line, then the check's message."""
-    import runpy
-
     argv = sys.argv
     sys.argv = script_argv(path)
     try:
-        runpy.run_path(os.path.abspath(path), run_name="__main__")     # __file__ absolute, as python sets it
+        exec_as_main(path)
     except AssertionError as exc:
         frames = traceback.extract_tb(exc.__traceback__)
         folder = os.path.dirname(os.path.abspath(path)) + os.sep
