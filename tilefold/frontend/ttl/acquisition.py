@@ -133,17 +133,14 @@ class AcquisitionBuilder:
             self.unread_pushes.append((block.dfb, block.name, block.status.writer_line or self.location(node),
                                        self.kind == "compute"))
         block.status.release(self.location(node))
-        if block.status.pushed_unwritten:
-            self.token_pushes.append((block.dfb, block.name, self.location(node)))
-        elif block.acquired == "reserve":
-            self.written_pushes.append(block.dfb)
-        elif block.acquired == "wait" and block.status.first_read is not None:
-            self.waited_reads.append((block.dfb, block.name, block.status.first_read))
+        block.released_at = self.location(node)
         if held[0] is not block:
             return          # an older block is held: this one leaves the FIFO with it
         count = 1
         while count < len(held) and held[count].status.released:
             count += 1
+        for leaving in held[:count]:        # in the FIFO's order, which is the order consumers get them in
+            self.note_released(leaving)
         self.node = node
         cls = ttl.CBPushOp if block.acquired == "reserve" else ttl.CBPopOp
         self.emit(cls(self.cb_value(block.dfb), count))
@@ -153,6 +150,15 @@ class AcquisitionBuilder:
             for position, younger in enumerate(held):
                 if younger.depth != position and younger.level == level:
                     self.reacquire(younger, position)
+
+    def note_released(self, block: Block) -> None:
+        """Record a block leaving its FIFO end for the operation's token checks."""
+        if block.acquired == "reserve":
+            self.releases.append((block.dfb, "push", block.name, block.released_at,
+                                  not block.status.pushed_unwritten, block.level))
+        else:
+            self.releases.append((block.dfb, "pop", block.name, block.status.first_read,
+                                  block.status.first_read is not None, block.level))
 
     def reacquire(self, block: Block, position: int) -> None:
         """Acquire the held ``block`` again at ``position`` of its FIFO end (older blocks were

@@ -568,21 +568,26 @@ def hold_inline_blocks(stmt: ast.stmt, counter: list[int]) -> ast.stmt:
     items = []
 
     class Hoist(ast.NodeTransformer):
+        # in Python's order of evaluation (a method's object, then the arguments from the left;
+        # inner calls before the call holding them), so blocks of one buffer are acquired in the
+        # order the program asks for them: ``dfb.reserve().store(ttl.math.fill(dfb.reserve(), 1))``
+        # stores into the first block
         def visit_Call(self, node):
-            self.generic_visit(node)
-            node.args = [hoist(a) for a in node.args]
             if isinstance(node.func, ast.Attribute):        # dfb.reserve().store(x)
-                node.func.value = hoist(node.func.value)
+                node.func.value = hoist(self.visit(node.func.value))
+            else:
+                node.func = self.visit(node.func)
+            node.args = [hoist(self.visit(a)) for a in node.args]
+            node.keywords = [self.visit(k) for k in node.keywords]
             return node
 
         def visit_BinOp(self, node):         # d.store(scratch.wait() + 1)
-            self.generic_visit(node)
-            node.left, node.right = hoist(node.left), hoist(node.right)
+            node.left = hoist(self.visit(node.left))
+            node.right = hoist(self.visit(node.right))
             return node
 
         def visit_UnaryOp(self, node):
-            self.generic_visit(node)
-            node.operand = hoist(node.operand)
+            node.operand = hoist(self.visit(node.operand))
             return node
 
         def visit_Lambda(self, node):

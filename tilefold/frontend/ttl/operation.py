@@ -533,7 +533,7 @@ class Operation:
         built = BuiltOperation(capture, module)
         pipe_uses = []
         unread = []
-        tokens, reads, pushed_written = [], [], []
+        releases = []
         in_cpp = set()                  # buffers whose blocks called C++ functions move themselves
         with capturing(capture):
             for definition in capture.kernels:
@@ -544,9 +544,7 @@ class Operation:
                 built.writes |= builder.written_tensors
                 pipe_uses += builder.pipe_uses
                 unread += builder.unread_pushes
-                tokens += builder.token_pushes
-                pushed_written += builder.written_pushes
-                reads += builder.waited_reads
+                releases += builder.releases
                 in_cpp |= builder.extern_effects
         grid = capture.grid
         restored = restored_buffers(module)
@@ -576,7 +574,7 @@ class Operation:
         check_block_counts(module, {d.index: d.name for d in capture.dataflow_buffers}, in_cpp)
         pushes, waited = _pushes_and_waited_buffers(module)
         waited |= in_cpp
-        check_tokens_unread(tokens, reads, pushed_written)
+        check_tokens_unread(releases)
         untouched = [t for t in capture.tensors if t.index not in built.reads | built.writes]
         _check_results_used(waited, unread, writes_a_tensor=bool(built.writes), reads_a_tensor=bool(built.reads),
                             untouched_tensor=bool(untouched))
@@ -769,32 +767,38 @@ def _check_results_used(waited: set[int], unread, writes_a_tensor: bool = True, 
         return
 
 
-def check_tokens_unread(tokens: list, reads: list, written: list) -> None:
+def check_tokens_unread(releases: list) -> None:
     """Blocks pushed with nothing written into them are tokens (TT-Lang's "done" signals): their
-    consumer may wait on them and pop them, not read them. ``tokens``: ``(dfb, block name, line)``
-    per push site of a token; ``reads``: ``(dfb, block name, line)`` per waited block read;
-    ``written``: the buffers of blocks pushed with something written. A read of a buffer whose every
-    push is a token sees only what the pages held before (zeros in the simulator, whatever was in
-    L1 on a device): an error at the read (a warning with TTLANG_COMPILE_ONLY); a read of a buffer
-    also pushed written, a warning there."""
+    consumer may wait on them and pop them, not read them. ``releases``: the kernels' blocks
+    leaving their FIFOs, in order (``KernelBuilder.releases``). Where a buffer's blocks are all
+    acquired outside loops and branches, the i-th wait gets the i-th push; otherwise the first
+    read of a block is taken to get the first token. A read of a buffer whose every push is a token sees only what
+    the pages held before (zeros in the simulator, whatever was in L1 on a device): an error at the
+    read (a warning with TTLANG_COMPILE_ONLY); a read of a buffer also pushed written, a warning
+    there."""
     from tilefold.frontend.ttl.session import compile_only_or_raise
 
-    data = {id(dfb) for dfb in written}
-    first_token = {}
-    for dfb, name, where in tokens:
-        first_token.setdefault(id(dfb), (name, where))
-    for dfb, name, where in reads:
-        token = first_token.pop(id(dfb), None)
-        if token is None:
+    ends: dict[int, tuple[list, list]] = {}
+    straight: dict[int, bool] = {}
+    for dfb, end, name, where, filled, level in releases:
+        ends.setdefault(id(dfb), ([], []))[end == "pop"].append((dfb, name, where, filled))
+        straight[id(dfb)] = straight.get(id(dfb), True) and level == 0
+    for key, (pushed, popped) in ends.items():
+        tokens = [p for p in pushed if not p[3]]
+        if not tokens:
             continue
-        token_name, token_where = token
-        message = (f"{name} is read here, but {token_name} was pushed into {dfb.name} at {token_where} with nothing "
-                   "written into it, so this reads whatever its pages held before; store() or copy into "
-                   f"{token_name} before it is pushed, or only wait on and pop blocks used as tokens")
-        if id(dfb) in data:
-            warn_at(message, where)
+        if straight[key]:
+            pairs = [(wait, push) for wait, push in zip(popped, pushed) if wait[3] and not push[3]]
         else:
-            compile_only_or_raise(message, where)
+            pairs = list(zip([w for w in popped if w[3]][:1], tokens[:1]))
+        for (dfb, name, where, _), (_, token_name, token_where, _) in pairs[:1]:
+            message = (f"{name} is read here, but {token_name} was pushed into {dfb.name} at {token_where} with "
+                       "nothing written into it, so this reads whatever its pages held before; store() or copy "
+                       f"into {token_name} before it is pushed, or only wait on and pop blocks used as tokens")
+            if len(tokens) < len(pushed):
+                warn_at(message, where)
+            else:
+                compile_only_or_raise(message, where)
 
 
 def _drop_unconsumed_pushes(pushes: list, kept: set[int]) -> set[int]:

@@ -86,6 +86,7 @@ class Block:
     level: int = 0                         # runtime loops and branches around its acquisition
     explicit: bool = False                 # its kernel pushes / pops it itself (the rest are released implicitly)
     holds_rows: bool = False               # store_rows() stored into it (accumulate_rows() may add to it)
+    released_at: object = None             # where it was pushed / popped (it leaves its FIFO with older blocks)
 
     @property
     def shape(self) -> tuple[int, ...]:
