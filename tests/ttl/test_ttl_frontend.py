@@ -10,6 +10,7 @@ import tilefold.ttl as ttl
 import tilefold.ttnn as ttnn
 from tilefold import compiler
 from tilefold.ir.context import parse_module, print_ir
+from tilefold.sim.tile_math import to_tf32
 from ttl_helpers import tile_tensor, zeros
 
 
@@ -121,7 +122,10 @@ def test_transpose_of_a_batch_transposes_each_matrix(dtype):
     x = tile_tensor((2, 32, 96), seed=14, dtype=dtype)
     y = zeros((2, 96, 32), dtype=dtype)
     op(x, y)
-    np.testing.assert_array_equal(ttnn.to_numpy(y), ttnn.to_numpy(x).transpose(0, 2, 1))
+    expected = ttnn.to_numpy(x).transpose(0, 2, 1)
+    if dtype == "float32":          # transpose_wh_tile reads through SRCA, as TT-Lang's compiler has it
+        expected = to_tf32(expected)
+    np.testing.assert_array_equal(ttnn.to_numpy(y), expected)
 
 
 @pytest.mark.parametrize("dims,axis", [([-1], 1), ([0], 0), ([0, 1], (0, 1))], ids=["rows", "columns", "all"])

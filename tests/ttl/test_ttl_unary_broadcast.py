@@ -1,7 +1,9 @@
 """``ttl.block.broadcast`` inside a tile: ``unary_bcast_init<BroadcastType::ROW|COL|SCALAR>(cb, out)``
-and ``unary_bcast<...>(cb, tile, slot)``, as TT-Lang lowers it (no internal zero tile). A float32
-buffer only moved into DST by copies and broadcasts is unpacked straight to a 32-bit DST
-(``UnpackToDestFp32``), so its broadcast is exact; bfloat16 results round once, on the add.
+and ``unary_bcast<...>(cb, tile, slot)``, as TT-Lang lowers it (no internal zero tile). As TT-Lang's
+compiler does, a float32 broadcast reads through the source register SRCB, so its values come
+back cut to TF32, while a float32 buffer only copied into DST is unpacked straight to a 32-bit
+DST (``UnpackToDestFp32``); 32-bit integers are unpacked to DST for the broadcast too, whole.
+bfloat16 results round once, on the add.
 Against numpy on the simulated device; the compute kernel passes check-kernel, the host check-host."""
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from checkkernel import check_kernels, compiled_kernel_jobs, require_accepted
 import tilefold.ttl as ttl
 import tilefold.ttnn as ttnn
 from tilefold.frontend.ttl import session
-from tilefold.sim.tile_math import round_bf16
+from tilefold.sim.tile_math import round_bf16, to_tf32
 from ttl_helpers import compiled
 
 # broadcast kind -> dims of a (2, 2)-tile block, the broadcast block's shape in tiles
@@ -78,11 +80,11 @@ def _tensors(a, c, dtype):
 
 
 @pytest.mark.parametrize("kind", sorted(_CASES))
-def test_a_float32_broadcast_is_exact(kind):
+def test_a_float32_broadcast_is_cut_to_tf32_and_the_copied_operand_is_exact(kind):
     a, c = _inputs(ttnn.float32, 1)
     x, y, out = _tensors(a, c, ttnn.float32)
     _broadcast_add(kind)(x, y, out)
-    expected = a + _broadcast_of(c, kind)                     # one float32 add of exact operands
+    expected = a + to_tf32(_broadcast_of(c, kind))            # one float32 add on the SFPU
     np.testing.assert_array_equal(ttnn.to_numpy(out), expected)
 
 
@@ -101,8 +103,8 @@ def test_the_broadcast_is_unary_bcast_and_the_kernels_compile(kind, tmp_path):
     built = compiled(_broadcast_add(kind), *_tensors(*_inputs(ttnn.float32, 3), ttnn.float32))
     kernel = next(k for k in built.program.kernels if k.is_compute)
     assert kernel.config.fp32_dest_acc_en
-    # both inputs are only copied or broadcast into DST: unpacked there whole
-    assert [m for _, m in kernel.config.unpack_to_dest_mode] == ["UnpackToDestFp32"] * 2
+    # the copied input is unpacked to DST whole; the broadcast one reads through SRCB
+    assert [m for _, m in kernel.config.unpack_to_dest_mode] == ["UnpackToDestFp32"]
     jobs = compiled_kernel_jobs(built, tmp_path)
     text = next(path.read_text() for path, role, _ in jobs if role == "compute")
     assert f"unary_bcast_init<BroadcastType::{template}>(" in text
@@ -112,7 +114,7 @@ def test_the_broadcast_is_unary_bcast_and_the_kernels_compile(kind, tmp_path):
         require_accepted(result)
 
 
-def test_the_host_program_unpacks_the_broadcast_buffer_to_dst(tmp_path):
+def test_the_host_program_unpacks_the_copied_buffer_to_dst(tmp_path):
     a, c = _inputs(ttnn.float32, 4)
     with session.configured(project_dir=tmp_path):
         _broadcast_add("rows")(*_tensors(a, c, ttnn.float32))

@@ -45,7 +45,7 @@ from tilefold.ir.ttkernel import compute_config
 from tilefold.layout.formats import DataFormat, tensor_tile
 from tilefold.program import ComputeConfig, DataMovementConfig, HalfWords, NocX, NocY, Program
 from tilefold.program.program import SEMAPHORE_SIZE
-from tilefold.program.unpack_to_dest import unpack_to_dest_mode
+from tilefold.program.unpack_to_dest import TTL_FLOAT32_TO_DEST_CALLS, unpack_to_dest_mode
 
 
 
@@ -273,7 +273,8 @@ def build_program(module: ModuleOp, built, arch) -> Program:
             formats = {cb.index: cb.data_format for cb in program.circular_buffers}
             config = ComputeConfig(cfg["math_fidelity"], cfg["fp32_dest_acc_en"], cfg["dst_full_sync_en"],
                                    cfg["math_approx_mode"],
-                                   unpack_to_dest_mode(fn, formats, cfg["fp32_dest_acc_en"], compile_args))
+                                   unpack_to_dest_mode(fn, formats, cfg["fp32_dest_acc_en"], compile_args,
+                                                       TTL_FLOAT32_TO_DEST_CALLS))
         else:
             config = DataMovementConfig(next(processors))
         kernel = program.create_kernel(fn, cores, config, compile_args, name=fn.sym_name.data)

@@ -13,6 +13,12 @@ qualifies when it is float32, int32 or uint32 (whose 32 bits the source register
 (element-wise, matmul, reduce) also reads stays ``Default``, as FPU calls read through the source
 registers whatever the mode. CB operands must be constants or compile-time arguments whose values
 are given; with any other CB operand on an unpacking call nothing qualifies.
+
+The TT-Lang compiler, as TT-Lang's own does, unpacks float32 to DST only for the plain moves
+(:data:`TTL_FLOAT32_TO_DEST_CALLS`): its ``ttl.math.transpose`` and ``ttl.block.broadcast`` of
+float32 read through the source registers and come back cut to TF32, which TT-Lang's programs
+expect. 32-bit integers, which the source registers cannot carry at all, unpack to DST for every
+one of the calls.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from tilefold.layout.formats import DataFormat
 # 32-bit formats the source registers would cut: float32 to TF32, integers altogether
 _TO_DEST_FORMATS = (DataFormat.Float32, DataFormat.Int32, DataFormat.UInt32)
 TO_DEST_CALLS = frozenset({"copy_tile", "unary_bcast", "transpose_wh_tile", "tilize_block", "untilize_block"})
+TTL_FLOAT32_TO_DEST_CALLS = frozenset({"copy_tile", "tilize_block", "untilize_block"})
 UNPACKED_PARAMS = frozenset({"in_cb", "in0_cb", "in1_cb", "scaler_cb"})
 
 
@@ -65,14 +72,16 @@ def unpacked_cbs(function: func.FuncOp, compile_args=()) -> dict[int, set[str]] 
 
 
 def unpack_to_dest_mode(function: func.FuncOp, formats: dict[int, DataFormat], fp32_dest_acc_en: bool,
-                        compile_args=()) -> dict[int, str]:
-    """``{cb: "UnpackToDestFp32"}`` for each float32, int32 or uint32 CB only ``copy_tile`` / ``unary_bcast`` / ``transpose_wh_tile``
-    / ``tilize_block`` / ``untilize_block`` unpack, when DST is 32-bit; else empty. ``compile_args``
+                        compile_args=(), float32_calls: frozenset[str] = TO_DEST_CALLS) -> dict[int, str]:
+    """``{cb: "UnpackToDestFp32"}`` for each int32 or uint32 CB only ``copy_tile`` / ``unary_bcast`` /
+    ``transpose_wh_tile`` / ``tilize_block`` / ``untilize_block`` unpack, and each float32 CB only
+    ``float32_calls`` (by default the same) unpack, when DST is 32-bit; else empty. ``compile_args``
     are the kernel's compile-time arguments (CB indexes passed that way)."""
     if not fp32_dest_acc_en:
         return {}
     reads = unpacked_cbs(function, compile_args)
     if not reads:
         return {}
-    return {cb: "UnpackToDestFp32" for cb, calls in sorted(reads.items())
-            if formats.get(cb) in _TO_DEST_FORMATS and calls <= TO_DEST_CALLS}
+    return {cb: "UnpackToDestFp32" for cb, unpacking in sorted(reads.items())
+            if formats.get(cb) in _TO_DEST_FORMATS
+            and unpacking <= (float32_calls if formats[cb] is DataFormat.Float32 else TO_DEST_CALLS)}
