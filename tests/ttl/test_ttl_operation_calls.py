@@ -592,3 +592,18 @@ def test_composing_through_a_tensor_warns_that_the_read_may_come_first():
         warnings.simplefilter("always")
         once(tensors[0], zeros((32, 32)))
     assert not [w for w in caught if "is read here" in str(w.message)]
+
+
+@ttl.operation()
+def does_nothing(x):
+    pass
+
+
+def test_calling_an_operation_with_an_empty_body_says_there_is_nothing_to_run():
+    @ttl.operation(grid=(1, 1))
+    def op(x):
+        does_nothing(x)  # error
+
+    expect_error(lambda: op(tile_tensor((32, 32))),
+                 test_calling_an_operation_with_an_empty_body_says_there_is_nothing_to_run, KernelError,
+                 "neither body has anything for the device to do")

@@ -279,10 +279,15 @@ def warn_undecorated_kernels(tree: ast.FunctionDef, file: str) -> None:
                     SourceLocation(file, stmt.lineno))
 
 
+def defines_kernels(tree: ast.FunctionDef) -> bool:
+    """Whether the body defines a kernel function (``@ttl.compute()`` / ``@ttl.datamovement()``)."""
+    return any(_is_kernel_def(n) for n in ast.walk(tree))
+
+
 def needs_split(tree: ast.FunctionDef) -> bool:
     """True for a body that acquires blocks itself (or marks a point where buffers start over) and
     defines no kernel function."""
-    if any(_is_kernel_def(n) for n in ast.walk(tree)):
+    if defines_kernels(tree):
         return False
     return any(_uses_dataflow(s) or _is_boundary(s) for s in tree.body)
 

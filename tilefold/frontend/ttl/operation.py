@@ -501,11 +501,15 @@ class Operation:
             implicit_kernels.warn_undecorated_kernels(tree, source.file)
             if implicit_kernels.needs_split(tree):
                 self._split = (implicit_kernels.split(self.function, source, tree, inliner.values()), inliner)
-            elif inliner.inlined:
+            elif inliner.inlined and implicit_kernels.defines_kernels(tree):
                 raise KernelError(f"operation {self.function.__name__} calls another operation, and one of their bodies "
                                   "defines @ttl.compute() / @ttl.datamovement() functions; an operation is inlined only "
                                   "into a body without kernel functions, and only when its own body has none",
                                   inliner.first_call)
+            elif inliner.inlined:
+                raise KernelError(f"operation {self.function.__name__} calls another operation, but neither body has "
+                                  "anything for the device to do (no dataflow buffer, ttl.copy or block math); give the "
+                                  "operation it calls a body that reads or writes its tensors", inliner.first_call)
             else:
                 self._split = None
         if self._split is None:
