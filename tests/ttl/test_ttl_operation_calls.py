@@ -144,6 +144,14 @@ def test_calling_a_dfb_operation_with_tensors_from_the_host_is_an_error():
                  "add_constant(): parameter 'src' is a dataflow buffer", "another operation's body")
 
 
+def test_calling_a_dfb_operation_with_none_from_the_host_is_the_same_error():
+    def run():
+        add_constant(None, zeros((32, 32)))  # error
+
+    expect_error(run, test_calling_a_dfb_operation_with_none_from_the_host_is_the_same_error, KernelError,
+                 "add_constant(): parameter 'src' is a dataflow buffer (ttl.DFB), not None", "another operation's body")
+
+
 def test_using_the_result_of_an_operation_call_is_an_error():
     @ttl.operation(grid=(1, 1))
     def op(x, y):

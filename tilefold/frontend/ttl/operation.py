@@ -362,9 +362,10 @@ class Operation:
             raise KernelError(f"{self.function.__name__}(): {exc}", user_location()) from None
         out, constants = [], {}
         for name, value in bound.arguments.items():
-            if _is_device_tensor(value) and name in self.buffer_parameters():
+            if (_is_device_tensor(value) or _is_constant(value)) and name in self.buffer_parameters():
+                given = "a tensor" if _is_device_tensor(value) else repr(value)[:40]
                 raise KernelError(f"{self.function.__name__}(): parameter {name!r} is a dataflow buffer (ttl.DFB), "
-                                  "not a tensor; call this operation from another operation's body with dataflow "
+                                  f"not {given}; call this operation from another operation's body with dataflow "
                                   "buffers (it is inlined there)", user_location())
             if _is_device_tensor(value):
                 storage = getattr(value, "sram_storage", None)
