@@ -103,58 +103,43 @@ def test_reading_a_buffer_pushed_both_written_and_as_a_token_is_a_warning():
     np.testing.assert_array_equal(ttnn.to_numpy(out)[:, :32], ttnn.to_numpy(inp)[:, :32])
 
 
-@ttl.operation(grid=(1, 1))
-def fill_with_a_shape_template(inp, out):
+def _fill_with_a_shape_template(named: bool):
     # the first reserve() is stored into; the second only gives fill() its shape and is pushed
     # unwritten after it: the wait() gets the filled block
-    s_dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
-    o_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+    @ttl.operation(grid=(1, 1))
+    def op(inp, out):
+        s_dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
+        o_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
 
-    @ttl.compute()
-    def compute():
-        s_dfb.reserve().store(ttl.math.fill(s_dfb.reserve(), 3.0))
-        s = s_dfb.wait()
-        o_dfb.reserve().store(s + s)
+        @ttl.compute()
+        def compute():
+            if named:
+                t = s_dfb.reserve()
+                t.store(ttl.math.fill(s_dfb.reserve(), 3.0))
+            else:
+                s_dfb.reserve().store(ttl.math.fill(s_dfb.reserve(), 3.0))
+            s = s_dfb.wait()
+            o_dfb.reserve().store(s + s)
 
-    @ttl.datamovement()
-    def reader():
-        pass
+        @ttl.datamovement()
+        def reader():
+            pass
 
-    @ttl.datamovement()
-    def writer():
-        o = o_dfb.wait()
-        ttl.copy(o, out[0, 0]).wait()
+        @ttl.datamovement()
+        def writer():
+            o = o_dfb.wait()
+            ttl.copy(o, out[0, 0]).wait()
 
-
-@ttl.operation(grid=(1, 1))
-def named_block_and_a_shape_template(inp, out):
-    s_dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
-    o_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
-
-    @ttl.compute()
-    def compute():
-        t = s_dfb.reserve()
-        t.store(ttl.math.fill(s_dfb.reserve(), 3.0))
-        s = s_dfb.wait()
-        o_dfb.reserve().store(s + s)
-
-    @ttl.datamovement()
-    def reader():
-        pass
-
-    @ttl.datamovement()
-    def writer():
-        o = o_dfb.wait()
-        ttl.copy(o, out[0, 0]).wait()
+    return op
 
 
-@pytest.mark.parametrize("op", [fill_with_a_shape_template, named_block_and_a_shape_template])
-def test_blocks_acquired_in_one_statement_are_taken_in_pythons_order_and_the_wait_gets_the_first(op):
+@pytest.mark.parametrize("named", [False, True], ids=["inline", "named"])
+def test_blocks_acquired_in_one_statement_are_taken_in_pythons_order_and_the_wait_gets_the_first(named):
     import warnings
 
     out = zeros((32, 32))
     with warnings.catch_warnings():
         warnings.filterwarnings("error", message=".*with nothing written into it")   # the wait reads the filled block
         warnings.filterwarnings("ignore", message="pages left in circular buffers")  # the template block stays
-        op(tile_tensor((32, 32)), out)
+        _fill_with_a_shape_template(named)(tile_tensor((32, 32)), out)
     np.testing.assert_array_equal(ttnn.to_numpy(out), np.full((32, 32), 6.0, np.float32))
