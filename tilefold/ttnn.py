@@ -1126,16 +1126,21 @@ def split_work_to_cores(grid, units_to_divide: int, row_wise: bool = False):
     """``ttnn.split_work_to_cores(grid, units, row_wise)``: ``(num_cores, all_cores, core_group_1,
     core_group_2, units_per_core_group_1, units_per_core_group_2)`` as TT-Metal's work split gives
     them (the first ``units % num_cores`` cores take one unit more)."""
-    from tilefold.ops.work_split import split_work_to_cores as split
+    from tilefold.arch import cores as device_cores
+    from tilefold.ops.work_split import split_work_to_core_set, split_work_to_cores as split
 
+    work = None
     if isinstance(grid, CoreRangeSet):
         ranges = grid.ranges()
-        if len(ranges) != 1 or (ranges[0].start.x, ranges[0].start.y) != (0, 0):
-            raise ValueError(f"split_work_to_cores({grid!r}, ...): tilefold splits work over one range of cores "
-                             "starting at (0, 0); give that range or its grid size as a CoreCoord")
-        grid = ranges[0].grid_size()
-    size = (grid.x, grid.y) if isinstance(grid, (CoreCoord, CoreGrid)) else tuple(grid)
-    work = split(size, units_to_divide, row_wise)
+        if len(ranges) == 1 and (ranges[0].start.x, ranges[0].start.y) == (0, 0):
+            grid = ranges[0].grid_size()
+        else:       # any other set: its ranges one after another
+            work = split_work_to_core_set(device_cores.CoreRangeSet(
+                device_cores.CoreRange((r.start.x, r.start.y), (r.end.x, r.end.y)) for r in ranges),
+                units_to_divide, row_wise)
+    if work is None:
+        size = (grid.x, grid.y) if isinstance(grid, (CoreCoord, CoreGrid)) else tuple(grid)
+        work = split(size, units_to_divide, row_wise)
 
     def host(ranges) -> CoreRangeSet:
         return CoreRangeSet(CoreRange(CoreCoord(r.start.x, r.start.y), CoreCoord(r.end.x, r.end.y))

@@ -189,6 +189,18 @@ def test_host_split_work_to_cores_as_tt_metal_splits():
     assert (n, per_1, per_2, group_1.num_cores(), group_2.num_cores()) == (3, 1, 0, 3, 0)
 
 
+def test_host_split_work_over_a_set_of_disjoint_ranges_takes_them_one_after_another():
+    ranges = ttnn.CoreRangeSet([ttnn.CoreRange(ttnn.CoreCoord(0, 0), ttnn.CoreCoord(1, 1)),
+                                ttnn.CoreRange(ttnn.CoreCoord(3, 3), ttnn.CoreCoord(3, 4))])
+    n, all_cores, group_1, group_2, per_1, per_2 = ttnn.split_work_to_cores(ranges, 20)
+    assert (n, group_1.num_cores(), group_2.num_cores(), per_1, per_2) == (6, 2, 4, 4, 3)    # 20 = 2*4 + 4*3
+    first = [(r.start.x, r.start.y, r.end.x, r.end.y) for r in group_1.ranges()]
+    assert first == [(0, 0, 0, 1)]                      # column-major: the first range's first column
+    n, all_cores, group_1, group_2, per_1, per_2 = ttnn.split_work_to_cores(ranges, 5, row_wise=True)
+    assert (n, per_1, per_2, group_2.num_cores()) == (5, 1, 0, 0)
+    assert {(r.start.x, r.start.y, r.end.x, r.end.y) for r in all_cores.ranges()} == {(0, 0, 1, 1), (3, 3, 3, 3)}
+
+
 def test_max_worker_l1_unreserved_size_is_the_l1_above_the_firmware_of_the_sessions_device():
     from tilefold.arch import get_arch
     from tilefold.frontend.ttl.session import configured

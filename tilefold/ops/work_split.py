@@ -12,6 +12,8 @@ splits holding core range sets and per-core counts; nothing else.
   Cores are taken column-major by default (core i is ``(i // grid_y, i % grid_y)``), row-wise
   with ``row_wise=True``; the first ``units % num_cores`` cores (group 1) take one unit more
   than the others (group 2). When the units divide evenly group 2 is empty.
+* :func:`split_work_to_core_set` — the same over a core range set of any shape, its ranges one
+  after another.
 * :func:`num_cores_to_corerangeset` and :func:`corerange_to_cores` — the first ``n`` cores of a
   grid as a core range set, and a core range set back as an ordered list of cores.
 
@@ -198,6 +200,28 @@ def split_work_to_cores(grid, units: int, row_wise: bool = False) -> WorkSplit:
     return WorkSplit(num_cores, all_cores, group_1, group_2, per_core + 1, per_core, row_wise)
 
 
+def split_work_to_core_set(cores: CoreRangeSet, units: int, row_wise: bool = False) -> WorkSplit:
+    """``split_work_to_cores`` over a core range set of any shape (TT-Metalium's
+    ``CoreRangeSet`` overload): its cores are taken range after range, each range column-major
+    (row-wise with ``row_wise``); at most ``units`` of them are used and the first
+    ``units % num_cores`` take one unit more."""
+    units = _check_units(units, "units")
+    order = [c for r in cores.ranges for c in sorted(r, key=(lambda c: (c.y, c.x)) if row_wise
+                                                      else (lambda c: (c.x, c.y)))]
+    if not order:
+        raise ProgramError("split_work_to_cores over an empty set of cores; give at least one core")
+    num_cores = min(units, len(order))
+    if num_cores == 0:
+        return WorkSplit(0, CoreRangeSet(), CoreRangeSet(), CoreRangeSet(), 0, 0, row_wise)
+    per_core, extra = divmod(units, num_cores)
+    used = order[:num_cores]
+    all_cores = CoreRangeSet.from_cores(used)
+    if extra == 0:
+        return WorkSplit(num_cores, all_cores, all_cores, CoreRangeSet(), per_core, 0, row_wise)
+    return WorkSplit(num_cores, all_cores, CoreRangeSet.from_cores(used[:extra]),
+                     CoreRangeSet.from_cores(used[extra:]), per_core + 1, per_core, row_wise)
+
+
 def _column_major_set(cores: list[CoreCoord]) -> CoreRangeSet:
     """Column-major runs of cores merged into rectangles (full columns side by side)."""
     runs: list[CoreRange] = []
@@ -218,6 +242,7 @@ def _column_major_set(cores: list[CoreCoord]) -> CoreRangeSet:
 
 
 __all__ = [
-    "BlockSplit", "WorkSplit", "split_blocks_for_tilize", "split_work_to_cores", "num_cores_to_corerangeset",
+    "BlockSplit", "WorkSplit", "split_blocks_for_tilize", "split_work_to_cores", "split_work_to_core_set",
+    "num_cores_to_corerangeset",
     "corerange_to_cores", "grid_size", "compute_grid", "parse_grid",
 ]
