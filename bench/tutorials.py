@@ -3,10 +3,10 @@
 The tutorials ship inside the ``tt-lang-sim`` wheel (``ttl.tutorials``); tilefold does not depend on
 it. Point the bench at a Python that has it installed (``--peer /path/to/venv/bin/python`` or the
 ``TILEFOLD_PEER_PYTHON`` variable) and it reads each tutorial from that installation, runs it there
-with ``tt-lang-sim`` and here with only its imports changed (``import ttl`` → ``import tilefold.ttl
-as ttl``, ``import ttnn`` → ``import tilefold.ttnn as ttnn``; the rewritten copy goes to a temporary
-folder), alternating the two, each as its own process, ``--repeat`` times. Both sides must exit 0
-(every tutorial checks its own result).
+with the ``tt-lang-sim`` command and here with the ``tilefold sim`` command, with only its imports
+changed (``import ttl`` → ``import tilefold.ttl as ttl``, ``import ttnn`` → ``import tilefold.ttnn as
+ttnn``; the rewritten copy goes to a temporary folder), alternating the two, each as its own process,
+``--repeat`` times. Both sides must exit 0 (every tutorial checks its own result).
 
 tilefold's modules are byte-compiled first (``compileall``, untimed), as pip does for an installed
 package such as the peer: with ``PYTHONDONTWRITEBYTECODE`` set, every process would otherwise
@@ -164,7 +164,7 @@ def main() -> None:
             path = source_dir / f"{TUTORIALS[name][0]}.py"
             ours = workdir / f"{name}.py"
             ours.write_text(with_tilefold_imports(path.read_text()))
-            commands[name] = ([here, str(ours)], peer_sim + [str(path)])
+            commands[name] = ([here, "-m", "tilefold", "sim", "--quiet", str(ours)], peer_sim + [str(path)])
         print(f"tutorials from {source_dir}; peer: tt-lang-sim under {args.peer}")
     else:
         print("no peer given (--peer or TILEFOLD_PEER_PYTHON): running the project's own examples at the "
