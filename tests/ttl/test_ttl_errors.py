@@ -37,13 +37,26 @@ def compute_and_write(x_dfb, y_dfb, y):
             ttl.copy(blk, y[0, 0]).wait()
 
 
-def test_grid_without_dimensions():
-    @ttl.operation(grid=())  # error
-    def op(x, y):
-        pass
+def test_grid_without_dimensions_is_refused_where_the_operation_is_decorated():
+    def decorate():
+        @ttl.operation(grid=())  # error
+        def op(x, y):
+            pass
 
-    expect_error(lambda: op(*tensors()), test_grid_without_dimensions, KernelError, "has no dimensions",
-                 "grid=(nodes,)")
+    error = expect_error(decorate, test_grid_without_dimensions_is_refused_where_the_operation_is_decorated,
+                         KernelError, "has no dimensions", "grid=(nodes,)")
+    assert isinstance(error, ValueError)
+
+
+@pytest.mark.parametrize("grid, named", [((0, 2), "dimension 0 is 0"), ((2, -1), "dimension 1 is -1"),
+                                         ((1, 1, 0), "dimension 2 is 0")])
+def test_a_grid_naming_no_node_is_refused_where_the_operation_is_decorated(grid, named):
+    def decorate():
+        ttl.operation(grid=grid)  # error
+
+    error = expect_error(decorate, test_a_grid_naming_no_node_is_refused_where_the_operation_is_decorated,
+                         KernelError, f"grid={grid!r}) names no node ({named})")
+    assert isinstance(error, ValueError)
 
 
 def test_three_dimensional_grid_larger_than_the_device():

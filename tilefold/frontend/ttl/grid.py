@@ -25,7 +25,7 @@ import types
 from dataclasses import dataclass
 
 from tilefold.arch import NOC_COLUMNS, Arch
-from tilefold.errors import KernelArgumentError, KernelError, SourceLocation, warn_at
+from tilefold.errors import KernelArgumentError, KernelError, KernelValueError, SourceLocation, warn_at
 from tilefold.frontend.ttl import capture
 from tilefold.caller import checked_arguments, user_location
 
@@ -80,6 +80,26 @@ def board_for_grid(grid, arch: Arch, chosen: bool, location: SourceLocation | No
     return board
 
 
+def grid_dimensions(grid, location: SourceLocation | None) -> tuple[int, ...]:
+    """The dimensions of a ``grid=(d0, ..., dn)`` argument, each a positive integer (checked when
+    the operation is decorated, as TT-Lang does, and at each call)."""
+    try:
+        if any(isinstance(d, bool) for d in grid):
+            raise TypeError("a bool is no grid size")
+        dims = tuple(operator.index(d) for d in grid)     # 1.5 or "2" is no size (int() would truncate)
+    except (TypeError, ValueError):
+        raise KernelValueError(f"@ttl.operation(grid={grid!r}): grid is 'full', 'auto' or a tuple (columns, rows) "
+                               "of positive integers", location) from None
+    if not dims:
+        raise KernelValueError(f"@ttl.operation(grid={grid!r}) has no dimensions; a grid needs at least one "
+                               "dimension: give grid=(nodes,), (columns, rows) or more dimensions", location)
+    empty = [f"dimension {i} is {d}" for i, d in enumerate(dims) if d <= 0]
+    if empty:
+        raise KernelValueError(f"@ttl.operation(grid={grid!r}) names no node ({', '.join(empty)}); every dimension "
+                               "needs at least one node", location)
+    return dims
+
+
 def resolve_grid(grid, arch: Arch, location: SourceLocation | None) -> tuple[tuple[int, int], tuple[int, ...]]:
     """``(columns, rows)`` of the nodes a ``grid`` argument takes on ``arch``, and the grid's own
     dimensions (``(d0, ..., dn)`` for ``ttl.node`` / ``ttl.grid_size``)."""
@@ -87,18 +107,7 @@ def resolve_grid(grid, arch: Arch, location: SourceLocation | None) -> tuple[tup
         if grid not in FULL_GRID:
             raise KernelError(f"@ttl.operation(grid={grid!r}): grid is 'full', 'auto' or (columns, rows)", location)
         return tuple(arch.grid), tuple(arch.grid)
-    try:
-        if any(isinstance(d, bool) for d in grid):
-            raise TypeError("a bool is no grid size")
-        dims = tuple(operator.index(d) for d in grid)     # 1.5 or "2" is no size (int() would truncate)
-    except (TypeError, ValueError):
-        raise KernelError(f"@ttl.operation(grid={grid!r}): grid is 'full', 'auto' or a tuple (columns, rows) of "
-                          "positive integers", location) from None
-    if not dims:
-        raise KernelError(f"@ttl.operation(grid={grid!r}) has no dimensions; give grid=(nodes,), (columns, rows) "
-                          "or more dimensions", location)
-    if any(d <= 0 for d in dims):
-        raise KernelError(f"@ttl.operation(grid={grid!r}): grid sizes must be positive", location)
+    dims = grid_dimensions(grid, location)
     cols, rows = core_grid(dims)
     gx, gy = arch.grid
     if cols <= gx and rows <= gy:

@@ -1158,6 +1158,10 @@ def operation(fn=None, *, grid=None, fp32_dest_acc_en: bool | None = None, dst_f
     location = user_location()
     grid_declared = grid is not None
     grid = "full" if grid is None else grid
+    if not isinstance(grid, str):
+        from tilefold.frontend.ttl.grid import grid_dimensions
+
+        grid_dimensions(grid, location)      # a grid naming no node is refused here, as TT-Lang does
     if not isinstance(dispatcher, bool):
         raise KernelArgumentError(f"@ttl.operation(dispatcher={dispatcher!r}): dispatcher must be a bool (True or "
                                   "False)", location)
@@ -1209,8 +1213,8 @@ def operation(fn=None, *, grid=None, fp32_dest_acc_en: bool | None = None, dst_f
     if isinstance(getattr(math_fidelity, "name", None), str):     # ttnn.MathFidelity.HiFi4
         math_fidelity = math_fidelity.name
     if math_fidelity is not None and math_fidelity not in ("LoFi", "HiFi2", "HiFi3", "HiFi4"):
-        raise KernelError(f"@ttl.operation(math_fidelity={math_fidelity!r}): use LoFi, HiFi2, HiFi3 or HiFi4",
-                          location)
+        raise KernelValueError(f"@ttl.operation(math_fidelity={math_fidelity!r}): use LoFi, HiFi2, HiFi3 or HiFi4",
+                               location)
     options = {"fp32_dest_acc_en": fp32_dest_acc_en, "dst_full_sync_en": dst_full_sync_en,
                "math_fidelity": math_fidelity, "math_approx_mode": math_approx_mode,
                "matmul_full_fp32": honoured.get("matmul_full_fp32"), "reduce_full_fp32": honoured.get("reduce_full_fp32"),
