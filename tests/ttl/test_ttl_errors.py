@@ -1439,3 +1439,15 @@ def test_two_kernels_of_one_node_consuming_one_buffer_are_named_in_the_deadlock(
     message = str(info.value)
     assert "in_dfb has two consumer kernels on core (1,0)" in message
     assert "Make one dataflow buffer per consumer" in message
+
+
+def test_an_operation_body_returning_a_value_is_refused_where_it_is_decorated():
+    def decorate():
+        @ttl.operation(grid=(1, 1))
+        def op(x, y):
+            def helper():
+                return 1            # a nested function may return
+            return y  # error
+
+    expect_error(decorate, test_an_operation_body_returning_a_value_is_refused_where_it_is_decorated,
+                 KernelError, "operation op returns y; an operation writes its output tensors and returns None")

@@ -59,5 +59,10 @@ def test_split_work_to_cores_over_a_core_range_set():
     assert ttnn.split_work_to_cores(grid, 17, True)[::4] == ttnn.split_work_to_cores(ttnn.CoreCoord(4, 3), 17, True)[::4]
     n, all_cores, *_ = ttnn.split_work_to_cores(grid, 17, False)
     assert n == 12 and all_cores.num_cores() == 12
-    with pytest.raises(ValueError, match="one range of cores starting at"):
-        ttnn.split_work_to_cores(ttnn.CoreRangeSet([ttnn.CoreRange(ttnn.CoreCoord(1, 0), ttnn.CoreCoord(2, 2))]), 5)
+    # a range away from the origin: its own cores, column-major
+    n, all_cores, group_1, _, per_1, _ = ttnn.split_work_to_cores(
+        ttnn.CoreRangeSet([ttnn.CoreRange(ttnn.CoreCoord(1, 0), ttnn.CoreCoord(2, 2))]), 5)
+    assert (n, per_1) == (5, 1)
+    cores = {(x, y) for r in all_cores.ranges() for x in range(r.start.x, r.end.x + 1)
+             for y in range(r.start.y, r.end.y + 1)}
+    assert cores == {(1, 0), (1, 1), (1, 2), (2, 0), (2, 1)}       # the first column, then the second

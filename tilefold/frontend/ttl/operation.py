@@ -772,6 +772,31 @@ def _check_results_used(waited: set[int], unread, writes_a_tensor: bool = True, 
         return
 
 
+def _refuse_returned_values(function) -> None:
+    """An operation's body that returns a value is refused where it is decorated, as TT-Lang does
+    (a ``return`` in the body itself, not in its kernel functions, of something that is neither
+    None nor a call — ``return ttl.Program(...)(x, y)`` of the pre-1.0 API returns None); the
+    value a body returns is checked again when it is called."""
+    import ast
+
+    from tilefold.frontend.source import FunctionSource
+
+    try:
+        source = FunctionSource.of(function, "operation")
+    except KernelError:
+        return
+    stack = list(source.tree.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(node, ast.Return) and node.value is not None and not isinstance(node.value, ast.Call) and not (
+                isinstance(node.value, ast.Constant) and node.value.value is None):
+            raise KernelError(f"operation {function.__name__} returns {ast.unparse(node.value)[:40]}; an operation "
+                              "writes its output tensors and returns None", source.location(node))
+        stack.extend(ast.iter_child_nodes(node))
+
+
 def check_tokens_unread(releases: list) -> None:
     """Blocks pushed with nothing written into them are tokens (TT-Lang's "done" signals): their
     consumer may wait on them and pop them, not read them. ``releases``: the kernels' blocks
@@ -1229,6 +1254,7 @@ def operation(fn=None, *, grid=None, fp32_dest_acc_en: bool | None = None, dst_f
                                                     dispatcher_operations_named)
 
         here = SourceLocation(code.co_filename, code.co_firstlineno)
+        _refuse_returned_values(function)
         composed = dispatcher_operations_named(function)
         if composed and not dispatcher:
             raise composition_error(composed[0].__name__, function.__name__, here)
