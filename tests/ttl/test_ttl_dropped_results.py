@@ -172,3 +172,43 @@ def test_an_operation_touching_no_tensor_may_drop_its_results_with_a_warning():
     with pytest.warns(UserWarning, match="the operation writes no tensor"):
         fill_only(out)
     np.testing.assert_array_equal(ttnn.to_numpy(out), 0)
+
+
+def test_a_dead_store_in_a_loop_packs_each_time_into_the_block_it_reserved():
+    """The pushes into a buffer nothing waits on are dropped when they fit it (two blocks here), so
+    its reserves reuse one block: a pack there is addressed by its index, not by the sequential
+    pack position (which only a push resets); the loop's second store would otherwise write past
+    the reserved page."""
+    import warnings
+
+    @ttl.operation(grid=(1, 1))
+    def op(inp, out):
+        a_dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
+        o_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+        dead_dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
+
+        @ttl.datamovement()
+        def read():
+            for i in range(2):
+                with a_dfb.reserve() as b:
+                    ttl.copy(inp[0, i], b).wait()
+
+        @ttl.compute()
+        def compute():
+            for i in range(2):
+                with a_dfb.wait() as a, dead_dfb.reserve() as d, o_dfb.reserve() as o:
+                    t = a + a
+                    d.store(t)
+                    o.store(t)
+
+        @ttl.datamovement()
+        def write():
+            for i in range(2):
+                with o_dfb.wait() as b:
+                    ttl.copy(b, out[0, i]).wait()
+
+    x, out = tile_tensor((32, 64), seed=4), zeros((32, 64))
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*no kernel waits on")
+        op(x, out)
+    np.testing.assert_array_equal(ttnn.to_numpy(out), ttnn.to_numpy(x) * 2)

@@ -1451,3 +1451,37 @@ def test_an_operation_body_returning_a_value_is_refused_where_it_is_decorated():
 
     expect_error(decorate, test_an_operation_body_returning_a_value_is_refused_where_it_is_decorated,
                  KernelError, "operation op returns y; an operation writes its output tensors and returns None")
+
+
+def test_popping_a_name_carried_around_a_loop_across_two_buffers_says_what_it_holds():
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        a_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+        b_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+        o_dfb = ttl.make_dataflow_buffer_like(y, shape=(1, 1), block_count=2)
+
+        @ttl.datamovement()
+        def read():
+            with a_dfb.reserve() as blk:
+                ttl.copy(x[0, 0], blk).wait()
+            with b_dfb.reserve() as blk:
+                ttl.copy(x[0, 0], blk).wait()
+
+        @ttl.compute()
+        def compute():
+            cur = a_dfb.wait()
+            for i in range(1):
+                with o_dfb.reserve() as o:
+                    o.store(cur + 1.0)
+                cur.pop()  # error
+                cur = b_dfb.wait()
+
+        @ttl.datamovement()
+        def write():
+            with o_dfb.wait() as blk:
+                ttl.copy(blk, y[0, 0]).wait()
+
+    expect_error(lambda: op(*tensors()),
+                 test_popping_a_name_carried_around_a_loop_across_two_buffers_says_what_it_holds, KernelError,
+                 "cur is a value computed in the kernel, not a block of a dataflow buffer, so it has no 'pop'",
+                 "keep one name per buffer")

@@ -425,7 +425,14 @@ class ExpressionBuilder:
         if isinstance(base, BlockExpression):
             if name == "shape":
                 return tuple(base.shape)
-            raise self.error(f"a block expression has no attribute {name!r}", node)
+            what = ast.unparse(node.value)[:40]
+            hint = ""
+            if name in ("pop", "push", "store", "store_rows", "accumulate_rows"):
+                hint = (f"; {name}() takes a block acquired with dfb.wait() or dfb.reserve() (a name bound to "
+                        "blocks of different buffers before and inside a loop holds a computed value there: keep "
+                        "one name per buffer)")
+            raise self.error(f"{what} is a value computed in the kernel, not a block of a dataflow buffer, so it has "
+                             f"no {name!r}{hint}", node)
         if isinstance(base, PipeIdentity):
             return self.pipe_attribute(base, name, node)
         if isinstance(base, Scalar):

@@ -64,6 +64,9 @@ class ComputeLowering:
         self.slots: dict[Operation, SSAValue] = {}
         # the packs into each block, counted before any is lowered
         self.packs = Counter(op.block for op in emitter.kernel.walk() if isinstance(op, ttl.PackTileOp))
+        # the buffers this kernel pushes: a sequential pack's position resets at a push, so a buffer
+        # whose pushes were dropped (nothing waits on it) takes each pack at its own index
+        self.pushed = {op.cb for op in emitter.kernel.walk() if isinstance(op, ttl.CBPushOp)}
         self.formats = {op.index: ttl.data_format_of(op.result.type) for op in emitter.kernel.walk()
                         if isinstance(op, ttl.BindCBOp)}
         # buffers of several data formats: each FPU read and each pack sets the formats it needs
@@ -294,7 +297,7 @@ class ComputeLowering:
         index = self.tile_index(op, op.cb_tile)
         acq = acquisition_of(op.block)
         in_order = (SEQUENTIAL_ATTR in op.attributes and acq is not None and acq.held_before == 0
-                    and self.packs[op.block] == 1)
+                    and self.packs[op.block] == 1 and acq.cb in self.pushed)
         self.packer(op, self.cb(op.block))
         if ttl.ROW_PREFIX_ATTR in op.attributes:       # the first rows of DST, 16 values each, from page ``index``
             e.call("pack_rows_init", [e.i32(op.attributes[ttl.ROW_PREFIX_ATTR].value.data, op)], op)
