@@ -208,3 +208,43 @@ def test_tile_prints_pass_check_kernel(tmp_path, check_kernel):
             jobs.append((path, role, check_kernel.accessor_compile_args(program, kernel)))
     for result in check_kernel.check_kernels(jobs):
         check_kernel.require_accepted(result)
+
+
+@ttl.operation(grid=(1, 1))
+def dst_dump(a, out):
+    dfb = ttl.make_dataflow_buffer_like(a, shape=(1, 1), block_count=2)
+    o_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+
+    @ttl.compute()
+    def compute():
+        with dfb.wait() as x, o_dfb.reserve() as o:
+            result = ttl.math.exp(x)
+            print(_dump_dst_registers=True, label="after exp")  # warned
+            o.store(result)
+
+    @ttl.datamovement()
+    def reader():
+        with dfb.reserve() as blk:
+            ttl.copy(a[0, 0], blk).wait()
+
+    @ttl.datamovement()
+    def writer():
+        with o_dfb.wait() as blk:
+            ttl.copy(blk, out[0, 0]).wait()
+
+
+def test_a_dst_dump_prints_its_label_with_a_warning_that_the_slots_are_not_dumped(capsys, tmp_path, check_kernel):
+    a = np.zeros((32, 32), np.float32)
+    tensors = [ttnn.from_numpy(v, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT) for v in (a, a)]
+    with pytest.warns(UserWarning, match=r"_dump_dst_registers=True\) prints its label only") as caught:
+        dst_dump(*tensors)
+    assert caught[0].filename == __file__
+    assert "DST: after exp" in capsys.readouterr().out.splitlines()
+    np.testing.assert_array_equal(ttnn.to_numpy(tensors[1]), np.ones((32, 32), np.float32))    # exp(0)
+    with pytest.warns(UserWarning, match="prints its label only"):
+        program = compiled(dst_dump, *tensors).program
+    kernel = next(k for k in program.kernels if k.name == "compute")
+    path = tmp_path / "compute.cpp"
+    path.write_text("#define DEBUG_PRINT_ENABLED\n" + emit_kernel(kernel.function))
+    for result in check_kernel.check_kernels([(path, "compute", check_kernel.accessor_compile_args(program, kernel))]):
+        check_kernel.require_accepted(result)

@@ -762,6 +762,16 @@ class ExpressionBuilder:
 
         keywords = {k.arg: k.value for k in node.keywords}
         sep = self.evaluate(keywords["sep"], scope) if "sep" in keywords else " "
+        if "_dump_dst_registers" in keywords:
+            # TT-Lang's dump of the DST slots live here: the label is printed, the slots are not
+            from tilefold.errors import warn_at
+
+            warn_at("print(_dump_dst_registers=True) prints its label only: tilefold does not dump DST's slots "
+                    "yet; print the block a value is stored into to see it", self.location(node))
+            label = self.evaluate(keywords["label"], scope) if "label" in keywords else ""
+            self.node = node
+            self.emit(DPrintOp([f"DST: {label}"], [], "math" if self.kind == "compute" else None))
+            return None
         parts, values = self.printed_text(node.args, str(sep), scope, node)
         # after the line, the contents of the blocks and the state of the buffers it names, as
         # TT-Lang prints them; in a compute kernel the line comes from the thread printing them
