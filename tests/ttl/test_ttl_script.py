@@ -286,6 +286,19 @@ def test_compiler_options_on_the_scripts_command_line_hold_for_its_operations(tm
     assert f"{sfpu} SFPU" in capsys.readouterr().out
 
 
+def test_ttl_help_on_the_scripts_command_line_lists_the_compiler_options_and_stops(tmp_path, capsys):
+    from tilefold.cli.main import main
+
+    script = tmp_path / "add.py"
+    script.write_text(ADD_SCRIPT)
+    assert main(["sim", str(script), "--ttl-help"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("TTL compiler options")
+    assert "--ttl-fpu-binary-ops / --no-ttl-fpu-binary-ops: a + b" in out
+    assert "--ttl-maximize-dst / --no-ttl-maximize-dst: accepted" in out
+    assert "SFPU" not in out                    # the operation did not run
+
+
 def test_a_name_of_the_simulator_package_before_1_0_is_one_error_at_its_import(tmp_path):
     script = tmp_path / "sim_dma.py"
     script.write_text("import numpy\nfrom sim import ttl, dma\n")

@@ -1072,6 +1072,27 @@ def compiler_options(value, location) -> dict:
     return _parse_options(value, location, honoured)
 
 
+# the options tilefold honours, and what each decides
+_HONOURED = {"matmul-full-fp32": "a compute kernel with a matmul gets a 32-bit DST (on)",
+             "reduce-full-fp32": "on Blackhole, reductions other than row reductions run in full float32 (on)",
+             "fpu-binary-ops": "a + b, a - b, a * b of two buffer tiles run on the FPU (on)",
+             "reuse-user-dfbs": "dataflow buffers of disjoint lifetimes share circular buffers when needed (on)"}
+
+
+def compiler_options_usage() -> str:
+    """What ``--ttl-help`` on a script's command line prints: TT-Lang's compiler options, those
+    tilefold honours with what they decide, the others as accepted."""
+    lines = ["TTL compiler options (tilefold): on the command line, in options=\"...\" or in "
+             "TTLANG_COMPILER_OPTIONS", ""]
+    for name in COMPILER_OPTIONS:
+        what = _HONOURED.get(name, "accepted; tilefold makes this choice itself")
+        lines.append(f"  --ttl-{name} / --no-ttl-{name}: {what}")
+    for name, values in VALUED_COMPILER_OPTIONS.items():
+        lines.append(f"  --ttl-{name}={'|'.join(values) if values else 'VALUE'}: accepted; tilefold makes this "
+                     "choice itself")
+    return "\n".join(lines)
+
+
 def _command_line_options() -> str:
     """The TT-Lang compiler options among the script's arguments (``sys.argv``): ``--ttl-NAME`` /
     ``--no-ttl-NAME`` of a known option (with ``=VALUE`` or the next argument for the valued ones);
@@ -1079,6 +1100,9 @@ def _command_line_options() -> str:
     import sys
 
     argv, found = sys.argv[1:], []
+    if "--ttl-help" in argv:
+        print(compiler_options_usage())
+        raise SystemExit(0)             # as TT-Lang does: the list, then the script stops
     for i, token in enumerate(argv):
         if not token.startswith(("--ttl-", "--no-ttl-")):
             continue
