@@ -118,21 +118,20 @@ def test_a_scalar_reduce_with_an_output_block_scales_twice_as_the_hardware_does(
     np.testing.assert_allclose(ttnn.to_numpy(out)[0, 0], 0.25 * xv.sum(), rtol=1e-2, atol=0.1)
 
 
-def test_the_form_before_1_0_over_dims_0_warns_how_1_x_reads_dims():
-    """reduce_sum(x, scaler, out, dims=[0]) is the form TT-Lang before 1.0 wrote for one value per
-    row; it runs as TT-Lang 1.x reads dims (one value per column) with a warning at the line naming
-    dims=[1]; without the positional output block there is no warning."""
-    x, s, xv, _ = _inputs("bfloat16", 6)
-    out = _tensor(np.zeros((TS, 2 * TS)), "bfloat16")
-    with pytest.warns(UserWarning, match=r"reduce_sum\(x, scaler, out, dims=\[0\]\) reduces over the rows .* "
-                                         r"write dims=\[1\]") as caught:
-        _reduce_kernel([0], with_out=True)(x, s, out)
-    assert caught[0].filename == __file__
+def test_the_form_before_1_0_with_an_output_block_reads_dims_as_1_x_does_without_a_warning():
+    """reduce_sum(x, scaler, out, dims=[0]), TT-Lang's form before 1.0, reduces across rows (one
+    value per column), as its documentation says and as 1.x reads dims: the same numbers as the
+    form without the output block, and no warning."""
     import warnings
 
+    x, s, _, _ = _inputs("bfloat16", 6)
+    outs = [_tensor(np.zeros((TS, 2 * TS)), "bfloat16") for _ in range(2)]
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        _reduce_kernel([0])(x, s, _tensor(np.zeros((TS, 2 * TS)), "bfloat16"))
+        _reduce_kernel([0], with_out=True)(x, s, outs[0])
+        _reduce_kernel([0])(x, s, outs[1])
+    np.testing.assert_array_equal(ttnn.to_numpy(outs[0]), ttnn.to_numpy(outs[1]))
+    assert np.abs(ttnn.to_numpy(outs[0])[0]).max() > 0
 
 
 def test_the_compute_kernel_reads_the_programs_scaler_block_and_passes_check_kernel(tmp_path, check_kernel):

@@ -52,7 +52,7 @@ from xdsl.dialects.builtin import IntegerAttr, UnitAttr, i32
 
 from tilefold.ir import ttl
 from tilefold.ir.sfpu import INTEGER_32, INTEGER_ARITHMETIC, INTEGER_SFPU_OPS, TYPECASTS, integer_op_for
-from tilefold.errors import LayoutError, warn_at
+from tilefold.errors import LayoutError
 from tilefold.layout.formats import DataFormat, data_format
 
 UNARY, BINARY = sfpu_functions()
@@ -1022,12 +1022,6 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         if not ({rank - 1, rank - 2} & set(dims)) and bound.get("scaler") is not None:
             raise self.error(f"ttl.math.{kind} over batch dims {dims} only combines whole tiles, which reads no "
                              "scaler; leave the scaler out (or multiply the result by it)", node)
-        if out is not None and bound.get("scaler") is not None and dims == [rank - 2]:
-            # TT-Lang before 1.0 wrote reduce_sum(x, scaler, out, dims=[0]) for one value per row
-            warn_at(f"ttl.math.{kind}(x, scaler, out, dims=[0]) reduces over the rows of each tile: one value per "
-                    "column, as TT-Lang 1.x reads dims. TT-Lang before 1.0, whose positional scaler and output "
-                    "this call uses, read dims=[0] as one value per row: for that write dims=[1]",
-                    self.location(node))
         result = tuple(1 if d in dims else s for d, s in enumerate(a.shape))
         if bound.get("shape") is not None or out is not None:
             shape = self._target_shape(fn, bound, node)
