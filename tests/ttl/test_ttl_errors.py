@@ -1485,3 +1485,27 @@ def test_popping_a_name_carried_around_a_loop_across_two_buffers_says_what_it_ho
                  test_popping_a_name_carried_around_a_loop_across_two_buffers_says_what_it_holds, KernelError,
                  "cur is a value computed in the kernel, not a block of a dataflow buffer, so it has no 'pop'",
                  "keep one name per buffer")
+
+
+def test_a_kernel_returning_a_constant_runs_with_a_warning_that_the_value_is_dropped():
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+
+        @ttl.datamovement()
+        def read():
+            with x_dfb.reserve() as blk:
+                ttl.copy(x[0, 0], blk).wait()
+            return 0  # warned
+
+        @ttl.datamovement()
+        def write():
+            with x_dfb.wait() as blk:
+                ttl.copy(blk, y[0, 0]).wait()
+
+    x, y = tensors()
+    with pytest.warns(UserWarning, match="a kernel function returns nothing: the value 0 is dropped") as caught:
+        op(x, y)
+    assert caught[0].lineno == marked_line(test_a_kernel_returning_a_constant_runs_with_a_warning_that_the_value_is_dropped,
+                                            "# warned")
+    np.testing.assert_array_equal(ttnn.to_numpy(y)[:32, :32], ttnn.to_numpy(x)[:32, :32])

@@ -340,7 +340,13 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
         self.evaluate(value, scope)
 
     def stmt_Return(self, stmt: ast.Return, scope) -> None:
-        if stmt.value is not None and not (isinstance(stmt.value, ast.Constant) and stmt.value.value is None):
+        if isinstance(stmt.value, ast.Constant) and stmt.value.value is not None:
+            # ``return 0`` (TT-Lang's simulator runs such kernels): the device has nowhere to put it
+            from tilefold.errors import warn_at
+
+            warn_at(f"a kernel function returns nothing: the value {stmt.value.value!r} is dropped; end the kernel "
+                    "with a bare return (or none)", self.location(stmt))
+        elif stmt.value is not None and not isinstance(stmt.value, ast.Constant):
             raise self.error("a kernel function returns nothing; write results into blocks and copy them to "
                              "tensors instead", stmt)
         if stmt is not self.function_stack[-1].body[-1]:
