@@ -1568,6 +1568,10 @@ def synchronize_device(*args, **kwargs) -> None:
     """Simulated operations finish before the call that runs them returns."""
 
 
+from tilefold.frontend.ttl.device_profiler import (ReadDeviceProfiler,  # noqa: E402 - TT-NN's profiler calls
+                                                   get_latest_programs_perf_data)
+
+
 __all__ = [
     "DataType", "bfloat16", "float32", "bfloat8_b", "bfloat4_b", "uint32", "int32", "Layout", "TILE_LAYOUT",
     "ROW_MAJOR_LAYOUT", "TILE_SIZE", "MemoryConfig", "DRAM_MEMORY_CONFIG", "L1_MEMORY_CONFIG", "Shape", "Device",
@@ -1585,7 +1589,7 @@ __all__ = [
     "MathFidelity", "WormholeComputeKernelConfig", "BlackholeComputeKernelConfig", "init_device_compute_kernel_config",
     "FabricConfig", "FabricReliabilityMode", "FabricRouterConfig", "FabricTensixConfig", "FabricUDMMode",
     "FabricManagerMode", "set_fabric_config", "get_fabric_config",
-    "get_tt_fabric_max_payload_size_bytes", "synchronize_device", "get_max_worker_l1_unreserved_size", "device",
+    "get_tt_fabric_max_payload_size_bytes", "synchronize_device", "ReadDeviceProfiler", "get_latest_programs_perf_data", "get_max_worker_l1_unreserved_size", "device",
     "uint16", "uint8", "deallocate", "full_like", "ones_like", "empty_like", "arange", "HOST_OPS",
 ]
 __all__ += [name for name in HOST_OPS if name not in __all__ and "." not in name] + ["transformer", "experimental"]

@@ -293,3 +293,41 @@ def test_the_arch_name_is_the_simulated_chips():
     assert ttnn.get_arch_name() == "wormhole_b0"
     with session.configured(arch="blackhole"):
         assert ttnn.get_arch_name() == "blackhole"
+
+
+def test_the_device_profiler_reports_each_programs_modeled_device_time():
+    from tilefold.frontend.ttl import session
+    import tilefold.ttl as ttl
+    from ttl_helpers import tile_tensor, zeros
+
+    @ttl.operation(grid=(1, 1))
+    def copy_tile(x, y):
+        dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+
+        @ttl.datamovement()
+        def read():
+            with dfb.reserve() as blk:
+                ttl.copy(x[0, 0], blk).wait()
+
+        @ttl.datamovement()
+        def write():
+            with dfb.wait() as blk:
+                ttl.copy(blk, y[0, 0]).wait()
+
+    with session.configured():
+        copy_tile(tile_tensor((32, 32)), zeros((32, 32)))
+        ttnn.ReadDeviceProfiler(None)                   # the programs so far
+        copy_tile(tile_tensor((32, 32)), zeros((32, 32)))
+        copy_tile(tile_tensor((32, 32)), zeros((32, 32)))
+        ttnn.ReadDeviceProfiler(None)
+        runs = session.settings().runs
+        latest = ttnn.get_latest_programs_perf_data()
+    assert list(latest) == [0]
+    programs = latest[0]
+    assert [p.program_execution_uid.runtime_id for p in programs] == [2, 3]
+    for program, (_, result) in zip(programs, runs[1:]):
+        kernel = program.program_analyses_results["DEVICE KERNEL DURATION [ns]"]
+        assert kernel.duration == round(result.perf.seconds * 1e9) > 0
+        assert program.core_count == 1
+    first, second = (p.program_analyses_results["DEVICE FW DURATION [ns]"] for p in programs)
+    assert second.start_timestamp == first.end_timestamp        # one after the other on the modeled timeline
