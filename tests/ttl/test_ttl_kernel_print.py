@@ -10,7 +10,7 @@ import pytest
 import tilefold.ttl as ttl
 import tilefold.ttnn as ttnn
 from tilefold.codegen.cpp import emit_kernel
-from ttl_helpers import compiled
+from ttl_helpers import compiled, copy_kernels
 
 SCALE = 2.5
 
@@ -222,15 +222,7 @@ def dst_dump(a, out):
             print(_dump_dst_registers=True, label="after exp")  # warned
             o.store(result)
 
-    @ttl.datamovement()
-    def reader():
-        with dfb.reserve() as blk:
-            ttl.copy(a[0, 0], blk).wait()
-
-    @ttl.datamovement()
-    def writer():
-        with o_dfb.wait() as blk:
-            ttl.copy(blk, out[0, 0]).wait()
+    copy_kernels(dfb, o_dfb, a, out)
 
 
 def test_a_dst_dump_prints_its_label_with_a_warning_that_the_slots_are_not_dumped(capsys, tmp_path, check_kernel):

@@ -297,28 +297,13 @@ def test_the_arch_name_is_the_simulated_chips():
 
 def test_the_device_profiler_reports_each_programs_modeled_device_time():
     from tilefold.frontend.ttl import session
-    import tilefold.ttl as ttl
-    from ttl_helpers import tile_tensor, zeros
-
-    @ttl.operation(grid=(1, 1))
-    def copy_tile(x, y):
-        dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
-
-        @ttl.datamovement()
-        def read():
-            with dfb.reserve() as blk:
-                ttl.copy(x[0, 0], blk).wait()
-
-        @ttl.datamovement()
-        def write():
-            with dfb.wait() as blk:
-                ttl.copy(blk, y[0, 0]).wait()
+    from ttl_helpers import copy_first_tile, tile_tensor, zeros
 
     with session.configured():
-        copy_tile(tile_tensor((32, 32)), zeros((32, 32)))
+        copy_first_tile(tile_tensor((32, 32)), zeros((32, 32)))
         ttnn.ReadDeviceProfiler(None)                   # the programs so far
-        copy_tile(tile_tensor((32, 32)), zeros((32, 32)))
-        copy_tile(tile_tensor((32, 32)), zeros((32, 32)))
+        copy_first_tile(tile_tensor((32, 32)), zeros((32, 32)))
+        copy_first_tile(tile_tensor((32, 32)), zeros((32, 32)))
         ttnn.ReadDeviceProfiler(None)
         runs = session.settings().runs
         latest = ttnn.get_latest_programs_perf_data()
