@@ -167,11 +167,15 @@ def doubled(a, out):
 
 
 def _rows_printed(lines: list[str], after: str) -> np.ndarray:
-    """The (tiles, 32, 32) values printed as ``tile T row R: ...`` lines after the line ``after``."""
+    """The (tiles, 32, 32) values printed after the line ``after``, as TT-Metal's ``print_full_tile``
+    prints each tile: ``======``, ``R : ...`` lines, ``++++++``."""
     start = lines.index(after) + 1
-    rows = [line.split(": ", 1)[1].split() for line in lines[start:start + 64]]
-    assert [line.split(":")[0] for line in lines[start:start + 64]] == \
-        [f"tile {t} row {r}" for t in range(2) for r in range(32)]
+    printed = lines[start:start + 2 * 34]
+    tiles = [printed[34 * t:34 * t + 34] for t in range(2)]
+    assert all(tile[0] == "======" and tile[-1] == "++++++" for tile in tiles), printed
+    assert [line.split(" : ")[0] for tile in tiles for line in tile[1:-1]] == [str(r) for _ in range(2)
+                                                                             for r in range(32)]
+    rows = [line.split(" : ", 1)[1].split() for tile in tiles for line in tile[1:-1]]
     return np.array(rows, dtype=np.float32).reshape(2, 32, 32)
 
 

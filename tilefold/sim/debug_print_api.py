@@ -48,9 +48,10 @@ def cores_to_print(value: str | None) -> frozenset[CoreCoord] | None:
 
 class DebugPrintApi:
     def dprint_tiles(self, cb, first: int, count: int, side: str) -> None:
-        """The rows of ``count`` tiles of CB ``cb`` from tile ``first`` past its read pointer
-        (``side`` "front") or write pointer ("back"): a line ``tile T row R: v0 v1 ...`` each,
-        values as C++ prints floats (six significant digits)."""
+        """``count`` tiles of CB ``cb`` from tile ``first`` past its read pointer (``side`` "front")
+        or write pointer ("back"), each as TT-Metal's ``print_full_tile`` prints it: a line
+        ``======``, a line ``R : v0 v1 ...`` per row (values as C++ prints floats, six significant
+        digits), a line ``++++++``."""
         call = "DPRINT << TileSlice"
         cb, st = self._cb(cb, call)
         fmt = self.dev.cb_formats.get(cb)
@@ -64,9 +65,11 @@ class DebugPrintApi:
             raw = self.dev.l1.read(np.array([row]), start + first * page, page * count).reshape(count, page)
             values = tm.faces_to_rows(tm.unpack(raw[:, :fmt.tile_size()], fmt))
             for t in range(count):
+                self.printed(clock, lane, "======")
                 for r in range(values.shape[1]):
                     text = " ".join(format(float(v), "g") for v in values[t, r])
-                    self.printed(clock, lane, f"tile {first + t} row {r}: {text}")
+                    self.printed(clock, lane, f"{r} : {text}")
+                self.printed(clock, lane, "++++++")
 
     def dprint_cb(self, cb) -> None:
         """One line of CB ``cb``'s interface as ``print_cb_details`` prints it (sizes and pointers in

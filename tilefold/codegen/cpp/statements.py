@@ -313,8 +313,9 @@ class BodyPrinter:
             self.emit(f"{stream};", op)
 
     def print_dprint_tiles(self, op: DPrintTilesOp) -> None:
-        """Each row of the tiles as ``DPRINT << TileSlice(...)``; in a compute kernel only on the
-        thread that sees the pointer: the unpacker for pages waited for, the packer for pages reserved."""
+        """Each tile as TT-Metal's ``print_full_tile`` prints it — ``======``, each row as ``R : `` and
+        ``DPRINT << TileSlice(...)``, ``++++++`` — in a compute kernel only on the thread that sees
+        the pointer: the unpacker for pages waited for, the packer for pages reserved."""
         cb = self.expr(op.cb).text
         first, count = op.first.value.data, op.count.value.data
         front = op.side.data == "front"
@@ -329,12 +330,13 @@ class BodyPrinter:
         with self._compute_thread_only("UCK_CHLKC_UNPACK" if front else "UCK_CHLKC_PACK"):
             self.emit(f"for (uint32_t {t} = {first}; {t} < {first + count}; ++{t}) {{", op)
             self.depth += 1
+            self.emit('DPRINT << "======" << ENDL();')
             self.emit(f"for (uint8_t {r} = 0; {r} < 32; ++{r}) {{")
             self.depth += 1
-            self.emit(f"DPRINT << \"tile \" << {t} << \" row \" << (uint32_t){r} << \": \" << "
-                      f"TileSlice({slice_args}) << ENDL();")
+            self.emit(f"DPRINT << (uint32_t){r} << \" : \" << TileSlice({slice_args}) << ENDL();")
             self.depth -= 1
             self.emit("}")
+            self.emit('DPRINT << "++++++" << ENDL();')
             self.depth -= 1
             self.emit("}")
         self.names.pop_scope()
