@@ -244,3 +244,30 @@ def test_a_dst_dump_prints_its_label_with_a_warning_that_the_slots_are_not_dumpe
     path.write_text("#define DEBUG_PRINT_ENABLED\n" + emit_kernel(kernel.function))
     for result in check_kernel.check_kernels([(path, "compute", check_kernel.accessor_compile_args(program, kernel))]):
         check_kernel.require_accepted(result)
+
+
+def test_num_pages_prints_the_first_tiles_of_a_block(capsys):
+    @ttl.operation(grid=(1, 1))
+    def first_page(a, out):
+        dfb = ttl.make_dataflow_buffer_like(a, shape=(1, 2), block_count=2)
+
+        @ttl.datamovement()
+        def reader():
+            with dfb.reserve() as blk:
+                ttl.copy(a[0, 0:2], blk).wait()
+
+        @ttl.datamovement()
+        def writer():
+            with dfb.wait() as blk:
+                print("page", blk, num_pages=1)
+                ttl.copy(blk, out[0, 0:2]).wait()
+
+    rng = np.random.default_rng(4)
+    a = (rng.integers(-40, 40, (32, 64)) / 4).astype(np.float32)
+    first_page(*(ttnn.from_numpy(v, dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT) for v in (a, np.zeros_like(a))))
+    lines = capsys.readouterr().out.splitlines()
+    start = lines.index("page <block blk>") + 1
+    assert lines[start] == "======" and lines[start + 33] == "++++++"
+    assert lines[start + 34:start + 35] != ["======"]              # one tile only
+    rows = [line.split(" : ", 1)[1].split() for line in lines[start + 1:start + 33]]
+    np.testing.assert_array_equal(np.array(rows, dtype=np.float32), a[:, :32])

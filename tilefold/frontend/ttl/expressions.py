@@ -756,8 +756,8 @@ class ExpressionBuilder:
         runtime integers (f-strings included); values known when the kernel is built are printed as
         Python prints them, blocks, buffers and tensors as their description, followed, for each
         block held from a tiled buffer, by its tiles' rows and, for each buffer, by its circular
-        buffer's state. ``sep`` is honoured;
-        other keywords (``end``, ``flush``, TT-Lang's ``num_pages`` ...) are accepted and ignored."""
+        buffer's state. ``sep`` is honoured, and TT-Lang's ``num_pages=n`` (a block prints its first n
+        tiles); other keywords (``end``, ``flush``, ``thread`` ...) are accepted and ignored."""
         from tilefold.ir.ttkernel import DPrintCBOp, DPrintOp, DPrintTilesOp
 
         keywords = {k.arg: k.value for k in node.keywords}
@@ -773,6 +773,11 @@ class ExpressionBuilder:
             self.emit(DPrintOp([f"DST: {label}"], [], "math" if self.kind == "compute" else None))
             return None
         parts, values = self.printed_text(node.args, str(sep), scope, node)
+        # TT-Lang's ``num_pages=n``: a block prints its first n tiles
+        pages = self.evaluate(keywords["num_pages"], scope) if "num_pages" in keywords else None
+        if pages is not None and (not isinstance(pages, int) or isinstance(pages, bool) or pages < 1):
+            raise self.error(f"print(..., num_pages={pages!r}): num_pages is a positive integer known when the "
+                             "kernel is built", node)
         # after the line, the contents of the blocks and the state of the buffers it names, as
         # TT-Lang prints them; in a compute kernel the line comes from the thread printing them
         contents, threads = [], []
@@ -782,7 +787,8 @@ class ExpressionBuilder:
                     and not value.status.released and value.dfb.index is not None:
                 tiles = value.dfb.block_pages
                 front = value.acquired == "wait"
-                contents.append(DPrintTilesOp(self.cb_value(value.dfb), value.depth * tiles, tiles,
+                contents.append(DPrintTilesOp(self.cb_value(value.dfb), value.depth * tiles,
+                                              tiles if pages is None else min(pages, tiles),
                                               "front" if front else "back"))
                 threads.append("unpack" if front else "pack")
             elif isinstance(value, DataflowBuffer) and value.index is not None:
