@@ -1129,16 +1129,13 @@ def split_work_to_cores(grid, units_to_divide: int, row_wise: bool = False):
     from tilefold.arch import cores as device_cores
     from tilefold.ops.work_split import split_work_to_core_set, split_work_to_cores as split
 
-    work = None
-    if isinstance(grid, CoreRangeSet):
-        ranges = grid.ranges()
-        if len(ranges) == 1 and (ranges[0].start.x, ranges[0].start.y) == (0, 0):
-            grid = ranges[0].grid_size()
-        else:       # any other set: its ranges one after another
-            work = split_work_to_core_set(device_cores.CoreRangeSet(
-                device_cores.CoreRange((r.start.x, r.start.y), (r.end.x, r.end.y)) for r in ranges),
-                units_to_divide, row_wise)
-    if work is None:
+    ranges = grid.ranges() if isinstance(grid, CoreRangeSet) else None
+    if ranges is not None and (len(ranges) != 1 or (ranges[0].start.x, ranges[0].start.y) != (0, 0)):
+        work = split_work_to_core_set(device_cores.CoreRangeSet(       # the set's ranges one after another
+            device_cores.CoreRange((r.start.x, r.start.y), (r.end.x, r.end.y)) for r in ranges),
+            units_to_divide, row_wise)
+    else:                       # a grid from core (0, 0)
+        grid = ranges[0].grid_size() if ranges is not None else grid
         size = (grid.x, grid.y) if isinstance(grid, (CoreCoord, CoreGrid)) else tuple(grid)
         work = split(size, units_to_divide, row_wise)
 
@@ -1589,7 +1586,8 @@ __all__ = [
     "MathFidelity", "WormholeComputeKernelConfig", "BlackholeComputeKernelConfig", "init_device_compute_kernel_config",
     "FabricConfig", "FabricReliabilityMode", "FabricRouterConfig", "FabricTensixConfig", "FabricUDMMode",
     "FabricManagerMode", "set_fabric_config", "get_fabric_config",
-    "get_tt_fabric_max_payload_size_bytes", "synchronize_device", "ReadDeviceProfiler", "get_latest_programs_perf_data", "get_max_worker_l1_unreserved_size", "device",
+    "get_tt_fabric_max_payload_size_bytes", "synchronize_device", "ReadDeviceProfiler",
+    "get_latest_programs_perf_data", "get_max_worker_l1_unreserved_size", "device",
     "uint16", "uint8", "deallocate", "full_like", "ones_like", "empty_like", "arange", "HOST_OPS",
 ]
 __all__ += [name for name in HOST_OPS if name not in __all__ and "." not in name] + ["transformer", "experimental"]

@@ -191,13 +191,8 @@ def split_work_to_cores(grid, units: int, row_wise: bool = False) -> WorkSplit:
     all_cores = num_cores_to_corerangeset(num_cores, (gx, gy), row_wise)
     if num_cores == 0:
         return WorkSplit(0, all_cores, CoreRangeSet(), CoreRangeSet(), 0, 0, row_wise)
-    per_core, extra = divmod(units, num_cores)
-    if extra == 0:
-        return WorkSplit(num_cores, all_cores, all_cores, CoreRangeSet(), per_core, 0, row_wise)
-    order = corerange_to_cores(all_cores, row_wise)
-    group_1 = CoreRangeSet.from_cores(order[:extra]) if row_wise else _column_major_set(order[:extra])
-    group_2 = CoreRangeSet.from_cores(order[extra:]) if row_wise else _column_major_set(order[extra:])
-    return WorkSplit(num_cores, all_cores, group_1, group_2, per_core + 1, per_core, row_wise)
+    return _grouped(all_cores, corerange_to_cores(all_cores, row_wise), units, row_wise,
+                    CoreRangeSet.from_cores if row_wise else _column_major_set)
 
 
 def split_work_to_core_set(cores: CoreRangeSet, units: int, row_wise: bool = False) -> WorkSplit:
@@ -210,16 +205,21 @@ def split_work_to_core_set(cores: CoreRangeSet, units: int, row_wise: bool = Fal
                                                       else (lambda c: (c.x, c.y)))]
     if not order:
         raise ProgramError("split_work_to_cores over an empty set of cores; give at least one core")
-    num_cores = min(units, len(order))
-    if num_cores == 0:
+    used = order[:units]
+    if not used:
         return WorkSplit(0, CoreRangeSet(), CoreRangeSet(), CoreRangeSet(), 0, 0, row_wise)
-    per_core, extra = divmod(units, num_cores)
-    used = order[:num_cores]
-    all_cores = CoreRangeSet.from_cores(used)
+    return _grouped(CoreRangeSet.from_cores(used), used, units, row_wise, CoreRangeSet.from_cores)
+
+
+def _grouped(all_cores: CoreRangeSet, order: list[CoreCoord], units: int, row_wise: bool,
+             as_set) -> WorkSplit:
+    """``units`` over the cores of ``all_cores``, taken in work ``order``: the first
+    ``units % len(order)`` (group 1, made a core range set by ``as_set``) take one unit more."""
+    per_core, extra = divmod(units, len(order))
     if extra == 0:
-        return WorkSplit(num_cores, all_cores, all_cores, CoreRangeSet(), per_core, 0, row_wise)
-    return WorkSplit(num_cores, all_cores, CoreRangeSet.from_cores(used[:extra]),
-                     CoreRangeSet.from_cores(used[extra:]), per_core + 1, per_core, row_wise)
+        return WorkSplit(len(order), all_cores, all_cores, CoreRangeSet(), per_core, 0, row_wise)
+    return WorkSplit(len(order), all_cores, as_set(order[:extra]), as_set(order[extra:]), per_core + 1,
+                     per_core, row_wise)
 
 
 def _column_major_set(cores: list[CoreCoord]) -> CoreRangeSet:
@@ -243,6 +243,5 @@ def _column_major_set(cores: list[CoreCoord]) -> CoreRangeSet:
 
 __all__ = [
     "BlockSplit", "WorkSplit", "split_blocks_for_tilize", "split_work_to_cores", "split_work_to_core_set",
-    "num_cores_to_corerangeset",
-    "corerange_to_cores", "grid_size", "compute_grid", "parse_grid",
+    "num_cores_to_corerangeset", "corerange_to_cores", "grid_size", "compute_grid", "parse_grid",
 ]
