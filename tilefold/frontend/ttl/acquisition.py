@@ -18,10 +18,24 @@ computed from it are kept in storage of their own first.
 from __future__ import annotations
 
 import ast
+from typing import NamedTuple
 
 from tilefold.frontend.ttl.block_states import BlockState
 from tilefold.frontend.ttl.values import Block
 from tilefold.ir import ttl
+
+
+class Release(NamedTuple):
+    """A block leaving its FIFO end: pushed (``filled``: something was written into it) or popped
+    (``filled``: it was read, first at ``where``); ``level``: the runtime loops and branches
+    around its acquisition."""
+
+    dfb: object
+    pushed: bool
+    name: str
+    where: object            # the push's line, or the first line reading a popped block (None: unread)
+    filled: bool
+    level: int
 
 
 class AcquisitionBuilder:
@@ -154,11 +168,11 @@ class AcquisitionBuilder:
     def note_released(self, block: Block) -> None:
         """Record a block leaving its FIFO end for the operation's token checks."""
         if block.acquired == "reserve":
-            self.releases.append((block.dfb, "push", block.name, block.released_at,
-                                  not block.status.pushed_unwritten, block.level))
+            self.releases.append(Release(block.dfb, True, block.name, block.released_at,
+                                         not block.status.pushed_unwritten, block.level))
         else:
-            self.releases.append((block.dfb, "pop", block.name, block.status.first_read,
-                                  block.status.first_read is not None, block.level))
+            self.releases.append(Release(block.dfb, False, block.name, block.status.first_read,
+                                         block.status.first_read is not None, block.level))
 
     def reacquire(self, block: Block, position: int) -> None:
         """Acquire the held ``block`` again at ``position`` of its FIFO end (older blocks were

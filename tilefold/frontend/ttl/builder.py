@@ -121,10 +121,7 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
         self.sending_nets: list[int] = []             # the nets whose net.if_src body is being built
         self.extern_effects: set[int] = set()        # buffers whose blocks a called C++ function moves itself
         self.unread_pushes: list = []     # (dfb, block name, line written, by compute) of blocks pushed unread
-        # blocks leaving their FIFO, in its order: (dfb, "push", name, line, written, level) /
-        # (dfb, "pop", name, first line reading it or None, read, level); level: the runtime loops
-        # and branches around the acquisition
-        self.releases: list = []
+        self.releases: list = []          # acquisition.Release of each block leaving its FIFO, in its order
         self.ready_requests: dict = {}                # ttl.wait_any result -> its requests
         self.partly_released: dict = {}               # (buffer, end) -> (block, the if) released on some paths
         self.function_stack: list[ast.FunctionDef] = [self.source.tree]

@@ -802,33 +802,31 @@ def check_tokens_unread(releases: list) -> None:
     consumer may wait on them and pop them, not read them. ``releases``: the kernels' blocks
     leaving their FIFOs, in order (``KernelBuilder.releases``). Where a buffer's blocks are all
     acquired outside loops and branches, the i-th wait gets the i-th push; otherwise the first
-    read of a block is taken to get the first token. A read of a buffer whose every push is a token sees only what
-    the pages held before (zeros in the simulator, whatever was in L1 on a device): an error at the
-    read (a warning with TTLANG_COMPILE_ONLY); a read of a buffer also pushed written, a warning
-    there."""
+    read of a block is taken to get the first token. A read of a buffer whose every push is a
+    token sees only what the pages held before (zeros in the simulator, whatever was in L1 on a
+    device): an error at the read (a warning with TTLANG_COMPILE_ONLY); a read of a buffer also
+    pushed written, a warning there."""
     from tilefold.frontend.ttl.session import compile_only_or_raise
 
     ends: dict[int, tuple[list, list]] = {}
-    straight: dict[int, bool] = {}
-    for dfb, end, name, where, filled, level in releases:
-        ends.setdefault(id(dfb), ([], []))[end == "pop"].append((dfb, name, where, filled))
-        straight[id(dfb)] = straight.get(id(dfb), True) and level == 0
-    for key, (pushed, popped) in ends.items():
-        tokens = [p for p in pushed if not p[3]]
+    for release in releases:
+        ends.setdefault(id(release.dfb), ([], []))[not release.pushed].append(release)
+    for pushed, popped in ends.values():
+        tokens = [p for p in pushed if not p.filled]
         if not tokens:
             continue
-        if straight[key]:
-            pairs = [(wait, push) for wait, push in zip(popped, pushed) if wait[3] and not push[3]]
+        if all(r.level == 0 for r in pushed + popped):
+            pairs = [(wait, push) for wait, push in zip(popped, pushed) if wait.filled and not push.filled]
         else:
-            pairs = list(zip([w for w in popped if w[3]][:1], tokens[:1]))
-        for (dfb, name, where, _), (_, token_name, token_where, _) in pairs[:1]:
-            message = (f"{name} is read here, but {token_name} was pushed into {dfb.name} at {token_where} with "
-                       "nothing written into it, so this reads whatever its pages held before; store() or copy "
-                       f"into {token_name} before it is pushed, or only wait on and pop blocks used as tokens")
+            pairs = list(zip([w for w in popped if w.filled][:1], tokens[:1]))
+        for read, token in pairs[:1]:
+            message = (f"{read.name} is read here, but {token.name} was pushed into {read.dfb.name} at {token.where} "
+                       "with nothing written into it, so this reads whatever its pages held before; store() or copy "
+                       f"into {token.name} before it is pushed, or only wait on and pop blocks used as tokens")
             if len(tokens) < len(pushed):
-                warn_at(message, where)
+                warn_at(message, read.where)
             else:
-                compile_only_or_raise(message, where)
+                compile_only_or_raise(message, read.where)
 
 
 def _drop_unconsumed_pushes(pushes: list, kept: set[int]) -> set[int]:
