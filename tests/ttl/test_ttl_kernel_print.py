@@ -229,13 +229,13 @@ def dst_dump(a, out):
     copy_kernels(dfb, o_dfb, a, out)
 
 
-def test_a_dst_dump_prints_its_label_with_a_warning_that_the_slots_are_not_dumped(capsys, tmp_path, check_kernel):
+def test_a_dst_dump_prints_its_label_as_tt_lang_does_with_a_warning_that_no_slot_is_live(capsys, tmp_path, check_kernel):
     a = np.zeros((32, 32), np.float32)
     tensors = [ttnn.from_numpy(v, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT) for v in (a, a)]
     with pytest.warns(UserWarning, match=r"_dump_dst_registers=True\) prints its label only") as caught:
         dst_dump(*tensors)
     assert caught[0].filename == __file__
-    assert "DST: after exp" in capsys.readouterr().out.splitlines()
+    assert "=== after exp ===" in capsys.readouterr().out.splitlines()
     np.testing.assert_array_equal(ttnn.to_numpy(tensors[1]), np.ones((32, 32), np.float32))    # exp(0)
     with pytest.warns(UserWarning, match="prints its label only"):
         program = compiled(dst_dump, *tensors).program

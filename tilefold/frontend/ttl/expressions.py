@@ -763,14 +763,17 @@ class ExpressionBuilder:
         keywords = {k.arg: k.value for k in node.keywords}
         sep = self.evaluate(keywords["sep"], scope) if "sep" in keywords else " "
         if "_dump_dst_registers" in keywords:
-            # TT-Lang's dump of the DST slots live here: the label is printed, the slots are not
+            # TT-Lang's dump of the DST slots live here: its header line. Block values are computed
+            # where they are stored, so no slot holds one between statements (TT-Lang's compiler
+            # finds none there either and prints the header alone)
             from tilefold.errors import warn_at
 
-            warn_at("print(_dump_dst_registers=True) prints its label only: tilefold does not dump DST's slots "
-                    "yet; print the block a value is stored into to see it", self.location(node))
+            warn_at("print(_dump_dst_registers=True) prints its label only: values are computed in DST where "
+                    "they are stored, so no slot holds one at a print; print the block a value is stored into "
+                    "to see it", self.location(node))
             label = self.evaluate(keywords["label"], scope) if "label" in keywords else ""
             self.node = node
-            self.emit(DPrintOp([f"DST: {label}"], [], "math" if self.kind == "compute" else None))
+            self.emit(DPrintOp([f"=== {label} ==="], [], "math" if self.kind == "compute" else None))
             return None
         parts, values = self.printed_text(node.args, str(sep), scope, node)
         # TT-Lang's ``num_pages=n``: a block prints its first n tiles
