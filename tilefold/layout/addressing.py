@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from enum import Enum, IntFlag
+from enum import Enum, EnumMeta, IntFlag
 from typing import Sequence
 
 import numpy as np
@@ -41,12 +41,26 @@ from tilefold.layout.tiles import tile_shape
 MAX_RANK = 8  # tensor_accessor::MAX_RANK of the device headers
 
 
-class BufferType(Enum):
+class TTNNEnumType(EnumMeta):
+    """The class of TT-NN's enums: a member tilefold lacks (``TensorMemoryLayout.ND_SHARDED``) is one
+    error at the user's line naming the members it has, not Python's bare ``AttributeError``."""
+
+    def __getattr__(cls, name: str):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        from tilefold.caller import user_location
+        from tilefold.errors import KernelAttributeError
+
+        raise KernelAttributeError(f"ttnn.{cls.__name__}.{name} is not supported by tilefold yet; it has "
+                                   f"{', '.join(cls.__members__)}", user_location())
+
+
+class BufferType(Enum, metaclass=TTNNEnumType):
     DRAM = "DRAM"
     L1 = "L1"
 
 
-class ShardOrientation(Enum):
+class ShardOrientation(Enum, metaclass=TTNNEnumType):
     """Order in which shards go to the cores of a grid: row by row or column by column."""
 
     ROW_MAJOR = "ROW_MAJOR"

@@ -34,6 +34,7 @@ from tilefold.layout.addressing import (
     BufferType,
     ShardDistributionStrategy,
     ShardOrientation,
+    TTNNEnumType,
     align,
     buffer_type,
     shard_orientation,
@@ -47,14 +48,14 @@ class Layout(Enum):
     TILE = "TILE"
 
 
-class TensorMemoryLayout(Enum):
+class TensorMemoryLayout(Enum, metaclass=TTNNEnumType):
     INTERLEAVED = "INTERLEAVED"
     HEIGHT_SHARDED = "HEIGHT_SHARDED"
     WIDTH_SHARDED = "WIDTH_SHARDED"
     BLOCK_SHARDED = "BLOCK_SHARDED"
 
 
-class ShardMode(Enum):
+class ShardMode(Enum, metaclass=TTNNEnumType):
     PHYSICAL = "PHYSICAL"
     LOGICAL = "LOGICAL"
 

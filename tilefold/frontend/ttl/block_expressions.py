@@ -688,7 +688,11 @@ class BlockExpressionBuilder(AcquisitionBuilder):
         return self.make("clamp", [a], a.shape, node, {"min": float(lo), "max": float(hi)})
 
     def fn_hardtanh(self, fn, args, kwargs, node):
-        b = self._kw(fn, args, kwargs, ("expr", "min", "max"), node)
+        # min_val / max_val: TT-Lang 1.1's names of min / max
+        spelled = {{"min_val": "min", "max_val": "max"}.get(k, k): v for k, v in kwargs.items()}
+        if len(spelled) < len(kwargs):
+            raise self.error("ttl.math.hardtanh takes min or min_val (max or max_val), not both", node)
+        b = self._kw(fn, args, spelled, ("expr", "min", "max"), node)
         return self.fn_clamp(fn, [b.get("expr"), b.get("min", -1.0), b.get("max", 1.0)], {}, node)
 
     def fn_pow(self, fn, args, kwargs, node):

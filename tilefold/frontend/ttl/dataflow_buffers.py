@@ -285,12 +285,25 @@ def _template_format(dtype):
         return None
 
 
+_UNSET = object()
+
+
 @checked_arguments("ttl.make_dataflow_buffer_like")
-def make_dataflow_buffer_like(tensor, shape, block_count: int | None = None, *, buffer_factor: int | None = None,
-                              allocation_group=None):
+def make_dataflow_buffer_like(tensor=_UNSET, shape=_UNSET, block_count: int | None = None, *,
+                              buffer_factor: int | None = None, allocation_group=None, likeness_tensor=_UNSET):
     """A dataflow buffer of blocks of ``shape`` in the likeness of ``tensor`` (its data type and
-    layout). ``buffer_factor`` is the former name of ``block_count``."""
+    layout). ``buffer_factor`` is the former name of ``block_count``; ``likeness_tensor`` the name
+    TT-Lang 1.1 gives ``tensor``."""
     location = user_location()
+    if (tensor is _UNSET) == (likeness_tensor is _UNSET) or shape is _UNSET:
+        from tilefold.errors import KernelArgumentError
+
+        given = (tensor is not _UNSET) + (likeness_tensor is not _UNSET)
+        what = ("the tensor twice (as tensor and as likeness_tensor): give one" if given == 2
+                else "no tensor: give the tensor whose data type and layout it takes first" if given == 0
+                else "no shape: give shape=(rows, columns) in tiles")
+        raise KernelArgumentError(f"ttl.make_dataflow_buffer_like got {what}", location)
+    tensor = likeness_tensor if tensor is _UNSET else tensor
     count = _block_count("make_dataflow_buffer_like", block_count, buffer_factor, location)
     dtype = getattr(tensor, "dtype", None)
     layout = getattr(tensor, "layout", None)

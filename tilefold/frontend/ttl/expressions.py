@@ -18,6 +18,7 @@ import ast
 import builtins
 import functools
 import inspect
+import math
 import operator
 import sys
 import types
@@ -106,7 +107,7 @@ def _kernel_methods(value) -> tuple[str, ...]:
                 RemoteSemaphore: ("inc", "set"), MulticastSemaphore: ("set",)}[type(value)]
     for kind, names in ((DataflowBuffer, ("reserve", "wait", "push", "pop", "publish")),
                         (Block, ("push", "pop", "store", "store_rows", "accumulate_rows")),
-                        (Transfer, ("wait",)), (ReadyReceive, ("index",)), (GroupTransfer, ("add", "wait_all")),
+                        (Transfer, ("wait", "can_wait")), (ReadyReceive, ("index",)), (GroupTransfer, ("add", "wait_all")),
                         (PipeNet, ("if_src", "if_dst", "is_src", "is_dst", "is_active", "destination_count")),
                         (DeviceDomain, ("current_index", "is_current"))):
         if isinstance(value, kind):
@@ -412,6 +413,8 @@ class ExpressionBuilder:
                 return tuple((base.dfb if isinstance(base, Block) else base).tile)     # (height, width)
             if name in ("block_count", "buffer_factor") and isinstance(base, DataflowBuffer):
                 return base.block_count          # buffer_factor: its pre-1.0 name
+            if name == "is_completed" and isinstance(base, Transfer):
+                return self.transfer_completed(base, node)
             methods = _kernel_methods(base)
             if name not in methods:
                 attributes = ("shape", "dtype", "tile") + (("block_count",) if isinstance(base, DataflowBuffer) else ())
@@ -797,6 +800,11 @@ class ExpressionBuilder:
             elif isinstance(value, DataflowBuffer) and value.index is not None:
                 contents.append(DPrintCBOp(self.cb_value(value)))
                 threads.append("unpack")
+            elif self.argument_of(value) is not None:
+                from tilefold.errors import warn_at
+
+                warn_at(f"print({ast.unparse(arg)[:30]}) prints the tensor's description, not its pages: tilefold does "
+                        "not print a tensor's pages yet; copy them into a block and print the block", self.location(node))
         self.node = node
         self.emit(DPrintOp(parts, values, threads[0] if threads and self.kind == "compute" else None))
         for op in contents:
@@ -964,6 +972,12 @@ class ExpressionBuilder:
             self.no_arguments(args, kwargs, node, "wait()")
             self.transfer_wait(obj, node, explicit=True)
             return None
+        elif isinstance(obj, Transfer) and name == "can_wait":
+            self.no_arguments(args, kwargs, node, "can_wait()")
+            if obj.kind == "recv":
+                raise self.error("can_wait() of a pipe receive is known only at run time, and tilefold does not "
+                                 "support it yet; wait for one of several receives with ttl.wait_any", node)
+            return True          # a copy, or a pipe send: wait() completes it without waiting on another node
         elif isinstance(obj, ReadyReceive) and name == "index":
             self.no_arguments(args, kwargs, node, "index()")
             return obj.index
@@ -1133,12 +1147,23 @@ class ExpressionBuilder:
         except TypeError as exc:
             raise self.error(f"isinstance(): {exc}", node) from None
 
+    def transfer_completed(self, transfer: Transfer, node) -> bool:
+        """``handle.is_completed``: whether ``wait()`` was called on the handle here, as TT-Lang's
+        handles answer it (known when the kernel is built, unless only some paths waited)."""
+        if transfer.done_slot is not None:
+            raise self.error(f"{self.describe(transfer)} is waited for on some paths through an if only, so whether "
+                             "it is completed is known only at run time; wait() on it on every path first", node)
+        return bool(transfer.waited)
+
     def call_len(self, args, kwargs, node):
-        """``len()`` of a tuple or list, which may hold runtime values (``len(ttl.node(dims=2))``)."""
+        """``len()`` of a tuple or list, which may hold runtime values (``len(ttl.node(dims=2))``), or
+        of a block or a block expression: its number of tiles, as TT-Lang's blocks answer it."""
         if len(args) != 1 or kwargs:
             raise self.error("len() takes one argument", node)
         if isinstance(args[0], (tuple, list, dict, str)):
             return builtins.len(args[0])
+        if isinstance(args[0], (Block, BlockExpression)):
+            return math.prod(args[0].shape)
         raise self.error(f"len() of {self.describe(args[0])} is not known when the kernel is built", node)
 
     def call_range(self, args, kwargs, node):
