@@ -592,6 +592,14 @@ class BlockExpressionBuilder(AcquisitionBuilder):
                 raise self.error(f"ttl.math.{fn.name}(): {p} must be a compile-time number, not "
                                  f"{self.describe(v)}", node)
             params[p] = float(v)
+            source = p.removesuffix("_recip").removesuffix("_reciprocal")
+            if source != p and b.get(p) is not None and not math.isclose(v * params[source], 1.0, rel_tol=1e-3):
+                from tilefold.errors import warn_at
+
+                # the device takes the reciprocal as given: softplus is beta_reciprocal * log(1 + exp(beta * x))
+                warn_at(f"ttl.math.{fn.name}(): {p}={v!r} is not 1/{source} ({source}={params[source]!r}); the "
+                        f"device scales the result by {p} as given — pass {source}'s reciprocal, or leave {p} out",
+                        self.location(node))
         return self.make(fn.name, [a], a.shape, node, params)
 
     def fn_mask(self, fn, args, kwargs, node, fill: float = 0.0):

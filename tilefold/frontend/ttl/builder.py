@@ -218,8 +218,13 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
 
     def _statements(self, stmts: list[ast.stmt], scope: Scope, region: Region) -> None:
         implicit = self.implicit_release
-        for written in _fold_early_returns(stmts):
-            stmt = written
+        stmts = _fold_early_returns(stmts)
+        for i, written in enumerate(stmts):
+            stmt = joined = self.branches_defining(written, stmts[i + 1:], scope)
+            if joined is not None:
+                written = stmts[-1]         # the rest is built inside both branches; liveness after it
+            else:
+                stmt = written
             if implicit:            # ttl.copy(dfb.wait(), ...): the block is released after the statement
                 stmt = hold_inline_blocks(stmt, self.inline_blocks)
             self.node = stmt
@@ -230,6 +235,8 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
             handler(stmt, scope)
             if (implicit or self.explicit_acquisitions is not None) and self.source.tree is self.kernel_tree:
                 self.release_dead_blocks(written, scope)        # liveness is of the statement as written
+            if joined is not None:
+                break
         self.end_region(region, stmts[-1] if stmts else region.node)
         self.regions.pop()
 
@@ -617,9 +624,11 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
                     self.statements(stmt.body, scope, Region("with", stmt))
                 return
             if isinstance(lb, int) and isinstance(ub, int) and len(range(lb, ub, step)) and \
-                    self.carries_none(stmt, scope):
-                # ``acc = None`` before the loop, ``acc = x if acc is None else acc + x`` in it: the
-                # first iteration is built on its own (there ``acc`` is None), the rest loop at runtime
+                    (self.carries_none(stmt, scope) or self.first_iteration_assigns(stmt, scope)):
+                # ``acc = None`` before the loop, ``acc = x if acc is None else acc + x`` in it, or no
+                # ``acc`` before it and ``if k == 0: acc = x`` / ``else: acc = acc + x``: the first
+                # iteration is built on its own (there ``acc`` is None, ``k`` known), the rest loop at
+                # runtime (where ``k`` is known not to be the first value)
                 self.assign(stmt.target, lb, scope)
                 self.statements(stmt.body, scope, Region("with", stmt))
                 lb += step
@@ -679,6 +688,41 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
         """Whether the loop assigns a carried name that holds None before it."""
         names = (writes(stmt) - writes(stmt.target)) & scope.carried
         return any(scope.names.get(name, MISSING) is None for name in names)
+
+    def branches_defining(self, stmt: ast.stmt, rest: list[ast.stmt], scope: Scope) -> ast.If | None:
+        """An ``if`` (or ``name = a if c else b``) of a compute kernel that gives a block value its
+        first value on each path (``if i == 0: v = exp(x)`` / ``else: v = -x``), with the statements
+        after it that read it: the ``if`` with those statements at the end of both branches, where
+        the value is known (each path computes what it assigned); a conditional expression of
+        blocks always becomes such an ``if``. None for any other statement."""
+        if self.kind != "compute" or not rest:
+            return None
+        split = _as_if_statement(stmt)
+        if split is None:
+            return None
+        blocks = (Block, BlockExpression, Accumulator)
+        if split is not stmt and not any(isinstance(n, ast.Name) and isinstance(scope.lookup(n.id), blocks)
+                                         for n in ast.walk(stmt.value)):
+            return None                     # a conditional expression of numbers: evaluated as it is
+        fresh = {n for n in writes(split) if scope.lookup(n) is MISSING or isinstance(scope.lookup(n), Unassigned)}
+        read_after = {n.id for r in rest for n in ast.walk(r) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        if not fresh & read_after and split is stmt:
+            return None
+        joined = ast.copy_location(ast.If(test=split.test, body=split.body + rest, orelse=split.orelse + rest), stmt)
+        joined.end_lineno, joined.end_col_offset = stmt.end_lineno, stmt.end_col_offset
+        return joined
+
+    def first_iteration_assigns(self, stmt: ast.For, scope: Scope) -> bool:
+        """Whether a compute loop assigns a carried name that has no value before it and tests its
+        loop variable (``if k == 0: acc = a @ b`` / ``else: acc = acc + a @ b``): the test decides
+        on which iteration the name gets its first value."""
+        if self.kind != "compute" or not isinstance(stmt.target, ast.Name):
+            return False
+        names = (writes(stmt) - writes(stmt.target)) & scope.carried
+        if not any(scope.lookup(name) is MISSING or isinstance(scope.lookup(name), Unassigned) for name in names):
+            return False
+        tests = [n.test for n in ast.walk(stmt) if isinstance(n, (ast.If, ast.IfExp))]
+        return any(isinstance(m, ast.Name) and m.id == stmt.target.id for test in tests for m in ast.walk(test))
 
     def indexes_a_sequence(self, stmt: ast.For, scope: Scope) -> bool:
         """Whether the body of a ``range()`` loop with at most :data:`MAX_UNROLLED` iterations
@@ -1297,6 +1341,19 @@ def _ends_with_return(stmts: list[ast.stmt]) -> bool:
     last = stmts[-1] if stmts else None
     return isinstance(last, ast.Return) and (last.value is None or (
         isinstance(last.value, ast.Constant) and last.value.value is None))
+
+
+def _as_if_statement(stmt: ast.stmt) -> ast.If | None:
+    """``name = a if c else b`` as ``if c: name = a`` / ``else: name = b``; an ``if`` as it is."""
+    if isinstance(stmt, ast.If):
+        return stmt
+    if not (isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.IfExp) and len(stmt.targets) == 1):
+        return None
+    choice = stmt.value
+    body, orelse = (ast.copy_location(ast.Assign(targets=stmt.targets, value=v), stmt) for v in (choice.body, choice.orelse))
+    split = ast.copy_location(ast.If(test=choice.test, body=[body], orelse=[orelse]), stmt)
+    split.end_lineno, split.end_col_offset = stmt.end_lineno, stmt.end_col_offset
+    return split
 
 
 def _fold_early_returns(stmts: list[ast.stmt]) -> list[ast.stmt]:

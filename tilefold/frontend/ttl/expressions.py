@@ -185,10 +185,18 @@ class ExpressionBuilder:
         if hasattr(value, "type") and str(value.type) == "i1":
             return value
         if isinstance(value, Scalar):
-            return self.scalars.compare("ne", value, 0)
+            return self.scalar_compare("ne", value, 0)
         if isinstance(value, ElementValue):
             raise self.unsupported_element_use(node)
         raise self.error(f"{ast.unparse(node)[:40]} ({self.describe(value)}) cannot be used as a condition", node)
+
+    def scalar_compare(self, predicate: str, a, b):
+        """A comparison of the program's integers: a bool when it is known when the kernel is built
+        (both compile-time, or, in a compute kernel, decided by the ranges of loop indices and node
+        coordinates — ``if k == 0`` past a loop's first iteration), else an ``i1`` SSA value. (Data
+        movement kernels keep such tests at run time: their guards and asserts are checked there.)"""
+        known = self.scalars.decided(predicate, a, b) if self.kind == "compute" else None
+        return known if known is not None else self.scalars.compare(predicate, a, b)
 
     def evaluate_test(self, test: ast.expr, scope):
         """The value of a condition (of an ``if``, a conditional expression, ``and`` / ``or``).
@@ -506,7 +514,7 @@ class ExpressionBuilder:
             if op is ast.UAdd:
                 return value
             if op is ast.Not:
-                return self.scalars.compare("eq", value, 0)
+                return self.scalar_compare("eq", value, 0)
             raise self.error(f"{ast.unparse(node)[:40]}: unsupported on runtime integers", node)
         if self.is_flag(value) and op is ast.Not:
             return self.negate(value)
@@ -590,8 +598,8 @@ class ExpressionBuilder:
         if isinstance(left, Scalar) or isinstance(right, Scalar):
             if op not in _COMPARE:
                 raise self.error(f"{ast.unparse(node)[:40]}: runtime integers compare with < <= > >= == !=", node)
-            return self.scalars.compare(_COMPARE[op], self.as_int(left, node, "a compared value"),
-                                        self.as_int(right, node, "a compared value"))
+            return self.scalar_compare(_COMPARE[op], self.as_int(left, node, "a compared value"),
+                                       self.as_int(right, node, "a compared value"))
         if type(left) is type(right) and isinstance(left, (tuple, list)) and _holds_runtime(left + right):
             return self.sequence_compare(op, left, right, node)
         try:

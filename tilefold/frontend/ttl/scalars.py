@@ -237,6 +237,23 @@ class ScalarBuilder:
         op = self.emit(arith.MaxSIOp(self.materialize(a), self.materialize(b)))
         return self._derived_symbol("max", *sorted((a, b), key=_order), op.result)
 
+    def decided(self, predicate: str, a: IntLike, b: IntLike) -> bool | None:
+        """``a <pred> b`` when the ranges of both sides decide it (a loop index against its first
+        value outside the first iteration, a node coordinate against the grid), else None."""
+        ra, rb = self.bounds(a), self.bounds(b)
+        if ra is None or rb is None or ra[0] > ra[1] or rb[0] > rb[1]:
+            return None
+        (lo_a, hi_a), (lo_b, hi_b) = ra, rb
+        below, above = hi_a < lo_b, lo_a > hi_b            # every a below / above every b
+        same = lo_a == hi_a == lo_b == hi_b
+        answers = {"eq": False if below or above else True if same else None,
+                   "slt": True if below else False if lo_a >= hi_b else None,
+                   "sle": True if hi_a <= lo_b else False if above else None}
+        answers["ne"] = None if answers["eq"] is None else not answers["eq"]
+        answers["sgt"] = None if answers["sle"] is None else not answers["sle"]
+        answers["sge"] = None if answers["slt"] is None else not answers["slt"]
+        return answers[predicate]
+
     def compare(self, predicate: str, a: IntLike, b: IntLike):
         """``a <pred> b`` (``slt``, ``sle``, ``sgt``, ``sge``, ``eq``, ``ne``): a bool when both are
         compile-time, else an ``i1`` SSA value."""
