@@ -575,3 +575,47 @@ def test_a_python_error_of_the_users_own_body_shows_only_the_users_frames(tmp_pa
     assert root + "/tilefold" not in done.stderr
     done = _run_plain(script, full_traceback=True)
     assert root + "/tilefold" in done.stderr
+
+
+TF32_BROADCAST = '''\
+import numpy as np
+import ttl
+import ttnn
+
+
+@ttl.operation(grid=(1, 1))
+def spread(c, out):
+    c_dfb = ttl.make_dataflow_buffer_like(c, shape=(1, 1), block_count=2)
+    o_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+
+    @ttl.compute()
+    def compute():
+        with c_dfb.wait() as cb, o_dfb.reserve() as o:
+            o.store(ttl.block.broadcast(cb, dims=[0], shape=(1, 1)))
+
+    @ttl.datamovement()
+    def read():
+        with c_dfb.reserve() as blk:
+            ttl.copy(c[0, 0], blk).wait()
+
+    @ttl.datamovement()
+    def write():
+        with o_dfb.wait() as blk:
+            ttl.copy(blk, out[0, 0]).wait()
+
+
+c = np.full((32, 32), 1 + 2.0 ** -20, np.float32)
+out = ttnn.zeros((32, 32), dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT)
+spread(ttnn.from_numpy(c, dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT), out)
+assert (ttnn.to_numpy(out) == c[0]).all(), "not exact"
+'''
+
+
+def test_a_failed_assert_after_a_tf32_read_of_float32_names_the_read_and_the_fast_numerics(tmp_path, capsys):
+    script = tmp_path / "tf32.py"
+    script.write_text(TF32_BROADCAST)
+    with pytest.raises(AssertionError, match="not exact"):
+        run_script(script)
+    err = capsys.readouterr().err
+    assert "note: spread read float32 operands as the device's source registers hold them, cut to TF32" in err
+    assert "by unary_bcast" in err and "--numerics fast" in err

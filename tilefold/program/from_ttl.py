@@ -45,7 +45,7 @@ from tilefold.ir.ttkernel import compute_config
 from tilefold.layout.formats import DataFormat, tensor_tile
 from tilefold.program import ComputeConfig, DataMovementConfig, HalfWords, NocX, NocY, Program
 from tilefold.program.program import SEMAPHORE_SIZE
-from tilefold.program.unpack_to_dest import TTL_FLOAT32_TO_DEST_CALLS, unpack_to_dest_mode
+from tilefold.program.unpack_to_dest import TTL_FLOAT32_TO_DEST_CALLS, float32_source_reads, unpack_to_dest_mode
 
 
 
@@ -275,6 +275,7 @@ def build_program(module: ModuleOp, built, arch) -> Program:
                                    cfg["math_approx_mode"],
                                    unpack_to_dest_mode(fn, formats, cfg["fp32_dest_acc_en"], compile_args,
                                                        TTL_FLOAT32_TO_DEST_CALLS))
+            program.float32_source_reads |= float32_source_reads(fn, formats, compile_args, TTL_FLOAT32_TO_DEST_CALLS)
         else:
             config = DataMovementConfig(next(processors))
         kernel = program.create_kernel(fn, cores, config, compile_args, name=fn.sym_name.data)

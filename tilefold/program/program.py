@@ -68,6 +68,8 @@ class Program:
     _adopted: dict = field(default_factory=dict, repr=False)   # id(original function) -> its copy here
     # circular buffers whose pages left at the end are staging blocks read before their push (no news)
     staging_circular_buffers: frozenset = frozenset()
+    # compute calls that read float32 CBs through the 19-bit source registers (as TF32)
+    float32_source_reads: frozenset = frozenset()
 
     # -- buffers --------------------------------------------------------------------
 

@@ -71,6 +71,15 @@ def unpacked_cbs(function: func.FuncOp, compile_args=()) -> dict[int, set[str]] 
     return reads
 
 
+def float32_source_reads(function: func.FuncOp, formats: dict[int, DataFormat], compile_args=(),
+                         float32_calls: frozenset[str] = TO_DEST_CALLS) -> set[str]:
+    """The calls of a compute kernel that read a float32 CB through the source registers (its
+    values cut to TF32): every unpacking call of such a CB but the moves ``float32_calls``."""
+    reads = unpacked_cbs(function, compile_args) or {}
+    return {call for cb, calls in reads.items() if formats.get(cb) is DataFormat.Float32
+            for call in calls - float32_calls}
+
+
 def unpack_to_dest_mode(function: func.FuncOp, formats: dict[int, DataFormat], fp32_dest_acc_en: bool,
                         compile_args=(), float32_calls: frozenset[str] = TO_DEST_CALLS) -> dict[int, str]:
     """``{cb: "UnpackToDestFp32"}`` for each int32 or uint32 CB only ``copy_tile`` / ``unary_bcast`` /

@@ -64,6 +64,8 @@ def run_operation(operation, capture, compiled, report: bool = True):
         if unwritten is not None and note_written is not None:
             note_written(unwritten, compiled.program.buffer(name).num_pages)
     settings.runs.append((operation.name, result))
+    if compiled.program.float32_source_reads and result.numerics != "fast":
+        settings.tf32_reads.append((operation.name, sorted(compiled.program.float32_source_reads)))
     if settings.report and report:
         cols, rows = capture.grid
         numerics = " with fast numerics (float32 accumulation)" if result.numerics == "fast" else ""

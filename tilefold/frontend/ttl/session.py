@@ -35,6 +35,7 @@ class Settings:
     runs: list = field(default_factory=list)
     not_run: int = 0            # operation calls that ran nothing: no kernel function, or TTLANG_COMPILE_ONLY
     mesh_steps: list = field(default_factory=list)     # mesh.MeshStep of multi-chip runs
+    tf32_reads: list = field(default_factory=list)     # (operation, calls) of runs that read float32 as TF32
 
 
 SETTINGS = Settings()
@@ -45,7 +46,7 @@ def configured(**changes):
     """Use ``SETTINGS`` with ``changes`` inside the ``with`` block."""
     global SETTINGS
     saved = SETTINGS
-    SETTINGS = replace(saved, written=[], notes=[], runs=[], mesh_steps=[], not_run=0, **changes)
+    SETTINGS = replace(saved, written=[], notes=[], runs=[], mesh_steps=[], tf32_reads=[], not_run=0, **changes)
     try:
         yield SETTINGS
     finally:
