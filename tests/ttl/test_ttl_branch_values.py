@@ -173,3 +173,47 @@ def test_the_peeled_and_joined_compute_kernels_compile_against_the_real_headers(
         jobs.append((path, "compute", check_kernel.accessor_compile_args(program, kernel) or None))
     for result in check_kernel.check_kernels(jobs):
         check_kernel.require_accepted(result)
+
+
+@ttl.operation(grid=(2, 1))
+def two_guarded_steps(x, out):
+    x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+    s_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+    o_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+
+    @ttl.compute()
+    def compute():
+        i = ttl.node(dims=1)
+        first = s_dfb.reserve()
+        first.store(x_dfb.wait())
+        if i == 0:
+            state = s_dfb.wait()
+            step = s_dfb.reserve()
+            step.store(state + state)
+        if i == 0:
+            state = s_dfb.wait()
+            step = s_dfb.reserve()
+            step.store(state * state)
+        o = o_dfb.reserve()
+        o.store(s_dfb.wait())
+
+    @ttl.datamovement()
+    def read():
+        i = ttl.node(dims=1)
+        with x_dfb.reserve() as blk:
+            ttl.copy(x[0, i], blk).wait()
+
+    @ttl.datamovement()
+    def write():
+        i = ttl.node(dims=1)
+        with o_dfb.wait() as blk:
+            ttl.copy(blk, out[0, i]).wait()
+
+
+def test_names_an_if_assigns_and_a_later_if_assigns_again_keep_each_ifs_releases():
+    # (the second if reads state only after assigning it: the first if is not joined with it)
+    x, out = tile_tensor((32, 64), seed=6, dtype="float32"), zeros((32, 64), dtype="float32")
+    two_guarded_steps(x, out)
+    v, got = ttnn.to_numpy(x), ttnn.to_numpy(out)
+    np.testing.assert_allclose(got[:, :32], (2 * v[:, :32]) ** 2, rtol=1e-5)      # node 0: both steps
+    np.testing.assert_array_equal(got[:, 32:], v[:, 32:])                          # node 1: neither

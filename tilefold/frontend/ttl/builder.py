@@ -694,7 +694,8 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
         first value on each path (``if i == 0: v = exp(x)`` / ``else: v = -x``), with the statements
         after it that read it: the ``if`` with those statements at the end of both branches, where
         the value is known (each path computes what it assigned); a conditional expression of
-        blocks always becomes such an ``if``. None for any other statement."""
+        blocks always becomes such an ``if``. None for any other statement, and when those
+        statements acquire or release blocks (they are built once, after the ``if``)."""
         if self.kind != "compute" or not rest:
             return None
         split = _as_if_statement(stmt)
@@ -704,9 +705,13 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
         if split is not stmt and not any(isinstance(n, ast.Name) and isinstance(scope.lookup(n.id), blocks)
                                          for n in ast.walk(stmt.value)):
             return None                     # a conditional expression of numbers: evaluated as it is
+        from tilefold.frontend.ttl.variables import read_before_assigned
+
+        if any(isinstance(n, (ast.With, ast.AsyncWith)) or isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+               and n.func.attr in ("wait", "reserve", "push", "pop") for r in rest for n in ast.walk(r)):
+            return None                     # (the rest acquires or releases blocks: built once, after the if)
         fresh = {n for n in writes(split) if scope.lookup(n) is MISSING or isinstance(scope.lookup(n), Unassigned)}
-        read_after = {n.id for r in rest for n in ast.walk(r) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-        if not fresh & read_after and split is stmt:
+        if not fresh & read_before_assigned(rest, self.kernel_tree) and split is stmt:
             return None
         joined = ast.copy_location(ast.If(test=split.test, body=split.body + rest, orelse=split.orelse + rest), stmt)
         joined.end_lineno, joined.end_col_offset = stmt.end_lineno, stmt.end_col_offset

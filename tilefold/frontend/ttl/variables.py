@@ -216,6 +216,11 @@ def _live_after(tail: list[ast.stmt], defs: dict[str, set[str]] | None = None, m
     return live | later
 
 
+def read_before_assigned(stmts: list[ast.stmt], function: ast.FunctionDef) -> set[str]:
+    """Names the statements ``stmts`` of ``function`` may read before they certainly assign them."""
+    return _live_after(stmts, nested_functions(function))
+
+
 def _later_reads(stmt: ast.stmt, defs: dict[str, set[str]] | None) -> set[str]:
     """What the lambdas and nested functions of ``stmt`` that may run later read (see
     :func:`_live_after`)."""
