@@ -12,7 +12,7 @@ import pytest
 
 import tilefold.ttl as ttl
 import tilefold.ttnn as ttnn
-from ttl_helpers import tile_tensor, zeros
+from ttl_helpers import copy_kernels, node_column_kernels, tile_tensor, zeros
 
 
 def _matmul(form: str):
@@ -100,17 +100,7 @@ def _per_node(form: str):
                     v = ttl.math.exp(xb) if i == 0 else ttl.math.neg(xb) * xb
                     o.store(v)
 
-        @ttl.datamovement()
-        def read():
-            i = ttl.node(dims=1)
-            with x_dfb.reserve() as blk:
-                ttl.copy(x[0, i], blk).wait()
-
-        @ttl.datamovement()
-        def write():
-            i = ttl.node(dims=1)
-            with o_dfb.wait() as blk:
-                ttl.copy(blk, out[0, i]).wait()
+        node_column_kernels(x_dfb, o_dfb, x, out)
 
     return chosen
 
@@ -139,15 +129,7 @@ def loose_softplus(x, out):
         with x_dfb.wait() as xb, o_dfb.reserve() as o:
             o.store(ttl.math.softplus(xb, 1.0, 20.0))  # warned
 
-    @ttl.datamovement()
-    def read():
-        with x_dfb.reserve() as blk:
-            ttl.copy(x[0, 0], blk).wait()
-
-    @ttl.datamovement()
-    def write():
-        with o_dfb.wait() as blk:
-            ttl.copy(blk, out[0, 0]).wait()
+    copy_kernels(x_dfb, o_dfb, x, out)
 
 
 def test_a_reciprocal_parameter_that_is_not_the_reciprocal_warns_and_is_used_as_given():
@@ -197,17 +179,7 @@ def two_guarded_steps(x, out):
         o = o_dfb.reserve()
         o.store(s_dfb.wait())
 
-    @ttl.datamovement()
-    def read():
-        i = ttl.node(dims=1)
-        with x_dfb.reserve() as blk:
-            ttl.copy(x[0, i], blk).wait()
-
-    @ttl.datamovement()
-    def write():
-        i = ttl.node(dims=1)
-        with o_dfb.wait() as blk:
-            ttl.copy(blk, out[0, i]).wait()
+    node_column_kernels(x_dfb, o_dfb, x, out)
 
 
 def test_names_an_if_assigns_and_a_later_if_assigns_again_keep_each_ifs_releases():

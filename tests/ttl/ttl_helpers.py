@@ -142,6 +142,24 @@ def copy_kernels(x_dfb, y_dfb, x, y, rows=1):
                 ttl.copy(blk, y[r, 0]).wait()
 
 
+def node_column_kernels(x_dfb, y_dfb, x, y):
+    """A reader and a writer moving tile (0, n) of the tensors through two buffers on node n of a
+    one-dimensional grid."""
+    import tilefold.ttl as ttl
+
+    @ttl.datamovement()
+    def read():
+        n = ttl.node(dims=1)
+        with x_dfb.reserve() as blk:
+            ttl.copy(x[0, n], blk).wait()
+
+    @ttl.datamovement()
+    def write():
+        n = ttl.node(dims=1)
+        with y_dfb.wait() as blk:
+            ttl.copy(blk, y[0, n]).wait()
+
+
 def _first_tile_copy():
     import tilefold.ttl as ttl
 
