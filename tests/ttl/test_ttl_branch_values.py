@@ -189,3 +189,43 @@ def test_names_an_if_assigns_and_a_later_if_assigns_again_keep_each_ifs_releases
     v, got = ttnn.to_numpy(x), ttnn.to_numpy(out)
     np.testing.assert_allclose(got[:, :32], (2 * v[:, :32]) ** 2, rtol=1e-5)      # node 0: both steps
     np.testing.assert_array_equal(got[:, 32:], v[:, 32:])                          # node 1: neither
+
+
+@ttl.operation(grid=(1, 1))
+def per_block_maximum(x, out):
+    x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+    o_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+
+    @ttl.compute()
+    def compute():
+        for b in range(2):
+            with o_dfb.reserve() as o:
+                acc = None                  # each iteration starts afresh: nothing is handed on
+                for _ in range(2):
+                    with x_dfb.wait() as xb:
+                        m = ttl.math.abs(xb)
+                        acc = m if acc is None else ttl.math.max(acc, m)
+                if b == 0:
+                    acc = acc + ttl.block.fill(1.0, shape=acc.shape)
+                o.store(acc)
+
+    @ttl.datamovement()
+    def read():
+        for t in range(4):
+            with x_dfb.reserve() as blk:
+                ttl.copy(x[0, t], blk).wait()
+
+    @ttl.datamovement()
+    def write():
+        for b in range(2):
+            with o_dfb.wait() as blk:
+                ttl.copy(blk, out[0, b]).wait()
+
+
+def test_a_loop_testing_its_variable_whose_body_starts_a_name_afresh_is_not_peeled():
+    x, out = tile_tensor((32, 128), seed=7, dtype="float32"), zeros((32, 64), dtype="float32")
+    per_block_maximum(x, out)
+    v = ttnn.to_numpy(x)
+    tiles = [np.abs(v[:, 32 * t:32 * t + 32]) for t in range(4)]
+    expected = np.concatenate([np.maximum(tiles[0], tiles[1]) + 1, np.maximum(tiles[2], tiles[3])], axis=1)
+    np.testing.assert_allclose(ttnn.to_numpy(out), expected, rtol=1e-6)

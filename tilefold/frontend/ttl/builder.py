@@ -718,12 +718,14 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
         return joined
 
     def first_iteration_assigns(self, stmt: ast.For, scope: Scope) -> bool:
-        """Whether a compute loop assigns a carried name that has no value before it and tests its
-        loop variable (``if k == 0: acc = a @ b`` / ``else: acc = acc + a @ b``): the test decides
+        """Whether a compute loop hands a name that has no value before it from one iteration to
+        the next and tests its loop variable (``if k == 0: acc = a @ b`` / ``else: acc = acc + a @ b``): the test decides
         on which iteration the name gets its first value."""
+        from tilefold.frontend.ttl.variables import carried_across_iterations
+
         if self.kind != "compute" or not isinstance(stmt.target, ast.Name):
             return False
-        names = (writes(stmt) - writes(stmt.target)) & scope.carried
+        names = carried_across_iterations(stmt, self.kernel_tree)
         if not any(scope.lookup(name) is MISSING or isinstance(scope.lookup(name), Unassigned) for name in names):
             return False
         tests = [n.test for n in ast.walk(stmt) if isinstance(n, (ast.If, ast.IfExp))]

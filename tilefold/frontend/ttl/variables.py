@@ -216,6 +216,13 @@ def _live_after(tail: list[ast.stmt], defs: dict[str, set[str]] | None = None, m
     return live | later
 
 
+def carried_across_iterations(loop: ast.For, function: ast.FunctionDef) -> set[str]:
+    """Names a ``for`` loop of ``function`` assigns and its body may read before assigning them:
+    those an iteration hands to the next."""
+    start = writes(loop.target)
+    return (writes(loop) - start) & _exposed(loop.body, set(start), nested_functions(function))
+
+
 def read_before_assigned(stmts: list[ast.stmt], function: ast.FunctionDef) -> set[str]:
     """Names the statements ``stmts`` of ``function`` may read before they certainly assign them."""
     return _live_after(stmts, nested_functions(function))
