@@ -4,7 +4,8 @@ Reads: an exception nobody caught (``sys.excepthook``). Writes: for a
 :class:`tilefold.errors.TilefoldError`, its message (which starts with the user's ``file:line``)
 on stderr, as ``tilefold sim`` prints it; an exception the user's own code raised under tilefold's
 frames (in an operation's body) as its traceback through the user's frames only, as ``tilefold sim``
-shows it; any other exception goes to the hook that was there before. ``TILEFOLD_TRACEBACK=1``
+shows it; any other exception goes to the hook that was there before. A failed ``assert`` after
+operations read float32 as TF32 is preceded by a note saying so (``session.tf32_note``). ``TILEFOLD_TRACEBACK=1``
 keeps the full traceback. Installed when a script imports
 ``tilefold.ttl`` or ``tilefold.ttnn``.
 """
@@ -20,6 +21,10 @@ _previous = None
 def _hook(kind, value, tb) -> None:
     from tilefold.errors import reported_error
 
+    if isinstance(value, AssertionError) and "tilefold.frontend.ttl.session" in sys.modules:
+        note = sys.modules["tilefold.frontend.ttl.session"].tf32_note()     # (the script's assert failed)
+        if note:
+            print(note, file=sys.stderr)
     error = reported_error(value)
     if error is not None and not os.environ.get("TILEFOLD_TRACEBACK"):
         print(f"tilefold: {error}", file=sys.stderr)

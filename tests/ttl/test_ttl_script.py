@@ -619,3 +619,13 @@ def test_a_failed_assert_after_a_tf32_read_of_float32_names_the_read_and_the_fas
     err = capsys.readouterr().err
     assert "note: spread read float32 operands as the device's source registers hold them, cut to TF32" in err
     assert "by unary_bcast" in err and "--numerics fast" in err
+
+
+def test_the_tf32_note_also_precedes_a_failed_assert_of_a_script_run_with_python(tmp_path):
+    script = tmp_path / "tf32_plain.py"
+    script.write_text(TF32_BROADCAST.replace("import ttl\n", "import tilefold.ttl as ttl\n")
+                      .replace("import ttnn\n", "import tilefold.ttnn as ttnn\n"))
+    result = _run_plain(script)
+    assert result.returncode == 1
+    lines = result.stderr.splitlines()
+    assert lines[0].startswith("note: spread read float32 operands") and "AssertionError: not exact" in lines[-1]

@@ -122,7 +122,9 @@ def run_script(path, arch: str | None = None, trace: str | None = None) -> int:
         try:
             status = execute(path)
         except AssertionError:
-            _tf32_hint(settings.tf32_reads)
+            note = session.tf32_note(settings.tf32_reads)
+            if note:
+                print(note, file=sys.stderr)
             raise
         if not session.settings().runs and not session.settings().not_run:
             print(f"{os.path.basename(str(path))}: the script ran no TT-Lang operation")
@@ -134,17 +136,6 @@ def run_script(path, arch: str | None = None, trace: str | None = None) -> int:
             print(f"multi-chip modeled time: {total * 1e6:,.1f} us (operations {ops * 1e6:,.1f} us on the slowest "
                   f"chip of each, ethernet collectives {eth * 1e6:,.1f} us)")
     return status
-
-
-def _tf32_hint(tf32_reads: list) -> None:
-    """After a script's failed assert: which operations read float32 through the source registers."""
-    if not tf32_reads:
-        return
-    names = sorted({name for name, _ in tf32_reads})
-    calls = sorted({call for _, cs in tf32_reads for call in cs})
-    print(f"note: {', '.join(names)} read float32 operands as the device's source registers hold them, cut to "
-          f"TF32 (10 mantissa bits) by {', '.join(calls)}; a check expecting exact float32 fails by about 2^-11 "
-          "relative there. --numerics fast computes them whole, as TT-Lang's simulator does", file=sys.stderr)
 
 
 def compile_script(path, out_dir, print_ir_after_all: bool = False) -> list[Path]:

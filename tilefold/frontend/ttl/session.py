@@ -41,6 +41,19 @@ class Settings:
 SETTINGS = Settings()
 
 
+def tf32_note(reads: list | None = None) -> str | None:
+    """After a failed assert: which operations read float32 operands through the source registers
+    (``settings().tf32_reads``, or ``reads``), and what computes them whole; None if none did."""
+    reads = SETTINGS.tf32_reads if reads is None else reads
+    if not reads:
+        return None
+    names = sorted({name for name, _ in reads})
+    calls = sorted({call for _, cs in reads for call in cs})
+    return (f"note: {', '.join(names)} read float32 operands as the device's source registers hold them, cut to "
+            f"TF32 (10 mantissa bits) by {', '.join(calls)}; a check expecting exact float32 fails by about 2^-11 "
+            "relative there. --numerics fast (TILEFOLD_NUMERICS=fast) computes them whole, as TT-Lang's simulator does")
+
+
 @contextmanager
 def configured(**changes):
     """Use ``SETTINGS`` with ``changes`` inside the ``with`` block."""
