@@ -713,9 +713,7 @@ class KernelBuilder(HelperInliner, DataMovementBuilder, RawElementBuilder, Block
         fresh = {n for n in writes(split) if scope.lookup(n) is MISSING or isinstance(scope.lookup(n), Unassigned)}
         if not fresh & read_before_assigned(rest, self.kernel_tree) and split is stmt:
             return None
-        joined = ast.copy_location(ast.If(test=split.test, body=split.body + rest, orelse=split.orelse + rest), stmt)
-        joined.end_lineno, joined.end_col_offset = stmt.end_lineno, stmt.end_col_offset
-        return joined
+        return _if_in_place_of(stmt, split.test, split.body + rest, split.orelse + rest)
 
     def first_iteration_assigns(self, stmt: ast.For, scope: Scope) -> bool:
         """Whether a compute loop hands a name that has no value before it from one iteration to
@@ -1350,6 +1348,13 @@ def _ends_with_return(stmts: list[ast.stmt]) -> bool:
         isinstance(last.value, ast.Constant) and last.value.value is None))
 
 
+def _if_in_place_of(stmt: ast.stmt, test: ast.expr, body: list[ast.stmt], orelse: list[ast.stmt]) -> ast.If:
+    """An ``if`` built by the compiler to stand for ``stmt``: its lines are ``stmt``'s."""
+    made = ast.copy_location(ast.If(test=test, body=body, orelse=orelse), stmt)
+    made.end_lineno, made.end_col_offset = stmt.end_lineno, stmt.end_col_offset
+    return made
+
+
 def _as_if_statement(stmt: ast.stmt) -> ast.If | None:
     """``name = a if c else b`` as ``if c: name = a`` / ``else: name = b``; an ``if`` as it is."""
     if isinstance(stmt, ast.If):
@@ -1358,9 +1363,7 @@ def _as_if_statement(stmt: ast.stmt) -> ast.If | None:
         return None
     choice = stmt.value
     body, orelse = (ast.copy_location(ast.Assign(targets=stmt.targets, value=v), stmt) for v in (choice.body, choice.orelse))
-    split = ast.copy_location(ast.If(test=choice.test, body=[body], orelse=[orelse]), stmt)
-    split.end_lineno, split.end_col_offset = stmt.end_lineno, stmt.end_col_offset
-    return split
+    return _if_in_place_of(stmt, choice.test, [body], [orelse])
 
 
 def _fold_early_returns(stmts: list[ast.stmt]) -> list[ast.stmt]:
@@ -1375,8 +1378,6 @@ def _fold_early_returns(stmts: list[ast.stmt]) -> list[ast.stmt]:
         rest = stmts[i + 1:]
         body = stmt.body[:-1] if body_returns else stmt.body + rest
         orelse = stmt.orelse[:-1] if else_returns else stmt.orelse + rest
-        folded = ast.copy_location(ast.If(test=stmt.test, body=_fold_early_returns(body),
-                                          orelse=_fold_early_returns(orelse)), stmt)
-        folded.end_lineno, folded.end_col_offset = stmt.end_lineno, stmt.end_col_offset
+        folded = _if_in_place_of(stmt, stmt.test, _fold_early_returns(body), _fold_early_returns(orelse))
         return stmts[:i] + [folded]
     return stmts
