@@ -844,6 +844,14 @@ def empty(shape, dtype=None, layout=TILE_LAYOUT, device=None, memory_config=None
     return _undefined(zeros(shape, dtype, layout, device, memory_config))
 
 
+def allocate_tensor_on_device(shape, dtype, layout, device, memory_config=None) -> Tensor:
+    """``ttnn.allocate_tensor_on_device(shape, dtype, layout, device, memory_config)``: a device tensor
+    whose contents are undefined, as :func:`empty` (TT-NN's positional order)."""
+    if device is None:
+        raise LayoutError("ttnn.allocate_tensor_on_device needs the device ttnn.open_device returned", user_location())
+    return empty(shape, dtype, layout, device, memory_config)
+
+
 def _undefined(tensor):
     if isinstance(tensor, Tensor):      # (a mesh tensor's pieces are not followed)
         tensor.mark_undefined()
@@ -1147,6 +1155,22 @@ def split_work_to_cores(grid, units_to_divide: int, row_wise: bool = False):
             work.units_per_core_group_1, work.units_per_core_group_2)
 
 
+def num_cores_to_corerangeset(target_num_cores: int, grid_size, row_wise: bool = False) -> CoreRangeSet:
+    """``ttnn.num_cores_to_corerangeset(n, grid_size, row_wise)``: the first ``n`` cores of a grid of
+    ``grid_size`` (a ``CoreCoord``, ``CoreGrid`` or ``(x, y)``), as TT-Metal's work split counts them:
+    whole columns and one partial column, or whole rows and one partial row with ``row_wise``."""
+    from tilefold.errors import ProgramError
+    from tilefold.ops.work_split import num_cores_to_corerangeset as first_cores
+
+    size = (grid_size.x, grid_size.y) if isinstance(grid_size, (CoreCoord, CoreGrid)) else grid_size
+    try:
+        cores = first_cores(target_num_cores, size, bool(row_wise))
+    except ProgramError as exc:
+        raise LayoutError(f"ttnn.num_cores_to_corerangeset: {exc}", user_location()) from None
+    return CoreRangeSet(CoreRange(CoreCoord(r.start.x, r.start.y), CoreCoord(r.end.x, r.end.y))
+                        for r in cores.ranges)
+
+
 class CoreGrid:
     """``ttnn.CoreGrid(y=rows, x=columns)``."""
 
@@ -1211,18 +1235,24 @@ class ShardStrategy:
 
 def create_sharded_memory_config(shape, core_grid: CoreGrid, strategy, orientation=None,
                                  use_height_and_width_as_shard_shape: bool = False, **kwargs) -> MemoryConfig:
-    """An L1 memory config that shards a tensor of ``shape`` over ``core_grid`` by ``strategy``.
+    """An L1 memory config that shards a tensor of ``shape`` over ``core_grid`` (a ``CoreGrid`` of
+    the cores from (0, 0), or a ``CoreRangeSet``) by ``strategy``.
 
     On the simulated device each shard lives in the L1 of its core of ``core_grid`` (height and width
-    sharding deal the shards to the cores in row-major order, block sharding gives core ``(x, y)``
-    the shard in block row ``y`` and column ``x``)."""
+    sharding deal the shards to the cores in row-major order, or column-major with a column-major
+    orientation; block sharding gives core ``(x, y)`` the shard in block row ``y`` and column ``x``
+    of the grid, which must then be a rectangle)."""
     shape = _shape(shape)
     if not isinstance(strategy, TensorMemoryLayout) or not strategy.name.endswith("_SHARDED"):
         raise LayoutError(f"create_sharded_memory_config(strategy={strategy!r}): give ttnn.ShardStrategy.HEIGHT, "
                           "WIDTH or BLOCK", user_location())
-    if not isinstance(core_grid, CoreGrid):
-        raise LayoutError(f"create_sharded_memory_config(core_grid={core_grid!r}): give a ttnn.CoreGrid(y=..., x=...)",
-                          user_location())
+    if isinstance(core_grid, CoreRangeSet):
+        cores, core_grid = core_grid, _bounding_grid(core_grid, strategy)
+    elif isinstance(core_grid, CoreGrid):
+        cores = (core_grid.x, core_grid.y)
+    else:
+        raise LayoutError(f"create_sharded_memory_config(core_grid={core_grid!r}): give a ttnn.CoreGrid(y=..., x=...) "
+                          "or a ttnn.CoreRangeSet", user_location())
     if len(shape) < 2:
         raise LayoutError(f"create_sharded_memory_config(shape={shape}): give the tensor's shape (at least 2 dims)",
                           user_location())
@@ -1236,8 +1266,27 @@ def create_sharded_memory_config(shape, core_grid: CoreGrid, strategy, orientati
         shard = (height, -(-width // core_grid.num_cores))
     else:
         shard = (-(-height // core_grid.y), -(-width // core_grid.x))
-    spec = ShardSpec((core_grid.x, core_grid.y), shard, orientation or ShardOrientation.ROW_MAJOR)
+    spec = ShardSpec(cores, shard, orientation or ShardOrientation.ROW_MAJOR)
     return MemoryConfig(layout, BufferType.L1, spec)
+
+
+def _bounding_grid(cores: CoreRangeSet, strategy) -> CoreGrid:
+    """The ``CoreGrid`` standing for a core set in :func:`create_sharded_memory_config`: its number
+    of cores (height and width sharding), or its rectangle (block sharding: the set must fill it)."""
+    ranges = cores.ranges()
+    count = builtins.sum(r.grid_size().x * r.grid_size().y for r in ranges)
+    if not ranges:
+        raise LayoutError("create_sharded_memory_config(core_grid=ttnn.CoreRangeSet()): the set has no cores",
+                          user_location())
+    if strategy is not TensorMemoryLayout.BLOCK_SHARDED:
+        return CoreGrid(y=1, x=count)
+    x0, y0 = builtins.min(r.start.x for r in ranges), builtins.min(r.start.y for r in ranges)
+    x1, y1 = builtins.max(r.end.x for r in ranges), builtins.max(r.end.y for r in ranges)
+    if count != (x1 - x0 + 1) * (y1 - y0 + 1):
+        raise LayoutError(f"create_sharded_memory_config(core_grid={cores!r}, strategy=ttnn.ShardStrategy.BLOCK): "
+                          "block sharding needs a rectangle of cores; give a ttnn.CoreGrid or one ttnn.CoreRange",
+                          user_location())
+    return CoreGrid(y=y1 - y0 + 1, x=x1 - x0 + 1)
 
 
 @_over_mesh
@@ -1576,6 +1625,7 @@ __all__ = [
     "ones", "empty", "rand", "zeros_like", "add", "subtract", "multiply", "matmul", "relu", "exp", "to_layout",
     "to_device", "from_device", "as_tensor", "copy", "abs", "neg", "sqrt", "rsqrt", "reciprocal", "square", "log", "sin", "cos", "tanh",
     "sigmoid", "silu", "gelu", "upsample", "divide", "maximum", "minimum", "sum", "transpose", "reshape", "CoreGrid", "CoreRange", "CoreRangeSet", "SemaphoreDescriptor", "split_work_to_cores",
+    "num_cores_to_corerangeset", "allocate_tensor_on_device",
     "ShardStrategy", "ShardOrientation", "TensorMemoryLayout", "BufferType", "create_sharded_memory_config",
     "to_memory_config", "get_memory_config", "is_sharded", "is_tensor_storage_on_device", "to_dtype", "tilize",
     "tilize_with_zero_padding", "untilize", "sharded_to_interleaved", "interleaved_to_sharded", "unsqueeze_to_4D",
