@@ -1295,6 +1295,30 @@ def test_a_signpost_is_named_by_a_string():
                  "ttl.signpost(name) takes the region's name as a string, not int 3")
 
 
+def test_a_signpost_around_host_code_is_a_region_that_does_nothing():
+    """As TT-Lang's simulator: ``with ttl.signpost(name):`` around the call of an operation runs it
+    unchanged; a name that is not a string is still one error at the user's line."""
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+        y_dfb = ttl.make_dataflow_buffer_like(y, shape=(1, 1), block_count=2)
+
+        @ttl.compute()
+        def compute():
+            with x_dfb.wait() as a, y_dfb.reserve() as b:
+                b.store(a * 2.0)
+
+        copy_kernels(x_dfb, y_dfb, x, y)
+
+    x, y = tensors(shape=(32, 32))
+    with ttl.signpost("host region"):
+        op(x, y)
+    np.testing.assert_allclose(ttnn.to_numpy(y), ttnn.to_numpy(x).astype(np.float32) * 2, rtol=1e-2)
+    expect_error(lambda: ttl.signpost(None),  # error
+                 test_a_signpost_around_host_code_is_a_region_that_does_nothing,
+                 KernelError, "ttl.signpost(name) takes the region's name as a string, not NoneType None")
+
+
 def test_a_fill_of_a_runtime_value_says_the_value_must_be_known_when_the_kernel_is_built():
     @ttl.operation(grid=(2, 1))
     def op(x, y):

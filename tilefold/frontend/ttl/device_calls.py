@@ -3,10 +3,12 @@
 
 Reads / writes: nothing. The front end recognizes these objects inside kernel functions
 (:mod:`.expressions`); called by Python anywhere else they raise an error naming the user's
-line. :mod:`.api` re-exports them as ``ttl.*``.
+line (but ``ttl.signpost``, a region that does nothing on the host). :mod:`.api` re-exports them as ``ttl.*``.
 """
 
 from __future__ import annotations
+
+import contextlib
 
 from tilefold.caller import user_location
 from tilefold.errors import KernelError
@@ -49,8 +51,13 @@ class GroupTransfer:
 
 
 def signpost(name: str):
-    """``with ttl.signpost(name):`` marks a region for profiling (no effect on the program)."""
-    _device_only("signpost")
+    """``with ttl.signpost(name):`` marks a region for profiling (no effect on the program). Inside a
+    kernel function the front end reads it; on the host (around a call of an operation), as TT-Lang's
+    simulator, it is a region that does nothing."""
+    if not isinstance(name, str):
+        raise KernelError(f"ttl.signpost(name) takes the region's name as a string, not "
+                          f"{type(name).__name__} {name!r}", user_location())
+    return contextlib.nullcontext()
 
 
 def static_range(*bounds):
