@@ -1157,18 +1157,30 @@ def split_work_to_cores(grid, units_to_divide: int, row_wise: bool = False):
 
 def num_cores_to_corerangeset(target_num_cores: int, grid_size, row_wise: bool = False) -> CoreRangeSet:
     """``ttnn.num_cores_to_corerangeset(n, grid_size, row_wise)``: the first ``n`` cores of a grid of
-    ``grid_size`` (a ``CoreCoord``, ``CoreGrid`` or ``(x, y)``), as TT-Metal's work split counts them:
-    whole columns and one partial column, or whole rows and one partial row with ``row_wise``."""
+    ``grid_size`` (a ``CoreCoord(x, y)`` or ``CoreGrid``; a pair is ``(rows, columns)``, as TT-Lang's
+    simulator reads it), as TT-Metal's work split counts them: whole columns and one partial column,
+    or whole rows and one partial row with ``row_wise``."""
     from tilefold.errors import ProgramError
     from tilefold.ops.work_split import num_cores_to_corerangeset as first_cores
 
-    size = (grid_size.x, grid_size.y) if isinstance(grid_size, (CoreCoord, CoreGrid)) else grid_size
+    size = (grid_size.x, grid_size.y) if isinstance(grid_size, (CoreCoord, CoreGrid)) else \
+        tuple(grid_size)[::-1] if isinstance(grid_size, (tuple, list)) else grid_size
     try:
         cores = first_cores(target_num_cores, size, bool(row_wise))
     except ProgramError as exc:
         raise LayoutError(f"ttnn.num_cores_to_corerangeset: {exc}", user_location()) from None
     return CoreRangeSet(CoreRange(CoreCoord(r.start.x, r.start.y), CoreCoord(r.end.x, r.end.y))
                         for r in cores.ranges)
+
+
+def core_range_set_to_core_grid(core_ranges: CoreRangeSet) -> "CoreGrid":
+    """``ttnn.core_range_set_to_core_grid``: the ``CoreGrid`` of a core set's bounding rectangle."""
+    ranges = core_ranges.ranges() if isinstance(core_ranges, CoreRangeSet) else None
+    if not ranges:
+        raise LayoutError(f"ttnn.core_range_set_to_core_grid({core_ranges!r}): give a ttnn.CoreRangeSet with cores",
+                          user_location())
+    return CoreGrid(y=builtins.max(r.end.y for r in ranges) - builtins.min(r.start.y for r in ranges) + 1,
+                    x=builtins.max(r.end.x for r in ranges) - builtins.min(r.start.x for r in ranges) + 1)
 
 
 class CoreGrid:
@@ -1280,13 +1292,12 @@ def _bounding_grid(cores: CoreRangeSet, strategy) -> CoreGrid:
                           user_location())
     if strategy is not TensorMemoryLayout.BLOCK_SHARDED:
         return CoreGrid(y=1, x=count)
-    x0, y0 = builtins.min(r.start.x for r in ranges), builtins.min(r.start.y for r in ranges)
-    x1, y1 = builtins.max(r.end.x for r in ranges), builtins.max(r.end.y for r in ranges)
-    if count != (x1 - x0 + 1) * (y1 - y0 + 1):
+    box = core_range_set_to_core_grid(cores)
+    if count != box.num_cores:
         raise LayoutError(f"create_sharded_memory_config(core_grid={cores!r}, strategy=ttnn.ShardStrategy.BLOCK): "
                           "block sharding needs a rectangle of cores; give a ttnn.CoreGrid or one ttnn.CoreRange",
                           user_location())
-    return CoreGrid(y=y1 - y0 + 1, x=x1 - x0 + 1)
+    return box
 
 
 @_over_mesh
@@ -1625,7 +1636,7 @@ __all__ = [
     "ones", "empty", "rand", "zeros_like", "add", "subtract", "multiply", "matmul", "relu", "exp", "to_layout",
     "to_device", "from_device", "as_tensor", "copy", "abs", "neg", "sqrt", "rsqrt", "reciprocal", "square", "log", "sin", "cos", "tanh",
     "sigmoid", "silu", "gelu", "upsample", "divide", "maximum", "minimum", "sum", "transpose", "reshape", "CoreGrid", "CoreRange", "CoreRangeSet", "SemaphoreDescriptor", "split_work_to_cores",
-    "num_cores_to_corerangeset", "allocate_tensor_on_device",
+    "num_cores_to_corerangeset", "core_range_set_to_core_grid", "allocate_tensor_on_device",
     "ShardStrategy", "ShardOrientation", "TensorMemoryLayout", "BufferType", "create_sharded_memory_config",
     "to_memory_config", "get_memory_config", "is_sharded", "is_tensor_storage_on_device", "to_dtype", "tilize",
     "tilize_with_zero_padding", "untilize", "sharded_to_interleaved", "interleaved_to_sharded", "unsqueeze_to_4D",

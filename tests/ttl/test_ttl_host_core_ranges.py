@@ -76,8 +76,11 @@ def _cores(core_set) -> list[tuple[int, int]]:
 def test_num_cores_to_corerangeset_takes_whole_rows_or_columns_then_a_partial_one():
     row_wise = ttnn.num_cores_to_corerangeset(10, ttnn.CoreCoord(8, 8), row_wise=True)
     assert [(r.start.x, r.start.y, r.end.x, r.end.y) for r in row_wise.ranges()] == [(0, 0, 7, 0), (0, 1, 1, 1)]
-    column_wise = ttnn.num_cores_to_corerangeset(10, (8, 8))
+    column_wise = ttnn.num_cores_to_corerangeset(10, ttnn.CoreCoord(4, 8))
     assert [(r.start.x, r.start.y, r.end.x, r.end.y) for r in column_wise.ranges()] == [(0, 0, 0, 7), (1, 0, 1, 1)]
+    # a pair is (rows, columns), as TT-Lang's simulator reads it
+    assert _cores(ttnn.num_cores_to_corerangeset(10, (8, 4))) == _cores(column_wise)
+    assert ttnn.core_range_set_to_core_grid(row_wise).num_cores == 16
     assert len(_cores(ttnn.num_cores_to_corerangeset(64, ttnn.CoreGrid(y=8, x=8), True))) == 64
 
 
