@@ -662,6 +662,8 @@ def from_numpy(array, dtype=None, layout=TILE_LAYOUT, device: Device | None = No
                           "numbers (float, int or bool)", user_location())
     device = _device(device, "from_numpy")
     _conversion_keywords(kwargs, "from_numpy")
+    if kwargs.get("spec") is not None:
+        dtype, layout, memory_config = _from_spec(kwargs["spec"], array.shape, "from_numpy")
     memory_config = _memory_config(memory_config, "from_numpy")
     layout = _layout(layout)
     dt = _dtype(dtype) if dtype is not None else _default_dtype(array)
@@ -690,9 +692,21 @@ def from_torch(tensor, dtype=None, layout=TILE_LAYOUT, device: Device | None = N
     values, own = _numpy_of(tensor, "from_torch")
     _conversion_keywords(kwargs, "from_torch")
     _device(device, "from_torch")            # its own name in the errors of these arguments
+    if kwargs.get("spec") is not None:
+        dtype, layout, memory_config = _from_spec(kwargs.pop("spec"), values.shape, "from_torch")
     _memory_config(memory_config, "from_torch")
     _integer_range(values, _dtype(dtype or own), "from_torch")
     return from_numpy(values, _dtype(dtype or own), layout, device, memory_config, mesh_mapper, tile, **kwargs)
+
+
+def _from_spec(spec, shape: tuple, what: str) -> tuple:
+    """The data type, layout and memory config of ``spec=`` (a ``ttnn.TensorSpec`` of ``shape``)."""
+    if not isinstance(spec, TensorSpec):
+        raise LayoutError(f"{what}(spec={spec!r}): give a ttnn.TensorSpec", user_location())
+    if tuple(spec.shape) != tuple(shape):
+        raise LayoutError(f"{what}: the values have shape {list(shape)}, the spec {list(spec.shape)}",
+                          user_location())
+    return spec.dtype, spec.layout, spec.memory_config
 
 
 def _integer_range(values: np.ndarray, dtype: DataType, what: str) -> None:
@@ -844,9 +858,12 @@ def empty(shape, dtype=None, layout=TILE_LAYOUT, device=None, memory_config=None
     return _undefined(zeros(shape, dtype, layout, device, memory_config))
 
 
-def allocate_tensor_on_device(shape, dtype, layout, device, memory_config=None) -> Tensor:
-    """``ttnn.allocate_tensor_on_device(shape, dtype, layout, device, memory_config)``: a device tensor
-    whose contents are undefined, as :func:`empty` (TT-NN's positional order)."""
+def allocate_tensor_on_device(shape, dtype=None, layout=None, device=None, memory_config=None) -> Tensor:
+    """``ttnn.allocate_tensor_on_device(shape, dtype, layout, device, memory_config)`` or
+    ``(spec, device)``: a device tensor whose contents are undefined, as :func:`empty`."""
+    if isinstance(shape, TensorSpec):
+        spec, device = shape, dtype if device is None else device
+        shape, dtype, layout, memory_config = spec.shape, spec.dtype, spec.layout, spec.memory_config
     if device is None:
         raise LayoutError("ttnn.allocate_tensor_on_device needs the device ttnn.open_device returned", user_location())
     return empty(shape, dtype, layout, device, memory_config)
@@ -1627,6 +1644,8 @@ def synchronize_device(*args, **kwargs) -> None:
 
 from tilefold.frontend.ttl.device_profiler import (ReadDeviceProfiler,  # noqa: E402 - TT-NN's profiler calls
                                                    get_latest_programs_perf_data)
+from tilefold.ttnn_tensor_spec import NdShardSpec, TensorSpec  # noqa: E402 - they use this module's names
+from tilefold.layout.addressing import ShardDistributionStrategy  # noqa: E402
 
 
 __all__ = [
@@ -1636,7 +1655,8 @@ __all__ = [
     "ones", "empty", "rand", "zeros_like", "add", "subtract", "multiply", "matmul", "relu", "exp", "to_layout",
     "to_device", "from_device", "as_tensor", "copy", "abs", "neg", "sqrt", "rsqrt", "reciprocal", "square", "log", "sin", "cos", "tanh",
     "sigmoid", "silu", "gelu", "upsample", "divide", "maximum", "minimum", "sum", "transpose", "reshape", "CoreGrid", "CoreRange", "CoreRangeSet", "SemaphoreDescriptor", "split_work_to_cores",
-    "num_cores_to_corerangeset", "core_range_set_to_core_grid", "allocate_tensor_on_device",
+    "num_cores_to_corerangeset", "core_range_set_to_core_grid", "allocate_tensor_on_device", "TensorSpec",
+    "NdShardSpec", "ShardDistributionStrategy",
     "ShardStrategy", "ShardOrientation", "TensorMemoryLayout", "BufferType", "create_sharded_memory_config",
     "to_memory_config", "get_memory_config", "is_sharded", "is_tensor_storage_on_device", "to_dtype", "tilize",
     "tilize_with_zero_padding", "untilize", "sharded_to_interleaved", "interleaved_to_sharded", "unsqueeze_to_4D",

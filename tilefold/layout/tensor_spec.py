@@ -175,6 +175,11 @@ class MemoryConfig:
     nd_shard_spec: NdShardSpec | None = None
 
     def __post_init__(self):
+        if isinstance(self.memory_layout, BufferType) and isinstance(self.buffer_type, NdShardSpec):
+            # TT-NN's MemoryConfig(buffer_type, nd_shard_spec)
+            object.__setattr__(self, "nd_shard_spec", self.buffer_type)
+            object.__setattr__(self, "buffer_type", self.memory_layout)
+            object.__setattr__(self, "memory_layout", TensorMemoryLayout.BLOCK_SHARDED)
         object.__setattr__(self, "memory_layout", tensor_memory_layout(self.memory_layout))
         object.__setattr__(self, "buffer_type", buffer_type(self.buffer_type))
         if self.shard_spec is not None and self.nd_shard_spec is not None:
