@@ -246,6 +246,30 @@ def test_a_dst_dump_prints_its_label_as_tt_lang_does_with_a_warning_that_no_slot
         check_kernel.require_accepted(result)
 
 
+def test_the_newer_dst_dump_spelling_prints_its_label_too(capsys):
+    """TT-Lang's current ``print(dst=True, label=...)``, as ``_dump_dst_registers=True``."""
+    @ttl.operation(grid=(1, 1))
+    def dumped(a, out):
+        dfb = ttl.make_dataflow_buffer_like(a, shape=(1, 1), block_count=2)
+        o_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+
+        @ttl.compute()
+        def compute():
+            with dfb.wait() as x, o_dfb.reserve() as o:
+                result = ttl.math.exp(x)
+                print(dst=True, label="after exp", thread="math")  # warned
+                o.store(result)
+
+        copy_kernels(dfb, o_dfb, a, out)
+
+    a = np.zeros((32, 32), np.float32)
+    tensors = [ttnn.from_numpy(v, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT) for v in (a, a)]
+    with pytest.warns(UserWarning, match=r"print\(dst=True\) prints its label only"):
+        dumped(*tensors)
+    assert "=== after exp ===" in capsys.readouterr().out.splitlines()
+    np.testing.assert_array_equal(ttnn.to_numpy(tensors[1]), np.ones((32, 32), np.float32))
+
+
 def test_num_pages_prints_the_first_tiles_of_a_block(capsys):
     @ttl.operation(grid=(1, 1))
     def first_page(a, out):

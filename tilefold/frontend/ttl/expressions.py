@@ -767,19 +767,22 @@ class ExpressionBuilder:
         runtime integers (f-strings included); values known when the kernel is built are printed as
         Python prints them, blocks, buffers and tensors as their description, followed, for each
         block held from a tiled buffer, by its tiles' rows and, for each buffer, by its circular
-        buffer's state. ``sep`` is honoured, and TT-Lang's ``num_pages=n`` (a block prints its first n
-        tiles); other keywords (``end``, ``flush``, ``thread`` ...) are accepted and ignored."""
+        buffer's state. ``sep`` is honoured, TT-Lang's ``num_pages=n`` (a block prints its first n
+        tiles) and ``dst=True, label=...`` (the DST dump's header); other keywords (``end``, ``flush``,
+        ``thread`` ...) are accepted and ignored."""
         from tilefold.ir.ttkernel import DPrintCBOp, DPrintOp, DPrintTilesOp
 
         keywords = {k.arg: k.value for k in node.keywords}
         sep = self.evaluate(keywords["sep"], scope) if "sep" in keywords else " "
-        if "_dump_dst_registers" in keywords:
-            # TT-Lang's dump of the DST slots live here: its header line. Block values are computed
-            # where they are stored, so no slot holds one between statements (TT-Lang's compiler
-            # finds none there either and prints the header alone)
+        dump = next((k for k in ("dst", "_dump_dst_registers") if k in keywords), None)
+        if dump is not None and self.evaluate(keywords[dump], scope) is True:
+            # TT-Lang's dump of the DST slots live here (``dst=True``; ``_dump_dst_registers=True`` in
+            # TT-Lang 1.1): its header line. Block values are computed where they are stored, so no
+            # slot holds one between statements (TT-Lang's compiler finds none there either and
+            # prints the header alone)
             from tilefold.errors import warn_at
 
-            warn_at("print(_dump_dst_registers=True) prints its label only: values are computed in DST where "
+            warn_at(f"print({dump}=True) prints its label only: values are computed in DST where "
                     "they are stored, so no slot holds one at a print; print the block a value is stored into "
                     "to see it", self.location(node))
             label = self.evaluate(keywords["label"], scope) if "label" in keywords else ""
