@@ -11,10 +11,11 @@ kernel-config ring and the allocator, at most ``get_max_worker_l1_unreserved_siz
 ``to_numpy``), ``zeros`` / ``ones`` / ``full`` / ``rand`` / ``empty``, the data types
 ``bfloat16`` / ``float32`` / ``bfloat8_b`` / ``bfloat4_b``, the layouts ``TILE_LAYOUT`` / ``ROW_MAJOR_LAYOUT``,
 ``DRAM_MEMORY_CONFIG`` / ``L1_MEMORY_CONFIG``, sharded memory configs (``create_sharded_memory_config``
-over a ``CoreGrid`` by ``ShardStrategy``, ``to_memory_config``), and TT-NN's operations computed on
+over a ``CoreGrid`` or ``CoreRangeSet`` by ``ShardStrategy``, ``to_memory_config``, ``TensorSpec`` with
+TT-NN's sharding helpers and ``NdShardSpec``), and TT-NN's operations computed on
 the host and rounded to their data types (:mod:`tilefold.ttnn_ops`: element-wise ops and their
 aliases, reductions, ``sort`` / ``topk`` / ``gather``, ``typecast``, shapes; ``HOST_OPS`` names them,
-and the operators ``+ - * / ** @ < > <= >=`` and slicing apply them to tensors).
+and the operators ``+ - * / ** @ < > <= >= == != & | ^ ~ << >>`` and slicing apply them to tensors).
 torch is optional: without it, use the numpy functions.
 
 Tensors are created in tile layout unless a layout is given, as TT-Lang's simulator does (TT-NN
@@ -34,6 +35,7 @@ from tilefold.frozen_gc import frozen_gc as _frozen_gc
 # beside torch, a full collection during these imports walks about a million objects (0.1 s)
 with _frozen_gc():
     import builtins
+    import contextlib
     import enum
     import inspect
     import math as _math
@@ -52,9 +54,11 @@ with _frozen_gc():
     from tilefold.layout.formats import DataFormat, data_format, to_bfloat16
     from tilefold.layout.host import from_device_pages, to_device_pages
     from tilefold.layout.tiles import SUPPORTED_TILE_SHAPES, tile_shape as tile_shape_of
-    from tilefold.layout.addressing import BufferType, ShardOrientation
+    from tilefold.layout.addressing import BufferType, ShardDistributionStrategy, ShardOrientation
+    from tilefold.layout.addressing import buffer_type as _buffer_type
     from tilefold.layout.tensor_spec import (DRAM_MEMORY_CONFIG, L1_MEMORY_CONFIG, MemoryConfig, ShardSpec,
                                              TensorMemoryLayout)
+    from tilefold.layout.tensor_spec import NdShardSpec as _LayoutNdShardSpec
     from tilefold.caller import missing_name, user_location
     from tilefold.huge_pages import ordinary_pages
 
@@ -177,6 +181,16 @@ def open_device(device_id: int = 0, worker_l1_size: int | None = None, **kwargs)
     device.worker_l1_size, device._session_arch = worker_l1_size, session.arch
     session.arch = device.arch
     return device
+
+
+@contextlib.contextmanager
+def manage_device(device_id: int = 0, **kwargs):
+    """``with ttnn.manage_device(device_id=0) as device:``: a device opened for the block, closed after it."""
+    device = open_device(device_id, **kwargs)
+    try:
+        yield device
+    finally:
+        close_device(device)
 
 
 def close_device(device: Device) -> None:
@@ -1025,6 +1039,11 @@ def _host_op(name: str, compute):
             return Tensor(v.values, _DTYPES[v.dtype], layout, like.device(), memory_config)
 
         if inplace:
+            if isinstance(result, tuple) or tuple(result.values.shape) != tuple(like.shape):
+                raise LayoutError(f"ttnn.{name}: the result has shape "
+                                  f"{list(result.values.shape) if not isinstance(result, tuple) else 'of several tensors'}"
+                                  f" but the tensor it is written into is {list(like.shape)}; an in-place op keeps its "
+                                  "tensor's shape", user_location())
             like._values, like._bf16, like._shape, like._pages = quantize(result.values, like.dtype, like.layout), None, \
                 result.values.shape, None
             return like
@@ -1137,10 +1156,15 @@ for _dunder, _name, _swap in (("add", "add", False), ("radd", "add", True), ("su
                               ("matmul", "matmul", False), ("gt", "gt", False), ("ge", "ge", False),
                               ("lt", "lt", False), ("le", "le", False), ("floordiv", "floor_div", False),
                               ("rfloordiv", "floor_div", True), ("mod", "remainder", False),
-                              ("rmod", "remainder", True), ("rpow", "rpow", False)):
+                              ("rmod", "remainder", True), ("rpow", "rpow", False), ("eq", "eq", False),
+                              ("ne", "ne", False), ("and", "bitwise_and", False), ("or", "bitwise_or", False),
+                              ("xor", "bitwise_xor", False), ("lshift", "bitwise_left_shift", False),
+                              ("rshift", "bitwise_right_shift", False)):
     setattr(Tensor, f"__{_dunder}__", _tensor_op(_name, _swap))
+Tensor.__hash__ = object.__hash__      # a tensor is itself: ``==`` compares values, as TT-NN's
 Tensor.__neg__ = lambda self: neg(self)  # noqa: F821 - made from the table above
 Tensor.__abs__ = lambda self: globals()["abs"](self)
+Tensor.__invert__ = lambda self: bitwise_not(self)  # noqa: F821 - made from the table above
 Tensor.__getitem__ = lambda self, key: _result(ttnn_ops.getitem(_operand(self), key).values, self)
 
 
@@ -1315,6 +1339,92 @@ def _bounding_grid(cores: CoreRangeSet, strategy) -> CoreGrid:
                           "block sharding needs a rectangle of cores; give a ttnn.CoreGrid or one ttnn.CoreRange",
                           user_location())
     return box
+
+
+# --- tensor specs: TT-NN's tensor sharding API ---------------------------------------------------
+
+
+def NdShardSpec(shard_shape, grid=None, orientation=ShardOrientation.ROW_MAJOR,
+                shard_distribution_strategy=ShardDistributionStrategy.ROUND_ROBIN_1D, *, core_ranges=None,
+                distribution=None) -> _LayoutNdShardSpec:
+    """``ttnn.NdShardSpec(shard_shape, grid, orientation, shard_distribution_strategy)``: shards of
+    ``shard_shape`` elements (one per dimension of the tensor) on the cores of ``grid`` (a
+    ``CoreRangeSet``; TT-Lang's simulator calls it ``core_ranges=``)."""
+    grid = grid if grid is not None else core_ranges
+    if grid is None:
+        raise LayoutError("ttnn.NdShardSpec(shard_shape, grid): give the cores, a ttnn.CoreRangeSet", user_location())
+    try:
+        return _LayoutNdShardSpec(tuple(shard_shape), grid, orientation,
+                                       distribution or shard_distribution_strategy)
+    except LayoutError as exc:
+        raise LayoutError(f"ttnn.NdShardSpec: {exc.message}", user_location()) from None
+
+
+def _num_cores(core_ranges) -> int:
+    return builtins.sum((r.end.x - r.start.x + 1) * (r.end.y - r.start.y + 1) for r in core_ranges.ranges())
+
+
+class TensorSpec:
+    """``ttnn.TensorSpec(shape, dtype, layout, buffer_type=ttnn.BufferType.DRAM)``; its sharding
+    helpers return a new spec whose ``memory_config`` shards the tensor in L1."""
+
+    def __init__(self, shape, dtype, layout, buffer_type=BufferType.DRAM, memory_config=None):
+        self.shape = Shape(_shape(shape))
+        self.dtype = _dtype(dtype)
+        self.layout = _layout(layout)
+        self.buffer_type = _buffer_type(buffer_type)
+        self.memory_config = memory_config or MemoryConfig(buffer_type=self.buffer_type)
+
+    def _with(self, memory_config) -> "TensorSpec":
+        return TensorSpec(self.shape, self.dtype, self.layout, BufferType.L1, memory_config)
+
+    def _sharded(self, core_ranges, strategy, orientation) -> "TensorSpec":
+        return self._with(create_sharded_memory_config(tuple(self.shape), core_ranges, strategy, orientation))
+
+    def height_sharded(self, core_ranges, orientation=ShardOrientation.ROW_MAJOR, **kwargs) -> "TensorSpec":
+        """Leading dimensions collapsed into the height, split over the cores."""
+        return self._sharded(core_ranges, ShardStrategy.HEIGHT, orientation)
+
+    def width_sharded(self, core_ranges, orientation=ShardOrientation.ROW_MAJOR, **kwargs) -> "TensorSpec":
+        """The last dimension split over the cores."""
+        return self._sharded(core_ranges, ShardStrategy.WIDTH, orientation)
+
+    def block_sharded(self, core_ranges, orientation=ShardOrientation.ROW_MAJOR, **kwargs) -> "TensorSpec":
+        """Height and width split over a rectangle of cores."""
+        return self._sharded(core_ranges, ShardStrategy.BLOCK, orientation)
+
+    def nd_sharded(self, shard_shape, core_ranges, orientation=ShardOrientation.ROW_MAJOR,
+                   shard_distribution_strategy=ShardDistributionStrategy.ROUND_ROBIN_1D) -> "TensorSpec":
+        """Shards of ``shard_shape`` elements, dealt to the cores."""
+        if len(tuple(shard_shape)) != len(self.shape):
+            raise LayoutError(f"TensorSpec.nd_sharded: shard_shape {list(shard_shape)} has {len(tuple(shard_shape))} "
+                              f"dims; the tensor {list(self.shape)} has {len(self.shape)}", user_location())
+        spec = NdShardSpec(shard_shape, core_ranges, orientation, shard_distribution_strategy)
+        return self._with(MemoryConfig(TensorMemoryLayout.BLOCK_SHARDED, BufferType.L1,
+                                                   nd_shard_spec=spec))
+
+    def sharded_across_dims(self, dims, core_ranges, orientation=ShardOrientation.ROW_MAJOR) -> "TensorSpec":
+        """One shard per index of the dimensions ``dims`` (a tile's height or width along the last
+        two dimensions of a tiled tensor), the shards dealt to the cores round-robin."""
+        rank = len(self.shape)
+        tiled = self.layout.name == "TILE"
+        shard = list(self.shape)
+        for d in dims:
+            if not -rank <= d < rank:
+                raise LayoutError(f"TensorSpec.sharded_across_dims: dim {d} is outside the tensor's {rank} dims",
+                                  user_location())
+            d %= rank
+            shard[d] = 32 if tiled and d >= rank - 2 else 1
+        if _num_cores(core_ranges) < 1:
+            raise LayoutError("TensorSpec.sharded_across_dims: the core set has no cores", user_location())
+        return self.nd_sharded(shard, core_ranges, orientation)
+
+    def tensor_layout(self):
+        return self.layout
+
+    def __repr__(self) -> str:
+        return (f"TensorSpec(shape={list(self.shape)}, dtype={self.dtype!r}, layout={self.layout!r}, "
+                f"memory_config={self.memory_config!r})")
 
 
 @_over_mesh
@@ -1644,8 +1754,7 @@ def synchronize_device(*args, **kwargs) -> None:
 
 from tilefold.frontend.ttl.device_profiler import (ReadDeviceProfiler,  # noqa: E402 - TT-NN's profiler calls
                                                    get_latest_programs_perf_data)
-from tilefold.ttnn_tensor_spec import NdShardSpec, TensorSpec  # noqa: E402 - they use this module's names
-from tilefold.layout.addressing import ShardDistributionStrategy  # noqa: E402
+
 
 
 __all__ = [
@@ -1656,7 +1765,7 @@ __all__ = [
     "to_device", "from_device", "as_tensor", "copy", "abs", "neg", "sqrt", "rsqrt", "reciprocal", "square", "log", "sin", "cos", "tanh",
     "sigmoid", "silu", "gelu", "upsample", "divide", "maximum", "minimum", "sum", "transpose", "reshape", "CoreGrid", "CoreRange", "CoreRangeSet", "SemaphoreDescriptor", "split_work_to_cores",
     "num_cores_to_corerangeset", "core_range_set_to_core_grid", "allocate_tensor_on_device", "TensorSpec",
-    "NdShardSpec", "ShardDistributionStrategy",
+    "NdShardSpec", "ShardDistributionStrategy", "manage_device",
     "ShardStrategy", "ShardOrientation", "TensorMemoryLayout", "BufferType", "create_sharded_memory_config",
     "to_memory_config", "get_memory_config", "is_sharded", "is_tensor_storage_on_device", "to_dtype", "tilize",
     "tilize_with_zero_padding", "untilize", "sharded_to_interleaved", "interleaved_to_sharded", "unsqueeze_to_4D",

@@ -5,7 +5,9 @@ Reads: :class:`Value` operands (a tensor's host values and data type name). Writ
 :class:`Value`, or a tuple of them (``sort``, ``topk``, ``split``). Floating-point arithmetic is
 float32, element-wise functions are evaluated in float64 and rounded once to float32; the host
 module then rounds each result to its output data type (bfloat16 to nearest even ...). Integer
-operands of integer operations compute exactly. Output data types follow TT-NN: an operation's
+operands of integer operations compute exactly and wrap around to the format's width, as the
+device's integer SFPU ops do; two integer tensors divide to float32 (``div_int32``) unless a
+``round_mode`` keeps the quotient integral. Output data types follow TT-NN: an operation's
 ``dtype=`` or its first tensor's, indices ``uint16`` (``uint32`` past 32768 values) for ``sort`` /
 ``topk``, ``uint32`` for ``argmax``.
 """
@@ -107,6 +109,12 @@ def cast(values, dtype: str) -> np.ndarray:
     return rounded.astype(target)
 
 
+def _wrapped(values, dtype: str) -> Value:
+    """The integer results of integer arithmetic as ``dtype``: wrapped around to its width (two's
+    complement), as the device's integer SFPU ops compute them (``INT_MAX + 1`` is ``INT_MIN``)."""
+    return Value(np.asarray(values).astype(np.int64).astype(INT_DTYPES[dtype]), dtype)
+
+
 def _out(values, like: Value, dtype: str | None = None) -> Value:
     dtype = dtype or like.dtype
     return Value(cast(values, dtype), dtype)
@@ -136,7 +144,15 @@ def _erfc(x):
 
 
 def erf(x):
-    return np.sign(x) * (1.0 - _erfc_tail(np.abs(x)))
+    """erf in float64: its Maclaurin series below |x| = 0.5 (where 1 - erfc would lose the digits
+    of a small result), 1 - erfc above."""
+    x = np.asarray(x, dtype=np.float64)
+    x2 = x * x
+    series, term = np.zeros_like(x), x.copy()
+    for n in range(12):                 # x (1 - x²/3 + x⁴/10 - ...) 2/√π, converged to 1e-17 at |x| = 0.5
+        series += term / (2 * n + 1)
+        term = -term * x2 / (n + 1)
+    return np.where(np.abs(x) < 0.5, series * (2.0 / np.sqrt(np.pi)), np.sign(x) * (1.0 - _erfc_tail(np.abs(x))))
 
 
 def _gelu(x):
@@ -201,6 +217,8 @@ UNARY: dict[str, tuple[Callable, bool]] = {
     "celu": (lambda x, alpha=1.0: np.maximum(x, 0) + np.minimum(0, alpha * np.expm1(x / alpha)), False),
     "softplus": (_softplus, False),
     "hardtanh": (lambda x, min_val=-1.0, max_val=1.0: np.clip(x, min_val, max_val), False),
+    "tril": (lambda x, diagonal=0: np.tril(x, diagonal), True), "triu": (lambda x, diagonal=0: np.triu(x, diagonal), True),
+    "i0": (np.i0, False), "lgamma": (np.vectorize(__import__("math").lgamma, otypes=[np.float64]), False),
     "relu_max": (lambda x, upper_limit: np.clip(x, 0, upper_limit), False),
     "relu_min": (lambda x, lower_limit: np.maximum(x, lower_limit), False),
     "heaviside": (lambda x, value: np.where(x == 0, value, (x > 0).astype(np.float64)), False),
@@ -211,12 +229,28 @@ UNARY: dict[str, tuple[Callable, bool]] = {
 }
 
 
+def _parameters(fn: Callable) -> frozenset:
+    """The keyword parameters of an element-wise function of :data:`UNARY` (none for a numpy ufunc,
+    whose own keywords — ``where=``, ``out=`` ... — are not TT-NN's)."""
+    if isinstance(fn, np.ufunc):
+        return frozenset()
+    import inspect
+
+    return frozenset(list(inspect.signature(fn).parameters)[1:])
+
+
 def _unary_op(name: str, fn: Callable, exact_int: bool):
-    def compute(a: Value, *params, memory_config=None, output_tensor=None, queue_id=None, **kwargs) -> Value:
+    parameters = _parameters(fn)
+
+    def compute(a: Value, *params, memory_config=None, output_tensor=None, queue_id=None, dtype: str | None = None,
+                **kwargs) -> Value:
+        for key in kwargs:
+            if key not in parameters:
+                raise TypeError(f"got an unexpected keyword argument {key!r}")
         if a.is_int and exact_int:
-            return _out(fn(a.values.astype(np.int64), *params, **kwargs), a)
+            return _out(fn(a.values.astype(np.int64), *params, **kwargs), a, dtype)
         with np.errstate(all="ignore"):
-            return _out(fn(a.values.astype(np.float64), *params, **kwargs).astype(np.float32), a)
+            return _out(fn(a.values.astype(np.float64), *params, **kwargs).astype(np.float32), a, dtype)
     compute.__name__ = name
     compute.passes_keywords = True       # its other keywords are the function's (an unknown one is an error)
     return compute
@@ -320,7 +354,10 @@ def _binary_op(name: str, fn: Callable, int_fn: Callable | None):
                            "first")
         like = _first(a, b)
         if int_fn is not None and _all_int(a, b):
-            values = int_fn(np.asarray(_num(a, like)).astype(np.int64), np.asarray(_num(b, like)).astype(np.int64))
+            with np.errstate(divide="ignore"):           # an integer divide by zero gives 0, as numpy's
+                values = int_fn(np.asarray(_num(a, like)).astype(np.int64), np.asarray(_num(b, like)).astype(np.int64))
+            if name not in _COMPARISONS and (dtype or like.dtype) in INT_DTYPES:
+                return _apply_activations(_wrapped(values, dtype or like.dtype), activations)
         else:
             x, y = (np.asarray(_num(v), dtype=np.float32) for v in (a, b))      # read only: no copy
             with np.errstate(all="ignore"):
@@ -369,8 +406,18 @@ for _name in ("add", "subtract", "multiply", "sub", "mul", "rsub", "eq", "ne", "
 @op("divide", "div", inplace=("divide_", "div_"))
 def divide(a, b, *, round_mode: str | None = None, dtype: str | None = None, accurate_mode=None,
            activations=None, **_) -> Value:
-    """``a / b`` (``round_mode`` ``"trunc"`` or ``"floor"`` rounds the quotient, as torch.div)."""
+    """``a / b`` (``round_mode`` ``"trunc"`` or ``"floor"`` rounds the quotient, as torch.div). Two
+    integer operands divide exactly: without ``round_mode`` the quotient is float32, as the device's
+    ``div_int32`` computes it; rounded it stays an integer."""
     like = _first(a, b)
+    if _all_int(a, b) and round_mode in ("trunc", "floor"):
+        x, y = (np.asarray(_num(v, like)).astype(np.int64) for v in (a, b))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            q = np.floor_divide(x, y) if round_mode == "floor" else \
+                np.where(y == 0, 0, np.abs(x) // np.where(y == 0, 1, np.abs(y)) * np.sign(x) * np.sign(y))
+        return _apply_activations(_wrapped(np.where(y == 0, 0, q), dtype or like.dtype), activations)
+    if _all_int(a, b) and dtype is None:
+        dtype = "float32"
     x, y = (np.asarray(_num(v)).astype(np.float32) for v in (a, b))
     with np.errstate(all="ignore"):
         q = x / y
@@ -406,7 +453,7 @@ def _bitwise(name: str, fn: Callable):
     def compute(a: Value, b, **_) -> Value:
         if not _all_int(a, b):
             raise fail(f"ttnn.{name} takes integer tensors (int32, uint32, uint16), not {a.dtype}")
-        return _out(fn(a.values.astype(np.int64), np.asarray(_num(b, a)).astype(np.int64)), a)
+        return _wrapped(fn(a.values.astype(np.int64), np.asarray(_num(b, a)).astype(np.int64)), a.dtype)
     compute.__name__ = name
     return compute
 
@@ -415,6 +462,61 @@ for _name, _fn in {"bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or, "
                    "bitwise_left_shift": np.left_shift, "bitwise_right_shift": np.right_shift,
                    "logical_left_shift": np.left_shift}.items():
     OPS[_name] = _bitwise(_name, _fn)
+
+
+@op("prelu")
+def prelu(a: Value, weight, **_) -> Value:
+    """``a`` where positive, else ``a * weight`` (a number, or one slope per channel: dim 1 of a 4-D
+    tensor, as torch.nn.functional.prelu)."""
+    w = np.asarray(_num(weight), dtype=np.float32)
+    if w.size > 1:
+        if a.values.ndim < 2 or w.size != a.values.shape[1]:
+            raise fail(f"ttnn.prelu: {w.size} slopes for a tensor of shape {list(a.values.shape)}; give one number "
+                       "or one slope per channel (dim 1)")
+        w = w.reshape((1, -1) + (1,) * (a.values.ndim - 2))
+    x = a.values.astype(np.float32)
+    return _out(np.where(x >= 0, x, x * w), a)
+
+
+def _gated(name: str, gate: Callable):
+    def compute(a: Value, dim: int = -1, **_) -> Value:
+        axis = _dim(dim, a.values.ndim, name)
+        if a.values.shape[axis] % 2:
+            raise fail(f"ttnn.{name}: dim {axis} has {a.values.shape[axis]} elements; it is split in two halves")
+        x, g = np.split(a.values.astype(np.float64), 2, axis=axis)
+        with np.errstate(all="ignore"):
+            return _out((x * gate(g)).astype(np.float32), a)
+    compute.__name__ = name
+    return compute
+
+
+# TT-NN's gated linear units: the first half of ``dim`` times the gate of the second half
+for _name, _gate in {"glu": _sigmoid, "reglu": lambda g: np.maximum(g, 0), "geglu": _gelu,
+                     "swiglu": lambda g: g * _sigmoid(g)}.items():
+    OPS[_name] = _gated(_name, _gate)
+
+
+@op("outer")
+def outer(a: Value, b: Value, **_) -> Value:
+    """The outer product of two vectors (each a tensor with one dim above 1): ``(1, 1, N, M)`` for
+    4-D operands, as TT-NN's, else ``(N, M)``."""
+    x, y = (np.asarray(_num(v), dtype=np.float32) for v in (a, b))
+    if builtins.sum(n > 1 for n in x.shape) > 1 or builtins.sum(n > 1 for n in y.shape) > 1:
+        raise fail(f"ttnn.outer takes two vectors (one dim above 1 each), not {list(x.shape)} and {list(y.shape)}")
+    values = np.outer(x.ravel(), y.ravel())
+    return _out(values.reshape((1, 1) + values.shape) if x.ndim == 4 else values, a)
+
+
+@op("fill")
+def fill(a: Value, fill_value, **_) -> Value:
+    """A tensor like ``a`` holding ``fill_value`` everywhere."""
+    return _out(np.full(a.values.shape, _num(fill_value, a)), a)
+
+
+@op("reallocate")
+def reallocate(a: Value, **_) -> Value:
+    """``a`` moved in memory: the same values."""
+    return a
 
 
 # --- element-wise: three operands ----------------------------------------------------------------
@@ -744,8 +846,15 @@ def split(a: Value, split_size, dim: int = 0, **_) -> list[Value]:
     """Pieces of ``split_size`` along ``dim`` (the last smaller), or of the sizes in a list."""
     axis = _dim(dim, a.values.ndim, "split")
     n = a.values.shape[axis]
-    sizes = [int(split_size)] * -(-n // int(split_size)) if isinstance(split_size, (int, np.integer)) \
-        else [int(s) for s in split_size]
+    if isinstance(split_size, (int, np.integer)):
+        if split_size < 1:
+            raise fail(f"ttnn.split(split_size={split_size}): give a positive piece size")
+        sizes = [int(split_size)] * -(-n // int(split_size))
+    else:
+        sizes = [int(s) for s in split_size]
+        if builtins.any(s < 0 for s in sizes) or builtins.sum(sizes) != n:
+            raise fail(f"ttnn.split(split_size={sizes}): the sizes must be non-negative and add up to {n}, the "
+                       f"size of dim {axis}")
     cuts = np.cumsum(sizes)[:-1]
     return [Value(p, a.dtype) for p in np.split(a.values, cuts, axis=axis)]
 
@@ -754,7 +863,9 @@ def split(a: Value, split_size, dim: int = 0, **_) -> list[Value]:
 def chunk(a: Value, chunks: int, dim: int = 0, **_) -> list[Value]:
     """``chunks`` pieces along ``dim``, as torch.chunk cuts them (each of ceil(n / chunks), the last smaller)."""
     n = a.values.shape[_dim(dim, a.values.ndim, "chunk")]
-    return split(a, -(-n // builtins.max(int(chunks), 1)), dim)
+    if not isinstance(chunks, (int, np.integer)) or chunks < 1:
+        raise fail(f"ttnn.chunk(chunks={chunks!r}): give a positive number of pieces")
+    return split(a, builtins.max(-(-n // int(chunks)), 1), dim)
 
 
 @op("permute")
@@ -810,8 +921,9 @@ def squeeze(a: Value, dim=None, **_) -> Value:
     """``a`` without its dims of size 1 (only ``dim``, an int or a tuple, when given; a named dim of
     another size stays, as in torch)."""
     shape = a.values.shape
-    dims = range(len(shape)) if dim is None else [dim] if isinstance(dim, int) else list(dim)
-    drop = {d % len(shape) for d in dims if shape[d % len(shape)] == 1} if shape else set()
+    dims = range(len(shape)) if dim is None else [dim] if isinstance(dim, (int, np.integer)) else list(dim)
+    dims = [_dim(d, len(shape), "squeeze") for d in dims]
+    drop = {d for d in dims if shape[d] == 1} if shape else set()
     return Value(a.values.reshape(tuple(n for i, n in enumerate(shape) if i not in drop)), a.dtype)
 
 
@@ -877,4 +989,7 @@ def getitem(a: Value, key) -> Value:
     key = key if isinstance(key, tuple) else (key,)
     if not builtins.all(isinstance(k, (int, np.integer, slice)) or k is Ellipsis for k in key):
         raise fail("tensor[...]: tilefold slices tensors with ints, slices and ... only")
-    return Value(a.values[key].copy(), a.dtype)
+    try:
+        return Value(a.values[key].copy(), a.dtype)
+    except IndexError as exc:
+        raise fail(f"tensor[{', '.join(map(repr, key))}] of a tensor of shape {list(a.values.shape)}: {exc}") from None

@@ -533,3 +533,91 @@ def test_ttnn_compute_kernel_configs_and_math_fidelity_values():
     assert device_config.math_fidelity is ttnn.MathFidelity.HiFi2 and device_config.math_approx_mode
     program = compiled(_squared(ttnn.MathFidelity.HiFi2), ones, tensor(np.zeros((32, 32)))).program
     assert next(k for k in program.kernels if k.is_compute).config.math_fidelity == "HiFi2"
+
+
+def test_integer_arithmetic_wraps_around_as_the_device_computes_it():
+    """int32 / uint32 add, multiply, subtract and shifts wrap to the format's width (two's
+    complement), as the device's integer SFPU ops do; they do not saturate."""
+    m = tensor(np.array([[2147483647, 65536]], np.int32), dtype=ttnn.int32)
+    assert held(ttnn.add(m, 1)).tolist() == [[-2147483648, 65537]]
+    assert held(ttnn.multiply(m, 65536)).tolist() == [[-65536, 0]]
+    assert held(ttnn.bitwise_left_shift(m, 2)).tolist() == [[-4, 262144]]
+    u, v = (tensor(np.array([[x]], np.uint32), dtype=ttnn.uint32) for x in (3, 5))
+    assert held(ttnn.subtract(u, v)).tolist() == [[4294967294]]
+
+
+def test_integer_division_is_float_unless_rounded_and_a_zero_divisor_warns_nothing():
+    """Two int32 tensors divide to float32 (the device's div_int32); round_mode "trunc" / "floor"
+    keep int32 quotients, as torch.div's."""
+    import warnings
+
+    a = tensor(np.array([[7, -7, 5, 9, 3]], np.int32), dtype=ttnn.int32)
+    b = tensor(np.array([[2, 2, 2, 2, 2]], np.int32), dtype=ttnn.int32)
+    q = ttnn.divide(a, b)
+    assert q.dtype == ttnn.float32 and held(q).tolist() == [[3.5, -3.5, 2.5, 4.5, 1.5]]
+    assert held(ttnn.divide(a, b, round_mode="trunc")).tolist() == [[3, -3, 2, 4, 1]]
+    assert held(ttnn.divide(a, b, round_mode="floor")).tolist() == [[3, -4, 2, 4, 1]]
+    zero = tensor(np.zeros((1, 5), np.int32), dtype=ttnn.int32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert held(ttnn.remainder(a, zero)).tolist() == [[0] * 5]
+
+
+def test_erf_of_small_arguments_keeps_its_digits():
+    import math
+
+    x = np.array([[1e-30, 1e-8, 1e-4, 0.3, -0.45, 2.0]], np.float32)
+    got = held(ttnn.erf(tensor(x, dtype=ttnn.float32)))
+    want = np.array([[math.erf(float(v)) for v in x[0]]])
+    np.testing.assert_allclose(got, want, rtol=2e-7, atol=0)
+
+
+def test_tensor_operators_compare_values_and_combine_bits_as_tt_nn_binds_them():
+    a = tensor(np.array([[6, 3, -1]], np.int32), dtype=ttnn.int32)
+    b = tensor(np.array([[6, 1, 2]], np.int32), dtype=ttnn.int32)
+    assert held(a == b).tolist() == [[1, 0, 0]] and held(a != b).tolist() == [[0, 1, 1]]
+    assert held(a & b).tolist() == [[6, 1, 2]] and held(a | b).tolist() == [[6, 3, -1]]
+    assert held(~a).tolist() == [[-7, -4, 0]] and held(a << 1).tolist() == [[12, 6, -2]]
+    assert {a: "a"}[a] == "a"            # still hashable, by identity
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda t: ttnn.exp(t, where=False), "ttnn.exp: got an unexpected keyword argument 'where'"),
+    (lambda t: ttnn.split(t, 0, dim=1), r"ttnn.split\(split_size=0\): give a positive piece size"),
+    (lambda t: ttnn.split(t, [3, 3], dim=1), "must be non-negative and add up to 8"),
+    (lambda t: ttnn.chunk(t, 0, dim=1), r"ttnn.chunk\(chunks=0\): give a positive number of pieces"),
+    (lambda t: ttnn.squeeze(t, 5), r"ttnn.squeeze\(dim=5\): a 2-D tensor has dims -2..1"),
+    (lambda t: t[5], r"tensor\[5\] of a tensor of shape \[1, 8\]: index 5 is out of bounds"),
+    (lambda t: ttnn.add_(t, tensor(np.ones((3, 8), np.float32))), "an in-place op keeps its tensor's shape"),
+])
+def test_a_wrong_argument_of_a_host_op_is_one_error_at_the_line(call, message):
+    t = tensor(np.linspace(-1, 1, 8, dtype=np.float32).reshape(1, 8))
+    with pytest.raises(LayoutError, match=message) as err:
+        call(t)
+    assert err.value.location.file == __file__
+
+
+def test_dtype_of_a_unary_op_is_its_result_s():
+    t = tensor(np.linspace(-1, 1, 8, dtype=np.float32).reshape(1, 8))
+    for op in (ttnn.exp, ttnn.relu, ttnn.sqrt):
+        assert op(ttnn.abs(t), dtype=ttnn.float32).dtype == ttnn.float32
+
+
+def test_gated_units_triangles_outer_and_prelu_against_numpy():
+    x = RNG.standard_normal((1, 4, 8, 16)).astype(np.float32)
+    t = tensor(x, dtype=ttnn.float32)
+    a, g = np.split(x.astype(np.float64), 2, axis=-1)
+    sigmoid = 1 / (1 + np.exp(-g))
+    for name, gated in (("glu", a * sigmoid), ("reglu", a * np.maximum(g, 0)), ("swiglu", a * g * sigmoid)):
+        np.testing.assert_allclose(held(getattr(ttnn, name)(t)), gated, rtol=1e-6, atol=1e-6)
+    np.testing.assert_array_equal(held(ttnn.tril(t, diagonal=1)), np.tril(x, 1))
+    np.testing.assert_array_equal(held(ttnn.triu(t)), np.triu(x))
+    slopes = np.array([0.1, 0.2, 0.3, 0.4], np.float32)
+    np.testing.assert_allclose(held(ttnn.prelu(t, tensor(slopes, dtype=ttnn.float32))),
+                               np.where(x >= 0, x, x * slopes[None, :, None, None]), rtol=1e-7)
+    column = tensor(np.arange(4, dtype=np.float32).reshape(1, 1, 4, 1), dtype=ttnn.float32)
+    row = tensor(np.arange(3, dtype=np.float32).reshape(1, 1, 1, 3), dtype=ttnn.float32)
+    assert held(ttnn.outer(column, row)).tolist() == [[np.outer(np.arange(4), np.arange(3)).tolist()]]
+    assert held(ttnn.fill(t, 2.5)).tolist() == np.full(x.shape, 2.5).tolist()
+    with ttnn.manage_device(device_id=0) as device:
+        assert ttnn.from_numpy(x, dtype=ttnn.float32, device=device).device() is device
