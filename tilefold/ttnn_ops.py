@@ -248,7 +248,8 @@ def _unary_op(name: str, fn: Callable, exact_int: bool):
             if key not in parameters:
                 raise TypeError(f"got an unexpected keyword argument {key!r}")
         if a.is_int and exact_int:
-            return _out(fn(a.values.astype(np.int64), *params, **kwargs), a, dtype)
+            values = fn(a.values.astype(np.int64), *params, **kwargs)
+            return _wrapped(values, dtype or a.dtype) if (dtype or a.dtype) in INT_DTYPES else _out(values, a, dtype)
         with np.errstate(all="ignore"):
             return _out(fn(a.values.astype(np.float64), *params, **kwargs).astype(np.float32), a, dtype)
     compute.__name__ = name
