@@ -144,3 +144,47 @@ def test_a_global_rebound_between_calls_is_seen_by_the_second_call():
             np.testing.assert_array_equal(y.host_values, _bf16(x.host_values * scale))
     finally:
         SCALE = 1.0
+
+
+@ttl.operation(grid=(1, 1))
+def _running_sum(x, y):
+    x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+    y_dfb = ttl.make_dataflow_buffer_like(y, shape=(1, 1), block_count=2)
+    total = ttl.block.fill(0.0, shape=(1, 1))
+    for r in range(3):
+        ttl.copy(x[r, 0], x_dfb.reserve())
+        doubled = x_dfb.wait() * 2.0
+        step = total + doubled
+        y_dfb.reserve().store(step)
+        total = step
+        ttl.copy(y_dfb.wait(), y[r, 0])
+
+
+def test_a_block_value_made_in_the_body_and_carried_across_a_loop_is_computed_where_it_lives():
+    """``total = ttl.block.fill(...)`` at the body's top level, and the values computed from the
+    blocks a loop waits on, belong to the compute kernel: statements reading them run there."""
+    x = ttnn.from_numpy(np.random.default_rng(3).standard_normal((96, 32)).astype(np.float32), dtype=ttnn.float32,
+                        layout=ttnn.TILE_LAYOUT)
+    y = ttnn.zeros((96, 32), dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT)
+    _running_sum(x, y)
+    want = np.cumsum((ttnn.to_numpy(x).astype(np.float64) * 2).reshape(3, 32, 32), axis=0).reshape(96, 32)
+    np.testing.assert_allclose(ttnn.to_numpy(y), want, rtol=1e-5, atol=1e-6)
+
+
+def test_a_value_of_a_waited_block_kept_past_its_iteration_is_the_kernels_error_not_a_missing_name():
+    @ttl.operation(grid=(1, 1))
+    def op(x, y):
+        x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
+        y_dfb = ttl.make_dataflow_buffer_like(y, shape=(1, 1), block_count=2)
+        prev = None
+        for r in range(3):
+            ttl.copy(x[r, 0], x_dfb.reserve())
+            t = x_dfb.wait() * 2.0  # error
+            cur = t if prev is None else prev + t
+            y_dfb.reserve().store(cur)
+            prev = cur
+            ttl.copy(y_dfb.wait(), y[r, 0])
+
+    expect_error(lambda: op(zeros((96, 32)), zeros((96, 32))),
+                 test_a_value_of_a_waited_block_kept_past_its_iteration_is_the_kernels_error_not_a_missing_name,
+                 KernelError, "is acquired in this loop iteration but not popped before it ends")

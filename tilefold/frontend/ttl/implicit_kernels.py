@@ -12,8 +12,10 @@ kernel functions, in the order they appear:
   so sends and receives sit in different data movement kernels, as TT-Lang keeps its pipe senders
   apart; a statement that both sends and receives, or a pipe copy of a block another kernel
   holds, is an error at its line;
-* a statement that uses a block variable goes to the kernel that acquired it (``blk.push()``);
-* any other statement that acquires, stores or pops a block goes to the compute kernel;
+* a statement that uses a block variable goes to the kernel that acquired it (``blk.push()``), and
+  one that reads a name a kernel's statement assigned (a block value, a copy's handle) to that kernel;
+* any other statement that acquires, stores or pops a block, or calls a block function
+  (``ttl.block.fill(...)``, ``ttl.math.exp(...)``), goes to the compute kernel;
 * ``ttl.reset_dataflow_buffers()`` (and ``reset_dfbs`` / ``reconfigure_dfbs``) goes to every kernel;
 * ``ttl.call_extern_func(..., kernel=ttl.KernelKind.X)`` (or a name holding a kind or a
   ``ttl.Kernel``) goes to the kernel of that kind (the reader for data movement), with a tuple of
@@ -186,12 +188,18 @@ def _extern_kernels(stmt: ast.stmt, pipes: Pipes) -> frozenset[str] | None:
 
 def _uses_dataflow(stmt: ast.stmt) -> bool:
     for node in ast.walk(stmt):
-        if is_acquire(node) or _is_extern_call(node):
+        if is_acquire(node) or _is_extern_call(node) or _computes_block(node):
             return True
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
                 and (node.func.attr in ("copy", "copy_tensor_page") or node.func.attr in PIPE_GUARDS):
             return True
     return False
+
+
+def _computes_block(node: ast.AST) -> bool:
+    """A call of a block function, ``ttl.block.fill(...)`` / ``ttl.math.exp(...)``: compute work."""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+        and isinstance(node.func.value, ast.Attribute) and node.func.value.attr in ("block", "math")
 
 
 class Pipes:
@@ -385,9 +393,11 @@ def _assign(body: list[ast.stmt], tensors: set[str], pipes: Pipes, owner: dict |
         if kind is None:
             kind = next((owner[n] for n in used if n in owner), "compute")
         kinds[i] = kind
-        if isinstance(stmt, ast.Assign) and (_is_copy(stmt.value) or _uses_raw_elements(stmt)):
-            # a copy's handle is waited where it runs; an element read is used where it was read
-            owner.update({t.id: kind for t in stmt.targets if isinstance(t, ast.Name)})
+        if isinstance(stmt, (ast.Assign, ast.AugAssign)) and isinstance(kind, str):
+            # a value lives in the kernel that computed it (a block value, a copy's handle, an
+            # element read): a statement reading it runs there too
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            owner.update({n.id: kind for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)})
         for name in [n for n in pending if n in used]:
             where, j = pending.pop(name)
             where[j] = kind
