@@ -522,6 +522,35 @@ def test_unsafe_element_read_and_write_in_a_data_movement_kernel(dtype, bits):
     assert not got[1].any()
 
 
+def test_a_number_written_as_raw_bits_into_a_float_block_is_warned():
+    """``ttl.unsafe.element_write`` writes an element's raw bits, as ``element_read`` reads them: a
+    literal 7 in a bfloat16 block is the bits 0x0007, not 7.0 — said at the line, with the call that
+    writes a number."""
+    @ttl.operation(grid=(1, 1))
+    def poke(inp, out):
+        dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=1)
+
+        @ttl.datamovement()
+        def read():
+            with dfb.reserve() as blk:
+                ttl.copy(inp[0, 0], blk).wait()
+
+        @ttl.datamovement()
+        def write():
+            with dfb.wait() as blk:
+                ttl.unsafe.element_write(blk, 0, 0, 7)
+                ttl.copy(blk, out[0, 0]).wait()
+
+    x = ttnn.from_numpy(np.ones((32, 32), np.float32), dtype=ttnn.bfloat16)
+    y = ttnn.zeros((32, 32), dtype=ttnn.bfloat16)
+    with pytest.warns(UserWarning, match=r"raw bits: 7 is not the number 7 in a bfloat16 block; write a number "
+                                         r"with ttl.raw_element_write\(blk, row, col, 7.0\)") as caught:
+        poke(x, y)
+    assert caught[0].filename == __file__
+    import ml_dtypes
+    assert ttnn.to_numpy(y).astype(ml_dtypes.bfloat16).view(np.int16)[0, 0] == 7
+
+
 @ttl.operation(grid=(1, 1))
 def _last_of_row(inp, out):
     """TT-Lang's earlier top-level spellings ``ttl.element_read`` / ``ttl.element_write``."""

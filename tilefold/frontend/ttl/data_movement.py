@@ -989,7 +989,15 @@ class DataMovementBuilder:
             op = self.emit(ttl.UnsafeElementReadOp(block.value, *coords))
             cast = self.emit(arith.IndexCastOp(op.result, IndexType()))
             return Scalar.opaque(cast.result)
-        value = self.scalars.materialize(self.as_int(b["value"], node, "the value of ttl.unsafe.element_write"))
+        raw = self.as_int(b["value"], node, "the value of ttl.unsafe.element_write")
+        fmt = block.dfb.data_format
+        if isinstance(raw, int) and raw and fmt.is_float:
+            from tilefold.errors import warn_at
+
+            warn_at(f"ttl.unsafe.element_write writes an element's raw bits: {raw} is not the number {raw} in a "
+                    f"{fmt.ttnn_name} block; write a number with ttl.raw_element_write({block.name}, row, col, "
+                    f"{float(raw)!r})", self.location(node))
+        value = self.scalars.materialize(raw)
         cast = self.emit(arith.IndexCastOp(value, i32))
         if block.acquired == "reserve":
             block.status.store(self.location(node))
