@@ -100,7 +100,7 @@ def role_map(inp, out):
 
 
 def test_each_node_sees_its_own_role_and_a_node_outside_every_pipe_runs_nothing():
-    """TT-Lang's PipeNet active set (its main branch; tt-lang-sim 1.1.6 ran every node): node 2 is
+    """TT-Lang's PipeNet active set (its main branch and tt-lang-sim 1.1.6): node 2 is
     neither a source nor a destination, so it runs no kernel and its ``else`` branches never run."""
     inp = tile_tensor((32, 96), seed=5)
     out = zeros((64, 96))
