@@ -362,3 +362,56 @@ def test_wait_any_takes_blocks_of_deep_landing_slots(tmp_path, check_kernel):
     path.write_text(emit_kernel(kernel.function))
     check_kernel.require_accepted(check_kernel.check_kernel(path, "reader",
                                                             check_kernel.accessor_compile_args(program, kernel)))
+
+
+def _swap(one_net: bool):
+    @ttl.operation(grid=(2, 1))
+    def swap(inp, out):
+        to_send = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
+        received = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
+        there = ttl.Pipe(src=(0, 0), dst=(1, 0))
+        back = ttl.Pipe(src=(1, 0), dst=(0, 0))
+        nets = [ttl.PipeNet([there, back])] if one_net else [ttl.PipeNet([there]), ttl.PipeNet([back])]
+
+        @ttl.datamovement()
+        def read():
+            x, _ = ttl.node(dims=2)
+            with to_send.reserve() as blk:
+                ttl.copy(inp[0, x], blk).wait()
+
+        @ttl.datamovement()
+        def exchange():
+            x, _ = ttl.node(dims=2)
+            with to_send.wait() as blk:
+                def send(pipe):
+                    ttl.copy(blk, pipe).wait()
+
+                for net in nets:
+                    net.if_src(send)
+
+            def receive(pipe):
+                with received.reserve() as landed:
+                    ttl.copy(pipe, landed).wait()
+                with received.wait() as landed:
+                    ttl.copy(landed, out[0, x]).wait()
+
+            for net in nets:
+                net.if_dst(receive)
+
+    return swap
+
+
+def test_a_swap_in_one_net_lands_its_blocks_and_in_two_nets_is_a_deadlock_naming_the_cores():
+    """The send / receive cycle is looked for within one net: the swap written as one net of two
+    pipes runs (its blocks land in a landing buffer); written as two nets it stops at the deadlock,
+    naming the cores that wait (as docs/ttl.md says)."""
+    import pytest
+    from tilefold.errors import SemaphoreError
+
+    v = np.random.default_rng(9).standard_normal((32, 64)).astype(np.float32)
+    inp = ttnn.from_numpy(v, dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT)
+    out = ttnn.zeros((32, 64), dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT)
+    _swap(one_net=True)(inp, out)
+    np.testing.assert_array_equal(ttnn.to_numpy(out), np.concatenate([v[:, 32:], v[:, :32]], axis=1))
+    with pytest.raises(SemaphoreError, match=r"never be satisfied[\s\S]*core \(0,0\)[\s\S]*core \(1,0\)"):
+        _swap(one_net=False)(inp, ttnn.zeros((32, 64), dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT))
