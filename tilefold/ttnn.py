@@ -1323,12 +1323,16 @@ def create_sharded_memory_config(shape, core_grid: CoreGrid, strategy, orientati
     return MemoryConfig(layout, BufferType.L1, spec)
 
 
+def _num_cores(core_ranges: CoreRangeSet) -> int:
+    """The cores of a core set."""
+    return builtins.sum((r.end.x - r.start.x + 1) * (r.end.y - r.start.y + 1) for r in core_ranges.ranges())
+
+
 def _bounding_grid(cores: CoreRangeSet, strategy) -> CoreGrid:
     """The ``CoreGrid`` standing for a core set in :func:`create_sharded_memory_config`: its number
     of cores (height and width sharding), or its rectangle (block sharding: the set must fill it)."""
-    ranges = cores.ranges()
-    count = builtins.sum(r.grid_size().x * r.grid_size().y for r in ranges)
-    if not ranges:
+    count = _num_cores(cores)
+    if not count:
         raise LayoutError("create_sharded_memory_config(core_grid=ttnn.CoreRangeSet()): the set has no cores",
                           user_location())
     if strategy is not TensorMemoryLayout.BLOCK_SHARDED:
@@ -1354,14 +1358,9 @@ def NdShardSpec(shard_shape, grid=None, orientation=ShardOrientation.ROW_MAJOR,
     if grid is None:
         raise LayoutError("ttnn.NdShardSpec(shard_shape, grid): give the cores, a ttnn.CoreRangeSet", user_location())
     try:
-        return _LayoutNdShardSpec(tuple(shard_shape), grid, orientation,
-                                       distribution or shard_distribution_strategy)
+        return _LayoutNdShardSpec(tuple(shard_shape), grid, orientation, distribution or shard_distribution_strategy)
     except LayoutError as exc:
         raise LayoutError(f"ttnn.NdShardSpec: {exc.message}", user_location()) from None
-
-
-def _num_cores(core_ranges) -> int:
-    return builtins.sum((r.end.x - r.start.x + 1) * (r.end.y - r.start.y + 1) for r in core_ranges.ranges())
 
 
 class TensorSpec:
@@ -1400,8 +1399,7 @@ class TensorSpec:
             raise LayoutError(f"TensorSpec.nd_sharded: shard_shape {list(shard_shape)} has {len(tuple(shard_shape))} "
                               f"dims; the tensor {list(self.shape)} has {len(self.shape)}", user_location())
         spec = NdShardSpec(shard_shape, core_ranges, orientation, shard_distribution_strategy)
-        return self._with(MemoryConfig(TensorMemoryLayout.BLOCK_SHARDED, BufferType.L1,
-                                                   nd_shard_spec=spec))
+        return self._with(MemoryConfig(TensorMemoryLayout.BLOCK_SHARDED, BufferType.L1, nd_shard_spec=spec))
 
     def sharded_across_dims(self, dims, core_ranges, orientation=ShardOrientation.ROW_MAJOR) -> "TensorSpec":
         """One shard per index of the dimensions ``dims`` (a tile's height or width along the last

@@ -15,6 +15,8 @@ device's integer SFPU ops do; two integer tensors divide to float32 (``div_int32
 from __future__ import annotations
 
 import builtins
+import inspect
+import math
 from dataclasses import dataclass
 from typing import Callable
 
@@ -218,7 +220,7 @@ UNARY: dict[str, tuple[Callable, bool]] = {
     "softplus": (_softplus, False),
     "hardtanh": (lambda x, min_val=-1.0, max_val=1.0: np.clip(x, min_val, max_val), False),
     "tril": (lambda x, diagonal=0: np.tril(x, diagonal), True), "triu": (lambda x, diagonal=0: np.triu(x, diagonal), True),
-    "i0": (np.i0, False), "lgamma": (np.vectorize(__import__("math").lgamma, otypes=[np.float64]), False),
+    "i0": (np.i0, False), "lgamma": (np.vectorize(math.lgamma, otypes=[np.float64]), False),
     "relu_max": (lambda x, upper_limit: np.clip(x, 0, upper_limit), False),
     "relu_min": (lambda x, lower_limit: np.maximum(x, lower_limit), False),
     "heaviside": (lambda x, value: np.where(x == 0, value, (x > 0).astype(np.float64)), False),
@@ -234,8 +236,6 @@ def _parameters(fn: Callable) -> frozenset:
     whose own keywords — ``where=``, ``out=`` ... — are not TT-NN's)."""
     if isinstance(fn, np.ufunc):
         return frozenset()
-    import inspect
-
     return frozenset(list(inspect.signature(fn).parameters)[1:])
 
 
