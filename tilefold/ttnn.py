@@ -1188,12 +1188,13 @@ def split_work_to_cores(grid, units_to_divide: int, row_wise: bool = False):
         size = (grid.x, grid.y) if isinstance(grid, (CoreCoord, CoreGrid)) else tuple(grid)
         work = split(size, units_to_divide, row_wise)
 
-    def host(ranges) -> CoreRangeSet:
-        return CoreRangeSet(CoreRange(CoreCoord(r.start.x, r.start.y), CoreCoord(r.end.x, r.end.y))
-                            for r in ranges.ranges)
+    return (work.num_cores, _host_core_set(work.all_cores), _host_core_set(work.core_group_1),
+            _host_core_set(work.core_group_2), work.units_per_core_group_1, work.units_per_core_group_2)
 
-    return (work.num_cores, host(work.all_cores), host(work.core_group_1), host(work.core_group_2),
-            work.units_per_core_group_1, work.units_per_core_group_2)
+
+def _host_core_set(cores) -> CoreRangeSet:
+    """A ``ttnn.CoreRangeSet`` of the device model's core set (:mod:`tilefold.arch.cores`)."""
+    return CoreRangeSet(CoreRange(CoreCoord(r.start.x, r.start.y), CoreCoord(r.end.x, r.end.y)) for r in cores.ranges)
 
 
 def num_cores_to_corerangeset(target_num_cores: int, grid_size, row_wise: bool = False) -> CoreRangeSet:
@@ -1210,8 +1211,7 @@ def num_cores_to_corerangeset(target_num_cores: int, grid_size, row_wise: bool =
         cores = first_cores(target_num_cores, size, bool(row_wise))
     except ProgramError as exc:
         raise LayoutError(f"ttnn.num_cores_to_corerangeset: {exc}", user_location()) from None
-    return CoreRangeSet(CoreRange(CoreCoord(r.start.x, r.start.y), CoreCoord(r.end.x, r.end.y))
-                        for r in cores.ranges)
+    return _host_core_set(cores)
 
 
 def core_range_set_to_core_grid(core_ranges: CoreRangeSet) -> "CoreGrid":

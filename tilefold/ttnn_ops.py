@@ -413,9 +413,9 @@ def divide(a, b, *, round_mode: str | None = None, dtype: str | None = None, acc
     like = _first(a, b)
     if _all_int(a, b) and round_mode in ("trunc", "floor"):
         x, y = (np.asarray(_num(v, like)).astype(np.int64) for v in (a, b))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            q = np.floor_divide(x, y) if round_mode == "floor" else \
-                np.where(y == 0, 0, np.abs(x) // np.where(y == 0, 1, np.abs(y)) * np.sign(x) * np.sign(y))
+        divisor = np.where(y == 0, 1, y)            # a zero divisor gives 0, as numpy's integer division
+        q = np.floor_divide(x, divisor) if round_mode == "floor" else \
+            np.abs(x) // np.abs(divisor) * np.sign(x) * np.sign(divisor)
         return _apply_activations(_wrapped(np.where(y == 0, 0, q), dtype or like.dtype), activations)
     if _all_int(a, b) and dtype is None:
         dtype = "float32"

@@ -1298,18 +1298,7 @@ def test_a_signpost_is_named_by_a_string():
 def test_a_signpost_around_host_code_is_a_region_that_does_nothing():
     """As TT-Lang's simulator: ``with ttl.signpost(name):`` around the call of an operation runs it
     unchanged; a name that is not a string is still one error at the user's line."""
-    @ttl.operation(grid=(1, 1))
-    def op(x, y):
-        x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)
-        y_dfb = ttl.make_dataflow_buffer_like(y, shape=(1, 1), block_count=2)
-
-        @ttl.compute()
-        def compute():
-            with x_dfb.wait() as a, y_dfb.reserve() as b:
-                b.store(a * 2.0)
-
-        copy_kernels(x_dfb, y_dfb, x, y)
-
+    op = _scaled_by(lambda a: a * 2.0)
     x, y = tensors(shape=(32, 32))
     with ttl.signpost("host region"):
         op(x, y)

@@ -13,26 +13,28 @@ import tilefold.ttnn as ttnn
 
 @ttl.operation(grid=(1, 1))
 def scaled(inp, out):
+    """``out = 3 * inp``, a tile at a time."""
+    rows, cols = inp.shape[0] // 32, inp.shape[1] // 32
     in_dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
     out_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
 
     @ttl.compute()
     def compute():
-        for _ in range(4):
+        for _ in range(rows * cols):
             with in_dfb.wait() as x, out_dfb.reserve() as y:
                 y.store(x * 3.0)
 
     @ttl.datamovement()
     def reader():
-        for r in range(2):
-            for c in range(2):
+        for r in range(rows):
+            for c in range(cols):
                 with in_dfb.reserve() as blk:
                     ttl.copy(inp[r, c], blk).wait()
 
     @ttl.datamovement()
     def writer():
-        for r in range(2):
-            for c in range(2):
+        for r in range(rows):
+            for c in range(cols):
                 with out_dfb.wait() as blk:
                     ttl.copy(blk, out[r, c]).wait()
 
@@ -92,30 +94,6 @@ def test_num_cores_to_corerangeset_beyond_the_grid_names_the_line():
     assert err.value.location.file.endswith("test_ttl_host_core_ranges.py")
 
 
-@ttl.operation(grid=(1, 1))
-def tripled_rows(inp, out):
-    in_dfb = ttl.make_dataflow_buffer_like(inp, shape=(1, 1), block_count=2)
-    out_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
-
-    @ttl.compute()
-    def compute():
-        for _ in range(10):
-            with in_dfb.wait() as x, out_dfb.reserve() as y:
-                y.store(x * 3.0)
-
-    @ttl.datamovement()
-    def reader():
-        for r in range(10):
-            with in_dfb.reserve() as blk:
-                ttl.copy(inp[r, 0], blk).wait()
-
-    @ttl.datamovement()
-    def writer():
-        for r in range(10):
-            with out_dfb.wait() as blk:
-                ttl.copy(blk, out[r, 0]).wait()
-
-
 def test_a_tensor_height_sharded_over_the_first_cores_of_the_grid():
     """As TT-NN programs shard a tensor of ``n`` rows of tiles over ``n`` cores: the cores from
     ``num_cores_to_corerangeset`` (a full row and part of the next), the shard shape given, one
@@ -132,11 +110,11 @@ def test_a_tensor_height_sharded_over_the_first_cores_of_the_grid():
     out = ttnn.allocate_tensor_on_device(ttnn.Shape([320, 32]), ttnn.bfloat16, ttnn.TILE_LAYOUT,
                                          ttnn.open_device(device_id=0), ttnn.DRAM_MEMORY_CONFIG)
     assert out.shape == (320, 32) and out.dtype == ttnn.bfloat16
-    tripled_rows(inp, out)
+    scaled(inp, out)
     np.testing.assert_allclose(ttnn.to_numpy(out), ttnn.to_numpy(inp).astype(np.float32) * 3, rtol=1e-2, atol=1e-2)
 
     arch = get_arch(None)
-    layout = compiled(tripled_rows, inp, out).program.buffer("inp").buffer_layout(arch)
+    layout = compiled(scaled, inp, out).program.buffer("inp").buffer_layout(arch)
     banks, _ = layout.page_location(np.arange(10), arch)
     assert [(layout.distribution.cores[b].x, layout.distribution.cores[b].y) for b in banks] == _cores(cores)
 
